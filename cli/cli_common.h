@@ -1,0 +1,28 @@
+// Helpers shared by the ballast subcommands: exit codes, file reading and
+// error printing. The only place (with main.cc) where the CLI touches files.
+//
+// Thread-safety: functions are reentrant; none keep state.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace ballast::cli {
+
+// Exit codes of every ballast command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;   // the command ran and something failed
+inline constexpr int kExitBadInput = 2;  // a file or flag is wrong; the message says which
+
+// Returns the whole file, or NotFound naming the path.
+StatusOr<std::string> ReadFile(const std::string& path);
+// Writes `text` to `path` atomically (a temporary file, then rename).
+Status WriteFile(const std::string& path, const std::string& text);
+// Prints "ballast: <message>" on stderr and returns the exit code for it:
+// kExitBadInput for Invalid and NotFound, kExitFailure otherwise.
+int ReportError(const Status& status);
+// Output formats of -o.
+enum class Output { kTable, kJson };
+
+}  // namespace ballast::cli

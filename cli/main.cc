@@ -1,0 +1,26 @@
+// ballast: the command-line entry point. It only wires subcommands; each one
+// lives in its own *_command.cc.
+#include <CLI/CLI.hpp>
+
+#include "cli_common.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Ballast runs batch jobs on heterogeneous clusters so that every node finishes together.\n"
+      "It weighs nodes with a fuzzy model of their labels, splits work by weight, learns real\n"
+      "speeds while the job runs and steals the tail from slow workers.",
+      "ballast"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ballast 0.1.0");
+  int exit_code = ballast::cli::kExitOk;
+  ballast::cli::RegisterWeights(app, &exit_code);
+  ballast::cli::RegisterSimulate(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : ballast::cli::kExitBadInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,37 @@
+#include "scenario_loader.h"
+
+#include <filesystem>
+
+#include "cli_common.h"
+
+namespace ballast::cli {
+
+StatusOr<fuzzy::Profile> LoadProfile(const std::string& reference, const std::string& base_dir) {
+  auto builtin = fuzzy::BuiltinProfile(reference);
+  if (builtin.ok()) return builtin;
+  std::filesystem::path path(reference);
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  auto text = ReadFile(path.string());
+  if (!text.ok()) {
+    return Status::NotFound(reference + ": neither a built-in profile nor a readable file (" +
+                            builtin.status().message() + ")");
+  }
+  return fuzzy::ParseProfile(*text, path.string());
+}
+
+StatusOr<LoadedScenario> LoadScenario(const std::string& path) {
+  BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  LoadedScenario loaded;
+  BALLAST_ASSIGN_OR_RETURN(loaded.scenario, sim::ParseScenario(text, path));
+  const std::string base = std::filesystem::path(path).parent_path().string();
+  BALLAST_ASSIGN_OR_RETURN(loaded.profile, LoadProfile(loaded.scenario.profile, base));
+  std::vector<fuzzy::NodeFacts> facts;
+  for (const sim::NodeSpec& node : loaded.scenario.nodes) facts.push_back({node.name, node.labels});
+  BALLAST_ASSIGN_OR_RETURN(loaded.weights, fuzzy::ComputeWeights(loaded.profile, facts));
+  for (const fuzzy::NodeWeight& weight : loaded.weights.nodes) {
+    loaded.priors.push_back({weight.name, weight.weight});
+  }
+  return loaded;
+}
+
+}  // namespace ballast::cli

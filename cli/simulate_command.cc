@@ -1,0 +1,140 @@
+// ballast simulate SCENARIO [-o table|json] [--gantt FILE.svg] [--policies LIST]
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "gantt_svg.h"
+#include "scenario_loader.h"
+#include "sim/simulator.h"
+
+namespace ballast::cli {
+namespace {
+
+struct SimulateOptions {
+  std::string scenario;
+  std::string output = "table";
+  std::string gantt;
+  std::vector<std::string> policies;
+};
+
+void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results) {
+  const sim::Scenario& s = loaded.scenario;
+  fmt::print("scenario {}: {} nodes, {} items ({} cost), profile {}\n",
+             s.name.empty() ? "(unnamed)" : s.name, s.nodes.size(), s.workload.items,
+             balance::CostShapeName(s.workload.cost), loaded.profile.name);
+  if (s.nodes.size() <= 16) {
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
+      fmt::print("  {:<16} weight {:>6.3g}  true speed {:.3g}\n", s.nodes[i].name,
+                 loaded.priors[i].speed, s.nodes[i].speed);
+    }
+  }
+  fmt::print("\n{:<18} {:>12} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10}\n", "policy", "makespan_s",
+             "ideal_s", "efficiency", "messages", "moved", "steals", "duplicate");
+  for (const sim::SimResult& r : results) {
+    fmt::print("{:<18} {:>12.3f} {:>12.3f} {:>10.3f} {:>10} {:>10} {:>7} {:>10}\n", r.policy,
+               r.makespan_s, r.ideal_s, r.efficiency, r.messages, r.moved_items, r.steals,
+               r.duplicate_items);
+  }
+}
+
+nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results) {
+  nlohmann::json out;
+  out["scenario"] = loaded.scenario.name;
+  out["results"] = nlohmann::json::array();
+  for (const sim::SimResult& r : results) {
+    nlohmann::json workers = nlohmann::json::array();
+    for (const sim::WorkerResult& w : r.workers) {
+      workers.push_back({{"name", w.name},
+                         {"weight", w.prior_speed},
+                         {"speed", w.true_speed},
+                         {"items", w.items},
+                         {"leases", w.leases},
+                         {"busy_s", w.busy_s},
+                         {"idle_s", w.idle_s},
+                         {"failed", w.failed}});
+    }
+    out["results"].push_back({{"policy", r.policy},
+                              {"makespan_s", r.makespan_s},
+                              {"ideal_s", r.ideal_s},
+                              {"efficiency", r.efficiency},
+                              {"messages", r.messages},
+                              {"moved_items", r.moved_items},
+                              {"steals", r.steals},
+                              {"rebalances", r.rebalances},
+                              {"duplicate_items", r.duplicate_items},
+                              {"workers", workers}});
+  }
+  return out;
+}
+
+int RunSimulate(const SimulateOptions& options) {
+  auto loaded = LoadScenario(options.scenario);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  for (const std::string& warning : loaded->weights.warnings) {
+    fmt::print(stderr, "warning: {}\n", warning);
+  }
+  std::vector<balance::PolicySpec> specs = loaded->scenario.policies;
+  if (!options.policies.empty()) {
+    specs.clear();
+    for (const std::string& name : options.policies) {
+      balance::PolicySpec spec{name, "", {}};
+      if (auto made = balance::MakePolicy(spec); !made.ok()) return ReportError(made.status());
+      specs.push_back(spec);
+    }
+  }
+  const bool show_progress = isatty(STDERR_FILENO) || options.output == "table";
+  sim::SimOptions sim_options;
+  sim_options.timeline = !options.gantt.empty();
+  std::vector<sim::SimResult> results;
+  for (const balance::PolicySpec& spec : specs) {
+    const auto start = std::chrono::steady_clock::now();
+    if (show_progress) fmt::print(stderr, "simulating {} ...", spec.display());
+    auto result = sim::Simulate(loaded->scenario, loaded->priors, spec, sim_options);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (show_progress) fmt::print(stderr, " {:.2f} s\n", took);
+    if (!result.ok()) return ReportError(result.status());
+    results.push_back(std::move(*result));
+  }
+  if (options.output == "json") {
+    fmt::print("{}\n", ToJson(*loaded, results).dump(2));
+  } else {
+    PrintTable(*loaded, results);
+  }
+  if (!options.gantt.empty()) {
+    const std::string title = fmt::format("ballast simulate {}", loaded->scenario.name);
+    if (auto written = WriteFile(options.gantt, RenderGantt(title, results)); !written.ok()) {
+      return ReportError(written);
+    }
+    if (options.output != "json") fmt::print("\nGantt chart written to {}\n", options.gantt);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterSimulate(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "simulate",
+      "Run a scenario in virtual time under each policy and compare them with the physical limit.\n"
+      "The same policy objects decide here as in `ballast run` and in the operator.\n\n"
+      "Example:\n  ballast simulate examples/scenarios/seed000-primes.yaml --gantt gantt.svg");
+  command->add_option("scenario", options->scenario, "Scenario YAML (see docs/simulator.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  command->add_option("-o,--output", options->output, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  command->add_option("--gantt", options->gantt, "Also write a Gantt chart of every worker (SVG)");
+  command->add_option("--policies", options->policies,
+                      "Compare these policies instead of the scenario's (comma-separated)")
+      ->delimiter(',');
+  command->callback([options, exit_code] { *exit_code = RunSimulate(*options); });
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,182 @@
+// ballast weights: the fuzzy performance weights of a set of nodes under a
+// WeightProfile (core/fuzzy), printed as a table or as JSON.
+//
+// Thread-safety: runs once on the main thread.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "fuzzy/model.h"
+#include "fuzzy/profile.h"
+
+namespace ballast::cli {
+namespace {
+
+struct WeightsOptions {
+  std::string profile = "raspberry-pi";
+  std::string nodes;
+  std::string output = "table";
+};
+
+// Returns the profile in file `spec` if such a file exists, else the built-in
+// profile named `spec`; NotFound when neither exists, Invalid for a bad file.
+StatusOr<fuzzy::Profile> LoadProfile(const std::string& spec) {
+  std::error_code error;
+  if (std::filesystem::is_regular_file(spec, error)) {
+    BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(spec));
+    return fuzzy::ParseProfile(text, spec);
+  }
+  auto builtin = fuzzy::BuiltinProfile(spec);
+  if (builtin.ok() || builtin.status().code() != StatusCode::kNotFound) return builtin;
+  return Status::NotFound(
+      fmt::format("{}: no such profile file, and no built-in profile of that "
+                  "name (built-in: {})",
+                  spec, fmt::join(fuzzy::BuiltinProfileNames(), ", ")));
+}
+
+// Returns the text of `path`, or of standard input when path is "-".
+StatusOr<std::string> ReadInput(const std::string& path) {
+  if (path != "-") return ReadFile(path);
+  std::string text(std::istreambuf_iterator<char>(std::cin), {});
+  if (std::cin.bad()) return Status::Unavailable("<stdin>: read failed");
+  return text;
+}
+
+std::string FormatWeight(double weight, fuzzy::Rounding rounding) {
+  if (rounding == fuzzy::Rounding::kNone) return fmt::format("{:.3f}", weight);
+  return fmt::format("{}", static_cast<int64_t>(weight));
+}
+
+// One row per node; numbers right-aligned, names left-aligned.
+std::string FormatTable(const fuzzy::Profile& profile, const fuzzy::WeightResult& result) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"NODE", "SCORE", "RELATIVE", "WEIGHT"};
+  for (const fuzzy::Criterion& criterion : profile.criteria) header.push_back(criterion.name);
+  rows.push_back(header);
+  for (const fuzzy::NodeWeight& node : result.nodes) {
+    std::vector<std::string> row = {node.name, fmt::format("{:.3f}", node.score),
+                                    fmt::format("{:.3f}", node.relative),
+                                    FormatWeight(node.weight, profile.rounding)};
+    for (const fuzzy::CriterionResult& criterion : node.criteria) {
+      row.push_back(fmt::format("{:.3f} ({})", criterion.membership, criterion.value));
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> widths(header.size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out = fmt::format("profile {} (rounding {}); criterion columns: membership (value)\n",
+                                profile.name, fuzzy::RoundingName(profile.rounding));
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const bool numeric = c >= 1 && c <= 3;  // SCORE, RELATIVE, WEIGHT
+      line += numeric ? fmt::format("{:>{}}", row[c], widths[c])
+                      : fmt::format("{:<{}}", row[c], widths[c]);
+      if (c + 1 < row.size()) line += "  ";
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult& result) {
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (const fuzzy::NodeWeight& node : result.nodes) {
+    nlohmann::ordered_json memberships = nlohmann::ordered_json::object();
+    nlohmann::ordered_json values = nlohmann::ordered_json::object();
+    for (const fuzzy::CriterionResult& criterion : node.criteria) {
+      memberships[criterion.name] = criterion.membership;
+      values[criterion.name] = criterion.value;
+    }
+    nlohmann::ordered_json entry;
+    entry["name"] = node.name;
+    entry["score"] = node.score;
+    if (profile.rounding == fuzzy::Rounding::kNone) {
+      entry["weight"] = node.weight;
+    } else {
+      entry["weight"] = static_cast<int64_t>(node.weight);
+    }
+    entry["relative"] = node.relative;
+    entry["memberships"] = std::move(memberships);
+    entry["values"] = std::move(values);
+    nodes.push_back(std::move(entry));
+  }
+  nlohmann::ordered_json out;
+  out["nodes"] = std::move(nodes);
+  out["warnings"] = result.warnings;
+  return out.dump(2) + "\n";
+}
+
+// Returns the exit code: kExitOk, or the code ReportError gives.
+int RunWeights(const WeightsOptions& options) {
+  auto profile = LoadProfile(options.profile);
+  if (!profile.ok()) return ReportError(profile.status());
+  auto text = ReadInput(options.nodes);
+  if (!text.ok()) return ReportError(text.status());
+  auto nodes = fuzzy::ParseNodes(*text, options.nodes == "-" ? "<stdin>" : options.nodes);
+  if (!nodes.ok()) return ReportError(nodes.status());
+  auto result = fuzzy::ComputeWeights(*profile, *nodes);
+  if (!result.ok()) return ReportError(result.status());
+
+  for (const std::string& warning : result->warnings) fmt::print(stderr, "warning: {}\n", warning);
+  const Output output = options.output == "json" ? Output::kJson : Output::kTable;
+  const std::string formatted =
+      output == Output::kJson ? FormatJson(*profile, *result) : FormatTable(*profile, *result);
+  fmt::print("{}", formatted);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+constexpr const char* kWeightsFooter =
+    R"(The weight of a node is its fuzzy score divided by the lowest score, rounded as
+the profile says (Zubov & Kupin: the next integer up). Each criterion of the
+profile reads one node label; a missing or malformed label gets the criterion's
+default and a warning on stderr. See docs/fuzzy-weights.md.
+
+Examples:
+  # The three Raspberry Pi nodes of the paper: weights 5, 5, 1.
+  ballast weights --nodes examples/nodes/seed000.yaml
+
+  # The nodes of a live cluster, with a profile of your own, as JSON.
+  kubectl get nodes -o yaml | ballast weights --profile my-profile.yaml --nodes - -o json
+
+Exit codes: 0 ok (warnings allowed), 2 bad input (the message names the file,
+the line and what was expected).)";
+
+}  // namespace
+
+void RegisterWeights(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<WeightsOptions>();
+  CLI::App* command = app.add_subcommand(
+      "weights", "Compute the fuzzy performance weights of nodes from their labels");
+  command->footer(kWeightsFooter);
+  command
+      ->add_option("-p,--profile", options->profile,
+                   fmt::format("WeightProfile: a YAML file, or the name of a built-in profile ({})",
+                               fmt::join(fuzzy::BuiltinProfileNames(), ", ")))
+      ->capture_default_str();
+  command
+      ->add_option("-n,--nodes", options->nodes,
+                   "Nodes: a YAML file with `nodes: [{name, labels}]`, or a NodeList as printed by "
+                   "`kubectl get nodes -o yaml`; - reads standard input")
+      ->required();
+  command->add_option("-o,--output", options->output, "Output format")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  command->callback([options, exit_code] { *exit_code = RunWeights(*options); });
+}
+
+}  // namespace ballast::cli

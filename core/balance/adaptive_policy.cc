@@ -1,0 +1,326 @@
+// adaptive: Ballast's own policy.
+//
+//   1. Initial split in proportion to the prior speeds, by declared cost.
+//   2. Live estimates after Sánchez et al. (seed 002): per cost unit, the
+//      calculation time reported by the worker and the communication time
+//      (time between reports, measured here, minus calculation); the speed is
+//      1 / (calc + comm), smoothed. Unmeasured workers are scaled from their
+//      prior by what measured workers show.
+//   3. Rebalancing after Mirtaheri (seed 004): at a progress report, a worker
+//      whose remaining load (corrected for staleness, L - λΔt) exceeds its
+//      fair share λ/Σλ · ΣL gives the excess back from the far end of its
+//      lease, scaled by the compensating factor k when moving work takes time.
+//   4. Work from the pool goes to an idle worker in the amount it can finish
+//      by the predicted common end, λ · T_remaining.
+//   5. Tail stealing: an idle worker with nothing in the pool takes the far end
+//      of the lease of the worker predicted to finish last, sized so both
+//      finish together; the victim learns its new end in its next reply and
+//      never pauses.
+//   6. Hysteresis: no move whose gain is below the thief's measured per-lease
+//      overhead, no cut of a lease into the region the victim may already be
+//      working on.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "balance/compensation.h"
+#include "balance/policies.h"
+#include "balance/policy_base.h"
+
+namespace ballast::balance {
+namespace {
+
+constexpr double kSmoothing = 0.5;       // weight of the newest measurement
+constexpr double kReportsPerLease = 10;  // progress reports over a lease's predicted length
+constexpr double kMaxReportSeconds = 60;
+constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
+
+struct Options {
+  bool compensation = true;
+  bool stealing = true;
+  bool rebalance = true;
+  double min_report_s = 0.05;
+};
+
+struct Estimate {
+  double calc_per_cost = 0;  // seconds of computing per cost unit
+  double comm_per_cost = 0;  // seconds of communication and waiting per cost unit
+  double overhead_s = 0;     // fixed cost of starting a lease (round trip, data)
+  bool measured = false;
+  // Measurements not yet folded in (reports that finished no item).
+  double pending_calc = 0;
+  double pending_exe = 0;
+  double pending_cost = 0;
+  bool pending_lease_start = false;
+};
+
+class AdaptivePolicy : public PolicyBase {
+ public:
+  explicit AdaptivePolicy(Options options) : options_(options) {}
+
+  std::string_view name() const override { return "adaptive"; }
+
+ protected:
+  void Plan(double /*now*/) override {
+    estimates_.assign(worker_count(), Estimate{});
+    std::vector<double> shares;
+    for (const WorkerPrior& worker : job().workers) shares.push_back(std::max(worker.speed, 1e-9));
+    ReserveProportional(shares);
+  }
+
+  void Observe(const Report& report, double elapsed) override {
+    Estimate& e = estimates_[report.worker];
+    const WorkerState& worker = state(report.worker);
+    if (worker.lease.empty()) {
+      e.pending_calc = e.pending_exe = e.pending_cost = 0;  // it was idle, not slow
+      return;
+    }
+    if (e.pending_exe == 0) e.pending_lease_start = worker.last_contact == worker.lease_granted;
+    double cost_done = 0;
+    for (const Range& range : report.completed) cost_done += cost().Cost(range);
+    e.pending_calc += report.calc_seconds;
+    e.pending_exe += std::max(elapsed, report.calc_seconds);
+    e.pending_cost += cost_done;
+    if (e.pending_cost <= 0) return;
+    const double calc = e.pending_calc / e.pending_cost;
+    const double comm = std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost;
+    const double alpha = e.measured ? kSmoothing : 1.0;
+    e.calc_per_cost += alpha * (calc - e.calc_per_cost);
+    e.comm_per_cost += alpha * (comm - e.comm_per_cost);
+    if (e.pending_lease_start) {
+      e.overhead_s += alpha * (std::max(0.0, e.pending_exe - e.pending_calc) - e.overhead_s);
+    }
+    e.measured = true;
+    e.pending_calc = e.pending_exe = e.pending_cost = 0;
+  }
+
+  Reply Assign(WorkerId worker, double now) override {
+    const Range share = TakeReserved(worker);
+    if (!share.empty()) return GrantTimed(worker, share, now);
+    if (!pool().empty()) return FromPool(worker, now);
+    if (options_.stealing) {
+      if (auto stolen = Steal(worker, now)) return *stolen;
+    }
+    return Wait();
+  }
+
+  std::optional<Reply> AfterProgress(WorkerId worker, double now) override {
+    if (options_.rebalance) Rebalance(worker, now);
+    SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease)));
+    return std::nullopt;
+  }
+
+ private:
+  // Speed in cost units per second, measured or scaled from the prior.
+  double Speed(WorkerId id) const {
+    const Estimate& e = estimates_[id];
+    if (e.measured && e.calc_per_cost + e.comm_per_cost > 0) {
+      return 1.0 / (e.calc_per_cost + e.comm_per_cost);
+    }
+    return std::max(job().workers[id].speed, 1e-9) * PriorScale();
+  }
+
+  // Measured speed per unit of prior speed over the measured workers (1 when none).
+  double PriorScale() const {
+    double measured = 0;
+    double prior = 0;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      const Estimate& e = estimates_[id];
+      if (!e.measured || e.calc_per_cost + e.comm_per_cost <= 0) continue;
+      measured += 1.0 / (e.calc_per_cost + e.comm_per_cost);
+      prior += std::max(job().workers[id].speed, 1e-9);
+    }
+    return prior > 0 ? measured / prior : 1.0;
+  }
+
+  bool Alive(WorkerId id) const { return !state(id).lost && !state(id).done; }
+
+  // Remaining cost of the worker's lease now, corrected for staleness.
+  double Remaining(WorkerId id, double now) const {
+    const Range left = Unfinished(id);
+    if (left.empty()) return 0;
+    const double since = std::max(0.0, now - state(id).last_contact);
+    return std::max(0.0, cost().Cost(left) - Speed(id) * since);
+  }
+
+  double ReservedCost(WorkerId id) const {
+    double total = 0;
+    for (const Range& range : state(id).reserved.Ranges()) total += cost().Cost(range);
+    return total;
+  }
+
+  double PoolCost() const {
+    double total = 0;
+    for (const Range& range : pool().Ranges()) total += cost().Cost(range);
+    return total;
+  }
+
+  Reply GrantTimed(WorkerId worker, Range range, double now) {
+    return Grant(worker, range, now, Cadence(worker, cost().Cost(range)));
+  }
+
+  // Seconds between progress reports for `remaining` cost: a tenth of the
+  // predicted time, never more often than the floor. Before the worker is
+  // measured its speed has no scale, so it reports at the floor.
+  double Cadence(WorkerId worker, double remaining) const {
+    // Keep all workers together within a report budget of the coordinator.
+    const double floor =
+        std::max(options_.min_report_s, static_cast<double>(worker_count()) / kReportBudget);
+    if (!estimates_[worker].measured) return floor;
+    return std::clamp(remaining / Speed(worker) / kReportsPerLease, floor, kMaxReportSeconds);
+  }
+
+  // Predicted time from now until all work is done if everyone finishes together.
+  double CommonRemainingTime(double now) const {
+    double load = PoolCost();
+    double speed = 0;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (!Alive(id)) continue;
+      load += Remaining(id, now) + ReservedCost(id);
+      speed += Speed(id);
+    }
+    return speed > 0 ? load / speed : kNever;
+  }
+
+  Reply FromPool(WorkerId worker, double now) {
+    const double remaining = CommonRemainingTime(now);
+    const Range first = pool().First();
+    const double one_item = cost().Cost({first.begin, first.begin + 1});
+    double amount = Speed(worker) * remaining;
+    // A worker that cannot finish even one item by the common end is kept out
+    // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
+    if (amount < 0.5 * one_item && AnyOtherBusy(worker)) return Wait();
+    amount = std::max(amount, one_item);
+    return GrantTimed(worker, TakeCostFromPool(amount), now);
+  }
+
+  bool AnyOtherBusy(WorkerId worker) const {
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (id != worker && Alive(id) && !Unfinished(id).empty()) return true;
+    }
+    return false;
+  }
+
+  std::optional<Reply> Steal(WorkerId thief, double now) {
+    // The victim: the worker predicted to finish last.
+    WorkerId victim = thief;
+    double latest = now;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (id == thief || !Alive(id) || Unfinished(id).empty()) continue;
+      const double finish = now + Remaining(id, now) / Speed(id);
+      if (finish > latest) {
+        latest = finish;
+        victim = id;
+      }
+    }
+    if (victim == thief) return std::nullopt;
+    const WorkerState& v = state(victim);
+    const double v_speed = Speed(victim);
+    const double t_speed = Speed(thief);
+    // The victim learns its new end with the reply to its next report.
+    const double learns = std::max(now, v.last_contact + v.report_every_s);
+    const Range left = Unfinished(victim);
+    uint64_t safe = cost().Advance(left.begin, left.end,
+                                   v_speed * (learns - v.last_contact));
+    safe = std::min(left.end, safe + 1);  // the item it may have begun
+    if (safe >= left.end) return std::nullopt;
+    const double rest = cost().Cost({safe, left.end});
+    double amount = (rest / v_speed + (learns - now)) / (1.0 / t_speed + 1.0 / v_speed);
+    amount = std::min(amount, rest);
+    const uint64_t cut = cost().Retreat(left.end, safe, amount);
+    if (cut >= left.end) return std::nullopt;
+    const Range stolen{cut, left.end};
+    // Hysteresis: the victim's finish must move earlier by more than the
+    // thief's overhead of starting a lease.
+    const double thief_finish = now + estimates_[thief].overhead_s + cost().Cost(stolen) / t_speed;
+    if (thief_finish + estimates_[thief].overhead_s >= latest) return std::nullopt;
+    Cut(victim, cut);
+    mutable_stats().steals++;
+    mutable_stats().moved_items += stolen.size();
+    return GrantTimed(thief, stolen, now);
+  }
+
+  void Rebalance(WorkerId worker, double now) {
+    if (!estimates_[worker].measured) return;
+    double total_load = PoolCost();
+    double total_speed = 0;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (!Alive(id)) continue;
+      total_load += Remaining(id, now) + ReservedCost(id);
+      total_speed += Speed(id);
+    }
+    const double speed = Speed(worker);
+    const double load = Remaining(worker, now);
+    const double excess = load - speed / total_speed * total_load;  // L_ex, eq. 3-3
+    // Hysteresis: move only an excess worth more than a lease's overhead on
+    // both sides and more than a tenth of the worker's remaining time (tail
+    // stealing settles what is left).
+    const double threshold =
+        std::max(2 * estimates_[worker].overhead_s, 0.1 * load / speed) * speed;
+    if (excess <= threshold) return;
+    const double k = options_.compensation ? Compensation(excess, now) : 1.0;
+    const double amount = k * excess;
+    const Range left = Unfinished(worker);
+    uint64_t safe = cost().Advance(left.begin, left.end,
+                                   speed * state(worker).report_every_s);
+    safe = std::min(left.end, safe + 1);
+    const uint64_t cut = cost().Retreat(left.end, safe, amount);
+    if (cut >= left.end) return;
+    const Range moved = Cut(worker, cut);
+    mutable_stats().rebalances++;
+    mutable_stats().moved_items += moved.size();
+    ReturnToPool(moved);
+  }
+
+  // k for the receiver that will run out of work first among the underloaded.
+  double Compensation(double excess, double now) const {
+    const double horizon = CommonRemainingTime(now);
+    WorkerId receiver = 0;
+    double soonest = kNever;
+    double under_total = 0;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (!Alive(id)) continue;
+      const double idle_in = (Remaining(id, now) + ReservedCost(id)) / Speed(id);
+      if (idle_in >= horizon) continue;
+      under_total += (horizon - idle_in) * Speed(id);
+      if (idle_in < soonest) {
+        soonest = idle_in;
+        receiver = id;
+      }
+    }
+    if (!std::isfinite(soonest) || under_total <= 0) return 1.0;
+    const Estimate& e = estimates_[receiver];
+    if (!e.measured || e.comm_per_cost <= 0) return 1.0;
+    const double share = (horizon - soonest) * Speed(receiver) / under_total;  // p_l, eq. 3-13
+    const double transfer_rate = 1.0 / e.comm_per_cost;
+    const double transfer_time = share * excess / transfer_rate;
+    return CompensatingFactor(1.0 / std::max(e.calc_per_cost, 1e-12), transfer_rate, soonest,
+                              transfer_time);
+  }
+
+  Options options_;
+  std::vector<Estimate> estimates_;
+};
+
+StatusOr<bool> OnOff(const PolicySpec& spec, const std::string& key, bool fallback) {
+  BALLAST_ASSIGN_OR_RETURN(std::string value,
+                           OptionChoice(spec, key, fallback ? "on" : "off",
+                                        {"on", "off", "true", "false"}));
+  return value == "on" || value == "true";
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Policy>> MakeAdaptivePolicy(const PolicySpec& spec) {
+  Options options;
+  BALLAST_ASSIGN_OR_RETURN(std::string compensation,
+                           OptionChoice(spec, "compensation", "method3", {"method3", "none"}));
+  options.compensation = compensation == "method3";
+  BALLAST_ASSIGN_OR_RETURN(options.stealing, OnOff(spec, "stealing", true));
+  BALLAST_ASSIGN_OR_RETURN(options.rebalance, OnOff(spec, "rebalance", true));
+  BALLAST_ASSIGN_OR_RETURN(options.min_report_s,
+                           OptionNumber(spec, "minReportSeconds", 0.05, 1e-6, 3600));
+  return std::unique_ptr<Policy>(std::make_unique<AdaptivePolicy>(options));
+}
+
+}  // namespace ballast::balance

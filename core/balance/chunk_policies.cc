@@ -1,0 +1,90 @@
+// selfsched, guided and factoring: master-slave policies that hand a chunk of
+// the pool to whichever worker asks.
+//
+//   selfsched  a fixed chunk (the MS algorithm of seed 003 uses one task)
+//   guided     chunk = ceil(remaining / P)       (guided self-scheduling)
+//   factoring  batches of P chunks; each batch hands out half of what remains,
+//              chunk = ceil(remaining / 2P)      (Hummel, Schonberg & Flynn 1992)
+// Chunks are counted in items, as these algorithms are classically defined.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "balance/policies.h"
+#include "balance/policy_base.h"
+
+namespace ballast::balance {
+namespace {
+
+enum class ChunkRule { kFixed, kGuided, kFactoring };
+
+class ChunkPolicy : public PolicyBase {
+ public:
+  ChunkPolicy(std::string name, ChunkRule rule, double chunk)
+      : name_(std::move(name)), rule_(rule), chunk_(chunk) {}
+
+  std::string_view name() const override { return name_; }
+
+ protected:
+  void Plan(double /*now*/) override {
+    batch_left_ = 0;
+    if (rule_ == ChunkRule::kFixed && chunk_ <= 0) {
+      // Default: about a hundred chunks per worker, so that the tail is short
+      // and the master is not flooded.
+      chunk_ = std::max<double>(1, std::floor(job().items / (100.0 * worker_count())));
+    }
+  }
+
+  Reply Assign(WorkerId worker, double now) override {
+    if (pool().empty()) return Wait();
+    const double remaining = static_cast<double>(pool().size());
+    const double workers = static_cast<double>(worker_count());
+    uint64_t count = 1;
+    switch (rule_) {
+      case ChunkRule::kFixed:
+        count = static_cast<uint64_t>(chunk_);
+        break;
+      case ChunkRule::kGuided:
+        count = static_cast<uint64_t>(std::max(chunk_, std::ceil(remaining / workers)));
+        break;
+      case ChunkRule::kFactoring:
+        if (batch_left_ == 0) {
+          batch_chunk_ = static_cast<uint64_t>(std::max(chunk_, std::ceil(remaining / (2 * workers))));
+          batch_left_ = worker_count();
+        }
+        --batch_left_;
+        count = batch_chunk_;
+        break;
+    }
+    return Grant(worker, TakeFromPool(count), now, 0);
+  }
+
+ private:
+  std::string name_;
+  ChunkRule rule_;
+  double chunk_;
+  size_t batch_left_ = 0;
+  uint64_t batch_chunk_ = 1;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Policy>> MakeSelfSchedPolicy(const PolicySpec& spec) {
+  BALLAST_ASSIGN_OR_RETURN(double chunk, OptionNumber(spec, "chunk", 0, 1, 1e15));
+  return std::unique_ptr<Policy>(
+      std::make_unique<ChunkPolicy>("selfsched", ChunkRule::kFixed, std::floor(chunk)));
+}
+
+StatusOr<std::unique_ptr<Policy>> MakeGuidedPolicy(const PolicySpec& spec) {
+  BALLAST_ASSIGN_OR_RETURN(double min_chunk, OptionNumber(spec, "minChunk", 1, 1, 1e15));
+  return std::unique_ptr<Policy>(
+      std::make_unique<ChunkPolicy>("guided", ChunkRule::kGuided, std::floor(min_chunk)));
+}
+
+StatusOr<std::unique_ptr<Policy>> MakeFactoringPolicy(const PolicySpec& spec) {
+  BALLAST_ASSIGN_OR_RETURN(double min_chunk, OptionNumber(spec, "minChunk", 1, 1, 1e15));
+  return std::unique_ptr<Policy>(
+      std::make_unique<ChunkPolicy>("factoring", ChunkRule::kFactoring, std::floor(min_chunk)));
+}
+
+}  // namespace ballast::balance

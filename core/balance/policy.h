@@ -1,0 +1,111 @@
+// Policy: the one interface through which every balancing decision is made,
+// in the simulator, the local runner and the operator alike.
+//
+// A policy is driven by events only: a worker's report (which is also its
+// request for work), the loss of a worker, and time passing. It does no I/O,
+// starts no threads and reads no clock: `now` arrives with each event, so the
+// same object gives the same decisions in virtual and in real time.
+//
+// The work model: a job is the items [0, N). A worker holds at most one lease
+// (a contiguous range), computes it in order, and sends a Report when the lease
+// is finished (idle = true) and, while computing, every `report_every_s`
+// seconds of compute. The Reply to a progress report may shrink the end of the
+// lease (a worker never loses the item it has begun); the Reply to an idle
+// report carries the next lease, or says wait, or says the job is done.
+// Signals ask a worker to contact the coordinator now (a waiting worker asks
+// again; a computing one reports at its next item boundary).
+//
+// Thread-safety: not thread-safe; a driver serializes all calls on one policy.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "balance/cost_model.h"
+#include "balance/range.h"
+
+namespace ballast::balance {
+
+using WorkerId = uint32_t;
+inline constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// What is known about a worker before the job starts.
+struct WorkerPrior {
+  std::string name;
+  // Relative speed: a fuzzy weight, or a measured speed from earlier jobs.
+  double speed = 1.0;
+};
+
+struct JobInfo {
+  uint64_t items = 0;
+  // The declared cost shape; policies that split work split it by cost.
+  CostShape cost = CostShape::kUniform;
+  std::vector<WorkerPrior> workers;
+};
+
+// One message from a worker to the coordinator.
+struct Report {
+  WorkerId worker = 0;
+  double now = 0;
+  // Items finished since the previous report.
+  std::vector<Range> completed;
+  // Seconds the worker spent computing since its previous report.
+  double calc_seconds = 0;
+  // The first item of its lease it has not finished (the item in progress).
+  uint64_t position = 0;
+  // True when the worker has no unfinished lease and asks for work.
+  bool idle = false;
+};
+
+struct Reply {
+  enum class Kind {
+    kContinue,  // keep computing `lease` (its end may have shrunk)
+    kLease,     // start computing `lease`
+    kWait,      // no work now: wait for a signal
+    kDone,      // the job is complete: exit
+  };
+  Kind kind = Kind::kWait;
+  Range lease;
+  // Send a progress report after this much compute; 0 means only at lease end.
+  double report_every_s = 0;
+};
+
+// Counters every policy keeps; drivers print them.
+struct PolicyStats {
+  uint64_t moved_items = 0;      // items taken from one worker's lease for another
+  uint64_t steals = 0;           // tail steals
+  uint64_t rebalances = 0;       // leases shrunk by rebalancing
+  uint64_t duplicate_items = 0;  // items reported finished more than once
+  uint64_t completed_items = 0;  // distinct items finished
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+
+  // The policy's name as selected in a job ("adaptive", "mms", ...).
+  virtual std::string_view name() const = 0;
+  // Called once, before any report. Requires at least one worker and items > 0.
+  virtual void Start(const JobInfo& job, double now) = 0;
+  // Records what the report says and decides what the worker does next.
+  virtual Reply OnReport(const Report& report) = 0;
+  // The worker is gone (its lease expired or its pod died): everything it has
+  // not reported returns to the pool. A later report from it is still accepted.
+  virtual void OnWorkerLost(WorkerId worker, double now) = 0;
+  // Time passes; drivers call this at NextTick() (policies that need no timer
+  // keep the defaults).
+  virtual void OnTick(double /*now*/) {}
+  virtual double NextTick() const { return kNever; }
+
+  // True once every item has been reported finished.
+  virtual bool Finished() const = 0;
+  virtual const PolicyStats& stats() const = 0;
+  // Workers to signal, accumulated since the last call; the driver delivers them.
+  virtual std::vector<WorkerId> TakeSignals() = 0;
+};
+
+}  // namespace ballast::balance

@@ -1,0 +1,181 @@
+#include "balance/policy_base.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ballast::balance {
+
+void PolicyBase::Start(const JobInfo& job, double now) {
+  job_ = job;
+  cost_ = CostModel(job.items, job.cost);
+  workers_.assign(job.workers.size(), WorkerState{});
+  for (auto& worker : workers_) worker.last_contact = now;
+  pool_ = IntervalSet(Range{0, job.items});
+  done_ = IntervalSet();
+  stats_ = PolicyStats{};
+  signals_.clear();
+  Plan(now);
+}
+
+Reply PolicyBase::OnReport(const Report& report) {
+  WorkerState& worker = workers_.at(report.worker);
+  const double elapsed = report.now - worker.last_contact;
+  for (const Range& range : report.completed) {
+    const Range clipped{range.begin, std::min(range.end, job_.items)};
+    const uint64_t fresh = done_.Add(clipped);
+    stats_.duplicate_items += clipped.size() - fresh;
+    stats_.completed_items += fresh;
+    // A finished item may still sit in the pool when its lease had been revoked.
+    pool_.Remove(clipped);
+  }
+  Observe(report, elapsed);
+  worker.last_contact = report.now;
+  worker.waiting = false;
+
+  if (Finished()) {
+    worker.done = true;
+    worker.lease = {};
+    return DoneReply();
+  }
+  if (worker.lost) {
+    // Heard from again after it was declared lost: its lease was given back,
+    // so it stops at its current item and asks afresh.
+    worker.lost = false;
+    if (!report.idle) return Reply{Reply::Kind::kContinue, {report.position, report.position}, 0};
+  }
+  if (!report.idle && !worker.lease.empty()) {
+    worker.position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
+    if (worker.position < worker.lease.end) {
+      if (auto own = AfterProgress(report.worker, report.now)) {
+        if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
+          ReturnToPool(Cut(report.worker, worker.position));
+          worker.lease = {};
+          worker.waiting = own->kind == Reply::Kind::kWait;
+        }
+        return *own;
+      }
+      return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s};
+    }
+  }
+  worker.lease = {};
+  worker.position = 0;
+  Reply reply = Assign(report.worker, report.now);
+  if (reply.kind == Reply::Kind::kWait) worker.waiting = true;
+  if (reply.kind == Reply::Kind::kDone) worker.done = true;
+  return reply;
+}
+
+void PolicyBase::OnWorkerLost(WorkerId id, double now) {
+  WorkerState& worker = workers_.at(id);
+  worker.lost = true;
+  worker.waiting = false;
+  ReturnToPool(Unfinished(id));
+  worker.lease = {};
+  for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
+  worker.reserved = IntervalSet();
+  AfterLost(id, now);
+}
+
+std::vector<WorkerId> PolicyBase::TakeSignals() {
+  std::vector<WorkerId> out;
+  out.swap(signals_);
+  return out;
+}
+
+Reply PolicyBase::Grant(WorkerId id, Range range, double now, double report_every_s) {
+  WorkerState& worker = workers_[id];
+  worker.lease = range;
+  worker.position = range.begin;
+  worker.lease_granted = now;
+  worker.report_every_s = report_every_s;
+  return Reply{Reply::Kind::kLease, range, report_every_s};
+}
+
+Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
+  WorkerState& worker = workers_[id];
+  new_end = std::clamp(new_end, worker.position, worker.lease.end);
+  const Range cut{new_end, worker.lease.end};
+  worker.lease.end = new_end;
+  return cut;
+}
+
+Range PolicyBase::TakeReserved(WorkerId id) {
+  const Range first = workers_[id].reserved.First();
+  workers_[id].reserved.Remove(first);
+  return first;
+}
+
+Range PolicyBase::TakeFromPool(uint64_t count) {
+  const Range first = pool_.First();
+  const Range taken{first.begin, first.begin + std::min<uint64_t>(std::max<uint64_t>(count, 1),
+                                                                  first.size())};
+  pool_.Remove(taken);
+  return taken;
+}
+
+Range PolicyBase::TakeCostFromPool(double cost) {
+  const Range first = pool_.First();
+  if (first.empty()) return {};
+  uint64_t end = cost_.Advance(first.begin, first.end, cost);
+  end = std::max(end, first.begin + 1);
+  const Range taken{first.begin, end};
+  pool_.Remove(taken);
+  return taken;
+}
+
+void PolicyBase::ReturnToPool(Range range) {
+  bool added = false;
+  for (const Range& part : IntervalSet(range).Ranges()) {
+    // Only unfinished items go back.
+    IntervalSet rest(part);
+    for (const Range& finished : done_.Ranges()) {
+      if (finished.end <= part.begin || finished.begin >= part.end) continue;
+      rest.Remove(finished);
+    }
+    for (const Range& r : rest.Ranges()) added = pool_.Add(r) > 0 || added;
+  }
+  if (added) WakeWaiting();
+}
+
+void PolicyBase::WakeWaiting() {
+  for (WorkerId id = 0; id < workers_.size(); ++id) {
+    if (workers_[id].waiting && !workers_[id].lost) {
+      workers_[id].waiting = false;
+      signals_.push_back(id);
+    }
+  }
+}
+
+void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
+  double total = 0;
+  for (double share : shares) total += std::max(share, 0.0);
+  const double whole = cost_.Cumulative(job_.items);
+  double acc = 0;
+  uint64_t begin = 0;
+  for (WorkerId id = 0; id < workers_.size(); ++id) {
+    acc += total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / workers_.size();
+    uint64_t end = id + 1 == workers_.size() ? job_.items : cost_.Advance(0, job_.items, acc);
+    end = std::max(end, begin);
+    if (end > begin) {
+      workers_[id].reserved = IntervalSet(Range{begin, end});
+      pool_.Remove({begin, end});
+    }
+    begin = end;
+  }
+}
+
+Range PolicyBase::Unfinished(WorkerId id) const {
+  const WorkerState& worker = workers_[id];
+  if (worker.lease.empty()) return {};
+  return {std::max(worker.position, worker.lease.begin), worker.lease.end};
+}
+
+uint64_t PolicyBase::PredictedPosition(WorkerId id, double now, double cost_rate) const {
+  const WorkerState& worker = workers_[id];
+  const Range left = Unfinished(id);
+  if (left.empty()) return left.end;
+  const double since = std::max(0.0, now - worker.last_contact);
+  return cost_.Advance(left.begin, left.end, cost_rate * since);
+}
+
+}  // namespace ballast::balance

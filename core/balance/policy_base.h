@@ -1,0 +1,109 @@
+// PolicyBase: the bookkeeping every policy shares — the pool of unassigned
+// items, each worker's lease and reported position, the exactly-once ledger of
+// finished items — so that a concrete policy only decides.
+//
+// A concrete policy implements Assign (what an idle worker gets) and may
+// override AfterProgress (to shrink a computing worker's lease). Items move
+// between four places only: reserved (a worker's planned share, not yet
+// leased), the pool, a lease, and done. Every move goes through this class.
+//
+// Thread-safety: not thread-safe (see Policy).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "balance/policy.h"
+
+namespace ballast::balance {
+
+// What the coordinator knows of one worker.
+struct WorkerState {
+  Range lease;                // current lease; empty when none
+  uint64_t position = 0;      // first unfinished item of the lease, as last reported
+  double last_contact = 0;    // when its last report arrived
+  double lease_granted = 0;   // when its current lease was granted
+  double report_every_s = 0;  // the cadence it was given
+  bool waiting = false;       // told to wait for a signal
+  bool lost = false;          // declared lost and not heard from since
+  bool done = false;          // told the job is done
+  IntervalSet reserved;       // planned share not yet leased
+};
+
+class PolicyBase : public Policy {
+ public:
+  void Start(const JobInfo& job, double now) final;
+  Reply OnReport(const Report& report) final;
+  void OnWorkerLost(WorkerId worker, double now) final;
+  bool Finished() const final { return done_.size() == job_.items; }
+  const PolicyStats& stats() const final { return stats_; }
+  std::vector<WorkerId> TakeSignals() final;
+
+ protected:
+  // Sets up the policy's own state; reserved shares may be planned here.
+  virtual void Plan(double now) = 0;
+  // The worker has no lease: return a kLease (use Grant), kWait or kDone.
+  virtual Reply Assign(WorkerId worker, double now) = 0;
+  // A computing worker reported progress; the policy may Cut its lease. It
+  // may also return a reply of its own, sent instead of kContinue: kWait or
+  // kDone stop the worker at the reported position (the rest of its lease goes
+  // back to the pool); kLease (from Grant) replaces its lease.
+  virtual std::optional<Reply> AfterProgress(WorkerId /*worker*/, double /*now*/) {
+    return std::nullopt;
+  }
+  // Called at the end of OnWorkerLost.
+  virtual void AfterLost(WorkerId /*worker*/, double /*now*/) {}
+  // Called after a report's completions are recorded, before deciding.
+  virtual void Observe(const Report& /*report*/, double /*elapsed*/) {}
+
+  // Grants `range` (already out of the pool and reserve) as the worker's lease.
+  Reply Grant(WorkerId worker, Range range, double now, double report_every_s);
+  // Sets the progress-report cadence the worker gets with its next reply.
+  void SetCadence(WorkerId worker, double report_every_s) {
+    workers_[worker].report_every_s = report_every_s;
+  }
+  // Shrinks the worker's lease to end at `new_end` and returns the cut part
+  // (its unfinished items); the caller gives it to someone or to the pool.
+  Range Cut(WorkerId worker, uint64_t new_end);
+  // Takes the worker's next reserved range (empty when none is left).
+  Range TakeReserved(WorkerId worker);
+  // Takes up to `count` items from the front of the pool (one contiguous range).
+  Range TakeFromPool(uint64_t count);
+  // Takes items from the front of the pool worth at most `cost` (at least one item).
+  Range TakeCostFromPool(double cost);
+  // Returns unfinished items of `range` to the pool and signals waiting workers.
+  void ReturnToPool(Range range);
+  // Asks every waiting worker to ask again.
+  void WakeWaiting();
+  // Asks one worker to contact the coordinator now.
+  void Signal(WorkerId worker) { signals_.push_back(worker); }
+  // Plans each worker's reserved share in proportion to `shares` (by cost).
+  void ReserveProportional(const std::vector<double>& shares);
+  // The unfinished part of the worker's lease as last reported.
+  Range Unfinished(WorkerId worker) const;
+  // Items the worker is predicted to have finished by `now` at `cost_rate`.
+  uint64_t PredictedPosition(WorkerId worker, double now, double cost_rate) const;
+
+  static Reply Wait() { return Reply{Reply::Kind::kWait, {}, 0}; }
+  static Reply DoneReply() { return Reply{Reply::Kind::kDone, {}, 0}; }
+
+  const JobInfo& job() const { return job_; }
+  const CostModel& cost() const { return cost_; }
+  size_t worker_count() const { return workers_.size(); }
+  const WorkerState& state(WorkerId worker) const { return workers_[worker]; }
+  const IntervalSet& pool() const { return pool_; }
+  const IntervalSet& done() const { return done_; }
+  PolicyStats& mutable_stats() { return stats_; }
+
+ private:
+  JobInfo job_;
+  CostModel cost_;
+  std::vector<WorkerState> workers_;
+  IntervalSet pool_;
+  IntervalSet done_;
+  PolicyStats stats_;
+  std::vector<WorkerId> signals_;
+};
+
+}  // namespace ballast::balance

@@ -1,0 +1,98 @@
+// Status and StatusOr: how errors cross module boundaries in Ballast.
+//
+// A Status is a code plus a human message; the code is what callers act on
+// (a reconciler retries Unavailable and Conflict, gives up on Invalid and
+// Terminal). Library exceptions are caught in the one adapter file that calls
+// each library and converted to a Status there.
+//
+// Thread-safety: values; safe to copy across threads, not to mutate concurrently.
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace ballast {
+
+enum class StatusCode {
+  kOk,
+  kInvalid,      // the input is wrong; retrying will not help
+  kNotFound,     // a named thing does not exist
+  kConflict,     // someone else changed it first; re-read and retry
+  kUnavailable,  // a transient failure; retry with backoff
+  kTerminal,     // the job or object can never succeed
+};
+
+// Returns the lower-case name of a code, e.g. "invalid".
+const char* StatusCodeName(StatusCode code);
+
+class Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status Ok() { return Status(); }
+  static Status Invalid(std::string message) { return {StatusCode::kInvalid, std::move(message)}; }
+  static Status NotFound(std::string message) {
+    return {StatusCode::kNotFound, std::move(message)};
+  }
+  static Status Unavailable(std::string message) {
+    return {StatusCode::kUnavailable, std::move(message)};
+  }
+
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // "invalid: <message>", or "ok".
+  std::string ToString() const;
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+// Either a value or a non-ok Status.
+template <typename T>
+class StatusOr {
+ public:
+  StatusOr(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
+    assert(!std::get<Status>(state_).ok() && "StatusOr needs a value or an error");
+  }
+
+  bool ok() const { return std::holds_alternative<T>(state_); }
+  // Returns Ok when a value is held.
+  Status status() const { return ok() ? Status::Ok() : std::get<Status>(state_); }
+
+  // Require ok().
+  T& value() & { return std::get<T>(state_); }
+  const T& value() const& { return std::get<T>(state_); }
+  T&& value() && { return std::get<T>(std::move(state_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+
+ private:
+  std::variant<T, Status> state_;
+};
+
+}  // namespace ballast
+
+// Returns early from the enclosing function when a Status is not ok.
+#define BALLAST_RETURN_IF_ERROR(expr)           \
+  do {                                          \
+    ::ballast::Status ballast_status_ = (expr); \
+    if (!ballast_status_.ok()) return ballast_status_; \
+  } while (0)
+
+#define BALLAST_CONCAT_INNER(a, b) a##b
+#define BALLAST_CONCAT(a, b) BALLAST_CONCAT_INNER(a, b)
+// Declares `lhs` from a StatusOr expression, or returns its error.
+#define BALLAST_ASSIGN_OR_RETURN(lhs, expr) \
+  BALLAST_ASSIGN_OR_RETURN_IMPL(BALLAST_CONCAT(ballast_or_, __LINE__), lhs, expr)
+#define BALLAST_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                  \
+  if (!tmp.ok()) return tmp.status();                 \
+  lhs = std::move(tmp).value()

@@ -1,0 +1,121 @@
+// WeightProfile and node facts: the inputs of the fuzzy weight model of
+// Zubov & Kupin (seed 000), and their parsers.
+//
+// A Profile names the criteria a node is judged by: for each, the node label it
+// reads, whether higher or lower values are better, its rank (the exponent
+// alpha of the paper) and, for linguistic criteria, how label values map to
+// terms of a linguistic scale ("norm" = 5, ...) or to plain numbers. NodeFacts
+// are what the model knows of a node: its name and labels.
+//
+// The parsers read YAML text (files are read by the drivers) through
+// config::YamlNode, so every error names the file, the line and what was
+// expected. The model itself lives in model.h.
+//
+// Thread-safety: plain values and pure functions; safe to share const objects
+// across threads.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace ballast::fuzzy {
+
+// How the relative score v_j / min v becomes a weight.
+enum class Rounding {
+  kCeil,   // the next integer up, as the paper does (an exact integer stays)
+  kRound,  // the nearest integer
+  kNone,   // keep the real ratio
+};
+
+enum class CriterionType {
+  kNumeric,     // the label value is a number, e.g. ballast.io/sd-gb: "8"
+  kLinguistic,  // the label value is looked up in the criterion's terms
+};
+
+enum class Better {
+  kHigher,  // membership z / max z (formula 1 of the paper)
+  kLower,   // membership min z / z (formula 2 of the paper)
+};
+
+// A value written in a profile: either a term of the scale (with the number the
+// scale gives it) or a plain positive number.
+struct Level {
+  double value = 0;
+  std::string term;  // empty when the profile gave a plain number
+
+  // Returns "5 (norm)" for a term, "9" for a plain number.
+  std::string ToString() const;
+};
+
+struct Criterion {
+  std::string name;   // unique within the profile, e.g. "cpu"
+  std::string label;  // the node label it reads, e.g. "ballast.io/cpu-model"
+  CriterionType type = CriterionType::kLinguistic;
+  Better better = Better::kHigher;
+  double rank = 0;                     // alpha_i > 0
+  std::map<std::string, Level> terms;  // label value -> level; linguistic only
+  Level default_level;                 // `default:` in YAML; used for a missing or malformed label
+  bool optional = false;               // a missing label silently gets the default
+  std::string description;
+};
+
+struct Profile {
+  std::string name;
+  Rounding rounding = Rounding::kCeil;
+  std::map<std::string, double> scale;  // linguistic term -> number
+  std::vector<Criterion> criteria;
+};
+
+// What the model knows of one node.
+struct NodeFacts {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+
+// The apiVersion and kind of a profile document.
+inline constexpr std::string_view kProfileApiVersion = "ballast.io/v1alpha1";
+inline constexpr std::string_view kProfileKind = "WeightProfile";
+
+// Returns the linguistic scale of the paper: significantly-above-norm 1,
+// above-norm 3, norm 5, below-norm 3, significantly-below-norm 1.
+std::map<std::string, double> PaperScale();
+
+// Returns "ceil", "round" or "none"; "numeric" or "linguistic"; "higher" or
+// "lower".
+std::string_view RoundingName(Rounding rounding);
+std::string_view CriterionTypeName(CriterionType type);
+std::string_view BetterName(Better better);
+
+// Parses a profile: a WeightProfile custom resource (apiVersion
+// ballast.io/v1alpha1, kind WeightProfile, metadata.name, spec) or a bare spec
+// map (rounding, scale, criteria), whose name is then the file's base name
+// without extension. `file_name` is used in messages only. A `scale` in the
+// document adds to or overrides the paper's terms.
+// Returns the profile, or Invalid "file:line:col: path: expected ..." for YAML
+// that does not parse, unknown keys, wrong types, a missing label, a rank or
+// number <= 0, an unknown term, duplicate criterion names or no criteria.
+StatusOr<Profile> ParseProfile(std::string_view yaml_text, std::string file_name);
+
+// Parses node facts from either
+//   nodes: [{name: ..., labels: {key: value, ...}, <other keys ignored>}, ...]
+// (the shape shared with cluster and scenario files), or a Kubernetes
+// `kind: NodeList` / `kind: List` document whose items carry metadata.name and
+// metadata.labels (as `kubectl get nodes -o yaml` prints), or a single
+// `kind: Node`. A label written with no value (`key:`) reads as "".
+// Returns the nodes in document order, or Invalid naming the file and line of
+// a missing name, labels that are not a map of strings, a duplicate node name
+// or an empty node list.
+StatusOr<std::vector<NodeFacts>> ParseNodes(std::string_view yaml_text, std::string file_name);
+
+// Returns the names of the profiles built into the library (those shipped in
+// crds/profiles/), sorted; at least "raspberry-pi".
+std::vector<std::string> BuiltinProfileNames();
+
+// Returns the built-in profile `name`, or NotFound listing the known names.
+StatusOr<Profile> BuiltinProfile(std::string_view name);
+
+}  // namespace ballast::fuzzy

@@ -1,0 +1,74 @@
+// Scenario: what the simulator runs — a workload, the nodes with their true
+// (hidden) speeds, links and failures, the profile that weighs them, and the
+// policies to compare. ParseScenario reads the YAML form documented in
+// docs/simulator.md; every error names the file, the line and what was expected.
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "balance/cost_model.h"
+#include "balance/policy_options.h"
+#include "common/status.h"
+
+namespace ballast::sim {
+
+struct SpeedChange {
+  double at = 0;     // seconds from the start
+  double speed = 1;  // new speed, > 0
+};
+
+struct NodeSpec {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double speed = 1;                  // true speed in cores of speed 1; unknown to policies
+  std::vector<SpeedChange> changes;  // in ascending time
+  double latency = 0;                // one-way seconds per message
+  double bandwidth = 0;              // bytes/s of its link; 0 = unlimited
+  std::optional<double> bytes_per_item;  // overrides the workload's
+  std::optional<double> fail_at;         // the node dies at this time
+  int line = 0;                          // where it was declared, for messages
+};
+
+enum class Transfer { kStream, kBlock };
+
+struct Workload {
+  uint64_t items = 0;
+  double item_seconds = 1;  // mean seconds of one item at speed 1
+  balance::CostShape cost = balance::CostShape::kUniform;
+  // Each item's true cost is multiplied by a factor drawn uniformly from
+  // [1 - jitter, 1 + jitter] (seeded); policies only know the declared shape.
+  double cost_jitter = 0;
+  double bytes_per_item = 0;  // input bytes shipped to a worker per item
+  // stream: a lease's items arrive one after another and each is computed as
+  // soon as it is there; block: computing starts when the whole lease arrived.
+  Transfer transfer = Transfer::kStream;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  Workload workload;
+  std::string profile = "raspberry-pi";  // a built-in name or a path relative to the file
+  std::vector<NodeSpec> nodes;
+  std::vector<balance::PolicySpec> policies;
+  uint64_t seed = 1;
+  // Seconds after a node dies that the coordinator declares it lost.
+  double failure_detection = 10;
+};
+
+// Parses a scenario. Returns Invalid naming file, line and expectation for
+// malformed YAML, unknown keys, zero or negative speeds, an empty node list,
+// unknown policies or options.
+StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
+
+// The node's speed at time t (after the changes at or before t).
+double SpeedAt(const NodeSpec& node, double t);
+
+}  // namespace ballast::sim

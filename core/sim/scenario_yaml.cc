@@ -1,0 +1,184 @@
+// ParseScenario: the YAML form of a Scenario, read through YamlNode.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "config/yaml_node.h"
+#include "sim/scenario.h"
+
+namespace ballast::sim {
+namespace {
+
+using config::ReadOr;
+using config::YamlNode;
+
+constexpr uint64_t kMaxItems = 1'000'000'000'000ULL;
+
+StatusOr<Workload> ParseWorkload(const YamlNode& node) {
+  BALLAST_RETURN_IF_ERROR(node.ExpectMap(
+      {"items", "itemSeconds", "costModel", "costJitter", "bytesPerItem", "transfer"}));
+  Workload workload;
+  BALLAST_ASSIGN_OR_RETURN(YamlNode items, node.Require("items"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t count, items.AsInt(1, static_cast<int64_t>(kMaxItems)));
+  workload.items = static_cast<uint64_t>(count);
+  BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
+                           ReadOr(node, "itemSeconds", 1.0, &YamlNode::AsPositive));
+  if (auto shape = node.Get("costModel")) {
+    BALLAST_ASSIGN_OR_RETURN(std::string name, shape->AsString());
+    auto parsed = balance::ParseCostShape(name);
+    if (!parsed) return shape->Error("one of uniform, linear, sqrt");
+    workload.cost = *parsed;
+  }
+  if (auto jitter = node.Get("costJitter")) {
+    BALLAST_ASSIGN_OR_RETURN(workload.cost_jitter, jitter->AsDouble());
+    if (workload.cost_jitter < 0 || workload.cost_jitter >= 1) {
+      return jitter->Error("a number in [0, 1)");
+    }
+    if (workload.cost_jitter > 0 && workload.items > 50'000'000) {
+      return jitter->Fail("costJitter needs items <= 50000000 (one cost per item is kept)");
+    }
+  }
+  if (auto bytes = node.Get("bytesPerItem")) {
+    BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, bytes->AsDouble());
+    if (workload.bytes_per_item < 0) return bytes->Error("a number >= 0");
+  }
+  if (auto transfer = node.Get("transfer")) {
+    BALLAST_ASSIGN_OR_RETURN(std::string mode, transfer->AsString());
+    if (mode != "stream" && mode != "block") return transfer->Error("stream or block");
+    workload.transfer = mode == "stream" ? Transfer::kStream : Transfer::kBlock;
+  }
+  return workload;
+}
+
+StatusOr<std::vector<SpeedChange>> ParseChanges(const YamlNode& node) {
+  BALLAST_RETURN_IF_ERROR(node.ExpectSequence(/*allow_empty=*/true));
+  std::vector<SpeedChange> changes;
+  for (const YamlNode& element : node.Elements()) {
+    BALLAST_RETURN_IF_ERROR(element.ExpectMap({"at", "speed"}));
+    SpeedChange change;
+    BALLAST_ASSIGN_OR_RETURN(YamlNode at, element.Require("at"));
+    BALLAST_ASSIGN_OR_RETURN(change.at, at.AsDouble());
+    if (change.at < 0) return at.Error("a time >= 0");
+    if (!changes.empty() && change.at <= changes.back().at) {
+      return at.Error(fmt::format("a time after {}", changes.back().at));
+    }
+    BALLAST_ASSIGN_OR_RETURN(YamlNode speed, element.Require("speed"));
+    BALLAST_ASSIGN_OR_RETURN(change.speed, speed.AsPositive());
+    changes.push_back(change);
+  }
+  return changes;
+}
+
+StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
+  BALLAST_RETURN_IF_ERROR(node.ExpectMap({"name", "labels", "speed", "changes", "latency",
+                                          "bandwidth", "bytesPerItem", "failAt"}));
+  NodeSpec spec;
+  spec.line = node.line();
+  BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
+  BALLAST_ASSIGN_OR_RETURN(spec.name, name.AsString());
+  if (spec.name.empty()) return name.Error("a non-empty name");
+  if (auto labels = node.Get("labels")) {
+    if (!labels->IsMap()) return labels->Error("a map of label names to values");
+    for (const auto& [key, value] : labels->Entries()) {
+      BALLAST_ASSIGN_OR_RETURN(spec.labels[key], value.AsString());
+    }
+  }
+  BALLAST_ASSIGN_OR_RETURN(YamlNode speed, node.Require("speed"));
+  BALLAST_ASSIGN_OR_RETURN(spec.speed, speed.AsPositive());
+  if (auto changes = node.Get("changes")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.changes, ParseChanges(*changes));
+  }
+  if (auto latency = node.Get("latency")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.latency, latency->AsDouble());
+    if (spec.latency < 0) return latency->Error("seconds >= 0");
+  }
+  if (auto bandwidth = node.Get("bandwidth")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth, bandwidth->AsPositive());
+  }
+  if (auto bytes = node.Get("bytesPerItem")) {
+    BALLAST_ASSIGN_OR_RETURN(double value, bytes->AsDouble());
+    if (value < 0) return bytes->Error("a number >= 0");
+    spec.bytes_per_item = value;
+  }
+  if (auto fail = node.Get("failAt")) {
+    BALLAST_ASSIGN_OR_RETURN(double value, fail->AsDouble());
+    if (value < 0) return fail->Error("a time >= 0");
+    spec.fail_at = value;
+  }
+  return spec;
+}
+
+StatusOr<balance::PolicySpec> ParsePolicy(const YamlNode& node) {
+  balance::PolicySpec spec;
+  if (node.IsScalar()) {
+    BALLAST_ASSIGN_OR_RETURN(spec.name, node.AsString());
+  } else {
+    if (!node.IsMap()) return node.Error("a policy name or a map with name and options");
+    BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
+    BALLAST_ASSIGN_OR_RETURN(spec.name, name.AsString());
+    for (const auto& [key, value] : node.Entries()) {
+      if (key == "name") continue;
+      if (key == "label") {
+        BALLAST_ASSIGN_OR_RETURN(spec.label, value.AsString());
+        continue;
+      }
+      BALLAST_ASSIGN_OR_RETURN(spec.options[key], value.AsString());
+    }
+  }
+  // Check the name and the options now, so the error can name the line.
+  auto policy = balance::MakePolicy(spec);
+  if (!policy.ok()) return node.Fail(policy.status().message());
+  return spec;
+}
+
+}  // namespace
+
+double SpeedAt(const NodeSpec& node, double t) {
+  double speed = node.speed;
+  for (const SpeedChange& change : node.changes) {
+    if (change.at <= t) speed = change.speed;
+  }
+  return speed;
+}
+
+StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name) {
+  BALLAST_ASSIGN_OR_RETURN(YamlNode root, YamlNode::Parse(yaml, file_name));
+  BALLAST_RETURN_IF_ERROR(root.ExpectMap({"name", "description", "workload", "profile", "nodes",
+                                          "policies", "seed", "failureDetection"}));
+  Scenario scenario;
+  BALLAST_ASSIGN_OR_RETURN(scenario.name, ReadOr(root, "name", std::string(), &YamlNode::AsString));
+  BALLAST_ASSIGN_OR_RETURN(scenario.description,
+                           ReadOr(root, "description", std::string(), &YamlNode::AsString));
+  BALLAST_ASSIGN_OR_RETURN(YamlNode workload, root.Require("workload"));
+  BALLAST_ASSIGN_OR_RETURN(scenario.workload, ParseWorkload(workload));
+  BALLAST_ASSIGN_OR_RETURN(scenario.profile,
+                           ReadOr(root, "profile", std::string("raspberry-pi"), &YamlNode::AsString));
+  BALLAST_ASSIGN_OR_RETURN(YamlNode nodes, root.Require("nodes"));
+  BALLAST_RETURN_IF_ERROR(nodes.ExpectSequence());
+  for (const YamlNode& element : nodes.Elements()) {
+    BALLAST_ASSIGN_OR_RETURN(NodeSpec node, ParseNode(element));
+    for (const NodeSpec& other : scenario.nodes) {
+      if (other.name == node.name) return element.Fail(fmt::format("duplicate node name '{}'", node.name));
+    }
+    scenario.nodes.push_back(std::move(node));
+  }
+  if (auto policies = root.Get("policies")) {
+    BALLAST_RETURN_IF_ERROR(policies->ExpectSequence());
+    for (const YamlNode& element : policies->Elements()) {
+      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, ParsePolicy(element));
+      scenario.policies.push_back(std::move(spec));
+    }
+  } else {
+    for (const std::string& name : balance::PolicyNames()) scenario.policies.push_back({name, "", {}});
+  }
+  if (auto seed = root.Get("seed")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t value, seed->AsInt(0));
+    scenario.seed = static_cast<uint64_t>(value);
+  }
+  if (auto detection = root.Get("failureDetection")) {
+    BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection, detection->AsPositive());
+  }
+  return scenario;
+}
+
+}  // namespace ballast::sim

@@ -1,0 +1,477 @@
+#include "sim/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+#include <limits>
+#include <variant>
+
+#include "sim/true_cost.h"
+
+namespace ballast::sim {
+namespace {
+
+using balance::Range;
+using balance::Reply;
+using balance::Report;
+using balance::WorkerId;
+
+constexpr double kEpsilon = 1e-9;
+
+enum class Phase { kAsking, kWaiting, kReceiving, kComputing, kPaused, kDone, kDead };
+
+struct Worker {
+  const NodeSpec* node = nullptr;
+  double bytes_per_item = 0;
+  Phase phase = Phase::kAsking;
+  double phase_since = 0;
+  Range lease;
+  double lease_base = 0;      // true cumulative cost at lease.begin
+  double cost_done = 0;       // true cost finished within the lease
+  uint64_t reported = 0;      // items of the lease before this one are reported
+  double report_every = 0;
+  double busy_since_report = 0;
+  double rate = 0;            // cost units per second while computing
+  double segment_start = 0;   // when cost_done was last brought up to date
+  bool signal_pending = false;
+  uint64_t epoch = 0;         // invalidates scheduled wake-ups
+  WorkerResult result;
+};
+
+struct Event {
+  enum class Kind { kWake, kSpeedChange, kArrive, kDeliver, kSignal, kFail, kLost, kTick };
+  double time = 0;
+  uint64_t seq = 0;
+  Kind kind = Kind::kWake;
+  WorkerId worker = 0;
+  uint64_t epoch = 0;
+  std::variant<std::monostate, Report, Reply> message;
+
+  bool operator>(const Event& other) const {
+    return time != other.time ? time > other.time : seq > other.seq;
+  }
+};
+
+class Simulation {
+ public:
+  Simulation(const Scenario& scenario, std::unique_ptr<balance::Policy> policy,
+             const std::vector<balance::WorkerPrior>& priors, const SimOptions& options)
+      : scenario_(scenario),
+        options_(options),
+        policy_(std::move(policy)),
+        cost_(scenario.workload.items, scenario.workload.cost, scenario.workload.cost_jitter,
+              scenario.seed),
+        item_seconds_(scenario.workload.item_seconds) {
+    workers_.resize(scenario.nodes.size());
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      Worker& w = workers_[i];
+      w.node = &scenario.nodes[i];
+      w.bytes_per_item = w.node->bytes_per_item.value_or(scenario.workload.bytes_per_item);
+      w.result.name = w.node->name;
+      w.result.prior_speed = priors[i].speed;
+      w.result.true_speed = w.node->speed;
+    }
+    job_.items = scenario.workload.items;
+    job_.cost = scenario.workload.cost;
+    job_.workers = priors;
+  }
+
+  StatusOr<SimResult> Run() {
+    policy_->Start(job_, 0);
+    for (WorkerId id = 0; id < workers_.size(); ++id) {
+      const NodeSpec& node = *workers_[id].node;
+      SendReport(id, 0, Report{id, 0, {}, 0, 0, true});
+      for (const SpeedChange& change : node.changes) Push(change.at, Event::Kind::kSpeedChange, id);
+      if (node.fail_at) Push(*node.fail_at, Event::Kind::kFail, id);
+    }
+    ScheduleTick();
+    while (!queue_.empty() && !finished_) {
+      if (++events_ > options_.max_events) {
+        return Status(StatusCode::kTerminal,
+                      fmt::format("policy {} did not finish within {} simulator events",
+                                  policy_->name(), options_.max_events));
+      }
+      Event event = queue_.top();
+      queue_.pop();
+      Handle(event);
+    }
+    if (!finished_) {
+      return Status(StatusCode::kTerminal,
+                    fmt::format("policy {} stalled with {} of {} items unfinished (every worker "
+                                "is dead or waiting)",
+                                policy_->name(),
+                                job_.items - policy_->stats().completed_items, job_.items));
+    }
+    return Result();
+  }
+
+ private:
+  void Push(double time, Event::Kind kind, WorkerId worker, uint64_t epoch = 0,
+            std::variant<std::monostate, Report, Reply> message = {}) {
+    queue_.push(Event{time, seq_++, kind, worker, epoch, std::move(message)});
+  }
+
+  void SetPhase(Worker& w, Phase phase, double now) {
+    if (options_.timeline && now > w.phase_since) {
+      Segment::Kind kind = w.phase == Phase::kComputing   ? Segment::Kind::kBusy
+                           : w.phase == Phase::kReceiving ? Segment::Kind::kTransfer
+                                                          : Segment::Kind::kIdle;
+      auto& timeline = w.result.timeline;
+      if (!timeline.empty() && timeline.back().kind == kind && timeline.back().end == w.phase_since) {
+        timeline.back().end = now;
+      } else {
+        timeline.push_back({w.phase_since, now, kind});
+      }
+    }
+    w.phase = phase;
+    w.phase_since = now;
+  }
+
+  void Handle(const Event& event) {
+    Worker& w = workers_[event.worker];
+    const double now = event.time;
+    switch (event.kind) {
+      case Event::Kind::kWake:
+        if (event.epoch != w.epoch) return;
+        OnWake(event.worker, now);
+        return;
+      case Event::Kind::kSpeedChange:
+        if (w.phase != Phase::kComputing) return;  // Rate() reads the speed when it starts
+        Integrate(w, now);
+        ScheduleNext(event.worker, now);
+        return;
+      case Event::Kind::kArrive:
+        OnArrive(event.worker, std::get<Report>(event.message), now);
+        return;
+      case Event::Kind::kDeliver:
+        if (w.phase == Phase::kDead) return;
+        OnDeliver(event.worker, std::get<Reply>(event.message), now);
+        return;
+      case Event::Kind::kSignal:
+        if (w.phase == Phase::kDead) return;
+        OnSignal(event.worker, now);
+        return;
+      case Event::Kind::kFail:
+        Integrate(w, now);
+        SetPhase(w, Phase::kDead, now);
+        w.result.failed = true;
+        ++w.epoch;
+        Push(now + scenario_.failure_detection, Event::Kind::kLost, event.worker);
+        return;
+      case Event::Kind::kLost:
+        policy_->OnWorkerLost(event.worker, now);
+        DeliverSignals(now);
+        return;
+      case Event::Kind::kTick:
+        policy_->OnTick(now);
+        DeliverSignals(now);
+        ScheduleTick();
+        return;
+    }
+  }
+
+  void ScheduleTick() {
+    const double next = policy_->NextTick();
+    if (std::isfinite(next)) Push(next, Event::Kind::kTick, 0);
+  }
+
+  // Brings the worker's progress up to `now`.
+  void Integrate(Worker& w, double now) {
+    if (w.phase == Phase::kComputing && now > w.segment_start) {
+      const double dt = now - w.segment_start;
+      w.cost_done += w.rate * dt;
+      w.busy_since_report += dt;
+      w.result.busy_s += dt;
+    }
+    w.segment_start = now;
+  }
+
+  double LeaseCost(const Worker& w) const { return cost_.Cost(w.lease); }
+
+  uint64_t Position(const Worker& w) const {
+    return cost_.Advance(w.lease.begin, w.lease.end, w.cost_done + kEpsilon);
+  }
+
+  // Cost units per second the worker computes at now (its link may cap it).
+  double Rate(const Worker& w, double now) const {
+    double rate = SpeedAt(*w.node, now) / item_seconds_;
+    if (scenario_.workload.transfer == Transfer::kStream && w.bytes_per_item > 0 &&
+        w.node->bandwidth > 0 && !w.lease.empty()) {
+      const double items_per_s = w.node->bandwidth / w.bytes_per_item;
+      rate = std::min(rate, items_per_s * LeaseCost(w) / w.lease.size());
+    }
+    return rate;
+  }
+
+  // Schedules the worker's next decision point while it computes.
+  void ScheduleNext(WorkerId id, double now) {
+    Worker& w = workers_[id];
+    ++w.epoch;
+    if (w.phase != Phase::kComputing) return;
+    w.rate = Rate(w, now);
+    double next = now + std::max(0.0, LeaseCost(w) - w.cost_done) / w.rate;
+    if (w.report_every > 0) next = std::min(next, now + std::max(0.0, w.report_every - w.busy_since_report));
+    if (w.signal_pending) {
+      const uint64_t position = Position(w);
+      const double boundary = cost_.Cost({w.lease.begin, std::min(position + 1, w.lease.end)});
+      const double at_boundary = std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < 1e-9;
+      next = std::min(next, at_boundary ? now : now + (boundary - w.cost_done) / w.rate);
+    }
+    Push(next, Event::Kind::kWake, id, w.epoch);
+  }
+
+  void OnWake(WorkerId id, double now) {
+    Worker& w = workers_[id];
+    if (w.phase == Phase::kReceiving) {
+      SetPhase(w, Phase::kComputing, now);
+      w.segment_start = now;
+      ScheduleNext(id, now);
+      return;
+    }
+    if (w.phase != Phase::kComputing) return;
+    Integrate(w, now);
+    const double total = LeaseCost(w);
+    if (w.cost_done >= total - kEpsilon * std::max(1.0, total)) {
+      FinishLease(id, now);
+      return;
+    }
+    const uint64_t position = Position(w);
+    const bool at_boundary = std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) <
+                             1e-9 * std::max(1.0, total);
+    if (w.signal_pending && at_boundary) {
+      w.signal_pending = false;
+      SendProgress(id, now);
+      SetPhase(w, Phase::kPaused, now);  // waits for the coordinator's answer
+      ++w.epoch;
+      return;
+    }
+    if (w.report_every > 0 && w.busy_since_report >= w.report_every - kEpsilon) SendProgress(id, now);
+    ScheduleNext(id, now);
+  }
+
+  void FinishLease(WorkerId id, double now) {
+    Worker& w = workers_[id];
+    w.cost_done = LeaseCost(w);
+    Report report{id, 0, {}, w.busy_since_report, w.lease.end, true};
+    if (w.lease.end > w.reported) report.completed.push_back({w.reported, w.lease.end});
+    w.result.items += w.lease.end > w.reported ? w.lease.end - w.reported : 0;
+    w.reported = w.lease.end;
+    w.busy_since_report = 0;
+    w.signal_pending = false;
+    SetPhase(w, Phase::kAsking, now);
+    ++w.epoch;
+    SendReport(id, now, std::move(report));
+  }
+
+  void SendProgress(WorkerId id, double now) {
+    Worker& w = workers_[id];
+    const uint64_t position = Position(w);
+    Report report{id, 0, {}, w.busy_since_report, position, false};
+    if (position > w.reported) {
+      report.completed.push_back({w.reported, position});
+      w.result.items += position - w.reported;
+      w.reported = position;
+    }
+    w.busy_since_report = 0;
+    SendReport(id, now, std::move(report));
+  }
+
+  void SendReport(WorkerId id, double now, Report report) {
+    ++messages_;
+    const double arrive = now + workers_[id].node->latency;
+    report.now = arrive;
+    Push(arrive, Event::Kind::kArrive, id, 0, std::move(report));
+  }
+
+  void OnArrive(WorkerId id, const Report& report, double now) {
+    Reply reply = policy_->OnReport(report);
+    if (policy_->Finished()) {
+      finished_ = true;
+      makespan_ = now;
+      return;
+    }
+    ++messages_;
+    Push(now + workers_[id].node->latency, Event::Kind::kDeliver, id, 0, reply);
+    DeliverSignals(now);
+  }
+
+  void DeliverSignals(double now) {
+    for (WorkerId id : policy_->TakeSignals()) {
+      ++messages_;
+      Push(now + workers_[id].node->latency, Event::Kind::kSignal, id);
+    }
+  }
+
+  void OnDeliver(WorkerId id, const Reply& reply, double now) {
+    Worker& w = workers_[id];
+    switch (reply.kind) {
+      case Reply::Kind::kLease:
+        StartLease(id, reply, now);
+        return;
+      case Reply::Kind::kContinue:
+        ApplyEnd(id, reply, now);
+        return;
+      case Reply::Kind::kWait:
+        if (w.phase == Phase::kComputing) return;  // an answer to an older report
+        Integrate(w, now);
+        w.lease = {};
+        SetPhase(w, Phase::kWaiting, now);
+        ++w.epoch;
+        return;
+      case Reply::Kind::kDone:
+        Integrate(w, now);
+        SetPhase(w, Phase::kDone, now);
+        ++w.epoch;
+        return;
+    }
+  }
+
+  void StartLease(WorkerId id, const Reply& reply, double now) {
+    Worker& w = workers_[id];
+    w.lease = reply.lease;
+    w.lease_base = cost_.Cumulative(w.lease.begin);
+    w.cost_done = 0;
+    w.reported = w.lease.begin;
+    w.report_every = reply.report_every_s;
+    w.busy_since_report = 0;
+    w.signal_pending = false;
+    ++w.result.leases;
+    double transfer = 0;
+    if (w.bytes_per_item > 0 && w.node->bandwidth > 0) {
+      const double items = scenario_.workload.transfer == Transfer::kBlock ? w.lease.size() : 1;
+      transfer = items * w.bytes_per_item / w.node->bandwidth;
+    }
+    SetPhase(w, Phase::kReceiving, now);
+    ++w.epoch;
+    Push(now + transfer, Event::Kind::kWake, id, w.epoch);
+  }
+
+  void ApplyEnd(WorkerId id, const Reply& reply, double now) {
+    Worker& w = workers_[id];
+    if (reply.lease.begin != w.lease.begin || w.lease.empty()) return;  // a stale answer
+    if (w.phase != Phase::kComputing && w.phase != Phase::kPaused && w.phase != Phase::kReceiving) {
+      return;
+    }
+    Integrate(w, now);
+    w.report_every = reply.report_every_s;
+    if (reply.lease.end < w.lease.end) {
+      // Never give up the item already begun.
+      const uint64_t position = Position(w);
+      const bool begun = w.cost_done > cost_.Cost({w.lease.begin, position}) + 1e-9;
+      const uint64_t keep = std::min(w.lease.end, position + (begun ? 1 : 0));
+      w.lease.end = std::max(reply.lease.end, keep);
+    }
+    if (w.phase == Phase::kPaused) SetPhase(w, Phase::kComputing, now);
+    if (w.phase == Phase::kReceiving) return;  // the new end applies when it starts
+    if (w.cost_done >= LeaseCost(w) - kEpsilon) {
+      FinishLease(id, now);
+      return;
+    }
+    ScheduleNext(id, now);
+  }
+
+  void OnSignal(WorkerId id, double now) {
+    Worker& w = workers_[id];
+    if (w.phase == Phase::kWaiting) {
+      SetPhase(w, Phase::kAsking, now);
+      SendReport(id, now, Report{id, 0, {}, 0, 0, true});
+    } else if (w.phase == Phase::kComputing || w.phase == Phase::kReceiving) {
+      Integrate(w, now);
+      w.signal_pending = true;
+      if (w.phase == Phase::kComputing) ScheduleNext(id, now);
+    }
+  }
+
+  SimResult Result() {
+    SimResult result;
+    result.policy = label_;
+    result.makespan_s = makespan_;
+    result.ideal_s = IdealMakespan(scenario_, cost_.Total() * item_seconds_);
+    result.efficiency = makespan_ > 0 ? result.ideal_s / makespan_ : 0;
+    result.messages = messages_;
+    const balance::PolicyStats& stats = policy_->stats();
+    result.moved_items = stats.moved_items;
+    result.steals = stats.steals;
+    result.rebalances = stats.rebalances;
+    result.duplicate_items = stats.duplicate_items;
+    result.events = events_;
+    for (Worker& w : workers_) {
+      Integrate(w, makespan_);
+      SetPhase(w, w.phase, makespan_);
+      const double alive_until = w.node->fail_at ? std::min(*w.node->fail_at, makespan_) : makespan_;
+      w.result.idle_s = std::max(0.0, alive_until - w.result.busy_s);
+      result.workers.push_back(std::move(w.result));
+    }
+    return result;
+  }
+
+ public:
+  std::string label_;
+
+ private:
+  const Scenario& scenario_;
+  SimOptions options_;
+  std::unique_ptr<balance::Policy> policy_;
+  TrueCost cost_;
+  double item_seconds_;
+  balance::JobInfo job_;
+  std::vector<Worker> workers_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
+  uint64_t seq_ = 0;
+  uint64_t events_ = 0;
+  uint64_t messages_ = 0;
+  bool finished_ = false;
+  double makespan_ = 0;
+};
+
+}  // namespace
+
+StatusOr<SimResult> Simulate(const Scenario& scenario,
+                             const std::vector<balance::WorkerPrior>& priors,
+                             const balance::PolicySpec& spec, const SimOptions& options) {
+  if (scenario.nodes.empty()) return Status::Invalid("the scenario has no nodes");
+  if (priors.size() != scenario.nodes.size()) {
+    return Status::Invalid(fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));
+  }
+  BALLAST_ASSIGN_OR_RETURN(std::unique_ptr<balance::Policy> policy, balance::MakePolicy(spec));
+  Simulation simulation(scenario, std::move(policy), priors, options);
+  simulation.label_ = spec.display();
+  return simulation.Run();
+}
+
+double IdealMakespan(const Scenario& scenario, double work_seconds) {
+  // Piecewise-constant total speed; walk its breakpoints until the work is done.
+  std::vector<double> times = {0};
+  for (const NodeSpec& node : scenario.nodes) {
+    for (const SpeedChange& change : node.changes) times.push_back(change.at);
+    if (node.fail_at) times.push_back(*node.fail_at);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  const double mean_item_seconds = work_seconds / static_cast<double>(scenario.workload.items);
+  auto total_speed = [&](double t) {
+    double sum = 0;
+    for (const NodeSpec& node : scenario.nodes) {
+      if (node.fail_at && *node.fail_at <= t) continue;
+      double speed = SpeedAt(node, t);
+      const double bytes = node.bytes_per_item.value_or(scenario.workload.bytes_per_item);
+      if (bytes > 0 && node.bandwidth > 0) {
+        speed = std::min(speed, node.bandwidth / bytes * mean_item_seconds);
+      }
+      sum += speed;
+    }
+    return sum;
+  };
+  double remaining = work_seconds;
+  for (size_t i = 0; i < times.size(); ++i) {
+    const double speed = total_speed(times[i]);
+    const double span = i + 1 < times.size() ? times[i + 1] - times[i] : std::numeric_limits<double>::infinity();
+    if (speed > 0 && speed * span >= remaining) return times[i] + remaining / speed;
+    remaining -= speed * (i + 1 < times.size() ? span : 0);
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+}  // namespace ballast::sim

@@ -1,0 +1,77 @@
+// The discrete-event simulator: drives a real balance::Policy in virtual time
+// against simulated workers whose true speeds, links and failures the policy
+// never sees, and measures what it achieves against the physical limit.
+//
+// A simulated worker behaves as the real one does: it asks, receives a lease
+// (and its input data over its link), computes items in order at its true
+// speed (changing when the scenario says), reports progress at the cadence
+// the lease asks for, applies a shrunk end at the first reply that carries
+// it, and dies at failAt, losing what it had not reported.
+//
+// Thread-safety: Simulate is a pure function; calls may run in parallel.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "balance/policy.h"
+#include "balance/policy_options.h"
+#include "common/status.h"
+#include "sim/scenario.h"
+
+namespace ballast::sim {
+
+// A stretch of one worker's time, for Gantt charts.
+struct Segment {
+  enum class Kind { kBusy, kTransfer, kIdle };
+  double start = 0;
+  double end = 0;
+  Kind kind = Kind::kIdle;
+};
+
+struct WorkerResult {
+  std::string name;
+  double prior_speed = 0;  // what the policy was told (the fuzzy weight)
+  double true_speed = 0;   // the node's initial true speed
+  uint64_t items = 0;      // items it reported finished (a duplicate counts)
+  uint64_t leases = 0;
+  double busy_s = 0;
+  double idle_s = 0;       // not computing, until the makespan (transfer included)
+  bool failed = false;
+  std::vector<Segment> timeline;  // filled when SimOptions::timeline
+};
+
+struct SimResult {
+  std::string policy;  // the spec's display label
+  double makespan_s = 0;
+  double ideal_s = 0;
+  double efficiency = 0;
+  uint64_t messages = 0;  // every report, reply and signal
+  uint64_t moved_items = 0;
+  uint64_t steals = 0;
+  uint64_t rebalances = 0;
+  uint64_t duplicate_items = 0;
+  uint64_t events = 0;  // simulator events processed
+  std::vector<WorkerResult> workers;
+};
+
+struct SimOptions {
+  bool timeline = false;
+  uint64_t max_events = 200'000'000;
+};
+
+// Runs `policy` on the scenario with the given priors (one per node, in node
+// order). Returns Invalid when the spec is wrong, Terminal when the policy
+// stalls (every worker dead or waiting with work unfinished) or the event
+// budget runs out.
+StatusOr<SimResult> Simulate(const Scenario& scenario,
+                             const std::vector<balance::WorkerPrior>& priors,
+                             const balance::PolicySpec& policy, const SimOptions& options = {});
+
+// The physical limit: the earliest time at which nodes of the scenario's true
+// speeds (changes and failures integrated, each capped by what its link can
+// deliver) could finish `work_seconds` of speed-1 work.
+double IdealMakespan(const Scenario& scenario, double work_seconds);
+
+}  // namespace ballast::sim

@@ -1,0 +1,34 @@
+#include "sim/true_cost.h"
+
+#include <algorithm>
+#include <random>
+
+namespace ballast::sim {
+
+TrueCost::TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint64_t seed)
+    : model_(items, shape) {
+  if (jitter <= 0) return;
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> factor(1 - jitter, 1 + jitter);
+  prefix_.resize(items + 1);
+  prefix_[0] = 0;
+  for (uint64_t i = 0; i < items; ++i) {
+    prefix_[i + 1] = prefix_[i] + model_.Cost({i, i + 1}) * factor(random);
+  }
+}
+
+double TrueCost::Cumulative(uint64_t i) const {
+  if (prefix_.empty()) return model_.Cumulative(i);
+  return prefix_[std::min<uint64_t>(i, prefix_.size() - 1)];
+}
+
+uint64_t TrueCost::Advance(uint64_t from, uint64_t limit, double cost) const {
+  if (prefix_.empty()) return model_.Advance(from, limit, cost);
+  limit = std::min<uint64_t>(limit, prefix_.size() - 1);
+  if (from >= limit) return from;
+  const double target = prefix_[from] + cost + 1e-12;
+  auto it = std::upper_bound(prefix_.begin() + from, prefix_.begin() + limit + 1, target);
+  return static_cast<uint64_t>(std::distance(prefix_.begin(), it)) - 1;
+}
+
+}  // namespace ballast::sim

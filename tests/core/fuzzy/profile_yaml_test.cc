@@ -1,0 +1,539 @@
+// Tests of the WeightProfile and node-fact parsers (core/fuzzy/profile.h).
+//
+// Every bad document marks the line its error must name with a "# <-"
+// comment; the test checks that the message starts with "<file>:<that line>:"
+// and says what was expected.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fuzzy/profile.h"
+
+namespace ballast::fuzzy {
+namespace {
+
+// The 1-based line of `text` holding the "# <-" marker; 0 when there is none.
+int MarkedLine(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find("# <-") != std::string::npos) return number;
+  }
+  return 0;
+}
+
+struct BadDocument {
+  std::string title;
+  std::string yaml;
+  std::string expectation;  // a substring the message must contain
+};
+
+void ExpectNamesFileLineAndExpectation(const Status& status, const BadDocument& c,
+                                       const std::string& file) {
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kInvalid);
+  const int line = MarkedLine(c.yaml);
+  ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
+  const std::string where = file + ":" + std::to_string(line) + ":";
+  EXPECT_EQ(status.message().rfind(where, 0), 0u)
+      << "message does not start with " << where << ": " << status.message();
+  EXPECT_NE(status.message().find(c.expectation), std::string::npos)
+      << "message does not say '" << c.expectation << "': " << status.message();
+}
+
+const char kHead[] = R"(apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata:
+  name: t
+spec:
+)";
+
+TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
+  const std::string head = kHead;
+  const std::string scale_terms =
+      "a term of the scale (above-norm, below-norm, norm, significantly-above-norm, "
+      "significantly-below-norm) or a number > 0, got ";
+  const std::vector<BadDocument> cases = {
+      {"unknown key in a criterion", head + R"(  criteria:
+    - name: cpu
+      label: ballast.io/cpu-model
+      type: linguistic
+      rank: 0.8
+      weight: 3  # <-
+      terms: {cortex-a72: norm}
+      default: norm
+)",
+       "spec.criteria[0].weight: unknown key 'weight' (expected one of: name, label, type"},
+      {"missing label", head + R"(  criteria:
+    - name: cpu  # <-
+      type: linguistic
+      rank: 0.8
+      terms: {cortex-a72: norm}
+      default: norm
+)",
+       "spec.criteria[0]: missing required key 'label'"},
+      {"zero rank", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 0  # <-
+      default: 8
+)",
+       "spec.criteria[0].rank: expected a number > 0, got '0'"},
+      {"negative rank", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: -0.5  # <-
+      default: 8
+)",
+       "expected a number > 0, got '-0.5'"},
+      {"rank not a number", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: high  # <-
+      default: 8
+)",
+       "expected a number > 0, got 'high'"},
+      {"unknown term in terms", head + R"(  criteria:
+    - name: cpu
+      label: ballast.io/cpu-model
+      type: linguistic
+      rank: 0.8
+      terms:
+        cortex-a72: nrom  # <-
+      default: norm
+)",
+       "spec.criteria[0].terms.cortex-a72: expected " + scale_terms + "'nrom'"},
+      {"unknown term as default", head + R"(  criteria:
+    - name: cpu
+      label: ballast.io/cpu-model
+      type: linguistic
+      rank: 0.8
+      terms: {cortex-a72: norm}
+      default: fast  # <-
+)",
+       "spec.criteria[0].default: expected " + scale_terms + "'fast'"},
+      {"zero number as a term", head + R"(  criteria:
+    - name: cpu
+      label: ballast.io/cpu-model
+      type: linguistic
+      rank: 0.8
+      terms:
+        cortex-a72: 0  # <-
+      default: norm
+)",
+       "got '0'"},
+      {"non-positive default", head + R"(  criteria:
+    - name: power
+      label: ballast.io/power-w
+      type: numeric
+      better: lower
+      rank: 0.02
+      default: -6.4  # <-
+)",
+       "spec.criteria[0].default: expected a term of the scale"},
+      {"missing default", head + R"(  criteria:
+    - name: power  # <-
+      label: ballast.io/power-w
+      type: numeric
+      rank: 0.02
+)",
+       "missing required key 'default'"},
+      {"missing type", head + R"(  criteria:
+    - name: power  # <-
+      label: ballast.io/power-w
+      rank: 0.02
+      default: 6.4
+)",
+       "missing required key 'type'"},
+      {"unknown type", head + R"(  criteria:
+    - name: power
+      label: ballast.io/power-w
+      type: fuzzy  # <-
+      rank: 0.02
+      default: 6.4
+)",
+       "spec.criteria[0].type: expected one of numeric, linguistic, got 'fuzzy'"},
+      {"unknown better", head + R"(  criteria:
+    - name: power
+      label: ballast.io/power-w
+      type: numeric
+      better: smaller  # <-
+      rank: 0.02
+      default: 6.4
+)",
+       "expected one of higher, lower, got 'smaller'"},
+      {"linguistic without terms", head + R"(  criteria:
+    - name: cpu  # <-
+      label: ballast.io/cpu-model
+      type: linguistic
+      rank: 0.8
+      default: norm
+)",
+       "missing required key 'terms'"},
+      {"numeric with terms", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 0.02
+      terms: {big: norm}  # <-
+      default: 8
+)",
+       "terms are only for type: linguistic"},
+      {"optional not a bool", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 0.02
+      default: 8
+      optional: maybe  # <-
+)",
+       "expected true or false, got 'maybe'"},
+      {"duplicate criterion", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 0.02
+      default: 8
+    - name: sd  # <-
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 0.02
+      default: 8
+)",
+       "duplicate criterion name 'sd' (first at line 7)"},
+      {"empty criteria", head + "  criteria: []  # <-\n", "expected a non-empty list of criteria"},
+      {"criteria missing", head + "  rounding: ceil  # <-\n", "missing required key 'criteria'"},
+      {"bad rounding", head + R"(  rounding: floor  # <-
+  criteria: []
+)",
+       "spec.rounding: expected one of ceil, round, none, got 'floor'"},
+      {"negative scale number", head + R"(  scale:
+    norm: -5  # <-
+  criteria: []
+)",
+       "spec.scale.norm: expected a number > 0, got '-5'"},
+      {"unknown spec key", head + R"(  criterias: []  # <-
+)",
+       "unknown key 'criterias' (expected one of: rounding, scale, criteria)"},
+      {"unknown top-level key", R"(apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata: {name: t}
+spek: {}  # <-
+)",
+       "unknown key 'spek'"},
+      {"wrong kind", R"(apiVersion: ballast.io/v1alpha1
+kind: WeightedJob  # <-
+metadata: {name: t}
+spec: {}
+)",
+       "kind: expected one of WeightProfile, got 'WeightedJob'"},
+      {"wrong apiVersion", R"(apiVersion: ballast.io/v1  # <-
+kind: WeightProfile
+metadata: {name: t}
+spec: {}
+)",
+       "apiVersion: expected one of ballast.io/v1alpha1, got 'ballast.io/v1'"},
+      {"no metadata name", R"(apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata:
+  labels: {a: b}  # <-
+spec: {}
+)",
+       "metadata: missing required key 'name'"},
+      {"not YAML", R"(criteria:
+  - name: cpu
+    rank: 0.8: 2  # <-
+    terms: {cortex-a72: norm}
+)",
+       "not valid YAML"},
+      {"not a map", "- just  # <-\n- a list\n", "expected a WeightProfile"},
+  };
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto profile = ParseProfile(c.yaml, "profiles/bad.yaml");
+    ExpectNamesFileLineAndExpectation(profile.status(), c, "profiles/bad.yaml");
+  }
+}
+
+TEST(FuzzyProfileYamlTest, WeightProfileResource) {
+  auto profile = ParseProfile(R"(apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata:
+  name: lab
+  labels: {team: hpc}
+  annotations: {note: "metadata keys other than name are ignored"}
+spec:
+  rounding: round
+  criteria:
+    - name: power
+      label: ballast.io/power-w
+      type: numeric
+      better: lower
+      rank: 0.02
+      default: 6.4
+      description: Watts at full load.
+)",
+                              "lab.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->name, "lab");
+  EXPECT_EQ(profile->rounding, Rounding::kRound);
+  EXPECT_EQ(profile->scale, PaperScale());
+  ASSERT_EQ(profile->criteria.size(), 1u);
+  const Criterion& power = profile->criteria[0];
+  EXPECT_EQ(power.name, "power");
+  EXPECT_EQ(power.label, "ballast.io/power-w");
+  EXPECT_EQ(power.type, CriterionType::kNumeric);
+  EXPECT_EQ(power.better, Better::kLower);
+  EXPECT_DOUBLE_EQ(power.rank, 0.02);
+  EXPECT_DOUBLE_EQ(power.default_level.value, 6.4);
+  EXPECT_EQ(power.default_level.term, "");
+  EXPECT_FALSE(power.optional);
+  EXPECT_EQ(power.description, "Watts at full load.");
+}
+
+TEST(FuzzyProfileYamlTest, BareSpecTakesTheFileNameAndExtendsTheScale) {
+  auto profile = ParseProfile(R"(scale:
+  norm: 4
+  blazing: 12
+criteria:
+  - name: cpu
+    label: ballast.io/cpu-model
+    type: linguistic
+    rank: 0.8
+    terms:
+      cortex-a72: norm
+      cortex-a76: blazing
+      cortex-a53: 1.5
+      "": below-norm
+    default: significantly-below-norm
+    optional: true
+)",
+                              "some/dir/my-profile.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->name, "my-profile");
+  EXPECT_EQ(profile->rounding, Rounding::kCeil);  // the paper's
+  EXPECT_DOUBLE_EQ(profile->scale.at("norm"), 4);
+  EXPECT_DOUBLE_EQ(profile->scale.at("blazing"), 12);
+  EXPECT_DOUBLE_EQ(profile->scale.at("above-norm"), 3);  // kept from the paper
+  const Criterion& cpu = profile->criteria.at(0);
+  EXPECT_EQ(cpu.better, Better::kHigher);  // the default
+  EXPECT_TRUE(cpu.optional);
+  ASSERT_EQ(cpu.terms.size(), 4u);
+  EXPECT_DOUBLE_EQ(cpu.terms.at("cortex-a72").value, 4);
+  EXPECT_EQ(cpu.terms.at("cortex-a72").term, "norm");
+  EXPECT_DOUBLE_EQ(cpu.terms.at("cortex-a76").value, 12);
+  EXPECT_DOUBLE_EQ(cpu.terms.at("cortex-a53").value, 1.5);
+  EXPECT_EQ(cpu.terms.at("cortex-a53").term, "");
+  EXPECT_DOUBLE_EQ(cpu.terms.at("").value, 3);
+  EXPECT_DOUBLE_EQ(cpu.default_level.value, 1);
+  EXPECT_EQ(cpu.default_level.ToString(), "1 (significantly-below-norm)");
+  EXPECT_EQ(cpu.terms.at("cortex-a53").ToString(), "1.5");
+}
+
+TEST(FuzzyProfileYamlTest, ShippedProfileEncodesTable1) {
+  auto profile = BuiltinProfile("raspberry-pi");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  struct Expected {
+    std::string name;
+    std::string label;
+    CriterionType type;
+    Better better;
+    double rank;
+    bool optional;
+  };
+  const std::vector<Expected> expected = {
+      {"cpu", "ballast.io/cpu-model", CriterionType::kLinguistic, Better::kHigher, 0.8, false},
+      {"os-bits", "ballast.io/os-bits", CriterionType::kLinguistic, Better::kHigher, 0.1, false},
+      {"ram", "ballast.io/ram-mb", CriterionType::kLinguistic, Better::kHigher, 0.02, false},
+      {"control-plane", "node-role.kubernetes.io/control-plane", CriterionType::kLinguistic,
+       Better::kHigher, 0.02, true},
+      {"sd", "ballast.io/sd-gb", CriterionType::kNumeric, Better::kHigher, 0.02, false},
+      {"power", "ballast.io/power-w", CriterionType::kNumeric, Better::kLower, 0.02, false},
+      {"os-release", "ballast.io/os-release", CriterionType::kLinguistic, Better::kHigher, 0.02,
+       false},
+  };
+  ASSERT_EQ(profile->criteria.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Criterion& c = profile->criteria[i];
+    SCOPED_TRACE(expected[i].name);
+    EXPECT_EQ(c.name, expected[i].name);
+    EXPECT_EQ(c.label, expected[i].label);
+    EXPECT_EQ(c.type, expected[i].type);
+    EXPECT_EQ(c.better, expected[i].better);
+    EXPECT_DOUBLE_EQ(c.rank, expected[i].rank);
+    EXPECT_EQ(c.optional, expected[i].optional);
+    EXPECT_FALSE(c.description.empty());
+  }
+  // The linguistic assignments of Table 1.
+  const auto& cpu = profile->criteria[0].terms;
+  EXPECT_EQ(cpu.at("cortex-a72").term, "norm");
+  EXPECT_EQ(cpu.at("cortex-a53").term, "significantly-below-norm");
+  EXPECT_GT(cpu.at("cortex-a76").value, cpu.at("cortex-a72").value);
+  EXPECT_EQ(profile->criteria[1].terms.at("64").term, "norm");
+  EXPECT_EQ(profile->criteria[1].terms.at("32").term, "significantly-below-norm");
+  EXPECT_EQ(profile->criteria[2].terms.at("2048").term, "norm");
+  EXPECT_EQ(profile->criteria[2].terms.at("1024").term, "below-norm");
+  EXPECT_EQ(profile->criteria[3].terms.at("true").term, "above-norm");
+  EXPECT_EQ(profile->criteria[3].terms.at("").term, "above-norm");
+  EXPECT_EQ(profile->criteria[3].default_level.term, "norm");
+  EXPECT_EQ(profile->criteria[6].terms.at("2020-08-24").term, "below-norm");
+  EXPECT_EQ(profile->criteria[6].terms.at("2021-01-11").term, "norm");
+}
+
+TEST(FuzzyNodesYamlTest, NodesListIgnoresOtherKeys) {
+  auto nodes = ParseNodes(R"(name: a scenario file also has these
+policies: [equal, adaptive]
+nodes:
+  - name: pi4b-1
+    speed: 4.3
+    latency: 0.002
+    changes: [{at: 10, speed: 2}]
+    labels:
+      ballast.io/cpu-model: cortex-a72
+      ballast.io/ram-mb: 2048
+      node-role.kubernetes.io/control-plane:
+  - name: pi3b-1
+)",
+                          "cluster.yaml");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].name, "pi4b-1");
+  const std::map<std::string, std::string> labels = {
+      {"ballast.io/cpu-model", "cortex-a72"},
+      {"ballast.io/ram-mb", "2048"},
+      {"node-role.kubernetes.io/control-plane", ""},
+  };
+  EXPECT_EQ((*nodes)[0].labels, labels);
+  EXPECT_EQ((*nodes)[1].name, "pi3b-1");
+  EXPECT_TRUE((*nodes)[1].labels.empty());
+}
+
+// Trimmed from `kubectl get nodes -o yaml` on a k3s cluster.
+const char kKubectlNodes[] = R"(apiVersion: v1
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    annotations:
+      k3s.io/node-args: '["server"]'
+    creationTimestamp: "2024-03-01T10:00:00Z"
+    labels:
+      beta.kubernetes.io/arch: arm64
+      kubernetes.io/arch: arm64
+      kubernetes.io/hostname: pi4b-master
+      node-role.kubernetes.io/control-plane: "true"
+      node-role.kubernetes.io/master: "true"
+      ballast.io/cpu-model: cortex-a72
+    name: pi4b-master
+    resourceVersion: "1234"
+    uid: 0b6f3c4e-0000-0000-0000-000000000000
+  spec:
+    podCIDR: 10.42.0.0/24
+  status:
+    capacity:
+      cpu: "4"
+      memory: 1891264Ki
+- apiVersion: v1
+  kind: Node
+  metadata:
+    labels:
+      kubernetes.io/arch: arm
+      kubernetes.io/hostname: pi3b-worker
+      ballast.io/cpu-model: cortex-a53
+    name: pi3b-worker
+kind: List
+metadata:
+  resourceVersion: ""
+)";
+
+TEST(FuzzyNodesYamlTest, KubectlNodeListAndSingleNode) {
+  auto nodes = ParseNodes(kKubectlNodes, "nodes.yaml");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].name, "pi4b-master");
+  EXPECT_EQ((*nodes)[0].labels.size(), 6u);
+  EXPECT_EQ((*nodes)[0].labels.at("node-role.kubernetes.io/control-plane"), "true");
+  EXPECT_EQ((*nodes)[1].name, "pi3b-worker");
+  EXPECT_EQ((*nodes)[1].labels.at("ballast.io/cpu-model"), "cortex-a53");
+
+  std::string node_list = kKubectlNodes;
+  node_list.replace(node_list.find("kind: List"), 10, "kind: NodeList");
+  auto as_node_list = ParseNodes(node_list, "nodes.yaml");
+  ASSERT_TRUE(as_node_list.ok()) << as_node_list.status().ToString();
+  EXPECT_EQ(as_node_list->size(), 2u);
+
+  auto single = ParseNodes(R"(apiVersion: v1
+kind: Node
+metadata:
+  name: pi5
+  labels: {ballast.io/cpu-model: cortex-a76}
+)",
+                           "node.yaml");
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  ASSERT_EQ(single->size(), 1u);
+  EXPECT_EQ((*single)[0].name, "pi5");
+  EXPECT_EQ((*single)[0].labels.at("ballast.io/cpu-model"), "cortex-a76");
+}
+
+TEST(FuzzyNodesYamlTest, BadNodesNameFileLineAndExpectation) {
+  const std::vector<BadDocument> cases = {
+      {"empty nodes", "nodes: []  # <-\n", "nodes: expected a non-empty list of nodes, got a list"},
+      {"empty items", "kind: NodeList\nitems: []  # <-\n", "items: expected a non-empty list"},
+      {"no nodes key", "workers: 3  # <-\n", "missing required key 'nodes'"},
+      {"missing name", R"(nodes:
+  - name: a
+  - speed: 2  # <-
+)",
+       "nodes[1]: missing required key 'name'"},
+      {"empty name", R"(nodes:
+  - name: ""  # <-
+)",
+       "nodes[0].name: expected a non-empty node name"},
+      {"labels not a map", R"(nodes:
+  - name: a
+    labels: [ballast.io/cpu-model]  # <-
+)",
+       "nodes[0].labels: expected a map of label: value, got a list"},
+      {"label value not a string", R"(nodes:
+  - name: a
+    labels:
+      ballast.io/cpu-model: {family: cortex}  # <-
+)",
+       "nodes[0].labels.ballast.io/cpu-model: expected a string label value, got a map"},
+      {"duplicate node", R"(nodes:
+  - name: a
+  - name: a  # <-
+)",
+       "duplicate node name 'a'"},
+      {"not a Node item", R"(kind: List
+items:
+  - kind: Node
+    metadata: {name: a}
+  - kind: Pod  # <-
+    metadata: {name: p}
+)",
+       "items[1].kind: expected one of Node, got 'Pod'"},
+      {"unknown kind", "kind: Deployment  # <-\n", "kind: expected one of NodeList, List, Node"},
+      {"item without metadata", R"(kind: NodeList
+items:
+  - kind: Node  # <-
+    spec: {}
+)",
+       "missing required key 'metadata'"},
+      {"not a map", "- a  # <-\n- b\n", "expected a map with `nodes:`"},
+      {"not YAML", "nodes:\n  - name: a: b  # <-\n", "not valid YAML"},
+  };
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto nodes = ParseNodes(c.yaml, "nodes.yaml");
+    ExpectNamesFileLineAndExpectation(nodes.status(), c, "nodes.yaml");
+  }
+}
+
+}  // namespace
+}  // namespace ballast::fuzzy
