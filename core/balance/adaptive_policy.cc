@@ -166,7 +166,10 @@ class AdaptivePolicy : public PolicyBase {
     // Keep all workers together within a report budget of the coordinator.
     const double floor =
         std::max(options_.min_report_s, static_cast<double>(worker_count()) / kReportBudget);
-    if (!estimates_[worker].measured) return floor;
+    // Unmeasured (no item finished yet): back off from the floor, doubling.
+    if (!estimates_[worker].measured) {
+      return std::min(kMaxReportSeconds, std::max(floor, 2 * state(worker).report_every_s));
+    }
     return std::clamp(remaining / Speed(worker) / kReportsPerLease, floor, kMaxReportSeconds);
   }
 

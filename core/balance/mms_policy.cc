@@ -50,7 +50,7 @@ class MmsPolicy : public PolicyBase {
     if (phase_ != Phase::kStopping) return std::nullopt;
     // The worker answers the stop signal: it stops after the item it finished
     // and waits for the others (the synchronization of the paper).
-    ReturnToPool(Cut(worker, state(worker).position));
+    ReturnToPool(Cut(worker, state(worker).position), /*wake=*/false);
     if (AllStopped()) return StartMasterSlave(worker, now);
     return Wait();
   }
@@ -69,7 +69,7 @@ class MmsPolicy : public PolicyBase {
     phase_ = Phase::kStopping;
     for (WorkerId id = 0; id < worker_count(); ++id) {
       const Range rest = TakeReserved(id);
-      if (!rest.empty()) ReturnToPool(rest);
+      if (!rest.empty()) ReturnToPool(rest, /*wake=*/false);
       if (!Unfinished(id).empty()) Signal(id);
     }
   }

@@ -123,7 +123,7 @@ Range PolicyBase::TakeCostFromPool(double cost) {
   return taken;
 }
 
-void PolicyBase::ReturnToPool(Range range) {
+void PolicyBase::ReturnToPool(Range range, bool wake) {
   bool added = false;
   for (const Range& part : IntervalSet(range).Ranges()) {
     // Only unfinished items go back.
@@ -134,7 +134,7 @@ void PolicyBase::ReturnToPool(Range range) {
     }
     for (const Range& r : rest.Ranges()) added = pool_.Add(r) > 0 || added;
   }
-  if (added) WakeWaiting();
+  if (added && wake) WakeWaiting();
 }
 
 void PolicyBase::WakeWaiting() {

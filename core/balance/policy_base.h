@@ -72,8 +72,9 @@ class PolicyBase : public Policy {
   Range TakeFromPool(uint64_t count);
   // Takes items from the front of the pool worth at most `cost` (at least one item).
   Range TakeCostFromPool(double cost);
-  // Returns unfinished items of `range` to the pool and signals waiting workers.
-  void ReturnToPool(Range range);
+  // Returns unfinished items of `range` to the pool and, when `wake`, signals
+  // waiting workers that there is work again.
+  void ReturnToPool(Range range, bool wake = true);
   // Asks every waiting worker to ask again.
   void WakeWaiting();
   // Asks one worker to contact the coordinator now.
