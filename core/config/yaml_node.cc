@@ -119,7 +119,7 @@ Status YamlNode::ExpectMap(std::initializer_list<std::string_view> allowed) cons
 
 Status YamlNode::ExpectSequence(bool allow_empty) const {
   if (!node_.IsSequence()) return Error("a list");
-  if (!allow_empty && node_.size() == 0) return Error("a non-empty list");
+  if (!allow_empty && node_.size() == 0) return Fail("expected a non-empty list, got an empty list");
   return Status::Ok();
 }
 
