@@ -71,7 +71,7 @@ StatusOr<std::vector<SpeedChange>> ParseChanges(const YamlNode& node) {
 
 StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
   BALLAST_RETURN_IF_ERROR(node.ExpectMap({"name", "labels", "speed", "changes", "latency",
-                                          "bandwidth", "bytesPerItem", "failAt"}));
+                                          "bandwidth", "bytesPerItem", "failAt", "localItems"}));
   NodeSpec spec;
   spec.line = node.line();
   BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
@@ -104,6 +104,10 @@ StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
     BALLAST_ASSIGN_OR_RETURN(double value, fail->AsDouble());
     if (value < 0) return fail->Error("a time >= 0");
     spec.fail_at = value;
+  }
+  if (auto local = node.Get("localItems")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t count, local->AsInt(0));
+    spec.local_items = static_cast<uint64_t>(count);
   }
   return spec;
 }

@@ -37,6 +37,7 @@ struct Worker {
   double segment_start = 0;   // when cost_done was last brought up to date
   bool signal_pending = false;
   uint64_t epoch = 0;         // invalidates scheduled wake-ups
+  balance::IntervalSet local;  // items whose inputs are on this node
   WorkerResult result;
 };
 
@@ -65,6 +66,7 @@ class Simulation {
               scenario.seed),
         item_seconds_(scenario.workload.item_seconds) {
     workers_.resize(scenario.nodes.size());
+    uint64_t local_begin = 0;
     for (size_t i = 0; i < workers_.size(); ++i) {
       Worker& w = workers_[i];
       w.node = &scenario.nodes[i];
@@ -72,6 +74,8 @@ class Simulation {
       w.result.name = w.node->name;
       w.result.prior_speed = priors[i].speed;
       w.result.true_speed = w.node->speed;
+      w.local = balance::IntervalSet(Range{local_begin, local_begin + w.node->local_items});
+      local_begin += w.node->local_items;
     }
     job_.items = scenario.workload.items;
     job_.cost = scenario.workload.cost;
@@ -340,7 +344,10 @@ class Simulation {
     ++w.result.leases;
     double transfer = 0;
     if (w.bytes_per_item > 0 && w.node->bandwidth > 0) {
-      const double items = scenario_.workload.transfer == Transfer::kBlock ? w.lease.size() : 1;
+      const uint64_t remote = w.lease.size() - w.local.CountIn(w.lease);
+      const double items = scenario_.workload.transfer == Transfer::kBlock
+                               ? static_cast<double>(remote)
+                               : std::min<double>(1, remote);
       transfer = items * w.bytes_per_item / w.node->bandwidth;
     }
     SetPhase(w, Phase::kReceiving, now);
@@ -457,7 +464,7 @@ double IdealMakespan(const Scenario& scenario, double work_seconds) {
       if (node.fail_at && *node.fail_at <= t) continue;
       double speed = SpeedAt(node, t);
       const double bytes = node.bytes_per_item.value_or(scenario.workload.bytes_per_item);
-      if (bytes > 0 && node.bandwidth > 0) {
+      if (bytes > 0 && node.bandwidth > 0 && node.local_items == 0) {
         speed = std::min(speed, node.bandwidth / bytes * mean_item_seconds);
       }
       sum += speed;
