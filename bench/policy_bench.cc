@@ -31,8 +31,10 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -52,6 +54,13 @@ constexpr uint64_t kSeed = 20261120;
 constexpr double kPriorError = 0.3;             // priors are wrong by up to ±30 %
 constexpr double kSpeedClasses[] = {0.1, 0.5, 1.0};  // Pi 3B, Pi 4B, Pi 5
 constexpr double kItemsPerSecondAtSpeed1 = 10;  // so a report finishes 1, 5 or 10 items
+// Building a steady state may take at most this long (it is untimed, but a
+// policy whose warm-up is too slow would stall the whole run).
+constexpr double kSetupBudgetSeconds = 30;
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // What the benchmark driver knows of one simulated worker.
 struct SimWorker {
@@ -140,11 +149,28 @@ class Driver {
   }
 
   // One progress report from every worker that can make one (adaptive then
-  // has a measured speed for each).
-  void ProgressRound() {
+  // has a measured speed for each). Returns false, with `error` saying how far
+  // it got, when it takes longer than `budget_s`.
+  bool ProgressRound(double budget_s, std::string* error) {
+    const auto start = Clock::now();
+    size_t reported = 0;
     for (WorkerId id = 0; id < workers_.size(); ++id) {
-      if (CanProgress(id)) Progress(id);
+      if (!CanProgress(id)) continue;
+      const auto before = Clock::now();
+      Progress(id);
+      ++reported;
+      const auto after = Clock::now();
+      if (Seconds(after - start) > budget_s && id + 1 < workers_.size()) {
+        *error = fmt::format(
+            "setup over its {:.0f} s budget: the first progress round (one report per worker, to "
+            "reach steady state) covered {} of {} workers in {:.1f} s; the last report took "
+            "{:.1f} ms",
+            budget_s, reported, workers_.size(), Seconds(after - start),
+            1e3 * Seconds(after - before));
+        return false;
+      }
     }
+    return true;
   }
 
  private:
@@ -213,58 +239,24 @@ void SetDecisionCounters(benchmark::State& state, uint64_t decisions) {
   state.counters["per_decision"] = benchmark::Counter(
       static_cast<double>(decisions), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["target_us"] = kTargetUs;
-  state.counters["workers"] = static_cast<double>(state.range(0));
 }
 
-// Progress reports mid-lease, round-robin over all workers.
-void BM_Progress(benchmark::State& state, const std::string& policy) {
-  const auto workers = static_cast<size_t>(state.range(0));
-  auto driver = std::make_unique<Driver>(policy, workers);
-  driver->FirstLeases();
-  driver->ProgressRound();  // steady state: every worker has reported once
-  uint64_t renewals = 0;
-  uint64_t rebuilds = 0;
-  for (auto _ : state) {
-    WorkerId id = driver->Next();
-    if (!driver->CanProgress(id)) {
-      // The worker's lease ran out (or was cut to nothing): it asks for a new
-      // one, untimed. When no worker can get one, the state is rebuilt.
-      state.PauseTiming();
-      for (size_t tries = 0; !driver->CanProgress(id); ++tries) {
-        if (tries > 2 * workers) {
-          driver = std::make_unique<Driver>(policy, workers);
-          driver->FirstLeases();
-          driver->ProgressRound();
-          ++rebuilds;
-          tries = 0;
-        }
-        ++renewals;
-        if (driver->Idle(id) != Reply::Kind::kLease || !driver->CanProgress(id)) {
-          id = driver->Next();
-        }
-      }
-      state.ResumeTiming();
-    }
-    benchmark::DoNotOptimize(driver->Progress(id));
-  }
-  SetDecisionCounters(state, state.iterations());
-  state.counters["renewals"] = static_cast<double>(renewals);
-  state.counters["rebuilds"] = static_cast<double>(rebuilds);
-  state.counters["rebalances"] = static_cast<double>(driver->policy().stats().rebalances);
-}
+enum class Regime { kProgress, kIdle };
 
-// Static policies decide once per worker: its reserved share.
+// Static policies decide once per idle worker: its reserved share.
 bool DecidesOnlyReserve(const std::string& policy) {
   return policy == "equal" || policy == "weighted";
 }
 
-// Builds the state in which an idle report asks for a real decision.
-std::unique_ptr<Driver> BuildIdle(const std::string& policy, size_t workers) {
+// Builds the steady state of `regime`; nullptr, with `error` set, when that
+// takes longer than the setup budget.
+std::unique_ptr<Driver> Build(const std::string& policy, size_t workers, Regime regime,
+                              std::string* error) {
   auto driver = std::make_unique<Driver>(policy, workers);
-  if (DecidesOnlyReserve(policy)) return driver;
+  if (regime == Regime::kIdle && DecidesOnlyReserve(policy)) return driver;
   driver->FirstLeases();
-  driver->ProgressRound();
-  if (policy == "mms") {
+  if (!driver->ProgressRound(kSetupBudgetSeconds, error)) return nullptr;
+  if (regime == Regime::kIdle && policy == "mms") {
     // Reach the master-slave phase: the first worker to finish its share
     // stops everyone; each stops at its next report; then chunks are handed
     // out from the pool.
@@ -276,31 +268,97 @@ std::unique_ptr<Driver> BuildIdle(const std::string& policy, size_t workers) {
   return driver;
 }
 
+// Google Benchmark calls a benchmark function several times (to size the
+// iteration count); the state it built is kept between calls, so a slow
+// warm-up is paid once. A failed build is remembered too.
+struct CacheEntry {
+  std::unique_ptr<Driver> driver;
+  std::string error;
+  uint64_t decisions = 0;  // idle decisions since the state was built
+};
+
+CacheEntry& Cached(const std::string& policy, size_t workers, Regime regime) {
+  static std::map<std::string, CacheEntry> cache;
+  const std::string key =
+      fmt::format("{}/{}/{}", regime == Regime::kProgress ? "progress" : "idle", policy, workers);
+  auto [it, fresh] = cache.try_emplace(key);
+  if (fresh) it->second.driver = Build(policy, workers, regime, &it->second.error);
+  return it->second;
+}
+
+// Progress reports mid-lease, round-robin over all workers.
+void BM_Progress(benchmark::State& state, const std::string& policy) {
+  const auto workers = static_cast<size_t>(state.range(0));
+  CacheEntry& entry = Cached(policy, workers, Regime::kProgress);
+  uint64_t renewals = 0;
+  uint64_t rebuilds = 0;
+  for (auto _ : state) {
+    if (!entry.driver) {
+      state.SkipWithError(entry.error.c_str());
+      break;
+    }
+    Driver* driver = entry.driver.get();
+    WorkerId id = driver->Next();
+    if (!driver->CanProgress(id)) {
+      // The worker's lease ran out (or was cut to nothing): it asks for a new
+      // one, untimed. When no worker can get one, the state is rebuilt.
+      state.PauseTiming();
+      for (size_t tries = 0; driver && !driver->CanProgress(id); ++tries) {
+        if (tries > 2 * workers) {
+          entry.driver = Build(policy, workers, Regime::kProgress, &entry.error);
+          driver = entry.driver.get();
+          ++rebuilds;
+          tries = 0;
+          continue;
+        }
+        ++renewals;
+        if (driver->Idle(id) != Reply::Kind::kLease || !driver->CanProgress(id)) {
+          id = driver->Next();
+        }
+      }
+      state.ResumeTiming();
+      if (!driver) continue;  // the skip is reported at the next iteration
+    }
+    benchmark::DoNotOptimize(driver->Progress(id));
+  }
+  SetDecisionCounters(state, state.iterations());
+  state.counters["renewals"] = static_cast<double>(renewals);
+  state.counters["rebuilds"] = static_cast<double>(rebuilds);
+  if (entry.driver) {
+    state.counters["rebalances"] =
+        static_cast<double>(entry.driver->policy().stats().rebalances);
+  }
+}
+
 // Idle reports: a worker finishes its lease and gets the next one.
 void BM_Idle(benchmark::State& state, const std::string& policy) {
   const auto workers = static_cast<size_t>(state.range(0));
   const bool reserve_only = DecidesOnlyReserve(policy);
-  auto driver = BuildIdle(policy, workers);
-  uint64_t since_build = 0;
+  CacheEntry& entry = Cached(policy, workers, Regime::kIdle);
   uint64_t rebuilds = 0;
   uint64_t leases = 0;
   uint64_t steals = 0;
   for (auto _ : state) {
-    const Reply::Kind kind = driver->Idle(driver->Next());
-    ++since_build;
+    if (!entry.driver) {
+      state.SkipWithError(entry.error.c_str());
+      break;
+    }
+    const Reply::Kind kind = entry.driver->Idle(entry.driver->Next());
+    ++entry.decisions;
     if (kind == Reply::Kind::kLease) ++leases;
-    if (kind != Reply::Kind::kLease || (reserve_only && since_build == workers)) {
-      // The regime is exhausted (pool empty and nothing left worth stealing,
-      // or every reserved share handed out): rebuild, untimed.
+    if (kind != Reply::Kind::kLease || (reserve_only && entry.decisions == workers)) {
+      // The regime is exhausted (nothing left in the pool or worth stealing;
+      // for equal and weighted: every reserved share handed out): rebuild,
+      // untimed.
       state.PauseTiming();
-      steals += driver->policy().stats().steals;
-      driver = BuildIdle(policy, workers);
-      since_build = 0;
+      steals += entry.driver->policy().stats().steals;
+      entry.driver = Build(policy, workers, Regime::kIdle, &entry.error);
+      entry.decisions = 0;
       ++rebuilds;
       state.ResumeTiming();
     }
   }
-  steals += driver->policy().stats().steals;
+  if (entry.driver) steals += entry.driver->policy().stats().steals;
   SetDecisionCounters(state, state.iterations());
   state.counters["leases"] = static_cast<double>(leases);
   state.counters["steals"] = static_cast<double>(steals);
@@ -308,21 +366,16 @@ void BM_Idle(benchmark::State& state, const std::string& policy) {
 }
 
 void Register() {
-  for (const std::string& policy : PolicyNames()) {
-    benchmark::RegisterBenchmark(("progress/" + policy).c_str(), BM_Progress, policy)
-        ->ArgName("workers")
-        ->Arg(100)
-        ->Arg(1000)
-        ->Arg(10000)
-        ->Unit(benchmark::kMicrosecond);
-  }
-  for (const std::string& policy : PolicyNames()) {
-    benchmark::RegisterBenchmark(("idle/" + policy).c_str(), BM_Idle, policy)
-        ->ArgName("workers")
-        ->Arg(100)
-        ->Arg(1000)
-        ->Arg(10000)
-        ->Unit(benchmark::kMicrosecond);
+  for (const auto& [regime, function] :
+       {std::pair{"progress/", BM_Progress}, std::pair{"idle/", BM_Idle}}) {
+    for (const std::string& policy : PolicyNames()) {
+      benchmark::RegisterBenchmark((regime + policy).c_str(), function, policy)
+          ->ArgName("workers")
+          ->Arg(100)
+          ->Arg(1000)
+          ->Arg(10000)
+          ->Unit(benchmark::kMicrosecond);
+    }
   }
 }
 

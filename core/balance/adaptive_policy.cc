@@ -232,7 +232,10 @@ class AdaptivePolicy : public PolicyBase {
     amount = std::min(amount, rest);
     const uint64_t cut = cost().Retreat(left.end, safe, amount);
     if (cut >= left.end) return std::nullopt;
-    const Range stolen{cut, left.end};
+    // The victim may already have finished the start of it (it overshot an
+    // earlier cut before learning of it): the thief starts after those.
+    const Range stolen = SkipFinished({cut, left.end});
+    if (stolen.empty()) return std::nullopt;
     // Hysteresis: the victim's finish must move earlier by more than the
     // thief's overhead of starting a lease.
     const double thief_finish = now + estimates_[thief].overhead_s + cost().Cost(stolen) / t_speed;

@@ -164,6 +164,14 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
   }
 }
 
+Range PolicyBase::SkipFinished(Range range) const {
+  while (!range.empty() && done_.Contains(range.begin)) {
+    const Range finished = done_.FirstAtOrAfter(range.begin);
+    range.begin = std::min(range.end, finished.end);
+  }
+  return range;
+}
+
 Range PolicyBase::Unfinished(WorkerId id) const {
   const WorkerState& worker = workers_[id];
   if (worker.lease.empty()) return {};

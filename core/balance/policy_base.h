@@ -81,6 +81,8 @@ class PolicyBase : public Policy {
   void Signal(WorkerId worker) { signals_.push_back(worker); }
   // Plans each worker's reserved share in proportion to `shares` (by cost).
   void ReserveProportional(const std::vector<double>& shares);
+  // `range` without the finished items at its front.
+  Range SkipFinished(Range range) const;
   // The unfinished part of the worker's lease as last reported.
   Range Unfinished(WorkerId worker) const;
   // Items the worker is predicted to have finished by `now` at `cost_rate`.

@@ -1,0 +1,216 @@
+// Tests of CostModel (core/balance/cost_model.h): declared item costs and the
+// O(1) forward and backward queries that policies split work with.
+#include "balance/cost_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ballast::balance {
+namespace {
+
+const std::vector<CostShape> kShapes = {CostShape::kUniform, CostShape::kLinear,
+                                        CostShape::kSqrt};
+
+uint64_t TestSeed() {
+  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
+  return std::random_device{}();
+}
+
+TEST(CostShapeTest, ParsesItsOwnNamesAndNothingElse) {
+  for (CostShape shape : kShapes) {
+    SCOPED_TRACE(CostShapeName(shape));
+    EXPECT_EQ(ParseCostShape(CostShapeName(shape)), shape);
+  }
+  EXPECT_EQ(std::string(CostShapeName(CostShape::kLinear)), "linear");
+  EXPECT_FALSE(ParseCostShape("cubic").has_value());
+  EXPECT_FALSE(ParseCostShape("").has_value());
+  EXPECT_FALSE(ParseCostShape("Linear").has_value());
+}
+
+TEST(CostModelTest, WholeJobCostsItsItemCountForEveryShape) {
+  for (CostShape shape : kShapes) {
+    for (uint64_t items : {1ull, 2ull, 7ull, 100ull, 12345ull, 1'000'000'000'000ull}) {
+      SCOPED_TRACE(std::string(CostShapeName(shape)) + " N=" + std::to_string(items));
+      const CostModel model(items, shape);
+      EXPECT_EQ(model.items(), items);
+      EXPECT_EQ(model.shape(), shape);
+      EXPECT_DOUBLE_EQ(model.Cumulative(items), static_cast<double>(items));
+      EXPECT_EQ(model.Cumulative(0), 0.0);
+      // Beyond the end nothing more is counted.
+      EXPECT_DOUBLE_EQ(model.Cumulative(items + 5), static_cast<double>(items));
+      EXPECT_DOUBLE_EQ(model.Cost({0, items}), static_cast<double>(items));
+    }
+  }
+  EXPECT_EQ(CostModel().Cumulative(10), 0.0);
+}
+
+TEST(CostModelTest, ItemCostsFollowTheDeclaredShape) {
+  const uint64_t n = 1000;
+  const CostModel uniform(n, CostShape::kUniform);
+  const CostModel linear(n, CostShape::kLinear);
+  const CostModel sqrt_model(n, CostShape::kSqrt);
+  double previous_linear = 0;
+  double previous_sqrt = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    SCOPED_TRACE("item " + std::to_string(i));
+    EXPECT_NEAR(uniform.Cost({i, i + 1}), 1.0, 1e-9);
+    // Linear: item i of N costs f((i + 0.5) / N) = 2 (i + 0.5) / N exactly.
+    EXPECT_NEAR(linear.Cost({i, i + 1}), 2.0 * (i + 0.5) / n, 1e-9);
+    // Costs grow with the index for linear and sqrt.
+    EXPECT_GT(linear.Cost({i, i + 1}), previous_linear);
+    EXPECT_GT(sqrt_model.Cost({i, i + 1}), previous_sqrt);
+    previous_linear = linear.Cost({i, i + 1});
+    previous_sqrt = sqrt_model.Cost({i, i + 1});
+  }
+}
+
+TEST(CostModelTest, LinearSecondHalfCostsThreeTimesTheFirst) {
+  for (uint64_t n : {2ull, 10ull, 100ull, 1'000'000ull}) {
+    SCOPED_TRACE("N=" + std::to_string(n));
+    const CostModel model(n, CostShape::kLinear);
+    const double first = model.Cost({0, n / 2});
+    const double second = model.Cost({n / 2, n});
+    EXPECT_DOUBLE_EQ(first, n / 4.0);
+    EXPECT_DOUBLE_EQ(second, 3.0 * first);
+  }
+  // sqrt: the first quarter costs N (1/4)^1.5 = N / 8.
+  EXPECT_DOUBLE_EQ(CostModel(800, CostShape::kSqrt).Cost({0, 200}), 100.0);
+}
+
+struct LimitCase {
+  std::string title;
+  uint64_t items;
+  uint64_t from_or_to;
+  uint64_t limit;
+  double cost;
+  uint64_t advance;  // Advance(from_or_to, limit, cost)
+  uint64_t retreat;  // Retreat(from_or_to, limit, cost)
+};
+
+TEST(CostModelTest, AdvanceAndRetreatRespectTheirLimits) {
+  // Uniform, so that every figure can be checked by eye.
+  const std::vector<LimitCase> cases = {
+      {"zero cost stays put", 100, 40, 40, 0.0, 40, 40},
+      {"within limits", 100, 40, 10, 5.0, 40, 35},
+      {"fractional cost rounds toward the start", 100, 40, 10, 5.7, 40, 35},
+      {"huge cost stops at the limit", 100, 40, 10, 1e9, 40, 10},
+      {"negative cost stays put", 100, 40, 10, -3.0, 40, 40},
+  };
+  for (const LimitCase& c : cases) {
+    SCOPED_TRACE(c.title);
+    const CostModel model(c.items, CostShape::kUniform);
+    // Here the limit is below the position: Advance has nowhere to go.
+    EXPECT_EQ(model.Advance(c.from_or_to, c.limit, c.cost), c.advance);
+    EXPECT_EQ(model.Retreat(c.from_or_to, c.limit, c.cost), c.retreat);
+  }
+  const CostModel model(100, CostShape::kUniform);
+  EXPECT_EQ(model.Advance(40, 90, 5.0), 45u);
+  EXPECT_EQ(model.Advance(40, 90, 5.999), 45u);
+  EXPECT_EQ(model.Advance(40, 90, 1e9), 90u);
+  // A limit beyond the job is clamped to the job.
+  EXPECT_EQ(model.Advance(40, 1000, 1e9), 100u);
+  EXPECT_EQ(model.Retreat(1000, 0, 10.0), 90u);
+  EXPECT_EQ(model.Retreat(60, 0, 1e9), 0u);
+  EXPECT_EQ(model.Retreat(60, 70, 5.0), 60u);
+}
+
+// Brute force: the largest e in [from, limit] with Cost([from, e)) <= cost.
+uint64_t BruteAdvance(const CostModel& model, uint64_t from, uint64_t limit, double cost) {
+  uint64_t e = from;
+  while (e < limit && model.Cost({from, e + 1}) <= cost + 1e-9) ++e;
+  return e;
+}
+
+// Brute force: the smallest b in [limit, to] with Cost([b, to)) <= cost.
+uint64_t BruteRetreat(const CostModel& model, uint64_t to, uint64_t limit, double cost) {
+  uint64_t b = to;
+  while (b > limit && model.Cost({b - 1, to}) <= cost + 1e-9) --b;
+  return b;
+}
+
+TEST(CostModelTest, AdvanceAndRetreatAreInversesOnItemBoundaries) {
+  for (CostShape shape : kShapes) {
+    for (uint64_t items : {1ull, 2ull, 3ull, 10ull, 37ull}) {
+      const CostModel model(items, shape);
+      for (uint64_t a = 0; a <= items; ++a) {
+        for (uint64_t b = a; b <= items; ++b) {
+          SCOPED_TRACE(std::string(CostShapeName(shape)) + " N=" + std::to_string(items) + " [" +
+                       std::to_string(a) + ", " + std::to_string(b) + ")");
+          const double cost = model.Cost({a, b});
+          // Exactly the cost of [a, b) reaches from one end to the other.
+          EXPECT_EQ(model.Advance(a, items, cost), b);
+          EXPECT_EQ(model.Retreat(b, 0, cost), a);
+          // The limits bound the answer.
+          EXPECT_EQ(model.Advance(a, b, 1e18), b);
+          EXPECT_EQ(model.Retreat(b, a, 1e18), a);
+        }
+      }
+    }
+  }
+}
+
+TEST(CostModelTest, RandomQueriesMatchBruteForce) {
+  const uint64_t seed = TestSeed();
+  std::cout << "RandomQueriesMatchBruteForce seed=" << seed
+            << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  for (int round = 0; round < 3000; ++round) {
+    const CostShape shape = kShapes[random() % kShapes.size()];
+    const uint64_t items = 1 + random() % 300;
+    const CostModel model(items, shape);
+    const uint64_t x = random() % (items + 1);
+    const uint64_t y = random() % (items + 1);
+    const double cost = std::uniform_real_distribution<double>(0, 1.2 * items)(random) *
+                        (random() % 3 == 0 ? 0.05 : 1.0);
+    SCOPED_TRACE(std::string(CostShapeName(shape)) + " N=" + std::to_string(items) +
+                 " x=" + std::to_string(x) + " y=" + std::to_string(y) +
+                 " cost=" + std::to_string(cost));
+    const uint64_t e = model.Advance(x, y, cost);
+    if (x >= y) {
+      EXPECT_EQ(e, x);
+    } else {
+      EXPECT_EQ(e, BruteAdvance(model, x, y, cost));
+      // Inverse: retreating from e by the cost it covered comes back to x.
+      EXPECT_EQ(model.Retreat(e, 0, model.Cost({x, e})), x);
+    }
+    const uint64_t b = model.Retreat(y, x, cost);
+    if (x >= y) {
+      EXPECT_EQ(b, y);
+    } else {
+      EXPECT_EQ(b, BruteRetreat(model, y, x, cost));
+      EXPECT_EQ(model.Advance(b, items, model.Cost({b, y})), y);
+    }
+  }
+}
+
+TEST(CostModelTest, LargeJobsStayExactAtBoundaries) {
+  // 10^12 items: the closed form must not lose whole items to rounding where
+  // items cost more than the 1e-9 tolerance of the queries.
+  const uint64_t n = 1'000'000'000'000ull;
+  for (CostShape shape : kShapes) {
+    SCOPED_TRACE(CostShapeName(shape));
+    const CostModel model(n, shape);
+    for (uint64_t a : std::vector<uint64_t>{n / 3, n / 2, n - 2}) {
+      const uint64_t b = a + 1;
+      const double cost = model.Cost({a, b});
+      ASSERT_GT(cost, 0.0);
+      EXPECT_EQ(model.Advance(a, n, cost), b) << "a=" << a;
+      EXPECT_EQ(model.Advance(a, n, 0.0), a) << "a=" << a;
+      EXPECT_EQ(model.Retreat(b, 0, cost), a) << "a=" << a;
+    }
+    // Near the start of a linear job items cost ~1e-12 each; there the
+    // answer is exact in cost (within the tolerance), not in items.
+    const uint64_t e = model.Advance(0, n, 0.0);
+    EXPECT_LE(model.Cost({0, e}), 1e-9);
+  }
+}
+
+}  // namespace
+}  // namespace ballast::balance

@@ -1,0 +1,889 @@
+// Tests of the balancing policies (core/balance/policy.h and the seven
+// policies behind MakePolicy), driven event by event without the simulator.
+//
+// The Driver below plays workers against a policy as the protocol says: a
+// worker asks with an idle Report, computes its lease in order at its own
+// speed, sends progress reports at the cadence its lease asks for (or when
+// signalled), applies a shrunk end from a kContinue reply, and waits on kWait
+// until TakeSignals names it. While it runs, it checks the protocol:
+//   - a granted lease is non-empty, lies in [0, N) and holds no item anyone
+//     has already reported finished;
+//   - a lease that overlaps what another worker still holds starts at or
+//     after that worker's reported position, and that worker's next
+//     kContinue carries an end no later than the new lease's begin;
+//   - a kContinue never extends a lease nor cuts below the reported position;
+//   - stats().completed_items and Finished() agree with the items reported.
+// It can kill a worker mid-lease (after it reported part of its lease),
+// before it ever asks, or declare a live worker lost.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "balance/policy.h"
+#include "balance/policy_options.h"
+
+namespace ballast::balance {
+namespace {
+
+constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
+
+uint64_t TestSeed() {
+  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
+  return std::random_device{}();
+}
+
+std::unique_ptr<Policy> Make(const std::string& name,
+                             std::map<std::string, std::string> options = {}) {
+  auto made = MakePolicy(PolicySpec{name, "", std::move(options)});
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  if (!made.ok()) return nullptr;
+  return std::move(made).value();
+}
+
+JobInfo Job(uint64_t items, const std::vector<double>& priors,
+            CostShape cost = CostShape::kUniform) {
+  JobInfo job;
+  job.items = items;
+  job.cost = cost;
+  for (size_t i = 0; i < priors.size(); ++i) {
+    job.workers.push_back({"w" + std::to_string(i), priors[i]});
+  }
+  return job;
+}
+
+std::string KindName(Reply::Kind kind) {
+  switch (kind) {
+    case Reply::Kind::kContinue:
+      return "kContinue";
+    case Reply::Kind::kLease:
+      return "kLease";
+    case Reply::Kind::kWait:
+      return "kWait";
+    case Reply::Kind::kDone:
+      return "kDone";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------
+// The driver.
+
+enum class Fault {
+  kNone,
+  kDiesMidLease,      // reports part of a lease, computes one more item, dies
+  kDiesBeforeAsking,  // never contacts the coordinator
+  kLostButAlive,      // declared lost after a progress report, keeps working
+};
+
+std::string FaultName(Fault fault) {
+  switch (fault) {
+    case Fault::kNone:
+      return "none";
+    case Fault::kDiesMidLease:
+      return "dies mid-lease";
+    case Fault::kDiesBeforeAsking:
+      return "dies before asking";
+    case Fault::kLostButAlive:
+      return "lost but alive";
+  }
+  return "?";
+}
+
+struct DriverConfig {
+  uint64_t items = 0;
+  CostShape cost = CostShape::kUniform;
+  std::vector<double> speeds;  // items per second, one per worker
+  std::vector<double> priors;  // what the policy is told
+  double dt = 0.25;            // seconds per driver tick
+  Fault fault = Fault::kNone;
+  WorkerId faulty = 0;
+  double detection = 2.0;  // seconds from death to OnWorkerLost
+  uint64_t max_ticks = 2'000'000;
+};
+
+struct DriverResult {
+  bool finished = false;
+  bool fault_fired = false;
+  double makespan = 0;
+  std::vector<std::string> violations;
+  std::vector<uint32_t> reports_per_item;  // times each item was reported finished
+  std::vector<std::vector<Range>> leases;  // every lease granted, per worker
+  PolicyStats stats;
+};
+
+class Driver {
+ public:
+  Driver(Policy& policy, const DriverConfig& config) : policy_(policy), config_(config) {
+    workers_.resize(config.speeds.size());
+    for (size_t i = 0; i < workers_.size(); ++i) workers_[i].speed = config.speeds[i];
+    result_.reports_per_item.assign(config.items, 0);
+    result_.leases.resize(workers_.size());
+  }
+
+  DriverResult Run() {
+    policy_.Start(Job(config_.items, config_.priors, config_.cost), 0);
+    if (config_.fault == Fault::kDiesBeforeAsking) {
+      Kill(config_.faulty);
+      result_.fault_fired = true;
+    }
+    for (uint64_t tick = 0; !policy_.Finished(); ++tick) {
+      if (tick > config_.max_ticks) {
+        Violation("did not finish within the tick budget");
+        break;
+      }
+      if (tick > 0) now_ += config_.dt;
+      if (lost_at_ && *lost_at_ <= now_ + 1e-12) {
+        lost_at_.reset();
+        policy_.OnWorkerLost(config_.faulty, now_);
+        workers_[config_.faulty].declared_lost = true;
+        if (trace_) std::cout << "t=" << now_ << " w" << config_.faulty << " lost\n";
+        DeliverSignals();
+      }
+      if (std::isfinite(policy_.NextTick()) && policy_.NextTick() <= now_) {
+        policy_.OnTick(now_);
+        DeliverSignals();
+      }
+      // Vary who goes first from tick to tick.
+      for (size_t k = 0; k < workers_.size() && !policy_.Finished(); ++k) {
+        Step(static_cast<WorkerId>((tick + k) % workers_.size()));
+      }
+      if (policy_.Finished()) break;
+      if (!AnyoneActive() && !lost_at_) {
+        Violation("stalled: every worker is waiting, done or dead with items unfinished");
+        break;
+      }
+      if (result_.violations.size() > 20) break;
+    }
+    result_.finished = policy_.Finished();
+    result_.makespan = now_;
+    result_.stats = policy_.stats();
+    if (result_.finished) CheckEveryoneIsToldDone();
+    return result_;
+  }
+
+ private:
+  enum class State { kAsking, kComputing, kWaiting, kDone, kDead };
+
+  struct Worker {
+    State state = State::kAsking;
+    double speed = 1;
+    Range lease;            // as the worker knows it
+    uint64_t position = 0;  // first item not computed
+    double partial = 0;     // fraction of item `position` computed
+    uint64_t reported = 0;  // items of the lease before this were reported
+    double report_every = 0;
+    double since_report = 0;
+    bool signal_pending = false;
+    uint64_t must_end_by = kNoLimit;  // another worker was granted items from here
+    bool declared_lost = false;
+  };
+
+  void Violation(const std::string& what) {
+    result_.violations.push_back("t=" + std::to_string(now_) + ": " + what);
+  }
+
+  bool AnyoneActive() const {
+    for (const Worker& w : workers_) {
+      if (w.state == State::kAsking || w.state == State::kComputing) return true;
+    }
+    return false;
+  }
+
+  void Kill(WorkerId id) {
+    workers_[id].state = State::kDead;
+    lost_at_ = now_ + config_.detection;
+  }
+
+  void Step(WorkerId id) {
+    Worker& w = workers_[id];
+    switch (w.state) {
+      case State::kAsking:
+        Send(id, Report{id, now_, {}, 0, 0, true});
+        return;
+      case State::kComputing:
+        Compute(id);
+        return;
+      case State::kWaiting:
+      case State::kDone:
+      case State::kDead:
+        return;
+    }
+  }
+
+  void Compute(WorkerId id) {
+    Worker& w = workers_[id];
+    double budget = w.speed * config_.dt;
+    bool stop_at_boundary = false;
+    while (w.position < w.lease.end && budget > 0) {
+      const double need = 1.0 - w.partial;
+      if (budget + 1e-12 < need) {
+        w.partial += budget;
+        break;
+      }
+      budget -= need;
+      w.partial = 0;
+      ++w.position;
+      if (w.signal_pending) {
+        stop_at_boundary = true;  // a signalled worker reports at its next boundary
+        break;
+      }
+      if (config_.fault != Fault::kNone && config_.fault != Fault::kDiesBeforeAsking &&
+          id == config_.faulty && !result_.fault_fired && w.position > w.lease.begin &&
+          w.position + 2 <= w.lease.end) {
+        InjectFault(id);
+        return;
+      }
+    }
+    w.since_report += config_.dt;
+    if (w.position >= w.lease.end) {
+      FinishLease(id);
+    } else if (stop_at_boundary || (w.signal_pending && w.partial == 0)) {
+      w.signal_pending = false;
+      Progress(id);
+    } else if (w.report_every > 0 && w.since_report >= w.report_every - 1e-12) {
+      Progress(id);
+    }
+  }
+
+  // The faulty worker is at an item boundary inside its lease with at least
+  // two items left.
+  void InjectFault(WorkerId id) {
+    Worker& w = workers_[id];
+    result_.fault_fired = true;
+    w.since_report += config_.dt;
+    Progress(id);  // reports part of its lease
+    if (config_.fault == Fault::kLostButAlive) {
+      policy_.OnWorkerLost(id, now_);
+      w.declared_lost = true;
+      DeliverSignals();
+      return;
+    }
+    // Computes one more item it will never report, then dies.
+    if (w.state == State::kComputing && w.position < w.lease.end) ++w.position;
+    Kill(id);
+  }
+
+  void FinishLease(WorkerId id) {
+    Worker& w = workers_[id];
+    Report report{id, now_, {}, w.since_report, w.lease.end, true};
+    if (w.lease.end > w.reported) report.completed.push_back({w.reported, w.lease.end});
+    Send(id, std::move(report));
+  }
+
+  void Progress(WorkerId id) {
+    Worker& w = workers_[id];
+    Report report{id, now_, {}, w.since_report, w.position, false};
+    if (w.position > w.reported) report.completed.push_back({w.reported, w.position});
+    Send(id, std::move(report));
+  }
+
+  void Send(WorkerId id, Report report) {
+    Worker& w = workers_[id];
+    for (const Range& range : report.completed) {
+      for (uint64_t i = range.begin; i < range.end; ++i) {
+        if (result_.reports_per_item[i]++ == 0) ++distinct_;
+      }
+      w.reported = std::max(w.reported, range.end);
+    }
+    w.since_report = 0;
+    const Reply reply = policy_.OnReport(report);
+    if (trace_) {
+      std::string done;
+      for (const Range& range : report.completed) done += range.ToString();
+      std::cout << "t=" << now_ << " w" << id << (report.idle ? " idle" : " progress")
+                << " pos=" << report.position << " done=" << done << " -> "
+                << KindName(reply.kind) << " " << reply.lease.ToString() << " every "
+                << reply.report_every_s << "\n";
+    }
+    CheckLedger();
+    Apply(id, report, reply);
+    DeliverSignals();
+  }
+
+  void CheckLedger() {
+    if (policy_.stats().completed_items != distinct_) {
+      Violation("stats().completed_items = " + std::to_string(policy_.stats().completed_items) +
+                " but " + std::to_string(distinct_) + " distinct items were reported");
+    }
+    if (policy_.Finished() != (distinct_ == config_.items)) {
+      Violation("Finished() = " + std::to_string(policy_.Finished()) + " with " +
+                std::to_string(distinct_) + " of " + std::to_string(config_.items) +
+                " items reported");
+    }
+  }
+
+  void Apply(WorkerId id, const Report& sent, const Reply& reply) {
+    Worker& w = workers_[id];
+    const std::string who = "worker " + std::to_string(id) + ": ";
+    switch (reply.kind) {
+      case Reply::Kind::kLease:
+        CheckGrant(id, reply.lease);
+        result_.leases[id].push_back(reply.lease);
+        w.lease = reply.lease;
+        w.position = reply.lease.begin;
+        w.reported = reply.lease.begin;
+        w.partial = 0;
+        w.report_every = reply.report_every_s;
+        w.since_report = 0;
+        w.signal_pending = false;
+        w.must_end_by = kNoLimit;
+        w.state = reply.lease.empty() ? State::kAsking : State::kComputing;
+        return;
+      case Reply::Kind::kContinue: {
+        if (sent.idle) {
+          Violation(who + "kContinue in reply to an idle report");
+          w.state = State::kAsking;
+          return;
+        }
+        const bool stop_here = reply.lease.empty() && reply.lease.begin == sent.position;
+        if (!stop_here && reply.lease.begin != w.lease.begin) {
+          Violation(who + "kContinue " + reply.lease.ToString() + " for lease " +
+                    w.lease.ToString());
+        }
+        if (reply.lease.end > w.lease.end) {
+          Violation(who + "kContinue extends " + w.lease.ToString() + " to end " +
+                    std::to_string(reply.lease.end));
+        }
+        if (reply.lease.end < sent.position) {
+          Violation(who + "kContinue cuts to " + std::to_string(reply.lease.end) +
+                    " below the reported position " + std::to_string(sent.position));
+        }
+        if (reply.lease.end > std::max(w.must_end_by, sent.position)) {
+          Violation(who + "kContinue keeps end " + std::to_string(reply.lease.end) +
+                    " though items from " + std::to_string(w.must_end_by) +
+                    " were leased to another worker");
+        }
+        // Never give up the item already begun.
+        const uint64_t keep = std::min(w.lease.end, w.position + (w.partial > 0 ? 1 : 0));
+        w.lease.end = std::max(std::min(reply.lease.end, w.lease.end), keep);
+        w.report_every = reply.report_every_s;
+        w.must_end_by = kNoLimit;
+        return;
+      }
+      case Reply::Kind::kWait:
+        w.state = State::kWaiting;
+        w.lease = {};
+        w.must_end_by = kNoLimit;
+        return;
+      case Reply::Kind::kDone:
+        w.state = State::kDone;
+        w.lease = {};
+        return;
+    }
+  }
+
+  void CheckGrant(WorkerId id, Range lease) {
+    const std::string who = "worker " + std::to_string(id) + ": lease " + lease.ToString();
+    if (lease.empty()) {
+      Violation(who + " is empty");
+      return;
+    }
+    if (lease.end > config_.items) {
+      Violation(who + " is outside [0, " + std::to_string(config_.items) + ")");
+      return;
+    }
+    for (uint64_t i = lease.begin; i < lease.end; ++i) {
+      if (result_.reports_per_item[i] > 0) {
+        Violation(who + " holds item " + std::to_string(i) + ", already reported finished");
+        break;
+      }
+    }
+    for (WorkerId other = 0; other < workers_.size(); ++other) {
+      Worker& o = workers_[other];
+      if (other == id || o.state != State::kComputing) continue;
+      const uint64_t lo = std::max(lease.begin, o.reported);
+      const uint64_t hi = std::min(lease.end, o.lease.end);
+      if (std::max(lease.begin, o.lease.begin) >= hi) continue;  // no overlap
+      if (lease.begin < o.reported) {
+        Violation(who + " overlaps what worker " + std::to_string(other) +
+                  " reported of its lease " + o.lease.ToString());
+      }
+      if (lo < hi) o.must_end_by = std::min(o.must_end_by, lease.begin);
+    }
+  }
+
+  void DeliverSignals() {
+    for (WorkerId id : policy_.TakeSignals()) {
+      if (id >= workers_.size()) {
+        Violation("signal for unknown worker " + std::to_string(id));
+        continue;
+      }
+      Worker& w = workers_[id];
+      if (w.state == State::kWaiting) {
+        w.state = State::kAsking;
+      } else if (w.state == State::kComputing) {
+        w.signal_pending = true;
+      }
+    }
+  }
+
+  // Once the job is finished, every live worker's next report is answered kDone.
+  void CheckEveryoneIsToldDone() {
+    for (WorkerId id = 0; id < workers_.size(); ++id) {
+      Worker& w = workers_[id];
+      if (w.state == State::kDead || w.state == State::kDone) continue;
+      const Reply reply = policy_.OnReport(Report{id, now_, {}, 0, w.position, true});
+      if (reply.kind != Reply::Kind::kDone) {
+        Violation("worker " + std::to_string(id) + " got " + KindName(reply.kind) +
+                  " after the job finished");
+      }
+    }
+  }
+
+  Policy& policy_;
+  DriverConfig config_;
+  std::vector<Worker> workers_;
+  double now_ = 0;
+  uint64_t distinct_ = 0;
+  std::optional<double> lost_at_;
+  DriverResult result_;
+  // BALLAST_TEST_TRACE=1 prints every message.
+  bool trace_ = std::getenv("BALLAST_TEST_TRACE") != nullptr;
+};
+
+std::string Describe(const DriverResult& result) {
+  std::string out;
+  for (size_t i = 0; i < result.violations.size() && i < 8; ++i) {
+    out += "\n  " + result.violations[i];
+  }
+  return out;
+}
+
+// Every item reported at least once, accounted exactly once.
+void ExpectEveryItemAccounted(const DriverResult& result, uint64_t items) {
+  EXPECT_TRUE(result.finished);
+  EXPECT_TRUE(result.violations.empty()) << Describe(result);
+  EXPECT_EQ(result.stats.completed_items, items);
+  uint64_t reports = 0;
+  uint64_t missing = 0;
+  for (uint32_t count : result.reports_per_item) {
+    reports += count;
+    missing += count == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(missing, 0u);
+  EXPECT_EQ(result.stats.duplicate_items, reports - (items - missing));
+}
+
+const std::vector<double> kSpeeds = {2.0, 1.0, 3.5, 0.6, 1.5, 5.0, 0.9, 2.5};
+
+std::vector<double> Prefix(const std::vector<double>& values, size_t count) {
+  return {values.begin(), values.begin() + static_cast<std::ptrdiff_t>(count)};
+}
+
+// ---------------------------------------------------------------------------
+// Every policy, every job shape: each item finished and accounted once.
+
+struct JobCase {
+  uint64_t items;
+  size_t workers;
+  CostShape cost;
+  bool true_priors;  // priors equal to the speeds, else all 1
+};
+
+std::vector<JobCase> JobCases() {
+  std::vector<JobCase> cases;
+  for (uint64_t items : {1ull, 2ull, 3ull, 10ull, 97ull, 1000ull}) {
+    for (size_t workers : {1u, 2u, 3u, 5u, 8u}) {
+      cases.push_back({items, workers, CostShape::kUniform, true});
+      cases.push_back({items, workers, CostShape::kLinear, false});
+    }
+  }
+  cases.push_back({500, 4, CostShape::kSqrt, true});
+  return cases;
+}
+
+TEST(PolicyTest, EveryPolicyHasItsDocumentedNameAndOrder) {
+  EXPECT_EQ(PolicyNames(), (std::vector<std::string>{"equal", "weighted", "selfsched", "guided",
+                                                     "factoring", "mms", "adaptive"}));
+  for (const std::string& name : PolicyNames()) {
+    auto policy = Make(name);
+    ASSERT_NE(policy, nullptr);
+    EXPECT_EQ(policy->name(), name);
+    EXPECT_NE(PolicyOptionNames(name), nullptr);
+  }
+  EXPECT_EQ(PolicyOptionNames("nope"), nullptr);
+}
+
+TEST(PolicyTest, EveryItemIsCompletedExactlyOnce) {
+  for (const std::string& name : PolicyNames()) {
+    for (const JobCase& c : JobCases()) {
+      SCOPED_TRACE(name + " N=" + std::to_string(c.items) + " P=" + std::to_string(c.workers) +
+                   " cost=" + CostShapeName(c.cost) + (c.true_priors ? " true" : " flat") +
+                   " priors");
+      auto policy = Make(name);
+      ASSERT_NE(policy, nullptr);
+      DriverConfig config;
+      config.items = c.items;
+      config.cost = c.cost;
+      config.speeds = Prefix(kSpeeds, c.workers);
+      config.priors = c.true_priors ? config.speeds : std::vector<double>(c.workers, 1.0);
+      const DriverResult result = Driver(*policy, config).Run();
+      ExpectEveryItemAccounted(result, c.items);
+      // Without failures nothing is computed twice except what a steal or
+      // a rebalance moved.
+      if (name != "adaptive") EXPECT_EQ(result.stats.duplicate_items, 0u);
+    }
+  }
+}
+
+struct FaultCase {
+  uint64_t items;
+  size_t workers;
+  WorkerId faulty;
+  Fault fault;
+};
+
+TEST(PolicyTest, NoItemIsLostWhenAWorkerFails) {
+  std::vector<FaultCase> cases;
+  for (Fault fault : {Fault::kDiesMidLease, Fault::kDiesBeforeAsking, Fault::kLostButAlive}) {
+    for (auto [items, workers] : {std::pair<uint64_t, size_t>{600, 2}, {2000, 3}, {2503, 5}}) {
+      cases.push_back({items, workers, 0, fault});
+      cases.push_back({items, workers, static_cast<WorkerId>(workers - 1), fault});
+    }
+  }
+  for (const std::string& name : PolicyNames()) {
+    for (const FaultCase& c : cases) {
+      SCOPED_TRACE(name + " N=" + std::to_string(c.items) + " P=" + std::to_string(c.workers) +
+                   " worker " + std::to_string(c.faulty) + " " + FaultName(c.fault));
+      auto policy = Make(name);
+      ASSERT_NE(policy, nullptr);
+      DriverConfig config;
+      config.items = c.items;
+      config.speeds = Prefix(kSpeeds, c.workers);
+      config.priors = std::vector<double>(c.workers, 1.0);
+      config.fault = c.fault;
+      config.faulty = c.faulty;
+      const DriverResult result = Driver(*policy, config).Run();
+      EXPECT_TRUE(result.fault_fired) << "the fault never happened; the case tests nothing";
+      ExpectEveryItemAccounted(result, c.items);
+      if (c.fault == Fault::kDiesBeforeAsking) {
+        EXPECT_TRUE(result.leases[c.faulty].empty());
+      }
+    }
+  }
+}
+
+TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
+  const uint64_t seed = TestSeed();
+  std::cout << "RandomJobsAndFailuresFinishWithEveryItemAccounted seed=" << seed
+            << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> speed(0.2, 5.0);
+  const std::vector<CostShape> shapes = {CostShape::kUniform, CostShape::kLinear,
+                                         CostShape::kSqrt};
+  for (int round = 0; round < 25; ++round) {
+    for (const std::string& name : PolicyNames()) {
+      DriverConfig config;
+      config.items = 1 + random() % 1500;
+      const size_t workers = 1 + random() % 6;
+      config.cost = shapes[random() % shapes.size()];
+      for (size_t i = 0; i < workers; ++i) {
+        config.speeds.push_back(speed(random));
+        config.priors.push_back(random() % 2 == 0 ? config.speeds.back() : speed(random));
+      }
+      if (workers >= 2) {
+        config.fault = static_cast<Fault>(random() % 4);
+        config.faulty = static_cast<WorkerId>(random() % workers);
+        config.detection = 0.25 * static_cast<double>(random() % 20);
+      }
+      SCOPED_TRACE("round " + std::to_string(round) + " " + name +
+                   " N=" + std::to_string(config.items) + " P=" + std::to_string(workers) +
+                   " cost=" + CostShapeName(config.cost) + " fault=" + FaultName(config.fault) +
+                   " worker " + std::to_string(config.faulty));
+      auto policy = Make(name);
+      ASSERT_NE(policy, nullptr);
+      const DriverResult result = Driver(*policy, config).Run();
+      ExpectEveryItemAccounted(result, config.items);
+      if (HasFailure()) return;  // one seed's failure is enough to read
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Hand-computed decisions of each policy, message by message.
+
+Reply Ask(Policy& policy, WorkerId worker, double now) {
+  return policy.OnReport(Report{worker, now, {}, 0, 0, true});
+}
+
+Reply Finish(Policy& policy, WorkerId worker, Range done, double now, double calc) {
+  return policy.OnReport(Report{worker, now, {done}, calc, done.end, true});
+}
+
+Reply Progress(Policy& policy, WorkerId worker, Range done, double now, double calc) {
+  return policy.OnReport(Report{worker, now, {done}, calc, done.end, false});
+}
+
+void ExpectLease(const Reply& reply, Range lease) {
+  EXPECT_EQ(KindName(reply.kind), KindName(Reply::Kind::kLease));
+  EXPECT_EQ(reply.lease, lease) << "got " << reply.lease.ToString();
+}
+
+struct ShareCase {
+  std::string title;
+  std::string policy;
+  uint64_t items;
+  CostShape cost;
+  std::vector<double> priors;
+  std::vector<WorkerId> ask_order;
+  std::vector<Range> shares;  // per worker
+};
+
+TEST(PolicyTest, StaticPoliciesGiveContiguousSharesByCost) {
+  const std::vector<ShareCase> cases = {
+      {"equal, uniform", "equal", 100, CostShape::kUniform, {1, 1, 1, 1}, {2, 0, 3, 1},
+       {{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
+      // Priors do not matter to equal.
+      {"equal ignores priors", "equal", 100, CostShape::kUniform, {5, 1, 1, 1}, {0, 1, 2, 3},
+       {{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
+      // Linear: C(i) = i²/100; halves of the cost end at 100·√½ = 70.7.
+      {"equal, linear, two", "equal", 100, CostShape::kLinear, {1, 1}, {1, 0},
+       {{0, 70}, {70, 100}}},
+      // Quarters end at 100·√(k/4): 50, 70.7, 86.6.
+      {"equal, linear, four", "equal", 100, CostShape::kLinear, {1, 1, 1, 1}, {0, 1, 2, 3},
+       {{0, 50}, {50, 70}, {70, 86}, {86, 100}}},
+      {"weighted 5/5/1", "weighted", 110, CostShape::kUniform, {5, 5, 1}, {0, 1, 2},
+       {{0, 50}, {50, 100}, {100, 110}}},
+      {"weighted 1/3", "weighted", 100, CostShape::kUniform, {1, 3}, {1, 0}, {{0, 25}, {25, 100}}},
+  };
+  for (const ShareCase& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto policy = Make(c.policy);
+    ASSERT_NE(policy, nullptr);
+    policy->Start(Job(c.items, c.priors, c.cost), 0);
+    for (WorkerId worker : c.ask_order) {
+      SCOPED_TRACE("worker " + std::to_string(worker));
+      ExpectLease(Ask(*policy, worker, 0), c.shares[worker]);
+    }
+    // No rebalancing: a worker done with its share waits; the last report ends the job.
+    for (WorkerId worker = 0; worker < c.shares.size(); ++worker) {
+      const Reply reply = Finish(*policy, worker, c.shares[worker], 10, 10);
+      const bool last = worker + 1 == c.shares.size();
+      EXPECT_EQ(KindName(reply.kind), KindName(last ? Reply::Kind::kDone : Reply::Kind::kWait));
+    }
+    EXPECT_TRUE(policy->Finished());
+    EXPECT_EQ(policy->stats().completed_items, c.items);
+  }
+}
+
+TEST(PolicyTest, StaticPoliciesHandALostShareToTheNextIdleWorker) {
+  auto policy = Make("equal");
+  policy->Start(Job(90, {1, 1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 30});
+  ExpectLease(Ask(*policy, 1, 0), {30, 60});
+  ExpectLease(Ask(*policy, 2, 0), {60, 90});
+  EXPECT_EQ(Progress(*policy, 1, {30, 40}, 1, 1).kind, Reply::Kind::kContinue);
+  EXPECT_EQ(Finish(*policy, 0, {0, 30}, 3, 3).kind, Reply::Kind::kWait);
+  EXPECT_TRUE(policy->TakeSignals().empty());
+  policy->OnWorkerLost(1, 4);
+  // The waiting worker is signalled and gets the unreported rest, whole.
+  EXPECT_EQ(policy->TakeSignals(), (std::vector<WorkerId>{0}));
+  ExpectLease(Ask(*policy, 0, 4), {40, 60});
+}
+
+TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
+  auto policy = Make("selfsched", {{"chunk", "7"}});
+  policy->Start(Job(30, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 7});
+  ExpectLease(Ask(*policy, 1, 0), {7, 14});
+  ExpectLease(Finish(*policy, 1, {7, 14}, 1, 1), {14, 21});
+  ExpectLease(Finish(*policy, 0, {0, 7}, 2, 2), {21, 28});
+  ExpectLease(Finish(*policy, 1, {14, 21}, 2, 1), {28, 30});  // what is left
+  EXPECT_EQ(Finish(*policy, 0, {21, 28}, 3, 1).kind, Reply::Kind::kWait);
+  EXPECT_EQ(Finish(*policy, 1, {28, 30}, 3, 1).kind, Reply::Kind::kDone);
+
+  // The default chunk: about a hundred per worker, floor(N / 100P).
+  auto by_default = Make("selfsched");
+  by_default->Start(Job(10000, {1, 1, 1, 1}), 0);
+  ExpectLease(Ask(*by_default, 0, 0), {0, 25});
+}
+
+TEST(PolicyTest, GuidedChunkIsRemainingOverWorkers) {
+  auto policy = Make("guided");
+  policy->Start(Job(10, {1, 1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 4});                 // ceil(10 / 3)
+  ExpectLease(Ask(*policy, 1, 0), {4, 6});                 // ceil(6 / 3)
+  ExpectLease(Ask(*policy, 2, 0), {6, 8});                 // ceil(4 / 3)
+  ExpectLease(Finish(*policy, 1, {4, 6}, 1, 1), {8, 9});   // ceil(2 / 3)
+  ExpectLease(Finish(*policy, 2, {6, 8}, 1, 1), {9, 10});  // ceil(1 / 3)
+
+  auto big = Make("guided");
+  big->Start(Job(1001, {1, 1, 1, 1}), 0);
+  ExpectLease(Ask(*big, 3, 0), {0, 251});  // ceil(1001 / 4)
+
+  auto floored = Make("guided", {{"minChunk", "5"}});
+  floored->Start(Job(12, {1, 1, 1, 1}), 0);
+  ExpectLease(Ask(*floored, 0, 0), {0, 5});   // max(5, ceil(12 / 4))
+  ExpectLease(Ask(*floored, 1, 0), {5, 10});  // max(5, ceil(7 / 4))
+  ExpectLease(Ask(*floored, 2, 0), {10, 12});
+}
+
+TEST(PolicyTest, FactoringHandsOutBatchesOfPChunks) {
+  auto policy = Make("factoring");
+  policy->Start(Job(100, {1, 1, 1, 1}), 0);
+  // First batch: P chunks of ceil(100 / 8) = 13.
+  ExpectLease(Ask(*policy, 0, 0), {0, 13});
+  ExpectLease(Ask(*policy, 1, 0), {13, 26});
+  ExpectLease(Ask(*policy, 2, 0), {26, 39});
+  ExpectLease(Finish(*policy, 0, {0, 13}, 1, 1), {39, 52});
+  // Second batch: 48 remain, chunks of ceil(48 / 8) = 6.
+  ExpectLease(Ask(*policy, 3, 1), {52, 58});
+  ExpectLease(Finish(*policy, 1, {13, 26}, 1, 1), {58, 64});
+  ExpectLease(Finish(*policy, 2, {26, 39}, 1, 1), {64, 70});
+  ExpectLease(Finish(*policy, 0, {39, 52}, 2, 1), {70, 76});
+  // Third batch: 24 remain, chunks of 3.
+  ExpectLease(Finish(*policy, 3, {52, 58}, 2, 1), {76, 79});
+}
+
+TEST(PolicyTest, MmsStopsEveryoneThenHandsOutChunks) {
+  auto policy = Make("mms", {{"chunk", "2"}});
+  policy->Start(Job(30, {1, 1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 10});
+  ExpectLease(Ask(*policy, 1, 0), {10, 20});
+  ExpectLease(Ask(*policy, 2, 0), {20, 30});
+  EXPECT_TRUE(policy->TakeSignals().empty());
+  // The first worker to finish its share stops the world.
+  EXPECT_EQ(KindName(Finish(*policy, 0, {0, 10}, 5, 5).kind), "kWait");
+  std::vector<WorkerId> signals = policy->TakeSignals();
+  std::sort(signals.begin(), signals.end());
+  EXPECT_EQ(signals, (std::vector<WorkerId>{1, 2}));
+  // Each signalled worker reports what it did and waits for the others.
+  EXPECT_EQ(KindName(Progress(*policy, 1, {10, 13}, 5.1, 5.1).kind), "kWait");
+  EXPECT_TRUE(policy->TakeSignals().empty()) << "no one is woken before all have stopped";
+  // The last one to report starts the master-slave phase with a chunk...
+  ExpectLease(Progress(*policy, 2, {20, 25}, 5.2, 5.2), {13, 15});
+  // ...and the waiting workers are asked to ask again.
+  signals = policy->TakeSignals();
+  std::sort(signals.begin(), signals.end());
+  EXPECT_EQ(signals, (std::vector<WorkerId>{0, 1}));
+  ExpectLease(Ask(*policy, 0, 5.3), {15, 17});
+  ExpectLease(Ask(*policy, 1, 5.3), {17, 19});
+  ExpectLease(Finish(*policy, 2, {13, 15}, 6, 0.8), {19, 20});  // the end of the first gap
+  ExpectLease(Finish(*policy, 0, {15, 17}, 6, 0.7), {25, 27});
+  EXPECT_EQ(policy->stats().completed_items, 10u + 3 + 5 + 2 + 2);
+}
+
+TEST(PolicyTest, AdaptiveThiefTakesTheFarEndOfTheSlowestLease) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(100, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  // Worker 1 computes one item a second; its cadence becomes a tenth of its
+  // predicted lease time, 50 / 1 / 10 = 5 s.
+  Reply reply = Progress(*policy, 1, {50, 51}, 1, 1);
+  EXPECT_EQ(KindName(reply.kind), "kContinue");
+  EXPECT_EQ(reply.lease, (Range{50, 100}));
+  EXPECT_DOUBLE_EQ(reply.report_every_s, 5);
+  // Worker 0 computes ten a second and finishes at t = 5 with the pool empty.
+  // Worker 1 is predicted at 55 by now and at 56 when it next reports (t = 6),
+  // so it may have begun item 56: the safe point is 57. Of the 43 items after
+  // it the thief takes x with x/10 = (43 - x)/1 + (6 - 5): x = 44 / 1.1 = 40.
+  reply = Finish(*policy, 0, {0, 50}, 5, 5);
+  ExpectLease(reply, {60, 100});
+  EXPECT_EQ(policy->stats().steals, 1u);
+  EXPECT_EQ(policy->stats().moved_items, 40u);
+  // The victim learns its new end in the reply to its next report.
+  reply = Progress(*policy, 1, {51, 56}, 6, 5);
+  EXPECT_EQ(KindName(reply.kind), "kContinue");
+  EXPECT_EQ(reply.lease, (Range{50, 60}));
+  // Both finish the job.
+  EXPECT_EQ(KindName(Finish(*policy, 1, {56, 60}, 10, 4).kind), "kWait");
+  EXPECT_EQ(KindName(Finish(*policy, 0, {60, 100}, 10, 4).kind), "kDone");
+  EXPECT_TRUE(policy->Finished());
+  EXPECT_EQ(policy->stats().duplicate_items, 0u);
+}
+
+// Regression guard: a victim that was faster than predicted computes past the
+// end it was cut to, and reports items of its thief's lease. Those items are
+// finished; a later steal must not lease them again.
+TEST(PolicyTest, AdaptiveStealNeverLeasesFinishedItems) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(100, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  Progress(*policy, 0, {0, 1}, 1, 1);
+  Progress(*policy, 1, {50, 51}, 1, 1);
+  // Worker 1 finishes early and steals the far end of worker 0's lease.
+  Reply reply = Finish(*policy, 1, {51, 100}, 2, 1);
+  ASSERT_EQ(KindName(reply.kind), "kLease");
+  const Range stolen = reply.lease;
+  ASSERT_EQ(stolen.end, 50u);
+  ASSERT_GT(stolen.begin, 1u);
+  // Worker 0 was faster than predicted: before it learns its new end it has
+  // computed well into the stolen range, and reports it.
+  const Range overran{1, 48};
+  ASSERT_GT(overran.end, stolen.begin);
+  reply = Progress(*policy, 0, overran, 6, 5);
+  // Whatever worker 0 gets now must not hold an item just reported finished.
+  if (reply.kind == Reply::Kind::kLease) {
+    IntervalSet finished;
+    finished.Add({0, 1});
+    finished.Add({50, 100});
+    finished.Add(overran);
+    EXPECT_EQ(finished.CountIn(reply.lease), 0u)
+        << "worker 0 was leased " << reply.lease.ToString() << ", of which "
+        << finished.CountIn(reply.lease) << " items it had just reported finished";
+  }
+  EXPECT_EQ(policy->stats().completed_items, 1u + 50 + 47);
+}
+
+TEST(PolicyTest, AdaptiveWithoutStealingLetsTheFastWorkerWait) {
+  auto policy = Make("adaptive", {{"stealing", "off"}});
+  policy->Start(Job(100, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  Progress(*policy, 1, {50, 51}, 1, 1);
+  EXPECT_EQ(KindName(Finish(*policy, 0, {0, 50}, 5, 5).kind), "kWait");
+  EXPECT_EQ(policy->stats().steals, 0u);
+}
+
+struct BadSpec {
+  std::string title;
+  PolicySpec spec;
+  std::vector<std::string> named;  // what the message must name
+};
+
+TEST(PolicyTest, BadSpecsAreInvalidAndNameTheProblem) {
+  std::vector<BadSpec> cases = {
+      {"unknown policy", {"roundrobin", "", {}}, {"unknown policy", "roundrobin", "adaptive"}},
+      {"empty name", {"", "", {}}, {"unknown policy"}},
+      {"chunk out of range", {"selfsched", "", {{"chunk", "0"}}}, {"selfsched", "chunk", "'0'"}},
+      {"chunk not a number", {"mms", "", {{"chunk", "many"}}}, {"mms", "chunk", "'many'"}},
+      {"bad compensation", {"adaptive", "", {{"compensation", "method2"}}},
+       {"adaptive", "compensation", "method3", "'method2'"}},
+      {"bad switch", {"adaptive", "", {{"stealing", "maybe"}}}, {"stealing", "'maybe'"}},
+  };
+  for (const std::string& name : PolicyNames()) {
+    cases.push_back({name + " with an unknown option",
+                     {name, "", {{"bogus", "1"}}},
+                     {"policy " + name, "unknown option 'bogus'"}});
+  }
+  for (const BadSpec& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto made = MakePolicy(c.spec);
+    ASSERT_FALSE(made.ok());
+    EXPECT_EQ(made.status().code(), StatusCode::kInvalid);
+    for (const std::string& part : c.named) {
+      EXPECT_NE(made.status().message().find(part), std::string::npos)
+          << "'" << made.status().message() << "' does not name " << part;
+    }
+  }
+  // Labels are not options.
+  EXPECT_TRUE(MakePolicy({"adaptive", "my-label", {{"compensation", "none"}}}).ok());
+}
+
+}  // namespace
+}  // namespace ballast::balance
