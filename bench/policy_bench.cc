@@ -39,6 +39,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "balance/policy.h"
@@ -365,9 +366,12 @@ void BM_Idle(benchmark::State& state, const std::string& policy) {
   state.counters["rebuilds"] = static_cast<double>(rebuilds);
 }
 
+using BenchmarkFunction = void (*)(benchmark::State&, const std::string&);
+
 void Register() {
-  for (const auto& [regime, function] :
-       {std::pair{"progress/", BM_Progress}, std::pair{"idle/", BM_Idle}}) {
+  const std::pair<std::string, BenchmarkFunction> regimes[] = {{"progress/", BM_Progress},
+                                                               {"idle/", BM_Idle}};
+  for (const auto& [regime, function] : regimes) {
     for (const std::string& policy : PolicyNames()) {
       benchmark::RegisterBenchmark((regime + policy).c_str(), function, policy)
           ->ArgName("workers")

@@ -203,8 +203,12 @@ class Simulation {
     double rate = SpeedAt(*w.node, now) / item_seconds_;
     if (scenario_.workload.transfer == Transfer::kStream && w.bytes_per_item > 0 &&
         w.node->bandwidth > 0 && !w.lease.empty()) {
-      const double items_per_s = w.node->bandwidth / w.bytes_per_item;
-      rate = std::min(rate, items_per_s * LeaseCost(w) / w.lease.size());
+      // Only the items whose inputs are not on the node cross its link.
+      const double remote = static_cast<double>(w.lease.size() - w.local.CountIn(w.lease));
+      if (remote > 0) {
+        const double items_per_s = w.node->bandwidth / w.bytes_per_item * w.lease.size() / remote;
+        rate = std::min(rate, items_per_s * LeaseCost(w) / w.lease.size());
+      }
     }
     return rate;
   }

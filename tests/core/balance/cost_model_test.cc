@@ -14,8 +14,7 @@
 namespace ballast::balance {
 namespace {
 
-const std::vector<CostShape> kShapes = {CostShape::kUniform, CostShape::kLinear,
-                                        CostShape::kSqrt};
+const std::vector<CostShape> kShapes = {CostShape::kUniform, CostShape::kLinear, CostShape::kSqrt};
 
 uint64_t TestSeed() {
   if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
@@ -169,9 +168,8 @@ TEST(CostModelTest, RandomQueriesMatchBruteForce) {
     const uint64_t y = random() % (items + 1);
     const double cost = std::uniform_real_distribution<double>(0, 1.2 * items)(random) *
                         (random() % 3 == 0 ? 0.05 : 1.0);
-    SCOPED_TRACE(std::string(CostShapeName(shape)) + " N=" + std::to_string(items) +
-                 " x=" + std::to_string(x) + " y=" + std::to_string(y) +
-                 " cost=" + std::to_string(cost));
+    SCOPED_TRACE(std::string(CostShapeName(shape)) + " N=" + std::to_string(items) + " x=" +
+                 std::to_string(x) + " y=" + std::to_string(y) + " cost=" + std::to_string(cost));
     const uint64_t e = model.Advance(x, y, cost);
     if (x >= y) {
       EXPECT_EQ(e, x);

@@ -15,6 +15,8 @@
 //   - stats().completed_items and Finished() agree with the items reported.
 // It can kill a worker mid-lease (after it reported part of its lease),
 // before it ever asks, or declare a live worker lost.
+#include "balance/policy.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -31,7 +33,6 @@
 #include <utility>
 #include <vector>
 
-#include "balance/policy.h"
 #include "balance/policy_options.h"
 
 namespace ballast::balance {
@@ -303,9 +304,8 @@ class Driver {
       std::string done;
       for (const Range& range : report.completed) done += range.ToString();
       std::cout << "t=" << now_ << " w" << id << (report.idle ? " idle" : " progress")
-                << " pos=" << report.position << " done=" << done << " -> "
-                << KindName(reply.kind) << " " << reply.lease.ToString() << " every "
-                << reply.report_every_s << "\n";
+                << " pos=" << report.position << " done=" << done << " -> " << KindName(reply.kind)
+                << " " << reply.lease.ToString() << " every " << reply.report_every_s << "\n";
     }
     CheckLedger();
     Apply(id, report, reply);
@@ -533,7 +533,9 @@ TEST(PolicyTest, EveryItemIsCompletedExactlyOnce) {
       ExpectEveryItemAccounted(result, c.items);
       // Without failures nothing is computed twice except what a steal or
       // a rebalance moved.
-      if (name != "adaptive") EXPECT_EQ(result.stats.duplicate_items, 0u);
+      if (name != "adaptive") {
+        EXPECT_EQ(result.stats.duplicate_items, 0u);
+      }
     }
   }
 }
@@ -582,8 +584,7 @@ TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> speed(0.2, 5.0);
-  const std::vector<CostShape> shapes = {CostShape::kUniform, CostShape::kLinear,
-                                         CostShape::kSqrt};
+  const std::vector<CostShape> shapes = {CostShape::kUniform, CostShape::kLinear, CostShape::kSqrt};
   for (int round = 0; round < 25; ++round) {
     for (const std::string& name : PolicyNames()) {
       DriverConfig config;
@@ -644,18 +645,43 @@ struct ShareCase {
 
 TEST(PolicyTest, StaticPoliciesGiveContiguousSharesByCost) {
   const std::vector<ShareCase> cases = {
-      {"equal, uniform", "equal", 100, CostShape::kUniform, {1, 1, 1, 1}, {2, 0, 3, 1},
+      {"equal, uniform",
+       "equal",
+       100,
+       CostShape::kUniform,
+       {1, 1, 1, 1},
+       {2, 0, 3, 1},
        {{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
       // Priors do not matter to equal.
-      {"equal ignores priors", "equal", 100, CostShape::kUniform, {5, 1, 1, 1}, {0, 1, 2, 3},
+      {"equal ignores priors",
+       "equal",
+       100,
+       CostShape::kUniform,
+       {5, 1, 1, 1},
+       {0, 1, 2, 3},
        {{0, 25}, {25, 50}, {50, 75}, {75, 100}}},
       // Linear: C(i) = i²/100; halves of the cost end at 100·√½ = 70.7.
-      {"equal, linear, two", "equal", 100, CostShape::kLinear, {1, 1}, {1, 0},
+      {"equal, linear, two",
+       "equal",
+       100,
+       CostShape::kLinear,
+       {1, 1},
+       {1, 0},
        {{0, 70}, {70, 100}}},
       // Quarters end at 100·√(k/4): 50, 70.7, 86.6.
-      {"equal, linear, four", "equal", 100, CostShape::kLinear, {1, 1, 1, 1}, {0, 1, 2, 3},
+      {"equal, linear, four",
+       "equal",
+       100,
+       CostShape::kLinear,
+       {1, 1, 1, 1},
+       {0, 1, 2, 3},
        {{0, 50}, {50, 70}, {70, 86}, {86, 100}}},
-      {"weighted 5/5/1", "weighted", 110, CostShape::kUniform, {5, 5, 1}, {0, 1, 2},
+      {"weighted 5/5/1",
+       "weighted",
+       110,
+       CostShape::kUniform,
+       {5, 5, 1},
+       {0, 1, 2},
        {{0, 50}, {50, 100}, {100, 110}}},
       {"weighted 1/3", "weighted", 100, CostShape::kUniform, {1, 3}, {1, 0}, {{0, 25}, {25, 100}}},
   };
@@ -827,16 +853,17 @@ TEST(PolicyTest, AdaptiveStealNeverLeasesFinishedItems) {
   const Range overran{1, 48};
   ASSERT_GT(overran.end, stolen.begin);
   reply = Progress(*policy, 0, overran, 6, 5);
-  // Whatever worker 0 gets now must not hold an item just reported finished.
-  if (reply.kind == Reply::Kind::kLease) {
-    IntervalSet finished;
-    finished.Add({0, 1});
-    finished.Add({50, 100});
-    finished.Add(overran);
-    EXPECT_EQ(finished.CountIn(reply.lease), 0u)
-        << "worker 0 was leased " << reply.lease.ToString() << ", of which "
-        << finished.CountIn(reply.lease) << " items it had just reported finished";
-  }
+  // It steals again from the far end of worker 1's lease, which must not
+  // hold an item it has just reported finished.
+  ASSERT_EQ(KindName(reply.kind), "kLease");
+  EXPECT_EQ(reply.lease.end, 50u);
+  IntervalSet finished;
+  finished.Add({0, 1});
+  finished.Add({50, 100});
+  finished.Add(overran);
+  EXPECT_EQ(finished.CountIn(reply.lease), 0u)
+      << "worker 0 was leased " << reply.lease.ToString() << ", of which "
+      << finished.CountIn(reply.lease) << " items it had just reported finished";
   EXPECT_EQ(policy->stats().completed_items, 1u + 50 + 47);
 }
 
@@ -862,7 +889,8 @@ TEST(PolicyTest, BadSpecsAreInvalidAndNameTheProblem) {
       {"empty name", {"", "", {}}, {"unknown policy"}},
       {"chunk out of range", {"selfsched", "", {{"chunk", "0"}}}, {"selfsched", "chunk", "'0'"}},
       {"chunk not a number", {"mms", "", {{"chunk", "many"}}}, {"mms", "chunk", "'many'"}},
-      {"bad compensation", {"adaptive", "", {{"compensation", "method2"}}},
+      {"bad compensation",
+       {"adaptive", "", {{"compensation", "method2"}}},
        {"adaptive", "compensation", "method3", "'method2'"}},
       {"bad switch", {"adaptive", "", {{"stealing", "maybe"}}}, {"stealing", "'maybe'"}},
   };

@@ -61,12 +61,7 @@ TEST(IntervalSetTest, AddAndRemoveMergeSplitAndReturnCounts) {
       {"add inside an existing range", {{0, 10}}, Op::kAdd, {2, 4}, 0, {{0, 10}}},
       {"add the same range again", {{2, 4}}, Op::kAdd, {2, 4}, 0, {{2, 4}}},
       {"add bridging two ranges", {{0, 2}, {4, 6}}, Op::kAdd, {2, 4}, 2, {{0, 6}}},
-      {"add covering several ranges",
-       {{1, 2}, {3, 4}, {5, 6}},
-       Op::kAdd,
-       {0, 10},
-       7,
-       {{0, 10}}},
+      {"add covering several ranges", {{1, 2}, {3, 4}, {5, 6}}, Op::kAdd, {0, 10}, 7, {{0, 10}}},
       {"add disjoint keeps both", {{0, 2}}, Op::kAdd, {5, 7}, 2, {{0, 2}, {5, 7}}},
       {"add with a gap of one item", {{0, 2}}, Op::kAdd, {3, 4}, 1, {{0, 2}, {3, 4}}},
       {"add between two, touching the left only",
@@ -212,8 +207,8 @@ TEST(IntervalSetTest, RandomOperationsMatchABitVector) {
         model[i] = add;
       }
       const uint64_t returned = add ? set.Add(range) : set.Remove(range);
-      ASSERT_EQ(returned, expected) << (add ? "Add " : "Remove ") << range.ToString()
-                                    << " round " << round << " step " << step;
+      ASSERT_EQ(returned, expected) << (add ? "Add " : "Remove ") << range.ToString() << " round "
+                                    << round << " step " << step;
       ExpectMatchesModel(set, model);
       // Queries against the model.
       const Range query{random() % (kUniverse + 1), random() % (kUniverse + 1)};

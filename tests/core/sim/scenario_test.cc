@@ -1,0 +1,467 @@
+// Tests of ParseScenario (core/sim/scenario.h): every field of a good document
+// arrives in the Scenario; every bad document is Invalid with a message that
+// names the file, the line of the mistake and what was expected.
+//
+// Every bad document marks the line its error must name with a "# <-"
+// comment; the test checks that the message starts with "<file>:<that line>:".
+#include "sim/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ballast::sim {
+namespace {
+
+// The 1-based line of `text` holding the "# <-" marker; 0 when there is none.
+int MarkedLine(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find("# <-") != std::string::npos) return number;
+  }
+  return 0;
+}
+
+const char kFull[] = R"(# Every field, none at its default.
+name: full
+description: every field set
+workload:
+  items: 1000
+  itemSeconds: 0.25
+  costModel: sqrt
+  costJitter: 0.3
+  bytesPerItem: 4096
+  transfer: block
+profile: custom-profile.yaml
+seed: 42
+failureDetection: 3.5
+policies:
+  - adaptive
+  - {name: selfsched, chunk: 8}
+  - {name: adaptive, label: no-comp, compensation: none, stealing: "off"}
+nodes:
+  - name: pi4b-1
+    labels: {ballast.io/cpu-model: cortex-a72, ballast.io/os-bits: "64"}
+    speed: 0.5
+    changes: [{at: 20, speed: 0.3}, {at: 60, speed: 0.5}]
+    latency: 0.0005
+    bandwidth: 12500000
+    bytesPerItem: 8000
+    failAt: 25
+    localItems: 300
+  - name: pi3b
+    speed: 2
+)";
+
+TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
+  auto parsed = ParseScenario(kFull, "full.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Scenario& s = *parsed;
+  EXPECT_EQ(s.name, "full");
+  EXPECT_EQ(s.description, "every field set");
+  EXPECT_EQ(s.workload.items, 1000u);
+  EXPECT_DOUBLE_EQ(s.workload.item_seconds, 0.25);
+  EXPECT_EQ(s.workload.cost, balance::CostShape::kSqrt);
+  EXPECT_DOUBLE_EQ(s.workload.cost_jitter, 0.3);
+  EXPECT_DOUBLE_EQ(s.workload.bytes_per_item, 4096);
+  EXPECT_EQ(s.workload.transfer, Transfer::kBlock);
+  EXPECT_EQ(s.profile, "custom-profile.yaml");
+  EXPECT_EQ(s.seed, 42u);
+  EXPECT_DOUBLE_EQ(s.failure_detection, 3.5);
+
+  ASSERT_EQ(s.policies.size(), 3u);
+  EXPECT_EQ(s.policies[0].name, "adaptive");
+  EXPECT_EQ(s.policies[0].display(), "adaptive");
+  EXPECT_TRUE(s.policies[0].options.empty());
+  EXPECT_EQ(s.policies[1].name, "selfsched");
+  EXPECT_EQ(s.policies[1].options, (std::map<std::string, std::string>{{"chunk", "8"}}));
+  EXPECT_EQ(s.policies[2].name, "adaptive");
+  EXPECT_EQ(s.policies[2].label, "no-comp");
+  EXPECT_EQ(s.policies[2].display(), "no-comp");
+  EXPECT_EQ(s.policies[2].options,
+            (std::map<std::string, std::string>{{"compensation", "none"}, {"stealing", "off"}}));
+
+  ASSERT_EQ(s.nodes.size(), 2u);
+  const NodeSpec& a = s.nodes[0];
+  EXPECT_EQ(a.name, "pi4b-1");
+  EXPECT_EQ(a.labels, (std::map<std::string, std::string>{{"ballast.io/cpu-model", "cortex-a72"},
+                                                          {"ballast.io/os-bits", "64"}}));
+  EXPECT_DOUBLE_EQ(a.speed, 0.5);
+  ASSERT_EQ(a.changes.size(), 2u);
+  EXPECT_DOUBLE_EQ(a.changes[0].at, 20);
+  EXPECT_DOUBLE_EQ(a.changes[0].speed, 0.3);
+  EXPECT_DOUBLE_EQ(a.changes[1].at, 60);
+  EXPECT_DOUBLE_EQ(a.changes[1].speed, 0.5);
+  EXPECT_DOUBLE_EQ(a.latency, 0.0005);
+  EXPECT_DOUBLE_EQ(a.bandwidth, 12500000);
+  ASSERT_TRUE(a.bytes_per_item.has_value());
+  EXPECT_DOUBLE_EQ(*a.bytes_per_item, 8000);
+  ASSERT_TRUE(a.fail_at.has_value());
+  EXPECT_DOUBLE_EQ(*a.fail_at, 25);
+  EXPECT_EQ(a.local_items, 300u);
+  EXPECT_EQ(a.line, 19);
+
+  // The second node takes every default.
+  const NodeSpec& b = s.nodes[1];
+  EXPECT_EQ(b.name, "pi3b");
+  EXPECT_TRUE(b.labels.empty());
+  EXPECT_DOUBLE_EQ(b.speed, 2);
+  EXPECT_TRUE(b.changes.empty());
+  EXPECT_EQ(b.latency, 0);
+  EXPECT_EQ(b.bandwidth, 0);
+  EXPECT_FALSE(b.bytes_per_item.has_value());
+  EXPECT_FALSE(b.fail_at.has_value());
+  EXPECT_EQ(b.local_items, 0u);
+  EXPECT_EQ(b.line, 28);
+}
+
+TEST(ScenarioTest, OmittedFieldsTakeTheirDocumentedDefaults) {
+  auto parsed = ParseScenario(R"(workload:
+  items: 7
+nodes:
+  - {name: only, speed: 1}
+)",
+                              "minimal.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Scenario& s = *parsed;
+  EXPECT_EQ(s.name, "");
+  EXPECT_EQ(s.description, "");
+  EXPECT_EQ(s.workload.items, 7u);
+  EXPECT_DOUBLE_EQ(s.workload.item_seconds, 1.0);
+  EXPECT_EQ(s.workload.cost, balance::CostShape::kUniform);
+  EXPECT_EQ(s.workload.cost_jitter, 0);
+  EXPECT_EQ(s.workload.bytes_per_item, 0);
+  EXPECT_EQ(s.workload.transfer, Transfer::kStream);
+  EXPECT_EQ(s.profile, "raspberry-pi");
+  EXPECT_EQ(s.seed, 1u);
+  EXPECT_DOUBLE_EQ(s.failure_detection, 10);
+  // Every policy, in the documented order.
+  std::vector<std::string> names;
+  for (const balance::PolicySpec& spec : s.policies) names.push_back(spec.name);
+  EXPECT_EQ(names, balance::PolicyNames());
+  ASSERT_EQ(s.nodes.size(), 1u);
+  EXPECT_EQ(s.nodes[0].line, 4);
+}
+
+TEST(ScenarioTest, SpeedAtFollowsTheChanges) {
+  NodeSpec node;
+  node.speed = 1;
+  node.changes = {{10, 3}, {20, 0.5}};
+  EXPECT_EQ(SpeedAt(node, 0), 1);
+  EXPECT_EQ(SpeedAt(node, 9.99), 1);
+  EXPECT_EQ(SpeedAt(node, 10), 3);  // a change applies from its instant on
+  EXPECT_EQ(SpeedAt(node, 19), 3);
+  EXPECT_EQ(SpeedAt(node, 1e9), 0.5);
+}
+
+struct BadDocument {
+  std::string title;
+  std::string yaml;
+  std::vector<std::string> says;  // substrings the message must contain
+};
+
+// A document that is good up to the nodes, which each case supplies.
+std::string WithNodes(const std::string& nodes) {
+  return "name: t\nworkload:\n  items: 100\n  itemSeconds: 0.1\nnodes:\n" + nodes;
+}
+
+TEST(ScenarioTest, BadDocumentsNameFileLineAndExpectation) {
+  const std::vector<BadDocument> cases = {
+      {"malformed YAML: bad indentation",
+       R"(name: t
+workload:
+  items: 10
+ nodes:  # <-
+  - {name: a, speed: 1}
+)",
+       {"not valid YAML"}},
+      {"malformed YAML: a key inside a mapping value",
+       R"(name: t
+workload:
+  items: 10
+nodes:
+  - name: a
+    speed: 1
+   latency: 2  # <-
+)",
+       {"not valid YAML"}},
+      {"unknown top-level key",
+       R"(name: t
+workload: {items: 10}
+nodez:  # <-
+  - {name: a, speed: 1}
+)",
+       {"unknown key 'nodez'", "expected one of", "nodes"}},
+      {"unknown workload key",
+       R"(name: t
+workload:
+  items: 10
+  itemz: 3  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.itemz", "unknown key 'itemz'", "expected one of"}},
+      {"unknown node key",
+       WithNodes(R"(  - name: a
+    speed: 1
+    sped: 2  # <-
+)"),
+       {"nodes[0].sped", "unknown key 'sped'"}},
+      {"negative speed",
+       WithNodes(R"(  - name: a
+    speed: 1
+  - name: b
+    speed: -1  # <-
+)"),
+       {"nodes[1].speed", "expected a number > 0", "'-1'"}},
+      {"zero speed",
+       WithNodes(R"(  - name: a
+    speed: 0  # <-
+)"),
+       {"nodes[0].speed", "expected a number > 0", "'0'"}},
+      {"speed that is not a number",
+       WithNodes(R"(  - name: a
+    speed: fast  # <-
+)"),
+       {"nodes[0].speed", "expected a number > 0", "'fast'"}},
+      {"missing speed",
+       WithNodes(R"(  - name: a  # <-
+    latency: 0.1
+)"),
+       {"nodes[0]", "missing required key 'speed'"}},
+      {"missing name",
+       WithNodes(R"(  - speed: 1  # <-
+)"),
+       {"nodes[0]", "missing required key 'name'"}},
+      {"empty nodes list",
+       R"(name: t
+workload: {items: 10}
+nodes: []  # <-
+)",
+       {"nodes", "expected a non-empty list"}},
+      {"nodes not a list",
+       R"(name: t
+workload: {items: 10}
+nodes: {name: a, speed: 1}  # <-
+)",
+       {"nodes", "expected a list"}},
+      {"missing nodes",
+       R"(name: t  # <-
+workload: {items: 10}
+)",
+       {"missing required key 'nodes'"}},
+      {"missing items",
+       R"(name: t
+workload:
+  itemSeconds: 2  # <- (a block map is where its first key is)
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload", "missing required key 'items'"}},
+      {"zero items",
+       R"(name: t
+workload:
+  items: 0  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.items", "expected a whole number in [1, "}},
+      {"fractional items",
+       R"(name: t
+workload:
+  items: 10.5  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.items", "expected a whole number"}},
+      {"unknown cost model",
+       R"(name: t
+workload:
+  items: 10
+  costModel: cubic  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.costModel", "expected one of uniform, linear, sqrt", "'cubic'"}},
+      {"jitter of one",
+       R"(name: t
+workload:
+  items: 10
+  costJitter: 1  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.costJitter", "expected a number in [0, 1)"}},
+      {"unknown transfer",
+       R"(name: t
+workload:
+  items: 10
+  transfer: pigeon  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.transfer", "expected stream or block", "'pigeon'"}},
+      {"unknown policy",
+       R"(name: t
+workload: {items: 10}
+policies:
+  - equal
+  - roundrobin  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"policies[1]", "unknown policy 'roundrobin'", "expected one of"}},
+      {"unknown policy in a map",
+       R"(name: t
+workload: {items: 10}
+policies:
+  - {name: nope, chunk: 3}  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"policies[0]", "unknown policy 'nope'"}},
+      {"unknown policy option",
+       R"(name: t
+workload: {items: 10}
+policies:
+  - name: selfsched  # <-
+    chunkz: 3
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"policies[0]", "unknown option 'chunkz'", "expected one of: chunk"}},
+      {"policy option out of range",
+       R"(name: t
+workload: {items: 10}
+policies:
+  - {name: guided, minChunk: 0}  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"policies[0]", "minChunk", "expected a number in [1, "}},
+      {"changes not ascending",
+       WithNodes(R"(  - name: a
+    speed: 1
+    changes:
+      - {at: 20, speed: 0.5}
+      - {at: 20, speed: 2}  # <-
+)"),
+       {"nodes[0].changes[1].at", "expected a time after 20", "'20'"}},
+      {"changes going back in time",
+       WithNodes(R"(  - name: a
+    speed: 1
+    changes: [{at: 5, speed: 2}, {at: 30, speed: 3},
+              {at: 10, speed: 1}]  # <-
+)"),
+       {"nodes[0].changes[2].at", "expected a time after 30"}},
+      {"change to a zero speed",
+       WithNodes(R"(  - name: a
+    speed: 1
+    changes:
+      - {at: 5, speed: 0}  # <-
+)"),
+       {"nodes[0].changes[0].speed", "expected a number > 0"}},
+      {"negative latency",
+       WithNodes(R"(  - name: a
+    speed: 1
+    latency: -0.1  # <-
+)"),
+       {"nodes[0].latency", "expected seconds >= 0"}},
+      {"zero bandwidth",
+       WithNodes(R"(  - name: a
+    speed: 1
+    bandwidth: 0  # <-
+)"),
+       {"nodes[0].bandwidth", "expected a number > 0"}},
+      {"negative failAt",
+       WithNodes(R"(  - name: a
+    speed: 1
+    failAt: -3  # <-
+)"),
+       {"nodes[0].failAt", "expected a time >= 0"}},
+      {"negative localItems",
+       WithNodes(R"(  - name: a
+    speed: 1
+    localItems: -3  # <-
+)"),
+       {"nodes[0].localItems", "expected a whole number >= 0"}},
+      {"labels not a map",
+       WithNodes(R"(  - name: a
+    speed: 1
+    labels: [a, b]  # <-
+)"),
+       {"nodes[0].labels", "expected a map"}},
+      {"duplicate node name",
+       WithNodes(R"(  - {name: a, speed: 1}
+  - {name: a, speed: 2}  # <-
+)"),
+       {"duplicate node name 'a'"}},
+      {"negative seed",
+       R"(name: t
+workload: {items: 10}
+seed: -1  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"seed", "expected a whole number >= 0"}},
+      {"zero failure detection",
+       R"(name: t
+workload: {items: 10}
+failureDetection: 0  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"failureDetection", "expected a number > 0"}},
+  };
+  const std::string file = "bad.yaml";
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto parsed = ParseScenario(c.yaml, file);
+    ASSERT_FALSE(parsed.ok());
+    const Status& status = parsed.status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalid);
+    const int line = MarkedLine(c.yaml);
+    ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
+    const std::string where = file + ":" + std::to_string(line) + ":";
+    EXPECT_EQ(status.message().rfind(where, 0), 0u)
+        << "message does not start with " << where << ": " << status.message();
+    for (const std::string& part : c.says) {
+      EXPECT_NE(status.message().find(part), std::string::npos)
+          << "message does not say '" << part << "': " << status.message();
+    }
+  }
+}
+
+TEST(ScenarioTest, AnEmptyDocumentIsInvalidAndNamesTheFile) {
+  auto parsed = ParseScenario("", "empty.yaml");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(parsed.status().message().rfind("empty.yaml", 0), 0u) << parsed.status().message();
+  EXPECT_NE(parsed.status().message().find("expected a map"), std::string::npos);
+}
+
+TEST(ScenarioTest, ShippedExampleScenariosParse) {
+  const std::filesystem::path dir =
+      std::filesystem::path(BALLAST_SOURCE_DIR) / "examples/scenarios";
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    SCOPED_TRACE(entry.path().string());
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed = ParseScenario(text.str(), entry.path().filename().string());
+    EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
+    ++count;
+  }
+  EXPECT_GT(count, 0);
+}
+
+}  // namespace
+}  // namespace ballast::sim

@@ -1,0 +1,358 @@
+// Tests of the discrete-event simulator (core/sim/simulator.h): makespans and
+// message counts worked out by hand from the protocol, the physical limit,
+// and every policy finishing every item when a node dies.
+//
+// The message sequence of a worker (simulator.cc), with one-way latency L:
+//   t = 0        it asks (an idle report)          arrives at L
+//   t = L        the coordinator replies           arrives at 2L
+//   t = 2L       it starts computing its lease
+//   t = 2L + c   it reports the lease finished     arrives at 3L + c
+// and the job ends when the report finishing the last item arrives; that
+// report is not answered.
+#include "sim/simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace ballast::sim {
+namespace {
+
+NodeSpec Node(const std::string& name, double speed, double latency = 0) {
+  NodeSpec node;
+  node.name = name;
+  node.speed = speed;
+  node.latency = latency;
+  return node;
+}
+
+Scenario MakeScenario(uint64_t items, double item_seconds, std::vector<NodeSpec> nodes,
+                      balance::CostShape cost = balance::CostShape::kUniform) {
+  Scenario scenario;
+  scenario.name = "test";
+  scenario.workload.items = items;
+  scenario.workload.item_seconds = item_seconds;
+  scenario.workload.cost = cost;
+  scenario.nodes = std::move(nodes);
+  return scenario;
+}
+
+std::vector<balance::WorkerPrior> Priors(const std::vector<double>& speeds) {
+  std::vector<balance::WorkerPrior> priors;
+  for (size_t i = 0; i < speeds.size(); ++i) priors.push_back({"n" + std::to_string(i), speeds[i]});
+  return priors;
+}
+
+std::vector<balance::WorkerPrior> FlatPriors(size_t count) {
+  return Priors(std::vector<double>(count, 1.0));
+}
+
+SimResult SimulateOk(const Scenario& scenario, const std::vector<balance::WorkerPrior>& priors,
+                     const std::string& policy, std::map<std::string, std::string> options = {}) {
+  auto result = Simulate(scenario, priors, balance::PolicySpec{policy, "", std::move(options)});
+  EXPECT_TRUE(result.ok()) << policy << ": " << result.status().ToString();
+  if (!result.ok()) return {};
+  return std::move(result).value();
+}
+
+uint64_t ReportedItems(const SimResult& result) {
+  uint64_t items = 0;
+  for (const WorkerResult& worker : result.workers) items += worker.items;
+  return items;
+}
+
+TEST(SimulatorTest, OneNodeTakesWorkOverSpeedWithEveryPolicy) {
+  // W = 100 items x 0.1 s = 10 s at speed 1; at speed 2, 5 s. Zero latency.
+  const Scenario scenario = MakeScenario(100, 0.1, {Node("only", 2)});
+  EXPECT_DOUBLE_EQ(IdealMakespan(scenario, 10), 5.0);
+  for (const std::string& policy : balance::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const SimResult result = SimulateOk(scenario, FlatPriors(1), policy);
+    EXPECT_EQ(result.policy, policy);
+    EXPECT_NEAR(result.makespan_s, 5.0, 1e-9);
+    EXPECT_DOUBLE_EQ(result.ideal_s, 5.0);
+    EXPECT_NEAR(result.efficiency, 1.0, 1e-9);
+    ASSERT_EQ(result.workers.size(), 1u);
+    EXPECT_EQ(result.workers[0].name, "only");
+    EXPECT_EQ(result.workers[0].items, 100u);
+    EXPECT_NEAR(result.workers[0].busy_s, 5.0, 1e-9);
+    EXPECT_NEAR(result.workers[0].idle_s, 0.0, 1e-9);
+    EXPECT_FALSE(result.workers[0].failed);
+    EXPECT_EQ(result.duplicate_items, 0u);
+  }
+}
+
+struct LatencyCase {
+  size_t nodes;
+  double latency;
+};
+
+TEST(SimulatorTest, EqualSplitOnEqualNodesCostsThreeLatencies) {
+  // W = 10 s. Each of P nodes computes W / P after its lease arrives at 2L and
+  // its final report takes L more: makespan = W / P + 3L.
+  for (const LatencyCase& c : std::vector<LatencyCase>{{2, 0.5}, {2, 0}, {4, 0.25}, {5, 0.01}}) {
+    SCOPED_TRACE("P=" + std::to_string(c.nodes) + " L=" + std::to_string(c.latency));
+    std::vector<NodeSpec> nodes;
+    for (size_t i = 0; i < c.nodes; ++i)
+      nodes.push_back(Node("n" + std::to_string(i), 1, c.latency));
+    const Scenario scenario = MakeScenario(100, 0.1, nodes);
+    const SimResult result = SimulateOk(scenario, FlatPriors(c.nodes), "equal");
+    EXPECT_NEAR(result.makespan_s, 10.0 / c.nodes + 3 * c.latency, 1e-9);
+    EXPECT_NEAR(result.ideal_s, 10.0 / c.nodes, 1e-12);
+  }
+}
+
+TEST(SimulatorTest, EqualSplitSendsFourMessagesPerWorkerButTheLastReply) {
+  // Per worker: its ask, the lease, its final report, and the reply to that
+  // report (kWait, or nothing for the report that finishes the job):
+  // 4P - 1 messages, no signals.
+  for (size_t count : {1u, 2u, 3u, 5u}) {
+    SCOPED_TRACE("P=" + std::to_string(count));
+    std::vector<NodeSpec> nodes;
+    for (size_t i = 0; i < count; ++i) {
+      nodes.push_back(Node("n" + std::to_string(i), 0.5 + i, 0.001 * (i + 1)));
+    }
+    const SimResult result =
+        SimulateOk(MakeScenario(1000, 0.01, nodes), FlatPriors(count), "equal");
+    EXPECT_EQ(result.messages, 4 * count - 1);
+    for (const WorkerResult& worker : result.workers) EXPECT_EQ(worker.leases, 1u);
+  }
+}
+
+TEST(SimulatorTest, WeightedWithTruePriorsReachesTheLimit) {
+  const std::vector<double> speeds = {1, 2, 0.5, 4};
+  std::vector<NodeSpec> nodes;
+  for (size_t i = 0; i < speeds.size(); ++i)
+    nodes.push_back(Node("n" + std::to_string(i), speeds[i]));
+  const Scenario scenario = MakeScenario(10000, 0.01, nodes);
+  const SimResult result = SimulateOk(scenario, Priors(speeds), "weighted");
+  EXPECT_NEAR(result.ideal_s, 100.0 / 7.5, 1e-9);
+  EXPECT_GT(result.efficiency, 0.999);
+  EXPECT_LE(result.efficiency, 1.0 + 1e-12);
+}
+
+TEST(SimulatorTest, EqualSplitIsGovernedByTheSlowestNode) {
+  // W = 10 s; each node gets 5 s of work; the node of speed 0.25 needs 20 s.
+  const Scenario scenario = MakeScenario(100, 0.1, {Node("fast", 1), Node("slow", 0.25)});
+  const SimResult result = SimulateOk(scenario, FlatPriors(2), "equal");
+  EXPECT_NEAR(result.makespan_s, 20.0, 1e-9);
+  EXPECT_NEAR(result.ideal_s, 8.0, 1e-12);
+  EXPECT_NEAR(result.efficiency, 0.4, 1e-9);
+  EXPECT_NEAR(result.workers[0].busy_s, 5.0, 1e-9);
+  EXPECT_NEAR(result.workers[0].idle_s, 15.0, 1e-9);
+  EXPECT_NEAR(result.workers[1].busy_s, 20.0, 1e-9);
+}
+
+TEST(SimulatorTest, IdealMakespanIntegratesSpeedChanges) {
+  // Speed 1 until t = 10 (10 s of work done), then 3: the other 30 take 10 s.
+  Scenario scenario = MakeScenario(40, 1, {Node("a", 1)});
+  scenario.nodes[0].changes = {{10, 3}};
+  EXPECT_NEAR(IdealMakespan(scenario, 40), 20.0, 1e-12);
+  // Work done before the change is not affected by it.
+  EXPECT_NEAR(IdealMakespan(scenario, 5), 5.0, 1e-12);
+  // Two changes: 1 until 10, 3 until 12 (6 more), then 0.5: 40 - 16 = 24 -> 48 s.
+  scenario.nodes[0].changes = {{10, 3}, {12, 0.5}};
+  EXPECT_NEAR(IdealMakespan(scenario, 40), 12.0 + 48.0, 1e-9);
+}
+
+TEST(SimulatorTest, IdealMakespanIntegratesFailures) {
+  // Two nodes of speed 1; one dies at t = 5 (10 s of work done by then); the
+  // survivor does the other 10 alone.
+  Scenario scenario = MakeScenario(20, 1, {Node("a", 1), Node("b", 1)});
+  scenario.nodes[1].fail_at = 5;
+  EXPECT_NEAR(IdealMakespan(scenario, 20), 15.0, 1e-12);
+  // A failure after the ideal end changes nothing.
+  scenario.nodes[1].fail_at = 50;
+  EXPECT_NEAR(IdealMakespan(scenario, 20), 10.0, 1e-12);
+  // If every node dies first, no schedule ever finishes.
+  scenario.nodes[0].fail_at = 2;
+  scenario.nodes[1].fail_at = 3;
+  EXPECT_TRUE(std::isinf(IdealMakespan(scenario, 20)));
+}
+
+TEST(SimulatorTest, StreamingIsCappedByTheLink) {
+  // Compute: 1 / 0.1 = 10 items/s. Link: 1000 B/s / 200 B = 5 items/s.
+  // The first item arrives after 0.2 s; from then on the node computes at the
+  // link's rate, 100 items in 20 s: makespan 20.2. The limit counts the node
+  // at the link's rate: 0.5 x speed 1, 10 s of work in 20 s.
+  Scenario scenario = MakeScenario(100, 0.1, {Node("a", 1)});
+  scenario.workload.bytes_per_item = 200;
+  scenario.nodes[0].bandwidth = 1000;
+  EXPECT_NEAR(IdealMakespan(scenario, 10), 20.0, 1e-12);
+  const SimResult result = SimulateOk(scenario, FlatPriors(1), "equal");
+  EXPECT_NEAR(result.makespan_s, 20.2, 1e-9);
+  EXPECT_NEAR(result.ideal_s, 20.0, 1e-12);
+  // A link faster than computing does not slow it: only the first item's
+  // transfer shows (2000 B/s / 100 B = 20 items/s > 10).
+  scenario.workload.bytes_per_item = 100;
+  scenario.nodes[0].bandwidth = 2000;
+  EXPECT_NEAR(SimulateOk(scenario, FlatPriors(1), "equal").makespan_s, 10.05, 1e-9);
+  EXPECT_NEAR(IdealMakespan(scenario, 10), 10.0, 1e-12);
+  // The node's own bytesPerItem overrides the workload's.
+  scenario.nodes[0].bytes_per_item = 400;  // 5 items/s
+  EXPECT_NEAR(SimulateOk(scenario, FlatPriors(1), "equal").makespan_s, 0.2 + 20.0, 1e-9);
+}
+
+TEST(SimulatorTest, BlockTransferShipsTheWholeLeaseFirst) {
+  // 100 items x 200 B at 1000 B/s: 20 s of transfer, then 10 s of computing.
+  Scenario scenario = MakeScenario(100, 0.1, {Node("a", 1)});
+  scenario.workload.bytes_per_item = 200;
+  scenario.workload.transfer = Transfer::kBlock;
+  scenario.nodes[0].bandwidth = 1000;
+  const SimResult result = SimulateOk(scenario, FlatPriors(1), "equal");
+  EXPECT_NEAR(result.makespan_s, 30.0, 1e-9);
+  EXPECT_NEAR(result.workers[0].busy_s, 10.0, 1e-9);
+}
+
+// A node whose every item is local (localItems) ships nothing: it computes
+// 100 items of 0.1 s at its own speed in 10 s, whatever its link.
+Scenario AllLocal(Transfer transfer) {
+  Scenario scenario = MakeScenario(100, 0.1, {Node("a", 1)});
+  scenario.workload.bytes_per_item = 200;
+  scenario.workload.transfer = transfer;
+  scenario.nodes[0].bandwidth = 1000;  // 5 items/s, half the compute rate
+  scenario.nodes[0].local_items = 100;
+  return scenario;
+}
+
+TEST(SimulatorTest, LocalItemsAreNotShippedInBlockMode) {
+  const Scenario scenario = AllLocal(Transfer::kBlock);
+  EXPECT_NEAR(IdealMakespan(scenario, 10), 10.0, 1e-12);
+  EXPECT_NEAR(SimulateOk(scenario, FlatPriors(1), "equal").makespan_s, 10.0, 1e-9);
+}
+
+TEST(SimulatorTest, LocalItemsAreNotCappedByTheLinkWhenStreaming) {
+  const Scenario scenario = AllLocal(Transfer::kStream);
+  EXPECT_NEAR(IdealMakespan(scenario, 10), 10.0, 1e-12);
+  EXPECT_NEAR(SimulateOk(scenario, FlatPriors(1), "equal").makespan_s, 10.0, 1e-9);
+}
+
+TEST(SimulatorTest, EveryPolicyFinishesEveryItemWhenANodeDies) {
+  // Three nodes; the second dies at t = 4, mid-lease, and is declared lost
+  // 2 s later. Whatever it had not reported is computed by the others.
+  std::vector<NodeSpec> nodes = {Node("a", 1, 0.001), Node("b", 1, 0.001), Node("c", 0.5, 0.001)};
+  nodes[1].fail_at = 4;
+  Scenario scenario = MakeScenario(300, 0.1, nodes);
+  scenario.failure_detection = 2;
+  for (const std::string& policy : balance::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const SimResult result = SimulateOk(scenario, FlatPriors(3), policy);
+    ASSERT_EQ(result.workers.size(), 3u);
+    EXPECT_TRUE(result.workers[1].failed);
+    EXPECT_FALSE(result.workers[0].failed);
+    EXPECT_FALSE(result.workers[2].failed);
+    // Every item reported at least once; duplicates are counted as such.
+    EXPECT_EQ(ReportedItems(result) - result.duplicate_items, 300u);
+    // The dead node computed at most 4 s of work.
+    EXPECT_LE(result.workers[1].busy_s, 4.0 + 1e-9);
+    EXPECT_LE(result.workers[1].items, 40u);
+    // No schedule beats the limit, which knows of the failure.
+    EXPECT_GE(result.makespan_s, result.ideal_s - 1e-9);
+    EXPECT_NEAR(result.ideal_s, 4.0 + (30.0 - 4.0 * 2.5) / 1.5, 1e-9);
+  }
+}
+
+TEST(SimulatorTest, EqualRecomputesTheLostShareAfterDetection) {
+  // Two nodes of speed 1, 200 items of 0.1 s: shares of 10 s each. Node b
+  // dies at 4 having reported nothing (equal asks for no progress reports);
+  // it is declared lost at 6. Node a finishes its share at 10, asks, and
+  // computes b's whole share: makespan 20.
+  std::vector<NodeSpec> nodes = {Node("a", 1), Node("b", 1)};
+  nodes[1].fail_at = 4;
+  Scenario scenario = MakeScenario(200, 0.1, nodes);
+  scenario.failure_detection = 2;
+  const SimResult result = SimulateOk(scenario, FlatPriors(2), "equal");
+  EXPECT_NEAR(result.makespan_s, 20.0, 1e-9);
+  EXPECT_EQ(result.workers[0].items, 200u);
+  EXPECT_EQ(result.workers[1].items, 0u);
+  EXPECT_EQ(result.workers[0].leases, 2u);
+}
+
+TEST(SimulatorTest, AdaptiveLearnsTheSpeedsPriorsGotWrong) {
+  // Four heterogeneous nodes, priors all 1, cost growing with the index.
+  std::vector<NodeSpec> nodes = {Node("a", 2, 0.001), Node("b", 1, 0.001), Node("c", 0.5, 0.001),
+                                 Node("d", 0.25, 0.001)};
+  const Scenario scenario = MakeScenario(20000, 0.005, nodes, balance::CostShape::kLinear);
+  const SimResult adaptive = SimulateOk(scenario, FlatPriors(4), "adaptive");
+  EXPECT_NEAR(adaptive.ideal_s, 100.0 / 3.75, 1e-9);
+  EXPECT_GE(adaptive.efficiency, 0.95);
+  EXPECT_EQ(ReportedItems(adaptive) - adaptive.duplicate_items, 20000u);
+  // It does better than the split it started from.
+  const SimResult equal = SimulateOk(scenario, FlatPriors(4), "equal");
+  EXPECT_GT(adaptive.efficiency, equal.efficiency);
+}
+
+TEST(SimulatorTest, ResultsAreAFunctionOfTheInputs) {
+  std::vector<NodeSpec> nodes = {Node("a", 1.5, 0.01), Node("b", 0.7, 0.02)};
+  nodes[0].changes = {{3, 0.5}};
+  Scenario scenario = MakeScenario(500, 0.02, nodes, balance::CostShape::kSqrt);
+  scenario.workload.cost_jitter = 0.4;
+  for (const std::string& policy : balance::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const SimResult first = SimulateOk(scenario, Priors({1, 2}), policy);
+    const SimResult second = SimulateOk(scenario, Priors({1, 2}), policy);
+    EXPECT_EQ(first.makespan_s, second.makespan_s);
+    EXPECT_EQ(first.messages, second.messages);
+    EXPECT_EQ(first.events, second.events);
+    EXPECT_EQ(ReportedItems(first) - first.duplicate_items, 500u);
+  }
+}
+
+TEST(SimulatorTest, TimelineCoversEachWorkersTime) {
+  const Scenario scenario = MakeScenario(100, 0.1, {Node("fast", 1), Node("slow", 0.25)});
+  SimOptions options;
+  options.timeline = true;
+  auto result = Simulate(scenario, FlatPriors(2), {"equal", "", {}}, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  for (const WorkerResult& worker : result->workers) {
+    SCOPED_TRACE(worker.name);
+    ASSERT_FALSE(worker.timeline.empty());
+    double busy = 0;
+    double at = 0;
+    for (const Segment& segment : worker.timeline) {
+      EXPECT_NEAR(segment.start, at, 1e-9);  // contiguous from 0
+      EXPECT_GT(segment.end, segment.start);
+      if (segment.kind == Segment::Kind::kBusy) busy += segment.end - segment.start;
+      at = segment.end;
+    }
+    EXPECT_NEAR(at, result->makespan_s, 1e-9);
+    EXPECT_NEAR(busy, worker.busy_s, 1e-9);
+  }
+}
+
+TEST(SimulatorTest, BadInputsAreInvalid) {
+  const Scenario scenario = MakeScenario(10, 1, {Node("a", 1)});
+  auto wrong_priors = Simulate(scenario, FlatPriors(2), {"equal", "", {}});
+  ASSERT_FALSE(wrong_priors.ok());
+  EXPECT_EQ(wrong_priors.status().code(), StatusCode::kInvalid);
+  auto unknown = Simulate(scenario, FlatPriors(1), {"nope", "", {}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(unknown.status().message().find("nope"), std::string::npos);
+  auto no_nodes = Simulate(MakeScenario(10, 1, {}), {}, {"equal", "", {}});
+  ASSERT_FALSE(no_nodes.ok());
+  EXPECT_EQ(no_nodes.status().code(), StatusCode::kInvalid);
+}
+
+TEST(SimulatorTest, AJobWhoseEveryNodeDiesIsTerminal) {
+  std::vector<NodeSpec> nodes = {Node("a", 1), Node("b", 1)};
+  nodes[0].fail_at = 1;
+  nodes[1].fail_at = 2;
+  Scenario scenario = MakeScenario(100, 1, nodes);
+  scenario.failure_detection = 1;
+  for (const std::string& policy : balance::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    auto result = Simulate(scenario, FlatPriors(2), {policy, "", {}});
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), StatusCode::kTerminal);
+  }
+}
+
+}  // namespace
+}  // namespace ballast::sim
