@@ -63,6 +63,7 @@ class AdaptivePolicy : public PolicyBase {
  protected:
   void Plan(double /*now*/) override {
     estimates_.assign(worker_count(), Estimate{});
+    measured_speed_sum_ = measured_prior_sum_ = 0;
     std::vector<double> shares;
     for (const WorkerPrior& worker : job().workers) shares.push_back(std::max(worker.speed, 1e-9));
     ReserveProportional(shares);
@@ -85,12 +86,21 @@ class AdaptivePolicy : public PolicyBase {
     const double calc = e.pending_calc / e.pending_cost;
     const double comm = std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost;
     const double alpha = e.measured ? kSmoothing : 1.0;
+    // Keep the sums behind PriorScale() current: take this worker out, then back in.
+    if (e.measured && e.calc_per_cost + e.comm_per_cost > 0) {
+      measured_speed_sum_ -= 1.0 / (e.calc_per_cost + e.comm_per_cost);
+      measured_prior_sum_ -= PriorOf(report.worker);
+    }
     e.calc_per_cost += alpha * (calc - e.calc_per_cost);
     e.comm_per_cost += alpha * (comm - e.comm_per_cost);
     if (e.pending_lease_start) {
       e.overhead_s += alpha * (std::max(0.0, e.pending_exe - e.pending_calc) - e.overhead_s);
     }
     e.measured = true;
+    if (e.calc_per_cost + e.comm_per_cost > 0) {
+      measured_speed_sum_ += 1.0 / (e.calc_per_cost + e.comm_per_cost);
+      measured_prior_sum_ += PriorOf(report.worker);
+    }
     e.pending_calc = e.pending_exe = e.pending_cost = 0;
   }
 
@@ -117,20 +127,15 @@ class AdaptivePolicy : public PolicyBase {
     if (e.measured && e.calc_per_cost + e.comm_per_cost > 0) {
       return 1.0 / (e.calc_per_cost + e.comm_per_cost);
     }
-    return std::max(job().workers[id].speed, 1e-9) * PriorScale();
+    return PriorOf(id) * PriorScale();
   }
 
-  // Measured speed per unit of prior speed over the measured workers (1 when none).
+  double PriorOf(WorkerId id) const { return std::max(job().workers[id].speed, 1e-9); }
+
+  // Measured speed per unit of prior speed over the measured workers (1 when
+  // none); kept as running sums so that it costs O(1).
   double PriorScale() const {
-    double measured = 0;
-    double prior = 0;
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      const Estimate& e = estimates_[id];
-      if (!e.measured || e.calc_per_cost + e.comm_per_cost <= 0) continue;
-      measured += 1.0 / (e.calc_per_cost + e.comm_per_cost);
-      prior += std::max(job().workers[id].speed, 1e-9);
-    }
-    return prior > 0 ? measured / prior : 1.0;
+    return measured_prior_sum_ > 0 ? measured_speed_sum_ / measured_prior_sum_ : 1.0;
   }
 
   bool Alive(WorkerId id) const { return !state(id).lost && !state(id).done; }
@@ -306,6 +311,8 @@ class AdaptivePolicy : public PolicyBase {
 
   Options options_;
   std::vector<Estimate> estimates_;
+  double measured_speed_sum_ = 0;  // Σ speed over measured workers
+  double measured_prior_sum_ = 0;  // Σ prior over the same workers
 };
 
 StatusOr<bool> OnOff(const PolicySpec& spec, const std::string& key, bool fallback) {

@@ -148,7 +148,6 @@ class Driver {
       if (lost_at_ && *lost_at_ <= now_ + 1e-12) {
         lost_at_.reset();
         policy_.OnWorkerLost(config_.faulty, now_);
-        workers_[config_.faulty].declared_lost = true;
         if (trace_) std::cout << "t=" << now_ << " w" << config_.faulty << " lost\n";
         DeliverSignals();
       }
@@ -188,7 +187,6 @@ class Driver {
     double since_report = 0;
     bool signal_pending = false;
     uint64_t must_end_by = kNoLimit;  // another worker was granted items from here
-    bool declared_lost = false;
   };
 
   void Violation(const std::string& what) {
@@ -267,7 +265,6 @@ class Driver {
     Progress(id);  // reports part of its lease
     if (config_.fault == Fault::kLostButAlive) {
       policy_.OnWorkerLost(id, now_);
-      w.declared_lost = true;
       DeliverSignals();
       return;
     }
@@ -718,6 +715,31 @@ TEST(PolicyTest, StaticPoliciesHandALostShareToTheNextIdleWorker) {
   // The waiting worker is signalled and gets the unreported rest, whole.
   EXPECT_EQ(policy->TakeSignals(), (std::vector<WorkerId>{0}));
   ExpectLease(Ask(*policy, 0, 4), {40, 60});
+}
+
+TEST(PolicyTest, AWorkerHeardFromAfterItWasLostKeepsWhatItReportedAndStops) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    auto policy = Make(name);
+    policy->Start(Job(4000, {1, 1}), 0);
+    const Reply first = Ask(*policy, 0, 0);
+    ASSERT_EQ(KindName(first.kind), "kLease");
+    ASSERT_GE(first.lease.size(), 4u);
+    const uint64_t begin = first.lease.begin;
+    policy->OnWorkerLost(0, 1);
+    // Its lease went back to the pool; the report still counts...
+    const Reply reply = Progress(*policy, 0, {begin, begin + 3}, 2, 2);
+    EXPECT_EQ(policy->stats().completed_items, 3u);
+    // ...and it is told to stop where it is: nothing of its old lease is left
+    // to it, since that may already be someone else's.
+    EXPECT_EQ(KindName(reply.kind), "kContinue");
+    EXPECT_EQ(reply.lease.end, begin + 3);
+    EXPECT_TRUE(reply.lease.empty());
+    // Asking afresh, it gets work that does not hold the items it reported.
+    const Reply next = Ask(*policy, 0, 3);
+    ASSERT_EQ(KindName(next.kind), "kLease");
+    EXPECT_EQ(IntervalSet(Range{begin, begin + 3}).CountIn(next.lease), 0u);
+  }
 }
 
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
