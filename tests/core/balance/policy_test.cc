@@ -742,6 +742,113 @@ TEST(PolicyTest, AWorkerHeardFromAfterItWasLostKeepsWhatItReportedAndStops) {
   }
 }
 
+// Plays honest workers to the end of the job. Each works on the lease of the
+// last reply it got (a later reply supersedes an earlier one), reports one
+// item of progress to learn its current end, then reports the rest finished;
+// a waiting worker asks again when signalled. Returns Finished().
+struct PlayerState {
+  Range lease;          // what it computes; empty when it has none
+  bool asking = false;  // it will ask (an idle report) at its next turn
+};
+
+bool PlayOut(Policy& policy, std::vector<PlayerState> players, double now) {
+  auto apply = [&](WorkerId id, const Reply& reply) {
+    players[id].asking = false;
+    players[id].lease = reply.kind == Reply::Kind::kLease ? reply.lease : Range{};
+  };
+  for (int round = 0; round < 10000 && !policy.Finished(); ++round) {
+    bool anyone = false;
+    for (WorkerId id = 0; id < players.size() && !policy.Finished(); ++id) {
+      PlayerState& p = players[id];
+      now += 0.5;
+      if (p.asking) {
+        anyone = true;
+        apply(id, Ask(policy, id, now));
+      } else if (!p.lease.empty()) {
+        anyone = true;
+        const uint64_t next = p.lease.begin + 1;
+        Reply reply = policy.OnReport(
+            Report{id, now, {{p.lease.begin, next}}, 0.5, next, next == p.lease.end});
+        if (reply.kind == Reply::Kind::kContinue) {
+          const uint64_t end = std::max(reply.lease.end, next);
+          reply = policy.OnReport(Report{id, now + 0.25, {{next, end}}, 0.25, end, true});
+        }
+        apply(id, reply);
+      }
+      for (WorkerId signalled : policy.TakeSignals()) {
+        if (players[signalled].lease.empty()) players[signalled].asking = true;
+      }
+    }
+    if (!anyone) break;
+  }
+  return policy.Finished();
+}
+
+TEST(PolicyTest, PlayOutFinishesAnOrdinaryJob) {
+  // The control for the two tests below: the same players, no crossing.
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    auto policy = Make(name, name == "selfsched" || name == "mms"
+                                 ? std::map<std::string, std::string>{{"chunk", "5"}}
+                                 : std::map<std::string, std::string>{});
+    policy->Start(Job(40, {1, 1}), 0);
+    std::vector<PlayerState> players(2);
+    players[0].asking = true;
+    players[1].asking = true;
+    EXPECT_TRUE(PlayOut(*policy, players, 0));
+    EXPECT_EQ(policy->stats().completed_items, 40u);
+  }
+}
+
+// Regression guard: an ask whose reply was lost (a timeout, then a retry)
+// reaches the coordinator twice. The first lease must not vanish with it: the
+// worker never saw it, so its items must go back to the pool.
+TEST(PolicyTest, ARetriedAskDoesNotLoseTheFirstLease) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    auto policy = Make(name, name == "selfsched" || name == "mms"
+                                 ? std::map<std::string, std::string>{{"chunk", "5"}}
+                                 : std::map<std::string, std::string>{});
+    policy->Start(Job(40, {1, 1}), 0);
+    const Reply lost = Ask(*policy, 0, 0);
+    ASSERT_EQ(KindName(lost.kind), "kLease");
+    const Reply retried = Ask(*policy, 0, 0.1);  // the same request again
+    std::vector<PlayerState> players(2);
+    players[0].lease = retried.kind == Reply::Kind::kLease ? retried.lease : Range{};
+    players[1].asking = true;
+    EXPECT_TRUE(PlayOut(*policy, players, 1))
+        << "the job cannot finish: " << policy->stats().completed_items
+        << " of 40 items done; the lost reply leased " << lost.lease.ToString();
+  }
+}
+
+// Regression guard, as the simulator met it: worker 1's lease was cut under
+// it; its progress report at the cut is answered with a new lease; before that
+// reply arrives it finishes the item it had begun and reports idle. The lease
+// granted in between must not vanish.
+TEST(PolicyTest, AnIdleReportThatCrossedALeaseDoesNotLoseIt) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(100, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  Progress(*policy, 1, {50, 51}, 1, 1);
+  const Reply stolen = Finish(*policy, 0, {0, 50}, 5, 5);  // steals [60, 100)
+  ASSERT_EQ(KindName(stolen.kind), "kLease");
+  ASSERT_EQ(stolen.lease, (Range{60, 100}));
+  EXPECT_EQ(Progress(*policy, 1, {51, 56}, 6, 5).lease, (Range{50, 60}));
+  // At the cut: a new lease is the answer (it steals again)...
+  const Reply crossed = Progress(*policy, 1, {56, 60}, 7, 1);
+  ASSERT_EQ(KindName(crossed.kind), "kLease") << "precondition of this sequence";
+  // ...but worker 1 had begun item 60 and reports it before that reply arrives.
+  const Reply latest = policy->OnReport(Report{1, 7.5, {{60, 61}}, 0.5, 61, true});
+  std::vector<PlayerState> players(2);
+  players[0].lease = {61, 100};  // worker 0 goes on with its lease
+  players[1].lease = latest.kind == Reply::Kind::kLease ? latest.lease : Range{};
+  EXPECT_TRUE(PlayOut(*policy, players, 8))
+      << "the job cannot finish: " << policy->stats().completed_items
+      << " of 100 items done; the crossed reply leased " << crossed.lease.ToString();
+}
+
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
   auto policy = Make("selfsched", {{"chunk", "7"}});
   policy->Start(Job(30, {1, 1}), 0);
