@@ -57,6 +57,10 @@ Reply PolicyBase::OnReport(const Report& report) {
       return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s};
     }
   }
+  // An idle worker holds nothing: whatever of its lease it did not report
+  // finished (a lease it never received, an answer that crossed its ask)
+  // goes back to the pool, so no item is lost.
+  if (!worker.lease.empty()) ReturnToPool(worker.lease, /*wake=*/false);
   worker.lease = {};
   worker.position = 0;
   Reply reply = Assign(report.worker, report.now);

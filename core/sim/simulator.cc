@@ -399,7 +399,8 @@ class Simulation {
     SimResult result;
     result.policy = label_;
     result.makespan_s = makespan_;
-    result.ideal_s = IdealMakespan(scenario_, cost_.Total() * item_seconds_);
+    result.ideal_s =
+        IdealMakespan(scenario_, cost_.Total() * item_seconds_, cost_.MaxItem() * item_seconds_);
     result.efficiency = makespan_ > 0 ? result.ideal_s / makespan_ : 0;
     result.messages = messages_;
     const balance::PolicyStats& stats = policy_->stats();
@@ -452,7 +453,7 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
   return simulation.Run();
 }
 
-double IdealMakespan(const Scenario& scenario, double work_seconds) {
+double IdealMakespan(const Scenario& scenario, double work_seconds, double max_item_seconds) {
   // Piecewise-constant total speed; walk its breakpoints until the work is done.
   std::vector<double> times = {0};
   for (const NodeSpec& node : scenario.nodes) {
@@ -461,7 +462,9 @@ double IdealMakespan(const Scenario& scenario, double work_seconds) {
   }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
-  const double mean_item_seconds = work_seconds / static_cast<double>(scenario.workload.items);
+  const double item_seconds = max_item_seconds > 0
+                                  ? max_item_seconds
+                                  : work_seconds / static_cast<double>(scenario.workload.items);
   auto total_speed = [&](double t) {
     double sum = 0;
     for (const NodeSpec& node : scenario.nodes) {
@@ -469,7 +472,7 @@ double IdealMakespan(const Scenario& scenario, double work_seconds) {
       double speed = SpeedAt(node, t);
       const double bytes = node.bytes_per_item.value_or(scenario.workload.bytes_per_item);
       if (bytes > 0 && node.bandwidth > 0 && node.local_items == 0) {
-        speed = std::min(speed, node.bandwidth / bytes * mean_item_seconds);
+        speed = std::min(speed, node.bandwidth / bytes * item_seconds);
       }
       sum += speed;
     }

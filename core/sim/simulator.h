@@ -70,8 +70,11 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
                              const balance::PolicySpec& policy, const SimOptions& options = {});
 
 // The physical limit: the earliest time at which nodes of the scenario's true
-// speeds (changes and failures integrated, each capped by what its link can
-// deliver) could finish `work_seconds` of speed-1 work.
-double IdealMakespan(const Scenario& scenario, double work_seconds);
+// speeds (changes and failures integrated) could finish `work_seconds` of
+// speed-1 work. A node whose link delivers fewer items per second than it
+// could compute is capped at its link's item rate times `max_item_seconds`
+// (the costliest item: still a lower bound whichever items it gets; 0 means
+// the mean item).
+double IdealMakespan(const Scenario& scenario, double work_seconds, double max_item_seconds = 0);
 
 }  // namespace ballast::sim

@@ -31,4 +31,16 @@ uint64_t TrueCost::Advance(uint64_t from, uint64_t limit, double cost) const {
   return static_cast<uint64_t>(std::distance(prefix_.begin(), it)) - 1;
 }
 
+double TrueCost::MaxItem() const {
+  const uint64_t n = model_.items();
+  if (n == 0) return 0;
+  if (prefix_.empty()) {
+    // The shapes are monotone: the costliest item is the first or the last.
+    return std::max(model_.Cost({0, 1}), model_.Cost({n - 1, n}));
+  }
+  double most = 0;
+  for (uint64_t i = 0; i < n; ++i) most = std::max(most, prefix_[i + 1] - prefix_[i]);
+  return most;
+}
+
 }  // namespace ballast::sim

@@ -23,6 +23,8 @@ class TrueCost {
   // The largest e in [from, limit] with Cost([from, e)) <= cost.
   uint64_t Advance(uint64_t from, uint64_t limit, double cost) const;
   double Total() const { return Cumulative(model_.items()); }
+  // The cost of the costliest item.
+  double MaxItem() const;
 
  private:
   balance::CostModel model_;
