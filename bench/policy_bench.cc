@@ -52,9 +52,9 @@ constexpr uint64_t kItems = 1'000'000'000;
 constexpr double kReportSeconds = 1.0;  // seconds of compute between progress reports
 constexpr double kTargetUs = 5;
 constexpr uint64_t kSeed = 20261120;
-constexpr double kPriorError = 0.3;             // priors are wrong by up to ±30 %
+constexpr double kPriorError = 0.3;                  // priors are wrong by up to ±30 %
 constexpr double kSpeedClasses[] = {0.1, 0.5, 1.0};  // Pi 3B, Pi 4B, Pi 5
-constexpr double kItemsPerSecondAtSpeed1 = 10;  // so a report finishes 1, 5 or 10 items
+constexpr double kItemsPerSecondAtSpeed1 = 10;       // so a report finishes 1, 5 or 10 items
 // Building a steady state may take at most this long (it is untimed, but a
 // policy whose warm-up is too slow would stall the whole run).
 constexpr double kSetupBudgetSeconds = 30;
@@ -326,8 +326,7 @@ void BM_Progress(benchmark::State& state, const std::string& policy) {
   state.counters["renewals"] = static_cast<double>(renewals);
   state.counters["rebuilds"] = static_cast<double>(rebuilds);
   if (entry.driver) {
-    state.counters["rebalances"] =
-        static_cast<double>(entry.driver->policy().stats().rebalances);
+    state.counters["rebalances"] = static_cast<double>(entry.driver->policy().stats().rebalances);
   }
 }
 
@@ -391,8 +390,8 @@ int main(int argc, char** argv) {
       "Policy decision cost: one OnReport (+ TakeSignals) in steady state; job of {} items.\n"
       "Target: <= {} us per decision at 1,000 workers (per_decision beside target_us).\n"
       "Priors wrong by up to ±{:.0f} % (seed {}).\n\n",
-      ballast::balance::kItems, ballast::balance::kTargetUs,
-      100 * ballast::balance::kPriorError, ballast::balance::kSeed);
+      ballast::balance::kItems, ballast::balance::kTargetUs, 100 * ballast::balance::kPriorError,
+      ballast::balance::kSeed);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   ballast::balance::Register();

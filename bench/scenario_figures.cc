@@ -28,7 +28,8 @@ bool HasSpeedChanges(const ballast::sim::Scenario& scenario) {
 
 std::vector<std::string> DefaultScenarios() {
   std::vector<std::string> paths;
-  for (const auto& entry : std::filesystem::directory_iterator(BALLAST_SOURCE_DIR "/examples/scenarios")) {
+  for (const auto& entry :
+       std::filesystem::directory_iterator(BALLAST_SOURCE_DIR "/examples/scenarios")) {
     if (entry.path().extension() == ".yaml") paths.push_back(entry.path().string());
   }
   std::sort(paths.begin(), paths.end());

@@ -100,9 +100,9 @@ void BM_Simulate(benchmark::State& state, size_t nodes, uint64_t items, const st
 
 void Register(size_t nodes, uint64_t items, const std::vector<std::string>& policies) {
   for (const std::string& policy : policies) {
-    const std::string name = fmt::format("scale/{}x1e{}/{}", nodes,
-                                         static_cast<int>(std::log10(static_cast<double>(items)) + 0.5),
-                                         policy);
+    const std::string name =
+        fmt::format("scale/{}x1e{}/{}", nodes,
+                    static_cast<int>(std::log10(static_cast<double>(items)) + 0.5), policy);
     benchmark::RegisterBenchmark(name.c_str(), BM_Simulate, nodes, items, policy)
         ->Iterations(1)
         ->UseRealTime()

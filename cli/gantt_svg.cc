@@ -72,9 +72,10 @@ std::string RenderGantt(const std::string& title, const std::vector<sim::SimResu
                           y + kRow - 4, Escape(worker.name));
       for (const auto& segment : worker.timeline) {
         const double w = std::max(0.5, (segment.end - segment.start) * scale);
-        body += fmt::format(R"(<rect x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{:.1f}" fill="{}"/>)"
-                            "\n",
-                            kLeft + segment.start * scale, y + 1, w, kRow - 2, Color(segment.kind));
+        body +=
+            fmt::format(R"(<rect x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{:.1f}" fill="{}"/>)"
+                        "\n",
+                        kLeft + segment.start * scale, y + 1, w, kRow - 2, Color(segment.kind));
       }
       y += kRow;
     }
@@ -95,9 +96,10 @@ std::string RenderGantt(const std::string& title, const std::vector<sim::SimResu
   std::string axis;
   for (int tick = 0; tick <= 10; ++tick) {
     const double t = horizon * tick / 10;
-    axis += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{:.4g} s</text>)"
-                        "\n",
-                        kLeft + t * scale, y - kPanelGap + 22, t);
+    axis += fmt::format(
+        R"(<text x="{:.1f}" y="{:.1f}" font-size="10" text-anchor="middle">{:.4g} s</text>)"
+        "\n",
+        kLeft + t * scale, y - kPanelGap + 22, t);
   }
   const double height = y;
   return fmt::format(

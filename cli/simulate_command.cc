@@ -1,9 +1,9 @@
 // ballast simulate SCENARIO [-o table|json] [--gantt FILE.svg] [--policies LIST]
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -131,8 +131,9 @@ void RegisterSimulate(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
   command->add_option("--gantt", options->gantt, "Also write a Gantt chart of every worker (SVG)");
-  command->add_option("--policies", options->policies,
-                      "Compare these policies instead of the scenario's (comma-separated)")
+  command
+      ->add_option("--policies", options->policies,
+                   "Compare these policies instead of the scenario's (comma-separated)")
       ->delimiter(',');
   command->callback([options, exit_code] { *exit_code = RunSimulate(*options); });
 }

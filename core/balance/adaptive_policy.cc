@@ -228,8 +228,7 @@ class AdaptivePolicy : public PolicyBase {
     // The victim learns its new end with the reply to its next report.
     const double learns = std::max(now, v.last_contact + v.report_every_s);
     const Range left = Unfinished(victim);
-    uint64_t safe = cost().Advance(left.begin, left.end,
-                                   v_speed * (learns - v.last_contact));
+    uint64_t safe = cost().Advance(left.begin, left.end, v_speed * (learns - v.last_contact));
     safe = std::min(left.end, safe + 1);  // the item it may have begun
     if (safe >= left.end) return std::nullopt;
     const double rest = cost().Cost({safe, left.end});
@@ -272,8 +271,7 @@ class AdaptivePolicy : public PolicyBase {
     const double k = options_.compensation ? Compensation(excess, now) : 1.0;
     const double amount = k * excess;
     const Range left = Unfinished(worker);
-    uint64_t safe = cost().Advance(left.begin, left.end,
-                                   speed * state(worker).report_every_s);
+    uint64_t safe = cost().Advance(left.begin, left.end, speed * state(worker).report_every_s);
     safe = std::min(left.end, safe + 1);
     const uint64_t cut = cost().Retreat(left.end, safe, amount);
     if (cut >= left.end) return;
@@ -316,9 +314,8 @@ class AdaptivePolicy : public PolicyBase {
 };
 
 StatusOr<bool> OnOff(const PolicySpec& spec, const std::string& key, bool fallback) {
-  BALLAST_ASSIGN_OR_RETURN(std::string value,
-                           OptionChoice(spec, key, fallback ? "on" : "off",
-                                        {"on", "off", "true", "false"}));
+  BALLAST_ASSIGN_OR_RETURN(std::string value, OptionChoice(spec, key, fallback ? "on" : "off",
+                                                           {"on", "off", "true", "false"}));
   return value == "on" || value == "true";
 }
 

@@ -49,7 +49,8 @@ class ChunkPolicy : public PolicyBase {
         break;
       case ChunkRule::kFactoring:
         if (batch_left_ == 0) {
-          batch_chunk_ = static_cast<uint64_t>(std::max(chunk_, std::ceil(remaining / (2 * workers))));
+          batch_chunk_ =
+              static_cast<uint64_t>(std::max(chunk_, std::ceil(remaining / (2 * workers))));
           batch_left_ = worker_count();
         }
         --batch_left_;

@@ -30,7 +30,8 @@ class MmsPolicy : public PolicyBase {
     std::vector<double> shares;
     for (const WorkerPrior& worker : job().workers) shares.push_back(worker.speed);
     ReserveProportional(shares);
-    if (chunk_ <= 0) chunk_ = std::max<double>(1, std::floor(job().items / (100.0 * worker_count())));
+    if (chunk_ <= 0)
+      chunk_ = std::max<double>(1, std::floor(job().items / (100.0 * worker_count())));
   }
 
   Reply Assign(WorkerId worker, double now) override {

@@ -111,8 +111,8 @@ Range PolicyBase::TakeReserved(WorkerId id) {
 
 Range PolicyBase::TakeFromPool(uint64_t count) {
   const Range first = pool_.First();
-  const Range taken{first.begin, first.begin + std::min<uint64_t>(std::max<uint64_t>(count, 1),
-                                                                  first.size())};
+  const Range taken{first.begin,
+                    first.begin + std::min<uint64_t>(std::max<uint64_t>(count, 1), first.size())};
   pool_.Remove(taken);
   return taken;
 }

@@ -25,7 +25,8 @@ const std::vector<Entry>& Registry() {
       {"guided", {"minChunk"}, MakeGuidedPolicy},
       {"factoring", {"minChunk"}, MakeFactoringPolicy},
       {"mms", {"chunk"}, MakeMmsPolicy},
-      {"adaptive", {"compensation", "stealing", "rebalance", "minReportSeconds"},
+      {"adaptive",
+       {"compensation", "stealing", "rebalance", "minReportSeconds"},
        MakeAdaptivePolicy},
   };
   return registry;
@@ -80,8 +81,9 @@ StatusOr<double> OptionNumber(const PolicySpec& spec, const std::string& key, do
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
       value < min || value > max) {
-    return Status::Invalid(fmt::format("policy {}: option {}: expected a number in [{}, {}], got '{}'",
-                                       spec.name, key, min, max, text));
+    return Status::Invalid(
+        fmt::format("policy {}: option {}: expected a number in [{}, {}], got '{}'", spec.name, key,
+                    min, max, text));
   }
   return value;
 }

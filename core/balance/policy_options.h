@@ -1,5 +1,6 @@
 // PolicySpec: a policy's name and its options, as a job or scenario selects it
-//   policies: [adaptive, {name: selfsched, chunk: 8}, {name: adaptive, label: no-comp, compensation: none}]
+//   policies: [adaptive, {name: selfsched, chunk: 8}, {name: adaptive, label: no-comp,
+//   compensation: none}]
 // and the factory that builds a Policy from it.
 //
 // Thread-safety: values and a pure factory.

@@ -1,7 +1,8 @@
 #include "balance/range.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace ballast::balance {
 

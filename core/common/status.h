@@ -56,7 +56,7 @@ class Status {
 template <typename T>
 class StatusOr {
  public:
-  StatusOr(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
   StatusOr(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(state_).ok() && "StatusOr needs a value or an error");
   }
@@ -81,9 +81,9 @@ class StatusOr {
 }  // namespace ballast
 
 // Returns early from the enclosing function when a Status is not ok.
-#define BALLAST_RETURN_IF_ERROR(expr)           \
-  do {                                          \
-    ::ballast::Status ballast_status_ = (expr); \
+#define BALLAST_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::ballast::Status ballast_status_ = (expr);        \
     if (!ballast_status_.ok()) return ballast_status_; \
   } while (0)
 

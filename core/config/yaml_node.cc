@@ -1,7 +1,8 @@
 #include "config/yaml_node.h"
 
-#include <cmath>
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace ballast::config {
 namespace {
@@ -65,7 +66,7 @@ StatusOr<double> YamlNode::AsDouble() const {
 
 StatusOr<int64_t> YamlNode::AsInt(int64_t min, int64_t max) const {
   auto range = [&] {
-    return min == INT64_MIN ? fmt::format("a whole number <= {}", max)
+    return min == INT64_MIN   ? fmt::format("a whole number <= {}", max)
            : max == INT64_MAX ? fmt::format("a whole number >= {}", min)
                               : fmt::format("a whole number in [{}, {}]", min, max);
   };
@@ -110,8 +111,8 @@ Status YamlNode::ExpectMap(std::initializer_list<std::string_view> allowed) cons
     for (auto name : allowed) known = known || name == key;
     if (!known) {
       YamlNode key_node(entry.first, file_, path_.empty() ? key : path_ + "." + key);
-      return key_node.Fail(fmt::format("unknown key '{}' (expected one of: {})", key,
-                                       fmt::join(allowed, ", ")));
+      return key_node.Fail(
+          fmt::format("unknown key '{}' (expected one of: {})", key, fmt::join(allowed, ", ")));
     }
   }
   return Status::Ok();
@@ -119,7 +120,8 @@ Status YamlNode::ExpectMap(std::initializer_list<std::string_view> allowed) cons
 
 Status YamlNode::ExpectSequence(bool allow_empty) const {
   if (!node_.IsSequence()) return Error("a list");
-  if (!allow_empty && node_.size() == 0) return Fail("expected a non-empty list, got an empty list");
+  if (!allow_empty && node_.size() == 0)
+    return Fail("expected a non-empty list, got an empty list");
   return Status::Ok();
 }
 

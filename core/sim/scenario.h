@@ -27,16 +27,16 @@ struct SpeedChange {
 struct NodeSpec {
   std::string name;
   std::map<std::string, std::string> labels;
-  double speed = 1;                  // true speed in cores of speed 1; unknown to policies
-  std::vector<SpeedChange> changes;  // in ascending time
-  double latency = 0;                // one-way seconds per message
-  double bandwidth = 0;              // bytes/s of its link; 0 = unlimited
+  double speed = 1;                      // true speed in cores of speed 1; unknown to policies
+  std::vector<SpeedChange> changes;      // in ascending time
+  double latency = 0;                    // one-way seconds per message
+  double bandwidth = 0;                  // bytes/s of its link; 0 = unlimited
   std::optional<double> bytes_per_item;  // overrides the workload's
   std::optional<double> fail_at;         // the node dies at this time
   // Items whose inputs already sit on this node (they cross no link when it
   // computes them). Nodes hold consecutive blocks in file order from item 0.
   uint64_t local_items = 0;
-  int line = 0;                          // where it was declared, for messages
+  int line = 0;  // where it was declared, for messages
 };
 
 enum class Transfer { kStream, kBlock };

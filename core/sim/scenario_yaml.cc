@@ -155,14 +155,15 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
                            ReadOr(root, "description", std::string(), &YamlNode::AsString));
   BALLAST_ASSIGN_OR_RETURN(YamlNode workload, root.Require("workload"));
   BALLAST_ASSIGN_OR_RETURN(scenario.workload, ParseWorkload(workload));
-  BALLAST_ASSIGN_OR_RETURN(scenario.profile,
-                           ReadOr(root, "profile", std::string("raspberry-pi"), &YamlNode::AsString));
+  BALLAST_ASSIGN_OR_RETURN(
+      scenario.profile, ReadOr(root, "profile", std::string("raspberry-pi"), &YamlNode::AsString));
   BALLAST_ASSIGN_OR_RETURN(YamlNode nodes, root.Require("nodes"));
   BALLAST_RETURN_IF_ERROR(nodes.ExpectSequence());
   for (const YamlNode& element : nodes.Elements()) {
     BALLAST_ASSIGN_OR_RETURN(NodeSpec node, ParseNode(element));
     for (const NodeSpec& other : scenario.nodes) {
-      if (other.name == node.name) return element.Fail(fmt::format("duplicate node name '{}'", node.name));
+      if (other.name == node.name)
+        return element.Fail(fmt::format("duplicate node name '{}'", node.name));
     }
     scenario.nodes.push_back(std::move(node));
   }
@@ -173,7 +174,8 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
       scenario.policies.push_back(std::move(spec));
     }
   } else {
-    for (const std::string& name : balance::PolicyNames()) scenario.policies.push_back({name, "", {}});
+    for (const std::string& name : balance::PolicyNames())
+      scenario.policies.push_back({name, "", {}});
   }
   if (auto seed = root.Get("seed")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t value, seed->AsInt(0));

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <queue>
 #include <limits>
+#include <queue>
 #include <variant>
 
 #include "sim/true_cost.h"
@@ -28,15 +28,15 @@ struct Worker {
   Phase phase = Phase::kAsking;
   double phase_since = 0;
   Range lease;
-  double lease_base = 0;      // true cumulative cost at lease.begin
-  double cost_done = 0;       // true cost finished within the lease
-  uint64_t reported = 0;      // items of the lease before this one are reported
+  double lease_base = 0;  // true cumulative cost at lease.begin
+  double cost_done = 0;   // true cost finished within the lease
+  uint64_t reported = 0;  // items of the lease before this one are reported
   double report_every = 0;
   double busy_since_report = 0;
-  double rate = 0;            // cost units per second while computing
-  double segment_start = 0;   // when cost_done was last brought up to date
+  double rate = 0;           // cost units per second while computing
+  double segment_start = 0;  // when cost_done was last brought up to date
   bool signal_pending = false;
-  uint64_t epoch = 0;         // invalidates scheduled wake-ups
+  uint64_t epoch = 0;          // invalidates scheduled wake-ups
   balance::IntervalSet local;  // items whose inputs are on this node
   WorkerResult result;
 };
@@ -102,11 +102,11 @@ class Simulation {
       Handle(event);
     }
     if (!finished_) {
-      return Status(StatusCode::kTerminal,
-                    fmt::format("policy {} stalled with {} of {} items unfinished (every worker "
-                                "is dead or waiting)",
-                                policy_->name(),
-                                job_.items - policy_->stats().completed_items, job_.items));
+      return Status(
+          StatusCode::kTerminal,
+          fmt::format("policy {} stalled with {} of {} items unfinished (every worker "
+                      "is dead or waiting)",
+                      policy_->name(), job_.items - policy_->stats().completed_items, job_.items));
     }
     return Result();
   }
@@ -123,7 +123,8 @@ class Simulation {
                            : w.phase == Phase::kReceiving ? Segment::Kind::kTransfer
                                                           : Segment::Kind::kIdle;
       auto& timeline = w.result.timeline;
-      if (!timeline.empty() && timeline.back().kind == kind && timeline.back().end == w.phase_since) {
+      if (!timeline.empty() && timeline.back().kind == kind &&
+          timeline.back().end == w.phase_since) {
         timeline.back().end = now;
       } else {
         timeline.push_back({w.phase_since, now, kind});
@@ -220,11 +221,13 @@ class Simulation {
     if (w.phase != Phase::kComputing) return;
     w.rate = Rate(w, now);
     double next = now + std::max(0.0, LeaseCost(w) - w.cost_done) / w.rate;
-    if (w.report_every > 0) next = std::min(next, now + std::max(0.0, w.report_every - w.busy_since_report));
+    if (w.report_every > 0)
+      next = std::min(next, now + std::max(0.0, w.report_every - w.busy_since_report));
     if (w.signal_pending) {
       const uint64_t position = Position(w);
       const double boundary = cost_.Cost({w.lease.begin, std::min(position + 1, w.lease.end)});
-      const double at_boundary = std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < 1e-9;
+      const double at_boundary =
+          std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < 1e-9;
       next = std::min(next, at_boundary ? now : now + (boundary - w.cost_done) / w.rate);
     }
     Push(next, Event::Kind::kWake, id, w.epoch);
@@ -255,7 +258,8 @@ class Simulation {
       ++w.epoch;
       return;
     }
-    if (w.report_every > 0 && w.busy_since_report >= w.report_every - kEpsilon) SendProgress(id, now);
+    if (w.report_every > 0 && w.busy_since_report >= w.report_every - kEpsilon)
+      SendProgress(id, now);
     ScheduleNext(id, now);
   }
 
@@ -412,7 +416,8 @@ class Simulation {
     for (Worker& w : workers_) {
       Integrate(w, makespan_);
       SetPhase(w, w.phase, makespan_);
-      const double alive_until = w.node->fail_at ? std::min(*w.node->fail_at, makespan_) : makespan_;
+      const double alive_until =
+          w.node->fail_at ? std::min(*w.node->fail_at, makespan_) : makespan_;
       w.result.idle_s = std::max(0.0, alive_until - w.result.busy_s);
       result.workers.push_back(std::move(w.result));
     }
@@ -445,7 +450,8 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
                              const balance::PolicySpec& spec, const SimOptions& options) {
   if (scenario.nodes.empty()) return Status::Invalid("the scenario has no nodes");
   if (priors.size() != scenario.nodes.size()) {
-    return Status::Invalid(fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));
+    return Status::Invalid(
+        fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));
   }
   BALLAST_ASSIGN_OR_RETURN(std::unique_ptr<balance::Policy> policy, balance::MakePolicy(spec));
   Simulation simulation(scenario, std::move(policy), priors, options);
@@ -481,7 +487,8 @@ double IdealMakespan(const Scenario& scenario, double work_seconds, double max_i
   double remaining = work_seconds;
   for (size_t i = 0; i < times.size(); ++i) {
     const double speed = total_speed(times[i]);
-    const double span = i + 1 < times.size() ? times[i + 1] - times[i] : std::numeric_limits<double>::infinity();
+    const double span =
+        i + 1 < times.size() ? times[i + 1] - times[i] : std::numeric_limits<double>::infinity();
     if (speed > 0 && speed * span >= remaining) return times[i] + remaining / speed;
     remaining -= speed * (i + 1 < times.size() ? span : 0);
   }

@@ -37,7 +37,7 @@ struct WorkerResult {
   uint64_t items = 0;      // items it reported finished (a duplicate counts)
   uint64_t leases = 0;
   double busy_s = 0;
-  double idle_s = 0;       // not computing, until the makespan (transfer included)
+  double idle_s = 0;  // not computing, until the makespan (transfer included)
   bool failed = false;
   std::vector<Segment> timeline;  // filled when SimOptions::timeline
 };

@@ -19,7 +19,9 @@ class TrueCost {
 
   // Cost of items [0, i).
   double Cumulative(uint64_t i) const;
-  double Cost(balance::Range range) const { return Cumulative(range.end) - Cumulative(range.begin); }
+  double Cost(balance::Range range) const {
+    return Cumulative(range.end) - Cumulative(range.begin);
+  }
   // The largest e in [from, limit] with Cost([from, e)) <= cost.
   uint64_t Advance(uint64_t from, uint64_t limit, double cost) const;
   double Total() const { return Cumulative(model_.items()); }
