@@ -293,6 +293,8 @@ void BM_Progress(benchmark::State& state, const std::string& policy) {
   CacheEntry& entry = Cached(policy, workers, Regime::kProgress);
   uint64_t renewals = 0;
   uint64_t rebuilds = 0;
+  uint64_t rebalances = 0;  // by the drivers replaced during this run
+  const uint64_t rebalances_before = entry.driver ? entry.driver->policy().stats().rebalances : 0;
   for (auto _ : state) {
     if (!entry.driver) {
       state.SkipWithError(entry.error.c_str());
@@ -306,6 +308,7 @@ void BM_Progress(benchmark::State& state, const std::string& policy) {
       state.PauseTiming();
       for (size_t tries = 0; driver && !driver->CanProgress(id); ++tries) {
         if (tries > 2 * workers) {
+          rebalances += driver->policy().stats().rebalances;
           entry.driver = Build(policy, workers, Regime::kProgress, &entry.error);
           driver = entry.driver.get();
           ++rebuilds;
@@ -325,9 +328,8 @@ void BM_Progress(benchmark::State& state, const std::string& policy) {
   SetDecisionCounters(state, state.iterations());
   state.counters["renewals"] = static_cast<double>(renewals);
   state.counters["rebuilds"] = static_cast<double>(rebuilds);
-  if (entry.driver) {
-    state.counters["rebalances"] = static_cast<double>(entry.driver->policy().stats().rebalances);
-  }
+  if (entry.driver) rebalances += entry.driver->policy().stats().rebalances;
+  state.counters["rebalances"] = static_cast<double>(rebalances - rebalances_before);
 }
 
 // Idle reports: a worker finishes its lease and gets the next one.
@@ -338,6 +340,7 @@ void BM_Idle(benchmark::State& state, const std::string& policy) {
   uint64_t rebuilds = 0;
   uint64_t leases = 0;
   uint64_t steals = 0;
+  const uint64_t steals_before = entry.driver ? entry.driver->policy().stats().steals : 0;
   for (auto _ : state) {
     if (!entry.driver) {
       state.SkipWithError(entry.error.c_str());
@@ -361,7 +364,7 @@ void BM_Idle(benchmark::State& state, const std::string& policy) {
   if (entry.driver) steals += entry.driver->policy().stats().steals;
   SetDecisionCounters(state, state.iterations());
   state.counters["leases"] = static_cast<double>(leases);
-  state.counters["steals"] = static_cast<double>(steals);
+  state.counters["steals"] = static_cast<double>(steals - steals_before);
   state.counters["rebuilds"] = static_cast<double>(rebuilds);
 }
 

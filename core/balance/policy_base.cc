@@ -77,6 +77,9 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   worker.lease = {};
   for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
   worker.reserved = IntervalSet();
+  // Others may be waiting on this worker even when it returned nothing (its
+  // lease was finished by someone else): let them look at the pool again.
+  if (!pool_.empty()) WakeWaiting();
   AfterLost(id, now);
 }
 
