@@ -23,9 +23,13 @@
 // three speed classes (Pi 3B, 4B, 5: 0.1, 0.5, 1.0) and report every second
 // of compute in round-robin; the policy is told speeds wrong by up to ±30 %
 // (seeded), so adaptive has something to rebalance. The state is built by
-// driving the policy outside the timed loop; timing pauses only to rebuild it
-// when a regime is exhausted (a lease ran out, the pool emptied), which is
-// rare (counters renewals / rebuilds).
+// driving the policy outside the timed loop (Start, first leases, one
+// progress report per worker) and kept across Google Benchmark's repeated
+// calls; timing pauses only to renew a lease that ran out or to rebuild an
+// exhausted regime (pool empty, nothing worth stealing; for equal and
+// weighted after every P hand-outs) — counters renewals and rebuilds. A
+// warm-up slower than kSetupBudgetSeconds is reported as an error row that
+// says how far it got, instead of stalling the run.
 //
 //   build-release/ballast_policy_bench [--benchmark_filter=adaptive]
 #include <benchmark/benchmark.h>

@@ -131,15 +131,18 @@ Range PolicyBase::TakeCostFromPool(double cost) {
 }
 
 void PolicyBase::ReturnToPool(Range range, bool wake) {
+  // Only unfinished items go back; walk the finished ranges that overlap.
   bool added = false;
-  for (const Range& part : IntervalSet(range).Ranges()) {
-    // Only unfinished items go back.
-    IntervalSet rest(part);
-    for (const Range& finished : done_.Ranges()) {
-      if (finished.end <= part.begin || finished.begin >= part.end) continue;
-      rest.Remove(finished);
+  uint64_t at = range.begin;
+  while (at < range.end) {
+    const Range finished = done_.FirstAtOrAfter(at);
+    if (!finished.empty() && finished.begin <= at) {
+      at = finished.end;
+      continue;
     }
-    for (const Range& r : rest.Ranges()) added = pool_.Add(r) > 0 || added;
+    const uint64_t stop = finished.empty() ? range.end : std::min(range.end, finished.begin);
+    added = pool_.Add({at, stop}) > 0 || added;
+    at = stop;
   }
   if (added && wake) WakeWaiting();
 }
