@@ -10,19 +10,12 @@
 #include <vector>
 
 #include "fuzzy/profile.h"
+#include "support/marked_line.h"
 
 namespace ballast::fuzzy {
 namespace {
 
-// The 1-based line of `text` holding the "# <-" marker; 0 when there is none.
-int MarkedLine(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find("# <-") != std::string::npos) return number;
-  }
-  return 0;
-}
+using ::ballast::testing::MarkedLine;
 
 struct BadDocument {
   std::string title;

@@ -15,18 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "support/marked_line.h"
+
 namespace ballast::sim {
 namespace {
 
-// The 1-based line of `text` holding the "# <-" marker; 0 when there is none.
-int MarkedLine(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find("# <-") != std::string::npos) return number;
-  }
-  return 0;
-}
+using ::ballast::testing::MarkedLine;
 
 const char kFull[] = R"(# Every field, none at its default.
 name: full
