@@ -73,7 +73,10 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   WorkerState& worker = workers_.at(id);
   worker.lost = true;
   worker.waiting = false;
-  ReturnToPool(Unfinished(id));
+  // The whole lease, not only [position, end): a driver may have refused some
+  // of its reported completions (a result it could not merge exactly once),
+  // and ReturnToPool skips whatever is finished.
+  ReturnToPool(worker.lease);
   worker.lease = {};
   for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
   worker.reserved = IntervalSet();
