@@ -1,0 +1,162 @@
+// Item mappings, defaults and validation of WorkloadSpec (workload/workload.h).
+#include "workload/workload.h"
+
+#include <fmt/format.h>
+
+#include <cassert>
+
+namespace ballast::workload {
+namespace {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+// floor(i * total / parts) without overflow; requires i <= parts.
+uint64_t EvenCut(uint64_t i, uint64_t total, uint64_t parts) {
+  return static_cast<uint64_t>(static_cast<Uint128>(i) * total / parts);
+}
+
+// The number of odd candidates 1, 3, 5, .. below limit.
+uint64_t OddCandidates(uint64_t limit) { return limit / 2; }
+
+// The first number of the trial span that starts at odd candidate index j.
+uint64_t TrialLo(uint64_t j) { return j == 0 ? 0 : 2 * j + 1; }
+
+Status CheckPrimes(const PrimesSpec& primes, uint64_t items) {
+  if (primes.limit < 2 || primes.limit > kMaxPrimesLimit) {
+    return Status::Invalid(fmt::format("primes.limit: expected a whole number in [2, {}], got {}",
+                                       kMaxPrimesLimit, primes.limit));
+  }
+  const uint64_t most =
+      primes.method == PrimesSpec::Method::kTrial ? OddCandidates(primes.limit) : primes.limit;
+  if (items > most) {
+    return Status::Invalid(fmt::format(
+        "items: expected at most {} for primes below {} ({}), got {}", most, primes.limit,
+        primes.method == PrimesSpec::Method::kTrial ? "one odd candidate per item"
+                                                    : "one number per item",
+        items));
+  }
+  return Status::Ok();
+}
+
+Status CheckMatmul(const MatmulSpec& matmul, uint64_t items) {
+  if (matmul.n == 0 || matmul.n > kMaxMatmulN) {
+    return Status::Invalid(
+        fmt::format("matmul.n: expected a whole number in [1, {}], got {}", kMaxMatmulN, matmul.n));
+  }
+  if (matmul.block == 0 || matmul.n % matmul.block != 0) {
+    return Status::Invalid(
+        fmt::format("matmul.block: expected a divisor of n = {}, got {}", matmul.n, matmul.block));
+  }
+  const uint64_t side = matmul.n / matmul.block;
+  if (items != side * side) {
+    return Status::Invalid(fmt::format(
+        "items: expected (n/block)^2 = {} (one per block of C), got {}", side * side, items));
+  }
+  return Status::Ok();
+}
+
+Status CheckExec(const ExecSpec& exec, uint64_t items) {
+  if (exec.command.empty() || exec.command[0].empty()) {
+    return Status::Invalid("exec.command: expected a non-empty list of strings");
+  }
+  if (items > kMaxExecItems) {
+    return Status::Invalid(
+        fmt::format("items: expected at most {} for exec, got {}", kMaxExecItems, items));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const char* WorkloadKindName(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::kPrimes:
+      return "primes";
+    case WorkloadKind::kMatmul:
+      return "matmul";
+    case WorkloadKind::kExec:
+      return "exec";
+  }
+  return "unknown";
+}
+
+uint64_t DefaultItems(const WorkloadSpec& spec) {
+  switch (spec.kind) {
+    case WorkloadKind::kPrimes:
+      if (spec.primes.method == PrimesSpec::Method::kTrial) {
+        return OddCandidates(spec.primes.limit);
+      }
+      return (spec.primes.limit + kSieveItemWidth - 1) / kSieveItemWidth;
+    case WorkloadKind::kMatmul: {
+      if (spec.matmul.block == 0) return 0;
+      const uint64_t side = spec.matmul.n / spec.matmul.block;
+      return side * side;
+    }
+    case WorkloadKind::kExec:
+      return 0;
+  }
+  return 0;
+}
+
+balance::CostShape DefaultCost(const WorkloadSpec& spec) {
+  if (spec.kind == WorkloadKind::kPrimes && spec.primes.method == PrimesSpec::Method::kTrial) {
+    return balance::CostShape::kLinear;
+  }
+  return balance::CostShape::kUniform;
+}
+
+Status ValidateWorkload(const WorkloadSpec& spec) {
+  if (spec.items == 0) return Status::Invalid("items: expected a whole number > 0, got 0");
+  switch (spec.kind) {
+    case WorkloadKind::kPrimes:
+      return CheckPrimes(spec.primes, spec.items);
+    case WorkloadKind::kMatmul:
+      return CheckMatmul(spec.matmul, spec.items);
+    case WorkloadKind::kExec:
+      return CheckExec(spec.exec, spec.items);
+  }
+  return Status::Invalid("kind: unknown workload");
+}
+
+balance::Range PrimesItemSpan(const WorkloadSpec& spec, uint64_t item) {
+  return PrimesRangeSpan(spec, {item, item + 1});
+}
+
+balance::Range PrimesRangeSpan(const WorkloadSpec& spec, balance::Range items) {
+  assert(spec.kind == WorkloadKind::kPrimes && items.end <= spec.items);
+  if (items.empty()) return {};
+  const uint64_t limit = spec.primes.limit;
+  if (spec.primes.method == PrimesSpec::Method::kSieve) {
+    return {EvenCut(items.begin, limit, spec.items), EvenCut(items.end, limit, spec.items)};
+  }
+  const uint64_t candidates = OddCandidates(limit);
+  const uint64_t first = EvenCut(items.begin, candidates, spec.items);
+  const uint64_t last = EvenCut(items.end, candidates, spec.items);
+  return {TrialLo(first), last == candidates ? limit : TrialLo(last)};
+}
+
+uint32_t MatmulBlocksPerSide(const MatmulSpec& spec) { return spec.n / spec.block; }
+
+BlockIndex MatmulBlock(const MatmulSpec& spec, uint64_t item) {
+  const uint32_t side = MatmulBlocksPerSide(spec);
+  return {static_cast<uint32_t>(item / side), static_cast<uint32_t>(item % side)};
+}
+
+uint64_t Mix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+int MatmulEntry(const MatmulSpec& spec, Matrix which, uint32_t row, uint32_t col) {
+  const uint64_t n = spec.n;
+  const uint64_t key = (which == Matrix::kA ? 0 : n * n) + row * n + col;
+  return static_cast<int>(Mix64(Mix64(spec.seed) + key) % 17) - 8;
+}
+
+uint64_t MatmulWeight(const MatmulSpec& spec, uint32_t row, uint32_t col) {
+  return Mix64(uint64_t{row} * spec.n + col) | 1;
+}
+
+}  // namespace ballast::workload

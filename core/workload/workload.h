@@ -1,0 +1,132 @@
+// WorkloadSpec: what a job computes, and how its items [0, N) map to work.
+//
+// A job file's `workload:` node names exactly one built-in workload:
+//   primes  count the primes below `limit` (trial division or primesieve)
+//   matmul  C = A x B for n x n matrices generated from a seed, one item per block of C
+//   exec    the user's command, once per sub-range (or per item)
+// ParseWorkload reads it (with the job's optional top-level `items:`),
+// WorkloadToJson / WorkloadFromJson carry it from the coordinator to workers,
+// and the functions below say which numbers, blocks or items an item stands for.
+// docs/workloads.md is the user-facing description of all of this.
+//
+// Thread-safety: plain values and pure functions; safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "balance/cost_model.h"
+#include "balance/range.h"
+#include "common/status.h"
+#include "config/yaml_node.h"
+
+namespace ballast::workload {
+
+enum class WorkloadKind { kPrimes, kMatmul, kExec };
+
+// "primes" | "matmul" | "exec".
+const char* WorkloadKindName(WorkloadKind kind);
+
+struct PrimesSpec {
+  enum class Method { kTrial, kSieve };
+  uint64_t limit = 0;  // count the primes p < limit; limit >= 2
+  Method method = Method::kTrial;
+  bool operator==(const PrimesSpec&) const = default;
+};
+
+struct MatmulSpec {
+  uint32_t n = 0;      // A, B and C are n x n
+  uint32_t block = 0;  // C is computed in block x block tiles; n % block == 0
+  uint64_t seed = 0;   // A and B are generated from it (MatmulEntry)
+  bool operator==(const MatmulSpec&) const = default;
+};
+
+struct ExecSpec {
+  std::vector<std::string> command;  // argv; command[0] is looked up in PATH
+  bool per_item = false;             // run once per item instead of once per sub-range
+  uint32_t retries = 2;              // extra attempts after a non-zero exit
+  std::string image;                 // container image on Kubernetes; unused locally
+  bool operator==(const ExecSpec&) const = default;
+};
+
+// One job's workload. Only the member named by `kind` is meaningful.
+struct WorkloadSpec {
+  WorkloadKind kind = WorkloadKind::kPrimes;
+  PrimesSpec primes;
+  MatmulSpec matmul;
+  ExecSpec exec;
+  uint64_t items = 0;  // the job is items [0, items); always resolved (> 0)
+  balance::CostShape cost = balance::CostShape::kUniform;  // declared relative item cost
+  bool operator==(const WorkloadSpec&) const = default;
+};
+
+// Limits on the inputs (beyond them a job would not end, or would not be exact).
+inline constexpr uint64_t kMaxPrimesLimit = 1'000'000'000'000'000ULL;  // 10^15
+inline constexpr uint32_t kMaxMatmulN = 65536;
+inline constexpr uint64_t kMaxExecItems = 1'000'000'000'000ULL;
+// Width of one default sieve item: 10^10 is 2385 items.
+inline constexpr uint64_t kSieveItemWidth = uint64_t{1} << 22;
+
+// Reads the `workload:` node, a union with exactly one of `primes`, `matmul`,
+// `exec`; `items` is the job's top-level `items:` when present. Returns the
+// spec with `items` and `cost` resolved; Invalid naming the file, line and
+// what was expected for an unknown key, a bad value, zero or two members, or
+// items that do not fit the workload (exec requires them).
+StatusOr<WorkloadSpec> ParseWorkload(const config::YamlNode& workload,
+                                     std::optional<uint64_t> items);
+
+// The default number of items: trial limit/2 (one per odd candidate), sieve
+// ceil(limit / kSieveItemWidth), matmul (n/block)^2; exec has none (0).
+uint64_t DefaultItems(const WorkloadSpec& spec);
+// The declared cost shape: trial primes linear, everything else uniform.
+balance::CostShape DefaultCost(const WorkloadSpec& spec);
+
+// Checks a resolved spec (the same rules ParseWorkload applies). Returns Ok or
+// Invalid with a message naming the field.
+Status ValidateWorkload(const WorkloadSpec& spec);
+
+// {"primes": {"limit": .., "method": ..}, "items": .., "costModel": ..} (or
+// "matmul" / "exec" with their YAML keys). Never fails.
+nlohmann::json WorkloadToJson(const WorkloadSpec& spec);
+// The inverse. Strict: a missing, mistyped or unknown field is Invalid naming it,
+// and the result must pass ValidateWorkload.
+StatusOr<WorkloadSpec> WorkloadFromJson(const nlohmann::json& json);
+
+// --- primes ---------------------------------------------------------------
+// The numbers [lo, hi) that item `item` of a primes job stands for; the spans
+// of items 0..items-1 tile [0, limit) in order, none empty. Trial: the odd
+// candidates 1, 3, 5, .. are spread evenly over the items (by default one each:
+// item i is 2i+1, item 0 also holds 0 and 2); sieve: [0, limit) is cut evenly.
+// Requires kind == kPrimes and item < items.
+balance::Range PrimesItemSpan(const WorkloadSpec& spec, uint64_t item);
+// The numbers covered by the items of `items` (the union of their spans).
+balance::Range PrimesRangeSpan(const WorkloadSpec& spec, balance::Range items);
+
+// --- matmul ---------------------------------------------------------------
+enum class Matrix { kA, kB };
+// Blocks of C per side: n / block.
+uint32_t MatmulBlocksPerSide(const MatmulSpec& spec);
+// Item b is block (b / side, b % side) of C, in row-major order.
+struct BlockIndex {
+  uint32_t row = 0;
+  uint32_t col = 0;
+};
+BlockIndex MatmulBlock(const MatmulSpec& spec, uint64_t item);
+// Entry (row, col) of A or B: an integer in [-8, 8], from SplitMix64 (see
+// Mix64) of the seed and the entry's position:
+//   key = (which == kA ? 0 : n*n) + row*n + col
+//   entry = Mix64(Mix64(seed) + key) % 17 - 8
+// so every product and partial sum of C is an exact integer in double.
+int MatmulEntry(const MatmulSpec& spec, Matrix which, uint32_t row, uint32_t col);
+// The weight of C(row, col) in the position-weighted checksum:
+// Mix64(row*n + col) | 1 (odd, so no entry is ignored mod 2^64).
+uint64_t MatmulWeight(const MatmulSpec& spec, uint32_t row, uint32_t col);
+
+// SplitMix64's output for state x (Steele, Lea, Flood 2014): add the golden
+// gamma 0x9E3779B97F4A7C15, then the variant-13 finalizer.
+uint64_t Mix64(uint64_t x);
+
+}  // namespace ballast::workload
