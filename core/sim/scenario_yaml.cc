@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "balance/policy_yaml.h"
 #include "config/yaml_node.h"
 #include "sim/scenario.h"
 
@@ -112,29 +113,6 @@ StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
   return spec;
 }
 
-StatusOr<balance::PolicySpec> ParsePolicy(const YamlNode& node) {
-  balance::PolicySpec spec;
-  if (node.IsScalar()) {
-    BALLAST_ASSIGN_OR_RETURN(spec.name, node.AsString());
-  } else {
-    if (!node.IsMap()) return node.Error("a policy name or a map with name and options");
-    BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
-    BALLAST_ASSIGN_OR_RETURN(spec.name, name.AsString());
-    for (const auto& [key, value] : node.Entries()) {
-      if (key == "name") continue;
-      if (key == "label") {
-        BALLAST_ASSIGN_OR_RETURN(spec.label, value.AsString());
-        continue;
-      }
-      BALLAST_ASSIGN_OR_RETURN(spec.options[key], value.AsString());
-    }
-  }
-  // Check the name and the options now, so the error can name the line.
-  auto policy = balance::MakePolicy(spec);
-  if (!policy.ok()) return node.Fail(policy.status().message());
-  return spec;
-}
-
 }  // namespace
 
 double SpeedAt(const NodeSpec& node, double t) {
@@ -170,7 +148,7 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
   if (auto policies = root.Get("policies")) {
     BALLAST_RETURN_IF_ERROR(policies->ExpectSequence());
     for (const YamlNode& element : policies->Elements()) {
-      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, ParsePolicy(element));
+      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, balance::ParsePolicySpec(element));
       scenario.policies.push_back(std::move(spec));
     }
   } else {

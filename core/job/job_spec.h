@@ -1,0 +1,64 @@
+// JobSpec and ClusterSpec: what `ballast run` reads.
+//
+// A job file is the `spec` of a WeightedJob (docs/jobs.md), either bare or as
+// the whole manifest (apiVersion / kind: WeightedJob / metadata / spec):
+//   workload:            # exactly one of primes, matmul, exec (workload/workload.h)
+//     primes: {limit: 300000, method: trial}
+//   items: 150000        # optional for primes and matmul
+//   policy: adaptive     # or {name: selfsched, chunk: 8}
+//   profile: raspberry-pi
+//   leaseSeconds: 30
+//   backoffLimit: 3
+//   activeDeadlineSeconds: 600
+// Keys that matter only on Kubernetes (nodeSelector, tolerations, worker,
+// suspend, ttlSecondsAfterFinished) are accepted and ignored locally.
+//
+// A cluster file lists emulated nodes:
+//   nodes:
+//     - {name: pi4b-1, speed: 0.5, labels: {ballast.io/cpu-model: cortex-a72, …}}
+// where speed is the fraction of one core of this machine the node gets.
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "balance/policy_options.h"
+#include "common/status.h"
+#include "workload/workload.h"
+
+namespace ballast::job {
+
+struct JobSpec {
+  std::string name = "job";
+  workload::WorkloadSpec workload;
+  balance::PolicySpec policy{"adaptive", "", {}};
+  std::string profile = "raspberry-pi";  // a built-in or WeightProfile name, or a file
+  double lease_seconds = 30;             // a silent worker loses its lease after this
+  uint32_t backoff_limit = 3;            // restarts of a failed worker
+  std::optional<double> active_deadline_s;  // the job fails when it runs longer
+};
+
+struct EmulatedNode {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double speed = 1;  // fraction of one core
+  int line = 0;
+};
+
+struct ClusterSpec {
+  std::vector<EmulatedNode> nodes;
+};
+
+// Returns the job, or Invalid naming the file, line and expectation.
+StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name);
+// Returns the cluster, or Invalid naming the file, line and expectation (an
+// empty node list, a duplicate name, a speed <= 0 or > 64).
+StatusOr<ClusterSpec> ParseCluster(std::string_view yaml, const std::string& file_name);
+
+}  // namespace ballast::job

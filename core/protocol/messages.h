@@ -1,0 +1,78 @@
+// The wire protocol between workers and the coordinator: JSON bodies over
+// HTTP, the same for local runs and for pods on Kubernetes.
+//
+//   GET  /v1/jobs/{job}                 -> JobDescription (the workload to compute)
+//   POST /v1/jobs/{job}/report          ReportMessage -> ReplyMessage
+//   GET  /v1/jobs/{job}/signal?worker=W -> SignalMessage (held until a signal or timeout)
+//
+// Every request carries "Authorization: Bearer <job token>". One report both
+// hands in finished ranges with their results and asks for what to do next
+// (seed 001: few, batched messages). A report whose answer is "wait" is held
+// by the coordinator until there is work again (long poll), so an idle worker
+// sends no traffic while it waits.
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "balance/policy.h"
+#include "balance/range.h"
+#include "common/status.h"
+#include "workload/workload.h"
+
+namespace ballast::protocol {
+
+// One finished sub-range and the result of exactly its items.
+struct Completion {
+  balance::Range range;
+  nlohmann::json result;  // workload::Result::ToJson() of the range
+};
+
+struct ReportMessage {
+  std::string worker;                  // the worker's name (its node)
+  uint64_t seq = 0;                    // increases with every report of one process
+  std::vector<Completion> completed;   // finished since the previous report
+  double calc_seconds = 0;             // seconds spent computing since the previous report
+  uint64_t position = 0;               // first unfinished item of its lease
+  bool idle = false;                   // it holds no unfinished lease and asks for work
+  bool leaving = false;                // it stops after this report (SIGTERM): hand back the rest
+};
+
+struct ReplyMessage {
+  balance::Reply::Kind kind = balance::Reply::Kind::kWait;
+  balance::Range lease;       // kLease: the new lease; kContinue: the lease, end maybe shrunk
+  double report_every_s = 0;  // progress cadence asked by the policy (0: only at lease end)
+  double heartbeat_s = 0;     // report at least this often while computing (lease expiry)
+};
+
+struct JobDescription {
+  std::string job;
+  workload::WorkloadSpec workload;
+};
+
+// The reason a held signal request returned.
+struct SignalMessage {
+  bool signalled = false;  // true: contact the coordinator now; false: timed out, ask again
+};
+
+nlohmann::json ToJson(const ReportMessage& message);
+nlohmann::json ToJson(const ReplyMessage& message);
+nlohmann::json ToJson(const JobDescription& message);
+
+// Each parser returns the message, or Invalid naming the field that is
+// missing, mistyped or out of range ("completed[2].range.end: expected an
+// integer >= begin"). Unknown fields are ignored (forward compatibility).
+StatusOr<ReportMessage> ParseReport(const nlohmann::json& json);
+StatusOr<ReplyMessage> ParseReply(const nlohmann::json& json);
+StatusOr<JobDescription> ParseJobDescription(const nlohmann::json& json);
+// Parses text into JSON; Invalid with the parser's message when it is not JSON.
+StatusOr<nlohmann::json> ParseJsonText(const std::string& text);
+
+const char* ReplyKindName(balance::Reply::Kind kind);
+
+}  // namespace ballast::protocol
