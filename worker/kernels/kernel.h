@@ -1,0 +1,40 @@
+// Kernel: computes the Result of a range of a job's items — the compute half
+// of a worker, with no networking.
+//
+//   primes (trial)  trial division of each odd candidate, as in seed 000
+//   primes (sieve)  primesieve over the numbers the items stand for
+//   matmul          blocks of C = A x B with OpenBLAS's cblas_dgemm
+//   exec            the user's command in a child process
+// The item -> work mappings are core/workload/workload.h's; the results and
+// checksums are core/workload/result.h's, so a job's merged Result is the same
+// whatever way its items were split (ReferenceResult computes it in one go).
+//
+// Thread-safety: Compute may be called concurrently from several threads on
+// disjoint ranges (a worker runs one thread per core it is given).
+#pragma once
+
+#include <memory>
+
+#include "balance/range.h"
+#include "common/status.h"
+#include "workload/result.h"
+#include "workload/workload.h"
+
+namespace ballast::kernels {
+
+class Kernel {
+ public:
+  virtual ~Kernel();
+  // The Result of `items`, exact for any range within the job's [0, items).
+  // Returns Invalid for a range outside the job; Unavailable when a library
+  // fails (out of memory, say). A failing exec command is not an error: it is
+  // recorded in the Result.
+  virtual StatusOr<workload::Result> Compute(balance::Range items) = 0;
+};
+
+// The kernel for `spec`. Returns Invalid when the spec does not pass
+// workload::ValidateWorkload. For matmul this sets OpenBLAS to one thread per
+// call, process-wide: the worker parallelizes across items instead.
+StatusOr<std::unique_ptr<Kernel>> MakeKernel(const workload::WorkloadSpec& spec);
+
+}  // namespace ballast::kernels
