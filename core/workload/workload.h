@@ -40,7 +40,7 @@ struct PrimesSpec {
 struct MatmulSpec {
   uint32_t n = 0;      // A, B and C are n x n
   uint32_t block = 0;  // C is computed in block x block tiles; n % block == 0
-  uint64_t seed = 0;   // A and B are generated from it (MatmulEntry)
+  uint64_t seed = 0;   // A and B are generated from it (MatmulEntry); YAML takes < 2^63
   bool operator==(const MatmulSpec&) const = default;
 };
 

@@ -72,12 +72,12 @@ Status ParseExec(const YamlNode& node, ExecSpec* exec) {
 StatusOr<WorkloadSpec> ParseWorkload(const YamlNode& workload, std::optional<uint64_t> items) {
   BALLAST_RETURN_IF_ERROR(workload.ExpectMap({"primes", "matmul", "exec"}));
   const auto entries = workload.Entries();
-  if (entries.size() != 1) {
-    return workload.Fail(fmt::format(
-        "expected exactly one of primes, matmul, exec, got {}",
-        entries.empty()
-            ? std::string("none")
-            : fmt::format("{} ({} and {})", entries.size(), entries[0].first, entries[1].first)));
+  if (entries.empty())
+    return workload.Fail("expected exactly one of primes, matmul, exec, got none");
+  if (entries.size() > 1) {
+    return entries[1].second.Fail(
+        fmt::format("expected exactly one of primes, matmul, exec, got {} as well as {}",
+                    entries[1].first, entries[0].first));
   }
   const auto& [name, member] = entries[0];
   if (!member.IsMap()) return member.Error(fmt::format("a map of {} settings", name));
