@@ -1,0 +1,197 @@
+#include "coordinator/job_session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace ballast::coordinator {
+
+using balance::Reply;
+using balance::WorkerId;
+
+StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, double now) {
+  if (config.workers.empty()) return Status::Invalid("a job needs at least one worker");
+  if (config.workload.items == 0) return Status::Invalid("the workload has no items");
+  std::set<std::string> names;
+  for (const auto& worker : config.workers) {
+    if (!names.insert(worker.name).second) {
+      return Status::Invalid(fmt::format("two workers are named '{}'", worker.name));
+    }
+  }
+  BALLAST_ASSIGN_OR_RETURN(auto policy, balance::MakePolicy(config.policy));
+  return std::unique_ptr<JobSession>(new JobSession(std::move(config), std::move(policy), now));
+}
+
+JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now)
+    : config_(std::move(config)),
+      policy_(std::move(policy)),
+      cost_(config_.workload.items, config_.workload.cost),
+      result_(workload::Result::Empty(config_.workload.kind)),
+      started_at_(now) {
+  workers_.resize(config_.workers.size());
+  for (WorkerId id = 0; id < workers_.size(); ++id) {
+    workers_[id].view.name = config_.workers[id].name;
+    workers_[id].view.prior_speed = config_.workers[id].speed;
+    ids_[config_.workers[id].name] = id;
+  }
+  policy_->Start({config_.workload.items, config_.workload.cost, config_.workers}, now);
+}
+
+StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
+    const Worker& worker, const protocol::ReportMessage& report) {
+  std::vector<workload::Result> results;
+  for (size_t i = 0; i < report.completed.size(); ++i) {
+    const auto& completion = report.completed[i];
+    const balance::Range range = completion.range;
+    if (range.end > config_.workload.items || worker.granted.CountIn(range) != range.size()) {
+      return Status::Invalid(fmt::format("completed[{}]: {} was never leased to worker '{}'", i,
+                                         range.ToString(), report.worker));
+    }
+    auto result = workload::Result::FromJson(config_.workload.kind, completion.result);
+    if (!result.ok()) {
+      return Status::Invalid(fmt::format("completed[{}].result: {}", i, result.status().message()));
+    }
+    results.push_back(std::move(result).value());
+  }
+  return results;
+}
+
+StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::ReportMessage& report,
+                                                          double now) {
+  auto found = ids_.find(report.worker);
+  if (found == ids_.end()) {
+    return Status::NotFound(fmt::format("no worker '{}' in job '{}'", report.worker, config_.id));
+  }
+  const WorkerId id = found->second;
+  Worker& worker = workers_[id];
+  auto results = CheckCompletions(worker, report);
+  if (!results.ok()) {
+    ++refused_;
+    return results.status();
+  }
+
+  ++messages_;
+  if (!worker.view.contacted) worker.view.first_contact = now;
+  worker.view.contacted = true;
+  worker.view.last_contact = now;
+  worker.view.reports++;
+  worker.view.busy_s += report.calc_seconds;
+
+  balance::Report event{id, now, {}, report.calc_seconds, report.position, report.idle};
+  for (size_t i = 0; i < report.completed.size(); ++i) {
+    const balance::Range range = report.completed[i].range;
+    if (accepted_.CountIn(range) != 0) {
+      ++dropped_;  // finished by someone else first: its result is already merged
+      continue;
+    }
+    // Merge cannot fail: both results are of the job's kind.
+    (void)result_.Merge((*results)[i]);
+    accepted_.Add(range);
+    event.completed.push_back(range);
+    worker.view.items += range.size();
+    worker.view.cost += cost_.Cost(range);
+    worker.view.finished_at = now;
+    if (accepted_.size() == config_.workload.items) finished_at_ = now;
+  }
+
+  if (report.leaving) {
+    // Hand in what it finished, then give back the rest of its lease.
+    policy_->OnReport(event);
+    policy_->OnWorkerLost(id, now);
+    worker.holds_lease = false;
+    ++messages_;
+    protocol::ReplyMessage done;
+    done.kind = Reply::Kind::kDone;
+    return done;
+  }
+  return Decide(id, event, now);
+}
+
+protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event, double now) {
+  Worker& worker = workers_[id];
+  const Reply reply = policy_->OnReport(event);
+  ++messages_;
+  if (reply.kind == Reply::Kind::kLease) {
+    worker.granted.Add(reply.lease);
+    worker.view.leases++;
+  }
+  if (reply.kind == Reply::Kind::kContinue && worker.holds_lease &&
+      reply.lease.end < worker.lease.end) {
+    worker.view.cuts++;
+  }
+  worker.holds_lease = reply.kind == Reply::Kind::kLease || reply.kind == Reply::Kind::kContinue;
+  worker.lease = reply.lease;
+
+  protocol::ReplyMessage out;
+  out.kind = reply.kind;
+  out.lease = reply.lease;
+  out.report_every_s = reply.report_every_s;
+  out.heartbeat_s = config_.lease_seconds / 3;
+  return out;
+}
+
+Status JobSession::WorkerLost(const std::string& name, double now) {
+  auto found = ids_.find(name);
+  if (found == ids_.end()) {
+    return Status::NotFound(fmt::format("no worker '{}' in job '{}'", name, config_.id));
+  }
+  Worker& worker = workers_[found->second];
+  policy_->OnWorkerLost(found->second, now);
+  worker.holds_lease = false;
+  worker.view.lost++;
+  return Status::Ok();
+}
+
+void JobSession::Tick(double now) {
+  for (WorkerId id = 0; id < workers_.size(); ++id) {
+    Worker& worker = workers_[id];
+    const bool silent_lease =
+        worker.holds_lease && now - worker.view.last_contact >= config_.lease_seconds;
+    const bool never_started = !worker.view.contacted && worker.view.lost == 0 &&
+                               now - started_at_ >= config_.start_timeout_s;
+    if (silent_lease || never_started) (void)WorkerLost(worker.view.name, now);
+  }
+  if (policy_->NextTick() <= now) policy_->OnTick(now);
+}
+
+double JobSession::NextDeadline() const {
+  double next = policy_->NextTick();
+  for (const Worker& worker : workers_) {
+    if (worker.holds_lease) {
+      next = std::min(next, worker.view.last_contact + config_.lease_seconds);
+    } else if (!worker.view.contacted && worker.view.lost == 0) {
+      next = std::min(next, started_at_ + config_.start_timeout_s);
+    }
+  }
+  return next;
+}
+
+std::vector<std::string> JobSession::TakeSignals() {
+  std::vector<std::string> names;
+  for (WorkerId id : policy_->TakeSignals()) {
+    names.push_back(workers_[id].view.name);
+    ++messages_;
+  }
+  return names;
+}
+
+JobView JobSession::View() const {
+  JobView view;
+  view.id = config_.id;
+  view.items = config_.workload.items;
+  view.completed = accepted_.size();
+  view.done = Finished();
+  view.started_at = started_at_;
+  view.finished_at = finished_at_;
+  view.result = result_;
+  view.policy = policy_->stats();
+  view.messages = messages_;
+  view.refused_reports = refused_;
+  view.dropped_completions = dropped_;
+  for (const Worker& worker : workers_) view.workers.push_back(worker.view);
+  return view;
+}
+
+}  // namespace ballast::coordinator

@@ -1,0 +1,147 @@
+// JobSession: one running job as the coordinator owns it — its policy, the
+// exactly-once ledger of finished items and their merged result, each
+// worker's leases and counters, and lease expiry.
+//
+// It is the coordinator without the network: the HTTP server (server.h)
+// parses requests, checks tokens and hands reports here; tests drive it
+// directly. Every decision is the policy's; JobSession only checks what
+// workers say against what they were given:
+// - a completion must lie inside ranges that were leased to that worker,
+//   and its result must parse; otherwise the whole report is refused and
+//   nothing changes;
+// - a completion is merged only when none of its items is finished yet
+//   (results cannot be split); a completion that overlaps finished items is
+//   dropped and its unfinished items go back to the pool when its lease ends,
+//   so every item's result is merged exactly once.
+//
+// Time is passed in (seconds on any monotonic clock); nothing here reads a
+// clock, sleeps or starts a thread.
+//
+// Thread-safety: not thread-safe; the server serializes calls per job.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "balance/policy.h"
+#include "balance/policy_options.h"
+#include "balance/range.h"
+#include "common/status.h"
+#include "protocol/messages.h"
+#include "workload/result.h"
+#include "workload/workload.h"
+
+namespace ballast::coordinator {
+
+struct JobConfig {
+  std::string id;
+  std::string token;  // every request must carry it
+  workload::WorkloadSpec workload;
+  balance::PolicySpec policy;
+  // One per worker, in a fixed order: name and prior speed (fuzzy weight or
+  // a measured speed).
+  std::vector<balance::WorkerPrior> workers;
+  // A worker holding a lease that is silent this long is declared lost and
+  // its unfinished items return to the pool.
+  double lease_seconds = 30;
+  // A worker that has never reported this long after the start is declared
+  // lost (its planned share goes to the others).
+  double start_timeout_s = 120;
+};
+
+// What the coordinator knows about one worker; for tables and status.
+struct WorkerView {
+  std::string name;
+  double prior_speed = 0;
+  uint64_t items = 0;  // items whose results it delivered (merged)
+  double cost = 0;     // their declared cost (an item of mean cost is 1)
+  double busy_s = 0;   // computing seconds it reported
+  uint64_t reports = 0;
+  uint64_t leases = 0;     // leases granted
+  uint64_t cuts = 0;       // times its lease was shrunk (stolen from, rebalanced)
+  uint64_t lost = 0;       // times it was declared lost
+  bool contacted = false;  // it has reported at least once
+  double first_contact = 0;
+  double last_contact = 0;
+  double finished_at = 0;  // its last completion
+};
+
+struct JobView {
+  std::string id;
+  uint64_t items = 0;
+  uint64_t completed = 0;
+  bool done = false;
+  double started_at = 0;
+  double finished_at = 0;  // when the last item's result was merged
+  workload::Result result = workload::Result::Empty(workload::WorkloadKind::kPrimes);
+  balance::PolicyStats policy;
+  uint64_t messages = 0;             // reports, replies and signals
+  uint64_t refused_reports = 0;      // reports refused as a whole
+  uint64_t dropped_completions = 0;  // completions overlapping finished items
+  std::vector<WorkerView> workers;
+};
+
+class JobSession {
+ public:
+  // Builds the policy and starts it at `now`. Returns Invalid when the
+  // policy spec is wrong, there are no workers, two share a name, or the
+  // workload has no items.
+  static StatusOr<std::unique_ptr<JobSession>> Create(JobConfig config, double now);
+
+  const JobConfig& config() const { return config_; }
+
+  // Records a report and returns what the worker does next. Returns NotFound
+  // for an unknown worker, Invalid (and changes nothing) for completions
+  // outside the worker's leases or results that do not parse.
+  StatusOr<protocol::ReplyMessage> HandleReport(const protocol::ReportMessage& report, double now);
+
+  // The worker is gone (its process or pod died): its unfinished work
+  // returns to the pool. Returns NotFound for an unknown worker.
+  Status WorkerLost(const std::string& worker, double now);
+
+  // Expires silent leases and lets the policy's timer fire. Call at or after
+  // NextDeadline().
+  void Tick(double now);
+  // The next time Tick has something to do (infinity when nothing).
+  double NextDeadline() const;
+
+  // Workers the policy asked to contact the coordinator, since the last call.
+  std::vector<std::string> TakeSignals();
+
+  bool Finished() const { return policy_->Finished(); }
+  // Items whose results are merged.
+  uint64_t completed() const { return accepted_.size(); }
+  JobView View() const;
+
+ private:
+  JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now);
+
+  struct Worker {
+    WorkerView view;
+    balance::IntervalSet granted;  // every range ever leased to it
+    balance::Range lease;          // as last told to it
+    bool holds_lease = false;      // last reply was lease or continue
+  };
+
+  // Checks the completions and parses their results without changing state.
+  StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
+                                                           const protocol::ReportMessage& report);
+  protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report, double now);
+
+  JobConfig config_;
+  std::unique_ptr<balance::Policy> policy_;
+  balance::CostModel cost_;
+  std::vector<Worker> workers_;
+  std::map<std::string, balance::WorkerId> ids_;
+  balance::IntervalSet accepted_;
+  workload::Result result_;
+  double started_at_ = 0;
+  double finished_at_ = 0;
+  uint64_t messages_ = 0;
+  uint64_t refused_ = 0;
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace ballast::coordinator

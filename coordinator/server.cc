@@ -1,0 +1,487 @@
+#include "coordinator/server.h"
+
+#include <arpa/inet.h>
+#include <cpprest/http_listener.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace ballast::coordinator {
+namespace {
+
+using web::http::http_request;
+using web::http::status_code;
+using web::http::status_codes;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point epoch) {
+  return std::chrono::duration<double>(Clock::now() - epoch).count();
+}
+
+void ReplyJson(const http_request& request, status_code code, const nlohmann::json& body) {
+  request.reply(code, body.dump(), "application/json").then([](pplx::task<void> sent) {
+    try {
+      sent.get();
+    } catch (const std::exception& e) {
+      spdlog::debug("reply not delivered error={}", e.what());
+    }
+  });
+}
+
+void ReplyError(const http_request& request, status_code code, const std::string& message) {
+  ReplyJson(request, code, {{"error", message}});
+}
+
+status_code HttpCode(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      return status_codes::NotFound;
+    case StatusCode::kConflict:
+      return status_codes::Conflict;
+    case StatusCode::kUnavailable:
+      return status_codes::ServiceUnavailable;
+    default:
+      return status_codes::BadRequest;
+  }
+}
+
+// Picks a free TCP port on `address` by binding port 0 and closing it.
+StatusOr<uint16_t> FreePort(const std::string& address) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return Status::Unavailable("no socket for a free port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = 0;
+  ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
+  socklen_t len = sizeof(addr);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok) return Status::Unavailable(fmt::format("cannot bind {}", address));
+  return ntohs(addr.sin_port);
+}
+
+// Constant-time comparison, so a token cannot be guessed byte by byte.
+bool SameToken(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
+}  // namespace
+
+// A held request: answered when its worker is signalled, or at its deadline.
+struct Held {
+  http_request request;
+  double deadline = 0;
+};
+
+struct JobEntry {
+  mutable std::mutex mutex;
+  mutable std::condition_variable finished_cv;
+  std::unique_ptr<JobSession> session;
+  Clock::time_point epoch;
+  std::map<std::string, Held> waiting_reports;  // answered "wait", held
+  std::map<std::string, Held> signal_polls;
+  std::set<std::string> pending_signals;  // signalled while not polling
+  double Now() const { return SecondsSince(epoch); }
+};
+
+class Server::Impl {
+ public:
+  Impl(const ServerOptions& options, uint16_t port)
+      : options_(options),
+        port_(port),
+        url_(fmt::format("http://{}:{}", options.address, port)),
+        listener_(web::uri(utility::conversions::to_string_t(url_))),
+        registry_(std::make_shared<prometheus::Registry>()),
+        reports_(prometheus::BuildCounter()
+                     .Name("ballast_coordinator_reports_total")
+                     .Help("Worker reports accepted")
+                     .Register(*registry_)
+                     .Add({})),
+        refused_family_(prometheus::BuildCounter()
+                            .Name("ballast_coordinator_refused_total")
+                            .Help("Requests refused, by reason")
+                            .Register(*registry_)),
+        items_(prometheus::BuildCounter()
+                   .Name("ballast_coordinator_items_completed_total")
+                   .Help("Items whose results were merged")
+                   .Register(*registry_)
+                   .Add({})),
+        jobs_gauge_(prometheus::BuildGauge()
+                        .Name("ballast_coordinator_jobs")
+                        .Help("Jobs registered")
+                        .Register(*registry_)
+                        .Add({})) {}
+
+  Status Open() {
+    listener_.support([this](http_request request) { Route(request); });
+    try {
+      listener_.open().wait();
+    } catch (const std::exception& e) {
+      return Status::Unavailable(fmt::format("cannot listen on {}: {}", url_, e.what()));
+    }
+    timer_ = std::thread([this] { TimerLoop(); });
+    return Status::Ok();
+  }
+
+  ~Impl() {
+    {
+      std::lock_guard lock(timer_mutex_);
+      stopping_ = true;
+    }
+    timer_cv_.notify_all();
+    if (timer_.joinable()) timer_.join();
+    std::vector<std::string> ids;
+    {
+      std::lock_guard lock(jobs_mutex_);
+      for (const auto& [id, entry] : jobs_) ids.push_back(id);
+    }
+    for (const auto& id : ids) RemoveJob(id);
+    try {
+      listener_.close().wait();
+    } catch (const std::exception& e) {
+      spdlog::debug("listener close error={}", e.what());
+    }
+  }
+
+  const std::string& url() const { return url_; }
+  uint16_t port() const { return port_; }
+
+  Status AddJob(JobConfig config) {
+    auto entry = std::make_shared<JobEntry>();
+    entry->epoch = Clock::now();
+    const std::string id = config.id;
+    BALLAST_ASSIGN_OR_RETURN(entry->session, JobSession::Create(std::move(config), 0));
+    {
+      std::lock_guard lock(jobs_mutex_);
+      if (!jobs_.emplace(id, entry).second) {
+        return Status(StatusCode::kConflict, fmt::format("job '{}' exists", id));
+      }
+      jobs_gauge_.Set(static_cast<double>(jobs_.size()));
+    }
+    timer_cv_.notify_all();
+    return Status::Ok();
+  }
+
+  void RemoveJob(const std::string& id) {
+    std::shared_ptr<JobEntry> entry;
+    {
+      std::lock_guard lock(jobs_mutex_);
+      auto it = jobs_.find(id);
+      if (it == jobs_.end()) return;
+      entry = it->second;
+      jobs_.erase(it);
+      jobs_gauge_.Set(static_cast<double>(jobs_.size()));
+    }
+    std::lock_guard lock(entry->mutex);
+    AnswerAllHeld(*entry, protocol::ReplyMessage{balance::Reply::Kind::kDone, {}, 0, 0});
+  }
+
+  Status WorkerLost(const std::string& id, const std::string& worker) {
+    auto entry = Find(id);
+    if (!entry) return Status::NotFound(fmt::format("no job '{}'", id));
+    std::lock_guard lock(entry->mutex);
+    BALLAST_RETURN_IF_ERROR(entry->session->WorkerLost(worker, entry->Now()));
+    AfterChange(*entry);
+    return Status::Ok();
+  }
+
+  std::optional<JobView> View(const std::string& id) const {
+    auto entry = Find(id);
+    if (!entry) return std::nullopt;
+    std::lock_guard lock(entry->mutex);
+    return entry->session->View();
+  }
+
+  bool WaitFinished(const std::string& id, std::chrono::milliseconds timeout) const {
+    auto entry = Find(id);
+    if (!entry) return false;
+    std::unique_lock lock(entry->mutex);
+    return entry->finished_cv.wait_for(lock, timeout, [&] { return entry->session->Finished(); });
+  }
+
+ private:
+  std::shared_ptr<JobEntry> Find(const std::string& id) const {
+    std::lock_guard lock(jobs_mutex_);
+    auto it = jobs_.find(id);
+    return it == jobs_.end() ? nullptr : it->second;
+  }
+
+  void Refuse(const http_request& request, status_code code, const std::string& reason,
+              const std::string& message) {
+    refused_family_.Add({{"reason", reason}}).Increment();
+    spdlog::info("request refused reason={} path={} message=\"{}\"", reason,
+                 request.relative_uri().path(), message);
+    ReplyError(request, code, message);
+  }
+
+  void Route(http_request request) {
+    const auto path = web::uri::split_path(request.relative_uri().path());
+    const auto method = request.method();
+    if (method == web::http::methods::GET && path.size() == 1 && path[0] == "healthz") {
+      request.reply(status_codes::OK, "ok", "text/plain");
+      return;
+    }
+    if (method == web::http::methods::GET && path.size() == 1 && path[0] == "metrics") {
+      prometheus::TextSerializer serializer;
+      request.reply(status_codes::OK, serializer.Serialize(registry_->Collect()),
+                    "text/plain; version=0.0.4");
+      return;
+    }
+    if (path.size() < 3 || path[0] != "v1" || path[1] != "jobs") {
+      ReplyError(request, status_codes::NotFound, "no such route");
+      return;
+    }
+    auto entry = Find(path[2]);
+    if (!entry) {
+      Refuse(request, status_codes::NotFound, "unknown_job", fmt::format("no job '{}'", path[2]));
+      return;
+    }
+    if (Status auth = Authorize(request, *entry); !auth.ok()) return;
+    if (method == web::http::methods::GET && path.size() == 3) {
+      std::lock_guard lock(entry->mutex);
+      const JobConfig& config = entry->session->config();
+      ReplyJson(request, status_codes::OK,
+                protocol::ToJson(protocol::JobDescription{config.id, config.workload}));
+    } else if (method == web::http::methods::POST && path.size() == 4 && path[3] == "report") {
+      request.extract_string(true).then([this, request, entry](pplx::task<std::string> body) {
+        std::string text;
+        try {
+          text = body.get();
+        } catch (const std::exception& e) {
+          Refuse(request, status_codes::BadRequest, "malformed", e.what());
+          return;
+        }
+        OnReport(request, entry, text);
+      });
+    } else if (method == web::http::methods::GET && path.size() == 4 && path[3] == "signal") {
+      OnSignalPoll(request, entry);
+    } else {
+      ReplyError(request, status_codes::NotFound, "no such route");
+    }
+  }
+
+  // Replies 401/403 itself and returns non-ok when the token is wrong.
+  Status Authorize(const http_request& request, const JobEntry& entry) {
+    const auto& headers = request.headers();
+    auto it = headers.find("Authorization");
+    const std::string prefix = "Bearer ";
+    if (it == headers.end() || it->second.rfind(prefix, 0) != 0) {
+      Refuse(request, status_codes::Unauthorized, "no_token",
+             "missing 'Authorization: Bearer <job token>'");
+      return Status::Invalid("no token");
+    }
+    if (!SameToken(it->second.substr(prefix.size()), entry.session->config().token)) {
+      Refuse(request, status_codes::Forbidden, "wrong_token", "the token is not this job's");
+      return Status::Invalid("wrong token");
+    }
+    return Status::Ok();
+  }
+
+  void OnReport(const http_request& request, const std::shared_ptr<JobEntry>& entry,
+                const std::string& text) {
+    auto json = protocol::ParseJsonText(text);
+    auto report =
+        json.ok() ? protocol::ParseReport(*json) : StatusOr<protocol::ReportMessage>(json.status());
+    if (!report.ok()) {
+      Refuse(request, status_codes::BadRequest, "malformed", report.status().message());
+      return;
+    }
+    std::lock_guard lock(entry->mutex);
+    const uint64_t before = entry->session->completed();
+    auto reply = entry->session->HandleReport(*report, entry->Now());
+    if (!reply.ok()) {
+      const bool unknown = reply.status().code() == StatusCode::kNotFound;
+      Refuse(request, HttpCode(reply.status()), unknown ? "unknown_worker" : "invalid_report",
+             reply.status().message());
+      return;
+    }
+    reports_.Increment();
+    items_.Increment(static_cast<double>(entry->session->completed() - before));
+    // A newer report replaces one still held (the worker gave up waiting).
+    if (auto held = entry->waiting_reports.find(report->worker);
+        held != entry->waiting_reports.end()) {
+      AnswerReport(held->second.request, WaitReply());
+      entry->waiting_reports.erase(held);
+    }
+    if (reply->kind == balance::Reply::Kind::kWait && !entry->session->Finished()) {
+      entry->waiting_reports[report->worker] = {request, entry->Now() + options_.wait_timeout_s};
+    } else {
+      AnswerReport(request, *reply);
+    }
+    AfterChange(*entry);
+  }
+
+  void OnSignalPoll(const http_request& request, const std::shared_ptr<JobEntry>& entry) {
+    const auto query = web::uri::split_query(request.relative_uri().query());
+    auto it = query.find("worker");
+    if (it == query.end() || it->second.empty()) {
+      Refuse(request, status_codes::BadRequest, "malformed", "missing ?worker=<name>");
+      return;
+    }
+    const std::string worker = web::uri::decode(it->second);
+    std::lock_guard lock(entry->mutex);
+    if (entry->pending_signals.erase(worker) > 0 || entry->session->Finished()) {
+      ReplyJson(request, status_codes::OK, {{"signalled", true}});
+      return;
+    }
+    if (auto held = entry->signal_polls.find(worker); held != entry->signal_polls.end()) {
+      ReplyJson(held->second.request, status_codes::OK, {{"signalled", false}});
+    }
+    entry->signal_polls[worker] = {request, entry->Now() + options_.wait_timeout_s};
+    timer_cv_.notify_all();
+  }
+
+  static protocol::ReplyMessage WaitReply() { return {balance::Reply::Kind::kWait, {}, 0, 0}; }
+
+  void AnswerReport(const http_request& request, const protocol::ReplyMessage& reply) {
+    ReplyJson(request, status_codes::OK, protocol::ToJson(reply));
+  }
+
+  // Delivers the policy's signals; answers everything once the job is done.
+  // Requires entry.mutex.
+  void AfterChange(JobEntry& entry) {
+    for (auto signals = entry.session->TakeSignals(); !signals.empty();
+         signals = entry.session->TakeSignals()) {
+      for (const std::string& worker : signals) Deliver(entry, worker);
+    }
+    if (entry.session->Finished()) {
+      AnswerAllHeld(entry, protocol::ReplyMessage{balance::Reply::Kind::kDone, {}, 0, 0});
+      entry.finished_cv.notify_all();
+    }
+    timer_cv_.notify_all();
+  }
+
+  void Deliver(JobEntry& entry, const std::string& worker) {
+    if (auto held = entry.waiting_reports.find(worker); held != entry.waiting_reports.end()) {
+      // The worker is waiting on its report: ask the policy again for it.
+      protocol::ReportMessage ask;
+      ask.worker = worker;
+      ask.idle = true;
+      auto reply = entry.session->HandleReport(ask, entry.Now());
+      if (reply.ok() && reply->kind == balance::Reply::Kind::kWait) return;
+      AnswerReport(held->second.request, reply.ok() ? *reply : WaitReply());
+      entry.waiting_reports.erase(held);
+      return;
+    }
+    if (auto poll = entry.signal_polls.find(worker); poll != entry.signal_polls.end()) {
+      ReplyJson(poll->second.request, status_codes::OK, {{"signalled", true}});
+      entry.signal_polls.erase(poll);
+      return;
+    }
+    entry.pending_signals.insert(worker);
+  }
+
+  void AnswerAllHeld(JobEntry& entry, const protocol::ReplyMessage& reply) {
+    for (auto& [worker, held] : entry.waiting_reports) AnswerReport(held.request, reply);
+    entry.waiting_reports.clear();
+    for (auto& [worker, held] : entry.signal_polls) {
+      ReplyJson(held.request, status_codes::OK, {{"signalled", true}});
+    }
+    entry.signal_polls.clear();
+  }
+
+  // Expires leases, fires policy timers and answers held requests at their
+  // deadlines; sleeps until the earliest of those (at most a second).
+  void TimerLoop() {
+    std::unique_lock timer_lock(timer_mutex_);
+    while (!stopping_) {
+      auto wake = Clock::now() + std::chrono::seconds(1);
+      std::vector<std::shared_ptr<JobEntry>> entries;
+      {
+        std::lock_guard lock(jobs_mutex_);
+        for (const auto& [id, entry] : jobs_) entries.push_back(entry);
+      }
+      timer_lock.unlock();
+      for (const auto& entry : entries) wake = std::min(wake, Service(*entry));
+      timer_lock.lock();
+      if (stopping_) break;
+      timer_cv_.wait_until(timer_lock, wake);
+    }
+  }
+
+  // One timer pass over a job; returns when it next needs one.
+  Clock::time_point Service(JobEntry& entry) {
+    std::lock_guard lock(entry.mutex);
+    const double now = entry.Now();
+    if (entry.session->NextDeadline() <= now) entry.session->Tick(now);
+    double next = entry.session->NextDeadline();
+    for (auto* held_map : {&entry.waiting_reports, &entry.signal_polls}) {
+      for (auto it = held_map->begin(); it != held_map->end();) {
+        if (it->second.deadline > now) {
+          next = std::min(next, it->second.deadline);
+          ++it;
+          continue;
+        }
+        if (held_map == &entry.waiting_reports) {
+          AnswerReport(it->second.request, WaitReply());
+        } else {
+          ReplyJson(it->second.request, status_codes::OK, {{"signalled", false}});
+        }
+        it = held_map->erase(it);
+      }
+    }
+    AfterChange(entry);
+    const double delay = std::clamp(next - now, 0.0, 1.0);
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+  }
+
+  ServerOptions options_;
+  uint16_t port_;
+  std::string url_;
+  web::http::experimental::listener::http_listener listener_;
+  mutable std::mutex jobs_mutex_;
+  std::map<std::string, std::shared_ptr<JobEntry>> jobs_;
+  std::mutex timer_mutex_;
+  std::condition_variable timer_cv_;
+  bool stopping_ = false;
+  std::thread timer_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Counter& reports_;
+  prometheus::Family<prometheus::Counter>& refused_family_;
+  prometheus::Counter& items_;
+  prometheus::Gauge& jobs_gauge_;
+};
+
+StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
+  uint16_t port = options.port;
+  if (port == 0) {
+    BALLAST_ASSIGN_OR_RETURN(port, FreePort(options.address));
+  }
+  auto impl = std::make_unique<Impl>(options, port);
+  BALLAST_RETURN_IF_ERROR(impl->Open());
+  spdlog::debug("coordinator listening url={}", impl->url());
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Server::~Server() = default;
+const std::string& Server::url() const { return impl_->url(); }
+uint16_t Server::port() const { return impl_->port(); }
+Status Server::AddJob(JobConfig config) { return impl_->AddJob(std::move(config)); }
+void Server::RemoveJob(const std::string& job) { impl_->RemoveJob(job); }
+Status Server::WorkerLost(const std::string& job, const std::string& worker) {
+  return impl_->WorkerLost(job, worker);
+}
+std::optional<JobView> Server::View(const std::string& job) const { return impl_->View(job); }
+bool Server::WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const {
+  return impl_->WaitFinished(job, timeout);
+}
+
+}  // namespace ballast::coordinator

@@ -1,0 +1,104 @@
+// ballast-worker: pulls leases of a job from the coordinator, computes them on
+// the cores it is given, and reports. It only wires options, the logger, the
+// metrics and the loop (worker_loop.h).
+#include <sched.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "worker/metrics.h"
+#include "worker/worker_loop.h"
+
+namespace {
+
+std::string EnvOr(const char* name, std::string fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+// The cores this process may run on.
+unsigned AvailableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void OnTerminate(int) { ballast::worker::WorkerLoop::RequestStop(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "ballast-worker computes a Ballast job's items: it asks the coordinator for a lease,\n"
+      "computes it on all the threads it is given, reports the results, and repeats until\n"
+      "the job is done. On SIGTERM it reports what it finished and hands back the rest.\n"
+      "Flags fall back to the environment variables shown, as set in worker pods.",
+      "ballast-worker"};
+  ballast::worker::WorkerOptions options;
+  options.coordinator = EnvOr("BALLAST_COORDINATOR", "");
+  options.job = EnvOr("BALLAST_JOB", "");
+  options.token = EnvOr("BALLAST_TOKEN", "");
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  options.name = EnvOr("BALLAST_WORKER_NAME", EnvOr("NODE_NAME", host));
+  options.threads = AvailableCores();
+  std::string metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
+  bool verbose = false;
+
+  app.add_option("--coordinator", options.coordinator,
+                 "coordinator URL, e.g. http://127.0.0.1:8080 [BALLAST_COORDINATOR]");
+  app.add_option("--job", options.job, "the job's id [BALLAST_JOB]");
+  app.add_option("--token", options.token,
+                 "the job's token; prefer the environment [BALLAST_TOKEN]");
+  app.add_option("--name", options.name,
+                 "this worker's name in the job, its node's name [BALLAST_WORKER_NAME, NODE_NAME]")
+      ->capture_default_str();
+  app.add_option("--threads", options.threads, "compute threads (default: the cores available)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--speed", options.speed,
+                 "emulate a slower node: fraction of one core, by a duty cycle (1 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  app.add_option("--step-seconds", options.step_seconds,
+                 "compute between two looks at the coordinator's replies")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 10.0));
+  app.add_option("--metrics-listen", metrics_listen,
+                 "serve Prometheus /metrics on host:port (empty: off) [BALLAST_METRICS_LISTEN]");
+  app.add_flag("-v,--verbose", verbose, "log debug messages");
+  CLI11_PARSE(app, argc, argv);
+
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-worker %v");
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  for (const auto& [value, what] :
+       {std::pair{options.coordinator, "--coordinator"}, std::pair{options.job, "--job"},
+        std::pair{options.token, "--token"}}) {
+    if (value.empty()) {
+      spdlog::error("missing {} (see --help)", what);
+      return 2;
+    }
+  }
+  if (options.speed < 1) options.threads = 1;  // the emulated speed is a fraction of one core
+
+  auto metrics = ballast::worker::Metrics::Create(metrics_listen, options.job, options.name);
+  if (!metrics.ok()) {
+    spdlog::error("{}", metrics.status().message());
+    return 1;
+  }
+  if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
+  std::signal(SIGTERM, OnTerminate);
+  std::signal(SIGINT, OnTerminate);
+
+  ballast::worker::WorkerLoop loop(options, metrics->get());
+  const ballast::Status status = loop.Run();
+  if (!status.ok()) {
+    spdlog::error("worker failed error=\"{}\"", status.message());
+    return status.code() == ballast::StatusCode::kInvalid ? 2 : 1;
+  }
+  return 0;
+}

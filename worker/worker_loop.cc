@@ -1,0 +1,277 @@
+#include "worker/worker_loop.h"
+
+#include <cpprest/http_client.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "protocol/messages.h"
+#include "workload/result.h"
+
+namespace ballast::worker {
+namespace {
+
+using balance::Range;
+using balance::Reply;
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_stop = 0;
+
+double Since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Computes `range` on `threads` threads, each an equal slice, and merges the
+// slices' results. Returns the first error of any slice.
+StatusOr<workload::Result> ComputeParallel(kernels::Kernel& kernel, Range range, unsigned threads,
+                                           workload::WorkloadKind kind) {
+  threads = static_cast<unsigned>(std::min<uint64_t>(threads, range.size()));
+  if (threads <= 1) return kernel.Compute(range);
+  std::vector<StatusOr<workload::Result>> parts(threads, Status::Invalid("not computed"));
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    const Range slice{range.begin + range.size() * t / threads,
+                      range.begin + range.size() * (t + 1) / threads};
+    pool.emplace_back([&kernel, &parts, slice, t] { parts[t] = kernel.Compute(slice); });
+  }
+  for (auto& thread : pool) thread.join();
+  workload::Result total = workload::Result::Empty(kind);
+  for (auto& part : parts) {
+    if (!part.ok()) return part.status();
+    BALLAST_RETURN_IF_ERROR(total.Merge(*part));
+  }
+  return total;
+}
+
+}  // namespace
+
+class WorkerLoop::Impl {
+ public:
+  Impl(WorkerOptions options, Metrics* metrics)
+      : options_(std::move(options)), metrics_(metrics), client_(MakeClient(options_)) {}
+
+  ~Impl() {
+    stop_polling_.cancel();
+    if (poller_.joinable()) poller_.join();
+  }
+
+  Status Run() {
+    Status status = RunJob();
+    stop_polling_.cancel();
+    return status;
+  }
+
+ private:
+  Status RunJob() {
+    BALLAST_ASSIGN_OR_RETURN(auto description, FetchJob());
+    workload_ = description.workload;
+    BALLAST_ASSIGN_OR_RETURN(kernel_, kernels::MakeKernel(workload_));
+    spdlog::info("worker started job={} worker={} workload={} items={} threads={} speed={}",
+                 options_.job, options_.name, workload::WorkloadKindName(workload_.kind),
+                 workload_.items, options_.threads, options_.speed);
+    poller_ = std::thread([this] { PollSignals(); });
+
+    protocol::ReportMessage ask = NewReport(/*idle=*/true);
+    while (true) {
+      BALLAST_ASSIGN_OR_RETURN(protocol::ReplyMessage reply, Send(ask));
+      switch (reply.kind) {
+        case Reply::Kind::kDone:
+          spdlog::info("job done job={} worker={}", options_.job, options_.name);
+          return Status::Ok();
+        case Reply::Kind::kWait:
+          if (g_stop) return Status::Ok();
+          ask = NewReport(/*idle=*/true);
+          continue;
+        case Reply::Kind::kLease:
+        case Reply::Kind::kContinue:
+          metrics_->Lease();
+          BALLAST_ASSIGN_OR_RETURN(ask, Compute(reply));
+          if (ask.leaving) {
+            BALLAST_RETURN_IF_ERROR(Send(ask).status());
+            spdlog::info("stopped on request job={} worker={}", options_.job, options_.name);
+            return Status::Ok();
+          }
+      }
+    }
+  }
+
+  static web::http::client::http_client MakeClient(const WorkerOptions& options) {
+    web::http::client::http_client_config config;
+    config.set_timeout(std::chrono::seconds(30));
+    return web::http::client::http_client(utility::conversions::to_string_t(options.coordinator),
+                                          config);
+  }
+
+  protocol::ReportMessage NewReport(bool idle) {
+    protocol::ReportMessage report;
+    report.worker = options_.name;
+    report.idle = idle;
+    report.leaving = g_stop != 0;
+    return report;
+  }
+
+  // One HTTP exchange with retries: Unavailable after give_up_s of failures,
+  // Invalid when the coordinator refuses the request.
+  StatusOr<nlohmann::json> Exchange(const web::http::method& method, const std::string& path,
+                                    const std::string& body) {
+    const auto start = Clock::now();
+    double backoff = 0.1;
+    while (true) {
+      web::http::http_request request(method);
+      request.set_request_uri(utility::conversions::to_string_t(path));
+      request.headers().add("Authorization", "Bearer " + options_.token);
+      if (!body.empty()) request.set_body(body, "application/json");
+      std::string failure;
+      try {
+        auto response = client_.request(request).get();
+        const std::string text = response.extract_string(true).get();
+        if (response.status_code() == web::http::status_codes::OK) {
+          return protocol::ParseJsonText(text);
+        }
+        if (response.status_code() < 500) {
+          return Status::Invalid(fmt::format("the coordinator refused {} ({}): {}", path,
+                                             response.status_code(), text));
+        }
+        failure = fmt::format("status {}", response.status_code());
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+      if (Since(start) > options_.give_up_s) {
+        return Status::Unavailable(fmt::format("coordinator {} unreachable for {:.0f} s: {}",
+                                               options_.coordinator, options_.give_up_s, failure));
+      }
+      spdlog::info("coordinator unreachable, retrying path={} error=\"{}\"", path, failure);
+      std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
+      backoff = std::min(backoff * 2, 2.0);
+    }
+  }
+
+  StatusOr<protocol::JobDescription> FetchJob() {
+    BALLAST_ASSIGN_OR_RETURN(auto json,
+                             Exchange(web::http::methods::GET, "/v1/jobs/" + options_.job, ""));
+    return protocol::ParseJobDescription(json);
+  }
+
+  StatusOr<protocol::ReplyMessage> Send(protocol::ReportMessage& report) {
+    report.seq = ++seq_;
+    const auto start = Clock::now();
+    BALLAST_ASSIGN_OR_RETURN(
+        auto json, Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
+                            protocol::ToJson(report).dump()));
+    metrics_->Report();
+    metrics_->Idle(Since(start));
+    BALLAST_ASSIGN_OR_RETURN(auto reply, protocol::ParseReply(json));
+    heartbeat_s_ = reply.heartbeat_s > 0 ? reply.heartbeat_s : heartbeat_s_;
+    return reply;
+  }
+
+  // Computes the lease in steps until it ends, a report is due, or a stop is
+  // requested; returns the report to send next (idle when the lease ended).
+  StatusOr<protocol::ReportMessage> Compute(protocol::ReplyMessage reply) {
+    if (reply.kind == Reply::Kind::kLease) {
+      lease_ = reply.lease;
+      position_ = lease_.begin;
+    } else {
+      // A shrunk end never goes below what is finished: reports are sent
+      // between steps, and the coordinator cuts at or after the position.
+      lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
+    }
+    const uint64_t reported = position_;
+    workload::Result result = workload::Result::Empty(workload_.kind);
+    double calc = 0;
+    const auto since_report = Clock::now();
+    while (position_ < lease_.end) {
+      const Range step{position_, std::min(lease_.end, position_ + StepItems())};
+      const auto start = Clock::now();
+      BALLAST_ASSIGN_OR_RETURN(auto part,
+                               ComputeParallel(*kernel_, step, options_.threads, workload_.kind));
+      Throttle(Since(start));
+      const double seconds = Since(start);
+      BALLAST_RETURN_IF_ERROR(result.Merge(part));
+      calc += seconds;
+      position_ = step.end;
+      item_seconds_ = seconds / static_cast<double>(step.size());
+      metrics_->Items(step.size(), seconds);
+      metrics_->Busy(seconds);
+      const bool cadence = reply.report_every_s > 0 && calc >= reply.report_every_s;
+      const bool heartbeat = heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_;
+      if (g_stop || signalled_.exchange(false) || cadence || heartbeat) break;
+    }
+    protocol::ReportMessage report = NewReport(/*idle=*/position_ >= lease_.end);
+    if (position_ > reported) report.completed.push_back({{reported, position_}, result.ToJson()});
+    report.calc_seconds = calc;
+    report.position = position_;
+    return report;
+  }
+
+  // Items per step: about step_seconds of work per thread, from the last step.
+  uint64_t StepItems() const {
+    if (item_seconds_ <= 0) return options_.threads;
+    const double items = options_.step_seconds / item_seconds_ * options_.threads;
+    return static_cast<uint64_t>(std::clamp(items, 1.0, 1e12));
+  }
+
+  // A node of speed s < 1 spends (1/s - 1) seconds idle per second computing.
+  void Throttle(double seconds) const {
+    if (options_.speed >= 1) return;
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds * (1 / options_.speed - 1)));
+  }
+
+  // Long-polls the coordinator for signals; sets signalled_ when one comes.
+  void PollSignals() {
+    web::http::client::http_client_config config;
+    config.set_timeout(std::chrono::seconds(60));
+    web::http::client::http_client client(utility::conversions::to_string_t(options_.coordinator),
+                                          config);
+    const std::string path = fmt::format(
+        "/v1/jobs/{}/signal?worker={}", options_.job,
+        utility::conversions::to_utf8string(
+            web::uri::encode_data_string(utility::conversions::to_string_t(options_.name))));
+    const auto cancel = stop_polling_.get_token();
+    while (!cancel.is_canceled() && !g_stop) {
+      try {
+        web::http::http_request request(web::http::methods::GET);
+        request.set_request_uri(utility::conversions::to_string_t(path));
+        request.headers().add("Authorization", "Bearer " + options_.token);
+        auto response = client.request(request, cancel).get();
+        auto json = protocol::ParseJsonText(response.extract_string(true).get());
+        if (response.status_code() != web::http::status_codes::OK) {
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+        } else if (json.ok() && json->value("signalled", false)) {
+          signalled_ = true;
+        }
+      } catch (const std::exception&) {
+        if (!cancel.is_canceled()) std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    }
+  }
+
+  WorkerOptions options_;
+  Metrics* metrics_;
+  web::http::client::http_client client_;
+  workload::WorkloadSpec workload_;
+  std::unique_ptr<kernels::Kernel> kernel_;
+  Range lease_;
+  uint64_t position_ = 0;
+  uint64_t seq_ = 0;
+  double item_seconds_ = 0;
+  double heartbeat_s_ = 10;
+  std::atomic<bool> signalled_{false};
+  pplx::cancellation_token_source stop_polling_;
+  std::thread poller_;
+};
+
+WorkerLoop::WorkerLoop(WorkerOptions options, Metrics* metrics)
+    : impl_(std::make_unique<Impl>(std::move(options), metrics)) {}
+WorkerLoop::~WorkerLoop() = default;
+Status WorkerLoop::Run() { return impl_->Run(); }
+void WorkerLoop::RequestStop() { g_stop = 1; }
+
+}  // namespace ballast::worker

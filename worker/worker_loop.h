@@ -1,0 +1,57 @@
+// WorkerLoop: the body of ballast-worker. It fetches the job's workload from
+// the coordinator, then asks for leases, computes them in steps on all the
+// threads it is given, reports finished ranges with their results, and obeys
+// each reply (continue with a possibly shrunk end, a new lease, wait, done).
+//
+// A step is a slice of the lease that takes about `step_seconds`, split
+// across the threads; reports happen between steps, so the position a report
+// gives is exact and a shrunk end never takes an item already begun. Reports
+// go at the cadence the policy asks, at least every heartbeat, and at once
+// when the coordinator signals (a background long poll). After RequestStop
+// (SIGTERM) the loop finishes its step, reports what it finished with
+// `leaving`, and returns: the rest of its lease goes back to the pool.
+//
+// Thread-safety: Run from one thread; RequestStop from any thread or a
+// signal handler.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "worker/metrics.h"
+
+namespace ballast::worker {
+
+struct WorkerOptions {
+  std::string coordinator;  // "http://host:port"
+  std::string job;
+  std::string token;
+  std::string name;      // this worker's name in the job (its node)
+  unsigned threads = 1;  // compute threads
+  double speed = 1.0;    // < 1: emulate a slower node with a duty cycle
+  double step_seconds = 0.05;
+  double give_up_s = 60;  // stop retrying an unreachable coordinator after this
+};
+
+class WorkerLoop {
+ public:
+  WorkerLoop(WorkerOptions options, Metrics* metrics);
+  ~WorkerLoop();
+
+  // Runs the job to its end. Returns Ok when the coordinator says the job is
+  // done or after a requested stop; Unavailable when the coordinator cannot
+  // be reached for give_up_s; Invalid when it refuses us (token, name) or
+  // the workload cannot run here.
+  Status Run();
+  // Asks Run to report and return at the next step boundary. Async-signal-safe.
+  static void RequestStop();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ballast::worker
