@@ -24,6 +24,7 @@
 #include <memory>
 
 #include "balance/compensation.h"
+#include "balance/finish_times.h"
 #include "balance/policies.h"
 #include "balance/policy_base.h"
 
@@ -34,6 +35,9 @@ constexpr double kSmoothing = 0.5;       // weight of the newest measurement
 constexpr double kReportsPerLease = 10;  // progress reports over a lease's predicted length
 constexpr double kMaxReportSeconds = 60;
 constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
+// ... unless the job is too short for it: every worker may still report this
+// many times over the predicted rest of the job.
+constexpr double kReportsPerJob = 10;
 
 struct Options {
   bool compensation = true;
@@ -64,6 +68,12 @@ class AdaptivePolicy : public PolicyBase {
   void Plan(double /*now*/) override {
     estimates_.assign(worker_count(), Estimate{});
     measured_speed_sum_ = measured_prior_sum_ = 0;
+    finish_ = FinishTimes(worker_count());
+    counted_.assign(worker_count(), Counted{});
+    busy_.assign(worker_count(), false);
+    busy_count_ = 0;
+    alive_speed_sum_ = alive_prior_sum_ = 0;
+    for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
     std::vector<double> shares;
     for (const WorkerPrior& worker : job().workers) shares.push_back(std::max(worker.speed, 1e-9));
     ReserveProportional(shares);
@@ -102,9 +112,11 @@ class AdaptivePolicy : public PolicyBase {
       measured_prior_sum_ += PriorOf(report.worker);
     }
     e.pending_calc = e.pending_exe = e.pending_cost = 0;
+    Recount(report.worker);
   }
 
   Reply Assign(WorkerId worker, double now) override {
+    Track(worker, now);
     const Range share = TakeReserved(worker);
     if (!share.empty()) return GrantTimed(worker, share, now);
     if (!pool().empty()) return FromPool(worker, now);
@@ -115,19 +127,85 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   std::optional<Reply> AfterProgress(WorkerId worker, double now) override {
+    Track(worker, now);
     if (options_.rebalance) Rebalance(worker, now);
-    SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease)));
+    SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
     return std::nullopt;
   }
+
+  void AfterLost(WorkerId worker, double now) override { Track(worker, now); }
 
  private:
   // Speed in cost units per second, measured or scaled from the prior.
   double Speed(WorkerId id) const {
+    return IsMeasured(id) ? MeasuredSpeed(id) : PriorOf(id) * PriorScale();
+  }
+
+  bool IsMeasured(WorkerId id) const {
     const Estimate& e = estimates_[id];
-    if (e.measured && e.calc_per_cost + e.comm_per_cost > 0) {
-      return 1.0 / (e.calc_per_cost + e.comm_per_cost);
+    return e.measured && e.calc_per_cost + e.comm_per_cost > 0;
+  }
+
+  double MeasuredSpeed(WorkerId id) const {
+    const Estimate& e = estimates_[id];
+    return 1.0 / (e.calc_per_cost + e.comm_per_cost);
+  }
+
+  // Brings the running aggregates up to date with what the base class now
+  // holds for `id` (its lease, position, liveness and estimate). Every change
+  // of those goes through a hook that calls this, or Predict after a Cut or
+  // Grant.
+  void Track(WorkerId id, double now) {
+    Recount(id);
+    Predict(id, now);
+  }
+
+  // The worker's predicted finish in finish_: the end of its lease; for an
+  // idle worker, when it last asked. A live worker that has not asked yet (it
+  // holds its reserved share) and a lost one have none.
+  void Predict(WorkerId id, double now) {
+    const Range left = Unfinished(id);
+    const bool busy = Alive(id) && !left.empty();
+    busy_count_ += static_cast<int64_t>(busy) - static_cast<int64_t>(busy_[id]);
+    busy_[id] = busy;
+    if (!Alive(id) || (!busy && !state(id).reserved.empty())) {
+      finish_.Clear(id);
+      return;
     }
-    return PriorOf(id) * PriorScale();
+    const double speed = Speed(id);
+    const double since = std::min(state(id).last_contact, now);
+    finish_.Set(id, busy ? since + cost().Cost(left) / speed : since, speed);
+  }
+
+  // Keeps the worker's speed (measured) or prior (unmeasured) in the sums
+  // behind TotalSpeed() while it is alive.
+  void Recount(WorkerId id) {
+    Counted& counted = counted_[id];
+    if (counted.in) (counted.measured ? alive_speed_sum_ : alive_prior_sum_) -= counted.value;
+    counted = Counted{};
+    if (Alive(id)) {
+      counted = Counted{true, IsMeasured(id), IsMeasured(id) ? MeasuredSpeed(id) : PriorOf(id)};
+      (counted.measured ? alive_speed_sum_ : alive_prior_sum_) += counted.value;
+    }
+    if (++recounts_ > 4 * worker_count() + 64) ResyncSpeedSums();
+  }
+
+  // Recomputes the sums of Recount from scratch (running sums drift by rounding).
+  void ResyncSpeedSums() {
+    alive_speed_sum_ = alive_prior_sum_ = 0;
+    for (const Counted& counted : counted_) {
+      if (counted.in) (counted.measured ? alive_speed_sum_ : alive_prior_sum_) += counted.value;
+    }
+    recounts_ = 0;
+  }
+
+  // Σ speed over the live workers, O(1).
+  double TotalSpeed() const { return alive_speed_sum_ + PriorScale() * alive_prior_sum_; }
+
+  // Cost left in the job: the pool, the reserved shares and what the live
+  // workers have left of their leases (corrected for staleness), O(log P).
+  double TotalLoad(double now) {
+    return pool_cost() + reserved_cost() + finish_.RemainingCost(now);
   }
 
   double PriorOf(WorkerId id) const { return std::max(job().workers[id].speed, 1e-9); }
@@ -148,29 +226,17 @@ class AdaptivePolicy : public PolicyBase {
     return std::max(0.0, cost().Cost(left) - Speed(id) * since);
   }
 
-  double ReservedCost(WorkerId id) const {
-    double total = 0;
-    for (const Range& range : state(id).reserved.Ranges()) total += cost().Cost(range);
-    return total;
-  }
-
-  double PoolCost() const {
-    double total = 0;
-    for (const Range& range : pool().Ranges()) total += cost().Cost(range);
-    return total;
-  }
-
   Reply GrantTimed(WorkerId worker, Range range, double now) {
-    return Grant(worker, range, now, Cadence(worker, cost().Cost(range)));
+    const Reply reply = Grant(worker, range, now, Cadence(worker, cost().Cost(range), now));
+    Predict(worker, now);
+    return reply;
   }
 
   // Seconds between progress reports for `remaining` cost: a tenth of the
   // predicted time, never more often than the floor. Before the worker is
   // measured its speed has no scale, so it reports at the floor.
-  double Cadence(WorkerId worker, double remaining) const {
-    // Keep all workers together within a report budget of the coordinator.
-    const double floor =
-        std::max(options_.min_report_s, static_cast<double>(worker_count()) / kReportBudget);
+  double Cadence(WorkerId worker, double remaining, double now) {
+    const double floor = ReportFloor(now);
     // Unmeasured (no item finished yet): back off from the floor, doubling.
     if (!estimates_[worker].measured) {
       return std::min(kMaxReportSeconds, std::max(floor, 2 * state(worker).report_every_s));
@@ -178,16 +244,22 @@ class AdaptivePolicy : public PolicyBase {
     return std::clamp(remaining / Speed(worker) / kReportsPerLease, floor, kMaxReportSeconds);
   }
 
+  // The shortest report cadence: all workers together stay within the
+  // coordinator's report budget, unless the predicted rest of the job is too
+  // short to give each worker kReportsPerJob reports within it. Before any
+  // worker is measured the job's length is unknown, and the first reports
+  // come at the fastest cadence (one report per worker).
+  double ReportFloor(double now) {
+    if (measured_prior_sum_ <= 0) return options_.min_report_s;
+    const double budget = static_cast<double>(worker_count()) / kReportBudget;
+    return std::max(options_.min_report_s,
+                    std::min(budget, CommonRemainingTime(now) / kReportsPerJob));
+  }
+
   // Predicted time from now until all work is done if everyone finishes together.
-  double CommonRemainingTime(double now) const {
-    double load = PoolCost();
-    double speed = 0;
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      if (!Alive(id)) continue;
-      load += Remaining(id, now) + ReservedCost(id);
-      speed += Speed(id);
-    }
-    return speed > 0 ? load / speed : kNever;
+  double CommonRemainingTime(double now) {
+    const double speed = TotalSpeed();
+    return speed > 0 ? TotalLoad(now) / speed : kNever;
   }
 
   Reply FromPool(WorkerId worker, double now) {
@@ -197,31 +269,17 @@ class AdaptivePolicy : public PolicyBase {
     double amount = Speed(worker) * remaining;
     // A worker that cannot finish even one item by the common end is kept out
     // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
-    if (amount < 0.5 * one_item && AnyOtherBusy(worker)) return Wait();
+    if (amount < 0.5 * one_item && busy_count_ > 0) return Wait();
     amount = std::max(amount, one_item);
     return GrantTimed(worker, TakeCostFromPool(amount), now);
   }
 
-  bool AnyOtherBusy(WorkerId worker) const {
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      if (id != worker && Alive(id) && !Unfinished(id).empty()) return true;
-    }
-    return false;
-  }
-
   std::optional<Reply> Steal(WorkerId thief, double now) {
-    // The victim: the worker predicted to finish last.
-    WorkerId victim = thief;
-    double latest = now;
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      if (id == thief || !Alive(id) || Unfinished(id).empty()) continue;
-      const double finish = now + Remaining(id, now) / Speed(id);
-      if (finish > latest) {
-        latest = finish;
-        victim = id;
-      }
-    }
-    if (victim == thief) return std::nullopt;
+    // The victim: the worker predicted to finish last (the thief holds no
+    // lease, so it is not among them).
+    const auto last = finish_.Latest(now);
+    if (!last || last->first == thief || !busy_[last->first]) return std::nullopt;
+    const auto [victim, latest] = *last;
     const WorkerState& v = state(victim);
     const double v_speed = Speed(victim);
     const double t_speed = Speed(thief);
@@ -245,6 +303,7 @@ class AdaptivePolicy : public PolicyBase {
     const double thief_finish = now + estimates_[thief].overhead_s + cost().Cost(stolen) / t_speed;
     if (thief_finish + estimates_[thief].overhead_s >= latest) return std::nullopt;
     Cut(victim, cut);
+    Predict(victim, now);
     mutable_stats().steals++;
     mutable_stats().moved_items += stolen.size();
     return GrantTimed(thief, stolen, now);
@@ -252,13 +311,8 @@ class AdaptivePolicy : public PolicyBase {
 
   void Rebalance(WorkerId worker, double now) {
     if (!estimates_[worker].measured) return;
-    double total_load = PoolCost();
-    double total_speed = 0;
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      if (!Alive(id)) continue;
-      total_load += Remaining(id, now) + ReservedCost(id);
-      total_speed += Speed(id);
-    }
+    const double total_load = TotalLoad(now);
+    const double total_speed = TotalSpeed();
     const double speed = Speed(worker);
     const double load = Remaining(worker, now);
     const double excess = load - speed / total_speed * total_load;  // L_ex, eq. 3-3
@@ -276,28 +330,23 @@ class AdaptivePolicy : public PolicyBase {
     const uint64_t cut = cost().Retreat(left.end, safe, amount);
     if (cut >= left.end) return;
     const Range moved = Cut(worker, cut);
+    Predict(worker, now);
     mutable_stats().rebalances++;
     mutable_stats().moved_items += moved.size();
     ReturnToPool(moved);
   }
 
   // k for the receiver that will run out of work first among the underloaded.
-  double Compensation(double excess, double now) const {
+  double Compensation(double excess, double now) {
     const double horizon = CommonRemainingTime(now);
-    WorkerId receiver = 0;
-    double soonest = kNever;
-    double under_total = 0;
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      if (!Alive(id)) continue;
-      const double idle_in = (Remaining(id, now) + ReservedCost(id)) / Speed(id);
-      if (idle_in >= horizon) continue;
-      under_total += (horizon - idle_in) * Speed(id);
-      if (idle_in < soonest) {
-        soonest = idle_in;
-        receiver = id;
-      }
-    }
-    if (!std::isfinite(soonest) || under_total <= 0) return 1.0;
+    const auto first = finish_.Earliest();
+    if (!first || !std::isfinite(horizon)) return 1.0;
+    const WorkerId receiver = first->first;
+    const double soonest = std::max(0.0, first->second - now);
+    if (soonest >= horizon) return 1.0;
+    // Σ L_ex over the underloaded: what they could take on before the horizon.
+    const double under_total = finish_.SpareCost(now, now + horizon);
+    if (under_total <= 0) return 1.0;
     const Estimate& e = estimates_[receiver];
     if (!e.measured || e.comm_per_cost <= 0) return 1.0;
     const double share = (horizon - soonest) * Speed(receiver) / under_total;  // p_l, eq. 3-13
@@ -311,6 +360,20 @@ class AdaptivePolicy : public PolicyBase {
   std::vector<Estimate> estimates_;
   double measured_speed_sum_ = 0;  // Σ speed over measured workers
   double measured_prior_sum_ = 0;  // Σ prior over the same workers
+
+  // Running aggregates, so that a decision costs O(log P), not O(P).
+  struct Counted {
+    bool in = false;  // alive, and counted in one of the sums below
+    bool measured = false;
+    double value = 0;  // the measured speed, or the prior when unmeasured
+  };
+  FinishTimes finish_;            // predicted finish of every live worker's lease
+  std::vector<bool> busy_;        // alive and holding unfinished items
+  int64_t busy_count_ = 0;        // how many are
+  std::vector<Counted> counted_;  // what Recount last added for each worker
+  double alive_speed_sum_ = 0;    // Σ measured speed over live measured workers
+  double alive_prior_sum_ = 0;    // Σ prior over live unmeasured workers
+  uint64_t recounts_ = 0;         // since the last ResyncSpeedSums
 };
 
 StatusOr<bool> OnOff(const PolicySpec& spec, const std::string& key, bool fallback) {

@@ -11,9 +11,12 @@ void PolicyBase::Start(const JobInfo& job, double now) {
   workers_.assign(job.workers.size(), WorkerState{});
   for (auto& worker : workers_) worker.last_contact = now;
   pool_ = IntervalSet(Range{0, job.items});
+  pool_cost_ = cost_.Cost({0, job.items});
+  reserved_cost_ = 0;
   done_ = IntervalSet();
   stats_ = PolicyStats{};
   signals_.clear();
+  waiting_list_.clear();
   Plan(now);
 }
 
@@ -26,7 +29,7 @@ Reply PolicyBase::OnReport(const Report& report) {
     stats_.duplicate_items += clipped.size() - fresh;
     stats_.completed_items += fresh;
     // A finished item may still sit in the pool when its lease had been revoked.
-    pool_.Remove(clipped);
+    PoolRemove(clipped);
   }
   Observe(report, elapsed);
   worker.last_contact = report.now;
@@ -50,7 +53,7 @@ Reply PolicyBase::OnReport(const Report& report) {
         if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
           ReturnToPool(Cut(report.worker, worker.position));
           worker.lease = {};
-          worker.waiting = own->kind == Reply::Kind::kWait;
+          if (own->kind == Reply::Kind::kWait) MarkWaiting(report.worker);
         }
         return *own;
       }
@@ -64,7 +67,7 @@ Reply PolicyBase::OnReport(const Report& report) {
   worker.lease = {};
   worker.position = 0;
   Reply reply = Assign(report.worker, report.now);
-  if (reply.kind == Reply::Kind::kWait) worker.waiting = true;
+  if (reply.kind == Reply::Kind::kWait) MarkWaiting(report.worker);
   if (reply.kind == Reply::Kind::kDone) worker.done = true;
   return reply;
 }
@@ -78,7 +81,10 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   // and ReturnToPool skips whatever is finished.
   ReturnToPool(worker.lease);
   worker.lease = {};
-  for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
+  for (const Range& range : worker.reserved.Ranges()) {
+    reserved_cost_ -= cost_.Cost(range);
+    ReturnToPool(range);
+  }
   worker.reserved = IntervalSet();
   // Others may be waiting on this worker even when it returned nothing (its
   // lease was finished by someone else): let them look at the pool again.
@@ -112,6 +118,7 @@ Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
 Range PolicyBase::TakeReserved(WorkerId id) {
   const Range first = workers_[id].reserved.First();
   workers_[id].reserved.Remove(first);
+  reserved_cost_ -= cost_.Cost(first);
   return first;
 }
 
@@ -119,7 +126,7 @@ Range PolicyBase::TakeFromPool(uint64_t count) {
   const Range first = pool_.First();
   const Range taken{first.begin,
                     first.begin + std::min<uint64_t>(std::max<uint64_t>(count, 1), first.size())};
-  pool_.Remove(taken);
+  PoolRemove(taken);
   return taken;
 }
 
@@ -129,7 +136,7 @@ Range PolicyBase::TakeCostFromPool(double cost) {
   uint64_t end = cost_.Advance(first.begin, first.end, cost);
   end = std::max(end, first.begin + 1);
   const Range taken{first.begin, end};
-  pool_.Remove(taken);
+  PoolRemove(taken);
   return taken;
 }
 
@@ -144,19 +151,28 @@ void PolicyBase::ReturnToPool(Range range, bool wake) {
       continue;
     }
     const uint64_t stop = finished.empty() ? range.end : std::min(range.end, finished.begin);
-    added = pool_.Add({at, stop}) > 0 || added;
+    added = PoolAdd({at, stop}) || added;
     at = stop;
   }
   if (added && wake) WakeWaiting();
 }
 
+void PolicyBase::MarkWaiting(WorkerId id) {
+  workers_[id].waiting = true;
+  waiting_list_.push_back(id);
+}
+
 void PolicyBase::WakeWaiting() {
-  for (WorkerId id = 0; id < workers_.size(); ++id) {
+  // Only the workers told to wait since the last wake-up, in id order; a
+  // worker that asked again since (or was lost) is no longer waiting.
+  std::sort(waiting_list_.begin(), waiting_list_.end());
+  for (WorkerId id : waiting_list_) {
     if (workers_[id].waiting && !workers_[id].lost) {
       workers_[id].waiting = false;
       signals_.push_back(id);
     }
   }
+  waiting_list_.clear();
 }
 
 void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
@@ -171,10 +187,38 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
     end = std::max(end, begin);
     if (end > begin) {
       workers_[id].reserved = IntervalSet(Range{begin, end});
-      pool_.Remove({begin, end});
+      reserved_cost_ += cost_.Cost({begin, end});
+      PoolRemove({begin, end});
     }
     begin = end;
   }
+}
+
+bool PolicyBase::PoolAdd(Range range) {
+  const double before = CostIn(pool_, range);
+  if (pool_.Add(range) == 0) return false;
+  pool_cost_ += cost_.Cost(range) - before;
+  return true;
+}
+
+void PolicyBase::PoolRemove(Range range) {
+  const double removed = CostIn(pool_, range);
+  if (pool_.Remove(range) == 0) return;
+  pool_cost_ -= removed;
+  if (pool_.empty()) pool_cost_ = 0;  // no rounding left behind
+}
+
+double PolicyBase::CostIn(const IntervalSet& set, Range range) const {
+  double total = 0;
+  uint64_t at = range.begin;
+  while (at < range.end) {
+    const Range piece = set.FirstAtOrAfter(at);
+    if (piece.empty() || piece.begin >= range.end) break;
+    const uint64_t end = std::min(piece.end, range.end);
+    total += cost_.Cost({std::max(piece.begin, at), end});
+    at = end;
+  }
+  return total;
 }
 
 Range PolicyBase::SkipFinished(Range range) const {

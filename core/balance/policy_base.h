@@ -10,6 +10,7 @@
 // Thread-safety: not thread-safe (see Policy).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -97,6 +98,10 @@ class PolicyBase : public Policy {
   const WorkerState& state(WorkerId worker) const { return workers_[worker]; }
   const IntervalSet& pool() const { return pool_; }
   const IntervalSet& done() const { return done_; }
+  // Declared cost of the pool, and of every worker's reserved share together;
+  // kept as running sums, so O(1).
+  double pool_cost() const { return pool_.empty() ? 0 : std::max(0.0, pool_cost_); }
+  double reserved_cost() const { return std::max(0.0, reserved_cost_); }
   PolicyStats& mutable_stats() { return stats_; }
 
  private:
@@ -107,6 +112,18 @@ class PolicyBase : public Policy {
   IntervalSet done_;
   PolicyStats stats_;
   std::vector<WorkerId> signals_;
+  std::vector<WorkerId> waiting_list_;  // told to wait since the last WakeWaiting
+  double pool_cost_ = 0;                // declared cost of pool_
+  double reserved_cost_ = 0;            // declared cost of every worker's reserved set
+
+  // Adds to or removes from the pool, keeping pool_cost_; Add returns true
+  // when an item was not in the pool before.
+  bool PoolAdd(Range range);
+  // Sets the worker waiting, and lists it for WakeWaiting.
+  void MarkWaiting(WorkerId id);
+  void PoolRemove(Range range);
+  // Declared cost of the items of `range` that are in `set`.
+  double CostIn(const IntervalSet& set, Range range) const;
 };
 
 }  // namespace ballast::balance

@@ -1,0 +1,148 @@
+#include "balance/finish_times.h"
+
+#include <algorithm>
+
+namespace ballast::balance {
+namespace {
+
+// A fixed pseudo-random priority per worker (splitmix64), so that the treap
+// is balanced in expectation and every run is the same.
+uint32_t Priority(uint32_t worker) {
+  uint64_t z = worker + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<uint32_t>(z ^ (z >> 31));
+}
+
+}  // namespace
+
+FinishTimes::FinishTimes(size_t workers) : nodes_(workers) {
+  for (uint32_t id = 0; id < nodes_.size(); ++id) nodes_[id].priority = Priority(id);
+}
+
+void FinishTimes::Set(WorkerId worker, double finish, double speed) {
+  Clear(worker);
+  Node& node = nodes_[worker];
+  node.finish = finish;
+  node.speed = speed;
+  node.left = node.right = kNil;
+  node.set = true;
+  Update(worker);
+  const auto [before, after] = Split(root_, finish, worker);
+  root_ = Merge(Merge(before, worker), after);
+  ++size_;
+}
+
+void FinishTimes::Clear(WorkerId worker) {
+  Node& node = nodes_[worker];
+  if (!node.set) return;
+  const auto [before, rest] = Split(root_, node.finish, worker);
+  const auto [self, after] = Split(rest, node.finish, worker + 1);
+  (void)self;  // exactly `worker`: no key lies between (f, w) and (f, w + 1)
+  root_ = Merge(before, after);
+  node.set = false;
+  --size_;
+}
+
+double FinishTimes::RemainingCost(double now) const {
+  const Sums total = Total();
+  const Sums past = Before(now);
+  const double speed = total.speed - past.speed;
+  const double speed_finish = total.speed_finish - past.speed_finish;
+  return std::max(0.0, speed_finish - now * speed);
+}
+
+double FinishTimes::SpareCost(double now, double until) const {
+  if (until <= now) return 0;
+  const Sums past = Before(now);
+  const Sums soon = Before(until);
+  const double idle = past.speed * (until - now);
+  const double running_out =
+      until * (soon.speed - past.speed) - (soon.speed_finish - past.speed_finish);
+  return std::max(0.0, idle + running_out);
+}
+
+std::optional<std::pair<WorkerId, double>> FinishTimes::Latest(double now) const {
+  if (root_ == kNil) return std::nullopt;
+  uint32_t node = root_;
+  while (nodes_[node].right != kNil) node = nodes_[node].right;
+  if (nodes_[node].finish <= now) return std::nullopt;
+  return std::make_pair(node, nodes_[node].finish);
+}
+
+std::optional<std::pair<WorkerId, double>> FinishTimes::Earliest() const {
+  if (root_ == kNil) return std::nullopt;
+  uint32_t node = root_;
+  while (nodes_[node].left != kNil) node = nodes_[node].left;
+  return std::make_pair(node, nodes_[node].finish);
+}
+
+bool FinishTimes::Less(uint32_t a, double finish, uint32_t b) const {
+  return nodes_[a].finish != finish ? nodes_[a].finish < finish : a < b;
+}
+
+void FinishTimes::Update(uint32_t id) {
+  Node& node = nodes_[id];
+  node.sum_speed = node.speed;
+  node.sum_speed_finish = node.speed * node.finish;
+  for (uint32_t child : {node.left, node.right}) {
+    if (child == kNil) continue;
+    node.sum_speed += nodes_[child].sum_speed;
+    node.sum_speed_finish += nodes_[child].sum_speed_finish;
+  }
+}
+
+std::pair<uint32_t, uint32_t> FinishTimes::Split(uint32_t tree, double finish, uint32_t worker) {
+  if (tree == kNil) return {kNil, kNil};
+  Node& node = nodes_[tree];
+  if (Less(tree, finish, worker)) {
+    const auto [before, after] = Split(node.right, finish, worker);
+    node.right = before;
+    Update(tree);
+    return {tree, after};
+  }
+  const auto [before, after] = Split(node.left, finish, worker);
+  node.left = after;
+  Update(tree);
+  return {before, tree};
+}
+
+uint32_t FinishTimes::Merge(uint32_t left, uint32_t right) {
+  if (left == kNil) return right;
+  if (right == kNil) return left;
+  if (nodes_[left].priority > nodes_[right].priority) {
+    nodes_[left].right = Merge(nodes_[left].right, right);
+    Update(left);
+    return left;
+  }
+  nodes_[right].left = Merge(left, nodes_[right].left);
+  Update(right);
+  return right;
+}
+
+FinishTimes::Sums FinishTimes::Before(double finish) const {
+  Sums sums;
+  uint32_t node = root_;
+  while (node != kNil) {
+    const Node& n = nodes_[node];
+    if (n.finish < finish) {
+      if (n.left != kNil) {
+        sums.speed += nodes_[n.left].sum_speed;
+        sums.speed_finish += nodes_[n.left].sum_speed_finish;
+      }
+      sums.speed += n.speed;
+      sums.speed_finish += n.speed * n.finish;
+      node = n.right;
+    } else {
+      node = n.left;
+    }
+  }
+  return sums;
+}
+
+FinishTimes::Sums FinishTimes::Total() const {
+  if (root_ == kNil) return {};
+  return {nodes_[root_].sum_speed, nodes_[root_].sum_speed_finish};
+}
+
+}  // namespace ballast::balance
