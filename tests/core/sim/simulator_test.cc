@@ -291,6 +291,28 @@ TEST(SimulatorTest, AdaptiveLearnsTheSpeedsPriorsGotWrong) {
   EXPECT_GT(adaptive.efficiency, equal.efficiency);
 }
 
+// Regression: the report floor of adaptive was P / 2000 s whatever the job's
+// length, so on 3,000 workers a 1 s job got its first report at 1.5 s: it
+// never measured or stole, and ended exactly like `weighted`.
+TEST(SimulatorTest, AdaptiveReportFloorScalesWithTheJobsLength) {
+  constexpr size_t kNodes = 3000;
+  const double speeds[] = {0.1, 0.5, 1.0};
+  std::vector<NodeSpec> nodes;
+  std::vector<double> priors;
+  for (size_t i = 0; i < kNodes; ++i) {
+    nodes.push_back(Node("n" + std::to_string(i), speeds[i % 3], 0.001));
+    priors.push_back(speeds[i % 3] * (i % 2 == 0 ? 0.7 : 1.3));  // wrong by ±30 %
+  }
+  // W = 1600 s of speed-1 work on Σ speed = 1600: about one second.
+  const Scenario scenario = MakeScenario(16'000'000, 1e-4, nodes, balance::CostShape::kLinear);
+  const SimResult weighted = SimulateOk(scenario, Priors(priors), "weighted");
+  const SimResult adaptive = SimulateOk(scenario, Priors(priors), "adaptive");
+  EXPECT_NEAR(adaptive.ideal_s, 1.0, 0.01);
+  EXPECT_GT(adaptive.messages, 4 * kNodes);  // it reported within the job
+  EXPECT_GE(adaptive.efficiency, 0.9);
+  EXPECT_GT(adaptive.efficiency, weighted.efficiency + 0.1);
+}
+
 TEST(SimulatorTest, ResultsAreAFunctionOfTheInputs) {
   std::vector<NodeSpec> nodes = {Node("a", 1.5, 0.01), Node("b", 0.7, 0.02)};
   nodes[0].changes = {{3, 0.5}};

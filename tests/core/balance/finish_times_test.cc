@@ -1,0 +1,143 @@
+// Tests of FinishTimes (core/balance/finish_times.h): each query against the
+// same sum or search done by walking every worker, on hand-made cases and on
+// random sequences of updates and queries (seed printed; BALLAST_TEST_SEED
+// replays one).
+#include "balance/finish_times.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <vector>
+
+namespace ballast::balance {
+namespace {
+
+uint64_t TestSeed() {
+  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
+  return std::random_device{}();
+}
+
+// The same predictions, kept in a plain vector and queried by walking it.
+struct Walk {
+  struct Entry {
+    bool set = false;
+    double finish = 0;
+    double speed = 0;
+  };
+  std::vector<Entry> entries;
+
+  double Remaining(double now) const {
+    double sum = 0;
+    for (const Entry& e : entries) {
+      if (e.set && e.finish > now) sum += e.speed * (e.finish - now);
+    }
+    return sum;
+  }
+  double Spare(double now, double until) const {
+    double sum = 0;
+    for (const Entry& e : entries) {
+      if (e.set && e.finish < until) sum += e.speed * (until - std::max(e.finish, now));
+    }
+    return std::max(0.0, sum);
+  }
+  std::optional<double> Latest(double now) const {
+    std::optional<double> latest;
+    for (const Entry& e : entries) {
+      if (e.set && e.finish > now && (!latest || e.finish > *latest)) latest = e.finish;
+    }
+    return latest;
+  }
+  std::optional<double> Earliest() const {
+    std::optional<double> earliest;
+    for (const Entry& e : entries) {
+      if (e.set && (!earliest || e.finish < *earliest)) earliest = e.finish;
+    }
+    return earliest;
+  }
+};
+
+TEST(FinishTimesTest, EmptyHasNothingLeft) {
+  FinishTimes times(3);
+  EXPECT_EQ(times.size(), 0u);
+  EXPECT_EQ(times.RemainingCost(0), 0);
+  EXPECT_EQ(times.SpareCost(0, 10), 0);
+  EXPECT_FALSE(times.Latest(0));
+  EXPECT_FALSE(times.Earliest());
+}
+
+TEST(FinishTimesTest, HandComputedSums) {
+  FinishTimes times(3);
+  times.Set(0, 10, 2);  // 2 units/s until t = 10
+  times.Set(1, 4, 1);   // 1 unit/s until t = 4
+  times.Set(2, 1, 5);   // idle since t = 1
+  // At t = 2: 2·8 + 1·2 = 18 left; worker 2 has nothing.
+  EXPECT_DOUBLE_EQ(times.RemainingCost(2), 18);
+  // Until t = 6: worker 2 is free for 4 s (5·4), worker 1 from 4 to 6 (1·2).
+  EXPECT_DOUBLE_EQ(times.SpareCost(2, 6), 22);
+  EXPECT_EQ(times.Latest(2)->first, 0u);
+  EXPECT_DOUBLE_EQ(times.Latest(2)->second, 10);
+  EXPECT_FALSE(times.Latest(10));  // nobody finishes after 10
+  EXPECT_EQ(times.Earliest()->first, 2u);
+  times.Clear(2);
+  times.Set(0, 3, 2);  // a cut lease: replaces the earlier prediction
+  EXPECT_EQ(times.size(), 2u);
+  EXPECT_DOUBLE_EQ(times.RemainingCost(2), 2 + 2);
+  EXPECT_EQ(times.Latest(2)->first, 1u);
+  EXPECT_EQ(times.Earliest()->first, 0u);
+}
+
+TEST(FinishTimesTest, EqualFinishTimesAreKeptApart) {
+  FinishTimes times(4);
+  for (WorkerId id = 0; id < 4; ++id) times.Set(id, 5, 1);
+  EXPECT_DOUBLE_EQ(times.RemainingCost(1), 16);
+  times.Clear(2);
+  EXPECT_EQ(times.size(), 3u);
+  EXPECT_DOUBLE_EQ(times.RemainingCost(1), 12);
+}
+
+TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
+  const uint64_t seed = TestSeed();
+  std::cout << "seed " << seed << " (BALLAST_TEST_SEED replays it)\n";
+  std::mt19937_64 random(seed);
+  constexpr size_t kWorkers = 300;
+  FinishTimes times(kWorkers);
+  Walk walk;
+  walk.entries.resize(kWorkers);
+  std::uniform_int_distribution<WorkerId> worker(0, kWorkers - 1);
+  std::uniform_real_distribution<double> unit(0, 1);
+  double now = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const WorkerId id = worker(random);
+    // Mostly forward in time, sometimes back (a driver may ask about the past).
+    now = std::max(0.0, now + (unit(random) < 0.9 ? 0.01 : -0.05));
+    if (unit(random) < 0.15) {
+      times.Clear(id);
+      walk.entries[id].set = false;
+    } else {
+      // Some finish times repeat exactly, some lie in the past (idle workers).
+      const double finish = unit(random) < 0.2 ? std::floor(now) : now + 5 * unit(random) - 1;
+      const double speed = 0.1 + unit(random);
+      times.Set(id, finish, speed);
+      walk.entries[id] = {true, finish, speed};
+    }
+    ASSERT_NEAR(times.RemainingCost(now), walk.Remaining(now), 1e-7) << "step " << step;
+    ASSERT_NEAR(times.SpareCost(now, now + 2), walk.Spare(now, now + 2), 1e-7) << step;
+    const auto latest = times.Latest(now);
+    ASSERT_EQ(latest.has_value(), walk.Latest(now).has_value()) << "step " << step;
+    if (latest) {
+      ASSERT_EQ(latest->second, *walk.Latest(now));
+      ASSERT_EQ(walk.entries[latest->first].finish, latest->second);
+    }
+    const auto earliest = times.Earliest();
+    if (earliest) {
+      ASSERT_EQ(earliest->second, *walk.Earliest()) << "step " << step;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ballast::balance
