@@ -142,17 +142,10 @@ BlockIndex MatmulBlock(const MatmulSpec& spec, uint64_t item) {
   return {static_cast<uint32_t>(item / side), static_cast<uint32_t>(item % side)};
 }
 
-uint64_t Mix64(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 int MatmulEntry(const MatmulSpec& spec, Matrix which, uint32_t row, uint32_t col) {
   const uint64_t n = spec.n;
   const uint64_t key = (which == Matrix::kA ? 0 : n * n) + row * n + col;
-  return static_cast<int>(Mix64(Mix64(spec.seed) + key) % 17) - 8;
+  return MatmulEntryOfKey(Mix64(spec.seed), key);
 }
 
 uint64_t MatmulWeight(const MatmulSpec& spec, uint32_t row, uint32_t col) {

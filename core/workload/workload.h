@@ -127,6 +127,17 @@ uint64_t MatmulWeight(const MatmulSpec& spec, uint32_t row, uint32_t col);
 
 // SplitMix64's output for state x (Steele, Lea, Flood 2014): add the golden
 // gamma 0x9E3779B97F4A7C15, then the variant-13 finalizer.
-uint64_t Mix64(uint64_t x);
+inline uint64_t Mix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// MatmulEntry for a caller that filled many entries: `mixed_seed` is
+// Mix64(spec.seed) and `key` the entry's key as above. The same value.
+inline int MatmulEntryOfKey(uint64_t mixed_seed, uint64_t key) {
+  return static_cast<int>(Mix64(mixed_seed + key) % 17) - 8;
+}
 
 }  // namespace ballast::workload

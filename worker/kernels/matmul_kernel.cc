@@ -26,7 +26,6 @@ namespace ballast::kernels {
 namespace {
 
 using workload::MatmulSpec;
-using workload::Matrix;
 using workload::Result;
 using workload::WorkloadSpec;
 
@@ -70,18 +69,23 @@ class MatmulKernel : public Kernel {
   }
 
  private:
+  // Entries as workload::MatmulEntry defines them (its key: A's entries
+  // first, then B's, row-major), with Mix64(seed) computed once.
   void FillA(uint32_t block_row) {
-    for (uint32_t i = block_row * block_; i < (block_row + 1) * block_; ++i) {
-      for (uint32_t j = 0; j < n_; ++j) {
-        a_[size_t{i} * n_ + j] = workload::MatmulEntry(spec_, Matrix::kA, i, j);
+    const uint64_t mixed_seed = workload::Mix64(spec_.seed);
+    for (size_t i = size_t{block_row} * block_; i < size_t{block_row + 1} * block_; ++i) {
+      for (size_t j = 0; j < n_; ++j) {
+        a_[i * n_ + j] = workload::MatmulEntryOfKey(mixed_seed, i * n_ + j);
       }
     }
   }
 
   void FillB(uint32_t block_col) {
-    for (uint32_t i = 0; i < n_; ++i) {
-      for (uint32_t j = block_col * block_; j < (block_col + 1) * block_; ++j) {
-        b_[size_t{i} * n_ + j] = workload::MatmulEntry(spec_, Matrix::kB, i, j);
+    const uint64_t mixed_seed = workload::Mix64(spec_.seed);
+    const uint64_t offset = uint64_t{n_} * n_;
+    for (size_t i = 0; i < n_; ++i) {
+      for (size_t j = size_t{block_col} * block_; j < size_t{block_col + 1} * block_; ++j) {
+        b_[i * n_ + j] = workload::MatmulEntryOfKey(mixed_seed, offset + i * n_ + j);
       }
     }
   }
