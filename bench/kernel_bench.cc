@@ -1,0 +1,201 @@
+// The workload kernels against their own libraries' limits, on the same cores
+// (a plain program that prints a table; it never fails on speed):
+//   (a) primes by sieve below 10^10, cut into the workload's default items and
+//       computed by the kernel on T threads that take 16 items at a time, vs
+//       primesieve::count_primes(0, 10^10) on T threads. Target: within 10 %.
+//   (b) matmul n = 2048, block 128, computed block by block by the kernel on T
+//       threads (OpenBLAS on one thread each), vs one cblas_dgemm of the whole
+//       product with OpenBLAS on T threads. Target: >= 80 % of its GFLOPS.
+// Each figure is the best of --repeat runs (the machine may be shared).
+//
+//   ballast_kernel_bench [--threads 2] [--limit 10000000000] [--n 2048] [--block 128] [--repeat 3]
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <primesieve.hpp>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace {
+
+using ballast::balance::Range;
+using ballast::kernels::Kernel;
+using ballast::workload::Result;
+using ballast::workload::WorkloadKind;
+using ballast::workload::WorkloadSpec;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int threads = 2;
+  uint64_t limit = 10'000'000'000ULL;
+  uint32_t n = 2048;
+  uint32_t block = 128;
+  int repeat = 3;
+};
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+// Computes [0, items) on `threads` threads taking `chunk` items at a time, as
+// a worker's threads would take the leases of a job; returns the merged result.
+Result RunKernel(Kernel& kernel, WorkloadKind kind, uint64_t items, uint64_t chunk, int threads) {
+  std::atomic<uint64_t> next{0};
+  std::vector<Result> totals(threads, Result::Empty(kind));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (uint64_t begin = next.fetch_add(chunk); begin < items; begin = next.fetch_add(chunk)) {
+        auto part = kernel.Compute({begin, std::min(begin + chunk, items)});
+        if (!part.ok()) {
+          fmt::print(stderr, "kernel failed: {}\n", part.status().ToString());
+          std::exit(1);
+        }
+        (void)totals[t].Merge(*part);
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  for (int t = 1; t < threads; ++t) (void)totals[0].Merge(totals[t]);
+  return totals[0];
+}
+
+// What the split alone costs: primesieve::count_primes (one thread) over the
+// numbers of each `chunk`-item range, on `threads` threads; returns π.
+uint64_t CountByRanges(const WorkloadSpec& spec, uint64_t chunk, int threads) {
+  primesieve::set_num_threads(1);
+  std::atomic<uint64_t> next{0};
+  std::atomic<uint64_t> total{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (uint64_t begin = next.fetch_add(chunk); begin < spec.items;
+           begin = next.fetch_add(chunk)) {
+        const Range span =
+            ballast::workload::PrimesRangeSpan(spec, {begin, std::min(begin + chunk, spec.items)});
+        total += primesieve::count_primes(span.begin, span.end - 1);
+      }
+    });
+  }
+  for (std::thread& thread : pool) thread.join();
+  return total;
+}
+
+void SieveBench(const Options& options) {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kPrimes;
+  spec.primes = {options.limit, ballast::workload::PrimesSpec::Method::kSieve};
+  spec.items = ballast::workload::DefaultItems(spec);
+  auto kernel = ballast::kernels::MakeKernel(spec);
+  if (!kernel.ok()) std::exit(1);
+  double best_library = 1e300, best_kernel = 1e300, best_ranges = 1e300;
+  uint64_t count = 0, ranges_count = 0;
+  Result result = Result::Empty(WorkloadKind::kPrimes);
+  for (int r = 0; r < options.repeat; ++r) {
+    primesieve::set_num_threads(options.threads);
+    auto start = Clock::now();
+    count = primesieve::count_primes(0, options.limit - 1);
+    best_library = std::min(best_library, Seconds(start));
+    start = Clock::now();
+    result = RunKernel(**kernel, WorkloadKind::kPrimes, spec.items, 16, options.threads);
+    best_kernel = std::min(best_kernel, Seconds(start));
+    start = Clock::now();
+    ranges_count = CountByRanges(spec, 16, options.threads);
+    best_ranges = std::min(best_ranges, Seconds(start));
+  }
+  fmt::print("(a) primes below {} by sieve, {} threads, {} items of ~{} numbers\n", options.limit,
+             options.threads, spec.items, options.limit / spec.items);
+  fmt::print("  {:<44} {:>9.3f} s  π = {}\n", "primesieve::count_primes (library)", best_library,
+             count);
+  fmt::print("  {:<44} {:>9.3f} s  {}\n", "sieve kernel, 16-item ranges (count + sum)", best_kernel,
+             result.Summary());
+  fmt::print("  {:<44} {:>9.3f} s  π = {}\n", "count_primes per 16-item range (no checksum)",
+             best_ranges, ranges_count);
+  fmt::print("  kernel / library time = {:.3f}  (target <= 1.10){}\n\n", best_kernel / best_library,
+             result.primes().count == count ? "" : "  COUNTS DIFFER");
+}
+
+void MatmulBench(const Options& options) {
+  const uint32_t n = options.n;
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kMatmul;
+  spec.matmul = {n, options.block, 7};
+  spec.items = ballast::workload::DefaultItems(spec);
+  const double flops = 2.0 * n * n * n;
+
+  std::vector<double> a(size_t{n} * n), b(size_t{n} * n), c(size_t{n} * n);
+  for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t j = 0; j < n; ++j) {
+      a[size_t{i} * n + j] =
+          ballast::workload::MatmulEntry(spec.matmul, ballast::workload::Matrix::kA, i, j);
+      b[size_t{i} * n + j] =
+          ballast::workload::MatmulEntry(spec.matmul, ballast::workload::Matrix::kB, i, j);
+    }
+  }
+  double best_library = 1e300, best_cold = 1e300, best_warm = 1e300;
+  Result result = Result::Empty(WorkloadKind::kMatmul);
+  const uint64_t chunk =
+      std::max<uint64_t>(1, ballast::workload::MatmulBlocksPerSide(spec.matmul) / 2);
+  for (int r = 0; r < options.repeat; ++r) {
+    openblas_set_num_threads(options.threads);
+    auto start = Clock::now();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n), static_cast<int>(n),
+                static_cast<int>(n), 1.0, a.data(), static_cast<int>(n), b.data(),
+                static_cast<int>(n), 0.0, c.data(), static_cast<int>(n));
+    best_library = std::min(best_library, Seconds(start));
+    auto kernel = ballast::kernels::MakeKernel(spec);  // sets OpenBLAS to one thread
+    if (!kernel.ok()) std::exit(1);
+    start = Clock::now();
+    result = RunKernel(**kernel, WorkloadKind::kMatmul, spec.items, chunk, options.threads);
+    best_cold = std::min(best_cold, Seconds(start));
+    start = Clock::now();
+    result = RunKernel(**kernel, WorkloadKind::kMatmul, spec.items, chunk, options.threads);
+    best_warm = std::min(best_warm, Seconds(start));
+  }
+  fmt::print("(b) matmul n = {}, block {}, {} threads, {} items, ranges of {} blocks\n", n,
+             options.block, options.threads, spec.items, chunk);
+  const double library = flops / best_library / 1e9;
+  fmt::print("  {:<44} {:>9.3f} s  {:>7.1f} GFLOPS\n",
+             "one cblas_dgemm, OpenBLAS threads (library)", best_library, library);
+  fmt::print("  {:<44} {:>9.3f} s  {:>7.1f} GFLOPS  {:.0f} % of library (target >= 80 %)\n",
+             "block kernel, panels cached", best_warm, flops / best_warm / 1e9,
+             100 * best_library / best_warm);
+  fmt::print("  {:<44} {:>9.3f} s  {:>7.1f} GFLOPS  {:.0f} % of library\n",
+             "block kernel, generating A and B panels", best_cold, flops / best_cold / 1e9,
+             100 * best_library / best_cold);
+  fmt::print("  {}\n\n", result.Summary());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const char* flag = argv[i];
+    const char* value = argv[i + 1];
+    if (std::strcmp(flag, "--threads") == 0)
+      options.threads = std::atoi(value);
+    else if (std::strcmp(flag, "--limit") == 0)
+      options.limit = std::strtoull(value, nullptr, 10);
+    else if (std::strcmp(flag, "--n") == 0)
+      options.n = static_cast<uint32_t>(std::atoi(value));
+    else if (std::strcmp(flag, "--block") == 0)
+      options.block = static_cast<uint32_t>(std::atoi(value));
+    else if (std::strcmp(flag, "--repeat") == 0)
+      options.repeat = std::atoi(value);
+    else {
+      fmt::print(stderr, "unknown flag {}\n", flag);
+      return 2;
+    }
+  }
+  SieveBench(options);
+  MatmulBench(options);
+  return 0;
+}
