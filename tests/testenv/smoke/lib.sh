@@ -1,0 +1,51 @@
+# Helpers for the smoke tests (sourced). Each test gets the control plane that
+# the CTest fixture started (BALLAST_TESTENV_DIR), kubectl and helm on PATH,
+# and a namespace of its own that is deleted when it exits.
+set -euo pipefail
+
+: "${BALLAST_TESTENV_DIR:?run through ctest, or set BALLAST_TESTENV_DIR to a running control plane}"
+[[ -f $BALLAST_TESTENV_DIR/env ]] || {
+  echo "FAIL: no control plane in $BALLAST_TESTENV_DIR (start it with scripts/testenv-up)" >&2
+  exit 1
+}
+# shellcheck source=/dev/null
+source "$BALLAST_TESTENV_DIR/env"
+source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+test_name=$(basename "$0" .sh)
+tmp=$(mktemp -d)
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+pass() { echo "ok: $*"; }
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+  [[ $2 == "$3" ]] || fail "$1: expected '$2', got '$3'"
+  pass "$1 = $3"
+}
+
+# wait_until WHAT SECONDS COMMAND...: retries COMMAND until it succeeds.
+wait_until() {
+  local what=$1 deadline=$((SECONDS + $2))
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || fail "timed out after $((deadline - SECONDS + $2)) s waiting for $what"
+    sleep 0.2
+  done
+  pass "$what"
+}
+
+# jp OBJECT JSONPATH: one field of an object in the test's namespace.
+jp() { kubectl get -n "$ns" "$1" -o "jsonpath=$2"; }
+
+# A namespace per test, with its default service account (pods need it).
+ns=${test_name//_/-}-$(date +%s%N | tail -c 6)
+kubectl create namespace "$ns" >/dev/null
+cleanup() {
+  kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+wait_until "service account default in $ns" 30 kubectl get serviceaccount default -n "$ns"
