@@ -4,14 +4,18 @@
 //   2. Live estimates after Sánchez et al. (seed 002): per cost unit, the
 //      calculation time reported by the worker and the communication time
 //      (time between reports, measured here, minus calculation); the speed is
-//      1 / (calc + comm), smoothed. Unmeasured workers are scaled from their
-//      prior by what measured workers show.
+//      1 / (calc + comm), smoothed (a rise in comm is taken at once).
+//      Unmeasured workers are scaled from their prior by what measured
+//      workers show.
 //   3. Rebalancing after Mirtaheri (seed 004): at a progress report, a worker
 //      whose remaining load (corrected for staleness, L - λΔt) exceeds its
 //      fair share λ/Σλ · ΣL gives the excess back from the far end of its
 //      lease, scaled by the compensating factor k when moving work takes time.
 //   4. Work from the pool goes to an idle worker in the amount it can finish
-//      by the predicted common end, λ · T_remaining.
+//      by the predicted common end, λ · T_remaining. Work from outside a
+//      worker's planned share (from the pool or stolen) may have to cross its
+//      link first: its first such lease is a short probe, and each next one
+//      at most twice the last (slow start).
 //   5. Tail stealing: an idle worker with nothing in the pool takes the far end
 //      of the lease of the worker predicted to finish last, sized so both
 //      finish together; the victim learns its new end in its next reply and
@@ -19,6 +23,9 @@
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
+//
+// Every decision costs O(log P): total load and total speed are running sums,
+// and predicted finish times sit in a FinishTimes treap.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -38,11 +45,13 @@ constexpr double kReportBudget = 2000;  // progress reports per second, all work
 // ... unless the job is too short for it: every worker may still report this
 // many times over the predicted rest of the job.
 constexpr double kReportsPerJob = 10;
+constexpr double kProbeReports = 4;  // length of a probe lease, in report floors
 
 struct Options {
   bool compensation = true;
   bool stealing = true;
   bool rebalance = true;
+  bool slow_start = true;
   double min_report_s = 0.05;
 };
 
@@ -56,6 +65,8 @@ struct Estimate {
   double pending_exe = 0;
   double pending_cost = 0;
   bool pending_lease_start = false;
+  // Cost of the worker's last lease from outside its planned share (0: none).
+  double unplanned_cost = 0;
 };
 
 class AdaptivePolicy : public PolicyBase {
@@ -102,7 +113,10 @@ class AdaptivePolicy : public PolicyBase {
       measured_prior_sum_ -= PriorOf(report.worker);
     }
     e.calc_per_cost += alpha * (calc - e.calc_per_cost);
-    e.comm_per_cost += alpha * (comm - e.comm_per_cost);
+    // A rise in communication is believed at once: it means the worker's
+    // inputs have begun to cross its link, and a receiver sized by the old
+    // figure waits for data while others wait for it. A fall is smoothed.
+    e.comm_per_cost += (comm > e.comm_per_cost ? 1.0 : alpha) * (comm - e.comm_per_cost);
     if (e.pending_lease_start) {
       e.overhead_s += alpha * (std::max(0.0, e.pending_exe - e.pending_calc) - e.overhead_s);
     }
@@ -270,8 +284,23 @@ class AdaptivePolicy : public PolicyBase {
     // A worker that cannot finish even one item by the common end is kept out
     // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
     if (amount < 0.5 * one_item && busy_count_ > 0) return Wait();
-    amount = std::max(amount, one_item);
-    return GrantTimed(worker, TakeCostFromPool(amount), now);
+    amount = std::max(std::min(amount, SlowStartCap(worker, now)), one_item);
+    return GrantUnplanned(worker, TakeCostFromPool(amount), now);
+  }
+
+  // Items from outside a worker's planned share may cost it more than its
+  // own did (their inputs may have to cross its link, which no measurement
+  // so far shows): its first such lease is a probe of kProbeReports report
+  // intervals, and each next one at most twice the last (slow start).
+  double SlowStartCap(WorkerId worker, double now) {
+    if (!options_.slow_start) return kNever;
+    return std::max(kProbeReports * ReportFloor(now) * Speed(worker),
+                    2 * estimates_[worker].unplanned_cost);
+  }
+
+  Reply GrantUnplanned(WorkerId worker, Range range, double now) {
+    estimates_[worker].unplanned_cost = cost().Cost(range);
+    return GrantTimed(worker, range, now);
   }
 
   std::optional<Reply> Steal(WorkerId thief, double now) {
@@ -291,7 +320,7 @@ class AdaptivePolicy : public PolicyBase {
     if (safe >= left.end) return std::nullopt;
     const double rest = cost().Cost({safe, left.end});
     double amount = (rest / v_speed + (learns - now)) / (1.0 / t_speed + 1.0 / v_speed);
-    amount = std::min(amount, rest);
+    amount = std::min({amount, rest, SlowStartCap(thief, now)});
     const uint64_t cut = cost().Retreat(left.end, safe, amount);
     if (cut >= left.end) return std::nullopt;
     // The victim may already have finished the start of it (it overshot an
@@ -306,7 +335,7 @@ class AdaptivePolicy : public PolicyBase {
     Predict(victim, now);
     mutable_stats().steals++;
     mutable_stats().moved_items += stolen.size();
-    return GrantTimed(thief, stolen, now);
+    return GrantUnplanned(thief, stolen, now);
   }
 
   void Rebalance(WorkerId worker, double now) {
@@ -391,6 +420,7 @@ StatusOr<std::unique_ptr<Policy>> MakeAdaptivePolicy(const PolicySpec& spec) {
   options.compensation = compensation == "method3";
   BALLAST_ASSIGN_OR_RETURN(options.stealing, OnOff(spec, "stealing", true));
   BALLAST_ASSIGN_OR_RETURN(options.rebalance, OnOff(spec, "rebalance", true));
+  BALLAST_ASSIGN_OR_RETURN(options.slow_start, OnOff(spec, "slowStart", true));
   BALLAST_ASSIGN_OR_RETURN(options.min_report_s,
                            OptionNumber(spec, "minReportSeconds", 0.05, 1e-6, 3600));
   return std::unique_ptr<Policy>(std::make_unique<AdaptivePolicy>(options));

@@ -26,7 +26,7 @@ const std::vector<Entry>& Registry() {
       {"factoring", {"minChunk"}, MakeFactoringPolicy},
       {"mms", {"chunk"}, MakeMmsPolicy},
       {"adaptive",
-       {"compensation", "stealing", "rebalance", "minReportSeconds"},
+       {"compensation", "stealing", "rebalance", "slowStart", "minReportSeconds"},
        MakeAdaptivePolicy},
   };
   return registry;

@@ -827,7 +827,8 @@ TEST(PolicyTest, ARetriedAskDoesNotLoseTheFirstLease) {
 // reply arrives it finishes the item it had begun and reports idle. The lease
 // granted in between must not vanish.
 TEST(PolicyTest, AnIdleReportThatCrossedALeaseDoesNotLoseIt) {
-  auto policy = Make("adaptive");
+  // Without slow start, so that the steal is sized by the formula alone.
+  auto policy = Make("adaptive", {{"slowStart", "off"}});
   policy->Start(Job(100, {1, 1}), 0);
   ExpectLease(Ask(*policy, 0, 0), {0, 50});
   ExpectLease(Ask(*policy, 1, 0), {50, 100});
@@ -932,7 +933,8 @@ TEST(PolicyTest, MmsStopsEveryoneThenHandsOutChunks) {
 }
 
 TEST(PolicyTest, AdaptiveThiefTakesTheFarEndOfTheSlowestLease) {
-  auto policy = Make("adaptive");
+  // Without slow start, so that the steal is sized by the formula alone.
+  auto policy = Make("adaptive", {{"slowStart", "off"}});
   policy->Start(Job(100, {1, 1}), 0);
   ExpectLease(Ask(*policy, 0, 0), {0, 50});
   ExpectLease(Ask(*policy, 1, 0), {50, 100});
@@ -965,7 +967,8 @@ TEST(PolicyTest, AdaptiveThiefTakesTheFarEndOfTheSlowestLease) {
 // end it was cut to, and reports items of its thief's lease. Those items are
 // finished; a later steal must not lease them again.
 TEST(PolicyTest, AdaptiveStealNeverLeasesFinishedItems) {
-  auto policy = Make("adaptive");
+  // Without slow start, so that the steal is sized by the formula alone.
+  auto policy = Make("adaptive", {{"slowStart", "off"}});
   policy->Start(Job(100, {1, 1}), 0);
   ExpectLease(Ask(*policy, 0, 0), {0, 50});
   ExpectLease(Ask(*policy, 1, 0), {50, 100});
