@@ -89,3 +89,26 @@ YAML
 unschedulable() { [[ $(jp pod/too-big '{.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]; }
 wait_until "too-big marked Unschedulable by the scheduler" 30 unschedulable
 expect_eq "too-big: node" "" "$(jp pod/too-big '{.spec.nodeName}')"
+
+# The worker image runs the locally built ballast-worker (BALLAST_WORKER_BINARY,
+# build/ballast-worker under ctest), with the container's args.
+cat <<YAML | kubectl apply -n "$ns" -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: worker}
+spec:
+  restartPolicy: Never
+  containers:
+    - {name: main, image: "registry.example/ballast/ballast-worker:dev", args: [--help]}
+YAML
+wait_until "pod worker finished" 60 finished worker
+uid=$(jp pod/worker '{.metadata.uid}')
+if [[ -x ${BALLAST_WORKER_BINARY:-} ]]; then
+  expect_eq "worker: phase" Succeeded "$(jp pod/worker '{.status.phase}')"
+  grep -q '^Usage: ballast-worker' "$BALLAST_TESTENV_DIR/agent/pods/${ns}_worker_$uid/main.log" ||
+    fail "the worker pod did not run $BALLAST_WORKER_BINARY --help"
+  pass "the worker image ran $BALLAST_WORKER_BINARY"
+else
+  expect_eq "worker without a local binary: reason" ContainerCannotRun \
+    "$(jp pod/worker '{.status.containerStatuses[0].state.terminated.reason}')"
+fi
