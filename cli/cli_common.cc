@@ -39,4 +39,10 @@ int ReportError(const Status& status) {
   return bad_input ? kExitBadInput : kExitFailure;
 }
 
+StatusOr<balance::PolicySpec> PolicyByName(const std::string& name) {
+  balance::PolicySpec spec{name, "", {}};
+  if (auto made = balance::MakePolicy(spec); !made.ok()) return made.status();
+  return spec;
+}
+
 }  // namespace ballast::cli

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "balance/policy_options.h"
 #include "common/status.h"
 
 namespace ballast::cli {
@@ -22,6 +23,9 @@ Status WriteFile(const std::string& path, const std::string& text);
 // Prints "ballast: <message>" on stderr and returns the exit code for it:
 // kExitBadInput for Invalid and NotFound, kExitFailure otherwise.
 int ReportError(const Status& status);
+// The policy named on a command line, with its default options. Returns
+// Invalid naming the known policies when the name is unknown.
+StatusOr<balance::PolicySpec> PolicyByName(const std::string& name);
 // Output formats of -o.
 enum class Output { kTable, kJson };
 

@@ -11,4 +11,9 @@ void RegisterWeights(CLI::App& app, int* exit_code);
 // ballast simulate SCENARIO [-o json] [--gantt FILE.svg]
 void RegisterSimulate(CLI::App& app, int* exit_code);
 
+// ballast run JOB [--cluster FILE] [-o json] [--report FILE.html]
+void RegisterRun(CLI::App& app, int* exit_code);
+// ballast bench JOB [--cluster FILE] --policies LIST --repeat N [-o json]
+void RegisterBench(CLI::App& app, int* exit_code);
+
 }  // namespace ballast::cli

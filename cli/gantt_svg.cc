@@ -12,7 +12,21 @@ constexpr double kWidth = 760;  // plot width
 constexpr double kRow = 14;
 constexpr double kPanelGap = 46;
 
-std::string Escape(const std::string& text) {
+const char* Color(sim::Segment::Kind kind) {
+  switch (kind) {
+    case sim::Segment::Kind::kBusy:
+      return "#2e9e4f";
+    case sim::Segment::Kind::kTransfer:
+      return "#3b7dd8";
+    case sim::Segment::Kind::kIdle:
+      return "#d9d9d9";
+  }
+  return "#d9d9d9";
+}
+
+}  // namespace
+
+std::string EscapeXml(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
@@ -35,20 +49,6 @@ std::string Escape(const std::string& text) {
   return out;
 }
 
-const char* Color(sim::Segment::Kind kind) {
-  switch (kind) {
-    case sim::Segment::Kind::kBusy:
-      return "#2e9e4f";
-    case sim::Segment::Kind::kTransfer:
-      return "#3b7dd8";
-    case sim::Segment::Kind::kIdle:
-      return "#d9d9d9";
-  }
-  return "#d9d9d9";
-}
-
-}  // namespace
-
 std::string RenderGantt(const std::string& title, const std::vector<sim::SimResult>& results,
                         size_t max_rows) {
   double horizon = 0;
@@ -61,7 +61,7 @@ std::string RenderGantt(const std::string& title, const std::vector<sim::SimResu
     body += fmt::format(
         R"(<text x="10" y="{:.1f}" font-weight="bold">{} — makespan {:.2f} s, ideal {:.2f} s, efficiency {:.3f}</text>)"
         "\n",
-        y, Escape(result.policy), result.makespan_s, result.ideal_s, result.efficiency);
+        y, EscapeXml(result.policy), result.makespan_s, result.ideal_s, result.efficiency);
     y += 8;
     const size_t rows = std::min(max_rows, result.workers.size());
     const double top = y;
@@ -69,7 +69,7 @@ std::string RenderGantt(const std::string& title, const std::vector<sim::SimResu
       const auto& worker = result.workers[i];
       body += fmt::format(R"(<text x="10" y="{:.1f}" font-size="10">{}</text>)"
                           "\n",
-                          y + kRow - 4, Escape(worker.name));
+                          y + kRow - 4, EscapeXml(worker.name));
       for (const auto& segment : worker.timeline) {
         const double w = std::max(0.5, (segment.end - segment.start) * scale);
         body +=
@@ -111,7 +111,7 @@ std::string RenderGantt(const std::string& title, const std::vector<sim::SimResu
       "\n"
       R"(<text x="{:.0f}" y="20" font-size="10"><tspan fill="#2e9e4f">■ busy</tspan>  <tspan fill="#3b7dd8">■ receiving data</tspan>  <tspan fill="#999">■ idle</tspan>  <tspan fill="#c0392b">┆ ideal</tspan></text>)"
       "\n{}{}</svg>\n",
-      kLeft + kWidth + 20, height, Escape(title), kLeft + kWidth - 300, body, axis);
+      kLeft + kWidth + 20, height, EscapeXml(title), kLeft + kWidth - 300, body, axis);
 }
 
 }  // namespace ballast::cli

@@ -12,6 +12,9 @@
 
 namespace ballast::cli {
 
+// `text` with <, >, & and " escaped for XML and HTML.
+std::string EscapeXml(const std::string& text);
+
 // Returns the SVG document. At most `max_rows` workers are drawn per panel
 // (the rest are named in a note), so that large clusters stay readable.
 std::string RenderGantt(const std::string& title, const std::vector<sim::SimResult>& results,

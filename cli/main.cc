@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   int exit_code = ballast::cli::kExitOk;
   ballast::cli::RegisterWeights(app, &exit_code);
   ballast::cli::RegisterSimulate(app, &exit_code);
+  ballast::cli::RegisterRun(app, &exit_code);
+  ballast::cli::RegisterBench(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "cli_common.h"
+#include "local_runner.h"
 
 namespace ballast::cli {
 
@@ -31,6 +32,21 @@ StatusOr<LoadedScenario> LoadScenario(const std::string& path) {
   for (const fuzzy::NodeWeight& weight : loaded.weights.nodes) {
     loaded.priors.push_back({weight.name, weight.weight});
   }
+  return loaded;
+}
+
+StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path) {
+  LoadedJob loaded;
+  BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(job_path));
+  BALLAST_ASSIGN_OR_RETURN(loaded.job, job::ParseJob(text, job_path));
+  if (cluster_path.empty()) {
+    BALLAST_ASSIGN_OR_RETURN(loaded.cluster, DefaultCluster());
+  } else {
+    BALLAST_ASSIGN_OR_RETURN(std::string cluster_text, ReadFile(cluster_path));
+    BALLAST_ASSIGN_OR_RETURN(loaded.cluster, job::ParseCluster(cluster_text, cluster_path));
+  }
+  const std::string base = std::filesystem::path(job_path).parent_path().string();
+  BALLAST_ASSIGN_OR_RETURN(loaded.profile, LoadProfile(loaded.job.profile, base));
   return loaded;
 }
 

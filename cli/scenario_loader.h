@@ -11,6 +11,7 @@
 #include "balance/policy.h"
 #include "common/status.h"
 #include "fuzzy/model.h"
+#include "job/job_spec.h"
 #include "sim/scenario.h"
 
 namespace ballast::cli {
@@ -28,5 +29,16 @@ StatusOr<LoadedScenario> LoadScenario(const std::string& path);
 // Resolves a profile reference: a built-in name, else a file path relative to
 // `base_dir` (or absolute).
 StatusOr<fuzzy::Profile> LoadProfile(const std::string& reference, const std::string& base_dir);
+
+// A job file with the cluster it runs on and its profile.
+struct LoadedJob {
+  job::JobSpec job;
+  job::ClusterSpec cluster;
+  fuzzy::Profile profile;
+};
+
+// Loads the job, the cluster (the built-in seed-000 cluster when
+// `cluster_path` is empty) and the job's profile (relative to the job file).
+StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path);
 
 }  // namespace ballast::cli

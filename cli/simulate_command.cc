@@ -81,9 +81,9 @@ int RunSimulate(const SimulateOptions& options) {
   if (!options.policies.empty()) {
     specs.clear();
     for (const std::string& name : options.policies) {
-      balance::PolicySpec spec{name, "", {}};
-      if (auto made = balance::MakePolicy(spec); !made.ok()) return ReportError(made.status());
-      specs.push_back(spec);
+      auto spec = PolicyByName(name);
+      if (!spec.ok()) return ReportError(spec.status());
+      specs.push_back(*spec);
     }
   }
   const bool show_progress = isatty(STDERR_FILENO) || options.output == "table";

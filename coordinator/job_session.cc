@@ -75,6 +75,15 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   ++messages_;
   if (!worker.view.contacted) worker.view.first_contact = now;
   worker.view.contacted = true;
+  if (report.calc_seconds > 0) {
+    const double start = std::max(worker.view.last_contact, now - report.calc_seconds);
+    auto& busy = worker.view.busy;
+    if (busy.size() >= kMaxSegments) {
+      busy.back().second = now;
+    } else {
+      busy.emplace_back(start, now);
+    }
+  }
   worker.view.last_contact = now;
   worker.view.reports++;
   worker.view.busy_s += report.calc_seconds;

@@ -66,7 +66,12 @@ struct WorkerView {
   double first_contact = 0;
   double last_contact = 0;
   double finished_at = 0;  // its last completion
+  // Stretches it spent computing, [start, end), from its reports (the last
+  // ones merged when there are more than kMaxSegments); for Gantt charts.
+  std::vector<std::pair<double, double>> busy;
 };
+
+inline constexpr size_t kMaxSegments = 4096;
 
 struct JobView {
   std::string id;

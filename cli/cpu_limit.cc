@@ -1,0 +1,72 @@
+#include "cpu_limit.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace ballast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr long kPeriodUs = 100000;
+
+bool WriteValue(const fs::path& file, const std::string& value) {
+  std::ofstream out(file);
+  out << value;
+  out.flush();
+  return static_cast<bool>(out);
+}
+
+bool HasCpuController(const fs::path& controllers) {
+  std::ifstream in(controllers);
+  std::string name;
+  while (in >> name) {
+    if (name == "cpu") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, double speed) {
+  const long quota = std::max(1000L, std::lround(speed * kPeriodUs));
+  std::error_code error;
+  // cgroup v1: a cpu hierarchy of its own.
+  const fs::path v1 = "/sys/fs/cgroup/cpu";
+  if (fs::exists(v1 / "cpu.cfs_quota_us")) {
+    const fs::path dir = v1 / "ballast" / group;
+    fs::create_directories(dir, error);
+    if (!error && WriteValue(dir / "cpu.cfs_period_us", std::to_string(kPeriodUs)) &&
+        WriteValue(dir / "cpu.cfs_quota_us", std::to_string(quota))) {
+      return std::unique_ptr<CpuLimit>(
+          new CpuLimit(dir, (dir / "cgroup.procs").string(),
+                       fmt::format("cgroup v1 cpu quota {}/{} us", quota, kPeriodUs)));
+    }
+    fs::remove(dir, error);
+  }
+  // cgroup v2: cpu.max in a child of the root, when the cpu controller is on.
+  const fs::path v2 = "/sys/fs/cgroup";
+  if (HasCpuController(v2 / "cgroup.controllers")) {
+    const fs::path parent = v2 / "ballast";
+    fs::create_directories(parent / group, error);
+    if (!error && WriteValue(v2 / "cgroup.subtree_control", "+cpu") &&
+        WriteValue(parent / "cgroup.subtree_control", "+cpu") &&
+        WriteValue(parent / group / "cpu.max", fmt::format("{} {}", quota, kPeriodUs))) {
+      return std::unique_ptr<CpuLimit>(
+          new CpuLimit(parent / group, (parent / group / "cgroup.procs").string(),
+                       fmt::format("cgroup v2 cpu.max {} {}", quota, kPeriodUs)));
+    }
+    fs::remove(parent / group, error);
+  }
+  return Status::Unavailable("no cgroup with a cpu controller can be made here");
+}
+
+CpuLimit::~CpuLimit() {
+  std::error_code error;
+  fs::remove(dir_, error);  // rmdir; fails harmlessly while a process remains
+}
+
+}  // namespace ballast::cli

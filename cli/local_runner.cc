@@ -1,0 +1,324 @@
+#include "local_runner.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include "coordinator/server.h"
+#include "cpu_limit.h"
+
+namespace ballast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char kBuiltinCluster[] = {
+#include "cli/builtin_cluster.inc"
+};
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void OnInterrupt(int) { g_interrupted = 1; }
+
+std::string RandomHex(size_t bytes) {
+  std::random_device device;
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", device() & 0xff);
+  return out;
+}
+
+// One emulated node's worker process.
+struct NodeProcess {
+  const job::EmulatedNode* node = nullptr;
+  std::unique_ptr<CpuLimit> limit;  // null: the worker's duty cycle
+  pid_t pid = -1;
+  uint32_t restarts = 0;
+  bool finished = false;  // exited for good
+};
+
+class Runner {
+ public:
+  explicit Runner(const LocalRunOptions& options) : options_(options) {}
+
+  StatusOr<LocalRunOutcome> Run() {
+    BALLAST_RETURN_IF_ERROR(Prepare());
+    BALLAST_ASSIGN_OR_RETURN(server_, coordinator::Server::Start({}));
+    BALLAST_RETURN_IF_ERROR(server_->AddJob(config_));
+    for (auto& process : processes_) BALLAST_RETURN_IF_ERROR(Spawn(process));
+    const auto old_handler = std::signal(SIGINT, OnInterrupt);
+    Status status = Monitor();
+    std::signal(SIGINT, old_handler);
+    StopAll();
+    if (!status.ok()) return status;
+    return Outcome();
+  }
+
+ private:
+  Status Prepare() {
+    if (options_.cluster.nodes.empty()) return Status::Invalid("the cluster has no nodes");
+    BALLAST_ASSIGN_OR_RETURN(weights_, ClusterWeights(options_.profile, options_.cluster));
+    config_.id = fmt::format("{}-{}", options_.job.name, RandomHex(3));
+    config_.token = RandomHex(16);
+    config_.workload = options_.job.workload;
+    config_.policy = options_.job.policy;
+    config_.lease_seconds = options_.job.lease_seconds;
+    for (const auto& weight : weights_.nodes)
+      config_.workers.push_back({weight.name, weight.weight});
+
+    log_dir_ = options_.log_dir;
+    if (log_dir_.empty()) {
+      log_dir_ = (fs::temp_directory_path() / ("ballast-" + config_.id)).string();
+    }
+    std::error_code error;
+    fs::create_directories(log_dir_, error);
+    if (error)
+      return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
+    if (access(options_.worker_binary.c_str(), X_OK) != 0) {
+      return Status::Unavailable(fmt::format(
+          "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
+    }
+    for (const auto& node : options_.cluster.nodes) {
+      NodeProcess process;
+      process.node = &node;
+      if (options_.cgroups) {
+        auto limit = CpuLimit::Create(config_.id + "-" + node.name, node.speed);
+        if (limit.ok()) {
+          speed_method_ = (*limit)->description();
+          process.limit = std::move(limit).value();
+        } else {
+          spdlog::debug("no cgroup for node={} reason=\"{}\"", node.name, limit.status().message());
+        }
+      }
+      if (!process.limit) speed_method_ = "duty cycle in the worker (no cgroup CPU quota here)";
+      processes_.push_back(std::move(process));
+    }
+    return Status::Ok();
+  }
+
+  // Starts (or restarts) a node's worker: fork, join the node's cgroup, exec.
+  Status Spawn(NodeProcess& process) {
+    const job::EmulatedNode& node = *process.node;
+    std::vector<std::string> args = {options_.worker_binary,
+                                     "--coordinator",
+                                     server_->url(),
+                                     "--job",
+                                     config_.id,
+                                     "--name",
+                                     node.name};
+    const bool duty = !process.limit;
+    args.insert(args.end(), {"--threads", std::to_string(std::max(1, int(std::ceil(node.speed))))});
+    if (duty && node.speed < 1) args.insert(args.end(), {"--speed", fmt::format("{}", node.speed)});
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const std::string token = "BALLAST_TOKEN=" + config_.token;
+    const std::string log = (fs::path(log_dir_) / (node.name + ".log")).string();
+    const std::string procs = process.limit ? process.limit->procs_file() : "";
+
+    const pid_t pid = fork();
+    if (pid < 0) return Status::Unavailable("fork failed");
+    if (pid == 0) {
+      // Only async-signal-safe calls between fork and exec.
+      if (!procs.empty()) {
+        const int fd = open(procs.c_str(), O_WRONLY);
+        if (fd >= 0) {
+          char text[32];
+          const int len = snprintf(text, sizeof(text), "%d", getpid());
+          (void)!write(fd, text, len);
+          close(fd);
+        }
+      }
+      const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (out >= 0) {
+        dup2(out, STDOUT_FILENO);
+        dup2(out, STDERR_FILENO);
+      }
+      putenv(const_cast<char*>(token.c_str()));
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    process.pid = pid;
+    spdlog::debug("worker started node={} pid={}", node.name, pid);
+    return Status::Ok();
+  }
+
+  std::map<std::string, pid_t> LivePids() const {
+    std::map<std::string, pid_t> pids;
+    for (const auto& process : processes_) {
+      if (process.pid > 0) pids[process.node->name] = process.pid;
+    }
+    return pids;
+  }
+
+  // Reaps exited workers; a worker that dies before the job is done is lost
+  // (its work goes to the others) and restarted while restarts remain.
+  Status Reap(bool job_done) {
+    for (auto& process : processes_) {
+      if (process.pid <= 0) continue;
+      int wstatus = 0;
+      if (waitpid(process.pid, &wstatus, WNOHANG) != process.pid) continue;
+      process.pid = -1;
+      const bool clean = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
+      if (job_done || clean) {
+        process.finished = true;
+        continue;
+      }
+      const std::string how = WIFSIGNALED(wstatus)
+                                  ? fmt::format("killed by signal {}", WTERMSIG(wstatus))
+                                  : fmt::format("exit code {}", WEXITSTATUS(wstatus));
+      (void)server_->WorkerLost(config_.id, process.node->name);
+      if (process.restarts < options_.job.backoff_limit) {
+        ++process.restarts;
+        spdlog::info("worker died, restarting node={} how=\"{}\" restart={}/{} log={}",
+                     process.node->name, how, process.restarts, options_.job.backoff_limit,
+                     (fs::path(log_dir_) / (process.node->name + ".log")).string());
+        BALLAST_RETURN_IF_ERROR(Spawn(process));
+      } else {
+        spdlog::info("worker died, no restarts left node={} how=\"{}\"", process.node->name, how);
+        process.finished = true;
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Monitor() {
+    const auto start = Clock::now();
+    std::optional<Clock::time_point> done_at;
+    while (true) {
+      const auto view = server_->View(config_.id);
+      const bool done = view && view->done;
+      if (done && !done_at) done_at = Clock::now();
+      BALLAST_RETURN_IF_ERROR(Reap(done));
+      if (options_.on_progress && view && !options_.on_progress(*view, LivePids())) {
+        return Status(StatusCode::kTerminal, "stopped");
+      }
+      if (g_interrupted) return Status(StatusCode::kTerminal, "interrupted");
+      const bool all_exited =
+          std::all_of(processes_.begin(), processes_.end(), [](auto& p) { return p.pid <= 0; });
+      if (done && (all_exited || Clock::now() - *done_at > std::chrono::seconds(5))) {
+        return Status::Ok();
+      }
+      if (!done && all_exited) {
+        return Status(StatusCode::kTerminal,
+                      fmt::format("every worker failed past its {} restarts; logs in {}",
+                                  options_.job.backoff_limit, log_dir_));
+      }
+      const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      if (options_.job.active_deadline_s && elapsed > *options_.job.active_deadline_s) {
+        return Status(StatusCode::kTerminal,
+                      fmt::format("the job ran longer than activeDeadlineSeconds ({:g} s)",
+                                  *options_.job.active_deadline_s));
+      }
+      if (done) {
+        server_->WaitFinished(config_.id, std::chrono::milliseconds(20));
+      } else {
+        server_->WaitFinished(config_.id, std::chrono::milliseconds(100));
+      }
+    }
+  }
+
+  // SIGTERM to workers still running (they hand back their work), SIGKILL
+  // after two seconds; then reap them all.
+  void StopAll() {
+    for (auto& process : processes_) {
+      if (process.pid > 0) kill(process.pid, SIGTERM);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    for (auto& process : processes_) {
+      while (process.pid > 0) {
+        if (waitpid(process.pid, nullptr, WNOHANG) == process.pid) {
+          process.pid = -1;
+        } else if (Clock::now() > deadline) {
+          kill(process.pid, SIGKILL);
+          waitpid(process.pid, nullptr, 0);
+          process.pid = -1;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      }
+    }
+    for (auto& process : processes_) process.limit.reset();  // removes the cgroups
+  }
+
+  LocalRunOutcome Outcome() const {
+    LocalRunOutcome out;
+    out.view = *server_->View(config_.id);
+    out.weights = weights_;
+    out.speed_method = speed_method_;
+    out.log_dir = log_dir_;
+    out.makespan_s = out.view.finished_at;
+    double speeds = 0;
+    double cost = 0;
+    for (size_t i = 0; i < processes_.size(); ++i) {
+      const double speed = processes_[i].node->speed;
+      speeds += speed;
+      out.work_s += out.view.workers[i].busy_s * speed;
+      cost += out.view.workers[i].cost;
+    }
+    out.ideal_s = speeds > 0 ? out.work_s / speeds : 0;
+    out.efficiency = out.makespan_s > 0 ? out.ideal_s / out.makespan_s : 0;
+    const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
+    for (size_t i = 0; i < processes_.size(); ++i) {
+      const auto& worker = out.view.workers[i];
+      NodeOutcome node;
+      node.name = worker.name;
+      node.score = weights_.nodes[i].score;
+      node.weight = weights_.nodes[i].weight;
+      node.speed = processes_[i].node->speed;
+      node.measured_speed = worker.busy_s > 0 ? worker.cost * seconds_per_cost / worker.busy_s : 0;
+      node.items = worker.items;
+      node.busy_s = worker.busy_s;
+      node.idle_s = std::max(0.0, out.makespan_s - worker.busy_s);
+      node.leases = worker.leases;
+      node.cuts = worker.cuts;
+      node.restarts = processes_[i].restarts;
+      out.nodes.push_back(node);
+    }
+    return out;
+  }
+
+  const LocalRunOptions& options_;
+  fuzzy::WeightResult weights_;
+  coordinator::JobConfig config_;
+  std::unique_ptr<coordinator::Server> server_;
+  std::vector<NodeProcess> processes_;
+  std::string log_dir_;
+  std::string speed_method_;
+};
+
+}  // namespace
+
+StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options) {
+  g_interrupted = 0;
+  return Runner(options).Run();
+}
+
+StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,
+                                             const job::ClusterSpec& cluster) {
+  std::vector<fuzzy::NodeFacts> facts;
+  for (const auto& node : cluster.nodes) facts.push_back({node.name, node.labels});
+  return fuzzy::ComputeWeights(profile, facts);
+}
+
+StatusOr<job::ClusterSpec> DefaultCluster() {
+  return job::ParseCluster(kBuiltinCluster, "examples/clusters/seed000.yaml (built in)");
+}
+
+std::string DefaultWorkerBinary() {
+  std::error_code error;
+  const fs::path self = fs::read_symlink("/proc/self/exe", error);
+  return (self.parent_path() / "ballast-worker").string();
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,82 @@
+// RunLocal: runs a job on this machine the way a cluster would — an embedded
+// coordinator on a loopback port and one ballast-worker process per emulated
+// node, each slowed to its node's speed (a cgroup CPU quota, or the worker's
+// own duty cycle where cgroups are not available). A worker that dies is
+// declared lost at once (its work goes to the others) and restarted up to the
+// job's backoffLimit, as a pod would be.
+//
+// Thread-safety: RunLocal may run from any thread, one call at a time per
+// process (it reaps child processes and handles SIGINT).
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "coordinator/job_session.h"
+#include "fuzzy/model.h"
+#include "job/job_spec.h"
+
+namespace ballast::cli {
+
+struct LocalRunOptions {
+  job::JobSpec job;
+  job::ClusterSpec cluster;
+  fuzzy::Profile profile;
+  std::string worker_binary;  // path of ballast-worker
+  bool cgroups = true;        // try CPU quotas before the duty cycle
+  std::string log_dir;        // workers' logs; empty: a new temporary directory
+  // Called about every 100 ms with the job's state and the live workers' pids
+  // by node; return false to stop the job (it then fails as interrupted).
+  std::function<bool(const coordinator::JobView&, const std::map<std::string, pid_t>&)> on_progress;
+};
+
+struct NodeOutcome {
+  std::string name;
+  double score = 0;           // fuzzy score
+  double weight = 0;          // fuzzy weight, the policy's prior
+  double speed = 0;           // emulated cores
+  double measured_speed = 0;  // cores, from its reported busy time and the work it did
+  uint64_t items = 0;
+  double busy_s = 0;
+  double idle_s = 0;  // makespan minus busy
+  uint64_t leases = 0;
+  uint64_t cuts = 0;  // times its lease was shrunk for another worker
+  uint32_t restarts = 0;
+};
+
+struct LocalRunOutcome {
+  coordinator::JobView view;
+  fuzzy::WeightResult weights;
+  std::vector<NodeOutcome> nodes;
+  double makespan_s = 0;     // from registration to the last result merged
+  double work_s = 0;         // measured single-core seconds of work: sum of busy x speed
+  double ideal_s = 0;        // work_s / sum of speeds: the physical limit
+  double efficiency = 0;     // ideal_s / makespan_s
+  std::string speed_method;  // how the speeds were emulated
+  std::string log_dir;
+};
+
+// Runs the job to its end. Returns the outcome; Invalid for an empty
+// cluster or bad profile; Unavailable when the coordinator cannot listen or
+// the worker binary cannot start; Terminal when every worker failed past its
+// restarts, the deadline passed, or on_progress stopped it.
+StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options);
+
+// The fuzzy weights of the cluster's nodes under the profile (what RunLocal
+// gives the policy as priors). Invalid for an empty cluster.
+StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,
+                                             const job::ClusterSpec& cluster);
+
+// The seed-000 cluster (two Pi 4B at half a core, a Pi 3B at a tenth) that
+// `ballast run` uses without --cluster.
+StatusOr<job::ClusterSpec> DefaultCluster();
+
+// The path of ballast-worker beside the running program.
+std::string DefaultWorkerBinary();
+
+}  // namespace ballast::cli

@@ -1,0 +1,105 @@
+// ballast run JOB.yaml [--cluster CLUSTER.yaml] [-o table|json] [--report FILE.html]
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "local_runner.h"
+#include "run_report.h"
+#include "scenario_loader.h"
+
+namespace ballast::cli {
+namespace {
+
+struct RunFlags {
+  std::string job;
+  std::string cluster;
+  std::string output = "table";
+  std::string report;
+  std::string policy;
+  std::string worker = DefaultWorkerBinary();
+  std::string logs;
+  bool no_cgroups = false;
+  bool verbose = false;
+};
+
+int Run(const RunFlags& flags) {
+  spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
+  auto loaded = LoadJob(flags.job, flags.cluster);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  if (!flags.policy.empty()) {
+    auto policy = PolicyByName(flags.policy);
+    if (!policy.ok()) return ReportError(policy.status());
+    loaded->job.policy = *policy;
+  }
+  const bool table = flags.output == "table";
+  if (table) {
+    fmt::print("job {}: {} items of {}, policy {}, profile {}\n", loaded->job.name,
+               loaded->job.workload.items, workload::WorkloadKindName(loaded->job.workload.kind),
+               loaded->job.policy.display(), loaded->profile.name);
+    auto weights = ClusterWeights(loaded->profile, loaded->cluster);
+    if (!weights.ok()) return ReportError(weights.status());
+    PrintWeights(loaded->cluster, *weights);
+    std::fflush(stdout);
+  }
+  ProgressPrinter progress(stderr);
+  LocalRunOptions options{loaded->job,
+                          loaded->cluster,
+                          loaded->profile,
+                          flags.worker,
+                          !flags.no_cgroups,
+                          flags.logs,
+                          [&](const coordinator::JobView& view, const auto&) {
+                            progress.Update(view);
+                            return true;
+                          }};
+  auto outcome = RunLocal(options);
+  progress.Finish();
+  if (!outcome.ok()) return ReportError(outcome.status());
+  if (table) {
+    PrintRunTable(loaded->job, *outcome);
+  } else {
+    fmt::print("{}\n", RunJson(loaded->job, *outcome).dump(2));
+  }
+  if (!flags.report.empty()) {
+    if (Status written = WriteFile(flags.report, RenderRunReport(loaded->job, *outcome));
+        !written.ok()) {
+      return ReportError(written);
+    }
+    if (table) fmt::print("report written to {}\n", flags.report);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterRun(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run a job on this machine: an embedded coordinator and one ballast-worker process per\n"
+      "emulated node, each slowed to its node's speed. Prints the weights, a live progress\n"
+      "line, then a per-node table and the result.\n"
+      "  ballast run examples/jobs/primes-300000.yaml\n"
+      "  ballast run examples/jobs/matmul-1024.yaml --cluster examples/clusters/pi-mixed.yaml "
+      "--report run.html");
+  run->add_option("job", flags->job, "job file (a WeightedJob or its spec)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--cluster", flags->cluster,
+                  "emulated nodes (default: seed 000's two Pi 4B and one Pi 3B)")
+      ->check(CLI::ExistingFile);
+  run->add_option("-o,--output", flags->output, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  run->add_option("--report", flags->report, "write an HTML report (Gantt chart, node table)");
+  run->add_option("--policy", flags->policy, "override the job's policy (its default options)");
+  run->add_option("--worker", flags->worker, "the ballast-worker binary")->capture_default_str();
+  run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
+  run->add_flag("--no-cgroups", flags->no_cgroups,
+                "emulate speeds with the workers' duty cycle even where cgroups allow quotas");
+  run->add_flag("-v,--verbose", flags->verbose, "log debug messages");
+  run->callback([flags, exit_code] { *exit_code = Run(*flags); });
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,206 @@
+#include "run_report.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "gantt_svg.h"
+#include "protocol/messages.h"
+#include "sim/simulator.h"
+
+namespace ballast::cli {
+namespace {
+
+// The fraction of the job's cost that is done (items of growing cost count more).
+double CostFraction(const coordinator::JobView& view) {
+  double cost = 0;
+  for (const auto& worker : view.workers) cost += worker.cost;
+  return view.items > 0 ? std::clamp(cost / static_cast<double>(view.items), 0.0, 1.0) : 0;
+}
+
+// The run as a simulator result, so the simulator's Gantt renderer draws it.
+sim::SimResult AsSimResult(const job::JobSpec& job, const LocalRunOutcome& outcome) {
+  sim::SimResult result;
+  result.policy = job.policy.display();
+  result.makespan_s = outcome.makespan_s;
+  result.ideal_s = outcome.ideal_s;
+  result.efficiency = outcome.efficiency;
+  result.messages = outcome.view.messages;
+  result.moved_items = outcome.view.policy.moved_items;
+  for (size_t i = 0; i < outcome.nodes.size(); ++i) {
+    const NodeOutcome& node = outcome.nodes[i];
+    sim::WorkerResult worker;
+    worker.name = node.name;
+    worker.prior_speed = node.weight;
+    worker.true_speed = node.speed;
+    worker.items = node.items;
+    worker.leases = node.leases;
+    worker.busy_s = node.busy_s;
+    worker.idle_s = node.idle_s;
+    double at = 0;
+    for (const auto& [start, end] : outcome.view.workers[i].busy) {
+      if (start > at) worker.timeline.push_back({at, start, sim::Segment::Kind::kIdle});
+      worker.timeline.push_back({start, end, sim::Segment::Kind::kBusy});
+      at = std::max(at, end);
+    }
+    if (at < outcome.makespan_s) {
+      worker.timeline.push_back({at, outcome.makespan_s, sim::Segment::Kind::kIdle});
+    }
+    result.workers.push_back(std::move(worker));
+  }
+  return result;
+}
+
+std::string NodeTableSvg(const LocalRunOutcome& outcome) {
+  const std::vector<std::string> headers = {"node",  "weight", "speed",  "measured",
+                                            "items", "busy s", "idle s", "cuts"};
+  const std::vector<double> x = {10, 170, 240, 310, 400, 500, 580, 660};
+  const double row = 20;
+  std::string body;
+  for (size_t c = 0; c < headers.size(); ++c) {
+    body +=
+        fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)", x[c], row, headers[c]);
+  }
+  for (size_t r = 0; r < outcome.nodes.size(); ++r) {
+    const NodeOutcome& n = outcome.nodes[r];
+    const std::vector<std::string> cells = {EscapeXml(n.name),
+                                            fmt::format("{:g}", n.weight),
+                                            fmt::format("{:.3g}", n.speed),
+                                            fmt::format("{:.3f}", n.measured_speed),
+                                            std::to_string(n.items),
+                                            fmt::format("{:.2f}", n.busy_s),
+                                            fmt::format("{:.2f}", n.idle_s),
+                                            std::to_string(n.cuts)};
+    for (size_t c = 0; c < cells.size(); ++c) {
+      body += fmt::format(R"(<text x="{}" y="{}">{}</text>)", x[c], row * (r + 2), cells[c]);
+    }
+  }
+  return fmt::format(
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="740" height="{}" font-family="sans-serif" font-size="13">{}</svg>)",
+      row * (outcome.nodes.size() + 2), body);
+}
+
+}  // namespace
+
+void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& weights) {
+  fmt::print("{:<18} {:>7} {:>7} {:>7}\n", "NODE", "SCORE", "WEIGHT", "SPEED");
+  for (size_t i = 0; i < weights.nodes.size(); ++i) {
+    fmt::print("{:<18} {:>7.3f} {:>7g} {:>7.3g}\n", weights.nodes[i].name, weights.nodes[i].score,
+               weights.nodes[i].weight, cluster.nodes[i].speed);
+  }
+  for (const auto& warning : weights.warnings) fmt::print("warning: {}\n", warning);
+}
+
+void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
+  fmt::print("\n{:<18} {:>6} {:>6} {:>9} {:>10} {:>8} {:>8} {:>7} {:>5} {:>9}\n", "NODE", "WEIGHT",
+             "SPEED", "MEASURED", "ITEMS", "BUSY_S", "IDLE_S", "LEASES", "CUTS", "RESTARTS");
+  for (const NodeOutcome& n : outcome.nodes) {
+    fmt::print("{:<18} {:>6g} {:>6.3g} {:>9.3f} {:>10} {:>8.2f} {:>8.2f} {:>7} {:>5} {:>9}\n",
+               n.name, n.weight, n.speed, n.measured_speed, n.items, n.busy_s, n.idle_s, n.leases,
+               n.cuts, n.restarts);
+  }
+  const auto& view = outcome.view;
+  fmt::print(
+      "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores), "
+      "efficiency {:.3f}\n",
+      job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
+      outcome.work_s > 0 && outcome.ideal_s > 0 ? outcome.work_s / outcome.ideal_s : 0.0,
+      outcome.efficiency);
+  fmt::print("messages {}, moved items {}, steals {}, rebalances {}, dropped duplicates {}\n",
+             view.messages, view.policy.moved_items, view.policy.steals, view.policy.rebalances,
+             view.dropped_completions);
+  fmt::print("speeds emulated by {}\n", outcome.speed_method);
+  fmt::print("result: {}\n", view.result.Summary());
+}
+
+nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) {
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const NodeOutcome& n : outcome.nodes) {
+    nodes.push_back({{"name", n.name},
+                     {"score", n.score},
+                     {"weight", n.weight},
+                     {"speed", n.speed},
+                     {"measured_speed", n.measured_speed},
+                     {"items", n.items},
+                     {"busy_s", n.busy_s},
+                     {"idle_s", n.idle_s},
+                     {"leases", n.leases},
+                     {"cuts", n.cuts},
+                     {"restarts", n.restarts}});
+  }
+  const auto& view = outcome.view;
+  return {{"job", job.name},
+          {"policy", job.policy.display()},
+          {"items", view.items},
+          {"result", view.result.ToJson()},
+          {"summary", view.result.Summary()},
+          {"makespan_s", outcome.makespan_s},
+          {"ideal_s", outcome.ideal_s},
+          {"work_s", outcome.work_s},
+          {"efficiency", outcome.efficiency},
+          {"messages", view.messages},
+          {"moved_items", view.policy.moved_items},
+          {"steals", view.policy.steals},
+          {"dropped_completions", view.dropped_completions},
+          {"speed_method", outcome.speed_method},
+          {"nodes", nodes}};
+}
+
+std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome) {
+  const std::string title = fmt::format("{} — {}", job.name, job.policy.display());
+  const std::string gantt = RenderGantt(title, {AsSimResult(job, outcome)});
+  return fmt::format(
+      R"(<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Ballast run: {0}</title>
+<style>body {{ font-family: sans-serif; margin: 2em; }} p {{ max-width: 60em; }}</style></head>
+<body>
+<h1>Ballast run: {0}</h1>
+<p>Makespan {1:.2f} s against a physical limit of {2:.2f} s (efficiency {3:.3f}); result: {4}.
+Busy time is green, idle time grey; speeds emulated by {5}.</p>
+{6}
+<h2>Nodes</h2>
+{7}
+</body></html>
+)",
+      EscapeXml(title), outcome.makespan_s, outcome.ideal_s, outcome.efficiency,
+      EscapeXml(outcome.view.result.Summary()), EscapeXml(outcome.speed_method), gantt,
+      NodeTableSvg(outcome));
+}
+
+ProgressPrinter::ProgressPrinter(std::FILE* out)
+    : out_(out), tty_(isatty(fileno(out)) != 0), last_(std::chrono::steady_clock::now()) {}
+
+void ProgressPrinter::Update(const coordinator::JobView& view) {
+  const auto now = std::chrono::steady_clock::now();
+  const double fraction = CostFraction(view);
+  const double elapsed = std::chrono::duration<double>(now - last_).count();
+  if (finished_) return;
+  if (!tty_ && drawn_ && elapsed < 5 && !view.done) return;
+  if (tty_ && drawn_ && elapsed < 0.1 && !view.done) return;
+  finished_ = view.done;
+  last_ = now;
+  drawn_ = true;
+  // ETA from the elapsed job time and the share of the cost done.
+  double job_elapsed = 0;
+  for (const auto& worker : view.workers) job_elapsed = std::max(job_elapsed, worker.last_contact);
+  const std::string eta = fraction > 0.01 && !view.done
+                              ? fmt::format("ETA {:.0f} s", job_elapsed * (1 - fraction) / fraction)
+                              : std::string("ETA --");
+  if (tty_) {
+    const int width = 30;
+    const int filled = static_cast<int>(fraction * width);
+    fmt::print(out_, "\r[{}{}] {:5.1f}%  {}/{} items  {}   ", std::string(filled, '#'),
+               std::string(width - filled, '-'), 100 * fraction, view.completed, view.items, eta);
+  } else {
+    fmt::print(out_, "progress {:.1f}% items={}/{} {}\n", 100 * fraction, view.completed,
+               view.items, eta);
+  }
+  std::fflush(out_);
+}
+
+void ProgressPrinter::Finish() {
+  if (tty_ && drawn_) fmt::print(out_, "\n");
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,52 @@
+// How `ballast run` and `ballast bench` show a local run: the weights, a live
+// progress line, the per-node table and the result, the JSON document, and
+// the HTML report (a Gantt chart and the per-node table as SVG).
+//
+// Thread-safety: ProgressPrinter is used from one thread; the rest are pure.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "coordinator/job_session.h"
+#include "fuzzy/model.h"
+#include "job/job_spec.h"
+#include "local_runner.h"
+
+namespace ballast::cli {
+
+// Prints each node's fuzzy score and weight, and its emulated speed.
+void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& weights);
+
+// The per-node table, the figures against the physical limit, and the result.
+void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome);
+
+// {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "efficiency",
+//  "messages", "moved_items", "steals", "speed_method", "nodes": [...]}.
+nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
+
+// A self-contained HTML page: the Gantt chart of every node's busy and idle
+// time and the per-node table, both as inline SVG.
+std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome);
+
+// A progress bar with ETA, redrawn in place on a terminal; on anything else a
+// plain line every few seconds.
+class ProgressPrinter {
+ public:
+  explicit ProgressPrinter(std::FILE* out);
+  // Shows the job's state; call as often as you like.
+  void Update(const coordinator::JobView& view);
+  // Ends the line (terminal) after the last update.
+  void Finish();
+
+ private:
+  std::FILE* out_;
+  bool tty_;
+  std::chrono::steady_clock::time_point last_;
+  bool drawn_ = false;
+  bool finished_ = false;  // the last (100 %) line is out
+};
+
+}  // namespace ballast::cli
