@@ -1,0 +1,210 @@
+// JobSession: the coordinator's checks on what workers report, without HTTP.
+#include "coordinator/job_session.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/kernel.h"
+#include "kernels/reference.h"
+
+namespace ballast::coordinator {
+namespace {
+
+using balance::Range;
+using balance::Reply;
+using protocol::ReportMessage;
+
+// A primes job of `limit` (trial division, one item per odd candidate).
+JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
+                    std::string policy = "selfsched") {
+  JobConfig config;
+  config.id = "job-1";
+  config.token = "secret";
+  config.workload.kind = workload::WorkloadKind::kPrimes;
+  config.workload.primes.limit = limit;
+  config.workload.items = workload::DefaultItems(config.workload);
+  config.workload.cost = workload::DefaultCost(config.workload);
+  config.policy = {policy, "", {}};
+  for (auto& name : workers) config.workers.push_back({name, 1.0});
+  config.lease_seconds = 10;
+  return config;
+}
+
+// The true result of `range`, as a worker would compute it.
+nlohmann::json Compute(const workload::WorkloadSpec& spec, Range range) {
+  auto kernel = kernels::MakeKernel(spec);
+  EXPECT_TRUE(kernel.ok());
+  auto result = (*kernel)->Compute(range);
+  EXPECT_TRUE(result.ok());
+  return result->ToJson();
+}
+
+workload::Result Reference(const workload::WorkloadSpec& spec) {
+  auto reference = kernels::ReferenceResult(spec);
+  EXPECT_TRUE(reference.ok());
+  return *reference;
+}
+
+ReportMessage Idle(const std::string& worker) {
+  ReportMessage report;
+  report.worker = worker;
+  report.idle = true;
+  return report;
+}
+
+ReportMessage Finished(const JobSession& session, const std::string& worker, Range range) {
+  ReportMessage report = Idle(worker);
+  report.completed.push_back({range, Compute(session.config().workload, range)});
+  report.position = range.end;
+  report.calc_seconds = 0.1;
+  return report;
+}
+
+std::unique_ptr<JobSession> NewSession(JobConfig config) {
+  auto session = JobSession::Create(std::move(config), 0);
+  EXPECT_TRUE(session.ok()) << session.status().ToString();
+  return std::move(session).value();
+}
+
+// Runs the job to its end with the workers taking turns; returns the result.
+workload::Result RunToEnd(JobSession& session, double now = 1) {
+  std::map<std::string, Range> leases;
+  for (int guard = 0; guard < 100000 && !session.Finished(); ++guard) {
+    for (const auto& prior : session.config().workers) {
+      auto it = leases.find(prior.name);
+      ReportMessage report =
+          it == leases.end() ? Idle(prior.name) : Finished(session, prior.name, it->second);
+      leases.erase(prior.name);
+      auto reply = session.HandleReport(report, now += 0.01);
+      EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+      if (reply->kind == Reply::Kind::kLease) leases[prior.name] = reply->lease;
+    }
+  }
+  return session.View().result;
+}
+
+TEST(JobSessionTest, RunsAJobToTheExactResult) {
+  auto session = NewSession(PrimesJob(300000, {"a", "b", "c"}));
+  const workload::Result result = RunToEnd(*session);
+  EXPECT_TRUE(session->Finished());
+  EXPECT_EQ(result.primes().count, 25997u);
+  EXPECT_EQ(result, Reference(session->config().workload));
+  EXPECT_EQ(session->View().completed, session->config().workload.items);
+}
+
+TEST(JobSessionTest, RefusesARangeNeverLeasedAndChangesNothing) {
+  auto session = NewSession(PrimesJob(10000, {"a", "b"}));
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ASSERT_EQ(lease->kind, Reply::Kind::kLease);
+  // b reports a's lease as its own.
+  auto refused = session->HandleReport(Finished(*session, "b", lease->lease), 2);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(refused.status().message().find("never leased to worker 'b'"), std::string::npos);
+  const JobView view = session->View();
+  EXPECT_EQ(view.completed, 0u);
+  EXPECT_EQ(view.refused_reports, 1u);
+  EXPECT_EQ(view.workers[1].reports, 0u);
+  // Beyond the job's end is refused too.
+  auto beyond = Idle("a");
+  beyond.completed.push_back({{0, session->config().workload.items + 5},
+                              Compute(session->config().workload, lease->lease)});
+  EXPECT_FALSE(session->HandleReport(beyond, 3).ok());
+}
+
+TEST(JobSessionTest, RefusesAResultOfAnotherWorkload) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ReportMessage report = Idle("a");
+  report.completed.push_back({lease->lease, workload::Result::Matmul(1, 2, 3).ToJson()});
+  auto refused = session->HandleReport(report, 2);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(refused.status().message().find("completed[0].result"), std::string::npos);
+  EXPECT_EQ(session->View().completed, 0u);
+}
+
+TEST(JobSessionTest, UnknownWorkerIsNotFound) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  EXPECT_EQ(session->HandleReport(Idle("mallory"), 1).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(session->WorkerLost("mallory", 1).code(), StatusCode::kNotFound);
+}
+
+TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
+  auto config = PrimesJob(20000, {"a", "b"});
+  config.lease_seconds = 5;
+  auto session = NewSession(config);
+  auto lease = session->HandleReport(Idle("a"), 0);
+  ASSERT_EQ(lease->kind, Reply::Kind::kLease);
+  // a goes silent: its lease expires and is leased again to b.
+  session->Tick(6);
+  ASSERT_EQ(session->View().workers[0].lost, 1u);
+  std::optional<Range> again;
+  for (int i = 0; i < 100 && !again; ++i) {
+    auto reply = session->HandleReport(Idle("b"), 7);
+    ASSERT_TRUE(reply.ok());
+    if (reply->kind == Reply::Kind::kLease && reply->lease.begin == lease->lease.begin) {
+      again = reply->lease;
+    } else if (reply->kind == Reply::Kind::kLease) {
+      ASSERT_TRUE(session->HandleReport(Finished(*session, "b", reply->lease), 7).ok());
+    }
+  }
+  ASSERT_TRUE(again.has_value());
+  // Both finish the same items: the first result counts, the second is dropped.
+  ASSERT_TRUE(session->HandleReport(Finished(*session, "a", lease->lease), 8).ok());
+  ASSERT_TRUE(session->HandleReport(Finished(*session, "b", *again), 9).ok());
+  const JobView view = session->View();
+  EXPECT_EQ(view.dropped_completions, 1u);
+  RunToEnd(*session, 10);
+  EXPECT_EQ(session->View().result, Reference(config.workload));
+}
+
+TEST(JobSessionTest, ALeavingWorkerHandsBackTheRestOfItsLease) {
+  auto session = NewSession(PrimesJob(50000, {"a", "b"}, "equal"));
+  auto lease = session->HandleReport(Idle("a"), 0);
+  ASSERT_EQ(lease->kind, Reply::Kind::kLease);
+  // a finishes the first ten items of its lease, then leaves (SIGTERM).
+  const Range part{lease->lease.begin, lease->lease.begin + 10};
+  ReportMessage leaving = Finished(*session, "a", part);
+  leaving.idle = false;
+  leaving.leaving = true;
+  auto done = session->HandleReport(leaving, 1);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->kind, Reply::Kind::kDone);
+  EXPECT_EQ(session->View().completed, 10u);
+  // b alone finishes everything, the rest of a's lease included.
+  RunToEnd(*session, 2);
+  EXPECT_TRUE(session->Finished());
+  EXPECT_EQ(session->View().result, Reference(session->config().workload));
+}
+
+TEST(JobSessionTest, AWorkerThatNeverStartsLosesItsShare) {
+  auto config = PrimesJob(30000, {"a", "ghost"}, "weighted");
+  config.start_timeout_s = 3;
+  auto session = NewSession(config);
+  EXPECT_DOUBLE_EQ(session->NextDeadline(), 3);
+  session->Tick(3);
+  EXPECT_EQ(session->View().workers[1].lost, 1u);
+  std::vector<std::string> one = {"a"};
+  // a alone can finish: the ghost's reserved share went back to the pool.
+  std::optional<Range> lease;
+  for (int i = 0; i < 10000 && !session->Finished(); ++i) {
+    auto reply = session->HandleReport(lease ? Finished(*session, "a", *lease) : Idle("a"), 4);
+    ASSERT_TRUE(reply.ok());
+    lease.reset();
+    if (reply->kind == Reply::Kind::kLease) lease = reply->lease;
+    ASSERT_NE(reply->kind, Reply::Kind::kWait);
+  }
+  EXPECT_TRUE(session->Finished());
+}
+
+TEST(JobSessionTest, RejectsBadConfigs) {
+  auto config = PrimesJob(1000, {"a", "a"});
+  EXPECT_EQ(JobSession::Create(config, 0).status().code(), StatusCode::kInvalid);
+  config = PrimesJob(1000, {});
+  EXPECT_EQ(JobSession::Create(config, 0).status().code(), StatusCode::kInvalid);
+  config = PrimesJob(1000, {"a"}, "no-such-policy");
+  EXPECT_EQ(JobSession::Create(config, 0).status().code(), StatusCode::kInvalid);
+}
+
+}  // namespace
+}  // namespace ballast::coordinator

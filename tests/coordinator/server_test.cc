@@ -1,0 +1,176 @@
+// The coordinator's HTTP service on loopback: tokens, malformed bodies, long
+// polls and metrics, with a real HTTP client.
+#include "coordinator/server.h"
+
+#include <cpprest/http_client.h>
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "kernels/kernel.h"
+
+namespace ballast::coordinator {
+namespace {
+
+using web::http::methods;
+using web::http::status_code;
+
+JobConfig Job(const std::string& id, const std::string& token, std::vector<std::string> workers) {
+  JobConfig config;
+  config.id = id;
+  config.token = token;
+  config.workload.kind = workload::WorkloadKind::kPrimes;
+  config.workload.primes.limit = 20000;
+  config.workload.items = workload::DefaultItems(config.workload);
+  config.workload.cost = workload::DefaultCost(config.workload);
+  config.policy = {"equal", "", {}};
+  for (auto& name : workers) config.workers.push_back({name, 1.0});
+  return config;
+}
+
+// A completion of `lease` with its true result, as a worker would send it.
+nlohmann::json Completion(const nlohmann::json& lease) {
+  auto kernel = kernels::MakeKernel(Job("one", "", {}).workload);
+  EXPECT_TRUE(kernel.ok());
+  const balance::Range range{lease["begin"], lease["end"]};
+  return {{"range", lease}, {"result", (*kernel)->Compute(range)->ToJson()}};
+}
+
+struct Response {
+  status_code code = 0;
+  std::string body;
+};
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.wait_timeout_s = 1;
+    auto server = Server::Start(options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    ASSERT_TRUE(server_->AddJob(Job("one", "token-one", {"a", "b"})).ok());
+    ASSERT_TRUE(server_->AddJob(Job("two", "token-two", {"a"})).ok());
+  }
+
+  Response Request(const web::http::method& method, const std::string& path,
+                   const std::string& token, const std::string& body = "") {
+    web::http::client::http_client client(server_->url());
+    web::http::http_request request(method);
+    request.set_request_uri(path);
+    if (!token.empty()) request.headers().add("Authorization", "Bearer " + token);
+    if (!body.empty()) request.set_body(body, "application/json");
+    auto response = client.request(request).get();
+    return {response.status_code(), response.extract_string(true).get()};
+  }
+
+  Response Report(const std::string& job, const std::string& token, const nlohmann::json& body) {
+    return Request(methods::POST, "/v1/jobs/" + job + "/report", token, body.dump());
+  }
+
+  std::unique_ptr<Server> server_;
+};
+
+TEST_F(ServerTest, ServesTheJobToItsWorkers) {
+  const Response response = Request(methods::GET, "/v1/jobs/one", "token-one");
+  ASSERT_EQ(response.code, 200) << response.body;
+  auto description = protocol::ParseJobDescription(nlohmann::json::parse(response.body));
+  ASSERT_TRUE(description.ok());
+  EXPECT_EQ(description->job, "one");
+  EXPECT_EQ(description->workload.primes.limit, 20000u);
+}
+
+TEST_F(ServerTest, WithoutATokenIs401AndChangesNothing) {
+  const nlohmann::json idle = {{"worker", "a"}, {"idle", true}};
+  EXPECT_EQ(Report("one", "", idle).code, 401);
+  EXPECT_EQ(Request(methods::GET, "/v1/jobs/one", "").code, 401);
+  EXPECT_EQ(server_->View("one")->workers[0].reports, 0u);
+}
+
+TEST_F(ServerTest, AnotherJobsTokenIs403AndChangesNothing) {
+  const nlohmann::json idle = {{"worker", "a"}, {"idle", true}};
+  const Response response = Report("one", "token-two", idle);
+  EXPECT_EQ(response.code, 403);
+  EXPECT_NE(response.body.find("not this job's"), std::string::npos);
+  EXPECT_EQ(server_->View("one")->workers[0].reports, 0u);
+  EXPECT_EQ(server_->View("one")->messages, 0u);
+}
+
+TEST_F(ServerTest, MalformedBodiesAre400WithAMessage) {
+  const Response garbage = Request(methods::POST, "/v1/jobs/one/report", "token-one", "{not json");
+  EXPECT_EQ(garbage.code, 400);
+  EXPECT_NE(garbage.body.find("not valid JSON"), std::string::npos);
+  const Response wrong_type = Report("one", "token-one", {{"worker", "a"}, {"position", -3}});
+  EXPECT_EQ(wrong_type.code, 400);
+  EXPECT_NE(wrong_type.body.find("position"), std::string::npos);
+  const Response bad_range = Report(
+      "one", "token-one",
+      {{"worker", "a"}, {"completed", {{{"range", {{"begin", 9}, {"end", 3}}}, {"result", {}}}}}});
+  EXPECT_EQ(bad_range.code, 400);
+  EXPECT_NE(bad_range.body.find("completed[0].range.end"), std::string::npos);
+  EXPECT_EQ(Report("one", "token-one", {{"worker", "nobody"}, {"idle", true}}).code, 404);
+  EXPECT_EQ(server_->View("one")->messages, 0u);
+}
+
+TEST_F(ServerTest, RefusesRangesNeverLeasedAndCountsThemInMetrics) {
+  const auto lease =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body);
+  ASSERT_EQ(lease["kind"], "lease");
+  const nlohmann::json stolen = {
+      {"worker", "b"}, {"idle", true}, {"completed", {Completion(lease["lease"])}}};
+  const Response refused = Report("one", "token-one", stolen);
+  EXPECT_EQ(refused.code, 400);
+  EXPECT_NE(refused.body.find("never leased"), std::string::npos);
+  EXPECT_EQ(server_->View("one")->completed, 0u);
+  const Response metrics = Request(methods::GET, "/metrics", "");
+  EXPECT_NE(metrics.body.find("ballast_coordinator_refused_total{reason=\"invalid_report\"} 1"),
+            std::string::npos)
+      << metrics.body;
+}
+
+TEST_F(ServerTest, AWaitIsHeldUntilWorkReturns) {
+  const auto a =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body);
+  const auto b =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "b"}, {"idle", true}}).body);
+  ASSERT_EQ(a["kind"], "lease");
+  ASSERT_EQ(b["kind"], "lease");
+  // b finishes its share while a still computes: `equal` has nothing more for
+  // it, so the answer is held. When a dies its lease returns to the pool and
+  // b's held request is answered with it.
+  auto held = std::async(std::launch::async, [&] {
+    return Report("one", "token-one",
+                  {{"worker", "b"}, {"idle", true}, {"completed", {Completion(b["lease"])}}});
+  });
+  EXPECT_EQ(held.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  ASSERT_TRUE(server_->WorkerLost("one", "a").ok());
+  const Response answer = held.get();
+  ASSERT_EQ(answer.code, 200);
+  const auto reply = nlohmann::json::parse(answer.body);
+  EXPECT_EQ(reply["kind"], "lease");
+  EXPECT_EQ(reply["lease"]["begin"], a["lease"]["begin"]);
+}
+
+TEST_F(ServerTest, AHeldWaitTimesOutWithWait) {
+  const auto a =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body);
+  const auto b =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "b"}, {"idle", true}}).body);
+  const auto start = std::chrono::steady_clock::now();
+  const Response answer =
+      Report("one", "token-one",
+             {{"worker", "b"}, {"idle", true}, {"completed", {Completion(b["lease"])}}});
+  const double held_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(nlohmann::json::parse(answer.body)["kind"], "wait");
+  EXPECT_GE(held_s, 0.9);  // the server's wait_timeout_s is 1
+}
+
+TEST_F(ServerTest, HealthAndUnknownRoutes) {
+  EXPECT_EQ(Request(methods::GET, "/healthz", "").code, 200);
+  EXPECT_EQ(Request(methods::GET, "/v1/jobs/nope", "token-one").code, 404);
+  EXPECT_EQ(Request(methods::GET, "/elsewhere", "").code, 404);
+}
+
+}  // namespace
+}  // namespace ballast::coordinator
