@@ -41,7 +41,13 @@ stop_control_plane() {
     kill -KILL "${pids[@]}" 2>/dev/null || true
     wait_gone 5 "${pids[@]}" || true
   fi
-  rm -rf "$dir"
+  # Remove only what testenv-up made (it has pids/), never a directory that
+  # BALLAST_TESTENV_DIR happened to name.
+  if [[ -d $dir/pids ]]; then
+    rm -rf "$dir"
+  elif [[ -d $dir ]]; then
+    rmdir "$dir" 2>/dev/null || echo "testenv: $dir is not a control plane's directory; left in place" >&2
+  fi
 }
 
 # wait_gone SECONDS PID...: waits until none of the processes exists.

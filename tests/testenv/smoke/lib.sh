@@ -28,10 +28,10 @@ expect_eq() {
 
 # wait_until WHAT SECONDS COMMAND...: retries COMMAND until it succeeds.
 wait_until() {
-  local what=$1 deadline=$((SECONDS + $2))
+  local what=$1 timeout=$2 deadline=$((SECONDS + $2))
   shift 2
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || fail "timed out after $((deadline - SECONDS + $2)) s waiting for $what"
+    ((SECONDS < deadline)) || fail "timed out after $timeout s waiting for $what"
     sleep 0.2
   done
   pass "$what"
