@@ -9,9 +9,12 @@
 // unchanged, so a worker's own stdout stays free. Exit 0 is success; anything
 // else is retried up to `retries` more times and then recorded in the Result
 // with its exit code (128 + signal when killed, 127 when it could not start).
+// The child starts with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the
+// like at their defaults, whatever the worker does with them.
 //
 // Thread-safety: Compute may run concurrently; it reads `environ`, so nothing
 // in the process may call setenv while a kernel runs.
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -92,8 +95,24 @@ class ExecKernel : public Kernel {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+    // The child starts with no signal blocked and the usual signals at their
+    // defaults, whatever the worker blocks or ignores for itself.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    for (int signal : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGUSR1, SIGUSR2, SIGCHLD}) {
+      sigaddset(&defaults, signal);
+    }
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t child = 0;
-    const int error = posix_spawnp(&child, argv[0], &actions, nullptr, argv.data(), envp.data());
+    const int error =
+        posix_spawnp(&child, argv[0], &actions, &attributes, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     if (error != 0) return 127;
     int status = 0;

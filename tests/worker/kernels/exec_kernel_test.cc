@@ -2,8 +2,10 @@
 // environment, a failure is retried and then reported with its exit code, and
 // the merged result does not depend on how the items were split.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -121,6 +123,31 @@ TEST_F(ExecKernelTest, ACommandThatCannotStartOrIsKilledIsReported) {
   EXPECT_EQ(Run(missing, {0, 2}), Result::ExecFailed({0, 2}, 127, 2));
   const WorkloadSpec killed = Exec("kill -9 $$", 2, false, 0);
   EXPECT_EQ(Run(killed, {0, 1}), Result::ExecFailed({0, 1}, 128 + 9, 1));
+}
+
+TEST_F(ExecKernelTest, TheChildDoesNotInheritBlockedOrIgnoredSignals) {
+  // A worker may block SIGTERM in its threads and ignore SIGPIPE; the command
+  // must still start with nothing blocked or ignored. awk is run directly (a
+  // shell would reset its own mask) and reads its masks from /proc.
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &term, &previous);
+  auto old_pipe = signal(SIGPIPE, SIG_IGN);
+  WorkloadSpec spec = Exec("", 1, false, 0);
+  // Bit 14 of SigBlk is SIGTERM (15), bit 12 of SigIgn SIGPIPE (13): both in
+  // the fourth hex digit from the right.
+  spec.exec.command = {"awk", R"(
+      function digit(mask) { return index("0123456789abcdef", substr(mask, length(mask) - 3, 1)) - 1 }
+      /^SigBlk:/ && int(digit($2) / 4) % 2 == 1 { bad = 1 }
+      /^SigIgn:/ && digit($2) % 2 == 1 { bad = 1 }
+      END { exit bad })",
+                       "/proc/self/status"};
+  const Result result = Run(spec, {0, 1});
+  signal(SIGPIPE, old_pipe);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  EXPECT_EQ(result, Result::ExecSucceeded(1));
 }
 
 }  // namespace
