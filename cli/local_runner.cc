@@ -261,9 +261,8 @@ class Runner {
     double speeds = 0;
     double cost = 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
-      const double speed = processes_[i].node->speed;
-      speeds += speed;
-      out.work_s += out.view.workers[i].busy_s * speed;
+      speeds += processes_[i].node->speed;
+      out.work_s += out.view.workers[i].cpu_s;
       cost += out.view.workers[i].cost;
     }
     out.ideal_s = speeds > 0 ? out.work_s / speeds : 0;

@@ -54,7 +54,7 @@ struct LocalRunOutcome {
   fuzzy::WeightResult weights;
   std::vector<NodeOutcome> nodes;
   double makespan_s = 0;     // from registration to the last result merged
-  double work_s = 0;         // measured single-core seconds of work: sum of busy x speed
+  double work_s = 0;         // measured single-core work: the CPU seconds the workers used
   double ideal_s = 0;        // work_s / sum of speeds: the physical limit
   double efficiency = 0;     // ideal_s / makespan_s
   std::string speed_method;  // how the speeds were emulated

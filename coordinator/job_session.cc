@@ -87,6 +87,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   worker.view.last_contact = now;
   worker.view.reports++;
   worker.view.busy_s += report.calc_seconds;
+  worker.view.cpu_s += report.cpu_seconds;
 
   balance::Report event{id, now, {}, report.calc_seconds, report.position, report.idle};
   for (size_t i = 0; i < report.completed.size(); ++i) {

@@ -57,7 +57,8 @@ struct WorkerView {
   double prior_speed = 0;
   uint64_t items = 0;  // items whose results it delivered (merged)
   double cost = 0;     // their declared cost (an item of mean cost is 1)
-  double busy_s = 0;   // computing seconds it reported
+  double busy_s = 0;   // computing seconds it reported (wall time)
+  double cpu_s = 0;    // CPU seconds it reported: its work, in this machine's cores
   uint64_t reports = 0;
   uint64_t leases = 0;     // leases granted
   uint64_t cuts = 0;       // times its lease was shrunk (stolen from, rebalanced)

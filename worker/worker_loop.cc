@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,12 @@ using balance::Reply;
 using Clock = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t g_stop = 0;
+
+double ProcessCpuSeconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -186,6 +193,7 @@ class WorkerLoop::Impl {
     const uint64_t reported = position_;
     workload::Result result = workload::Result::Empty(workload_.kind);
     double calc = 0;
+    const double cpu_start = ProcessCpuSeconds();
     const auto since_report = Clock::now();
     while (position_ < lease_.end) {
       const Range step{position_, std::min(lease_.end, position_ + StepItems())};
@@ -207,6 +215,7 @@ class WorkerLoop::Impl {
     protocol::ReportMessage report = NewReport(/*idle=*/position_ >= lease_.end);
     if (position_ > reported) report.completed.push_back({{reported, position_}, result.ToJson()});
     report.calc_seconds = calc;
+    report.cpu_seconds = ProcessCpuSeconds() - cpu_start;
     report.position = position_;
     return report;
   }

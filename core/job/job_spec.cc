@@ -67,10 +67,10 @@ StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name) 
   const YamlNode& spec = spec_and_name.first;
   JobSpec job;
   job.name = spec_and_name.second;
-  BALLAST_RETURN_IF_ERROR(spec.ExpectMap(
-      {"name", "workload", "items", "policy", "profile", "leaseSeconds", "backoffLimit",
-       "activeDeadlineSeconds", "nodeSelector", "tolerations", "worker", "suspend",
-       "ttlSecondsAfterFinished"}));
+  BALLAST_RETURN_IF_ERROR(
+      spec.ExpectMap({"name", "workload", "items", "policy", "profile", "leaseSeconds",
+                      "backoffLimit", "activeDeadlineSeconds", "nodeSelector", "tolerations",
+                      "worker", "suspend", "ttlSecondsAfterFinished"}));
   BALLAST_ASSIGN_OR_RETURN(job.name, ReadOr(spec, "name", job.name, &YamlNode::AsString));
   std::optional<uint64_t> items;
   if (auto node = spec.Get("items")) {

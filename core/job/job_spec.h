@@ -38,9 +38,9 @@ struct JobSpec {
   std::string name = "job";
   workload::WorkloadSpec workload;
   balance::PolicySpec policy{"adaptive", "", {}};
-  std::string profile = "raspberry-pi";  // a built-in or WeightProfile name, or a file
-  double lease_seconds = 30;             // a silent worker loses its lease after this
-  uint32_t backoff_limit = 3;            // restarts of a failed worker
+  std::string profile = "raspberry-pi";     // a built-in or WeightProfile name, or a file
+  double lease_seconds = 30;                // a silent worker loses its lease after this
+  uint32_t backoff_limit = 3;               // restarts of a failed worker
   std::optional<double> active_deadline_s;  // the job fails when it runs longer
 };
 

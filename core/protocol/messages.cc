@@ -53,8 +53,8 @@ json RangeJson(balance::Range range) { return {{"begin", range.begin}, {"end", r
 
 StatusOr<Reply::Kind> ParseKind(const json& value) {
   if (value.is_string()) {
-    for (auto kind : {Reply::Kind::kContinue, Reply::Kind::kLease, Reply::Kind::kWait,
-                      Reply::Kind::kDone}) {
+    for (auto kind :
+         {Reply::Kind::kContinue, Reply::Kind::kLease, Reply::Kind::kWait, Reply::Kind::kDone}) {
       if (value.get<std::string>() == ReplyKindName(kind)) return kind;
     }
   }
@@ -82,9 +82,13 @@ json ToJson(const ReportMessage& message) {
   for (const Completion& c : message.completed) {
     completed.push_back({{"range", RangeJson(c.range)}, {"result", c.result}});
   }
-  return {{"worker", message.worker},         {"seq", message.seq},
-          {"completed", completed},           {"calcSeconds", message.calc_seconds},
-          {"position", message.position},     {"idle", message.idle},
+  return {{"worker", message.worker},
+          {"seq", message.seq},
+          {"completed", completed},
+          {"calcSeconds", message.calc_seconds},
+          {"cpuSeconds", message.cpu_seconds},
+          {"position", message.position},
+          {"idle", message.idle},
           {"leaving", message.leaving}};
 }
 
@@ -112,6 +116,7 @@ StatusOr<ReportMessage> ParseReport(const json& json) {
   report.worker = worker->get<std::string>();
   BALLAST_ASSIGN_OR_RETURN(report.seq, GetUint(json, "seq", "", 0));
   BALLAST_ASSIGN_OR_RETURN(report.calc_seconds, GetSeconds(json, "calcSeconds", 0));
+  BALLAST_ASSIGN_OR_RETURN(report.cpu_seconds, GetSeconds(json, "cpuSeconds", 0));
   BALLAST_ASSIGN_OR_RETURN(report.position, GetUint(json, "position", "", 0));
   BALLAST_ASSIGN_OR_RETURN(report.idle, GetBool(json, "idle"));
   BALLAST_ASSIGN_OR_RETURN(report.leaving, GetBool(json, "leaving"));
@@ -133,7 +138,8 @@ StatusOr<ReportMessage> ParseReport(const json& json) {
 }
 
 StatusOr<ReplyMessage> ParseReply(const json& json) {
-  if (!json.is_object() || !json.contains("kind")) return FieldError("reply", "an object with kind");
+  if (!json.is_object() || !json.contains("kind"))
+    return FieldError("reply", "an object with kind");
   ReplyMessage reply;
   BALLAST_ASSIGN_OR_RETURN(reply.kind, ParseKind(json["kind"]));
   if (reply.kind == Reply::Kind::kLease || reply.kind == Reply::Kind::kContinue) {

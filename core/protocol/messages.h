@@ -14,9 +14,8 @@
 // Thread-safety: values and pure functions.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -34,13 +33,14 @@ struct Completion {
 };
 
 struct ReportMessage {
-  std::string worker;                  // the worker's name (its node)
-  uint64_t seq = 0;                    // increases with every report of one process
-  std::vector<Completion> completed;   // finished since the previous report
-  double calc_seconds = 0;             // seconds spent computing since the previous report
-  uint64_t position = 0;               // first unfinished item of its lease
-  bool idle = false;                   // it holds no unfinished lease and asks for work
-  bool leaving = false;                // it stops after this report (SIGTERM): hand back the rest
+  std::string worker;                 // the worker's name (its node)
+  uint64_t seq = 0;                   // increases with every report of one process
+  std::vector<Completion> completed;  // finished since the previous report
+  double calc_seconds = 0;            // seconds spent computing since the previous report
+  double cpu_seconds = 0;             // CPU seconds that computing used (all threads)
+  uint64_t position = 0;              // first unfinished item of its lease
+  bool idle = false;                  // it holds no unfinished lease and asks for work
+  bool leaving = false;               // it stops after this report (SIGTERM): hand back the rest
 };
 
 struct ReplyMessage {

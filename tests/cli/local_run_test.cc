@@ -1,0 +1,174 @@
+// `ballast run` end to end on this machine: a real coordinator and real
+// ballast-worker processes, killed and stopped mid-run.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/reference.h"
+#include "local_runner.h"
+#include "support/marked_line.h"
+
+namespace ballast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A primes job by trial division (seed 000's algorithm) below `limit`.
+job::JobSpec PrimesJob(uint64_t limit, const std::string& policy = "adaptive") {
+  job::JobSpec job;
+  job.name = "test-primes";
+  job.workload.kind = workload::WorkloadKind::kPrimes;
+  job.workload.primes.limit = limit;
+  job.workload.items = workload::DefaultItems(job.workload);
+  job.workload.cost = workload::DefaultCost(job.workload);
+  job.policy = {policy, "", {}};
+  job.lease_seconds = 10;
+  return job;
+}
+
+LocalRunOptions Options(job::JobSpec job) {
+  auto cluster = DefaultCluster();
+  EXPECT_TRUE(cluster.ok());
+  auto profile = fuzzy::BuiltinProfile("raspberry-pi");
+  EXPECT_TRUE(profile.ok());
+  return {std::move(job), *cluster, *profile, BALLAST_WORKER_BINARY, true, "", nullptr};
+}
+
+workload::Result Reference(const workload::WorkloadSpec& spec) {
+  auto reference = kernels::ReferenceResult(spec);
+  EXPECT_TRUE(reference.ok());
+  return *reference;
+}
+
+// Sends `signal` once to `node`'s worker when a fifth of the items are done.
+auto SignalAtAFifth(const std::string& node, int signal, bool* sent) {
+  return [node, signal, sent](const coordinator::JobView& view,
+                              const std::map<std::string, pid_t>& pids) {
+    if (!*sent && view.completed * 5 >= view.items && pids.count(node) > 0) {
+      kill(pids.at(node), signal);
+      *sent = true;
+    }
+    return true;
+  };
+}
+
+TEST(LocalRunTest, DefaultClusterGivesTheExactResult) {
+  auto outcome = RunLocal(Options(PrimesJob(100000)));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->view.result.primes().count, 9592u);  // pi(10^5)
+  EXPECT_EQ(outcome->view.result, Reference(PrimesJob(100000).workload));
+  EXPECT_EQ(outcome->view.completed, outcome->view.items);
+  ASSERT_EQ(outcome->nodes.size(), 3u);
+  EXPECT_EQ(outcome->nodes[0].weight, 5);
+  EXPECT_EQ(outcome->nodes[2].weight, 1);
+  EXPECT_GT(outcome->ideal_s, 0);
+  EXPECT_LE(outcome->ideal_s, outcome->makespan_s * 1.05);
+}
+
+TEST(LocalRunTest, AWorkerKilledMidRunLosesNothing) {
+  job::JobSpec job = PrimesJob(200000);
+  job.backoff_limit = 0;  // no restart: the others finish its work
+  LocalRunOptions options = Options(job);
+  bool killed = false;
+  options.on_progress = SignalAtAFifth("pi4b-worker", SIGKILL, &killed);
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(outcome->view.result, Reference(job.workload));
+  EXPECT_EQ(outcome->view.completed, outcome->view.items);
+  EXPECT_EQ(outcome->view.workers[1].lost, 1u);
+  uint64_t items = 0;
+  for (const auto& node : outcome->nodes) items += node.items;
+  EXPECT_EQ(items, outcome->view.items);  // nothing counted twice
+}
+
+TEST(LocalRunTest, AKilledWorkerIsRestartedWithinBackoffLimit) {
+  job::JobSpec job = PrimesJob(200000);
+  job.backoff_limit = 2;
+  LocalRunOptions options = Options(job);
+  bool killed = false;
+  options.on_progress = SignalAtAFifth("pi4b-master", SIGKILL, &killed);
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(killed);
+  EXPECT_EQ(outcome->view.result, Reference(job.workload));
+  EXPECT_EQ(outcome->nodes[0].restarts, 1u);
+}
+
+TEST(LocalRunTest, SigtermHandsBackTheRestOfTheLease) {
+  job::JobSpec job = PrimesJob(200000, "weighted");
+  job.backoff_limit = 0;
+  LocalRunOptions options = Options(job);
+  const fs::path logs = fs::temp_directory_path() / "ballast-sigterm-test";
+  fs::remove_all(logs);
+  options.log_dir = logs.string();
+  bool stopped = false;
+  options.on_progress = SignalAtAFifth("pi4b-master", SIGTERM, &stopped);
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(outcome->view.result, Reference(job.workload));
+  // It left cleanly (not lost by the runner) and gave its work back itself.
+  EXPECT_EQ(outcome->view.workers[0].lost, 0u);
+  EXPECT_EQ(outcome->nodes[0].restarts, 0u);
+  std::ifstream log(logs / "pi4b-master.log");
+  const std::string text((std::istreambuf_iterator<char>(log)), {});
+  EXPECT_NE(text.find("stopped on request"), std::string::npos) << text;
+  fs::remove_all(logs);
+}
+
+// Runs `ballast run` on a job text and a cluster text; returns exit code and stderr.
+std::pair<int, std::string> RunCli(const std::string& job, const std::string& cluster) {
+  const fs::path dir = fs::temp_directory_path() / "ballast-cli-test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "job.yaml") << job;
+  std::ofstream(dir / "cluster.yaml") << cluster;
+  const std::string command = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                              " --cluster " + (dir / "cluster.yaml").string() + " 2>&1 >/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) out += buffer;
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+const char kGoodJob[] = "workload:\n  primes: {limit: 1000}\n";
+const char kGoodCluster[] = "nodes:\n  - {name: a, speed: 0.5}\n";
+
+TEST(LocalRunCliTest, BadJobFilesNameTheLine) {
+  for (const std::string job : {
+           "workload:\n  primes: {limit: 1000}\npolicy: fastest   # <-\n",
+           "workload:\n  primes: {limit: 1000}\nleaseSeconds: -4   # <-\n",
+           "workload:\n  primes: {limit: 1000}\ncolour: blue   # <-\n",
+           "workload:\n  primes: {limit: 0}   # <-\n",
+       }) {
+    const auto [code, err] = RunCli(job, kGoodCluster);
+    EXPECT_EQ(code, 2) << job;
+    EXPECT_NE(err.find("job.yaml:" + std::to_string(testing::MarkedLine(job))), std::string::npos)
+        << job << "\n"
+        << err;
+  }
+}
+
+TEST(LocalRunCliTest, BadClusterFilesNameTheLine) {
+  for (const std::string cluster : {
+           "nodes:\n  - {name: a, speed: 0}   # <-\n",
+           "nodes:\n  - {name: a, speed: 0.5}\n  - {name: a, speed: 0.5}   # <-\n",
+           "nodes:\n  - {name: a, speed: 0.5, cores: 4}   # <-\n",
+           "nodes: []   # <-\n",
+       }) {
+    const auto [code, err] = RunCli(kGoodJob, cluster);
+    EXPECT_EQ(code, 2) << cluster;
+    EXPECT_NE(err.find("cluster.yaml:" + std::to_string(testing::MarkedLine(cluster))),
+              std::string::npos)
+        << cluster << "\n"
+        << err;
+  }
+}
+
+}  // namespace
+}  // namespace ballast::cli
