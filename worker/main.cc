@@ -1,6 +1,7 @@
 // ballast-worker: pulls leases of a job from the coordinator, computes them on
 // the cores it is given, and reports. It only wires options, the logger, the
 // metrics and the loop (worker_loop.h).
+#include <pplx/threadpool.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -94,6 +95,9 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnTerminate);
   std::signal(SIGINT, OnTerminate);
 
+  // The loop makes one request at a time and the signal poll another: two
+  // threads serve cpprestsdk's I/O (its default pool has 40).
+  crossplat::threadpool::initialize_with_threads(2);
   ballast::worker::WorkerLoop loop(options, metrics->get());
   const ballast::Status status = loop.Run();
   if (!status.ok()) {

@@ -1,0 +1,232 @@
+// The coordinator's capacity and footprint, printed beside their targets and
+// beside the bare transport (cpprestsdk answering a constant), which bounds
+// what any coordinator on this listener can do:
+//   - report round trips per second on loopback, 1..8 concurrent workers, each
+//     report finishing a one-item lease and getting the next (selfsched,
+//     chunk 1): target >= 5,000/s on 2 cores;
+//   - RSS of an idle coordinator holding one registered job: target <= 30 MB;
+//   - peak RSS of a real ballast-worker computing a job: target <= 15 MB.
+//
+//   ballast_coordinator_bench [--seconds S] [--worker PATH]
+#include <arpa/inet.h>
+#include <cpprest/http_listener.h>
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "coordinator/server.h"
+
+namespace {
+
+using namespace ballast;
+using Clock = std::chrono::steady_clock;
+
+// VmRSS of a process in MB (0 when it is gone).
+double RssMb(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  std::string key;
+  while (in >> key) {
+    if (key == "VmRSS:") {
+      double kb = 0;
+      in >> kb;
+      return kb / 1024;
+    }
+    in.ignore(4096, '\n');
+  }
+  return 0;
+}
+
+coordinator::JobConfig BenchJob(int workers, const std::string& policy) {
+  coordinator::JobConfig config;
+  config.id = "bench";
+  config.token = "bench-token";
+  config.workload.kind = workload::WorkloadKind::kPrimes;
+  config.workload.primes.limit = 2'000'000'000;
+  config.workload.items = workload::DefaultItems(config.workload);
+  config.workload.cost = workload::DefaultCost(config.workload);
+  config.policy = {policy, "", {{"chunk", "1"}}};
+  if (policy != "selfsched") config.policy.options.clear();
+  for (int i = 0; i < workers; ++i) config.workers.push_back({fmt::format("w{}", i), 1.0});
+  config.lease_seconds = 600;
+  return config;
+}
+
+// A minimal HTTP/1.1 keep-alive client on a blocking socket, so the load
+// generator costs little beside the server it measures.
+class RawClient {
+ public:
+  explicit RawClient(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    const int one = 1;
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  }
+  ~RawClient() { close(fd_); }
+
+  // POSTs `body`; returns the response body ("" on failure).
+  std::string Post(const std::string& path, const std::string& body) {
+    if (!connected_) return "";
+    const std::string request = fmt::format(
+        "POST {} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer bench-token\r\n"
+        "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        path, body.size(), body);
+    if (write(fd_, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+      return "";
+    }
+    std::string buffer;
+    char chunk[4096];
+    size_t header_end = std::string::npos;
+    size_t length = 0;
+    while (true) {
+      const ssize_t got = read(fd_, chunk, sizeof(chunk));
+      if (got <= 0) return "";
+      buffer.append(chunk, got);
+      if (header_end == std::string::npos) {
+        header_end = buffer.find("\r\n\r\n");
+        if (header_end == std::string::npos) continue;
+        std::string lower = buffer.substr(0, header_end);
+        std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+        const size_t at = lower.find("content-length:");
+        if (at != std::string::npos) length = std::stoul(lower.substr(at + 15));
+      }
+      if (buffer.size() >= header_end + 4 + length) return buffer.substr(header_end + 4, length);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+};
+
+// Each client thread plays one worker: report the lease just "finished" with
+// a result, get the next. Returns round trips per second.
+double Hammer(uint16_t port, const std::string& path, int clients, double seconds,
+              bool report_leases) {
+  std::atomic<uint64_t> trips{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      RawClient client(port);
+      nlohmann::json lease;
+      while (!stop) {
+        nlohmann::json body = {{"worker", fmt::format("w{}", c)}, {"idle", true}};
+        if (report_leases && lease.is_object()) {
+          body["completed"] = {
+              {{"range", lease}, {"result", workload::Result::Primes(1, 3).ToJson()}}};
+        }
+        const auto reply = nlohmann::json::parse(client.Post(path, body.dump()), nullptr,
+                                                 /*allow_exceptions=*/false);
+        if (!reply.is_object()) return;
+        lease = reply.contains("lease") ? reply["lease"] : nlohmann::json();
+        ++trips;
+      }
+    });
+  }
+  const auto start = Clock::now();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& thread : threads) thread.join();
+  return trips / std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The transport alone: a cpprestsdk listener that answers every POST with a
+// constant lease, no parsing, no policy.
+double BareTransport(int clients, double seconds) {
+  const uint16_t port = 18931;
+  const std::string url = fmt::format("http://127.0.0.1:{}", port);
+  web::http::experimental::listener::http_listener listener(url);
+  listener.support(web::http::methods::POST, [](web::http::http_request request) {
+    request.reply(200, R"({"kind":"lease","lease":{"begin":0,"end":1}})", "application/json");
+  });
+  listener.open().wait();
+  const double rate = Hammer(port, "/v1/jobs/bench/report", clients, seconds, false);
+  listener.close().wait();
+  return rate;
+}
+
+void RoundTrips(double seconds) {
+  fmt::print("report round trips per second on loopback ({} s each; target >= 5,000)\n", seconds);
+  fmt::print("{:>8} {:>14} {:>14} {:>16}\n", "workers", "coordinator", "bare transport",
+             "coordinator/bare");
+  for (int clients : {1, 2, 4, 8}) {
+    auto server = coordinator::Server::Start({});
+    if (!server.ok() || !(*server)->AddJob(BenchJob(clients, "selfsched")).ok()) {
+      fmt::print("cannot start the coordinator\n");
+      return;
+    }
+    const double ours = Hammer((*server)->port(), "/v1/jobs/bench/report", clients, seconds, true);
+    const double bare = BareTransport(clients, seconds);
+    fmt::print("{:>8} {:>14.0f} {:>14.0f} {:>16.2f}\n", clients, ours, bare, ours / bare);
+  }
+}
+
+void IdleRss() {
+  const double before = RssMb(getpid());
+  auto server = coordinator::Server::Start({});
+  if (!server.ok() || !(*server)->AddJob(BenchJob(3, "adaptive")).ok()) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  fmt::print(
+      "\nidle coordinator with one job: RSS {:.1f} MB (this process; {:.1f} MB before "
+      "it started; target <= 30 MB)\n",
+      RssMb(getpid()), before);
+}
+
+void WorkerRss(const std::string& worker_binary) {
+  auto server = coordinator::Server::Start({});
+  coordinator::JobConfig job = BenchJob(1, "adaptive");
+  job.workload.primes.limit = 200000;  // trial division: a few seconds of work
+  job.workload.items = workload::DefaultItems(job.workload);
+  job.workload.cost = workload::DefaultCost(job.workload);
+  if (!server.ok() || !(*server)->AddJob(job).ok()) return;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setenv("BALLAST_TOKEN", "bench-token", 1);
+    execl(worker_binary.c_str(), worker_binary.c_str(), "--coordinator", (*server)->url().c_str(),
+          "--job", "bench", "--name", "w0", "--threads", "1", nullptr);
+    _exit(127);
+  }
+  double peak = 0;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    peak = std::max(peak, RssMb(pid));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const bool done = (*server)->View("bench")->done;
+  fmt::print(
+      "ballast-worker computing primes below 200000: peak RSS {:.1f} MB ({}; target <= 15 "
+      "MB)\n",
+      peak, done ? "job completed" : "JOB NOT COMPLETED");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = 3;
+  std::string worker = BALLAST_WORKER_BINARY;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--seconds") seconds = std::stod(argv[i + 1]);
+    if (flag == "--worker") worker = argv[i + 1];
+  }
+  RoundTrips(seconds);
+  IdleRss();
+  WorkerRss(worker);
+  return 0;
+}
