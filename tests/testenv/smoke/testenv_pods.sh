@@ -64,6 +64,16 @@ if [[ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us && -w /sys/fs/cgroup/cpu ]]; then
   grep -qE ':cpu[,:].*/ballast-testenv(-[0-9]+)?/pi3b-0$' <<<"$message" ||
     fail "the process did not run in pi3b-0's cpu cgroup: $message"
   pass "the process ran in pi3b-0's cpu cgroup"
+  group=/sys/fs/cgroup/cpu/ballast-testenv-$BALLAST_TESTENV_PORT_BASE/pi3b-0
+  if [[ -d $group ]]; then
+    expect_eq "pi3b-0's cpu quota (0.2 of a 100 ms period)" 20000 "$(<"$group/cpu.cfs_quota_us")"
+    # A busy loop longer than one period's quota must be throttled.
+    pod busy pi3b-0 Never 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'
+    wait_until "pod busy finished" 120 finished busy
+    throttled=$(awk '$1 == "nr_throttled" { print $2 }' "$group/cpu.stat")
+    ((throttled > 0)) || fail "pi3b-0's cgroup was never throttled"
+    pass "pi3b-0's busy pod was throttled $throttled times"
+  fi
 fi
 expect_eq "fails: pod IP" 127.0.0.1 "$(jp pod/fails '{.status.podIP}')"
 
