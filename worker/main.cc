@@ -1,7 +1,6 @@
 // ballast-worker: pulls leases of a job from the coordinator, computes them on
 // the cores it is given, and reports. It only wires options, the logger, the
 // metrics and the loop (worker_loop.h).
-#include <pplx/threadpool.h>
 #include <sched.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -10,6 +9,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <thread>
+
+// After the standard headers: boost::asio, under pplx, needs <utility> first.
+#include <pplx/threadpool.h>
 
 #include "worker/metrics.h"
 #include "worker/worker_loop.h"
