@@ -41,6 +41,7 @@ struct PolicyFigures {
 };
 
 int Bench(const BenchFlags& flags) {
+  spdlog::set_level(spdlog::level::warn);
   auto loaded = LoadJob(flags.job, flags.cluster);
   if (!loaded.ok()) return ReportError(loaded.status());
   std::vector<balance::PolicySpec> specs;

@@ -24,7 +24,9 @@ struct RunFlags {
 };
 
 int Run(const RunFlags& flags) {
-  spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
+  // The embedded coordinator's and runner's logs: restarts and refusals are
+  // info; the run's own output says what a user needs.
+  spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
   auto loaded = LoadJob(flags.job, flags.cluster);
   if (!loaded.ok()) return ReportError(loaded.status());
   if (!flags.policy.empty()) {
