@@ -34,6 +34,9 @@ struct PrimesSpec {
   enum class Method { kTrial, kSieve };
   uint64_t limit = 0;  // count the primes p < limit; limit >= 2
   Method method = Method::kTrial;
+  // Sum the primes too (the result's checksum). Without it the sieve runs at
+  // primesieve's own counting speed; the result's sum is then 0.
+  bool checksum = true;
   bool operator==(const PrimesSpec&) const = default;
 };
 

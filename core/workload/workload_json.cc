@@ -14,7 +14,7 @@ namespace {
 using json = nlohmann::json;
 
 StatusOr<PrimesSpec> PrimesFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "primes", {"limit", "method"}));
+  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "primes", {"limit", "method", "checksum"}));
   PrimesSpec primes;
   BALLAST_ASSIGN_OR_RETURN(primes.limit, RequireUint(node, "primes", "limit"));
   BALLAST_ASSIGN_OR_RETURN(std::string method, RequireString(node, "primes", "method"));
@@ -24,6 +24,10 @@ StatusOr<PrimesSpec> PrimesFromJson(const json& node) {
     primes.method = PrimesSpec::Method::kSieve;
   } else {
     return Status::Invalid(fmt::format("primes.method: expected trial or sieve, got '{}'", method));
+  }
+  if (auto checksum = node.find("checksum"); checksum != node.end()) {
+    if (!checksum->is_boolean()) return Status::Invalid("primes.checksum: expected true or false");
+    primes.checksum = checksum->get<bool>();
   }
   return primes;
 }
@@ -73,7 +77,8 @@ json WorkloadToJson(const WorkloadSpec& spec) {
     case WorkloadKind::kPrimes:
       out["primes"] = {
           {"limit", spec.primes.limit},
-          {"method", spec.primes.method == PrimesSpec::Method::kTrial ? "trial" : "sieve"}};
+          {"method", spec.primes.method == PrimesSpec::Method::kTrial ? "trial" : "sieve"},
+          {"checksum", spec.primes.checksum}};
       break;
     case WorkloadKind::kMatmul:
       out["matmul"] = {

@@ -11,7 +11,7 @@ using config::ReadOr;
 using config::YamlNode;
 
 Status ParsePrimes(const YamlNode& node, PrimesSpec* primes) {
-  BALLAST_RETURN_IF_ERROR(node.ExpectMap({"limit", "method"}));
+  BALLAST_RETURN_IF_ERROR(node.ExpectMap({"limit", "method", "checksum"}));
   BALLAST_ASSIGN_OR_RETURN(YamlNode limit, node.Require("limit"));
   BALLAST_ASSIGN_OR_RETURN(int64_t value, limit.AsInt(2, static_cast<int64_t>(kMaxPrimesLimit)));
   primes->limit = static_cast<uint64_t>(value);
@@ -25,6 +25,8 @@ Status ParsePrimes(const YamlNode& node, PrimesSpec* primes) {
       return method->Error("trial or sieve");
     }
   }
+  BALLAST_ASSIGN_OR_RETURN(primes->checksum,
+                           ReadOr(node, "checksum", primes->checksum, &YamlNode::AsBool));
   return Status::Ok();
 }
 

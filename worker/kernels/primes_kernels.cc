@@ -62,7 +62,7 @@ class PrimesTrialKernel : public Kernel {
         sum += n;
       }
     }
-    return Result::Primes(count, sum);
+    return Result::Primes(count, spec_.primes.checksum ? sum : 0);
   }
 
  private:
@@ -74,6 +74,7 @@ class PrimesTrialKernel : public Kernel {
 // which costs about 15 % over primesieve's popcount-based count_primes on
 // ranges of 64 items; one count_primes call per item to fingerprint per-item
 // counts would cost as much in per-call setup (docs/workloads.md, benchmark).
+// With `checksum: false` it is one count_primes call per range instead.
 class PrimesSieveKernel : public Kernel {
  public:
   explicit PrimesSieveKernel(const WorkloadSpec& spec) : spec_(spec) {}
@@ -83,6 +84,9 @@ class PrimesSieveKernel : public Kernel {
     const balance::Range span = workload::PrimesRangeSpan(spec_, items);
     if (span.empty()) return Result::Primes(0, 0);
     try {
+      if (!spec_.primes.checksum) {
+        return Result::Primes(primesieve::count_primes(span.begin, span.end - 1), 0);
+      }
       primesieve::iterator primes(span.begin, span.end);
       uint64_t count = 0;
       uint64_t sum = 0;

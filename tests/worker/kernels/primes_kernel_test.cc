@@ -103,6 +103,19 @@ TEST(PrimesKernelTest, SieveBelowTenToTheSevenMatchesTheReference) {
   EXPECT_EQ(result, *reference);
 }
 
+TEST(PrimesKernelTest, SieveWithoutChecksumCountsAtPrimesievesOwnSpeed) {
+  WorkloadSpec spec = Primes(10'000'000, PrimesSpec::Method::kSieve, 37);
+  spec.primes.checksum = false;
+  std::mt19937_64 random(PrintedSeed("SieveWithoutChecksum"));
+  EXPECT_EQ(
+      ComputeAll(**MakeKernel(spec), WorkloadKind::kPrimes, RandomSplit(spec.items, 9, random), 2),
+      Result::Primes(664579, 0));
+  spec.primes.method = PrimesSpec::Method::kTrial;
+  spec.primes.limit = 30000;
+  spec.items = workload::DefaultItems(spec);
+  EXPECT_EQ(Whole(spec), Result::Primes(3245, 0));  // pi(30000)
+}
+
 TEST(PrimesKernelTest, SieveBelowTenToTheNineOnTwoThreads) {
   // The sum of the primes below 10^9 is OEIS A046731(9).
   const WorkloadSpec spec = Primes(1'000'000'000, PrimesSpec::Method::kSieve);
