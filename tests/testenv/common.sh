@@ -5,12 +5,16 @@
 testenv_dir=${BALLAST_TESTENV_DIR:-/tmp/ballast-testenv}
 # Ports base+0 (etcd clients), +1 (etcd peers), +3 (kube-apiserver),
 # +7 (controller-manager), +9 (scheduler), all on 127.0.0.1.
-port_base=${BALLAST_TESTENV_PORT_BASE:-26440}
-etcd_port=$((port_base))
-etcd_peer_port=$((port_base + 1))
-apiserver_port=$((port_base + 3))
-controller_manager_port=$((port_base + 7))
-scheduler_port=$((port_base + 9))
+# set_ports BASE: sets port_base and the components' ports from it.
+set_ports() {
+  port_base=$1
+  etcd_port=$((port_base))
+  etcd_peer_port=$((port_base + 1))
+  apiserver_port=$((port_base + 3))
+  controller_manager_port=$((port_base + 7))
+  scheduler_port=$((port_base + 9))
+}
+set_ports "${BALLAST_TESTENV_PORT_BASE:-26440}"
 
 # Components in start order; testenv-down stops them in reverse.
 components=(etcd kube-apiserver kube-scheduler kube-controller-manager ballast-node-agent)
