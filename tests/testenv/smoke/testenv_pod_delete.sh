@@ -22,8 +22,10 @@ wait_until "sleeper Running" 60 running
 pid=$(<"$tmp/sleeper.pid")
 kill -0 "$pid" || fail "sleeper's process $pid is not running"
 expect_eq "sleeper ready" true "$(jp pod/sleeper '{.status.containerStatuses[0].ready}')"
-children=$(pgrep -P "$pid" || true)
-[[ -n $children ]] || fail "sleeper's shell $pid has no sleep child"
+children_of() { cat /proc/"$1"/task/*/children 2>/dev/null; }
+has_children() { [[ -n $(children_of "$1") ]]; }
+wait_until "sleeper's shell $pid has started its sleep" 10 has_children "$pid"
+children=$(children_of "$pid")
 
 kubectl delete pod sleeper -n "$ns" --timeout=30s >/dev/null
 pass "pod sleeper deleted (removed from the API server)"
