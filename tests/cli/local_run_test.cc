@@ -10,6 +10,7 @@
 #include "kernels/reference.h"
 #include "local_runner.h"
 #include "support/marked_line.h"
+#include "support/primes_workload.h"
 
 namespace ballast::cli {
 namespace {
@@ -20,10 +21,7 @@ namespace fs = std::filesystem;
 job::JobSpec PrimesJob(uint64_t limit, const std::string& policy = "adaptive") {
   job::JobSpec job;
   job.name = "test-primes";
-  job.workload.kind = workload::WorkloadKind::kPrimes;
-  job.workload.primes.limit = limit;
-  job.workload.items = workload::DefaultItems(job.workload);
-  job.workload.cost = workload::DefaultCost(job.workload);
+  job.workload = testing::PrimesWorkload(limit);
   job.policy = {policy, "", {}};
   job.lease_seconds = 10;
   return job;

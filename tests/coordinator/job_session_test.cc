@@ -5,6 +5,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/reference.h"
+#include "support/primes_workload.h"
 
 namespace ballast::coordinator {
 namespace {
@@ -19,10 +20,7 @@ JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
   JobConfig config;
   config.id = "job-1";
   config.token = "secret";
-  config.workload.kind = workload::WorkloadKind::kPrimes;
-  config.workload.primes.limit = limit;
-  config.workload.items = workload::DefaultItems(config.workload);
-  config.workload.cost = workload::DefaultCost(config.workload);
+  config.workload = testing::PrimesWorkload(limit);
   config.policy = {policy, "", {}};
   for (auto& name : workers) config.workers.push_back({name, 1.0});
   config.lease_seconds = 10;

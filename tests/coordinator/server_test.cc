@@ -8,6 +8,7 @@
 #include <future>
 
 #include "kernels/kernel.h"
+#include "support/primes_workload.h"
 
 namespace ballast::coordinator {
 namespace {
@@ -19,10 +20,7 @@ JobConfig Job(const std::string& id, const std::string& token, std::vector<std::
   JobConfig config;
   config.id = id;
   config.token = token;
-  config.workload.kind = workload::WorkloadKind::kPrimes;
-  config.workload.primes.limit = 20000;
-  config.workload.items = workload::DefaultItems(config.workload);
-  config.workload.cost = workload::DefaultCost(config.workload);
+  config.workload = testing::PrimesWorkload(20000);
   config.policy = {"equal", "", {}};
   for (auto& name : workers) config.workers.push_back({name, 1.0});
   return config;

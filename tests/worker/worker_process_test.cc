@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "coordinator/server.h"
+#include "support/primes_workload.h"
 
 namespace ballast::worker {
 namespace {
@@ -21,10 +22,7 @@ coordinator::JobConfig PrimesJob(uint64_t limit) {
   coordinator::JobConfig config;
   config.id = "metrics-job";
   config.token = "right-token";
-  config.workload.kind = workload::WorkloadKind::kPrimes;
-  config.workload.primes.limit = limit;
-  config.workload.items = workload::DefaultItems(config.workload);
-  config.workload.cost = workload::DefaultCost(config.workload);
+  config.workload = testing::PrimesWorkload(limit);
   config.policy = {"selfsched", "", {{"chunk", "2000"}}};
   config.workers = {{"w0", 1.0}};
   return config;
