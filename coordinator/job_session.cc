@@ -20,6 +20,14 @@ StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, doubl
       return Status::Invalid(fmt::format("two workers are named '{}'", worker.name));
     }
   }
+  if (config.resume) {
+    if (config.resume->result.kind() != config.workload.kind) {
+      return Status::Invalid("the checkpoint's result is of another workload");
+    }
+    if (config.resume->completed.Last().end > config.workload.items) {
+      return Status::Invalid("the checkpoint has items beyond the job's end");
+    }
+  }
   BALLAST_ASSIGN_OR_RETURN(auto policy, balance::MakePolicy(config.policy));
   return std::unique_ptr<JobSession>(new JobSession(std::move(config), std::move(policy), now));
 }
@@ -36,7 +44,14 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
     workers_[id].view.prior_speed = config_.workers[id].speed;
     ids_[config_.workers[id].name] = id;
   }
-  policy_->Start({config_.workload.items, config_.workload.cost, config_.workers}, now);
+  balance::JobInfo job{config_.workload.items, config_.workload.cost, config_.workers, {}};
+  if (config_.resume) {
+    accepted_ = config_.resume->completed;
+    result_ = config_.resume->result;
+    job.finished = accepted_;
+  }
+  policy_->Start(job, now);
+  if (accepted_.size() == config_.workload.items) finished_at_ = now;
 }
 
 StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
@@ -202,6 +217,44 @@ JobView JobSession::View() const {
   view.dropped_completions = dropped_;
   for (const Worker& worker : workers_) view.workers.push_back(worker.view);
   return view;
+}
+
+nlohmann::json CheckpointToJson(const Checkpoint& checkpoint) {
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const balance::Range& range : checkpoint.completed.Ranges()) {
+    ranges.push_back({range.begin, range.end});
+  }
+  return {{"completed", ranges}, {"result", checkpoint.result.ToJson()}};
+}
+
+StatusOr<Checkpoint> CheckpointFromJson(workload::WorkloadKind kind, const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("completed") || !json["completed"].is_array()) {
+    return Status::Invalid("checkpoint.completed: expected an array of [begin, end]");
+  }
+  if (!json.contains("result")) return Status::Invalid("checkpoint.result: missing");
+  Checkpoint checkpoint;
+  uint64_t previous_end = 0;
+  const auto& ranges = json["completed"];
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const auto& pair = ranges[i];
+    const bool shaped = pair.is_array() && pair.size() == 2 && pair[0].is_number_unsigned() &&
+                        pair[1].is_number_unsigned();
+    const balance::Range range =
+        shaped ? balance::Range{pair[0].get<uint64_t>(), pair[1].get<uint64_t>()}
+               : balance::Range{};
+    if (!shaped || range.empty() || (i > 0 && range.begin <= previous_end)) {
+      return Status::Invalid(fmt::format(
+          "checkpoint.completed[{}]: expected [begin, end] with begin < end, after the last", i));
+    }
+    checkpoint.completed.Add(range);
+    previous_end = range.end;
+  }
+  auto result = workload::Result::FromJson(kind, json["result"]);
+  if (!result.ok()) {
+    return Status::Invalid("checkpoint.result: " + result.status().message());
+  }
+  checkpoint.result = std::move(result).value();
+  return checkpoint;
 }
 
 }  // namespace ballast::coordinator

@@ -22,6 +22,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,20 @@
 #include "workload/workload.h"
 
 namespace ballast::coordinator {
+
+// What a job has finished so far: enough to resume it after the coordinator
+// restarts with every finished item's result kept and nothing counted twice.
+// The operator writes it into the WeightedJob's status.
+struct Checkpoint {
+  balance::IntervalSet completed;  // items whose results are merged
+  workload::Result result = workload::Result::Empty(workload::WorkloadKind::kPrimes);
+};
+
+// {"completed": [[begin, end], ...], "result": {...}}.
+nlohmann::json CheckpointToJson(const Checkpoint& checkpoint);
+// The inverse for a job of `kind`; Invalid naming the field that is wrong
+// (ranges must be ascending, disjoint and non-empty).
+StatusOr<Checkpoint> CheckpointFromJson(workload::WorkloadKind kind, const nlohmann::json& json);
 
 struct JobConfig {
   std::string id;
@@ -49,6 +64,9 @@ struct JobConfig {
   // A worker that has never reported this long after the start is declared
   // lost (its planned share goes to the others).
   double start_timeout_s = 120;
+  // Resume from a checkpoint: its items are finished from the outset (never
+  // leased again) and its result is the starting result.
+  std::optional<Checkpoint> resume;
 };
 
 // What the coordinator knows about one worker; for tables and status.
@@ -119,6 +137,8 @@ class JobSession {
   bool Finished() const { return policy_->Finished(); }
   // Items whose results are merged.
   uint64_t completed() const { return accepted_.size(); }
+  // The finished items and their merged result, to resume from.
+  Checkpoint TakeCheckpoint() const { return {accepted_, result_}; }
   JobView View() const;
 
  private:

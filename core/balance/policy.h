@@ -45,6 +45,9 @@ struct JobInfo {
   // The declared cost shape; policies that split work split it by cost.
   CostShape cost = CostShape::kUniform;
   std::vector<WorkerPrior> workers;
+  // Items already finished before the start (a job resumed from a
+  // checkpoint): they are done from the outset and never leased.
+  IntervalSet finished;
 };
 
 // One message from a worker to the coordinator.

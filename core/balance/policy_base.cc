@@ -15,6 +15,11 @@ void PolicyBase::Start(const JobInfo& job, double now) {
   reserved_cost_ = 0;
   done_ = IntervalSet();
   stats_ = PolicyStats{};
+  for (const Range& range : job.finished.Ranges()) {
+    const Range clipped{range.begin, std::min(range.end, job.items)};
+    stats_.completed_items += done_.Add(clipped);
+    PoolRemove(clipped);
+  }
   signals_.clear();
   waiting_list_.clear();
   Plan(now);
@@ -178,19 +183,33 @@ void PolicyBase::WakeWaiting() {
 void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
   double total = 0;
   for (double share : shares) total += std::max(share, 0.0);
-  const double whole = cost_.Cumulative(job_.items);
-  double acc = 0;
-  uint64_t begin = 0;
+  // Walk the pool in order (all of [0, N) unless the job resumed with
+  // finished items), handing each worker its share of the pool's cost.
+  const std::vector<Range> ranges = pool_.Ranges();
+  const double whole = pool_cost();
+  size_t index = 0;
+  uint64_t at = ranges.empty() ? 0 : ranges.front().begin;
+  double owed = 0;  // what earlier workers got short of their share, by whole items
   for (WorkerId id = 0; id < workers_.size(); ++id) {
-    acc += total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / workers_.size();
-    uint64_t end = id + 1 == workers_.size() ? job_.items : cost_.Advance(0, job_.items, acc);
-    end = std::max(end, begin);
-    if (end > begin) {
-      workers_[id].reserved = IntervalSet(Range{begin, end});
-      reserved_cost_ += cost_.Cost({begin, end});
-      PoolRemove({begin, end});
+    const bool last = id + 1 == workers_.size();
+    double want =
+        owed + (total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / workers_.size());
+    IntervalSet share;
+    while (index < ranges.size() && (last || want > 0)) {
+      const Range rest{std::max(at, ranges[index].begin), ranges[index].end};
+      const uint64_t end = last ? rest.end : cost_.Advance(rest.begin, rest.end, want);
+      if (end > rest.begin) share.Add({rest.begin, end});
+      want -= cost_.Cost({rest.begin, end});
+      at = end;
+      if (end < rest.end) break;
+      ++index;
     }
-    begin = end;
+    owed = std::max(0.0, want);
+    for (const Range& range : share.Ranges()) {
+      reserved_cost_ += cost_.Cost(range);
+      PoolRemove(range);
+    }
+    workers_[id].reserved = std::move(share);
   }
 }
 
