@@ -4,13 +4,15 @@
 # Its directory: certificates, kubeconfigs, etcd data, logs, pid files.
 testenv_dir=${BALLAST_TESTENV_DIR:-/tmp/ballast-testenv}
 # Ports base+0 (etcd clients), +1 (etcd peers), +3 (kube-apiserver),
-# +7 (controller-manager), +9 (scheduler), all on 127.0.0.1.
+# +5 (the node agent's kubelet log API), +7 (controller-manager),
+# +9 (scheduler), all on 127.0.0.1.
 # set_ports BASE: sets port_base and the components' ports from it.
 set_ports() {
   port_base=$1
   etcd_port=$((port_base))
   etcd_peer_port=$((port_base + 1))
   apiserver_port=$((port_base + 3))
+  kubelet_port=$((port_base + 5))
   controller_manager_port=$((port_base + 7))
   scheduler_port=$((port_base + 9))
 }

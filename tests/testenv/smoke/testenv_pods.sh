@@ -122,3 +122,20 @@ else
   expect_eq "worker without a local binary: reason" ContainerCannotRun \
     "$(jp pod/worker '{.status.containerStatuses[0].state.terminated.reason}')"
 fi
+
+# kubectl logs goes through the API server to the agent's kubelet log API.
+expect_eq "kubectl logs fails (first line)" "fails $ns pi3b-0 127.0.0.1 s3cret hello fails" \
+  "$(kubectl logs -n "$ns" fails | head -n 1)"
+cat <<YAML | kubectl apply -n "$ns" -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: counter}
+spec:
+  restartPolicy: Never
+  containers:
+    - {name: main, image: busybox, command: [sh, -c, 'for i in 1 2 3; do echo "count \$i"; sleep 0.3; done']}
+YAML
+wait_until "counter running" 60 kubectl wait -n "$ns" --for=jsonpath='{.status.phase}'=Running pod/counter --timeout=1s
+expect_eq "kubectl logs -f counter" "count 1 count 2 count 3" \
+  "$(timeout 30 kubectl logs -f -n "$ns" counter | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "kubectl logs --tail 1 counter" "count 3" "$(kubectl logs --tail 1 -n "$ns" counter)"

@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -67,6 +68,11 @@ func main() {
 	cgroupName := flag.String("cgroup", "ballast-testenv", "name of the agent's CPU cgroup; empty: no emulated speeds")
 	leaseSeconds := flag.Int("lease-seconds", 40, "node lease duration")
 	heartbeatEvery := flag.Duration("heartbeat", 10*time.Second, "node lease renewal interval")
+	var logs logServer
+	flag.IntVar(&logs.port, "kubelet-port", 0, "serve container logs (the kubelet API's /containerLogs) on 127.0.0.1:PORT; 0: off")
+	flag.StringVar(&logs.cert, "tls-cert-file", "", "serving certificate of the log server")
+	flag.StringVar(&logs.key, "tls-private-key-file", "", "its key")
+	flag.StringVar(&logs.clientCA, "client-ca-file", "", "CA of the clients (the API server) the log server accepts")
 	flag.Parse()
 	if *kubeconfig == "" || *nodesPath == "" || flag.NArg() > 0 {
 		fmt.Fprintln(os.Stderr, "usage: ballast-node-agent --kubeconfig FILE --nodes FILE [flags]")
@@ -74,14 +80,20 @@ func main() {
 		os.Exit(2)
 	}
 	if err := run(*kubeconfig, *nodesPath, *stateDir, *workerImage, *workerBinary, *cgroupName,
-		int32(*leaseSeconds), *heartbeatEvery); err != nil {
+		int32(*leaseSeconds), *heartbeatEvery, logs); err != nil {
 		fmt.Fprintf(os.Stderr, "ballast-node-agent: %v\n", err)
 		os.Exit(1)
 	}
 }
 
+// logServer configures the container log endpoint.
+type logServer struct {
+	port                int
+	cert, key, clientCA string
+}
+
 func run(kubeconfig, nodesPath, stateDir, workerImage, workerBinary, cgroupName string,
-	leaseSeconds int32, heartbeatEvery time.Duration) error {
+	leaseSeconds int32, heartbeatEvery time.Duration, logs logServer) error {
 	specs, err := loadNodes(nodesPath)
 	if err != nil {
 		return err
@@ -110,12 +122,19 @@ func run(kubeconfig, nodesPath, stateDir, workerImage, workerBinary, cgroupName 
 		a.apiHost, a.apiPort, _ = net.SplitHostPort(u.Host)
 	}
 
+	if logs.port != 0 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(logs.port))
+		if err := a.serveLogs(addr, logs.cert, logs.key, logs.clientCA); err != nil {
+			return fmt.Errorf("log server: %w", err)
+		}
+	}
+
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	var heartbeats sync.WaitGroup
 	for i := range specs {
 		spec := &specs[i]
-		node, err := registerNode(ctx, cs, spec, version.GitVersion)
+		node, err := registerNode(ctx, cs, spec, version.GitVersion, int32(logs.port))
 		if err != nil {
 			return err
 		}

@@ -98,7 +98,7 @@ func setDefault(m map[string]string, key, value string) {
 }
 
 // nodeStatus is the status a healthy kubelet reports for spec at time now.
-func nodeStatus(spec *nodeSpec, kubeVersion string, now metav1.Time) corev1.NodeStatus {
+func nodeStatus(spec *nodeSpec, kubeVersion string, kubeletPort int32, now metav1.Time) corev1.NodeStatus {
 	condition := func(t corev1.NodeConditionType, s corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: t, Status: s, Reason: reason, Message: msg,
 			LastHeartbeatTime: now, LastTransitionTime: now}
@@ -117,6 +117,7 @@ func nodeStatus(spec *nodeSpec, kubeVersion string, now metav1.Time) corev1.Node
 			condition(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady",
 				"ballast-node-agent is posting ready status"),
 		},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: kubeletPort}},
 		Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
 			{Type: corev1.NodeHostName, Address: spec.Name},
@@ -136,8 +137,9 @@ func nodeStatus(spec *nodeSpec, kubeVersion string, now metav1.Time) corev1.Node
 
 // registerNode creates the Node (or takes over an existing one) and reports it
 // Ready. Returns the Node as stored.
-func registerNode(ctx context.Context, cs kubernetes.Interface, spec *nodeSpec, kubeVersion string) (*corev1.Node, error) {
-	status := nodeStatus(spec, kubeVersion, metav1.Now())
+func registerNode(ctx context.Context, cs kubernetes.Interface, spec *nodeSpec, kubeVersion string,
+	kubeletPort int32) (*corev1.Node, error) {
+	status := nodeStatus(spec, kubeVersion, kubeletPort, metav1.Now())
 	node, err := cs.CoreV1().Nodes().Get(ctx, spec.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		node, err = cs.CoreV1().Nodes().Create(ctx, &corev1.Node{
