@@ -1,7 +1,8 @@
 // CpuLimit: makes a process as slow as an emulated node by a CPU quota — a
 // cgroup whose CFS quota is `speed` cores (cgroup v1's cpu controller, or v2's
-// cpu.max). Where no cgroup can be made (not root, no cpu controller), the
-// caller falls back to the worker's own duty cycle (ballast-worker --speed).
+// cpu.max) and whose CPU weight is high, so that the node gets its quota even
+// when other processes keep the machine busy. Where no cgroup can be made (not root, no cpu
+// controller), the caller falls back to the worker's own duty cycle (ballast-worker --speed).
 //
 // Thread-safety: a value owning one cgroup; not shared between threads.
 #pragma once
