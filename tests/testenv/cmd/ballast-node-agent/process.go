@@ -223,6 +223,9 @@ func newCgroups(name string) *cgroups {
 	if err == nil && g.v2 {
 		err = os.WriteFile(filepath.Join(g.root, "cgroup.subtree_control"), []byte("+cpu"), 0o644)
 	}
+	if err == nil {
+		err = g.raiseWeight(g.root)
+	}
 	if err != nil {
 		slog.Info("cannot create cpu cgroup; emulated speeds are not applied", "dir", g.root, "err", err)
 		return nil
@@ -237,6 +240,9 @@ func (g *cgroups) nodeGroup(node string, speed float64) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	if err := g.raiseWeight(dir); err != nil {
+		return "", err
+	}
 	quota := strconv.Itoa(int(speed * cfsPeriodMicros))
 	if g.v2 {
 		return dir, os.WriteFile(filepath.Join(dir, "cpu.max"),
@@ -246,6 +252,16 @@ func (g *cgroups) nodeGroup(node string, speed float64) (string, error) {
 		return "", err
 	}
 	return dir, os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(quota), 0o644)
+}
+
+// raiseWeight gives the group ten times the default CPU weight, so that on a
+// busy machine (a parallel build) a node still gets the CPU its quota allows:
+// the quota is a ceiling, the weight what wins it under contention.
+func (g *cgroups) raiseWeight(dir string) error {
+	if g.v2 {
+		return os.WriteFile(filepath.Join(dir, "cpu.weight"), []byte("1000"), 0o644)
+	}
+	return os.WriteFile(filepath.Join(dir, "cpu.shares"), []byte("10240"), 0o644)
 }
 
 // removeAll removes the node groups and the agent's group (best effort: a
