@@ -16,6 +16,8 @@ const char* StatusCodeName(StatusCode code) {
       return "unavailable";
     case StatusCode::kTerminal:
       return "terminal";
+    case StatusCode::kGone:
+      return "gone";
   }
   return "unknown";
 }

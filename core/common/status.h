@@ -22,6 +22,7 @@ enum class StatusCode {
   kConflict,     // someone else changed it first; re-read and retry
   kUnavailable,  // a transient failure; retry with backoff
   kTerminal,     // the job or object can never succeed
+  kGone,         // a resource version is too old (HTTP 410); list again from scratch
 };
 
 // Returns the lower-case name of a code, e.g. "invalid".
@@ -40,6 +41,10 @@ class Status {
   static Status Unavailable(std::string message) {
     return {StatusCode::kUnavailable, std::move(message)};
   }
+  static Status Conflict(std::string message) {
+    return {StatusCode::kConflict, std::move(message)};
+  }
+  static Status Gone(std::string message) { return {StatusCode::kGone, std::move(message)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
