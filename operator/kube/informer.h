@@ -1,0 +1,114 @@
+// Informer: keeps a local cache of one resource's objects in step with the
+// API server — list, then watch from the list's resourceVersion — and tells
+// handlers what changed.
+//
+// Guarantees:
+//  - the watch resumes from the last resourceVersion seen (an event's or a
+//    bookmark's), so a reconnect misses nothing and replays nothing;
+//  - when that version is too old (410 Gone, as a response or an ERROR event)
+//    it lists again and turns the difference into add/update/delete calls;
+//  - a watch the API server ends (timeoutSeconds) is reopened at once; a
+//    failed list or watch is retried after an exponential backoff, capped;
+//  - handlers run on the informer's own thread, one at a time, after the
+//    cache has been updated; they must not block for long;
+//  - Stop() ends the watch promptly (the connection is cancelled) and joins.
+//
+// Thread-safety: Get, List, HasSynced, stats and Stop may be called from any
+// thread. Handlers are called from the informer thread only.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "operator/kube/client.h"
+
+namespace ballast::kube {
+
+struct InformerOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int watch_timeout_seconds = 300;  // the API server ends each watch after this
+  std::chrono::milliseconds initial_backoff{100};
+  std::chrono::milliseconds max_backoff{30000};
+  // Start by watching from this resourceVersion (e.g. one saved before a
+  // restart) instead of listing; a 410 Gone falls back to a list. "" = list.
+  std::string resume_resource_version;
+};
+
+struct InformerHandlers {
+  std::function<void(const nlohmann::json& object)> on_add;
+  std::function<void(const nlohmann::json& old_object, const nlohmann::json& object)> on_update;
+  std::function<void(const nlohmann::json& object)> on_delete;  // the last state known
+};
+
+// Counters, for tests and metrics.
+struct InformerStats {
+  uint64_t lists = 0;    // successful lists
+  uint64_t watches = 0;  // watches opened
+  uint64_t gone = 0;     // 410 Gone seen (each leads to a list)
+  uint64_t errors = 0;   // failed lists and watches (each leads to a backoff)
+  uint64_t bookmarks = 0;
+};
+
+class Informer {
+ public:
+  // `client` must outlive the informer. `resource` names the collection (its
+  // ns empty for all namespaces).
+  Informer(KubeClient& client, ResourceRef resource, InformerOptions options = {},
+           InformerHandlers handlers = {});
+  ~Informer();  // Stop()
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Starts the informer thread. Call once.
+  void Start();
+  // Ends the watch and joins the thread. Idempotent.
+  void Stop();
+
+  // True once the first list (or resumed watch) has filled the cache.
+  bool HasSynced() const;
+  // Waits until HasSynced or `timeout`; returns HasSynced().
+  bool WaitForSync(std::chrono::milliseconds timeout) const;
+
+  // The cached object under `key` ("ns/name", or "name" when cluster-scoped).
+  std::optional<nlohmann::json> Get(const std::string& key) const;
+  std::vector<nlohmann::json> List() const;
+  // The last resourceVersion the informer has seen.
+  std::string ResourceVersion() const;
+  InformerStats Stats() const;
+
+ private:
+  void Run();
+  Status ListAndReplace();
+  // Watches once; returns Gone when a relist is needed.
+  Status WatchOnce();
+  bool HandleEvent(const WatchEvent& event, Status* gone);
+  void Upsert(const nlohmann::json& object);
+  void Remove(const nlohmann::json& object);
+  void SetSynced();
+
+  KubeClient& client_;
+  const ResourceRef resource_;
+  const InformerOptions options_;
+  const InformerHandlers handlers_;
+  Cancellation cancel_;
+  std::thread thread_;
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable synced_cv_;
+  std::map<std::string, nlohmann::json> cache_;
+  std::string resource_version_;
+  bool synced_ = false;
+  InformerStats stats_;
+};
+
+}  // namespace ballast::kube

@@ -1,0 +1,134 @@
+// Informer against the real API server: list then watch, relist after 410
+// Gone, reconnect after the server ends the watch, prompt Stop.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <vector>
+
+#include "e2e_support.h"
+#include "operator/kube/informer.h"
+
+namespace ballast::kube {
+namespace {
+
+using nlohmann::json;
+using testing::ConfigMap;
+using testing::InstallGizmoCrd;
+using testing::kGizmos;
+using testing::KubeE2eTest;
+using testing::WaitUntil;
+
+// Records handler calls as "add ns/name", "update ns/name", "delete ns/name".
+struct Recorder {
+  std::mutex mu;
+  std::vector<std::string> calls;
+
+  InformerHandlers Handlers() {
+    return {[this](const json& o) { Record("add " + ObjectKey(o)); },
+            [this](const json&, const json& o) { Record("update " + ObjectKey(o)); },
+            [this](const json& o) { Record("delete " + ObjectKey(o)); }};
+  }
+  void Record(std::string call) {
+    std::lock_guard lock(mu);
+    calls.push_back(std::move(call));
+  }
+  bool Saw(const std::string& call) {
+    std::lock_guard lock(mu);
+    return std::find(calls.begin(), calls.end(), call) != calls.end();
+  }
+};
+
+TEST_F(KubeE2eTest, InformerListsThenWatches) {
+  ASSERT_TRUE(client_->Create(Maps(), ConfigMap("before")).ok());
+  Recorder recorder;
+  Informer informer(*client_, Maps(), {}, recorder.Handlers());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  EXPECT_TRUE(informer.Get(ns_ + "/before").has_value());
+  EXPECT_TRUE(recorder.Saw("add " + ns_ + "/before"));
+
+  ASSERT_TRUE(client_->Create(Maps(), ConfigMap("after", {{"v", "1"}})).ok());
+  ASSERT_TRUE(client_->MergePatch(Maps().Named("after"), {{"data", {{"v", "2"}}}}).ok());
+  ASSERT_TRUE(client_->Delete(Maps().Named("before")).ok());
+  EXPECT_TRUE(WaitUntil([&] { return recorder.Saw("delete " + ns_ + "/before"); }));
+  EXPECT_TRUE(recorder.Saw("add " + ns_ + "/after"));
+  EXPECT_TRUE(recorder.Saw("update " + ns_ + "/after"));
+  EXPECT_FALSE(informer.Get(ns_ + "/before").has_value());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto after = informer.Get(ns_ + "/after");
+    return after && after->at("data").at("v") == "2";
+  }));
+  EXPECT_EQ(informer.Stats().lists, 1u);
+  EXPECT_EQ(informer.Stats().errors, 0u);
+}
+
+json Gizmo(const std::string& name) {
+  return {{"apiVersion", "kube-e2e.ballast.io/v1"},
+          {"kind", "Gizmo"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"size", 1}}}};
+}
+
+TEST_F(KubeE2eTest, InformerRelistsAfterGone) {
+  InstallGizmoCrd(*client_);
+  const ResourceRef gizmos = kGizmos.In(ns_);
+  ASSERT_TRUE(WaitUntil([&] { return client_->Create(gizmos, Gizmo("x")).ok(); }));
+  ASSERT_TRUE(client_->Create(gizmos, Gizmo("y")).ok());
+  // Resume from a resourceVersion older than the API server's watch cache of
+  // the CRD (it starts when the CRD is established): the real server answers
+  // 410 Gone and the informer must list again.
+  InformerOptions options;
+  options.resume_resource_version = "1";
+  Recorder recorder;
+  Informer informer(*client_, gizmos, options, recorder.Handlers());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  const InformerStats stats = informer.Stats();
+  EXPECT_GE(stats.gone, 1u);
+  EXPECT_EQ(stats.lists, 1u);
+  EXPECT_TRUE(informer.Get(ns_ + "/x").has_value());
+  EXPECT_TRUE(informer.Get(ns_ + "/y").has_value());
+  EXPECT_TRUE(recorder.Saw("add " + ns_ + "/x"));
+  // And it watches on from the list's version.
+  ASSERT_TRUE(client_->Create(gizmos, Gizmo("z")).ok());
+  EXPECT_TRUE(WaitUntil([&] { return informer.Get(ns_ + "/z").has_value(); }));
+  EXPECT_EQ(informer.Stats().lists, 1u);
+}
+
+TEST_F(KubeE2eTest, InformerReconnectsWhenTheServerEndsTheWatch) {
+  InformerOptions options;
+  options.watch_timeout_seconds = 1;  // the API server closes every watch after 1 s
+  Recorder recorder;
+  Informer informer(*client_, Maps(), options, recorder.Handlers());
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  ASSERT_TRUE(WaitUntil([&] { return informer.Stats().watches >= 3; }));
+  // Changes made across reconnects all arrive, and none needed a relist.
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(client_->Create(Maps(), ConfigMap("r" + std::to_string(i))).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  }
+  for (int i = 0; i < 3; ++i) {
+    const std::string key = ns_ + "/r" + std::to_string(i);
+    EXPECT_TRUE(WaitUntil([&] { return recorder.Saw("add " + key); })) << key;
+  }
+  const InformerStats stats = informer.Stats();
+  EXPECT_EQ(stats.lists, 1u);
+  EXPECT_EQ(stats.gone, 0u);
+  EXPECT_EQ(stats.errors, 0u);
+  EXPECT_GE(stats.watches, 4u);
+}
+
+TEST_F(KubeE2eTest, InformerStopsPromptly) {
+  Informer informer(*client_, Maps());  // watches of 300 s
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  ASSERT_TRUE(WaitUntil([&] { return informer.Stats().watches >= 1; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  informer.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
+}  // namespace
+}  // namespace ballast::kube
