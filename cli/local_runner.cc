@@ -55,9 +55,12 @@ class Runner {
     BALLAST_RETURN_IF_ERROR(Prepare());
     BALLAST_ASSIGN_OR_RETURN(server_, coordinator::Server::Start({}));
     BALLAST_RETURN_IF_ERROR(server_->AddJob(config_));
-    for (auto& process : processes_) BALLAST_RETURN_IF_ERROR(Spawn(process));
+    Status status = Status::Ok();
+    for (auto& process : processes_) {
+      if (status.ok()) status = Spawn(process);
+    }
     const auto old_handler = std::signal(SIGINT, OnInterrupt);
-    Status status = Monitor();
+    if (status.ok()) status = Monitor();
     std::signal(SIGINT, old_handler);
     StopAll();
     if (!status.ok()) return status;
@@ -122,7 +125,15 @@ class Runner {
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    const std::string token = "BALLAST_TOKEN=" + config_.token;
+    // The environment is built before fork: only async-signal-safe calls may
+    // follow it in a threaded process.
+    std::vector<std::string> env = {"BALLAST_TOKEN=" + config_.token};
+    for (char** var = environ; *var != nullptr; ++var) {
+      if (std::string_view(*var).rfind("BALLAST_TOKEN=", 0) != 0) env.emplace_back(*var);
+    }
+    std::vector<char*> envp;
+    for (auto& var : env) envp.push_back(var.data());
+    envp.push_back(nullptr);
     const std::string log = (fs::path(log_dir_) / (node.name + ".log")).string();
     const std::string procs = process.limit ? process.limit->procs_file() : "";
 
@@ -144,8 +155,7 @@ class Runner {
         dup2(out, STDOUT_FILENO);
         dup2(out, STDERR_FILENO);
       }
-      putenv(const_cast<char*>(token.c_str()));
-      execv(argv[0], argv.data());
+      execve(argv[0], argv.data(), envp.data());
       _exit(127);
     }
     process.pid = pid;
