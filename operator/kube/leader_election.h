@@ -12,8 +12,9 @@
 // successor takes over at its next retry instead of after lease_duration.
 //
 // Thread-safety: IsLeader, Leader and Stop may be called from any thread.
-// Callbacks run on the elector's thread; on_started_leading must return
-// promptly (start the work elsewhere).
+// Callbacks run on the elector's thread, except the on_stopped_leading that
+// Stop() itself causes, which runs on Stop's caller; on_started_leading must
+// return promptly (start the work elsewhere).
 #pragma once
 
 #include <atomic>
