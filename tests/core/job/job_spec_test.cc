@@ -1,0 +1,134 @@
+// The job parser of `ballast run` (core/job/job_spec.h) against the files the
+// CRDs are tested with: every example job parses, the WeightedJob with every
+// key of the CRD's spec parses, and the invalid WeightedJobs the API server
+// rejects (tests/operator/crds/testdata/invalid/) are rejected here too,
+// except those marked "# cpp: accepts" (Kubernetes-only rules); likewise the
+// invalid WeightProfiles with the profile parser (core/fuzzy/profile.h).
+#include "job/job_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fuzzy/profile.h"
+
+namespace ballast::job {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = BALLAST_SOURCE_DIR;
+const fs::path kTestdata = kSource / "tests/operator/crds/testdata";
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The .yaml files of a directory, sorted.
+std::vector<fs::path> YamlFiles(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+TEST(JobSpecExamplesTest, EveryExampleJobParses) {
+  const auto files = YamlFiles(kSource / "examples/jobs");
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& file : files) {
+    auto job = ParseJob(ReadFile(file), file.filename().string());
+    EXPECT_TRUE(job.ok()) << file << ": " << job.status().ToString();
+  }
+}
+
+TEST(JobSpecExamplesTest, ManifestExamplesAreNamedByTheirMetadata) {
+  auto job = ParseJob(ReadFile(kSource / "examples/jobs/primes-300000.yaml"), "primes.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->name, "primes-300000");
+}
+
+// The matmul example quotes "n" for kubectl (YAML 1.1); the parser reads the
+// same key.
+TEST(JobSpecExamplesTest, QuotedMatmulKeyIsN) {
+  auto job = ParseJob(ReadFile(kSource / "examples/jobs/matmul-4096.yaml"), "matmul.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->workload.kind, workload::WorkloadKind::kMatmul);
+  EXPECT_EQ(job->workload.matmul.n, 4096u);
+  EXPECT_EQ(job->workload.matmul.block, 256u);
+}
+
+TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
+  auto job = ParseJob(ReadFile(kTestdata / "full-job.yaml"), "full-job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->name, "full-job-report");
+  EXPECT_EQ(job->workload.kind, workload::WorkloadKind::kExec);
+  EXPECT_EQ(job->workload.items, 64u);
+  EXPECT_TRUE(job->workload.exec.per_item);
+  EXPECT_EQ(job->workload.exec.retries, 5u);
+  EXPECT_EQ(job->workload.exec.image, "debian:bookworm-slim");
+  EXPECT_EQ(job->policy.name, "adaptive");
+  EXPECT_EQ(job->policy.label, "no-comp");
+  EXPECT_EQ(job->policy.options.at("compensation"), "none");
+  EXPECT_EQ(job->policy.options.at("stealing"), "false");
+  EXPECT_EQ(job->policy.options.at("minReportSeconds"), "0.25");
+  EXPECT_EQ(job->profile, "raspberry-pi");
+  EXPECT_EQ(job->lease_seconds, 45);
+  EXPECT_EQ(job->backoff_limit, 0u);
+  ASSERT_TRUE(job->active_deadline_s.has_value());
+  EXPECT_EQ(*job->active_deadline_s, 600);
+}
+
+// Each file starts with "# server: <message>" and "# cpp: rejects" or
+// "# cpp: accepts (why)".
+TEST(JobSpecCrdParityTest, WhatTheApiServerRejectsTheParserRejects) {
+  const auto files = YamlFiles(kTestdata / "invalid");
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& file : files) {
+    const std::string text = ReadFile(file);
+    const bool accepts = text.find("\n# cpp: accepts") != std::string::npos;
+    ASSERT_TRUE(accepts || text.find("\n# cpp: rejects") != std::string::npos)
+        << file << " says neither '# cpp: rejects' nor '# cpp: accepts'";
+    auto job = ParseJob(text, file.filename().string());
+    if (accepts) {
+      EXPECT_TRUE(job.ok()) << file << ": " << job.status().ToString();
+    } else {
+      EXPECT_FALSE(job.ok()) << file << " was accepted";
+      if (!job.ok()) {
+        // The error names the file and a line, like every Ballast file error.
+        EXPECT_EQ(job.status().message().rfind(file.filename().string() + ":", 0), 0u)
+            << job.status().ToString();
+      }
+    }
+  }
+}
+
+TEST(JobSpecCrdParityTest, WhatTheApiServerRejectsTheProfileParserRejects) {
+  const auto files = YamlFiles(kTestdata / "invalid-profiles");
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& file : files) {
+    const std::string text = ReadFile(file);
+    ASSERT_NE(text.find("\n# cpp: rejects"), std::string::npos) << file;
+    auto profile = fuzzy::ParseProfile(text, file.filename().string());
+    EXPECT_FALSE(profile.ok()) << file << " was accepted";
+  }
+}
+
+TEST(JobSpecCrdParityTest, ShippedProfileParses) {
+  auto profile = fuzzy::ParseProfile(ReadFile(kSource / "crds/profiles/raspberry-pi.yaml"),
+                                     "raspberry-pi.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->name, "raspberry-pi");
+}
+
+}  // namespace
+}  // namespace ballast::job

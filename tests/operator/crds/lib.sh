@@ -1,0 +1,43 @@
+# Helpers for the CRD tests (sourced): the smoke tests' lib.sh (kubectl on
+# PATH, KUBECONFIG, a namespace of the test's own in $ns, fail/pass/expect_eq,
+# $tmp), and the CRDs of crds/ installed and Established.
+# shellcheck source=../../testenv/smoke/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../testenv/smoke/lib.sh"
+
+crds_dir=$source_dir/crds
+testdata=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/testdata
+
+# install_ballast_crds: applies both CRDs (tests run in parallel and install
+# them too, so a lost create race is retried) and waits until Established.
+install_ballast_crds() {
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    if kubectl apply -f "$crds_dir/ballast.io_weightedjobs.yaml" \
+      -f "$crds_dir/ballast.io_weightprofiles.yaml" >"$tmp/apply.out" 2>&1; then
+      break
+    fi
+    ((attempt < 5)) || fail "the CRDs do not apply: $(cat "$tmp/apply.out")"
+    sleep 1
+  done
+  kubectl wait --for condition=Established --timeout=30s \
+    crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io >/dev/null ||
+    fail "the CRDs are not Established"
+  # Discovery can lag Established by a moment.
+  wait_until "kind WeightedJob served" 30 kubectl get weightedjobs -n "$ns"
+}
+
+# expect_rejected FILE MESSAGE [kubectl args...]: the server refuses FILE, both
+# as a dry run and for real, with MESSAGE in its answer.
+expect_rejected() {
+  local file=$1 message=$2 mode
+  shift 2
+  for mode in --dry-run=server ""; do
+    # shellcheck disable=SC2086
+    if kubectl create -n "$ns" $mode -f "$file" "$@" >"$tmp/out" 2>&1; then
+      fail "${file##*/} was accepted${mode:+ ($mode)}"
+    fi
+    grep -qF -- "$message" "$tmp/out" ||
+      fail "${file##*/}: expected '$message' in: $(cat "$tmp/out")"
+  done
+  pass "${file##*/} rejected: $message"
+}

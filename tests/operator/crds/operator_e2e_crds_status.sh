@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# WeightedJob's status is a subresource: the status the operator will write
+# (phase, conditions, per-node table, progress, result, checkpoint) passes its
+# schema through `kubectl patch --subresource=status`, shows in the printer
+# columns of `kubectl get wj`, and neither write touches the other half.
+source "$(dirname "$0")/lib.sh"
+
+install_ballast_crds
+
+cat <<'YAML' | kubectl apply -n "$ns" -f - >/dev/null
+apiVersion: ballast.io/v1alpha1
+kind: WeightedJob
+metadata: {name: primes}
+spec:
+  workload: {primes: {limit: 300000}}
+YAML
+kubectl get wj -n "$ns" >"$tmp/get"
+grep -qE '^NAME +PHASE +PROGRESS +WORKERS +EFFICIENCY +AGE$' "$tmp/get" ||
+  fail "kubectl get wj columns: $(cat "$tmp/get")"
+pass "kubectl get wj has the columns NAME PHASE PROGRESS WORKERS EFFICIENCY AGE"
+
+# A status write on the main resource is ignored.
+kubectl patch wj primes -n "$ns" --type merge -p '{"status":{"phase":"Running"}}' >/dev/null
+expect_eq "status after a main-resource patch" "" "$(jp wj/primes '{.status.phase}')"
+
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+cat >"$tmp/status.json" <<JSON
+{"status": {
+  "phase": "Running", "observedGeneration": 1,
+  "conditions": [
+    {"type": "Ready", "status": "True", "reason": "WorkersRunning", "message": "3 workers",
+     "lastTransitionTime": "$now", "observedGeneration": 1},
+    {"type": "Progressing", "status": "True", "reason": "ItemsFinishing", "message": "63000 of 150000",
+     "lastTransitionTime": "$now", "observedGeneration": 1}],
+  "nodes": [
+    {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0"},
+    {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
+  "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
+  "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
+  "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
+  "checkpoint": {"finished": [[0, 63000]], "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}}}
+}}
+JSON
+kubectl patch wj primes -n "$ns" --subresource=status --type merge --patch-file "$tmp/status.json" >/dev/null ||
+  fail "the status patch was refused"
+expect_eq "status after a status patch" "Running 42% 3 0.93" \
+  "$(jp wj/primes '{.status.phase} {.status.progress} {.status.workers} {.status.efficiency}')"
+expect_eq "generation after a status patch" 1 "$(jp wj/primes '{.metadata.generation}')"
+expect_eq "preserved result and checkpoint" "12000 0 63000" \
+  "$(jp wj/primes '{.status.result.primes.count} {.status.checkpoint.finished[0][0]} {.status.checkpoint.finished[0][1]}')"
+expect_eq "node table" "pi4b-0=5 pi3b-0=1" \
+  "$(jp wj/primes '{range .status.nodes[*]}{.name}={.weight} {end}' | sed 's/ $//')"
+
+kubectl get wj primes -n "$ns" >"$tmp/get"
+grep -qE '^primes +Running +42% +3 +0\.93 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"
+kubectl get wj primes -n "$ns" -o wide >"$tmp/wide"
+grep -qE '^primes +Running +42% +3 +0\.93 +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
+  fail "kubectl get wj -o wide row: $(cat "$tmp/wide")"
+pass "kubectl get wj shows phase, progress, workers, efficiency (-o wide: profile, items)"
+
+# A spec update leaves the status alone and moves the generation.
+kubectl patch wj primes -n "$ns" --type merge -p '{"spec":{"suspend":true}}' >/dev/null
+expect_eq "generation after a spec update" 2 "$(jp wj/primes '{.metadata.generation}')"
+expect_eq "status after a spec update" "Running 42% 63000" \
+  "$(jp wj/primes '{.status.phase} {.status.progress} {.status.completedItems}')"
+
+# The status has a schema too.
+if kubectl patch wj primes -n "$ns" --subresource=status --type merge \
+  -p '{"status":{"phase":"Exploded"}}' >"$tmp/out" 2>&1; then
+  fail "phase Exploded was accepted"
+fi
+grep -qF 'Unsupported value: "Exploded"' "$tmp/out" || fail "unexpected refusal: $(cat "$tmp/out")"
+pass "an unknown phase is refused"
+if kubectl patch wj primes -n "$ns" --subresource=status --type json \
+  -p '[{"op":"add","path":"/status/conditions/-","value":{"type":"Failed","status":"Maybe","reason":"x","message":"","lastTransitionTime":"'"$now"'"}}]' \
+  >"$tmp/out" 2>&1; then
+  fail "condition status Maybe was accepted"
+fi
+grep -qF 'Unsupported value: "Maybe"' "$tmp/out" || fail "unexpected refusal: $(cat "$tmp/out")"
+pass "a condition outside metav1.Condition's shape is refused"
+
+# WeightProfile has a status subresource as well.
+cat <<YAML | kubectl apply -f - >/dev/null
+apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata: {name: $ns-profile}
+spec:
+  criteria: [{name: sd, label: ballast.io/sd-gb, type: numeric, rank: 1, default: 8}]
+YAML
+kubectl patch wp "$ns-profile" --subresource=status --type merge -p '{"status":{"observedGeneration":1,"conditions":[{"type":"Valid","status":"True","reason":"Checked","message":"","lastTransitionTime":"'"$now"'"}]}}' >/dev/null ||
+  fail "the WeightProfile status patch was refused"
+expect_eq "WeightProfile status" True "$(kubectl get wp "$ns-profile" -o 'jsonpath={.status.conditions[0].status}')"
+kubectl delete wp "$ns-profile" >/dev/null
