@@ -67,22 +67,28 @@ PY
   pass "$crd: every field has a description"
 done
 
-# The profile of seed 000 applies as a WeightProfile and gets its defaults.
+# The profile of seed 000 applies as a WeightProfile and gets its defaults:
+# as is in a dry run, and for real under a name of this test's own (a
+# cluster-scoped raspberry-pi created here would race other tests' dry runs).
 profile=$crds_dir/profiles/raspberry-pi.yaml
 kubectl apply --dry-run=server -f "$profile" >/dev/null || fail "raspberry-pi fails server-side validation"
-kubectl apply -f "$profile" >/dev/null || fail "raspberry-pi does not apply"
-expect_eq "raspberry-pi rounding" ceil "$(kubectl get wp raspberry-pi -o 'jsonpath={.spec.rounding}')"
+pi=$ns-raspberry-pi
+sed "s/^  name: raspberry-pi$/  name: $pi/" "$profile" >"$tmp/profile.yaml"
+grep -q "name: $pi" "$tmp/profile.yaml" || fail "could not rename the profile"
+kubectl apply -f "$tmp/profile.yaml" >/dev/null || fail "raspberry-pi does not apply"
+trap 'kubectl delete wp "$pi" --ignore-not-found >/dev/null 2>&1; cleanup' EXIT
+expect_eq "raspberry-pi rounding" ceil "$(kubectl get wp "$pi" -o 'jsonpath={.spec.rounding}')"
 expect_eq "raspberry-pi criteria" "cpu os-bits ram control-plane sd power os-release" \
-  "$(kubectl get wp raspberry-pi -o 'jsonpath={.spec.criteria[*].name}')"
+  "$(kubectl get wp "$pi" -o 'jsonpath={.spec.criteria[*].name}')"
 expect_eq "raspberry-pi cpu term of the Pi 5" 9 \
-  "$(kubectl get wp raspberry-pi -o 'jsonpath={.spec.criteria[0].terms.cortex-a76}')"
+  "$(kubectl get wp "$pi" -o 'jsonpath={.spec.criteria[0].terms.cortex-a76}')"
 expect_eq "raspberry-pi power default" 6.4 \
-  "$(kubectl get wp raspberry-pi -o 'jsonpath={.spec.criteria[?(@.name=="power")].default}')"
+  "$(kubectl get wp "$pi" -o 'jsonpath={.spec.criteria[?(@.name=="power")].default}')"
 expect_eq "defaulted optional of cpu" false \
-  "$(kubectl get wp raspberry-pi -o 'jsonpath={.spec.criteria[0].optional}')"
-kubectl get wp raspberry-pi >"$tmp/get"
+  "$(kubectl get wp "$pi" -o 'jsonpath={.spec.criteria[0].optional}')"
+kubectl get wp "$pi" >"$tmp/get"
 grep -qE '^NAME +ROUNDING +AGE$' "$tmp/get" || fail "kubectl get wp columns: $(cat "$tmp/get")"
-grep -qE '^raspberry-pi +ceil +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wp row: $(cat "$tmp/get")"
+grep -qE "^$pi +ceil +[0-9][0-9a-z]*\$" "$tmp/get" || fail "kubectl get wp row: $(cat "$tmp/get")"
 pass "kubectl get wp shows the rounding"
 
 # A profile of the test's own: defaults for rounding and better, then gone.
