@@ -290,6 +290,7 @@ class Runner {
       node.busy_s = worker.busy_s;
       node.idle_s = std::max(0.0, out.makespan_s - worker.busy_s);
       node.leases = worker.leases;
+      node.reports = worker.reports;
       node.cuts = worker.cuts;
       node.restarts = processes_[i].restarts;
       out.nodes.push_back(node);

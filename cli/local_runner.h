@@ -45,6 +45,7 @@ struct NodeOutcome {
   double busy_s = 0;
   double idle_s = 0;  // makespan minus busy
   uint64_t leases = 0;
+  uint64_t reports = 0;
   uint64_t cuts = 0;  // times its lease was shrunk for another worker
   uint32_t restarts = 0;
 };

@@ -126,6 +126,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
                      {"busy_s", n.busy_s},
                      {"idle_s", n.idle_s},
                      {"leases", n.leases},
+                     {"reports", n.reports},
                      {"cuts", n.cuts},
                      {"restarts", n.restarts}});
   }

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "balance/cost_model.h"
 #include "kernels/kernel.h"
 #include "protocol/messages.h"
 #include "workload/result.h"
@@ -87,6 +88,7 @@ class WorkerLoop::Impl {
   Status RunJob() {
     BALLAST_ASSIGN_OR_RETURN(auto description, FetchJob());
     workload_ = description.workload;
+    cost_ = balance::CostModel(workload_.items, workload_.cost);
     BALLAST_ASSIGN_OR_RETURN(kernel_, kernels::MakeKernel(workload_));
     spdlog::info("worker started job={} worker={} workload={} items={} threads={} speed={}",
                  options_.job, options_.name, workload::WorkloadKindName(workload_.kind),
@@ -204,7 +206,7 @@ class WorkerLoop::Impl {
     const double cpu_start = ProcessCpuSeconds();
     const auto since_report = Clock::now();
     while (position_ < lease_.end) {
-      const Range step{position_, std::min(lease_.end, position_ + StepItems())};
+      const Range step{position_, StepEnd()};
       const auto start = Clock::now();
       BALLAST_ASSIGN_OR_RETURN(auto part,
                                ComputeParallel(*kernel_, step, options_.threads, workload_.kind));
@@ -213,7 +215,7 @@ class WorkerLoop::Impl {
       BALLAST_RETURN_IF_ERROR(result.Merge(part));
       calc += seconds;
       position_ = step.end;
-      item_seconds_ = seconds / static_cast<double>(step.size());
+      seconds_per_cost_ = seconds / std::max(cost_.Cost(step), 1e-12);
       metrics_->Items(step.size(), seconds);
       metrics_->Busy(seconds);
       const bool cadence = reply.report_every_s > 0 && calc >= reply.report_every_s;
@@ -228,11 +230,15 @@ class WorkerLoop::Impl {
     return report;
   }
 
-  // Items per step: about step_seconds of work per thread, from the last step.
-  uint64_t StepItems() const {
-    if (item_seconds_ <= 0) return options_.threads;
-    const double items = options_.step_seconds / item_seconds_ * options_.threads;
-    return static_cast<uint64_t>(std::clamp(items, 1.0, 1e12));
+  // The end of the next step: about step_seconds of work per thread, by the
+  // job's declared cost model (items may grow costlier along the lease, as
+  // primes by trial division do) and the seconds per unit of cost measured
+  // on the last step. At least one item per thread.
+  uint64_t StepEnd() const {
+    const uint64_t minimum = std::min(lease_.end, position_ + options_.threads);
+    if (seconds_per_cost_ <= 0) return minimum;
+    const double cost = options_.step_seconds / seconds_per_cost_ * options_.threads;
+    return std::max(minimum, cost_.Advance(position_, lease_.end, cost));
   }
 
   // A node of speed s < 1 spends (1/s - 1) seconds idle per second computing.
@@ -278,7 +284,8 @@ class WorkerLoop::Impl {
   Range lease_;
   uint64_t position_ = 0;
   uint64_t seq_ = 0;
-  double item_seconds_ = 0;
+  balance::CostModel cost_;      // the job's declared item costs
+  double seconds_per_cost_ = 0;  // measured on the last step
   double heartbeat_s_ = 10;
   std::atomic<bool> signalled_{false};
   pplx::cancellation_token_source stop_polling_;
