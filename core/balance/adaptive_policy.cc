@@ -310,10 +310,27 @@ class AdaptivePolicy : public PolicyBase {
     if (!last || last->first == thief || !busy_[last->first]) return std::nullopt;
     const auto [victim, latest] = *last;
     const WorkerState& v = state(victim);
+    // The victim learns its new end with the reply to its next report. When
+    // that comes too late for any steal (a slow victim with a long cadence,
+    // in the tail), it is signalled to report at its next item boundary,
+    // about a report floor from now, and the steal is sized for that.
+    const double next_report = std::max(now, v.last_contact + v.report_every_s);
+    if (auto stolen = StealAt(thief, victim, latest, next_report, now)) return stolen;
+    const double signalled = now + ReportFloor(now);
+    if (signalled >= next_report) return std::nullopt;
+    auto stolen = StealAt(thief, victim, latest, signalled, now);
+    if (stolen) Signal(victim);
+    return stolen;
+  }
+
+  // Cuts the far end of the victim's lease for the thief, sized so both
+  // finish together when the victim learns its new end at `learns`; nullopt
+  // when nothing worth moving is left by then.
+  std::optional<Reply> StealAt(WorkerId thief, WorkerId victim, double latest, double learns,
+                               double now) {
+    const WorkerState& v = state(victim);
     const double v_speed = Speed(victim);
     const double t_speed = Speed(thief);
-    // The victim learns its new end with the reply to its next report.
-    const double learns = std::max(now, v.last_contact + v.report_every_s);
     const Range left = Unfinished(victim);
     uint64_t safe = cost().Advance(left.begin, left.end, v_speed * (learns - v.last_contact));
     safe = std::min(left.end, safe + 1);  // the item it may have begun

@@ -966,6 +966,37 @@ TEST(PolicyTest, AdaptiveThiefTakesTheFarEndOfTheSlowestLease) {
 // Regression guard: a victim that was faster than predicted computes past the
 // end it was cut to, and reports items of its thief's lease. Those items are
 // finished; a later steal must not lease them again.
+TEST(PolicyTest, AdaptiveSignalsAVictimWhoseNextReportComesTooLateForASteal) {
+  auto policy = Make("adaptive", {{"slowStart", "off"}});
+  policy->Start(Job(100, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  // Worker 1 computes one item a second and last reported at t = 44, at
+  // item 94, with a cadence of 5 s: it will not report again before t = 49,
+  // when it will have finished.
+  Progress(*policy, 1, {50, 51}, 1, 1);
+  const Reply cadence = Progress(*policy, 1, {51, 94}, 44, 43);
+  ASSERT_GT(cadence.report_every_s, 4);
+  (void)policy->TakeSignals();
+  // Worker 0 finishes its share at t = 45 and finds the pool empty. Waiting
+  // for worker 1's next report would leave nothing to steal, so worker 1 is
+  // signalled to report at its next item and the thief takes the far end
+  // of what it cannot have begun by then.
+  const Reply stolen = Finish(*policy, 0, {0, 50}, 45, 45);
+  ASSERT_EQ(KindName(stolen.kind), "kLease");
+  EXPECT_EQ(stolen.lease.end, 100u);
+  EXPECT_GE(stolen.lease.begin, 96u);
+  EXPECT_LT(stolen.lease.begin, 100u);
+  EXPECT_EQ(policy->TakeSignals(), std::vector<WorkerId>{1});
+  // Signalled, worker 1 reports at once and learns its new end.
+  const Reply learned = Progress(*policy, 1, {94, 95}, 45.1, 1.1);
+  EXPECT_EQ(KindName(learned.kind), "kContinue");
+  EXPECT_EQ(learned.lease.end, stolen.lease.begin);
+  EXPECT_EQ(KindName(Finish(*policy, 1, {95, stolen.lease.begin}, 47, 2).kind), "kWait");
+  EXPECT_EQ(KindName(Finish(*policy, 0, stolen.lease, 47, 2).kind), "kDone");
+  EXPECT_TRUE(policy->Finished());
+}
+
 TEST(PolicyTest, AdaptiveStealNeverLeasesFinishedItems) {
   // Without slow start, so that the steal is sized by the formula alone.
   auto policy = Make("adaptive", {{"slowStart", "off"}});
