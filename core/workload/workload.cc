@@ -40,12 +40,12 @@ Status CheckPrimes(const PrimesSpec& primes, uint64_t items) {
 
 Status CheckMatmul(const MatmulSpec& matmul, uint64_t items) {
   if (matmul.n == 0 || matmul.n > kMaxMatmulN) {
-    return Status::Invalid(
-        fmt::format("matmul.n: expected a whole number in [1, {}], got {}", kMaxMatmulN, matmul.n));
+    return Status::Invalid(fmt::format("matmul.size: expected a whole number in [1, {}], got {}",
+                                       kMaxMatmulN, matmul.n));
   }
   if (matmul.block == 0 || matmul.n % matmul.block != 0) {
-    return Status::Invalid(
-        fmt::format("matmul.block: expected a divisor of n = {}, got {}", matmul.n, matmul.block));
+    return Status::Invalid(fmt::format("matmul.block: expected a divisor of size = {}, got {}",
+                                       matmul.n, matmul.block));
   }
   const uint64_t side = matmul.n / matmul.block;
   if (items != side * side) {

@@ -33,9 +33,9 @@ StatusOr<PrimesSpec> PrimesFromJson(const json& node) {
 }
 
 StatusOr<MatmulSpec> MatmulFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "matmul", {"n", "block", "seed"}));
+  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "matmul", {"size", "block", "seed"}));
   MatmulSpec matmul;
-  BALLAST_ASSIGN_OR_RETURN(uint64_t n, RequireUint(node, "matmul", "n"));
+  BALLAST_ASSIGN_OR_RETURN(uint64_t n, RequireUint(node, "matmul", "size"));
   BALLAST_ASSIGN_OR_RETURN(uint64_t block, RequireUint(node, "matmul", "block"));
   if (n > kMaxMatmulN || block > kMaxMatmulN) {
     return Status::Invalid(fmt::format("matmul: n and block must be at most {}", kMaxMatmulN));
@@ -82,7 +82,7 @@ json WorkloadToJson(const WorkloadSpec& spec) {
       break;
     case WorkloadKind::kMatmul:
       out["matmul"] = {
-          {"n", spec.matmul.n}, {"block", spec.matmul.block}, {"seed", spec.matmul.seed}};
+          {"size", spec.matmul.n}, {"block", spec.matmul.block}, {"seed", spec.matmul.seed}};
       break;
     case WorkloadKind::kExec:
       out["exec"] = {{"command", spec.exec.command},

@@ -31,13 +31,13 @@ Status ParsePrimes(const YamlNode& node, PrimesSpec* primes) {
 }
 
 Status ParseMatmul(const YamlNode& node, MatmulSpec* matmul) {
-  BALLAST_RETURN_IF_ERROR(node.ExpectMap({"n", "block", "seed"}));
-  BALLAST_ASSIGN_OR_RETURN(YamlNode n, node.Require("n"));
+  BALLAST_RETURN_IF_ERROR(node.ExpectMap({"size", "block", "seed"}));
+  BALLAST_ASSIGN_OR_RETURN(YamlNode n, node.Require("size"));
   BALLAST_ASSIGN_OR_RETURN(int64_t size, n.AsInt(1, kMaxMatmulN));
   matmul->n = static_cast<uint32_t>(size);
   BALLAST_ASSIGN_OR_RETURN(YamlNode block, node.Require("block"));
   BALLAST_ASSIGN_OR_RETURN(int64_t width, block.AsInt(1, kMaxMatmulN));
-  if (size % width != 0) return block.Error(fmt::format("a divisor of n = {}", size));
+  if (size % width != 0) return block.Error(fmt::format("a divisor of size = {}", size));
   matmul->block = static_cast<uint32_t>(width);
   if (auto seed = node.Get("seed")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t value, seed->AsInt(0));

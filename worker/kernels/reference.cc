@@ -65,7 +65,7 @@ StatusOr<Result> ReferenceResult(const workload::WorkloadSpec& spec) {
     case workload::WorkloadKind::kMatmul:
       if (spec.matmul.n > kMaxReferenceN) {
         return Status::Invalid(
-            fmt::format("reference: matmul.n must be at most {}", kMaxReferenceN));
+            fmt::format("reference: matmul.size must be at most {}", kMaxReferenceN));
       }
       return Product(spec.matmul);
     case workload::WorkloadKind::kExec:

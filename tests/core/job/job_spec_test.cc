@@ -57,9 +57,8 @@ TEST(JobSpecExamplesTest, ManifestExamplesAreNamedByTheirMetadata) {
   EXPECT_EQ(job->name, "primes-300000");
 }
 
-// The matmul example quotes "n" for kubectl (YAML 1.1); the parser reads the
-// same key.
-TEST(JobSpecExamplesTest, QuotedMatmulKeyIsN) {
+// The matmul example's keys, as kubectl and the parser read them alike.
+TEST(JobSpecExamplesTest, MatmulExampleReadsSizeAndBlock) {
   auto job = ParseJob(ReadFile(kSource / "examples/jobs/matmul-4096.yaml"), "matmul.yaml");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ(job->workload.kind, workload::WorkloadKind::kMatmul);

@@ -57,13 +57,13 @@ TEST(WorkloadYamlTest, ItemsOfTheJobOverrideTheDefault) {
 }
 
 TEST(WorkloadYamlTest, MatmulHasOneItemPerBlockOfC) {
-  auto spec = ParseJob("workload:\n  matmul: {n: 1024, block: 128, seed: 7}\n");
+  auto spec = ParseJob("workload:\n  matmul: {size: 1024, block: 128, seed: 7}\n");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_EQ(spec->kind, WorkloadKind::kMatmul);
   EXPECT_EQ(spec->matmul, (MatmulSpec{1024, 128, 7}));
   EXPECT_EQ(spec->items, 64u);
   EXPECT_EQ(spec->cost, balance::CostShape::kUniform);
-  EXPECT_TRUE(ParseJob("items: 64\nworkload:\n  matmul: {n: 1024, block: 128}\n").ok());
+  EXPECT_TRUE(ParseJob("items: 64\nworkload:\n  matmul: {size: 1024, block: 128}\n").ok());
 }
 
 TEST(WorkloadYamlTest, ExecReadsEveryField) {
@@ -93,7 +93,7 @@ struct BadCase {
 
 const BadCase kBad[] = {
     {"no member", "workload: {}  # <-\n", "exactly one of primes, matmul, exec"},
-    {"two members", "workload:\n  primes: {limit: 10}\n  matmul: {n: 4, block: 2}  # <-\n",
+    {"two members", "workload:\n  primes: {limit: 10}\n  matmul: {size: 4, block: 2}  # <-\n",
      "exactly one"},
     {"unknown member", "workload:\n  fft: {n: 4}  # <-\n", "fft"},
     {"member not a map", "workload:\n  primes: 300000  # <-\n", "a map of primes settings"},
@@ -104,10 +104,10 @@ const BadCase kBad[] = {
     {"bad method", "workload:\n  primes:\n    limit: 10\n    method: wheel  # <-\n",
      "trial or sieve"},
     {"too many trial items", "items: 6\nworkload:\n  primes: {limit: 10}  # <-\n", "at most 5"},
-    {"n not a multiple of block", "workload:\n  matmul:\n    n: 100\n    block: 30  # <-\n",
-     "divisor of n = 100"},
-    {"zero n", "workload:\n  matmul:\n    n: 0  # <-\n    block: 1\n", "expected"},
-    {"matmul items mismatch", "items: 10\nworkload:\n  matmul: {n: 8, block: 2}  # <-\n",
+    {"size not a multiple of block", "workload:\n  matmul:\n    size: 100\n    block: 30  # <-\n",
+     "divisor of size = 100"},
+    {"zero size", "workload:\n  matmul:\n    size: 0  # <-\n    block: 1\n", "expected"},
+    {"matmul items mismatch", "items: 10\nworkload:\n  matmul: {size: 8, block: 2}  # <-\n",
      "(n/block)^2 = 16"},
     {"exec without items", "workload:\n  exec: {command: [\"true\"]}  # <-\n", "items"},
     {"empty command", "items: 2\nworkload:\n  exec:\n    command: []  # <-\n", "non-empty"},
@@ -213,7 +213,7 @@ TEST(WorkloadJsonTest, EveryKindRoundTrips) {
   const std::vector<std::string> jobs = {
       "workload:\n  primes: {limit: 300000}\n",
       "items: 9\nworkload:\n  primes: {limit: 1000000, method: sieve}\n",
-      "workload:\n  matmul: {n: 256, block: 32, seed: 9223372036854775807}\n",
+      "workload:\n  matmul: {size: 256, block: 32, seed: 9223372036854775807}\n",
       "items: 5\nworkload:\n  exec: {command: [sh, -c, 'exit 0'], perItem: true, image: x}\n",
   };
   for (const std::string& job : jobs) {
@@ -245,7 +245,7 @@ TEST(WorkloadJsonTest, MalformedJsonIsInvalidNamingTheField) {
       {R"({"primes": {"limit": 10}, "items": 5, "costModel": "linear"})", "primes.method"},
       {R"({"primes": {"limit": 10, "method": "trial", "x": 1}, "items": 5, "costModel": "linear"})",
        "'x'"},
-      {R"({"matmul": {"n": 10, "block": 3, "seed": 1}, "items": 9, "costModel": "uniform"})",
+      {R"({"matmul": {"size": 10, "block": 3, "seed": 1}, "items": 9, "costModel": "uniform"})",
        "matmul.block"},
       {R"({"exec": {"command": [], "perItem": false, "retries": 2, "image": ""}, "items": 1,
           "costModel": "uniform"})",
@@ -253,7 +253,7 @@ TEST(WorkloadJsonTest, MalformedJsonIsInvalidNamingTheField) {
       {R"({"exec": {"command": ["a"], "perItem": 1, "retries": 2, "image": ""}, "items": 1,
           "costModel": "uniform"})",
        "exec.perItem"},
-      {R"({"matmul": {"n": 4, "block": 2, "seed": 1}, "items": 4, "costModel": "cubic"})",
+      {R"({"matmul": {"size": 4, "block": 2, "seed": 1}, "items": 4, "costModel": "cubic"})",
        "costModel"},
       {R"([1, 2])", "object"},
   };

@@ -37,7 +37,7 @@ for file in "${examples[@]}"; do
 done
 expect_eq "primes-300000: method" trial "$(jp wj/primes-300000 '{.spec.workload.primes.method}')"
 expect_eq "primes-300000: checksum defaulted" true "$(jp wj/primes-300000 '{.spec.workload.primes.checksum}')"
-expect_eq "matmul-4096: n" 4096 "$(jp wj/matmul-4096 '{.spec.workload.matmul.n}')"
+expect_eq "matmul-4096: size" 4096 "$(jp wj/matmul-4096 '{.spec.workload.matmul.size}')"
 expect_eq "exec-checksums: retries" 2 "$(jp wj/exec-checksums '{.spec.workload.exec.retries}')"
 expect_eq "exec-checksums: perItem defaulted" false "$(jp wj/exec-checksums '{.spec.workload.exec.perItem}')"
 
@@ -48,7 +48,7 @@ kind: WeightedJob
 metadata: {name: minimal}
 spec:
   workload:
-    matmul: {"n": 512, block: 128}
+    matmul: {size: 512, block: 128}
 YAML
 expect_eq "minimal: defaulted spec" \
   'adaptive raspberry-pi 30 3 false 0' \
