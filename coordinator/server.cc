@@ -336,7 +336,11 @@ class Server::Impl {
     }
     const std::string worker = web::uri::decode(it->second);
     std::lock_guard lock(entry->mutex);
-    if (entry->pending_signals.erase(worker) > 0 || entry->session->Finished()) {
+    if (entry->session->Finished()) {
+      ReplyJson(request, status_codes::OK, {{"signalled", true}, {"done", true}});
+      return;
+    }
+    if (entry->pending_signals.erase(worker) > 0) {
       ReplyJson(request, status_codes::OK, {{"signalled", true}});
       return;
     }
@@ -390,8 +394,9 @@ class Server::Impl {
   void AnswerAllHeld(JobEntry& entry, const protocol::ReplyMessage& reply) {
     for (auto& [worker, held] : entry.waiting_reports) AnswerReport(held.request, reply);
     entry.waiting_reports.clear();
+    // Only a finished or removed job answers everyone at once.
     for (auto& [worker, held] : entry.signal_polls) {
-      ReplyJson(held.request, status_codes::OK, {{"signalled", true}});
+      ReplyJson(held.request, status_codes::OK, {{"signalled", true}, {"done", true}});
     }
     entry.signal_polls.clear();
   }

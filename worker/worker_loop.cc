@@ -269,6 +269,7 @@ class WorkerLoop::Impl {
           std::this_thread::sleep_for(std::chrono::seconds(1));
         } else if (json.ok() && json->value("signalled", false)) {
           signalled_ = true;
+          if (json->value("done", false)) return;  // the job is over: no more signals
         }
       } catch (const std::exception&) {
         if (!cancel.is_canceled()) std::this_thread::sleep_for(std::chrono::seconds(1));

@@ -58,6 +58,7 @@ struct JobDescription {
 // The reason a held signal request returned.
 struct SignalMessage {
   bool signalled = false;  // true: contact the coordinator now; false: timed out, ask again
+  bool done = false;       // the job is over: stop polling
 };
 
 nlohmann::json ToJson(const ReportMessage& message);

@@ -164,6 +164,22 @@ TEST_F(ServerTest, AHeldWaitTimesOutWithWait) {
   EXPECT_GE(held_s, 0.9);  // the server's wait_timeout_s is 1
 }
 
+TEST_F(ServerTest, SignalPollsOfAFinishedJobSayItIsDone) {
+  const auto lease =
+      nlohmann::json::parse(Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body);
+  ASSERT_EQ(lease["kind"], "lease");
+  const auto done = nlohmann::json::parse(
+      Report("two", "token-two",
+             {{"worker", "a"}, {"idle", true}, {"completed", {Completion(lease["lease"])}}})
+          .body);
+  ASSERT_EQ(done["kind"], "done");
+  const Response poll = Request(methods::GET, "/v1/jobs/two/signal?worker=a", "token-two");
+  ASSERT_EQ(poll.code, 200);
+  const auto answer = nlohmann::json::parse(poll.body);
+  EXPECT_EQ(answer["signalled"], true);
+  EXPECT_EQ(answer["done"], true);
+}
+
 TEST_F(ServerTest, HealthAndUnknownRoutes) {
   EXPECT_EQ(Request(methods::GET, "/healthz", "").code, 200);
   EXPECT_EQ(Request(methods::GET, "/v1/jobs/nope", "token-one").code, 404);
