@@ -77,7 +77,7 @@ std::string NodeTableSvg(const LocalRunOutcome& outcome) {
     }
   }
   return fmt::format(
-      R"(<svg xmlns="http://www.w3.org/2000/svg" width="740" height="{}" font-family="sans-serif" font-size="13">{}</svg>)",
+      R"(<svg xmlns="http://www.w3.org/2000/svg" width="740" height="{0}" font-family="sans-serif" font-size="13"><rect width="740" height="{0}" fill="white"/>{1}</svg>)",
       row * (outcome.nodes.size() + 2), body);
 }
 
