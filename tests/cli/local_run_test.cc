@@ -66,6 +66,15 @@ TEST(LocalRunTest, DefaultClusterGivesTheExactResult) {
   EXPECT_LE(outcome->ideal_s, outcome->makespan_s * 1.05);
 }
 
+TEST(LocalRunTest, WithoutCgroupsTheWorkersDutyCycleEmulatesTheSpeeds) {
+  LocalRunOptions options = Options(PrimesJob(100000));
+  options.cgroups = false;
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_NE(outcome->speed_method.find("duty cycle"), std::string::npos) << outcome->speed_method;
+  EXPECT_EQ(outcome->view.result, Reference(PrimesJob(100000).workload));
+}
+
 TEST(LocalRunTest, AWorkerKilledMidRunLosesNothing) {
   job::JobSpec job = PrimesJob(200000);
   job.backoff_limit = 0;  // no restart: the others finish its work
