@@ -12,7 +12,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -174,7 +177,7 @@ class Server::Impl {
       }
       jobs_gauge_.Set(static_cast<double>(jobs_.size()));
     }
-    timer_cv_.notify_all();
+    RequestRescan();
     return Status::Ok();
   }
 
@@ -348,7 +351,6 @@ class Server::Impl {
       ReplyJson(held->second.request, status_codes::OK, {{"signalled", false}});
     }
     entry->signal_polls[worker] = {request, entry->Now() + options_.wait_timeout_s};
-    timer_cv_.notify_all();
   }
 
   static protocol::ReplyMessage WaitReply() { return {balance::Reply::Kind::kWait, {}, 0, 0}; }
@@ -357,9 +359,16 @@ class Server::Impl {
     ReplyJson(request, status_codes::OK, protocol::ToJson(reply));
   }
 
+  // After a request changed the job: DeliverAndFinish, and wake the timer if
+  // the job now needs it sooner. Requires entry.mutex.
+  void AfterChange(JobEntry& entry) {
+    DeliverAndFinish(entry);
+    WakeTimerIfSooner(entry);
+  }
+
   // Delivers the policy's signals; answers everything once the job is done.
   // Requires entry.mutex.
-  void AfterChange(JobEntry& entry) {
+  void DeliverAndFinish(JobEntry& entry) {
     for (auto signals = entry.session->TakeSignals(); !signals.empty();
          signals = entry.session->TakeSignals()) {
       for (const std::string& worker : signals) Deliver(entry, worker);
@@ -367,6 +376,28 @@ class Server::Impl {
     if (entry.session->Finished()) {
       AnswerAllHeld(entry, protocol::ReplyMessage{balance::Reply::Kind::kDone, {}, 0, 0});
       entry.finished_cv.notify_all();
+    }
+  }
+
+  // Wakes the timer thread when the job's next deadline (a lease expiry, a
+  // policy timer) comes before the timer's planned wake; a context switch per
+  // report would halve the coordinator's throughput. Held requests need no
+  // wake: theirs are the latest deadlines, and the timer wakes every second.
+  // Requires entry.mutex.
+  void WakeTimerIfSooner(const JobEntry& entry) {
+    const double next = entry.session->NextDeadline();
+    if (!std::isfinite(next)) return;
+    const auto at = entry.epoch + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(next));
+    if (at.time_since_epoch().count() >= planned_wake_.load()) return;
+    RequestRescan();
+  }
+
+  // Asks the timer thread for another pass now.
+  void RequestRescan() {
+    {
+      std::lock_guard lock(timer_mutex_);
+      rescan_ = true;
     }
     timer_cv_.notify_all();
   }
@@ -406,6 +437,9 @@ class Server::Impl {
   void TimerLoop() {
     std::unique_lock timer_lock(timer_mutex_);
     while (!stopping_) {
+      rescan_ = false;
+      // While a pass runs, any change must ask for another one.
+      planned_wake_ = std::numeric_limits<Clock::rep>::max();
       auto wake = Clock::now() + std::chrono::seconds(1);
       std::vector<std::shared_ptr<JobEntry>> entries;
       {
@@ -416,7 +450,8 @@ class Server::Impl {
       for (const auto& entry : entries) wake = std::min(wake, Service(*entry));
       timer_lock.lock();
       if (stopping_) break;
-      timer_cv_.wait_until(timer_lock, wake);
+      planned_wake_ = wake.time_since_epoch().count();
+      timer_cv_.wait_until(timer_lock, wake, [this] { return rescan_ || stopping_; });
     }
   }
 
@@ -441,7 +476,8 @@ class Server::Impl {
         it = held_map->erase(it);
       }
     }
-    AfterChange(entry);
+    DeliverAndFinish(entry);
+    next = std::min(next, entry.session->NextDeadline());
     const double delay = std::clamp(next - now, 0.0, 1.0);
     return Clock::now() +
            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
@@ -455,7 +491,9 @@ class Server::Impl {
   std::map<std::string, std::shared_ptr<JobEntry>> jobs_;
   std::mutex timer_mutex_;
   std::condition_variable timer_cv_;
-  bool stopping_ = false;
+  bool stopping_ = false;                    // guarded by timer_mutex_
+  bool rescan_ = false;                      // guarded by timer_mutex_: a deadline moved earlier
+  std::atomic<Clock::rep> planned_wake_{0};  // when the timer next wakes by itself
   std::thread timer_;
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Counter& reports_;
