@@ -129,7 +129,11 @@ TEST(LocalRunTest, SigtermHandsBackTheRestOfTheLease) {
 
 // Runs `ballast run` on a job text and a cluster text; returns exit code and stderr.
 std::pair<int, std::string> RunCli(const std::string& job, const std::string& cluster) {
-  const fs::path dir = fs::temp_directory_path() / "ballast-cli-test";
+  // One directory per test: ctest runs the tests of this file in parallel.
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("ballast-cli-" +
+       std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   fs::create_directories(dir);
   std::ofstream(dir / "job.yaml") << job;
   std::ofstream(dir / "cluster.yaml") << cluster;
