@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 
 #include "kernels/reference.h"
 #include "local_runner.h"
@@ -46,6 +49,23 @@ auto SignalAtAFifth(const std::string& node, int signal, bool* sent) {
   return [node, signal, sent](const coordinator::JobView& view,
                               const std::map<std::string, pid_t>& pids) {
     if (!*sent && view.completed * 5 >= view.items && pids.count(node) > 0) {
+      kill(pids.at(node), signal);
+      *sent = true;
+    }
+    return true;
+  };
+}
+
+// Sends `signal` once to `node`'s worker a second into the job, while it
+// computes its share (`weighted` workers report only at the end of a lease,
+// so the items done say nothing about where they are).
+auto SignalAfterASecond(const std::string& node, int signal, bool* sent) {
+  auto start = std::make_shared<std::optional<std::chrono::steady_clock::time_point>>();
+  return [node, signal, sent, start](const coordinator::JobView&,
+                                     const std::map<std::string, pid_t>& pids) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!*start) *start = now;
+    if (!*sent && now - **start >= std::chrono::seconds(1) && pids.count(node) > 0) {
       kill(pids.at(node), signal);
       *sent = true;
     }
@@ -113,7 +133,7 @@ TEST(LocalRunTest, SigtermHandsBackTheRestOfTheLease) {
   fs::remove_all(logs);
   options.log_dir = logs.string();
   bool stopped = false;
-  options.on_progress = SignalAtAFifth("pi4b-master", SIGTERM, &stopped);
+  options.on_progress = SignalAfterASecond("pi4b-master", SIGTERM, &stopped);
   auto outcome = RunLocal(options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ASSERT_TRUE(stopped);
