@@ -211,6 +211,13 @@ class Server::Impl {
     return entry->session->View();
   }
 
+  std::optional<Checkpoint> TakeCheckpoint(const std::string& id) const {
+    auto entry = Find(id);
+    if (!entry) return std::nullopt;
+    std::lock_guard lock(entry->mutex);
+    return entry->session->TakeCheckpoint();
+  }
+
   bool WaitFinished(const std::string& id, std::chrono::milliseconds timeout) const {
     auto entry = Find(id);
     if (!entry) return false;
@@ -523,6 +530,9 @@ Status Server::WorkerLost(const std::string& job, const std::string& worker) {
   return impl_->WorkerLost(job, worker);
 }
 std::optional<JobView> Server::View(const std::string& job) const { return impl_->View(job); }
+std::optional<Checkpoint> Server::TakeCheckpoint(const std::string& job) const {
+  return impl_->TakeCheckpoint(job);
+}
 bool Server::WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const {
   return impl_->WaitFinished(job, timeout);
 }

@@ -53,6 +53,9 @@ class Server {
   // A snapshot of the job; nullopt when unknown. Times are seconds since
   // the job was added.
   std::optional<JobView> View(const std::string& job) const;
+  // The job's finished items and merged result, to resume from; nullopt when
+  // unknown.
+  std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const;
   // Blocks until the job is finished or `timeout` passes; returns Finished().
   bool WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const;
 
