@@ -16,4 +16,7 @@ void RegisterRun(CLI::App& app, int* exit_code);
 // ballast bench JOB [--cluster FILE] --policies LIST --repeat N [-o json]
 void RegisterBench(CLI::App& app, int* exit_code);
 
+// ballast operator [--kubeconfig FILE] [--namespace NS] [--coordinator-url URL]
+void RegisterOperator(CLI::App& app, int* exit_code);
+
 }  // namespace ballast::cli

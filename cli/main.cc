@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   ballast::cli::RegisterSimulate(app, &exit_code);
   ballast::cli::RegisterRun(app, &exit_code);
   ballast::cli::RegisterBench(app, &exit_code);
+  ballast::cli::RegisterOperator(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,214 @@
+// ballast operator: runs the WeightedJob controller against a Kubernetes API
+// server until SIGINT or SIGTERM (operator/controller/operator.h).
+//
+// Thread-safety: runs once on the main thread; a signal thread stops it.
+#include <fmt/format.h>
+#include <prometheus/exposer.h>
+#include <prometheus/registry.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "operator/controller/operator.h"
+#include "operator/kube/http_client.h"
+#include "operator/kube/kubeconfig.h"
+
+namespace ballast::cli {
+namespace {
+
+struct OperatorFlags {
+  std::string kubeconfig;
+  std::string context;
+  std::string watch_namespace;
+  std::string coordinator_listen = "0.0.0.0:8080";
+  std::string coordinator_url;
+  std::string worker_image = "ballast-worker:0.1.0";
+  int worker_metrics_port = 0;
+  double status_interval_s = 2;
+  int workers = 2;
+  bool leader_elect = false;
+  std::string lease_namespace = "default";
+  std::string lease_name = "ballast-operator";
+  std::string identity;
+  std::string metrics_listen;
+  bool verbose = false;
+};
+
+// "host:port" -> host and port. Invalid naming the flag otherwise.
+Status SplitHostPort(const std::string& text, const std::string& flag, std::string* host,
+                     uint16_t* port) {
+  const auto colon = text.rfind(':');
+  int value = -1;
+  if (colon != std::string::npos) {
+    try {
+      value = std::stoi(text.substr(colon + 1));
+    } catch (const std::exception&) {
+    }
+  }
+  if (colon == std::string::npos || value < 0 || value > 65535) {
+    return Status::Invalid(fmt::format("{} {}: expected HOST:PORT, e.g. 0.0.0.0:8080", flag, text));
+  }
+  *host = text.substr(0, colon);
+  *port = static_cast<uint16_t>(value);
+  return Status::Ok();
+}
+
+// The API server's config: --kubeconfig, else $KUBECONFIG or ~/.kube/config
+// when the file exists, else the pod's service account.
+StatusOr<kube::ClusterConfig> ClusterConfig(const OperatorFlags& flags) {
+  if (!flags.kubeconfig.empty()) return kube::LoadKubeconfig(flags.kubeconfig, flags.context);
+  auto path = kube::DefaultKubeconfigPath();
+  if (path.ok()) {
+    auto config = kube::LoadKubeconfig(*path, flags.context);
+    if (config.status().code() != StatusCode::kNotFound) return config;
+  }
+  auto in_cluster = kube::InClusterConfig();
+  if (in_cluster.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound(
+        "no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not in a pod "
+        "(KUBERNETES_SERVICE_HOST is unset)");
+  }
+  return in_cluster;
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "ballast-operator";
+  return name;
+}
+
+int Run(const OperatorFlags& flags) {
+  spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
+  controller::OperatorOptions options;
+  Status parsed = SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
+                                &options.coordinator_address, &options.coordinator_port);
+  if (!parsed.ok()) return ReportError(parsed);
+  if (flags.status_interval_s <= 0) {
+    return ReportError(Status::Invalid("--status-interval: expected seconds > 0"));
+  }
+  auto config = ClusterConfig(flags);
+  if (!config.ok()) return ReportError(config.status());
+  auto client = kube::HttpKubeClient::Create(*config);
+  if (!client.ok()) return ReportError(client.status());
+
+  options.watch_namespace = flags.watch_namespace;
+  options.workers = flags.workers;
+  options.identity = flags.identity.empty() ? Hostname() : flags.identity;
+  options.leader_elect = flags.leader_elect;
+  options.lease_namespace = flags.lease_namespace;
+  options.lease_name = flags.lease_name;
+  options.reconciler.pods.default_image = flags.worker_image;
+  options.reconciler.pods.metrics_port = flags.worker_metrics_port;
+  options.reconciler.pods.coordinator_url =
+      flags.coordinator_url.empty()
+          ? fmt::format("http://{}:{}",
+                        options.coordinator_address == "0.0.0.0" ? Hostname()
+                                                                 : options.coordinator_address,
+                        options.coordinator_port)
+          : flags.coordinator_url;
+  options.reconciler.status_interval =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
+
+  auto registry = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!flags.metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(flags.metrics_listen);
+      exposer->RegisterCollectable(registry);
+    } catch (const std::exception& e) {
+      return ReportError(
+          Status::Unavailable(fmt::format("--metrics-listen {}: {}", flags.metrics_listen, e.what())));
+    }
+  }
+  controller::Operator op(**client, options, registry);
+
+  // SIGINT / SIGTERM stop the operator from a thread of ours (a signal
+  // handler may not take locks).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal != 0) {
+      spdlog::info("stopping signal={}", signal);
+      op.Stop();
+    }
+  });
+  const Status result = op.Run();
+  // Wake the waiter when Run ended by itself (lost leadership, no sync).
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  spdlog::info("operator stopped api_requests={} events={}", (*client)->TotalRequests(),
+               op.Stats().events_posted);
+  if (!result.ok()) return ReportError(result);
+  return kExitOk;
+}
+
+}  // namespace
+
+void RegisterOperator(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<OperatorFlags>();
+  auto* cmd = app.add_subcommand(
+      "operator",
+      "Run the WeightedJob controller: weigh nodes, start worker pods, coordinate them, keep "
+      "status");
+  cmd->add_option("--kubeconfig", flags->kubeconfig,
+                  "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, else the pod's service "
+                  "account)");
+  cmd->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  cmd->add_option("-n,--namespace", flags->watch_namespace,
+                  "reconcile only this namespace's WeightedJobs (default: all namespaces)");
+  cmd->add_option("--coordinator-listen", flags->coordinator_listen,
+                  "where the coordinator listens for workers, HOST:PORT")
+      ->capture_default_str();
+  cmd->add_option("--coordinator-url", flags->coordinator_url,
+                  "the coordinator's URL as worker pods reach it, e.g. "
+                  "http://ballast-coordinator.ballast-system.svc:8080 (default: this host and "
+                  "the listen port)");
+  cmd->add_option("--worker-image", flags->worker_image,
+                  "worker image of jobs that name none in spec.worker.image")
+      ->capture_default_str();
+  cmd->add_option("--worker-metrics-port", flags->worker_metrics_port,
+                  "port of each worker pod's /metrics (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--status-interval", flags->status_interval_s,
+                  "seconds between status (and checkpoint) writes of a running job")
+      ->capture_default_str();
+  cmd->add_option("--workers", flags->workers, "jobs reconciled at once")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--leader-elect", flags->leader_elect,
+                "run as one of several replicas: reconcile only while holding the Lease");
+  cmd->add_option("--lease-namespace", flags->lease_namespace, "namespace of the leader Lease")
+      ->capture_default_str();
+  cmd->add_option("--lease-name", flags->lease_name, "name of the leader Lease")
+      ->capture_default_str();
+  cmd->add_option("--identity", flags->identity,
+                  "this replica's name on the Lease and in Events (default: the host name)");
+  cmd->add_option("--metrics-listen", flags->metrics_listen,
+                  "serve the operator's Prometheus /metrics on HOST:PORT (default: off; the "
+                  "coordinator's are on its own port)");
+  cmd->add_flag("-v,--verbose", flags->verbose, "log debug messages");
+  cmd->footer(
+      "\nThe operator needs the CRDs (kubectl apply -f crds/ -f crds/profiles/) and RBAC to read\n"
+      "nodes, WeightProfiles and WeightedJobs, to write their status, and to manage pods,\n"
+      "Secrets and Events. See docs/operator.md.\n\n"
+      "Examples:\n"
+      "  # beside a cluster, workers reaching this machine at 10.0.0.5:\n"
+      "  ballast operator --coordinator-url http://10.0.0.5:8080\n"
+      "  # in a pod behind the chart's Service:\n"
+      "  ballast operator --leader-elect --lease-namespace ballast-system \\\n"
+      "    --coordinator-url http://ballast-coordinator.ballast-system.svc:8080");
+  cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,66 @@
+#include "operator/controller/event_recorder.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "operator/controller/resources.h"
+
+namespace ballast::controller {
+
+using nlohmann::json;
+
+std::string RfcTimeNow() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
+}
+
+EventRecorder::EventRecorder(kube::KubeClient& client, std::string instance)
+    : client_(client), instance_(std::move(instance)) {}
+
+void EventRecorder::Record(const json& object, bool warning, const std::string& reason,
+                           const std::string& message) {
+  const json& meta = object["metadata"];
+  const std::string ns = meta.value("namespace", "default");
+  const std::string now = RfcTimeNow();
+  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  // Unique like client-go's "<name>.<unix nanos in hex>"; the sequence
+  // separates two events of one nanosecond.
+  const std::string name =
+      fmt::format("{}.{:x}{:x}", meta.value("name", "object"), nanos, sequence_.fetch_add(1));
+  const json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", {{"name", name}, {"namespace", ns}}},
+      {"involvedObject",
+       {{"apiVersion", object.value("apiVersion", "")},
+        {"kind", object.value("kind", "")},
+        {"namespace", ns},
+        {"name", meta.value("name", "")},
+        {"uid", meta.value("uid", "")},
+        {"resourceVersion", meta.value("resourceVersion", "")}}},
+      {"type", warning ? "Warning" : "Normal"},
+      {"reason", reason},
+      {"message", message},
+      {"source", {{"component", kManagedBy}}},
+      {"reportingComponent", "ballast.io/operator"},
+      {"reportingInstance", instance_},
+      {"firstTimestamp", now},
+      {"lastTimestamp", now},
+      {"count", 1},
+  };
+  auto created = client_.Create(Events().In(ns), event);
+  if (created.ok()) {
+    posted_.fetch_add(1);
+    return;
+  }
+  failed_.fetch_add(1);
+  spdlog::info("event not posted object={}/{} reason={} error=\"{}\"", ns, meta.value("name", ""),
+               reason, created.status().ToString());
+}
+
+}  // namespace ballast::controller

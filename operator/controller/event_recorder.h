@@ -1,0 +1,46 @@
+// EventRecorder: posts core/v1 Events about the objects the operator manages,
+// so `kubectl describe wj NAME` and `kubectl get events` tell what happened
+// (pods created, job started, completed, failed, a node lost...).
+//
+// Events are best effort, as in client-go: a failure to post one is logged
+// and counted, never returned to the reconciler.
+//
+// Thread-safety: Record may be called from several threads at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "operator/kube/client.h"
+
+namespace ballast::controller {
+
+class EventRecorder {
+ public:
+  // `client` must outlive the recorder. `instance` names this replica (the
+  // pod or host name) in reportingInstance.
+  EventRecorder(kube::KubeClient& client, std::string instance);
+
+  // Posts an Event about `object` (its apiVersion, kind, namespace, name, uid
+  // and resourceVersion): type Warning when `warning`, else Normal; `reason`
+  // in CamelCase; `message` for people.
+  void Record(const nlohmann::json& object, bool warning, const std::string& reason,
+              const std::string& message);
+
+  uint64_t posted() const { return posted_.load(); }
+  uint64_t failed() const { return failed_.load(); }
+
+ private:
+  kube::KubeClient& client_;
+  const std::string instance_;
+  std::atomic<uint64_t> sequence_{0};
+  std::atomic<uint64_t> posted_{0};
+  std::atomic<uint64_t> failed_{0};
+};
+
+// The time as RFC 3339 in UTC with seconds: "2026-11-22T10:00:00Z".
+std::string RfcTimeNow();
+
+}  // namespace ballast::controller

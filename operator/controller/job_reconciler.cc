@@ -1,0 +1,635 @@
+#include "operator/controller/job_reconciler.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ctime>
+#include <regex>
+#include <set>
+#include <vector>
+
+#include "fuzzy/model.h"
+#include "fuzzy/profile.h"
+#include "job/job_spec.h"
+#include "operator/controller/job_status.h"
+#include "operator/controller/node_selection.h"
+#include "operator/controller/resources.h"
+#include "operator/kube/kubeconfig.h"
+
+namespace ballast::controller {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kNoNodesRetry{10000};
+constexpr milliseconds kPodsLeavingRetry{500};
+
+// Seconds since the epoch of an RFC 3339 UTC time ("2026-11-22T10:00:00Z");
+// nullopt when it does not parse.
+std::optional<double> ParseRfcTime(const std::string& text) {
+  std::tm tm{};
+  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+  return static_cast<double>(timegm(&tm));
+}
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A parse error of the job as the user wrote it: without the position in the
+// JSON text we handed the parser (meaningless to them), keeping the field.
+std::string WithoutPosition(const std::string& message) {
+  static const std::regex kPosition(R"(^[^:]*:\d+:\d+: )");
+  return std::regex_replace(message, kPosition, "");
+}
+
+bool OwnedBy(const json& object, const std::string& uid) {
+  for (const auto& owner : object["metadata"].value("ownerReferences", json::array())) {
+    if (owner.value("uid", "") == uid) return true;
+  }
+  return false;
+}
+
+bool Deleting(const json& object) { return object["metadata"].contains("deletionTimestamp"); }
+
+std::string PodPhase(const json& pod) { return pod.value("/status/phase"_json_pointer, ""); }
+
+// "exit code 3: <message>" of a failed pod's worker container, for events.
+std::string PodFailure(const json& pod) {
+  for (const auto& container :
+       pod.value("/status/containerStatuses"_json_pointer, json::array())) {
+    const json terminated = container.value("/state/terminated"_json_pointer, json::object());
+    if (terminated.empty()) continue;
+    std::string text = fmt::format("exit code {}", terminated.value("exitCode", -1));
+    const std::string message = terminated.value("message", "");
+    if (!message.empty()) text += ": " + message.substr(0, 300);
+    return text;
+  }
+  return pod.value("/status/reason"_json_pointer, std::string("no container status"));
+}
+
+}  // namespace
+
+struct JobReconciler::JobState {
+  std::string uid;
+  std::string token;
+  bool registered = false;  // the coordinator runs a session of this job
+  std::vector<std::string> nodes;  // the session's workers, one per node
+  fuzzy::WeightResult weights;
+  std::map<std::string, uint64_t> base_items;  // items per node before this session
+  std::set<std::string> lost_nodes;            // not Ready: worker lost, pod deleted
+  std::set<std::string> counted_failures;      // uids of failed pods already counted
+  uint32_t failures = 0;
+  bool resumed = false;         // the session started from a checkpoint
+  double registered_wall = 0;   // when the session started, seconds since the epoch
+  json status;                  // as last written (or read at start)
+  Clock::time_point last_write{};
+  std::optional<Clock::time_point> done_at;
+};
+
+struct JobReconciler::Pass {
+  Pass(std::string key_, std::string ns_, std::string name_, json job_, JobState& state_)
+      : key(std::move(key_)), ns(std::move(ns_)), name(std::move(name_)),
+        id(CoordinatorJobId(ns, name)), job(std::move(job_)), state(state_) {}
+
+  std::string key, ns, name, id;
+  json job;
+  JobState& state;
+  job::JobSpec spec;
+  json status;  // the status this pass wants
+  int64_t generation = 0;
+  std::string now;
+  std::optional<coordinator::JobView> view;
+  bool transition = false;  // phase or a condition moved: write at once
+  std::string fail_reason;  // set by Register with an Invalid status
+};
+
+JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::Server& coordinator,
+                             Caches caches, EventRecorder& events, ReconcilerOptions options)
+    : client_(client),
+      coordinator_(coordinator),
+      caches_(caches),
+      events_(events),
+      options_(std::move(options)) {}
+
+JobReconciler::~JobReconciler() = default;
+
+std::string JobReconciler::CoordinatorJobId(const std::string& ns, const std::string& name) {
+  return ns + "." + name;
+}
+
+size_t JobReconciler::TrackedJobs() const {
+  std::lock_guard lock(mu_);
+  return states_.size();
+}
+
+JobReconciler::JobState& JobReconciler::StateFor(const std::string& key, const json& job) {
+  const std::string uid = job["metadata"].value("uid", "");
+  {
+    std::lock_guard lock(mu_);
+    auto it = states_.find(key);
+    if (it != states_.end() && it->second->uid == uid) return *it->second;
+  }
+  Forget(key);  // a job of the same name was deleted and created again
+  auto state = std::make_unique<JobState>();
+  state->uid = uid;
+  state->status = job.value("status", json::object());
+  state->failures = state->status.value("failedPods", 0u);
+  std::lock_guard lock(mu_);
+  return *(states_[key] = std::move(state));
+}
+
+void JobReconciler::Forget(const std::string& key) {
+  std::unique_ptr<JobState> state;
+  {
+    std::lock_guard lock(mu_);
+    auto it = states_.find(key);
+    if (it == states_.end()) return;
+    state = std::move(it->second);
+    states_.erase(it);
+  }
+  const auto slash = key.find('/');
+  if (state->registered) coordinator_.RemoveJob(CoordinatorJobId(key.substr(0, slash), key.substr(slash + 1)));
+}
+
+StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
+  const auto cached = caches_.jobs.Get(key);
+  if (!cached || Deleting(*cached)) {
+    // The garbage collector deletes the pods and the Secret (owner references).
+    Forget(key);
+    return ReconcileResult{};
+  }
+  const auto slash = key.find('/');
+  const std::string ns = key.substr(0, slash);
+  const std::string name = key.substr(slash + 1);
+  JobState& state = StateFor(key, *cached);
+  Pass pass(key, ns, name, *cached, state);
+  pass.status = state.status;
+  pass.generation = cached->value("/metadata/generation"_json_pointer, int64_t{0});
+  pass.now = RfcTimeNow();
+  pass.status["observedGeneration"] = pass.generation;
+  try {
+    return Run(pass);
+  } catch (const std::exception& e) {
+    // A malformed object from the API server (a field of an unexpected type).
+    return Status::Invalid(fmt::format("{}: {}", key, e.what()));
+  }
+}
+
+StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
+  const std::string phase = pass.status.value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
+
+  const json manifest = {{"apiVersion", kApiVersion},
+                         {"kind", kJobKind},
+                         {"metadata", {{"name", pass.name}}},
+                         {"spec", pass.job["spec"]}};
+  auto spec = job::ParseJob(manifest.dump(), "spec");
+  if (!spec.ok()) {
+    const std::string message = WithoutPosition(spec.status().message());
+    const bool policy = message.find("policy") != std::string::npos;
+    return Fail(pass, policy ? "InvalidPolicy" : "InvalidSpec", message);
+  }
+  pass.spec = std::move(*spec);
+  pass.status["items"] = pass.spec.workload.items;
+
+  const auto deadline = pass.spec.active_deadline_s;
+  const auto started = ParseRfcTime(pass.status.value("startTime", ""));
+  if (deadline && started && WallNow() - *started > *deadline) {
+    BALLAST_RETURN_IF_ERROR(DeletePods(pass));
+    return Fail(pass, "DeadlineExceeded",
+                fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
+  }
+  BALLAST_RETURN_IF_ERROR(EnsureToken(pass));
+  if (pass.job["spec"].value("suspend", false)) return Suspend(pass);
+
+  if (!pass.state.registered) {
+    const Status registered = Register(pass);
+    if (registered.code() == StatusCode::kInvalid) {
+      return Fail(pass, pass.fail_reason, registered.message());
+    }
+    if (registered.code() == StatusCode::kNotFound) {  // no node fits yet
+      pass.status["phase"] = "Pending";
+      pass.transition |= SetCondition(pass.status, {"Ready", false, "NoEligibleNodes", registered.message()},
+                                      pass.generation, pass.now);
+      BALLAST_RETURN_IF_ERROR(WriteStatus(pass, false));
+      return ReconcileResult{kNoNodesRetry};
+    }
+    BALLAST_RETURN_IF_ERROR(registered);
+  }
+  pass.view = coordinator_.View(pass.id);
+  if (!pass.view) return Status::Unavailable("the coordinator lost job " + pass.id);
+  BALLAST_RETURN_IF_ERROR(ManagePods(pass));
+  BALLAST_RETURN_IF_ERROR(WriteStatus(pass, false));
+  if (pass.status.value("phase", "") == "Failed") return AfterFinish(pass);
+  if (pass.view->done) return AfterFinish(pass);
+  milliseconds next = options_.status_interval;
+  if (deadline && started) {
+    const double left = *started + *deadline - WallNow();
+    next = std::min(next, milliseconds(static_cast<int64_t>(std::max(0.0, left) * 1000) + 1));
+  }
+  return ReconcileResult{next};
+}
+
+Status JobReconciler::EnsureToken(Pass& pass) {
+  if (!pass.state.token.empty()) return Status::Ok();
+  const auto ref = Secrets().In(pass.ns).Named(TokenSecretName(pass.name));
+  auto secret = client_.Get(ref);
+  if (secret.status().code() == StatusCode::kNotFound) {
+    const std::string token = NewToken();
+    auto created = client_.Create(Secrets().In(pass.ns), BuildTokenSecret(pass.job, token));
+    if (created.ok()) {
+      pass.state.token = token;
+      return Status::Ok();
+    }
+    if (created.status().code() != StatusCode::kConflict) return created.status();
+    secret = client_.Get(ref);  // another pass made it meanwhile
+  }
+  BALLAST_RETURN_IF_ERROR(secret.status());
+  if (!OwnedBy(*secret, pass.state.uid)) {
+    return Status::Unavailable(fmt::format(
+        "Secret {}/{} belongs to an earlier job of this name; waiting for its deletion", pass.ns,
+        ref.name));
+  }
+  auto token = kube::DecodeBase64(secret->value("/data/token"_json_pointer, ""));
+  if (!token.ok() || token->empty()) {
+    return Status::Invalid(fmt::format("Secret {}/{} has no data.token", pass.ns, ref.name));
+  }
+  pass.state.token = *token;
+  return Status::Ok();
+}
+
+Status JobReconciler::Register(Pass& pass) {
+  const auto profile_object = caches_.profiles.Get(pass.spec.profile);
+  pass.fail_reason = "ProfileNotFound";
+  if (!profile_object) {
+    return Status::Invalid(fmt::format(
+        "WeightProfile '{}' does not exist (spec.profile); `kubectl get weightprofiles` lists "
+        "those that do, and crds/profiles/ holds the shipped ones",
+        pass.spec.profile));
+  }
+  auto profile = fuzzy::ParseProfile(profile_object->dump(), "WeightProfile " + pass.spec.profile);
+  pass.fail_reason = "InvalidProfile";
+  if (!profile.ok()) {
+    return Status::Invalid(fmt::format("WeightProfile '{}' is invalid: {}", pass.spec.profile,
+                                       WithoutPosition(profile.status().message())));
+  }
+
+  const json& spec = pass.job["spec"];
+  const json selector = spec.value("nodeSelector", json::object());
+  const json tolerations = spec.value("tolerations", json::array());
+  std::vector<fuzzy::NodeFacts> facts;
+  std::vector<std::string> excluded;
+  for (const auto& node : caches_.nodes.List()) {
+    const std::string why = Ineligibility(node, selector, tolerations);
+    if (!why.empty()) {
+      excluded.push_back(why);
+      continue;
+    }
+    fuzzy::NodeFacts fact{node["metadata"]["name"], {}};
+    const json labels = node["metadata"].value("labels", json::object());
+    for (const auto& [key, value] : labels.items()) {
+      fact.labels[key] = value.get<std::string>();
+    }
+    facts.push_back(std::move(fact));
+  }
+  if (facts.empty()) {
+    std::string message = "no node can run a worker";
+    if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
+    return Status::NotFound(message);
+  }
+  std::sort(facts.begin(), facts.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  BALLAST_ASSIGN_OR_RETURN(auto weights, fuzzy::ComputeWeights(*profile, facts));
+  for (const auto& warning : weights.warnings) {
+    events_.Record(pass.job, true, "NodeLabelDefaulted", warning);
+  }
+
+  coordinator::JobConfig config;
+  config.id = pass.id;
+  config.token = pass.state.token;
+  config.workload = pass.spec.workload;
+  config.policy = pass.spec.policy;
+  config.lease_seconds = pass.spec.lease_seconds;
+  config.start_timeout_s = options_.start_timeout_s;
+  for (const auto& node : weights.nodes) config.workers.push_back({node.name, node.weight});
+  if (pass.status.contains("checkpoint")) {
+    auto checkpoint =
+        coordinator::CheckpointFromJson(pass.spec.workload.kind, pass.status["checkpoint"]);
+    if (!checkpoint.ok()) {
+      pass.fail_reason = "InvalidCheckpoint";
+      return Status::Invalid("status.checkpoint cannot be resumed: " + checkpoint.status().message());
+    }
+    config.resume = std::move(*checkpoint);
+  }
+  Status added = coordinator_.AddJob(config);
+  if (added.code() == StatusCode::kConflict) {  // a session this state lost track of
+    coordinator_.RemoveJob(pass.id);
+    added = coordinator_.AddJob(config);
+  }
+  BALLAST_RETURN_IF_ERROR(added);
+
+  JobState& state = pass.state;
+  state.registered = true;
+  state.resumed = config.resume.has_value();
+  state.registered_wall = WallNow();
+  state.done_at.reset();
+  state.nodes.clear();
+  for (const auto& node : weights.nodes) state.nodes.push_back(node.name);
+  state.base_items.clear();
+  for (const auto& row : pass.status.value("nodes", json::array())) {
+    state.base_items[row.value("name", "")] = row.value("items", uint64_t{0});
+  }
+  state.weights = std::move(weights);
+  if (!pass.status.contains("startTime")) pass.status["startTime"] = pass.now;
+
+  std::vector<std::string> listed;
+  for (const auto& node : state.weights.nodes) {
+    listed.push_back(fmt::format("{} {:g}", node.name, node.weight));
+  }
+  const std::string message =
+      state.resumed
+          ? fmt::format("resumed from the checkpoint at {} of {} items; weights {}",
+                        config.resume->completed.size(), pass.spec.workload.items,
+                        fmt::join(listed, ", "))
+          : fmt::format("started on {} nodes with policy {}; weights {}", listed.size(),
+                        pass.spec.policy.name, fmt::join(listed, ", "));
+  events_.Record(pass.job, false, state.resumed ? "Resumed" : "Started", message);
+  return Status::Ok();
+}
+
+std::optional<json> JobReconciler::PodOf(const Pass& pass, const std::string& node) const {
+  return caches_.pods.Get(pass.ns + "/" + WorkerPodName(pass.name, node));
+}
+
+Status JobReconciler::ManagePods(Pass& pass) {
+  JobState& state = pass.state;
+  const coordinator::JobView& view = *pass.view;
+  WorkerPodSettings settings = options_.pods;
+  settings.coordinator_job = pass.id;
+  int running = 0;
+  int alive = 0;  // pods that may still compute (Pending or Running)
+  for (const auto& node : state.nodes) {
+    const auto pod = PodOf(pass, node);
+    const auto node_object = caches_.nodes.Get(node);
+    const bool owned = pod && OwnedBy(*pod, state.uid);
+    if (!node_object || !NodeReady(*node_object)) {
+      if (state.lost_nodes.insert(node).second && !view.done) {
+        (void)coordinator_.WorkerLost(pass.id, node);
+        events_.Record(pass.job, true, "NodeNotReady",
+                       fmt::format("node {} is not Ready; its unfinished items go to the other "
+                                   "workers",
+                                   node));
+      }
+      if (owned && !Deleting(*pod)) {
+        Status deleted = client_.Delete(Pods().In(pass.ns).Named(pod->at("metadata").at("name")));
+        if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
+      }
+      continue;
+    }
+    if (state.lost_nodes.erase(node) && !view.done) {
+      events_.Record(pass.job, false, "NodeReady",
+                     fmt::format("node {} is Ready again; its worker starts again", node));
+    }
+    if (!pod) {
+      if (view.done || state.failures > pass.spec.backoff_limit) continue;
+      auto created = client_.Create(Pods().In(pass.ns), BuildWorkerPod(pass.job, node, settings));
+      if (!created.ok() && created.status().code() != StatusCode::kConflict) {
+        return created.status();
+      }
+      ++alive;
+      continue;
+    }
+    if (!owned) continue;  // an earlier job's pod of this name, on its way out
+    const std::string phase = PodPhase(*pod);
+    if (phase == "Running") ++running;
+    if ((phase == "Running" || phase == "Pending") && !Deleting(*pod)) ++alive;
+    const bool failed = phase == "Failed" || (phase == "Succeeded" && !view.done);
+    if (!failed) continue;
+    const std::string uid = pod->at("metadata").value("uid", "");
+    if (state.counted_failures.insert(uid).second) {
+      ++state.failures;
+      (void)coordinator_.WorkerLost(pass.id, node);
+      const bool replace = state.failures <= pass.spec.backoff_limit;
+      events_.Record(pass.job, true, "WorkerFailed",
+                     fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
+                                 pod->at("metadata").value("name", ""), node, PodFailure(*pod),
+                                 state.failures, pass.spec.backoff_limit,
+                                 replace ? ", replacing it" : ", not replaced"));
+    }
+    if (!Deleting(*pod)) {
+      kube::DeleteOptions options;
+      options.precondition_uid = uid;
+      Status deleted =
+          client_.Delete(Pods().In(pass.ns).Named(pod->at("metadata").at("name")), options);
+      if (!deleted.ok() && deleted.code() != StatusCode::kNotFound &&
+          deleted.code() != StatusCode::kConflict) {
+        return deleted;
+      }
+    }
+  }
+
+  // The status this pass wants.
+  json& status = pass.status;
+  status["failedPods"] = state.failures;
+  status["workers"] = running;
+  const uint64_t completed = view.completed;
+  status["completedItems"] = completed;
+  status["progress"] = ProgressText(completed, view.items);
+  status["result"] = view.result.ToJson();
+  json rows = json::array();
+  for (size_t i = 0; i < view.workers.size(); ++i) {
+    const auto& worker = view.workers[i];
+    const auto& weight = state.weights.nodes[i];
+    rows.push_back({{"name", worker.name},
+                    {"weight", weight.weight},
+                    {"score", std::round(weight.score * 1e4) / 1e4},
+                    {"estimatedSpeed",
+                     worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0},
+                    {"items", state.base_items[worker.name] + worker.items},
+                    {"steals", worker.cuts},
+                    {"pod", WorkerPodName(pass.name, worker.name)}});
+  }
+  status["nodes"] = rows;
+
+  if (view.done) {
+    if (!state.done_at) state.done_at = Clock::now();
+    double makespan = view.finished_at - view.started_at;
+    if (state.resumed) {
+      const auto started = ParseRfcTime(status.value("startTime", ""));
+      if (started) makespan += state.registered_wall - *started;
+    }
+    double work = 0;
+    double speeds = 0;
+    uint64_t session_items = 0;
+    for (const auto& worker : view.workers) {
+      session_items += worker.items;
+      if (worker.busy_s <= 0 || worker.cost <= 0) continue;
+      work += worker.cost;
+      speeds += worker.cost / worker.busy_s;
+    }
+    double ideal = speeds > 0 ? work / speeds : 0;
+    if (session_items > 0) ideal *= static_cast<double>(view.items) / session_items;
+    status["completionTime"] = pass.now;
+    status["makespanSeconds"] = std::round(makespan * 1000) / 1000;
+    status["idealSeconds"] = std::round(ideal * 1000) / 1000;
+    status["efficiency"] = makespan > 0 ? std::round(ideal / makespan * 1000) / 1000 : 0.0;
+    status["workers"] = 0;
+    status.erase("checkpoint");  // the result is final
+    Transition(pass, "Succeeded", false, "Completed",
+               fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f})",
+                           view.items, makespan, view.workers.size(),
+                           status["efficiency"].get<double>()));
+    SetCondition(status, {"Complete", true, "AllItemsFinished", "every item's result is merged"},
+                 pass.generation, pass.now);
+    return Status::Ok();
+  }
+  if (state.failures > pass.spec.backoff_limit && alive == 0) {
+    status["checkpoint"] = coordinator::CheckpointToJson(*coordinator_.TakeCheckpoint(pass.id));
+    Transition(pass, "Failed", true, "BackoffLimitExceeded",
+               fmt::format("{} worker pods failed (backoffLimit {}) and none is left",
+                           state.failures, pass.spec.backoff_limit));
+    SetCondition(status, {"Failed", true, "BackoffLimitExceeded", "worker pods failed"},
+                 pass.generation, pass.now);
+    return Status::Ok();
+  }
+  const auto checkpoint = coordinator_.TakeCheckpoint(pass.id);
+  if (checkpoint) status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
+  const std::string workers = fmt::format("{} of {} workers running", running, state.nodes.size());
+  Transition(pass, running > 0 ? "Running" : "Pending", false,
+             running > 0 ? "WorkersRunning" : "WaitingForWorkers", workers);
+  pass.transition |= SetCondition(status, {"Suspended", false, "NotSuspended", "spec.suspend is false"},
+                                  pass.generation, pass.now);
+  return Status::Ok();
+}
+
+// Sets the phase and the Ready / Progressing conditions that go with it, and
+// posts an Event when the phase changes.
+void JobReconciler::Transition(Pass& pass, const std::string& phase, bool warning,
+                               const std::string& reason, const std::string& message) {
+  json& status = pass.status;
+  const bool changed = status.value("phase", "") != phase;
+  status["phase"] = phase;
+  const bool running = phase == "Running";
+  const bool progressing = running || phase == "Pending";
+  bool moved = SetCondition(status, {"Ready", running, reason, message}, pass.generation, pass.now);
+  moved |= SetCondition(status, {"Progressing", progressing, reason, message}, pass.generation,
+                        pass.now);
+  pass.transition |= changed || moved;
+  if (changed) events_.Record(pass.job, warning, reason, message);
+}
+
+StatusOr<ReconcileResult> JobReconciler::Fail(Pass& pass, const std::string& reason,
+                                              const std::string& message) {
+  if (pass.state.registered) {
+    if (auto checkpoint = coordinator_.TakeCheckpoint(pass.id)) {
+      pass.status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
+    }
+  }
+  pass.status["completionTime"] = pass.now;
+  pass.status["workers"] = 0;
+  Transition(pass, "Failed", true, reason, message);
+  SetCondition(pass.status, {"Failed", true, reason, message}, pass.generation, pass.now);
+  BALLAST_RETURN_IF_ERROR(WriteStatus(pass, true));
+  return AfterFinish(pass);
+}
+
+StatusOr<ReconcileResult> JobReconciler::AfterFinish(Pass& pass) {
+  JobState& state = pass.state;
+  const bool failed = pass.status.value("phase", "") == "Failed";
+  if (failed) BALLAST_RETURN_IF_ERROR(DeletePods(pass));
+  if (state.registered) {
+    // A finished job stays registered while its workers hear "done" and exit.
+    bool pods_running = false;
+    for (const auto& pod : caches_.pods.List()) {
+      if (!OwnedBy(pod, state.uid)) continue;
+      const std::string phase = PodPhase(pod);
+      pods_running |= phase == "Running" || phase == "Pending";
+    }
+    const bool lingered = state.done_at && Clock::now() - *state.done_at > options_.linger;
+    if (failed || !pods_running || lingered) {
+      coordinator_.RemoveJob(pass.id);
+      state.registered = false;
+    } else {
+      return ReconcileResult{kPodsLeavingRetry};
+    }
+  }
+  const json& spec = pass.job["spec"];
+  if (!spec.contains("ttlSecondsAfterFinished")) return ReconcileResult{};
+  const auto finished = ParseRfcTime(pass.status.value("completionTime", ""));
+  if (!finished) return ReconcileResult{};
+  const double left = *finished + spec["ttlSecondsAfterFinished"].get<double>() - WallNow();
+  if (left > 0) return ReconcileResult{milliseconds(static_cast<int64_t>(left * 1000) + 1)};
+  kube::DeleteOptions options;
+  options.propagation_policy = "Background";
+  options.precondition_uid = state.uid;
+  Status deleted = client_.Delete(WeightedJobs().In(pass.ns).Named(pass.name), options);
+  if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
+  spdlog::info("deleted finished job job={} ttlSecondsAfterFinished={}", pass.key,
+               spec["ttlSecondsAfterFinished"].dump());
+  return ReconcileResult{};
+}
+
+StatusOr<ReconcileResult> JobReconciler::Suspend(Pass& pass) {
+  JobState& state = pass.state;
+  BALLAST_RETURN_IF_ERROR(DeletePods(pass));
+  bool pods_left = false;
+  for (const auto& pod : caches_.pods.List()) pods_left |= OwnedBy(pod, state.uid);
+  if (state.registered) {
+    // Workers hand back their leases as they stop; save what they finished
+    // once they are gone.
+    if (pods_left) return ReconcileResult{kPodsLeavingRetry};
+    const auto checkpoint = coordinator_.TakeCheckpoint(pass.id);
+    if (checkpoint) {
+      pass.status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
+      pass.status["completedItems"] = checkpoint->completed.size();
+      pass.status["progress"] = ProgressText(checkpoint->completed.size(), pass.spec.workload.items);
+      pass.status["result"] = checkpoint->result.ToJson();
+    }
+    coordinator_.RemoveJob(pass.id);
+    state.registered = false;
+  }
+  pass.status["workers"] = 0;
+  const std::string message = fmt::format("spec.suspend is true; {} of {} items kept",
+                                          pass.status.value("completedItems", uint64_t{0}),
+                                          pass.spec.workload.items);
+  Transition(pass, "Suspended", false, "Suspended", message);
+  pass.transition |= SetCondition(pass.status, {"Suspended", true, "SuspendedByUser", message},
+                                  pass.generation, pass.now);
+  BALLAST_RETURN_IF_ERROR(WriteStatus(pass, false));
+  return ReconcileResult{pods_left ? std::optional(kPodsLeavingRetry) : std::nullopt};
+}
+
+Status JobReconciler::DeletePods(Pass& pass) {
+  for (const auto& pod : caches_.pods.List()) {
+    if (!OwnedBy(pod, pass.state.uid) || Deleting(pod)) continue;
+    const std::string phase = PodPhase(pod);
+    if (phase == "Succeeded") continue;  // finished workers stay, as a Job's pods do
+    Status deleted = client_.Delete(Pods().In(pass.ns).Named(pod["metadata"]["name"]));
+    if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
+  }
+  return Status::Ok();
+}
+
+Status JobReconciler::WriteStatus(Pass& pass, bool force) {
+  JobState& state = pass.state;
+  const json patch = StatusPatch(state.status, pass.status);
+  if (patch.empty()) return Status::Ok();
+  const bool due = Clock::now() - state.last_write >= options_.status_interval;
+  if (!force && !pass.transition && !due) return Status::Ok();
+  auto written =
+      client_.PatchStatus(WeightedJobs().In(pass.ns).Named(pass.name), {{"status", patch}});
+  if (!written.ok()) {
+    // Deleted meanwhile: the next pass forgets it.
+    if (written.status().code() == StatusCode::kNotFound) return Status::Ok();
+    return written.status();
+  }
+  state.status = pass.status;
+  state.last_write = Clock::now();
+  return Status::Ok();
+}
+
+}  // namespace ballast::controller

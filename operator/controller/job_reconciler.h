@@ -1,0 +1,124 @@
+// JobReconciler: the level-triggered reconciler of WeightedJobs. Each pass
+// reads the job, its pods, the nodes and the profile from the informers'
+// caches and the coordinator's view of the job, and makes the world match:
+//
+//   spec invalid / profile missing  -> Failed (InvalidSpec, InvalidPolicy,
+//                                       ProfileNotFound, InvalidProfile)
+//   no session at the coordinator   -> weigh the eligible nodes with the
+//                                       profile and register the job (resuming
+//                                       from status.checkpoint when there is one)
+//   a node's pod missing            -> create it (deterministic name, owned by
+//                                       the job, affinity to the node)
+//   a pod Failed                    -> the worker is lost (its work returns to
+//                                       the pool), the pod is deleted and made
+//                                       again while failures <= backoffLimit
+//   a node not Ready                -> the worker is lost, its pod deleted
+//   spec.suspend                    -> checkpoint, forget the session, delete
+//                                       the pods; phase Suspended
+//   all items finished              -> Complete; the session lingers while the
+//                                       pods exit, then is forgotten
+//   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
+//   finished + ttlSecondsAfterFinished -> the job is deleted
+//
+// and writes status (conditions, per-node table, progress, result, the
+// checkpoint) when it changed: at once when the phase or a condition moved,
+// otherwise at most every status_interval. The checkpoint in status is what a
+// restarted operator resumes from.
+//
+// Thread-safety: Reconcile may run on several threads for different keys at
+// once (the work queue never hands one key to two workers).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "coordinator/server.h"
+#include "operator/controller/event_recorder.h"
+#include "operator/controller/worker_objects.h"
+#include "operator/kube/client.h"
+#include "operator/kube/informer.h"
+
+namespace ballast::controller {
+
+struct ReconcilerOptions {
+  // coordinator_url, default image and metrics port of every worker pod.
+  WorkerPodSettings pods;
+  // A running job's status (and checkpoint) is written at most this often,
+  // unless its phase or a condition changed.
+  std::chrono::milliseconds status_interval{2000};
+  // A worker pod that has not reported this long after registration is lost.
+  double start_timeout_s = 120;
+  // A finished job stays at the coordinator this long at most while its pods
+  // learn that it is done and exit.
+  std::chrono::milliseconds linger{30000};
+};
+
+// The informer caches a reconciler reads; they must outlive it.
+struct Caches {
+  const kube::Informer& jobs;
+  const kube::Informer& pods;
+  const kube::Informer& nodes;
+  const kube::Informer& profiles;
+};
+
+struct ReconcileResult {
+  // Look again after this long (nullopt: only when something changes).
+  std::optional<std::chrono::milliseconds> requeue_after;
+};
+
+class JobReconciler {
+ public:
+  // Every reference must outlive the reconciler.
+  JobReconciler(kube::KubeClient& client, coordinator::Server& coordinator, Caches caches,
+                EventRecorder& events, ReconcilerOptions options);
+  ~JobReconciler();
+  JobReconciler(const JobReconciler&) = delete;
+  JobReconciler& operator=(const JobReconciler&) = delete;
+
+  // One pass over the job `key` ("namespace/name"). Returns when to look
+  // again, or an error the driver retries with backoff (an API request that
+  // failed). Never throws.
+  StatusOr<ReconcileResult> Reconcile(const std::string& key);
+
+  // The coordinator's id of a job: "<namespace>.<name>" (a namespace has no
+  // dots, so it is unambiguous, and it is safe in a URL path).
+  static std::string CoordinatorJobId(const std::string& ns, const std::string& name);
+
+  // Jobs the reconciler holds state for (registered or finishing).
+  size_t TrackedJobs() const;
+
+  struct JobState;
+  struct Pass;
+
+ private:
+  StatusOr<ReconcileResult> Run(Pass& pass);
+  StatusOr<ReconcileResult> Fail(Pass& pass, const std::string& reason, const std::string& message);
+  StatusOr<ReconcileResult> AfterFinish(Pass& pass);
+  StatusOr<ReconcileResult> Suspend(Pass& pass);
+  Status EnsureToken(Pass& pass);
+  Status Register(Pass& pass);
+  Status ManagePods(Pass& pass);
+  Status WriteStatus(Pass& pass, bool force);
+  void Transition(Pass& pass, const std::string& phase, bool warning, const std::string& reason,
+                  const std::string& message);
+  Status DeletePods(Pass& pass);
+  std::optional<nlohmann::json> PodOf(const Pass& pass, const std::string& node) const;
+  void Forget(const std::string& key);
+  JobState& StateFor(const std::string& key, const nlohmann::json& job);
+
+  kube::KubeClient& client_;
+  coordinator::Server& coordinator_;
+  const Caches caches_;
+  EventRecorder& events_;
+  const ReconcilerOptions options_;
+
+  mutable std::mutex mu_;  // guards the map; a JobState is used by one worker at a time
+  std::map<std::string, std::unique_ptr<JobState>> states_;
+};
+
+}  // namespace ballast::controller

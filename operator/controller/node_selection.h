@@ -1,0 +1,29 @@
+// Which nodes a WeightedJob runs on: those that match its nodeSelector, are
+// Ready, are not cordoned, and whose NoSchedule / NoExecute taints the job
+// tolerates — the nodes where the scheduler would place its worker pods.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ballast::controller {
+
+// True when the Node's Ready condition is "True".
+bool NodeReady(const nlohmann::json& node);
+
+// Why `node` cannot run a worker of a job with `node_selector` (a map of
+// label -> value) and `tolerations` (a list of core/v1 Tolerations); "" when
+// it can. E.g. "node pi3b-0: not Ready", "node pi5-0: label
+// ballast.io/pool is 'a', the job selects 'b'".
+std::string Ineligibility(const nlohmann::json& node, const nlohmann::json& node_selector,
+                          const nlohmann::json& tolerations);
+
+// True when one of `tolerations` tolerates `taint` (key, value, effect) as the
+// scheduler decides it: operator Exists matches any value (an empty key, any
+// key); Equal (the default) matches the value; an empty effect matches all.
+bool Tolerates(const nlohmann::json& tolerations, const nlohmann::json& taint);
+
+}  // namespace ballast::controller

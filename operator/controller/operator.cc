@@ -1,0 +1,292 @@
+#include "operator/controller/operator.h"
+
+#include <fmt/format.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+#include <prometheus/summary.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "operator/controller/event_recorder.h"
+#include "operator/controller/node_selection.h"
+#include "operator/controller/resources.h"
+#include "operator/kube/informer.h"
+#include "operator/kube/leader_election.h"
+#include "operator/kube/work_queue.h"
+
+namespace ballast::controller {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr std::chrono::seconds kSyncTimeout{60};
+constexpr size_t kMaxSamples = 100000;  // reconcile durations kept for percentiles
+
+// What of a Node decides where jobs run: its labels, readiness, taints and
+// cordon. Heartbeat-only updates change none of it and wake no job.
+json Placement(const json& node) {
+  return {{"labels", node["metadata"].value("labels", json::object())},
+          {"ready", NodeReady(node)},
+          {"taints", node.value("/spec/taints"_json_pointer, json::array())},
+          {"unschedulable", node.value("/spec/unschedulable"_json_pointer, false)}};
+}
+
+}  // namespace
+
+class Operator::Impl {
+ public:
+  Impl(kube::KubeClient& client, OperatorOptions options,
+       std::shared_ptr<prometheus::Registry> registry)
+      : client_(client),
+        options_(std::move(options)),
+        registry_(registry ? registry : std::make_shared<prometheus::Registry>()),
+        reconcile_seconds_(prometheus::BuildSummary()
+                               .Name("ballast_operator_reconcile_seconds")
+                               .Help("Time one reconcile pass of a WeightedJob took")
+                               .Register(*registry_)
+                               .Add({}, prometheus::Summary::Quantiles{
+                                            {0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
+        reconciles_(prometheus::BuildCounter()
+                        .Name("ballast_operator_reconciles_total")
+                        .Help("Reconcile passes by result (ok, error)")
+                        .Register(*registry_)),
+        jobs_gauge_(prometheus::BuildGauge()
+                        .Name("ballast_operator_jobs")
+                        .Help("WeightedJobs the operator tracks")
+                        .Register(*registry_)
+                        .Add({})),
+        events_(client, options_.identity),
+        queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {}
+
+  Status Run() {
+    auto server = coordinator::Server::Start(
+        {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
+    if (!server.ok()) return server.status();
+    server_ = std::move(*server);
+    {
+      std::lock_guard lock(mu_);
+      url_ = server_->url();
+    }
+    spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
+                 options_.reconciler.pods.coordinator_url);
+
+    std::unique_ptr<kube::LeaderElector> elector;
+    if (options_.leader_elect) {
+      BALLAST_RETURN_IF_ERROR(AwaitLeadership(elector));
+      if (stopping()) return Status::Ok();
+    }
+    StartInformers();
+    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
+      if (!informer->WaitForSync(kSyncTimeout)) {
+        Shutdown(elector);
+        return Status::Unavailable("the informer caches did not sync within 60 s");
+      }
+    }
+    reconciler_ = std::make_unique<JobReconciler>(
+        client_, *server_, Caches{*jobs_, *pods_, *nodes_, *profiles_}, events_,
+        options_.reconciler);
+    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(job));
+    for (int i = 0; i < std::max(1, options_.workers); ++i) {
+      threads_.emplace_back([this] { Work(); });
+    }
+    spdlog::info("operator running namespace={} workers={}",
+                 options_.watch_namespace.empty() ? "(all)" : options_.watch_namespace,
+                 threads_.size());
+    {
+      std::unique_lock lock(mu_);
+      stop_cv_.wait(lock, [&] { return stop_; });
+    }
+    Shutdown(elector);
+    if (lost_leadership_) return Status::Unavailable("lost the leader Lease");
+    return Status::Ok();
+  }
+
+  void Stop() {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+    stop_cv_.notify_all();
+  }
+
+  std::string url() const {
+    std::lock_guard lock(mu_);
+    return url_;
+  }
+
+  OperatorStats Stats() const {
+    OperatorStats stats;
+    std::lock_guard lock(mu_);
+    stats.reconciles = reconciles_total_;
+    stats.reconcile_errors = reconcile_errors_;
+    std::vector<double> sorted(durations_.begin(), durations_.end());
+    std::sort(sorted.begin(), sorted.end());
+    if (!sorted.empty()) {
+      stats.reconcile_p50_s = sorted[sorted.size() / 2];
+      stats.reconcile_p99_s = sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)];
+      stats.reconcile_max_s = sorted.back();
+    }
+    stats.events_posted = events_.posted();
+    return stats;
+  }
+
+ private:
+  bool stopping() const {
+    std::lock_guard lock(mu_);
+    return stop_;
+  }
+
+  Status AwaitLeadership(std::unique_ptr<kube::LeaderElector>& elector) {
+    kube::LeaderElectionConfig config;
+    config.lease_namespace = options_.lease_namespace;
+    config.lease_name = options_.lease_name;
+    config.identity = options_.identity;
+    config.on_started_leading = [this] {
+      std::lock_guard lock(mu_);
+      leading_ = true;
+      stop_cv_.notify_all();
+    };
+    config.on_stopped_leading = [this] {
+      spdlog::info("stopped leading lease={}/{}", options_.lease_namespace, options_.lease_name);
+      lost_leadership_ = !stopping();
+      Stop();
+    };
+    elector = std::make_unique<kube::LeaderElector>(client_, config);
+    elector->Start();
+    spdlog::info("waiting for the leader lease lease={}/{} identity={}", options_.lease_namespace,
+                 options_.lease_name, options_.identity);
+    std::unique_lock lock(mu_);
+    stop_cv_.wait(lock, [&] { return leading_ || stop_; });
+    return Status::Ok();
+  }
+
+  void StartInformers() {
+    const std::string ns = options_.watch_namespace;
+    auto enqueue_object = [this](const json& job) { queue_.Add(kube::ObjectKey(job)); };
+    jobs_ = std::make_unique<kube::Informer>(
+        client_, WeightedJobs().In(ns), kube::InformerOptions{},
+        kube::InformerHandlers{enqueue_object, [=](const json&, const json& job) { enqueue_object(job); },
+                               enqueue_object});
+    auto enqueue_owner = [this](const json& pod) {
+      const json labels = pod["metadata"].value("labels", json::object());
+      const std::string job = labels.value(std::string(kJobLabel), "");
+      if (!job.empty()) queue_.Add(pod["metadata"].value("namespace", "") + "/" + job);
+    };
+    kube::InformerOptions pod_options;
+    pod_options.label_selector = std::string(kJobLabel);
+    pods_ = std::make_unique<kube::Informer>(
+        client_, Pods().In(ns), pod_options,
+        kube::InformerHandlers{enqueue_owner, [=](const json&, const json& pod) { enqueue_owner(pod); },
+                               enqueue_owner});
+    auto enqueue_all = [this] {
+      if (!jobs_) return;
+      for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(job));
+    };
+    nodes_ = std::make_unique<kube::Informer>(
+        client_, Nodes(), kube::InformerOptions{},
+        kube::InformerHandlers{[=](const json&) { enqueue_all(); },
+                               [=](const json& old_node, const json& node) {
+                                 if (Placement(old_node) != Placement(node)) enqueue_all();
+                               },
+                               [=](const json&) { enqueue_all(); }});
+    profiles_ = std::make_unique<kube::Informer>(
+        client_, WeightProfiles(), kube::InformerOptions{},
+        kube::InformerHandlers{[=](const json&) { enqueue_all(); },
+                               [=](const json&, const json&) { enqueue_all(); },
+                               [=](const json&) { enqueue_all(); }});
+    // Jobs last: their first adds find the other caches filling.
+    nodes_->Start();
+    profiles_->Start();
+    pods_->Start();
+    jobs_->Start();
+  }
+
+  void Work() {
+    while (auto key = queue_.Get()) {
+      const auto start = Clock::now();
+      StatusOr<ReconcileResult> result = Status::Invalid("not run");
+      try {
+        result = reconciler_->Reconcile(*key);
+      } catch (const std::exception& e) {
+        result = Status::Invalid(fmt::format("reconcile of {} threw: {}", *key, e.what()));
+      }
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      Record(seconds, result.ok());
+      if (!result.ok()) {
+        spdlog::info("reconcile failed job={} retries={} error=\"{}\"", *key,
+                     queue_.NumRequeues(*key), result.status().ToString());
+        queue_.Done(*key);
+        queue_.AddRateLimited(*key);
+        continue;
+      }
+      queue_.Forget(*key);
+      queue_.Done(*key);
+      if (result->requeue_after) queue_.AddAfter(*key, *result->requeue_after);
+    }
+  }
+
+  void Record(double seconds, bool ok) {
+    reconcile_seconds_.Observe(seconds);
+    reconciles_.Add({{"result", ok ? "ok" : "error"}}).Increment();
+    jobs_gauge_.Set(static_cast<double>(reconciler_->TrackedJobs()));
+    std::lock_guard lock(mu_);
+    ++reconciles_total_;
+    if (!ok) ++reconcile_errors_;
+    durations_.push_back(seconds);
+    if (durations_.size() > kMaxSamples) durations_.pop_front();
+  }
+
+  void Shutdown(std::unique_ptr<kube::LeaderElector>& elector) {
+    queue_.ShutDown();
+    for (auto& thread : threads_) thread.join();
+    threads_.clear();
+    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
+      if (informer) informer->Stop();
+    }
+    if (elector) elector->Stop();
+    reconciler_.reset();
+    server_.reset();
+  }
+
+  kube::KubeClient& client_;
+  const OperatorOptions options_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Summary& reconcile_seconds_;
+  prometheus::Family<prometheus::Counter>& reconciles_;
+  prometheus::Gauge& jobs_gauge_;
+  EventRecorder events_;
+  kube::WorkQueue queue_;
+  std::unique_ptr<coordinator::Server> server_;
+  std::unique_ptr<kube::Informer> jobs_, pods_, nodes_, profiles_;
+  std::unique_ptr<JobReconciler> reconciler_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> lost_leadership_{false};
+
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+  bool leading_ = false;
+  std::string url_;
+  uint64_t reconciles_total_ = 0;
+  uint64_t reconcile_errors_ = 0;
+  std::deque<double> durations_;
+};
+
+Operator::Operator(kube::KubeClient& client, OperatorOptions options,
+                   std::shared_ptr<prometheus::Registry> registry)
+    : impl_(std::make_unique<Impl>(client, std::move(options), std::move(registry))) {}
+Operator::~Operator() = default;
+Status Operator::Run() { return impl_->Run(); }
+void Operator::Stop() { impl_->Stop(); }
+std::string Operator::coordinator_url() const { return impl_->url(); }
+OperatorStats Operator::Stats() const { return impl_->Stats(); }
+
+}  // namespace ballast::controller

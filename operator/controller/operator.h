@@ -1,0 +1,85 @@
+// Operator: the WeightedJob controller process — informers on WeightedJobs,
+// their worker pods, nodes and WeightProfiles; a rate-limited work queue;
+// reconcile workers running JobReconciler; the coordinator the worker pods
+// talk to; and, optionally, leader election so that of several replicas
+// only one reconciles.
+//
+// No polling loop reaches the API server: changes come from watches; the
+// only timed passes are those of running jobs, which read the in-process
+// coordinator and write status at most every status_interval.
+//
+// Thread-safety: Run blocks its caller; Stop (or the Cancellation given to
+// Run) may be called from any thread, e.g. a signal handler's watcher.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+#include "operator/controller/job_reconciler.h"
+#include "operator/kube/client.h"
+
+namespace prometheus {
+class Registry;
+}
+
+namespace ballast::controller {
+
+struct OperatorOptions {
+  // Only this namespace's WeightedJobs ("" = all namespaces).
+  std::string watch_namespace;
+  // Where the coordinator listens (the port of the operator's Service).
+  std::string coordinator_address = "0.0.0.0";
+  uint16_t coordinator_port = 8080;
+  ReconcilerOptions reconciler;
+  int workers = 2;  // reconciles at once (different jobs)
+  // This replica's name: in Events and on the leader Lease.
+  std::string identity = "ballast-operator";
+  // Compete for the Lease lease_namespace/lease_name and reconcile only while
+  // holding it; losing it ends Run with Unavailable (restart the process).
+  bool leader_elect = false;
+  std::string lease_namespace = "default";
+  std::string lease_name = "ballast-operator";
+};
+
+// Counters for metrics and the benchmark.
+struct OperatorStats {
+  uint64_t reconciles = 0;
+  uint64_t reconcile_errors = 0;
+  double reconcile_p50_s = 0;
+  double reconcile_p99_s = 0;
+  double reconcile_max_s = 0;
+  uint64_t events_posted = 0;
+};
+
+class Operator {
+ public:
+  // `client` must outlive the operator. `registry`, when not null, receives
+  // the operator's metrics (ballast_operator_*).
+  Operator(kube::KubeClient& client, OperatorOptions options,
+           std::shared_ptr<prometheus::Registry> registry = nullptr);
+  ~Operator();
+  Operator(const Operator&) = delete;
+  Operator& operator=(const Operator&) = delete;
+
+  // Starts the coordinator, (leader election,) the informers and the workers,
+  // and runs until Stop. Returns Ok after Stop; Unavailable when the
+  // coordinator cannot listen, the caches do not sync, or leadership is lost.
+  Status Run();
+  void Stop();
+
+  // The coordinator's URL once Run has started it ("" before).
+  std::string coordinator_url() const;
+  OperatorStats Stats() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ballast::controller

@@ -1,0 +1,18 @@
+#include "operator/controller/resources.h"
+
+#include <string>
+
+namespace ballast::controller {
+
+kube::ResourceRef WeightedJobs() {
+  return {std::string(kGroup), std::string(kVersion), "weightedjobs", true, "", ""};
+}
+kube::ResourceRef WeightProfiles() {
+  return {std::string(kGroup), std::string(kVersion), "weightprofiles", false, "", ""};
+}
+kube::ResourceRef Pods() { return {"", "v1", "pods", true, "", ""}; }
+kube::ResourceRef Secrets() { return {"", "v1", "secrets", true, "", ""}; }
+kube::ResourceRef Nodes() { return {"", "v1", "nodes", false, "", ""}; }
+kube::ResourceRef Events() { return {"", "v1", "events", true, "", ""}; }
+
+}  // namespace ballast::controller

@@ -1,0 +1,31 @@
+// The Kubernetes resources the operator reads and writes, as ResourceRefs of
+// the kube client, and the labels it puts on what it creates.
+//
+// Thread-safety: constants and pure functions.
+#pragma once
+
+#include <string_view>
+
+#include "operator/kube/client.h"
+
+namespace ballast::controller {
+
+inline constexpr std::string_view kGroup = "ballast.io";
+inline constexpr std::string_view kVersion = "v1alpha1";
+inline constexpr std::string_view kApiVersion = "ballast.io/v1alpha1";
+inline constexpr std::string_view kJobKind = "WeightedJob";
+
+// Labels on every worker pod and Secret: which job (its name) and node.
+inline constexpr std::string_view kJobLabel = "ballast.io/job";
+inline constexpr std::string_view kNodeLabel = "ballast.io/node";
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kManagedBy = "ballast-operator";
+
+kube::ResourceRef WeightedJobs();
+kube::ResourceRef WeightProfiles();  // cluster-scoped
+kube::ResourceRef Pods();
+kube::ResourceRef Secrets();
+kube::ResourceRef Nodes();  // cluster-scoped
+kube::ResourceRef Events();
+
+}  // namespace ballast::controller

@@ -1,0 +1,174 @@
+#include "operator/controller/worker_objects.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdint>
+#include <random>
+
+#include "operator/controller/resources.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxLabelLength = 63;
+constexpr int64_t kNonRootUid = 65532;  // "nonroot" of distroless images
+
+// FNV-1a: stable across builds and machines, unlike std::hash, so a name
+// shortened by one operator version is found again by the next.
+uint32_t Fnv1a(const std::string& text) {
+  uint32_t hash = 2166136261u;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 16777619u;
+  }
+  return hash;
+}
+
+// `wanted` as a DNS-1123 label of at most `max` characters: lower case,
+// digits and '-', starting and ending alphanumeric; when it had to change,
+// it ends in "-" and 8 hex digits of the original's hash.
+std::string DnsLabel(const std::string& wanted, size_t max) {
+  std::string out;
+  bool changed = false;
+  for (char c : wanted) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out += static_cast<char>(std::tolower(u));
+      changed |= std::isupper(u) != 0;
+    } else {
+      out += '-';
+      changed |= c != '-';
+    }
+  }
+  if (!changed && out.size() <= max && !out.empty() && out.front() != '-' && out.back() != '-') {
+    return out;
+  }
+  const std::string suffix = fmt::format("-{:08x}", Fnv1a(wanted));
+  out = out.substr(0, max - suffix.size());
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  while (!out.empty() && out.front() == '-') out.erase(0, 1);
+  return (out.empty() ? "w" : out) + suffix;
+}
+
+json Labels(const json& job, const std::string* node) {
+  json labels = {{kJobLabel, job["metadata"]["name"]}, {kManagedByLabel, kManagedBy}};
+  if (node) labels[std::string(kNodeLabel)] = DnsLabel(*node, kMaxLabelLength);
+  return labels;
+}
+
+json Metadata(const json& job, const std::string& name, const std::string* node) {
+  return {{"name", name},
+          {"namespace", job["metadata"]["namespace"]},
+          {"labels", Labels(job, node)},
+          {"ownerReferences", json::array({OwnerReference(job)})}};
+}
+
+json EnvValue(const std::string& name, const std::string& value) {
+  return {{"name", name}, {"value", value}};
+}
+
+// Required node affinity to exactly `node` (by the node's name, not a label
+// a user could copy to another node).
+json AffinityTo(const std::string& node) {
+  json term = {{"matchFields", json::array({{{"key", "metadata.name"},
+                                             {"operator", "In"},
+                                             {"values", json::array({node})}}})}};
+  return {{"nodeAffinity",
+           {{"requiredDuringSchedulingIgnoredDuringExecution",
+             {{"nodeSelectorTerms", json::array({term})}}}}}};
+}
+
+json WorkerContainer(const json& job, const std::string& node, const WorkerPodSettings& settings) {
+  const json worker = job["spec"].value("worker", json::object());
+  json env = json::array({
+      EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
+      EnvValue("BALLAST_JOB", settings.coordinator_job),
+      EnvValue("BALLAST_WORKER_NAME", node),
+      {{"name", "BALLAST_TOKEN"},
+       {"valueFrom",
+        {{"secretKeyRef",
+          {{"name", TokenSecretName(job["metadata"]["name"])}, {"key", kTokenKey}}}}}},
+      {{"name", "NODE_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}},
+  });
+  json container = {
+      {"name", "worker"},
+      {"image", worker.value("image", settings.default_image)},
+      {"env", env},
+      {"terminationMessagePolicy", "FallbackToLogsOnError"},
+      {"securityContext",
+       {{"allowPrivilegeEscalation", false},
+        {"readOnlyRootFilesystem", true},
+        {"runAsNonRoot", true},
+        {"capabilities", {{"drop", json::array({"ALL"})}}}}},
+  };
+  if (worker.contains("imagePullPolicy")) container["imagePullPolicy"] = worker["imagePullPolicy"];
+  if (worker.contains("resources")) container["resources"] = worker["resources"];
+  if (settings.metrics_port > 0) {
+    container["env"].push_back(
+        EnvValue("BALLAST_METRICS_LISTEN", fmt::format("0.0.0.0:{}", settings.metrics_port)));
+    container["ports"] = json::array(
+        {{{"name", "metrics"}, {"containerPort", settings.metrics_port}, {"protocol", "TCP"}}});
+  }
+  return container;
+}
+
+}  // namespace
+
+std::string WorkerPodName(const std::string& job, const std::string& node) {
+  return DnsLabel(job + "-" + node, kMaxLabelLength);
+}
+
+std::string TokenSecretName(const std::string& job) {
+  return DnsLabel(job + "-token", kMaxLabelLength);
+}
+
+json OwnerReference(const json& job) {
+  return {{"apiVersion", kApiVersion},
+          {"kind", kJobKind},
+          {"name", job["metadata"]["name"]},
+          {"uid", job["metadata"]["uid"]},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSettings& settings) {
+  const json& spec = job["spec"];
+  json pod_spec = {
+      {"restartPolicy", "Never"},
+      {"affinity", AffinityTo(node)},
+      {"automountServiceAccountToken", false},
+      {"enableServiceLinks", false},
+      {"terminationGracePeriodSeconds", 30},
+      {"securityContext",
+       {{"runAsNonRoot", true},
+        {"runAsUser", kNonRootUid},
+        {"runAsGroup", kNonRootUid},
+        {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
+      {"containers", json::array({WorkerContainer(job, node, settings)})},
+  };
+  if (spec.contains("tolerations")) pod_spec["tolerations"] = spec["tolerations"];
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", Metadata(job, WorkerPodName(job["metadata"]["name"], node), &node)},
+          {"spec", pod_spec}};
+}
+
+json BuildTokenSecret(const json& job, const std::string& token) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"type", "Opaque"},
+          {"metadata", Metadata(job, TokenSecretName(job["metadata"]["name"]), nullptr)},
+          {"stringData", {{kTokenKey, token}}}};
+}
+
+std::string NewToken() {
+  std::random_device device;
+  std::string out;
+  for (int i = 0; i < 32; ++i) out += fmt::format("{:02x}", device() & 0xff);
+  return out;
+}
+
+}  // namespace ballast::controller

@@ -1,0 +1,55 @@
+// The objects the operator creates for a WeightedJob: one worker pod per
+// node and the Secret holding the job's token. Pure functions of the job and
+// the operator's settings, so that a reconcile pass builds exactly the same
+// objects every time (names are deterministic) and tests can read them.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace ballast::controller {
+
+// What every worker pod gets from the operator's configuration.
+struct WorkerPodSettings {
+  std::string coordinator_url;  // as workers reach it: the operator's Service
+  std::string default_image = "ballast-worker:0.1.0";
+  std::string coordinator_job;  // the job's id at the coordinator
+  // Port of the worker's /metrics (0: none). On a real cluster each pod has
+  // its own address; the test bed shares one, so it passes 0.
+  int metrics_port = 0;
+};
+
+// "<job>-<node>", made a valid pod name (a DNS-1123 label of at most 63
+// characters: lower case, digits, '-'); a name that would be longer, or that
+// had characters replaced, ends in a hash of the original so two nodes never
+// share a pod name.
+std::string WorkerPodName(const std::string& job, const std::string& node);
+// "<job>-token" (a DNS subdomain; long names are shortened with a hash).
+std::string TokenSecretName(const std::string& job);
+// The key under which the Secret holds the token.
+inline constexpr const char* kTokenKey = "token";
+
+// The controller owner reference to `job` (apiVersion, kind, name, uid,
+// controller, blockOwnerDeletion), so the garbage collector deletes a job's
+// pods and Secret with it.
+nlohmann::json OwnerReference(const nlohmann::json& job);
+
+// The worker pod of `job` on `node`: labels ballast.io/job and ballast.io/node,
+// the owner reference, required node affinity to that node (matchFields on
+// metadata.name, as DaemonSet pods have), the job's tolerations, the job's
+// worker image and resources, the token from the job's Secret, a non-root,
+// read-only, capability-free security context, restartPolicy Never (the
+// operator replaces failed pods, counting them against backoffLimit) and the
+// coordinator's address in the environment.
+nlohmann::json BuildWorkerPod(const nlohmann::json& job, const std::string& node,
+                              const WorkerPodSettings& settings);
+
+// The job's token Secret (type Opaque, owned by the job) holding `token`.
+nlohmann::json BuildTokenSecret(const nlohmann::json& job, const std::string& token);
+
+// A new random token: 32 bytes from the system's random device, hex.
+std::string NewToken();
+
+}  // namespace ballast::controller
