@@ -103,6 +103,7 @@ int Run(const OperatorFlags& flags) {
   options.leader_elect = flags.leader_elect;
   options.lease_namespace = flags.lease_namespace;
   options.lease_name = flags.lease_name;
+  options.api_request_counts = [client = client->get()] { return client->RequestCounts(); };
   options.reconciler.pods.default_image = flags.worker_image;
   options.reconciler.pods.metrics_port = flags.worker_metrics_port;
   options.reconciler.pods.coordinator_url =

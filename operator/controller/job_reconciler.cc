@@ -204,11 +204,13 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
     return Fail(pass, "DeadlineExceeded",
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
+  auto profile = ResolveProfile(pass);
+  if (!profile.ok()) return Fail(pass, pass.fail_reason, profile.status().message());
   BALLAST_RETURN_IF_ERROR(EnsureToken(pass));
   if (pass.job["spec"].value("suspend", false)) return Suspend(pass);
 
   if (!pass.state.registered) {
-    const Status registered = Register(pass);
+    const Status registered = Register(pass, *profile);
     if (registered.code() == StatusCode::kInvalid) {
       return Fail(pass, pass.fail_reason, registered.message());
     }
@@ -251,9 +253,15 @@ Status JobReconciler::EnsureToken(Pass& pass) {
   }
   BALLAST_RETURN_IF_ERROR(secret.status());
   if (!OwnedBy(*secret, pass.state.uid)) {
-    return Status::Unavailable(fmt::format(
-        "Secret {}/{} belongs to an earlier job of this name; waiting for its deletion", pass.ns,
-        ref.name));
+    // An earlier job of this name left it and the garbage collector has not
+    // come yet: delete it (that incarnation only) and make ours next pass.
+    kube::DeleteOptions options;
+    options.precondition_uid = secret->at("metadata").value("uid", "");
+    const Status deleted = client_.Delete(ref, options);
+    if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
+    return Status::Unavailable(
+        fmt::format("Secret {}/{} belonged to an earlier job of this name; deleted it", pass.ns,
+                    ref.name));
   }
   auto token = kube::DecodeBase64(secret->value("/data/token"_json_pointer, ""));
   if (!token.ok() || token->empty()) {
@@ -263,22 +271,25 @@ Status JobReconciler::EnsureToken(Pass& pass) {
   return Status::Ok();
 }
 
-Status JobReconciler::Register(Pass& pass) {
+StatusOr<fuzzy::Profile> JobReconciler::ResolveProfile(Pass& pass) {
   const auto profile_object = caches_.profiles.Get(pass.spec.profile);
-  pass.fail_reason = "ProfileNotFound";
   if (!profile_object) {
+    pass.fail_reason = "ProfileNotFound";
     return Status::Invalid(fmt::format(
         "WeightProfile '{}' does not exist (spec.profile); `kubectl get weightprofiles` lists "
         "those that do, and crds/profiles/ holds the shipped ones",
         pass.spec.profile));
   }
   auto profile = fuzzy::ParseProfile(profile_object->dump(), "WeightProfile " + pass.spec.profile);
-  pass.fail_reason = "InvalidProfile";
   if (!profile.ok()) {
+    pass.fail_reason = "InvalidProfile";
     return Status::Invalid(fmt::format("WeightProfile '{}' is invalid: {}", pass.spec.profile,
                                        WithoutPosition(profile.status().message())));
   }
+  return profile;
+}
 
+Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
   const json& spec = pass.job["spec"];
   const json selector = spec.value("nodeSelector", json::object());
   const json tolerations = spec.value("tolerations", json::array());
@@ -303,7 +314,8 @@ Status JobReconciler::Register(Pass& pass) {
     return Status::NotFound(message);
   }
   std::sort(facts.begin(), facts.end(), [](auto& a, auto& b) { return a.name < b.name; });
-  BALLAST_ASSIGN_OR_RETURN(auto weights, fuzzy::ComputeWeights(*profile, facts));
+  pass.fail_reason = "InvalidProfile";
+  BALLAST_ASSIGN_OR_RETURN(auto weights, fuzzy::ComputeWeights(profile, facts));
   for (const auto& warning : weights.warnings) {
     events_.Record(pass.job, true, "NodeLabelDefaulted", warning);
   }

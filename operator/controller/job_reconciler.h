@@ -38,6 +38,7 @@
 
 #include "common/status.h"
 #include "coordinator/server.h"
+#include "fuzzy/profile.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/worker_objects.h"
 #include "operator/kube/client.h"
@@ -101,7 +102,8 @@ class JobReconciler {
   StatusOr<ReconcileResult> AfterFinish(Pass& pass);
   StatusOr<ReconcileResult> Suspend(Pass& pass);
   Status EnsureToken(Pass& pass);
-  Status Register(Pass& pass);
+  StatusOr<fuzzy::Profile> ResolveProfile(Pass& pass);
+  Status Register(Pass& pass, const fuzzy::Profile& profile);
   Status ManagePods(Pass& pass);
   Status WriteStatus(Pass& pass, bool force);
   void Transition(Pass& pass, const std::string& phase, bool warning, const std::string& reason,

@@ -65,6 +65,10 @@ class Operator::Impl {
                         .Help("WeightedJobs the operator tracks")
                         .Register(*registry_)
                         .Add({})),
+        api_requests_(prometheus::BuildGauge()
+                          .Name("ballast_operator_api_requests")
+                          .Help("Requests the operator has sent to the API server since it started, by verb")
+                          .Register(*registry_)),
         events_(client, options_.identity),
         queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {}
 
@@ -237,6 +241,11 @@ class Operator::Impl {
     reconcile_seconds_.Observe(seconds);
     reconciles_.Add({{"result", ok ? "ok" : "error"}}).Increment();
     jobs_gauge_.Set(static_cast<double>(reconciler_->TrackedJobs()));
+    if (options_.api_request_counts) {
+      for (const auto& [verb, count] : options_.api_request_counts()) {
+        api_requests_.Add({{"verb", verb}}).Set(static_cast<double>(count));
+      }
+    }
     std::lock_guard lock(mu_);
     ++reconciles_total_;
     if (!ok) ++reconcile_errors_;
@@ -262,6 +271,7 @@ class Operator::Impl {
   prometheus::Summary& reconcile_seconds_;
   prometheus::Family<prometheus::Counter>& reconciles_;
   prometheus::Gauge& jobs_gauge_;
+  prometheus::Family<prometheus::Gauge>& api_requests_;  // a count, set from the client's
   EventRecorder events_;
   kube::WorkQueue queue_;
   std::unique_ptr<coordinator::Server> server_;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,6 +45,9 @@ struct OperatorOptions {
   bool leader_elect = false;
   std::string lease_namespace = "default";
   std::string lease_name = "ballast-operator";
+  // API requests sent so far by verb (HttpKubeClient::RequestCounts), for
+  // the metric ballast_operator_api_requests_total; optional.
+  std::function<std::map<std::string, uint64_t>()> api_request_counts;
 };
 
 // Counters for metrics and the benchmark.
