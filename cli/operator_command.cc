@@ -108,10 +108,10 @@ int Run(const OperatorFlags& flags) {
   options.reconciler.pods.metrics_port = flags.worker_metrics_port;
   options.reconciler.pods.coordinator_url =
       flags.coordinator_url.empty()
-          ? fmt::format("http://{}:{}",
-                        options.coordinator_address == "0.0.0.0" ? Hostname()
-                                                                 : options.coordinator_address,
-                        options.coordinator_port)
+          ? fmt::format(
+                "http://{}:{}",
+                options.coordinator_address == "0.0.0.0" ? Hostname() : options.coordinator_address,
+                options.coordinator_port)
           : flags.coordinator_url;
   options.reconciler.status_interval =
       std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
@@ -123,8 +123,8 @@ int Run(const OperatorFlags& flags) {
       exposer = std::make_unique<prometheus::Exposer>(flags.metrics_listen);
       exposer->RegisterCollectable(registry);
     } catch (const std::exception& e) {
-      return ReportError(
-          Status::Unavailable(fmt::format("--metrics-listen {}: {}", flags.metrics_listen, e.what())));
+      return ReportError(Status::Unavailable(
+          fmt::format("--metrics-listen {}: {}", flags.metrics_listen, e.what())));
     }
   }
   controller::Operator op(**client, options, registry);

@@ -60,8 +60,7 @@ std::string PodPhase(const json& pod) { return pod.value("/status/phase"_json_po
 
 // "exit code 3: <message>" of a failed pod's worker container, for events.
 std::string PodFailure(const json& pod) {
-  for (const auto& container :
-       pod.value("/status/containerStatuses"_json_pointer, json::array())) {
+  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
     const json terminated = container.value("/state/terminated"_json_pointer, json::object());
     if (terminated.empty()) continue;
     std::string text = fmt::format("exit code {}", terminated.value("exitCode", -1));
@@ -77,24 +76,28 @@ std::string PodFailure(const json& pod) {
 struct JobReconciler::JobState {
   std::string uid;
   std::string token;
-  bool registered = false;  // the coordinator runs a session of this job
+  bool registered = false;         // the coordinator runs a session of this job
   std::vector<std::string> nodes;  // the session's workers, one per node
   fuzzy::WeightResult weights;
   std::map<std::string, uint64_t> base_items;  // items per node before this session
   std::set<std::string> lost_nodes;            // not Ready: worker lost, pod deleted
   std::set<std::string> counted_failures;      // uids of failed pods already counted
   uint32_t failures = 0;
-  bool resumed = false;         // the session started from a checkpoint
-  double registered_wall = 0;   // when the session started, seconds since the epoch
-  json status;                  // as last written (or read at start)
+  bool resumed = false;        // the session started from a checkpoint
+  double registered_wall = 0;  // when the session started, seconds since the epoch
+  json status;                 // as last written (or read at start)
   Clock::time_point last_write{};
   std::optional<Clock::time_point> done_at;
 };
 
 struct JobReconciler::Pass {
   Pass(std::string key_, std::string ns_, std::string name_, json job_, JobState& state_)
-      : key(std::move(key_)), ns(std::move(ns_)), name(std::move(name_)),
-        id(CoordinatorJobId(ns, name)), job(std::move(job_)), state(state_) {}
+      : key(std::move(key_)),
+        ns(std::move(ns_)),
+        name(std::move(name_)),
+        id(CoordinatorJobId(ns, name)),
+        job(std::move(job_)),
+        state(state_) {}
 
   std::string key, ns, name, id;
   json job;
@@ -153,7 +156,8 @@ void JobReconciler::Forget(const std::string& key) {
     states_.erase(it);
   }
   const auto slash = key.find('/');
-  if (state->registered) coordinator_.RemoveJob(CoordinatorJobId(key.substr(0, slash), key.substr(slash + 1)));
+  if (state->registered)
+    coordinator_.RemoveJob(CoordinatorJobId(key.substr(0, slash), key.substr(slash + 1)));
 }
 
 StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
@@ -216,8 +220,9 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
     }
     if (registered.code() == StatusCode::kNotFound) {  // no node fits yet
       pass.status["phase"] = "Pending";
-      pass.transition |= SetCondition(pass.status, {"Ready", false, "NoEligibleNodes", registered.message()},
-                                      pass.generation, pass.now);
+      pass.transition |=
+          SetCondition(pass.status, {"Ready", false, "NoEligibleNodes", registered.message()},
+                       pass.generation, pass.now);
       BALLAST_RETURN_IF_ERROR(WriteStatus(pass, false));
       return ReconcileResult{kNoNodesRetry};
     }
@@ -259,9 +264,8 @@ Status JobReconciler::EnsureToken(Pass& pass) {
     options.precondition_uid = secret->at("metadata").value("uid", "");
     const Status deleted = client_.Delete(ref, options);
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
-    return Status::Unavailable(
-        fmt::format("Secret {}/{} belonged to an earlier job of this name; deleted it", pass.ns,
-                    ref.name));
+    return Status::Unavailable(fmt::format(
+        "Secret {}/{} belonged to an earlier job of this name; deleted it", pass.ns, ref.name));
   }
   auto token = kube::DecodeBase64(secret->value("/data/token"_json_pointer, ""));
   if (!token.ok() || token->empty()) {
@@ -333,7 +337,8 @@ Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
         coordinator::CheckpointFromJson(pass.spec.workload.kind, pass.status["checkpoint"]);
     if (!checkpoint.ok()) {
       pass.fail_reason = "InvalidCheckpoint";
-      return Status::Invalid("status.checkpoint cannot be resumed: " + checkpoint.status().message());
+      return Status::Invalid("status.checkpoint cannot be resumed: " +
+                             checkpoint.status().message());
     }
     config.resume = std::move(*checkpoint);
   }
@@ -363,12 +368,11 @@ Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
     listed.push_back(fmt::format("{} {:g}", node.name, node.weight));
   }
   const std::string message =
-      state.resumed
-          ? fmt::format("resumed from the checkpoint at {} of {} items; weights {}",
-                        config.resume->completed.size(), pass.spec.workload.items,
-                        fmt::join(listed, ", "))
-          : fmt::format("started on {} nodes with policy {}; weights {}", listed.size(),
-                        pass.spec.policy.name, fmt::join(listed, ", "));
+      state.resumed ? fmt::format("resumed from the checkpoint at {} of {} items; weights {}",
+                                  config.resume->completed.size(), pass.spec.workload.items,
+                                  fmt::join(listed, ", "))
+                    : fmt::format("started on {} nodes with policy {}; weights {}", listed.size(),
+                                  pass.spec.policy.name, fmt::join(listed, ", "));
   events_.Record(pass.job, false, state.resumed ? "Resumed" : "Started", message);
   return Status::Ok();
 }
@@ -426,11 +430,11 @@ Status JobReconciler::ManagePods(Pass& pass) {
       ++state.failures;
       (void)coordinator_.WorkerLost(pass.id, node);
       const bool replace = state.failures <= pass.spec.backoff_limit;
-      events_.Record(pass.job, true, "WorkerFailed",
-                     fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
-                                 pod->at("metadata").value("name", ""), node, PodFailure(*pod),
-                                 state.failures, pass.spec.backoff_limit,
-                                 replace ? ", replacing it" : ", not replaced"));
+      events_.Record(
+          pass.job, true, "WorkerFailed",
+          fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
+                      pod->at("metadata").value("name", ""), node, PodFailure(*pod), state.failures,
+                      pass.spec.backoff_limit, replace ? ", replacing it" : ", not replaced"));
     }
     if (!Deleting(*pod)) {
       kube::DeleteOptions options;
@@ -456,14 +460,15 @@ Status JobReconciler::ManagePods(Pass& pass) {
   for (size_t i = 0; i < view.workers.size(); ++i) {
     const auto& worker = view.workers[i];
     const auto& weight = state.weights.nodes[i];
-    rows.push_back({{"name", worker.name},
-                    {"weight", weight.weight},
-                    {"score", std::round(weight.score * 1e4) / 1e4},
-                    {"estimatedSpeed",
-                     worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0},
-                    {"items", state.base_items[worker.name] + worker.items},
-                    {"steals", worker.cuts},
-                    {"pod", WorkerPodName(pass.name, worker.name)}});
+    rows.push_back(
+        {{"name", worker.name},
+         {"weight", weight.weight},
+         {"score", std::round(weight.score * 1e4) / 1e4},
+         {"estimatedSpeed",
+          worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0},
+         {"items", state.base_items[worker.name] + worker.items},
+         {"steals", worker.cuts},
+         {"pod", WorkerPodName(pass.name, worker.name)}});
   }
   status["nodes"] = rows;
 
@@ -491,10 +496,10 @@ Status JobReconciler::ManagePods(Pass& pass) {
     status["efficiency"] = makespan > 0 ? std::round(ideal / makespan * 1000) / 1000 : 0.0;
     status["workers"] = 0;
     status.erase("checkpoint");  // the result is final
-    Transition(pass, "Succeeded", false, "Completed",
-               fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f})",
-                           view.items, makespan, view.workers.size(),
-                           status["efficiency"].get<double>()));
+    Transition(
+        pass, "Succeeded", false, "Completed",
+        fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f})", view.items,
+                    makespan, view.workers.size(), status["efficiency"].get<double>()));
     SetCondition(status, {"Complete", true, "AllItemsFinished", "every item's result is merged"},
                  pass.generation, pass.now);
     return Status::Ok();
@@ -513,8 +518,9 @@ Status JobReconciler::ManagePods(Pass& pass) {
   const std::string workers = fmt::format("{} of {} workers running", running, state.nodes.size());
   Transition(pass, running > 0 ? "Running" : "Pending", false,
              running > 0 ? "WorkersRunning" : "WaitingForWorkers", workers);
-  pass.transition |= SetCondition(status, {"Suspended", false, "NotSuspended", "spec.suspend is false"},
-                                  pass.generation, pass.now);
+  pass.transition |=
+      SetCondition(status, {"Suspended", false, "NotSuspended", "spec.suspend is false"},
+                   pass.generation, pass.now);
   return Status::Ok();
 }
 
@@ -598,16 +604,17 @@ StatusOr<ReconcileResult> JobReconciler::Suspend(Pass& pass) {
     if (checkpoint) {
       pass.status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
       pass.status["completedItems"] = checkpoint->completed.size();
-      pass.status["progress"] = ProgressText(checkpoint->completed.size(), pass.spec.workload.items);
+      pass.status["progress"] =
+          ProgressText(checkpoint->completed.size(), pass.spec.workload.items);
       pass.status["result"] = checkpoint->result.ToJson();
     }
     coordinator_.RemoveJob(pass.id);
     state.registered = false;
   }
   pass.status["workers"] = 0;
-  const std::string message = fmt::format("spec.suspend is true; {} of {} items kept",
-                                          pass.status.value("completedItems", uint64_t{0}),
-                                          pass.spec.workload.items);
+  const std::string message =
+      fmt::format("spec.suspend is true; {} of {} items kept",
+                  pass.status.value("completedItems", uint64_t{0}), pass.spec.workload.items);
   Transition(pass, "Suspended", false, "Suspended", message);
   pass.transition |= SetCondition(pass.status, {"Suspended", true, "SuspendedByUser", message},
                                   pass.generation, pass.now);

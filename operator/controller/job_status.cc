@@ -12,8 +12,8 @@ bool SetCondition(json& status, const Condition& condition, int64_t generation,
     status["conditions"] = json::array();
   }
   const std::string value = condition.status ? "True" : "False";
-  json wanted = {{"type", condition.type},         {"status", value},
-                 {"reason", condition.reason},     {"message", condition.message},
+  json wanted = {{"type", condition.type},           {"status", value},
+                 {"reason", condition.reason},       {"message", condition.message},
                  {"observedGeneration", generation}, {"lastTransitionTime", now}};
   for (auto& existing : status["conditions"]) {
     if (existing.value("type", "") != condition.type) continue;

@@ -12,7 +12,7 @@
 namespace ballast::controller {
 
 struct Condition {
-  std::string type;    // Ready, Progressing, Complete, Failed, Suspended
+  std::string type;  // Ready, Progressing, Complete, Failed, Suspended
   bool status = false;
   std::string reason;  // CamelCase
   std::string message;

@@ -50,12 +50,12 @@ class Operator::Impl {
       : client_(client),
         options_(std::move(options)),
         registry_(registry ? registry : std::make_shared<prometheus::Registry>()),
-        reconcile_seconds_(prometheus::BuildSummary()
-                               .Name("ballast_operator_reconcile_seconds")
-                               .Help("Time one reconcile pass of a WeightedJob took")
-                               .Register(*registry_)
-                               .Add({}, prometheus::Summary::Quantiles{
-                                            {0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
+        reconcile_seconds_(
+            prometheus::BuildSummary()
+                .Name("ballast_operator_reconcile_seconds")
+                .Help("Time one reconcile pass of a WeightedJob took")
+                .Register(*registry_)
+                .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
         reconciles_(prometheus::BuildCounter()
                         .Name("ballast_operator_reconciles_total")
                         .Help("Reconcile passes by result (ok, error)")
@@ -65,10 +65,11 @@ class Operator::Impl {
                         .Help("WeightedJobs the operator tracks")
                         .Register(*registry_)
                         .Add({})),
-        api_requests_(prometheus::BuildGauge()
-                          .Name("ballast_operator_api_requests")
-                          .Help("Requests the operator has sent to the API server since it started, by verb")
-                          .Register(*registry_)),
+        api_requests_(
+            prometheus::BuildGauge()
+                .Name("ballast_operator_api_requests")
+                .Help("Requests the operator has sent to the API server since it started, by verb")
+                .Register(*registry_)),
         events_(client, options_.identity),
         queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {}
 
@@ -96,9 +97,9 @@ class Operator::Impl {
         return Status::Unavailable("the informer caches did not sync within 60 s");
       }
     }
-    reconciler_ = std::make_unique<JobReconciler>(
-        client_, *server_, Caches{*jobs_, *pods_, *nodes_, *profiles_}, events_,
-        options_.reconciler);
+    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
+                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
+                                                  events_, options_.reconciler);
     for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(job));
     for (int i = 0; i < std::max(1, options_.workers); ++i) {
       threads_.emplace_back([this] { Work(); });
@@ -177,7 +178,8 @@ class Operator::Impl {
     auto enqueue_object = [this](const json& job) { queue_.Add(kube::ObjectKey(job)); };
     jobs_ = std::make_unique<kube::Informer>(
         client_, WeightedJobs().In(ns), kube::InformerOptions{},
-        kube::InformerHandlers{enqueue_object, [=](const json&, const json& job) { enqueue_object(job); },
+        kube::InformerHandlers{enqueue_object,
+                               [=](const json&, const json& job) { enqueue_object(job); },
                                enqueue_object});
     auto enqueue_owner = [this](const json& pod) {
       const json labels = pod["metadata"].value("labels", json::object());
@@ -188,7 +190,8 @@ class Operator::Impl {
     pod_options.label_selector = std::string(kJobLabel);
     pods_ = std::make_unique<kube::Informer>(
         client_, Pods().In(ns), pod_options,
-        kube::InformerHandlers{enqueue_owner, [=](const json&, const json& pod) { enqueue_owner(pod); },
+        kube::InformerHandlers{enqueue_owner,
+                               [=](const json&, const json& pod) { enqueue_owner(pod); },
                                enqueue_owner});
     auto enqueue_all = [this] {
       if (!jobs_) return;

@@ -126,12 +126,8 @@ std::string TokenSecretName(const std::string& job) {
 }
 
 json OwnerReference(const json& job) {
-  return {{"apiVersion", kApiVersion},
-          {"kind", kJobKind},
-          {"name", job["metadata"]["name"]},
-          {"uid", job["metadata"]["uid"]},
-          {"controller", true},
-          {"blockOwnerDeletion", true}};
+  return {{"apiVersion", kApiVersion},     {"kind", kJobKind},   {"name", job["metadata"]["name"]},
+          {"uid", job["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}};
 }
 
 json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSettings& settings) {

@@ -1,0 +1,81 @@
+#include "operator/controller/node_selection.h"
+
+#include <gtest/gtest.h>
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+json Node(const std::string& ready, json labels = json::object(), json taints = json::array()) {
+  return {{"metadata", {{"name", "pi4b-0"}, {"labels", labels}}},
+          {"spec", {{"taints", taints}}},
+          {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready}}})}}}};
+}
+
+TEST(NodeReady, ReadsTheReadyCondition) {
+  EXPECT_TRUE(NodeReady(Node("True")));
+  EXPECT_FALSE(NodeReady(Node("False")));
+  EXPECT_FALSE(NodeReady(Node("Unknown")));
+  EXPECT_FALSE(NodeReady(json{{"metadata", {{"name", "x"}}}}));
+}
+
+TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
+  const json node = Node("True", {{"pool", "seed000"}, {"arch", "arm64"}});
+  EXPECT_EQ(Ineligibility(node, {{"pool", "seed000"}}, json::array()), "");
+  EXPECT_EQ(Ineligibility(node, {{"pool", "other"}}, json::array()),
+            "node pi4b-0: label pool is 'seed000', the job selects 'other'");
+  EXPECT_EQ(Ineligibility(node, {{"zone", "a"}}, json::array()),
+            "node pi4b-0: no label zone (the job selects 'a')");
+}
+
+TEST(Ineligibility, NotReadyAndCordonedNodesAreSkipped) {
+  EXPECT_EQ(Ineligibility(Node("False"), json::object(), json::array()), "node pi4b-0: not Ready");
+  json cordoned = Node("True");
+  cordoned["spec"]["unschedulable"] = true;
+  EXPECT_EQ(Ineligibility(cordoned, json::object(), json::array()),
+            "node pi4b-0: cordoned (spec.unschedulable)");
+}
+
+TEST(Ineligibility, TaintsNeedATolerationButPreferNoScheduleDoesNot) {
+  const json tainted =
+      Node("True", json::object(),
+           json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
+  EXPECT_EQ(Ineligibility(tainted, json::object(), json::array()),
+            "node pi4b-0: taint dedicated=gpu:NoSchedule not tolerated");
+  EXPECT_EQ(Ineligibility(tainted, json::object(),
+                          json::array({{{"key", "dedicated"},
+                                        {"operator", "Equal"},
+                                        {"value", "gpu"},
+                                        {"effect", "NoSchedule"}}})),
+            "");
+  const json soft = Node("True", json::object(),
+                         json::array({{{"key", "busy"}, {"effect", "PreferNoSchedule"}}}));
+  EXPECT_EQ(Ineligibility(soft, json::object(), json::array()), "");
+}
+
+struct TolerationCase {
+  const char* name;
+  json toleration;
+  bool tolerates;
+};
+
+TEST(Tolerates, FollowsTheSchedulersMatchingRules) {
+  const json taint = {{"key", "k"}, {"value", "v"}, {"effect", "NoExecute"}};
+  const TolerationCase cases[] = {
+      {"equal key and value", {{"key", "k"}, {"value", "v"}}, true},
+      {"equal is the default operator, wrong value", {{"key", "k"}, {"value", "w"}}, false},
+      {"exists matches any value", {{"key", "k"}, {"operator", "Exists"}}, true},
+      {"exists with no key matches every taint", {{"operator", "Exists"}}, true},
+      {"another effect", {{"key", "k"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}, false},
+      {"same effect", {{"key", "k"}, {"operator", "Exists"}, {"effect", "NoExecute"}}, true},
+      {"another key", {{"key", "x"}, {"operator", "Exists"}}, false},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(Tolerates(json::array({c.toleration}), taint), c.tolerates) << c.name;
+  }
+  EXPECT_FALSE(Tolerates(json::array(), taint));
+}
+
+}  // namespace
+}  // namespace ballast::controller

@@ -1,0 +1,107 @@
+#include "operator/controller/worker_objects.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+json Job(json spec = json::object()) {
+  return {{"apiVersion", "ballast.io/v1alpha1"},
+          {"kind", "WeightedJob"},
+          {"metadata", {{"name", "primes"}, {"namespace", "lab"}, {"uid", "u-1"}}},
+          {"spec", spec}};
+}
+
+bool IsDnsLabel(const std::string& name) {
+  static const std::regex kLabel("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
+  return name.size() <= 63 && std::regex_match(name, kLabel);
+}
+
+TEST(WorkerPodName, IsJobDashNodeWhenThatIsAValidName) {
+  EXPECT_EQ(WorkerPodName("primes", "pi4b-0"), "primes-pi4b-0");
+  EXPECT_EQ(TokenSecretName("primes"), "primes-token");
+}
+
+TEST(WorkerPodName, LongOrOddNamesBecomeDistinctValidLabels) {
+  const std::string job(60, 'j');
+  const std::string a = WorkerPodName(job, "node-a");
+  const std::string b = WorkerPodName(job, "node-b");
+  EXPECT_TRUE(IsDnsLabel(a)) << a;
+  EXPECT_TRUE(IsDnsLabel(b)) << b;
+  EXPECT_NE(a, b);
+  // Node names may hold dots and capitals; a pod name may not.
+  const std::string dotted = WorkerPodName("primes", "Node.Example.COM");
+  EXPECT_TRUE(IsDnsLabel(dotted)) << dotted;
+  EXPECT_NE(dotted, WorkerPodName("primes", "node-example-com"));
+  // Deterministic: the same inputs give the same name in every process.
+  EXPECT_EQ(a, WorkerPodName(job, "node-a"));
+}
+
+TEST(BuildWorkerPod, PinsTheNodeOwnsThePodAndTakesTheTokenFromTheSecret) {
+  WorkerPodSettings settings;
+  settings.coordinator_url = "http://coordinator:8080";
+  settings.coordinator_job = "lab.primes";
+  const json pod =
+      BuildWorkerPod(Job({{"tolerations", json::array({{{"key", "pi"}, {"operator", "Exists"}}})},
+                          {"worker",
+                           {{"image", "registry/ballast-worker:1"},
+                            {"resources", {{"limits", {{"cpu", "1"}}}}}}}}),
+                     "pi3b-0", settings);
+  EXPECT_EQ(pod["metadata"]["name"], "primes-pi3b-0");
+  EXPECT_EQ(pod["metadata"]["namespace"], "lab");
+  EXPECT_EQ(pod["metadata"]["labels"]["ballast.io/job"], "primes");
+  EXPECT_EQ(pod["metadata"]["labels"]["ballast.io/node"], "pi3b-0");
+  const json owner = pod["metadata"]["ownerReferences"][0];
+  EXPECT_EQ(owner["uid"], "u-1");
+  EXPECT_EQ(owner["kind"], "WeightedJob");
+  EXPECT_TRUE(owner["controller"].get<bool>());
+  const json term = pod["spec"]["affinity"]["nodeAffinity"]
+                       ["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0];
+  EXPECT_EQ(term["matchFields"][0]["key"], "metadata.name");
+  EXPECT_EQ(term["matchFields"][0]["values"], json::array({"pi3b-0"}));
+  EXPECT_EQ(pod["spec"]["tolerations"][0]["key"], "pi");
+  EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");
+  EXPECT_TRUE(pod["spec"]["securityContext"]["runAsNonRoot"].get<bool>());
+  const json container = pod["spec"]["containers"][0];
+  EXPECT_EQ(container["image"], "registry/ballast-worker:1");
+  EXPECT_EQ(container["resources"]["limits"]["cpu"], "1");
+  EXPECT_TRUE(container["securityContext"]["readOnlyRootFilesystem"].get<bool>());
+  EXPECT_FALSE(container["securityContext"]["allowPrivilegeEscalation"].get<bool>());
+  std::map<std::string, json> env;
+  for (const auto& var : container["env"]) env[var["name"]] = var;
+  EXPECT_EQ(env["BALLAST_COORDINATOR"]["value"], "http://coordinator:8080");
+  EXPECT_EQ(env["BALLAST_JOB"]["value"], "lab.primes");
+  EXPECT_EQ(env["BALLAST_WORKER_NAME"]["value"], "pi3b-0");
+  EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["name"], "primes-token");
+  EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["key"], "token");
+  EXPECT_FALSE(env.count("BALLAST_METRICS_LISTEN"));  // metrics_port 0
+}
+
+TEST(BuildWorkerPod, UsesTheOperatorsImageWhenTheJobNamesNone) {
+  WorkerPodSettings settings;
+  settings.default_image = "ballast-worker:default";
+  settings.metrics_port = 9090;
+  const json pod = BuildWorkerPod(Job(), "pi5-0", settings);
+  const json container = pod["spec"]["containers"][0];
+  EXPECT_EQ(container["image"], "ballast-worker:default");
+  EXPECT_EQ(container["ports"][0]["containerPort"], 9090);
+  EXPECT_FALSE(pod["spec"].contains("tolerations"));
+}
+
+TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
+  const std::string token = NewToken();
+  EXPECT_EQ(token.size(), 64u);
+  EXPECT_NE(token, NewToken());
+  const json secret = BuildTokenSecret(Job(), token);
+  EXPECT_EQ(secret["metadata"]["name"], "primes-token");
+  EXPECT_EQ(secret["stringData"]["token"], token);
+  EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "u-1");
+}
+
+}  // namespace
+}  // namespace ballast::controller
