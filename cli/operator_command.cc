@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <memory>
 #include <string>
@@ -84,6 +85,14 @@ std::string Hostname() {
 }
 
 int Run(const OperatorFlags& flags) {
+  // SIGINT / SIGTERM stop the operator from a thread of ours (a handler may
+  // not take locks). Blocked before any thread starts, so every thread
+  // inherits the mask and none dies of the default action.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
   controller::OperatorOptions options;
   Status parsed = SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
@@ -129,23 +138,17 @@ int Run(const OperatorFlags& flags) {
   }
   controller::Operator op(**client, options, registry);
 
-  // SIGINT / SIGTERM stop the operator from a thread of ours (a signal
-  // handler may not take locks).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::atomic<bool> returned{false};
   std::thread waiter([&] {
     int signal = 0;
     sigwait(&signals, &signal);
-    if (signal != 0) {
-      spdlog::info("stopping signal={}", signal);
-      op.Stop();
-    }
+    if (returned.load()) return;
+    spdlog::info("stopping signal={}", signal);
+    op.Stop();
   });
   const Status result = op.Run();
   // Wake the waiter when Run ended by itself (lost leadership, no sync).
+  returned = true;
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
   spdlog::info("operator stopped api_requests={} events={}", (*client)->TotalRequests(),
