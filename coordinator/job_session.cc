@@ -54,13 +54,25 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
   if (accepted_.size() == config_.workload.items) finished_at_ = now;
 }
 
+bool JobSession::IsStale(const Worker& worker, const protocol::ReportMessage& report) const {
+  return worker.view.leases == 0 && !config_.session.empty() && !report.session.empty() &&
+         report.session != config_.session;
+}
+
 StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
     const Worker& worker, const protocol::ReportMessage& report) {
   std::vector<workload::Result> results;
   for (size_t i = 0; i < report.completed.size(); ++i) {
     const auto& completion = report.completed[i];
     const balance::Range range = completion.range;
-    if (range.end > config_.workload.items || worker.granted.CountIn(range) != range.size()) {
+    const bool inside = range.end <= config_.workload.items;
+    if (!inside || worker.granted.CountIn(range) != range.size()) {
+      if (inside && IsStale(worker, report)) {
+        return Status::Conflict(
+            fmt::format("this coordinator has not leased {} to worker '{}'; it restarted: drop "
+                        "your lease and ask again",
+                        range.ToString(), report.worker));
+      }
       return Status::Invalid(fmt::format("completed[{}]: {} was never leased to worker '{}'", i,
                                          range.ToString(), report.worker));
     }
@@ -154,6 +166,7 @@ protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& ev
   out.lease = reply.lease;
   out.report_every_s = reply.report_every_s;
   out.heartbeat_s = config_.lease_seconds / 3;
+  out.session = config_.session;
   return out;
 }
 

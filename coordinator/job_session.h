@@ -9,6 +9,11 @@
 // - a completion must lie inside ranges that were leased to that worker,
 //   and its result must parse; otherwise the whole report is refused and
 //   nothing changes;
+// - except that a report of a lease granted by an earlier session of the
+//   same job (the coordinator restarted and the job was added again, with
+//   `resume`), from a worker this session has not leased to yet, is not bad
+//   but stale: it is refused with Conflict, and the worker drops that lease
+//   and asks again, so its items are leased anew;
 // - a completion is merged only when none of its items is finished yet
 //   (results cannot be split); a completion that overlaps finished items is
 //   dropped and its unfinished items go back to the pool when its lease ends,
@@ -67,6 +72,11 @@ struct JobConfig {
   // Resume from a checkpoint: its items are finished from the outset (never
   // leased again) and its result is the starting result.
   std::optional<Checkpoint> resume;
+  // Names this session in every reply; workers echo the one of their lease's
+  // reply in reports. Server::AddJob draws a fresh random one when it is
+  // empty, so a coordinator that restarted tells the leases its earlier
+  // incarnation granted from bad reports. "" here: no report is stale.
+  std::string session;
 };
 
 // What the coordinator knows about one worker; for tables and status.
@@ -118,7 +128,9 @@ class JobSession {
 
   // Records a report and returns what the worker does next. Returns NotFound
   // for an unknown worker, Invalid (and changes nothing) for completions
-  // outside the worker's leases or results that do not parse.
+  // outside the worker's leases or results that do not parse, and Conflict
+  // (changing nothing) when such completions are stale: the worker has had
+  // no lease from this session and the report names another session.
   StatusOr<protocol::ReplyMessage> HandleReport(const protocol::ReportMessage& report, double now);
 
   // The worker is gone (its process or pod died): its unfinished work
@@ -151,6 +163,9 @@ class JobSession {
     bool holds_lease = false;      // last reply was lease or continue
   };
 
+  // True when `report` comes from an earlier session of the job: it names
+  // another session, and this one has not leased to the worker yet.
+  bool IsStale(const Worker& worker, const protocol::ReportMessage& report) const;
   // Checks the completions and parses their results without changing state.
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);

@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -43,8 +44,9 @@ void ReplyJson(const http_request& request, status_code code, const nlohmann::js
   });
 }
 
-void ReplyError(const http_request& request, status_code code, const std::string& message) {
-  ReplyJson(request, code, {{"error", message}});
+// A route that does not exist: not counted as a refusal.
+void ReplyNoRoute(const http_request& request) {
+  ReplyJson(request, status_codes::NotFound, protocol::RefusalJson("no_route", "no such route"));
 }
 
 status_code HttpCode(const Status& status) {
@@ -74,6 +76,13 @@ StatusOr<uint16_t> FreePort(const std::string& address) {
   ::close(fd);
   if (!ok) return Status::Unavailable(fmt::format("cannot bind {}", address));
   return ntohs(addr.sin_port);
+}
+
+// 64 random bits in hex: a job session's name (JobConfig::session).
+std::string NewSessionName() {
+  std::random_device device;
+  const uint64_t bits = (static_cast<uint64_t>(device()) << 32) | device();
+  return fmt::format("{:016x}", bits);
 }
 
 // Constant-time comparison, so a token cannot be guessed byte by byte.
@@ -149,12 +158,17 @@ class Server::Impl {
     }
     timer_cv_.notify_all();
     if (timer_.joinable()) timer_.join();
-    std::vector<std::string> ids;
+    // The jobs are not over: held requests are told to retry (a restarted
+    // coordinator takes them up again), never "done".
+    std::map<std::string, std::shared_ptr<JobEntry>> jobs;
     {
       std::lock_guard lock(jobs_mutex_);
-      for (const auto& [id, entry] : jobs_) ids.push_back(id);
+      jobs.swap(jobs_);
     }
-    for (const auto& id : ids) RemoveJob(id);
+    for (const auto& [id, entry] : jobs) {
+      std::lock_guard lock(entry->mutex);
+      AnswerAllStopping(*entry);
+    }
     try {
       listener_.close().wait();
     } catch (const std::exception& e) {
@@ -169,6 +183,7 @@ class Server::Impl {
     auto entry = std::make_shared<JobEntry>();
     entry->epoch = Clock::now();
     const std::string id = config.id;
+    if (config.session.empty()) config.session = NewSessionName();
     BALLAST_ASSIGN_OR_RETURN(entry->session, JobSession::Create(std::move(config), 0));
     {
       std::lock_guard lock(jobs_mutex_);
@@ -192,7 +207,7 @@ class Server::Impl {
       jobs_gauge_.Set(static_cast<double>(jobs_.size()));
     }
     std::lock_guard lock(entry->mutex);
-    AnswerAllHeld(*entry, protocol::ReplyMessage{balance::Reply::Kind::kDone, {}, 0, 0});
+    AnswerAllHeld(*entry, DoneReply());
   }
 
   Status WorkerLost(const std::string& id, const std::string& worker) {
@@ -237,7 +252,7 @@ class Server::Impl {
     refused_family_.Add({{"reason", reason}}).Increment();
     spdlog::info("request refused reason={} path={} message=\"{}\"", reason,
                  request.relative_uri().path(), message);
-    ReplyError(request, code, message);
+    ReplyJson(request, code, protocol::RefusalJson(reason, message));
   }
 
   void Route(http_request request) {
@@ -254,12 +269,13 @@ class Server::Impl {
       return;
     }
     if (path.size() < 3 || path[0] != "v1" || path[1] != "jobs") {
-      ReplyError(request, status_codes::NotFound, "no such route");
+      ReplyNoRoute(request);
       return;
     }
     auto entry = Find(path[2]);
     if (!entry) {
-      Refuse(request, status_codes::NotFound, "unknown_job", fmt::format("no job '{}'", path[2]));
+      Refuse(request, status_codes::NotFound, protocol::kReasonUnknownJob,
+             fmt::format("no job '{}'", path[2]));
       return;
     }
     if (Status auth = Authorize(request, *entry); !auth.ok()) return;
@@ -282,7 +298,7 @@ class Server::Impl {
     } else if (method == web::http::methods::GET && path.size() == 4 && path[3] == "signal") {
       OnSignalPoll(request, entry);
     } else {
-      ReplyError(request, status_codes::NotFound, "no such route");
+      ReplyNoRoute(request);
     }
   }
 
@@ -316,8 +332,7 @@ class Server::Impl {
     const uint64_t before = entry->session->completed();
     auto reply = entry->session->HandleReport(*report, entry->Now());
     if (!reply.ok()) {
-      const bool unknown = reply.status().code() == StatusCode::kNotFound;
-      Refuse(request, HttpCode(reply.status()), unknown ? "unknown_worker" : "invalid_report",
+      Refuse(request, HttpCode(reply.status()), RefusedReportReason(reply.status()),
              reply.status().message());
       return;
     }
@@ -360,7 +375,26 @@ class Server::Impl {
     entry->signal_polls[worker] = {request, entry->Now() + options_.wait_timeout_s};
   }
 
-  static protocol::ReplyMessage WaitReply() { return {balance::Reply::Kind::kWait, {}, 0, 0}; }
+  // The metric's and the body's reason for a report JobSession refused.
+  static const char* RefusedReportReason(const Status& status) {
+    switch (status.code()) {
+      case StatusCode::kNotFound:
+        return "unknown_worker";
+      case StatusCode::kConflict:
+        return protocol::kReasonStale;
+      default:
+        return "invalid_report";
+    }
+  }
+
+  // A reply the server makes itself: no lease, no session.
+  static protocol::ReplyMessage ReplyOf(balance::Reply::Kind kind) {
+    protocol::ReplyMessage reply;
+    reply.kind = kind;
+    return reply;
+  }
+  static protocol::ReplyMessage WaitReply() { return ReplyOf(balance::Reply::Kind::kWait); }
+  static protocol::ReplyMessage DoneReply() { return ReplyOf(balance::Reply::Kind::kDone); }
 
   void AnswerReport(const http_request& request, const protocol::ReplyMessage& reply) {
     ReplyJson(request, status_codes::OK, protocol::ToJson(reply));
@@ -381,7 +415,7 @@ class Server::Impl {
       for (const std::string& worker : signals) Deliver(entry, worker);
     }
     if (entry.session->Finished()) {
-      AnswerAllHeld(entry, protocol::ReplyMessage{balance::Reply::Kind::kDone, {}, 0, 0});
+      AnswerAllHeld(entry, DoneReply());
       entry.finished_cv.notify_all();
     }
   }
@@ -437,6 +471,19 @@ class Server::Impl {
       ReplyJson(held.request, status_codes::OK, {{"signalled", true}, {"done", true}});
     }
     entry.signal_polls.clear();
+  }
+
+  // Answers every held request 503 (the server is going away, the job is
+  // not over). Requires entry.mutex.
+  void AnswerAllStopping(JobEntry& entry) {
+    const nlohmann::json body =
+        protocol::RefusalJson(protocol::kReasonStopping, "the coordinator is stopping; retry");
+    for (auto* held_map : {&entry.waiting_reports, &entry.signal_polls}) {
+      for (auto& [worker, held] : *held_map) {
+        ReplyJson(held.request, status_codes::ServiceUnavailable, body);
+      }
+      held_map->clear();
+    }
   }
 
   // Expires leases, fires policy timers and answers held requests at their

@@ -6,9 +6,27 @@
 //   GET /healthz   -> 200 "ok"
 //   GET /metrics   -> Prometheus text format
 //
-// Responses: 200 with a JSON body; 400 malformed body or refused report
-// (the message says why; nothing changed); 401 no bearer token; 403 a token
-// that is not this job's; 404 unknown job, worker or route.
+// Responses: 200 with a JSON body; otherwise {"error": ..., "reason": ...}
+// (protocol::RefusalJson), counted in ballast_coordinator_refused_total by
+// reason, and nothing changed:
+//   400 malformed     a body or query that does not parse
+//   400 invalid_report completions outside the worker's leases, or results
+//                      that do not parse
+//   401 no_token, 403 wrong_token
+//   404 unknown_job   no such job (yet: a restarted coordinator adds its jobs
+//                      again; workers retry), unknown_worker, no_route (not
+//                      counted)
+//   409 stale         a report of a lease granted by an earlier incarnation
+//                      of the coordinator (JobSession::HandleReport): the
+//                      worker drops it and asks afresh
+//   503 stopping      a held request when the Server is destroyed (not
+//                      counted): the job is not over, workers retry
+//
+// Restarting: destroying the Server and starting another on the same port
+// (ServerOptions::port; cpprestsdk's listener sets SO_REUSEADDR) and adding
+// the job again with JobConfig::resume = its last checkpoint lets running
+// workers carry on: they retry while the job is unknown and redo the items
+// that were leased but not in the checkpoint.
 //
 // Thread-safety: every public method is thread-safe. Requests of one job are
 // serialized by that job's mutex; jobs do not block each other.
@@ -35,6 +53,8 @@ class Server {
  public:
   // Opens the listener. Returns Unavailable when the address cannot be bound.
   static StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options);
+  // Closes the listener; held requests are answered 503 (the jobs are not
+  // done, only this server is), unlike RemoveJob's "done".
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -43,8 +63,9 @@ class Server {
   const std::string& url() const;
   uint16_t port() const;
 
-  // Registers a job; its clock starts now. Returns Invalid as JobSession::Create
-  // does, or Conflict when a job of that id exists.
+  // Registers a job; its clock starts now; config.session, when empty, is
+  // drawn at random. Returns Invalid as JobSession::Create does, or Conflict
+  // when a job of that id exists.
   Status AddJob(JobConfig config);
   // Forgets a job; held requests of it are answered "done".
   void RemoveJob(const std::string& job);

@@ -97,7 +97,22 @@ class WorkerLoop::Impl {
 
     protocol::ReportMessage ask = NewReport(/*idle=*/true);
     while (true) {
-      BALLAST_ASSIGN_OR_RETURN(protocol::ReplyMessage reply, Send(ask));
+      StatusOr<protocol::ReplyMessage> sent = Send(ask);
+      if (sent.status().code() == StatusCode::kConflict) {
+        // The coordinator restarted since it leased to us: what we computed
+        // of that lease is not ours to hand in. Ask afresh; a stop request
+        // still goes out with the fresh report.
+        spdlog::info("lease dropped job={} worker={} lease={} reason=\"{}\"", options_.job,
+                     options_.name, lease_.ToString(), sent.status().message());
+        DropLease();
+        ask = NewReport(/*idle=*/true);
+        continue;
+      }
+      BALLAST_ASSIGN_OR_RETURN(protocol::ReplyMessage reply, std::move(sent));
+      if (ask.leaving) {
+        spdlog::info("stopped on request job={} worker={}", options_.job, options_.name);
+        return Status::Ok();
+      }
       switch (reply.kind) {
         case Reply::Kind::kDone:
           spdlog::info("job done job={} worker={}", options_.job, options_.name);
@@ -110,13 +125,15 @@ class WorkerLoop::Impl {
         case Reply::Kind::kContinue:
           metrics_->Lease();
           BALLAST_ASSIGN_OR_RETURN(ask, Compute(reply));
-          if (ask.leaving) {
-            BALLAST_RETURN_IF_ERROR(Send(ask).status());
-            spdlog::info("stopped on request job={} worker={}", options_.job, options_.name);
-            return Status::Ok();
-          }
       }
     }
+  }
+
+  // Forgets the lease and its unreported progress.
+  void DropLease() {
+    lease_ = {};
+    position_ = 0;
+    lease_session_.clear();
   }
 
   static web::http::client::http_client MakeClient(const WorkerOptions& options) {
@@ -131,11 +148,14 @@ class WorkerLoop::Impl {
     report.worker = options_.name;
     report.idle = idle;
     report.leaving = g_stop != 0;
+    report.session = lease_session_;
     return report;
   }
 
-  // One HTTP exchange with retries: Unavailable after give_up_s of failures,
-  // Invalid when the coordinator refuses the request.
+  // One HTTP exchange with retries. Returns Unavailable after give_up_s of
+  // failures (no answer, 5xx, or a job the coordinator does not know: it may
+  // be adding it again after a restart), Conflict on 409, Invalid when the
+  // coordinator refuses the request otherwise.
   StatusOr<nlohmann::json> Exchange(const web::http::method& method, const std::string& path,
                                     const std::string& body) {
     const auto start = Clock::now();
@@ -149,22 +169,25 @@ class WorkerLoop::Impl {
       try {
         auto response = client_.request(request).get();
         const std::string text = response.extract_string(true).get();
-        if (response.status_code() == web::http::status_codes::OK) {
-          return protocol::ParseJsonText(text);
+        const auto code = response.status_code();
+        if (code == web::http::status_codes::OK) return protocol::ParseJsonText(text);
+        const protocol::Refusal refusal = protocol::ParseRefusal(text);
+        if (code == web::http::status_codes::Conflict) return Status::Conflict(refusal.error);
+        const bool unknown_job = code == web::http::status_codes::NotFound &&
+                                 refusal.reason == protocol::kReasonUnknownJob;
+        if (code < 500 && !unknown_job) {
+          return Status::Invalid(
+              fmt::format("the coordinator refused {} ({}): {}", path, code, text));
         }
-        if (response.status_code() < 500) {
-          return Status::Invalid(fmt::format("the coordinator refused {} ({}): {}", path,
-                                             response.status_code(), text));
-        }
-        failure = fmt::format("status {}", response.status_code());
+        failure = fmt::format("status {}: {}", code, refusal.error);
       } catch (const std::exception& e) {
         failure = e.what();
       }
       if (Since(start) > options_.give_up_s) {
-        return Status::Unavailable(fmt::format("coordinator {} unreachable for {:.0f} s: {}",
+        return Status::Unavailable(fmt::format("coordinator {} unavailable for {:.0f} s: {}",
                                                options_.coordinator, options_.give_up_s, failure));
       }
-      spdlog::info("coordinator unreachable, retrying path={} error=\"{}\"", path, failure);
+      spdlog::info("coordinator unavailable, retrying path={} error=\"{}\"", path, failure);
       std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
       backoff = std::min(backoff * 2, 2.0);
     }
@@ -186,6 +209,7 @@ class WorkerLoop::Impl {
     metrics_->Idle(Since(start));
     BALLAST_ASSIGN_OR_RETURN(auto reply, protocol::ParseReply(json));
     heartbeat_s_ = reply.heartbeat_s > 0 ? reply.heartbeat_s : heartbeat_s_;
+    if (reply.kind == Reply::Kind::kLease) lease_session_ = reply.session;
     return reply;
   }
 
@@ -248,6 +272,9 @@ class WorkerLoop::Impl {
   }
 
   // Long-polls the coordinator for signals; sets signalled_ when one comes.
+  // Until the job is done or Run returns: a poll that fails (no answer, the
+  // job unknown while a restarted coordinator adds it again, any refusal) is
+  // retried with backoff.
   void PollSignals() {
     web::http::client::http_client_config config;
     config.set_timeout(std::chrono::seconds(60));
@@ -258,22 +285,43 @@ class WorkerLoop::Impl {
         utility::conversions::to_utf8string(
             web::uri::encode_data_string(utility::conversions::to_string_t(options_.name))));
     const auto cancel = stop_polling_.get_token();
+    double backoff = 0.1;
     while (!cancel.is_canceled() && !g_stop) {
+      std::string failure;
       try {
         web::http::http_request request(web::http::methods::GET);
         request.set_request_uri(utility::conversions::to_string_t(path));
         request.headers().add("Authorization", "Bearer " + options_.token);
         auto response = client.request(request, cancel).get();
-        auto json = protocol::ParseJsonText(response.extract_string(true).get());
+        const std::string text = response.extract_string(true).get();
+        auto json = protocol::ParseJsonText(text);
         if (response.status_code() != web::http::status_codes::OK) {
-          std::this_thread::sleep_for(std::chrono::seconds(1));
-        } else if (json.ok() && json->value("signalled", false)) {
-          signalled_ = true;
-          if (json->value("done", false)) return;  // the job is over: no more signals
+          failure = fmt::format("status {}: {}", response.status_code(), text);
+        } else if (json.ok() && json->is_object()) {
+          backoff = 0.1;
+          if (json->value("signalled", false)) {
+            signalled_ = true;
+            if (json->value("done", false)) return;  // the job is over: no more signals
+          }
+          continue;
+        } else {
+          failure = "the answer is not a signal message";
         }
-      } catch (const std::exception&) {
-        if (!cancel.is_canceled()) std::this_thread::sleep_for(std::chrono::seconds(1));
+      } catch (const std::exception& e) {
+        failure = e.what();
       }
+      if (cancel.is_canceled()) return;
+      spdlog::debug("signal poll failed, retrying error=\"{}\"", failure);
+      SleepUnlessCanceled(backoff, cancel);
+      backoff = std::min(backoff * 2, 2.0);
+    }
+  }
+
+  static void SleepUnlessCanceled(double seconds, const pplx::cancellation_token& cancel) {
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                          std::chrono::duration<double>(seconds));
+    while (Clock::now() < until && !cancel.is_canceled()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
 
@@ -284,6 +332,7 @@ class WorkerLoop::Impl {
   std::unique_ptr<kernels::Kernel> kernel_;
   Range lease_;
   uint64_t position_ = 0;
+  std::string lease_session_;  // the session of the reply that granted lease_
   uint64_t seq_ = 0;
   balance::CostModel cost_;      // the job's declared item costs
   double seconds_per_cost_ = 0;  // measured on the last step

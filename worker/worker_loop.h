@@ -3,6 +3,12 @@
 // threads it is given, reports finished ranges with their results, and obeys
 // each reply (continue with a possibly shrunk end, a new lease, wait, done).
 //
+// A coordinator that restarts mid-job does not end the worker: while it is
+// down or does not know the job yet, requests are retried (for give_up_s);
+// when it refuses a report as stale (409: the lease came from its earlier
+// incarnation), the lease and its unreported results are dropped and the
+// worker asks afresh (protocol/messages.h).
+//
 // A step is a slice of the lease that takes about `step_seconds`, split
 // across the threads; reports happen between steps, so the position a report
 // gives is exact and a shrunk end never takes an item already begun. Reports
@@ -32,7 +38,9 @@ struct WorkerOptions {
   unsigned threads = 1;  // compute threads
   double speed = 1.0;    // < 1: emulate a slower node with a duty cycle
   double step_seconds = 0.05;
-  double give_up_s = 60;  // stop retrying an unreachable coordinator after this
+  // Stop retrying a coordinator that does not answer, or does not know the
+  // job, after this.
+  double give_up_s = 60;
 };
 
 class WorkerLoop {
@@ -42,8 +50,8 @@ class WorkerLoop {
 
   // Runs the job to its end. Returns Ok when the coordinator says the job is
   // done or after a requested stop; Unavailable when the coordinator cannot
-  // be reached for give_up_s; Invalid when it refuses us (token, name) or
-  // the workload cannot run here.
+  // be reached, or does not know the job, for give_up_s; Invalid when it
+  // refuses us (token, name) or the workload cannot run here.
   Status Run();
   // Asks Run to report and return at the next step boundary. Async-signal-safe.
   static void RequestStop();

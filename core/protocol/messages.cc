@@ -41,6 +41,14 @@ StatusOr<bool> GetBool(const json& object, const std::string& key) {
   return it->get<bool>();
 }
 
+// An optional string; "" when missing.
+StatusOr<std::string> GetString(const json& object, const std::string& key) {
+  auto it = object.find(key);
+  if (it == object.end()) return std::string();
+  if (!it->is_string()) return FieldError(key, "a string");
+  return it->get<std::string>();
+}
+
 StatusOr<balance::Range> ParseRange(const json& value, const std::string& path) {
   if (!value.is_object()) return FieldError(path, "an object {\"begin\": …, \"end\": …}");
   BALLAST_ASSIGN_OR_RETURN(uint64_t begin, GetUint(value, "begin", path + "."));
@@ -82,14 +90,16 @@ json ToJson(const ReportMessage& message) {
   for (const Completion& c : message.completed) {
     completed.push_back({{"range", RangeJson(c.range)}, {"result", c.result}});
   }
-  return {{"worker", message.worker},
-          {"seq", message.seq},
-          {"completed", completed},
-          {"calcSeconds", message.calc_seconds},
-          {"cpuSeconds", message.cpu_seconds},
-          {"position", message.position},
-          {"idle", message.idle},
-          {"leaving", message.leaving}};
+  json out = {{"worker", message.worker},
+              {"seq", message.seq},
+              {"completed", completed},
+              {"calcSeconds", message.calc_seconds},
+              {"cpuSeconds", message.cpu_seconds},
+              {"position", message.position},
+              {"idle", message.idle},
+              {"leaving", message.leaving}};
+  if (!message.session.empty()) out["session"] = message.session;
+  return out;
 }
 
 json ToJson(const ReplyMessage& message) {
@@ -99,6 +109,7 @@ json ToJson(const ReplyMessage& message) {
   if (message.kind == Reply::Kind::kLease || message.kind == Reply::Kind::kContinue) {
     out["lease"] = RangeJson(message.lease);
   }
+  if (!message.session.empty()) out["session"] = message.session;
   return out;
 }
 
@@ -120,6 +131,7 @@ StatusOr<ReportMessage> ParseReport(const json& json) {
   BALLAST_ASSIGN_OR_RETURN(report.position, GetUint(json, "position", "", 0));
   BALLAST_ASSIGN_OR_RETURN(report.idle, GetBool(json, "idle"));
   BALLAST_ASSIGN_OR_RETURN(report.leaving, GetBool(json, "leaving"));
+  BALLAST_ASSIGN_OR_RETURN(report.session, GetString(json, "session"));
   auto completed = json.find("completed");
   if (completed != json.end()) {
     if (!completed->is_array()) return FieldError("completed", "an array");
@@ -148,6 +160,7 @@ StatusOr<ReplyMessage> ParseReply(const json& json) {
   }
   BALLAST_ASSIGN_OR_RETURN(reply.report_every_s, GetSeconds(json, "reportEverySeconds", 0));
   BALLAST_ASSIGN_OR_RETURN(reply.heartbeat_s, GetSeconds(json, "heartbeatSeconds", 0));
+  BALLAST_ASSIGN_OR_RETURN(reply.session, GetString(json, "session"));
   return reply;
 }
 
@@ -160,6 +173,23 @@ StatusOr<JobDescription> ParseJobDescription(const json& json) {
   description.job = json["job"].get<std::string>();
   BALLAST_ASSIGN_OR_RETURN(description.workload, workload::WorkloadFromJson(json["workload"]));
   return description;
+}
+
+json RefusalJson(const std::string& reason, const std::string& message) {
+  return {{"error", message}, {"reason", reason}};
+}
+
+Refusal ParseRefusal(const std::string& body) {
+  const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  Refusal refusal{"", body};
+  if (!parsed.is_object()) return refusal;
+  if (auto reason = parsed.find("reason"); reason != parsed.end() && reason->is_string()) {
+    refusal.reason = reason->get<std::string>();
+  }
+  if (auto error = parsed.find("error"); error != parsed.end() && error->is_string()) {
+    refusal.error = error->get<std::string>();
+  }
+  return refusal;
 }
 
 StatusOr<json> ParseJsonText(const std::string& text) {

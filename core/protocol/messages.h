@@ -11,6 +11,22 @@
 // by the coordinator until there is work again (long poll), so an idle worker
 // sends no traffic while it waits.
 //
+// Any answer but 200 has the body {"error": "<for people>", "reason": "<for
+// programs>"} (ParseRefusal reads it). What a worker does with each:
+//   404 unknown_job    the job is not registered (yet): retry as if the
+//                      coordinator were unreachable; a restarted coordinator
+//                      registers its jobs again within seconds
+//   409 stale          a report of a lease that an earlier incarnation of the
+//                      coordinator granted (its `session` is not this one's):
+//                      drop the lease and its unreported results, ask afresh
+//                      with an idle report; the items are leased again
+//   5xx, no answer     retry with backoff (503 stopping: the coordinator is
+//                      shutting down)
+//   other 4xx          fatal: wrong token (401, 403), unknown worker (404),
+//                      malformed or refused report (400)
+// Signal polls obey the same rules but never end the worker: a poll that
+// fails is retried with backoff.
+//
 // Thread-safety: values and pure functions.
 #pragma once
 
@@ -35,6 +51,7 @@ struct Completion {
 struct ReportMessage {
   std::string worker;                 // the worker's name (its node)
   uint64_t seq = 0;                   // increases with every report of one process
+  std::string session;                // the `session` of the reply that granted its lease
   std::vector<Completion> completed;  // finished since the previous report
   double calc_seconds = 0;            // seconds spent computing since the previous report
   double cpu_seconds = 0;             // CPU seconds that computing used (all threads)
@@ -48,6 +65,9 @@ struct ReplyMessage {
   balance::Range lease;       // kLease: the new lease; kContinue: the lease, end maybe shrunk
   double report_every_s = 0;  // progress cadence asked by the policy (0: only at lease end)
   double heartbeat_s = 0;     // report at least this often while computing (lease expiry)
+  // Names the coordinator's session of the job: a restarted coordinator's is
+  // another, so it tells the leases of its earlier incarnation from bad ones.
+  std::string session;
 };
 
 struct JobDescription {
@@ -75,5 +95,23 @@ StatusOr<JobDescription> ParseJobDescription(const nlohmann::json& json);
 StatusOr<nlohmann::json> ParseJsonText(const std::string& text);
 
 const char* ReplyKindName(balance::Reply::Kind kind);
+
+// Refusal reasons a worker acts on (see the table above).
+inline constexpr char kReasonUnknownJob[] = "unknown_job";
+inline constexpr char kReasonStale[] = "stale";
+inline constexpr char kReasonStopping[] = "stopping";
+
+// The body of every answer but 200.
+struct Refusal {
+  std::string reason;  // for programs: kReason*, "malformed", ...
+  std::string error;   // for people: what is wrong
+};
+
+// {"error": message, "reason": reason}.
+nlohmann::json RefusalJson(const std::string& reason, const std::string& message);
+// The refusal in an answer's body. Never fails: a body that is not one (not
+// JSON, or from a coordinator that predates reasons) gives reason "" and the
+// body as the error.
+Refusal ParseRefusal(const std::string& body);
 
 }  // namespace ballast::protocol

@@ -233,6 +233,87 @@ TEST(JobSessionTest, EveryPolicyResumesFromACheckpointWithoutRedoingFinishedItem
   }
 }
 
+// Regression: when the operator hosting the coordinator restarted mid-job, a
+// worker's next report handed in a lease the new session had never granted;
+// it was refused as bad (400) and the worker exited, failing its pod.
+TEST(JobSessionTest, AReportOfALeaseFromBeforeARestartIsStaleAndChangesNothing) {
+  auto config = PrimesJob(20000, {"a", "b"});
+  config.session = "first";
+  auto first = NewSession(config);
+  auto lease_a = first->HandleReport(Idle("a"), 1);
+  auto lease_b = first->HandleReport(Idle("b"), 1);
+  ASSERT_EQ(lease_a->kind, Reply::Kind::kLease);
+  ASSERT_EQ(lease_b->kind, Reply::Kind::kLease);
+  EXPECT_EQ(lease_a->session, "first");
+  // a finishes its lease and gets the next; b is still computing its own.
+  ReportMessage done_a = Finished(*first, "a", lease_a->lease);
+  done_a.session = "first";
+  auto next_a = first->HandleReport(done_a, 2);
+  ASSERT_EQ(next_a->kind, Reply::Kind::kLease);
+
+  // The coordinator restarts; the job is added again from its checkpoint.
+  JobConfig again = first->config();
+  again.session = "second";
+  again.resume = first->TakeCheckpoint();
+  auto second = NewSession(again);
+  const JobView before = second->View();
+  ReportMessage stale_b = Finished(*second, "b", lease_b->lease);
+  stale_b.session = "first";
+  auto refused_b = second->HandleReport(stale_b, 3);
+  EXPECT_EQ(refused_b.status().code(), StatusCode::kConflict);
+  EXPECT_NE(refused_b.status().message().find("this coordinator has not leased " +
+                                              lease_b->lease.ToString() + " to worker 'b'"),
+            std::string::npos)
+      << refused_b.status().message();
+  EXPECT_NE(refused_b.status().message().find("restarted"), std::string::npos);
+  // a's progress report, part of its lease, still computing.
+  ReportMessage stale_a = Finished(*second, "a", {next_a->lease.begin, next_a->lease.begin + 10});
+  stale_a.session = "first";
+  stale_a.idle = false;
+  EXPECT_EQ(second->HandleReport(stale_a, 3).status().code(), StatusCode::kConflict);
+  const JobView after = second->View();
+  EXPECT_EQ(after.completed, before.completed);
+  EXPECT_EQ(after.result, before.result);
+  EXPECT_EQ(after.messages, 0u);
+  EXPECT_EQ(after.refused_reports, 2u);
+  for (const WorkerView& worker : after.workers) {
+    EXPECT_EQ(worker.reports, 0u) << worker.name;
+    EXPECT_EQ(worker.leases, 0u) << worker.name;
+    EXPECT_FALSE(worker.contacted) << worker.name;
+  }
+
+  // Both drop their leases and ask afresh: this session leases to them.
+  ReportMessage ask_a = Idle("a");
+  ask_a.session = "first";
+  auto fresh_a = second->HandleReport(ask_a, 4);
+  ASSERT_TRUE(fresh_a.ok()) << fresh_a.status().ToString();
+  ASSERT_EQ(fresh_a->kind, Reply::Kind::kLease);
+  EXPECT_EQ(fresh_a->session, "second");
+  auto fresh_b = second->HandleReport(Idle("b"), 4);
+  ASSERT_EQ(fresh_b->kind, Reply::Kind::kLease);
+  // From now on a range a was not leased is bad, whatever session it names.
+  ReportMessage wrong = Finished(*second, "a", fresh_b->lease);
+  wrong.session = "first";
+  EXPECT_EQ(second->HandleReport(wrong, 5).status().code(), StatusCode::kInvalid);
+
+  RunToEnd(*second, 6);
+  ASSERT_TRUE(second->Finished());
+  EXPECT_EQ(second->View().result, Reference(again.workload));
+  EXPECT_EQ(second->View().dropped_completions, 0u);
+  uint64_t delivered = 0;
+  for (const auto& worker : second->View().workers) delivered += worker.items;
+  EXPECT_EQ(delivered + again.resume->completed.size(), again.workload.items);
+}
+
+// A session without a name (JobSession used alone) finds no report stale.
+TEST(JobSessionTest, WithoutSessionNamesARangeNeverLeasedIsBad) {
+  auto session = NewSession(PrimesJob(10000, {"a", "b"}));
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ReportMessage report = Finished(*session, "b", lease->lease);
+  report.session = "earlier";
+  EXPECT_EQ(session->HandleReport(report, 2).status().code(), StatusCode::kInvalid);
+}
+
 TEST(JobSessionTest, ACheckpointThatDoesNotFitIsRefused) {
   EXPECT_FALSE(
       CheckpointFromJson(workload::WorkloadKind::kPrimes, {{"completed", {{5, 3}}}, {"result", {}}})

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <thread>
 
 #include "kernels/kernel.h"
 #include "support/primes_workload.h"
@@ -178,6 +179,82 @@ TEST_F(ServerTest, SignalPollsOfAFinishedJobSayItIsDone) {
   const auto answer = nlohmann::json::parse(poll.body);
   EXPECT_EQ(answer["signalled"], true);
   EXPECT_EQ(answer["done"], true);
+}
+
+// A restarted coordinator (the job removed and added again from its
+// checkpoint, as a restarted operator does) answers a report of its earlier
+// incarnation's lease 409 "stale", and the worker's fresh ask gets a lease.
+TEST_F(ServerTest, AReportOfALeaseFromBeforeARestartIs409Stale) {
+  const auto lease =
+      nlohmann::json::parse(Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body);
+  ASSERT_EQ(lease["kind"], "lease");
+  ASSERT_TRUE(lease.contains("session"));
+  const std::string old_session = lease["session"];
+  JobConfig again = Job("two", "token-two", {"a"});
+  again.resume = server_->TakeCheckpoint("two");
+  server_->RemoveJob("two");
+  ASSERT_TRUE(server_->AddJob(again).ok());
+
+  const nlohmann::json stale = {{"worker", "a"},
+                                {"idle", true},
+                                {"session", old_session},
+                                {"completed", {Completion(lease["lease"])}}};
+  const Response refused = Report("two", "token-two", stale);
+  EXPECT_EQ(refused.code, 409) << refused.body;
+  const auto body = nlohmann::json::parse(refused.body);
+  EXPECT_EQ(body["reason"], "stale");
+  EXPECT_NE(body["error"].get<std::string>().find("drop your lease and ask again"),
+            std::string::npos);
+  EXPECT_EQ(server_->View("two")->completed, 0u);
+  EXPECT_EQ(server_->View("two")->workers[0].reports, 0u);
+
+  const auto fresh = nlohmann::json::parse(
+      Report("two", "token-two", {{"worker", "a"}, {"idle", true}, {"session", old_session}}).body);
+  EXPECT_EQ(fresh["kind"], "lease");
+  EXPECT_NE(fresh["session"], old_session);
+  const Response metrics = Request(methods::GET, "/metrics", "");
+  EXPECT_NE(metrics.body.find("ballast_coordinator_refused_total{reason=\"stale\"} 1"),
+            std::string::npos)
+      << metrics.body;
+}
+
+TEST_F(ServerTest, AnUnknownJobIs404WithItsReason) {
+  const Response response = Request(methods::GET, "/v1/jobs/nope", "token-one");
+  EXPECT_EQ(response.code, 404);
+  EXPECT_EQ(protocol::ParseRefusal(response.body).reason, protocol::kReasonUnknownJob);
+  EXPECT_EQ(protocol::ParseRefusal(response.body).error, "no job 'nope'");
+}
+
+// The Server going away (its process stopping) does not end the job: held
+// requests are told to retry, not "done".
+TEST_F(ServerTest, HeldRequestsOfAStoppingServerAre503) {
+  ServerOptions options;
+  options.wait_timeout_s = 60;  // held until the server goes, however slow the machine
+  auto server = Server::Start(options);
+  ASSERT_TRUE(server.ok());
+  server_ = std::move(server).value();
+  ASSERT_TRUE(server_->AddJob(Job("one", "token-one", {"a", "b"})).ok());
+  ASSERT_EQ(nlohmann::json::parse(
+                Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body)["kind"],
+            "lease");
+  const auto b =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "b"}, {"idle", true}}).body);
+  ASSERT_EQ(b["kind"], "lease");
+  // b finishes while a computes: `equal` has nothing more for it, its answer is held.
+  auto held = std::async(std::launch::async, [&] {
+    return Report("one", "token-one",
+                  {{"worker", "b"}, {"idle", true}, {"completed", {Completion(b["lease"])}}});
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server_->View("one")->workers[1].reports < 2 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(server_->View("one")->workers[1].reports, 2u);
+  server_.reset();
+  const Response answer = held.get();
+  EXPECT_EQ(answer.code, 503) << answer.body;
+  EXPECT_EQ(protocol::ParseRefusal(answer.body).reason, protocol::kReasonStopping);
 }
 
 TEST_F(ServerTest, HealthAndUnknownRoutes) {

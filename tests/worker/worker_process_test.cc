@@ -1,5 +1,6 @@
 // ballast-worker as a process against a real coordinator: its Prometheus
-// metrics, and how it refuses to run with a wrong token.
+// metrics, how it refuses to run with a wrong token, and how it carries on
+// when the coordinator restarts mid-job.
 #include <cpprest/http_client.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -8,7 +9,9 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <utility>
 
 #include "coordinator/server.h"
 #include "support/primes_workload.h"
@@ -48,6 +51,9 @@ pid_t StartWorker(const coordinator::Server& server, const std::string& token,
     argv.push_back(nullptr);
     freopen(log.c_str(), "w", stderr);
     freopen(log.c_str(), "a", stdout);
+    // Not the coordinator's listening socket: held by the worker, it would
+    // keep the port after the Server is gone (nobody accepting).
+    close_range(3, ~0U, 0);
     execv(argv[0], argv.data());
     _exit(127);
   }
@@ -58,6 +64,36 @@ int WaitExit(pid_t pid) {
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// SIGKILLs and reaps a worker that a failed assertion left running.
+struct KillOnExit {
+  pid_t pid;
+  ~KillOnExit() {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+};
+
+// WaitExit, but SIGKILLs the worker after `timeout` and returns -1.
+int WaitExitWithin(pid_t pid, std::chrono::seconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
 std::string Fetch(const std::string& url) {
@@ -74,6 +110,13 @@ double Sample(const std::string& metrics, const std::string& name) {
   if (at == std::string::npos) return -1;
   const size_t space = metrics.find(' ', metrics.find('}', at));
   return std::stod(metrics.substr(space + 1));
+}
+
+// The value of one series, e.g. `counter{reason="x"}`; 0 when absent.
+double Series(const std::string& metrics, const std::string& series) {
+  const size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(metrics.substr(at + series.size() + 2));
 }
 
 TEST(WorkerProcessTest, ServesValidPrometheusMetricsWhileComputing) {
@@ -135,6 +178,57 @@ TEST(WorkerProcessTest, ComputesExactlyOnTwoThreadsAndReportsCpuSeconds) {
   EXPECT_EQ(view->result.primes().count, 13848u);  // pi(150000)
   EXPECT_GT(view->workers[0].cpu_s, 0);
   EXPECT_GT(view->workers[0].busy_s, 0);
+}
+
+// Regression: when the operator, which hosts the coordinator, restarted
+// mid-job, its workers exited non-zero and their pods failed: first on 404
+// while the job was not added again yet, then on 400 for the lease that the
+// new coordinator had never granted.
+TEST(WorkerProcessTest, CarriesOnWhenTheCoordinatorRestartsOnTheSamePort) {
+  coordinator::JobConfig config = PrimesJob(150000);
+  // Heartbeats every 0.5 s, so the worker reports while the job is unknown.
+  config.lease_seconds = 1.5;
+  auto first = coordinator::Server::Start({});
+  ASSERT_TRUE(first.ok());
+  const uint16_t port = (*first)->port();
+  ASSERT_TRUE((*first)->AddJob(config).ok());
+  const std::string log = ::testing::TempDir() + "coordinator-restart.log";
+  KillOnExit worker{StartWorker(**first, "right-token", {"--threads", "1", "--speed", "0.5"}, log)};
+
+  // Part of the job is done when the operator's process goes away.
+  const uint64_t items = config.workload.items;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  while ((*first)->View("metrics-job")->completed < items / 5 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const std::optional<coordinator::Checkpoint> checkpoint = (*first)->TakeCheckpoint("metrics-job");
+  ASSERT_GE(checkpoint->completed.size(), items / 5);
+  ASSERT_LT(checkpoint->completed.size(), items);
+  first->reset();
+
+  // The new process listens on the same port at once, and adds the job
+  // again from the checkpoint a second later.
+  coordinator::ServerOptions options;
+  options.port = port;
+  auto second = coordinator::Server::Start(options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  config.resume = checkpoint;
+  ASSERT_TRUE((*second)->AddJob(config).ok());
+
+  EXPECT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(120)), 0)
+      << ReadFile(log);
+  const auto view = (*second)->View("metrics-job");
+  ASSERT_TRUE(view->done);
+  EXPECT_EQ(view->result.primes().count, 13848u);  // pi(150000)
+  EXPECT_EQ(view->completed, items);
+  EXPECT_EQ(view->workers[0].items + checkpoint->completed.size(), items);
+  // It was told the job was unknown, and that its lease was stale.
+  const std::string metrics = Fetch((*second)->url());
+  EXPECT_GE(Series(metrics, "ballast_coordinator_refused_total{reason=\"unknown_job\"}"), 1)
+      << metrics;
+  EXPECT_GE(Series(metrics, "ballast_coordinator_refused_total{reason=\"stale\"}"), 1) << metrics;
+  EXPECT_NE(ReadFile(log).find("lease dropped"), std::string::npos) << ReadFile(log);
 }
 
 }  // namespace
