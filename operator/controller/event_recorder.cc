@@ -18,7 +18,37 @@ std::string RfcTimeNow() {
 }
 
 EventRecorder::EventRecorder(kube::KubeClient& client, std::string instance)
-    : client_(client), instance_(std::move(instance)) {}
+    : client_(client), instance_(std::move(instance)), thread_([this] { Post(); }) {}
+
+EventRecorder::~EventRecorder() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void EventRecorder::Post() {
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything is posted
+    auto [ns, event] = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    auto created = client_.Create(Events().In(ns), event);
+    if (created.ok()) {
+      posted_.fetch_add(1);
+    } else {
+      failed_.fetch_add(1);
+      spdlog::info("event not posted object={}/{} reason={} error=\"{}\"", ns,
+                   event["involvedObject"].value("name", ""), event.value("reason", ""),
+                   created.status().ToString());
+    }
+    lock.lock();
+  }
+}
 
 void EventRecorder::Record(const json& object, bool warning, const std::string& reason,
                            const std::string& message) {
@@ -53,14 +83,15 @@ void EventRecorder::Record(const json& object, bool warning, const std::string& 
       {"lastTimestamp", now},
       {"count", 1},
   };
-  auto created = client_.Create(Events().In(ns), event);
-  if (created.ok()) {
-    posted_.fetch_add(1);
-    return;
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.size() >= kMaxQueued) {
+      failed_.fetch_add(1);
+      return;
+    }
+    queue_.emplace_back(ns, event);
   }
-  failed_.fetch_add(1);
-  spdlog::info("event not posted object={}/{} reason={} error=\"{}\"", ns, meta.value("name", ""),
-               reason, created.status().ToString());
+  cv_.notify_one();
 }
 
 }  // namespace ballast::controller
