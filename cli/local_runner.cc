@@ -155,6 +155,9 @@ class Runner {
         dup2(out, STDOUT_FILENO);
         dup2(out, STDERR_FILENO);
       }
+      // The worker must not inherit the coordinator's listening socket (it
+      // would keep the port bound after the coordinator closed it).
+      close_range(3, ~0u, 0);
       execve(argv[0], argv.data(), envp.data());
       _exit(127);
     }
