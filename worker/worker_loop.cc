@@ -187,6 +187,12 @@ class WorkerLoop::Impl {
         return Status::Unavailable(fmt::format("coordinator {} unavailable for {:.0f} s: {}",
                                                options_.coordinator, options_.give_up_s, failure));
       }
+      // Asked to stop (the pod is being deleted, e.g. with its job): nobody
+      // is left to hand the lease back to, so do not wait out give_up_s.
+      if (g_stop) {
+        return Status::Unavailable(fmt::format(
+            "stopping, and the coordinator {} is unavailable: {}", options_.coordinator, failure));
+      }
       spdlog::info("coordinator unavailable, retrying path={} error=\"{}\"", path, failure);
       std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
       backoff = std::min(backoff * 2, 2.0);
