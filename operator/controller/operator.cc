@@ -74,9 +74,22 @@ class Operator::Impl {
         queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {}
 
   Status Run() {
+    // A replica listens for workers only while it leads: behind one Service
+    // whose readiness is the coordinator's /healthz, workers reach the leader.
+    std::unique_ptr<kube::LeaderElector> elector;
+    if (options_.leader_elect) {
+      BALLAST_RETURN_IF_ERROR(AwaitLeadership(elector));
+      if (stopping()) {
+        Shutdown(elector);
+        return Status::Ok();
+      }
+    }
     auto server = coordinator::Server::Start(
         {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
-    if (!server.ok()) return server.status();
+    if (!server.ok()) {
+      Shutdown(elector);
+      return server.status();
+    }
     server_ = std::move(*server);
     {
       std::lock_guard lock(mu_);
@@ -84,12 +97,6 @@ class Operator::Impl {
     }
     spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
                  options_.reconciler.pods.coordinator_url);
-
-    std::unique_ptr<kube::LeaderElector> elector;
-    if (options_.leader_elect) {
-      BALLAST_RETURN_IF_ERROR(AwaitLeadership(elector));
-      if (stopping()) return Status::Ok();
-    }
     StartInformers();
     for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
       if (!informer->WaitForSync(kSyncTimeout)) {
@@ -263,9 +270,11 @@ class Operator::Impl {
     for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
       if (informer) informer->Stop();
     }
-    if (elector) elector->Stop();
     reconciler_.reset();
+    // Close the listener before giving up the Lease, so that a successor on
+    // this host can bind the port.
     server_.reset();
+    if (elector) elector->Stop();
   }
 
   kube::KubeClient& client_;

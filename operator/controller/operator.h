@@ -40,8 +40,9 @@ struct OperatorOptions {
   int workers = 2;  // reconciles at once (different jobs)
   // This replica's name: in Events and on the leader Lease.
   std::string identity = "ballast-operator";
-  // Compete for the Lease lease_namespace/lease_name and reconcile only while
-  // holding it; losing it ends Run with Unavailable (restart the process).
+  // Compete for the Lease lease_namespace/lease_name; only while holding it
+  // listen for workers and reconcile. Losing it ends Run with Unavailable
+  // (restart the process).
   bool leader_elect = false;
   std::string lease_namespace = "default";
   std::string lease_name = "ballast-operator";

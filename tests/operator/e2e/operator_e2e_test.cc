@@ -424,5 +424,53 @@ TEST_F(OperatorTest, NodeNotReadyLosesItsWorkerAndTheJobCompletes) {
             << FindEvent(name, "NodeReady").has_value() << "\n";
 }
 
+// Two replicas with --leader-elect on one Lease: only the holder listens for
+// workers and reconciles; when it stops (SIGTERM releases the Lease and the
+// port) the other takes over mid-run and finishes the job from the checkpoint.
+TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
+  operator_->Stop();  // the fixture's operator runs without leader election
+  auto replica = [&](const std::string& identity) {
+    std::vector<std::string> args = OperatorArgs();
+    args.back() = identity;  // --identity
+    args.insert(args.end(), {"--leader-elect", "--lease-namespace", ns_});
+    return std::make_unique<OperatorProcess>(args, log_);
+  };
+  const kube::ResourceRef lease = kube::Leases().In(ns_).Named("ballast-operator");
+  auto holder = [&] {
+    auto object = client_->Get(lease);
+    return object.ok() ? object->value("/spec/holderIdentity"_json_pointer, std::string()) : "";
+  };
+  // operator_ is the replica the fixture's waits watch (they stop early when
+  // it dies): the leader first, then the standby.
+  operator_ = replica("replica-a");
+  ASSERT_TRUE(operator_->Start());
+  ASSERT_TRUE(Poll([&] { return holder() == "replica-a"; }, seconds(30)))
+      << "replica-a never took the Lease; holder '" << holder() << "'";
+  auto second = replica("replica-b");
+  ASSERT_TRUE(second->Start());
+
+  const std::string name = "primes";
+  ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
+  ASSERT_TRUE(WaitForJob(
+      name,
+      [](const json& job) {
+        return PhaseOf(job) == "Running" && CheckpointItems(job) > 0 &&
+               CompletedOf(job) < StatusOf(job).value("items", uint64_t{0});
+      },
+      seconds(90), "job " + name + " to run with a checkpoint in status"));
+  EXPECT_EQ(holder(), "replica-a");
+  EXPECT_TRUE(second->Running()) << "the standby exited: " << second->ExitDescription();
+
+  operator_->Kill(SIGTERM);
+  operator_ = std::move(second);
+  ASSERT_TRUE(Poll([&] { return holder() == "replica-b"; }, seconds(30)))
+      << "replica-b did not take over; holder '" << holder() << "'";
+  auto job = WaitSucceeded(name);
+  ASSERT_TRUE(job);
+  ExpectCompleteAndExact(*job, kMidRunLimit);
+  EXPECT_TRUE(WaitEvent(name, "Resumed")) << Describe(name);
+  EXPECT_EQ(StatusOf(*job).value("failedPods", -1), 0) << "a worker died in the hand-over";
+}
+
 }  // namespace
 }  // namespace ballast::operator_e2e
