@@ -34,8 +34,10 @@ double SecondsSince(Clock::time_point epoch) {
   return std::chrono::duration<double>(Clock::now() - epoch).count();
 }
 
-void ReplyJson(const http_request& request, status_code code, const nlohmann::json& body) {
-  request.reply(code, body.dump(), "application/json").then([](pplx::task<void> sent) {
+// Returns a task that ends once the answer is sent (or could not be).
+pplx::task<void> ReplyJson(const http_request& request, status_code code,
+                           const nlohmann::json& body) {
+  return request.reply(code, body.dump(), "application/json").then([](pplx::task<void> sent) {
     try {
       sent.get();
     } catch (const std::exception& e) {
@@ -165,10 +167,14 @@ class Server::Impl {
       std::lock_guard lock(jobs_mutex_);
       jobs.swap(jobs_);
     }
+    std::vector<pplx::task<void>> answers;
     for (const auto& [id, entry] : jobs) {
       std::lock_guard lock(entry->mutex);
-      AnswerAllStopping(*entry);
+      AnswerAllStopping(*entry, &answers);
     }
+    // Closing the listener drops connections whose answer is still being
+    // written: let those 503s reach their workers first.
+    for (auto& answer : answers) answer.wait();
     try {
       listener_.close().wait();
     } catch (const std::exception& e) {
@@ -474,13 +480,13 @@ class Server::Impl {
   }
 
   // Answers every held request 503 (the server is going away, the job is
-  // not over). Requires entry.mutex.
-  void AnswerAllStopping(JobEntry& entry) {
+  // not over), adding the sends to `answers`. Requires entry.mutex.
+  void AnswerAllStopping(JobEntry& entry, std::vector<pplx::task<void>>* answers) {
     const nlohmann::json body =
         protocol::RefusalJson(protocol::kReasonStopping, "the coordinator is stopping; retry");
     for (auto* held_map : {&entry.waiting_reports, &entry.signal_polls}) {
       for (auto& [worker, held] : *held_map) {
-        ReplyJson(held.request, status_codes::ServiceUnavailable, body);
+        answers->push_back(ReplyJson(held.request, status_codes::ServiceUnavailable, body));
       }
       held_map->clear();
     }
