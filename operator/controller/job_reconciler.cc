@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <future>
 #include <regex>
 #include <set>
 #include <vector>
@@ -245,17 +246,16 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
 Status JobReconciler::EnsureToken(Pass& pass) {
   if (!pass.state.token.empty()) return Status::Ok();
   const auto ref = Secrets().In(pass.ns).Named(TokenSecretName(pass.name));
-  auto secret = client_.Get(ref);
-  if (secret.status().code() == StatusCode::kNotFound) {
-    const std::string token = NewToken();
-    auto created = client_.Create(Secrets().In(pass.ns), BuildTokenSecret(pass.job, token));
-    if (created.ok()) {
-      pass.state.token = token;
-      return Status::Ok();
-    }
-    if (created.status().code() != StatusCode::kConflict) return created.status();
-    secret = client_.Get(ref);  // another pass made it meanwhile
+  // A new job has no Secret yet: create first, read only when one exists
+  // (a restarted operator, or a leftover of an earlier job of this name).
+  const std::string token = NewToken();
+  auto created = client_.Create(Secrets().In(pass.ns), BuildTokenSecret(pass.job, token));
+  if (created.ok()) {
+    pass.state.token = token;
+    return Status::Ok();
   }
+  if (created.status().code() != StatusCode::kConflict) return created.status();
+  auto secret = client_.Get(ref);
   BALLAST_RETURN_IF_ERROR(secret.status());
   if (!OwnedBy(*secret, pass.state.uid)) {
     // An earlier job of this name left it and the garbage collector has not
@@ -267,11 +267,11 @@ Status JobReconciler::EnsureToken(Pass& pass) {
     return Status::Unavailable(fmt::format(
         "Secret {}/{} belonged to an earlier job of this name; deleted it", pass.ns, ref.name));
   }
-  auto token = kube::DecodeBase64(secret->value("/data/token"_json_pointer, ""));
-  if (!token.ok() || token->empty()) {
+  auto stored = kube::DecodeBase64(secret->value("/data/token"_json_pointer, ""));
+  if (!stored.ok() || stored->empty()) {
     return Status::Invalid(fmt::format("Secret {}/{} has no data.token", pass.ns, ref.name));
   }
-  pass.state.token = *token;
+  pass.state.token = *stored;
   return Status::Ok();
 }
 
@@ -387,7 +387,8 @@ Status JobReconciler::ManagePods(Pass& pass) {
   WorkerPodSettings settings = options_.pods;
   settings.coordinator_job = pass.id;
   int running = 0;
-  int alive = 0;  // pods that may still compute (Pending or Running)
+  int alive = 0;              // pods that may still compute (Pending or Running)
+  std::vector<json> missing;  // pods to create
   for (const auto& node : state.nodes) {
     const auto pod = PodOf(pass, node);
     const auto node_object = caches_.nodes.Get(node);
@@ -412,10 +413,7 @@ Status JobReconciler::ManagePods(Pass& pass) {
     }
     if (!pod) {
       if (view.done || state.failures > pass.spec.backoff_limit) continue;
-      auto created = client_.Create(Pods().In(pass.ns), BuildWorkerPod(pass.job, node, settings));
-      if (!created.ok() && created.status().code() != StatusCode::kConflict) {
-        return created.status();
-      }
+      missing.push_back(BuildWorkerPod(pass.job, node, settings));
       ++alive;
       continue;
     }
@@ -447,6 +445,8 @@ Status JobReconciler::ManagePods(Pass& pass) {
       }
     }
   }
+
+  BALLAST_RETURN_IF_ERROR(CreatePods(pass.ns, missing));
 
   // The status this pass wants.
   json& status = pass.status;
@@ -522,6 +522,29 @@ Status JobReconciler::ManagePods(Pass& pass) {
       SetCondition(status, {"Suspended", false, "NotSuspended", "spec.suspend is false"},
                    pass.generation, pass.now);
   return Status::Ok();
+}
+
+Status JobReconciler::CreatePods(const std::string& ns, const std::vector<json>& pods) {
+  // A few at a time, each on its own connection: a new job's pods cost one
+  // round trip to the API server, not one per node.
+  constexpr size_t kAtOnce = 8;
+  Status first_error = Status::Ok();
+  for (size_t begin = 0; begin < pods.size(); begin += kAtOnce) {
+    std::vector<std::future<Status>> creates;
+    for (size_t i = begin; i < std::min(pods.size(), begin + kAtOnce); ++i) {
+      creates.push_back(std::async(std::launch::async, [&, i] {
+        auto created = client_.Create(Pods().In(ns), pods[i]);
+        // Conflict: the pod exists and the cache has not seen it yet.
+        if (created.ok() || created.status().code() == StatusCode::kConflict) return Status::Ok();
+        return created.status();
+      }));
+    }
+    for (auto& create : creates) {
+      const Status status = create.get();
+      if (first_error.ok() && !status.ok()) first_error = status;
+    }
+  }
+  return first_error;
 }
 
 // Sets the phase and the Ready / Progressing conditions that go with it, and

@@ -35,6 +35,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "coordinator/server.h"
@@ -105,6 +106,8 @@ class JobReconciler {
   StatusOr<fuzzy::Profile> ResolveProfile(Pass& pass);
   Status Register(Pass& pass, const fuzzy::Profile& profile);
   Status ManagePods(Pass& pass);
+  // Creates `pods` in namespace `ns`, several at once; the first error.
+  Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods);
   Status WriteStatus(Pass& pass, bool force);
   void Transition(Pass& pass, const std::string& phase, bool warning, const std::string& reason,
                   const std::string& message);
