@@ -84,9 +84,11 @@ struct JobReconciler::JobState {
   std::set<std::string> lost_nodes;            // not Ready: worker lost, pod deleted
   std::set<std::string> counted_failures;      // uids of failed pods already counted
   uint32_t failures = 0;
-  bool resumed = false;        // the session started from a checkpoint
-  double registered_wall = 0;  // when the session started, seconds since the epoch
-  json status;                 // as last written (or read at start)
+  bool resumed = false;          // the session started from a checkpoint
+  double registered_wall = 0;    // when the session started, seconds since the epoch
+  json status;                   // as last written (or read at start)
+  int64_t spec_generation = -1;  // of `spec`
+  job::JobSpec spec;
   Clock::time_point last_write{};
   std::optional<Clock::time_point> done_at;
 };
@@ -189,17 +191,22 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
   const std::string phase = pass.status.value("phase", "");
   if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
 
-  const json manifest = {{"apiVersion", kApiVersion},
-                         {"kind", kJobKind},
-                         {"metadata", {{"name", pass.name}}},
-                         {"spec", pass.job["spec"]}};
-  auto spec = job::ParseJob(manifest.dump(), "spec");
-  if (!spec.ok()) {
-    const std::string message = WithoutPosition(spec.status().message());
-    const bool policy = message.find("policy") != std::string::npos;
-    return Fail(pass, policy ? "InvalidPolicy" : "InvalidSpec", message);
+  // The spec changes only with the generation: parse it once per generation.
+  if (pass.state.spec_generation != pass.generation) {
+    const json manifest = {{"apiVersion", kApiVersion},
+                           {"kind", kJobKind},
+                           {"metadata", {{"name", pass.name}}},
+                           {"spec", pass.job["spec"]}};
+    auto spec = job::ParseJob(manifest.dump(), "spec");
+    if (!spec.ok()) {
+      const std::string message = WithoutPosition(spec.status().message());
+      const bool policy = message.find("policy") != std::string::npos;
+      return Fail(pass, policy ? "InvalidPolicy" : "InvalidSpec", message);
+    }
+    pass.state.spec = std::move(*spec);
+    pass.state.spec_generation = pass.generation;
   }
-  pass.spec = std::move(*spec);
+  pass.spec = pass.state.spec;
   pass.status["items"] = pass.spec.workload.items;
 
   const auto deadline = pass.spec.active_deadline_s;
@@ -209,8 +216,13 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
     return Fail(pass, "DeadlineExceeded",
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
-  auto profile = ResolveProfile(pass);
-  if (!profile.ok()) return Fail(pass, pass.fail_reason, profile.status().message());
+  // The profile matters when the job is weighed, before it registers.
+  std::optional<fuzzy::Profile> profile;
+  if (!pass.state.registered) {
+    auto resolved = ResolveProfile(pass);
+    if (!resolved.ok()) return Fail(pass, pass.fail_reason, resolved.status().message());
+    profile = std::move(*resolved);
+  }
   BALLAST_RETURN_IF_ERROR(EnsureToken(pass));
   if (pass.job["spec"].value("suspend", false)) return Suspend(pass);
 
