@@ -311,7 +311,8 @@ Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
   const json tolerations = spec.value("tolerations", json::array());
   std::vector<fuzzy::NodeFacts> facts;
   std::vector<std::string> excluded;
-  for (const auto& node : caches_.nodes.List()) {
+  for (const auto& node_object : caches_.nodes.List()) {
+    const json& node = *node_object;
     const std::string why = Ineligibility(node, selector, tolerations);
     if (!why.empty()) {
       excluded.push_back(why);
@@ -389,7 +390,7 @@ Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
   return Status::Ok();
 }
 
-std::optional<json> JobReconciler::PodOf(const Pass& pass, const std::string& node) const {
+kube::ObjectPtr JobReconciler::PodOf(const Pass& pass, const std::string& node) const {
   return caches_.pods.Get(pass.ns + "/" + WorkerPodName(pass.name, node));
 }
 
@@ -597,9 +598,9 @@ StatusOr<ReconcileResult> JobReconciler::AfterFinish(Pass& pass) {
   if (state.registered) {
     // A finished job stays registered while its workers hear "done" and exit.
     bool pods_running = false;
-    for (const auto& pod : caches_.pods.List()) {
-      if (!OwnedBy(pod, state.uid)) continue;
-      const std::string phase = PodPhase(pod);
+    for (const auto& pod : caches_.pods.ListIndexed(pass.ns, pass.name)) {
+      if (!OwnedBy(*pod, state.uid)) continue;
+      const std::string phase = PodPhase(*pod);
       pods_running |= phase == "Running" || phase == "Pending";
     }
     const bool lingered = state.done_at && Clock::now() - *state.done_at > options_.linger;
@@ -630,7 +631,9 @@ StatusOr<ReconcileResult> JobReconciler::Suspend(Pass& pass) {
   JobState& state = pass.state;
   BALLAST_RETURN_IF_ERROR(DeletePods(pass));
   bool pods_left = false;
-  for (const auto& pod : caches_.pods.List()) pods_left |= OwnedBy(pod, state.uid);
+  for (const auto& pod : caches_.pods.ListIndexed(pass.ns, pass.name)) {
+    pods_left |= OwnedBy(*pod, state.uid);
+  }
   if (state.registered) {
     // Workers hand back their leases as they stop; save what they finished
     // once they are gone.
@@ -658,11 +661,10 @@ StatusOr<ReconcileResult> JobReconciler::Suspend(Pass& pass) {
 }
 
 Status JobReconciler::DeletePods(Pass& pass) {
-  for (const auto& pod : caches_.pods.List()) {
-    if (!OwnedBy(pod, pass.state.uid) || Deleting(pod)) continue;
-    const std::string phase = PodPhase(pod);
-    if (phase == "Succeeded") continue;  // finished workers stay, as a Job's pods do
-    Status deleted = client_.Delete(Pods().In(pass.ns).Named(pod["metadata"]["name"]));
+  for (const auto& pod : caches_.pods.ListIndexed(pass.ns, pass.name)) {
+    if (!OwnedBy(*pod, pass.state.uid) || Deleting(*pod)) continue;
+    if (PodPhase(*pod) == "Succeeded") continue;  // finished workers stay, as a Job's pods do
+    Status deleted = client_.Delete(Pods().In(pass.ns).Named(pod->at("metadata").at("name")));
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
   }
   return Status::Ok();

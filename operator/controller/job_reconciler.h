@@ -63,7 +63,7 @@ struct ReconcilerOptions {
 // The informer caches a reconciler reads; they must outlive it.
 struct Caches {
   const kube::Informer& jobs;
-  const kube::Informer& pods;
+  const kube::Informer& pods;  // indexed by the job label (kJobLabel)
   const kube::Informer& nodes;
   const kube::Informer& profiles;
 };
@@ -112,7 +112,7 @@ class JobReconciler {
   void Transition(Pass& pass, const std::string& phase, bool warning, const std::string& reason,
                   const std::string& message);
   Status DeletePods(Pass& pass);
-  std::optional<nlohmann::json> PodOf(const Pass& pass, const std::string& node) const;
+  kube::ObjectPtr PodOf(const Pass& pass, const std::string& node) const;
   void Forget(const std::string& key);
   JobState& StateFor(const std::string& key, const nlohmann::json& job);
 

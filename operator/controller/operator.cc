@@ -122,7 +122,7 @@ class Operator::Impl {
     reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
                                                   Caches{*jobs_, *pods_, *nodes_, *profiles_},
                                                   events_, options_.reconciler);
-    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(job));
+    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
     for (int i = 0; i < std::max(1, options_.workers); ++i) {
       threads_.emplace_back([this] { Work(); });
     }
@@ -197,9 +197,11 @@ class Operator::Impl {
 
   void StartInformers() {
     const std::string ns = options_.watch_namespace;
+    kube::InformerOptions trimmed;
+    trimmed.transform = kube::DropManagedFields;
     auto enqueue_object = [this](const json& job) { queue_.Add(kube::ObjectKey(job)); };
     jobs_ = std::make_unique<kube::Informer>(
-        client_, WeightedJobs().In(ns), kube::InformerOptions{},
+        client_, WeightedJobs().In(ns), trimmed,
         kube::InformerHandlers{enqueue_object,
                                [=](const json&, const json& job) { enqueue_object(job); },
                                enqueue_object});
@@ -208,8 +210,9 @@ class Operator::Impl {
       const std::string job = labels.value(std::string(kJobLabel), "");
       if (!job.empty()) queue_.Add(pod["metadata"].value("namespace", "") + "/" + job);
     };
-    kube::InformerOptions pod_options;
+    kube::InformerOptions pod_options = trimmed;
     pod_options.label_selector = std::string(kJobLabel);
+    pod_options.index_label = std::string(kJobLabel);
     pods_ = std::make_unique<kube::Informer>(
         client_, Pods().In(ns), pod_options,
         kube::InformerHandlers{enqueue_owner,
@@ -217,10 +220,10 @@ class Operator::Impl {
                                enqueue_owner});
     auto enqueue_all = [this] {
       if (!jobs_) return;
-      for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(job));
+      for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
     };
     nodes_ = std::make_unique<kube::Informer>(
-        client_, Nodes(), kube::InformerOptions{},
+        client_, Nodes(), trimmed,
         kube::InformerHandlers{[=](const json&) { enqueue_all(); },
                                [=](const json& old_node, const json& node) {
                                  if (Placement(old_node) != Placement(node)) enqueue_all();

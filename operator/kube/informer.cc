@@ -36,19 +36,61 @@ bool Informer::WaitForSync(std::chrono::milliseconds timeout) const {
   return synced_cv_.wait_for(lock, timeout, [this] { return synced_; });
 }
 
-std::optional<nlohmann::json> Informer::Get(const std::string& key) const {
-  std::lock_guard lock(mu_);
-  auto it = cache_.find(key);
-  if (it == cache_.end()) return std::nullopt;
-  return it->second;
+void DropManagedFields(nlohmann::json& object) {
+  if (auto it = object.find("metadata"); it != object.end() && it->is_object()) {
+    it->erase("managedFields");
+  }
 }
 
-std::vector<nlohmann::json> Informer::List() const {
+ObjectPtr Informer::Get(const std::string& key) const {
   std::lock_guard lock(mu_);
-  std::vector<nlohmann::json> objects;
+  auto it = cache_.find(key);
+  return it == cache_.end() ? nullptr : it->second;
+}
+
+std::vector<ObjectPtr> Informer::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<ObjectPtr> objects;
   objects.reserve(cache_.size());
   for (const auto& [key, object] : cache_) objects.push_back(object);
   return objects;
+}
+
+std::vector<ObjectPtr> Informer::ListIndexed(const std::string& ns,
+                                             const std::string& value) const {
+  std::lock_guard lock(mu_);
+  std::vector<ObjectPtr> objects;
+  auto it = index_.find(ns + "/" + value);
+  if (it == index_.end()) return objects;
+  for (const auto& key : it->second) objects.push_back(cache_.at(key));
+  return objects;
+}
+
+ObjectPtr Informer::Prepare(nlohmann::json object) const {
+  if (options_.transform) options_.transform(object);
+  return std::make_shared<const nlohmann::json>(std::move(object));
+}
+
+std::string Informer::IndexKey(const nlohmann::json& object) const {
+  if (options_.index_label.empty()) return "";
+  const auto& meta = object.at("metadata");
+  auto labels = meta.find("labels");
+  if (labels == meta.end() || !labels->is_object()) return "";
+  auto value = labels->find(options_.index_label);
+  if (value == labels->end() || !value->is_string()) return "";
+  return meta.value("namespace", "") + "/" + value->get<std::string>();
+}
+
+void Informer::IndexLocked(const std::string& key, const ObjectPtr& object, const ObjectPtr& old) {
+  const std::string before = old ? IndexKey(*old) : "";
+  const std::string after = object ? IndexKey(*object) : "";
+  if (before == after) return;
+  if (!before.empty()) {
+    auto it = index_.find(before);
+    it->second.erase(key);
+    if (it->second.empty()) index_.erase(it);
+  }
+  if (!after.empty()) index_[after].insert(key);
 }
 
 std::string Informer::ResourceVersion() const {
@@ -102,29 +144,31 @@ void Informer::Run() {
 Status Informer::ListAndReplace() {
   auto list = client_.List(resource_, {options_.label_selector, options_.field_selector, 0});
   if (!list.ok()) return list.status();
-  std::map<std::string, nlohmann::json> fresh;
+  std::map<std::string, ObjectPtr> fresh;
   for (auto& item : list->items) {
     std::string key = ObjectKey(item);  // before the move below
-    fresh[key] = std::move(item);
+    fresh[key] = Prepare(std::move(item));
   }
-  std::map<std::string, nlohmann::json> old;
+  std::map<std::string, ObjectPtr> old;
   {
     std::lock_guard lock(mu_);
     old.swap(cache_);
     cache_ = fresh;
+    index_.clear();
+    for (const auto& [key, object] : cache_) IndexLocked(key, object, nullptr);
     resource_version_ = list->resource_version;
     ++stats_.lists;
   }
   for (const auto& [key, object] : fresh) {
     auto it = old.find(key);
     if (it == old.end()) {
-      if (handlers_.on_add) handlers_.on_add(object);
-    } else if (ResourceVersionOf(it->second) != ResourceVersionOf(object)) {
-      if (handlers_.on_update) handlers_.on_update(it->second, object);
+      if (handlers_.on_add) handlers_.on_add(*object);
+    } else if (ResourceVersionOf(*it->second) != ResourceVersionOf(*object)) {
+      if (handlers_.on_update) handlers_.on_update(*it->second, *object);
     }
   }
   for (const auto& [key, object] : old) {
-    if (!fresh.contains(key) && handlers_.on_delete) handlers_.on_delete(object);
+    if (!fresh.contains(key) && handlers_.on_delete) handlers_.on_delete(*object);
   }
   SetSynced();
   return Status::Ok();
@@ -170,29 +214,39 @@ bool Informer::HandleEvent(const WatchEvent& event, Status* error) {
   return true;
 }
 
-void Informer::Upsert(const nlohmann::json& object) {
-  std::optional<nlohmann::json> old;
+void Informer::Upsert(const nlohmann::json& event_object) {
+  const ObjectPtr object = Prepare(event_object);
+  const std::string key = ObjectKey(*object);
+  ObjectPtr old;
   {
     std::lock_guard lock(mu_);
-    auto& slot = cache_[ObjectKey(object)];
-    if (!slot.is_null()) old = std::move(slot);
+    ObjectPtr& slot = cache_[key];
+    old = std::move(slot);
     slot = object;
-    resource_version_ = ResourceVersionOf(object);
+    IndexLocked(key, object, old);
+    resource_version_ = ResourceVersionOf(*object);
   }
   if (old) {
-    if (handlers_.on_update) handlers_.on_update(*old, object);
+    if (handlers_.on_update) handlers_.on_update(*old, *object);
   } else if (handlers_.on_add) {
-    handlers_.on_add(object);
+    handlers_.on_add(*object);
   }
 }
 
-void Informer::Remove(const nlohmann::json& object) {
+void Informer::Remove(const nlohmann::json& event_object) {
+  const std::string key = ObjectKey(event_object);
+  ObjectPtr old;
   {
     std::lock_guard lock(mu_);
-    cache_.erase(ObjectKey(object));
-    resource_version_ = ResourceVersionOf(object);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      old = std::move(it->second);
+      cache_.erase(it);
+      IndexLocked(key, nullptr, old);
+    }
+    resource_version_ = ResourceVersionOf(event_object);
   }
-  if (handlers_.on_delete) handlers_.on_delete(object);
+  if (handlers_.on_delete) handlers_.on_delete(event_object);
 }
 
 }  // namespace ballast::kube

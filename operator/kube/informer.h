@@ -13,8 +13,15 @@
 //    cache has been updated; they must not block for long;
 //  - Stop() ends the watch promptly (the connection is cancelled) and joins.
 //
-// Thread-safety: Get, List, HasSynced, stats and Stop may be called from any
-// thread. Handlers are called from the informer thread only.
+// Cached objects are immutable and shared: Get and List hand out pointers to
+// them, never copies, so a reader holds an object as long as it needs it at
+// no cost to the cache. An optional transform trims each object as it enters
+// (dropping managedFields, which is 40 % of a pod's JSON, saves memory), and
+// an optional label index answers "the objects of this namespace with this
+// label value" without walking the whole cache.
+//
+// Thread-safety: Get, List, ListIndexed, HasSynced, stats and Stop may be
+// called from any thread. Handlers are called from the informer thread only.
 #pragma once
 
 #include <atomic>
@@ -22,9 +29,10 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,7 +50,19 @@ struct InformerOptions {
   // Start by watching from this resourceVersion (e.g. one saved before a
   // restart) instead of listing; a 410 Gone falls back to a list. "" = list.
   std::string resume_resource_version;
+  // Applied to every object before it is cached and handed to handlers
+  // (e.g. DropManagedFields). Must not change the namespace or name.
+  std::function<void(nlohmann::json& object)> transform;
+  // Index objects by the value of this label within their namespace, for
+  // ListIndexed. "" = no index.
+  std::string index_label;
 };
+
+using ObjectPtr = std::shared_ptr<const nlohmann::json>;
+
+// A transform for InformerOptions: removes metadata.managedFields, which
+// only server-side apply reads.
+void DropManagedFields(nlohmann::json& object);
 
 struct InformerHandlers {
   std::function<void(const nlohmann::json& object)> on_add;
@@ -79,9 +99,13 @@ class Informer {
   // Waits until HasSynced or `timeout`; returns HasSynced().
   bool WaitForSync(std::chrono::milliseconds timeout) const;
 
-  // The cached object under `key` ("ns/name", or "name" when cluster-scoped).
-  std::optional<nlohmann::json> Get(const std::string& key) const;
-  std::vector<nlohmann::json> List() const;
+  // The cached object under `key` ("ns/name", or "name" when cluster-scoped);
+  // null when there is none.
+  ObjectPtr Get(const std::string& key) const;
+  // Every cached object, by key.
+  std::vector<ObjectPtr> List() const;
+  // The objects in namespace `ns` whose index_label is `value`, by key.
+  std::vector<ObjectPtr> ListIndexed(const std::string& ns, const std::string& value) const;
   // The last resourceVersion the informer has seen.
   std::string ResourceVersion() const;
   InformerStats Stats() const;
@@ -92,6 +116,10 @@ class Informer {
   // Watches once; returns Gone when a relist is needed.
   Status WatchOnce();
   bool HandleEvent(const WatchEvent& event, Status* gone);
+  ObjectPtr Prepare(nlohmann::json object) const;
+  // The index entry of `object` ("ns/value"), "" when it has none; mu_ held.
+  std::string IndexKey(const nlohmann::json& object) const;
+  void IndexLocked(const std::string& key, const ObjectPtr& object, const ObjectPtr& old);
   void Upsert(const nlohmann::json& object);
   void Remove(const nlohmann::json& object);
   void SetSynced();
@@ -105,7 +133,8 @@ class Informer {
 
   mutable std::mutex mu_;
   mutable std::condition_variable synced_cv_;
-  std::map<std::string, nlohmann::json> cache_;
+  std::map<std::string, ObjectPtr> cache_;
+  std::map<std::string, std::set<std::string>> index_;  // "ns/value" -> keys
   std::string resource_version_;
   bool synced_ = false;
   InformerStats stats_;

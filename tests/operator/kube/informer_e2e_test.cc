@@ -1,5 +1,6 @@
 // Informer against the real API server: list then watch, relist after 410
-// Gone, reconnect after the server ends the watch, prompt Stop.
+// Gone, reconnect after the server ends the watch, prompt Stop, the label
+// index and the transform.
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -44,7 +45,7 @@ TEST_F(KubeE2eTest, InformerListsThenWatches) {
   Informer informer(*client_, Maps(), {}, recorder.Handlers());
   informer.Start();
   ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
-  EXPECT_TRUE(informer.Get(ns_ + "/before").has_value());
+  EXPECT_NE(informer.Get(ns_ + "/before"), nullptr);
   EXPECT_TRUE(recorder.Saw("add " + ns_ + "/before"));
 
   ASSERT_TRUE(client_->Create(Maps(), ConfigMap("after", {{"v", "1"}})).ok());
@@ -53,13 +54,58 @@ TEST_F(KubeE2eTest, InformerListsThenWatches) {
   EXPECT_TRUE(WaitUntil([&] { return recorder.Saw("delete " + ns_ + "/before"); }));
   EXPECT_TRUE(recorder.Saw("add " + ns_ + "/after"));
   EXPECT_TRUE(recorder.Saw("update " + ns_ + "/after"));
-  EXPECT_FALSE(informer.Get(ns_ + "/before").has_value());
+  EXPECT_EQ(informer.Get(ns_ + "/before"), nullptr);
   ASSERT_TRUE(WaitUntil([&] {
     auto after = informer.Get(ns_ + "/after");
     return after && after->at("data").at("v") == "2";
   }));
   EXPECT_EQ(informer.Stats().lists, 1u);
   EXPECT_EQ(informer.Stats().errors, 0u);
+}
+
+json Labelled(const std::string& name, const std::string& job) {
+  json map = ConfigMap(name);
+  map["metadata"]["labels"] = {{"job", job}};
+  return map;
+}
+
+std::vector<std::string> Names(const std::vector<ObjectPtr>& objects) {
+  std::vector<std::string> names;
+  for (const auto& object : objects) names.push_back(object->at("metadata").at("name"));
+  return names;
+}
+
+TEST_F(KubeE2eTest, InformerIndexesByLabelAndTrimsObjects) {
+  ASSERT_TRUE(client_->Create(Maps(), Labelled("a1", "a")).ok());
+  ASSERT_TRUE(client_->Create(Maps(), Labelled("b1", "b")).ok());
+  InformerOptions options;
+  options.index_label = "job";
+  options.transform = DropManagedFields;
+  Informer informer(*client_, Maps(), options);
+  informer.Start();
+  ASSERT_TRUE(informer.WaitForSync(std::chrono::seconds(20)));
+  // The API server records who wrote what in managedFields; the cache has none.
+  EXPECT_TRUE(client_->Get(Maps().Named("a1"))->at("metadata").contains("managedFields"));
+  EXPECT_FALSE(informer.Get(ns_ + "/a1")->at("metadata").contains("managedFields"));
+  using Strings = std::vector<std::string>;
+  EXPECT_EQ(Names(informer.ListIndexed(ns_, "a")), Strings{"a1"});
+
+  ASSERT_TRUE(client_->Create(Maps(), Labelled("a2", "a")).ok());
+  // Relabelled: b1 leaves b's entry for a's.
+  ASSERT_TRUE(
+      client_->MergePatch(Maps().Named("b1"), {{"metadata", {{"labels", {{"job", "a"}}}}}}).ok());
+  ASSERT_TRUE(client_->Delete(Maps().Named("a1")).ok());
+  EXPECT_TRUE(WaitUntil([&] {
+    return Names(informer.ListIndexed(ns_, "a")) == Strings{"a2", "b1"};
+  })) << ::testing::PrintToString(Names(informer.ListIndexed(ns_, "a")));
+  EXPECT_TRUE(informer.ListIndexed(ns_, "b").empty());
+  EXPECT_TRUE(informer.ListIndexed("elsewhere", "a").empty());
+  // A pointer handed out stays valid and unchanged after the cache moves on.
+  const ObjectPtr held = informer.Get(ns_ + "/a2");
+  ASSERT_TRUE(client_->Delete(Maps().Named("a2")).ok());
+  EXPECT_TRUE(WaitUntil([&] { return informer.Get(ns_ + "/a2") == nullptr; }));
+  EXPECT_EQ(held->at("metadata").at("name"), "a2");
+  EXPECT_EQ(Names(informer.ListIndexed(ns_, "a")), Strings{"b1"});
 }
 
 json Gizmo(const std::string& name) {
@@ -86,12 +132,12 @@ TEST_F(KubeE2eTest, InformerRelistsAfterGone) {
   const InformerStats stats = informer.Stats();
   EXPECT_GE(stats.gone, 1u);
   EXPECT_EQ(stats.lists, 1u);
-  EXPECT_TRUE(informer.Get(ns_ + "/x").has_value());
-  EXPECT_TRUE(informer.Get(ns_ + "/y").has_value());
+  EXPECT_NE(informer.Get(ns_ + "/x"), nullptr);
+  EXPECT_NE(informer.Get(ns_ + "/y"), nullptr);
   EXPECT_TRUE(recorder.Saw("add " + ns_ + "/x"));
   // And it watches on from the list's version.
   ASSERT_TRUE(client_->Create(gizmos, Gizmo("z")).ok());
-  EXPECT_TRUE(WaitUntil([&] { return informer.Get(ns_ + "/z").has_value(); }));
+  EXPECT_TRUE(WaitUntil([&] { return informer.Get(ns_ + "/z") != nullptr; }));
   EXPECT_EQ(informer.Stats().lists, 1u);
 }
 
