@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <ctime>
 #include <future>
 #include <regex>
@@ -28,6 +30,8 @@ namespace {
 
 constexpr milliseconds kNoNodesRetry{10000};
 constexpr milliseconds kPodsLeavingRetry{500};
+// How long a pod this operator created may take to show in the pod cache.
+constexpr std::chrono::seconds kExpectCreated{30};
 
 // Seconds since the epoch of an RFC 3339 UTC time ("2026-11-22T10:00:00Z");
 // nullopt when it does not parse.
@@ -74,9 +78,33 @@ std::string PodFailure(const json& pod) {
 
 }  // namespace
 
+// What a job's passes handed to the writer threads, shared with their tasks.
+struct JobReconciler::Writes {
+  std::mutex mu;
+  bool creating = false;  // a Secret-and-pods task is queued or running
+  // Pods a task created that the pod cache may not show yet, by name: not
+  // created again meanwhile (up to kExpectCreated).
+  std::map<std::string, Clock::time_point> created;
+  bool secret_created = false;  // a task created the token Secret (or found this job's)
+  std::optional<std::string> adopted_token;  // the Secret found holds another token
+  Status create_error;                       // the last create task's failure
+  json acked;                                // the status the API server has, as far as we know
+  json wanted;                               // the newest status a pass handed over
+  bool writing_status = false;               // a status task is queued or running
+  Status status_error;                       // the last status task's failure
+};
+
+struct JobReconciler::WritePool {
+  explicit WritePool(int threads) : pool(static_cast<size_t>(std::max(1, threads))) {}
+  ~WritePool() { pool.join(); }  // runs what is queued
+  boost::asio::thread_pool pool;
+};
+
 struct JobReconciler::JobState {
   std::string uid;
   std::string token;
+  bool secret_pending = false;  // the Secret holding `token` is still to be created
+  std::shared_ptr<Writes> writes = std::make_shared<Writes>();
   bool registered = false;         // the coordinator runs a session of this job
   std::vector<std::string> nodes;  // the session's workers, one per node
   fuzzy::WeightResult weights;
@@ -120,7 +148,8 @@ JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::Server& coor
       coordinator_(coordinator),
       caches_(caches),
       events_(events),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      writers_(std::make_unique<WritePool>(options_.write_threads)) {}
 
 JobReconciler::~JobReconciler() = default;
 
@@ -144,6 +173,7 @@ JobReconciler::JobState& JobReconciler::StateFor(const std::string& key, const j
   auto state = std::make_unique<JobState>();
   state->uid = uid;
   state->status = job.value("status", json::object());
+  state->writes->acked = state->writes->wanted = state->status;
   state->failures = state->status.value("failedPods", 0u);
   std::lock_guard lock(mu_);
   return *(states_[key] = std::move(state));
@@ -188,6 +218,7 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
 }
 
 StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
+  BALLAST_RETURN_IF_ERROR(TakeWriteResults(pass));
   const std::string phase = pass.status.value("phase", "");
   if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
 
@@ -256,35 +287,76 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
 }
 
 Status JobReconciler::EnsureToken(Pass& pass) {
-  if (!pass.state.token.empty()) return Status::Ok();
-  const auto ref = Secrets().In(pass.ns).Named(TokenSecretName(pass.name));
-  // A new job has no Secret yet: create first, read only when one exists
-  // (a restarted operator, or a leftover of an earlier job of this name).
-  const std::string token = NewToken();
-  auto created = client_.Create(Secrets().In(pass.ns), BuildTokenSecret(pass.job, token));
-  if (created.ok()) {
-    pass.state.token = token;
+  JobState& state = pass.state;
+  if (!state.token.empty()) return Status::Ok();
+  if (!pass.status.contains("startTime")) {
+    // A new job: its Secret goes to the API server with its pods.
+    state.token = NewToken();
+    state.secret_pending = true;
     return Status::Ok();
   }
+  // A job that ran before this operator started: its workers read the
+  // Secret's token, so take that one (or make the Secret, when it is gone).
+  const std::string token = NewToken();
+  BALLAST_ASSIGN_OR_RETURN(
+      state.token,
+      CreateOrReadSecret(pass.ns, BuildTokenSecret(pass.job, token), state.uid, token));
+  return Status::Ok();
+}
+
+StatusOr<std::string> JobReconciler::CreateOrReadSecret(const std::string& ns, const json& secret,
+                                                        const std::string& uid,
+                                                        const std::string& token) {
+  auto created = client_.Create(Secrets().In(ns), secret);
+  if (created.ok()) return token;
   if (created.status().code() != StatusCode::kConflict) return created.status();
-  auto secret = client_.Get(ref);
-  BALLAST_RETURN_IF_ERROR(secret.status());
-  if (!OwnedBy(*secret, pass.state.uid)) {
+  const auto ref = Secrets().In(ns).Named(secret["metadata"]["name"]);
+  auto existing = client_.Get(ref);
+  BALLAST_RETURN_IF_ERROR(existing.status());
+  if (!OwnedBy(*existing, uid)) {
     // An earlier job of this name left it and the garbage collector has not
-    // come yet: delete it (that incarnation only) and make ours next pass.
+    // come yet: delete it (that incarnation only) and make ours next time.
     kube::DeleteOptions options;
-    options.precondition_uid = secret->at("metadata").value("uid", "");
+    options.precondition_uid = existing->at("metadata").value("uid", "");
     const Status deleted = client_.Delete(ref, options);
     if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
     return Status::Unavailable(fmt::format(
-        "Secret {}/{} belonged to an earlier job of this name; deleted it", pass.ns, ref.name));
+        "Secret {}/{} belonged to an earlier job of this name; deleted it", ns, ref.name));
   }
-  auto stored = kube::DecodeBase64(secret->value("/data/token"_json_pointer, ""));
+  auto stored = kube::DecodeBase64(existing->value("/data/token"_json_pointer, ""));
   if (!stored.ok() || stored->empty()) {
-    return Status::Invalid(fmt::format("Secret {}/{} has no data.token", pass.ns, ref.name));
+    return Status::Invalid(fmt::format("Secret {}/{} has no data.token", ns, ref.name));
   }
-  pass.state.token = *stored;
-  return Status::Ok();
+  return *stored;
+}
+
+Status JobReconciler::TakeWriteResults(Pass& pass) {
+  JobState& state = pass.state;
+  Status create_error;
+  Status status_error;
+  std::optional<std::string> adopted;
+  {
+    Writes& writes = *state.writes;
+    std::lock_guard lock(writes.mu);
+    if (writes.secret_created) state.secret_pending = false;
+    adopted = std::exchange(writes.adopted_token, std::nullopt);
+    create_error = std::exchange(writes.create_error, Status::Ok());
+    status_error = std::exchange(writes.status_error, Status::Ok());
+  }
+  if (adopted && *adopted != state.token) {
+    // An earlier operator made this job's Secret before it could record the
+    // job's start: the workers read that token, so the session takes it.
+    state.token = *adopted;
+    if (state.registered) {
+      coordinator_.RemoveJob(pass.id);
+      state.registered = false;
+    }
+  }
+  if (!status_error.ok()) {
+    SubmitStatus(pass);  // again, paced by the backoff of this failed pass
+    return status_error;
+  }
+  return create_error;
 }
 
 StatusOr<fuzzy::Profile> JobReconciler::ResolveProfile(Pass& pass) {
@@ -402,6 +474,18 @@ Status JobReconciler::ManagePods(Pass& pass) {
   int running = 0;
   int alive = 0;              // pods that may still compute (Pending or Running)
   std::vector<json> missing;  // pods to create
+  bool creating = false;      // the last pods handed over are still being created
+  std::map<std::string, Clock::time_point> created;
+  {
+    std::lock_guard lock(state.writes->mu);
+    creating = state.writes->creating;
+    created = state.writes->created;
+  }
+  // A pod created but not in the cache yet is on its way, not missing.
+  auto on_its_way = [&](const std::string& node) {
+    auto it = created.find(WorkerPodName(pass.name, node));
+    return it != created.end() && Clock::now() - it->second < kExpectCreated;
+  };
   for (const auto& node : state.nodes) {
     const auto pod = PodOf(pass, node);
     const auto node_object = caches_.nodes.Get(node);
@@ -426,9 +510,15 @@ Status JobReconciler::ManagePods(Pass& pass) {
     }
     if (!pod) {
       if (view.done || state.failures > pass.spec.backoff_limit) continue;
-      missing.push_back(BuildWorkerPod(pass.job, node, settings));
+      if (!creating && !on_its_way(node)) {
+        missing.push_back(BuildWorkerPod(pass.job, node, settings));
+      }
       ++alive;
       continue;
+    }
+    if (created.erase(WorkerPodName(pass.name, node))) {
+      std::lock_guard lock(state.writes->mu);
+      state.writes->created.erase(WorkerPodName(pass.name, node));
     }
     if (!owned) continue;  // an earlier job's pod of this name, on its way out
     const std::string phase = PodPhase(*pod);
@@ -459,7 +549,7 @@ Status JobReconciler::ManagePods(Pass& pass) {
     }
   }
 
-  BALLAST_RETURN_IF_ERROR(CreatePods(pass.ns, missing));
+  if (!missing.empty()) SubmitCreates(pass, std::move(missing));
 
   // The status this pass wants.
   json& status = pass.status;
@@ -560,6 +650,38 @@ Status JobReconciler::CreatePods(const std::string& ns, const std::vector<json>&
   return first_error;
 }
 
+void JobReconciler::SubmitCreates(Pass& pass, std::vector<json> pods) {
+  std::optional<json> secret;
+  if (pass.state.secret_pending) secret = BuildTokenSecret(pass.job, pass.state.token);
+  std::shared_ptr<Writes> writes = pass.state.writes;
+  {
+    std::lock_guard lock(writes->mu);
+    writes->creating = true;
+  }
+  boost::asio::post(writers_->pool,
+                    [this, writes, key = pass.key, ns = pass.ns, uid = pass.state.uid,
+                     token = pass.state.token, secret = std::move(secret), pods = std::move(pods)] {
+                      Status status = Status::Ok();
+                      std::optional<std::string> adopted;
+                      if (secret) {
+                        auto in_effect = CreateOrReadSecret(ns, *secret, uid, token);
+                        status = in_effect.status();
+                        if (in_effect.ok() && *in_effect != token) adopted = *in_effect;
+                      }
+                      const bool secret_made = secret && status.ok();
+                      // The pods only once their Secret exists: a worker started without it fails.
+                      if (status.ok()) status = CreatePods(ns, pods);
+                      {
+                        std::lock_guard lock(writes->mu);
+                        writes->creating = false;
+                        writes->secret_created |= secret_made;
+                        if (adopted) writes->adopted_token = adopted;
+                        if (!status.ok()) writes->create_error = status;
+                      }
+                      if (options_.requeue) options_.requeue(key);
+                    });
+}
+
 // Sets the phase and the Ready / Progressing conditions that go with it, and
 // posts an Event when the phase changes.
 void JobReconciler::Transition(Pass& pass, const std::string& phase, bool warning,
@@ -617,6 +739,11 @@ StatusOr<ReconcileResult> JobReconciler::AfterFinish(Pass& pass) {
   if (!finished) return ReconcileResult{};
   const double left = *finished + spec["ttlSecondsAfterFinished"].get<double>() - WallNow();
   if (left > 0) return ReconcileResult{milliseconds(static_cast<int64_t>(left * 1000) + 1)};
+  {
+    // The final status first: whoever watches the job sees it finish.
+    std::lock_guard lock(state.writes->mu);
+    if (state.writes->wanted != state.writes->acked) return ReconcileResult{kPodsLeavingRetry};
+  }
   kube::DeleteOptions options;
   options.propagation_policy = "Background";
   options.precondition_uid = state.uid;
@@ -672,20 +799,60 @@ Status JobReconciler::DeletePods(Pass& pass) {
 
 Status JobReconciler::WriteStatus(Pass& pass, bool force) {
   JobState& state = pass.state;
-  const json patch = StatusPatch(state.status, pass.status);
-  if (patch.empty()) return Status::Ok();
+  if (StatusPatch(state.status, pass.status).empty()) return Status::Ok();
   const bool due = Clock::now() - state.last_write >= options_.status_interval;
   if (!force && !pass.transition && !due) return Status::Ok();
-  auto written =
-      client_.PatchStatus(WeightedJobs().In(pass.ns).Named(pass.name), {{"status", patch}});
-  if (!written.ok()) {
-    // Deleted meanwhile: the next pass forgets it.
-    if (written.status().code() == StatusCode::kNotFound) return Status::Ok();
-    return written.status();
-  }
   state.status = pass.status;
   state.last_write = Clock::now();
+  SubmitStatus(pass);
   return Status::Ok();
+}
+
+void JobReconciler::SubmitStatus(Pass& pass) {
+  std::shared_ptr<Writes> writes = pass.state.writes;
+  {
+    std::lock_guard lock(writes->mu);
+    writes->wanted = pass.state.status;
+    if (writes->writing_status || writes->wanted == writes->acked) return;
+    writes->writing_status = true;
+  }
+  boost::asio::post(writers_->pool, [this, writes, key = pass.key,
+                                     ref = WeightedJobs().In(pass.ns).Named(pass.name)] {
+    WriteStatuses(key, ref, writes);
+  });
+}
+
+void JobReconciler::WriteStatuses(const std::string& key, const kube::ResourceRef& ref,
+                                  std::shared_ptr<Writes> writes) {
+  // Until the API server has the newest status handed over: a pass that
+  // hands one over while this writes the one before finds this task running.
+  while (true) {
+    json acked;
+    json wanted;
+    {
+      std::lock_guard lock(writes->mu);
+      if (writes->wanted == writes->acked) {
+        writes->writing_status = false;
+        return;
+      }
+      acked = writes->acked;
+      wanted = writes->wanted;
+    }
+    auto written = client_.PatchStatus(ref, {{"status", StatusPatch(acked, wanted)}});
+    std::lock_guard lock(writes->mu);
+    if (written.ok()) {
+      writes->acked = std::move(wanted);
+      continue;
+    }
+    writes->writing_status = false;
+    if (written.status().code() == StatusCode::kNotFound) {  // deleted meanwhile
+      writes->acked = writes->wanted;
+      return;
+    }
+    writes->status_error = written.status();
+    break;
+  }
+  if (options_.requeue) options_.requeue(key);
 }
 
 }  // namespace ballast::controller

@@ -25,11 +25,24 @@
 // otherwise at most every status_interval. The checkpoint in status is what a
 // restarted operator resumes from.
 //
+// A pass never waits for the API server on its hot path: a new job's token
+// Secret and its pods, and every status write, go to a pool of writer
+// threads. A job has at most one create task and one status task in flight;
+// while its create task runs, and until the pod cache shows what it created,
+// its passes create nothing more (no duplicate requests); the status task
+// always writes the newest status a pass handed it. A task that failed
+// queues the job again (`requeue`) and makes its next pass fail with the
+// task's error, so the driver's backoff and logging apply as to any failed
+// pass; created pods queue the job through the pod cache. Deletes (failed pods,
+// suspend, TTL) and a restarted operator's reading of an existing Secret stay
+// in the pass: they are rare.
+//
 // Thread-safety: Reconcile may run on several threads for different keys at
 // once (the work queue never hands one key to two workers).
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,6 +71,12 @@ struct ReconcilerOptions {
   // A finished job stays at the coordinator this long at most while its pods
   // learn that it is done and exit.
   std::chrono::milliseconds linger{30000};
+  // Threads that send a pass's writes (Secret, pods, status).
+  int write_threads = 4;
+  // Called from a writer thread when a job's write task failed (or found
+  // another token), so the job is looked at again: the driver queues the
+  // key. May be empty.
+  std::function<void(const std::string& key)> requeue;
 };
 
 // The informer caches a reconciler reads; they must outlive it.
@@ -96,6 +115,7 @@ class JobReconciler {
 
   struct JobState;
   struct Pass;
+  struct Writes;
 
  private:
   StatusOr<ReconcileResult> Run(Pass& pass);
@@ -103,6 +123,21 @@ class JobReconciler {
   StatusOr<ReconcileResult> AfterFinish(Pass& pass);
   StatusOr<ReconcileResult> Suspend(Pass& pass);
   Status EnsureToken(Pass& pass);
+  // Takes what the job's write tasks left for this pass: their errors, a
+  // Secret created, a token adopted from an existing Secret of this job.
+  Status TakeWriteResults(Pass& pass);
+  // Creates the job's token Secret `secret` (holding `token`) in `ns`, or
+  // finds it made already: the token in effect, which differs from `token`
+  // when an earlier operator of this job created the Secret. Deletes a
+  // Secret of this name that an earlier job left, and reports Unavailable.
+  StatusOr<std::string> CreateOrReadSecret(const std::string& ns, const nlohmann::json& secret,
+                                           const std::string& uid, const std::string& token);
+  // Hands the Secret (if still to be made) and `pods` to a writer thread.
+  void SubmitCreates(Pass& pass, std::vector<nlohmann::json> pods);
+  // Hands `status` to the job's status task, starting one if none runs.
+  void SubmitStatus(Pass& pass);
+  void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,
+                     std::shared_ptr<Writes> writes);
   StatusOr<fuzzy::Profile> ResolveProfile(Pass& pass);
   Status Register(Pass& pass, const fuzzy::Profile& profile);
   Status ManagePods(Pass& pass);
@@ -124,6 +159,9 @@ class JobReconciler {
 
   mutable std::mutex mu_;  // guards the map; a JobState is used by one worker at a time
   std::map<std::string, std::unique_ptr<JobState>> states_;
+
+  struct WritePool;
+  std::unique_ptr<WritePool> writers_;  // last: joined first, while the rest is alive
 };
 
 }  // namespace ballast::controller

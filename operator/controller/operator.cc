@@ -119,9 +119,11 @@ class Operator::Impl {
         return Status::Unavailable("the informer caches did not sync within 60 s");
       }
     }
+    ReconcilerOptions reconciler_options = options_.reconciler;
+    reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
     reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
                                                   Caches{*jobs_, *pods_, *nodes_, *profiles_},
-                                                  events_, options_.reconciler);
+                                                  events_, std::move(reconciler_options));
     for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
     for (int i = 0; i < std::max(1, options_.workers); ++i) {
       threads_.emplace_back([this] { Work(); });

@@ -218,6 +218,41 @@ TEST_F(OperatorTest, RestartedOperatorResumesFromTheCheckpoint) {
       << Describe(name);
 }
 
+// An operator that died after creating a new job's token Secret, before the
+// job's start reached status: the next one finds the Secret, takes its token
+// (the workers read that one) and the job completes with no worker failing.
+TEST_F(OperatorTest, NewJobTakesTheTokenOfTheSecretAnEarlierOperatorMade) {
+  operator_->Stop();
+  const std::string name = "primes";
+  const json job = CreateJob(PrimesJob(name, kSmallLimit));
+  ASSERT_FALSE(job.is_null());
+  const std::string token = "made-by-an-earlier-operator";
+  const json secret = {{"apiVersion", "v1"},
+                       {"kind", "Secret"},
+                       {"type", "Opaque"},
+                       {"metadata",
+                        {{"name", name + "-token"},
+                         {"ownerReferences",
+                          {{{"apiVersion", "ballast.io/v1alpha1"},
+                            {"kind", "WeightedJob"},
+                            {"name", name},
+                            {"uid", job["metadata"]["uid"]},
+                            {"controller", true}}}}}},
+                       {"stringData", {{"token", token}}}};
+  ASSERT_TRUE(client_->Create(kSecrets.In(ns_), secret).ok());
+
+  ASSERT_TRUE(StartOperator());
+  auto done = WaitSucceeded(name);
+  ASSERT_TRUE(done);
+  ExpectCompleteAndExact(*done, kSmallLimit);
+  EXPECT_EQ(StatusOf(*done).value("failedPods", -1), 0) << Describe(name);
+  auto kept = client_->Get(kSecrets.In(ns_).Named(name + "-token"));
+  ASSERT_TRUE(kept.ok());
+  auto stored = kube::DecodeBase64(kept->at("data").at("token"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(*stored, token);
+}
+
 TEST_F(OperatorTest, SuspendKeepsTheCheckpointAndResumeCompletes) {
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
