@@ -661,25 +661,39 @@ void JobReconciler::SubmitCreates(Pass& pass, std::vector<json> pods) {
   boost::asio::post(writers_->pool,
                     [this, writes, key = pass.key, ns = pass.ns, uid = pass.state.uid,
                      token = pass.state.token, secret = std::move(secret), pods = std::move(pods)] {
-                      Status status = Status::Ok();
-                      std::optional<std::string> adopted;
-                      if (secret) {
-                        auto in_effect = CreateOrReadSecret(ns, *secret, uid, token);
-                        status = in_effect.status();
-                        if (in_effect.ok() && *in_effect != token) adopted = *in_effect;
-                      }
-                      const bool secret_made = secret && status.ok();
-                      // The pods only once their Secret exists: a worker started without it fails.
-                      if (status.ok()) status = CreatePods(ns, pods);
-                      {
-                        std::lock_guard lock(writes->mu);
-                        writes->creating = false;
-                        writes->secret_created |= secret_made;
-                        if (adopted) writes->adopted_token = adopted;
-                        if (!status.ok()) writes->create_error = status;
-                      }
-                      if (options_.requeue) options_.requeue(key);
+                      RunCreates(key, ns, uid, token, secret, pods, *writes);
                     });
+}
+
+void JobReconciler::RunCreates(const std::string& key, const std::string& ns,
+                               const std::string& uid, const std::string& token,
+                               const std::optional<json>& secret, const std::vector<json>& pods,
+                               Writes& writes) {
+  Status status = Status::Ok();
+  std::optional<std::string> adopted;
+  if (secret) {
+    auto in_effect = CreateOrReadSecret(ns, *secret, uid, token);
+    status = in_effect.status();
+    if (in_effect.ok() && *in_effect != token) adopted = *in_effect;
+  }
+  const bool secret_made = secret && status.ok();
+  // The pods only once their Secret exists: a worker started without it fails.
+  if (status.ok()) status = CreatePods(ns, pods);
+  {
+    std::lock_guard lock(writes.mu);
+    writes.creating = false;
+    writes.secret_created |= secret_made;
+    if (adopted) writes.adopted_token = adopted;
+    if (status.ok()) {
+      const auto now = Clock::now();
+      for (const auto& pod : pods) writes.created[pod["metadata"]["name"]] = now;
+    } else {
+      writes.create_error = status;
+    }
+  }
+  // Created pods come back through the pod cache, which queues the job; a
+  // failure, or a token taken over, needs a pass of its own.
+  if ((!status.ok() || adopted) && options_.requeue) options_.requeue(key);
 }
 
 // Sets the phase and the Ready / Progressing conditions that go with it, and

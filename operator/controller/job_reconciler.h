@@ -134,6 +134,10 @@ class JobReconciler {
                                            const std::string& uid, const std::string& token);
   // Hands the Secret (if still to be made) and `pods` to a writer thread.
   void SubmitCreates(Pass& pass, std::vector<nlohmann::json> pods);
+  // The task SubmitCreates hands over, on a writer thread.
+  void RunCreates(const std::string& key, const std::string& ns, const std::string& uid,
+                  const std::string& token, const std::optional<nlohmann::json>& secret,
+                  const std::vector<nlohmann::json>& pods, Writes& writes);
   // Hands `status` to the job's status task, starting one if none runs.
   void SubmitStatus(Pass& pass);
   void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,

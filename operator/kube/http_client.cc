@@ -108,8 +108,13 @@ struct HttpKubeClient::Impl {
   StatusOr<std::string> Send(const Request& request) {
     const std::string what = fmt::format("{} {}", request.method, request.path);
     try {
+      const auto start = std::chrono::steady_clock::now();
       web::http::http_response response = client->request(MakeRequest(request)).get();
       std::string body = response.extract_utf8string(true).get();
+      spdlog::debug(
+          "api request={} code={} ms={:.1f}", what, response.status_code(),
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
       Status status = StatusFromHttp(response.status_code(), body, what);
       if (!status.ok()) return status;
       return body;
