@@ -475,17 +475,21 @@ Status JobReconciler::ManagePods(Pass& pass) {
   int alive = 0;              // pods that may still compute (Pending or Running)
   std::vector<json> missing;  // pods to create
   bool creating = false;      // the last pods handed over are still being created
-  std::map<std::string, Clock::time_point> created;
+  // Pods created but not in the cache yet: on their way, not missing.
+  std::set<std::string> on_its_way;
   {
     std::lock_guard lock(state.writes->mu);
     creating = state.writes->creating;
-    created = state.writes->created;
+    auto& created = state.writes->created;
+    for (auto it = created.begin(); it != created.end();) {
+      const bool cached = caches_.pods.Get(pass.ns + "/" + it->first) != nullptr;
+      if (cached || Clock::now() - it->second >= kExpectCreated) {
+        it = created.erase(it);
+      } else {
+        on_its_way.insert((it++)->first);
+      }
+    }
   }
-  // A pod created but not in the cache yet is on its way, not missing.
-  auto on_its_way = [&](const std::string& node) {
-    auto it = created.find(WorkerPodName(pass.name, node));
-    return it != created.end() && Clock::now() - it->second < kExpectCreated;
-  };
   for (const auto& node : state.nodes) {
     const auto pod = PodOf(pass, node);
     const auto node_object = caches_.nodes.Get(node);
@@ -510,15 +514,11 @@ Status JobReconciler::ManagePods(Pass& pass) {
     }
     if (!pod) {
       if (view.done || state.failures > pass.spec.backoff_limit) continue;
-      if (!creating && !on_its_way(node)) {
+      if (!creating && !on_its_way.contains(WorkerPodName(pass.name, node))) {
         missing.push_back(BuildWorkerPod(pass.job, node, settings));
       }
       ++alive;
       continue;
-    }
-    if (created.erase(WorkerPodName(pass.name, node))) {
-      std::lock_guard lock(state.writes->mu);
-      state.writes->created.erase(WorkerPodName(pass.name, node));
     }
     if (!owned) continue;  // an earlier job's pod of this name, on its way out
     const std::string phase = PodPhase(*pod);
@@ -677,14 +677,17 @@ void JobReconciler::RunCreates(const std::string& key, const std::string& ns,
     if (in_effect.ok() && *in_effect != token) adopted = *in_effect;
   }
   const bool secret_made = secret && status.ok();
-  // The pods only once their Secret exists: a worker started without it fails.
-  if (status.ok()) status = CreatePods(ns, pods);
+  // The pods only once their Secret exists (a worker started without it
+  // fails), and only once the session holds the Secret's token: with another
+  // one the next pass registers the session again first, then makes them.
+  const bool create_pods = status.ok() && !adopted;
+  if (create_pods) status = CreatePods(ns, pods);
   {
     std::lock_guard lock(writes.mu);
     writes.creating = false;
     writes.secret_created |= secret_made;
     if (adopted) writes.adopted_token = adopted;
-    if (status.ok()) {
+    if (create_pods && status.ok()) {
       const auto now = Clock::now();
       for (const auto& pod : pods) writes.created[pod["metadata"]["name"]] = now;
     } else {
@@ -813,7 +816,7 @@ Status JobReconciler::DeletePods(Pass& pass) {
 
 Status JobReconciler::WriteStatus(Pass& pass, bool force) {
   JobState& state = pass.state;
-  if (StatusPatch(state.status, pass.status).empty()) return Status::Ok();
+  if (state.status == pass.status) return Status::Ok();
   const bool due = Clock::now() - state.last_write >= options_.status_interval;
   if (!force && !pass.transition && !due) return Status::Ok();
   state.status = pass.status;
