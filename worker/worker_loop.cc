@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <future>
 #include <thread>
 #include <vector>
 
@@ -205,59 +206,167 @@ class WorkerLoop::Impl {
     return protocol::ParseJobDescription(json);
   }
 
+  // Sends a report and waits for the reply: the worker is idle meanwhile.
   StatusOr<protocol::ReplyMessage> Send(protocol::ReportMessage& report) {
-    report.seq = ++seq_;
     const auto start = Clock::now();
+    auto reply = Post(Number(std::move(report)));
+    metrics_->Idle(Since(start));
+    return Accept(std::move(reply));
+  }
+
+  protocol::ReportMessage Number(protocol::ReportMessage report) {
+    report.seq = ++seq_;
+    return report;
+  }
+
+  // The HTTP exchange of a report. Safe on another thread while the loop
+  // computes: it touches only the client, the options and the metrics.
+  StatusOr<protocol::ReplyMessage> Post(const protocol::ReportMessage& report) {
     BALLAST_ASSIGN_OR_RETURN(
         auto json, Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
                             protocol::ToJson(report).dump()));
     metrics_->Report();
-    metrics_->Idle(Since(start));
-    BALLAST_ASSIGN_OR_RETURN(auto reply, protocol::ParseReply(json));
-    heartbeat_s_ = reply.heartbeat_s > 0 ? reply.heartbeat_s : heartbeat_s_;
-    if (reply.kind == Reply::Kind::kLease) lease_session_ = reply.session;
+    return protocol::ParseReply(json);
+  }
+
+  // Takes note of what a reply tells beyond its kind (on the loop's thread).
+  StatusOr<protocol::ReplyMessage> Accept(StatusOr<protocol::ReplyMessage> reply) {
+    if (!reply.ok()) return reply;
+    heartbeat_s_ = reply->heartbeat_s > 0 ? reply->heartbeat_s : heartbeat_s_;
+    if (reply->kind == Reply::Kind::kLease) lease_session_ = reply->session;
     return reply;
   }
 
-  // Computes the lease in steps until it ends, a report is due, or a stop is
-  // requested; returns the report to send next (idle when the lease ended).
+  // What the lease has finished since the last report went out.
+  struct Unreported {
+    std::vector<protocol::Completion> completed;  // ranges of earlier leases, whole
+    uint64_t from = 0;                            // this lease's part: [from, position_)
+    workload::Result result;
+    double calc = 0;
+    double cpu_start = 0;
+  };
+
+  Unreported StartUnreported() const {
+    return {{}, position_, workload::Result::Empty(workload_.kind), 0, ProcessCpuSeconds()};
+  }
+
+  protocol::ReportMessage ReportOf(Unreported& done, bool idle) {
+    protocol::ReportMessage report = NewReport(idle);
+    report.completed = std::move(done.completed);
+    if (position_ > done.from) {
+      report.completed.push_back({{done.from, position_}, done.result.ToJson()});
+    }
+    report.calc_seconds = done.calc;
+    report.cpu_seconds = ProcessCpuSeconds() - done.cpu_start;
+    report.position = position_;
+    return report;
+  }
+
+  // Obeys the reply to a progress report that went out while computing went
+  // on: position_ may have passed the end it now gives. Returns false when the
+  // lease is no longer ours (a restarted coordinator): drop it.
+  StatusOr<bool> ApplyLate(StatusOr<protocol::ReplyMessage> sent, Unreported& done) {
+    if (sent.status().code() == StatusCode::kConflict) {
+      spdlog::info("lease dropped job={} worker={} lease={} reason=\"{}\"", options_.job,
+                   options_.name, lease_.ToString(), sent.status().message());
+      return false;
+    }
+    BALLAST_ASSIGN_OR_RETURN(protocol::ReplyMessage reply, Accept(std::move(sent)));
+    switch (reply.kind) {
+      case Reply::Kind::kContinue:
+        // Items past a shrunk end that are finished already are reported all
+        // the same: the coordinator merges each item once, whoever is first.
+        lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
+        report_every_s_ = reply.report_every_s;
+        break;
+      case Reply::Kind::kLease: {
+        // The coordinator saw the old lease as ended at the reported position:
+        // what came after goes with the next report, then the new lease starts.
+        if (position_ > done.from) {
+          done.completed.push_back({{done.from, position_}, done.result.ToJson()});
+        }
+        lease_ = reply.lease;
+        position_ = lease_.begin;
+        report_every_s_ = reply.report_every_s;
+        done.from = position_;
+        done.result = workload::Result::Empty(workload_.kind);
+        metrics_->Lease();
+        break;
+      }
+      case Reply::Kind::kWait:
+      case Reply::Kind::kDone:
+        lease_.end = position_;  // the rest went back to the pool
+        break;
+    }
+    return true;
+  }
+
+  // Computes the lease in steps until it ends or a stop is requested, and
+  // returns the report to send next (idle when the lease ended). Progress
+  // reports go out at the cadence the policy asks, at least every heartbeat,
+  // and soon after a signal; one at a time, while computing goes on, so that
+  // a round trip never leaves the cores idle.
   StatusOr<protocol::ReportMessage> Compute(protocol::ReplyMessage reply) {
     if (reply.kind == Reply::Kind::kLease) {
       lease_ = reply.lease;
       position_ = lease_.begin;
     } else {
-      // A shrunk end never goes below what is finished: reports are sent
-      // between steps, and the coordinator cuts at or after the position.
+      // A shrunk end never goes below what is finished.
       lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
     }
-    const uint64_t reported = position_;
-    workload::Result result = workload::Result::Empty(workload_.kind);
-    double calc = 0;
-    const double cpu_start = ProcessCpuSeconds();
-    const auto since_report = Clock::now();
-    while (position_ < lease_.end) {
+    report_every_s_ = reply.report_every_s;
+    Unreported done = StartUnreported();
+    std::future<StatusOr<protocol::ReplyMessage>> in_flight;
+    bool due = false;  // a report is due and waits for the one in flight
+    auto since_report = Clock::now();
+    while (!g_stop) {
+      if (position_ >= lease_.end) {
+        if (!in_flight.valid()) break;
+        // The lease is finished; the reply to the last progress report may
+        // still bring a new one.
+        const auto start = Clock::now();
+        auto sent = in_flight.get();
+        metrics_->Idle(Since(start));
+        BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(std::move(sent), done));
+        if (!ours) return DroppedLease();
+        continue;
+      }
       const Range step{position_, StepEnd()};
       const auto start = Clock::now();
       BALLAST_ASSIGN_OR_RETURN(auto part,
                                ComputeParallel(*kernel_, step, options_.threads, workload_.kind));
       Throttle(Since(start));
       const double seconds = Since(start);
-      BALLAST_RETURN_IF_ERROR(result.Merge(part));
-      calc += seconds;
+      BALLAST_RETURN_IF_ERROR(done.result.Merge(part));
+      done.calc += seconds;
       position_ = step.end;
       seconds_per_cost_ = seconds / std::max(cost_.Cost(step), 1e-12);
       metrics_->Items(step.size(), seconds);
       metrics_->Busy(seconds);
-      const bool cadence = reply.report_every_s > 0 && calc >= reply.report_every_s;
-      const bool heartbeat = heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_;
-      if (g_stop || signalled_.exchange(false) || cadence || heartbeat) break;
+      if (in_flight.valid() &&
+          in_flight.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(in_flight.get(), done));
+        if (!ours) return DroppedLease();
+      }
+      due |= signalled_.exchange(false) || (report_every_s_ > 0 && done.calc >= report_every_s_) ||
+             (heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_);
+      if (!due || in_flight.valid() || position_ >= lease_.end) continue;
+      in_flight =
+          std::async(std::launch::async, &Impl::Post, this, Number(ReportOf(done, /*idle=*/false)));
+      done = StartUnreported();
+      due = false;
+      since_report = Clock::now();
     }
-    protocol::ReportMessage report = NewReport(/*idle=*/position_ >= lease_.end);
-    if (position_ > reported) report.completed.push_back({{reported, position_}, result.ToJson()});
-    report.calc_seconds = calc;
-    report.cpu_seconds = ProcessCpuSeconds() - cpu_start;
-    report.position = position_;
-    return report;
+    if (in_flight.valid()) {  // asked to stop
+      BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(in_flight.get(), done));
+      if (!ours) return DroppedLease();
+    }
+    return ReportOf(done, /*idle=*/position_ >= lease_.end);
+  }
+
+  protocol::ReportMessage DroppedLease() {
+    DropLease();
+    return NewReport(/*idle=*/true);
   }
 
   // The end of the next step: about step_seconds of work per thread, by the
@@ -343,6 +452,7 @@ class WorkerLoop::Impl {
   balance::CostModel cost_;      // the job's declared item costs
   double seconds_per_cost_ = 0;  // measured on the last step
   double heartbeat_s_ = 10;
+  double report_every_s_ = 0;  // the cadence of progress reports the policy asks
   std::atomic<bool> signalled_{false};
   pplx::cancellation_token_source stop_polling_;
   std::thread poller_;

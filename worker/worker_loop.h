@@ -11,9 +11,13 @@
 //
 // A step is a slice of the lease that takes about `step_seconds`, split
 // across the threads; reports happen between steps, so the position a report
-// gives is exact and a shrunk end never takes an item already begun. Reports
-// go at the cadence the policy asks, at least every heartbeat, and at once
-// when the coordinator signals (a background long poll). After RequestStop
+// gives is exact. Progress reports go at the cadence the policy asks, at
+// least every heartbeat, and at once when the coordinator signals (a
+// background long poll). They go out one at a time while computing goes on:
+// a round trip does not idle the cores. A reply that shrinks the lease below
+// where the worker got meanwhile stops it there, and those items are reported
+// all the same (the coordinator merges each item once, whoever is first); a
+// reply with a new lease sends them with the next report. After RequestStop
 // (SIGTERM) the loop finishes its step, reports what it finished with
 // `leaving`, and returns: the rest of its lease goes back to the pool.
 //

@@ -2,6 +2,7 @@
 // metrics, how it refuses to run with a wrong token, and how it carries on
 // when the coordinator restarts mid-job.
 #include <cpprest/http_client.h>
+#include <cpprest/http_listener.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,11 +10,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
 
 #include "coordinator/server.h"
+#include "protocol/messages.h"
 #include "support/primes_workload.h"
 
 namespace ballast::worker {
@@ -32,11 +36,11 @@ coordinator::JobConfig PrimesJob(uint64_t limit) {
 }
 
 // Starts ballast-worker with `args` after the coordinator flags; stderr to `log`.
-pid_t StartWorker(const coordinator::Server& server, const std::string& token,
+pid_t StartWorker(const std::string& url, const std::string& token,
                   const std::vector<std::string>& extra, const std::string& log) {
   std::vector<std::string> args = {BALLAST_WORKER_BINARY,
                                    "--coordinator",
-                                   server.url(),
+                                   url,
                                    "--job",
                                    "metrics-job",
                                    "--name",
@@ -125,7 +129,7 @@ TEST(WorkerProcessTest, ServesValidPrometheusMetricsWhileComputing) {
   ASSERT_TRUE((*server)->AddJob(PrimesJob(150000)).ok());
   const int port = 20000 + getpid() % 20000;
   const pid_t pid = StartWorker(
-      **server, "right-token",
+      (*server)->url(), "right-token",
       {"--threads", "1", "--metrics-listen", "127.0.0.1:" + std::to_string(port)}, "/dev/null");
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   std::string metrics;
@@ -158,7 +162,7 @@ TEST(WorkerProcessTest, AWrongTokenStopsTheWorkerWithAClearError) {
   ASSERT_TRUE(server.ok());
   ASSERT_TRUE((*server)->AddJob(PrimesJob(1000)).ok());
   const std::string log = ::testing::TempDir() + "wrong-token.log";
-  const pid_t pid = StartWorker(**server, "wrong-token", {}, log);
+  const pid_t pid = StartWorker((*server)->url(), "wrong-token", {}, log);
   EXPECT_EQ(WaitExit(pid), 2);
   std::ifstream in(log);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
@@ -171,7 +175,7 @@ TEST(WorkerProcessTest, ComputesExactlyOnTwoThreadsAndReportsCpuSeconds) {
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());
   ASSERT_TRUE((*server)->AddJob(PrimesJob(150000)).ok());
-  const pid_t pid = StartWorker(**server, "right-token", {"--threads", "2"}, "/dev/null");
+  const pid_t pid = StartWorker((*server)->url(), "right-token", {"--threads", "2"}, "/dev/null");
   EXPECT_EQ(WaitExit(pid), 0);
   const auto view = (*server)->View("metrics-job");
   ASSERT_TRUE(view->done);
@@ -193,7 +197,8 @@ TEST(WorkerProcessTest, CarriesOnWhenTheCoordinatorRestartsOnTheSamePort) {
   const uint16_t port = (*first)->port();
   ASSERT_TRUE((*first)->AddJob(config).ok());
   const std::string log = ::testing::TempDir() + "coordinator-restart.log";
-  KillOnExit worker{StartWorker(**first, "right-token", {"--threads", "1", "--speed", "0.5"}, log)};
+  KillOnExit worker{
+      StartWorker((*first)->url(), "right-token", {"--threads", "1", "--speed", "0.5"}, log)};
 
   // Part of the job is done when the operator's process goes away.
   const uint64_t items = config.workload.items;
@@ -229,6 +234,153 @@ TEST(WorkerProcessTest, CarriesOnWhenTheCoordinatorRestartsOnTheSamePort) {
       << metrics;
   EXPECT_GE(Series(metrics, "ballast_coordinator_refused_total{reason=\"stale\"}"), 1) << metrics;
   EXPECT_NE(ReadFile(log).find("lease dropped"), std::string::npos) << ReadFile(log);
+}
+
+// A coordinator that answers the worker's first progress report late, with
+// what `late` returns, to see what the worker does meanwhile. It leases the
+// whole job to the first ask and says done to the next idle report; every
+// report is kept. (The real coordinator cannot be told to answer late; the
+// worker's side of the race is what these tests pin down.)
+class LateCoordinator {
+ public:
+  using Late = std::function<protocol::ReplyMessage(const protocol::ReportMessage&)>;
+
+  LateCoordinator(coordinator::JobConfig config, Late late)
+      : config_(std::move(config)),
+        late_(std::move(late)),
+        listener_("http://127.0.0.1:" + std::to_string(kPort)) {
+    listener_.support([this](web::http::http_request request) { Handle(request); });
+    listener_.open().wait();
+  }
+  ~LateCoordinator() { listener_.close().wait(); }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(listener_.uri().port()); }
+
+  std::vector<protocol::ReportMessage> reports() {
+    std::lock_guard lock(mu_);
+    return reports_;
+  }
+
+ private:
+  // Apart from the metrics test's port.
+  static inline const int kPort = 40000 + getpid() % 20000;
+
+  void Handle(web::http::http_request request) {
+    const std::string path = request.relative_uri().path();
+    if (path.find("/signal") != std::string::npos) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      Reply(request, nlohmann::json{{"signalled", false}});
+    } else if (request.method() == web::http::methods::GET) {
+      Reply(request, protocol::ToJson(protocol::JobDescription{config_.id, config_.workload}));
+    } else {
+      auto report =
+          protocol::ParseReport(nlohmann::json::parse(request.extract_string(true).get()));
+      ASSERT_TRUE(report.ok()) << report.status().ToString();
+      size_t progress = 0;
+      {
+        std::lock_guard lock(mu_);
+        reports_.push_back(*report);
+        for (const auto& seen : reports_) progress += seen.idle ? 0 : 1;
+      }
+      protocol::ReplyMessage reply;
+      reply.session = "late";
+      reply.heartbeat_s = 10;
+      if (report->idle) {
+        reply.kind = leased_ ? balance::Reply::Kind::kDone : balance::Reply::Kind::kLease;
+        reply.lease = {0, config_.workload.items};
+        reply.report_every_s = 0.02;
+        leased_ = true;
+      } else if (progress == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        reply = late_(*report);
+      } else {
+        reply.kind = balance::Reply::Kind::kContinue;
+        reply.lease = {0, config_.workload.items};
+        reply.report_every_s = 0.02;
+      }
+      Reply(request, protocol::ToJson(reply));
+    }
+  }
+
+  static void Reply(const web::http::http_request& request, const nlohmann::json& body) {
+    request.reply(web::http::status_codes::OK, body.dump(), "application/json").wait();
+  }
+
+  coordinator::JobConfig config_;
+  Late late_;
+  std::atomic<bool> leased_{false};
+  std::mutex mu_;
+  std::vector<protocol::ReportMessage> reports_;
+  web::http::experimental::listener::http_listener listener_;
+};
+
+// The ranges a worker reported finished, in order.
+std::vector<balance::Range> Completed(const std::vector<protocol::ReportMessage>& reports) {
+  std::vector<balance::Range> ranges;
+  for (const auto& report : reports) {
+    for (const auto& completion : report.completed) ranges.push_back(completion.range);
+  }
+  return ranges;
+}
+
+// A progress report's round trip does not stop the computing: while the
+// reply is on its way the worker goes on, and when the reply shrinks its
+// lease below where it got to, it stops there and reports those items too.
+TEST(WorkerProcessTest, ComputesOnWhileAReportIsAnsweredAndReportsPastAShrunkEnd) {
+  uint64_t cut = 0;
+  LateCoordinator coordinator(PrimesJob(150000), [&cut](const protocol::ReportMessage& report) {
+    cut = report.position + 1;
+    return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {0, cut}, 0.02, 10, "late"};
+  });
+  const std::string log = ::testing::TempDir() + "late-shrink.log";
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token",
+                                {"--threads", "1", "--step-seconds", "0.005"}, log)};
+  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log);
+
+  const auto reports = coordinator.reports();
+  const auto ranges = Completed(reports);
+  ASSERT_GE(ranges.size(), 2u);
+  // Contiguous from 0, each item once.
+  EXPECT_EQ(ranges.front().begin, 0u);
+  for (size_t i = 1; i < ranges.size(); ++i) EXPECT_EQ(ranges[i].begin, ranges[i - 1].end);
+  // 300 ms of steps of 5 ms went on past the cut.
+  EXPECT_GT(ranges.back().end, cut + 1) << "cut at " << cut;
+  EXPECT_TRUE(reports.back().idle);
+  EXPECT_EQ(reports.back().position, ranges.back().end);
+}
+
+// When the late reply is a new lease (the coordinator took the old one as
+// ended at the reported position), what the worker finished of the old one
+// meanwhile goes with its next report, beside the new lease's progress.
+TEST(WorkerProcessTest, ReportsTheOldLeasesRestWhenALateReplyBringsANewLease) {
+  const coordinator::JobConfig config = PrimesJob(150000);
+  const uint64_t items = config.workload.items;
+  uint64_t reported = 0;
+  LateCoordinator coordinator(config, [&](const protocol::ReportMessage& report) {
+    reported = report.position;
+    return protocol::ReplyMessage{
+        balance::Reply::Kind::kLease, {items - 10, items}, 0.02, 10, "late"};
+  });
+  const std::string log = ::testing::TempDir() + "late-lease.log";
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token",
+                                {"--threads", "1", "--step-seconds", "0.005"}, log)};
+  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log);
+
+  const auto ranges = Completed(coordinator.reports());
+  ASSERT_GE(ranges.size(), 3u);
+  EXPECT_EQ(ranges[0], (balance::Range{0, reported}));
+  EXPECT_EQ(ranges[1].begin, reported);
+  EXPECT_GT(ranges[1].end, reported + 1);  // computed while the reply was late
+  EXPECT_LT(ranges[1].end, items - 10);
+  EXPECT_EQ(ranges.back().end, items);
+  uint64_t new_lease = 0;
+  for (size_t i = 2; i < ranges.size(); ++i) {
+    EXPECT_GE(ranges[i].begin, items - 10);
+    new_lease += ranges[i].size();
+  }
+  EXPECT_EQ(new_lease, 10u);
 }
 
 }  // namespace

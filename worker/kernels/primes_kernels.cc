@@ -116,6 +116,10 @@ std::unique_ptr<Kernel> MakePrimesTrialKernel(const WorkloadSpec& spec) {
 }
 
 std::unique_ptr<Kernel> MakePrimesSieveKernel(const WorkloadSpec& spec) {
+  // The worker's own threads are the parallelism. count_primes would
+  // otherwise start a thread per core on every call, and those would fight
+  // the worker's threads within the node's CPU quota.
+  primesieve::set_num_threads(1);
   return std::make_unique<PrimesSieveKernel>(spec);
 }
 
