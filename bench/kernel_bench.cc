@@ -6,11 +6,19 @@
 //   (b) matmul n = 2048, block 128, computed block by block by the kernel on T
 //       threads (OpenBLAS on one thread each), vs one cblas_dgemm of the whole
 //       product with OpenBLAS on T threads. Target: >= 80 % of its GFLOPS.
-// Each figure is the best of --repeat runs (the machine may be shared).
+//   (c) the distributed sieve end to end: `ballast run` of primes below 10^10
+//       (`checksum: false`) on T emulated nodes of one core each, a
+//       coordinator and T worker processes, vs primesieve::count_primes on T
+//       threads, run by turns; medians. Target: within 10 %. Needs the
+//       `ballast` binary (--ballast, default: beside this program).
+// Each figure of (a) and (b) is the best of --repeat runs (the machine may be
+// shared).
 //
 //   ballast_kernel_bench [--threads 2] [--limit 10000000000] [--n 2048] [--block 128] [--repeat 3]
+//                        [--ballast PATH] [--end-to-end-runs 5]
 #include <cblas.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <primesieve.hpp>
 #include <string>
 #include <thread>
@@ -40,6 +51,8 @@ struct Options {
   uint32_t n = 2048;
   uint32_t block = 128;
   int repeat = 3;
+  std::string ballast;  // the ballast binary for (c); empty: beside this program
+  int end_to_end_runs = 5;
 };
 
 double Seconds(Clock::time_point since) {
@@ -205,6 +218,80 @@ void MatmulBench(const Options& options) {
   fmt::print("  {}\n\n", result.Summary());
 }
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+// One `ballast run` of `job` on `cluster`: its JSON output, or null when it failed.
+nlohmann::json BallastRun(const std::string& ballast, const std::string& job,
+                          const std::string& cluster) {
+  const std::string command =
+      fmt::format("'{}' run '{}' --cluster '{}' -o json 2>/dev/null", ballast, job, cluster);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return nullptr;
+  std::string out;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0;) out.append(buffer, n);
+  if (pclose(pipe) != 0) return nullptr;
+  return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+}
+
+void EndToEndBench(const Options& options, const std::string& program) {
+  namespace fs = std::filesystem;
+  const std::string ballast = options.ballast.empty()
+                                  ? (fs::path(program).parent_path() / "ballast").string()
+                                  : options.ballast;
+  fmt::print("(c) the distributed sieve end to end, primes below {}, {} cores\n", options.limit,
+             options.threads);
+  if (access(ballast.c_str(), X_OK) != 0) {
+    fmt::print("  skipped: no ballast binary at {} (--ballast PATH)\n\n", ballast);
+    return;
+  }
+  const fs::path dir = fs::temp_directory_path() / fmt::format("ballast-e2e-{}", getpid());
+  fs::create_directories(dir);
+  const std::string job = (dir / "job.yaml").string();
+  const std::string cluster = (dir / "cluster.yaml").string();
+  std::ofstream(job) << fmt::format(
+      "workload:\n  primes: {{limit: {}, method: sieve, checksum: false}}\npolicy: adaptive\n",
+      options.limit);
+  std::ofstream nodes(cluster);
+  nodes << "nodes:\n";
+  for (int t = 0; t < options.threads; ++t) {
+    nodes << fmt::format("  - {{name: core-{}, speed: 1, labels: {{}}}}\n", t);
+  }
+  nodes.close();
+
+  std::vector<double> library, makespan, work;
+  uint64_t count = 0;
+  bool same = true;
+  for (int r = 0; r < options.end_to_end_runs; ++r) {
+    primesieve::set_num_threads(options.threads);
+    const auto start = Clock::now();
+    count = primesieve::count_primes(0, options.limit - 1);
+    library.push_back(Seconds(start));
+    const nlohmann::json run = BallastRun(ballast, job, cluster);
+    if (!run.is_object()) {
+      fmt::print("  ballast run failed: {} run {} --cluster {}\n\n", ballast, job, cluster);
+      fs::remove_all(dir);
+      return;
+    }
+    makespan.push_back(run.value("makespan_s", 0.0));
+    work.push_back(run.value("work_s", 0.0));
+    same &= run["result"]["primes"].value("count", uint64_t{0}) == count;
+  }
+  fs::remove_all(dir);
+  const double lib = Median(library);
+  fmt::print("  {:<46} {:>8} {:>7}\n", "", "wall s", "ratio");
+  fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "primesieve::count_primes (library)", lib, 1.0);
+  fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "ballast run, adaptive (makespan)", Median(makespan),
+             Median(makespan) / lib);
+  fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "  its workers' CPU seconds / cores",
+             Median(work) / options.threads, Median(work) / options.threads / lib);
+  fmt::print("  target: within 1.10 of the library; medians of {} runs by turns; π = {}{}\n\n",
+             options.end_to_end_runs, count, same ? "" : "  COUNTS DIFFER");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -222,6 +309,10 @@ int main(int argc, char** argv) {
       options.block = static_cast<uint32_t>(std::atoi(value));
     else if (std::strcmp(flag, "--repeat") == 0)
       options.repeat = std::atoi(value);
+    else if (std::strcmp(flag, "--ballast") == 0)
+      options.ballast = value;
+    else if (std::strcmp(flag, "--end-to-end-runs") == 0)
+      options.end_to_end_runs = std::atoi(value);
     else {
       fmt::print(stderr, "unknown flag {}\n", flag);
       return 2;
@@ -229,5 +320,6 @@ int main(int argc, char** argv) {
   }
   SieveBench(options);
   MatmulBench(options);
+  EndToEndBench(options, argv[0]);
   return 0;
 }

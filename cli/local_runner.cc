@@ -91,9 +91,18 @@ class Runner {
       return Status::Unavailable(fmt::format(
           "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
     }
+    speed_method_ = "nothing: every node is whole cores, one worker thread per core";
     for (const auto& node : options_.cluster.nodes) {
       NodeProcess process;
       process.node = &node;
+      // A node of whole cores runs that many threads, which is its speed
+      // already: it needs no quota, and outside a cgroup its worker has its
+      // first lease sooner (measured: 15 ms after the start, against 35-150
+      // ms inside one with a quota and a raised CPU weight).
+      if (node.speed == std::ceil(node.speed)) {
+        processes_.push_back(std::move(process));
+        continue;
+      }
       if (options_.cgroups) {
         auto limit = CpuLimit::Create(config_.id + "-" + node.name, node.speed);
         if (limit.ok()) {
@@ -122,6 +131,7 @@ class Runner {
     const bool duty = !process.limit;
     args.insert(args.end(), {"--threads", std::to_string(std::max(1, int(std::ceil(node.speed))))});
     if (duty && node.speed < 1) args.insert(args.end(), {"--speed", fmt::format("{}", node.speed)});
+    if (spdlog::should_log(spdlog::level::debug)) args.push_back("-v");  // into the worker's log
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);

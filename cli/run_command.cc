@@ -83,7 +83,7 @@ void RegisterRun(CLI::App& app, int* exit_code) {
       "emulated node, each slowed to its node's speed. Prints the weights, a live progress\n"
       "line, then a per-node table and the result.\n"
       "  ballast run examples/jobs/primes-300000.yaml\n"
-      "  ballast run examples/jobs/matmul-1024.yaml --cluster examples/clusters/pi-mixed.yaml "
+      "  ballast run examples/jobs/matmul-4096.yaml --cluster examples/clusters/pi-mixed.yaml "
       "--report run.html");
   run->add_option("job", flags->job, "job file (a WeightedJob or its spec)")
       ->required()
@@ -100,7 +100,8 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
   run->add_flag("--no-cgroups", flags->no_cgroups,
                 "emulate speeds with the workers' duty cycle even where cgroups allow quotas");
-  run->add_flag("-v,--verbose", flags->verbose, "log debug messages");
+  run->add_flag("-v,--verbose", flags->verbose,
+                "log debug messages (the workers' too, in their logs)");
   run->callback([flags, exit_code] { *exit_code = Run(*flags); });
 }
 

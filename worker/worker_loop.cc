@@ -124,6 +124,7 @@ class WorkerLoop::Impl {
           continue;
         case Reply::Kind::kLease:
         case Reply::Kind::kContinue:
+          spdlog::debug("lease {} report_every_s={}", reply.lease.ToString(), reply.report_every_s);
           metrics_->Lease();
           BALLAST_ASSIGN_OR_RETURN(ask, Compute(reply));
       }
