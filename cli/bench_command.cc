@@ -56,30 +56,34 @@ int Bench(const BenchFlags& flags) {
              loaded->job.name, loaded->job.workload.items, loaded->cluster.nodes.size(), cores,
              specs.size(), flags.repeat);
 
+  // Round by round, every policy once per round: a machine whose speed
+  // drifts during the bench (a shared one) then weighs on every policy alike.
   std::vector<PolicyFigures> figures;
-  for (const auto& spec : specs) {
-    PolicyFigures f{spec.display()};
-    std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>> runs;
-    for (int r = 0; r < flags.repeat; ++r) {
+  std::vector<std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>>> runs(specs.size());
+  for (const auto& spec : specs) figures.push_back(PolicyFigures{spec.display()});
+  for (int r = 0; r < flags.repeat; ++r) {
+    for (size_t p = 0; p < specs.size(); ++p) {
       job::JobSpec job = loaded->job;
-      job.policy = spec;
+      job.policy = specs[p];
       LocalRunOptions options{
           job, loaded->cluster, loaded->profile, flags.worker, !flags.no_cgroups, "", nullptr};
       auto outcome = RunLocal(options);
       if (!outcome.ok()) return ReportError(outcome.status());
-      fmt::print(stderr, "  {:<10} run {}: makespan {:.2f} s, efficiency {:.3f}\n", spec.display(),
-                 r + 1, outcome->makespan_s, outcome->efficiency);
+      fmt::print(stderr, "  {:<10} run {}: makespan {:.2f} s, efficiency {:.3f}\n",
+                 specs[p].display(), r + 1, outcome->makespan_s, outcome->efficiency);
+      PolicyFigures& f = figures[p];
       f.makespans.push_back(outcome->makespan_s);
       f.ideals.push_back(outcome->ideal_s);
       f.efficiencies.push_back(outcome->efficiency);
       f.results.push_back(outcome->view.result.Summary());
-      runs.push_back(
+      runs[p].push_back(
           {outcome->makespan_s, {outcome->view.messages, outcome->view.policy.moved_items}});
     }
-    std::sort(runs.begin(), runs.end());
-    f.messages = runs[runs.size() / 2].second.first;
-    f.moved = runs[runs.size() / 2].second.second;
-    figures.push_back(std::move(f));
+  }
+  for (size_t p = 0; p < specs.size(); ++p) {
+    std::sort(runs[p].begin(), runs[p].end());
+    figures[p].messages = runs[p][runs[p].size() / 2].second.first;
+    figures[p].moved = runs[p][runs[p].size() / 2].second.second;
   }
 
   // Every run of every policy must give the same result.
@@ -123,9 +127,9 @@ void RegisterBench(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<BenchFlags>();
   CLI::App* bench = app.add_subcommand(
       "bench",
-      "Run the same job under each policy on real worker processes, N times each, and print\n"
-      "the median makespan, the physical limit, efficiency, messages and moved items side by\n"
-      "side. Exits 1 if any two runs disagree on the result.\n"
+      "Run the same job under each policy on real worker processes, N rounds of one run per\n"
+      "policy, and print the median makespan, the physical limit, efficiency, messages and\n"
+      "moved items side by side. Exits 1 if any two runs disagree on the result.\n"
       "  ballast bench examples/jobs/primes-300000.yaml --policies equal,mms,adaptive "
       "--repeat 3");
   bench->add_option("job", flags->job, "job file")->required()->check(CLI::ExistingFile);
