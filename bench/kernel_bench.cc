@@ -34,10 +34,12 @@
 #include <thread>
 #include <vector>
 
+#include "common/stats.h"
 #include "kernels/kernel.h"
 
 namespace {
 
+using ballast::Median;
 using ballast::balance::Range;
 using ballast::kernels::Kernel;
 using ballast::workload::Result;
@@ -216,11 +218,6 @@ void MatmulBench(const Options& options) {
              "block kernel, generating A and B panels", best_cold, flops / best_cold / 1e9,
              100 * best_library / best_cold);
   fmt::print("  {}\n\n", result.Summary());
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0 : values[values.size() / 2];
 }
 
 // One `ballast run` of `job` on `cluster`: its JSON output, or null when it failed.

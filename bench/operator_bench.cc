@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/stats.h"
 #include "operator/kube/http_client.h"
 #include "operator/kube/informer.h"
 #include "operator/kube/kubeconfig.h"
@@ -60,6 +61,7 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+using ballast::Median;
 using ballast::kube::Informer;
 using ballast::kube::InformerHandlers;
 using ballast::kube::InformerOptions;
@@ -95,13 +97,6 @@ double Percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   const auto rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
   return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 std::string LoadAverage() {

@@ -6,6 +6,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "common/stats.h"
 #include "local_runner.h"
 #include "run_report.h"
 #include "scenario_loader.h"
@@ -23,12 +24,6 @@ struct BenchFlags {
   std::string worker = DefaultWorkerBinary();
   bool no_cgroups = false;
 };
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 struct PolicyFigures {
   std::string policy;
@@ -60,7 +55,10 @@ int Bench(const BenchFlags& flags) {
   // drifts during the bench (a shared one) then weighs on every policy alike.
   std::vector<PolicyFigures> figures;
   std::vector<std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>>> runs(specs.size());
-  for (const auto& spec : specs) figures.push_back(PolicyFigures{spec.display()});
+  for (const auto& spec : specs) {
+    figures.emplace_back();
+    figures.back().policy = spec.display();
+  }
   for (int r = 0; r < flags.repeat; ++r) {
     for (size_t p = 0; p < specs.size(); ++p) {
       job::JobSpec job = loaded->job;

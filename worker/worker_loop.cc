@@ -10,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <future>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -100,13 +101,8 @@ class WorkerLoop::Impl {
     while (true) {
       StatusOr<protocol::ReplyMessage> sent = Send(ask);
       if (sent.status().code() == StatusCode::kConflict) {
-        // The coordinator restarted since it leased to us: what we computed
-        // of that lease is not ours to hand in. Ask afresh; a stop request
-        // still goes out with the fresh report.
-        spdlog::info("lease dropped job={} worker={} lease={} reason=\"{}\"", options_.job,
-                     options_.name, lease_.ToString(), sent.status().message());
-        DropLease();
-        ask = NewReport(/*idle=*/true);
+        // A stop request still goes out with the fresh report.
+        ask = DroppedLease(sent.status());
         continue;
       }
       BALLAST_ASSIGN_OR_RETURN(protocol::ReplyMessage reply, std::move(sent));
@@ -251,49 +247,55 @@ class WorkerLoop::Impl {
     return {{}, position_, workload::Result::Empty(workload_.kind), 0, ProcessCpuSeconds()};
   }
 
+  // Moves what this lease finished since done.from into done.completed.
+  void CloseLeasePart(Unreported& done) const {
+    if (position_ > done.from) {
+      done.completed.push_back({{done.from, position_}, done.result.ToJson()});
+    }
+    done.from = position_;
+    done.result = workload::Result::Empty(workload_.kind);
+  }
+
   protocol::ReportMessage ReportOf(Unreported& done, bool idle) {
+    CloseLeasePart(done);
     protocol::ReportMessage report = NewReport(idle);
     report.completed = std::move(done.completed);
-    if (position_ > done.from) {
-      report.completed.push_back({{done.from, position_}, done.result.ToJson()});
-    }
     report.calc_seconds = done.calc;
     report.cpu_seconds = ProcessCpuSeconds() - done.cpu_start;
     report.position = position_;
     return report;
   }
 
-  // Obeys the reply to a progress report that went out while computing went
-  // on: position_ may have passed the end it now gives. Returns false when the
-  // lease is no longer ours (a restarted coordinator): drop it.
-  StatusOr<bool> ApplyLate(StatusOr<protocol::ReplyMessage> sent, Unreported& done) {
-    if (sent.status().code() == StatusCode::kConflict) {
-      spdlog::info("lease dropped job={} worker={} lease={} reason=\"{}\"", options_.job,
-                   options_.name, lease_.ToString(), sent.status().message());
-      return false;
+  // Takes up a reply's new lease, or its end of the current one. A shrunk end
+  // never goes below what is finished: items past it that a late reply finds
+  // finished are reported all the same (the coordinator merges each item
+  // once, whoever is first). With a new lease, what the old one finished
+  // since done.from goes with the next report.
+  void Obey(const protocol::ReplyMessage& reply, Unreported& done) {
+    if (reply.kind == Reply::Kind::kLease) {
+      CloseLeasePart(done);
+      lease_ = reply.lease;
+      position_ = lease_.begin;
+      done.from = position_;
+    } else {
+      lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
     }
+    report_every_s_ = reply.report_every_s;
+  }
+
+  // Obeys the reply to a progress report that went out while computing went
+  // on. Returns false when the lease is no longer ours (a restarted
+  // coordinator): the caller drops it.
+  StatusOr<bool> ApplyLate(StatusOr<protocol::ReplyMessage> sent, Unreported& done) {
+    if (sent.status().code() == StatusCode::kConflict) return false;
     BALLAST_ASSIGN_OR_RETURN(protocol::ReplyMessage reply, Accept(std::move(sent)));
     switch (reply.kind) {
-      case Reply::Kind::kContinue:
-        // Items past a shrunk end that are finished already are reported all
-        // the same: the coordinator merges each item once, whoever is first.
-        lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
-        report_every_s_ = reply.report_every_s;
-        break;
-      case Reply::Kind::kLease: {
-        // The coordinator saw the old lease as ended at the reported position:
-        // what came after goes with the next report, then the new lease starts.
-        if (position_ > done.from) {
-          done.completed.push_back({{done.from, position_}, done.result.ToJson()});
-        }
-        lease_ = reply.lease;
-        position_ = lease_.begin;
-        report_every_s_ = reply.report_every_s;
-        done.from = position_;
-        done.result = workload::Result::Empty(workload_.kind);
+      case Reply::Kind::kLease:
         metrics_->Lease();
+        [[fallthrough]];
+      case Reply::Kind::kContinue:
+        Obey(reply, done);
         break;
-      }
       case Reply::Kind::kWait:
       case Reply::Kind::kDone:
         lease_.end = position_;  // the rest went back to the pool
@@ -307,29 +309,29 @@ class WorkerLoop::Impl {
   // reports go out at the cadence the policy asks, at least every heartbeat,
   // and soon after a signal; one at a time, while computing goes on, so that
   // a round trip never leaves the cores idle.
-  StatusOr<protocol::ReportMessage> Compute(protocol::ReplyMessage reply) {
-    if (reply.kind == Reply::Kind::kLease) {
-      lease_ = reply.lease;
-      position_ = lease_.begin;
-    } else {
-      // A shrunk end never goes below what is finished.
-      lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
-    }
-    report_every_s_ = reply.report_every_s;
+  StatusOr<protocol::ReportMessage> Compute(const protocol::ReplyMessage& reply) {
     Unreported done = StartUnreported();
+    Obey(reply, done);
     std::future<StatusOr<protocol::ReplyMessage>> in_flight;
+    std::optional<Status> dropped;  // set when a late reply says the lease is not ours
+    // Waits for the report in flight and obeys its reply.
+    auto land = [&]() -> Status {
+      const auto start = Clock::now();
+      auto sent = in_flight.get();
+      metrics_->Idle(Since(start));
+      BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(sent, done));
+      if (!ours) dropped = sent.status();
+      return Status::Ok();
+    };
     bool due = false;  // a report is due and waits for the one in flight
     auto since_report = Clock::now();
     while (!g_stop) {
       if (position_ >= lease_.end) {
-        if (!in_flight.valid()) break;
         // The lease is finished; the reply to the last progress report may
         // still bring a new one.
-        const auto start = Clock::now();
-        auto sent = in_flight.get();
-        metrics_->Idle(Since(start));
-        BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(std::move(sent), done));
-        if (!ours) return DroppedLease();
+        if (!in_flight.valid()) break;
+        BALLAST_RETURN_IF_ERROR(land());
+        if (dropped) return DroppedLease(*dropped);
         continue;
       }
       const Range step{position_, StepEnd()};
@@ -346,8 +348,8 @@ class WorkerLoop::Impl {
       metrics_->Busy(seconds);
       if (in_flight.valid() &&
           in_flight.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(in_flight.get(), done));
-        if (!ours) return DroppedLease();
+        BALLAST_RETURN_IF_ERROR(land());
+        if (dropped) return DroppedLease(*dropped);
       }
       due |= signalled_.exchange(false) || (report_every_s_ > 0 && done.calc >= report_every_s_) ||
              (heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_);
@@ -359,13 +361,17 @@ class WorkerLoop::Impl {
       since_report = Clock::now();
     }
     if (in_flight.valid()) {  // asked to stop
-      BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(in_flight.get(), done));
-      if (!ours) return DroppedLease();
+      BALLAST_RETURN_IF_ERROR(land());
+      if (dropped) return DroppedLease(*dropped);
     }
     return ReportOf(done, /*idle=*/position_ >= lease_.end);
   }
 
-  protocol::ReportMessage DroppedLease() {
+  // The coordinator restarted since it leased to us (409): what we computed
+  // of that lease is not ours to hand in. Forgets it; returns a fresh ask.
+  protocol::ReportMessage DroppedLease(const Status& why) {
+    spdlog::info("lease dropped job={} worker={} lease={} reason=\"{}\"", options_.job,
+                 options_.name, lease_.ToString(), why.message());
     DropLease();
     return NewReport(/*idle=*/true);
   }
