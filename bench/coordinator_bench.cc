@@ -7,12 +7,16 @@
 //   - RSS of an idle coordinator holding one registered job: target <= 30 MB;
 //   - peak RSS of a real ballast-worker computing a job: target <= 15 MB.
 //
-//   ballast_coordinator_bench [--seconds S] [--worker PATH]
+//   ballast_coordinator_bench [--seconds S] [--worker PATH] [--pool-threads N]
+//
+// --pool-threads sizes cpprestsdk's shared thread pool (default: one per core,
+// as `ballast` does; cpprestsdk's own default is 40).
 #include <arpa/inet.h>
 #include <cpprest/http_listener.h>
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pplx/threadpool.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -161,8 +165,11 @@ double BareTransport(int clients, double seconds) {
   return rate;
 }
 
-void RoundTrips(double seconds) {
-  fmt::print("report round trips per second on loopback ({} s each; target >= 5,000)\n", seconds);
+void RoundTrips(double seconds, size_t pool_threads) {
+  fmt::print(
+      "report round trips per second on loopback ({} s each, {} cpprestsdk pool threads; target "
+      ">= 5,000)\n",
+      seconds, pool_threads);
   fmt::print("{:>8} {:>14} {:>14} {:>16}\n", "workers", "coordinator", "bare transport",
              "coordinator/bare");
   for (int clients : {1, 2, 4, 8}) {
@@ -220,12 +227,17 @@ void WorkerRss(const std::string& worker_binary) {
 int main(int argc, char** argv) {
   double seconds = 3;
   std::string worker = BALLAST_WORKER_BINARY;
+  // As `ballast` sizes it (cli/main.cc): one pool thread per core.
+  // cpprestsdk's own default is 40.
+  size_t pool_threads = std::max(2U, std::thread::hardware_concurrency());
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--seconds") seconds = std::stod(argv[i + 1]);
     if (flag == "--worker") worker = argv[i + 1];
+    if (flag == "--pool-threads") pool_threads = std::stoul(argv[i + 1]);
   }
-  RoundTrips(seconds);
+  crossplat::threadpool::initialize_with_threads(pool_threads);
+  RoundTrips(seconds, pool_threads);
   IdleRss();
   WorkerRss(worker);
   return 0;

@@ -1,6 +1,12 @@
 // ballast: the command-line entry point. It only wires subcommands; each one
 // lives in its own *_command.cc.
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <thread>
+#include <utility>
+
+// After <utility>: boost's asio headers use std::exchange without including it.
+#include <pplx/threadpool.h>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -19,6 +25,12 @@ int main(int argc, char** argv) {
   ballast::cli::RegisterRun(app, &exit_code);
   ballast::cli::RegisterBench(app, &exit_code);
   ballast::cli::RegisterOperator(app, &exit_code);
+  // cpprestsdk's shared pool (the coordinator's listener, the Kubernetes
+  // client) defaults to 40 threads; on a small machine they spend their time
+  // handing requests to each other. One per core serves 2-3 times as many
+  // report round trips on 2 cores (docs/local-mode.md). Nothing here blocks a
+  // pool thread: blocking waits run on threads of their own.
+  crossplat::threadpool::initialize_with_threads(std::max(2U, std::thread::hardware_concurrency()));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
