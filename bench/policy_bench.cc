@@ -90,7 +90,9 @@ class Driver {
     track_victims_ = policy_name == "adaptive";
     std::mt19937_64 random(kSeed);
     std::uniform_real_distribution<double> noise(1 - kPriorError, 1 + kPriorError);
-    JobInfo job{kItems, CostShape::kUniform, {}};
+    JobInfo job;
+    job.items = kItems;
+    job.cost = CostShape::kUniform;
     for (size_t i = 0; i < workers; ++i) {
       const double speed = kSpeedClasses[i % 3];
       workers_[i].per_report =

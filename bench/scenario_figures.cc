@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
       if (spec.display() == "adaptive") {
         adaptive = result->efficiency;
         makespan = result->makespan_s;
-      } else if (result->efficiency > best) {
+      } else if (spec.name != "adaptive" && result->efficiency > best) {
+        // Variants of adaptive itself (other options) are not "other policies".
         best = result->efficiency;
         best_name = spec.display();
       }

@@ -143,10 +143,10 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     done.kind = Reply::Kind::kDone;
     return done;
   }
-  return Decide(id, event, now);
+  return Decide(id, event);
 }
 
-protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event, double now) {
+protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event) {
   Worker& worker = workers_[id];
   const Reply reply = policy_->OnReport(event);
   ++messages_;

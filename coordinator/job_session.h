@@ -169,7 +169,7 @@ class JobSession {
   // Checks the completions and parses their results without changing state.
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);
-  protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report, double now);
+  protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
 
   JobConfig config_;
   std::unique_ptr<balance::Policy> policy_;

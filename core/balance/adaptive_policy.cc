@@ -23,6 +23,12 @@
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
+//   7. Prefetch, when the items' inputs cross the workers' links: at each
+//      progress report, work from the pool that the worker will want after
+//      its lease (λ · T_remaining minus what it holds) is set aside for it,
+//      in slow-start steps, so that its inputs arrive while it computes.
+//      Set-aside work counts in the worker's predicted finish; rebalancing
+//      and stealing take it back before they cut a lease.
 //
 // Every decision costs O(log P): total load and total speed are running sums,
 // and predicted finish times sit in a FinishTimes treap.
@@ -52,6 +58,7 @@ struct Options {
   bool stealing = true;
   bool rebalance = true;
   bool slow_start = true;
+  bool prefetch = true;  // only when JobInfo::inputs_move
   double min_report_s = 0.05;
 };
 
@@ -83,6 +90,8 @@ class AdaptivePolicy : public PolicyBase {
     counted_.assign(worker_count(), Counted{});
     busy_.assign(worker_count(), false);
     busy_count_ = 0;
+    predicted_reserve_.assign(worker_count(), 0);
+    predicted_reserve_sum_ = 0;
     alive_speed_sum_ = alive_prior_sum_ = 0;
     for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
     std::vector<double> shares;
@@ -143,6 +152,7 @@ class AdaptivePolicy : public PolicyBase {
   std::optional<Reply> AfterProgress(WorkerId worker, double now) override {
     Track(worker, now);
     if (options_.rebalance) Rebalance(worker, now);
+    if (options_.prefetch && job().inputs_move) SetAsideNext(worker, now);
     SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
     return std::nullopt;
   }
@@ -174,21 +184,29 @@ class AdaptivePolicy : public PolicyBase {
     Predict(id, now);
   }
 
-  // The worker's predicted finish in finish_: the end of its lease; for an
-  // idle worker, when it last asked. A live worker that has not asked yet (it
-  // holds its reserved share) and a lost one have none.
+  // The worker's predicted finish in finish_: the end of its lease and of
+  // what is set aside for it after the lease; for an idle worker, when it
+  // last asked. A live worker that has not asked yet (it holds its reserved
+  // share) and a lost one have none.
   void Predict(WorkerId id, double now) {
     const Range left = Unfinished(id);
     const bool busy = Alive(id) && !left.empty();
     busy_count_ += static_cast<int64_t>(busy) - static_cast<int64_t>(busy_[id]);
     busy_[id] = busy;
+    predicted_reserve_sum_ -= predicted_reserve_[id];
+    predicted_reserve_[id] = 0;
     if (!Alive(id) || (!busy && !state(id).reserved.empty())) {
       finish_.Clear(id);
       return;
     }
     const double speed = Speed(id);
     const double since = std::min(state(id).last_contact, now);
-    finish_.Set(id, busy ? since + cost().Cost(left) / speed : since, speed);
+    if (busy) {
+      predicted_reserve_[id] = state(id).reserved_cost;
+      predicted_reserve_sum_ += predicted_reserve_[id];
+    }
+    finish_.Set(id, busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since,
+                speed);
   }
 
   // Keeps the worker's speed (measured) or prior (unmeasured) in the sums
@@ -218,8 +236,10 @@ class AdaptivePolicy : public PolicyBase {
 
   // Cost left in the job: the pool, the reserved shares and what the live
   // workers have left of their leases (corrected for staleness), O(log P).
+  // Work set aside for a busy worker is in its prediction, not counted twice.
   double TotalLoad(double now) {
-    return pool_cost() + reserved_cost() + finish_.RemainingCost(now);
+    return pool_cost() + std::max(0.0, reserved_cost() - predicted_reserve_sum_) +
+           finish_.RemainingCost(now);
   }
 
   double PriorOf(WorkerId id) const { return std::max(job().workers[id].speed, 1e-9); }
@@ -232,12 +252,13 @@ class AdaptivePolicy : public PolicyBase {
 
   bool Alive(WorkerId id) const { return !state(id).lost && !state(id).done; }
 
-  // Remaining cost of the worker's lease now, corrected for staleness.
+  // Remaining cost of the worker's lease now, corrected for staleness, and
+  // of the work set aside for it after the lease.
   double Remaining(WorkerId id, double now) const {
     const Range left = Unfinished(id);
     if (left.empty()) return 0;
     const double since = std::max(0.0, now - state(id).last_contact);
-    return std::max(0.0, cost().Cost(left) - Speed(id) * since);
+    return std::max(0.0, cost().Cost(left) - Speed(id) * since) + state(id).reserved_cost;
   }
 
   Reply GrantTimed(WorkerId worker, Range range, double now) {
@@ -314,6 +335,7 @@ class AdaptivePolicy : public PolicyBase {
     // that comes too late for any steal (a slow victim with a long cadence,
     // in the tail), it is signalled to report at its next item boundary,
     // about a report floor from now, and the steal is sized for that.
+    if (v.reserved_cost > 0) return StealReserved(thief, victim, latest, now);
     const double next_report = std::max(now, v.last_contact + v.report_every_s);
     if (auto stolen = StealAt(thief, victim, latest, next_report, now)) return stolen;
     const double signalled = now + ReportFloor(now);
@@ -321,6 +343,26 @@ class AdaptivePolicy : public PolicyBase {
     auto stolen = StealAt(thief, victim, latest, signalled, now);
     if (stolen) Signal(victim);
     return stolen;
+  }
+
+  // Takes work the victim has set aside after its lease, sized so both
+  // finish together; the victim needs not learn of it before it asks.
+  std::optional<Reply> StealReserved(WorkerId thief, WorkerId victim, double latest, double now) {
+    const double amount = std::min((latest - now) / (1.0 / Speed(thief) + 1.0 / Speed(victim)),
+                                   SlowStartCap(thief, now));
+    if (!(amount > 0)) return std::nullopt;
+    const Range last = LastOpenPart(state(victim).reserved.Last());
+    if (last.empty()) return std::nullopt;
+    const Range stolen{std::min(cost().Retreat(last.end, last.begin, amount), last.end - 1),
+                       last.end};
+    const double thief_finish =
+        now + estimates_[thief].overhead_s + cost().Cost(stolen) / Speed(thief);
+    if (thief_finish + estimates_[thief].overhead_s >= latest) return std::nullopt;
+    Unreserve(victim, stolen);
+    Predict(victim, now);
+    mutable_stats().steals++;
+    mutable_stats().moved_items += stolen.size();
+    return GrantUnplanned(thief, stolen, now);
   }
 
   // Cuts the far end of the victim's lease for the thief, sized so both
@@ -369,7 +411,17 @@ class AdaptivePolicy : public PolicyBase {
         std::max(2 * estimates_[worker].overhead_s, 0.1 * load / speed) * speed;
     if (excess <= threshold) return;
     const double k = options_.compensation ? Compensation(excess, now) : 1.0;
-    const double amount = k * excess;
+    double amount = k * excess;
+    // Work set aside for after the lease goes back first.
+    while (amount > 0 && state(worker).reserved_cost > 0) {
+      const Range moved = TakeBackReserved(worker, amount);
+      amount -= cost().Cost(moved);
+      mutable_stats().rebalances++;
+      mutable_stats().moved_items += moved.size();
+      ReturnToPool(moved);
+    }
+    Predict(worker, now);
+    if (amount <= 0) return;
     const Range left = Unfinished(worker);
     uint64_t safe = cost().Advance(left.begin, left.end, speed * state(worker).report_every_s);
     safe = std::min(left.end, safe + 1);
@@ -380,6 +432,33 @@ class AdaptivePolicy : public PolicyBase {
     mutable_stats().rebalances++;
     mutable_stats().moved_items += moved.size();
     ReturnToPool(moved);
+  }
+
+  // Takes up to `amount` of cost from the far end of the worker's last
+  // set-aside range back from it (at least one item); the caller places it.
+  Range TakeBackReserved(WorkerId worker, double amount) {
+    const Range last = state(worker).reserved.Last();
+    const Range taken{std::min(cost().Retreat(last.end, last.begin, amount), last.end - 1),
+                      last.end};
+    Unreserve(worker, taken);
+    return taken;
+  }
+
+  // Sets aside for a computing worker the work from the pool it will want
+  // after its lease: what it can do by the predicted common end beyond what
+  // it holds, at most a slow-start step, and only when it is worth more than
+  // a lease's overhead.
+  void SetAsideNext(WorkerId worker, double now) {
+    if (pool().empty() || !estimates_[worker].measured) return;
+    const double speed = Speed(worker);
+    const double want = speed * CommonRemainingTime(now) - Remaining(worker, now);
+    const Range first = pool().First();
+    const double one_item = cost().Cost({first.begin, first.begin + 1});
+    if (!(want >= std::max(one_item, speed * estimates_[worker].overhead_s))) return;
+    const Range range = TakeCostFromPool(std::min(want, SlowStartCap(worker, now)));
+    estimates_[worker].unplanned_cost = cost().Cost(range);
+    SetAside(worker, range);
+    Predict(worker, now);
   }
 
   // k for the receiver that will run out of work first among the underloaded.
@@ -413,13 +492,15 @@ class AdaptivePolicy : public PolicyBase {
     bool measured = false;
     double value = 0;  // the measured speed, or the prior when unmeasured
   };
-  FinishTimes finish_;            // predicted finish of every live worker's lease
-  std::vector<bool> busy_;        // alive and holding unfinished items
-  int64_t busy_count_ = 0;        // how many are
-  std::vector<Counted> counted_;  // what Recount last added for each worker
-  double alive_speed_sum_ = 0;    // Σ measured speed over live measured workers
-  double alive_prior_sum_ = 0;    // Σ prior over live unmeasured workers
-  uint64_t recounts_ = 0;         // since the last ResyncSpeedSums
+  FinishTimes finish_;                     // predicted finish of every live worker's lease
+  std::vector<bool> busy_;                 // alive and holding unfinished items
+  std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
+  double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
+  int64_t busy_count_ = 0;                 // how many are
+  std::vector<Counted> counted_;           // what Recount last added for each worker
+  double alive_speed_sum_ = 0;             // Σ measured speed over live measured workers
+  double alive_prior_sum_ = 0;             // Σ prior over live unmeasured workers
+  uint64_t recounts_ = 0;                  // since the last ResyncSpeedSums
 };
 
 StatusOr<bool> OnOff(const PolicySpec& spec, const std::string& key, bool fallback) {
@@ -438,6 +519,7 @@ StatusOr<std::unique_ptr<Policy>> MakeAdaptivePolicy(const PolicySpec& spec) {
   BALLAST_ASSIGN_OR_RETURN(options.stealing, OnOff(spec, "stealing", true));
   BALLAST_ASSIGN_OR_RETURN(options.rebalance, OnOff(spec, "rebalance", true));
   BALLAST_ASSIGN_OR_RETURN(options.slow_start, OnOff(spec, "slowStart", true));
+  BALLAST_ASSIGN_OR_RETURN(options.prefetch, OnOff(spec, "prefetch", true));
   BALLAST_ASSIGN_OR_RETURN(options.min_report_s,
                            OptionNumber(spec, "minReportSeconds", 0.05, 1e-6, 3600));
   return std::unique_ptr<Policy>(std::make_unique<AdaptivePolicy>(options));

@@ -15,6 +15,12 @@
 // Signals ask a worker to contact the coordinator now (a waiting worker asks
 // again; a computing one reports at its next item boundary).
 //
+// Prefetch: when the items' inputs have to cross the workers' links
+// (JobInfo::inputs_move), a reply may also name ranges set aside for that
+// worker after its lease, so that it fetches their inputs while it computes;
+// one of them comes as its next lease when it asks. A range set aside may
+// still go to another worker (a steal) if this one falls behind.
+//
 // Thread-safety: not thread-safe; a driver serializes all calls on one policy.
 #pragma once
 
@@ -48,6 +54,9 @@ struct JobInfo {
   // Items already finished before the start (a job resumed from a
   // checkpoint): they are done from the outset and never leased.
   IntervalSet finished;
+  // The items' inputs cross a worker's link before it can compute them, so
+  // fetching them ahead (Reply::prefetch) saves time.
+  bool inputs_move = false;
 };
 
 // One message from a worker to the coordinator.
@@ -75,6 +84,9 @@ struct Reply {
   Range lease;
   // Send a progress report after this much compute; 0 means only at lease end.
   double report_every_s = 0;
+  // Ranges newly set aside for this worker after its lease: fetch their
+  // inputs now (see Prefetch above). Any kind of reply may carry them.
+  std::vector<Range> prefetch;
 };
 
 // Counters every policy keeps; drivers print them.

@@ -26,6 +26,14 @@ void PolicyBase::Start(const JobInfo& job, double now) {
 }
 
 Reply PolicyBase::OnReport(const Report& report) {
+  Reply reply = Decide(report);
+  WorkerState& worker = workers_.at(report.worker);
+  if (reply.kind != Reply::Kind::kDone) reply.prefetch = std::move(worker.prefetch);
+  worker.prefetch.clear();
+  return reply;
+}
+
+Reply PolicyBase::Decide(const Report& report) {
   WorkerState& worker = workers_.at(report.worker);
   const double elapsed = report.now - worker.last_contact;
   for (const Range& range : report.completed) {
@@ -49,7 +57,8 @@ Reply PolicyBase::OnReport(const Report& report) {
     // Heard from again after it was declared lost: its lease was given back,
     // so it stops at its current item and asks afresh.
     worker.lost = false;
-    if (!report.idle) return Reply{Reply::Kind::kContinue, {report.position, report.position}, 0};
+    if (!report.idle)
+      return Reply{Reply::Kind::kContinue, {report.position, report.position}, 0, {}};
   }
   if (!report.idle && !worker.lease.empty()) {
     worker.position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
@@ -62,7 +71,7 @@ Reply PolicyBase::OnReport(const Report& report) {
         }
         return *own;
       }
-      return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s};
+      return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s, {}};
     }
   }
   // An idle worker holds nothing: whatever of its lease it did not report
@@ -86,11 +95,11 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   // and ReturnToPool skips whatever is finished.
   ReturnToPool(worker.lease);
   worker.lease = {};
-  for (const Range& range : worker.reserved.Ranges()) {
-    reserved_cost_ -= cost_.Cost(range);
-    ReturnToPool(range);
-  }
+  for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
+  reserved_cost_ -= worker.reserved_cost;
   worker.reserved = IntervalSet();
+  worker.reserved_cost = 0;
+  worker.prefetch.clear();
   // Others may be waiting on this worker even when it returned nothing (its
   // lease was finished by someone else): let them look at the pool again.
   if (!pool_.empty()) WakeWaiting();
@@ -109,7 +118,7 @@ Reply PolicyBase::Grant(WorkerId id, Range range, double now, double report_ever
   worker.position = range.begin;
   worker.lease_granted = now;
   worker.report_every_s = report_every_s;
-  return Reply{Reply::Kind::kLease, range, report_every_s};
+  return Reply{Reply::Kind::kLease, range, report_every_s, {}};
 }
 
 Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
@@ -121,10 +130,49 @@ Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
 }
 
 Range PolicyBase::TakeReserved(WorkerId id) {
-  const Range first = workers_[id].reserved.First();
-  workers_[id].reserved.Remove(first);
-  reserved_cost_ -= cost_.Cost(first);
-  return first;
+  WorkerState& worker = workers_[id];
+  while (!worker.reserved.empty()) {
+    // Items set aside may since have been finished by a worker that had
+    // been declared lost and was not: those are dropped, not leased.
+    const Range first = worker.reserved.First();
+    const Range open = FirstOpenPart(first);
+    Unreserve(id, {first.begin, open.empty() ? first.end : open.end});
+    if (!open.empty()) return open;
+  }
+  return {};
+}
+
+Range PolicyBase::FirstOpenPart(Range range) const {
+  range = SkipFinished(range);
+  const Range finished = done_.FirstAtOrAfter(range.begin);
+  if (!finished.empty() && finished.begin < range.end) range.end = finished.begin;
+  return range;
+}
+
+Range PolicyBase::LastOpenPart(Range range) const {
+  Range last;
+  for (Range open = FirstOpenPart(range); !open.empty();
+       open = FirstOpenPart({open.end, range.end})) {
+    last = open;
+  }
+  return last;
+}
+
+void PolicyBase::SetAside(WorkerId id, Range range) {
+  if (range.empty()) return;
+  WorkerState& worker = workers_[id];
+  worker.reserved.Add(range);
+  worker.reserved_cost += cost_.Cost(range);
+  reserved_cost_ += cost_.Cost(range);
+  worker.prefetch.push_back(range);
+}
+
+void PolicyBase::Unreserve(WorkerId id, Range range) {
+  WorkerState& worker = workers_[id];
+  const double removed = CostIn(worker.reserved, range);
+  worker.reserved.Remove(range);
+  worker.reserved_cost = worker.reserved.empty() ? 0 : worker.reserved_cost - removed;
+  reserved_cost_ -= removed;
 }
 
 Range PolicyBase::TakeFromPool(uint64_t count) {
@@ -205,10 +253,12 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
       ++index;
     }
     owed = std::max(0.0, want);
+    workers_[id].reserved_cost = 0;
     for (const Range& range : share.Ranges()) {
-      reserved_cost_ += cost_.Cost(range);
+      workers_[id].reserved_cost += cost_.Cost(range);
       PoolRemove(range);
     }
+    reserved_cost_ += workers_[id].reserved_cost;
     workers_[id].reserved = std::move(share);
   }
 }

@@ -4,8 +4,9 @@
 //
 // A concrete policy implements Assign (what an idle worker gets) and may
 // override AfterProgress (to shrink a computing worker's lease). Items move
-// between four places only: reserved (a worker's planned share, not yet
-// leased), the pool, a lease, and done. Every move goes through this class.
+// between four places only: reserved (a worker's planned share, or ranges set
+// aside for it to prefetch; not yet leased), the pool, a lease, and done.
+// Every move goes through this class.
 //
 // Thread-safety: not thread-safe (see Policy).
 #pragma once
@@ -21,15 +22,17 @@ namespace ballast::balance {
 
 // What the coordinator knows of one worker.
 struct WorkerState {
-  Range lease;                // current lease; empty when none
-  uint64_t position = 0;      // first unfinished item of the lease, as last reported
-  double last_contact = 0;    // when its last report arrived
-  double lease_granted = 0;   // when its current lease was granted
-  double report_every_s = 0;  // the cadence it was given
-  bool waiting = false;       // told to wait for a signal
-  bool lost = false;          // declared lost and not heard from since
-  bool done = false;          // told the job is done
-  IntervalSet reserved;       // planned share not yet leased
+  Range lease;                  // current lease; empty when none
+  uint64_t position = 0;        // first unfinished item of the lease, as last reported
+  double last_contact = 0;      // when its last report arrived
+  double lease_granted = 0;     // when its current lease was granted
+  double report_every_s = 0;    // the cadence it was given
+  bool waiting = false;         // told to wait for a signal
+  bool lost = false;            // declared lost and not heard from since
+  bool done = false;            // told the job is done
+  IntervalSet reserved;         // planned share or set-aside ranges, not yet leased
+  double reserved_cost = 0;     // declared cost of `reserved`
+  std::vector<Range> prefetch;  // set aside since its last reply (Reply::prefetch)
 };
 
 class PolicyBase : public Policy {
@@ -69,6 +72,12 @@ class PolicyBase : public Policy {
   Range Cut(WorkerId worker, uint64_t new_end);
   // Takes the worker's next reserved range (empty when none is left).
   Range TakeReserved(WorkerId worker);
+  // Sets `range` (already out of the pool) aside for the worker after its
+  // lease; its next reply names it for prefetch.
+  void SetAside(WorkerId worker, Range range);
+  // Takes `range` (a part of the worker's reserved items) back from it, to
+  // lease to another worker.
+  void Unreserve(WorkerId worker, Range range);
   // Takes up to `count` items from the front of the pool (one contiguous range).
   Range TakeFromPool(uint64_t count);
   // Takes items from the front of the pool worth at most `cost` (at least one item).
@@ -84,13 +93,17 @@ class PolicyBase : public Policy {
   void ReserveProportional(const std::vector<double>& shares);
   // `range` without the finished items at its front.
   Range SkipFinished(Range range) const;
+  // The first and the last stretch of `range` that holds no finished item
+  // (empty when every item is finished).
+  Range FirstOpenPart(Range range) const;
+  Range LastOpenPart(Range range) const;
   // The unfinished part of the worker's lease as last reported.
   Range Unfinished(WorkerId worker) const;
   // Items the worker is predicted to have finished by `now` at `cost_rate`.
   uint64_t PredictedPosition(WorkerId worker, double now, double cost_rate) const;
 
-  static Reply Wait() { return Reply{Reply::Kind::kWait, {}, 0}; }
-  static Reply DoneReply() { return Reply{Reply::Kind::kDone, {}, 0}; }
+  static Reply Wait() { return Reply{Reply::Kind::kWait, {}, 0, {}}; }
+  static Reply DoneReply() { return Reply{Reply::Kind::kDone, {}, 0, {}}; }
 
   const JobInfo& job() const { return job_; }
   const CostModel& cost() const { return cost_; }
@@ -122,6 +135,8 @@ class PolicyBase : public Policy {
   // Sets the worker waiting, and lists it for WakeWaiting.
   void MarkWaiting(WorkerId id);
   void PoolRemove(Range range);
+  // Decides the reply to a report (OnReport adds the prefetch news).
+  Reply Decide(const Report& report);
   // Declared cost of the items of `range` that are in `set`.
   double CostIn(const IntervalSet& set, Range range) const;
 };

@@ -38,6 +38,10 @@ struct Worker {
   bool signal_pending = false;
   uint64_t epoch = 0;          // invalidates scheduled wake-ups
   balance::IntervalSet local;  // items whose inputs are on this node
+  // Block transfers: the link carries one block at a time, until link_free;
+  // prefetched ranges still crossing it arrive at their time.
+  double link_free = 0;
+  std::vector<std::pair<Range, double>> in_flight;
   WorkerResult result;
 };
 
@@ -80,6 +84,12 @@ class Simulation {
     job_.items = scenario.workload.items;
     job_.cost = scenario.workload.cost;
     job_.workers = priors;
+    // Prefetch is modelled for block transfers; streamed inputs already
+    // arrive while the lease computes.
+    job_.inputs_move = scenario.workload.transfer == Transfer::kBlock &&
+                       std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) {
+                         return w.bytes_per_item > 0 && w.node->bandwidth > 0;
+                       });
   }
 
   StatusOr<SimResult> Run() {
@@ -318,6 +328,7 @@ class Simulation {
 
   void OnDeliver(WorkerId id, const Reply& reply, double now) {
     Worker& w = workers_[id];
+    for (const Range& range : reply.prefetch) Prefetch(w, range, now);
     switch (reply.kind) {
       case Reply::Kind::kLease:
         StartLease(id, reply, now);
@@ -340,6 +351,51 @@ class Simulation {
     }
   }
 
+  // Seconds the worker's link takes to carry the inputs of `items` items.
+  double TransferSeconds(const Worker& w, uint64_t items) const {
+    if (w.bytes_per_item <= 0 || w.node->bandwidth <= 0) return 0;
+    return static_cast<double>(items) * w.bytes_per_item / w.node->bandwidth;
+  }
+
+  // Starts fetching the inputs of `range` as a block, after whatever the
+  // link carries already.
+  void Prefetch(Worker& w, Range range, double now) {
+    const uint64_t remote = range.size() - w.local.CountIn(range);
+    if (remote == 0 || TransferSeconds(w, remote) <= 0) return;
+    w.link_free = std::max(now, w.link_free) + TransferSeconds(w, remote);
+    w.in_flight.emplace_back(range, w.link_free);
+  }
+
+  // When the inputs of the worker's new lease are all on the node: prefetched
+  // blocks that carry some arrive at their time, the rest cross the link as
+  // one block now (block transfers) or the first item does (streaming).
+  double InputsReady(Worker& w, double now) {
+    double ready = now;
+    balance::IntervalSet coming;  // items of the lease in blocks still crossing
+    std::erase_if(w.in_flight, [&](const std::pair<Range, double>& flight) {
+      const Range overlap{std::max(flight.first.begin, w.lease.begin),
+                          std::min(flight.first.end, w.lease.end)};
+      if (flight.second <= now) {
+        w.local.Add(flight.first);
+        return true;
+      }
+      if (!overlap.empty()) {
+        ready = std::max(ready, flight.second);
+        coming.Add(overlap);
+      }
+      return false;
+    });
+    uint64_t here = w.local.CountIn(w.lease);
+    for (const Range& range : coming.Ranges()) here += range.size() - w.local.CountIn(range);
+    const uint64_t remote = w.lease.size() - here;
+    if (remote == 0) return ready;
+    if (scenario_.workload.transfer == Transfer::kStream) {
+      return std::max(ready, now + TransferSeconds(w, 1));
+    }
+    w.link_free = std::max(now, w.link_free) + TransferSeconds(w, remote);
+    return std::max(ready, w.link_free);
+  }
+
   void StartLease(WorkerId id, const Reply& reply, double now) {
     Worker& w = workers_[id];
     w.lease = reply.lease;
@@ -350,17 +406,10 @@ class Simulation {
     w.busy_since_report = 0;
     w.signal_pending = false;
     ++w.result.leases;
-    double transfer = 0;
-    if (w.bytes_per_item > 0 && w.node->bandwidth > 0) {
-      const uint64_t remote = w.lease.size() - w.local.CountIn(w.lease);
-      const double items = scenario_.workload.transfer == Transfer::kBlock
-                               ? static_cast<double>(remote)
-                               : std::min<double>(1, remote);
-      transfer = items * w.bytes_per_item / w.node->bandwidth;
-    }
+    const double ready = InputsReady(w, now);
     SetPhase(w, Phase::kReceiving, now);
     ++w.epoch;
-    Push(now + transfer, Event::Kind::kWake, id, w.epoch);
+    Push(ready, Event::Kind::kWake, id, w.epoch);
   }
 
   void ApplyEnd(WorkerId id, const Reply& reply, double now) {

@@ -112,6 +112,7 @@ struct DriverConfig {
   WorkerId faulty = 0;
   double detection = 2.0;  // seconds from death to OnWorkerLost
   uint64_t max_ticks = 2'000'000;
+  bool inputs_move = false;  // JobInfo::inputs_move: adaptive sets work aside
 };
 
 struct DriverResult {
@@ -121,6 +122,7 @@ struct DriverResult {
   std::vector<std::string> violations;
   std::vector<uint32_t> reports_per_item;  // times each item was reported finished
   std::vector<std::vector<Range>> leases;  // every lease granted, per worker
+  uint64_t set_aside = 0;                  // ranges named in Reply::prefetch
   PolicyStats stats;
 };
 
@@ -134,7 +136,9 @@ class Driver {
   }
 
   DriverResult Run() {
-    policy_.Start(Job(config_.items, config_.priors, config_.cost), 0);
+    JobInfo job = Job(config_.items, config_.priors, config_.cost);
+    job.inputs_move = config_.inputs_move;
+    policy_.Start(job, 0);
     if (config_.fault == Fault::kDiesBeforeAsking) {
       Kill(config_.faulty);
       result_.fault_fired = true;
@@ -305,6 +309,7 @@ class Driver {
                 << " " << reply.lease.ToString() << " every " << reply.report_every_s << "\n";
     }
     CheckLedger();
+    CheckPrefetch(id, reply);
     Apply(id, report, reply);
     DeliverSignals();
   }
@@ -318,6 +323,23 @@ class Driver {
       Violation("Finished() = " + std::to_string(policy_.Finished()) + " with " +
                 std::to_string(distinct_) + " of " + std::to_string(config_.items) +
                 " items reported");
+    }
+  }
+
+  // Work set aside for a worker comes from the pool: nothing in it is finished.
+  void CheckPrefetch(WorkerId id, const Reply& reply) {
+    for (const Range& range : reply.prefetch) {
+      if (range.empty() || range.end > config_.items) {
+        Violation("worker " + std::to_string(id) + ": set aside " + range.ToString());
+      }
+      for (uint64_t i = range.begin; i < std::min(range.end, config_.items); ++i) {
+        if (result_.reports_per_item[i] > 0) {
+          Violation("worker " + std::to_string(id) + ": set aside " + range.ToString() +
+                    " holding finished item " + std::to_string(i));
+          break;
+        }
+      }
+      ++result_.set_aside;
     }
   }
 
@@ -513,21 +535,40 @@ TEST(PolicyTest, EveryPolicyHasItsDocumentedNameAndOrder) {
   EXPECT_EQ(PolicyOptionNames("nope"), nullptr);
 }
 
+// Every policy as the drivers make it, and adaptive once more on a job whose
+// inputs move (it then sets work aside for prefetch).
+struct Variant {
+  std::string policy;
+  bool inputs_move = false;
+  std::string Name() const { return policy + (inputs_move ? " (inputs move)" : ""); }
+};
+
+std::vector<Variant> Variants() {
+  std::vector<Variant> variants;
+  for (const std::string& name : PolicyNames()) variants.push_back({name, false});
+  variants.push_back({"adaptive", true});
+  return variants;
+}
+
 TEST(PolicyTest, EveryItemIsCompletedExactlyOnce) {
-  for (const std::string& name : PolicyNames()) {
+  uint64_t set_aside = 0;
+  for (const Variant& variant : Variants()) {
+    const std::string& name = variant.policy;
     for (const JobCase& c : JobCases()) {
-      SCOPED_TRACE(name + " N=" + std::to_string(c.items) + " P=" + std::to_string(c.workers) +
-                   " cost=" + CostShapeName(c.cost) + (c.true_priors ? " true" : " flat") +
-                   " priors");
+      SCOPED_TRACE(variant.Name() + " N=" + std::to_string(c.items) +
+                   " P=" + std::to_string(c.workers) + " cost=" + CostShapeName(c.cost) +
+                   (c.true_priors ? " true" : " flat") + " priors");
       auto policy = Make(name);
       ASSERT_NE(policy, nullptr);
       DriverConfig config;
+      config.inputs_move = variant.inputs_move;
       config.items = c.items;
       config.cost = c.cost;
       config.speeds = Prefix(kSpeeds, c.workers);
       config.priors = c.true_priors ? config.speeds : std::vector<double>(c.workers, 1.0);
       const DriverResult result = Driver(*policy, config).Run();
       ExpectEveryItemAccounted(result, c.items);
+      set_aside += result.set_aside;
       // Without failures nothing is computed twice except what a steal or
       // a rebalance moved.
       if (name != "adaptive") {
@@ -535,6 +576,7 @@ TEST(PolicyTest, EveryItemIsCompletedExactlyOnce) {
       }
     }
   }
+  EXPECT_GT(set_aside, 0u) << "no work was ever set aside: prefetch went untested";
 }
 
 struct FaultCase {
@@ -552,13 +594,16 @@ TEST(PolicyTest, NoItemIsLostWhenAWorkerFails) {
       cases.push_back({items, workers, static_cast<WorkerId>(workers - 1), fault});
     }
   }
-  for (const std::string& name : PolicyNames()) {
+  uint64_t set_aside = 0;
+  for (const Variant& variant : Variants()) {
     for (const FaultCase& c : cases) {
-      SCOPED_TRACE(name + " N=" + std::to_string(c.items) + " P=" + std::to_string(c.workers) +
-                   " worker " + std::to_string(c.faulty) + " " + FaultName(c.fault));
-      auto policy = Make(name);
+      SCOPED_TRACE(variant.Name() + " N=" + std::to_string(c.items) +
+                   " P=" + std::to_string(c.workers) + " worker " + std::to_string(c.faulty) + " " +
+                   FaultName(c.fault));
+      auto policy = Make(variant.policy);
       ASSERT_NE(policy, nullptr);
       DriverConfig config;
+      config.inputs_move = variant.inputs_move;
       config.items = c.items;
       config.speeds = Prefix(kSpeeds, c.workers);
       config.priors = std::vector<double>(c.workers, 1.0);
@@ -567,11 +612,13 @@ TEST(PolicyTest, NoItemIsLostWhenAWorkerFails) {
       const DriverResult result = Driver(*policy, config).Run();
       EXPECT_TRUE(result.fault_fired) << "the fault never happened; the case tests nothing";
       ExpectEveryItemAccounted(result, c.items);
+      set_aside += result.set_aside;
       if (c.fault == Fault::kDiesBeforeAsking) {
         EXPECT_TRUE(result.leases[c.faulty].empty());
       }
     }
   }
+  EXPECT_GT(set_aside, 0u) << "no work was ever set aside: prefetch went untested";
 }
 
 TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
@@ -592,6 +639,7 @@ TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
         config.speeds.push_back(speed(random));
         config.priors.push_back(random() % 2 == 0 ? config.speeds.back() : speed(random));
       }
+      config.inputs_move = random() % 2 == 0;
       if (workers >= 2) {
         config.fault = static_cast<Fault>(random() % 4);
         config.faulty = static_cast<WorkerId>(random() % workers);
@@ -600,7 +648,8 @@ TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
       SCOPED_TRACE("round " + std::to_string(round) + " " + name +
                    " N=" + std::to_string(config.items) + " P=" + std::to_string(workers) +
                    " cost=" + CostShapeName(config.cost) + " fault=" + FaultName(config.fault) +
-                   " worker " + std::to_string(config.faulty));
+                   " worker " + std::to_string(config.faulty) +
+                   (config.inputs_move ? " inputs move" : ""));
       auto policy = Make(name);
       ASSERT_NE(policy, nullptr);
       const DriverResult result = Driver(*policy, config).Run();
@@ -1074,6 +1123,96 @@ TEST(PolicyTest, BadSpecsAreInvalidAndNameTheProblem) {
   }
   // Labels are not options.
   EXPECT_TRUE(MakePolicy({"adaptive", "my-label", {{"compensation", "none"}}}).ok());
+}
+
+// When inputs move, adaptive sets work from the pool aside for a computing
+// worker so that it can fetch its inputs before it asks; the reply to the
+// worker's progress report names it, its next lease is made of it, and a
+// worker that is lost gives it back.
+std::vector<Range> Ranges(Range range) { return {range}; }
+
+JobInfo InputsMove(JobInfo job) {
+  job.inputs_move = true;
+  return job;
+}
+
+// Worker 0 computes ten items a second, worker 1 one. At t = 1, worker 1's
+// excess over its fair share goes back to the pool: its load is 49 of a
+// total 89 at a total speed of 11, so it keeps 8.1 and gives 40.9 from the
+// far end, and keeps [50, 60). From t = 2, worker 0 wants what it can do by
+// the common end beyond its lease, 10 * 78 / 11 - 30 = 40.9 items, set aside
+// in slow-start steps: first 4 report floors of its speed (4 * 0.05 * 10 =
+// 2 items), then at most twice the last.
+void SetAsideThreeSteps(Policy& policy) {
+  ExpectLease(Ask(policy, 0, 0), {0, 50});
+  ExpectLease(Ask(policy, 1, 0), {50, 100});
+  EXPECT_TRUE(Progress(policy, 0, {0, 10}, 1, 1).prefetch.empty()) << "the pool is still empty";
+  EXPECT_EQ(Progress(policy, 1, {50, 51}, 1, 1).lease, (Range{50, 60}));
+  EXPECT_EQ(Progress(policy, 0, {10, 20}, 2, 1).prefetch, Ranges({60, 62}));
+  EXPECT_EQ(Progress(policy, 0, {20, 30}, 3, 1).prefetch, Ranges({62, 66}));
+  EXPECT_EQ(Progress(policy, 0, {30, 40}, 4, 1).prefetch, Ranges({66, 74}));
+}
+
+TEST(PolicyTest, AdaptiveSetsAsideTheWorkAWorkerWillWantAfterItsLease) {
+  auto policy = Make("adaptive");
+  policy->Start(InputsMove(Job(100, {1, 1})), 0);
+  SetAsideThreeSteps(*policy);
+  // Its next lease is what was set aside for it, in one piece.
+  ExpectLease(Finish(*policy, 0, {40, 50}, 5, 1), {60, 74});
+  EXPECT_TRUE(policy->TakeSignals().empty());
+}
+
+TEST(PolicyTest, AdaptiveSetsNothingAsideWhenInputsDoNotMoveOrPrefetchIsOff) {
+  for (auto [inputs_move, prefetch] : {std::pair{false, "on"}, std::pair{true, "off"}}) {
+    auto policy = Make("adaptive", {{"prefetch", prefetch}});
+    JobInfo job = Job(100, {1, 1});
+    job.inputs_move = inputs_move;
+    policy->Start(job, 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 50});
+    ExpectLease(Ask(*policy, 1, 0), {50, 100});
+    Progress(*policy, 0, {0, 10}, 1, 1);
+    Progress(*policy, 1, {50, 51}, 1, 1);
+    for (double t : {2.0, 3.0, 4.0}) {
+      const uint64_t at = static_cast<uint64_t>(t) * 10;
+      EXPECT_TRUE(Progress(*policy, 0, {at - 10, at}, t, 1).prefetch.empty());
+    }
+    // The pool's work goes out when the worker asks.
+    EXPECT_EQ(Finish(*policy, 0, {40, 50}, 5, 1).lease.begin, 60u);
+  }
+}
+
+TEST(PolicyTest, AdaptiveGivesBackWhatWasSetAsideForALostWorker) {
+  auto policy = Make("adaptive");
+  policy->Start(InputsMove(Job(100, {1, 1})), 0);
+  SetAsideThreeSteps(*policy);
+  policy->OnWorkerLost(0, 4.5);
+  // Worker 1 finishes its lease and finds [40, 50) of the lost worker's lease
+  // and the set-aside [60, 74) back in the pool.
+  const Reply reply = Finish(*policy, 1, {51, 60}, 10, 9);
+  ASSERT_EQ(KindName(reply.kind), "kLease");
+  EXPECT_EQ(reply.lease.begin, 40u);
+  EXPECT_EQ(policy->stats().steals, 0u);
+}
+
+TEST(PolicyTest, AdaptiveThiefTakesSetAsideWorkBeforeItIsLeased) {
+  auto policy = Make("adaptive");
+  policy->Start(InputsMove(Job(100, {1, 1})), 0);
+  SetAsideThreeSteps(*policy);
+  // Worker 0 slows down: at a tenth of its speed it takes the rest of the
+  // pool aside in two more steps and is predicted to finish last.
+  EXPECT_EQ(Progress(*policy, 0, {40, 41}, 4.1, 0.1).prefetch, Ranges({74, 90}));
+  EXPECT_EQ(Progress(*policy, 0, {41, 42}, 4.2, 0.1).prefetch, Ranges({90, 100}));
+  // Worker 1 finishes its lease with the pool empty and takes the far end of
+  // worker 0's set-aside work, which worker 0 never gets.
+  const Reply stolen = Finish(*policy, 1, {51, 60}, 6, 5);
+  ASSERT_EQ(KindName(stolen.kind), "kLease");
+  EXPECT_EQ(stolen.lease.end, 100u);
+  EXPECT_EQ(policy->stats().steals, 1u);
+  const Reply next = Finish(*policy, 0, {42, 50}, 7, 1);
+  ExpectLease(next, {60, stolen.lease.begin});
+  EXPECT_TRUE(policy->TakeSignals().empty()) << "a set-aside steal needs no signal";
+  EXPECT_TRUE(PlayOut(*policy, {{next.lease, false}, {stolen.lease, false}}, 7));
+  EXPECT_EQ(policy->stats().duplicate_items, 0u);
 }
 
 }  // namespace
