@@ -353,16 +353,30 @@ class AdaptivePolicy : public PolicyBase {
     if (!(amount > 0)) return std::nullopt;
     const Range last = LastOpenPart(state(victim).reserved.Last());
     if (last.empty()) return std::nullopt;
-    const Range stolen{std::min(cost().Retreat(last.end, last.begin, amount), last.end - 1),
-                       last.end};
-    const double thief_finish =
-        now + estimates_[thief].overhead_s + cost().Cost(stolen) / Speed(thief);
-    if (thief_finish + estimates_[thief].overhead_s >= latest) return std::nullopt;
+    const Range stolen = FarEnd(last, amount);
+    if (!WorthStealing(thief, stolen, latest, now)) return std::nullopt;
     Unreserve(victim, stolen);
     Predict(victim, now);
+    return GrantStolen(thief, stolen, now);
+  }
+
+  // Hysteresis: a steal must move the victim's finish (`latest`) earlier by
+  // more than the thief's overhead of starting a lease.
+  bool WorthStealing(WorkerId thief, Range stolen, double latest, double now) const {
+    const double thief_finish =
+        now + estimates_[thief].overhead_s + cost().Cost(stolen) / Speed(thief);
+    return thief_finish + estimates_[thief].overhead_s < latest;
+  }
+
+  Reply GrantStolen(WorkerId thief, Range stolen, double now) {
     mutable_stats().steals++;
     mutable_stats().moved_items += stolen.size();
     return GrantUnplanned(thief, stolen, now);
+  }
+
+  // The far end of `range` worth at most `amount`, and at least one item.
+  Range FarEnd(Range range, double amount) const {
+    return {std::min(cost().Retreat(range.end, range.begin, amount), range.end - 1), range.end};
   }
 
   // Cuts the far end of the victim's lease for the thief, sized so both
@@ -386,15 +400,10 @@ class AdaptivePolicy : public PolicyBase {
     // earlier cut before learning of it): the thief starts after those.
     const Range stolen = SkipFinished({cut, left.end});
     if (stolen.empty()) return std::nullopt;
-    // Hysteresis: the victim's finish must move earlier by more than the
-    // thief's overhead of starting a lease.
-    const double thief_finish = now + estimates_[thief].overhead_s + cost().Cost(stolen) / t_speed;
-    if (thief_finish + estimates_[thief].overhead_s >= latest) return std::nullopt;
+    if (!WorthStealing(thief, stolen, latest, now)) return std::nullopt;
     Cut(victim, cut);
     Predict(victim, now);
-    mutable_stats().steals++;
-    mutable_stats().moved_items += stolen.size();
-    return GrantUnplanned(thief, stolen, now);
+    return GrantStolen(thief, stolen, now);
   }
 
   void Rebalance(WorkerId worker, double now) {
@@ -437,9 +446,7 @@ class AdaptivePolicy : public PolicyBase {
   // Takes up to `amount` of cost from the far end of the worker's last
   // set-aside range back from it (at least one item); the caller places it.
   Range TakeBackReserved(WorkerId worker, double amount) {
-    const Range last = state(worker).reserved.Last();
-    const Range taken{std::min(cost().Retreat(last.end, last.begin, amount), last.end - 1),
-                      last.end};
+    const Range taken = FarEnd(state(worker).reserved.Last(), amount);
     Unreserve(worker, taken);
     return taken;
   }
