@@ -99,7 +99,13 @@ class WorkerLoop::Impl {
 
     protocol::ReportMessage ask = NewReport(/*idle=*/true);
     while (true) {
-      StatusOr<protocol::ReplyMessage> sent = Send(ask);
+      std::optional<StatusOr<protocol::ReplyMessage>> answered =
+          ask.idle && !ask.leaving ? SendIdleUnlessStopped(ask) : Send(ask);
+      if (!answered) {
+        ask.leaving = true;  // the same report again, as the last one
+        continue;
+      }
+      StatusOr<protocol::ReplyMessage> sent = std::move(*answered);
       if (sent.status().code() == StatusCode::kConflict) {
         // A stop request still goes out with the fresh report.
         ask = DroppedLease(sent.status());
@@ -154,8 +160,9 @@ class WorkerLoop::Impl {
   // failures (no answer, 5xx, or a job the coordinator does not know: it may
   // be adding it again after a restart), Conflict on 409, Invalid when the
   // coordinator refuses the request otherwise.
-  StatusOr<nlohmann::json> Exchange(const web::http::method& method, const std::string& path,
-                                    const std::string& body) {
+  StatusOr<nlohmann::json> Exchange(
+      const web::http::method& method, const std::string& path, const std::string& body,
+      const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
     const auto start = Clock::now();
     double backoff = 0.1;
     while (true) {
@@ -165,7 +172,7 @@ class WorkerLoop::Impl {
       if (!body.empty()) request.set_body(body, "application/json");
       std::string failure;
       try {
-        auto response = client_.request(request).get();
+        auto response = client_.request(request, cancel).get();
         const std::string text = response.extract_string(true).get();
         const auto code = response.status_code();
         if (code == web::http::status_codes::OK) return protocol::ParseJsonText(text);
@@ -211,6 +218,27 @@ class WorkerLoop::Impl {
     return Accept(std::move(reply));
   }
 
+  // Sends an idle report. The coordinator may hold it until there is work
+  // (a long poll, up to its wait timeout); a stop request does not wait for
+  // that: the report is abandoned and nullopt returned, and the caller sends
+  // it again as leaving (what the coordinator had already merged of it, it
+  // drops as a duplicate).
+  std::optional<StatusOr<protocol::ReplyMessage>> SendIdleUnlessStopped(
+      const protocol::ReportMessage& report) {
+    const auto start = Clock::now();
+    pplx::cancellation_token_source abandon;
+    const protocol::ReportMessage numbered = Number(report);
+    auto reply =
+        std::async(std::launch::async, [&] { return Post(numbered, abandon.get_token()); });
+    while (reply.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      if (g_stop) abandon.cancel();
+    }
+    metrics_->Idle(Since(start));
+    auto sent = reply.get();
+    if (abandon.get_token().is_canceled()) return std::nullopt;
+    return Accept(std::move(sent));
+  }
+
   protocol::ReportMessage Number(protocol::ReportMessage report) {
     report.seq = ++seq_;
     return report;
@@ -218,10 +246,12 @@ class WorkerLoop::Impl {
 
   // The HTTP exchange of a report. Safe on another thread while the loop
   // computes: it touches only the client, the options and the metrics.
-  StatusOr<protocol::ReplyMessage> Post(const protocol::ReportMessage& report) {
+  StatusOr<protocol::ReplyMessage> Post(
+      const protocol::ReportMessage& report,
+      const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
     BALLAST_ASSIGN_OR_RETURN(
         auto json, Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
-                            protocol::ToJson(report).dump()));
+                            protocol::ToJson(report).dump(), cancel));
     metrics_->Report();
     return protocol::ParseReply(json);
   }
@@ -355,7 +385,8 @@ class WorkerLoop::Impl {
              (heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_);
       if (!due || in_flight.valid() || position_ >= lease_.end) continue;
       in_flight =
-          std::async(std::launch::async, &Impl::Post, this, Number(ReportOf(done, /*idle=*/false)));
+          std::async(std::launch::async, &Impl::Post, this, Number(ReportOf(done, /*idle=*/false)),
+                     pplx::cancellation_token::none());
       done = StartUnreported();
       due = false;
       since_report = Clock::now();

@@ -184,6 +184,46 @@ TEST(WorkerProcessTest, ComputesExactlyOnTwoThreadsAndReportsCpuSeconds) {
   EXPECT_GT(view->workers[0].busy_s, 0);
 }
 
+// Regression: a worker whose idle report the coordinator held ("wait" until
+// there is work, up to its 10 s wait timeout) exited on SIGTERM only when the
+// report came back. Now it abandons the held report at once, hands in its
+// last report as leaving, and exits.
+TEST(WorkerProcessTest, StopsAtOnceOnSigtermWhileItsIdleReportIsHeld) {
+  coordinator::JobConfig config = PrimesJob(20000);
+  // `weighted` gives w0 half the job and holds the other half for a worker
+  // that never comes: once w0 has finished its half, its ask waits.
+  config.policy = {"weighted", "", {}};
+  config.workers = {{"w0", 1.0}, {"absent", 1.0}};
+  coordinator::ServerOptions options;
+  options.wait_timeout_s = 30;
+  auto server = coordinator::Server::Start(options);
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::string log = ::testing::TempDir() + "sigterm-held.log";
+  KillOnExit worker{StartWorker((*server)->url(), "right-token", {}, log)};
+  // Its half is done when its items stop growing for 300 ms (its ask is
+  // held by then).
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  uint64_t items = 0;
+  while (Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const uint64_t now_items = (*server)->View("metrics-job")->workers[0].items;
+    if (now_items > 0 && now_items == items) break;
+    items = now_items;
+  }
+  ASSERT_GT(items, 0u) << ReadFile(log);
+  ASSERT_LT(items, config.workload.items);
+  const uint64_t reports = (*server)->View("metrics-job")->workers[0].reports;
+  const auto stopped = Clock::now();
+  kill(worker.pid, SIGTERM);
+  EXPECT_EQ(WaitExitWithin(worker.pid, std::chrono::seconds(20)), 0) << ReadFile(log);
+  worker.pid = 0;
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - stopped).count(), 3.0);
+  EXPECT_NE(ReadFile(log).find("stopped on request"), std::string::npos) << ReadFile(log);
+  // The leaving report reached the coordinator.
+  EXPECT_GT((*server)->View("metrics-job")->workers[0].reports, reports);
+}
+
 // Regression: when the operator, which hosts the coordinator, restarted
 // mid-job, its workers exited non-zero and their pods failed: first on 404
 // while the job was not added again yet, then on 400 for the lease that the
