@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -91,7 +92,14 @@ class Runner {
       return Status::Unavailable(fmt::format(
           "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
     }
-    speed_method_ = "nothing: every node is whole cores, one worker thread per core";
+    // How each node's speed is held, each way named once (a mixed cluster
+    // may use several).
+    std::vector<std::string> methods;
+    auto note = [&methods](std::string method) {
+      if (std::find(methods.begin(), methods.end(), method) == methods.end()) {
+        methods.push_back(std::move(method));
+      }
+    };
     for (const auto& node : options_.cluster.nodes) {
       NodeProcess process;
       process.node = &node;
@@ -100,21 +108,23 @@ class Runner {
       // first lease sooner (measured: 15 ms after the start, against 35-150
       // ms inside one with a quota and a raised CPU weight).
       if (node.speed == std::ceil(node.speed)) {
+        note("nothing for nodes of whole cores (one worker thread per core)");
         processes_.push_back(std::move(process));
         continue;
       }
       if (options_.cgroups) {
         auto limit = CpuLimit::Create(config_.id + "-" + node.name, node.speed);
         if (limit.ok()) {
-          speed_method_ = (*limit)->description();
+          note((*limit)->description());
           process.limit = std::move(limit).value();
         } else {
           spdlog::debug("no cgroup for node={} reason=\"{}\"", node.name, limit.status().message());
         }
       }
-      if (!process.limit) speed_method_ = "duty cycle in the worker (no cgroup CPU quota here)";
+      if (!process.limit) note("duty cycle in the worker (no cgroup CPU quota here)");
       processes_.push_back(std::move(process));
     }
+    speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
     return Status::Ok();
   }
 

@@ -95,6 +95,19 @@ TEST(LocalRunTest, WithoutCgroupsTheWorkersDutyCycleEmulatesTheSpeeds) {
   EXPECT_EQ(outcome->view.result, Reference(PrimesJob(100000).workload));
 }
 
+// Regression: on a cluster whose nodes are emulated in different ways, the
+// summary named only the last node's way.
+TEST(LocalRunTest, AMixedClusterNamesEveryWayItsSpeedsAreHeld) {
+  LocalRunOptions options = Options(PrimesJob(50000));
+  options.cgroups = false;
+  options.cluster.nodes[0].speed = 1;  // whole cores: no emulation at all
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_NE(outcome->speed_method.find("whole cores"), std::string::npos) << outcome->speed_method;
+  EXPECT_NE(outcome->speed_method.find("duty cycle"), std::string::npos) << outcome->speed_method;
+  EXPECT_EQ(outcome->view.result, Reference(PrimesJob(50000).workload));
+}
+
 TEST(LocalRunTest, AWorkerKilledMidRunLosesNothing) {
   job::JobSpec job = PrimesJob(200000);
   job.backoff_limit = 0;  // no restart: the others finish its work
