@@ -421,26 +421,28 @@ class AdaptivePolicy : public PolicyBase {
     if (excess <= threshold) return;
     const double k = options_.compensation ? Compensation(excess, now) : 1.0;
     double amount = k * excess;
+    bool moved = false;
+    auto give_back = [&](Range range) {
+      mutable_stats().moved_items += range.size();
+      ReturnToPool(range);
+      moved = true;
+    };
     // Work set aside for after the lease goes back first.
     while (amount > 0 && state(worker).reserved_cost > 0) {
-      const Range moved = TakeBackReserved(worker, amount);
-      amount -= cost().Cost(moved);
-      mutable_stats().rebalances++;
-      mutable_stats().moved_items += moved.size();
-      ReturnToPool(moved);
+      const Range taken = TakeBackReserved(worker, amount);
+      amount -= cost().Cost(taken);
+      give_back(taken);
     }
-    Predict(worker, now);
-    if (amount <= 0) return;
-    const Range left = Unfinished(worker);
-    uint64_t safe = cost().Advance(left.begin, left.end, speed * state(worker).report_every_s);
-    safe = std::min(left.end, safe + 1);
-    const uint64_t cut = cost().Retreat(left.end, safe, amount);
-    if (cut >= left.end) return;
-    const Range moved = Cut(worker, cut);
+    if (amount > 0) {
+      const Range left = Unfinished(worker);
+      uint64_t safe = cost().Advance(left.begin, left.end, speed * state(worker).report_every_s);
+      safe = std::min(left.end, safe + 1);
+      const uint64_t cut = cost().Retreat(left.end, safe, amount);
+      if (cut < left.end) give_back(Cut(worker, cut));
+    }
+    if (!moved) return;
     Predict(worker, now);
     mutable_stats().rebalances++;
-    mutable_stats().moved_items += moved.size();
-    ReturnToPool(moved);
   }
 
   // Takes up to `amount` of cost from the far end of the worker's last
