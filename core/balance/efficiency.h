@@ -1,0 +1,43 @@
+// The headline figure every driver reports: how close a job came to the
+// physical limit (docs/efficiency.md).
+//
+//   ideal time  = W / Σ s_i      W: the job's total work, in seconds of a
+//                                   unit-speed core; s_i: each node's speed
+//   efficiency  = ideal / makespan
+//
+// The three drivers differ only in how they know W and s_i; each states its
+// way here, so `simulate`, `run` and a WeightedJob's status are comparable:
+//   simulate  W = the true cost of every item; s_i = the scenario's true
+//             speeds, over time (IdealMakespan walks speed changes and
+//             failures; with constant speeds it is IdealSeconds).
+//   run       W = CPU seconds the worker processes used; s_i = the emulated
+//             cores each node's CPU quota applied.
+//   operator  W = the work the workers measured; s_i, two ways, both
+//             reported: "measured" (each node's work / its busy time, which
+//             hides contention: nodes that share a CPU each look fast) and
+//             "nominal" (the node's declared speed, where one is known).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cmath>
+
+namespace ballast::balance {
+
+// W / total_speed; 0 when either is not a finite positive number.
+inline double IdealSeconds(double work, double total_speed) {
+  if (!std::isfinite(work) || !std::isfinite(total_speed) || work <= 0 || total_speed <= 0) {
+    return 0;
+  }
+  return work / total_speed;
+}
+
+// ideal / makespan; 0 when either is not a finite positive number.
+inline double Efficiency(double ideal_s, double makespan_s) {
+  if (!std::isfinite(ideal_s) || !std::isfinite(makespan_s) || ideal_s <= 0 || makespan_s <= 0) {
+    return 0;
+  }
+  return ideal_s / makespan_s;
+}
+
+}  // namespace ballast::balance

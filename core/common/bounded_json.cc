@@ -1,0 +1,85 @@
+#include "common/bounded_json.h"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace ballast {
+namespace {
+
+using nlohmann::json;
+
+// Builds the DOM as nlohmann's own SAX parser does, and stops the parse the
+// moment an array or object would open past the depth limit.
+class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
+ public:
+  DepthLimitedSax(json& result, int max_depth)
+      : json_sax_dom_parser(result, /*allow_exceptions=*/false), max_depth_(max_depth) {}
+
+  bool start_object(std::size_t size) {
+    if (!Enter()) return false;
+    return json_sax_dom_parser::start_object(size);
+  }
+  bool end_object() {
+    --depth_;
+    return json_sax_dom_parser::end_object();
+  }
+  bool start_array(std::size_t size) {
+    if (!Enter()) return false;
+    return json_sax_dom_parser::start_array(size);
+  }
+  bool end_array() {
+    --depth_;
+    return json_sax_dom_parser::end_array();
+  }
+  bool parse_error(std::size_t position, const std::string& token,
+                   const nlohmann::detail::exception& error) {
+    error_ = fmt::format("not JSON at byte {} (near '{}'): {}", position, token.substr(0, 20),
+                         error.what());
+    return false;
+  }
+
+  bool too_deep() const { return too_deep_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool Enter() {
+    if (++depth_ <= max_depth_) return true;
+    too_deep_ = true;
+    return false;
+  }
+
+  int max_depth_;
+  int depth_ = 0;
+  bool too_deep_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+StatusOr<json> ParseBoundedJson(std::string_view text, std::string_view what,
+                                const JsonLimits& limits) {
+  if (text.size() > limits.max_bytes) {
+    return Status::Invalid(fmt::format("{}: {} bytes is over the limit of {} bytes", what,
+                                       text.size(), limits.max_bytes));
+  }
+  json result;
+  DepthLimitedSax sax(result, limits.max_depth);
+  bool parsed = false;
+  try {
+    parsed = json::sax_parse(text.begin(), text.end(), &sax);
+  } catch (const json::exception& e) {  // not expected with allow_exceptions=false
+    return Status::Invalid(fmt::format("{}: not JSON: {}", what, e.what()));
+  }
+  if (sax.too_deep()) {
+    return Status::Invalid(
+        fmt::format("{}: nested deeper than {} arrays or objects", what, limits.max_depth));
+  }
+  if (!parsed || result.is_discarded()) {
+    return Status::Invalid(
+        fmt::format("{}: {}", what, sax.error().empty() ? "not JSON" : sax.error()));
+  }
+  return result;
+}
+
+}  // namespace ballast

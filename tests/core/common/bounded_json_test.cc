@@ -1,0 +1,57 @@
+#include "common/bounded_json.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ballast {
+namespace {
+
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(BoundedJson, ParsesWhatIsWithinTheLimits) {
+  auto parsed = ParseBoundedJson(R"({"a": [1, 2, {"b": "c"}], "d": null})", "body");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ((*parsed)["a"][2]["b"], "c");
+  EXPECT_TRUE((*parsed)["d"].is_null());
+}
+
+TEST(BoundedJson, DepthAtTheLimitParsesOneMoreIsRefused) {
+  JsonLimits limits;
+  limits.max_depth = 10;
+  EXPECT_TRUE(ParseBoundedJson(Nested(10), "body", limits).ok());
+  auto deep = ParseBoundedJson(Nested(11), "body", limits);
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(deep.status().message(), "body: nested deeper than 10 arrays or objects");
+}
+
+// Guards the coordinator's crash: a report nested 60,000 deep overflowed the
+// stack of code that walked the parsed value.
+TEST(BoundedJson, ArrayNestedSixtyThousandDeepIsRefusedWithoutRecursion) {
+  auto deep = ParseBoundedJson(Nested(60000), "report");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_NE(deep.status().message().find("nested deeper than 64"), std::string::npos);
+  // Unbalanced: the parse stops at the limit, long before the end.
+  EXPECT_FALSE(ParseBoundedJson(std::string(1000000, '{'), "report").ok());
+}
+
+TEST(BoundedJson, SizeIsCheckedBeforeParsing) {
+  JsonLimits limits;
+  limits.max_bytes = 8;
+  auto big = ParseBoundedJson("[1,2,3,4,5]", "body", limits);
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().message(), "body: 11 bytes is over the limit of 8 bytes");
+}
+
+TEST(BoundedJson, GarbageNamesWhereParsingStopped) {
+  for (const char* text : {"", "{", "[1,]", "{\"a\" 1}", "nul", "1 2", "\"\\u12\""}) {
+    auto parsed = ParseBoundedJson(text, "body");
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_EQ(parsed.status().message().rfind("body: not JSON at byte ", 0), 0u)
+        << parsed.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace ballast
