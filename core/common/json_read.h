@@ -1,0 +1,137 @@
+// Strict, typed reading of JSON objects that someone else wrote (an object
+// from the Kubernetes API server, a file): every accessor checks presence,
+// type and range first, so nlohmann::json never throws, and every error names
+// the field's path and shows what was there:
+//
+//   spec.workload.primes.limit: expected an integer >= 2, got "abc"
+//
+// Paths are written as the user sees them: "spec.tolerations[2].key".
+// The text itself must have been parsed with ParseBoundedJson (or come from a
+// source that bounds it, such as an informer's cache).
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace ballast::json_read {
+
+// "<path>.<key>", or "<key>" when path is empty.
+inline std::string Field(std::string_view path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+// "<path>[<index>]".
+inline std::string Element(std::string_view path, size_t index) {
+  return fmt::format("{}[{}]", path, index);
+}
+
+// The value as JSON text, shortened to about 60 characters, for messages.
+inline std::string Shown(const nlohmann::json& value) {
+  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+// Invalid "<path>: expected <expected>, got <value>".
+inline Status Expected(std::string_view path, std::string_view expected,
+                       const nlohmann::json& got) {
+  return Status::Invalid(fmt::format("{}: expected {}, got {}", path, expected, Shown(got)));
+}
+
+// Ok when `node` is an object whose keys are all in `allowed`; Invalid naming
+// the path and the first unknown key otherwise.
+inline Status ExpectObject(const nlohmann::json& node, std::string_view path,
+                           std::initializer_list<std::string_view> allowed) {
+  if (!node.is_object()) return Expected(path, "an object", node);
+  for (const auto& [key, value] : node.items()) {
+    bool known = false;
+    for (std::string_view name : allowed) known = known || key == name;
+    if (!known) {
+      return Status::Invalid(fmt::format("{}: unknown field \"{}\" (allowed: {})", path, key,
+                                         fmt::join(allowed, ", ")));
+    }
+  }
+  return Status::Ok();
+}
+
+// The member `key` of object `node`, or nullptr when absent (or `node` is
+// not an object).
+inline const nlohmann::json* Find(const nlohmann::json& node, std::string_view key) {
+  if (!node.is_object()) return nullptr;
+  auto it = node.find(key);
+  return it == node.end() ? nullptr : &*it;
+}
+
+// The member `key` of `node`; Invalid "<path>.<key>: missing" when absent.
+inline StatusOr<const nlohmann::json*> Require(const nlohmann::json& node, std::string_view path,
+                                               std::string_view key) {
+  const nlohmann::json* found = Find(node, key);
+  if (!found) return Status::Invalid(fmt::format("{}: missing", Field(path, key)));
+  return found;
+}
+
+// A whole number in [min, max] (a JSON integer, or a float with no fraction
+// such as 3.0); Invalid naming the path and range otherwise.
+inline StatusOr<int64_t> Int(const nlohmann::json& value, std::string_view path, int64_t min,
+                             int64_t max = std::numeric_limits<int64_t>::max()) {
+  const std::string expected = max == std::numeric_limits<int64_t>::max()
+                                   ? fmt::format("an integer >= {}", min)
+                                   : fmt::format("an integer in [{}, {}]", min, max);
+  int64_t number = 0;
+  if (value.is_number_unsigned()) {
+    const uint64_t big = value.get<uint64_t>();
+    if (big > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Expected(path, expected, value);
+    }
+    number = static_cast<int64_t>(big);
+  } else if (value.is_number_integer()) {
+    number = value.get<int64_t>();
+  } else if (value.is_number_float()) {
+    const double real = value.get<double>();
+    if (!std::isfinite(real) || real != std::floor(real) || std::fabs(real) > 9e18) {
+      return Expected(path, expected, value);
+    }
+    number = static_cast<int64_t>(real);
+  } else {
+    return Expected(path, expected, value);
+  }
+  if (number < min || number > max) return Expected(path, expected, value);
+  return number;
+}
+
+// A finite number > 0 (and <= max); Invalid naming the path otherwise.
+inline StatusOr<double> Positive(const nlohmann::json& value, std::string_view path,
+                                 double max = std::numeric_limits<double>::max()) {
+  const std::string expected = max == std::numeric_limits<double>::max()
+                                   ? std::string("a number > 0")
+                                   : fmt::format("a number > 0 and <= {:g}", max);
+  if (!value.is_number()) return Expected(path, expected, value);
+  const double number = value.get<double>();
+  if (!std::isfinite(number) || number <= 0 || number > max) return Expected(path, expected, value);
+  return number;
+}
+
+// A string; Invalid naming the path otherwise.
+inline StatusOr<std::string> String(const nlohmann::json& value, std::string_view path) {
+  if (!value.is_string()) return Expected(path, "a string", value);
+  return value.get<std::string>();
+}
+
+// true or false; Invalid naming the path otherwise.
+inline StatusOr<bool> Bool(const nlohmann::json& value, std::string_view path) {
+  if (!value.is_boolean()) return Expected(path, "true or false", value);
+  return value.get<bool>();
+}
+
+}  // namespace ballast::json_read

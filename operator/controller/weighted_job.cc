@@ -1,0 +1,111 @@
+#include "operator/controller/weighted_job.h"
+
+#include <fmt/format.h>
+
+#include "common/json_read.h"
+#include "job/job_json.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+namespace jr = json_read;
+
+StatusOr<std::map<std::string, std::string>> ParseSelector(const json& node) {
+  if (!node.is_object())
+    return jr::Expected("spec.nodeSelector", "an object of label: value", node);
+  std::map<std::string, std::string> selector;
+  for (const auto& [key, value] : node.items()) {
+    BALLAST_ASSIGN_OR_RETURN(selector[key], jr::String(value, jr::Field("spec.nodeSelector", key)));
+  }
+  return selector;
+}
+
+Status CheckTolerations(const json& node) {
+  if (!node.is_array()) return jr::Expected("spec.tolerations", "a list of tolerations", node);
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string path = jr::Element("spec.tolerations", i);
+    const json& toleration = node[i];
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
+        toleration, path, {"key", "operator", "value", "effect", "tolerationSeconds"}));
+    for (const char* key : {"key", "operator", "value", "effect"}) {
+      if (const json* value = jr::Find(toleration, key)) {
+        BALLAST_RETURN_IF_ERROR(jr::String(*value, jr::Field(path, key)).status());
+      }
+    }
+    if (const json* seconds = jr::Find(toleration, "tolerationSeconds")) {
+      BALLAST_RETURN_IF_ERROR(
+          jr::Int(*seconds, jr::Field(path, "tolerationSeconds"), INT64_MIN).status());
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckWorker(const json& node) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, "spec.worker", {"image", "imagePullPolicy", "resources"}));
+  for (const char* key : {"image", "imagePullPolicy"}) {
+    if (const json* value = jr::Find(node, key)) {
+      BALLAST_RETURN_IF_ERROR(jr::String(*value, jr::Field("spec.worker", key)).status());
+    }
+  }
+  if (const json* resources = jr::Find(node, "resources")) {
+    BALLAST_RETURN_IF_ERROR(
+        jr::ExpectObject(*resources, "spec.worker.resources", {"requests", "limits"}));
+  }
+  return Status::Ok();
+}
+
+// The Kubernetes-only keys of `spec` into `out`.
+Status ParseKubernetesKeys(const json& spec, WeightedJobSpec& out) {
+  if (const json* suspend = jr::Find(spec, "suspend")) {
+    BALLAST_ASSIGN_OR_RETURN(out.suspend, jr::Bool(*suspend, "spec.suspend"));
+  }
+  if (const json* ttl = jr::Find(spec, "ttlSecondsAfterFinished")) {
+    BALLAST_ASSIGN_OR_RETURN(out.ttl_seconds_after_finished,
+                             jr::Int(*ttl, "spec.ttlSecondsAfterFinished", 0, INT32_MAX));
+  }
+  if (const json* selector = jr::Find(spec, "nodeSelector")) {
+    BALLAST_ASSIGN_OR_RETURN(out.node_selector, ParseSelector(*selector));
+  }
+  if (const json* tolerations = jr::Find(spec, "tolerations")) {
+    BALLAST_RETURN_IF_ERROR(CheckTolerations(*tolerations));
+    out.tolerations = *tolerations;
+  }
+  if (const json* worker = jr::Find(spec, "worker")) BALLAST_RETURN_IF_ERROR(CheckWorker(*worker));
+  return Status::Ok();
+}
+
+}  // namespace
+
+ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
+  ParsedSpec parsed;
+  if (!spec.is_object()) {
+    parsed.error = {"InvalidSpec", jr::Expected("spec", "an object", spec)};
+    return parsed;
+  }
+  // The policy first, so that its error carries its own reason.
+  if (const json* policy = jr::Find(spec, "policy")) {
+    auto checked = job::PolicySpecFromJson(*policy, "spec.policy");
+    if (!checked.ok()) {
+      parsed.error = {"InvalidPolicy", checked.status()};
+      return parsed;
+    }
+  }
+  auto job = job::JobSpecFromJson(spec, name);
+  if (!job.ok()) {
+    parsed.error = {"InvalidSpec", job.status()};
+    return parsed;
+  }
+  WeightedJobSpec out;
+  out.job = std::move(*job);
+  Status kube = ParseKubernetesKeys(spec, out);
+  if (!kube.ok()) {
+    parsed.error = {"InvalidSpec", kube};
+    return parsed;
+  }
+  parsed.spec = std::move(out);
+  return parsed;
+}
+
+}  // namespace ballast::controller

@@ -1,0 +1,179 @@
+// The typed WeightedJob spec (operator/controller/weighted_job.h) and the
+// JSON readers under it (core/job/job_json.h): what the operator reads from
+// the API server must mean what `ballast run` reads from the same YAML, and
+// every refusal names the field's path and what was there.
+#include "operator/controller/weighted_job.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "job/job_json.h"
+#include "yaml_to_json.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+std::string ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+json PrimesSpec() { return {{"workload", {{"primes", {{"limit", 300000}}}}}}; }
+
+TEST(WeightedJobSpecTest, EveryExampleJobReadsAsBallastRunReadsIt) {
+  int files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(BALLAST_SOURCE_DIR) + "/examples/jobs")) {
+    const std::string text = ReadFile(entry.path());
+    auto from_yaml = job::ParseJob(text, entry.path().filename().string());
+    ASSERT_TRUE(from_yaml.ok()) << from_yaml.status().ToString();
+    const json manifest = testing::YamlToJson(text);
+    // A job file is a whole manifest or its bare spec.
+    const json& spec = manifest.contains("spec") ? manifest["spec"] : manifest;
+    ParsedSpec parsed = ParseWeightedJobSpec(spec, from_yaml->name);
+    ASSERT_TRUE(parsed.spec) << entry.path() << ": " << parsed.error.status.ToString();
+    const job::JobSpec& from_json = parsed.spec->job;
+    SCOPED_TRACE(entry.path().string());
+    EXPECT_EQ(from_json.workload, from_yaml->workload);
+    EXPECT_EQ(from_json.policy.name, from_yaml->policy.name);
+    EXPECT_EQ(from_json.policy.options, from_yaml->policy.options);
+    EXPECT_EQ(from_json.profile, from_yaml->profile);
+    EXPECT_EQ(from_json.lease_seconds, from_yaml->lease_seconds);
+    EXPECT_EQ(from_json.backoff_limit, from_yaml->backoff_limit);
+    EXPECT_EQ(from_json.active_deadline_s, from_yaml->active_deadline_s);
+    ++files;
+  }
+  EXPECT_GE(files, 4);
+}
+
+TEST(WeightedJobSpecTest, DefaultsAreThoseOfTheJobFile) {
+  ParsedSpec parsed = ParseWeightedJobSpec(PrimesSpec(), "p");
+  ASSERT_TRUE(parsed.spec);
+  EXPECT_EQ(parsed.spec->job.workload.items, 150000u);  // trial: limit / 2
+  EXPECT_EQ(parsed.spec->job.policy.name, "adaptive");
+  EXPECT_EQ(parsed.spec->job.profile, "raspberry-pi");
+  EXPECT_EQ(parsed.spec->job.backoff_limit, 3u);
+  EXPECT_FALSE(parsed.spec->suspend);
+  EXPECT_FALSE(parsed.spec->ttl_seconds_after_finished);
+  EXPECT_TRUE(parsed.spec->node_selector.empty());
+}
+
+TEST(WeightedJobSpecTest, KubernetesKeysAreTyped) {
+  json spec = PrimesSpec();
+  spec["suspend"] = true;
+  spec["ttlSecondsAfterFinished"] = 60;
+  spec["nodeSelector"] = {{"ballast.io/pool", "a"}};
+  spec["tolerations"] = json::array({{{"key", "k"}, {"operator", "Exists"}}});
+  spec["worker"] = {{"image", "w:1"}, {"resources", {{"limits", {{"cpu", "1"}}}}}};
+  ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
+  ASSERT_TRUE(parsed.spec) << parsed.error.status.ToString();
+  EXPECT_TRUE(parsed.spec->suspend);
+  EXPECT_EQ(parsed.spec->ttl_seconds_after_finished, 60);
+  EXPECT_EQ(parsed.spec->node_selector.at("ballast.io/pool"), "a");
+  EXPECT_EQ(parsed.spec->tolerations, spec["tolerations"]);
+}
+
+struct Refusal {
+  const char* name;
+  json change;  // merged into a valid primes spec (null deletes a key)
+  const char* reason;
+  const char* message;
+};
+
+TEST(WeightedJobSpecTest, RefusalsNameTheFieldPathAndWhatWasThere) {
+  const Refusal cases[] = {
+      {"limit as text",
+       {{"workload", {{"primes", {{"limit", "abc"}}}}}},
+       "InvalidSpec",
+       "spec.workload.primes.limit: expected an integer in [2, 1000000000000000], got \"abc\""},
+      {"limit too small",
+       {{"workload", {{"primes", {{"limit", 1}}}}}},
+       "InvalidSpec",
+       "spec.workload.primes.limit: expected an integer in [2, 1000000000000000], got 1"},
+      {"unknown method",
+       {{"workload", {{"primes", {{"limit", 10}, {"method", "magic"}}}}}},
+       "InvalidSpec",
+       "spec.workload.primes.method: expected \"trial\" or \"sieve\", got \"magic\""},
+      {"two workloads",
+       {{"workload", {{"matmul", {{"size", 4}, {"block", 2}}}}}},
+       "InvalidSpec",
+       "spec.workload: expected exactly one of primes, matmul, exec, got "
+       "{\"matmul\":{\"block\":2,\"size\":4},\"primes\":{\"limit\":300000}}"},
+      {"block not a divisor",
+       {{"workload", {{"primes", nullptr}, {"matmul", {{"size", 10}, {"block", 3}}}}}},
+       "InvalidSpec",
+       "spec.workload.matmul.block: expected a divisor of size = 10, got 3"},
+      {"exec word not a string",
+       {{"items", 3}, {"workload", {{"primes", nullptr}, {"exec", {{"command", {"sh", 7}}}}}}},
+       "InvalidSpec",
+       "spec.workload.exec.command[1]: expected a string, got 7"},
+      {"unknown key", {{"replicas", 3}}, "InvalidSpec", "spec: unknown field \"replicas\""},
+      {"backoffLimit negative",
+       {{"backoffLimit", -1}},
+       "InvalidSpec",
+       "spec.backoffLimit: expected an integer in [0, 1000], got -1"},
+      {"lease not a number",
+       {{"leaseSeconds", "30s"}},
+       "InvalidSpec",
+       "spec.leaseSeconds: expected a number > 0, got \"30s\""},
+      {"suspend as text",
+       {{"suspend", "yes"}},
+       "InvalidSpec",
+       "spec.suspend: expected true or false, got \"yes\""},
+      {"selector value a number",
+       {{"nodeSelector", {{"pool", 1}}}},
+       "InvalidSpec",
+       "spec.nodeSelector.pool: expected a string, got 1"},
+      {"toleration key a list",
+       {{"tolerations", {{{"key", json::array()}}}}},
+       "InvalidSpec",
+       "spec.tolerations[0].key: expected a string, got []"},
+      {"unknown policy",
+       {{"policy", "fastest"}},
+       "InvalidPolicy",
+       "spec.policy: unknown policy 'fastest'"},
+      {"option of another policy",
+       {{"policy", {{"name", "adaptive"}, {"chunk", 8}}}},
+       "InvalidPolicy",
+       "spec.policy: policy adaptive: unknown option 'chunk'"},
+      {"policy a list",
+       {{"policy", json::array()}},
+       "InvalidPolicy",
+       "spec.policy: expected a policy name or an object with name and options, got []"},
+  };
+  for (const Refusal& refusal : cases) {
+    SCOPED_TRACE(refusal.name);
+    json spec = PrimesSpec();
+    spec.merge_patch(refusal.change);
+    ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
+    ASSERT_FALSE(parsed.spec);
+    EXPECT_EQ(parsed.error.reason, refusal.reason);
+    EXPECT_EQ(parsed.error.status.code(), StatusCode::kInvalid);
+    EXPECT_EQ(parsed.error.status.message().substr(0, std::string(refusal.message).size()),
+              refusal.message)
+        << parsed.error.status.message();
+  }
+}
+
+TEST(WeightedJobSpecTest, PolicyOptionsOfAnyJsonTypeReachThePolicy) {
+  auto spec = job::PolicySpecFromJson(
+      {{"name", "adaptive"}, {"stealing", false}, {"minReportSeconds", 0.5}}, "spec.policy");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->options.at("stealing"), "false");
+  EXPECT_EQ(spec->options.at("minReportSeconds"), "0.5");
+  auto bad = job::PolicySpecFromJson({{"name", "selfsched"}, {"chunk", 0}}, "spec.policy");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("spec.policy: policy selfsched: option chunk"),
+            std::string::npos)
+      << bad.status().message();
+}
+
+}  // namespace
+}  // namespace ballast::controller
