@@ -8,16 +8,19 @@
 #include <boost/asio/thread_pool.hpp>
 #include <ctime>
 #include <future>
-#include <regex>
 #include <set>
 #include <vector>
 
+#include "common/json_read.h"
 #include "fuzzy/model.h"
 #include "fuzzy/profile.h"
+#include "fuzzy/profile_json.h"
 #include "job/job_spec.h"
+#include "operator/controller/job_efficiency.h"
 #include "operator/controller/job_status.h"
 #include "operator/controller/node_selection.h"
 #include "operator/controller/resources.h"
+#include "operator/controller/weighted_job.h"
 #include "operator/kube/kubeconfig.h"
 
 namespace ballast::controller {
@@ -45,12 +48,13 @@ double WallNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// A parse error of the job as the user wrote it: without the position in the
-// JSON text we handed the parser (meaningless to them), keeping the field.
-std::string WithoutPosition(const std::string& message) {
-  static const std::regex kPosition(R"(^[^:]*:\d+:\d+: )");
-  return std::regex_replace(message, kPosition, "");
+// True for the codes that retrying cannot help (common/status.h).
+bool Permanent(const Status& status) {
+  return status.code() == StatusCode::kInvalid || status.code() == StatusCode::kTerminal;
 }
+
+// `value` to three decimals, as status shows seconds and ratios.
+double Rounded(double value) { return std::round(value * 1000) / 1000; }
 
 bool OwnedBy(const json& object, const std::string& uid) {
   for (const auto& owner : object["metadata"].value("ownerReferences", json::array())) {
@@ -108,15 +112,16 @@ struct JobReconciler::JobState {
   bool registered = false;         // the coordinator runs a session of this job
   std::vector<std::string> nodes;  // the session's workers, one per node
   fuzzy::WeightResult weights;
-  std::map<std::string, uint64_t> base_items;  // items per node before this session
-  std::set<std::string> lost_nodes;            // not Ready: worker lost, pod deleted
-  std::set<std::string> counted_failures;      // uids of failed pods already counted
+  std::map<std::string, double> declared_speeds;  // ballast.io/emulated-speed of its nodes
+  std::map<std::string, uint64_t> base_items;     // items per node before this session
+  std::set<std::string> lost_nodes;               // not Ready: worker lost, pod deleted
+  std::set<std::string> counted_failures;         // uids of failed pods already counted
   uint32_t failures = 0;
   bool resumed = false;          // the session started from a checkpoint
   double registered_wall = 0;    // when the session started, seconds since the epoch
   json status;                   // as last written (or read at start)
   int64_t spec_generation = -1;  // of `spec`
-  job::JobSpec spec;
+  WeightedJobSpec spec;
   Clock::time_point last_write{};
   std::optional<Clock::time_point> done_at;
 };
@@ -133,8 +138,9 @@ struct JobReconciler::Pass {
   std::string key, ns, name, id;
   json job;
   JobState& state;
-  job::JobSpec spec;
-  json status;  // the status this pass wants
+  job::JobSpec spec;          // the parts `ballast run` shares
+  WeightedJobSpec kube_spec;  // all of it
+  json status;                // the status this pass wants
   int64_t generation = 0;
   std::string now;
   std::optional<coordinator::JobView> view;
@@ -218,26 +224,23 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
 }
 
 StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
-  BALLAST_RETURN_IF_ERROR(TakeWriteResults(pass));
+  const Status written = TakeWriteResults(pass);
+  if (!written.ok() && !pass.fail_reason.empty()) {
+    return Fail(pass, pass.fail_reason, written.message());
+  }
+  BALLAST_RETURN_IF_ERROR(written);
   const std::string phase = pass.status.value("phase", "");
   if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
 
   // The spec changes only with the generation: parse it once per generation.
   if (pass.state.spec_generation != pass.generation) {
-    const json manifest = {{"apiVersion", kApiVersion},
-                           {"kind", kJobKind},
-                           {"metadata", {{"name", pass.name}}},
-                           {"spec", pass.job["spec"]}};
-    auto spec = job::ParseJob(manifest.dump(), "spec");
-    if (!spec.ok()) {
-      const std::string message = WithoutPosition(spec.status().message());
-      const bool policy = message.find("policy") != std::string::npos;
-      return Fail(pass, policy ? "InvalidPolicy" : "InvalidSpec", message);
-    }
-    pass.state.spec = std::move(*spec);
+    ParsedSpec parsed = ParseWeightedJobSpec(pass.job.value("spec", json::object()), pass.name);
+    if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
+    pass.state.spec = std::move(*parsed.spec);
     pass.state.spec_generation = pass.generation;
   }
-  pass.spec = pass.state.spec;
+  pass.spec = pass.state.spec.job;
+  pass.kube_spec = pass.state.spec;
   pass.status["items"] = pass.spec.workload.items;
 
   const auto deadline = pass.spec.active_deadline_s;
@@ -254,8 +257,10 @@ StatusOr<ReconcileResult> JobReconciler::Run(Pass& pass) {
     if (!resolved.ok()) return Fail(pass, pass.fail_reason, resolved.status().message());
     profile = std::move(*resolved);
   }
-  BALLAST_RETURN_IF_ERROR(EnsureToken(pass));
-  if (pass.job["spec"].value("suspend", false)) return Suspend(pass);
+  const Status token = EnsureToken(pass);
+  if (Permanent(token)) return Fail(pass, "TokenSecretUnusable", token.message());
+  BALLAST_RETURN_IF_ERROR(token);
+  if (pass.kube_spec.suspend) return Suspend(pass);
 
   if (!pass.state.registered) {
     const Status registered = Register(pass, *profile);
@@ -353,9 +358,14 @@ Status JobReconciler::TakeWriteResults(Pass& pass) {
     }
   }
   if (!status_error.ok()) {
-    SubmitStatus(pass);  // again, paced by the backoff of this failed pass
+    // Again, paced by the backoff of this failed pass; a write the API
+    // server refuses (Invalid) is not retried by the driver.
+    if (!Permanent(status_error)) SubmitStatus(pass);
     return status_error;
   }
+  // The API server refused the job's pods or Secret as they are built from
+  // its spec: trying again cannot help, the job fails.
+  if (Permanent(create_error)) pass.fail_reason = "WorkerPodRefused";
   return create_error;
 }
 
@@ -368,20 +378,20 @@ StatusOr<fuzzy::Profile> JobReconciler::ResolveProfile(Pass& pass) {
         "those that do, and crds/profiles/ holds the shipped ones",
         pass.spec.profile));
   }
-  auto profile = fuzzy::ParseProfile(profile_object->dump(), "WeightProfile " + pass.spec.profile);
+  auto profile = fuzzy::ProfileFromJson(*profile_object);
   if (!profile.ok()) {
     pass.fail_reason = "InvalidProfile";
     return Status::Invalid(fmt::format("WeightProfile '{}' is invalid: {}", pass.spec.profile,
-                                       WithoutPosition(profile.status().message())));
+                                       profile.status().message()));
   }
   return profile;
 }
 
 Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
-  const json& spec = pass.job["spec"];
-  const json selector = spec.value("nodeSelector", json::object());
-  const json tolerations = spec.value("tolerations", json::array());
+  const json selector = pass.kube_spec.node_selector;
+  const json& tolerations = pass.kube_spec.tolerations;
   std::vector<fuzzy::NodeFacts> facts;
+  std::map<std::string, double> declared_speeds;  // of the nodes that declare one
   std::vector<std::string> excluded;
   for (const auto& node_object : caches_.nodes.List()) {
     const json& node = *node_object;
@@ -391,6 +401,7 @@ Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
       continue;
     }
     fuzzy::NodeFacts fact{node["metadata"]["name"], {}};
+    if (auto speed = DeclaredSpeed(node)) declared_speeds[fact.name] = *speed;
     const json labels = node["metadata"].value("labels", json::object());
     for (const auto& [key, value] : labels.items()) {
       fact.labels[key] = value.get<std::string>();
@@ -446,6 +457,7 @@ Status JobReconciler::Register(Pass& pass, const fuzzy::Profile& profile) {
     state.base_items[row.value("name", "")] = row.value("items", uint64_t{0});
   }
   state.weights = std::move(weights);
+  state.declared_speeds = std::move(declared_speeds);
   if (!pass.status.contains("startTime")) pass.status["startTime"] = pass.now;
 
   std::vector<std::string> listed;
@@ -582,33 +594,31 @@ Status JobReconciler::ManagePods(Pass& pass) {
       const auto started = ParseRfcTime(status.value("startTime", ""));
       if (started) makespan += state.registered_wall - *started;
     }
-    double work = 0;
-    double speeds = 0;
-    uint64_t session_items = 0;
-    for (const auto& worker : view.workers) {
-      session_items += worker.items;
-      if (worker.busy_s <= 0 || worker.cost <= 0) continue;
-      work += worker.cost;
-      speeds += worker.cost / worker.busy_s;
-    }
-    double ideal = speeds > 0 ? work / speeds : 0;
-    if (session_items > 0) ideal *= static_cast<double>(view.items) / session_items;
+    const EfficiencyFigures figures = ComputeEfficiency(view, makespan, state.declared_speeds);
     status["completionTime"] = pass.now;
-    status["makespanSeconds"] = std::round(makespan * 1000) / 1000;
-    status["idealSeconds"] = std::round(ideal * 1000) / 1000;
-    status["efficiency"] = makespan > 0 ? std::round(ideal / makespan * 1000) / 1000 : 0.0;
+    status["makespanSeconds"] = Rounded(makespan);
+    status["idealSeconds"] = Rounded(figures.ideal_s);
+    status["efficiency"] = Rounded(figures.efficiency);
+    std::string nominal;
+    if (figures.nominal_efficiency) {
+      status["nominalIdealSeconds"] = Rounded(*figures.nominal_ideal_s);
+      status["nominalEfficiency"] = Rounded(*figures.nominal_efficiency);
+      nominal = fmt::format(", nominal {:.3f}", *figures.nominal_efficiency);
+    }
     status["workers"] = 0;
     status.erase("checkpoint");  // the result is final
-    Transition(
-        pass, "Succeeded", false, "Completed",
-        fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f})", view.items,
-                    makespan, view.workers.size(), status["efficiency"].get<double>()));
+    Transition(pass, "Succeeded", false, "Completed",
+               fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f}{})",
+                           view.items, makespan, view.workers.size(),
+                           status["efficiency"].get<double>(), nominal));
     SetCondition(status, {"Complete", true, "AllItemsFinished", "every item's result is merged"},
                  pass.generation, pass.now);
     return Status::Ok();
   }
   if (state.failures > pass.spec.backoff_limit && alive == 0) {
-    status["checkpoint"] = coordinator::CheckpointToJson(*coordinator_.TakeCheckpoint(pass.id));
+    if (auto checkpoint = coordinator_.TakeCheckpoint(pass.id)) {
+      status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
+    }
     Transition(pass, "Failed", true, "BackoffLimitExceeded",
                fmt::format("{} worker pods failed (backoffLimit {}) and none is left",
                            state.failures, pass.spec.backoff_limit));
@@ -750,11 +760,15 @@ StatusOr<ReconcileResult> JobReconciler::AfterFinish(Pass& pass) {
       return ReconcileResult{kPodsLeavingRetry};
     }
   }
-  const json& spec = pass.job["spec"];
-  if (!spec.contains("ttlSecondsAfterFinished")) return ReconcileResult{};
+  // Read on its own: a job whose spec failed to parse may still have a TTL.
+  const json* ttl_field =
+      json_read::Find(pass.job.value("spec", json::object()), "ttlSecondsAfterFinished");
+  if (!ttl_field) return ReconcileResult{};
+  const auto ttl = json_read::Int(*ttl_field, "spec.ttlSecondsAfterFinished", 0, INT32_MAX);
+  if (!ttl.ok()) return ReconcileResult{};  // the API server's schema refuses it already
   const auto finished = ParseRfcTime(pass.status.value("completionTime", ""));
   if (!finished) return ReconcileResult{};
-  const double left = *finished + spec["ttlSecondsAfterFinished"].get<double>() - WallNow();
+  const double left = *finished + static_cast<double>(*ttl) - WallNow();
   if (left > 0) return ReconcileResult{milliseconds(static_cast<int64_t>(left * 1000) + 1)};
   {
     // The final status first: whoever watches the job sees it finish.
@@ -766,8 +780,7 @@ StatusOr<ReconcileResult> JobReconciler::AfterFinish(Pass& pass) {
   options.precondition_uid = state.uid;
   Status deleted = client_.Delete(WeightedJobs().In(pass.ns).Named(pass.name), options);
   if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) return deleted;
-  spdlog::info("deleted finished job job={} ttlSecondsAfterFinished={}", pass.key,
-               spec["ttlSecondsAfterFinished"].dump());
+  spdlog::info("deleted finished job job={} ttlSecondsAfterFinished={}", pass.key, *ttl);
   return ReconcileResult{};
 }
 

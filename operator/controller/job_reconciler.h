@@ -3,7 +3,12 @@
 // caches and the coordinator's view of the job, and makes the world match:
 //
 //   spec invalid / profile missing  -> Failed (InvalidSpec, InvalidPolicy,
-//                                       ProfileNotFound, InvalidProfile)
+//                                       ProfileNotFound, InvalidProfile), the
+//                                       message naming the field's path
+//                                       (weighted_job.h, fuzzy/profile_json.h)
+//   the API server refuses the job's -> Failed (WorkerPodRefused,
+//   pods or Secret (Invalid)            TokenSecretUnusable): retrying the
+//                                       same objects cannot help
 //   no session at the coordinator   -> weigh the eligible nodes with the
 //                                       profile and register the job (resuming
 //                                       from status.checkpoint when there is one)
@@ -15,8 +20,11 @@
 //   a node not Ready                -> the worker is lost, its pod deleted
 //   spec.suspend                    -> checkpoint, forget the session, delete
 //                                       the pods; phase Suspended
-//   all items finished              -> Complete; the session lingers while the
-//                                       pods exit, then is forgotten
+//   all items finished              -> Complete, with the efficiency measured
+//                                       and, when every node declares a speed,
+//                                       nominal (job_efficiency.h); the session
+//                                       lingers while the pods exit, then is
+//                                       forgotten
 //   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
 //   finished + ttlSecondsAfterFinished -> the job is deleted
 //
@@ -33,9 +41,9 @@
 // always writes the newest status a pass handed it. A task that failed
 // queues the job again (`requeue`) and makes its next pass fail with the
 // task's error, so the driver's backoff and logging apply as to any failed
-// pass; created pods queue the job through the pod cache. Deletes (failed pods,
-// suspend, TTL) and a restarted operator's reading of an existing Secret stay
-// in the pass: they are rare.
+// pass (an Invalid or Terminal error is not retried: common/status.h); created pods queue the job
+// through the pod cache. Deletes (failed pods, suspend, TTL) and a restarted operator's reading of
+// an existing Secret stay in the pass: they are rare.
 //
 // Thread-safety: Reconcile may run on several threads for different keys at
 // once (the work queue never hands one key to two workers).
@@ -102,8 +110,10 @@ class JobReconciler {
   JobReconciler& operator=(const JobReconciler&) = delete;
 
   // One pass over the job `key` ("namespace/name"). Returns when to look
-  // again, or an error the driver retries with backoff (an API request that
-  // failed). Never throws.
+  // again, or an error: Unavailable, Conflict, NotFound (an API request that
+  // failed) the driver retries with backoff; Invalid or Terminal (a request
+  // the API server refuses as it is, an object that cannot be read) it logs
+  // once and does not retry. Never throws.
   StatusOr<ReconcileResult> Reconcile(const std::string& key);
 
   // The coordinator's id of a job: "<namespace>.<name>" (a namespace has no

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "coordinator/server.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/node_selection.h"
 #include "operator/controller/resources.h"
@@ -256,17 +257,29 @@ class Operator::Impl {
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       reconcile_cpu_seconds_.Observe(ThreadCpuSeconds() - cpu_start);
       Record(seconds, result.ok());
-      if (!result.ok()) {
+      if (!result.ok() && Retried(result.status().code())) {
         spdlog::info("reconcile failed job={} retries={} error=\"{}\"", *key,
                      queue_.NumRequeues(*key), result.status().ToString());
         queue_.Done(*key);
         queue_.AddRateLimited(*key);
         continue;
       }
+      if (!result.ok()) {
+        // Retrying cannot help (common/status.h): logged once here, and the
+        // job is looked at again only when it, its pods or its nodes change.
+        spdlog::info("reconcile refused, not retried job={} error=\"{}\"", *key,
+                     result.status().ToString());
+      }
       queue_.Forget(*key);
       queue_.Done(*key);
-      if (result->requeue_after) queue_.AddAfter(*key, *result->requeue_after);
+      if (result.ok() && result->requeue_after) queue_.AddAfter(*key, *result->requeue_after);
     }
+  }
+
+  // Whether a pass that failed with `code` is tried again with backoff: all
+  // but Invalid and Terminal, as common/status.h promises.
+  static bool Retried(StatusCode code) {
+    return code != StatusCode::kInvalid && code != StatusCode::kTerminal;
   }
 
   void Record(double seconds, bool ok) {

@@ -38,6 +38,7 @@ cat >"$tmp/status.json" <<JSON
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
+  "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
   "checkpoint": {"finished": [[0, 63000]], "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}}}
 }}
 JSON
@@ -54,9 +55,9 @@ expect_eq "node table" "pi4b-0=5 pi3b-0=1" \
 kubectl get wj primes -n "$ns" >"$tmp/get"
 grep -qE '^primes +Running +42% +3 +0\.93 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"
 kubectl get wj primes -n "$ns" -o wide >"$tmp/wide"
-grep -qE '^primes +Running +42% +3 +0\.93 +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
+grep -qE '^primes +Running +42% +3 +0\.93 +0\.57 +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
   fail "kubectl get wj -o wide row: $(cat "$tmp/wide")"
-pass "kubectl get wj shows phase, progress, workers, efficiency (-o wide: profile, items)"
+pass "kubectl get wj shows phase, progress, workers, efficiency (-o wide: nominal efficiency, profile, items)"
 
 # A spec update leaves the status alone and moves the generation.
 kubectl patch wj primes -n "$ns" --type merge -p '{"spec":{"suspend":true}}' >/dev/null

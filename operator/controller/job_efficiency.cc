@@ -1,0 +1,60 @@
+#include "operator/controller/job_efficiency.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "balance/efficiency.h"
+
+namespace ballast::controller {
+
+std::optional<double> DeclaredSpeed(const nlohmann::json& node) {
+  const auto annotations =
+      node.value("/metadata/annotations"_json_pointer, nlohmann::json::object());
+  const auto found = annotations.find(std::string(kNodeSpeedAnnotation));
+  if (found == annotations.end() || !found->is_string()) return std::nullopt;
+  const std::string text = found->get<std::string>();
+  double speed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), speed);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(speed) ||
+      speed <= 0) {
+    return std::nullopt;
+  }
+  return speed;
+}
+
+EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double makespan_s,
+                                    const std::map<std::string, double>& declared_speeds) {
+  double cost = 0;
+  double measured_speeds = 0;
+  double cpu_s = 0;
+  double nominal_speeds = 0;
+  bool all_declared = !view.workers.empty();
+  uint64_t session_items = 0;
+  for (const auto& worker : view.workers) {
+    session_items += worker.items;
+    cpu_s += worker.cpu_s;
+    const auto declared = declared_speeds.find(worker.name);
+    if (declared == declared_speeds.end()) {
+      all_declared = false;
+    } else {
+      nominal_speeds += declared->second;
+    }
+    if (worker.busy_s <= 0 || worker.cost <= 0) continue;
+    cost += worker.cost;
+    measured_speeds += worker.cost / worker.busy_s;
+  }
+  // The share of the job this session ran (1 unless it resumed).
+  const double scale =
+      session_items > 0 ? static_cast<double>(view.items) / static_cast<double>(session_items) : 1;
+  EfficiencyFigures figures;
+  figures.ideal_s = balance::IdealSeconds(cost, measured_speeds) * scale;
+  figures.efficiency = balance::Efficiency(figures.ideal_s, makespan_s);
+  const double nominal = balance::IdealSeconds(cpu_s, nominal_speeds) * scale;
+  if (all_declared && nominal > 0) {
+    figures.nominal_ideal_s = nominal;
+    figures.nominal_efficiency = balance::Efficiency(nominal, makespan_s);
+  }
+  return figures;
+}
+
+}  // namespace ballast::controller

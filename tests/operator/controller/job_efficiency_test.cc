@@ -1,0 +1,103 @@
+// The efficiency figures of a finished job (operator/controller/
+// job_efficiency.h): the measured figure hides contention, the nominal one
+// (declared node speeds) shows it, and it appears only when every node
+// declares a speed.
+#include "operator/controller/job_efficiency.h"
+
+#include <gtest/gtest.h>
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+coordinator::WorkerView Worker(const std::string& name, uint64_t items, double cost, double busy_s,
+                               double cpu_s) {
+  coordinator::WorkerView worker;
+  worker.name = name;
+  worker.items = items;
+  worker.cost = cost;
+  worker.busy_s = busy_s;
+  worker.cpu_s = cpu_s;
+  return worker;
+}
+
+// The 4-node test bed's shape: declared 1.0 + 0.5 + 0.5 + 0.2 = 2.2 cores,
+// every worker busy the whole 10 s makespan, but the machine gave each only
+// `share` of its declared speed (CPU seconds = share x speed x 10 s).
+coordinator::JobView Contended(double share) {
+  coordinator::JobView view;
+  view.items = 220;
+  view.done = true;
+  const std::pair<const char*, double> nodes[] = {
+      {"pi5", 1.0}, {"pi4-a", 0.5}, {"pi4-b", 0.5}, {"pi3", 0.2}};
+  for (const auto& [name, speed] : nodes) {
+    const double cost = speed * 100;  // cost delivered in proportion to speed
+    view.workers.push_back(
+        Worker(name, static_cast<uint64_t>(cost), cost, /*busy_s=*/10, share * speed * 10));
+  }
+  return view;
+}
+
+const std::map<std::string, double> kDeclared = {
+    {"pi5", 1.0}, {"pi4-a", 0.5}, {"pi4-b", 0.5}, {"pi3", 0.2}};
+
+TEST(JobEfficiencyTest, ContentionHidesInTheMeasuredFigureAndShowsInTheNominalOne) {
+  // Every node looks as fast as it was while busy all along: measured 1.0.
+  // The machine gave them 0.6 of what they declare: W = 0.6 x 2.2 x 10 =
+  // 13.2 CPU seconds over 2.2 declared cores is 6 s of ideal, 0.6 of 10 s.
+  const EfficiencyFigures figures = ComputeEfficiency(Contended(0.6), 10, kDeclared);
+  EXPECT_DOUBLE_EQ(figures.ideal_s, 10);
+  EXPECT_DOUBLE_EQ(figures.efficiency, 1);
+  ASSERT_TRUE(figures.nominal_efficiency);
+  EXPECT_NEAR(*figures.nominal_ideal_s, 6, 1e-9);
+  EXPECT_NEAR(*figures.nominal_efficiency, 0.6, 1e-9);
+}
+
+TEST(JobEfficiencyTest, NoNominalFigureWhenANodeDeclaresNoSpeed) {
+  auto declared = kDeclared;
+  declared.erase("pi3");
+  const EfficiencyFigures figures = ComputeEfficiency(Contended(0.6), 10, declared);
+  EXPECT_DOUBLE_EQ(figures.efficiency, 1);
+  EXPECT_FALSE(figures.nominal_efficiency);
+  EXPECT_FALSE(figures.nominal_ideal_s);
+}
+
+TEST(JobEfficiencyTest, NoNominalFigureWhenNoCpuSecondsWereReported) {
+  const EfficiencyFigures figures = ComputeEfficiency(Contended(0), 10, kDeclared);
+  EXPECT_FALSE(figures.nominal_efficiency);
+}
+
+TEST(JobEfficiencyTest, AResumedSessionIsScaledToTheWholeJob) {
+  coordinator::JobView view = Contended(1);
+  view.items = 440;  // this session ran half of the job's items
+  const EfficiencyFigures figures = ComputeEfficiency(view, 40, kDeclared);
+  EXPECT_DOUBLE_EQ(figures.ideal_s, 20);
+  EXPECT_DOUBLE_EQ(figures.efficiency, 0.5);
+  EXPECT_NEAR(*figures.nominal_ideal_s, 20, 1e-9);
+}
+
+TEST(JobEfficiencyTest, NothingMeasuredGivesZeroNotNan) {
+  coordinator::JobView view;
+  view.items = 10;
+  const EfficiencyFigures figures = ComputeEfficiency(view, 0, {});
+  EXPECT_EQ(figures.ideal_s, 0);
+  EXPECT_EQ(figures.efficiency, 0);
+  EXPECT_FALSE(figures.nominal_efficiency);
+}
+
+TEST(JobEfficiencyTest, DeclaredSpeedIsAFinitePositiveNumberOrNothing) {
+  auto node = [](const json& value) {
+    return json{{"metadata", {{"annotations", {{std::string(kNodeSpeedAnnotation), value}}}}}};
+  };
+  EXPECT_EQ(DeclaredSpeed(node("0.5")), 0.5);
+  EXPECT_EQ(DeclaredSpeed(node("2")), 2.0);
+  for (const json& bad :
+       {json("abc"), json("-1"), json("0"), json("1e400"), json("nan"), json("0.5x"), json(0.5)}) {
+    EXPECT_FALSE(DeclaredSpeed(node(bad))) << bad.dump();
+  }
+  EXPECT_FALSE(DeclaredSpeed(json{{"metadata", {{"name", "n"}}}}));
+}
+
+}  // namespace
+}  // namespace ballast::controller
