@@ -39,6 +39,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "coordinator/job_host.h"
 #include "coordinator/job_session.h"
 
 namespace ballast::coordinator {
@@ -49,13 +50,13 @@ struct ServerOptions {
   double wait_timeout_s = 10;  // a held "wait" or signal request answers after this
 };
 
-class Server {
+class Server : public JobHost {
  public:
   // Opens the listener. Returns Unavailable when the address cannot be bound.
   static StatusOr<std::unique_ptr<Server>> Start(const ServerOptions& options);
   // Closes the listener; held requests are answered 503 (the jobs are not
   // done, only this server is), unlike RemoveJob's "done".
-  ~Server();
+  ~Server() override;
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -66,17 +67,17 @@ class Server {
   // Registers a job; its clock starts now; config.session, when empty, is
   // drawn at random. Returns Invalid as JobSession::Create does, or Conflict
   // when a job of that id exists.
-  Status AddJob(JobConfig config);
+  Status AddJob(JobConfig config) override;
   // Forgets a job; held requests of it are answered "done".
-  void RemoveJob(const std::string& job);
+  void RemoveJob(const std::string& job) override;
   // Declares a worker lost (its process or pod died). NotFound when unknown.
-  Status WorkerLost(const std::string& job, const std::string& worker);
+  Status WorkerLost(const std::string& job, const std::string& worker) override;
   // A snapshot of the job; nullopt when unknown. Times are seconds since
   // the job was added.
-  std::optional<JobView> View(const std::string& job) const;
+  std::optional<JobView> View(const std::string& job) const override;
   // The job's finished items and merged result, to resume from; nullopt when
   // unknown.
-  std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const;
+  std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const override;
   // Blocks until the job is finished or `timeout` passes; returns Finished().
   bool WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const;
 

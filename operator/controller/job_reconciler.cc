@@ -148,7 +148,7 @@ struct JobReconciler::Pass {
   std::string fail_reason;  // set by Register with an Invalid status
 };
 
-JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::Server& coordinator,
+JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::JobHost& coordinator,
                              Caches caches, EventRecorder& events, ReconcilerOptions options)
     : client_(client),
       coordinator_(coordinator),

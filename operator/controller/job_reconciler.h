@@ -59,7 +59,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "coordinator/server.h"
+#include "coordinator/job_host.h"
 #include "fuzzy/profile.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/worker_objects.h"
@@ -103,7 +103,7 @@ struct ReconcileResult {
 class JobReconciler {
  public:
   // Every reference must outlive the reconciler.
-  JobReconciler(kube::KubeClient& client, coordinator::Server& coordinator, Caches caches,
+  JobReconciler(kube::KubeClient& client, coordinator::JobHost& coordinator, Caches caches,
                 EventRecorder& events, ReconcilerOptions options);
   ~JobReconciler();
   JobReconciler(const JobReconciler&) = delete;
@@ -166,7 +166,7 @@ class JobReconciler {
   JobState& StateFor(const std::string& key, const nlohmann::json& job);
 
   kube::KubeClient& client_;
-  coordinator::Server& coordinator_;
+  coordinator::JobHost& coordinator_;
   const Caches caches_;
   EventRecorder& events_;
   const ReconcilerOptions options_;
