@@ -1,49 +1,19 @@
-// JobReconciler: the level-triggered reconciler of WeightedJobs. Each pass
-// reads the job, its pods, the nodes and the profile from the informers'
-// caches and the coordinator's view of the job, and makes the world match:
+// JobReconciler: the level-triggered reconciler of WeightedJobs, in three
+// steps per pass:
 //
-//   spec invalid / profile missing  -> Failed (InvalidSpec, InvalidPolicy,
-//                                       ProfileNotFound, InvalidProfile), the
-//                                       message naming the field's path
-//                                       (weighted_job.h, fuzzy/profile_json.h)
-//   the API server refuses the job's -> Failed (WorkerPodRefused,
-//   pods or Secret (Invalid)            TokenSecretUnusable): retrying the
-//                                       same objects cannot help
-//   no session at the coordinator   -> weigh the eligible nodes with the
-//                                       profile and register the job (resuming
-//                                       from status.checkpoint when there is one)
-//   a node's pod missing            -> create it (deterministic name, owned by
-//                                       the job, affinity to the node)
-//   a pod Failed                    -> the worker is lost (its work returns to
-//                                       the pool), the pod is deleted and made
-//                                       again while failures <= backoffLimit
-//   a node not Ready                -> the worker is lost, its pod deleted
-//   spec.suspend                    -> checkpoint, forget the session, delete
-//                                       the pods; phase Suspended
-//   all items finished              -> Complete, with the efficiency measured
-//                                       and, when every node declares a speed,
-//                                       nominal (job_efficiency.h); the session
-//                                       lingers while the pods exit, then is
-//                                       forgotten
-//   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
-//   finished + ttlSecondsAfterFinished -> the job is deleted
+//   gather   the job (its spec parsed once per generation:
+//            weighted_job.h), its pods, the nodes and the profile from the
+//            informers' caches; the coordinator's view and checkpoint of the
+//            job; what the job's writes in flight left (Executor::Collect);
+//            for a job that started under an earlier operator, the token its
+//            Secret holds
+//   decide   Decide (decide.h): pure; the status the job should have, the
+//            memory for the next pass, the actions
+//   execute  Executor::Execute (executor.h): the coordinator's and the API
+//            server's part of the actions; creates and status writes go to
+//            its writer pool, so a pass never waits for them
 //
-// and writes status (conditions, per-node table, progress, result, the
-// checkpoint) when it changed: at once when the phase or a condition moved,
-// otherwise at most every status_interval. The checkpoint in status is what a
-// restarted operator resumes from.
-//
-// A pass never waits for the API server on its hot path: a new job's token
-// Secret and its pods, and every status write, go to a pool of writer
-// threads. A job has at most one create task and one status task in flight;
-// while its create task runs, and until the pod cache shows what it created,
-// its passes create nothing more (no duplicate requests); the status task
-// always writes the newest status a pass handed it. A task that failed
-// queues the job again (`requeue`) and makes its next pass fail with the
-// task's error, so the driver's backoff and logging apply as to any failed
-// pass (an Invalid or Terminal error is not retried: common/status.h); created pods queue the job
-// through the pod cache. Deletes (failed pods, suspend, TTL) and a restarted operator's reading of
-// an existing Secret stay in the pass: they are rare.
+// What Decide does in each state, and why, is written in decide.h.
 //
 // Thread-safety: Reconcile may run on several threads for different keys at
 // once (the work queue never hands one key to two workers).
@@ -56,12 +26,12 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/status.h"
 #include "coordinator/job_host.h"
-#include "fuzzy/profile.h"
+#include "operator/controller/decide.h"
 #include "operator/controller/event_recorder.h"
+#include "operator/controller/executor.h"
 #include "operator/controller/worker_objects.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
@@ -124,58 +94,27 @@ class JobReconciler {
   size_t TrackedJobs() const;
 
   struct JobState;
-  struct Pass;
-  struct Writes;
 
  private:
-  StatusOr<ReconcileResult> Run(Pass& pass);
-  StatusOr<ReconcileResult> Fail(Pass& pass, const std::string& reason, const std::string& message);
-  StatusOr<ReconcileResult> AfterFinish(Pass& pass);
-  StatusOr<ReconcileResult> Suspend(Pass& pass);
-  Status EnsureToken(Pass& pass);
-  // Takes what the job's write tasks left for this pass: their errors, a
-  // Secret created, a token adopted from an existing Secret of this job.
-  Status TakeWriteResults(Pass& pass);
-  // Creates the job's token Secret `secret` (holding `token`) in `ns`, or
-  // finds it made already: the token in effect, which differs from `token`
-  // when an earlier operator of this job created the Secret. Deletes a
-  // Secret of this name that an earlier job left, and reports Unavailable.
-  StatusOr<std::string> CreateOrReadSecret(const std::string& ns, const nlohmann::json& secret,
-                                           const std::string& uid, const std::string& token);
-  // Hands the Secret (if still to be made) and `pods` to a writer thread.
-  void SubmitCreates(Pass& pass, std::vector<nlohmann::json> pods);
-  // The task SubmitCreates hands over, on a writer thread.
-  void RunCreates(const std::string& key, const std::string& ns, const std::string& uid,
-                  const std::string& token, const std::optional<nlohmann::json>& secret,
-                  const std::vector<nlohmann::json>& pods, Writes& writes);
-  // Hands `status` to the job's status task, starting one if none runs.
-  void SubmitStatus(Pass& pass);
-  void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,
-                     std::shared_ptr<Writes> writes);
-  StatusOr<fuzzy::Profile> ResolveProfile(Pass& pass);
-  Status Register(Pass& pass, const fuzzy::Profile& profile);
-  Status ManagePods(Pass& pass);
-  // Creates `pods` in namespace `ns`, several at once; the first error.
-  Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods);
-  Status WriteStatus(Pass& pass, bool force);
-  void Transition(Pass& pass, const std::string& phase, bool warning, const std::string& reason,
-                  const std::string& message);
-  Status DeletePods(Pass& pass);
-  kube::ObjectPtr PodOf(const Pass& pass, const std::string& node) const;
+  StatusOr<ReconcileResult> RunPass(const std::string& key, const nlohmann::json& job,
+                                    JobState& state);
+  // The inputs of Decide that come from the caches and the coordinator.
+  void GatherWorld(const JobState& state, DecideInput& input) const;
+  // The token in the job's Secret, for a job that started under an earlier
+  // operator; sets input.refusal when the Secret cannot be used.
+  Status ReadToken(const nlohmann::json& job, const JobState& state, DecideInput& input);
   void Forget(const std::string& key);
   JobState& StateFor(const std::string& key, const nlohmann::json& job);
 
-  kube::KubeClient& client_;
   coordinator::JobHost& coordinator_;
   const Caches caches_;
-  EventRecorder& events_;
   const ReconcilerOptions options_;
+  const DecideOptions decide_options_;
 
   mutable std::mutex mu_;  // guards the map; a JobState is used by one worker at a time
   std::map<std::string, std::unique_ptr<JobState>> states_;
 
-  struct WritePool;
-  std::unique_ptr<WritePool> writers_;  // last: joined first, while the rest is alive
+  Executor executor_;  // last: its writer pool is joined first, while the rest is alive
 };
 
 }  // namespace ballast::controller

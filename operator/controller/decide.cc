@@ -1,0 +1,291 @@
+// Decide: the flow of one pass (decide.h). The per-pod and status-building
+// parts are in decide_pods.cc.
+#include "operator/controller/decide.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+#include "common/json_read.h"
+#include "fuzzy/profile_json.h"
+#include "operator/controller/decide_internal.h"
+#include "operator/controller/job_status.h"
+#include "operator/controller/node_selection.h"
+
+namespace ballast::controller {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace decide {
+
+std::optional<double> ParseRfcTime(const std::string& text) {
+  std::tm tm{};
+  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+  return static_cast<double>(timegm(&tm));
+}
+
+bool OwnedBy(const json& object, const std::string& uid) {
+  const json* metadata = json_read::Find(object, "metadata");
+  const json* owners = metadata ? json_read::Find(*metadata, "ownerReferences") : nullptr;
+  if (!owners || !owners->is_array()) return false;
+  for (const auto& owner : *owners) {
+    if (owner.is_object() && owner.value("uid", "") == uid) return true;
+  }
+  return false;
+}
+
+bool Deleting(const json& object) {
+  return object.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string();
+}
+
+std::string PodPhase(const json& pod) { return pod.value("/status/phase"_json_pointer, ""); }
+
+std::string PodName(const json& pod) { return pod.value("/metadata/name"_json_pointer, ""); }
+
+std::string PodUid(const json& pod) { return pod.value("/metadata/uid"_json_pointer, ""); }
+
+void Pass::Event(bool warning, std::string reason, std::string message) {
+  actions.push_back(RecordEvent{warning, std::move(reason), std::move(message)});
+}
+
+void Pass::Transition(const std::string& phase, bool warning, const std::string& reason,
+                      const std::string& message) {
+  const bool changed = status.value("phase", "") != phase;
+  status["phase"] = phase;
+  const bool running = phase == "Running";
+  const bool progressing = running || phase == "Pending";
+  const auto& now = in.now.rfc3339;
+  bool moved = SetCondition(status, {"Ready", running, reason, message}, in.generation, now);
+  moved |= SetCondition(status, {"Progressing", progressing, reason, message}, in.generation, now);
+  transition |= changed || moved;
+  if (changed) Event(warning, reason, message);
+}
+
+void Pass::HandStatus(bool force) {
+  if (memory.status == status) return;
+  const bool due = in.now.steady - memory.last_write >= options.status_interval;
+  if (!force && !transition && !due) return;
+  memory.status = status;
+  memory.last_write = in.now.steady;
+  actions.push_back(WriteStatus{status});
+  status_handed = true;
+}
+
+void Pass::DeletePods() {
+  for (const auto& pod : in.pods) {
+    if (!OwnedBy(pod, uid) || Deleting(pod)) continue;
+    if (PodPhase(pod) == "Succeeded") continue;  // finished workers stay, as a Job's pods do
+    actions.push_back(DeletePod{PodName(pod), ""});
+  }
+}
+
+bool Pass::OwnedPodsLeft() const {
+  return std::any_of(in.pods.begin(), in.pods.end(),
+                     [&](const json& pod) { return OwnedBy(pod, uid); });
+}
+
+}  // namespace decide
+
+namespace {
+
+using decide::Pass;
+
+constexpr milliseconds kNoNodesRetry{10000};
+constexpr milliseconds kPodsLeavingRetry{500};
+constexpr milliseconds kAtOnce{1};  // a session was just registered: look at it
+
+void AfterFinish(Pass& pass) {
+  const bool failed = pass.status.value("phase", "") == "Failed";
+  if (failed) pass.DeletePods();
+  JobMemory& memory = pass.memory;
+  if (memory.registered) {
+    // A finished job stays registered while its workers hear "done" and exit.
+    bool pods_running = false;
+    for (const auto& pod : pass.in.pods) {
+      if (!decide::OwnedBy(pod, pass.uid)) continue;
+      const std::string phase = decide::PodPhase(pod);
+      pods_running |= phase == "Running" || phase == "Pending";
+    }
+    const bool lingered =
+        memory.done_at && pass.in.now.steady - *memory.done_at > pass.options.linger;
+    if (!failed && pods_running && !lingered) {
+      pass.requeue_after = kPodsLeavingRetry;
+      return;
+    }
+    pass.actions.push_back(RemoveJob{});
+    memory.registered = false;
+  }
+  const auto& spec = pass.in.job->value("spec", json::object());
+  const json* ttl_field = json_read::Find(spec, "ttlSecondsAfterFinished");
+  if (!ttl_field) return;
+  const auto ttl = json_read::Int(*ttl_field, "spec.ttlSecondsAfterFinished", 0, INT32_MAX);
+  const auto finished = decide::ParseRfcTime(pass.status.value("completionTime", ""));
+  if (!ttl.ok() || !finished) return;
+  const double left = *finished + static_cast<double>(*ttl) - pass.in.now.wall;
+  if (left > 0) {
+    pass.requeue_after = milliseconds(static_cast<int64_t>(left * 1000) + 1);
+    return;
+  }
+  // The final status first: whoever watches the job sees it finish.
+  if (pass.status_handed || !pass.in.writes.status_written) {
+    pass.requeue_after = kPodsLeavingRetry;
+    return;
+  }
+  pass.actions.push_back(DeleteJob{pass.uid});
+}
+
+void Fail(Pass& pass, const std::string& reason, const std::string& message) {
+  if (pass.memory.registered && pass.in.checkpoint) {
+    pass.status["checkpoint"] = coordinator::CheckpointToJson(*pass.in.checkpoint);
+  }
+  pass.status["completionTime"] = pass.in.now.rfc3339;
+  pass.status["workers"] = 0;
+  pass.Transition("Failed", true, reason, message);
+  SetCondition(pass.status, {"Failed", true, reason, message}, pass.in.generation,
+               pass.in.now.rfc3339);
+  pass.HandStatus(true);
+  AfterFinish(pass);
+}
+
+void Suspend(Pass& pass) {
+  pass.DeletePods();
+  const bool pods_left = pass.OwnedPodsLeft();
+  JobMemory& memory = pass.memory;
+  if (memory.registered) {
+    // Workers hand back their leases as they stop; save what they finished
+    // once they are gone.
+    if (pods_left) {
+      pass.requeue_after = kPodsLeavingRetry;
+      return;
+    }
+    if (const auto& checkpoint = pass.in.checkpoint) {
+      pass.status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
+      pass.status["completedItems"] = checkpoint->completed.size();
+      pass.status["progress"] =
+          ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
+      pass.status["result"] = checkpoint->result.ToJson();
+    }
+    pass.actions.push_back(RemoveJob{});
+    memory.registered = false;
+  }
+  pass.status["workers"] = 0;
+  const std::string message =
+      fmt::format("spec.suspend is true; {} of {} items kept",
+                  pass.status.value("completedItems", uint64_t{0}), pass.spec().job.workload.items);
+  pass.Transition("Suspended", false, "Suspended", message);
+  pass.transition |= SetCondition(pass.status, {"Suspended", true, "SuspendedByUser", message},
+                                  pass.in.generation, pass.in.now.rfc3339);
+  pass.HandStatus(false);
+  if (pods_left) pass.requeue_after = kPodsLeavingRetry;
+}
+
+// The profile the job names, parsed; nullopt after failing the job.
+std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
+  const std::string& name = pass.spec().job.profile;
+  if (!pass.in.profile) {
+    Fail(pass, "ProfileNotFound",
+         fmt::format("WeightProfile '{}' does not exist (spec.profile); `kubectl get "
+                     "weightprofiles` lists those that do, and crds/profiles/ holds the shipped "
+                     "ones",
+                     name));
+    return std::nullopt;
+  }
+  auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
+  if (!profile.ok()) {
+    Fail(pass, "InvalidProfile",
+         fmt::format("WeightProfile '{}' is invalid: {}", name, profile.status().message()));
+    return std::nullopt;
+  }
+  return std::move(*profile);
+}
+
+// Takes what the job's writes left: a Secret made, or a token found in an
+// existing Secret of this job, which replaces the session's.
+void TakeWrites(Pass& pass) {
+  JobMemory& memory = pass.memory;
+  const WritesInFlight& writes = pass.in.writes;
+  if (writes.secret_created) memory.secret_pending = false;
+  if (writes.adopted_token && *writes.adopted_token != memory.token) {
+    // An earlier operator made this job's Secret before it could record the
+    // job's start: the workers read that token, so the session takes it.
+    memory.token = *writes.adopted_token;
+    memory.secret_pending = false;
+    if (memory.registered) {
+      pass.actions.push_back(RemoveJob{});
+      memory.registered = false;
+    }
+  }
+}
+
+// Takes the token to use: the one held, one the reconciler read from the
+// job's Secret, or a fresh one whose Secret is still to be made.
+void EnsureToken(Pass& pass) {
+  JobMemory& memory = pass.memory;
+  if (!memory.token.empty()) return;
+  if (pass.in.secret_token) {
+    memory.token = *pass.in.secret_token;
+    return;
+  }
+  memory.token = pass.in.fresh_token;
+  memory.secret_pending = true;
+}
+
+// The job's session at the coordinator, or why there is none yet.
+void Register(Pass& pass, const fuzzy::Profile& profile) {
+  auto registration = decide::Registration(pass, profile);
+  if (!registration) return;  // failed or pending: the pass said why
+  pass.actions.push_back(RegisterJob{std::move(*registration)});
+  pass.requeue_after = kAtOnce;
+}
+
+void Run(Pass& pass) {
+  TakeWrites(pass);
+  const std::string phase = pass.status.value("phase", "");
+  if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
+  const ParsedSpec& parsed = *pass.in.spec;
+  if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
+  if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
+  pass.status["items"] = pass.spec().job.workload.items;
+  const auto deadline = pass.spec().job.active_deadline_s;
+  const auto started = decide::ParseRfcTime(pass.status.value("startTime", ""));
+  if (deadline && started && pass.in.now.wall - *started > *deadline) {
+    return Fail(pass, "DeadlineExceeded",
+                fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
+  }
+  // The coordinator forgot the session (it restarted): register it again.
+  if (pass.memory.registered && !pass.in.view) pass.memory.registered = false;
+  std::optional<fuzzy::Profile> profile;
+  if (!pass.memory.registered && !(profile = ResolveProfile(pass))) return;
+  EnsureToken(pass);
+  if (pass.spec().suspend) return Suspend(pass);
+  if (!pass.memory.registered) return Register(pass, *profile);
+  decide::ManagePods(pass);
+  pass.HandStatus(false);
+  const std::string now_phase = pass.status.value("phase", "");
+  if (now_phase == "Failed" || now_phase == "Succeeded") return AfterFinish(pass);
+  milliseconds next = pass.options.status_interval;
+  if (deadline && started) {
+    const double left = *started + *deadline - pass.in.now.wall;
+    next = std::min(next, milliseconds(static_cast<int64_t>(std::max(0.0, left) * 1000) + 1));
+  }
+  pass.requeue_after = next;
+}
+
+}  // namespace
+
+Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options) {
+  Pass pass(input, memory, options);
+  pass.status["observedGeneration"] = input.generation;
+  Run(pass);
+  Decision decision;
+  decision.memory = std::move(pass.memory);
+  decision.status = std::move(pass.status);
+  decision.actions = std::move(pass.actions);
+  decision.requeue_after = pass.requeue_after;
+  return decision;
+}
+
+}  // namespace ballast::controller

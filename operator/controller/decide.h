@@ -1,0 +1,159 @@
+// Decide: what the operator does with one WeightedJob, as a pure function of
+// what it sees — the job and its parsed spec, the job's pods, the nodes, the
+// WeightProfile, the coordinator's view of the job, the writes still in
+// flight and the time — and of what it remembers from earlier passes
+// (JobMemory). It returns the status the job should have, the memory for the
+// next pass, and the actions that make the world match (plain data, carried
+// out by the Executor). No I/O, no clock, no randomness of its own: `now` and
+// a fresh token are inputs, so tests are exact and take microseconds.
+//
+//   spec invalid / profile missing  -> Failed (InvalidSpec, InvalidPolicy,
+//                                       ProfileNotFound, InvalidProfile)
+//   no session at the coordinator   -> weigh the eligible nodes, RegisterJob
+//                                       (from status.checkpoint when there is one)
+//   no eligible node                -> Pending, Ready False NoEligibleNodes,
+//                                       look again in 10 s
+//   a node's pod missing            -> CreateObjects (with the token Secret
+//                                       while it is still to be made)
+//   a pod Failed                    -> WorkerLost, DeletePod (uid precondition);
+//                                       replaced while failures <= backoffLimit,
+//                                       past it Failed (BackoffLimitExceeded)
+//   a node not Ready                -> WorkerLost, its pod deleted; back when Ready
+//   spec.suspend                    -> pods deleted, checkpoint kept once they
+//                                       are gone, session removed; Suspended
+//   all items finished              -> Succeeded with the efficiency figures;
+//                                       the session lingers while pods exit
+//   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
+//   finished + ttlSecondsAfterFinished -> DeleteJob once the final status is written
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "coordinator/job_session.h"
+#include "fuzzy/model.h"
+#include "operator/controller/weighted_job.h"
+#include "operator/controller/worker_objects.h"
+
+namespace ballast::controller {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// The time of a pass, in the three forms it is used in.
+struct PassTime {
+  double wall = 0;      // seconds since the epoch (deadlines, TTL)
+  SteadyTime steady{};  // status pacing, linger
+  std::string rfc3339;  // conditions, startTime, completionTime
+};
+
+// What the operator remembers of a job between passes (the rest it reads
+// again each pass). Decide returns the next one.
+struct JobMemory {
+  std::string token;               // the job's token ("" until made or read)
+  bool secret_pending = false;     // the Secret holding `token` is still to be created
+  bool registered = false;         // the coordinator runs a session of this job
+  std::vector<std::string> nodes;  // the session's workers, one per node
+  fuzzy::WeightResult weights;     // the session's weights, in `nodes` order
+  std::map<std::string, double> declared_speeds;  // ballast.io/emulated-speed of its nodes
+  std::map<std::string, uint64_t> base_items;     // items per node before this session
+  std::set<std::string> lost_nodes;               // not Ready: worker lost, pod deleted
+  std::set<std::string> counted_failures;         // uids of failed pods already counted
+  uint32_t failures = 0;
+  bool resumed = false;                              // the session started from a checkpoint
+  double registered_wall = 0;                        // when the session started
+  nlohmann::json status = nlohmann::json::object();  // as last handed to the writer
+  SteadyTime last_write{};
+  std::optional<SteadyTime> done_at;
+};
+
+// What the Executor reports of the job's writes in flight.
+struct WritesInFlight {
+  bool creating = false;                     // a Secret-and-pods task is queued or running
+  std::set<std::string> on_their_way;        // pods created, not in the pod cache yet
+  bool secret_created = false;               // the Secret holding the token exists now
+  std::optional<std::string> adopted_token;  // the Secret found holds this token
+  bool status_written = true;                // the API server has the last status handed over
+};
+
+struct DecideOptions {
+  WorkerPodSettings pods;  // coordinator_job is filled in per job
+  std::chrono::milliseconds status_interval{2000};
+  double start_timeout_s = 120;
+  std::chrono::milliseconds linger{30000};
+};
+
+struct DecideInput {
+  std::string ns, name;
+  std::string id;                       // the job's id at the coordinator
+  const nlohmann::json* job = nullptr;  // the WeightedJob object (required)
+  int64_t generation = 0;
+  const ParsedSpec* spec = nullptr;  // of this generation (required)
+  std::vector<nlohmann::json> pods;  // pods labelled with the job's name
+  std::vector<nlohmann::json> nodes;
+  std::optional<nlohmann::json> profile;              // the WeightProfile spec.profile names
+  std::optional<coordinator::JobView> view;           // nullopt: no session
+  std::optional<coordinator::Checkpoint> checkpoint;  // of the session, when there is one
+  WritesInFlight writes;
+  // The token in the job's Secret, when the reconciler read it (a job that
+  // started under an earlier operator, memory.token empty).
+  std::optional<std::string> secret_token;
+  std::string fresh_token;  // a new random token, used when one must be made
+  // A write the API server refused as built (Invalid): the job fails with
+  // reason `refusal_reason` (WorkerPodRefused, TokenSecretUnusable).
+  std::string refusal_reason;
+  std::string refusal;  // the message; "" when nothing was refused
+  PassTime now;
+};
+
+// --- actions -----------------------------------------------------------------
+struct RegisterJob {
+  coordinator::JobConfig config;
+};
+struct RemoveJob {};
+struct WorkerLost {
+  std::string node;
+};
+struct CreateObjects {
+  std::optional<nlohmann::json> secret;  // the token Secret, when still to be made
+  std::string token;                     // the token the session holds
+  std::vector<nlohmann::json> pods;
+};
+struct DeletePod {
+  std::string name;
+  std::string uid;  // precondition; "" for none
+};
+struct WriteStatus {
+  nlohmann::json status;
+};
+struct DeleteJob {
+  std::string uid;  // precondition
+};
+struct RecordEvent {
+  bool warning = false;
+  std::string reason;
+  std::string message;
+};
+using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, CreateObjects, DeletePod,
+                            WriteStatus, DeleteJob, RecordEvent>;
+
+struct Decision {
+  JobMemory memory;             // for the next pass
+  nlohmann::json status;        // what the job's status should be
+  std::vector<Action> actions;  // in order
+  std::optional<std::chrono::milliseconds> requeue_after;
+};
+
+// The decision for one pass. `memory` is what the previous pass returned (a
+// default one for a job seen the first time, with status = the job's status).
+// Never fails: what is wrong with the job becomes its status.
+Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options);
+
+}  // namespace ballast::controller

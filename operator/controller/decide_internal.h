@@ -1,0 +1,70 @@
+// The parts of Decide (decide.h) shared by its two files: the state of one
+// pass and the helpers that read pods. Private to decide*.cc and their tests.
+//
+// Thread-safety: a Pass belongs to one call of Decide.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "operator/controller/decide.h"
+
+namespace ballast::controller::decide {
+
+// Seconds since the epoch of an RFC 3339 UTC time; nullopt when it does not parse.
+std::optional<double> ParseRfcTime(const std::string& text);
+// True when `object` has an owner reference with `uid`.
+bool OwnedBy(const nlohmann::json& object, const std::string& uid);
+// True when `object` has a deletionTimestamp.
+bool Deleting(const nlohmann::json& object);
+std::string PodPhase(const nlohmann::json& pod);
+std::string PodName(const nlohmann::json& pod);
+std::string PodUid(const nlohmann::json& pod);
+
+struct Pass {
+  Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
+      : in(input),
+        options(decide_options),
+        memory(previous),
+        status(previous.status),
+        uid(input.job->value("/metadata/uid"_json_pointer, "")) {}
+
+  const WeightedJobSpec& spec() const { return *in.spec->spec; }  // requires a valid spec
+  // Appends a RecordEvent.
+  void Event(bool warning, std::string reason, std::string message);
+  // Sets the phase and the Ready / Progressing conditions that go with it;
+  // an Event when the phase changes.
+  void Transition(const std::string& phase, bool warning, const std::string& reason,
+                  const std::string& message);
+  // Hands `status` to the writer when it changed and the phase or a
+  // condition moved, `force`, or status_interval passed since the last one.
+  void HandStatus(bool force);
+  // DeletePod for every pod of the job that is not finished or going.
+  void DeletePods();
+  bool OwnedPodsLeft() const;
+
+  const DecideInput& in;
+  const DecideOptions& options;
+  JobMemory memory;
+  nlohmann::json status;
+  const std::string uid;
+  std::vector<Action> actions;
+  std::optional<std::chrono::milliseconds> requeue_after;
+  bool transition = false;     // phase or a condition moved: write at once
+  bool status_handed = false;  // this pass handed a status to the writer
+};
+
+// The session's configuration: the eligible nodes weighed with `profile`,
+// resuming from status.checkpoint; records the session in pass.memory and
+// the Started / Resumed event. nullopt when the job waits for nodes (Pending,
+// NoEligibleNodes) or failed (InvalidProfile, InvalidCheckpoint).
+std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile);
+
+// Pods of a running session: creates the missing, replaces the failed (up to
+// backoffLimit), loses the workers of nodes not Ready; then the status the
+// view gives (per-node table, progress, result, checkpoint; Succeeded with the
+// efficiency figures when done, Failed past backoffLimit).
+void ManagePods(Pass& pass);
+
+}  // namespace ballast::controller::decide

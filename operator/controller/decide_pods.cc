@@ -1,0 +1,325 @@
+// Decide's registration of a session and its management of a running one's
+// pods and status (decide_internal.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "operator/controller/decide_internal.h"
+#include "operator/controller/job_efficiency.h"
+#include "operator/controller/job_status.h"
+#include "operator/controller/node_selection.h"
+
+namespace ballast::controller::decide {
+
+using nlohmann::json;
+
+namespace {
+
+// `value` to three decimals, as status shows seconds and ratios.
+double Rounded(double value) { return std::round(value * 1000) / 1000; }
+
+// "exit code 3: <message>" of a failed pod's worker container, for events.
+std::string PodFailure(const json& pod) {
+  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
+    const json terminated = container.value("/state/terminated"_json_pointer, json::object());
+    if (terminated.empty()) continue;
+    std::string text = fmt::format("exit code {}", terminated.value("exitCode", -1));
+    const std::string message = terminated.value("message", "");
+    if (!message.empty()) text += ": " + message.substr(0, 300);
+    return text;
+  }
+  return pod.value("/status/reason"_json_pointer, std::string("no container status"));
+}
+
+struct Eligible {
+  std::vector<fuzzy::NodeFacts> facts;
+  std::map<std::string, double> declared_speeds;
+  std::vector<std::string> excluded;  // why each other node cannot run a worker
+};
+
+Eligible EligibleNodes(const Pass& pass) {
+  const json selector = pass.spec().node_selector;
+  Eligible eligible;
+  for (const json& node : pass.in.nodes) {
+    const std::string why = Ineligibility(node, selector, pass.spec().tolerations);
+    if (!why.empty()) {
+      eligible.excluded.push_back(why);
+      continue;
+    }
+    fuzzy::NodeFacts fact{node.value("/metadata/name"_json_pointer, ""), {}};
+    if (auto speed = DeclaredSpeed(node)) eligible.declared_speeds[fact.name] = *speed;
+    const json labels = node.value("/metadata/labels"_json_pointer, json::object());
+    for (const auto& [key, value] : labels.items()) {
+      if (value.is_string()) fact.labels[key] = value.get<std::string>();
+    }
+    eligible.facts.push_back(std::move(fact));
+  }
+  std::sort(eligible.facts.begin(), eligible.facts.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return eligible;
+}
+
+void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
+  std::string message = "no node can run a worker";
+  if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
+  pass.status["phase"] = "Pending";
+  pass.transition |= SetCondition(pass.status, {"Ready", false, "NoEligibleNodes", message},
+                                  pass.in.generation, pass.in.now.rfc3339);
+  pass.HandStatus(false);
+  pass.requeue_after = std::chrono::milliseconds(10000);
+}
+
+void FailInPass(Pass& pass, const std::string& reason, const std::string& message) {
+  pass.status["completionTime"] = pass.in.now.rfc3339;
+  pass.status["workers"] = 0;
+  pass.Transition("Failed", true, reason, message);
+  SetCondition(pass.status, {"Failed", true, reason, message}, pass.in.generation,
+               pass.in.now.rfc3339);
+  pass.HandStatus(true);
+}
+
+void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::WeightResult weights,
+                     std::map<std::string, double> declared_speeds) {
+  JobMemory& memory = pass.memory;
+  memory.registered = true;
+  memory.resumed = config.resume.has_value();
+  memory.registered_wall = pass.in.now.wall;
+  memory.done_at.reset();
+  memory.nodes.clear();
+  for (const auto& node : weights.nodes) memory.nodes.push_back(node.name);
+  memory.base_items.clear();
+  for (const auto& row : pass.status.value("nodes", json::array())) {
+    memory.base_items[row.value("name", "")] = row.value("items", uint64_t{0});
+  }
+  memory.weights = std::move(weights);
+  memory.declared_speeds = std::move(declared_speeds);
+  if (!pass.status.contains("startTime")) pass.status["startTime"] = pass.in.now.rfc3339;
+}
+
+void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
+  std::vector<std::string> listed;
+  for (const auto& node : pass.memory.weights.nodes) {
+    listed.push_back(fmt::format("{} {:g}", node.name, node.weight));
+  }
+  const auto& job = pass.spec().job;
+  const bool resumed = pass.memory.resumed;
+  const std::string message =
+      resumed ? fmt::format("resumed from the checkpoint at {} of {} items; weights {}",
+                            config.resume->completed.size(), job.workload.items,
+                            fmt::join(listed, ", "))
+              : fmt::format("started on {} nodes with policy {}; weights {}", listed.size(),
+                            job.policy.name, fmt::join(listed, ", "));
+  pass.Event(false, resumed ? "Resumed" : "Started", message);
+}
+
+}  // namespace
+
+std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile) {
+  Eligible eligible = EligibleNodes(pass);
+  if (eligible.facts.empty()) {
+    WaitForNodes(pass, eligible.excluded);
+    return std::nullopt;
+  }
+  auto weights = fuzzy::ComputeWeights(profile, eligible.facts);
+  if (!weights.ok()) {
+    FailInPass(pass, "InvalidProfile", weights.status().message());
+    return std::nullopt;
+  }
+  for (const auto& warning : weights->warnings) pass.Event(true, "NodeLabelDefaulted", warning);
+  const auto& job = pass.spec().job;
+  coordinator::JobConfig config;
+  config.id = pass.in.id;
+  config.token = pass.memory.token;
+  config.workload = job.workload;
+  config.policy = job.policy;
+  config.lease_seconds = job.lease_seconds;
+  config.start_timeout_s = pass.options.start_timeout_s;
+  for (const auto& node : weights->nodes) config.workers.push_back({node.name, node.weight});
+  if (pass.status.contains("checkpoint")) {
+    auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, pass.status["checkpoint"]);
+    if (!checkpoint.ok()) {
+      FailInPass(pass, "InvalidCheckpoint",
+                 "status.checkpoint cannot be resumed: " + checkpoint.status().message());
+      return std::nullopt;
+    }
+    config.resume = std::move(*checkpoint);
+  }
+  RememberSession(pass, config, std::move(*weights), std::move(eligible.declared_speeds));
+  AnnounceSession(pass, config);
+  pass.HandStatus(false);
+  return config;
+}
+
+namespace {
+
+// What ManagePods counts while it walks the session's nodes.
+struct PodCount {
+  int running = 0;
+  int alive = 0;  // pods that may still compute (Pending or Running), or about to be made
+  std::vector<json> missing;
+};
+
+const json* PodOf(const Pass& pass, const std::string& node) {
+  const std::string name = WorkerPodName(pass.in.name, node);
+  for (const json& pod : pass.in.pods) {
+    if (PodName(pod) == name) return &pod;
+  }
+  return nullptr;
+}
+
+const json* NodeNamed(const Pass& pass, const std::string& name) {
+  for (const json& node : pass.in.nodes) {
+    if (node.value("/metadata/name"_json_pointer, "") == name) return &node;
+  }
+  return nullptr;
+}
+
+void LoseNode(Pass& pass, const std::string& node, const json* pod, bool owned) {
+  const bool done = pass.in.view->done;
+  if (pass.memory.lost_nodes.insert(node).second && !done) {
+    pass.actions.push_back(WorkerLost{node});
+    pass.Event(
+        true, "NodeNotReady",
+        fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
+  }
+  if (owned && !Deleting(*pod)) pass.actions.push_back(DeletePod{PodName(*pod), ""});
+}
+
+void CountFailure(Pass& pass, const std::string& node, const json& pod) {
+  const uint32_t limit = pass.spec().job.backoff_limit;
+  if (pass.memory.counted_failures.insert(PodUid(pod)).second) {
+    const uint32_t failures = ++pass.memory.failures;
+    pass.actions.push_back(WorkerLost{node});
+    pass.Event(true, "WorkerFailed",
+               fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
+                           PodName(pod), node, PodFailure(pod), failures, limit,
+                           failures <= limit ? ", replacing it" : ", not replaced"));
+  }
+  if (!Deleting(pod)) pass.actions.push_back(DeletePod{PodName(pod), PodUid(pod)});
+}
+
+void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
+  const json* pod = PodOf(pass, node);
+  const json* node_object = NodeNamed(pass, node);
+  const bool owned = pod && OwnedBy(*pod, pass.uid);
+  const bool done = pass.in.view->done;
+  if (!node_object || !NodeReady(*node_object)) return LoseNode(pass, node, pod, owned);
+  if (pass.memory.lost_nodes.erase(node) && !done) {
+    pass.Event(false, "NodeReady",
+               fmt::format("node {} is Ready again; its worker starts again", node));
+  }
+  if (!pod) {
+    if (done || pass.memory.failures > pass.spec().job.backoff_limit) return;
+    const std::string name = WorkerPodName(pass.in.name, node);
+    if (!pass.in.writes.creating && !pass.in.writes.on_their_way.contains(name)) {
+      WorkerPodSettings settings = pass.options.pods;
+      settings.coordinator_job = pass.in.id;
+      count.missing.push_back(BuildWorkerPod(*pass.in.job, node, settings));
+    }
+    ++count.alive;
+    return;
+  }
+  if (!owned) return;  // an earlier job's pod of this name, on its way out
+  const std::string phase = PodPhase(*pod);
+  if (phase == "Running") ++count.running;
+  if ((phase == "Running" || phase == "Pending") && !Deleting(*pod)) ++count.alive;
+  if (phase == "Failed" || (phase == "Succeeded" && !done)) CountFailure(pass, node, *pod);
+}
+
+void NodeTable(Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  json rows = json::array();
+  for (size_t i = 0; i < view.workers.size() && i < pass.memory.weights.nodes.size(); ++i) {
+    const auto& worker = view.workers[i];
+    const auto& weight = pass.memory.weights.nodes[i];
+    rows.push_back(
+        {{"name", worker.name},
+         {"weight", weight.weight},
+         {"score", std::round(weight.score * 1e4) / 1e4},
+         {"estimatedSpeed",
+          worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0},
+         {"items", pass.memory.base_items[worker.name] + worker.items},
+         {"steals", worker.cuts},
+         {"pod", WorkerPodName(pass.in.name, worker.name)}});
+  }
+  pass.status["nodes"] = rows;
+}
+
+void Succeed(Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  JobMemory& memory = pass.memory;
+  if (!memory.done_at) memory.done_at = pass.in.now.steady;
+  double makespan = view.finished_at - view.started_at;
+  if (memory.resumed) {
+    const auto started = ParseRfcTime(pass.status.value("startTime", ""));
+    if (started) makespan += memory.registered_wall - *started;
+  }
+  const EfficiencyFigures figures = ComputeEfficiency(view, makespan, memory.declared_speeds);
+  json& status = pass.status;
+  status["completionTime"] = pass.in.now.rfc3339;
+  status["makespanSeconds"] = Rounded(makespan);
+  status["idealSeconds"] = Rounded(figures.ideal_s);
+  status["efficiency"] = Rounded(figures.efficiency);
+  std::string nominal;
+  if (figures.nominal_efficiency) {
+    status["nominalIdealSeconds"] = Rounded(*figures.nominal_ideal_s);
+    status["nominalEfficiency"] = Rounded(*figures.nominal_efficiency);
+    nominal = fmt::format(", nominal {:.3f}", *figures.nominal_efficiency);
+  }
+  status["workers"] = 0;
+  status.erase("checkpoint");  // the result is final
+  pass.Transition(
+      "Succeeded", false, "Completed",
+      fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f}{})", view.items,
+                  makespan, view.workers.size(), status["efficiency"].get<double>(), nominal));
+  SetCondition(status, {"Complete", true, "AllItemsFinished", "every item's result is merged"},
+               pass.in.generation, pass.in.now.rfc3339);
+}
+
+void RunningStatus(Pass& pass, const PodCount& count) {
+  const uint32_t limit = pass.spec().job.backoff_limit;
+  if (pass.in.checkpoint) {
+    pass.status["checkpoint"] = coordinator::CheckpointToJson(*pass.in.checkpoint);
+  }
+  if (pass.memory.failures > limit && count.alive == 0) {
+    const std::string message = fmt::format(
+        "{} worker pods failed (backoffLimit {}) and none is left", pass.memory.failures, limit);
+    pass.status["completionTime"] = pass.in.now.rfc3339;
+    pass.Transition("Failed", true, "BackoffLimitExceeded", message);
+    SetCondition(pass.status, {"Failed", true, "BackoffLimitExceeded", "worker pods failed"},
+                 pass.in.generation, pass.in.now.rfc3339);
+    return;
+  }
+  const std::string workers =
+      fmt::format("{} of {} workers running", count.running, pass.memory.nodes.size());
+  pass.Transition(count.running > 0 ? "Running" : "Pending", false,
+                  count.running > 0 ? "WorkersRunning" : "WaitingForWorkers", workers);
+  pass.transition |=
+      SetCondition(pass.status, {"Suspended", false, "NotSuspended", "spec.suspend is false"},
+                   pass.in.generation, pass.in.now.rfc3339);
+}
+
+}  // namespace
+
+void ManagePods(Pass& pass) {
+  PodCount count;
+  for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
+  if (!count.missing.empty()) {
+    std::optional<json> secret;
+    if (pass.memory.secret_pending) secret = BuildTokenSecret(*pass.in.job, pass.memory.token);
+    pass.actions.push_back(
+        CreateObjects{std::move(secret), pass.memory.token, std::move(count.missing)});
+  }
+  const coordinator::JobView& view = *pass.in.view;
+  pass.status["failedPods"] = pass.memory.failures;
+  pass.status["workers"] = count.running;
+  pass.status["completedItems"] = view.completed;
+  pass.status["progress"] = ProgressText(view.completed, view.items);
+  pass.status["result"] = view.result.ToJson();
+  NodeTable(pass);
+  if (view.done) return Succeed(pass);
+  RunningStatus(pass, count);
+}
+
+}  // namespace ballast::controller::decide

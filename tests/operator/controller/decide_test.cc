@@ -1,0 +1,519 @@
+// Decide (operator/controller/decide.h): the operator's behaviour as a pure
+// function, pass by pass, with no control plane and no coordinator: each
+// test builds what a pass sees (the job, its pods, the nodes, the profile,
+// the coordinator's view, the writes in flight, the time) and checks the
+// status, the memory and the actions.
+#include "operator/controller/decide.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "operator/controller/job_status.h"
+#include "yaml_to_json.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+constexpr double kStart = 1'800'000'000;  // the wall clock of the first pass
+// seed 000's boards (examples/nodes/seed000.yaml), in the order Decide sorts them.
+const std::vector<std::string> kNodes = {"pi3b-worker", "pi4b-master", "pi4b-worker"};
+
+json FromYamlFile(const std::string& path) {
+  std::ifstream in(std::string(BALLAST_SOURCE_DIR) + "/" + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return testing::YamlToJson(text.str());
+}
+
+json ShippedProfile() { return FromYamlFile("crds/profiles/raspberry-pi.yaml"); }
+
+// The Node `name` of seed 000 with every label the profile reads, and a
+// declared speed of half a core.
+json Node(const std::string& name, bool ready = true) {
+  json labels = json::object();
+  const json seed000 = FromYamlFile("examples/nodes/seed000.yaml");
+  for (const auto& node : seed000["nodes"]) {
+    if (node["name"] == name) labels = node["labels"];
+  }
+  for (auto& [key, value] : labels.items()) {
+    if (!value.is_string()) value = value.dump();  // the API server holds strings
+  }
+  return {
+      {"metadata",
+       {{"name", name},
+        {"labels", labels},
+        {"annotations", {{"ballast.io/emulated-speed", "0.5"}}}}},
+      {"status",
+       {{"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
+}
+
+// "2027-01-15T08:00:00Z" for 1800000000.
+std::string Rfc3339(double wall) {
+  const std::time_t seconds = static_cast<std::time_t>(wall);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+json Pod(const std::string& node, const std::string& phase, const std::string& uid) {
+  return {{"metadata",
+           {{"name", "p-" + node},
+            {"uid", uid},
+            {"ownerReferences", json::array({{{"uid", "job-uid"}}})}}},
+          {"status", {{"phase", phase}}}};
+}
+
+// A session of 2000 items on kNodes; `completed` of them done.
+coordinator::JobView View(uint64_t completed, bool done = false) {
+  coordinator::JobView view;
+  view.items = 2000;
+  view.completed = completed;
+  view.done = done;
+  view.started_at = 0;
+  view.finished_at = done ? 10 : 0;
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    coordinator::WorkerView worker;
+    worker.name = kNodes[i];
+    // An equal share each, the remainder to the last.
+    worker.items =
+        completed / kNodes.size() + (i + 1 == kNodes.size() ? completed % kNodes.size() : 0);
+    worker.cost = static_cast<double>(worker.items);
+    worker.busy_s = done ? 8 : 1;
+    worker.cpu_s = done ? 4 : 0;
+    view.workers.push_back(worker);
+  }
+  return view;
+}
+
+// What one test's passes see; each field may be changed between passes.
+struct World {
+  json job = {
+      {"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "job-uid"}, {"generation", 1}}},
+      {"spec", {{"workload", {{"primes", {{"limit", 4000}}}}}, {"backoffLimit", 1}}}};
+  std::vector<json> pods;
+  std::vector<json> nodes = {Node(kNodes[0]), Node(kNodes[1]), Node(kNodes[2])};
+  std::optional<json> profile = ShippedProfile();
+  std::optional<coordinator::JobView> view;
+  WritesInFlight writes;
+  std::optional<std::string> secret_token;
+  std::string refusal_reason, refusal;
+  double wall = kStart;
+  SteadyTime steady = SteadyTime{} + std::chrono::hours(1);
+  JobMemory memory;
+
+  // One pass: Decide on what is set, its memory kept for the next.
+  Decision Pass() {
+    const ParsedSpec spec = ParseWeightedJobSpec(job["spec"], "p");
+    DecideInput input;
+    input.ns = "ns";
+    input.name = "p";
+    input.id = "ns.p";
+    input.job = &job;
+    input.generation = job["metadata"]["generation"];
+    input.spec = &spec;
+    input.pods = pods;
+    input.nodes = nodes;
+    input.profile = profile;
+    input.view = view;
+    if (view) input.checkpoint = coordinator::Checkpoint{};
+    input.writes = writes;
+    input.secret_token = secret_token;
+    input.fresh_token = "fresh";
+    input.refusal_reason = refusal_reason;
+    input.refusal = refusal;
+    input.now = {wall, steady, Rfc3339(wall)};
+    Decision decision = Decide(input, memory, DecideOptions{});
+    memory = decision.memory;
+    return decision;
+  }
+};
+
+template <typename T>
+std::vector<T> ActionsOf(const Decision& decision) {
+  std::vector<T> out;
+  for (const auto& action : decision.actions) {
+    if (const auto* a = std::get_if<T>(&action)) out.push_back(*a);
+  }
+  return out;
+}
+
+std::vector<std::string> EventReasons(const Decision& decision) {
+  std::vector<std::string> out;
+  for (const auto& event : ActionsOf<RecordEvent>(decision)) out.push_back(event.reason);
+  return out;
+}
+
+std::string ConditionReason(const json& status, const std::string& type) {
+  for (const auto& condition : status.value("conditions", json::array())) {
+    if (condition["type"] == type) return condition["reason"];
+  }
+  return "";
+}
+
+// A world whose job has been registered and whose pods run.
+World Running() {
+  World world;
+  world.Pass();  // registers
+  world.view = View(0);
+  world.Pass();  // creates the pods
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
+  }
+  world.Pass();
+  return world;
+}
+
+TEST(DecideTest, ANewJobIsWeighedAndRegisteredOnEveryEligibleNodeWithAFreshToken) {
+  World world;
+  const Decision decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  const coordinator::JobConfig& config = registered[0].config;
+  EXPECT_EQ(config.id, "ns.p");
+  EXPECT_EQ(config.token, "fresh");
+  ASSERT_EQ(config.workers.size(), 3u);
+  EXPECT_EQ(config.workers[0].name, "pi3b-worker");
+  EXPECT_LT(config.workers[0].speed, config.workers[1].speed) << "a Pi 3B weighs less";
+  EXPECT_FALSE(config.resume);
+  EXPECT_TRUE(decision.memory.registered);
+  EXPECT_TRUE(decision.memory.secret_pending);
+  EXPECT_EQ(decision.status["startTime"], "2027-01-15T08:00:00Z");
+  EXPECT_EQ(decision.requeue_after, milliseconds(1));
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Started"});
+}
+
+TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
+  World world;
+  world.Pass();
+  world.view = View(0);
+  Decision decision = world.Pass();
+  auto creates = ActionsOf<CreateObjects>(decision);
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_TRUE(creates[0].secret);
+  EXPECT_EQ(creates[0].token, "fresh");
+  ASSERT_EQ(creates[0].pods.size(), 3u);
+  EXPECT_EQ(creates[0].pods[0]["metadata"]["name"], "p-pi3b-worker");
+  EXPECT_EQ(decision.status["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(decision.status, "Ready"), "WaitingForWorkers");
+
+  world.writes.creating = true;  // the task runs: nothing is made twice
+  EXPECT_TRUE(ActionsOf<CreateObjects>(world.Pass()).empty());
+  world.writes = {};
+  world.writes.secret_created = true;
+  world.writes.on_their_way = {"p-pi3b-worker", "p-pi4b-master", "p-pi4b-worker"};
+  EXPECT_TRUE(ActionsOf<CreateObjects>(world.Pass()).empty());
+  EXPECT_FALSE(world.memory.secret_pending);
+  world.writes = {};
+  world.pods = {Pod("pi3b-worker", "Running", "u0")};  // two pods went missing
+  creates = ActionsOf<CreateObjects>(world.Pass());
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_FALSE(creates[0].secret) << "the Secret exists";
+  EXPECT_EQ(creates[0].pods.size(), 2u);
+}
+
+TEST(DecideTest, RunningPodsMakeTheJobRunningAndStatusShowsTheView) {
+  World world = Running();
+  world.view = View(600);
+  world.steady += std::chrono::seconds(3);  // past the status interval
+  const Decision decision = world.Pass();
+  EXPECT_EQ(decision.status["phase"], "Running");
+  EXPECT_EQ(decision.status["workers"], 3);
+  EXPECT_EQ(decision.status["progress"], "30%");
+  EXPECT_EQ(decision.status["nodes"].size(), 3u);
+  EXPECT_EQ(decision.status["nodes"][1]["pod"], "p-pi4b-master");
+  EXPECT_TRUE(decision.status.contains("checkpoint"));
+  EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
+  EXPECT_EQ(decision.requeue_after, milliseconds(2000));
+}
+
+TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceAndOtherwiseAtMostEveryInterval) {
+  World world = Running();
+  world.view = View(300);
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "progress alone waits";
+  world.steady += std::chrono::seconds(3);
+  EXPECT_EQ(ActionsOf<WriteStatus>(world.Pass()).size(), 1u);
+  world.steady += std::chrono::seconds(3);
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "nothing changed";
+  world.pods[0]["status"]["phase"] = "Pending";  // a condition's message moves
+  EXPECT_EQ(ActionsOf<WriteStatus>(world.Pass()).size(), 1u);
+}
+
+TEST(DecideTest, AFailedPodIsLostDeletedByUidAndReplacedWithinBackoffLimit) {
+  World world = Running();
+  world.pods[1]["status"]["phase"] = "Failed";
+  Decision decision = world.Pass();
+  const auto lost = ActionsOf<WorkerLost>(decision);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].node, "pi4b-master");
+  const auto deletes = ActionsOf<DeletePod>(decision);
+  ASSERT_EQ(deletes.size(), 1u);
+  EXPECT_EQ(deletes[0].name, "p-pi4b-master");
+  EXPECT_EQ(deletes[0].uid, "pod-uid-1");
+  EXPECT_EQ(decision.status["failedPods"], 1);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WorkerFailed"});
+  // The same failed pod seen again is not counted again.
+  EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty());
+  EXPECT_EQ(world.memory.failures, 1u);
+  world.pods.erase(world.pods.begin() + 1);  // deleted: made again
+  const auto creates = ActionsOf<CreateObjects>(world.Pass());
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_EQ(creates[0].pods[0]["metadata"]["name"], "p-pi4b-master");
+}
+
+TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
+  World world = Running();
+  for (auto& pod : world.pods) pod["status"]["phase"] = "Failed";
+  Decision decision = world.Pass();
+  EXPECT_EQ(decision.memory.failures, 3u);
+  EXPECT_EQ(decision.status["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "BackoffLimitExceeded");
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_FALSE(decision.memory.registered);
+  world.pods.clear();
+  world.view.reset();
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty());
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty()) << "a failed job stays failed";
+}
+
+TEST(DecideTest, ANodeThatIsNotReadyLosesItsWorkerAndGetsOneAgainWhenReady) {
+  World world = Running();
+  world.nodes[2] = Node("pi4b-worker", /*ready=*/false);
+  Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<WorkerLost>(decision).size(), 1u);
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).at(0).name, "p-pi4b-worker");
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeNotReady"});
+  EXPECT_EQ(decision.memory.failures, 0u) << "a lost node is not a failed pod";
+  world.pods.pop_back();
+  EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty()) << "lost once";
+  world.nodes[2] = Node("pi4b-worker");
+  decision = world.Pass();
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeReady"});
+  EXPECT_EQ(ActionsOf<CreateObjects>(decision).at(0).pods.at(0)["metadata"]["name"],
+            "p-pi4b-worker");
+}
+
+TEST(DecideTest, AFinishedSessionSucceedsWithBothEfficienciesAndLingersWhilePodsExit) {
+  World world = Running();
+  world.view = View(2000, /*done=*/true);
+  Decision decision = world.Pass();
+  const json& status = decision.status;
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(ConditionReason(status, "Complete"), "AllItemsFinished");
+  EXPECT_EQ(status["progress"], "100%");
+  EXPECT_EQ(status["workers"], 0);
+  EXPECT_FALSE(status.contains("checkpoint"));
+  EXPECT_EQ(status["makespanSeconds"], 10);
+  EXPECT_EQ(status["idealSeconds"], 8);  // every node busy 8 s
+  EXPECT_EQ(status["efficiency"], 0.8);
+  // 12 CPU seconds over 3 x 0.5 declared cores: 8 s.
+  EXPECT_EQ(status["nominalIdealSeconds"], 8);
+  EXPECT_EQ(status["nominalEfficiency"], 0.8);
+  EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "pods still running";
+  EXPECT_EQ(decision.requeue_after, milliseconds(500));
+  for (auto& pod : world.pods) pod["status"]["phase"] = "Succeeded";
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty()) << "finished workers stay";
+}
+
+TEST(DecideTest, AFinishedSessionIsRemovedAfterTheLingerEvenWithPodsRunning) {
+  World world = Running();
+  world.view = View(2000, true);
+  world.Pass();
+  world.steady += std::chrono::seconds(31);
+  EXPECT_EQ(ActionsOf<RemoveJob>(world.Pass()).size(), 1u);
+}
+
+TEST(DecideTest, SuspendDeletesThePodsThenKeepsTheCheckpointAndResumeRegistersFromIt) {
+  World world = Running();
+  world.view = View(900);
+  world.job["spec"]["suspend"] = true;
+  world.job["metadata"]["generation"] = 2;
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
+  EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "workers hand back leases first";
+  EXPECT_EQ(decision.requeue_after, milliseconds(500));
+  world.pods.clear();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_EQ(decision.status["phase"], "Suspended");
+  EXPECT_EQ(ConditionReason(decision.status, "Suspended"), "SuspendedByUser");
+  EXPECT_TRUE(decision.status.contains("checkpoint"));
+  EXPECT_EQ(decision.status["observedGeneration"], 2);
+
+  world.view.reset();
+  world.job["spec"]["suspend"] = false;
+  world.job["metadata"]["generation"] = 3;
+  decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(registered[0].config.token, "fresh") << "the token stays";
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Resumed"});
+}
+
+TEST(DecideTest, PastActiveDeadlineTheJobFailsAndItsPodsAreDeleted) {
+  World world = Running();
+  world.job["spec"]["activeDeadlineSeconds"] = 60;
+  world.wall += 61;
+  const Decision decision = world.Pass();
+  EXPECT_EQ(decision.status["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "DeadlineExceeded");
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+}
+
+TEST(DecideTest, BeforeTheDeadlineThePassComesBackAtIt) {
+  World world = Running();
+  world.job["spec"]["activeDeadlineSeconds"] = 60;
+  world.wall += 59.5;
+  EXPECT_EQ(world.Pass().requeue_after, milliseconds(501));
+}
+
+TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
+  World world;
+  world.job["spec"]["ttlSecondsAfterFinished"] = 30;
+  world.memory.status = {{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}};
+  const double finished = 1800000000;  // 2027-01-15T08:00:00Z
+  world.wall = finished + 10;
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<DeleteJob>(decision).empty());
+  EXPECT_EQ(decision.requeue_after, milliseconds(20001));
+  world.wall = finished + 31;
+  world.writes.status_written = false;
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<DeleteJob>(decision).empty()) << "the final status first";
+  world.writes.status_written = true;
+  decision = world.Pass();
+  ASSERT_EQ(ActionsOf<DeleteJob>(decision).size(), 1u);
+  EXPECT_EQ(ActionsOf<DeleteJob>(decision)[0].uid, "job-uid");
+}
+
+TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
+  World world;
+  world.memory.status = {{"phase", "Running"}, {"startTime", Rfc3339(kStart - 60)}};
+  world.secret_token = "earlier";
+  Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
+  EXPECT_EQ(ActionsOf<RegisterJob>(decision)[0].config.token, "earlier");
+  EXPECT_FALSE(decision.memory.secret_pending);
+  world.view = View(0);
+  const auto creates = ActionsOf<CreateObjects>(world.Pass());
+  ASSERT_EQ(creates.size(), 1u);
+  EXPECT_FALSE(creates[0].secret);
+}
+
+TEST(DecideTest, ATokenTheWriterFoundInAnExistingSecretReplacesTheSessions) {
+  World world;
+  world.Pass();
+  world.view = View(0);
+  world.Pass();  // hands the Secret and pods over
+  world.writes.adopted_token = "earlier";
+  const Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_EQ(registered[0].config.token, "earlier");
+  EXPECT_FALSE(decision.memory.secret_pending);
+}
+
+TEST(DecideTest, TheCoordinatorForgettingASessionRegistersItAgain) {
+  World world = Running();
+  world.view.reset();
+  EXPECT_EQ(ActionsOf<RegisterJob>(world.Pass()).size(), 1u);
+}
+
+struct InvalidCase {
+  const char* name;
+  json spec_patch;
+  const char* reason;
+  const char* message_start;
+};
+
+TEST(DecideTest, InvalidSpecsFailTheJobWithTheirReasonAndFieldAndRegisterNothing) {
+  const InvalidCase cases[] = {
+      {"limit",
+       {{"workload", {{"primes", {{"limit", "abc"}}}}}},
+       "InvalidSpec",
+       "spec.workload.primes.limit: expected an integer"},
+      {"policy option",
+       {{"policy", {{"name", "adaptive"}, {"chunk", 3}}}},
+       "InvalidPolicy",
+       "spec.policy: policy adaptive: unknown option 'chunk'"},
+      {"tolerations", {{"tolerations", "all"}}, "InvalidSpec", "spec.tolerations: expected"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    World world;
+    world.job["spec"].merge_patch(c.spec_patch);
+    const Decision decision = world.Pass();
+    EXPECT_EQ(decision.status["phase"], "Failed");
+    EXPECT_EQ(ConditionReason(decision.status, "Failed"), c.reason);
+    const std::string message = decision.status["conditions"].back()["message"];
+    EXPECT_EQ(message.rfind(c.message_start, 0), 0u) << message;
+    EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+    EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
+    EXPECT_EQ(EventReasons(decision), std::vector<std::string>{c.reason});
+  }
+}
+
+TEST(DecideTest, AMissingOrInvalidProfileFailsTheJob) {
+  World missing;
+  missing.profile.reset();
+  Decision decision = missing.Pass();
+  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "ProfileNotFound");
+  World invalid;
+  (*invalid.profile)["spec"]["criteria"][0]["rank"] = -1;
+  decision = invalid.Pass();
+  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "InvalidProfile");
+  const std::string message = decision.status["conditions"].back()["message"];
+  EXPECT_NE(message.find("spec.criteria[0].rank: expected a number > 0, got -1"), std::string::npos)
+      << message;
+}
+
+TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
+  World world;
+  world.job["spec"]["nodeSelector"] = {{"ballast.io/pool", "gpu"}};
+  const Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_FALSE(decision.memory.registered);
+  EXPECT_EQ(decision.status["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(decision.status, "Ready"), "NoEligibleNodes");
+  EXPECT_EQ(decision.requeue_after, milliseconds(10000));
+}
+
+TEST(DecideTest, AWriteTheApiServerRefusedFailsTheJobWithItsReason) {
+  World world = Running();
+  world.refusal_reason = "WorkerPodRefused";
+  world.refusal = "Pod \"p-pi3b-worker\" is invalid: spec.containers[0].resources";
+  const Decision decision = world.Pass();
+  EXPECT_EQ(decision.status["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "WorkerPodRefused");
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
+}
+
+TEST(DecideTest, TheSameInputsGiveTheSameDecision) {
+  World world = Running();
+  world.view = View(600);
+  world.steady += std::chrono::seconds(3);
+  World again = world;
+  const Decision first = world.Pass();
+  const Decision second = again.Pass();
+  EXPECT_EQ(first.status, second.status);
+  EXPECT_EQ(first.memory.status, second.memory.status);
+  EXPECT_EQ(first.actions.size(), second.actions.size());
+  EXPECT_EQ(first.requeue_after, second.requeue_after);
+}
+
+}  // namespace
+}  // namespace ballast::controller
