@@ -85,6 +85,34 @@ std::string Hostname() {
   return name;
 }
 
+// The operator's options from the flags; Invalid naming the flag that is wrong.
+StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
+  controller::OperatorOptions options;
+  BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
+                                        &options.coordinator_address, &options.coordinator_port));
+  if (flags.status_interval_s <= 0) {
+    return Status::Invalid("--status-interval: expected seconds > 0");
+  }
+  options.watch_namespace = flags.watch_namespace;
+  options.workers = flags.workers;
+  options.identity = flags.identity.empty() ? Hostname() : flags.identity;
+  options.leader_elect = flags.leader_elect;
+  options.lease_namespace = flags.lease_namespace;
+  options.lease_name = flags.lease_name;
+  options.reconciler.pods.default_image = flags.worker_image;
+  options.reconciler.pods.metrics_port = flags.worker_metrics_port;
+  options.reconciler.pods.coordinator_url =
+      flags.coordinator_url.empty()
+          ? fmt::format(
+                "http://{}:{}",
+                options.coordinator_address == "0.0.0.0" ? Hostname() : options.coordinator_address,
+                options.coordinator_port)
+          : flags.coordinator_url;
+  options.reconciler.status_interval =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
+  return options;
+}
+
 int Run(const OperatorFlags& flags) {
   // SIGINT / SIGTERM stop the operator from a thread of ours (a handler may
   // not take locks). Blocked before any thread starts, so every thread
@@ -98,36 +126,13 @@ int Run(const OperatorFlags& flags) {
   // would get a malloc arena of its own; two keep the footprint small.
   mallopt(M_ARENA_MAX, 2);
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
-  controller::OperatorOptions options;
-  Status parsed = SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
-                                &options.coordinator_address, &options.coordinator_port);
-  if (!parsed.ok()) return ReportError(parsed);
-  if (flags.status_interval_s <= 0) {
-    return ReportError(Status::Invalid("--status-interval: expected seconds > 0"));
-  }
+  auto options = OptionsFrom(flags);
+  if (!options.ok()) return ReportError(options.status());
   auto config = ClusterConfig(flags);
   if (!config.ok()) return ReportError(config.status());
   auto client = kube::HttpKubeClient::Create(*config);
   if (!client.ok()) return ReportError(client.status());
-
-  options.watch_namespace = flags.watch_namespace;
-  options.workers = flags.workers;
-  options.identity = flags.identity.empty() ? Hostname() : flags.identity;
-  options.leader_elect = flags.leader_elect;
-  options.lease_namespace = flags.lease_namespace;
-  options.lease_name = flags.lease_name;
-  options.api_request_counts = [client = client->get()] { return client->RequestCounts(); };
-  options.reconciler.pods.default_image = flags.worker_image;
-  options.reconciler.pods.metrics_port = flags.worker_metrics_port;
-  options.reconciler.pods.coordinator_url =
-      flags.coordinator_url.empty()
-          ? fmt::format(
-                "http://{}:{}",
-                options.coordinator_address == "0.0.0.0" ? Hostname() : options.coordinator_address,
-                options.coordinator_port)
-          : flags.coordinator_url;
-  options.reconciler.status_interval =
-      std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
+  options->api_request_counts = [client = client->get()] { return client->RequestCounts(); };
 
   auto registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -140,7 +145,7 @@ int Run(const OperatorFlags& flags) {
           fmt::format("--metrics-listen {}: {}", flags.metrics_listen, e.what())));
     }
   }
-  controller::Operator op(**client, options, registry);
+  controller::Operator op(**client, *options, registry);
 
   std::atomic<bool> returned{false};
   std::thread waiter([&] {

@@ -1,0 +1,177 @@
+// The Executor (operator/controller/executor.h) against the real parts: the
+// e2e control plane's API server and a coordinator::Server on loopback. Each
+// test checks the state of the world the actions leave (objects, status, the
+// coordinator's jobs) and what Collect reports of the writes in flight.
+// Worker pods are pinned to a node that does not exist, so none starts.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "coordinator/server.h"
+#include "job/job_json.h"
+#include "operator/controller/executor.h"
+#include "operator/controller/resources.h"
+#include "operator/controller/worker_objects.h"
+#include "operator/kube/e2e_support.h"
+#include "operator/kube/kubeconfig.h"
+
+namespace ballast::controller {
+namespace {
+
+using kube::testing::WaitUntil;
+using nlohmann::json;
+
+class ExecutorTest : public kube::testing::KubeE2eTest {
+ protected:
+  void SetUp() override {
+    KubeE2eTest::SetUp();
+    ASSERT_TRUE(client_);
+    auto server = coordinator::Server::Start({});
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    coordinator_ = std::move(*server);
+    events_ = std::make_unique<EventRecorder>(*client_, "executor-e2e");
+    executor_ = std::make_unique<Executor>(*client_, *coordinator_, *events_, 2,
+                                           [this](const std::string&) { ++requeues_; });
+    const json job = {{"apiVersion", "ballast.io/v1alpha1"},
+                      {"kind", "WeightedJob"},
+                      {"metadata", {{"name", "j"}}},
+                      {"spec", {{"workload", {{"primes", {{"limit", 1000}}}}}}}};
+    auto created = client_->Create(WeightedJobs().In(ns_), job);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    job_ = *created;
+    ref_ = {ns_ + "/j", ns_, "j", job_["metadata"]["uid"], ns_ + ".j", &job_};
+  }
+  void TearDown() override {
+    executor_.reset();  // runs what is queued, while the client is alive
+    events_.reset();
+    KubeE2eTest::TearDown();
+  }
+
+  // What the writes left once no create task runs.
+  Collected Settled(const std::set<std::string>& cached = {}) {
+    Collected collected;
+    EXPECT_TRUE(WaitUntil([&] {
+      collected = executor_->Collect(ref_.key, cached, std::chrono::steady_clock::now());
+      return !collected.writes.creating;
+    }));
+    return collected;
+  }
+
+  json Pod(const std::string& node) {
+    WorkerPodSettings settings;
+    settings.coordinator_url = coordinator_->url();
+    settings.coordinator_job = ref_.id;
+    return BuildWorkerPod(job_, node, settings);
+  }
+
+  coordinator::JobConfig Config() {
+    auto spec = job::JobSpecFromJson(job_["spec"], "j");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    coordinator::JobConfig config;
+    config.id = ref_.id;
+    config.token = "t";
+    config.workload = spec->workload;
+    config.policy = spec->policy;
+    config.workers = {{"no-such-node", 1}};
+    return config;
+  }
+
+  std::unique_ptr<coordinator::Server> coordinator_;
+  std::unique_ptr<EventRecorder> events_;
+  std::unique_ptr<Executor> executor_;
+  std::atomic<int> requeues_{0};
+  json job_;
+  JobRef ref_;
+};
+
+TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCached) {
+  const CreateObjects create{
+      BuildTokenSecret(job_, "fresh"), "fresh", {Pod("no-such-node"), Pod("no-such-node-2")}};
+  ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
+  Collected collected = Settled();
+  EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
+  EXPECT_TRUE(collected.writes.secret_created);
+  EXPECT_FALSE(collected.writes.adopted_token);
+  const std::set<std::string> names = {"j-no-such-node", "j-no-such-node-2"};
+  EXPECT_EQ(collected.writes.on_their_way, names);
+  auto secret = client_->Get(Secrets().In(ns_).Named(TokenSecretName("j")));
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "fresh");
+  for (const auto& name : names) EXPECT_TRUE(client_->Get(Pods().In(ns_).Named(name)).ok());
+  // Once the pod cache holds them, they are no longer on their way.
+  collected = Settled(names);
+  EXPECT_TRUE(collected.writes.on_their_way.empty());
+  EXPECT_EQ(requeues_, 0) << "created pods come back through the pod cache";
+}
+
+TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
+  ASSERT_TRUE(client_->Create(Secrets().In(ns_), BuildTokenSecret(job_, "earlier")).ok());
+  const CreateObjects create{BuildTokenSecret(job_, "fresh"), "fresh", {Pod("no-such-node")}};
+  ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
+  const Collected collected = Settled();
+  ASSERT_TRUE(collected.writes.adopted_token);
+  EXPECT_EQ(*collected.writes.adopted_token, "earlier");
+  EXPECT_EQ(client_->Get(Pods().In(ns_).Named("j-no-such-node")).status().code(),
+            StatusCode::kNotFound)
+      << "pods wait until the session holds the Secret's token";
+  EXPECT_TRUE(WaitUntil([&] { return requeues_ > 0; })) << "the job needs a pass of its own";
+}
+
+TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
+  auto token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_, "a"), ref_.uid, "a");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(*token, "a");
+  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_, "b"), ref_.uid, "b");
+  ASSERT_TRUE(token.ok()) << token.status().ToString();
+  EXPECT_EQ(*token, "a") << "the Secret's token is the one in effect";
+  // A Secret of this job that holds no token cannot be used: Invalid.
+  json empty = BuildTokenSecret(job_, "");
+  empty["stringData"] = json::object();
+  ASSERT_TRUE(client_->Delete(Secrets().In(ns_).Named(TokenSecretName("j"))).ok());
+  ASSERT_TRUE(client_->Create(Secrets().In(ns_), empty).ok());
+  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_, "c"), ref_.uid, "c");
+  EXPECT_EQ(token.status().code(), StatusCode::kInvalid) << token.status().ToString();
+}
+
+TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
+  executor_->Seed(ref_.key, json::object());
+  const json running = {{"phase", "Running"}, {"progress", "10%"}, {"workers", 2}};
+  json later = running;
+  later["progress"] = "20%";
+  later.erase("workers");
+  ASSERT_TRUE(executor_->Execute(ref_, {WriteStatus{running}, WriteStatus{later}}).ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    return executor_->Collect(ref_.key, {}, std::chrono::steady_clock::now()).writes.status_written;
+  }));
+  auto stored = client_->Get(WeightedJobs().In(ns_).Named("j"));
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored)["status"]["progress"], "20%");
+  EXPECT_FALSE((*stored)["status"].contains("workers"));
+}
+
+TEST_F(ExecutorTest, RegisterReplacesASessionItLostTrackOfAndRemoveForgetsIt) {
+  ASSERT_TRUE(executor_->Execute(ref_, {RegisterJob{Config()}}).ok());
+  ASSERT_TRUE(coordinator_->View(ref_.id));
+  EXPECT_TRUE(executor_->Execute(ref_, {RegisterJob{Config()}}).ok()) << "Conflict: added again";
+  EXPECT_TRUE(executor_->Execute(ref_, {WorkerLost{"not-a-worker"}}).ok()) << "best effort";
+  ASSERT_TRUE(executor_->Execute(ref_, {RemoveJob{}}).ok());
+  EXPECT_FALSE(coordinator_->View(ref_.id));
+  coordinator::JobConfig invalid = Config();
+  invalid.workers.clear();
+  EXPECT_EQ(executor_->Execute(ref_, {RegisterJob{invalid}}).code(), StatusCode::kInvalid);
+}
+
+TEST_F(ExecutorTest, DeletesOfWhatIsGoneOrAnotherIncarnationAreNoErrors) {
+  ASSERT_TRUE(client_->Create(Pods().In(ns_), Pod("no-such-node")).ok());
+  EXPECT_TRUE(executor_->Execute(ref_, {DeletePod{"j-no-such-node", "some-other-uid"}}).ok());
+  EXPECT_TRUE(client_->Get(Pods().In(ns_).Named("j-no-such-node")).ok()) << "uid precondition";
+  EXPECT_TRUE(executor_->Execute(ref_, {DeletePod{"j-no-such-node", ""}}).ok());
+  EXPECT_TRUE(executor_->Execute(ref_, {DeletePod{"never-was", ""}}).ok());
+  ASSERT_TRUE(executor_->Execute(ref_, {DeleteJob{ref_.uid}}).ok());
+  EXPECT_TRUE(WaitUntil([&] {
+    return client_->Get(WeightedJobs().In(ns_).Named("j")).status().code() == StatusCode::kNotFound;
+  }));
+}
+
+}  // namespace
+}  // namespace ballast::controller
