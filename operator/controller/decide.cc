@@ -13,6 +13,7 @@
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_status.h"
 #include "operator/controller/node_selection.h"
+#include "operator/controller/weighted_job.h"
 
 namespace ballast::controller {
 
@@ -25,6 +26,11 @@ std::optional<double> ParseRfcTime(const std::string& text) {
   std::tm tm{};
   if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
   return static_cast<double>(timegm(&tm));
+}
+
+StatusCondition Condition(const std::string& type, bool value, const std::string& reason,
+                          const std::string& message) {
+  return {type, value ? "True" : "False", reason, message, 0, ""};
 }
 
 bool OwnedBy(const json& object, const std::string& uid) {
@@ -53,13 +59,15 @@ void Pass::Event(bool warning, std::string reason, std::string message) {
 
 void Pass::Transition(const std::string& phase, bool warning, const std::string& reason,
                       const std::string& message) {
-  const bool changed = status.value("phase", "") != phase;
-  status["phase"] = phase;
+  const bool changed = status.Phase() != phase;
+  status.phase = phase;
   const bool running = phase == "Running";
   const bool progressing = running || phase == "Pending";
   const auto& now = in.now.rfc3339;
-  bool moved = SetCondition(status, {"Ready", running, reason, message}, in.generation, now);
-  moved |= SetCondition(status, {"Progressing", progressing, reason, message}, in.generation, now);
+  bool moved =
+      SetCondition(status, Condition("Ready", running, reason, message), in.generation, now);
+  moved |= SetCondition(status, Condition("Progressing", progressing, reason, message),
+                        in.generation, now);
   transition |= changed || moved;
   if (changed) Event(warning, reason, message);
 }
@@ -98,7 +106,7 @@ constexpr milliseconds kPodsLeavingRetry{500};
 constexpr milliseconds kAtOnce{1};  // a session was just registered: look at it
 
 void AfterFinish(Pass& pass) {
-  const bool failed = pass.status.value("phase", "") == "Failed";
+  const bool failed = pass.status.Phase() == "Failed";
   if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;
   if (memory.registered) {
@@ -122,7 +130,7 @@ void AfterFinish(Pass& pass) {
   const json* ttl_field = json_read::Find(spec, "ttlSecondsAfterFinished");
   if (!ttl_field) return;
   const auto ttl = json_read::Int(*ttl_field, "spec.ttlSecondsAfterFinished", 0, INT32_MAX);
-  const auto finished = decide::ParseRfcTime(pass.status.value("completionTime", ""));
+  const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
   if (!ttl.ok() || !finished) return;
   const double left = *finished + static_cast<double>(*ttl) - pass.in.now.wall;
   if (left > 0) {
@@ -139,12 +147,12 @@ void AfterFinish(Pass& pass) {
 
 void Fail(Pass& pass, const std::string& reason, const std::string& message) {
   if (pass.memory.registered && pass.in.checkpoint) {
-    pass.status["checkpoint"] = coordinator::CheckpointToJson(*pass.in.checkpoint);
+    pass.status.checkpoint = coordinator::CheckpointToJson(*pass.in.checkpoint);
   }
-  pass.status["completionTime"] = pass.in.now.rfc3339;
-  pass.status["workers"] = 0;
+  pass.status.completion_time = pass.in.now.rfc3339;
+  pass.status.workers = 0;
   pass.Transition("Failed", true, reason, message);
-  SetCondition(pass.status, {"Failed", true, reason, message}, pass.in.generation,
+  SetCondition(pass.status, decide::Condition("Failed", true, reason, message), pass.in.generation,
                pass.in.now.rfc3339);
   pass.HandStatus(true);
   AfterFinish(pass);
@@ -162,22 +170,23 @@ void Suspend(Pass& pass) {
       return;
     }
     if (const auto& checkpoint = pass.in.checkpoint) {
-      pass.status["checkpoint"] = coordinator::CheckpointToJson(*checkpoint);
-      pass.status["completedItems"] = checkpoint->completed.size();
-      pass.status["progress"] =
+      pass.status.checkpoint = coordinator::CheckpointToJson(*checkpoint);
+      pass.status.completed_items = checkpoint->completed.size();
+      pass.status.progress =
           ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
-      pass.status["result"] = checkpoint->result.ToJson();
+      pass.status.result = checkpoint->result.ToJson();
     }
     pass.actions.push_back(RemoveJob{});
     memory.registered = false;
   }
-  pass.status["workers"] = 0;
+  pass.status.workers = 0;
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
-                  pass.status.value("completedItems", uint64_t{0}), pass.spec().job.workload.items);
+                  pass.status.completed_items.value_or(0), pass.spec().job.workload.items);
   pass.Transition("Suspended", false, "Suspended", message);
-  pass.transition |= SetCondition(pass.status, {"Suspended", true, "SuspendedByUser", message},
-                                  pass.in.generation, pass.in.now.rfc3339);
+  pass.transition |=
+      SetCondition(pass.status, decide::Condition("Suspended", true, "SuspendedByUser", message),
+                   pass.in.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   if (pods_left) pass.requeue_after = kPodsLeavingRetry;
 }
@@ -243,14 +252,14 @@ void Register(Pass& pass, const fuzzy::Profile& profile) {
 
 void Run(Pass& pass) {
   TakeWrites(pass);
-  const std::string phase = pass.status.value("phase", "");
+  const std::string phase = pass.status.Phase();
   if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
   const ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
-  pass.status["items"] = pass.spec().job.workload.items;
+  pass.status.items = pass.spec().job.workload.items;
   const auto deadline = pass.spec().job.active_deadline_s;
-  const auto started = decide::ParseRfcTime(pass.status.value("startTime", ""));
+  const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));
   if (deadline && started && pass.in.now.wall - *started > *deadline) {
     return Fail(pass, "DeadlineExceeded",
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
@@ -264,7 +273,7 @@ void Run(Pass& pass) {
   if (!pass.memory.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
   pass.HandStatus(false);
-  const std::string now_phase = pass.status.value("phase", "");
+  const std::string now_phase = pass.status.Phase();
   if (now_phase == "Failed" || now_phase == "Succeeded") return AfterFinish(pass);
   milliseconds next = pass.options.status_interval;
   if (deadline && started) {
@@ -278,7 +287,7 @@ void Run(Pass& pass) {
 
 Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options) {
   Pass pass(input, memory, options);
-  pass.status["observedGeneration"] = input.generation;
+  pass.status.observed_generation = input.generation;
   Run(pass);
   Decision decision;
   decision.memory = std::move(pass.memory);

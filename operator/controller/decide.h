@@ -67,9 +67,9 @@ struct JobMemory {
   std::set<std::string> lost_nodes;               // not Ready: worker lost, pod deleted
   std::set<std::string> counted_failures;         // uids of failed pods already counted
   uint32_t failures = 0;
-  bool resumed = false;                              // the session started from a checkpoint
-  double registered_wall = 0;                        // when the session started
-  nlohmann::json status = nlohmann::json::object();  // as last handed to the writer
+  bool resumed = false;        // the session started from a checkpoint
+  double registered_wall = 0;  // when the session started
+  WeightedJobStatus status;    // as last handed to the writer
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
 };
@@ -131,7 +131,7 @@ struct DeletePod {
   std::string uid;  // precondition; "" for none
 };
 struct WriteStatus {
-  nlohmann::json status;
+  WeightedJobStatus status;
 };
 struct DeleteJob {
   std::string uid;  // precondition
@@ -146,7 +146,7 @@ using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, CreateObjects, D
 
 struct Decision {
   JobMemory memory;             // for the next pass
-  nlohmann::json status;        // what the job's status should be
+  WeightedJobStatus status;     // what the job's status should be
   std::vector<Action> actions;  // in order
   std::optional<std::chrono::milliseconds> requeue_after;
 };

@@ -14,6 +14,9 @@ namespace ballast::controller::decide {
 
 // Seconds since the epoch of an RFC 3339 UTC time; nullopt when it does not parse.
 std::optional<double> ParseRfcTime(const std::string& text);
+// A condition of `type` whose status is `value` ("True" / "False").
+StatusCondition Condition(const std::string& type, bool value, const std::string& reason,
+                          const std::string& message);
 // True when `object` has an owner reference with `uid`.
 bool OwnedBy(const nlohmann::json& object, const std::string& uid);
 // True when `object` has a deletionTimestamp.
@@ -47,7 +50,7 @@ struct Pass {
   const DecideInput& in;
   const DecideOptions& options;
   JobMemory memory;
-  nlohmann::json status;
+  WeightedJobStatus status;
   const std::string uid;
   std::vector<Action> actions;
   std::optional<std::chrono::milliseconds> requeue_after;

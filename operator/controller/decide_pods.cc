@@ -63,18 +63,19 @@ Eligible EligibleNodes(const Pass& pass) {
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
-  pass.status["phase"] = "Pending";
-  pass.transition |= SetCondition(pass.status, {"Ready", false, "NoEligibleNodes", message},
-                                  pass.in.generation, pass.in.now.rfc3339);
+  pass.status.phase = "Pending";
+  pass.transition |=
+      SetCondition(pass.status, Condition("Ready", false, "NoEligibleNodes", message),
+                   pass.in.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
 
 void FailInPass(Pass& pass, const std::string& reason, const std::string& message) {
-  pass.status["completionTime"] = pass.in.now.rfc3339;
-  pass.status["workers"] = 0;
+  pass.status.completion_time = pass.in.now.rfc3339;
+  pass.status.workers = 0;
   pass.Transition("Failed", true, reason, message);
-  SetCondition(pass.status, {"Failed", true, reason, message}, pass.in.generation,
+  SetCondition(pass.status, Condition("Failed", true, reason, message), pass.in.generation,
                pass.in.now.rfc3339);
   pass.HandStatus(true);
 }
@@ -89,12 +90,12 @@ void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::We
   memory.nodes.clear();
   for (const auto& node : weights.nodes) memory.nodes.push_back(node.name);
   memory.base_items.clear();
-  for (const auto& row : pass.status.value("nodes", json::array())) {
-    memory.base_items[row.value("name", "")] = row.value("items", uint64_t{0});
+  for (const auto& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
+    memory.base_items[row.name] = row.items;
   }
   memory.weights = std::move(weights);
   memory.declared_speeds = std::move(declared_speeds);
-  if (!pass.status.contains("startTime")) pass.status["startTime"] = pass.in.now.rfc3339;
+  if (!pass.status.start_time) pass.status.start_time = pass.in.now.rfc3339;
 }
 
 void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
@@ -136,8 +137,8 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.lease_seconds = job.lease_seconds;
   config.start_timeout_s = pass.options.start_timeout_s;
   for (const auto& node : weights->nodes) config.workers.push_back({node.name, node.weight});
-  if (pass.status.contains("checkpoint")) {
-    auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, pass.status["checkpoint"]);
+  if (pass.status.checkpoint) {
+    auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, *pass.status.checkpoint);
     if (!checkpoint.ok()) {
       FailInPass(pass, "InvalidCheckpoint",
                  "status.checkpoint cannot be resumed: " + checkpoint.status().message());
@@ -229,21 +230,22 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
 
 void NodeTable(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
-  json rows = json::array();
+  std::vector<NodeRow> rows;
   for (size_t i = 0; i < view.workers.size() && i < pass.memory.weights.nodes.size(); ++i) {
     const auto& worker = view.workers[i];
     const auto& weight = pass.memory.weights.nodes[i];
-    rows.push_back(
-        {{"name", worker.name},
-         {"weight", weight.weight},
-         {"score", std::round(weight.score * 1e4) / 1e4},
-         {"estimatedSpeed",
-          worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0},
-         {"items", pass.memory.base_items[worker.name] + worker.items},
-         {"steals", worker.cuts},
-         {"pod", WorkerPodName(pass.in.name, worker.name)}});
+    NodeRow row;
+    row.name = worker.name;
+    row.weight = weight.weight;
+    row.score = std::round(weight.score * 1e4) / 1e4;
+    row.estimated_speed =
+        worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0;
+    row.items = pass.memory.base_items[worker.name] + worker.items;
+    row.steals = worker.cuts;
+    row.pod = WorkerPodName(pass.in.name, worker.name);
+    rows.push_back(std::move(row));
   }
-  pass.status["nodes"] = rows;
+  pass.status.nodes = std::move(rows);
 }
 
 void Succeed(Pass& pass) {
@@ -252,42 +254,44 @@ void Succeed(Pass& pass) {
   if (!memory.done_at) memory.done_at = pass.in.now.steady;
   double makespan = view.finished_at - view.started_at;
   if (memory.resumed) {
-    const auto started = ParseRfcTime(pass.status.value("startTime", ""));
+    const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
     if (started) makespan += memory.registered_wall - *started;
   }
   const EfficiencyFigures figures = ComputeEfficiency(view, makespan, memory.declared_speeds);
-  json& status = pass.status;
-  status["completionTime"] = pass.in.now.rfc3339;
-  status["makespanSeconds"] = Rounded(makespan);
-  status["idealSeconds"] = Rounded(figures.ideal_s);
-  status["efficiency"] = Rounded(figures.efficiency);
+  WeightedJobStatus& status = pass.status;
+  status.completion_time = pass.in.now.rfc3339;
+  status.makespan_seconds = Rounded(makespan);
+  status.ideal_seconds = Rounded(figures.ideal_s);
+  status.efficiency = Rounded(figures.efficiency);
   std::string nominal;
   if (figures.nominal_efficiency) {
-    status["nominalIdealSeconds"] = Rounded(*figures.nominal_ideal_s);
-    status["nominalEfficiency"] = Rounded(*figures.nominal_efficiency);
+    status.nominal_ideal_seconds = Rounded(*figures.nominal_ideal_s);
+    status.nominal_efficiency = Rounded(*figures.nominal_efficiency);
     nominal = fmt::format(", nominal {:.3f}", *figures.nominal_efficiency);
   }
-  status["workers"] = 0;
-  status.erase("checkpoint");  // the result is final
+  status.workers = 0;
+  status.checkpoint.reset();  // the result is final
   pass.Transition(
       "Succeeded", false, "Completed",
       fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f}{})", view.items,
-                  makespan, view.workers.size(), status["efficiency"].get<double>(), nominal));
-  SetCondition(status, {"Complete", true, "AllItemsFinished", "every item's result is merged"},
+                  makespan, view.workers.size(), *status.efficiency, nominal));
+  SetCondition(status,
+               Condition("Complete", true, "AllItemsFinished", "every item's result is merged"),
                pass.in.generation, pass.in.now.rfc3339);
 }
 
 void RunningStatus(Pass& pass, const PodCount& count) {
   const uint32_t limit = pass.spec().job.backoff_limit;
   if (pass.in.checkpoint) {
-    pass.status["checkpoint"] = coordinator::CheckpointToJson(*pass.in.checkpoint);
+    pass.status.checkpoint = coordinator::CheckpointToJson(*pass.in.checkpoint);
   }
   if (pass.memory.failures > limit && count.alive == 0) {
     const std::string message = fmt::format(
         "{} worker pods failed (backoffLimit {}) and none is left", pass.memory.failures, limit);
-    pass.status["completionTime"] = pass.in.now.rfc3339;
+    pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition("Failed", true, "BackoffLimitExceeded", message);
-    SetCondition(pass.status, {"Failed", true, "BackoffLimitExceeded", "worker pods failed"},
+    SetCondition(pass.status,
+                 Condition("Failed", true, "BackoffLimitExceeded", "worker pods failed"),
                  pass.in.generation, pass.in.now.rfc3339);
     return;
   }
@@ -295,9 +299,9 @@ void RunningStatus(Pass& pass, const PodCount& count) {
       fmt::format("{} of {} workers running", count.running, pass.memory.nodes.size());
   pass.Transition(count.running > 0 ? "Running" : "Pending", false,
                   count.running > 0 ? "WorkersRunning" : "WaitingForWorkers", workers);
-  pass.transition |=
-      SetCondition(pass.status, {"Suspended", false, "NotSuspended", "spec.suspend is false"},
-                   pass.in.generation, pass.in.now.rfc3339);
+  pass.transition |= SetCondition(
+      pass.status, Condition("Suspended", false, "NotSuspended", "spec.suspend is false"),
+      pass.in.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
@@ -312,11 +316,11 @@ void ManagePods(Pass& pass) {
         CreateObjects{std::move(secret), pass.memory.token, std::move(count.missing)});
   }
   const coordinator::JobView& view = *pass.in.view;
-  pass.status["failedPods"] = pass.memory.failures;
-  pass.status["workers"] = count.running;
-  pass.status["completedItems"] = view.completed;
-  pass.status["progress"] = ProgressText(view.completed, view.items);
-  pass.status["result"] = view.result.ToJson();
+  pass.status.failed_pods = pass.memory.failures;
+  pass.status.workers = count.running;
+  pass.status.completed_items = view.completed;
+  pass.status.progress = ProgressText(view.completed, view.items);
+  pass.status.result = view.result.ToJson();
   NodeTable(pass);
   if (view.done) return Succeed(pass);
   RunningStatus(pass, count);

@@ -125,7 +125,7 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
     } else if (const auto* a = std::get_if<DeletePod>(&action)) {
       status = DeleteObject(Pods().In(job.ns).Named(a->name), a->uid, false);
     } else if (const auto* a = std::get_if<WriteStatus>(&action)) {
-      SubmitStatus(job.key, job.ns, job.name, a->status);
+      SubmitStatus(job.key, job.ns, job.name, StatusToJson(a->status));
     } else if (const auto* a = std::get_if<DeleteJob>(&action)) {
       status = DeleteObject(WeightedJobs().In(job.ns).Named(job.name), a->uid, true);
       if (status.ok()) spdlog::info("deleted finished job job={} ttlSecondsAfterFinished", job.key);

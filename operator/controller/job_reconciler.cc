@@ -66,23 +66,28 @@ size_t JobReconciler::TrackedJobs() const {
   return states_.size();
 }
 
-JobReconciler::JobState& JobReconciler::StateFor(const std::string& key, const json& job) {
+StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& key,
+                                                           const json& job) {
   const std::string uid = job.value("/metadata/uid"_json_pointer, "");
   {
     std::lock_guard lock(mu_);
     auto it = states_.find(key);
-    if (it != states_.end() && it->second->uid == uid) return *it->second;
+    if (it != states_.end() && it->second->uid == uid) return it->second.get();
   }
   Forget(key);  // a job of the same name was deleted and created again
+  // What an earlier pass (or operator) wrote: the checkpoint, failures, start.
+  const json stored = job.value("status", json::object());
+  auto status = StatusFromJson(stored);
+  if (!status.ok()) {
+    return Status::Invalid(fmt::format("{}: {}", key, status.status().message()));
+  }
   auto state = std::make_unique<JobState>();
   state->uid = uid;
-  json status = job.value("status", json::object());
-  if (!status.is_object()) status = json::object();
-  state->memory.status = status;
-  state->memory.failures = status.value("failedPods", 0u);
-  executor_.Seed(key, status);
+  state->memory.failures = static_cast<uint32_t>(status->failed_pods.value_or(0));
+  state->memory.status = std::move(*status);
+  executor_.Seed(key, stored);
   std::lock_guard lock(mu_);
-  return *(states_[key] = std::move(state));
+  return (states_[key] = std::move(state)).get();
 }
 
 void JobReconciler::Forget(const std::string& key) {
@@ -109,7 +114,8 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
     return ReconcileResult{};
   }
   try {
-    return RunPass(key, *cached, StateFor(key, *cached));
+    BALLAST_ASSIGN_OR_RETURN(JobState * state, StateFor(key, *cached));
+    return RunPass(key, *cached, *state);
   } catch (const std::exception& e) {
     // A malformed object from the API server (a field of an unexpected type).
     return Status::Invalid(fmt::format("{}: {}", key, e.what()));
@@ -130,8 +136,8 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
 
 Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
-  const std::string phase = memory.status.value("phase", "");
-  if (!memory.token.empty() || !memory.status.contains("startTime") || phase == "Succeeded" ||
+  const std::string phase = memory.status.Phase();
+  if (!memory.token.empty() || !memory.status.start_time || phase == "Succeeded" ||
       phase == "Failed") {
     return Status::Ok();
   }

@@ -104,7 +104,10 @@ class JobReconciler {
   // operator; sets input.refusal when the Secret cannot be used.
   Status ReadToken(const nlohmann::json& job, const JobState& state, DecideInput& input);
   void Forget(const std::string& key);
-  JobState& StateFor(const std::string& key, const nlohmann::json& job);
+  // The state of the job `key`, made from the job's status when it is seen
+  // the first time (or created again); Invalid naming a status field of the
+  // wrong type.
+  StatusOr<JobState*> StateFor(const std::string& key, const nlohmann::json& job);
 
   coordinator::JobHost& coordinator_;
   const Caches caches_;

@@ -1,4 +1,7 @@
-// WeightedJobSpec: the spec of a WeightedJob as the operator uses it, parsed
+// WeightedJobSpec and WeightedJobStatus: a WeightedJob's spec and status as
+// the operator uses them.
+//
+// The spec is parsed
 // once (per generation) from the JSON object the API server hands over — not
 // through the YAML file reader, and with errors that name the field's path:
 //
@@ -6,6 +9,9 @@
 //
 // The keys `ballast run` shares are read by job::JobSpecFromJson (the same
 // rules and defaults as the YAML job file); the Kubernetes-only keys here.
+//
+// The status serializes to exactly the JSON the CRD's status schema declares
+// (crds/ballast.io_weightedjobs.yaml): absent optionals are absent keys.
 //
 // Thread-safety: values and pure functions.
 #pragma once
@@ -15,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "job/job_spec.h"
@@ -44,5 +51,67 @@ struct ParsedSpec {
   SpecError error;                      // set when not
 };
 ParsedSpec ParseWeightedJobSpec(const nlohmann::json& spec, const std::string& name);
+
+// A condition in the metav1.Condition shape.
+struct StatusCondition {
+  std::string type;    // Ready, Progressing, Complete, Failed, Suspended
+  std::string status;  // "True", "False"
+  std::string reason;  // CamelCase
+  std::string message;
+  int64_t observed_generation = 0;
+  std::string last_transition_time;  // RFC 3339
+  bool operator==(const StatusCondition&) const = default;
+};
+
+// One row of status.nodes.
+struct NodeRow {
+  std::string name;
+  double weight = 0;
+  double score = 0;
+  double estimated_speed = 0;  // items per busy second
+  uint64_t items = 0;
+  uint64_t steals = 0;
+  std::string pod;
+  bool operator==(const NodeRow&) const = default;
+};
+
+struct WeightedJobStatus {
+  std::optional<std::string> phase;  // Pending, Running, Succeeded, Failed, Suspended
+  std::optional<int64_t> observed_generation;
+  std::vector<StatusCondition> conditions;  // absent when empty
+  std::optional<std::vector<NodeRow>> nodes;
+  std::optional<std::string> progress;
+  std::optional<uint64_t> completed_items;
+  std::optional<uint64_t> items;
+  std::optional<int64_t> workers;
+  std::optional<int64_t> failed_pods;
+  std::optional<nlohmann::json> result;  // the workload's result JSON
+  std::optional<std::string> start_time;
+  std::optional<std::string> completion_time;
+  std::optional<double> makespan_seconds;
+  std::optional<double> ideal_seconds;
+  std::optional<double> efficiency;
+  std::optional<double> nominal_ideal_seconds;
+  std::optional<double> nominal_efficiency;
+  std::optional<nlohmann::json> checkpoint;  // coordinator::CheckpointToJson
+  bool operator==(const WeightedJobStatus&) const = default;
+
+  // "" when no phase is set.
+  std::string Phase() const { return phase.value_or(""); }
+};
+
+// The status as the CRD declares it. Never fails.
+nlohmann::json StatusToJson(const WeightedJobStatus& status);
+// The inverse: Invalid naming the path ("status.failedPods: expected an
+// integer >= 0, got \"x\"") for a field of the wrong type; unknown keys are
+// ignored (the API server prunes them). Never throws.
+StatusOr<WeightedJobStatus> StatusFromJson(const nlohmann::json& status);
+
+// Sets `condition` (type, status, reason, message) in `status.conditions`
+// with observedGeneration `generation`; lastTransitionTime becomes `now`
+// only when the condition is new or its status flips. Returns true when
+// anything changed.
+bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, int64_t generation,
+                  const std::string& now);
 
 }  // namespace ballast::controller

@@ -137,6 +137,9 @@ struct World {
   }
 };
 
+// The status a decision wants, as the API server gets it.
+json S(const Decision& decision) { return StatusToJson(decision.status); }
+
 template <typename T>
 std::vector<T> ActionsOf(const Decision& decision) {
   std::vector<T> out;
@@ -186,7 +189,7 @@ TEST(DecideTest, ANewJobIsWeighedAndRegisteredOnEveryEligibleNodeWithAFreshToken
   EXPECT_FALSE(config.resume);
   EXPECT_TRUE(decision.memory.registered);
   EXPECT_TRUE(decision.memory.secret_pending);
-  EXPECT_EQ(decision.status["startTime"], "2027-01-15T08:00:00Z");
+  EXPECT_EQ(S(decision)["startTime"], "2027-01-15T08:00:00Z");
   EXPECT_EQ(decision.requeue_after, milliseconds(1));
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Started"});
 }
@@ -202,8 +205,8 @@ TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
   EXPECT_EQ(creates[0].token, "fresh");
   ASSERT_EQ(creates[0].pods.size(), 3u);
   EXPECT_EQ(creates[0].pods[0]["metadata"]["name"], "p-pi3b-worker");
-  EXPECT_EQ(decision.status["phase"], "Pending");
-  EXPECT_EQ(ConditionReason(decision.status, "Ready"), "WaitingForWorkers");
+  EXPECT_EQ(S(decision)["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(S(decision), "Ready"), "WaitingForWorkers");
 
   world.writes.creating = true;  // the task runs: nothing is made twice
   EXPECT_TRUE(ActionsOf<CreateObjects>(world.Pass()).empty());
@@ -225,12 +228,12 @@ TEST(DecideTest, RunningPodsMakeTheJobRunningAndStatusShowsTheView) {
   world.view = View(600);
   world.steady += std::chrono::seconds(3);  // past the status interval
   const Decision decision = world.Pass();
-  EXPECT_EQ(decision.status["phase"], "Running");
-  EXPECT_EQ(decision.status["workers"], 3);
-  EXPECT_EQ(decision.status["progress"], "30%");
-  EXPECT_EQ(decision.status["nodes"].size(), 3u);
-  EXPECT_EQ(decision.status["nodes"][1]["pod"], "p-pi4b-master");
-  EXPECT_TRUE(decision.status.contains("checkpoint"));
+  EXPECT_EQ(S(decision)["phase"], "Running");
+  EXPECT_EQ(S(decision)["workers"], 3);
+  EXPECT_EQ(S(decision)["progress"], "30%");
+  EXPECT_EQ(S(decision)["nodes"].size(), 3u);
+  EXPECT_EQ(S(decision)["nodes"][1]["pod"], "p-pi4b-master");
+  EXPECT_TRUE(S(decision).contains("checkpoint"));
   EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
   EXPECT_EQ(decision.requeue_after, milliseconds(2000));
 }
@@ -258,7 +261,7 @@ TEST(DecideTest, AFailedPodIsLostDeletedByUidAndReplacedWithinBackoffLimit) {
   ASSERT_EQ(deletes.size(), 1u);
   EXPECT_EQ(deletes[0].name, "p-pi4b-master");
   EXPECT_EQ(deletes[0].uid, "pod-uid-1");
-  EXPECT_EQ(decision.status["failedPods"], 1);
+  EXPECT_EQ(S(decision)["failedPods"], 1);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WorkerFailed"});
   // The same failed pod seen again is not counted again.
   EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty());
@@ -274,8 +277,8 @@ TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   for (auto& pod : world.pods) pod["status"]["phase"] = "Failed";
   Decision decision = world.Pass();
   EXPECT_EQ(decision.memory.failures, 3u);
-  EXPECT_EQ(decision.status["phase"], "Failed");
-  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "BackoffLimitExceeded");
+  EXPECT_EQ(S(decision)["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "BackoffLimitExceeded");
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
   EXPECT_FALSE(decision.memory.registered);
   world.pods.clear();
@@ -306,7 +309,7 @@ TEST(DecideTest, AFinishedSessionSucceedsWithBothEfficienciesAndLingersWhilePods
   World world = Running();
   world.view = View(2000, /*done=*/true);
   Decision decision = world.Pass();
-  const json& status = decision.status;
+  const json status = S(decision);
   EXPECT_EQ(status["phase"], "Succeeded");
   EXPECT_EQ(ConditionReason(status, "Complete"), "AllItemsFinished");
   EXPECT_EQ(status["progress"], "100%");
@@ -346,10 +349,10 @@ TEST(DecideTest, SuspendDeletesThePodsThenKeepsTheCheckpointAndResumeRegistersFr
   world.pods.clear();
   decision = world.Pass();
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
-  EXPECT_EQ(decision.status["phase"], "Suspended");
-  EXPECT_EQ(ConditionReason(decision.status, "Suspended"), "SuspendedByUser");
-  EXPECT_TRUE(decision.status.contains("checkpoint"));
-  EXPECT_EQ(decision.status["observedGeneration"], 2);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  EXPECT_EQ(ConditionReason(S(decision), "Suspended"), "SuspendedByUser");
+  EXPECT_TRUE(S(decision).contains("checkpoint"));
+  EXPECT_EQ(S(decision)["observedGeneration"], 2);
 
   world.view.reset();
   world.job["spec"]["suspend"] = false;
@@ -367,8 +370,8 @@ TEST(DecideTest, PastActiveDeadlineTheJobFailsAndItsPodsAreDeleted) {
   world.job["spec"]["activeDeadlineSeconds"] = 60;
   world.wall += 61;
   const Decision decision = world.Pass();
-  EXPECT_EQ(decision.status["phase"], "Failed");
-  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "DeadlineExceeded");
+  EXPECT_EQ(S(decision)["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "DeadlineExceeded");
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
 }
@@ -383,7 +386,8 @@ TEST(DecideTest, BeforeTheDeadlineThePassComesBackAtIt) {
 TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
   World world;
   world.job["spec"]["ttlSecondsAfterFinished"] = 30;
-  world.memory.status = {{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}};
+  world.memory.status =
+      *StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   const double finished = 1800000000;  // 2027-01-15T08:00:00Z
   world.wall = finished + 10;
   Decision decision = world.Pass();
@@ -401,7 +405,8 @@ TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
 
 TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
   World world;
-  world.memory.status = {{"phase", "Running"}, {"startTime", Rfc3339(kStart - 60)}};
+  world.memory.status =
+      *StatusFromJson(json{{"phase", "Running"}, {"startTime", Rfc3339(kStart - 60)}});
   world.secret_token = "earlier";
   Decision decision = world.Pass();
   ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
@@ -457,9 +462,9 @@ TEST(DecideTest, InvalidSpecsFailTheJobWithTheirReasonAndFieldAndRegisterNothing
     World world;
     world.job["spec"].merge_patch(c.spec_patch);
     const Decision decision = world.Pass();
-    EXPECT_EQ(decision.status["phase"], "Failed");
-    EXPECT_EQ(ConditionReason(decision.status, "Failed"), c.reason);
-    const std::string message = decision.status["conditions"].back()["message"];
+    EXPECT_EQ(S(decision)["phase"], "Failed");
+    EXPECT_EQ(ConditionReason(S(decision), "Failed"), c.reason);
+    const std::string message = S(decision)["conditions"].back()["message"];
     EXPECT_EQ(message.rfind(c.message_start, 0), 0u) << message;
     EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
     EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
@@ -471,12 +476,12 @@ TEST(DecideTest, AMissingOrInvalidProfileFailsTheJob) {
   World missing;
   missing.profile.reset();
   Decision decision = missing.Pass();
-  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "ProfileNotFound");
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "ProfileNotFound");
   World invalid;
   (*invalid.profile)["spec"]["criteria"][0]["rank"] = -1;
   decision = invalid.Pass();
-  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "InvalidProfile");
-  const std::string message = decision.status["conditions"].back()["message"];
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "InvalidProfile");
+  const std::string message = S(decision)["conditions"].back()["message"];
   EXPECT_NE(message.find("spec.criteria[0].rank: expected a number > 0, got -1"), std::string::npos)
       << message;
 }
@@ -487,8 +492,8 @@ TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
   const Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
   EXPECT_FALSE(decision.memory.registered);
-  EXPECT_EQ(decision.status["phase"], "Pending");
-  EXPECT_EQ(ConditionReason(decision.status, "Ready"), "NoEligibleNodes");
+  EXPECT_EQ(S(decision)["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(S(decision), "Ready"), "NoEligibleNodes");
   EXPECT_EQ(decision.requeue_after, milliseconds(10000));
 }
 
@@ -497,8 +502,8 @@ TEST(DecideTest, AWriteTheApiServerRefusedFailsTheJobWithItsReason) {
   world.refusal_reason = "WorkerPodRefused";
   world.refusal = "Pod \"p-pi3b-worker\" is invalid: spec.containers[0].resources";
   const Decision decision = world.Pass();
-  EXPECT_EQ(decision.status["phase"], "Failed");
-  EXPECT_EQ(ConditionReason(decision.status, "Failed"), "WorkerPodRefused");
+  EXPECT_EQ(S(decision)["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "WorkerPodRefused");
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
 }
 

@@ -135,10 +135,13 @@ TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
 
 TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
   executor_->Seed(ref_.key, json::object());
-  const json running = {{"phase", "Running"}, {"progress", "10%"}, {"workers", 2}};
-  json later = running;
-  later["progress"] = "20%";
-  later.erase("workers");
+  WeightedJobStatus running;
+  running.phase = "Running";
+  running.progress = "10%";
+  running.workers = 2;
+  WeightedJobStatus later = running;
+  later.progress = "20%";
+  later.workers.reset();
   ASSERT_TRUE(executor_->Execute(ref_, {WriteStatus{running}, WriteStatus{later}}).ok());
   ASSERT_TRUE(WaitUntil([&] {
     return executor_->Collect(ref_.key, {}, std::chrono::steady_clock::now()).writes.status_written;

@@ -1,0 +1,216 @@
+// WeightedJobStatus to and from the JSON of the CRD's status schema.
+#include <fmt/format.h>
+
+#include "common/json_read.h"
+#include "operator/controller/weighted_job.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+namespace jr = json_read;
+
+template <typename T>
+void Put(json& out, const char* key, const std::optional<T>& value) {
+  if (value) out[key] = *value;
+}
+
+json RowToJson(const NodeRow& row) {
+  return {{"name", row.name},   {"weight", row.weight},
+          {"score", row.score}, {"estimatedSpeed", row.estimated_speed},
+          {"items", row.items}, {"steals", row.steals},
+          {"pod", row.pod}};
+}
+
+json ConditionToJson(const StatusCondition& condition) {
+  return {{"type", condition.type},
+          {"status", condition.status},
+          {"reason", condition.reason},
+          {"message", condition.message},
+          {"observedGeneration", condition.observed_generation},
+          {"lastTransitionTime", condition.last_transition_time}};
+}
+
+// Readers of one optional field each; absent leaves `out` unset.
+Status ReadString(const json& node, const char* key, std::optional<std::string>& out) {
+  if (const json* value = jr::Find(node, key)) {
+    BALLAST_ASSIGN_OR_RETURN(out, jr::String(*value, jr::Field("status", key)));
+  }
+  return Status::Ok();
+}
+
+Status ReadInt(const json& node, const char* key, std::optional<int64_t>& out) {
+  if (const json* value = jr::Find(node, key)) {
+    BALLAST_ASSIGN_OR_RETURN(out, jr::Int(*value, jr::Field("status", key), 0));
+  }
+  return Status::Ok();
+}
+
+Status ReadCount(const json& node, const char* key, std::optional<uint64_t>& out) {
+  std::optional<int64_t> value;
+  BALLAST_RETURN_IF_ERROR(ReadInt(node, key, value));
+  if (value) out = static_cast<uint64_t>(*value);
+  return Status::Ok();
+}
+
+Status ReadNumber(const json& node, const char* key, std::optional<double>& out) {
+  if (const json* value = jr::Find(node, key)) {
+    if (!value->is_number()) return jr::Expected(jr::Field("status", key), "a number", *value);
+    out = value->get<double>();
+  }
+  return Status::Ok();
+}
+
+Status ReadObject(const json& node, const char* key, std::optional<json>& out) {
+  if (const json* value = jr::Find(node, key)) {
+    if (!value->is_object()) return jr::Expected(jr::Field("status", key), "an object", *value);
+    out = *value;
+  }
+  return Status::Ok();
+}
+
+StatusOr<StatusCondition> ConditionFromJson(const json& node, const std::string& path) {
+  if (!node.is_object()) return jr::Expected(path, "a condition object", node);
+  StatusCondition condition;
+  std::string* strings[] = {&condition.type, &condition.status, &condition.reason,
+                            &condition.message, &condition.last_transition_time};
+  const char* keys[] = {"type", "status", "reason", "message", "lastTransitionTime"};
+  for (size_t i = 0; i < std::size(keys); ++i) {
+    if (const json* value = jr::Find(node, keys[i])) {
+      BALLAST_ASSIGN_OR_RETURN(*strings[i], jr::String(*value, jr::Field(path, keys[i])));
+    }
+  }
+  if (const json* value = jr::Find(node, "observedGeneration")) {
+    BALLAST_ASSIGN_OR_RETURN(condition.observed_generation,
+                             jr::Int(*value, jr::Field(path, "observedGeneration"), 0));
+  }
+  return condition;
+}
+
+StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
+  if (!node.is_object()) return jr::Expected(path, "a node row object", node);
+  NodeRow row;
+  for (const auto& [key, target] : {std::pair{"name", &row.name}, std::pair{"pod", &row.pod}}) {
+    if (const json* value = jr::Find(node, key)) {
+      BALLAST_ASSIGN_OR_RETURN(*target, jr::String(*value, jr::Field(path, key)));
+    }
+  }
+  for (const auto& [key, target] :
+       {std::pair{"weight", &row.weight}, std::pair{"score", &row.score},
+        std::pair{"estimatedSpeed", &row.estimated_speed}}) {
+    if (const json* value = jr::Find(node, key)) {
+      if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
+      *target = value->get<double>();
+    }
+  }
+  for (const auto& [key, target] :
+       {std::pair{"items", &row.items}, std::pair{"steals", &row.steals}}) {
+    if (const json* value = jr::Find(node, key)) {
+      BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*value, jr::Field(path, key), 0));
+      *target = static_cast<uint64_t>(count);
+    }
+  }
+  return row;
+}
+
+Status ReadLists(const json& node, WeightedJobStatus& status) {
+  if (const json* conditions = jr::Find(node, "conditions")) {
+    if (!conditions->is_array()) {
+      return jr::Expected("status.conditions", "a list of conditions", *conditions);
+    }
+    for (size_t i = 0; i < conditions->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(
+          StatusCondition condition,
+          ConditionFromJson((*conditions)[i], jr::Element("status.conditions", i)));
+      status.conditions.push_back(std::move(condition));
+    }
+  }
+  if (const json* nodes = jr::Find(node, "nodes")) {
+    if (!nodes->is_array()) return jr::Expected("status.nodes", "a list of node rows", *nodes);
+    status.nodes.emplace();
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(NodeRow row,
+                               RowFromJson((*nodes)[i], jr::Element("status.nodes", i)));
+      status.nodes->push_back(std::move(row));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+json StatusToJson(const WeightedJobStatus& status) {
+  json out = json::object();
+  Put(out, "phase", status.phase);
+  Put(out, "observedGeneration", status.observed_generation);
+  if (!status.conditions.empty()) {
+    json conditions = json::array();
+    for (const auto& condition : status.conditions)
+      conditions.push_back(ConditionToJson(condition));
+    out["conditions"] = conditions;
+  }
+  if (status.nodes) {
+    json rows = json::array();
+    for (const auto& row : *status.nodes) rows.push_back(RowToJson(row));
+    out["nodes"] = rows;
+  }
+  Put(out, "progress", status.progress);
+  Put(out, "completedItems", status.completed_items);
+  Put(out, "items", status.items);
+  Put(out, "workers", status.workers);
+  Put(out, "failedPods", status.failed_pods);
+  Put(out, "result", status.result);
+  Put(out, "startTime", status.start_time);
+  Put(out, "completionTime", status.completion_time);
+  Put(out, "makespanSeconds", status.makespan_seconds);
+  Put(out, "idealSeconds", status.ideal_seconds);
+  Put(out, "efficiency", status.efficiency);
+  Put(out, "nominalIdealSeconds", status.nominal_ideal_seconds);
+  Put(out, "nominalEfficiency", status.nominal_efficiency);
+  Put(out, "checkpoint", status.checkpoint);
+  return out;
+}
+
+StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
+  WeightedJobStatus status;
+  if (node.is_null()) return status;
+  if (!node.is_object()) return jr::Expected("status", "an object", node);
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "phase", status.phase));
+  BALLAST_RETURN_IF_ERROR(ReadInt(node, "observedGeneration", status.observed_generation));
+  BALLAST_RETURN_IF_ERROR(ReadLists(node, status));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "progress", status.progress));
+  BALLAST_RETURN_IF_ERROR(ReadCount(node, "completedItems", status.completed_items));
+  BALLAST_RETURN_IF_ERROR(ReadCount(node, "items", status.items));
+  BALLAST_RETURN_IF_ERROR(ReadInt(node, "workers", status.workers));
+  BALLAST_RETURN_IF_ERROR(ReadInt(node, "failedPods", status.failed_pods));
+  BALLAST_RETURN_IF_ERROR(ReadObject(node, "result", status.result));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "startTime", status.start_time));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "completionTime", status.completion_time));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "makespanSeconds", status.makespan_seconds));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "idealSeconds", status.ideal_seconds));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "efficiency", status.efficiency));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "nominalIdealSeconds", status.nominal_ideal_seconds));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "nominalEfficiency", status.nominal_efficiency));
+  BALLAST_RETURN_IF_ERROR(ReadObject(node, "checkpoint", status.checkpoint));
+  return status;
+}
+
+bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, int64_t generation,
+                  const std::string& now) {
+  StatusCondition wanted = condition;
+  wanted.observed_generation = generation;
+  wanted.last_transition_time = now;
+  for (auto& existing : status.conditions) {
+    if (existing.type != condition.type) continue;
+    if (existing.status == condition.status) {
+      wanted.last_transition_time = existing.last_transition_time;
+    }
+    if (existing == wanted) return false;
+    existing = wanted;
+    return true;
+  }
+  status.conditions.push_back(wanted);
+  return true;
+}
+
+}  // namespace ballast::controller

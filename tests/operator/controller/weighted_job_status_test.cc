@@ -1,0 +1,87 @@
+// WeightedJobStatus (operator/controller/weighted_job.h): it serializes to
+// exactly the JSON of the CRD's status schema, reads it back, refuses a field
+// of the wrong type naming it, and sets conditions as metav1.Condition wants.
+#include <gtest/gtest.h>
+
+#include "operator/controller/weighted_job.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+// Every field the CRD declares, as tests/operator/crds/operator_e2e_crds_status.sh
+// writes them (with a finished job's figures).
+const json kFullStatus = json::parse(R"({
+  "phase": "Running", "observedGeneration": 1,
+  "conditions": [
+    {"type": "Ready", "status": "True", "reason": "WorkersRunning", "message": "3 workers",
+     "lastTransitionTime": "2026-11-22T10:00:00Z", "observedGeneration": 1}],
+  "nodes": [
+    {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
+     "steals": 1, "pod": "primes-pi4b-0"}],
+  "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3, "failedPods": 0,
+  "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
+  "startTime": "2026-11-22T10:00:00Z", "completionTime": "2026-11-22T10:00:12Z",
+  "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
+  "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
+  "checkpoint": {"completed": [[0, 63000]], "result": {"primes": {"count": 12000}}}
+})");
+
+TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
+  auto status = StatusFromJson(kFullStatus);
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  EXPECT_EQ(status->Phase(), "Running");
+  EXPECT_EQ(status->failed_pods, 0);
+  EXPECT_EQ(status->nodes->at(0).steals, 1u);
+  EXPECT_EQ(status->nominal_efficiency, 0.57);
+  EXPECT_EQ(StatusToJson(*status), kFullStatus);
+}
+
+TEST(WeightedJobStatusTest, AbsentFieldsStayAbsent) {
+  EXPECT_EQ(StatusToJson(WeightedJobStatus{}), json::object());
+  auto empty = StatusFromJson(json());
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, WeightedJobStatus{});
+  WeightedJobStatus pending;
+  pending.phase = "Pending";
+  EXPECT_EQ(StatusToJson(pending), (json{{"phase", "Pending"}}));
+}
+
+TEST(WeightedJobStatusTest, AFieldOfTheWrongTypeIsRefusedByPath) {
+  const std::pair<json, std::string> cases[] = {
+      {{{"failedPods", "two"}}, "status.failedPods: expected an integer >= 0, got \"two\""},
+      {{{"nodes", {{{"name", "n"}, {"items", -1}}}}},
+       "status.nodes[0].items: expected an integer >= 0, got -1"},
+      {{{"conditions", {{{"type", 7}}}}}, "status.conditions[0].type: expected a string, got 7"},
+      {{{"checkpoint", "all"}}, "status.checkpoint: expected an object, got \"all\""},
+      {{{"efficiency", "high"}}, "status.efficiency: expected a number, got \"high\""},
+  };
+  for (const auto& [status, message] : cases) {
+    auto parsed = StatusFromJson(status);
+    ASSERT_FALSE(parsed.ok()) << status.dump();
+    EXPECT_EQ(parsed.status().message(), message);
+  }
+}
+
+TEST(WeightedJobStatusTest, ConditionTransitionTimeMovesOnlyWhenTheStatusFlips) {
+  WeightedJobStatus status;
+  auto ready = [](bool value, const char* reason, const char* message) {
+    return StatusCondition{"Ready", value ? "True" : "False", reason, message, 0, ""};
+  };
+  EXPECT_TRUE(SetCondition(status, ready(false, "Starting", "waiting"), 1, "t1"));
+  EXPECT_FALSE(SetCondition(status, ready(false, "Starting", "waiting"), 1, "t2"));
+  // A new reason or message is a change, but not a transition.
+  EXPECT_TRUE(SetCondition(status, ready(false, "Pulling", "still waiting"), 1, "t3"));
+  EXPECT_EQ(status.conditions[0].last_transition_time, "t1");
+  EXPECT_TRUE(SetCondition(status, ready(true, "WorkersRunning", "3 of 3"), 2, "t4"));
+  EXPECT_EQ(status.conditions[0].status, "True");
+  EXPECT_EQ(status.conditions[0].last_transition_time, "t4");
+  EXPECT_EQ(status.conditions[0].observed_generation, 2);
+  EXPECT_TRUE(
+      SetCondition(status, {"Complete", "True", "AllItemsFinished", "done", 0, ""}, 2, "t5"));
+  EXPECT_EQ(status.conditions.size(), 2u);
+}
+
+}  // namespace
+}  // namespace ballast::controller
