@@ -2,17 +2,19 @@
 // the cores it is given, and reports. It only wires options, the logger, the
 // metrics and the loop (worker_loop.h).
 #include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <csignal>
 #include <cstdlib>
 #include <thread>
 
 // After the standard headers: boost::asio, under pplx, needs <utility> first.
 #include <pplx/threadpool.h>
 
+#include "kernels/kernel.h"
 #include "worker/metrics.h"
 #include "worker/worker_loop.h"
 
@@ -30,7 +32,37 @@ unsigned AvailableCores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void OnTerminate(int) { ballast::worker::WorkerLoop::RequestStop(); }
+// SIGINT and SIGTERM: the handler only flags the stop and wakes
+// EndCommandsOnStop, which does the rest on a thread of its own. Not sigwait:
+// OpenBLAS starts its threads before main, with the signals unblocked, so a
+// signal blocked in our threads alone could still end the process there.
+sem_t g_stop_requested;
+
+void OnStopSignal(int) {
+  ballast::worker::WorkerLoop::RequestStop();
+  sem_post(&g_stop_requested);  // async-signal-safe
+}
+
+// Ends the exec commands running (their process groups get SIGTERM, then
+// SIGKILL), whose items go back with the lease.
+void EndCommandsOnStop() {
+  while (true) {
+    if (sem_wait(&g_stop_requested) != 0) continue;  // EINTR
+    spdlog::info("stop requested");
+    ballast::kernels::StopExecCommands(std::chrono::seconds(2));
+  }
+}
+
+void HandleStopSignals() {
+  sem_init(&g_stop_requested, 0, 0);
+  std::thread(EndCommandsOnStop).detach();
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
 
 }  // namespace
 
@@ -94,8 +126,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
-  std::signal(SIGTERM, OnTerminate);
-  std::signal(SIGINT, OnTerminate);
+  HandleStopSignals();
 
   // The loop makes one request at a time and the signal poll another: two
   // threads serve cpprestsdk's I/O (its default pool has 40).
