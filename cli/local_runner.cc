@@ -37,6 +37,45 @@ std::string RandomHex(size_t bytes) {
   return out;
 }
 
+// In the child, between fork and exec (async-signal-safe calls only): ties
+// the worker to this process (SIGTERM when it dies, however it dies), makes
+// it lead a session of its own (what it leaves is found by that session, and
+// the terminal's Ctrl-C reaches this process alone), joins the node's cgroup
+// when `procs` names one, sends its output to `log`, and execs.
+[[noreturn]] void ExecWorker(pid_t parent, const std::string& procs, const std::string& log,
+                             char* const argv[], char* const envp[]) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(127);  // the parent died before prctl
+  setsid();
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // the parent's threads block SIGINT and SIGTERM
+  if (!procs.empty()) {
+    const int fd = open(procs.c_str(), O_WRONLY);
+    if (fd >= 0) {
+      char text[16];
+      char* end = text + sizeof(text);
+      char* digit = end;
+      for (unsigned long pid = static_cast<unsigned long>(getpid()); digit == end || pid > 0;
+           pid /= 10) {
+        *--digit = static_cast<char>('0' + pid % 10);
+      }
+      (void)!write(fd, digit, end - digit);
+      close(fd);
+    }
+  }
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (out >= 0) {
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+  }
+  // The worker must not inherit the coordinator's listening socket (it
+  // would keep the port bound after the coordinator closed it).
+  close_range(3, ~0u, 0);
+  execve(argv[0], argv, envp);
+  _exit(127);
+}
+
 // One emulated node's worker process.
 struct NodeProcess {
   const job::EmulatedNode* node = nullptr;
@@ -166,34 +205,7 @@ class Runner {
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) return Status::Unavailable("fork failed");
-    if (pid == 0) {
-      // Only async-signal-safe calls between fork and exec.
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (getppid() != parent) _exit(127);  // the parent died before prctl
-      setsid();  // and out of the terminal's process group: Ctrl-C is ours to handle
-      sigset_t none;
-      sigemptyset(&none);
-      sigprocmask(SIG_SETMASK, &none, nullptr);  // ours blocks SIGINT and SIGTERM
-      if (!procs.empty()) {
-        const int fd = open(procs.c_str(), O_WRONLY);
-        if (fd >= 0) {
-          char text[32];
-          const int len = snprintf(text, sizeof(text), "%d", getpid());
-          (void)!write(fd, text, len);
-          close(fd);
-        }
-      }
-      const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (out >= 0) {
-        dup2(out, STDOUT_FILENO);
-        dup2(out, STDERR_FILENO);
-      }
-      // The worker must not inherit the coordinator's listening socket (it
-      // would keep the port bound after the coordinator closed it).
-      close_range(3, ~0u, 0);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
+    if (pid == 0) ExecWorker(parent, procs, log, argv.data(), envp.data());
     process.pid = pid;
     spdlog::debug("worker started node={} pid={}", node.name, pid);
     return Status::Ok();
