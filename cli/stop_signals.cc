@@ -14,6 +14,19 @@ sigset_t StopSet() {
   return set;
 }
 
+// SIGTERM, and SIGINT unless this process was started ignoring it (a shell
+// ignores SIGINT for the background jobs of a script): it then stays ignored,
+// as programs conventionally leave it. (Blocked, an ignored signal would be
+// queued for sigwait all the same.)
+sigset_t HeededSet() {
+  sigset_t set = StopSet();
+  struct sigaction current {};
+  if (sigaction(SIGINT, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
+    sigdelset(&set, SIGINT);
+  }
+  return set;
+}
+
 }  // namespace
 
 void BlockStopSignals() {
@@ -26,8 +39,8 @@ void UnblockStopSignals() {
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
 }
 
-StopSignals::StopSignals() : set_(StopSet()) {
-  pthread_sigmask(SIG_BLOCK, &set_, &old_mask_);
+StopSignals::StopSignals() : set_(HeededSet()) {
+  pthread_sigmask(SIG_BLOCK, &set_, nullptr);
   waiter_ = std::thread([this] { Wait(); });
 }
 
@@ -36,7 +49,6 @@ StopSignals::~StopSignals() {
   // Wakes the waiter: a signal directed at that thread alone.
   pthread_kill(waiter_.native_handle(), SIGTERM);
   waiter_.join();
-  pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
 }
 
 void StopSignals::Wait() {

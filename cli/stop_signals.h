@@ -2,7 +2,8 @@
 // command that stops cleanly (`ballast run`): while one is alive, the first
 // such signal is noted (signal()) instead of ending the process, and the
 // command winds down and exits with 128 + the signal, as shells report it. A
-// second signal ends the process at once with that code.
+// second signal ends the process at once with that code. A SIGINT that the
+// process was started ignoring (a script's background job) stays ignored.
 //
 // main() blocks both signals before any thread starts (so that cpprestsdk's
 // pool threads never take them) and unblocks them in its own thread: a command
@@ -12,7 +13,8 @@
 // done in a signal handler.
 //
 // Thread-safety: signal() may be called from any thread; construct and
-// destroy on one thread, one at a time in a process.
+// destroy on one thread, one at a time in a process, at the end of which the
+// process exits.
 #pragma once
 
 #include <signal.h>
@@ -25,8 +27,10 @@ namespace ballast::cli {
 class StopSignals {
  public:
   StopSignals();
-  // Stops the waiting thread and restores the calling thread's signal mask.
-  // A signal that comes after this ends the process by its default action.
+  // Stops the waiting thread. The signals stay blocked in the calling
+  // thread: one that comes after the command has finished (and printed its
+  // output, which a default action would cut off in stdio's buffer) is
+  // dropped as the process exits.
   ~StopSignals();
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;
@@ -38,7 +42,6 @@ class StopSignals {
   void Wait();
 
   sigset_t set_;
-  sigset_t old_mask_;
   std::atomic<int> signal_{0};
   std::atomic<bool> closing_{false};
   std::thread waiter_;
