@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -37,6 +38,7 @@ unsigned AvailableCores() {
 // OpenBLAS starts its threads before main, with the signals unblocked, so a
 // signal blocked in our threads alone could still end the process there.
 sem_t g_stop_requested;
+pid_t g_parent = 0;  // at the start
 
 void OnStopSignal(int) {
   ballast::worker::WorkerLoop::RequestStop();
@@ -44,12 +46,20 @@ void OnStopSignal(int) {
 }
 
 // Ends the exec commands running (their process groups get SIGTERM, then
-// SIGKILL), whose items go back with the lease.
+// SIGKILL), whose items go back with the lease. When the parent has died
+// (`ballast run`, whose death sends SIGTERM: its coordinator is gone, so
+// there is nobody to hand the lease back to), exits at once rather than at
+// the end of the step being computed.
 void EndCommandsOnStop() {
   while (true) {
     if (sem_wait(&g_stop_requested) != 0) continue;  // EINTR
     spdlog::info("stop requested");
     ballast::kernels::StopExecCommands(std::chrono::seconds(2));
+    if (getppid() != g_parent) {
+      spdlog::info("parent gone, leaving at once parent={}", g_parent);
+      std::fflush(nullptr);
+      _exit(1);
+    }
   }
 }
 
@@ -67,6 +77,7 @@ void HandleStopSignals() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_parent = getppid();
   CLI::App app{
       "ballast-worker computes a Ballast job's items: it asks the coordinator for a lease,\n"
       "computes it on all the threads it is given, reports the results, and repeats until\n"
