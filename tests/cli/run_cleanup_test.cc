@@ -114,9 +114,11 @@ TEST(RunCleanupTest, RemoveStaleGroupsRemovesADeadRunsGroupAndKeepsALiveRuns) {
   const fs::path live_dir = fs::path((*live)->procs_file()).parent_path();
 
   const std::vector<std::string> removed = RemoveStaleGroups(CpuLimitParents());
-  waitpid(orphan, nullptr, 0);  // killed: reaped at once
-  // (Groups of other dead runs may go too.)
-  EXPECT_NE(std::find(removed.begin(), removed.end(), stale_dir.string()), removed.end());
+  int status = 0;
+  waitpid(orphan, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  // (A run started meanwhile by a test running beside this one may have
+  // removed the stale group first; it must never remove the live one.)
   EXPECT_EQ(std::find(removed.begin(), removed.end(), live_dir.string()), removed.end());
   EXPECT_FALSE(fs::exists(stale_dir));
   EXPECT_TRUE(fs::exists(live_dir));

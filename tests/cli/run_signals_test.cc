@@ -163,7 +163,6 @@ TEST_F(RunSignalsTest, SigkilledRunLeavesNoWorkersAndTheNextRunRemovesItsCgroups
   const pid_t killed = pid_;
   pid_ = 0;
   EXPECT_TRUE(AllEnd(workers));
-  EXPECT_EQ(GroupsOf(killed), groups);  // nobody was left to remove them
 
   pid_ = Start("short.yaml");
   EXPECT_EQ(WaitExit(pid_, std::chrono::seconds(30)), 0) << Read("err.txt");
