@@ -4,13 +4,13 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -18,6 +18,7 @@
 
 #include "coordinator/server.h"
 #include "cpu_limit.h"
+#include "run_cleanup.h"
 
 namespace ballast::cli {
 namespace {
@@ -29,14 +30,50 @@ constexpr const char kBuiltinCluster[] = {
 #include "cli/builtin_cluster.inc"
 };
 
-volatile std::sig_atomic_t g_interrupted = 0;
-void OnInterrupt(int) { g_interrupted = 1; }
-
 std::string RandomHex(size_t bytes) {
   std::random_device device;
   std::string out;
   for (size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", device() & 0xff);
   return out;
+}
+
+// In the child, between fork and exec (async-signal-safe calls only): ties
+// the worker to this process (SIGTERM when it dies, however it dies), makes
+// it lead a session of its own (what it leaves is found by that session, and
+// the terminal's Ctrl-C reaches this process alone), joins the node's cgroup
+// when `procs` names one, sends its output to `log`, and execs.
+[[noreturn]] void ExecWorker(pid_t parent, const std::string& procs, const std::string& log,
+                             char* const argv[], char* const envp[]) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(127);  // the parent died before prctl
+  setsid();
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // the parent's threads block SIGINT and SIGTERM
+  if (!procs.empty()) {
+    const int fd = open(procs.c_str(), O_WRONLY);
+    if (fd >= 0) {
+      char text[16];
+      char* end = text + sizeof(text);
+      char* digit = end;
+      for (unsigned long pid = static_cast<unsigned long>(getpid()); digit == end || pid > 0;
+           pid /= 10) {
+        *--digit = static_cast<char>('0' + pid % 10);
+      }
+      (void)!write(fd, digit, end - digit);
+      close(fd);
+    }
+  }
+  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (out >= 0) {
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+  }
+  // The worker must not inherit the coordinator's listening socket (it
+  // would keep the port bound after the coordinator closed it).
+  close_range(3, ~0u, 0);
+  execve(argv[0], argv, envp);
+  _exit(127);
 }
 
 // One emulated node's worker process.
@@ -53,16 +90,19 @@ class Runner {
   explicit Runner(const LocalRunOptions& options) : options_(options) {}
 
   StatusOr<LocalRunOutcome> Run() {
+    // The groups of earlier runs that were killed before they could remove
+    // them (their workers died with them, see Spawn).
+    RemoveStaleGroups(CpuLimitParents());
     BALLAST_RETURN_IF_ERROR(Prepare());
     BALLAST_ASSIGN_OR_RETURN(server_, coordinator::Server::Start({}));
     BALLAST_RETURN_IF_ERROR(server_->AddJob(config_));
+    started_ = Clock::now();
     Status status = Status::Ok();
     for (auto& process : processes_) {
       if (status.ok()) status = Spawn(process);
     }
-    const auto old_handler = std::signal(SIGINT, OnInterrupt);
     if (status.ok()) status = Monitor();
-    std::signal(SIGINT, old_handler);
+    elapsed_s_ = std::chrono::duration<double>(Clock::now() - started_).count();
     StopAll();
     if (!status.ok()) return status;
     return Outcome();
@@ -113,7 +153,8 @@ class Runner {
         continue;
       }
       if (options_.cgroups) {
-        auto limit = CpuLimit::Create(config_.id + "-" + node.name, node.speed);
+        auto limit =
+            CpuLimit::Create(OwnedGroupName(getpid(), config_.id + "-" + node.name), node.speed);
         if (limit.ok()) {
           note((*limit)->description());
           process.limit = std::move(limit).value();
@@ -129,6 +170,10 @@ class Runner {
   }
 
   // Starts (or restarts) a node's worker: fork, join the node's cgroup, exec.
+  // The worker leads a session of its own (what it leaves when it dies is
+  // found by its session id, KillSession) and gets SIGTERM when the thread
+  // that started it ends, which is this process's end however it comes
+  // (SIGKILL included): RunLocal's thread outlives every worker otherwise.
   Status Spawn(NodeProcess& process) {
     const job::EmulatedNode& node = *process.node;
     std::vector<std::string> args = {options_.worker_binary,
@@ -157,30 +202,10 @@ class Runner {
     const std::string log = (fs::path(log_dir_) / (node.name + ".log")).string();
     const std::string procs = process.limit ? process.limit->procs_file() : "";
 
+    const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) return Status::Unavailable("fork failed");
-    if (pid == 0) {
-      // Only async-signal-safe calls between fork and exec.
-      if (!procs.empty()) {
-        const int fd = open(procs.c_str(), O_WRONLY);
-        if (fd >= 0) {
-          char text[32];
-          const int len = snprintf(text, sizeof(text), "%d", getpid());
-          (void)!write(fd, text, len);
-          close(fd);
-        }
-      }
-      const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (out >= 0) {
-        dup2(out, STDOUT_FILENO);
-        dup2(out, STDERR_FILENO);
-      }
-      // The worker must not inherit the coordinator's listening socket (it
-      // would keep the port bound after the coordinator closed it).
-      close_range(3, ~0u, 0);
-      execve(argv[0], argv.data(), envp.data());
-      _exit(127);
-    }
+    if (pid == 0) ExecWorker(parent, procs, log, argv.data(), envp.data());
     process.pid = pid;
     spdlog::debug("worker started node={} pid={}", node.name, pid);
     return Status::Ok();
@@ -201,6 +226,7 @@ class Runner {
       if (process.pid <= 0) continue;
       int wstatus = 0;
       if (waitpid(process.pid, &wstatus, WNOHANG) != process.pid) continue;
+      KillSession(process.pid);  // an exec command's children that outlived it
       process.pid = -1;
       const bool clean = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
       if (job_done || clean) {
@@ -234,9 +260,9 @@ class Runner {
       if (done && !done_at) done_at = Clock::now();
       BALLAST_RETURN_IF_ERROR(Reap(done));
       if (options_.on_progress && view && !options_.on_progress(*view, LivePids())) {
-        return Status(StatusCode::kTerminal, "stopped");
+        stopped_ = true;
+        return Status::Ok();
       }
-      if (g_interrupted) return Status(StatusCode::kTerminal, "interrupted");
       const bool all_exited =
           std::all_of(processes_.begin(), processes_.end(), [](auto& p) { return p.pid <= 0; });
       if (done && (all_exited || Clock::now() - *done_at > std::chrono::seconds(5))) {
@@ -261,8 +287,9 @@ class Runner {
     }
   }
 
-  // SIGTERM to workers still running (they hand back their work), SIGKILL
-  // after two seconds; then reap them all.
+  // SIGTERM to workers still running (they hand back their work and end
+  // their exec commands), SIGKILL after two seconds; then reap them all, kill
+  // what each left behind and remove the cgroups.
   void StopAll() {
     for (auto& process : processes_) {
       if (process.pid > 0) kill(process.pid, SIGTERM);
@@ -271,17 +298,23 @@ class Runner {
     for (auto& process : processes_) {
       while (process.pid > 0) {
         if (waitpid(process.pid, nullptr, WNOHANG) == process.pid) {
+          KillSession(process.pid);
           process.pid = -1;
         } else if (Clock::now() > deadline) {
           kill(process.pid, SIGKILL);
           waitpid(process.pid, nullptr, 0);
+          KillSession(process.pid);
           process.pid = -1;
         } else {
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
       }
     }
-    for (auto& process : processes_) process.limit.reset();  // removes the cgroups
+    for (auto& process : processes_) {
+      // A process killed a moment ago may still be in its group.
+      if (process.limit) WaitGroupEmpty(process.limit->procs_file(), std::chrono::seconds(1));
+      process.limit.reset();  // removes the cgroup
+    }
   }
 
   LocalRunOutcome Outcome() const {
@@ -290,6 +323,8 @@ class Runner {
     out.weights = weights_;
     out.speed_method = speed_method_;
     out.log_dir = log_dir_;
+    out.stopped = stopped_;
+    out.elapsed_s = elapsed_s_;
     out.makespan_s = out.view.finished_at;
     double speeds = 0;
     double cost = 0;
@@ -328,14 +363,14 @@ class Runner {
   std::vector<NodeProcess> processes_;
   std::string log_dir_;
   std::string speed_method_;
+  Clock::time_point started_;
+  double elapsed_s_ = 0;  // from adding the job to the end of monitoring
+  bool stopped_ = false;  // on_progress stopped the job
 };
 
 }  // namespace
 
-StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options) {
-  g_interrupted = 0;
-  return Runner(options).Run();
-}
+StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options) { return Runner(options).Run(); }
 
 StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,
                                              const job::ClusterSpec& cluster) {

@@ -5,8 +5,17 @@
 // declared lost at once (its work goes to the others) and restarted up to the
 // job's backoffLimit, as a pod would be.
 //
+// Nothing outlives the run: each worker leads a session of its own, so that
+// what it started (an exec command's children) is killed when it dies, and
+// gets SIGTERM from the kernel when the thread that called RunLocal ends, so
+// that a run killed with SIGKILL takes its workers with it. Cgroups are named
+// after this process (run_cleanup.h); a run removes those of earlier runs
+// whose process is gone. Signals are the caller's: `ballast run` stops the run
+// through on_progress (stop_signals.h).
+//
 // Thread-safety: RunLocal may run from any thread, one call at a time per
-// process (it reaps child processes and handles SIGINT).
+// process (it reaps child processes); that thread must not end while
+// RunLocal runs (it does not: RunLocal returns on it).
 #pragma once
 
 #include <sys/types.h>
@@ -31,7 +40,8 @@ struct LocalRunOptions {
   bool cgroups = true;        // try CPU quotas before the duty cycle
   std::string log_dir;        // workers' logs; empty: a new temporary directory
   // Called about every 100 ms with the job's state and the live workers' pids
-  // by node; return false to stop the job (it then fails as interrupted).
+  // by node; return false to stop the job: the workers are stopped and the
+  // outcome so far returned, with `stopped` set.
   std::function<bool(const coordinator::JobView&, const std::map<std::string, pid_t>&)> on_progress;
 };
 
@@ -60,12 +70,15 @@ struct LocalRunOutcome {
   double efficiency = 0;     // ideal_s / makespan_s
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;
+  bool stopped = false;  // on_progress stopped the job before its end: view holds what was done
+  double elapsed_s = 0;  // from adding the job to its end or its stop
 };
 
-// Runs the job to its end. Returns the outcome; Invalid for an empty
-// cluster or bad profile; Unavailable when the coordinator cannot listen or
-// the worker binary cannot start; Terminal when every worker failed past its
-// restarts, the deadline passed, or on_progress stopped it.
+// Runs the job to its end, or until on_progress stops it. Returns the
+// outcome (`stopped` set in the second case); Invalid for an empty cluster or
+// bad profile; Unavailable when the coordinator cannot listen or the worker
+// binary cannot start; Terminal when every worker failed past its restarts or
+// the deadline passed.
 StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options);
 
 // The fuzzy weights of the cluster's nodes under the profile (what RunLocal

@@ -10,8 +10,13 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "stop_signals.h"
 
 int main(int argc, char** argv) {
+  // SIGINT and SIGTERM: blocked in every thread but this one, so that a
+  // command either ends on them by default or takes them on a thread of its
+  // own (stop_signals.h); never a pool thread by chance.
+  ballast::cli::BlockStopSignals();
   CLI::App app{
       "Ballast runs batch jobs on heterogeneous clusters so that every node finishes together.\n"
       "It weighs nodes with a fuzzy model of their labels, splits work by weight, learns real\n"
@@ -31,6 +36,7 @@ int main(int argc, char** argv) {
   // report round trips on 2 cores (docs/local-mode.md). Nothing here blocks a
   // pool thread: blocking waits run on threads of their own.
   crossplat::threadpool::initialize_with_threads(std::max(2U, std::thread::hardware_concurrency()));
+  ballast::cli::UnblockStopSignals();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,11 +2,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <csignal>
+#include <nlohmann/json.hpp>
+
 #include "cli_common.h"
 #include "commands.h"
 #include "local_runner.h"
 #include "run_report.h"
 #include "scenario_loader.h"
+#include "stop_signals.h"
 
 namespace ballast::cli {
 namespace {
@@ -22,6 +26,29 @@ struct RunFlags {
   bool no_cgroups = false;
   bool verbose = false;
 };
+
+// What a run stopped by `signal` did: the items finished of the total, the
+// result of those items, the time. Returns the exit code, 128 + signal.
+int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
+  const char* name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+  const auto& view = outcome.view;
+  if (table) {
+    fmt::print(
+        "stopped by {} after {:.1f} s: {} of {} items finished ({:.1f} %); the workers are "
+        "stopped and their cgroups removed\npartial result (the finished items only): {}\n",
+        name, outcome.elapsed_s, view.completed, view.items,
+        view.items > 0 ? 100.0 * view.completed / view.items : 0.0, view.result.Summary());
+  } else {
+    const nlohmann::json out = {{"stopped_by", name},
+                                {"elapsed_s", outcome.elapsed_s},
+                                {"items", view.items},
+                                {"completed", view.completed},
+                                {"result", view.result.ToJson()},
+                                {"exit_code", 128 + signal}};
+    fmt::print("{}\n", out.dump(2));
+  }
+  return 128 + signal;
+}
 
 int Run(const RunFlags& flags) {
   // The embedded coordinator's and runner's logs: restarts and refusals are
@@ -45,6 +72,9 @@ int Run(const RunFlags& flags) {
     std::fflush(stdout);
   }
   ProgressPrinter progress(stderr);
+  // From here SIGINT and SIGTERM stop the job cleanly (the workers stopped,
+  // the cgroups removed) instead of ending the process.
+  StopSignals stop;
   LocalRunOptions options{loaded->job,
                           loaded->cluster,
                           loaded->profile,
@@ -53,11 +83,12 @@ int Run(const RunFlags& flags) {
                           flags.logs,
                           [&](const coordinator::JobView& view, const auto&) {
                             progress.Update(view);
-                            return true;
+                            return stop.signal() == 0;
                           }};
   auto outcome = RunLocal(options);
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
+  if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
   if (table) {
     PrintRunTable(loaded->job, *outcome);
   } else {
@@ -81,7 +112,8 @@ void RegisterRun(CLI::App& app, int* exit_code) {
       "run",
       "Run a job on this machine: an embedded coordinator and one ballast-worker process per\n"
       "emulated node, each slowed to its node's speed. Prints the weights, a live progress\n"
-      "line, then a per-node table and the result.\n"
+      "line, then a per-node table and the result. SIGINT (Ctrl-C) or SIGTERM stops the job:\n"
+      "the workers are stopped, what was done is printed, and the exit code is 130 or 143.\n"
       "  ballast run examples/jobs/primes-300000.yaml\n"
       "  ballast run examples/jobs/matmul-4096.yaml --cluster examples/clusters/pi-mixed.yaml "
       "--report run.html");

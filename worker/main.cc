@@ -2,17 +2,20 @@
 // the cores it is given, and reports. It only wires options, the logger, the
 // metrics and the loop (worker_loop.h).
 #include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
 // After the standard headers: boost::asio, under pplx, needs <utility> first.
 #include <pplx/threadpool.h>
 
+#include "kernels/kernel.h"
 #include "worker/metrics.h"
 #include "worker/worker_loop.h"
 
@@ -30,11 +33,51 @@ unsigned AvailableCores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void OnTerminate(int) { ballast::worker::WorkerLoop::RequestStop(); }
+// SIGINT and SIGTERM: the handler only flags the stop and wakes
+// EndCommandsOnStop, which does the rest on a thread of its own. Not sigwait:
+// OpenBLAS starts its threads before main, with the signals unblocked, so a
+// signal blocked in our threads alone could still end the process there.
+sem_t g_stop_requested;
+pid_t g_parent = 0;  // at the start
+
+void OnStopSignal(int) {
+  ballast::worker::WorkerLoop::RequestStop();
+  sem_post(&g_stop_requested);  // async-signal-safe
+}
+
+// Ends the exec commands running (their process groups get SIGTERM, then
+// SIGKILL), whose items go back with the lease. When the parent has died
+// (`ballast run`, whose death sends SIGTERM: its coordinator is gone, so
+// there is nobody to hand the lease back to), exits at once rather than at
+// the end of the step being computed.
+void EndCommandsOnStop() {
+  while (true) {
+    if (sem_wait(&g_stop_requested) != 0) continue;  // EINTR
+    spdlog::info("stop requested");
+    ballast::kernels::StopExecCommands(std::chrono::seconds(2));
+    if (getppid() != g_parent) {
+      spdlog::info("parent gone, leaving at once parent={}", g_parent);
+      std::fflush(nullptr);
+      _exit(1);
+    }
+  }
+}
+
+void HandleStopSignals() {
+  sem_init(&g_stop_requested, 0, 0);
+  std::thread(EndCommandsOnStop).detach();
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  g_parent = getppid();
   CLI::App app{
       "ballast-worker computes a Ballast job's items: it asks the coordinator for a lease,\n"
       "computes it on all the threads it is given, reports the results, and repeats until\n"
@@ -94,8 +137,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
-  std::signal(SIGTERM, OnTerminate);
-  std::signal(SIGINT, OnTerminate);
+  HandleStopSignals();
 
   // The loop makes one request at a time and the signal poll another: two
   // threads serve cpprestsdk's I/O (its default pool has 40).

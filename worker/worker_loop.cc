@@ -366,11 +366,13 @@ class WorkerLoop::Impl {
       }
       const Range step{position_, StepEnd()};
       const auto start = Clock::now();
-      BALLAST_ASSIGN_OR_RETURN(auto part,
-                               ComputeParallel(*kernel_, step, options_.threads, workload_.kind));
+      auto part = ComputeParallel(*kernel_, step, options_.threads, workload_.kind);
+      // A stop ended the step's exec commands: its items go back with the lease.
+      if (!part.ok() && g_stop) break;
+      BALLAST_RETURN_IF_ERROR(part.status());
       Throttle(Since(start));
       const double seconds = Since(start);
-      BALLAST_RETURN_IF_ERROR(done.result.Merge(part));
+      BALLAST_RETURN_IF_ERROR(done.result.Merge(*part));
       done.calc += seconds;
       position_ = step.end;
       seconds_per_cost_ = seconds / std::max(cost_.Cost(step), 1e-12);

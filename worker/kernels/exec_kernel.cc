@@ -1,5 +1,5 @@
-// The exec kernel: the user's command in a child process (posix_spawnp), once
-// per range or once per item.
+// The exec kernel: the user's command in a child process, once per range or
+// once per item.
 //
 // Environment contract (docs/workloads.md): the child gets this process's
 // environment plus BALLAST_START and BALLAST_END, the half-open range of items
@@ -12,16 +12,30 @@
 // The child starts with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the
 // like at their defaults, whatever the worker does with them.
 //
+// The command dies with its worker: the child leads a process group of its
+// own (so that whatever it starts can be ended with it) and has SIGKILL as its
+// parent-death signal, so that a worker killed with SIGKILL takes it along;
+// StopExecCommands ends the groups of a worker that stops, and a range whose
+// command was ended so is not a result: Compute returns Unavailable and the
+// worker hands the range back.
+//
 // Thread-safety: Compute may run concurrently; it reads `environ`, so nothing
-// in the process may call setenv while a kernel runs.
+// in the process may call setenv while a kernel runs. StopExecCommands may run
+// from any thread.
+#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "kernels/factories.h"
@@ -33,6 +47,22 @@ namespace {
 
 using workload::Result;
 using workload::WorkloadSpec;
+
+// What RunOnce returns for a command ended by StopExecCommands.
+constexpr int kStopped = -1;
+
+// The process groups of the commands running, process-wide, so that a worker
+// that stops can end them all.
+struct RunningCommands {
+  std::mutex mutex;
+  std::set<pid_t> groups;
+  bool stopping = false;
+};
+
+RunningCommands& Running() {
+  static RunningCommands* running = new RunningCommands;  // outlives every thread
+  return *running;
+}
 
 // This process's environment without any BALLAST_START/END/ITEM of its own.
 std::vector<std::string> InheritedEnvironment() {
@@ -48,6 +78,56 @@ std::vector<std::string> InheritedEnvironment() {
   return env;
 }
 
+// The file `command` names, searched in PATH when it has no slash (as execvp
+// does, but before fork: the search allocates). Empty when none is found.
+std::string ResolveCommand(const std::string& command) {
+  if (command.empty() || command.find('/') != std::string::npos) return command;
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  while (true) {
+    const size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + command;
+    struct stat info {};
+    if (stat(candidate.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+        access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
+// In the child, between fork and exec: async-signal-safe calls only.
+[[noreturn]] void ExecChild(pid_t parent, const char* file, char* const argv[],
+                            char* const envp[]) {
+  setpgid(0, 0);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);  // the worker died before prctl
+  struct sigaction defaults {};
+  defaults.sa_handler = SIG_DFL;
+  for (int signal : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGUSR1, SIGUSR2, SIGCHLD}) {
+    sigaction(signal, &defaults, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  execve(file, argv, envp);
+  _exit(127);
+}
+
+// Waits for the child; returns its exit status as a shell would report it.
+int WaitChild(pid_t child) {
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 127;
+}
+
 class ExecKernel : public Kernel {
  public:
   explicit ExecKernel(const WorkloadSpec& spec) : spec_(spec) {}
@@ -57,28 +137,37 @@ class ExecKernel : public Kernel {
     Result total = Result::Empty(workload::WorkloadKind::kExec);
     if (items.empty()) return total;
     if (!spec_.exec.per_item) {
-      BALLAST_RETURN_IF_ERROR(total.Merge(RunWithRetries(items, /*per_item=*/false)));
+      BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries(items, /*per_item=*/false));
+      BALLAST_RETURN_IF_ERROR(total.Merge(part));
       return total;
     }
     for (uint64_t item = items.begin; item < items.end; ++item) {
-      BALLAST_RETURN_IF_ERROR(total.Merge(RunWithRetries({item, item + 1}, /*per_item=*/true)));
+      BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries({item, item + 1}, /*per_item=*/true));
+      BALLAST_RETURN_IF_ERROR(total.Merge(part));
     }
     return total;
   }
 
  private:
-  Result RunWithRetries(balance::Range items, bool per_item) const {
+  // The Result of one run of the command (retried on failure); Unavailable
+  // when StopExecCommands ended it.
+  StatusOr<Result> RunWithRetries(balance::Range items, bool per_item) const {
     int code = 0;
     uint32_t attempts = 0;
     while (attempts <= spec_.exec.retries) {
       ++attempts;
       code = RunOnce(items, per_item);
+      if (code == kStopped) {
+        return Status::Unavailable(
+            fmt::format("stopped: the command for items {} was ended", items.ToString()));
+      }
       if (code == 0) return Result::ExecSucceeded(items.size());
     }
     return Result::ExecFailed(items, code, attempts);
   }
 
-  // Runs the command once; returns its exit status as a shell would report it.
+  // Runs the command once; returns its exit status as a shell would report
+  // it, or kStopped when StopExecCommands ended it (or came before it).
   int RunOnce(balance::Range items, bool per_item) const {
     std::vector<std::string> env = InheritedEnvironment();
     env.push_back("BALLAST_START=" + std::to_string(items.begin));
@@ -91,46 +180,65 @@ class ExecKernel : public Kernel {
     std::vector<char*> argv;
     for (std::string& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
+    const std::string file = ResolveCommand(words.front());
+    if (file.empty()) return 127;
 
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-    // The child starts with no signal blocked and the usual signals at their
-    // defaults, whatever the worker blocks or ignores for itself.
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t none;
-    sigemptyset(&none);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    for (int signal : {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGUSR1, SIGUSR2, SIGCHLD}) {
-      sigaddset(&defaults, signal);
+    RunningCommands& running = Running();
+    if (std::lock_guard lock(running.mutex); running.stopping) return kStopped;
+    const pid_t parent = getpid();
+    const pid_t child = fork();
+    if (child < 0) return 127;
+    if (child == 0) ExecChild(parent, file.c_str(), argv.data(), envp.data());
+    setpgid(child, child);  // the child does too: whichever comes first, no kill misses it
+    {
+      std::lock_guard lock(running.mutex);
+      running.groups.insert(child);
+      if (running.stopping) kill(-child, SIGTERM);  // a stop came during fork
     }
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    pid_t child = 0;
-    const int error =
-        posix_spawnp(&child, argv[0], &actions, &attributes, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attributes);
-    posix_spawn_file_actions_destroy(&actions);
-    if (error != 0) return 127;
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0) {
-      if (errno != EINTR) return 127;
-    }
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 127;
+    const int code = WaitChild(child);
+    std::lock_guard lock(running.mutex);
+    running.groups.erase(child);
+    if (!running.stopping) return code;
+    kill(-child, SIGKILL);  // what the command started and left running
+    return kStopped;
   }
 
   WorkloadSpec spec_;
 };
 
+// Waits until no command runs, at most `patience`. Returns true when none
+// does.
+bool WaitForNoCommand(std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  while (true) {
+    {
+      std::lock_guard lock(Running().mutex);
+      if (Running().groups.empty()) return true;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> MakeExecKernel(const WorkloadSpec& spec) {
   return std::make_unique<ExecKernel>(spec);
+}
+
+void StopExecCommands(std::chrono::milliseconds grace) {
+  RunningCommands& running = Running();
+  {
+    std::lock_guard lock(running.mutex);
+    running.stopping = true;
+    for (pid_t group : running.groups) kill(-group, SIGTERM);
+  }
+  if (WaitForNoCommand(grace)) return;
+  {
+    std::lock_guard lock(running.mutex);
+    for (pid_t group : running.groups) kill(-group, SIGKILL);
+  }
+  WaitForNoCommand(std::chrono::seconds(1));
 }
 
 }  // namespace ballast::kernels

@@ -13,6 +13,7 @@
 // disjoint ranges (a worker runs one thread per core it is given).
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "balance/range.h"
@@ -36,5 +37,13 @@ class Kernel {
 // workload::ValidateWorkload. For matmul this sets OpenBLAS to one thread per
 // call, process-wide: the worker parallelizes across items instead.
 StatusOr<std::unique_ptr<Kernel>> MakeKernel(const workload::WorkloadSpec& spec);
+
+// Ends the exec kernel's commands, for a worker that stops: every command
+// running gets SIGTERM in its process group, and SIGKILL after `grace`; from
+// then on no command starts, and Compute of an exec kernel returns
+// Unavailable ("stopped") for the ranges it did not finish. Returns once
+// every command has ended, at most about `grace` and one second later.
+// Callable from any thread; does nothing when no exec command runs.
+void StopExecCommands(std::chrono::milliseconds grace);
 
 }  // namespace ballast::kernels
