@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "balance/efficiency.h"
 #include "coordinator/server.h"
 #include "cpu_limit.h"
 
@@ -291,15 +292,16 @@ class Runner {
     out.speed_method = speed_method_;
     out.log_dir = log_dir_;
     out.makespan_s = out.view.finished_at;
-    double speeds = 0;
+    // W: the CPU seconds the workers used; s_i: the emulated cores
+    // (balance/efficiency.h, docs/efficiency.md).
     double cost = 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
-      speeds += processes_[i].node->speed;
+      out.total_speed += processes_[i].node->speed;
       out.work_s += out.view.workers[i].cpu_s;
       cost += out.view.workers[i].cost;
     }
-    out.ideal_s = speeds > 0 ? out.work_s / speeds : 0;
-    out.efficiency = out.makespan_s > 0 ? out.ideal_s / out.makespan_s : 0;
+    out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
+    out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
     const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
       const auto& worker = out.view.workers[i];

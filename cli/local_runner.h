@@ -54,10 +54,13 @@ struct LocalRunOutcome {
   coordinator::JobView view;
   fuzzy::WeightResult weights;
   std::vector<NodeOutcome> nodes;
-  double makespan_s = 0;     // from registration to the last result merged
-  double work_s = 0;         // measured single-core work: the CPU seconds the workers used
-  double ideal_s = 0;        // work_s / sum of speeds: the physical limit
-  double efficiency = 0;     // ideal_s / makespan_s
+  double makespan_s = 0;   // from registration to the last result merged
+  double work_s = 0;       // measured single-core work: the CPU seconds the workers used
+  double total_speed = 0;  // the sum of the nodes' emulated cores
+  // The physical limit and the headline figure, by balance::IdealSeconds and
+  // balance::Efficiency (docs/efficiency.md).
+  double ideal_s = 0;        // IdealSeconds(work_s, total_speed)
+  double efficiency = 0;     // Efficiency(ideal_s, makespan_s)
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;
 };

@@ -105,8 +105,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
       "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores), "
       "efficiency {:.3f}\n",
       job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
-      outcome.work_s > 0 && outcome.ideal_s > 0 ? outcome.work_s / outcome.ideal_s : 0.0,
-      outcome.efficiency);
+      outcome.total_speed, outcome.efficiency);
   fmt::print("messages {}, moved items {}, steals {}, rebalances {}, dropped duplicates {}\n",
              view.messages, view.policy.moved_items, view.policy.steals, view.policy.rebalances,
              view.dropped_completions);
@@ -139,6 +138,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"makespan_s", outcome.makespan_s},
           {"ideal_s", outcome.ideal_s},
           {"work_s", outcome.work_s},
+          {"total_speed", outcome.total_speed},
           {"efficiency", outcome.efficiency},
           {"messages", view.messages},
           {"moved_items", view.policy.moved_items},

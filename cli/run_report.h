@@ -23,7 +23,7 @@ void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& we
 // The per-node table, the figures against the physical limit, and the result.
 void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
-// {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "efficiency",
+// {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "total_speed", "efficiency",
 //  "messages", "moved_items", "steals", "speed_method", "nodes": [...]}.
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
