@@ -78,6 +78,7 @@ class Runner {
     config_.workload = options_.job.workload;
     config_.policy = options_.job.policy;
     config_.lease_seconds = options_.job.lease_seconds;
+    config_.verify.fraction = options_.job.verify_fraction;  // the server draws the seed
     for (const auto& weight : weights_.nodes)
       config_.workers.push_back({weight.name, weight.weight});
 
@@ -292,12 +293,14 @@ class Runner {
     out.speed_method = speed_method_;
     out.log_dir = log_dir_;
     out.makespan_s = out.view.finished_at;
-    // W: the CPU seconds the workers used; s_i: the emulated cores
+    // W: the CPU seconds the workers used on the job's items, without
+    // verification's recomputations; s_i: the emulated cores
     // (balance/efficiency.h, docs/efficiency.md).
+    const auto& checks = out.view.verification;
     double cost = 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
       out.total_speed += processes_[i].node->speed;
-      out.work_s += out.view.workers[i].cpu_s;
+      out.work_s += out.view.workers[i].cpu_s - checks.worker_cpu_s[i];
       cost += out.view.workers[i].cost;
     }
     out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
@@ -310,7 +313,8 @@ class Runner {
       node.score = weights_.nodes[i].score;
       node.weight = weights_.nodes[i].weight;
       node.speed = processes_[i].node->speed;
-      node.measured_speed = worker.busy_s > 0 ? worker.cost * seconds_per_cost / worker.busy_s : 0;
+      const double job_busy_s = worker.busy_s - checks.worker_busy_s[i];
+      node.measured_speed = job_busy_s > 0 ? worker.cost * seconds_per_cost / job_busy_s : 0;
       node.items = worker.items;
       node.busy_s = worker.busy_s;
       node.idle_s = std::max(0.0, out.makespan_s - worker.busy_s);
@@ -336,7 +340,11 @@ class Runner {
 
 StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options) {
   g_interrupted = 0;
-  return Runner(options).Run();
+  auto outcome = Runner(options).Run();
+  if (outcome.ok() && !outcome->view.verification.failure.empty()) {
+    return Status(StatusCode::kTerminal, outcome->view.verification.failure);
+  }
+  return outcome;
 }
 
 StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,

@@ -54,8 +54,10 @@ struct LocalRunOutcome {
   coordinator::JobView view;
   fuzzy::WeightResult weights;
   std::vector<NodeOutcome> nodes;
-  double makespan_s = 0;   // from registration to the last result merged
-  double work_s = 0;       // measured single-core work: the CPU seconds the workers used
+  double makespan_s = 0;  // from registration to the last result merged
+  // Measured single-core work: the CPU seconds the workers used on the job's
+  // items (verification's recomputations, view.verification.cpu_s, excluded).
+  double work_s = 0;
   double total_speed = 0;  // the sum of the nodes' emulated cores
   // The physical limit and the headline figure, by balance::IdealSeconds and
   // balance::Efficiency (docs/efficiency.md).
@@ -68,7 +70,9 @@ struct LocalRunOutcome {
 // Runs the job to its end. Returns the outcome; Invalid for an empty
 // cluster or bad profile; Unavailable when the coordinator cannot listen or
 // the worker binary cannot start; Terminal when every worker failed past its
-// restarts, the deadline passed, or on_progress stopped it.
+// restarts, the deadline passed, on_progress stopped it, or the job's
+// verification found two workers' results of a range differ (the message
+// names the range and both workers).
 StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options);
 
 // The fuzzy weights of the cluster's nodes under the profile (what RunLocal

@@ -81,6 +81,29 @@ std::string NodeTableSvg(const LocalRunOutcome& outcome) {
       row * (outcome.nodes.size() + 2), body);
 }
 
+// What the job's opt-in verification cost (docs/trust.md); nothing when off.
+void PrintVerification(const LocalRunOutcome& outcome) {
+  const coordinator::VerificationView& v = outcome.view.verification;
+  if (v.fraction <= 0) return;
+  const double share = outcome.view.items > 0 ? 100.0 * v.items / outcome.view.items : 0;
+  fmt::print(
+      "verification (fraction {:g}): {} of {} sampled ranges recomputed on another worker and "
+      "equal; cost {} items ({:.1f} % of the job), {:.2f} CPU s, not counted in the work above",
+      v.fraction, v.checked, v.sampled, v.items, share, v.cpu_s);
+  if (v.finished_at > outcome.makespan_s) {
+    fmt::print("; the last check ended {:.2f} s after the last result",
+               v.finished_at - outcome.makespan_s);
+  }
+  fmt::print("\n");
+}
+
+nlohmann::json VerificationJson(const coordinator::VerificationView& v) {
+  if (v.fraction <= 0) return nullptr;
+  return {{"fraction", v.fraction}, {"sampled", v.sampled}, {"checked", v.checked},
+          {"items", v.items},       {"cpu_s", v.cpu_s},     {"finished_at_s", v.finished_at},
+          {"failure", v.failure}};
+}
+
 }  // namespace
 
 void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& weights) {
@@ -109,6 +132,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
   fmt::print("messages {}, moved items {}, steals {}, rebalances {}, dropped duplicates {}\n",
              view.messages, view.policy.moved_items, view.policy.steals, view.policy.rebalances,
              view.dropped_completions);
+  PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
   fmt::print("result: {}\n", view.result.Summary());
 }
@@ -145,6 +169,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"steals", view.policy.steals},
           {"dropped_completions", view.dropped_completions},
           {"speed_method", outcome.speed_method},
+          {"verification", VerificationJson(view.verification)},
           {"nodes", nodes}};
 }
 

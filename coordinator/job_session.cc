@@ -264,13 +264,12 @@ protocol::ReplyMessage JobSession::OnCheckReport(WorkerId id, const protocol::Re
   Worker& worker = workers_[id];
   const balance::Range check = *verifier_.Holding(id);
   verifier_.AddCost(id, report.cpu_seconds, report.calc_seconds);
-  // The worker holds nothing but the check, so its completions are the check's.
-  const workload::Result* recomputed = nullptr;
+  // The worker holds nothing but the check, so its completions are parts of
+  // it. A mismatch fails the job: Finished() turns true, every reply "done".
   for (size_t i = 0; i < report.completed.size(); ++i) {
-    if (report.completed[i].range == check) recomputed = &results[i];
+    (void)verifier_.OnRecomputed(id, report.completed[i].range, results[i], now);
   }
-  // A mismatch fails the job: Finished() turns true and every reply is "done".
-  if (recomputed) (void)verifier_.OnRecomputed(id, *recomputed, now);
+  const bool recomputed = !verifier_.Holding(id).has_value();
   if (report.leaving) {
     verifier_.Release(id);  // when unfinished: another worker takes it
     policy_->OnWorkerLost(id, now);

@@ -65,7 +65,7 @@ Verifier::Verifier(VerifyOptions options, std::vector<std::string> workers)
 bool Verifier::OnMerged(balance::WorkerId worker, balance::Range range,
                         const workload::Result& result) {
   if (failed() || !Sampled(options_, range)) return false;
-  pending_.push_back({range, worker, result});
+  pending_.push_back({range, worker, result, {}, workload::Result::Empty(result.kind())});
   ++view_.sampled;
   return true;
 }
@@ -101,33 +101,46 @@ void Verifier::AddCost(balance::WorkerId worker, double cpu_s, double busy_s) {
   view_.worker_busy_s[worker] += busy_s;
 }
 
-Status Verifier::OnRecomputed(balance::WorkerId worker, const workload::Result& result,
-                              double now) {
+Status Verifier::OnRecomputed(balance::WorkerId worker, balance::Range part,
+                              const workload::Result& result, double now) {
   auto it = assigned_.find(worker);
   if (it == assigned_.end()) {
     return Status::Invalid(fmt::format("worker '{}' holds no check", workers_.at(worker)));
   }
-  const Check check = std::move(it->second);
+  Check& held = it->second;
+  const bool inside = part.begin >= held.range.begin && part.end <= held.range.end;
+  if (part.empty() || !inside || held.done.CountIn(part) != 0) {
+    return Status::Invalid(fmt::format("{} is not an unfinished part of the check {}",
+                                       part.ToString(), held.range.ToString()));
+  }
+  BALLAST_RETURN_IF_ERROR(held.again.Merge(result));
+  held.done.Add(part);
+  if (held.done.size() < held.range.size()) return Status::Ok();
+  const Check check = std::move(held);
   assigned_.erase(it);
   view_.items += check.range.size();
   view_.finished_at = now;
-  if (SameResult(check.result, result)) {
+  const workload::Result& recomputed = check.again;
+  if (SameResult(check.result, recomputed)) {
     ++view_.checked;
     return Status::Ok();
   }
   view_.failure = fmt::format(
       "verification failed: items {} gave \"{}\" from worker '{}' and \"{}\" from worker '{}' "
       "on recomputation; one of the two computed wrongly or forged its result",
-      check.range.ToString(), check.result.Summary(), workers_.at(check.first), result.Summary(),
-      workers_.at(worker));
+      check.range.ToString(), check.result.Summary(), workers_.at(check.first),
+      recomputed.Summary(), workers_.at(worker));
   return Status(StatusCode::kTerminal, view_.failure);
 }
 
 void Verifier::Release(balance::WorkerId worker) {
   auto it = assigned_.find(worker);
   if (it == assigned_.end()) return;
-  pending_.push_front(std::move(it->second));
+  Check check = std::move(it->second);
   assigned_.erase(it);
+  check.done = {};  // recomputed afresh by whoever takes it
+  check.again = workload::Result::Empty(check.result.kind());
+  pending_.push_front(std::move(check));
 }
 
 void Verifier::SetWaiting(balance::WorkerId worker, bool waiting) {

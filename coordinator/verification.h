@@ -12,7 +12,8 @@
 // - a sampled range is recomputed whole (results merge but do not split) by
 //   the first worker other than the one that computed it that has nothing
 //   else to do: when the policy answers "wait" or "done", a pending check is
-//   leased instead;
+//   leased instead; the recomputing worker may hand it in in parts (its
+//   heartbeats carry what it finished), which are merged before comparing;
 // - the two results are compared exactly (exec: the items that succeeded and
 //   the ranges that failed with their exit codes; the retry counts may
 //   differ); a mismatch fails the job;
@@ -106,11 +107,15 @@ class Verifier {
   // Seconds `worker` spent while holding a check (its reports' figures).
   void AddCost(balance::WorkerId worker, double cpu_s, double busy_s);
 
-  // `worker`'s recomputation of the range it holds. Returns Ok when it
-  // agrees with the first result; Terminal naming the range, both workers
-  // and both results when it does not (failed() is then true, for good);
-  // Invalid, changing nothing, when the worker holds no check.
-  Status OnRecomputed(balance::WorkerId worker, const workload::Result& result, double now);
+  // `worker`'s recomputation of `part` of the range it holds. Once the parts
+  // cover the range their merged result is compared with the first one: the
+  // check is then over (Holding() is empty). Returns Ok when the range is not
+  // yet covered or the results agree; Terminal naming the range, both workers
+  // and both results when they do not (failed() is then true, for good);
+  // Invalid, changing nothing, when the worker holds no check or `part` is
+  // not inside it or overlaps a part handed in before.
+  Status OnRecomputed(balance::WorkerId worker, balance::Range part, const workload::Result& result,
+                      double now);
 
   // `worker` is gone: the check it held becomes pending again.
   void Release(balance::WorkerId worker);
@@ -128,6 +133,9 @@ class Verifier {
     balance::Range range;
     balance::WorkerId first = 0;  // who computed it
     workload::Result result;      // what it reported
+    // The recomputation so far: the parts handed in and their merged result.
+    balance::IntervalSet done;
+    workload::Result again;
   };
   // The first pending check `worker` may take, or pending_.end().
   std::deque<Check>::iterator Find(balance::WorkerId worker);

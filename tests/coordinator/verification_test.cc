@@ -89,7 +89,7 @@ TEST(VerifierTest, ARangeIsRecomputedOnlyByAnotherWorker) {
   EXPECT_EQ(verifier.Assign(2), (Range{0, 10}));
   EXPECT_EQ(verifier.Holding(2), (Range{0, 10}));
   EXPECT_EQ(verifier.Assign(1), std::nullopt);  // taken
-  EXPECT_TRUE(verifier.OnRecomputed(2, Result::Primes(4, 17), 5).ok());
+  EXPECT_TRUE(verifier.OnRecomputed(2, {0, 10}, Result::Primes(4, 17), 5).ok());
   EXPECT_TRUE(verifier.Idle());
   const VerificationView view = verifier.View();
   EXPECT_EQ(view.sampled, 1u);
@@ -103,7 +103,7 @@ TEST(VerifierTest, AMismatchFailsNamingTheRangeAndBothWorkers) {
   Verifier verifier({1, 1}, {"honest", "liar"});
   verifier.OnMerged(1, {20, 30}, Result::Primes(1000002, 17));
   ASSERT_EQ(verifier.Assign(0), (Range{20, 30}));
-  const Status status = verifier.OnRecomputed(0, Result::Primes(2, 17), 1);
+  const Status status = verifier.OnRecomputed(0, {20, 30}, Result::Primes(2, 17), 1);
   EXPECT_EQ(status.code(), StatusCode::kTerminal);
   EXPECT_TRUE(verifier.failed());
   const std::string& failure = verifier.View().failure;
@@ -117,15 +117,48 @@ TEST(VerifierTest, AMismatchFailsNamingTheRangeAndBothWorkers) {
   EXPECT_EQ(verifier.Assign(0), std::nullopt);
 }
 
+// Regression: a recomputation long enough for a heartbeat came in two parts,
+// matched the check in neither, and the job waited for it forever.
+TEST(VerifierTest, ARecomputationHandedInPartsIsMergedBeforeComparing) {
+  Verifier verifier({1, 1}, {"a", "b"});
+  verifier.OnMerged(0, {0, 10}, Result::Primes(4, 17));
+  ASSERT_EQ(verifier.Assign(1), (Range{0, 10}));
+  EXPECT_TRUE(verifier.OnRecomputed(1, {0, 6}, Result::Primes(3, 10), 1).ok());
+  EXPECT_EQ(verifier.Holding(1), (Range{0, 10}));  // not covered yet
+  // Outside the check, or overlapping a part already in: refused, nothing changes.
+  EXPECT_EQ(verifier.OnRecomputed(1, {8, 12}, Result::Primes(0, 0), 2).code(),
+            StatusCode::kInvalid);
+  EXPECT_EQ(verifier.OnRecomputed(1, {5, 7}, Result::Primes(0, 0), 2).code(), StatusCode::kInvalid);
+  EXPECT_TRUE(verifier.OnRecomputed(1, {6, 10}, Result::Primes(1, 7), 3).ok());
+  EXPECT_EQ(verifier.Holding(1), std::nullopt);
+  EXPECT_TRUE(verifier.Idle());
+  EXPECT_EQ(verifier.View().checked, 1u);
+  EXPECT_FALSE(verifier.failed());
+}
+
+TEST(VerifierTest, PartsThatMergeToAnotherResultFail) {
+  Verifier verifier({1, 1}, {"a", "b"});
+  verifier.OnMerged(0, {0, 10}, Result::Primes(4, 17));
+  ASSERT_EQ(verifier.Assign(1), (Range{0, 10}));
+  EXPECT_TRUE(verifier.OnRecomputed(1, {0, 6}, Result::Primes(3, 10), 1).ok());
+  EXPECT_EQ(verifier.OnRecomputed(1, {6, 10}, Result::Primes(2, 7), 3).code(),
+            StatusCode::kTerminal);
+  EXPECT_TRUE(verifier.failed());
+}
+
 TEST(VerifierTest, ALostRecomputationGoesBackToThePending) {
   Verifier verifier({1, 1}, {"a", "b", "c"});
   verifier.OnMerged(0, {0, 10}, Result::Primes(4, 17));
   ASSERT_EQ(verifier.Assign(1), (Range{0, 10}));
-  verifier.Release(1);
+  EXPECT_TRUE(verifier.OnRecomputed(1, {0, 5}, Result::Primes(3, 10), 1).ok());
+  verifier.Release(1);  // its part is forgotten: the next worker does it all
   EXPECT_EQ(verifier.Holding(1), std::nullopt);
   EXPECT_FALSE(verifier.Idle());
   EXPECT_EQ(verifier.Assign(2), (Range{0, 10}));
-  EXPECT_EQ(verifier.OnRecomputed(1, Result::Primes(4, 17), 1).code(), StatusCode::kInvalid);
+  EXPECT_EQ(verifier.OnRecomputed(1, {0, 10}, Result::Primes(4, 17), 1).code(),
+            StatusCode::kInvalid);
+  EXPECT_TRUE(verifier.OnRecomputed(2, {0, 10}, Result::Primes(4, 17), 2).ok());
+  EXPECT_EQ(verifier.View().checked, 1u);
 }
 
 TEST(VerifierTest, SignalsOnlyWaitingWorkersThatCanTakeACheck) {
@@ -287,7 +320,18 @@ TEST(JobSessionVerifyTest, ACheckWaitsForAnotherWorkerAndSurvivesItsLoss) {
   ASSERT_TRUE(again.ok());
   ASSERT_EQ(again->kind, Reply::Kind::kLease);
   EXPECT_EQ(again->lease, lease->lease);
-  auto done = session.HandleReport(Report(session, "c", again->lease, false), 6);
+  // c hands it in in two parts, as a heartbeat would (regression: the parts
+  // matched the check in neither report, and the job never finished).
+  const Range whole = again->lease;
+  const Range half{whole.begin, whole.begin + whole.size() / 2};
+  ReportMessage heartbeat = Report(session, "c", half, false);
+  heartbeat.idle = false;
+  auto more = session.HandleReport(heartbeat, 5.5);
+  ASSERT_TRUE(more.ok());
+  EXPECT_EQ(more->kind, Reply::Kind::kContinue);
+  EXPECT_EQ(more->lease, whole);
+  EXPECT_FALSE(session.Finished());
+  auto done = session.HandleReport(Report(session, "c", {half.end, whole.end}, false), 6);
   ASSERT_TRUE(done.ok());
   EXPECT_EQ(done->kind, Reply::Kind::kDone);
   EXPECT_TRUE(session.Finished());
@@ -296,7 +340,7 @@ TEST(JobSessionVerifyTest, ACheckWaitsForAnotherWorkerAndSurvivesItsLoss) {
   EXPECT_EQ(view.items, config.workload.items);
   EXPECT_EQ(view.finished_at, 6);
   // The check's CPU seconds are c's, not counted as the job's work elsewhere.
-  EXPECT_DOUBLE_EQ(view.worker_cpu_s[2], 0.1);
+  EXPECT_DOUBLE_EQ(view.worker_cpu_s[2], 0.2);
 }
 
 }  // namespace
