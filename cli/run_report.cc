@@ -85,11 +85,19 @@ std::string NodeTableSvg(const LocalRunOutcome& outcome) {
 void PrintVerification(const LocalRunOutcome& outcome) {
   const coordinator::VerificationView& v = outcome.view.verification;
   if (v.fraction <= 0) return;
+  if (v.sampled == 0) {
+    fmt::print(
+        "verification (fraction {:g}): none of the {} finished ranges was sampled; nothing was "
+        "verified (a larger fraction samples more)\n",
+        v.fraction, v.ranges);
+    return;
+  }
   const double share = outcome.view.items > 0 ? 100.0 * v.items / outcome.view.items : 0;
   fmt::print(
-      "verification (fraction {:g}): {} of {} sampled ranges recomputed on another worker and "
-      "equal; cost {} items ({:.1f} % of the job), {:.2f} CPU s, not counted in the work above",
-      v.fraction, v.checked, v.sampled, v.items, share, v.cpu_s);
+      "verification (fraction {:g}): {} of {} finished ranges sampled, recomputed on another "
+      "worker and equal; cost {} items ({:.1f} % of the job), {:.2f} CPU s, not counted in the "
+      "work above",
+      v.fraction, v.checked, v.ranges, v.items, share, v.cpu_s);
   if (v.finished_at > outcome.makespan_s) {
     fmt::print("; the last check ended {:.2f} s after the last result",
                v.finished_at - outcome.makespan_s);
@@ -99,9 +107,9 @@ void PrintVerification(const LocalRunOutcome& outcome) {
 
 nlohmann::json VerificationJson(const coordinator::VerificationView& v) {
   if (v.fraction <= 0) return nullptr;
-  return {{"fraction", v.fraction}, {"sampled", v.sampled}, {"checked", v.checked},
-          {"items", v.items},       {"cpu_s", v.cpu_s},     {"finished_at_s", v.finished_at},
-          {"failure", v.failure}};
+  return {{"fraction", v.fraction},         {"ranges", v.ranges},  {"sampled", v.sampled},
+          {"checked", v.checked},           {"items", v.items},    {"cpu_s", v.cpu_s},
+          {"finished_at_s", v.finished_at}, {"failure", v.failure}};
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
 // {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "total_speed", "efficiency",
 //  "messages", "moved_items", "steals", "speed_method", "verification", "nodes": [...]};
-// "verification" is null when the job has none, else {"fraction", "sampled",
+// "verification" is null when the job has none, else {"fraction", "ranges", "sampled",
 // "checked", "items", "cpu_s", "finished_at_s", "failure"}.
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
 

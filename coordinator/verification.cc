@@ -64,7 +64,9 @@ Verifier::Verifier(VerifyOptions options, std::vector<std::string> workers)
 
 bool Verifier::OnMerged(balance::WorkerId worker, balance::Range range,
                         const workload::Result& result) {
-  if (failed() || !Sampled(options_, range)) return false;
+  if (!enabled() || failed()) return false;
+  ++view_.ranges;
+  if (!Sampled(options_, range)) return false;
   pending_.push_back({range, worker, result, {}, workload::Result::Empty(result.kind())});
   ++view_.sampled;
   return true;

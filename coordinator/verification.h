@@ -68,6 +68,7 @@ bool SameResult(const workload::Result& a, const workload::Result& b);
 // What verification did, for tables and status.
 struct VerificationView {
   double fraction = 0;     // 0: off
+  uint64_t ranges = 0;     // completions merged (each a candidate)
   uint64_t sampled = 0;    // completions picked for recomputation
   uint64_t checked = 0;    // recomputed and found equal
   uint64_t items = 0;      // items recomputed and compared: the cost

@@ -92,6 +92,7 @@ TEST(VerifierTest, ARangeIsRecomputedOnlyByAnotherWorker) {
   EXPECT_TRUE(verifier.OnRecomputed(2, {0, 10}, Result::Primes(4, 17), 5).ok());
   EXPECT_TRUE(verifier.Idle());
   const VerificationView view = verifier.View();
+  EXPECT_EQ(view.ranges, 1u);
   EXPECT_EQ(view.sampled, 1u);
   EXPECT_EQ(view.checked, 1u);
   EXPECT_EQ(view.items, 10u);
@@ -252,6 +253,7 @@ TEST(JobSessionVerifyTest, HonestWorkersPassEveryCheckAndTheResultIsExact) {
   // At fraction 1 every completion is recomputed once, on another worker.
   EXPECT_EQ(view.verification.items, view.items);
   EXPECT_EQ(view.verification.checked, view.verification.sampled);
+  EXPECT_EQ(view.verification.sampled, view.verification.ranges);
   EXPECT_EQ(view.verification.pending, 0u);
   EXPECT_GT(view.verification.cpu_s, 0);
   EXPECT_EQ(view.completed, view.items);
