@@ -112,8 +112,10 @@ int Bench(const BenchFlags& flags) {
                  Median(f.makespans), Median(f.ideals), Median(f.efficiencies), f.messages,
                  f.moved);
     }
-    fmt::print("\nideal = measured single-core work / {:.3g} emulated cores (the physical limit)\n",
-               cores);
+    fmt::print(
+        "\nideal = measured single-core work / {:.3g} emulated cores (the physical limit); "
+        "efficiency = ideal / makespan, each run's (docs/efficiency.md)\n",
+        cores);
     fmt::print("result: {} ({})\n", reference, agree ? "identical in every run" : "RUNS DISAGREE");
   }
   return agree ? kExitOk : kExitFailure;

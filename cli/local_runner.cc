@@ -16,6 +16,7 @@
 #include <random>
 #include <thread>
 
+#include "balance/efficiency.h"
 #include "coordinator/server.h"
 #include "cpu_limit.h"
 #include "run_cleanup.h"
@@ -117,6 +118,7 @@ class Runner {
     config_.workload = options_.job.workload;
     config_.policy = options_.job.policy;
     config_.lease_seconds = options_.job.lease_seconds;
+    config_.verify.fraction = options_.job.verify_fraction;  // the server draws the seed
     for (const auto& weight : weights_.nodes)
       config_.workers.push_back({weight.name, weight.weight});
 
@@ -326,15 +328,18 @@ class Runner {
     out.stopped = stopped_;
     out.elapsed_s = elapsed_s_;
     out.makespan_s = out.view.finished_at;
-    double speeds = 0;
+    // W: the CPU seconds the workers used on the job's items, without
+    // verification's recomputations; s_i: the emulated cores
+    // (balance/efficiency.h, docs/efficiency.md).
+    const auto& checks = out.view.verification;
     double cost = 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
-      speeds += processes_[i].node->speed;
-      out.work_s += out.view.workers[i].cpu_s;
+      out.total_speed += processes_[i].node->speed;
+      out.work_s += out.view.workers[i].cpu_s - checks.worker_cpu_s[i];
       cost += out.view.workers[i].cost;
     }
-    out.ideal_s = speeds > 0 ? out.work_s / speeds : 0;
-    out.efficiency = out.makespan_s > 0 ? out.ideal_s / out.makespan_s : 0;
+    out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
+    out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
     const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
       const auto& worker = out.view.workers[i];
@@ -343,7 +348,8 @@ class Runner {
       node.score = weights_.nodes[i].score;
       node.weight = weights_.nodes[i].weight;
       node.speed = processes_[i].node->speed;
-      node.measured_speed = worker.busy_s > 0 ? worker.cost * seconds_per_cost / worker.busy_s : 0;
+      const double job_busy_s = worker.busy_s - checks.worker_busy_s[i];
+      node.measured_speed = job_busy_s > 0 ? worker.cost * seconds_per_cost / job_busy_s : 0;
       node.items = worker.items;
       node.busy_s = worker.busy_s;
       node.idle_s = std::max(0.0, out.makespan_s - worker.busy_s);
@@ -370,7 +376,13 @@ class Runner {
 
 }  // namespace
 
-StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options) { return Runner(options).Run(); }
+StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options) {
+  auto outcome = Runner(options).Run();
+  if (outcome.ok() && !outcome->view.verification.failure.empty()) {
+    return Status(StatusCode::kTerminal, outcome->view.verification.failure);
+  }
+  return outcome;
+}
 
 StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,
                                              const job::ClusterSpec& cluster) {

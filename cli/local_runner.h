@@ -64,10 +64,15 @@ struct LocalRunOutcome {
   coordinator::JobView view;
   fuzzy::WeightResult weights;
   std::vector<NodeOutcome> nodes;
-  double makespan_s = 0;     // from registration to the last result merged
-  double work_s = 0;         // measured single-core work: the CPU seconds the workers used
-  double ideal_s = 0;        // work_s / sum of speeds: the physical limit
-  double efficiency = 0;     // ideal_s / makespan_s
+  double makespan_s = 0;  // from registration to the last result merged
+  // Measured single-core work: the CPU seconds the workers used on the job's
+  // items (verification's recomputations, view.verification.cpu_s, excluded).
+  double work_s = 0;
+  double total_speed = 0;  // the sum of the nodes' emulated cores
+  // The physical limit and the headline figure, by balance::IdealSeconds and
+  // balance::Efficiency (docs/efficiency.md).
+  double ideal_s = 0;        // IdealSeconds(work_s, total_speed)
+  double efficiency = 0;     // Efficiency(ideal_s, makespan_s)
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;
   bool stopped = false;  // on_progress stopped the job before its end: view holds what was done
@@ -77,8 +82,9 @@ struct LocalRunOutcome {
 // Runs the job to its end, or until on_progress stops it. Returns the
 // outcome (`stopped` set in the second case); Invalid for an empty cluster or
 // bad profile; Unavailable when the coordinator cannot listen or the worker
-// binary cannot start; Terminal when every worker failed past its restarts or
-// the deadline passed.
+// binary cannot start; Terminal when every worker failed past its restarts,
+// the deadline passed, or the job's verification found two workers' results
+// of a range differ (the message names the range and both workers).
 StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options);
 
 // The fuzzy weights of the cluster's nodes under the profile (what RunLocal

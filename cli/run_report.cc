@@ -81,6 +81,37 @@ std::string NodeTableSvg(const LocalRunOutcome& outcome) {
       row * (outcome.nodes.size() + 2), body);
 }
 
+// What the job's opt-in verification cost (docs/trust.md); nothing when off.
+void PrintVerification(const LocalRunOutcome& outcome) {
+  const coordinator::VerificationView& v = outcome.view.verification;
+  if (v.fraction <= 0) return;
+  if (v.sampled == 0) {
+    fmt::print(
+        "verification (fraction {:g}): none of the {} finished ranges was sampled; nothing was "
+        "verified (a larger fraction samples more)\n",
+        v.fraction, v.ranges);
+    return;
+  }
+  const double share = outcome.view.items > 0 ? 100.0 * v.items / outcome.view.items : 0;
+  fmt::print(
+      "verification (fraction {:g}): {} of {} finished ranges sampled, recomputed on another "
+      "worker and equal; cost {} items ({:.1f} % of the job), {:.2f} CPU s, not counted in the "
+      "work above",
+      v.fraction, v.checked, v.ranges, v.items, share, v.cpu_s);
+  if (v.finished_at > outcome.makespan_s) {
+    fmt::print("; the last check ended {:.2f} s after the last result",
+               v.finished_at - outcome.makespan_s);
+  }
+  fmt::print("\n");
+}
+
+nlohmann::json VerificationJson(const coordinator::VerificationView& v) {
+  if (v.fraction <= 0) return nullptr;
+  return {{"fraction", v.fraction},         {"ranges", v.ranges},  {"sampled", v.sampled},
+          {"checked", v.checked},           {"items", v.items},    {"cpu_s", v.cpu_s},
+          {"finished_at_s", v.finished_at}, {"failure", v.failure}};
+}
+
 }  // namespace
 
 void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& weights) {
@@ -105,11 +136,11 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
       "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores), "
       "efficiency {:.3f}\n",
       job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
-      outcome.work_s > 0 && outcome.ideal_s > 0 ? outcome.work_s / outcome.ideal_s : 0.0,
-      outcome.efficiency);
+      outcome.total_speed, outcome.efficiency);
   fmt::print("messages {}, moved items {}, steals {}, rebalances {}, dropped duplicates {}\n",
              view.messages, view.policy.moved_items, view.policy.steals, view.policy.rebalances,
              view.dropped_completions);
+  PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
   fmt::print("result: {}\n", view.result.Summary());
 }
@@ -139,12 +170,14 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"makespan_s", outcome.makespan_s},
           {"ideal_s", outcome.ideal_s},
           {"work_s", outcome.work_s},
+          {"total_speed", outcome.total_speed},
           {"efficiency", outcome.efficiency},
           {"messages", view.messages},
           {"moved_items", view.policy.moved_items},
           {"steals", view.policy.steals},
           {"dropped_completions", view.dropped_completions},
           {"speed_method", outcome.speed_method},
+          {"verification", VerificationJson(view.verification)},
           {"nodes", nodes}};
 }
 

@@ -23,8 +23,10 @@ void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& we
 // The per-node table, the figures against the physical limit, and the result.
 void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
-// {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "efficiency",
-//  "messages", "moved_items", "steals", "speed_method", "nodes": [...]}.
+// {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "total_speed", "efficiency",
+//  "messages", "moved_items", "steals", "speed_method", "verification", "nodes": [...]};
+// "verification" is null when the job has none, else {"fraction", "ranges", "sampled",
+// "checked", "items", "cpu_s", "finished_at_s", "failure"}.
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
 // A self-contained HTML page: the Gantt chart of every node's busy and idle

@@ -11,6 +11,16 @@ namespace ballast::coordinator {
 using balance::Reply;
 using balance::WorkerId;
 
+namespace {
+
+std::vector<std::string> WorkerNames(const JobConfig& config) {
+  std::vector<std::string> names;
+  for (const auto& worker : config.workers) names.push_back(worker.name);
+  return names;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, double now) {
   if (config.workers.empty()) return Status::Invalid("a job needs at least one worker");
   if (config.workload.items == 0) return Status::Invalid("the workload has no items");
@@ -28,6 +38,7 @@ StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, doubl
       return Status::Invalid("the checkpoint has items beyond the job's end");
     }
   }
+  BALLAST_RETURN_IF_ERROR(CheckVerifyOptions(config.verify, config.workers.size()));
   BALLAST_ASSIGN_OR_RETURN(auto policy, balance::MakePolicy(config.policy));
   return std::unique_ptr<JobSession>(new JobSession(std::move(config), std::move(policy), now));
 }
@@ -37,7 +48,8 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
       policy_(std::move(policy)),
       cost_(config_.workload.items, config_.workload.cost),
       result_(workload::Result::Empty(config_.workload.kind)),
-      started_at_(now) {
+      started_at_(now),
+      verifier_(config_.verify, WorkerNames(config_)) {
   workers_.resize(config_.workers.size());
   for (WorkerId id = 0; id < workers_.size(); ++id) {
     workers_[id].view.name = config_.workers[id].name;
@@ -115,6 +127,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   worker.view.reports++;
   worker.view.busy_s += report.calc_seconds;
   worker.view.cpu_s += report.cpu_seconds;
+  if (verifier_.Holding(id)) return OnCheckReport(id, report, *results, now);
 
   balance::Report event{id, now, {}, report.calc_seconds, report.position, report.idle};
   for (size_t i = 0; i < report.completed.size(); ++i) {
@@ -131,6 +144,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     worker.view.cost += cost_.Cost(range);
     worker.view.finished_at = now;
     if (accepted_.size() == config_.workload.items) finished_at_ = now;
+    verifier_.OnMerged(id, range, (*results)[i]);
   }
 
   if (report.leaving) {
@@ -148,7 +162,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
 
 protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event) {
   Worker& worker = workers_[id];
-  const Reply reply = policy_->OnReport(event);
+  const Reply reply = WithChecks(id, policy_->OnReport(event));
   ++messages_;
   if (reply.kind == Reply::Kind::kLease) {
     worker.granted.Add(reply.lease);
@@ -177,6 +191,7 @@ Status JobSession::WorkerLost(const std::string& name, double now) {
   }
   Worker& worker = workers_[found->second];
   policy_->OnWorkerLost(found->second, now);
+  verifier_.Release(found->second);
   worker.holds_lease = false;
   worker.view.lost++;
   return Status::Ok();
@@ -212,6 +227,12 @@ std::vector<std::string> JobSession::TakeSignals() {
     names.push_back(workers_[id].view.name);
     ++messages_;
   }
+  for (WorkerId id : verifier_.TakeSignals()) {
+    if (std::find(names.begin(), names.end(), workers_[id].view.name) == names.end()) {
+      names.push_back(workers_[id].view.name);
+      ++messages_;
+    }
+  }
   return names;
 }
 
@@ -229,7 +250,58 @@ JobView JobSession::View() const {
   view.refused_reports = refused_;
   view.dropped_completions = dropped_;
   for (const Worker& worker : workers_) view.workers.push_back(worker.view);
+  view.verification = verifier_.View();
   return view;
+}
+
+bool JobSession::Finished() const {
+  return verifier_.failed() || (policy_->Finished() && verifier_.Idle());
+}
+
+protocol::ReplyMessage JobSession::OnCheckReport(WorkerId id, const protocol::ReportMessage& report,
+                                                 const std::vector<workload::Result>& results,
+                                                 double now) {
+  Worker& worker = workers_[id];
+  const balance::Range check = *verifier_.Holding(id);
+  verifier_.AddCost(id, report.cpu_seconds, report.calc_seconds);
+  // The worker holds nothing but the check, so its completions are parts of
+  // it. A mismatch fails the job: Finished() turns true, every reply "done".
+  for (size_t i = 0; i < report.completed.size(); ++i) {
+    (void)verifier_.OnRecomputed(id, report.completed[i].range, results[i], now);
+  }
+  const bool recomputed = !verifier_.Holding(id).has_value();
+  if (report.leaving) {
+    verifier_.Release(id);  // when unfinished: another worker takes it
+    policy_->OnWorkerLost(id, now);
+    worker.holds_lease = false;
+    ++messages_;
+    protocol::ReplyMessage done;
+    done.kind = Reply::Kind::kDone;
+    return done;
+  }
+  if (!recomputed) {
+    ++messages_;
+    protocol::ReplyMessage more;
+    more.kind = Reply::Kind::kContinue;
+    more.lease = check;
+    more.heartbeat_s = config_.lease_seconds / 3;
+    more.session = config_.session;
+    return more;
+  }
+  worker.holds_lease = false;
+  return Decide(id, balance::Report{id, now, {}, 0, 0, true});
+}
+
+Reply JobSession::WithChecks(WorkerId id, Reply reply) {
+  if (!verifier_.enabled()) return reply;
+  if (verifier_.failed()) return Reply{Reply::Kind::kDone, {}, 0, {}};
+  if (reply.kind == Reply::Kind::kWait || reply.kind == Reply::Kind::kDone) {
+    if (auto check = verifier_.Assign(id)) return Reply{Reply::Kind::kLease, *check, 0, {}};
+    // The worker may be needed for a check still to come.
+    if (reply.kind == Reply::Kind::kDone && !Finished()) reply.kind = Reply::Kind::kWait;
+  }
+  verifier_.SetWaiting(id, reply.kind == Reply::Kind::kWait);
+  return reply;
 }
 
 nlohmann::json CheckpointToJson(const Checkpoint& checkpoint) {

@@ -18,6 +18,12 @@
 //   (results cannot be split); a completion that overlaps finished items is
 //   dropped and its unfinished items go back to the pool when its lease ends,
 //   so every item's result is merged exactly once.
+// - with JobConfig::verify on, a sample of the merged completions is
+//   recomputed by other workers when the policy has nothing for them, and a
+//   mismatch fails the job (verification.h; docs/trust.md). A worker
+//   recomputing a range is outside the policy's view until it hands the
+//   range in; the job is finished when the policy is and every check is
+//   compared, or at the first mismatch.
 //
 // Time is passed in (seconds on any monotonic clock); nothing here reads a
 // clock, sleeps or starts a thread.
@@ -35,6 +41,7 @@
 #include "balance/policy_options.h"
 #include "balance/range.h"
 #include "common/status.h"
+#include "coordinator/verification.h"
 #include "protocol/messages.h"
 #include "workload/result.h"
 #include "workload/workload.h"
@@ -77,6 +84,9 @@ struct JobConfig {
   // empty, so a coordinator that restarted tells the leases its earlier
   // incarnation granted from bad reports. "" here: no report is stale.
   std::string session;
+  // Recompute a sample of the finished ranges on other workers (off by
+  // default); Create refuses it with fewer than two workers.
+  VerifyOptions verify;
 };
 
 // What the coordinator knows about one worker; for tables and status.
@@ -115,13 +125,16 @@ struct JobView {
   uint64_t refused_reports = 0;      // reports refused as a whole
   uint64_t dropped_completions = 0;  // completions overlapping finished items
   std::vector<WorkerView> workers;
+  // Set when the job failed verification: verification.failure says why.
+  VerificationView verification;
 };
 
 class JobSession {
  public:
   // Builds the policy and starts it at `now`. Returns Invalid when the
-  // policy spec is wrong, there are no workers, two share a name, or the
-  // workload has no items.
+  // policy spec is wrong, there are no workers, two share a name, the
+  // workload has no items, or the verify options are wrong
+  // (CheckVerifyOptions).
   static StatusOr<std::unique_ptr<JobSession>> Create(JobConfig config, double now);
 
   const JobConfig& config() const { return config_; }
@@ -146,7 +159,9 @@ class JobSession {
   // Workers the policy asked to contact the coordinator, since the last call.
   std::vector<std::string> TakeSignals();
 
-  bool Finished() const { return policy_->Finished(); }
+  // True when every item's result is merged and every sampled range is
+  // verified, or when verification failed (View().verification.failure).
+  bool Finished() const;
   // Items whose results are merged.
   uint64_t completed() const { return accepted_.size(); }
   // The finished items and their merged result, to resume from.
@@ -170,6 +185,13 @@ class JobSession {
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
+  // Verification's hooks (verification.h). A report from a worker holding a
+  // check: hands the check in when it is complete, then asks the policy.
+  protocol::ReplyMessage OnCheckReport(balance::WorkerId id, const protocol::ReportMessage& report,
+                                       const std::vector<workload::Result>& results, double now);
+  // The policy's reply, or a check to recompute when it has nothing for the
+  // worker ("done" becomes "wait" while checks remain).
+  balance::Reply WithChecks(balance::WorkerId id, balance::Reply reply);
 
   JobConfig config_;
   std::unique_ptr<balance::Policy> policy_;
@@ -183,6 +205,7 @@ class JobSession {
   uint64_t messages_ = 0;
   uint64_t refused_ = 0;
   uint64_t dropped_ = 0;
+  Verifier verifier_;
 };
 
 }  // namespace ballast::coordinator

@@ -87,6 +87,13 @@ std::string NewSessionName() {
   return fmt::format("{:016x}", bits);
 }
 
+// 64 random bits, never 0: a verification seed (VerifyOptions::seed).
+uint64_t NewSeed() {
+  std::random_device device;
+  const uint64_t bits = (static_cast<uint64_t>(device()) << 32) | device();
+  return bits == 0 ? 1 : bits;
+}
+
 // Constant-time comparison, so a token cannot be guessed byte by byte.
 bool SameToken(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
@@ -190,6 +197,8 @@ class Server::Impl {
     entry->epoch = Clock::now();
     const std::string id = config.id;
     if (config.session.empty()) config.session = NewSessionName();
+    // Which ranges verification samples must be secret from the workers.
+    if (config.verify.fraction > 0 && config.verify.seed == 0) config.verify.seed = NewSeed();
     BALLAST_ASSIGN_OR_RETURN(entry->session, JobSession::Create(std::move(config), 0));
     {
       std::lock_guard lock(jobs_mutex_);

@@ -59,6 +59,17 @@ StatusOr<EmulatedNode> ParseNode(const YamlNode& node) {
   return out;
 }
 
+// `verify: {fraction: f}` with 0 < f <= 1.
+StatusOr<double> ParseVerifyFraction(const YamlNode& verify) {
+  BALLAST_RETURN_IF_ERROR(verify.ExpectMap({"fraction"}));
+  BALLAST_ASSIGN_OR_RETURN(YamlNode fraction, verify.Require("fraction"));
+  auto value = fraction.AsDouble();
+  if (!value.ok() || !(*value > 0 && *value <= 1)) {
+    return fraction.Error("a fraction of the items to recompute, > 0 and <= 1");
+  }
+  return *value;
+}
+
 }  // namespace
 
 StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name) {
@@ -69,8 +80,8 @@ StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name) 
   job.name = spec_and_name.second;
   BALLAST_RETURN_IF_ERROR(
       spec.ExpectMap({"name", "workload", "items", "policy", "profile", "leaseSeconds",
-                      "backoffLimit", "activeDeadlineSeconds", "nodeSelector", "tolerations",
-                      "worker", "suspend", "ttlSecondsAfterFinished"}));
+                      "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector",
+                      "tolerations", "worker", "suspend", "ttlSecondsAfterFinished"}));
   BALLAST_ASSIGN_OR_RETURN(job.name, ReadOr(spec, "name", job.name, &YamlNode::AsString));
   std::optional<uint64_t> items;
   if (auto node = spec.Get("items")) {
@@ -91,6 +102,9 @@ StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name) 
   }
   if (auto deadline = spec.Get("activeDeadlineSeconds")) {
     BALLAST_ASSIGN_OR_RETURN(job.active_deadline_s, deadline->AsPositive());
+  }
+  if (auto verify = spec.Get("verify")) {
+    BALLAST_ASSIGN_OR_RETURN(job.verify_fraction, ParseVerifyFraction(*verify));
   }
   return job;
 }

@@ -10,6 +10,7 @@
 //   leaseSeconds: 30
 //   backoffLimit: 3
 //   activeDeadlineSeconds: 600
+//   verify: {fraction: 0.05}   # optional: 0 < fraction <= 1
 // Keys that matter only on Kubernetes (nodeSelector, tolerations, worker,
 // suspend, ttlSecondsAfterFinished) are accepted and ignored locally.
 //
@@ -42,6 +43,9 @@ struct JobSpec {
   double lease_seconds = 30;                // a silent worker loses its lease after this
   uint32_t backoff_limit = 3;               // restarts of a failed worker
   std::optional<double> active_deadline_s;  // the job fails when it runs longer
+  // `verify: {fraction: f}`: recompute a sample of about f of the items on
+  // another worker and fail on a mismatch (docs/trust.md); 0: off.
+  double verify_fraction = 0;
 };
 
 struct EmulatedNode {

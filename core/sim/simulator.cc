@@ -8,6 +8,7 @@
 #include <queue>
 #include <variant>
 
+#include "balance/efficiency.h"
 #include "sim/true_cost.h"
 
 namespace ballast::sim {
@@ -454,7 +455,7 @@ class Simulation {
     result.makespan_s = makespan_;
     result.ideal_s =
         IdealMakespan(scenario_, cost_.Total() * item_seconds_, cost_.MaxItem() * item_seconds_);
-    result.efficiency = makespan_ > 0 ? result.ideal_s / makespan_ : 0;
+    result.efficiency = balance::Efficiency(result.ideal_s, makespan_);
     result.messages = messages_;
     const balance::PolicyStats& stats = policy_->stats();
     result.moved_items = stats.moved_items;
@@ -533,13 +534,16 @@ double IdealMakespan(const Scenario& scenario, double work_seconds, double max_i
     }
     return sum;
   };
+  // Within each stretch of constant total speed the limit is
+  // balance::IdealSeconds of the work that remains (docs/efficiency.md).
   double remaining = work_seconds;
   for (size_t i = 0; i < times.size(); ++i) {
     const double speed = total_speed(times[i]);
-    const double span =
-        i + 1 < times.size() ? times[i + 1] - times[i] : std::numeric_limits<double>::infinity();
-    if (speed > 0 && speed * span >= remaining) return times[i] + remaining / speed;
-    remaining -= speed * (i + 1 < times.size() ? span : 0);
+    const bool last = i + 1 == times.size();
+    const double span = last ? std::numeric_limits<double>::infinity() : times[i + 1] - times[i];
+    const double needed = balance::IdealSeconds(remaining, speed);
+    if (speed > 0 && needed <= span) return times[i] + needed;
+    if (!last) remaining -= speed * span;
   }
   return std::numeric_limits<double>::infinity();
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 
+#include "balance/efficiency.h"
 #include "kernels/reference.h"
 #include "local_runner.h"
 #include "support/marked_line.h"
@@ -84,6 +85,27 @@ TEST(LocalRunTest, DefaultClusterGivesTheExactResult) {
   EXPECT_EQ(outcome->nodes[2].weight, 1);
   EXPECT_GT(outcome->ideal_s, 0);
   EXPECT_LE(outcome->ideal_s, outcome->makespan_s * 1.05);
+}
+
+// `run` reports the one definition of the headline figure
+// (balance/efficiency.h): recomputed from the outcome's own raw fields — the
+// workers' CPU seconds, the nodes' emulated cores, the coordinator's
+// makespan — it is the same number.
+TEST(LocalRunTest, ReportedEfficiencyIsTheSharedDefinitionOfItsOwnFigures) {
+  const LocalRunOptions options = Options(PrimesJob(50000));
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  double work = 0;
+  for (const auto& worker : outcome->view.workers) work += worker.cpu_s;
+  double speeds = 0;
+  for (const auto& node : options.cluster.nodes) speeds += node.speed;
+  EXPECT_DOUBLE_EQ(outcome->work_s, work);
+  EXPECT_DOUBLE_EQ(outcome->total_speed, speeds);
+  EXPECT_DOUBLE_EQ(outcome->makespan_s, outcome->view.finished_at);
+  EXPECT_DOUBLE_EQ(outcome->ideal_s, balance::IdealSeconds(work, speeds));
+  EXPECT_DOUBLE_EQ(outcome->efficiency,
+                   balance::Efficiency(balance::IdealSeconds(work, speeds), outcome->makespan_s));
+  EXPECT_GT(outcome->efficiency, 0);
 }
 
 TEST(LocalRunTest, WithoutCgroupsTheWorkersDutyCycleEmulatesTheSpeeds) {

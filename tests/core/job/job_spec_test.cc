@@ -85,6 +85,27 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   EXPECT_EQ(job->backoff_limit, 0u);
   ASSERT_TRUE(job->active_deadline_s.has_value());
   EXPECT_EQ(*job->active_deadline_s, 600);
+  EXPECT_EQ(job->verify_fraction, 0.05);
+}
+
+TEST(JobSpecTest, VerifyIsOffByDefault) {
+  auto job = ParseJob("workload: {primes: {limit: 1000}}\n", "job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->verify_fraction, 0);
+}
+
+TEST(JobSpecTest, VerifyFractionOutsideZeroOneNamesFileLineAndRule) {
+  for (const std::string bad : {"0", "-0.5", "1.01", ".nan", ".inf", "some"}) {
+    SCOPED_TRACE(bad);
+    auto job = ParseJob("workload: {primes: {limit: 1000}}\nverify:\n  fraction: " + bad + "\n",
+                        "job.yaml");
+    ASSERT_FALSE(job.ok());
+    EXPECT_EQ(job.status().message().rfind("job.yaml:3", 0), 0u) << job.status().message();
+    EXPECT_NE(job.status().message().find("> 0 and <= 1"), std::string::npos)
+        << job.status().message();
+  }
+  auto unknown = ParseJob("workload: {primes: {limit: 1000}}\nverify: {share: 0.1}\n", "job.yaml");
+  EXPECT_FALSE(unknown.ok());
 }
 
 // Each file starts with "# server: <message>" and "# cpp: rejects" or

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "balance/efficiency.h"
 #include "sim/scenario.h"
 
 namespace ballast::sim {
@@ -162,6 +163,23 @@ TEST(SimulatorTest, IdealMakespanIntegratesSpeedChanges) {
   // Two changes: 1 until 10, 3 until 12 (6 more), then 0.5: 40 - 16 = 24 -> 48 s.
   scenario.nodes[0].changes = {{10, 3}, {12, 0.5}};
   EXPECT_NEAR(IdealMakespan(scenario, 40), 12.0 + 48.0, 1e-9);
+}
+
+TEST(SimulatorTest, FiguresGoThroughTheSharedEfficiencyDefinition) {
+  // Constant speeds 1, 2 and 0.5: the limit is balance::IdealSeconds of the
+  // work (60 items x 0.25 s = 15 s) over 3.5, and the efficiency is
+  // balance::Efficiency of it and the makespan, the same functions `run`
+  // and the operator use.
+  const Scenario scenario =
+      MakeScenario(60, 0.25, {Node("a", 1, 0.01), Node("b", 2, 0.01), Node("c", 0.5, 0.01)});
+  for (const std::string policy : {"equal", "selfsched", "adaptive"}) {
+    SCOPED_TRACE(policy);
+    const SimResult result = SimulateOk(scenario, FlatPriors(3), policy);
+    EXPECT_DOUBLE_EQ(result.ideal_s, balance::IdealSeconds(15, 3.5));
+    EXPECT_DOUBLE_EQ(result.efficiency, balance::Efficiency(result.ideal_s, result.makespan_s));
+    EXPECT_GT(result.efficiency, 0);
+    EXPECT_LE(result.efficiency, 1);
+  }
 }
 
 TEST(SimulatorTest, IdealMakespanIntegratesFailures) {

@@ -1,0 +1,152 @@
+// Verifier: the opt-in check that workers compute honestly (docs/trust.md).
+//
+// A job's token lets a worker report; it does not make the worker's results
+// true. With `verify: {fraction: f}` the coordinator recomputes a random
+// sample of the finished ranges on a different worker, as volunteer-computing
+// systems do (BOINC's redundancy), and fails the job when the two results
+// differ, naming the range and both workers:
+// - every completion merged into the job's result is sampled with
+//   probability f, by a hash of the range and a secret seed the coordinator
+//   draws (a worker cannot tell which of its ranges will be checked), so the
+//   expected share of items recomputed is f;
+// - a sampled range is recomputed whole (results merge but do not split) by
+//   the first worker other than the one that computed it that has nothing
+//   else to do: when the policy answers "wait" or "done", a pending check is
+//   leased instead; the recomputing worker may hand it in in parts (its
+//   heartbeats carry what it finished), which are merged before comparing;
+// - the two results are compared exactly (exec: the items that succeeded and
+//   the ranges that failed with their exit codes; the retry counts may
+//   differ); a mismatch fails the job;
+// - a worker lost while recomputing hands its check back to the pending ones.
+// It needs two workers at least: CheckVerifyOptions refuses fewer.
+//
+// The Verifier only decides; JobSession leases the checks and hands in their
+// results. Nothing here reads a clock or does I/O.
+//
+// Thread-safety: not thread-safe; JobSession's caller serializes calls.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "balance/policy.h"
+#include "balance/range.h"
+#include "common/status.h"
+#include "workload/result.h"
+
+namespace ballast::coordinator {
+
+struct VerifyOptions {
+  // The expected share of finished items recomputed on another worker;
+  // 0: verification off. Otherwise 0 < fraction <= 1.
+  double fraction = 0;
+  // Decides which completions are sampled. Secret from the workers:
+  // Server::AddJob draws a random one when it is 0.
+  uint64_t seed = 0;
+};
+
+// Returns Ok when verification is off or well formed for a job of `workers`
+// workers; Invalid naming the rule otherwise (a fraction outside (0, 1], not
+// a number, or fewer than two workers, on whom no range can be recomputed
+// elsewhere).
+Status CheckVerifyOptions(const VerifyOptions& options, size_t workers);
+
+// True when a completion of `range` is to be recomputed: a hash of the seed
+// and the range, uniform in [0, 1), falls below the fraction. Always false
+// when verification is off; always true at fraction 1.
+bool Sampled(const VerifyOptions& options, balance::Range range);
+
+// True when two results of the same items agree: equal totals; for exec,
+// the same items succeeded and the same ranges failed with the same exit
+// codes (the number of attempts may differ).
+bool SameResult(const workload::Result& a, const workload::Result& b);
+
+// What verification did, for tables and status.
+struct VerificationView {
+  double fraction = 0;     // 0: off
+  uint64_t ranges = 0;     // completions merged (each a candidate)
+  uint64_t sampled = 0;    // completions picked for recomputation
+  uint64_t checked = 0;    // recomputed and found equal
+  uint64_t items = 0;      // items recomputed and compared: the cost
+  uint64_t pending = 0;    // checks not compared yet (waiting or in progress)
+  double cpu_s = 0;        // CPU seconds the recomputations used
+  double finished_at = 0;  // when the last check was compared (0: none yet)
+  // Per worker, in the job's worker order: CPU and busy seconds spent
+  // recomputing others' ranges (already included in WorkerView's cpu_s and
+  // busy_s, which count everything a worker did).
+  std::vector<double> worker_cpu_s;
+  std::vector<double> worker_busy_s;
+  // Empty, or why the job failed: the range, both workers and both results.
+  std::string failure;
+};
+
+class Verifier {
+ public:
+  // `workers`: the job's worker names in order (WorkerId indexes them).
+  Verifier(VerifyOptions options, std::vector<std::string> workers);
+
+  bool enabled() const { return options_.fraction > 0; }
+  bool failed() const { return !view_.failure.empty(); }
+  // No check is pending or in progress.
+  bool Idle() const { return pending_.empty() && assigned_.empty(); }
+
+  // `worker`'s completion of `range` with `result` was merged. Returns true
+  // when it was sampled (it is then pending until another worker recomputes it).
+  bool OnMerged(balance::WorkerId worker, balance::Range range, const workload::Result& result);
+
+  // Gives `worker` the oldest pending check that another worker computed and
+  // marks it in progress. Returns its range, or nullopt when there is none
+  // (or the worker already holds one: Holding() says which).
+  std::optional<balance::Range> Assign(balance::WorkerId worker);
+  // The range `worker` is recomputing, if any.
+  std::optional<balance::Range> Holding(balance::WorkerId worker) const;
+
+  // Seconds `worker` spent while holding a check (its reports' figures).
+  void AddCost(balance::WorkerId worker, double cpu_s, double busy_s);
+
+  // `worker`'s recomputation of `part` of the range it holds. Once the parts
+  // cover the range their merged result is compared with the first one: the
+  // check is then over (Holding() is empty). Returns Ok when the range is not
+  // yet covered or the results agree; Terminal naming the range, both workers
+  // and both results when they do not (failed() is then true, for good);
+  // Invalid, changing nothing, when the worker holds no check or `part` is
+  // not inside it or overlaps a part handed in before.
+  Status OnRecomputed(balance::WorkerId worker, balance::Range part, const workload::Result& result,
+                      double now);
+
+  // `worker` is gone: the check it held becomes pending again.
+  void Release(balance::WorkerId worker);
+
+  // Whether `worker` waits for work (the last answer it got was "wait").
+  void SetWaiting(balance::WorkerId worker, bool waiting);
+  // Waiting workers that could now take a pending check, each named once
+  // (it is no longer counted as waiting until SetWaiting again).
+  std::vector<balance::WorkerId> TakeSignals();
+
+  VerificationView View() const;
+
+ private:
+  struct Check {
+    balance::Range range;
+    balance::WorkerId first = 0;  // who computed it
+    workload::Result result;      // what it reported
+    // The recomputation so far: the parts handed in and their merged result.
+    balance::IntervalSet done;
+    workload::Result again;
+  };
+  // The first pending check `worker` may take, or pending_.end().
+  std::deque<Check>::iterator Find(balance::WorkerId worker);
+
+  VerifyOptions options_;
+  std::vector<std::string> workers_;
+  std::deque<Check> pending_;
+  std::map<balance::WorkerId, Check> assigned_;
+  std::vector<bool> waiting_;
+  VerificationView view_;
+};
+
+}  // namespace ballast::coordinator

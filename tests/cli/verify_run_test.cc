@@ -1,0 +1,144 @@
+// Verification end to end (docs/trust.md): a real coordinator, real
+// ballast-worker processes, and on one node a forging worker that holds the
+// job's token and reports forged counts (tests/support/forging_worker.cc).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kernels/reference.h"
+#include "local_runner.h"
+#include "support/primes_workload.h"
+
+namespace ballast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kLiar[] = "pi3b-worker";  // a node of the default cluster
+
+// A folder of this test's files, removed at the end.
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("ballast-verify-" + std::to_string(getpid()))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A worker binary that runs the forging worker for `liar` and ballast-worker
+// for every other node (RunLocal starts one binary for all).
+std::string ForgingOn(const TempDir& dir, const std::string& liar) {
+  const fs::path script = dir.path() / "worker";
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << "for arg in \"$@\"; do\n"
+                        << "  [ \"$arg\" = \"" << liar << "\" ] && exec " << BALLAST_FORGING_WORKER
+                        << " \"$@\"\n"
+                        << "done\n"
+                        << "exec " << BALLAST_WORKER_BINARY << " \"$@\"\n";
+  chmod(script.c_str(), 0755);
+  return script.string();
+}
+
+LocalRunOptions Options(uint64_t limit, double verify_fraction, std::string worker) {
+  job::JobSpec job;
+  job.name = "verify-primes";
+  job.workload = testing::PrimesWorkload(limit);
+  job.policy = {"adaptive", "", {}};
+  job.lease_seconds = 10;
+  job.verify_fraction = verify_fraction;
+  auto cluster = DefaultCluster();
+  EXPECT_TRUE(cluster.ok());
+  auto profile = fuzzy::BuiltinProfile("raspberry-pi");
+  EXPECT_TRUE(profile.ok());
+  return {std::move(job), *cluster, *profile, std::move(worker), true, "", nullptr};
+}
+
+// The trust model as it is without verification: the token lets the forger
+// report, and its forged count is merged (the "1025997 primes" of issue 13).
+TEST(VerifyRunTest, WithoutVerificationAForgedCountIsMerged) {
+  TempDir dir;
+  auto outcome = RunLocal(Options(50000, 0, ForgingOn(dir, kLiar)));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_GT(outcome->view.result.primes().count, 1000000u);
+}
+
+// Regression for the forged "1025997 primes, exit 0": with verification the
+// job fails, naming the forger, the other worker and the range.
+TEST(VerifyRunTest, AForgingWorkerFailsAVerifiedJobNamingItAndTheRange) {
+  TempDir dir;
+  // Fraction 1: every range is recomputed, so the forger's first one is.
+  auto outcome = RunLocal(Options(50000, 1, ForgingOn(dir, kLiar)));
+  ASSERT_FALSE(outcome.ok()) << outcome->view.result.Summary();
+  EXPECT_EQ(outcome.status().code(), StatusCode::kTerminal);
+  const std::string message = outcome.status().message();
+  EXPECT_NE(message.find("verification failed: items ["), std::string::npos) << message;
+  EXPECT_NE(message.find(std::string("'") + kLiar + "'"), std::string::npos) << message;
+  EXPECT_TRUE(message.find("'pi4b-master'") != std::string::npos ||
+              message.find("'pi4b-worker'") != std::string::npos)
+      << message;
+}
+
+TEST(VerifyRunTest, HonestWorkersPassAndTheCostIsKeptOutOfTheWork) {
+  const LocalRunOptions options = Options(50000, 1, BALLAST_WORKER_BINARY);
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->view.result, *kernels::ReferenceResult(options.job.workload));
+  const coordinator::VerificationView& checks = outcome->view.verification;
+  EXPECT_GT(checks.sampled, 0u);
+  EXPECT_EQ(checks.checked, checks.sampled);
+  EXPECT_EQ(checks.items, outcome->view.items);  // fraction 1: every item twice
+  EXPECT_GT(checks.cpu_s, 0);
+  double cpu = 0;
+  for (const auto& worker : outcome->view.workers) cpu += worker.cpu_s;
+  EXPECT_NEAR(outcome->work_s, cpu - checks.cpu_s, 1e-9);
+}
+
+// `ballast run` on files: exit code and what it prints (stdout and stderr).
+std::pair<int, std::string> RunCli(const TempDir& dir, const std::string& job,
+                                   const std::string& cluster) {
+  std::ofstream(dir.path() / "job.yaml") << job;
+  std::ofstream(dir.path() / "cluster.yaml") << cluster;
+  const std::string command = std::string(BALLAST_BINARY) + " run " +
+                              (dir.path() / "job.yaml").string() + " --cluster " +
+                              (dir.path() / "cluster.yaml").string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) out += buffer;
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+const char kTwoNodes[] = "nodes:\n  - {name: a, speed: 0.5}\n  - {name: b, speed: 0.5}\n";
+
+TEST(VerifyRunCliTest, RunPrintsWhatVerificationCost) {
+  TempDir dir;
+  const auto [code, out] =
+      RunCli(dir, "workload:\n  primes: {limit: 20000}\nverify: {fraction: 1}\n", kTwoNodes);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("verification (fraction 1): "), std::string::npos) << out;
+  EXPECT_NE(out.find("cost 10000 items (100.0 % of the job)"), std::string::npos) << out;
+  EXPECT_NE(out.find("result: 2262 primes"), std::string::npos) << out;  // pi(20000)
+}
+
+TEST(VerifyRunCliTest, OneNodeCannotVerifyAndSaysSo) {
+  TempDir dir;
+  const auto [code, out] =
+      RunCli(dir, "workload:\n  primes: {limit: 1000}\nverify: {fraction: 0.1}\n",
+             "nodes:\n  - {name: a, speed: 0.5}\n");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("at least two workers"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace ballast::cli
