@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "balance/policy.h"
@@ -91,8 +92,19 @@ nlohmann::json ToJson(const JobDescription& message);
 StatusOr<ReportMessage> ParseReport(const nlohmann::json& json);
 StatusOr<ReplyMessage> ParseReply(const nlohmann::json& json);
 StatusOr<JobDescription> ParseJobDescription(const nlohmann::json& json);
-// Parses text into JSON; Invalid with the parser's message when it is not JSON.
-StatusOr<nlohmann::json> ParseJsonText(const std::string& text);
+// The largest body either side sends or accepts, and how deeply its arrays
+// and objects may nest: a report's results are a few objects deep and a few
+// hundred bytes per completion, so these leave room for tens of thousands of
+// completions in one report while a hostile body can neither exhaust memory
+// nor the stack of code that walks (copies, compares, prints) the JSON.
+inline constexpr size_t kMaxBodyBytes = size_t{4} << 20;  // 4 MiB
+inline constexpr int kMaxBodyDepth = 32;
+
+// Parses a body into JSON with ParseBoundedJson (common/bounded_json.h), the
+// only way a peer's text becomes JSON here: Invalid naming "the body" when it
+// is longer than kMaxBodyBytes, nests deeper than kMaxBodyDepth, or is not
+// JSON (with the byte where parsing stopped). Never throws, never recurses.
+StatusOr<nlohmann::json> ParseJsonText(std::string_view text);
 
 const char* ReplyKindName(balance::Reply::Kind kind);
 
