@@ -165,6 +165,7 @@ class JobSession {
   // Workers the policy asked to contact the coordinator, since the last call.
   std::vector<std::string> TakeSignals();
 
+  bool HasWorker(const std::string& name) const { return ids_.count(name) > 0; }
   bool Finished() const { return policy_->Finished(); }
   // Items whose results are merged.
   uint64_t completed() const { return accepted_.size(); }

@@ -94,10 +94,10 @@ StatusOr<ReplyMessage> ParseReply(const nlohmann::json& json);
 StatusOr<JobDescription> ParseJobDescription(const nlohmann::json& json);
 // The largest body either side sends or accepts, and how deeply its arrays
 // and objects may nest: a report's results are a few objects deep and a few
-// hundred bytes per completion, so these leave room for tens of thousands of
+// hundred bytes per completion, so these leave room for thousands of
 // completions in one report while a hostile body can neither exhaust memory
 // nor the stack of code that walks (copies, compares, prints) the JSON.
-inline constexpr size_t kMaxBodyBytes = size_t{4} << 20;  // 4 MiB
+inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB
 inline constexpr int kMaxBodyDepth = 32;
 
 // Parses a body into JSON with ParseBoundedJson (common/bounded_json.h), the
