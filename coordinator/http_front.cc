@@ -325,7 +325,8 @@ void Connection::Refuse(unsigned status, const std::string& reason, const std::s
   spdlog::info("request refused reason={} message=\"{}\"", reason, message);
   http::response<http::string_body> response{static_cast<http::status>(status), version_};
   response.set(http::field::content_type, "application/json");
-  response.body() = protocol::RefusalJson(reason, message).dump();
+  response.body() = protocol::RefusalJson(reason, message)
+                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   response.keep_alive(false);
   response.prepare_payload();
   SendResponse(std::move(response), /*counted=*/false);

@@ -30,8 +30,11 @@ double SecondsSince(Clock::time_point epoch) {
   return std::chrono::duration<double>(Clock::now() - epoch).count();
 }
 
+// Bytes that are not UTF-8 (a peer's, quoted in an error) are replaced, not
+// thrown about.
 void ReplyJson(const Exchange& exchange, unsigned code, const nlohmann::json& body) {
-  exchange->Reply({code, "application/json", body.dump()});
+  exchange->Reply({code, "application/json",
+                   body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
 }
 
 // A route that does not exist: not counted as a refusal.
