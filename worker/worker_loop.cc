@@ -193,7 +193,9 @@ class WorkerLoop::Impl {
         if (code == web::http::status_codes::Conflict) return Status::Conflict(refusal.error);
         const bool unknown_job = code == web::http::status_codes::NotFound &&
                                  refusal.reason == protocol::kReasonUnknownJob;
-        if (code < 500 && !unknown_job) {
+        // 408: the request was too slow to arrive (a stalled network); again.
+        const bool timed_out = code == web::http::status_codes::RequestTimeout;
+        if (code < 500 && !unknown_job && !timed_out) {
           return Status::Invalid(
               fmt::format("the coordinator refused {} ({}): {}", path, code, text));
         }

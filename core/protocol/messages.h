@@ -22,8 +22,11 @@
 //                      with an idle report; the items are leased again
 //   5xx, no answer     retry with backoff (503 stopping: the coordinator is
 //                      shutting down)
+//   408 timeout        the request did not arrive in time (a stalled
+//                      network): retry with backoff
 //   other 4xx          fatal: wrong token (401, 403), unknown worker (404),
-//                      malformed or refused report (400)
+//                      malformed or refused report (400), a body over
+//                      kMaxBodyBytes (413) or a header over 16 KiB (431)
 // Signal polls obey the same rules but never end the worker: a poll that
 // fails is retried with backoff.
 //
