@@ -63,6 +63,7 @@ class RawConnection {
   RawConnection& operator=(const RawConnection&) = delete;
 
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
   // False once the peer has closed or reset the connection.
   bool Send(std::string_view data) {
     while (!data.empty()) {
@@ -278,6 +279,34 @@ TEST_F(HostileClientTest, AHeaderOverTheLimitIs431) {
   ASSERT_TRUE(connection.Send(
       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(64 << 10, 'p') + "\r\n\r\n"));
   EXPECT_EQ(StatusOf(connection.ReadResponse()), 431);
+}
+
+TEST_F(HostileClientTest, AChunkedBodyOverTheLimitIs413AtTheChunkThatPassesIt) {
+  Start();
+  RawConnection connection(server_->port());
+  ASSERT_TRUE(connection.Send(
+      "POST /v1/jobs/one/report HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "200000\r\n"));  // a 2 MiB chunk, announced
+  EXPECT_EQ(StatusOf(connection.ReadResponse()), 413);
+}
+
+// curl asks before it sends a body; the front says go on.
+TEST_F(HostileClientTest, ABodyBehindExpect100ContinueIsAnswered) {
+  Start();
+  const std::string body = R"({"worker":"a","idle":true})";
+  RawConnection connection(server_->port());
+  ASSERT_TRUE(connection.Send(
+      fmt::format("POST /v1/jobs/one/report HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n"
+                  "Expect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+                  kToken, body.size())));
+  char interim[64] = {};
+  const std::string expected = "HTTP/1.1 100 Continue\r\n\r\n";
+  ASSERT_EQ(::recv(connection.fd(), interim, expected.size(), MSG_WAITALL),
+            static_cast<ssize_t>(expected.size()));
+  EXPECT_EQ(std::string(interim), expected);
+  ASSERT_TRUE(connection.Send(body));
+  EXPECT_EQ(StatusOf(connection.ReadResponse()), 200);
+  EXPECT_EQ(Print().leases, 1u);
 }
 
 TEST_F(HostileClientTest, TwoThousandIdleAndSlowConnectionsDoNotStopAWorkersReport) {
