@@ -1,6 +1,6 @@
 // The coordinator's capacity and footprint, printed beside their targets and
-// beside the bare transport (cpprestsdk answering a constant), which bounds
-// what any coordinator on this listener can do:
+// beside a bare transport (cpprestsdk's listener answering a constant, the
+// transport the coordinator used before its own hardened front):
 //   - report round trips per second on loopback, 1..8 concurrent workers, each
 //     report finishing a one-item lease and getting the next (selfsched,
 //     chunk 1): target >= 5,000/s on 2 cores;
@@ -10,7 +10,9 @@
 //   ballast_coordinator_bench [--seconds S] [--worker PATH] [--pool-threads N]
 //
 // --pool-threads sizes cpprestsdk's shared thread pool (default: one per core,
-// as `ballast` does; cpprestsdk's own default is 40).
+// as `ballast` does; cpprestsdk's own default is 40): the bare listener's and
+// the worker's; the coordinator's front runs threads of its own, one per core
+// (ServerOptions::threads).
 #include <arpa/inet.h>
 #include <cpprest/http_listener.h>
 #include <fmt/format.h>

@@ -71,6 +71,21 @@ bool JobSession::IsStale(const Worker& worker, const protocol::ReportMessage& re
          report.session != config_.session;
 }
 
+Status JobSession::CheckNumbers(const protocol::ReportMessage& report) const {
+  for (const auto& [field, value] :
+       {std::pair{"calcSeconds", report.calc_seconds}, {"cpuSeconds", report.cpu_seconds}}) {
+    if (!std::isfinite(value) || value < 0) {
+      return Status::Invalid(
+          fmt::format("{}: expected a number of seconds >= 0, got {}", field, value));
+    }
+  }
+  if (report.position > config_.workload.items) {
+    return Status::Invalid(fmt::format("position: expected an item of the job (<= {}), got {}",
+                                       config_.workload.items, report.position));
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
     const Worker& worker, const protocol::ReportMessage& report) {
   std::vector<workload::Result> results;
@@ -105,6 +120,10 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   }
   const WorkerId id = found->second;
   Worker& worker = workers_[id];
+  if (Status numbers = CheckNumbers(report); !numbers.ok()) {
+    ++refused_;
+    return numbers;
+  }
   auto results = CheckCompletions(worker, report);
   if (!results.ok()) {
     ++refused_;
@@ -112,24 +131,13 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   }
 
   ++messages_;
-  if (!worker.view.contacted) worker.view.first_contact = now;
-  worker.view.contacted = true;
-  if (report.calc_seconds > 0) {
-    const double start = std::max(worker.view.last_contact, now - report.calc_seconds);
-    auto& busy = worker.view.busy;
-    if (busy.size() >= kMaxSegments) {
-      busy.back().second = now;
-    } else {
-      busy.emplace_back(start, now);
-    }
+  const auto [calc_seconds, cpu_seconds] = BoundedSeconds(worker, report, now);
+  RecordContact(worker, calc_seconds, cpu_seconds, now);
+  if (verifier_.Holding(id)) {
+    return OnCheckReport(id, report, *results, {calc_seconds, cpu_seconds}, now);
   }
-  worker.view.last_contact = now;
-  worker.view.reports++;
-  worker.view.busy_s += report.calc_seconds;
-  worker.view.cpu_s += report.cpu_seconds;
-  if (verifier_.Holding(id)) return OnCheckReport(id, report, *results, now);
 
-  balance::Report event{id, now, {}, report.calc_seconds, report.position, report.idle};
+  balance::Report event{id, now, {}, calc_seconds, report.position, report.idle};
   for (size_t i = 0; i < report.completed.size(); ++i) {
     const balance::Range range = report.completed[i].range;
     if (accepted_.CountIn(range) != 0) {
@@ -158,6 +166,36 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     return done;
   }
   return Decide(id, event);
+}
+
+std::pair<double, double> JobSession::BoundedSeconds(const Worker& worker,
+                                                     const protocol::ReportMessage& report,
+                                                     double now) {
+  const double since = worker.view.contacted ? worker.view.last_contact : started_at_;
+  const double window = std::max(0.0, now - since) + kReportSlackSeconds;
+  const double calc = std::min(report.calc_seconds, window);
+  const double cpu = std::min(report.cpu_seconds, window * config_.max_worker_cores);
+  if (calc < report.calc_seconds || cpu < report.cpu_seconds) ++clamped_;
+  return {calc, cpu};
+}
+
+void JobSession::RecordContact(Worker& worker, double calc_seconds, double cpu_seconds,
+                               double now) {
+  if (!worker.view.contacted) worker.view.first_contact = now;
+  worker.view.contacted = true;
+  if (calc_seconds > 0) {
+    const double start = std::max(worker.view.last_contact, now - calc_seconds);
+    auto& busy = worker.view.busy;
+    if (busy.size() >= kMaxSegments) {
+      busy.back().second = now;
+    } else {
+      busy.emplace_back(start, now);
+    }
+  }
+  worker.view.last_contact = now;
+  worker.view.reports++;
+  worker.view.busy_s += calc_seconds;
+  worker.view.cpu_s += cpu_seconds;
 }
 
 protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event) {
@@ -249,6 +287,7 @@ JobView JobSession::View() const {
   view.messages = messages_;
   view.refused_reports = refused_;
   view.dropped_completions = dropped_;
+  view.clamped_reports = clamped_;
   for (const Worker& worker : workers_) view.workers.push_back(worker.view);
   view.verification = verifier_.View();
   return view;
@@ -260,10 +299,10 @@ bool JobSession::Finished() const {
 
 protocol::ReplyMessage JobSession::OnCheckReport(WorkerId id, const protocol::ReportMessage& report,
                                                  const std::vector<workload::Result>& results,
-                                                 double now) {
+                                                 std::pair<double, double> seconds, double now) {
   Worker& worker = workers_[id];
   const balance::Range check = *verifier_.Holding(id);
-  verifier_.AddCost(id, report.cpu_seconds, report.calc_seconds);
+  verifier_.AddCost(id, seconds.second, seconds.first);
   // The worker holds nothing but the check, so its completions are parts of
   // it. A mismatch fails the job: Finished() turns true, every reply "done".
   for (size_t i = 0; i < report.completed.size(); ++i) {

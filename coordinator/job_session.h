@@ -14,6 +14,15 @@
 //   `resume`), from a worker this session has not leased to yet, is not bad
 //   but stale: it is refused with Conflict, and the worker drops that lease
 //   and asks again, so its items are leased anew;
+// - numbers a worker reports about itself are bounded by what the
+//   coordinator saw: `calcSeconds` by the time since the worker's previous
+//   report (since the job's start before its first), plus
+//   kReportSlackSeconds for network jitter, and `cpuSeconds` by that time
+//   times JobConfig::max_worker_cores; larger claims are cut to the bound
+//   and counted (JobView::clamped_reports), so a forged or broken worker
+//   cannot skew the speed estimates or the job's measured work; negative or
+//   non-finite seconds and a position past the job's end are refused
+//   (Invalid) and change nothing;
 // - a completion is merged only when none of its items is finished yet
 //   (results cannot be split); a completion that overlaps finished items is
 //   dropped and its unfinished items go back to the pool when its lease ends,
@@ -70,6 +79,10 @@ struct JobConfig {
   // One per worker, in a fixed order: name and prior speed (fuzzy weight or
   // a measured speed).
   std::vector<balance::WorkerPrior> workers;
+  // The most cores one worker computes with: a report's cpuSeconds is
+  // bounded by the seconds the coordinator saw pass times this. Set it to
+  // the nodes' core count where it is known.
+  double max_worker_cores = 64;
   // A worker holding a lease that is silent this long is declared lost and
   // its unfinished items return to the pool.
   double lease_seconds = 30;
@@ -111,6 +124,10 @@ struct WorkerView {
 };
 
 inline constexpr size_t kMaxSegments = 4096;
+// How much a report's calcSeconds may exceed the seconds the coordinator saw
+// pass since the worker's previous report: the two reports' transit times
+// differ, and a worker keeps computing while a progress report travels.
+inline constexpr double kReportSlackSeconds = 1.0;
 
 struct JobView {
   std::string id;
@@ -124,6 +141,7 @@ struct JobView {
   uint64_t messages = 0;             // reports, replies and signals
   uint64_t refused_reports = 0;      // reports refused as a whole
   uint64_t dropped_completions = 0;  // completions overlapping finished items
+  uint64_t clamped_reports = 0;      // reports whose calc or CPU seconds were cut
   std::vector<WorkerView> workers;
   // Set when the job failed verification: verification.failure says why.
   VerificationView verification;
@@ -141,7 +159,8 @@ class JobSession {
 
   // Records a report and returns what the worker does next. Returns NotFound
   // for an unknown worker, Invalid (and changes nothing) for completions
-  // outside the worker's leases or results that do not parse, and Conflict
+  // outside the worker's leases, results that do not parse, or a position
+  // past the job's end, and Conflict
   // (changing nothing) when such completions are stale: the worker has had
   // no lease from this session and the report names another session.
   StatusOr<protocol::ReplyMessage> HandleReport(const protocol::ReportMessage& report, double now);
@@ -159,6 +178,7 @@ class JobSession {
   // Workers the policy asked to contact the coordinator, since the last call.
   std::vector<std::string> TakeSignals();
 
+  bool HasWorker(const std::string& name) const { return ids_.count(name) > 0; }
   // True when every item's result is merged and every sampled range is
   // verified, or when verification failed (View().verification.failure).
   bool Finished() const;
@@ -181,17 +201,28 @@ class JobSession {
   // True when `report` comes from an earlier session of the job: it names
   // another session, and this one has not leased to the worker yet.
   bool IsStale(const Worker& worker, const protocol::ReportMessage& report) const;
+  // Invalid naming the field when calcSeconds or cpuSeconds is negative or
+  // not finite, or the position lies past the job's end.
+  Status CheckNumbers(const protocol::ReportMessage& report) const;
   // Checks the completions and parses their results without changing state.
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
   // Verification's hooks (verification.h). A report from a worker holding a
   // check: hands the check in when it is complete, then asks the policy.
+  // `seconds`: the report's calc and CPU seconds as BoundedSeconds cut them.
   protocol::ReplyMessage OnCheckReport(balance::WorkerId id, const protocol::ReportMessage& report,
-                                       const std::vector<workload::Result>& results, double now);
+                                       const std::vector<workload::Result>& results,
+                                       std::pair<double, double> seconds, double now);
   // The policy's reply, or a check to recompute when it has nothing for the
   // worker ("done" becomes "wait" while checks remain).
   balance::Reply WithChecks(balance::WorkerId id, balance::Reply reply);
+  // The report's calc and CPU seconds, cut to what the coordinator saw pass
+  // since the worker's previous report (see the class comment).
+  std::pair<double, double> BoundedSeconds(const Worker& worker,
+                                           const protocol::ReportMessage& report, double now);
+  // Records the report's contact, busy stretch and seconds in its view.
+  void RecordContact(Worker& worker, double calc_seconds, double cpu_seconds, double now);
 
   JobConfig config_;
   std::unique_ptr<balance::Policy> policy_;
@@ -206,6 +237,7 @@ class JobSession {
   uint64_t refused_ = 0;
   uint64_t dropped_ = 0;
   Verifier verifier_;
+  uint64_t clamped_ = 0;
 };
 
 }  // namespace ballast::coordinator

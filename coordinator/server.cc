@@ -1,16 +1,12 @@
 #include "coordinator/server.h"
 
-#include <arpa/inet.h>
-#include <cpprest/http_listener.h>
+#include <cpprest/base_uri.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -22,62 +18,57 @@
 #include <set>
 #include <thread>
 
+#include "coordinator/http_front.h"
+
 namespace ballast::coordinator {
 namespace {
 
-using web::http::http_request;
-using web::http::status_code;
-using web::http::status_codes;
+using Exchange = std::shared_ptr<HttpExchange>;
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point epoch) {
   return std::chrono::duration<double>(Clock::now() - epoch).count();
 }
 
-// Returns a task that ends once the answer is sent (or could not be).
-pplx::task<void> ReplyJson(const http_request& request, status_code code,
-                           const nlohmann::json& body) {
-  return request.reply(code, body.dump(), "application/json").then([](pplx::task<void> sent) {
-    try {
-      sent.get();
-    } catch (const std::exception& e) {
-      spdlog::debug("reply not delivered error={}", e.what());
-    }
-  });
+// Bytes that are not UTF-8 (a peer's, quoted in an error) are replaced, not
+// thrown about.
+void ReplyJson(const Exchange& exchange, unsigned code, const nlohmann::json& body) {
+  exchange->Reply({code, "application/json",
+                   body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
 }
 
 // A route that does not exist: not counted as a refusal.
-void ReplyNoRoute(const http_request& request) {
-  ReplyJson(request, status_codes::NotFound, protocol::RefusalJson("no_route", "no such route"));
+void ReplyNoRoute(const Exchange& exchange) {
+  ReplyJson(exchange, 404, protocol::RefusalJson("no_route", "no such route"));
 }
 
-status_code HttpCode(const Status& status) {
+unsigned HttpCode(const Status& status) {
   switch (status.code()) {
     case StatusCode::kNotFound:
-      return status_codes::NotFound;
+      return 404;
     case StatusCode::kConflict:
-      return status_codes::Conflict;
+      return 409;
     case StatusCode::kUnavailable:
-      return status_codes::ServiceUnavailable;
+      return 503;
     default:
-      return status_codes::BadRequest;
+      return 400;
   }
 }
 
-// Picks a free TCP port on `address` by binding port 0 and closing it.
-StatusOr<uint16_t> FreePort(const std::string& address) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Status::Unavailable("no socket for a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = 0;
-  ::inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
-  socklen_t len = sizeof(addr);
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  if (!ok) return Status::Unavailable(fmt::format("cannot bind {}", address));
-  return ntohs(addr.sin_port);
+// A request's target split as the routes need it.
+struct Target {
+  std::vector<std::string> path;
+  std::map<std::string, std::string> query;
+};
+
+// Invalid when the target is not a URI reference.
+StatusOr<Target> ParseTarget(const std::string& target) {
+  try {
+    const web::uri uri(target);
+    return Target{web::uri::split_path(uri.path()), web::uri::split_query(uri.query())};
+  } catch (const std::exception& e) {
+    return Status::Invalid(fmt::format("the request target is not a URI: {}", e.what()));
+  }
 }
 
 // 64 random bits in hex: a job session's name (JobConfig::session).
@@ -106,7 +97,7 @@ bool SameToken(const std::string& a, const std::string& b) {
 
 // A held request: answered when its worker is signalled, or at its deadline.
 struct Held {
-  http_request request;
+  Exchange exchange;
   double deadline = 0;
 };
 
@@ -123,11 +114,8 @@ struct JobEntry {
 
 class Server::Impl {
  public:
-  Impl(const ServerOptions& options, uint16_t port)
+  explicit Impl(const ServerOptions& options)
       : options_(options),
-        port_(port),
-        url_(fmt::format("http://{}:{}", options.address, port)),
-        listener_(web::uri(utility::conversions::to_string_t(url_))),
         registry_(std::make_shared<prometheus::Registry>()),
         reports_(prometheus::BuildCounter()
                      .Name("ballast_coordinator_reports_total")
@@ -147,15 +135,33 @@ class Server::Impl {
                         .Name("ballast_coordinator_jobs")
                         .Help("Jobs registered")
                         .Register(*registry_)
-                        .Add({})) {}
+                        .Add({})),
+        connections_gauge_(prometheus::BuildGauge()
+                               .Name("ballast_coordinator_connections")
+                               .Help("HTTP connections open")
+                               .Register(*registry_)
+                               .Add({})) {}
 
   Status Open() {
-    listener_.support([this](http_request request) { Route(request); });
-    try {
-      listener_.open().wait();
-    } catch (const std::exception& e) {
-      return Status::Unavailable(fmt::format("cannot listen on {}: {}", url_, e.what()));
-    }
+    HttpFrontOptions http;
+    http.address = options_.address;
+    http.port = options_.port;
+    http.max_connections = options_.max_connections;
+    http.max_body_bytes = options_.max_body_bytes;
+    http.idle_timeout_s = options_.idle_timeout_s;
+    http.header_timeout_s = options_.header_timeout_s;
+    http.body_timeout_s = options_.body_timeout_s;
+    http.threads = options_.threads;
+    auto front = HttpFront::Start(
+        http, [this](HttpRequest request, Exchange exchange) { Route(request, exchange); },
+        [this](const std::string& reason) {
+          refused_family_.Add({{"reason", reason}}).Increment();
+        });
+    if (!front.ok()) return front.status();
+    front_ = std::move(front).value();
+    front_raw_ = front_.get();
+    port_ = front_->port();
+    url_ = fmt::format("http://{}:{}", options_.address, port_);
     timer_ = std::thread([this] { TimerLoop(); });
     return Status::Ok();
   }
@@ -174,19 +180,13 @@ class Server::Impl {
       std::lock_guard lock(jobs_mutex_);
       jobs.swap(jobs_);
     }
-    std::vector<pplx::task<void>> answers;
     for (const auto& [id, entry] : jobs) {
       std::lock_guard lock(entry->mutex);
-      AnswerAllStopping(*entry, &answers);
+      AnswerAllStopping(*entry);
     }
-    // Closing the listener drops connections whose answer is still being
-    // written: let those 503s reach their workers first.
-    for (auto& answer : answers) answer.wait();
-    try {
-      listener_.close().wait();
-    } catch (const std::exception& e) {
-      spdlog::debug("listener close error={}", e.what());
-    }
+    // The front lets those 503s reach their workers before it closes.
+    front_raw_ = nullptr;
+    front_.reset();
   }
 
   const std::string& url() const { return url_; }
@@ -262,85 +262,79 @@ class Server::Impl {
     return it == jobs_.end() ? nullptr : it->second;
   }
 
-  void Refuse(const http_request& request, status_code code, const std::string& reason,
+  void Refuse(const Exchange& exchange, unsigned code, const std::string& reason,
               const std::string& message) {
     refused_family_.Add({{"reason", reason}}).Increment();
-    spdlog::info("request refused reason={} path={} message=\"{}\"", reason,
-                 request.relative_uri().path(), message);
-    ReplyJson(request, code, protocol::RefusalJson(reason, message));
+    spdlog::info("request refused reason={} message=\"{}\"", reason, message);
+    ReplyJson(exchange, code, protocol::RefusalJson(reason, message));
   }
 
-  void Route(http_request request) {
-    const auto path = web::uri::split_path(request.relative_uri().path());
-    const auto method = request.method();
-    if (method == web::http::methods::GET && path.size() == 1 && path[0] == "healthz") {
-      request.reply(status_codes::OK, "ok", "text/plain");
+  void Route(const HttpRequest& request, const Exchange& exchange) {
+    auto target = ParseTarget(request.target);
+    if (!target.ok()) {
+      Refuse(exchange, 400, "malformed", target.status().message());
       return;
     }
-    if (method == web::http::methods::GET && path.size() == 1 && path[0] == "metrics") {
+    const auto& path = target->path;
+    const bool get = request.method == "GET";
+    if (get && path.size() == 1 && path[0] == "healthz") {
+      exchange->Reply({200, "text/plain", "ok"});
+      return;
+    }
+    if (get && path.size() == 1 && path[0] == "metrics") {
+      if (const HttpFront* front = front_raw_.load()) {
+        connections_gauge_.Set(static_cast<double>(front->connections()));
+      }
       prometheus::TextSerializer serializer;
-      request.reply(status_codes::OK, serializer.Serialize(registry_->Collect()),
-                    "text/plain; version=0.0.4");
+      exchange->Reply(
+          {200, "text/plain; version=0.0.4", serializer.Serialize(registry_->Collect())});
       return;
     }
     if (path.size() < 3 || path[0] != "v1" || path[1] != "jobs") {
-      ReplyNoRoute(request);
+      ReplyNoRoute(exchange);
       return;
     }
     auto entry = Find(path[2]);
     if (!entry) {
-      Refuse(request, status_codes::NotFound, protocol::kReasonUnknownJob,
-             fmt::format("no job '{}'", path[2]));
+      Refuse(exchange, 404, protocol::kReasonUnknownJob, fmt::format("no job '{}'", path[2]));
       return;
     }
-    if (Status auth = Authorize(request, *entry); !auth.ok()) return;
-    if (method == web::http::methods::GET && path.size() == 3) {
+    if (Status auth = Authorize(request, exchange, *entry); !auth.ok()) return;
+    if (get && path.size() == 3) {
       std::lock_guard lock(entry->mutex);
       const JobConfig& config = entry->session->config();
-      ReplyJson(request, status_codes::OK,
+      ReplyJson(exchange, 200,
                 protocol::ToJson(protocol::JobDescription{config.id, config.workload}));
-    } else if (method == web::http::methods::POST && path.size() == 4 && path[3] == "report") {
-      request.extract_string(true).then([this, request, entry](pplx::task<std::string> body) {
-        std::string text;
-        try {
-          text = body.get();
-        } catch (const std::exception& e) {
-          Refuse(request, status_codes::BadRequest, "malformed", e.what());
-          return;
-        }
-        OnReport(request, entry, text);
-      });
-    } else if (method == web::http::methods::GET && path.size() == 4 && path[3] == "signal") {
-      OnSignalPoll(request, entry);
+    } else if (request.method == "POST" && path.size() == 4 && path[3] == "report") {
+      OnReport(exchange, entry, request.body);
+    } else if (get && path.size() == 4 && path[3] == "signal") {
+      OnSignalPoll(exchange, entry, target->query);
     } else {
-      ReplyNoRoute(request);
+      ReplyNoRoute(exchange);
     }
   }
 
   // Replies 401/403 itself and returns non-ok when the token is wrong.
-  Status Authorize(const http_request& request, const JobEntry& entry) {
-    const auto& headers = request.headers();
-    auto it = headers.find("Authorization");
+  Status Authorize(const HttpRequest& request, const Exchange& exchange, const JobEntry& entry) {
     const std::string prefix = "Bearer ";
-    if (it == headers.end() || it->second.rfind(prefix, 0) != 0) {
-      Refuse(request, status_codes::Unauthorized, "no_token",
-             "missing 'Authorization: Bearer <job token>'");
+    if (request.authorization.rfind(prefix, 0) != 0) {
+      Refuse(exchange, 401, "no_token", "missing 'Authorization: Bearer <job token>'");
       return Status::Invalid("no token");
     }
-    if (!SameToken(it->second.substr(prefix.size()), entry.session->config().token)) {
-      Refuse(request, status_codes::Forbidden, "wrong_token", "the token is not this job's");
+    if (!SameToken(request.authorization.substr(prefix.size()), entry.session->config().token)) {
+      Refuse(exchange, 403, "wrong_token", "the token is not this job's");
       return Status::Invalid("wrong token");
     }
     return Status::Ok();
   }
 
-  void OnReport(const http_request& request, const std::shared_ptr<JobEntry>& entry,
+  void OnReport(const Exchange& request, const std::shared_ptr<JobEntry>& entry,
                 const std::string& text) {
     auto json = protocol::ParseJsonText(text);
     auto report =
         json.ok() ? protocol::ParseReport(*json) : StatusOr<protocol::ReportMessage>(json.status());
     if (!report.ok()) {
-      Refuse(request, status_codes::BadRequest, "malformed", report.status().message());
+      Refuse(request, 400, "malformed", report.status().message());
       return;
     }
     std::lock_guard lock(entry->mutex);
@@ -356,7 +350,7 @@ class Server::Impl {
     // A newer report replaces one still held (the worker gave up waiting).
     if (auto held = entry->waiting_reports.find(report->worker);
         held != entry->waiting_reports.end()) {
-      AnswerReport(held->second.request, WaitReply());
+      AnswerReport(held->second.exchange, WaitReply());
       entry->waiting_reports.erase(held);
     }
     if (reply->kind == balance::Reply::Kind::kWait && !entry->session->Finished()) {
@@ -367,25 +361,35 @@ class Server::Impl {
     AfterChange(*entry);
   }
 
-  void OnSignalPoll(const http_request& request, const std::shared_ptr<JobEntry>& entry) {
-    const auto query = web::uri::split_query(request.relative_uri().query());
+  void OnSignalPoll(const Exchange& request, const std::shared_ptr<JobEntry>& entry,
+                    const std::map<std::string, std::string>& query) {
     auto it = query.find("worker");
     if (it == query.end() || it->second.empty()) {
-      Refuse(request, status_codes::BadRequest, "malformed", "missing ?worker=<name>");
+      Refuse(request, 400, "malformed", "missing ?worker=<name>");
       return;
     }
-    const std::string worker = web::uri::decode(it->second);
+    std::string worker;
+    try {
+      worker = web::uri::decode(it->second);
+    } catch (const std::exception& e) {
+      Refuse(request, 400, "malformed", fmt::format("worker: not a URI component: {}", e.what()));
+      return;
+    }
+    if (!entry->session->HasWorker(worker)) {
+      Refuse(request, 404, "unknown_worker", fmt::format("no worker '{}' in the job", worker));
+      return;
+    }
     std::lock_guard lock(entry->mutex);
     if (entry->session->Finished()) {
-      ReplyJson(request, status_codes::OK, {{"signalled", true}, {"done", true}});
+      ReplyJson(request, 200, {{"signalled", true}, {"done", true}});
       return;
     }
     if (entry->pending_signals.erase(worker) > 0) {
-      ReplyJson(request, status_codes::OK, {{"signalled", true}});
+      ReplyJson(request, 200, {{"signalled", true}});
       return;
     }
     if (auto held = entry->signal_polls.find(worker); held != entry->signal_polls.end()) {
-      ReplyJson(held->second.request, status_codes::OK, {{"signalled", false}});
+      ReplyJson(held->second.exchange, 200, {{"signalled", false}});
     }
     entry->signal_polls[worker] = {request, entry->Now() + options_.wait_timeout_s};
   }
@@ -411,8 +415,8 @@ class Server::Impl {
   static protocol::ReplyMessage WaitReply() { return ReplyOf(balance::Reply::Kind::kWait); }
   static protocol::ReplyMessage DoneReply() { return ReplyOf(balance::Reply::Kind::kDone); }
 
-  void AnswerReport(const http_request& request, const protocol::ReplyMessage& reply) {
-    ReplyJson(request, status_codes::OK, protocol::ToJson(reply));
+  void AnswerReport(const Exchange& exchange, const protocol::ReplyMessage& reply) {
+    ReplyJson(exchange, 200, protocol::ToJson(reply));
   }
 
   // After a request changed the job: DeliverAndFinish, and wake the timer if
@@ -466,12 +470,12 @@ class Server::Impl {
       ask.idle = true;
       auto reply = entry.session->HandleReport(ask, entry.Now());
       if (reply.ok() && reply->kind == balance::Reply::Kind::kWait) return;
-      AnswerReport(held->second.request, reply.ok() ? *reply : WaitReply());
+      AnswerReport(held->second.exchange, reply.ok() ? *reply : WaitReply());
       entry.waiting_reports.erase(held);
       return;
     }
     if (auto poll = entry.signal_polls.find(worker); poll != entry.signal_polls.end()) {
-      ReplyJson(poll->second.request, status_codes::OK, {{"signalled", true}});
+      ReplyJson(poll->second.exchange, 200, {{"signalled", true}});
       entry.signal_polls.erase(poll);
       return;
     }
@@ -479,23 +483,23 @@ class Server::Impl {
   }
 
   void AnswerAllHeld(JobEntry& entry, const protocol::ReplyMessage& reply) {
-    for (auto& [worker, held] : entry.waiting_reports) AnswerReport(held.request, reply);
+    for (auto& [worker, held] : entry.waiting_reports) AnswerReport(held.exchange, reply);
     entry.waiting_reports.clear();
     // Only a finished or removed job answers everyone at once.
     for (auto& [worker, held] : entry.signal_polls) {
-      ReplyJson(held.request, status_codes::OK, {{"signalled", true}, {"done", true}});
+      ReplyJson(held.exchange, 200, {{"signalled", true}, {"done", true}});
     }
     entry.signal_polls.clear();
   }
 
   // Answers every held request 503 (the server is going away, the job is
-  // not over), adding the sends to `answers`. Requires entry.mutex.
-  void AnswerAllStopping(JobEntry& entry, std::vector<pplx::task<void>>* answers) {
+  // not over). Requires entry.mutex.
+  void AnswerAllStopping(JobEntry& entry) {
     const nlohmann::json body =
         protocol::RefusalJson(protocol::kReasonStopping, "the coordinator is stopping; retry");
     for (auto* held_map : {&entry.waiting_reports, &entry.signal_polls}) {
       for (auto& [worker, held] : *held_map) {
-        answers->push_back(ReplyJson(held.request, status_codes::ServiceUnavailable, body));
+        ReplyJson(held.exchange, 503, body);
       }
       held_map->clear();
     }
@@ -538,9 +542,9 @@ class Server::Impl {
           continue;
         }
         if (held_map == &entry.waiting_reports) {
-          AnswerReport(it->second.request, WaitReply());
+          AnswerReport(it->second.exchange, WaitReply());
         } else {
-          ReplyJson(it->second.request, status_codes::OK, {{"signalled", false}});
+          ReplyJson(it->second.exchange, 200, {{"signalled", false}});
         }
         it = held_map->erase(it);
       }
@@ -553,9 +557,8 @@ class Server::Impl {
   }
 
   ServerOptions options_;
-  uint16_t port_;
+  uint16_t port_ = 0;
   std::string url_;
-  web::http::experimental::listener::http_listener listener_;
   mutable std::mutex jobs_mutex_;
   std::map<std::string, std::shared_ptr<JobEntry>> jobs_;
   std::mutex timer_mutex_;
@@ -569,14 +572,14 @@ class Server::Impl {
   prometheus::Family<prometheus::Counter>& refused_family_;
   prometheus::Counter& items_;
   prometheus::Gauge& jobs_gauge_;
+  prometheus::Gauge& connections_gauge_;
+  // Last members: destroyed first, so no request arrives while the rest goes.
+  std::unique_ptr<HttpFront> front_;
+  std::atomic<const HttpFront*> front_raw_{nullptr};  // front_, for the request threads
 };
 
 StatusOr<std::unique_ptr<Server>> Server::Start(const ServerOptions& options) {
-  uint16_t port = options.port;
-  if (port == 0) {
-    BALLAST_ASSIGN_OR_RETURN(port, FreePort(options.address));
-  }
-  auto impl = std::make_unique<Impl>(options, port);
+  auto impl = std::make_unique<Impl>(options);
   BALLAST_RETURN_IF_ERROR(impl->Open());
   spdlog::debug("coordinator listening url={}", impl->url());
   return std::unique_ptr<Server>(new Server(std::move(impl)));

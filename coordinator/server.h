@@ -1,4 +1,6 @@
-// Server: the coordinator's HTTP service (cpprestsdk's listener). It hosts
+// Server: the coordinator's HTTP service (HttpFront, http_front.h: our own
+// HTTP/1.1 server on boost::asio, because cpprestsdk's listener cannot be
+// made safe against hostile clients; the reasons are written there). It hosts
 // any number of jobs, each a JobSession, checks every request's token,
 // holds the answers "wait" open until the policy signals the worker (long
 // poll), expires silent leases on a timer thread, and serves Prometheus
@@ -6,16 +8,27 @@
 //   GET /healthz   -> 200 "ok"
 //   GET /metrics   -> Prometheus text format
 //
+// Before a request reaches a job, the front enforces ServerOptions' limits:
+// a body over max_body_bytes is refused 413 (too_large) from its header,
+// before it is read and before the token is checked; a header over 16 KiB
+// 431 (header_too_large); a header or body that does not arrive in time 408
+// (timeout); at most max_connections are open, idle ones giving way to new
+// ones. GET /metrics reports ballast_coordinator_connections.
+//
 // Responses: 200 with a JSON body; otherwise {"error": ..., "reason": ...}
 // (protocol::RefusalJson), counted in ballast_coordinator_refused_total by
 // reason, and nothing changed:
-//   400 malformed     a body or query that does not parse
+//   400 malformed     a body or query that does not parse, a body nested
+//                      deeper than protocol::kMaxBodyDepth, a wrong type, a
+//                      number out of range, NaN or infinite
 //   400 invalid_report completions outside the worker's leases, or results
 //                      that do not parse
 //   401 no_token, 403 wrong_token
 //   404 unknown_job   no such job (yet: a restarted coordinator adds its jobs
-//                      again; workers retry), unknown_worker, no_route (not
-//                      counted)
+//                      again; workers retry), unknown_worker (a report or a
+//                      signal poll naming no worker of the job), no_route
+//                      (not counted)
+//   408 timeout, 413 too_large, 431 header_too_large: from the front (above)
 //   409 stale         a report of a lease granted by an earlier incarnation
 //                      of the coordinator (JobSession::HandleReport): the
 //                      worker drops it and asks afresh
@@ -23,7 +36,7 @@
 //                      counted): the job is not over, workers retry
 //
 // Restarting: destroying the Server and starting another on the same port
-// (ServerOptions::port; cpprestsdk's listener sets SO_REUSEADDR) and adding
+// (ServerOptions::port; the front sets SO_REUSEADDR) and adding
 // the job again with JobConfig::resume = its last checkpoint lets running
 // workers carry on: they retry while the job is unknown and redo the items
 // that were leased but not in the checkpoint.
@@ -33,6 +46,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,6 +62,13 @@ struct ServerOptions {
   std::string address = "127.0.0.1";
   uint16_t port = 0;           // 0: pick a free port
   double wait_timeout_s = 10;  // a held "wait" or signal request answers after this
+  // Limits against hostile or broken clients (http_front.h).
+  size_t max_connections = 512;     // idle ones are closed to admit new ones
+  size_t max_body_bytes = 1 << 20;  // larger: 413 from the header alone
+  double idle_timeout_s = 60;       // a kept-alive connection with no request
+  double header_timeout_s = 10;     // a request's header, from its first byte
+  double body_timeout_s = 30;       // its body, from the header's end
+  int threads = 0;                  // serving threads; 0: one per core, at most 4
 };
 
 class Server : public JobHost {

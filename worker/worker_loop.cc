@@ -11,6 +11,7 @@
 #include <csignal>
 #include <future>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -48,6 +49,18 @@ double Since(Clock::time_point start) {
 
 // Computes `range` on `threads` threads, each an equal slice, and merges the
 // slices' results. Returns the first error of any slice.
+// The answer's body. A coordinator's answers are small: one that declares
+// more than protocol::kMaxBodyBytes is not read (it throws, as the client
+// does for a lost connection, so callers retry and then give up).
+std::string BoundedBody(web::http::http_response& response) {
+  if (response.headers().content_length() > protocol::kMaxBodyBytes) {
+    throw std::runtime_error(fmt::format("the answer declares {} bytes, over the limit of {}",
+                                         response.headers().content_length(),
+                                         protocol::kMaxBodyBytes));
+  }
+  return response.extract_string(true).get();
+}
+
 StatusOr<workload::Result> ComputeParallel(kernels::Kernel& kernel, Range range, unsigned threads,
                                            workload::WorkloadKind kind) {
   threads = static_cast<unsigned>(std::min<uint64_t>(threads, range.size()));
@@ -173,14 +186,16 @@ class WorkerLoop::Impl {
       std::string failure;
       try {
         auto response = client_.request(request, cancel).get();
-        const std::string text = response.extract_string(true).get();
+        const std::string text = BoundedBody(response);
         const auto code = response.status_code();
         if (code == web::http::status_codes::OK) return protocol::ParseJsonText(text);
         const protocol::Refusal refusal = protocol::ParseRefusal(text);
         if (code == web::http::status_codes::Conflict) return Status::Conflict(refusal.error);
         const bool unknown_job = code == web::http::status_codes::NotFound &&
                                  refusal.reason == protocol::kReasonUnknownJob;
-        if (code < 500 && !unknown_job) {
+        // 408: the request was too slow to arrive (a stalled network); again.
+        const bool timed_out = code == web::http::status_codes::RequestTimeout;
+        if (code < 500 && !unknown_job && !timed_out) {
           return Status::Invalid(
               fmt::format("the coordinator refused {} ({}): {}", path, code, text));
         }
@@ -448,7 +463,7 @@ class WorkerLoop::Impl {
         request.set_request_uri(utility::conversions::to_string_t(path));
         request.headers().add("Authorization", "Bearer " + options_.token);
         auto response = client.request(request, cancel).get();
-        const std::string text = response.extract_string(true).get();
+        const std::string text = BoundedBody(response);
         auto json = protocol::ParseJsonText(text);
         if (response.status_code() != web::http::status_codes::OK) {
           failure = fmt::format("status {}: {}", response.status_code(), text);

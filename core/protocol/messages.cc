@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "common/bounded_json.h"
+
 namespace ballast::protocol {
 namespace {
 
@@ -180,9 +182,10 @@ json RefusalJson(const std::string& reason, const std::string& message) {
 }
 
 Refusal ParseRefusal(const std::string& body) {
-  const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const auto parsed_or = ParseBoundedJson(body, "the refusal");
   Refusal refusal{"", body};
-  if (!parsed.is_object()) return refusal;
+  if (!parsed_or.ok() || !parsed_or->is_object()) return refusal;
+  const json& parsed = *parsed_or;
   if (auto reason = parsed.find("reason"); reason != parsed.end() && reason->is_string()) {
     refusal.reason = reason->get<std::string>();
   }
@@ -192,10 +195,8 @@ Refusal ParseRefusal(const std::string& body) {
   return refusal;
 }
 
-StatusOr<json> ParseJsonText(const std::string& text) {
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return Status::Invalid("the body is not valid JSON");
-  return parsed;
+StatusOr<json> ParseJsonText(std::string_view text) {
+  return ParseBoundedJson(text, "the body", {kMaxBodyBytes, kMaxBodyDepth});
 }
 
 }  // namespace ballast::protocol

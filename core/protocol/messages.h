@@ -22,8 +22,11 @@
 //                      with an idle report; the items are leased again
 //   5xx, no answer     retry with backoff (503 stopping: the coordinator is
 //                      shutting down)
+//   408 timeout        the request did not arrive in time (a stalled
+//                      network): retry with backoff
 //   other 4xx          fatal: wrong token (401, 403), unknown worker (404),
-//                      malformed or refused report (400)
+//                      malformed or refused report (400), a body over
+//                      kMaxBodyBytes (413) or a header over 16 KiB (431)
 // Signal polls obey the same rules but never end the worker: a poll that
 // fails is retried with backoff.
 //
@@ -33,6 +36,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "balance/policy.h"
@@ -91,8 +95,19 @@ nlohmann::json ToJson(const JobDescription& message);
 StatusOr<ReportMessage> ParseReport(const nlohmann::json& json);
 StatusOr<ReplyMessage> ParseReply(const nlohmann::json& json);
 StatusOr<JobDescription> ParseJobDescription(const nlohmann::json& json);
-// Parses text into JSON; Invalid with the parser's message when it is not JSON.
-StatusOr<nlohmann::json> ParseJsonText(const std::string& text);
+// The largest body either side sends or accepts, and how deeply its arrays
+// and objects may nest: a report's results are a few objects deep and a few
+// hundred bytes per completion, so these leave room for thousands of
+// completions in one report while a hostile body can neither exhaust memory
+// nor the stack of code that walks (copies, compares, prints) the JSON.
+inline constexpr size_t kMaxBodyBytes = size_t{1} << 20;  // 1 MiB
+inline constexpr int kMaxBodyDepth = 32;
+
+// Parses a body into JSON with ParseBoundedJson (common/bounded_json.h), the
+// only way a peer's text becomes JSON here: Invalid naming "the body" when it
+// is longer than kMaxBodyBytes, nests deeper than kMaxBodyDepth, or is not
+// JSON (with the byte where parsing stopped). Never throws, never recurses.
+StatusOr<nlohmann::json> ParseJsonText(std::string_view text);
 
 const char* ReplyKindName(balance::Reply::Kind kind);
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "kernels/kernel.h"
 #include "kernels/reference.h"
 #include "support/primes_workload.h"
@@ -325,6 +327,77 @@ TEST(JobSessionTest, ACheckpointThatDoesNotFitIsRefused) {
   auto config = PrimesJob(1000, {"a"});
   config.resume = Checkpoint{balance::IntervalSet({0, 5000}), workload::Result::Primes(0, 0)};
   EXPECT_EQ(JobSession::Create(config, 0).status().code(), StatusCode::kInvalid);
+}
+
+// Issue 13: calcSeconds and cpuSeconds of 1e300 were taken as said and
+// stretched the makespan; they are cut to the seconds the coordinator saw.
+TEST(JobSessionTest, ReportedSecondsOf1e300AreCutToWhatTheCoordinatorSaw) {
+  auto config = PrimesJob(10000, {"a"});
+  config.max_worker_cores = 4;
+  auto session = NewSession(config);
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ReportMessage forged = Finished(*session, "a", lease->lease);
+  forged.calc_seconds = 1e300;
+  forged.cpu_seconds = 1e300;
+  ASSERT_TRUE(session->HandleReport(forged, 3).ok());
+  JobView view = session->View();
+  // Two seconds passed since its previous report, plus the slack.
+  EXPECT_DOUBLE_EQ(view.workers[0].busy_s, 2 + kReportSlackSeconds);
+  EXPECT_DOUBLE_EQ(view.workers[0].cpu_s, (2 + kReportSlackSeconds) * 4);
+  EXPECT_EQ(view.clamped_reports, 1u);
+  EXPECT_EQ(view.completed, lease->lease.size());
+}
+
+TEST(JobSessionTest, HonestSecondsAreKeptAsReported) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ReportMessage report = Finished(*session, "a", lease->lease);
+  // A progress report may claim a little more than the coordinator saw.
+  report.calc_seconds = 2.5;
+  report.cpu_seconds = 2.4;
+  ASSERT_TRUE(session->HandleReport(report, 3).ok());
+  const JobView view = session->View();
+  EXPECT_DOUBLE_EQ(view.workers[0].busy_s, 2.5);
+  EXPECT_DOUBLE_EQ(view.workers[0].cpu_s, 2.4);
+  EXPECT_EQ(view.clamped_reports, 0u);
+}
+
+TEST(JobSessionTest, AFirstReportIsBoundedByTheTimeSinceTheJobStarted) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  ReportMessage first = Idle("a");
+  first.calc_seconds = 500;
+  ASSERT_TRUE(session->HandleReport(first, 0.5).ok());
+  EXPECT_DOUBLE_EQ(session->View().workers[0].busy_s, 0.5 + kReportSlackSeconds);
+}
+
+TEST(JobSessionTest, NonFiniteOrNegativeSecondsAndAPositionPastTheEndChangeNothing) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  ASSERT_TRUE(session->HandleReport(Idle("a"), 1).ok());
+  const JobView before = session->View();
+  const double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const double kInf = std::numeric_limits<double>::infinity();
+  for (double seconds : {kNaN, kInf, -kInf, -1.0}) {
+    for (bool cpu : {false, true}) {
+      ReportMessage report = Idle("a");
+      (cpu ? report.cpu_seconds : report.calc_seconds) = seconds;
+      auto refused = session->HandleReport(report, 2);
+      EXPECT_EQ(refused.status().code(), StatusCode::kInvalid) << seconds;
+      EXPECT_NE(refused.status().message().find(cpu ? "cpuSeconds" : "calcSeconds"),
+                std::string::npos);
+    }
+  }
+  ReportMessage past = Idle("a");
+  past.position = session->config().workload.items + 1;
+  auto refused = session->HandleReport(past, 2);
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(refused.status().message().find("position"), std::string::npos);
+  const JobView after = session->View();
+  EXPECT_EQ(after.messages, before.messages);
+  EXPECT_EQ(after.workers[0].reports, before.workers[0].reports);
+  EXPECT_EQ(after.workers[0].busy_s, before.workers[0].busy_s);
+  EXPECT_EQ(after.refused_reports, before.refused_reports + 9);
 }
 
 TEST(JobSessionTest, RejectsBadConfigs) {
