@@ -1,6 +1,7 @@
 #include "balance/finish_times.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ballast::balance {
 namespace {
@@ -21,6 +22,8 @@ FinishTimes::FinishTimes(size_t workers) : nodes_(workers) {
 }
 
 void FinishTimes::Set(WorkerId worker, double finish, double speed) {
+  speed = std::isnan(speed) ? 0 : std::clamp(speed, 0.0, kMaxSpeed);
+  finish = std::isnan(finish) ? kMaxFinish : std::clamp(finish, -kMaxFinish, kMaxFinish);
   Clear(worker);
   Node& node = nodes_[worker];
   node.finish = finish;

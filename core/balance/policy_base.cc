@@ -1,11 +1,31 @@
 #include "balance/policy_base.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 namespace ballast::balance {
 
-void PolicyBase::Start(const JobInfo& job, double now) {
+Status CheckJob(const JobInfo& job) {
+  if (job.items == 0 || job.items > kMaxItems) {
+    return Status::Invalid(
+        fmt::format("items: expected a whole number in [1, {}], got {}", kMaxItems, job.items));
+  }
+  if (job.workers.empty()) return Status::Invalid("workers: expected at least one worker");
+  for (const WorkerPrior& worker : job.workers) {
+    // Written so that NaN fails too.
+    if (!(worker.speed >= kMinPriorSpeed && worker.speed <= kMaxPriorSpeed)) {
+      return Status::Invalid(
+          fmt::format("worker {}: speed {}: expected a finite number in [{:g}, {:g}]", worker.name,
+                      worker.speed, kMinPriorSpeed, kMaxPriorSpeed));
+    }
+  }
+  return Status::Ok();
+}
+
+Status PolicyBase::Start(const JobInfo& job, double now) {
+  BALLAST_RETURN_IF_ERROR(CheckJob(job));
   job_ = job;
   cost_ = CostModel(job.items, job.cost);
   workers_.assign(job.workers.size(), WorkerState{});
@@ -23,6 +43,7 @@ void PolicyBase::Start(const JobInfo& job, double now) {
   signals_.clear();
   waiting_list_.clear();
   Plan(now);
+  return Status::Ok();
 }
 
 Reply PolicyBase::OnReport(const Report& report) {
