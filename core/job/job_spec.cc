@@ -12,8 +12,6 @@ namespace {
 using config::ReadOr;
 using config::YamlNode;
 
-constexpr double kMaxNodeSpeed = 64;
-
 // The name written at `node`, checked as a name of `kind` (common/names.h);
 // Invalid naming the file, the line and what is wrong otherwise.
 StatusOr<std::string> ReadName(const YamlNode& node, NameKind kind) {
@@ -57,8 +55,9 @@ StatusOr<EmulatedNode> ParseNode(const YamlNode& node) {
   BALLAST_ASSIGN_OR_RETURN(out.name, ReadName(name, NameKind::kDnsSubdomain));
   BALLAST_ASSIGN_OR_RETURN(YamlNode speed, node.Require("speed"));
   auto value = speed.AsDouble();
-  if (!value.ok() || *value <= 0 || *value > kMaxNodeSpeed) {
-    return speed.Error(fmt::format("a fraction of one core > 0 and <= {}", kMaxNodeSpeed));
+  if (!value.ok() || *value < kMinNodeSpeed || *value > kMaxNodeSpeed) {
+    return speed.Error(
+        fmt::format("a fraction of one core in [{}, {}]", kMinNodeSpeed, kMaxNodeSpeed));
   }
   out.speed = *value;
   if (auto labels = node.Get("labels")) {

@@ -44,6 +44,14 @@ struct JobSpec {
   std::optional<double> active_deadline_s;  // the job fails when it runs longer
 };
 
+// The speeds an emulated node may have, in cores of this machine. The
+// smallest is the smallest share either way of holding it can apply: a CPU
+// quota of 1000 us (the kernel's minimum) every 1 s (its longest period), or
+// the worker's duty cycle (ballast-worker --speed). Below it a node would get
+// more than its speed and every figure computed from its speed would be off.
+inline constexpr double kMinNodeSpeed = 0.001;
+inline constexpr double kMaxNodeSpeed = 64;
+
 struct EmulatedNode {
   std::string name;  // a DNS-1123 subdomain
   std::map<std::string, std::string> labels;
@@ -62,7 +70,8 @@ struct ClusterSpec {
 StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name);
 // Returns the cluster, or Invalid naming the file, line and expectation (an
 // empty node list, a node name that is not a DNS-1123 subdomain, as
-// Kubernetes names nodes, a duplicate name, a speed <= 0 or > 64).
+// Kubernetes names nodes, a duplicate name, a speed outside
+// [kMinNodeSpeed, kMaxNodeSpeed]).
 StatusOr<ClusterSpec> ParseCluster(std::string_view yaml, const std::string& file_name);
 
 }  // namespace ballast::job

@@ -217,5 +217,17 @@ TEST(JobSpecNamesTest, EveryExampleClusterHasValidNodeNames) {
   }
 }
 
+// A node slower than the smallest share a CPU quota or the worker's duty
+// cycle can hold would get more than its speed: refused with the line.
+TEST(JobSpecNamesTest, ANodeSpeedNoQuotaCanHoldIsRefusedWithFileAndLine) {
+  auto cluster = ParseCluster("nodes:\n  - {name: a, speed: 0.0005}\n", "c.yaml");
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_EQ(cluster.status().message(),
+            "c.yaml:2:22: nodes[0].speed: expected a fraction of one core in [0.001, 64], got "
+            "'0.0005'");
+  auto slowest = ParseCluster("nodes:\n  - {name: a, speed: 0.001}\n", "c.yaml");
+  ASSERT_TRUE(slowest.ok()) << slowest.status().ToString();
+}
+
 }  // namespace
 }  // namespace ballast::job
