@@ -444,7 +444,9 @@ class AdaptivePolicy : public PolicyBase {
       ReturnToPool(range);
       moved = true;
     };
-    // Work set aside for after the lease goes back first.
+    // Work set aside for after the lease goes back first. Each pass takes at
+    // least one item set aside (FarEnd), so there are at most as many passes
+    // as such items, and fewer than ranges when `amount` covers them.
     while (amount > 0 && state(worker).reserved_cost > 0) {
       const Range taken = TakeBackReserved(worker, amount);
       amount -= cost().Cost(taken);

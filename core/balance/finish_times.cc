@@ -65,6 +65,8 @@ double FinishTimes::SpareCost(double now, double until) const {
   return std::max(0.0, idle + running_out);
 }
 
+// Latest and Earliest walk one path down the treap: at most size() steps,
+// because Set keeps the keys totally ordered and so the treap a tree.
 std::optional<std::pair<WorkerId, double>> FinishTimes::Latest(double now) const {
   if (root_ == kNil) return std::nullopt;
   uint32_t node = root_;

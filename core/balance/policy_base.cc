@@ -152,6 +152,7 @@ Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
 
 Range PolicyBase::TakeReserved(WorkerId id) {
   WorkerState& worker = workers_[id];
+  // Each pass removes at least one reserved range: bounded by their number.
   while (!worker.reserved.empty()) {
     // Items set aside may since have been finished by a worker that had
     // been declared lost and was not: those are dropped, not leased.
@@ -171,6 +172,7 @@ Range PolicyBase::FirstOpenPart(Range range) const {
 }
 
 Range PolicyBase::LastOpenPart(Range range) const {
+  // One pass per open stretch of `range`: bounded by its finished ranges + 1.
   Range last;
   for (Range open = FirstOpenPart(range); !open.empty();
        open = FirstOpenPart({open.end, range.end})) {
@@ -216,6 +218,8 @@ Range PolicyBase::TakeCostFromPool(double cost) {
 
 void PolicyBase::ReturnToPool(Range range, bool wake) {
   // Only unfinished items go back; walk the finished ranges that overlap.
+  // Each pass moves `at` past one finished range or one gap between them, so
+  // the loop is bounded by twice the finished ranges inside `range`.
   bool added = false;
   uint64_t at = range.begin;
   while (at < range.end) {
