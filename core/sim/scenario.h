@@ -84,7 +84,8 @@ struct ScenarioBounds {
 
 // Parses a scenario. Returns Invalid naming file, line and expectation for
 // malformed YAML, unknown keys, a number outside its ScenarioBounds (NaN and
-// infinities included), an empty node list, unknown policies or options.
+// infinities included), a node name that is not a DNS-1123 subdomain
+// (common/names.h), an empty node list, unknown policies or options.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 
 // The node's speed at time t (after the changes at or before t).

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "balance/policy_yaml.h"
+#include "common/names.h"
 #include "config/yaml_node.h"
 #include "sim/scenario.h"
 
@@ -109,7 +110,10 @@ StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
   spec.line = node.line();
   BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
   BALLAST_ASSIGN_OR_RETURN(spec.name, name.AsString());
-  if (spec.name.empty()) return name.Error("a non-empty name");
+  // Node names as Kubernetes names nodes, as in cluster files.
+  if (Status checked = CheckName(spec.name, NameKind::kDnsSubdomain); !checked.ok()) {
+    return name.Fail(checked.message());
+  }
   if (auto labels = node.Get("labels")) {
     if (!labels->IsMap()) return labels->Error("a map of label names to values");
     for (const auto& [key, value] : labels->Entries()) {

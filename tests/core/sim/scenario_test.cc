@@ -414,6 +414,11 @@ nodes:
        {"failureDetection", "expected seconds in [1e-06, 1e+09]"}},
       // Absurd numbers, each refused with the file and line (regressions:
       // latency 1e15 and bytesPerItem 2^64-1 were accepted).
+      {"a node named ../x",
+       WithNodes(R"(  - name: ../x  # <-
+    speed: 1
+)"),
+       {"nodes[0].name", "expected a DNS-1123 subdomain", "got '../x'"}},
       {"latency of 1e15 seconds",
        WithNodes(R"(  - name: a
     speed: 1
