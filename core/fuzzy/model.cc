@@ -82,7 +82,10 @@ Status CheckProfile(const Profile& profile) {
 // node when `log_ratio`, the log of its score over the lowest, says larger.
 double CapRelative(double relative, double log_ratio, const std::string& node,
                    std::vector<std::string>& warnings) {
-  if (log_ratio < std::log(kMaxRelativeWeight) && relative <= kMaxRelativeWeight) return relative;
+  // The tolerance keeps a ratio of exactly the cap (up to rounding) silent.
+  if (relative <= kMaxRelativeWeight && log_ratio <= std::log(kMaxRelativeWeight) + 1e-9) {
+    return relative;
+  }
   warnings.push_back(fmt::format(
       "node {}: score 1e{:.0f} times the lowest, weight clamped to {:g} (a larger ratio leaves "
       "the lightest nodes no work)",

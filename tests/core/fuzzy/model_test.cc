@@ -433,6 +433,12 @@ TEST(FuzzyModelTest, AWeightBeyondAMillionTimesTheLightestIsClampedWithAWarning)
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_DOUBLE_EQ(kept->nodes[1].weight, 1024);
   EXPECT_TRUE(kept->warnings.empty());
+  // A ratio of exactly the cap is kept, silently.
+  auto at_cap =
+      ComputeWeights(OneCriterion(Better::kHigher, 1, Rounding::kNone), NodesWithZ({"1", "1e6"}));
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status().ToString();
+  EXPECT_DOUBLE_EQ(at_cap->nodes[1].weight, kMaxRelativeWeight);
+  EXPECT_TRUE(at_cap->warnings.empty()) << at_cap->warnings.front();
 }
 
 TEST(FuzzyModelTest, ProfilesWithAbsurdRanksOrLevelsAreRefused) {
