@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,7 +12,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr long kPeriodUs = 100000;
 // CPU weights far above the default (1024 in v1, 100 in v2): a node's worker
 // wins the CPU from other processes up to its quota, so its speed holds.
 constexpr long kHighShares = 65536;
@@ -35,15 +35,31 @@ bool HasCpuController(const fs::path& controllers) {
 
 }  // namespace
 
+StatusOr<CpuQuota> QuotaFor(double speed) {
+  if (!(speed >= kMinQuotaCores) || !std::isfinite(speed)) {
+    return Status::Invalid(
+        fmt::format("speed {}: a CPU quota holds at least {} core ({} us every {} us)", speed,
+                    kMinQuotaCores, kMinQuotaUs, kMaxPeriodUs));
+  }
+  // The shortest period at which the quota is at least the minimum: short
+  // periods keep a throttled worker's pauses short.
+  const auto needed = static_cast<long>(std::ceil(kMinQuotaUs / speed));
+  const long period = std::clamp(needed, kDefaultPeriodUs, kMaxPeriodUs);
+  const long quota = std::max(kMinQuotaUs, std::lround(speed * static_cast<double>(period)));
+  return CpuQuota{quota, period};
+}
+
 StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, double speed) {
-  const long quota = std::max(1000L, std::lround(speed * kPeriodUs));
+  BALLAST_ASSIGN_OR_RETURN(const CpuQuota cpu, QuotaFor(speed));
+  const long quota = cpu.quota_us;
+  const long period = cpu.period_us;
   std::error_code error;
   // cgroup v1: a cpu hierarchy of its own.
   const fs::path v1 = "/sys/fs/cgroup/cpu";
   if (fs::exists(v1 / "cpu.cfs_quota_us")) {
     const fs::path dir = v1 / "ballast" / group;
     fs::create_directories(dir, error);
-    if (!error && WriteValue(dir / "cpu.cfs_period_us", std::to_string(kPeriodUs)) &&
+    if (!error && WriteValue(dir / "cpu.cfs_period_us", std::to_string(period)) &&
         WriteValue(dir / "cpu.cfs_quota_us", std::to_string(quota))) {
       // A high weight (the parent's competes with the machine's other
       // processes), so the node gets its whole quota on a busy machine.
@@ -51,7 +67,7 @@ StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, d
       WriteValue(dir / "cpu.shares", std::to_string(kHighShares));
       return std::unique_ptr<CpuLimit>(
           new CpuLimit(dir, (dir / "cgroup.procs").string(),
-                       fmt::format("cgroup v1 cpu quota {}/{} us", quota, kPeriodUs)));
+                       fmt::format("cgroup v1 cpu quota {}/{} us", quota, period)));
     }
     fs::remove(dir, error);
   }
@@ -62,12 +78,12 @@ StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, d
     fs::create_directories(parent / group, error);
     if (!error && WriteValue(v2 / "cgroup.subtree_control", "+cpu") &&
         WriteValue(parent / "cgroup.subtree_control", "+cpu") &&
-        WriteValue(parent / group / "cpu.max", fmt::format("{} {}", quota, kPeriodUs))) {
+        WriteValue(parent / group / "cpu.max", fmt::format("{} {}", quota, period))) {
       WriteValue(parent / "cpu.weight", std::to_string(kHighWeight));
       WriteValue(parent / group / "cpu.weight", std::to_string(kHighWeight));
       return std::unique_ptr<CpuLimit>(
           new CpuLimit(parent / group, (parent / group / "cgroup.procs").string(),
-                       fmt::format("cgroup v2 cpu.max {} {}", quota, kPeriodUs)));
+                       fmt::format("cgroup v2 cpu.max {} {}", quota, period)));
     }
     fs::remove(parent / group, error);
   }

@@ -14,10 +14,36 @@
 
 namespace ballast::cli {
 
+// The CFS bandwidth that holds a share of the CPU: `quota_us` of CPU time in
+// every `period_us`. The kernel takes quotas from 1000 us and periods from
+// 1000 us to 1 s (cgroup v1's cfs_quota_us and cfs_period_us, v2's cpu.max).
+struct CpuQuota {
+  long quota_us = 0;
+  long period_us = 0;
+
+  // The cores this quota gives: quota / period.
+  double cores() const { return static_cast<double>(quota_us) / static_cast<double>(period_us); }
+};
+
+inline constexpr long kDefaultPeriodUs = 100000;
+inline constexpr long kMaxPeriodUs = 1000000;
+inline constexpr long kMinQuotaUs = 1000;
+// The smallest share a quota can hold: 1000 us in a period of 1 s.
+inline constexpr double kMinQuotaCores = static_cast<double>(kMinQuotaUs) / kMaxPeriodUs;
+
+// Returns the quota that holds `speed` cores, within 0.05 % of it: the
+// default period of 100 ms, lengthened (up to 1 s) when `speed` is below 0.01
+// core, where 100 ms would need a quota under the kernel's minimum. A 0.003
+// core node gets 1000 us every 333334 us, not the 0.01 core that a 1000 us
+// floor in a 100 ms period gave. Invalid for a speed that is not finite or
+// lies below kMinQuotaCores (no quota holds it).
+StatusOr<CpuQuota> QuotaFor(double speed);
+
 class CpuLimit {
  public:
-  // Creates the cgroup "ballast/<group>" limited to `speed` cores. Returns
-  // Unavailable (with the reason) when this machine does not allow it.
+  // Creates the cgroup "ballast/<group>" limited to `speed` cores
+  // (QuotaFor). Returns Invalid for a speed QuotaFor refuses, and
+  // Unavailable (with the reason) when this machine does not allow a cgroup.
   static StatusOr<std::unique_ptr<CpuLimit>> Create(const std::string& group, double speed);
   // Removes the cgroup (it must hold no process any more).
   ~CpuLimit();
@@ -26,7 +52,7 @@ class CpuLimit {
 
   // The file a process id is written to, to move that process into the group.
   const std::string& procs_file() const { return procs_file_; }
-  // "cgroup v1 quota 50000/100000 us" — for logs.
+  // "cgroup v1 cpu quota 50000/100000 us" — for logs and the run's output.
   const std::string& description() const { return description_; }
 
  private:

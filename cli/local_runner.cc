@@ -167,8 +167,24 @@ class Runner {
       if (!process.limit) note("duty cycle in the worker (no cgroup CPU quota here)");
       processes_.push_back(std::move(process));
     }
+    NoteOversubscription(note);
     speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
     return Status::Ok();
+  }
+
+  // The nodes' speeds are what the ideal time is computed from; when they sum
+  // to more cores than this machine has, the workers compete and do not get
+  // them, and the run's output says so beside the figures.
+  template <typename Note>
+  void NoteOversubscription(Note& note) const {
+    double cores = 0;
+    for (const auto& node : options_.cluster.nodes) cores += node.speed;
+    const unsigned machine = std::thread::hardware_concurrency();
+    if (machine == 0 || cores <= machine + 1e-9) return;
+    note(fmt::format(
+        "but the nodes' speeds sum to {:.3g} cores on a machine of {}: they compete, and the "
+        "ideal and efficiency assume speeds the nodes did not get",
+        cores, machine));
   }
 
   // Starts (or restarts) a node's worker: fork, join the node's cgroup, exec.

@@ -52,6 +52,12 @@ constexpr double kReportBudget = 2000;  // progress reports per second, all work
 // many times over the predicted rest of the job.
 constexpr double kReportsPerJob = 10;
 constexpr double kProbeReports = 4;  // length of a probe lease, in report floors
+// Bounds of a measured time per cost unit (an item of mean cost), so that a
+// worker's speed 1 / (calc + comm) stays within [1e-9, 1e12] cost units per
+// second however absurd the times it reports: every prediction made from it
+// stays finite (see FinishTimes::Set).
+constexpr double kMinSecondsPerCost = 1e-12;
+constexpr double kMaxSecondsPerCost = 1e9;
 
 struct Options {
   bool compensation = true;
@@ -109,16 +115,23 @@ class AdaptivePolicy : public PolicyBase {
     if (e.pending_exe == 0) e.pending_lease_start = worker.last_contact == worker.lease_granted;
     double cost_done = 0;
     for (const Range& range : report.completed) cost_done += cost().Cost(range);
-    e.pending_calc += report.calc_seconds;
-    e.pending_exe += std::max(elapsed, report.calc_seconds);
+    // A worker cannot have computed longer than the time between its two
+    // reports as seen here: its claim is bounded by that (and a NaN, negative
+    // or infinite one counts as nothing).
+    const double observed = std::isfinite(elapsed) ? std::max(0.0, elapsed) : 0.0;
+    const double calc_seconds =
+        std::isfinite(report.calc_seconds) ? std::clamp(report.calc_seconds, 0.0, observed) : 0.0;
+    e.pending_calc += calc_seconds;
+    e.pending_exe += observed;
     e.pending_cost += cost_done;
     if (e.pending_cost <= 0) return;
-    const double calc = e.pending_calc / e.pending_cost;
-    const double comm = std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost;
+    const double calc = std::min(e.pending_calc / e.pending_cost, kMaxSecondsPerCost);
+    const double comm = std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
+                                 kMaxSecondsPerCost);
     const double alpha = e.measured ? kSmoothing : 1.0;
     // Keep the sums behind PriorScale() current: take this worker out, then back in.
-    if (e.measured && e.calc_per_cost + e.comm_per_cost > 0) {
-      measured_speed_sum_ -= 1.0 / (e.calc_per_cost + e.comm_per_cost);
+    if (e.measured && PerCost(e) > 0) {
+      measured_speed_sum_ -= 1.0 / PerCost(e);
       measured_prior_sum_ -= PriorOf(report.worker);
     }
     e.calc_per_cost += alpha * (calc - e.calc_per_cost);
@@ -130,8 +143,8 @@ class AdaptivePolicy : public PolicyBase {
       e.overhead_s += alpha * (std::max(0.0, e.pending_exe - e.pending_calc) - e.overhead_s);
     }
     e.measured = true;
-    if (e.calc_per_cost + e.comm_per_cost > 0) {
-      measured_speed_sum_ += 1.0 / (e.calc_per_cost + e.comm_per_cost);
+    if (PerCost(e) > 0) {
+      measured_speed_sum_ += 1.0 / PerCost(e);
       measured_prior_sum_ += PriorOf(report.worker);
     }
     e.pending_calc = e.pending_exe = e.pending_cost = 0;
@@ -165,15 +178,19 @@ class AdaptivePolicy : public PolicyBase {
     return IsMeasured(id) ? MeasuredSpeed(id) : PriorOf(id) * PriorScale();
   }
 
-  bool IsMeasured(WorkerId id) const {
-    const Estimate& e = estimates_[id];
-    return e.measured && e.calc_per_cost + e.comm_per_cost > 0;
+  // Measured seconds per cost unit, at least kMinSecondsPerCost; 0 when
+  // nothing was measured.
+  static double PerCost(const Estimate& e) {
+    const double seconds = e.calc_per_cost + e.comm_per_cost;
+    return seconds > 0 ? std::max(seconds, kMinSecondsPerCost) : 0;
   }
 
-  double MeasuredSpeed(WorkerId id) const {
+  bool IsMeasured(WorkerId id) const {
     const Estimate& e = estimates_[id];
-    return 1.0 / (e.calc_per_cost + e.comm_per_cost);
+    return e.measured && PerCost(e) > 0;
   }
+
+  double MeasuredSpeed(WorkerId id) const { return 1.0 / PerCost(estimates_[id]); }
 
   // Brings the running aggregates up to date with what the base class now
   // holds for `id` (its lease, position, liveness and estimate). Every change
@@ -427,7 +444,9 @@ class AdaptivePolicy : public PolicyBase {
       ReturnToPool(range);
       moved = true;
     };
-    // Work set aside for after the lease goes back first.
+    // Work set aside for after the lease goes back first. Each pass takes at
+    // least one item set aside (FarEnd), so there are at most as many passes
+    // as such items, and fewer than ranges when `amount` covers them.
     while (amount > 0 && state(worker).reserved_cost > 0) {
       const Range taken = TakeBackReserved(worker, amount);
       amount -= cost().Cost(taken);
@@ -482,7 +501,7 @@ class AdaptivePolicy : public PolicyBase {
     const double under_total = finish_.SpareCost(now, now + horizon);
     if (under_total <= 0) return 1.0;
     const Estimate& e = estimates_[receiver];
-    if (!e.measured || e.comm_per_cost <= 0) return 1.0;
+    if (!e.measured || e.comm_per_cost < kMinSecondsPerCost) return 1.0;
     const double share = (horizon - soonest) * Speed(receiver) / under_total;  // p_l, eq. 3-13
     const double transfer_rate = 1.0 / e.comm_per_cost;
     const double transfer_time = share * excess / transfer_rate;

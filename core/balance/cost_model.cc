@@ -44,9 +44,12 @@ double CostModel::InverseCumulative(double cost) const {
   return n * std::pow(cost / n, 1.0 / exponent_);
 }
 
+// The correction loops below take a step or two: the estimate is off by
+// floating-point error only, because item numbers stay below 2^53 (kMaxItems
+// of policy.h) and a NaN cost never reaches the estimate.
 uint64_t CostModel::Advance(uint64_t from, uint64_t limit, double cost) const {
   limit = std::min(limit, items_);
-  if (from >= limit) return from;
+  if (from >= limit || std::isnan(cost)) return from;
   const double target = Cumulative(from) + cost;
   auto e = static_cast<uint64_t>(std::floor(InverseCumulative(target) + 1e-9));
   e = std::clamp(e, from, limit);
@@ -58,7 +61,7 @@ uint64_t CostModel::Advance(uint64_t from, uint64_t limit, double cost) const {
 
 uint64_t CostModel::Retreat(uint64_t to, uint64_t limit, double cost) const {
   to = std::min(to, items_);
-  if (limit >= to) return to;
+  if (limit >= to || std::isnan(cost)) return to;
   const double target = Cumulative(to) - cost;
   auto b = static_cast<uint64_t>(std::ceil(InverseCumulative(target) - 1e-9));
   b = std::clamp(b, limit, to);

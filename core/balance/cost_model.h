@@ -37,10 +37,11 @@ class CostModel {
   double Cumulative(uint64_t i) const;
   // Cost of a range in the same units (an item of mean cost costs 1).
   double Cost(Range range) const { return Cumulative(range.end) - Cumulative(range.begin); }
-  // The largest e in [from, limit] with Cost([from, e)) <= cost.
+  // The largest e in [from, limit] with Cost([from, e)) <= cost; `from` for
+  // a NaN cost.
   uint64_t Advance(uint64_t from, uint64_t limit, double cost) const;
   // The smallest b in [limit, to] with Cost([b, to)) <= cost: how far back from
-  // `to` a range of `cost` reaches.
+  // `to` a range of `cost` reaches; `to` for a NaN cost.
   uint64_t Retreat(uint64_t to, uint64_t limit, double cost) const;
 
  private:

@@ -1,6 +1,7 @@
 #include "balance/finish_times.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ballast::balance {
 namespace {
@@ -21,6 +22,8 @@ FinishTimes::FinishTimes(size_t workers) : nodes_(workers) {
 }
 
 void FinishTimes::Set(WorkerId worker, double finish, double speed) {
+  speed = std::isnan(speed) ? 0 : std::clamp(speed, 0.0, kMaxSpeed);
+  finish = std::isnan(finish) ? kMaxFinish : std::clamp(finish, -kMaxFinish, kMaxFinish);
   Clear(worker);
   Node& node = nodes_[worker];
   node.finish = finish;
@@ -62,6 +65,8 @@ double FinishTimes::SpareCost(double now, double until) const {
   return std::max(0.0, idle + running_out);
 }
 
+// Latest and Earliest walk one path down the treap: at most size() steps,
+// because Set keeps the keys totally ordered and so the treap a tree.
 std::optional<std::pair<WorkerId, double>> FinishTimes::Latest(double now) const {
   if (root_ == kNil) return std::nullopt;
   uint32_t node = root_;

@@ -27,8 +27,17 @@ class FinishTimes {
   explicit FinishTimes(size_t workers = 0);
 
   // Predicts that `worker` (< the size given at construction) computes at
-  // `speed` (>= 0) until `finish`; replaces its earlier prediction.
+  // `speed` (>= 0) until `finish`; replaces its earlier prediction. The keys
+  // must be totally ordered for the treap to stay a tree, and the sums
+  // finite: a NaN or negative speed is taken as 0 and a speed above
+  // kMaxSpeed as kMaxSpeed; a NaN or infinite finish, or one beyond
+  // ±kMaxFinish, as ±kMaxFinish.
   void Set(WorkerId worker, double finish, double speed);
+
+  // The bounds Set keeps (cost units per second; seconds): wide enough for
+  // any prediction a policy makes from the bounds of CheckJob (policy.h).
+  static constexpr double kMaxSpeed = 1e30;
+  static constexpr double kMaxFinish = 1e30;
   // Forgets the worker's prediction.
   void Clear(WorkerId worker);
   // Workers with a prediction.

@@ -33,11 +33,22 @@
 
 #include "balance/cost_model.h"
 #include "balance/range.h"
+#include "common/status.h"
 
 namespace ballast::balance {
 
 using WorkerId = uint32_t;
 inline constexpr double kNever = std::numeric_limits<double>::infinity();
+
+// The bounds a job must keep for a policy to start (CheckJob). A prior speed
+// is relative, so only its range matters: [1e-9, 1e12] holds fuzzy weights
+// (1 to 1e6, see fuzzy/model.h), emulated cores and measured items per second
+// alike, and keeps every sum and quotient of speeds and costs a policy forms
+// finite. Item numbers up to 2^53 are exact in a double, which the cost model
+// needs to find an item from a cost.
+inline constexpr double kMinPriorSpeed = 1e-9;
+inline constexpr double kMaxPriorSpeed = 1e12;
+inline constexpr uint64_t kMaxItems = uint64_t{1} << 53;
 
 // What is known about a worker before the job starts.
 struct WorkerPrior {
@@ -98,14 +109,21 @@ struct PolicyStats {
   uint64_t completed_items = 0;  // distinct items finished
 };
 
+// Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, at least
+// one worker, and every prior speed finite and within [kMinPriorSpeed,
+// kMaxPriorSpeed]. Otherwise Invalid naming the first offending field, e.g.
+// "worker pi-3: speed inf: expected a finite number in [1e-09, 1e+12]".
+Status CheckJob(const JobInfo& job);
+
 class Policy {
  public:
   virtual ~Policy() = default;
 
   // The policy's name as selected in a job ("adaptive", "mms", ...).
   virtual std::string_view name() const = 0;
-  // Called once, before any report. Requires at least one worker and items > 0.
-  virtual void Start(const JobInfo& job, double now) = 0;
+  // Called once, before any report. Returns Ok, or Invalid (from CheckJob)
+  // when the job breaks a bound above; a policy that refused is not driven.
+  virtual Status Start(const JobInfo& job, double now) = 0;
   // Records what the report says and decides what the worker does next.
   virtual Reply OnReport(const Report& report) = 0;
   // The worker is gone (its lease expired or its pod died): everything it has

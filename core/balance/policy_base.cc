@@ -1,11 +1,31 @@
 #include "balance/policy_base.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
 namespace ballast::balance {
 
-void PolicyBase::Start(const JobInfo& job, double now) {
+Status CheckJob(const JobInfo& job) {
+  if (job.items == 0 || job.items > kMaxItems) {
+    return Status::Invalid(
+        fmt::format("items: expected a whole number in [1, {}], got {}", kMaxItems, job.items));
+  }
+  if (job.workers.empty()) return Status::Invalid("workers: expected at least one worker");
+  for (const WorkerPrior& worker : job.workers) {
+    // Written so that NaN fails too.
+    if (!(worker.speed >= kMinPriorSpeed && worker.speed <= kMaxPriorSpeed)) {
+      return Status::Invalid(
+          fmt::format("worker {}: speed {}: expected a finite number in [{:g}, {:g}]", worker.name,
+                      worker.speed, kMinPriorSpeed, kMaxPriorSpeed));
+    }
+  }
+  return Status::Ok();
+}
+
+Status PolicyBase::Start(const JobInfo& job, double now) {
+  BALLAST_RETURN_IF_ERROR(CheckJob(job));
   job_ = job;
   cost_ = CostModel(job.items, job.cost);
   workers_.assign(job.workers.size(), WorkerState{});
@@ -23,6 +43,7 @@ void PolicyBase::Start(const JobInfo& job, double now) {
   signals_.clear();
   waiting_list_.clear();
   Plan(now);
+  return Status::Ok();
 }
 
 Reply PolicyBase::OnReport(const Report& report) {
@@ -131,6 +152,7 @@ Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
 
 Range PolicyBase::TakeReserved(WorkerId id) {
   WorkerState& worker = workers_[id];
+  // Each pass removes at least one reserved range: bounded by their number.
   while (!worker.reserved.empty()) {
     // Items set aside may since have been finished by a worker that had
     // been declared lost and was not: those are dropped, not leased.
@@ -150,6 +172,7 @@ Range PolicyBase::FirstOpenPart(Range range) const {
 }
 
 Range PolicyBase::LastOpenPart(Range range) const {
+  // One pass per open stretch of `range`: bounded by its finished ranges + 1.
   Range last;
   for (Range open = FirstOpenPart(range); !open.empty();
        open = FirstOpenPart({open.end, range.end})) {
@@ -195,6 +218,8 @@ Range PolicyBase::TakeCostFromPool(double cost) {
 
 void PolicyBase::ReturnToPool(Range range, bool wake) {
   // Only unfinished items go back; walk the finished ranges that overlap.
+  // Each pass moves `at` past one finished range or one gap between them, so
+  // the loop is bounded by twice the finished ranges inside `range`.
   bool added = false;
   uint64_t at = range.begin;
   while (at < range.end) {

@@ -37,7 +37,7 @@ struct WorkerState {
 
 class PolicyBase : public Policy {
  public:
-  void Start(const JobInfo& job, double now) final;
+  Status Start(const JobInfo& job, double now) final;
   Reply OnReport(const Report& report) final;
   void OnWorkerLost(WorkerId worker, double now) final;
   bool Finished() const final { return done_.size() == job_.items; }

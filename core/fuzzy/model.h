@@ -28,7 +28,7 @@ struct CriterionResult {
 
 struct NodeWeight {
   std::string name;
-  double score = 0;                       // v_j in (0, 1]
+  double score = 0;                       // v_j in [0, 1]; 0 only when it underflows
   double relative = 0;                    // v_j / min v, >= 1, unrounded
   double weight = 0;                      // relative rounded per the profile
   std::vector<CriterionResult> criteria;  // in the profile's order
@@ -43,6 +43,12 @@ struct WeightResult {
 // an integer up to floating-point noise does not jump to the next one.
 inline constexpr double kCeilSlack = 1e-9;
 
+// The largest relative weight: a node more than this many times the lightest
+// one is given this weight, with a warning. The policies accept prior speeds
+// within a ratio of 1e21 (balance/policy.h), but a larger spread only means
+// that the lightest nodes get no work while it is ignored.
+inline constexpr double kMaxRelativeWeight = 1e6;
+
 // Returns the weight of `relative` (>= 1) under `rounding`.
 double RoundWeight(double relative, Rounding rounding);
 
@@ -50,10 +56,15 @@ double RoundWeight(double relative, Rounding rounding);
 // the criterion's default and a warning such as
 //   node pi-3: criterion cpu (label ballast.io/cpu-model): unknown value
 //   'cortex-x9', using default 5 (norm)
-// except a missing label of an optional criterion, which is silent.
+// except a missing label of an optional criterion, which is silent. A
+// numeric label outside [kMinNumber, kMaxNumber] (profile.h), NaN and
+// infinities included, is malformed. A relative weight above
+// kMaxRelativeWeight is clamped to it with a warning naming the node, so
+// every weight is finite and in [1, kMaxRelativeWeight].
 // Requires a profile from ParseProfile (or one that satisfies its checks).
 // Returns the result, or Invalid when `nodes` is empty or the profile has no
-// criteria, a rank <= 0 or a default <= 0.
+// criteria, a rank outside (0, kMaxRank], or a default or term number outside
+// [kMinNumber, kMaxNumber].
 StatusOr<WeightResult> ComputeWeights(const Profile& profile, const std::vector<NodeFacts>& nodes);
 
 }  // namespace ballast::fuzzy

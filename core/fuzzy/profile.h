@@ -76,6 +76,15 @@ struct NodeFacts {
   std::map<std::string, std::string> labels;
 };
 
+// The numbers the model reads — a numeric label's value, a term of the scale,
+// a plain number in a profile — lie within [kMinNumber, kMaxNumber], and a
+// rank within (0, kMaxRank]. Outside them a membership ratio (up to 1e18)
+// raised to a rank stops being a number a weight can come from: a profile
+// that breaks them is refused, a label that breaks them is read as malformed.
+inline constexpr double kMinNumber = 1e-6;
+inline constexpr double kMaxNumber = 1e12;
+inline constexpr double kMaxRank = 100;
+
 // The apiVersion and kind of a profile document.
 inline constexpr std::string_view kProfileApiVersion = "ballast.io/v1alpha1";
 inline constexpr std::string_view kProfileKind = "WeightProfile";
@@ -97,7 +106,8 @@ std::string_view BetterName(Better better);
 // document adds to or overrides the paper's terms.
 // Returns the profile, or Invalid "file:line:col: path: expected ..." for YAML
 // that does not parse, unknown keys, wrong types, a missing label, a rank or
-// number <= 0, an unknown term, duplicate criterion names or no criteria.
+// number outside [kMinNumber, kMaxNumber], a rank outside (0, kMaxRank], an
+// unknown term, duplicate criterion names or no criteria.
 StatusOr<Profile> ParseProfile(std::string_view yaml_text, std::string file_name);
 
 // Parses node facts from either

@@ -47,13 +47,25 @@ StatusOr<std::string> RequireName(const YamlNode& map, std::string_view key,
   return text;
 }
 
+// A number in [min, max]; Invalid naming the bounds otherwise.
+StatusOr<double> ReadBounded(const YamlNode& node, double min, double max) {
+  auto value = node.AsDouble();
+  if (!value.ok() || *value < min || *value > max) {
+    return node.Error(fmt::format("a number in [{:g}, {:g}]", min, max));
+  }
+  return value;
+}
+
 StatusOr<std::map<std::string, double>> ParseScale(const std::optional<YamlNode>& node) {
   std::map<std::string, double> scale = PaperScale();
   if (!node) return scale;
-  if (!node->IsMap()) return node->Error("a map of term: number > 0");
+  if (!node->IsMap()) {
+    return node->Error(
+        fmt::format("a map of term: number in [{:g}, {:g}]", kMinNumber, kMaxNumber));
+  }
   for (const auto& [term, value] : node->Entries()) {
     if (term.empty()) return value.Fail("a scale term needs a name");
-    BALLAST_ASSIGN_OR_RETURN(scale[term], value.AsPositive());
+    BALLAST_ASSIGN_OR_RETURN(scale[term], ReadBounded(value, kMinNumber, kMaxNumber));
   }
   return scale;
 }
@@ -64,13 +76,13 @@ std::string ScaleTerms(const std::map<std::string, double>& scale) {
   return fmt::format("{}", fmt::join(terms, ", "));
 }
 
-// A term of the scale or a plain number > 0.
+// A term of the scale or a plain number in [kMinNumber, kMaxNumber].
 StatusOr<Level> ParseLevel(const YamlNode& node, const std::map<std::string, double>& scale) {
-  const std::string expected =
-      fmt::format("a term of the scale ({}) or a number > 0", ScaleTerms(scale));
+  const std::string expected = fmt::format("a term of the scale ({}) or a number in [{:g}, {:g}]",
+                                           ScaleTerms(scale), kMinNumber, kMaxNumber);
   if (!node.IsScalar()) return node.Error(expected);
   if (auto number = node.AsDouble(); number.ok()) {
-    if (*number <= 0) return node.Error(expected);
+    if (*number < kMinNumber || *number > kMaxNumber) return node.Error(expected);
     return Level{*number, ""};
   }
   BALLAST_ASSIGN_OR_RETURN(std::string term, node.AsString());
@@ -108,6 +120,9 @@ StatusOr<Criterion> ParseCriterion(const YamlNode& node,
   }
   BALLAST_ASSIGN_OR_RETURN(YamlNode rank_node, node.Require("rank"));
   BALLAST_ASSIGN_OR_RETURN(criterion.rank, rank_node.AsPositive());
+  if (criterion.rank > kMaxRank) {
+    return rank_node.Error(fmt::format("a number > 0 and <= {:g}", kMaxRank));
+  }
 
   const auto terms_node = node.Get("terms");
   if (criterion.type == CriterionType::kLinguistic) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "balance/policy_yaml.h"
+#include "common/names.h"
 #include "config/yaml_node.h"
 
 namespace ballast::job {
@@ -11,7 +12,13 @@ namespace {
 using config::ReadOr;
 using config::YamlNode;
 
-constexpr double kMaxNodeSpeed = 64;
+// The name written at `node`, checked as a name of `kind` (common/names.h);
+// Invalid naming the file, the line and what is wrong otherwise.
+StatusOr<std::string> ReadName(const YamlNode& node, NameKind kind) {
+  BALLAST_ASSIGN_OR_RETURN(std::string name, node.AsString());
+  if (Status checked = CheckName(name, kind); !checked.ok()) return node.Fail(checked.message());
+  return name;
+}
 
 // The `spec` of a WeightedJob manifest, or the document itself.
 StatusOr<std::pair<YamlNode, std::string>> SpecOf(const YamlNode& root) {
@@ -24,7 +31,7 @@ StatusOr<std::pair<YamlNode, std::string>> SpecOf(const YamlNode& root) {
   std::string name = "job";
   if (auto metadata = root.Get("metadata")) {
     if (auto meta_name = metadata->Get("name")) {
-      BALLAST_ASSIGN_OR_RETURN(name, meta_name->AsString());
+      BALLAST_ASSIGN_OR_RETURN(name, ReadName(*meta_name, NameKind::kDnsLabel));
     }
   }
   BALLAST_ASSIGN_OR_RETURN(YamlNode spec, root.Require("spec"));
@@ -45,12 +52,12 @@ StatusOr<EmulatedNode> ParseNode(const YamlNode& node) {
   EmulatedNode out;
   out.line = node.line();
   BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
-  BALLAST_ASSIGN_OR_RETURN(out.name, name.AsString());
-  if (out.name.empty()) return name.Error("a non-empty name");
+  BALLAST_ASSIGN_OR_RETURN(out.name, ReadName(name, NameKind::kDnsSubdomain));
   BALLAST_ASSIGN_OR_RETURN(YamlNode speed, node.Require("speed"));
   auto value = speed.AsDouble();
-  if (!value.ok() || *value <= 0 || *value > kMaxNodeSpeed) {
-    return speed.Error(fmt::format("a fraction of one core > 0 and <= {}", kMaxNodeSpeed));
+  if (!value.ok() || *value < kMinNodeSpeed || *value > kMaxNodeSpeed) {
+    return speed.Error(
+        fmt::format("a fraction of one core in [{}, {}]", kMinNodeSpeed, kMaxNodeSpeed));
   }
   out.speed = *value;
   if (auto labels = node.Get("labels")) {
@@ -82,7 +89,9 @@ StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name) 
       spec.ExpectMap({"name", "workload", "items", "policy", "profile", "leaseSeconds",
                       "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector",
                       "tolerations", "worker", "suspend", "ttlSecondsAfterFinished"}));
-  BALLAST_ASSIGN_OR_RETURN(job.name, ReadOr(spec, "name", job.name, &YamlNode::AsString));
+  if (auto name = spec.Get("name")) {
+    BALLAST_ASSIGN_OR_RETURN(job.name, ReadName(*name, NameKind::kDnsLabel));
+  }
   std::optional<uint64_t> items;
   if (auto node = spec.Get("items")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t value, node->AsInt(1));

@@ -36,7 +36,7 @@
 namespace ballast::job {
 
 struct JobSpec {
-  std::string name = "job";
+  std::string name = "job";  // a DNS-1123 label
   workload::WorkloadSpec workload;
   balance::PolicySpec policy{"adaptive", "", {}};
   std::string profile = "raspberry-pi";     // a built-in or WeightProfile name, or a file
@@ -48,8 +48,16 @@ struct JobSpec {
   double verify_fraction = 0;
 };
 
+// The speeds an emulated node may have, in cores of this machine. The
+// smallest is the smallest share either way of holding it can apply: a CPU
+// quota of 1000 us (the kernel's minimum) every 1 s (its longest period), or
+// the worker's duty cycle (ballast-worker --speed). Below it a node would get
+// more than its speed and every figure computed from its speed would be off.
+inline constexpr double kMinNodeSpeed = 0.001;
+inline constexpr double kMaxNodeSpeed = 64;
+
 struct EmulatedNode {
-  std::string name;
+  std::string name;  // a DNS-1123 subdomain
   std::map<std::string, std::string> labels;
   double speed = 1;  // fraction of one core
   int line = 0;
@@ -59,10 +67,15 @@ struct ClusterSpec {
   std::vector<EmulatedNode> nodes;
 };
 
-// Returns the job, or Invalid naming the file, line and expectation.
+// Returns the job, or Invalid naming the file, line and expectation. The
+// job's name (metadata.name, or spec `name`) must be a DNS-1123 label
+// (common/names.h): it becomes part of URLs, cgroup and pod names and a label
+// value, which Kubernetes limits to 63 characters.
 StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name);
 // Returns the cluster, or Invalid naming the file, line and expectation (an
-// empty node list, a duplicate name, a speed <= 0 or > 64).
+// empty node list, a node name that is not a DNS-1123 subdomain, as
+// Kubernetes names nodes, a duplicate name, a speed outside
+// [kMinNodeSpeed, kMaxNodeSpeed]).
 StatusOr<ClusterSpec> ParseCluster(std::string_view yaml, const std::string& file_name);
 
 }  // namespace ballast::job

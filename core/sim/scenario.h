@@ -66,9 +66,26 @@ struct Scenario {
   double failure_detection = 10;
 };
 
+// Bounds of a scenario's numbers (docs/simulator.md states each one): wide
+// enough for any cluster a scenario models, narrow enough that every time,
+// rate and sum the simulator derives from them stays a finite number.
+struct ScenarioBounds {
+  static constexpr uint64_t kMaxItems = 1'000'000'000'000ULL;  // items, localItems
+  static constexpr double kMinItemSeconds = 1e-9;
+  static constexpr double kMaxItemSeconds = 1e6;
+  static constexpr double kMinSpeed = 1e-6;  // speed, changes[].speed
+  static constexpr double kMaxSpeed = 1e6;
+  static constexpr double kMaxLatency = 3600;  // seconds one way
+  static constexpr double kMinBandwidth = 1;   // bytes/s
+  static constexpr double kMaxBandwidth = 1e15;
+  static constexpr double kMaxBytesPerItem = 1e12;
+  static constexpr double kMaxTime = 1e9;  // changes[].at, failAt, failureDetection (s)
+};
+
 // Parses a scenario. Returns Invalid naming file, line and expectation for
-// malformed YAML, unknown keys, zero or negative speeds, an empty node list,
-// unknown policies or options.
+// malformed YAML, unknown keys, a number outside its ScenarioBounds (NaN and
+// infinities included), a node name that is not a DNS-1123 subdomain
+// (common/names.h), an empty node list, unknown policies or options.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 
 // The node's speed at time t (after the changes at or before t).

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "balance/policy_yaml.h"
+#include "common/names.h"
 #include "config/yaml_node.h"
 #include "sim/scenario.h"
 
@@ -13,17 +14,36 @@ namespace {
 using config::ReadOr;
 using config::YamlNode;
 
-constexpr uint64_t kMaxItems = 1'000'000'000'000ULL;
+using Bounds = ScenarioBounds;
+
+// A number in [min, max]; Invalid "expected <what> in [min, max], got '...'"
+// naming the file and line otherwise.
+StatusOr<double> ReadIn(const YamlNode& node, double min, double max, std::string_view what) {
+  auto value = node.AsDouble();
+  if (!value.ok() || *value < min || *value > max) {
+    return node.Error(fmt::format("{} in [{:g}, {:g}]", what, min, max));
+  }
+  return value;
+}
+
+// ReadIn of the optional key `key`, or `fallback` when absent.
+StatusOr<double> ReadInOr(const YamlNode& map, std::string_view key, double fallback, double min,
+                          double max, std::string_view what) {
+  auto child = map.Get(key);
+  if (!child) return fallback;
+  return ReadIn(*child, min, max, what);
+}
 
 StatusOr<Workload> ParseWorkload(const YamlNode& node) {
   BALLAST_RETURN_IF_ERROR(node.ExpectMap(
       {"items", "itemSeconds", "costModel", "costJitter", "bytesPerItem", "transfer"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(YamlNode items, node.Require("items"));
-  BALLAST_ASSIGN_OR_RETURN(int64_t count, items.AsInt(1, static_cast<int64_t>(kMaxItems)));
+  BALLAST_ASSIGN_OR_RETURN(int64_t count, items.AsInt(1, static_cast<int64_t>(Bounds::kMaxItems)));
   workload.items = static_cast<uint64_t>(count);
   BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
-                           ReadOr(node, "itemSeconds", 1.0, &YamlNode::AsPositive));
+                           ReadInOr(node, "itemSeconds", 1.0, Bounds::kMinItemSeconds,
+                                    Bounds::kMaxItemSeconds, "seconds"));
   if (auto shape = node.Get("costModel")) {
     BALLAST_ASSIGN_OR_RETURN(std::string name, shape->AsString());
     auto parsed = balance::ParseCostShape(name);
@@ -39,10 +59,8 @@ StatusOr<Workload> ParseWorkload(const YamlNode& node) {
       return jitter->Fail("costJitter needs items <= 50000000 (one cost per item is kept)");
     }
   }
-  if (auto bytes = node.Get("bytesPerItem")) {
-    BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, bytes->AsDouble());
-    if (workload.bytes_per_item < 0) return bytes->Error("a number >= 0");
-  }
+  BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, ReadInOr(node, "bytesPerItem", 0.0, 0,
+                                                             Bounds::kMaxBytesPerItem, "bytes"));
   if (auto transfer = node.Get("transfer")) {
     BALLAST_ASSIGN_OR_RETURN(std::string mode, transfer->AsString());
     if (mode != "stream" && mode != "block") return transfer->Error("stream or block");
@@ -58,16 +76,31 @@ StatusOr<std::vector<SpeedChange>> ParseChanges(const YamlNode& node) {
     BALLAST_RETURN_IF_ERROR(element.ExpectMap({"at", "speed"}));
     SpeedChange change;
     BALLAST_ASSIGN_OR_RETURN(YamlNode at, element.Require("at"));
-    BALLAST_ASSIGN_OR_RETURN(change.at, at.AsDouble());
-    if (change.at < 0) return at.Error("a time >= 0");
+    BALLAST_ASSIGN_OR_RETURN(change.at, ReadIn(at, 0, Bounds::kMaxTime, "seconds"));
     if (!changes.empty() && change.at <= changes.back().at) {
       return at.Error(fmt::format("a time after {}", changes.back().at));
     }
     BALLAST_ASSIGN_OR_RETURN(YamlNode speed, element.Require("speed"));
-    BALLAST_ASSIGN_OR_RETURN(change.speed, speed.AsPositive());
+    BALLAST_ASSIGN_OR_RETURN(change.speed,
+                             ReadIn(speed, Bounds::kMinSpeed, Bounds::kMaxSpeed, "a speed"));
     changes.push_back(change);
   }
   return changes;
+}
+
+// The node's link: latency, bandwidth and its own bytesPerItem.
+Status ParseLink(const YamlNode& node, NodeSpec& spec) {
+  BALLAST_ASSIGN_OR_RETURN(spec.latency,
+                           ReadInOr(node, "latency", 0.0, 0, Bounds::kMaxLatency, "seconds"));
+  if (auto bandwidth = node.Get("bandwidth")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth, ReadIn(*bandwidth, Bounds::kMinBandwidth,
+                                                    Bounds::kMaxBandwidth, "bytes per second"));
+  }
+  if (auto bytes = node.Get("bytesPerItem")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bytes_per_item,
+                             ReadIn(*bytes, 0, Bounds::kMaxBytesPerItem, "bytes"));
+  }
+  return Status::Ok();
 }
 
 StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
@@ -77,7 +110,10 @@ StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
   spec.line = node.line();
   BALLAST_ASSIGN_OR_RETURN(YamlNode name, node.Require("name"));
   BALLAST_ASSIGN_OR_RETURN(spec.name, name.AsString());
-  if (spec.name.empty()) return name.Error("a non-empty name");
+  // Node names as Kubernetes names nodes, as in cluster files.
+  if (Status checked = CheckName(spec.name, NameKind::kDnsSubdomain); !checked.ok()) {
+    return name.Fail(checked.message());
+  }
   if (auto labels = node.Get("labels")) {
     if (!labels->IsMap()) return labels->Error("a map of label names to values");
     for (const auto& [key, value] : labels->Entries()) {
@@ -85,29 +121,18 @@ StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
     }
   }
   BALLAST_ASSIGN_OR_RETURN(YamlNode speed, node.Require("speed"));
-  BALLAST_ASSIGN_OR_RETURN(spec.speed, speed.AsPositive());
+  BALLAST_ASSIGN_OR_RETURN(spec.speed,
+                           ReadIn(speed, Bounds::kMinSpeed, Bounds::kMaxSpeed, "a speed"));
   if (auto changes = node.Get("changes")) {
     BALLAST_ASSIGN_OR_RETURN(spec.changes, ParseChanges(*changes));
   }
-  if (auto latency = node.Get("latency")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.latency, latency->AsDouble());
-    if (spec.latency < 0) return latency->Error("seconds >= 0");
-  }
-  if (auto bandwidth = node.Get("bandwidth")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth, bandwidth->AsPositive());
-  }
-  if (auto bytes = node.Get("bytesPerItem")) {
-    BALLAST_ASSIGN_OR_RETURN(double value, bytes->AsDouble());
-    if (value < 0) return bytes->Error("a number >= 0");
-    spec.bytes_per_item = value;
-  }
+  BALLAST_RETURN_IF_ERROR(ParseLink(node, spec));
   if (auto fail = node.Get("failAt")) {
-    BALLAST_ASSIGN_OR_RETURN(double value, fail->AsDouble());
-    if (value < 0) return fail->Error("a time >= 0");
-    spec.fail_at = value;
+    BALLAST_ASSIGN_OR_RETURN(spec.fail_at, ReadIn(*fail, 0, Bounds::kMaxTime, "seconds"));
   }
   if (auto local = node.Get("localItems")) {
-    BALLAST_ASSIGN_OR_RETURN(int64_t count, local->AsInt(0));
+    BALLAST_ASSIGN_OR_RETURN(int64_t count,
+                             local->AsInt(0, static_cast<int64_t>(Bounds::kMaxItems)));
     spec.local_items = static_cast<uint64_t>(count);
   }
   return spec;
@@ -160,7 +185,8 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
     scenario.seed = static_cast<uint64_t>(value);
   }
   if (auto detection = root.Get("failureDetection")) {
-    BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection, detection->AsPositive());
+    BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection,
+                             ReadIn(*detection, 1e-6, Bounds::kMaxTime, "seconds"));
   }
   return scenario;
 }

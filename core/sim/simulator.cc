@@ -94,7 +94,7 @@ class Simulation {
   }
 
   StatusOr<SimResult> Run() {
-    policy_->Start(job_, 0);
+    BALLAST_RETURN_IF_ERROR(policy_->Start(job_, 0));
     for (WorkerId id = 0; id < workers_.size(); ++id) {
       const NodeSpec& node = *workers_[id].node;
       SendReport(id, 0, Report{id, 0, {}, 0, 0, true});

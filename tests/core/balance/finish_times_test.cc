@@ -139,5 +139,33 @@ TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
   }
 }
 
+// Regression: a NaN finish time (from an infinite or NaN weight) broke the
+// treap's order and linked a node to itself, so Latest() looped forever and
+// Split recursed until the stack overflowed. Set now keeps every key ordered
+// and every sum finite.
+TEST(FinishTimesTest, NanAndInfiniteFinishOrSpeedKeepATreeNotACycle) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  FinishTimes times(4);
+  times.Set(0, nan, 1);
+  times.Set(1, inf, nan);
+  times.Set(2, 5, inf);
+  times.Set(3, -inf, 1);
+  times.Set(0, nan, 2);  // replaced in place: Clear must find it again
+  EXPECT_EQ(times.size(), 4u);
+  const auto latest = times.Latest(0);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->second, FinishTimes::kMaxFinish);
+  const auto earliest = times.Earliest();
+  ASSERT_TRUE(earliest.has_value());
+  EXPECT_EQ(earliest->first, 3u);
+  EXPECT_EQ(earliest->second, -FinishTimes::kMaxFinish);
+  EXPECT_TRUE(std::isfinite(times.RemainingCost(0)));
+  EXPECT_TRUE(std::isfinite(times.SpareCost(0, 10)));
+  for (WorkerId id = 0; id < 4; ++id) times.Clear(id);
+  EXPECT_EQ(times.size(), 0u);
+  EXPECT_FALSE(times.Earliest().has_value());
+}
+
 }  // namespace
 }  // namespace ballast::balance

@@ -113,9 +113,13 @@ struct DriverConfig {
   double detection = 2.0;  // seconds from death to OnWorkerLost
   uint64_t max_ticks = 2'000'000;
   bool inputs_move = false;  // JobInfo::inputs_move: adaptive sets work aside
+  // Reported calc_seconds = the true compute time times this (a worker that
+  // lies about its speed, or whose clock is broken).
+  double calc_scale = 1.0;
 };
 
 struct DriverResult {
+  Status started;  // what Start returned; nothing else is set when it refused
   bool finished = false;
   bool fault_fired = false;
   double makespan = 0;
@@ -138,7 +142,8 @@ class Driver {
   DriverResult Run() {
     JobInfo job = Job(config_.items, config_.priors, config_.cost);
     job.inputs_move = config_.inputs_move;
-    policy_.Start(job, 0);
+    result_.started = policy_.Start(job, 0);
+    if (!result_.started.ok()) return result_;
     if (config_.fault == Fault::kDiesBeforeAsking) {
       Kill(config_.faulty);
       result_.fault_fired = true;
@@ -279,14 +284,14 @@ class Driver {
 
   void FinishLease(WorkerId id) {
     Worker& w = workers_[id];
-    Report report{id, now_, {}, w.since_report, w.lease.end, true};
+    Report report{id, now_, {}, w.since_report * config_.calc_scale, w.lease.end, true};
     if (w.lease.end > w.reported) report.completed.push_back({w.reported, w.lease.end});
     Send(id, std::move(report));
   }
 
   void Progress(WorkerId id) {
     Worker& w = workers_[id];
-    Report report{id, now_, {}, w.since_report, w.position, false};
+    Report report{id, now_, {}, w.since_report * config_.calc_scale, w.position, false};
     if (w.position > w.reported) report.completed.push_back({w.reported, w.position});
     Send(id, std::move(report));
   }
@@ -482,6 +487,7 @@ std::string Describe(const DriverResult& result) {
 
 // Every item reported at least once, accounted exactly once.
 void ExpectEveryItemAccounted(const DriverResult& result, uint64_t items) {
+  EXPECT_TRUE(result.started.ok()) << result.started.ToString();
   EXPECT_TRUE(result.finished);
   EXPECT_TRUE(result.violations.empty()) << Describe(result);
   EXPECT_EQ(result.stats.completed_items, items);
@@ -1213,6 +1219,106 @@ TEST(PolicyTest, AdaptiveThiefTakesSetAsideWorkBeforeItIsLeased) {
   EXPECT_TRUE(policy->TakeSignals().empty()) << "a set-aside steal needs no signal";
   EXPECT_TRUE(PlayOut(*policy, {{next.lease, false}, {stolen.lease, false}}, 7));
   EXPECT_EQ(policy->stats().duplicate_items, 0u);
+}
+
+// ---------------------------------------------------------------------------
+// Numbers from outside: weights and reported times that are absurd.
+
+bool PriorInBounds(double speed) { return speed >= kMinPriorSpeed && speed <= kMaxPriorSpeed; }
+
+// Regression: node labels such as cpu-ghz "1e200" / "1e-200" gave weights inf
+// and NaN, and adaptive then looped forever inside the coordinator, holding
+// the job's lock (its FinishTimes treap, keyed by NaN finish times, grew a
+// cycle). Every policy now refuses such weights at Start, naming the worker.
+TEST(PolicyTest, InfAndNanWeightsAreRefusedAtStartNotAnEndlessLoop) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::vector<double>> cases = {
+      {inf, nan, inf}, {1, inf}, {1, nan}, {1, 0}, {1, -1}, {1, 1e-300}, {1, 1e300}, {1, -inf}};
+  for (const std::string& name : PolicyNames()) {
+    for (const std::vector<double>& priors : cases) {
+      SCOPED_TRACE(name + " w1 speed " + std::to_string(priors[1]));
+      auto policy = Make(name);
+      ASSERT_NE(policy, nullptr);
+      const Status started = policy->Start(Job(100, priors), 0);
+      EXPECT_EQ(started.code(), StatusCode::kInvalid);
+      EXPECT_NE(started.message().find(priors[0] == 1 ? "worker w1: speed" : "worker w0: speed"),
+                std::string::npos)
+          << started.message();
+      EXPECT_NE(started.message().find("expected a finite number in [1e-09, 1e+12]"),
+                std::string::npos)
+          << started.message();
+    }
+  }
+}
+
+TEST(PolicyTest, JobsWithoutItemsOrWorkersOrBeyondExactItemNumbersAreRefused) {
+  for (const std::string& name : PolicyNames()) {
+    auto policy = Make(name);
+    ASSERT_NE(policy, nullptr);
+    EXPECT_EQ(policy->Start(Job(0, {1}), 0).code(), StatusCode::kInvalid) << name;
+    EXPECT_EQ(policy->Start(Job(kMaxItems + 1, {1}), 0).code(), StatusCode::kInvalid) << name;
+    EXPECT_EQ(policy->Start(Job(10, {}), 0).code(), StatusCode::kInvalid) << name;
+    EXPECT_TRUE(policy->Start(Job(10, {kMinPriorSpeed, kMaxPriorSpeed}), 0).ok()) << name;
+  }
+}
+
+// Every policy, with weights drawn from absurd and extreme values and
+// workers that report absurd compute times (0, 1e-300, 1e300 times the
+// truth, NaN, infinite, negative), either refuses at Start or finishes with
+// every item accounted within the driver's tick budget: no decision spins.
+TEST(PolicyTest, AbsurdWeightsOrReportedTimesAreRefusedOrFinishInBoundedSteps) {
+  const uint64_t seed = TestSeed();
+  std::cout << "AbsurdWeightsOrReportedTimesAreRefusedOrFinishInBoundedSteps seed=" << seed
+            << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> priors = {kMinPriorSpeed, kMaxPriorSpeed, 1,   3,   1e-6, 1e9,
+                                      1e-300,         1e300,          inf, nan, 0,    -1};
+  const size_t kAcceptedPriors = 6;  // the first six
+  const std::vector<double> scales = {1, 0, 1e-300, 1e300, inf, nan, -1};
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> speed(0.2, 5.0);
+  int refused = 0;
+  int finished = 0;
+  for (int round = 0; round < 12; ++round) {
+    for (const Variant& variant : Variants()) {
+      DriverConfig config;
+      config.inputs_move = variant.inputs_move;
+      config.items = 1 + random() % 600;
+      const size_t workers = 1 + random() % 4;
+      // Half the jobs draw only the extreme weights a policy accepts.
+      const size_t choices = random() % 2 == 0 ? priors.size() : kAcceptedPriors;
+      bool valid = true;
+      for (size_t i = 0; i < workers; ++i) {
+        config.speeds.push_back(speed(random));
+        config.priors.push_back(priors[random() % choices]);
+        valid = valid && PriorInBounds(config.priors.back());
+      }
+      config.calc_scale = scales[random() % scales.size()];
+      // The slowest worker alone, item by item, at 0.2 items a second, with
+      // room to spare for waits and re-dos.
+      config.max_ticks = 20 * config.items * 20;
+      SCOPED_TRACE("round " + std::to_string(round) + " " + variant.Name() +
+                   " N=" + std::to_string(config.items) + " P=" + std::to_string(workers) +
+                   " calc x" + std::to_string(config.calc_scale));
+      auto policy = Make(variant.policy);
+      ASSERT_NE(policy, nullptr);
+      const DriverResult result = Driver(*policy, config).Run();
+      if (!valid) {
+        EXPECT_EQ(result.started.code(), StatusCode::kInvalid);
+        ++refused;
+        continue;
+      }
+      ExpectEveryItemAccounted(result, config.items);
+      ++finished;
+      if (HasFailure()) return;
+    }
+  }
+  std::cout << "refused " << refused << ", finished " << finished << "\n";
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(finished, 0);
 }
 
 }  // namespace

@@ -293,37 +293,37 @@ TEST(FuzzyModelTest, MissingAndMalformedLabelsGetTheDefaultAndAWarning) {
        true,
        1,
        8,
-       {sd + "malformed value '8GB' (expected a number > 0), using default 8"}},
+       {sd + "malformed value '8GB' (expected a number in [1e-06, 1e+12]), using default 8"}},
       {"zero",
        {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/sd-gb", "0"}},
        false,
        5,
        8,
-       {sd + "malformed value '0' (expected a number > 0), using default 8"}},
+       {sd + "malformed value '0' (expected a number in [1e-06, 1e+12]), using default 8"}},
       {"negative",
        {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/sd-gb", "-4"}},
        false,
        5,
        8,
-       {sd + "malformed value '-4' (expected a number > 0), using default 8"}},
+       {sd + "malformed value '-4' (expected a number in [1e-06, 1e+12]), using default 8"}},
       {"not finite",
        {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/sd-gb", "inf"}},
        false,
        5,
        8,
-       {sd + "malformed value 'inf' (expected a number > 0), using default 8"}},
+       {sd + "malformed value 'inf' (expected a number in [1e-06, 1e+12]), using default 8"}},
       {"empty",
        {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/sd-gb", ""}},
        false,
        5,
        8,
-       {sd + "malformed value '' (expected a number > 0), using default 8"}},
+       {sd + "malformed value '' (expected a number in [1e-06, 1e+12]), using default 8"}},
       {"trailing space",
        {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/sd-gb", "16 "}},
        false,
        5,
        8,
-       {sd + "malformed value '16 ' (expected a number > 0), using default 8"}},
+       {sd + "malformed value '16 ' (expected a number in [1e-06, 1e+12]), using default 8"}},
   };
   for (const DefaultCase& c : cases) {
     SCOPED_TRACE(c.title);
@@ -382,6 +382,77 @@ TEST(FuzzyModelTest, OneNodeHasWeightOne) {
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_DOUBLE_EQ(result->nodes[0].score, 1.0);
   EXPECT_DOUBLE_EQ(result->nodes[0].weight, 1.0);
+}
+
+// Regression: cpu-ghz labels "1e200" and "1e-200" gave weights inf and NaN,
+// `ballast weights` printed them and exited 0, and the adaptive policy then
+// looped forever. A label outside [kMinNumber, kMaxNumber] is now malformed:
+// the default, and a warning naming the node and the label.
+TEST(FuzzyModelTest, AbsurdLabelValuesGetTheDefaultAndWeightsStayFinite) {
+  for (Rounding rounding : {Rounding::kNone, Rounding::kCeil}) {
+    auto result = ComputeWeights(OneCriterion(Better::kHigher, 1, rounding),
+                                 NodesWithZ({"1e200", "1e-200", "1.5", "nan", "-inf", "1e13"}));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    const std::vector<std::string> absurd = {"1e200", "1e-200", "nan", "-inf", "1e13"};
+    ASSERT_EQ(result->warnings.size(), absurd.size());
+    const std::vector<size_t> nodes = {0, 1, 3, 4, 5};
+    for (size_t k = 0; k < absurd.size(); ++k) {
+      EXPECT_EQ(result->warnings[k],
+                "node n" + std::to_string(nodes[k]) + ": criterion z (label z): malformed value '" +
+                    absurd[k] + "' (expected a number in [1e-06, 1e+12]), using default 1");
+    }
+    for (const NodeWeight& node : result->nodes) {
+      EXPECT_TRUE(std::isfinite(node.weight) && node.weight >= 1)
+          << node.name << " " << node.weight;
+    }
+    EXPECT_DOUBLE_EQ(result->nodes[2].relative, 1.5);  // 1.5 against the defaults' 1
+  }
+}
+
+// The widest spread the bounds allow, raised to the largest rank, underflows
+// every score but the best: the weights come from the log scores, and a
+// ratio beyond kMaxRelativeWeight is clamped with a warning naming the node.
+TEST(FuzzyModelTest, AWeightBeyondAMillionTimesTheLightestIsClampedWithAWarning) {
+  auto result = ComputeWeights(OneCriterion(Better::kHigher, kMaxRank, Rounding::kCeil),
+                               NodesWithZ({"1e12", "1e-6", "1e-3", "2e-6"}));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->nodes[0].weight, kMaxRelativeWeight);
+  EXPECT_EQ(result->nodes[2].weight, kMaxRelativeWeight);
+  EXPECT_EQ(result->nodes[1].weight, 1);
+  // 2^100 = 1.27e30 times the lightest: clamped too.
+  EXPECT_EQ(result->nodes[3].weight, kMaxRelativeWeight);
+  ASSERT_EQ(result->warnings.size(), 3u);
+  EXPECT_EQ(result->warnings[0],
+            "node n0: score 1e1800 times the lowest, weight clamped to 1e+06 (a larger ratio "
+            "leaves the lightest nodes no work)");
+  EXPECT_NE(result->warnings[2].find("node n3: score 1e30 times"), std::string::npos)
+      << result->warnings[2];
+  // A spread below the cap is kept as the exact quotient: (2e-6/1e-6)^10.
+  auto kept = ComputeWeights(OneCriterion(Better::kHigher, 10, Rounding::kNone),
+                             NodesWithZ({"1e-6", "2e-6"}));
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_DOUBLE_EQ(kept->nodes[1].weight, 1024);
+  EXPECT_TRUE(kept->warnings.empty());
+  // A ratio of exactly the cap is kept, silently.
+  auto at_cap =
+      ComputeWeights(OneCriterion(Better::kHigher, 1, Rounding::kNone), NodesWithZ({"1", "1e6"}));
+  ASSERT_TRUE(at_cap.ok()) << at_cap.status().ToString();
+  EXPECT_DOUBLE_EQ(at_cap->nodes[1].weight, kMaxRelativeWeight);
+  EXPECT_TRUE(at_cap->warnings.empty()) << at_cap->warnings.front();
+}
+
+TEST(FuzzyModelTest, ProfilesWithAbsurdRanksOrLevelsAreRefused) {
+  Profile rank = OneCriterion(Better::kHigher, 1e300, Rounding::kNone);
+  auto refused = ComputeWeights(rank, NodesWithZ({"1", "2"}));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "profile test: criterion z: rank must be in (0, 100], got 1e+300");
+  Profile level = OneCriterion(Better::kHigher, 1, Rounding::kNone);
+  level.criteria[0].default_level = {1e-200, ""};
+  refused = ComputeWeights(level, NodesWithZ({"1", "2"}));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(),
+            "profile test: criterion z: default: must be in [1e-06, 1e+12], got 1e-200");
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
   const std::string head = kHead;
   const std::string scale_terms =
       "a term of the scale (above-norm, below-norm, norm, significantly-above-norm, "
-      "significantly-below-norm) or a number > 0, got ";
+      "significantly-below-norm) or a number in [1e-06, 1e+12], got ";
   const std::vector<BadDocument> cases = {
       {"unknown key in a criterion", head + R"(  criteria:
     - name: cpu
@@ -209,7 +209,30 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
     norm: -5  # <-
   criteria: []
 )",
-       "spec.scale.norm: expected a number > 0, got '-5'"},
+       "spec.scale.norm: expected a number in [1e-06, 1e+12], got '-5'"},
+      // Absurd numbers: a membership ratio raised to such a rank, or between
+      // such levels, underflows to a zero score and an infinite weight.
+      {"absurd scale number", head + R"(  scale:
+    norm: 1e300  # <-
+  criteria: []
+)",
+       "spec.scale.norm: expected a number in [1e-06, 1e+12], got '1e300'"},
+      {"absurd rank", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 1e300  # <-
+      default: 8
+)",
+       "spec.criteria[0].rank: expected a number > 0 and <= 100, got '1e300'"},
+      {"absurd default", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 1
+      default: 1e-200  # <-
+)",
+       "spec.criteria[0].default: expected a term of the scale"},
       {"unknown spec key", head + R"(  criterias: []  # <-
 )",
        "unknown key 'criterias' (expected one of: rounding, scale, criteria)"},

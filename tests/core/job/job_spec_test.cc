@@ -150,5 +150,105 @@ TEST(JobSpecCrdParityTest, ShippedProfileParses) {
   EXPECT_EQ(profile->name, "raspberry-pi");
 }
 
+// ---------------------------------------------------------------------------
+// Names, checked as Kubernetes checks them (common/names.h), with the file
+// and the line.
+
+constexpr const char* kWorkload = "  workload: {primes: {limit: 1000}}\n";
+
+// Regression: a job named `team/a` sat at 0 % for four minutes (its name is a
+// path segment of the coordinator's URLs) and exited 1 with a misleading
+// message. It is refused before anything runs.
+TEST(JobSpecNamesTest, JobNamedTeamSlashAIsRefusedWithFileAndLineNotAStall) {
+  const std::string manifest = std::string(
+                                   "apiVersion: ballast.io/v1alpha1\n"
+                                   "kind: WeightedJob\n"
+                                   "metadata:\n"
+                                   "  name: team/a\n"
+                                   "spec:\n") +
+                               kWorkload;
+  auto job = ParseJob(manifest, "job.yaml");
+  ASSERT_FALSE(job.ok());
+  EXPECT_EQ(job.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(
+      job.status().message().rfind("job.yaml:4:9: metadata.name: expected a DNS-1123 label", 0), 0u)
+      << job.status().message();
+  EXPECT_NE(job.status().message().find("got 'team/a': '/' (character 5) is not allowed"),
+            std::string::npos)
+      << job.status().message();
+  // The bare spec's `name` is checked alike.
+  auto bare = ParseJob("name: team/a\nworkload: {primes: {limit: 1000}}\n", "bare.yaml");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.status().message().rfind("bare.yaml:1:7: name: expected a DNS-1123 label", 0), 0u)
+      << bare.status().message();
+}
+
+// Regression: names over 255 characters or with control bytes exited 1 (the
+// log file or cgroup could not be created) after the run had begun.
+TEST(JobSpecNamesTest, NamesOver255CharactersOrWithControlBytesAreRefusedWithFileAndLine) {
+  const std::string long_name(256, 'a');
+  auto job = ParseJob("name: " + long_name + "\nworkload: {primes: {limit: 1000}}\n", "j.yaml");
+  ASSERT_FALSE(job.ok());
+  EXPECT_NE(job.status().message().find("it has 256 characters, more than 63"), std::string::npos)
+      << job.status().message();
+  auto control = ParseJob("name: \"a\\x07b\"\nworkload: {primes: {limit: 1000}}\n", "j.yaml");
+  ASSERT_FALSE(control.ok());
+  EXPECT_NE(control.status().message().find("'\\x07' (character 2) is not allowed"),
+            std::string::npos)
+      << control.status().message();
+  auto node =
+      ParseCluster("nodes:\n  - {name: " + std::string(254, 'n') + ", speed: 0.1}\n", "c.yaml");
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.status().message().rfind("c.yaml:2:12: nodes[0].name: expected a DNS-1123 "
+                                          "subdomain",
+                                          0),
+            0u)
+      << node.status().message();
+  EXPECT_NE(node.status().message().find("it has 254 characters, more than 253"),
+            std::string::npos);
+}
+
+// Regression: a node named `../x` wrote its log outside the run's folder
+// (and named a cgroup outside Ballast's). Node names are DNS-1123 subdomains,
+// as Kubernetes names nodes: no '/', and a '.' only between letters or digits.
+TEST(JobSpecNamesTest, NodeNamedDotDotSlashXIsRefusedNotALogOutsideTheRun) {
+  for (const std::string name : {"../x", "a/b", "..", ".", "x/../../etc"}) {
+    SCOPED_TRACE(name);
+    auto cluster = ParseCluster(
+        "nodes:\n  - {name: pi4b-1, speed: 0.5}\n  - name: \"" + name + "\"\n    speed: 0.5\n",
+        "cluster.yaml");
+    ASSERT_FALSE(cluster.ok());
+    EXPECT_EQ(cluster.status().code(), StatusCode::kInvalid);
+    EXPECT_EQ(cluster.status().message().rfind(
+                  "cluster.yaml:3:11: nodes[1].name: expected a DNS-1123 subdomain", 0),
+              0u)
+        << cluster.status().message();
+  }
+  auto dotted = ParseCluster("nodes:\n  - {name: pi4b-1.rack-2, speed: 0.5}\n", "cluster.yaml");
+  ASSERT_TRUE(dotted.ok()) << dotted.status().ToString();
+  EXPECT_EQ(dotted->nodes[0].name, "pi4b-1.rack-2");
+}
+
+TEST(JobSpecNamesTest, EveryExampleClusterHasValidNodeNames) {
+  const auto files = YamlFiles(kSource / "examples/clusters");
+  ASSERT_FALSE(files.empty());
+  for (const fs::path& file : files) {
+    auto cluster = ParseCluster(ReadFile(file), file.filename().string());
+    EXPECT_TRUE(cluster.ok()) << file << ": " << cluster.status().ToString();
+  }
+}
+
+// A node slower than the smallest share a CPU quota or the worker's duty
+// cycle can hold would get more than its speed: refused with the line.
+TEST(JobSpecNamesTest, ANodeSpeedNoQuotaCanHoldIsRefusedWithFileAndLine) {
+  auto cluster = ParseCluster("nodes:\n  - {name: a, speed: 0.0005}\n", "c.yaml");
+  ASSERT_FALSE(cluster.ok());
+  EXPECT_EQ(cluster.status().message(),
+            "c.yaml:2:22: nodes[0].speed: expected a fraction of one core in [0.001, 64], got "
+            "'0.0005'");
+  auto slowest = ParseCluster("nodes:\n  - {name: a, speed: 0.001}\n", "c.yaml");
+  ASSERT_TRUE(slowest.ok()) << slowest.status().ToString();
+}
+
 }  // namespace
 }  // namespace ballast::job

@@ -213,17 +213,17 @@ nodes:
   - name: b
     speed: -1  # <-
 )"),
-       {"nodes[1].speed", "expected a number > 0", "'-1'"}},
+       {"nodes[1].speed", "expected a speed in [1e-06, 1e+06]", "'-1'"}},
       {"zero speed",
        WithNodes(R"(  - name: a
     speed: 0  # <-
 )"),
-       {"nodes[0].speed", "expected a number > 0", "'0'"}},
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "'0'"}},
       {"speed that is not a number",
        WithNodes(R"(  - name: a
     speed: fast  # <-
 )"),
-       {"nodes[0].speed", "expected a number > 0", "'fast'"}},
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "'fast'"}},
       {"missing speed",
        WithNodes(R"(  - name: a  # <-
     latency: 0.1
@@ -360,31 +360,31 @@ nodes:
     changes:
       - {at: 5, speed: 0}  # <-
 )"),
-       {"nodes[0].changes[0].speed", "expected a number > 0"}},
+       {"nodes[0].changes[0].speed", "expected a speed in [1e-06, 1e+06]"}},
       {"negative latency",
        WithNodes(R"(  - name: a
     speed: 1
     latency: -0.1  # <-
 )"),
-       {"nodes[0].latency", "expected seconds >= 0"}},
+       {"nodes[0].latency", "expected seconds in [0, 3600]"}},
       {"zero bandwidth",
        WithNodes(R"(  - name: a
     speed: 1
     bandwidth: 0  # <-
 )"),
-       {"nodes[0].bandwidth", "expected a number > 0"}},
+       {"nodes[0].bandwidth", "expected bytes per second in [1, 1e+15]"}},
       {"negative failAt",
        WithNodes(R"(  - name: a
     speed: 1
     failAt: -3  # <-
 )"),
-       {"nodes[0].failAt", "expected a time >= 0"}},
+       {"nodes[0].failAt", "expected seconds in [0, 1e+09]"}},
       {"negative localItems",
        WithNodes(R"(  - name: a
     speed: 1
     localItems: -3  # <-
 )"),
-       {"nodes[0].localItems", "expected a whole number >= 0"}},
+       {"nodes[0].localItems", "expected a whole number in [0, 1000000000000]"}},
       {"labels not a map",
        WithNodes(R"(  - name: a
     speed: 1
@@ -411,7 +411,85 @@ failureDetection: 0  # <-
 nodes:
   - {name: a, speed: 1}
 )",
-       {"failureDetection", "expected a number > 0"}},
+       {"failureDetection", "expected seconds in [1e-06, 1e+09]"}},
+      // Absurd numbers, each refused with the file and line (regressions:
+      // latency 1e15 and bytesPerItem 2^64-1 were accepted).
+      {"a node named ../x",
+       WithNodes(R"(  - name: ../x  # <-
+    speed: 1
+)"),
+       {"nodes[0].name", "expected a DNS-1123 subdomain", "got '../x'"}},
+      {"latency of 1e15 seconds",
+       WithNodes(R"(  - name: a
+    speed: 1
+    latency: 1e15  # <-
+)"),
+       {"nodes[0].latency", "expected seconds in [0, 3600]", "'1e15'"}},
+      {"bytesPerItem of 2^64-1",
+       R"(name: t
+workload: {items: 10, bytesPerItem: 18446744073709551615}  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.bytesPerItem", "expected bytes in [0, 1e+12]", "'18446744073709551615'"}},
+      {"a node's bytesPerItem of 2^64-1",
+       WithNodes(R"(  - name: a
+    speed: 1
+    bytesPerItem: 18446744073709551615  # <-
+)"),
+       {"nodes[0].bytesPerItem", "expected bytes in [0, 1e+12]"}},
+      {"NaN speed",
+       WithNodes(R"(  - name: a
+    speed: .nan  # <-
+)"),
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "'.nan'"}},
+      {"infinite speed",
+       WithNodes(R"(  - name: a
+    speed: .inf  # <-
+)"),
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]"}},
+      {"absurdly small speed",
+       WithNodes(R"(  - name: a
+    speed: 1e-300  # <-
+)"),
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]"}},
+      {"absurd speed change",
+       WithNodes(R"(  - name: a
+    speed: 1
+    changes: [{at: 5, speed: 1e300}]  # <-
+)"),
+       {"nodes[0].changes[0].speed", "expected a speed in [1e-06, 1e+06]"}},
+      {"infinite change time",
+       WithNodes(R"(  - name: a
+    speed: 1
+    changes: [{at: .inf, speed: 2}]  # <-
+)"),
+       {"nodes[0].changes[0].at", "expected seconds in [0, 1e+09]"}},
+      {"absurd failAt",
+       WithNodes(R"(  - name: a
+    speed: 1
+    failAt: 1e300  # <-
+)"),
+       {"nodes[0].failAt", "expected seconds in [0, 1e+09]"}},
+      {"absurd bandwidth",
+       WithNodes(R"(  - name: a
+    speed: 1
+    bandwidth: 1e300  # <-
+)"),
+       {"nodes[0].bandwidth", "expected bytes per second in [1, 1e+15]"}},
+      {"absurd itemSeconds",
+       R"(name: t
+workload: {items: 10, itemSeconds: 1e-300}  # <-
+nodes:
+  - {name: a, speed: 1}
+)",
+       {"workload.itemSeconds", "expected seconds in [1e-09, 1e+06]"}},
+      {"absurd localItems",
+       WithNodes(R"(  - name: a
+    speed: 1
+    localItems: 9223372036854775807  # <-
+)"),
+       {"nodes[0].localItems", "expected a whole number in [0, 1000000000000]"}},
   };
   const std::string file = "bad.yaml";
   for (const BadDocument& c : cases) {

@@ -1,0 +1,126 @@
+// The real `ballast` binary against numbers and names a hostile or careless
+// user writes (issue 13): each is refused with exit 2 and the file and line,
+// or read with a warning, and nothing hangs. Every command runs under
+// `timeout 60`, so a hang fails the test (exit 124) instead of stalling it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <utility>
+
+namespace ballast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = BALLAST_SOURCE_DIR;
+
+// A directory of its own for the running test (ctest runs tests in parallel).
+fs::path TestDir() {
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("ballast-hostile-" +
+       std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void Write(const fs::path& file, const std::string& text) { std::ofstream(file) << text; }
+
+// Runs `ballast <arguments>`; returns its exit code and what it wrote to
+// stdout and stderr together.
+std::pair<int, std::string> Ballast(const std::string& arguments) {
+  const std::string command =
+      "timeout 60 " + std::string(BALLAST_BINARY) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) out += buffer;
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+constexpr const char* kAbsurdNodes = R"(nodes:
+  - {name: huge, speed: 0.3, labels: {ballast.io/cpu-ghz: "1e200"}}
+  - {name: tiny, speed: 0.3, labels: {ballast.io/cpu-ghz: "1e-200"}}
+  - {name: normal, speed: 0.3, labels: {ballast.io/cpu-ghz: "1.5"}}
+)";
+
+// Regression: these labels gave weights inf and -nan with exit 0, and the
+// adaptive policy then looped forever (`simulate` too, Ctrl-C ignored).
+TEST(HostileInputsTest, CpuGhz1e200LabelsWarnAndSimulateFinishesInsteadOfLoopingForever) {
+  const fs::path dir = TestDir();
+  const std::string profile = (kSource / "examples/profiles/cpu-ghz.yaml").string();
+  Write(dir / "nodes.yaml", kAbsurdNodes);
+  const auto [code, out] =
+      Ballast("weights --profile " + profile + " --nodes " + (dir / "nodes.yaml").string());
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("warning: node huge: criterion cpu (label ballast.io/cpu-ghz): malformed "
+                     "value '1e200'"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("warning: node tiny: criterion cpu (label ballast.io/cpu-ghz): malformed "
+                     "value '1e-200'"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("inf"), std::string::npos) << out;
+  EXPECT_EQ(out.find("nan"), std::string::npos) << out;
+
+  fs::copy_file(profile, dir / "cpu-ghz.yaml");
+  Write(dir / "scenario.yaml", std::string("name: absurd\nworkload: {items: 2000, itemSeconds: "
+                                           "0.01}\nprofile: cpu-ghz.yaml\n") +
+                                   kAbsurdNodes);
+  const auto [sim_code, sim_out] =
+      Ballast("simulate " + (dir / "scenario.yaml").string() + " --policies adaptive,weighted");
+  EXPECT_EQ(sim_code, 0) << sim_out;
+  EXPECT_NE(sim_out.find("\nadaptive "), std::string::npos) << sim_out;
+  fs::remove_all(dir);
+}
+
+// Regression: latency 1e15 and bytesPerItem 2^64-1 were accepted.
+TEST(HostileInputsTest, AbsurdScenarioNumbersExitTwoWithFileAndLine) {
+  const fs::path dir = TestDir();
+  Write(dir / "scenario.yaml",
+        "name: t\nworkload: {items: 10}\nnodes:\n  - {name: a, speed: 1, latency: 1e15}\n");
+  auto [code, out] = Ballast("simulate " + (dir / "scenario.yaml").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("scenario.yaml:4:"), std::string::npos) << out;
+  EXPECT_NE(out.find("nodes[0].latency: expected seconds in [0, 3600], got '1e15'"),
+            std::string::npos)
+      << out;
+  fs::remove_all(dir);
+}
+
+// Regression: `team/a` sat at 0 % for four minutes and exited 1; `../x`
+// wrote its log outside the run's folder.
+TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeRunning) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml",
+        "apiVersion: ballast.io/v1alpha1\nkind: WeightedJob\nmetadata:\n  name: team/a\nspec:\n"
+        "  workload: {primes: {limit: 1000}}\n");
+  Write(dir / "good-job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 0.5}\n");
+  Write(dir / "bad-cluster.yaml", "nodes:\n  - {name: ../x, speed: 0.5}\n");
+  fs::create_directories(dir / "run");
+  auto [code, out] = Ballast("run " + (dir / "job.yaml").string() + " --cluster " +
+                             (dir / "cluster.yaml").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("job.yaml:4:9: metadata.name: expected a DNS-1123 label"), std::string::npos)
+      << out;
+  std::tie(code, out) =
+      Ballast("run " + (dir / "good-job.yaml").string() + " --cluster " +
+              (dir / "bad-cluster.yaml").string() + " --logs " + (dir / "run").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("bad-cluster.yaml:2:12: nodes[0].name: expected a DNS-1123 subdomain"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(fs::exists(dir / "x.log"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ballast::cli
