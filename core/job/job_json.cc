@@ -156,8 +156,8 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(spec, path,
                        {"name", "workload", "items", "policy", "profile", "leaseSeconds",
-                        "backoffLimit", "activeDeadlineSeconds", "nodeSelector", "tolerations",
-                        "worker", "suspend", "ttlSecondsAfterFinished"}));
+                        "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector",
+                        "tolerations", "worker", "suspend", "ttlSecondsAfterFinished"}));
   JobSpec job;
   job.name = std::string(name);
   std::optional<uint64_t> items;
@@ -189,6 +189,13 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
   if (const json* deadline = jr::Find(spec, "activeDeadlineSeconds")) {
     BALLAST_ASSIGN_OR_RETURN(job.active_deadline_s,
                              jr::Positive(*deadline, jr::Field(path, "activeDeadlineSeconds")));
+  }
+  if (const json* verify = jr::Find(spec, "verify")) {
+    const std::string verify_path = jr::Field(path, "verify");
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(*verify, verify_path, {"fraction"}));
+    BALLAST_ASSIGN_OR_RETURN(const json* fraction, jr::Require(*verify, verify_path, "fraction"));
+    BALLAST_ASSIGN_OR_RETURN(job.verify_fraction,
+                             jr::Positive(*fraction, jr::Field(verify_path, "fraction"), 1.0));
   }
   return job;
 }

@@ -135,6 +135,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.workload = job.workload;
   config.policy = job.policy;
   config.lease_seconds = job.lease_seconds;
+  config.verify.fraction = job.verify_fraction;
   config.start_timeout_s = pass.options.start_timeout_s;
   for (const auto& node : weights->nodes) config.workers.push_back({node.name, node.weight});
   if (pass.status.checkpoint) {
@@ -322,6 +323,10 @@ void ManagePods(Pass& pass) {
   pass.status.progress = ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToJson();
   NodeTable(pass);
+  // A failed verification also ends the session (view.done): it fails the job.
+  if (!view.verification.failure.empty()) {
+    return FailInPass(pass, "VerificationFailed", view.verification.failure);
+  }
   if (view.done) return Succeed(pass);
   RunningStatus(pass, count);
 }

@@ -30,18 +30,24 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
   double nominal_speeds = 0;
   bool all_declared = !view.workers.empty();
   uint64_t session_items = 0;
-  for (const auto& worker : view.workers) {
+  const auto& checks = view.verification;
+  for (size_t i = 0; i < view.workers.size(); ++i) {
+    const auto& worker = view.workers[i];
+    // Verification's recomputations are not the job's work (docs/trust.md).
+    const double check_cpu_s = i < checks.worker_cpu_s.size() ? checks.worker_cpu_s[i] : 0;
+    const double check_busy_s = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
+    const double busy_s = worker.busy_s - check_busy_s;
     session_items += worker.items;
-    cpu_s += worker.cpu_s;
+    cpu_s += worker.cpu_s - check_cpu_s;
     const auto declared = declared_speeds.find(worker.name);
     if (declared == declared_speeds.end()) {
       all_declared = false;
     } else {
       nominal_speeds += declared->second;
     }
-    if (worker.busy_s <= 0 || worker.cost <= 0) continue;
+    if (busy_s <= 0 || worker.cost <= 0) continue;
     cost += worker.cost;
-    measured_speeds += worker.cost / worker.busy_s;
+    measured_speeds += worker.cost / busy_s;
   }
   // The share of the job this session ran (1 unless it resumed).
   const double scale =

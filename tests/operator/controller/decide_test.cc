@@ -329,6 +329,36 @@ TEST(DecideTest, AFinishedSessionSucceedsWithBothEfficienciesAndLingersWhilePods
   EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty()) << "finished workers stay";
 }
 
+TEST(DecideTest, SpecVerifyFractionReachesTheSessionAndOneOutsideItsRangeFailsTheJob) {
+  World world;
+  world.job["spec"]["verify"] = {{"fraction", 0.25}};
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_EQ(registered[0].config.verify.fraction, 0.25);
+
+  World wrong;
+  wrong.job["spec"]["verify"] = {{"fraction", 1.5}};
+  const Decision decision = wrong.Pass();
+  EXPECT_EQ(S(decision)["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "InvalidSpec");
+  EXPECT_EQ(S(decision)["conditions"].back()["message"],
+            "spec.verify.fraction: expected a number > 0 and <= 1, got 1.5");
+}
+
+// Guards a forged result reported as success: a failed verification also
+// ends the session (view.done), and must fail the job, not succeed it.
+TEST(DecideTest, AFailedVerificationFailsTheJobInsteadOfSucceeding) {
+  World world = Running();
+  world.view = View(2000, /*done=*/true);
+  world.view->verification.failure = "items [0, 10): pi3b-worker and pi4b-worker differ";
+  const Decision decision = world.Pass();
+  const json status = S(decision);
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "VerificationFailed");
+  EXPECT_EQ(status["conditions"].back()["message"], world.view->verification.failure);
+  EXPECT_FALSE(status.contains("efficiency"));
+}
+
 TEST(DecideTest, AFinishedSessionIsRemovedAfterTheLingerEvenWithPodsRunning) {
   World world = Running();
   world.view = View(2000, true);

@@ -77,6 +77,21 @@ TEST(JobEfficiencyTest, AResumedSessionIsScaledToTheWholeJob) {
   EXPECT_NEAR(*figures.nominal_ideal_s, 20, 1e-9);
 }
 
+TEST(JobEfficiencyTest, VerificationRecomputationsAreNotTheJobsWork) {
+  coordinator::JobView view = Contended(0.6);
+  const EfficiencyFigures plain = ComputeEfficiency(view, 10, kDeclared);
+  // Each worker also spent 2 busy and 1 CPU second recomputing others' ranges.
+  for (auto& worker : view.workers) {
+    worker.busy_s += 2;
+    worker.cpu_s += 1;
+  }
+  view.verification.worker_busy_s.assign(view.workers.size(), 2);
+  view.verification.worker_cpu_s.assign(view.workers.size(), 1);
+  const EfficiencyFigures verified = ComputeEfficiency(view, 10, kDeclared);
+  EXPECT_DOUBLE_EQ(verified.ideal_s, plain.ideal_s);
+  EXPECT_NEAR(*verified.nominal_ideal_s, *plain.nominal_ideal_s, 1e-9);
+}
+
 TEST(JobEfficiencyTest, NothingMeasuredGivesZeroNotNan) {
   coordinator::JobView view;
   view.items = 10;
