@@ -32,15 +32,16 @@ class DocumentGuard : public YAML::EventHandler {
  public:
   DocumentGuard(const YamlLimits& limits, size_t text_bytes)
       : max_depth_(limits.max_depth),
+        max_nodes_(limits.max_nodes),
         alias_budget_(std::max(limits.min_alias_budget, text_bytes)) {}
 
   void OnDocumentStart(const YAML::Mark&) override {}
   void OnDocumentEnd() override {}
   void OnAnchor(const YAML::Mark&, const std::string& name) override { anchor_name_ = name; }
-  void OnNull(const YAML::Mark&, YAML::anchor_t anchor) override { Leaf(anchor, 1); }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t anchor,
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor, 1); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string& value) override {
-    Leaf(anchor, 1 + value.size());
+    Leaf(mark, anchor, 1 + value.size());
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override;
   void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
@@ -79,7 +80,14 @@ class DocumentGuard : public YAML::EventHandler {
     open_.back().size += size;
     open_.back().height = std::max(open_.back().height, height + 1);
   }
-  void Leaf(YAML::anchor_t anchor, uint64_t size) {
+  // Counts a node as written; refuses one past the limit.
+  void Count(const YAML::Mark& mark) {
+    if (++written_ > max_nodes_) {
+      throw Refused{mark, fmt::format("more than {} maps, lists and scalars", max_nodes_)};
+    }
+  }
+  void Leaf(const YAML::Mark& mark, YAML::anchor_t anchor, uint64_t size) {
+    Count(mark);
     if (anchor != YAML::NullAnchor) {
       Anchored& anchored = Record(anchor);
       anchored.size = size;
@@ -89,6 +97,7 @@ class DocumentGuard : public YAML::EventHandler {
     Add(size, 0);
   }
   void Open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    Count(mark);
     if (static_cast<int>(open_.size()) >= max_depth_) {
       throw Refused{mark, fmt::format("nested deeper than {} maps and lists", max_depth_)};
     }
@@ -108,7 +117,9 @@ class DocumentGuard : public YAML::EventHandler {
   }
 
   int max_depth_;
+  uint64_t max_nodes_;
   uint64_t alias_budget_;
+  uint64_t written_ = 0;  // nodes as written so far
   uint64_t aliased_ = 0;  // what the aliases seen so far add
   std::string anchor_name_;
   std::vector<Anchored> anchors_;

@@ -34,8 +34,13 @@ namespace ballast::config {
 // again: nine levels of ten aliases ("billion laughs") are a billion nodes to
 // walk, and an alias inside the node it names (`&a [*a]`) is a cycle.
 struct YamlLimits {
-  size_t max_bytes = size_t{64} << 20;  // 64 MiB: `kubectl get nodes -o yaml` of ~5,000 nodes
-  int max_depth = 64;                   // maps and lists nested in each other, aliases expanded
+  // 16 MiB: `kubectl get nodes -o yaml` of ~2,000 nodes. yaml-cpp spends
+  // ~460 bytes on each map, list and scalar, so the written nodes are bounded
+  // too: a million of them are ~0.5 GB, and 16 MiB of "[a,a,...]" would be 8
+  // million (~4 GB) without that bound.
+  size_t max_bytes = size_t{16} << 20;
+  size_t max_nodes = 1'000'000;  // maps, lists and scalars as written
+  int max_depth = 64;            // maps and lists nested in each other, aliases expanded
   // Aliases may add at most as many nodes plus scalar bytes as the text has
   // bytes, or as this floor when the text is smaller.
   size_t min_alias_budget = size_t{1} << 20;
@@ -48,6 +53,7 @@ class YamlNode {
   //   "file: N bytes is over the limit of M bytes" before parsing a longer text;
   //   "file:line:col: not valid YAML: ..." for a syntax error;
   //   "file:line:col: nested deeper than N maps and lists" (aliases expanded);
+  //   "file:line:col: more than N maps, lists and scalars";
   //   "file:line:col: alias 'a' ..." for an alias inside the node it names,
   //     or one that takes the aliases' expansion past the budget above.
   static StatusOr<YamlNode> Parse(std::string_view text, std::string file_name,
