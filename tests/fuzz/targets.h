@@ -4,9 +4,9 @@
 // suite's fuzz_replay_test, which feeds them every kept input with gcc.
 //
 // A target returns normally for every input; a crash, a sanitizer report, a
-// hang or an allocation past libFuzzer's limits is a finding. Where a reader
-// accepts its input, the target also uses the result the way the program
-// would next (serialise it again), so what parses is checked to be usable.
+// hang or an allocation past libFuzzer's limits is a finding. The protocol
+// and JSON targets also use what parses the way the program would next
+// (serialise it again), so what is accepted is checked to be usable.
 //
 // Thread-safety: pure functions.
 #pragma once
