@@ -1,8 +1,11 @@
 #include "config/yaml_node.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace ballast::config {
 namespace {
@@ -14,16 +17,165 @@ std::string Quote(const YAML::Node& node) {
   return "a map";
 }
 
+// Thrown by DocumentGuard to stop the parse at the first offence.
+struct Refused {
+  YAML::Mark mark;
+  std::string message;
+};
+
+// Reads the parser's events for one document, before it is loaded, and
+// refuses it when maps and lists nest deeper than the limit or aliases would
+// make a walk over the loaded tree expand past the budget. It never expands
+// anything itself: each anchored node's size (nodes plus scalar bytes) and
+// height are recorded once, and an alias adds them as numbers.
+class DocumentGuard : public YAML::EventHandler {
+ public:
+  DocumentGuard(const YamlLimits& limits, size_t text_bytes)
+      : max_depth_(limits.max_depth),
+        max_nodes_(limits.max_nodes),
+        alias_budget_(std::max(limits.min_alias_budget, text_bytes)) {}
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnAnchor(const YAML::Mark&, const std::string& name) override { anchor_name_ = name; }
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { Leaf(mark, anchor, 1); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string& value) override {
+    Leaf(mark, anchor, 1 + value.size());
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override;
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    Open(mark, anchor);
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Anchored {
+    std::string name;
+    uint64_t size = 0;  // nodes plus scalar bytes, aliases inside expanded
+    int height = 0;     // maps and lists on the longest path down, 0 for a scalar
+    bool closed = false;
+  };
+  struct Frame {
+    YAML::anchor_t anchor;
+    uint64_t size = 1;
+    int height = 1;
+  };
+
+  Anchored& Record(YAML::anchor_t anchor) {
+    if (anchors_.size() <= anchor) anchors_.resize(anchor + 1);
+    if (!anchor_name_.empty()) anchors_[anchor].name = std::move(anchor_name_);
+    anchor_name_.clear();
+    return anchors_[anchor];
+  }
+  // Adds a finished child to the collection that holds it.
+  void Add(uint64_t size, int height) {
+    if (open_.empty()) return;
+    open_.back().size += size;
+    open_.back().height = std::max(open_.back().height, height + 1);
+  }
+  // Counts a node as written; refuses one past the limit.
+  void Count(const YAML::Mark& mark) {
+    if (++written_ > max_nodes_) {
+      throw Refused{mark, fmt::format("more than {} maps, lists and scalars", max_nodes_)};
+    }
+  }
+  void Leaf(const YAML::Mark& mark, YAML::anchor_t anchor, uint64_t size) {
+    Count(mark);
+    if (anchor != YAML::NullAnchor) {
+      Anchored& anchored = Record(anchor);
+      anchored.size = size;
+      anchored.height = 0;
+      anchored.closed = true;
+    }
+    Add(size, 0);
+  }
+  void Open(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    Count(mark);
+    if (static_cast<int>(open_.size()) >= max_depth_) {
+      throw Refused{mark, fmt::format("nested deeper than {} maps and lists", max_depth_)};
+    }
+    if (anchor != YAML::NullAnchor) Record(anchor).closed = false;
+    open_.push_back({anchor});
+  }
+  void Close() {
+    const Frame done = open_.back();
+    open_.pop_back();
+    if (done.anchor != YAML::NullAnchor) {
+      Anchored& anchored = anchors_[done.anchor];
+      anchored.size = done.size;
+      anchored.height = done.height;
+      anchored.closed = true;
+    }
+    Add(done.size, done.height);
+  }
+
+  int max_depth_;
+  uint64_t max_nodes_;
+  uint64_t alias_budget_;
+  uint64_t written_ = 0;  // nodes as written so far
+  uint64_t aliased_ = 0;  // what the aliases seen so far add
+  std::string anchor_name_;
+  std::vector<Anchored> anchors_;
+  std::vector<Frame> open_;
+};
+
+void DocumentGuard::OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) {
+  const Anchored target = anchor < anchors_.size() ? anchors_[anchor] : Anchored{};
+  const std::string name = target.name.empty() ? fmt::format("#{}", anchor) : target.name;
+  if (!target.closed) {
+    throw Refused{mark, fmt::format("alias '{}' is inside the node it names (a cycle)", name)};
+  }
+  if (static_cast<int>(open_.size()) + target.height > max_depth_) {
+    throw Refused{mark, fmt::format("alias '{}' nests the document deeper than {} maps and lists",
+                                    name, max_depth_)};
+  }
+  aliased_ += target.size;
+  if (aliased_ > alias_budget_) {
+    throw Refused{mark, fmt::format("alias '{}' takes what aliases repeat past {} nodes and "
+                                    "bytes (an alias bomb?); write the values out instead",
+                                    name, alias_budget_)};
+  }
+  Add(target.size, target.height);
+}
+
+// Runs the guard over the first document of `text`; throws Refused or a
+// YAML::Exception.
+void GuardDocument(const std::string& text, const YamlLimits& limits) {
+  std::istringstream stream(text);
+  YAML::Parser parser(stream);
+  DocumentGuard guard(limits, text.size());
+  parser.HandleNextDocument(guard);
+}
+
+std::string At(const std::string& file, const YAML::Mark& mark) {
+  return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
+}
+
 }  // namespace
 
-StatusOr<YamlNode> YamlNode::Parse(std::string_view text, std::string file_name) {
+StatusOr<YamlNode> YamlNode::Parse(std::string_view text, std::string file_name,
+                                   const YamlLimits& limits) {
   auto file = std::make_shared<const std::string>(std::move(file_name));
+  if (text.size() > limits.max_bytes) {
+    return Status::Invalid(fmt::format("{}: {} bytes is over the limit of {} bytes", *file,
+                                       text.size(), limits.max_bytes));
+  }
+  const std::string owned(text);
   try {
-    YAML::Node root = YAML::Load(std::string(text));
+    GuardDocument(owned, limits);
+    YAML::Node root = YAML::Load(owned);
     return YamlNode(root, file, "");
+  } catch (const Refused& refused) {
+    return Status::Invalid(fmt::format("{}: {}", At(*file, refused.mark), refused.message));
   } catch (const YAML::Exception& e) {
-    return Status::Invalid(fmt::format("{}:{}:{}: not valid YAML: {}", *file, e.mark.line + 1,
-                                       e.mark.column + 1, e.msg));
+    return Status::Invalid(fmt::format("{}: not valid YAML: {}", At(*file, e.mark), e.msg));
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -25,11 +26,38 @@
 
 namespace ballast::config {
 
+// Bounds on a document from outside, checked before and while parsing so that
+// neither yaml-cpp nor a reader walking the result can be made to run out of
+// stack, memory or time. yaml-cpp 0.7 refuses nesting past 2,000 levels on
+// its own; it keeps an alias as a second reference to the anchored node, so
+// `*a` costs nothing to load, but every reader that walks the tree expands it
+// again: nine levels of ten aliases ("billion laughs") are a billion nodes to
+// walk, and an alias inside the node it names (`&a [*a]`) is a cycle.
+struct YamlLimits {
+  // 16 MiB: `kubectl get nodes -o yaml` of ~2,000 nodes. yaml-cpp spends
+  // ~460 bytes on each map, list and scalar, so the written nodes are bounded
+  // too: a million of them are ~0.5 GB, and 16 MiB of "[a,a,...]" would be 8
+  // million (~4 GB) without that bound.
+  size_t max_bytes = size_t{16} << 20;
+  size_t max_nodes = 1'000'000;  // maps, lists and scalars as written
+  int max_depth = 64;            // maps and lists nested in each other, aliases expanded
+  // Aliases may add at most as many nodes plus scalar bytes as the text has
+  // bytes, or as this floor when the text is smaller.
+  size_t min_alias_budget = size_t{1} << 20;
+};
+
 class YamlNode {
  public:
-  // Parses `text` as one YAML document. `file_name` is used in messages only.
-  // Returns Invalid naming the line of a syntax error.
-  static StatusOr<YamlNode> Parse(std::string_view text, std::string file_name);
+  // Parses `text` as one YAML document (the first, when there are several).
+  // `file_name` is used in messages only. Returns Invalid
+  //   "file: N bytes is over the limit of M bytes" before parsing a longer text;
+  //   "file:line:col: not valid YAML: ..." for a syntax error;
+  //   "file:line:col: nested deeper than N maps and lists" (aliases expanded);
+  //   "file:line:col: more than N maps, lists and scalars";
+  //   "file:line:col: alias 'a' ..." for an alias inside the node it names,
+  //     or one that takes the aliases' expansion past the budget above.
+  static StatusOr<YamlNode> Parse(std::string_view text, std::string file_name,
+                                  const YamlLimits& limits = {});
 
   bool IsMap() const { return node_.IsMap(); }
   bool IsSequence() const { return node_.IsSequence(); }

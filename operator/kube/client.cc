@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/bounded_json.h"
+
 namespace ballast::kube {
 
 ResourceRef ResourceRef::In(std::string namespace_name) const {
@@ -100,9 +102,13 @@ Status StatusFromApiStatus(const nlohmann::json& status, const std::string& what
 
 namespace {
 
-// The message of a metav1.Status body, or "" when the body is not one.
+// The message of a metav1.Status body, or "" when the body is not one (or is
+// over ParseBoundedJson's default limits, 16 MiB and 64 levels: a Status is a
+// few hundred bytes).
 std::string ApiMessage(const std::string& body) {
-  auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  auto parsed = ParseBoundedJson(body, "API status");
+  if (!parsed.ok()) return "";
+  const nlohmann::json& json = *parsed;
   if (!json.is_object() || json.value("kind", "") != "Status") return "";
   auto message = json.find("message");
   return message != json.end() && message->is_string() ? message->get<std::string>() : "";

@@ -16,6 +16,8 @@
 
 #include <boost/asio/ssl.hpp>
 
+#include "common/bounded_json.h"
+
 namespace ballast::kube {
 namespace {
 
@@ -26,6 +28,15 @@ using web::http::client::http_client_config;
 enum Verb { kGet, kList, kWatch, kCreate, kUpdate, kPatch, kDelete, kVerbCount };
 constexpr std::array<const char*, kVerbCount> kVerbNames = {"get",    "list",  "watch", "create",
                                                             "update", "patch", "delete"};
+
+// What the API server may send, checked before parsing (ParseBoundedJson).
+// A body can be a whole list, unpaged: 5,000 nodes or pods at ~20 KiB of JSON
+// each (managedFields included) is ~100 MiB, so 256 MiB leaves room. A watch
+// line is one object, which etcd caps at 1.5 MiB by default; 16 MiB allows a
+// raised cap. 128 levels: objects nest ~15 deep, CRDs' schemas ~40 (each
+// property adds two); beyond that only a hostile server or proxy.
+constexpr JsonLimits kBodyLimits{.max_bytes = size_t{256} << 20, .max_depth = 128};
+constexpr JsonLimits kWatchEventLimits{.max_bytes = size_t{16} << 20, .max_depth = 128};
 
 // Loads the CA, the client certificate and the key into `ctx`; throws
 // boost::system::system_error when one does not parse.
@@ -125,10 +136,11 @@ struct HttpKubeClient::Impl {
 
   StatusOr<nlohmann::json> SendJson(const Request& request) {
     BALLAST_ASSIGN_OR_RETURN(std::string body, Send(request));
-    auto json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) {
+    auto json =
+        ParseBoundedJson(body, fmt::format("{} {}", request.method, request.path), kBodyLimits);
+    if (!json.ok()) {
       return Status::Unavailable(
-          fmt::format("{} {}: the API server sent no JSON", request.method, request.path));
+          fmt::format("the API server sent no usable JSON: {}", json.status().message()));
     }
     return json;
   }
@@ -150,7 +162,9 @@ std::optional<WatchEventType> ParseEventType(const std::string& type) {
 
 // Parses one line of a watch stream; Unavailable when it is not an event.
 StatusOr<WatchEvent> ParseEvent(const std::string& line, const std::string& what) {
-  auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  auto parsed = ParseBoundedJson(line, what + " watch event", kWatchEventLimits);
+  if (!parsed.ok()) return Status::Unavailable(parsed.status().message());
+  nlohmann::json& json = *parsed;
   if (!json.is_object() || !json.contains("type") || !json["type"].is_string()) {
     return Status::Unavailable(fmt::format("{}: not a watch event: {}", what, line.substr(0, 200)));
   }

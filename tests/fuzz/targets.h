@@ -1,0 +1,45 @@
+// The fuzz targets: one function per reader of text from outside, each
+// taking any bytes at all. They are built twice: into libFuzzer programs with
+// clang, ASan and UBSan (BALLAST_FUZZ=ON, fuzzer.cc), and into the normal
+// suite's fuzz_replay_test, which feeds them every kept input with gcc.
+//
+// A target returns normally for every input; a crash, a sanitizer report, a
+// hang or an allocation past libFuzzer's limits is a finding. The protocol
+// and JSON targets also use what parses the way the program would next
+// (serialise it again), so what is accepted is checked to be usable.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace ballast::fuzz {
+
+using Target = void (*)(std::string_view text);
+
+struct NamedTarget {
+  const char* name;  // as in tests/fuzz/corpus/<name> and fuzz_<name>
+  Target run;
+};
+
+// The job file of `ballast run` (core/job ParseJob).
+void JobFile(std::string_view text);
+// The cluster file of emulated nodes (core/job ParseCluster).
+void ClusterFile(std::string_view text);
+// A simulator scenario (core/sim ParseScenario).
+void ScenarioFile(std::string_view text);
+// A WeightProfile document (core/fuzzy ParseProfile).
+void ProfileFile(std::string_view text);
+// Node facts: `nodes:` lists, `kubectl get nodes -o yaml`, one Node (ParseNodes).
+void NodesFile(std::string_view text);
+// A protocol body (core/protocol): one text read as a report, a reply, a job
+// description and a refusal, as either side of the wire may receive it.
+void ProtocolBody(std::string_view text);
+// ParseBoundedJson itself: what it accepts must serialise and parse back equal.
+void BoundedJson(std::string_view text);
+
+// Every target above, by name.
+const std::vector<NamedTarget>& AllTargets();
+
+}  // namespace ballast::fuzz

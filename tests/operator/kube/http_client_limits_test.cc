@@ -1,0 +1,121 @@
+// HttpKubeClient against a loopback server that answers every request with one
+// canned body: what the API server (or anything posing as it) sends is parsed
+// within ParseBoundedJson's limits, and a hostile body is an error, not a crash.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "operator/kube/http_client.h"
+
+namespace ballast::kube {
+namespace {
+
+// Answers each connection on a loopback port with 200 and `body`.
+class CannedServer {
+ public:
+  explicit CannedServer(std::string body) : body_(std::move(body)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
+        listen(fd_, 8) == 0) {
+      port_ = ntohs(address.sin_port);
+    }
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~CannedServer() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      const int client = accept(fd_, nullptr, nullptr);
+      if (client < 0) return;
+      std::string request;
+      char buffer[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = read(client, buffer, sizeof(buffer));
+        if (n <= 0) break;
+        request.append(buffer, n);
+      }
+      const std::string response =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+          "Content-Length: " +
+          std::to_string(body_.size()) + "\r\n\r\n" + body_;
+      for (size_t sent = 0; sent < response.size();) {
+        const ssize_t n = write(client, response.data() + sent, response.size() - sent);
+        if (n <= 0) break;
+        sent += n;
+      }
+      close(client);
+    }
+  }
+
+  std::string body_;
+  int fd_ = -1;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+std::unique_ptr<HttpKubeClient> ClientOf(const CannedServer& server) {
+  ClusterConfig config;
+  config.server = server.url();
+  config.token = TokenSource::Fixed("");
+  config.source = "test";
+  auto client = HttpKubeClient::Create(config);
+  EXPECT_TRUE(client.ok()) << client.status().ToString();
+  return client.ok() ? std::move(*client) : nullptr;
+}
+
+std::string Nested(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+
+TEST(HttpKubeClientLimits, ObjectWithinTheLimitsIsRead) {
+  CannedServer server(R"({"kind": "ConfigMap", "metadata": {"name": "x"}})");
+  auto client = ClientOf(server);
+  ASSERT_TRUE(client);
+  auto object = client->Get(ConfigMaps().In("default").Named("x"));
+  ASSERT_TRUE(object.ok()) << object.status().ToString();
+  EXPECT_EQ((*object)["metadata"]["name"], "x");
+}
+
+TEST(HttpKubeClientLimits, ApiServerBodyNestedSixtyThousandDeepIsUnavailableNotACrash) {
+  CannedServer server(R"({"kind": "ConfigMap", "data": )" + Nested(60000) + "}");
+  auto client = ClientOf(server);
+  ASSERT_TRUE(client);
+  auto object = client->Get(ConfigMaps().In("default").Named("x"));
+  ASSERT_FALSE(object.ok());
+  EXPECT_EQ(object.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(object.status().message().find("nested deeper than 128"), std::string::npos)
+      << object.status().message();
+}
+
+TEST(HttpKubeClientLimits, WatchEventNestedSixtyThousandDeepEndsTheWatchNotTheProcess) {
+  CannedServer server(R"({"type": "ADDED", "object": )" + Nested(60000) + "}\n");
+  auto client = ClientOf(server);
+  ASSERT_TRUE(client);
+  int events = 0;
+  Status status = client->Watch(ConfigMaps().In("default"), WatchOptions{},
+                                [&](const WatchEvent&) { return ++events > 0; });
+  EXPECT_EQ(events, 0);
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("watch event: nested deeper than 128"), std::string::npos)
+      << status.message();
+}
+
+}  // namespace
+}  // namespace ballast::kube
