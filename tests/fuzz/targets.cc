@@ -5,6 +5,8 @@
 
 #include "common/bounded_json.h"
 #include "fuzzy/profile.h"
+#include "fuzzy/profile_json.h"
+#include "job/job_json.h"
 #include "job/job_spec.h"
 #include "protocol/messages.h"
 #include "sim/scenario.h"
@@ -53,6 +55,15 @@ void ProtocolBody(std::string_view text) {
   Reserialise(protocol::ParseJobDescription(*json));
 }
 
+void CrdObject(std::string_view text) {
+  auto object = ParseBoundedJson(text, "object");
+  if (!object.ok()) return;
+  (void)fuzzy::ProfileFromJson(*object);
+  if (!object->is_object()) return;
+  const auto spec = object->find("spec");
+  if (spec != object->end()) (void)job::JobSpecFromJson(*spec, "job");
+}
+
 void BoundedJson(std::string_view text) {
   JsonLimits limits;
   limits.max_depth = 16;
@@ -66,7 +77,7 @@ const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},         {"cluster", ClusterFile}, {"scenario", ScenarioFile},
       {"profile", ProfileFile}, {"nodes", NodesFile},     {"protocol", ProtocolBody},
-      {"json", BoundedJson},
+      {"crd", CrdObject},       {"json", BoundedJson},
   };
   return targets;
 }
