@@ -160,14 +160,18 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   if (report.leaving) {
     // Hand in what it finished, then give back the rest of its lease.
     policy_->OnReport(event);
-    policy_->OnWorkerLost(id, now);
-    worker.holds_lease = false;
-    ++messages_;
-    protocol::ReplyMessage done;
-    done.kind = Reply::Kind::kDone;
-    return done;
+    return Leave(id, now);
   }
   return Decide(id, event);
+}
+
+protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {
+  policy_->OnWorkerLost(id, now);
+  workers_[id].holds_lease = false;
+  ++messages_;
+  protocol::ReplyMessage done;
+  done.kind = Reply::Kind::kDone;
+  return done;
 }
 
 std::pair<double, double> JobSession::BoundedSeconds(const Worker& worker,
@@ -313,12 +317,7 @@ protocol::ReplyMessage JobSession::OnCheckReport(WorkerId id, const protocol::Re
   const bool recomputed = !verifier_.Holding(id).has_value();
   if (report.leaving) {
     verifier_.Release(id);  // when unfinished: another worker takes it
-    policy_->OnWorkerLost(id, now);
-    worker.holds_lease = false;
-    ++messages_;
-    protocol::ReplyMessage done;
-    done.kind = Reply::Kind::kDone;
-    return done;
+    return Leave(id, now);
   }
   if (!recomputed) {
     ++messages_;

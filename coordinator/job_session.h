@@ -208,6 +208,9 @@ class JobSession {
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
+  // A worker that is leaving: the rest of its lease goes back to the policy;
+  // the reply is "done".
+  protocol::ReplyMessage Leave(balance::WorkerId id, double now);
   // Verification's hooks (verification.h). A report from a worker holding a
   // check: hands the check in when it is complete, then asks the policy.
   // `seconds`: the report's calc and CPU seconds as BoundedSeconds cut them.

@@ -11,6 +11,8 @@
 #include <string>
 #include <utility>
 
+#include "support/shell_command.h"
+
 namespace ballast::cli {
 namespace {
 
@@ -36,12 +38,7 @@ void Write(const fs::path& file, const std::string& text) { std::ofstream(file) 
 std::pair<int, std::string> Ballast(const std::string& arguments) {
   const std::string command =
       "timeout 60 " + std::string(BALLAST_BINARY) + " " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[512];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) out += buffer;
-  const int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
+  return testing::RunShellCommand(command);
 }
 
 constexpr const char* kAbsurdNodes = R"(nodes:

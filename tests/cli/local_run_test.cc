@@ -15,6 +15,7 @@
 #include "local_runner.h"
 #include "support/marked_line.h"
 #include "support/primes_workload.h"
+#include "support/shell_command.h"
 
 namespace ballast::cli {
 namespace {
@@ -194,12 +195,7 @@ std::pair<int, std::string> RunCli(const std::string& job, const std::string& cl
   std::ofstream(dir / "cluster.yaml") << cluster;
   const std::string command = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
                               " --cluster " + (dir / "cluster.yaml").string() + " 2>&1 >/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[512];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) out += buffer;
-  const int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
+  return testing::RunShellCommand(command);
 }
 
 const char kGoodJob[] = "workload:\n  primes: {limit: 1000}\n";

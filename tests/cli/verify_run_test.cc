@@ -14,6 +14,7 @@
 #include "kernels/reference.h"
 #include "local_runner.h"
 #include "support/primes_workload.h"
+#include "support/shell_command.h"
 
 namespace ballast::cli {
 namespace {
@@ -111,12 +112,7 @@ std::pair<int, std::string> RunCli(const TempDir& dir, const std::string& job,
   const std::string command = std::string(BALLAST_BINARY) + " run " +
                               (dir.path() / "job.yaml").string() + " --cluster " +
                               (dir.path() / "cluster.yaml").string() + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[512];
-  while (fgets(buffer, sizeof(buffer), pipe) != nullptr) out += buffer;
-  const int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
+  return testing::RunShellCommand(command);
 }
 
 const char kTwoNodes[] = "nodes:\n  - {name: a, speed: 0.5}\n  - {name: b, speed: 0.5}\n";
