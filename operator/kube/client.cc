@@ -130,10 +130,14 @@ Status StatusFromHttp(int http_code, const std::string& body, const std::string&
       return Status::Conflict(std::move(message));
     case 410:
       return Status::Gone(std::move(message));
+    // Retried, not permanent: a service account's token rotates, RBAC
+    // bindings propagate after the operator starts, and a ResourceQuota
+    // refuses a pod with 403 only until others finish.
     case 401:
-      return Status::Invalid("unauthorized (the API server rejected the credentials): " + message);
+      return Status::Unavailable("unauthorized (the API server rejected the credentials): " +
+                                 message);
     case 403:
-      return Status::Invalid("forbidden (RBAC does not allow it): " + message);
+      return Status::Unavailable("forbidden (RBAC or a quota does not allow it): " + message);
     case 408:
     case 429:
       return Status::Unavailable(std::move(message));

@@ -248,14 +248,17 @@ TEST(HttpKubeClient, RejectsKeysThatDoNotParse) {
   EXPECT_NE(client.status().message().find("kc.yaml"), std::string::npos);
 }
 
+// 401 and 403 are retried with backoff, not permanent: a rotated token, an
+// RBAC binding that has not propagated yet or an exhausted ResourceQuota
+// ("exceeded quota", a 403) must not fail a job for good.
 TEST(StatusFromHttp, MapsCodesAndKeepsTheApiServersMessage) {
   const std::string body =
       R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"the message","code":0})";
   const std::vector<std::pair<int, StatusCode>> table = {
       {404, StatusCode::kNotFound},    {409, StatusCode::kConflict},
       {410, StatusCode::kGone},        {400, StatusCode::kInvalid},
-      {422, StatusCode::kInvalid},     {401, StatusCode::kInvalid},
-      {403, StatusCode::kInvalid},     {429, StatusCode::kUnavailable},
+      {422, StatusCode::kInvalid},     {401, StatusCode::kUnavailable},
+      {403, StatusCode::kUnavailable}, {429, StatusCode::kUnavailable},
       {500, StatusCode::kUnavailable}, {503, StatusCode::kUnavailable},
       {504, StatusCode::kUnavailable}, {200, StatusCode::kOk},
   };
