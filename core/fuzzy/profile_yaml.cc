@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/names.h"
 #include "config/yaml_node.h"
 #include "fuzzy/profile.h"
 
@@ -45,6 +46,17 @@ StatusOr<std::string> RequireName(const YamlNode& map, std::string_view key,
   BALLAST_ASSIGN_OR_RETURN(std::string text, node.AsString());
   if (text.empty()) return node.Error(what);
   return text;
+}
+
+// The node name under `key`, a DNS-1123 subdomain as Kubernetes names nodes
+// (common/names.h); Invalid naming the file, the line and what is wrong.
+StatusOr<std::string> RequireNodeName(const YamlNode& map, std::string_view key) {
+  BALLAST_ASSIGN_OR_RETURN(std::string name, RequireName(map, key, "a non-empty node name"));
+  if (Status checked = CheckName(name, NameKind::kDnsSubdomain); !checked.ok()) {
+    BALLAST_ASSIGN_OR_RETURN(YamlNode node, map.Require(key));
+    return node.Fail(checked.message());
+  }
+  return name;
 }
 
 // A number in [min, max]; Invalid naming the bounds otherwise.
@@ -194,7 +206,7 @@ StatusOr<NodeFacts> ParseKubernetesNode(const YamlNode& item) {
   BALLAST_ASSIGN_OR_RETURN(YamlNode metadata, item.Require("metadata"));
   if (!metadata.IsMap()) return metadata.Error("a map with name and labels");
   NodeFacts node;
-  BALLAST_ASSIGN_OR_RETURN(node.name, RequireName(metadata, "name", "a non-empty node name"));
+  BALLAST_ASSIGN_OR_RETURN(node.name, RequireNodeName(metadata, "name"));
   BALLAST_ASSIGN_OR_RETURN(node.labels, ParseLabels(metadata.Get("labels")));
   return node;
 }
@@ -203,7 +215,7 @@ StatusOr<NodeFacts> ParseKubernetesNode(const YamlNode& item) {
 StatusOr<NodeFacts> ParseNodeEntry(const YamlNode& entry) {
   if (!entry.IsMap()) return entry.Error("a map with name and labels");
   NodeFacts node;
-  BALLAST_ASSIGN_OR_RETURN(node.name, RequireName(entry, "name", "a non-empty node name"));
+  BALLAST_ASSIGN_OR_RETURN(node.name, RequireNodeName(entry, "name"));
   BALLAST_ASSIGN_OR_RETURN(node.labels, ParseLabels(entry.Get("labels")));
   return node;
 }
