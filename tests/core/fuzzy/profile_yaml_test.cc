@@ -543,8 +543,7 @@ items:
        "missing required key 'metadata'"},
       // Guards `ballast weights` printing a name that is not one Kubernetes
       // allows (a path, control bytes) as it was written.
-      {"node name with a slash", "nodes:\n  - name: ../x  # <-\n",
-       "expected a DNS-1123 subdomain"},
+      {"node name with a slash", "nodes:\n  - name: ../x  # <-\n", "expected a DNS-1123 subdomain"},
       {"node name with a control byte", "kind: Node\nmetadata:\n  name: \"a\\tb\"  # <-\n",
        "got 'a\\x09b'"},
       {"not a map", "- a  # <-\n- b\n", "expected a map with `nodes:`"},
