@@ -16,6 +16,7 @@
 #include <pplx/threadpool.h>
 
 #include "kernels/kernel.h"
+#include "worker/bundle.h"
 #include "worker/metrics.h"
 #include "worker/worker_loop.h"
 
@@ -61,6 +62,20 @@ void EndCommandsOnStop() {
       _exit(1);
     }
   }
+}
+
+// `ballast-worker bundle --to DIR` (worker/bundle.h). Returns the exit code.
+int RunBundle(const std::string& dir) {
+  const auto summary = ballast::worker::WriteBundle(dir);
+  if (!summary.ok()) {
+    std::fprintf(stderr, "ballast-worker bundle: %s\n", summary.status().message().c_str());
+    return summary.status().code() == ballast::StatusCode::kInvalid ? 2 : 1;
+  }
+  std::printf("bundled %zu files, %.1f MB, into %s; run it as %s/%s --library-path %s/%s %s/%s\n",
+              summary->entries.size(), static_cast<double>(summary->bytes) / 1e6, dir.c_str(),
+              dir.c_str(), ballast::worker::kBundleLoader, dir.c_str(),
+              ballast::worker::kBundleLibDir, dir.c_str(), ballast::worker::kBundleProgram);
+  return 0;
 }
 
 void HandleStopSignals() {
@@ -117,7 +132,16 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics on host:port (empty: off) [BALLAST_METRICS_LISTEN]");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
+  std::string bundle_dir;
+  CLI::App* bundle = app.add_subcommand(
+      "bundle",
+      "copy this worker, its dynamic loader and every shared library it has mapped into DIR,\n"
+      "to run as DIR/ld.so --library-path DIR/lib DIR/ballast-worker in another image of the\n"
+      "same architecture (the exec workload in the user's image). DIR must be empty, missing\n"
+      "or a previous bundle.");
+  bundle->add_option("--to", bundle_dir, "the directory to write")->required();
   CLI11_PARSE(app, argc, argv);
+  if (*bundle) return RunBundle(bundle_dir);
 
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-worker %v");
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
