@@ -115,6 +115,32 @@ json WorkerContainer(const json& job, const std::string& node, const WorkerPodSe
   return container;
 }
 
+// The exec workload in the user's image (docs/workloads.md): the worker
+// container as built above becomes an init container of the same image that
+// bundles the worker into an emptyDir, and the main container runs that
+// bundle, through its own loader, in `image`. /tmp is a writable emptyDir, as
+// the root file system stays read-only.
+void RunInUserImage(json& pod_spec, const std::string& image) {
+  json& worker = pod_spec["containers"][0];
+  json bundle = worker;
+  bundle["name"] = "bundle";
+  bundle["args"] = json::array({"bundle", "--to", kBundleMountPath});
+  bundle["volumeMounts"] =
+      json::array({{{"name", "ballast-bundle"}, {"mountPath", kBundleMountPath}}});
+  bundle.erase("env");
+  bundle.erase("ports");
+  const std::string dir = kBundleMountPath;
+  worker["image"] = image;
+  worker["command"] =
+      json::array({dir + "/ld.so", "--library-path", dir + "/lib", dir + "/ballast-worker"});
+  worker["volumeMounts"] = json::array(
+      {{{"name", "ballast-bundle"}, {"mountPath", kBundleMountPath}, {"readOnly", true}},
+       {{"name", "tmp"}, {"mountPath", "/tmp"}}});
+  pod_spec["initContainers"] = json::array({bundle});
+  pod_spec["volumes"] = json::array({{{"name", "ballast-bundle"}, {"emptyDir", json::object()}},
+                                     {{"name", "tmp"}, {"emptyDir", json::object()}}});
+}
+
 }  // namespace
 
 std::string WorkerPodName(const std::string& job, const std::string& node) {
@@ -146,6 +172,8 @@ json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSet
       {"containers", json::array({WorkerContainer(job, node, settings)})},
   };
   if (spec.contains("tolerations")) pod_spec["tolerations"] = spec["tolerations"];
+  const json exec = spec.value("workload", json::object()).value("exec", json::object());
+  if (!exec.value("image", std::string()).empty()) RunInUserImage(pod_spec, exec["image"]);
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", Metadata(job, WorkerPodName(job["metadata"]["name"], node), &node)},

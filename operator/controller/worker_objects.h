@@ -28,6 +28,8 @@ struct WorkerPodSettings {
 std::string WorkerPodName(const std::string& job, const std::string& node);
 // "<job>-token" (a DNS subdomain; long names are shortened with a hash).
 std::string TokenSecretName(const std::string& job);
+// Where the bundle of the worker is mounted in exec-in-user-image pods.
+inline constexpr const char* kBundleMountPath = "/ballast";
 // The key under which the Secret holds the token.
 inline constexpr const char* kTokenKey = "token";
 
@@ -43,6 +45,14 @@ nlohmann::json OwnerReference(const nlohmann::json& job);
 // read-only, capability-free security context, restartPolicy Never (the
 // operator replaces failed pods, counting them against backoffLimit) and the
 // coordinator's address in the environment.
+//
+// An exec job whose workload.exec.image is set runs in that image instead:
+// an init container "bundle" of the worker image (same security context,
+// pull policy and resources) runs `ballast-worker bundle --to /ballast` into
+// an emptyDir, and the "worker" container runs the user's image with command
+// /ballast/ld.so --library-path /ballast/lib /ballast/ballast-worker (the
+// emptyDir mounted read-only) and a writable emptyDir on /tmp; env, security
+// context and resources as for any worker.
 nlohmann::json BuildWorkerPod(const nlohmann::json& job, const std::string& node,
                               const WorkerPodSettings& settings);
 

@@ -93,6 +93,89 @@ TEST(BuildWorkerPod, UsesTheOperatorsImageWhenTheJobNamesNone) {
   EXPECT_FALSE(pod["spec"].contains("tolerations"));
 }
 
+TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
+  struct Case {
+    const char* name;
+    json workload;
+    bool in_user_image;
+  };
+  const json command = json::array({"sh", "-c", "true"});
+  for (const Case& c : std::vector<Case>{
+           {"primes", {{"primes", {{"limit", 1000}}}}, false},
+           {"matmul", {{"matmul", {{"size", 64}, {"block", 16}}}}, false},
+           {"exec without image", {{"exec", {{"command", command}}}}, false},
+           {"exec with empty image", {{"exec", {{"command", command}, {"image", ""}}}}, false},
+           {"exec with image", {{"exec", {{"command", command}, {"image", "busybox:1"}}}}, true},
+       }) {
+    SCOPED_TRACE(c.name);
+    const json pod = BuildWorkerPod(Job({{"workload", c.workload}}), "pi5-0", WorkerPodSettings{});
+    const json& spec = pod["spec"];
+    ASSERT_EQ(spec["containers"].size(), 1u);
+    EXPECT_EQ(spec.contains("initContainers"), c.in_user_image);
+    EXPECT_EQ(spec.contains("volumes"), c.in_user_image);
+    EXPECT_EQ(spec["containers"][0]["image"],
+              c.in_user_image ? "busybox:1" : "ballast-worker:0.1.0");
+    // The worker image's entrypoint is ballast-worker; only the user's image
+    // needs a command.
+    EXPECT_EQ(spec["containers"][0].contains("command"), c.in_user_image);
+  }
+}
+
+TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
+  WorkerPodSettings settings;
+  settings.coordinator_url = "http://coordinator:8080";
+  settings.coordinator_job = "lab.primes";
+  settings.metrics_port = 9090;
+  const json resources = {{"limits", {{"cpu", "1"}, {"memory", "256Mi"}}}};
+  const json job =
+      Job({{"workload", {{"exec", {{"command", json::array({"sh"})}, {"image", "debian:12"}}}}},
+           {"worker",
+            {{"image", "registry/ballast-worker:1"},
+             {"imagePullPolicy", "IfNotPresent"},
+             {"resources", resources}}}});
+  const json pod = BuildWorkerPod(job, "pi4b-0", settings);
+  const json plain = BuildWorkerPod(Job({{"worker", job["spec"]["worker"]}}), "pi4b-0", settings);
+  const json& spec = pod["spec"];
+  // The pod around the containers is the same as any worker pod's.
+  for (const char* key : {"securityContext", "affinity", "restartPolicy",
+                          "automountServiceAccountToken", "terminationGracePeriodSeconds"}) {
+    EXPECT_EQ(spec[key], plain["spec"][key]) << key;
+  }
+  EXPECT_EQ(pod["metadata"], plain["metadata"]);
+
+  ASSERT_EQ(spec["initContainers"].size(), 1u);
+  const json& bundle = spec["initContainers"][0];
+  const json& worker = spec["containers"][0];
+  const json& usual = plain["spec"]["containers"][0];
+  EXPECT_EQ(bundle["name"], "bundle");
+  EXPECT_EQ(bundle["image"], "registry/ballast-worker:1");
+  EXPECT_FALSE(bundle.contains("command"));
+  EXPECT_EQ(bundle["args"], json::array({"bundle", "--to", "/ballast"}));
+  EXPECT_EQ(bundle["imagePullPolicy"], "IfNotPresent");
+  EXPECT_EQ(bundle["resources"], resources);
+  EXPECT_EQ(bundle["securityContext"], usual["securityContext"]);
+  EXPECT_FALSE(bundle.contains("env"));  // no token where it is not needed
+  EXPECT_FALSE(bundle.contains("ports"));
+  EXPECT_EQ(bundle["volumeMounts"],
+            json::parse(R"([{"name": "ballast-bundle", "mountPath": "/ballast"}])"));
+
+  EXPECT_EQ(worker["name"], "worker");
+  EXPECT_EQ(worker["image"], "debian:12");
+  EXPECT_EQ(worker["command"], json::array({"/ballast/ld.so", "--library-path", "/ballast/lib",
+                                            "/ballast/ballast-worker"}));
+  EXPECT_FALSE(worker.contains("args"));
+  for (const char* key : {"env", "securityContext", "resources", "imagePullPolicy", "ports",
+                          "terminationMessagePolicy"}) {
+    EXPECT_EQ(worker[key], usual[key]) << key;
+  }
+  EXPECT_TRUE(worker["securityContext"]["readOnlyRootFilesystem"].get<bool>());
+  EXPECT_EQ(worker["volumeMounts"], json::parse(R"([
+      {"name": "ballast-bundle", "mountPath": "/ballast", "readOnly": true},
+      {"name": "tmp", "mountPath": "/tmp"}])"));
+  EXPECT_EQ(spec["volumes"], json::parse(R"([{"name": "ballast-bundle", "emptyDir": {}},
+                                             {"name": "tmp", "emptyDir": {}}])"));
+}
+
 TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
   const std::string token = NewToken();
   EXPECT_EQ(token.size(), 64u);
