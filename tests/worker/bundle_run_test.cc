@@ -1,16 +1,20 @@
 // The bundled worker (`ballast-worker bundle`, worker/bundle.h) runs exec jobs
 // against a real coordinator on loopback, as it does on Kubernetes in the
-// user's image: through the bundle's own loader, and inside a root file
-// system that has nothing of ours and no C library (busybox alone; the test
-// needs root for chroot, CTest label `root`). The coordinator's name is
-// resolved by DNS, as a Service name is, in a root with no nsswitch.conf.
+// user's image: through the bundle's own loader; inside a root file system
+// that has nothing of ours and no C library (busybox alone, no
+// nsswitch.conf); and inside another distribution's root (Debian bullseye,
+// whose glibc is older than the worker's, from scripts/test-roots; seconds,
+// most of them unpacking it). The chroot tests need root (CTest label
+// `root`). The coordinator's name is resolved by DNS, as a Service name is.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,9 +124,10 @@ class TinyDns {
 };
 
 // Starts `argv` (argv[0] a path) with exactly `env`, stdout and stderr to
-// `log`; with `root` set, inside that root as the pods' user.
+// `log`; with `root` set, inside that root as the pods' user, with /proc
+// mounted there (in a mount namespace of its own) when `proc`.
 pid_t Start(const std::vector<std::string>& argv, const std::vector<std::string>& env,
-            const fs::path& log, const fs::path& root = {}) {
+            const fs::path& log, const fs::path& root = {}, bool proc = false) {
   std::vector<std::string> args = argv, vars = env;
   std::vector<char*> arg_pointers, env_pointers;
   for (auto& arg : args) arg_pointers.push_back(arg.data());
@@ -130,12 +135,18 @@ pid_t Start(const std::vector<std::string>& argv, const std::vector<std::string>
   arg_pointers.push_back(nullptr);
   env_pointers.push_back(nullptr);
   const std::string root_path = root.string();
+  const std::string proc_path = (root / "proc").string();
   const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out, STDOUT_FILENO);
     dup2(out, STDERR_FILENO);
     close_range(3, ~0U, 0);
+    if (proc && (unshare(CLONE_NEWNS) != 0 ||
+                 mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                 mount("proc", proc_path.c_str(), "proc", 0, nullptr) != 0)) {
+      _exit(125);
+    }
     if (!root_path.empty()) {
       if (chroot(root_path.c_str()) != 0 || chdir("/") != 0 || setgroups(0, nullptr) != 0 ||
           setgid(kPodUid) != 0 || setuid(kPodUid) != 0) {
@@ -280,7 +291,7 @@ fs::path MakeBusyboxRoot(const fs::path& root, const std::string& nameserver,
   return root;
 }
 
-TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobInABusyboxRootWithNoLibc) {
+TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobWithNoLibcInABusyboxRoot) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (chroot, DNS on port 53)";
   ASSERT_TRUE(fs::exists("/bin/busybox")) << "needs Debian's busybox-static";
   const std::string nameserver = "127.53." + std::to_string(getpid() >> 8 & 0xff) + "." +
@@ -313,13 +324,98 @@ TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobInABusyboxRootWithNoLibc) {
     ASSERT_NE(split, std::string::npos) << out;
     // The command ran in that root, as the pods' user, and saw only it.
     EXPECT_EQ(out.substr(0, split), marker + "\n65532\n.\n..\nballast\nbin\netc\nout\ntmp\n");
-    const auto env = EnvLines(out.substr(split + 4));
-    EXPECT_EQ(env.at("PATH"), "/bin");
-    EXPECT_EQ(env.at("BALLAST_ITEM"), std::to_string(item));
+    auto env = EnvLines(out.substr(split + 4));
+    EXPECT_EQ(env["PATH"], "/bin");
+    EXPECT_EQ(env["BALLAST_ITEM"], std::to_string(item));
     for (const auto& [name, value] : env) {
       EXPECT_FALSE(name.starts_with("LD_")) << name;
       EXPECT_EQ(value.find("/ballast/lib"), std::string::npos) << name << "=" << value;
     }
+  }
+}
+
+// Debian's multiarch directory name of this machine (x86_64-linux-gnu, ...):
+// where this process's libc lies.
+std::string Multiarch() {
+  std::ifstream in("/proc/self/maps");
+  for (std::string line; std::getline(in, line);) {
+    const size_t libc = line.find("/libc.so.6");
+    if (libc == std::string::npos) continue;
+    const size_t slash = line.rfind('/', libc - 1);
+    return line.substr(slash + 1, libc - slash - 1);
+  }
+  return "";
+}
+
+// The bullseye root of scripts/test-roots (made on first use, cached after).
+std::string BullseyeTarball() {
+  FILE* script = popen(BALLAST_SOURCE_DIR "/scripts/test-roots", "r");
+  char line[4096] = {};
+  const bool read = script != nullptr && std::fgets(line, sizeof(line), script) != nullptr;
+  const int status = script != nullptr ? pclose(script) : -1;
+  std::string path = read && status == 0 ? line : "";
+  if (!path.empty() && path.back() == '\n') path.pop_back();
+  return path;
+}
+
+// Another distribution's root, with its own older glibc (2.31), dash as sh,
+// an nsswitch.conf and /proc: the worker runs on the bundle's glibc, the
+// command on the root's.
+TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobInADebianBullseyeRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (chroot, mounts, DNS on port 53)";
+  const std::string tarball = BullseyeTarball();
+  ASSERT_FALSE(tarball.empty()) << "scripts/test-roots failed";
+  const fs::path root = dir_ / "root";
+  fs::create_directories(root);
+  // Its programs, libraries and configuration, not /usr/share and /var:
+  // seconds less to unpack.
+  ASSERT_EQ(std::system(("tar -xf " + tarball + " -C " + root.string() +
+                         " ./bin ./lib ./lib64 ./etc ./usr/bin ./usr/lib/" + Multiarch())
+                            .c_str()),
+            0);
+  fs::create_directories(root / "proc");
+  fs::create_directories(root / "tmp");
+  const std::string nameserver = "127.54." + std::to_string(getpid() >> 8 & 0xff) + "." +
+                                 std::to_string((getpid() & 0xff) | 1);
+  TinyDns dns(nameserver);
+  ASSERT_TRUE(dns.ok()) << "cannot bind " << nameserver << ":53";
+  fs::remove(root / "etc" / "resolv.conf");
+  std::ofstream(root / "etc" / "resolv.conf") << "nameserver " << nameserver << "\n";
+  fs::create_directories(root / "out");
+  chown((root / "out").c_str(), kPodUid, kPodUid);
+  Bundle(root / "ballast");
+
+  auto server = coordinator::Server::Start({});
+  ASSERT_TRUE(server.ok());
+  const std::string script =
+      "set -e; f=/out/$BALLAST_START; { cat /etc/debian_version; "
+      "grep -o '/[^ ]*/libc[.-][^ ]*' /proc/$$/maps | sort -u; "
+      "grep -o '/[^ ]*/libc[.-][^ ]*' /proc/$PPID/maps | sort -u; env; } > $f.tmp; mv $f.tmp $f";
+  ASSERT_TRUE((*server)->AddJob(ExecJob(3, script, "")).ok());
+  const std::string url =
+      "http://" + std::string(kCoordinatorName) + ":" + std::to_string((*server)->port());
+  const pid_t worker = Start(WorkerArgs("/ballast"), WorkerEnv(url, "/usr/local/bin:/usr/bin:/bin"),
+                             dir_ / "worker.log", root, /*proc=*/true);
+  ASSERT_EQ(WaitExit(worker), 0) << ReadFile(dir_ / "worker.log");
+  const auto view = (*server)->View("bundle-job");
+  ASSERT_TRUE(view->done);
+  EXPECT_EQ(view->result.exec().succeeded, 3u);
+  EXPECT_TRUE(view->result.exec().failures.empty());
+  EXPECT_GT(dns.queries(), 0);
+  for (int item = 0; item < 3; ++item) {
+    const std::string out = ReadFile(root / "out" / std::to_string(item));
+    std::istringstream lines(out);
+    std::string version, own_libc, worker_libc;
+    std::getline(lines, version);
+    std::getline(lines, own_libc);
+    std::getline(lines, worker_libc);
+    EXPECT_TRUE(version.starts_with("11.")) << out;
+    // The shell (dash) runs on bullseye's glibc, the worker on the bundle's.
+    EXPECT_EQ(own_libc, "/lib/" + Multiarch() + "/libc-2.31.so") << out;
+    EXPECT_EQ(worker_libc, "/ballast/lib/libc.so.6") << out;
+    auto env = EnvLines(out);
+    EXPECT_EQ(env["BALLAST_ITEM"], std::to_string(item));
+    for (const auto& [name, value] : env) EXPECT_FALSE(name.starts_with("LD_")) << name;
   }
 }
 
