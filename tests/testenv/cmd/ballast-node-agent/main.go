@@ -5,7 +5,9 @@
 // ballast-worker), throttles each node to its emulated speed with a CPU
 // cgroup, and reports pod phase and container statuses back.
 //
-// It is a test tool: no images, volumes, probes, ports, exec or logs API.
+// It is a test tool: no images, probes, ports, exec or logs API; of volumes,
+// only emptyDir, as a directory of the pod that words of the command under
+// the mountPath are moved to (readOnly is not enforced).
 // Containers share the host's network (pod IP 127.0.0.1) and file system.
 package main
 

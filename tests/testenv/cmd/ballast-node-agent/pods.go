@@ -197,13 +197,42 @@ func (r *podRun) shouldRestart(c *containerRun, exitCode int32) bool {
 	}
 }
 
+// emptyDir is the directory of the pod's emptyDir volume name, "" when the
+// pod has no such emptyDir volume.
+func (r *podRun) emptyDir(name string) string {
+	for _, v := range r.pod.Spec.Volumes {
+		if v.Name == name && v.EmptyDir != nil {
+			return filepath.Join(r.dir, "volumes", name)
+		}
+	}
+	return ""
+}
+
+// mounts maps each mountPath of c that mounts an emptyDir volume to the
+// volume's directory (created, writable by every user, as an emptyDir is);
+// other volume kinds are not mapped.
+func (r *podRun) mounts(c *corev1.Container) map[string]string {
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		dir := r.emptyDir(m.Name)
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o777); err == nil {
+			os.Chmod(dir, 0o777)
+		}
+		mounts[m.MountPath] = dir
+	}
+	return mounts
+}
+
 // runOnce starts c's process and waits for it (or for the pod to stop).
 // Returns the exit code, the termination reason and message.
 func (r *podRun) runOnce(ctx context.Context, c *containerRun) (int32, string, string) {
 	env, envMap, err := r.a.containerEnv(ctx, r.pod, c.spec)
 	var argv []string
 	if err == nil {
-		argv, err = r.a.commandLine(c.spec, envMap)
+		argv, err = r.a.commandLine(c.spec, envMap, r.mounts(c.spec))
 	}
 	if err != nil {
 		r.log().Info("container cannot run", "container", c.spec.Name, "err", err)

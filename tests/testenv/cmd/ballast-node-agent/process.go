@@ -29,13 +29,15 @@ import (
 const podIP = "127.0.0.1"
 
 // commandLine is the argv that runs container c: its command and args with
-// $(VAR) references expanded, and an image whose name contains workerImage
-// mapped to workerBinary. Fails when there is nothing to run locally.
-func (a *agent) commandLine(c *corev1.Container, env map[string]string) ([]string, error) {
+// $(VAR) references expanded, words under a mounted emptyDir's mountPath
+// moved to that volume's directory (mounts: mountPath -> directory), and an
+// image whose name contains workerImage mapped to workerBinary. Fails when
+// there is nothing to run locally.
+func (a *agent) commandLine(c *corev1.Container, env map[string]string, mounts map[string]string) ([]string, error) {
 	mapping := expansion.MappingFuncFor(env)
 	var argv []string
 	for _, s := range append(append([]string{}, c.Command...), c.Args...) {
-		argv = append(argv, expansion.Expand(s, mapping))
+		argv = append(argv, underMounts(expansion.Expand(s, mapping), mounts))
 	}
 	isWorker := a.workerImage != "" && strings.Contains(c.Image, a.workerImage)
 	if isWorker {
@@ -58,6 +60,21 @@ func (a *agent) commandLine(c *corev1.Container, env map[string]string) ([]strin
 		return nil, fmt.Errorf("image %s has no local mapping; give the container a command", c.Image)
 	}
 	return argv, nil
+}
+
+// underMounts is word with a leading mountPath (the whole word, or followed by
+// '/') replaced by its volume's directory; the longest mountPath wins.
+func underMounts(word string, mounts map[string]string) string {
+	best := ""
+	for path := range mounts {
+		if (word == path || strings.HasPrefix(word, strings.TrimSuffix(path, "/")+"/")) && len(path) > len(best) {
+			best = path
+		}
+	}
+	if best == "" {
+		return word
+	}
+	return mounts[best] + strings.TrimPrefix(word, strings.TrimSuffix(best, "/"))
 }
 
 // containerEnv is the environment of container c of pod, in order: a base

@@ -1,0 +1,65 @@
+// `ballast operator` end to end with an exec job in the user's image
+// (workload.exec.image, docs/workloads.md): every worker pod bundles the
+// worker in its init container into an emptyDir, and its worker container
+// runs that bundle through the bundle's own loader. The node agent has no
+// images (it runs processes on this machine, emptyDir volumes as directories
+// of the pod), so the user's image itself is tested by bundle_run_test; here
+// the operator's pods, the init container and the bundled worker are real.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "operator_e2e_support.h"
+
+namespace ballast::operator_e2e {
+namespace {
+
+TEST_F(OperatorTest, ExecJobWithAnImageRunsTheBundledWorkerOnEveryNode) {
+  const std::string name = "exec-image";
+  constexpr int kItems = 12;
+  const fs::path out = fs::temp_directory_path() / ("ballast-e2e-" + ns_ + "-" + name);
+  fs::remove_all(out);
+  fs::create_directories(out);
+  json job = PrimesJob(name, 1000);
+  // Each item records the program its worker runs as: the bundle's loader.
+  job["spec"]["workload"] = {
+      {"exec",
+       {{"command", json::array({"sh", "-c", "readlink /proc/$PPID/exe > \"$1/$BALLAST_ITEM\"",
+                                 "sh", out.string()})},
+        {"perItem", true},
+        {"retries", 0},
+        {"image", "user-image:1"}}}};
+  job["spec"]["items"] = kItems;
+  ASSERT_FALSE(CreateJob(job).is_null());
+
+  auto done = WaitSucceeded(name);
+  ASSERT_TRUE(done) << Describe(name);
+  const json result = StatusOf(*done).value("result", json::object());
+  EXPECT_EQ(result.value("/exec/succeeded"_json_pointer, 0), kItems) << result.dump();
+  EXPECT_EQ(result.value("/exec/failures"_json_pointer, json::array()), json::array());
+
+  const auto pods = JobPods(name);
+  ASSERT_EQ(pods.size(), kSeed000Weights.size()) << Describe(name);
+  for (const auto& pod : pods) {
+    const json& spec = pod["spec"];
+    ASSERT_EQ(spec.value("initContainers", json::array()).size(), 1u) << spec.dump();
+    EXPECT_EQ(spec["initContainers"][0].value("args", json::array()),
+              json::array({"bundle", "--to", "/ballast"}));
+    EXPECT_EQ(spec["containers"][0].value("image", ""), "user-image:1");
+    const json init =
+        pod.value("/status/initContainerStatuses/0/state/terminated"_json_pointer, json::object());
+    EXPECT_EQ(init.value("exitCode", -1), 0) << pod["status"].dump();
+  }
+  for (int item = 0; item < kItems; ++item) {
+    std::ifstream in(out / std::to_string(item));
+    std::string program;
+    std::getline(in, program);
+    EXPECT_TRUE(program.ends_with("/volumes/ballast-bundle/ld.so"))
+        << "item " << item << " ran under '" << program << "'";
+  }
+  fs::remove_all(out);
+}
+
+}  // namespace
+}  // namespace ballast::operator_e2e
