@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/worker_objects.h"
@@ -157,6 +158,10 @@ void ReportUnreachableFailure(Pass& pass, const std::string& node, const json& p
   // The last line that says so: the worker's own summary.
   std::string line = failure.substr(failure.rfind(kUnreachableText));
   line = line.substr(0, line.find('\n'));
+  while (!line.empty() &&
+         (line.back() == '"' || std::isspace(static_cast<unsigned char>(line.back())))) {
+    line.pop_back();  // the log line's closing quote
+  }
   pass.memory.unreachable_reported.insert(node);
   pass.Event(true, "CoordinatorUnreachable",
              fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
