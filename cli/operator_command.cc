@@ -11,12 +11,15 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cli_common.h"
 #include "commands.h"
+#include "operator/controller/architectures.h"
 #include "operator/controller/operator.h"
 #include "operator/kube/http_client.h"
 #include "operator/kube/kubeconfig.h"
@@ -39,6 +42,12 @@ struct OperatorFlags {
   std::string lease_name = "ballast-operator";
   std::string identity;
   std::string metrics_listen;
+  std::string health_listen;
+  bool mark_leader_pod = false;
+  std::string worker_architectures;
+  std::vector<std::string> worker_image_for;
+  std::vector<std::string> worker_resources_for;
+  double worker_start_timeout_s = 60;
   bool verbose = false;
 };
 
@@ -85,9 +94,49 @@ std::string Hostname() {
   return name;
 }
 
+// --mark-leader-pod's pod: $POD_NAME in $POD_NAMESPACE, as the downward API
+// sets them. Invalid naming what is missing.
+Status OwnPodFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
+  options.mark_leader_pod = flags.mark_leader_pod;
+  if (!flags.mark_leader_pod) return Status::Ok();
+  const char* name = std::getenv("POD_NAME");
+  const char* ns = std::getenv("POD_NAMESPACE");
+  if (!name || !*name || !ns || !*ns) {
+    return Status::Invalid(
+        "--mark-leader-pod: expected the environment variables POD_NAME and POD_NAMESPACE "
+        "(the downward API's metadata.name and metadata.namespace), got " +
+        std::string(!name || !*name ? "no POD_NAME" : "no POD_NAMESPACE"));
+  }
+  options.own_pod_name = name;
+  options.own_pod_namespace = ns;
+  return Status::Ok();
+}
+
+// The worker pods' per-architecture settings and start timeout.
+Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(
+      options.reconciler.architectures,
+      controller::ParseArchitectureFlags(flags.worker_architectures, flags.worker_image_for,
+                                         flags.worker_resources_for));
+  if (!(flags.worker_start_timeout_s > 0)) {
+    return Status::Invalid(fmt::format("--worker-start-timeout {}: expected seconds > 0",
+                                       flags.worker_start_timeout_s));
+  }
+  options.reconciler.worker_start_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.worker_start_timeout_s * 1000));
+  return Status::Ok();
+}
+
 // The operator's options from the flags; Invalid naming the flag that is wrong.
 StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   controller::OperatorOptions options;
+  if (!flags.health_listen.empty()) {
+    BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.health_listen, "--health-listen",
+                                          &options.health_address, &options.health_port));
+    options.serve_health = true;
+  }
+  BALLAST_RETURN_IF_ERROR(OwnPodFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(WorkerOptionsFrom(flags, options));
   BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
                                         &options.coordinator_address, &options.coordinator_port));
   if (flags.status_interval_s <= 0) {
@@ -210,6 +259,29 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
   cmd->add_option("--metrics-listen", flags->metrics_listen,
                   "serve the operator's Prometheus /metrics on HOST:PORT (default: off; the "
                   "coordinator's are on its own port)");
+  cmd->add_option("--health-listen", flags->health_listen,
+                  "serve the probes on HOST:PORT: /healthz (liveness: reconciles and watches "
+                  "make progress) and /readyz (readiness: caches synced, or a standby replica) "
+                  "(default: off)");
+  cmd->add_flag("--mark-leader-pod", flags->mark_leader_pod,
+                "label this replica's pod ($POD_NAME in $POD_NAMESPACE) "
+                "ballast.io/coordinator=leader while it leads, so a Service selecting that label "
+                "sends workers to the leader; the label is removed at start and stop");
+  cmd->add_option("--worker-architectures", flags->worker_architectures,
+                  "only nodes whose kubernetes.io/arch is in this list get a worker, e.g. "
+                  "amd64,arm64,arm; the job's status names the others (default: every "
+                  "architecture)");
+  cmd->add_option("--worker-image-for", flags->worker_image_for,
+                  "ARCH=IMAGE: the worker image on nodes of that architecture, unless the job "
+                  "sets spec.worker.image (repeatable)");
+  cmd->add_option("--worker-resources-for", flags->worker_resources_for,
+                  "ARCH=requests.cpu=100m,limits.memory=256Mi: worker pods' resources on nodes "
+                  "of that architecture, unless the job sets spec.worker.resources (repeatable)");
+  cmd->add_option("--worker-start-timeout", flags->worker_start_timeout_s,
+                  "seconds a worker pod may wait for its image (ErrImagePull, ...) before its "
+                  "node is given up, and a running worker may take to reach the coordinator "
+                  "before a CoordinatorUnreachable event")
+      ->capture_default_str();
   cmd->add_flag("-v,--verbose", flags->verbose, "log debug messages");
   cmd->footer(
       "\nThe operator needs the CRDs (kubectl apply -f crds/ -f crds/profiles/) and RBAC to read\n"

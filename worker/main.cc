@@ -129,6 +129,11 @@ int main(int argc, char** argv) {
                  "compute between two looks at the coordinator's replies")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 10.0));
+  app.add_option("--give-up-seconds", options.give_up_s,
+                 "stop when the coordinator cannot be reached, or does not know the job, this "
+                 "long")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics on host:port (empty: off) [BALLAST_METRICS_LISTEN]");
   app.add_flag("-v,--verbose", verbose, "log debug messages");

@@ -18,6 +18,7 @@
 #include "balance/cost_model.h"
 #include "kernels/kernel.h"
 #include "protocol/messages.h"
+#include "worker/reach.h"
 #include "workload/result.h"
 
 namespace ballast::worker {
@@ -28,6 +29,11 @@ using balance::Reply;
 using Clock = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t g_stop = 0;
+
+// While the coordinator cannot be reached: how long a connection test may
+// take, and how often the worker looks again why (and logs it).
+constexpr std::chrono::milliseconds kConnectTimeout{5000};
+constexpr double kDiagnoseEvery = 10;
 
 // CPU seconds of this process and of its children that have ended (the
 // exec workload's commands do their work in children).
@@ -178,12 +184,15 @@ class WorkerLoop::Impl {
       const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
     const auto start = Clock::now();
     double backoff = 0.1;
+    std::optional<Clock::time_point> diagnosed;  // when the last DiagnoseReach ran
+    std::string cause;                           // what it said
     while (true) {
       web::http::http_request request(method);
       request.set_request_uri(utility::conversions::to_string_t(path));
       request.headers().add("Authorization", "Bearer " + options_.token);
       if (!body.empty()) request.set_body(body, "application/json");
       std::string failure;
+      bool unreachable = false;  // no HTTP answer at all
       try {
         auto response = client_.request(request, cancel).get();
         const std::string text = BoundedBody(response);
@@ -202,6 +211,21 @@ class WorkerLoop::Impl {
         failure = fmt::format("status {}: {}", code, refusal.error);
       } catch (const std::exception& e) {
         failure = e.what();
+        unreachable = !cancel.is_canceled();
+      }
+      if (unreachable && (!diagnosed || Since(*diagnosed) > kDiagnoseEvery)) {
+        cause = DiagnoseReach(options_.coordinator, kConnectTimeout);
+        if (cause.empty()) cause = "the TCP connection opens, but the exchange fails: " + failure;
+        diagnosed = Clock::now();
+        spdlog::info("cannot reach the coordinator, retrying url={} cause=\"{}\"",
+                     options_.coordinator, cause);
+      }
+      if (unreachable && Since(start) > options_.give_up_s) {
+        // The pod's termination message ends with this (the operator's
+        // CoordinatorUnreachable event quotes it): keep "cannot reach the
+        // coordinator" as it is.
+        return Status::Unavailable(fmt::format("cannot reach the coordinator at {} for {:g} s: {}",
+                                               options_.coordinator, options_.give_up_s, cause));
       }
       if (Since(start) > options_.give_up_s) {
         return Status::Unavailable(fmt::format("coordinator {} unavailable for {:.0f} s: {}",
@@ -213,7 +237,9 @@ class WorkerLoop::Impl {
         return Status::Unavailable(fmt::format(
             "stopping, and the coordinator {} is unavailable: {}", options_.coordinator, failure));
       }
-      spdlog::info("coordinator unavailable, retrying path={} error=\"{}\"", path, failure);
+      if (!unreachable) {
+        spdlog::info("coordinator unavailable, retrying path={} error=\"{}\"", path, failure);
+      }
       std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
       backoff = std::min(backoff * 2, 2.0);
     }

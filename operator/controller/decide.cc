@@ -180,6 +180,9 @@ void Suspend(Pass& pass) {
     memory.registered = false;
   }
   pass.status.workers = 0;
+  // Resuming tries every node again (an image imported since, say).
+  memory.given_up.clear();
+  pass.status.excluded_nodes.clear();
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);
@@ -276,6 +279,7 @@ void Run(Pass& pass) {
   const std::string now_phase = pass.status.Phase();
   if (now_phase == "Failed" || now_phase == "Succeeded") return AfterFinish(pass);
   milliseconds next = pass.options.status_interval;
+  if (pass.fault_deadline) next = std::min(next, *pass.fault_deadline);
   if (deadline && started) {
     const double left = *started + *deadline - pass.in.now.wall;
     next = std::min(next, milliseconds(static_cast<int64_t>(std::max(0.0, left) * 1000) + 1));

@@ -19,6 +19,17 @@
 //                                       replaced while failures <= backoffLimit,
 //                                       past it Failed (BackoffLimitExceeded)
 //   a node not Ready                -> WorkerLost, its pod deleted; back when Ready
+//   a node's architecture not in    -> no worker there; status.excludedNodes
+//     --worker-architectures           names it (ArchitectureNotSupported)
+//   a worker's image cannot start   -> after worker_start_timeout: WorkerLost, pod
+//     (ErrImagePull, ...)              deleted, not replaced; excludedNodes and a
+//                                      WorkerCannotStart event name node and
+//                                      reason; the others take its share. Every
+//                                      node given up: Failed (NoWorkerCanStart)
+//   a worker cannot reach the       -> CoordinatorUnreachable event naming the
+//     coordinator                      node: its pod failed saying so, or it runs
+//                                      and has not reported within
+//                                      worker_start_timeout
 //   spec.suspend                    -> pods deleted, checkpoint kept once they
 //                                       are gone, session removed; Suspended
 //   all items finished              -> Succeeded with the efficiency figures;
@@ -40,6 +51,7 @@
 
 #include "coordinator/job_session.h"
 #include "fuzzy/model.h"
+#include "operator/controller/architectures.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
@@ -66,6 +78,13 @@ struct JobMemory {
   std::map<std::string, uint64_t> base_items;     // items per node before this session
   std::set<std::string> lost_nodes;               // not Ready: worker lost, pod deleted
   std::set<std::string> counted_failures;         // uids of failed pods already counted
+  // Nodes skipped for their architecture at registration.
+  std::vector<ExcludedNode> architecture_excluded;
+  // Nodes whose worker was given up (its image could not start): no pod
+  // again until the job is suspended and resumed. Kept in status.excludedNodes.
+  std::map<std::string, ExcludedNode> given_up;
+  std::map<std::string, SteadyTime> image_trouble_since;  // by node: waiting since
+  std::set<std::string> unreachable_reported;  // nodes with a CoordinatorUnreachable event
   uint32_t failures = 0;
   bool resumed = false;        // the session started from a checkpoint
   double registered_wall = 0;  // when the session started
@@ -87,6 +106,11 @@ struct DecideOptions {
   WorkerPodSettings pods;  // coordinator_job is filled in per job
   std::chrono::milliseconds status_interval{2000};
   double start_timeout_s = 120;
+  ArchitectureSettings architectures;
+  // How long a worker pod may wait for its image (ErrImagePull, ...) before
+  // its node is given up, and a running worker may take to reach the
+  // coordinator before a CoordinatorUnreachable event.
+  std::chrono::milliseconds worker_start_timeout{60000};
   std::chrono::milliseconds linger{30000};
 };
 

@@ -56,6 +56,8 @@ struct Pass {
   std::optional<std::chrono::milliseconds> requeue_after;
   bool transition = false;     // phase or a condition moved: write at once
   bool status_handed = false;  // this pass handed a status to the writer
+  // The earliest deadline of a fault being watched (WatchImage).
+  std::optional<std::chrono::milliseconds> fault_deadline;
 };
 
 // The session's configuration: the eligible nodes weighed with `profile`,
@@ -63,6 +65,31 @@ struct Pass {
 // the Started / Resumed event. nullopt when the job waits for nodes (Pending,
 // NoEligibleNodes) or failed (InvalidProfile, InvalidCheckpoint).
 std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile);
+
+// --- faults of one node's worker (decide_faults.cc) ---------------------------
+
+// Takes the given-up nodes recorded in status.excludedNodes (an operator
+// restarted mid-job does not try them again).
+void RestoreGivenUp(Pass& pass);
+// One Warning event naming the nodes skipped for their architecture, when
+// there are any.
+void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>& excluded);
+// status.excludedNodes: the architecture exclusions, then the given-up nodes.
+void ExcludedStatus(Pass& pass);
+// True when `node`'s worker is given up; deletes its pod if one is left.
+bool GivenUp(Pass& pass, const std::string& node, const nlohmann::json* pod, bool owned);
+// For a Pending pod: when a container waits because its image cannot start
+// (ErrImagePull, ImagePullBackOff, ...) for worker_start_timeout, gives the
+// node up — WorkerLost, the pod deleted, a WorkerCannotStart event — and
+// returns true; before that asks for a pass at the deadline.
+bool WatchImage(Pass& pass, const std::string& node, const nlohmann::json& pod);
+// For a Running pod: a CoordinatorUnreachable event (once per node) when its
+// worker has not reported to the coordinator within worker_start_timeout of
+// starting.
+void WatchReach(Pass& pass, const std::string& node, const nlohmann::json& pod);
+// For a failed pod: a CoordinatorUnreachable event when its termination
+// message says the worker could not reach the coordinator.
+void ReportUnreachableFailure(Pass& pass, const std::string& node, const nlohmann::json& pod);
 
 // Pods of a running session: creates the missing, replaces the failed (up to
 // backoffLimit), loses the workers of nodes not Ready; then the status the

@@ -25,8 +25,10 @@ std::string PodFailure(const json& pod) {
     const json terminated = container.value("/state/terminated"_json_pointer, json::object());
     if (terminated.empty()) continue;
     std::string text = fmt::format("exit code {}", terminated.value("exitCode", -1));
-    const std::string message = terminated.value("message", "");
-    if (!message.empty()) text += ": " + message.substr(0, 300);
+    std::string message = terminated.value("message", "");
+    // The end of the message: a log's tail ends with what went wrong.
+    if (message.size() > 300) message = "..." + message.substr(message.size() - 300);
+    if (!message.empty()) text += ": " + message;
     return text;
   }
   return pod.value("/status/reason"_json_pointer, std::string("no container status"));
@@ -36,18 +38,31 @@ struct Eligible {
   std::vector<fuzzy::NodeFacts> facts;
   std::map<std::string, double> declared_speeds;
   std::vector<std::string> excluded;  // why each other node cannot run a worker
+  std::vector<ExcludedNode> architecture_excluded;
 };
 
 Eligible EligibleNodes(const Pass& pass) {
   const json selector = pass.spec().node_selector;
   Eligible eligible;
   for (const json& node : pass.in.nodes) {
-    const std::string why = Ineligibility(node, selector, pass.spec().tolerations);
+    std::string why = Ineligibility(node, selector, pass.spec().tolerations);
+    const std::string name = node.value("/metadata/name"_json_pointer, "");
+    if (why.empty()) {
+      // A node the job selects, whose architecture the operator has no worker for.
+      why = ArchitectureExclusion(node, pass.options.architectures);
+      if (!why.empty()) {
+        eligible.architecture_excluded.push_back({name, "ArchitectureNotSupported", why});
+      }
+    }
+    if (why.empty() && pass.memory.given_up.contains(name)) {
+      why = fmt::format("node {}: its worker was given up ({})", name,
+                        pass.memory.given_up.at(name).reason);
+    }
     if (!why.empty()) {
       eligible.excluded.push_back(why);
       continue;
     }
-    fuzzy::NodeFacts fact{node.value("/metadata/name"_json_pointer, ""), {}};
+    fuzzy::NodeFacts fact{name, {}};
     if (auto speed = DeclaredSpeed(node)) eligible.declared_speeds[fact.name] = *speed;
     const json labels = node.value("/metadata/labels"_json_pointer, json::object());
     for (const auto& [key, value] : labels.items()) {
@@ -117,7 +132,11 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
 }  // namespace
 
 std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile) {
+  RestoreGivenUp(pass);
   Eligible eligible = EligibleNodes(pass);
+  AnnounceArchitectureExclusions(pass, eligible.architecture_excluded);
+  pass.memory.architecture_excluded = std::move(eligible.architecture_excluded);
+  ExcludedStatus(pass);
   if (eligible.facts.empty()) {
     WaitForNodes(pass, eligible.excluded);
     return std::nullopt;
@@ -197,6 +216,7 @@ void CountFailure(Pass& pass, const std::string& node, const json& pod) {
                fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
                            PodName(pod), node, PodFailure(pod), failures, limit,
                            failures <= limit ? ", replacing it" : ", not replaced"));
+    ReportUnreachableFailure(pass, node, pod);
   }
   if (!Deleting(pod)) pass.actions.push_back(DeletePod{PodName(pod), PodUid(pod)});
 }
@@ -206,6 +226,7 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   const json* node_object = NodeNamed(pass, node);
   const bool owned = pod && OwnedBy(*pod, pass.uid);
   const bool done = pass.in.view->done;
+  if (GivenUp(pass, node, pod, owned)) return;
   if (!node_object || !NodeReady(*node_object)) return LoseNode(pass, node, pod, owned);
   if (pass.memory.lost_nodes.erase(node) && !done) {
     pass.Event(false, "NodeReady",
@@ -215,7 +236,8 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
     if (done || pass.memory.failures > pass.spec().job.backoff_limit) return;
     const std::string name = WorkerPodName(pass.in.name, node);
     if (!pass.in.writes.creating && !pass.in.writes.on_their_way.contains(name)) {
-      WorkerPodSettings settings = pass.options.pods;
+      WorkerPodSettings settings = SettingsForArchitecture(
+          pass.options.pods, pass.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = pass.in.id;
       count.missing.push_back(BuildWorkerPod(*pass.in.job, node, settings));
     }
@@ -224,6 +246,8 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   }
   if (!owned) return;  // an earlier job's pod of this name, on its way out
   const std::string phase = PodPhase(*pod);
+  if (phase == "Pending" && !Deleting(*pod) && WatchImage(pass, node, *pod)) return;
+  if (phase == "Running") WatchReach(pass, node, *pod);
   if (phase == "Running") ++count.running;
   if ((phase == "Running" || phase == "Pending") && !Deleting(*pod)) ++count.alive;
   if (phase == "Failed" || (phase == "Succeeded" && !done)) CountFailure(pass, node, *pod);
@@ -286,6 +310,19 @@ void RunningStatus(Pass& pass, const PodCount& count) {
   if (pass.in.checkpoint) {
     pass.status.checkpoint = coordinator::CheckpointToJson(*pass.in.checkpoint);
   }
+  if (!pass.memory.nodes.empty() && pass.memory.given_up.size() >= pass.memory.nodes.size()) {
+    std::vector<std::string> why;
+    for (const auto& [node, excluded] : pass.memory.given_up) {
+      why.push_back(fmt::format("{}: {}", node, excluded.reason));
+    }
+    const std::string message =
+        fmt::format("no node could start the job's worker ({})", fmt::join(why, "; "));
+    pass.status.completion_time = pass.in.now.rfc3339;
+    pass.Transition("Failed", true, "NoWorkerCanStart", message);
+    SetCondition(pass.status, Condition("Failed", true, "NoWorkerCanStart", message),
+                 pass.in.generation, pass.in.now.rfc3339);
+    return;
+  }
   if (pass.memory.failures > limit && count.alive == 0) {
     const std::string message = fmt::format(
         "{} worker pods failed (backoffLimit {}) and none is left", pass.memory.failures, limit);
@@ -323,6 +360,7 @@ void ManagePods(Pass& pass) {
   pass.status.progress = ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToJson();
   NodeTable(pass);
+  ExcludedStatus(pass);
   // A failed verification also ends the session (view.done): it fails the job.
   if (!view.verification.failure.empty()) {
     return FailInPass(pass, "VerificationFailed", view.verification.failure);

@@ -30,6 +30,8 @@ DecideOptions DecideOptionsOf(const ReconcilerOptions& options) {
   decide.status_interval = options.status_interval;
   decide.start_timeout_s = options.start_timeout_s;
   decide.linger = options.linger;
+  decide.architectures = options.architectures;
+  decide.worker_start_timeout = options.worker_start_timeout;
   return decide;
 }
 

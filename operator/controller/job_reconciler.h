@@ -46,6 +46,11 @@ struct ReconcilerOptions {
   std::chrono::milliseconds status_interval{2000};
   // A worker pod that has not reported this long after registration is lost.
   double start_timeout_s = 120;
+  // Worker pods per architecture (architectures.h).
+  ArchitectureSettings architectures;
+  // A worker whose image cannot start is given up after this; one that runs
+  // without reaching the coordinator this long gets an Event (decide.h).
+  std::chrono::milliseconds worker_start_timeout{60000};
   // A finished job stays at the coordinator this long at most while its pods
   // learn that it is done and exit.
   std::chrono::milliseconds linger{30000};

@@ -18,6 +18,8 @@
 
 #include "coordinator/server.h"
 #include "operator/controller/event_recorder.h"
+#include "operator/controller/health.h"
+#include "operator/controller/leader_pod.h"
 #include "operator/controller/node_selection.h"
 #include "operator/controller/resources.h"
 #include "operator/kube/informer.h"
@@ -33,6 +35,10 @@ namespace {
 
 constexpr std::chrono::seconds kSyncTimeout{60};
 constexpr size_t kMaxSamples = 100000;  // reconcile durations kept for percentiles
+// How long labelling the own pod may retry: at the start (a role binding
+// still propagating), and when stopping (within the grace period).
+constexpr std::chrono::seconds kLabelPatience{30};
+constexpr std::chrono::seconds kUnlabelOnStopPatience{3};
 
 // What of a Node decides where jobs run: its labels, readiness, taints and
 // cordon. Heartbeat-only updates change none of it and wake no job.
@@ -89,11 +95,29 @@ class Operator::Impl {
         events_(client, options_.identity),
         queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {}
 
+  // The probes stop first: they read the members below.
+  ~Impl() { health_.reset(); }
+
   Status Run() {
+    if (options_.serve_health) {
+      auto health = HealthServer::Start(options_.health_address, options_.health_port,
+                                        [this] { return Probe(); });
+      if (!health.ok()) return health.status();
+      health_ = std::move(*health);
+      spdlog::info("health probes listening address={} port={}", options_.health_address,
+                   health_->port());
+    }
+    // A restarted former leader must not attract workers: the label goes
+    // before anything else happens.
+    if (options_.mark_leader_pod) {
+      BALLAST_RETURN_IF_ERROR(SetLeaderLabel(client_, OwnPodOf(), false, kLabelPatience));
+    }
     // A replica listens for workers only while it leads: behind one Service
-    // whose readiness is the coordinator's /healthz, workers reach the leader.
+    // that selects the leader's label (or whose readiness is the
+    // coordinator's /healthz), workers reach the leader.
     std::unique_ptr<kube::LeaderElector> elector;
     if (options_.leader_elect) {
+      SetRole(HealthInputs::Role::kStandby);
       BALLAST_RETURN_IF_ERROR(AwaitLeadership(elector));
       if (stopping()) {
         Shutdown(elector);
@@ -113,7 +137,20 @@ class Operator::Impl {
     }
     spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
                  options_.reconciler.pods.coordinator_url);
+    if (options_.mark_leader_pod) {
+      const Status labelled = SetLeaderLabel(client_, OwnPodOf(), true, kLabelPatience);
+      if (!labelled.ok()) {
+        Shutdown(elector);
+        return labelled;
+      }
+      labelled_leader_ = true;
+    }
+    SetRole(HealthInputs::Role::kLeader);
     StartInformers();
+    {
+      std::lock_guard lock(mu_);
+      informers_started_ = true;
+    }
     for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
       if (!informer->WaitForSync(kSyncTimeout)) {
         Shutdown(elector);
@@ -126,8 +163,12 @@ class Operator::Impl {
                                                   Caches{*jobs_, *pods_, *nodes_, *profiles_},
                                                   events_, std::move(reconciler_options));
     for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
+    {
+      std::lock_guard lock(mu_);
+      running_.assign(std::max(1, options_.workers), std::nullopt);
+    }
     for (int i = 0; i < std::max(1, options_.workers); ++i) {
-      threads_.emplace_back([this] { Work(); });
+      threads_.emplace_back([this, i] { Work(i); });
     }
     spdlog::info("operator running namespace={} workers={}",
                  options_.watch_namespace.empty() ? "(all)" : options_.watch_namespace,
@@ -152,6 +193,8 @@ class Operator::Impl {
     return url_;
   }
 
+  uint16_t health_port() const { return health_ ? health_->port() : 0; }
+
   OperatorStats Stats() const {
     OperatorStats stats;
     std::lock_guard lock(mu_);
@@ -172,6 +215,38 @@ class Operator::Impl {
   bool stopping() const {
     std::lock_guard lock(mu_);
     return stop_;
+  }
+
+  OwnPod OwnPodOf() const { return {options_.own_pod_namespace, options_.own_pod_name}; }
+
+  void SetRole(HealthInputs::Role role) {
+    std::lock_guard lock(mu_);
+    role_ = role;
+  }
+
+  // What /healthz and /readyz answer now (health.h).
+  HealthVerdict Probe() const {
+    HealthInputs inputs;
+    {
+      std::lock_guard lock(mu_);
+      inputs.role = role_;
+      for (const auto& start : running_) {
+        if (start) inputs.reconciles_running.push_back(*start);
+      }
+      if (informers_started_) {
+        const std::pair<const char*, const kube::Informer*> informers[] = {
+            {"weightedjobs", jobs_.get()},
+            {"pods", pods_.get()},
+            {"nodes", nodes_.get()},
+            {"weightprofiles", profiles_.get()}};
+        for (const auto& [resource, informer] : informers) {
+          const kube::InformerStats stats = informer->Stats();
+          inputs.informers.push_back(
+              {resource, informer->HasSynced(), stats.failing_since, stats.last_error});
+        }
+      }
+    }
+    return EvaluateHealth(inputs, Clock::now(), options_.health_stall_bound);
   }
 
   Status AwaitLeadership(std::unique_ptr<kube::LeaderElector>& elector) {
@@ -244,16 +319,18 @@ class Operator::Impl {
     jobs_->Start();
   }
 
-  void Work() {
+  void Work(int index) {
     while (auto key = queue_.Get()) {
       const auto start = Clock::now();
       const double cpu_start = ThreadCpuSeconds();
+      SetRunning(index, start);
       StatusOr<ReconcileResult> result = Status::Invalid("not run");
       try {
         result = reconciler_->Reconcile(*key);
       } catch (const std::exception& e) {
         result = Status::Invalid(fmt::format("reconcile of {} threw: {}", *key, e.what()));
       }
+      SetRunning(index, std::nullopt);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       reconcile_cpu_seconds_.Observe(ThreadCpuSeconds() - cpu_start);
       Record(seconds, result.ok());
@@ -274,6 +351,13 @@ class Operator::Impl {
       queue_.Done(*key);
       if (result.ok() && result->requeue_after) queue_.AddAfter(*key, *result->requeue_after);
     }
+  }
+
+  // Marks worker `index` as reconciling since `start` (nullopt: idle), for
+  // the liveness probe.
+  void SetRunning(int index, std::optional<Clock::time_point> start) {
+    std::lock_guard lock(mu_);
+    running_[index] = start;
   }
 
   // Whether a pass that failed with `code` is tried again with backoff: all
@@ -299,6 +383,13 @@ class Operator::Impl {
   }
 
   void Shutdown(std::unique_ptr<kube::LeaderElector>& elector) {
+    SetRole(HealthInputs::Role::kStopping);
+    // Workers stop being sent here before the port closes.
+    if (labelled_leader_) {
+      const Status unlabelled = SetLeaderLabel(client_, OwnPodOf(), false, kUnlabelOnStopPatience);
+      if (!unlabelled.ok()) spdlog::info("stopping error=\"{}\"", unlabelled.message());
+      labelled_leader_ = false;
+    }
     queue_.ShutDown();
     for (auto& thread : threads_) thread.join();
     threads_.clear();
@@ -327,11 +418,16 @@ class Operator::Impl {
   std::unique_ptr<JobReconciler> reconciler_;
   std::vector<std::thread> threads_;
   std::atomic<bool> lost_leadership_{false};
+  std::unique_ptr<HealthServer> health_;
+  bool labelled_leader_ = false;  // the Run thread's
 
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stop_ = false;
   bool leading_ = false;
+  HealthInputs::Role role_ = HealthInputs::Role::kStarting;
+  bool informers_started_ = false;
+  std::vector<std::optional<Clock::time_point>> running_;  // per worker thread
   std::string url_;
   uint64_t reconciles_total_ = 0;
   uint64_t reconcile_errors_ = 0;
@@ -345,6 +441,7 @@ Operator::~Operator() = default;
 Status Operator::Run() { return impl_->Run(); }
 void Operator::Stop() { impl_->Stop(); }
 std::string Operator::coordinator_url() const { return impl_->url(); }
+uint16_t Operator::health_port() const { return impl_->health_port(); }
 OperatorStats Operator::Stats() const { return impl_->Stats(); }
 
 }  // namespace ballast::controller

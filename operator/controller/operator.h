@@ -46,6 +46,18 @@ struct OperatorOptions {
   bool leader_elect = false;
   std::string lease_namespace = "default";
   std::string lease_name = "ballast-operator";
+  // Serve /healthz and /readyz (health.h) on health_address:health_port.
+  bool serve_health = false;
+  std::string health_address = "0.0.0.0";
+  uint16_t health_port = 8081;
+  // /healthz fails once a reconcile, or an informer's failing list and
+  // watch, has been stuck this long.
+  std::chrono::milliseconds health_stall_bound{120000};
+  // Label this replica's pod ballast.io/coordinator=leader while it leads
+  // (leader_pod.h); own_pod names it.
+  bool mark_leader_pod = false;
+  std::string own_pod_namespace;
+  std::string own_pod_name;
   // API requests sent so far by verb (HttpKubeClient::RequestCounts), for
   // the metric ballast_operator_api_requests_total; optional.
   std::function<std::map<std::string, uint64_t>()> api_request_counts;
@@ -71,14 +83,20 @@ class Operator {
   Operator(const Operator&) = delete;
   Operator& operator=(const Operator&) = delete;
 
-  // Starts the coordinator, (leader election,) the informers and the workers,
-  // and runs until Stop. Returns Ok after Stop; Unavailable when the
-  // coordinator cannot listen, the caches do not sync, or leadership is lost.
+  // Starts the health probes, (removes the leader label from its own pod,
+  // competes for the Lease,) starts the coordinator, (labels its pod leader,)
+  // the informers and the workers, and runs until Stop. Returns Ok after
+  // Stop; Unavailable when the probes or the coordinator cannot listen, the
+  // caches do not sync, leadership is lost, or the own pod's label cannot be
+  // set (NotFound when POD_NAME names no pod).
   Status Run();
   void Stop();
 
   // The coordinator's URL once Run has started it ("" before).
   std::string coordinator_url() const;
+  // The port /healthz and /readyz are served on once Run has started (0
+  // before, or when not serving them).
+  uint16_t health_port() const;
   OperatorStats Stats() const;
 
   class Impl;

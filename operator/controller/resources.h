@@ -19,7 +19,7 @@ inline constexpr std::string_view kJobKind = "WeightedJob";
 inline constexpr std::string_view kJobLabel = "ballast.io/job";
 inline constexpr std::string_view kNodeLabel = "ballast.io/node";
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
-inline constexpr std::string_view kManagedBy = "ballast-operator";
+inline constexpr std::string_view kManagedBy = "ballast";
 
 kube::ResourceRef WeightedJobs();
 kube::ResourceRef WeightProfiles();  // cluster-scoped

@@ -75,11 +75,23 @@ struct NodeRow {
   bool operator==(const NodeRow&) const = default;
 };
 
+// One row of status.excludedNodes: a node the job selects that carries no
+// worker, and why.
+struct ExcludedNode {
+  std::string name;
+  // ArchitectureNotSupported, or the kubelet's reason the worker's image
+  // could not start (ErrImagePull, ImagePullBackOff, ErrImageNeverPull, ...).
+  std::string reason;
+  std::string message;
+  bool operator==(const ExcludedNode&) const = default;
+};
+
 struct WeightedJobStatus {
   std::optional<std::string> phase;  // Pending, Running, Succeeded, Failed, Suspended
   std::optional<int64_t> observed_generation;
   std::vector<StatusCondition> conditions;  // absent when empty
   std::optional<std::vector<NodeRow>> nodes;
+  std::vector<ExcludedNode> excluded_nodes;  // absent when empty
   std::optional<std::string> progress;
   std::optional<uint64_t> completed_items;
   std::optional<uint64_t> items;

@@ -22,6 +22,23 @@ json RowToJson(const NodeRow& row) {
           {"pod", row.pod}};
 }
 
+json ExcludedToJson(const ExcludedNode& excluded) {
+  return {{"name", excluded.name}, {"reason", excluded.reason}, {"message", excluded.message}};
+}
+
+StatusOr<ExcludedNode> ExcludedFromJson(const json& node, const std::string& path) {
+  if (!node.is_object()) return jr::Expected(path, "an excluded node object", node);
+  ExcludedNode excluded;
+  for (const auto& [key, target] :
+       {std::pair{"name", &excluded.name}, std::pair{"reason", &excluded.reason},
+        std::pair{"message", &excluded.message}}) {
+    if (const json* value = jr::Find(node, key)) {
+      BALLAST_ASSIGN_OR_RETURN(*target, jr::String(*value, jr::Field(path, key)));
+    }
+  }
+  return excluded;
+}
+
 json ConditionToJson(const StatusCondition& condition) {
   return {{"type", condition.type},
           {"status", condition.status},
@@ -134,6 +151,17 @@ Status ReadLists(const json& node, WeightedJobStatus& status) {
       status.nodes->push_back(std::move(row));
     }
   }
+  if (const json* excluded = jr::Find(node, "excludedNodes")) {
+    if (!excluded->is_array()) {
+      return jr::Expected("status.excludedNodes", "a list of excluded nodes", *excluded);
+    }
+    for (size_t i = 0; i < excluded->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(
+          ExcludedNode row,
+          ExcludedFromJson((*excluded)[i], jr::Element("status.excludedNodes", i)));
+      status.excluded_nodes.push_back(std::move(row));
+    }
+  }
   return Status::Ok();
 }
 
@@ -153,6 +181,11 @@ json StatusToJson(const WeightedJobStatus& status) {
     json rows = json::array();
     for (const auto& row : *status.nodes) rows.push_back(RowToJson(row));
     out["nodes"] = rows;
+  }
+  if (!status.excluded_nodes.empty()) {
+    json rows = json::array();
+    for (const auto& excluded : status.excluded_nodes) rows.push_back(ExcludedToJson(excluded));
+    out["excludedNodes"] = rows;
   }
   Put(out, "progress", status.progress);
   Put(out, "completedItems", status.completed_items);

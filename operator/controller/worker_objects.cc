@@ -105,7 +105,11 @@ json WorkerContainer(const json& job, const std::string& node, const WorkerPodSe
         {"capabilities", {{"drop", json::array({"ALL"})}}}}},
   };
   if (worker.contains("imagePullPolicy")) container["imagePullPolicy"] = worker["imagePullPolicy"];
-  if (worker.contains("resources")) container["resources"] = worker["resources"];
+  if (worker.contains("resources")) {
+    container["resources"] = worker["resources"];
+  } else if (!settings.default_resources.is_null()) {
+    container["resources"] = settings.default_resources;
+  }
   if (settings.metrics_port > 0) {
     container["env"].push_back(
         EnvValue("BALLAST_METRICS_LISTEN", fmt::format("0.0.0.0:{}", settings.metrics_port)));

@@ -16,6 +16,9 @@ struct WorkerPodSettings {
   std::string coordinator_url;  // as workers reach it: the operator's Service
   std::string default_image = "ballast-worker:0.1.0";
   std::string coordinator_job;  // the job's id at the coordinator
+  // The worker container's resources when the job sets no
+  // spec.worker.resources (null: none); per architecture, architectures.h.
+  nlohmann::json default_resources;
   // Port of the worker's /metrics (0: none). On a real cluster each pod has
   // its own address; the test bed shares one, so it passes 0.
   int metrics_port = 0;

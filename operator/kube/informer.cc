@@ -120,6 +120,8 @@ void Informer::Run() {
     if (status.ok()) {
       need_list = false;
       backoff = options_.initial_backoff;
+      std::lock_guard lock(mu_);
+      stats_.failing_since.reset();
       continue;
     }
     if (status.code() == StatusCode::kGone) {
@@ -135,6 +137,8 @@ void Informer::Run() {
     {
       std::lock_guard lock(mu_);
       ++stats_.errors;
+      if (!stats_.failing_since) stats_.failing_since = std::chrono::steady_clock::now();
+      stats_.last_error = status.ToString();
     }
     cancel_.WaitFor(backoff);
     backoff = std::min(backoff * 2, options_.max_backoff);

@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -77,6 +78,10 @@ struct InformerStats {
   uint64_t gone = 0;     // 410 Gone seen (each leads to a list)
   uint64_t errors = 0;   // failed lists and watches (each leads to a backoff)
   uint64_t bookmarks = 0;
+  // Since when lists and watches have failed with no success between them
+  // (nullopt while they work), and the last failure: for liveness probes.
+  std::optional<std::chrono::steady_clock::time_point> failing_since;
+  std::string last_error;
 };
 
 class Informer {

@@ -20,6 +20,8 @@ const json kFullStatus = json::parse(R"({
   "nodes": [
     {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
      "steals": 1, "pod": "primes-pi4b-0"}],
+  "excludedNodes": [
+    {"name": "pi3b-0", "reason": "ErrImageNeverPull", "message": "image not present"}],
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3, "failedPods": 0,
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "2026-11-22T10:00:00Z", "completionTime": "2026-11-22T10:00:12Z",
@@ -35,6 +37,7 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->failed_pods, 0);
   EXPECT_EQ(status->nodes->at(0).steals, 1u);
   EXPECT_EQ(status->nominal_efficiency, 0.57);
+  EXPECT_EQ(status->excluded_nodes.at(0).reason, "ErrImageNeverPull");
   EXPECT_EQ(StatusToJson(*status), kFullStatus);
 }
 
@@ -54,6 +57,8 @@ TEST(WeightedJobStatusTest, AFieldOfTheWrongTypeIsRefusedByPath) {
       {{{"nodes", {{{"name", "n"}, {"items", -1}}}}},
        "status.nodes[0].items: expected an integer >= 0, got -1"},
       {{{"conditions", {{{"type", 7}}}}}, "status.conditions[0].type: expected a string, got 7"},
+      {{{"excludedNodes", {{{"name", "n"}, {"reason", 3}}}}},
+       "status.excludedNodes[0].reason: expected a string, got 3"},
       {{{"checkpoint", "all"}}, "status.checkpoint: expected an object, got \"all\""},
       {{{"efficiency", "high"}}, "status.efficiency: expected a number, got \"high\""},
   };

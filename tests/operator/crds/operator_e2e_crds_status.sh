@@ -35,6 +35,8 @@ cat >"$tmp/status.json" <<JSON
   "nodes": [
     {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0"},
     {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
+  "excludedNodes": [
+    {"name": "pi5-0", "reason": "ArchitectureNotSupported", "message": "node pi5-0: architecture arm64 is not in --worker-architectures (amd64)"}],
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
@@ -51,6 +53,8 @@ expect_eq "preserved result and checkpoint" "12000 0 63000" \
   "$(jp wj/primes '{.status.result.primes.count} {.status.checkpoint.finished[0][0]} {.status.checkpoint.finished[0][1]}')"
 expect_eq "node table" "pi4b-0=5 pi3b-0=1" \
   "$(jp wj/primes '{range .status.nodes[*]}{.name}={.weight} {end}' | sed 's/ $//')"
+expect_eq "excluded nodes" "pi5-0=ArchitectureNotSupported" \
+  "$(jp wj/primes '{range .status.excludedNodes[*]}{.name}={.reason}{end}')"
 
 kubectl get wj primes -n "$ns" >"$tmp/get"
 grep -qE '^primes +Running +42% +3 +0\.93 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"

@@ -1,0 +1,171 @@
+// Decide's handling of a node whose worker cannot work (decide_internal.h):
+// a node skipped for its architecture, a worker pod whose image cannot
+// start (given up after worker_start_timeout, its share to the others), and
+// a worker that cannot reach the coordinator (an Event naming the node).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "operator/controller/decide_internal.h"
+#include "operator/controller/worker_objects.h"
+
+namespace ballast::controller::decide {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kArchitectureReason = "ArchitectureNotSupported";
+
+// What ballast-worker's log ends with when it gave up on the coordinator
+// (worker/worker_loop.cc, CoordinatorUnreachable); with
+// terminationMessagePolicy FallbackToLogsOnError it is the pod's message.
+constexpr const char* kUnreachableText = "cannot reach the coordinator";
+
+// The kubelet's waiting reasons of a container whose image cannot start.
+bool ImageReason(const std::string& reason) {
+  static const char* const kReasons[] = {
+      "ErrImagePull",        "ImagePullBackOff",           "ErrImageNeverPull",
+      "InvalidImageName",    "CreateContainerConfigError", "CreateContainerError",
+      "RegistryUnavailable", "ImageInspectError",          "PreCreateHookError",
+      "PreStartHookError"};
+  return std::find(std::begin(kReasons), std::end(kReasons), reason) != std::end(kReasons);
+}
+
+// The reason and message of the first container (init containers first)
+// waiting for an image reason; nullopt when none is.
+std::optional<std::pair<std::string, std::string>> ImageTrouble(const json& pod) {
+  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
+    const json statuses = pod.value("status", json::object()).value(list, json::array());
+    for (const auto& container : statuses) {
+      const json waiting = container.value("/state/waiting"_json_pointer, json::object());
+      const std::string reason = waiting.value("reason", "");
+      if (!ImageReason(reason)) continue;
+      return std::pair{reason,
+                       fmt::format("container {} ({}): {}", container.value("name", ""),
+                                   container.value("image", ""), waiting.value("message", reason))};
+    }
+  }
+  return std::nullopt;
+}
+
+void GiveUp(Pass& pass, const std::string& node, const json& pod, const std::string& reason,
+            const std::string& detail) {
+  const double waited = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
+  const std::string message = fmt::format(
+      "node {}: the worker's image could not start for {:.0f} s: {}; its share goes "
+      "to the other workers",
+      node, waited, detail);
+  pass.memory.given_up[node] = ExcludedNode{node, reason, message};
+  pass.memory.image_trouble_since.erase(PodUid(pod));
+  if (!pass.in.view->done) pass.actions.push_back(WorkerLost{node});
+  pass.actions.push_back(DeletePod{PodName(pod), PodUid(pod)});
+  pass.Event(true, "WorkerCannotStart", message);
+}
+
+const coordinator::WorkerView* WorkerNamed(const Pass& pass, const std::string& node) {
+  for (const auto& worker : pass.in.view->workers) {
+    if (worker.name == node) return &worker;
+  }
+  return nullptr;
+}
+
+// When the pod's worker container started (seconds since the epoch).
+std::optional<double> StartedAt(const json& pod) {
+  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
+    const std::string started = container.value("/state/running/startedAt"_json_pointer, "");
+    if (!started.empty()) return ParseRfcTime(started);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void RestoreGivenUp(Pass& pass) {
+  for (const auto& excluded : pass.status.excluded_nodes) {
+    if (excluded.reason != kArchitectureReason) pass.memory.given_up[excluded.name] = excluded;
+  }
+}
+
+void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>& excluded) {
+  if (excluded.empty() || excluded == pass.memory.architecture_excluded) return;
+  std::vector<std::string> messages;
+  for (const auto& node : excluded) messages.push_back(node.message);
+  pass.Event(
+      true, kArchitectureReason,
+      fmt::format("no worker on {} node(s): {}", excluded.size(), fmt::join(messages, "; ")));
+}
+
+void ExcludedStatus(Pass& pass) {
+  std::vector<ExcludedNode> rows = pass.memory.architecture_excluded;
+  for (const auto& [node, excluded] : pass.memory.given_up) rows.push_back(excluded);
+  pass.status.excluded_nodes = std::move(rows);
+}
+
+bool GivenUp(Pass& pass, const std::string& node, const json* pod, bool owned) {
+  if (!pass.memory.given_up.contains(node)) return false;
+  const std::string phase = pod ? PodPhase(*pod) : "";
+  if (owned && !Deleting(*pod) && phase != "Succeeded" && phase != "Failed") {
+    pass.actions.push_back(DeletePod{PodName(*pod), PodUid(*pod)});
+  }
+  return true;
+}
+
+bool WatchImage(Pass& pass, const std::string& node, const json& pod) {
+  const auto trouble = ImageTrouble(pod);
+  if (!trouble) {
+    pass.memory.image_trouble_since.erase(PodUid(pod));
+    return false;
+  }
+  const SteadyTime since =
+      pass.memory.image_trouble_since.try_emplace(PodUid(pod), pass.in.now.steady).first->second;
+  const auto waited = pass.in.now.steady - since;
+  if (waited >= pass.options.worker_start_timeout) {
+    GiveUp(pass, node, pod, trouble->first, trouble->second);
+    return true;
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        pass.options.worker_start_timeout - waited) +
+                    std::chrono::milliseconds(1);
+  // ManagePods' caller sets the status interval as the next pass; an earlier
+  // deadline wins (Run takes the minimum).
+  pass.fault_deadline = pass.fault_deadline ? std::min(*pass.fault_deadline, left) : left;
+  return false;
+}
+
+void WatchReach(Pass& pass, const std::string& node, const json& pod) {
+  if (pass.memory.unreachable_reported.contains(node) || pass.in.view->done) return;
+  const coordinator::WorkerView* worker = WorkerNamed(pass, node);
+  if (!worker || worker->contacted) return;
+  const auto started = StartedAt(pod);
+  const double timeout = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
+  if (!started || pass.in.now.wall - *started < timeout) return;
+  pass.memory.unreachable_reported.insert(node);
+  pass.Event(true, "CoordinatorUnreachable",
+             fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
+                         "coordinator at {}; its log says why (kubectl logs {})",
+                         node, PodName(pod), pass.in.now.wall - *started,
+                         pass.options.pods.coordinator_url, PodName(pod)));
+}
+
+void ReportUnreachableFailure(Pass& pass, const std::string& node, const json& pod) {
+  std::string failure;
+  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
+    failure += container.value("/state/terminated/message"_json_pointer, "");
+  }
+  if (failure.find(kUnreachableText) == std::string::npos) return;
+  // The last line that says so: the worker's own summary.
+  std::string line = failure.substr(failure.rfind(kUnreachableText));
+  line = line.substr(0, line.find('\n'));
+  while (!line.empty() &&
+         (line.back() == '"' || std::isspace(static_cast<unsigned char>(line.back())))) {
+    line.pop_back();  // the log line's closing quote
+  }
+  pass.memory.unreachable_reported.insert(node);
+  pass.Event(true, "CoordinatorUnreachable",
+             fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
+                         pass.options.pods.coordinator_url));
+}
+
+}  // namespace ballast::controller::decide

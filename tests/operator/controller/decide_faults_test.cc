@@ -1,0 +1,288 @@
+// Decide (operator/controller/decide.h) with nodes that cannot carry a
+// worker: an architecture the operator has no worker for
+// (--worker-architectures), per-architecture images and resources, a worker
+// pod whose image cannot start (given up after worker_start_timeout, its
+// share to the others), and a worker that cannot reach the coordinator.
+#include <gtest/gtest.h>
+
+#include "decide_world.h"
+
+namespace ballast::controller {
+namespace {
+
+using namespace decide_test;  // NOLINT: the world of every test here
+
+constexpr milliseconds kStartTimeout{5000};
+
+// seed 000's boards: the Pi 3B is arm, the Pi 4Bs arm64.
+World ArmWorld() {
+  World world;
+  world.options.worker_start_timeout = kStartTimeout;
+  EXPECT_EQ(NodeArchitecture(world.nodes[0]), "arm");
+  EXPECT_EQ(NodeArchitecture(world.nodes[1]), "arm64");
+  return world;
+}
+
+// A Pending pod whose worker container waits with `reason`.
+json WaitingPod(const std::string& node, const std::string& uid, const std::string& reason) {
+  json pod = Pod(node, "Pending", uid);
+  pod["status"]["containerStatuses"] =
+      json::array({{{"name", "worker"},
+                    {"image", "ballast-worker:0.1.0"},
+                    {"state",
+                     {{"waiting",
+                       {{"reason", reason},
+                        {"message",
+                         "Container image \"ballast-worker:0.1.0\" is not present with pull "
+                         "policy of Never"}}}}}}});
+  return pod;
+}
+
+std::vector<std::string> LostWorkers(const Decision& decision) {
+  std::vector<std::string> nodes;
+  for (const auto& lost : ActionsOf<WorkerLost>(decision)) nodes.push_back(lost.node);
+  return nodes;
+}
+
+const RecordEvent* EventWith(const Decision& decision, const std::string& reason) {
+  for (const auto& action : decision.actions) {
+    const auto* event = std::get_if<RecordEvent>(&action);
+    if (event && event->reason == reason) return event;
+  }
+  return nullptr;
+}
+
+TEST(DecideFaultsTest, ANodeOfAnArchitectureNotListedGetsNoWorkerAndStatusSaysWhy) {
+  World world = ArmWorld();
+  world.options.architectures.allowed = {"arm64", "amd64"};
+  const Decision decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_EQ(registered[0].config.workers.size(), 2u);
+  EXPECT_EQ(registered[0].config.workers[0].name, "pi4b-master");
+  EXPECT_EQ(registered[0].config.workers[1].name, "pi4b-worker");
+  const json excluded = S(decision)["excludedNodes"];
+  ASSERT_EQ(excluded.size(), 1u) << excluded;
+  EXPECT_EQ(excluded[0]["name"], "pi3b-worker");
+  EXPECT_EQ(excluded[0]["reason"], "ArchitectureNotSupported");
+  EXPECT_EQ(excluded[0]["message"],
+            "node pi3b-worker: architecture arm is not in --worker-architectures (amd64, arm64): "
+            "no worker image for it");
+  const RecordEvent* event = EventWith(decision, "ArchitectureNotSupported");
+  ASSERT_NE(event, nullptr);
+  EXPECT_TRUE(event->warning);
+  // The other nodes carry the job: pods for them only, and the status keeps
+  // saying which node has none.
+  world.view = View(0);
+  world.view->workers.erase(world.view->workers.begin());
+  const Decision pods = world.Pass();
+  const auto created = ActionsOf<CreateObjects>(pods);
+  ASSERT_EQ(created.size(), 1u);
+  ASSERT_EQ(created[0].pods.size(), 2u);
+  for (const auto& pod : created[0].pods) {
+    EXPECT_NE(pod["spec"].dump().find("pi4b-"), std::string::npos);
+  }
+  EXPECT_EQ(S(pods)["excludedNodes"], excluded);
+}
+
+TEST(DecideFaultsTest, WhenEveryNodeIsOfAnotherArchitectureTheJobWaitsNamingThem) {
+  World world = ArmWorld();
+  world.options.architectures.allowed = {"amd64"};
+  const Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_EQ(S(decision)["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(S(decision), "Ready"), "NoEligibleNodes");
+  EXPECT_EQ(S(decision)["excludedNodes"].size(), 3u);
+  const std::string message = S(decision)["conditions"][0]["message"];
+  EXPECT_NE(message.find("node pi3b-worker: architecture arm is not in --worker-architectures "
+                         "(amd64)"),
+            std::string::npos)
+      << message;
+}
+
+TEST(DecideFaultsTest, WorkerPodsTakeTheirArchitecturesImageAndResourcesUnlessTheJobSetsThem) {
+  World world = ArmWorld();
+  world.options.architectures.images = {{"arm", "worker-armv7:1"}};
+  world.options.architectures.resources = {
+      {"arm", {{"requests", {{"cpu", "100m"}}}, {"limits", {{"memory", "256Mi"}}}}}};
+  world.Pass();
+  world.view = View(0);
+  const auto created = ActionsOf<CreateObjects>(world.Pass());
+  ASSERT_EQ(created.size(), 1u);
+  std::map<std::string, json> containers;
+  for (const auto& pod : created[0].pods) {
+    containers[pod["metadata"]["name"]] = pod["spec"]["containers"][0];
+  }
+  EXPECT_EQ(containers["p-pi3b-worker"]["image"], "worker-armv7:1");
+  EXPECT_EQ(containers["p-pi3b-worker"]["resources"]["limits"]["memory"], "256Mi");
+  EXPECT_EQ(containers["p-pi4b-worker"]["image"], "ballast-worker:0.1.0");
+  EXPECT_FALSE(containers["p-pi4b-worker"].contains("resources"));
+
+  World own = ArmWorld();
+  own.options.architectures = world.options.architectures;
+  own.job["spec"]["worker"] = {{"image", "mine:2"}, {"resources", {{"limits", {{"cpu", "1"}}}}}};
+  own.Pass();
+  own.view = View(0);
+  const auto mine = ActionsOf<CreateObjects>(own.Pass());
+  ASSERT_EQ(mine.size(), 1u);
+  for (const auto& pod : mine[0].pods) {
+    EXPECT_EQ(pod["spec"]["containers"][0]["image"], "mine:2");
+    EXPECT_EQ(pod["spec"]["containers"][0]["resources"], (json{{"limits", {{"cpu", "1"}}}}));
+  }
+}
+
+TEST(DecideFaultsTest, AnImageThatCannotStartIsGivenUpAfterTheBoundAndTheOthersCarryTheJob) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  world.pods[0] = WaitingPod(kNodes[0], "stuck-uid", "ErrImageNeverPull");
+  const Decision first = world.Pass();
+  EXPECT_TRUE(LostWorkers(first).empty());
+  EXPECT_TRUE(ActionsOf<DeletePod>(first).empty());
+  EXPECT_LE(first.requeue_after.value_or(milliseconds::max()), kStartTimeout + milliseconds(1));
+
+  world.steady += kStartTimeout - milliseconds(1);
+  EXPECT_TRUE(LostWorkers(world.Pass()).empty()) << "not before the bound";
+
+  world.steady += milliseconds(1);
+  const Decision given_up = world.Pass();
+  EXPECT_EQ(LostWorkers(given_up), std::vector<std::string>{"pi3b-worker"});
+  const auto deleted = ActionsOf<DeletePod>(given_up);
+  ASSERT_EQ(deleted.size(), 1u);
+  EXPECT_EQ(deleted[0].uid, "stuck-uid");
+  const RecordEvent* event = EventWith(given_up, "WorkerCannotStart");
+  ASSERT_NE(event, nullptr);
+  EXPECT_NE(event->message.find("node pi3b-worker: the worker's image could not start for 5 s: "
+                                "container worker (ballast-worker:0.1.0): Container image"),
+            std::string::npos)
+      << event->message;
+  const json excluded = S(given_up)["excludedNodes"];
+  ASSERT_EQ(excluded.size(), 1u);
+  EXPECT_EQ(excluded[0]["name"], "pi3b-worker");
+  EXPECT_EQ(excluded[0]["reason"], "ErrImageNeverPull");
+  EXPECT_EQ(S(given_up)["phase"], "Running") << "the other workers carry on";
+
+  // The pod is gone: no new one for that node, and the job finishes.
+  world.pods.erase(world.pods.begin());
+  const Decision after = world.Pass();
+  EXPECT_TRUE(ActionsOf<CreateObjects>(after).empty());
+  EXPECT_TRUE(LostWorkers(after).empty()) << "lost once";
+  world.view = View(2000, true);
+  EXPECT_EQ(S(world.Pass())["phase"], "Succeeded");
+}
+
+TEST(DecideFaultsTest, ATransientImageTroubleThatClearsIsNotGivenUp) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  world.pods[0] = WaitingPod(kNodes[0], "slow-uid", "ImagePullBackOff");
+  world.Pass();
+  world.steady += kStartTimeout / 2;
+  world.pods[0] = Pod(kNodes[0], "Running", "slow-uid");
+  world.Pass();
+  world.steady += kStartTimeout;
+  const Decision decision = world.Pass();
+  EXPECT_TRUE(LostWorkers(decision).empty());
+  EXPECT_FALSE(S(decision).contains("excludedNodes"));
+}
+
+TEST(DecideFaultsTest, WhenEveryNodesImageCannotStartTheJobFails) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods[i] = WaitingPod(kNodes[i], "uid-" + std::to_string(i), "InvalidImageName");
+  }
+  world.Pass();
+  world.steady += kStartTimeout;
+  const Decision decision = world.Pass();
+  EXPECT_EQ(LostWorkers(decision).size(), 3u);
+  EXPECT_EQ(S(decision)["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(S(decision), "Failed"), "NoWorkerCanStart");
+}
+
+TEST(DecideFaultsTest, GivenUpNodesStayExcludedAfterARestartUntilSuspendAndResume) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  world.pods[0] = WaitingPod(kNodes[0], "stuck-uid", "ErrImagePull");
+  world.Pass();
+  world.steady += kStartTimeout;
+  const Decision given_up = world.Pass();
+  world.pods.erase(world.pods.begin());
+
+  // A new operator: memory from status only, the coordinator empty.
+  world.memory = JobMemory{};
+  world.memory.status = given_up.status;
+  world.view.reset();
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_EQ(registered[0].config.workers.size(), 2u) << "pi3b-worker stays given up";
+  EXPECT_EQ(registered[0].config.workers[0].name, "pi4b-master");
+
+  world.job["spec"]["suspend"] = true;
+  world.view = View(0);
+  world.pods.clear();
+  const Decision suspended = world.Pass();
+  EXPECT_FALSE(S(suspended).contains("excludedNodes"));
+  world.job["spec"]["suspend"] = false;
+  world.view.reset();
+  const auto resumed = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_EQ(resumed[0].config.workers.size(), 3u) << "resuming tries every node again";
+}
+
+TEST(DecideFaultsTest, AWorkerRunningWithoutReachingTheCoordinatorGetsOneEvent) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  world.options.pods.coordinator_url = "http://ballast-coordinator.ballast.svc:8080";
+  world.pods[1]["status"]["containerStatuses"] = json::array(
+      {{{"name", "worker"}, {"state", {{"running", {{"startedAt", Rfc3339(world.wall)}}}}}}});
+  world.wall += 4;
+  EXPECT_EQ(EventWith(world.Pass(), "CoordinatorUnreachable"), nullptr) << "not before the bound";
+  world.wall += 2;
+  const Decision decision = world.Pass();
+  const RecordEvent* event = EventWith(decision, "CoordinatorUnreachable");
+  ASSERT_NE(event, nullptr);
+  EXPECT_EQ(event->message,
+            "node pi4b-master: the worker of pod p-pi4b-master has run 6 s without reaching the "
+            "coordinator at http://ballast-coordinator.ballast.svc:8080; its log says why "
+            "(kubectl logs p-pi4b-master)");
+  world.wall += 10;
+  EXPECT_EQ(EventWith(world.Pass(), "CoordinatorUnreachable"), nullptr) << "once per node";
+
+  // A worker that has reported gets none.
+  World reached = Running();
+  reached.options.worker_start_timeout = kStartTimeout;
+  reached.view->workers[1].contacted = true;
+  reached.pods[1]["status"]["containerStatuses"] = world.pods[1]["status"]["containerStatuses"];
+  reached.wall += 60;
+  EXPECT_EQ(EventWith(reached.Pass(), "CoordinatorUnreachable"), nullptr);
+}
+
+TEST(DecideFaultsTest, AWorkerThatFailedSayingItCannotReachTheCoordinatorIsNamedInAnEvent) {
+  World world = Running();
+  world.options.pods.coordinator_url = "http://c.invalid:8080";
+  json failed = Pod(kNodes[2], "Failed", "gone-uid");
+  failed["status"]["containerStatuses"] = json::array(
+      {{{"name", "worker"},
+        {"state",
+         {{"terminated",
+           {{"exitCode", 1},
+            {"message",
+             std::string(400, '.') +
+                 "\nworker failed error=\"cannot reach the coordinator at http://c.invalid:8080 "
+                 "for 60 s: DNS lookup of 'c.invalid' failed: Name or service not known\""}}}}}}});
+  world.pods[2] = failed;
+  const Decision decision = world.Pass();
+  const RecordEvent* event = EventWith(decision, "CoordinatorUnreachable");
+  ASSERT_NE(event, nullptr);
+  EXPECT_EQ(
+      event->message,
+      "node pi4b-worker: the worker cannot reach the coordinator at http://c.invalid:8080 "
+      "for 60 s: DNS lookup of 'c.invalid' failed: Name or service not known (coordinator URL "
+      "http://c.invalid:8080)");
+  const RecordEvent* failure = EventWith(decision, "WorkerFailed");
+  ASSERT_NE(failure, nullptr);
+  EXPECT_NE(failure->message.find("DNS lookup of 'c.invalid' failed"), std::string::npos)
+      << "the end of a long message is kept: " << failure->message;
+}
+
+}  // namespace
+}  // namespace ballast::controller
