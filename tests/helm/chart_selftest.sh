@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# `ballast selftest`, which the chart's `helm test` runs, against the real
+# control plane with a real `ballast operator` for the test's namespace and
+# the emulated Pis running the real ballast-worker: it passes with the exact
+# count and deletes its job; it replaces a job of its name left by an earlier
+# run; a job that fails and an operator that is not there make it exit 1
+# saying why.
+#   usage: chart_selftest.sh BALLAST_BINARY
+# shellcheck source=../testenv/smoke/lib.sh
+source "$(dirname "$0")/../testenv/smoke/lib.sh"
+ballast=${1:?usage: chart_selftest.sh BALLAST_BINARY}
+[[ -x $ballast ]] || fail "no ballast binary at $ballast"
+
+for attempt in 1 2 3 4 5; do
+  kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && break
+  ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
+  sleep 1
+done
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$ballast" operator -n "$ns" --coordinator-listen "127.0.0.1:$port" \
+  --worker-image ballast-worker:dev >"$tmp/operator.log" 2>&1 &
+operator=$!
+stop_operator() {
+  kill "$operator" 2>/dev/null && wait "$operator" 2>/dev/null || true
+}
+trap 'stop_operator; cleanup' EXIT
+
+# selftest ARGS...: runs it in the test's namespace; output in $tmp/out, code in $rc.
+selftest() {
+  rc=0
+  "$ballast" selftest -n "$ns" --node-selector ballast.io/pool=seed000 "$@" >"$tmp/out" 2>&1 || rc=$?
+  cat "$tmp/out"
+}
+
+# A job of the selftest's name left by an earlier run (suspended, so it
+# never finishes) is deleted first.
+kubectl create -n "$ns" -f - >/dev/null <<YAML
+apiVersion: ballast.io/v1alpha1
+kind: WeightedJob
+metadata: {name: ballast-selftest}
+spec:
+  workload: {primes: {limit: 1000, method: trial}}
+  profile: raspberry-pi
+  suspend: true
+YAML
+
+selftest --limit 300000 --timeout 120
+expect_eq "exit code of a passing selftest" 0 "$rc"
+grep -q '^selftest: passed: 25997 primes, checksum 0x00000000dd1a962a, as the sieve here counts them; the job is deleted$' "$tmp/out" ||
+  fail "no passing line with seed 000's count"
+grep -q 'items), 3 workers$' "$tmp/out" || fail "no progress line with the three seed000 workers"
+expect_eq "WeightedJobs left in $ns" "" "$(kubectl get weightedjobs -n "$ns" -o name)"
+
+selftest --name selftest-bad-profile --profile no-such-profile --timeout 60
+expect_eq "exit code of a selftest whose job fails" 1 "$rc"
+grep -q "^selftest: FAILED: the job Failed (ProfileNotFound: WeightProfile 'no-such-profile' does not exist" "$tmp/out" ||
+  fail "the failure does not say ProfileNotFound"
+expect_eq "WeightedJobs left after a failure" "" "$(kubectl get weightedjobs -n "$ns" -o name)"
+
+stop_operator
+selftest --name selftest-no-operator --timeout 3
+expect_eq "exit code without an operator" 1 "$rc"
+grep -q '^selftest: FAILED: the job did not finish within --timeout 3 s (last seen: waiting for the operator (no status yet)); is the operator running?' "$tmp/out" ||
+  fail "the timeout does not say the operator was not seen"
+
+selftest --limit 1
+expect_eq "exit code of a bad flag" 2 "$rc"
