@@ -6,11 +6,12 @@
 # run; a job that fails and an operator that is not there make it exit 1
 # saying why.
 #   usage: chart_selftest.sh BALLAST_BINARY
-# shellcheck source=../testenv/smoke/lib.sh
-source "$(dirname "$0")/../testenv/smoke/lib.sh"
+# shellcheck source=../operator/crds/lib.sh
+source "$(dirname "$0")/../operator/crds/lib.sh"
 ballast=${1:?usage: chart_selftest.sh BALLAST_BINARY}
 [[ -x $ballast ]] || fail "no ballast binary at $ballast"
 
+install_ballast_crds
 for attempt in 1 2 3 4 5; do
   kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && break
   ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
