@@ -59,6 +59,21 @@ grep -q "^selftest: FAILED: the job Failed (ProfileNotFound: WeightProfile 'no-s
   fail "the failure does not say ProfileNotFound"
 expect_eq "WeightedJobs left after a failure" "" "$(kubectl get weightedjobs -n "$ns" -o name)"
 
+# The chart's helm test pod runs ballast with exactly these arguments.
+export HELM_CONFIG_HOME=$tmp/helm-config HELM_CACHE_HOME=$tmp/helm-cache HELM_DATA_HOME=$tmp/helm-data
+helm template ballast "$source_dir/helm/ballast" -n "$ns" --kube-version 1.30.0 \
+  --show-only templates/tests/selftest.yaml --set-json 'test.nodeSelector={"ballast.io/pool":"seed000"}' |
+  python3 -c '
+import sys, yaml
+pods = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] == "Pod"]
+print("\n".join(pods[0]["spec"]["containers"][0]["args"]))' >"$tmp/args"
+mapfile -t args <"$tmp/args"
+rc=0
+"$ballast" "${args[@]}" >"$tmp/out" 2>&1 || rc=$?
+cat "$tmp/out"
+expect_eq "exit code of the chart's selftest arguments (${args[*]})" 0 "$rc"
+grep -q '^selftest: passed: 2262 primes' "$tmp/out" || fail "the chart's selftest did not pass"
+
 stop_operator
 selftest --name selftest-no-operator --timeout 3
 expect_eq "exit code without an operator" 1 "$rc"
