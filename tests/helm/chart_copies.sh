@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One source of the CRDs and the raspberry-pi profile: the chart's copies
 # (helm/ballast/crds/, helm/ballast/files/profiles/) equal crds/ byte for
-# byte, and `helm package` carries them as files (a symlink would not do:
-# the chart must hold the bytes), without the chart's tests.
+# byte, and `helm package` carries them, without the chart's tests. (Helm
+# 3.15 would package a symlink's target too, with a warning; copies keep the
+# chart whole wherever it is copied, and this test keeps them equal.)
 source "$(dirname "$0")/lib.sh"
 
 # same SOURCE COPY: the copy exists, is a regular file, and equals the source.
