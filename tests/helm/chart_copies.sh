@@ -41,3 +41,11 @@ echo "# edited" >>"$tmp/chart/crds/ballast.io_weightedjobs.yaml"
 ! cmp -s "$source_dir/crds/ballast.io_weightedjobs.yaml" "$tmp/chart/crds/ballast.io_weightedjobs.yaml" ||
   fail "cmp does not see an edited copy"
 pass "an edited copy is told apart"
+
+# The chart's appVersion (the images' default tag) is the project's version.
+project_version=$(sed -n 's/^project(ballast VERSION \([0-9.]*\) .*/\1/p' "$source_dir/CMakeLists.txt")
+app_version=$(sed -n 's/^appVersion: "\(.*\)"$/\1/p' "$chart/Chart.yaml")
+[[ -n $project_version ]] || fail "no project version in CMakeLists.txt"
+[[ $app_version == "$project_version" ]] ||
+  fail "helm/ballast/Chart.yaml appVersion is '$app_version', the project's version (CMakeLists.txt) is '$project_version'"
+pass "appVersion $app_version = the project's version"
