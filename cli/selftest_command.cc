@@ -83,7 +83,8 @@ bool Pause(const StopSignals& stop, milliseconds duration) {
 }
 
 // Deletes the job `ref` names and waits (up to 60 s) until it is gone. Ok
-// when it was not there.
+// when it was not there, and at once once the deletion is requested when a
+// stop signal came (the garbage collector finishes it).
 Status DeleteAndWait(kube::KubeClient& client, const kube::ResourceRef& ref,
                      const StopSignals& stop) {
   kube::DeleteOptions options;
@@ -92,9 +93,10 @@ Status DeleteAndWait(kube::KubeClient& client, const kube::ResourceRef& ref,
   if (deleted.code() == StatusCode::kNotFound) return Status::Ok();
   if (!deleted.ok()) return deleted;
   const auto deadline = Clock::now() + seconds(60);
-  while (Clock::now() < deadline && Pause(stop, milliseconds(200))) {
+  while (Clock::now() < deadline) {
     auto job = client.Get(ref);
     if (job.status().code() == StatusCode::kNotFound) return Status::Ok();
+    if (!Pause(stop, milliseconds(200))) return Status::Ok();
   }
   return Status::Unavailable(
       fmt::format("{} still exists 60 s after its deletion", ref.Describe()));
@@ -166,6 +168,7 @@ int Run(SelftestFlags flags) {
   if (Status gone = DeleteAndWait(**client, ref, stop); !gone.ok()) {
     return ReportError(Status(gone.code(), "removing an earlier selftest job: " + gone.message()));
   }
+  if (stop.signal() != 0) return 128 + stop.signal();
   if (auto created = (*client)->Create(ref.Named(""), selftest::Job(spec)); !created.ok()) {
     return ReportError(
         Status(created.status().code(), "creating the job: " + created.status().message()));
@@ -173,6 +176,12 @@ int Run(SelftestFlags flags) {
   const selftest::Assessment verdict = Watch(**client, ref, spec, expected, stop);
   const Status deleted = DeleteAndWait(**client, ref, stop);
   if (!deleted.ok()) Say("could not delete the job: " + deleted.ToString());
+  if (stop.signal() != 0) {
+    // As shells report a command a signal ended: 130 for SIGINT, 143 for SIGTERM.
+    std::fprintf(stderr, "selftest: stopped by signal %d; the job's deletion is requested\n",
+                 stop.signal());
+    return 128 + stop.signal();
+  }
   if (verdict.verdict != selftest::Verdict::kPassed) {
     std::fprintf(stderr, "selftest: FAILED: %s\n", verdict.message.c_str());
     return kExitFailure;
@@ -213,7 +222,8 @@ void RegisterSelftest(CLI::App& app, int* exit_code) {
       "\nIt deletes a job of the same name left by an earlier run, creates the job, prints its\n"
       "progress until it succeeds, compares the count and the checksum of the primes with its\n"
       "own sieve, and deletes the job. Exit code 0: the result is exact; 1: the job failed, did\n"
-      "not finish in time or its result differs (the message says how); 2: a bad flag.\n"
+      "not finish in time or its result differs (the message says how); 2: a bad flag;\n"
+      "130 or 143: SIGINT or SIGTERM, after which it deletes the job too.\n"
       "It needs the operator running (helm install, or `ballast operator`) and the right to\n"
       "create, get and delete WeightedJobs in the namespace.\n\n"
       "Examples:\n"

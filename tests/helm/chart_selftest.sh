@@ -74,6 +74,22 @@ cat "$tmp/out"
 expect_eq "exit code of the chart's selftest arguments (${args[*]})" 0 "$rc"
 grep -q '^selftest: passed: 2262 primes' "$tmp/out" || fail "the chart's selftest did not pass"
 
+# SIGTERM (helm test's timeout deleting the pod) mid-job: the job is
+# deleted and the exit code says the signal (128 + 15).
+"$ballast" selftest -n "$ns" --name selftest-stopped --node-selector ballast.io/pool=seed000 \
+  --limit 2000000 --timeout 120 >"$tmp/out" 2>&1 &
+stopped=$!
+wait_until "the job selftest-stopped running" 30 \
+  bash -c "[[ \$(kubectl get weightedjob -n '$ns' selftest-stopped -o jsonpath='{.status.phase}') == Running ]]"
+kill -TERM "$stopped"
+rc=0
+wait "$stopped" || rc=$?
+cat "$tmp/out"
+expect_eq "exit code of a selftest stopped by SIGTERM" 143 "$rc"
+grep -q '^selftest: stopped by signal 15; the job.s deletion is requested$' "$tmp/out" || fail "no stop message"
+wait_until "the stopped selftest's job deleted" 30 \
+  bash -c "! kubectl get weightedjob -n '$ns' selftest-stopped >/dev/null 2>&1"
+
 stop_operator
 selftest --name selftest-no-operator --timeout 3
 expect_eq "exit code without an operator" 1 "$rc"
