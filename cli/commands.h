@@ -18,5 +18,7 @@ void RegisterBench(CLI::App& app, int* exit_code);
 
 // ballast operator [--kubeconfig FILE] [--namespace NS] [--coordinator-url URL]
 void RegisterOperator(CLI::App& app, int* exit_code);
+// ballast selftest [-n NS] [--limit N] [--timeout S]: a tiny job, its exact result checked
+void RegisterSelftest(CLI::App& app, int* exit_code);
 
 }  // namespace ballast::cli

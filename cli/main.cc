@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ballast::cli::RegisterRun(app, &exit_code);
   ballast::cli::RegisterBench(app, &exit_code);
   ballast::cli::RegisterOperator(app, &exit_code);
+  ballast::cli::RegisterSelftest(app, &exit_code);
   // cpprestsdk's shared pool (the coordinator's listener, the Kubernetes
   // client) defaults to 40 threads; on a small machine they spend their time
   // handing requests to each other. One per core serves 2-3 times as many

@@ -1,0 +1,152 @@
+// `ballast selftest` without the network (selftest.h).
+#include "selftest.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
+
+#include "common/names.h"
+#include "workload/json_fields.h"
+
+namespace ballast::cli::selftest {
+namespace {
+
+using nlohmann::json;
+
+// Seconds a finished job stays before the operator deletes it (a safety net:
+// the selftest deletes it itself).
+constexpr int kTtlAfterFinished = 600;
+
+// `status.conditions[type=Failed]`'s "Reason: message", or "" when absent.
+std::string FailedCondition(const json& status) {
+  const auto conditions = status.find("conditions");
+  if (conditions == status.end() || !conditions->is_array()) return "";
+  for (const auto& condition : *conditions) {
+    if (!condition.is_object() || condition.value("type", json()) != "Failed") continue;
+    const json reason = condition.value("reason", json(""));
+    const json message = condition.value("message", json(""));
+    return fmt::format("{}: {}", reason.is_string() ? reason.get<std::string>() : reason.dump(),
+                       message.is_string() ? message.get<std::string>() : message.dump());
+  }
+  return "";
+}
+
+// "Running 42% (63000/150000 items), 3 workers", from what status has.
+std::string ProgressLine(const std::string& phase, const json& status) {
+  std::string line = phase.empty() ? "waiting for the operator (no status yet)" : phase;
+  const json progress = status.value("progress", json());
+  if (progress.is_string()) line += " " + progress.get<std::string>();
+  const json done = status.value("completedItems", json());
+  const json items = status.value("items", json());
+  if (done.is_number_integer() && items.is_number_integer()) {
+    line += fmt::format(" ({}/{} items)", done.get<int64_t>(), items.get<int64_t>());
+  }
+  const json workers = status.value("workers", json());
+  if (workers.is_number_integer()) line += fmt::format(", {} workers", workers.get<int64_t>());
+  return line;
+}
+
+// The verdict on a Succeeded job's status.result.
+Assessment CompareResult(const json& status, const workload::Result& expected) {
+  const auto result_json = status.find("result");
+  if (result_json == status.end()) {
+    return {Verdict::kFailed, "the job Succeeded without status.result"};
+  }
+  auto result = workload::Result::FromJson(workload::WorkloadKind::kPrimes, *result_json);
+  if (!result.ok()) {
+    return {Verdict::kFailed,
+            fmt::format("status.result {}: {}", result_json->dump(), result.status().message())};
+  }
+  const auto& got = result->primes();
+  const auto& want = expected.primes();
+  std::vector<std::string> differences;
+  if (got.count != want.count) {
+    differences.push_back(fmt::format("count: expected {}, got {}", want.count, got.count));
+  }
+  if (got.sum != want.sum) {
+    differences.push_back(fmt::format("checksum (sum of the primes mod 2^64): expected {}, got {}",
+                                      workload::Hex64(want.sum), workload::Hex64(got.sum)));
+  }
+  if (!differences.empty()) {
+    return {Verdict::kFailed, fmt::format("the job's result differs from the sieve's here: {}",
+                                          fmt::join(differences, "; "))};
+  }
+  return {Verdict::kPassed, fmt::format("{}, as the sieve here counts them", result->Summary())};
+}
+
+}  // namespace
+
+Status Validate(const Spec& spec) {
+  if (Status s = CheckName(spec.ns, NameKind::kDnsLabel); !s.ok()) {
+    return Status::Invalid("--namespace: " + s.message());
+  }
+  if (Status s = CheckName(spec.name, NameKind::kDnsLabel); !s.ok()) {
+    return Status::Invalid("--name: " + s.message());
+  }
+  if (Status s = CheckName(spec.profile, NameKind::kDnsSubdomain); !s.ok()) {
+    return Status::Invalid("--profile: " + s.message());
+  }
+  if (spec.limit < kMinLimit || spec.limit > kMaxLimit) {
+    return Status::Invalid(fmt::format("--limit: expected an integer in [{}, {}], got {}",
+                                       kMinLimit, kMaxLimit, spec.limit));
+  }
+  if (spec.timeout_seconds <= 0) {
+    return Status::Invalid(
+        fmt::format("--timeout: expected seconds > 0, got {}", spec.timeout_seconds));
+  }
+  for (const auto& [key, value] : spec.node_selector) {
+    if (key.empty()) {
+      return Status::Invalid(fmt::format("--node-selector: expected KEY=VALUE, got '={}'", value));
+    }
+  }
+  return Status::Ok();
+}
+
+json Job(const Spec& spec) {
+  json job_spec = {
+      {"workload", {{"primes", {{"limit", spec.limit}, {"method", "trial"}}}}},
+      {"policy", "adaptive"},
+      {"profile", spec.profile},
+      {"activeDeadlineSeconds", spec.timeout_seconds},
+      {"ttlSecondsAfterFinished", kTtlAfterFinished},
+  };
+  if (!spec.node_selector.empty()) job_spec["nodeSelector"] = spec.node_selector;
+  return {{"apiVersion", "ballast.io/v1alpha1"},
+          {"kind", "WeightedJob"},
+          {"metadata",
+           {{"name", spec.name},
+            {"namespace", spec.ns},
+            {"labels", {{"app.kubernetes.io/created-by", "ballast-selftest"}}}}},
+          {"spec", job_spec}};
+}
+
+workload::Result ExpectedPrimes(uint64_t limit) {
+  std::vector<bool> composite(limit, false);
+  uint64_t count = 0;
+  uint64_t sum = 0;
+  for (uint64_t n = 2; n < limit; ++n) {
+    if (composite[n]) continue;
+    ++count;
+    sum += n;
+    for (uint64_t multiple = n * n; multiple < limit; multiple += n) composite[multiple] = true;
+  }
+  return workload::Result::Primes(count, sum);
+}
+
+Assessment Assess(const json& job, const workload::Result& expected) {
+  const json status = job.is_object() ? job.value("status", json::object()) : json::object();
+  if (!status.is_object()) return {Verdict::kFailed, "status is not an object: " + status.dump()};
+  const json phase_json = status.value("phase", json(""));
+  if (!phase_json.is_string()) return {Verdict::kFailed, "status.phase: " + phase_json.dump()};
+  const std::string phase = phase_json.get<std::string>();
+  if (phase == "Succeeded") return CompareResult(status, expected);
+  if (phase == "Failed") {
+    const std::string condition = FailedCondition(status);
+    return {Verdict::kFailed,
+            "the job Failed" + (condition.empty() ? std::string() : " (" + condition + ")")};
+  }
+  return {Verdict::kWaiting, ProgressLine(phase, status)};
+}
+
+}  // namespace ballast::cli::selftest
