@@ -18,6 +18,9 @@ set_ports() {
 }
 set_ports "${BALLAST_TESTENV_PORT_BASE:-26440}"
 
+# shellcheck source=realnodes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/realnodes.sh"
+
 # Components in start order; testenv-down stops them in reverse.
 components=(etcd kube-apiserver kube-scheduler kube-controller-manager ballast-node-agent)
 
@@ -25,6 +28,8 @@ components=(etcd kube-apiserver kube-scheduler kube-controller-manager ballast-n
 # file, and any leftover whose command line names DIR), then removes DIR.
 stop_control_plane() {
   local dir=$1 pids=() pid name i
+  # Real nodes first: their pods are removed through their kubelets' runtimes.
+  stop_real_nodes "$dir"
   for ((i = ${#components[@]} - 1; i >= 0; i--)); do
     name=${components[i]}
     [[ -f $dir/pids/$name ]] || continue

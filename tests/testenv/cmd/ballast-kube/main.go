@@ -1,7 +1,8 @@
 // Command ballast-kube is the test control plane in one binary, hyperkube style:
-// etcd, kube-apiserver, kube-scheduler, kube-controller-manager and kubectl,
-// each the upstream command constructor at the version pinned in go.mod. One
-// binary compiles the shared Kubernetes packages once and links once.
+// etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl, and
+// for the real nodes kubelet and kube-proxy, each the upstream command
+// constructor at the version pinned in go.mod. One binary compiles the shared
+// Kubernetes packages once and links once.
 //
 // The component is the first argument (ballast-kube kube-apiserver --flags...)
 // or the name the binary is called by (a symlink named kubectl).
@@ -23,7 +24,10 @@ import (
 	kubectlutil "k8s.io/kubectl/pkg/cmd/util"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
+	"k8s.io/kubernetes/pkg/kubelet"
 )
 
 // components maps a component's name to its entry point; each returns the
@@ -38,12 +42,28 @@ var components = map[string]func() int{
 	"kube-controller-manager": func() int {
 		return runCobra(controllermanager.NewControllerManagerCommand())
 	},
+	"kubelet":     runKubelet,
+	"cluster-dns": runClusterDNS,
+	"cri-cleanup": runCRICleanup,
+	"kube-proxy":  func() int { return runCobra(proxy.NewProxyCommand()) },
 	"kubectl": func() int {
 		if err := cli.RunNoErrOutput(kubectlcmd.NewDefaultKubectlCommand()); err != nil {
 			kubectlutil.CheckErr(err) // prints the error the way kubectl does, and exits
 		}
 		return 0
 	},
+}
+
+// containerLogsDirEnv names the directory of the kubelet's container log
+// symlinks. Upstream fixes it at /var/log/containers, which several kubelets on
+// one machine would share (and each would garbage-collect the others' links).
+const containerLogsDirEnv = "BALLAST_KUBELET_CONTAINER_LOGS_DIR"
+
+func runKubelet() int {
+	if dir := os.Getenv(containerLogsDirEnv); dir != "" {
+		kubelet.ContainerLogsDir = dir
+	}
+	return runCobra(kubeletapp.NewKubeletCommand())
 }
 
 func runCobra(cmd *cobra.Command) int {

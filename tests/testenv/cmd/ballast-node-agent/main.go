@@ -61,6 +61,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "shim" {
 		os.Exit(runShim(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "print-nodes" {
+		os.Exit(printNodes(os.Args[2:]))
+	}
 	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of an identity allowed to manage nodes and pods (required)")
 	nodesPath := flag.String("nodes", "", "node file: the nodes to register (required)")
 	stateDir := flag.String("state-dir", "/tmp/ballast-node-agent", "directory for pod working directories and logs")

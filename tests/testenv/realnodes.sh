@@ -1,0 +1,341 @@
+# Real nodes of the test cluster (sourced by tests/testenv/common.sh): for each
+# node of a node file a real kubelet with its own containerd (runc, Debian's
+# CNI bridge plugin), plus one kube-proxy and one cluster DNS for the machine,
+# which all nodes share since they share its network namespace.
+# docs/testenv.md, "Real nodes", says what each piece is and why.
+#
+# Only one real-node cluster runs on a machine at a time: kube-proxy's rules,
+# the bridge and the kernel settings are the machine's. A lock file names the
+# control plane that has them.
+
+realnodes_bridge=ballast-br0
+realnodes_host_ip=10.244.0.1 # the machine on the bridge: API server, cluster DNS
+realnodes_cidr=10.244.0.0/16 # node i (from 1) gets 10.244.i.0/24, its address .1
+realnodes_cgroup=ballast-realnodes
+realnodes_lock=/run/ballast-testenv-realnodes
+realnodes_pause_image=localhost/ballast-pause:1.0
+realnodes_cni_network=ballast-testenv
+# What the kubelet and kube-proxy change; saved at start, restored at stop.
+realnodes_sysctls=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables
+  net.ipv4.conf.all.route_localnet vm.overcommit_memory vm.panic_on_oom kernel.panic
+  kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+
+# realnodes_prepare_host DIR: takes the machine's lock for DIR, saves the kernel
+# settings, makes the bridge with the machine's address (the API server
+# advertises it, so pods reach it through the `kubernetes` Service). Before
+# the API server starts.
+realnodes_prepare_host() {
+  local dir=$1 owner name
+  if [[ -f $realnodes_lock ]]; then
+    owner=$(<"$realnodes_lock")
+    if [[ $owner != "$dir" && -d $owner/realnodes ]]; then
+      die "real nodes of $owner are running (one real-node cluster per machine); stop them with BALLAST_TESTENV_DIR=$owner scripts/testenv-down"
+    fi
+  fi
+  echo "$dir" >"$realnodes_lock"
+  mkdir -p "$dir/realnodes"
+  for name in "${realnodes_sysctls[@]}"; do
+    echo "$name=$(sysctl -n "$name")"
+  done >"$dir/realnodes/sysctl.saved"
+  sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
+  ip link add "$realnodes_bridge" type bridge 2>/dev/null || true
+  ip addr replace "$realnodes_host_ip/16" dev "$realnodes_bridge"
+  ip link set "$realnodes_bridge" up
+}
+
+# realnodes_node_ip INDEX: the address of node INDEX (from 1).
+realnodes_node_ip() { echo "10.244.$1.1"; }
+
+# realnodes_cgroup_create NODE SPEED: the node's cgroupRoot in every v1
+# hierarchy (the kubelet wants it in all), its CPU quota SPEED host cores.
+realnodes_cgroup_create() {
+  local node=$1 speed=$2 hierarchy path
+  for hierarchy in /sys/fs/cgroup/*/; do
+    [[ -f $hierarchy/cgroup.procs && ! -f $hierarchy/cgroup.controllers ]] || continue
+    for path in "$hierarchy$realnodes_cgroup" "$hierarchy$realnodes_cgroup/$node"; do
+      mkdir -p "$path"
+      if [[ -f $path/cpuset.cpus ]]; then
+        cat "$(dirname "$path")/cpuset.cpus" >"$path/cpuset.cpus"
+        cat "$(dirname "$path")/cpuset.mems" >"$path/cpuset.mems"
+      fi
+    done
+  done
+  path=/sys/fs/cgroup/cpu/$realnodes_cgroup
+  [[ -f $path/cpu.cfs_quota_us ]] || die "no cgroup v1 cpu controller at /sys/fs/cgroup/cpu"
+  # Ten times the default weight, so a node reaches its quota on a busy machine.
+  echo 10240 >"$path/cpu.shares"
+  echo 10240 >"$path/$node/cpu.shares"
+  if [[ $speed != 0 ]]; then
+    awk -v s="$speed" 'BEGIN { printf "%d\n", s * 100000 }' >"$path/$node/cpu.cfs_quota_us"
+  fi
+}
+
+# realnodes_node_config DIR NODE INDEX: containerd's config, the CNI network,
+# the kubelet's config and certificates for one node.
+realnodes_node_config() {
+  local dir=$1 node=$2 index=$3 ip root
+  ip=$(realnodes_node_ip "$index")
+  local n=$dir/realnodes/$node
+  # Images stay between runs (a warm start imports nothing); state does not.
+  root=$realnodes_cache/$node/containerd
+  mkdir -p "$n"/{cni,cni-ipam,kubelet,pod-logs,container-logs,state} "$root"
+  cat >"$n/containerd.toml" <<EOF
+version = 2
+root = "$root"
+state = "$n/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.aufs",
+  "io.containerd.internal.v1.tracing", "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "$n/containerd.sock"
+[ttrpc]
+  address = "$n/containerd.sock.ttrpc"
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$n/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$realnodes_pause_image"
+  # Root here lacks CAP_SYS_RESOURCE: runc may not lower oom_score_adj.
+  restrict_oom_score_adj = true
+  # Pod network namespaces under this node's state, not the machine's /run/netns.
+  netns_mounts_under_state_dir = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$n/cni"
+EOF
+  # isGateway stays off: the bridge plugin refuses a bridge that already has
+  # another IPv4 address; testenv-up puts each node's gateway on it.
+  cat >"$n/cni/10-ballast.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "$realnodes_cni_network",
+  "plugins": [{
+    "type": "bridge", "bridge": "$realnodes_bridge", "hairpinMode": true, "ipMasq": false,
+    "ipam": {
+      "type": "host-local", "dataDir": "$n/cni-ipam",
+      "ranges": [[{"subnet": "10.244.$index.0/24", "gateway": "$ip"}]],
+      "routes": [{"dst": "0.0.0.0/0", "gw": "$ip"}]
+    }
+  }]
+}
+EOF
+  ip addr replace "$ip/24" dev "$realnodes_bridge"
+  cert "kubelet-$node" "/CN=system:node:$node" \
+    "$(printf '%s\n' 'extendedKeyUsage=serverAuth' "subjectAltName=IP:$ip,DNS:$node")"
+  cert "node-$node" "/O=system:nodes/CN=system:node:$node" "$client"
+  kubeconfig "realnodes/$node/kubeconfig" "node-$node"
+  cat >"$n/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $ip
+port: 10250
+readOnlyPort: 0
+healthzPort: 0
+tlsCertFile: $pki/kubelet-$node.crt
+tlsPrivateKeyFile: $pki/kubelet-$node.key
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $pki/ca.crt}
+authorization: {mode: AlwaysAllow}
+containerRuntimeEndpoint: unix://$n/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: /$realnodes_cgroup/$node
+failSwapOn: false
+resolvConf: ""
+clusterDNS: [$realnodes_host_ip]
+clusterDomain: cluster.local
+podLogsDir: $n/pod-logs
+imageGCHighThresholdPercent: 100
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%}
+registerNode: true
+serializeImagePulls: false
+EOF
+}
+
+# realnodes_import_images NODE: imports the test images and every
+# $BALLAST_CACHE/images/<version>/*-amd64.tar into the node's containerd,
+# each archive once (its size and time are remembered beside the images).
+realnodes_import_images() {
+  local node=$1 archive key done_file
+  done_file=$realnodes_cache/$node/imported
+  touch "$done_file"
+  for archive in "$realnodes_images"/pause.tar "$realnodes_images"/busybox.tar \
+    "$cache"/images/*/*-amd64.tar; do
+    [[ -f $archive ]] || continue
+    key=$(stat -c '%n %s %Y' "$archive")
+    grep -qxF "$key" "$done_file" && continue
+    ctr --address "$dir/realnodes/$node/containerd.sock" -n k8s.io images import "$archive" >/dev/null ||
+      die "importing $archive into $node's containerd failed"
+    echo "$key" >>"$done_file"
+    echo "testenv-up: $node: imported $(basename "$archive")"
+  done
+}
+
+# realnodes_split_labels LABELS: two lines from k=v,...: the labels the
+# kubelet may set itself, and the others (--node-labels refuses kubernetes.io
+# and k8s.io ones but a few; they are set through the API).
+realnodes_split_labels() {
+  local kv key kvs own=() other=()
+  IFS=, read -ra kvs <<<"$1"
+  for kv in "${kvs[@]}"; do
+    key=${kv%%=*}
+    if [[ $key =~ ^([^/]*\.)?(kubernetes\.io|k8s\.io)/ &&
+      ! $key =~ ^(kubernetes\.io/(hostname|os|arch)|[^/]*\.(kubelet|node)\.kubernetes\.io/) ]]; then
+      other+=("$kv")
+    else
+      own+=("$kv")
+    fi
+  done
+  (IFS=,; echo "${own[*]}"; echo "${other[*]}")
+}
+
+# realnodes_start NAME PROGRAM ARGS...: runs PROGRAM detached, as testenv-up's
+# start does, its pid in pids/NAME and its output in logs/NAME.log.
+realnodes_start() {
+  local name=$1
+  shift
+  setsid "$@" </dev/null >"$dir/logs/$name.log" 2>&1 &
+  echo $! >"$dir/pids/$name"
+}
+
+# start_real_nodes FILE: starts every node of FILE, kube-proxy and the cluster
+# DNS; waits until each node is Ready. Uses testenv-up's dir, bin, pki, cert,
+# kubeconfig, start and wait_for.
+start_real_nodes() {
+  local file=$1 lines line node speed labels index=0 kubelet_labels other
+  realnodes_cache=$cache/testenv/realnodes
+  realnodes_images=$("$repo/scripts/testenv-images" --print-dir)
+  mapfile -t lines < <("$bin/ballast-node-agent" print-nodes --nodes "$file") ||
+    die "bad real node file $file"
+  ((${#lines[@]} > 0)) || die "bad real node file $file"
+  echo "$bin" >"$dir/realnodes/bin"
+  echo "$realnodes_cache" >"$dir/realnodes/cache"
+  for line in "${lines[@]}"; do
+    IFS=$'\t' read -r node speed labels <<<"$line"
+    index=$((index + 1))
+    echo "$node" >>"$dir/realnodes/nodes"
+    realnodes_cgroup_create "$node" "$speed"
+    realnodes_node_config "$dir" "$node" "$index"
+    realnodes_start "containerd-$node" /usr/bin/containerd --config "$dir/realnodes/$node/containerd.toml"
+  done
+  for node in $(<"$dir/realnodes/nodes"); do
+    wait_for "$node's containerd" 30 ctr --address "$dir/realnodes/$node/containerd.sock" version
+    realnodes_import_images "$node"
+  done
+  index=0
+  for line in "${lines[@]}"; do
+    IFS=$'\t' read -r node speed labels <<<"$line"
+    index=$((index + 1))
+    { read -r kubelet_labels; read -r other; } < <(realnodes_split_labels "$labels")
+    BALLAST_KUBELET_CONTAINER_LOGS_DIR=$dir/realnodes/$node/container-logs \
+      realnodes_start "kubelet-$node" "$bin/kubelet" --config "$dir/realnodes/$node/kubelet.yaml" \
+      --kubeconfig "$dir/realnodes/$node/kubeconfig" --hostname-override "$node" \
+      --node-ip "$(realnodes_node_ip "$index")" --root-dir "$dir/realnodes/$node/kubelet" \
+      --cert-dir "$dir/realnodes/$node/kubelet/pki" --node-labels "$kubelet_labels" --v 1
+    echo "$node	$speed	$other" >>"$dir/realnodes/labels"
+  done
+  start kube-proxy --kubeconfig "$dir/kubeconfig" --hostname-override "$(head -1 "$dir/realnodes/nodes")" \
+    --proxy-mode iptables --cluster-cidr "$realnodes_cidr" --conntrack-max-per-core 0 \
+    --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
+    --metrics-bind-address "127.0.0.1:$((port_base + 11))" --healthz-bind-address "127.0.0.1:$((port_base + 12))" \
+    --iptables-localhost-nodeports=false --nodeport-addresses "$realnodes_cidr"
+  realnodes_start cluster-dns "$bin/ballast-kube" cluster-dns --kubeconfig "$dir/kubeconfig" \
+    --listen "$realnodes_host_ip:53"
+  for node in $(<"$dir/realnodes/nodes"); do
+    wait_for "node $node registered" 90 "${kubectl[@]}" get node "$node"
+  done
+  while IFS=$'\t' read -r node speed other; do
+    [[ -z $other ]] || "${kubectl[@]}" label node "$node" --overwrite $(tr ',' ' ' <<<"$other") >/dev/null
+    [[ $speed == 0 ]] ||
+      "${kubectl[@]}" annotate node "$node" --overwrite "ballast.io/emulated-speed=$speed" >/dev/null
+  done <"$dir/realnodes/labels"
+  wait_for "real nodes Ready" 120 "${kubectl[@]}" wait --for=condition=Ready \
+    $(sed 's|^|node/|' "$dir/realnodes/nodes") --timeout=1s
+  wait_for "kube-proxy healthy" 30 curl -sf "http://127.0.0.1:$((port_base + 12))/healthz"
+}
+
+# realnodes_kill NAME...: stops the processes of pids/NAME (those whose command
+# line still names the directory), SIGKILL after 15 s.
+realnodes_kill() {
+  local name pid pids=()
+  for name in "$@"; do
+    [[ -f $dir/pids/$name ]] || continue
+    pid=$(<"$dir/pids/$name")
+    if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF "$dir/"; then
+      kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+    fi
+    rm -f "$dir/pids/$name"
+  done
+  ((${#pids[@]} > 0)) || return 0
+  wait_gone 15 "${pids[@]}" || { kill -KILL "${pids[@]}" 2>/dev/null; wait_gone 5 "${pids[@]}"; } || true
+}
+
+# stop_real_nodes DIR: stops the real nodes started from DIR and removes what
+# they left on the machine: pod sandboxes (through the CRI, which runs the CNI
+# DEL), containerd and its shims, mounts, network namespaces, kube-proxy's and
+# the kubelets' iptables chains, cgroups, the bridge; restores the kernel
+# settings. Quiet when DIR has no real nodes.
+stop_real_nodes() {
+  local dir=$1 rn=$1/realnodes node bin node_cache pid mount hierarchy table chain
+  [[ -d $rn ]] || return 0
+  bin=$(cat "$rn/bin" 2>/dev/null || true)
+  node_cache=$(cat "$rn/cache" 2>/dev/null || echo "$rn")
+  local nodes=()
+  [[ -f $rn/nodes ]] && mapfile -t nodes <"$rn/nodes"
+  realnodes_kill $(printf 'kubelet-%s ' "${nodes[@]}") cluster-dns
+  for node in "${nodes[@]}"; do
+    [[ -S $rn/$node/containerd.sock && -x $bin/ballast-kube ]] || continue
+    "$bin/ballast-kube" cri-cleanup --runtime-endpoint "unix://$rn/$node/containerd.sock" --timeout 60s \
+      >>"$dir/logs/cri-cleanup.log" 2>&1 || echo "testenv: $node: pods not all removed (logs/cri-cleanup.log)" >&2
+  done
+  realnodes_kill $(printf 'containerd-%s ' "${nodes[@]}")
+  # Shims outlive containerd by design; each names its containerd's socket.
+  for pid in $(grep -lsF "$rn/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
+    if [[ $(readlink "/proc/$pid/exe" 2>/dev/null) == */containerd-shim* ]]; then
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  done
+  realnodes_kill kube-proxy
+  if [[ -x $bin/ballast-kube ]]; then
+    "$bin/ballast-kube" kube-proxy --cleanup >>"$dir/logs/kube-proxy-cleanup.log" 2>&1 || true
+  fi
+  # Mounts under the nodes' directories (volumes, network namespaces), deepest first.
+  for mount in $(awk -v p="$rn/" -v q="$node_cache/" 'index($5, p) == 1 || index($5, q) == 1 { print $5 }' \
+    /proc/self/mountinfo | sort -r); do
+    umount -l "$mount" 2>/dev/null || true
+  done
+  for table in filter nat mangle; do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+      iptables -t "$table" -S | awk -v c="$chain" '$1 == "-A" && $0 ~ ("-j " c "( |$)") && $2 != c' |
+        sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t $table $rule" 2>/dev/null || true; done
+    done
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+      iptables -t "$table" -F "$chain" 2>/dev/null || true
+    done
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+      iptables -t "$table" -X "$chain" 2>/dev/null || true
+    done
+  done
+  rm -f /var/lib/cni/results/"$realnodes_cni_network"-* 2>/dev/null || true
+  for hierarchy in /sys/fs/cgroup/*/; do
+    [[ -d $hierarchy$realnodes_cgroup ]] || continue
+    find "$hierarchy$realnodes_cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
+  ip link del "$realnodes_bridge" 2>/dev/null || true
+  if [[ -f $rn/sysctl.saved ]]; then
+    sysctl -qw $(<"$rn/sysctl.saved") 2>/dev/null || true
+  fi
+  if [[ -f $realnodes_lock && $(<"$realnodes_lock") == "$dir" ]]; then
+    rm -f "$realnodes_lock"
+  fi
+  rm -rf "$rn"
+}
