@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
       "the job is done. On SIGTERM it reports what it finished and hands back the rest.\n"
       "Flags fall back to the environment variables shown, as set in worker pods.",
       "ballast-worker"};
+  app.set_version_flag("--version", "ballast-worker 0.1.0");
   ballast::worker::WorkerOptions options;
   options.coordinator = EnvOr("BALLAST_COORDINATOR", "");
   options.job = EnvOr("BALLAST_JOB", "");
