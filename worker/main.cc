@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 // After the standard headers: boost::asio, under pplx, needs <utility> first.
@@ -18,6 +20,7 @@
 #include "kernels/kernel.h"
 #include "worker/bundle.h"
 #include "worker/metrics.h"
+#include "worker/slice.h"
 #include "worker/worker_loop.h"
 
 namespace {
@@ -75,6 +78,31 @@ int RunBundle(const std::string& dir) {
               summary->entries.size(), static_cast<double>(summary->bytes) / 1e6, dir.c_str(),
               dir.c_str(), ballast::worker::kBundleLoader, dir.c_str(),
               ballast::worker::kBundleLibDir, dir.c_str(), ballast::worker::kBundleProgram);
+  return 0;
+}
+
+// `ballast-worker slice` (worker/slice.h): prints the slice's result as one
+// JSON line and writes it to `result_file` too when given (a pod's
+// terminationMessagePath). Returns the exit code.
+int RunSliceCommand(const ballast::worker::SliceRequest& request, const std::string& result_file) {
+  const auto result = ballast::worker::RunSlice(request);
+  if (!result.ok()) {
+    std::fprintf(stderr, "ballast-worker slice: %s\n", result.status().message().c_str());
+    return result.status().code() == ballast::StatusCode::kInvalid ? 2 : 1;
+  }
+  const std::string line = nlohmann::json{
+      {"index", request.index},
+      {"count", request.count},
+      {"result",
+       result->ToJson()}}.dump();
+  std::printf("%s\n", line.c_str());
+  if (!result_file.empty()) {
+    std::FILE* out = std::fopen(result_file.c_str(), "w");
+    if (out == nullptr || std::fputs(line.c_str(), out) < 0 || std::fclose(out) != 0) {
+      std::fprintf(stderr, "ballast-worker slice: cannot write %s\n", result_file.c_str());
+      return 1;
+    }
+  }
   return 0;
 }
 
@@ -146,8 +174,38 @@ int main(int argc, char** argv) {
       "same architecture (the exec workload in the user's image). DIR must be empty, missing\n"
       "or a previous bundle.");
   bundle->add_option("--to", bundle_dir, "the directory to write")->required();
+  ballast::worker::SliceRequest slice_request;
+  std::string slice_result_file;
+  CLI::App* slice = app.add_subcommand(
+      "slice",
+      "compute share INDEX of COUNT equal shares of a job's items, with no coordinator, and\n"
+      "print the result as JSON: what a pod of a Kubernetes Indexed Job does, for benchmarks\n"
+      "that compare one with a WeightedJob (bench/realnodes-bench).\n"
+      "  ballast-worker slice --spec '{\"workload\":{\"primes\":{\"limit\":300000}}}' --index 0 "
+      "--count 3");
+  slice->add_option("--spec", slice_request.spec_json, "a WeightedJob's spec as JSON")->required();
+  CLI::Option* slice_index =
+      slice->add_option("--index", slice_request.index, "the share, from 0 [JOB_COMPLETION_INDEX]");
+  slice->add_option("--count", slice_request.count, "how many shares")
+      ->required()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+  slice->add_option("--result-file", slice_result_file,
+                    "also write the JSON there, e.g. /dev/termination-log");
   CLI11_PARSE(app, argc, argv);
   if (*bundle) return RunBundle(bundle_dir);
+  if (*slice) {
+    const std::string from_env = EnvOr("JOB_COMPLETION_INDEX", "");
+    if (slice_index->count() == 0 && !from_env.empty()) {
+      const auto [end, error] =
+          std::from_chars(from_env.data(), from_env.data() + from_env.size(), slice_request.index);
+      if (error != std::errc() || end != from_env.data() + from_env.size()) {
+        std::fprintf(stderr, "ballast-worker slice: JOB_COMPLETION_INDEX=%s is not an index\n",
+                     from_env.c_str());
+        return 2;
+      }
+    }
+    return RunSliceCommand(slice_request, slice_result_file);
+  }
 
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-worker %v");
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
