@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The install as a user does it, on real kubelets running the real images:
+# helm install from the chart -> both operator replicas Ready -> kubectl apply
+# of seed 000's job -> Succeeded with 25997 primes and weights 5 / 5 / 1, the
+# workers reaching the coordinator through its Service; the leader's pod
+# killed mid-job -> the standby resumes and the result is exact; helm upgrade
+# of a value mid-job -> still exact; helm test passes; helm uninstall leaves
+# only the CRDs. Needs the images on the nodes (scripts/images --arch amd64
+# before scripts/testenv-up --real-nodes imports them).
+source "$(dirname "$0")/../smoke/lib.sh"
+source "$(dirname "$0")/lib.sh"
+
+chart=$source_dir/helm/ballast
+release=ballast
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
+# The operator on the node without a CPU quota when the node file has one (a
+# k3s server beside the boards), else wherever the scheduler puts it.
+helm_args=(--set image.pullPolicy=Never)
+if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
+  helm_args+=(--set-string "operator.nodeSelector.kubernetes\.io/hostname=$BALLAST_REALNODES_CONTROL")
+fi
+
+# --- install -----------------------------------------------------------------
+for image in ballast ballast-worker; do
+  kubectl get nodes -o jsonpath='{range .items[*]}{.status.images[*].names}{"\n"}{end}' |
+    grep -q "docker.io/library/$image:$version" ||
+    fail "no node has the image $image:$version (scripts/images --arch amd64, then restart the real nodes)"
+done
+helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --wait --timeout 240s >"$tmp/install" ||
+  fail "helm install: $(cat "$tmp/install")"
+grep -q "NOTES" "$tmp/install" || fail "helm install printed no NOTES"
+pass "helm install, both replicas Ready"
+operator_pods() { kubectl get pods -n "$ns" -l app.kubernetes.io/component=operator -o name; }
+leader() { kubectl get pods -n "$ns" -l ballast.io/coordinator=leader -o jsonpath='{.items[*].metadata.name}'; }
+wait_until "a leader pod labelled for the coordinator Service" 60 test -n "$(leader)"
+expect_eq "operator pods" 2 "$(operator_pods | wc -l)"
+service=$(kubectl get services -n "$ns" -o name | grep coordinator)
+wait_until "the coordinator Service has one endpoint" 30 \
+  test "$(kubectl get endpoints -n "$ns" "${service#service/}" -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w)" = 1
+
+# apply_job NAME LIMIT: seed 000's job on the seed-000 boards.
+apply_job() {
+  sed -e "s/name: primes-300000/name: $1/" -e "s/limit: 300000/limit: $2/" \
+    "$source_dir/examples/jobs/primes-300000.yaml" >"$tmp/$1.yaml"
+  printf '  nodeSelector: {ballast.io/pool: seed000}\n' >>"$tmp/$1.yaml"
+  kubectl apply -n "$ns" -f "$tmp/$1.yaml" >/dev/null
+}
+phase() { jp "weightedjob/$1" '{.status.phase}'; }
+succeeded() {
+  local p
+  p=$(phase "$1")
+  [[ $p == Failed ]] && fail "job $1 failed: $(jp "weightedjob/$1" '{.status.conditions}')"
+  [[ $p == Succeeded ]]
+}
+completed() { jp "weightedjob/$1" '{.status.completedItems}'; }
+midway() { local c; c=$(completed "$1"); [[ ${c:-0} -gt 0 ]]; }
+
+# --- seed 000's job ------------------------------------------------------------
+apply_job seed000 300000
+wait_until "job seed000 Succeeded" 300 succeeded seed000
+expect_eq "primes below 300000" 25997 "$(jp weightedjob/seed000 '{.status.result.primes.count}')"
+for row in pi4b-0=5 pi4b-1=5 pi3b-0=1; do
+  expect_eq "weight of ${row%=*}" "${row#*=}" \
+    "$(jp weightedjob/seed000 "{.status.nodes[?(@.name==\"${row%=*}\")].weight}")"
+done
+url=$(kubectl get pods -n "$ns" -l ballast.io/job=seed000 \
+  -o jsonpath='{.items[0].spec.containers[0].env[?(@.name=="BALLAST_COORDINATOR")].value}')
+expect_eq "the workers' coordinator" "http://${service#service/}.$ns.svc:8080" "$url"
+
+# --- the leader killed mid-job -----------------------------------------------------
+apply_job killed 1000000
+wait_until "job killed under way" 120 midway killed
+old=$(leader)
+kubectl delete pod -n "$ns" "$old" --grace-period=0 --force >/dev/null 2>&1
+pass "killed the leader $old at $(completed killed) items"
+wait_until "job killed Succeeded after the standby took over" 400 succeeded killed
+expect_eq "primes below 1000000 after the kill" 78498 "$(jp weightedjob/killed '{.status.result.primes.count}')"
+new=$(leader)
+[[ -n $new && $new != "$old" ]] || fail "the leader label did not move from $old (now '$new')"
+pass "the standby $new leads"
+
+# --- helm upgrade mid-job ------------------------------------------------------------
+apply_job upgraded 1000000
+wait_until "job upgraded under way" 120 midway upgraded
+helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.statusIntervalSeconds=1 \
+  --wait --timeout 240s >/dev/null || fail "helm upgrade"
+pass "helm upgrade to statusIntervalSeconds=1 at $(completed upgraded) items"
+kubectl get deployment -n "$ns" -o yaml | grep -q -- "--status-interval=1" ||
+  fail "the upgraded Deployment does not pass --status-interval=1"
+wait_until "job upgraded Succeeded across the upgrade" 400 succeeded upgraded
+expect_eq "primes below 1000000 across the upgrade" 78498 "$(jp weightedjob/upgraded '{.status.result.primes.count}')"
+
+# --- helm test -------------------------------------------------------------------
+helm test "$release" -n "$ns" --timeout 300s --logs >"$tmp/test" 2>&1 || fail "helm test: $(cat "$tmp/test")"
+grep -q "Phase: *Succeeded" "$tmp/test" || fail "helm test did not succeed: $(cat "$tmp/test")"
+pass "helm test"
+
+# --- uninstall: only the CRDs stay -------------------------------------------------
+kubectl delete weightedjobs -n "$ns" --all --wait=true >/dev/null
+helm uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm uninstall"
+left() {
+  kubectl get all,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,leases,configmaps,secrets \
+    -n "$ns" -o name | grep -v -e '^serviceaccount/default$' -e '^configmap/kube-root-ca.crt$'
+  kubectl get clusterroles,clusterrolebindings,weightprofiles -l "app.kubernetes.io/instance=$release" -o name
+}
+wait_until "nothing of the release left" 60 test -z "$(left)"
+expect_eq "CRDs kept" "2" "$(kubectl get crds -o name | grep -c '\.ballast\.io$')"
