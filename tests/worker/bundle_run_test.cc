@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,10 +223,17 @@ class BundleRunTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // `ballast-worker bundle --to DIR`, run as the init container runs it.
-  void Bundle(const fs::path& to) {
-    const pid_t pid = Start({BALLAST_WORKER_BINARY, "bundle", "--to", to.string()},
-                            {"PATH=/usr/bin:/bin"}, dir_ / "bundle.log");
+  // `ballast-worker bundle --to DIR`, run as the init container runs it:
+  // with `as_pod_user`, as the pods' user into a directory that exists and
+  // is writable by all, as an emptyDir is.
+  void Bundle(const fs::path& to, bool as_pod_user = false) {
+    if (as_pod_user) {
+      fs::create_directories(to);
+      fs::permissions(to, fs::perms::all);
+    }
+    const pid_t pid =
+        Start({BALLAST_WORKER_BINARY, "bundle", "--to", to.string()}, {"PATH=/usr/bin:/bin"},
+              dir_ / "bundle.log", as_pod_user ? fs::path("/") : fs::path());
     ASSERT_EQ(WaitExit(pid), 0) << ReadFile(dir_ / "bundle.log");
     std::cout << ReadFile(dir_ / "bundle.log");
   }
@@ -309,7 +317,10 @@ TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobWithNoLibcInABusyboxRoot) {
   ASSERT_TRUE(dns.ok()) << "cannot bind " << nameserver << ":53";
   const std::string marker = "root-" + std::to_string(std::random_device()());
   const fs::path root = MakeBusyboxRoot(dir_ / "root", nameserver, marker);
-  Bundle(root / "ballast");
+  Bundle(root / "ballast", /*as_pod_user=*/true);
+  struct stat bundled {};
+  ASSERT_EQ(stat((root / "ballast" / "lib" / "libc.so.6").c_str(), &bundled), 0);
+  EXPECT_EQ(bundled.st_uid, kPodUid);  // written by the pods' user
 
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());
