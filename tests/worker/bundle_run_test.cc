@@ -288,6 +288,23 @@ TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobAndLeavesNoTraceInTheCommand) {
   }
 }
 
+// The command line: a directory holding something else is refused with exit
+// code 2 and a message that names it; nothing is written there.
+TEST_F(BundleRunTest, BundleIntoADirectoryOfSomethingElseExitsTwoAndSaysWhy) {
+  fs::create_directories(dir_ / "data");
+  std::ofstream(dir_ / "data" / "results.csv") << "1,2\n";
+  const pid_t pid = Start({BALLAST_WORKER_BINARY, "bundle", "--to", (dir_ / "data").string()},
+                          {"PATH=/usr/bin:/bin"}, dir_ / "bundle.log");
+  EXPECT_EQ(WaitExit(pid), 2);
+  EXPECT_NE(ReadFile(dir_ / "bundle.log")
+                .find("ballast-worker bundle: " + (dir_ / "data").string() +
+                      " is not empty (it holds results.csv)"),
+            std::string::npos)
+      << ReadFile(dir_ / "bundle.log");
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "ld.so"));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / ".ballast-bundle"));
+}
+
 // A root like an image with nothing of ours and no libc: busybox (static),
 // its applets, /tmp, /etc/resolv.conf naming a DNS server, a marker file.
 fs::path MakeBusyboxRoot(const fs::path& root, const std::string& nameserver,
