@@ -19,8 +19,19 @@ namespace {
 // `value` to three decimals, as status shows seconds and ratios.
 double Rounded(double value) { return std::round(value * 1000) / 1000; }
 
-// "exit code 3: <message>" of a failed pod's worker container, for events.
+// "exit code 3: <message>" of a failed pod's worker container, for events;
+// "init container bundle: exit code 2: <message>" when an init container
+// failed first (the worker in the user's image, worker_objects.h).
 std::string PodFailure(const json& pod) {
+  for (const auto& init : pod.value("/status/initContainerStatuses"_json_pointer, json::array())) {
+    const json terminated = init.value("/state/terminated"_json_pointer, json::object());
+    if (terminated.value("exitCode", 0) == 0) continue;
+    std::string text = fmt::format("init container {}: exit code {}", init.value("name", ""),
+                                   terminated.value("exitCode", -1));
+    const std::string message = terminated.value("message", "");
+    if (!message.empty()) text += ": " + message.substr(0, 300);
+    return text;
+  }
   for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
     const json terminated = container.value("/state/terminated"_json_pointer, json::object());
     if (terminated.empty()) continue;

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,10 +223,17 @@ class BundleRunTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // `ballast-worker bundle --to DIR`, run as the init container runs it.
-  void Bundle(const fs::path& to) {
-    const pid_t pid = Start({BALLAST_WORKER_BINARY, "bundle", "--to", to.string()},
-                            {"PATH=/usr/bin:/bin"}, dir_ / "bundle.log");
+  // `ballast-worker bundle --to DIR`, run as the init container runs it:
+  // with `as_pod_user`, as the pods' user into a directory that exists and
+  // is writable by all, as an emptyDir is.
+  void Bundle(const fs::path& to, bool as_pod_user = false) {
+    if (as_pod_user) {
+      fs::create_directories(to);
+      fs::permissions(to, fs::perms::all);
+    }
+    const pid_t pid =
+        Start({BALLAST_WORKER_BINARY, "bundle", "--to", to.string()}, {"PATH=/usr/bin:/bin"},
+              dir_ / "bundle.log", as_pod_user ? fs::path("/") : fs::path());
     ASSERT_EQ(WaitExit(pid), 0) << ReadFile(dir_ / "bundle.log");
     std::cout << ReadFile(dir_ / "bundle.log");
   }
@@ -235,17 +243,23 @@ class BundleRunTest : public ::testing::Test {
 
 // The bundle runs through its own loader, and the user's command, a program
 // of this machine, loads this machine's libraries: nothing of the bundle
-// (LD_LIBRARY_PATH, its libc) reaches it.
+// (LD_LIBRARY_PATH, its libc) reaches it. The image's own LD_LIBRARY_PATH,
+// here naming a broken libstdc++ (which the command does not use, the worker
+// does), reaches the command unchanged and not the worker.
 TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobAndLeavesNoTraceInTheCommand) {
   Bundle(dir_ / "bundle");
+  fs::create_directories(dir_ / "image-lib");
+  std::ofstream(dir_ / "image-lib" / "libstdc++.so.6") << "not a library";
+  const std::string image_path = "LD_LIBRARY_PATH=" + (dir_ / "image-lib").string();
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());
   const std::string script =
       "{ env; echo ---; readlink /proc/$PPID/exe; grep -o '/[^ ]*libc[.]so[.]6' /proc/$$/maps "
       "| sort -u; } > \"$1/$BALLAST_START\"";
   ASSERT_TRUE((*server)->AddJob(ExecJob(3, script, dir_.string())).ok());
-  const pid_t worker = Start(WorkerArgs((dir_ / "bundle").string()),
-                             WorkerEnv((*server)->url(), "/usr/bin:/bin"), dir_ / "worker.log");
+  std::vector<std::string> env = WorkerEnv((*server)->url(), "/usr/bin:/bin");
+  env.push_back(image_path);
+  const pid_t worker = Start(WorkerArgs((dir_ / "bundle").string()), env, dir_ / "worker.log");
   ASSERT_EQ(WaitExit(worker), 0) << ReadFile(dir_ / "worker.log");
   const auto view = (*server)->View("bundle-job");
   ASSERT_TRUE(view->done);
@@ -257,7 +271,10 @@ TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobAndLeavesNoTraceInTheCommand) {
     const std::string rest = out.substr(out.find("---\n") + 4);
     EXPECT_EQ(EnvLines(env)["BALLAST_ITEM"], std::to_string(item));
     EXPECT_EQ(EnvLines(env)["PATH"], "/usr/bin:/bin");
-    EXPECT_EQ(env.find("LD_"), std::string::npos) << env;
+    size_t ld_variables = 0;
+    for (const auto& [name, value] : EnvLines(env)) ld_variables += name.starts_with("LD_");
+    EXPECT_EQ(ld_variables, 1u) << env;
+    EXPECT_EQ("LD_LIBRARY_PATH=" + EnvLines(env)["LD_LIBRARY_PATH"], image_path);
     EXPECT_EQ(env.find((dir_ / "bundle").string()), std::string::npos) << env;
     // The command's parent is the bundle's loader running the worker; the
     // command's own libc is the machine's, not the bundle's.
@@ -269,6 +286,23 @@ TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobAndLeavesNoTraceInTheCommand) {
     EXPECT_FALSE(libc.empty());
     EXPECT_EQ(libc.find(dir_.string()), std::string::npos) << libc;
   }
+}
+
+// The command line: a directory holding something else is refused with exit
+// code 2 and a message that names it; nothing is written there.
+TEST_F(BundleRunTest, BundleIntoADirectoryOfSomethingElseExitsTwoAndSaysWhy) {
+  fs::create_directories(dir_ / "data");
+  std::ofstream(dir_ / "data" / "results.csv") << "1,2\n";
+  const pid_t pid = Start({BALLAST_WORKER_BINARY, "bundle", "--to", (dir_ / "data").string()},
+                          {"PATH=/usr/bin:/bin"}, dir_ / "bundle.log");
+  EXPECT_EQ(WaitExit(pid), 2);
+  EXPECT_NE(ReadFile(dir_ / "bundle.log")
+                .find("ballast-worker bundle: " + (dir_ / "data").string() +
+                      " is not empty (it holds results.csv)"),
+            std::string::npos)
+      << ReadFile(dir_ / "bundle.log");
+  EXPECT_FALSE(fs::exists(dir_ / "data" / "ld.so"));
+  EXPECT_FALSE(fs::exists(dir_ / "data" / ".ballast-bundle"));
 }
 
 // A root like an image with nothing of ours and no libc: busybox (static),
@@ -300,7 +334,10 @@ TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobWithNoLibcInABusyboxRoot) {
   ASSERT_TRUE(dns.ok()) << "cannot bind " << nameserver << ":53";
   const std::string marker = "root-" + std::to_string(std::random_device()());
   const fs::path root = MakeBusyboxRoot(dir_ / "root", nameserver, marker);
-  Bundle(root / "ballast");
+  Bundle(root / "ballast", /*as_pod_user=*/true);
+  struct stat bundled {};
+  ASSERT_EQ(stat((root / "ballast" / "lib" / "libc.so.6").c_str(), &bundled), 0);
+  EXPECT_EQ(bundled.st_uid, kPodUid);  // written by the pods' user
 
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());

@@ -112,6 +112,24 @@ TEST(DecideTest, AFailedPodIsLostDeletedByUidAndReplacedWithinBackoffLimit) {
   EXPECT_EQ(creates[0].pods[0]["metadata"]["name"], "p-pi4b-master");
 }
 
+TEST(DecideTest, AFailedInitContainerIsNamedInTheWorkerFailedEvent) {
+  // The worker in the user's image: the init container that bundles it
+  // failed, the worker container never started.
+  World world = Running();
+  world.pods[1]["status"]["phase"] = "Failed";
+  world.pods[1]["status"]["initContainerStatuses"] = json::parse(R"([{"name": "bundle",
+      "state": {"terminated": {"exitCode": 2, "message": "/ballast is not empty"}}}])");
+  world.pods[1]["status"]["containerStatuses"] =
+      json::parse(R"([{"name": "worker", "state": {"waiting": {"reason": "PodInitializing"}}}])");
+  const auto events = ActionsOf<RecordEvent>(world.Pass());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].reason, "WorkerFailed");
+  EXPECT_NE(events[0].message.find(
+                "(init container bundle: exit code 2: /ballast is not empty); failure 1"),
+            std::string::npos)
+      << events[0].message;
+}
+
 TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   World world = Running();
   for (auto& pod : world.pods) pod["status"]["phase"] = "Failed";

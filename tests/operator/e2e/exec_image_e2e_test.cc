@@ -4,7 +4,8 @@
 // runs that bundle through the bundle's own loader. The node agent has no
 // images (it runs processes on this machine, emptyDir volumes as directories
 // of the pod), so the user's image itself is tested by bundle_run_test; here
-// the operator's pods, the init container and the bundled worker are real.
+// the operator's pods, the init container and the bundled worker are real,
+// and the namespace enforces the restricted Pod Security profile.
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,6 +32,22 @@ TEST_F(OperatorTest, ExecJobWithAnImageRunsTheBundledWorkerOnEveryNode) {
         {"retries", 0},
         {"image", "user-image:1"}}}};
   job["spec"]["items"] = kItems;
+  // The pods, init container included, pass the restricted Pod Security
+  // profile: the namespace enforces it, and refuses a pod that does not.
+  ASSERT_TRUE(
+      client_
+          ->MergePatch(
+              kube::Namespaces().Named(ns_),
+              {{"metadata", {{"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}})
+          .ok());
+  const auto refused = client_->Create(
+      kPods.In(ns_), {{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata", {{"name", "not-restricted"}}},
+                      {"spec", {{"containers", json::array({{{"name", "c"}, {"image", "x"}}})}}}});
+  ASSERT_FALSE(refused.ok()) << "the namespace does not enforce the restricted profile";
+  ASSERT_NE(refused.status().message().find("violates PodSecurity \"restricted"), std::string::npos)
+      << refused.status().message();
   ASSERT_FALSE(CreateJob(job).is_null());
 
   auto done = WaitSucceeded(name);
