@@ -9,17 +9,18 @@
 namespace ballast::worker {
 
 balance::Range SliceOf(uint64_t items, uint64_t index, uint64_t count) {
-  // 128-bit products: items * index overflows 64 bits for large jobs.
-  const auto bound = [&](uint64_t i) {
-    return static_cast<uint64_t>(static_cast<unsigned __int128>(items) * i / count);
-  };
+  // floor(items * i / count) as q * i + floor(r * i / count), where r * i <
+  // count^2 <= 2^64: no 128-bit integer (32-bit ARM has none).
+  const uint64_t q = items / count, r = items % count;
+  const auto bound = [&](uint64_t i) { return q * i + r * i / count; };
   return {bound(index), bound(index + 1)};
 }
 
 StatusOr<workload::Result> RunSlice(const SliceRequest& request) {
-  if (request.count == 0 || request.index >= request.count) {
-    return Status::Invalid(fmt::format("completion index {} is not below the completions {}",
-                                       request.index, request.count));
+  if (request.count == 0 || request.count > kMaxSliceCount || request.index >= request.count) {
+    return Status::Invalid(fmt::format(
+        "completion index {} is not below the completions {} (which must be in [1, 2^32])",
+        request.index, request.count));
   }
   auto spec_json = ParseBoundedJson(request.spec_json, "--spec", {.max_bytes = 1 << 20});
   if (!spec_json.ok()) return spec_json.status();

@@ -18,7 +18,8 @@ namespace ballast::worker {
 
 // Items [items*index/count, items*(index+1)/count): the slices of indexes
 // 0..count-1 tile [0, items) in order and differ in size by at most one.
-// Requires index < count and count > 0.
+// Requires index < count and 0 < count <= kMaxSliceCount.
+inline constexpr uint64_t kMaxSliceCount = uint64_t{1} << 32;
 balance::Range SliceOf(uint64_t items, uint64_t index, uint64_t count);
 
 struct SliceRequest {

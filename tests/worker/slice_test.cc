@@ -36,6 +36,17 @@ TEST(SliceTest, SharesTileTheItemsInOrderAndDifferByAtMostOne) {
   }
 }
 
+TEST(SliceTest, TheLargestCountsCutExactlyWithoutA128BitInteger) {
+  const uint64_t items = (uint64_t{1} << 62) + 3, count = kMaxSliceCount;
+  const uint64_t q = items / count;  // 2^30, and 3 items left over
+  EXPECT_EQ(SliceOf(items, 0, count), (balance::Range{0, q}));
+  EXPECT_EQ(SliceOf(items, count - 1, count).end, items);
+  // floor(items * i / count) = q * i + floor(3 * i / 2^32).
+  const uint64_t i = count / 2;
+  EXPECT_EQ(SliceOf(items, i, count).begin, q * i + 1);
+  EXPECT_EQ(SliceOf(items, i - 1, count).end, SliceOf(items, i, count).begin);
+}
+
 TEST(SliceTest, MergedSharesEqualTheWholeJobsReference) {
   const auto reference = kernels::ReferenceResult(testing::PrimesWorkload(30000));
   ASSERT_TRUE(reference.ok());
@@ -51,7 +62,7 @@ TEST(SliceTest, MergedSharesEqualTheWholeJobsReference) {
 
 TEST(SliceTest, BadRequestsAreRefusedNamingWhat) {
   EXPECT_EQ(RunSlice({kPrimesSpec, 3, 3}).status().message(),
-            "completion index 3 is not below the completions 3");
+            "completion index 3 is not below the completions 3 (which must be in [1, 2^32])");
   const auto bad_limit = RunSlice({R"({"workload": {"primes": {"limit": "x"}}})", 0, 1});
   EXPECT_NE(bad_limit.status().message().find("spec.workload.primes.limit"), std::string::npos)
       << bad_limit.status().message();
