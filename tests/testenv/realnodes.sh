@@ -38,9 +38,21 @@ realnodes_prepare_host() {
     echo "$name=$(sysctl -n "$name")"
   done >"$dir/realnodes/sysctl.saved"
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
-  ip link add "$realnodes_bridge" type bridge 2>/dev/null || true
+  # A fixed MAC: a bridge without one takes the lowest of its ports', so it
+  # changes when a pod's veth goes, and pods that cached the gateway's old MAC
+  # lose their packets until their ARP entry expires.
+  ip link add "$realnodes_bridge" address 02:ba:11:a5:00:01 type bridge 2>/dev/null || true
   ip addr replace "$realnodes_host_ip/16" dev "$realnodes_bridge"
   ip link set "$realnodes_bridge" up
+  # Cluster DNS traffic skips connection tracking (as NodeLocal DNSCache does):
+  # a resolver sends its A and AAAA queries at once from one socket, and the
+  # second of two new conntrack entries for that flow can be dropped
+  # (conntrack -S: insert_failed), failing a lookup now and then.
+  iptables -t raw -N BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -F BALLAST-TESTENV-DNS
+  iptables -t raw -A BALLAST-TESTENV-DNS -d "$realnodes_host_ip" -p udp --dport 53 -j NOTRACK
+  iptables -t raw -A BALLAST-TESTENV-DNS -s "$realnodes_host_ip" -p udp --sport 53 -j NOTRACK
+  iptables -t raw -C PREROUTING -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I PREROUTING -j BALLAST-TESTENV-DNS
+  iptables -t raw -C OUTPUT -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I OUTPUT -j BALLAST-TESTENV-DNS
 }
 
 # realnodes_node_ip INDEX: the address of node INDEX (from 1).
@@ -313,15 +325,15 @@ stop_real_nodes() {
     /proc/self/mountinfo | sort -r); do
     umount -l "$mount" 2>/dev/null || true
   done
-  for table in filter nat mangle; do
-    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+  for table in filter nat mangle raw; do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-|BALLAST-TESTENV-)/ { print $2 }'); do
       iptables -t "$table" -S | awk -v c="$chain" '$1 == "-A" && $0 ~ ("-j " c "( |$)") && $2 != c' |
         sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t $table $rule" 2>/dev/null || true; done
     done
-    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-|BALLAST-TESTENV-)/ { print $2 }'); do
       iptables -t "$table" -F "$chain" 2>/dev/null || true
     done
-    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-|BALLAST-TESTENV-)/ { print $2 }'); do
       iptables -t "$table" -X "$chain" 2>/dev/null || true
     done
   done
