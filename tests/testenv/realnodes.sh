@@ -15,6 +15,10 @@ realnodes_cgroup=ballast-realnodes
 realnodes_lock=/run/ballast-testenv-realnodes
 realnodes_pause_image=localhost/ballast-pause:1.0
 realnodes_cni_network=ballast-testenv
+# Directories that the kubelet (its device-plugin socket), the containerd shims
+# (runc state, shim sockets) and the CNI plugins make at fixed places; removed
+# at stop when the start found them missing.
+realnodes_fixed_dirs=(/var/lib/kubelet /run/containerd /var/lib/cni)
 # What the kubelet and kube-proxy change; saved at start, restored at stop.
 realnodes_sysctls=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables
   net.ipv4.conf.all.route_localnet vm.overcommit_memory vm.panic_on_oom kernel.panic
@@ -34,6 +38,9 @@ realnodes_prepare_host() {
   fi
   echo "$dir" >"$realnodes_lock"
   mkdir -p "$dir/realnodes"
+  for name in "${realnodes_fixed_dirs[@]}"; do
+    [[ -e $name ]] || echo "$name"
+  done >"$dir/realnodes/made-dirs"
   for name in "${realnodes_sysctls[@]}"; do
     echo "$name=$(sysctl -n "$name")"
   done >"$dir/realnodes/sysctl.saved"
@@ -229,6 +236,12 @@ start_real_nodes() {
   mapfile -t lines < <("$bin/ballast-node-agent" print-nodes --nodes "$file") ||
     die "bad real node file $file"
   ((${#lines[@]} > 0)) || die "bad real node file $file"
+  if [[ $nodes != none ]]; then
+    local clash
+    clash=$(comm -12 <(cut -f1 <(printf '%s\n' "${lines[@]}") | sort) \
+      <("$bin/ballast-node-agent" print-nodes --nodes "$nodes" | cut -f1 | sort) | paste -sd' ' -)
+    [[ -z $clash ]] || die "$file and $nodes both name $clash: a node is real or emulated, not both"
+  fi
   echo "$bin" >"$dir/realnodes/bin"
   echo "$realnodes_cache" >"$dir/realnodes/cache"
   for line in "${lines[@]}"; do
@@ -343,6 +356,13 @@ stop_real_nodes() {
     find "$hierarchy$realnodes_cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null || true
   done
   ip link del "$realnodes_bridge" 2>/dev/null || true
+  if [[ -f $rn/made-dirs ]]; then
+    for mount in $(<"$rn/made-dirs"); do
+      if [[ $mount == /var/lib/kubelet || $mount == /run/containerd || $mount == /var/lib/cni ]]; then
+        rm -rf "$mount"
+      fi
+    done
+  fi
   if [[ -f $rn/sysctl.saved ]]; then
     sysctl -qw $(<"$rn/sysctl.saved") 2>/dev/null || true
   fi
