@@ -4,6 +4,7 @@
 # another node and from one on the same node, and by the server itself
 # through its own Service (hairpin); the API server through the `kubernetes`
 # Service, as in-cluster clients reach it.
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 ((${#real_nodes[@]} >= 2)) || fail "needs two real nodes, got ${real_nodes[*]}"
