@@ -1,6 +1,7 @@
 // Test tools for Ballast's end-to-end tests: a real Kubernetes control plane
 // (etcd, kube-apiserver, kube-scheduler, kube-controller-manager, kubectl) built
-// from the Go module proxy, and the node agent that plays the kubelet.
+// from the Go module proxy, the node agent that plays the kubelet, and for the
+// real nodes kubelet, kube-proxy and a small cluster DNS.
 // Go is here for test tools only; the product is C++.
 //
 // Versions: Kubernetes v1.30.14 with the etcd its own go.mod pins (v3.5.10).
@@ -219,9 +220,10 @@ require (
 )
 
 // k8s.io/kubernetes replaces its staging modules with local paths; point each
-// one at the published release of the same version. kube-proxy and
-// sample-apiserver are only in the module graph (no package of theirs is
-// built); v0.30.14 of them is not on the proxy, so they use v0.30.4.
+// one at the published release of the same version. v0.30.14 of kube-proxy
+// and sample-apiserver is not on the proxy, so they use v0.30.4: no package of
+// sample-apiserver is built; of kube-proxy only its configuration API types
+// are (for the real nodes' kube-proxy), which patch releases keep as they are.
 replace (
 	k8s.io/api => k8s.io/api v0.30.14
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.30.14

@@ -15,6 +15,10 @@ realnodes_cgroup=ballast-realnodes
 realnodes_lock=/run/ballast-testenv-realnodes
 realnodes_pause_image=localhost/ballast-pause:1.0
 realnodes_cni_network=ballast-testenv
+# Directories that the kubelet (its device-plugin socket), the containerd shims
+# (runc state, shim sockets) and the CNI plugins make at fixed places; removed
+# at stop when the start found them missing.
+realnodes_fixed_dirs=(/var/lib/kubelet /run/containerd /var/lib/cni)
 # What the kubelet and kube-proxy change; saved at start, restored at stop.
 realnodes_sysctls=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables
   net.ipv4.conf.all.route_localnet vm.overcommit_memory vm.panic_on_oom kernel.panic
@@ -34,13 +38,28 @@ realnodes_prepare_host() {
   fi
   echo "$dir" >"$realnodes_lock"
   mkdir -p "$dir/realnodes"
+  for name in "${realnodes_fixed_dirs[@]}"; do
+    [[ -e $name ]] || echo "$name"
+  done >"$dir/realnodes/made-dirs"
   for name in "${realnodes_sysctls[@]}"; do
     echo "$name=$(sysctl -n "$name")"
   done >"$dir/realnodes/sysctl.saved"
   sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
-  ip link add "$realnodes_bridge" type bridge 2>/dev/null || true
+  # A fixed MAC: a bridge without one takes the lowest of its ports', so it
+  # changes when a pod's veth goes, and pods that cached the gateway's old MAC
+  # lose their packets until their ARP entry expires.
+  ip link add "$realnodes_bridge" address 02:ba:11:a5:00:01 type bridge 2>/dev/null || true
   ip addr replace "$realnodes_host_ip/16" dev "$realnodes_bridge"
   ip link set "$realnodes_bridge" up
+  # Cluster DNS traffic skips connection tracking (as NodeLocal DNSCache does):
+  # a resolver sends its A and AAAA queries at once from one socket, and the
+  # second of two new conntrack entries for that flow can be dropped
+  # (conntrack -S: insert_failed), failing a lookup now and then.
+  iptables -t raw -N BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -F BALLAST-TESTENV-DNS
+  iptables -t raw -A BALLAST-TESTENV-DNS -d "$realnodes_host_ip" -p udp --dport 53 -j NOTRACK
+  iptables -t raw -A BALLAST-TESTENV-DNS -s "$realnodes_host_ip" -p udp --sport 53 -j NOTRACK
+  iptables -t raw -C PREROUTING -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I PREROUTING -j BALLAST-TESTENV-DNS
+  iptables -t raw -C OUTPUT -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I OUTPUT -j BALLAST-TESTENV-DNS
 }
 
 # realnodes_node_ip INDEX: the address of node INDEX (from 1).
@@ -217,6 +236,12 @@ start_real_nodes() {
   mapfile -t lines < <("$bin/ballast-node-agent" print-nodes --nodes "$file") ||
     die "bad real node file $file"
   ((${#lines[@]} > 0)) || die "bad real node file $file"
+  if [[ $nodes != none ]]; then
+    local clash
+    clash=$(comm -12 <(cut -f1 <(printf '%s\n' "${lines[@]}") | sort) \
+      <("$bin/ballast-node-agent" print-nodes --nodes "$nodes" | cut -f1 | sort) | paste -sd' ' -)
+    [[ -z $clash ]] || die "$file and $nodes both name $clash: a node is real or emulated, not both"
+  fi
   echo "$bin" >"$dir/realnodes/bin"
   echo "$realnodes_cache" >"$dir/realnodes/cache"
   for line in "${lines[@]}"; do
@@ -313,15 +338,15 @@ stop_real_nodes() {
     /proc/self/mountinfo | sort -r); do
     umount -l "$mount" 2>/dev/null || true
   done
-  for table in filter nat mangle; do
-    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+  for table in filter nat mangle raw; do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-|BALLAST-TESTENV-)/ { print $2 }'); do
       iptables -t "$table" -S | awk -v c="$chain" '$1 == "-A" && $0 ~ ("-j " c "( |$)") && $2 != c' |
         sed 's/^-A/-D/' | while read -r rule; do eval "iptables -t $table $rule" 2>/dev/null || true; done
     done
-    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-|BALLAST-TESTENV-)/ { print $2 }'); do
       iptables -t "$table" -F "$chain" 2>/dev/null || true
     done
-    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-)/ { print $2 }'); do
+    for chain in $(iptables -t "$table" -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^(KUBE-|CNI-|BALLAST-TESTENV-)/ { print $2 }'); do
       iptables -t "$table" -X "$chain" 2>/dev/null || true
     done
   done
@@ -331,6 +356,13 @@ stop_real_nodes() {
     find "$hierarchy$realnodes_cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null || true
   done
   ip link del "$realnodes_bridge" 2>/dev/null || true
+  if [[ -f $rn/made-dirs ]]; then
+    for mount in $(<"$rn/made-dirs"); do
+      if [[ $mount == /var/lib/kubelet || $mount == /run/containerd || $mount == /var/lib/cni ]]; then
+        rm -rf "$mount"
+      fi
+    done
+  fi
   if [[ -f $rn/sysctl.saved ]]; then
     sysctl -qw $(<"$rn/sysctl.saved") 2>/dev/null || true
   fi

@@ -4,7 +4,8 @@
 # machine before scripts/testenv-up: iptables rules and chains (empty tables
 # are left out: iptables-nft creates them on first use), network namespaces,
 # links, mounts and processes naming DIR, the nodes' cgroups, the kernel
-# settings the kubelet changes.
+# settings the kubelet changes, the fixed directories that the kubelet,
+# containerd's shims and the CNI plugins make.
 # usage: machine_state.sh DIR
 set -euo pipefail
 dir=$1
@@ -22,7 +23,10 @@ for pid in $(grep -lsF "$dir/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
   echo "process: $exe"
 done
 for hierarchy in /sys/fs/cgroup/*/; do
-  [[ -d $hierarchy$realnodes_cgroup ]] && echo "cgroup: $hierarchy$realnodes_cgroup"
+  if [[ -d $hierarchy$realnodes_cgroup ]]; then echo "cgroup: $hierarchy$realnodes_cgroup"; fi
+done
+for name in "${realnodes_fixed_dirs[@]}"; do
+  if [[ -e $name ]]; then echo "directory: $name"; fi
 done
 for name in "${realnodes_sysctls[@]}"; do
   echo "sysctl: $name=$(sysctl -n "$name")"

@@ -5,6 +5,7 @@
 # tolerance. Ratios, not absolute rates: the machine's speed and load vary.
 # Needs seconds: the loops must run long enough for CFS periods (100 ms) to
 # average out.
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 speed() { kubectl get node "$1" -o go-template='{{index .metadata.annotations "ballast.io/emulated-speed"}}'; }

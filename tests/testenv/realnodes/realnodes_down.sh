@@ -3,6 +3,7 @@
 # must leave the machine as realnodes_up found it — no containerd, kubelet or
 # shim, mount, network namespace, veth, bridge, iptables rule or chain,
 # cgroup, or changed kernel setting.
+source "$(dirname "$0")/require_root.sh"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${BALLAST_TESTENV_DIR:?set by CTest}"

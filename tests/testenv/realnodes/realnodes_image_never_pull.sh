@@ -2,6 +2,7 @@
 # An image that no node has, with imagePullPolicy Never, leaves the pod
 # Pending with the reason ErrImageNeverPull (nothing is pulled: the test
 # cluster has no registry; the operator relies on this reason).
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 busybox=ballast.io/testenv/not-imported:0.0.0

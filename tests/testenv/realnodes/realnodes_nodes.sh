@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real nodes are Ready, schedulable, untainted, run the pinned kubelet on
 # containerd, and carry the labels and emulated speed of their node file.
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 file=${BALLAST_REAL_NODES:-$source_dir/tests/testenv/nodes/seed000-real.yaml}

@@ -3,6 +3,7 @@
 # as volumes and the downward API in its environment; its output is read back
 # through the API server (kubectl logs), and kubectl exec reaches a running
 # container.
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 kubectl create secret generic token -n "$ns" --from-literal=token=s3cr3t-value >/dev/null

@@ -4,6 +4,7 @@
 # another node and from one on the same node, and by the server itself
 # through its own Service (hairpin); the API server through the `kubernetes`
 # Service, as in-cluster clients reach it.
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 ((${#real_nodes[@]} >= 2)) || fail "needs two real nodes, got ${real_nodes[*]}"
@@ -40,6 +41,9 @@ expect_eq "from $server_node by DNS name" "$(printf 'Address: %s\n%s' "$cluster_
 expect_eq "by the short name (search path)" "$body" "$(kubectl logs -n "$ns" client-short)"
 expect_eq "the API server through kubernetes.default.svc" '"gitVersion": "v1.30.14"' \
   "$(kubectl logs -n "$ns" client-api)"
+# After the clients on its node have ended and their veths are gone: the
+# bridge's MAC must not change with its ports (regression: the server's cached
+# gateway MAC went stale and its lookups timed out, "bad address").
 expect_eq "hairpin: the server through its own Service" "$body" \
   "$(kubectl exec -n "$ns" web -- wget -O- "http://$name/" 2>/dev/null)"
 

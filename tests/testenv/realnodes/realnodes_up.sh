@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CTest fixture setup of the realnodes label: notes the machine's state (for
 # realnodes_down), then starts a control plane with real nodes only.
+source "$(dirname "$0")/require_root.sh"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${BALLAST_TESTENV_DIR:?set by CTest}"
