@@ -151,11 +151,10 @@ class Operator::Impl {
       std::lock_guard lock(mu_);
       informers_started_ = true;
     }
-    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
-      if (!informer->WaitForSync(kSyncTimeout)) {
-        Shutdown(elector);
-        return Status::Unavailable("the informer caches did not sync within 60 s");
-      }
+    if (!AwaitSync()) {
+      Shutdown(elector);
+      if (stopping()) return Status::Ok();
+      return Status::Unavailable("the informer caches did not sync within 60 s");
     }
     ReconcilerOptions reconciler_options = options_.reconciler;
     reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
@@ -215,6 +214,19 @@ class Operator::Impl {
   bool stopping() const {
     std::lock_guard lock(mu_);
     return stop_;
+  }
+
+  // Waits until every informer has synced (true), kSyncTimeout passed or
+  // Stop was called (false); a SIGTERM while the API server refuses us stops
+  // the process at once rather than after the timeout.
+  bool AwaitSync() {
+    const auto deadline = Clock::now() + kSyncTimeout;
+    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
+      while (!informer->WaitForSync(std::chrono::milliseconds(100))) {
+        if (stopping() || Clock::now() > deadline) return false;
+      }
+    }
+    return true;
   }
 
   OwnPod OwnPodOf() const { return {options_.own_pod_namespace, options_.own_pod_name}; }
