@@ -365,6 +365,24 @@ class Operator::Impl {
     }
   }
 
+  // One last pass over every job, handing each running job's status to the
+  // writer at once: the checkpoint the next leader resumes from is the
+  // newest; destroying the reconciler writes it.
+  void FlushCheckpoints() {
+    if (!reconciler_ || !jobs_) return;
+    size_t passes = 0;
+    for (const auto& job : jobs_->List()) {
+      const std::string key = kube::ObjectKey(*job);
+      const auto result = reconciler_->Reconcile(key, /*flush_status=*/true);
+      if (!result.ok()) {
+        spdlog::info("final status not handed over job={} error=\"{}\"", key,
+                     result.status().ToString());
+      }
+      ++passes;
+    }
+    spdlog::info("final status handed over jobs={}", passes);
+  }
+
   // Marks worker `index` as reconciling since `start` (nullopt: idle), for
   // the liveness probe.
   void SetRunning(int index, std::optional<Clock::time_point> start) {
@@ -405,6 +423,7 @@ class Operator::Impl {
     queue_.ShutDown();
     for (auto& thread : threads_) thread.join();
     threads_.clear();
+    FlushCheckpoints();
     for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
       if (informer) informer->Stop();
     }

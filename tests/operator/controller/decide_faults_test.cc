@@ -228,6 +228,20 @@ TEST(DecideFaultsTest, GivenUpNodesStayExcludedAfterARestartUntilSuspendAndResum
   EXPECT_EQ(resumed[0].config.workers.size(), 3u) << "resuming tries every node again";
 }
 
+TEST(DecideFaultsTest, AStoppingOperatorHandsTheNewestCheckpointOverWhateverThePacing) {
+  World world = Running();
+  world.view = View(600);
+  world.steady += milliseconds(10);  // well within the status interval
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "paced";
+  world.view = View(900);
+  world.steady += milliseconds(10);
+  world.flush_status = true;
+  const auto written = ActionsOf<WriteStatus>(world.Pass());
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_EQ(written[0].status.completed_items, 900u);
+  EXPECT_TRUE(written[0].status.checkpoint.has_value());
+}
+
 TEST(DecideFaultsTest, AWorkerRunningWithoutReachingTheCoordinatorGetsOneEvent) {
   World world = Running();
   world.options.worker_start_timeout = kStartTimeout;

@@ -564,10 +564,14 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
   const double stop_s = std::chrono::duration<double>(Clock::now() - stop_sent).count();
   EXPECT_LT(stop_s, 30) << "past the pod's terminationGracePeriodSeconds";
   std::cout << "leader stopped " << stop_s << " s after SIGTERM\n";
-  // Before it exited: its label went and its Lease was released (its port
-  // closed: the successor binds the same one).
+  // Before it exited: its label went, its last checkpoint was written and
+  // its Lease released (its port closed: the successor binds the same one).
   EXPECT_EQ(leader_label("replica-a"), "");
   EXPECT_NE(holder(), "replica-a");
+  EXPECT_NE(Tail(log_, 400).find("final status handed over jobs=1"), std::string::npos);
+  const auto at_stop = GetJob(name);
+  ASSERT_TRUE(at_stop);
+  const uint64_t checkpoint_at_stop = CheckpointItems(*at_stop);
   operator_ = std::move(second);
   ASSERT_TRUE(Poll([&] { return holder() == "replica-b"; }, seconds(30)))
       << "replica-b did not take over; holder '" << holder() << "'";
@@ -576,7 +580,14 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
   auto job = WaitSucceeded(name);
   ASSERT_TRUE(job);
   ExpectCompleteAndExact(*job, kMidRunLimit);
-  EXPECT_TRUE(WaitEvent(name, "Resumed")) << Describe(name);
+  auto resumed = WaitEvent(name, "Resumed");
+  ASSERT_TRUE(resumed) << Describe(name);
+  // The standby started from exactly what the leader wrote as it stopped.
+  EXPECT_NE(
+      resumed->value("message", "")
+          .find("resumed from the checkpoint at " + std::to_string(checkpoint_at_stop) + " of "),
+      std::string::npos)
+      << resumed->value("message", "") << " (checkpoint at the stop: " << checkpoint_at_stop << ")";
   EXPECT_EQ(StatusOf(*job).value("failedPods", -1), 0) << "a worker died in the hand-over";
 }
 
