@@ -99,14 +99,7 @@ class Operator::Impl {
   ~Impl() { health_.reset(); }
 
   Status Run() {
-    if (options_.serve_health) {
-      auto health = HealthServer::Start(options_.health_address, options_.health_port,
-                                        [this] { return Probe(); });
-      if (!health.ok()) return health.status();
-      health_ = std::move(*health);
-      spdlog::info("health probes listening address={} port={}", options_.health_address,
-                   health_->port());
-    }
+    BALLAST_RETURN_IF_ERROR(StartProbes());
     // A restarted former leader must not attract workers: the label goes
     // before anything else happens.
     if (options_.mark_leader_pod) {
@@ -119,64 +112,17 @@ class Operator::Impl {
     if (options_.leader_elect) {
       SetRole(HealthInputs::Role::kStandby);
       BALLAST_RETURN_IF_ERROR(AwaitLeadership(elector));
-      if (stopping()) {
-        Shutdown(elector);
-        return Status::Ok();
-      }
     }
-    auto server = coordinator::Server::Start(
-        {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
-    if (!server.ok()) {
-      Shutdown(elector);
-      return server.status();
-    }
-    server_ = std::move(*server);
-    {
-      std::lock_guard lock(mu_);
-      url_ = server_->url();
-    }
-    spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
-                 options_.reconciler.pods.coordinator_url);
-    if (options_.mark_leader_pod) {
-      const Status labelled = SetLeaderLabel(client_, OwnPodOf(), true, kLabelPatience);
-      if (!labelled.ok()) {
-        Shutdown(elector);
-        return labelled;
-      }
-      labelled_leader_ = true;
-    }
-    SetRole(HealthInputs::Role::kLeader);
-    StartInformers();
-    {
-      std::lock_guard lock(mu_);
-      informers_started_ = true;
-    }
-    if (!AwaitSync()) {
-      Shutdown(elector);
-      if (stopping()) return Status::Ok();
-      return Status::Unavailable("the informer caches did not sync within 60 s");
-    }
-    ReconcilerOptions reconciler_options = options_.reconciler;
-    reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
-    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
-                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
-                                                  events_, std::move(reconciler_options));
-    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
-    {
-      std::lock_guard lock(mu_);
-      running_.assign(std::max(1, options_.workers), std::nullopt);
-    }
-    for (int i = 0; i < std::max(1, options_.workers); ++i) {
-      threads_.emplace_back([this, i] { Work(i); });
-    }
-    spdlog::info("operator running namespace={} workers={}",
-                 options_.watch_namespace.empty() ? "(all)" : options_.watch_namespace,
-                 threads_.size());
-    {
+    const Status led = stopping() ? Status::Ok() : Lead();
+    if (led.ok() && !stopping()) {
+      spdlog::info("operator running namespace={} workers={}",
+                   options_.watch_namespace.empty() ? "(all)" : options_.watch_namespace,
+                   threads_.size());
       std::unique_lock lock(mu_);
       stop_cv_.wait(lock, [&] { return stop_; });
     }
     Shutdown(elector);
+    if (!led.ok()) return led;
     if (lost_leadership_) return Status::Unavailable("lost the leader Lease");
     return Status::Ok();
   }
@@ -227,6 +173,63 @@ class Operator::Impl {
       }
     }
     return true;
+  }
+
+  // Serves /healthz and /readyz when asked to; Unavailable when the port
+  // cannot be bound.
+  Status StartProbes() {
+    if (!options_.serve_health) return Status::Ok();
+    auto health = HealthServer::Start(options_.health_address, options_.health_port,
+                                      [this] { return Probe(); });
+    if (!health.ok()) return health.status();
+    health_ = std::move(*health);
+    spdlog::info("health probes listening address={} port={}", options_.health_address,
+                 health_->port());
+    return Status::Ok();
+  }
+
+  // What the leader does: opens the coordinator's port, labels its pod,
+  // syncs the caches and starts the reconcile workers. Ok also when Stop
+  // came meanwhile; the caller shuts down what was started.
+  Status Lead() {
+    auto server = coordinator::Server::Start(
+        {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
+    if (!server.ok()) return server.status();
+    server_ = std::move(*server);
+    {
+      std::lock_guard lock(mu_);
+      url_ = server_->url();
+    }
+    spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
+                 options_.reconciler.pods.coordinator_url);
+    if (options_.mark_leader_pod) {
+      BALLAST_RETURN_IF_ERROR(SetLeaderLabel(client_, OwnPodOf(), true, kLabelPatience));
+      labelled_leader_ = true;
+    }
+    SetRole(HealthInputs::Role::kLeader);
+    StartInformers();
+    {
+      std::lock_guard lock(mu_);
+      informers_started_ = true;
+    }
+    if (!AwaitSync()) {
+      return stopping() ? Status::Ok()
+                        : Status::Unavailable("the informer caches did not sync within 60 s");
+    }
+    ReconcilerOptions reconciler_options = options_.reconciler;
+    reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
+    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
+                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
+                                                  events_, std::move(reconciler_options));
+    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
+    {
+      std::lock_guard lock(mu_);
+      running_.assign(std::max(1, options_.workers), std::nullopt);
+    }
+    for (int i = 0; i < std::max(1, options_.workers); ++i) {
+      threads_.emplace_back([this, i] { Work(i); });
+    }
+    return Status::Ok();
   }
 
   OwnPod OwnPodOf() const { return {options_.own_pod_namespace, options_.own_pod_name}; }
