@@ -261,6 +261,19 @@ TEST(DecideFaultsTest, AWorkerRunningWithoutReachingTheCoordinatorGetsOneEvent) 
   world.wall += 10;
   EXPECT_EQ(EventWith(world.Pass(), "CoordinatorUnreachable"), nullptr) << "once per node";
 
+  // Workers running before the session started (the operator restarted)
+  // are given the bound from the session's start.
+  World restarted = Running();
+  restarted.options.worker_start_timeout = kStartTimeout;
+  restarted.pods[1]["status"]["containerStatuses"] =
+      json::array({{{"name", "worker"},
+                    {"state", {{"running", {{"startedAt", Rfc3339(restarted.wall - 600)}}}}}}});
+  restarted.wall += 4;
+  EXPECT_EQ(EventWith(restarted.Pass(), "CoordinatorUnreachable"), nullptr)
+      << "the pod is old, the session young";
+  restarted.wall += 2;
+  EXPECT_NE(EventWith(restarted.Pass(), "CoordinatorUnreachable"), nullptr);
+
   // A worker that has reported gets none.
   World reached = Running();
   reached.options.worker_start_timeout = kStartTimeout;
