@@ -43,6 +43,7 @@ struct OperatorFlags {
   std::string identity;
   std::string metrics_listen;
   std::string health_listen;
+  double health_stall_s = 120;
   bool mark_leader_pod = false;
   std::string worker_architectures;
   std::vector<std::string> worker_image_for;
@@ -135,6 +136,12 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
                                           &options.health_address, &options.health_port));
     options.serve_health = true;
   }
+  if (!(flags.health_stall_s > 0)) {
+    return Status::Invalid(
+        fmt::format("--health-stall-seconds {}: expected seconds > 0", flags.health_stall_s));
+  }
+  options.health_stall_bound =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.health_stall_s * 1000));
   BALLAST_RETURN_IF_ERROR(OwnPodFrom(flags, options));
   BALLAST_RETURN_IF_ERROR(WorkerOptionsFrom(flags, options));
   BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
@@ -263,6 +270,10 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "serve the probes on HOST:PORT: /healthz (liveness: reconciles and watches "
                   "make progress) and /readyz (readiness: caches synced, or a standby replica) "
                   "(default: off)");
+  cmd->add_option("--health-stall-seconds", flags->health_stall_s,
+                  "/healthz fails once a reconcile has run, or an informer's list and watch "
+                  "have failed, this long")
+      ->capture_default_str();
   cmd->add_flag("--mark-leader-pod", flags->mark_leader_pod,
                 "label this replica's pod ($POD_NAME in $POD_NAMESPACE) "
                 "ballast.io/coordinator=leader while it leads, so a Service selecting that label "

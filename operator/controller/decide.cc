@@ -275,7 +275,7 @@ void Run(Pass& pass) {
   if (pass.spec().suspend) return Suspend(pass);
   if (!pass.memory.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
-  pass.HandStatus(false);
+  pass.HandStatus(pass.in.flush_status);
   const std::string now_phase = pass.status.Phase();
   if (now_phase == "Failed" || now_phase == "Succeeded") return AfterFinish(pass);
   milliseconds next = pass.options.status_interval;

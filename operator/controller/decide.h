@@ -130,6 +130,9 @@ struct DecideInput {
   // started under an earlier operator, memory.token empty).
   std::optional<std::string> secret_token;
   std::string fresh_token;  // a new random token, used when one must be made
+  // The operator is stopping: a running job's status (its checkpoint, from
+  // which the next leader resumes) is handed over whatever the pacing.
+  bool flush_status = false;
   // A write the API server refused as built (Invalid): the job fails with
   // reason `refusal_reason` (WorkerPodRefused, TokenSecretUnusable).
   std::string refusal_reason;

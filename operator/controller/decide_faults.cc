@@ -140,12 +140,16 @@ void WatchReach(Pass& pass, const std::string& node, const json& pod) {
   if (!worker || worker->contacted) return;
   const auto started = StartedAt(pod);
   const double timeout = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
-  if (!started || pass.in.now.wall - *started < timeout) return;
+  if (!started) return;
+  // A worker that ran before this session (the operator restarted) has had
+  // only since the session started to report to it.
+  const double since = std::max(*started, pass.memory.registered_wall);
+  if (pass.in.now.wall - since < timeout) return;
   pass.memory.unreachable_reported.insert(node);
   pass.Event(true, "CoordinatorUnreachable",
              fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
                          "coordinator at {}; its log says why (kubectl logs {})",
-                         node, PodName(pod), pass.in.now.wall - *started,
+                         node, PodName(pod), pass.in.now.wall - since,
                          pass.options.pods.coordinator_url, PodName(pod)));
 }
 

@@ -3,7 +3,9 @@
 // report (EvaluateHealth), and the small HTTP server that serves them
 // (HealthServer, on the coordinator's hardened HttpFront).
 //
-//   /healthz  200 "ok" while the process's loops make progress; 503 naming
+//   /healthz  200 "ok" while the process's loops make progress (a standby
+//             has none to check beyond answering: its elector's requests
+//             time out on their own); 503 naming
 //             what is stuck when a reconcile has run longer than the stall
 //             bound, or an informer's list and watch have failed without a
 //             success for longer than it (a dead watch: the caches no longer

@@ -108,7 +108,7 @@ void JobReconciler::Forget(const std::string& key) {
   }
 }
 
-StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
+StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool flush_status) {
   const auto cached = caches_.jobs.Get(key);
   if (!cached || decide::Deleting(*cached)) {
     // The garbage collector deletes the pods and the Secret (owner references).
@@ -117,7 +117,7 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key) {
   }
   try {
     BALLAST_ASSIGN_OR_RETURN(JobState * state, StateFor(key, *cached));
-    return RunPass(key, *cached, *state);
+    return RunPass(key, *cached, *state, flush_status);
   } catch (const std::exception& e) {
     // A malformed object from the API server (a field of an unexpected type).
     return Status::Invalid(fmt::format("{}: {}", key, e.what()));
@@ -160,7 +160,7 @@ Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideIn
 }
 
 StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const json& job,
-                                                 JobState& state) {
+                                                 JobState& state, bool flush_status) {
   DecideInput input;
   input.ns = key.substr(0, key.find('/'));
   input.name = key.substr(key.find('/') + 1);
@@ -191,6 +191,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   }
   if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(job, state, input));
   input.fresh_token = state.memory.token.empty() ? NewToken() : "";
+  input.flush_status = flush_status;
   GatherWorld(state, input);
 
   Decision decision = Decide(input, state.memory, decide_options_);

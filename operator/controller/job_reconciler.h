@@ -89,7 +89,10 @@ class JobReconciler {
   // failed) the driver retries with backoff; Invalid or Terminal (a request
   // the API server refuses as it is, an object that cannot be read) it logs
   // once and does not retry. Never throws.
-  StatusOr<ReconcileResult> Reconcile(const std::string& key);
+  // `flush_status`: the operator is stopping; the pass hands a running
+  // job's status (and checkpoint) to the writer whatever the pacing, and
+  // destroying the reconciler writes it.
+  StatusOr<ReconcileResult> Reconcile(const std::string& key, bool flush_status = false);
 
   // The coordinator's id of a job: "<namespace>.<name>" (a namespace has no
   // dots, so it is unambiguous, and it is safe in a URL path).
@@ -102,7 +105,7 @@ class JobReconciler {
 
  private:
   StatusOr<ReconcileResult> RunPass(const std::string& key, const nlohmann::json& job,
-                                    JobState& state);
+                                    JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
   void GatherWorld(const JobState& state, DecideInput& input) const;
   // The token in the job's Secret, for a job that started under an earlier

@@ -99,14 +99,7 @@ class Operator::Impl {
   ~Impl() { health_.reset(); }
 
   Status Run() {
-    if (options_.serve_health) {
-      auto health = HealthServer::Start(options_.health_address, options_.health_port,
-                                        [this] { return Probe(); });
-      if (!health.ok()) return health.status();
-      health_ = std::move(*health);
-      spdlog::info("health probes listening address={} port={}", options_.health_address,
-                   health_->port());
-    }
+    BALLAST_RETURN_IF_ERROR(StartProbes());
     // A restarted former leader must not attract workers: the label goes
     // before anything else happens.
     if (options_.mark_leader_pod) {
@@ -119,65 +112,17 @@ class Operator::Impl {
     if (options_.leader_elect) {
       SetRole(HealthInputs::Role::kStandby);
       BALLAST_RETURN_IF_ERROR(AwaitLeadership(elector));
-      if (stopping()) {
-        Shutdown(elector);
-        return Status::Ok();
-      }
     }
-    auto server = coordinator::Server::Start(
-        {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
-    if (!server.ok()) {
-      Shutdown(elector);
-      return server.status();
-    }
-    server_ = std::move(*server);
-    {
-      std::lock_guard lock(mu_);
-      url_ = server_->url();
-    }
-    spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
-                 options_.reconciler.pods.coordinator_url);
-    if (options_.mark_leader_pod) {
-      const Status labelled = SetLeaderLabel(client_, OwnPodOf(), true, kLabelPatience);
-      if (!labelled.ok()) {
-        Shutdown(elector);
-        return labelled;
-      }
-      labelled_leader_ = true;
-    }
-    SetRole(HealthInputs::Role::kLeader);
-    StartInformers();
-    {
-      std::lock_guard lock(mu_);
-      informers_started_ = true;
-    }
-    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
-      if (!informer->WaitForSync(kSyncTimeout)) {
-        Shutdown(elector);
-        return Status::Unavailable("the informer caches did not sync within 60 s");
-      }
-    }
-    ReconcilerOptions reconciler_options = options_.reconciler;
-    reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
-    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
-                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
-                                                  events_, std::move(reconciler_options));
-    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
-    {
-      std::lock_guard lock(mu_);
-      running_.assign(std::max(1, options_.workers), std::nullopt);
-    }
-    for (int i = 0; i < std::max(1, options_.workers); ++i) {
-      threads_.emplace_back([this, i] { Work(i); });
-    }
-    spdlog::info("operator running namespace={} workers={}",
-                 options_.watch_namespace.empty() ? "(all)" : options_.watch_namespace,
-                 threads_.size());
-    {
+    const Status led = stopping() ? Status::Ok() : Lead();
+    if (led.ok() && !stopping()) {
+      spdlog::info("operator running namespace={} workers={}",
+                   options_.watch_namespace.empty() ? "(all)" : options_.watch_namespace,
+                   threads_.size());
       std::unique_lock lock(mu_);
       stop_cv_.wait(lock, [&] { return stop_; });
     }
     Shutdown(elector);
+    if (!led.ok()) return led;
     if (lost_leadership_) return Status::Unavailable("lost the leader Lease");
     return Status::Ok();
   }
@@ -215,6 +160,76 @@ class Operator::Impl {
   bool stopping() const {
     std::lock_guard lock(mu_);
     return stop_;
+  }
+
+  // Waits until every informer has synced (true), kSyncTimeout passed or
+  // Stop was called (false); a SIGTERM while the API server refuses us stops
+  // the process at once rather than after the timeout.
+  bool AwaitSync() {
+    const auto deadline = Clock::now() + kSyncTimeout;
+    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
+      while (!informer->WaitForSync(std::chrono::milliseconds(100))) {
+        if (stopping() || Clock::now() > deadline) return false;
+      }
+    }
+    return true;
+  }
+
+  // Serves /healthz and /readyz when asked to; Unavailable when the port
+  // cannot be bound.
+  Status StartProbes() {
+    if (!options_.serve_health) return Status::Ok();
+    auto health = HealthServer::Start(options_.health_address, options_.health_port,
+                                      [this] { return Probe(); });
+    if (!health.ok()) return health.status();
+    health_ = std::move(*health);
+    spdlog::info("health probes listening address={} port={}", options_.health_address,
+                 health_->port());
+    return Status::Ok();
+  }
+
+  // What the leader does: opens the coordinator's port, labels its pod,
+  // syncs the caches and starts the reconcile workers. Ok also when Stop
+  // came meanwhile; the caller shuts down what was started.
+  Status Lead() {
+    auto server = coordinator::Server::Start(
+        {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
+    if (!server.ok()) return server.status();
+    server_ = std::move(*server);
+    {
+      std::lock_guard lock(mu_);
+      url_ = server_->url();
+    }
+    spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
+                 options_.reconciler.pods.coordinator_url);
+    if (options_.mark_leader_pod) {
+      BALLAST_RETURN_IF_ERROR(SetLeaderLabel(client_, OwnPodOf(), true, kLabelPatience));
+      labelled_leader_ = true;
+    }
+    SetRole(HealthInputs::Role::kLeader);
+    StartInformers();
+    {
+      std::lock_guard lock(mu_);
+      informers_started_ = true;
+    }
+    if (!AwaitSync()) {
+      return stopping() ? Status::Ok()
+                        : Status::Unavailable("the informer caches did not sync within 60 s");
+    }
+    ReconcilerOptions reconciler_options = options_.reconciler;
+    reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
+    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
+                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
+                                                  events_, std::move(reconciler_options));
+    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
+    {
+      std::lock_guard lock(mu_);
+      running_.assign(std::max(1, options_.workers), std::nullopt);
+    }
+    for (int i = 0; i < std::max(1, options_.workers); ++i) {
+      threads_.emplace_back([this, i] { Work(i); });
+    }
+    return Status::Ok();
   }
 
   OwnPod OwnPodOf() const { return {options_.own_pod_namespace, options_.own_pod_name}; }
@@ -353,6 +368,24 @@ class Operator::Impl {
     }
   }
 
+  // One last pass over every job, handing each running job's status to the
+  // writer at once: the checkpoint the next leader resumes from is the
+  // newest; destroying the reconciler writes it.
+  void FlushCheckpoints() {
+    if (!reconciler_ || !jobs_) return;
+    size_t passes = 0;
+    for (const auto& job : jobs_->List()) {
+      const std::string key = kube::ObjectKey(*job);
+      const auto result = reconciler_->Reconcile(key, /*flush_status=*/true);
+      if (!result.ok()) {
+        spdlog::info("final status not handed over job={} error=\"{}\"", key,
+                     result.status().ToString());
+      }
+      ++passes;
+    }
+    spdlog::info("final status handed over jobs={}", passes);
+  }
+
   // Marks worker `index` as reconciling since `start` (nullopt: idle), for
   // the liveness probe.
   void SetRunning(int index, std::optional<Clock::time_point> start) {
@@ -393,6 +426,7 @@ class Operator::Impl {
     queue_.ShutDown();
     for (auto& thread : threads_) thread.join();
     threads_.clear();
+    FlushCheckpoints();
     for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
       if (informer) informer->Stop();
     }

@@ -228,6 +228,20 @@ TEST(DecideFaultsTest, GivenUpNodesStayExcludedAfterARestartUntilSuspendAndResum
   EXPECT_EQ(resumed[0].config.workers.size(), 3u) << "resuming tries every node again";
 }
 
+TEST(DecideFaultsTest, AStoppingOperatorHandsTheNewestCheckpointOverWhateverThePacing) {
+  World world = Running();
+  world.view = View(600);
+  world.steady += milliseconds(10);  // well within the status interval
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "paced";
+  world.view = View(900);
+  world.steady += milliseconds(10);
+  world.flush_status = true;
+  const auto written = ActionsOf<WriteStatus>(world.Pass());
+  ASSERT_EQ(written.size(), 1u);
+  EXPECT_EQ(written[0].status.completed_items, 900u);
+  EXPECT_TRUE(written[0].status.checkpoint.has_value());
+}
+
 TEST(DecideFaultsTest, AWorkerRunningWithoutReachingTheCoordinatorGetsOneEvent) {
   World world = Running();
   world.options.worker_start_timeout = kStartTimeout;
@@ -246,6 +260,19 @@ TEST(DecideFaultsTest, AWorkerRunningWithoutReachingTheCoordinatorGetsOneEvent) 
             "(kubectl logs p-pi4b-master)");
   world.wall += 10;
   EXPECT_EQ(EventWith(world.Pass(), "CoordinatorUnreachable"), nullptr) << "once per node";
+
+  // Workers running before the session started (the operator restarted)
+  // are given the bound from the session's start.
+  World restarted = Running();
+  restarted.options.worker_start_timeout = kStartTimeout;
+  restarted.pods[1]["status"]["containerStatuses"] =
+      json::array({{{"name", "worker"},
+                    {"state", {{"running", {{"startedAt", Rfc3339(restarted.wall - 600)}}}}}}});
+  restarted.wall += 4;
+  EXPECT_EQ(EventWith(restarted.Pass(), "CoordinatorUnreachable"), nullptr)
+      << "the pod is old, the session young";
+  restarted.wall += 2;
+  EXPECT_NE(EventWith(restarted.Pass(), "CoordinatorUnreachable"), nullptr);
 
   // A worker that has reported gets none.
   World reached = Running();

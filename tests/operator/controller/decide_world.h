@@ -111,6 +111,7 @@ struct World {
   SteadyTime steady = SteadyTime{} + std::chrono::hours(1);
   JobMemory memory;
   DecideOptions options;
+  bool flush_status = false;
 
   // One pass: Decide on what is set, its memory kept for the next.
   Decision Pass() {
@@ -132,6 +133,7 @@ struct World {
     input.fresh_token = "fresh";
     input.refusal_reason = refusal_reason;
     input.refusal = refusal;
+    input.flush_status = flush_status;
     input.now = {wall, steady, Rfc3339(wall)};
     Decision decision = Decide(input, memory, options);
     memory = decision.memory;

@@ -154,6 +154,33 @@ inline std::vector<pid_t> WorkerPids(const std::string& job_id, const std::strin
   return pids;
 }
 
+// GET `path` from 127.0.0.1:`port`: the status code and the body; {0, ""}
+// when nothing answers.
+inline std::pair<int, std::string> HttpGet(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return {0, ""};
+  }
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  if (write(fd, request.data(), request.size()) < 0) {
+    close(fd);
+    return {0, ""};
+  }
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) answer.append(buffer, n);
+  close(fd);
+  if (answer.rfind("HTTP/1.1 ", 0) != 0) return {0, answer};
+  const auto body = answer.find("\r\n\r\n");
+  return {std::atoi(answer.c_str() + 9), body == std::string::npos ? "" : answer.substr(body + 4)};
+}
+
 // A primes job by trial division on seed 000's boards.
 inline json PrimesJob(const std::string& name, uint64_t limit) {
   return {{"apiVersion", "ballast.io/v1alpha1"},
@@ -204,8 +231,9 @@ inline bool Deleting(const json& object) {
 // The `ballast operator` process of a test: its output appended to one log.
 class OperatorProcess {
  public:
-  OperatorProcess(std::vector<std::string> args, fs::path log)
-      : args_(std::move(args)), log_(std::move(log)) {}
+  // `env`: NAME=VALUE entries added to the test's environment.
+  OperatorProcess(std::vector<std::string> args, fs::path log, std::vector<std::string> env = {})
+      : args_(std::move(args)), log_(std::move(log)), env_(std::move(env)) {}
   ~OperatorProcess() { Stop(); }
 
   // Starts the process; false (with a test failure) when fork fails.
@@ -220,6 +248,11 @@ class OperatorProcess {
     argv.push_back(const_cast<char*>(BALLAST_BINARY));
     for (auto& arg : args_) argv.push_back(arg.data());
     argv.push_back(nullptr);
+    // Built before fork: the child may only make async-signal-safe calls.
+    std::vector<char*> envp;
+    for (char** var = environ; *var; ++var) envp.push_back(*var);
+    for (auto& var : env_) envp.push_back(var.data());
+    envp.push_back(nullptr);
     const std::string log = log_.string();
     const pid_t parent = getpid();
     pid_ = fork();
@@ -237,7 +270,7 @@ class OperatorProcess {
         dup2(fd, 2);
         close(fd);
       }
-      execv(BALLAST_BINARY, argv.data());
+      execve(BALLAST_BINARY, argv.data(), envp.data());
       _exit(127);
     }
     return true;
@@ -282,6 +315,7 @@ class OperatorProcess {
  private:
   std::vector<std::string> args_;
   fs::path log_;
+  std::vector<std::string> env_;
   pid_t pid_ = -1;
   int exit_status_ = 0;
 };

@@ -470,13 +470,50 @@ TEST_F(OperatorTest, NodeNotReadyLosesItsWorkerAndTheJobCompletes) {
 // Two replicas with --leader-elect on one Lease: only the holder listens for
 // workers and reconciles; when it stops (SIGTERM releases the Lease and the
 // port) the other takes over mid-run and finishes the job from the checkpoint.
+// Two replicas as the chart runs them: --leader-elect, --mark-leader-pod
+// (their pods here are stand-ins that never schedule: what matters is the
+// label on them) and --health-listen. Only the Lease holder listens,
+// reconciles and carries the leader label; the standby removes a stale one
+// at start and is Ready; SIGTERM to the leader removes its label, closes
+// the port and releases the Lease; the standby takes over, labels its pod
+// and resumes the job exactly.
 TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
   operator_->Stop();  // the fixture's operator runs without leader election
+  auto stand_in = [&](const std::string& name, bool labelled) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"labels", {{"app", "ballast-operator"}}}}},
+                {"spec",
+                 {{"nodeSelector", {{"ballast.io/stand-in", "never"}}},
+                  {"containers", json::array({{{"name", "operator"},
+                                               {"image", "ballast:0.1.0"},
+                                               {"command", json::array({"sleep", "3600"})}}})}}}};
+    if (labelled) pod["metadata"]["labels"]["ballast.io/coordinator"] = "leader";
+    auto created = client_->Create(kPods.In(ns_), pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  };
+  ASSERT_NO_FATAL_FAILURE(stand_in("replica-a", false));
+  // A former leader's pod that restarted: its label must go before anything.
+  ASSERT_NO_FATAL_FAILURE(stand_in("replica-b", true));
+  auto leader_label = [&](const std::string& pod) {
+    auto object = client_->Get(kPods.In(ns_).Named(pod));
+    return object.ok() ? object->value("/metadata/labels/ballast.io~1coordinator"_json_pointer,
+                                       std::string())
+                       : std::string("(no pod)");
+  };
+  std::map<std::string, uint16_t> health_ports;
   auto replica = [&](const std::string& identity) {
     std::vector<std::string> args = OperatorArgs();
     args.back() = identity;  // --identity
-    args.insert(args.end(), {"--leader-elect", "--lease-namespace", ns_});
-    return std::make_unique<OperatorProcess>(args, log_);
+    health_ports[identity] = FreePort();
+    args.insert(args.end(),
+                {"--leader-elect", "--lease-namespace", ns_, "--mark-leader-pod", "--health-listen",
+                 "127.0.0.1:" + std::to_string(health_ports[identity])});
+    return std::make_unique<OperatorProcess>(
+        args, log_, std::vector<std::string>{"POD_NAME=" + identity, "POD_NAMESPACE=" + ns_});
+  };
+  auto probe = [&](const std::string& identity, const std::string& path) {
+    return HttpGet(health_ports[identity], path).first;
   };
   const kube::ResourceRef lease = kube::Leases().In(ns_).Named("ballast-operator");
   auto holder = [&] {
@@ -489,8 +526,20 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
   ASSERT_TRUE(operator_->Start());
   ASSERT_TRUE(Poll([&] { return holder() == "replica-a"; }, seconds(30)))
       << "replica-a never took the Lease; holder '" << holder() << "'";
+  EXPECT_TRUE(Poll([&] { return leader_label("replica-a") == "leader"; }, seconds(30)))
+      << "the leader did not label its pod";
+  EXPECT_TRUE(Poll([&] { return probe("replica-a", "/readyz") == 200; }, seconds(30)))
+      << "the leader is not Ready: " << HttpGet(health_ports["replica-a"], "/readyz").second;
+  EXPECT_EQ(probe("replica-a", "/healthz"), 200);
   auto second = replica("replica-b");
   ASSERT_TRUE(second->Start());
+  EXPECT_TRUE(Poll([&] { return leader_label("replica-b").empty(); }, seconds(30)))
+      << "the standby kept a stale leader label: '" << leader_label("replica-b") << "'";
+  EXPECT_TRUE(Poll([&] { return probe("replica-b", "/readyz") == 200; }, seconds(30)))
+      << "a standby is Ready too (PodDisruptionBudget, helm upgrade --wait)";
+  EXPECT_EQ(HttpGet(health_ports["replica-b"], "/readyz").second,
+            "ok (standby: waiting for the leader Lease)\n");
+  EXPECT_EQ(probe("replica-b", "/healthz"), 200);
 
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
@@ -503,15 +552,42 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
       seconds(90), "job " + name + " to run with a checkpoint in status"));
   EXPECT_EQ(holder(), "replica-a");
   EXPECT_TRUE(second->Running()) << "the standby exited: " << second->ExitDescription();
+  kube::ListOptions leaders;
+  leaders.label_selector = "ballast.io/coordinator=leader";
+  auto labelled = client_->List(kPods.In(ns_), leaders);
+  ASSERT_TRUE(labelled.ok());
+  ASSERT_EQ(labelled->items.size(), 1u) << "one pod for the Service to select";
+  EXPECT_EQ(labelled->items[0]["metadata"]["name"], "replica-a");
 
+  const auto stop_sent = Clock::now();
   operator_->Kill(SIGTERM);
+  const double stop_s = std::chrono::duration<double>(Clock::now() - stop_sent).count();
+  EXPECT_LT(stop_s, 30) << "past the pod's terminationGracePeriodSeconds";
+  std::cout << "leader stopped " << stop_s << " s after SIGTERM\n";
+  // Before it exited: its label went, its last checkpoint was written and
+  // its Lease released (its port closed: the successor binds the same one).
+  EXPECT_EQ(leader_label("replica-a"), "");
+  EXPECT_NE(holder(), "replica-a");
+  EXPECT_NE(Tail(log_, 400).find("final status handed over jobs=1"), std::string::npos);
+  const auto at_stop = GetJob(name);
+  ASSERT_TRUE(at_stop);
+  const uint64_t checkpoint_at_stop = CheckpointItems(*at_stop);
   operator_ = std::move(second);
   ASSERT_TRUE(Poll([&] { return holder() == "replica-b"; }, seconds(30)))
       << "replica-b did not take over; holder '" << holder() << "'";
+  EXPECT_TRUE(Poll([&] { return leader_label("replica-b") == "leader"; }, seconds(30)))
+      << "the new leader did not label its pod";
   auto job = WaitSucceeded(name);
   ASSERT_TRUE(job);
   ExpectCompleteAndExact(*job, kMidRunLimit);
-  EXPECT_TRUE(WaitEvent(name, "Resumed")) << Describe(name);
+  auto resumed = WaitEvent(name, "Resumed");
+  ASSERT_TRUE(resumed) << Describe(name);
+  // The standby started from exactly what the leader wrote as it stopped.
+  EXPECT_NE(
+      resumed->value("message", "")
+          .find("resumed from the checkpoint at " + std::to_string(checkpoint_at_stop) + " of "),
+      std::string::npos)
+      << resumed->value("message", "") << " (checkpoint at the stop: " << checkpoint_at_stop << ")";
   EXPECT_EQ(StatusOf(*job).value("failedPods", -1), 0) << "a worker died in the hand-over";
 }
 

@@ -147,6 +147,9 @@ func (r *podRun) finalPhase() corev1.PodPhase {
 // runContainer runs c until it ends for good (restartPolicy) or the pod stops;
 // returns whether its last run succeeded.
 func (r *podRun) runContainer(ctx context.Context, c *containerRun) bool {
+	if reason, message, missing := r.a.missingImage(c.spec); missing {
+		return r.waitForImage(ctx, c, reason, message)
+	}
 	for attempt := 0; ; attempt++ {
 		exitCode, reason, message := r.runOnce(ctx, c)
 		r.mu.Lock()
@@ -175,6 +178,21 @@ func (r *podRun) runContainer(ctx context.Context, c *containerRun) bool {
 		case <-time.After(backoff):
 		}
 	}
+}
+
+// waitForImage leaves c waiting, as the kubelet leaves a container whose
+// image it cannot get, until the pod stops; returns false (it never ran).
+func (r *podRun) waitForImage(ctx context.Context, c *containerRun, reason, message string) bool {
+	r.mu.Lock()
+	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}
+	r.mu.Unlock()
+	r.log().Info("container image missing", "container", c.spec.Name, "image", c.spec.Image, "reason", reason)
+	r.report(ctx)
+	select {
+	case <-r.stop:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 func startedAt(s corev1.ContainerState) metav1.Time {

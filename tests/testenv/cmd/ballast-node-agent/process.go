@@ -77,6 +77,21 @@ func underMounts(word string, mounts map[string]string) string {
 	return mounts[best] + strings.TrimPrefix(word, strings.TrimSuffix(best, "/"))
 }
 
+// missingImage says whether container c's image is one the agent has no
+// local mapping for (not the worker image, and no command to run as is),
+// and the waiting reason and message the kubelet would report: with
+// imagePullPolicy Never, ErrImageNeverPull; otherwise ErrImagePull (there is
+// no registry to pull from).
+func (a *agent) missingImage(c *corev1.Container) (string, string, bool) {
+	if len(c.Command) > 0 || (a.workerImage != "" && strings.Contains(c.Image, a.workerImage)) {
+		return "", "", false
+	}
+	if c.ImagePullPolicy == corev1.PullNever {
+		return "ErrImageNeverPull", fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image), true
+	}
+	return "ErrImagePull", fmt.Sprintf("failed to pull image %q: the test bed's node agent has no registry", c.Image), true
+}
+
 // containerEnv is the environment of container c of pod, in order: a base
 // (PATH, HOSTNAME, the API server's address), envFrom, then env. Fails, as the
 // kubelet does, when a non-optional ConfigMap, Secret or key is missing.
