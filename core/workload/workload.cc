@@ -8,12 +8,32 @@
 namespace ballast::workload {
 namespace {
 
-__extension__ typedef unsigned __int128 Uint128;
+// floor(a * b / c), exact; requires c > 0 and the quotient below 2^64. Portable: 32-bit ARM
+// has no 128-bit integer type, so the 128-bit product is formed from 32-bit halves and divided
+// by binary long division.
+uint64_t MulDiv(uint64_t a, uint64_t b, uint64_t c) {
+  constexpr uint64_t kLow = 0xffffffffu;
+  const uint64_t lo_lo = (a & kLow) * (b & kLow);
+  const uint64_t hi_lo = (a >> 32) * (b & kLow);
+  const uint64_t lo_hi = (a & kLow) * (b >> 32);
+  const uint64_t cross = (lo_lo >> 32) + (hi_lo & kLow) + lo_hi;               // < 2^64
+  uint64_t remainder = (a >> 32) * (b >> 32) + (hi_lo >> 32) + (cross >> 32);  // < c
+  const uint64_t low = (cross << 32) | (lo_lo & kLow);
+  uint64_t quotient = 0;
+  for (int bit = 63; bit >= 0; --bit) {
+    const bool carry = (remainder >> 63) != 0;  // 2 * remainder + 1 would pass 2^64: > c
+    remainder = (remainder << 1) | ((low >> bit) & 1);
+    quotient <<= 1;
+    if (carry || remainder >= c) {
+      remainder -= c;
+      quotient |= 1;
+    }
+  }
+  return quotient;
+}
 
 // floor(i * total / parts) without overflow; requires i <= parts.
-uint64_t EvenCut(uint64_t i, uint64_t total, uint64_t parts) {
-  return static_cast<uint64_t>(static_cast<Uint128>(i) * total / parts);
-}
+uint64_t EvenCut(uint64_t i, uint64_t total, uint64_t parts) { return MulDiv(i, total, parts); }
 
 // The number of odd candidates 1, 3, 5, .. below limit.
 uint64_t OddCandidates(uint64_t limit) { return limit / 2; }

@@ -180,6 +180,21 @@ TEST(WorkloadMappingTest, SpansTileTheNumbersForOddLimitsAndChosenItems) {
   ExpectSpansTile(Primes(10'000'000'000ULL, PrimesSpec::Method::kSieve));
 }
 
+// The cut i * limit / items passes 2^64 here (about 10^27): it is computed exactly without a
+// 128-bit integer, which 32-bit ARM (the armv7 image) does not have.
+TEST(WorkloadMappingTest, SpansOfTheLargestLimitAreExactWithoutA128BitInteger) {
+  const uint64_t limit = kMaxPrimesLimit;  // 10^15
+  const WorkloadSpec even = Primes(limit, PrimesSpec::Method::kSieve, 1'000'000);
+  EXPECT_EQ(PrimesItemSpan(even, 0), (balance::Range{0, 1'000'000'000}));
+  EXPECT_EQ(PrimesItemSpan(even, 123'456),
+            (balance::Range{123'456'000'000'000, 123'457'000'000'000}));
+  EXPECT_EQ(PrimesItemSpan(even, 999'999), (balance::Range{999'999'000'000'000, limit}));
+  // 10^15 / (10^12 - 1) = 1000.000000001..: the last item starts at floor(10^15 - that).
+  const WorkloadSpec uneven = Primes(limit, PrimesSpec::Method::kSieve, 999'999'999'999);
+  EXPECT_EQ(PrimesItemSpan(uneven, 999'999'999'998), (balance::Range{999'999'999'998'999, limit}));
+  EXPECT_EQ(PrimesItemSpan(uneven, 1), (balance::Range{1000, 2000}));
+}
+
 TEST(WorkloadMappingTest, MatmulBlocksAreRowMajor) {
   const MatmulSpec spec{12, 4, 1};
   EXPECT_EQ(MatmulBlocksPerSide(spec), 3u);
