@@ -92,6 +92,9 @@ struct WatchOptions {
   int timeout_seconds = 300;  // the API server ends the watch after this
   std::string label_selector;
   std::string field_selector;
+  // Called once when the API server has answered 200 and the stream of
+  // events begins (optional; on the calling thread).
+  std::function<void()> on_open;
 };
 
 // A one-shot signal to stop blocking calls (Watch, backoff sleeps) from

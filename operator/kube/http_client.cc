@@ -146,7 +146,7 @@ struct HttpKubeClient::Impl {
   }
 
   Status StreamWatch(const Request& request, int timeout_seconds, const WatchCallback& on_event,
-                     Cancellation* cancel);
+                     Cancellation* cancel, const std::function<void()>& on_open);
 };
 
 namespace {
@@ -197,7 +197,8 @@ class CancelLink {
 }  // namespace
 
 Status HttpKubeClient::Impl::StreamWatch(const Request& request, int timeout_seconds,
-                                         const WatchCallback& on_event, Cancellation* cancel) {
+                                         const WatchCallback& on_event, Cancellation* cancel,
+                                         const std::function<void()>& on_open) {
   const std::string what = fmt::format("WATCH {}", request.path);
   pplx::cancellation_token_source source;
   CancelLink link(cancel, [source] { source.cancel(); });
@@ -209,6 +210,7 @@ Status HttpKubeClient::Impl::StreamWatch(const Request& request, int timeout_sec
     if (response.status_code() != web::http::status_codes::OK) {
       return StatusFromHttp(response.status_code(), response.extract_utf8string(true).get(), what);
     }
+    if (on_open) on_open();
     auto body = response.body();
     while (true) {
       concurrency::streams::container_buffer<std::string> line;
@@ -342,7 +344,7 @@ Status HttpKubeClient::Watch(const ResourceRef& ref, const WatchOptions& options
              {"labelSelector", options.label_selector},
              {"fieldSelector", field_selector}});
   return impl_->StreamWatch({kWatch, methods::GET, path, std::nullopt}, options.timeout_seconds,
-                            on_event, cancel);
+                            on_event, cancel, options.on_open);
 }
 
 std::map<std::string, uint64_t> HttpKubeClient::RequestCounts() const {

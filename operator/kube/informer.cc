@@ -189,6 +189,11 @@ Status Informer::WatchOnce() {
     std::lock_guard lock(mu_);
     ++stats_.watches;
   }
+  // The API server answered: the watch works, even while nothing changes.
+  watch.on_open = [this] {
+    std::lock_guard lock(mu_);
+    stats_.failing_since.reset();
+  };
   Status event_error;
   const Status status = client_.Watch(
       resource_, watch, [&](const WatchEvent& event) { return HandleEvent(event, &event_error); },

@@ -79,7 +79,8 @@ struct InformerStats {
   uint64_t errors = 0;   // failed lists and watches (each leads to a backoff)
   uint64_t bookmarks = 0;
   // Since when lists and watches have failed with no success between them
-  // (nullopt while they work), and the last failure: for liveness probes.
+  // (nullopt while they work: a list succeeded, or the API server answered
+  // a watch, since), and the last failure: for liveness probes.
   std::optional<std::chrono::steady_clock::time_point> failing_since;
   std::string last_error;
 };

@@ -165,6 +165,47 @@ TEST_F(KubeE2eTest, InformerReconnectsWhenTheServerEndsTheWatch) {
   EXPECT_GE(stats.watches, 4u);
 }
 
+// The operator's liveness probe reads failing_since: set at the first
+// failure and kept while failures go on (an identity RBAC forbids to list),
+// cleared once a list and a watch work (a Role bound meanwhile).
+TEST_F(KubeE2eTest, InformerSaysSinceWhenItFailsUntilItsWatchIsAnswered) {
+  auto restricted = testing::ClientFor("kubeconfig-restricted");
+  ASSERT_TRUE(restricted);
+  Informer informer(*restricted, Maps());
+  informer.Start();
+  ASSERT_TRUE(WaitUntil([&] { return informer.Stats().failing_since.has_value(); }));
+  const auto since = *informer.Stats().failing_since;
+  EXPECT_NE(informer.Stats().last_error.find("forbidden"), std::string::npos)
+      << informer.Stats().last_error;
+  ASSERT_TRUE(WaitUntil([&] { return informer.Stats().errors >= 3; }));
+  EXPECT_EQ(informer.Stats().failing_since, since) << "since the first failure";
+
+  const ResourceRef roles = {"rbac.authorization.k8s.io", "v1", "roles", true, ns_, ""};
+  const ResourceRef bindings = {"rbac.authorization.k8s.io", "v1", "rolebindings", true, ns_, ""};
+  ASSERT_TRUE(client_
+                  ->Create(roles, {{"metadata", {{"name", "maps"}}},
+                                   {"rules", json::array({{{"apiGroups", json::array({""})},
+                                                           {"resources", {"configmaps"}},
+                                                           {"verbs", {"list", "watch"}}}})}})
+                  .ok());
+  ASSERT_TRUE(
+      client_
+          ->Create(
+              bindings,
+              {{"metadata", {{"name", "maps"}}},
+               {"roleRef",
+                {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", "maps"}}},
+               {"subjects", json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                                          {"kind", "User"},
+                                          {"name", "ballast-restricted"}}})}})
+          .ok());
+  // The backoff has grown to a few seconds by now.
+  ASSERT_TRUE(WaitUntil([&] { return informer.HasSynced(); }, std::chrono::seconds(40)));
+  EXPECT_TRUE(WaitUntil([&] { return !informer.Stats().failing_since.has_value(); }))
+      << informer.Stats().last_error;
+  informer.Stop();
+}
+
 TEST_F(KubeE2eTest, InformerStopsPromptly) {
   Informer informer(*client_, Maps());  // watches of 300 s
   informer.Start();
