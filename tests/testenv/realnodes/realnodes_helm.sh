@@ -7,6 +7,7 @@
 # of a value mid-job -> still exact; helm test passes; helm uninstall leaves
 # only the CRDs. Needs the images on the nodes (scripts/images --arch amd64
 # before scripts/testenv-up --real-nodes imports them).
+source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 
@@ -20,10 +21,18 @@ if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
   helm_args+=(--set-string "operator.nodeSelector.kubernetes\.io/hostname=$BALLAST_REALNODES_CONTROL")
 fi
 
+# A failed run must not leave the release's cluster-wide objects behind (the
+# next install could not take them over).
+uninstall_on_exit() {
+  helm uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
+  cleanup
+}
+trap uninstall_on_exit EXIT
+
 # --- install -----------------------------------------------------------------
+images=$(kubectl get nodes -o jsonpath='{.items[*].status.images[*].names}')
 for image in ballast ballast-worker; do
-  kubectl get nodes -o jsonpath='{range .items[*]}{.status.images[*].names}{"\n"}{end}' |
-    grep -q "docker.io/library/$image:$version" ||
+  [[ $images == *"\"docker.io/library/$image:$version\""* ]] ||
     fail "no node has the image $image:$version (scripts/images --arch amd64, then restart the real nodes)"
 done
 helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --wait --timeout 240s >"$tmp/install" ||
@@ -58,6 +67,7 @@ midway() { local c; c=$(completed "$1"); [[ ${c:-0} -gt 0 ]]; }
 # --- seed 000's job ------------------------------------------------------------
 apply_job seed000 300000
 wait_until "job seed000 Succeeded" 300 succeeded seed000
+pass "seed000: efficiency $(jp weightedjob/seed000 '{.status.efficiency}') (pod start included), nominal $(jp weightedjob/seed000 '{.status.nominalEfficiency}')"
 expect_eq "primes below 300000" 25997 "$(jp weightedjob/seed000 '{.status.result.primes.count}')"
 for row in pi4b-0=5 pi4b-1=5 pi3b-0=1; do
   expect_eq "weight of ${row%=*}" "${row#*=}" \
@@ -85,14 +95,17 @@ wait_until "job upgraded under way" 120 midway upgraded
 helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.statusIntervalSeconds=1 \
   --wait --timeout 240s >/dev/null || fail "helm upgrade"
 pass "helm upgrade to statusIntervalSeconds=1 at $(completed upgraded) items"
-kubectl get deployment -n "$ns" -o yaml | grep -q -- "--status-interval=1" ||
+[[ $(kubectl get deployment -n "$ns" -o yaml) == *"--status-interval=1"* ]] ||
   fail "the upgraded Deployment does not pass --status-interval=1"
 wait_until "job upgraded Succeeded across the upgrade" 400 succeeded upgraded
 expect_eq "primes below 1000000 across the upgrade" 78498 "$(jp weightedjob/upgraded '{.status.result.primes.count}')"
 
 # --- helm test -------------------------------------------------------------------
-helm test "$release" -n "$ns" --timeout 300s --logs >"$tmp/test" 2>&1 || fail "helm test: $(cat "$tmp/test")"
-grep -q "Phase: *Succeeded" "$tmp/test" || fail "helm test did not succeed: $(cat "$tmp/test")"
+# (Not --logs: a passing test's pod is deleted at once, and Helm then fails to
+# read its logs.)
+helm test "$release" -n "$ns" --timeout 300s >"$tmp/test" 2>&1 || fail "helm test: $(cat "$tmp/test")"
+[[ $(grep -A3 "TEST SUITE: *ballast-selftest" "$tmp/test") =~ Phase:\ *Succeeded ]] ||
+  fail "helm test did not succeed: $(cat "$tmp/test")"
 pass "helm test"
 
 # --- uninstall: only the CRDs stay -------------------------------------------------
@@ -103,5 +116,10 @@ left() {
     -n "$ns" -o name | grep -v -e '^serviceaccount/default$' -e '^configmap/kube-root-ca.crt$'
   kubectl get clusterroles,clusterrolebindings,weightprofiles -l "app.kubernetes.io/instance=$release" -o name
 }
-wait_until "nothing of the release left" 60 test -z "$(left)"
+deadline=$((SECONDS + 90))
+until [[ -z $(left) ]]; do
+  ((SECONDS < deadline)) || fail "left after helm uninstall: $(left | paste -sd' ')"
+  sleep 0.5
+done
+pass "nothing of the release left"
 expect_eq "CRDs kept" "2" "$(kubectl get crds -o name | grep -c '\.ballast\.io$')"
