@@ -5,8 +5,10 @@
 # workers reaching the coordinator through its Service; the leader's pod
 # killed mid-job -> the standby resumes and the result is exact; helm upgrade
 # of a value mid-job -> still exact; helm test passes; helm uninstall leaves
-# only the CRDs. Needs the images on the nodes (scripts/images --arch amd64
-# before scripts/testenv-up --real-nodes imports them).
+# only the CRDs; between them an exec job runs its command in a busybox image
+# (nothing of ours in it) through the bundled worker. Needs the images on the
+# nodes (scripts/images --arch amd64 before scripts/testenv-up --real-nodes
+# imports them).
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -76,6 +78,28 @@ done
 url=$(kubectl get pods -n "$ns" -l ballast.io/job=seed000 \
   -o jsonpath='{.items[0].spec.containers[0].env[?(@.name=="BALLAST_COORDINATOR")].value}')
 expect_eq "the workers' coordinator" "http://${service#service/}.$ns.svc:8080" "$url"
+
+# --- exec in an image with nothing of ours: busybox, no libc -------------------------
+kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: ballast.io/v1alpha1
+kind: WeightedJob
+metadata: {name: exec-busybox}
+spec:
+  workload:
+    exec:
+      image: busybox:1.35
+      perItem: true
+      # In the user's image: its busybox is there, no program of ours is
+      # outside the bundle's volume, and the item is the one given.
+      command: [sh, -c, 'test -x /bin/busybox && ! test -e /usr/bin/ballast-worker && test "\$BALLAST_ITEM" -lt 12']
+  items: 12
+  nodeSelector: {ballast.io/pool: seed000}
+  worker: {imagePullPolicy: Never}
+YAML
+wait_until "exec job in the busybox image Succeeded" 300 succeeded exec-busybox
+expect_eq "items the command succeeded on, in the busybox image" 12 \
+  "$(jp weightedjob/exec-busybox '{.status.result.exec.succeeded}')"
+expect_eq "failed ranges" "" "$(jp weightedjob/exec-busybox '{.status.result.exec.failures}')"
 
 # --- the leader killed mid-job -----------------------------------------------------
 apply_job killed 1000000
