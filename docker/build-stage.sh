@@ -77,3 +77,5 @@ layout() {
 
 layout ballast
 layout ballast-worker
+# The objects are in ccache; without them this stage's cached layer is only /out and /src.
+rm -rf /build
