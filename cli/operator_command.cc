@@ -71,24 +71,6 @@ Status SplitHostPort(const std::string& text, const std::string& flag, std::stri
   return Status::Ok();
 }
 
-// The API server's config: --kubeconfig, else $KUBECONFIG or ~/.kube/config
-// when the file exists, else the pod's service account.
-StatusOr<kube::ClusterConfig> ClusterConfig(const OperatorFlags& flags) {
-  if (!flags.kubeconfig.empty()) return kube::LoadKubeconfig(flags.kubeconfig, flags.context);
-  auto path = kube::DefaultKubeconfigPath();
-  if (path.ok()) {
-    auto config = kube::LoadKubeconfig(*path, flags.context);
-    if (config.status().code() != StatusCode::kNotFound) return config;
-  }
-  auto in_cluster = kube::InClusterConfig();
-  if (in_cluster.status().code() == StatusCode::kNotFound) {
-    return Status::NotFound(
-        "no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not in a pod "
-        "(KUBERNETES_SERVICE_HOST is unset)");
-  }
-  return in_cluster;
-}
-
 std::string Hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "ballast-operator";
@@ -184,7 +166,7 @@ int Run(const OperatorFlags& flags) {
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
   auto options = OptionsFrom(flags);
   if (!options.ok()) return ReportError(options.status());
-  auto config = ClusterConfig(flags);
+  auto config = kube::FindClusterConfig(flags.kubeconfig, flags.context);
   if (!config.ok()) return ReportError(config.status());
   auto client = kube::HttpKubeClient::Create(*config);
   if (!client.ok()) return ReportError(client.status());

@@ -50,23 +50,6 @@ StatusOr<std::map<std::string, std::string>> ParseNodeSelector(
   return labels;
 }
 
-// --kubeconfig, else $KUBECONFIG or ~/.kube/config when the file exists, else
-// the pod's service account (as `ballast operator` finds its API server).
-StatusOr<kube::ClusterConfig> ClusterConfigFor(const SelftestFlags& flags) {
-  if (!flags.kubeconfig.empty()) return kube::LoadKubeconfig(flags.kubeconfig, flags.context);
-  if (auto path = kube::DefaultKubeconfigPath(); path.ok()) {
-    auto config = kube::LoadKubeconfig(*path, flags.context);
-    if (config.status().code() != StatusCode::kNotFound) return config;
-  }
-  auto in_cluster = kube::InClusterConfig();
-  if (in_cluster.status().code() == StatusCode::kNotFound) {
-    return Status::NotFound(
-        "no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not in a pod "
-        "(KUBERNETES_SERVICE_HOST is unset)");
-  }
-  return in_cluster;
-}
-
 void Say(const std::string& line) {
   std::printf("selftest: %s\n", line.c_str());
   std::fflush(stdout);
@@ -151,7 +134,7 @@ int Run(SelftestFlags flags) {
   selftest::Spec flags_only = spec;
   if (flags_only.ns.empty()) flags_only.ns = "default";
   if (Status valid = selftest::Validate(flags_only); !valid.ok()) return ReportError(valid);
-  auto config = ClusterConfigFor(flags);
+  auto config = kube::FindClusterConfig(flags.kubeconfig, flags.context);
   if (!config.ok()) return ReportError(config.status());
   if (spec.ns.empty()) spec.ns = config->default_namespace;
   if (Status valid = selftest::Validate(spec); !valid.ok()) return ReportError(valid);

@@ -188,6 +188,22 @@ StatusOr<std::string> DefaultKubeconfigPath() {
   return Status::NotFound("neither KUBECONFIG nor HOME is set");
 }
 
+StatusOr<ClusterConfig> FindClusterConfig(const std::string& kubeconfig,
+                                          const std::string& context) {
+  if (!kubeconfig.empty()) return LoadKubeconfig(kubeconfig, context);
+  if (auto path = DefaultKubeconfigPath(); path.ok()) {
+    auto config = LoadKubeconfig(*path, context);
+    if (config.status().code() != StatusCode::kNotFound) return config;
+  }
+  auto in_cluster = InClusterConfig();
+  if (in_cluster.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound(
+        "no kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config) and not in a pod "
+        "(KUBERNETES_SERVICE_HOST is unset)");
+  }
+  return in_cluster;
+}
+
 StatusOr<ClusterConfig> InClusterConfig(const std::string& account_dir) {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");

@@ -78,6 +78,13 @@ StatusOr<std::string> DefaultKubeconfigPath();
 inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 StatusOr<ClusterConfig> InClusterConfig(const std::string& account_dir = kServiceAccountDir);
 
+// The API server's config as the `ballast` commands find it: `kubeconfig`
+// when given, else DefaultKubeconfigPath() when that file exists, else the
+// pod's service account (InClusterConfig). Returns NotFound naming all three
+// when none applies, or the chosen source's error.
+StatusOr<ClusterConfig> FindClusterConfig(const std::string& kubeconfig,
+                                          const std::string& context);
+
 // Decodes standard base64 (whitespace ignored). Returns Invalid on bad input.
 StatusOr<std::string> DecodeBase64(const std::string& text);
 

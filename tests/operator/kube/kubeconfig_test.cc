@@ -220,6 +220,32 @@ TEST(InClusterConfig, ReadsServiceAccountAndRereadsRotatedToken) {
   EXPECT_EQ(InClusterConfig(dir.path().string()).status().code(), StatusCode::kNotFound);
 }
 
+TEST(FindClusterConfig, AnExplicitFileWinsThenTheDefaultFileThenThePod) {
+  const char* saved = std::getenv("KUBECONFIG");
+  const std::string saved_value = saved ? saved : "";
+  // An explicit file is read even when it is missing: its error, not a fallback.
+  ::setenv("KUBECONFIG", "/no/such/default", 1);
+  auto explicit_missing = FindClusterConfig("/no/such/explicit", "");
+  EXPECT_EQ(explicit_missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(explicit_missing.status().message().find("/no/such/explicit"), std::string::npos);
+  // No default file and not in a pod: one message that names every source.
+  ::unsetenv("KUBERNETES_SERVICE_HOST");
+  auto nothing = FindClusterConfig("", "");
+  EXPECT_EQ(nothing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(nothing.status().message().find("--kubeconfig, $KUBECONFIG, ~/.kube/config"),
+            std::string::npos)
+      << nothing.status().message();
+  // In a pod without a default file: the service account (here an empty one).
+  ::setenv("KUBERNETES_SERVICE_HOST", "10.43.0.1", 1);
+  ::setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+  EXPECT_NE(FindClusterConfig("", "").status().message().find("token"), std::string::npos);
+  ::unsetenv("KUBERNETES_SERVICE_HOST");
+  if (saved)
+    ::setenv("KUBECONFIG", saved_value.c_str(), 1);
+  else
+    ::unsetenv("KUBECONFIG");
+}
+
 TEST(InClusterConfig, MissingTokenIsInvalid) {
   TempDir dir;
   ::setenv("KUBERNETES_SERVICE_HOST", "10.43.0.1", 1);
