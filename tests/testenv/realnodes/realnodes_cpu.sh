@@ -8,7 +8,9 @@
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
-speed() { kubectl get node "$1" -o go-template='{{index .metadata.annotations "ballast.io/emulated-speed"}}'; }
+# jsonpath, not go-template: a node without the annotation (server-0) gives
+# an empty string, not "<no value>".
+speed() { kubectl get node "$1" -o jsonpath='{.metadata.annotations.ballast\.io/emulated-speed}'; }
 fast="" slow=""
 for node in "${real_nodes[@]}"; do
   s=$(speed "$node")

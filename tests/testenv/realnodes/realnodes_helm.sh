@@ -99,7 +99,7 @@ YAML
 wait_until "exec job in the busybox image Succeeded" 300 succeeded exec-busybox
 expect_eq "items the command succeeded on, in the busybox image" 12 \
   "$(jp weightedjob/exec-busybox '{.status.result.exec.succeeded}')"
-expect_eq "failed ranges" "" "$(jp weightedjob/exec-busybox '{.status.result.exec.failures}')"
+expect_eq "failed ranges" "[]" "$(jp weightedjob/exec-busybox '{.status.result.exec.failures}')"
 
 # --- the leader killed mid-job -----------------------------------------------------
 apply_job killed 1000000
