@@ -19,6 +19,7 @@
 #include "job/job_spec.h"
 #include "local_runner.h"
 #include "run_cleanup.h"
+#include "support/child_process.h"
 
 namespace ballast::cli {
 namespace {
@@ -71,20 +72,8 @@ class RunSignalsTest : public ::testing::Test {
     return pid;
   }
 
-  // The exit code as a shell reports it (128 + signal when killed); -1 and
-  // SIGKILL when it has not ended within `patience`.
   static int WaitExit(pid_t pid, std::chrono::seconds patience) {
-    const auto deadline = Clock::now() + patience;
-    while (Clock::now() < deadline) {
-      int status = 0;
-      if (waitpid(pid, &status, WNOHANG) == pid) {
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, nullptr, 0);
-    return -1;
+    return testing::WaitExit(pid, patience);
   }
 
   std::string Read(const std::string& name) const {

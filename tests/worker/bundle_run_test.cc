@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "coordinator/server.h"
+#include "support/child_process.h"
 #include "worker/bundle.h"
 
 namespace ballast::worker {
@@ -162,19 +163,7 @@ pid_t Start(const std::vector<std::string>& argv, const std::vector<std::string>
 }
 
 // The exit code (128 + signal), or -1 after SIGKILL when `pid` outlives 60 s.
-int WaitExit(pid_t pid) {
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
-  while (Clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
-}
+int WaitExit(pid_t pid) { return testing::WaitExit(pid, std::chrono::seconds(60)); }
 
 // An exec job of `items` items, one command run per item, for worker "w0".
 coordinator::JobConfig ExecJob(uint64_t items, const std::string& script, const std::string& arg) {
