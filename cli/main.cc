@@ -8,6 +8,7 @@
 // After <utility>: boost's asio headers use std::exchange without including it.
 #include <pplx/threadpool.h>
 
+#include "ballast/version.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "stop_signals.h"
@@ -23,7 +24,7 @@ int main(int argc, char** argv) {
       "speeds while the job runs and steals the tail from slow workers.",
       "ballast"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ballast 0.1.0");
+  app.set_version_flag("--version", "ballast " + std::string(ballast::kVersion));
   int exit_code = ballast::cli::kExitOk;
   ballast::cli::RegisterWeights(app, &exit_code);
   ballast::cli::RegisterSimulate(app, &exit_code);

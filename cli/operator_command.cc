@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "ballast/version.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "operator/controller/architectures.h"
@@ -33,7 +34,7 @@ struct OperatorFlags {
   std::string watch_namespace;
   std::string coordinator_listen = "0.0.0.0:8080";
   std::string coordinator_url;
-  std::string worker_image = "ballast-worker:0.1.0";
+  std::string worker_image{kDefaultWorkerImage};
   int worker_metrics_port = 0;
   double status_interval_s = 2;
   int workers = 2;

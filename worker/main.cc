@@ -17,6 +17,7 @@
 // After the standard headers: boost::asio, under pplx, needs <utility> first.
 #include <pplx/threadpool.h>
 
+#include "ballast/version.h"
 #include "kernels/kernel.h"
 #include "worker/bundle.h"
 #include "worker/metrics.h"
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
       "the job is done. On SIGTERM it reports what it finished and hands back the rest.\n"
       "Flags fall back to the environment variables shown, as set in worker pods.",
       "ballast-worker"};
-  app.set_version_flag("--version", "ballast-worker 0.1.0");
+  app.set_version_flag("--version", "ballast-worker " + std::string(ballast::kVersion));
   ballast::worker::WorkerOptions options;
   options.coordinator = EnvOr("BALLAST_COORDINATOR", "");
   options.job = EnvOr("BALLAST_JOB", "");

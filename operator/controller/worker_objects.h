@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "ballast/version.h"
+
 namespace ballast::controller {
 
 // What every worker pod gets from the operator's configuration.
 struct WorkerPodSettings {
   std::string coordinator_url;  // as workers reach it: the operator's Service
-  std::string default_image = "ballast-worker:0.1.0";
+  std::string default_image{kDefaultWorkerImage};
   std::string coordinator_job;  // the job's id at the coordinator
   // The worker container's resources when the job sets no
   // spec.worker.resources (null: none); per architecture, architectures.h.
