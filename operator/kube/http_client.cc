@@ -17,6 +17,7 @@
 #include <boost/asio/ssl.hpp>
 
 #include "common/bounded_json.h"
+#include "operator/kube/line_splitter.h"
 
 namespace ballast::kube {
 namespace {
@@ -37,6 +38,8 @@ constexpr std::array<const char*, kVerbCount> kVerbNames = {"get",    "list",  "
 // property adds two); beyond that only a hostile server or proxy.
 constexpr JsonLimits kBodyLimits{.max_bytes = size_t{256} << 20, .max_depth = 128};
 constexpr JsonLimits kWatchEventLimits{.max_bytes = size_t{16} << 20, .max_depth = 128};
+// A watch stream is read this many bytes at a time.
+constexpr size_t kWatchReadChunk = 64 * 1024;
 
 // Loads the CA, the client certificate and the key into `ctx`; throws
 // boost::system::system_error when one does not parse.
@@ -194,6 +197,23 @@ class CancelLink {
   uint64_t id_ = 0;
 };
 
+// Waits for at least one byte of `buffer`, then returns every byte it has
+// (up to kWatchReadChunk) without waiting for more; empty at the end of the
+// stream. (istream::read would wait until the whole count arrived, which a
+// watch that sends one small event a minute never does.)
+std::string ReadAvailable(concurrency::streams::streambuf<uint8_t>& buffer) {
+  const auto first = buffer.bumpc().get();
+  if (first == concurrency::streams::streambuf<uint8_t>::traits::eof()) return {};
+  std::string data(1, static_cast<char>(first));
+  const size_t more = std::min(buffer.in_avail(), kWatchReadChunk - 1);
+  if (more > 0) {
+    data.resize(1 + more);
+    const size_t got = buffer.getn(reinterpret_cast<uint8_t*>(data.data() + 1), more).get();
+    data.resize(1 + got);
+  }
+  return data;
+}
+
 }  // namespace
 
 Status HttpKubeClient::Impl::StreamWatch(const Request& request, int timeout_seconds,
@@ -212,17 +232,30 @@ Status HttpKubeClient::Impl::StreamWatch(const Request& request, int timeout_sec
     }
     if (on_open) on_open();
     auto body = response.body();
-    while (true) {
-      concurrency::streams::container_buffer<std::string> line;
-      body.read_line(line).get();
-      if (line.collection().empty()) {
-        if (body.is_eof()) return Status::Ok();
-        continue;
+    // Read what has arrived, not read_line: a line without end would grow
+    // unbounded; LineSplitter holds at most one event.
+    LineSplitter lines(kWatchEventLimits.max_bytes);
+    Status parse_status;
+    auto on_line = [&](const std::string& line) {
+      auto event = ParseEvent(line, what);
+      if (!event.ok()) {
+        parse_status = event.status();
+        return false;
       }
-      BALLAST_ASSIGN_OR_RETURN(WatchEvent event, ParseEvent(line.collection(), what));
-      if (!on_event(event)) {
+      return on_event(*event);
+    };
+    auto buffer = body.streambuf();
+    while (true) {
+      std::string data = ReadAvailable(buffer);
+      // At the end, a last line without its newline still counts.
+      const bool eof = data.empty();
+      if (eof) data = "\n";
+      bool stopped = false;
+      BALLAST_RETURN_IF_ERROR(lines.Feed(data, on_line, what, &stopped));
+      if (eof && !stopped) return Status::Ok();
+      if (stopped) {
         source.cancel();
-        return Status::Ok();
+        return parse_status;
       }
     }
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "operator/kube/http_client.h"
 
@@ -115,6 +116,40 @@ TEST(HttpKubeClientLimits, WatchEventNestedSixtyThousandDeepEndsTheWatchNotThePr
   EXPECT_EQ(status.code(), StatusCode::kUnavailable);
   EXPECT_NE(status.message().find("watch event: nested deeper than 128"), std::string::npos)
       << status.message();
+}
+
+TEST(HttpKubeClientLimits, WatchLineWithoutEndPastSixteenMiBEndsTheWatchBounded) {
+  CannedServer server(R"({"type": "ADDED", "object": {"data": ")" +
+                      std::string((size_t{16} << 20) + 1, 'x'));
+  auto client = ClientOf(server);
+  ASSERT_TRUE(client);
+  int events = 0;
+  Status status = client->Watch(ConfigMaps().In("default"), WatchOptions{},
+                                [&](const WatchEvent&) { return ++events > 0; });
+  EXPECT_EQ(events, 0);
+  EXPECT_EQ(status.code(), StatusCode::kUnavailable);
+  EXPECT_NE(status.message().find("a line longer than 16777216 bytes"), std::string::npos)
+      << status.message();
+}
+
+TEST(HttpKubeClientLimits, WatchEventsSplitAcrossReadsAndALastLineWithoutNewlineAreAllRead) {
+  std::string body;
+  for (int i = 0; i < 3; ++i) {
+    body += R"({"type": "ADDED", "object": {"metadata": {"name": "cm-)" + std::to_string(i) +
+            R"(", "annotations": {"pad": ")" + std::string(100000, 'p') + R"("}}}})";
+    if (i < 2) body += "\n";
+  }
+  CannedServer server(body);
+  auto client = ClientOf(server);
+  ASSERT_TRUE(client);
+  std::vector<std::string> names;
+  Status status =
+      client->Watch(ConfigMaps().In("default"), WatchOptions{}, [&](const WatchEvent& event) {
+        names.push_back(event.object["metadata"]["name"]);
+        return true;
+      });
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(names, (std::vector<std::string>{"cm-0", "cm-1", "cm-2"}));
 }
 
 }  // namespace
