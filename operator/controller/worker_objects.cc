@@ -168,6 +168,11 @@ json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSet
       {"automountServiceAccountToken", false},
       {"enableServiceLinks", false},
       {"terminationGracePeriodSeconds", 30},
+      // The sandbox's pause process becomes PID 1 and reaps what the
+      // commands of an exec job leave behind; the worker is not PID 1, which
+      // would have to reap them itself (and which ignores SIGTERM without a
+      // handler).
+      {"shareProcessNamespace", true},
       {"securityContext",
        {{"runAsNonRoot", true},
         {"runAsUser", kNonRootUid},

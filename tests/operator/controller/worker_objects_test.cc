@@ -66,6 +66,9 @@ TEST(BuildWorkerPod, PinsTheNodeOwnsThePodAndTakesTheTokenFromTheSecret) {
   EXPECT_EQ(term["matchFields"][0]["values"], json::array({"pi3b-0"}));
   EXPECT_EQ(pod["spec"]["tolerations"][0]["key"], "pi");
   EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");
+  // Orphans of exec commands are reaped by the sandbox, not left as zombies
+  // of a worker running as PID 1.
+  EXPECT_TRUE(pod["spec"]["shareProcessNamespace"].get<bool>());
   EXPECT_TRUE(pod["spec"]["securityContext"]["runAsNonRoot"].get<bool>());
   const json container = pod["spec"]["containers"][0];
   EXPECT_EQ(container["image"], "registry/ballast-worker:1");
@@ -137,7 +140,7 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
   const json plain = BuildWorkerPod(Job({{"worker", job["spec"]["worker"]}}), "pi4b-0", settings);
   const json& spec = pod["spec"];
   // The pod around the containers is the same as any worker pod's.
-  for (const char* key : {"securityContext", "affinity", "restartPolicy",
+  for (const char* key : {"securityContext", "affinity", "restartPolicy", "shareProcessNamespace",
                           "automountServiceAccountToken", "terminationGracePeriodSeconds"}) {
     EXPECT_EQ(spec[key], plain["spec"][key]) << key;
   }

@@ -90,8 +90,11 @@ spec:
       image: busybox:1.35
       perItem: true
       # In the user's image: its busybox is there, no program of ours is
-      # outside the bundle's volume, and the item is the one given.
-      command: [sh, -c, 'test -x /bin/busybox && ! test -e /usr/bin/ballast-worker && test "\$BALLAST_ITEM" -lt 12']
+      # outside the bundle's volume, and the item is the one given. Each
+      # item also orphans a process that exits at once: the pod's PID 1
+      # (the sandbox, as the pod shares its process namespace) must reap
+      # it, or the next check finds a zombie.
+      command: [sh, -c, 'test -x /bin/busybox && ! test -e /usr/bin/ballast-worker && test "\$BALLAST_ITEM" -lt 12 && (sleep 0 &) && sleep 0.2 && ! grep -q "^State:.Z" /proc/[0-9]*/status']
   items: 12
   nodeSelector: {ballast.io/pool: seed000}
   worker: {imagePullPolicy: Never}
