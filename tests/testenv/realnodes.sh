@@ -1,12 +1,12 @@
 # Real nodes of the test cluster (sourced by tests/testenv/common.sh): for each
 # node of a node file a network namespace of its own, routed to the machine,
-# where a real kubelet, its own containerd (runc, Debian's CNI bridge plugin)
-# and kube-router's NetworkPolicy controller run; plus one kube-proxy and one
-# cluster DNS on the machine, through which every node's traffic to a Service
-# passes. docs/testenv.md, "Real nodes", says what each piece is and why.
+# where a real kubelet, its own containerd (runc, Debian's CNI bridge plugin),
+# kube-proxy and kube-router's NetworkPolicy controller run; plus one cluster
+# DNS on the machine. docs/testenv.md, "Real nodes", says what each piece is
+# and why.
 #
-# Only one real-node cluster runs on a machine at a time: kube-proxy's rules,
-# the bridge and the kernel settings are the machine's. A lock file names the
+# Only one real-node cluster runs on a machine at a time: the bridge, the
+# nodes' namespaces and the kernel settings are the machine's. A lock file names the
 # control plane that has them.
 
 realnodes_bridge=ballast-br0
@@ -258,8 +258,9 @@ realnodes_start() {
   echo $! >"$dir/pids/$name"
 }
 
-# start_real_nodes FILE: starts every node of FILE, kube-proxy and the cluster
-# DNS; waits until each node is Ready. Uses testenv-up's dir, bin, pki, cert,
+# start_real_nodes FILE: starts every node of FILE (its namespace, containerd,
+# kubelet, kube-proxy, policy controller) and the cluster DNS; waits until
+# each node is Ready. Uses testenv-up's dir, bin, pki, cert,
 # kubeconfig, start and wait_for.
 start_real_nodes() {
   local file=$1 lines line node speed labels index=0 kubelet_labels other
