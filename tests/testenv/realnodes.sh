@@ -76,6 +76,9 @@ realnodes_node_ip() { echo "10.244.$1.1"; }
 # traffic on the node); the machine routes the node's pod subnet to it.
 realnodes_netns_create() {
   local node=$1 index=$2 ns=$realnodes_netns_prefix$1 transit="10.244.0.$((10 + $2))"
+  # One left by a run that died (this one holds the machine's lock now).
+  ip netns del "$ns" 2>/dev/null || true
+  ip link del "ballast-rn$index" 2>/dev/null || true
   ip netns add "$ns"
   echo "$ns ballast-rn$index" >>"$dir/realnodes/netns"
   ip link add "ballast-rn$index" type veth peer name eth0 netns "$ns"
