@@ -333,6 +333,9 @@ start_real_nodes() {
   wait_for "real nodes Ready" 120 "${kubectl[@]}" wait --for=condition=Ready \
     $(sed 's|^|node/|' "$dir/realnodes/nodes") --timeout=1s
   for node in $(<"$dir/realnodes/nodes"); do
+    wait_for "$node's NetworkPolicy controller" 60 realnodes_netpol_ready "$node"
+  done
+  for node in $(<"$dir/realnodes/nodes"); do
     wait_for "$node's kube-proxy healthy" 30 $(realnodes_in_netns "$node") \
       curl -sf "http://127.0.0.1:$((port_base + 12))/healthz"
   done
@@ -347,8 +350,9 @@ realnodes_netpol_ready() {
 # realnodes_start_netpol: kube-router's NetworkPolicy controller
 # (ballast-netpol) in each node's network namespace, for that node's pods (it
 # takes those whose host IP is its node's address), with an identity of its
-# own in the group ballast:netpol and a ClusterRole that reads what it needs;
-# waits until each has made its chains. After the nodes have registered.
+# own in the group ballast:netpol and a ClusterRole that reads what it needs.
+# After the nodes have registered (it reads its node's address at start);
+# realnodes_netpol_ready says when each has made its chains.
 realnodes_start_netpol() {
   local node
   "${kubectl[@]}" apply -f - >/dev/null <<EOF
@@ -378,9 +382,6 @@ EOF
       --enable-ipv4=true --enable-ipv6=false --service-cluster-ip-range 10.0.0.0/24 \
       --health-port 0 --metrics-port 0 --iptables-sync-period 1m
     components+=("netpol-$node")
-  done
-  for node in $(<"$dir/realnodes/nodes"); do
-    wait_for "$node's NetworkPolicy controller" 60 realnodes_netpol_ready "$node"
   done
 }
 
