@@ -6,8 +6,8 @@
 # and why.
 #
 # Only one real-node cluster runs on a machine at a time: the bridge, the
-# nodes' namespaces and the kernel settings are the machine's. A lock file names the
-# control plane that has them.
+# nodes' namespaces and the kernel settings are the machine's. A lock file
+# names the control plane that has them.
 
 realnodes_bridge=ballast-br0
 realnodes_host_ip=10.244.0.1 # the machine on the bridge: API server, cluster DNS
