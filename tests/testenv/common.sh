@@ -5,7 +5,8 @@
 testenv_dir=${BALLAST_TESTENV_DIR:-/tmp/ballast-testenv}
 # Ports base+0 (etcd clients), +1 (etcd peers), +3 (kube-apiserver),
 # +5 (the node agent's kubelet log API), +7 (controller-manager),
-# +9 (scheduler), with real nodes +11 and +12 (kube-proxy), all on 127.0.0.1.
+# +9 (scheduler), all on 127.0.0.1; with real nodes +11 and +12 (kube-proxy)
+# on 127.0.0.1 of each node's network namespace.
 # set_ports BASE: sets port_base and the components' ports from it.
 set_ports() {
   port_base=$1

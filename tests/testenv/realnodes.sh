@@ -1,16 +1,20 @@
 # Real nodes of the test cluster (sourced by tests/testenv/common.sh): for each
-# node of a node file a real kubelet with its own containerd (runc, Debian's
-# CNI bridge plugin), plus one kube-proxy and one cluster DNS for the machine,
-# which all nodes share since they share its network namespace.
-# docs/testenv.md, "Real nodes", says what each piece is and why.
+# node of a node file a network namespace of its own, routed to the machine,
+# where a real kubelet, its own containerd (runc, Debian's CNI bridge plugin),
+# kube-proxy and kube-router's NetworkPolicy controller run; plus one cluster
+# DNS on the machine. docs/testenv.md, "Real nodes", says what each piece is
+# and why.
 #
-# Only one real-node cluster runs on a machine at a time: kube-proxy's rules,
-# the bridge and the kernel settings are the machine's. A lock file names the
-# control plane that has them.
+# Only one real-node cluster runs on a machine at a time: the bridge, the
+# nodes' namespaces and the kernel settings are the machine's. A lock file
+# names the control plane that has them.
 
 realnodes_bridge=ballast-br0
 realnodes_host_ip=10.244.0.1 # the machine on the bridge: API server, cluster DNS
 realnodes_cidr=10.244.0.0/16 # node i (from 1) gets 10.244.i.0/24, its address .1
+# Node i's network namespace is ballast-rn-NODE, linked to the machine's bridge
+# by the veth ballast-rnI (its end in the namespace: eth0, 10.244.0.(10+i)).
+realnodes_netns_prefix=ballast-rn-
 realnodes_cgroup=ballast-realnodes
 realnodes_lock=/run/ballast-testenv-realnodes
 realnodes_pause_image=localhost/ballast-pause:1.0
@@ -49,7 +53,7 @@ realnodes_prepare_host() {
   # changes when a pod's veth goes, and pods that cached the gateway's old MAC
   # lose their packets until their ARP entry expires.
   ip link add "$realnodes_bridge" address 02:ba:11:a5:00:01 type bridge 2>/dev/null || true
-  ip addr replace "$realnodes_host_ip/16" dev "$realnodes_bridge"
+  ip addr replace "$realnodes_host_ip/24" dev "$realnodes_bridge"
   ip link set "$realnodes_bridge" up
   # Cluster DNS traffic skips connection tracking (as NodeLocal DNSCache does):
   # a resolver sends its A and AAAA queries at once from one socket, and the
@@ -64,6 +68,38 @@ realnodes_prepare_host() {
 
 # realnodes_node_ip INDEX: the address of node INDEX (from 1).
 realnodes_node_ip() { echo "10.244.$1.1"; }
+
+# realnodes_netns_create NODE INDEX: the node's network namespace: eth0 on the
+# machine's bridge (10.244.0.(10+INDEX), default route through the machine),
+# a bridge of its own for its pods with the node's address, forwarding and
+# bridged traffic through iptables (the policy controller sees pod-to-pod
+# traffic on the node); the machine routes the node's pod subnet to it.
+realnodes_netns_create() {
+  local node=$1 index=$2 ns=$realnodes_netns_prefix$1 transit="10.244.0.$((10 + $2))"
+  # One left by a run that died (this one holds the machine's lock now).
+  ip netns del "$ns" 2>/dev/null || true
+  ip link del "ballast-rn$index" 2>/dev/null || true
+  ip netns add "$ns"
+  echo "$ns ballast-rn$index" >>"$dir/realnodes/netns"
+  ip link add "ballast-rn$index" type veth peer name eth0 netns "$ns"
+  ip link set "ballast-rn$index" master "$realnodes_bridge" up
+  ip -n "$ns" link set lo up
+  ip -n "$ns" addr add "$transit/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" route add default via "$realnodes_host_ip"
+  # A fixed MAC, as the machine's bridge has (realnodes_prepare_host).
+  ip -n "$ns" link add "$realnodes_bridge" address "02:ba:11:a5:01:$(printf %02x "$index")" type bridge
+  ip -n "$ns" addr add "$(realnodes_node_ip "$index")/24" dev "$realnodes_bridge"
+  ip -n "$ns" link set "$realnodes_bridge" up
+  ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
+  ip route replace "10.244.$index.0/24" via "$transit"
+}
+
+# realnodes_in_netns NODE: the command prefix that runs a program in NODE's
+# network namespace only (nsenter, not `ip netns exec`, which also gives it a
+# mount namespace of its own: the kubelet's volume mounts must be
+# containerd's). nsenter execs the program: its pid stays.
+realnodes_in_netns() { echo "nsenter --net=/run/netns/$realnodes_netns_prefix$1"; }
 
 # realnodes_cgroup_create NODE SPEED: the node's cgroupRoot in every v1
 # hierarchy (the kubelet wants it in all), its CPU quota SPEED host cores.
@@ -130,8 +166,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "/usr/lib/cni"
     conf_dir = "$n/cni"
 EOF
-  # isGateway stays off: the bridge plugin refuses a bridge that already has
-  # another IPv4 address; testenv-up puts each node's gateway on it.
+  # isGateway stays off: realnodes_netns_create has put the node's address,
+  # its pods' gateway, on the bridge.
   cat >"$n/cni/10-ballast.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -146,7 +182,6 @@ EOF
   }]
 }
 EOF
-  ip addr replace "$ip/24" dev "$realnodes_bridge"
   cert "kubelet-$node" "/CN=system:node:$node" \
     "$(printf '%s\n' 'extendedKeyUsage=serverAuth' "subjectAltName=IP:$ip,DNS:$node")"
   cert "node-$node" "/O=system:nodes/CN=system:node:$node" "$client"
@@ -226,8 +261,9 @@ realnodes_start() {
   echo $! >"$dir/pids/$name"
 }
 
-# start_real_nodes FILE: starts every node of FILE, kube-proxy and the cluster
-# DNS; waits until each node is Ready. Uses testenv-up's dir, bin, pki, cert,
+# start_real_nodes FILE: starts every node of FILE (its namespace, containerd,
+# kubelet, kube-proxy, policy controller) and the cluster DNS; waits until
+# each node is Ready. Uses testenv-up's dir, bin, pki, cert,
 # kubeconfig, start and wait_for.
 start_real_nodes() {
   local file=$1 lines line node speed labels index=0 kubelet_labels other
@@ -249,8 +285,10 @@ start_real_nodes() {
     index=$((index + 1))
     echo "$node" >>"$dir/realnodes/nodes"
     realnodes_cgroup_create "$node" "$speed"
+    realnodes_netns_create "$node" "$index"
     realnodes_node_config "$dir" "$node" "$index"
-    realnodes_start "containerd-$node" /usr/bin/containerd --config "$dir/realnodes/$node/containerd.toml"
+    realnodes_start "containerd-$node" $(realnodes_in_netns "$node") \
+      /usr/bin/containerd --config "$dir/realnodes/$node/containerd.toml"
   done
   for node in $(<"$dir/realnodes/nodes"); do
     wait_for "$node's containerd" 30 ctr --address "$dir/realnodes/$node/containerd.sock" version
@@ -262,17 +300,25 @@ start_real_nodes() {
     index=$((index + 1))
     { read -r kubelet_labels; read -r other; } < <(realnodes_split_labels "$labels")
     BALLAST_KUBELET_CONTAINER_LOGS_DIR=$dir/realnodes/$node/container-logs \
-      realnodes_start "kubelet-$node" "$bin/kubelet" --config "$dir/realnodes/$node/kubelet.yaml" \
+      realnodes_start "kubelet-$node" $(realnodes_in_netns "$node") "$bin/kubelet" --config "$dir/realnodes/$node/kubelet.yaml" \
       --kubeconfig "$dir/realnodes/$node/kubeconfig" --hostname-override "$node" \
       --node-ip "$(realnodes_node_ip "$index")" --root-dir "$dir/realnodes/$node/kubelet" \
       --cert-dir "$dir/realnodes/$node/kubelet/pki" --node-labels "$kubelet_labels" --v 1
     echo "$node	$speed	$other" >>"$dir/realnodes/labels"
   done
-  start kube-proxy --kubeconfig "$dir/kubeconfig" --hostname-override "$(head -1 "$dir/realnodes/nodes")" \
-    --proxy-mode iptables --cluster-cidr "$realnodes_cidr" --conntrack-max-per-core 0 \
-    --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
-    --metrics-bind-address "127.0.0.1:$((port_base + 11))" --healthz-bind-address "127.0.0.1:$((port_base + 12))" \
-    --iptables-localhost-nodeports=false --nodeport-addresses "$realnodes_cidr"
+  # kube-proxy in each node's namespace, as on a real node: a Service's
+  # address is translated where the client's packet starts, so that a reply
+  # from a backend on the client's own node (which goes straight over the
+  # node's bridge) is translated back there.
+  for node in $(<"$dir/realnodes/nodes"); do
+    realnodes_start "kube-proxy-$node" $(realnodes_in_netns "$node") "$bin/kube-proxy" \
+      --kubeconfig "$dir/kubeconfig" --hostname-override "$node" \
+      --proxy-mode iptables --cluster-cidr "$realnodes_cidr" --conntrack-max-per-core 0 \
+      --conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
+      --metrics-bind-address "127.0.0.1:$((port_base + 11))" --healthz-bind-address "127.0.0.1:$((port_base + 12))" \
+      --iptables-localhost-nodeports=false --nodeport-addresses "$realnodes_cidr"
+    components+=("kube-proxy-$node")
+  done
   realnodes_start cluster-dns "$bin/ballast-kube" cluster-dns --kubeconfig "$dir/kubeconfig" \
     --listen "$realnodes_host_ip:53"
   for node in $(<"$dir/realnodes/nodes"); do
@@ -283,9 +329,60 @@ start_real_nodes() {
     [[ $speed == 0 ]] ||
       "${kubectl[@]}" annotate node "$node" --overwrite "ballast.io/emulated-speed=$speed" >/dev/null
   done <"$dir/realnodes/labels"
+  realnodes_start_netpol
   wait_for "real nodes Ready" 120 "${kubectl[@]}" wait --for=condition=Ready \
     $(sed 's|^|node/|' "$dir/realnodes/nodes") --timeout=1s
-  wait_for "kube-proxy healthy" 30 curl -sf "http://127.0.0.1:$((port_base + 12))/healthz"
+  for node in $(<"$dir/realnodes/nodes"); do
+    wait_for "$node's NetworkPolicy controller" 60 realnodes_netpol_ready "$node"
+  done
+  for node in $(<"$dir/realnodes/nodes"); do
+    wait_for "$node's kube-proxy healthy" 30 $(realnodes_in_netns "$node") \
+      curl -sf "http://127.0.0.1:$((port_base + 12))/healthz"
+  done
+}
+
+# realnodes_netpol_ready NODE: whether NODE's policy controller has made its
+# chains and the jump to them (its first act).
+realnodes_netpol_ready() {
+  $(realnodes_in_netns "$1") iptables -S FORWARD 2>/dev/null | grep -q -- '-j KUBE-ROUTER-FORWARD'
+}
+
+# realnodes_start_netpol: kube-router's NetworkPolicy controller
+# (ballast-netpol) in each node's network namespace, for that node's pods (it
+# takes those whose host IP is its node's address), with an identity of its
+# own in the group ballast:netpol and a ClusterRole that reads what it needs.
+# After the nodes have registered (it reads its node's address at start);
+# realnodes_netpol_ready says when each has made its chains.
+realnodes_start_netpol() {
+  local node
+  "${kubectl[@]}" apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "ballast-testenv:netpol"}
+rules:
+- {apiGroups: [""], resources: [nodes], verbs: [get]}
+- {apiGroups: [""], resources: [pods, namespaces], verbs: [list, watch]}
+- {apiGroups: [networking.k8s.io], resources: [networkpolicies], verbs: [list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "ballast-testenv:netpol"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "ballast-testenv:netpol"}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: Group, name: "ballast:netpol"}
+EOF
+  for node in $(<"$dir/realnodes/nodes"); do
+    cert "netpol-$node" "/O=ballast:netpol/CN=ballast-netpol:$node" "$client"
+    kubeconfig "realnodes/$node/netpol.kubeconfig" "netpol-$node"
+    # No health or metrics server: nothing reads them. A change (pod, policy,
+    # namespace) starts a sync at once; the period is the fallback.
+    realnodes_start "netpol-$node" $(realnodes_in_netns "$node") "$bin/ballast-netpol" \
+      --kubeconfig "$dir/realnodes/$node/netpol.kubeconfig" --hostname-override "$node" \
+      --run-firewall=true --run-router=false --run-service-proxy=false --run-loadbalancer=false \
+      --enable-ipv4=true --enable-ipv6=false --service-cluster-ip-range 10.0.0.0/24 \
+      --health-port 0 --metrics-port 0 --iptables-sync-period 1m
+    components+=("netpol-$node")
+  done
 }
 
 # realnodes_kill NAME...: stops the processes of pids/NAME (those whose command
@@ -306,9 +403,10 @@ realnodes_kill() {
 
 # stop_real_nodes DIR: stops the real nodes started from DIR and removes what
 # they left on the machine: pod sandboxes (through the CRI, which runs the CNI
-# DEL), containerd and its shims, mounts, network namespaces, kube-proxy's and
-# the kubelets' iptables chains, cgroups, the bridge; restores the kernel
-# settings. Quiet when DIR has no real nodes.
+# DEL), containerd and its shims, mounts, the nodes' network namespaces (with
+# them the policy controllers' iptables chains and ipsets, which live there),
+# kube-proxy's and the kubelets' iptables chains, cgroups, the bridge; restores
+# the kernel settings. Quiet when DIR has no real nodes.
 stop_real_nodes() {
   local dir=$1 rn=$1/realnodes node bin node_cache pid mount hierarchy table chain
   [[ -d $rn ]] || return 0
@@ -316,7 +414,7 @@ stop_real_nodes() {
   node_cache=$(cat "$rn/cache" 2>/dev/null || echo "$rn")
   local nodes=()
   [[ -f $rn/nodes ]] && mapfile -t nodes <"$rn/nodes"
-  realnodes_kill $(printf 'kubelet-%s ' "${nodes[@]}") cluster-dns
+  realnodes_kill $(printf 'kubelet-%s ' "${nodes[@]}") $(printf 'netpol-%s ' "${nodes[@]}") cluster-dns
   for node in "${nodes[@]}"; do
     [[ -S $rn/$node/containerd.sock && -x $bin/ballast-kube ]] || continue
     "$bin/ballast-kube" cri-cleanup --runtime-endpoint "unix://$rn/$node/containerd.sock" --timeout 60s \
@@ -329,10 +427,20 @@ stop_real_nodes() {
       kill -KILL "$pid" 2>/dev/null || true
     fi
   done
-  realnodes_kill kube-proxy
+  realnodes_kill kube-proxy $(printf 'kube-proxy-%s ' "${nodes[@]}")
   if [[ -x $bin/ballast-kube ]]; then
     "$bin/ballast-kube" kube-proxy --cleanup >>"$dir/logs/kube-proxy-cleanup.log" 2>&1 || true
   fi
+  # The nodes' network namespaces, now that nothing runs in them, and their
+  # veths; a start that failed half way may have left one the file lacks.
+  local ns veth
+  {
+    [[ -f $rn/netns ]] && cat "$rn/netns"
+    ip netns list 2>/dev/null | awk -v p="$realnodes_netns_prefix" 'index($1, p) == 1 { print $1 }'
+  } | while read -r ns veth; do
+    ip netns del "$ns" 2>/dev/null || true
+    [[ -z $veth ]] || ip link del "$veth" 2>/dev/null || true
+  done
   # Mounts under the nodes' directories (volumes, network namespaces), deepest first.
   for mount in $(awk -v p="$rn/" -v q="$node_cache/" 'index($5, p) == 1 || index($5, q) == 1 { print $5 }' \
     /proc/self/mountinfo | sort -r); do

@@ -3,7 +3,9 @@
 # realnodes_down can compare the machine after scripts/testenv-down with the
 # machine before scripts/testenv-up: iptables rules and chains (empty tables
 # are left out: iptables-nft creates them on first use), network namespaces,
-# links, mounts and processes naming DIR, the nodes' cgroups, the kernel
+# ipsets (the policy controllers make theirs in the nodes' namespaces; none
+# may leak to the machine's), links, mounts and processes naming DIR, the
+# nodes' cgroups, the kernel
 # settings the kubelet changes, the fixed directories that the kubelet,
 # containerd's shims and the CNI plugins make.
 # usage: machine_state.sh DIR
@@ -13,6 +15,7 @@ source "$(dirname "$0")/../realnodes.sh"
 for table in filter nat mangle raw; do
   iptables -t "$table" -S 2>/dev/null | grep -vE '^-P ' | sed "s/^/iptables $table: /" || true
 done
+ipset list -n 2>/dev/null | sed 's/^/ipset: /' || true
 ip netns list 2>/dev/null | sed 's/^/netns: /'
 ip -o link show 2>/dev/null | awk -F': ' '{ print "link: " $2 }' | grep -vE '@|^link: veth' || true
 ip -o link show type veth 2>/dev/null | awk -F': ' '{ print "veth: " $2 }'

@@ -6,7 +6,11 @@
 # killed mid-job -> the standby resumes and the result is exact; helm upgrade
 # of a value mid-job -> still exact; helm test passes; helm uninstall leaves
 # only the CRDs; between them an exec job runs its command in a busybox image
-# (nothing of ours in it) through the bundled worker. Needs the images on the
+# (nothing of ours in it) through the bundled worker. The chart's
+# NetworkPolicy is enforced (kube-router's controller on every node): from
+# another namespace, a pod without the worker labels is refused at the
+# coordinator port and reaches the metrics port, a pod with them reaches the
+# coordinator. Needs the images on the
 # nodes (scripts/images --arch amd64 before scripts/testenv-up --real-nodes
 # imports them).
 source "$(dirname "$0")/require_root.sh"
@@ -23,10 +27,14 @@ if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
   helm_args+=(--set-string "operator.nodeSelector.kubernetes\.io/hostname=$BALLAST_REALNODES_CONTROL")
 fi
 
+# A second namespace, for the NetworkPolicy's peers.
+peer=$ns-peer
+kubectl create namespace "$peer" >/dev/null
 # A failed run must not leave the release's cluster-wide objects behind (the
 # next install could not take them over).
 uninstall_on_exit() {
   helm uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
+  kubectl delete namespace "$peer" --wait=false >/dev/null 2>&1 || true
   cleanup
 }
 trap uninstall_on_exit EXIT
@@ -46,8 +54,54 @@ leader() { kubectl get pods -n "$ns" -l ballast.io/coordinator=leader -o jsonpat
 wait_until "a leader pod labelled for the coordinator Service" 60 test -n "$(leader)"
 expect_eq "operator pods" 2 "$(operator_pods | wc -l)"
 service=$(kubectl get services -n "$ns" -o name | grep coordinator)
-wait_until "the coordinator Service has one endpoint" 30 \
-  test "$(kubectl get endpoints -n "$ns" "${service#service/}" -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w)" = 1
+# (A function: wait_until retries a command, and $(...) in its arguments
+# would be read once.)
+one_endpoint() {
+  [[ $(kubectl get endpoints -n "$ns" "${service#service/}" -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w) == 1 ]]
+}
+wait_until "the coordinator Service has one endpoint" 30 one_endpoint
+
+# --- the NetworkPolicy, enforced -------------------------------------------------
+# Probes in the other namespace, on a board (the operator is on its own node):
+# "plain" has no label of Ballast's; "worker" has a job's worker labels.
+coordinator=${service#service/}.$ns.svc:$(jp "$service" '{.spec.ports[0].port}')
+metrics_port=$(kubectl get deployment -n "$ns" -l app.kubernetes.io/component=operator \
+  -o jsonpath='{.items[0].spec.template.spec.containers[0].ports[?(@.name=="metrics")].containerPort}')
+sleeper=(--image="$busybox" --image-pull-policy=Never --restart=Never
+  --overrides="{\"spec\":{\"nodeName\":\"${real_nodes[0]}\",\"terminationGracePeriodSeconds\":1}}")
+kubectl run plain -n "$peer" "${sleeper[@]}" --command -- sleep 3600 >/dev/null
+kubectl run worker -n "$peer" "${sleeper[@]}" \
+  --labels=app.kubernetes.io/managed-by=ballast,ballast.io/job=x --command -- sleep 3600 >/dev/null
+peer_running() { [[ $(kubectl get pod -n "$peer" "$1" -o jsonpath='{.status.phase}') == Running ]]; }
+for pod in plain worker; do
+  wait_until "probe $pod Running" 60 peer_running "$pod"
+done
+# answers PROBE HOST:PORT PATH: whether an HTTP GET from pod PROBE gets an
+# answer (refused, or no connection within 2 s: none). Only the status line
+# leaves the pod: with pipefail, grep -q ending a long read early would fail
+# kubectl on SIGPIPE.
+answers() {
+  kubectl exec -n "$peer" "$1" -- sh -c \
+    "printf 'GET $3 HTTP/1.0\r\n\r\n' | nc -w 2 ${2%:*} ${2##*:} | head -n 1" 2>/dev/null | grep -q '^HTTP/1'
+}
+silent() { ! answers "$@"; }
+# expect_answer PROBE HOST:PORT PATH yes|no: waits up to 30 s (the nodes'
+# controllers apply a change within a sync), then checks once more.
+expect_answer() {
+  local check=answers
+  [[ $4 == no ]] && check=silent
+  wait_until "$1 -> $2$3: $4" 30 "$check" "$1" "$2" "$3"
+  "$check" "$1" "$2" "$3" || fail "$1 -> $2$3 changed back: expected $4"
+}
+leader_ip=$(kubectl get pod -n "$ns" "$(leader)" -o jsonpath='{.status.podIP}')
+expect_answer plain "$coordinator" / no
+expect_answer worker "$coordinator" / yes
+expect_answer plain "$leader_ip:$metrics_port" /metrics yes
+# Without the job label, ballast's own label is not enough.
+kubectl label pod -n "$peer" worker ballast.io/job- >/dev/null
+expect_answer worker "$coordinator" / no
+kubectl delete pods -n "$peer" --all --wait=false >/dev/null
+pass "NetworkPolicy: the coordinator port only from a job's workers, any namespace"
 
 # apply_job NAME LIMIT: seed 000's job on the seed-000 boards.
 apply_job() {
