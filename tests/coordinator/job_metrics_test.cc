@@ -7,6 +7,9 @@
 #include <map>
 #include <string>
 
+#include "coordinator/server.h"
+#include "support/primes_workload.h"
+
 namespace ballast::coordinator {
 namespace {
 
@@ -134,6 +137,60 @@ TEST(JobMetricsTest, AFinishedJobHasItsFinish) {
 }
 
 TEST(JobMetricsTest, NoJobsNoFamilies) { EXPECT_TRUE(JobMetricFamilies({}).empty()); }
+
+// The label sets of a family the server collects; empty when it has none.
+std::vector<std::vector<prometheus::ClientMetric::Label>> LabelSets(const Server& server,
+                                                                    const std::string& name) {
+  std::vector<std::vector<prometheus::ClientMetric::Label>> sets;
+  for (const auto& family : server.CollectMetrics()) {
+    if (family.name != name) continue;
+    for (const auto& metric : family.metric) sets.push_back(metric.label);
+  }
+  return sets;
+}
+
+// Regression (series of finished jobs must not accumulate): a job's series
+// exist while the server hosts it and end when it is removed.
+TEST(JobMetricsTest, AJobsSeriesEndWhenTheServerForgetsIt) {
+  auto server = Server::Start({});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  JobConfig config;
+  config.id = "lab.primes";
+  config.token = "secret";
+  config.workload = testing::PrimesWorkload(1000);
+  config.policy = {"selfsched", "", {}};
+  config.workers = {{"pi4b-0", 5}, {"pi3b-0", 1}};
+  config.metric_name = "primes";
+  config.metric_namespace = "lab";
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::vector<prometheus::ClientMetric::Label> job = {
+      {"job", "primes"}, {"namespace", "lab"}, {"workload", "primes"}};
+  EXPECT_EQ(LabelSets(**server, "ballast_job_items"),
+            (std::vector<std::vector<prometheus::ClientMetric::Label>>{job}));
+  EXPECT_EQ(LabelSets(**server, "ballast_node_weight").size(), 2u);
+  (*server)->RemoveJob(config.id);
+  EXPECT_TRUE(LabelSets(**server, "ballast_job_items").empty());
+  EXPECT_TRUE(LabelSets(**server, "ballast_node_weight").empty());
+  // The process's own series stay.
+  EXPECT_EQ(LabelSets(**server, "ballast_coordinator_jobs").size(), 1u);
+}
+
+// Without metric_name the id names the job; the namespace label is empty.
+TEST(JobMetricsTest, AJobWithoutAMetricNameIsNamedByItsId) {
+  auto server = Server::Start({});
+  ASSERT_TRUE(server.ok());
+  JobConfig config;
+  config.id = "run-1";
+  config.token = "secret";
+  config.workload = testing::PrimesWorkload(1000);
+  config.policy = {"selfsched", "", {}};
+  config.workers = {{"a", 1}};
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::vector<prometheus::ClientMetric::Label> job = {
+      {"job", "run-1"}, {"namespace", ""}, {"workload", "primes"}};
+  EXPECT_EQ(LabelSets(**server, "ballast_job_items"),
+            (std::vector<std::vector<prometheus::ClientMetric::Label>>{job}));
+}
 
 }  // namespace
 }  // namespace ballast::coordinator
