@@ -12,7 +12,7 @@
 //   N at once      small primes jobs created back to back: the operator's peak
 //                  RSS (VmHWM, <= 60 MB), reconcile p99 from its /metrics
 //                  summary (<= 100 ms), API requests per job by verb (the
-//                  ballast_operator_api_requests delta / N), wall time until
+//                  ballast_operator_api_requests_total delta / N), wall time until
 //                  every job is Succeeded.
 //   efficiency     one primes job per policy on seed 000's boards
 //                  (nodeSelector ballast.io/pool: seed000), status.efficiency
@@ -161,9 +161,9 @@ double Metric(const std::map<std::string, double>& metrics, const std::string& k
   return it == metrics.end() ? NAN : it->second;
 }
 
-// ballast_operator_api_requests by verb.
+// ballast_operator_api_requests_total by verb.
 std::map<std::string, double> ApiRequests(const std::map<std::string, double>& metrics) {
-  const std::string prefix = "ballast_operator_api_requests{verb=\"";
+  const std::string prefix = "ballast_operator_api_requests_total{verb=\"";
   std::map<std::string, double> out;
   for (const auto& [key, value] : metrics) {
     if (key.rfind(prefix, 0) != 0) continue;

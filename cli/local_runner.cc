@@ -25,6 +25,9 @@ namespace ballast::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The `namespace` label of a local run's series (docs/metrics.md).
+constexpr char kLocalNamespace[] = "local";
 using Clock = std::chrono::steady_clock;
 
 constexpr const char kBuiltinCluster[] = {
@@ -95,7 +98,9 @@ class Runner {
     // them (their workers died with them, see Spawn).
     RemoveStaleGroups(CpuLimitParents());
     BALLAST_RETURN_IF_ERROR(Prepare());
-    BALLAST_ASSIGN_OR_RETURN(server_, coordinator::Server::Start({}));
+    coordinator::ServerOptions server_options;
+    server_options.port = options_.metrics_port;
+    BALLAST_ASSIGN_OR_RETURN(server_, coordinator::Server::Start(server_options));
     BALLAST_RETURN_IF_ERROR(server_->AddJob(config_));
     started_ = Clock::now();
     Status status = Status::Ok();
@@ -105,6 +110,9 @@ class Runner {
     if (status.ok()) status = Monitor();
     elapsed_s_ = std::chrono::duration<double>(Clock::now() - started_).count();
     StopAll();
+    if (status.ok() && !stopped_ && options_.linger_s > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(options_.linger_s));
+    }
     if (!status.ok()) return status;
     return Outcome();
   }
@@ -119,6 +127,8 @@ class Runner {
     config_.policy = options_.job.policy;
     config_.lease_seconds = options_.job.lease_seconds;
     config_.verify.fraction = options_.job.verify_fraction;  // the server draws the seed
+    config_.metric_name = options_.job.name;
+    config_.metric_namespace = kLocalNamespace;
     for (const auto& weight : weights_.nodes)
       config_.workers.push_back({weight.name, weight.weight});
 
@@ -200,7 +210,16 @@ class Runner {
                                      "--job",
                                      config_.id,
                                      "--name",
-                                     node.name};
+                                     node.name,
+                                     "--job-name",
+                                     options_.job.name,
+                                     "--namespace",
+                                     kLocalNamespace};
+    if (options_.metrics_port != 0) {
+      const size_t index = static_cast<size_t>(&process - processes_.data());
+      args.insert(args.end(), {"--metrics-listen",
+                               fmt::format("127.0.0.1:{}", options_.metrics_port + 1 + index)});
+    }
     const bool duty = !process.limit;
     args.insert(args.end(), {"--threads", std::to_string(std::max(1, int(std::ceil(node.speed))))});
     if (duty && node.speed < 1) args.insert(args.end(), {"--speed", fmt::format("{}", node.speed)});

@@ -43,6 +43,13 @@ struct LocalRunOptions {
   // by node; return false to stop the job: the workers are stopped and the
   // outcome so far returned, with `stopped` set.
   std::function<bool(const coordinator::JobView&, const std::map<std::string, pid_t>&)> on_progress;
+  // Prometheus: 0 off; else the coordinator listens on 127.0.0.1:metrics_port
+  // (its /metrics there) and the i-th node's worker serves /metrics on
+  // 127.0.0.1:metrics_port + 1 + i (docs/metrics.md).
+  uint16_t metrics_port = 0;
+  // Seconds the coordinator stays up once the job is finished and its workers
+  // have exited, so that a scrape sees the job's last values.
+  double linger_s = 0;
 };
 
 struct NodeOutcome {

@@ -185,6 +185,7 @@ int Run(const OperatorFlags& flags) {
     }
   }
   controller::Operator op(**client, *options, registry);
+  if (exposer) exposer->RegisterCollectable(op.collectable());
 
   std::atomic<bool> returned{false};
   std::thread waiter([&] {

@@ -25,6 +25,8 @@ struct RunFlags {
   std::string logs;
   bool no_cgroups = false;
   bool verbose = false;
+  uint16_t metrics_port = 0;
+  double linger_s = 0;
 };
 
 // What a run stopped by `signal` did: the items finished of the total, the
@@ -84,7 +86,9 @@ int Run(const RunFlags& flags) {
                           [&](const coordinator::JobView& view, const auto&) {
                             progress.Update(view);
                             return stop.signal() == 0;
-                          }};
+                          },
+                          flags.metrics_port,
+                          flags.linger_s};
   auto outcome = RunLocal(options);
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
@@ -132,6 +136,12 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
   run->add_flag("--no-cgroups", flags->no_cgroups,
                 "emulate speeds with the workers' duty cycle even where cgroups allow quotas");
+  run->add_option("--metrics-port", flags->metrics_port,
+                  "serve Prometheus /metrics: the coordinator on 127.0.0.1:PORT, the i-th node's "
+                  "worker on PORT+1+i (default 0: the coordinator on a free port, workers none)");
+  run->add_option("--linger", flags->linger_s,
+                  "seconds to keep the coordinator's /metrics up after the job finished")
+      ->check(CLI::Range(0.0, 3600.0));
   run->add_flag("-v,--verbose", flags->verbose,
                 "log debug messages (the workers' too, in their logs)");
   run->callback([flags, exit_code] { *exit_code = Run(*flags); });

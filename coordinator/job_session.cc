@@ -191,7 +191,7 @@ void JobSession::RecordContact(Worker& worker, double calc_seconds, double cpu_s
   worker.view.contacted = true;
   if (calc_seconds > 0) {
     const double start = std::max(worker.view.last_contact, now - calc_seconds);
-    auto& busy = worker.view.busy;
+    auto& busy = worker.segments;
     if (busy.size() >= kMaxSegments) {
       busy.back().second = now;
     } else {
@@ -280,7 +280,7 @@ std::vector<std::string> JobSession::TakeSignals() {
   return names;
 }
 
-JobView JobSession::View() const {
+JobView JobSession::View(bool segments) const {
   JobView view;
   view.id = config_.id;
   view.items = config_.workload.items;
@@ -294,7 +294,15 @@ JobView JobSession::View() const {
   view.refused_reports = refused_;
   view.dropped_completions = dropped_;
   view.clamped_reports = clamped_;
-  for (const Worker& worker : workers_) view.workers.push_back(worker.view);
+  view.workers.reserve(workers_.size());
+  for (const Worker& worker : workers_) {
+    view.workers.push_back(worker.view);
+    WorkerView& copy = view.workers.back();
+    if (segments) copy.busy = worker.segments;
+    copy.holds_lease =
+        worker.holds_lease ||
+        verifier_.Holding(static_cast<balance::WorkerId>(&worker - workers_.data())).has_value();
+  }
   view.verification = verifier_.View();
   return view;
 }

@@ -100,6 +100,10 @@ struct JobConfig {
   // Recompute a sample of the finished ranges on other workers (off by
   // default); Create refuses it with fewer than two workers.
   VerifyOptions verify;
+  // How the job is named in its metrics (docs/metrics.md): the labels `job`
+  // (empty: the id) and `namespace` of every series of the job.
+  std::string metric_name;
+  std::string metric_namespace;
 };
 
 // What the coordinator knows about one worker; for tables and status.
@@ -111,10 +115,11 @@ struct WorkerView {
   double busy_s = 0;   // computing seconds it reported (wall time)
   double cpu_s = 0;    // CPU seconds it reported: its work, in this machine's cores
   uint64_t reports = 0;
-  uint64_t leases = 0;     // leases granted
-  uint64_t cuts = 0;       // times its lease was shrunk (stolen from, rebalanced)
-  uint64_t lost = 0;       // times it was declared lost
-  bool contacted = false;  // it has reported at least once
+  uint64_t leases = 0;       // leases granted
+  uint64_t cuts = 0;         // times its lease was shrunk (stolen from, rebalanced)
+  uint64_t lost = 0;         // times it was declared lost
+  bool contacted = false;    // it has reported at least once
+  bool holds_lease = false;  // its last reply gave it work (a lease or a check)
   double first_contact = 0;
   double last_contact = 0;
   double finished_at = 0;  // its last completion
@@ -186,16 +191,19 @@ class JobSession {
   uint64_t completed() const { return accepted_.size(); }
   // The finished items and their merged result, to resume from.
   Checkpoint TakeCheckpoint() const { return {accepted_, result_}; }
-  JobView View() const;
+  // `segments`: false leaves WorkerView::busy empty (a cheaper snapshot, for
+  // metrics).
+  JobView View(bool segments = true) const;
 
  private:
   JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now);
 
   struct Worker {
-    WorkerView view;
-    balance::IntervalSet granted;  // every range ever leased to it
-    balance::Range lease;          // as last told to it
-    bool holds_lease = false;      // last reply was lease or continue
+    WorkerView view;                                  // without its busy segments, kept apart:
+    std::vector<std::pair<double, double>> segments;  // WorkerView::busy
+    balance::IntervalSet granted;                     // every range ever leased to it
+    balance::Range lease;                             // as last told to it
+    bool holds_lease = false;                         // last reply was lease or continue
   };
 
   // True when `report` comes from an earlier session of the job: it names

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "coordinator/http_front.h"
+#include "coordinator/job_metrics.h"
 
 namespace ballast::coordinator {
 namespace {
@@ -255,6 +256,39 @@ class Server::Impl {
     return entry->finished_cv.wait_for(lock, timeout, [&] { return entry->session->Finished(); });
   }
 
+  std::vector<prometheus::MetricFamily> CollectMetrics() const {
+    if (const HttpFront* front = front_raw_.load()) {
+      connections_gauge_.Set(static_cast<double>(front->connections()));
+    }
+    std::vector<prometheus::MetricFamily> families = registry_->Collect();
+    std::vector<std::shared_ptr<JobEntry>> entries;
+    {
+      std::lock_guard lock(jobs_mutex_);
+      entries.reserve(jobs_.size());
+      for (const auto& [id, entry] : jobs_) entries.push_back(entry);
+    }
+    const double unix_now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    std::vector<JobSample> samples;
+    samples.reserve(entries.size());
+    for (const auto& entry : entries) {
+      JobSample sample;
+      {
+        std::lock_guard lock(entry->mutex);
+        sample.view = entry->session->View(/*segments=*/false);
+        sample.view_now = entry->Now();
+        const JobConfig& config = entry->session->config();
+        sample.name = config.metric_name.empty() ? config.id : config.metric_name;
+        sample.ns = config.metric_namespace;
+        sample.workload = workload::WorkloadKindName(config.workload.kind);
+      }
+      sample.unix_now = unix_now;
+      samples.push_back(std::move(sample));
+    }
+    for (auto& family : JobMetricFamilies(samples)) families.push_back(std::move(family));
+    return families;
+  }
+
  private:
   std::shared_ptr<JobEntry> Find(const std::string& id) const {
     std::lock_guard lock(jobs_mutex_);
@@ -282,12 +316,8 @@ class Server::Impl {
       return;
     }
     if (get && path.size() == 1 && path[0] == "metrics") {
-      if (const HttpFront* front = front_raw_.load()) {
-        connections_gauge_.Set(static_cast<double>(front->connections()));
-      }
       prometheus::TextSerializer serializer;
-      exchange->Reply(
-          {200, "text/plain; version=0.0.4", serializer.Serialize(registry_->Collect())});
+      exchange->Reply({200, "text/plain; version=0.0.4", serializer.Serialize(CollectMetrics())});
       return;
     }
     if (path.size() < 3 || path[0] != "v1" || path[1] != "jobs") {
@@ -572,7 +602,7 @@ class Server::Impl {
   prometheus::Family<prometheus::Counter>& refused_family_;
   prometheus::Counter& items_;
   prometheus::Gauge& jobs_gauge_;
-  prometheus::Gauge& connections_gauge_;
+  prometheus::Gauge& connections_gauge_;  // set at each collection
   // Last members: destroyed first, so no request arrives while the rest goes.
   std::unique_ptr<HttpFront> front_;
   std::atomic<const HttpFront*> front_raw_{nullptr};  // front_, for the request threads
@@ -600,6 +630,9 @@ std::optional<Checkpoint> Server::TakeCheckpoint(const std::string& job) const {
 }
 bool Server::WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const {
   return impl_->WaitFinished(job, timeout);
+}
+std::vector<prometheus::MetricFamily> Server::CollectMetrics() const {
+  return impl_->CollectMetrics();
 }
 
 }  // namespace ballast::coordinator

@@ -13,7 +13,8 @@
 // before it is read and before the token is checked; a header over 16 KiB
 // 431 (header_too_large); a header or body that does not arrive in time 408
 // (timeout); at most max_connections are open, idle ones giving way to new
-// ones. GET /metrics reports ballast_coordinator_connections.
+// ones. GET /metrics reports ballast_coordinator_connections, and each job's
+// series (job_metrics.h; docs/metrics.md).
 //
 // Responses: 200 with a JSON body; otherwise {"error": ..., "reason": ...}
 // (protocol::RefusalJson), counted in ballast_coordinator_refused_total by
@@ -45,12 +46,15 @@
 // serialized by that job's mutex; jobs do not block each other.
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "coordinator/job_host.h"
@@ -101,6 +105,9 @@ class Server : public JobHost {
   std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const override;
   // Blocks until the job is finished or `timeout` passes; returns Finished().
   bool WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const;
+  // What GET /metrics serves: the coordinator's counters and every hosted
+  // job's series (job_metrics.h). Takes each job's lock once, briefly.
+  std::vector<prometheus::MetricFamily> CollectMetrics() const;
 
   class Impl;
 

@@ -138,6 +138,8 @@ int main(int argc, char** argv) {
   options.name = EnvOr("BALLAST_WORKER_NAME", EnvOr("NODE_NAME", host));
   options.threads = AvailableCores();
   std::string metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
+  ballast::worker::MetricLabels metric_labels{EnvOr("BALLAST_JOB_NAME", ""),
+                                              EnvOr("BALLAST_NAMESPACE", ""), ""};
   bool verbose = false;
 
   app.add_option("--coordinator", options.coordinator,
@@ -166,6 +168,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.1, 86400.0));
   app.add_option("--metrics-listen", metrics_listen,
                  "serve Prometheus /metrics on host:port (empty: off) [BALLAST_METRICS_LISTEN]");
+  app.add_option("--job-name", metric_labels.job,
+                 "the job's name in the metrics' `job` label (default: --job) [BALLAST_JOB_NAME]");
+  app.add_option("--namespace", metric_labels.ns,
+                 "the job's namespace, the metrics' `namespace` label [BALLAST_NAMESPACE]");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
   std::string bundle_dir;
   CLI::App* bundle = app.add_subcommand(
@@ -220,7 +226,9 @@ int main(int argc, char** argv) {
   }
   if (options.speed < 1) options.threads = 1;  // the emulated speed is a fraction of one core
 
-  auto metrics = ballast::worker::Metrics::Create(metrics_listen, options.job, options.name);
+  if (metric_labels.job.empty()) metric_labels.job = options.job;
+  metric_labels.node = options.name;
+  auto metrics = ballast::worker::Metrics::Create(metrics_listen, metric_labels);
   if (!metrics.ok()) {
     spdlog::error("{}", metrics.status().message());
     return 1;

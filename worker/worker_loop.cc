@@ -110,6 +110,7 @@ class WorkerLoop::Impl {
     BALLAST_ASSIGN_OR_RETURN(auto description, FetchJob());
     workload_ = description.workload;
     cost_ = balance::CostModel(workload_.items, workload_.cost);
+    metrics_->Bind(workload::WorkloadKindName(workload_.kind));
     BALLAST_ASSIGN_OR_RETURN(kernel_, kernels::MakeKernel(workload_));
     spdlog::info("worker started job={} worker={} workload={} items={} threads={} speed={}",
                  options_.job, options_.name, workload::WorkloadKindName(workload_.kind),
@@ -290,11 +291,14 @@ class WorkerLoop::Impl {
   StatusOr<protocol::ReplyMessage> Post(
       const protocol::ReportMessage& report,
       const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
-    BALLAST_ASSIGN_OR_RETURN(
-        auto json, Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
-                            protocol::ToJson(report).dump(), cancel));
-    metrics_->Report();
-    return protocol::ParseReply(json);
+    const auto start = Clock::now();
+    auto json = Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
+                         protocol::ToJson(report).dump(), cancel);
+    if (json.ok()) metrics_->Report();
+    auto reply =
+        json.ok() ? protocol::ParseReply(*json) : StatusOr<protocol::ReplyMessage>(json.status());
+    metrics_->RoundTrip(reply.ok() ? protocol::ReplyKindName(reply->kind) : "error", Since(start));
+    return reply;
   }
 
   // Takes note of what a reply tells beyond its kind (on the loop's thread).

@@ -161,6 +161,8 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   const auto& job = pass.spec().job;
   coordinator::JobConfig config;
   config.id = pass.in.id;
+  config.metric_name = pass.in.name;
+  config.metric_namespace = pass.in.ns;
   config.token = pass.memory.token;
   config.workload = job.workload;
   config.policy = job.policy;

@@ -1,8 +1,10 @@
 #include "operator/controller/operator.h"
 
 #include <fmt/format.h>
+#include <prometheus/collectable.h>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 #include <prometheus/summary.h>
 #include <spdlog/spdlog.h>
@@ -56,6 +58,35 @@ double ThreadCpuSeconds() {
   return static_cast<double>(now.tv_sec) + now.tv_nsec * 1e-9;
 }
 
+// A family of one series without labels.
+prometheus::MetricFamily GaugeFamily(const char* name, const char* help, double value) {
+  prometheus::MetricFamily family{name, help, prometheus::MetricType::Gauge, {}};
+  family.metric.emplace_back();
+  family.metric.back().gauge.value = value;
+  return family;
+}
+
+// Families computed when scraped, from a source the operator sets and
+// clears (the scrape may come while the operator is being destroyed).
+class ScrapedMetrics : public prometheus::Collectable {
+ public:
+  using Source = std::function<std::vector<prometheus::MetricFamily>()>;
+  void Attach(Source source) {
+    std::lock_guard lock(mu_);
+    source_ = std::move(source);
+  }
+  // After it returns no Collect is inside the source.
+  void Detach() { Attach(nullptr); }
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    std::lock_guard lock(mu_);
+    return source_ ? source_() : std::vector<prometheus::MetricFamily>{};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Source source_;
+};
+
 }  // namespace
 
 class Operator::Impl {
@@ -71,6 +102,15 @@ class Operator::Impl {
                 .Help("Time one reconcile pass of a WeightedJob took")
                 .Register(*registry_)
                 .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
+        reconcile_duration_(
+            prometheus::BuildHistogram()
+                .Name("ballast_operator_reconcile_duration_seconds")
+                .Help("Time one reconcile pass of a WeightedJob took (a histogram "
+                      "to aggregate across replicas)")
+                .Register(*registry_)
+                .Add({}, prometheus::Histogram::BucketBoundaries{1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
+                                                                 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,
+                                                                 0.25, 0.5, 1, 2.5, 5, 10})),
         reconcile_cpu_seconds_(
             prometheus::BuildSummary()
                 .Name("ballast_operator_reconcile_cpu_seconds")
@@ -87,16 +127,19 @@ class Operator::Impl {
                         .Help("WeightedJobs the operator tracks")
                         .Register(*registry_)
                         .Add({})),
-        api_requests_(
-            prometheus::BuildGauge()
-                .Name("ballast_operator_api_requests")
-                .Help("Requests the operator has sent to the API server since it started, by verb")
-                .Register(*registry_)),
         events_(client, options_.identity),
-        queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {}
+        queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {
+    scraped_->Attach([this] { return Scrape(); });
+  }
 
-  // The probes stop first: they read the members below.
-  ~Impl() { health_.reset(); }
+  // No scrape reads this object once it is gone; the probes stop first: they
+  // read the members below.
+  ~Impl() {
+    scraped_->Detach();
+    health_.reset();
+  }
+
+  std::shared_ptr<prometheus::Collectable> collectable() const { return scraped_; }
 
   Status Run() {
     BALLAST_RETURN_IF_ERROR(StartProbes());
@@ -195,7 +238,10 @@ class Operator::Impl {
     auto server = coordinator::Server::Start(
         {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
     if (!server.ok()) return server.status();
-    server_ = std::move(*server);
+    {
+      std::lock_guard lock(server_mu_);
+      server_ = std::move(*server);
+    }
     {
       std::lock_guard lock(mu_);
       url_ = server_->url();
@@ -401,18 +447,44 @@ class Operator::Impl {
 
   void Record(double seconds, bool ok) {
     reconcile_seconds_.Observe(seconds);
+    reconcile_duration_.Observe(seconds);
     reconciles_.Add({{"result", ok ? "ok" : "error"}}).Increment();
     jobs_gauge_.Set(static_cast<double>(reconciler_->TrackedJobs()));
-    if (options_.api_request_counts) {
-      for (const auto& [verb, count] : options_.api_request_counts()) {
-        api_requests_.Add({{"verb", verb}}).Set(static_cast<double>(count));
-      }
-    }
     std::lock_guard lock(mu_);
     ++reconciles_total_;
     if (!ok) ++reconcile_errors_;
     durations_.push_back(seconds);
     if (durations_.size() > kMaxSamples) durations_.pop_front();
+  }
+
+  // The families ScrapedMetrics serves (see Operator::collectable).
+  std::vector<prometheus::MetricFamily> Scrape() {
+    std::vector<prometheus::MetricFamily> families;
+    if (options_.api_request_counts) {
+      prometheus::MetricFamily requests{
+          "ballast_operator_api_requests_total",
+          "Requests the operator has sent to the API server since it started, by verb",
+          prometheus::MetricType::Counter,
+          {}};
+      for (const auto& [verb, count] : options_.api_request_counts()) {
+        requests.metric.emplace_back();
+        requests.metric.back().label = {{"verb", verb}};
+        requests.metric.back().counter.value = static_cast<double>(count);
+      }
+      if (!requests.metric.empty()) families.push_back(std::move(requests));
+    }
+    families.push_back(GaugeFamily("ballast_operator_queue_depth",
+                                   "WeightedJobs waiting in the work queue to be reconciled",
+                                   static_cast<double>(queue_.Len())));
+    std::lock_guard lock(server_mu_);
+    families.push_back(GaugeFamily("ballast_operator_leader",
+                                   "1 while this replica leads: it runs the coordinator and "
+                                   "reconciles; else 0",
+                                   server_ ? 1 : 0));
+    if (server_) {
+      for (auto& family : server_->CollectMetrics()) families.push_back(std::move(family));
+    }
+    return families;
   }
 
   void Shutdown(std::unique_ptr<kube::LeaderElector>& elector) {
@@ -433,21 +505,28 @@ class Operator::Impl {
     reconciler_.reset();
     // Close the listener before giving up the Lease, so that a successor on
     // this host can bind the port.
-    server_.reset();
+    {
+      std::lock_guard lock(server_mu_);
+      server_.reset();
+    }
     if (elector) elector->Stop();
   }
 
   kube::KubeClient& client_;
   const OperatorOptions options_;
   std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Summary& reconcile_seconds_;
+  prometheus::Summary& reconcile_seconds_;  // windowed quantiles (bench/operator_bench)
+  prometheus::Histogram& reconcile_duration_;
   prometheus::Summary& reconcile_cpu_seconds_;
   prometheus::Family<prometheus::Counter>& reconciles_;
   prometheus::Gauge& jobs_gauge_;
-  prometheus::Family<prometheus::Gauge>& api_requests_;  // a count, set from the client's
   EventRecorder events_;
   kube::WorkQueue queue_;
+  // Set and reset under server_mu_ by the Run thread (which alone reads it
+  // without the lock); scrapes read it under server_mu_.
+  std::mutex server_mu_;
   std::unique_ptr<coordinator::Server> server_;
+  std::shared_ptr<ScrapedMetrics> scraped_ = std::make_shared<ScrapedMetrics>();
   std::unique_ptr<kube::Informer> jobs_, pods_, nodes_, profiles_;
   std::unique_ptr<JobReconciler> reconciler_;
   std::vector<std::thread> threads_;
@@ -477,5 +556,8 @@ void Operator::Stop() { impl_->Stop(); }
 std::string Operator::coordinator_url() const { return impl_->url(); }
 uint16_t Operator::health_port() const { return impl_->health_port(); }
 OperatorStats Operator::Stats() const { return impl_->Stats(); }
+std::shared_ptr<prometheus::Collectable> Operator::collectable() const {
+  return impl_->collectable();
+}
 
 }  // namespace ballast::controller

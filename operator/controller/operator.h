@@ -25,8 +25,9 @@
 #include "operator/kube/client.h"
 
 namespace prometheus {
+class Collectable;
 class Registry;
-}
+}  // namespace prometheus
 
 namespace ballast::controller {
 
@@ -98,6 +99,11 @@ class Operator {
   // before, or when not serving them).
   uint16_t health_port() const;
   OperatorStats Stats() const;
+  // The series made when scraped (docs/metrics.md): API requests, queue
+  // depth, leadership, and while leading the coordinator's own and its jobs'
+  // (coordinator::Server::CollectMetrics). Register it with the Exposer
+  // beside the registry; it collects nothing once the operator is destroyed.
+  std::shared_ptr<prometheus::Collectable> collectable() const;
 
   class Impl;
 

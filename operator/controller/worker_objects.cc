@@ -87,6 +87,9 @@ json WorkerContainer(const json& job, const std::string& node, const WorkerPodSe
       EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
       EnvValue("BALLAST_JOB", settings.coordinator_job),
       EnvValue("BALLAST_WORKER_NAME", node),
+      // The metrics' job and namespace labels (docs/metrics.md).
+      EnvValue("BALLAST_JOB_NAME", job["metadata"].value("name", "")),
+      EnvValue("BALLAST_NAMESPACE", job["metadata"].value("namespace", "")),
       {{"name", "BALLAST_TOKEN"},
        {"valueFrom",
         {{"secretKeyRef",

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One source of the CRDs and the raspberry-pi profile: the chart's copies
-# (helm/ballast/crds/, helm/ballast/files/profiles/) equal crds/ byte for
+# One source of the CRDs, the raspberry-pi profile and the Prometheus rules:
+# the chart's copies (helm/ballast/crds/, helm/ballast/files/profiles/,
+# helm/ballast/files/prometheus/) equal crds/ and prometheus/ byte for
 # byte, and `helm package` carries them, without the chart's tests. (Helm
 # 3.15 would package a symlink's target too, with a warning; copies keep the
 # chart whole wherever it is copied, and this test keeps them equal.)
@@ -20,6 +21,7 @@ for copy in "$chart"/crds/*; do
   [[ -f $source_dir/crds/${copy##*/} ]] || fail "helm/ballast/crds/${copy##*/} has no source in crds/"
 done
 same "$source_dir/crds/profiles/raspberry-pi.yaml" "$chart/files/profiles/raspberry-pi.yaml"
+same "$source_dir/prometheus/ballast-rules.yaml" "$chart/files/prometheus/ballast-rules.yaml"
 
 helm package "$chart" --destination "$tmp" >/dev/null
 package=$(ls "$tmp"/ballast-*.tgz)
@@ -27,10 +29,10 @@ tar -tzf "$package" | sort >"$tmp/listing"
 mkdir "$tmp/unpacked"
 tar -xzf "$package" -C "$tmp/unpacked"
 for file in crds/ballast.io_weightedjobs.yaml crds/ballast.io_weightprofiles.yaml \
-  files/profiles/raspberry-pi.yaml; do
+  files/profiles/raspberry-pi.yaml files/prometheus/ballast-rules.yaml; do
   cmp -s "$chart/$file" "$tmp/unpacked/ballast/$file" || fail "the package's $file differs or is missing"
 done
-pass "helm package carries the CRDs and the profile"
+pass "helm package carries the CRDs, the profile and the rules"
 ! grep -E '^ballast/(tests|ci)/' "$tmp/listing" || fail "the package carries the chart's tests"
 grep -q '^ballast/templates/tests/selftest.yaml$' "$tmp/listing" || fail "the package lacks the helm test pod"
 pass "helm package leaves out tests/ and ci/, keeps templates/tests/ ($(wc -l <"$tmp/listing") files)"

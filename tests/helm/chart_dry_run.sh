@@ -34,6 +34,12 @@ render() {
   version=$(kubectl version -o json | sed -n 's/.*"gitVersion": *"\(v[^"]*\)".*/\1/p' | tail -n 1)
   local groups=()
   for group in $(kubectl api-versions); do groups+=(--api-versions "$group"); done
+  # Kinds too, as helm install sees them (the PrometheusRule asks for its kind).
+  # Columns: NAME [SHORTNAMES] APIVERSION NAMESPACED KIND.
+  local fields
+  while read -r -a fields; do
+    groups+=(--api-versions "${fields[-3]}/${fields[-1]}")
+  done < <(kubectl api-resources --api-group=monitoring.coreos.com --no-headers 2>/dev/null)
   helm template "$name" "$chart" --namespace "$ns" --kube-version "$version" "${groups[@]}" "$@" \
     >"$tmp/$name.yaml" 2>"$tmp/$name.err" || fail "helm template $name: $(cat "$tmp/$name.err")"
 }
@@ -65,19 +71,20 @@ cat "$tmp/defaults.applied"
 # The fullest values: monitors asked for; not rendered until the cluster
 # serves monitoring.coreos.com/v1.
 render full-without-monitoring -f "$chart/ci/full-values.yaml" --set operator.watchNamespace="$ns"
-! grep -q '^kind: \(ServiceMonitor\|PodMonitor\)' "$tmp/full-without-monitoring.yaml" ||
-  fail "a monitor rendered though the cluster does not serve monitoring.coreos.com/v1"
-pass "no ServiceMonitor or PodMonitor while the cluster does not serve monitoring.coreos.com/v1"
+! grep -q '^kind: \(ServiceMonitor\|PodMonitor\|PrometheusRule\)' "$tmp/full-without-monitoring.yaml" ||
+  fail "a monitor or rule rendered though the cluster does not serve monitoring.coreos.com/v1"
+pass "no ServiceMonitor, PodMonitor or PrometheusRule while the cluster does not serve monitoring.coreos.com/v1"
 
-# A minimal prometheus-operator API: the two kinds, any fields. Removed when
+# A minimal prometheus-operator API: the three kinds, any fields. Removed when
 # the test ends (no other test uses it).
 cleanup_monitoring() {
   kubectl delete crd servicemonitors.monitoring.coreos.com podmonitors.monitoring.coreos.com \
+    prometheusrules.monitoring.coreos.com \
     --ignore-not-found --wait=false >/dev/null 2>&1 || true
   cleanup
 }
 trap cleanup_monitoring EXIT
-for kind in ServiceMonitor PodMonitor; do
+for kind in ServiceMonitor PodMonitor PrometheusRule; do
   plural=${kind,,}s
   cat <<YAML
 ---
@@ -101,15 +108,19 @@ YAML
 done >"$tmp/monitoring-crds.yaml"
 kubectl apply -f "$tmp/monitoring-crds.yaml" >/dev/null
 kubectl wait --for condition=Established --timeout=30s \
-  crd/servicemonitors.monitoring.coreos.com crd/podmonitors.monitoring.coreos.com >/dev/null
+  crd/servicemonitors.monitoring.coreos.com crd/podmonitors.monitoring.coreos.com \
+  crd/prometheusrules.monitoring.coreos.com >/dev/null
 wait_until "kind ServiceMonitor served" 30 kubectl get servicemonitors -n "$ns"
+wait_until "kind PrometheusRule served" 30 kubectl get prometheusrules -n "$ns"
 
 # watchNamespace: the test's namespace (the helm test's Role goes there).
 render full -f "$chart/ci/full-values.yaml" --set operator.watchNamespace="$ns"
 grep -q '^kind: ServiceMonitor' "$tmp/full.yaml" || fail "no ServiceMonitor with monitoring.coreos.com/v1 served"
 grep -q '^kind: PodMonitor' "$tmp/full.yaml" || fail "no PodMonitor with monitoring.coreos.com/v1 served"
-pass "ServiceMonitor and PodMonitor render once the cluster serves monitoring.coreos.com/v1"
-dry_run full 18
+grep -q '^kind: PrometheusRule' "$tmp/full.yaml" || fail "no PrometheusRule with it served"
+pass "ServiceMonitor, PodMonitor and PrometheusRule render once the cluster serves monitoring.coreos.com/v1"
+# 18 objects, the PrometheusRule and the three dashboards' ConfigMaps.
+dry_run full 22
 cat "$tmp/full.applied"
 
 # Regression: the server does refuse (the dry run is not vacuous): a

@@ -80,6 +80,9 @@ TEST(BuildWorkerPod, PinsTheNodeOwnsThePodAndTakesTheTokenFromTheSecret) {
   EXPECT_EQ(env["BALLAST_COORDINATOR"]["value"], "http://coordinator:8080");
   EXPECT_EQ(env["BALLAST_JOB"]["value"], "lab.primes");
   EXPECT_EQ(env["BALLAST_WORKER_NAME"]["value"], "pi3b-0");
+  // The worker's metrics' job and namespace labels (docs/metrics.md).
+  EXPECT_EQ(env["BALLAST_JOB_NAME"]["value"], "primes");
+  EXPECT_EQ(env["BALLAST_NAMESPACE"]["value"], "lab");
   EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["name"], "primes-token");
   EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["key"], "token");
   EXPECT_FALSE(env.count("BALLAST_METRICS_LISTEN"));  // metrics_port 0

@@ -1,0 +1,52 @@
+// JobMetrics: the per-job and per-node series the coordinator exports
+// (docs/metrics.md), built from snapshots of its jobs when /metrics is
+// scraped. Nothing is counted on the report path: every value is read from a
+// JobView (JobSession keeps those counters anyway), so metrics add no lock
+// and no allocation to a report. A job's series exist while the coordinator
+// hosts the job and end when it is removed (the operator removes a finished
+// job once its pods are gone; `ballast run` exits).
+//
+// Labels: `job`, `namespace` and `workload` (the workload kind) on every
+// series of a job, and `node` on the per-node ones. A job has at most 10
+// series plus 11 per node.
+//
+// Thread-safety: a pure function of its arguments.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <string>
+#include <vector>
+
+#include "coordinator/job_session.h"
+
+namespace ballast::coordinator {
+
+// One job as the coordinator sees it at a scrape.
+struct JobSample {
+  JobView view;  // JobSession::View(false): segments are not needed
+  std::string name;
+  std::string ns;
+  std::string workload;  // workload::WorkloadKindName
+  // The view's clock (seconds since the job was added) and unix time now:
+  // a time t of the view happened at unix_now - (view_now - t).
+  double view_now = 0;
+  double unix_now = 0;
+};
+
+// The predicted finish of a job in its view's seconds: now plus the cost
+// still to compute over the summed measured speeds of the nodes not lost
+// since they last reported; its finish when done. Returns a negative number
+// when nothing is measured yet (no prediction).
+double PredictedFinish(const JobView& view, double view_now);
+
+// A node's measured speed, cost units per second of computing; 0 before it
+// has reported computing time.
+double MeasuredSpeed(const WorkerView& worker);
+
+// The job families that have series (a family with none is left out, as
+// prometheus-cpp leaves out a family without children); the jobs' series in
+// the order given.
+std::vector<prometheus::MetricFamily> JobMetricFamilies(const std::vector<JobSample>& jobs);
+
+}  // namespace ballast::coordinator

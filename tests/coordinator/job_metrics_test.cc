@@ -1,0 +1,196 @@
+// The coordinator's per-job series (coordinator/job_metrics.h): their
+// labels, values and absences, built from views as a scrape sees them.
+#include "coordinator/job_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "coordinator/server.h"
+#include "support/primes_workload.h"
+
+namespace ballast::coordinator {
+namespace {
+
+using prometheus::MetricFamily;
+
+WorkerView Worker(const std::string& name, double prior, double cost, double busy_s) {
+  WorkerView worker;
+  worker.name = name;
+  worker.prior_speed = prior;
+  worker.cost = cost;
+  worker.items = static_cast<uint64_t>(cost);
+  worker.busy_s = busy_s;
+  worker.contacted = busy_s > 0;
+  worker.last_contact = 4;
+  return worker;
+}
+
+// A job of 1000 items at view time 10 s (unix 1010 s): a did 300 cost units
+// in 3 s, b 100 in 2 s, c nothing yet.
+JobSample Sample() {
+  JobSample sample;
+  sample.view.items = 1000;
+  sample.view.completed = 400;
+  sample.view.started_at = 0;
+  sample.view.policy.steals = 2;
+  sample.view.workers = {Worker("a", 5, 300, 3), Worker("b", 5, 100, 2), Worker("c", 1, 0, 0)};
+  sample.name = "primes";
+  sample.ns = "lab";
+  sample.workload = "primes";
+  sample.view_now = 10;
+  sample.unix_now = 1010;
+  return sample;
+}
+
+const MetricFamily* Find(const std::vector<MetricFamily>& families, const std::string& name) {
+  for (const auto& family : families) {
+    if (family.name == name) return &family;
+  }
+  return nullptr;
+}
+
+// The family's values by the node label ("" for job series).
+std::map<std::string, double> Values(const std::vector<MetricFamily>& families,
+                                     const std::string& name) {
+  std::map<std::string, double> values;
+  const MetricFamily* family = Find(families, name);
+  if (!family) return values;
+  for (const auto& metric : family->metric) {
+    std::string node;
+    for (const auto& label : metric.label) {
+      if (label.name == "node") node = label.value;
+    }
+    values[node] =
+        family->type == prometheus::MetricType::Counter ? metric.counter.value : metric.gauge.value;
+  }
+  return values;
+}
+
+TEST(JobMetricsTest, MeasuredSpeedIsCostOverBusySeconds) {
+  EXPECT_DOUBLE_EQ(MeasuredSpeed(Worker("a", 1, 300, 3)), 100);
+  EXPECT_EQ(MeasuredSpeed(Worker("c", 1, 0, 0)), 0);
+  EXPECT_EQ(MeasuredSpeed(Worker("d", 1, 5, 0)), 0);  // cost without time: nothing measured
+}
+
+TEST(JobMetricsTest, PredictedFinishIsRemainingCostOverTheSpeedsNotLost) {
+  JobSample sample = Sample();
+  // 600 cost units left at 100 + 50 per second: 4 s after now.
+  EXPECT_DOUBLE_EQ(PredictedFinish(sample.view, 10), 14);
+  sample.view.workers[1].lost = 1;  // b is gone: 600 at 100 per second
+  EXPECT_DOUBLE_EQ(PredictedFinish(sample.view, 10), 16);
+  sample.view.workers[1].holds_lease = true;  // but back with a lease
+  EXPECT_DOUBLE_EQ(PredictedFinish(sample.view, 10), 14);
+  sample.view.done = true;
+  sample.view.finished_at = 12;
+  EXPECT_DOUBLE_EQ(PredictedFinish(sample.view, 20), 12);
+}
+
+TEST(JobMetricsTest, PredictedFinishCountsResumedItemsAsDone) {
+  JobSample sample = Sample();
+  sample.view.completed = 600;  // 200 from a checkpoint, at the mean cost of 1
+  EXPECT_DOUBLE_EQ(PredictedFinish(sample.view, 10), 10 + 400.0 / 150);
+}
+
+TEST(JobMetricsTest, NoPredictionBeforeAnySpeedIsMeasured) {
+  JobSample sample = Sample();
+  for (auto& worker : sample.view.workers) worker.busy_s = 0;
+  EXPECT_LT(PredictedFinish(sample.view, 10), 0);
+  const auto families = JobMetricFamilies({sample});
+  EXPECT_EQ(Find(families, "ballast_job_predicted_finish_timestamp_seconds"), nullptr);
+  EXPECT_EQ(Find(families, "ballast_node_speed_cost_units_per_second"), nullptr);
+}
+
+TEST(JobMetricsTest, SeriesCarryTheJobsLabelsAndValues) {
+  const auto families = JobMetricFamilies({Sample()});
+  const MetricFamily* speed = Find(families, "ballast_node_speed_cost_units_per_second");
+  ASSERT_NE(speed, nullptr);
+  EXPECT_EQ(speed->type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(speed->metric.size(), 2u);  // c has measured nothing
+  const std::vector<prometheus::ClientMetric::Label> labels = {
+      {"job", "primes"}, {"namespace", "lab"}, {"workload", "primes"}, {"node", "a"}};
+  EXPECT_EQ(speed->metric[0].label, labels);
+  EXPECT_EQ(Values(families, "ballast_node_speed_cost_units_per_second"),
+            (std::map<std::string, double>{{"a", 100}, {"b", 50}}));
+  EXPECT_EQ(Values(families, "ballast_node_weight"),
+            (std::map<std::string, double>{{"a", 5}, {"b", 5}, {"c", 1}}));
+  EXPECT_EQ(Values(families, "ballast_job_progress_ratio").at(""), 0.4);
+  EXPECT_EQ(Values(families, "ballast_job_steals_total").at(""), 2);
+  EXPECT_EQ(Find(families, "ballast_job_steals_total")->type, prometheus::MetricType::Counter);
+  // Times of the view become unix seconds: started at view time 0.
+  EXPECT_EQ(Values(families, "ballast_job_started_timestamp_seconds").at(""), 1000);
+  EXPECT_EQ(Values(families, "ballast_job_predicted_finish_timestamp_seconds").at(""), 1014);
+  EXPECT_EQ(Values(families, "ballast_node_last_report_timestamp_seconds"),
+            (std::map<std::string, double>{{"a", 1004}, {"b", 1004}}));
+  // Not finished: no finish yet.
+  EXPECT_EQ(Find(families, "ballast_job_finished_timestamp_seconds"), nullptr);
+}
+
+TEST(JobMetricsTest, AFinishedJobHasItsFinish) {
+  JobSample sample = Sample();
+  sample.view.done = true;
+  sample.view.finished_at = 8;
+  const auto families = JobMetricFamilies({sample});
+  EXPECT_EQ(Values(families, "ballast_job_finished_timestamp_seconds").at(""), 1008);
+  EXPECT_EQ(Values(families, "ballast_job_predicted_finish_timestamp_seconds").at(""), 1008);
+}
+
+TEST(JobMetricsTest, NoJobsNoFamilies) { EXPECT_TRUE(JobMetricFamilies({}).empty()); }
+
+// The label sets of a family the server collects; empty when it has none.
+std::vector<std::vector<prometheus::ClientMetric::Label>> LabelSets(const Server& server,
+                                                                    const std::string& name) {
+  std::vector<std::vector<prometheus::ClientMetric::Label>> sets;
+  for (const auto& family : server.CollectMetrics()) {
+    if (family.name != name) continue;
+    for (const auto& metric : family.metric) sets.push_back(metric.label);
+  }
+  return sets;
+}
+
+// Regression (series of finished jobs must not accumulate): a job's series
+// exist while the server hosts it and end when it is removed.
+TEST(JobMetricsTest, AJobsSeriesEndWhenTheServerForgetsIt) {
+  auto server = Server::Start({});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  JobConfig config;
+  config.id = "lab.primes";
+  config.token = "secret";
+  config.workload = testing::PrimesWorkload(1000);
+  config.policy = {"selfsched", "", {}};
+  config.workers = {{"pi4b-0", 5}, {"pi3b-0", 1}};
+  config.metric_name = "primes";
+  config.metric_namespace = "lab";
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::vector<prometheus::ClientMetric::Label> job = {
+      {"job", "primes"}, {"namespace", "lab"}, {"workload", "primes"}};
+  EXPECT_EQ(LabelSets(**server, "ballast_job_items"),
+            (std::vector<std::vector<prometheus::ClientMetric::Label>>{job}));
+  EXPECT_EQ(LabelSets(**server, "ballast_node_weight").size(), 2u);
+  (*server)->RemoveJob(config.id);
+  EXPECT_TRUE(LabelSets(**server, "ballast_job_items").empty());
+  EXPECT_TRUE(LabelSets(**server, "ballast_node_weight").empty());
+  // The process's own series stay.
+  EXPECT_EQ(LabelSets(**server, "ballast_coordinator_jobs").size(), 1u);
+}
+
+// Without metric_name the id names the job; the namespace label is empty.
+TEST(JobMetricsTest, AJobWithoutAMetricNameIsNamedByItsId) {
+  auto server = Server::Start({});
+  ASSERT_TRUE(server.ok());
+  JobConfig config;
+  config.id = "run-1";
+  config.token = "secret";
+  config.workload = testing::PrimesWorkload(1000);
+  config.policy = {"selfsched", "", {}};
+  config.workers = {{"a", 1}};
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::vector<prometheus::ClientMetric::Label> job = {
+      {"job", "run-1"}, {"namespace", ""}, {"workload", "primes"}};
+  EXPECT_EQ(LabelSets(**server, "ballast_job_items"),
+            (std::vector<std::vector<prometheus::ClientMetric::Label>>{job}));
+}
+
+}  // namespace
+}  // namespace ballast::coordinator
