@@ -42,6 +42,11 @@ void CrdObject(std::string_view text);
 // ParseBoundedJson itself: what it accepts must serialise and parse back equal.
 void BoundedJson(std::string_view text);
 
+// The node probe's files (core/probe): the text fed to every parser, then
+// given as every file of a snapshot at once, and split at NUL bytes into
+// successive files; the facts derived and labelled, every label value valid.
+void ProbeFile(std::string_view text);
+
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();
 

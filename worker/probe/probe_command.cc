@@ -1,11 +1,21 @@
 #include "worker/probe/probe_command.h"
 
 #include <fmt/format.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
+#include "operator/kube/http_client.h"
+#include "operator/kube/kubeconfig.h"
+#include "worker/probe/node_labeller.h"
+#include "worker/probe/probe_metrics.h"
 #include "worker/probe/report.h"
 
 namespace ballast::worker {
@@ -30,6 +40,111 @@ void Print(const ProbeReport& report, const std::string& output) {
   std::fflush(stdout);
 }
 
+// SIGTERM and SIGINT: the handler only posts a semaphore; a thread of its
+// own then cancels the loop's wait. Not sigwait: OpenBLAS, linked into
+// ballast-worker, starts threads before main with the signals unblocked.
+sem_t g_stop;
+
+void OnStopSignal(int) { sem_post(&g_stop); }  // async-signal-safe
+
+void CancelOnStopSignals(kube::Cancellation* cancel) {
+  sem_init(&g_stop, 0, 0);
+  std::thread([cancel] {
+    while (sem_wait(&g_stop) != 0) {
+    }
+    spdlog::info("stop requested");
+    cancel->Cancel();
+  }).detach();
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+std::string LogWarnings(const ProbeReport& report) {
+  std::string text;
+  for (const probe::Warning& warning : report.warnings) text += warning.message + "\n";
+  return text;
+}
+
+// One pass: labels (when a labeller is given), event, metrics. Returns the
+// API server's error, if any.
+Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& metrics) {
+  metrics.Update(report);
+  if (labeller == nullptr) return Status::Ok();
+  const int before = labeller->applies();
+  BALLAST_RETURN_IF_ERROR(labeller->Apply(report.labels));
+  if (labeller->applies() != before) {
+    spdlog::info("node labelled labels={} warnings={}", report.labels.size(),
+                 report.warnings.size());
+  }
+  return labeller->Report(ProfileWarnings(report));
+}
+
+StatusOr<std::unique_ptr<kube::HttpKubeClient>> Connect(const ProbeOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(kube::ClusterConfig config,
+                           kube::FindClusterConfig(options.kubeconfig, ""));
+  kube::HttpClientOptions http;
+  http.user_agent = options.field_manager;
+  return kube::HttpKubeClient::Create(config, http);
+}
+
+// --apply and/or --interval: probe, label, serve, repeat until a signal.
+int RunLoop(const ProbeOptions& options) {
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-probe %v");
+  if (options.apply && options.node.empty()) {
+    spdlog::error("--apply needs --node or NODE_NAME (the downward API's spec.nodeName)");
+    return 2;
+  }
+  kube::Cancellation cancel;
+  if (options.interval_s > 0) CancelOnStopSignals(&cancel);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  auto metrics =
+      ProbeMetrics::Create(options.metrics_listen, options.node.empty() ? host : options.node);
+  if (!metrics.ok()) {
+    spdlog::error("{}", metrics.status().message());
+    return 1;
+  }
+  if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
+  std::unique_ptr<kube::HttpKubeClient> client;
+  std::unique_ptr<NodeLabeller> labeller;
+  if (options.apply) {
+    auto connected = Connect(options);
+    if (!connected.ok()) {
+      spdlog::error("no API server error=\"{}\"", connected.status().message());
+      return 1;
+    }
+    client = std::move(connected).value();
+    labeller = std::make_unique<NodeLabeller>(*client, options.node, options.field_manager);
+  }
+  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
+  std::string logged;
+  while (true) {
+    auto report = Probe(options.root);
+    if (!report.ok()) {
+      spdlog::error("{}", report.status().message());
+      return 2;
+    }
+    if (const std::string text = LogWarnings(*report); text != logged) {
+      for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
+      logged = text;
+    }
+    const Status status = Pass(*report, labeller.get(), **metrics);
+    if (!status.ok()) {
+      spdlog::error("labelling failed node={} error=\"{}\"", options.node, status.ToString());
+      if (options.interval_s <= 0) return 1;
+    }
+    if (options.interval_s <= 0) return 0;
+    const auto wait = status.ok() ? interval : std::min(interval, std::chrono::milliseconds(10000));
+    if (cancel.WaitFor(wait)) break;
+  }
+  spdlog::info("stopped");
+  return 0;
+}
+
 }  // namespace
 
 CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
@@ -49,10 +164,28 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
   probe->add_option("-o,--output", options->output, "text: key=value lines; json: everything")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
+  probe->add_flag("--apply", options->apply,
+                  "label the Node by server-side apply (field manager --field-manager), post an "
+                  "Event when a fact the profile needs cannot be read");
+  probe->add_option("--node", options->node, "the Node to label [NODE_NAME]");
+  probe->add_option("--kubeconfig", options->kubeconfig,
+                    "kubeconfig (default: $KUBECONFIG, ~/.kube/config, else the pod's account)");
+  probe
+      ->add_option("--interval", options->interval_s,
+                   "probe again every this many seconds until SIGTERM, relabelling when the "
+                   "labels change (0: once)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  probe->add_option("--metrics-listen", options->metrics_listen,
+                    "serve the facts as Prometheus gauges on host:port [BALLAST_METRICS_LISTEN]");
+  probe
+      ->add_option("--field-manager", options->field_manager, "the server-side apply field manager")
+      ->capture_default_str();
   return probe;
 }
 
 int RunProbeCommand(const ProbeOptions& options) {
+  if (options.apply || options.interval_s > 0) return RunLoop(options);
   auto report = Probe(options.root);
   if (!report.ok()) {
     std::fprintf(stderr, "ballast-worker probe: %s\n", report.status().message().c_str());
