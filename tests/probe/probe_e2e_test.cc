@@ -1,8 +1,9 @@
 // The probe against the real API server of the e2e control plane
 // (tests/testenv): server-side apply of the probe's labels on a Node as its
 // own field manager — other labels and other managers' labels survive, a
-// label the probe no longer produces is removed, a hand-set ballast.io/ label
-// is taken over; the Event naming a missing fact; `ballast-worker probe
+// label the probe no longer produces is removed, a ballast.io/ label set by
+// hand stays until removed and is then the probe's; the Event naming a missing fact;
+// `ballast-worker probe
 // --apply` as a process; and no Node made up for a wrong NODE_NAME.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -83,11 +84,27 @@ TEST_F(ProbeE2eTest, ApplyOwnsOnlyItsLabelsAndDropsOnesItNoLongerProduces) {
   NodeLabeller labeller(*client_, node_, "ballast-probe");
   ASSERT_TRUE(labeller.Apply(pi4.labels).ok());
   json labels = Labels();
-  for (const auto& [key, value] : pi4.labels) EXPECT_EQ(labels.value(key, ""), value) << key;
+  for (const auto& [key, value] : pi4.labels) {
+    if (key != "ballast.io/cpu-model") EXPECT_EQ(labels.value(key, ""), value) << key;
+  }
   EXPECT_EQ(labels.value("team", ""), "blue");
   EXPECT_EQ(labels.value("other.io/zone", ""), "a");
   EXPECT_EQ(labels.value("kubernetes.io/hostname", ""), node_);
-  EXPECT_EQ(labels.value("ballast.io/cpu-model", ""), "cortex-a72");  // taken over
+  // Set by hand at creation: it stays, and the probe says so.
+  EXPECT_EQ(labels.value("ballast.io/cpu-model", ""), "set-by-hand");
+  ASSERT_EQ(labeller.conflicts().size(), 1u);
+  EXPECT_EQ(labeller.conflicts()[0].fact, "ballast.io/cpu-model");
+  EXPECT_NE(labeller.conflicts()[0].message.find("cortex-a72"), std::string::npos);
+
+  // Removed by hand (a JSON merge patch, as kubectl label key- does): the
+  // next pass sets the probe's value.
+  ASSERT_TRUE(client_
+                  ->MergePatch(kNodes.Named(node_),
+                               {{"metadata", {{"labels", {{"ballast.io/cpu-model", nullptr}}}}}})
+                  .ok());
+  ASSERT_TRUE(labeller.Apply(pi4.labels).ok());
+  EXPECT_TRUE(labeller.conflicts().empty());
+  EXPECT_EQ(Labels().value("ballast.io/cpu-model", ""), "cortex-a72");
 
   // A restarted probe on a board without a power figure: power-w goes.
   const ProbeReport zero = TreeReport("pi-zero-2w");
@@ -158,7 +175,7 @@ TEST_F(ProbeE2eTest, WorkerProcessLabelsItsNode) {
   const int status = std::system(command.c_str());
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
   const json labels = Labels();
-  EXPECT_EQ(labels.value("ballast.io/cpu-model", ""), "cortex-a53");
+  EXPECT_EQ(labels.value("ballast.io/cpu-model", ""), "set-by-hand");  // not the probe's
   EXPECT_EQ(labels.value("ballast.io/os-bits", ""), "32");
   EXPECT_EQ(labels.value("team", ""), "blue");
 }

@@ -14,6 +14,7 @@
 
 #include "fuzzy/model.h"
 #include "fuzzy/profile.h"
+#include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
 #include "worker/probe/tree_reader.h"
 
@@ -357,6 +358,28 @@ TEST(ProbeTrees, JsonCarriesFactsLabelsAndWarnings) {
   ASSERT_EQ(json["warnings"].size(), 1u);
   EXPECT_EQ(json["warnings"][0]["fact"], "ballast.io/power-w");
   EXPECT_EQ(ProfileWarnings(report).size(), 1u);
+}
+
+TEST(ProbeApply, ConflictMessagesNameTheLabels) {
+  EXPECT_EQ(ConflictingLabels("Apply failed with 1 conflict: conflict with \"kubelet\" using v1: "
+                              ".metadata.labels.ballast.io/cpu-model"),
+            std::vector<std::string>{"ballast.io/cpu-model"});
+  EXPECT_EQ(ConflictingLabels("Apply failed with 2 conflicts: conflicts with \"kubectl-label\" "
+                              "using v1:\n- .metadata.labels.ballast.io/os-bits\n- "
+                              ".metadata.labels.ballast.io/sd-gb."),
+            (std::vector<std::string>{"ballast.io/os-bits", "ballast.io/sd-gb"}));
+  EXPECT_TRUE(ConflictingLabels("conflict with \"x\": .spec.taints").empty());
+}
+
+TEST(ProbeApply, ApplyObjectCarriesOnlyTheLabelsAndTheirList) {
+  const auto object =
+      NodeApplyObject("pi-1", {{"ballast.io/os-bits", "64"}, {"ballast.io/sd-gb", "8"}});
+  EXPECT_EQ(object["kind"], "Node");
+  EXPECT_EQ(object["metadata"]["name"], "pi-1");
+  EXPECT_EQ(object["metadata"]["labels"].size(), 2u);
+  EXPECT_EQ(object["metadata"]["annotations"][kProbeLabelsAnnotation],
+            "ballast.io/os-bits,ballast.io/sd-gb");
+  EXPECT_EQ(object.size(), 3u);  // apiVersion, kind, metadata: no spec, no status
 }
 
 }  // namespace

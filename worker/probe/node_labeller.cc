@@ -3,6 +3,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
 
 namespace ballast::worker {
@@ -29,6 +30,24 @@ std::string WarningsText(const std::vector<probe::Warning>& warnings) {
 }
 
 }  // namespace
+
+std::vector<std::string> ConflictingLabels(const std::string& message) {
+  constexpr std::string_view kPrefix = ".metadata.labels.";
+  std::vector<std::string> keys;
+  for (size_t at = message.find(kPrefix); at != std::string::npos && keys.size() < 64;
+       at = message.find(kPrefix, at + 1)) {
+    size_t end = at + kPrefix.size();
+    while (end < message.size() &&
+           (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '.' ||
+            message[end] == '-' || message[end] == '_' || message[end] == '/')) {
+      ++end;
+    }
+    std::string key = message.substr(at + kPrefix.size(), end - at - kPrefix.size());
+    while (!key.empty() && key.back() == '.') key.pop_back();  // a sentence's full stop
+    if (!key.empty()) keys.push_back(std::move(key));
+  }
+  return keys;
+}
 
 json NodeApplyObject(const std::string& node, const std::map<std::string, std::string>& labels) {
   std::string keys;
@@ -72,7 +91,7 @@ NodeLabeller::NodeLabeller(kube::KubeClient& client, std::string node, std::stri
     : client_(client), node_(std::move(node)), field_manager_(std::move(field_manager)) {}
 
 Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
-  if (applied_once_ && labels == applied_) return Status::Ok();
+  if (applied_once_ && labels == applied_ && conflicts_.empty()) return Status::Ok();
   if (!applied_once_) {
     // An apply would create a Node of a wrong NODE_NAME: make sure it exists.
     auto existing = client_.Get(Nodes().Named(node_));
@@ -80,10 +99,29 @@ Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
   }
   kube::ApplyOptions options;
   options.field_manager = field_manager_;
-  options.force = true;
-  auto result = client_.Apply(Nodes().Named(node_), NodeApplyObject(node_, labels), options);
+  std::map<std::string, std::string> mine = labels;
+  std::vector<probe::Warning> conflicts;
+  StatusOr<json> result = Status::Unavailable("no apply");
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    result = client_.Apply(Nodes().Named(node_), NodeApplyObject(node_, mine), options);
+    if (result.ok() || result.status().code() != StatusCode::kConflict) break;
+    size_t left = 0;
+    for (const std::string& key : ConflictingLabels(result.status().message())) {
+      const auto it = mine.find(key);
+      if (it == mine.end()) continue;
+      conflicts.push_back(
+          {key, "",
+           fmt::format("label {}: another field manager set it to another value, so the "
+                       "probe's '{}' is not applied ({}); remove it to let the probe set it",
+                       key, it->second, result.status().message().substr(0, 300))});
+      mine.erase(it);
+      ++left;
+    }
+    if (left == 0) break;  // a conflict on something else: report it
+  }
   if (!result.ok()) return result.status();
   node_object_ = *std::move(result);
+  conflicts_ = std::move(conflicts);
   applied_ = labels;
   applied_once_ = true;
   ++applies_;

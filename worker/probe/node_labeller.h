@@ -6,8 +6,11 @@
 // ballast.io/probe-labels listing them. So a label the probe no longer
 // produces is removed by the API server, and labels other managers own — the
 // kubelet's, k3s's control-plane role, a user's — are never touched. The
-// apply is forced: a ballast.io/ label the probe writes wins over a value
-// someone set by hand (turn the probe off on that node to pin a label).
+// apply is not forced: where someone else set one of the probe's labels to
+// another value (kubectl label, the kubelet's --node-labels), theirs stays,
+// the probe applies the rest and says which label it left and who owns it
+// (conflicts()). Remove the label (kubectl label node N key-) to let the
+// probe's value in.
 //
 // Thread-safety: not thread-safe; one probe loop owns it.
 #pragma once
@@ -26,6 +29,10 @@ namespace ballast::worker {
 // probe wrote; `ballast weights` reads it to mark probe labels.
 inline constexpr const char* kProbeLabelsAnnotation = "ballast.io/probe-labels";
 
+// The label keys an API server's apply conflict message names
+// (".metadata.labels.<key>"), in order of appearance. Pure.
+std::vector<std::string> ConflictingLabels(const std::string& message);
+
 // The server-side apply document of Node `node` carrying `labels` and the
 // annotation listing them. Pure.
 nlohmann::json NodeApplyObject(const std::string& node,
@@ -43,10 +50,16 @@ class NodeLabeller {
  public:
   NodeLabeller(kube::KubeClient& client, std::string node, std::string field_manager);
 
-  // Applies `labels` when they differ from the last successful apply (or
-  // none succeeded yet). Returns Ok, or the API server's error (NotFound
-  // when the Node does not exist, Invalid when RBAC forbids the patch).
+  // Applies `labels` when they differ from the last successful apply, none
+  // succeeded yet, or the last one left labels to other managers. A label
+  // another manager holds at another value is left out (conflicts() says
+  // which). Returns Ok, or the API server's error (NotFound when the Node
+  // does not exist, Invalid when RBAC forbids the patch).
   Status Apply(const std::map<std::string, std::string>& labels);
+
+  // One warning per label of the last apply left to another manager (fact:
+  // the label key), naming the manager as the API server does.
+  const std::vector<probe::Warning>& conflicts() const { return conflicts_; }
 
   // Posts a MissingFactsEvent in namespace "default" when `warnings` differ
   // from those last reported (Events only on transitions); nothing when
@@ -63,6 +76,7 @@ class NodeLabeller {
   nlohmann::json node_object_;
   std::map<std::string, std::string> applied_;
   bool applied_once_ = false;
+  std::vector<probe::Warning> conflicts_;
   std::string reported_;
   int applies_ = 0;
 };

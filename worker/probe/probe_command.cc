@@ -80,7 +80,12 @@ Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& met
     spdlog::info("node labelled labels={} warnings={}", report.labels.size(),
                  report.warnings.size());
   }
-  return labeller->Report(ProfileWarnings(report));
+  std::vector<probe::Warning> warnings = ProfileWarnings(report);
+  for (const probe::Warning& conflict : labeller->conflicts()) {
+    if (labeller->applies() != before) spdlog::info("warning {}", conflict.message);
+    warnings.push_back(conflict);
+  }
+  return labeller->Report(warnings);
 }
 
 StatusOr<std::unique_ptr<kube::HttpKubeClient>> Connect(const ProbeOptions& options) {
