@@ -121,7 +121,7 @@ TEST_F(ProbeE2eTest, ApplyOwnsOnlyItsLabelsAndDropsOnesItNoLongerProduces) {
   auto node = client_->Get(kNodes.Named(node_));
   ASSERT_TRUE(node.ok());
   const std::string listed =
-      node->at("metadata").at("annotations").value(kProbeLabelsAnnotation, "");
+      node->at("metadata").at("annotations").value(std::string(probe::kProbeLabelsAnnotation), "");
   EXPECT_NE(listed.find("ballast.io/board"), std::string::npos);
   EXPECT_EQ(listed.find("ballast.io/power-w"), std::string::npos);
   EXPECT_EQ(listed.find("team"), std::string::npos);

@@ -3,11 +3,16 @@
 // get_throttled bits, label values; each with the bad input real files have.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
 #include <string>
 
 #include "fuzzy/profile.h"
 #include "probe/facts.h"
 #include "probe/labels.h"
+#include "probe/node_marks.h"
 #include "probe/parse.h"
 
 namespace ballast::probe {
@@ -215,6 +220,32 @@ TEST(ProbeFacts, LiveValuesFillInWhatTheTreeLacks) {
   const ProbeResult result = DeriveFacts(snapshot);
   EXPECT_EQ(result.facts.kernel_bits, 64);
   EXPECT_EQ(result.facts.page_size, 16384u);
+}
+
+}  // namespace
+}  // namespace ballast::probe
+
+namespace ballast::probe {
+namespace {
+
+TEST(ProbeMarks, AnnotationAndManagedFieldsNameTheProbesLabels) {
+  std::ifstream in(std::string(BALLAST_SOURCE_DIR) + "/tests/probe/testdata/nodes-probed.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto marks = ProbeLabelsOfNodes(text, "nodes-probed.yaml");
+  ASSERT_TRUE(marks.ok()) << marks.status().ToString();
+  // ballast.io/gone is listed but not on the node: not a mark.
+  const std::map<std::string, std::set<std::string>> expected = {
+      {"pi4b-a", {"ballast.io/cpu-model", "ballast.io/os-bits", "ballast.io/ram-mb"}},
+      {"pi3b-b", {"ballast.io/cpu-model", "ballast.io/os-bits"}}};
+  EXPECT_EQ(*marks, expected);
+  // A `nodes:` file has no marks; text that is not YAML is an error.
+  EXPECT_TRUE(ProbeLabelsOfNodes("nodes: [{name: a, labels: {}}]", "n.yaml")->empty());
+  EXPECT_FALSE(ProbeLabelsOfNodes("a: [", "n.yaml").ok());
+  // Odd shapes are skipped, not trusted.
+  EXPECT_TRUE(ProbeLabelsOfNodes("kind: List\nitems: [1, {metadata: 2}, {metadata: {name: x, "
+                                 "annotations: {ballast.io/probe-labels: [a]}}}]",
+                                 "n.yaml")
+                  ->empty());
 }
 
 }  // namespace

@@ -377,9 +377,34 @@ TEST(ProbeApply, ApplyObjectCarriesOnlyTheLabelsAndTheirList) {
   EXPECT_EQ(object["kind"], "Node");
   EXPECT_EQ(object["metadata"]["name"], "pi-1");
   EXPECT_EQ(object["metadata"]["labels"].size(), 2u);
-  EXPECT_EQ(object["metadata"]["annotations"][kProbeLabelsAnnotation],
+  EXPECT_EQ(object["metadata"]["annotations"][std::string(probe::kProbeLabelsAnnotation)],
             "ballast.io/os-bits,ballast.io/sd-gb");
   EXPECT_EQ(object.size(), 3u);  // apiVersion, kind, metadata: no spec, no status
+}
+
+}  // namespace
+}  // namespace ballast::worker
+
+namespace ballast::worker {
+namespace {
+
+// `ballast weights --nodes` on `kubectl get nodes -o yaml` says which values
+// came from the probe's labels.
+TEST(ProbeWeights, WeightsMarksTheProbesLabels) {
+  const std::string command = std::string(BALLAST_BINARY) + " weights -o json --nodes " +
+                              BALLAST_SOURCE_DIR + "/tests/probe/testdata/nodes-probed.yaml" +
+                              " 2>/dev/null";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  ASSERT_EQ(json["nodes"].size(), 3u);
+  EXPECT_EQ(json["nodes"][0]["from_probe"], nlohmann::json({"cpu", "os-bits", "ram"}));
+  EXPECT_EQ(json["nodes"][1]["from_probe"], nlohmann::json({"cpu", "os-bits"}));
+  EXPECT_EQ(json["nodes"][2]["from_probe"], nlohmann::json::array());
 }
 
 }  // namespace

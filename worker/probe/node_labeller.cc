@@ -57,7 +57,7 @@ json NodeApplyObject(const std::string& node, const std::map<std::string, std::s
                  {"metadata",
                   {{"name", node},
                    {"labels", json::object()},
-                   {"annotations", {{kProbeLabelsAnnotation, keys}}}}}};
+                   {"annotations", {{std::string(probe::kProbeLabelsAnnotation), keys}}}}}};
   for (const auto& [key, value] : labels) object["metadata"]["labels"][key] = value;
   return object;
 }

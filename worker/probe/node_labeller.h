@@ -22,12 +22,13 @@
 #include "common/status.h"
 #include "operator/kube/client.h"
 #include "probe/facts.h"
+#include "probe/node_marks.h"
 
 namespace ballast::worker {
 
 // The annotation that lists, comma-separated and sorted, the labels the
-// probe wrote; `ballast weights` reads it to mark probe labels.
-inline constexpr const char* kProbeLabelsAnnotation = "ballast.io/probe-labels";
+// probe wrote, is probe::kProbeLabelsAnnotation (core/probe/node_marks.h):
+// `ballast weights` reads it to mark probe labels.
 
 // The label keys an API server's apply conflict message names
 // (".metadata.labels.<key>"), in order of appearance. Pure.
