@@ -201,6 +201,23 @@ TEST(ProbeTrees, Seed000TreesGiveTheWeightsOfTable2) {
   EXPECT_EQ(result->nodes[2].weight, 1);
 }
 
+// README.md's install example: a Pi 5, a Pi 4B 2 GB and a Pi 3B on a
+// 32-bit OS, labelled by the probe alone, weigh 8 / 5 / 1.
+TEST(ProbeTrees, ReadmeClusterWeighs851) {
+  auto profile = fuzzy::BuiltinProfile("raspberry-pi");
+  ASSERT_TRUE(profile.ok());
+  auto result = fuzzy::ComputeWeights(*profile, {{"pi5-a", MustProbe(Tree("pi5-16k")).labels},
+                                                 {"pi4b-a", MustProbe(Tree("pi4b-2gb")).labels},
+                                                 {"pi3b-a", MustProbe(Tree("pi3b-32bit")).labels}});
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(result->nodes[0].weight, 8);
+  EXPECT_EQ(result->nodes[1].weight, 5);
+  EXPECT_EQ(result->nodes[2].weight, 1);
+  // The Pi 5's OS release is not in the profile: the one warning.
+  ASSERT_EQ(result->warnings.size(), 1u);
+  EXPECT_NE(result->warnings[0].find("unknown value '2024-07-04'"), std::string::npos);
+}
+
 // A copy of a tree in a temporary directory, to damage.
 class DamagedTree : public ::testing::Test {
  protected:

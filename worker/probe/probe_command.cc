@@ -162,10 +162,13 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
       "ROOT's /proc, /sys and OS files and print the ballast.io/ labels they give, as\n"
       "key=value lines (warnings on stderr) or as JSON with the facts. With --apply, label\n"
       "the Node by server-side apply and keep doing so every --interval (docs/probe.md).");
+  // The last --root, --interval and --metrics-listen win: the chart's
+  // probe.extraArgs can point the DaemonSet elsewhere (a tree per node).
   probe
       ->add_option("--root", options->root,
                    "the root to read: / or a host's root mounted in a pod [BALLAST_PROBE_ROOT]")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   probe->add_option("-o,--output", options->output, "text: key=value lines; json: everything")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
@@ -180,9 +183,12 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
                    "probe again every this many seconds until SIGTERM, relabelling when the "
                    "labels change (0: once)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 86400.0));
-  probe->add_option("--metrics-listen", options->metrics_listen,
-                    "serve the facts as Prometheus gauges on host:port [BALLAST_METRICS_LISTEN]");
+      ->check(CLI::Range(0.0, 86400.0))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  probe
+      ->add_option("--metrics-listen", options->metrics_listen,
+                   "serve the facts as Prometheus gauges on host:port [BALLAST_METRICS_LISTEN]")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   probe
       ->add_option("--field-manager", options->field_manager, "the server-side apply field manager")
       ->capture_default_str();
