@@ -386,8 +386,8 @@ void Deriver::Power() {
     bool warned = false;
     for (const Warning& w : result_.warnings) warned = warned || w.fact == "throttled";
     if (!warned) {
-      Warn("throttled", "sys/devices/platform/*/get_throttled", "missing (no firmware node)",
-           "unknown, gauges not exported");
+      Warn("throttled", "sys/devices/platform/*/*firmware*/get_throttled",
+           "missing (no firmware node)", "unknown, gauges not exported");
     }
   }
 }
@@ -414,8 +414,10 @@ const std::vector<ProbeFile>& ProbeFiles() {
       {"sys/block/*/device/manfid", 64},
       {"sys/block/*/device/date", 64},
       {"proc/device-tree/chosen/power/max_current", 64},
-      {"sys/devices/platform/*/get_throttled", 64},
-      {"sys/devices/platform/*/*/get_throttled", 64},
+      // The firmware's node: narrowed to *firmware* so that the glob's
+      // bound on matches never hides it among a Pi 5's many devices.
+      {"sys/devices/platform/*firmware*/get_throttled", 64},
+      {"sys/devices/platform/*/*firmware*/get_throttled", 64},
   };
   return files;
 }

@@ -352,6 +352,18 @@ TEST_F(DamagedTree, AbsoluteLinkStaysInsideTheRoot) {
   EXPECT_EQ(report.facts.mem_total_kb, 1893732u);  // <root>/proc/meminfo-real
 }
 
+// Regression: a glob bounded to 256 matches of any name missed a Pi 5's
+// firmware node behind its many platform devices.
+TEST_F(DamagedTree, FirmwareFoundAmongManyPlatformDevices) {
+  for (int i = 0; i < 300; ++i) {
+    fs::create_directories(root_ / "sys/devices/platform/soc" / ("a" + std::to_string(1000 + i)));
+  }
+  Write("sys/devices/platform/soc/soc:firmware/get_throttled", "50000\n");
+  const ProbeReport report = MustProbe(root_);
+  ASSERT_TRUE(report.facts.throttled.has_value()) << Messages(report);
+  EXPECT_EQ(report.labels.at("ballast.io/power-ok"), "false");
+}
+
 TEST_F(DamagedTree, LinkLoopIsAWarningNotAHang) {
   fs::remove(root_ / "proc/meminfo");
   fs::create_symlink("meminfo", root_ / "proc/meminfo");
