@@ -84,6 +84,7 @@ class Deriver {
   void Os();
   void Disk();
   void Power();
+  void Throttling();
   void Revision();
   std::string RootDisk();
   void SdCard(const std::string& dir);
@@ -362,33 +363,33 @@ void Deriver::Power() {
            "unknown");
     }
   }
+  Throttling();
+}
+
+void Deriver::Throttling() {
   // get_throttled under the firmware's platform device: soc:firmware on a
-  // Pi 3 or 4, one level deeper on a Pi 5. The first in path order wins.
+  // Pi 3 or 4, one level deeper on a Pi 5. The first in path order is used.
   constexpr std::string_view kPlatform = "sys/devices/platform/";
+  constexpr std::string_view kUnknown = "unknown, gauges not exported";
   for (auto it = snapshot_.files.lower_bound(std::string(kPlatform));
        it != snapshot_.files.end() && it->first.starts_with(kPlatform); ++it) {
-    const std::string_view middle = std::string_view(it->first).substr(kPlatform.size());
-    if (!middle.ends_with("/get_throttled") || it->second.state == FileRead::State::kMissing) {
+    if (!it->first.ends_with("/get_throttled") || it->second.state == FileRead::State::kMissing) {
       continue;
     }
-    auto text = Text(it->first, "throttled", "unknown, gauges not exported", Missing::kSilent);
-    if (!text) break;
-    auto bits = ParseThrottled(*text);
-    if (bits.ok()) {
-      facts_.throttled = *bits;
-      facts_.throttled_file = it->first;
-    } else {
-      Warn("throttled", it->first, bits.status().message(), "unknown, gauges not exported");
+    if (auto text = Text(it->first, "throttled", kUnknown, Missing::kSilent)) {
+      auto bits = ParseThrottled(*text);
+      if (bits.ok()) {
+        facts_.throttled = *bits;
+        facts_.throttled_file = it->first;
+      } else {
+        Warn("throttled", it->first, bits.status().message(), kUnknown);
+      }
     }
-    break;
+    return;
   }
-  if (facts_.raspberry_pi && !facts_.throttled && facts_.throttled_file.empty()) {
-    bool warned = false;
-    for (const Warning& w : result_.warnings) warned = warned || w.fact == "throttled";
-    if (!warned) {
-      Warn("throttled", "sys/devices/platform/*/*firmware*/get_throttled",
-           "missing (no firmware node)", "unknown, gauges not exported");
-    }
+  if (facts_.raspberry_pi) {
+    Warn("throttled", "sys/devices/platform/*/*firmware*/get_throttled",
+         "missing (no firmware node)", kUnknown);
   }
 }
 

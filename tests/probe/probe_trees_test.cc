@@ -352,6 +352,19 @@ TEST_F(DamagedTree, AbsoluteLinkStaysInsideTheRoot) {
   EXPECT_EQ(report.facts.mem_total_kb, 1893732u);  // <root>/proc/meminfo-real
 }
 
+TEST_F(DamagedTree, PiWithoutOrWithGarbledFirmwareNodeWarns) {
+  const std::string file = "sys/devices/platform/soc/soc:firmware/get_throttled";
+  Write(file, "throttled!\n");
+  ProbeReport report = MustProbe(root_);
+  EXPECT_TRUE(HasWarning(report, "throttled", file)) << Messages(report);
+  EXPECT_EQ(report.labels.count("ballast.io/power-ok"), 0u);
+  fs::remove_all(root_ / "sys/devices/platform");
+  report = MustProbe(root_);
+  EXPECT_TRUE(HasWarning(report, "throttled", "sys/devices/platform/*/*firmware*/get_throttled"))
+      << Messages(report);
+  EXPECT_EQ(report.labels.size(), 11u);  // all but power-ok
+}
+
 // Regression: a glob bounded to 256 matches of any name missed a Pi 5's
 // firmware node behind its many platform devices.
 TEST_F(DamagedTree, FirmwareFoundAmongManyPlatformDevices) {

@@ -77,7 +77,8 @@ Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& met
   const int before = labeller->applies();
   BALLAST_RETURN_IF_ERROR(labeller->Apply(report.labels));
   if (labeller->applies() != before) {
-    spdlog::info("node labelled labels={} warnings={}", report.labels.size(),
+    spdlog::info("node labelled labels={} left_to_others={} warnings={}",
+                 report.labels.size() - labeller->conflicts().size(), labeller->conflicts().size(),
                  report.warnings.size());
   }
   std::vector<probe::Warning> warnings = ProfileWarnings(report);
