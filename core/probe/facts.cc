@@ -85,6 +85,7 @@ class Deriver {
   void Disk();
   void Power();
   void Throttling();
+  void Userland();
   void Revision();
   std::string RootDisk();
   void SdCard(const std::string& dir);
@@ -177,15 +178,26 @@ void Deriver::WordSizes() {
       facts_.kernel_bits = *bits;
     }
   }
-  constexpr const char* kInit = "sbin/init";
-  if (auto bytes = Text(kInit, "os-bits", "the kernel's word size", Missing::kWarn, true)) {
+  Userland();
+}
+
+// The userland's word size: the ELF class of the init binary, else of
+// usr/bin/env (any binary of the userland says it; the chart mounts the
+// host's /usr when / is not mounted, and some inits are scripts).
+void Deriver::Userland() {
+  const char* fallback = "usr/bin/env's";
+  for (const char* path : {"sbin/init", "usr/bin/env"}) {
+    const bool last = std::string_view(path) == "usr/bin/env";
+    if (last) fallback = "the kernel's word size";
+    auto bytes = Text(path, "os-bits", fallback, last ? Missing::kWarn : Missing::kSilent, true);
+    if (!bytes) continue;
     auto elf = ParseElfHeader(*bytes);
     if (elf.ok()) {
       facts_.userland_bits = elf->bits;
       facts_.userland_machine = elf->machine;
-    } else {
-      Warn("os-bits", kInit, elf.status().message(), "the kernel's word size");
+      return;
     }
+    Warn("os-bits", path, elf.status().message(), fallback);
   }
 }
 
@@ -405,6 +417,7 @@ const std::vector<ProbeFile>& ProbeFiles() {
       {"proc/meminfo", 16 * 1024},
       {"proc/sys/kernel/arch", 64},
       {"sbin/init", 64},
+      {"usr/bin/env", 64},
       {"proc/self/smaps", 16 * 1024},
       {"etc/os-release", 16 * 1024},
       {"usr/lib/os-release", 16 * 1024},

@@ -79,7 +79,8 @@ struct Facts {
   uint64_t mem_total_kb = 0;
 
   // Word sizes: the kernel's (its machine name) and the userland's (the ELF
-  // class of /sbin/init), which differ on a 32-bit OS with a 64-bit kernel.
+  // class of /sbin/init, else of /usr/bin/env), which differ on a 32-bit OS
+  // with a 64-bit kernel.
   std::string kernel_machine;
   int kernel_bits = 0;
   int userland_bits = 0;

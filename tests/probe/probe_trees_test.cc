@@ -316,6 +316,29 @@ TEST_F(DamagedTree, GarbledFilesWarnEachAndLeaveTheirLabelsOut) {
   EXPECT_EQ(report.labels.at("ballast.io/os-release"), "2020-08-24");
 }
 
+// Without the host's / in the pod (probe.osFiles mounts /etc and /usr), or
+// with an init that is a script, any binary of the userland tells its size.
+TEST_F(DamagedTree, UserlandFromUsrBinEnvWhenInitIsNoElf) {
+  Write("sbin/init", "#!/bin/sh\nexec /lib/systemd/systemd\n");
+  std::string elf32(
+      "\x7f"
+      "ELF\x01\x01\x01",
+      7);
+  elf32.resize(18, '\0');
+  elf32 += std::string("\x28\x00", 2);  // EM_ARM
+  elf32.resize(64, '\0');
+  Write("usr/bin/env", elf32);
+  const ProbeReport report = MustProbe(root_);
+  EXPECT_EQ(report.labels.at("ballast.io/os-bits"), "32");
+  EXPECT_EQ(report.labels.at("ballast.io/kernel-bits"), "64");
+  EXPECT_EQ(report.facts.userland_machine, "arm");
+  EXPECT_TRUE(HasWarning(report, "os-bits", "sbin/init")) << Messages(report);
+  fs::remove(root_ / "sbin/init");
+  const ProbeReport no_init = MustProbe(root_);
+  EXPECT_EQ(no_init.labels.at("ballast.io/os-bits"), "32");
+  EXPECT_FALSE(HasWarning(no_init, "os-bits", "sbin/init")) << Messages(no_init);
+}
+
 TEST_F(DamagedTree, UnreadableFileWarnsNamingIt) {
   if (geteuid() == 0) GTEST_SKIP() << "root reads a file of mode 000";
   fs::permissions(root_ / "proc/meminfo", fs::perms::none);
