@@ -10,6 +10,7 @@
 #include "job/job_spec.h"
 #include "probe/facts.h"
 #include "probe/labels.h"
+#include "probe/node_marks.h"
 #include "probe/parse.h"
 #include "protocol/messages.h"
 #include "sim/scenario.h"
@@ -36,7 +37,11 @@ void ScenarioFile(std::string_view text) { (void)sim::ParseScenario(text, "scena
 
 void ProfileFile(std::string_view text) { (void)fuzzy::ParseProfile(text, "profile.yaml"); }
 
-void NodesFile(std::string_view text) { (void)fuzzy::ParseNodes(text, "nodes.yaml"); }
+void NodesFile(std::string_view text) {
+  (void)fuzzy::ParseNodes(text, "nodes.yaml");
+  // `ballast weights` reads the same text again for the probe's marks.
+  (void)probe::ProbeLabelsOfNodes(text, "nodes.yaml");
+}
 
 void ProtocolBody(std::string_view text) {
   (void)protocol::ParseRefusal(std::string(text));

@@ -31,7 +31,8 @@ void ClusterFile(std::string_view text);
 void ScenarioFile(std::string_view text);
 // A WeightProfile document (core/fuzzy ParseProfile).
 void ProfileFile(std::string_view text);
-// Node facts: `nodes:` lists, `kubectl get nodes -o yaml`, one Node (ParseNodes).
+// Node facts: `nodes:` lists, `kubectl get nodes -o yaml`, one Node (ParseNodes),
+// and the node probe's marks read from the same text (ProbeLabelsOfNodes).
 void NodesFile(std::string_view text);
 // A protocol body (core/protocol): one text read as a report, a reply, a job
 // description and a refusal, as either side of the wire may receive it.
