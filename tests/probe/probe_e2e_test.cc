@@ -226,6 +226,13 @@ TEST_F(ProbeE2eTest, LoopRelabelsWhenThrottlingAppearsAndStopsOnSigterm) {
   EXPECT_EQ(Gauge(metrics, "ballast_node_throttled"), 1) << metrics;
   EXPECT_EQ(Gauge(metrics, "ballast_node_under_voltage"), 1) << metrics;
   EXPECT_NE(metrics.find("ballast_node_throttled{node=\"" + node_ + "\"} 1"), std::string::npos);
+  EXPECT_EQ(Gauge(metrics, "ballast_node_cpu_max_hertz"), 1.5e9) << metrics;
+  // Prometheus's own checker accepts the exposition.
+  const std::string file = ::testing::TempDir() + "probe-metrics-" + node_ + ".txt";
+  std::ofstream(file) << metrics;
+  const int check = std::system(("promtool check metrics < " + file + " > /dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(check), 0) << "promtool check metrics failed on:\n" << metrics;
+  std::filesystem::remove(file);
   kill(pid, SIGTERM);
   EXPECT_EQ(ballast::testing::WaitExit(pid, std::chrono::seconds(10)), 0);
   fs::remove_all(root);
