@@ -30,7 +30,8 @@ struct ProbeOptions {
 CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options);
 
 // Runs the probe. Returns the exit code: 0 done (warnings allowed), 1 the API
-// server or the metrics port failed, 2 bad options or root.
+// server failed (without --interval) or the metrics port cannot be bound,
+// 2 a root that is not a directory or --apply without a node name.
 int RunProbeCommand(const ProbeOptions& options);
 
 }  // namespace ballast::worker
