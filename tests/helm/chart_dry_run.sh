@@ -109,7 +109,7 @@ render full -f "$chart/ci/full-values.yaml" --set operator.watchNamespace="$ns"
 grep -q '^kind: ServiceMonitor' "$tmp/full.yaml" || fail "no ServiceMonitor with monitoring.coreos.com/v1 served"
 grep -q '^kind: PodMonitor' "$tmp/full.yaml" || fail "no PodMonitor with monitoring.coreos.com/v1 served"
 pass "ServiceMonitor and PodMonitor render once the cluster serves monitoring.coreos.com/v1"
-dry_run full 24
+dry_run full 25
 cat "$tmp/full.applied"
 
 # Regression: the server does refuse (the dry run is not vacuous): a
