@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "commands.h"
 #include "fuzzy/model.h"
 #include "fuzzy/profile.h"
+#include "probe/node_marks.h"
 
 namespace ballast::cli {
 namespace {
@@ -53,13 +56,24 @@ StatusOr<std::string> ReadInput(const std::string& path) {
   return text;
 }
 
+// Node name -> the labels the node probe set (core/probe/node_marks.h).
+using ProbeMarks = std::map<std::string, std::set<std::string>>;
+
+// Whether `node`'s value of `criterion` came from a label the probe set.
+bool FromProbe(const ProbeMarks& marks, const std::string& node,
+               const fuzzy::Criterion& criterion) {
+  const auto it = marks.find(node);
+  return it != marks.end() && it->second.count(criterion.label) != 0;
+}
+
 std::string FormatWeight(double weight, fuzzy::Rounding rounding) {
   if (rounding == fuzzy::Rounding::kNone) return fmt::format("{:.3f}", weight);
   return fmt::format("{}", static_cast<int64_t>(weight));
 }
 
 // One row per node; numbers right-aligned, names left-aligned.
-std::string FormatTable(const fuzzy::Profile& profile, const fuzzy::WeightResult& result) {
+std::string FormatTable(const fuzzy::Profile& profile, const fuzzy::WeightResult& result,
+                        const ProbeMarks& marks) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> header = {"NODE", "SCORE", "RELATIVE", "WEIGHT"};
   for (const fuzzy::Criterion& criterion : profile.criteria) header.push_back(criterion.name);
@@ -68,8 +82,11 @@ std::string FormatTable(const fuzzy::Profile& profile, const fuzzy::WeightResult
     std::vector<std::string> row = {node.name, fmt::format("{:.3f}", node.score),
                                     fmt::format("{:.3f}", node.relative),
                                     FormatWeight(node.weight, profile.rounding)};
-    for (const fuzzy::CriterionResult& criterion : node.criteria) {
-      row.push_back(fmt::format("{:.3f} ({})", criterion.membership, criterion.value));
+    for (size_t c = 0; c < node.criteria.size(); ++c) {
+      const fuzzy::CriterionResult& criterion = node.criteria[c];
+      const bool probed = FromProbe(marks, node.name, profile.criteria[c]);
+      row.push_back(
+          fmt::format("{:.3f} ({}){}", criterion.membership, criterion.value, probed ? "*" : ""));
     }
     rows.push_back(std::move(row));
   }
@@ -90,10 +107,15 @@ std::string FormatTable(const fuzzy::Profile& profile, const fuzzy::WeightResult
     line.erase(line.find_last_not_of(' ') + 1);
     out += line + "\n";
   }
+  if (!marks.empty()) {
+    out +=
+        "* from a label the node probe set (annotation ballast.io/probe-labels; docs/probe.md)\n";
+  }
   return out;
 }
 
-std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult& result) {
+std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult& result,
+                       const ProbeMarks& marks) {
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
   for (const fuzzy::NodeWeight& node : result.nodes) {
     nlohmann::ordered_json memberships = nlohmann::ordered_json::object();
@@ -113,6 +135,12 @@ std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult&
     entry["relative"] = node.relative;
     entry["memberships"] = std::move(memberships);
     entry["values"] = std::move(values);
+    // The criteria whose label the node probe set (docs/probe.md).
+    nlohmann::ordered_json probed = nlohmann::ordered_json::array();
+    for (const fuzzy::Criterion& criterion : profile.criteria) {
+      if (FromProbe(marks, node.name, criterion)) probed.push_back(criterion.name);
+    }
+    entry["from_probe"] = std::move(probed);
     nodes.push_back(std::move(entry));
   }
   nlohmann::ordered_json out;
@@ -132,10 +160,17 @@ int RunWeights(const WeightsOptions& options) {
   auto result = fuzzy::ComputeWeights(*profile, *nodes);
   if (!result.ok()) return ReportError(result.status());
 
+  // The same text parsed again for the probe's marks; it parsed as nodes,
+  // so an error here cannot happen, and would only lose the marks.
+  auto marks = probe::ProbeLabelsOfNodes(*text, "nodes");
+  const ProbeMarks no_marks;
+  const ProbeMarks& probe_marks = marks.ok() ? *marks : no_marks;
+
   for (const std::string& warning : result->warnings) fmt::print(stderr, "warning: {}\n", warning);
   const Output output = options.output == "json" ? Output::kJson : Output::kTable;
-  const std::string formatted =
-      output == Output::kJson ? FormatJson(*profile, *result) : FormatTable(*profile, *result);
+  const std::string formatted = output == Output::kJson
+                                    ? FormatJson(*profile, *result, probe_marks)
+                                    : FormatTable(*profile, *result, probe_marks);
   fmt::print("{}", formatted);
   std::fflush(stdout);
   return kExitOk;

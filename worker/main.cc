@@ -21,6 +21,7 @@
 #include "kernels/kernel.h"
 #include "worker/bundle.h"
 #include "worker/metrics.h"
+#include "worker/probe/probe_command.h"
 #include "worker/slice.h"
 #include "worker/worker_loop.h"
 
@@ -198,8 +199,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
   slice->add_option("--result-file", slice_result_file,
                     "also write the JSON there, e.g. /dev/termination-log");
+  ballast::worker::ProbeOptions probe_options;
+  CLI::App* probe = ballast::worker::AddProbeCommand(app, &probe_options);
   CLI11_PARSE(app, argc, argv);
   if (*bundle) return RunBundle(bundle_dir);
+  if (*probe) return ballast::worker::RunProbeCommand(probe_options);
   if (*slice) {
     const std::string from_env = EnvOr("JOB_COMPLETION_INDEX", "");
     if (slice_index->count() == 0 && !from_env.empty()) {

@@ -8,6 +8,10 @@
 #include "fuzzy/profile_json.h"
 #include "job/job_json.h"
 #include "job/job_spec.h"
+#include "probe/facts.h"
+#include "probe/labels.h"
+#include "probe/node_marks.h"
+#include "probe/parse.h"
 #include "protocol/messages.h"
 #include "sim/scenario.h"
 #include "workload/result.h"
@@ -33,7 +37,11 @@ void ScenarioFile(std::string_view text) { (void)sim::ParseScenario(text, "scena
 
 void ProfileFile(std::string_view text) { (void)fuzzy::ParseProfile(text, "profile.yaml"); }
 
-void NodesFile(std::string_view text) { (void)fuzzy::ParseNodes(text, "nodes.yaml"); }
+void NodesFile(std::string_view text) {
+  (void)fuzzy::ParseNodes(text, "nodes.yaml");
+  // `ballast weights` reads the same text again for the probe's marks.
+  (void)probe::ProbeLabelsOfNodes(text, "nodes.yaml");
+}
 
 void ProtocolBody(std::string_view text) {
   (void)protocol::ParseRefusal(std::string(text));
@@ -73,11 +81,52 @@ void BoundedJson(std::string_view text) {
   if (!again.ok() || *again != *json) Violated();
 }
 
+void ProbeFile(std::string_view text) {
+  (void)probe::ParseRevisionText(text);
+  (void)probe::ParseBigEndianCell(text);
+  (void)probe::ParseDeviceTreeString(text);
+  (void)probe::ParseCpuInfo(text);
+  (void)probe::ParseMemTotalKb(text);
+  (void)probe::ParseCpuListCount(text);
+  (void)probe::ParseOsRelease(text);
+  (void)probe::ParseRpiIssueDate(text);
+  (void)probe::ParseElfHeader(text);
+  (void)probe::ParseSmapsPageSize(text);
+  (void)probe::ParseThrottled(text);
+  (void)probe::ParseSdDate(text);
+  static const fuzzy::Profile profile = *fuzzy::BuiltinProfile("raspberry-pi");
+  const auto check = [&](const probe::Snapshot& snapshot) {
+    const probe::ProbeResult result = probe::DeriveFacts(snapshot);
+    const probe::LabelResult labels = probe::ProbeLabels(result.facts, profile);
+    for (const auto& [key, value] : labels.labels) {
+      if (!probe::IsValidLabelValue(value) || value.empty()) Violated();
+    }
+  };
+  // The glob components name one entry, as a tree would have it.
+  std::vector<std::string> paths;
+  for (const probe::ProbeFile& file : probe::ProbeFiles()) {
+    std::string path = file.pattern;
+    for (size_t at; (at = path.find('*')) != std::string::npos;) path.replace(at, 1, "x0");
+    paths.push_back(path);
+  }
+  probe::Snapshot all;
+  probe::Snapshot split;
+  std::string_view rest = text;
+  for (const std::string& path : paths) {
+    all.files[path] = {probe::FileRead::State::kOk, std::string(text), ""};
+    const size_t nul = rest.find('\0');
+    split.files[path] = {probe::FileRead::State::kOk, std::string(rest.substr(0, nul)), ""};
+    rest.remove_prefix(nul == std::string_view::npos ? rest.size() : nul + 1);
+  }
+  check(all);
+  check(split);
+}
+
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},         {"cluster", ClusterFile}, {"scenario", ScenarioFile},
       {"profile", ProfileFile}, {"nodes", NodesFile},     {"protocol", ProtocolBody},
-      {"crd", CrdObject},       {"json", BoundedJson},
+      {"crd", CrdObject},       {"json", BoundedJson},    {"probe", ProbeFile},
   };
   return targets;
 }

@@ -31,7 +31,8 @@ void ClusterFile(std::string_view text);
 void ScenarioFile(std::string_view text);
 // A WeightProfile document (core/fuzzy ParseProfile).
 void ProfileFile(std::string_view text);
-// Node facts: `nodes:` lists, `kubectl get nodes -o yaml`, one Node (ParseNodes).
+// Node facts: `nodes:` lists, `kubectl get nodes -o yaml`, one Node (ParseNodes),
+// and the node probe's marks read from the same text (ProbeLabelsOfNodes).
 void NodesFile(std::string_view text);
 // A protocol body (core/protocol): one text read as a report, a reply, a job
 // description and a refusal, as either side of the wire may receive it.
@@ -41,6 +42,11 @@ void ProtocolBody(std::string_view text);
 void CrdObject(std::string_view text);
 // ParseBoundedJson itself: what it accepts must serialise and parse back equal.
 void BoundedJson(std::string_view text);
+
+// The node probe's files (core/probe): the text fed to every parser, then
+// given as every file of a snapshot at once, and split at NUL bytes into
+// successive files; the facts derived and labelled, every label value valid.
+void ProbeFile(std::string_view text);
 
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();

@@ -43,6 +43,10 @@ refused "a toleration with an unknown key" "operator.tolerations.0: Additional p
   --set-json 'operator.tolerations=[{"key":"a","operator":"Exists","efect":"NoSchedule"}]'
 refused "a map for a list" "worker.architectures: Invalid type. Expected: array, given: object" \
   --set worker.architectures.a=b
+refused "a zero probe interval" "probe.intervalSeconds: Must be greater than or equal to 1" \
+  --set probe.intervalSeconds=0
+refused "a misspelt probe switch" "probe: Additional property osfiles is not allowed" \
+  --set probe.osfiles=false
 # What the schema cannot say, the templates do.
 refused "two equal ports" "coordinator.port (8080), health.port (8081) and metrics.port (8080) must differ" \
   --set metrics.port=8080

@@ -1,0 +1,242 @@
+// The probe against the real API server of the e2e control plane
+// (tests/testenv): server-side apply of the probe's labels on a Node as its
+// own field manager — other labels and other managers' labels survive, a
+// label the probe no longer produces is removed, a ballast.io/ label set by
+// hand stays until removed and is then the probe's; the Event naming a missing fact;
+// `ballast-worker probe
+// --apply` as a process; and no Node made up for a wrong NODE_NAME.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+// After the standard headers: boost::asio, under cpprest, needs <utility> first.
+#include <cpprest/http_client.h>
+
+#include "../operator/kube/e2e_support.h"
+#include "support/child_process.h"
+#include "worker/probe/node_labeller.h"
+#include "worker/probe/report.h"
+
+namespace ballast::worker {
+namespace {
+
+using kube::testing::ClientFor;
+using kube::testing::TestenvDir;
+using kube::testing::WaitUntil;
+using nlohmann::json;
+
+const kube::ResourceRef kNodes = {"", "v1", "nodes", false, "", ""};
+const kube::ResourceRef kEvents = {"", "v1", "events", true, "default", ""};
+
+ProbeReport TreeReport(const std::string& tree) {
+  auto report = Probe(std::string(BALLAST_SOURCE_DIR) + "/tests/probe/trees/" + tree);
+  EXPECT_TRUE(report.ok()) << report.status().ToString();
+  return report.ok() ? *report : ProbeReport{};
+}
+
+class ProbeE2eTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    client_ = ClientFor("kubeconfig");
+    ASSERT_TRUE(client_);
+    std::random_device random;
+    node_ = "probe-e2e-" + std::to_string(random() % 1000000);
+    // A Node as a kubelet and a user left it: their labels, and one of
+    // another apply manager.
+    const json node = {{"apiVersion", "v1"},
+                       {"kind", "Node"},
+                       {"metadata",
+                        {{"name", node_},
+                         {"labels",
+                          {{"kubernetes.io/hostname", node_},
+                           {"team", "blue"},
+                           {"ballast.io/cpu-model", "set-by-hand"}}}}}};
+    auto created = client_->Create(kNodes, node);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    const json other = {{"apiVersion", "v1"},
+                        {"kind", "Node"},
+                        {"metadata", {{"name", node_}, {"labels", {{"other.io/zone", "a"}}}}}};
+    auto applied = client_->Apply(kNodes.Named(node_), other, {"other-manager", false});
+    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  }
+  void TearDown() override {
+    if (client_ && !node_.empty()) (void)client_->Delete(kNodes.Named(node_));
+  }
+
+  json Labels() {
+    auto node = client_->Get(kNodes.Named(node_));
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    return node.ok() ? node->at("metadata").value("labels", json::object()) : json::object();
+  }
+
+  std::unique_ptr<kube::HttpKubeClient> client_;
+  std::string node_;
+};
+
+TEST_F(ProbeE2eTest, ApplyOwnsOnlyItsLabelsAndDropsOnesItNoLongerProduces) {
+  const ProbeReport pi4 = TreeReport("pi4b-2gb");
+  NodeLabeller labeller(*client_, node_, "ballast-probe");
+  ASSERT_TRUE(labeller.Apply(pi4.labels).ok());
+  json labels = Labels();
+  for (const auto& [key, value] : pi4.labels) {
+    if (key != "ballast.io/cpu-model") EXPECT_EQ(labels.value(key, ""), value) << key;
+  }
+  EXPECT_EQ(labels.value("team", ""), "blue");
+  EXPECT_EQ(labels.value("other.io/zone", ""), "a");
+  EXPECT_EQ(labels.value("kubernetes.io/hostname", ""), node_);
+  // Set by hand at creation: it stays, and the probe says so.
+  EXPECT_EQ(labels.value("ballast.io/cpu-model", ""), "set-by-hand");
+  ASSERT_EQ(labeller.conflicts().size(), 1u);
+  EXPECT_EQ(labeller.conflicts()[0].fact, "ballast.io/cpu-model");
+  EXPECT_NE(labeller.conflicts()[0].message.find("cortex-a72"), std::string::npos);
+
+  // Removed by hand (a JSON merge patch, as kubectl label key- does): the
+  // next pass sets the probe's value.
+  ASSERT_TRUE(client_
+                  ->MergePatch(kNodes.Named(node_),
+                               {{"metadata", {{"labels", {{"ballast.io/cpu-model", nullptr}}}}}})
+                  .ok());
+  ASSERT_TRUE(labeller.Apply(pi4.labels).ok());
+  EXPECT_TRUE(labeller.conflicts().empty());
+  EXPECT_EQ(Labels().value("ballast.io/cpu-model", ""), "cortex-a72");
+
+  // A restarted probe on a board without a power figure: power-w goes.
+  const ProbeReport zero = TreeReport("pi-zero-2w");
+  ASSERT_EQ(zero.labels.count("ballast.io/power-w"), 0u);
+  NodeLabeller restarted(*client_, node_, "ballast-probe");
+  ASSERT_TRUE(restarted.Apply(zero.labels).ok());
+  labels = Labels();
+  EXPECT_FALSE(labels.contains("ballast.io/power-w"));
+  EXPECT_EQ(labels.value("ballast.io/board", ""), "pi-zero-2-w");
+  EXPECT_EQ(labels.value("team", ""), "blue");
+  EXPECT_EQ(labels.value("other.io/zone", ""), "a");
+
+  // The annotation and managedFields say which labels are the probe's.
+  auto node = client_->Get(kNodes.Named(node_));
+  ASSERT_TRUE(node.ok());
+  const std::string listed =
+      node->at("metadata").at("annotations").value(std::string(probe::kProbeLabelsAnnotation), "");
+  EXPECT_NE(listed.find("ballast.io/board"), std::string::npos);
+  EXPECT_EQ(listed.find("ballast.io/power-w"), std::string::npos);
+  EXPECT_EQ(listed.find("team"), std::string::npos);
+  bool owned = false;
+  for (const json& entry : node->at("metadata").at("managedFields")) {
+    if (entry.value("manager", "") != "ballast-probe") continue;
+    const json fields = entry.at("fieldsV1").at("f:metadata").at("f:labels");
+    owned = fields.contains("f:ballast.io/board") && !fields.contains("f:team");
+  }
+  EXPECT_TRUE(owned) << node->at("metadata").at("managedFields").dump();
+
+  // Unchanged labels: no request.
+  const int applies = restarted.applies();
+  ASSERT_TRUE(restarted.Apply(zero.labels).ok());
+  EXPECT_EQ(restarted.applies(), applies);
+}
+
+TEST_F(ProbeE2eTest, EventNamesTheMissingFactAndItsDefault) {
+  const ProbeReport zero = TreeReport("pi-zero-2w");
+  NodeLabeller labeller(*client_, node_, "ballast-probe");
+  ASSERT_TRUE(labeller.Apply(zero.labels).ok());
+  ASSERT_TRUE(labeller.Report(ProfileWarnings(zero)).ok());
+  ASSERT_TRUE(labeller.Report(ProfileWarnings(zero)).ok());  // the same: no second Event
+  kube::ListOptions options;
+  options.field_selector = "involvedObject.name=" + node_;
+  auto events = client_->List(kEvents, options);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  ASSERT_EQ(events->items.size(), 1u);
+  const json& event = events->items[0];
+  EXPECT_EQ(event.value("reason", ""), "ProbeFactUnknown");
+  EXPECT_EQ(event.value("type", ""), "Warning");
+  EXPECT_EQ(event.at("involvedObject").value("kind", ""), "Node");
+  EXPECT_FALSE(event.at("involvedObject").value("uid", "").empty());
+  const std::string message = event.value("message", "");
+  EXPECT_NE(message.find("ballast.io/power-w"), std::string::npos) << message;
+  EXPECT_NE(message.find("default 6.4"), std::string::npos) << message;
+  for (const json& e : events->items) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
+}
+
+TEST_F(ProbeE2eTest, WrongNodeNameIsNotFoundAndCreatesNoNode) {
+  NodeLabeller labeller(*client_, node_ + "-missing", "ballast-probe");
+  const Status status = labeller.Apply(TreeReport("pi4b-2gb").labels);
+  EXPECT_EQ(status.code(), StatusCode::kNotFound) << status.ToString();
+  EXPECT_EQ(client_->Get(kNodes.Named(node_ + "-missing")).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ProbeE2eTest, WorkerProcessLabelsItsNode) {
+  const std::string command = std::string(BALLAST_WORKER_BINARY) + " probe --apply --node " +
+                              node_ + " --kubeconfig " + TestenvDir() + "/kubeconfig --root " +
+                              BALLAST_SOURCE_DIR + "/tests/probe/trees/pi3b-32bit";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << command;
+  const json labels = Labels();
+  EXPECT_EQ(labels.value("ballast.io/cpu-model", ""), "set-by-hand");  // not the probe's
+  EXPECT_EQ(labels.value("ballast.io/os-bits", ""), "32");
+  EXPECT_EQ(labels.value("team", ""), "blue");
+}
+
+// The gauge `name{node="..."}`'s value in `metrics`; -1 when absent.
+double Gauge(const std::string& metrics, const std::string& name) {
+  const size_t at = metrics.find("\n" + name + "{");
+  if (at == std::string::npos) return -1;
+  const size_t space = metrics.find(' ', metrics.find('}', at));
+  return std::stod(metrics.substr(space + 1, metrics.find('\n', space) - space - 1));
+}
+
+std::string FetchMetrics(int port) {
+  try {
+    web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port));
+    return client.request(web::http::methods::GET, "/metrics").get().extract_string(true).get();
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// The DaemonSet's loop: relabels when throttling appears, exports the
+// shared gauges, and ends cleanly on SIGTERM.
+TEST_F(ProbeE2eTest, LoopRelabelsWhenThrottlingAppearsAndStopsOnSigterm) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / (node_ + "-tree");
+  fs::remove_all(root);
+  fs::copy(std::string(BALLAST_SOURCE_DIR) + "/tests/probe/trees/pi4b-2gb", root,
+           fs::copy_options::recursive);
+  const fs::path throttled = root / "sys/devices/platform/soc/soc:firmware/get_throttled";
+  std::random_device random;
+  const int port = 30000 + static_cast<int>(random() % 20000);
+  const std::string kubeconfig = TestenvDir() + "/kubeconfig";
+  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl(BALLAST_WORKER_BINARY, BALLAST_WORKER_BINARY, "probe", "--apply", "--node", node_.c_str(),
+          "--kubeconfig", kubeconfig.c_str(), "--root", root.c_str(), "--interval", "0.2",
+          "--metrics-listen", listen.c_str(), nullptr);
+    _exit(127);
+  }
+  EXPECT_TRUE(WaitUntil([&] { return Labels().value("ballast.io/power-ok", "") == "true"; }));
+  EXPECT_TRUE(WaitUntil([&] { return Gauge(FetchMetrics(port), "ballast_node_throttled") == 0; }));
+  std::ofstream(throttled, std::ios::trunc) << "50005\n";
+  EXPECT_TRUE(WaitUntil([&] { return Labels().value("ballast.io/power-ok", "") == "false"; }));
+  const std::string metrics = FetchMetrics(port);
+  EXPECT_EQ(Gauge(metrics, "ballast_node_throttled"), 1) << metrics;
+  EXPECT_EQ(Gauge(metrics, "ballast_node_under_voltage"), 1) << metrics;
+  EXPECT_NE(metrics.find("ballast_node_throttled{node=\"" + node_ + "\"} 1"), std::string::npos);
+  EXPECT_EQ(Gauge(metrics, "ballast_node_cpu_max_hertz"), 1.5e9) << metrics;
+  // Prometheus's own checker accepts the exposition.
+  const std::string file = ::testing::TempDir() + "probe-metrics-" + node_ + ".txt";
+  std::ofstream(file) << metrics;
+  const int check = std::system(("promtool check metrics < " + file + " > /dev/null").c_str());
+  EXPECT_EQ(WEXITSTATUS(check), 0) << "promtool check metrics failed on:\n" << metrics;
+  std::filesystem::remove(file);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(ballast::testing::WaitExit(pid, std::chrono::seconds(10)), 0);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace ballast::worker

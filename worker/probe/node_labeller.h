@@ -1,0 +1,85 @@
+// NodeLabeller: writes the probe's labels onto its own Node and reports the
+// facts it could not read (docs/probe.md).
+//
+// Labels go by server-side apply as one field manager (ballast-probe by
+// default) that owns exactly the labels of the last apply and the annotation
+// ballast.io/probe-labels listing them. So a label the probe no longer
+// produces is removed by the API server, and labels other managers own — the
+// kubelet's, k3s's control-plane role, a user's — are never touched. The
+// apply is not forced: where someone else set one of the probe's labels to
+// another value (kubectl label, the kubelet's --node-labels), theirs stays,
+// the probe applies the rest and says which label it left and who owns it
+// (conflicts()). Remove the label (kubectl label node N key-) to let the
+// probe's value in.
+//
+// Thread-safety: not thread-safe; one probe loop owns it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "operator/kube/client.h"
+#include "probe/facts.h"
+#include "probe/node_marks.h"
+
+namespace ballast::worker {
+
+// The annotation that lists, comma-separated and sorted, the labels the
+// probe wrote, is probe::kProbeLabelsAnnotation (core/probe/node_marks.h):
+// `ballast weights` reads it to mark probe labels.
+
+// The label keys an API server's apply conflict message names
+// (".metadata.labels.<key>"), in order of appearance. Pure.
+std::vector<std::string> ConflictingLabels(const std::string& message);
+
+// The server-side apply document of Node `node` carrying `labels` and the
+// annotation listing them. Pure.
+nlohmann::json NodeApplyObject(const std::string& node,
+                               const std::map<std::string, std::string>& labels);
+
+// The Event (core/v1) on Node `node_object` that names the facts the profile
+// needs and could not be read, with the default each gets; reason
+// "ProbeFactUnknown", type Warning. The message holds one line per warning,
+// at most 1024 bytes. Pure but for the time stamps.
+nlohmann::json MissingFactsEvent(const nlohmann::json& node_object,
+                                 const std::vector<probe::Warning>& warnings,
+                                 const std::string& component);
+
+class NodeLabeller {
+ public:
+  NodeLabeller(kube::KubeClient& client, std::string node, std::string field_manager);
+
+  // Applies `labels` when they differ from the last successful apply, none
+  // succeeded yet, or the last one left labels to other managers. A label
+  // another manager holds at another value is left out (conflicts() says
+  // which). Returns Ok, or the API server's error (NotFound when the Node
+  // does not exist, Invalid when RBAC forbids the patch).
+  Status Apply(const std::map<std::string, std::string>& labels);
+
+  // One warning per label of the last apply left to another manager (fact:
+  // the label key), naming the manager as the API server does.
+  const std::vector<probe::Warning>& conflicts() const { return conflicts_; }
+
+  // Posts a MissingFactsEvent in namespace "default" when `warnings` differ
+  // from those last reported (Events only on transitions); nothing when
+  // empty. Requires a successful Apply first (for the Node's uid).
+  // Returns Ok, or the API server's error.
+  Status Report(const std::vector<probe::Warning>& warnings);
+
+  int applies() const { return applies_; }
+
+ private:
+  kube::KubeClient& client_;
+  std::string node_;
+  std::string field_manager_;
+  nlohmann::json node_object_;
+  std::map<std::string, std::string> applied_;
+  bool applied_once_ = false;
+  std::vector<probe::Warning> conflicts_;
+  std::string reported_;
+  int applies_ = 0;
+};
+
+}  // namespace ballast::worker

@@ -1,0 +1,210 @@
+#include "worker/probe/probe_command.h"
+
+#include <fmt/format.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "operator/kube/http_client.h"
+#include "operator/kube/kubeconfig.h"
+#include "worker/probe/node_labeller.h"
+#include "worker/probe/probe_metrics.h"
+#include "worker/probe/report.h"
+
+namespace ballast::worker {
+namespace {
+
+std::string EnvOr(const char* name, std::string fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+void Print(const ProbeReport& report, const std::string& output) {
+  if (output == "json") {
+    std::printf("%s\n", ReportToJson(report).dump(2).c_str());
+  } else {
+    for (const probe::Warning& warning : report.warnings) {
+      std::fprintf(stderr, "warning: %s\n", warning.message.c_str());
+    }
+    for (const auto& [key, value] : report.labels) {
+      std::printf("%s=%s\n", key.c_str(), value.c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
+// SIGTERM and SIGINT: the handler only posts a semaphore; a thread of its
+// own then cancels the loop's wait. Not sigwait: OpenBLAS, linked into
+// ballast-worker, starts threads before main with the signals unblocked.
+sem_t g_stop;
+
+void OnStopSignal(int) { sem_post(&g_stop); }  // async-signal-safe
+
+void CancelOnStopSignals(kube::Cancellation* cancel) {
+  sem_init(&g_stop, 0, 0);
+  std::thread([cancel] {
+    while (sem_wait(&g_stop) != 0) {
+    }
+    spdlog::info("stop requested");
+    cancel->Cancel();
+  }).detach();
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+std::string LogWarnings(const ProbeReport& report) {
+  std::string text;
+  for (const probe::Warning& warning : report.warnings) text += warning.message + "\n";
+  return text;
+}
+
+// One pass: labels (when a labeller is given), event, metrics. Returns the
+// API server's error, if any.
+Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& metrics) {
+  metrics.Update(report);
+  if (labeller == nullptr) return Status::Ok();
+  const int before = labeller->applies();
+  BALLAST_RETURN_IF_ERROR(labeller->Apply(report.labels));
+  if (labeller->applies() != before) {
+    spdlog::info("node labelled labels={} left_to_others={} warnings={}",
+                 report.labels.size() - labeller->conflicts().size(), labeller->conflicts().size(),
+                 report.warnings.size());
+  }
+  std::vector<probe::Warning> warnings = ProfileWarnings(report);
+  for (const probe::Warning& conflict : labeller->conflicts()) {
+    if (labeller->applies() != before) spdlog::info("warning {}", conflict.message);
+    warnings.push_back(conflict);
+  }
+  return labeller->Report(warnings);
+}
+
+StatusOr<std::unique_ptr<kube::HttpKubeClient>> Connect(const ProbeOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(kube::ClusterConfig config,
+                           kube::FindClusterConfig(options.kubeconfig, ""));
+  kube::HttpClientOptions http;
+  http.user_agent = options.field_manager;
+  return kube::HttpKubeClient::Create(config, http);
+}
+
+// --apply and/or --interval: probe, label, serve, repeat until a signal.
+int RunLoop(const ProbeOptions& options) {
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-probe %v");
+  if (options.apply && options.node.empty()) {
+    spdlog::error("--apply needs --node or NODE_NAME (the downward API's spec.nodeName)");
+    return 2;
+  }
+  kube::Cancellation cancel;
+  if (options.interval_s > 0) CancelOnStopSignals(&cancel);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  auto metrics =
+      ProbeMetrics::Create(options.metrics_listen, options.node.empty() ? host : options.node);
+  if (!metrics.ok()) {
+    spdlog::error("{}", metrics.status().message());
+    return 1;
+  }
+  if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
+  std::unique_ptr<kube::HttpKubeClient> client;
+  std::unique_ptr<NodeLabeller> labeller;
+  if (options.apply) {
+    auto connected = Connect(options);
+    if (!connected.ok()) {
+      spdlog::error("no API server error=\"{}\"", connected.status().message());
+      return 1;
+    }
+    client = std::move(connected).value();
+    labeller = std::make_unique<NodeLabeller>(*client, options.node, options.field_manager);
+  }
+  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
+  std::string logged;
+  while (true) {
+    auto report = Probe(options.root);
+    if (!report.ok()) {
+      spdlog::error("{}", report.status().message());
+      return 2;
+    }
+    if (const std::string text = LogWarnings(*report); text != logged) {
+      for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
+      logged = text;
+    }
+    const Status status = Pass(*report, labeller.get(), **metrics);
+    if (!status.ok()) {
+      spdlog::error("labelling failed node={} error=\"{}\"", options.node, status.ToString());
+      if (options.interval_s <= 0) return 1;
+    }
+    if (options.interval_s <= 0) return 0;
+    const auto wait = status.ok() ? interval : std::min(interval, std::chrono::milliseconds(10000));
+    if (cancel.WaitFor(wait)) break;
+  }
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
+  options->root = EnvOr("BALLAST_PROBE_ROOT", options->root);
+  options->node = EnvOr("NODE_NAME", "");
+  options->metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
+  CLI::App* probe = app.add_subcommand(
+      "probe",
+      "read this node's facts (board, CPU, RAM, word sizes, OS, boot disk, power) from\n"
+      "ROOT's /proc, /sys and OS files and print the ballast.io/ labels they give, as\n"
+      "key=value lines (warnings on stderr) or as JSON with the facts. With --apply, label\n"
+      "the Node by server-side apply and keep doing so every --interval (docs/probe.md).");
+  // The last --root, --interval and --metrics-listen win: the chart's
+  // probe.extraArgs can point the DaemonSet elsewhere (a tree per node).
+  probe
+      ->add_option("--root", options->root,
+                   "the root to read: / or a host's root mounted in a pod [BALLAST_PROBE_ROOT]")
+      ->capture_default_str()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  probe->add_option("-o,--output", options->output, "text: key=value lines; json: everything")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  probe->add_flag("--apply", options->apply,
+                  "label the Node by server-side apply (field manager --field-manager), post an "
+                  "Event when a fact the profile needs cannot be read");
+  probe->add_option("--node", options->node, "the Node to label [NODE_NAME]");
+  probe->add_option("--kubeconfig", options->kubeconfig,
+                    "kubeconfig (default: $KUBECONFIG, ~/.kube/config, else the pod's account)");
+  probe
+      ->add_option("--interval", options->interval_s,
+                   "probe again every this many seconds until SIGTERM, relabelling when the "
+                   "labels change (0: once)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  probe
+      ->add_option("--metrics-listen", options->metrics_listen,
+                   "serve the facts as Prometheus gauges on host:port [BALLAST_METRICS_LISTEN]")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  probe
+      ->add_option("--field-manager", options->field_manager, "the server-side apply field manager")
+      ->capture_default_str();
+  return probe;
+}
+
+int RunProbeCommand(const ProbeOptions& options) {
+  if (options.apply || options.interval_s > 0) return RunLoop(options);
+  auto report = Probe(options.root);
+  if (!report.ok()) {
+    std::fprintf(stderr, "ballast-worker probe: %s\n", report.status().message().c_str());
+    return 2;
+  }
+  Print(*report, options.output);
+  return 0;
+}
+
+}  // namespace ballast::worker

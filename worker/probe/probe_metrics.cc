@@ -1,0 +1,102 @@
+#include "worker/probe/probe_metrics.h"
+
+#include <fmt/format.h>
+#include <prometheus/exposer.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <optional>
+
+namespace ballast::worker {
+
+class ProbeMetrics::Impl {
+ public:
+  explicit Impl(std::string node)
+      : registry_(std::make_shared<prometheus::Registry>()), node_(std::move(node)) {}
+
+  // Sets gauge `name` to `value`, or removes it when the fact is unknown.
+  void Set(const std::string& name, const char* help, std::optional<double> value) {
+    auto it = families_.find(name);
+    if (it == families_.end()) {
+      auto& family = prometheus::BuildGauge().Name(name).Help(help).Register(*registry_);
+      it = families_.emplace(name, Entry{&family, nullptr}).first;
+    }
+    Entry& entry = it->second;
+    if (!value) {
+      if (entry.gauge != nullptr) entry.family->Remove(entry.gauge);
+      entry.gauge = nullptr;
+      return;
+    }
+    if (entry.gauge == nullptr) entry.gauge = &entry.family->Add({{"node", node_}});
+    entry.gauge->Set(*value);
+  }
+
+  struct Entry {
+    prometheus::Family<prometheus::Gauge>* family;
+    prometheus::Gauge* gauge;
+  };
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::string node_;
+  std::map<std::string, Entry> families_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+};
+
+StatusOr<std::unique_ptr<ProbeMetrics>> ProbeMetrics::Create(const std::string& listen,
+                                                             const std::string& node) {
+  auto impl = std::make_unique<Impl>(node);
+  if (!listen.empty()) {
+    try {
+      impl->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
+    } catch (const std::exception& e) {
+      return Status::Unavailable(fmt::format("cannot serve metrics on {}: {}", listen, e.what()));
+    }
+    impl->exposer_->RegisterCollectable(impl->registry_);
+  }
+  return std::unique_ptr<ProbeMetrics>(new ProbeMetrics(std::move(impl)));
+}
+
+ProbeMetrics::ProbeMetrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ProbeMetrics::~ProbeMetrics() = default;
+
+uint16_t ProbeMetrics::port() const {
+  if (!impl_->exposer_) return 0;
+  auto ports = impl_->exposer_->GetListeningPorts();
+  return ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
+}
+
+void ProbeMetrics::Update(const ProbeReport& report) {
+  const probe::Facts& f = report.facts;
+  const auto known = [](uint64_t v) -> std::optional<double> {
+    return v == 0 ? std::nullopt : std::optional<double>(static_cast<double>(v));
+  };
+  const auto bit = [&](bool (probe::Throttled::*get)() const) -> std::optional<double> {
+    if (!f.throttled) return std::nullopt;
+    return ((*f.throttled).*get)() ? 1.0 : 0.0;
+  };
+  Impl& m = *impl_;
+  m.Set("ballast_node_throttled", "1 when the firmware reports throttling now, else 0",
+        bit(&probe::Throttled::throttled_now));
+  m.Set("ballast_node_under_voltage", "1 when the firmware reports under-voltage now, else 0",
+        bit(&probe::Throttled::under_voltage_now));
+  m.Set("ballast_node_freq_capped", "1 when the firmware caps the ARM frequency now, else 0",
+        bit(&probe::Throttled::freq_capped_now));
+  m.Set("ballast_node_throttled_since_boot", "1 once throttling occurred since boot, else 0",
+        bit(&probe::Throttled::throttled_since_boot));
+  m.Set("ballast_node_under_voltage_since_boot", "1 once under-voltage occurred since boot, else 0",
+        bit(&probe::Throttled::under_voltage_since_boot));
+  m.Set("ballast_node_cpu_cores", "CPUs of the node", known(f.cpu_cores));
+  m.Set("ballast_node_cpu_max_hertz", "The highest maximum frequency of the node's CPUs",
+        known(f.cpu_max_khz * 1000));
+  m.Set("ballast_node_memory_bytes", "MemTotal of the node", known(f.mem_total_kb * 1024));
+  m.Set("ballast_node_boot_disk_bytes", "Size of the node's boot disk (the SD card on a Pi)",
+        known(f.boot_disk_bytes));
+  m.Set("ballast_node_page_size_bytes", "The kernel's page size", known(f.page_size));
+  const auto amps = known(f.supply_max_current_ma);
+  m.Set("ballast_node_supply_max_current_amperes", "Supply current limit the firmware reports",
+        amps ? std::optional<double>(*amps / 1000) : std::nullopt);
+  m.Set("ballast_node_probe_warnings", "Warnings of the last probe (facts it could not read)",
+        static_cast<double>(report.warnings.size()));
+}
+
+}  // namespace ballast::worker

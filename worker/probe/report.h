@@ -1,0 +1,41 @@
+// ProbeReport: one probe of a root directory — its facts, the labels they
+// give and every warning — and its JSON form, which `ballast-worker probe -o
+// json` prints (docs/probe.md).
+//
+// Thread-safety: values and functions over them; Probe reads the file system.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "probe/facts.h"
+#include "probe/labels.h"
+
+namespace ballast::worker {
+
+struct ProbeReport {
+  std::string root;
+  probe::Facts facts;
+  std::map<std::string, std::string> labels;
+  std::vector<probe::Warning> warnings;  // the facts' warnings, then the labels'
+};
+
+// Derives the report of a snapshot against the built-in raspberry-pi
+// profile (which only names the defaults of labels left out). Pure.
+ProbeReport MakeReport(const std::string& root, const probe::Snapshot& snapshot);
+
+// Reads `root` (ReadSnapshot) and makes its report. Returns Invalid when the
+// root is not a directory.
+StatusOr<ProbeReport> Probe(const std::string& root);
+
+// {"root", "facts": {...}, "labels": {...}, "warnings": [{fact, file,
+// message}]}; a fact that is unknown is null.
+nlohmann::ordered_json ReportToJson(const ProbeReport& report);
+
+// The warnings about facts a label of the raspberry-pi profile needs: the
+// ones an Event on the Node reports.
+std::vector<probe::Warning> ProfileWarnings(const ProbeReport& report);
+
+}  // namespace ballast::worker
