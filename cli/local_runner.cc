@@ -119,8 +119,11 @@ class Runner {
     config_.policy = options_.job.policy;
     config_.lease_seconds = options_.job.lease_seconds;
     config_.verify.fraction = options_.job.verify_fraction;  // the server draws the seed
-    for (const auto& weight : weights_.nodes)
-      config_.workers.push_back({weight.name, weight.weight});
+    for (const auto& weight : weights_.nodes) {
+      const auto prior = options_.priors.find(weight.name);
+      config_.workers.push_back(
+          {weight.name, prior != options_.priors.end() ? prior->second : weight.weight});
+    }
 
     log_dir_ = options_.log_dir;
     if (log_dir_.empty()) {

@@ -43,6 +43,9 @@ struct LocalRunOptions {
   // by node; return false to stop the job: the workers are stopped and the
   // outcome so far returned, with `stopped` set.
   std::function<bool(const coordinator::JobView&, const std::map<std::string, pid_t>&)> on_progress;
+  // Prior speeds by node name that replace the fuzzy weights (history as the
+  // prior, `run --history`); nodes not named keep their fuzzy weight.
+  std::map<std::string, double> priors;
 };
 
 struct NodeOutcome {

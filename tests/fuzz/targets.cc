@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/bounded_json.h"
+#include "fuzzy/history_file.h"
 #include "fuzzy/profile.h"
 #include "fuzzy/profile_json.h"
 #include "job/job_json.h"
@@ -55,6 +56,14 @@ void ProtocolBody(std::string_view text) {
   Reserialise(protocol::ParseJobDescription(*json));
 }
 
+void HistoryFileText(std::string_view text) {
+  auto file = fuzzy::ParseHistoryFile(text, "history.json");
+  if (!file.ok()) return;
+  // What parses must format to a file that parses back to the same records.
+  auto again = fuzzy::ParseHistoryFile(fuzzy::FormatHistoryFile(*file), "again.json");
+  if (!again.ok() || again->workloads.size() != file->workloads.size()) Violated();
+}
+
 void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
   if (!object.ok()) return;
@@ -77,7 +86,7 @@ const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},         {"cluster", ClusterFile}, {"scenario", ScenarioFile},
       {"profile", ProfileFile}, {"nodes", NodesFile},     {"protocol", ProtocolBody},
-      {"crd", CrdObject},       {"json", BoundedJson},
+      {"crd", CrdObject},       {"json", BoundedJson},    {"history", HistoryFileText},
   };
   return targets;
 }
