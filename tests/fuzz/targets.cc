@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/bounded_json.h"
+#include "fuzzy/fit.h"
 #include "fuzzy/history_file.h"
 #include "fuzzy/profile.h"
 #include "fuzzy/profile_json.h"
@@ -64,6 +65,8 @@ void HistoryFileText(std::string_view text) {
   if (!again.ok() || again->workloads.size() != file->workloads.size()) Violated();
 }
 
+void SpeedsFile(std::string_view text) { (void)fuzzy::ParseSpeeds(text, "speeds.yaml"); }
+
 void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
   if (!object.ok()) return;
@@ -87,6 +90,7 @@ const std::vector<NamedTarget>& AllTargets() {
       {"job", JobFile},         {"cluster", ClusterFile}, {"scenario", ScenarioFile},
       {"profile", ProfileFile}, {"nodes", NodesFile},     {"protocol", ProtocolBody},
       {"crd", CrdObject},       {"json", BoundedJson},    {"history", HistoryFileText},
+      {"speeds", SpeedsFile},
   };
   return targets;
 }

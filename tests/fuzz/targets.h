@@ -38,6 +38,8 @@ void NodesFile(std::string_view text);
 void ProtocolBody(std::string_view text);
 // The run-to-run history file of `ballast run --history` (ParseHistoryFile).
 void HistoryFileText(std::string_view text);
+// The speeds file of `ballast weights --fit` (ParseSpeeds).
+void SpeedsFile(std::string_view text);
 // A WeightedJob or WeightProfile object as the API server hands it over
 // (JSON): the operator's typed readers of its spec and of the profile.
 void CrdObject(std::string_view text);
