@@ -18,7 +18,8 @@ namespace jr = json_read;
 constexpr int64_t kMaxTime = int64_t{1} << 40;
 
 StatusOr<HistoryRecord> ParseRecord(const nlohmann::json& value, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {"node", "speed", "samples", "time"}));
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(value, path, {"node", "speed", "samples", "time", "spread"}));
   HistoryRecord record;
   BALLAST_ASSIGN_OR_RETURN(const nlohmann::json* node, jr::Require(value, path, "node"));
   BALLAST_ASSIGN_OR_RETURN(record.node, jr::String(*node, jr::Field(path, "node")));
@@ -33,6 +34,12 @@ StatusOr<HistoryRecord> ParseRecord(const nlohmann::json& value, const std::stri
                            jr::Positive(*samples, jr::Field(path, "samples"), kMaxHistorySamples));
   BALLAST_ASSIGN_OR_RETURN(const nlohmann::json* time, jr::Require(value, path, "time"));
   BALLAST_ASSIGN_OR_RETURN(record.time, jr::Int(*time, jr::Field(path, "time"), 0, kMaxTime));
+  if (const nlohmann::json* spread = jr::Find(value, "spread")) {
+    const bool number = spread->is_number() && std::isfinite(spread->get<double>()) &&
+                        spread->get<double>() >= 0 && spread->get<double>() <= 1e6;
+    if (!number) return jr::Expected(jr::Field(path, "spread"), "a number in [0, 1e6]", *spread);
+    record.spread = spread->get<double>();
+  }
   return record;
 }
 
@@ -97,7 +104,8 @@ std::string FormatHistoryFile(const HistoryFile& file) {
       list.push_back({{"node", node},
                       {"speed", record->speed},
                       {"samples", record->samples},
-                      {"time", record->time}});
+                      {"time", record->time},
+                      {"spread", record->spread}});
     }
     workloads[kind] = std::move(list);
   }
@@ -110,8 +118,8 @@ std::string FormatHistoryFile(const HistoryFile& file) {
 std::vector<NodeHistory> HistoryAt(const std::vector<HistoryRecord>& records, int64_t now) {
   std::vector<NodeHistory> history;
   for (const HistoryRecord& record : records) {
-    history.push_back(
-        {record.node, record.speed, record.samples, static_cast<double>(now - record.time)});
+    history.push_back({record.node, record.speed, record.samples,
+                       static_cast<double>(now - record.time), record.spread});
   }
   return history;
 }
@@ -121,8 +129,9 @@ std::vector<HistoryRecord> RecordsAt(const std::vector<NodeHistory>& history, in
   for (const NodeHistory& h : history) {
     const double age = std::isfinite(h.age_seconds) ? std::max(0.0, h.age_seconds) : 0;
     const int64_t time = std::clamp<int64_t>(now - static_cast<int64_t>(age), 0, kMaxTime);
+    const double spread = std::isfinite(h.spread) ? std::clamp(h.spread, 0.0, 1e6) : 0;
     records.push_back({h.node, std::min(h.speed, kMaxHistorySpeed),
-                       std::min(h.samples, kMaxHistorySamples), time});
+                       std::min(h.samples, kMaxHistorySamples), time, spread});
   }
   return records;
 }

@@ -5,7 +5,7 @@
 //
 //   {"version": 1,
 //    "workloads": {"primes": [{"node": "pi4b-a", "speed": 812.5, "samples": 12,
-//                              "time": 1795000000}, ...], ...}}
+//                              "time": 1795000000, "spread": 0.01}, ...], ...}}
 //
 // Thread-safety: plain values and pure functions.
 #pragma once
@@ -26,6 +26,7 @@ struct HistoryRecord {
   double speed = 0;    // cost units per second of the job it was measured in
   double samples = 0;  // weighted sample count
   int64_t time = 0;    // Unix seconds of the newest sample
+  double spread = 0;   // variance of the log speed between jobs (optional in the file)
 };
 
 struct HistoryFile {
@@ -44,8 +45,8 @@ inline constexpr double kMaxHistorySamples = 1e12;
 // text that is not bounded JSON, a version other than 1, unknown fields, a
 // node name that is not a DNS-1123 subdomain, duplicate nodes in a workload,
 // a speed or sample count that is not a finite number > 0 within its bound,
-// a time outside [0, 2^40], or more than kMaxHistoryWorkloads workloads or
-// kMaxHistoryNodes nodes in one.
+// a time outside [0, 2^40], a spread that is not a number in [0, 1e6], or more than
+// kMaxHistoryWorkloads workloads or kMaxHistoryNodes nodes in one.
 StatusOr<HistoryFile> ParseHistoryFile(std::string_view text, std::string_view file_name);
 
 // The file as JSON text (records sorted by node), parseable by ParseHistoryFile.

@@ -61,9 +61,14 @@ double FuzzyValue(double weight) {
 
 }  // namespace
 
-double Credibility(double samples, const HistoryPriorOptions& options) {
+double Credibility(double samples, const HistoryPriorOptions& options, double spread) {
   if (!Positive(samples)) return 0;
-  return std::min(1.0, std::sqrt(samples / FullTrust(options)));
+  const double z = std::min(1.0, std::sqrt(samples / FullTrust(options)));
+  const double tolerance = Positive(options.spread_tolerance)
+                               ? options.spread_tolerance
+                               : HistoryPriorOptions{}.spread_tolerance;
+  if (!(spread > 0)) return z;  // NaN, negative or none
+  return z / (1 + std::min(spread, 1e300) / tolerance);
 }
 
 double WeightedSamples(double samples, double throttled, const HistoryPriorOptions& options) {
@@ -78,37 +83,80 @@ double MeasuredSpeed(double cost, double busy_seconds) {
   return Positive(speed) ? speed : 0;
 }
 
+namespace {
+
+// What one node with usable history brings: its fuzzy and history log
+// speeds, its credibility and the history itself.
+struct Evidence {
+  double log_fuzzy = 0;
+  double log_history = 0;
+  double z = 0;
+  const NodeHistory* history = nullptr;
+};
+
+// The scale: log c = Σ z (log f - log h) / Σ z (0 when nothing counts).
+double LogScale(const std::map<std::string, Evidence>& evidence) {
+  double weighted = 0;
+  double sum = 0;
+  for (const auto& [node, e] : evidence) {
+    weighted += e.z * (e.log_fuzzy - e.log_history);
+    sum += e.z;
+  }
+  return sum > 0 ? weighted / sum : 0;
+}
+
+// How wrong the fuzzy weights are, as history shows them: the
+// credibility-weighted mean square of log f - log(c h).
+double LabelError(const std::map<std::string, Evidence>& evidence, double log_scale) {
+  double weighted = 0;
+  double sum = 0;
+  for (const auto& [node, e] : evidence) {
+    const double residual = e.log_fuzzy - log_scale - e.log_history;
+    weighted += e.z * residual * residual;
+    sum += e.z;
+  }
+  return sum > 0 ? weighted / sum : 0;
+}
+
+}  // namespace
+
 std::vector<NodePrior> BlendHistoryPrior(const std::map<std::string, double>& fuzzy,
                                          const std::vector<NodeHistory>& history,
                                          const HistoryPriorOptions& options) {
   const std::map<std::string, NodeHistory> known = UsableByNode(history, options);
-  // The scale c: credibility-weighted geometric mean of f / h.
-  double weighted_log_ratio = 0;
-  double weight_sum = 0;
+  std::map<std::string, Evidence> evidence;
   for (const auto& [node, weight] : fuzzy) {
     auto it = known.find(node);
     if (it == known.end()) continue;
-    const double z = Credibility(it->second.samples, options);
-    weighted_log_ratio += z * (std::log(FuzzyValue(weight)) - std::log(it->second.speed));
-    weight_sum += z;
+    evidence[node] = {std::log(FuzzyValue(weight)), std::log(it->second.speed),
+                      Credibility(it->second.samples, options), &it->second};
   }
-  const double log_scale = weight_sum > 0 ? weighted_log_ratio / weight_sum : 0;
+  // A spread between jobs counts against history relative to how wrong the
+  // labels are: noisier history than the labels' error is trusted less.
+  HistoryPriorOptions spread_options = options;
+  const double tolerance = Positive(options.spread_tolerance)
+                               ? options.spread_tolerance
+                               : HistoryPriorOptions{}.spread_tolerance;
+  spread_options.spread_tolerance = std::max(tolerance, LabelError(evidence, LogScale(evidence)));
+  for (auto& [node, e] : evidence) {
+    e.z = Credibility(e.history->samples, spread_options, e.history->spread);
+  }
+  const double log_scale = LogScale(evidence);
   std::vector<NodePrior> priors;
   priors.reserve(fuzzy.size());
   for (const auto& [node, weight] : fuzzy) {
-    NodePrior prior{node, FuzzyValue(weight), PriorSource::kProfile, 0, 0, 0};
-    auto it = known.find(node);
-    if (it != known.end()) {
-      const NodeHistory& h = it->second;
-      const double z = Credibility(h.samples, options);
-      const double log_history = log_scale + std::log(h.speed);
-      const double log_prior = (1 - z) * std::log(prior.value) + z * log_history;
+    NodePrior prior{node, FuzzyValue(weight), PriorSource::kProfile, 0, 0, 0, 0};
+    auto it = evidence.find(node);
+    if (it != evidence.end()) {
+      const Evidence& e = it->second;
+      const double log_prior = (1 - e.z) * e.log_fuzzy + e.z * (log_scale + e.log_history);
       prior.value =
           std::clamp(std::exp(log_prior), balance::kMinPriorSpeed, balance::kMaxPriorSpeed);
-      prior.source = z >= 1 ? PriorSource::kHistory : PriorSource::kBlended;
-      prior.samples = h.samples;
-      prior.age_seconds = h.age_seconds;
-      prior.credibility = z;
+      prior.source = e.z >= 1 ? PriorSource::kHistory : PriorSource::kBlended;
+      prior.samples = e.history->samples;
+      prior.age_seconds = e.history->age_seconds;
+      prior.credibility = e.z;
+      prior.spread = Positive(e.history->spread) ? e.history->spread : 0;
     }
     priors.push_back(std::move(prior));
   }
@@ -150,6 +198,10 @@ std::vector<NodeHistory> MergeJobSpeeds(const std::vector<NodeHistory>& kept,
     }
     const double n_old = merged.samples * carry;
     const double n_new = std::min(h.samples, cap);
+    const double d = std::log(h.speed) - std::log(merged.speed);
+    const double kept_spread = Positive(merged.spread) ? std::min(merged.spread, 1e6) : 0;
+    merged.spread =
+        std::min(1e6, kept_spread > 0 ? carry * kept_spread + (1 - carry) * d * d : d * d);
     const double log_speed =
         (n_old * std::log(merged.speed) + n_new * std::log(h.speed)) / (n_old + n_new);
     merged.speed = std::clamp(std::exp(log_speed), kMinSpeed, kMaxSpeed);

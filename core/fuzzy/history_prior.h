@@ -4,9 +4,16 @@
 //
 // For each node i with fuzzy weight f_i and usable history (speed h_i > 0,
 // weighted sample count n_i > 0, age <= max_age_seconds), the credibility of
-// its history is the square-root rule of limited-fluctuation credibility:
+// its history is the square-root rule of limited-fluctuation credibility,
+// reduced by how much the node's speed has varied between jobs (v_i, the
+// variance of its log speed from job to job; 0 when steady or unknown):
 //
-//   Z_i = min(1, sqrt(n_i / full_trust_samples))
+//   Z_i = min(1, sqrt(n_i / full_trust_samples)) / (1 + v_i / t)
+//
+// with t the larger of spread_tolerance and how wrong the labels are as
+// history shows them (the mean square of log f - log(c h) below, weighted by
+// the first factor of Z): history that varies between jobs by less than the
+// labels err is still trusted.
 //
 // History speeds are on any scale (cost units per second of some job); they
 // are brought to the fuzzy weights' scale by the credibility-weighted
@@ -40,6 +47,9 @@ struct NodeHistory {
   double speed = 0;        // relative speed, any scale (e.g. cost units per second)
   double samples = 0;      // weighted sample count (WeightedSamples)
   double age_seconds = 0;  // age of the newest sample
+  // Variance of the log speed between jobs (MergeJobSpeeds keeps it); 0 when
+  // the node has been steady or only one job is known.
+  double spread = 0;
 };
 
 enum class PriorSource {
@@ -56,6 +66,10 @@ struct HistoryPriorOptions {
   // How much one sample taken while the node was throttled or under-voltage
   // counts (WeightedSamples), in [0, 1].
   double throttled_weight = 0.25;
+  // The variance of the log speed between jobs at which a node's history
+  // counts half (0.05: a spread of about ±22 % from job to job), unless the
+  // labels err by more (see above).
+  double spread_tolerance = 0.05;
   // MergeJobSpeeds: how much the evidence kept from earlier jobs counts
   // against a new job's (in [0, 1]; 0.5 halves it at each job, so a node
   // whose speed drifted is followed within a few jobs).
@@ -71,6 +85,7 @@ struct NodePrior {
   double samples = 0;      // the history's weighted samples used (0 for kProfile)
   double age_seconds = 0;  // the history's age (0 for kProfile)
   double credibility = 0;  // Z in [0, 1]
+  double spread = 0;       // the history's spread between jobs (0 for kProfile)
 };
 
 // The prior of each node. `fuzzy`: node -> fuzzy weight (> 0; a weight that
@@ -86,9 +101,11 @@ std::vector<NodePrior> BlendHistoryPrior(const std::map<std::string, double>& fu
                                          const std::vector<NodeHistory>& history,
                                          const HistoryPriorOptions& options);
 
-// The credibility Z of `samples` weighted samples: min(1, sqrt(samples /
-// full_trust_samples)); 0 for a count that is not a finite positive number.
-double Credibility(double samples, const HistoryPriorOptions& options);
+// The credibility Z of `samples` weighted samples whose speed varied by
+// `spread` between jobs: min(1, sqrt(samples / full_trust_samples)) / (1 +
+// spread / spread_tolerance); 0 for a count that is not a finite positive
+// number; a NaN or negative spread reads as 0, an infinite one gives ~0.
+double Credibility(double samples, const HistoryPriorOptions& options, double spread = 0);
 
 // The weighted sample count of `samples` samples of which `throttled` were
 // taken while the node was throttled: (samples - throttled) + throttled *
@@ -107,9 +124,10 @@ double MeasuredSpeed(double cost, double busy_seconds);
 // over the nodes in both, a job of another size having other cost units);
 // then each node in both gets the log-speed average of the two weighted by
 // samples, the kept ones times options.carry, its samples the sum (at most
-// max_samples) and the new age; a node in one of them keeps its record
-// (rescaled). Unusable entries (as BlendHistoryPrior reads them) are dropped.
-// Returns one record per node, sorted by name.
+// max_samples), the new age, and as spread the squared log difference d^2
+// of the two speeds (carry * kept spread + (1 - carry) * d^2 once it has
+// one); a node in one of them keeps its record (rescaled). Unusable entries (as BlendHistoryPrior
+// reads them) are dropped. Returns one record per node, sorted by name.
 std::vector<NodeHistory> MergeJobSpeeds(const std::vector<NodeHistory>& kept,
                                         const std::vector<NodeHistory>& measured,
                                         const HistoryPriorOptions& options);

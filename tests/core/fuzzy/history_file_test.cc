@@ -11,7 +11,7 @@ namespace {
 
 TEST(HistoryFileTest, RoundTripAndAges) {
   HistoryFile file;
-  file.workloads["primes"] = {{"pi4b-a", 812.5, 12, 1000}, {"pi3b", 101.25, 3.5, 1100}};
+  file.workloads["primes"] = {{"pi4b-a", 812.5, 12, 1000, 0.25}, {"pi3b", 101.25, 3.5, 1100}};
   auto parsed = ParseHistoryFile(FormatHistoryFile(file), "h.json");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const auto& records = parsed->workloads.at("primes");
@@ -21,6 +21,7 @@ TEST(HistoryFileTest, RoundTripAndAges) {
   const auto history = HistoryAt(records, 1500);
   EXPECT_DOUBLE_EQ(history[0].age_seconds, 400);
   EXPECT_DOUBLE_EQ(history[1].samples, 12);
+  EXPECT_DOUBLE_EQ(history[1].spread, 0.25);
   const auto back = RecordsAt(history, 1500);
   EXPECT_EQ(back[0].time, 1100);
   EXPECT_EQ(back[1].time, 1000);
@@ -52,6 +53,9 @@ TEST(HistoryFileTest, BadFilesNameTheField) {
       {R"({"version": 1, "workloads": {"primes": [{"node": "a", "speed": 1, "samples": 1,
           "time": -5}]}})",
        "workloads.primes[0].time"},
+      {R"({"version": 1, "workloads": {"primes": [{"node": "a", "speed": 1, "samples": 1,
+          "time": 5, "spread": -1}]}})",
+       "workloads.primes[0].spread: expected a number in [0, 1e6]"},
       {R"({"version": 1, "workloads": {"primes": [{"node": "Bad_Name", "speed": 1,
           "samples": 1, "time": 5}]}})",
        "workloads.primes[0].node"},

@@ -215,6 +215,48 @@ TEST(HistoryPrior, MergeDropsUnusableEntriesAndCapsSamples) {
   EXPECT_DOUBLE_EQ(merged[1].samples, 50);
 }
 
+TEST(HistoryPrior, ASpreadBetweenJobsLowersCredibility) {
+  HistoryPriorOptions options;
+  options.full_trust_samples = 16;
+  options.spread_tolerance = 0.05;
+  EXPECT_DOUBLE_EQ(Credibility(16, options, 0.05), 0.5);
+  EXPECT_DOUBLE_EQ(Credibility(4, options, 0.15), 0.125);
+  EXPECT_DOUBLE_EQ(Credibility(16, options, kNan), 1);
+  EXPECT_DOUBLE_EQ(Credibility(16, options, -1), 1);
+  EXPECT_LT(Credibility(16, options, kInf), 1e-200);
+}
+
+// Labels nearly right, a node whose speed jumps from job to job: its history
+// counts little. Labels far off: the same spread counts for less, as the
+// labels are the worse guess.
+TEST(HistoryPrior, ASpreadCountsAgainstHowWrongTheLabelsAre) {
+  const std::vector<NodeHistory> noisy = {{"x", 2.2, 100, 0, 0.5}, {"y", 1, 100, 0, 0}};
+  const auto near = BlendHistoryPrior({{"x", 2}, {"y", 1}}, noisy, {});
+  const auto far = BlendHistoryPrior({{"x", 1}, {"y", 8}}, noisy, {});
+  EXPECT_EQ(Find(near, "y").credibility, 1);
+  EXPECT_LT(Find(near, "x").credibility, 0.2);
+  EXPECT_GT(Find(far, "x").credibility, 0.5);
+  EXPECT_LT(Find(far, "x").credibility, 1);
+  EXPECT_DOUBLE_EQ(Find(far, "x").spread, 0.5);
+  EXPECT_EQ(Find(far, "x").source, PriorSource::kBlended);
+}
+
+TEST(HistoryPrior, MergeKeepsTheSpreadBetweenJobs) {
+  HistoryPriorOptions options;
+  options.carry = 0.5;
+  // a doubles against b: after rescaling, each moved by sqrt(2) the other way.
+  auto merged = MergeJobSpeeds({{"a", 1, 10, 0}, {"b", 1, 10, 0}},
+                               {{"a", 2, 10, 0}, {"b", 1, 10, 0}}, options);
+  const double d2 = std::pow(std::log(std::sqrt(2.0)), 2);
+  EXPECT_NEAR(merged[0].spread, d2, 1e-12);
+  EXPECT_NEAR(merged[1].spread, d2, 1e-12);
+  // A steady job after it: the spread halves.
+  const std::vector<NodeHistory> steady = {{"a", merged[0].speed, 10, 0},
+                                           {"b", merged[1].speed, 10, 0}};
+  merged = MergeJobSpeeds(merged, steady, options);
+  EXPECT_NEAR(merged[0].spread, d2 / 2, 1e-12);
+}
+
 TEST(HistoryPrior, SplitErrorIsTheWorstRelativeShareError) {
   EXPECT_DOUBLE_EQ(SplitError({1, 1}, {1, 1}), 0);
   EXPECT_DOUBLE_EQ(SplitError({2, 4}, {1, 2}), 0);
