@@ -45,6 +45,20 @@ std::string SourceCounts(const std::vector<fuzzy::NodePrior>& priors) {
   return fmt::format("{}", fmt::join(parts, " / "));
 }
 
+// Every run of a policy with --history, for -o json.
+nlohmann::json HistoryJson(const std::vector<HistoryRun>& runs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const HistoryRun& run : runs) {
+    out.push_back({{"makespan_s", run.makespan},
+                   {"efficiency", run.efficiency},
+                   {"messages", run.messages},
+                   {"moved_items", run.moved},
+                   {"split_error", run.split_error},
+                   {"priors", run.sources}});
+  }
+  return out;
+}
+
 // The runs of each policy with --history, and the targets of issue 15: the
 // later runs' median moved items and messages at most half the first run's,
 // their median efficiency not lower.
@@ -174,7 +188,8 @@ int Bench(const BenchFlags& flags) {
     nlohmann::json out = {{"job", loaded->job.name}, {"repeat", flags.repeat},
                           {"cores", cores},          {"results_agree", agree},
                           {"result", reference},     {"results", nlohmann::json::array()}};
-    for (const auto& f : figures) {
+    for (size_t p = 0; p < figures.size(); ++p) {
+      const PolicyFigures& f = figures[p];
       out["results"].push_back({{"policy", f.policy},
                                 {"makespan_s", Median(f.makespans)},
                                 {"ideal_s", Median(f.ideals)},
@@ -182,6 +197,7 @@ int Bench(const BenchFlags& flags) {
                                 {"makespans_s", f.makespans},
                                 {"messages", f.messages},
                                 {"moved_items", f.moved}});
+      if (flags.history) out["results"].back()["history_runs"] = HistoryJson(history_runs[p]);
     }
     fmt::print("{}\n", out.dump(2));
   } else {

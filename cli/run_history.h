@@ -35,7 +35,8 @@ std::vector<fuzzy::NodePrior> RunPriors(const fuzzy::WeightResult& weights,
 
 // The history with a finished run's measured speeds merged in: each node's
 // declared cost over its computing seconds (verification's recomputations
-// left out), one sample per report, measured at `now`.
+// left out), its samples fuzzy::JobSamples of its reports and computing
+// seconds, measured at `now`.
 fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind,
                          const LocalRunOutcome& outcome, int64_t now,
                          const fuzzy::HistoryPriorOptions& options);

@@ -109,7 +109,8 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
                                     const std::map<std::string, double>& speeds,
                                     const FitOptions& options) {
   BALLAST_ASSIGN_OR_RETURN(WeightResult before, ComputeWeights(profile, nodes));
-  for (const auto& [node, speed] : speeds) {
+  for (const auto& [key, speed] : speeds) {
+    const std::string& node = key;  // a binding a lambda can capture (clang 14)
     const bool known = std::any_of(nodes.begin(), nodes.end(),
                                    [&](const NodeFacts& facts) { return facts.name == node; });
     if (!known) return Status::Invalid(fmt::format("speed of node {}: no such node", node));

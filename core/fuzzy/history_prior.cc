@@ -77,6 +77,13 @@ double WeightedSamples(double samples, double throttled, const HistoryPriorOptio
   return (total - slow) + slow * Unit(options.throttled_weight, 0.25);
 }
 
+double JobSamples(double reports, double busy_seconds, const HistoryPriorOptions& options) {
+  if (!Positive(reports) || !Positive(busy_seconds)) return 0;
+  const double unit = Positive(options.sample_seconds) ? options.sample_seconds
+                                                       : HistoryPriorOptions{}.sample_seconds;
+  return std::min({reports, busy_seconds / unit, 1e300});
+}
+
 double MeasuredSpeed(double cost, double busy_seconds) {
   if (!Positive(cost) || !Positive(busy_seconds)) return 0;
   const double speed = cost / busy_seconds;

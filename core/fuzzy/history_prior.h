@@ -70,6 +70,10 @@ struct HistoryPriorOptions {
   // counts half (0.05: a spread of about ±22 % from job to job), unless the
   // labels err by more (see above).
   double spread_tolerance = 0.05;
+  // JobSamples: a report counts as a sample only for every this many
+  // seconds of computing it covers (a speed measured over milliseconds says
+  // more about the scheduler's time slices than about the node).
+  double sample_seconds = 0.5;
   // MergeJobSpeeds: how much the evidence kept from earlier jobs counts
   // against a new job's (in [0, 1]; 0.5 halves it at each job, so a node
   // whose speed drifted is followed within a few jobs).
@@ -112,6 +116,12 @@ double Credibility(double samples, const HistoryPriorOptions& options, double sp
 // throttled_weight. Non-finite or negative counts read as 0; `throttled` is
 // capped at `samples`.
 double WeightedSamples(double samples, double throttled, const HistoryPriorOptions& options);
+
+// The samples one finished job gives a node: its reports that carried
+// computing time, at most one per sample_seconds of its computing:
+// min(reports, busy_seconds / sample_seconds). 0 for counts that are not
+// finite positive numbers.
+double JobSamples(double reports, double busy_seconds, const HistoryPriorOptions& options);
 
 // A node's measured speed in a finished job, as the coordinator estimates it:
 // the declared cost of the items it finished over its computing seconds.

@@ -31,7 +31,9 @@ std::vector<fuzzy::NodeHistory> Learn(const Scenario& scenario, const JobRun& ru
   for (size_t i = 0; i < run.result.workers.size(); ++i) {
     const WorkerResult& w = run.result.workers[i];
     if (run.measured_speeds[i] <= 0) continue;
-    measured.push_back({w.name, run.measured_speeds[i], static_cast<double>(w.reports), 0});
+    const double samples =
+        fuzzy::JobSamples(static_cast<double>(w.reports), w.busy_s, scenario.history.prior);
+    measured.push_back({w.name, run.measured_speeds[i], samples, 0});
   }
   return fuzzy::MergeJobSpeeds(history, measured, scenario.history.prior);
 }

@@ -42,7 +42,8 @@ struct JobSeries {
 
 // The scenario's jobs in sequence (one job, the scenario itself, when it has
 // none) under `policy`. `fuzzy_weights`: one per node, in node order. Each
-// job's history samples are the reports each node sent; between jobs the
+// job's history samples are fuzzy::JobSamples of the reports each node sent
+// and its busy seconds; between jobs the
 // records age by the job's makespan plus history.gap_seconds. Returns
 // Invalid when the weights do not match the nodes or the policy spec is
 // wrong, and Simulate's error of the first job that fails (its name in the

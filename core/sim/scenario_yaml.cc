@@ -147,7 +147,8 @@ Status ParseJob(const YamlNode& element, const std::vector<NodeSpec>& nodes,
   BALLAST_ASSIGN_OR_RETURN(job.name, ReadOr(element, "name", std::string(), &YamlNode::AsString));
   if (auto speeds = element.Get("speeds")) {
     if (!speeds->IsMap()) return speeds->Error("a map of node names to speeds");
-    for (const auto& [node, value] : speeds->Entries()) {
+    for (const auto& [key, value] : speeds->Entries()) {
+      const std::string& node = key;  // a binding a lambda can capture (clang 14)
       const bool known = std::any_of(nodes.begin(), nodes.end(),
                                      [&](const NodeSpec& spec) { return spec.name == node; });
       if (!known) return value.Fail(fmt::format("no node named '{}' in the scenario", node));

@@ -31,7 +31,8 @@ LocalRunOptions PrimesOptions() {
 }
 
 // The second run's policy is told the first run's measured speeds, on the
-// fuzzy weights' scale, with each node's reports as its samples.
+// fuzzy weights' scale, with each node's reports (as far as its computing
+// time backs them) as its samples.
 TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
   LocalRunOptions options = PrimesOptions();
   auto weights = ClusterWeights(options.profile, options.cluster);
@@ -48,7 +49,8 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
     EXPECT_GT(record.speed, 0) << record.node;
     EXPECT_EQ(record.time, 1000);
     for (const auto& worker : first->view.workers) {
-      if (worker.name == record.node) EXPECT_DOUBLE_EQ(record.samples, worker.reports);
+      if (worker.name != record.node) continue;
+      EXPECT_DOUBLE_EQ(record.samples, fuzzy::JobSamples(worker.reports, worker.busy_s, {}));
     }
   }
   const auto priors = RunPriors(*weights, learned, "primes", 1060, {});

@@ -164,6 +164,18 @@ TEST(HistoryPrior, WeightedSamplesDiscountThrottledOnes) {
   EXPECT_DOUBLE_EQ(WeightedSamples(8, 8, options), 2);
 }
 
+TEST(HistoryPrior, JobSamplesNeedComputingTimeBehindThem) {
+  HistoryPriorOptions options;
+  options.sample_seconds = 0.5;
+  EXPECT_DOUBLE_EQ(JobSamples(20, 94, options), 20);
+  EXPECT_DOUBLE_EQ(JobSamples(20, 2, options), 4);
+  EXPECT_DOUBLE_EQ(JobSamples(2, 0.044, options), 0.088);
+  EXPECT_EQ(JobSamples(0, 10, options), 0);
+  EXPECT_EQ(JobSamples(5, kNan, options), 0);
+  options.sample_seconds = -1;  // reads as the default
+  EXPECT_DOUBLE_EQ(JobSamples(20, 2, options), 4);
+}
+
 TEST(HistoryPrior, MeasuredSpeedIsCostOverBusyTime) {
   EXPECT_DOUBLE_EQ(MeasuredSpeed(300, 60), 5);
   EXPECT_EQ(MeasuredSpeed(0, 60), 0);
