@@ -7,8 +7,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "fuzzy/profile.h"
 #include "local_runner.h"
 #include "support/primes_workload.h"
 #include "support/shell_command.h"
@@ -115,6 +117,61 @@ TEST(RunHistoryCliTest, ABadHistoryFileIsRefusedNamingIt) {
   EXPECT_EQ(code, 2) << err;
   EXPECT_NE(err.find("h.json: workloads.primes[0].speed: expected a number > 0"), std::string::npos)
       << err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ballast::cli
+
+namespace ballast::cli {
+namespace {
+
+// `ballast simulate` on a multi-job scenario: every job with history and
+// without; the second job with history moves nothing.
+TEST(SimulateJobsCliTest, PrintsEveryJobWithAndWithoutHistory) {
+  const std::string command = std::string(BALLAST_BINARY) + " simulate " + BALLAST_SOURCE_DIR +
+                              "/examples/scenarios/history/pi-rack-repeat.yaml --policies "
+                              "adaptive -o json 2>/dev/null";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  ASSERT_EQ(json["series"].size(), 2u);
+  const auto& with = json["series"][0];
+  EXPECT_TRUE(with["history"].get<bool>());
+  ASSERT_EQ(with["jobs"].size(), 4u);
+  EXPECT_GT(with["jobs"][0]["moved_items"].get<uint64_t>(), 0u);
+  EXPECT_EQ(with["jobs"][1]["moved_items"].get<uint64_t>(), 0u);
+  EXPECT_EQ(with["jobs"][1]["nodes"][0]["source"], "history");
+  const auto& without = json["series"][1];
+  EXPECT_EQ(without["jobs"][1]["moved_items"], without["jobs"][0]["moved_items"]);
+  EXPECT_EQ(without["jobs"][1]["nodes"][0]["source"], "profile");
+}
+
+// `ballast weights --fit`: the output is a profile file as it stands, and
+// it predicts the speeds better than the shipped one.
+TEST(WeightsFitCliTest, PrintsAFittedProfileThatParses) {
+  const std::string source = BALLAST_SOURCE_DIR;
+  const std::string command = std::string(BALLAST_BINARY) + " weights --nodes " + source +
+                              "/examples/scenarios/pi-mixed-rack.yaml --fit " + source +
+                              "/examples/speeds/pi-mixed-rack.yaml 2>/dev/null";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  auto profile = fuzzy::ParseProfile(out, "fitted.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString() << "\n" << out;
+  EXPECT_EQ(profile->name, "raspberry-pi-fitted");
+  EXPECT_NE(out.find("# rms error:"), std::string::npos) << out;
+}
+
+TEST(WeightsFitCliTest, ABadSpeedsFileNamesItsLine) {
+  const fs::path dir = fs::temp_directory_path() / "ballast-fit-bad";
+  fs::create_directories(dir);
+  std::ofstream(dir / "speeds.yaml") << "pi5-a: 1\npi4b-a: -2\n";
+  const std::string command = std::string(BALLAST_BINARY) + " weights --nodes " +
+                              BALLAST_SOURCE_DIR + "/examples/scenarios/pi-mixed-rack.yaml --fit " +
+                              (dir / "speeds.yaml").string() + " 2>&1 >/dev/null";
+  const auto [code, err] = testing::RunShellCommand(command);
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("speeds.yaml:2"), std::string::npos) << err;
   fs::remove_all(dir);
 }
 
