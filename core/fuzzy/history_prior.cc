@@ -146,7 +146,12 @@ std::vector<NodePrior> BlendHistoryPrior(const std::map<std::string, double>& fu
                                : HistoryPriorOptions{}.spread_tolerance;
   spread_options.spread_tolerance = std::max(tolerance, LabelError(evidence, LogScale(evidence)));
   for (auto& [node, e] : evidence) {
-    e.z = Credibility(e.history->samples, spread_options, e.history->spread);
+    // The history's speed is a mean of jobs that weighs the older ones by
+    // carry each time (MergeJobSpeeds): its variance is the spread between
+    // jobs times (1 - carry) / (1 + carry).
+    const double carry = Unit(options.carry, 0.5);
+    const double spread = Positive(e.history->spread) ? e.history->spread : 0;
+    e.z = Credibility(e.history->samples, spread_options, spread * (1 - carry) / (1 + carry));
   }
   const double log_scale = LogScale(evidence);
   std::vector<NodePrior> priors;

@@ -8,9 +8,11 @@
 // reduced by how much the node's speed has varied between jobs (v_i, the
 // variance of its log speed from job to job; 0 when steady or unknown):
 //
-//   Z_i = min(1, sqrt(n_i / full_trust_samples)) / (1 + v_i / t)
+//   Z_i = min(1, sqrt(n_i / full_trust_samples)) / (1 + w_i / t)
 //
-// with t the larger of spread_tolerance and how wrong the labels are as
+// where w_i = v_i (1 - carry) / (1 + carry) is the variance of the history's
+// speed, a mean of jobs that weighs older ones by carry (MergeJobSpeeds),
+// and t the larger of spread_tolerance and how wrong the labels are as
 // history shows them (the mean square of log f - log(c h) below, weighted by
 // the first factor of Z): history that varies between jobs by less than the
 // labels err is still trusted.
