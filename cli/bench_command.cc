@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "common/stats.h"
 #include "local_runner.h"
+#include "run_history.h"
 #include "run_report.h"
 #include "scenario_loader.h"
 
@@ -23,7 +24,77 @@ struct BenchFlags {
   std::string output = "table";
   std::string worker = DefaultWorkerBinary();
   bool no_cgroups = false;
+  bool history = false;  // chain each policy's runs through a history
 };
+
+// One run of a policy with --history: its figures and where its priors came from.
+struct HistoryRun {
+  double makespan = 0;
+  double efficiency = 0;
+  uint64_t messages = 0;
+  uint64_t moved = 0;
+  double split_error = 0;
+  std::string sources;
+};
+
+std::string SourceCounts(const std::vector<fuzzy::NodePrior>& priors) {
+  std::map<std::string, int> counts;
+  for (const fuzzy::NodePrior& prior : priors) ++counts[fuzzy::PriorSourceName(prior.source)];
+  std::vector<std::string> parts;
+  for (const auto& [name, count] : counts) parts.push_back(fmt::format("{} {}", name, count));
+  return fmt::format("{}", fmt::join(parts, " / "));
+}
+
+// Every run of a policy with --history, for -o json.
+nlohmann::json HistoryJson(const std::vector<HistoryRun>& runs) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const HistoryRun& run : runs) {
+    out.push_back({{"makespan_s", run.makespan},
+                   {"efficiency", run.efficiency},
+                   {"messages", run.messages},
+                   {"moved_items", run.moved},
+                   {"split_error", run.split_error},
+                   {"priors", run.sources}});
+  }
+  return out;
+}
+
+// The runs of each policy with --history, and the targets of issue 15: the
+// later runs' median moved items and messages at most half the first run's,
+// their median efficiency not lower.
+void PrintHistoryRuns(const std::vector<std::string>& policies,
+                      const std::vector<std::vector<HistoryRun>>& runs) {
+  fmt::print("\n{:<12} {:>4} {:>10} {:>11} {:>9} {:>8} {:>11}  {}\n", "POLICY", "RUN", "MAKESPAN_S",
+             "EFFICIENCY", "MESSAGES", "MOVED", "SPLIT_ERROR", "PRIORS");
+  for (size_t p = 0; p < policies.size(); ++p) {
+    for (size_t r = 0; r < runs[p].size(); ++r) {
+      const HistoryRun& run = runs[p][r];
+      fmt::print("{:<12} {:>4} {:>10.2f} {:>11.3f} {:>9} {:>8} {:>10.1f}%  {}\n", policies[p],
+                 r + 1, run.makespan, run.efficiency, run.messages, run.moved,
+                 100 * run.split_error, run.sources);
+    }
+  }
+  fmt::print(
+      "\n{:<12} {:>16} {:>16} {:>18}   target: moved and messages <= 1/2, efficiency >= "
+      "first\n",
+      "POLICY", "MOVED 1st/later", "MESSAGES", "EFFICIENCY");
+  for (size_t p = 0; p < policies.size(); ++p) {
+    if (runs[p].size() < 2) continue;
+    std::vector<double> moved, messages, efficiency;
+    for (size_t r = 1; r < runs[p].size(); ++r) {
+      moved.push_back(static_cast<double>(runs[p][r].moved));
+      messages.push_back(static_cast<double>(runs[p][r].messages));
+      efficiency.push_back(runs[p][r].efficiency);
+    }
+    const HistoryRun& first = runs[p][0];
+    const bool met = Median(moved) <= 0.5 * first.moved &&
+                     Median(messages) <= 0.5 * first.messages &&
+                     Median(efficiency) >= first.efficiency;
+    fmt::print("{:<12} {:>7} / {:<7g} {:>7} / {:<7g} {:>8.3f} / {:<7.3f}   {}\n", policies[p],
+               first.moved, Median(moved), first.messages, Median(messages), first.efficiency,
+               Median(efficiency), met ? "met" : "NOT MET");
+  }
+}
 
 struct PolicyFigures {
   std::string policy;
@@ -54,6 +125,13 @@ int Bench(const BenchFlags& flags) {
   // Round by round, every policy once per round: a machine whose speed
   // drifts during the bench (a shared one) then weighs on every policy alike.
   std::vector<PolicyFigures> figures;
+  // --history: each policy's runs learn from its earlier runs (in memory; the
+  // clock stands still, so nothing goes stale).
+  auto weights = ClusterWeights(loaded->profile, loaded->cluster);
+  if (!weights.ok()) return ReportError(weights.status());
+  const std::string kind = workload::WorkloadKindName(loaded->job.workload.kind);
+  std::vector<fuzzy::HistoryFile> histories(specs.size());
+  std::vector<std::vector<HistoryRun>> history_runs(specs.size());
   std::vector<std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>>> runs(specs.size());
   for (const auto& spec : specs) {
     figures.emplace_back();
@@ -65,8 +143,24 @@ int Bench(const BenchFlags& flags) {
       job.policy = specs[p];
       LocalRunOptions options{
           job, loaded->cluster, loaded->profile, flags.worker, !flags.no_cgroups, "", nullptr};
+      std::vector<fuzzy::NodePrior> priors;
+      if (flags.history) {
+        priors = RunPriors(*weights, histories[p], kind, 0, {});
+        for (const fuzzy::NodePrior& prior : priors) options.priors[prior.node] = prior.value;
+      }
       auto outcome = RunLocal(options);
       if (!outcome.ok()) return ReportError(outcome.status());
+      if (flags.history) {
+        histories[p] = Learn(histories[p], kind, *outcome, 0, {});
+        std::vector<double> values, speeds;
+        for (size_t i = 0; i < priors.size(); ++i) {
+          values.push_back(priors[i].value);
+          speeds.push_back(loaded->cluster.nodes[i].speed);
+        }
+        history_runs[p].push_back({outcome->makespan_s, outcome->efficiency, outcome->view.messages,
+                                   outcome->view.policy.moved_items,
+                                   fuzzy::SplitError(values, speeds), SourceCounts(priors)});
+      }
       fmt::print(stderr, "  {:<10} run {}: makespan {:.2f} s, efficiency {:.3f}\n",
                  specs[p].display(), r + 1, outcome->makespan_s, outcome->efficiency);
       PolicyFigures& f = figures[p];
@@ -94,7 +188,8 @@ int Bench(const BenchFlags& flags) {
     nlohmann::json out = {{"job", loaded->job.name}, {"repeat", flags.repeat},
                           {"cores", cores},          {"results_agree", agree},
                           {"result", reference},     {"results", nlohmann::json::array()}};
-    for (const auto& f : figures) {
+    for (size_t p = 0; p < figures.size(); ++p) {
+      const PolicyFigures& f = figures[p];
       out["results"].push_back({{"policy", f.policy},
                                 {"makespan_s", Median(f.makespans)},
                                 {"ideal_s", Median(f.ideals)},
@@ -102,6 +197,7 @@ int Bench(const BenchFlags& flags) {
                                 {"makespans_s", f.makespans},
                                 {"messages", f.messages},
                                 {"moved_items", f.moved}});
+      if (flags.history) out["results"].back()["history_runs"] = HistoryJson(history_runs[p]);
     }
     fmt::print("{}\n", out.dump(2));
   } else {
@@ -117,6 +213,11 @@ int Bench(const BenchFlags& flags) {
         "efficiency = ideal / makespan, each run's (docs/efficiency.md)\n",
         cores);
     fmt::print("result: {} ({})\n", reference, agree ? "identical in every run" : "RUNS DISAGREE");
+    if (flags.history) {
+      std::vector<std::string> names;
+      for (const auto& f : figures) names.push_back(f.policy);
+      PrintHistoryRuns(names, history_runs);
+    }
   }
   return agree ? kExitOk : kExitFailure;
 }
@@ -146,6 +247,10 @@ void RegisterBench(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   bench->add_option("--worker", flags->worker, "the ballast-worker binary")->capture_default_str();
   bench->add_flag("--no-cgroups", flags->no_cgroups, "emulate speeds with a duty cycle");
+  bench->add_flag("--history", flags->history,
+                  "each policy's runs learn from its earlier ones: run 1 starts from the fuzzy "
+                  "weights, the next from the speeds measured so far (docs/history.md); prints "
+                  "every run and the later runs against the first");
   bench->callback([flags, exit_code] { *exit_code = Bench(*flags); });
 }
 

@@ -129,8 +129,11 @@ class Runner {
     config_.verify.fraction = options_.job.verify_fraction;  // the server draws the seed
     config_.metric_name = options_.job.name;
     config_.metric_namespace = kLocalNamespace;
-    for (const auto& weight : weights_.nodes)
-      config_.workers.push_back({weight.name, weight.weight});
+    for (const auto& weight : weights_.nodes) {
+      const auto prior = options_.priors.find(weight.name);
+      config_.workers.push_back(
+          {weight.name, prior != options_.priors.end() ? prior->second : weight.weight});
+    }
 
     log_dir_ = options_.log_dir;
     if (log_dir_.empty()) {

@@ -50,6 +50,9 @@ struct LocalRunOptions {
   // Seconds the coordinator stays up once the job is finished and its workers
   // have exited, so that a scrape sees the job's last values.
   double linger_s = 0;
+  // Prior speeds by node name that replace the fuzzy weights (history as the
+  // prior, `run --history`); nodes not named keep their fuzzy weight.
+  std::map<std::string, double> priors;
 };
 
 struct NodeOutcome {

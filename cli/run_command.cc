@@ -2,12 +2,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <csignal>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "local_runner.h"
+#include "run_history.h"
 #include "run_report.h"
 #include "scenario_loader.h"
 #include "stop_signals.h"
@@ -23,6 +25,7 @@ struct RunFlags {
   std::string policy;
   std::string worker = DefaultWorkerBinary();
   std::string logs;
+  std::string history;
   bool no_cgroups = false;
   bool verbose = false;
   uint16_t metrics_port = 0;
@@ -50,6 +53,28 @@ int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
     fmt::print("{}\n", out.dump(2));
   }
   return 128 + signal;
+}
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// With --history: the priors from the file (printed in the table), put into
+// `options`; the file as read, to merge the run into. Returns the error of
+// a file that cannot be read or parsed.
+StatusOr<fuzzy::HistoryFile> ApplyHistory(const RunFlags& flags, const LoadedJob& loaded,
+                                          bool table, LocalRunOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(fuzzy::HistoryFile file, LoadHistory(flags.history));
+  BALLAST_ASSIGN_OR_RETURN(fuzzy::WeightResult weights,
+                           ClusterWeights(loaded.profile, loaded.cluster));
+  const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
+  for (const fuzzy::NodePrior& prior : RunPriors(weights, file, kind, UnixNow(), {})) {
+    options.priors[prior.node] = prior.value;
+    if (table) fmt::print("prior {:<18} {}\n", prior.node, DescribePrior(prior));
+  }
+  return file;
 }
 
 int Run(const RunFlags& flags) {
@@ -89,10 +114,24 @@ int Run(const RunFlags& flags) {
                           },
                           flags.metrics_port,
                           flags.linger_s};
+  fuzzy::HistoryFile history;
+  if (!flags.history.empty()) {
+    auto applied = ApplyHistory(flags, *loaded, table, options);
+    if (!applied.ok()) return ReportError(applied.status());
+    history = std::move(*applied);
+    if (table) std::fflush(stdout);
+  }
   auto outcome = RunLocal(options);
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
+  if (!flags.history.empty()) {
+    const std::string kind = workload::WorkloadKindName(loaded->job.workload.kind);
+    if (Status saved = SaveHistory(flags.history, Learn(history, kind, *outcome, UnixNow(), {}));
+        !saved.ok()) {
+      return ReportError(saved);
+    }
+  }
   if (table) {
     PrintRunTable(loaded->job, *outcome);
   } else {
@@ -133,6 +172,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   run->add_option("--report", flags->report, "write an HTML report (Gantt chart, node table)");
   run->add_option("--policy", flags->policy, "override the job's policy (its default options)");
   run->add_option("--worker", flags->worker, "the ballast-worker binary")->capture_default_str();
+  run->add_option("--history", flags->history,
+                  "history file: earlier runs' measured speeds are this run's prior, and this "
+                  "run's are merged in (created when missing; docs/history.md)");
   run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
   run->add_flag("--no-cgroups", flags->no_cgroups,
                 "emulate speeds with the workers' duty cycle even where cgroups allow quotas");

@@ -10,6 +10,7 @@
 #include "gantt_svg.h"
 #include "scenario_loader.h"
 #include "sim/simulator.h"
+#include "simulate_jobs.h"
 
 namespace ballast::cli {
 namespace {
@@ -87,6 +88,19 @@ int RunSimulate(const SimulateOptions& options) {
     }
   }
   const bool show_progress = isatty(STDERR_FILENO) || options.output == "table";
+  if (!loaded->scenario.jobs.empty()) {
+    if (!options.gantt.empty()) {
+      return ReportError(Status::Invalid("--gantt: not for a scenario with jobs"));
+    }
+    auto series = SimulateSeries(*loaded, specs, show_progress);
+    if (!series.ok()) return ReportError(series.status());
+    if (options.output == "json") {
+      PrintSeriesJson(*loaded, *series);
+    } else {
+      PrintSeriesTable(*loaded, *series);
+    }
+    return kExitOk;
+  }
   sim::SimOptions sim_options;
   sim_options.timeline = !options.gantt.empty();
   std::vector<sim::SimResult> results;

@@ -19,6 +19,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "fuzzy/fit.h"
 #include "fuzzy/model.h"
 #include "fuzzy/profile.h"
 #include "probe/node_marks.h"
@@ -30,6 +31,7 @@ struct WeightsOptions {
   std::string profile = "raspberry-pi";
   std::string nodes;
   std::string output = "table";
+  std::string fit;  // a speeds file: fit the profile's ranks to it
 };
 
 // Returns the profile in file `spec` if such a file exists, else the built-in
@@ -149,6 +151,44 @@ std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult&
   return out.dump(2) + "\n";
 }
 
+// The fitted profile on stdout, preceded by the error of every node before and
+// after as YAML comments, so that the output is a profile file as it stands.
+int PrintFit(const fuzzy::FitResult& fit, const std::string& source) {
+  std::string out = fmt::format(
+      "# Ranks fitted to the speeds in {} (least squares on the log score; "
+      "docs/fuzzy-weights.md).\n"
+      "# error: a node's share of the model's relative scores against its share of the\n"
+      "# measured speeds; the weight is the relative score rounded as the profile says.\n"
+      "# {:<20} {:>10} {:>9} {:>7} {:>9} {:>7} {:>13} {:>12}\n",
+      source, "node", "speed", "relative", "weight", "fitted", "weight", "error before",
+      "error after");
+  for (const fuzzy::NodeFit& node : fit.nodes) {
+    out += fmt::format("# {:<20} {:>10.4g} {:>9.3f} {:>7g} {:>9.3f} {:>7g} {:>12.1f}% {:>11.1f}%\n",
+                       node.node, node.speed, node.relative_before, node.weight_before,
+                       node.relative_after, node.weight_after, 100 * node.error_before,
+                       100 * node.error_after);
+  }
+  out += fmt::format("# rms error: {:.1f}% before, {:.1f}% after\n", 100 * fit.rms_before,
+                     100 * fit.rms_after);
+  fmt::print("{}{}", out, fuzzy::FormatProfileYaml(fit.profile));
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+int RunFit(const WeightsOptions& options, const fuzzy::Profile& profile,
+           const std::vector<fuzzy::NodeFacts>& nodes) {
+  auto text = ReadFile(options.fit);
+  if (!text.ok()) return ReportError(text.status());
+  auto speeds = fuzzy::ParseSpeeds(*text, options.fit);
+  if (!speeds.ok()) return ReportError(speeds.status());
+  auto fit = fuzzy::FitProfileRanks(profile, nodes, *speeds);
+  if (!fit.ok()) {
+    return ReportError(
+        Status(fit.status().code(), fmt::format("{}: {}", options.fit, fit.status().message())));
+  }
+  return PrintFit(*fit, options.fit);
+}
+
 // Returns the exit code: kExitOk, or the code ReportError gives.
 int RunWeights(const WeightsOptions& options) {
   auto profile = LoadProfile(options.profile);
@@ -157,6 +197,7 @@ int RunWeights(const WeightsOptions& options) {
   if (!text.ok()) return ReportError(text.status());
   auto nodes = fuzzy::ParseNodes(*text, options.nodes == "-" ? "<stdin>" : options.nodes);
   if (!nodes.ok()) return ReportError(nodes.status());
+  if (!options.fit.empty()) return RunFit(options, *profile, *nodes);
   auto result = fuzzy::ComputeWeights(*profile, *nodes);
   if (!result.ok()) return ReportError(result.status());
 
@@ -186,6 +227,10 @@ Examples:
   # The three Raspberry Pi nodes of the paper: weights 5, 5, 1.
   ballast weights --nodes examples/nodes/seed000.yaml
 
+  # Fit the profile's ranks to measured speeds (node: speed, YAML or JSON);
+  # prints the error per node before and after, and the fitted profile.
+  ballast weights --nodes nodes.yaml --fit speeds.yaml > fitted-profile.yaml
+
   # The nodes of a live cluster, with a profile of your own, as JSON.
   kubectl get nodes -o yaml | ballast weights --profile my-profile.yaml --nodes - -o json
 
@@ -209,6 +254,11 @@ void RegisterWeights(CLI::App& app, int* exit_code) {
                    "Nodes: a YAML file with `nodes: [{name, labels}]`, or a NodeList as printed by "
                    "`kubectl get nodes -o yaml`; - reads standard input")
       ->required();
+  command
+      ->add_option("--fit", options->fit,
+                   "Speeds file (node: measured speed): fit the profile's ranks to it and "
+                   "print the fitted WeightProfile with each node's error before and after")
+      ->check(CLI::ExistingFile);
   command->add_option("-o,--output", options->output, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

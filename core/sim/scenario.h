@@ -16,6 +16,7 @@
 #include "balance/cost_model.h"
 #include "balance/policy_options.h"
 #include "common/status.h"
+#include "fuzzy/history_prior.h"
 
 namespace ballast::sim {
 
@@ -54,6 +55,22 @@ struct Workload {
   Transfer transfer = Transfer::kStream;
 };
 
+// One job of a multi-job scenario: the same workload on the same nodes,
+// after the previous job. `speeds` sets nodes' true speeds from this job on
+// (drift between jobs); the others keep theirs.
+struct JobStep {
+  std::string name;
+  std::map<std::string, double> speeds;  // node -> true speed, from this job on
+  int line = 0;                          // where it was declared, for messages
+};
+
+// How the jobs of a multi-job scenario learn from each other
+// (fuzzy/history_prior.h; docs/history.md).
+struct HistorySettings {
+  fuzzy::HistoryPriorOptions prior;
+  double gap_seconds = 0;  // virtual seconds from one job's end to the next one's start
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -64,6 +81,10 @@ struct Scenario {
   uint64_t seed = 1;
   // Seconds after a node dies that the coordinator declares it lost.
   double failure_detection = 10;
+  // A sequence of jobs on the same nodes (empty: one job); `repeat` is
+  // expanded, so each element is one job.
+  std::vector<JobStep> jobs;
+  HistorySettings history;
 };
 
 // Bounds of a scenario's numbers (docs/simulator.md states each one): wide
@@ -79,13 +100,16 @@ struct ScenarioBounds {
   static constexpr double kMinBandwidth = 1;   // bytes/s
   static constexpr double kMaxBandwidth = 1e15;
   static constexpr double kMaxBytesPerItem = 1e12;
-  static constexpr double kMaxTime = 1e9;  // changes[].at, failAt, failureDetection (s)
+  static constexpr double kMaxTime = 1e9;     // changes[].at, failAt, failureDetection (s)
+  static constexpr int64_t kMaxJobs = 1000;   // jobs, repeats expanded
+  static constexpr double kMaxSamples = 1e9;  // history.fullTrustSamples
 };
 
 // Parses a scenario. Returns Invalid naming file, line and expectation for
 // malformed YAML, unknown keys, a number outside its ScenarioBounds (NaN and
 // infinities included), a node name that is not a DNS-1123 subdomain
-// (common/names.h), an empty node list, unknown policies or options.
+// (common/names.h), an empty node list, unknown policies or options, more
+// than kMaxJobs jobs, or a job's speed for a node the scenario does not have.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 
 // The node's speed at time t (after the changes at or before t).

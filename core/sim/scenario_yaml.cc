@@ -138,6 +138,69 @@ StatusOr<NodeSpec> ParseNode(const YamlNode& node) {
   return spec;
 }
 
+// One element of `jobs`: {name, speeds, repeat}, appended `repeat` times.
+Status ParseJob(const YamlNode& element, const std::vector<NodeSpec>& nodes,
+                std::vector<JobStep>& jobs) {
+  BALLAST_RETURN_IF_ERROR(element.ExpectMap({"name", "speeds", "repeat"}));
+  JobStep job;
+  job.line = element.line();
+  BALLAST_ASSIGN_OR_RETURN(job.name, ReadOr(element, "name", std::string(), &YamlNode::AsString));
+  if (auto speeds = element.Get("speeds")) {
+    if (!speeds->IsMap()) return speeds->Error("a map of node names to speeds");
+    for (const auto& [key, value] : speeds->Entries()) {
+      const std::string& node = key;  // a binding a lambda can capture (clang 14)
+      const bool known = std::any_of(nodes.begin(), nodes.end(),
+                                     [&](const NodeSpec& spec) { return spec.name == node; });
+      if (!known) return value.Fail(fmt::format("no node named '{}' in the scenario", node));
+      BALLAST_ASSIGN_OR_RETURN(job.speeds[node],
+                               ReadIn(value, Bounds::kMinSpeed, Bounds::kMaxSpeed, "a speed"));
+    }
+  }
+  int64_t repeat = 1;
+  if (auto count = element.Get("repeat")) {
+    BALLAST_ASSIGN_OR_RETURN(repeat, count->AsInt(1, Bounds::kMaxJobs));
+  }
+  if (static_cast<int64_t>(jobs.size()) + repeat > Bounds::kMaxJobs) {
+    return element.Fail(fmt::format("more than {} jobs", Bounds::kMaxJobs));
+  }
+  for (int64_t i = 0; i < repeat; ++i) {
+    jobs.push_back(job);
+    if (repeat > 1 && !job.name.empty()) jobs.back().name += fmt::format("-{}", i + 1);
+    job.speeds.clear();  // a drift happens once, before the first of the repeats
+  }
+  return Status::Ok();
+}
+
+StatusOr<HistorySettings> ParseHistory(const YamlNode& node) {
+  BALLAST_RETURN_IF_ERROR(
+      node.ExpectMap({"fullTrustSamples", "maxAgeSeconds", "carry", "gapSeconds"}));
+  HistorySettings history;
+  fuzzy::HistoryPriorOptions& prior = history.prior;
+  BALLAST_ASSIGN_OR_RETURN(prior.full_trust_samples,
+                           ReadInOr(node, "fullTrustSamples", prior.full_trust_samples, 1e-3,
+                                    Bounds::kMaxSamples, "samples"));
+  BALLAST_ASSIGN_OR_RETURN(
+      prior.max_age_seconds,
+      ReadInOr(node, "maxAgeSeconds", prior.max_age_seconds, 0, Bounds::kMaxTime, "seconds"));
+  BALLAST_ASSIGN_OR_RETURN(prior.carry, ReadInOr(node, "carry", prior.carry, 0, 1, "a fraction"));
+  BALLAST_ASSIGN_OR_RETURN(history.gap_seconds,
+                           ReadInOr(node, "gapSeconds", 0.0, 0, Bounds::kMaxTime, "seconds"));
+  return history;
+}
+
+Status ParseSequence(const YamlNode& root, Scenario& scenario) {
+  if (auto jobs = root.Get("jobs")) {
+    BALLAST_RETURN_IF_ERROR(jobs->ExpectSequence());
+    for (const YamlNode& element : jobs->Elements()) {
+      BALLAST_RETURN_IF_ERROR(ParseJob(element, scenario.nodes, scenario.jobs));
+    }
+  }
+  if (auto history = root.Get("history")) {
+    BALLAST_ASSIGN_OR_RETURN(scenario.history, ParseHistory(*history));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 double SpeedAt(const NodeSpec& node, double t) {
@@ -150,8 +213,9 @@ double SpeedAt(const NodeSpec& node, double t) {
 
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name) {
   BALLAST_ASSIGN_OR_RETURN(YamlNode root, YamlNode::Parse(yaml, file_name));
-  BALLAST_RETURN_IF_ERROR(root.ExpectMap({"name", "description", "workload", "profile", "nodes",
-                                          "policies", "seed", "failureDetection"}));
+  BALLAST_RETURN_IF_ERROR(
+      root.ExpectMap({"name", "description", "workload", "profile", "nodes", "policies", "seed",
+                      "failureDetection", "jobs", "history"}));
   Scenario scenario;
   BALLAST_ASSIGN_OR_RETURN(scenario.name, ReadOr(root, "name", std::string(), &YamlNode::AsString));
   BALLAST_ASSIGN_OR_RETURN(scenario.description,
@@ -188,6 +252,7 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
     BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection,
                              ReadIn(*detection, 1e-6, Bounds::kMaxTime, "seconds"));
   }
+  BALLAST_RETURN_IF_ERROR(ParseSequence(root, scenario));
   return scenario;
 }
 

@@ -69,6 +69,7 @@ class Simulation {
         policy_(std::move(policy)),
         cost_(scenario.workload.items, scenario.workload.cost, scenario.workload.cost_jitter,
               scenario.seed),
+        declared_(scenario.workload.items, scenario.workload.cost),
         item_seconds_(scenario.workload.item_seconds) {
     workers_.resize(scenario.nodes.size());
     uint64_t local_begin = 0;
@@ -278,8 +279,12 @@ class Simulation {
     Worker& w = workers_[id];
     w.cost_done = LeaseCost(w);
     Report report{id, 0, {}, w.busy_since_report, w.lease.end, true};
-    if (w.lease.end > w.reported) report.completed.push_back({w.reported, w.lease.end});
-    w.result.items += w.lease.end > w.reported ? w.lease.end - w.reported : 0;
+    if (w.lease.end > w.reported) {
+      report.completed.push_back({w.reported, w.lease.end});
+      w.result.items += w.lease.end - w.reported;
+      w.result.cost += declared_.Cost({w.reported, w.lease.end});
+    }
+    ++w.result.reports;
     w.reported = w.lease.end;
     w.busy_since_report = 0;
     w.signal_pending = false;
@@ -292,9 +297,11 @@ class Simulation {
     Worker& w = workers_[id];
     const uint64_t position = Position(w);
     Report report{id, 0, {}, w.busy_since_report, position, false};
+    ++w.result.reports;
     if (position > w.reported) {
       report.completed.push_back({w.reported, position});
       w.result.items += position - w.reported;
+      w.result.cost += declared_.Cost({w.reported, position});
       w.reported = position;
     }
     w.busy_since_report = 0;
@@ -482,6 +489,7 @@ class Simulation {
   SimOptions options_;
   std::unique_ptr<balance::Policy> policy_;
   TrueCost cost_;
+  balance::CostModel declared_;  // what the coordinator counts a worker's work in
   double item_seconds_;
   balance::JobInfo job_;
   std::vector<Worker> workers_;

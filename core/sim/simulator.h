@@ -36,6 +36,10 @@ struct WorkerResult {
   double true_speed = 0;   // the node's initial true speed
   uint64_t items = 0;      // items it reported finished (a duplicate counts)
   uint64_t leases = 0;
+  // Reports that carried computing time (progress and lease ends): each is
+  // one measurement of its speed, a history sample (docs/history.md).
+  uint64_t reports = 0;
+  double cost = 0;  // declared cost of the items it reported (an item of mean cost is 1)
   double busy_s = 0;
   double idle_s = 0;  // not computing, until the makespan (transfer included)
   bool failed = false;

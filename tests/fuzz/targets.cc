@@ -4,6 +4,8 @@
 #include <string>
 
 #include "common/bounded_json.h"
+#include "fuzzy/fit.h"
+#include "fuzzy/history_file.h"
 #include "fuzzy/profile.h"
 #include "fuzzy/profile_json.h"
 #include "job/job_json.h"
@@ -62,6 +64,16 @@ void ProtocolBody(std::string_view text) {
   Reserialise(protocol::ParseReply(*json));
   Reserialise(protocol::ParseJobDescription(*json));
 }
+
+void HistoryFileText(std::string_view text) {
+  auto file = fuzzy::ParseHistoryFile(text, "history.json");
+  if (!file.ok()) return;
+  // What parses must format to a file that parses back to the same records.
+  auto again = fuzzy::ParseHistoryFile(fuzzy::FormatHistoryFile(*file), "again.json");
+  if (!again.ok() || again->workloads.size() != file->workloads.size()) Violated();
+}
+
+void SpeedsFile(std::string_view text) { (void)fuzzy::ParseSpeeds(text, "speeds.yaml"); }
 
 void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
@@ -124,9 +136,12 @@ void ProbeFile(std::string_view text) {
 
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
-      {"job", JobFile},         {"cluster", ClusterFile}, {"scenario", ScenarioFile},
-      {"profile", ProfileFile}, {"nodes", NodesFile},     {"protocol", ProtocolBody},
-      {"crd", CrdObject},       {"json", BoundedJson},    {"probe", ProbeFile},
+      {"job", JobFile},           {"cluster", ClusterFile},
+      {"scenario", ScenarioFile}, {"profile", ProfileFile},
+      {"nodes", NodesFile},       {"protocol", ProtocolBody},
+      {"crd", CrdObject},         {"json", BoundedJson},
+      {"probe", ProbeFile},       {"history", HistoryFileText},
+      {"speeds", SpeedsFile},
   };
   return targets;
 }

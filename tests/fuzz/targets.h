@@ -37,6 +37,10 @@ void NodesFile(std::string_view text);
 // A protocol body (core/protocol): one text read as a report, a reply, a job
 // description and a refusal, as either side of the wire may receive it.
 void ProtocolBody(std::string_view text);
+// The run-to-run history file of `ballast run --history` (ParseHistoryFile).
+void HistoryFileText(std::string_view text);
+// The speeds file of `ballast weights --fit` (ParseSpeeds).
+void SpeedsFile(std::string_view text);
 // A WeightedJob or WeightProfile object as the API server hands it over
 // (JSON): the operator's typed readers of its spec and of the profile.
 void CrdObject(std::string_view text);

@@ -1,0 +1,86 @@
+#include "run_history.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "cli_common.h"
+
+namespace ballast::cli {
+
+StatusOr<fuzzy::HistoryFile> LoadHistory(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return fuzzy::HistoryFile{};
+  if (std::filesystem::file_size(path, error) > fuzzy::kMaxHistoryBytes) {
+    return Status::Invalid(
+        fmt::format("{}: larger than {} bytes: not a history file", path, fuzzy::kMaxHistoryBytes));
+  }
+  BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return fuzzy::ParseHistoryFile(text, path);
+}
+
+Status SaveHistory(const std::string& path, const fuzzy::HistoryFile& file) {
+  const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
+  BALLAST_RETURN_IF_ERROR(WriteFile(temporary, fuzzy::FormatHistoryFile(file)));
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    return Status::Unavailable(fmt::format("cannot write {}: {}", path, error.message()));
+  }
+  return Status::Ok();
+}
+
+std::vector<fuzzy::NodePrior> RunPriors(const fuzzy::WeightResult& weights,
+                                        const fuzzy::HistoryFile& file, const std::string& kind,
+                                        int64_t now, const fuzzy::HistoryPriorOptions& options) {
+  std::map<std::string, double> fuzzy_weights;
+  for (const fuzzy::NodeWeight& node : weights.nodes) fuzzy_weights[node.name] = node.weight;
+  std::vector<fuzzy::NodeHistory> history;
+  if (auto it = file.workloads.find(kind); it != file.workloads.end()) {
+    history = fuzzy::HistoryAt(it->second, now);
+  }
+  std::map<std::string, fuzzy::NodePrior> by_node;
+  for (fuzzy::NodePrior& prior : fuzzy::BlendHistoryPrior(fuzzy_weights, history, options)) {
+    by_node.emplace(prior.node, std::move(prior));
+  }
+  std::vector<fuzzy::NodePrior> priors;
+  for (const fuzzy::NodeWeight& node : weights.nodes) priors.push_back(by_node.at(node.name));
+  return priors;
+}
+
+fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind,
+                         const LocalRunOutcome& outcome, int64_t now,
+                         const fuzzy::HistoryPriorOptions& options) {
+  std::vector<fuzzy::NodeHistory> kept;
+  if (auto it = file.workloads.find(kind); it != file.workloads.end()) {
+    kept = fuzzy::HistoryAt(it->second, now);
+  }
+  std::vector<fuzzy::NodeHistory> measured;
+  const auto& view = outcome.view;
+  const auto& checks = view.verification;
+  for (size_t i = 0; i < view.workers.size(); ++i) {
+    const auto& worker = view.workers[i];
+    const double check_busy = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
+    const double busy = worker.busy_s - check_busy;
+    const double speed = fuzzy::MeasuredSpeed(worker.cost, busy);
+    const double samples = fuzzy::JobSamples(static_cast<double>(worker.reports), busy, options);
+    if (speed > 0 && samples > 0) measured.push_back({worker.name, speed, samples, 0});
+  }
+  fuzzy::HistoryFile out = file;
+  out.workloads[kind] = fuzzy::RecordsAt(fuzzy::MergeJobSpeeds(kept, measured, options), now);
+  return out;
+}
+
+std::string DescribePrior(const fuzzy::NodePrior& prior) {
+  if (prior.source == fuzzy::PriorSource::kProfile)
+    return fmt::format("profile {:.4g}", prior.value);
+  return fmt::format("{} {:.4g} (Z {:.2f}, {:.3g} samples, {:.0f} s old)",
+                     fuzzy::PriorSourceName(prior.source), prior.value, prior.credibility,
+                     prior.samples, prior.age_seconds);
+}
+
+}  // namespace ballast::cli

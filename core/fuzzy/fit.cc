@@ -1,0 +1,240 @@
+#include "fuzzy/fit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/names.h"
+#include "config/yaml_node.h"
+#include "fuzzy/model.h"
+
+namespace ballast::fuzzy {
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+// Solves m x = b by Gaussian elimination with partial pivoting; m is
+// symmetric positive definite here (ridge > 0), so every pivot is nonzero.
+std::vector<double> Solve(Matrix m, std::vector<double> b) {
+  const size_t n = b.size();
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t row = col + 1; row < n; ++row) {
+      if (std::fabs(m[row][col]) > std::fabs(m[pivot][col])) pivot = row;
+    }
+    std::swap(m[col], m[pivot]);
+    std::swap(b[col], b[pivot]);
+    if (m[col][col] == 0) continue;
+    for (size_t row = col + 1; row < n; ++row) {
+      const double factor = m[row][col] / m[col][col];
+      for (size_t k = col; k < n; ++k) m[row][k] -= factor * m[col][k];
+      b[row] -= factor * b[col];
+    }
+  }
+  std::vector<double> x(n, 0);
+  for (size_t row = n; row-- > 0;) {
+    double sum = b[row];
+    for (size_t k = row + 1; k < n; ++k) sum -= m[row][k] * x[k];
+    x[row] = m[row][row] != 0 ? sum / m[row][row] : 0;
+  }
+  return x;
+}
+
+// The least-squares system of the ranks not in `fixed` (their values in
+// `ranks`), and its solution written into `ranks`.
+void SolveFree(const Matrix& x, const std::vector<double>& y, const std::vector<double>& prior,
+               double ridge, const std::vector<bool>& fixed, std::vector<double>& ranks) {
+  std::vector<size_t> free;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!fixed[i]) free.push_back(i);
+  }
+  const size_t k = free.size() + 1;
+  Matrix m(k, std::vector<double>(k, 0));
+  std::vector<double> rhs(k, 0);
+  for (size_t j = 0; j < y.size(); ++j) {
+    double target = y[j];
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (fixed[i]) target -= ranks[i] * x[j][i];
+    }
+    std::vector<double> row = {1};
+    for (size_t i : free) row.push_back(x[j][i]);
+    for (size_t a = 0; a < k; ++a) {
+      rhs[a] += row[a] * target;
+      for (size_t b = 0; b < k; ++b) m[a][b] += row[a] * row[b];
+    }
+  }
+  for (size_t a = 0; a < free.size(); ++a) {
+    m[a + 1][a + 1] += ridge;
+    rhs[a + 1] += ridge * prior[free[a]];
+  }
+  const std::vector<double> solution = Solve(std::move(m), std::move(rhs));
+  for (size_t a = 0; a < free.size(); ++a) ranks[free[a]] = solution[a + 1];
+}
+
+// Four significant digits: a rank a reader can compare.
+double Rounded(double rank) {
+  if (!(rank > 0)) return rank;
+  const double scale = std::pow(10.0, 3 - std::floor(std::log10(rank)));
+  return std::round(rank * scale) / scale;
+}
+
+// Each fitted node's share error under the model's relative scores (over the
+// fitted nodes; the profile's rounding comes after the model).
+std::vector<double> ShareErrors(const WeightResult& weights, const std::vector<size_t>& fitted,
+                                const std::vector<double>& speeds) {
+  double weight_sum = 0;
+  double speed_sum = 0;
+  for (size_t a = 0; a < fitted.size(); ++a) {
+    weight_sum += weights.nodes[fitted[a]].relative;
+    speed_sum += speeds[a];
+  }
+  std::vector<double> errors;
+  for (size_t a = 0; a < fitted.size(); ++a) {
+    errors.push_back(weights.nodes[fitted[a]].relative / weight_sum / (speeds[a] / speed_sum) - 1);
+  }
+  return errors;
+}
+
+double Rms(const std::vector<double>& errors) {
+  double sum = 0;
+  for (double e : errors) sum += e * e;
+  return errors.empty() ? 0 : std::sqrt(sum / errors.size());
+}
+
+}  // namespace
+
+StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<NodeFacts>& nodes,
+                                    const std::map<std::string, double>& speeds,
+                                    const FitOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(WeightResult before, ComputeWeights(profile, nodes));
+  for (const auto& [key, speed] : speeds) {
+    const std::string& node = key;  // a binding a lambda can capture (clang 14)
+    const bool known = std::any_of(nodes.begin(), nodes.end(),
+                                   [&](const NodeFacts& facts) { return facts.name == node; });
+    if (!known) return Status::Invalid(fmt::format("speed of node {}: no such node", node));
+    if (!std::isfinite(speed) || speed <= 0) {
+      return Status::Invalid(fmt::format("speed of node {}: expected a number > 0", node));
+    }
+  }
+  std::vector<size_t> fitted;  // indices into nodes
+  std::vector<double> y, measured;
+  Matrix x;
+  for (size_t j = 0; j < nodes.size(); ++j) {
+    auto speed = speeds.find(nodes[j].name);
+    if (speed == speeds.end()) continue;
+    fitted.push_back(j);
+    measured.push_back(speed->second);
+    y.push_back(std::log(speed->second));
+    std::vector<double> row;
+    for (const CriterionResult& c : before.nodes[j].criteria) row.push_back(std::log(c.membership));
+    x.push_back(std::move(row));
+  }
+  if (fitted.size() < 2) {
+    return Status::Invalid(
+        fmt::format("{} of the nodes have a speed: a fit needs two or more", fitted.size()));
+  }
+  std::vector<double> prior;
+  for (const Criterion& c : profile.criteria) prior.push_back(c.rank);
+  const double ridge = options.ridge > 0 ? options.ridge : 1e-9;
+  const double min_rank = std::clamp(options.min_rank, 1e-9, kMaxRank);
+  std::vector<double> ranks = prior;
+  std::vector<bool> fixed(ranks.size(), false);
+  for (size_t round = 0; round <= ranks.size(); ++round) {
+    SolveFree(x, y, prior, ridge, fixed, ranks);
+    bool clamped = false;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      if (fixed[i] || (ranks[i] >= min_rank && ranks[i] <= kMaxRank)) continue;
+      ranks[i] = std::isfinite(ranks[i]) && ranks[i] > kMaxRank ? kMaxRank : min_rank;
+      fixed[i] = clamped = true;
+    }
+    if (!clamped) break;
+  }
+  FitResult result;
+  result.profile = profile;
+  result.profile.name = profile.name + "-fitted";
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    result.profile.criteria[i].rank = std::clamp(Rounded(ranks[i]), min_rank, kMaxRank);
+  }
+  BALLAST_ASSIGN_OR_RETURN(WeightResult after, ComputeWeights(result.profile, nodes));
+  const std::vector<double> errors_before = ShareErrors(before, fitted, measured);
+  const std::vector<double> errors_after = ShareErrors(after, fitted, measured);
+  for (size_t a = 0; a < fitted.size(); ++a) {
+    const NodeWeight& was = before.nodes[fitted[a]];
+    const NodeWeight& now = after.nodes[fitted[a]];
+    result.nodes.push_back({nodes[fitted[a]].name, measured[a], was.relative, now.relative,
+                            was.weight, now.weight, errors_before[a], errors_after[a]});
+  }
+  result.rms_before = Rms(errors_before);
+  result.rms_after = Rms(errors_after);
+  return result;
+}
+
+StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
+                                                    const std::string& file_name) {
+  BALLAST_ASSIGN_OR_RETURN(config::YamlNode root, config::YamlNode::Parse(text, file_name));
+  config::YamlNode map = root;
+  if (root.IsMap()) {
+    auto nested = root.Get("speeds");
+    if (nested && nested->IsMap() && root.Entries().size() == 1) map = *nested;
+  }
+  if (!map.IsMap() || map.Entries().empty()) {
+    return map.Error("a non-empty map of node name: measured speed");
+  }
+  const auto entries = map.Entries();
+  if (entries.size() > kMaxSpeedNodes) {
+    return map.Fail(fmt::format("more than {} nodes", kMaxSpeedNodes));
+  }
+  std::map<std::string, double> speeds;
+  for (const auto& [node, value] : entries) {
+    if (Status checked = CheckName(node, NameKind::kDnsSubdomain); !checked.ok()) {
+      return value.Fail(checked.message());
+    }
+    auto speed = value.AsDouble();
+    if (!speed.ok() || !(*speed > 0) || *speed > 1e300) return value.Error("a speed in (0, 1e300]");
+    if (!speeds.emplace(node, *speed).second) {
+      return value.Fail(fmt::format("node {} listed twice", node));
+    }
+  }
+  return speeds;
+}
+
+namespace {
+
+std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+
+std::string LevelYaml(const Level& level) {
+  return level.term.empty() ? fmt::format("{}", level.value) : Quoted(level.term);
+}
+
+}  // namespace
+
+std::string FormatProfileYaml(const Profile& profile) {
+  std::string out = fmt::format(
+      "apiVersion: {}\nkind: {}\nmetadata:\n  name: {}\nspec:\n  rounding: {}\n  scale:\n",
+      kProfileApiVersion, kProfileKind, Quoted(profile.name), RoundingName(profile.rounding));
+  for (const auto& [term, value] : profile.scale) {
+    out += fmt::format("    {}: {}\n", Quoted(term), value);
+  }
+  out += "  criteria:\n";
+  for (const Criterion& c : profile.criteria) {
+    out += fmt::format("    - name: {}\n      label: {}\n      type: {}\n      better: {}\n",
+                       Quoted(c.name), Quoted(c.label), CriterionTypeName(c.type),
+                       BetterName(c.better));
+    out += fmt::format("      rank: {}\n", c.rank);
+    if (c.type == CriterionType::kLinguistic) {
+      out += "      terms:\n";
+      for (const auto& [value, level] : c.terms) {
+        out += fmt::format("        {}: {}\n", Quoted(value), LevelYaml(level));
+      }
+    }
+    out += fmt::format("      default: {}\n      optional: {}\n", LevelYaml(c.default_level),
+                       c.optional ? "true" : "false");
+    if (!c.description.empty())
+      out += fmt::format("      description: {}\n", Quoted(c.description));
+  }
+  return out;
+}
+
+}  // namespace ballast::fuzzy

@@ -1,0 +1,179 @@
+// The run-to-run history of `ballast run --history` (cli/run_history.h): real
+// runs on this machine, the second told the speeds the first measured.
+#include "run_history.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "fuzzy/profile.h"
+#include "local_runner.h"
+#include "support/primes_workload.h"
+#include "support/shell_command.h"
+
+namespace ballast::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+LocalRunOptions PrimesOptions() {
+  job::JobSpec job;
+  job.name = "history-primes";
+  job.workload = testing::PrimesWorkload(60000);
+  job.policy = {"adaptive", "", {}};
+  auto cluster = DefaultCluster();
+  EXPECT_TRUE(cluster.ok());
+  auto profile = fuzzy::BuiltinProfile("raspberry-pi");
+  EXPECT_TRUE(profile.ok());
+  return {std::move(job), *cluster, *profile, BALLAST_WORKER_BINARY, true, "", nullptr};
+}
+
+// The second run's policy is told the first run's measured speeds, on the
+// fuzzy weights' scale, with each node's reports (as far as its computing
+// time backs them) as its samples.
+TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
+  LocalRunOptions options = PrimesOptions();
+  auto weights = ClusterWeights(options.profile, options.cluster);
+  ASSERT_TRUE(weights.ok());
+  const auto first_priors = RunPriors(*weights, {}, "primes", 1000, {});
+  for (const fuzzy::NodePrior& prior : first_priors) {
+    EXPECT_EQ(prior.source, fuzzy::PriorSource::kProfile) << prior.node;
+  }
+  auto first = RunLocal(options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const fuzzy::HistoryFile learned = Learn({}, "primes", *first, 1000, {});
+  ASSERT_EQ(learned.workloads.at("primes").size(), 3u);
+  for (const fuzzy::HistoryRecord& record : learned.workloads.at("primes")) {
+    EXPECT_GT(record.speed, 0) << record.node;
+    EXPECT_EQ(record.time, 1000);
+    for (const auto& worker : first->view.workers) {
+      if (worker.name != record.node) continue;
+      EXPECT_DOUBLE_EQ(record.samples, fuzzy::JobSamples(worker.reports, worker.busy_s, {}));
+    }
+  }
+  const auto priors = RunPriors(*weights, learned, "primes", 1060, {});
+  for (const fuzzy::NodePrior& prior : priors) {
+    EXPECT_NE(prior.source, fuzzy::PriorSource::kProfile) << prior.node;
+    EXPECT_DOUBLE_EQ(prior.age_seconds, 60);
+    EXPECT_TRUE(std::isfinite(prior.value) && prior.value > 0);
+    options.priors[prior.node] = prior.value;
+  }
+  // Another workload kind has no history.
+  EXPECT_EQ(RunPriors(*weights, learned, "exec", 1060, {})[0].source, fuzzy::PriorSource::kProfile);
+  auto second = RunLocal(options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  for (size_t i = 0; i < priors.size(); ++i) {
+    EXPECT_DOUBLE_EQ(second->view.workers[i].prior_speed, priors[i].value);
+  }
+  EXPECT_EQ(second->view.result.Summary(), first->view.result.Summary());
+}
+
+fs::path TestDir() {
+  const fs::path dir =
+      fs::temp_directory_path() /
+      ("ballast-history-" +
+       std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "job.yaml") << "workload:\n  primes: {limit: 20000}\n";
+  return dir;
+}
+
+TEST(RunHistoryCliTest, RunWritesTheHistoryAndReadsItBack) {
+  const fs::path dir = TestDir();
+  fs::remove(dir / "h.json");
+  const std::string command = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                              " --history " + (dir / "h.json").string() + " 2>&1";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("prior pi4b-master        profile 5"), std::string::npos) << out;
+  std::ifstream file(dir / "h.json");
+  const std::string text((std::istreambuf_iterator<char>(file)), {});
+  auto parsed = fuzzy::ParseHistoryFile(text, "h.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString() << "\n" << text;
+  EXPECT_EQ(parsed->workloads.at("primes").size(), 3u);
+  const auto [again, second] = testing::RunShellCommand(command);
+  ASSERT_EQ(again, 0) << second;
+  const size_t line = second.find("prior pi4b-master");
+  ASSERT_NE(line, std::string::npos) << second;
+  const std::string prior = second.substr(line, second.find('\n', line) - line);
+  EXPECT_EQ(prior.find("profile"), std::string::npos) << prior;
+  EXPECT_TRUE(prior.find("history") != std::string::npos ||
+              prior.find("blended") != std::string::npos)
+      << prior;
+  fs::remove_all(dir);
+}
+
+TEST(RunHistoryCliTest, ABadHistoryFileIsRefusedNamingIt) {
+  const fs::path dir = TestDir();
+  std::ofstream(dir / "h.json") << R"({"version": 1, "workloads": {"primes": [{"node": "a",
+    "speed": -3, "samples": 1, "time": 0}]}})";
+  const auto [code, err] =
+      testing::RunShellCommand(std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                               " --history " + (dir / "h.json").string() + " 2>&1 >/dev/null");
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("h.json: workloads.primes[0].speed: expected a number > 0"), std::string::npos)
+      << err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ballast::cli
+
+namespace ballast::cli {
+namespace {
+
+// `ballast simulate` on a multi-job scenario: every job with history and
+// without; the second job with history moves nothing.
+TEST(SimulateJobsCliTest, PrintsEveryJobWithAndWithoutHistory) {
+  const std::string command = std::string(BALLAST_BINARY) + " simulate " + BALLAST_SOURCE_DIR +
+                              "/examples/scenarios/history/pi-rack-repeat.yaml --policies "
+                              "adaptive -o json 2>/dev/null";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  ASSERT_EQ(json["series"].size(), 2u);
+  const auto& with = json["series"][0];
+  EXPECT_TRUE(with["history"].get<bool>());
+  ASSERT_EQ(with["jobs"].size(), 4u);
+  EXPECT_GT(with["jobs"][0]["moved_items"].get<uint64_t>(), 0u);
+  EXPECT_EQ(with["jobs"][1]["moved_items"].get<uint64_t>(), 0u);
+  EXPECT_EQ(with["jobs"][1]["nodes"][0]["source"], "history");
+  const auto& without = json["series"][1];
+  EXPECT_EQ(without["jobs"][1]["moved_items"], without["jobs"][0]["moved_items"]);
+  EXPECT_EQ(without["jobs"][1]["nodes"][0]["source"], "profile");
+}
+
+// `ballast weights --fit`: the output is a profile file as it stands, and
+// it predicts the speeds better than the shipped one.
+TEST(WeightsFitCliTest, PrintsAFittedProfileThatParses) {
+  const std::string source = BALLAST_SOURCE_DIR;
+  const std::string command = std::string(BALLAST_BINARY) + " weights --nodes " + source +
+                              "/examples/scenarios/pi-mixed-rack.yaml --fit " + source +
+                              "/examples/speeds/pi-mixed-rack.yaml 2>/dev/null";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  auto profile = fuzzy::ParseProfile(out, "fitted.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString() << "\n" << out;
+  EXPECT_EQ(profile->name, "raspberry-pi-fitted");
+  EXPECT_NE(out.find("# rms error:"), std::string::npos) << out;
+}
+
+TEST(WeightsFitCliTest, ABadSpeedsFileNamesItsLine) {
+  const fs::path dir = fs::temp_directory_path() / "ballast-fit-bad";
+  fs::create_directories(dir);
+  std::ofstream(dir / "speeds.yaml") << "pi5-a: 1\npi4b-a: -2\n";
+  const std::string command = std::string(BALLAST_BINARY) + " weights --nodes " +
+                              BALLAST_SOURCE_DIR + "/examples/scenarios/pi-mixed-rack.yaml --fit " +
+                              (dir / "speeds.yaml").string() + " 2>&1 >/dev/null";
+  const auto [code, err] = testing::RunShellCommand(command);
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("speeds.yaml:2"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ballast::cli

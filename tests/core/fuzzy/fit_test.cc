@@ -1,0 +1,153 @@
+// Tests of fitting a profile's ranks to measured speeds (core/fuzzy/fit.h),
+// the speeds file and the profile's YAML form.
+#include "fuzzy/fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fuzzy/model.h"
+#include "fuzzy/profile.h"
+
+namespace ballast::fuzzy {
+namespace {
+
+Profile Builtin() {
+  auto profile = BuiltinProfile("raspberry-pi");
+  EXPECT_TRUE(profile.ok());
+  return *profile;
+}
+
+std::vector<NodeFacts> Rack() {
+  auto labels = [](const char* cpu, const char* ram, const char* sd, const char* power) {
+    return std::map<std::string, std::string>{
+        {"ballast.io/cpu-model", cpu}, {"ballast.io/os-bits", "64"},
+        {"ballast.io/ram-mb", ram},    {"ballast.io/sd-gb", sd},
+        {"ballast.io/power-w", power}, {"ballast.io/os-release", "2021-01-11"}};
+  };
+  return {{"pi5-a", labels("cortex-a76", "8192", "64", "12")},
+          {"pi5-b", labels("cortex-a76", "4096", "32", "12")},
+          {"pi4b-a", labels("cortex-a72", "4096", "32", "6.4")},
+          {"pi4b-b", labels("cortex-a72", "2048", "8", "6.4")},
+          {"pi3b-a", labels("cortex-a53", "1024", "8", "5.1")}};
+}
+
+// Speeds made by the model itself with other ranks: the fit finds ranks that
+// predict them far better than the shipped ones, and moves the cpu rank
+// toward the one that made them.
+TEST(FitTest, RecoversRanksThatMadeTheSpeeds) {
+  Profile truth = Builtin();
+  truth.rounding = Rounding::kNone;
+  truth.criteria[0].rank = 1.6;  // cpu
+  auto made = ComputeWeights(truth, Rack());
+  ASSERT_TRUE(made.ok());
+  std::map<std::string, double> speeds;
+  for (const NodeWeight& node : made->nodes) speeds[node.name] = 0.25 * node.relative;
+  auto fit = FitProfileRanks(Builtin(), Rack(), speeds);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_EQ(fit->profile.name, "raspberry-pi-fitted");
+  EXPECT_GT(fit->rms_before, 0.3);
+  EXPECT_LT(fit->rms_after, 0.1 * fit->rms_before);
+  EXPECT_GT(fit->profile.criteria[0].rank, 1.2);
+  ASSERT_EQ(fit->nodes.size(), 5u);
+  for (const NodeFit& node : fit->nodes) {
+    EXPECT_LT(std::fabs(node.error_after), std::fabs(node.error_before) + 1e-9) << node.node;
+  }
+}
+
+// A criterion on which the nodes do not differ (os-bits: all 64) says
+// nothing: the ridge keeps its rank.
+TEST(FitTest, AnUninformativeCriterionKeepsItsRank) {
+  std::map<std::string, double> speeds = {{"pi5-a", 1}, {"pi4b-a", 0.5}, {"pi3b-a", 0.1}};
+  auto fit = FitProfileRanks(Builtin(), Rack(), speeds);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_DOUBLE_EQ(fit->profile.criteria[1].rank, Builtin().criteria[1].rank);
+  EXPECT_EQ(fit->nodes.size(), 3u);  // the nodes with a speed
+}
+
+// Speeds the ranks cannot explain (the slowest node is the Pi 5) push ranks
+// to their bounds, never past them.
+TEST(FitTest, RanksStayWithinTheirBounds) {
+  std::map<std::string, double> speeds = {{"pi5-a", 0.01}, {"pi4b-a", 0.5}, {"pi3b-a", 100}};
+  auto fit = FitProfileRanks(Builtin(), Rack(), speeds);
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  for (const Criterion& c : fit->profile.criteria) {
+    EXPECT_GE(c.rank, 0.001) << c.name;
+    EXPECT_LE(c.rank, kMaxRank) << c.name;
+  }
+}
+
+TEST(FitTest, BadSpeedsAreInvalid) {
+  for (const auto& speeds : std::vector<std::map<std::string, double>>{
+           {{"pi5-a", 1}},
+           {{"pi5-a", 1}, {"ghost", 2}},
+           {{"pi5-a", 1}, {"pi4b-a", -2}},
+           {{"pi5-a", 1}, {"pi4b-a", std::nan("")}},
+       }) {
+    auto fit = FitProfileRanks(Builtin(), Rack(), speeds);
+    ASSERT_FALSE(fit.ok());
+    EXPECT_EQ(fit.status().code(), StatusCode::kInvalid);
+  }
+}
+
+TEST(FitTest, SpeedsFilesParseAndBadOnesNameTheLine) {
+  auto plain = ParseSpeeds("pi5-a: 1.9\npi4b-a: 0.6\n", "s.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_DOUBLE_EQ(plain->at("pi5-a"), 1.9);
+  auto nested = ParseSpeeds(R"({"speeds": {"pi5-a": 2, "pi3b": 0.1}})", "s.json");
+  ASSERT_TRUE(nested.ok()) << nested.status().ToString();
+  EXPECT_EQ(nested->size(), 2u);
+  struct Case {
+    const char* text;
+    const char* says;
+  } cases[] = {
+      {"pi5-a: 1\npi4b-a: -2\n", "s.yaml:2"},
+      {"pi5-a: 1\npi4b-a: fast\n", "expected a speed in (0, 1e300]"},
+      {"Bad_Name: 1\n", "s.yaml:1"},
+      {"{}", "non-empty map"},
+      {"- 1\n- 2\n", "non-empty map"},
+      {"pi5-a: .inf\n", "expected a speed"},
+  };
+  for (const Case& c : cases) {
+    auto parsed = ParseSpeeds(c.text, "s.yaml");
+    ASSERT_FALSE(parsed.ok()) << c.text;
+    EXPECT_NE(parsed.status().message().find(c.says), std::string::npos)
+        << parsed.status().message();
+  }
+}
+
+TEST(FitTest, TheProfileYamlParsesBackEqual) {
+  Profile profile = Builtin();
+  profile.criteria[0].rank = 1.234;
+  profile.name = "fitted";
+  auto again = ParseProfile(FormatProfileYaml(profile), "fitted.yaml");
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << FormatProfileYaml(profile);
+  EXPECT_EQ(again->name, "fitted");
+  EXPECT_EQ(again->rounding, profile.rounding);
+  EXPECT_EQ(again->scale, profile.scale);
+  ASSERT_EQ(again->criteria.size(), profile.criteria.size());
+  for (size_t i = 0; i < profile.criteria.size(); ++i) {
+    const Criterion& a = again->criteria[i];
+    const Criterion& b = profile.criteria[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.label, b.label);
+    EXPECT_EQ(a.type, b.type);
+    EXPECT_EQ(a.better, b.better);
+    EXPECT_DOUBLE_EQ(a.rank, b.rank);
+    EXPECT_EQ(a.optional, b.optional);
+    EXPECT_EQ(a.description, b.description);
+    EXPECT_DOUBLE_EQ(a.default_level.value, b.default_level.value);
+    EXPECT_EQ(a.default_level.term, b.default_level.term);
+    ASSERT_EQ(a.terms.size(), b.terms.size());
+    for (const auto& [value, level] : b.terms) {
+      EXPECT_DOUBLE_EQ(a.terms.at(value).value, level.value) << value;
+      EXPECT_EQ(a.terms.at(value).term, level.term) << value;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ballast::fuzzy
