@@ -56,7 +56,7 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
 
 // What the store knows of `nodes` for `workload` at `now`: per node with
 // samples, the mean relative speed, the number of samples and the age of the
-// newest. Nodes it knows nothing of are absent.
+// newest, in the order of `nodes`. Nodes it knows nothing of are absent.
 std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std::string& workload,
                                               const std::vector<std::string>& nodes, double now);
 
