@@ -59,7 +59,7 @@ dry_run() {
 render defaults
 # Without prometheus-operator, no monitor even when asked for.
 grep -q '^kind: \(ServiceMonitor\|PodMonitor\)' "$tmp/defaults.yaml" && fail "a monitor rendered by default"
-dry_run defaults 16
+dry_run defaults 17
 cat "$tmp/defaults.applied"
 
 # The fullest values: monitors asked for; not rendered until the cluster
@@ -109,7 +109,7 @@ render full -f "$chart/ci/full-values.yaml" --set operator.watchNamespace="$ns"
 grep -q '^kind: ServiceMonitor' "$tmp/full.yaml" || fail "no ServiceMonitor with monitoring.coreos.com/v1 served"
 grep -q '^kind: PodMonitor' "$tmp/full.yaml" || fail "no PodMonitor with monitoring.coreos.com/v1 served"
 pass "ServiceMonitor and PodMonitor render once the cluster serves monitoring.coreos.com/v1"
-dry_run full 18
+dry_run full 19
 cat "$tmp/full.applied"
 
 # Regression: the server does refuse (the dry run is not vacuous): a

@@ -18,6 +18,6 @@ done
 helm template ballast "$chart" -n ballast-system --kube-version "$kube_version" \
   --api-versions monitoring.coreos.com/v1 -f "$chart/ci/full-values.yaml" >"$tmp/full.yaml"
 kinds=$(grep '^kind:' "$tmp/full.yaml" | sort | uniq -c | awk '{ printf "%s%s=%s", sep, $3, $1; sep = "," }')
-[[ $kinds == "ClusterRole=1,ClusterRoleBinding=1,Deployment=1,Lease=1,NetworkPolicy=1,Pod=1,PodDisruptionBudget=1,PodMonitor=1,Role=2,RoleBinding=2,Service=2,ServiceAccount=2,ServiceMonitor=1,WeightProfile=1" ]] ||
+[[ $kinds == "ClusterRole=1,ClusterRoleBinding=1,ConfigMap=1,Deployment=1,Lease=1,NetworkPolicy=1,Pod=1,PodDisruptionBudget=1,PodMonitor=1,Role=2,RoleBinding=2,Service=2,ServiceAccount=2,ServiceMonitor=1,WeightProfile=1" ]] ||
   fail "the fullest values rendered $kinds"
 pass "the fullest values render $kinds"
