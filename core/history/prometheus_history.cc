@@ -93,7 +93,9 @@ Status ReadSeries(const json& series, const std::string& path, std::map<std::str
 std::string HistoryQuery(const std::string& workload, double window_seconds) {
   const double window_s = std::max(60.0, std::round(window_seconds));
   const std::string window = fmt::format("{:.0f}s", window_s);
-  const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 100)));
+  // The age's subquery evaluates 20 steps: its cost, not its precision, is
+  // what a job's start waits for.
+  const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
   const std::string speed = fmt::format("{}{{workload={}}}", kSpeedMetric, Quoted(workload));
   const std::string last = fmt::format("last_over_time({}[{}])", speed, window);
   const std::string relative = fmt::format("({} / on({}) group_left() avg by ({}) ({}))", last,

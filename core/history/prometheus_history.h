@@ -13,8 +13,9 @@
 //              items differ in size measure on different scales; the ratio
 //              between nodes is what a prior needs)
 //   samples    how many jobs measured the node in the window
-//   age        seconds since the newest sample of the node (to within the
-//              window / 100, at least 60 s: a subquery's step)
+//   age        seconds since the newest sample of the node, up to one step
+//              of a subquery less (window / 20, at least 60 s): enough to
+//              tell stale history, cheap enough for a job's start
 //   throttled  the fraction of the window ballast_node_throttled was 1
 //              (absent without the probe)
 //

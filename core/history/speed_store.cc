@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "common/bounded_json.h"
@@ -20,7 +21,17 @@ constexpr int kFormatVersion = 1;
 // Names as the API server allows them (a node name is a DNS subdomain).
 constexpr size_t kMaxNameBytes = 253;
 
+// A relative speed is near 1; these bounds only keep the text form's numbers
+// finite through its rounding.
+constexpr double kMaxSpeed = 1e9;
+constexpr double kMaxTime = 1e11;  // seconds since the epoch: the year 5138
+
 bool Usable(double speed) { return std::isfinite(speed) && speed > 0; }
+
+// `value` to four significant digits (strtod: never throws).
+double Significant(double value) {
+  return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);
+}
 
 json ToJson(const SpeedStore& store) {
   json nodes = json::object();
@@ -30,7 +41,7 @@ json ToJson(const SpeedStore& store) {
       json list = json::array();
       for (const auto& sample : samples) {
         // Four significant digits and whole seconds: what a prior needs.
-        list.push_back({std::stod(fmt::format("{:.4g}", sample.speed)), std::round(sample.at)});
+        list.push_back({Significant(sample.speed), std::round(sample.at)});
       }
       if (!list.empty()) by_kind[kind] = std::move(list);
     }
@@ -60,8 +71,9 @@ StatusOr<SpeedSample> SampleFromJson(const json& value, const std::string& path)
     return jr::Expected(path, "[speed, time]", value);
   }
   const SpeedSample sample{value[0].get<double>(), value[1].get<double>()};
-  if (!Usable(sample.speed) || !std::isfinite(sample.at) || sample.at < 0) {
-    return jr::Expected(path, "[speed, time] with speed > 0 and time >= 0", value);
+  if (!Usable(sample.speed) || sample.speed > kMaxSpeed || !(sample.at >= 0) ||
+      sample.at > kMaxTime) {
+    return jr::Expected(path, "[speed, time] with speed in (0, 1e9] and time in [0, 1e11]", value);
   }
   return sample;
 }
@@ -104,7 +116,7 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
   for (const auto& [node, speed] : measured) {
     if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;
     auto& samples = store.nodes[node][workload];
-    samples.push_back({speed / mean, now});
+    samples.push_back({std::min(speed / mean, kMaxSpeed), std::clamp(now, 0.0, kMaxTime)});
     if (samples.size() > limits.samples_per_node) {
       samples.erase(samples.begin(),
                     samples.end() - static_cast<ptrdiff_t>(limits.samples_per_node));

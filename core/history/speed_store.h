@@ -66,9 +66,8 @@ std::string StoreToText(const SpeedStore& store, const StoreLimits& limits);
 
 // The store of `text` (StoreToText's form). An empty text is an empty store.
 // Invalid naming the field (e.g. "history.nodes.pi5-0.primes[2]: expected
-// [speed, time] with speed > 0, got ...") for anything else, and for a text
-// past 4 * limits.max_bytes or nested deeper than JSON's form needs.
-// Never throws.
+// [speed, time] with speed in (0, 1e9] and time in [0, 1e11], got ...") for anything else, and for
+// a text past 4 * limits.max_bytes or nested deeper than JSON's form needs. Never throws.
 StatusOr<SpeedStore> StoreFromText(std::string_view text, const StoreLimits& limits);
 
 }  // namespace ballast::history

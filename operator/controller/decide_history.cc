@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "operator/controller/decide_internal.h"
 #include "workload/workload.h"
@@ -24,7 +25,9 @@ const char* SourceName(fuzzy::PriorSource source) {
 }
 
 // `value` to four significant digits, as status shows speeds.
-double Significant(double value) { return std::stod(fmt::format("{:.4g}", value)); }
+double Significant(double value) {
+  return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
+}
 
 }  // namespace
 

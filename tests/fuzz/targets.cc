@@ -6,6 +6,8 @@
 #include "common/bounded_json.h"
 #include "fuzzy/profile.h"
 #include "fuzzy/profile_json.h"
+#include "history/prometheus_history.h"
+#include "history/speed_store.h"
 #include "job/job_json.h"
 #include "job/job_spec.h"
 #include "protocol/messages.h"
@@ -73,11 +75,24 @@ void BoundedJson(std::string_view text) {
   if (!again.ok() || *again != *json) Violated();
 }
 
+void HistoryText(std::string_view text) {
+  (void)history::ParseHistoryAnswer(text);
+  history::StoreLimits limits;
+  limits.max_bytes = 4096;
+  auto store = history::StoreFromText(text, limits);
+  if (!store.ok()) return;
+  (void)history::LookupHistory(*store, "primes", {"a", "pi5-0"}, 1.8e9);
+  const std::string written = history::StoreToText(*store, limits);
+  if (written.size() > limits.max_bytes) Violated();
+  auto again = history::StoreFromText(written, limits);
+  if (!again.ok() || history::StoreToText(*again, limits) != written) Violated();
+}
+
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},         {"cluster", ClusterFile}, {"scenario", ScenarioFile},
       {"profile", ProfileFile}, {"nodes", NodesFile},     {"protocol", ProtocolBody},
-      {"crd", CrdObject},       {"json", BoundedJson},
+      {"crd", CrdObject},       {"json", BoundedJson},    {"history", HistoryText},
   };
   return targets;
 }

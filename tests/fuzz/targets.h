@@ -42,6 +42,11 @@ void CrdObject(std::string_view text);
 // ParseBoundedJson itself: what it accepts must serialise and parse back equal.
 void BoundedJson(std::string_view text);
 
+// The history of measured speeds (core/history): the text read as Prometheus's
+// answer to the history query and as the operator's store; a store that
+// reads must write a text that reads back and writes the same.
+void HistoryText(std::string_view text);
+
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();
 

@@ -114,10 +114,13 @@ class RealPrometheus {
       std::ofstream config(server->dir_ + "/prometheus.yml");
       config << "global:\n  scrape_interval: 15s\n";
     }
-    const pid_t promtool = Spawn({"promtool", "tsdb", "create-blocks-from", "openmetrics",
-                                  server->dir_ + "/history.om", server->dir_ + "/data"},
-                                 log);
-    if (promtool < 0 || WaitExit(promtool, std::chrono::seconds(60)) != 0) {
+    // Blocks of up to 9 days, as a Prometheus that has run a while compacts
+    // them (promtool's default, 2 h, makes 84 blocks of a week).
+    const pid_t promtool =
+        Spawn({"promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=216h",
+               server->dir_ + "/history.om", server->dir_ + "/data"},
+              log);
+    if (promtool < 0 || WaitExit(promtool, std::chrono::seconds(300)) != 0) {
       return *why = "promtool tsdb create-blocks-from failed: " + server->Log(), nullptr;
     }
     server->port_ = UnusedLoopbackPort();

@@ -21,7 +21,7 @@ TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
   EXPECT_NE(query.find(R"(ballast_node_speed_cost_units_per_second{workload="primes"})"),
             std::string::npos);
   EXPECT_NE(query.find("[3600s]"), std::string::npos);
-  EXPECT_NE(query.find("[3600s:60s]"), std::string::npos);  // age to within 60 s
+  EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);  // age to within window / 20
   EXPECT_NE(query.find("ballast_node_throttled[3600s]"), std::string::npos);
   EXPECT_EQ(query.find("node=\""), std::string::npos);  // no per-node selector
 }
