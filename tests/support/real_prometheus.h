@@ -150,6 +150,7 @@ class RealPrometheus {
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
 
   std::string Log() const {
     std::ifstream in(dir_ + "/log");
