@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <future>
+#include <mutex>
+#include <optional>
 #include <set>
 
 namespace ballast::controller {
@@ -55,6 +57,27 @@ StatusOr<std::string> BoundedBody(web::http::http_response& response, size_t max
 struct PrometheusHistory::Impl {
   PrometheusHistoryOptions options;
   std::shared_ptr<http_client> client;
+  std::mutex mu;  // guards the last failure
+  std::optional<std::chrono::steady_clock::time_point> failed_at;
+  std::string failure;
+
+  // The trouble of a failure less than retry_after ago, or "".
+  std::string RecentFailure(std::chrono::steady_clock::time_point now) {
+    std::lock_guard lock(mu);
+    if (!failed_at || now - *failed_at >= options.retry_after) return "";
+    return fmt::format("{} ({:.0f} s ago; not asked again for {} s)", failure,
+                       std::chrono::duration<double>(now - *failed_at).count(),
+                       options.retry_after.count() / 1000);
+  }
+  void Remember(const Status& status) {
+    std::lock_guard lock(mu);
+    if (status.ok()) {
+      failed_at.reset();
+    } else {
+      failed_at = std::chrono::steady_clock::now();
+      failure = status.message();
+    }
+  }
 };
 
 StatusOr<std::unique_ptr<PrometheusHistory>> PrometheusHistory::Create(
@@ -126,12 +149,15 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   HistoryLookup lookup;
   lookup.origin = "Prometheus at " + impl_->options.url;
   const auto start = std::chrono::steady_clock::now();
+  lookup.trouble = impl_->RecentFailure(start);
+  if (!lookup.trouble.empty()) return lookup;
   auto body = Query(history::HistoryQuery(workload, impl_->options.window_seconds), now);
   StatusOr<std::vector<fuzzy::NodeHistory>> history =
       body.ok() ? history::ParseHistoryAnswer(*body, impl_->options.limits) : body.status();
   spdlog::debug(
       "history query workload={} ok={} ms={:.1f}", workload, history.ok(),
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  impl_->Remember(history.status());
   if (!history.ok()) {
     lookup.trouble = history.status().message();
     return lookup;

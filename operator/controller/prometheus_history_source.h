@@ -8,7 +8,10 @@
 // answers an HTTP error or garbage gives a lookup without nodes whose
 // `trouble` says which — the job starts on the fuzzy prior and Decide posts a
 // HistoryUnavailable event. Request and answer run on cpprestsdk's pool; a
-// request past its time is cancelled and left to finish there.
+// request past its time is cancelled and left to finish there. After a
+// failure Prometheus is not asked again for `retry_after`: the jobs that
+// start meanwhile get the same trouble at once, so a burst of job starts
+// never waits a timeout each.
 //
 // Thread-safety: safe from several threads at once.
 #pragma once
@@ -26,6 +29,7 @@ struct PrometheusHistoryOptions {
   std::string url;  // "http://prometheus.monitoring:9090" (a path prefix is kept)
   double window_seconds = 7 * 24 * 3600;    // --prometheus-window
   std::chrono::milliseconds timeout{2000};  // --prometheus-timeout
+  std::chrono::milliseconds retry_after{30000};
   history::AnswerLimits limits;
 };
 

@@ -23,11 +23,13 @@ using std::chrono::milliseconds;
 double WallNow() { return static_cast<double>(std::time(nullptr)); }
 
 std::unique_ptr<PrometheusHistory> SourceAt(const std::string& url, milliseconds timeout,
-                                            double window_s = 86400) {
+                                            double window_s = 86400,
+                                            milliseconds retry_after = milliseconds(0)) {
   PrometheusHistoryOptions options;
   options.url = url;
   options.timeout = timeout;
   options.window_seconds = window_s;
+  options.retry_after = retry_after;
   auto source = PrometheusHistory::Create(options);
   EXPECT_TRUE(source.ok()) << source.status().ToString();
   return source.ok() ? std::move(*source) : nullptr;
@@ -197,6 +199,20 @@ TEST(PrometheusHistoryFaultsTest, PrometheusThatNeverAnswersIsTroubleAfterTheTim
   EXPECT_LT(took, milliseconds(5000));  // bounded, whatever the server does
   EXPECT_EQ(lookup.trouble, "no answer within 300 ms");
   EXPECT_TRUE(lookup.nodes.empty());
+}
+
+TEST(PrometheusHistoryFaultsTest, AfterAFailureTheNextLookupsAreTroubleAtOnceUntilRetryAfter) {
+  LoopbackServer silent("");
+  auto source = SourceAt(silent.url(), milliseconds(300), 86400, milliseconds(1500));
+  EXPECT_EQ(source->Lookup("primes", {"n1"}, WallNow()).trouble, "no answer within 300 ms");
+  const auto start = Clock::now();
+  const HistoryLookup again = source->Lookup("primes", {"n1"}, WallNow());
+  EXPECT_LT(Clock::now() - start, milliseconds(300));  // not asked: no wait
+  EXPECT_EQ(again.trouble, "no answer within 300 ms (0 s ago; not asked again for 1 s)");
+  std::this_thread::sleep_for(milliseconds(1600));
+  const auto retry = Clock::now();
+  EXPECT_EQ(source->Lookup("primes", {"n1"}, WallNow()).trouble, "no answer within 300 ms");
+  EXPECT_GE(Clock::now() - retry, milliseconds(300));  // asked again
 }
 
 TEST(PrometheusHistoryFaultsTest, GarbageIsTroubleNamingWhatWasWrong) {
