@@ -119,6 +119,22 @@ Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions
   return Status::Ok();
 }
 
+// The store's namespace and name: --history-configmap, else
+// <lease-namespace>/<lease-name>-history. Invalid naming the flag otherwise.
+StatusOr<std::pair<std::string, std::string>> HistoryConfigMapOf(const OperatorFlags& flags) {
+  if (flags.history_configmap.empty()) {
+    return std::pair{flags.lease_namespace, flags.lease_name + "-history"};
+  }
+  const auto slash = flags.history_configmap.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == flags.history_configmap.size() ||
+      flags.history_configmap.find('/', slash + 1) != std::string::npos) {
+    return Status::Invalid(
+        fmt::format("--history-configmap {}: expected NAMESPACE/NAME", flags.history_configmap));
+  }
+  return std::pair{flags.history_configmap.substr(0, slash),
+                   flags.history_configmap.substr(slash + 1)};
+}
+
 // The history prior's options from the flags; Invalid naming the flag that is wrong.
 Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
   if (!(flags.prometheus_window_s >= 60)) {
@@ -137,6 +153,12 @@ Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOption
     return Status::Invalid(
         fmt::format("--history-max-age {}: expected seconds > 0", flags.history_max_age_s));
   }
+  // The URL and the ConfigMap's name are checked here, before anything starts.
+  if (!flags.prometheus_url.empty()) {
+    BALLAST_RETURN_IF_ERROR(
+        controller::PrometheusHistory::Create({.url = flags.prometheus_url}).status());
+  }
+  BALLAST_RETURN_IF_ERROR(HistoryConfigMapOf(flags).status());
   options.reconciler.history_prior.full_trust_samples = flags.history_full_trust_samples;
   options.reconciler.history_prior.max_age_seconds = flags.history_max_age_s;
   return Status::Ok();
@@ -158,16 +180,8 @@ StatusOr<std::shared_ptr<controller::HistorySource>> HistorySourceFrom(const Ope
                  options.window_seconds, flags.prometheus_timeout_s);
     return std::shared_ptr<controller::HistorySource>(std::move(source));
   }
-  std::string ns = flags.lease_namespace, name = flags.lease_name + "-history";
-  if (!flags.history_configmap.empty()) {
-    const auto slash = flags.history_configmap.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 == flags.history_configmap.size()) {
-      return Status::Invalid(
-          fmt::format("--history-configmap {}: expected NAMESPACE/NAME", flags.history_configmap));
-    }
-    ns = flags.history_configmap.substr(0, slash);
-    name = flags.history_configmap.substr(slash + 1);
-  }
+  BALLAST_ASSIGN_OR_RETURN(auto configmap, HistoryConfigMapOf(flags));
+  const auto& [ns, name] = configmap;
   spdlog::info("history from the store configmap={}/{}", ns, name);
   return std::shared_ptr<controller::HistorySource>(
       std::make_shared<controller::ConfigMapHistory>(client, ns, name));
