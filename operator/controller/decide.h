@@ -123,7 +123,7 @@ struct DecideOptions {
   std::chrono::milliseconds worker_start_timeout{60000};
   std::chrono::milliseconds linger{30000};
   // How much history a prior trusts, and when it is stale (fuzzy/history_prior.h).
-  fuzzy::HistoryPriorOptions history_prior;
+  fuzzy::HistoryPriorOptions history_prior{};
 };
 
 // What the history of measured speeds says for a job about to start

@@ -60,7 +60,7 @@ struct ReconcilerOptions {
   // about to start a session; told what a succeeded job measured.
   std::shared_ptr<HistorySource> history;
   // How much history a prior trusts, and when it is stale.
-  fuzzy::HistoryPriorOptions history_prior;
+  fuzzy::HistoryPriorOptions history_prior{};
   // Threads that send a pass's writes (Secret, pods, status).
   int write_threads = 4;
   // Called from a writer thread when a job's write task failed (or found

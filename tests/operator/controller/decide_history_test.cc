@@ -78,6 +78,8 @@ TEST(DecideHistoryTest, TheSessionStartsFromTheFuzzyWeightsBlendedWithHistory) {
 TEST(DecideHistoryTest, StatusShowsEachNodesPriorOnceTheSessionRuns) {
   World world = [] {
     World w;
+    w.options.history_prior.full_trust_samples = 4;
+    w.options.history_prior.max_age_seconds = 3600;
     w.history = Known({{"pi3b-worker", 2.0, 20, 30}});
     return w;
   }();
