@@ -78,6 +78,50 @@ TEST_F(HistoryTest, ASecondJobOnTheSameNodesStartsFromTheFirstJobsRecordedSpeeds
   EXPECT_FALSE(FindEvent("second", "HistoryUnavailable"));
 }
 
+TEST_F(HistoryTest, WithPrometheusAJobStartsFromTheSpeedsItHolds) {
+  // Three earlier primes jobs on seed 000's boards, as the coordinator's
+  // gauge was scraped: pi3b-0 half as fast as its weight says.
+  const double now = static_cast<double>(std::time(nullptr));
+  std::string samples;
+  for (int job = 0; job < 3; ++job) {
+    for (const auto& [node, speed] :
+         std::map<std::string, double>{{"pi4b-0", 50}, {"pi4b-1", 50}, {"pi3b-0", 5}}) {
+      for (int k = 0; k < 10; ++k) {
+        samples += testing::SpeedSample("earlier-" + std::to_string(job), "primes", node, speed,
+                                        now - 3600 * (job + 1) - (9 - k) * 15);
+      }
+    }
+  }
+  std::string why;
+  auto prometheus = testing::RealPrometheus::Start(samples, &why);
+  ASSERT_TRUE(prometheus) << why;
+  ASSERT_NO_FATAL_FAILURE(RestartWith({"--prometheus-url", prometheus->url()}));
+  ASSERT_FALSE(CreateJob(PrimesJob("primes", kSmallLimit)).is_null());
+  auto job = WaitSucceeded("primes");
+  ASSERT_TRUE(job);
+  ExpectCompleteAndExact(*job, kSmallLimit);
+  const auto rows = Rows(*job);
+  ASSERT_EQ(rows.size(), kSeed000Weights.size());
+  for (const auto& [node, row] : rows) {
+    EXPECT_NE(row["prior"]["source"], "profile") << row;
+    EXPECT_EQ(row["prior"]["samples"], 3) << row;
+    EXPECT_LE(row["prior"]["ageSeconds"], 3600) << row;
+  }
+  // History says pi3b-0 is a tenth of a Pi 4B, the labels a fifth: the
+  // prior moved toward the history.
+  const double ratio = rows.at("pi3b-0")["prior"]["value"].get<double>() /
+                       rows.at("pi4b-0")["prior"]["value"].get<double>();
+  EXPECT_LT(ratio, 1.0 / 5) << rows.at("pi3b-0") << rows.at("pi4b-0");
+  auto started = FindEvent("primes", "Started");
+  ASSERT_TRUE(started);
+  EXPECT_NE(
+      started->value("message", "")
+          .find("priors from history on 3 of 3 nodes (Prometheus at " + prometheus->url() + ")"),
+      std::string::npos)
+      << started->value("message", "");
+  EXPECT_FALSE(FindEvent("primes", "HistoryUnavailable"));
+}
+
 TEST_F(HistoryTest, WithPrometheusDownAJobStartsOnTheFuzzyWeightsAndAnEventSaysWhy) {
   const std::string url = "http://127.0.0.1:" + std::to_string(testing::UnusedLoopbackPort());
   ASSERT_NO_FATAL_FAILURE(RestartWith({"--prometheus-url", url, "--prometheus-timeout", "2"}));
