@@ -21,7 +21,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "operator/controller/architectures.h"
+#include "operator/controller/history_configmap.h"
 #include "operator/controller/operator.h"
+#include "operator/controller/prometheus_history_source.h"
 #include "operator/kube/http_client.h"
 #include "operator/kube/kubeconfig.h"
 
@@ -50,6 +52,13 @@ struct OperatorFlags {
   std::vector<std::string> worker_image_for;
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
+  std::string prometheus_url;
+  double prometheus_window_s = 7 * 24 * 3600;
+  double prometheus_timeout_s = 2;
+  std::string history_configmap;
+  bool no_history = false;
+  double history_full_trust_samples = 3;
+  double history_max_age_s = 7 * 24 * 3600;
   bool verbose = false;
 };
 
@@ -111,6 +120,74 @@ Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions
   return Status::Ok();
 }
 
+// The store's namespace and name: --history-configmap, else
+// <lease-namespace>/<lease-name>-history. Invalid naming the flag otherwise.
+StatusOr<std::pair<std::string, std::string>> HistoryConfigMapOf(const OperatorFlags& flags) {
+  if (flags.history_configmap.empty()) {
+    return std::pair{flags.lease_namespace, flags.lease_name + "-history"};
+  }
+  const auto slash = flags.history_configmap.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == flags.history_configmap.size() ||
+      flags.history_configmap.find('/', slash + 1) != std::string::npos) {
+    return Status::Invalid(
+        fmt::format("--history-configmap {}: expected NAMESPACE/NAME", flags.history_configmap));
+  }
+  return std::pair{flags.history_configmap.substr(0, slash),
+                   flags.history_configmap.substr(slash + 1)};
+}
+
+// The history prior's options from the flags; Invalid naming the flag that is wrong.
+Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
+  if (!(flags.prometheus_window_s >= 60)) {
+    return Status::Invalid(
+        fmt::format("--prometheus-window {}: expected seconds >= 60", flags.prometheus_window_s));
+  }
+  if (!(flags.prometheus_timeout_s > 0 && flags.prometheus_timeout_s <= 60)) {
+    return Status::Invalid(fmt::format("--prometheus-timeout {}: expected seconds in (0, 60]",
+                                       flags.prometheus_timeout_s));
+  }
+  if (!(flags.history_full_trust_samples > 0)) {
+    return Status::Invalid(fmt::format("--history-full-trust-samples {}: expected a number > 0",
+                                       flags.history_full_trust_samples));
+  }
+  if (!(flags.history_max_age_s > 0)) {
+    return Status::Invalid(
+        fmt::format("--history-max-age {}: expected seconds > 0", flags.history_max_age_s));
+  }
+  // The URL and the ConfigMap's name are checked here, before anything starts.
+  if (!flags.prometheus_url.empty()) {
+    BALLAST_RETURN_IF_ERROR(
+        controller::PrometheusHistory::Create({.url = flags.prometheus_url}).status());
+  }
+  BALLAST_RETURN_IF_ERROR(HistoryConfigMapOf(flags).status());
+  options.reconciler.history_prior.full_trust_samples = flags.history_full_trust_samples;
+  options.reconciler.history_prior.max_age_seconds = flags.history_max_age_s;
+  return Status::Ok();
+}
+
+// Where the history comes from: Prometheus, the ConfigMap store, or nowhere
+// (--no-history). Invalid naming the flag that is wrong.
+StatusOr<std::shared_ptr<controller::HistorySource>> HistorySourceFrom(const OperatorFlags& flags,
+                                                                       kube::KubeClient& client) {
+  if (flags.no_history) return std::shared_ptr<controller::HistorySource>();
+  if (!flags.prometheus_url.empty()) {
+    controller::PrometheusHistoryOptions options;
+    options.url = flags.prometheus_url;
+    options.window_seconds = flags.prometheus_window_s;
+    options.timeout =
+        std::chrono::milliseconds(static_cast<int64_t>(flags.prometheus_timeout_s * 1000));
+    BALLAST_ASSIGN_OR_RETURN(auto source, controller::PrometheusHistory::Create(options));
+    spdlog::info("history from prometheus url={} window_s={:g} timeout_s={:g}", options.url,
+                 options.window_seconds, flags.prometheus_timeout_s);
+    return std::shared_ptr<controller::HistorySource>(std::move(source));
+  }
+  BALLAST_ASSIGN_OR_RETURN(auto configmap, HistoryConfigMapOf(flags));
+  const auto& [ns, name] = configmap;
+  spdlog::info("history from the store configmap={}/{}", ns, name);
+  return std::shared_ptr<controller::HistorySource>(
+      std::make_shared<controller::ConfigMapHistory>(client, ns, name));
+}
+
 // The operator's options from the flags; Invalid naming the flag that is wrong.
 StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   controller::OperatorOptions options;
@@ -127,6 +204,7 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
       std::chrono::milliseconds(static_cast<int64_t>(flags.health_stall_s * 1000));
   BALLAST_RETURN_IF_ERROR(OwnPodFrom(flags, options));
   BALLAST_RETURN_IF_ERROR(WorkerOptionsFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(HistoryOptionsFrom(flags, options));
   BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
                                         &options.coordinator_address, &options.coordinator_port));
   if (flags.status_interval_s <= 0) {
@@ -172,6 +250,9 @@ int Run(const OperatorFlags& flags) {
   auto client = kube::HttpKubeClient::Create(*config);
   if (!client.ok()) return ReportError(client.status());
   options->api_request_counts = [client = client->get()] { return client->RequestCounts(); };
+  auto history = HistorySourceFrom(flags, **client);
+  if (!history.ok()) return ReportError(history.status());
+  options->reconciler.history = std::move(*history);
 
   auto registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<prometheus::Exposer> exposer;
@@ -276,6 +357,30 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "seconds a worker pod may wait for its image (ErrImagePull, ...) before its "
                   "node is given up, and a running worker may take to reach the coordinator "
                   "before a CoordinatorUnreachable event")
+      ->capture_default_str();
+  cmd->add_option("--prometheus-url", flags->prometheus_url,
+                  "learn each node's speed from Prometheus at this URL, e.g. "
+                  "http://prometheus.monitoring:9090: one query per job start (default: from the "
+                  "store of finished jobs' speeds, --history-configmap)");
+  cmd->add_option("--prometheus-window", flags->prometheus_window_s,
+                  "seconds of history the Prometheus query reads")
+      ->capture_default_str();
+  cmd->add_option("--prometheus-timeout", flags->prometheus_timeout_s,
+                  "seconds a job's start waits for Prometheus before it starts on the fuzzy "
+                  "weights (with a HistoryUnavailable event)")
+      ->capture_default_str();
+  cmd->add_option("--history-configmap", flags->history_configmap,
+                  "NAMESPACE/NAME of the ConfigMap that stores finished jobs' speeds when there "
+                  "is no --prometheus-url (default: <lease-namespace>/<lease-name>-history)");
+  cmd->add_flag("--no-history", flags->no_history,
+                "start every job on the fuzzy weights alone: no history is read or recorded");
+  cmd->add_option("--history-full-trust-samples", flags->history_full_trust_samples,
+                  "samples of history (jobs that measured a node) at which its prior is the "
+                  "history alone; fewer blend it with the fuzzy weight")
+      ->capture_default_str();
+  cmd->add_option("--history-max-age", flags->history_max_age_s,
+                  "seconds after which a node's history is stale and its prior is the fuzzy "
+                  "weight")
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", flags->verbose, "log debug messages");
   cmd->footer(

@@ -37,6 +37,13 @@
 //   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
 //   finished + ttlSecondsAfterFinished -> DeleteJob once the final status is written
 //
+// History as the prior (decide_history.cc): a session's worker priors are
+// BlendHistoryPrior(fuzzy weights, input.history); status.nodes[].prior says
+// per node where each came from; a history source that could not answer
+// gives a HistoryUnavailable event and the fuzzy prior. A job that succeeds
+// records its nodes' measured speeds (RecordSpeeds) and shows them against
+// the priors (status.nodes[].measuredSpeed, priorError).
+//
 // Thread-safety: a pure function.
 #pragma once
 
@@ -50,6 +57,7 @@
 #include <vector>
 
 #include "coordinator/job_session.h"
+#include "fuzzy/history_prior.h"
 #include "fuzzy/model.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/weighted_job.h"
@@ -85,6 +93,8 @@ struct JobMemory {
   std::map<std::string, ExcludedNode> given_up;
   std::map<std::string, SteadyTime> image_trouble_since;  // by node: waiting since
   std::set<std::string> unreachable_reported;  // nodes with a CoordinatorUnreachable event
+  // The session's prior per node (status.nodes[].prior).
+  std::map<std::string, NodePriorRow> priors;
   uint32_t failures = 0;
   bool resumed = false;        // the session started from a checkpoint
   double registered_wall = 0;  // when the session started
@@ -112,6 +122,17 @@ struct DecideOptions {
   // coordinator before a CoordinatorUnreachable event.
   std::chrono::milliseconds worker_start_timeout{60000};
   std::chrono::milliseconds linger{30000};
+  // How much history a prior trusts, and when it is stale (fuzzy/history_prior.h).
+  fuzzy::HistoryPriorOptions history_prior{};
+};
+
+// What the history of measured speeds says for a job about to start
+// (history_source.h): per node, the speed its earlier jobs of this workload
+// kind measured.
+struct HistoryLookup {
+  std::vector<fuzzy::NodeHistory> nodes;
+  std::string origin;   // where it came from, for messages: "Prometheus at http://..."
+  std::string trouble;  // why there is none ("" when the source answered)
 };
 
 struct DecideInput {
@@ -130,6 +151,9 @@ struct DecideInput {
   // started under an earlier operator, memory.token empty).
   std::optional<std::string> secret_token;
   std::string fresh_token;  // a new random token, used when one must be made
+  // The history of the job's workload kind, looked up when the job has no
+  // session; nullopt: not looked up (no source), every prior is the fuzzy weight.
+  std::optional<HistoryLookup> history;
   // The operator is stopping: a running job's status (its checkpoint, from
   // which the next leader resumes) is handed over whatever the pacing.
   bool flush_status = false;
@@ -168,8 +192,13 @@ struct RecordEvent {
   std::string reason;
   std::string message;
 };
+// What a job that succeeded measured: node -> cost units per busy second.
+struct RecordSpeeds {
+  std::string workload;  // the workload kind: primes, matmul, exec
+  std::map<std::string, double> speeds;
+};
 using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, CreateObjects, DeletePod,
-                            WriteStatus, DeleteJob, RecordEvent>;
+                            WriteStatus, DeleteJob, RecordEvent, RecordSpeeds>;
 
 struct Decision {
   JobMemory memory;             // for the next pass

@@ -91,6 +91,19 @@ void WatchReach(Pass& pass, const std::string& node, const nlohmann::json& pod);
 // message says the worker could not reach the coordinator.
 void ReportUnreachableFailure(Pass& pass, const std::string& node, const nlohmann::json& pod);
 
+// --- history as the prior (decide_history.cc) ---------------------------------
+
+// The session's worker priors, in `weights`' order: the fuzzy weights blended
+// with in.history (BlendHistoryPrior). Records them in memory.priors; a
+// HistoryUnavailable event when the history source could not answer.
+std::vector<double> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights);
+// Fills status.nodes[].prior from memory.priors (rows of a session started by
+// an earlier operator keep the prior their status shows).
+void PriorColumns(Pass& pass, std::vector<NodeRow>& rows);
+// For a job that just succeeded: status.nodes[].measuredSpeed and
+// priorError, and a RecordSpeeds action.
+void MeasuredColumns(Pass& pass);
+
 // Pods of a running session: creates the missing, replaces the failed (up to
 // backoffLimit), loses the workers of nodes not Ready; then the status the
 // view gives (per-node table, progress, result, checkpoint; Succeeded with the

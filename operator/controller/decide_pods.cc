@@ -126,8 +126,14 @@ void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::We
 
 void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
   std::vector<std::string> listed;
+  size_t from_history = 0;
   for (const auto& node : pass.memory.weights.nodes) {
-    listed.push_back(fmt::format("{} {:g}", node.name, node.weight));
+    auto prior = pass.memory.priors.find(node.name);
+    const bool learned = prior != pass.memory.priors.end() && prior->second.source != "profile";
+    from_history += learned ? 1 : 0;
+    listed.push_back(learned ? fmt::format("{} {:g} ({} {:g})", node.name, node.weight,
+                                           prior->second.source, prior->second.value)
+                             : fmt::format("{} {:g}", node.name, node.weight));
   }
   const auto& job = pass.spec().job;
   const bool resumed = pass.memory.resumed;
@@ -137,7 +143,11 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
                             fmt::join(listed, ", "))
               : fmt::format("started on {} nodes with policy {}; weights {}", listed.size(),
                             job.policy.name, fmt::join(listed, ", "));
-  pass.Event(false, resumed ? "Resumed" : "Started", message);
+  const std::string learned =
+      from_history > 0 ? fmt::format("; priors from history on {} of {} nodes ({})", from_history,
+                                     listed.size(), pass.in.history->origin)
+                       : "";
+  pass.Event(false, resumed ? "Resumed" : "Started", message + learned);
 }
 
 }  // namespace
@@ -169,7 +179,10 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.lease_seconds = job.lease_seconds;
   config.verify.fraction = job.verify_fraction;
   config.start_timeout_s = pass.options.start_timeout_s;
-  for (const auto& node : weights->nodes) config.workers.push_back({node.name, node.weight});
+  const std::vector<double> priors = SessionPriors(pass, *weights);
+  for (size_t i = 0; i < weights->nodes.size(); ++i) {
+    config.workers.push_back({weights->nodes[i].name, priors[i]});
+  }
   if (pass.status.checkpoint) {
     auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, *pass.status.checkpoint);
     if (!checkpoint.ok()) {
@@ -283,6 +296,7 @@ void NodeTable(Pass& pass) {
     row.pod = WorkerPodName(pass.in.name, worker.name);
     rows.push_back(std::move(row));
   }
+  PriorColumns(pass, rows);
   pass.status.nodes = std::move(rows);
 }
 
@@ -309,6 +323,7 @@ void Succeed(Pass& pass) {
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
+  if (status.Phase() != "Succeeded") MeasuredColumns(pass);
   pass.Transition(
       "Succeeded", false, "Completed",
       fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f}{})", view.items,

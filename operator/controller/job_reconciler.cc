@@ -1,12 +1,14 @@
 #include "operator/controller/job_reconciler.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <set>
 
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/resources.h"
 #include "operator/controller/weighted_job.h"
+#include "workload/workload.h"
 
 namespace ballast::controller {
 
@@ -32,6 +34,7 @@ DecideOptions DecideOptionsOf(const ReconcilerOptions& options) {
   decide.linger = options.linger;
   decide.architectures = options.architectures;
   decide.worker_start_timeout = options.worker_start_timeout;
+  decide.history_prior = options.history_prior;
   return decide;
 }
 
@@ -136,6 +139,40 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
   }
 }
 
+void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) const {
+  if (!options_.history || !state.spec.spec || state.memory.registered) return;
+  const std::string phase = state.memory.status.Phase();
+  if (phase == "Succeeded" || phase == "Failed" || state.spec.spec->suspend || !input.profile) {
+    return;
+  }
+  std::vector<std::string> nodes;
+  for (const auto& node : input.nodes) {
+    nodes.push_back(node.value("/metadata/name"_json_pointer, ""));
+  }
+  const char* workload = workload::WorkloadKindName(state.spec.spec->job.workload.kind);
+  input.history = options_.history->Lookup(workload, nodes, input.now.wall);
+  if (!input.history->trouble.empty()) {
+    spdlog::info("no history job={}/{} source=\"{}\" error=\"{}\"", input.ns, input.name,
+                 input.history->origin, input.history->trouble);
+  }
+}
+
+void JobReconciler::RecordHistory(const std::string& key,
+                                  const std::vector<Action>& actions) const {
+  if (!options_.history) return;
+  for (const auto& action : actions) {
+    const auto* record = std::get_if<RecordSpeeds>(&action);
+    if (!record) continue;
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const Status recorded = options_.history->Record(record->workload, record->speeds, now);
+    // The job has succeeded either way; its speeds are only lost to the next.
+    if (!recorded.ok()) {
+      spdlog::info("speeds not recorded job={} error=\"{}\"", key, recorded.ToString());
+    }
+  }
+}
+
 Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
   const std::string phase = memory.status.Phase();
@@ -193,12 +230,14 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   input.fresh_token = state.memory.token.empty() ? NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);
+  LookUpHistory(state, input);
 
   Decision decision = Decide(input, state.memory, decide_options_);
   state.memory = std::move(decision.memory);
   const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
   // A registration that failed leaves memory.registered without a view at
   // the coordinator, which the next pass's Decide registers again.
+  RecordHistory(key, decision.actions);
   BALLAST_RETURN_IF_ERROR(executor_.Execute(ref, decision.actions));
   return ReconcileResult{decision.requeue_after};
 }

@@ -32,6 +32,7 @@
 #include "operator/controller/decide.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/executor.h"
+#include "operator/controller/history_source.h"
 #include "operator/controller/worker_objects.h"
 #include "operator/kube/client.h"
 #include "operator/kube/informer.h"
@@ -54,6 +55,12 @@ struct ReconcilerOptions {
   // A finished job stays at the coordinator this long at most while its pods
   // learn that it is done and exit.
   std::chrono::milliseconds linger{30000};
+  // Where the history of measured speeds comes from (history_source.h);
+  // null: every job starts on the fuzzy weights alone. Looked up for a job
+  // about to start a session; told what a succeeded job measured.
+  std::shared_ptr<HistorySource> history;
+  // How much history a prior trusts, and when it is stale.
+  fuzzy::HistoryPriorOptions history_prior{};
   // Threads that send a pass's writes (Secret, pods, status).
   int write_threads = 4;
   // Called from a writer thread when a job's write task failed (or found
@@ -108,6 +115,10 @@ class JobReconciler {
                                     JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
   void GatherWorld(const JobState& state, DecideInput& input) const;
+  // input.history, for a job about to start a session.
+  void LookUpHistory(const JobState& state, DecideInput& input) const;
+  // Hands the RecordSpeeds among `actions` to the history source.
+  void RecordHistory(const std::string& key, const std::vector<Action>& actions) const;
   // The token in the job's Secret, for a job that started under an earlier
   // operator; sets input.refusal when the Secret cannot be used.
   Status ReadToken(const nlohmann::json& job, const JobState& state, DecideInput& input);

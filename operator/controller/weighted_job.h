@@ -63,6 +63,16 @@ struct StatusCondition {
   bool operator==(const StatusCondition&) const = default;
 };
 
+// The prior a node's worker started from (status.nodes[].prior): the fuzzy
+// weight shrunk toward the node's measured history (fuzzy/history_prior.h).
+struct NodePriorRow {
+  std::string source;  // profile, history, blended
+  double value = 0;    // in the fuzzy weights' scale
+  double samples = 0;
+  double age_seconds = 0;
+  bool operator==(const NodePriorRow&) const = default;
+};
+
 // One row of status.nodes.
 struct NodeRow {
   std::string name;
@@ -72,6 +82,11 @@ struct NodeRow {
   uint64_t items = 0;
   uint64_t steals = 0;
   std::string pod;
+  std::optional<NodePriorRow> prior;
+  // Set when the job succeeded: cost units per busy second, and the prior's
+  // share of the job's speed over the measured share, minus 1.
+  std::optional<double> measured_speed;
+  std::optional<double> prior_error;
   bool operator==(const NodeRow&) const = default;
 };
 

@@ -16,10 +16,36 @@ void Put(json& out, const char* key, const std::optional<T>& value) {
 }
 
 json RowToJson(const NodeRow& row) {
-  return {{"name", row.name},   {"weight", row.weight},
-          {"score", row.score}, {"estimatedSpeed", row.estimated_speed},
-          {"items", row.items}, {"steals", row.steals},
-          {"pod", row.pod}};
+  json out = {{"name", row.name},   {"weight", row.weight},
+              {"score", row.score}, {"estimatedSpeed", row.estimated_speed},
+              {"items", row.items}, {"steals", row.steals},
+              {"pod", row.pod}};
+  if (row.prior) {
+    out["prior"] = {{"source", row.prior->source},
+                    {"value", row.prior->value},
+                    {"samples", row.prior->samples},
+                    {"ageSeconds", row.prior->age_seconds}};
+  }
+  Put(out, "measuredSpeed", row.measured_speed);
+  Put(out, "priorError", row.prior_error);
+  return out;
+}
+
+StatusOr<NodePriorRow> PriorFromJson(const json& node, const std::string& path) {
+  if (!node.is_object()) return jr::Expected(path, "a prior object", node);
+  NodePriorRow prior;
+  if (const json* value = jr::Find(node, "source")) {
+    BALLAST_ASSIGN_OR_RETURN(prior.source, jr::String(*value, jr::Field(path, "source")));
+  }
+  for (const auto& [key, target] :
+       {std::pair{"value", &prior.value}, std::pair{"samples", &prior.samples},
+        std::pair{"ageSeconds", &prior.age_seconds}}) {
+    if (const json* value = jr::Find(node, key)) {
+      if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
+      *target = value->get<double>();
+    }
+  }
+  return prior;
 }
 
 json ExcludedToJson(const ExcludedNode& excluded) {
@@ -119,6 +145,16 @@ StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
       if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
       *target = value->get<double>();
     }
+  }
+  for (const auto& [key, target] : {std::pair{"measuredSpeed", &row.measured_speed},
+                                    std::pair{"priorError", &row.prior_error}}) {
+    if (const json* value = jr::Find(node, key)) {
+      if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
+      *target = value->get<double>();
+    }
+  }
+  if (const json* value = jr::Find(node, "prior")) {
+    BALLAST_ASSIGN_OR_RETURN(row.prior, PriorFromJson(*value, jr::Field(path, "prior")));
   }
   for (const auto& [key, target] :
        {std::pair{"items", &row.items}, std::pair{"steals", &row.steals}}) {

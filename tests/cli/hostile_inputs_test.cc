@@ -119,5 +119,25 @@ TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeR
   fs::remove_all(dir);
 }
 
+// The history flags of `ballast operator` are refused before it looks for a
+// cluster, naming the flag.
+TEST(HostileInputsTest, OperatorHistoryFlagsAreRefusedBeforeAnythingStarts) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--prometheus-url ftp://prometheus:9090",
+       "--prometheus-url: expected an http(s) URL, got \"ftp://prometheus:9090\""},
+      {"--prometheus-url prometheus:9090", "--prometheus-url: expected an http(s) URL"},
+      {"--prometheus-timeout 0", "--prometheus-timeout 0: expected seconds in (0, 60]"},
+      {"--prometheus-window 10", "--prometheus-window 10: expected seconds >= 60"},
+      {"--history-configmap history", "--history-configmap history: expected NAMESPACE/NAME"},
+      {"--history-full-trust-samples -1", "--history-full-trust-samples -1: expected a number > 0"},
+      {"--history-max-age 0", "--history-max-age 0: expected seconds > 0"},
+  };
+  for (const auto& [flags, says] : cases) {
+    const auto [code, out] = Ballast(std::string("operator --kubeconfig /nonexistent ") + flags);
+    EXPECT_EQ(code, 2) << flags << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
+  }
+}
+
 }  // namespace
 }  // namespace ballast::cli

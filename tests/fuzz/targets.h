@@ -51,6 +51,10 @@ void BoundedJson(std::string_view text);
 // given as every file of a snapshot at once, and split at NUL bytes into
 // successive files; the facts derived and labelled, every label value valid.
 void ProbeFile(std::string_view text);
+// The history of measured speeds (core/history): the text read as Prometheus's
+// answer to the history query and as the operator's store; a store that
+// reads must write a text that reads back and writes the same.
+void SpeedStoreText(std::string_view text);
 
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();

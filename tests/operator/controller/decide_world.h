@@ -112,6 +112,7 @@ struct World {
   JobMemory memory;
   DecideOptions options;
   bool flush_status = false;
+  std::optional<HistoryLookup> history;
 
   // One pass: Decide on what is set, its memory kept for the next.
   Decision Pass() {
@@ -134,6 +135,7 @@ struct World {
     input.refusal_reason = refusal_reason;
     input.refusal = refusal;
     input.flush_status = flush_status;
+    input.history = history;
     input.now = {wall, steady, Rfc3339(wall)};
     Decision decision = Decide(input, memory, options);
     memory = decision.memory;

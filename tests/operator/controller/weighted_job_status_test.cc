@@ -19,7 +19,9 @@ const json kFullStatus = json::parse(R"({
      "lastTransitionTime": "2026-11-22T10:00:00Z", "observedGeneration": 1}],
   "nodes": [
     {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
-     "steals": 1, "pod": "primes-pi4b-0"}],
+     "steals": 1, "pod": "primes-pi4b-0",
+     "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600},
+     "measuredSpeed": 1180.25, "priorError": -0.031}],
   "excludedNodes": [
     {"name": "pi3b-0", "reason": "ErrImageNeverPull", "message": "image not present"}],
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3, "failedPods": 0,
@@ -38,6 +40,9 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->nodes->at(0).steals, 1u);
   EXPECT_EQ(status->nominal_efficiency, 0.57);
   EXPECT_EQ(status->excluded_nodes.at(0).reason, "ErrImageNeverPull");
+  EXPECT_EQ(status->nodes->at(0).prior->source, "blended");
+  EXPECT_EQ(status->nodes->at(0).prior->age_seconds, 3600);
+  EXPECT_EQ(status->nodes->at(0).prior_error, -0.031);
   EXPECT_EQ(StatusToJson(*status), kFullStatus);
 }
 
@@ -59,6 +64,12 @@ TEST(WeightedJobStatusTest, AFieldOfTheWrongTypeIsRefusedByPath) {
       {{{"conditions", {{{"type", 7}}}}}, "status.conditions[0].type: expected a string, got 7"},
       {{{"excludedNodes", {{{"name", "n"}, {"reason", 3}}}}},
        "status.excludedNodes[0].reason: expected a string, got 3"},
+      {{{"nodes", {{{"name", "n"}, {"prior", {{"value", "high"}}}}}}},
+       "status.nodes[0].prior.value: expected a number, got \"high\""},
+      {{{"nodes", {{{"name", "n"}, {"prior", 1}}}}},
+       "status.nodes[0].prior: expected a prior object, got 1"},
+      {{{"nodes", {{{"name", "n"}, {"measuredSpeed", true}}}}},
+       "status.nodes[0].measuredSpeed: expected a number, got true"},
       {{{"checkpoint", "all"}}, "status.checkpoint: expected an object, got \"all\""},
       {{{"efficiency", "high"}}, "status.efficiency: expected a number, got \"high\""},
   };

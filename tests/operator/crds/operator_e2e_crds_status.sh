@@ -33,7 +33,8 @@ cat >"$tmp/status.json" <<JSON
     {"type": "Progressing", "status": "True", "reason": "ItemsFinishing", "message": "63000 of 150000",
      "lastTransitionTime": "$now", "observedGeneration": 1}],
   "nodes": [
-    {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0"},
+    {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0",
+     "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600}, "measuredSpeed": 1180.25, "priorError": -0.031},
     {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
   "excludedNodes": [
     {"name": "pi5-0", "reason": "ArchitectureNotSupported", "message": "node pi5-0: architecture arm64 is not in --worker-architectures (amd64)"}],
@@ -53,6 +54,8 @@ expect_eq "preserved result and checkpoint" "12000 0 63000" \
   "$(jp wj/primes '{.status.result.primes.count} {.status.checkpoint.finished[0][0]} {.status.checkpoint.finished[0][1]}')"
 expect_eq "node table" "pi4b-0=5 pi3b-0=1" \
   "$(jp wj/primes '{range .status.nodes[*]}{.name}={.weight} {end}' | sed 's/ $//')"
+expect_eq "node priors" "pi4b-0=blended/4.5/2.5/3600/1180.25/-0.031" \
+  "$(jp wj/primes '{range .status.nodes[?(@.prior)]}{.name}={.prior.source}/{.prior.value}/{.prior.samples}/{.prior.ageSeconds}/{.measuredSpeed}/{.priorError}{end}')"
 expect_eq "excluded nodes" "pi5-0=ArchitectureNotSupported" \
   "$(jp wj/primes '{range .status.excludedNodes[*]}{.name}={.reason}{end}')"
 

@@ -398,19 +398,11 @@ class OperatorTest : public ::testing::Test {
   }
 
   std::vector<std::string> OperatorArgs() const {
-    return {"operator",
-            "--kubeconfig",
-            TestenvDir() + "/kubeconfig",
-            "--namespace",
-            ns_,
-            "--coordinator-listen",
-            "127.0.0.1:" + std::to_string(port_),
-            "--worker-image",
-            "ballast-worker:test",
-            "--status-interval",
-            "0.5",
-            "--identity",
-            Lower(test_name_)};
+    return {"operator", "--kubeconfig", TestenvDir() + "/kubeconfig", "--namespace", ns_,
+            "--coordinator-listen", "127.0.0.1:" + std::to_string(port_), "--worker-image",
+            "ballast-worker:test", "--status-interval", "0.5", "--identity", Lower(test_name_),
+            // The test's own history store: no test's jobs weigh another's.
+            "--history-configmap", ns_ + "/history"};
   }
 
   bool StartOperator() {

@@ -1,0 +1,154 @@
+#include "history/prometheus_history.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "common/bounded_json.h"
+#include "common/json_read.h"
+
+namespace ballast::history {
+
+using nlohmann::json;
+namespace jr = json_read;
+
+namespace {
+
+constexpr const char* kSpeedMetric = "ballast_node_speed_cost_units_per_second";
+constexpr const char* kThrottledMetric = "ballast_node_throttled";
+constexpr const char* kJobLabels = "job, exported_job, namespace";
+
+// `text` as a PromQL double-quoted string.
+std::string Quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Tagged(const std::string& expression, const char* stat) {
+  return fmt::format("label_replace({}, \"stat\", \"{}\", \"\", \"\")", expression, stat);
+}
+
+struct Stats {
+  double speed = NAN, samples = 0, age = NAN, throttled = 0;
+};
+
+// The number in a sample's value string ("1.5", "NaN", "+Inf").
+StatusOr<double> SampleValue(const json& value, const std::string& path) {
+  if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_string()) {
+    return jr::Expected(path, "[time, \"number\"]", value);
+  }
+  const std::string text = value[1].get<std::string>();
+  char* end = nullptr;
+  const double number = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    return jr::Expected(path, "[time, \"number\"]", value);
+  }
+  return number;
+}
+
+Status ReadSeries(const json& series, const std::string& path, std::map<std::string, Stats>& out) {
+  if (!series.is_object()) return jr::Expected(path, "a series object", series);
+  const json* metric = jr::Find(series, "metric");
+  const json* value = jr::Find(series, "value");
+  if (!metric || !metric->is_object()) {
+    return jr::Expected(jr::Field(path, "metric"), "an object of labels",
+                        metric ? *metric : json());
+  }
+  if (!value) return Status::Invalid(jr::Field(path, "value") + ": missing");
+  BALLAST_ASSIGN_OR_RETURN(double number, SampleValue(*value, jr::Field(path, "value")));
+  const json node = metric->value("node", json());
+  const json stat = metric->value("stat", json());
+  if (!node.is_string() || !stat.is_string() || node.get<std::string>().empty()) {
+    return jr::Expected(jr::Field(path, "metric"), "labels node and stat", *metric);
+  }
+  Stats& stats = out[node.get<std::string>()];
+  const std::string name = stat.get<std::string>();
+  if (name == "speed") {
+    stats.speed = number;
+  } else if (name == "samples") {
+    stats.samples = number;
+  } else if (name == "age") {
+    stats.age = number;
+  } else if (name == "throttled") {
+    stats.throttled = number;
+  } else {
+    return jr::Expected(jr::Field(path, "metric.stat"), "speed, samples, age or throttled", stat);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string HistoryQuery(const std::string& workload, double window_seconds) {
+  const double window_s = std::max(60.0, std::round(window_seconds));
+  const std::string window = fmt::format("{:.0f}s", window_s);
+  // The age's subquery evaluates 20 steps: its cost, not its precision, is
+  // what a job's start waits for.
+  const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
+  const std::string speed = fmt::format("{}{{workload={}}}", kSpeedMetric, Quoted(workload));
+  const std::string last = fmt::format("last_over_time({}[{}])", speed, window);
+  const std::string relative = fmt::format("({} / on({}) group_left() avg by ({}) ({}))", last,
+                                           kJobLabels, kJobLabels, last);
+  const std::string newest =
+      fmt::format("max by (node) (max_over_time(timestamp(last_over_time({}[{}]))[{}:{}]))", speed,
+                  step, window, step);
+  return fmt::format(
+      "{} or {} or {} or {}", Tagged(fmt::format("avg by (node) {}", relative), "speed"),
+      Tagged(fmt::format("count by (node) ({})", last), "samples"),
+      Tagged(fmt::format("time() - {}", newest), "age"),
+      Tagged(fmt::format("avg by (node) (avg_over_time({}[{}]))", kThrottledMetric, window),
+             "throttled"));
+}
+
+StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,
+                                                             const AnswerLimits& limits) {
+  BALLAST_ASSIGN_OR_RETURN(json root, ParseBoundedJson(body, "the Prometheus answer",
+                                                       {limits.max_bytes, limits.max_depth}));
+  if (!root.is_object()) return jr::Expected("answer", "an object", root);
+  const json status = root.value("status", json());
+  if (status == "error") {
+    return Status::Unavailable(fmt::format("Prometheus refused the query: {}: {}",
+                                           root.value("errorType", json("?")).dump(),
+                                           jr::Shown(root.value("error", json("?")))));
+  }
+  if (status != "success") return jr::Expected("status", "\"success\"", status);
+  const json data = root.value("data", json());
+  if (!data.is_object() || data.value("resultType", json()) != "vector") {
+    return jr::Expected("data", "a vector result", data);
+  }
+  const json* result = jr::Find(data, "result");
+  if (!result || !result->is_array()) {
+    return jr::Expected("data.result", "a list of series", result ? *result : json());
+  }
+  if (result->size() > limits.max_series) {
+    return Status::Invalid(fmt::format("data.result: {} series, more than the {} allowed",
+                                       result->size(), limits.max_series));
+  }
+  std::map<std::string, Stats> by_node;
+  for (size_t i = 0; i < result->size(); ++i) {
+    BALLAST_RETURN_IF_ERROR(ReadSeries((*result)[i], jr::Element("data.result", i), by_node));
+  }
+  std::vector<fuzzy::NodeHistory> history;
+  for (const auto& [node, stats] : by_node) {
+    if (!(std::isfinite(stats.speed) && stats.speed > 0)) continue;
+    if (!(std::isfinite(stats.samples) && stats.samples > 0)) continue;
+    const double throttled =
+        std::isfinite(stats.throttled) ? std::clamp(stats.throttled, 0.0, 1.0) : 0.0;
+    const double age = std::isfinite(stats.age) ? std::max(0.0, stats.age) : 0.0;
+    history.push_back({node, stats.speed, stats.samples * (1 - throttled / 2), age});
+  }
+  return history;
+}
+
+}  // namespace ballast::history

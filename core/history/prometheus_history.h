@@ -1,0 +1,60 @@
+// The history of measured node speeds as Prometheus holds it: the one PromQL
+// query that asks, for every node at once, what the jobs of one workload kind
+// measured there over a window, and the reader of Prometheus's answer. Pure:
+// the HTTP request is made by operator/controller/prometheus_history_source.h.
+//
+// The query reads the coordinator's gauge
+// ballast_node_speed_cost_units_per_second{job,namespace,workload,node}
+// (docs/metrics.md) and the node probe's ballast_node_throttled{node}, and
+// answers four series per node, told apart by the label `stat`:
+//
+//   speed      mean over the window's jobs of each job's last estimate of the
+//              node, relative to that job's mean over its nodes (jobs whose
+//              items differ in size measure on different scales; the ratio
+//              between nodes is what a prior needs)
+//   samples    how many jobs measured the node in the window
+//   age        seconds since the newest sample of the node, up to one step
+//              of a subquery less (window / 20, at least 60 s): enough to
+//              tell stale history, cheap enough for a job's start
+//   throttled  the fraction of the window ballast_node_throttled was 1
+//              (absent without the probe)
+//
+// A sample taken while the node was throttled counts half:
+//   weighted samples = samples * (1 - throttled / 2).
+// (`job` may have been renamed `exported_job` by a scrape without
+// honor_labels: the query groups by both.)
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "fuzzy/history_prior.h"
+
+namespace ballast::history {
+
+// The PromQL of the history of `workload` (a workload kind: primes, matmul,
+// exec) over the last `window_seconds` (>= 60).
+std::string HistoryQuery(const std::string& workload, double window_seconds);
+
+struct AnswerLimits {
+  size_t max_bytes = size_t{4} << 20;  // a body longer than this is refused unread
+  int max_depth = 8;                   // the answer's form nests 5 deep
+  size_t max_series = 40000;           // 4 per node: 10000 nodes
+};
+
+// The per-node history in Prometheus's answer `body` (of /api/v1/query with
+// HistoryQuery), sorted by node. Nodes without a usable speed (absent, NaN,
+// <= 0) or without samples are left out. Unavailable with Prometheus's own
+// error for {"status":"error",...}; Invalid naming the field for anything
+// that is not the vector answer of the query ("data.result[3].value: expected
+// [time, \"number\"], got ..."), for a body past limits.max_bytes or nested
+// past limits.max_depth, or for more than limits.max_series series.
+// Never throws.
+StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,
+                                                             const AnswerLimits& limits = {});
+
+}  // namespace ballast::history

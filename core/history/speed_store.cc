@@ -1,0 +1,188 @@
+#include "history/speed_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "common/bounded_json.h"
+#include "common/json_read.h"
+
+namespace ballast::history {
+
+using nlohmann::json;
+namespace jr = json_read;
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+// Names as the API server allows them (a node name is a DNS subdomain).
+constexpr size_t kMaxNameBytes = 253;
+
+// A relative speed is near 1; these bounds only keep the text form's numbers
+// finite through its rounding.
+constexpr double kMaxSpeed = 1e9;
+constexpr double kMaxTime = 1e11;  // seconds since the epoch: the year 5138
+
+bool Usable(double speed) { return std::isfinite(speed) && speed > 0; }
+
+// `value` to four significant digits (strtod: never throws).
+double Significant(double value) {
+  return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);
+}
+
+json ToJson(const SpeedStore& store) {
+  json nodes = json::object();
+  for (const auto& [node, kinds] : store.nodes) {
+    json by_kind = json::object();
+    for (const auto& [kind, samples] : kinds) {
+      json list = json::array();
+      for (const auto& sample : samples) {
+        // Four significant digits and whole seconds: what a prior needs.
+        list.push_back({Significant(sample.speed), std::round(sample.at)});
+      }
+      if (!list.empty()) by_kind[kind] = std::move(list);
+    }
+    if (!by_kind.empty()) nodes[node] = std::move(by_kind);
+  }
+  return {{"version", kFormatVersion}, {"nodes", std::move(nodes)}};
+}
+
+// The entry (node, kind) whose newest sample is the oldest of all.
+std::pair<std::string, std::string> Stalest(const SpeedStore& store) {
+  std::pair<std::string, std::string> stalest;
+  double oldest = std::numeric_limits<double>::infinity();
+  for (const auto& [node, kinds] : store.nodes) {
+    for (const auto& [kind, samples] : kinds) {
+      const double newest = samples.empty() ? -1 : samples.back().at;
+      if (newest < oldest) {
+        oldest = newest;
+        stalest = {node, kind};
+      }
+    }
+  }
+  return stalest;
+}
+
+StatusOr<SpeedSample> SampleFromJson(const json& value, const std::string& path) {
+  if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_number()) {
+    return jr::Expected(path, "[speed, time]", value);
+  }
+  const SpeedSample sample{value[0].get<double>(), value[1].get<double>()};
+  if (!Usable(sample.speed) || sample.speed > kMaxSpeed || !(sample.at >= 0) ||
+      sample.at > kMaxTime) {
+    return jr::Expected(path, "[speed, time] with speed in (0, 1e9] and time in [0, 1e11]", value);
+  }
+  return sample;
+}
+
+Status ReadKinds(const json& kinds, const std::string& path, const StoreLimits& limits,
+                 std::map<std::string, std::vector<SpeedSample>>& out) {
+  if (!kinds.is_object()) return jr::Expected(path, "an object of workload kinds", kinds);
+  for (const auto& [kind, list] : kinds.items()) {
+    const std::string kind_path = jr::Field(path, kind);
+    if (!list.is_array()) return jr::Expected(kind_path, "a list of samples", list);
+    std::vector<SpeedSample> samples;
+    for (size_t i = 0; i < list.size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(SpeedSample sample,
+                               SampleFromJson(list[i], jr::Element(kind_path, i)));
+      samples.push_back(sample);
+    }
+    std::sort(samples.begin(), samples.end(),
+              [](const auto& a, const auto& b) { return a.at < b.at; });
+    if (samples.size() > limits.samples_per_node) {
+      samples.erase(samples.begin(),
+                    samples.end() - static_cast<ptrdiff_t>(limits.samples_per_node));
+    }
+    if (!samples.empty()) out[kind] = std::move(samples);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool RecordJob(SpeedStore& store, const std::string& workload,
+               const std::map<std::string, double>& measured, double now,
+               const StoreLimits& limits) {
+  double sum = 0;
+  size_t count = 0;
+  for (const auto& [node, speed] : measured) {
+    if (Usable(speed)) sum += speed, ++count;
+  }
+  if (count == 0 || !Usable(sum)) return false;
+  const double mean = sum / static_cast<double>(count);
+  for (const auto& [node, speed] : measured) {
+    if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;
+    auto& samples = store.nodes[node][workload];
+    samples.push_back({std::min(speed / mean, kMaxSpeed), std::clamp(now, 0.0, kMaxTime)});
+    if (samples.size() > limits.samples_per_node) {
+      samples.erase(samples.begin(),
+                    samples.end() - static_cast<ptrdiff_t>(limits.samples_per_node));
+    }
+  }
+  return true;
+}
+
+std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std::string& workload,
+                                              const std::vector<std::string>& nodes, double now) {
+  std::vector<fuzzy::NodeHistory> known;
+  for (const auto& node : nodes) {
+    auto by_node = store.nodes.find(node);
+    if (by_node == store.nodes.end()) continue;
+    auto by_kind = by_node->second.find(workload);
+    if (by_kind == by_node->second.end() || by_kind->second.empty()) continue;
+    const auto& samples = by_kind->second;
+    double sum = 0, newest = 0;
+    for (const auto& sample : samples) {
+      sum += sample.speed;
+      newest = std::max(newest, sample.at);
+    }
+    known.push_back({node, sum / static_cast<double>(samples.size()),
+                     static_cast<double>(samples.size()), std::max(0.0, now - newest)});
+  }
+  return known;
+}
+
+std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
+  SpeedStore kept = store;
+  std::string text = ToJson(kept).dump();
+  while (text.size() > limits.max_bytes && !kept.nodes.empty()) {
+    // Drop a few stale entries at a time: one dump per round.
+    const size_t rounds = std::max<size_t>(1, (text.size() - limits.max_bytes) / 64);
+    for (size_t i = 0; i < rounds && !kept.nodes.empty(); ++i) {
+      const auto [node, kind] = Stalest(kept);
+      kept.nodes[node].erase(kind);
+      if (kept.nodes[node].empty()) kept.nodes.erase(node);
+    }
+    text = ToJson(kept).dump();
+  }
+  return text;
+}
+
+StatusOr<SpeedStore> StoreFromText(std::string_view text, const StoreLimits& limits) {
+  SpeedStore store;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return store;
+  BALLAST_ASSIGN_OR_RETURN(json root, ParseBoundedJson(text, "history", {4 * limits.max_bytes, 8}));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(root, "history", {"version", "nodes"}));
+  const json* version = jr::Find(root, "version");
+  if (!version || *version != kFormatVersion) {
+    return jr::Expected("history.version", fmt::format("{}", kFormatVersion),
+                        version ? *version : json());
+  }
+  const json* nodes = jr::Find(root, "nodes");
+  if (!nodes) return store;
+  if (!nodes->is_object()) return jr::Expected("history.nodes", "an object of nodes", *nodes);
+  for (const auto& [node, kinds] : nodes->items()) {
+    if (node.empty() || node.size() > kMaxNameBytes) {
+      return jr::Expected("history.nodes", "node names of 1 to 253 bytes", json(node));
+    }
+    std::map<std::string, std::vector<SpeedSample>> by_kind;
+    BALLAST_RETURN_IF_ERROR(ReadKinds(kinds, jr::Field("history.nodes", node), limits, by_kind));
+    if (!by_kind.empty()) store.nodes[node] = std::move(by_kind);
+  }
+  return store;
+}
+
+}  // namespace ballast::history

@@ -1,0 +1,73 @@
+// SpeedStore: the history of measured node speeds that the operator keeps
+// without Prometheus — what the jobs it finished measured, per node and
+// workload kind — and its text form (the ConfigMap the chart owns holds it,
+// operator/controller/history_configmap.h). Every decision about it is here
+// and pure: what a finished job adds, what is kept within the bounds, what a
+// new job is told, how the text is written and read back.
+//
+// A job's speeds are kept relative to that job's mean (speed / mean of the
+// job's nodes): jobs of one kind whose items differ in size (primes to 1e6 or
+// 1e9) measure on different scales, but the ratio between two nodes is the
+// same. A new job's prior only needs those ratios (fuzzy::NodeHistory's speed
+// is "any scale").
+//
+// History is keyed by the node's name: a node relabelled keeps its history, a
+// node renamed starts without (docs/operator.md).
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "fuzzy/history_prior.h"
+
+namespace ballast::history {
+
+struct SpeedSample {
+  double speed = 0;  // relative to its job's mean speed
+  double at = 0;     // seconds since the epoch, when the job finished
+  bool operator==(const SpeedSample&) const = default;
+};
+
+struct StoreLimits {
+  size_t samples_per_node = 16;          // per node and workload kind: the newest kept
+  size_t max_bytes = size_t{256} << 10;  // of the text form (a ConfigMap holds 1 MiB)
+};
+
+struct SpeedStore {
+  // node -> workload kind -> samples, oldest first.
+  std::map<std::string, std::map<std::string, std::vector<SpeedSample>>> nodes;
+  bool operator==(const SpeedStore&) const = default;
+};
+
+// Adds what a finished job of `workload` measured: `measured` maps node ->
+// speed (cost units per busy second; nodes with a speed <= 0 or not finite
+// are skipped), stored relative to their mean, at time `now`. Keeps the
+// newest limits.samples_per_node per node and kind. Returns false (and
+// changes nothing) when no node has a usable speed.
+bool RecordJob(SpeedStore& store, const std::string& workload,
+               const std::map<std::string, double>& measured, double now,
+               const StoreLimits& limits);
+
+// What the store knows of `nodes` for `workload` at `now`: per node with
+// samples, the mean relative speed, the number of samples and the age of the
+// newest, in the order of `nodes`. Nodes it knows nothing of are absent.
+std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std::string& workload,
+                                              const std::vector<std::string>& nodes, double now);
+
+// The text form, at most limits.max_bytes long: the node-and-kind entries
+// whose newest sample is oldest are left out until it fits. Never fails.
+std::string StoreToText(const SpeedStore& store, const StoreLimits& limits);
+
+// The store of `text` (StoreToText's form). An empty text is an empty store.
+// Invalid naming the field (e.g. "history.nodes.pi5-0.primes[2]: expected
+// [speed, time] with speed in (0, 1e9] and time in [0, 1e11], got ...") for anything else, and for
+// a text past 4 * limits.max_bytes or nested deeper than JSON's form needs. Never throws.
+StatusOr<SpeedStore> StoreFromText(std::string_view text, const StoreLimits& limits);
+
+}  // namespace ballast::history

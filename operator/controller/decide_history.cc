@@ -1,0 +1,106 @@
+// Decide's use of the history of measured speeds (decide_internal.h): the
+// session's priors, their status columns, and what a finished job records.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "operator/controller/decide_internal.h"
+#include "workload/workload.h"
+
+namespace ballast::controller::decide {
+
+namespace {
+
+const char* SourceName(fuzzy::PriorSource source) {
+  switch (source) {
+    case fuzzy::PriorSource::kHistory:
+      return "history";
+    case fuzzy::PriorSource::kBlended:
+      return "blended";
+    case fuzzy::PriorSource::kProfile:
+      break;
+  }
+  return "profile";
+}
+
+// `value` to four significant digits, as status shows speeds.
+double Significant(double value) {
+  return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
+}
+
+}  // namespace
+
+std::vector<double> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights) {
+  std::map<std::string, double> fuzzy;
+  for (const auto& node : weights.nodes) fuzzy[node.name] = node.weight;
+  const std::optional<HistoryLookup>& history = pass.in.history;
+  if (history && !history->trouble.empty()) {
+    pass.Event(true, "HistoryUnavailable",
+               fmt::format("no history of {} speeds from {}: {}; the job starts on the fuzzy "
+                           "weights",
+                           workload::WorkloadKindName(pass.spec().job.workload.kind),
+                           history->origin, history->trouble));
+  }
+  const auto blended =
+      fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
+                               pass.options.history_prior);
+  pass.memory.priors.clear();
+  for (const auto& prior : blended) {
+    // Never zero, whatever the blend says: the fuzzy weight stands in.
+    const double value =
+        prior.value > 0 && std::isfinite(prior.value) ? prior.value : fuzzy.at(prior.node);
+    pass.memory.priors[prior.node] = {SourceName(prior.source), Significant(value),
+                                      Significant(prior.samples), std::round(prior.age_seconds)};
+  }
+  std::vector<double> priors;
+  for (const auto& node : weights.nodes) {
+    auto it = pass.memory.priors.find(node.name);
+    priors.push_back(it != pass.memory.priors.end() ? it->second.value : node.weight);
+  }
+  return priors;
+}
+
+void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
+  std::map<std::string, NodePriorRow> shown;
+  for (const auto& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
+    if (row.prior) shown[row.name] = *row.prior;
+  }
+  for (auto& row : rows) {
+    auto it = pass.memory.priors.find(row.name);
+    if (it != pass.memory.priors.end()) {
+      row.prior = it->second;
+    } else if (shown.contains(row.name)) {
+      row.prior = shown.at(row.name);
+    }
+  }
+}
+
+void MeasuredColumns(Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind), {}};
+  for (const auto& worker : view.workers) {
+    if (worker.busy_s > 0 && worker.cost > 0)
+      record.speeds[worker.name] = worker.cost / worker.busy_s;
+  }
+  if (!pass.status.nodes || record.speeds.empty()) return;
+  double prior_sum = 0, speed_sum = 0;
+  for (const auto& row : *pass.status.nodes) {
+    if (row.prior && record.speeds.contains(row.name)) {
+      prior_sum += row.prior->value;
+      speed_sum += record.speeds.at(row.name);
+    }
+  }
+  for (auto& row : *pass.status.nodes) {
+    auto it = record.speeds.find(row.name);
+    if (it == record.speeds.end()) continue;
+    row.measured_speed = Significant(it->second);
+    if (row.prior && prior_sum > 0 && speed_sum > 0) {
+      const double error = (row.prior->value / prior_sum) / (it->second / speed_sum) - 1;
+      row.prior_error = std::round(error * 1000) / 1000;
+    }
+  }
+  pass.actions.push_back(std::move(record));
+}
+
+}  // namespace ballast::controller::decide

@@ -1,0 +1,62 @@
+// PrometheusHistory: the history of measured speeds from Prometheus
+// (--prometheus-url): one instant query (/api/v1/query, history::HistoryQuery)
+// per job start, answering for every node at once; the answer read with
+// bounded size and depth (history::ParseHistoryAnswer).
+//
+// A lookup never takes longer than `timeout` (--prometheus-timeout): a
+// Prometheus that is down (connection refused), slow (no answer in time),
+// answers an HTTP error or garbage gives a lookup without nodes whose
+// `trouble` says which — the job starts on the fuzzy prior and Decide posts a
+// HistoryUnavailable event. Request and answer run on cpprestsdk's pool; a
+// request past its time is cancelled and left to finish there. After a
+// failure Prometheus is not asked again for `retry_after`: the jobs that
+// start meanwhile get the same trouble at once, so a burst of job starts
+// never waits a timeout each.
+//
+// Thread-safety: safe from several threads at once.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "history/prometheus_history.h"
+#include "operator/controller/history_source.h"
+
+namespace ballast::controller {
+
+struct PrometheusHistoryOptions {
+  std::string url;  // "http://prometheus.monitoring:9090" (a path prefix is kept)
+  double window_seconds = 7 * 24 * 3600;    // --prometheus-window
+  std::chrono::milliseconds timeout{2000};  // --prometheus-timeout
+  std::chrono::milliseconds retry_after{30000};
+  history::AnswerLimits limits;
+};
+
+class PrometheusHistory final : public HistorySource {
+ public:
+  // Invalid when options.url is not an http(s) URL.
+  static StatusOr<std::unique_ptr<PrometheusHistory>> Create(PrometheusHistoryOptions options);
+  ~PrometheusHistory() override;
+
+  HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
+                       double now) override;
+  // Ok: Prometheus scrapes the speeds from the coordinator.
+  Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
+                double now) override;
+
+  // The body of Prometheus's answer to `query` evaluated at `time` (seconds
+  // since the epoch). Unavailable for a connection that fails, no answer
+  // within the timeout, an HTTP status other than 200 and 4xx/422 (whose
+  // body is Prometheus's error, returned as the body), or a body past
+  // limits.max_bytes.
+  StatusOr<std::string> Query(const std::string& query, double time);
+
+  struct Impl;
+
+ private:
+  explicit PrometheusHistory(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ballast::controller

@@ -1,0 +1,153 @@
+// Decide with the history of measured speeds (decide.h, decide_history.cc):
+// the session's priors are the fuzzy weights blended with history, status
+// shows where each came from, a source that could not answer gives an event
+// and the fuzzy weights, and a job that succeeds records what it measured.
+#include <gtest/gtest.h>
+
+#include "decide_world.h"
+
+namespace ballast::controller::decide_test {
+namespace {
+
+// The workers' weights the registration sent, by node.
+std::map<std::string, double> Registered(const Decision& decision) {
+  std::map<std::string, double> weights;
+  for (const auto& register_job : ActionsOf<RegisterJob>(decision)) {
+    for (const auto& worker : register_job.config.workers) weights[worker.name] = worker.speed;
+  }
+  return weights;
+}
+
+std::string StartedMessage(const Decision& decision) {
+  for (const auto& event : ActionsOf<RecordEvent>(decision)) {
+    if (event.reason == "Started") return event.message;
+  }
+  return "";
+}
+
+HistoryLookup Known(std::vector<fuzzy::NodeHistory> nodes) {
+  return {std::move(nodes), "ConfigMap ballast-system/ballast-history", ""};
+}
+
+TEST(DecideHistoryTest, WithoutHistoryEveryPriorIsTheFuzzyWeight) {
+  World world;
+  const Decision decision = world.Pass();
+  const auto weights = Registered(decision);
+  ASSERT_EQ(weights.size(), kNodes.size());
+  for (const auto& node : world.memory.weights.nodes) {
+    EXPECT_EQ(weights.at(node.name), node.weight) << node.name;
+    EXPECT_EQ(world.memory.priors.at(node.name).source, "profile");
+  }
+  EXPECT_EQ(StartedMessage(decision).find("history"), std::string::npos);
+}
+
+TEST(DecideHistoryTest, TheSessionStartsFromTheFuzzyWeightsBlendedWithHistory) {
+  World fuzzy_only;
+  fuzzy_only.Pass();
+  std::map<std::string, double> fuzzy;
+  for (const auto& node : fuzzy_only.memory.weights.nodes) fuzzy[node.name] = node.weight;
+
+  World world;
+  world.options.history_prior.full_trust_samples = 4;
+  world.options.history_prior.max_age_seconds = 3600;
+  // pi3b-worker measured twice as fast as its label says, with full evidence;
+  // pi4b-master with a little; pi4b-worker's history is stale.
+  const std::vector<fuzzy::NodeHistory> known = {
+      {"pi3b-worker", 2.0, 4, 60}, {"pi4b-master", 1.0, 1, 60}, {"pi4b-worker", 3.0, 8, 7200}};
+  world.history = Known(known);
+  const Decision decision = world.Pass();
+  const auto expected = fuzzy::BlendHistoryPrior(fuzzy, known, world.options.history_prior);
+  const auto weights = Registered(decision);
+  for (const auto& prior : expected) {
+    EXPECT_NEAR(weights.at(prior.node), prior.value, 1e-3 * prior.value) << prior.node;
+    EXPECT_GT(weights.at(prior.node), 0) << prior.node;
+  }
+  EXPECT_EQ(world.memory.priors.at("pi4b-worker").source, "profile");  // stale: the fuzzy weight
+  EXPECT_EQ(weights.at("pi4b-worker"), fuzzy.at("pi4b-worker"));
+  EXPECT_NE(world.memory.priors.at("pi3b-worker").source, "profile");
+  EXPECT_EQ(world.memory.priors.at("pi3b-worker").samples, 4);
+  EXPECT_EQ(world.memory.priors.at("pi3b-worker").age_seconds, 60);
+  EXPECT_NE(StartedMessage(decision).find("priors from history on 2 of 3 nodes (ConfigMap "
+                                          "ballast-system/ballast-history)"),
+            std::string::npos)
+      << StartedMessage(decision);
+  const auto reasons = EventReasons(decision);
+  EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "HistoryUnavailable"), 0);
+}
+
+TEST(DecideHistoryTest, StatusShowsEachNodesPriorOnceTheSessionRuns) {
+  World world = [] {
+    World w;
+    w.options.history_prior.full_trust_samples = 4;
+    w.options.history_prior.max_age_seconds = 3600;
+    w.history = Known({{"pi3b-worker", 2.0, 20, 30}});
+    return w;
+  }();
+  world.Pass();
+  world.view = View(300);
+  const json status = S(world.Pass());
+  ASSERT_EQ(status["nodes"].size(), kNodes.size());
+  for (const auto& row : status["nodes"]) {
+    ASSERT_TRUE(row.contains("prior")) << row.dump();
+    const std::string name = row["name"];
+    EXPECT_EQ(row["prior"]["source"], world.memory.priors.at(name).source);
+    EXPECT_EQ(row["prior"]["value"], world.memory.priors.at(name).value);
+    EXPECT_FALSE(row.contains("measuredSpeed"));  // only when done
+  }
+  EXPECT_EQ(status["nodes"][0]["prior"]["samples"], 20);
+  EXPECT_EQ(status["nodes"][0]["prior"]["ageSeconds"], 30);
+}
+
+TEST(DecideHistoryTest, ASourceThatCouldNotAnswerGivesAnEventAndTheFuzzyWeights) {
+  World world;
+  world.history = HistoryLookup{{}, "Prometheus at http://127.0.0.1:9", "no answer within 2000 ms"};
+  const Decision decision = world.Pass();
+  const auto events = ActionsOf<RecordEvent>(decision);
+  const auto unavailable = std::find_if(events.begin(), events.end(), [](const auto& event) {
+    return event.reason == "HistoryUnavailable";
+  });
+  ASSERT_NE(unavailable, events.end());
+  EXPECT_TRUE(unavailable->warning);
+  EXPECT_EQ(unavailable->message,
+            "no history of primes speeds from Prometheus at http://127.0.0.1:9: no answer within "
+            "2000 ms; the job starts on the fuzzy weights");
+  EXPECT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);  // it starts all the same
+  for (const auto& node : world.memory.weights.nodes) {
+    EXPECT_EQ(Registered(decision).at(node.name), node.weight);
+  }
+}
+
+TEST(DecideHistoryTest, ASucceededJobRecordsItsSpeedsAndShowsThemAgainstThePriors) {
+  World world = Running();
+  world.view = View(2000, /*done=*/true);
+  world.view->workers[0].cost = 300;  // 37.5 cost units per busy second (busy 8 s)
+  const Decision decision = world.Pass();
+  ASSERT_EQ(decision.status.Phase(), "Succeeded");
+  const auto records = ActionsOf<RecordSpeeds>(decision);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].workload, "primes");
+  EXPECT_DOUBLE_EQ(records[0].speeds.at("pi3b-worker"), 37.5);
+  double prior_sum = 0, speed_sum = 0;
+  for (const auto& row : *decision.status.nodes) {
+    prior_sum += row.prior->value;
+    speed_sum += records[0].speeds.at(row.name);
+  }
+  for (const auto& row : *decision.status.nodes) {
+    ASSERT_TRUE(row.measured_speed && row.prior_error) << row.name;
+    const double speed = records[0].speeds.at(row.name);
+    EXPECT_NEAR(*row.measured_speed, speed, 1e-3 * speed);
+    EXPECT_NEAR(*row.prior_error, (row.prior->value / prior_sum) / (speed / speed_sum) - 1, 1e-3);
+  }
+  // Once: the next pass of the finished job records nothing again.
+  EXPECT_TRUE(ActionsOf<RecordSpeeds>(world.Pass()).empty());
+}
+
+TEST(DecideHistoryTest, AFailedJobRecordsNothing) {
+  World world = Running();
+  world.view = View(900, /*done=*/true);
+  world.view->verification.failure = "item 12 differs";
+  EXPECT_TRUE(ActionsOf<RecordSpeeds>(world.Pass()).empty());
+}
+
+}  // namespace
+}  // namespace ballast::controller::decide_test

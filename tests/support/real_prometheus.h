@@ -1,0 +1,169 @@
+// A real Prometheus server (Debian's package) for tests and benchmarks: the
+// history it holds is written as OpenMetrics text, turned into TSDB blocks by
+// `promtool tsdb create-blocks-from openmetrics` in a temporary data
+// directory, and served on a free loopback port. Also the OpenMetrics lines
+// of the coordinator's speed gauge and the probe's throttled gauge.
+//
+// Thread-safety: one owner; the destructor stops the server and removes the
+// directory.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "support/child_process.h"
+
+extern char** environ;
+
+namespace ballast::testing {
+
+// A loopback port nothing listens on (bound, then closed).
+inline uint16_t UnusedLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// The status line of GET `path` on 127.0.0.1:`port` ("" when nothing answers).
+inline std::string HttpStatusLine(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  std::string line;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
+    const std::string request = "GET " + path + " HTTP/1.0\r\n\r\n";
+    if (write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+      char buffer[256] = {};
+      const ssize_t got = read(fd, buffer, sizeof(buffer) - 1);
+      if (got > 0) line = std::string(buffer, static_cast<size_t>(got)).substr(0, 15);
+    }
+  }
+  close(fd);
+  return line;
+}
+
+// Runs `argv` with stdout and stderr appended to `log`; its pid, or -1.
+inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// One sample line of the coordinator's speed gauge.
+inline std::string SpeedSample(const std::string& job, const std::string& workload,
+                               const std::string& node, double speed, double time) {
+  std::ostringstream line;
+  line.precision(17);
+  line << "ballast_node_speed_cost_units_per_second{job=\"" << job
+       << "\",namespace=\"default\",workload=\"" << workload << "\",node=\"" << node << "\"} "
+       << speed << " " << static_cast<int64_t>(time) << "\n";
+  return line.str();
+}
+
+inline std::string ThrottledSample(const std::string& node, int value, double time) {
+  return "ballast_node_throttled{node=\"" + node + "\"} " + std::to_string(value) + " " +
+         std::to_string(static_cast<int64_t>(time)) + "\n";
+}
+
+class RealPrometheus {
+ public:
+  // A server holding `openmetrics` (sample lines, the TYPE lines and # EOF
+  // are added). nullptr, with `why` set, when promtool or prometheus is
+  // missing or the server is not ready within 30 s.
+  static std::unique_ptr<RealPrometheus> Start(const std::string& samples, std::string* why) {
+    auto server = std::unique_ptr<RealPrometheus>(new RealPrometheus());
+    namespace fs = std::filesystem;
+    char pattern[] = "/tmp/ballast-prometheus-XXXXXX";
+    server->dir_ = mkdtemp(pattern) ? pattern : "";
+    if (server->dir_.empty()) return *why = "mkdtemp failed", nullptr;
+    const std::string log = server->dir_ + "/log";
+    {
+      std::ofstream om(server->dir_ + "/history.om");
+      om << "# TYPE ballast_node_speed_cost_units_per_second gauge\n"
+         << "# TYPE ballast_node_throttled gauge\n"
+         << samples << "# EOF\n";
+      std::ofstream config(server->dir_ + "/prometheus.yml");
+      config << "global:\n  scrape_interval: 15s\n";
+    }
+    // Blocks of up to 9 days, as a Prometheus that has run a while compacts
+    // them (promtool's default, 2 h, makes 84 blocks of a week).
+    const pid_t promtool =
+        Spawn({"promtool", "tsdb", "create-blocks-from", "openmetrics", "--max-block-duration=216h",
+               server->dir_ + "/history.om", server->dir_ + "/data"},
+              log);
+    if (promtool < 0 || WaitExit(promtool, std::chrono::seconds(300)) != 0) {
+      return *why = "promtool tsdb create-blocks-from failed: " + server->Log(), nullptr;
+    }
+    server->port_ = UnusedLoopbackPort();
+    server->pid_ = Spawn(
+        {"prometheus", "--config.file=" + server->dir_ + "/prometheus.yml",
+         "--storage.tsdb.path=" + server->dir_ + "/data", "--storage.tsdb.retention.time=100y",
+         "--web.listen-address=127.0.0.1:" + std::to_string(server->port_), "--log.level=warn"},
+        log);
+    if (server->pid_ < 0) return *why = "prometheus did not start", nullptr;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (HttpStatusLine(server->port_, "/-/ready").find("200") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        return *why = "prometheus not ready within 30 s: " + server->Log(), nullptr;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return server;
+  }
+
+  ~RealPrometheus() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      WaitExit(pid_, std::chrono::seconds(10));
+    }
+    std::error_code ignored;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  pid_t pid() const { return pid_; }
+
+  std::string Log() const {
+    std::ifstream in(dir_ + "/log");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  RealPrometheus() = default;
+  std::string dir_;
+  uint16_t port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace ballast::testing
