@@ -134,29 +134,31 @@ void ProbeFile(std::string_view text) {
   }
   check(all);
   check(split);
-  void SpeedStoreText(std::string_view text) {
-    (void)history::ParseHistoryAnswer(text);
-    history::StoreLimits limits;
-    limits.max_bytes = 4096;
-    auto store = history::StoreFromText(text, limits);
-    if (!store.ok()) return;
-    (void)history::LookupHistory(*store, "primes", {"a", "pi5-0"}, 1.8e9);
-    const std::string written = history::StoreToText(*store, limits);
-    if (written.size() > limits.max_bytes) Violated();
-    auto again = history::StoreFromText(written, limits);
-    if (!again.ok() || history::StoreToText(*again, limits) != written) Violated();
-  }
+}
 
-  const std::vector<NamedTarget>& AllTargets() {
-    static const std::vector<NamedTarget> targets = {
-        {"job", JobFile},           {"cluster", ClusterFile},
-        {"scenario", ScenarioFile}, {"profile", ProfileFile},
-        {"nodes", NodesFile},       {"protocol", ProtocolBody},
-        {"crd", CrdObject},         {"json", BoundedJson},
-        {"probe", ProbeFile},       {"history", HistoryFileText},
-        {"speeds", SpeedsFile},     {"speedstore", SpeedStoreText},
-    };
-    return targets;
-  }
+void SpeedStoreText(std::string_view text) {
+  (void)history::ParseHistoryAnswer(text);
+  history::StoreLimits limits;
+  limits.max_bytes = 4096;
+  auto store = history::StoreFromText(text, limits);
+  if (!store.ok()) return;
+  (void)history::LookupHistory(*store, "primes", {"a", "pi5-0"}, 1.8e9);
+  const std::string written = history::StoreToText(*store, limits);
+  if (written.size() > limits.max_bytes) Violated();
+  auto again = history::StoreFromText(written, limits);
+  if (!again.ok() || history::StoreToText(*again, limits) != written) Violated();
+}
+
+const std::vector<NamedTarget>& AllTargets() {
+  static const std::vector<NamedTarget> targets = {
+      {"job", JobFile},           {"cluster", ClusterFile},
+      {"scenario", ScenarioFile}, {"profile", ProfileFile},
+      {"nodes", NodesFile},       {"protocol", ProtocolBody},
+      {"crd", CrdObject},         {"json", BoundedJson},
+      {"probe", ProbeFile},       {"history", HistoryFileText},
+      {"speeds", SpeedsFile},     {"speedstore", SpeedStoreText},
+  };
+  return targets;
+}
 
 }  // namespace ballast::fuzz
