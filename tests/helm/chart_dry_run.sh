@@ -65,7 +65,7 @@ dry_run() {
 render defaults
 # Without prometheus-operator, no monitor even when asked for.
 grep -q '^kind: \(ServiceMonitor\|PodMonitor\)' "$tmp/defaults.yaml" && fail "a monitor rendered by default"
-dry_run defaults 22
+dry_run defaults 23
 cat "$tmp/defaults.applied"
 
 # The fullest values: monitors asked for; not rendered until the cluster
@@ -119,8 +119,8 @@ grep -q '^kind: ServiceMonitor' "$tmp/full.yaml" || fail "no ServiceMonitor with
 grep -q '^kind: PodMonitor' "$tmp/full.yaml" || fail "no PodMonitor with monitoring.coreos.com/v1 served"
 grep -q '^kind: PrometheusRule' "$tmp/full.yaml" || fail "no PrometheusRule with it served"
 pass "ServiceMonitor, PodMonitor and PrometheusRule render once the cluster serves monitoring.coreos.com/v1"
-# 25 objects, the PrometheusRule and the three dashboards' ConfigMaps.
-dry_run full 29
+# 26 objects, the PrometheusRule and the three dashboards' ConfigMaps.
+dry_run full 30
 cat "$tmp/full.applied"
 
 # Regression: the server does refuse (the dry run is not vacuous): a
