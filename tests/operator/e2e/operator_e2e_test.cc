@@ -11,6 +11,7 @@
 // operator's log and of the worker pods' logs (operator_e2e_support.h).
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -504,7 +505,7 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
   std::map<std::string, uint16_t> health_ports;
   auto replica = [&](const std::string& identity) {
     std::vector<std::string> args = OperatorArgs();
-    args.back() = identity;  // --identity
+    *(std::find(args.begin(), args.end(), "--identity") + 1) = identity;
     health_ports[identity] = FreePort();
     args.insert(args.end(),
                 {"--leader-elect", "--lease-namespace", ns_, "--mark-leader-pod", "--health-listen",
