@@ -11,6 +11,8 @@
 #include <map>
 #include <mutex>
 
+#include "worker/metrics_server.h"
+
 namespace ballast::worker {
 namespace {
 
@@ -90,12 +92,7 @@ StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen,
                                                    const MetricLabels& labels) {
   auto impl = std::make_unique<Impl>(labels);
   if (!listen.empty()) {
-    try {
-      impl->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
-    } catch (const std::exception& e) {
-      return Status::Unavailable(fmt::format("cannot serve metrics on {}: {}", listen, e.what()));
-    }
-    impl->exposer_->RegisterCollectable(impl->registry_);
+    BALLAST_ASSIGN_OR_RETURN(impl->exposer_, ServeMetrics(listen, impl->registry_));
   }
   return std::unique_ptr<Metrics>(new Metrics(std::move(impl)));
 }
@@ -103,11 +100,7 @@ StatusOr<std::unique_ptr<Metrics>> Metrics::Create(const std::string& listen,
 Metrics::Metrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Metrics::~Metrics() = default;
 
-uint16_t Metrics::port() const {
-  if (!impl_->exposer_) return 0;
-  auto ports = impl_->exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
-}
+uint16_t Metrics::port() const { return MetricsPort(impl_->exposer_.get()); }
 
 void Metrics::Bind(const std::string& workload) { impl_->Bind(workload); }
 

@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 
+#include "worker/metrics_server.h"
+
 namespace ballast::worker {
 
 class ProbeMetrics::Impl {
@@ -46,12 +48,7 @@ StatusOr<std::unique_ptr<ProbeMetrics>> ProbeMetrics::Create(const std::string& 
                                                              const std::string& node) {
   auto impl = std::make_unique<Impl>(node);
   if (!listen.empty()) {
-    try {
-      impl->exposer_ = std::make_unique<prometheus::Exposer>(listen, /*num_threads=*/1);
-    } catch (const std::exception& e) {
-      return Status::Unavailable(fmt::format("cannot serve metrics on {}: {}", listen, e.what()));
-    }
-    impl->exposer_->RegisterCollectable(impl->registry_);
+    BALLAST_ASSIGN_OR_RETURN(impl->exposer_, ServeMetrics(listen, impl->registry_));
   }
   return std::unique_ptr<ProbeMetrics>(new ProbeMetrics(std::move(impl)));
 }
@@ -59,11 +56,7 @@ StatusOr<std::unique_ptr<ProbeMetrics>> ProbeMetrics::Create(const std::string& 
 ProbeMetrics::ProbeMetrics(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ProbeMetrics::~ProbeMetrics() = default;
 
-uint16_t ProbeMetrics::port() const {
-  if (!impl_->exposer_) return 0;
-  auto ports = impl_->exposer_->GetListeningPorts();
-  return ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
-}
+uint16_t ProbeMetrics::port() const { return MetricsPort(impl_->exposer_.get()); }
 
 void ProbeMetrics::Update(const ProbeReport& report) {
   const probe::Facts& f = report.facts;
