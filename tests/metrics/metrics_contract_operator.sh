@@ -11,12 +11,7 @@ source "$(dirname "$0")/../operator/crds/lib.sh"
 ballast=${1:?usage: metrics_contract_operator.sh BALLAST_BINARY}
 [[ -x $ballast ]] || fail "no ballast binary at $ballast"
 
-install_ballast_crds
-for attempt in 1 2 3 4 5; do
-  kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && break
-  ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
-  sleep 1
-done
+install_ballast_crds_and_profiles
 cat >"$tmp/job.yaml" <<YAML
 apiVersion: ballast.io/v1alpha1
 kind: WeightedJob

@@ -9,11 +9,6 @@ source "$(dirname "$0")/../operator/crds/lib.sh"
 ballast=${1:?usage: metrics_dashboards.sh BALLAST_BINARY WORKER_BINARY}
 worker=${2:?usage: metrics_dashboards.sh BALLAST_BINARY WORKER_BINARY}
 
-install_ballast_crds
-for attempt in 1 2 3 4 5; do
-  kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && break
-  ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
-  sleep 1
-done
+install_ballast_crds_and_profiles
 python3 "$(dirname "$0")/dashboards_check.py" --source-dir "$source_dir" --ballast "$ballast" \
   --worker "$worker" --namespace "$ns"

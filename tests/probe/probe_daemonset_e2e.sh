@@ -17,12 +17,7 @@ ballast=${1:?usage: probe_daemonset_e2e.sh BALLAST_BINARY}
 nodes=(pi5-0 pi4b-0 pi4b-1 pi3b-0)
 release=probe-e2e
 
-install_ballast_crds
-for attempt in 1 2 3 4 5; do
-  kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && break
-  ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
-  sleep 1
-done
+install_ballast_crds_and_profiles
 
 # A tree per node, under the node's name.
 trees=$tmp/trees

@@ -26,6 +26,18 @@ install_ballast_crds() {
   wait_until "kind WeightedJob served" 30 kubectl get weightedjobs -n "$ns"
 }
 
+# install_ballast_crds_and_profiles: the CRDs, then the shipped WeightProfiles
+# (retried: a new kind can be refused for a moment after Established).
+install_ballast_crds_and_profiles() {
+  local attempt
+  install_ballast_crds
+  for attempt in 1 2 3 4 5; do
+    kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && return 0
+    ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
+    sleep 1
+  done
+}
+
 # expect_rejected FILE MESSAGE [kubectl args...]: the server refuses FILE, both
 # as a dry run and for real, with MESSAGE in its answer.
 expect_rejected() {
