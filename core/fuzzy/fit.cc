@@ -171,9 +171,86 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
   return result;
 }
 
+namespace {
+
+// Whether `root` is a WeightedJob or a list of objects (`kubectl get
+// weightedjobs -o yaml` prints a List) rather than a map of speeds.
+bool IsJobDocument(const config::YamlNode& root) {
+  auto kind = root.IsMap() ? root.Get("kind") : std::nullopt;
+  auto name = kind ? kind->AsString() : StatusOr<std::string>(std::string());
+  return name.ok() && (*name == "WeightedJob" || *name == "WeightedJobList" || *name == "List");
+}
+
+// One job's measured speeds (status.nodes[].measuredSpeed), or none.
+StatusOr<std::map<std::string, double>> JobSpeeds(const config::YamlNode& job) {
+  std::map<std::string, double> speeds;
+  auto status = job.Get("status");
+  auto nodes = status ? status->Get("nodes") : std::nullopt;
+  if (!nodes || !nodes->IsSequence()) return speeds;
+  for (const config::YamlNode& node : nodes->Elements()) {
+    auto speed = node.Get("measuredSpeed");
+    if (!speed) continue;
+    BALLAST_ASSIGN_OR_RETURN(config::YamlNode name_node, node.Require("name"));
+    BALLAST_ASSIGN_OR_RETURN(std::string name, name_node.AsString());
+    BALLAST_ASSIGN_OR_RETURN(double value, speed->AsDouble());
+    if (!(value > 0) || value > 1e300) return speed->Error("a speed in (0, 1e300]");
+    speeds[name] = value;
+  }
+  return speeds;
+}
+
+// The speeds that finished jobs measured. Each job counts in its own cost
+// units, so log s(job, node) = c(job) + x(node) is fitted by least squares
+// (alternating means, which converge for this model) and exp(x) returned:
+// ratios measured within one job are kept, and jobs that share nodes put the
+// others on one scale.
+StatusOr<std::map<std::string, double>> SpeedsFromJobs(const config::YamlNode& root) {
+  std::vector<config::YamlNode> documents = {root};
+  if (auto items = root.Get("items"); items && items->IsSequence()) documents = items->Elements();
+  std::vector<std::map<std::string, double>> jobs;  // log speeds by node
+  std::map<std::string, double> x;
+  for (const config::YamlNode& document : documents) {
+    BALLAST_ASSIGN_OR_RETURN(auto speeds, JobSpeeds(document));
+    if (speeds.empty()) continue;
+    for (auto& [node, speed] : speeds) {
+      speed = std::log(speed);
+      x[node] = 0;
+    }
+    jobs.push_back(std::move(speeds));
+  }
+  if (x.empty()) {
+    return root.Fail(
+        "no job here has status.nodes[].measuredSpeed (a job's speeds are "
+        "recorded when it succeeds)");
+  }
+  if (x.size() > kMaxSpeedNodes)
+    return root.Fail(fmt::format("more than {} nodes", kMaxSpeedNodes));
+  std::vector<double> c(jobs.size(), 0);
+  for (int round = 0; round < 200; ++round) {
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      c[j] = 0;
+      for (const auto& [node, log_speed] : jobs[j]) c[j] += (log_speed - x[node]) / jobs[j].size();
+    }
+    std::map<std::string, std::pair<double, int>> sums;
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      for (const auto& [node, log_speed] : jobs[j]) {
+        sums[node].first += log_speed - c[j];
+        ++sums[node].second;
+      }
+    }
+    for (auto& [node, value] : x) value = sums[node].first / sums[node].second;
+  }
+  std::map<std::string, double> speeds;
+  for (const auto& [node, value] : x) speeds[node] = std::exp(value);
+  return speeds;
+}
+
+}  // namespace
+
 StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
                                                     const std::string& file_name) {
   BALLAST_ASSIGN_OR_RETURN(config::YamlNode root, config::YamlNode::Parse(text, file_name));
+  if (IsJobDocument(root)) return SpeedsFromJobs(root);
   config::YamlNode map = root;
   if (root.IsMap()) {
     auto nested = root.Get("speeds");

@@ -68,10 +68,14 @@ inline constexpr size_t kMaxSpeedNodes = 10000;
 // Parses a speeds file: a YAML (or JSON) map of node name -> speed, e.g.
 //   pi5-a: 1.92
 //   pi4b-a: 0.61
-// or the same map under a top-level `speeds:` key. Returns Invalid naming
+// or the same map under a top-level `speeds:` key, or finished jobs' status:
+// a WeightedJob or a list of them (`kubectl get weightedjobs -o yaml`), whose
+// status.nodes[].measuredSpeed (each job in its own units) are put on one
+// scale by least squares on log speed = job's constant + node's speed, keeping
+// the ratios each job measured. Returns Invalid naming
 // the file and line of a name that is not a DNS-1123 subdomain, a speed that
 // is not a number in (0, 1e300], a duplicate node, an empty map or more than
-// kMaxSpeedNodes nodes.
+// kMaxSpeedNodes nodes, or jobs none of which has a measured speed.
 StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
                                                     const std::string& file_name);
 

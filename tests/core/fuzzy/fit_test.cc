@@ -149,5 +149,65 @@ TEST(FitTest, TheProfileYamlParsesBackEqual) {
   }
 }
 
+// Two finished jobs in their own cost units (the second measures 1000 times
+// the first's numbers) and a job still running, as `kubectl get weightedjobs
+// -o yaml` prints them.
+constexpr const char* kJobList = R"(apiVersion: v1
+kind: List
+items:
+  - kind: WeightedJob
+    metadata: {name: a}
+    status:
+      phase: Succeeded
+      nodes:
+        - {name: pi5-a, measuredSpeed: 4}
+        - {name: pi4b-a, measuredSpeed: 2}
+        - {name: pi3b-a, measuredSpeed: 0.5}
+  - kind: WeightedJob
+    metadata: {name: b}
+    status:
+      phase: Succeeded
+      nodes:
+        - {name: pi5-a, measuredSpeed: 4000}
+        - {name: pi4b-a, measuredSpeed: 2000}
+  - kind: WeightedJob
+    metadata: {name: running}
+    status:
+      phase: Running
+      nodes:
+        - {name: pi5-a, weight: 9}
+)";
+
+TEST(ParseSpeeds, FinishedJobsStatusGivesEachNodesSpeedRelativeAcrossJobs) {
+  auto speeds = ParseSpeeds(kJobList, "jobs.yaml");
+  ASSERT_TRUE(speeds.ok()) << speeds.status().ToString();
+  ASSERT_EQ(speeds->size(), 3u);
+  // The ratios each job measured are kept: pi5-a is twice pi4b-a in both,
+  // and pi3b-a, measured by job a only, a quarter of pi4b-a there.
+  EXPECT_NEAR(speeds->at("pi5-a") / speeds->at("pi4b-a"), 2.0, 1e-9);
+  EXPECT_NEAR(speeds->at("pi4b-a") / speeds->at("pi3b-a"), 4.0, 1e-9);
+}
+
+TEST(ParseSpeeds, OneWeightedJobIsReadToo) {
+  auto speeds = ParseSpeeds(R"({"kind": "WeightedJob", "status": {"nodes": [
+      {"name": "n1", "measuredSpeed": 3}, {"name": "n2", "measuredSpeed": 1}]}})",
+                            "job.json");
+  ASSERT_TRUE(speeds.ok()) << speeds.status().ToString();
+  EXPECT_NEAR(speeds->at("n1") / speeds->at("n2"), 3.0, 1e-9);
+}
+
+TEST(ParseSpeeds, JobsWithoutMeasuredSpeedsAreRefusedSayingWhy) {
+  auto speeds = ParseSpeeds("kind: List\nitems: []\n", "jobs.yaml");
+  ASSERT_FALSE(speeds.ok());
+  EXPECT_NE(speeds.status().message().find("no job here has status.nodes[].measuredSpeed"),
+            std::string::npos)
+      << speeds.status().message();
+  auto negative = ParseSpeeds(
+      "kind: WeightedJob\nstatus:\n  nodes:\n    - {name: a, measuredSpeed: -1}\n", "j.yaml");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_NE(negative.status().message().find("j.yaml:4"), std::string::npos)
+      << negative.status().message();
+}
+
 }  // namespace
 }  // namespace ballast::fuzzy
