@@ -12,6 +12,7 @@
 #include <ctime>
 #include <thread>
 
+#include "support/loopback_server.h"
 #include "support/real_prometheus.h"
 
 namespace ballast::controller {
@@ -35,59 +36,9 @@ std::unique_ptr<PrometheusHistory> SourceAt(const std::string& url, milliseconds
   return source.ok() ? std::move(*source) : nullptr;
 }
 
-// A loopback server that reads each request and answers with `reply` (when
-// not empty) or never answers, keeping the connection open until destroyed.
-class LoopbackServer {
- public:
-  explicit LoopbackServer(std::string reply) : reply_(std::move(reply)) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    listen(fd_, 8);
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~LoopbackServer() {
-    stop_ = true;
-    shutdown(fd_, SHUT_RDWR);
-    close(fd_);
-    thread_.join();
-    for (int client : clients_) close(client);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+using testing_support::LoopbackServer;
 
- private:
-  void Serve() {
-    while (!stop_) {
-      const int client = accept(fd_, nullptr, nullptr);
-      if (client < 0) return;
-      clients_.push_back(client);
-      char buffer[4096];
-      (void)read(client, buffer, sizeof buffer);  // the request (small: one read)
-      size_t sent = 0;
-      while (sent < reply_.size()) {
-        const ssize_t wrote = write(client, reply_.data() + sent, reply_.size() - sent);
-        if (wrote <= 0) break;
-        sent += static_cast<size_t>(wrote);
-      }
-    }
-  }
-  std::string reply_;
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::vector<int> clients_;
-  std::thread thread_;
-};
-
-std::string Ok(const std::string& body) {
-  return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
+std::string Ok(const std::string& body) { return testing_support::HttpOk(body); }
 
 class RealPrometheusTest : public ::testing::Test {
  protected:

@@ -13,64 +13,15 @@
 #include <vector>
 
 #include "operator/kube/http_client.h"
+#include "support/loopback_server.h"
 
 namespace ballast::kube {
 namespace {
 
 // Answers each connection on a loopback port with 200 and `body`.
-class CannedServer {
+class CannedServer : public testing_support::LoopbackServer {
  public:
-  explicit CannedServer(std::string body) : body_(std::move(body)) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) == 0 &&
-        listen(fd_, 8) == 0) {
-      port_ = ntohs(address.sin_port);
-    }
-    thread_ = std::thread([this] { Serve(); });
-  }
-  ~CannedServer() {
-    stop_ = true;
-    shutdown(fd_, SHUT_RDWR);
-    close(fd_);
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  void Serve() {
-    while (!stop_) {
-      const int client = accept(fd_, nullptr, nullptr);
-      if (client < 0) return;
-      std::string request;
-      char buffer[4096];
-      while (request.find("\r\n\r\n") == std::string::npos) {
-        const ssize_t n = read(client, buffer, sizeof(buffer));
-        if (n <= 0) break;
-        request.append(buffer, n);
-      }
-      const std::string response =
-          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-          "Content-Length: " +
-          std::to_string(body_.size()) + "\r\n\r\n" + body_;
-      for (size_t sent = 0; sent < response.size();) {
-        const ssize_t n = write(client, response.data() + sent, response.size() - sent);
-        if (n <= 0) break;
-        sent += n;
-      }
-      close(client);
-    }
-  }
-
-  std::string body_;
-  int fd_ = -1;
-  uint16_t port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  explicit CannedServer(const std::string& body) : LoopbackServer(testing_support::HttpOk(body)) {}
 };
 
 std::unique_ptr<HttpKubeClient> ClientOf(const CannedServer& server) {
