@@ -2,6 +2,7 @@
 // measured samples (median, spread, E6 bucket, repetitions per sample), and
 // `ballast-worker probe --benchmark` on a captured tree, which prints a score
 // and its label only when asked.
+#include <cpprest/http_client.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,8 @@
 
 #include "probe/benchmark.h"
 #include "probe/labels.h"
+#include "worker/probe/probe_metrics.h"
+#include "worker/probe/report.h"
 
 namespace ballast::probe {
 namespace {
@@ -155,6 +158,38 @@ TEST(ProbeBenchmarkCommand, RejectsABudgetOutOfRange) {
   int status = -1;
   RunProbe("--benchmark --benchmark-ms 5", &status);
   EXPECT_NE(status, 0);
+}
+
+// The gauge `name{node="..."}`'s value in `metrics`; -1 when absent.
+double Gauge(const std::string& metrics, const std::string& name) {
+  const size_t at = metrics.find("\n" + name + "{");
+  if (at == std::string::npos) return -1;
+  const size_t space = metrics.find(' ', metrics.find('}', at));
+  return std::stod(metrics.substr(space + 1, metrics.find('\n', space) - space - 1));
+}
+
+std::string FetchMetrics(int port) {
+  web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port));
+  return client.request(web::http::methods::GET, "/metrics").get().extract_string(true).get();
+}
+
+TEST(ProbeBenchmarkMetrics, GaugeServedOnlyWithAScore) {
+  auto metrics = worker::ProbeMetrics::Create("127.0.0.1:0", "node-a");
+  ASSERT_TRUE(metrics.ok()) << metrics.status().ToString();
+  worker::ProbeReport report;
+  (*metrics)->Update(report);
+  EXPECT_EQ(Gauge(FetchMetrics((*metrics)->port()), "ballast_node_benchmark_score"), -1);
+  auto score = ScoreSamples({80, 82, 90}, 4);
+  ASSERT_TRUE(score.ok());
+  worker::AddBenchmark(report, *score);
+  EXPECT_EQ(report.labels.at(worker::kBenchScoreLabel), "68");
+  (*metrics)->Update(report);
+  const std::string text = FetchMetrics((*metrics)->port());
+  EXPECT_DOUBLE_EQ(Gauge(text, "ballast_node_benchmark_score"), 82) << text;
+  EXPECT_NEAR(Gauge(text, "ballast_node_benchmark_spread_ratio"), 10.0 / 82, 1e-6) << text;
+  report.benchmark.reset();
+  (*metrics)->Update(report);
+  EXPECT_EQ(Gauge(FetchMetrics((*metrics)->port()), "ballast_node_benchmark_score"), -1);
 }
 
 }  // namespace
