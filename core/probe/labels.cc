@@ -123,9 +123,9 @@ LabelResult Labeller::Run() {
 
 const std::set<std::string>& ProbeLabelKeys() {
   static const std::set<std::string> keys = {
-      Key("cpu-model"), Key("os-bits"),     Key("ram-mb"),       Key("sd-gb"),
-      Key("power-w"),   Key("os-release"),  Key("board"),        Key("cpu-cores"),
-      Key("cpu-mhz"),   Key("kernel-bits"), Key("page-size-kb"), Key("power-ok")};
+      Key("cpu-model"),    Key("os-bits"),  Key("ram-mb"),     Key("sd-gb"),   Key("power-w"),
+      Key("os-release"),   Key("board"),    Key("cpu-cores"),  Key("cpu-mhz"), Key("kernel-bits"),
+      Key("page-size-kb"), Key("power-ok"), Key("bench-score")};
   return keys;
 }
 

@@ -18,6 +18,9 @@
 //   ballast.io/page-size-kb  as the facts say
 //   ballast.io/power-ok      "false" once under-voltage, capping or throttling
 //                            occurred since boot, else "true"
+//   ballast.io/bench-score   only with `probe --benchmark`: the benchmark's
+//                            bucketed score (probe/benchmark.h); set by the
+//                            worker (report.cc), not by ProbeLabels
 //
 // A fact that is unknown leaves its label out (the profile then uses its
 // default), with a warning naming the label and the default the profile

@@ -10,10 +10,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "operator/kube/http_client.h"
 #include "operator/kube/kubeconfig.h"
+#include "worker/probe/benchmark.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/probe_metrics.h"
 #include "worker/probe/report.h"
@@ -97,6 +99,16 @@ StatusOr<std::unique_ptr<kube::HttpKubeClient>> Connect(const ProbeOptions& opti
   return kube::HttpKubeClient::Create(config, http);
 }
 
+// The benchmark when --benchmark is given, else nullopt. Run once per
+// process: it keeps a core busy, and repeating it on a node that computes
+// would measure the node's load rather than its speed.
+StatusOr<std::optional<probe::BenchmarkScore>> MaybeBenchmark(const ProbeOptions& options) {
+  if (!options.benchmark) return std::optional<probe::BenchmarkScore>();
+  BALLAST_ASSIGN_OR_RETURN(probe::BenchmarkScore score,
+                           RunBenchmark(std::chrono::milliseconds(options.benchmark_ms)));
+  return std::optional<probe::BenchmarkScore>(std::move(score));
+}
+
 // --apply and/or --interval: probe, label, serve, repeat until a signal.
 int RunLoop(const ProbeOptions& options) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-probe %v");
@@ -126,6 +138,15 @@ int RunLoop(const ProbeOptions& options) {
     client = std::move(connected).value();
     labeller = std::make_unique<NodeLabeller>(*client, options.node, options.field_manager);
   }
+  const auto bench = MaybeBenchmark(options);
+  if (!bench.ok()) {
+    spdlog::error("{}", bench.status().message());
+    return 1;
+  }
+  if (*bench) {
+    spdlog::info("benchmark score={:.4g} bucket={} spread={:.3f} samples={}", (*bench)->median,
+                 (*bench)->bucket, (*bench)->spread, (*bench)->samples);
+  }
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
   std::string logged;
   while (true) {
@@ -134,6 +155,7 @@ int RunLoop(const ProbeOptions& options) {
       spdlog::error("{}", report.status().message());
       return 2;
     }
+    if (*bench) AddBenchmark(*report, **bench);
     if (const std::string text = LogWarnings(*report); text != logged) {
       for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
       logged = text;
@@ -193,6 +215,15 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
   probe
       ->add_option("--field-manager", options->field_manager, "the server-side apply field manager")
       ->capture_default_str();
+  probe->add_flag("--benchmark", options->benchmark,
+                  "time the built-in primes workload on one core (once, at start) and report "
+                  "the score: JSON, label ballast.io/bench-score, gauge "
+                  "ballast_node_benchmark_score (off by default: it keeps a core busy)");
+  probe
+      ->add_option("--benchmark-ms", options->benchmark_ms,
+                   "the benchmark's time budget in milliseconds")
+      ->capture_default_str()
+      ->check(CLI::Range(50, 60000));
   return probe;
 }
 
@@ -203,6 +234,12 @@ int RunProbeCommand(const ProbeOptions& options) {
     std::fprintf(stderr, "ballast-worker probe: %s\n", report.status().message().c_str());
     return 2;
   }
+  const auto bench = MaybeBenchmark(options);
+  if (!bench.ok()) {
+    std::fprintf(stderr, "ballast-worker probe: %s\n", bench.status().message().c_str());
+    return 1;
+  }
+  if (*bench) AddBenchmark(*report, **bench);
   Print(*report, options.output);
   return 0;
 }

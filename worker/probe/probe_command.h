@@ -24,13 +24,16 @@ struct ProbeOptions {
   double interval_s = 0;       // 0: probe once; else relabel every interval until SIGTERM
   std::string metrics_listen;  // host:port of /metrics, "" = off
   std::string field_manager = "ballast-probe";
+  bool benchmark = false;   // run the micro-benchmark (once, at start)
+  int benchmark_ms = 2000;  // its time budget
 };
 
 // Adds the `probe` subcommand to `app`, filling `options`. Returns it.
 CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options);
 
 // Runs the probe. Returns the exit code: 0 done (warnings allowed), 1 the API
-// server failed (without --interval) or the metrics port cannot be bound,
+// server failed (without --interval), the metrics port cannot be bound or the
+// benchmark's kernel failed,
 // 2 a root that is not a directory or --apply without a node name.
 int RunProbeCommand(const ProbeOptions& options);
 

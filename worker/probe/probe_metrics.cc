@@ -88,6 +88,14 @@ void ProbeMetrics::Update(const ProbeReport& report) {
   const auto amps = known(f.supply_max_current_ma);
   m.Set("ballast_node_supply_max_current_amperes", "Supply current limit the firmware reports",
         amps ? std::optional<double>(*amps / 1000) : std::nullopt);
+  const auto& bench = report.benchmark;
+  m.Set("ballast_node_benchmark_score",
+        "Runs per second of the probe's benchmark (primes below 10000 by trial division, one "
+        "core), the median sample; only with --benchmark",
+        bench ? std::optional<double>(bench->median) : std::nullopt);
+  m.Set("ballast_node_benchmark_spread_ratio",
+        "(fastest - slowest) / median of the probe's benchmark samples; only with --benchmark",
+        bench ? std::optional<double>(bench->spread) : std::nullopt);
   m.Set("ballast_node_probe_warnings", "Warnings of the last probe (facts it could not read)",
         static_cast<double>(report.warnings.size()));
 }

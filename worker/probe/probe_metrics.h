@@ -13,6 +13,9 @@
 //   ballast_node_page_size_bytes            the kernel's page size
 //   ballast_node_supply_max_current_amperes the supply limit the firmware reports
 //   ballast_node_probe_warnings             warnings of the last probe
+//   ballast_node_benchmark_score            runs per second of the benchmark
+//                                           (--benchmark only; probe/benchmark.h)
+//   ballast_node_benchmark_spread_ratio     (max - min) / median of its samples
 //
 // A gauge whose fact is unknown is not exported (the firmware's on a
 // machine without get_throttled; cpufreq on a VM), rather than exported as 0.

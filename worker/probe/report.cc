@@ -101,6 +101,11 @@ ProbeReport MakeReport(const std::string& root, const probe::Snapshot& snapshot)
   return report;
 }
 
+void AddBenchmark(ProbeReport& report, const probe::BenchmarkScore& score) {
+  report.benchmark = score;
+  report.labels[kBenchScoreLabel] = score.bucket;
+}
+
 StatusOr<ProbeReport> Probe(const std::string& root) {
   BALLAST_ASSIGN_OR_RETURN(probe::Snapshot snapshot, ReadSnapshot(root));
   return MakeReport(root, snapshot);
@@ -110,6 +115,19 @@ ordered_json ReportToJson(const ProbeReport& report) {
   ordered_json out;
   out["root"] = report.root;
   out["facts"] = FactsJson(report.facts);
+  out["benchmark"] = nullptr;
+  if (const auto& b = report.benchmark) {
+    out["benchmark"] = {{"workload", fmt::format("primes below {}, trial division, one core",
+                                                 probe::kBenchmarkPrimesLimit)},
+                        {"unit", "runs per second"},
+                        {"score", b->median},
+                        {"bucket", b->bucket},
+                        {"min", b->min},
+                        {"max", b->max},
+                        {"spread", b->spread},
+                        {"samples", b->samples},
+                        {"repetitions", b->repetitions}};
+  }
   out["labels"] = ordered_json::object();
   for (const auto& [key, value] : report.labels) out["labels"][key] = value;
   out["warnings"] = ordered_json::array();

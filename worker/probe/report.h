@@ -6,10 +6,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "probe/benchmark.h"
 #include "probe/facts.h"
 #include "probe/labels.h"
 
@@ -19,8 +21,16 @@ struct ProbeReport {
   std::string root;
   probe::Facts facts;
   std::map<std::string, std::string> labels;
-  std::vector<probe::Warning> warnings;  // the facts' warnings, then the labels'
+  std::vector<probe::Warning> warnings;            // the facts' warnings, then the labels'
+  std::optional<probe::BenchmarkScore> benchmark;  // only with --benchmark
 };
+
+// The label of the benchmark's score.
+inline constexpr const char* kBenchScoreLabel = "ballast.io/bench-score";
+
+// Sets `report.benchmark` to `score` and the label kBenchScoreLabel to its
+// bucket. Pure.
+void AddBenchmark(ProbeReport& report, const probe::BenchmarkScore& score);
 
 // Derives the report of a snapshot against the built-in raspberry-pi
 // profile (which only names the defaults of labels left out). Pure.
@@ -30,8 +40,8 @@ ProbeReport MakeReport(const std::string& root, const probe::Snapshot& snapshot)
 // root is not a directory.
 StatusOr<ProbeReport> Probe(const std::string& root);
 
-// {"root", "facts": {...}, "labels": {...}, "warnings": [{fact, file,
-// message}]}; a fact that is unknown is null.
+// {"root", "facts": {...}, "benchmark": {...} or null, "labels": {...},
+// "warnings": [{fact, file, message}]}; a fact that is unknown is null.
 nlohmann::ordered_json ReportToJson(const ProbeReport& report);
 
 // The warnings about facts a label of the raspberry-pi profile needs: the
