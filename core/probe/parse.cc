@@ -10,7 +10,6 @@
 #include "common/names.h"
 
 namespace ballast::probe {
-namespace {
 
 std::string_view Trim(std::string_view text) {
   const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
@@ -18,6 +17,8 @@ std::string_view Trim(std::string_view text) {
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
   return text;
 }
+
+namespace {
 
 // Calls `fn(line)` for each line of `text` (without the '\n').
 template <typename Fn>

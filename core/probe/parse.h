@@ -32,6 +32,9 @@ struct BoardRevision {
   unsigned revision = 0;  // the board's revision number, the low four bits (new style)
 };
 
+// `text` without the spaces, tabs and line ends around it.
+std::string_view Trim(std::string_view text);
+
 // Decodes `code`. Returns the board, or Invalid for an old-style code not in
 // the table or a new-style one whose type, processor, memory or maker field
 // is not one Raspberry Pi has published.

@@ -10,13 +10,6 @@
 namespace ballast::probe {
 namespace {
 
-std::string_view Trim(std::string_view text) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
-  while (!text.empty() && space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && space(text.back())) text.remove_suffix(1);
-  return text;
-}
-
 bool IsDigits(std::string_view text) {
   if (text.empty()) return false;
   for (char c : text) {

@@ -14,14 +14,6 @@ const kube::ResourceRef kConfigMaps = {"", "v1", "configmaps", true, "", ""};
 
 class HistoryTest : public OperatorTest {
  protected:
-  void RestartWith(const std::vector<std::string>& extra) {
-    operator_->Stop();
-    std::vector<std::string> args = OperatorArgs();
-    args.insert(args.end(), extra.begin(), extra.end());
-    operator_ = std::make_unique<OperatorProcess>(args, log_);
-    ASSERT_TRUE(operator_->Start());
-  }
-
   // status.nodes[] by node name.
   static std::map<std::string, json> Rows(const json& job) {
     std::map<std::string, json> rows;

@@ -410,6 +410,15 @@ class OperatorTest : public ::testing::Test {
     return operator_->Start();
   }
 
+  // Restarts the fixture's operator with `extra` flags.
+  void RestartWith(const std::vector<std::string>& extra) {
+    operator_->Stop();
+    std::vector<std::string> args = OperatorArgs();
+    args.insert(args.end(), extra.begin(), extra.end());
+    operator_ = std::make_unique<OperatorProcess>(args, log_);
+    ASSERT_TRUE(operator_->Start());
+  }
+
   // Polls `done` every 50 ms for up to `timeout`.
   static bool Poll(const std::function<bool()>& done, milliseconds timeout) {
     const auto deadline = Clock::now() + timeout;

@@ -22,15 +22,6 @@ namespace {
 
 class OperatorFaultsTest : public OperatorTest {
  protected:
-  // Restarts the fixture's operator with `extra` flags.
-  void RestartWith(const std::vector<std::string>& extra) {
-    operator_->Stop();
-    std::vector<std::string> args = OperatorArgs();
-    args.insert(args.end(), extra.begin(), extra.end());
-    operator_ = std::make_unique<OperatorProcess>(args, log_);
-    ASSERT_TRUE(operator_->Start());
-  }
-
   json ExcludedNodes(const json& job) {
     return StatusOf(job).value("excludedNodes", json::array());
   }
