@@ -19,6 +19,7 @@
 #include "kernels/kernel.h"
 #include "protocol/messages.h"
 #include "worker/reach.h"
+#include "worker/step_size.h"
 #include "workload/result.h"
 
 namespace ballast::worker {
@@ -409,7 +410,8 @@ class WorkerLoop::Impl {
         if (dropped) return DroppedLease(*dropped);
         continue;
       }
-      const Range step{position_, StepEnd()};
+      const Range step{position_, NextStepEnd(cost_, {position_, lease_.end}, options_.threads,
+                                              options_.step_seconds, last_step_)};
       const auto start = Clock::now();
       auto part = ComputeParallel(*kernel_, step, options_.threads, workload_.kind);
       // A stop ended the step's exec commands: its items go back with the lease.
@@ -420,7 +422,7 @@ class WorkerLoop::Impl {
       BALLAST_RETURN_IF_ERROR(done.result.Merge(*part));
       done.calc += seconds;
       position_ = step.end;
-      seconds_per_cost_ = seconds / std::max(cost_.Cost(step), 1e-12);
+      last_step_ = {seconds / std::max(cost_.Cost(step), 1e-12), cost_.Cost(step)};
       metrics_->Items(step.size(), seconds);
       metrics_->Busy(seconds);
       if (in_flight.valid() &&
@@ -452,17 +454,6 @@ class WorkerLoop::Impl {
                  options_.name, lease_.ToString(), why.message());
     DropLease();
     return NewReport(/*idle=*/true);
-  }
-
-  // The end of the next step: about step_seconds of work per thread, by the
-  // job's declared cost model (items may grow costlier along the lease, as
-  // primes by trial division do) and the seconds per unit of cost measured
-  // on the last step. At least one item per thread.
-  uint64_t StepEnd() const {
-    const uint64_t minimum = std::min(lease_.end, position_ + options_.threads);
-    if (seconds_per_cost_ <= 0) return minimum;
-    const double cost = options_.step_seconds / seconds_per_cost_ * options_.threads;
-    return std::max(minimum, cost_.Advance(position_, lease_.end, cost));
   }
 
   // A node of speed s < 1 spends (1/s - 1) seconds idle per second computing.
@@ -534,8 +525,8 @@ class WorkerLoop::Impl {
   uint64_t position_ = 0;
   std::string lease_session_;  // the session of the reply that granted lease_
   uint64_t seq_ = 0;
-  balance::CostModel cost_;      // the job's declared item costs
-  double seconds_per_cost_ = 0;  // measured on the last step
+  balance::CostModel cost_;  // the job's declared item costs
+  StepMeasure last_step_;    // what the last step took
   double heartbeat_s_ = 10;
   double report_every_s_ = 0;  // the cadence of progress reports the policy asks
   std::atomic<bool> signalled_{false};
