@@ -10,6 +10,7 @@
 
 #include "cli_common.h"
 #include "common/duration.h"
+#include "common/names.h"
 #include "fuzzy/fit.h"
 #include "operator/controller/prometheus_history_source.h"
 #include "workload/workload.h"
@@ -20,10 +21,15 @@ namespace {
 
 constexpr size_t kNamesShown = 10;  // a warning names this many nodes, then counts
 
-// "a, b, c" or "a, b, ... and 12 more".
+// "a, b, c" or "a, b, ... and 12 more"; a name that is not a node's name
+// (Prometheus's labels are anyone's text) quoted and shortened.
 std::string NameList(const std::vector<std::string>& names) {
-  if (names.size() <= kNamesShown) return fmt::format("{}", fmt::join(names, ", "));
-  const std::vector<std::string> shown(names.begin(), names.begin() + kNamesShown);
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < names.size() && i < kNamesShown; ++i) {
+    const bool plain = CheckName(names[i], NameKind::kDnsSubdomain).ok();
+    shown.push_back(plain ? names[i] : QuoteForMessage(names[i]));
+  }
+  if (names.size() <= kNamesShown) return fmt::format("{}", fmt::join(shown, ", "));
   return fmt::format("{} and {} more", fmt::join(shown, ", "), names.size() - kNamesShown);
 }
 
@@ -106,6 +112,23 @@ StatusOr<FitSpeeds> FileSpeeds(const FitSpeedsOptions& options) {
   return FitSpeeds{std::move(speeds), {}, "the file " + options.source, {}};
 }
 
+// The error of fewer than two nodes with a speed, naming them and the nodes
+// of the answer --nodes does not list (a --nodes of another cluster?).
+Status TooFewNodes(const std::map<std::string, double>& speeds,
+                   const std::vector<std::string>& unknown) {
+  std::vector<std::string> measured;
+  for (const auto& [node, speed] : speeds) measured.push_back(node);
+  std::string message = fmt::format("{} node(s) of --nodes have a speed{}{}", measured.size(),
+                                    measured.empty() ? "" : ": ", NameList(measured));
+  if (!unknown.empty()) {
+    message +=
+        fmt::format(" (and {} node(s) not in --nodes: {})", unknown.size(), NameList(unknown));
+  }
+  return Status::Unavailable(message +
+                             "; the fit needs two or more (run the workload on more nodes, or "
+                             "widen --window)");
+}
+
 }  // namespace
 
 double DefaultFitWindowSeconds() { return controller::PrometheusHistoryOptions{}.window_seconds; }
@@ -142,14 +165,7 @@ StatusOr<FitSpeeds> SelectNodeSpeeds(const std::vector<fuzzy::NodeHistory>& hist
                     "out of the fit: {}",
                     missing.size(), NameList(missing)));
   }
-  if (out.speeds.size() < 2) {
-    std::vector<std::string> measured;
-    for (const auto& [node, speed] : out.speeds) measured.push_back(node);
-    return Status::Unavailable(fmt::format(
-        "{} node(s) of --nodes have a speed{}{}; the fit needs two or more (run the workload on "
-        "more nodes, or widen --window)",
-        measured.size(), measured.empty() ? "" : ": ", NameList(measured)));
-  }
+  if (out.speeds.size() < 2) return TooFewNodes(out.speeds, unknown);
   return out;
 }
 

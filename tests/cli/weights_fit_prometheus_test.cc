@@ -304,9 +304,18 @@ TEST(SelectNodeSpeedsTest, FewerThanTwoNodesIsUnavailableNamingThem) {
   ASSERT_FALSE(one.ok());
   EXPECT_EQ(one.status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(one.status().message(),
-            "1 node(s) of --nodes have a speed: a; the fit needs two or more (run the workload on "
-            "more nodes, or widen --window)");
+            "1 node(s) of --nodes have a speed: a (and 1 node(s) not in --nodes: old); the fit "
+            "needs two or more (run the workload on more nodes, or widen --window)");
   EXPECT_FALSE(SelectNodeSpeeds({}, Facts({"a", "b"}), "").ok());
+}
+
+TEST(SelectNodeSpeedsTest, ANameThatIsNoNodesNameIsQuotedInTheWarning) {
+  auto speeds = SelectNodeSpeeds({{"a", 1, 1, 0}, {"b", 1, 1, 0}, {"x\x1b[2J", 1, 1, 0}},
+                                 Facts({"a", "b"}), "");
+  ASSERT_TRUE(speeds.ok());
+  ASSERT_EQ(speeds->warnings.size(), 1u);
+  EXPECT_EQ(speeds->warnings[0].find('\x1b'), std::string::npos) << speeds->warnings[0];
+  EXPECT_NE(speeds->warnings[0].find("\\x1b"), std::string::npos) << speeds->warnings[0];
 }
 
 }  // namespace
