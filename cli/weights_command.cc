@@ -246,8 +246,8 @@ Examples:
   # prints the error per node before and after, and the fitted profile.
   ballast weights --nodes nodes.yaml --fit speeds.yaml > fitted-profile.yaml
 
-  # The same with the speeds the primes jobs of the last 30 days measured, as
-  # the operator's Prometheus holds them (its history query; docs/history.md).
+  # The same with the speeds primes jobs measured in the last 30 days, from the
+  # Prometheus the operator asks (--prometheus-url), by the operator's query.
   kubectl get nodes -o yaml | ballast weights --nodes - \
       --fit http://prometheus.monitoring:9090 --workload primes --window 30d
 
