@@ -53,7 +53,7 @@ struct OperatorFlags {
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
   std::string prometheus_url;
-  double prometheus_window_s = 7 * 24 * 3600;
+  double prometheus_window_s = controller::PrometheusHistoryOptions{}.window_seconds;
   double prometheus_timeout_s = 2;
   std::string history_configmap;
   bool no_history = false;

@@ -19,6 +19,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "common/duration.h"
+#include "fit_speeds.h"
 #include "fuzzy/fit.h"
 #include "fuzzy/model.h"
 #include "fuzzy/profile.h"
@@ -31,7 +33,7 @@ struct WeightsOptions {
   std::string profile = "raspberry-pi";
   std::string nodes;
   std::string output = "table";
-  std::string fit;  // a speeds file: fit the profile's ranks to it
+  FitSpeedsOptions fit;  // --fit and its flags: fit the profile's ranks to measured speeds
 };
 
 // Returns the profile in file `spec` if such a file exists, else the built-in
@@ -151,23 +153,37 @@ std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult&
   return out.dump(2) + "\n";
 }
 
-// The fitted profile on stdout, preceded by the error of every node before and
-// after as YAML comments, so that the output is a profile file as it stands.
-int PrintFit(const fuzzy::FitResult& fit, const std::string& source) {
-  std::string out = fmt::format(
-      "# Ranks fitted to the speeds in {} (least squares on the log score; "
-      "docs/fuzzy-weights.md).\n"
-      "# error: a node's share of the model's relative scores against its share of the\n"
-      "# measured speeds; the weight is the relative score rounded as the profile says.\n"
-      "# {:<20} {:>10} {:>9} {:>7} {:>9} {:>7} {:>13} {:>12}\n",
-      source, "node", "speed", "relative", "weight", "fitted", "weight", "error before",
-      "error after");
+// The table of PrintFit, one YAML comment line per node; the samples column
+// only for speeds that come with samples (Prometheus).
+std::string FitTable(const fuzzy::FitResult& fit, const FitSpeeds& speeds) {
+  const bool samples = !speeds.samples.empty();
+  std::string out =
+      fmt::format("# {:<20} {:>10}{} {:>9} {:>7} {:>9} {:>7} {:>13} {:>12}\n", "node", "speed",
+                  samples ? fmt::format(" {:>8}", "samples") : "", "relative", "weight", "fitted",
+                  "weight", "error before", "error after");
   for (const fuzzy::NodeFit& node : fit.nodes) {
-    out += fmt::format("# {:<20} {:>10.4g} {:>9.3f} {:>7g} {:>9.3f} {:>7g} {:>12.1f}% {:>11.1f}%\n",
-                       node.node, node.speed, node.relative_before, node.weight_before,
-                       node.relative_after, node.weight_after, 100 * node.error_before,
-                       100 * node.error_after);
+    const auto count = speeds.samples.find(node.node);
+    out += fmt::format(
+        "# {:<20} {:>10.4g}{} {:>9.3f} {:>7g} {:>9.3f} {:>7g} {:>12.1f}% {:>11.1f}%\n", node.node,
+        node.speed, count != speeds.samples.end() ? fmt::format(" {:>8.3g}", count->second) : "",
+        node.relative_before, node.weight_before, node.relative_after, node.weight_after,
+        100 * node.error_before, 100 * node.error_after);
   }
+  return out;
+}
+
+// The fitted profile on stdout, preceded by where the speeds came from and
+// the error of every node before and after as YAML comments, so that the
+// output is a profile file as it stands.
+int PrintFit(const fuzzy::FitResult& fit, const FitSpeeds& speeds) {
+  std::string out = fmt::format(
+      "# Ranks fitted to measured speeds by least squares on the log score "
+      "(docs/fuzzy-weights.md).\n"
+      "# speeds: {}\n"
+      "# error: a node's share of the model's relative scores against its share of the\n"
+      "# measured speeds; the weight is the relative score rounded as the profile says.\n",
+      speeds.origin);
+  out += FitTable(fit, speeds);
   out += fmt::format("# rms error: {:.1f}% before, {:.1f}% after\n", 100 * fit.rms_before,
                      100 * fit.rms_after);
   fmt::print("{}{}", out, fuzzy::FormatProfileYaml(fit.profile));
@@ -177,16 +193,15 @@ int PrintFit(const fuzzy::FitResult& fit, const std::string& source) {
 
 int RunFit(const WeightsOptions& options, const fuzzy::Profile& profile,
            const std::vector<fuzzy::NodeFacts>& nodes) {
-  auto text = ReadFile(options.fit);
-  if (!text.ok()) return ReportError(text.status());
-  auto speeds = fuzzy::ParseSpeeds(*text, options.fit);
+  auto speeds = LoadFitSpeeds(options.fit, nodes);
   if (!speeds.ok()) return ReportError(speeds.status());
-  auto fit = fuzzy::FitProfileRanks(profile, nodes, *speeds);
+  for (const std::string& warning : speeds->warnings) fmt::print(stderr, "warning: {}\n", warning);
+  auto fit = fuzzy::FitProfileRanks(profile, nodes, speeds->speeds);
   if (!fit.ok()) {
-    return ReportError(
-        Status(fit.status().code(), fmt::format("{}: {}", options.fit, fit.status().message())));
+    return ReportError(Status(fit.status().code(),
+                              fmt::format("{}: {}", options.fit.source, fit.status().message())));
   }
-  return PrintFit(*fit, options.fit);
+  return PrintFit(*fit, *speeds);
 }
 
 // Returns the exit code: kExitOk, or the code ReportError gives.
@@ -197,7 +212,7 @@ int RunWeights(const WeightsOptions& options) {
   if (!text.ok()) return ReportError(text.status());
   auto nodes = fuzzy::ParseNodes(*text, options.nodes == "-" ? "<stdin>" : options.nodes);
   if (!nodes.ok()) return ReportError(nodes.status());
-  if (!options.fit.empty()) return RunFit(options, *profile, *nodes);
+  if (!options.fit.source.empty()) return RunFit(options, *profile, *nodes);
   auto result = fuzzy::ComputeWeights(*profile, *nodes);
   if (!result.ok()) return ReportError(result.status());
 
@@ -231,11 +246,41 @@ Examples:
   # prints the error per node before and after, and the fitted profile.
   ballast weights --nodes nodes.yaml --fit speeds.yaml > fitted-profile.yaml
 
+  # The same with the speeds primes jobs measured in the last 30 days, from the
+  # Prometheus the operator asks (--prometheus-url), by the operator's query.
+  kubectl get nodes -o yaml | ballast weights --nodes - \
+      --fit http://prometheus.monitoring:9090 --workload primes --window 30d
+
   # The nodes of a live cluster, with a profile of your own, as JSON.
   kubectl get nodes -o yaml | ballast weights --profile my-profile.yaml --nodes - -o json
 
-Exit codes: 0 ok (warnings allowed), 2 bad input (the message names the file,
-the line and what was expected).)";
+Exit codes: 0 ok (warnings allowed), 1 --fit URL failed (Prometheus down, not
+answering within --timeout, answering garbage, or speeds of fewer than two
+nodes), 2 bad input (the message names the file, the line or the flag and what
+was expected).)";
+
+// --fit and the flags of --fit URL.
+void AddFitFlags(CLI::App* command, const std::shared_ptr<WeightsOptions>& options) {
+  FitSpeedsOptions& fit = options->fit;
+  command->add_option(
+      "--fit", fit.source,
+      "Measured speeds: fit the profile's ranks to them and print the fitted WeightProfile with "
+      "each node's error before and after. A speeds file (node: speed), finished WeightedJobs "
+      "(kubectl get weightedjobs -o yaml), or an http(s) URL of the Prometheus that scrapes the "
+      "coordinators (with --workload)");
+  command->add_option(
+      "--workload", fit.workload,
+      "With --fit URL, required: the workload kind whose speeds to fit (primes, matmul, exec)");
+  command->add_option("--window", fit.window,
+                      fmt::format("With --fit URL: how far back Prometheus looks, seconds or a "
+                                  "duration like 7d or 1d12h (default: {}, as the operator's "
+                                  "--prometheus-window)",
+                                  FormatDuration(DefaultFitWindowSeconds())));
+  command
+      ->add_option("--timeout", fit.timeout_s,
+                   "With --fit URL: seconds to wait for Prometheus's answer, at most 60")
+      ->capture_default_str();
+}
 
 }  // namespace
 
@@ -254,15 +299,16 @@ void RegisterWeights(CLI::App& app, int* exit_code) {
                    "Nodes: a YAML file with `nodes: [{name, labels}]`, or a NodeList as printed by "
                    "`kubectl get nodes -o yaml`; - reads standard input")
       ->required();
-  command
-      ->add_option("--fit", options->fit,
-                   "Speeds file (node: measured speed): fit the profile's ranks to it and "
-                   "print the fitted WeightProfile with each node's error before and after")
-      ->check(CLI::ExistingFile);
+  AddFitFlags(command, options);
   command->add_option("-o,--output", options->output, "Output format")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
-  command->callback([options, exit_code] { *exit_code = RunWeights(*options); });
+  command->callback([options, exit_code, command] {
+    for (const char* flag : {"--workload", "--window", "--timeout"}) {
+      if (command->count(flag) > 0) options->fit.url_flags.emplace_back(flag);
+    }
+    *exit_code = RunWeights(*options);
+  });
 }
 
 }  // namespace ballast::cli

@@ -87,7 +87,7 @@ StatusOr<std::unique_ptr<PrometheusHistory>> PrometheusHistory::Create(
     web::uri uri(options.url);
     if ((uri.scheme() != "http" && uri.scheme() != "https") || uri.host().empty()) {
       return Status::Invalid(
-          fmt::format("--prometheus-url: expected an http(s) URL, got \"{}\"", options.url));
+          fmt::format("{}: expected an http(s) URL, got \"{}\"", options.flag, options.url));
     }
     http_client_config config;
     config.set_timeout(std::chrono::duration_cast<std::chrono::seconds>(options.timeout) +
@@ -95,7 +95,7 @@ StatusOr<std::unique_ptr<PrometheusHistory>> PrometheusHistory::Create(
     impl->client = std::make_shared<http_client>(uri, config);
   } catch (const std::exception& e) {
     return Status::Invalid(
-        fmt::format("--prometheus-url: \"{}\" is not a URL: {}", options.url, e.what()));
+        fmt::format("{}: \"{}\" is not a URL: {}", options.flag, options.url, e.what()));
   }
   impl->options = std::move(options);
   return std::unique_ptr<PrometheusHistory>(new PrometheusHistory(std::move(impl)));
@@ -144,6 +144,14 @@ StatusOr<std::string> PrometheusHistory::Query(const std::string& query, double 
   return answer.get();
 }
 
+StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::History(const std::string& workload,
+                                                                     double time) {
+  BALLAST_ASSIGN_OR_RETURN(
+      std::string body,
+      Query(history::HistoryQuery(workload, impl_->options.window_seconds), time));
+  return history::ParseHistoryAnswer(body, impl_->options.limits);
+}
+
 HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
                                         const std::vector<std::string>& nodes, double now) {
   HistoryLookup lookup;
@@ -151,9 +159,7 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   const auto start = std::chrono::steady_clock::now();
   lookup.trouble = impl_->RecentFailure(start);
   if (!lookup.trouble.empty()) return lookup;
-  auto body = Query(history::HistoryQuery(workload, impl_->options.window_seconds), now);
-  StatusOr<std::vector<fuzzy::NodeHistory>> history =
-      body.ok() ? history::ParseHistoryAnswer(*body, impl_->options.limits) : body.status();
+  auto history = History(workload, now);
   spdlog::debug(
       "history query workload={} ok={} ms={:.1f}", workload, history.ok(),
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

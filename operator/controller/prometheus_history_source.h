@@ -1,7 +1,8 @@
 // PrometheusHistory: the history of measured speeds from Prometheus
 // (--prometheus-url): one instant query (/api/v1/query, history::HistoryQuery)
 // per job start, answering for every node at once; the answer read with
-// bounded size and depth (history::ParseHistoryAnswer).
+// bounded size and depth (history::ParseHistoryAnswer). `ballast weights
+// --fit URL` asks the same query through History.
 //
 // A lookup never takes longer than `timeout` (--prometheus-timeout): a
 // Prometheus that is down (connection refused), slow (no answer in time),
@@ -27,6 +28,7 @@ namespace ballast::controller {
 
 struct PrometheusHistoryOptions {
   std::string url;  // "http://prometheus.monitoring:9090" (a path prefix is kept)
+  std::string flag = "--prometheus-url";    // what Create's errors name as the URL's source
   double window_seconds = 7 * 24 * 3600;    // --prometheus-window
   std::chrono::milliseconds timeout{2000};  // --prometheus-timeout
   std::chrono::milliseconds retry_after{30000};
@@ -35,7 +37,7 @@ struct PrometheusHistoryOptions {
 
 class PrometheusHistory final : public HistorySource {
  public:
-  // Invalid when options.url is not an http(s) URL.
+  // Invalid, naming options.flag, when options.url is not an http(s) URL.
   static StatusOr<std::unique_ptr<PrometheusHistory>> Create(PrometheusHistoryOptions options);
   ~PrometheusHistory() override;
 
@@ -44,6 +46,13 @@ class PrometheusHistory final : public HistorySource {
   // Ok: Prometheus scrapes the speeds from the coordinator.
   Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
                 double now) override;
+
+  // Every node's history of `workload` (a workload kind) over the window, as
+  // Prometheus answers the history query at `time` (seconds since the
+  // epoch), sorted by node. The errors of Query and of ParseHistoryAnswer.
+  // Asks whatever the last failure was (retry_after is Lookup's) and
+  // within the timeout.
+  StatusOr<std::vector<fuzzy::NodeHistory>> History(const std::string& workload, double time);
 
   // The body of Prometheus's answer to `query` evaluated at `time` (seconds
   // since the epoch). Unavailable for a connection that fails, no answer

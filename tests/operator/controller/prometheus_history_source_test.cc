@@ -118,6 +118,23 @@ TEST_F(RealPrometheusTest, AWindowThatEndsBeforeTheHistoryFindsNone) {
   EXPECT_TRUE(lookup.nodes.empty());
 }
 
+// History (what `ballast weights --fit URL` asks): every node of the answer,
+// none filtered out, and a failure as a Status rather than trouble.
+TEST_F(RealPrometheusTest, HistoryAnswersEveryNodePrometheusKnows) {
+  auto source = SourceAt(server_->url(), milliseconds(5000), 10000);
+  auto history = source->History("primes", now_);
+  ASSERT_TRUE(history.ok()) << history.status().ToString();
+  std::vector<std::string> nodes;
+  for (const auto& node : *history) nodes.push_back(node.node);
+  EXPECT_EQ(nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_NEAR((*history)[2].speed, 1.5, 1e-9);
+  auto down = SourceAt("http://127.0.0.1:" + std::to_string(testing::UnusedLoopbackPort()),
+                       milliseconds(2000))
+                  ->History("primes", now_);
+  ASSERT_FALSE(down.ok());
+  EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
+}
+
 TEST_F(RealPrometheusTest, AQueryPrometheusRefusesIsUnavailableWithItsError) {
   auto source = SourceAt(server_->url(), milliseconds(5000));
   auto body = source->Query("sum(", now_);
@@ -210,6 +227,12 @@ TEST(PrometheusHistoryFaultsTest, CreateRefusesWhatIsNotAnHttpUrl) {
     ASSERT_FALSE(source.ok()) << url;
     EXPECT_NE(source.status().message().find("--prometheus-url"), std::string::npos);
   }
+  PrometheusHistoryOptions options;
+  options.url = "ftp://host/";
+  options.flag = "--fit";
+  auto source = PrometheusHistory::Create(options);
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.status().message().rfind("--fit: ", 0), 0u) << source.status().message();
 }
 
 }  // namespace
