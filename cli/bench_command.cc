@@ -146,7 +146,9 @@ int Bench(const BenchFlags& flags) {
       std::vector<fuzzy::NodePrior> priors;
       if (flags.history) {
         priors = RunPriors(*weights, histories[p], kind, 0, {});
-        for (const fuzzy::NodePrior& prior : priors) options.priors[prior.node] = prior.value;
+        for (const fuzzy::NodePrior& prior : priors) {
+          options.priors.push_back({prior.node, prior.value, prior.credibility});
+        }
       }
       auto outcome = RunLocal(options);
       if (!outcome.ok()) return ReportError(outcome.status());

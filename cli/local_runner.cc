@@ -130,9 +130,12 @@ class Runner {
     config_.metric_name = options_.job.name;
     config_.metric_namespace = kLocalNamespace;
     for (const auto& weight : weights_.nodes) {
-      const auto prior = options_.priors.find(weight.name);
-      config_.workers.push_back(
-          {weight.name, prior != options_.priors.end() ? prior->second : weight.weight});
+      const auto prior =
+          std::find_if(options_.priors.begin(), options_.priors.end(),
+                       [&](const balance::WorkerPrior& p) { return p.name == weight.name; });
+      config_.workers.push_back(prior != options_.priors.end()
+                                    ? *prior
+                                    : balance::WorkerPrior{weight.name, weight.weight});
     }
 
     log_dir_ = options_.log_dir;

@@ -50,9 +50,10 @@ struct LocalRunOptions {
   // Seconds the coordinator stays up once the job is finished and its workers
   // have exited, so that a scrape sees the job's last values.
   double linger_s = 0;
-  // Prior speeds by node name that replace the fuzzy weights (history as the
-  // prior, `run --history`); nodes not named keep their fuzzy weight.
-  std::map<std::string, double> priors;
+  // Priors that replace the fuzzy weights of the nodes they name, with their
+  // credibility (history as the prior, `run --history`); nodes not named
+  // keep their fuzzy weight.
+  std::vector<balance::WorkerPrior> priors;
 };
 
 struct NodeOutcome {

@@ -71,7 +71,7 @@ StatusOr<fuzzy::HistoryFile> ApplyHistory(const RunFlags& flags, const LoadedJob
                            ClusterWeights(loaded.profile, loaded.cluster));
   const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
   for (const fuzzy::NodePrior& prior : RunPriors(weights, file, kind, UnixNow(), {})) {
-    options.priors[prior.node] = prior.value;
+    options.priors.push_back({prior.node, prior.value, prior.credibility});
     if (table) fmt::print("prior {:<18} {}\n", prior.node, DescribePrior(prior));
   }
   return file;

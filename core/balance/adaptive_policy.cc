@@ -6,7 +6,14 @@
 //      (time between reports, measured here, minus calculation); the speed is
 //      1 / (calc + comm), smoothed (a rise in comm is taken at once).
 //      Unmeasured workers are scaled from their prior by what measured
-//      workers show.
+//      workers show. A prior with credibility (a history prior,
+//      WorkerPrior::credibility Z) is not dropped at the first measurement:
+//      while a worker has measured cost E of its planned share S, its speed
+//      is the geometric blend of measurement and scaled prior with weight
+//      w = E / (E + Z * kPriorShareWorth * S) on the measurement, so a
+//      trusted prior outweighs the noise of the first short reports and a
+//      wrong one gives way as the worker computes. Z = 0 (fuzzy weights):
+//      w = 1, the measurement alone.
 //   3. Rebalancing after Mirtaheri (seed 004): at a progress report, a worker
 //      whose remaining load (corrected for staleness, L - λΔt) exceeds its
 //      fair share λ/Σλ · ΣL gives the excess back from the far end of its
@@ -58,6 +65,9 @@ constexpr double kProbeReports = 4;  // length of a probe lease, in report floor
 // stays finite (see FinishTimes::Set).
 constexpr double kMinSecondsPerCost = 1e-12;
 constexpr double kMaxSecondsPerCost = 1e9;
+// A prior at full credibility counts as much as measuring this fraction of
+// the worker's planned share (step 2).
+constexpr double kPriorShareWorth = 0.25;
 
 struct Options {
   bool compensation = true;
@@ -72,6 +82,7 @@ struct Estimate {
   double calc_per_cost = 0;  // seconds of computing per cost unit
   double comm_per_cost = 0;  // seconds of communication and waiting per cost unit
   double overhead_s = 0;     // fixed cost of starting a lease (round trip, data)
+  double evidence_cost = 0;  // cost measured so far (the weight of the measurement)
   bool measured = false;
   // Measurements not yet folded in (reports that finished no item).
   double pending_calc = 0;
@@ -101,7 +112,14 @@ class AdaptivePolicy : public PolicyBase {
     alive_speed_sum_ = alive_prior_sum_ = 0;
     for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
     std::vector<double> shares;
-    for (const WorkerPrior& worker : job().workers) shares.push_back(std::max(worker.speed, 1e-9));
+    double share_sum = 0;
+    for (const WorkerPrior& worker : job().workers) {
+      shares.push_back(std::max(worker.speed, 1e-9));
+      share_sum += shares.back();
+    }
+    const double job_cost = cost().Cost({0, job().items});
+    planned_cost_.clear();
+    for (const double share : shares) planned_cost_.push_back(job_cost * share / share_sum);
     ReserveProportional(shares);
   }
 
@@ -124,6 +142,7 @@ class AdaptivePolicy : public PolicyBase {
     e.pending_calc += calc_seconds;
     e.pending_exe += observed;
     e.pending_cost += cost_done;
+    e.evidence_cost += cost_done;
     if (e.pending_cost <= 0) return;
     const double calc = std::min(e.pending_calc / e.pending_cost, kMaxSecondsPerCost);
     const double comm = std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
@@ -175,7 +194,19 @@ class AdaptivePolicy : public PolicyBase {
  private:
   // Speed in cost units per second, measured or scaled from the prior.
   double Speed(WorkerId id) const {
-    return IsMeasured(id) ? MeasuredSpeed(id) : PriorOf(id) * PriorScale();
+    return IsMeasured(id) ? MeasuredOrBlended(id) : PriorOf(id) * PriorScale();
+  }
+
+  // A measured worker's speed: its measurement, blended with its scaled
+  // prior while the prior's credibility outweighs what was measured (step 2).
+  double MeasuredOrBlended(WorkerId id) const {
+    const double measured = MeasuredSpeed(id);
+    const double trust = std::clamp(job().workers[id].credibility, 0.0, 1.0) * kPriorShareWorth *
+                         planned_cost_[id];
+    if (!(trust > 0)) return measured;
+    const double evidence = estimates_[id].evidence_cost;
+    const double w = evidence / (evidence + trust);
+    return std::exp(w * std::log(measured) + (1 - w) * std::log(PriorOf(id) * PriorScale()));
   }
 
   // Measured seconds per cost unit, at least kMinSecondsPerCost; 0 when
@@ -233,7 +264,7 @@ class AdaptivePolicy : public PolicyBase {
     if (counted.in) (counted.measured ? alive_speed_sum_ : alive_prior_sum_) -= counted.value;
     counted = Counted{};
     if (Alive(id)) {
-      counted = Counted{true, IsMeasured(id), IsMeasured(id) ? MeasuredSpeed(id) : PriorOf(id)};
+      counted = Counted{true, IsMeasured(id), IsMeasured(id) ? MeasuredOrBlended(id) : PriorOf(id)};
       (counted.measured ? alive_speed_sum_ : alive_prior_sum_) += counted.value;
     }
     if (++recounts_ > 4 * worker_count() + 64) ResyncSpeedSums();
@@ -513,6 +544,7 @@ class AdaptivePolicy : public PolicyBase {
   std::vector<Estimate> estimates_;
   double measured_speed_sum_ = 0;  // Σ speed over measured workers
   double measured_prior_sum_ = 0;  // Σ prior over the same workers
+  std::vector<double> planned_cost_;  // each worker's share of the job's cost by its prior
 
   // Running aggregates, so that a decision costs O(log P), not O(P).
   struct Counted {

@@ -55,6 +55,11 @@ struct WorkerPrior {
   std::string name;
   // Relative speed: a fuzzy weight, or a measured speed from earlier jobs.
   double speed = 1.0;
+  // How far the prior is trusted against the job's first measurements of
+  // the worker, in [0, 1]: 0 for a fuzzy weight (the first measurement
+  // replaces it), up to 1 for a history prior at full credibility
+  // (fuzzy::NodePrior::credibility). Only `adaptive` uses it.
+  double credibility = 0;
 };
 
 struct JobInfo {

@@ -63,7 +63,7 @@ StatusOr<JobSeries> SimulateJobs(const Scenario& scenario, const std::vector<dou
     std::vector<balance::WorkerPrior> workers;
     std::vector<double> prior_values;
     for (size_t i = 0; i < job.nodes.size(); ++i) {
-      workers.push_back({job.nodes[i].name, run.priors[i].value});
+      workers.push_back({job.nodes[i].name, run.priors[i].value, run.priors[i].credibility});
       prior_values.push_back(run.priors[i].value);
       run.true_speeds.push_back(job.nodes[i].speed);
     }

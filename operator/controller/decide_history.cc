@@ -31,7 +31,7 @@ double Significant(double value) {
 
 }  // namespace
 
-std::vector<double> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights) {
+std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights) {
   std::map<std::string, double> fuzzy;
   for (const auto& node : weights.nodes) fuzzy[node.name] = node.weight;
   const std::optional<HistoryLookup>& history = pass.in.history;
@@ -46,17 +46,23 @@ std::vector<double> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
                                pass.options.history_prior);
   pass.memory.priors.clear();
+  std::map<std::string, double> credibility;
   for (const auto& prior : blended) {
+    credibility[prior.node] = prior.credibility;
     // Never zero, whatever the blend says: the fuzzy weight stands in.
     const double value =
         prior.value > 0 && std::isfinite(prior.value) ? prior.value : fuzzy.at(prior.node);
     pass.memory.priors[prior.node] = {SourceName(prior.source), Significant(value),
                                       Significant(prior.samples), std::round(prior.age_seconds)};
   }
-  std::vector<double> priors;
+  std::vector<balance::WorkerPrior> priors;
   for (const auto& node : weights.nodes) {
     auto it = pass.memory.priors.find(node.name);
-    priors.push_back(it != pass.memory.priors.end() ? it->second.value : node.weight);
+    if (it == pass.memory.priors.end()) {
+      priors.push_back({node.name, node.weight});
+    } else {
+      priors.push_back({node.name, it->second.value, credibility[node.name]});
+    }
   }
   return priors;
 }

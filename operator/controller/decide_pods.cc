@@ -179,10 +179,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.lease_seconds = job.lease_seconds;
   config.verify.fraction = job.verify_fraction;
   config.start_timeout_s = pass.options.start_timeout_s;
-  const std::vector<double> priors = SessionPriors(pass, *weights);
-  for (size_t i = 0; i < weights->nodes.size(); ++i) {
-    config.workers.push_back({weights->nodes[i].name, priors[i]});
-  }
+  config.workers = SessionPriors(pass, *weights);
   if (pass.status.checkpoint) {
     auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, *pass.status.checkpoint);
     if (!checkpoint.ok()) {
