@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -144,6 +145,13 @@ StatusOr<std::string> PrometheusHistory::Query(const std::string& query, double 
   return answer.get();
 }
 
+StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::Ask(const std::string& query,
+                                                                   double now) {
+  auto body = Query(query, now);
+  if (!body.ok()) return body.status();
+  return history::ParseHistoryAnswer(*body, impl_->options.limits);
+}
+
 HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
                                         const std::vector<std::string>& nodes, double now) {
   HistoryLookup lookup;
@@ -151,11 +159,18 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   const auto start = std::chrono::steady_clock::now();
   lookup.trouble = impl_->RecentFailure(start);
   if (!lookup.trouble.empty()) return lookup;
-  auto body = Query(history::HistoryQuery(workload, impl_->options.window_seconds), now);
-  StatusOr<std::vector<fuzzy::NodeHistory>> history =
-      body.ok() ? history::ParseHistoryAnswer(*body, impl_->options.limits) : body.status();
+  const double window = impl_->options.window_seconds;
+  auto history = Ask(history::HistoryQuery(workload, window), now);
+  // A node without an age was measured in the window only by a coordinator
+  // older than ballast_node_speed_timestamp_seconds: ask again with the age
+  // that every coordinator's speeds give (at most one window after an upgrade).
+  const bool undated =
+      history.ok() && std::ranges::any_of(*history, [](const fuzzy::NodeHistory& node) {
+        return std::isnan(node.age_seconds);
+      });
+  if (undated) history = Ask(history::HistoryQueryAgeBySubquery(workload, window), now);
   spdlog::debug(
-      "history query workload={} ok={} ms={:.1f}", workload, history.ok(),
+      "history query workload={} ok={} subquery_age={} ms={:.1f}", workload, history.ok(), undated,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   impl_->Remember(history.status());
   if (!history.ok()) {

@@ -1,7 +1,12 @@
 // PrometheusHistory: the history of measured speeds from Prometheus
 // (--prometheus-url): one instant query (/api/v1/query, history::HistoryQuery)
 // per job start, answering for every node at once; the answer read with
-// bounded size and depth (history::ParseHistoryAnswer).
+// bounded size and depth (history::ParseHistoryAnswer). When that answer has
+// a node without an age (measured in the window only by a coordinator that
+// did not export ballast_node_speed_timestamp_seconds), a second query asks
+// the history again with the age taken from the speeds themselves
+// (history::HistoryQueryAgeBySubquery, dearer): at most for one window after
+// an upgrade. The timeout holds for each of the two.
 //
 // A lookup never takes longer than `timeout` (--prometheus-timeout): a
 // Prometheus that is down (connection refused), slow (no answer in time),
@@ -55,6 +60,9 @@ class PrometheusHistory final : public HistorySource {
   struct Impl;
 
  private:
+  // Query's answer parsed (history::ParseHistoryAnswer); its errors.
+  StatusOr<std::vector<fuzzy::NodeHistory>> Ask(const std::string& query, double now);
+
   explicit PrometheusHistory(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
