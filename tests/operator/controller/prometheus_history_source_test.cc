@@ -90,8 +90,10 @@ class RealPrometheusTest : public ::testing::Test {
               "exported_job=\"same\",namespace=\"ballast-system\",exported_namespace=\"{}\","
               "workload=\"relabelled\",node=\"{}\",instance=\"10.0.0.1:9090\"}} {} {}\n",
               ns, node, speed, static_cast<int64_t>(t));
-          samples += testing::SpeedTimestampSample("relabelled", node, t, t);
         }
+      }
+      for (const char* node : {"r1", "r2"}) {
+        samples += testing::SpeedTimestampSample("relabelled", node, t, t);
       }
     }
     std::string why;
