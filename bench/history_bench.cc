@@ -50,9 +50,9 @@ std::string History(int nodes, double now) {
       for (int node = 0; node < nodes; ++node) {
         const double speed = 1 + node % 7;
         for (int k = 0; k < 20; ++k) {
-          samples += ballast::testing::MeasuredSpeedSamples(fmt::format("{}-{}", workload, job),
-                                                            workload, NodeName(node), speed,
-                                                            end - (19 - k) * 15);
+          samples +=
+              ballast::testing::MeasuredSpeedSamples(fmt::format("{}-{}", workload, job), workload,
+                                                     NodeName(node), speed, end - (19 - k) * 15);
         }
       }
     }
@@ -159,7 +159,8 @@ void Compare(ballast::controller::PrometheusHistory& source, pid_t server, int n
   const char* target = nodes == 100 ? "  (target <= 50 ms)" : "";
   Print("lookup, age from the gauge (now)", now_form, target);
   Print("before: age by subquery", old_form, target);
-  const std::vector<std::string> now_parts = Parts(ballast::history::HistoryQuery("primes", window));
+  const std::vector<std::string> now_parts =
+      Parts(ballast::history::HistoryQuery("primes", window));
   const std::vector<std::string> old_parts = Parts(before);
   const char* names_of_parts[] = {"speed", "samples", "age", "throttled"};
   if (now_parts.size() != 4 || old_parts.size() != 4) return;

@@ -119,18 +119,19 @@ std::string HistoryQuery(const std::string& workload, double window_seconds) {
   // One series per node and kind: a read that costs a fraction of the
   // subquery's (docs/operator.md).
   return QueryWithAge(workload, window,
-               fmt::format("time() - max by (node) (max_over_time({}{{workload={}}}[{}]))",
-                           kMeasuredAtMetric, Quoted(workload), window));
+                      fmt::format("time() - max by (node) (max_over_time({}{{workload={}}}[{}]))",
+                                  kMeasuredAtMetric, Quoted(workload), window));
 }
 
 std::string HistoryQueryAgeBySubquery(const std::string& workload, double window_seconds) {
   const double window_s = std::max(60.0, std::round(window_seconds));
   const std::string window = Window(window_s);
   const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
-  return QueryWithAge(workload, window,
-               fmt::format("time() - max by (node) (max_over_time(timestamp(last_over_time({}[{}]))"
-                           "[{}:{}]))",
-                           SpeedSelector(workload), step, window, step));
+  return QueryWithAge(
+      workload, window,
+      fmt::format("time() - max by (node) (max_over_time(timestamp(last_over_time({}[{}]))"
+                  "[{}:{}]))",
+                  SpeedSelector(workload), step, window, step));
 }
 
 StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,

@@ -66,10 +66,11 @@ struct AnswerLimits {
 // usable speed (absent, NaN, <= 0) or without samples are left out. A node
 // whose age is absent or NaN gets age_seconds NaN: not known, which
 // fuzzy::BlendHistoryPrior treats as unusable; a negative age reads as 0.
-// Unavailable with Prometheus's own error for {"status":"error",...}; Invalid naming the field for anything
-// that is not the vector answer of the query ("data.result[3].value: expected
-// [time, \"number\"], got ..."), for a body past limits.max_bytes or nested
-// past limits.max_depth, or for more than limits.max_series series.
+// Unavailable with Prometheus's own error for {"status":"error",...};
+// Invalid naming the field for anything that is not the vector answer of the
+// query ("data.result[3].value: expected [time, \"number\"], got ..."), for a
+// body past limits.max_bytes or nested past limits.max_depth, or for more
+// than limits.max_series series.
 // Never throws.
 StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,
                                                              const AnswerLimits& limits = {});

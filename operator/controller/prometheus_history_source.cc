@@ -146,7 +146,7 @@ StatusOr<std::string> PrometheusHistory::Query(const std::string& query, double 
 }
 
 StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::Ask(const std::string& query,
-                                                                   double now) {
+                                                                 double now) {
   auto body = Query(query, now);
   if (!body.ok()) return body.status();
   return history::ParseHistoryAnswer(*body, impl_->options.limits);

@@ -165,8 +165,10 @@ TEST(JobMetricsTest, SpeedTimestampIsTheNewestMeasurementPerKindAndNode) {
     values[{metric.label[0].value, metric.label[1].value}] = metric.gauge.value;
   }
   const std::map<std::pair<std::string, std::string>, double> expected = {
-      {{"matmul", "a"}, 1001}, {{"matmul", "b"}, 1000},  // b: 0 is the job's start
-      {{"primes", "a"}, 1095}, {{"primes", "b"}, 1002}};
+      {{"matmul", "a"}, 1001},
+      {{"matmul", "b"}, 1000},  // b: 0 is the job's start
+      {{"primes", "a"}, 1095},
+      {{"primes", "b"}, 1002}};
   EXPECT_EQ(values, expected);
 }
 

@@ -24,7 +24,8 @@ TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
             std::string::npos);
   EXPECT_NE(query.find("[3600s]"), std::string::npos);
   // The age from the timestamp gauge, one series per node: no subquery.
-  EXPECT_NE(query.find(R"(max_over_time(ballast_node_speed_timestamp_seconds{workload="primes"}[3600s]))"),
+  EXPECT_NE(query.find(
+                R"(max_over_time(ballast_node_speed_timestamp_seconds{workload="primes"}[3600s]))"),
             std::string::npos);
   EXPECT_EQ(query.find(":"), std::string::npos);
   EXPECT_NE(query.find("ballast_node_throttled[3600s]"), std::string::npos);
@@ -72,9 +73,14 @@ TEST(PrometheusHistoryTest, ReadsPerNodeStatsAndDiscountsThrottledSamples) {
 
 TEST(PrometheusHistoryTest, AnAbsentOrNaNAgeIsNotKnown) {
   auto history = ParseHistoryAnswer(Answer({
-      Series("a", "speed", "1"), Series("a", "samples", "2"),  // no age: an older coordinator
-      Series("b", "speed", "1"), Series("b", "samples", "2"), Series("b", "age", "NaN"),
-      Series("c", "speed", "1"), Series("c", "samples", "2"), Series("c", "age", "+Inf"),
+      Series("a", "speed", "1"),
+      Series("a", "samples", "2"),  // no age: an older coordinator
+      Series("b", "speed", "1"),
+      Series("b", "samples", "2"),
+      Series("b", "age", "NaN"),
+      Series("c", "speed", "1"),
+      Series("c", "samples", "2"),
+      Series("c", "age", "+Inf"),
   }));
   ASSERT_TRUE(history.ok()) << history.status().ToString();
   ASSERT_EQ(history->size(), 3u);

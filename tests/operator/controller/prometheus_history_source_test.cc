@@ -65,9 +65,9 @@ class RealPrometheusTest : public ::testing::Test {
     for (const auto& job : jobs) {
       for (const auto& [node, speed] : job.speeds) {
         for (int k = 0; k < 20; ++k) {
-          samples += testing::MeasuredSpeedSamples(job.job, "primes", node,
-                                                   speed * (0.5 + k / 38.0),
-                                                   now_ - job.end_ago - (19 - k) * 15);
+          samples +=
+              testing::MeasuredSpeedSamples(job.job, "primes", node, speed * (0.5 + k / 38.0),
+                                            now_ - job.end_ago - (19 - k) * 15);
         }
       }
     }
@@ -141,8 +141,8 @@ TEST_F(RealPrometheusTest, AnotherWorkloadKindHasItsOwnHistory) {
 }
 
 TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNone) {
-  auto day = SourceAt(server_->url(), milliseconds(5000), 86400)->Lookup("primes", {"n1", "n4"},
-                                                                          now_);
+  auto day =
+      SourceAt(server_->url(), milliseconds(5000), 86400)->Lookup("primes", {"n1", "n4"}, now_);
   ASSERT_EQ(day.trouble, "");
   ASSERT_EQ(day.nodes.size(), 2u);
   EXPECT_EQ(day.nodes[0].node, "n1");
@@ -152,8 +152,8 @@ TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNo
   EXPECT_NEAR(day.nodes[1].age_seconds, 72000, 1);
   EXPECT_DOUBLE_EQ(day.nodes[1].samples, 1);
   // Ten hours: n4's job lies before the window, n1 has its two recent ones.
-  auto hours = SourceAt(server_->url(), milliseconds(5000), 36000)->Lookup("primes", {"n1", "n4"},
-                                                                            now_);
+  auto hours =
+      SourceAt(server_->url(), milliseconds(5000), 36000)->Lookup("primes", {"n1", "n4"}, now_);
   ASSERT_EQ(hours.nodes.size(), 1u);
   EXPECT_EQ(hours.nodes[0].node, "n1");
   EXPECT_DOUBLE_EQ(hours.nodes[0].samples, 2);
