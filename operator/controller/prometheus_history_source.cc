@@ -160,13 +160,14 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   lookup.trouble = impl_->RecentFailure(start);
   if (!lookup.trouble.empty()) return lookup;
   const double window = impl_->options.window_seconds;
+  const std::set<std::string> wanted(nodes.begin(), nodes.end());
   auto history = Ask(history::HistoryQuery(workload, window), now);
   // A node without an age was measured in the window only by a coordinator
   // older than ballast_node_speed_timestamp_seconds: ask again with the age
   // that every coordinator's speeds give (at most one window after an upgrade).
   const bool undated =
-      history.ok() && std::ranges::any_of(*history, [](const fuzzy::NodeHistory& node) {
-        return std::isnan(node.age_seconds);
+      history.ok() && std::ranges::any_of(*history, [&](const fuzzy::NodeHistory& node) {
+        return std::isnan(node.age_seconds) && wanted.contains(node.node);
       });
   if (undated) history = Ask(history::HistoryQueryAgeBySubquery(workload, window), now);
   spdlog::debug(
@@ -177,7 +178,6 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
     lookup.trouble = history.status().message();
     return lookup;
   }
-  const std::set<std::string> wanted(nodes.begin(), nodes.end());
   for (auto& node : *history) {
     if (wanted.contains(node.node)) lookup.nodes.push_back(std::move(node));
   }

@@ -2,13 +2,14 @@
 // (--prometheus-url): one instant query (/api/v1/query, history::HistoryQuery)
 // per job start, answering for every node at once; the answer read with
 // bounded size and depth (history::ParseHistoryAnswer). When that answer has
-// a node without an age (measured in the window only by a coordinator that
-// did not export ballast_node_speed_timestamp_seconds), a second query asks
-// the history again with the age taken from the speeds themselves
-// (history::HistoryQueryAgeBySubquery, dearer): at most for one window after
-// an upgrade. The timeout holds for each of the two.
+// one of the asked nodes without an age (measured in the window only by a
+// coordinator that did not export ballast_node_speed_timestamp_seconds), a
+// second query asks the history again with the age taken from the speeds
+// themselves (history::HistoryQueryAgeBySubquery, dearer): at most for one
+// window after an upgrade.
 //
-// A lookup never takes longer than `timeout` (--prometheus-timeout): a
+// A lookup never takes longer than `timeout` (--prometheus-timeout; twice
+// that when it asks the second query): a
 // Prometheus that is down (connection refused), slow (no answer in time),
 // answers an HTTP error or garbage gives a lookup without nodes whose
 // `trouble` says which — the job starts on the fuzzy prior and Decide posts a
