@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <utility>
 
 namespace ballast::coordinator {
 namespace {
@@ -40,6 +42,7 @@ enum JobFamily {
   kReports,
   kHoldingLease,
   kLastReport,
+  kSpeedMeasured,  // per workload kind and node, across the jobs
   kFamilies,
 };
 
@@ -81,6 +84,9 @@ constexpr FamilySpec kSpecs[kFamilies] = {
      MetricType::Gauge},
     {"ballast_node_last_report_timestamp_seconds",
      "When the node's worker last reported, unix seconds; once it has", MetricType::Gauge},
+    {"ballast_node_speed_timestamp_seconds",
+     "When a job of the workload kind hosted now last measured the node's speed, unix seconds",
+     MetricType::Gauge},
 };
 
 void Add(MetricFamily& family, const std::vector<ClientMetric::Label>& labels, double value) {
@@ -129,6 +135,22 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job) {
   }
 }
 
+// Per (workload kind, node): the newest unix time a job measured the node's
+// speed, over the nodes that have a speed (those with a speed series).
+std::map<std::pair<std::string, std::string>, double> SpeedMeasuredAt(
+    const std::vector<JobSample>& jobs) {
+  std::map<std::pair<std::string, std::string>, double> newest;
+  for (const JobSample& job : jobs) {
+    for (const WorkerView& worker : job.view.workers) {
+      if (MeasuredSpeed(worker) <= 0) continue;
+      const double unix_time = job.unix_now - (job.view_now - worker.last_measured);
+      auto [it, added] = newest.try_emplace({job.workload, worker.name}, unix_time);
+      if (!added) it->second = std::max(it->second, unix_time);
+    }
+  }
+  return newest;
+}
+
 }  // namespace
 
 double MeasuredSpeed(const WorkerView& worker) {
@@ -160,6 +182,10 @@ std::vector<MetricFamily> JobMetricFamilies(const std::vector<JobSample>& jobs) 
     families[i].type = kSpecs[i].type;
   }
   for (const JobSample& job : jobs) AddJob(families, job);
+  for (const auto& [kind_node, unix_time] : SpeedMeasuredAt(jobs)) {
+    Add(families[kSpeedMeasured], {{"workload", kind_node.first}, {"node", kind_node.second}},
+        unix_time);
+  }
   std::erase_if(families, [](const MetricFamily& family) { return family.metric.empty(); });
   return families;
 }

@@ -190,6 +190,7 @@ void JobSession::RecordContact(Worker& worker, double calc_seconds, double cpu_s
   if (!worker.view.contacted) worker.view.first_contact = now;
   worker.view.contacted = true;
   if (calc_seconds > 0) {
+    worker.view.last_measured = now;
     const double start = std::max(worker.view.last_contact, now - calc_seconds);
     auto& busy = worker.segments;
     if (busy.size() >= kMaxSegments) {

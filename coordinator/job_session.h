@@ -122,7 +122,8 @@ struct WorkerView {
   bool holds_lease = false;  // its last reply gave it work (a lease or a check)
   double first_contact = 0;
   double last_contact = 0;
-  double finished_at = 0;  // its last completion
+  double last_measured = 0;  // its last report of computing time (0: none yet)
+  double finished_at = 0;    // its last completion
   // Stretches it spent computing, [start, end), from its reports (the last
   // ones merged when there are more than kMaxSegments); for Gantt charts.
   std::vector<std::pair<double, double>> busy;

@@ -18,8 +18,10 @@ namespace jr = json_read;
 namespace {
 
 constexpr const char* kSpeedMetric = "ballast_node_speed_cost_units_per_second";
+constexpr const char* kMeasuredAtMetric = "ballast_node_speed_timestamp_seconds";
 constexpr const char* kThrottledMetric = "ballast_node_throttled";
-constexpr const char* kJobLabels = "job, exported_job, namespace";
+// A job's series, whether the scrape honoured its labels or renamed them.
+constexpr const char* kJobLabels = "job, exported_job, namespace, exported_namespace";
 
 // `text` as a PromQL double-quoted string.
 std::string Quoted(const std::string& text) {
@@ -88,27 +90,48 @@ Status ReadSeries(const json& series, const std::string& path, std::map<std::str
   return Status::Ok();
 }
 
+// The window as PromQL's duration, at least 60 s.
+std::string Window(double window_seconds) {
+  return fmt::format("{:.0f}s", std::max(60.0, std::round(window_seconds)));
+}
+
+std::string SpeedSelector(const std::string& workload) {
+  return fmt::format("{}{{workload={}}}", kSpeedMetric, Quoted(workload));
+}
+
+// The query with `age` for its age part.
+std::string QueryWithAge(const std::string& workload, const std::string& window,
+                         const std::string& age) {
+  const std::string last = fmt::format("last_over_time({}[{}])", SpeedSelector(workload), window);
+  const std::string relative = fmt::format("({} / on({}) group_left() avg by ({}) ({}))", last,
+                                           kJobLabels, kJobLabels, last);
+  return fmt::format(
+      "{} or {} or {} or {}", Tagged(fmt::format("avg by (node) {}", relative), "speed"),
+      Tagged(fmt::format("count by (node) ({})", last), "samples"), Tagged(age, "age"),
+      Tagged(fmt::format("avg by (node) (avg_over_time({}[{}]))", kThrottledMetric, window),
+             "throttled"));
+}
+
 }  // namespace
 
 std::string HistoryQuery(const std::string& workload, double window_seconds) {
+  const std::string window = Window(window_seconds);
+  // One series per node and kind: a read that costs a fraction of the
+  // subquery's (docs/operator.md).
+  return QueryWithAge(workload, window,
+                      fmt::format("time() - max by (node) (max_over_time({}{{workload={}}}[{}]))",
+                                  kMeasuredAtMetric, Quoted(workload), window));
+}
+
+std::string HistoryQueryAgeBySubquery(const std::string& workload, double window_seconds) {
   const double window_s = std::max(60.0, std::round(window_seconds));
-  const std::string window = fmt::format("{:.0f}s", window_s);
-  // The age's subquery evaluates 20 steps: its cost, not its precision, is
-  // what a job's start waits for.
+  const std::string window = Window(window_s);
   const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
-  const std::string speed = fmt::format("{}{{workload={}}}", kSpeedMetric, Quoted(workload));
-  const std::string last = fmt::format("last_over_time({}[{}])", speed, window);
-  const std::string relative = fmt::format("({} / on({}) group_left() avg by ({}) ({}))", last,
-                                           kJobLabels, kJobLabels, last);
-  const std::string newest =
-      fmt::format("max by (node) (max_over_time(timestamp(last_over_time({}[{}]))[{}:{}]))", speed,
-                  step, window, step);
-  return fmt::format(
-      "{} or {} or {} or {}", Tagged(fmt::format("avg by (node) {}", relative), "speed"),
-      Tagged(fmt::format("count by (node) ({})", last), "samples"),
-      Tagged(fmt::format("time() - {}", newest), "age"),
-      Tagged(fmt::format("avg by (node) (avg_over_time({}[{}]))", kThrottledMetric, window),
-             "throttled"));
+  return QueryWithAge(
+      workload, window,
+      fmt::format("time() - max by (node) (max_over_time(timestamp(last_over_time({}[{}]))"
+                  "[{}:{}]))",
+                  SpeedSelector(workload), step, window, step));
 }
 
 StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,
@@ -145,7 +168,8 @@ StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view bo
     if (!(std::isfinite(stats.samples) && stats.samples > 0)) continue;
     const double throttled =
         std::isfinite(stats.throttled) ? std::clamp(stats.throttled, 0.0, 1.0) : 0.0;
-    const double age = std::isfinite(stats.age) ? std::max(0.0, stats.age) : 0.0;
+    // Absent (a coordinator without the timestamp gauge) or NaN: not known.
+    const double age = std::isnan(stats.age) ? NAN : std::max(0.0, stats.age);
     history.push_back({node, stats.speed, stats.samples * (1 - throttled / 2), age});
   }
   return history;

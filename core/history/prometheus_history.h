@@ -3,26 +3,32 @@
 // measured there over a window, and the reader of Prometheus's answer. Pure:
 // the HTTP request is made by operator/controller/prometheus_history_source.h.
 //
-// The query reads the coordinator's gauge
-// ballast_node_speed_cost_units_per_second{job,namespace,workload,node}
-// (docs/metrics.md) and the node probe's ballast_node_throttled{node}, and
-// answers four series per node, told apart by the label `stat`:
+// The query reads the coordinator's gauges
+// ballast_node_speed_cost_units_per_second{job,namespace,workload,node} and
+// ballast_node_speed_timestamp_seconds{workload,node} (docs/metrics.md) and
+// the node probe's ballast_node_throttled{node}, and answers four series per
+// node, told apart by the label `stat`:
 //
 //   speed      mean over the window's jobs of each job's last estimate of the
 //              node, relative to that job's mean over its nodes (jobs whose
 //              items differ in size measure on different scales; the ratio
 //              between nodes is what a prior needs)
 //   samples    how many jobs measured the node in the window
-//   age        seconds since the newest sample of the node, up to one step
-//              of a subquery less (window / 20, at least 60 s): enough to
-//              tell stale history, cheap enough for a job's start
+//   age        seconds since the node's speed was last measured, as the
+//              newest sample in the window of the timestamp gauge says (one
+//              read of one series per node and kind: a job's start waits for
+//              it). A coordinator older than that gauge leaves it out: a node
+//              that only such a coordinator measured in the window has no
+//              age series (see ParseHistoryAnswer, and
+//              HistoryQueryAgeBySubquery for the form that dates it)
 //   throttled  the fraction of the window ballast_node_throttled was 1
 //              (absent without the probe)
 //
 // A sample taken while the node was throttled counts half:
 //   weighted samples = samples * (1 - throttled / 2).
-// (`job` may have been renamed `exported_job` by a scrape without
-// honor_labels: the query groups by both.)
+// (`job` and `namespace` may have been renamed `exported_job` and
+// `exported_namespace` by a scrape without honor_labels: the query groups a
+// job's series by all four.)
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -40,6 +46,15 @@ namespace ballast::history {
 // exec) over the last `window_seconds` (>= 60).
 std::string HistoryQuery(const std::string& workload, double window_seconds);
 
+// The same history with the age computed from the speed gauge alone, as
+// before ballast_node_speed_timestamp_seconds existed: seconds since the
+// node's newest speed sample, up to one step of a subquery less (window / 20,
+// at least 60 s). It dates the history of every coordinator, but its age
+// costs Prometheus about five times what the gauge's read does
+// (docs/operator.md): PrometheusHistory asks it only when HistoryQuery's
+// answer has a node without an age.
+std::string HistoryQueryAgeBySubquery(const std::string& workload, double window_seconds);
+
 struct AnswerLimits {
   size_t max_bytes = size_t{4} << 20;  // a body longer than this is refused unread
   int max_depth = 8;                   // the answer's form nests 5 deep
@@ -47,12 +62,15 @@ struct AnswerLimits {
 };
 
 // The per-node history in Prometheus's answer `body` (of /api/v1/query with
-// HistoryQuery), sorted by node. Nodes without a usable speed (absent, NaN,
-// <= 0) or without samples are left out. Unavailable with Prometheus's own
-// error for {"status":"error",...}; Invalid naming the field for anything
-// that is not the vector answer of the query ("data.result[3].value: expected
-// [time, \"number\"], got ..."), for a body past limits.max_bytes or nested
-// past limits.max_depth, or for more than limits.max_series series.
+// HistoryQuery or HistoryQueryAgeBySubquery), sorted by node. Nodes without a
+// usable speed (absent, NaN, <= 0) or without samples are left out. A node
+// whose age is absent or NaN gets age_seconds NaN: not known, which
+// fuzzy::BlendHistoryPrior treats as unusable; a negative age reads as 0.
+// Unavailable with Prometheus's own error for {"status":"error",...};
+// Invalid naming the field for anything that is not the vector answer of the
+// query ("data.result[3].value: expected [time, \"number\"], got ..."), for a
+// body past limits.max_bytes or nested past limits.max_depth, or for more
+// than limits.max_series series.
 // Never throws.
 StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,
                                                              const AnswerLimits& limits = {});

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -146,9 +147,12 @@ StatusOr<std::string> PrometheusHistory::Query(const std::string& query, double 
 
 StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::History(const std::string& workload,
                                                                      double time) {
-  BALLAST_ASSIGN_OR_RETURN(
-      std::string body,
-      Query(history::HistoryQuery(workload, impl_->options.window_seconds), time));
+  return Ask(history::HistoryQuery(workload, impl_->options.window_seconds), time);
+}
+
+StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::Ask(const std::string& query,
+                                                                 double now) {
+  BALLAST_ASSIGN_OR_RETURN(std::string body, Query(query, now));
   return history::ParseHistoryAnswer(body, impl_->options.limits);
 }
 
@@ -159,16 +163,25 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   const auto start = std::chrono::steady_clock::now();
   lookup.trouble = impl_->RecentFailure(start);
   if (!lookup.trouble.empty()) return lookup;
-  auto history = History(workload, now);
+  const double window = impl_->options.window_seconds;
+  const std::set<std::string> wanted(nodes.begin(), nodes.end());
+  auto history = Ask(history::HistoryQuery(workload, window), now);
+  // A node without an age was measured in the window only by a coordinator
+  // older than ballast_node_speed_timestamp_seconds: ask again with the age
+  // that every coordinator's speeds give (at most one window after an upgrade).
+  const bool undated =
+      history.ok() && std::ranges::any_of(*history, [&](const fuzzy::NodeHistory& node) {
+        return std::isnan(node.age_seconds) && wanted.contains(node.node);
+      });
+  if (undated) history = Ask(history::HistoryQueryAgeBySubquery(workload, window), now);
   spdlog::debug(
-      "history query workload={} ok={} ms={:.1f}", workload, history.ok(),
+      "history query workload={} ok={} subquery_age={} ms={:.1f}", workload, history.ok(), undated,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   impl_->Remember(history.status());
   if (!history.ok()) {
     lookup.trouble = history.status().message();
     return lookup;
   }
-  const std::set<std::string> wanted(nodes.begin(), nodes.end());
   for (auto& node : *history) {
     if (wanted.contains(node.node)) lookup.nodes.push_back(std::move(node));
   }

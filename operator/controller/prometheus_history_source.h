@@ -1,10 +1,16 @@
 // PrometheusHistory: the history of measured speeds from Prometheus
 // (--prometheus-url): one instant query (/api/v1/query, history::HistoryQuery)
 // per job start, answering for every node at once; the answer read with
-// bounded size and depth (history::ParseHistoryAnswer). `ballast weights
-// --fit URL` asks the same query through History.
+// bounded size and depth (history::ParseHistoryAnswer). When that answer has
+// one of the asked nodes without an age (measured in the window only by a
+// coordinator that did not export ballast_node_speed_timestamp_seconds), a
+// second query asks the history again with the age taken from the speeds
+// themselves (history::HistoryQueryAgeBySubquery, dearer): at most for one
+// window after an upgrade. `ballast weights --fit URL` asks the same first
+// query through History (it reads the speeds, not the age).
 //
-// A lookup never takes longer than `timeout` (--prometheus-timeout): a
+// A lookup never takes longer than `timeout` (--prometheus-timeout; twice
+// that when it asks the second query): a
 // Prometheus that is down (connection refused), slow (no answer in time),
 // answers an HTTP error or garbage gives a lookup without nodes whose
 // `trouble` says which — the job starts on the fuzzy prior and Decide posts a
@@ -64,6 +70,9 @@ class PrometheusHistory final : public HistorySource {
   struct Impl;
 
  private:
+  // Query's answer parsed (history::ParseHistoryAnswer); its errors.
+  StatusOr<std::vector<fuzzy::NodeHistory>> Ask(const std::string& query, double now);
+
   explicit PrometheusHistory(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

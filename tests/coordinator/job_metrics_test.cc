@@ -136,6 +136,42 @@ TEST(JobMetricsTest, AFinishedJobHasItsFinish) {
   EXPECT_EQ(Values(families, "ballast_job_predicted_finish_timestamp_seconds").at(""), 1008);
 }
 
+// What the history query dates a node's history by: one series per workload
+// kind and node across the hosted jobs, the newest measurement of them.
+TEST(JobMetricsTest, SpeedTimestampIsTheNewestMeasurementPerKindAndNode) {
+  JobSample first = Sample();  // a and b measured at view time 3 and 2: unix 1003, 1002
+  first.view.workers[0].last_measured = 3;
+  first.view.workers[1].last_measured = 2;
+  first.view.workers[2].last_measured = 9;  // c: no speed, so no measurement
+  JobSample second = Sample();
+  second.name = "primes-2";
+  second.unix_now = 1100;  // its view time 5: unix 1095
+  second.view.workers[0].last_measured = 5;
+  second.view.workers[1].busy_s = 0;  // b has no speed in this job
+  second.view.workers[1].last_measured = 9;
+  JobSample other = Sample();
+  other.name = "matmul";
+  other.workload = "matmul";
+  other.view.workers[0].last_measured = 1;
+  const auto families = JobMetricFamilies({first, second, other});
+  const MetricFamily* measured = Find(families, "ballast_node_speed_timestamp_seconds");
+  ASSERT_NE(measured, nullptr);
+  EXPECT_EQ(measured->type, prometheus::MetricType::Gauge);
+  std::map<std::pair<std::string, std::string>, double> values;
+  for (const auto& metric : measured->metric) {
+    ASSERT_EQ(metric.label.size(), 2u);  // no job: one series per kind and node
+    EXPECT_EQ(metric.label[0].name, "workload");
+    EXPECT_EQ(metric.label[1].name, "node");
+    values[{metric.label[0].value, metric.label[1].value}] = metric.gauge.value;
+  }
+  const std::map<std::pair<std::string, std::string>, double> expected = {
+      {{"matmul", "a"}, 1001},
+      {{"matmul", "b"}, 1000},  // b: 0 is the job's start
+      {{"primes", "a"}, 1095},
+      {{"primes", "b"}, 1002}};
+  EXPECT_EQ(values, expected);
+}
+
 TEST(JobMetricsTest, NoJobsNoFamilies) { EXPECT_TRUE(JobMetricFamilies({}).empty()); }
 
 // The label sets of a family the server collects; empty when it has none.

@@ -364,6 +364,24 @@ TEST(JobSessionTest, HonestSecondsAreKeptAsReported) {
   EXPECT_EQ(view.clamped_reports, 0u);
 }
 
+// What ballast_node_speed_timestamp_seconds exports: the last report that
+// carried computing time, not a later one without.
+TEST(JobSessionTest, TheSpeedIsMeasuredWhenAReportCarriesComputingTime) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  EXPECT_EQ(session->View().workers[0].last_measured, 0);
+  ReportMessage report = Finished(*session, "a", lease->lease);
+  report.calc_seconds = 1.5;
+  ASSERT_TRUE(session->HandleReport(report, 3).ok());
+  EXPECT_EQ(session->View().workers[0].last_measured, 3);
+  ReportMessage idle = Idle("a");
+  idle.calc_seconds = 0;
+  ASSERT_TRUE(session->HandleReport(idle, 5).ok());
+  EXPECT_EQ(session->View().workers[0].last_measured, 3);
+  EXPECT_EQ(session->View().workers[0].last_contact, 5);
+}
+
 TEST(JobSessionTest, AFirstReportIsBoundedByTheTimeSinceTheJobStarted) {
   auto session = NewSession(PrimesJob(10000, {"a"}));
   ReportMessage first = Idle("a");

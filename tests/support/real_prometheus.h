@@ -2,7 +2,7 @@
 // history it holds is written as OpenMetrics text, turned into TSDB blocks by
 // `promtool tsdb create-blocks-from openmetrics` in a temporary data
 // directory, and served on a free loopback port. Also the OpenMetrics lines
-// of the coordinator's speed gauge and the probe's throttled gauge.
+// of the coordinator's speed gauges and the probe's throttled gauge.
 //
 // Thread-safety: one owner; the destructor stops the server and removes the
 // directory.
@@ -16,13 +16,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "support/child_process.h"
 
@@ -89,6 +93,45 @@ inline std::string SpeedSample(const std::string& job, const std::string& worklo
   return line.str();
 }
 
+// One sample line of the coordinator's ballast_node_speed_timestamp_seconds
+// (per workload kind and node): at `time`, the node was last measured at
+// `measured_at`. A coordinator older than that gauge wrote none.
+inline std::string SpeedTimestampSample(const std::string& workload, const std::string& node,
+                                        double measured_at, double time) {
+  std::ostringstream line;
+  line.precision(17);
+  line << "ballast_node_speed_timestamp_seconds{workload=\"" << workload << "\",node=\"" << node
+       << "\"} " << static_cast<int64_t>(measured_at) << " " << static_cast<int64_t>(time) << "\n";
+  return line.str();
+}
+
+// The speed a coordinator measured at `time` with the timestamp gauge beside
+// it, as a scrape at that time sees both.
+inline std::string MeasuredSpeedSamples(const std::string& job, const std::string& workload,
+                                        const std::string& node, double speed, double time) {
+  return SpeedSample(job, workload, node, speed, time) +
+         SpeedTimestampSample(workload, node, time, time);
+}
+
+// `samples` (lines ending in their timestamp) in the order of time, as
+// promtool needs each series' samples.
+inline std::string InTimeOrder(const std::string& samples) {
+  std::vector<std::pair<int64_t, std::string>> lines;
+  std::istringstream in(samples);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    const auto space = line.rfind(' ');
+    const int64_t time = space == std::string::npos ? 0 : std::atoll(line.c_str() + space + 1);
+    lines.emplace_back(time, std::move(line));
+  }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string out;
+  out.reserve(samples.size() + 1);
+  for (const auto& [time, line] : lines) out += line + "\n";
+  return out;
+}
+
 inline std::string ThrottledSample(const std::string& node, int value, double time) {
   return "ballast_node_throttled{node=\"" + node + "\"} " + std::to_string(value) + " " +
          std::to_string(static_cast<int64_t>(time)) + "\n";
@@ -96,8 +139,8 @@ inline std::string ThrottledSample(const std::string& node, int value, double ti
 
 class RealPrometheus {
  public:
-  // A server holding `openmetrics` (sample lines, the TYPE lines and # EOF
-  // are added). nullptr, with `why` set, when promtool or prometheus is
+  // A server holding `openmetrics` (sample lines in any order, the TYPE lines
+  // and # EOF are added). nullptr, with `why` set, when promtool or prometheus is
   // missing or the server is not ready within 30 s.
   static std::unique_ptr<RealPrometheus> Start(const std::string& samples, std::string* why) {
     auto server = std::unique_ptr<RealPrometheus>(new RealPrometheus());
@@ -109,8 +152,9 @@ class RealPrometheus {
     {
       std::ofstream om(server->dir_ + "/history.om");
       om << "# TYPE ballast_node_speed_cost_units_per_second gauge\n"
+         << "# TYPE ballast_node_speed_timestamp_seconds gauge\n"
          << "# TYPE ballast_node_throttled gauge\n"
-         << samples << "# EOF\n";
+         << InTimeOrder(samples) << "# EOF\n";
       std::ofstream config(server->dir_ + "/prometheus.yml");
       config << "global:\n  scrape_interval: 15s\n";
     }

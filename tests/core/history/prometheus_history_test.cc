@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace ballast::history {
 namespace {
 
@@ -21,9 +23,30 @@ TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
   EXPECT_NE(query.find(R"(ballast_node_speed_cost_units_per_second{workload="primes"})"),
             std::string::npos);
   EXPECT_NE(query.find("[3600s]"), std::string::npos);
-  EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);  // age to within window / 20
+  // The age from the timestamp gauge, one series per node: no subquery.
+  EXPECT_NE(query.find(
+                R"(max_over_time(ballast_node_speed_timestamp_seconds{workload="primes"}[3600s]))"),
+            std::string::npos);
+  EXPECT_EQ(query.find(":"), std::string::npos);
   EXPECT_NE(query.find("ballast_node_throttled[3600s]"), std::string::npos);
   EXPECT_EQ(query.find("node=\""), std::string::npos);  // no per-node selector
+  // A scrape without honor_labels renames job and namespace: both forms group a job.
+  EXPECT_NE(query.find("on(job, exported_job, namespace, exported_namespace)"), std::string::npos);
+}
+
+TEST(PrometheusHistoryTest, TheSubqueryFormDatesByTheSpeedsAlone) {
+  const std::string query = HistoryQueryAgeBySubquery("primes", 3600);
+  EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);  // age to within window / 20
+  EXPECT_EQ(query.find("ballast_node_speed_timestamp_seconds"), std::string::npos);
+  // Speed and samples are HistoryQuery's.
+  const std::string rest = HistoryQuery("primes", 3600);
+  const std::string age = "label_replace(time()";
+  ASSERT_NE(query.find(age), std::string::npos);
+  EXPECT_EQ(query.substr(0, query.find(age)), rest.substr(0, rest.find(age)));
+  // So is the throttled part.
+  const std::string throttled = "label_replace(avg by (node) (avg_over_time(ballast_node_throttled";
+  EXPECT_EQ(query.substr(query.find(throttled)), rest.substr(rest.find(throttled)));
+  EXPECT_NE(HistoryQueryAgeBySubquery("primes", 10).find("[60s:60s]"), std::string::npos);
 }
 
 TEST(PrometheusHistoryTest, QueryQuotesTheWorkloadKind) {
@@ -46,6 +69,24 @@ TEST(PrometheusHistoryTest, ReadsPerNodeStatsAndDiscountsThrottledSamples) {
   EXPECT_EQ((*history)[1].node, "b");
   EXPECT_DOUBLE_EQ((*history)[1].samples, 3);  // 4 * (1 - 0.5 / 2)
   EXPECT_DOUBLE_EQ((*history)[1].age_seconds, 30);
+}
+
+TEST(PrometheusHistoryTest, AnAbsentOrNaNAgeIsNotKnown) {
+  auto history = ParseHistoryAnswer(Answer({
+      Series("a", "speed", "1"),
+      Series("a", "samples", "2"),  // no age: an older coordinator
+      Series("b", "speed", "1"),
+      Series("b", "samples", "2"),
+      Series("b", "age", "NaN"),
+      Series("c", "speed", "1"),
+      Series("c", "samples", "2"),
+      Series("c", "age", "+Inf"),
+  }));
+  ASSERT_TRUE(history.ok()) << history.status().ToString();
+  ASSERT_EQ(history->size(), 3u);
+  EXPECT_TRUE(std::isnan((*history)[0].age_seconds));
+  EXPECT_TRUE(std::isnan((*history)[1].age_seconds));
+  EXPECT_TRUE(std::isinf((*history)[2].age_seconds));  // as old as can be: stale
 }
 
 TEST(PrometheusHistoryTest, LeavesOutNodesWithoutAUsableSpeed) {

@@ -4,6 +4,7 @@
 // can: down (nothing listens), slow (never answers), garbage, too long.
 #include "operator/controller/prometheus_history_source.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <ctime>
 #include <thread>
+#include <utility>
 
 #include "support/loopback_server.h"
 #include "support/real_prometheus.h"
@@ -44,7 +46,12 @@ class RealPrometheusTest : public ::testing::Test {
  protected:
   // Two primes jobs an hour apart, a matmul job; node n2 throttled for the
   // first half of the last 2 hours. Each job's gauge converges from the
-  // prior to the node's speed; the last value is what counts.
+  // prior to the node's speed; the last value is what counts. n4 was
+  // measured only 20 hours ago. The kind `legacy` was measured by a
+  // coordinator without ballast_node_speed_timestamp_seconds; the kind
+  // `mixed` by one (2 and 3 hours ago) and, on m1, by a newer one an hour ago.
+  // The kind `relabelled` was scraped without honor_labels: two jobs of one
+  // name in two namespaces.
   static void SetUpTestSuite() {
     now_ = WallNow();
     std::string samples;
@@ -53,18 +60,41 @@ class RealPrometheusTest : public ::testing::Test {
       double end_ago;
       std::map<std::string, double> speeds;
     } jobs[] = {{"first", 7200, {{"n1", 10}, {"n2", 5}}},
-                {"second", 3600, {{"n1", 20}, {"n2", 10}, {"n3", 30}}}};
+                {"second", 3600, {{"n1", 20}, {"n2", 10}, {"n3", 30}}},
+                {"long-ago", 72000, {{"n1", 10}, {"n4", 10}}}};
     for (const auto& job : jobs) {
       for (const auto& [node, speed] : job.speeds) {
         for (int k = 0; k < 20; ++k) {
-          samples += testing::SpeedSample(job.job, "primes", node, speed * (0.5 + k / 38.0),
-                                          now_ - job.end_ago - (19 - k) * 15);
+          samples +=
+              testing::MeasuredSpeedSamples(job.job, "primes", node, speed * (0.5 + k / 38.0),
+                                            now_ - job.end_ago - (19 - k) * 15);
         }
       }
     }
-    samples += testing::SpeedSample("other", "matmul", "n1", 3, now_ - 600);
+    samples += testing::MeasuredSpeedSamples("other", "matmul", "n1", 3, now_ - 600);
     for (int k = 0; k < 120; ++k) {
       samples += testing::ThrottledSample("n2", k < 60 ? 1 : 0, now_ - 7200 + k * 60);
+    }
+    for (int k = 0; k < 20; ++k) {
+      const double t = now_ - 7200 - (19 - k) * 15;
+      samples += testing::SpeedSample("old", "legacy", "l1", 10, t);
+      samples += testing::SpeedSample("old", "legacy", "l2", 30, t);
+      samples += testing::SpeedSample("old", "mixed", "m1", 10, t - 3600);
+      samples += testing::SpeedSample("old-2", "mixed", "m2", 10, t);
+      samples += testing::MeasuredSpeedSamples("new", "mixed", "m1", 10, t + 3600);
+      for (const auto& [ns, speeds] : std::map<std::string, std::pair<double, double>>{
+               {"team-a", {10, 30}}, {"team-b", {40, 40}}}) {
+        for (const auto& [node, speed] : {std::pair{"r1", speeds.first}, {"r2", speeds.second}}) {
+          samples += fmt::format(
+              "ballast_node_speed_cost_units_per_second{{job=\"ballast-metrics\","
+              "exported_job=\"same\",namespace=\"ballast-system\",exported_namespace=\"{}\","
+              "workload=\"relabelled\",node=\"{}\",instance=\"10.0.0.1:9090\"}} {} {}\n",
+              ns, node, speed, static_cast<int64_t>(t));
+        }
+      }
+      for (const char* node : {"r1", "r2"}) {
+        samples += testing::SpeedTimestampSample("relabelled", node, t, t);
+      }
     }
     std::string why;
     server_ = testing::RealPrometheus::Start(samples, &why).release();
@@ -94,9 +124,8 @@ TEST_F(RealPrometheusTest, OneQueryAnswersEveryNodesRelativeSpeedSamplesAndAge) 
   for (const auto& node : lookup.nodes) {
     EXPECT_NEAR(node.speed, speed.at(node.node), 1e-9) << node.node;
     EXPECT_NEAR(node.samples, samples.at(node.node), 1e-9) << node.node;
-    // The newest sample is an hour old; the age is up to one step (10000 s / 20) less.
-    EXPECT_LE(node.age_seconds, 3600) << node.node;
-    EXPECT_GE(node.age_seconds, 3600 - 500) << node.node;
+    // The newest measurement is an hour old, as the timestamp gauge says.
+    EXPECT_NEAR(node.age_seconds, 3600, 1) << node.node;
   }
   EXPECT_NE(lookup.origin.find(server_->url()), std::string::npos);
 }
@@ -109,6 +138,68 @@ TEST_F(RealPrometheusTest, AnotherWorkloadKindHasItsOwnHistory) {
   EXPECT_EQ(lookup.nodes[0].node, "n1");
   EXPECT_DOUBLE_EQ(lookup.nodes[0].speed, 1);  // alone in its job
   EXPECT_TRUE(source->Lookup("exec", {"n1"}, now_).nodes.empty());
+}
+
+TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNone) {
+  auto day =
+      SourceAt(server_->url(), milliseconds(5000), 86400)->Lookup("primes", {"n1", "n4"}, now_);
+  ASSERT_EQ(day.trouble, "");
+  ASSERT_EQ(day.nodes.size(), 2u);
+  EXPECT_EQ(day.nodes[0].node, "n1");
+  EXPECT_NEAR(day.nodes[0].age_seconds, 3600, 1);  // its newest job, not the old one
+  EXPECT_DOUBLE_EQ(day.nodes[0].samples, 3);
+  EXPECT_EQ(day.nodes[1].node, "n4");
+  EXPECT_NEAR(day.nodes[1].age_seconds, 72000, 1);
+  EXPECT_DOUBLE_EQ(day.nodes[1].samples, 1);
+  // Ten hours: n4's job lies before the window, n1 has its two recent ones.
+  auto hours =
+      SourceAt(server_->url(), milliseconds(5000), 36000)->Lookup("primes", {"n1", "n4"}, now_);
+  ASSERT_EQ(hours.nodes.size(), 1u);
+  EXPECT_EQ(hours.nodes[0].node, "n1");
+  EXPECT_DOUBLE_EQ(hours.nodes[0].samples, 2);
+}
+
+TEST_F(RealPrometheusTest, AHistoryWithoutTheTimestampGaugeIsDatedByTheSubquery) {
+  auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
+  // The gauge's query alone leaves the age of such nodes unknown...
+  auto body = source->Query(history::HistoryQuery("legacy", 86400), now_);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  auto alone = history::ParseHistoryAnswer(*body);
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  ASSERT_EQ(alone->size(), 2u);
+  EXPECT_TRUE(std::isnan((*alone)[0].age_seconds));
+  // ...so the lookup asks the subquery's form: up to one step (86400 s / 20) less.
+  const HistoryLookup lookup = source->Lookup("legacy", {"l1", "l2"}, now_);
+  ASSERT_EQ(lookup.trouble, "");
+  ASSERT_EQ(lookup.nodes.size(), 2u);
+  for (const auto& node : lookup.nodes) {
+    EXPECT_LE(node.age_seconds, 7200) << node.node;
+    EXPECT_GE(node.age_seconds, 7200 - 4320) << node.node;
+  }
+  EXPECT_NEAR(lookup.nodes[0].speed, 0.5, 1e-9);
+  EXPECT_NEAR(lookup.nodes[1].speed, 1.5, 1e-9);
+  // A kind with one node undated dates all by the subquery: m1's newest sample
+  // is an hour old (a newer coordinator), m2's two hours.
+  const HistoryLookup mixed = source->Lookup("mixed", {"m1", "m2"}, now_);
+  ASSERT_EQ(mixed.trouble, "");
+  ASSERT_EQ(mixed.nodes.size(), 2u);
+  EXPECT_LE(mixed.nodes[0].age_seconds, 3600);
+  EXPECT_GE(mixed.nodes[0].age_seconds, 3600 - 4320);
+  EXPECT_LE(mixed.nodes[1].age_seconds, 7200);
+  EXPECT_GE(mixed.nodes[1].age_seconds, 7200 - 4320);
+  EXPECT_GE(mixed.nodes[1].age_seconds, mixed.nodes[0].age_seconds);
+}
+
+TEST_F(RealPrometheusTest, AScrapeWithoutHonorLabelsKeepsJobsOfOneNameInTwoNamespacesApart) {
+  auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
+  const HistoryLookup lookup = source->Lookup("relabelled", {"r1", "r2"}, now_);
+  ASSERT_EQ(lookup.trouble, "");
+  ASSERT_EQ(lookup.nodes.size(), 2u);
+  // team-a's job: r1 10 / 20, r2 30 / 20; team-b's: 1 and 1.
+  EXPECT_NEAR(lookup.nodes[0].speed, (0.5 + 1) / 2, 1e-9);
+  EXPECT_NEAR(lookup.nodes[1].speed, (1.5 + 1) / 2, 1e-9);
+  EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 2);
+  EXPECT_NEAR(lookup.nodes[0].age_seconds, 7200, 1);
 }
 
 TEST_F(RealPrometheusTest, AWindowThatEndsBeforeTheHistoryFindsNone) {

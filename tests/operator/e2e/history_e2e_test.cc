@@ -72,7 +72,9 @@ TEST_F(HistoryTest, ASecondJobOnTheSameNodesStartsFromTheFirstJobsRecordedSpeeds
 
 TEST_F(HistoryTest, WithPrometheusAJobStartsFromTheSpeedsItHolds) {
   // Three earlier primes jobs on seed 000's boards, as the coordinator's
-  // gauge was scraped: pi3b-0 half as fast as its weight says.
+  // gauge was scraped: pi3b-0 half as fast as its weight says. Without
+  // ballast_node_speed_timestamp_seconds, as an older coordinator's: the
+  // operator dates them by its second query, the subquery's.
   const double now = static_cast<double>(std::time(nullptr));
   std::string samples;
   for (int job = 0; job < 3; ++job) {
