@@ -120,6 +120,8 @@ class AdaptivePolicy : public PolicyBase {
     const double job_cost = cost().Cost({0, job().items});
     planned_cost_.clear();
     for (const double share : shares) planned_cost_.push_back(job_cost * share / share_sum);
+    credible_ = std::ranges::any_of(
+        job().workers, [](const WorkerPrior& worker) { return worker.credibility > 0; });
     ReserveProportional(shares);
   }
 
@@ -168,6 +170,7 @@ class AdaptivePolicy : public PolicyBase {
     }
     e.pending_calc = e.pending_exe = e.pending_cost = 0;
     Recount(report.worker);
+    RefreshBlended(report.worker, report.now);
   }
 
   Reply Assign(WorkerId worker, double now) override {
@@ -197,12 +200,23 @@ class AdaptivePolicy : public PolicyBase {
     return IsMeasured(id) ? MeasuredOrBlended(id) : PriorOf(id) * PriorScale();
   }
 
+  // The scale of the priors moved with this measurement, and with it the
+  // speed of every other measured worker whose prior still counts: their
+  // sums and predictions are brought up to date (O(P log P), only in a job
+  // with credible priors).
+  void RefreshBlended(WorkerId measured, double now) {
+    if (!credible_) return;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (id != measured && IsMeasured(id) && job().workers[id].credibility > 0) Track(id, now);
+    }
+  }
+
   // A measured worker's speed: its measurement, blended with its scaled
   // prior while the prior's credibility outweighs what was measured (step 2).
   double MeasuredOrBlended(WorkerId id) const {
     const double measured = MeasuredSpeed(id);
-    const double trust = std::clamp(job().workers[id].credibility, 0.0, 1.0) * kPriorShareWorth *
-                         planned_cost_[id];
+    const double trust =
+        std::clamp(job().workers[id].credibility, 0.0, 1.0) * kPriorShareWorth * planned_cost_[id];
     if (!(trust > 0)) return measured;
     const double evidence = estimates_[id].evidence_cost;
     const double w = evidence / (evidence + trust);
@@ -542,9 +556,10 @@ class AdaptivePolicy : public PolicyBase {
 
   Options options_;
   std::vector<Estimate> estimates_;
-  double measured_speed_sum_ = 0;  // Σ speed over measured workers
-  double measured_prior_sum_ = 0;  // Σ prior over the same workers
+  double measured_speed_sum_ = 0;     // Σ speed over measured workers
+  double measured_prior_sum_ = 0;     // Σ prior over the same workers
   std::vector<double> planned_cost_;  // each worker's share of the job's cost by its prior
+  bool credible_ = false;             // some prior has credibility > 0
 
   // Running aggregates, so that a decision costs O(log P), not O(P).
   struct Counted {

@@ -1085,6 +1085,36 @@ TEST(PolicyTest, AdaptiveStealNeverLeasesFinishedItems) {
   EXPECT_EQ(policy->stats().completed_items, 1u + 50 + 47);
 }
 
+// A history prior (credibility 1) is not thrown over by a worker's first
+// short report: two workers with equal priors, the second's first report
+// says it is three times slower than the first. On fuzzy weights
+// (credibility 0) adaptive believes it at once and gives half its lease
+// back; on a credible prior it keeps its lease until it has measured enough
+// of its share to outweigh the prior, and then gives back what it cannot
+// finish.
+TEST(PolicyTest, AdaptiveTrustsACrediblePriorAgainstItsFirstReports) {
+  const auto moved_after = [](double credibility, Range second_report, double at) {
+    auto policy = Make("adaptive", {{"slowStart", "off"}});
+    JobInfo job = Job(1000, {1, 1});
+    for (WorkerPrior& worker : job.workers) worker.credibility = credibility;
+    policy->Start(job, 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 500});
+    ExpectLease(Ask(*policy, 1, 0), {500, 1000});
+    Progress(*policy, 0, {0, 1}, 0.1, 0.1);      // 10 items a second
+    Progress(*policy, 1, {500, 501}, 0.3, 0.3);  // 3.3 items a second
+    if (!second_report.empty()) {
+      Progress(*policy, 0, {1, 1 + static_cast<uint64_t>(10 * (at - 0.1))}, at, at - 0.1);
+      Progress(*policy, 1, second_report, at, at - 0.3);
+    }
+    return policy->stats().moved_items;
+  };
+  EXPECT_GT(moved_after(0, {}, 0), 100u) << "fuzzy weights: the first report decides";
+  EXPECT_EQ(moved_after(1, {}, 0), 0u) << "a credible prior outweighs one item";
+  // 3.3 items a second for 60 s: 200 items, more than the quarter of its
+  // 500-item share that the prior is worth; the measurement now counts 0.6.
+  EXPECT_GT(moved_after(1, {501, 700}, 60.3), 50u);
+}
+
 TEST(PolicyTest, AdaptiveWithoutStealingLetsTheFastWorkerWait) {
   auto policy = Make("adaptive", {{"stealing", "off"}});
   policy->Start(Job(100, {1, 1}), 0);
