@@ -19,7 +19,7 @@
 #include "fuzzy/profile.h"
 #include "operator/controller/prometheus_history_source.h"
 #include "support/loopback_server.h"
-#include "support/real_prometheus.h"
+#include "support/shared_prometheus_suite.h"
 #include "support/shell_command.h"
 
 namespace ballast::cli {
@@ -79,7 +79,7 @@ const std::map<std::string, double> kRack = {{"pi5-a", 8},  {"pi5-b", 8},  {"pi4
                                              {"pi4b-b", 4}, {"pi4b-c", 2}, {"pi3b-a", 1},
                                              {"pi3b-b", 1}};
 
-class WeightsFitPrometheusTest : public ::testing::Test {
+class WeightsFitPrometheusTest : public testing::SharedPrometheusSuite<WeightsFitPrometheusTest> {
  protected:
   // Two primes jobs over the whole rack, two and one hour ago, the second at
   // three times the first's scale; a job on two nodes the rack no longer
@@ -102,19 +102,8 @@ class WeightsFitPrometheusTest : public ::testing::Test {
     for (int k = 0; k <= 120; ++k) {
       samples += testing::ThrottledSample("pi3b-b", 1, now_ - 7200 + k * 60);
     }
-    std::string why;
-    server_ = testing::RealPrometheus::Start(samples, &why).release();
-    if (!server_) why_ = new std::string(why);
+    StartPrometheus(samples);
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override { ASSERT_NE(server_, nullptr) << *why_; }
-
-  static inline double now_ = 0;
-  static inline testing::RealPrometheus* server_ = nullptr;
-  static inline std::string* why_ = nullptr;
 };
 
 TEST_F(WeightsFitPrometheusTest, FitsTheSpeedsTheHistoryQueryAnswers) {

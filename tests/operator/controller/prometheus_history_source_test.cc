@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "support/loopback_server.h"
-#include "support/real_prometheus.h"
+#include "support/shared_prometheus_suite.h"
 
 namespace ballast::controller {
 namespace {
@@ -42,7 +42,7 @@ using testing_support::LoopbackServer;
 
 std::string Ok(const std::string& body) { return testing_support::HttpOk(body); }
 
-class RealPrometheusTest : public ::testing::Test {
+class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusTest> {
  protected:
   // Two primes jobs an hour apart, a matmul job; node n2 throttled for the
   // first half of the last 2 hours. Each job's gauge converges from the
@@ -96,19 +96,8 @@ class RealPrometheusTest : public ::testing::Test {
         samples += testing::SpeedTimestampSample("relabelled", node, t, t);
       }
     }
-    std::string why;
-    server_ = testing::RealPrometheus::Start(samples, &why).release();
-    if (!server_) why_ = new std::string(why);
+    StartPrometheus(samples);
   }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  void SetUp() override { ASSERT_NE(server_, nullptr) << *why_; }
-
-  static inline double now_ = 0;
-  static inline testing::RealPrometheus* server_ = nullptr;
-  static inline std::string* why_ = nullptr;
 };
 
 TEST_F(RealPrometheusTest, OneQueryAnswersEveryNodesRelativeSpeedSamplesAndAge) {
