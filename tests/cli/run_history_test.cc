@@ -60,7 +60,7 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
     EXPECT_NE(prior.source, fuzzy::PriorSource::kProfile) << prior.node;
     EXPECT_DOUBLE_EQ(prior.age_seconds, 60);
     EXPECT_TRUE(std::isfinite(prior.value) && prior.value > 0);
-    options.priors[prior.node] = prior.value;
+    options.priors.push_back({prior.node, prior.value, prior.credibility});
   }
   // Another workload kind has no history.
   EXPECT_EQ(RunPriors(*weights, learned, "exec", 1060, {})[0].source, fuzzy::PriorSource::kProfile);
