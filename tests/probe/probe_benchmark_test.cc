@@ -13,6 +13,7 @@
 
 #include "probe/benchmark.h"
 #include "probe/labels.h"
+#include "support/metrics_text.h"
 #include "worker/probe/probe_metrics.h"
 #include "worker/probe/report.h"
 
@@ -161,12 +162,7 @@ TEST(ProbeBenchmarkCommand, RejectsABudgetOutOfRange) {
 }
 
 // The gauge `name{node="..."}`'s value in `metrics`; -1 when absent.
-double Gauge(const std::string& metrics, const std::string& name) {
-  const size_t at = metrics.find("\n" + name + "{");
-  if (at == std::string::npos) return -1;
-  const size_t space = metrics.find(' ', metrics.find('}', at));
-  return std::stod(metrics.substr(space + 1, metrics.find('\n', space) - space - 1));
-}
+using testing_support::Gauge;
 
 std::string FetchMetrics(int port) {
   web::http::client::http_client client("http://127.0.0.1:" + std::to_string(port));

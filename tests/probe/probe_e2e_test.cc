@@ -20,6 +20,7 @@
 
 #include "../operator/kube/e2e_support.h"
 #include "support/child_process.h"
+#include "support/metrics_text.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
 
@@ -181,12 +182,7 @@ TEST_F(ProbeE2eTest, WorkerProcessLabelsItsNode) {
 }
 
 // The gauge `name{node="..."}`'s value in `metrics`; -1 when absent.
-double Gauge(const std::string& metrics, const std::string& name) {
-  const size_t at = metrics.find("\n" + name + "{");
-  if (at == std::string::npos) return -1;
-  const size_t space = metrics.find(' ', metrics.find('}', at));
-  return std::stod(metrics.substr(space + 1, metrics.find('\n', space) - space - 1));
-}
+using testing_support::Gauge;
 
 std::string FetchMetrics(int port) {
   try {
