@@ -59,6 +59,9 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
     ids_[config_.workers[id].name] = id;
   }
   balance::JobInfo job{config_.workload.items, config_.workload.cost, config_.workers, {}};
+  // Primes and matmul compute an item from its number; an exec item's
+  // command may read its inputs from anywhere.
+  job.inputs_cross_links = config_.workload.kind == workload::WorkloadKind::kExec;
   if (config_.resume) {
     accepted_ = config_.resume->completed;
     result_ = config_.resume->result;

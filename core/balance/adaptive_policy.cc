@@ -22,7 +22,8 @@
 //      by the predicted common end, λ · T_remaining. Work from outside a
 //      worker's planned share (from the pool or stolen) may have to cross its
 //      link first: its first such lease is a short probe, and each next one
-//      at most twice the last (slow start).
+//      at most twice the last (slow start; only when the job's inputs cross
+//      links at all, JobInfo::inputs_cross_links).
 //   5. Tail stealing: an idle worker with nothing in the pool takes the far end
 //      of the lease of the worker predicted to finish last, sized so both
 //      finish together; the victim learns its new end in its next reply and
@@ -374,9 +375,11 @@ class AdaptivePolicy : public PolicyBase {
   // Items from outside a worker's planned share may cost it more than its
   // own did (their inputs may have to cross its link, which no measurement
   // so far shows): its first such lease is a probe of kProbeReports report
-  // intervals, and each next one at most twice the last (slow start).
+  // intervals, and each next one at most twice the last (slow start). A job
+  // whose items carry no inputs across links (JobInfo::inputs_cross_links)
+  // has nothing to probe: its leases are sized as predicted at once.
   double SlowStartCap(WorkerId worker, double now) {
-    if (!options_.slow_start) return kNever;
+    if (!options_.slow_start || !job().inputs_cross_links) return kNever;
     return std::max(kProbeReports * ReportFloor(now) * Speed(worker),
                     2 * estimates_[worker].unplanned_cost);
   }

@@ -73,6 +73,13 @@ struct JobInfo {
   // The items' inputs cross a worker's link before it can compute them, so
   // fetching them ahead (Reply::prefetch) saves time.
   bool inputs_move = false;
+  // The items' inputs may have to cross a worker's link at all (in blocks or
+  // streamed), so that an item from outside the worker's planned share may
+  // cost it more than its own did: adaptive sizes such leases by slow start.
+  // False when every worker computes any item from its number alone (primes,
+  // matmul): nothing to probe, and a lease from the pool or a steal is sized
+  // as the policy predicts at once.
+  bool inputs_cross_links = true;
 };
 
 // One message from a worker to the coordinator.

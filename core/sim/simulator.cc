@@ -88,10 +88,10 @@ class Simulation {
     job_.workers = priors;
     // Prefetch is modelled for block transfers; streamed inputs already
     // arrive while the lease computes.
-    job_.inputs_move = scenario.workload.transfer == Transfer::kBlock &&
-                       std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) {
-                         return w.bytes_per_item > 0 && w.node->bandwidth > 0;
-                       });
+    job_.inputs_cross_links = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) {
+      return w.bytes_per_item > 0 && w.node->bandwidth > 0;
+    });
+    job_.inputs_move = scenario.workload.transfer == Transfer::kBlock && job_.inputs_cross_links;
   }
 
   StatusOr<SimResult> Run() {

@@ -113,6 +113,8 @@ struct DriverConfig {
   double detection = 2.0;  // seconds from death to OnWorkerLost
   uint64_t max_ticks = 2'000'000;
   bool inputs_move = false;  // JobInfo::inputs_move: adaptive sets work aside
+  // JobInfo::inputs_cross_links (always when inputs_move): adaptive's slow start.
+  bool inputs_cross_links = true;
   // Reported calc_seconds = the true compute time times this (a worker that
   // lies about its speed, or whose clock is broken).
   double calc_scale = 1.0;
@@ -142,6 +144,7 @@ class Driver {
   DriverResult Run() {
     JobInfo job = Job(config_.items, config_.priors, config_.cost);
     job.inputs_move = config_.inputs_move;
+    job.inputs_cross_links = config_.inputs_move || config_.inputs_cross_links;
     result_.started = policy_.Start(job, 0);
     if (!result_.started.ok()) return result_;
     if (config_.fault == Fault::kDiesBeforeAsking) {
@@ -646,6 +649,7 @@ TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
         config.priors.push_back(random() % 2 == 0 ? config.speeds.back() : speed(random));
       }
       config.inputs_move = random() % 2 == 0;
+      config.inputs_cross_links = random() % 2 == 0;
       if (workers >= 2) {
         config.fault = static_cast<Fault>(random() % 4);
         config.faulty = static_cast<WorkerId>(random() % workers);
@@ -655,7 +659,8 @@ TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
                    " N=" + std::to_string(config.items) + " P=" + std::to_string(workers) +
                    " cost=" + CostShapeName(config.cost) + " fault=" + FaultName(config.fault) +
                    " worker " + std::to_string(config.faulty) +
-                   (config.inputs_move ? " inputs move" : ""));
+                   (config.inputs_move ? " inputs move" : "") +
+                   (config.inputs_cross_links ? "" : " no inputs cross links"));
       auto policy = Make(name);
       ASSERT_NE(policy, nullptr);
       const DriverResult result = Driver(*policy, config).Run();
@@ -903,6 +908,31 @@ TEST(PolicyTest, AnIdleReportThatCrossedALeaseDoesNotLoseIt) {
   EXPECT_TRUE(PlayOut(*policy, players, 8))
       << "the job cannot finish: " << policy->stats().completed_items
       << " of 100 items done; the crossed reply leased " << crossed.lease.ToString();
+}
+
+// Slow start probes a link that may carry a stolen lease's inputs: a job
+// whose items carry none (primes, matmul) gets the steal as the formula
+// sizes it, with slow start on.
+TEST(PolicyTest, SlowStartProbesOnlyWhenInputsCrossLinks) {
+  for (const bool cross : {false, true}) {
+    SCOPED_TRACE(cross ? "inputs cross links" : "no inputs cross links");
+    auto policy = Make("adaptive");
+    JobInfo job = Job(100, {1, 1});
+    job.inputs_cross_links = cross;
+    policy->Start(job, 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 50});
+    ExpectLease(Ask(*policy, 1, 0), {50, 100});
+    Progress(*policy, 1, {50, 51}, 1, 1);
+    const Reply stolen = Finish(*policy, 0, {0, 50}, 5, 5);
+    ASSERT_EQ(KindName(stolen.kind), "kLease");
+    EXPECT_EQ(stolen.lease.end, 100u);
+    if (cross) {
+      // A probe of four report floors (0.05 s) at the thief's 10 items/s.
+      EXPECT_EQ(stolen.lease, (Range{98, 100}));
+    } else {
+      EXPECT_EQ(stolen.lease, (Range{60, 100}));  // as AnIdleReportThatCrossedALeaseDoesNotLoseIt
+    }
+  }
 }
 
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
