@@ -187,8 +187,7 @@ void Compare(ballast::controller::PrometheusHistory& source, pid_t server, int n
   const std::vector<std::string> subquery_parts = Parts(subquery);
   if (now_parts.size() != 4 || subquery_parts.size() != 4) return;
   const std::string once = JobEstimatesOnce("primes", window);
-  const std::string alternative =
-      fmt::format("{} or {} or {}", once, now_parts[2], now_parts[3]);
+  const std::string alternative = fmt::format("{} or {} or {}", once, now_parts[2], now_parts[3]);
   Figures now_form, subquery_form, alternative_form;
   for (int i = 0; i < kLookups; ++i) {
     TimeOne(now_form, server, [&] {
