@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "common/stats.h"
 #include "fuzzy/history_prior.h"
+#include "fuzzy/learning_target.h"
 #include "scenario_loader.h"
 #include "sim/multi_job.h"
 #include "sim/simulator.h"
@@ -47,30 +47,19 @@ std::vector<std::string> DefaultScenarios(const char* dir = BALLAST_SOURCE_DIR
   return paths;
 }
 
-// Medians of a series' later jobs (all but the first).
-struct Later {
-  double moved = 0;
-  double messages = 0;
-  double efficiency = 0;
-  double worst_split = 0;  // the largest split error of the later jobs
-  double worst_efficiency = 1;
+// The worst of a series' later jobs (all but the first).
+struct Worst {
+  double split = 0;  // the largest first split error
+  double efficiency = 1;
 };
 
-Later LaterJobs(const ballast::sim::JobSeries& series) {
-  std::vector<double> moved, messages, efficiency;
-  Later later;
+Worst WorstLaterJob(const ballast::sim::JobSeries& series) {
+  Worst worst;
   for (size_t k = 1; k < series.jobs.size(); ++k) {
-    const auto& run = series.jobs[k];
-    moved.push_back(static_cast<double>(run.result.moved_items));
-    messages.push_back(static_cast<double>(run.result.messages));
-    efficiency.push_back(run.result.efficiency);
-    later.worst_split = std::max(later.worst_split, run.split_error);
-    later.worst_efficiency = std::min(later.worst_efficiency, run.result.efficiency);
+    worst.split = std::max(worst.split, series.jobs[k].split_error);
+    worst.efficiency = std::min(worst.efficiency, series.jobs[k].result.efficiency);
   }
-  later.moved = ballast::Median(moved);
-  later.messages = ballast::Median(messages);
-  later.efficiency = ballast::Median(efficiency);
-  return later;
+  return worst;
 }
 
 // One line per setting (with history, without) of adaptive on the scenario.
@@ -92,18 +81,22 @@ int PrintHistoryScenario(const std::string& path) {
       return 1;
     }
     const auto& first = series->jobs[0];
-    const Later later = LaterJobs(*series);
-    const bool halved = later.moved <= 0.5 * first.result.moved_items &&
-                        later.messages <= 0.5 * first.result.messages &&
-                        later.efficiency >= first.result.efficiency;
-    const bool split = later.worst_split <= 0.10 && later.worst_efficiency >= 0.97;
+    std::vector<ballast::fuzzy::RunFigures> runs;
+    for (const auto& job : series->jobs) {
+      runs.push_back({static_cast<double>(job.result.moved_items),
+                      static_cast<double>(job.result.messages), job.result.efficiency});
+    }
+    const ballast::fuzzy::LearningVerdict verdict = ballast::fuzzy::JudgeLearning({runs});
+    const bool halved = verdict.met();
+    const Worst worst = WorstLaterJob(*series);
+    const bool split = worst.split <= 0.10 && worst.efficiency >= 0.97;
     if (history) misses += (halved ? 0 : 1) + (split ? 0 : 1);
     fmt::print(
         "{:<22} {:<8} {:>9} {:>9g} {:>7} {:>7g} {:>7.4f} {:>7.4f} {:>7.1f}% {:>7.1f}% {:>7.4f} "
         "{:>7} {:>7}\n",
-        loaded->scenario.name, history ? "history" : "none", first.result.moved_items, later.moved,
-        first.result.messages, later.messages, first.result.efficiency, later.efficiency,
-        100 * first.split_error, 100 * later.worst_split, later.worst_efficiency,
+        loaded->scenario.name, history ? "history" : "none", first.result.moved_items,
+        verdict.later.moved, first.result.messages, verdict.later.messages, first.result.efficiency,
+        verdict.later.efficiency, 100 * first.split_error, 100 * worst.split, worst.efficiency,
         halved ? "yes" : "NO", split ? "yes" : "NO");
   }
   return -misses;

@@ -119,6 +119,23 @@ TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeR
   fs::remove_all(dir);
 }
 
+// `ballast bench --sequences` repeats a chain of history runs: without
+// --history, or out of its range, it is refused before any run starts.
+TEST(HostileInputsTest, BenchSequencesNeedHistoryAndARange) {
+  const std::string job = (kSource / "examples/jobs/primes-300000.yaml").string();
+  const std::pair<const char*, const char*> cases[] = {
+      {" --sequences 3", "--sequences requires --history"},
+      {" --history --sequences 0", "--sequences: Value 0 not in range 1 to 20"},
+      {" --history --sequences 21", "--sequences: Value 21 not in range 1 to 20"},
+  };
+  for (const auto& [flags, says] : cases) {
+    const auto [code, out] = Ballast("bench " + job + " --policies adaptive" + flags);
+    EXPECT_NE(code, 0) << flags << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
+    EXPECT_EQ(out.find("run 1:"), std::string::npos) << flags << ": " << out;
+  }
+}
+
 // The history flags of `ballast operator` are refused before it looks for a
 // cluster, naming the flag.
 TEST(HostileInputsTest, OperatorHistoryFlagsAreRefusedBeforeAnythingStarts) {

@@ -1,0 +1,42 @@
+// Whether history paid off over runs of one job on the same nodes: issue
+// 15's target, judged the same way by `ballast bench --history` (real
+// processes) and by bench/scenario_figures (the simulator's multi-job
+// scenarios). Each sequence of runs starts from the fuzzy weights; its first
+// run is the job without history, its later runs the job with it. The later
+// runs' median moved items and messages must be at most half the first
+// runs' median, and their median efficiency not lower (docs/efficiency.md,
+// "History as the prior"). With one sequence the first runs' median is its
+// first run; with several, a first run that happened to be quiet or noisy
+// weighs less.
+//
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace ballast::fuzzy {
+
+struct RunFigures {
+  double moved = 0;  // items moved from one worker's lease to another's
+  double messages = 0;
+  double efficiency = 0;
+};
+
+struct LearningVerdict {
+  RunFigures first;  // medians over the sequences' first runs
+  RunFigures later;  // medians over every later run of every sequence
+  size_t first_runs = 0;
+  size_t later_runs = 0;
+  bool moved_halved = false;
+  bool messages_halved = false;
+  bool efficiency_kept = false;
+  bool met() const { return moved_halved && messages_halved && efficiency_kept; }
+};
+
+// The verdict over `sequences`, each a job's runs in order. A sequence of
+// fewer than two runs says nothing and is left out; with none left, nothing
+// is met (first_runs 0).
+LearningVerdict JudgeLearning(const std::vector<std::vector<RunFigures>>& sequences);
+
+}  // namespace ballast::fuzzy
