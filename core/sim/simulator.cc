@@ -86,8 +86,9 @@ class Simulation {
     job_.items = scenario.workload.items;
     job_.cost = scenario.workload.cost;
     job_.workers = priors;
-    // Prefetch is modelled for block transfers; streamed inputs already
-    // arrive while the lease computes.
+    // Inputs cross a link when some node ships bytes over a bandwidth
+    // (adaptive's slow start probes them). Prefetch is modelled for block
+    // transfers; streamed inputs already arrive while the lease computes.
     job_.inputs_cross_links = std::any_of(workers_.begin(), workers_.end(), [](const Worker& w) {
       return w.bytes_per_item > 0 && w.node->bandwidth > 0;
     });
