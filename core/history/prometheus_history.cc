@@ -127,11 +127,16 @@ std::string HistoryQueryAgeBySubquery(const std::string& workload, double window
   const double window_s = std::max(60.0, std::round(window_seconds));
   const std::string window = Window(window_s);
   const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
-  return QueryWithAge(
-      workload, window,
-      fmt::format("time() - max by (node) (max_over_time(timestamp(last_over_time({}[{}]))"
-                  "[{}:{}]))",
-                  SpeedSelector(workload), step, window, step));
+  // Each step T of the subquery stands for the samples in (T - step, T]; its
+  // steps are aligned to multiples of `step`, so the samples after the last
+  // one belong to the step that ends now, which takes precedence. The age is
+  // short by less than one step, never longer than the newest sample's.
+  const std::string newest_step =
+      fmt::format("timestamp(last_over_time({}[{}]))", SpeedSelector(workload), step);
+  return QueryWithAge(workload, window,
+                      fmt::format("time() - (max by (node) ({}) or max by (node) "
+                                  "(max_over_time({}[{}:{}])))",
+                                  newest_step, newest_step, window, step));
 }
 
 StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,

@@ -175,15 +175,6 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
       });
   if (undated) {
     history = Ask(history::HistoryQueryAgeBySubquery(workload, window), now);
-    // The subquery steps are aligned to multiples of its step (window / 20,
-    // hours for a week): samples newer than its last step have no age in
-    // it. A node with a speed in the window and still no age was measured
-    // within that last step: fresh, not unknown.
-    if (history.ok()) {
-      for (fuzzy::NodeHistory& node : *history) {
-        if (std::isnan(node.age_seconds)) node.age_seconds = 0;
-      }
-    }
   }
   spdlog::debug(
       "history query workload={} ok={} subquery_age={} ms={:.1f}", workload, history.ok(), undated,

@@ -96,8 +96,20 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
         samples += testing::SpeedTimestampSample("relabelled", node, t, t);
       }
     }
+    // The kind `straddle`, by an older coordinator, around a boundary T of
+    // the subquery's steps for a day's window (multiples of 4320 s): s1 has
+    // a job 1000 s before T and one 600 s after it, s2 a job 2000 s before.
+    straddle_ = std::floor((now_ - 7200) / 4320) * 4320;
+    for (int k = 0; k < 10; ++k) {
+      samples += testing::SpeedSample("before", "straddle", "s1", 10, straddle_ - 1000 - k * 15);
+      samples += testing::SpeedSample("after", "straddle", "s1", 10, straddle_ + 600 - k * 15);
+      samples += testing::SpeedSample("long-before", "straddle", "s2", 10,
+                                      straddle_ - 2000 - k * 15);
+    }
     StartPrometheus(samples);
   }
+
+  static inline double straddle_ = 0;
 };
 
 TEST_F(RealPrometheusTest, OneQueryAnswersEveryNodesRelativeSpeedSamplesAndAge) {
@@ -177,6 +189,26 @@ TEST_F(RealPrometheusTest, AHistoryWithoutTheTimestampGaugeIsDatedByTheSubquery)
   EXPECT_LE(mixed.nodes[1].age_seconds, 7200);
   EXPECT_GE(mixed.nodes[1].age_seconds, 7200 - 4320);
   EXPECT_GE(mixed.nodes[1].age_seconds, mixed.nodes[0].age_seconds);
+}
+
+TEST_F(RealPrometheusTest, TheSubquerysAgeIsNeverOlderThanTheNewestSampleAcrossAStepBoundary) {
+  // Asked 4000 s after the boundary T, the subquery's last step is T: s1's
+  // newest job (T + 600) lies after it, its older one before. Its age must
+  // come from the newest job, not from the step that holds the older one.
+  const double at = straddle_ + 4000;
+  const HistoryLookup lookup =
+      SourceAt(server_->url(), milliseconds(5000), 86400)->Lookup("straddle", {"s1", "s2"}, at);
+  ASSERT_EQ(lookup.trouble, "");
+  ASSERT_EQ(lookup.nodes.size(), 2u);
+  const struct {
+    const char* node;
+    double true_age;
+  } expected[] = {{"s1", 4000 - 600}, {"s2", 4000 + 2000}};
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(lookup.nodes[i].node, expected[i].node);
+    EXPECT_LE(lookup.nodes[i].age_seconds, expected[i].true_age) << expected[i].node;
+    EXPECT_GT(lookup.nodes[i].age_seconds, expected[i].true_age - 4320) << expected[i].node;
+  }
 }
 
 TEST_F(RealPrometheusTest, AScrapeWithoutHonorLabelsKeepsJobsOfOneNameInTwoNamespacesApart) {
