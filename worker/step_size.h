@@ -9,9 +9,11 @@
 // says (primes by trial division: a composite with a small factor is done
 // in nanoseconds, a prime near 10^6 takes a thousand divisions), and a
 // one-item step that happened to be cheap would make the next step the
-// whole lease. So a step's cost grows at most kMaxStepGrowth times the last
-// step's: a wrong measurement is corrected within a few steps, never acted
-// on in one.
+// whole lease. So a step holds at most kMaxStepGrowth times the last step's
+// items: a wrong measurement is corrected within a few steps, never acted on
+// in one. (Bounding the step's declared cost instead held a job whose items
+// grow dearer, like primes', at one item per step for good: two items past
+// the last one cost more than twice it.)
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -23,17 +25,17 @@
 
 namespace ballast::worker {
 
-inline constexpr double kMaxStepGrowth = 2;
+inline constexpr uint64_t kMaxStepGrowth = 2;
 
 // What the worker measured on its last step (zero before the first one).
 struct StepMeasure {
   double seconds_per_cost = 0;  // wall seconds per unit of declared cost
-  double cost = 0;              // the step's declared cost
+  uint64_t items = 0;           // the step's items
 };
 
 // The end of the next step of `rest` (what is left of the lease; not empty):
 // about step_seconds of work per thread by `last`, at most kMaxStepGrowth
-// times last.cost, at least one item per thread (or what is left). Before
+// times last.items, at least one item per thread (or what is left). Before
 // any measurement: one item per thread.
 uint64_t NextStepEnd(const balance::CostModel& cost, balance::Range rest, unsigned threads,
                      double step_seconds, const StepMeasure& last);

@@ -19,6 +19,7 @@
 #include "kernels/kernel.h"
 #include "protocol/messages.h"
 #include "worker/reach.h"
+#include "worker/report_ranges.h"
 #include "worker/step_size.h"
 #include "workload/result.h"
 
@@ -312,24 +313,29 @@ class WorkerLoop::Impl {
 
   // What the lease has finished since the last report went out.
   struct Unreported {
-    std::vector<protocol::Completion> completed;  // ranges of earlier leases, whole
-    uint64_t from = 0;                            // this lease's part: [from, position_)
-    workload::Result result;
+    std::vector<protocol::Completion> completed;  // ranges of earlier leases
+    uint64_t from = 0;  // this lease's part: [from, position_), in steps
+    std::vector<std::pair<Range, workload::Result>> steps;
     double calc = 0;
     double cpu_start = 0;
   };
 
-  Unreported StartUnreported() const {
-    return {{}, position_, workload::Result::Empty(workload_.kind), 0, ProcessCpuSeconds()};
-  }
+  Unreported StartUnreported() const { return {{}, position_, {}, 0, ProcessCpuSeconds()}; }
 
-  // Moves what this lease finished since done.from into done.completed.
+  // Moves what this lease finished since done.from into done.completed, its
+  // steps grouped as worker/report_ranges.h says.
   void CloseLeasePart(Unreported& done) const {
-    if (position_ > done.from) {
-      done.completed.push_back({{done.from, position_}, done.result.ToJson()});
+    for (const auto& [first, last] : ReportGroups(done.steps.size())) {
+      workload::Result merged = workload::Result::Empty(workload_.kind);
+      for (size_t i = first; i < last; ++i) {
+        // Cannot fail: every step's result is of the job's kind.
+        (void)merged.Merge(done.steps[i].second);
+      }
+      done.completed.push_back(
+          {{done.steps[first].first.begin, done.steps[last - 1].first.end}, merged.ToJson()});
     }
+    done.steps.clear();
     done.from = position_;
-    done.result = workload::Result::Empty(workload_.kind);
   }
 
   protocol::ReportMessage ReportOf(Unreported& done, bool idle) {
@@ -419,10 +425,13 @@ class WorkerLoop::Impl {
       BALLAST_RETURN_IF_ERROR(part.status());
       Throttle(Since(start));
       const double seconds = Since(start);
-      BALLAST_RETURN_IF_ERROR(done.result.Merge(*part));
+      if (part->kind() != workload_.kind) {
+        return Status::Invalid(fmt::format("step {}: a result of another kind", step.ToString()));
+      }
+      done.steps.emplace_back(step, std::move(*part));
       done.calc += seconds;
       position_ = step.end;
-      last_step_ = {seconds / std::max(cost_.Cost(step), 1e-12), cost_.Cost(step)};
+      last_step_ = {seconds / std::max(cost_.Cost(step), 1e-12), step.size()};
       metrics_->Items(step.size(), seconds);
       metrics_->Busy(seconds);
       if (in_flight.valid() &&

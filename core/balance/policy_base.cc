@@ -96,12 +96,14 @@ Reply PolicyBase::Decide(const Report& report) {
     }
   }
   // An idle worker holds nothing: whatever of its lease it did not report
-  // finished (a lease it never received, an answer that crossed its ask)
-  // goes back to the pool, so no item is lost.
-  if (!worker.lease.empty()) ReturnToPool(worker.lease, /*wake=*/false);
+  // finished (a lease it never received, an answer that crossed its ask, a
+  // range it handed in too late) goes back to the pool, so no item is lost.
+  // It asks first; what it leaves there wakes the workers waiting for work.
+  const bool returned = !worker.lease.empty() && ReturnToPool(worker.lease, /*wake=*/false);
   worker.lease = {};
   worker.position = 0;
   Reply reply = Assign(report.worker, report.now);
+  if (returned && !pool_.empty()) WakeWaiting();
   if (reply.kind == Reply::Kind::kWait) MarkWaiting(report.worker);
   if (reply.kind == Reply::Kind::kDone) worker.done = true;
   return reply;
@@ -216,7 +218,7 @@ Range PolicyBase::TakeCostFromPool(double cost) {
   return taken;
 }
 
-void PolicyBase::ReturnToPool(Range range, bool wake) {
+bool PolicyBase::ReturnToPool(Range range, bool wake) {
   // Only unfinished items go back; walk the finished ranges that overlap.
   // Each pass moves `at` past one finished range or one gap between them, so
   // the loop is bounded by twice the finished ranges inside `range`.
@@ -233,6 +235,7 @@ void PolicyBase::ReturnToPool(Range range, bool wake) {
     at = stop;
   }
   if (added && wake) WakeWaiting();
+  return added;
 }
 
 void PolicyBase::MarkWaiting(WorkerId id) {

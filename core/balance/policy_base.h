@@ -83,8 +83,8 @@ class PolicyBase : public Policy {
   // Takes items from the front of the pool worth at most `cost` (at least one item).
   Range TakeCostFromPool(double cost);
   // Returns unfinished items of `range` to the pool and, when `wake`, signals
-  // waiting workers that there is work again.
-  void ReturnToPool(Range range, bool wake = true);
+  // waiting workers that there is work again. True when any item went back.
+  bool ReturnToPool(Range range, bool wake = true);
   // Asks every waiting worker to ask again.
   void WakeWaiting();
   // Asks one worker to contact the coordinator now.

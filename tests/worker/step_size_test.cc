@@ -1,6 +1,6 @@
 // The worker's step sizing (worker/step_size.h): a step aims at step_seconds
-// by the last step's measurement, but never grows more than kMaxStepGrowth
-// times the last step's cost, so one misleading measurement cannot make a
+// by the last step's measurement, but never holds more than kMaxStepGrowth
+// times the last step's items, so one misleading measurement cannot make a
 // step the whole lease.
 #include "worker/step_size.h"
 
@@ -37,10 +37,34 @@ TEST(StepSizeTest, OneCheapItemDoesNotMakeTheNextStepTheWholeLease) {
   const CostModel cost(500000, CostShape::kLinear);
   const Range lease{484122, 500000};
   const double first_cost = cost.Cost({lease.begin, lease.begin + 1});
-  const StepMeasure misleading{50e-9 / first_cost, first_cost};
+  const StepMeasure misleading{50e-9 / first_cost, 1};
   const uint64_t end = NextStepEnd(cost, lease, 1, 0.05, misleading);
-  EXPECT_LE(cost.Cost({lease.begin, end}), kMaxStepGrowth * first_cost + 1e-9);
-  EXPECT_LE(end - lease.begin, 2u);
+  EXPECT_EQ(end - lease.begin, kMaxStepGrowth);
+}
+
+TEST(StepSizeTest, StepsGrowWhenEachItemCostsMoreThanTheLast) {
+  // Primes' declared cost grows with the item: twice a one-item step's cost
+  // is less than two items. Bounded by cost, steps stayed one item long for
+  // good (tens of thousands of steps per report); bounded by items they
+  // double to their aim.
+  const CostModel cost(150000, CostShape::kLinear);
+  const Range lease{0, 100000};
+  uint64_t position = lease.begin;
+  StepMeasure last{};
+  int steps = 0;
+  const double seconds_per_cost = 0.05 / cost.Cost({50000, 51000});  // aim: about 1000 items
+  while (position < lease.end && steps < 1000) {
+    const uint64_t end = NextStepEnd(cost, {position, lease.end}, 1, 0.05, last);
+    ASSERT_GT(end, position);
+    if (last.items > 0) {
+      EXPECT_LE(end - position, kMaxStepGrowth * last.items);
+    }
+    last = {seconds_per_cost, end - position};
+    position = end;
+    ++steps;
+  }
+  EXPECT_EQ(position, lease.end);
+  EXPECT_LT(steps, 200) << "steps stuck at a few items";
 }
 
 TEST(StepSizeTest, StepsGrowGeometricallyToTheirAim) {
@@ -50,10 +74,9 @@ TEST(StepSizeTest, StepsGrowGeometricallyToTheirAim) {
   int steps = 0;
   while (position < (1u << 20) && steps < 100) {
     const uint64_t end = NextStepEnd(cost, {position, 1u << 20}, 1, 0.05, last);
-    const double step_cost = cost.Cost({position, end});
-    EXPECT_LE(step_cost, std::max(1.0, kMaxStepGrowth * last.cost) + 1e-9);
-    EXPECT_LE(step_cost, 50000 + 1e-9);
-    last = {1e-6, step_cost};
+    EXPECT_LE(end - position, kMaxStepGrowth * last.items);
+    EXPECT_LE(end - position, 50000u);
+    last = {1e-6, end - position};
     position = end;
     ++steps;
   }

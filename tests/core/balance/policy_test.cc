@@ -777,6 +777,33 @@ TEST(PolicyTest, StaticPoliciesHandALostShareToTheNextIdleWorker) {
   ExpectLease(Ask(*policy, 0, 4), {40, 60});
 }
 
+// A worker whose range the coordinator could not merge (it overlapped items
+// a thief handed in first) reports its lease's end with less finished than
+// the lease: the rest goes back to the pool. The worker asks first, and what
+// it leaves there wakes the workers waiting for work; they used to wait while
+// the slow worker took the rest in slivers sized for all three.
+TEST(PolicyTest, ALeaseHandedBackUnfinishedWakesTheWaitingWorkers) {
+  auto policy = Make("adaptive");
+  JobInfo job = Job(100, {1, 1});
+  job.inputs_cross_links = false;  // a primes job: pool leases sized at once
+  policy->Start(job, 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  EXPECT_EQ(KindName(Finish(*policy, 0, {0, 50}, 5, 5).kind), "kWait");
+  EXPECT_TRUE(policy->TakeSignals().empty());
+  // Worker 1 ran to its end, but only [50, 60) of it could be merged.
+  const Reply reply = policy->OnReport(Report{1, 6, {{50, 60}}, 6, 100, false});
+  ASSERT_EQ(KindName(reply.kind), "kLease");
+  EXPECT_EQ(reply.lease.begin, 60u);
+  ASSERT_LT(reply.lease.end, 100u) << "sized for both: the rest stays in the pool";
+  EXPECT_EQ(policy->TakeSignals(), (std::vector<WorkerId>{0}));
+  // Six times as fast, it takes most of the rest.
+  const Reply woken = Ask(*policy, 0, 6);
+  ASSERT_EQ(KindName(woken.kind), "kLease");
+  EXPECT_EQ(woken.lease.begin, reply.lease.end);
+  EXPECT_GE(woken.lease.size(), 30u) << woken.lease.ToString();
+}
+
 TEST(PolicyTest, AWorkerHeardFromAfterItWasLostKeepsWhatItReportedAndStops) {
   for (const std::string& name : PolicyNames()) {
     SCOPED_TRACE(name);
