@@ -4,7 +4,9 @@
 //   2. Live estimates after Sánchez et al. (seed 002): per cost unit, the
 //      calculation time reported by the worker and the communication time
 //      (time between reports, measured here, minus calculation); the speed is
-//      1 / (calc + comm), smoothed (a rise in comm is taken at once).
+//      1 / (calc + comm), smoothed (a rise in comm is taken at once). When no
+//      inputs cross links (JobInfo::inputs_cross_links), comm is 0: the worker
+//      computes on while its reports travel.
 //      Unmeasured workers are scaled from their prior by what measured
 //      workers show. A prior with credibility (a history prior,
 //      WorkerPrior::credibility Z) is not dropped at the first measurement:
@@ -14,6 +16,9 @@
 //      trusted prior outweighs the noise of the first short reports and a
 //      wrong one gives way as the worker computes. Z = 0 (fuzzy weights):
 //      w = 1, the measurement alone.
+//      A worker reports kReportsPerLease times over a lease, fewer (down to
+//      kTrustedReportsPerLease) as its prior is credible while it agrees with
+//      what the worker measures.
 //   3. Rebalancing after Mirtaheri (seed 004): at a progress report, a worker
 //      whose remaining load (corrected for staleness, L - λΔt) exceeds its
 //      fair share λ/Σλ · ΣL gives the excess back from the far end of its
@@ -54,6 +59,10 @@ namespace {
 
 constexpr double kSmoothing = 0.5;       // weight of the newest measurement
 constexpr double kReportsPerLease = 10;  // progress reports over a lease's predicted length
+// ... for a worker whose prior is fully credible and agrees with what it
+// measures (within kPriorAgreement either way): there is less to learn.
+constexpr double kTrustedReportsPerLease = 3;
+constexpr double kPriorAgreement = 1.25;
 constexpr double kMaxReportSeconds = 60;
 constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
 // ... unless the job is too short for it: every worker may still report this
@@ -148,8 +157,16 @@ class AdaptivePolicy : public PolicyBase {
     e.evidence_cost += cost_done;
     if (e.pending_cost <= 0) return;
     const double calc = std::min(e.pending_calc / e.pending_cost, kMaxSecondsPerCost);
-    const double comm = std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
-                                 kMaxSecondsPerCost);
+    // Communication per cost unit is the items' inputs crossing the link.
+    // When none do, a worker computes on while its reports travel, and the
+    // time outside its computing is a lease's start (overhead_s) or a pause
+    // of the whole process (a CPU quota's throttling that fell between two
+    // steps): not a cost of each item.
+    const double comm =
+        job().inputs_cross_links
+            ? std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
+                       kMaxSecondsPerCost)
+            : 0.0;
     const double alpha = e.measured ? kSmoothing : 1.0;
     // Keep the sums behind PriorScale() current: take this worker out, then back in.
     if (e.measured && PerCost(e) > 0) {
@@ -339,7 +356,19 @@ class AdaptivePolicy : public PolicyBase {
     if (!estimates_[worker].measured) {
       return std::min(kMaxReportSeconds, std::max(floor, 2 * state(worker).report_every_s));
     }
-    return std::clamp(remaining / Speed(worker) / kReportsPerLease, floor, kMaxReportSeconds);
+    return std::clamp(remaining / Speed(worker) / ReportsPerLease(worker), floor,
+                      kMaxReportSeconds);
+  }
+
+  // Progress reports over a measured worker's lease: kReportsPerLease, fewer
+  // as its prior is credible (history) while its measurement agrees with the
+  // prior; a worker that strays from its prior reports at the full rate.
+  double ReportsPerLease(WorkerId worker) const {
+    const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
+    if (!(z > 0)) return kReportsPerLease;
+    const double strayed = MeasuredSpeed(worker) / (PriorOf(worker) * PriorScale());
+    if (!(std::fabs(std::log(strayed)) <= std::log(kPriorAgreement))) return kReportsPerLease;
+    return kReportsPerLease / (1 + (kReportsPerLease / kTrustedReportsPerLease - 1) * z);
   }
 
   // The shortest report cadence: all workers together stay within the

@@ -282,8 +282,6 @@ class Simulation {
     Report report{id, 0, {}, w.busy_since_report, w.lease.end, true};
     if (w.lease.end > w.reported) {
       report.completed.push_back({w.reported, w.lease.end});
-      w.result.items += w.lease.end - w.reported;
-      w.result.cost += declared_.Cost({w.reported, w.lease.end});
     }
     ++w.result.reports;
     w.reported = w.lease.end;
@@ -301,8 +299,6 @@ class Simulation {
     ++w.result.reports;
     if (position > w.reported) {
       report.completed.push_back({w.reported, position});
-      w.result.items += position - w.reported;
-      w.result.cost += declared_.Cost({w.reported, position});
       w.reported = position;
     }
     w.busy_since_report = 0;
@@ -317,6 +313,12 @@ class Simulation {
   }
 
   void OnArrive(WorkerId id, const Report& report, double now) {
+    // A worker's items are those the coordinator received: a report still
+    // on its way when the job finished never arrives.
+    for (const Range& range : report.completed) {
+      workers_[id].result.items += range.size();
+      workers_[id].result.cost += declared_.Cost(range);
+    }
     Reply reply = policy_->OnReport(report);
     if (policy_->Finished()) {
       finished_ = true;

@@ -962,6 +962,61 @@ TEST(PolicyTest, SlowStartProbesOnlyWhenInputsCrossLinks) {
   }
 }
 
+// A worker whose prior is a credible history and agrees with what it measures
+// reports three times over its lease, not ten; one that strays from its prior
+// (or has no credible prior) reports at the full rate.
+TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
+  struct Case {
+    const char* title;
+    double credibility;
+    Range first_report;  // worker 0's, after worker 1 measured 100 items/s (or not)
+    bool other_measured;
+    double every;  // seconds between worker 0's reports
+  };
+  const Case cases[] = {
+      // 5000 items at 100/s: 50 s, ten reports.
+      {"fuzzy prior", 0, {0, 100}, false, 50.0 / 10},
+      // Three reports.
+      {"credible prior, agrees", 1, {0, 100}, false, 50.0 / 3},
+      // Worker 0 measures 40/s where its prior says 100 (worker 1 fixed the
+      // scale): its speed is still mostly the prior's (scale 70/s), and it
+      // reports at the full rate.
+      {"credible prior, strayed", 1, {0, 40}, true, 5000.0 / 70 / 10},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto policy = Make("adaptive");
+    JobInfo job = Job(10000, {1, 1});
+    for (WorkerPrior& worker : job.workers) worker.credibility = c.credibility;
+    policy->Start(job, 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 5000});
+    ExpectLease(Ask(*policy, 1, 0), {5000, 10000});
+    if (c.other_measured) Progress(*policy, 1, {5000, 5100}, 1, 1);
+    const Reply reply = Progress(*policy, 0, c.first_report, 1, 1);
+    ASSERT_EQ(KindName(reply.kind), "kContinue");
+    EXPECT_NEAR(reply.report_every_s, c.every, 0.05 * c.every);
+  }
+}
+
+// The time a worker spends outside computing counts against its speed only
+// when the items' inputs cross links; otherwise it computed on while its
+// reports travelled, and a gap is a pause, not a cost of each item.
+TEST(PolicyTest, WithoutInputsCrossingLinksASpeedIsItsComputingAlone) {
+  for (const bool cross : {false, true}) {
+    SCOPED_TRACE(cross ? "inputs cross links" : "no inputs cross links");
+    auto policy = Make("adaptive");
+    JobInfo job = Job(10000, {1, 1});
+    job.inputs_cross_links = cross;
+    policy->Start(job, 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 5000});
+    // 100 items in 1 s of computing, 2 s after the lease.
+    const Reply reply = Progress(*policy, 0, {0, 100}, 2, 1);
+    ASSERT_EQ(KindName(reply.kind), "kContinue");
+    // Ten reports over 5000 items at 100/s (computing alone) or at 50/s.
+    EXPECT_NEAR(reply.report_every_s, cross ? 10.0 : 5.0, 0.01);
+  }
+}
+
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
   auto policy = Make("selfsched", {{"chunk", "7"}});
   policy->Start(Job(30, {1, 1}), 0);
