@@ -4,9 +4,7 @@
 //   2. Live estimates after Sánchez et al. (seed 002): per cost unit, the
 //      calculation time reported by the worker and the communication time
 //      (time between reports, measured here, minus calculation); the speed is
-//      1 / (calc + comm), smoothed (a rise in comm is taken at once). When no
-//      inputs cross links (JobInfo::inputs_cross_links), comm is 0: the worker
-//      computes on while its reports travel.
+//      1 / (calc + comm), smoothed (a rise in comm is taken at once).
 //      Unmeasured workers are scaled from their prior by what measured
 //      workers show. A prior with credibility (a history prior,
 //      WorkerPrior::credibility Z) is not dropped at the first measurement:
@@ -157,16 +155,8 @@ class AdaptivePolicy : public PolicyBase {
     e.evidence_cost += cost_done;
     if (e.pending_cost <= 0) return;
     const double calc = std::min(e.pending_calc / e.pending_cost, kMaxSecondsPerCost);
-    // Communication per cost unit is the items' inputs crossing the link.
-    // When none do, a worker computes on while its reports travel, and the
-    // time outside its computing is a lease's start (overhead_s) or a pause
-    // of the whole process (a CPU quota's throttling that fell between two
-    // steps): not a cost of each item.
-    const double comm =
-        job().inputs_cross_links
-            ? std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
-                       kMaxSecondsPerCost)
-            : 0.0;
+    const double comm = std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
+                                 kMaxSecondsPerCost);
     const double alpha = e.measured ? kSmoothing : 1.0;
     // Keep the sums behind PriorScale() current: take this worker out, then back in.
     if (e.measured && PerCost(e) > 0) {

@@ -998,25 +998,6 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
   }
 }
 
-// The time a worker spends outside computing counts against its speed only
-// when the items' inputs cross links; otherwise it computed on while its
-// reports travelled, and a gap is a pause, not a cost of each item.
-TEST(PolicyTest, WithoutInputsCrossingLinksASpeedIsItsComputingAlone) {
-  for (const bool cross : {false, true}) {
-    SCOPED_TRACE(cross ? "inputs cross links" : "no inputs cross links");
-    auto policy = Make("adaptive");
-    JobInfo job = Job(10000, {1, 1});
-    job.inputs_cross_links = cross;
-    policy->Start(job, 0);
-    ExpectLease(Ask(*policy, 0, 0), {0, 5000});
-    // 100 items in 1 s of computing, 2 s after the lease.
-    const Reply reply = Progress(*policy, 0, {0, 100}, 2, 1);
-    ASSERT_EQ(KindName(reply.kind), "kContinue");
-    // Ten reports over 5000 items at 100/s (computing alone) or at 50/s.
-    EXPECT_NEAR(reply.report_every_s, cross ? 10.0 : 5.0, 0.01);
-  }
-}
-
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
   auto policy = Make("selfsched", {{"chunk", "7"}});
   policy->Start(Job(30, {1, 1}), 0);
