@@ -127,7 +127,9 @@ namespace ballast::cli {
 namespace {
 
 // `ballast simulate` on a multi-job scenario: every job with history and
-// without; the second job with history moves nothing.
+// without; the second job with history moves and sends under half of what
+// the first did (a trusted prior asks for fewer reports, and the tail is
+// settled by a few steals).
 TEST(SimulateJobsCliTest, PrintsEveryJobWithAndWithoutHistory) {
   const std::string command = std::string(BALLAST_BINARY) + " simulate " + BALLAST_SOURCE_DIR +
                               "/examples/scenarios/history/pi-rack-repeat.yaml --policies "
@@ -140,7 +142,10 @@ TEST(SimulateJobsCliTest, PrintsEveryJobWithAndWithoutHistory) {
   EXPECT_TRUE(with["history"].get<bool>());
   ASSERT_EQ(with["jobs"].size(), 4u);
   EXPECT_GT(with["jobs"][0]["moved_items"].get<uint64_t>(), 0u);
-  EXPECT_EQ(with["jobs"][1]["moved_items"].get<uint64_t>(), 0u);
+  EXPECT_LE(2 * with["jobs"][1]["moved_items"].get<uint64_t>(),
+            with["jobs"][0]["moved_items"].get<uint64_t>());
+  EXPECT_LE(2 * with["jobs"][1]["messages"].get<uint64_t>(),
+            with["jobs"][0]["messages"].get<uint64_t>());
   EXPECT_EQ(with["jobs"][1]["nodes"][0]["source"], "history");
   const auto& without = json["series"][1];
   EXPECT_EQ(without["jobs"][1]["moved_items"], without["jobs"][0]["moved_items"]);
