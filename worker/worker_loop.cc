@@ -313,17 +313,16 @@ class WorkerLoop::Impl {
 
   // What the lease has finished since the last report went out.
   struct Unreported {
-    std::vector<protocol::Completion> completed;  // ranges of earlier leases
-    uint64_t from = 0;  // this lease's part: [from, position_), in steps
-    std::vector<std::pair<Range, workload::Result>> steps;
+    std::vector<protocol::Completion> completed;            // ranges of earlier leases
+    std::vector<std::pair<Range, workload::Result>> steps;  // this lease's, in order
     double calc = 0;
     double cpu_start = 0;
   };
 
-  Unreported StartUnreported() const { return {{}, position_, {}, 0, ProcessCpuSeconds()}; }
+  Unreported StartUnreported() const { return {{}, {}, 0, ProcessCpuSeconds()}; }
 
-  // Moves what this lease finished since done.from into done.completed, its
-  // steps grouped as worker/report_ranges.h says.
+  // Moves this lease's unreported steps into done.completed, grouped as
+  // worker/report_ranges.h says.
   void CloseLeasePart(Unreported& done) const {
     for (const auto& [first, last] : ReportGroups(done.steps.size())) {
       workload::Result merged = workload::Result::Empty(workload_.kind);
@@ -335,7 +334,6 @@ class WorkerLoop::Impl {
           {{done.steps[first].first.begin, done.steps[last - 1].first.end}, merged.ToJson()});
     }
     done.steps.clear();
-    done.from = position_;
   }
 
   protocol::ReportMessage ReportOf(Unreported& done, bool idle) {
@@ -351,14 +349,13 @@ class WorkerLoop::Impl {
   // Takes up a reply's new lease, or its end of the current one. A shrunk end
   // never goes below what is finished: items past it that a late reply finds
   // finished are reported all the same (the coordinator merges each item
-  // once, whoever is first). With a new lease, what the old one finished
-  // since done.from goes with the next report.
+  // once, whoever is first). With a new lease, the old one's unreported
+  // steps go with the next report.
   void Obey(const protocol::ReplyMessage& reply, Unreported& done) {
     if (reply.kind == Reply::Kind::kLease) {
       CloseLeasePart(done);
       lease_ = reply.lease;
       position_ = lease_.begin;
-      done.from = position_;
     } else {
       lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
     }

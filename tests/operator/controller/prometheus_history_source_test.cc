@@ -103,8 +103,8 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
     for (int k = 0; k < 10; ++k) {
       samples += testing::SpeedSample("before", "straddle", "s1", 10, straddle_ - 1000 - k * 15);
       samples += testing::SpeedSample("after", "straddle", "s1", 10, straddle_ + 600 - k * 15);
-      samples += testing::SpeedSample("long-before", "straddle", "s2", 10,
-                                      straddle_ - 2000 - k * 15);
+      samples +=
+          testing::SpeedSample("long-before", "straddle", "s2", 10, straddle_ - 2000 - k * 15);
     }
     StartPrometheus(samples);
   }
