@@ -11,13 +11,17 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 
 #include "coordinator/server.h"
 #include "protocol/messages.h"
+#include "support/free_port.h"
 #include "support/primes_workload.h"
 
 namespace ballast::worker {
@@ -127,7 +131,8 @@ TEST(WorkerProcessTest, ServesValidPrometheusMetricsWhileComputing) {
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());
   ASSERT_TRUE((*server)->AddJob(PrimesJob(150000)).ok());
-  const int port = 20000 + getpid() % 20000;
+  const uint16_t port = testing_support::FreePort();
+  ASSERT_NE(port, 0);
   const pid_t pid = StartWorker(
       (*server)->url(), "right-token",
       {"--threads", "1", "--metrics-listen", "127.0.0.1:" + std::to_string(port)}, "/dev/null");
@@ -286,15 +291,25 @@ class LateCoordinator {
   using Late = std::function<protocol::ReplyMessage(const protocol::ReportMessage&)>;
 
   LateCoordinator(coordinator::JobConfig config, Late late)
-      : config_(std::move(config)),
-        late_(std::move(late)),
-        listener_("http://127.0.0.1:" + std::to_string(kPort)) {
-    listener_.support([this](web::http::http_request request) { Handle(request); });
-    listener_.open().wait();
+      : config_(std::move(config)), late_(std::move(late)) {
+    // cpprest's listener cannot be asked for the port it bound, so it is
+    // given one the kernel just found free, again if another process took it.
+    for (int attempt = 0; !listener_ && attempt < 20; ++attempt) {
+      auto listener = std::make_unique<web::http::experimental::listener::http_listener>(
+          "http://127.0.0.1:" + std::to_string(testing_support::FreePort()));
+      listener->support([this](web::http::http_request request) { Handle(request); });
+      try {
+        listener->open().wait();
+        listener_ = std::move(listener);
+      } catch (const std::exception& error) {
+        std::cerr << "LateCoordinator: " << error.what() << ", trying another port\n";
+      }
+    }
+    if (!listener_) throw std::runtime_error("LateCoordinator: no loopback port to listen on");
   }
-  ~LateCoordinator() { listener_.close().wait(); }
+  ~LateCoordinator() { listener_->close().wait(); }
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(listener_.uri().port()); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(listener_->uri().port()); }
 
   std::vector<protocol::ReportMessage> reports() {
     std::lock_guard lock(mu_);
@@ -302,9 +317,6 @@ class LateCoordinator {
   }
 
  private:
-  // Apart from the metrics test's port.
-  static inline const int kPort = 40000 + getpid() % 20000;
-
   void Handle(web::http::http_request request) {
     const std::string path = request.relative_uri().path();
     if (path.find("/signal") != std::string::npos) {
@@ -351,7 +363,7 @@ class LateCoordinator {
   std::atomic<bool> leased_{false};
   std::mutex mu_;
   std::vector<protocol::ReportMessage> reports_;
-  web::http::experimental::listener::http_listener listener_;
+  std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
 };
 
 // The ranges a worker reported finished, in order.

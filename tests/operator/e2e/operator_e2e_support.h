@@ -42,6 +42,7 @@
 #include "operator/kube/client.h"
 #include "operator/kube/http_client.h"
 #include "operator/kube/kubeconfig.h"
+#include "support/free_port.h"
 #include "support/primes_workload.h"
 
 namespace ballast::operator_e2e {
@@ -110,22 +111,7 @@ inline std::pair<int, std::string> Shell(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
 }
 
-// A loopback port nobody listens on now.
-inline uint16_t FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(address.sin_port);
-}
+using testing_support::FreePort;
 
 // PIDs of the worker processes of coordinator job `job_id` (on `node`, or on
 // any node when empty; of every job whose id starts with `job_id` when
