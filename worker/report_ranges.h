@@ -11,10 +11,15 @@
 // last 0.4 s of its work, given to the pool to be done again.
 //
 // Cuts fall at the far end, so the newest steps are the ones at risk: the
-// steps are handed in as ranges that double in length going back from the
-// newest (1, 1, 2, 4, … steps). A worker that ran k steps past a cut loses at
-// most the range holding the cut, no longer than k steps, besides the k
-// steps someone else did; a report carries O(log steps) ranges.
+// newest kSingleSteps steps are handed in one range each, so that a worker
+// that ran past a cut loses at most the step holding the cut; steps older
+// than those (a report that covers more than kSingleSteps steps, about 2.4 s
+// of 50 ms steps) go in ranges that double in length going back (2, 4, 8, …
+// steps). A report carries at most kSingleSteps + O(log steps) ranges. An
+// earlier form doubled from the newest step on (1, 1, 2, 4, …): a worker
+// whose overrun reached into its newest groups lost up to as many steps as
+// it had run past, and those items went back to the pool as slivers that
+// each cost a lease.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -25,11 +30,12 @@
 
 namespace ballast::worker {
 
+inline constexpr size_t kSingleSteps = 48;
+
 // The groups [first, last) of step indices 0 … steps - 1 (oldest first) that a
 // report hands in as one range each, in order; empty for no steps. The newest
-// step is alone, and each group further back is twice the length of the one
-// after it (the first two are one step each); the oldest group holds what is
-// left.
+// kSingleSteps steps are alone; each group further back is twice the length
+// of the one after it, starting from 2; the oldest group holds what is left.
 std::vector<std::pair<size_t, size_t>> ReportGroups(size_t steps);
 
 }  // namespace ballast::worker

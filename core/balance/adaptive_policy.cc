@@ -356,6 +356,10 @@ class AdaptivePolicy : public PolicyBase {
   double ReportsPerLease(WorkerId worker) const {
     const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
     if (!(z > 0)) return kReportsPerLease;
+    // Agreement says something only when other workers' measurements set the
+    // scale too: for the only worker measured so far, its measurement and its
+    // scaled prior agree by construction.
+    if (!(measured_prior_sum_ > PriorOf(worker) * (1 + 1e-9))) return kReportsPerLease;
     const double strayed = MeasuredSpeed(worker) / (PriorOf(worker) * PriorScale());
     if (!(std::fabs(std::log(strayed)) <= std::log(kPriorAgreement))) return kReportsPerLease;
     return kReportsPerLease / (1 + (kReportsPerLease / kTrustedReportsPerLease - 1) * z);

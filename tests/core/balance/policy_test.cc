@@ -963,8 +963,10 @@ TEST(PolicyTest, SlowStartProbesOnlyWhenInputsCrossLinks) {
 }
 
 // A worker whose prior is a credible history and agrees with what it measures
-// reports three times over its lease, not ten; one that strays from its prior
-// (or has no credible prior) reports at the full rate.
+// (the scale set by the others' measurements too) reports three times over
+// its lease, not ten; one that strays from its prior, one measured before
+// any other (nothing to agree with yet) or one without a credible prior
+// reports at the full rate.
 TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
   struct Case {
     const char* title;
@@ -977,7 +979,9 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
       // 5000 items at 100/s: 50 s, ten reports.
       {"fuzzy prior", 0, {0, 100}, false, 50.0 / 10},
       // Three reports.
-      {"credible prior, agrees", 1, {0, 100}, false, 50.0 / 3},
+      {"credible prior, agrees", 1, {0, 100}, true, 50.0 / 3},
+      // Measured first, its prior sets nothing to agree with: ten reports.
+      {"credible prior, measured first", 1, {0, 100}, false, 50.0 / 10},
       // Worker 0 measures 40/s where its prior says 100 (worker 1 fixed the
       // scale): its speed is still mostly the prior's (scale 70/s), and it
       // reports at the full rate.
