@@ -62,6 +62,11 @@ constexpr double kReportsPerLease = 10;  // progress reports over a lease's pred
 constexpr double kTrustedReportsPerLease = 3;
 constexpr double kPriorAgreement = 1.25;
 constexpr double kMaxReportSeconds = 60;
+// A speed measured over t seconds of computing is not relied on for more than
+// kEvidenceHorizon * t before the worker reports again: the first report
+// covers a report floor of start-up (the first steps of one item, a CPU
+// quota's period half spent), and the next comes soon enough to correct it.
+constexpr double kEvidenceHorizon = 8;
 constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
 // ... unless the job is too short for it: every worker may still report this
 // many times over the predicted rest of the job.
@@ -91,6 +96,7 @@ struct Estimate {
   double comm_per_cost = 0;  // seconds of communication and waiting per cost unit
   double overhead_s = 0;     // fixed cost of starting a lease (round trip, data)
   double evidence_cost = 0;  // cost measured so far (the weight of the measurement)
+  double evidence_s = 0;     // computing seconds measured so far
   bool measured = false;
   // Measurements not yet folded in (reports that finished no item).
   double pending_calc = 0;
@@ -153,6 +159,7 @@ class AdaptivePolicy : public PolicyBase {
     e.pending_exe += observed;
     e.pending_cost += cost_done;
     e.evidence_cost += cost_done;
+    e.evidence_s += calc_seconds;
     if (e.pending_cost <= 0) return;
     const double calc = std::min(e.pending_calc / e.pending_cost, kMaxSecondsPerCost);
     const double comm = std::min(std::max(0.0, e.pending_exe - e.pending_calc) / e.pending_cost,
@@ -338,15 +345,18 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   // Seconds between progress reports for `remaining` cost: a tenth of the
-  // predicted time, never more often than the floor. Before the worker is
-  // measured its speed has no scale, so it reports at the floor.
+  // predicted time (ReportsPerLease), at most kEvidenceHorizon times the
+  // computing the worker's speed was measured on, never more often than the
+  // floor. Before the worker is measured its speed has no scale, so it
+  // reports at the floor.
   double Cadence(WorkerId worker, double remaining, double now) {
     const double floor = ReportFloor(now);
     // Unmeasured (no item finished yet): back off from the floor, doubling.
     if (!estimates_[worker].measured) {
       return std::min(kMaxReportSeconds, std::max(floor, 2 * state(worker).report_every_s));
     }
-    return std::clamp(remaining / Speed(worker) / ReportsPerLease(worker), floor,
+    const double planned = remaining / Speed(worker) / ReportsPerLease(worker);
+    return std::clamp(std::min(planned, kEvidenceHorizon * estimates_[worker].evidence_s), floor,
                       kMaxReportSeconds);
   }
 
@@ -391,6 +401,11 @@ class AdaptivePolicy : public PolicyBase {
     // A worker that cannot finish even one item by the common end is kept out
     // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
     if (amount < 0.5 * one_item && busy_count_ > 0) return Wait();
+    // Hysteresis: a lease is worth at least a report floor of the worker's
+    // computing (or what is left in the pool). In the tail the common end is
+    // near, and the pool's last items would otherwise go out in slivers of a
+    // few items, each a round trip that saves less than it costs.
+    amount = std::max(amount, Speed(worker) * ReportFloor(now));
     amount = std::max(std::min(amount, SlowStartCap(worker, now)), one_item);
     return GrantUnplanned(worker, TakeCostFromPool(amount), now);
   }

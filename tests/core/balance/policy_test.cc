@@ -971,21 +971,22 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
   struct Case {
     const char* title;
     double credibility;
-    Range first_report;  // worker 0's, after worker 1 measured 100 items/s (or not)
+    Range first_report;  // worker 0's, over 4 s, after worker 1 measured 100 items/s (or not)
     bool other_measured;
     double every;  // seconds between worker 0's reports
   };
   const Case cases[] = {
-      // 5000 items at 100/s: 50 s, ten reports.
-      {"fuzzy prior", 0, {0, 100}, false, 50.0 / 10},
+      // A lease of 5000 items at 100/s: 50 s, ten reports.
+      {"fuzzy prior", 0, {0, 400}, false, 50.0 / 10},
       // Three reports.
-      {"credible prior, agrees", 1, {0, 100}, true, 50.0 / 3},
+      {"credible prior, agrees", 1, {0, 400}, true, 50.0 / 3},
       // Measured first, its prior sets nothing to agree with: ten reports.
-      {"credible prior, measured first", 1, {0, 100}, false, 50.0 / 10},
+      {"credible prior, measured first", 1, {0, 400}, false, 50.0 / 10},
       // Worker 0 measures 40/s where its prior says 100 (worker 1 fixed the
-      // scale): its speed is still mostly the prior's (scale 70/s), and it
-      // reports at the full rate.
-      {"credible prior, strayed", 1, {0, 40}, true, 5000.0 / 70 / 10},
+      // scale): its speed is still mostly the prior's (scale 70/s; blended
+      // with weight 160 / (160 + 0.25 * 5000) on the measurement, 65.7/s),
+      // and it reports at the full rate.
+      {"credible prior, strayed", 1, {0, 160}, true, 5000.0 / 65.7 / 10},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.title);
@@ -996,10 +997,44 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
     ExpectLease(Ask(*policy, 0, 0), {0, 5000});
     ExpectLease(Ask(*policy, 1, 0), {5000, 10000});
     if (c.other_measured) Progress(*policy, 1, {5000, 5100}, 1, 1);
-    const Reply reply = Progress(*policy, 0, c.first_report, 1, 1);
+    const Reply reply = Progress(*policy, 0, c.first_report, 4, 4);
     ASSERT_EQ(KindName(reply.kind), "kContinue");
-    EXPECT_NEAR(reply.report_every_s, c.every, 0.05 * c.every);
+    EXPECT_NEAR(reply.report_every_s, c.every, 0.02 * c.every);
   }
+}
+
+// A speed measured over a short first report is not relied on for long: the
+// next report comes within kEvidenceHorizon (8) times the computing measured,
+// however long the lease; then the cadence widens as evidence grows.
+TEST(PolicyTest, TheCadenceGrowsWithTheComputingMeasured) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(100000, {1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 100000});
+  Reply reply = Progress(*policy, 0, {0, 10}, 0.1, 0.1);  // 100 items/s: 1000 s left
+  EXPECT_NEAR(reply.report_every_s, 0.8, 1e-9);
+  reply = Progress(*policy, 0, {10, 90}, 0.9, 0.8);
+  EXPECT_NEAR(reply.report_every_s, 7.2, 1e-9);
+  reply = Progress(*policy, 0, {90, 810}, 8.1, 7.2);
+  EXPECT_NEAR(reply.report_every_s, 60, 1e-9);  // 64.8, above the longest cadence
+}
+
+// In the tail the common end is near, and a lease from the pool sized by it
+// would be a sliver of an item or two. A lease is worth at least a report
+// floor (50 ms) of the asker's computing, so the pool's last items go out in
+// one lease, not one round trip per item.
+TEST(PolicyTest, ThePoolsLastItemsGoOutInOneLeaseNotInSlivers) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(1000, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 500});
+  ExpectLease(Ask(*policy, 1, 0), {500, 1000});
+  Progress(*policy, 0, {0, 100}, 1, 1);  // 100 items/s each
+  Progress(*policy, 1, {500, 600}, 1, 1);
+  Progress(*policy, 0, {100, 499}, 4.99, 3.99);  // one item left
+  // Worker 1 hands in all but its last three items: they go back to the
+  // pool, and it asks. Sized by the common end (4 items left at 200 items/s:
+  // 0.02 s) its lease would be two items; a report floor is five.
+  const Reply reply = Finish(*policy, 1, {600, 997}, 5, 4);
+  ExpectLease(reply, {997, 1000});
 }
 
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
