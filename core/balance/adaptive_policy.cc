@@ -30,7 +30,10 @@
 //   5. Tail stealing: an idle worker with nothing in the pool takes the far end
 //      of the lease of the worker predicted to finish last, sized so both
 //      finish together; the victim learns its new end in its next reply and
-//      never pauses.
+//      never pauses. The cut leaves the victim what it may reach by then at
+//      the rate it has shown (a worker that ran ahead of its predictions is
+//      given that lead), and a worker whose report puts its end well past
+//      its prediction wakes the workers told to wait, so that they may steal.
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -67,6 +70,14 @@ constexpr double kMaxReportSeconds = 60;
 // covers a report floor of start-up (the first steps of one item, a CPU
 // quota's period half spent), and the next comes soon enough to correct it.
 constexpr double kEvidenceHorizon = 8;
+// A worker's lead over its predictions (ObserveLead) is measured over
+// silences of at least this many report floors, and counts up to kMaxLead.
+constexpr double kLeadWindowFloors = 10;
+constexpr double kMaxLead = 0.5;
+// A computing worker whose report puts its end later than predicted by more
+// than this many report floors wakes the workers waiting for work, so that
+// they may steal from it.
+constexpr double kWakeFloors = 4;
 constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
 // ... unless the job is too short for it: every worker may still report this
 // many times over the predicted rest of the job.
@@ -97,6 +108,7 @@ struct Estimate {
   double overhead_s = 0;     // fixed cost of starting a lease (round trip, data)
   double evidence_cost = 0;  // cost measured so far (the weight of the measurement)
   double evidence_s = 0;     // computing seconds measured so far
+  double lead = 0;           // how far it ran ahead of its predictions (ObserveLead)
   bool measured = false;
   // Measurements not yet folded in (reports that finished no item).
   double pending_calc = 0;
@@ -122,6 +134,7 @@ class AdaptivePolicy : public PolicyBase {
     busy_.assign(worker_count(), false);
     busy_count_ = 0;
     predicted_reserve_.assign(worker_count(), 0);
+    predicted_finish_.assign(worker_count(), 0);
     predicted_reserve_sum_ = 0;
     alive_speed_sum_ = alive_prior_sum_ = 0;
     for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
@@ -147,6 +160,7 @@ class AdaptivePolicy : public PolicyBase {
       return;
     }
     if (e.pending_exe == 0) e.pending_lease_start = worker.last_contact == worker.lease_granted;
+    ObserveLead(report, elapsed);
     double cost_done = 0;
     for (const Range& range : report.completed) cost_done += cost().Cost(range);
     // A worker cannot have computed longer than the time between its two
@@ -188,6 +202,26 @@ class AdaptivePolicy : public PolicyBase {
     RefreshBlended(report.worker, report.now);
   }
 
+  // How far the worker ran ahead of where its speed predicted it, over a
+  // silence long enough for a steal to rely on the prediction (at least
+  // kLeadWindowFloors report floors; shorter ones measure step boundaries
+  // more than speed): the relative excess, taken at once when it rises and
+  // halved a report when it falls, at most kMaxLead. Steals leave the
+  // victim that much more (StealAt).
+  void ObserveLead(const Report& report, double elapsed) {
+    Estimate& e = estimates_[report.worker];
+    const WorkerState& worker = state(report.worker);
+    if (report.idle || !IsMeasured(report.worker) ||
+        !(elapsed >= kLeadWindowFloors * ReportFloor(report.now))) {
+      return;
+    }
+    const double predicted = Speed(report.worker) * elapsed;
+    const uint64_t reached = std::clamp<uint64_t>(report.position, worker.position, job().items);
+    const double ahead =
+        std::clamp(cost().Cost({worker.position, reached}) / predicted - 1, 0.0, kMaxLead);
+    e.lead += (ahead > e.lead ? 1.0 : kSmoothing) * (ahead - e.lead);
+  }
+
   Reply Assign(WorkerId worker, double now) override {
     Track(worker, now);
     const Range share = TakeReserved(worker);
@@ -200,10 +234,16 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   std::optional<Reply> AfterProgress(WorkerId worker, double now) override {
+    const double predicted = predicted_finish_[worker];
     Track(worker, now);
+    // Workers told to wait found nothing worth stealing when they asked; a
+    // worker whose report puts its end later than predicted by more than
+    // kWakeFloors report floors (it slowed down) has work for them again.
+    const bool late = predicted_finish_[worker] - predicted > kWakeFloors * ReportFloor(now);
     if (options_.rebalance) Rebalance(worker, now);
     if (options_.prefetch && job().inputs_move) SetAsideNext(worker, now);
     SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
+    if (options_.stealing && late && AnyTold()) WakeWaiting();
     return std::nullopt;
   }
 
@@ -282,8 +322,9 @@ class AdaptivePolicy : public PolicyBase {
       predicted_reserve_[id] = state(id).reserved_cost;
       predicted_reserve_sum_ += predicted_reserve_[id];
     }
-    finish_.Set(id, busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since,
-                speed);
+    predicted_finish_[id] =
+        busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since;
+    finish_.Set(id, predicted_finish_[id], speed);
   }
 
   // Keeps the worker's speed (measured) or prior (unmeasured) in the sums
@@ -491,7 +532,10 @@ class AdaptivePolicy : public PolicyBase {
     const double v_speed = Speed(victim);
     const double t_speed = Speed(thief);
     const Range left = Unfinished(victim);
-    uint64_t safe = cost().Advance(left.begin, left.end, v_speed * (learns - v.last_contact));
+    // Where the victim may be when it learns of the cut: as far as its speed
+    // says, and as much further as it has run ahead of its predictions.
+    const double travel = v_speed * (1 + estimates_[victim].lead) * (learns - v.last_contact);
+    uint64_t safe = cost().Advance(left.begin, left.end, travel);
     safe = std::min(left.end, safe + 1);  // the item it may have begun
     if (safe >= left.end) return std::nullopt;
     const double rest = cost().Cost({safe, left.end});
@@ -611,6 +655,7 @@ class AdaptivePolicy : public PolicyBase {
   FinishTimes finish_;                     // predicted finish of every live worker's lease
   std::vector<bool> busy_;                 // alive and holding unfinished items
   std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
+  std::vector<double> predicted_finish_;   // each worker's finish as last Set in finish_
   double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
   int64_t busy_count_ = 0;                 // how many are
   std::vector<Counted> counted_;           // what Recount last added for each worker

@@ -87,6 +87,9 @@ class PolicyBase : public Policy {
   bool ReturnToPool(Range range, bool wake = true);
   // Asks every waiting worker to ask again.
   void WakeWaiting();
+  // Some worker was told to wait since the last WakeWaiting (it may have
+  // asked again since).
+  bool AnyTold() const { return !waiting_list_.empty(); }
   // Asks one worker to contact the coordinator now.
   void Signal(WorkerId worker) { signals_.push_back(worker); }
   // Plans each worker's reserved share in proportion to `shares` (by cost).

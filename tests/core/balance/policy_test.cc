@@ -1037,6 +1037,55 @@ TEST(PolicyTest, ThePoolsLastItemsGoOutInOneLeaseNotInSlivers) {
   ExpectLease(reply, {997, 1000});
 }
 
+// A victim that ran ahead of its predictions (150 items/s where its speed
+// said 100) keeps, after a steal, the items it may reach at the rate it
+// showed by the time it learns of the cut: the thief does not compute them
+// twice. (Without the lead the cut falls at 430, items the victim reaches
+// by 3.3 s at 150 items/s.)
+TEST(PolicyTest, AStealLeavesAVictimThatRanAheadTheItemsItMayReach) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(2000, {1, 3}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 500});
+  ExpectLease(Ask(*policy, 1, 0), {500, 2000});
+  Progress(*policy, 0, {0, 100}, 1, 1);                          // 100 items/s
+  Progress(*policy, 1, {500, 800}, 1, 1);                        // 300 items/s
+  const Reply cadence = Progress(*policy, 0, {100, 250}, 2, 1);  // 150 items/s
+  const double now = 3.3;
+  const Reply stolen = Finish(*policy, 1, {800, 2000}, now, 2.3);
+  ASSERT_EQ(KindName(stolen.kind), "kLease");
+  ASSERT_EQ(stolen.lease.end, 500u);
+  // The victim learns of the cut at its next report, or a report floor from
+  // now when it was signalled.
+  const bool signalled = policy->TakeSignals() == std::vector<WorkerId>{0};
+  const double learns = signalled ? now + 0.05 : std::max(now, 2 + cadence.report_every_s);
+  EXPECT_GE(stolen.lease.begin, 250 + 150 * (learns - 2))
+      << "learns at " << learns << ", stolen " << stolen.lease.ToString();
+}
+
+// Workers told to wait (nothing was worth stealing when they asked) are woken
+// when a computing worker reports that its end is later than predicted by
+// more than four report floors; not when it is on time.
+TEST(PolicyTest, AWorkerThatSlowsDownWakesTheWaitingWorkers) {
+  for (const bool slowed : {false, true}) {
+    SCOPED_TRACE(slowed ? "slowed down" : "on time");
+    auto policy = Make("adaptive");
+    policy->Start(Job(1000, {1, 1}), 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 500});
+    ExpectLease(Ask(*policy, 1, 0), {500, 1000});
+    Progress(*policy, 0, {0, 100}, 1, 1);
+    Progress(*policy, 1, {500, 600}, 1, 1);
+    Progress(*policy, 0, {100, 490}, 4.9, 3.9);  // 10 items left: done at 5.0
+    // Worker 1 is done with its lease; 0.05 s of worker 0's is not worth a steal.
+    ASSERT_EQ(KindName(Finish(*policy, 1, {600, 1000}, 4.95, 3.95).kind), "kWait");
+    policy->TakeSignals();
+    // Five items in 0.05 s as predicted, or in 0.6 s (its end now 5.8 s).
+    const double now = slowed ? 5.5 : 4.95;
+    const Reply reply = Progress(*policy, 0, {490, 495}, now, now - 4.9);
+    ASSERT_EQ(KindName(reply.kind), "kContinue");
+    EXPECT_EQ(policy->TakeSignals(), slowed ? std::vector<WorkerId>{1} : std::vector<WorkerId>{});
+  }
+}
+
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
   auto policy = Make("selfsched", {{"chunk", "7"}});
   policy->Start(Job(30, {1, 1}), 0);
