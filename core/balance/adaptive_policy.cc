@@ -34,6 +34,8 @@
 //      the rate it has shown (a worker that ran ahead of its predictions is
 //      given that lead), and a worker whose report puts its end well past
 //      its prediction wakes the workers told to wait, so that they may steal.
+//      A thief that finds nothing worth stealing asks a long-silent worker
+//      that is due soon to report, in case it is behind its prediction.
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -45,7 +47,8 @@
 //      and stealing take it back before they cut a lease.
 //
 // Every decision costs O(log P): total load and total speed are running sums,
-// and predicted finish times sit in a FinishTimes treap.
+// and predicted finish times sit in a FinishTimes treap. The one exception is
+// ProbeSilent's scan for silent workers, O(P), at most once per report floor.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -78,6 +81,9 @@ constexpr double kMaxLead = 0.5;
 // than this many report floors wakes the workers waiting for work, so that
 // they may steal from it.
 constexpr double kWakeFloors = 4;
+// A busy worker silent for this many report floors and due within as many is
+// asked to report when a thief finds nothing worth stealing (ProbeSilent).
+constexpr double kProbeFloors = 10;
 constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
 // ... unless the job is too short for it: every worker may still report this
 // many times over the predicted rest of the job.
@@ -135,6 +141,8 @@ class AdaptivePolicy : public PolicyBase {
     busy_count_ = 0;
     predicted_reserve_.assign(worker_count(), 0);
     predicted_finish_.assign(worker_count(), 0);
+    probed_.assign(worker_count(), false);
+    next_probe_scan_ = 0;
     predicted_reserve_sum_ = 0;
     alive_speed_sum_ = alive_prior_sum_ = 0;
     for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
@@ -153,6 +161,7 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   void Observe(const Report& report, double elapsed) override {
+    probed_[report.worker] = false;  // it spoke
     Estimate& e = estimates_[report.worker];
     const WorkerState& worker = state(report.worker);
     if (worker.lease.empty()) {
@@ -442,11 +451,12 @@ class AdaptivePolicy : public PolicyBase {
     // A worker that cannot finish even one item by the common end is kept out
     // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
     if (amount < 0.5 * one_item && busy_count_ > 0) return Wait();
-    // Hysteresis: a lease is worth at least a report floor of the worker's
-    // computing (or what is left in the pool). In the tail the common end is
-    // near, and the pool's last items would otherwise go out in slivers of a
-    // few items, each a round trip that saves less than it costs.
-    amount = std::max(amount, Speed(worker) * ReportFloor(now));
+    // Hysteresis: a pool the worker can finish within a report floor goes to
+    // it whole. In the tail the common end is near, and the pool's last items
+    // would otherwise go out in slivers of a few items, each a round trip
+    // that saves less than it costs. (A floor's worth for every asker would
+    // overshoot the common end when many workers share a large pool.)
+    if (pool_cost() <= Speed(worker) * ReportFloor(now)) amount = std::max(amount, pool_cost());
     amount = std::max(std::min(amount, SlowStartCap(worker, now)), one_item);
     return GrantUnplanned(worker, TakeCostFromPool(amount), now);
   }
@@ -469,6 +479,31 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   std::optional<Reply> Steal(WorkerId thief, double now) {
+    auto stolen = StealFromLatest(thief, now);
+    if (!stolen) ProbeSilent(now);
+    return stolen;
+  }
+
+  // Nothing was worth stealing, by the predictions. A busy worker that is
+  // due to finish soon (or overdue) but has been silent for kProbeFloors
+  // report floors may be behind them: it is signalled to report, once per
+  // silence, and a report that puts its end later wakes the waiting
+  // workers (AfterProgress). At most one scan of the workers per report
+  // floor.
+  void ProbeSilent(double now) {
+    const double floor = ReportFloor(now);
+    if (now < next_probe_scan_) return;
+    next_probe_scan_ = now + floor;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (busy_[id] && !probed_[id] && now - state(id).last_contact >= kProbeFloors * floor &&
+          predicted_finish_[id] < now + kProbeFloors * floor) {
+        probed_[id] = true;
+        Signal(id);
+      }
+    }
+  }
+
+  std::optional<Reply> StealFromLatest(WorkerId thief, double now) {
     // The victim: the worker predicted to finish last (the thief holds no
     // lease, so it is not among them).
     const auto last = finish_.Latest(now);
@@ -656,6 +691,8 @@ class AdaptivePolicy : public PolicyBase {
   std::vector<bool> busy_;                 // alive and holding unfinished items
   std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
   std::vector<double> predicted_finish_;   // each worker's finish as last Set in finish_
+  std::vector<bool> probed_;               // signalled by ProbeSilent since its last report
+  double next_probe_scan_ = 0;             // ProbeSilent scans no earlier
   double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
   int64_t busy_count_ = 0;                 // how many are
   std::vector<Counted> counted_;           // what Recount last added for each worker
