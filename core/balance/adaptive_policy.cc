@@ -34,8 +34,6 @@
 //      the rate it has shown (a worker that ran ahead of its predictions is
 //      given that lead), and a worker whose report puts its end well past
 //      its prediction wakes the workers told to wait, so that they may steal.
-//      A thief that finds nothing worth stealing asks a long-silent worker
-//      that is due soon to report, in case it is behind its prediction.
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -47,8 +45,7 @@
 //      and stealing take it back before they cut a lease.
 //
 // Every decision costs O(log P): total load and total speed are running sums,
-// and predicted finish times sit in a FinishTimes treap. The one exception is
-// ProbeSilent's scan for silent workers, O(P), at most once per report floor.
+// and predicted finish times sit in a FinishTimes treap.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -81,9 +78,9 @@ constexpr double kMaxLead = 0.5;
 // than this many report floors wakes the workers waiting for work, so that
 // they may steal from it.
 constexpr double kWakeFloors = 4;
-// A busy worker silent for this many report floors and due within as many is
-// asked to report when a thief finds nothing worth stealing (ProbeSilent).
-constexpr double kProbeFloors = 10;
+// ... and by more than this share of the time it has left: a worker whose
+// items vary in length moves its end by a fraction of an item at every report.
+constexpr double kWakeShare = 0.5;
 constexpr double kReportBudget = 2000;  // progress reports per second, all workers together
 // ... unless the job is too short for it: every worker may still report this
 // many times over the predicted rest of the job.
@@ -141,8 +138,6 @@ class AdaptivePolicy : public PolicyBase {
     busy_count_ = 0;
     predicted_reserve_.assign(worker_count(), 0);
     predicted_finish_.assign(worker_count(), 0);
-    probed_.assign(worker_count(), false);
-    next_probe_scan_ = 0;
     predicted_reserve_sum_ = 0;
     alive_speed_sum_ = alive_prior_sum_ = 0;
     for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
@@ -161,7 +156,6 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   void Observe(const Report& report, double elapsed) override {
-    probed_[report.worker] = false;  // it spoke
     Estimate& e = estimates_[report.worker];
     const WorkerState& worker = state(report.worker);
     if (worker.lease.empty()) {
@@ -246,9 +240,13 @@ class AdaptivePolicy : public PolicyBase {
     const double predicted = predicted_finish_[worker];
     Track(worker, now);
     // Workers told to wait found nothing worth stealing when they asked; a
-    // worker whose report puts its end later than predicted by more than
-    // kWakeFloors report floors (it slowed down) has work for them again.
-    const bool late = predicted_finish_[worker] - predicted > kWakeFloors * ReportFloor(now);
+    // worker whose report puts its end later than predicted, by more than
+    // kWakeFloors report floors and kWakeShare of the time it now has left,
+    // with items left beyond the one it computes, has work for them again.
+    const double moved = predicted_finish_[worker] - predicted;
+    const bool late = moved > kWakeFloors * ReportFloor(now) &&
+                      moved > kWakeShare * (predicted_finish_[worker] - now) &&
+                      Unfinished(worker).size() >= 2;
     if (options_.rebalance) Rebalance(worker, now);
     if (options_.prefetch && job().inputs_move) SetAsideNext(worker, now);
     SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
@@ -479,31 +477,6 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   std::optional<Reply> Steal(WorkerId thief, double now) {
-    auto stolen = StealFromLatest(thief, now);
-    if (!stolen) ProbeSilent(now);
-    return stolen;
-  }
-
-  // Nothing was worth stealing, by the predictions. A busy worker that is
-  // due to finish soon (or overdue) but has been silent for kProbeFloors
-  // report floors may be behind them: it is signalled to report, once per
-  // silence, and a report that puts its end later wakes the waiting
-  // workers (AfterProgress). At most one scan of the workers per report
-  // floor.
-  void ProbeSilent(double now) {
-    const double floor = ReportFloor(now);
-    if (now < next_probe_scan_) return;
-    next_probe_scan_ = now + floor;
-    for (WorkerId id = 0; id < worker_count(); ++id) {
-      if (busy_[id] && !probed_[id] && now - state(id).last_contact >= kProbeFloors * floor &&
-          predicted_finish_[id] < now + kProbeFloors * floor) {
-        probed_[id] = true;
-        Signal(id);
-      }
-    }
-  }
-
-  std::optional<Reply> StealFromLatest(WorkerId thief, double now) {
     // The victim: the worker predicted to finish last (the thief holds no
     // lease, so it is not among them).
     const auto last = finish_.Latest(now);
@@ -691,8 +664,6 @@ class AdaptivePolicy : public PolicyBase {
   std::vector<bool> busy_;                 // alive and holding unfinished items
   std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
   std::vector<double> predicted_finish_;   // each worker's finish as last Set in finish_
-  std::vector<bool> probed_;               // signalled by ProbeSilent since its last report
-  double next_probe_scan_ = 0;             // ProbeSilent scans no earlier
   double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
   int64_t busy_count_ = 0;                 // how many are
   std::vector<Counted> counted_;           // what Recount last added for each worker
