@@ -137,7 +137,6 @@ class AdaptivePolicy : public PolicyBase {
     busy_.assign(worker_count(), false);
     busy_count_ = 0;
     predicted_reserve_.assign(worker_count(), 0);
-    predicted_finish_.assign(worker_count(), 0);
     predicted_reserve_sum_ = 0;
     alive_speed_sum_ = alive_prior_sum_ = 0;
     for (WorkerId id = 0; id < worker_count(); ++id) Recount(id);
@@ -237,16 +236,16 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   std::optional<Reply> AfterProgress(WorkerId worker, double now) override {
-    const double predicted = predicted_finish_[worker];
+    const std::optional<double> predicted = finish_.FinishOf(worker);
     Track(worker, now);
+    const std::optional<double> finish = finish_.FinishOf(worker);
     // Workers told to wait found nothing worth stealing when they asked; a
     // worker whose report puts its end later than predicted, by more than
     // kWakeFloors report floors and kWakeShare of the time it now has left,
     // with items left beyond the one it computes, has work for them again.
-    const double moved = predicted_finish_[worker] - predicted;
+    const double moved = predicted && finish ? *finish - *predicted : 0;
     const bool late = moved > kWakeFloors * ReportFloor(now) &&
-                      moved > kWakeShare * (predicted_finish_[worker] - now) &&
-                      Unfinished(worker).size() >= 2;
+                      moved > kWakeShare * (*finish - now) && Unfinished(worker).size() >= 2;
     if (options_.rebalance) Rebalance(worker, now);
     if (options_.prefetch && job().inputs_move) SetAsideNext(worker, now);
     SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
@@ -329,9 +328,8 @@ class AdaptivePolicy : public PolicyBase {
       predicted_reserve_[id] = state(id).reserved_cost;
       predicted_reserve_sum_ += predicted_reserve_[id];
     }
-    predicted_finish_[id] =
-        busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since;
-    finish_.Set(id, predicted_finish_[id], speed);
+    finish_.Set(id, busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since,
+                speed);
   }
 
   // Keeps the worker's speed (measured) or prior (unmeasured) in the sums
@@ -663,7 +661,6 @@ class AdaptivePolicy : public PolicyBase {
   FinishTimes finish_;                     // predicted finish of every live worker's lease
   std::vector<bool> busy_;                 // alive and holding unfinished items
   std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
-  std::vector<double> predicted_finish_;   // each worker's finish as last Set in finish_
   double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
   int64_t busy_count_ = 0;                 // how many are
   std::vector<Counted> counted_;           // what Recount last added for each worker

@@ -36,6 +36,11 @@ void FinishTimes::Set(WorkerId worker, double finish, double speed) {
   ++size_;
 }
 
+std::optional<double> FinishTimes::FinishOf(WorkerId worker) const {
+  const Node& node = nodes_[worker];
+  return node.set ? std::optional<double>(node.finish) : std::nullopt;
+}
+
 void FinishTimes::Clear(WorkerId worker) {
   Node& node = nodes_[worker];
   if (!node.set) return;

@@ -40,6 +40,8 @@ class FinishTimes {
   static constexpr double kMaxFinish = 1e30;
   // Forgets the worker's prediction.
   void Clear(WorkerId worker);
+  // The worker's predicted finish (as Set stored it); nullopt when it has none.
+  std::optional<double> FinishOf(WorkerId worker) const;
   // Workers with a prediction.
   size_t size() const { return size_; }
 

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
@@ -88,6 +90,19 @@ TEST(FinishTimesTest, HandComputedSums) {
   EXPECT_DOUBLE_EQ(times.RemainingCost(2), 2 + 2);
   EXPECT_EQ(times.Latest(2)->first, 1u);
   EXPECT_EQ(times.Earliest()->first, 0u);
+}
+
+TEST(FinishTimesTest, FinishOfIsWhatSetStoredUntilCleared) {
+  FinishTimes times(2);
+  EXPECT_EQ(times.FinishOf(0), std::nullopt);
+  times.Set(0, 5, 1);
+  times.Set(1, std::numeric_limits<double>::infinity(), 1);
+  EXPECT_EQ(times.FinishOf(0), 5.0);
+  EXPECT_EQ(times.FinishOf(1), FinishTimes::kMaxFinish);  // bounded as Set says
+  times.Set(0, 7, 2);
+  EXPECT_EQ(times.FinishOf(0), 7.0);
+  times.Clear(0);
+  EXPECT_EQ(times.FinishOf(0), std::nullopt);
 }
 
 TEST(FinishTimesTest, EqualFinishTimesAreKeptApart) {
