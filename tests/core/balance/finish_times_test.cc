@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <iostream>
 #include <limits>
-#include <limits>
 #include <optional>
 #include <random>
 #include <vector>
