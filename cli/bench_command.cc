@@ -63,21 +63,35 @@ nlohmann::json HistoryJson(const std::vector<HistoryRun>& runs) {
   return out;
 }
 
+void PrintHistoryRow(const std::string& policy, const std::string& run_name,
+                     const HistoryRun& run) {
+  fmt::print("{:<12} {:>3} {:>5} {:>10.2f} {:>11.3f} {:>9} {:>8} {:>10.1f}%  {}\n", policy,
+             run.sequence + 1, run_name, run.makespan, run.efficiency, run.messages, run.moved,
+             100 * run.split_error, run.sources);
+}
+
 // The runs of each policy with --history, and the targets of issue 15
 // (fuzzy::JudgeLearning): the later runs' median moved items and messages at
-// most half the first runs' median, their median efficiency not lower.
+// most half the first runs' median, their median efficiency not lower. Beside
+// them the runs on the exact speeds (what perfect history would give) and the
+// later runs' shift in efficiency with its 95 % interval.
 void PrintHistoryRuns(const std::vector<std::string>& policies,
-                      const std::vector<std::vector<HistoryRun>>& runs, int sequences) {
-  fmt::print("\n{:<12} {:>3} {:>4} {:>10} {:>11} {:>9} {:>8} {:>11}  {}\n", "POLICY", "SEQ", "RUN",
+                      const std::vector<std::vector<HistoryRun>>& runs,
+                      const std::vector<std::vector<HistoryRun>>& exact_runs, int sequences) {
+  fmt::print("\n{:<12} {:>3} {:>5} {:>10} {:>11} {:>9} {:>8} {:>11}  {}\n", "POLICY", "SEQ", "RUN",
              "MAKESPAN_S", "EFFICIENCY", "MESSAGES", "MOVED", "SPLIT_ERROR", "PRIORS");
   for (size_t p = 0; p < policies.size(); ++p) {
     int previous = -1, run_in_sequence = 0;
-    for (const HistoryRun& run : runs[p]) {
+    for (size_t r = 0; r < runs[p].size(); ++r) {
+      const HistoryRun& run = runs[p][r];
       run_in_sequence = run.sequence == previous ? run_in_sequence + 1 : 1;
       previous = run.sequence;
-      fmt::print("{:<12} {:>3} {:>4} {:>10.2f} {:>11.3f} {:>9} {:>8} {:>10.1f}%  {}\n", policies[p],
-                 run.sequence + 1, run_in_sequence, run.makespan, run.efficiency, run.messages,
-                 run.moved, 100 * run.split_error, run.sources);
+      PrintHistoryRow(policies[p], std::to_string(run_in_sequence), run);
+      const bool last_of_sequence = r + 1 == runs[p].size() || runs[p][r + 1].sequence != previous;
+      for (const HistoryRun& exact : exact_runs[p]) {
+        if (last_of_sequence && exact.sequence == previous)
+          PrintHistoryRow(policies[p], "exact", exact);
+      }
     }
   }
   fmt::print(
@@ -99,6 +113,24 @@ void PrintHistoryRuns(const std::vector<std::string>& policies,
                verdict.first.moved, verdict.later.moved, verdict.first.messages,
                verdict.later.messages, verdict.first.efficiency, verdict.later.efficiency,
                verdict.met() ? "met" : "NOT MET");
+    const fuzzy::Shift& shift = verdict.efficiency_shift;
+    fmt::print(
+        "{:<12} later runs' efficiency against the first runs': {:+.4f}, 95 % interval "
+        "[{:+.4f}, {:+.4f}] ({} first runs, {} later)\n",
+        "", shift.estimate, shift.low, shift.high, verdict.first_runs, verdict.later_runs);
+    std::vector<double> exact_efficiency, exact_messages, exact_moved;
+    for (const HistoryRun& run : exact_runs[p]) {
+      exact_efficiency.push_back(run.efficiency);
+      exact_messages.push_back(static_cast<double>(run.messages));
+      exact_moved.push_back(static_cast<double>(run.moved));
+    }
+    if (!exact_efficiency.empty()) {
+      fmt::print(
+          "{:<12} on the exact speeds (perfect history, {} runs): efficiency {:.3f}, "
+          "messages {:g}, moved {:g}\n",
+          "", exact_efficiency.size(), Median(exact_efficiency), Median(exact_messages),
+          Median(exact_moved));
+    }
   }
 }
 
@@ -140,51 +172,83 @@ int Bench(const BenchFlags& flags) {
   const std::string kind = workload::WorkloadKindName(loaded->job.workload.kind);
   std::vector<fuzzy::HistoryFile> histories(specs.size());
   std::vector<std::vector<HistoryRun>> history_runs(specs.size());
+  std::vector<std::vector<HistoryRun>> exact_runs(specs.size());  // one per sequence
   std::vector<std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>>> runs(specs.size());
   for (const auto& spec : specs) {
     figures.emplace_back();
     figures.back().policy = spec.display();
   }
+  // The priors of an --history run: the speeds learned so far, or with
+  // `exact` the emulated nodes' own speeds at full credibility: what perfect
+  // history would give, the reference the learning is measured against.
+  auto run_priors = [&](size_t p, bool exact) {
+    std::vector<fuzzy::NodePrior> priors = RunPriors(*weights, histories[p], kind, 0, {});
+    if (exact) {
+      for (size_t i = 0; i < priors.size(); ++i) {
+        priors[i].value = loaded->cluster.nodes[i].speed;
+        priors[i].credibility = 1;
+        priors[i].source = fuzzy::PriorSource::kHistory;
+      }
+    }
+    return priors;
+  };
   for (int r = 0; r < flags.repeat * sequences; ++r) {
     const int sequence = r / flags.repeat;
     if (r % flags.repeat == 0) {
       for (auto& history : histories) history = {};  // a sequence starts from the fuzzy weights
     }
-    for (size_t p = 0; p < specs.size(); ++p) {
-      job::JobSpec job = loaded->job;
-      job.policy = specs[p];
-      LocalRunOptions options{
-          job, loaded->cluster, loaded->profile, flags.worker, !flags.no_cgroups, "", nullptr};
-      std::vector<fuzzy::NodePrior> priors;
-      if (flags.history) {
-        priors = RunPriors(*weights, histories[p], kind, 0, {});
-        for (const fuzzy::NodePrior& prior : priors) {
-          options.priors.push_back({prior.node, prior.value, prior.credibility});
+    // With --history each sequence ends with one run on the exact speeds.
+    const bool sequence_ends = flags.history && r % flags.repeat == flags.repeat - 1;
+    for (int pass = 0; pass < (sequence_ends ? 2 : 1); ++pass) {
+      const bool exact = pass == 1;
+      for (size_t p = 0; p < specs.size(); ++p) {
+        job::JobSpec job = loaded->job;
+        job.policy = specs[p];
+        LocalRunOptions options{
+            job, loaded->cluster, loaded->profile, flags.worker, !flags.no_cgroups, "", nullptr};
+        std::vector<fuzzy::NodePrior> priors;
+        if (flags.history) {
+          priors = run_priors(p, exact);
+          for (const fuzzy::NodePrior& prior : priors) {
+            options.priors.push_back({prior.node, prior.value, prior.credibility});
+          }
         }
-      }
-      auto outcome = RunLocal(options);
-      if (!outcome.ok()) return ReportError(outcome.status());
-      if (flags.history) {
-        histories[p] = Learn(histories[p], kind, *outcome, 0, {});
-        std::vector<double> values, speeds;
-        for (size_t i = 0; i < priors.size(); ++i) {
-          values.push_back(priors[i].value);
-          speeds.push_back(loaded->cluster.nodes[i].speed);
+        auto outcome = RunLocal(options);
+        if (!outcome.ok()) return ReportError(outcome.status());
+        PolicyFigures& f = figures[p];
+        f.results.push_back(outcome->view.result.Summary());
+        if (flags.history) {
+          std::vector<double> values, speeds;
+          for (size_t i = 0; i < priors.size(); ++i) {
+            values.push_back(priors[i].value);
+            speeds.push_back(loaded->cluster.nodes[i].speed);
+          }
+          const HistoryRun run{sequence,
+                               outcome->makespan_s,
+                               outcome->efficiency,
+                               outcome->view.messages,
+                               outcome->view.policy.moved_items,
+                               fuzzy::SplitError(values, speeds),
+                               exact ? "exact speeds" : SourceCounts(priors)};
+          if (exact) {
+            exact_runs[p].push_back(run);
+            fmt::print(stderr, "  {:<10} sequence {} on the exact speeds: efficiency {:.3f}\n",
+                       specs[p].display(), sequence + 1, outcome->efficiency);
+            continue;  // a reference, not one of the policy's runs
+          }
+          histories[p] = Learn(histories[p], kind, *outcome, 0, {});
+          history_runs[p].push_back(run);
         }
-        history_runs[p].push_back({sequence, outcome->makespan_s, outcome->efficiency,
-                                   outcome->view.messages, outcome->view.policy.moved_items,
-                                   fuzzy::SplitError(values, speeds), SourceCounts(priors)});
+        fmt::print(stderr, "  {:<10} {}run {}: makespan {:.2f} s, efficiency {:.3f}\n",
+                   specs[p].display(),
+                   sequences > 1 ? fmt::format("sequence {} ", sequence + 1) : "",
+                   r % flags.repeat + 1, outcome->makespan_s, outcome->efficiency);
+        f.makespans.push_back(outcome->makespan_s);
+        f.ideals.push_back(outcome->ideal_s);
+        f.efficiencies.push_back(outcome->efficiency);
+        runs[p].push_back(
+            {outcome->makespan_s, {outcome->view.messages, outcome->view.policy.moved_items}});
       }
-      fmt::print(stderr, "  {:<10} {}run {}: makespan {:.2f} s, efficiency {:.3f}\n",
-                 specs[p].display(), sequences > 1 ? fmt::format("sequence {} ", sequence + 1) : "",
-                 r % flags.repeat + 1, outcome->makespan_s, outcome->efficiency);
-      PolicyFigures& f = figures[p];
-      f.makespans.push_back(outcome->makespan_s);
-      f.ideals.push_back(outcome->ideal_s);
-      f.efficiencies.push_back(outcome->efficiency);
-      f.results.push_back(outcome->view.result.Summary());
-      runs[p].push_back(
-          {outcome->makespan_s, {outcome->view.messages, outcome->view.policy.moved_items}});
     }
   }
   for (size_t p = 0; p < specs.size(); ++p) {
@@ -216,7 +280,10 @@ int Bench(const BenchFlags& flags) {
                                 {"makespans_s", f.makespans},
                                 {"messages", f.messages},
                                 {"moved_items", f.moved}});
-      if (flags.history) out["results"].back()["history_runs"] = HistoryJson(history_runs[p]);
+      if (flags.history) {
+        out["results"].back()["history_runs"] = HistoryJson(history_runs[p]);
+        out["results"].back()["exact_speed_runs"] = HistoryJson(exact_runs[p]);
+      }
     }
     fmt::print("{}\n", out.dump(2));
   } else {
@@ -236,7 +303,7 @@ int Bench(const BenchFlags& flags) {
     if (flags.history) {
       std::vector<std::string> names;
       for (const auto& f : figures) names.push_back(f.policy);
-      PrintHistoryRuns(names, history_runs, sequences);
+      PrintHistoryRuns(names, history_runs, exact_runs, sequences);
     }
   }
   return agree ? kExitOk : kExitFailure;
@@ -267,11 +334,12 @@ void RegisterBench(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   bench->add_option("--worker", flags->worker, "the ballast-worker binary")->capture_default_str();
   bench->add_flag("--no-cgroups", flags->no_cgroups, "emulate speeds with a duty cycle");
-  CLI::Option* history =
-      bench->add_flag("--history", flags->history,
-                      "each policy's runs learn from its earlier ones: run 1 starts from the fuzzy "
-                      "weights, the next from the speeds measured so far (docs/history.md); prints "
-                      "every run and the later runs against the first");
+  CLI::Option* history = bench->add_flag(
+      "--history", flags->history,
+      "each policy's runs learn from its earlier ones: run 1 starts from the fuzzy "
+      "weights, the next from the speeds measured so far (docs/history.md); prints "
+      "every run and the later runs against the first; each sequence ends with a run on the "
+      "emulated nodes' exact speeds, the reference");
   bench
       ->add_option("--sequences", flags->sequences,
                    "with --history: run the sequence of --repeat runs this many times, each from "

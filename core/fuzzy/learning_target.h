@@ -9,7 +9,12 @@
 // first run; with several, a first run that happened to be quiet or noisy
 // weighs less.
 //
-// Thread-safety: pure function.
+// A machine's noise moves one run's efficiency by about a percent, as much as
+// history can gain on it, so the verdict also gives the later runs' shift in
+// efficiency against the first runs with a distribution-free 95 % interval
+// (LocationShift): "not lower" is then read beside how well it is known.
+//
+// Thread-safety: pure functions.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +28,20 @@ struct RunFigures {
   double efficiency = 0;
 };
 
+// How far the values of `later` lie above those of `first` (Hodges–Lehmann:
+// the median of every difference later_j - first_i), with the interval of
+// the differences ranked k and mn + 1 - k, k the Mann–Whitney critical count
+// for a two-sided 95 % interval (normal approximation, rounded down: never
+// narrower than the exact one by more than a rank). With too few values for
+// such an interval (m n / 2 - 1.96 sd < 1) the interval is every difference.
+struct Shift {
+  double estimate = 0;
+  double low = 0;
+  double high = 0;
+  bool known = false;  // false when either side is empty
+};
+Shift LocationShift(const std::vector<double>& first, const std::vector<double>& later);
+
 struct LearningVerdict {
   RunFigures first;  // medians over the sequences' first runs
   RunFigures later;  // medians over every later run of every sequence
@@ -31,6 +50,7 @@ struct LearningVerdict {
   bool moved_halved = false;
   bool messages_halved = false;
   bool efficiency_kept = false;
+  Shift efficiency_shift;  // later runs against first runs
   bool met() const { return moved_halved && messages_halved && efficiency_kept; }
 };
 

@@ -64,5 +64,52 @@ TEST(LearningTargetTest, SequencesOfOneRunSayNothing) {
   EXPECT_TRUE(one.met());
 }
 
+// first = 0..9 and later = 0, 10, .., 90 differ by every integer from -9 to
+// 90 exactly once, so the difference ranked r (1-based) is r - 10. With
+// m = n = 10 the critical count is 24 (the exact table's 23, plus one).
+TEST(LearningTargetTest, TheShiftIsTheMedianDifferenceWithTheMannWhitneyInterval) {
+  std::vector<double> first, later;
+  for (int i = 0; i < 10; ++i) {
+    first.push_back(i);
+    later.push_back(10 * i);
+  }
+  const Shift shift = LocationShift(first, later);
+  ASSERT_TRUE(shift.known);
+  EXPECT_DOUBLE_EQ(shift.estimate, 40.5);
+  EXPECT_DOUBLE_EQ(shift.low, 14);
+  EXPECT_DOUBLE_EQ(shift.high, 67);
+  // The other way round the interval turns over.
+  const Shift back = LocationShift(later, first);
+  EXPECT_DOUBLE_EQ(back.estimate, -40.5);
+  EXPECT_DOUBLE_EQ(back.low, -67);
+  EXPECT_DOUBLE_EQ(back.high, -14);
+}
+
+TEST(LearningTargetTest, TooFewRunsGiveEveryDifferenceAsTheInterval) {
+  const Shift shift = LocationShift({1, 2, 3}, {6, 7, 8});
+  EXPECT_DOUBLE_EQ(shift.estimate, 5);
+  EXPECT_DOUBLE_EQ(shift.low, 3);
+  EXPECT_DOUBLE_EQ(shift.high, 7);
+  EXPECT_FALSE(LocationShift({}, {1}).known);
+  EXPECT_FALSE(LocationShift({1}, {}).known);
+}
+
+// The verdict's shift is over the efficiencies of the first runs against the
+// later ones; noise equal on both sides gives an interval around 0.
+TEST(LearningTargetTest, TheVerdictCarriesTheEfficiencyShift) {
+  std::vector<std::vector<RunFigures>> sequences;
+  for (int s = 0; s < 8; ++s) {
+    std::vector<RunFigures> runs;
+    for (int r = 0; r < 5; ++r) runs.push_back({0, 1, 0.97 + 0.001 * ((s * 5 + r * 3) % 7)});
+    sequences.push_back(runs);
+  }
+  const LearningVerdict verdict = JudgeLearning(sequences);
+  ASSERT_TRUE(verdict.efficiency_shift.known);
+  EXPECT_LT(verdict.efficiency_shift.low, 0);
+  EXPECT_GT(verdict.efficiency_shift.high, 0);
+  EXPECT_LE(verdict.efficiency_shift.low, verdict.efficiency_shift.estimate);
+  EXPECT_GE(verdict.efficiency_shift.high, verdict.efficiency_shift.estimate);
+}
+
 }  // namespace
 }  // namespace ballast::fuzzy
