@@ -32,8 +32,9 @@
 //      finish together; the victim learns its new end in its next reply and
 //      never pauses. The cut leaves the victim what it may reach by then at
 //      the rate it has shown (a worker that ran ahead of its predictions is
-//      given that lead), and a worker whose report puts its end well past
-//      its prediction wakes the workers told to wait, so that they may steal.
+//      given that lead, less of it when the thief is much faster), and a
+//      worker whose report puts its end well past its prediction wakes the
+//      workers told to wait, so that they may steal.
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -539,8 +540,15 @@ class AdaptivePolicy : public PolicyBase {
     const double t_speed = Speed(thief);
     const Range left = Unfinished(victim);
     // Where the victim may be when it learns of the cut: as far as its speed
-    // says, and as much further as it has run ahead of its predictions.
-    const double travel = v_speed * (1 + estimates_[victim].lead) * (learns - v.last_contact);
+    // says, and further by as much as it has run ahead of its predictions,
+    // the lead weighed by what a wrong cut costs. A cut the victim has not
+    // reached leaves it items at its speed; one it has passed has the thief
+    // compute again what the victim did, at the thief's. So the lead counts
+    // fully for a victim at least as fast as the thief, and in proportion
+    // 2 v / (v + t) for a slower one: a slow victim beside a fast thief is
+    // better cut short than left items it may not reach.
+    const double lead = estimates_[victim].lead * std::min(1.0, 2 * v_speed / (v_speed + t_speed));
+    const double travel = v_speed * (1 + lead) * (learns - v.last_contact);
     uint64_t safe = cost().Advance(left.begin, left.end, travel);
     safe = std::min(left.end, safe + 1);  // the item it may have begun
     if (safe >= left.end) return std::nullopt;

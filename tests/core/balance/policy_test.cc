@@ -1062,6 +1062,38 @@ TEST(PolicyTest, AStealLeavesAVictimThatRanAheadTheItemsItMayReach) {
       << "learns at " << learns << ", stolen " << stolen.lease.ToString();
 }
 
+// The lead counts less when the thief is much faster than the victim: a cut
+// the victim passes costs the thief little to compute again, items left to a
+// slow victim cost its slow time. The scenario above with the thief three
+// and thirty times the victim's prior speed: the cut leaves the victim its
+// lead with the first, less of it with the second, and never less than what
+// its slowest rate (100 items/s) reaches.
+TEST(PolicyTest, AFastThiefLeavesASlowVictimLessOfItsLead) {
+  std::map<int, double> cut_over_travel;  // by the thief's speed ratio
+  for (const int ratio : {3, 30}) {
+    SCOPED_TRACE(ratio);
+    const uint64_t items = 500 * (1 + ratio);
+    auto policy = Make("adaptive");
+    policy->Start(Job(items, {1, static_cast<double>(ratio)}), 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 500});
+    ExpectLease(Ask(*policy, 1, 0), {500, items});
+    Progress(*policy, 0, {0, 100}, 1, 1);  // 100 items/s
+    const uint64_t thief_at = 500 + 100 * ratio;
+    Progress(*policy, 1, {500, thief_at}, 1, 1);
+    const Reply cadence = Progress(*policy, 0, {100, 250}, 2, 1);  // 150 items/s
+    const double now = 3.3;
+    const Reply stolen = Finish(*policy, 1, {thief_at, items}, now, 2.3);
+    ASSERT_EQ(KindName(stolen.kind), "kLease");
+    ASSERT_EQ(stolen.lease.end, 500u);
+    const bool signalled = policy->TakeSignals() == std::vector<WorkerId>{0};
+    const double learns = signalled ? now + 0.05 : std::max(now, 2 + cadence.report_every_s);
+    EXPECT_GE(stolen.lease.begin, 250 + 100 * (learns - 2)) << stolen.lease.ToString();
+    cut_over_travel[ratio] = (stolen.lease.begin - 250.0) / (learns - 2);
+  }
+  EXPECT_GE(cut_over_travel[3], 150);
+  EXPECT_LT(cut_over_travel[30], cut_over_travel[3] - 10) << cut_over_travel[30] << " " << cut_over_travel[3];
+}
+
 // Workers told to wait (nothing was worth stealing when they asked) are woken
 // when a computing worker reports that its end is later than predicted by
 // more than four report floors and half the time it now has left; not when
