@@ -10,6 +10,7 @@
 #include <cmath>
 #include <csignal>
 #include <future>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -69,24 +70,68 @@ std::string BoundedBody(web::http::http_response& response) {
   return response.extract_string(true).get();
 }
 
-StatusOr<workload::Result> ComputeParallel(kernels::Kernel& kernel, Range range, unsigned threads,
-                                           workload::WorkloadKind kind) {
-  threads = static_cast<unsigned>(std::min<uint64_t>(threads, range.size()));
-  if (threads <= 1) return kernel.Compute(range);
-  std::vector<StatusOr<workload::Result>> parts(threads, Status::Invalid("not computed"));
-  std::vector<std::thread> pool;
+// What a step computed: the range from its start to where it stopped, and
+// that range's Result.
+struct Computed {
+  Range range;
+  workload::Result result;
+};
+
+// Computes `step` on `threads` threads, each its slice of the step in
+// `chunks` calls of the kernel, and stops early at `limit` when a reply that
+// arrives meanwhile cuts the lease there: a chunk is clipped to the limit as
+// it reads it, and none starts at or past it. Threads read the limit at
+// different times, so the result is the step's longest contiguous prefix:
+// the slices up to the first that stopped short, and that one's part.
+StatusOr<Computed> ComputeStep(kernels::Kernel& kernel, Range step, unsigned threads,
+                               unsigned chunks, workload::WorkloadKind kind,
+                               const std::atomic<uint64_t>& limit) {
+  threads = static_cast<unsigned>(std::clamp<uint64_t>(step.size(), 1, threads));
+  struct Part {
+    uint64_t end = 0;  // computed [slice.begin, end)
+    StatusOr<workload::Result> result = Status::Invalid("not computed");
+  };
+  std::vector<Part> parts(threads);
+  std::vector<Range> slices;
   for (unsigned t = 0; t < threads; ++t) {
-    const Range slice{range.begin + range.size() * t / threads,
-                      range.begin + range.size() * (t + 1) / threads};
-    pool.emplace_back([&kernel, &parts, slice, t] { parts[t] = kernel.Compute(slice); });
+    slices.push_back(
+        {step.begin + step.size() * t / threads, step.begin + step.size() * (t + 1) / threads});
   }
-  for (auto& thread : pool) thread.join();
-  workload::Result total = workload::Result::Empty(kind);
-  for (auto& part : parts) {
-    if (!part.ok()) return part.status();
-    BALLAST_RETURN_IF_ERROR(total.Merge(*part));
+  auto compute_slice = [&](unsigned t) {
+    const Range slice = slices[t];
+    workload::Result total = workload::Result::Empty(kind);
+    uint64_t at = slice.begin;
+    for (unsigned c = 0; c < chunks && at < slice.end; ++c) {
+      const uint64_t chunk_end = slice.begin + slice.size() * (c + 1) / chunks;
+      if (chunk_end <= at) continue;  // a slice of fewer items than chunks
+      const uint64_t end = std::min(chunk_end, limit.load(std::memory_order_relaxed));
+      if (end <= at) break;
+      auto part = kernel.Compute({at, end});
+      if (!part.ok()) {
+        parts[t].result = part.status();
+        return;
+      }
+      // Cannot fail: every chunk's result is of the job's kind.
+      (void)total.Merge(*part);
+      at = end;
+    }
+    parts[t] = {at, std::move(total)};
+  };
+  if (threads == 1) {
+    compute_slice(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(compute_slice, t);
+    for (auto& thread : pool) thread.join();
   }
-  return total;
+  Computed computed{{step.begin, step.begin}, workload::Result::Empty(kind)};
+  for (unsigned t = 0; t < threads; ++t) {
+    if (!parts[t].result.ok()) return parts[t].result.status();
+    BALLAST_RETURN_IF_ERROR(computed.result.Merge(*parts[t].result));
+    computed.range.end = parts[t].end;
+    if (parts[t].end < slices[t].end) break;
+  }
+  return computed;
 }
 
 }  // namespace
@@ -303,6 +348,31 @@ class WorkerLoop::Impl {
     return reply;
   }
 
+  // Posts a progress report while computing goes on. A reply that lets the
+  // lease go on to a nearer end (a steal cut it) sets reply_end_ at once, so
+  // that the step being computed stops there rather than at its planned end:
+  // items past the cut are the thief's, and a step that crossed it would be
+  // dropped whole if the thief handed them in first. The loop obeys the
+  // reply itself after the step (ApplyLate).
+  StatusOr<protocol::ReplyMessage> PostProgress(const protocol::ReportMessage& report) {
+    auto reply = Post(report);
+    if (reply.ok() && reply->kind == Reply::Kind::kContinue) {
+      reply_end_.store(reply->lease.end, std::memory_order_relaxed);
+    }
+    return reply;
+  }
+
+  // Kernel calls per thread and step: a reply that cuts the lease stops the
+  // step at the cut within about step_seconds / kChunksPerStep. An exec job
+  // that runs one command per sub-range keeps one call per step, so that a
+  // step stays one command.
+  unsigned ChunksPerStep() const {
+    constexpr unsigned kChunksPerStep = 8;
+    const bool bundled =
+        workload_.kind == workload::WorkloadKind::kExec && !workload_.exec.per_item;
+    return bundled ? 1 : kChunksPerStep;
+  }
+
   // Takes note of what a reply tells beyond its kind (on the loop's thread).
   StatusOr<protocol::ReplyMessage> Accept(StatusOr<protocol::ReplyMessage> reply) {
     if (!reply.ok()) return reply;
@@ -397,6 +467,7 @@ class WorkerLoop::Impl {
     auto land = [&]() -> Status {
       const auto start = Clock::now();
       auto sent = in_flight.get();
+      reply_end_ = kNoEnd;  // obeyed below
       metrics_->Idle(Since(start));
       BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(sent, done));
       if (!ours) dropped = sent.status();
@@ -413,19 +484,30 @@ class WorkerLoop::Impl {
         if (dropped) return DroppedLease(*dropped);
         continue;
       }
-      const Range step{position_, NextStepEnd(cost_, {position_, lease_.end}, options_.threads,
-                                              options_.step_seconds, last_step_)};
+      const Range planned{position_, NextStepEnd(cost_, {position_, lease_.end}, options_.threads,
+                                                 options_.step_seconds, last_step_)};
       const auto start = Clock::now();
-      auto part = ComputeParallel(*kernel_, step, options_.threads, workload_.kind);
+      auto part = ComputeStep(*kernel_, planned, options_.threads, ChunksPerStep(), workload_.kind,
+                              reply_end_);
       // A stop ended the step's exec commands: its items go back with the lease.
       if (!part.ok() && g_stop) break;
       BALLAST_RETURN_IF_ERROR(part.status());
+      const Range step = part->range;  // shorter than planned when a reply cut the lease
+      if (step.empty()) {
+        // The reply in flight ends the lease where the worker is: obey it.
+        if (!in_flight.valid()) {
+          return Status::Invalid(fmt::format("step {}: nothing computed", planned.ToString()));
+        }
+        BALLAST_RETURN_IF_ERROR(land());
+        if (dropped) return DroppedLease(*dropped);
+        continue;
+      }
       Throttle(Since(start));
       const double seconds = Since(start);
-      if (part->kind() != workload_.kind) {
+      if (part->result.kind() != workload_.kind) {
         return Status::Invalid(fmt::format("step {}: a result of another kind", step.ToString()));
       }
-      done.steps.emplace_back(step, std::move(*part));
+      done.steps.emplace_back(step, std::move(part->result));
       done.calc += seconds;
       position_ = step.end;
       last_step_ = {seconds / std::max(cost_.Cost(step), 1e-12), step.size()};
@@ -439,9 +521,8 @@ class WorkerLoop::Impl {
       due |= signalled_.exchange(false) || (report_every_s_ > 0 && done.calc >= report_every_s_) ||
              (heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_);
       if (!due || in_flight.valid() || position_ >= lease_.end) continue;
-      in_flight =
-          std::async(std::launch::async, &Impl::Post, this, Number(ReportOf(done, /*idle=*/false)),
-                     pplx::cancellation_token::none());
+      in_flight = std::async(std::launch::async, &Impl::PostProgress, this,
+                             Number(ReportOf(done, /*idle=*/false)));
       done = StartUnreported();
       due = false;
       since_report = Clock::now();
@@ -536,6 +617,10 @@ class WorkerLoop::Impl {
   double heartbeat_s_ = 10;
   double report_every_s_ = 0;  // the cadence of progress reports the policy asks
   std::atomic<bool> signalled_{false};
+  // The lease's end as a reply still in flight set it (PostProgress), read
+  // by the step being computed; kNoEnd when none.
+  static constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
+  std::atomic<uint64_t> reply_end_{kNoEnd};
   pplx::cancellation_token_source stop_polling_;
   std::thread poller_;
 };

@@ -14,9 +14,12 @@
 // gives is exact. Progress reports go at the cadence the policy asks, at
 // least every heartbeat, and at once when the coordinator signals (a
 // background long poll). They go out one at a time while computing goes on:
-// a round trip does not idle the cores. A reply that shrinks the lease below
-// where the worker got meanwhile stops it there, and those items are reported
-// all the same (the coordinator merges each item once, whoever is first); a
+// a round trip does not idle the cores. A reply that shrinks the lease
+// stops the step being computed at the new end as soon as it arrives (a step
+// is computed in a few kernel calls per thread, and none goes past the end
+// a reply set), so that a step does not cross a steal's cut. Items the
+// worker finished past the new end before the reply came are reported all
+// the same (the coordinator merges each item once, whoever is first); a
 // reply with a new lease sends them with the next report. After RequestStop
 // (SIGTERM) the loop finishes its step, reports what it finished with
 // `leaving`, and returns: the rest of its lease goes back to the pool.

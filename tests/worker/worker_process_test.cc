@@ -281,8 +281,8 @@ TEST(WorkerProcessTest, CarriesOnWhenTheCoordinatorRestartsOnTheSamePort) {
   EXPECT_NE(ReadFile(log).find("lease dropped"), std::string::npos) << ReadFile(log);
 }
 
-// A coordinator that answers the worker's first progress report late, with
-// what `late` returns, to see what the worker does meanwhile. It leases the
+// A coordinator that answers the worker's first progress report late (after
+// `delay`), with what `late` returns, to see what the worker does meanwhile. It leases the
 // whole job to the first ask and says done to the next idle report; every
 // report is kept. (The real coordinator cannot be told to answer late; the
 // worker's side of the race is what these tests pin down.)
@@ -290,8 +290,9 @@ class LateCoordinator {
  public:
   using Late = std::function<protocol::ReplyMessage(const protocol::ReportMessage&)>;
 
-  LateCoordinator(coordinator::JobConfig config, Late late)
-      : config_(std::move(config)), late_(std::move(late)) {
+  LateCoordinator(coordinator::JobConfig config, Late late,
+                  std::chrono::milliseconds delay = std::chrono::milliseconds(300))
+      : config_(std::move(config)), late_(std::move(late)), delay_(delay) {
     // cpprest's listener cannot be asked for the port it bound, so it is
     // given one the kernel just found free, again if another process took it.
     for (int attempt = 0; !listener_ && attempt < 20; ++attempt) {
@@ -343,7 +344,7 @@ class LateCoordinator {
         reply.report_every_s = 0.02;
         leased_ = true;
       } else if (progress == 1) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        std::this_thread::sleep_for(delay_);
         reply = late_(*report);
       } else {
         reply.kind = balance::Reply::Kind::kContinue;
@@ -360,6 +361,7 @@ class LateCoordinator {
 
   coordinator::JobConfig config_;
   Late late_;
+  std::chrono::milliseconds delay_;
   std::atomic<bool> leased_{false};
   std::mutex mu_;
   std::vector<protocol::ReportMessage> reports_;
@@ -420,6 +422,44 @@ TEST(WorkerProcessTest, ComputesOnWhileAReportIsAnsweredAndReportsPastAShrunkEnd
   // Those steps are handed in as several ranges, so that the coordinator can
   // take those before a cut when someone else handed in those after it.
   EXPECT_GE(reports.back().completed.size(), 3u);
+}
+
+// A reply that cuts the lease ahead of the worker while it computes a step
+// stops the step at the cut: the items past it are the thief's, and a step
+// that crossed the cut would be dropped whole once the thief handed them in.
+// Items of 50 ms: the first report goes at item 1, and steps double (2, 4,
+// 8 items), so the reply 500 ms later comes during the step [7, 15), at
+// about item 11; it cuts the lease at item 13.
+TEST(WorkerProcessTest, AStepStopsAtACutThatArrivesWhileItComputes) {
+  coordinator::JobConfig config = PrimesJob(1000);
+  config.workload = {};
+  config.workload.kind = workload::WorkloadKind::kExec;
+  config.workload.items = 100;
+  config.workload.exec.command = {"sleep", "0.05"};
+  config.workload.exec.per_item = true;
+  config.workload.exec.retries = 0;
+  uint64_t cut = 0;
+  LateCoordinator coordinator(
+      config,
+      [&cut](const protocol::ReportMessage& report) {
+        cut = report.position + 12;
+        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {0, cut}, 0.02, 10, "late"};
+      },
+      std::chrono::milliseconds(500));
+  const std::string log = ::testing::TempDir() + "cut-mid-step.log";
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token",
+                                {"--threads", "1", "--step-seconds", "2"}, log)};
+  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log);
+
+  const auto reports = coordinator.reports();
+  const auto spans = CompletedSpans(reports);
+  ASSERT_FALSE(spans.empty());
+  EXPECT_EQ(spans.front().begin, 0u);
+  for (size_t i = 1; i < spans.size(); ++i) EXPECT_EQ(spans[i].begin, spans[i - 1].end);
+  EXPECT_EQ(spans.back().end, cut) << "the step went on past the cut";
+  EXPECT_TRUE(reports.back().idle);
+  EXPECT_EQ(reports.back().position, cut);
 }
 
 // When the late reply is a new lease (the coordinator took the old one as
