@@ -1091,7 +1091,8 @@ TEST(PolicyTest, AFastThiefLeavesASlowVictimLessOfItsLead) {
     cut_over_travel[ratio] = (stolen.lease.begin - 250.0) / (learns - 2);
   }
   EXPECT_GE(cut_over_travel[3], 150);
-  EXPECT_LT(cut_over_travel[30], cut_over_travel[3] - 10) << cut_over_travel[30] << " " << cut_over_travel[3];
+  EXPECT_LT(cut_over_travel[30], cut_over_travel[3] - 10)
+      << cut_over_travel[30] << " " << cut_over_travel[3];
 }
 
 // Workers told to wait (nothing was worth stealing when they asked) are woken
