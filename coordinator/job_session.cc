@@ -284,6 +284,19 @@ std::vector<std::string> JobSession::TakeSignals() {
   return names;
 }
 
+std::optional<balance::Range> JobSession::SignalLease(const std::string& worker) const {
+  auto found = ids_.find(worker);
+  if (found == ids_.end()) return std::nullopt;
+  const WorkerId id = found->second;
+  const Worker& told = workers_[id];
+  if (!told.holds_lease || verifier_.Holding(id)) return std::nullopt;
+  const balance::Range held = policy_->LeaseOf(id);
+  if (held.empty() || held.begin != told.lease.begin || held.end > told.lease.end) {
+    return std::nullopt;
+  }
+  return held;
+}
+
 JobView JobSession::View(bool segments) const {
   JobView view;
   view.id = config_.id;

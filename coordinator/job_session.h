@@ -183,6 +183,11 @@ class JobSession {
 
   // Workers the policy asked to contact the coordinator, since the last call.
   std::vector<std::string> TakeSignals();
+  // What a signal to `worker` tells of its lease (SignalMessage::lease): the
+  // lease the policy holds for it now, when that is the lease the worker was
+  // last told of (same begin), its end maybe cut nearer since; nullopt when
+  // the worker holds no lease, computes a check, or is unknown.
+  std::optional<balance::Range> SignalLease(const std::string& worker) const;
 
   bool HasWorker(const std::string& name) const { return ids_.count(name) > 0; }
   // True when every item's result is merged and every sampled range is

@@ -415,7 +415,7 @@ class Server::Impl {
       return;
     }
     if (entry->pending_signals.erase(worker) > 0) {
-      ReplyJson(request, 200, {{"signalled", true}});
+      ReplyJson(request, 200, SignalJson(*entry, worker));
       return;
     }
     if (auto held = entry->signal_polls.find(worker); held != entry->signal_polls.end()) {
@@ -492,6 +492,15 @@ class Server::Impl {
     timer_cv_.notify_all();
   }
 
+  // A signal to `worker`, with its lease as the policy now holds it: the
+  // worker stops at a steal's cut on receipt (protocol::SignalMessage).
+  static nlohmann::json SignalJson(const JobEntry& entry, const std::string& worker) {
+    protocol::SignalMessage signal;
+    signal.signalled = true;
+    signal.lease = entry.session->SignalLease(worker);
+    return protocol::ToJson(signal);
+  }
+
   void Deliver(JobEntry& entry, const std::string& worker) {
     if (auto held = entry.waiting_reports.find(worker); held != entry.waiting_reports.end()) {
       // The worker is waiting on its report: ask the policy again for it.
@@ -505,7 +514,7 @@ class Server::Impl {
       return;
     }
     if (auto poll = entry.signal_polls.find(worker); poll != entry.signal_polls.end()) {
-      ReplyJson(poll->second.exchange, 200, {{"signalled", true}});
+      ReplyJson(poll->second.exchange, 200, SignalJson(entry, worker));
       entry.signal_polls.erase(poll);
       return;
     }

@@ -19,6 +19,7 @@
 #include "balance/cost_model.h"
 #include "kernels/kernel.h"
 #include "protocol/messages.h"
+#include "worker/lease_cut.h"
 #include "worker/reach.h"
 #include "worker/report_ranges.h"
 #include "worker/step_size.h"
@@ -204,6 +205,7 @@ class WorkerLoop::Impl {
   void DropLease() {
     lease_ = {};
     position_ = 0;
+    cut_.Clear();
     lease_session_.clear();
   }
 
@@ -349,16 +351,13 @@ class WorkerLoop::Impl {
   }
 
   // Posts a progress report while computing goes on. A reply that lets the
-  // lease go on to a nearer end (a steal cut it) sets reply_end_ at once, so
-  // that the step being computed stops there rather than at its planned end:
-  // items past the cut are the thief's, and a step that crossed it would be
-  // dropped whole if the thief handed them in first. The loop obeys the
-  // reply itself after the step (ApplyLate).
+  // lease go on to a nearer end (a steal cut it) is offered to cut_ at once,
+  // so that the step being computed stops there rather than at its planned
+  // end (worker/lease_cut.h). The loop obeys the reply itself after the step
+  // (ApplyLate).
   StatusOr<protocol::ReplyMessage> PostProgress(const protocol::ReportMessage& report) {
     auto reply = Post(report);
-    if (reply.ok() && reply->kind == Reply::Kind::kContinue) {
-      reply_end_.store(reply->lease.end, std::memory_order_relaxed);
-    }
+    if (reply.ok() && reply->kind == Reply::Kind::kContinue) cut_.Offer(reply->lease);
     return reply;
   }
 
@@ -426,6 +425,7 @@ class WorkerLoop::Impl {
       CloseLeasePart(done);
       lease_ = reply.lease;
       position_ = lease_.begin;
+      cut_.Begin(lease_);
     } else {
       lease_.end = std::max(position_, std::min(lease_.end, reply.lease.end));
     }
@@ -461,13 +461,13 @@ class WorkerLoop::Impl {
   StatusOr<protocol::ReportMessage> Compute(const protocol::ReplyMessage& reply) {
     Unreported done = StartUnreported();
     Obey(reply, done);
+    cut_.Begin(lease_);
     std::future<StatusOr<protocol::ReplyMessage>> in_flight;
     std::optional<Status> dropped;  // set when a late reply says the lease is not ours
     // Waits for the report in flight and obeys its reply.
     auto land = [&]() -> Status {
       const auto start = Clock::now();
       auto sent = in_flight.get();
-      reply_end_ = kNoEnd;  // obeyed below
       metrics_->Idle(Since(start));
       BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(sent, done));
       if (!ours) dropped = sent.status();
@@ -476,6 +476,7 @@ class WorkerLoop::Impl {
     bool due = false;  // a report is due and waits for the one in flight
     auto since_report = Clock::now();
     while (!g_stop) {
+      FoldCut();
       if (position_ >= lease_.end) {
         // The lease is finished; the reply to the last progress report may
         // still bring a new one.
@@ -488,12 +489,14 @@ class WorkerLoop::Impl {
                                                  options_.step_seconds, last_step_)};
       const auto start = Clock::now();
       auto part = ComputeStep(*kernel_, planned, options_.threads, ChunksPerStep(), workload_.kind,
-                              reply_end_);
+                              cut_.end_flag());
       // A stop ended the step's exec commands: its items go back with the lease.
       if (!part.ok() && g_stop) break;
       BALLAST_RETURN_IF_ERROR(part.status());
       const Range step = part->range;  // shorter than planned when a reply cut the lease
       if (step.empty()) {
+        // A signal ended the lease where the worker is: it is finished.
+        if (cut_.end() <= position_) continue;
         // The reply in flight ends the lease where the worker is: obey it.
         if (!in_flight.valid()) {
           return Status::Invalid(fmt::format("step {}: nothing computed", planned.ToString()));
@@ -510,6 +513,7 @@ class WorkerLoop::Impl {
       done.steps.emplace_back(step, std::move(part->result));
       done.calc += seconds;
       position_ = step.end;
+      FoldCut();
       last_step_ = {seconds / std::max(cost_.Cost(step), 1e-12), step.size()};
       metrics_->Items(step.size(), seconds);
       metrics_->Busy(seconds);
@@ -533,6 +537,10 @@ class WorkerLoop::Impl {
     }
     return ReportOf(done, /*idle=*/position_ >= lease_.end);
   }
+
+  // Takes up a cut heard while computing (cut_): the lease ends there, or
+  // where the worker is if it has passed it.
+  void FoldCut() { lease_.end = std::max(position_, std::min(lease_.end, cut_.end())); }
 
   // The coordinator restarted since it leased to us (409): what we computed
   // of that lease is not ours to hand in. Forgets it; returns a fresh ask.
@@ -573,17 +581,21 @@ class WorkerLoop::Impl {
         auto response = client.request(request, cancel).get();
         const std::string text = BoundedBody(response);
         auto json = protocol::ParseJsonText(text);
+        auto signal = json.ok() ? protocol::ParseSignal(*json)
+                                : StatusOr<protocol::SignalMessage>(json.status());
         if (response.status_code() != web::http::status_codes::OK) {
           failure = fmt::format("status {}: {}", response.status_code(), text);
-        } else if (json.ok() && json->is_object()) {
+        } else if (signal.ok()) {
           backoff = 0.1;
-          if (json->value("signalled", false)) {
+          if (signal->signalled) {
+            // A steal's cut: the step being computed stops there at once.
+            if (signal->lease) cut_.Offer(*signal->lease);
             signalled_ = true;
-            if (json->value("done", false)) return;  // the job is over: no more signals
+            if (signal->done) return;  // the job is over: no more signals
           }
           continue;
         } else {
-          failure = "the answer is not a signal message";
+          failure = "the answer is not a signal message: " + signal.status().message();
         }
       } catch (const std::exception& e) {
         failure = e.what();
@@ -617,10 +629,9 @@ class WorkerLoop::Impl {
   double heartbeat_s_ = 10;
   double report_every_s_ = 0;  // the cadence of progress reports the policy asks
   std::atomic<bool> signalled_{false};
-  // The lease's end as a reply still in flight set it (PostProgress), read
-  // by the step being computed; kNoEnd when none.
-  static constexpr uint64_t kNoEnd = std::numeric_limits<uint64_t>::max();
-  std::atomic<uint64_t> reply_end_{kNoEnd};
+  // The nearest end heard for the lease while computing it (a reply in
+  // flight, a signal), read by the step being computed.
+  LeaseCut cut_;
   pplx::cancellation_token_source stop_polling_;
   std::thread poller_;
 };

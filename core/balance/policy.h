@@ -151,6 +151,11 @@ class Policy {
   virtual const PolicyStats& stats() const = 0;
   // Workers to signal, accumulated since the last call; the driver delivers them.
   virtual std::vector<WorkerId> TakeSignals() = 0;
+  // The lease the policy holds for the worker now (empty when none): after
+  // a steal, its end is nearer than the worker was told. A driver may send
+  // it with the worker's signal, so that the worker stops at the cut as soon
+  // as the signal arrives.
+  virtual Range LeaseOf(WorkerId worker) const = 0;
 };
 
 }  // namespace ballast::balance

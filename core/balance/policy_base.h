@@ -43,6 +43,7 @@ class PolicyBase : public Policy {
   bool Finished() const final { return done_.size() == job_.items; }
   const PolicyStats& stats() const final { return stats_; }
   std::vector<WorkerId> TakeSignals() final;
+  Range LeaseOf(WorkerId worker) const final { return workers_.at(worker).lease; }
 
  protected:
   // Sets up the policy's own state; reserved shares may be planned here.

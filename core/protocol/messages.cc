@@ -119,6 +119,13 @@ json ToJson(const JobDescription& message) {
   return {{"job", message.job}, {"workload", workload::WorkloadToJson(message.workload)}};
 }
 
+json ToJson(const SignalMessage& message) {
+  json out = {{"signalled", message.signalled}};
+  if (message.done) out["done"] = true;
+  if (message.lease) out["lease"] = RangeJson(*message.lease);
+  return out;
+}
+
 StatusOr<ReportMessage> ParseReport(const json& json) {
   if (!json.is_object()) return FieldError("report", "a JSON object");
   ReportMessage report;
@@ -175,6 +182,17 @@ StatusOr<JobDescription> ParseJobDescription(const json& json) {
   description.job = json["job"].get<std::string>();
   BALLAST_ASSIGN_OR_RETURN(description.workload, workload::WorkloadFromJson(json["workload"]));
   return description;
+}
+
+StatusOr<SignalMessage> ParseSignal(const json& json) {
+  if (!json.is_object()) return FieldError("signal", "a JSON object");
+  SignalMessage signal;
+  BALLAST_ASSIGN_OR_RETURN(signal.signalled, GetBool(json, "signalled"));
+  BALLAST_ASSIGN_OR_RETURN(signal.done, GetBool(json, "done"));
+  if (auto lease = json.find("lease"); lease != json.end() && !lease->is_null()) {
+    BALLAST_ASSIGN_OR_RETURN(signal.lease, ParseRange(*lease, "lease"));
+  }
+  return signal;
 }
 
 json RefusalJson(const std::string& reason, const std::string& message) {

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,11 +84,17 @@ struct JobDescription {
 struct SignalMessage {
   bool signalled = false;  // true: contact the coordinator now; false: timed out, ask again
   bool done = false;       // the job is over: stop polling
+  // The lease the coordinator holds for the worker when it answered, when the
+  // worker holds one: a steal may have cut its end nearer than the worker
+  // knows. A worker computing a lease of this begin stops at this end at
+  // once, before the reply to its next report tells it the same.
+  std::optional<balance::Range> lease;
 };
 
 nlohmann::json ToJson(const ReportMessage& message);
 nlohmann::json ToJson(const ReplyMessage& message);
 nlohmann::json ToJson(const JobDescription& message);
+nlohmann::json ToJson(const SignalMessage& message);
 
 // Each parser returns the message, or Invalid naming the field that is
 // missing, mistyped or out of range ("completed[2].range.end: expected an
@@ -95,6 +102,7 @@ nlohmann::json ToJson(const JobDescription& message);
 StatusOr<ReportMessage> ParseReport(const nlohmann::json& json);
 StatusOr<ReplyMessage> ParseReply(const nlohmann::json& json);
 StatusOr<JobDescription> ParseJobDescription(const nlohmann::json& json);
+StatusOr<SignalMessage> ParseSignal(const nlohmann::json& json);
 // The largest body either side sends or accepts, and how deeply its arrays
 // and objects may nest: a report's results are a few objects deep and a few
 // hundred bytes per completion, so these leave room for thousands of

@@ -217,6 +217,36 @@ TEST(JobSessionTest, APrimesJobTakesWorkFromThePoolWithoutAProbe) {
   EXPECT_EQ(next->lease.size() + own->lease.size(), session->config().workload.items);
 }
 
+// After a steal the victim's lease ends nearer than it was told: a signal to
+// it carries the cut lease, so that it stops there on receipt. The thief's
+// signal carries the lease it was just given; a worker with no lease, or an
+// unknown one, is sent none.
+TEST(JobSessionTest, ASignalCarriesTheLeaseAsAStealCutIt) {
+  auto session = NewSession(PrimesJob(30000, {"a", "b"}, "adaptive"));
+  EXPECT_FALSE(session->SignalLease("a"));  // holds nothing yet
+  auto a = session->HandleReport(Idle("a"), 0);
+  auto b = session->HandleReport(Idle("b"), 0);
+  ASSERT_EQ(a->kind, Reply::Kind::kLease);
+  ASSERT_EQ(b->kind, Reply::Kind::kLease);
+  EXPECT_EQ(session->SignalLease("b"), b->lease);  // as it was told
+  // b is slow: ten items in its first second.
+  ReportMessage progress = Finished(*session, "b", {b->lease.begin, b->lease.begin + 10});
+  progress.idle = false;
+  progress.calc_seconds = 1;
+  ASSERT_EQ(session->HandleReport(progress, 1)->kind, Reply::Kind::kContinue);
+  // a finished its whole share in that second and takes the end of b's.
+  ReportMessage finished = Finished(*session, "a", a->lease);
+  finished.calc_seconds = 1;
+  auto stolen = session->HandleReport(finished, 1);
+  ASSERT_EQ(stolen->kind, Reply::Kind::kLease);
+  EXPECT_EQ(stolen->lease.end, b->lease.end);
+  const auto cut = session->SignalLease("b");
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_EQ(*cut, (Range{b->lease.begin, stolen->lease.begin}));
+  EXPECT_EQ(session->SignalLease("a"), stolen->lease);
+  EXPECT_FALSE(session->SignalLease("nobody"));
+}
+
 TEST(JobSessionTest, EveryPolicyResumesFromACheckpointWithoutRedoingFinishedItems) {
   for (const std::string& policy : balance::PolicyNames()) {
     SCOPED_TRACE(policy);

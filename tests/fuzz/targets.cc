@@ -65,6 +65,7 @@ void ProtocolBody(std::string_view text) {
   }
   Reserialise(protocol::ParseReply(*json));
   Reserialise(protocol::ParseJobDescription(*json));
+  Reserialise(protocol::ParseSignal(*json));
 }
 
 void HistoryFileText(std::string_view text) {

@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -289,10 +291,18 @@ TEST(WorkerProcessTest, CarriesOnWhenTheCoordinatorRestartsOnTheSamePort) {
 class LateCoordinator {
  public:
   using Late = std::function<protocol::ReplyMessage(const protocol::ReportMessage&)>;
+  // What a signal poll answers, given the reports so far: nullopt holds the
+  // poll (answered "not signalled" after 200 ms).
+  using Signal = std::function<std::optional<protocol::SignalMessage>(
+      const std::vector<protocol::ReportMessage>&)>;
 
   LateCoordinator(coordinator::JobConfig config, Late late,
-                  std::chrono::milliseconds delay = std::chrono::milliseconds(300))
-      : config_(std::move(config)), late_(std::move(late)), delay_(delay) {
+                  std::chrono::milliseconds delay = std::chrono::milliseconds(300),
+                  Signal signal = nullptr)
+      : config_(std::move(config)),
+        late_(std::move(late)),
+        delay_(delay),
+        signal_(std::move(signal)) {
     // cpprest's listener cannot be asked for the port it bound, so it is
     // given one the kernel just found free, again if another process took it.
     for (int attempt = 0; !listener_ && attempt < 20; ++attempt) {
@@ -321,7 +331,14 @@ class LateCoordinator {
   void Handle(web::http::http_request request) {
     const std::string path = request.relative_uri().path();
     if (path.find("/signal") != std::string::npos) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      for (int held = 0; held < 20; ++held) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (!signal_) continue;
+        if (auto signal = signal_(reports())) {
+          Reply(request, protocol::ToJson(*signal));
+          return;
+        }
+      }
       Reply(request, nlohmann::json{{"signalled", false}});
     } else if (request.method() == web::http::methods::GET) {
       Reply(request, protocol::ToJson(protocol::JobDescription{config_.id, config_.workload}));
@@ -362,6 +379,7 @@ class LateCoordinator {
   coordinator::JobConfig config_;
   Late late_;
   std::chrono::milliseconds delay_;
+  Signal signal_;
   std::atomic<bool> leased_{false};
   std::mutex mu_;
   std::vector<protocol::ReportMessage> reports_;
@@ -460,6 +478,57 @@ TEST(WorkerProcessTest, AStepStopsAtACutThatArrivesWhileItComputes) {
   EXPECT_EQ(spans.back().end, cut) << "the step went on past the cut";
   EXPECT_TRUE(reports.back().idle);
   EXPECT_EQ(reports.back().position, cut);
+}
+
+// A signal that carries the lease as a steal cut it stops the step being
+// computed at the cut on receipt, though no reply has told the worker of the
+// cut (every reply lets the lease run to its end). Items of 50 ms, steps of
+// up to 2 s doubling from one item; the signal comes 400 ms after the first
+// report, during the step [7, 15), and cuts the lease 12 items after that
+// report's position, at item 13.
+TEST(WorkerProcessTest, AStepStopsAtTheCutASignalCarries) {
+  coordinator::JobConfig config = PrimesJob(1000);
+  config.workload = {};
+  config.workload.kind = workload::WorkloadKind::kExec;
+  config.workload.items = 100;
+  config.workload.exec.command = {"sleep", "0.05"};
+  config.workload.exec.per_item = true;
+  config.workload.exec.retries = 0;
+  std::atomic<uint64_t> cut{0};
+  std::optional<std::chrono::steady_clock::time_point> first;  // of the first progress report
+  LateCoordinator coordinator(
+      config,
+      [](const protocol::ReportMessage&) {
+        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {0, 100}, 0.02, 10, "late"};
+      },
+      std::chrono::milliseconds(0),
+      [&](const std::vector<protocol::ReportMessage>& reports)
+          -> std::optional<protocol::SignalMessage> {
+        // Polls come one at a time: no two calls overlap.
+        auto progress = std::find_if(reports.begin(), reports.end(),
+                                     [](const auto& report) { return !report.idle; });
+        if (progress == reports.end() || cut != 0) return std::nullopt;
+        const auto now = std::chrono::steady_clock::now();
+        if (!first) first = now;
+        if (now - *first < std::chrono::milliseconds(400)) return std::nullopt;
+        cut = progress->position + 12;
+        return protocol::SignalMessage{true, false, balance::Range{0, cut}};
+      });
+  const std::string log = ::testing::TempDir() + "signal-cut.log";
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token",
+                                {"--threads", "1", "--step-seconds", "2"}, log)};
+  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log);
+
+  ASSERT_NE(cut, 0u) << "no signal was sent";
+  const auto reports = coordinator.reports();
+  const auto spans = CompletedSpans(reports);
+  ASSERT_FALSE(spans.empty());
+  EXPECT_EQ(spans.front().begin, 0u);
+  for (size_t i = 1; i < spans.size(); ++i) EXPECT_EQ(spans[i].begin, spans[i - 1].end);
+  EXPECT_EQ(spans.back().end, cut) << "the worker went on past the cut";
+  EXPECT_TRUE(reports.back().idle);
+  EXPECT_EQ(reports.back().position, cut.load());
 }
 
 // When the late reply is a new lease (the coordinator took the old one as
