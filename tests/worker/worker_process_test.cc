@@ -442,13 +442,8 @@ TEST(WorkerProcessTest, ComputesOnWhileAReportIsAnsweredAndReportsPastAShrunkEnd
   EXPECT_GE(reports.back().completed.size(), 3u);
 }
 
-// A reply that cuts the lease ahead of the worker while it computes a step
-// stops the step at the cut: the items past it are the thief's, and a step
-// that crossed the cut would be dropped whole once the thief handed them in.
-// Items of 50 ms: the first report goes at item 1, and steps double (2, 4,
-// 8 items), so the reply 500 ms later comes during the step [7, 15), at
-// about item 11; it cuts the lease at item 13.
-TEST(WorkerProcessTest, AStepStopsAtACutThatArrivesWhileItComputes) {
+// An exec job of 100 items of 50 ms each (`sleep 0.05`), one command per item.
+coordinator::JobConfig SleepJob() {
   coordinator::JobConfig config = PrimesJob(1000);
   config.workload = {};
   config.workload.kind = workload::WorkloadKind::kExec;
@@ -456,6 +451,17 @@ TEST(WorkerProcessTest, AStepStopsAtACutThatArrivesWhileItComputes) {
   config.workload.exec.command = {"sleep", "0.05"};
   config.workload.exec.per_item = true;
   config.workload.exec.retries = 0;
+  return config;
+}
+
+// A reply that cuts the lease ahead of the worker while it computes a step
+// stops the step at the cut: the items past it are the thief's, and a step
+// that crossed the cut would be dropped whole once the thief handed them in.
+// Items of 50 ms: the first report goes at item 1, and steps double (2, 4,
+// 8 items), so the reply 500 ms later comes during the step [7, 15), at
+// about item 11; it cuts the lease at item 13.
+TEST(WorkerProcessTest, AStepStopsAtACutThatArrivesWhileItComputes) {
+  const coordinator::JobConfig config = SleepJob();
   uint64_t cut = 0;
   LateCoordinator coordinator(
       config,
@@ -487,13 +493,7 @@ TEST(WorkerProcessTest, AStepStopsAtACutThatArrivesWhileItComputes) {
 // report, during the step [7, 15), and cuts the lease 12 items after that
 // report's position, at item 13.
 TEST(WorkerProcessTest, AStepStopsAtTheCutASignalCarries) {
-  coordinator::JobConfig config = PrimesJob(1000);
-  config.workload = {};
-  config.workload.kind = workload::WorkloadKind::kExec;
-  config.workload.items = 100;
-  config.workload.exec.command = {"sleep", "0.05"};
-  config.workload.exec.per_item = true;
-  config.workload.exec.retries = 0;
+  const coordinator::JobConfig config = SleepJob();
   std::atomic<uint64_t> cut{0};
   std::optional<std::chrono::steady_clock::time_point> first;  // of the first progress report
   LateCoordinator coordinator(
