@@ -411,7 +411,7 @@ class Server::Impl {
     }
     std::lock_guard lock(entry->mutex);
     if (entry->session->Finished()) {
-      ReplyJson(request, 200, {{"signalled", true}, {"done", true}});
+      ReplyJson(request, 200, JobDoneSignalJson());
       return;
     }
     if (entry->pending_signals.erase(worker) > 0) {
@@ -419,7 +419,7 @@ class Server::Impl {
       return;
     }
     if (auto held = entry->signal_polls.find(worker); held != entry->signal_polls.end()) {
-      ReplyJson(held->second.exchange, 200, {{"signalled", false}});
+      ReplyJson(held->second.exchange, 200, NoSignalJson());
     }
     entry->signal_polls[worker] = {request, entry->Now() + options_.wait_timeout_s};
   }
@@ -492,6 +492,13 @@ class Server::Impl {
     timer_cv_.notify_all();
   }
 
+  // A held poll's answer at its deadline, or when the worker polls again.
+  static nlohmann::json NoSignalJson() { return protocol::ToJson(protocol::SignalMessage{}); }
+  // The answer to every poll once the job is over.
+  static nlohmann::json JobDoneSignalJson() {
+    return protocol::ToJson(protocol::SignalMessage{true, true, std::nullopt});
+  }
+
   // A signal to `worker`, with its lease as the policy now holds it: the
   // worker stops at a steal's cut on receipt (protocol::SignalMessage).
   static nlohmann::json SignalJson(const JobEntry& entry, const std::string& worker) {
@@ -526,7 +533,7 @@ class Server::Impl {
     entry.waiting_reports.clear();
     // Only a finished or removed job answers everyone at once.
     for (auto& [worker, held] : entry.signal_polls) {
-      ReplyJson(held.exchange, 200, {{"signalled", true}, {"done", true}});
+      ReplyJson(held.exchange, 200, JobDoneSignalJson());
     }
     entry.signal_polls.clear();
   }
@@ -583,7 +590,7 @@ class Server::Impl {
         if (held_map == &entry.waiting_reports) {
           AnswerReport(it->second.exchange, WaitReply());
         } else {
-          ReplyJson(it->second.exchange, 200, {{"signalled", false}});
+          ReplyJson(it->second.exchange, 200, NoSignalJson());
         }
         it = held_map->erase(it);
       }
