@@ -377,6 +377,7 @@ class Server::Impl {
     }
     reports_.Increment();
     items_.Increment(static_cast<double>(entry->session->completed() - before));
+    LogDecision(*entry, *report, *reply);
     // A newer report replaces one still held (the worker gave up waiting).
     if (auto held = entry->waiting_reports.find(report->worker);
         held != entry->waiting_reports.end()) {
@@ -444,6 +445,21 @@ class Server::Impl {
   }
   static protocol::ReplyMessage WaitReply() { return ReplyOf(balance::Reply::Kind::kWait); }
   static protocol::ReplyMessage DoneReply() { return ReplyOf(balance::Reply::Kind::kDone); }
+
+  // With -v, one line per report and its answer: the timeline of a job's
+  // balancing (docs/local-mode.md, "Reading a run's decisions").
+  static void LogDecision(const JobEntry& entry, const protocol::ReportMessage& report,
+                          const protocol::ReplyMessage& reply) {
+    if (!spdlog::should_log(spdlog::level::debug)) return;
+    std::string completed;
+    for (const protocol::Completion& c : report.completed) completed += c.range.ToString();
+    spdlog::debug(
+        "report job={} worker={} at_s={:.4f} seq={} idle={} position={} calc_s={:.4f} "
+        "completed=\"{}\" reply={} lease={} report_every_s={:.3f}",
+        entry.session->config().id, report.worker, entry.Now(), report.seq, report.idle,
+        report.position, report.calc_seconds, completed, protocol::ReplyKindName(reply.kind),
+        reply.lease.ToString(), reply.report_every_s);
+  }
 
   void AnswerReport(const Exchange& exchange, const protocol::ReplyMessage& reply) {
     ReplyJson(exchange, 200, protocol::ToJson(reply));
@@ -516,15 +532,21 @@ class Server::Impl {
       ask.idle = true;
       auto reply = entry.session->HandleReport(ask, entry.Now());
       if (reply.ok() && reply->kind == balance::Reply::Kind::kWait) return;
+      if (reply.ok()) LogDecision(entry, ask, *reply);
       AnswerReport(held->second.exchange, reply.ok() ? *reply : WaitReply());
       entry.waiting_reports.erase(held);
       return;
     }
     if (auto poll = entry.signal_polls.find(worker); poll != entry.signal_polls.end()) {
-      ReplyJson(poll->second.exchange, 200, SignalJson(entry, worker));
+      const nlohmann::json signal = SignalJson(entry, worker);
+      spdlog::debug("signal job={} worker={} at_s={:.4f} answer={}", entry.session->config().id,
+                    worker, entry.Now(), signal.dump());
+      ReplyJson(poll->second.exchange, 200, signal);
       entry.signal_polls.erase(poll);
       return;
     }
+    spdlog::debug("signal job={} worker={} at_s={:.4f} answer=\"on its next poll\"",
+                  entry.session->config().id, worker, entry.Now());
     entry.pending_signals.insert(worker);
   }
 

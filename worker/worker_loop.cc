@@ -590,6 +590,8 @@ class WorkerLoop::Impl {
           if (signal->signalled) {
             // A steal's cut: the step being computed stops there at once.
             if (signal->lease) cut_.Offer(*signal->lease);
+            spdlog::debug("signal received lease={}",
+                          signal->lease ? signal->lease->ToString() : "none");
             signalled_ = true;
             if (signal->done) return;  // the job is over: no more signals
           }

@@ -4,8 +4,11 @@
 
 #include <cpprest/http_client.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "kernels/kernel.h"
@@ -148,6 +151,63 @@ TEST_F(ServerTest, AWaitIsHeldUntilWorkReturns) {
   const auto reply = nlohmann::json::parse(answer.body);
   EXPECT_EQ(reply["kind"], "lease");
   EXPECT_EQ(reply["lease"]["begin"], a["lease"]["begin"]);
+}
+
+// Collects what the process logs at debug level while it lives, then puts
+// the previous default logger back.
+class CapturedLog {
+ public:
+  CapturedLog() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
+    sink->set_pattern("%v");
+    auto logger = std::make_shared<spdlog::logger>("captured", sink);
+    logger->set_level(spdlog::level::debug);
+    spdlog::set_default_logger(logger);
+  }
+  ~CapturedLog() { spdlog::set_default_logger(previous_); }
+  std::string text() {
+    spdlog::default_logger()->flush();
+    return text_.str();
+  }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::logger> previous_;
+};
+
+// With -v, the coordinator logs each report with its answer, also one held
+// and answered later: the timeline docs/local-mode.md reads.
+TEST_F(ServerTest, DebugLoggingShowsEachReportItsAnswerAndTheSignals) {
+  CapturedLog log;
+  const auto a =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body);
+  const auto b =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "b"}, {"idle", true}}).body);
+  ASSERT_EQ(a["kind"], "lease");
+  ASSERT_EQ(b["kind"], "lease");
+  auto held = std::async(std::launch::async, [&] {
+    return Report("one", "token-one",
+                  {{"worker", "b"}, {"idle", true}, {"completed", {Completion(b["lease"])}}});
+  });
+  ASSERT_EQ(held.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  ASSERT_TRUE(server_->WorkerLost("one", "a").ok());
+  ASSERT_EQ(held.get().code, 200);
+  const std::string text = log.text();
+  const auto range = [](const nlohmann::json& lease) {
+    return balance::Range{lease["begin"], lease["end"]}.ToString();
+  };
+  const std::string a_lease = "reply=lease lease=" + range(a["lease"]);
+  EXPECT_NE(text.find("report job=one worker=a at_s="), std::string::npos) << text;
+  EXPECT_NE(text.find("idle=true position=0 calc_s=0.0000 completed=\"\" " + a_lease),
+            std::string::npos)
+      << text;
+  // b's hand-in, held, then answered with a's lease when a was lost: a line
+  // for each answer.
+  EXPECT_NE(text.find("worker=b at_s="), std::string::npos) << text;
+  EXPECT_NE(text.find("completed=\"" + range(b["lease"]) + "\" reply=wait"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find(a_lease), text.rfind(a_lease))
+      << "a's first lease, and b's answer after the wake: " << text;
 }
 
 TEST_F(ServerTest, AHeldWaitTimesOutWithWait) {
