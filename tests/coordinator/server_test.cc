@@ -193,7 +193,7 @@ class CapturedLog {
 
 // With -v, the coordinator logs each report with its answer, also one held
 // and answered later: the timeline docs/local-mode.md reads.
-TEST_F(ServerTest, DebugLoggingShowsEachReportItsAnswerAndTheSignals) {
+TEST_F(ServerTest, DebugLoggingShowsEachReportAndItsAnswer) {
   CapturedLog log;
   const HeldHandIn run = HandInWhileTheOtherComputes();
   ASSERT_EQ(run.answer.code, 200);
