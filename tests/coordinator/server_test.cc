@@ -232,6 +232,32 @@ TEST_F(ServerTest, AHeldWaitTimesOutWithWait) {
   EXPECT_GE(held_s, 0.9);  // the server's wait_timeout_s is 1
 }
 
+// ... and each signal with the answer its poll got: b was told to wait (its
+// held hand-in timed out), polls for a signal, and is signalled when a's
+// lease returns to the pool.
+TEST_F(ServerTest, DebugLoggingShowsEachSignalAndItsAnswer) {
+  CapturedLog log;
+  Report("one", "token-one", {{"worker", "a"}, {"idle", true}});
+  const auto b =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "b"}, {"idle", true}}).body);
+  const auto told = nlohmann::json::parse(
+      Report("one", "token-one",
+             {{"worker", "b"}, {"idle", true}, {"completed", {Completion(b["lease"])}}})
+          .body);
+  ASSERT_EQ(told["kind"], "wait");  // after the server's wait_timeout_s (1 s)
+  auto poll = std::async(std::launch::async, [&] {
+    return Request(methods::GET, "/v1/jobs/one/signal?worker=b", "token-one");
+  });
+  ASSERT_EQ(poll.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  ASSERT_TRUE(server_->WorkerLost("one", "a").ok());
+  const Response signal = poll.get();
+  ASSERT_EQ(signal.code, 200);
+  EXPECT_EQ(nlohmann::json::parse(signal.body)["signalled"], true);
+  const std::string text = log.text();
+  EXPECT_NE(text.find("signal job=one worker=b at_s="), std::string::npos) << text;
+  EXPECT_NE(text.find("answer=" + signal.body), std::string::npos) << text;
+}
+
 TEST_F(ServerTest, SignalPollsOfAFinishedJobSayItIsDone) {
   const auto lease =
       nlohmann::json::parse(Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body);
