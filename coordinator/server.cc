@@ -539,8 +539,10 @@ class Server::Impl {
     }
     if (auto poll = entry.signal_polls.find(worker); poll != entry.signal_polls.end()) {
       const nlohmann::json signal = SignalJson(entry, worker);
-      spdlog::debug("signal job={} worker={} at_s={:.4f} answer={}", entry.session->config().id,
-                    worker, entry.Now(), signal.dump());
+      if (spdlog::should_log(spdlog::level::debug)) {
+        spdlog::debug("signal job={} worker={} at_s={:.4f} answer={}", entry.session->config().id,
+                      worker, entry.Now(), signal.dump());
+      }
       ReplyJson(poll->second.exchange, 200, signal);
       entry.signal_polls.erase(poll);
       return;

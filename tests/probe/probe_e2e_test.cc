@@ -146,8 +146,8 @@ TEST_F(ProbeE2eTest, EventNamesTheMissingFactAndItsDefault) {
   ASSERT_TRUE(labeller.Apply(zero.labels).ok());
   ASSERT_TRUE(labeller.Report(ProfileWarnings(zero)).ok());
   ASSERT_TRUE(labeller.Report(ProfileWarnings(zero)).ok());  // the same: no second Event
-  // The probe's Events only: the node lifecycle controller, when the test
-  // environment runs one, posts its own (RegisteredNode) for a new Node.
+  // The probe's Events only: a controller running beside the tests may post
+  // its own Event for a new Node (one CI run listed two).
   kube::ListOptions options;
   options.field_selector = "involvedObject.name=" + node_ + ",source=ballast-probe";
   auto events = client_->List(kEvents, options);
