@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace ballast::cli {
 
@@ -39,8 +40,31 @@ int ReportError(const Status& status) {
   return bad_input ? kExitBadInput : kExitFailure;
 }
 
-StatusOr<balance::PolicySpec> PolicyByName(const std::string& name) {
-  balance::PolicySpec spec{name, "", {}};
+StatusOr<balance::PolicySpec> PolicyByName(const std::string& text) {
+  // name[:key=value]...: the options, as a job file's policy object holds
+  // them; the whole text labels the results, so two forms of one policy
+  // stay apart in a comparison.
+  balance::PolicySpec spec;
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon - start));
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  spec.name = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const size_t equals = parts[i].find('=');
+    if (equals == 0 || equals == std::string::npos || equals + 1 == parts[i].size()) {
+      return Status::Invalid(
+          fmt::format("policy '{}': '{}': expected an option as key=value", text, parts[i]));
+    }
+    const std::string key = parts[i].substr(0, equals);
+    if (!spec.options.emplace(key, parts[i].substr(equals + 1)).second) {
+      return Status::Invalid(fmt::format("policy '{}': option {} given twice", text, key));
+    }
+  }
+  if (parts.size() > 1) spec.label = text;
   if (auto made = balance::MakePolicy(spec); !made.ok()) return made.status();
   return spec;
 }

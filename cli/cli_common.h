@@ -23,9 +23,11 @@ Status WriteFile(const std::string& path, const std::string& text);
 // Prints "ballast: <message>" on stderr and returns the exit code for it:
 // kExitBadInput for Invalid and NotFound, kExitFailure otherwise.
 int ReportError(const Status& status);
-// The policy named on a command line, with its default options. Returns
-// Invalid naming the known policies when the name is unknown.
-StatusOr<balance::PolicySpec> PolicyByName(const std::string& name);
+// The policy named on a command line: a name, with its default options, or
+// name:key=value[:key=value...] (e.g. adaptive:backup=off), labelled with the
+// whole text. Returns Invalid naming the known policies when the name is
+// unknown, and the option when one is unknown, out of range or not key=value.
+StatusOr<balance::PolicySpec> PolicyByName(const std::string& text);
 // Output formats of -o.
 enum class Output { kTable, kJson };
 

@@ -376,7 +376,8 @@ class Runner {
     double cost = 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
       out.total_speed += processes_[i].node->speed;
-      out.work_s += out.view.workers[i].cpu_s - checks.worker_cpu_s[i];
+      out.work_s +=
+          out.view.workers[i].cpu_s - out.view.workers[i].dropped_cpu_s - checks.worker_cpu_s[i];
       cost += out.view.workers[i].cost;
     }
     out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
@@ -389,7 +390,7 @@ class Runner {
       node.score = weights_.nodes[i].score;
       node.weight = weights_.nodes[i].weight;
       node.speed = processes_[i].node->speed;
-      const double job_busy_s = worker.busy_s - checks.worker_busy_s[i];
+      const double job_busy_s = worker.MergedBusySeconds() - checks.worker_busy_s[i];
       node.measured_speed = job_busy_s > 0 ? worker.cost * seconds_per_cost / job_busy_s : 0;
       node.items = worker.items;
       node.busy_s = worker.busy_s;

@@ -65,7 +65,7 @@ fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind
   for (size_t i = 0; i < view.workers.size(); ++i) {
     const auto& worker = view.workers[i];
     const double check_busy = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
-    const double busy = worker.busy_s - check_busy;
+    const double busy = worker.MergedBusySeconds() - check_busy;
     const double speed = fuzzy::MeasuredSpeed(worker.cost, busy);
     const double samples = fuzzy::JobSamples(static_cast<double>(worker.reports), busy, options);
     if (speed > 0 && samples > 0) measured.push_back({worker.name, speed, samples, 0});

@@ -13,6 +13,13 @@ namespace ballast::cli {
 namespace {
 
 // The fraction of the job's cost that is done (items of growing cost count more).
+// CPU seconds spent on completions another worker handed in first.
+double DroppedCpuSeconds(const coordinator::JobView& view) {
+  double seconds = 0;
+  for (const auto& worker : view.workers) seconds += worker.dropped_cpu_s;
+  return seconds;
+}
+
 double CostFraction(const coordinator::JobView& view) {
   double cost = 0;
   for (const auto& worker : view.workers) cost += worker.cost;
@@ -137,9 +144,11 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
       "efficiency {:.3f}\n",
       job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
       outcome.total_speed, outcome.efficiency);
-  fmt::print("messages {}, moved items {}, steals {}, rebalances {}, dropped duplicates {}\n",
-             view.messages, view.policy.moved_items, view.policy.steals, view.policy.rebalances,
-             view.dropped_completions);
+  fmt::print(
+      "messages {}, moved items {}, steals {} (backups {}), rebalances {}, dropped duplicates {} "
+      "({:.2f} core-s, not in the work)\n",
+      view.messages, view.policy.moved_items, view.policy.steals, view.policy.backups,
+      view.policy.rebalances, view.dropped_completions, DroppedCpuSeconds(view));
   PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
   fmt::print("result: {}\n", view.result.Summary());
@@ -175,7 +184,9 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"messages", view.messages},
           {"moved_items", view.policy.moved_items},
           {"steals", view.policy.steals},
+          {"backups", view.policy.backups},
           {"dropped_completions", view.dropped_completions},
+          {"dropped_cpu_s", DroppedCpuSeconds(view)},
           {"speed_method", outcome.speed_method},
           {"verification", VerificationJson(view.verification)},
           {"nodes", nodes}};

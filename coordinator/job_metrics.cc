@@ -154,7 +154,8 @@ std::map<std::pair<std::string, std::string>, double> SpeedMeasuredAt(
 }  // namespace
 
 double MeasuredSpeed(const WorkerView& worker) {
-  return worker.busy_s > 0 && worker.cost > 0 ? worker.cost / worker.busy_s : 0;
+  const double busy = worker.MergedBusySeconds();
+  return busy > 0 && worker.cost > 0 ? worker.cost / busy : 0;
 }
 
 double PredictedFinish(const JobView& view, double view_now) {

@@ -143,10 +143,14 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   }
 
   balance::Report event{id, now, {}, calc_seconds, report.position, report.idle};
+  double handed_in_cost = 0;
+  double dropped_cost = 0;
   for (size_t i = 0; i < report.completed.size(); ++i) {
     const balance::Range range = report.completed[i].range;
+    handed_in_cost += cost_.Cost(range);
     if (accepted_.CountIn(range) != 0) {
       ++dropped_;  // finished by someone else first: its result is already merged
+      dropped_cost += cost_.Cost(range);
       continue;
     }
     // Merge cannot fail: both results are of the job's kind.
@@ -158,6 +162,13 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     worker.view.finished_at = now;
     if (accepted_.size() == config_.workload.items) finished_at_ = now;
     verifier_.OnMerged(id, range, (*results)[i]);
+  }
+  if (dropped_cost > 0) {
+    // The report's seconds cover what it hands in; the dropped share was
+    // spent on work someone else's result already stands for.
+    const double share = std::min(1.0, dropped_cost / handed_in_cost);
+    worker.view.dropped_busy_s += share * calc_seconds;
+    worker.view.dropped_cpu_s += share * cpu_seconds;
   }
 
   if (report.leaving) {

@@ -40,6 +40,7 @@
 // Thread-safety: not thread-safe; the server serializes calls per job.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -114,6 +115,11 @@ struct WorkerView {
   double cost = 0;     // their declared cost (an item of mean cost is 1)
   double busy_s = 0;   // computing seconds it reported (wall time)
   double cpu_s = 0;    // CPU seconds it reported: its work, in this machine's cores
+  // The share of busy_s and cpu_s spent on completions another worker had
+  // handed in first (a backup's copy, a step past a cut), by declared cost:
+  // work done twice, which counts neither as work nor toward its speed.
+  double dropped_busy_s = 0;
+  double dropped_cpu_s = 0;
   uint64_t reports = 0;
   uint64_t leases = 0;       // leases granted
   uint64_t cuts = 0;         // times its lease was shrunk (stolen from, rebalanced)
@@ -127,6 +133,10 @@ struct WorkerView {
   // Stretches it spent computing, [start, end), from its reports (the last
   // ones merged when there are more than kMaxSegments); for Gantt charts.
   std::vector<std::pair<double, double>> busy;
+
+  // Computing seconds spent on items whose results were merged: what its
+  // measured speed is taken over.
+  double MergedBusySeconds() const { return std::max(0.0, busy_s - dropped_busy_s); }
 };
 
 inline constexpr size_t kMaxSegments = 4096;

@@ -35,6 +35,14 @@
 //      given that lead, less of it when the thief is much faster), and a
 //      worker whose report puts its end well past its prediction wakes the
 //      workers told to wait, so that they may steal.
+//      When nothing is worth stealing, an idle worker that can compute the
+//      whole unfinished rest of the last worker's lease before that worker
+//      is predicted to finish computes a copy of it (a backup, after the
+//      backup tasks of MapReduce); the victim keeps its lease, the first to
+//      hand in an item has it counted and the other's copy is dropped. A
+//      prediction holds on average only: a worker throttled by a CPU quota,
+//      or paused mid-step, hands in its last items a pause late while the
+//      fast workers stand idle. One backup per lease.
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -103,6 +111,7 @@ struct Options {
   bool rebalance = true;
   bool slow_start = true;
   bool prefetch = true;  // only when JobInfo::inputs_move
+  bool backup = true;
   double min_report_s = 0.05;
 };
 
@@ -136,6 +145,8 @@ class AdaptivePolicy : public PolicyBase {
     finish_ = FinishTimes(worker_count());
     counted_.assign(worker_count(), Counted{});
     busy_.assign(worker_count(), false);
+    backed_up_.assign(worker_count(), false);
+    copy_.assign(worker_count(), false);
     busy_count_ = 0;
     predicted_reserve_.assign(worker_count(), 0);
     predicted_reserve_sum_ = 0;
@@ -232,6 +243,9 @@ class AdaptivePolicy : public PolicyBase {
     if (!pool().empty()) return FromPool(worker, now);
     if (options_.stealing) {
       if (auto stolen = Steal(worker, now)) return *stolen;
+      if (options_.backup) {
+        if (auto copy = Backup(worker, now)) return *copy;
+      }
     }
     return Wait();
   }
@@ -386,6 +400,7 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   Reply GrantTimed(WorkerId worker, Range range, double now) {
+    backed_up_[worker] = copy_[worker] = false;
     const Reply reply = Grant(worker, range, now, Cadence(worker, cost().Cost(range), now));
     Predict(worker, now);
     return reply;
@@ -481,6 +496,9 @@ class AdaptivePolicy : public PolicyBase {
     const auto last = finish_.Latest(now);
     if (!last || last->first == thief || !busy_[last->first]) return std::nullopt;
     const auto [victim, latest] = *last;
+    // A backed-up lease and its copy are computed twice already; cutting
+    // either would only bring in a third worker.
+    if (backed_up_[victim] || copy_[victim]) return std::nullopt;
     const WorkerState& v = state(victim);
     // The victim learns its new end with the reply to its next report. When
     // that comes too late for any steal (a slow victim with a long cadence,
@@ -494,6 +512,28 @@ class AdaptivePolicy : public PolicyBase {
     auto stolen = StealAt(thief, victim, latest, signalled, now);
     if (stolen) Signal(victim);
     return stolen;
+  }
+
+  // The backup of step 5: the thief computes a copy of the whole unfinished
+  // rest of the last worker's lease, from its last reported position, when it
+  // can finish it before that worker is predicted to. The victim is not cut
+  // and not told: if its prediction holds, it finishes first and the copy
+  // is dropped; if it is paused (a CPU quota's throttled period, a step
+  // held up), the copy ends the job. Only the thief's idle time is spent.
+  std::optional<Reply> Backup(WorkerId thief, double now) {
+    const auto last = finish_.Latest(now);
+    if (!last || last->first == thief || !busy_[last->first]) return std::nullopt;
+    const auto [victim, latest] = *last;
+    if (backed_up_[victim] || copy_[victim] || state(victim).reserved_cost > 0) {
+      return std::nullopt;
+    }
+    const Range copy = FirstOpenPart(Unfinished(victim));
+    if (copy.empty() || !WorthStealing(thief, copy, latest, now)) return std::nullopt;
+    mutable_stats().backups++;
+    const Reply reply = GrantStolen(thief, copy, now);
+    backed_up_[victim] = true;
+    copy_[thief] = true;
+    return reply;
   }
 
   // Takes work the victim has set aside after its lease, sized so both
@@ -568,7 +608,8 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   void Rebalance(WorkerId worker, double now) {
-    if (!estimates_[worker].measured) return;
+    // Items of a backed-up lease are held twice: none go back to the pool.
+    if (!estimates_[worker].measured || backed_up_[worker] || copy_[worker]) return;
     const double total_load = TotalLoad(now);
     const double total_speed = TotalSpeed();
     const double speed = Speed(worker);
@@ -668,6 +709,8 @@ class AdaptivePolicy : public PolicyBase {
   };
   FinishTimes finish_;                     // predicted finish of every live worker's lease
   std::vector<bool> busy_;                 // alive and holding unfinished items
+  std::vector<bool> backed_up_;            // its lease has a backup copy (Backup)
+  std::vector<bool> copy_;                 // its lease is such a copy
   std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
   double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
   int64_t busy_count_ = 0;                 // how many are
@@ -694,6 +737,7 @@ StatusOr<std::unique_ptr<Policy>> MakeAdaptivePolicy(const PolicySpec& spec) {
   BALLAST_ASSIGN_OR_RETURN(options.rebalance, OnOff(spec, "rebalance", true));
   BALLAST_ASSIGN_OR_RETURN(options.slow_start, OnOff(spec, "slowStart", true));
   BALLAST_ASSIGN_OR_RETURN(options.prefetch, OnOff(spec, "prefetch", true));
+  BALLAST_ASSIGN_OR_RETURN(options.backup, OnOff(spec, "backup", true));
   BALLAST_ASSIGN_OR_RETURN(options.min_report_s,
                            OptionNumber(spec, "minReportSeconds", 0.05, 1e-6, 3600));
   return std::unique_ptr<Policy>(std::make_unique<AdaptivePolicy>(options));

@@ -115,7 +115,8 @@ struct Reply {
 // Counters every policy keeps; drivers print them.
 struct PolicyStats {
   uint64_t moved_items = 0;      // items taken from one worker's lease for another
-  uint64_t steals = 0;           // tail steals
+  uint64_t steals = 0;           // tail steals, backups among them
+  uint64_t backups = 0;          // leases given a second worker's copy (adaptive's endgame)
   uint64_t rebalances = 0;       // leases shrunk by rebalancing
   uint64_t duplicate_items = 0;  // items reported finished more than once
   uint64_t completed_items = 0;  // distinct items finished

@@ -313,11 +313,16 @@ class Simulation {
   }
 
   void OnArrive(WorkerId id, const Report& report, double now) {
-    // A worker's items are those the coordinator received: a report still
-    // on its way when the job finished never arrives.
+    // A worker's items are those the coordinator received first: a report
+    // still on its way when the job finished never arrives, and an item
+    // another worker handed in before (a backup's copy, a step past a cut)
+    // counts for that one.
     for (const Range& range : report.completed) {
-      workers_[id].result.items += range.size();
-      workers_[id].result.cost += declared_.Cost(range);
+      const uint64_t fresh = arrived_.Add(range);
+      if (fresh == 0) continue;
+      workers_[id].result.items += fresh;
+      workers_[id].result.cost +=
+          declared_.Cost(range) * static_cast<double>(fresh) / static_cast<double>(range.size());
     }
     Reply reply = policy_->OnReport(report);
     if (policy_->Finished()) {
@@ -502,6 +507,7 @@ class Simulation {
   uint64_t messages_ = 0;
   bool finished_ = false;
   double makespan_ = 0;
+  balance::IntervalSet arrived_;  // items whose results reached the coordinator
 };
 
 }  // namespace

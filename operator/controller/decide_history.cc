@@ -86,8 +86,8 @@ void MeasuredColumns(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind), {}};
   for (const auto& worker : view.workers) {
-    if (worker.busy_s > 0 && worker.cost > 0)
-      record.speeds[worker.name] = worker.cost / worker.busy_s;
+    if (worker.MergedBusySeconds() > 0 && worker.cost > 0)
+      record.speeds[worker.name] = worker.cost / worker.MergedBusySeconds();
   }
   if (!pass.status.nodes || record.speeds.empty()) return;
   double prior_sum = 0, speed_sum = 0;

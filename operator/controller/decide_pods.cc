@@ -286,8 +286,8 @@ void NodeTable(Pass& pass) {
     row.name = worker.name;
     row.weight = weight.weight;
     row.score = std::round(weight.score * 1e4) / 1e4;
-    row.estimated_speed =
-        worker.busy_s > 0 ? std::round(worker.items / worker.busy_s * 100) / 100 : 0.0;
+    const double busy_s = worker.MergedBusySeconds();
+    row.estimated_speed = busy_s > 0 ? std::round(worker.items / busy_s * 100) / 100 : 0.0;
     row.items = pass.memory.base_items[worker.name] + worker.items;
     row.steals = worker.cuts;
     row.pod = WorkerPodName(pass.in.name, worker.name);

@@ -36,9 +36,9 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
     // Verification's recomputations are not the job's work (docs/trust.md).
     const double check_cpu_s = i < checks.worker_cpu_s.size() ? checks.worker_cpu_s[i] : 0;
     const double check_busy_s = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
-    const double busy_s = worker.busy_s - check_busy_s;
+    const double busy_s = worker.MergedBusySeconds() - check_busy_s;
     session_items += worker.items;
-    cpu_s += worker.cpu_s - check_cpu_s;
+    cpu_s += worker.cpu_s - worker.dropped_cpu_s - check_cpu_s;
     const auto declared = declared_speeds.find(worker.name);
     if (declared == declared_speeds.end()) {
       all_declared = false;

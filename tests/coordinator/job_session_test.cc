@@ -150,10 +150,23 @@ TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
   }
   ASSERT_TRUE(again.has_value());
   // Both finish the same items: the first result counts, the second is dropped.
-  ASSERT_TRUE(session->HandleReport(Finished(*session, "a", lease->lease), 8).ok());
-  ASSERT_TRUE(session->HandleReport(Finished(*session, "b", *again), 9).ok());
+  ReportMessage first = Finished(*session, "a", lease->lease);
+  first.cpu_seconds = 0.09;
+  ASSERT_TRUE(session->HandleReport(first, 8).ok());
+  const double b_busy_before = session->View().workers[1].busy_s;
+  ReportMessage second = Finished(*session, "b", *again);
+  second.calc_seconds = 0.25;
+  second.cpu_seconds = 0.2;
+  ASSERT_TRUE(session->HandleReport(second, 9).ok());
   const JobView view = session->View();
   EXPECT_EQ(view.dropped_completions, 1u);
+  // b's seconds on the dropped copy are work done twice: not the job's work,
+  // and not what b's speed is measured over.
+  EXPECT_DOUBLE_EQ(view.workers[1].dropped_busy_s, 0.25);
+  EXPECT_DOUBLE_EQ(view.workers[1].dropped_cpu_s, 0.2);
+  EXPECT_DOUBLE_EQ(view.workers[1].MergedBusySeconds(), b_busy_before);
+  EXPECT_DOUBLE_EQ(view.workers[0].dropped_busy_s, 0);
+  EXPECT_DOUBLE_EQ(view.workers[0].dropped_cpu_s, 0);
   RunToEnd(*session, 10);
   EXPECT_EQ(session->View().result, Reference(config.workload));
 }

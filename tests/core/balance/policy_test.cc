@@ -308,7 +308,9 @@ class Driver {
       w.reported = std::max(w.reported, range.end);
     }
     w.since_report = 0;
+    const uint64_t backups = policy_.stats().backups;
     const Reply reply = policy_.OnReport(report);
+    const bool backup = policy_.stats().backups > backups;
     if (trace_) {
       std::string done;
       for (const Range& range : report.completed) done += range.ToString();
@@ -318,7 +320,7 @@ class Driver {
     }
     CheckLedger();
     CheckPrefetch(id, reply);
-    Apply(id, report, reply);
+    Apply(id, report, reply, backup);
     DeliverSignals();
   }
 
@@ -351,12 +353,14 @@ class Driver {
     }
   }
 
-  void Apply(WorkerId id, const Report& sent, const Reply& reply) {
+  // `backup`: the lease is a copy of the rest of another worker's lease
+  // (adaptive's endgame), which that worker keeps.
+  void Apply(WorkerId id, const Report& sent, const Reply& reply, bool backup) {
     Worker& w = workers_[id];
     const std::string who = "worker " + std::to_string(id) + ": ";
     switch (reply.kind) {
       case Reply::Kind::kLease:
-        CheckGrant(id, reply.lease);
+        CheckGrant(id, reply.lease, backup);
         result_.leases[id].push_back(reply.lease);
         w.lease = reply.lease;
         w.position = reply.lease.begin;
@@ -411,7 +415,7 @@ class Driver {
     }
   }
 
-  void CheckGrant(WorkerId id, Range lease) {
+  void CheckGrant(WorkerId id, Range lease, bool backup) {
     const std::string who = "worker " + std::to_string(id) + ": lease " + lease.ToString();
     if (lease.empty()) {
       Violation(who + " is empty");
@@ -436,6 +440,15 @@ class Driver {
       if (lease.begin < o.reported) {
         Violation(who + " overlaps what worker " + std::to_string(other) +
                   " reported of its lease " + o.lease.ToString());
+      }
+      if (backup) {
+        // A copy of the other's rest: it keeps its lease, and the copy
+        // reaches no further than that lease does.
+        if (lease.end > o.lease.end) {
+          Violation(who + " is a backup reaching past worker " + std::to_string(other) +
+                    "'s lease " + o.lease.ToString());
+        }
+        continue;
       }
       if (lo < hi) o.must_end_by = std::min(o.must_end_by, lease.begin);
     }
@@ -783,7 +796,9 @@ TEST(PolicyTest, StaticPoliciesHandALostShareToTheNextIdleWorker) {
 // it leaves there wakes the workers waiting for work; they used to wait while
 // the slow worker took the rest in slivers sized for all three.
 TEST(PolicyTest, ALeaseHandedBackUnfinishedWakesTheWaitingWorkers) {
-  auto policy = Make("adaptive");
+  // Without the endgame's backup, which would give worker 0 a copy of
+  // worker 1's rest where this test has it wait.
+  auto policy = Make("adaptive", {{"backup", "off"}});
   JobInfo job = Job(100, {1, 1});
   job.inputs_cross_links = false;  // a primes job: pool leases sized at once
   policy->Start(job, 0);
@@ -1328,6 +1343,57 @@ TEST(PolicyTest, AdaptiveTrustsACrediblePriorAgainstItsFirstReports) {
   // 3.3 items a second for 60 s: 200 items, more than the quarter of its
   // 500-item share that the prior is worth; the measurement now counts 0.6.
   EXPECT_GT(moved_after(1, {501, 700}, 60.3), 50u);
+}
+
+// The endgame backup: a slow worker two items from its end is predicted to
+// finish before a steal's cut could reach it, so nothing is worth stealing;
+// the fast idle worker computes a copy of those two items instead. If the
+// slow one is paused (a CPU quota's throttled period), the copy ends the job;
+// if it is on time, its own result counts and the copy is dropped.
+TEST(PolicyTest, AdaptiveBacksUpTheLastLeaseWhenNothingIsWorthStealing) {
+  const auto endgame = [](std::map<std::string, std::string> options) {
+    // Without rebalancing and slow start: the steal and the backup alone.
+    options["slowStart"] = "off";
+    options["rebalance"] = "off";
+    auto policy = Make("adaptive", options);
+    policy->Start(Job(100, {10, 1}), 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 90});
+    ExpectLease(Ask(*policy, 1, 0), {90, 100});
+    // Worker 1 computes about an item a second and is at item 98 at t = 8.5:
+    // it is predicted to end near t = 10.7.
+    Progress(*policy, 1, {90, 91}, 1, 1);
+    Progress(*policy, 1, {91, 98}, 8.5, 7.5);
+    (void)policy->TakeSignals();
+    return policy;
+  };
+  {
+    auto policy = endgame({});
+    // Worker 0 computes ten items a second and is done at t = 9.1.
+    const Reply copy = Finish(*policy, 0, {0, 90}, 9.1, 9.1);
+    ExpectLease(copy, {98, 100});
+    EXPECT_EQ(policy->stats().backups, 1u);
+    EXPECT_TRUE(policy->TakeSignals().empty()) << "the victim is neither cut nor told";
+    // Worker 1 is paused; the copy is done at t = 9.3 and ends the job.
+    EXPECT_EQ(KindName(Finish(*policy, 0, {98, 100}, 9.3, 0.2).kind), "kDone");
+    EXPECT_TRUE(policy->Finished());
+    // Its late result is a duplicate.
+    EXPECT_EQ(KindName(Finish(*policy, 1, {98, 100}, 11, 2.5).kind), "kDone");
+    EXPECT_EQ(policy->stats().duplicate_items, 2u);
+  }
+  {
+    // On time, worker 1 hands in first; the copy's result is the duplicate.
+    auto policy = endgame({});
+    ExpectLease(Finish(*policy, 0, {0, 90}, 9.1, 9.1), {98, 100});
+    EXPECT_EQ(KindName(Finish(*policy, 1, {98, 100}, 9.2, 0.7).kind), "kDone");
+    EXPECT_TRUE(policy->Finished());
+    EXPECT_EQ(KindName(Finish(*policy, 0, {98, 100}, 9.3, 0.2).kind), "kDone");
+    EXPECT_EQ(policy->stats().duplicate_items, 2u);
+  }
+  {
+    auto policy = endgame({{"backup", "off"}});
+    EXPECT_EQ(KindName(Finish(*policy, 0, {0, 90}, 9.1, 9.1).kind), "kWait");
+    EXPECT_EQ(policy->stats().backups, 0u);
+  }
 }
 
 TEST(PolicyTest, AdaptiveWithoutStealingLetsTheFastWorkerWait) {
