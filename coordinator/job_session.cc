@@ -62,6 +62,8 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
   // Primes and matmul compute an item from its number; an exec item's
   // command may read its inputs from anywhere.
   job.inputs_cross_links = config_.workload.kind == workload::WorkloadKind::kExec;
+  // An exec command may have side effects: no item is computed twice on purpose.
+  job.repeatable = config_.workload.kind != workload::WorkloadKind::kExec;
   if (config_.resume) {
     accepted_ = config_.resume->completed;
     result_ = config_.resume->result;

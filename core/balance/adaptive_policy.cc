@@ -42,7 +42,8 @@
 //      hand in an item has it counted and the other's copy is dropped. A
 //      prediction holds on average only: a worker throttled by a CPU quota,
 //      or paused mid-step, hands in its last items a pause late while the
-//      fast workers stand idle. One backup per lease.
+//      fast workers stand idle. One backup per lease, and none for items
+//      that must not run twice (JobInfo::repeatable: exec).
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -524,7 +525,8 @@ class AdaptivePolicy : public PolicyBase {
     const auto last = finish_.Latest(now);
     if (!last || last->first == thief || !busy_[last->first]) return std::nullopt;
     const auto [victim, latest] = *last;
-    if (backed_up_[victim] || copy_[victim] || state(victim).reserved_cost > 0) {
+    if (!job().repeatable || backed_up_[victim] || copy_[victim] ||
+        state(victim).reserved_cost > 0) {
       return std::nullopt;
     }
     const Range copy = FirstOpenPart(Unfinished(victim));

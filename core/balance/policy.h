@@ -80,6 +80,10 @@ struct JobInfo {
   // matmul): nothing to probe, and a lease from the pool or a steal is sized
   // as the policy predicts at once.
   bool inputs_cross_links = true;
+  // An item may be computed twice with no effect beyond its result (primes,
+  // matmul): adaptive's endgame may give a second worker a copy of a lease.
+  // False for exec, whose command may write files or call out.
+  bool repeatable = true;
 };
 
 // One message from a worker to the coordinator.

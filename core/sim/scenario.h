@@ -53,6 +53,9 @@ struct Workload {
   // stream: a lease's items arrive one after another and each is computed as
   // soon as it is there; block: computing starts when the whole lease arrived.
   Transfer transfer = Transfer::kStream;
+  // False: the items stand for commands with side effects (exec), which the
+  // coordinator never computes twice on purpose (JobInfo::repeatable).
+  bool repeatable = true;
 };
 
 // One job of a multi-job scenario: the same workload on the same nodes,

@@ -35,8 +35,8 @@ StatusOr<double> ReadInOr(const YamlNode& map, std::string_view key, double fall
 }
 
 StatusOr<Workload> ParseWorkload(const YamlNode& node) {
-  BALLAST_RETURN_IF_ERROR(node.ExpectMap(
-      {"items", "itemSeconds", "costModel", "costJitter", "bytesPerItem", "transfer"}));
+  BALLAST_RETURN_IF_ERROR(node.ExpectMap({"items", "itemSeconds", "costModel", "costJitter",
+                                          "bytesPerItem", "transfer", "repeatable"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(YamlNode items, node.Require("items"));
   BALLAST_ASSIGN_OR_RETURN(int64_t count, items.AsInt(1, static_cast<int64_t>(Bounds::kMaxItems)));
@@ -65,6 +65,9 @@ StatusOr<Workload> ParseWorkload(const YamlNode& node) {
     BALLAST_ASSIGN_OR_RETURN(std::string mode, transfer->AsString());
     if (mode != "stream" && mode != "block") return transfer->Error("stream or block");
     workload.transfer = mode == "stream" ? Transfer::kStream : Transfer::kBlock;
+  }
+  if (auto repeatable = node.Get("repeatable")) {
+    BALLAST_ASSIGN_OR_RETURN(workload.repeatable, repeatable->AsBool());
   }
   return workload;
 }

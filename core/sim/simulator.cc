@@ -93,6 +93,7 @@ class Simulation {
       return w.bytes_per_item > 0 && w.node->bandwidth > 0;
     });
     job_.inputs_move = scenario.workload.transfer == Transfer::kBlock && job_.inputs_cross_links;
+    job_.repeatable = scenario.workload.repeatable;
   }
 
   StatusOr<SimResult> Run() {

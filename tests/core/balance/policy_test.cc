@@ -1351,12 +1351,14 @@ TEST(PolicyTest, AdaptiveTrustsACrediblePriorAgainstItsFirstReports) {
 // slow one is paused (a CPU quota's throttled period), the copy ends the job;
 // if it is on time, its own result counts and the copy is dropped.
 TEST(PolicyTest, AdaptiveBacksUpTheLastLeaseWhenNothingIsWorthStealing) {
-  const auto endgame = [](std::map<std::string, std::string> options) {
+  const auto endgame = [](std::map<std::string, std::string> options, bool repeatable = true) {
     // Without rebalancing and slow start: the steal and the backup alone.
     options["slowStart"] = "off";
     options["rebalance"] = "off";
     auto policy = Make("adaptive", options);
-    policy->Start(Job(100, {10, 1}), 0);
+    JobInfo job = Job(100, {10, 1});
+    job.repeatable = repeatable;
+    policy->Start(job, 0);
     ExpectLease(Ask(*policy, 0, 0), {0, 90});
     ExpectLease(Ask(*policy, 1, 0), {90, 100});
     // Worker 1 computes about an item a second and is at item 98 at t = 8.5:
@@ -1391,6 +1393,12 @@ TEST(PolicyTest, AdaptiveBacksUpTheLastLeaseWhenNothingIsWorthStealing) {
   }
   {
     auto policy = endgame({{"backup", "off"}});
+    EXPECT_EQ(KindName(Finish(*policy, 0, {0, 90}, 9.1, 9.1).kind), "kWait");
+    EXPECT_EQ(policy->stats().backups, 0u);
+  }
+  {
+    // Items that must not run twice (an exec command's side effects).
+    auto policy = endgame({}, /*repeatable=*/false);
     EXPECT_EQ(KindName(Finish(*policy, 0, {0, 90}, 9.1, 9.1).kind), "kWait");
     EXPECT_EQ(policy->stats().backups, 0u);
   }

@@ -32,6 +32,7 @@ workload:
   costJitter: 0.3
   bytesPerItem: 4096
   transfer: block
+  repeatable: false
 profile: custom-profile.yaml
 seed: 42
 failureDetection: 3.5
@@ -65,6 +66,7 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   EXPECT_DOUBLE_EQ(s.workload.cost_jitter, 0.3);
   EXPECT_DOUBLE_EQ(s.workload.bytes_per_item, 4096);
   EXPECT_EQ(s.workload.transfer, Transfer::kBlock);
+  EXPECT_FALSE(s.workload.repeatable);
   EXPECT_EQ(s.profile, "custom-profile.yaml");
   EXPECT_EQ(s.seed, 42u);
   EXPECT_DOUBLE_EQ(s.failure_detection, 3.5);
@@ -99,7 +101,7 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   ASSERT_TRUE(a.fail_at.has_value());
   EXPECT_DOUBLE_EQ(*a.fail_at, 25);
   EXPECT_EQ(a.local_items, 300u);
-  EXPECT_EQ(a.line, 19);
+  EXPECT_EQ(a.line, 20);
 
   // The second node takes every default.
   const NodeSpec& b = s.nodes[1];
@@ -112,7 +114,7 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   EXPECT_FALSE(b.bytes_per_item.has_value());
   EXPECT_FALSE(b.fail_at.has_value());
   EXPECT_EQ(b.local_items, 0u);
-  EXPECT_EQ(b.line, 28);
+  EXPECT_EQ(b.line, 29);
 }
 
 TEST(ScenarioTest, OmittedFieldsTakeTheirDocumentedDefaults) {
@@ -132,6 +134,7 @@ nodes:
   EXPECT_EQ(s.workload.cost_jitter, 0);
   EXPECT_EQ(s.workload.bytes_per_item, 0);
   EXPECT_EQ(s.workload.transfer, Transfer::kStream);
+  EXPECT_TRUE(s.workload.repeatable);
   EXPECT_EQ(s.profile, "raspberry-pi");
   EXPECT_EQ(s.seed, 1u);
   EXPECT_DOUBLE_EQ(s.failure_detection, 10);
