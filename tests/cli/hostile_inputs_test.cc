@@ -119,6 +119,30 @@ TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeR
   fs::remove_all(dir);
 }
 
+// A policy with options on the command line (name:key=value): the whole text
+// labels its results beside the plain name; a malformed or unknown option is
+// refused with exit code 2, naming it, before anything runs.
+TEST(HostileInputsTest, PolicyOptionsOnTheCommandLine) {
+  const std::string scenario = (kSource / "examples/scenarios/pi-mixed-rack.yaml").string();
+  const auto [code, out] =
+      Ballast("simulate " + scenario + " --policies adaptive,adaptive:backup=off:stealing=off");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\nadaptive "), std::string::npos) << out;
+  EXPECT_NE(out.find("\nadaptive:backup=off:stealing=off "), std::string::npos) << out;
+  const std::pair<const char*, const char*> cases[] = {
+      {"adaptive:backup", "'backup': expected an option as key=value"},
+      {"adaptive:=on", "'=on': expected an option as key=value"},
+      {"adaptive:backup=on:backup=off", "option backup given twice"},
+      {"adaptive:backup=maybe", "option backup: expected one of on, off, true, false, got 'maybe'"},
+      {"adaptive:chunk=8", "unknown option 'chunk'"},
+  };
+  for (const auto& [policy, says] : cases) {
+    const auto [bad_code, bad_out] = Ballast("simulate " + scenario + " --policies " + policy);
+    EXPECT_EQ(bad_code, 2) << policy << ": " << bad_out;
+    EXPECT_NE(bad_out.find(says), std::string::npos) << policy << ": " << bad_out;
+  }
+}
+
 // `ballast bench --sequences` repeats a chain of history runs: without
 // --history, or out of its range, it is refused before any run starts.
 TEST(HostileInputsTest, BenchSequencesNeedHistoryAndARange) {
