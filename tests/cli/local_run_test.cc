@@ -90,14 +90,15 @@ TEST(LocalRunTest, DefaultClusterGivesTheExactResult) {
 
 // `run` reports the one definition of the headline figure
 // (balance/efficiency.h): recomputed from the outcome's own raw fields — the
-// workers' CPU seconds, the nodes' emulated cores, the coordinator's
-// makespan — it is the same number.
+// workers' CPU seconds less those spent on completions another worker had
+// handed in first, the nodes' emulated cores, the coordinator's makespan —
+// it is the same number.
 TEST(LocalRunTest, ReportedEfficiencyIsTheSharedDefinitionOfItsOwnFigures) {
   const LocalRunOptions options = Options(PrimesJob(50000));
   auto outcome = RunLocal(options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   double work = 0;
-  for (const auto& worker : outcome->view.workers) work += worker.cpu_s;
+  for (const auto& worker : outcome->view.workers) work += worker.cpu_s - worker.dropped_cpu_s;
   double speeds = 0;
   for (const auto& node : options.cluster.nodes) speeds += node.speed;
   EXPECT_DOUBLE_EQ(outcome->work_s, work);

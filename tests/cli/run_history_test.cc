@@ -52,7 +52,8 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
     EXPECT_EQ(record.time, 1000);
     for (const auto& worker : first->view.workers) {
       if (worker.name != record.node) continue;
-      EXPECT_DOUBLE_EQ(record.samples, fuzzy::JobSamples(worker.reports, worker.busy_s, {}));
+      EXPECT_DOUBLE_EQ(record.samples,
+                       fuzzy::JobSamples(worker.reports, worker.MergedBusySeconds(), {}));
     }
   }
   const auto priors = RunPriors(*weights, learned, "primes", 1060, {});
