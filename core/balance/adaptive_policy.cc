@@ -499,7 +499,7 @@ class AdaptivePolicy : public PolicyBase {
     const auto [victim, latest] = *last;
     // A backed-up lease and its copy are computed twice already; cutting
     // either would only bring in a third worker.
-    if (backed_up_[victim] || copy_[victim]) return std::nullopt;
+    if (Doubled(victim)) return std::nullopt;
     const WorkerState& v = state(victim);
     // The victim learns its new end with the reply to its next report. When
     // that comes too late for any steal (a slow victim with a long cadence,
@@ -525,8 +525,7 @@ class AdaptivePolicy : public PolicyBase {
     const auto last = finish_.Latest(now);
     if (!last || last->first == thief || !busy_[last->first]) return std::nullopt;
     const auto [victim, latest] = *last;
-    if (!job().repeatable || backed_up_[victim] || copy_[victim] ||
-        state(victim).reserved_cost > 0) {
+    if (!job().repeatable || Doubled(victim) || state(victim).reserved_cost > 0) {
       return std::nullopt;
     }
     const Range copy = FirstOpenPart(Unfinished(victim));
@@ -537,6 +536,10 @@ class AdaptivePolicy : public PolicyBase {
     copy_[thief] = true;
     return reply;
   }
+
+  // The worker's lease has a backup copy, or is one: its items are held by
+  // two workers, and none of them may be cut for a third or go to the pool.
+  bool Doubled(WorkerId id) const { return backed_up_[id] || copy_[id]; }
 
   // Takes work the victim has set aside after its lease, sized so both
   // finish together; the victim needs not learn of it before it asks.
@@ -611,7 +614,7 @@ class AdaptivePolicy : public PolicyBase {
 
   void Rebalance(WorkerId worker, double now) {
     // Items of a backed-up lease are held twice: none go back to the pool.
-    if (!estimates_[worker].measured || backed_up_[worker] || copy_[worker]) return;
+    if (!estimates_[worker].measured || Doubled(worker)) return;
     const double total_load = TotalLoad(now);
     const double total_speed = TotalSpeed();
     const double speed = Speed(worker);

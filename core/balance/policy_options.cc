@@ -26,7 +26,8 @@ const std::vector<Entry>& Registry() {
       {"factoring", {"minChunk"}, MakeFactoringPolicy},
       {"mms", {"chunk"}, MakeMmsPolicy},
       {"adaptive",
-       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "minReportSeconds"},
+       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup",
+        "minReportSeconds"},
        MakeAdaptivePolicy},
   };
   return registry;
