@@ -16,11 +16,14 @@
 //      w = 1, the measurement alone.
 //      A worker reports kReportsPerLease times over a lease, fewer (down to
 //      kTrustedReportsPerLease) as its prior is credible while it agrees with
-//      what the worker measures.
+//      what the worker measures; such a worker's first report also comes
+//      later (kCredibleFirstReport report floors, not one).
 //   3. Rebalancing after Mirtaheri (seed 004): at a progress report, a worker
 //      whose remaining load (corrected for staleness, L - λΔt) exceeds its
 //      fair share λ/Σλ · ΣL gives the excess back from the far end of its
 //      lease, scaled by the compensating factor k when moving work takes time.
+//      Hysteresis: only an excess above a tenth of the worker's remaining
+//      time moves, a fiftieth for a fully credible prior (RebalanceShare).
 //   4. Work from the pool goes to an idle worker in the amount it can finish
 //      by the predicted common end, λ · T_remaining. Work from outside a
 //      worker's planned share (from the pool or stolen) may have to cross its
@@ -75,6 +78,13 @@ constexpr double kReportsPerLease = 10;  // progress reports over a lease's pred
 constexpr double kTrustedReportsPerLease = 3;
 constexpr double kPriorAgreement = 1.25;
 constexpr double kMaxReportSeconds = 60;
+// The first report of a worker whose prior is fully credible, in report
+// floors (Cadence).
+constexpr double kCredibleFirstReport = 8;
+// Rebalancing moves an excess above this share of a worker's remaining
+// time, down to the second for a fully credible prior (RebalanceShare).
+constexpr double kRebalanceShare = 0.1;
+constexpr double kTrustedRebalanceShare = 0.02;
 // A speed measured over t seconds of computing is not relied on for more than
 // kEvidenceHorizon * t before the worker reports again: the first report
 // covers a report floor of start-up (the first steps of one item, a CPU
@@ -414,9 +424,14 @@ class AdaptivePolicy : public PolicyBase {
   // reports at the floor.
   double Cadence(WorkerId worker, double remaining, double now) {
     const double floor = ReportFloor(now);
-    // Unmeasured (no item finished yet): back off from the floor, doubling.
+    // Unmeasured (no item finished yet): back off from the floor, doubling;
+    // a worker whose prior is credible first reports later, by up to
+    // kCredibleFirstReport floors: its first measurement then covers more
+    // than the start-up steps, and the job is spared a report per worker.
     if (!estimates_[worker].measured) {
-      return std::min(kMaxReportSeconds, std::max(floor, 2 * state(worker).report_every_s));
+      const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
+      const double first = floor * (1 + (kCredibleFirstReport - 1) * z);
+      return std::min(kMaxReportSeconds, std::max(first, 2 * state(worker).report_every_s));
     }
     const double planned = remaining / Speed(worker) / ReportsPerLease(worker);
     return std::clamp(std::min(planned, kEvidenceHorizon * estimates_[worker].evidence_s), floor,
@@ -621,10 +636,10 @@ class AdaptivePolicy : public PolicyBase {
     const double load = Remaining(worker, now);
     const double excess = load - speed / total_speed * total_load;  // L_ex, eq. 3-3
     // Hysteresis: move only an excess worth more than a lease's overhead on
-    // both sides and more than a tenth of the worker's remaining time (tail
-    // stealing settles what is left).
+    // both sides and more than a share of the worker's remaining time (tail
+    // stealing settles what is left; RebalanceShare).
     const double threshold =
-        std::max(2 * estimates_[worker].overhead_s, 0.1 * load / speed) * speed;
+        std::max(2 * estimates_[worker].overhead_s, RebalanceShare(worker) * load / speed) * speed;
     if (excess <= threshold) return;
     const double k = options_.compensation ? Compensation(excess, now) : 1.0;
     double amount = k * excess;
@@ -677,6 +692,17 @@ class AdaptivePolicy : public PolicyBase {
     estimates_[worker].unplanned_cost = cost().Cost(range);
     SetAside(worker, range);
     Predict(worker, now);
+  }
+
+  // The share of a worker's remaining time its excess must exceed to be
+  // moved: kRebalanceShare for a worker whose prior is a guess, whose
+  // excess at a report is mostly the noise of a young measurement; down to
+  // kTrustedRebalanceShare as the prior is credible, where an excess is
+  // real (a start later than the others', a drift) and small, and left to
+  // the tail it is found only by steals from a worker reporting seldom.
+  double RebalanceShare(WorkerId worker) const {
+    const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
+    return kRebalanceShare / (1 + (kRebalanceShare / kTrustedRebalanceShare - 1) * z);
   }
 
   // k for the receiver that will run out of work first among the underloaded.

@@ -1000,8 +1000,10 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
       // Worker 0 measures 40/s where its prior says 100 (worker 1 fixed the
       // scale): its speed is still mostly the prior's (scale 70/s; blended
       // with weight 160 / (160 + 0.25 * 5000) on the measurement, 65.7/s),
-      // and it reports at the full rate.
-      {"credible prior, strayed", 1, {0, 160}, true, 5000.0 / 65.7 / 10},
+      // and it reports at the full rate over what it keeps: its excess over
+      // its fair share, above a fiftieth of its time for a credible prior,
+      // went back at once (every: 0, from the lease in the reply).
+      {"credible prior, strayed", 1, {0, 160}, true, 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.title);
@@ -1014,7 +1016,56 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
     if (c.other_measured) Progress(*policy, 1, {5000, 5100}, 1, 1);
     const Reply reply = Progress(*policy, 0, c.first_report, 4, 4);
     ASSERT_EQ(KindName(reply.kind), "kContinue");
-    EXPECT_NEAR(reply.report_every_s, c.every, 0.02 * c.every);
+    double every = c.every;
+    if (every == 0) {
+      EXPECT_LT(reply.lease.end, 5000u);
+      every = static_cast<double>(reply.lease.size()) / 65.7 / 10;
+    }
+    EXPECT_NEAR(reply.report_every_s, every, 0.02 * every);
+  }
+}
+
+// A worker that starts 3 s after the other holds 1.5 s (3 %) more than its
+// fair share at its first report. With a fuzzy prior that is below the
+// rebalancing threshold (a tenth of its time: young measurements are
+// noisy); with a credible one (a fiftieth) the excess goes back at once,
+// instead of being found in the tail by steals.
+TEST(PolicyTest, ACrediblePriorGivesBackASmallExcessAtOnce) {
+  for (const double credibility : {0.0, 1.0}) {
+    SCOPED_TRACE(credibility);
+    auto policy = Make("adaptive");
+    JobInfo job = Job(10000, {1, 1});
+    for (WorkerPrior& worker : job.workers) worker.credibility = credibility;
+    policy->Start(job, 0);
+    ExpectLease(Ask(*policy, 1, 0), {5000, 10000});
+    Progress(*policy, 1, {5000, 5400}, 4, 4);  // 100 items/s
+    ExpectLease(Ask(*policy, 0, 3), {0, 5000});
+    const Reply reply = Progress(*policy, 0, {0, 100}, 4, 1);  // 100 items/s too
+    ASSERT_EQ(KindName(reply.kind), "kContinue");
+    if (credibility > 0) {
+      // 4900 left against a fair 0.5 * 9500: about 150 items back.
+      EXPECT_LT(reply.lease.end, 4900u);
+      EXPECT_GT(reply.lease.end, 4800u);
+      EXPECT_EQ(policy->stats().rebalances, 1u);
+    } else {
+      EXPECT_EQ(reply.lease.end, 5000u);
+      EXPECT_EQ(policy->stats().rebalances, 0u);
+    }
+  }
+}
+
+// Before it has finished an item a worker reports at the report floor
+// (50 ms), or eight times that when its prior is fully credible.
+TEST(PolicyTest, ACrediblePriorsFirstReportComesLater) {
+  for (const double credibility : {0.0, 0.5, 1.0}) {
+    SCOPED_TRACE(credibility);
+    auto policy = Make("adaptive");
+    JobInfo job = Job(10000, {1, 1});
+    for (WorkerPrior& worker : job.workers) worker.credibility = credibility;
+    policy->Start(job, 0);
+    const Reply reply = Ask(*policy, 0, 0);
+    ExpectLease(reply, {0, 5000});
+    EXPECT_NEAR(reply.report_every_s, 0.05 * (1 + 7 * credibility), 1e-12);
   }
 }
 
