@@ -64,6 +64,13 @@ JobInfo Job(uint64_t items, const std::vector<double>& priors,
   return job;
 }
 
+// Job() with every worker's prior at credibility `z` (a history prior).
+JobInfo CredibleJob(uint64_t items, const std::vector<double>& priors, double z) {
+  JobInfo job = Job(items, priors);
+  for (WorkerPrior& worker : job.workers) worker.credibility = z;
+  return job;
+}
+
 std::string KindName(Reply::Kind kind) {
   switch (kind) {
     case Reply::Kind::kContinue:
@@ -1008,8 +1015,7 @@ TEST(PolicyTest, ACrediblePriorThatAgreesAsksForFewerReports) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.title);
     auto policy = Make("adaptive");
-    JobInfo job = Job(10000, {1, 1});
-    for (WorkerPrior& worker : job.workers) worker.credibility = c.credibility;
+    JobInfo job = CredibleJob(10000, {1, 1}, c.credibility);
     policy->Start(job, 0);
     ExpectLease(Ask(*policy, 0, 0), {0, 5000});
     ExpectLease(Ask(*policy, 1, 0), {5000, 10000});
@@ -1034,8 +1040,7 @@ TEST(PolicyTest, ACrediblePriorGivesBackASmallExcessAtOnce) {
   for (const double credibility : {0.0, 1.0}) {
     SCOPED_TRACE(credibility);
     auto policy = Make("adaptive");
-    JobInfo job = Job(10000, {1, 1});
-    for (WorkerPrior& worker : job.workers) worker.credibility = credibility;
+    JobInfo job = CredibleJob(10000, {1, 1}, credibility);
     policy->Start(job, 0);
     ExpectLease(Ask(*policy, 1, 0), {5000, 10000});
     Progress(*policy, 1, {5000, 5400}, 4, 4);  // 100 items/s
@@ -1060,8 +1065,7 @@ TEST(PolicyTest, ACrediblePriorsFirstReportComesLater) {
   for (const double credibility : {0.0, 0.5, 1.0}) {
     SCOPED_TRACE(credibility);
     auto policy = Make("adaptive");
-    JobInfo job = Job(10000, {1, 1});
-    for (WorkerPrior& worker : job.workers) worker.credibility = credibility;
+    JobInfo job = CredibleJob(10000, {1, 1}, credibility);
     policy->Start(job, 0);
     const Reply reply = Ask(*policy, 0, 0);
     ExpectLease(reply, {0, 5000});
@@ -1376,8 +1380,7 @@ TEST(PolicyTest, AdaptiveStealNeverLeasesFinishedItems) {
 TEST(PolicyTest, AdaptiveTrustsACrediblePriorAgainstItsFirstReports) {
   const auto moved_after = [](double credibility, Range second_report, double at) {
     auto policy = Make("adaptive", {{"slowStart", "off"}});
-    JobInfo job = Job(1000, {1, 1});
-    for (WorkerPrior& worker : job.workers) worker.credibility = credibility;
+    JobInfo job = CredibleJob(1000, {1, 1}, credibility);
     policy->Start(job, 0);
     ExpectLease(Ask(*policy, 0, 0), {0, 500});
     ExpectLease(Ask(*policy, 1, 0), {500, 1000});
