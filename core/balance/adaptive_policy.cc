@@ -302,8 +302,7 @@ class AdaptivePolicy : public PolicyBase {
   // prior while the prior's credibility outweighs what was measured (step 2).
   double MeasuredOrBlended(WorkerId id) const {
     const double measured = MeasuredSpeed(id);
-    const double trust =
-        std::clamp(job().workers[id].credibility, 0.0, 1.0) * kPriorShareWorth * planned_cost_[id];
+    const double trust = Credibility(id) * kPriorShareWorth * planned_cost_[id];
     if (!(trust > 0)) return measured;
     const double evidence = estimates_[id].evidence_cost;
     const double w = evidence / (evidence + trust);
@@ -429,8 +428,7 @@ class AdaptivePolicy : public PolicyBase {
     // kCredibleFirstReport floors: its first measurement then covers more
     // than the start-up steps, and the job is spared a report per worker.
     if (!estimates_[worker].measured) {
-      const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
-      const double first = floor * (1 + (kCredibleFirstReport - 1) * z);
+      const double first = floor * (1 + (kCredibleFirstReport - 1) * Credibility(worker));
       return std::min(kMaxReportSeconds, std::max(first, 2 * state(worker).report_every_s));
     }
     const double planned = remaining / Speed(worker) / ReportsPerLease(worker);
@@ -442,7 +440,7 @@ class AdaptivePolicy : public PolicyBase {
   // as its prior is credible (history) while its measurement agrees with the
   // prior; a worker that strays from its prior reports at the full rate.
   double ReportsPerLease(WorkerId worker) const {
-    const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
+    const double z = Credibility(worker);
     if (!(z > 0)) return kReportsPerLease;
     // Agreement says something only when other workers' measurements set the
     // scale too: for the only worker measured so far, its measurement and its
@@ -450,7 +448,7 @@ class AdaptivePolicy : public PolicyBase {
     if (!(measured_prior_sum_ > PriorOf(worker) * (1 + 1e-9))) return kReportsPerLease;
     const double strayed = MeasuredSpeed(worker) / (PriorOf(worker) * PriorScale());
     if (!(std::fabs(std::log(strayed)) <= std::log(kPriorAgreement))) return kReportsPerLease;
-    return kReportsPerLease / (1 + (kReportsPerLease / kTrustedReportsPerLease - 1) * z);
+    return TowardTrusted(kReportsPerLease, kTrustedReportsPerLease, z);
   }
 
   // The shortest report cadence: all workers together stay within the
@@ -701,8 +699,18 @@ class AdaptivePolicy : public PolicyBase {
   // real (a start later than the others', a drift) and small, and left to
   // the tail it is found only by steals from a worker reporting seldom.
   double RebalanceShare(WorkerId worker) const {
-    const double z = std::clamp(job().workers[worker].credibility, 0.0, 1.0);
-    return kRebalanceShare / (1 + (kRebalanceShare / kTrustedRebalanceShare - 1) * z);
+    return TowardTrusted(kRebalanceShare, kTrustedRebalanceShare, Credibility(worker));
+  }
+
+  // The credibility Z of the worker's prior, in [0, 1] (0: a fuzzy weight).
+  double Credibility(WorkerId worker) const {
+    return std::clamp(job().workers[worker].credibility, 0.0, 1.0);
+  }
+
+  // A setting that is `untrusted` for a prior of credibility 0 and `trusted`
+  // at 1, harmonically between: untrusted / (1 + (untrusted / trusted - 1) z).
+  static double TowardTrusted(double untrusted, double trusted, double z) {
+    return untrusted / (1 + (untrusted / trusted - 1) * z);
   }
 
   // k for the receiver that will run out of work first among the underloaded.
