@@ -19,20 +19,9 @@
 #include "protocol/messages.h"
 
 namespace ballast::coordinator {
-namespace {
-
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = net::ip::tcp;
-using Clock = std::chrono::steady_clock;
-
-Clock::duration Seconds(double seconds) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
 
 // Where a connection is in its request cycle.
-enum class Phase {
+enum class ConnectionPhase {
   kIdle,      // waiting for a request
   kHead,      // reading a request's header
   kBody,      // reading its body
@@ -40,6 +29,19 @@ enum class Phase {
   kWriting,   // writing the answer
   kLinger,    // refused: discarding what the client still sends, then closing
 };
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using Phase = ConnectionPhase;
+
+Clock::duration Seconds(double seconds) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
 
 // The connections a new one may push out when the front is full: those not
 // busy with a request.
@@ -171,9 +173,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
 namespace {
 
 // The HttpExchange a handler gets: a weak handle on the connection.
-class Exchange : public HttpExchange {
+class ConnectionExchange : public HttpExchange {
  public:
-  explicit Exchange(std::weak_ptr<Connection> connection) : connection_(std::move(connection)) {}
+  explicit ConnectionExchange(std::weak_ptr<Connection> connection)
+      : connection_(std::move(connection)) {}
   void Reply(HttpResponse response) override {
     if (answered_.exchange(true)) return;
     if (auto connection = connection_.lock()) connection->Queue(std::move(response));
@@ -291,7 +294,7 @@ void Connection::Dispatch() {
   keep_alive_ = message.keep_alive();
   HttpRequest request{std::string(message.method_string()), std::string(message.target()),
                       std::string(message[http::field::authorization]), std::move(message.body())};
-  front_.Handle(std::move(request), std::make_shared<Exchange>(weak_from_this()));
+  front_.Handle(std::move(request), std::make_shared<ConnectionExchange>(weak_from_this()));
 }
 
 void Connection::Write(HttpResponse response) {

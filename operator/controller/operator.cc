@@ -66,6 +66,8 @@ prometheus::MetricFamily GaugeFamily(const char* name, const char* help, double 
   return family;
 }
 
+}  // namespace
+
 // Families computed when scraped, from a source the operator sets and
 // clears (the scrape may come while the operator is being destroyed).
 class ScrapedMetrics : public prometheus::Collectable {
@@ -86,8 +88,6 @@ class ScrapedMetrics : public prometheus::Collectable {
   mutable std::mutex mu_;
   Source source_;
 };
-
-}  // namespace
 
 class Operator::Impl {
  public:

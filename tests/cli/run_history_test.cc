@@ -88,7 +88,7 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
   EXPECT_EQ(second->view.result.Summary(), first->view.result.Summary());
 }
 
-fs::path TestDir() {
+fs::path HistoryTestDir() {
   const fs::path dir =
       fs::temp_directory_path() /
       ("ballast-history-" +
@@ -117,7 +117,7 @@ int64_t ItemsInTable(const std::string& out, const std::string& node) {
 // backup's copy handed in first, likely on a job this small) has nothing
 // measured and keeps its profile weight.
 TEST(RunHistoryCliTest, RunWritesTheHistoryAndReadsItBack) {
-  const fs::path dir = TestDir();
+  const fs::path dir = HistoryTestDir();
   fs::remove(dir / "h.json");
   const std::string command = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
                               " --history " + (dir / "h.json").string() + " 2>&1";
@@ -154,7 +154,7 @@ TEST(RunHistoryCliTest, RunWritesTheHistoryAndReadsItBack) {
 }
 
 TEST(RunHistoryCliTest, ABadHistoryFileIsRefusedNamingIt) {
-  const fs::path dir = TestDir();
+  const fs::path dir = HistoryTestDir();
   std::ofstream(dir / "h.json") << R"({"version": 1, "workloads": {"primes": [{"node": "a",
     "speed": -3, "samples": 1, "time": 0}]}})";
   const auto [code, err] =

@@ -217,7 +217,7 @@ ReportMessage Report(const JobSession& session, const std::string& worker, Range
 
 // Runs the job with the workers taking turns until it is finished; `liar`
 // forges every result it reports.
-void RunToEnd(JobSession& session, const std::string& liar = "") {
+void RunVerifiedToEnd(JobSession& session, const std::string& liar = "") {
   std::map<std::string, Range> leases;
   double now = 1;
   for (int guard = 0; guard < 10000 && !session.Finished(); ++guard) {
@@ -245,7 +245,7 @@ TEST(JobSessionVerifyTest, HonestWorkersPassEveryCheckAndTheResultIsExact) {
   auto created = JobSession::Create(VerifiedPrimesJob({"a", "b", "c"}, 1), 0);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   JobSession& session = **created;
-  RunToEnd(session);
+  RunVerifiedToEnd(session);
   ASSERT_TRUE(session.Finished());
   const JobView view = session.View();
   EXPECT_EQ(view.result, *kernels::ReferenceResult(session.config().workload));
@@ -263,7 +263,7 @@ TEST(JobSessionVerifyTest, AForgingWorkerFailsTheJobNamingItAndTheRange) {
   auto created = JobSession::Create(VerifiedPrimesJob({"a", "liar", "c"}, 1), 0);
   ASSERT_TRUE(created.ok());
   JobSession& session = **created;
-  RunToEnd(session, "liar");
+  RunVerifiedToEnd(session, "liar");
   ASSERT_TRUE(session.Finished());
   const std::string failure = session.View().verification.failure;
   EXPECT_NE(failure.find("verification failed"), std::string::npos) << failure;
@@ -278,7 +278,7 @@ TEST(JobSessionVerifyTest, WithoutVerificationAForgedResultIsMerged) {
   // The trust model (docs/trust.md): the token does not make results true.
   auto created = JobSession::Create(VerifiedPrimesJob({"a", "liar"}, 0), 0);
   ASSERT_TRUE(created.ok());
-  RunToEnd(**created, "liar");
+  RunVerifiedToEnd(**created, "liar");
   const JobView view = (*created)->View();
   EXPECT_TRUE(view.done);
   EXPECT_GT(view.result.primes().count, 1000000u);

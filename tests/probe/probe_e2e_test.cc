@@ -86,7 +86,9 @@ TEST_F(ProbeE2eTest, ApplyOwnsOnlyItsLabelsAndDropsOnesItNoLongerProduces) {
   ASSERT_TRUE(labeller.Apply(pi4.labels).ok());
   json labels = Labels();
   for (const auto& [key, value] : pi4.labels) {
-    if (key != "ballast.io/cpu-model") EXPECT_EQ(labels.value(key, ""), value) << key;
+    if (key != "ballast.io/cpu-model") {
+      EXPECT_EQ(labels.value(key, ""), value) << key;
+    }
   }
   EXPECT_EQ(labels.value("team", ""), "blue");
   EXPECT_EQ(labels.value("other.io/zone", ""), "a");

@@ -12,7 +12,7 @@
 namespace ballast::balance {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinite = std::numeric_limits<double>::infinity();
 
 struct Case {
   std::string title;
@@ -55,7 +55,7 @@ TEST(CompensatingFactorTest, EqualRatesGiveHalfPlusHalfTheIdleRatio) {
 }
 
 TEST(CompensatingFactorTest, FreeTransfersGiveOne) {
-  EXPECT_EQ(CompensatingFactor(2, kInf, 1, 4), 1.0);
+  EXPECT_EQ(CompensatingFactor(2, kInfinite, 1, 4), 1.0);
   // Approaching the limit from finite rates.
   EXPECT_NEAR(CompensatingFactor(2, 1e9, 1, 4), 1.0, 1e-8);
   EXPECT_GT(CompensatingFactor(2, 1e3, 1, 4), CompensatingFactor(2, 1e2, 1, 4));

@@ -11,15 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "support/test_seed.h"
+
 namespace ballast::balance {
 namespace {
 
 const std::vector<CostShape> kShapes = {CostShape::kUniform, CostShape::kLinear, CostShape::kSqrt};
-
-uint64_t TestSeed() {
-  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  return std::random_device{}();
-}
 
 TEST(CostShapeTest, ParsesItsOwnNamesAndNothingElse) {
   for (CostShape shape : kShapes) {
@@ -155,7 +152,7 @@ TEST(CostModelTest, AdvanceAndRetreatAreInversesOnItemBoundaries) {
 }
 
 TEST(CostModelTest, RandomQueriesMatchBruteForce) {
-  const uint64_t seed = TestSeed();
+  const uint64_t seed = testing_support::TestSeed();
   std::cout << "RandomQueriesMatchBruteForce seed=" << seed
             << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
   SCOPED_TRACE("seed=" + std::to_string(seed));

@@ -14,13 +14,10 @@
 #include <random>
 #include <vector>
 
+#include "support/test_seed.h"
+
 namespace ballast::balance {
 namespace {
-
-uint64_t TestSeed() {
-  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  return std::random_device{}();
-}
 
 // The same predictions, kept in a plain vector and queried by walking it.
 struct Walk {
@@ -114,7 +111,7 @@ TEST(FinishTimesTest, EqualFinishTimesAreKeptApart) {
 }
 
 TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
-  const uint64_t seed = TestSeed();
+  const uint64_t seed = testing_support::TestSeed();
   std::cout << "seed " << seed << " (BALLAST_TEST_SEED replays it)\n";
   std::mt19937_64 random(seed);
   constexpr size_t kWorkers = 300;

@@ -34,16 +34,12 @@
 #include <vector>
 
 #include "balance/policy_options.h"
+#include "support/test_seed.h"
 
 namespace ballast::balance {
 namespace {
 
 constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
-
-uint64_t TestSeed() {
-  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  return std::random_device{}();
-}
 
 std::unique_ptr<Policy> Make(const std::string& name,
                              std::map<std::string, std::string> options = {}) {
@@ -651,7 +647,7 @@ TEST(PolicyTest, NoItemIsLostWhenAWorkerFails) {
 }
 
 TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
-  const uint64_t seed = TestSeed();
+  const uint64_t seed = testing_support::TestSeed();
   std::cout << "RandomJobsAndFailuresFinishWithEveryItemAccounted seed=" << seed
             << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -1641,7 +1637,7 @@ TEST(PolicyTest, JobsWithoutItemsOrWorkersOrBeyondExactItemNumbersAreRefused) {
 // truth, NaN, infinite, negative), either refuses at Start or finishes with
 // every item accounted within the driver's tick budget: no decision spins.
 TEST(PolicyTest, AbsurdWeightsOrReportedTimesAreRefusedOrFinishInBoundedSteps) {
-  const uint64_t seed = TestSeed();
+  const uint64_t seed = testing_support::TestSeed();
   std::cout << "AbsurdWeightsOrReportedTimesAreRefusedOrFinishInBoundedSteps seed=" << seed
             << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
   SCOPED_TRACE("seed=" + std::to_string(seed));

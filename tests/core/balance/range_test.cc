@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "support/test_seed.h"
+
 namespace ballast::balance {
 namespace {
 
@@ -161,11 +163,6 @@ TEST(IntervalSetTest, ContainsFirstLastAndFirstAtOrAfter) {
 }
 
 // The seed of a randomized test: $BALLAST_TEST_SEED when set, else a fresh one.
-uint64_t TestSeed() {
-  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  return std::random_device{}();
-}
-
 // Checks the set against the model: same items, same size, and stored as
 // disjoint, non-adjacent ranges in ascending order.
 void ExpectMatchesModel(const IntervalSet& set, const std::vector<bool>& model) {
@@ -185,7 +182,7 @@ void ExpectMatchesModel(const IntervalSet& set, const std::vector<bool>& model) 
 }
 
 TEST(IntervalSetTest, RandomOperationsMatchABitVector) {
-  const uint64_t seed = TestSeed();
+  const uint64_t seed = testing_support::TestSeed();
   std::cout << "RandomOperationsMatchABitVector seed=" << seed
             << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
   SCOPED_TRACE("seed=" + std::to_string(seed));

@@ -24,6 +24,7 @@
 
 #include "balance/efficiency.h"
 #include "sim/scenario.h"
+#include "support/test_seed.h"
 
 namespace ballast::sim {
 namespace {
@@ -519,11 +520,6 @@ TEST(SimulatorTest, AdaptiveWakesWaitingWorkersWhenALostLeaseWasFinishedByOthers
   EXPECT_EQ(ReportedItems(*result), 374u);
 }
 
-uint64_t TestSeed() {
-  if (const char* env = std::getenv("BALLAST_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  return std::random_device{}();
-}
-
 // A random scenario: up to 6 nodes with random speeds, latencies, speed
 // changes, failures (never all), links, costs and priors. Every draw is its
 // own statement so that a seed means the same scenario with every compiler.
@@ -564,7 +560,7 @@ Scenario RandomScenario(std::mt19937_64& random, std::vector<double>* priors) {
 }
 
 TEST(SimulatorTest, RandomScenariosFinishEveryItemWithEveryPolicy) {
-  const uint64_t seed = TestSeed();
+  const uint64_t seed = testing_support::TestSeed();
   std::cout << "RandomScenariosFinishEveryItemWithEveryPolicy seed=" << seed
             << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
   SCOPED_TRACE("seed=" + std::to_string(seed));
