@@ -7,21 +7,22 @@ namespace {
 
 using nlohmann::json;
 
-json Node(const std::string& ready, json labels = json::object(), json taints = json::array()) {
+json NodeWithReady(const std::string& ready, json labels = json::object(),
+                   json taints = json::array()) {
   return {{"metadata", {{"name", "pi4b-0"}, {"labels", labels}}},
           {"spec", {{"taints", taints}}},
           {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready}}})}}}};
 }
 
 TEST(NodeReady, ReadsTheReadyCondition) {
-  EXPECT_TRUE(NodeReady(Node("True")));
-  EXPECT_FALSE(NodeReady(Node("False")));
-  EXPECT_FALSE(NodeReady(Node("Unknown")));
+  EXPECT_TRUE(NodeReady(NodeWithReady("True")));
+  EXPECT_FALSE(NodeReady(NodeWithReady("False")));
+  EXPECT_FALSE(NodeReady(NodeWithReady("Unknown")));
   EXPECT_FALSE(NodeReady(json{{"metadata", {{"name", "x"}}}}));
 }
 
 TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
-  const json node = Node("True", {{"pool", "seed000"}, {"arch", "arm64"}});
+  const json node = NodeWithReady("True", {{"pool", "seed000"}, {"arch", "arm64"}});
   EXPECT_EQ(Ineligibility(node, {{"pool", "seed000"}}, json::array()), "");
   EXPECT_EQ(Ineligibility(node, {{"pool", "other"}}, json::array()),
             "node pi4b-0: label pool is 'seed000', the job selects 'other'");
@@ -30,17 +31,18 @@ TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
 }
 
 TEST(Ineligibility, NotReadyAndCordonedNodesAreSkipped) {
-  EXPECT_EQ(Ineligibility(Node("False"), json::object(), json::array()), "node pi4b-0: not Ready");
-  json cordoned = Node("True");
+  EXPECT_EQ(Ineligibility(NodeWithReady("False"), json::object(), json::array()),
+            "node pi4b-0: not Ready");
+  json cordoned = NodeWithReady("True");
   cordoned["spec"]["unschedulable"] = true;
   EXPECT_EQ(Ineligibility(cordoned, json::object(), json::array()),
             "node pi4b-0: cordoned (spec.unschedulable)");
 }
 
 TEST(Ineligibility, TaintsNeedATolerationButPreferNoScheduleDoesNot) {
-  const json tainted =
-      Node("True", json::object(),
-           json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
+  const json tainted = NodeWithReady(
+      "True", json::object(),
+      json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
   EXPECT_EQ(Ineligibility(tainted, json::object(), json::array()),
             "node pi4b-0: taint dedicated=gpu:NoSchedule not tolerated");
   EXPECT_EQ(Ineligibility(tainted, json::object(),
@@ -49,8 +51,8 @@ TEST(Ineligibility, TaintsNeedATolerationButPreferNoScheduleDoesNot) {
                                         {"value", "gpu"},
                                         {"effect", "NoSchedule"}}})),
             "");
-  const json soft = Node("True", json::object(),
-                         json::array({{{"key", "busy"}, {"effect", "PreferNoSchedule"}}}));
+  const json soft = NodeWithReady("True", json::object(),
+                                  json::array({{{"key", "busy"}, {"effect", "PreferNoSchedule"}}}));
   EXPECT_EQ(Ineligibility(soft, json::object(), json::array()), "");
 }
 
