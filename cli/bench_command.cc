@@ -345,7 +345,7 @@ void RegisterBench(CLI::App& app, int* exit_code) {
                    "with --history: run the sequence of --repeat runs this many times, each from "
                    "the fuzzy weights, and judge the later runs against the median of the first "
                    "runs (one first run is a single noisy sample)")
-      ->check(CLI::Range(1, 20))
+      ->check(CLI::Range(1, 50))
       ->needs(history)
       ->capture_default_str();
   bench->callback([flags, exit_code] { *exit_code = Bench(*flags); });

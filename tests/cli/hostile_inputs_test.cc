@@ -149,8 +149,8 @@ TEST(HostileInputsTest, BenchSequencesNeedHistoryAndARange) {
   const std::string job = (kSource / "examples/jobs/primes-300000.yaml").string();
   const std::pair<const char*, const char*> cases[] = {
       {" --sequences 3", "--sequences requires --history"},
-      {" --history --sequences 0", "--sequences: Value 0 not in range 1 to 20"},
-      {" --history --sequences 21", "--sequences: Value 21 not in range 1 to 20"},
+      {" --history --sequences 0", "--sequences: Value 0 not in range 1 to 50"},
+      {" --history --sequences 51", "--sequences: Value 51 not in range 1 to 50"},
   };
   for (const auto& [flags, says] : cases) {
     const auto [code, out] = Ballast("bench " + job + " --policies adaptive" + flags);
