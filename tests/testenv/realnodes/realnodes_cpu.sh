@@ -23,24 +23,33 @@ done
 expected=$(awk -v a="$(speed "$fast")" -v b="$(speed "$slow")" 'BEGIN { printf "%.3f", a / b }')
 
 # Both loops start at the same second (pods start at different times) and
-# run for `seconds`; each prints how many iterations it made.
+# run for `seconds`; each prints how many iterations it made. Sets ratio.
 seconds=8
-start=$(($(date +%s) + 20))
-loop='while [ $(date +%s) -lt START ]; do sleep 0.2; done; sh -c '"'"'i=0; trap "echo \$i; exit 0" TERM; while :; do i=$((i + 1)); done'"'"' & sleep SECONDS; kill -TERM $!; wait'
-loop=${loop//START/$start}
-loop=${loop//SECONDS/$seconds}
-pod_on busy-fast "$fast" "$loop"
-pod_on busy-slow "$slow" "$loop"
-wait_phase busy-fast Succeeded 120
-wait_phase busy-slow Succeeded 120
-fast_count=$(kubectl logs -n "$ns" busy-fast)
-slow_count=$(kubectl logs -n "$ns" busy-slow)
-[[ $fast_count =~ ^[0-9]+$ && $slow_count =~ ^[0-9]+$ && $slow_count -gt 0 ]] ||
-  fail "the loops should print their counts, got '$fast_count' and '$slow_count'"
-ratio=$(awk -v a="$fast_count" -v b="$slow_count" 'BEGIN { printf "%.3f", a / b }')
-echo "cpu: $fast ($(speed "$fast") cores) $((fast_count / seconds)) iterations/s," \
-  "$slow ($(speed "$slow") cores) $((slow_count / seconds)) iterations/s: ratio $ratio, expected $expected"
-# Generous: other work on the machine may keep the fast node under its quota.
-awk -v r="$ratio" -v e="$expected" 'BEGIN { exit !(r > e * 0.7 && r < e * 1.3) }' ||
-  fail "rate ratio $ratio is not within 30 % of the speeds' ratio $expected"
+measure() {
+  local attempt=$1
+  local start=$(($(date +%s) + 20))
+  local loop='while [ $(date +%s) -lt START ]; do sleep 0.2; done; sh -c '"'"'i=0; trap "echo \$i; exit 0" TERM; while :; do i=$((i + 1)); done'"'"' & sleep SECONDS; kill -TERM $!; wait'
+  loop=${loop//START/$start}
+  loop=${loop//SECONDS/$seconds}
+  pod_on "busy-fast-$attempt" "$fast" "$loop"
+  pod_on "busy-slow-$attempt" "$slow" "$loop"
+  wait_phase "busy-fast-$attempt" Succeeded 120
+  wait_phase "busy-slow-$attempt" Succeeded 120
+  local fast_count slow_count
+  fast_count=$(kubectl logs -n "$ns" "busy-fast-$attempt")
+  slow_count=$(kubectl logs -n "$ns" "busy-slow-$attempt")
+  [[ $fast_count =~ ^[0-9]+$ && $slow_count =~ ^[0-9]+$ && $slow_count -gt 0 ]] ||
+    fail "the loops should print their counts, got '$fast_count' and '$slow_count'"
+  ratio=$(awk -v a="$fast_count" -v b="$slow_count" 'BEGIN { printf "%.3f", a / b }')
+  echo "cpu: attempt $attempt: $fast ($(speed "$fast") cores) $((fast_count / seconds)) iterations/s," \
+    "$slow ($(speed "$slow") cores) $((slow_count / seconds)) iterations/s: ratio $ratio, expected $expected"
+}
+# Generous: other work on the machine may keep the fast node under its quota,
+# and a node's own daemons (a kubelet, containerd unpacking the images of a
+# first start) share its quota with the pod. A quota that is not applied is
+# wrong every time; that noise is not, so a second attempt decides.
+within() { awk -v r="$ratio" -v e="$expected" 'BEGIN { exit !(r > e * 0.7 && r < e * 1.3) }'; }
+measure 1
+within || { echo "cpu: ratio $ratio is not within 30 % of $expected; measuring again"; measure 2; }
+within || fail "rate ratio $ratio is not within 30 % of the speeds' ratio $expected (twice)"
 pass "rate ratio $ratio within 30 % of $expected"
