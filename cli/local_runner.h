@@ -53,7 +53,7 @@ struct LocalRunOptions {
   // Priors that replace the fuzzy weights of the nodes they name, with their
   // credibility (history as the prior, `run --history`); nodes not named
   // keep their fuzzy weight.
-  std::vector<balance::WorkerPrior> priors;
+  std::vector<balance::WorkerPrior> priors = {};
 };
 
 struct NodeOutcome {

@@ -38,7 +38,7 @@ struct PrometheusHistoryOptions {
   double window_seconds = 7 * 24 * 3600;    // --prometheus-window
   std::chrono::milliseconds timeout{2000};  // --prometheus-timeout
   std::chrono::milliseconds retry_after{30000};
-  history::AnswerLimits limits;
+  history::AnswerLimits limits = {};
 };
 
 class PrometheusHistory final : public HistorySource {

@@ -22,7 +22,7 @@ struct ProbeReport {
   probe::Facts facts;
   std::map<std::string, std::string> labels;
   std::vector<probe::Warning> warnings;            // the facts' warnings, then the labels'
-  std::optional<probe::BenchmarkScore> benchmark;  // only with --benchmark
+  std::optional<probe::BenchmarkScore> benchmark = {};  // only with --benchmark
 };
 
 // The label of the benchmark's score.
