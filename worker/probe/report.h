@@ -21,7 +21,7 @@ struct ProbeReport {
   std::string root;
   probe::Facts facts;
   std::map<std::string, std::string> labels;
-  std::vector<probe::Warning> warnings;            // the facts' warnings, then the labels'
+  std::vector<probe::Warning> warnings;                 // the facts' warnings, then the labels'
   std::optional<probe::BenchmarkScore> benchmark = {};  // only with --benchmark
 };
 
