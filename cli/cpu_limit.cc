@@ -49,6 +49,15 @@ StatusOr<CpuQuota> QuotaFor(double speed) {
   return CpuQuota{quota, period};
 }
 
+int WorkerThreads(double speed) {
+  return std::isfinite(speed) && speed > 1 ? static_cast<int>(std::min(std::ceil(speed), 1e6)) : 1;
+}
+
+double NodeDuty(double speed, bool held) {
+  if (!held || !(speed > 0)) return 1;
+  return std::min(1.0, speed / WorkerThreads(speed));
+}
+
 StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, double speed) {
   BALLAST_ASSIGN_OR_RETURN(const CpuQuota cpu, QuotaFor(speed));
   const long quota = cpu.quota_us;

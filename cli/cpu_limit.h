@@ -39,6 +39,15 @@ inline constexpr double kMinQuotaCores = static_cast<double>(kMinQuotaUs) / kMax
 // lies below kMinQuotaCores (no quota holds it).
 StatusOr<CpuQuota> QuotaFor(double speed);
 
+// The compute threads of an emulated node's worker: one per started core.
+int WorkerThreads(double speed);
+
+// The share of each CPU period the node's worker threads compute
+// (balance::WorkerPrior::duty): speed / threads when something holds the
+// node's speed (`held`: a quota, or the worker's duty cycle below one core),
+// 1 for a node of whole cores or an unheld one, which computes steadily.
+double NodeDuty(double speed, bool held);
+
 class CpuLimit {
  public:
   // Creates the cgroup "ballast/<group>" limited to `speed` cores

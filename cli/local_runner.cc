@@ -181,11 +181,20 @@ class Runner {
         }
       }
       if (!process.limit) note("duty cycle in the worker (no cgroup CPU quota here)");
+      // Held by a quota, or by its duty cycle below one core: it computes in
+      // bursts, which the policy's split allows for.
+      SetDuty(node.name, NodeDuty(node.speed, process.limit || node.speed < 1));
       processes_.push_back(std::move(process));
     }
     NoteOversubscription(note);
     speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
     return Status::Ok();
+  }
+
+  void SetDuty(const std::string& node, double duty) {
+    for (auto& worker : config_.workers) {
+      if (worker.name == node) worker.duty = duty;
+    }
   }
 
   // The nodes' speeds are what the ideal time is computed from; when they sum
@@ -227,7 +236,7 @@ class Runner {
                                fmt::format("127.0.0.1:{}", options_.metrics_port + 1 + index)});
     }
     const bool duty = !process.limit;
-    args.insert(args.end(), {"--threads", std::to_string(std::max(1, int(std::ceil(node.speed))))});
+    args.insert(args.end(), {"--threads", std::to_string(WorkerThreads(node.speed))});
     if (duty && node.speed < 1) args.insert(args.end(), {"--speed", fmt::format("{}", node.speed)});
     if (spdlog::should_log(spdlog::level::debug)) args.push_back("-v");  // into the worker's log
     std::vector<char*> argv;

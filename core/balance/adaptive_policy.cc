@@ -1,6 +1,11 @@
 // adaptive: Ballast's own policy.
 //
-//   1. Initial split in proportion to the prior speeds, by declared cost.
+//   1. Initial split in proportion to the prior speeds, by declared cost. A
+//      worker that computes in bursts (WorkerPrior::duty below 1: a CPU
+//      quota) and holds less than a tenth of the speed is planned a little
+//      short when its prior is credible (HedgedShare): handing in its last
+//      items a throttled gap late idles every other worker, while the items
+//      it is short the others take up at once.
 //   2. Live estimates after Sánchez et al. (seed 002): per cost unit, the
 //      calculation time reported by the worker and the communication time
 //      (time between reports, measured here, minus calculation); the speed is
@@ -115,6 +120,11 @@ constexpr double kMaxSecondsPerCost = 1e9;
 // A prior at full credibility counts as much as measuring this fraction of
 // the worker's planned share (step 2).
 constexpr double kPriorShareWorth = 0.25;
+// The hedge of step 1 (HedgedShare): how far, in log share per unit of the
+// normal quantile, a fully credible bursty worker is planned short, and the
+// share of the total speed below which a worker is hedged at all.
+constexpr double kHedge = 0.1;
+constexpr double kHedgeMaxShare = 0.1;
 
 struct Options {
   bool compensation = true;
@@ -123,8 +133,24 @@ struct Options {
   bool slow_start = true;
   bool prefetch = true;  // only when JobInfo::inputs_move
   bool backup = true;
+  bool hedge = true;
   double min_report_s = 0.05;
 };
+
+// The standard normal quantile Φ⁻¹(p) for p in (0, 1), by Newton's method on
+// Φ(x) = erfc(-x / √2) / 2 from x = 0; exact to about 1e-12 for p in
+// [1e-12, 1 - 1e-12] (clamped into it).
+double NormalQuantile(double p) {
+  p = std::clamp(p, 1e-12, 1 - 1e-12);
+  double x = 0;
+  for (int i = 0; i < 60; ++i) {
+    const double density = std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+    const double step = (0.5 * std::erfc(-x / std::sqrt(2.0)) - p) / density;
+    x -= std::clamp(step, -1.0, 1.0);
+    if (std::fabs(step) < 1e-13) break;
+  }
+  return x;
+}
 
 struct Estimate {
   double calc_per_cost = 0;  // seconds of computing per cost unit
@@ -174,7 +200,34 @@ class AdaptivePolicy : public PolicyBase {
     for (const double share : shares) planned_cost_.push_back(job_cost * share / share_sum);
     credible_ = std::ranges::any_of(
         job().workers, [](const WorkerPrior& worker) { return worker.credibility > 0; });
-    ReserveProportional(shares);
+    // The reserve is the hedged split; the worker's planned share (the
+    // prior's weight, above) and its predicted speed stay the prior's.
+    std::vector<double> hedged = shares;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      hedged[id] *= HedgedShare(id, shares[id] / share_sum);
+    }
+    ReserveProportional(hedged);
+  }
+
+  // The factor on a worker's planned share (step 1): 1, unless its prior is
+  // credible (Z > 0), it computes in bursts (duty d < 1) and it holds a share
+  // q < kHedgeMaxShare of the total speed; then exp(Z · kHedge · (1 - d) ·
+  // Φ⁻¹(q)), below 1. A node that ends the job a little early costs the
+  // others the items it was short, which they take up at once; one that ends
+  // it a little late idles them all until it hands in its last items, and a
+  // node under a CPU quota hands them in up to a throttled gap, (1 - d) of a
+  // quota period, late (docs/efficiency.md, items 14 and 19). So the split
+  // aims below the expected finish, the more the smaller the node's share of
+  // the speed (the newsvendor's critical ratio q). Only small shares are
+  // hedged: a larger one's hedge would overload the others beyond their
+  // rebalancing threshold and cost messages (item 14); with a fuzzy prior
+  // (Z = 0) the split's own error is far larger than a gap, and a steady
+  // node (d = 1, every simulated one) has no gap.
+  double HedgedShare(WorkerId id, double q) const {
+    const WorkerPrior& worker = job().workers[id];
+    const double z = Credibility(id);
+    if (!options_.hedge || !(z > 0) || !(worker.duty < 1) || !(q < kHedgeMaxShare)) return 1;
+    return std::exp(z * kHedge * (1 - worker.duty) * NormalQuantile(q));
   }
 
   void Observe(const Report& report, double elapsed) override {
@@ -777,6 +830,7 @@ StatusOr<std::unique_ptr<Policy>> MakeAdaptivePolicy(const PolicySpec& spec) {
   BALLAST_ASSIGN_OR_RETURN(options.slow_start, OnOff(spec, "slowStart", true));
   BALLAST_ASSIGN_OR_RETURN(options.prefetch, OnOff(spec, "prefetch", true));
   BALLAST_ASSIGN_OR_RETURN(options.backup, OnOff(spec, "backup", true));
+  BALLAST_ASSIGN_OR_RETURN(options.hedge, OnOff(spec, "hedge", true));
   BALLAST_ASSIGN_OR_RETURN(options.min_report_s,
                            OptionNumber(spec, "minReportSeconds", 0.05, 1e-6, 3600));
   return std::unique_ptr<Policy>(std::make_unique<AdaptivePolicy>(options));

@@ -60,6 +60,12 @@ struct WorkerPrior {
   // replaces it), up to 1 for a history prior at full credibility
   // (fuzzy::NodePrior::credibility). Only `adaptive` uses it.
   double credibility = 0;
+  // The share of each CPU period its compute threads get, in (0, 1]: 1 for a
+  // node that computes steadily; below 1 under a CPU quota or a duty cycle
+  // (quota / (period * threads)), which computes in bursts and may hand in
+  // its last items up to a throttled gap late. Only `adaptive` uses it (the
+  // hedged split of its step 1).
+  double duty = 1;
 };
 
 struct JobInfo {
@@ -127,9 +133,10 @@ struct PolicyStats {
 };
 
 // Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, at least
-// one worker, and every prior speed finite and within [kMinPriorSpeed,
-// kMaxPriorSpeed]. Otherwise Invalid naming the first offending field, e.g.
-// "worker pi-3: speed inf: expected a finite number in [1e-09, 1e+12]".
+// one worker, every prior speed finite and within [kMinPriorSpeed,
+// kMaxPriorSpeed], and every duty in (0, 1]. Otherwise Invalid naming the
+// first offending field, e.g. "worker pi-3: speed inf: expected a finite
+// number in [1e-09, 1e+12]".
 Status CheckJob(const JobInfo& job);
 
 class Policy {

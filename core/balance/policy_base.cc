@@ -20,6 +20,11 @@ Status CheckJob(const JobInfo& job) {
           fmt::format("worker {}: speed {}: expected a finite number in [{:g}, {:g}]", worker.name,
                       worker.speed, kMinPriorSpeed, kMaxPriorSpeed));
     }
+    if (!(worker.duty > 0 && worker.duty <= 1)) {
+      return Status::Invalid(fmt::format(
+          "worker {}: duty {}: expected the share of a CPU period it computes, in (0, 1]",
+          worker.name, worker.duty));
+    }
   }
   return Status::Ok();
 }

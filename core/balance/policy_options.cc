@@ -26,7 +26,7 @@ const std::vector<Entry>& Registry() {
       {"factoring", {"minChunk"}, MakeFactoringPolicy},
       {"mms", {"chunk"}, MakeMmsPolicy},
       {"adaptive",
-       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup",
+       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "hedge",
         "minReportSeconds"},
        MakeAdaptivePolicy},
   };

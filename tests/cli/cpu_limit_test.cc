@@ -43,6 +43,21 @@ TEST(CpuLimitTest, FiveHundredNodesAtThreeThousandthsOfACoreGetTheirSpeedNotTheF
   EXPECT_EQ(QuotaFor(0.001)->period_us, kMaxPeriodUs);
 }
 
+// A held node computes speed / threads of each period: the emulated Pi 3B
+// (0.06 core, one thread) 6 %, a node of 1.5 cores (two threads) 75 %. A
+// node of whole cores, or one nothing holds, computes steadily.
+TEST(CpuLimitTest, ANodesDutyIsItsSpeedPerThreadWhenItIsHeld) {
+  EXPECT_EQ(WorkerThreads(0.06), 1);
+  EXPECT_EQ(WorkerThreads(1.5), 2);
+  EXPECT_EQ(WorkerThreads(4), 4);
+  EXPECT_EQ(WorkerThreads(NAN), 1);
+  EXPECT_DOUBLE_EQ(NodeDuty(0.06, true), 0.06);
+  EXPECT_DOUBLE_EQ(NodeDuty(1.5, true), 0.75);
+  EXPECT_DOUBLE_EQ(NodeDuty(2, true), 1);
+  EXPECT_DOUBLE_EQ(NodeDuty(0.06, false), 1);
+  EXPECT_DOUBLE_EQ(NodeDuty(NAN, true), 1);
+}
+
 TEST(CpuLimitTest, ASpeedNoQuotaCanHoldIsRefused) {
   for (double speed : std::vector<double>{0.0009, 0.0, -1.0, NAN, INFINITY}) {
     auto quota = QuotaFor(speed);

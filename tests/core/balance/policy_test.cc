@@ -1055,6 +1055,59 @@ TEST(PolicyTest, ACrediblePriorGivesBackASmallExcessAtOnce) {
   }
 }
 
+// A credible prior's split leaves a small worker that computes in bursts (a
+// CPU quota: duty below 1) a little short, by exp(Z · 0.1 · (1 - d) ·
+// Φ⁻¹(q)) of its share q of the speed: handing in its last items a throttled
+// gap late would idle every other worker. Shares as the emulated rack of
+// examples/clusters/pi-mixed.yaml: 60 / 30 / 30 / 6, duties 0.6 / 0.3 / 0.3
+// / 0.06. The Pi 3B's q = 6/126 is Φ⁻¹ -1.66839: its share × 0.85485.
+TEST(PolicyTest, ACredibleSplitLeavesASmallBurstyWorkerALittleShort) {
+  const std::vector<double> duties = {0.6, 0.3, 0.3, 0.06};
+  auto pi3b_lease = [&](double z, std::vector<double> duty,
+                        std::map<std::string, std::string> options = {}) {
+    auto policy = Make("adaptive", std::move(options));
+    JobInfo job = CredibleJob(126000, {60, 30, 30, 6}, z);
+    for (size_t i = 0; i < duty.size(); ++i) job.workers[i].duty = duty[i];
+    EXPECT_TRUE(policy->Start(job, 0).ok());
+    for (WorkerId id = 0; id < 3; ++id) Ask(*policy, id, 0);
+    const Reply reply = Ask(*policy, 3, 0);
+    EXPECT_EQ(KindName(reply.kind), "kLease");
+    EXPECT_EQ(reply.lease.end, 126000u);  // the whole job is still planned
+    return reply.lease.size();
+  };
+  // 126000 · 6 · 0.85485 / (120 + 6 · 0.85485) = 5164.8.
+  EXPECT_EQ(pi3b_lease(1, duties), 5165u);
+  // Half the credibility, half the exponent: 126000 · 6 · 0.92459 / 125.5475.
+  EXPECT_NEAR(static_cast<double>(pi3b_lease(0.5, duties)), 5567.5, 1.0);
+  // Unhedged: a fuzzy prior, a steady node, the option off.
+  EXPECT_EQ(pi3b_lease(0, duties), 6000u);
+  EXPECT_EQ(pi3b_lease(1, {1, 1, 1, 1}), 6000u);
+  EXPECT_EQ(pi3b_lease(1, duties, {{"hedge", "off"}}), 6000u);
+  // A bursty worker holding a tenth of the speed or more is not hedged: the
+  // others would take up more than their rebalancing threshold.
+  auto policy = Make("adaptive");
+  JobInfo job = CredibleJob(1500, {1, 0.5}, 1);
+  job.workers[1].duty = 0.1;
+  ASSERT_TRUE(policy->Start(job, 0).ok());
+  Ask(*policy, 0, 0);
+  ExpectLease(Ask(*policy, 1, 0), {1000, 1500});
+}
+
+// A duty is the share of a CPU period a worker computes: outside (0, 1] the
+// job is refused, naming the worker, as a bad speed is.
+TEST(PolicyTest, ADutyOutsideZeroToOneIsRefusedAtStart) {
+  for (const double duty : {0.0, -0.5, 1.5, std::numeric_limits<double>::quiet_NaN()}) {
+    SCOPED_TRACE(duty);
+    auto policy = Make("adaptive");
+    JobInfo job = Job(100, {1, 1});
+    job.workers[1].duty = duty;
+    const Status started = policy->Start(job, 0);
+    EXPECT_EQ(started.code(), StatusCode::kInvalid);
+    EXPECT_NE(started.message().find("worker w1: duty"), std::string::npos) << started.message();
+    EXPECT_NE(started.message().find("in (0, 1]"), std::string::npos) << started.message();
+  }
+}
+
 // Before it has finished an item a worker reports at the report floor
 // (50 ms), or eight times that when its prior is fully credible.
 TEST(PolicyTest, ACrediblePriorsFirstReportComesLater) {
