@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
 #include "workload/workload.h"
 
@@ -27,6 +28,18 @@ const char* SourceName(fuzzy::PriorSource source) {
 // `value` to four significant digits, as status shows speeds.
 double Significant(double value) {
   return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
+}
+
+// The duty of the worker pod `node` gets (WorkerDuty): 1 for a node no
+// longer listed.
+double NodeDuty(const Pass& pass, const std::string& node) {
+  for (const nlohmann::json& object : pass.in.nodes) {
+    if (object.value("/metadata/name"_json_pointer, "") != node) continue;
+    const WorkerPodSettings settings = SettingsForArchitecture(
+        pass.options.pods, pass.options.architectures, NodeArchitecture(object));
+    return WorkerDuty(*pass.in.job, object, settings);
+  }
+  return 1;
 }
 
 }  // namespace
@@ -63,6 +76,7 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
     } else {
       priors.push_back({node.name, it->second.value, credibility[node.name]});
     }
+    priors.back().duty = NodeDuty(pass, node.name);
   }
   return priors;
 }

@@ -95,9 +95,10 @@ void ReportUnreachableFailure(Pass& pass, const std::string& node, const nlohman
 
 // The session's worker priors, in `weights`' order: the fuzzy weights blended
 // with in.history (BlendHistoryPrior), each with its credibility (how far
-// `adaptive` trusts it against the first measurements). Records them in
-// memory.priors; a
-// HistoryUnavailable event when the history source could not answer.
+// `adaptive` trusts it against the first measurements) and the duty its
+// worker pod's CPU limit gives it (WorkerDuty). Records them in
+// memory.priors; a HistoryUnavailable event when the history source could
+// not answer.
 std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights);
 // Fills status.nodes[].prior from memory.priors (rows of a session started by
 // an earlier operator keep the prior their status shows).

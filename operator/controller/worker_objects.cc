@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
+#include <regex>
 
 #include "operator/controller/resources.h"
 
@@ -108,10 +112,8 @@ json WorkerContainer(const json& job, const std::string& node, const WorkerPodSe
         {"capabilities", {{"drop", json::array({"ALL"})}}}}},
   };
   if (worker.contains("imagePullPolicy")) container["imagePullPolicy"] = worker["imagePullPolicy"];
-  if (worker.contains("resources")) {
-    container["resources"] = worker["resources"];
-  } else if (!settings.default_resources.is_null()) {
-    container["resources"] = settings.default_resources;
+  if (json resources = WorkerResources(job, settings); !resources.is_null()) {
+    container["resources"] = std::move(resources);
   }
   if (settings.metrics_port > 0) {
     container["env"].push_back(
@@ -161,6 +163,38 @@ std::string TokenSecretName(const std::string& job) {
 json OwnerReference(const json& job) {
   return {{"apiVersion", kApiVersion},     {"kind", kJobKind},   {"name", job["metadata"]["name"]},
           {"uid", job["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}};
+}
+
+json WorkerResources(const json& job, const WorkerPodSettings& settings) {
+  const json worker = job.value("/spec/worker"_json_pointer, json::object());
+  if (worker.is_object() && worker.contains("resources")) return worker["resources"];
+  return settings.default_resources;
+}
+
+std::optional<double> CpuCores(const json& quantity) {
+  double cores = 0;
+  if (quantity.is_number()) {
+    cores = quantity.get<double>();
+  } else if (quantity.is_string() && quantity.get_ref<const std::string&>().size() <= 32) {
+    static const std::regex kCpu(R"(^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m?)$)");
+    std::smatch match;
+    const std::string& text = quantity.get_ref<const std::string&>();
+    if (!std::regex_match(text, match, kCpu)) return std::nullopt;
+    cores = std::strtod(match[1].str().c_str(), nullptr) / (match[3].length() > 0 ? 1000 : 1);
+  } else {
+    return std::nullopt;
+  }
+  if (!std::isfinite(cores) || cores <= 0) return std::nullopt;
+  return cores;
+}
+
+double WorkerDuty(const json& job, const json& node, const WorkerPodSettings& settings) {
+  const json resources = WorkerResources(job, settings);
+  if (!resources.is_object()) return 1;
+  const auto limit = CpuCores(resources.value("/limits/cpu"_json_pointer, json()));
+  const auto cores = CpuCores(node.value("/status/capacity/cpu"_json_pointer, json()));
+  if (!limit || !cores) return 1;
+  return std::min(1.0, *limit / *cores);
 }
 
 json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSettings& settings) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "ballast/version.h"
@@ -37,6 +38,27 @@ std::string TokenSecretName(const std::string& job);
 inline constexpr const char* kBundleMountPath = "/ballast";
 // The key under which the Secret holds the token.
 inline constexpr const char* kTokenKey = "token";
+
+// The worker container's resources: the job's spec.worker.resources, else
+// the settings' default_resources (null: none).
+nlohmann::json WorkerResources(const nlohmann::json& job, const WorkerPodSettings& settings);
+
+// The cores a Kubernetes CPU quantity names: "500m" 0.5, "2", "1.5", or a
+// JSON number. nullopt for anything else — another suffix, an exponent, a
+// value of 0 or less, text longer than 32 characters — which callers read
+// as "not stated".
+std::optional<double> CpuCores(const nlohmann::json& quantity);
+
+// The share of each CPU period the worker on `node` computes
+// (balance::WorkerPrior::duty): the worker container's limits.cpu over the
+// node's status.capacity.cpu, at most 1, since the worker computes on one
+// thread per core it sees and a CPU limit is a CFS quota shared by them. 1
+// when the container has no CPU limit or the node states no cores. A worker
+// under a limit computes in bursts, which adaptive's first split allows for
+// (docs/history.md). A node held to a speed from outside the pod (the test
+// bed's node-level cgroups) is not seen here and counts as steady.
+double WorkerDuty(const nlohmann::json& job, const nlohmann::json& node,
+                  const WorkerPodSettings& settings);
 
 // The controller owner reference to `job` (apiVersion, kind, name, uid,
 // controller, blockOwnerDeletion), so the garbage collector deletes a job's

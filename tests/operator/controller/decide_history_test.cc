@@ -75,6 +75,25 @@ TEST(DecideHistoryTest, TheSessionStartsFromTheFuzzyWeightsBlendedWithHistory) {
   EXPECT_EQ(std::count(reasons.begin(), reasons.end(), "HistoryUnavailable"), 0);
 }
 
+// A worker pod under a CPU limit computes in bursts: the session's prior
+// carries its duty, the limit for its node's architecture over the node's
+// cores (adaptive hedges its first split by it); a node without a limit
+// computes steadily.
+TEST(DecideHistoryTest, EachPriorCarriesTheDutyOfItsWorkerPodsCpuLimit) {
+  World world;
+  world.options.architectures.resources["arm"] = {{"limits", {{"cpu", "250m"}}}};
+  for (auto& node : world.nodes) node["status"]["capacity"]["cpu"] = "4";
+  const Decision decision = world.Pass();
+  std::map<std::string, double> duty;
+  for (const auto& register_job : ActionsOf<RegisterJob>(decision)) {
+    for (const auto& worker : register_job.config.workers) duty[worker.name] = worker.duty;
+  }
+  ASSERT_EQ(duty.size(), kNodes.size());
+  EXPECT_DOUBLE_EQ(duty.at("pi3b-worker"), 0.0625);  // arm: 0.25 of 4 cores
+  EXPECT_EQ(duty.at("pi4b-master"), 1);              // arm64: no limit
+  EXPECT_EQ(duty.at("pi4b-worker"), 1);
+}
+
 TEST(DecideHistoryTest, StatusShowsEachNodesPriorOnceTheSessionRuns) {
   World world = [] {
     World w;

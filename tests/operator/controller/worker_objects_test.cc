@@ -192,5 +192,41 @@ TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "u-1");
 }
 
+TEST(CpuCores, ReadsMillicoresAndDecimalsAndRefusesTheRest) {
+  EXPECT_EQ(CpuCores("500m"), 0.5);
+  EXPECT_EQ(CpuCores("2"), 2.0);
+  EXPECT_EQ(CpuCores("1.5"), 1.5);
+  EXPECT_EQ(CpuCores(".25"), 0.25);
+  EXPECT_EQ(CpuCores(json(0.3)), 0.3);
+  for (const json& bad : {json("0"), json("0m"), json("-1"), json("1Gi"), json("1e3"), json("m"),
+                          json(""), json("1.5.2"), json(std::string(40, '1')), json(-2.0),
+                          json(nullptr), json::object(), json(true)}) {
+    EXPECT_FALSE(CpuCores(bad)) << bad.dump();
+  }
+}
+
+// A worker under a CPU limit of L cores on a node of C computes L / C of
+// each period on each of its C threads; without a limit, or on a node that
+// states no cores, it computes steadily.
+TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
+  const json node = {{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}};
+  WorkerPodSettings settings;
+  EXPECT_EQ(WorkerDuty(Job(), node, settings), 1);  // no resources at all
+  settings.default_resources = {{"requests", {{"cpu", "100m"}}}, {"limits", {{"memory", "128Mi"}}}};
+  EXPECT_EQ(WorkerDuty(Job(), node, settings), 1);  // a request holds nothing back
+  settings.default_resources["limits"]["cpu"] = "1";
+  EXPECT_DOUBLE_EQ(WorkerDuty(Job(), node, settings), 0.25);
+  // The job's resources win over the operator's defaults, as in the pod.
+  const json job = Job({{"worker", {{"resources", {{"limits", {{"cpu", "500m"}}}}}}}});
+  EXPECT_DOUBLE_EQ(WorkerDuty(job, node, settings), 0.125);
+  EXPECT_EQ(
+      BuildWorkerPod(job, "pi3b", settings)["spec"]["containers"][0]["resources"]["limits"]["cpu"],
+      "500m");
+  const json generous = Job({{"worker", {{"resources", {{"limits", {{"cpu", "8"}}}}}}}});
+  EXPECT_EQ(WorkerDuty(generous, node, settings), 1);
+  const json silent = {{"metadata", {{"name", "pi3b"}}}};
+  EXPECT_EQ(WorkerDuty(job, silent, settings), 1);
+}
+
 }  // namespace
 }  // namespace ballast::controller
