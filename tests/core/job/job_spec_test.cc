@@ -79,6 +79,7 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   EXPECT_EQ(job->policy.label, "no-comp");
   EXPECT_EQ(job->policy.options.at("compensation"), "none");
   EXPECT_EQ(job->policy.options.at("stealing"), "false");
+  EXPECT_EQ(job->policy.options.at("hedge"), "false");
   EXPECT_EQ(job->policy.options.at("minReportSeconds"), "0.25");
   EXPECT_EQ(job->profile, "raspberry-pi");
   EXPECT_EQ(job->lease_seconds, 45);

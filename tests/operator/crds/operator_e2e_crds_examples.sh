@@ -59,8 +59,8 @@ pass "minimal: items stays unset (the workload's default applies)"
 # Every key of the spec (the same file job_test parses with ballast run's parser).
 kubectl apply -n "$ns" -f "$testdata/full-job.yaml" >"$tmp/out" 2>&1 ||
   fail "full-job.yaml does not apply: $(cat "$tmp/out")"
-expect_eq "full-job: policy object" 'adaptive no-comp none false true false 0.25' \
-  "$(jp wj/full-job '{.spec.policy.name} {.spec.policy.label} {.spec.policy.compensation} {.spec.policy.stealing} {.spec.policy.rebalance} {.spec.policy.slowStart} {.spec.policy.minReportSeconds}')"
+expect_eq "full-job: policy object" 'adaptive no-comp none false true false false 0.25' \
+  "$(jp wj/full-job '{.spec.policy.name} {.spec.policy.label} {.spec.policy.compensation} {.spec.policy.stealing} {.spec.policy.rebalance} {.spec.policy.slowStart} {.spec.policy.hedge} {.spec.policy.minReportSeconds}')"
 expect_eq "full-job: scalars" 'full-job-report 64 45 0 600 3600 true' \
   "$(jp wj/full-job '{.spec.name} {.spec.items} {.spec.leaseSeconds} {.spec.backoffLimit} {.spec.activeDeadlineSeconds} {.spec.ttlSecondsAfterFinished} {.spec.suspend}')"
 expect_eq "full-job: worker" 'ghcr.io/example/ballast-worker:0.1.0 IfNotPresent 500m 256Mi' \
