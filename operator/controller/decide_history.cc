@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 #include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
@@ -30,16 +31,16 @@ double Significant(double value) {
   return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
 }
 
-// The duty of the worker pod `node` gets (WorkerDuty): 1 for a node no
-// longer listed.
-double NodeDuty(const Pass& pass, const std::string& node) {
+// The duty of the worker pod each listed node gets (WorkerDuty), by name.
+std::map<std::string, double> NodeDuties(const Pass& pass) {
+  std::map<std::string, double> duties;
   for (const nlohmann::json& object : pass.in.nodes) {
-    if (object.value("/metadata/name"_json_pointer, "") != node) continue;
     const WorkerPodSettings settings = SettingsForArchitecture(
         pass.options.pods, pass.options.architectures, NodeArchitecture(object));
-    return WorkerDuty(*pass.in.job, object, settings);
+    duties[object.value("/metadata/name"_json_pointer, "")] =
+        WorkerDuty(*pass.in.job, object, settings);
   }
-  return 1;
+  return duties;
 }
 
 }  // namespace
@@ -68,6 +69,7 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
     pass.memory.priors[prior.node] = {SourceName(prior.source), Significant(value),
                                       Significant(prior.samples), std::round(prior.age_seconds)};
   }
+  const std::map<std::string, double> duties = NodeDuties(pass);
   std::vector<balance::WorkerPrior> priors;
   for (const auto& node : weights.nodes) {
     auto it = pass.memory.priors.find(node.name);
@@ -76,7 +78,8 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
     } else {
       priors.push_back({node.name, it->second.value, credibility[node.name]});
     }
-    priors.back().duty = NodeDuty(pass, node.name);
+    // 1 for a node no longer listed.
+    if (auto duty = duties.find(node.name); duty != duties.end()) priors.back().duty = duty->second;
   }
   return priors;
 }
