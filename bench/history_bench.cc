@@ -28,9 +28,9 @@
 #include <thread>
 #include <vector>
 
-#include "history/speed_store.h"
-#include "operator/controller/prometheus_history_source.h"
-#include "support/real_prometheus.h"
+#include "core/history/speed_store.h"
+#include "net/prometheus_history_source.h"
+#include "tests/support/real_prometheus.h"
 
 namespace {
 
@@ -113,7 +113,7 @@ void TimeOne(Figures& figures, pid_t server, Lookup&& lookup) {
 
 // The nodes in the answer to `query` (the query and its parsing, as Lookup
 // does them).
-size_t Ask(ballast::controller::PrometheusHistory& source, const std::string& query, double now) {
+size_t Ask(ballast::net::PrometheusHistory& source, const std::string& query, double now) {
   auto body = source.Query(query, now);
   if (!body.ok()) {
     fmt::print("  query trouble: {}\n", body.status().ToString());
@@ -155,7 +155,7 @@ void Print(const std::string& what, const Figures& f, const char* target) {
 }
 
 // Each of `queries` asked alone, in turn, kLookups / 2 times.
-void TimeParts(ballast::controller::PrometheusHistory& source, pid_t server, double now,
+void TimeParts(ballast::net::PrometheusHistory& source, pid_t server, double now,
                const std::vector<std::pair<std::string, std::string>>& queries) {
   std::vector<Figures> figures(queries.size());
   for (int i = 0; i < kLookups / 2; ++i) {
@@ -177,10 +177,10 @@ void TimeParts(ballast::controller::PrometheusHistory& source, pid_t server, dou
 // JobEstimatesOnce with today's age and throttled parts, asked in turn so
 // all see the same load; then each part alone (the figure after the CPU:
 // the answer's bytes).
-void Compare(ballast::controller::PrometheusHistory& source, pid_t server, int nodes, double now) {
+void Compare(ballast::net::PrometheusHistory& source, pid_t server, int nodes, double now) {
   std::vector<std::string> names;
   for (int i = 0; i < nodes; ++i) names.push_back(NodeName(i));
-  const double window = ballast::controller::PrometheusHistoryOptions{}.window_seconds;
+  const double window = ballast::net::PrometheusHistoryOptions{}.window_seconds;
   const std::vector<std::string> now_parts =
       Parts(ballast::history::HistoryQuery("primes", window));
   const std::string subquery = ballast::history::HistoryQueryAgeBySubquery("primes", window);
@@ -263,10 +263,10 @@ int main() {
       fmt::print("history bench: no Prometheus: {}\n", why);
       continue;
     }
-    ballast::controller::PrometheusHistoryOptions options;
+    ballast::net::PrometheusHistoryOptions options;
     options.url = server->url();
     options.timeout = std::chrono::milliseconds(10000);
-    auto source = ballast::controller::PrometheusHistory::Create(options);
+    auto source = ballast::net::PrometheusHistory::Create(options);
     if (!source.ok()) return 1;
     (void)(*source)->Lookup("primes", {}, now);  // first touch of the blocks
     fmt::print(

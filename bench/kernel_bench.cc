@@ -34,8 +34,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/stats.h"
-#include "kernels/kernel.h"
+#include "core/common/stats.h"
+#include "worker/kernels/kernel.h"
 
 namespace {
 

@@ -49,10 +49,10 @@
 #include <utility>
 #include <vector>
 
-#include "common/stats.h"
-#include "operator/kube/http_client.h"
-#include "operator/kube/informer.h"
-#include "operator/kube/kubeconfig.h"
+#include "core/common/stats.h"
+#include "net/kube/http_client.h"
+#include "net/kube/informer.h"
+#include "net/kube/kubeconfig.h"
 
 // cpprestsdk after the standard headers (DEVELOPERS.md).
 #include <cpprest/http_client.h>

@@ -46,8 +46,8 @@
 #include <utility>
 #include <vector>
 
-#include "balance/policy.h"
-#include "balance/policy_options.h"
+#include "core/balance/policy.h"
+#include "core/balance/policy_options.h"
 
 namespace ballast::balance {
 namespace {

@@ -22,11 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "fuzzy/history_prior.h"
-#include "fuzzy/learning_target.h"
-#include "scenario_loader.h"
-#include "sim/multi_job.h"
-#include "sim/simulator.h"
+#include "cli/scenario_loader.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/fuzzy/learning_target.h"
+#include "core/sim/multi_job.h"
+#include "core/sim/simulator.h"
 
 namespace {
 

@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy_options.h"
-#include "sim/scenario.h"
-#include "sim/simulator.h"
+#include "core/balance/policy_options.h"
+#include "core/sim/scenario.h"
+#include "core/sim/simulator.h"
 
 namespace ballast::sim {
 namespace {

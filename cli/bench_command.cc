@@ -4,14 +4,14 @@
 
 #include <algorithm>
 
-#include "cli_common.h"
-#include "commands.h"
-#include "common/stats.h"
-#include "fuzzy/learning_target.h"
-#include "local_runner.h"
-#include "run_history.h"
-#include "run_report.h"
-#include "scenario_loader.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/local_runner.h"
+#include "cli/run_history.h"
+#include "cli/run_report.h"
+#include "cli/scenario_loader.h"
+#include "core/common/stats.h"
+#include "core/fuzzy/learning_target.h"
 
 namespace ballast::cli {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "balance/policy_options.h"
-#include "common/status.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
 
 namespace ballast::cli {
 

@@ -1,4 +1,4 @@
-#include "cpu_limit.h"
+#include "cli/cpu_limit.h"
 
 #include <fmt/format.h>
 

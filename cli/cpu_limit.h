@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::cli {
 

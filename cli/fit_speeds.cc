@@ -1,4 +1,4 @@
-#include "fit_speeds.h"
+#include "cli/fit_speeds.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -8,12 +8,12 @@
 #include <memory>
 #include <set>
 
-#include "cli_common.h"
-#include "common/duration.h"
-#include "common/names.h"
-#include "fuzzy/fit.h"
-#include "operator/controller/prometheus_history_source.h"
-#include "workload/workload.h"
+#include "cli/cli_common.h"
+#include "core/common/duration.h"
+#include "core/common/names.h"
+#include "core/fuzzy/fit.h"
+#include "core/workload/workload.h"
+#include "net/prometheus_history_source.h"
 
 namespace ballast::cli {
 
@@ -63,18 +63,18 @@ StatusOr<double> WindowSeconds(const std::string& window) {
 }
 
 // The Prometheus of options.source, asked with the options' window and timeout.
-StatusOr<std::unique_ptr<controller::PrometheusHistory>> Connect(const FitSpeedsOptions& options,
-                                                                 double window_s) {
+StatusOr<std::unique_ptr<net::PrometheusHistory>> Connect(const FitSpeedsOptions& options,
+                                                          double window_s) {
   if (!(options.timeout_s > 0 && options.timeout_s <= 60)) {
     return Status::Invalid(
         fmt::format("--timeout: expected seconds in (0, 60], got {}", options.timeout_s));
   }
-  controller::PrometheusHistoryOptions prometheus;
+  net::PrometheusHistoryOptions prometheus;
   prometheus.url = options.source;
   prometheus.flag = "--fit";
   prometheus.window_seconds = window_s;
   prometheus.timeout = std::chrono::milliseconds(std::llround(options.timeout_s * 1000));
-  return controller::PrometheusHistory::Create(std::move(prometheus));
+  return net::PrometheusHistory::Create(std::move(prometheus));
 }
 
 StatusOr<FitSpeeds> PrometheusSpeeds(const FitSpeedsOptions& options,
@@ -131,7 +131,7 @@ Status TooFewNodes(const std::map<std::string, double>& speeds,
 
 }  // namespace
 
-double DefaultFitWindowSeconds() { return controller::PrometheusHistoryOptions{}.window_seconds; }
+double DefaultFitWindowSeconds() { return net::PrometheusHistoryOptions{}.window_seconds; }
 
 bool IsPrometheusUrl(const std::string& source) {
   return source.starts_with("http://") || source.starts_with("https://");

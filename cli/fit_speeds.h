@@ -1,7 +1,7 @@
 // The measured speeds `ballast weights --fit SPEEDS` fits a profile's ranks
 // to, and where they came from: a speeds file (fuzzy::ParseSpeeds), or, when
 // SPEEDS is an http:// or https:// URL, Prometheus answering the operator's
-// own history query (controller::PrometheusHistory::History) for one
+// own history query (net::PrometheusHistory::History) for one
 // workload kind over a window. From Prometheus the speed of a node is the
 // query's `speed`: each job's last estimate of the node relative to that
 // job's mean over its nodes, averaged over the window's jobs
@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "fuzzy/history_prior.h"
-#include "fuzzy/profile.h"
+#include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::cli {
 

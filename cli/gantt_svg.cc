@@ -1,4 +1,4 @@
-#include "gantt_svg.h"
+#include "cli/gantt_svg.h"
 
 #include <fmt/format.h>
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/simulator.h"
+#include "core/sim/simulator.h"
 
 namespace ballast::cli {
 

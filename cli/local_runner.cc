@@ -1,4 +1,4 @@
-#include "local_runner.h"
+#include "cli/local_runner.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -16,10 +16,10 @@
 #include <random>
 #include <thread>
 
-#include "balance/efficiency.h"
+#include "cli/cpu_limit.h"
+#include "cli/run_cleanup.h"
 #include "coordinator/server.h"
-#include "cpu_limit.h"
-#include "run_cleanup.h"
+#include "core/balance/efficiency.h"
 
 namespace ballast::cli {
 namespace {

@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
 #include "coordinator/job_session.h"
-#include "fuzzy/model.h"
-#include "job/job_spec.h"
+#include "core/common/status.h"
+#include "core/fuzzy/model.h"
+#include "core/job/job_spec.h"
 
 namespace ballast::cli {
 

@@ -9,9 +9,9 @@
 #include <pplx/threadpool.h>
 
 #include "ballast/version.h"
-#include "cli_common.h"
-#include "commands.h"
-#include "stop_signals.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/stop_signals.h"
 
 int main(int argc, char** argv) {
   // SIGINT and SIGTERM: blocked in every thread but this one, so that a

@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "ballast/version.h"
-#include "cli_common.h"
-#include "commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "net/kube/http_client.h"
+#include "net/kube/kubeconfig.h"
+#include "net/prometheus_history_source.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/history_configmap.h"
 #include "operator/controller/operator.h"
-#include "operator/controller/prometheus_history_source.h"
-#include "operator/kube/http_client.h"
-#include "operator/kube/kubeconfig.h"
 
 namespace ballast::cli {
 namespace {
@@ -53,7 +53,7 @@ struct OperatorFlags {
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
   std::string prometheus_url;
-  double prometheus_window_s = controller::PrometheusHistoryOptions{}.window_seconds;
+  double prometheus_window_s = net::PrometheusHistoryOptions{}.window_seconds;
   double prometheus_timeout_s = 2;
   std::string history_configmap;
   bool no_history = false;
@@ -156,8 +156,7 @@ Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOption
   }
   // The URL and the ConfigMap's name are checked here, before anything starts.
   if (!flags.prometheus_url.empty()) {
-    BALLAST_RETURN_IF_ERROR(
-        controller::PrometheusHistory::Create({.url = flags.prometheus_url}).status());
+    BALLAST_RETURN_IF_ERROR(net::PrometheusHistory::Create({.url = flags.prometheus_url}).status());
   }
   BALLAST_RETURN_IF_ERROR(HistoryConfigMapOf(flags).status());
   options.reconciler.history_prior.full_trust_samples = flags.history_full_trust_samples;
@@ -167,24 +166,24 @@ Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOption
 
 // Where the history comes from: Prometheus, the ConfigMap store, or nowhere
 // (--no-history). Invalid naming the flag that is wrong.
-StatusOr<std::shared_ptr<controller::HistorySource>> HistorySourceFrom(const OperatorFlags& flags,
-                                                                       kube::KubeClient& client) {
-  if (flags.no_history) return std::shared_ptr<controller::HistorySource>();
+StatusOr<std::shared_ptr<history::HistorySource>> HistorySourceFrom(const OperatorFlags& flags,
+                                                                    kube::KubeClient& client) {
+  if (flags.no_history) return std::shared_ptr<history::HistorySource>();
   if (!flags.prometheus_url.empty()) {
-    controller::PrometheusHistoryOptions options;
+    net::PrometheusHistoryOptions options;
     options.url = flags.prometheus_url;
     options.window_seconds = flags.prometheus_window_s;
     options.timeout =
         std::chrono::milliseconds(static_cast<int64_t>(flags.prometheus_timeout_s * 1000));
-    BALLAST_ASSIGN_OR_RETURN(auto source, controller::PrometheusHistory::Create(options));
+    BALLAST_ASSIGN_OR_RETURN(auto source, net::PrometheusHistory::Create(options));
     spdlog::info("history from prometheus url={} window_s={:g} timeout_s={:g}", options.url,
                  options.window_seconds, flags.prometheus_timeout_s);
-    return std::shared_ptr<controller::HistorySource>(std::move(source));
+    return std::shared_ptr<history::HistorySource>(std::move(source));
   }
   BALLAST_ASSIGN_OR_RETURN(auto configmap, HistoryConfigMapOf(flags));
   const auto& [ns, name] = configmap;
   spdlog::info("history from the store configmap={}/{}", ns, name);
-  return std::shared_ptr<controller::HistorySource>(
+  return std::shared_ptr<history::HistorySource>(
       std::make_shared<controller::ConfigMapHistory>(client, ns, name));
 }
 

@@ -1,4 +1,4 @@
-#include "run_cleanup.h"
+#include "cli/run_cleanup.h"
 
 #include <fmt/format.h>
 #include <signal.h>

@@ -6,13 +6,13 @@
 #include <csignal>
 #include <nlohmann/json.hpp>
 
-#include "cli_common.h"
-#include "commands.h"
-#include "local_runner.h"
-#include "run_history.h"
-#include "run_report.h"
-#include "scenario_loader.h"
-#include "stop_signals.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/local_runner.h"
+#include "cli/run_history.h"
+#include "cli/run_report.h"
+#include "cli/scenario_loader.h"
+#include "cli/stop_signals.h"
 
 namespace ballast::cli {
 namespace {

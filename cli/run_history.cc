@@ -1,4 +1,4 @@
-#include "run_history.h"
+#include "cli/run_history.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <map>
 
-#include "cli_common.h"
+#include "cli/cli_common.h"
 
 namespace ballast::cli {
 

@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "fuzzy/history_file.h"
-#include "fuzzy/history_prior.h"
-#include "fuzzy/model.h"
-#include "local_runner.h"
+#include "cli/local_runner.h"
+#include "core/common/status.h"
+#include "core/fuzzy/history_file.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/fuzzy/model.h"
 
 namespace ballast::cli {
 

@@ -1,13 +1,13 @@
-#include "run_report.h"
+#include "cli/run_report.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 
-#include "gantt_svg.h"
-#include "protocol/messages.h"
-#include "sim/simulator.h"
+#include "cli/gantt_svg.h"
+#include "core/protocol/messages.h"
+#include "core/sim/simulator.h"
 
 namespace ballast::cli {
 namespace {

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/local_runner.h"
 #include "coordinator/job_session.h"
-#include "fuzzy/model.h"
-#include "job/job_spec.h"
-#include "local_runner.h"
+#include "core/fuzzy/model.h"
+#include "core/job/job_spec.h"
 
 namespace ballast::cli {
 

@@ -1,9 +1,9 @@
-#include "scenario_loader.h"
+#include "cli/scenario_loader.h"
 
 #include <filesystem>
 
-#include "cli_common.h"
-#include "local_runner.h"
+#include "cli/cli_common.h"
+#include "cli/local_runner.h"
 
 namespace ballast::cli {
 

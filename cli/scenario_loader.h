@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy.h"
-#include "common/status.h"
-#include "fuzzy/model.h"
-#include "job/job_spec.h"
-#include "sim/scenario.h"
+#include "core/balance/policy.h"
+#include "core/common/status.h"
+#include "core/fuzzy/model.h"
+#include "core/job/job_spec.h"
+#include "core/sim/scenario.h"
 
 namespace ballast::cli {
 

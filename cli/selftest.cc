@@ -1,13 +1,13 @@
 // `ballast selftest` without the network (selftest.h).
-#include "selftest.h"
+#include "cli/selftest.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <vector>
 
-#include "common/names.h"
-#include "workload/json_fields.h"
+#include "core/common/names.h"
+#include "core/workload/json_fields.h"
 
 namespace ballast::cli::selftest {
 namespace {

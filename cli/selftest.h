@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "common/status.h"
-#include "workload/result.h"
+#include "core/common/status.h"
+#include "core/workload/result.h"
 
 namespace ballast::cli::selftest {
 

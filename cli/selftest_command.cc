@@ -14,13 +14,13 @@
 #include <thread>
 #include <vector>
 
-#include "cli_common.h"
-#include "commands.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/selftest.h"
+#include "cli/stop_signals.h"
+#include "net/kube/http_client.h"
+#include "net/kube/kubeconfig.h"
 #include "operator/controller/resources.h"
-#include "operator/kube/http_client.h"
-#include "operator/kube/kubeconfig.h"
-#include "selftest.h"
-#include "stop_signals.h"
 
 namespace ballast::cli {
 namespace {

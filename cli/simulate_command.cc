@@ -5,12 +5,12 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "cli_common.h"
-#include "commands.h"
-#include "gantt_svg.h"
-#include "scenario_loader.h"
-#include "sim/simulator.h"
-#include "simulate_jobs.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/gantt_svg.h"
+#include "cli/scenario_loader.h"
+#include "cli/simulate_jobs.h"
+#include "core/sim/simulator.h"
 
 namespace ballast::cli {
 namespace {

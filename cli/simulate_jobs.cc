@@ -1,4 +1,4 @@
-#include "simulate_jobs.h"
+#include "cli/simulate_jobs.h"
 
 #include <fmt/format.h>
 

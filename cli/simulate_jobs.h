@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "scenario_loader.h"
-#include "sim/multi_job.h"
+#include "cli/scenario_loader.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/sim/multi_job.h"
 
 namespace ballast::cli {
 

@@ -17,14 +17,14 @@
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
-#include "commands.h"
-#include "common/duration.h"
-#include "fit_speeds.h"
-#include "fuzzy/fit.h"
-#include "fuzzy/model.h"
-#include "fuzzy/profile.h"
-#include "probe/node_marks.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/fit_speeds.h"
+#include "core/common/duration.h"
+#include "core/fuzzy/fit.h"
+#include "core/fuzzy/model.h"
+#include "core/fuzzy/profile.h"
+#include "core/probe/node_marks.h"
 
 namespace ballast::cli {
 namespace {

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "common/status.h"
 #include "coordinator/job_session.h"
+#include "core/common/status.h"
 
 namespace ballast::coordinator {
 

@@ -47,14 +47,14 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy.h"
-#include "balance/policy_options.h"
-#include "balance/range.h"
-#include "common/status.h"
 #include "coordinator/verification.h"
-#include "protocol/messages.h"
-#include "workload/result.h"
-#include "workload/workload.h"
+#include "core/balance/policy.h"
+#include "core/balance/policy_options.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/protocol/messages.h"
+#include "core/workload/result.h"
+#include "core/workload/workload.h"
 
 namespace ballast::coordinator {
 

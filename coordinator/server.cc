@@ -18,12 +18,17 @@
 #include <set>
 #include <thread>
 
-#include "coordinator/http_front.h"
 #include "coordinator/job_metrics.h"
+#include "net/http_front.h"
 
 namespace ballast::coordinator {
 namespace {
 
+using net::HttpExchange;
+using net::HttpFront;
+using net::HttpFrontOptions;
+using net::HttpRequest;
+using net::HttpResponse;
 using Exchange = std::shared_ptr<HttpExchange>;
 using Clock = std::chrono::steady_clock;
 

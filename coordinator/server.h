@@ -56,9 +56,9 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
 #include "coordinator/job_host.h"
 #include "coordinator/job_session.h"
+#include "core/common/status.h"
 
 namespace ballast::coordinator {
 

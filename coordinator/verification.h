@@ -33,10 +33,10 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy.h"
-#include "balance/range.h"
-#include "common/status.h"
-#include "workload/result.h"
+#include "core/balance/policy.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/workload/result.h"
 
 namespace ballast::coordinator {
 

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::worker {
 

@@ -20,7 +20,7 @@
 #include <limits>
 #include <mutex>
 
-#include "balance/range.h"
+#include "core/balance/range.h"
 
 namespace ballast::worker {
 

@@ -18,8 +18,8 @@
 #include <pplx/threadpool.h>
 
 #include "ballast/version.h"
-#include "kernels/kernel.h"
 #include "worker/bundle.h"
+#include "worker/kernels/kernel.h"
 #include "worker/metrics.h"
 #include "worker/probe/probe_command.h"
 #include "worker/slice.h"

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "common/bounded_json.h"
-#include "job/job_json.h"
-#include "kernels/kernel.h"
+#include "core/common/bounded_json.h"
+#include "core/job/job_json.h"
+#include "worker/kernels/kernel.h"
 
 namespace ballast::worker {
 

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <string>
 
-#include "balance/range.h"
-#include "common/status.h"
-#include "workload/result.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/workload/result.h"
 
 namespace ballast::worker {
 

@@ -20,8 +20,8 @@
 
 #include <cstdint>
 
-#include "balance/cost_model.h"
-#include "balance/range.h"
+#include "core/balance/cost_model.h"
+#include "core/balance/range.h"
 
 namespace ballast::worker {
 

@@ -16,14 +16,14 @@
 #include <thread>
 #include <vector>
 
-#include "balance/cost_model.h"
-#include "kernels/kernel.h"
-#include "protocol/messages.h"
+#include "core/balance/cost_model.h"
+#include "core/protocol/messages.h"
+#include "core/workload/result.h"
+#include "worker/kernels/kernel.h"
 #include "worker/lease_cut.h"
 #include "worker/reach.h"
 #include "worker/report_ranges.h"
 #include "worker/step_size.h"
-#include "workload/result.h"
 
 namespace ballast::worker {
 namespace {

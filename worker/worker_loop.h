@@ -32,7 +32,7 @@
 #include <memory>
 #include <string>
 
-#include "common/status.h"
+#include "core/common/status.h"
 #include "worker/metrics.h"
 
 namespace ballast::worker {

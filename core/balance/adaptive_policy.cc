@@ -68,10 +68,10 @@
 #include <cmath>
 #include <memory>
 
-#include "balance/compensation.h"
-#include "balance/finish_times.h"
-#include "balance/policies.h"
-#include "balance/policy_base.h"
+#include "core/balance/compensation.h"
+#include "core/balance/finish_times.h"
+#include "core/balance/policies.h"
+#include "core/balance/policy_base.h"
 
 namespace ballast::balance {
 namespace {

@@ -1,4 +1,4 @@
-#include "balance/compensation.h"
+#include "core/balance/compensation.h"
 
 #include <algorithm>
 #include <cmath>

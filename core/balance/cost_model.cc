@@ -1,4 +1,4 @@
-#include "balance/cost_model.h"
+#include "core/balance/cost_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "balance/range.h"
+#include "core/balance/range.h"
 
 namespace ballast::balance {
 

@@ -1,4 +1,4 @@
-#include "balance/finish_times.h"
+#include "core/balance/finish_times.h"
 
 #include <algorithm>
 #include <cmath>

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "balance/policy.h"
+#include "core/balance/policy.h"
 
 namespace ballast::balance {
 

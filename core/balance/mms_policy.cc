@@ -12,8 +12,8 @@
 #include <cmath>
 #include <memory>
 
-#include "balance/policies.h"
-#include "balance/policy_base.h"
+#include "core/balance/policies.h"
+#include "core/balance/policy_base.h"
 
 namespace ballast::balance {
 namespace {

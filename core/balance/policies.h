@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "balance/policy.h"
-#include "balance/policy_options.h"
-#include "common/status.h"
+#include "core/balance/policy.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
 
 namespace ballast::balance {
 

@@ -31,9 +31,9 @@
 #include <string_view>
 #include <vector>
 
-#include "balance/cost_model.h"
-#include "balance/range.h"
-#include "common/status.h"
+#include "core/balance/cost_model.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
 
 namespace ballast::balance {
 

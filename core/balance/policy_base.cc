@@ -1,4 +1,4 @@
-#include "balance/policy_base.h"
+#include "core/balance/policy_base.h"
 
 #include <fmt/format.h>
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy.h"
+#include "core/balance/policy.h"
 
 namespace ballast::balance {
 

@@ -1,4 +1,4 @@
-#include "balance/policy_options.h"
+#include "core/balance/policy_options.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "balance/policies.h"
+#include "core/balance/policies.h"
 
 namespace ballast::balance {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy.h"
-#include "common/status.h"
+#include "core/balance/policy.h"
+#include "core/common/status.h"
 
 namespace ballast::balance {
 

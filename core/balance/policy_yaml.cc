@@ -1,4 +1,4 @@
-#include "balance/policy_yaml.h"
+#include "core/balance/policy_yaml.h"
 
 namespace ballast::balance {
 

@@ -6,9 +6,9 @@
 // Thread-safety: a pure function.
 #pragma once
 
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "config/yaml_node.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/config/yaml_node.h"
 
 namespace ballast::balance {
 

@@ -1,4 +1,4 @@
-#include "balance/range.h"
+#include "core/balance/range.h"
 
 #include <fmt/format.h>
 

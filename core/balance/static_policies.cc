@@ -7,8 +7,8 @@
 // no item is lost even by a static policy.
 #include <memory>
 
-#include "balance/policies.h"
-#include "balance/policy_base.h"
+#include "core/balance/policies.h"
+#include "core/balance/policy_base.h"
 
 namespace ballast::balance {
 namespace {

@@ -1,4 +1,4 @@
-#include "common/bounded_json.h"
+#include "core/common/bounded_json.h"
 
 #include <fmt/format.h>
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::json_read {
 

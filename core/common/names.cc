@@ -1,4 +1,4 @@
-#include "common/names.h"
+#include "core/common/names.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast {
 

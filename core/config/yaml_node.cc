@@ -1,4 +1,4 @@
-#include "config/yaml_node.h"
+#include "core/config/yaml_node.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>

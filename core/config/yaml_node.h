@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::config {
 

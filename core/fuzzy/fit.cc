@@ -1,4 +1,4 @@
-#include "fuzzy/fit.h"
+#include "core/fuzzy/fit.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "common/names.h"
-#include "config/yaml_node.h"
-#include "fuzzy/model.h"
+#include "core/common/names.h"
+#include "core/config/yaml_node.h"
+#include "core/fuzzy/model.h"
 
 namespace ballast::fuzzy {
 namespace {

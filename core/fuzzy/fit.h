@@ -22,8 +22,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
-#include "fuzzy/profile.h"
+#include "core/common/status.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::fuzzy {
 

@@ -1,4 +1,4 @@
-#include "fuzzy/history_file.h"
+#include "core/fuzzy/history_file.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 #include <set>
 
-#include "common/bounded_json.h"
-#include "common/json_read.h"
-#include "common/names.h"
+#include "core/common/bounded_json.h"
+#include "core/common/json_read.h"
+#include "core/common/names.h"
 
 namespace ballast::fuzzy {
 namespace {

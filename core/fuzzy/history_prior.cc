@@ -1,10 +1,10 @@
-#include "fuzzy/history_prior.h"
+#include "core/fuzzy/history_prior.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "balance/policy.h"
+#include "core/balance/policy.h"
 
 namespace ballast::fuzzy {
 namespace {

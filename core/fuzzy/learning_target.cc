@@ -1,9 +1,9 @@
-#include "fuzzy/learning_target.h"
+#include "core/fuzzy/learning_target.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "common/stats.h"
+#include "core/common/stats.h"
 
 namespace ballast::fuzzy {
 namespace {

@@ -1,4 +1,4 @@
-#include "fuzzy/model.h"
+#include "core/fuzzy/model.h"
 
 #include <fmt/format.h>
 

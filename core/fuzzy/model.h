@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "fuzzy/profile.h"
+#include "core/common/status.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::fuzzy {
 

@@ -1,4 +1,4 @@
-#include "fuzzy/profile.h"
+#include "core/fuzzy/profile.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@ struct EmbeddedProfile {
 
 // Generated at build time by core/fuzzy/embed_profiles.cmake.
 constexpr EmbeddedProfile kEmbeddedProfiles[] = {
-#include "fuzzy/builtin_profiles.inc"
+#include "core/fuzzy/builtin_profiles.inc"
 };
 
 }  // namespace

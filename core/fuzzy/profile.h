@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::fuzzy {
 

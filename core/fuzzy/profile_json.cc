@@ -1,6 +1,6 @@
 // ProfileFromJson: the JSON twin of profile_yaml.cc's ParseProfile, read with
 // common/json_read.h so that nothing throws and every error names its path.
-#include "fuzzy/profile_json.h"
+#include "core/fuzzy/profile_json.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json_read.h"
+#include "core/common/json_read.h"
 
 namespace ballast::fuzzy {
 namespace {

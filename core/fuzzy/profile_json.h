@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/status.h"
-#include "fuzzy/profile.h"
+#include "core/common/status.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::fuzzy {
 

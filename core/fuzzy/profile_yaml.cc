@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "common/names.h"
-#include "config/yaml_node.h"
-#include "fuzzy/profile.h"
+#include "core/common/names.h"
+#include "core/config/yaml_node.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::fuzzy {
 namespace {

@@ -1,7 +1,7 @@
 // The history of measured node speeds as Prometheus holds it: the one PromQL
 // query that asks, for every node at once, what the jobs of one workload kind
 // measured there over a window, and the reader of Prometheus's answer. Pure:
-// the HTTP request is made by operator/controller/prometheus_history_source.h.
+// the HTTP request is made by net/prometheus_history_source.h.
 //
 // The query reads the coordinator's gauges
 // ballast_node_speed_cost_units_per_second{job,namespace,workload,node} and
@@ -37,8 +37,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
-#include "fuzzy/history_prior.h"
+#include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
 
 namespace ballast::history {
 

@@ -1,4 +1,4 @@
-#include "history/speed_store.h"
+#include "core/history/speed_store.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <limits>
 
-#include "common/bounded_json.h"
-#include "common/json_read.h"
+#include "core/common/bounded_json.h"
+#include "core/common/json_read.h"
 
 namespace ballast::history {
 

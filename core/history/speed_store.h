@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/status.h"
-#include "fuzzy/history_prior.h"
+#include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
 
 namespace ballast::history {
 

@@ -1,10 +1,10 @@
 // JobSpecFromJson and its parts: the JSON form of a job's spec, read with
 // common/json_read.h so that nothing throws and every error names its path.
-#include "job/job_json.h"
+#include "core/job/job_json.h"
 
 #include <fmt/format.h>
 
-#include "common/json_read.h"
+#include "core/common/json_read.h"
 
 namespace ballast::job {
 namespace {

@@ -17,10 +17,10 @@
 #include <optional>
 #include <string_view>
 
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "job/job_spec.h"
-#include "workload/workload.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/job/job_spec.h"
+#include "core/workload/workload.h"
 
 namespace ballast::job {
 

@@ -1,10 +1,10 @@
-#include "job/job_spec.h"
+#include "core/job/job_spec.h"
 
 #include <fmt/format.h>
 
-#include "balance/policy_yaml.h"
-#include "common/names.h"
-#include "config/yaml_node.h"
+#include "core/balance/policy_yaml.h"
+#include "core/common/names.h"
+#include "core/config/yaml_node.h"
 
 namespace ballast::job {
 namespace {

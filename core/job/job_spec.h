@@ -29,9 +29,9 @@
 #include <string_view>
 #include <vector>
 
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "workload/workload.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/workload/workload.h"
 
 namespace ballast::job {
 

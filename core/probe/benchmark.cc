@@ -1,4 +1,4 @@
-#include "probe/benchmark.h"
+#include "core/probe/benchmark.h"
 
 #include <fmt/format.h>
 

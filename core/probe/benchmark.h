@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::probe {
 

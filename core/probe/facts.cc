@@ -1,4 +1,4 @@
-#include "probe/facts.h"
+#include "core/probe/facts.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "common/names.h"
+#include "core/common/names.h"
 
 namespace ballast::probe {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "probe/parse.h"
+#include "core/probe/parse.h"
 
 namespace ballast::probe {
 

@@ -1,4 +1,4 @@
-#include "probe/labels.h"
+#include "core/probe/labels.h"
 
 #include <fmt/format.h>
 

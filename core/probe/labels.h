@@ -36,8 +36,8 @@
 #include <string_view>
 #include <vector>
 
-#include "fuzzy/profile.h"
-#include "probe/facts.h"
+#include "core/fuzzy/profile.h"
+#include "core/probe/facts.h"
 
 namespace ballast::probe {
 

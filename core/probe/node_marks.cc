@@ -1,8 +1,8 @@
-#include "probe/node_marks.h"
+#include "core/probe/node_marks.h"
 
 #include <vector>
 
-#include "config/yaml_node.h"
+#include "core/config/yaml_node.h"
 
 namespace ballast::probe {
 namespace {

@@ -1,4 +1,4 @@
-#include "probe/parse.h"
+#include "core/probe/parse.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "common/names.h"
+#include "core/common/names.h"
 
 namespace ballast::probe {
 

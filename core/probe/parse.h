@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
 namespace ballast::probe {
 

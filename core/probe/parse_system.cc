@@ -4,8 +4,8 @@
 #include <array>
 #include <charconv>
 
-#include "common/names.h"
-#include "probe/parse.h"
+#include "core/common/names.h"
+#include "core/probe/parse.h"
 
 namespace ballast::probe {
 namespace {

@@ -1,10 +1,10 @@
-#include "protocol/messages.h"
+#include "core/protocol/messages.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "common/bounded_json.h"
+#include "core/common/bounded_json.h"
 
 namespace ballast::protocol {
 namespace {

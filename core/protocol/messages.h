@@ -40,10 +40,10 @@
 #include <string_view>
 #include <vector>
 
-#include "balance/policy.h"
-#include "balance/range.h"
-#include "common/status.h"
-#include "workload/workload.h"
+#include "core/balance/policy.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/workload/workload.h"
 
 namespace ballast::protocol {
 

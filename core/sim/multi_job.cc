@@ -1,4 +1,4 @@
-#include "sim/multi_job.h"
+#include "core/sim/multi_job.h"
 
 #include <fmt/format.h>
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "fuzzy/history_prior.h"
-#include "sim/scenario.h"
-#include "sim/simulator.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/sim/scenario.h"
+#include "core/sim/simulator.h"
 
 namespace ballast::sim {
 

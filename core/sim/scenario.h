@@ -13,10 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "balance/cost_model.h"
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "fuzzy/history_prior.h"
+#include "core/balance/cost_model.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
 
 namespace ballast::sim {
 

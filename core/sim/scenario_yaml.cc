@@ -3,10 +3,10 @@
 
 #include <algorithm>
 
-#include "balance/policy_yaml.h"
-#include "common/names.h"
-#include "config/yaml_node.h"
-#include "sim/scenario.h"
+#include "core/balance/policy_yaml.h"
+#include "core/common/names.h"
+#include "core/config/yaml_node.h"
+#include "core/sim/scenario.h"
 
 namespace ballast::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/simulator.h"
+#include "core/sim/simulator.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <queue>
 #include <variant>
 
-#include "balance/efficiency.h"
-#include "sim/true_cost.h"
+#include "core/balance/efficiency.h"
+#include "core/sim/true_cost.h"
 
 namespace ballast::sim {
 namespace {

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "balance/policy.h"
-#include "balance/policy_options.h"
-#include "common/status.h"
-#include "sim/scenario.h"
+#include "core/balance/policy.h"
+#include "core/balance/policy_options.h"
+#include "core/common/status.h"
+#include "core/sim/scenario.h"
 
 namespace ballast::sim {
 

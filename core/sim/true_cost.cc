@@ -1,4 +1,4 @@
-#include "sim/true_cost.h"
+#include "core/sim/true_cost.h"
 
 #include <algorithm>
 #include <random>

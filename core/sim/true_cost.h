@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "balance/cost_model.h"
+#include "core/balance/cost_model.h"
 
 namespace ballast::sim {
 

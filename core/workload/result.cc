@@ -1,12 +1,12 @@
 // Result: merging, JSON and summaries (workload/result.h).
-#include "workload/result.h"
+#include "core/workload/result.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "workload/json_fields.h"
+#include "core/workload/json_fields.h"
 
 namespace ballast::workload {
 namespace {

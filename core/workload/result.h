@@ -19,9 +19,9 @@
 #include <variant>
 #include <vector>
 
-#include "balance/range.h"
-#include "common/status.h"
-#include "workload/workload.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/workload/workload.h"
 
 namespace ballast::workload {
 

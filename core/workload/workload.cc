@@ -1,5 +1,5 @@
 // Item mappings, defaults and validation of WorkloadSpec (workload/workload.h).
-#include "workload/workload.h"
+#include "core/workload/workload.h"
 
 #include <fmt/format.h>
 

@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "balance/cost_model.h"
-#include "balance/range.h"
-#include "common/status.h"
-#include "config/yaml_node.h"
+#include "core/balance/cost_model.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/config/yaml_node.h"
 
 namespace ballast::workload {
 

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "workload/json_fields.h"
-#include "workload/workload.h"
+#include "core/workload/json_fields.h"
+#include "core/workload/workload.h"
 
 namespace ballast::workload {
 namespace {

@@ -1,8 +1,8 @@
 // ParseWorkload: the YAML form of a WorkloadSpec, read through YamlNode.
 #include <fmt/format.h>
 
-#include "config/yaml_node.h"
-#include "workload/workload.h"
+#include "core/config/yaml_node.h"
+#include "core/workload/workload.h"
 
 namespace ballast::workload {
 namespace {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "core/common/status.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

@@ -8,8 +8,8 @@
 #include <cmath>
 #include <ctime>
 
-#include "common/json_read.h"
-#include "fuzzy/profile_json.h"
+#include "core/common/json_read.h"
+#include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_status.h"
 #include "operator/controller/node_selection.h"

@@ -57,8 +57,9 @@
 #include <vector>
 
 #include "coordinator/job_session.h"
-#include "fuzzy/history_prior.h"
-#include "fuzzy/model.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/fuzzy/model.h"
+#include "core/history/history_source.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
@@ -129,11 +130,8 @@ struct DecideOptions {
 // What the history of measured speeds says for a job about to start
 // (history_source.h): per node, the speed its earlier jobs of this workload
 // kind measured.
-struct HistoryLookup {
-  std::vector<fuzzy::NodeHistory> nodes;
-  std::string origin;   // where it came from, for messages: "Prometheus at http://..."
-  std::string trouble;  // why there is none ("" when the source answered)
-};
+using history::HistoryLookup;
+using history::HistorySource;
 
 struct DecideInput {
   std::string ns, name;

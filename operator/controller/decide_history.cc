@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <map>
 
+#include "core/workload/workload.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
-#include "workload/workload.h"
 
 namespace ballast::controller::decide {
 

@@ -21,7 +21,7 @@
 #include <thread>
 #include <utility>
 
-#include "operator/kube/client.h"
+#include "net/kube/client.h"
 
 namespace ballast::controller {
 

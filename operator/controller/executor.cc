@@ -9,10 +9,10 @@
 #include <future>
 #include <optional>
 
+#include "net/kube/kubeconfig.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_status.h"
 #include "operator/controller/resources.h"
-#include "operator/kube/kubeconfig.h"
 
 namespace ballast::controller {
 

@@ -30,11 +30,11 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
 #include "coordinator/job_host.h"
+#include "core/common/status.h"
+#include "net/kube/client.h"
 #include "operator/controller/decide.h"
 #include "operator/controller/event_recorder.h"
-#include "operator/kube/client.h"
 
 namespace ballast::controller {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "coordinator/http_front.h"
+#include "net/http_front.h"
 
 namespace ballast::controller {
 namespace {
@@ -74,17 +74,17 @@ HealthVerdict EvaluateHealth(const HealthInputs& inputs, HealthClock::time_point
 StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& address,
                                                             uint16_t port,
                                                             std::function<HealthVerdict()> probe) {
-  coordinator::HttpFrontOptions options;
+  net::HttpFrontOptions options;
   options.address = address;
   options.port = port;
   options.max_connections = 16;
   options.max_body_bytes = 1024;
   options.threads = 1;
-  auto front = coordinator::HttpFront::Start(
+  auto front = net::HttpFront::Start(
       options,
-      [probe = std::move(probe)](coordinator::HttpRequest request,
-                                 std::shared_ptr<coordinator::HttpExchange> exchange) {
-        coordinator::HttpResponse response;
+      [probe = std::move(probe)](net::HttpRequest request,
+                                 std::shared_ptr<net::HttpExchange> exchange) {
+        net::HttpResponse response;
         response.content_type = "text/plain";
         const std::string path = request.target.substr(0, request.target.find('?'));
         if (request.method != "GET" || (path != "/healthz" && path != "/readyz")) {
@@ -108,8 +108,7 @@ StatusOr<std::unique_ptr<HealthServer>> HealthServer::Start(const std::string& a
   return std::unique_ptr<HealthServer>(new HealthServer(std::move(*front)));
 }
 
-HealthServer::HealthServer(std::unique_ptr<coordinator::HttpFront> front)
-    : front_(std::move(front)) {}
+HealthServer::HealthServer(std::unique_ptr<net::HttpFront> front) : front_(std::move(front)) {}
 HealthServer::~HealthServer() = default;
 uint16_t HealthServer::port() const { return front_->port(); }
 

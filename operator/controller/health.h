@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "core/common/status.h"
 
-namespace ballast::coordinator {
+namespace ballast::net {
 class HttpFront;
 }
 
@@ -89,8 +89,8 @@ class HealthServer {
   uint16_t port() const;
 
  private:
-  explicit HealthServer(std::unique_ptr<coordinator::HttpFront> front);
-  std::unique_ptr<coordinator::HttpFront> front_;
+  explicit HealthServer(std::unique_ptr<net::HttpFront> front);
+  std::unique_ptr<net::HttpFront> front_;
 };
 
 }  // namespace ballast::controller

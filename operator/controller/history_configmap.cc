@@ -7,6 +7,8 @@
 
 namespace ballast::controller {
 
+using history::HistoryLookup;
+
 using nlohmann::json;
 
 ConfigMapHistory::ConfigMapHistory(kube::KubeClient& client, std::string ns, std::string name,

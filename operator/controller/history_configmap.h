@@ -17,23 +17,23 @@
 
 #include <string>
 
-#include "history/speed_store.h"
-#include "operator/controller/history_source.h"
-#include "operator/kube/client.h"
+#include "core/history/history_source.h"
+#include "core/history/speed_store.h"
+#include "net/kube/client.h"
 
 namespace ballast::controller {
 
 // The key of the ConfigMap's data that holds the store's text.
 inline constexpr const char* kHistoryDataKey = "speeds.json";
 
-class ConfigMapHistory final : public HistorySource {
+class ConfigMapHistory final : public history::HistorySource {
  public:
   // `client` must outlive this.
   ConfigMapHistory(kube::KubeClient& client, std::string ns, std::string name,
                    history::StoreLimits limits = {});
 
-  HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
-                       double now) override;
+  history::HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
+                                double now) override;
   // Conflict after five tries; the API server's error otherwise.
   Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
                 double now) override;

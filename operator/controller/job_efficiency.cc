@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "balance/efficiency.h"
+#include "core/balance/efficiency.h"
 
 namespace ballast::controller {
 

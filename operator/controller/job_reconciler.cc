@@ -5,10 +5,10 @@
 
 #include <set>
 
+#include "core/workload/workload.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/resources.h"
 #include "operator/controller/weighted_job.h"
-#include "workload/workload.h"
 
 namespace ballast::controller {
 

@@ -27,15 +27,15 @@
 #include <optional>
 #include <string>
 
-#include "common/status.h"
 #include "coordinator/job_host.h"
+#include "core/common/status.h"
+#include "core/history/history_source.h"
+#include "net/kube/client.h"
+#include "net/kube/informer.h"
 #include "operator/controller/decide.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/executor.h"
-#include "operator/controller/history_source.h"
 #include "operator/controller/worker_objects.h"
-#include "operator/kube/client.h"
-#include "operator/kube/informer.h"
 
 namespace ballast::controller {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/status.h"
-#include "operator/kube/client.h"
+#include "core/common/status.h"
+#include "net/kube/client.h"
 
 namespace ballast::controller {
 

@@ -19,14 +19,14 @@
 #include <vector>
 
 #include "coordinator/server.h"
+#include "net/kube/informer.h"
+#include "net/kube/leader_election.h"
+#include "net/kube/work_queue.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/health.h"
 #include "operator/controller/leader_pod.h"
 #include "operator/controller/node_selection.h"
 #include "operator/controller/resources.h"
-#include "operator/kube/informer.h"
-#include "operator/kube/leader_election.h"
-#include "operator/kube/work_queue.h"
 
 namespace ballast::controller {
 

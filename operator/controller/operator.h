@@ -20,9 +20,9 @@
 #include <memory>
 #include <string>
 
-#include "common/status.h"
+#include "core/common/status.h"
+#include "net/kube/client.h"
 #include "operator/controller/job_reconciler.h"
-#include "operator/kube/client.h"
 
 namespace prometheus {
 class Collectable;

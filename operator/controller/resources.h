@@ -6,7 +6,7 @@
 
 #include <string_view>
 
-#include "operator/kube/client.h"
+#include "net/kube/client.h"
 
 namespace ballast::controller {
 

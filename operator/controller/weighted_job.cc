@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "common/json_read.h"
-#include "job/job_json.h"
+#include "core/common/json_read.h"
+#include "core/job/job_json.h"
 
 namespace ballast::controller {
 namespace {

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "job/job_spec.h"
+#include "core/common/status.h"
+#include "core/job/job_spec.h"
 
 namespace ballast::controller {
 

@@ -1,7 +1,7 @@
 // WeightedJobStatus to and from the JSON of the CRD's status schema.
 #include <fmt/format.h>
 
-#include "common/json_read.h"
+#include "core/common/json_read.h"
 #include "operator/controller/weighted_job.h"
 
 namespace ballast::controller {

@@ -11,7 +11,7 @@
 #include <string>
 #include <utility>
 
-#include "support/shell_command.h"
+#include "tests/support/shell_command.h"
 
 namespace ballast::cli {
 namespace {

@@ -10,12 +10,12 @@
 #include <memory>
 #include <optional>
 
-#include "balance/efficiency.h"
-#include "kernels/reference.h"
-#include "local_runner.h"
-#include "support/marked_line.h"
-#include "support/primes_workload.h"
-#include "support/shell_command.h"
+#include "cli/local_runner.h"
+#include "core/balance/efficiency.h"
+#include "tests/support/marked_line.h"
+#include "tests/support/primes_workload.h"
+#include "tests/support/shell_command.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::cli {
 namespace {

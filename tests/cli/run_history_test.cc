@@ -1,6 +1,6 @@
 // The run-to-run history of `ballast run --history` (cli/run_history.h): real
 // runs on this machine, the second told the speeds the first measured.
-#include "run_history.h"
+#include "cli/run_history.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <sstream>
 #include <string>
 
-#include "fuzzy/profile.h"
-#include "local_runner.h"
-#include "support/primes_workload.h"
-#include "support/shell_command.h"
+#include "cli/local_runner.h"
+#include "core/fuzzy/profile.h"
+#include "tests/support/primes_workload.h"
+#include "tests/support/shell_command.h"
 
 namespace ballast::cli {
 namespace {

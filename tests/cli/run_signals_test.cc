@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "job/job_spec.h"
-#include "local_runner.h"
-#include "run_cleanup.h"
-#include "support/child_process.h"
+#include "cli/local_runner.h"
+#include "cli/run_cleanup.h"
+#include "core/job/job_spec.h"
+#include "tests/support/child_process.h"
 
 namespace ballast::cli {
 namespace {

@@ -1,13 +1,13 @@
 // `ballast selftest`'s pure part (cli/selftest.h): the job it submits is one
 // the operator accepts, its own sieve agrees with the workers' reference
 // kernel, and the verdict on a job says exactly what differed.
-#include "selftest.h"
+#include "cli/selftest.h"
 
 #include <gtest/gtest.h>
 
-#include "kernels/reference.h"
 #include "operator/controller/weighted_job.h"
-#include "support/primes_workload.h"
+#include "tests/support/primes_workload.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::cli::selftest {
 namespace {

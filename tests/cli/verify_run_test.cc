@@ -11,10 +11,10 @@
 #include <fstream>
 #include <string>
 
-#include "kernels/reference.h"
-#include "local_runner.h"
-#include "support/primes_workload.h"
-#include "support/shell_command.h"
+#include "cli/local_runner.h"
+#include "tests/support/primes_workload.h"
+#include "tests/support/shell_command.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::cli {
 namespace {

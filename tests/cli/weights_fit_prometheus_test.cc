@@ -15,12 +15,12 @@
 #include <tuple>
 #include <vector>
 
-#include "fit_speeds.h"
-#include "fuzzy/profile.h"
-#include "operator/controller/prometheus_history_source.h"
-#include "support/loopback_server.h"
-#include "support/shared_prometheus_suite.h"
-#include "support/shell_command.h"
+#include "cli/fit_speeds.h"
+#include "core/fuzzy/profile.h"
+#include "net/prometheus_history_source.h"
+#include "tests/support/loopback_server.h"
+#include "tests/support/shared_prometheus_suite.h"
+#include "tests/support/shell_command.h"
 
 namespace ballast::cli {
 namespace {
@@ -144,10 +144,10 @@ TEST_F(WeightsFitPrometheusTest, FitsTheSpeedsTheHistoryQueryAnswers) {
 
 // The same speeds as a file fit to the same profile, with the same errors.
 TEST_F(WeightsFitPrometheusTest, FitsAsTheSameSpeedsInAFileDo) {
-  controller::PrometheusHistoryOptions options;
+  net::PrometheusHistoryOptions options;
   options.url = server_->url();
   options.timeout = std::chrono::seconds(10);
-  auto source = controller::PrometheusHistory::Create(options);
+  auto source = net::PrometheusHistory::Create(options);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   auto history = (*source)->History("primes", now_);
   ASSERT_TRUE(history.ok()) << history.status().ToString();

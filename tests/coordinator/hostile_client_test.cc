@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "coordinator/server.h"
-#include "support/primes_workload.h"
+#include "tests/support/primes_workload.h"
 
 namespace ballast::coordinator {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "coordinator/server.h"
-#include "support/primes_workload.h"
+#include "tests/support/primes_workload.h"
 
 namespace ballast::coordinator {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <limits>
 
-#include "kernels/kernel.h"
-#include "kernels/reference.h"
-#include "support/primes_workload.h"
+#include "tests/support/primes_workload.h"
+#include "worker/kernels/kernel.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::coordinator {
 namespace {

@@ -11,8 +11,8 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/kernel.h"
-#include "support/primes_workload.h"
+#include "tests/support/primes_workload.h"
+#include "worker/kernels/kernel.h"
 
 namespace ballast::coordinator {
 namespace {

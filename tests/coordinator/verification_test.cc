@@ -9,9 +9,9 @@
 #include <set>
 
 #include "coordinator/job_session.h"
-#include "kernels/kernel.h"
-#include "kernels/reference.h"
-#include "support/primes_workload.h"
+#include "tests/support/primes_workload.h"
+#include "worker/kernels/kernel.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::coordinator {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "targets.h"
+#include "tests/fuzz/targets.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "targets.h"
+#include "tests/fuzz/targets.h"
 
 namespace ballast::fuzz {
 namespace {

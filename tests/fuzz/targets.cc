@@ -1,24 +1,24 @@
-#include "targets.h"
+#include "tests/fuzz/targets.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "common/bounded_json.h"
-#include "fuzzy/fit.h"
-#include "fuzzy/history_file.h"
-#include "fuzzy/profile.h"
-#include "fuzzy/profile_json.h"
-#include "history/prometheus_history.h"
-#include "history/speed_store.h"
-#include "job/job_json.h"
-#include "job/job_spec.h"
-#include "probe/facts.h"
-#include "probe/labels.h"
-#include "probe/node_marks.h"
-#include "probe/parse.h"
-#include "protocol/messages.h"
-#include "sim/scenario.h"
-#include "workload/result.h"
+#include "core/common/bounded_json.h"
+#include "core/fuzzy/fit.h"
+#include "core/fuzzy/history_file.h"
+#include "core/fuzzy/profile.h"
+#include "core/fuzzy/profile_json.h"
+#include "core/history/prometheus_history.h"
+#include "core/history/speed_store.h"
+#include "core/job/job_json.h"
+#include "core/job/job_spec.h"
+#include "core/probe/facts.h"
+#include "core/probe/labels.h"
+#include "core/probe/node_marks.h"
+#include "core/probe/parse.h"
+#include "core/protocol/messages.h"
+#include "core/sim/scenario.h"
+#include "core/workload/result.h"
 
 namespace ballast::fuzz {
 namespace {

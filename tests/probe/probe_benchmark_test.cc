@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "probe/benchmark.h"
-#include "probe/labels.h"
-#include "support/metrics_text.h"
+#include "core/probe/benchmark.h"
+#include "core/probe/labels.h"
+#include "tests/support/metrics_text.h"
 #include "worker/probe/probe_metrics.h"
 #include "worker/probe/report.h"
 

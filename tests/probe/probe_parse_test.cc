@@ -9,11 +9,11 @@
 #include <set>
 #include <string>
 
-#include "fuzzy/profile.h"
-#include "probe/facts.h"
-#include "probe/labels.h"
-#include "probe/node_marks.h"
-#include "probe/parse.h"
+#include "core/fuzzy/profile.h"
+#include "core/probe/facts.h"
+#include "core/probe/labels.h"
+#include "core/probe/node_marks.h"
+#include "core/probe/parse.h"
 
 namespace ballast::probe {
 namespace {

@@ -12,8 +12,8 @@
 #include <map>
 #include <string>
 
-#include "fuzzy/model.h"
-#include "fuzzy/profile.h"
+#include "core/fuzzy/model.h"
+#include "core/fuzzy/profile.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
 #include "worker/probe/tree_reader.h"

@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
-#include "protocol/messages.h"
-#include "workload/result.h"
+#include "core/protocol/messages.h"
+#include "core/workload/result.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "workload/workload.h"
+#include "core/workload/workload.h"
 
 namespace ballast::testing {
 

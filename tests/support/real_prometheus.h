@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "support/child_process.h"
+#include "tests/support/child_process.h"
 
 extern char** environ;
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "support/real_prometheus.h"
+#include "tests/support/real_prometheus.h"
 
 namespace ballast::testing {
 

@@ -31,7 +31,7 @@
 #include <thread>
 
 #include "coordinator/server.h"
-#include "support/child_process.h"
+#include "tests/support/child_process.h"
 #include "worker/bundle.h"
 
 namespace ballast::worker {

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "kernels/reference.h"
-#include "support/primes_workload.h"
-#include "support/shell_command.h"
+#include "tests/support/primes_workload.h"
+#include "tests/support/shell_command.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::worker {
 namespace {

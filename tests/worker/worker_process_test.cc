@@ -22,9 +22,9 @@
 #include <utility>
 
 #include "coordinator/server.h"
-#include "protocol/messages.h"
-#include "support/free_port.h"
-#include "support/primes_workload.h"
+#include "core/protocol/messages.h"
+#include "tests/support/free_port.h"
+#include "tests/support/primes_workload.h"
 
 namespace ballast::worker {
 namespace {

@@ -38,7 +38,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/factories.h"
+#include "worker/kernels/factories.h"
 
 extern char** environ;
 

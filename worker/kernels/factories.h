@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "kernels/kernel.h"
+#include "worker/kernels/kernel.h"
 
 namespace ballast::kernels {
 

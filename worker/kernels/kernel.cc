@@ -1,9 +1,9 @@
 // MakeKernel: picks the kernel of a workload (kernels/kernel.h).
-#include "kernels/kernel.h"
+#include "worker/kernels/kernel.h"
 
 #include <new>
 
-#include "kernels/factories.h"
+#include "worker/kernels/factories.h"
 
 namespace ballast::kernels {
 namespace {

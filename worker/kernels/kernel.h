@@ -16,10 +16,10 @@
 #include <chrono>
 #include <memory>
 
-#include "balance/range.h"
-#include "common/status.h"
-#include "workload/result.h"
-#include "workload/workload.h"
+#include "core/balance/range.h"
+#include "core/common/status.h"
+#include "core/workload/result.h"
+#include "core/workload/workload.h"
 
 namespace ballast::kernels {
 

@@ -20,7 +20,7 @@
 #include <mutex>
 #include <vector>
 
-#include "kernels/factories.h"
+#include "worker/kernels/factories.h"
 
 namespace ballast::kernels {
 namespace {

@@ -4,7 +4,7 @@
 #include <exception>
 #include <primesieve.hpp>
 
-#include "kernels/factories.h"
+#include "worker/kernels/factories.h"
 
 namespace ballast::kernels {
 namespace {

@@ -1,5 +1,5 @@
 // ReferenceResult (kernels/reference.h).
-#include "kernels/reference.h"
+#include "worker/kernels/reference.h"
 
 #include <fmt/format.h>
 

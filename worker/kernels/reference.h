@@ -7,9 +7,9 @@
 // Thread-safety: pure; safe from any thread.
 #pragma once
 
-#include "common/status.h"
-#include "workload/result.h"
-#include "workload/workload.h"
+#include "core/common/status.h"
+#include "core/workload/result.h"
+#include "core/workload/workload.h"
 
 namespace ballast::kernels {
 

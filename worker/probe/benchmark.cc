@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "kernels/kernel.h"
+#include "worker/kernels/kernel.h"
 
 namespace ballast::worker {
 namespace {

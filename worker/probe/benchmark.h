@@ -10,8 +10,8 @@
 
 #include <chrono>
 
-#include "common/status.h"
-#include "probe/benchmark.h"
+#include "core/common/status.h"
+#include "core/probe/benchmark.h"
 
 namespace ballast::worker {
 

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "operator/kube/client.h"
-#include "probe/facts.h"
-#include "probe/node_marks.h"
+#include "core/common/status.h"
+#include "core/probe/facts.h"
+#include "core/probe/node_marks.h"
+#include "net/kube/client.h"
 
 namespace ballast::worker {
 

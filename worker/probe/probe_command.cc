@@ -13,8 +13,8 @@
 #include <optional>
 #include <thread>
 
-#include "operator/kube/http_client.h"
-#include "operator/kube/kubeconfig.h"
+#include "net/kube/http_client.h"
+#include "net/kube/kubeconfig.h"
 #include "worker/probe/benchmark.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/probe_metrics.h"

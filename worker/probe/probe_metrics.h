@@ -30,7 +30,7 @@
 #include <memory>
 #include <string>
 
-#include "common/status.h"
+#include "core/common/status.h"
 #include "worker/probe/report.h"
 
 namespace ballast::worker {

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "fuzzy/profile.h"
+#include "core/fuzzy/profile.h"
 #include "worker/probe/tree_reader.h"
 
 namespace ballast::worker {

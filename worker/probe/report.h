@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
-#include "probe/benchmark.h"
-#include "probe/facts.h"
-#include "probe/labels.h"
+#include "core/common/status.h"
+#include "core/probe/benchmark.h"
+#include "core/probe/facts.h"
+#include "core/probe/labels.h"
 
 namespace ballast::worker {
 

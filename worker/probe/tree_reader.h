@@ -16,8 +16,8 @@
 
 #include <string>
 
-#include "common/status.h"
-#include "probe/facts.h"
+#include "core/common/status.h"
+#include "core/probe/facts.h"
 
 namespace ballast::worker {
 

@@ -1,7 +1,7 @@
 // Tests of CompensatingFactor (core/balance/compensation.h): Mirtaheri's
 // Method 3 (seed 004, §3.6.3, eq. 3-45) for the first transfer,
 //   k = (2 rl² + rl l) / D + (2 l² + rl l) / D · T / Δt,  D = 2 l² + 2 rl l + 2 rl².
-#include "balance/compensation.h"
+#include "core/balance/compensation.h"
 
 #include <gtest/gtest.h>
 

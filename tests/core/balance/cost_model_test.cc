@@ -1,6 +1,6 @@
 // Tests of CostModel (core/balance/cost_model.h): declared item costs and the
 // O(1) forward and backward queries that policies split work with.
-#include "balance/cost_model.h"
+#include "core/balance/cost_model.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "support/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ballast::balance {
 namespace {

@@ -1,6 +1,6 @@
 // The one definition of the headline figure (balance/efficiency.h): every
 // driver's ideal time and efficiency go through these two functions.
-#include "balance/efficiency.h"
+#include "core/balance/efficiency.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // same sum or search done by walking every worker, on hand-made cases and on
 // random sequences of updates and queries (seed printed; BALLAST_TEST_SEED
 // replays one).
-#include "balance/finish_times.h"
+#include "core/balance/finish_times.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "support/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ballast::balance {
 namespace {

@@ -15,7 +15,7 @@
 //   - stats().completed_items and Finished() agree with the items reported.
 // It can kill a worker mid-lease (after it reported part of its lease),
 // before it ever asks, or declare a live worker lost.
-#include "balance/policy.h"
+#include "core/balance/policy.h"
 
 #include <gtest/gtest.h>
 
@@ -33,8 +33,8 @@
 #include <utility>
 #include <vector>
 
-#include "balance/policy_options.h"
-#include "support/test_seed.h"
+#include "core/balance/policy_options.h"
+#include "tests/support/test_seed.h"
 
 namespace ballast::balance {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of Range and IntervalSet (core/balance/range.h): the exactly-once
 // ledger every policy and the coordinator keep of finished items.
-#include "balance/range.h"
+#include "core/balance/range.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "support/test_seed.h"
+#include "tests/support/test_seed.h"
 
 namespace ballast::balance {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of the command line's durations (core/common/duration.h),
 // table-driven: what reads, what is refused and why, and the round trip.
-#include "common/duration.h"
+#include "core/common/duration.h"
 
 #include <gtest/gtest.h>
 

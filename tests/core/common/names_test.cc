@@ -1,6 +1,6 @@
 // Tests of the DNS-1123 name checks (core/common/names.h), table-driven, and
 // of how a name is quoted in a message.
-#include "common/names.h"
+#include "core/common/names.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The small statistics of common/stats.h.
-#include "common/stats.h"
+#include "core/common/stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tests of fitting a profile's ranks to measured speeds (core/fuzzy/fit.h),
 // the speeds file and the profile's YAML form.
-#include "fuzzy/fit.h"
+#include "core/fuzzy/fit.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fuzzy/model.h"
-#include "fuzzy/profile.h"
+#include "core/fuzzy/model.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::fuzzy {
 namespace {

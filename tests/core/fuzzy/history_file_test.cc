@@ -1,6 +1,6 @@
 // Tests of the history file of `ballast run --history` (core/fuzzy/history_file.h):
 // a round trip, ages, and bad files named with their field.
-#include "fuzzy/history_file.h"
+#include "core/fuzzy/history_file.h"
 
 #include <gtest/gtest.h>
 

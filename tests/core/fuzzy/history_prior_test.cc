@@ -1,6 +1,6 @@
 // Tests of the history prior (core/fuzzy/history_prior.h): the credibility
 // rule, the scale, the blend, staleness, hostile numbers, merging jobs.
-#include "fuzzy/history_prior.h"
+#include "core/fuzzy/history_prior.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fuzzy/learning_target.h"
+#include "core/fuzzy/learning_target.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Tests of the fuzzy weight model (core/fuzzy/model.h): the golden Table 2 of
 // Zubov & Kupin, rounding, lower-is-better, defaults and warnings.
-#include "fuzzy/model.h"
+#include "core/fuzzy/model.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzzy/profile.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::fuzzy {
 namespace {

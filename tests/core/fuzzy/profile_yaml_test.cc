@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fuzzy/profile.h"
-#include "support/marked_line.h"
+#include "core/fuzzy/profile.h"
+#include "tests/support/marked_line.h"
 
 namespace ballast::fuzzy {
 namespace {

@@ -1,4 +1,4 @@
-#include "history/prometheus_history.h"
+#include "core/history/prometheus_history.h"
 
 #include <gtest/gtest.h>
 

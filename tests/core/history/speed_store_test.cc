@@ -1,4 +1,4 @@
-#include "history/speed_store.h"
+#include "core/history/speed_store.h"
 
 #include <gtest/gtest.h>
 

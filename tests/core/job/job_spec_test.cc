@@ -4,7 +4,7 @@
 // rejects (tests/operator/crds/testdata/invalid/) are rejected here too,
 // except those marked "# cpp: accepts" (Kubernetes-only rules); likewise the
 // invalid WeightProfiles with the profile parser (core/fuzzy/profile.h).
-#include "job/job_spec.h"
+#include "core/job/job_spec.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "fuzzy/profile.h"
+#include "core/fuzzy/profile.h"
 
 namespace ballast::job {
 namespace {

@@ -2,7 +2,7 @@
 // accepts from it (the coordinator is a network peer: anything may come).
 #include <gtest/gtest.h>
 
-#include "protocol/messages.h"
+#include "core/protocol/messages.h"
 
 namespace ballast::protocol {
 namespace {

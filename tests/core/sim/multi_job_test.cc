@@ -1,14 +1,14 @@
 // Tests of multi-job scenarios: the `jobs` and `history` keys of a scenario
 // (core/sim/scenario.h) and SimulateJobs (core/sim/multi_job.h), in which each
 // job's measured speeds become the next job's prior.
-#include "sim/multi_job.h"
+#include "core/sim/multi_job.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "support/marked_line.h"
+#include "tests/support/marked_line.h"
 
 namespace ballast::sim {
 namespace {

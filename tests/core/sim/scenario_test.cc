@@ -4,7 +4,7 @@
 //
 // Every bad document marks the line its error must name with a "# <-"
 // comment; the test checks that the message starts with "<file>:<that line>:".
-#include "sim/scenario.h"
+#include "core/sim/scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "support/marked_line.h"
+#include "tests/support/marked_line.h"
 
 namespace ballast::sim {
 namespace {

@@ -9,7 +9,7 @@
 //   t = 2L + c   it reports the lease finished     arrives at 3L + c
 // and the job ends when the report finishing the last item arrives; that
 // report is not answered.
-#include "sim/simulator.h"
+#include "core/sim/simulator.h"
 
 #include <gtest/gtest.h>
 
@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "balance/efficiency.h"
-#include "sim/scenario.h"
-#include "support/test_seed.h"
+#include "core/balance/efficiency.h"
+#include "core/sim/scenario.h"
+#include "tests/support/test_seed.h"
 
 namespace ballast::sim {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of Result (core/workload/result.h): merging is exact and
 // order-independent, kinds never mix, JSON round-trips strictly.
-#include "workload/result.h"
+#include "core/workload/result.h"
 
 #include <gtest/gtest.h>
 

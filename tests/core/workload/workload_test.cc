@@ -3,7 +3,7 @@
 //
 // Every bad document marks the line its error must name with a "# <-"
 // comment; the test checks that the message starts with "<file>:<that line>:".
-#include "workload/workload.h"
+#include "core/workload/workload.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "support/marked_line.h"
+#include "tests/support/marked_line.h"
 
 namespace ballast::workload {
 namespace {

@@ -5,7 +5,7 @@
 // share to the others), and a worker that cannot reach the coordinator.
 #include <gtest/gtest.h>
 
-#include "decide_world.h"
+#include "tests/operator/controller/decide_world.h"
 
 namespace ballast::controller {
 namespace {

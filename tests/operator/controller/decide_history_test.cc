@@ -4,7 +4,7 @@
 // and the fuzzy weights, and a job that succeeds records what it measured.
 #include <gtest/gtest.h>
 
-#include "decide_world.h"
+#include "tests/operator/controller/decide_world.h"
 
 namespace ballast::controller::decide_test {
 namespace {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "decide_world.h"
+#include "tests/operator/controller/decide_world.h"
 
 namespace ballast::controller {
 namespace {

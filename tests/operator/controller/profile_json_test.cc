@@ -1,7 +1,7 @@
 // fuzzy::ProfileFromJson (core/fuzzy/profile_json.h): a WeightProfile object
 // from the API server means what the same YAML means to ParseProfile, and a
 // refusal names the field's path.
-#include "fuzzy/profile_json.h"
+#include "core/fuzzy/profile_json.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "yaml_to_json.h"
+#include "tests/operator/controller/yaml_to_json.h"
 
 namespace ballast::fuzzy {
 namespace {

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "job/job_json.h"
-#include "yaml_to_json.h"
+#include "core/job/job_json.h"
+#include "tests/operator/controller/yaml_to_json.h"
 
 namespace ballast::controller {
 namespace {

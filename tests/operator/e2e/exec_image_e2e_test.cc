@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include "operator_e2e_support.h"
+#include "tests/operator/e2e/operator_e2e_support.h"
 
 namespace ballast::operator_e2e {
 namespace {

@@ -8,12 +8,12 @@
 #include <atomic>
 
 #include "coordinator/server.h"
-#include "job/job_json.h"
+#include "core/job/job_json.h"
+#include "net/kube/kubeconfig.h"
 #include "operator/controller/executor.h"
 #include "operator/controller/resources.h"
 #include "operator/controller/worker_objects.h"
-#include "operator/kube/e2e_support.h"
-#include "operator/kube/kubeconfig.h"
+#include "tests/net/kube/e2e_support.h"
 
 namespace ballast::controller {
 namespace {

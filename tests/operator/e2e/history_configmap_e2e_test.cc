@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "operator/controller/history_configmap.h"
-#include "operator/kube/e2e_support.h"
+#include "tests/net/kube/e2e_support.h"
 
 namespace ballast::controller {
 namespace {
@@ -33,14 +33,14 @@ class HistoryConfigMapTest : public kube::testing::KubeE2eTest {
 TEST_F(HistoryConfigMapTest, WhatAFinishedJobRecordedIsThereForTheNextOperator) {
   {
     ConfigMapHistory store(*client_, ns_, "history");
-    const HistoryLookup empty = store.Lookup("primes", {"a", "b"}, kNow);
+    const history::HistoryLookup empty = store.Lookup("primes", {"a", "b"}, kNow);
     EXPECT_EQ(empty.trouble, "");  // no ConfigMap yet: an empty store
     EXPECT_TRUE(empty.nodes.empty());
     ASSERT_TRUE(store.Record("primes", {{"a", 30}, {"b", 10}}, kNow).ok());  // creates it
   }
   ConfigMapHistory restarted(*client_, ns_, "history");
   ASSERT_TRUE(restarted.Record("primes", {{"a", 20}, {"b", 20}}, kNow + 100).ok());
-  const HistoryLookup lookup = restarted.Lookup("primes", {"a", "b", "c"}, kNow + 160);
+  const history::HistoryLookup lookup = restarted.Lookup("primes", {"a", "b", "c"}, kNow + 160);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
   EXPECT_EQ(lookup.nodes[0].node, "a");
@@ -67,7 +67,7 @@ TEST_F(HistoryConfigMapTest, TheStoredTextStaysWithinItsBounds) {
   }
   const std::string text = StoredText();
   EXPECT_LE(text.size(), limits.max_bytes);
-  const HistoryLookup lookup =
+  const history::HistoryLookup lookup =
       store.Lookup("primes", {"steady", "node-29-0", "node-0-0"}, kNow + 30);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);  // the stalest nodes went; answered in the asked order
@@ -80,11 +80,11 @@ TEST_F(HistoryConfigMapTest, ACorruptStoreIsReportedAndTheNextRecordStartsItAgai
   ASSERT_TRUE(
       client_->Create(Maps(), ConfigMap("history", {{kHistoryDataKey, "{\"version\":1,"}})).ok());
   ConfigMapHistory store(*client_, ns_, "history");
-  const HistoryLookup corrupt = store.Lookup("primes", {"a"}, kNow);
+  const history::HistoryLookup corrupt = store.Lookup("primes", {"a"}, kNow);
   EXPECT_TRUE(corrupt.nodes.empty());
   EXPECT_NE(corrupt.trouble.find("unreadable"), std::string::npos) << corrupt.trouble;
   ASSERT_TRUE(store.Record("primes", {{"a", 2}, {"b", 2}}, kNow).ok());
-  const HistoryLookup fresh = store.Lookup("primes", {"a"}, kNow);
+  const history::HistoryLookup fresh = store.Lookup("primes", {"a"}, kNow);
   EXPECT_EQ(fresh.trouble, "");
   ASSERT_EQ(fresh.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(fresh.nodes[0].samples, 1);
@@ -103,7 +103,7 @@ TEST_F(HistoryConfigMapTest, RecordsRacingEachOtherAreAllKept) {
   std::thread two([&] { record(second, 20); });
   one.join();
   two.join();
-  const HistoryLookup lookup = first.Lookup("primes", {"a"}, kNow + 30);
+  const history::HistoryLookup lookup = first.Lookup("primes", {"a"}, kNow + 30);
   ASSERT_EQ(lookup.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 11);
 }
@@ -145,7 +145,7 @@ TEST_F(HistoryConfigMapTest, TheChartsRightsAreEnough) {
   ASSERT_TRUE(kube::testing::WaitUntil([&] {
     return store.Record("primes", {{"a", 3}, {"b", 1}}, kNow).ok();
   })) << store.Record("primes", {{"a", 3}, {"b", 1}}, kNow).ToString();
-  const HistoryLookup lookup = store.Lookup("primes", {"a", "b"}, kNow);
+  const history::HistoryLookup lookup = store.Lookup("primes", {"a", "b"}, kNow);
   EXPECT_EQ(lookup.trouble, "");
   EXPECT_EQ(lookup.nodes.size(), 2u);
   // Another name is not the operator's.

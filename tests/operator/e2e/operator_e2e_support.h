@@ -38,12 +38,12 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/reference.h"
-#include "operator/kube/client.h"
-#include "operator/kube/http_client.h"
-#include "operator/kube/kubeconfig.h"
-#include "support/free_port.h"
-#include "support/primes_workload.h"
+#include "net/kube/client.h"
+#include "net/kube/http_client.h"
+#include "net/kube/kubeconfig.h"
+#include "tests/support/free_port.h"
+#include "tests/support/primes_workload.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::operator_e2e {
 

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "operator_e2e_support.h"
+#include "tests/operator/e2e/operator_e2e_support.h"
 
 namespace ballast::operator_e2e {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "operator_e2e_support.h"
+#include "tests/operator/e2e/operator_e2e_support.h"
 
 namespace ballast::operator_e2e {
 namespace {

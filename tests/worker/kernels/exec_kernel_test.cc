@@ -12,8 +12,8 @@
 #include <sstream>
 #include <string>
 
-#include "kernels/kernel.h"
-#include "split_helpers.h"
+#include "tests/worker/kernels/split_helpers.h"
+#include "worker/kernels/kernel.h"
 
 namespace ballast::kernels {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/kernel.h"
-#include "kernels/reference.h"
-#include "split_helpers.h"
+#include "tests/worker/kernels/split_helpers.h"
+#include "worker/kernels/kernel.h"
+#include "worker/kernels/reference.h"
 
 namespace ballast::kernels {
 namespace {

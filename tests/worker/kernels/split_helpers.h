@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/kernel.h"
+#include "worker/kernels/kernel.h"
 
 namespace ballast::kernels::testing {
 

@@ -1,0 +1,46 @@
+// HistorySource: where the operator learns what earlier jobs measured on each
+// node — Prometheus (--prometheus-url, net/prometheus_history_source.h) or, without
+// it, the store of the speeds its own finished jobs recorded
+// (operator/controller/history_configmap.h). Decide turns the answer into the session's priors
+// (operator/controller/decide.h, fuzzy/history_prior.h).
+//
+// Thread-safety: implementations are safe to call from several reconcile
+// workers at once.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
+
+namespace ballast::history {
+
+// What a source knew of a workload on the nodes asked, or why it knew nothing.
+struct HistoryLookup {
+  std::vector<fuzzy::NodeHistory> nodes;
+  std::string origin;   // where it came from, for messages: "Prometheus at http://..."
+  std::string trouble;  // why there is none ("" when the source answered)
+};
+
+class HistorySource {
+ public:
+  virtual ~HistorySource() = default;
+
+  // What is known of `workload` (primes, matmul, exec) on `nodes` at `now`
+  // (seconds since the epoch). Never fails and never blocks past the
+  // source's timeout: when the source cannot answer, the lookup has no nodes
+  // and `trouble` says why.
+  virtual HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
+                               double now) = 0;
+
+  // What a job of `workload` that succeeded measured (node -> cost units per
+  // busy second), at `now`. Returns the error of a write that failed; a
+  // source that records nothing itself (Prometheus scrapes the coordinator)
+  // returns Ok.
+  virtual Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
+                        double now) = 0;
+};
+
+}  // namespace ballast::history
