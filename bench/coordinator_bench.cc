@@ -62,8 +62,9 @@ coordinator::JobConfig BenchJob(int workers, const std::string& policy) {
   config.workload.primes.limit = 2'000'000'000;
   config.workload.items = workload::DefaultItems(config.workload);
   config.workload.cost = workload::DefaultCost(config.workload);
-  config.policy = {policy, "", {{"chunk", "1"}}};
-  if (policy != "selfsched") config.policy.options.clear();
+  config.policy = policy == "selfsched"
+                      ? *balance::PolicyFromJson({{"name", policy}, {"chunk", 1}}, "policy")
+                      : *balance::PolicyFromJson(policy, "policy");  // a known name
   for (int i = 0; i < workers; ++i) config.workers.push_back({fmt::format("w{}", i), 1.0});
   config.lease_seconds = 600;
   return config;

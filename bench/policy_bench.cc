@@ -79,12 +79,12 @@ struct SimWorker {
 class Driver {
  public:
   Driver(const std::string& policy_name, size_t workers) : workers_(workers) {
-    auto policy = MakePolicy(PolicySpec{policy_name, "", {}});
-    if (!policy.ok()) {
-      fmt::print(stderr, "{}\n", policy.status().message());
+    auto spec = PolicyFromJson(policy_name, "policy");
+    if (!spec.ok()) {
+      fmt::print(stderr, "{}\n", spec.status().message());
       std::abort();
     }
-    policy_ = std::move(policy).value();
+    policy_ = MakePolicy(*spec);
     // Only adaptive cuts the lease of a worker other than the one reporting
     // (a tail steal); then the driver finds the victim by its lease end.
     track_victims_ = policy_name == "adaptive";

@@ -73,8 +73,8 @@ int PrintHistoryScenario(const std::string& path) {
   for (const auto& prior : loaded->priors) weights.push_back(prior.speed);
   int misses = 0;
   for (bool history : {true, false}) {
-    auto series =
-        ballast::sim::SimulateJobs(loaded->scenario, weights, {"adaptive", "", {}}, history);
+    auto series = ballast::sim::SimulateJobs(loaded->scenario, weights,
+                                             ballast::balance::PolicySpec{}, history);
     if (!series.ok() || series->jobs.size() < 2) {
       fmt::print(stderr, "{}: {}\n", path,
                  series.ok() ? "needs two jobs or more" : series.status().message());
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
       if (spec.display() == "adaptive") {
         adaptive = result->efficiency;
         makespan = result->makespan_s;
-      } else if (spec.name != "adaptive" && result->efficiency > best) {
+      } else if (spec.name() != "adaptive" && result->efficiency > best) {
         // Variants of adaptive itself (other options) are not "other policies".
         best = result->efficiency;
         best_name = spec.display();

@@ -8,6 +8,9 @@
 #include <sstream>
 #include <vector>
 
+#include "core/common/json_read.h"
+#include "core/config/document.h"
+
 namespace ballast::cli {
 
 StatusOr<std::string> ReadFile(const std::string& path) {
@@ -42,9 +45,9 @@ int ReportError(const Status& status) {
 
 StatusOr<balance::PolicySpec> PolicyByName(const std::string& text) {
   // name[:key=value]...: the options, as a job file's policy object holds
-  // them; the whole text labels the results, so two forms of one policy
-  // stay apart in a comparison.
-  balance::PolicySpec spec;
+  // them (each value typed as a YAML file's plain value would be: 8 a
+  // number, false a boolean, none a string); the whole text labels the
+  // results, so two forms of one policy stay apart in a comparison.
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
     const size_t colon = text.find(':', start);
@@ -52,20 +55,26 @@ StatusOr<balance::PolicySpec> PolicyByName(const std::string& text) {
     if (colon == std::string::npos) break;
     start = colon + 1;
   }
-  spec.name = parts[0];
+  nlohmann::json policy = {{"name", parts[0]}};
   for (size_t i = 1; i < parts.size(); ++i) {
     const size_t equals = parts[i].find('=');
     if (equals == 0 || equals == std::string::npos || equals + 1 == parts[i].size()) {
-      return Status::Invalid(
-          fmt::format("policy '{}': '{}': expected an option as key=value", text, parts[i]));
+      return Status::Invalid(fmt::format("policy '{}': '{}': expected an option as key=value",
+                                         json_read::Cut(text), json_read::Cut(parts[i])));
     }
     const std::string key = parts[i].substr(0, equals);
-    if (!spec.options.emplace(key, parts[i].substr(equals + 1)).second) {
-      return Status::Invalid(fmt::format("policy '{}': option {} given twice", text, key));
+    if (key == "name" || key == "label" || policy.contains(key)) {
+      return Status::Invalid(fmt::format("policy '{}': option {} given twice or reserved",
+                                         json_read::Cut(text), json_read::Cut(key)));
     }
+    policy[key] = config::ResolvePlainScalar(parts[i].substr(equals + 1));
   }
-  if (parts.size() > 1) spec.label = text;
-  if (auto made = balance::MakePolicy(spec); !made.ok()) return made.status();
+  if (parts.size() > 1) policy["label"] = text;
+  auto spec = balance::PolicyFromJson(policy, "");
+  if (!spec.ok()) {
+    return Status::Invalid(
+        fmt::format("policy '{}': {}", json_read::Cut(text), spec.status().message()));
+  }
   return spec;
 }
 

@@ -41,7 +41,7 @@ StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, doubl
   BALLAST_RETURN_IF_ERROR(
       balance::CheckJob({config.workload.items, config.workload.cost, config.workers, {}}));
   BALLAST_RETURN_IF_ERROR(CheckVerifyOptions(config.verify, config.workers.size()));
-  BALLAST_ASSIGN_OR_RETURN(auto policy, balance::MakePolicy(config.policy));
+  auto policy = balance::MakePolicy(config.policy);
   return std::unique_ptr<JobSession>(new JobSession(std::move(config), std::move(policy), now));
 }
 

@@ -126,16 +126,7 @@ constexpr double kPriorShareWorth = 0.25;
 constexpr double kHedge = 0.1;
 constexpr double kHedgeMaxShare = 0.1;
 
-struct Options {
-  bool compensation = true;
-  bool stealing = true;
-  bool rebalance = true;
-  bool slow_start = true;
-  bool prefetch = true;  // only when JobInfo::inputs_move
-  bool backup = true;
-  bool hedge = true;
-  double min_report_s = 0.05;
-};
+using Options = AdaptiveOptions;
 
 // The standard normal quantile Φ⁻¹(p) for p in (0, 1), by Newton's method on
 // Φ(x) = erfc(-x / √2) / 2 from x = 0; exact to about 1e-12 for p in
@@ -510,9 +501,9 @@ class AdaptivePolicy : public PolicyBase {
   // worker is measured the job's length is unknown, and the first reports
   // come at the fastest cadence (one report per worker).
   double ReportFloor(double now) {
-    if (measured_prior_sum_ <= 0) return options_.min_report_s;
+    if (measured_prior_sum_ <= 0) return options_.min_report_seconds;
     const double budget = static_cast<double>(worker_count()) / kReportBudget;
-    return std::max(options_.min_report_s,
+    return std::max(options_.min_report_seconds,
                     std::min(budget, CommonRemainingTime(now) / kReportsPerJob));
   }
 
@@ -812,28 +803,10 @@ class AdaptivePolicy : public PolicyBase {
   uint64_t recounts_ = 0;                  // since the last ResyncSpeedSums
 };
 
-StatusOr<bool> OnOff(const PolicySpec& spec, const std::string& key, bool fallback) {
-  BALLAST_ASSIGN_OR_RETURN(std::string value, OptionChoice(spec, key, fallback ? "on" : "off",
-                                                           {"on", "off", "true", "false"}));
-  return value == "on" || value == "true";
-}
-
 }  // namespace
 
-StatusOr<std::unique_ptr<Policy>> MakeAdaptivePolicy(const PolicySpec& spec) {
-  Options options;
-  BALLAST_ASSIGN_OR_RETURN(std::string compensation,
-                           OptionChoice(spec, "compensation", "method3", {"method3", "none"}));
-  options.compensation = compensation == "method3";
-  BALLAST_ASSIGN_OR_RETURN(options.stealing, OnOff(spec, "stealing", true));
-  BALLAST_ASSIGN_OR_RETURN(options.rebalance, OnOff(spec, "rebalance", true));
-  BALLAST_ASSIGN_OR_RETURN(options.slow_start, OnOff(spec, "slowStart", true));
-  BALLAST_ASSIGN_OR_RETURN(options.prefetch, OnOff(spec, "prefetch", true));
-  BALLAST_ASSIGN_OR_RETURN(options.backup, OnOff(spec, "backup", true));
-  BALLAST_ASSIGN_OR_RETURN(options.hedge, OnOff(spec, "hedge", true));
-  BALLAST_ASSIGN_OR_RETURN(options.min_report_s,
-                           OptionNumber(spec, "minReportSeconds", 0.05, 1e-6, 3600));
-  return std::unique_ptr<Policy>(std::make_unique<AdaptivePolicy>(options));
+std::unique_ptr<Policy> MakePolicyOf(const AdaptiveOptions& options) {
+  return std::make_unique<AdaptivePolicy>(options);
 }
 
 }  // namespace ballast::balance

@@ -70,22 +70,19 @@ class ChunkPolicy : public PolicyBase {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Policy>> MakeSelfSchedPolicy(const PolicySpec& spec) {
-  BALLAST_ASSIGN_OR_RETURN(double chunk, OptionNumber(spec, "chunk", 0, 1, 1e15));
-  return std::unique_ptr<Policy>(
-      std::make_unique<ChunkPolicy>("selfsched", ChunkRule::kFixed, std::floor(chunk)));
+std::unique_ptr<Policy> MakePolicyOf(const SelfSchedOptions& options) {
+  return std::make_unique<ChunkPolicy>("selfsched", ChunkRule::kFixed,
+                                       static_cast<double>(options.chunk));
 }
 
-StatusOr<std::unique_ptr<Policy>> MakeGuidedPolicy(const PolicySpec& spec) {
-  BALLAST_ASSIGN_OR_RETURN(double min_chunk, OptionNumber(spec, "minChunk", 1, 1, 1e15));
-  return std::unique_ptr<Policy>(
-      std::make_unique<ChunkPolicy>("guided", ChunkRule::kGuided, std::floor(min_chunk)));
+std::unique_ptr<Policy> MakePolicyOf(const GuidedOptions& options) {
+  return std::make_unique<ChunkPolicy>("guided", ChunkRule::kGuided,
+                                       static_cast<double>(options.min_chunk));
 }
 
-StatusOr<std::unique_ptr<Policy>> MakeFactoringPolicy(const PolicySpec& spec) {
-  BALLAST_ASSIGN_OR_RETURN(double min_chunk, OptionNumber(spec, "minChunk", 1, 1, 1e15));
-  return std::unique_ptr<Policy>(
-      std::make_unique<ChunkPolicy>("factoring", ChunkRule::kFactoring, std::floor(min_chunk)));
+std::unique_ptr<Policy> MakePolicyOf(const FactoringOptions& options) {
+  return std::make_unique<ChunkPolicy>("factoring", ChunkRule::kFactoring,
+                                       static_cast<double>(options.min_chunk));
 }
 
 }  // namespace ballast::balance

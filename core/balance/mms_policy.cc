@@ -100,9 +100,8 @@ class MmsPolicy : public PolicyBase {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Policy>> MakeMmsPolicy(const PolicySpec& spec) {
-  BALLAST_ASSIGN_OR_RETURN(double chunk, OptionNumber(spec, "chunk", 0, 1, 1e15));
-  return std::unique_ptr<Policy>(std::make_unique<MmsPolicy>(std::floor(chunk)));
+std::unique_ptr<Policy> MakePolicyOf(const MmsOptions& options) {
+  return std::make_unique<MmsPolicy>(static_cast<double>(options.chunk));
 }
 
 }  // namespace ballast::balance

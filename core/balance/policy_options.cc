@@ -3,44 +3,131 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 
 #include "core/balance/policies.h"
+#include "core/common/json_read.h"
 
 namespace ballast::balance {
 namespace {
 
+using nlohmann::json;
+namespace jr = json_read;
+
+// The largest chunk a policy takes: more items than any job has.
+constexpr int64_t kMaxChunk = 1'000'000'000'000'000;
+
 struct Entry {
   std::string name;
-  std::vector<std::string> options;
-  StatusOr<std::unique_ptr<Policy>> (*make)(const PolicySpec&);
+  std::vector<std::string> options;  // as written
 };
 
+// In PolicyOptions' order: the variant's index is the entry's.
 const std::vector<Entry>& Registry() {
   static const std::vector<Entry> registry = {
-      {"equal", {}, MakeEqualPolicy},
-      {"weighted", {}, MakeWeightedPolicy},
-      {"selfsched", {"chunk"}, MakeSelfSchedPolicy},
-      {"guided", {"minChunk"}, MakeGuidedPolicy},
-      {"factoring", {"minChunk"}, MakeFactoringPolicy},
-      {"mms", {"chunk"}, MakeMmsPolicy},
+      {"equal", {}},
+      {"weighted", {}},
+      {"selfsched", {"chunk"}},
+      {"guided", {"minChunk"}},
+      {"factoring", {"minChunk"}},
+      {"mms", {"chunk"}},
       {"adaptive",
        {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "hedge",
-        "minReportSeconds"},
-       MakeAdaptivePolicy},
+        "minReportSeconds"}},
   };
   return registry;
 }
 
-const Entry* Find(const std::string& name) {
-  for (const Entry& entry : Registry()) {
-    if (entry.name == name) return &entry;
+// The option `key` of `node` when written (and not null), or nullptr.
+const json* Option(const json& node, std::string_view key) { return jr::Find(node, key); }
+
+StatusOr<uint64_t> Chunk(const json& node, std::string_view path, std::string_view key,
+                         uint64_t fallback) {
+  const json* value = Option(node, key);
+  if (!value) return fallback;
+  BALLAST_ASSIGN_OR_RETURN(int64_t chunk, jr::Int(*value, jr::Field(path, key), 1, kMaxChunk));
+  return static_cast<uint64_t>(chunk);
+}
+
+// true or false; "on" and "off" as the simulator's scenarios write them.
+StatusOr<bool> OnOff(const json& node, std::string_view path, std::string_view key, bool fallback) {
+  const json* value = Option(node, key);
+  if (!value) return fallback;
+  if (value->is_boolean()) return value->get<bool>();
+  if (*value == "on") return true;
+  if (*value == "off") return false;
+  return jr::Expected(jr::Field(path, key), "true or false (or on, off)", *value);
+}
+
+StatusOr<AdaptiveOptions> ReadAdaptive(const json& node, std::string_view path) {
+  AdaptiveOptions options;
+  if (const json* compensation = Option(node, "compensation")) {
+    if (*compensation == "method3") {
+      options.compensation = true;
+    } else if (*compensation == "none") {
+      options.compensation = false;
+    } else {
+      return jr::Expected(jr::Field(path, "compensation"), "\"method3\" or \"none\"",
+                          *compensation);
+    }
   }
-  return nullptr;
+  BALLAST_ASSIGN_OR_RETURN(options.stealing, OnOff(node, path, "stealing", true));
+  BALLAST_ASSIGN_OR_RETURN(options.rebalance, OnOff(node, path, "rebalance", true));
+  BALLAST_ASSIGN_OR_RETURN(options.slow_start, OnOff(node, path, "slowStart", true));
+  BALLAST_ASSIGN_OR_RETURN(options.prefetch, OnOff(node, path, "prefetch", true));
+  BALLAST_ASSIGN_OR_RETURN(options.backup, OnOff(node, path, "backup", true));
+  BALLAST_ASSIGN_OR_RETURN(options.hedge, OnOff(node, path, "hedge", true));
+  if (const json* seconds = Option(node, "minReportSeconds")) {
+    const std::string field = jr::Field(path, "minReportSeconds");
+    BALLAST_ASSIGN_OR_RETURN(options.min_report_seconds, jr::Positive(*seconds, field, 3600));
+    if (options.min_report_seconds < 1e-6) {
+      return jr::Expected(field, "a number in [1e-06, 3600]", *seconds);
+    }
+  }
+  return options;
+}
+
+// The options of policy `index` (Registry()'s order) from `node`, whose keys
+// have been checked against the policy's.
+StatusOr<PolicyOptions> ReadOptions(size_t index, const json& node, std::string_view path) {
+  switch (index) {
+    case 0:
+      return PolicyOptions(EqualOptions{});
+    case 1:
+      return PolicyOptions(WeightedOptions{});
+    case 2: {
+      BALLAST_ASSIGN_OR_RETURN(uint64_t chunk, Chunk(node, path, "chunk", 0));
+      return PolicyOptions(SelfSchedOptions{chunk});
+    }
+    case 3: {
+      BALLAST_ASSIGN_OR_RETURN(uint64_t min_chunk, Chunk(node, path, "minChunk", 1));
+      return PolicyOptions(GuidedOptions{min_chunk});
+    }
+    case 4: {
+      BALLAST_ASSIGN_OR_RETURN(uint64_t min_chunk, Chunk(node, path, "minChunk", 1));
+      return PolicyOptions(FactoringOptions{min_chunk});
+    }
+    case 5: {
+      BALLAST_ASSIGN_OR_RETURN(uint64_t chunk, Chunk(node, path, "chunk", 0));
+      return PolicyOptions(MmsOptions{chunk});
+    }
+    default: {
+      BALLAST_ASSIGN_OR_RETURN(AdaptiveOptions options, ReadAdaptive(node, path));
+      return PolicyOptions(options);
+    }
+  }
+}
+
+std::optional<size_t> IndexOf(std::string_view name) {
+  const auto& registry = Registry();
+  for (size_t i = 0; i < registry.size(); ++i) {
+    if (registry[i].name == name) return i;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
+
+std::string PolicySpec::name() const { return Registry()[options.index()].name; }
 
 const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> names = [] {
@@ -51,54 +138,45 @@ const std::vector<std::string>& PolicyNames() {
   return names;
 }
 
-const std::vector<std::string>* PolicyOptionNames(const std::string& name) {
-  const Entry* entry = Find(name);
-  return entry ? &entry->options : nullptr;
-}
-
-StatusOr<std::unique_ptr<Policy>> MakePolicy(const PolicySpec& spec) {
-  const Entry* entry = Find(spec.name);
-  if (!entry) {
-    return Status::Invalid(fmt::format("unknown policy '{}' (expected one of: {})", spec.name,
-                                       fmt::join(PolicyNames(), ", ")));
+StatusOr<PolicySpec> PolicyFromJson(const json& node, std::string_view path) {
+  const json* name = &node;
+  const std::string name_path = node.is_object() ? jr::Field(path, "name") : std::string(path);
+  if (node.is_object()) {
+    BALLAST_ASSIGN_OR_RETURN(name, jr::Require(node, path, "name"));
+  } else if (!node.is_string()) {
+    return jr::Expected(path, "a policy name or an object with name and options", node);
   }
-  for (const auto& [key, value] : spec.options) {
-    if (std::find(entry->options.begin(), entry->options.end(), key) == entry->options.end()) {
-      return Status::Invalid(fmt::format(
-          "policy {}: unknown option '{}' (expected {})", spec.name, key,
-          entry->options.empty() ? std::string("none")
-                                 : fmt::format("one of: {}", fmt::join(entry->options, ", "))));
+  const auto index = name->is_string() ? IndexOf(name->get<std::string>()) : std::nullopt;
+  if (!index) {
+    return jr::Expected(name_path, fmt::format("a policy: {}", fmt::join(PolicyNames(), ", ")),
+                        *name);
+  }
+  PolicySpec spec;
+  if (!node.is_object()) {
+    BALLAST_ASSIGN_OR_RETURN(spec.options, ReadOptions(*index, json::object(), path));
+    return spec;
+  }
+  const Entry& entry = Registry()[*index];
+  for (const auto& [key, value] : node.items()) {
+    if (key == "name") continue;
+    if (key == "label") {
+      BALLAST_ASSIGN_OR_RETURN(spec.label, jr::String(value, jr::Field(path, "label")));
+      continue;
+    }
+    if (std::find(entry.options.begin(), entry.options.end(), key) == entry.options.end()) {
+      return Status::Invalid(fmt::format("{}: policy {} has no option \"{}\" (its options: {})",
+                                         jr::Field(path, key), entry.name, jr::Cut(key),
+                                         entry.options.empty()
+                                             ? std::string("none")
+                                             : fmt::format("{}", fmt::join(entry.options, ", "))));
     }
   }
-  return entry->make(spec);
+  BALLAST_ASSIGN_OR_RETURN(spec.options, ReadOptions(*index, node, path));
+  return spec;
 }
 
-StatusOr<double> OptionNumber(const PolicySpec& spec, const std::string& key, double fallback,
-                              double min, double max) {
-  auto it = spec.options.find(key);
-  if (it == spec.options.end()) return fallback;
-  const std::string& text = it->second;
-  double value = 0;
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value) ||
-      value < min || value > max) {
-    return Status::Invalid(
-        fmt::format("policy {}: option {}: expected a number in [{}, {}], got '{}'", spec.name, key,
-                    min, max, text));
-  }
-  return value;
-}
-
-StatusOr<std::string> OptionChoice(const PolicySpec& spec, const std::string& key,
-                                   const std::string& fallback,
-                                   const std::vector<std::string>& choices) {
-  auto it = spec.options.find(key);
-  if (it == spec.options.end()) return fallback;
-  if (std::find(choices.begin(), choices.end(), it->second) == choices.end()) {
-    return Status::Invalid(fmt::format("policy {}: option {}: expected one of {}, got '{}'",
-                                       spec.name, key, fmt::join(choices, ", "), it->second));
-  }
-  return it->second;
+std::unique_ptr<Policy> MakePolicy(const PolicySpec& spec) {
+  return std::visit([](const auto& options) { return MakePolicyOf(options); }, spec.options);
 }
 
 }  // namespace ballast::balance

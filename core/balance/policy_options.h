@@ -1,14 +1,21 @@
-// PolicySpec: a policy's name and its options, as a job or scenario selects it
-//   policies: [adaptive, {name: selfsched, chunk: 8}, {name: adaptive, label: no-comp,
-//   compensation: none}]
-// and the factory that builds a Policy from it.
+// PolicySpec: the policy a job or scenario runs, with its options typed per
+// policy, and the one reader that makes it from what a user wrote:
+//   policy: adaptive
+//   policy: {name: selfsched, chunk: 8}
+//   policies: [adaptive, {name: adaptive, label: no-comp, compensation: none}]
+// (the same tree whether it came from a YAML file, the API server or
+// `--policy name:key=value` on a command line; config/document.h). Options are
+// checked when they are read, so MakePolicy never fails.
 //
-// Thread-safety: values and a pure factory.
+// Thread-safety: values and pure functions.
 #pragma once
 
-#include <map>
+#include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 #include "core/balance/policy.h"
@@ -16,22 +23,70 @@
 
 namespace ballast::balance {
 
-struct PolicySpec {
-  std::string name;
-  // How results are labelled; defaults to the name.
-  std::string label;
-  // Option name -> value as written (numbers and words).
-  std::map<std::string, std::string> options;
+// equal: N/P items each; weighted: items in proportion to the weights.
+struct EqualOptions {
+  bool operator==(const EqualOptions&) const = default;
+};
+struct WeightedOptions {
+  bool operator==(const WeightedOptions&) const = default;
+};
+// selfsched: a fixed chunk per request; 0: the policy picks one.
+struct SelfSchedOptions {
+  uint64_t chunk = 0;
+  bool operator==(const SelfSchedOptions&) const = default;
+};
+// guided and factoring: no chunk below min_chunk.
+struct GuidedOptions {
+  uint64_t min_chunk = 1;
+  bool operator==(const GuidedOptions&) const = default;
+};
+struct FactoringOptions {
+  uint64_t min_chunk = 1;
+  bool operator==(const FactoringOptions&) const = default;
+};
+// mms: the tail's chunk; 0: the policy picks one.
+struct MmsOptions {
+  uint64_t chunk = 0;
+  bool operator==(const MmsOptions&) const = default;
+};
+// adaptive: each part of the policy can be turned off (docs/simulator.md).
+struct AdaptiveOptions {
+  bool compensation = true;  // Method 3 (written `compensation: method3`, or `none`)
+  bool stealing = true;
+  bool rebalance = true;
+  bool slow_start = true;
+  bool prefetch = true;  // only when JobInfo::inputs_move
+  bool backup = true;
+  bool hedge = true;
+  double min_report_seconds = 0.05;  // in [1e-6, 3600]
+  bool operator==(const AdaptiveOptions&) const = default;
+};
 
-  const std::string& display() const { return label.empty() ? name : label; }
+// One alternative per policy, in the order PolicyNames() lists them.
+using PolicyOptions = std::variant<EqualOptions, WeightedOptions, SelfSchedOptions, GuidedOptions,
+                                   FactoringOptions, MmsOptions, AdaptiveOptions>;
+
+struct PolicySpec {
+  PolicyOptions options = AdaptiveOptions{};
+  std::string label;  // how results are labelled; "" for the name
+
+  // "equal", "weighted", "selfsched", "guided", "factoring", "mms", "adaptive".
+  std::string name() const;
+  std::string display() const { return label.empty() ? name() : label; }
+  bool operator==(const PolicySpec&) const = default;
 };
 
 // The names of every policy, in the order they are documented.
 const std::vector<std::string>& PolicyNames();
-// The options a policy accepts (empty for none); nullptr for an unknown name.
-const std::vector<std::string>* PolicyOptionNames(const std::string& name);
-// Builds the policy. Returns Invalid naming the policy and the option when the
-// name is unknown or an option is unknown or out of range.
-StatusOr<std::unique_ptr<Policy>> MakePolicy(const PolicySpec& spec);
+
+// The policy written at `node`: a name, or an object with `name`, an optional
+// `label` and the policy's options. Booleans are true or false ("on" and
+// "off" are taken too, as the simulator's scenarios write them); numbers are
+// numbers. Returns Invalid "<path>: ..." for a wrong form or an unknown name,
+// "<path>.<option>: ..." for an unknown option or a value out of range.
+StatusOr<PolicySpec> PolicyFromJson(const nlohmann::json& node, std::string_view path);
+
+// Builds the policy. Never fails: the options were checked when read.
+std::unique_ptr<Policy> MakePolicy(const PolicySpec& spec);
 
 }  // namespace ballast::balance

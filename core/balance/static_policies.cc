@@ -40,12 +40,12 @@ class StaticPolicy : public PolicyBase {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Policy>> MakeEqualPolicy(const PolicySpec& /*spec*/) {
-  return std::unique_ptr<Policy>(std::make_unique<StaticPolicy>("equal", false));
+std::unique_ptr<Policy> MakePolicyOf(const EqualOptions& /*options*/) {
+  return std::make_unique<StaticPolicy>("equal", false);
 }
 
-StatusOr<std::unique_ptr<Policy>> MakeWeightedPolicy(const PolicySpec& /*spec*/) {
-  return std::unique_ptr<Policy>(std::make_unique<StaticPolicy>("weighted", true));
+std::unique_ptr<Policy> MakePolicyOf(const WeightedOptions& /*options*/) {
+  return std::make_unique<StaticPolicy>("weighted", true);
 }
 
 }  // namespace ballast::balance

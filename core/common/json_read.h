@@ -26,9 +26,21 @@
 
 namespace ballast::json_read {
 
-// "<path>.<key>", or "<key>" when path is empty.
+// `text` for a message: as it is when at most `max` bytes, else its first
+// bytes (never a UTF-8 sequence cut in two), "..." and the whole length, so
+// a message quoting what someone else wrote stays short whatever they wrote.
+inline std::string Cut(std::string_view text, size_t max = 60) {
+  if (text.size() <= max) return std::string(text);
+  size_t keep = max > 20 ? max - 20 : max;
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  return fmt::format("{}... ({} bytes)", text.substr(0, keep), text.size());
+}
+
+// "<path>.<key>", or "<key>" when path is empty; a key longer than 60 bytes
+// is cut (Cut), so a path, and a message that starts with it, stays short.
 inline std::string Field(std::string_view path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+  const std::string shown = Cut(key);
+  return path.empty() ? shown : fmt::format("{}.{}", path, shown);
 }
 
 // "<path>[<index>]".
@@ -38,6 +50,11 @@ inline std::string Element(std::string_view path, size_t index) {
 
 // The value as JSON text, shortened to about 60 characters, for messages.
 inline std::string Shown(const nlohmann::json& value) {
+  // JSON has no NaN or infinity (dump writes null); a YAML file can hold them.
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    return std::isnan(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
+  }
   std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;
@@ -46,11 +63,13 @@ inline std::string Shown(const nlohmann::json& value) {
 // Invalid "<path>: expected <expected>, got <value>".
 inline Status Expected(std::string_view path, std::string_view expected,
                        const nlohmann::json& got) {
-  return Status::Invalid(fmt::format("{}: expected {}, got {}", path, expected, Shown(got)));
+  return Status::Invalid(fmt::format("{}: expected {}, got {}", path.empty() ? "document" : path,
+                                     expected, Shown(got)));
 }
 
-// Ok when `node` is an object whose keys are all in `allowed`; Invalid naming
-// the path and the first unknown key otherwise.
+// Ok when `node` is an object whose keys are all in `allowed`; Invalid
+// "<path>.<key>: unknown field \"<key>\" (allowed: ...)" for the first
+// unknown key otherwise, or "<path>: expected an object" when not an object.
 inline Status ExpectObject(const nlohmann::json& node, std::string_view path,
                            std::initializer_list<std::string_view> allowed) {
   if (!node.is_object()) return Expected(path, "an object", node);
@@ -58,19 +77,20 @@ inline Status ExpectObject(const nlohmann::json& node, std::string_view path,
     bool known = false;
     for (std::string_view name : allowed) known = known || key == name;
     if (!known) {
-      return Status::Invalid(fmt::format("{}: unknown field \"{}\" (allowed: {})", path, key,
-                                         fmt::join(allowed, ", ")));
+      return Status::Invalid(fmt::format("{}: unknown field \"{}\" (allowed: {})", Field(path, key),
+                                         Cut(key), fmt::join(allowed, ", ")));
     }
   }
   return Status::Ok();
 }
 
-// The member `key` of object `node`, or nullptr when absent (or `node` is
-// not an object).
+// The member `key` of object `node`, or nullptr when absent, null (as the
+// API server prunes a null, and as YAML writes an empty value) or `node` is
+// not an object.
 inline const nlohmann::json* Find(const nlohmann::json& node, std::string_view key) {
   if (!node.is_object()) return nullptr;
   auto it = node.find(key);
-  return it == node.end() ? nullptr : &*it;
+  return it == node.end() || it->is_null() ? nullptr : &*it;
 }
 
 // The member `key` of `node`; Invalid "<path>.<key>: missing" when absent.

@@ -23,28 +23,9 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/config/document.h"
 
 namespace ballast::config {
-
-// Bounds on a document from outside, checked before and while parsing so that
-// neither yaml-cpp nor a reader walking the result can be made to run out of
-// stack, memory or time. yaml-cpp 0.7 refuses nesting past 2,000 levels on
-// its own; it keeps an alias as a second reference to the anchored node, so
-// `*a` costs nothing to load, but every reader that walks the tree expands it
-// again: nine levels of ten aliases ("billion laughs") are a billion nodes to
-// walk, and an alias inside the node it names (`&a [*a]`) is a cycle.
-struct YamlLimits {
-  // 16 MiB: `kubectl get nodes -o yaml` of ~2,000 nodes. yaml-cpp spends
-  // ~460 bytes on each map, list and scalar, so the written nodes are bounded
-  // too: a million of them are ~0.5 GB, and 16 MiB of "[a,a,...]" would be 8
-  // million (~4 GB) without that bound.
-  size_t max_bytes = size_t{16} << 20;
-  size_t max_nodes = 1'000'000;  // maps, lists and scalars as written
-  int max_depth = 64;            // maps and lists nested in each other, aliases expanded
-  // Aliases may add at most as many nodes plus scalar bytes as the text has
-  // bytes, or as this floor when the text is smaller.
-  size_t min_alias_budget = size_t{1} << 20;
-};
 
 class YamlNode {
  public:

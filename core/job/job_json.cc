@@ -1,10 +1,14 @@
-// JobSpecFromJson and its parts: the JSON form of a job's spec, read with
-// common/json_read.h so that nothing throws and every error names its path.
+// JobSpecFromJson and ClusterFromJson: the one reader of each kind, over the
+// tree with common/json_read.h, so that nothing throws and every error names
+// its path.
 #include "core/job/job_json.h"
 
 #include <fmt/format.h>
 
+#include "core/balance/policy_options.h"
 #include "core/common/json_read.h"
+#include "core/common/names.h"
+#include "core/workload/workload.h"
 
 namespace ballast::job {
 namespace {
@@ -12,145 +16,57 @@ namespace {
 using nlohmann::json;
 namespace jr = json_read;
 
-Status ParsePrimes(const json& node, std::string_view path, workload::PrimesSpec* primes) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"limit", "method", "checksum"}));
-  BALLAST_ASSIGN_OR_RETURN(const json* limit, jr::Require(node, path, "limit"));
-  BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*limit, jr::Field(path, "limit"), 2,
-                                                  static_cast<int64_t>(workload::kMaxPrimesLimit)));
-  primes->limit = static_cast<uint64_t>(value);
-  if (const json* method = jr::Find(node, "method")) {
-    const std::string field = jr::Field(path, "method");
-    if (*method == "trial") {
-      primes->method = workload::PrimesSpec::Method::kTrial;
-    } else if (*method == "sieve") {
-      primes->method = workload::PrimesSpec::Method::kSieve;
-    } else {
-      return jr::Expected(field, "\"trial\" or \"sieve\"", *method);
+// The longest `profile` value: a name, or a file's path.
+constexpr size_t kMaxProfileBytes = 4096;
+
+// The name at `path`, checked as a name of `kind` (common/names.h).
+StatusOr<std::string> ReadName(const json& value, const std::string& path, NameKind kind) {
+  BALLAST_ASSIGN_OR_RETURN(std::string name, jr::String(value, path));
+  if (Status checked = CheckName(name, kind); !checked.ok()) {
+    return Status::Invalid(fmt::format("{}: {}", path, checked.message()));
+  }
+  return name;
+}
+
+// A label's value: a string, or a number or boolean as written (a YAML file
+// writes `ballast.io/ram-gb: 4`; a Kubernetes label is its text).
+StatusOr<std::string> LabelValue(const json& value, const std::string& path) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean() || value.is_number_integer() || value.is_number_unsigned()) {
+    return value.dump();
+  }
+  if (value.is_number_float() && std::isfinite(value.get<double>())) {
+    return fmt::format("{}", value.get<double>());
+  }
+  return jr::Expected(path, "a label value (a string)", value);
+}
+
+StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"name", "speed", "labels"}));
+  EmulatedNode out;
+  BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
+  BALLAST_ASSIGN_OR_RETURN(out.name,
+                           ReadName(*name, jr::Field(path, "name"), NameKind::kDnsSubdomain));
+  BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));
+  const bool in_range = speed->is_number() && speed->get<double>() >= kMinNodeSpeed &&
+                        speed->get<double>() <= kMaxNodeSpeed;
+  if (!in_range) {
+    return jr::Expected(
+        jr::Field(path, "speed"),
+        fmt::format("a fraction of one core in [{}, {}]", kMinNodeSpeed, kMaxNodeSpeed), *speed);
+  }
+  out.speed = speed->get<double>();
+  if (const json* labels = jr::Find(node, "labels")) {
+    const std::string labels_path = jr::Field(path, "labels");
+    if (!labels->is_object()) return jr::Expected(labels_path, "a map of label: value", *labels);
+    for (const auto& [key, value] : labels->items()) {
+      BALLAST_ASSIGN_OR_RETURN(out.labels[key], LabelValue(value, jr::Field(labels_path, key)));
     }
   }
-  if (const json* checksum = jr::Find(node, "checksum")) {
-    BALLAST_ASSIGN_OR_RETURN(primes->checksum, jr::Bool(*checksum, jr::Field(path, "checksum")));
-  }
-  return Status::Ok();
-}
-
-Status ParseMatmul(const json& node, std::string_view path, workload::MatmulSpec* matmul) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"size", "block", "seed"}));
-  BALLAST_ASSIGN_OR_RETURN(const json* size_node, jr::Require(node, path, "size"));
-  BALLAST_ASSIGN_OR_RETURN(int64_t size,
-                           jr::Int(*size_node, jr::Field(path, "size"), 1, workload::kMaxMatmulN));
-  BALLAST_ASSIGN_OR_RETURN(const json* block_node, jr::Require(node, path, "block"));
-  BALLAST_ASSIGN_OR_RETURN(
-      int64_t block, jr::Int(*block_node, jr::Field(path, "block"), 1, workload::kMaxMatmulN));
-  if (size % block != 0) {
-    return jr::Expected(jr::Field(path, "block"), fmt::format("a divisor of size = {}", size),
-                        *block_node);
-  }
-  matmul->n = static_cast<uint32_t>(size);
-  matmul->block = static_cast<uint32_t>(block);
-  if (const json* seed = jr::Find(node, "seed")) {
-    BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*seed, jr::Field(path, "seed"), 0));
-    matmul->seed = static_cast<uint64_t>(value);
-  }
-  return Status::Ok();
-}
-
-Status ParseExec(const json& node, std::string_view path, workload::ExecSpec* exec) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"command", "perItem", "retries", "image"}));
-  BALLAST_ASSIGN_OR_RETURN(const json* command, jr::Require(node, path, "command"));
-  const std::string command_path = jr::Field(path, "command");
-  if (!command->is_array() || command->empty()) {
-    return jr::Expected(command_path, "a non-empty list of strings", *command);
-  }
-  for (size_t i = 0; i < command->size(); ++i) {
-    BALLAST_ASSIGN_OR_RETURN(std::string word,
-                             jr::String((*command)[i], jr::Element(command_path, i)));
-    exec->command.push_back(std::move(word));
-  }
-  if (exec->command[0].empty()) {
-    return jr::Expected(jr::Element(command_path, 0), "a program name", (*command)[0]);
-  }
-  if (const json* per_item = jr::Find(node, "perItem")) {
-    BALLAST_ASSIGN_OR_RETURN(exec->per_item, jr::Bool(*per_item, jr::Field(path, "perItem")));
-  }
-  if (const json* retries = jr::Find(node, "retries")) {
-    BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*retries, jr::Field(path, "retries"), 0, 100));
-    exec->retries = static_cast<uint32_t>(count);
-  }
-  if (const json* image = jr::Find(node, "image")) {
-    BALLAST_ASSIGN_OR_RETURN(exec->image, jr::String(*image, jr::Field(path, "image")));
-  }
-  return Status::Ok();
-}
-
-// A policy option's value as MakePolicy reads it: the text of a string, a
-// number or a boolean.
-StatusOr<std::string> OptionText(const json& value, std::string_view path) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_boolean()) return std::string(value.get<bool>() ? "true" : "false");
-  if (value.is_number_integer() || value.is_number_unsigned()) return value.dump();
-  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
-  return jr::Expected(path, "a string, number or boolean", value);
+  return out;
 }
 
 }  // namespace
-
-StatusOr<workload::WorkloadSpec> WorkloadSpecFromJson(const json& workload,
-                                                      std::optional<uint64_t> items,
-                                                      std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(workload, path, {"primes", "matmul", "exec"}));
-  if (workload.size() != 1) {
-    return jr::Expected(path, "exactly one of primes, matmul, exec", workload);
-  }
-  const auto only = workload.begin();
-  const std::string& name = only.key();
-  const json& member = only.value();
-  const std::string member_path = jr::Field(path, name);
-  workload::WorkloadSpec spec;
-  if (name == "primes") {
-    spec.kind = workload::WorkloadKind::kPrimes;
-    BALLAST_RETURN_IF_ERROR(ParsePrimes(member, member_path, &spec.primes));
-  } else if (name == "matmul") {
-    spec.kind = workload::WorkloadKind::kMatmul;
-    BALLAST_RETURN_IF_ERROR(ParseMatmul(member, member_path, &spec.matmul));
-  } else {
-    spec.kind = workload::WorkloadKind::kExec;
-    BALLAST_RETURN_IF_ERROR(ParseExec(member, member_path, &spec.exec));
-    if (!items) {
-      return Status::Invalid(
-          fmt::format("{}: exec needs the job's items (how many to run)", member_path));
-    }
-  }
-  spec.items = items ? *items : workload::DefaultItems(spec);
-  spec.cost = workload::DefaultCost(spec);
-  Status valid = workload::ValidateWorkload(spec);
-  if (!valid.ok()) return Status::Invalid(fmt::format("{}: {}", path, valid.message()));
-  return spec;
-}
-
-StatusOr<balance::PolicySpec> PolicySpecFromJson(const json& policy, std::string_view path) {
-  balance::PolicySpec spec;
-  if (policy.is_string()) {
-    spec.name = policy.get<std::string>();
-  } else if (policy.is_object()) {
-    BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(policy, path, "name"));
-    BALLAST_ASSIGN_OR_RETURN(spec.name, jr::String(*name, jr::Field(path, "name")));
-    for (const auto& [key, value] : policy.items()) {
-      if (key == "name") continue;
-      const std::string field = jr::Field(path, key);
-      if (key == "label") {
-        BALLAST_ASSIGN_OR_RETURN(spec.label, jr::String(value, field));
-        continue;
-      }
-      BALLAST_ASSIGN_OR_RETURN(spec.options[key], OptionText(value, field));
-    }
-  } else {
-    return jr::Expected(path, "a policy name or an object with name and options", policy);
-  }
-  auto made = balance::MakePolicy(spec);
-  if (!made.ok()) return Status::Invalid(fmt::format("{}: {}", path, made.status().message()));
-  return spec;
-}
 
 StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::string_view path) {
   BALLAST_RETURN_IF_ERROR(
@@ -160,21 +76,29 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
                         "tolerations", "worker", "suspend", "ttlSecondsAfterFinished"}));
   JobSpec job;
   job.name = std::string(name);
+  if (const json* own_name = jr::Find(spec, "name")) {
+    BALLAST_ASSIGN_OR_RETURN(job.name,
+                             ReadName(*own_name, jr::Field(path, "name"), NameKind::kDnsLabel));
+  }
   std::optional<uint64_t> items;
   if (const json* node = jr::Find(spec, "items")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*node, jr::Field(path, "items"), 1));
     items = static_cast<uint64_t>(value);
   }
   BALLAST_ASSIGN_OR_RETURN(const json* workload, jr::Require(spec, path, "workload"));
-  BALLAST_ASSIGN_OR_RETURN(job.workload,
-                           WorkloadSpecFromJson(*workload, items, jr::Field(path, "workload")));
+  BALLAST_ASSIGN_OR_RETURN(
+      job.workload, workload::WorkloadSpecFromJson(*workload, items, jr::Field(path, "workload")));
   if (const json* policy = jr::Find(spec, "policy")) {
-    BALLAST_ASSIGN_OR_RETURN(job.policy, PolicySpecFromJson(*policy, jr::Field(path, "policy")));
+    BALLAST_ASSIGN_OR_RETURN(job.policy,
+                             balance::PolicyFromJson(*policy, jr::Field(path, "policy")));
   }
   if (const json* profile = jr::Find(spec, "profile")) {
-    BALLAST_ASSIGN_OR_RETURN(job.profile, jr::String(*profile, jr::Field(path, "profile")));
-    if (job.profile.empty()) {
-      return jr::Expected(jr::Field(path, "profile"), "a WeightProfile name", *profile);
+    const std::string profile_path = jr::Field(path, "profile");
+    BALLAST_ASSIGN_OR_RETURN(job.profile, jr::String(*profile, profile_path));
+    if (job.profile.empty() || job.profile.size() > kMaxProfileBytes) {
+      return jr::Expected(profile_path,
+                          fmt::format("a profile's name or file (1 to {} bytes)", kMaxProfileBytes),
+                          *profile);
     }
   }
   if (const json* lease = jr::Find(spec, "leaseSeconds")) {
@@ -198,6 +122,28 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
                              jr::Positive(*fraction, jr::Field(verify_path, "fraction"), 1.0));
   }
   return job;
+}
+
+StatusOr<ClusterSpec> ClusterFromJson(const json& cluster, std::string_view path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(cluster, path, {"nodes"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* nodes, jr::Require(cluster, path, "nodes"));
+  const std::string nodes_path = jr::Field(path, "nodes");
+  if (!nodes->is_array() || nodes->empty()) {
+    return jr::Expected(nodes_path, "a non-empty list of nodes", *nodes);
+  }
+  ClusterSpec out;
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    const std::string node_path = jr::Element(nodes_path, i);
+    BALLAST_ASSIGN_OR_RETURN(EmulatedNode node, ReadNode((*nodes)[i], node_path));
+    for (const EmulatedNode& other : out.nodes) {
+      if (other.name == node.name) {
+        return Status::Invalid(
+            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
+      }
+    }
+    out.nodes.push_back(std::move(node));
+  }
+  return out;
 }
 
 }  // namespace ballast::job

@@ -38,7 +38,7 @@ namespace ballast::job {
 struct JobSpec {
   std::string name = "job";  // a DNS-1123 label
   workload::WorkloadSpec workload;
-  balance::PolicySpec policy{"adaptive", "", {}};
+  balance::PolicySpec policy;               // adaptive, its options at their defaults
   std::string profile = "raspberry-pi";     // a built-in or WeightProfile name, or a file
   double lease_seconds = 30;                // a silent worker loses its lease after this
   uint32_t backoff_limit = 3;               // restarts of a failed worker
@@ -60,22 +60,23 @@ struct EmulatedNode {
   std::string name;  // a DNS-1123 subdomain
   std::map<std::string, std::string> labels;
   double speed = 1;  // fraction of one core
-  int line = 0;
 };
 
 struct ClusterSpec {
   std::vector<EmulatedNode> nodes;
 };
 
-// Returns the job, or Invalid naming the file, line and expectation. The
+// The job in the YAML text of a job file: the spec bare, or a whole
+// WeightedJob manifest, read by JobSpecFromJson (job_json.h). Returns Invalid
+// "file:line:col: <path>: ..." naming where the fault was written. The
 // job's name (metadata.name, or spec `name`) must be a DNS-1123 label
 // (common/names.h): it becomes part of URLs, cgroup and pod names and a label
 // value, which Kubernetes limits to 63 characters.
 StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name);
-// Returns the cluster, or Invalid naming the file, line and expectation (an
-// empty node list, a node name that is not a DNS-1123 subdomain, as
-// Kubernetes names nodes, a duplicate name, a speed outside
-// [kMinNodeSpeed, kMaxNodeSpeed]).
+// The cluster in the YAML text of a cluster file, read by ClusterFromJson
+// (job_json.h). Returns Invalid "file:line:col: <path>: ..." (an empty node
+// list, a node name that is not a DNS-1123 subdomain, as Kubernetes names
+// nodes, a duplicate name, a speed outside [kMinNodeSpeed, kMaxNodeSpeed]).
 StatusOr<ClusterSpec> ParseCluster(std::string_view yaml, const std::string& file_name);
 
 }  // namespace ballast::job

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,7 +38,6 @@ struct NodeSpec {
   // Items whose inputs already sit on this node (they cross no link when it
   // computes them). Nodes hold consecutive blocks in file order from item 0.
   uint64_t local_items = 0;
-  int line = 0;  // where it was declared, for messages
 };
 
 enum class Transfer { kStream, kBlock };
@@ -64,7 +64,6 @@ struct Workload {
 struct JobStep {
   std::string name;
   std::map<std::string, double> speeds;  // node -> true speed, from this job on
-  int line = 0;                          // where it was declared, for messages
 };
 
 // How the jobs of a multi-job scenario learn from each other
@@ -108,12 +107,16 @@ struct ScenarioBounds {
   static constexpr double kMaxSamples = 1e9;  // history.fullTrustSamples
 };
 
-// Parses a scenario. Returns Invalid naming file, line and expectation for
-// malformed YAML, unknown keys, a number outside its ScenarioBounds (NaN and
+// The scenario of a YAML file: read as a tree (config/document.h) by
+// ScenarioFromJson, its error located at the file and line. Returns Invalid
+// "file:line:col: <path>: ..." for malformed YAML, unknown keys, a number
+// outside its ScenarioBounds (NaN and
 // infinities included), a node name that is not a DNS-1123 subdomain
 // (common/names.h), an empty node list, unknown policies or options, more
 // than kMaxJobs jobs, or a job's speed for a node the scenario does not have.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
+// The one reader of a scenario, from its tree; Invalid "<path>: ..." as above.
+StatusOr<Scenario> ScenarioFromJson(const nlohmann::json& root);
 
 // The node's speed at time t (after the changes at or before t).
 double SpeedAt(const NodeSpec& node, double t);

@@ -521,7 +521,7 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
     return Status::Invalid(
         fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));
   }
-  BALLAST_ASSIGN_OR_RETURN(std::unique_ptr<balance::Policy> policy, balance::MakePolicy(spec));
+  std::unique_ptr<balance::Policy> policy = balance::MakePolicy(spec);
   Simulation simulation(scenario, std::move(policy), priors, options);
   simulation.label_ = spec.display();
   return simulation.Run();

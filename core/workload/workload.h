@@ -4,7 +4,8 @@
 //   primes  count the primes below `limit` (trial division or primesieve)
 //   matmul  C = A x B for n x n matrices generated from a seed, one item per block of C
 //   exec    the user's command, once per sub-range (or per item)
-// ParseWorkload reads it (with the job's optional top-level `items:`),
+// WorkloadSpecFromJson reads it (with the job's optional top-level `items:`)
+// from a job's tree (a YAML file or the API server's JSON, config/document.h),
 // WorkloadToJson / WorkloadFromJson carry it from the coordinator to workers,
 // and the functions below say which numbers, blocks or items an item stands for.
 // docs/workloads.md is the user-facing description of all of this.
@@ -13,15 +14,15 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/balance/cost_model.h"
 #include "core/balance/range.h"
 #include "core/common/status.h"
-#include "core/config/yaml_node.h"
 
 namespace ballast::workload {
 
@@ -73,13 +74,13 @@ inline constexpr uint64_t kMaxExecItems = 1'000'000'000'000ULL;
 // Width of one default sieve item: 10^10 is 2385 items.
 inline constexpr uint64_t kSieveItemWidth = uint64_t{1} << 22;
 
-// Reads the `workload:` node, a union with exactly one of `primes`, `matmul`,
-// `exec`; `items` is the job's top-level `items:` when present. Returns the
-// spec with `items` and `cost` resolved; Invalid naming the file, line and
-// what was expected for an unknown key, a bad value, zero or two members, or
-// items that do not fit the workload (exec requires them).
-StatusOr<WorkloadSpec> ParseWorkload(const config::YamlNode& workload,
-                                     std::optional<uint64_t> items);
+// Reads the `workload` object at `path`, a union with exactly one of
+// `primes`, `matmul`, `exec`; `items` is the job's top-level `items` when
+// written. Returns the spec with `items` and `cost` resolved; Invalid
+// "<path>.<field>: ..." for an unknown key, a bad value, zero or two members,
+// or items that do not fit the workload (exec requires them).
+StatusOr<WorkloadSpec> WorkloadSpecFromJson(const nlohmann::json& workload,
+                                            std::optional<uint64_t> items, std::string_view path);
 
 // The default number of items: trial limit/2 (one per odd candidate), sieve
 // ceil(limit / kSieveItemWidth), matmul (n/block)^2; exec has none (0).
@@ -87,15 +88,16 @@ uint64_t DefaultItems(const WorkloadSpec& spec);
 // The declared cost shape: trial primes linear, everything else uniform.
 balance::CostShape DefaultCost(const WorkloadSpec& spec);
 
-// Checks a resolved spec (the same rules ParseWorkload applies). Returns Ok or
+// Checks a resolved spec (the same rules WorkloadSpecFromJson applies). Returns Ok or
 // Invalid with a message naming the field.
 Status ValidateWorkload(const WorkloadSpec& spec);
 
 // {"primes": {"limit": .., "method": ..}, "items": .., "costModel": ..} (or
-// "matmul" / "exec" with their YAML keys). Never fails.
+// "matmul" / "exec" with the keys a job writes). Never fails.
 nlohmann::json WorkloadToJson(const WorkloadSpec& spec);
-// The inverse. Strict: a missing, mistyped or unknown field is Invalid naming it,
-// and the result must pass ValidateWorkload.
+// The inverse, read with the job's own member readers: a missing, mistyped or
+// unknown field is Invalid naming it ("workload.items: missing"), and the
+// result must pass ValidateWorkload.
 StatusOr<WorkloadSpec> WorkloadFromJson(const nlohmann::json& json);
 
 // --- primes ---------------------------------------------------------------

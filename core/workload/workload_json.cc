@@ -1,75 +1,154 @@
-// WorkloadToJson / WorkloadFromJson: the JSON form of a WorkloadSpec that the
-// coordinator sends to workers. nlohmann::json is used without exceptions
-// (every access is checked first), so nothing escapes this file.
+// The JSON forms of a WorkloadSpec: the `workload` of a job (its tree, from a
+// file or the API server) and the message the coordinator sends workers,
+// read by the same member readers with common/json_read.h, so nothing throws
+// and every error names its path.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-#include "core/workload/json_fields.h"
+#include "core/common/json_read.h"
 #include "core/workload/workload.h"
 
 namespace ballast::workload {
 namespace {
 
 using json = nlohmann::json;
+namespace jr = json_read;
 
-StatusOr<PrimesSpec> PrimesFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "primes", {"limit", "method", "checksum"}));
+StatusOr<PrimesSpec> ReadPrimes(const json& node, std::string_view path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"limit", "method", "checksum"}));
   PrimesSpec primes;
-  BALLAST_ASSIGN_OR_RETURN(primes.limit, RequireUint(node, "primes", "limit"));
-  BALLAST_ASSIGN_OR_RETURN(std::string method, RequireString(node, "primes", "method"));
-  if (method == "trial") {
-    primes.method = PrimesSpec::Method::kTrial;
-  } else if (method == "sieve") {
-    primes.method = PrimesSpec::Method::kSieve;
-  } else {
-    return Status::Invalid(fmt::format("primes.method: expected trial or sieve, got '{}'", method));
+  BALLAST_ASSIGN_OR_RETURN(const json* limit, jr::Require(node, path, "limit"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*limit, jr::Field(path, "limit"), 2,
+                                                  static_cast<int64_t>(kMaxPrimesLimit)));
+  primes.limit = static_cast<uint64_t>(value);
+  if (const json* method = jr::Find(node, "method")) {
+    if (*method == "trial") {
+      primes.method = PrimesSpec::Method::kTrial;
+    } else if (*method == "sieve") {
+      primes.method = PrimesSpec::Method::kSieve;
+    } else {
+      return jr::Expected(jr::Field(path, "method"), "\"trial\" or \"sieve\"", *method);
+    }
   }
-  if (auto checksum = node.find("checksum"); checksum != node.end()) {
-    if (!checksum->is_boolean()) return Status::Invalid("primes.checksum: expected true or false");
-    primes.checksum = checksum->get<bool>();
+  if (const json* checksum = jr::Find(node, "checksum")) {
+    BALLAST_ASSIGN_OR_RETURN(primes.checksum, jr::Bool(*checksum, jr::Field(path, "checksum")));
   }
   return primes;
 }
 
-StatusOr<MatmulSpec> MatmulFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "matmul", {"size", "block", "seed"}));
-  MatmulSpec matmul;
-  BALLAST_ASSIGN_OR_RETURN(uint64_t n, RequireUint(node, "matmul", "size"));
-  BALLAST_ASSIGN_OR_RETURN(uint64_t block, RequireUint(node, "matmul", "block"));
-  if (n > kMaxMatmulN || block > kMaxMatmulN) {
-    return Status::Invalid(fmt::format("matmul: n and block must be at most {}", kMaxMatmulN));
+StatusOr<MatmulSpec> ReadMatmul(const json& node, std::string_view path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"size", "block", "seed"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* size_node, jr::Require(node, path, "size"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t size,
+                           jr::Int(*size_node, jr::Field(path, "size"), 1, kMaxMatmulN));
+  BALLAST_ASSIGN_OR_RETURN(const json* block_node, jr::Require(node, path, "block"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t block,
+                           jr::Int(*block_node, jr::Field(path, "block"), 1, kMaxMatmulN));
+  if (size % block != 0) {
+    return jr::Expected(jr::Field(path, "block"), fmt::format("a divisor of size = {}", size),
+                        *block_node);
   }
-  matmul.n = static_cast<uint32_t>(n);
+  MatmulSpec matmul;
+  matmul.n = static_cast<uint32_t>(size);
   matmul.block = static_cast<uint32_t>(block);
-  BALLAST_ASSIGN_OR_RETURN(matmul.seed, RequireUint(node, "matmul", "seed"));
+  if (const json* seed = jr::Find(node, "seed")) {
+    // Any 64-bit seed: the coordinator sends what WorkloadToJson wrote.
+    if (seed->is_number_unsigned()) {
+      matmul.seed = seed->get<uint64_t>();
+    } else {
+      BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*seed, jr::Field(path, "seed"), 0));
+      matmul.seed = static_cast<uint64_t>(value);
+    }
+  }
   return matmul;
 }
 
-StatusOr<ExecSpec> ExecFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "exec", {"command", "perItem", "retries", "image"}));
+StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"command", "perItem", "retries", "image"}));
   ExecSpec exec;
-  auto command = node.find("command");
-  if (command == node.end() || !command->is_array()) {
-    return Status::Invalid("exec.command: expected an array of strings");
+  BALLAST_ASSIGN_OR_RETURN(const json* command, jr::Require(node, path, "command"));
+  const std::string command_path = jr::Field(path, "command");
+  if (!command->is_array() || command->empty()) {
+    return jr::Expected(command_path, "a non-empty list of strings, e.g. [\"sh\", \"-c\", \"...\"]",
+                        *command);
   }
-  for (const json& word : *command) {
-    if (!word.is_string()) return Status::Invalid("exec.command: expected an array of strings");
-    exec.command.push_back(word.get<std::string>());
+  for (size_t i = 0; i < command->size(); ++i) {
+    BALLAST_ASSIGN_OR_RETURN(std::string word,
+                             jr::String((*command)[i], jr::Element(command_path, i)));
+    exec.command.push_back(std::move(word));
   }
-  auto per_item = node.find("perItem");
-  if (per_item == node.end() || !per_item->is_boolean()) {
-    return Status::Invalid("exec.perItem: expected a boolean");
+  if (exec.command[0].empty()) {
+    return jr::Expected(jr::Element(command_path, 0), "a program name", (*command)[0]);
   }
-  exec.per_item = per_item->get<bool>();
-  BALLAST_ASSIGN_OR_RETURN(uint64_t retries, RequireUint(node, "exec", "retries"));
-  if (retries > 100) return Status::Invalid("exec.retries: expected at most 100");
-  exec.retries = static_cast<uint32_t>(retries);
-  BALLAST_ASSIGN_OR_RETURN(exec.image, RequireString(node, "exec", "image"));
+  if (const json* per_item = jr::Find(node, "perItem")) {
+    BALLAST_ASSIGN_OR_RETURN(exec.per_item, jr::Bool(*per_item, jr::Field(path, "perItem")));
+  }
+  if (const json* retries = jr::Find(node, "retries")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*retries, jr::Field(path, "retries"), 0, 100));
+    exec.retries = static_cast<uint32_t>(count);
+  }
+  if (const json* image = jr::Find(node, "image")) {
+    BALLAST_ASSIGN_OR_RETURN(exec.image, jr::String(*image, jr::Field(path, "image")));
+  }
   return exec;
 }
 
+// The one member of the union at `path` (primes, matmul or exec) into `spec`;
+// `allowed` are every key the object may hold beside it.
+Status ReadMember(const json& node, std::string_view path,
+                  std::initializer_list<std::string_view> allowed, WorkloadSpec* spec) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, allowed));
+  std::vector<std::string> members;
+  for (const char* name : {"primes", "matmul", "exec"}) {
+    if (jr::Find(node, name)) members.push_back(name);
+  }
+  if (members.size() != 1) {
+    // The second member is where the mistake was written.
+    const std::string at = members.size() > 1 ? jr::Field(path, members[1])
+                           : path.empty()     ? std::string("workload")
+                                              : std::string(path);
+    return Status::Invalid(fmt::format(
+        "{}: expected exactly one of primes, matmul, exec, got {}", at,
+        members.empty() ? std::string("none") : fmt::format("{}", fmt::join(members, " and "))));
+  }
+  const std::string& name = members[0];
+  const json& member = node.at(name);
+  const std::string member_path = jr::Field(path, name);
+  if (name == "primes") {
+    spec->kind = WorkloadKind::kPrimes;
+    BALLAST_ASSIGN_OR_RETURN(spec->primes, ReadPrimes(member, member_path));
+  } else if (name == "matmul") {
+    spec->kind = WorkloadKind::kMatmul;
+    BALLAST_ASSIGN_OR_RETURN(spec->matmul, ReadMatmul(member, member_path));
+  } else {
+    spec->kind = WorkloadKind::kExec;
+    BALLAST_ASSIGN_OR_RETURN(spec->exec, ReadExec(member, member_path));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+StatusOr<WorkloadSpec> WorkloadSpecFromJson(const json& workload, std::optional<uint64_t> items,
+                                            std::string_view path) {
+  WorkloadSpec spec;
+  BALLAST_RETURN_IF_ERROR(ReadMember(workload, path, {"primes", "matmul", "exec"}, &spec));
+  if (spec.kind == WorkloadKind::kExec && !items) {
+    return Status::Invalid(
+        fmt::format("{}: exec needs the job's items (how many to run)", jr::Field(path, "exec")));
+  }
+  spec.items = items ? *items : DefaultItems(spec);
+  spec.cost = DefaultCost(spec);
+  // What is left concerns the job's items against the workload; the items
+  // are not in this object, so the message names the workload.
+  Status valid = ValidateWorkload(spec);
+  if (!valid.ok()) {
+    return Status::Invalid(
+        fmt::format("{}: {}", jr::Field(path, WorkloadKindName(spec.kind)), valid.message()));
+  }
+  return spec;
+}
 
 json WorkloadToJson(const WorkloadSpec& spec) {
   json out = json::object();
@@ -97,36 +176,22 @@ json WorkloadToJson(const WorkloadSpec& spec) {
 }
 
 StatusOr<WorkloadSpec> WorkloadFromJson(const json& node) {
-  if (!node.is_object()) return Status::Invalid("workload: expected a JSON object");
+  const std::string path = "workload";
   WorkloadSpec spec;
-  int members = 0;
-  for (const auto& [key, value] : node.items()) {
-    if (key == "items" || key == "costModel") continue;
-    ++members;
-    if (key == "primes") {
-      spec.kind = WorkloadKind::kPrimes;
-      BALLAST_ASSIGN_OR_RETURN(spec.primes, PrimesFromJson(value));
-    } else if (key == "matmul") {
-      spec.kind = WorkloadKind::kMatmul;
-      BALLAST_ASSIGN_OR_RETURN(spec.matmul, MatmulFromJson(value));
-    } else if (key == "exec") {
-      spec.kind = WorkloadKind::kExec;
-      BALLAST_ASSIGN_OR_RETURN(spec.exec, ExecFromJson(value));
-    } else {
-      return Status::Invalid(fmt::format(
-          "workload: unknown key '{}' (allowed: primes, matmul, exec, items, costModel)", key));
-    }
+  BALLAST_RETURN_IF_ERROR(
+      ReadMember(node, path, {"primes", "matmul", "exec", "items", "costModel"}, &spec));
+  BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
+  if (items->is_number_unsigned()) {
+    spec.items = items->get<uint64_t>();
+  } else {
+    BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1));
+    spec.items = static_cast<uint64_t>(count);
   }
-  if (members != 1) {
-    return Status::Invalid(
-        fmt::format("workload: expected exactly one of primes, matmul, exec, got {}", members));
-  }
-  BALLAST_ASSIGN_OR_RETURN(spec.items, RequireUint(node, "workload", "items"));
-  BALLAST_ASSIGN_OR_RETURN(std::string cost, RequireString(node, "workload", "costModel"));
-  auto shape = balance::ParseCostShape(cost);
+  BALLAST_ASSIGN_OR_RETURN(const json* cost, jr::Require(node, path, "costModel"));
+  const auto shape =
+      cost->is_string() ? balance::ParseCostShape(cost->get<std::string>()) : std::nullopt;
   if (!shape) {
-    return Status::Invalid(
-        fmt::format("workload.costModel: expected uniform, linear or sqrt, got '{}'", cost));
+    return jr::Expected(jr::Field(path, "costModel"), "\"uniform\", \"linear\" or \"sqrt\"", *cost);
   }
   spec.cost = *shape;
   BALLAST_RETURN_IF_ERROR(ValidateWorkload(spec));

@@ -38,7 +38,7 @@ std::map<std::string, double> NodeDuties(const Pass& pass) {
     const WorkerPodSettings settings = SettingsForArchitecture(
         pass.options.pods, pass.options.architectures, NodeArchitecture(object));
     duties[object.value("/metadata/name"_json_pointer, "")] =
-        WorkerDuty(*pass.in.job, object, settings);
+        WorkerDuty(pass.spec().worker, object, settings);
   }
   return duties;
 }

@@ -142,7 +142,7 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
                             config.resume->completed.size(), job.workload.items,
                             fmt::join(listed, ", "))
               : fmt::format("started on {} nodes with policy {}; weights {}", listed.size(),
-                            job.policy.name, fmt::join(listed, ", "));
+                            job.policy.name(), fmt::join(listed, ", "));
   const std::string learned =
       from_history > 0 ? fmt::format("; priors from history on {} of {} nodes ({})", from_history,
                                      listed.size(), pass.in.history->origin)
@@ -262,7 +262,7 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
       WorkerPodSettings settings = SettingsForArchitecture(
           pass.options.pods, pass.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = pass.in.id;
-      count.missing.push_back(BuildWorkerPod(*pass.in.job, node, settings));
+      count.missing.push_back(BuildWorkerPod(*pass.in.job, pass.spec(), node, settings));
     }
     ++count.alive;
     return;

@@ -41,19 +41,23 @@ Status CheckTolerations(const json& node) {
   return Status::Ok();
 }
 
-Status CheckWorker(const json& node) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(node, "spec.worker", {"image", "imagePullPolicy", "resources"}));
-  for (const char* key : {"image", "imagePullPolicy"}) {
-    if (const json* value = jr::Find(node, key)) {
-      BALLAST_RETURN_IF_ERROR(jr::String(*value, jr::Field("spec.worker", key)).status());
-    }
+StatusOr<WorkerSpec> ReadWorker(const json& node) {
+  const std::string path = "spec.worker";
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"image", "imagePullPolicy", "resources"}));
+  WorkerSpec worker;
+  if (const json* image = jr::Find(node, "image")) {
+    BALLAST_ASSIGN_OR_RETURN(worker.image, jr::String(*image, jr::Field(path, "image")));
+  }
+  if (const json* policy = jr::Find(node, "imagePullPolicy")) {
+    BALLAST_ASSIGN_OR_RETURN(worker.image_pull_policy,
+                             jr::String(*policy, jr::Field(path, "imagePullPolicy")));
   }
   if (const json* resources = jr::Find(node, "resources")) {
     BALLAST_RETURN_IF_ERROR(
-        jr::ExpectObject(*resources, "spec.worker.resources", {"requests", "limits"}));
+        jr::ExpectObject(*resources, jr::Field(path, "resources"), {"requests", "limits"}));
+    worker.resources = *resources;
   }
-  return Status::Ok();
+  return worker;
 }
 
 // The Kubernetes-only keys of `spec` into `out`.
@@ -72,7 +76,9 @@ Status ParseKubernetesKeys(const json& spec, WeightedJobSpec& out) {
     BALLAST_RETURN_IF_ERROR(CheckTolerations(*tolerations));
     out.tolerations = *tolerations;
   }
-  if (const json* worker = jr::Find(spec, "worker")) BALLAST_RETURN_IF_ERROR(CheckWorker(*worker));
+  if (const json* worker = jr::Find(spec, "worker")) {
+    BALLAST_ASSIGN_OR_RETURN(out.worker, ReadWorker(*worker));
+  }
   return Status::Ok();
 }
 
@@ -84,17 +90,11 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
     parsed.error = {"InvalidSpec", jr::Expected("spec", "an object", spec)};
     return parsed;
   }
-  // The policy first, so that its error carries its own reason.
-  if (const json* policy = jr::Find(spec, "policy")) {
-    auto checked = job::PolicySpecFromJson(*policy, "spec.policy");
-    if (!checked.ok()) {
-      parsed.error = {"InvalidPolicy", checked.status()};
-      return parsed;
-    }
-  }
   auto job = job::JobSpecFromJson(spec, name);
   if (!job.ok()) {
-    parsed.error = {"InvalidSpec", job.status()};
+    // An error in spec.policy carries its own reason.
+    const bool policy = job.status().message().rfind("spec.policy", 0) == 0;
+    parsed.error = {policy ? "InvalidPolicy" : "InvalidSpec", job.status()};
     return parsed;
   }
   WeightedJobSpec out;

@@ -28,8 +28,18 @@
 
 namespace ballast::controller {
 
+// spec.worker: the worker container's image, pull policy and resources
+// (core/v1 ResourceRequirements, kept as JSON: it goes into the pods as it is).
+struct WorkerSpec {
+  std::optional<std::string> image;
+  std::optional<std::string> image_pull_policy;
+  std::optional<nlohmann::json> resources;
+  bool operator==(const WorkerSpec&) const = default;
+};
+
 struct WeightedJobSpec {
   job::JobSpec job;  // workload, policy, profile, leaseSeconds, backoffLimit, deadline
+  WorkerSpec worker;
   bool suspend = false;
   std::optional<int64_t> ttl_seconds_after_finished;
   std::map<std::string, std::string> node_selector;

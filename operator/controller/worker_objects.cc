@@ -85,8 +85,8 @@ json AffinityTo(const std::string& node) {
              {{"nodeSelectorTerms", json::array({term})}}}}}};
 }
 
-json WorkerContainer(const json& job, const std::string& node, const WorkerPodSettings& settings) {
-  const json worker = job["spec"].value("worker", json::object());
+json WorkerContainer(const json& job, const WorkerSpec& worker, const std::string& node,
+                     const WorkerPodSettings& settings) {
   json env = json::array({
       EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
       EnvValue("BALLAST_JOB", settings.coordinator_job),
@@ -102,7 +102,7 @@ json WorkerContainer(const json& job, const std::string& node, const WorkerPodSe
   });
   json container = {
       {"name", "worker"},
-      {"image", worker.value("image", settings.default_image)},
+      {"image", worker.image.value_or(settings.default_image)},
       {"env", env},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
       {"securityContext",
@@ -111,8 +111,8 @@ json WorkerContainer(const json& job, const std::string& node, const WorkerPodSe
         {"runAsNonRoot", true},
         {"capabilities", {{"drop", json::array({"ALL"})}}}}},
   };
-  if (worker.contains("imagePullPolicy")) container["imagePullPolicy"] = worker["imagePullPolicy"];
-  if (json resources = WorkerResources(job, settings); !resources.is_null()) {
+  if (worker.image_pull_policy) container["imagePullPolicy"] = *worker.image_pull_policy;
+  if (json resources = WorkerResources(worker, settings); !resources.is_null()) {
     container["resources"] = std::move(resources);
   }
   if (settings.metrics_port > 0) {
@@ -165,10 +165,8 @@ json OwnerReference(const json& job) {
           {"uid", job["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}};
 }
 
-json WorkerResources(const json& job, const WorkerPodSettings& settings) {
-  const json worker = job.value("/spec/worker"_json_pointer, json::object());
-  if (worker.is_object() && worker.contains("resources")) return worker["resources"];
-  return settings.default_resources;
+json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings& settings) {
+  return worker.resources ? *worker.resources : settings.default_resources;
 }
 
 std::optional<double> CpuCores(const json& quantity) {
@@ -188,8 +186,8 @@ std::optional<double> CpuCores(const json& quantity) {
   return cores;
 }
 
-double WorkerDuty(const json& job, const json& node, const WorkerPodSettings& settings) {
-  const json resources = WorkerResources(job, settings);
+double WorkerDuty(const WorkerSpec& worker, const json& node, const WorkerPodSettings& settings) {
+  const json resources = WorkerResources(worker, settings);
   if (!resources.is_object()) return 1;
   const auto limit = CpuCores(resources.value("/limits/cpu"_json_pointer, json()));
   const auto cores = CpuCores(node.value("/status/capacity/cpu"_json_pointer, json()));
@@ -197,8 +195,8 @@ double WorkerDuty(const json& job, const json& node, const WorkerPodSettings& se
   return std::min(1.0, *limit / *cores);
 }
 
-json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSettings& settings) {
-  const json& spec = job["spec"];
+json BuildWorkerPod(const json& job, const WeightedJobSpec& spec, const std::string& node,
+                    const WorkerPodSettings& settings) {
   json pod_spec = {
       {"restartPolicy", "Never"},
       {"affinity", AffinityTo(node)},
@@ -215,11 +213,13 @@ json BuildWorkerPod(const json& job, const std::string& node, const WorkerPodSet
         {"runAsUser", kNonRootUid},
         {"runAsGroup", kNonRootUid},
         {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-      {"containers", json::array({WorkerContainer(job, node, settings)})},
+      {"containers", json::array({WorkerContainer(job, spec.worker, node, settings)})},
   };
-  if (spec.contains("tolerations")) pod_spec["tolerations"] = spec["tolerations"];
-  const json exec = spec.value("workload", json::object()).value("exec", json::object());
-  if (!exec.value("image", std::string()).empty()) RunInUserImage(pod_spec, exec["image"]);
+  if (!spec.tolerations.empty()) pod_spec["tolerations"] = spec.tolerations;
+  const workload::WorkloadSpec& workload = spec.job.workload;
+  if (workload.kind == workload::WorkloadKind::kExec && !workload.exec.image.empty()) {
+    RunInUserImage(pod_spec, workload.exec.image);
+  }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", Metadata(job, WorkerPodName(job["metadata"]["name"], node), &node)},

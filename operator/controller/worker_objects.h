@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ballast/version.h"
+#include "operator/controller/weighted_job.h"
 
 namespace ballast::controller {
 
@@ -41,7 +42,7 @@ inline constexpr const char* kTokenKey = "token";
 
 // The worker container's resources: the job's spec.worker.resources, else
 // the settings' default_resources (null: none).
-nlohmann::json WorkerResources(const nlohmann::json& job, const WorkerPodSettings& settings);
+nlohmann::json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings& settings);
 
 // The cores a Kubernetes CPU quantity names: "500m" 0.5, "2", "1.5", or a
 // JSON number. nullopt for anything else — another suffix, an exponent, a
@@ -57,7 +58,7 @@ std::optional<double> CpuCores(const nlohmann::json& quantity);
 // under a limit computes in bursts, which adaptive's first split allows for
 // (docs/history.md). A node held to a speed from outside the pod (the test
 // bed's node-level cgroups) is not seen here and counts as steady.
-double WorkerDuty(const nlohmann::json& job, const nlohmann::json& node,
+double WorkerDuty(const WorkerSpec& worker, const nlohmann::json& node,
                   const WorkerPodSettings& settings);
 
 // The controller owner reference to `job` (apiVersion, kind, name, uid,
@@ -65,7 +66,8 @@ double WorkerDuty(const nlohmann::json& job, const nlohmann::json& node,
 // pods and Secret with it.
 nlohmann::json OwnerReference(const nlohmann::json& job);
 
-// The worker pod of `job` on `node`: labels ballast.io/job and ballast.io/node,
+// The worker pod of `job` (its metadata; `spec` is its spec as read) on
+// `node`: labels ballast.io/job and ballast.io/node,
 // the owner reference, required node affinity to that node (matchFields on
 // metadata.name, as DaemonSet pods have), the job's tolerations, the job's
 // worker image and resources, the token from the job's Secret, a non-root,
@@ -80,8 +82,8 @@ nlohmann::json OwnerReference(const nlohmann::json& job);
 // /ballast/ld.so --library-path /ballast/lib /ballast/ballast-worker (the
 // emptyDir mounted read-only) and a writable emptyDir on /tmp; env, security
 // context and resources as for any worker.
-nlohmann::json BuildWorkerPod(const nlohmann::json& job, const std::string& node,
-                              const WorkerPodSettings& settings);
+nlohmann::json BuildWorkerPod(const nlohmann::json& job, const WeightedJobSpec& spec,
+                              const std::string& node, const WorkerPodSettings& settings);
 
 // The job's token Secret (type Opaque, owned by the job) holding `token`.
 nlohmann::json BuildTokenSecret(const nlohmann::json& job, const std::string& token);

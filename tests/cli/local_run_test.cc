@@ -13,6 +13,7 @@
 #include "cli/local_runner.h"
 #include "core/balance/efficiency.h"
 #include "tests/support/marked_line.h"
+#include "tests/support/policy_spec.h"
 #include "tests/support/primes_workload.h"
 #include "tests/support/shell_command.h"
 #include "worker/kernels/reference.h"
@@ -27,7 +28,7 @@ job::JobSpec PrimesJob(uint64_t limit, const std::string& policy = "adaptive") {
   job::JobSpec job;
   job.name = "test-primes";
   job.workload = testing::PrimesWorkload(limit);
-  job.policy = {policy, "", {}};
+  job.policy = testing_support::PolicyNamed(policy);
   job.lease_seconds = 10;
   return job;
 }

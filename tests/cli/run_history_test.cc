@@ -26,7 +26,7 @@ LocalRunOptions PrimesOptions() {
   job::JobSpec job;
   job.name = "history-primes";
   job.workload = testing::PrimesWorkload(60000);
-  job.policy = {"adaptive", "", {}};
+  job.policy = {balance::AdaptiveOptions{}, ""};
   auto cluster = DefaultCluster();
   EXPECT_TRUE(cluster.ok());
   auto profile = fuzzy::BuiltinProfile("raspberry-pi");

@@ -199,7 +199,7 @@ TEST_F(RunSignalsTest, ExecCommandDiesWithItsKilledWorkerNotBesideItsReplacement
                                "echo $! >> \"$1/pids\"\n"
                                "wait\n",
                                "sh", dir_.string()};
-  job.policy = {"adaptive", "", {}};
+  job.policy = {balance::AdaptiveOptions{}, ""};
   job.lease_seconds = 10;
   job.backoff_limit = 1;
   auto cluster = job::ParseCluster("nodes:\n  - {name: solo, speed: 1}\n", "cluster.yaml");

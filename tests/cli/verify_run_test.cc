@@ -54,7 +54,7 @@ LocalRunOptions Options(uint64_t limit, double verify_fraction, std::string work
   job::JobSpec job;
   job.name = "verify-primes";
   job.workload = testing::PrimesWorkload(limit);
-  job.policy = {"adaptive", "", {}};
+  job.policy = {balance::AdaptiveOptions{}, ""};
   job.lease_seconds = 10;
   job.verify_fraction = verify_fraction;
   auto cluster = DefaultCluster();

@@ -136,7 +136,7 @@ class HostileClientTest : public ::testing::Test {
     config.id = "one";
     config.token = kToken;
     config.workload = testing::PrimesWorkload(20000);
-    config.policy = {"equal", "", {}};
+    config.policy = {balance::EqualOptions{}, ""};
     config.workers = {{"a", 1.0}, {"b", 1.0}};
     ASSERT_TRUE(server_->AddJob(config).ok());
     rss_before_ = RssMb();

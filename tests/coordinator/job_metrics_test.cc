@@ -194,7 +194,7 @@ TEST(JobMetricsTest, AJobsSeriesEndWhenTheServerForgetsIt) {
   config.id = "lab.primes";
   config.token = "secret";
   config.workload = testing::PrimesWorkload(1000);
-  config.policy = {"selfsched", "", {}};
+  config.policy = {balance::SelfSchedOptions{}, ""};
   config.workers = {{"pi4b-0", 5}, {"pi3b-0", 1}};
   config.metric_name = "primes";
   config.metric_namespace = "lab";
@@ -219,7 +219,7 @@ TEST(JobMetricsTest, AJobWithoutAMetricNameIsNamedByItsId) {
   config.id = "run-1";
   config.token = "secret";
   config.workload = testing::PrimesWorkload(1000);
-  config.policy = {"selfsched", "", {}};
+  config.policy = {balance::SelfSchedOptions{}, ""};
   config.workers = {{"a", 1}};
   ASSERT_TRUE((*server)->AddJob(config).ok());
   const std::vector<prometheus::ClientMetric::Label> job = {

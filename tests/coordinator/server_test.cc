@@ -25,7 +25,7 @@ JobConfig Job(const std::string& id, const std::string& token, std::vector<std::
   config.id = id;
   config.token = token;
   config.workload = testing::PrimesWorkload(20000);
-  config.policy = {"equal", "", {}};
+  config.policy = {balance::EqualOptions{}, ""};
   for (auto& name : workers) config.workers.push_back({name, 1.0});
   return config;
 }

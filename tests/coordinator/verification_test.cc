@@ -191,7 +191,7 @@ JobConfig VerifiedPrimesJob(std::vector<std::string> workers, double fraction) {
   config.id = "job-v";
   config.token = "secret";
   config.workload = testing::PrimesWorkload(20000);
-  config.policy = {"selfsched", "", {{"chunk", "500"}}};
+  config.policy.options = balance::SelfSchedOptions{500};
   for (auto& name : workers) config.workers.push_back({name, 1.0});
   config.verify = {fraction, 99};
   return config;
@@ -295,7 +295,7 @@ ReportMessage IdleReport(const std::string& worker) {
 TEST(JobSessionVerifyTest, ACheckWaitsForAnotherWorkerAndSurvivesItsLoss) {
   // One chunk holds the whole job: a computes it, b and c wait.
   JobConfig config = VerifiedPrimesJob({"a", "b", "c"}, 1);
-  config.policy.options["chunk"] = std::to_string(config.workload.items);
+  config.policy.options = balance::SelfSchedOptions{config.workload.items};
   auto created = JobSession::Create(config, 0);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   JobSession& session = **created;

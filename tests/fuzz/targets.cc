@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/common/bounded_json.h"
+#include "core/config/document.h"
 #include "core/fuzzy/fit.h"
 #include "core/fuzzy/history_file.h"
 #include "core/fuzzy/profile.h"
@@ -33,11 +34,45 @@ void Reserialise(const StatusOr<Message>& message) {
 
 }  // namespace
 
-void JobFile(std::string_view text) { (void)job::ParseJob(text, "job.yaml"); }
+// A YAML text's tree, when it reads, is JSON: it dumps (strictly, no
+// replaced bytes) and reads back as the same tree.
+void TreeIsJson(std::string_view text) {
+  auto document = config::ParseYaml(text, "doc.yaml");
+  if (!document.ok()) return;
+  std::string dumped;
+  try {
+    dumped = document->tree.dump();
+  } catch (const nlohmann::json::exception&) {
+    Violated();
+  }
+  auto again = ParseBoundedJson(dumped, "tree");
+  // NaN is the one value JSON cannot hold (it dumps as null).
+  if (!again.ok() || (*again != document->tree && dumped.find("null") == std::string::npos)) {
+    Violated();
+  }
+}
 
-void ClusterFile(std::string_view text) { (void)job::ParseCluster(text, "cluster.yaml"); }
+// Every error of a file reader names the file, and is bounded whatever the
+// text held.
+template <typename T>
+void Bounded(const StatusOr<T>& parsed, std::string_view file) {
+  if (parsed.ok()) return;
+  const Status status = parsed.status();
+  if (status.message().rfind(file, 0) != 0 || status.message().size() > 2048) Violated();
+}
 
-void ScenarioFile(std::string_view text) { (void)sim::ParseScenario(text, "scenario.yaml"); }
+void JobFile(std::string_view text) {
+  Bounded(job::ParseJob(text, "job.yaml"), "job.yaml");
+  TreeIsJson(text);
+}
+
+void ClusterFile(std::string_view text) {
+  Bounded(job::ParseCluster(text, "cluster.yaml"), "cluster.yaml");
+}
+
+void ScenarioFile(std::string_view text) {
+  Bounded(sim::ParseScenario(text, "scenario.yaml"), "scenario.yaml");
+}
 
 void ProfileFile(std::string_view text) { (void)fuzzy::ParseProfile(text, "profile.yaml"); }
 

@@ -175,7 +175,7 @@ coordinator::JobConfig ExecJob(uint64_t items, const std::string& script, const 
   config.workload.exec.command = {"sh", "-c", script, "sh", arg};
   config.workload.exec.per_item = true;
   config.workload.exec.retries = 0;
-  config.policy = {"weighted", "", {}};
+  config.policy = {balance::WeightedOptions{}, ""};
   config.workers = {{"w0", 1.0}};
   return config;
 }

@@ -70,7 +70,7 @@ class ExecChildTest : public ::testing::Test {
     config.workload.items = 4;
     config.workload.exec.command = {"sh", "-c", script, "sh", dir_.string()};
     config.workload.exec.retries = 0;
-    config.policy = {"weighted", "", {}};
+    config.policy = {balance::WeightedOptions{}, ""};
     config.workers = {{"w0", 1.0}};
     return config;
   }

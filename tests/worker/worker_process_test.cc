@@ -36,7 +36,7 @@ coordinator::JobConfig PrimesJob(uint64_t limit) {
   config.id = "metrics-job";
   config.token = "right-token";
   config.workload = testing::PrimesWorkload(limit);
-  config.policy = {"selfsched", "", {{"chunk", "2000"}}};
+  config.policy = {balance::SelfSchedOptions{2000}, ""};
   config.workers = {{"w0", 1.0}};
   return config;
 }
@@ -199,7 +199,7 @@ TEST(WorkerProcessTest, StopsAtOnceOnSigtermWhileItsIdleReportIsHeld) {
   coordinator::JobConfig config = PrimesJob(20000);
   // `weighted` gives w0 half the job and holds the other half for a worker
   // that never comes: once w0 has finished its half, its ask waits.
-  config.policy = {"weighted", "", {}};
+  config.policy = {balance::WeightedOptions{}, ""};
   config.workers = {{"w0", 1.0}, {"absent", 1.0}};
   coordinator::ServerOptions options;
   options.wait_timeout_s = 30;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/balance/policy_options.h"
+#include "tests/support/policy_spec.h"
 #include "tests/support/test_seed.h"
 
 namespace ballast::balance {
@@ -43,10 +44,7 @@ constexpr uint64_t kNoLimit = std::numeric_limits<uint64_t>::max();
 
 std::unique_ptr<Policy> Make(const std::string& name,
                              std::map<std::string, std::string> options = {}) {
-  auto made = MakePolicy(PolicySpec{name, "", std::move(options)});
-  EXPECT_TRUE(made.ok()) << made.status().ToString();
-  if (!made.ok()) return nullptr;
-  return std::move(made).value();
+  return MakePolicy(testing_support::PolicyNamed(name, options));
 }
 
 JobInfo Job(uint64_t items, const std::vector<double>& priors,
@@ -555,9 +553,8 @@ TEST(PolicyTest, EveryPolicyHasItsDocumentedNameAndOrder) {
     auto policy = Make(name);
     ASSERT_NE(policy, nullptr);
     EXPECT_EQ(policy->name(), name);
-    EXPECT_NE(PolicyOptionNames(name), nullptr);
+    EXPECT_EQ(testing_support::PolicyNamed(name).name(), name);
   }
-  EXPECT_EQ(PolicyOptionNames("nope"), nullptr);
 }
 
 // Every policy as the drivers make it, and adaptive once more on a job whose
@@ -1519,38 +1516,89 @@ TEST(PolicyTest, AdaptiveWithoutStealingLetsTheFastWorkerWait) {
 
 struct BadSpec {
   std::string title;
-  PolicySpec spec;
+  std::string name;
+  std::map<std::string, std::string> options;
   std::vector<std::string> named;  // what the message must name
 };
 
-TEST(PolicyTest, BadSpecsAreInvalidAndNameTheProblem) {
+TEST(PolicyTest, BadSpecsAreInvalidAndNameTheFieldAndTheProblem) {
   std::vector<BadSpec> cases = {
-      {"unknown policy", {"roundrobin", "", {}}, {"unknown policy", "roundrobin", "adaptive"}},
-      {"empty name", {"", "", {}}, {"unknown policy"}},
-      {"chunk out of range", {"selfsched", "", {{"chunk", "0"}}}, {"selfsched", "chunk", "'0'"}},
-      {"chunk not a number", {"mms", "", {{"chunk", "many"}}}, {"mms", "chunk", "'many'"}},
+      {"unknown policy",
+       "roundrobin",
+       {},
+       {"policy.name: expected a policy", "\"roundrobin\"", "adaptive"}},
+      {"empty name", "", {}, {"policy.name: expected a policy"}},
+      {"chunk out of range",
+       "selfsched",
+       {{"chunk", "0"}},
+       {"policy.chunk: expected an integer", "got 0"}},
+      {"chunk not a number", "mms", {{"chunk", "many"}}, {"policy.chunk", "\"many\""}},
       {"bad compensation",
-       {"adaptive", "", {{"compensation", "method2"}}},
-       {"adaptive", "compensation", "method3", "'method2'"}},
-      {"bad switch", {"adaptive", "", {{"stealing", "maybe"}}}, {"stealing", "'maybe'"}},
+       "adaptive",
+       {{"compensation", "method2"}},
+       {"policy.compensation", "method3", "\"method2\""}},
+      {"bad switch", "adaptive", {{"stealing", "maybe"}}, {"policy.stealing", "\"maybe\""}},
+      {"report interval too short",
+       "adaptive",
+       {{"minReportSeconds", "1e-9"}},
+       {"policy.minReportSeconds", "1e-06"}},
   };
   for (const std::string& name : PolicyNames()) {
     cases.push_back({name + " with an unknown option",
-                     {name, "", {{"bogus", "1"}}},
-                     {"policy " + name, "unknown option 'bogus'"}});
+                     name,
+                     {{"bogus", "1"}},
+                     {"policy.bogus: policy " + name + " has no option \"bogus\""}});
   }
   for (const BadSpec& c : cases) {
     SCOPED_TRACE(c.title);
-    auto made = MakePolicy(c.spec);
-    ASSERT_FALSE(made.ok());
-    EXPECT_EQ(made.status().code(), StatusCode::kInvalid);
+    auto read = testing_support::ReadPolicy(c.name, c.options);
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status().code(), StatusCode::kInvalid);
     for (const std::string& part : c.named) {
-      EXPECT_NE(made.status().message().find(part), std::string::npos)
-          << "'" << made.status().message() << "' does not name " << part;
+      EXPECT_NE(read.status().message().find(part), std::string::npos)
+          << "'" << read.status().message() << "' does not name " << part;
     }
   }
   // Labels are not options.
-  EXPECT_TRUE(MakePolicy({"adaptive", "my-label", {{"compensation", "none"}}}).ok());
+  auto labelled = testing_support::ReadPolicy("adaptive", {{"compensation", "none"}}, "my-label");
+  ASSERT_TRUE(labelled.ok()) << labelled.status().ToString();
+  EXPECT_EQ(labelled->display(), "my-label");
+  EXPECT_EQ(labelled->name(), "adaptive");
+}
+
+// Each option reads into its policy's typed options, booleans as booleans or
+// the simulator's on/off, and the defaults are the policy's own.
+TEST(PolicyTest, OptionsAreReadOnceIntoTheirPolicysTypedStruct) {
+  const auto read = [](const nlohmann::json& node) {
+    auto spec = PolicyFromJson(node, "spec.policy");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    return spec.ok() ? *spec : PolicySpec{};
+  };
+  EXPECT_EQ(std::get<AdaptiveOptions>(read("adaptive").options), AdaptiveOptions{});
+  const PolicySpec adaptive = read({{"name", "adaptive"},
+                                    {"compensation", "none"},
+                                    {"stealing", false},
+                                    {"hedge", "off"},
+                                    {"backup", "on"},
+                                    {"minReportSeconds", 0.25}});
+  const auto& options = std::get<AdaptiveOptions>(adaptive.options);
+  EXPECT_FALSE(options.compensation);
+  EXPECT_FALSE(options.stealing);
+  EXPECT_FALSE(options.hedge);
+  EXPECT_TRUE(options.backup);
+  EXPECT_TRUE(options.rebalance);
+  EXPECT_EQ(options.min_report_seconds, 0.25);
+  EXPECT_EQ(std::get<SelfSchedOptions>(read({{"name", "selfsched"}, {"chunk", 8}}).options).chunk,
+            8u);
+  EXPECT_EQ(std::get<SelfSchedOptions>(read("selfsched").options).chunk, 0u);
+  EXPECT_EQ(
+      std::get<GuidedOptions>(read({{"name", "guided"}, {"minChunk", 4.0}}).options).min_chunk, 4u);
+  EXPECT_EQ(read({{"name", "mms"}, {"chunk", nullptr}}), read("mms"));  // null: not written
+  EXPECT_EQ(read("weighted").name(), "weighted");
+  // A boolean written as a string a YAML 1.1 reader would take is refused.
+  EXPECT_FALSE(PolicyFromJson({{"name", "adaptive"}, {"stealing", "no"}}, "p").ok());
+  EXPECT_FALSE(PolicyFromJson({{"name", "selfsched"}, {"chunk", 2.5}}, "p").ok());
+  EXPECT_FALSE(PolicyFromJson(42, "p").ok());
 }
 
 // When inputs move, adaptive sets work from the pool aside for a computing

@@ -75,12 +75,14 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   EXPECT_TRUE(job->workload.exec.per_item);
   EXPECT_EQ(job->workload.exec.retries, 5u);
   EXPECT_EQ(job->workload.exec.image, "debian:bookworm-slim");
-  EXPECT_EQ(job->policy.name, "adaptive");
+  EXPECT_EQ(job->policy.name(), "adaptive");
   EXPECT_EQ(job->policy.label, "no-comp");
-  EXPECT_EQ(job->policy.options.at("compensation"), "none");
-  EXPECT_EQ(job->policy.options.at("stealing"), "false");
-  EXPECT_EQ(job->policy.options.at("hedge"), "false");
-  EXPECT_EQ(job->policy.options.at("minReportSeconds"), "0.25");
+  const auto& options = std::get<balance::AdaptiveOptions>(job->policy.options);
+  EXPECT_FALSE(options.compensation);
+  EXPECT_FALSE(options.stealing);
+  EXPECT_FALSE(options.hedge);
+  EXPECT_TRUE(options.backup);
+  EXPECT_EQ(options.min_report_seconds, 0.25);
   EXPECT_EQ(job->profile, "raspberry-pi");
   EXPECT_EQ(job->lease_seconds, 45);
   EXPECT_EQ(job->backoff_limit, 0u);
@@ -246,7 +248,7 @@ TEST(JobSpecNamesTest, ANodeSpeedNoQuotaCanHoldIsRefusedWithFileAndLine) {
   ASSERT_FALSE(cluster.ok());
   EXPECT_EQ(cluster.status().message(),
             "c.yaml:2:22: nodes[0].speed: expected a fraction of one core in [0.001, 64], got "
-            "'0.0005'");
+            "0.0005");
   auto slowest = ParseCluster("nodes:\n  - {name: a, speed: 0.001}\n", "c.yaml");
   ASSERT_TRUE(slowest.ok()) << slowest.status().ToString();
 }

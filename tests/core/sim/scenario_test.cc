@@ -72,16 +72,18 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   EXPECT_DOUBLE_EQ(s.failure_detection, 3.5);
 
   ASSERT_EQ(s.policies.size(), 3u);
-  EXPECT_EQ(s.policies[0].name, "adaptive");
+  EXPECT_EQ(s.policies[0].name(), "adaptive");
   EXPECT_EQ(s.policies[0].display(), "adaptive");
-  EXPECT_TRUE(s.policies[0].options.empty());
-  EXPECT_EQ(s.policies[1].name, "selfsched");
-  EXPECT_EQ(s.policies[1].options, (std::map<std::string, std::string>{{"chunk", "8"}}));
-  EXPECT_EQ(s.policies[2].name, "adaptive");
+  EXPECT_EQ(std::get<balance::AdaptiveOptions>(s.policies[0].options), balance::AdaptiveOptions{});
+  EXPECT_EQ(s.policies[1].name(), "selfsched");
+  EXPECT_EQ(std::get<balance::SelfSchedOptions>(s.policies[1].options).chunk, 8u);
+  EXPECT_EQ(s.policies[2].name(), "adaptive");
   EXPECT_EQ(s.policies[2].label, "no-comp");
   EXPECT_EQ(s.policies[2].display(), "no-comp");
-  EXPECT_EQ(s.policies[2].options,
-            (std::map<std::string, std::string>{{"compensation", "none"}, {"stealing", "off"}}));
+  balance::AdaptiveOptions no_comp;
+  no_comp.compensation = false;
+  no_comp.stealing = false;
+  EXPECT_EQ(std::get<balance::AdaptiveOptions>(s.policies[2].options), no_comp);
 
   ASSERT_EQ(s.nodes.size(), 2u);
   const NodeSpec& a = s.nodes[0];
@@ -101,7 +103,6 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   ASSERT_TRUE(a.fail_at.has_value());
   EXPECT_DOUBLE_EQ(*a.fail_at, 25);
   EXPECT_EQ(a.local_items, 300u);
-  EXPECT_EQ(a.line, 20);
 
   // The second node takes every default.
   const NodeSpec& b = s.nodes[1];
@@ -114,7 +115,6 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   EXPECT_FALSE(b.bytes_per_item.has_value());
   EXPECT_FALSE(b.fail_at.has_value());
   EXPECT_EQ(b.local_items, 0u);
-  EXPECT_EQ(b.line, 29);
 }
 
 TEST(ScenarioTest, OmittedFieldsTakeTheirDocumentedDefaults) {
@@ -140,10 +140,9 @@ nodes:
   EXPECT_DOUBLE_EQ(s.failure_detection, 10);
   // Every policy, in the documented order.
   std::vector<std::string> names;
-  for (const balance::PolicySpec& spec : s.policies) names.push_back(spec.name);
+  for (const balance::PolicySpec& spec : s.policies) names.push_back(spec.name());
   EXPECT_EQ(names, balance::PolicyNames());
   ASSERT_EQ(s.nodes.size(), 1u);
-  EXPECT_EQ(s.nodes[0].line, 4);
 }
 
 TEST(ScenarioTest, SpeedAtFollowsTheChanges) {
@@ -194,7 +193,7 @@ workload: {items: 10}
 nodez:  # <-
   - {name: a, speed: 1}
 )",
-       {"unknown key 'nodez'", "expected one of", "nodes"}},
+       {"unknown field \"nodez\"", "allowed:", "nodes"}},
       {"unknown workload key",
        R"(name: t
 workload:
@@ -203,39 +202,39 @@ workload:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload.itemz", "unknown key 'itemz'", "expected one of"}},
+       {"workload.itemz", "unknown field \"itemz\"", "allowed:"}},
       {"unknown node key",
        WithNodes(R"(  - name: a
     speed: 1
     sped: 2  # <-
 )"),
-       {"nodes[0].sped", "unknown key 'sped'"}},
+       {"nodes[0].sped", "unknown field \"sped\""}},
       {"negative speed",
        WithNodes(R"(  - name: a
     speed: 1
   - name: b
     speed: -1  # <-
 )"),
-       {"nodes[1].speed", "expected a speed in [1e-06, 1e+06]", "'-1'"}},
+       {"nodes[1].speed", "expected a speed in [1e-06, 1e+06]", "got -1"}},
       {"zero speed",
        WithNodes(R"(  - name: a
     speed: 0  # <-
 )"),
-       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "'0'"}},
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "got 0"}},
       {"speed that is not a number",
        WithNodes(R"(  - name: a
     speed: fast  # <-
 )"),
-       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "'fast'"}},
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "got \"fast\""}},
       {"missing speed",
        WithNodes(R"(  - name: a  # <-
     latency: 0.1
 )"),
-       {"nodes[0]", "missing required key 'speed'"}},
+       {"nodes[0]", "speed: missing"}},
       {"missing name",
        WithNodes(R"(  - speed: 1  # <-
 )"),
-       {"nodes[0]", "missing required key 'name'"}},
+       {"nodes[0]", "name: missing"}},
       {"empty nodes list",
        R"(name: t
 workload: {items: 10}
@@ -247,20 +246,20 @@ nodes: []  # <-
 workload: {items: 10}
 nodes: {name: a, speed: 1}  # <-
 )",
-       {"nodes", "expected a list"}},
+       {"nodes", "expected a non-empty list"}},
       {"missing nodes",
        R"(name: t  # <-
 workload: {items: 10}
 )",
-       {"missing required key 'nodes'"}},
+       {"nodes: missing"}},
       {"missing items",
        R"(name: t
-workload:
-  itemSeconds: 2  # <- (a block map is where its first key is)
+workload:  # <- (a block map is where its key is)
+  itemSeconds: 2
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload", "missing required key 'items'"}},
+       {"workload", "items: missing"}},
       {"zero items",
        R"(name: t
 workload:
@@ -268,7 +267,7 @@ workload:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload.items", "expected a whole number in [1, "}},
+       {"workload.items", "expected an integer in [1, "}},
       {"fractional items",
        R"(name: t
 workload:
@@ -276,7 +275,7 @@ workload:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload.items", "expected a whole number"}},
+       {"workload.items", "expected an integer"}},
       {"unknown cost model",
        R"(name: t
 workload:
@@ -285,7 +284,7 @@ workload:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload.costModel", "expected one of uniform, linear, sqrt", "'cubic'"}},
+       {"workload.costModel", "expected one of uniform, linear, sqrt", "got \"cubic\""}},
       {"jitter of one",
        R"(name: t
 workload:
@@ -303,7 +302,7 @@ workload:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload.transfer", "expected stream or block", "'pigeon'"}},
+       {"workload.transfer", "expected stream or block", "got \"pigeon\""}},
       {"unknown policy",
        R"(name: t
 workload: {items: 10}
@@ -313,7 +312,7 @@ policies:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"policies[1]", "unknown policy 'roundrobin'", "expected one of"}},
+       {"policies[1]", "got \"roundrobin\"", "expected a policy"}},
       {"unknown policy in a map",
        R"(name: t
 workload: {items: 10}
@@ -322,17 +321,17 @@ policies:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"policies[0]", "unknown policy 'nope'"}},
+       {"policies[0]", "got \"nope\""}},
       {"unknown policy option",
        R"(name: t
 workload: {items: 10}
 policies:
-  - name: selfsched  # <-
-    chunkz: 3
+  - name: selfsched
+    chunkz: 3  # <-
 nodes:
   - {name: a, speed: 1}
 )",
-       {"policies[0]", "unknown option 'chunkz'", "expected one of: chunk"}},
+       {"policies[0]", "has no option \"chunkz\"", "its options: chunk"}},
       {"policy option out of range",
        R"(name: t
 workload: {items: 10}
@@ -341,7 +340,7 @@ policies:
 nodes:
   - {name: a, speed: 1}
 )",
-       {"policies[0]", "minChunk", "expected a number in [1, "}},
+       {"policies[0].minChunk", "expected an integer in [1, "}},
       {"changes not ascending",
        WithNodes(R"(  - name: a
     speed: 1
@@ -349,7 +348,7 @@ nodes:
       - {at: 20, speed: 0.5}
       - {at: 20, speed: 2}  # <-
 )"),
-       {"nodes[0].changes[1].at", "expected a time after 20", "'20'"}},
+       {"nodes[0].changes[1].at", "expected a time after 20", "got 20"}},
       {"changes going back in time",
        WithNodes(R"(  - name: a
     speed: 1
@@ -387,7 +386,7 @@ nodes:
     speed: 1
     localItems: -3  # <-
 )"),
-       {"nodes[0].localItems", "expected a whole number in [0, 1000000000000]"}},
+       {"nodes[0].localItems", "expected an integer in [0, 1000000000000]"}},
       {"labels not a map",
        WithNodes(R"(  - name: a
     speed: 1
@@ -406,7 +405,7 @@ seed: -1  # <-
 nodes:
   - {name: a, speed: 1}
 )",
-       {"seed", "expected a whole number >= 0"}},
+       {"seed", "expected an integer >= 0"}},
       {"zero failure detection",
        R"(name: t
 workload: {items: 10}
@@ -427,14 +426,14 @@ nodes:
     speed: 1
     latency: 1e15  # <-
 )"),
-       {"nodes[0].latency", "expected seconds in [0, 3600]", "'1e15'"}},
+       {"nodes[0].latency", "expected seconds in [0, 3600]", "got 1e+15"}},
       {"bytesPerItem of 2^64-1",
        R"(name: t
 workload: {items: 10, bytesPerItem: 18446744073709551615}  # <-
 nodes:
   - {name: a, speed: 1}
 )",
-       {"workload.bytesPerItem", "expected bytes in [0, 1e+12]", "'18446744073709551615'"}},
+       {"workload.bytesPerItem", "expected bytes in [0, 1e+12]", "got 18446744073709551615"}},
       {"a node's bytesPerItem of 2^64-1",
        WithNodes(R"(  - name: a
     speed: 1
@@ -445,7 +444,7 @@ nodes:
        WithNodes(R"(  - name: a
     speed: .nan  # <-
 )"),
-       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "'.nan'"}},
+       {"nodes[0].speed", "expected a speed in [1e-06, 1e+06]", "got NaN"}},
       {"infinite speed",
        WithNodes(R"(  - name: a
     speed: .inf  # <-
@@ -492,7 +491,7 @@ nodes:
     speed: 1
     localItems: 9223372036854775807  # <-
 )"),
-       {"nodes[0].localItems", "expected a whole number in [0, 1000000000000]"}},
+       {"nodes[0].localItems", "expected an integer in [0, 1000000000000]"}},
   };
   const std::string file = "bad.yaml";
   for (const BadDocument& c : cases) {
@@ -518,7 +517,8 @@ TEST(ScenarioTest, AnEmptyDocumentIsInvalidAndNamesTheFile) {
   ASSERT_FALSE(parsed.ok());
   EXPECT_EQ(parsed.status().code(), StatusCode::kInvalid);
   EXPECT_EQ(parsed.status().message().rfind("empty.yaml", 0), 0u) << parsed.status().message();
-  EXPECT_NE(parsed.status().message().find("expected a map"), std::string::npos);
+  EXPECT_NE(parsed.status().message().find("expected an object"), std::string::npos)
+      << parsed.status().message();
 }
 
 TEST(ScenarioTest, ShippedExampleScenariosParse) {

@@ -24,6 +24,7 @@
 
 #include "core/balance/efficiency.h"
 #include "core/sim/scenario.h"
+#include "tests/support/policy_spec.h"
 #include "tests/support/test_seed.h"
 
 namespace ballast::sim {
@@ -60,7 +61,7 @@ std::vector<balance::WorkerPrior> FlatPriors(size_t count) {
 
 SimResult SimulateOk(const Scenario& scenario, const std::vector<balance::WorkerPrior>& priors,
                      const std::string& policy, std::map<std::string, std::string> options = {}) {
-  auto result = Simulate(scenario, priors, balance::PolicySpec{policy, "", std::move(options)});
+  auto result = Simulate(scenario, priors, testing_support::PolicyNamed(policy, options));
   EXPECT_TRUE(result.ok()) << policy << ": " << result.status().ToString();
   if (!result.ok()) return {};
   return std::move(result).value();
@@ -305,9 +306,9 @@ TEST(SimulatorTest, AdaptivePrefetchOverlapsTransfersWithComputing) {
   const Scenario scenario = SeedFourScenarioB(&priors);
   SimOptions options;
   options.timeline = true;
-  auto without =
-      Simulate(scenario, Priors(priors), {"adaptive", "", {{"prefetch", "off"}}}, options);
-  auto with = Simulate(scenario, Priors(priors), {"adaptive", "", {}}, options);
+  auto without = Simulate(scenario, Priors(priors),
+                          testing_support::PolicyNamed("adaptive", {{"prefetch", "off"}}), options);
+  auto with = Simulate(scenario, Priors(priors), testing_support::PolicyNamed("adaptive"), options);
   ASSERT_TRUE(without.ok() && with.ok());
   EXPECT_NEAR(with->ideal_s, 2800 * 0.005 / 6, 1e-9);
   EXPECT_GE(without->makespan_s, 3.375 - 1e-9);
@@ -418,7 +419,7 @@ TEST(SimulatorTest, TimelineCoversEachWorkersTime) {
   const Scenario scenario = MakeScenario(100, 0.1, {Node("fast", 1), Node("slow", 0.25)});
   SimOptions options;
   options.timeline = true;
-  auto result = Simulate(scenario, FlatPriors(2), {"equal", "", {}}, options);
+  auto result = Simulate(scenario, FlatPriors(2), testing_support::PolicyNamed("equal"), options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   for (const WorkerResult& worker : result->workers) {
     SCOPED_TRACE(worker.name);
@@ -438,14 +439,10 @@ TEST(SimulatorTest, TimelineCoversEachWorkersTime) {
 
 TEST(SimulatorTest, BadInputsAreInvalid) {
   const Scenario scenario = MakeScenario(10, 1, {Node("a", 1)});
-  auto wrong_priors = Simulate(scenario, FlatPriors(2), {"equal", "", {}});
+  auto wrong_priors = Simulate(scenario, FlatPriors(2), testing_support::PolicyNamed("equal"));
   ASSERT_FALSE(wrong_priors.ok());
   EXPECT_EQ(wrong_priors.status().code(), StatusCode::kInvalid);
-  auto unknown = Simulate(scenario, FlatPriors(1), {"nope", "", {}});
-  ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().code(), StatusCode::kInvalid);
-  EXPECT_NE(unknown.status().message().find("nope"), std::string::npos);
-  auto no_nodes = Simulate(MakeScenario(10, 1, {}), {}, {"equal", "", {}});
+  auto no_nodes = Simulate(MakeScenario(10, 1, {}), {}, testing_support::PolicyNamed("equal"));
   ASSERT_FALSE(no_nodes.ok());
   EXPECT_EQ(no_nodes.status().code(), StatusCode::kInvalid);
 }
@@ -458,7 +455,7 @@ TEST(SimulatorTest, AJobWhoseEveryNodeDiesIsTerminal) {
   scenario.failure_detection = 1;
   for (const std::string& policy : balance::PolicyNames()) {
     SCOPED_TRACE(policy);
-    auto result = Simulate(scenario, FlatPriors(2), {policy, "", {}});
+    auto result = Simulate(scenario, FlatPriors(2), testing_support::PolicyNamed(policy));
     ASSERT_FALSE(result.ok());
     EXPECT_EQ(result.status().code(), StatusCode::kTerminal);
   }
@@ -494,7 +491,8 @@ TEST(SimulatorTest, AdaptiveFinishesWhenAReportCrossesALease) {
   Scenario scenario = MakeScenario(2563, 0.0237861, nodes);
   scenario.workload.cost_jitter = 0.489636;
   scenario.seed = 6993625446235078445ull;
-  auto result = Simulate(scenario, Priors({1, 1, 1, 0.409775}), {"adaptive", "", {}});
+  auto result =
+      Simulate(scenario, Priors({1, 1, 1, 0.409775}), testing_support::PolicyNamed("adaptive"));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_GE(ReportedItems(*result) - result->duplicate_items, 2563u);
 }
@@ -515,7 +513,7 @@ TEST(SimulatorTest, AdaptiveWakesWaitingWorkersWhenALostLeaseWasFinishedByOthers
   nodes[2].changes = {{4.28213, 1.43114}};
   Scenario scenario = MakeScenario(374, 0.0138145, nodes, balance::CostShape::kLinear);
   scenario.failure_detection = 1.72592;
-  auto result = Simulate(scenario, FlatPriors(5), {"adaptive", "", {}});
+  auto result = Simulate(scenario, FlatPriors(5), testing_support::PolicyNamed("adaptive"));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(ReportedItems(*result), 374u);
 }
@@ -574,7 +572,7 @@ TEST(SimulatorTest, RandomScenariosFinishEveryItemWithEveryPolicy) {
     for (const std::string& policy : balance::PolicyNames()) {
       SCOPED_TRACE("round " + std::to_string(round) + " " + policy +
                    " N=" + std::to_string(scenario.workload.items) + " P=" + std::to_string(count));
-      auto result = Simulate(scenario, Priors(priors), {policy, "", {}});
+      auto result = Simulate(scenario, Priors(priors), testing_support::PolicyNamed(policy));
       if (!result.ok()) {
         // Go on with the other policies and rounds: one policy's bug must not
         // hide another's.

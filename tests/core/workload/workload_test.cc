@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/json_read.h"
+#include "core/config/document.h"
 #include "tests/support/marked_line.h"
 
 namespace ballast::workload {
@@ -18,16 +20,17 @@ namespace {
 
 using ::ballast::testing::MarkedLine;
 
-// Parses a job document's `workload:` with its optional top-level `items:`.
+// Reads a job document's `workload:` with its optional top-level `items:`,
+// as the job's reader does, the error located in the file.
 StatusOr<WorkloadSpec> ParseJob(const std::string& text) {
-  BALLAST_ASSIGN_OR_RETURN(config::YamlNode root, config::YamlNode::Parse(text, "job.yaml"));
+  BALLAST_ASSIGN_OR_RETURN(config::Document document, config::ParseYaml(text, "job.yaml"));
   std::optional<uint64_t> items;
-  if (auto node = root.Get("items")) {
-    BALLAST_ASSIGN_OR_RETURN(int64_t count, node->AsInt(1));
-    items = static_cast<uint64_t>(count);
-  }
-  BALLAST_ASSIGN_OR_RETURN(config::YamlNode workload, root.Require("workload"));
-  return ParseWorkload(workload, items);
+  if (const auto* node = json_read::Find(document.tree, "items")) items = node->get<uint64_t>();
+  auto workload = json_read::Require(document.tree, "", "workload");
+  if (!workload.ok()) return document.source.Locate(workload.status());
+  auto spec = WorkloadSpecFromJson(**workload, items, "workload");
+  if (!spec.ok()) return document.source.Locate(spec.status());
+  return spec;
 }
 
 TEST(WorkloadYamlTest, PrimesDefaultsToTrialWithOneItemPerOddCandidate) {
@@ -94,15 +97,16 @@ struct BadCase {
 const BadCase kBad[] = {
     {"no member", "workload: {}  # <-\n", "exactly one of primes, matmul, exec"},
     {"two members", "workload:\n  primes: {limit: 10}\n  matmul: {size: 4, block: 2}  # <-\n",
-     "exactly one"},
+     "workload.matmul: expected exactly one of primes, matmul, exec, got primes and matmul"},
     {"unknown member", "workload:\n  fft: {n: 4}  # <-\n", "fft"},
-    {"member not a map", "workload:\n  primes: 300000  # <-\n", "a map of primes settings"},
+    {"member not a map", "workload:\n  primes: 300000  # <-\n",
+     "workload.primes: expected an object"},
     {"unknown primes key", "workload:\n  primes:\n    limit: 10\n    lmit: 3  # <-\n", "lmit"},
     {"missing limit", "workload:\n  primes: {method: sieve}  # <-\n", "limit"},
     {"zero limit", "workload:\n  primes:\n    limit: 0  # <-\n", "expected"},
     {"negative limit", "workload:\n  primes:\n    limit: -5  # <-\n", "expected"},
     {"bad method", "workload:\n  primes:\n    limit: 10\n    method: wheel  # <-\n",
-     "trial or sieve"},
+     "\"trial\" or \"sieve\""},
     {"too many trial items", "items: 6\nworkload:\n  primes: {limit: 10}  # <-\n", "at most 5"},
     {"size not a multiple of block", "workload:\n  matmul:\n    size: 100\n    block: 30  # <-\n",
      "divisor of size = 100"},
@@ -257,9 +261,10 @@ TEST(WorkloadJsonTest, MalformedJsonIsInvalidNamingTheField) {
       {R"({"primes": {"limit": 10, "method": "trial"}, "costModel": "linear"})", "items"},
       {R"({"primes": {"limit": "10", "method": "trial"}, "items": 5, "costModel": "linear"})",
        "primes.limit"},
-      {R"({"primes": {"limit": 10}, "items": 5, "costModel": "linear"})", "primes.method"},
+      {R"({"primes": {"limit": 10, "method": "wheel"}, "items": 5, "costModel": "linear"})",
+       "workload.primes.method"},
       {R"({"primes": {"limit": 10, "method": "trial", "x": 1}, "items": 5, "costModel": "linear"})",
-       "'x'"},
+       "unknown field \"x\""},
       {R"({"matmul": {"size": 10, "block": 3, "seed": 1}, "items": 9, "costModel": "uniform"})",
        "matmul.block"},
       {R"({"exec": {"command": [], "perItem": false, "retries": 2, "image": ""}, "items": 1,

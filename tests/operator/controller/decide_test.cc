@@ -342,7 +342,7 @@ TEST(DecideTest, InvalidSpecsFailTheJobWithTheirReasonAndFieldAndRegisterNothing
       {"policy option",
        {{"policy", {{"name", "adaptive"}, {"chunk", 3}}}},
        "InvalidPolicy",
-       "spec.policy: policy adaptive: unknown option 'chunk'"},
+       "spec.policy.chunk: policy adaptive has no option \"chunk\""},
       {"tolerations", {{"tolerations", "all"}}, "InvalidSpec", "spec.tolerations: expected"},
   };
   for (const auto& c : cases) {

@@ -71,7 +71,7 @@ TEST(ProfileJsonTest, RefusalsNameTheFieldPath) {
       {"criteria empty",
        {{"spec", {{"criteria", json::array()}}}},
        "spec.criteria: expected a non-empty list of criteria, got []"},
-      {"unknown spec key", {{"spec", {{"weights", 1}}}}, "spec: unknown field \"weights\""},
+      {"unknown spec key", {{"spec", {{"weights", 1}}}}, "spec.weights: unknown field \"weights\""},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

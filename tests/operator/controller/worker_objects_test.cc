@@ -17,6 +17,22 @@ json Job(json spec = json::object()) {
           {"spec", spec}};
 }
 
+// The spec of `job` as the operator reads it; a primes workload when the
+// test names none, and items for an exec one.
+WeightedJobSpec SpecOf(const json& job) {
+  json spec = job["spec"];
+  if (!spec.contains("workload")) spec["workload"] = {{"primes", {{"limit", 1000}}}};
+  if (spec["workload"].contains("exec") && !spec.contains("items")) spec["items"] = 4;
+  ParsedSpec parsed = ParseWeightedJobSpec(spec, job["metadata"]["name"]);
+  EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
+  return parsed.spec.value_or(WeightedJobSpec{});
+}
+
+// The worker pod of `job` on `node`, its spec read as the operator reads it.
+json WorkerPodOf(const json& job, const std::string& node, const WorkerPodSettings& settings) {
+  return BuildWorkerPod(job, SpecOf(job), node, settings);
+}
+
 bool IsDnsLabel(const std::string& name) {
   static const std::regex kLabel("^[a-z0-9]([-a-z0-9]*[a-z0-9])?$");
   return name.size() <= 63 && std::regex_match(name, kLabel);
@@ -47,11 +63,11 @@ TEST(BuildWorkerPod, PinsTheNodeOwnsThePodAndTakesTheTokenFromTheSecret) {
   settings.coordinator_url = "http://coordinator:8080";
   settings.coordinator_job = "lab.primes";
   const json pod =
-      BuildWorkerPod(Job({{"tolerations", json::array({{{"key", "pi"}, {"operator", "Exists"}}})},
-                          {"worker",
-                           {{"image", "registry/ballast-worker:1"},
-                            {"resources", {{"limits", {{"cpu", "1"}}}}}}}}),
-                     "pi3b-0", settings);
+      WorkerPodOf(Job({{"tolerations", json::array({{{"key", "pi"}, {"operator", "Exists"}}})},
+                       {"worker",
+                        {{"image", "registry/ballast-worker:1"},
+                         {"resources", {{"limits", {{"cpu", "1"}}}}}}}}),
+                  "pi3b-0", settings);
   EXPECT_EQ(pod["metadata"]["name"], "primes-pi3b-0");
   EXPECT_EQ(pod["metadata"]["namespace"], "lab");
   EXPECT_EQ(pod["metadata"]["labels"]["ballast.io/job"], "primes");
@@ -92,7 +108,7 @@ TEST(BuildWorkerPod, UsesTheOperatorsImageWhenTheJobNamesNone) {
   WorkerPodSettings settings;
   settings.default_image = "ballast-worker:default";
   settings.metrics_port = 9090;
-  const json pod = BuildWorkerPod(Job(), "pi5-0", settings);
+  const json pod = WorkerPodOf(Job(), "pi5-0", settings);
   const json container = pod["spec"]["containers"][0];
   EXPECT_EQ(container["image"], "ballast-worker:default");
   EXPECT_EQ(container["ports"][0]["containerPort"], 9090);
@@ -114,7 +130,7 @@ TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
            {"exec with image", {{"exec", {{"command", command}, {"image", "busybox:1"}}}}, true},
        }) {
     SCOPED_TRACE(c.name);
-    const json pod = BuildWorkerPod(Job({{"workload", c.workload}}), "pi5-0", WorkerPodSettings{});
+    const json pod = WorkerPodOf(Job({{"workload", c.workload}}), "pi5-0", WorkerPodSettings{});
     const json& spec = pod["spec"];
     ASSERT_EQ(spec["containers"].size(), 1u);
     EXPECT_EQ(spec.contains("initContainers"), c.in_user_image);
@@ -139,8 +155,8 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
             {{"image", "registry/ballast-worker:1"},
              {"imagePullPolicy", "IfNotPresent"},
              {"resources", resources}}}});
-  const json pod = BuildWorkerPod(job, "pi4b-0", settings);
-  const json plain = BuildWorkerPod(Job({{"worker", job["spec"]["worker"]}}), "pi4b-0", settings);
+  const json pod = WorkerPodOf(job, "pi4b-0", settings);
+  const json plain = WorkerPodOf(Job({{"worker", job["spec"]["worker"]}}), "pi4b-0", settings);
   const json& spec = pod["spec"];
   // The pod around the containers is the same as any worker pod's.
   for (const char* key : {"securityContext", "affinity", "restartPolicy", "shareProcessNamespace",
@@ -211,21 +227,21 @@ TEST(CpuCores, ReadsMillicoresAndDecimalsAndRefusesTheRest) {
 TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
   const json node = {{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}};
   WorkerPodSettings settings;
-  EXPECT_EQ(WorkerDuty(Job(), node, settings), 1);  // no resources at all
+  EXPECT_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 1);  // no resources at all
   settings.default_resources = {{"requests", {{"cpu", "100m"}}}, {"limits", {{"memory", "128Mi"}}}};
-  EXPECT_EQ(WorkerDuty(Job(), node, settings), 1);  // a request holds nothing back
+  EXPECT_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 1);  // a request holds nothing back
   settings.default_resources["limits"]["cpu"] = "1";
-  EXPECT_DOUBLE_EQ(WorkerDuty(Job(), node, settings), 0.25);
+  EXPECT_DOUBLE_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 0.25);
   // The job's resources win over the operator's defaults, as in the pod.
   const json job = Job({{"worker", {{"resources", {{"limits", {{"cpu", "500m"}}}}}}}});
-  EXPECT_DOUBLE_EQ(WorkerDuty(job, node, settings), 0.125);
+  EXPECT_DOUBLE_EQ(WorkerDuty(SpecOf(job).worker, node, settings), 0.125);
   EXPECT_EQ(
-      BuildWorkerPod(job, "pi3b", settings)["spec"]["containers"][0]["resources"]["limits"]["cpu"],
+      WorkerPodOf(job, "pi3b", settings)["spec"]["containers"][0]["resources"]["limits"]["cpu"],
       "500m");
   const json generous = Job({{"worker", {{"resources", {{"limits", {{"cpu", "8"}}}}}}}});
-  EXPECT_EQ(WorkerDuty(generous, node, settings), 1);
+  EXPECT_EQ(WorkerDuty(SpecOf(generous).worker, node, settings), 1);
   const json silent = {{"metadata", {{"name", "pi3b"}}}};
-  EXPECT_EQ(WorkerDuty(job, silent, settings), 1);
+  EXPECT_EQ(WorkerDuty(SpecOf(job).worker, silent, settings), 1);
 }
 
 }  // namespace

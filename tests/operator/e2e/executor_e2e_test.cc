@@ -61,7 +61,9 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
     WorkerPodSettings settings;
     settings.coordinator_url = coordinator_->url();
     settings.coordinator_job = ref_.id;
-    return BuildWorkerPod(job_, node, settings);
+    ParsedSpec parsed = ParseWeightedJobSpec(job_["spec"], "j");
+    EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
+    return BuildWorkerPod(job_, parsed.spec.value_or(WeightedJobSpec{}), node, settings);
   }
 
   coordinator::JobConfig Config() {

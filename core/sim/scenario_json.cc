@@ -1,0 +1,314 @@
+// ScenarioFromJson: the one reader of a scenario, over its tree with
+// common/json_read.h; ParseScenario: a scenario file through it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/common/json_read.h"
+#include "core/common/names.h"
+#include "core/config/document.h"
+#include "core/sim/scenario.h"
+
+namespace ballast::sim {
+namespace {
+
+using nlohmann::json;
+namespace jr = json_read;
+using Bounds = ScenarioBounds;
+
+// A finite number in [min, max]; Invalid "<path>: expected <what> in [min, max], got ...".
+StatusOr<double> ReadIn(const json& value, const std::string& path, double min, double max,
+                        std::string_view what) {
+  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < min ||
+      value.get<double>() > max) {
+    return jr::Expected(path, fmt::format("{} in [{:g}, {:g}]", what, min, max), value);
+  }
+  return value.get<double>();
+}
+
+// ReadIn of the member `key` of `node`, or `fallback` when it is not written.
+StatusOr<double> ReadInOr(const json& node, const std::string& path, std::string_view key,
+                          double fallback, double min, double max, std::string_view what) {
+  const json* value = jr::Find(node, key);
+  if (!value) return fallback;
+  return ReadIn(*value, jr::Field(path, key), min, max, what);
+}
+
+// The string member `key`, or `fallback` when it is not written.
+StatusOr<std::string> StringOr(const json& node, const std::string& path, std::string_view key,
+                               std::string fallback) {
+  const json* value = jr::Find(node, key);
+  if (!value) return fallback;
+  return jr::String(*value, jr::Field(path, key));
+}
+
+StatusOr<Workload> ReadWorkload(const json& node, const std::string& path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path,
+                                           {"items", "itemSeconds", "costModel", "costJitter",
+                                            "bytesPerItem", "transfer", "repeatable"}));
+  Workload workload;
+  BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,
+                                                  static_cast<int64_t>(Bounds::kMaxItems)));
+  workload.items = static_cast<uint64_t>(count);
+  BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
+                           ReadInOr(node, path, "itemSeconds", 1.0, Bounds::kMinItemSeconds,
+                                    Bounds::kMaxItemSeconds, "seconds"));
+  if (const json* shape = jr::Find(node, "costModel")) {
+    const auto parsed =
+        shape->is_string() ? balance::ParseCostShape(shape->get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      return jr::Expected(jr::Field(path, "costModel"), "one of uniform, linear, sqrt", *shape);
+    }
+    workload.cost = *parsed;
+  }
+  if (const json* jitter = jr::Find(node, "costJitter")) {
+    const std::string jitter_path = jr::Field(path, "costJitter");
+    if (!jitter->is_number() || !(jitter->get<double>() >= 0 && jitter->get<double>() < 1)) {
+      return jr::Expected(jitter_path, "a number in [0, 1)", *jitter);
+    }
+    workload.cost_jitter = jitter->get<double>();
+    if (workload.cost_jitter > 0 && workload.items > 50'000'000) {
+      return Status::Invalid(fmt::format(
+          "{}: costJitter needs items <= 50000000 (one cost per item is kept)", jitter_path));
+    }
+  }
+  BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, ReadInOr(node, path, "bytesPerItem", 0.0, 0,
+                                                             Bounds::kMaxBytesPerItem, "bytes"));
+  if (const json* transfer = jr::Find(node, "transfer")) {
+    if (*transfer != "stream" && *transfer != "block") {
+      return jr::Expected(jr::Field(path, "transfer"), "stream or block", *transfer);
+    }
+    workload.transfer = *transfer == "stream" ? Transfer::kStream : Transfer::kBlock;
+  }
+  if (const json* repeatable = jr::Find(node, "repeatable")) {
+    BALLAST_ASSIGN_OR_RETURN(workload.repeatable,
+                             jr::Bool(*repeatable, jr::Field(path, "repeatable")));
+  }
+  return workload;
+}
+
+StatusOr<std::vector<SpeedChange>> ReadChanges(const json& node, const std::string& path) {
+  if (!node.is_array()) return jr::Expected(path, "a list of {at, speed}", node);
+  std::vector<SpeedChange> changes;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string element_path = jr::Element(path, i);
+    const json& element = node[i];
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(element, element_path, {"at", "speed"}));
+    SpeedChange change;
+    BALLAST_ASSIGN_OR_RETURN(const json* at, jr::Require(element, element_path, "at"));
+    const std::string at_path = jr::Field(element_path, "at");
+    BALLAST_ASSIGN_OR_RETURN(change.at, ReadIn(*at, at_path, 0, Bounds::kMaxTime, "seconds"));
+    if (!changes.empty() && change.at <= changes.back().at) {
+      return jr::Expected(at_path, fmt::format("a time after {}", changes.back().at), *at);
+    }
+    BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(element, element_path, "speed"));
+    BALLAST_ASSIGN_OR_RETURN(change.speed, ReadIn(*speed, jr::Field(element_path, "speed"),
+                                                  Bounds::kMinSpeed, Bounds::kMaxSpeed, "a speed"));
+    changes.push_back(change);
+  }
+  return changes;
+}
+
+StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path,
+                                           {"name", "labels", "speed", "changes", "latency",
+                                            "bandwidth", "bytesPerItem", "failAt", "localItems"}));
+  NodeSpec spec;
+  BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
+  const std::string name_path = jr::Field(path, "name");
+  BALLAST_ASSIGN_OR_RETURN(spec.name, jr::String(*name, name_path));
+  // Node names as Kubernetes names nodes, as in cluster files.
+  if (Status checked = CheckName(spec.name, NameKind::kDnsSubdomain); !checked.ok()) {
+    return Status::Invalid(fmt::format("{}: {}", name_path, checked.message()));
+  }
+  if (const json* labels = jr::Find(node, "labels")) {
+    const std::string labels_path = jr::Field(path, "labels");
+    if (!labels->is_object()) {
+      return jr::Expected(labels_path, "a map of label names to values", *labels);
+    }
+    for (const auto& [key, value] : labels->items()) {
+      const std::string label_path = jr::Field(labels_path, key);
+      if (value.is_string()) {
+        spec.labels[key] = value.get<std::string>();
+      } else if (value.is_number() || value.is_boolean()) {
+        spec.labels[key] =
+            value.is_number_float() ? fmt::format("{}", value.get<double>()) : value.dump();
+      } else {
+        return jr::Expected(label_path, "a label value (a string)", value);
+      }
+    }
+  }
+  BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));
+  BALLAST_ASSIGN_OR_RETURN(spec.speed, ReadIn(*speed, jr::Field(path, "speed"), Bounds::kMinSpeed,
+                                              Bounds::kMaxSpeed, "a speed"));
+  if (const json* changes = jr::Find(node, "changes")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.changes, ReadChanges(*changes, jr::Field(path, "changes")));
+  }
+  BALLAST_ASSIGN_OR_RETURN(spec.latency,
+                           ReadInOr(node, path, "latency", 0.0, 0, Bounds::kMaxLatency, "seconds"));
+  if (const json* bandwidth = jr::Find(node, "bandwidth")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth,
+                             ReadIn(*bandwidth, jr::Field(path, "bandwidth"), Bounds::kMinBandwidth,
+                                    Bounds::kMaxBandwidth, "bytes per second"));
+  }
+  if (const json* bytes = jr::Find(node, "bytesPerItem")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bytes_per_item, ReadIn(*bytes, jr::Field(path, "bytesPerItem"), 0,
+                                                         Bounds::kMaxBytesPerItem, "bytes"));
+  }
+  if (const json* fail = jr::Find(node, "failAt")) {
+    BALLAST_ASSIGN_OR_RETURN(
+        spec.fail_at, ReadIn(*fail, jr::Field(path, "failAt"), 0, Bounds::kMaxTime, "seconds"));
+  }
+  if (const json* local = jr::Find(node, "localItems")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*local, jr::Field(path, "localItems"), 0,
+                                                    static_cast<int64_t>(Bounds::kMaxItems)));
+    spec.local_items = static_cast<uint64_t>(count);
+  }
+  return spec;
+}
+
+// One element of `jobs`: {name, speeds, repeat}, appended `repeat` times.
+Status ReadJob(const json& element, const std::string& path, const std::vector<NodeSpec>& nodes,
+               std::vector<JobStep>& jobs) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(element, path, {"name", "speeds", "repeat"}));
+  JobStep job;
+  BALLAST_ASSIGN_OR_RETURN(job.name, StringOr(element, path, "name", ""));
+  if (const json* speeds = jr::Find(element, "speeds")) {
+    const std::string speeds_path = jr::Field(path, "speeds");
+    if (!speeds->is_object()) {
+      return jr::Expected(speeds_path, "a map of node names to speeds", *speeds);
+    }
+    for (const auto& [key, value] : speeds->items()) {
+      const std::string& node = key;  // a binding a lambda can capture (clang 14)
+      const std::string speed_path = jr::Field(speeds_path, node);
+      const bool known = std::any_of(nodes.begin(), nodes.end(),
+                                     [&](const NodeSpec& spec) { return spec.name == node; });
+      if (!known) {
+        return Status::Invalid(
+            fmt::format("{}: no node named '{}' in the scenario", speed_path, jr::Cut(node)));
+      }
+      BALLAST_ASSIGN_OR_RETURN(job.speeds[node], ReadIn(value, speed_path, Bounds::kMinSpeed,
+                                                        Bounds::kMaxSpeed, "a speed"));
+    }
+  }
+  int64_t repeat = 1;
+  if (const json* count = jr::Find(element, "repeat")) {
+    BALLAST_ASSIGN_OR_RETURN(repeat,
+                             jr::Int(*count, jr::Field(path, "repeat"), 1, Bounds::kMaxJobs));
+  }
+  if (static_cast<int64_t>(jobs.size()) + repeat > Bounds::kMaxJobs) {
+    return Status::Invalid(fmt::format("{}: more than {} jobs", path, Bounds::kMaxJobs));
+  }
+  for (int64_t i = 0; i < repeat; ++i) {
+    jobs.push_back(job);
+    if (repeat > 1 && !job.name.empty()) jobs.back().name += fmt::format("-{}", i + 1);
+    job.speeds.clear();  // a drift happens once, before the first of the repeats
+  }
+  return Status::Ok();
+}
+
+StatusOr<HistorySettings> ReadHistory(const json& node, const std::string& path) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path, {"fullTrustSamples", "maxAgeSeconds", "carry", "gapSeconds"}));
+  HistorySettings history;
+  fuzzy::HistoryPriorOptions& prior = history.prior;
+  BALLAST_ASSIGN_OR_RETURN(prior.full_trust_samples,
+                           ReadInOr(node, path, "fullTrustSamples", prior.full_trust_samples, 1e-3,
+                                    Bounds::kMaxSamples, "samples"));
+  BALLAST_ASSIGN_OR_RETURN(
+      prior.max_age_seconds,
+      ReadInOr(node, path, "maxAgeSeconds", prior.max_age_seconds, 0, Bounds::kMaxTime, "seconds"));
+  BALLAST_ASSIGN_OR_RETURN(prior.carry,
+                           ReadInOr(node, path, "carry", prior.carry, 0, 1, "a fraction"));
+  BALLAST_ASSIGN_OR_RETURN(history.gap_seconds,
+                           ReadInOr(node, path, "gapSeconds", 0.0, 0, Bounds::kMaxTime, "seconds"));
+  return history;
+}
+
+// A non-empty list at `path`; Invalid otherwise.
+Status ExpectList(const json& node, const std::string& path, std::string_view what) {
+  if (!node.is_array() || node.empty()) {
+    return jr::Expected(path, fmt::format("a non-empty list of {}", what), node);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+double SpeedAt(const NodeSpec& node, double t) {
+  double speed = node.speed;
+  for (const SpeedChange& change : node.changes) {
+    if (change.at <= t) speed = change.speed;
+  }
+  return speed;
+}
+
+StatusOr<Scenario> ScenarioFromJson(const json& root) {
+  const std::string path;
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(root, path,
+                       {"name", "description", "workload", "profile", "nodes", "policies", "seed",
+                        "failureDetection", "jobs", "history"}));
+  Scenario scenario;
+  BALLAST_ASSIGN_OR_RETURN(scenario.name, StringOr(root, path, "name", ""));
+  BALLAST_ASSIGN_OR_RETURN(scenario.description, StringOr(root, path, "description", ""));
+  BALLAST_ASSIGN_OR_RETURN(const json* workload, jr::Require(root, path, "workload"));
+  BALLAST_ASSIGN_OR_RETURN(scenario.workload, ReadWorkload(*workload, "workload"));
+  BALLAST_ASSIGN_OR_RETURN(scenario.profile, StringOr(root, path, "profile", "raspberry-pi"));
+  BALLAST_ASSIGN_OR_RETURN(const json* nodes, jr::Require(root, path, "nodes"));
+  BALLAST_RETURN_IF_ERROR(ExpectList(*nodes, "nodes", "nodes"));
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    const std::string node_path = jr::Element("nodes", i);
+    BALLAST_ASSIGN_OR_RETURN(NodeSpec node, ReadNode((*nodes)[i], node_path));
+    for (const NodeSpec& other : scenario.nodes) {
+      if (other.name == node.name) {
+        return Status::Invalid(
+            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
+      }
+    }
+    scenario.nodes.push_back(std::move(node));
+  }
+  if (const json* policies = jr::Find(root, "policies")) {
+    BALLAST_RETURN_IF_ERROR(ExpectList(*policies, "policies", "policies"));
+    for (size_t i = 0; i < policies->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec,
+                               balance::PolicyFromJson((*policies)[i], jr::Element("policies", i)));
+      scenario.policies.push_back(std::move(spec));
+    }
+  } else {
+    for (const std::string& name : balance::PolicyNames()) {
+      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, balance::PolicyFromJson(name, "policies"));
+      scenario.policies.push_back(std::move(spec));
+    }
+  }
+  if (const json* seed = jr::Find(root, "seed")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*seed, "seed", 0));
+    scenario.seed = static_cast<uint64_t>(value);
+  }
+  if (const json* detection = jr::Find(root, "failureDetection")) {
+    BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection, ReadIn(*detection, "failureDetection",
+                                                                1e-6, Bounds::kMaxTime, "seconds"));
+  }
+  if (const json* jobs = jr::Find(root, "jobs")) {
+    BALLAST_RETURN_IF_ERROR(ExpectList(*jobs, "jobs", "jobs"));
+    for (size_t i = 0; i < jobs->size(); ++i) {
+      BALLAST_RETURN_IF_ERROR(
+          ReadJob((*jobs)[i], jr::Element("jobs", i), scenario.nodes, scenario.jobs));
+    }
+  }
+  if (const json* history = jr::Find(root, "history")) {
+    BALLAST_ASSIGN_OR_RETURN(scenario.history, ReadHistory(*history, "history"));
+  }
+  return scenario;
+}
+
+StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name) {
+  BALLAST_ASSIGN_OR_RETURN(config::Document document, config::ParseYaml(yaml, file_name));
+  auto scenario = ScenarioFromJson(document.tree);
+  if (!scenario.ok()) return document.source.Locate(scenario.status());
+  return scenario;
+}
+
+}  // namespace ballast::sim
