@@ -337,12 +337,4 @@ Range PolicyBase::Unfinished(WorkerId id) const {
   return {std::max(worker.position, worker.lease.begin), worker.lease.end};
 }
 
-uint64_t PolicyBase::PredictedPosition(WorkerId id, double now, double cost_rate) const {
-  const WorkerState& worker = workers_[id];
-  const Range left = Unfinished(id);
-  if (left.empty()) return left.end;
-  const double since = std::max(0.0, now - worker.last_contact);
-  return cost_.Advance(left.begin, left.end, cost_rate * since);
-}
-
 }  // namespace ballast::balance

@@ -103,8 +103,6 @@ class PolicyBase : public Policy {
   Range LastOpenPart(Range range) const;
   // The unfinished part of the worker's lease as last reported.
   Range Unfinished(WorkerId worker) const;
-  // Items the worker is predicted to have finished by `now` at `cost_rate`.
-  uint64_t PredictedPosition(WorkerId worker, double now, double cost_rate) const;
 
   static Reply Wait() { return Reply{Reply::Kind::kWait, {}, 0, {}}; }
   static Reply DoneReply() { return Reply{Reply::Kind::kDone, {}, 0, {}}; }

@@ -176,13 +176,6 @@ class Operator::Impl {
     stop_cv_.notify_all();
   }
 
-  std::string url() const {
-    std::lock_guard lock(mu_);
-    return url_;
-  }
-
-  uint16_t health_port() const { return health_ ? health_->port() : 0; }
-
   OperatorStats Stats() const {
     OperatorStats stats;
     std::lock_guard lock(mu_);
@@ -241,10 +234,6 @@ class Operator::Impl {
     {
       std::lock_guard lock(server_mu_);
       server_ = std::move(*server);
-    }
-    {
-      std::lock_guard lock(mu_);
-      url_ = server_->url();
     }
     spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
                  options_.reconciler.pods.coordinator_url);
@@ -541,7 +530,6 @@ class Operator::Impl {
   HealthInputs::Role role_ = HealthInputs::Role::kStarting;
   bool informers_started_ = false;
   std::vector<std::optional<Clock::time_point>> running_;  // per worker thread
-  std::string url_;
   uint64_t reconciles_total_ = 0;
   uint64_t reconcile_errors_ = 0;
   std::deque<double> durations_;
@@ -553,8 +541,6 @@ Operator::Operator(kube::KubeClient& client, OperatorOptions options,
 Operator::~Operator() = default;
 Status Operator::Run() { return impl_->Run(); }
 void Operator::Stop() { impl_->Stop(); }
-std::string Operator::coordinator_url() const { return impl_->url(); }
-uint16_t Operator::health_port() const { return impl_->health_port(); }
 OperatorStats Operator::Stats() const { return impl_->Stats(); }
 std::shared_ptr<prometheus::Collectable> Operator::collectable() const {
   return impl_->collectable();

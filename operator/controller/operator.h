@@ -93,11 +93,6 @@ class Operator {
   Status Run();
   void Stop();
 
-  // The coordinator's URL once Run has started it ("" before).
-  std::string coordinator_url() const;
-  // The port /healthz and /readyz are served on once Run has started (0
-  // before, or when not serving them).
-  uint16_t health_port() const;
   OperatorStats Stats() const;
   // The series made when scraped (docs/metrics.md): API requests, queue
   // depth, leadership, and while leading the coordinator's own and its jobs'
