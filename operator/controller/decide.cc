@@ -28,9 +28,9 @@ std::optional<double> ParseRfcTime(const std::string& text) {
   return static_cast<double>(timegm(&tm));
 }
 
-StatusCondition Condition(const std::string& type, bool value, const std::string& reason,
+StatusCondition Condition(ConditionType type, bool value, Reason reason,
                           const std::string& message) {
-  return {type, value ? "True" : "False", reason, message, 0, ""};
+  return {type, value, reason, message, 0, ""};
 }
 
 bool OwnedBy(const json& object, const std::string& uid) {
@@ -53,21 +53,21 @@ std::string PodName(const json& pod) { return pod.value("/metadata/name"_json_po
 
 std::string PodUid(const json& pod) { return pod.value("/metadata/uid"_json_pointer, ""); }
 
-void Pass::Event(bool warning, std::string reason, std::string message) {
-  actions.push_back(RecordEvent{warning, std::move(reason), std::move(message)});
+void Pass::Event(bool warning, Reason reason, std::string message) {
+  actions.push_back(RecordEvent{warning, reason, std::move(message)});
 }
 
-void Pass::Transition(const std::string& phase, bool warning, const std::string& reason,
-                      const std::string& message) {
-  const bool changed = status.Phase() != phase;
+void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message) {
+  const bool changed = !status.Is(phase);
   status.phase = phase;
-  const bool running = phase == "Running";
-  const bool progressing = running || phase == "Pending";
+  const bool running = phase == JobPhase::kRunning;
+  const bool progressing = running || phase == JobPhase::kPending;
   const auto& now = in.now.rfc3339;
-  bool moved =
-      SetCondition(status, Condition("Ready", running, reason, message), in.generation, now);
-  moved |= SetCondition(status, Condition("Progressing", progressing, reason, message),
-                        in.generation, now);
+  bool moved = SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
+                            in.generation, now);
+  moved |=
+      SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
+                   in.generation, now);
   transition |= changed || moved;
   if (changed) Event(warning, reason, message);
 }
@@ -106,7 +106,7 @@ constexpr milliseconds kPodsLeavingRetry{500};
 constexpr milliseconds kAtOnce{1};  // a session was just registered: look at it
 
 void AfterFinish(Pass& pass) {
-  const bool failed = pass.status.Phase() == "Failed";
+  const bool failed = pass.status.Is(JobPhase::kFailed);
   if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;
   if (memory.registered) {
@@ -145,15 +145,15 @@ void AfterFinish(Pass& pass) {
   pass.actions.push_back(DeleteJob{pass.uid});
 }
 
-void Fail(Pass& pass, const std::string& reason, const std::string& message) {
+void Fail(Pass& pass, Reason reason, const std::string& message) {
   if (pass.memory.registered && pass.in.checkpoint) {
     pass.status.checkpoint = coordinator::CheckpointToJson(*pass.in.checkpoint);
   }
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;
-  pass.Transition("Failed", true, reason, message);
-  SetCondition(pass.status, decide::Condition("Failed", true, reason, message), pass.in.generation,
-               pass.in.now.rfc3339);
+  pass.Transition(JobPhase::kFailed, true, reason, message);
+  SetCondition(pass.status, decide::Condition(ConditionType::kFailed, true, reason, message),
+               pass.in.generation, pass.in.now.rfc3339);
   pass.HandStatus(true);
   AfterFinish(pass);
 }
@@ -186,10 +186,11 @@ void Suspend(Pass& pass) {
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);
-  pass.Transition("Suspended", false, "Suspended", message);
-  pass.transition |=
-      SetCondition(pass.status, decide::Condition("Suspended", true, "SuspendedByUser", message),
-                   pass.in.generation, pass.in.now.rfc3339);
+  pass.Transition(JobPhase::kSuspended, false, Reason::kSuspended, message);
+  pass.transition |= SetCondition(
+      pass.status,
+      decide::Condition(ConditionType::kSuspended, true, Reason::kSuspendedByUser, message),
+      pass.in.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   if (pods_left) pass.requeue_after = kPodsLeavingRetry;
 }
@@ -198,7 +199,7 @@ void Suspend(Pass& pass) {
 std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   const std::string& name = pass.spec().job.profile;
   if (!pass.in.profile) {
-    Fail(pass, "ProfileNotFound",
+    Fail(pass, Reason::kProfileNotFound,
          fmt::format("WeightProfile '{}' does not exist (spec.profile); `kubectl get "
                      "weightprofiles` lists those that do, and crds/profiles/ holds the shipped "
                      "ones",
@@ -207,7 +208,7 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   }
   auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
   if (!profile.ok()) {
-    Fail(pass, "InvalidProfile",
+    Fail(pass, Reason::kInvalidProfile,
          fmt::format("WeightProfile '{}' is invalid: {}", name, profile.status().message()));
     return std::nullopt;
   }
@@ -255,8 +256,7 @@ void Register(Pass& pass, const fuzzy::Profile& profile) {
 
 void Run(Pass& pass) {
   TakeWrites(pass);
-  const std::string phase = pass.status.Phase();
-  if (phase == "Succeeded" || phase == "Failed") return AfterFinish(pass);
+  if (pass.status.Finished()) return AfterFinish(pass);
   const ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
@@ -264,7 +264,7 @@ void Run(Pass& pass) {
   const auto deadline = pass.spec().job.active_deadline_s;
   const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));
   if (deadline && started && pass.in.now.wall - *started > *deadline) {
-    return Fail(pass, "DeadlineExceeded",
+    return Fail(pass, Reason::kDeadlineExceeded,
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
   // The coordinator forgot the session (it restarted): register it again.
@@ -276,8 +276,7 @@ void Run(Pass& pass) {
   if (!pass.memory.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
   pass.HandStatus(pass.in.flush_status);
-  const std::string now_phase = pass.status.Phase();
-  if (now_phase == "Failed" || now_phase == "Succeeded") return AfterFinish(pass);
+  if (pass.status.Finished()) return AfterFinish(pass);
   milliseconds next = pass.options.status_interval;
   if (pass.fault_deadline) next = std::min(next, *pass.fault_deadline);
   if (deadline && started) {

@@ -157,7 +157,7 @@ struct DecideInput {
   bool flush_status = false;
   // A write the API server refused as built (Invalid): the job fails with
   // reason `refusal_reason` (WorkerPodRefused, TokenSecretUnusable).
-  std::string refusal_reason;
+  Reason refusal_reason = Reason::kWorkerPodRefused;
   std::string refusal;  // the message; "" when nothing was refused
   PassTime now;
 };
@@ -187,7 +187,7 @@ struct DeleteJob {
 };
 struct RecordEvent {
   bool warning = false;
-  std::string reason;
+  Reason reason = Reason::kStarted;
   std::string message;
 };
 // What a job that succeeded measured: node -> cost units per busy second.

@@ -61,7 +61,7 @@ void GiveUp(Pass& pass, const std::string& node, const json& pod, const std::str
   pass.memory.image_trouble_since.erase(PodUid(pod));
   if (!pass.in.view->done) pass.actions.push_back(WorkerLost{node});
   pass.actions.push_back(DeletePod{PodName(pod), PodUid(pod)});
-  pass.Event(true, "WorkerCannotStart", message);
+  pass.Event(true, Reason::kWorkerCannotStart, message);
 }
 
 const coordinator::WorkerView* WorkerNamed(const Pass& pass, const std::string& node) {
@@ -93,7 +93,7 @@ void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>&
   std::vector<std::string> messages;
   for (const auto& node : excluded) messages.push_back(node.message);
   pass.Event(
-      true, kArchitectureReason,
+      true, Reason::kArchitectureNotSupported,
       fmt::format("no worker on {} node(s): {}", excluded.size(), fmt::join(messages, "; ")));
 }
 
@@ -146,7 +146,7 @@ void WatchReach(Pass& pass, const std::string& node, const json& pod) {
   const double since = std::max(*started, pass.memory.registered_wall);
   if (pass.in.now.wall - since < timeout) return;
   pass.memory.unreachable_reported.insert(node);
-  pass.Event(true, "CoordinatorUnreachable",
+  pass.Event(true, Reason::kCoordinatorUnreachable,
              fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
                          "coordinator at {}; its log says why (kubectl logs {})",
                          node, PodName(pod), pass.in.now.wall - since,
@@ -167,7 +167,7 @@ void ReportUnreachableFailure(Pass& pass, const std::string& node, const json& p
     line.pop_back();  // the log line's closing quote
   }
   pass.memory.unreachable_reported.insert(node);
-  pass.Event(true, "CoordinatorUnreachable",
+  pass.Event(true, Reason::kCoordinatorUnreachable,
              fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
                          pass.options.pods.coordinator_url));
 }

@@ -50,7 +50,7 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
   for (const auto& node : weights.nodes) fuzzy[node.name] = node.weight;
   const std::optional<HistoryLookup>& history = pass.in.history;
   if (history && !history->trouble.empty()) {
-    pass.Event(true, "HistoryUnavailable",
+    pass.Event(true, Reason::kHistoryUnavailable,
                fmt::format("no history of {} speeds from {}: {}; the job starts on the fuzzy "
                            "weights",
                            workload::WorkloadKindName(pass.spec().job.workload.kind),

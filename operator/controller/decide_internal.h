@@ -14,8 +14,8 @@ namespace ballast::controller::decide {
 
 // Seconds since the epoch of an RFC 3339 UTC time; nullopt when it does not parse.
 std::optional<double> ParseRfcTime(const std::string& text);
-// A condition of `type` whose status is `value` ("True" / "False").
-StatusCondition Condition(const std::string& type, bool value, const std::string& reason,
+// A condition of `type` whose status is `value`.
+StatusCondition Condition(ConditionType type, bool value, Reason reason,
                           const std::string& message);
 // True when `object` has an owner reference with `uid`.
 bool OwnedBy(const nlohmann::json& object, const std::string& uid);
@@ -35,11 +35,10 @@ struct Pass {
 
   const WeightedJobSpec& spec() const { return *in.spec->spec; }  // requires a valid spec
   // Appends a RecordEvent.
-  void Event(bool warning, std::string reason, std::string message);
+  void Event(bool warning, Reason reason, std::string message);
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes.
-  void Transition(const std::string& phase, bool warning, const std::string& reason,
-                  const std::string& message);
+  void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message);
   // Hands `status` to the writer when it changed and the phase or a
   // condition moved, `force`, or status_interval passed since the last one.
   void HandStatus(bool force);

@@ -89,20 +89,20 @@ Eligible EligibleNodes(const Pass& pass) {
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
-  pass.status.phase = "Pending";
-  pass.transition |=
-      SetCondition(pass.status, Condition("Ready", false, "NoEligibleNodes", message),
-                   pass.in.generation, pass.in.now.rfc3339);
+  pass.status.phase = JobPhase::kPending;
+  pass.transition |= SetCondition(
+      pass.status, Condition(ConditionType::kReady, false, Reason::kNoEligibleNodes, message),
+      pass.in.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
 
-void FailInPass(Pass& pass, const std::string& reason, const std::string& message) {
+void FailInPass(Pass& pass, Reason reason, const std::string& message) {
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;
-  pass.Transition("Failed", true, reason, message);
-  SetCondition(pass.status, Condition("Failed", true, reason, message), pass.in.generation,
-               pass.in.now.rfc3339);
+  pass.Transition(JobPhase::kFailed, true, reason, message);
+  SetCondition(pass.status, Condition(ConditionType::kFailed, true, reason, message),
+               pass.in.generation, pass.in.now.rfc3339);
   pass.HandStatus(true);
 }
 
@@ -147,7 +147,7 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
       from_history > 0 ? fmt::format("; priors from history on {} of {} nodes ({})", from_history,
                                      listed.size(), pass.in.history->origin)
                        : "";
-  pass.Event(false, resumed ? "Resumed" : "Started", message + learned);
+  pass.Event(false, resumed ? Reason::kResumed : Reason::kStarted, message + learned);
 }
 
 }  // namespace
@@ -164,10 +164,11 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   }
   auto weights = fuzzy::ComputeWeights(profile, eligible.facts);
   if (!weights.ok()) {
-    FailInPass(pass, "InvalidProfile", weights.status().message());
+    FailInPass(pass, Reason::kInvalidProfile, weights.status().message());
     return std::nullopt;
   }
-  for (const auto& warning : weights->warnings) pass.Event(true, "NodeLabelDefaulted", warning);
+  for (const auto& warning : weights->warnings)
+    pass.Event(true, Reason::kNodeLabelDefaulted, warning);
   const auto& job = pass.spec().job;
   coordinator::JobConfig config;
   config.id = pass.in.id;
@@ -183,7 +184,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   if (pass.status.checkpoint) {
     auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, *pass.status.checkpoint);
     if (!checkpoint.ok()) {
-      FailInPass(pass, "InvalidCheckpoint",
+      FailInPass(pass, Reason::kInvalidCheckpoint,
                  "status.checkpoint cannot be resumed: " + checkpoint.status().message());
       return std::nullopt;
     }
@@ -224,7 +225,7 @@ void LoseNode(Pass& pass, const std::string& node, const json* pod, bool owned) 
   if (pass.memory.lost_nodes.insert(node).second && !done) {
     pass.actions.push_back(WorkerLost{node});
     pass.Event(
-        true, "NodeNotReady",
+        true, Reason::kNodeNotReady,
         fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
   }
   if (owned && !Deleting(*pod)) pass.actions.push_back(DeletePod{PodName(*pod), ""});
@@ -235,7 +236,7 @@ void CountFailure(Pass& pass, const std::string& node, const json& pod) {
   if (pass.memory.counted_failures.insert(PodUid(pod)).second) {
     const uint32_t failures = ++pass.memory.failures;
     pass.actions.push_back(WorkerLost{node});
-    pass.Event(true, "WorkerFailed",
+    pass.Event(true, Reason::kWorkerFailed,
                fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
                            PodName(pod), node, PodFailure(pod), failures, limit,
                            failures <= limit ? ", replacing it" : ", not replaced"));
@@ -252,7 +253,7 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   if (GivenUp(pass, node, pod, owned)) return;
   if (!node_object || !NodeReady(*node_object)) return LoseNode(pass, node, pod, owned);
   if (pass.memory.lost_nodes.erase(node) && !done) {
-    pass.Event(false, "NodeReady",
+    pass.Event(false, Reason::kNodeReady,
                fmt::format("node {} is Ready again; its worker starts again", node));
   }
   if (!pod) {
@@ -320,13 +321,14 @@ void Succeed(Pass& pass) {
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
-  if (status.Phase() != "Succeeded") MeasuredColumns(pass);
+  if (!status.Is(JobPhase::kSucceeded)) MeasuredColumns(pass);
   pass.Transition(
-      "Succeeded", false, "Completed",
+      JobPhase::kSucceeded, false, Reason::kCompleted,
       fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f}{})", view.items,
                   makespan, view.workers.size(), *status.efficiency, nominal));
   SetCondition(status,
-               Condition("Complete", true, "AllItemsFinished", "every item's result is merged"),
+               Condition(ConditionType::kComplete, true, Reason::kAllItemsFinished,
+                         "every item's result is merged"),
                pass.in.generation, pass.in.now.rfc3339);
 }
 
@@ -343,8 +345,9 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     const std::string message =
         fmt::format("no node could start the job's worker ({})", fmt::join(why, "; "));
     pass.status.completion_time = pass.in.now.rfc3339;
-    pass.Transition("Failed", true, "NoWorkerCanStart", message);
-    SetCondition(pass.status, Condition("Failed", true, "NoWorkerCanStart", message),
+    pass.Transition(JobPhase::kFailed, true, Reason::kNoWorkerCanStart, message);
+    SetCondition(pass.status,
+                 Condition(ConditionType::kFailed, true, Reason::kNoWorkerCanStart, message),
                  pass.in.generation, pass.in.now.rfc3339);
     return;
   }
@@ -352,18 +355,21 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     const std::string message = fmt::format(
         "{} worker pods failed (backoffLimit {}) and none is left", pass.memory.failures, limit);
     pass.status.completion_time = pass.in.now.rfc3339;
-    pass.Transition("Failed", true, "BackoffLimitExceeded", message);
+    pass.Transition(JobPhase::kFailed, true, Reason::kBackoffLimitExceeded, message);
     SetCondition(pass.status,
-                 Condition("Failed", true, "BackoffLimitExceeded", "worker pods failed"),
+                 Condition(ConditionType::kFailed, true, Reason::kBackoffLimitExceeded,
+                           "worker pods failed"),
                  pass.in.generation, pass.in.now.rfc3339);
     return;
   }
   const std::string workers =
       fmt::format("{} of {} workers running", count.running, pass.memory.nodes.size());
-  pass.Transition(count.running > 0 ? "Running" : "Pending", false,
-                  count.running > 0 ? "WorkersRunning" : "WaitingForWorkers", workers);
+  pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
+                  count.running > 0 ? Reason::kWorkersRunning : Reason::kWaitingForWorkers,
+                  workers);
   pass.transition |= SetCondition(
-      pass.status, Condition("Suspended", false, "NotSuspended", "spec.suspend is false"),
+      pass.status,
+      Condition(ConditionType::kSuspended, false, Reason::kNotSuspended, "spec.suspend is false"),
       pass.in.generation, pass.in.now.rfc3339);
 }
 
@@ -388,7 +394,7 @@ void ManagePods(Pass& pass) {
   ExcludedStatus(pass);
   // A failed verification also ends the session (view.done): it fails the job.
   if (!view.verification.failure.empty()) {
-    return FailInPass(pass, "VerificationFailed", view.verification.failure);
+    return FailInPass(pass, Reason::kVerificationFailed, view.verification.failure);
   }
   if (view.done) return Succeed(pass);
   RunningStatus(pass, count);

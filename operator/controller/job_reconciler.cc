@@ -141,8 +141,7 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
 
 void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) const {
   if (!options_.history || !state.spec.spec || state.memory.registered) return;
-  const std::string phase = state.memory.status.Phase();
-  if (phase == "Succeeded" || phase == "Failed" || state.spec.spec->suspend || !input.profile) {
+  if (state.memory.status.Finished() || state.spec.spec->suspend || !input.profile) {
     return;
   }
   std::vector<std::string> nodes;
@@ -175,9 +174,7 @@ void JobReconciler::RecordHistory(const std::string& key,
 
 Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
-  const std::string phase = memory.status.Phase();
-  if (!memory.token.empty() || !memory.status.start_time || phase == "Succeeded" ||
-      phase == "Failed") {
+  if (!memory.token.empty() || !memory.status.start_time || memory.status.Finished()) {
     return Status::Ok();
   }
   // A job that ran before this operator started: its workers read the
@@ -188,7 +185,7 @@ Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideIn
   if (in_effect.ok()) {
     input.secret_token = *in_effect;
   } else if (Permanent(in_effect.status())) {
-    input.refusal_reason = "TokenSecretUnusable";
+    input.refusal_reason = Reason::kTokenSecretUnusable;
     input.refusal = in_effect.status().message();
   } else {
     return in_effect.status();
@@ -221,7 +218,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   if (Permanent(collected.create_error)) {
     // The API server refused the job's pods or Secret as they are built
     // from its spec: trying again cannot help, the job fails.
-    input.refusal_reason = "WorkerPodRefused";
+    input.refusal_reason = Reason::kWorkerPodRefused;
     input.refusal = collected.create_error.message();
   } else {
     BALLAST_RETURN_IF_ERROR(collected.create_error);

@@ -87,21 +87,21 @@ Status ParseKubernetesKeys(const json& spec, WeightedJobSpec& out) {
 ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
   ParsedSpec parsed;
   if (!spec.is_object()) {
-    parsed.error = {"InvalidSpec", jr::Expected("spec", "an object", spec)};
+    parsed.error = {Reason::kInvalidSpec, jr::Expected("spec", "an object", spec)};
     return parsed;
   }
   auto job = job::JobSpecFromJson(spec, name);
   if (!job.ok()) {
     // An error in spec.policy carries its own reason.
     const bool policy = job.status().message().rfind("spec.policy", 0) == 0;
-    parsed.error = {policy ? "InvalidPolicy" : "InvalidSpec", job.status()};
+    parsed.error = {policy ? Reason::kInvalidPolicy : Reason::kInvalidSpec, job.status()};
     return parsed;
   }
   WeightedJobSpec out;
   out.job = std::move(*job);
   Status kube = ParseKubernetesKeys(spec, out);
   if (!kube.ok()) {
-    parsed.error = {"InvalidSpec", kube};
+    parsed.error = {Reason::kInvalidSpec, kube};
     return parsed;
   }
   parsed.spec = std::move(out);

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/status.h"
@@ -48,10 +49,62 @@ struct WeightedJobSpec {
   nlohmann::json tolerations = nlohmann::json::array();
 };
 
+// status.phase.
+enum class JobPhase { kPending, kRunning, kSucceeded, kFailed, kSuspended };
+
+// status.conditions[].type, in the metav1.Condition shape.
+enum class ConditionType { kReady, kProgressing, kComplete, kFailed, kSuspended };
+
+// The reasons the operator gives, in conditions and in Events; written as
+// their CamelCase names (ReasonName).
+enum class Reason {
+  // The job fails.
+  kInvalidSpec,
+  kInvalidPolicy,
+  kProfileNotFound,
+  kInvalidProfile,
+  kInvalidCheckpoint,
+  kDeadlineExceeded,
+  kBackoffLimitExceeded,
+  kNoWorkerCanStart,
+  kWorkerPodRefused,
+  kTokenSecretUnusable,
+  kVerificationFailed,
+  // The job runs, waits or ends.
+  kNoEligibleNodes,
+  kWaitingForWorkers,
+  kWorkersRunning,
+  kStarted,
+  kResumed,
+  kCompleted,
+  kAllItemsFinished,
+  kSuspended,
+  kSuspendedByUser,
+  kNotSuspended,
+  // Events about one node or worker.
+  kWorkerFailed,
+  kWorkerCannotStart,
+  kCoordinatorUnreachable,
+  kNodeNotReady,
+  kNodeReady,
+  kNodeLabelDefaulted,
+  kHistoryUnavailable,
+  kArchitectureNotSupported,
+};
+
+// "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.
+const char* JobPhaseName(JobPhase phase);
+const char* ConditionTypeName(ConditionType type);
+const char* ReasonName(Reason reason);
+// The inverses; nullopt for a name not in the enum.
+std::optional<JobPhase> JobPhaseNamed(std::string_view name);
+std::optional<ConditionType> ConditionTypeNamed(std::string_view name);
+std::optional<Reason> ReasonNamed(std::string_view name);
+
 // Why a spec was refused: the reason of the Failed condition and the message.
 struct SpecError {
-  std::string reason;  // "InvalidPolicy" when spec.policy is wrong, else "InvalidSpec"
-  Status status;       // Invalid "<path>: expected ..., got ..."
+  Reason reason = Reason::kInvalidSpec;  // kInvalidPolicy when spec.policy is wrong
+  Status status;                         // Invalid "<path>: expected ..., got ..."
 };
 
 // The spec `spec` of the WeightedJob `name`, or the error that fails the job.
@@ -63,10 +116,12 @@ struct ParsedSpec {
 ParsedSpec ParseWeightedJobSpec(const nlohmann::json& spec, const std::string& name);
 
 // A condition in the metav1.Condition shape.
+// A condition read back from the status whose type or reason this operator
+// does not know is dropped (StatusFromJson); the next write leaves it out.
 struct StatusCondition {
-  std::string type;    // Ready, Progressing, Complete, Failed, Suspended
-  std::string status;  // "True", "False"
-  std::string reason;  // CamelCase
+  ConditionType type = ConditionType::kReady;
+  bool status = false;  // written "True" or "False"
+  Reason reason = Reason::kWaitingForWorkers;
   std::string message;
   int64_t observed_generation = 0;
   std::string last_transition_time;  // RFC 3339
@@ -112,7 +167,7 @@ struct ExcludedNode {
 };
 
 struct WeightedJobStatus {
-  std::optional<std::string> phase;  // Pending, Running, Succeeded, Failed, Suspended
+  std::optional<JobPhase> phase;
   std::optional<int64_t> observed_generation;
   std::vector<StatusCondition> conditions;  // absent when empty
   std::optional<std::vector<NodeRow>> nodes;
@@ -133,8 +188,10 @@ struct WeightedJobStatus {
   std::optional<nlohmann::json> checkpoint;  // coordinator::CheckpointToJson
   bool operator==(const WeightedJobStatus&) const = default;
 
-  // "" when no phase is set.
-  std::string Phase() const { return phase.value_or(""); }
+  // Whether the phase is set and is `wanted`.
+  bool Is(JobPhase wanted) const { return phase == wanted; }
+  // Succeeded or Failed.
+  bool Finished() const { return Is(JobPhase::kSucceeded) || Is(JobPhase::kFailed); }
 };
 
 // The status as the CRD declares it. Never fails.

@@ -15,6 +15,52 @@ void Put(json& out, const char* key, const std::optional<T>& value) {
   if (value) out[key] = *value;
 }
 
+// One table per enum, in the enum's order: the name at index i is value i's.
+constexpr const char* kPhaseNames[] = {"Pending", "Running", "Succeeded", "Failed", "Suspended"};
+constexpr const char* kConditionTypeNames[] = {"Ready", "Progressing", "Complete", "Failed",
+                                               "Suspended"};
+constexpr const char* kReasonNames[] = {
+    "InvalidSpec",
+    "InvalidPolicy",
+    "ProfileNotFound",
+    "InvalidProfile",
+    "InvalidCheckpoint",
+    "DeadlineExceeded",
+    "BackoffLimitExceeded",
+    "NoWorkerCanStart",
+    "WorkerPodRefused",
+    "TokenSecretUnusable",
+    "VerificationFailed",
+    "NoEligibleNodes",
+    "WaitingForWorkers",
+    "WorkersRunning",
+    "Started",
+    "Resumed",
+    "Completed",
+    "AllItemsFinished",
+    "Suspended",
+    "SuspendedByUser",
+    "NotSuspended",
+    "WorkerFailed",
+    "WorkerCannotStart",
+    "CoordinatorUnreachable",
+    "NodeNotReady",
+    "NodeReady",
+    "NodeLabelDefaulted",
+    "HistoryUnavailable",
+    "ArchitectureNotSupported",
+};
+static_assert(std::size(kReasonNames) ==
+              static_cast<size_t>(Reason::kArchitectureNotSupported) + 1);
+
+template <typename E, size_t N>
+std::optional<E> Named(const char* const (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return static_cast<E>(i);
+  }
+  return std::nullopt;
+}
+
 json RowToJson(const NodeRow& row) {
   json out = {{"name", row.name},   {"weight", row.weight},
               {"score", row.score}, {"estimatedSpeed", row.estimated_speed},
@@ -66,9 +112,9 @@ StatusOr<ExcludedNode> ExcludedFromJson(const json& node, const std::string& pat
 }
 
 json ConditionToJson(const StatusCondition& condition) {
-  return {{"type", condition.type},
-          {"status", condition.status},
-          {"reason", condition.reason},
+  return {{"type", ConditionTypeName(condition.type)},
+          {"status", condition.status ? "True" : "False"},
+          {"reason", ReasonName(condition.reason)},
           {"message", condition.message},
           {"observedGeneration", condition.observed_generation},
           {"lastTransitionTime", condition.last_transition_time}};
@@ -112,22 +158,32 @@ Status ReadObject(const json& node, const char* key, std::optional<json>& out) {
   return Status::Ok();
 }
 
-StatusOr<StatusCondition> ConditionFromJson(const json& node, const std::string& path) {
+// The condition at `path`; nullopt for one whose type or reason this
+// operator does not know (written by another version: the next write drops it).
+StatusOr<std::optional<StatusCondition>> ConditionFromJson(const json& node,
+                                                           const std::string& path) {
   if (!node.is_object()) return jr::Expected(path, "a condition object", node);
   StatusCondition condition;
-  std::string* strings[] = {&condition.type, &condition.status, &condition.reason,
-                            &condition.message, &condition.last_transition_time};
+  std::string type, status, reason;
+  std::string* strings[] = {&type, &status, &reason, &condition.message,
+                            &condition.last_transition_time};
   const char* keys[] = {"type", "status", "reason", "message", "lastTransitionTime"};
   for (size_t i = 0; i < std::size(keys); ++i) {
     if (const json* value = jr::Find(node, keys[i])) {
       BALLAST_ASSIGN_OR_RETURN(*strings[i], jr::String(*value, jr::Field(path, keys[i])));
     }
   }
+  const auto known_type = ConditionTypeNamed(type);
+  const auto known_reason = ReasonNamed(reason);
+  if (!known_type || !known_reason) return std::optional<StatusCondition>();
+  condition.type = *known_type;
+  condition.reason = *known_reason;
+  condition.status = status == "True";
   if (const json* value = jr::Find(node, "observedGeneration")) {
     BALLAST_ASSIGN_OR_RETURN(condition.observed_generation,
                              jr::Int(*value, jr::Field(path, "observedGeneration"), 0));
   }
-  return condition;
+  return std::optional<StatusCondition>(condition);
 }
 
 StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
@@ -173,9 +229,9 @@ Status ReadLists(const json& node, WeightedJobStatus& status) {
     }
     for (size_t i = 0; i < conditions->size(); ++i) {
       BALLAST_ASSIGN_OR_RETURN(
-          StatusCondition condition,
+          std::optional<StatusCondition> condition,
           ConditionFromJson((*conditions)[i], jr::Element("status.conditions", i)));
-      status.conditions.push_back(std::move(condition));
+      if (condition) status.conditions.push_back(std::move(*condition));
     }
   }
   if (const json* nodes = jr::Find(node, "nodes")) {
@@ -203,9 +259,24 @@ Status ReadLists(const json& node, WeightedJobStatus& status) {
 
 }  // namespace
 
+const char* JobPhaseName(JobPhase phase) { return kPhaseNames[static_cast<size_t>(phase)]; }
+const char* ConditionTypeName(ConditionType type) {
+  return kConditionTypeNames[static_cast<size_t>(type)];
+}
+const char* ReasonName(Reason reason) { return kReasonNames[static_cast<size_t>(reason)]; }
+std::optional<JobPhase> JobPhaseNamed(std::string_view name) {
+  return Named<JobPhase>(kPhaseNames, name);
+}
+std::optional<ConditionType> ConditionTypeNamed(std::string_view name) {
+  return Named<ConditionType>(kConditionTypeNames, name);
+}
+std::optional<Reason> ReasonNamed(std::string_view name) {
+  return Named<Reason>(kReasonNames, name);
+}
+
 json StatusToJson(const WeightedJobStatus& status) {
   json out = json::object();
-  Put(out, "phase", status.phase);
+  if (status.phase) out["phase"] = JobPhaseName(*status.phase);
   Put(out, "observedGeneration", status.observed_generation);
   if (!status.conditions.empty()) {
     json conditions = json::array();
@@ -244,7 +315,15 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   WeightedJobStatus status;
   if (node.is_null()) return status;
   if (!node.is_object()) return jr::Expected("status", "an object", node);
-  BALLAST_RETURN_IF_ERROR(ReadString(node, "phase", status.phase));
+  std::optional<std::string> phase;
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "phase", phase));
+  if (phase) {
+    status.phase = JobPhaseNamed(*phase);
+    if (!status.phase) {
+      return jr::Expected("status.phase", "Pending, Running, Succeeded, Failed or Suspended",
+                          *phase);
+    }
+  }
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "observedGeneration", status.observed_generation));
   BALLAST_RETURN_IF_ERROR(ReadLists(node, status));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "progress", status.progress));

@@ -47,7 +47,7 @@ std::vector<std::string> LostWorkers(const Decision& decision) {
 const RecordEvent* EventWith(const Decision& decision, const std::string& reason) {
   for (const auto& action : decision.actions) {
     const auto* event = std::get_if<RecordEvent>(&action);
-    if (event && event->reason == reason) return event;
+    if (event && ReasonName(event->reason) == reason) return event;
   }
   return nullptr;
 }

@@ -20,7 +20,7 @@ std::map<std::string, double> Registered(const Decision& decision) {
 
 std::string StartedMessage(const Decision& decision) {
   for (const auto& event : ActionsOf<RecordEvent>(decision)) {
-    if (event.reason == "Started") return event.message;
+    if (event.reason == Reason::kStarted) return event.message;
   }
   return "";
 }
@@ -123,7 +123,7 @@ TEST(DecideHistoryTest, ASourceThatCouldNotAnswerGivesAnEventAndTheFuzzyWeights)
   const Decision decision = world.Pass();
   const auto events = ActionsOf<RecordEvent>(decision);
   const auto unavailable = std::find_if(events.begin(), events.end(), [](const auto& event) {
-    return event.reason == "HistoryUnavailable";
+    return event.reason == Reason::kHistoryUnavailable;
   });
   ASSERT_NE(unavailable, events.end());
   EXPECT_TRUE(unavailable->warning);
@@ -141,7 +141,7 @@ TEST(DecideHistoryTest, ASucceededJobRecordsItsSpeedsAndShowsThemAgainstThePrior
   world.view = View(2000, /*done=*/true);
   world.view->workers[0].cost = 300;  // 37.5 cost units per busy second (busy 8 s)
   const Decision decision = world.Pass();
-  ASSERT_EQ(decision.status.Phase(), "Succeeded");
+  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
   const auto records = ActionsOf<RecordSpeeds>(decision);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].workload, "primes");

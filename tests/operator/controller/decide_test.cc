@@ -123,7 +123,7 @@ TEST(DecideTest, AFailedInitContainerIsNamedInTheWorkerFailedEvent) {
       json::parse(R"([{"name": "worker", "state": {"waiting": {"reason": "PodInitializing"}}}])");
   const auto events = ActionsOf<RecordEvent>(world.Pass());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].reason, "WorkerFailed");
+  EXPECT_EQ(events[0].reason, Reason::kWorkerFailed);
   EXPECT_NE(events[0].message.find(
                 "(init container bundle: exit code 2: /ballast is not empty); failure 1"),
             std::string::npos)
@@ -387,7 +387,7 @@ TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
 
 TEST(DecideTest, AWriteTheApiServerRefusedFailsTheJobWithItsReason) {
   World world = Running();
-  world.refusal_reason = "WorkerPodRefused";
+  world.refusal_reason = Reason::kWorkerPodRefused;
   world.refusal = "Pod \"p-pi3b-worker\" is invalid: spec.containers[0].resources";
   const Decision decision = world.Pass();
   EXPECT_EQ(S(decision)["phase"], "Failed");

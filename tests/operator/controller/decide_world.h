@@ -106,7 +106,8 @@ struct World {
   std::optional<coordinator::JobView> view;
   WritesInFlight writes;
   std::optional<std::string> secret_token;
-  std::string refusal_reason, refusal;
+  Reason refusal_reason = Reason::kWorkerPodRefused;
+  std::string refusal;
   double wall = kStart;
   SteadyTime steady = SteadyTime{} + std::chrono::hours(1);
   JobMemory memory;
@@ -157,7 +158,9 @@ std::vector<T> ActionsOf(const Decision& decision) {
 
 inline std::vector<std::string> EventReasons(const Decision& decision) {
   std::vector<std::string> out;
-  for (const auto& event : ActionsOf<RecordEvent>(decision)) out.push_back(event.reason);
+  for (const auto& event : ActionsOf<RecordEvent>(decision)) {
+    out.push_back(ReasonName(event.reason));
+  }
   return out;
 }
 

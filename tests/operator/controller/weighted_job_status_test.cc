@@ -35,7 +35,9 @@ const json kFullStatus = json::parse(R"({
 TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   auto status = StatusFromJson(kFullStatus);
   ASSERT_TRUE(status.ok()) << status.status().ToString();
-  EXPECT_EQ(status->Phase(), "Running");
+  EXPECT_EQ(status->phase, JobPhase::kRunning);
+  EXPECT_EQ(status->conditions.at(0).reason, Reason::kWorkersRunning);
+  EXPECT_TRUE(status->conditions.at(0).status);
   EXPECT_EQ(status->failed_pods, 0);
   EXPECT_EQ(status->nodes->at(0).steals, 1u);
   EXPECT_EQ(status->nominal_efficiency, 0.57);
@@ -52,7 +54,7 @@ TEST(WeightedJobStatusTest, AbsentFieldsStayAbsent) {
   ASSERT_TRUE(empty.ok());
   EXPECT_EQ(*empty, WeightedJobStatus{});
   WeightedJobStatus pending;
-  pending.phase = "Pending";
+  pending.phase = JobPhase::kPending;
   EXPECT_EQ(StatusToJson(pending), (json{{"phase", "Pending"}}));
 }
 
@@ -82,21 +84,53 @@ TEST(WeightedJobStatusTest, AFieldOfTheWrongTypeIsRefusedByPath) {
 
 TEST(WeightedJobStatusTest, ConditionTransitionTimeMovesOnlyWhenTheStatusFlips) {
   WeightedJobStatus status;
-  auto ready = [](bool value, const char* reason, const char* message) {
-    return StatusCondition{"Ready", value ? "True" : "False", reason, message, 0, ""};
+  auto ready = [](bool value, Reason reason, const char* message) {
+    return StatusCondition{ConditionType::kReady, value, reason, message, 0, ""};
   };
-  EXPECT_TRUE(SetCondition(status, ready(false, "Starting", "waiting"), 1, "t1"));
-  EXPECT_FALSE(SetCondition(status, ready(false, "Starting", "waiting"), 1, "t2"));
+  EXPECT_TRUE(SetCondition(status, ready(false, Reason::kNoEligibleNodes, "waiting"), 1, "t1"));
+  EXPECT_FALSE(SetCondition(status, ready(false, Reason::kNoEligibleNodes, "waiting"), 1, "t2"));
   // A new reason or message is a change, but not a transition.
-  EXPECT_TRUE(SetCondition(status, ready(false, "Pulling", "still waiting"), 1, "t3"));
+  EXPECT_TRUE(
+      SetCondition(status, ready(false, Reason::kWaitingForWorkers, "still waiting"), 1, "t3"));
   EXPECT_EQ(status.conditions[0].last_transition_time, "t1");
-  EXPECT_TRUE(SetCondition(status, ready(true, "WorkersRunning", "3 of 3"), 2, "t4"));
-  EXPECT_EQ(status.conditions[0].status, "True");
+  EXPECT_TRUE(SetCondition(status, ready(true, Reason::kWorkersRunning, "3 of 3"), 2, "t4"));
+  EXPECT_TRUE(status.conditions[0].status);
   EXPECT_EQ(status.conditions[0].last_transition_time, "t4");
   EXPECT_EQ(status.conditions[0].observed_generation, 2);
-  EXPECT_TRUE(
-      SetCondition(status, {"Complete", "True", "AllItemsFinished", "done", 0, ""}, 2, "t5"));
+  EXPECT_TRUE(SetCondition(
+      status, {ConditionType::kComplete, true, Reason::kAllItemsFinished, "done", 0, ""}, 2, "t5"));
   EXPECT_EQ(status.conditions.size(), 2u);
+}
+
+// Phases, condition types and reasons are enums; their names are what
+// Kubernetes users see. A phase no version writes is refused; a condition
+// of a type or reason this operator does not know is dropped, not fatal.
+TEST(WeightedJobStatusTest, PhasesConditionTypesAndReasonsAreEnumsWrittenByName) {
+  for (JobPhase phase : {JobPhase::kPending, JobPhase::kRunning, JobPhase::kSucceeded,
+                         JobPhase::kFailed, JobPhase::kSuspended}) {
+    EXPECT_EQ(JobPhaseNamed(JobPhaseName(phase)), phase);
+  }
+  for (int i = 0; i <= static_cast<int>(Reason::kArchitectureNotSupported); ++i) {
+    const auto reason = static_cast<Reason>(i);
+    EXPECT_EQ(ReasonNamed(ReasonName(reason)), reason) << ReasonName(reason);
+  }
+  EXPECT_EQ(ConditionTypeNamed("Progressing"), ConditionType::kProgressing);
+  EXPECT_FALSE(ReasonNamed("Starting"));
+  auto odd = StatusFromJson(
+      {{"phase", "Failed"},
+       {"conditions",
+        {{{"type", "Ready"}, {"status", "False"}, {"reason", "FromTheFuture"}},
+         {{"type", "Healthy"}, {"status", "True"}, {"reason", "Completed"}},
+         {{"type", "Failed"}, {"status", "True"}, {"reason", "DeadlineExceeded"}}}}});
+  ASSERT_TRUE(odd.ok()) << odd.status().ToString();
+  ASSERT_EQ(odd->conditions.size(), 1u);
+  EXPECT_EQ(odd->conditions[0].type, ConditionType::kFailed);
+  EXPECT_EQ(odd->conditions[0].reason, Reason::kDeadlineExceeded);
+  auto unknown = StatusFromJson({{"phase", "Exploded"}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().message(),
+            "status.phase: expected Pending, Running, Succeeded, Failed or Suspended, got "
+            "\"Exploded\"");
 }
 
 }  // namespace

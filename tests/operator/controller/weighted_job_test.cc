@@ -156,7 +156,7 @@ TEST(WeightedJobSpecTest, RefusalsNameTheFieldPathAndWhatWasThere) {
     spec.merge_patch(refusal.change);
     ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
     ASSERT_FALSE(parsed.spec);
-    EXPECT_EQ(parsed.error.reason, refusal.reason);
+    EXPECT_EQ(ReasonName(parsed.error.reason), std::string(refusal.reason));
     EXPECT_EQ(parsed.error.status.code(), StatusCode::kInvalid);
     EXPECT_EQ(parsed.error.status.message().substr(0, std::string(refusal.message).size()),
               refusal.message)
@@ -175,7 +175,7 @@ TEST(WeightedJobSpecTest, PolicyOptionsOfAnyJsonTypeReachThePolicyTyped) {
   spec["policy"] = {{"name", "selfsched"}, {"chunk", 0}};
   parsed = ParseWeightedJobSpec(spec, "p");
   ASSERT_FALSE(parsed.spec);
-  EXPECT_EQ(parsed.error.reason, "InvalidPolicy");
+  EXPECT_EQ(parsed.error.reason, Reason::kInvalidPolicy);
   EXPECT_EQ(parsed.error.status.message(),
             "spec.policy.chunk: expected an integer in [1, 1000000000000000], got 0");
 }

@@ -138,7 +138,7 @@ TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
 TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
   executor_->Seed(ref_.key, json::object());
   WeightedJobStatus running;
-  running.phase = "Running";
+  running.phase = JobPhase::kRunning;
   running.progress = "10%";
   running.workers = 2;
   WeightedJobStatus later = running;
