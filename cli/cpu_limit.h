@@ -20,9 +20,6 @@ namespace ballast::cli {
 struct CpuQuota {
   long quota_us = 0;
   long period_us = 0;
-
-  // The cores this quota gives: quota / period.
-  double cores() const { return static_cast<double>(quota_us) / static_cast<double>(period_us); }
 };
 
 inline constexpr long kDefaultPeriodUs = 100000;

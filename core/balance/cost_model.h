@@ -32,7 +32,6 @@ class CostModel {
   CostModel(uint64_t items, CostShape shape);
 
   uint64_t items() const { return items_; }
-  CostShape shape() const { return shape_; }
   // Cost of items [0, i) in units where the whole job costs items().
   double Cumulative(uint64_t i) const;
   // Cost of a range in the same units (an item of mean cost costs 1).

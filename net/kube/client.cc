@@ -40,22 +40,6 @@ ResourceRef ConfigMaps() { return {"", "v1", "configmaps", true, "", ""}; }
 ResourceRef Namespaces() { return {"", "v1", "namespaces", false, "", ""}; }
 ResourceRef Leases() { return {"coordination.k8s.io", "v1", "leases", true, "", ""}; }
 
-const char* WatchEventTypeName(WatchEventType type) {
-  switch (type) {
-    case WatchEventType::kAdded:
-      return "ADDED";
-    case WatchEventType::kModified:
-      return "MODIFIED";
-    case WatchEventType::kDeleted:
-      return "DELETED";
-    case WatchEventType::kBookmark:
-      return "BOOKMARK";
-    case WatchEventType::kError:
-      return "ERROR";
-  }
-  return "?";
-}
-
 void Cancellation::Cancel() {
   std::map<uint64_t, std::function<void()>> callbacks;
   {

@@ -77,8 +77,6 @@ struct DeleteOptions {
 };
 
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
-// "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR".
-const char* WatchEventTypeName(WatchEventType type);
 
 struct WatchEvent {
   WatchEventType type = WatchEventType::kError;
@@ -146,9 +144,6 @@ class KubeClient {
   // Conflict when another manager owns a field and !options.force.
   virtual StatusOr<nlohmann::json> Apply(const ResourceRef& ref, const nlohmann::json& object,
                                          const ApplyOptions& options = {}) = 0;
-  // PUT to the status subresource: only .status of `object` is written.
-  virtual StatusOr<nlohmann::json> UpdateStatus(const ResourceRef& ref,
-                                                const nlohmann::json& object) = 0;
   // Merge patch of the status subresource, e.g. {"status": {"phase": "Running"}}.
   virtual StatusOr<nlohmann::json> PatchStatus(const ResourceRef& ref,
                                                const nlohmann::json& patch) = 0;

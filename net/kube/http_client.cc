@@ -338,11 +338,6 @@ StatusOr<nlohmann::json> HttpKubeClient::Apply(const ResourceRef& ref, const nlo
       {kPatch, methods::PATCH, path, object.dump(), "application/apply-patch+yaml"});
 }
 
-StatusOr<nlohmann::json> HttpKubeClient::UpdateStatus(const ResourceRef& ref,
-                                                      const nlohmann::json& object) {
-  return impl_->SendJson({kUpdate, methods::PUT, ref.Path() + "/status", object.dump()});
-}
-
 StatusOr<nlohmann::json> HttpKubeClient::PatchStatus(const ResourceRef& ref,
                                                      const nlohmann::json& patch) {
   return impl_->SendJson({kPatch, methods::PATCH, ref.Path() + "/status", patch.dump(),

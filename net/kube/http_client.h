@@ -44,8 +44,6 @@ class HttpKubeClient final : public KubeClient {
   StatusOr<nlohmann::json> MergePatch(const ResourceRef& ref, const nlohmann::json& patch) override;
   StatusOr<nlohmann::json> Apply(const ResourceRef& ref, const nlohmann::json& object,
                                  const ApplyOptions& options = {}) override;
-  StatusOr<nlohmann::json> UpdateStatus(const ResourceRef& ref,
-                                        const nlohmann::json& object) override;
   StatusOr<nlohmann::json> PatchStatus(const ResourceRef& ref,
                                        const nlohmann::json& patch) override;
   Status Delete(const ResourceRef& ref, const DeleteOptions& options = {}) override;

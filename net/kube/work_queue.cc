@@ -108,11 +108,6 @@ void WorkQueue::ShutDown() {
   cv_.notify_all();
 }
 
-bool WorkQueue::ShuttingDown() const {
-  std::lock_guard lock(mu_);
-  return shutting_down_;
-}
-
 size_t WorkQueue::Len() const {
   std::lock_guard lock(mu_);
   return queue_.size();

@@ -56,7 +56,6 @@ class WorkQueue {
   void Done(const std::string& key);
 
   void ShutDown();
-  bool ShuttingDown() const;
   // Keys ready to be handed out (not those waiting for a deadline).
   size_t Len() const;
 

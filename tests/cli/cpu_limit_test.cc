@@ -33,7 +33,8 @@ TEST(CpuLimitTest, FiveHundredNodesAtThreeThousandthsOfACoreGetTheirSpeedNotTheF
     EXPECT_GE(quota->quota_us, kMinQuotaUs);
     EXPECT_GE(quota->period_us, kDefaultPeriodUs);
     EXPECT_LE(quota->period_us, kMaxPeriodUs);
-    EXPECT_NEAR(quota->cores(), speed, 0.0005 * speed);
+    const double cores = static_cast<double>(quota->quota_us) / quota->period_us;
+    EXPECT_NEAR(cores, speed, 0.0005 * speed);
   }
   // The default period wherever it suffices; the shortest longer one below.
   EXPECT_EQ(QuotaFor(0.5)->period_us, kDefaultPeriodUs);

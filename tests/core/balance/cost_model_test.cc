@@ -35,7 +35,6 @@ TEST(CostModelTest, WholeJobCostsItsItemCountForEveryShape) {
       SCOPED_TRACE(std::string(CostShapeName(shape)) + " N=" + std::to_string(items));
       const CostModel model(items, shape);
       EXPECT_EQ(model.items(), items);
-      EXPECT_EQ(model.shape(), shape);
       EXPECT_DOUBLE_EQ(model.Cumulative(items), static_cast<double>(items));
       EXPECT_EQ(model.Cumulative(0), 0.0);
       // Beyond the end nothing more is counted.

@@ -15,6 +15,23 @@
 namespace ballast::kube {
 namespace {
 
+// The watch event's type as the API server writes it.
+const char* TypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
+    case WatchEventType::kError:
+      return "ERROR";
+  }
+  return "?";
+}
+
 using nlohmann::json;
 using testing::ClientFor;
 using testing::ConfigMap;
@@ -134,10 +151,10 @@ TEST_F(KubeE2eTest, StatusSubresourceOfACustomResource) {
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_FALSE(created->contains("status")) << "status is not written by a create";
 
-  json with_status = *created;
-  with_status["status"] = {{"phase", "Running"}, {"ready", 1}};
-  with_status["spec"]["size"] = 99;  // ignored by the status subresource
-  auto updated = client_->UpdateStatus(gizmos.Named("g"), with_status);
+  // The status subresource writes .status only: the spec in the patch is ignored.
+  auto updated = client_->PatchStatus(
+      gizmos.Named("g"),
+      {{"status", {{"phase", "Running"}, {"ready", 1}}}, {"spec", {{"size", 99}}}});
   ASSERT_TRUE(updated.ok()) << updated.status().ToString();
   EXPECT_EQ(updated->at("status").at("phase"), "Running");
   EXPECT_EQ(updated->at("spec").at("size"), 3);
@@ -222,7 +239,7 @@ WatchLog WatchMaps(KubeClient& client, const ResourceRef& maps, const std::strin
       }
       const std::string name = event.object["metadata"]["name"];
       if (name == "kube-root-ca.crt") return true;
-      log.seen.push_back(std::string(WatchEventTypeName(event.type)) + " " + name);
+      log.seen.push_back(std::string(TypeName(event.type)) + " " + name);
       if (log.seen.back() == "DELETED w") live.set_value();
       return true;
     });
