@@ -7,6 +7,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "common/stats.h"
+#include "common/utf8.h"
 #include "fuzzy/learning_target.h"
 #include "local_runner.h"
 #include "run_history.h"
@@ -285,7 +286,7 @@ int Bench(const BenchFlags& flags) {
         out["results"].back()["exact_speed_runs"] = HistoryJson(exact_runs[p]);
       }
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", DumpJson(out, 2));
   } else {
     fmt::print("\n{:<12} {:>12} {:>10} {:>11} {:>10} {:>8}   (medians of {} runs)\n", "POLICY",
                "MAKESPAN_S", "IDEAL_S", "EFFICIENCY", "MESSAGES", "MOVED",

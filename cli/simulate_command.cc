@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "common/utf8.h"
 #include "gantt_svg.h"
 #include "scenario_loader.h"
 #include "sim/simulator.h"
@@ -115,7 +116,7 @@ int RunSimulate(const SimulateOptions& options) {
     results.push_back(std::move(*result));
   }
   if (options.output == "json") {
-    fmt::print("{}\n", ToJson(*loaded, results).dump(2));
+    fmt::print("{}\n", DumpJson(ToJson(*loaded, results), 2));
   } else {
     PrintTable(*loaded, results);
   }

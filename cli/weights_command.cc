@@ -20,6 +20,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "common/duration.h"
+#include "common/utf8.h"
 #include "fit_speeds.h"
 #include "fuzzy/fit.h"
 #include "fuzzy/model.h"
@@ -150,7 +151,7 @@ std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult&
   nlohmann::ordered_json out;
   out["nodes"] = std::move(nodes);
   out["warnings"] = result.warnings;
-  return out.dump(2) + "\n";
+  return DumpJson(out, 2) + "\n";
 }
 
 // The table of PrintFit, one YAML comment line per node; the samples column

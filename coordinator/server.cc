@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "common/utf8.h"
 #include "coordinator/http_front.h"
 #include "coordinator/job_metrics.h"
 
@@ -34,8 +35,7 @@ double SecondsSince(Clock::time_point epoch) {
 // Bytes that are not UTF-8 (a peer's, quoted in an error) are replaced, not
 // thrown about.
 void ReplyJson(const Exchange& exchange, unsigned code, const nlohmann::json& body) {
-  exchange->Reply({code, "application/json",
-                   body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+  exchange->Reply({code, "application/json", DumpJson(body)});
 }
 
 // A route that does not exist: not counted as a refusal.
@@ -541,7 +541,7 @@ class Server::Impl {
       const nlohmann::json signal = SignalJson(entry, worker);
       if (spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("signal job={} worker={} at_s={:.4f} answer={}", entry.session->config().id,
-                      worker, entry.Now(), signal.dump());
+                      worker, entry.Now(), DumpJson(signal));
       }
       ReplyJson(poll->second.exchange, 200, signal);
       entry.signal_polls.erase(poll);

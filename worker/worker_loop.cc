@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "balance/cost_model.h"
+#include "common/utf8.h"
 #include "kernels/kernel.h"
 #include "protocol/messages.h"
 #include "worker/lease_cut.h"
@@ -342,7 +343,7 @@ class WorkerLoop::Impl {
       const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
     const auto start = Clock::now();
     auto json = Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
-                         protocol::ToJson(report).dump(), cancel);
+                         DumpJson(protocol::ToJson(report)), cancel);
     if (json.ok()) metrics_->Report();
     auto reply =
         json.ok() ? protocol::ParseReply(*json) : StatusOr<protocol::ReplyMessage>(json.status());

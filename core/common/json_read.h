@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "common/utf8.h"
 
 namespace ballast::json_read {
 
@@ -36,10 +37,11 @@ inline std::string Element(std::string_view path, size_t index) {
   return fmt::format("{}[{}]", path, index);
 }
 
-// The value as JSON text, shortened to about 60 characters, for messages.
+// The value as JSON text, shortened to about 60 characters (cut between
+// characters, so it stays valid UTF-8), for messages.
 inline std::string Shown(const nlohmann::json& value) {
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  std::string text = DumpJson(value);
+  if (text.size() > 60) text = std::string(Utf8Prefix(text, 57)) + "...";
   return text;
 }
 

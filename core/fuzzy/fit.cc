@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/names.h"
+#include "common/utf8.h"
 #include "config/yaml_node.h"
 #include "fuzzy/model.h"
 
@@ -279,7 +280,7 @@ StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
 
 namespace {
 
-std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string Quoted(const std::string& text) { return DumpJson(nlohmann::json(text)); }
 
 std::string LevelYaml(const Level& level) {
   return level.term.empty() ? fmt::format("{}", level.value) : Quoted(level.term);

@@ -1,11 +1,15 @@
 #include "targets.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "common/bounded_json.h"
 #include "fuzzy/fit.h"
 #include "fuzzy/history_file.h"
+#include "fuzzy/model.h"
 #include "fuzzy/profile.h"
 #include "fuzzy/profile_json.h"
 #include "history/prometheus_history.h"
@@ -13,12 +17,14 @@
 #include "job/job_json.h"
 #include "job/job_spec.h"
 #include "probe/facts.h"
+#include "probe/facts_json.h"
 #include "probe/labels.h"
 #include "probe/node_marks.h"
 #include "probe/parse.h"
 #include "protocol/messages.h"
 #include "sim/scenario.h"
 #include "workload/result.h"
+#include "workload/workload.h"
 
 namespace ballast::fuzz {
 namespace {
@@ -26,20 +32,47 @@ namespace {
 // A broken promise of a reader: stop the program so the fuzzer reports the input.
 [[noreturn]] void Violated() { std::abort(); }
 
+// `json` as text the strict way (type_error.316 on a string that is not
+// UTF-8), which must parse back to an equal value.
+template <typename Json>
+void CheckJsonOutput(const Json& json) {
+  std::string text;
+  try {
+    text = json.dump();
+  } catch (const nlohmann::json::exception&) {
+    Violated();
+  }
+  const Json back = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (back.is_discarded() || back != json) Violated();
+}
+
 template <typename Message>
 void Reserialise(const StatusOr<Message>& message) {
-  if (message.ok()) (void)protocol::ToJson(*message).dump();
+  if (message.ok()) CheckJsonOutput(protocol::ToJson(*message));
+}
+
+// A profile that reads must format (`weights --fit` prints one) to a
+// document that reads back.
+void CheckProfileOutput(const StatusOr<fuzzy::Profile>& profile) {
+  if (!profile.ok()) return;
+  if (!fuzzy::ParseProfile(fuzzy::FormatProfileYaml(*profile), "formatted.yaml").ok()) Violated();
 }
 
 }  // namespace
 
-void JobFile(std::string_view text) { (void)job::ParseJob(text, "job.yaml"); }
+void JobFile(std::string_view text) {
+  auto job = job::ParseJob(text, "job.yaml");
+  // The coordinator hands the workload to workers as JSON.
+  if (job.ok()) CheckJsonOutput(workload::WorkloadToJson(job->workload));
+}
 
 void ClusterFile(std::string_view text) { (void)job::ParseCluster(text, "cluster.yaml"); }
 
 void ScenarioFile(std::string_view text) { (void)sim::ParseScenario(text, "scenario.yaml"); }
 
-void ProfileFile(std::string_view text) { (void)fuzzy::ParseProfile(text, "profile.yaml"); }
+void ProfileFile(std::string_view text) {
+  CheckProfileOutput(fuzzy::ParseProfile(text, "profile.yaml"));
+}
 
 void NodesFile(std::string_view text) {
   (void)fuzzy::ParseNodes(text, "nodes.yaml");
@@ -81,10 +114,12 @@ void SpeedsFile(std::string_view text) { (void)fuzzy::ParseSpeeds(text, "speeds.
 void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
   if (!object.ok()) return;
-  (void)fuzzy::ProfileFromJson(*object);
+  CheckProfileOutput(fuzzy::ProfileFromJson(*object));
   if (!object->is_object()) return;
   const auto spec = object->find("spec");
-  if (spec != object->end()) (void)job::JobSpecFromJson(*spec, "job");
+  if (spec == object->end()) return;
+  auto job = job::JobSpecFromJson(*spec, "job");
+  if (job.ok()) CheckJsonOutput(workload::WorkloadToJson(job->workload));
 }
 
 void BoundedJson(std::string_view text) {
@@ -116,6 +151,14 @@ void ProbeFile(std::string_view text) {
     for (const auto& [key, value] : labels.labels) {
       if (!probe::IsValidLabelValue(value) || value.empty()) Violated();
     }
+    // The JSON `ballast-worker probe -o json` prints (worker/probe/report.cc).
+    nlohmann::ordered_json json;
+    json["facts"] = probe::FactsToJson(result.facts);
+    json["labels"] = labels.labels;
+    std::vector<probe::Warning> warnings = result.warnings;
+    warnings.insert(warnings.end(), labels.warnings.begin(), labels.warnings.end());
+    json["warnings"] = probe::WarningsToJson(warnings);
+    CheckJsonOutput(json);
   };
   // The glob components name one entry, as a tree would have it.
   std::vector<std::string> paths;

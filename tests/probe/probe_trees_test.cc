@@ -407,6 +407,99 @@ TEST_F(DamagedTree, LinkLoopIsAWarningNotAHang) {
   EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
 }
 
+// The report as `probe -o json` prints it: dumped the strict way (which
+// throws type_error.316 on a byte that is not UTF-8) and parsed back.
+nlohmann::json StrictJson(const ProbeReport& report) {
+  std::string text;
+  EXPECT_NO_THROW(text = ReportToJson(report).dump(2)) << Messages(report);
+  return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
+}
+
+const std::string kFffd = "\xef\xbf\xbd";  // U+FFFD, what a byte that is not UTF-8 becomes
+
+struct Latin1Case {
+  const char* name;
+  const char* file;
+  std::string content;
+  const char* fact;      // the JSON pointer of the fact in the report
+  std::string expected;  // the fact
+  const char* label;     // the label made of it, "" when none
+  std::string label_value;
+};
+
+// Regression: `ballast-worker probe -o json` aborted (SIGABRT, uncaught
+// type_error.316) on one Latin-1 byte in cpuinfo's model name or CPU part,
+// the device tree's model or os-release's PRETTY_NAME. Each byte that is not
+// UTF-8 becomes U+FFFD in the facts; the labels keep [a-z0-9._-] only.
+TEST_F(DamagedTree, Latin1BytesInCpuinfoDeviceTreeAndOsReleaseGiveValidJson) {
+  const Latin1Case cases[] = {
+      {"model name", "proc/cpuinfo", "processor\t: 0\nmodel name\t: ACME CPU \xe9 3000\n",
+       "/facts/cpu/model", "ACME CPU " + kFffd + " 3000", "ballast.io/cpu-model", "acme-cpu-3000"},
+      {"CPU part", "proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd\xe9\n",
+       "/facts/cpu/model", "arm-0x41-0xd" + kFffd, "ballast.io/cpu-model", "arm-0x41-0xd"},
+      {"device-tree model", "proc/device-tree/model", std::string("ACME board \xe9\0", 13),
+       "/facts/board/model", "ACME board " + kFffd, "", ""},
+      {"PRETTY_NAME", "etc/os-release",
+       "ID=debian\nVERSION_ID=10\nPRETTY_NAME=\"D\xe9"
+       "bian 10\"\n",
+       "/facts/os/pretty_name", "D" + kFffd + "bian 10", "", ""},
+  };
+  const std::string pristine = root_.string() + "-pristine";
+  fs::remove_all(pristine);
+  fs::copy(root_, pristine, fs::copy_options::recursive);
+  for (const Latin1Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fs::remove_all(root_);
+    fs::copy(pristine, root_, fs::copy_options::recursive);
+    Write(c.file, c.content);
+    const ProbeReport report = MustProbe(root_);
+    const nlohmann::json json = StrictJson(report);
+    ASSERT_TRUE(json.is_object());
+    EXPECT_EQ(json.at(nlohmann::json::json_pointer(c.fact)), c.expected);
+    if (*c.label != '\0') {
+      EXPECT_EQ(report.labels.at(c.label), c.label_value);
+    }
+    for (const auto& [key, value] : report.labels) {
+      EXPECT_TRUE(probe::IsValidLabelValue(value)) << key << "=" << value;
+    }
+  }
+  fs::remove_all(pristine);
+}
+
+// Regression: a Latin-1 model name in a warning (a model name of no letter
+// or digit, a path of the tree) stays valid UTF-8 in the JSON too.
+TEST_F(DamagedTree, Latin1BytesInWarningsGiveValidJson) {
+  Write("proc/cpuinfo", "processor\t: 0\nmodel name\t: \xe9\xe9\n");
+  Write("proc/meminfo", "MemTotal: \xe9 kB\n");
+  const ProbeReport report = MustProbe(root_);
+  EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
+  EXPECT_TRUE(HasWarning(report, "ballast.io/cpu-model", "")) << Messages(report);
+  const nlohmann::json json = StrictJson(report);
+  EXPECT_EQ(json["facts"]["cpu"]["model"], kFffd + kFffd);
+}
+
+// The same through the program: `ballast-worker probe -o json` exits 0 and
+// prints JSON that parses.
+TEST_F(DamagedTree, ProbeCommandPrintsValidJsonOfLatin1Files) {
+  Write("proc/device-tree/model", std::string("ACME board \xe9\0", 13));
+  Write("proc/cpuinfo", "processor\t: 0\nmodel name\t: ACME CPU \xe9\n");
+  Write("etc/os-release",
+        "ID=debian\nPRETTY_NAME=\"D\xe9"
+        "bian\"\n");
+  const std::string command =
+      std::string(BALLAST_WORKER_BINARY) + " probe -o json --root " + root_.string() + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  EXPECT_EQ(json["facts"]["board"]["model"], "ACME board " + kFffd);
+  EXPECT_EQ(json["facts"]["cpu"]["model"], "ACME CPU " + kFffd);
+  EXPECT_EQ(json["facts"]["os"]["pretty_name"], "D" + kFffd + "bian");
+}
+
 TEST(ProbeTrees, RootThatIsNotADirectoryIsRefused) {
   auto report = Probe(Tree("pi4b-2gb") + "/proc/meminfo");
   ASSERT_FALSE(report.ok());
