@@ -3,14 +3,18 @@
 // through the fuzzy model, and trees damaged the ways real ones are
 // (missing, unreadable, truncated, garbled or too long files, an unknown
 // board, a link that points out of the root).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "fuzzy/model.h"
 #include "fuzzy/profile.h"
@@ -359,6 +363,31 @@ TEST_F(DamagedTree, FifoIsNotOpenedForReading) {
   ASSERT_EQ(mkfifo((root_ / "proc/meminfo").c_str(), 0600), 0);
   const ProbeReport report = MustProbe(root_);  // would block if it read the FIFO
   EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
+}
+
+// Regression: the probe opened a FIFO (O_NONBLOCK, so it did not hang)
+// before refusing it as not a regular file, which wakes a writer waiting on
+// the FIFO: a side effect in the tree it only reads. Its type is looked at
+// first, and it is never opened.
+TEST_F(DamagedTree, FifoIsNeverOpenedSoItsWriterKeepsWaiting) {
+  const fs::path fifo = root_ / "proc/meminfo";
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::atomic<bool> writer_woke{false};
+  std::thread writer([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY);  // waits for a reader to open it
+    writer_woke = true;
+    if (fd >= 0) close(fd);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the writer waits in open
+  const ProbeReport report = MustProbe(root_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(writer_woke) << "the probe opened the FIFO";
+  EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
+  EXPECT_NE(Messages(report).find("not a regular file"), std::string::npos) << Messages(report);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // lets the writer go
+  writer.join();
+  if (reader >= 0) close(reader);
 }
 
 TEST_F(DamagedTree, AbsoluteLinkStaysInsideTheRoot) {
