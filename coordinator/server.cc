@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "common/names.h"
 #include "common/utf8.h"
 #include "coordinator/http_front.h"
 #include "coordinator/job_metrics.h"
@@ -326,7 +327,8 @@ class Server::Impl {
     }
     auto entry = Find(path[2]);
     if (!entry) {
-      Refuse(exchange, 404, protocol::kReasonUnknownJob, fmt::format("no job '{}'", path[2]));
+      Refuse(exchange, 404, protocol::kReasonUnknownJob,
+             fmt::format("no job {}", QuoteForMessage(path[2])));
       return;
     }
     if (Status auth = Authorize(request, exchange, *entry); !auth.ok()) return;
@@ -407,7 +409,8 @@ class Server::Impl {
       return;
     }
     if (!entry->session->HasWorker(worker)) {
-      Refuse(request, 404, "unknown_worker", fmt::format("no worker '{}' in the job", worker));
+      Refuse(request, 404, "unknown_worker",
+             fmt::format("no worker {} in the job", QuoteForMessage(worker)));
       return;
     }
     std::lock_guard lock(entry->mutex);

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "common/json_read.h"
+#include "common/names.h"
 #include "fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_status.h"
@@ -199,16 +200,17 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   const std::string& name = pass.spec().job.profile;
   if (!pass.in.profile) {
     Fail(pass, "ProfileNotFound",
-         fmt::format("WeightProfile '{}' does not exist (spec.profile); `kubectl get "
+         fmt::format("WeightProfile {} does not exist (spec.profile); `kubectl get "
                      "weightprofiles` lists those that do, and crds/profiles/ holds the shipped "
                      "ones",
-                     name));
+                     QuoteForMessage(name)));
     return std::nullopt;
   }
   auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
   if (!profile.ok()) {
     Fail(pass, "InvalidProfile",
-         fmt::format("WeightProfile '{}' is invalid: {}", name, profile.status().message()));
+         fmt::format("WeightProfile {} is invalid: {}", QuoteForMessage(name),
+                     profile.status().message()));
     return std::nullopt;
   }
   return std::move(*profile);

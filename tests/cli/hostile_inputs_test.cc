@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -116,6 +117,29 @@ TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeR
             std::string::npos)
       << out;
   EXPECT_FALSE(fs::exists(dir / "x.log"));
+  fs::remove_all(dir);
+}
+
+// Regression: a 10 MiB label value gave a 10 MiB warning on stderr (and in
+// `-o json`). The value is quoted cut, with its length.
+TEST(HostileInputsTest, TenMebibyteLabelGivesAWarningOfAFewHundredBytes) {
+  const fs::path dir = TestDir();
+  const std::string huge = std::string(10 << 20, '9') + "x";
+  Write(dir / "nodes.yaml",
+        "nodes:\n  - {name: a, labels: {ballast.io/cpu-model: cortex-a72, ballast.io/sd-gb: \"" +
+            huge + "\"}}\n  - {name: b, labels: {ballast.io/cpu-model: cortex-a53}}\n");
+  const auto [code, out] = Ballast("weights --nodes " + (dir / "nodes.yaml").string());
+  EXPECT_EQ(code, 0) << out.substr(0, 2000);
+  EXPECT_LT(out.size(), 4096u) << out.substr(0, 2000);
+  EXPECT_NE(out.find("malformed value '" + std::string(80, '9') + "'... (10485761 characters)"),
+            std::string::npos)
+      << out.substr(0, 2000);
+  const auto [json_code, json_out] =
+      testing::RunShellCommand(std::string(BALLAST_BINARY) + " weights -o json --nodes " +
+                               (dir / "nodes.yaml").string() + " 2>/dev/null");
+  EXPECT_EQ(json_code, 0);
+  EXPECT_LT(json_out.size(), 8192u);
+  EXPECT_NO_THROW((void)nlohmann::json::parse(json_out)) << json_out.substr(0, 2000);
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/bounded_json.h"
+#include "common/utf8.h"
 #include "fuzzy/fit.h"
 #include "fuzzy/history_file.h"
 #include "fuzzy/model.h"
@@ -51,6 +52,13 @@ void Reserialise(const StatusOr<Message>& message) {
   if (message.ok()) CheckJsonOutput(protocol::ToJson(*message));
 }
 
+// A message that quotes what it read is bounded however long the input
+// (common/names.h QuoteForMessage), and is UTF-8.
+constexpr size_t kMaxMessageBytes = 2048;
+void CheckMessage(const std::string& message) {
+  if (message.size() > kMaxMessageBytes || !IsValidUtf8(message)) Violated();
+}
+
 // A profile that reads must format (`weights --fit` prints one) to a
 // document that reads back.
 void CheckProfileOutput(const StatusOr<fuzzy::Profile>& profile) {
@@ -75,7 +83,15 @@ void ProfileFile(std::string_view text) {
 }
 
 void NodesFile(std::string_view text) {
-  (void)fuzzy::ParseNodes(text, "nodes.yaml");
+  auto nodes = fuzzy::ParseNodes(text, "nodes.yaml");
+  if (nodes.ok()) {
+    // `ballast weights` prints the weights' warnings, which quote the labels.
+    static const fuzzy::Profile profile = *fuzzy::BuiltinProfile("raspberry-pi");
+    auto weights = fuzzy::ComputeWeights(profile, *nodes);
+    if (weights.ok()) {
+      for (const std::string& warning : weights->warnings) CheckMessage(warning);
+    }
+  }
   // `ballast weights` reads the same text again for the probe's marks.
   (void)probe::ProbeLabelsOfNodes(text, "nodes.yaml");
 }
