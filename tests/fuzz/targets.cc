@@ -59,6 +59,19 @@ void CheckMessage(const std::string& message) {
   if (message.size() > kMaxMessageBytes || !IsValidUtf8(message)) Violated();
 }
 
+// A speeds map as ParseSpeeds promises it: physical speed ratios (fit.h).
+void CheckSpeeds(const std::map<std::string, double>& speeds) {
+  if (speeds.empty()) Violated();
+  double low = 0;
+  double high = 0;
+  for (const auto& [node, speed] : speeds) {
+    if (!std::isnormal(speed) || speed <= 0) Violated();
+    low = low == 0 ? speed : std::min(low, speed);
+    high = std::max(high, speed);
+  }
+  if (high / low > fuzzy::kMaxSpeedRatio * (1 + 1e-9)) Violated();
+}
+
 // A profile that reads must format (`weights --fit` prints one) to a
 // document that reads back.
 void CheckProfileOutput(const StatusOr<fuzzy::Profile>& profile) {
@@ -125,7 +138,10 @@ void HistoryFileText(std::string_view text) {
   if (!again.ok() || again->workloads.size() != file->workloads.size()) Violated();
 }
 
-void SpeedsFile(std::string_view text) { (void)fuzzy::ParseSpeeds(text, "speeds.yaml"); }
+void SpeedsFile(std::string_view text) {
+  auto speeds = fuzzy::ParseSpeeds(text, "speeds.yaml");
+  if (speeds.ok()) CheckSpeeds(*speeds);
+}
 
 void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");

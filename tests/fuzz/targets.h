@@ -8,8 +8,8 @@
 // also checks the output the program makes of what parses: JSON it writes
 // (the probe's report, protocol messages, workloads) dumps the strict way
 // (no type_error.316: every string UTF-8) and parses back equal; a profile
-// formats to a document that reads back; the weights' warnings are bounded
-// UTF-8 messages.
+// formats to a document that reads back; speeds are physical speed ratios;
+// the weights' warnings are bounded UTF-8 messages.
 //
 // Thread-safety: pure functions.
 #pragma once
