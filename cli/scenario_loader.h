@@ -39,6 +39,9 @@ struct LoadedJob {
 
 // Loads the job, the cluster (the built-in seed-000 cluster when
 // `cluster_path` is empty) and the job's profile (relative to the job file).
+// Returns Invalid "file:line:column: byte 0x.. is not UTF-8" for a job file
+// that is not UTF-8 (what it says reaches the workers as JSON), and the
+// readers' errors otherwise.
 StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path);
 
 }  // namespace ballast::cli

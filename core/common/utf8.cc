@@ -37,13 +37,16 @@ int CharLength(std::string_view text) {
 
 }  // namespace
 
-bool IsValidUtf8(std::string_view text) {
-  while (!text.empty()) {
-    const int length = CharLength(text);
-    if (length < 0) return false;
-    text.remove_prefix(static_cast<size_t>(length));
+bool IsValidUtf8(std::string_view text) { return FindInvalidUtf8(text) == std::string_view::npos; }
+
+size_t FindInvalidUtf8(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    const int length = CharLength(text.substr(at));
+    if (length < 0) return at;
+    at += static_cast<size_t>(length);
   }
-  return true;
+  return std::string_view::npos;
 }
 
 std::string ToValidUtf8(std::string_view text) {

@@ -32,6 +32,10 @@ inline constexpr std::string_view kReplacementCharacter = "\xef\xbf\xbd";
 // Returns true when `text` is well-formed UTF-8 (RFC 3629).
 bool IsValidUtf8(std::string_view text);
 
+// The offset of the first byte of `text` that is not part of well-formed
+// UTF-8, or std::string_view::npos when it is all valid.
+size_t FindInvalidUtf8(std::string_view text);
+
 // `text` with each maximal ill-formed subsequence replaced by U+FFFD. Returns `text` unchanged when
 // it is valid already.
 std::string ToValidUtf8(std::string_view text);

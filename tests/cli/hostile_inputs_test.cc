@@ -202,6 +202,19 @@ TEST(HostileInputsTest, LogThatCannotBeCreatedFailsTheRunNamingIt) {
   fs::remove_all(dir);
 }
 
+// Found by the job fuzz target's check of its output: an exec command with
+// a Latin-1 byte parsed, and reached the workers with U+FFFD in its place.
+// A job file that is not UTF-8 is refused with the line and column.
+TEST(HostileInputsTest, JobFileThatIsNotUtf8IsRefusedWithTheLine) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml",
+        "workload:\n  items: 10\n  exec:\n    command: [sh, -c, \"echo caf\xe9\"]\n");
+  const auto [code, out] = Ballast("run " + (dir / "job.yaml").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("job.yaml:4:32: byte 0xe9 is not UTF-8"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
 // A policy with options on the command line (name:key=value): the whole text
 // labels its results beside the plain name; a malformed or unknown option is
 // refused with exit code 2, naming it, before anything runs.

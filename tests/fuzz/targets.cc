@@ -83,8 +83,10 @@ void CheckProfileOutput(const StatusOr<fuzzy::Profile>& profile) {
 
 void JobFile(std::string_view text) {
   auto job = job::ParseJob(text, "job.yaml");
-  // The coordinator hands the workload to workers as JSON.
-  if (job.ok()) CheckJsonOutput(workload::WorkloadToJson(job->workload));
+  // The coordinator hands the workload to workers as JSON, as it was
+  // written: `ballast run` refuses a job file that is not UTF-8 before it
+  // parses it (cli/scenario_loader.cc), as a finding of this check showed.
+  if (job.ok() && IsValidUtf8(text)) CheckJsonOutput(workload::WorkloadToJson(job->workload));
 }
 
 void ClusterFile(std::string_view text) { (void)job::ParseCluster(text, "cluster.yaml"); }
