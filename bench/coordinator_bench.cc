@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "coordinator/server.h"
+#include "core/common/utf8.h"
 
 namespace {
 
@@ -138,8 +139,9 @@ double Hammer(uint16_t port, const std::string& path, int clients, double second
           body["completed"] = {
               {{"range", lease}, {"result", workload::Result::Primes(1, 3).ToJson()}}};
         }
-        const auto reply = nlohmann::json::parse(client.Post(path, body.dump()), nullptr,
-                                                 /*allow_exceptions=*/false);
+        const auto reply =
+            nlohmann::json::parse(client.Post(path, ballast::DumpJson(body)), nullptr,
+                                  /*allow_exceptions=*/false);
         if (!reply.is_object()) return;
         lease = reply.contains("lease") ? reply["lease"] : nlohmann::json();
         ++trips;

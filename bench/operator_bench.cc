@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "core/common/stats.h"
+#include "core/common/utf8.h"
 #include "net/kube/http_client.h"
 #include "net/kube/informer.h"
 #include "net/kube/kubeconfig.h"
@@ -659,7 +660,7 @@ class Bench {
       for (const auto& object : *list) {
         text += static_cast<double>(object->dump().size());
         managed += static_cast<double>(
-            object->at("metadata").value("managedFields", json()).dump().size());
+            ballast::DumpJson(object->at("metadata").value("managedFields", json())).size());
       }
     }
     auto heap_of_pods = [&](bool trimmed) {
@@ -714,7 +715,8 @@ class Bench {
           if (status.value("phase", "") == "Succeeded") {
             runs[policy].push_back(status);
           } else {
-            std::cerr << name << ": " << status.value("phase", "") << " " << status.dump() << "\n";
+            std::cerr << name << ": " << status.value("phase", "") << " "
+                      << ballast::DumpJson(status) << "\n";
           }
         }
         DeleteJobs({name});

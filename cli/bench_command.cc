@@ -11,6 +11,7 @@
 #include "cli/run_report.h"
 #include "cli/scenario_loader.h"
 #include "core/common/stats.h"
+#include "core/common/utf8.h"
 #include "core/fuzzy/learning_target.h"
 
 namespace ballast::cli {
@@ -285,7 +286,7 @@ int Bench(const BenchFlags& flags) {
         out["results"].back()["exact_speed_runs"] = HistoryJson(exact_runs[p]);
       }
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", DumpJson(out, 2));
   } else {
     fmt::print("\n{:<12} {:>12} {:>10} {:>11} {:>10} {:>8}   (medians of {} runs)\n", "POLICY",
                "MAKESPAN_S", "IDEAL_S", "EFFICIENCY", "MESSAGES", "MOVED",

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -20,6 +22,7 @@
 #include "cli/run_cleanup.h"
 #include "coordinator/server.h"
 #include "core/balance/efficiency.h"
+#include "core/common/names.h"
 
 namespace ballast::cli {
 namespace {
@@ -45,9 +48,10 @@ std::string RandomHex(size_t bytes) {
 // the worker to this process (SIGTERM when it dies, however it dies), makes
 // it lead a session of its own (what it leaves is found by that session, and
 // the terminal's Ctrl-C reaches this process alone), joins the node's cgroup
-// when `procs` names one, sends its output to `log`, and execs.
-[[noreturn]] void ExecWorker(pid_t parent, const std::string& procs, const std::string& log,
-                             char* const argv[], char* const envp[]) {
+// when `procs` names one, sends its output to `log` (a file descriptor the
+// parent opened; never to the parent's stdout), and execs.
+[[noreturn]] void ExecWorker(pid_t parent, const std::string& procs, int log, char* const argv[],
+                             char* const envp[]) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
   setsid();
@@ -68,11 +72,7 @@ std::string RandomHex(size_t bytes) {
       close(fd);
     }
   }
-  const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (out >= 0) {
-    dup2(out, STDOUT_FILENO);
-    dup2(out, STDERR_FILENO);
-  }
+  if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(127);
   // The worker must not inherit the coordinator's listening socket (it
   // would keep the port bound after the coordinator closed it).
   close_range(3, ~0u, 0);
@@ -83,6 +83,7 @@ std::string RandomHex(size_t bytes) {
 // One emulated node's worker process.
 struct NodeProcess {
   const job::EmulatedNode* node = nullptr;
+  std::string log;                  // its log's file name in the run's log folder
   std::unique_ptr<CpuLimit> limit;  // null: the worker's duty cycle
   pid_t pid = -1;
   uint32_t restarts = 0;
@@ -161,6 +162,7 @@ class Runner {
     for (const auto& node : options_.cluster.nodes) {
       NodeProcess process;
       process.node = &node;
+      process.log = NodeLogFileName(node.name);
       // A node of whole cores runs that many threads, which is its speed
       // already: it needs no quota, and outside a cgroup its worker has its
       // first lease sooner (measured: 15 ms after the start, against 35-150
@@ -171,8 +173,10 @@ class Runner {
         continue;
       }
       if (options_.cgroups) {
-        auto limit =
-            CpuLimit::Create(OwnedGroupName(getpid(), config_.id + "-" + node.name), node.speed);
+        // Bounded like the log's name: a cgroup is a directory.
+        auto limit = CpuLimit::Create(
+            OwnedGroupName(getpid(), BoundedFileName(config_.id + "-" + node.name, "", 200)),
+            node.speed);
         if (limit.ok()) {
           note((*limit)->description());
           process.limit = std::move(limit).value();
@@ -251,16 +255,32 @@ class Runner {
     std::vector<char*> envp;
     for (auto& var : env) envp.push_back(var.data());
     envp.push_back(nullptr);
-    const std::string log = (fs::path(log_dir_) / (node.name + ".log")).string();
     const std::string procs = process.limit ? process.limit->procs_file() : "";
+    // Opened here, not in the child: a log that cannot be created stops the
+    // run with its path and the cause, and the worker's lines never land on
+    // the run's stdout (where `-o json` prints).
+    const std::string log = LogPath(process);
+    const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log_fd < 0) {
+      return Status::Unavailable(fmt::format("cannot create the log of node {}: {}: {}", node.name,
+                                             log, std::strerror(errno)));
+    }
 
     const pid_t parent = getpid();
     const pid_t pid = fork();
-    if (pid < 0) return Status::Unavailable("fork failed");
-    if (pid == 0) ExecWorker(parent, procs, log, argv.data(), envp.data());
+    if (pid < 0) {
+      close(log_fd);
+      return Status::Unavailable("fork failed");
+    }
+    if (pid == 0) ExecWorker(parent, procs, log_fd, argv.data(), envp.data());
+    close(log_fd);
     process.pid = pid;
     spdlog::debug("worker started node={} pid={}", node.name, pid);
     return Status::Ok();
+  }
+
+  std::string LogPath(const NodeProcess& process) const {
+    return (fs::path(log_dir_) / process.log).string();
   }
 
   std::map<std::string, pid_t> LivePids() const {
@@ -293,7 +313,7 @@ class Runner {
         ++process.restarts;
         spdlog::info("worker died, restarting node={} how=\"{}\" restart={}/{} log={}",
                      process.node->name, how, process.restarts, options_.job.backoff_limit,
-                     (fs::path(log_dir_) / (process.node->name + ".log")).string());
+                     LogPath(process));
         BALLAST_RETURN_IF_ERROR(Spawn(process));
       } else {
         spdlog::info("worker died, no restarts left node={} how=\"{}\"", process.node->name, how);
@@ -408,6 +428,7 @@ class Runner {
       node.reports = worker.reports;
       node.cuts = worker.cuts;
       node.restarts = processes_[i].restarts;
+      node.log_file = processes_[i].log;
       out.nodes.push_back(node);
     }
     return out;
@@ -445,6 +466,8 @@ StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,
 StatusOr<job::ClusterSpec> DefaultCluster() {
   return job::ParseCluster(kBuiltinCluster, "examples/clusters/seed000.yaml (built in)");
 }
+
+std::string NodeLogFileName(const std::string& node) { return BoundedFileName(node, ".log"); }
 
 std::string DefaultWorkerBinary() {
   std::error_code error;

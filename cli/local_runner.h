@@ -69,6 +69,7 @@ struct NodeOutcome {
   uint64_t reports = 0;
   uint64_t cuts = 0;  // times its lease was shrunk for another worker
   uint32_t restarts = 0;
+  std::string log_file;  // its worker's log in LocalRunOutcome::log_dir (NodeLogFileName)
 };
 
 struct LocalRunOutcome {
@@ -85,17 +86,18 @@ struct LocalRunOutcome {
   double ideal_s = 0;        // IdealSeconds(work_s, total_speed)
   double efficiency = 0;     // Efficiency(ideal_s, makespan_s)
   std::string speed_method;  // how the speeds were emulated
-  std::string log_dir;
-  bool stopped = false;  // on_progress stopped the job before its end: view holds what was done
-  double elapsed_s = 0;  // from adding the job to its end or its stop
+  std::string log_dir;       // the workers' logs, one file per node (NodeOutcome::log_file)
+  bool stopped = false;      // on_progress stopped the job before its end: view holds what was done
+  double elapsed_s = 0;      // from adding the job to its end or its stop
 };
 
 // Runs the job to its end, or until on_progress stops it. Returns the
 // outcome (`stopped` set in the second case); Invalid for an empty cluster or
-// bad profile; Unavailable when the coordinator cannot listen or the worker
-// binary cannot start; Terminal when every worker failed past its restarts,
-// the deadline passed, or the job's verification found two workers' results
-// of a range differ (the message names the range and both workers).
+// bad profile; Unavailable when the coordinator cannot listen, the worker
+// binary cannot start or a node's log cannot be created (naming the file);
+// Terminal when every worker failed past its restarts, the deadline passed,
+// or the job's verification found two workers' results of a range differ
+// (the message names the range and both workers).
 StatusOr<LocalRunOutcome> RunLocal(const LocalRunOptions& options);
 
 // The fuzzy weights of the cluster's nodes under the profile (what RunLocal
@@ -106,6 +108,13 @@ StatusOr<fuzzy::WeightResult> ClusterWeights(const fuzzy::Profile& profile,
 // The seed-000 cluster (two Pi 4B at half a core, a Pi 3B at a tenth) that
 // `ballast run` uses without --cluster.
 StatusOr<job::ClusterSpec> DefaultCluster();
+
+// The file name of node `node`'s worker log in the run's log folder:
+// "<node>.log", or, for a name too long for that (a DNS-1123 subdomain of
+// 252 or 253 characters), its first characters and a hash of the whole
+// name (common/names.h BoundedFileName). The run's output says which file
+// holds which node.
+std::string NodeLogFileName(const std::string& node);
 
 // The path of ballast-worker beside the running program.
 std::string DefaultWorkerBinary();

@@ -13,6 +13,7 @@
 #include "cli/run_report.h"
 #include "cli/scenario_loader.h"
 #include "cli/stop_signals.h"
+#include "core/common/utf8.h"
 
 namespace ballast::cli {
 namespace {
@@ -50,7 +51,7 @@ int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
                                 {"completed", view.completed},
                                 {"result", view.result.ToJson()},
                                 {"exit_code", 128 + signal}};
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", DumpJson(out, 2));
   }
   return 128 + signal;
 }
@@ -135,7 +136,7 @@ int Run(const RunFlags& flags) {
   if (table) {
     PrintRunTable(loaded->job, *outcome);
   } else {
-    fmt::print("{}\n", RunJson(loaded->job, *outcome).dump(2));
+    fmt::print("{}\n", DumpJson(RunJson(loaded->job, *outcome), 2));
   }
   if (!flags.report.empty()) {
     if (Status written = WriteFile(flags.report, RenderRunReport(loaded->job, *outcome));

@@ -112,6 +112,15 @@ void PrintVerification(const LocalRunOutcome& outcome) {
   fmt::print("\n");
 }
 
+// Where the workers' logs are; the node of each file whose name is not
+// "<node>.log" (a name too long for a file name).
+void PrintLogs(const LocalRunOutcome& outcome) {
+  fmt::print("workers' logs in {}, <node>.log each\n", outcome.log_dir);
+  for (const NodeOutcome& n : outcome.nodes) {
+    if (n.log_file != n.name + ".log") fmt::print("  node {}: {}\n", n.name, n.log_file);
+  }
+}
+
 nlohmann::json VerificationJson(const coordinator::VerificationView& v) {
   if (v.fraction <= 0) return nullptr;
   return {{"fraction", v.fraction},         {"ranges", v.ranges},  {"sampled", v.sampled},
@@ -151,6 +160,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
       view.policy.rebalances, view.dropped_completions, DroppedCpuSeconds(view));
   PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
+  PrintLogs(outcome);
   fmt::print("result: {}\n", view.result.Summary());
 }
 
@@ -168,7 +178,8 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
                      {"leases", n.leases},
                      {"reports", n.reports},
                      {"cuts", n.cuts},
-                     {"restarts", n.restarts}});
+                     {"restarts", n.restarts},
+                     {"log", n.log_file}});
   }
   const auto& view = outcome.view;
   return {{"job", job.name},
@@ -188,6 +199,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"dropped_completions", view.dropped_completions},
           {"dropped_cpu_s", DroppedCpuSeconds(view)},
           {"speed_method", outcome.speed_method},
+          {"log_dir", outcome.log_dir},
           {"verification", VerificationJson(view.verification)},
           {"nodes", nodes}};
 }

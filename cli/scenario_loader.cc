@@ -1,5 +1,8 @@
 #include "cli/scenario_loader.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
 
 #include "cli/cli_common.h"

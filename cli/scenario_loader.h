@@ -39,6 +39,8 @@ struct LoadedJob {
 
 // Loads the job, the cluster (the built-in seed-000 cluster when
 // `cluster_path` is empty) and the job's profile (relative to the job file).
+// Returns the readers' errors, "file:line:col: ..." (a file that is not
+// UTF-8 among them: what a job says reaches the workers as JSON).
 StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path);
 
 }  // namespace ballast::cli

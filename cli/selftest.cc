@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "core/common/json_read.h"
 #include "core/common/names.h"
 #include "core/workload/json_fields.h"
 
@@ -26,8 +27,9 @@ std::string FailedCondition(const json& status) {
     if (!condition.is_object() || condition.value("type", json()) != "Failed") continue;
     const json reason = condition.value("reason", json(""));
     const json message = condition.value("message", json(""));
-    return fmt::format("{}: {}", reason.is_string() ? reason.get<std::string>() : reason.dump(),
-                       message.is_string() ? message.get<std::string>() : message.dump());
+    return fmt::format(
+        "{}: {}", reason.is_string() ? reason.get<std::string>() : json_read::Shown(reason),
+        message.is_string() ? message.get<std::string>() : json_read::Shown(message));
   }
   return "";
 }
@@ -136,9 +138,11 @@ workload::Result ExpectedPrimes(uint64_t limit) {
 
 Assessment Assess(const json& job, const workload::Result& expected) {
   const json status = job.is_object() ? job.value("status", json::object()) : json::object();
-  if (!status.is_object()) return {Verdict::kFailed, "status is not an object: " + status.dump()};
+  if (!status.is_object())
+    return {Verdict::kFailed, "status is not an object: " + json_read::Shown(status)};
   const json phase_json = status.value("phase", json(""));
-  if (!phase_json.is_string()) return {Verdict::kFailed, "status.phase: " + phase_json.dump()};
+  if (!phase_json.is_string())
+    return {Verdict::kFailed, "status.phase: " + json_read::Shown(phase_json)};
   const std::string phase = phase_json.get<std::string>();
   if (phase == "Succeeded") return CompareResult(status, expected);
   if (phase == "Failed") {

@@ -10,6 +10,7 @@
 #include "cli/gantt_svg.h"
 #include "cli/scenario_loader.h"
 #include "cli/simulate_jobs.h"
+#include "core/common/utf8.h"
 #include "core/sim/simulator.h"
 
 namespace ballast::cli {
@@ -115,7 +116,7 @@ int RunSimulate(const SimulateOptions& options) {
     results.push_back(std::move(*result));
   }
   if (options.output == "json") {
-    fmt::print("{}\n", ToJson(*loaded, results).dump(2));
+    fmt::print("{}\n", DumpJson(ToJson(*loaded, results), 2));
   } else {
     PrintTable(*loaded, results);
   }

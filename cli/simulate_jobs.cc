@@ -5,6 +5,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "core/common/utf8.h"
+
 namespace ballast::cli {
 namespace {
 
@@ -106,7 +108,7 @@ void PrintSeriesJson(const LoadedScenario& loaded, const std::vector<sim::JobSer
     }
     out["series"].push_back({{"policy", one.policy}, {"history", one.history}, {"jobs", jobs}});
   }
-  fmt::print("{}\n", out.dump(2));
+  fmt::print("{}\n", DumpJson(out, 2));
 }
 
 }  // namespace ballast::cli

@@ -21,6 +21,7 @@
 #include "cli/commands.h"
 #include "cli/fit_speeds.h"
 #include "core/common/duration.h"
+#include "core/common/utf8.h"
 #include "core/fuzzy/fit.h"
 #include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
@@ -150,7 +151,7 @@ std::string FormatJson(const fuzzy::Profile& profile, const fuzzy::WeightResult&
   nlohmann::ordered_json out;
   out["nodes"] = std::move(nodes);
   out["warnings"] = result.warnings;
-  return out.dump(2) + "\n";
+  return DumpJson(out, 2) + "\n";
 }
 
 // The table of PrintFit, one YAML comment line per node; the samples column

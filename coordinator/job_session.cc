@@ -6,6 +6,8 @@
 #include <cmath>
 #include <set>
 
+#include "core/common/names.h"
+
 namespace ballast::coordinator {
 
 using balance::Reply;
@@ -123,7 +125,8 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
                                                           double now) {
   auto found = ids_.find(report.worker);
   if (found == ids_.end()) {
-    return Status::NotFound(fmt::format("no worker '{}' in job '{}'", report.worker, config_.id));
+    return Status::NotFound(
+        fmt::format("no worker {} in job '{}'", QuoteForMessage(report.worker), config_.id));
   }
   const WorkerId id = found->second;
   Worker& worker = workers_[id];

@@ -19,6 +19,8 @@
 #include <thread>
 
 #include "coordinator/job_metrics.h"
+#include "core/common/names.h"
+#include "core/common/utf8.h"
 #include "net/http_front.h"
 
 namespace ballast::coordinator {
@@ -39,8 +41,7 @@ double SecondsSince(Clock::time_point epoch) {
 // Bytes that are not UTF-8 (a peer's, quoted in an error) are replaced, not
 // thrown about.
 void ReplyJson(const Exchange& exchange, unsigned code, const nlohmann::json& body) {
-  exchange->Reply({code, "application/json",
-                   body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
+  exchange->Reply({code, "application/json", DumpJson(body)});
 }
 
 // A route that does not exist: not counted as a refusal.
@@ -331,7 +332,8 @@ class Server::Impl {
     }
     auto entry = Find(path[2]);
     if (!entry) {
-      Refuse(exchange, 404, protocol::kReasonUnknownJob, fmt::format("no job '{}'", path[2]));
+      Refuse(exchange, 404, protocol::kReasonUnknownJob,
+             fmt::format("no job {}", QuoteForMessage(path[2])));
       return;
     }
     if (Status auth = Authorize(request, exchange, *entry); !auth.ok()) return;
@@ -412,7 +414,8 @@ class Server::Impl {
       return;
     }
     if (!entry->session->HasWorker(worker)) {
-      Refuse(request, 404, "unknown_worker", fmt::format("no worker '{}' in the job", worker));
+      Refuse(request, 404, "unknown_worker",
+             fmt::format("no worker {} in the job", QuoteForMessage(worker)));
       return;
     }
     std::lock_guard lock(entry->mutex);
@@ -546,7 +549,7 @@ class Server::Impl {
       const nlohmann::json signal = SignalJson(entry, worker);
       if (spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("signal job={} worker={} at_s={:.4f} answer={}", entry.session->config().id,
-                      worker, entry.Now(), signal.dump());
+                      worker, entry.Now(), DumpJson(signal));
       }
       ReplyJson(poll->second.exchange, 200, signal);
       entry.signal_polls.erase(poll);

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/common/utf8.h"
 #include "core/protocol/messages.h"
 
 namespace ballast::net {
@@ -328,8 +329,7 @@ void Connection::Refuse(unsigned status, const std::string& reason, const std::s
   spdlog::info("request refused reason={} message=\"{}\"", reason, message);
   http::response<http::string_body> response{static_cast<http::status>(status), version_};
   response.set(http::field::content_type, "application/json");
-  response.body() = protocol::RefusalJson(reason, message)
-                        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  response.body() = DumpJson(protocol::RefusalJson(reason, message));
   response.keep_alive(false);
   response.prepare_payload();
   SendResponse(std::move(response), /*counted=*/false);
@@ -470,7 +470,7 @@ void HttpFront::Impl::Handle(HttpRequest request, const std::shared_ptr<HttpExch
   } catch (const std::exception& e) {
     spdlog::info("request handler failed error=\"{}\"", e.what());
     exchange->Reply({500, "application/json",
-                     protocol::RefusalJson("internal", "the coordinator failed").dump()});
+                     DumpJson(protocol::RefusalJson("internal", "the coordinator failed"))});
   }
 }
 

@@ -18,6 +18,7 @@
 #include <pplx/threadpool.h>
 
 #include "ballast/version.h"
+#include "core/common/utf8.h"
 #include "worker/bundle.h"
 #include "worker/kernels/kernel.h"
 #include "worker/metrics.h"
@@ -92,11 +93,8 @@ int RunSliceCommand(const ballast::worker::SliceRequest& request, const std::str
     std::fprintf(stderr, "ballast-worker slice: %s\n", result.status().message().c_str());
     return result.status().code() == ballast::StatusCode::kInvalid ? 2 : 1;
   }
-  const std::string line = nlohmann::json{
-      {"index", request.index},
-      {"count", request.count},
-      {"result",
-       result->ToJson()}}.dump();
+  const std::string line = ballast::DumpJson(nlohmann::json{
+      {"index", request.index}, {"count", request.count}, {"result", result->ToJson()}});
   std::printf("%s\n", line.c_str());
   if (!result_file.empty()) {
     std::FILE* out = std::fopen(result_file.c_str(), "w");

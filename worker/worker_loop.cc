@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/balance/cost_model.h"
+#include "core/common/utf8.h"
 #include "core/protocol/messages.h"
 #include "core/workload/result.h"
 #include "worker/kernels/kernel.h"
@@ -342,7 +343,7 @@ class WorkerLoop::Impl {
       const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
     const auto start = Clock::now();
     auto json = Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
-                         protocol::ToJson(report).dump(), cancel);
+                         DumpJson(protocol::ToJson(report)), cancel);
     if (json.ok()) metrics_->Report();
     auto reply =
         json.ok() ? protocol::ParseReply(*json) : StatusOr<protocol::ReplyMessage>(json.status());

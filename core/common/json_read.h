@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "core/common/status.h"
+#include "core/common/utf8.h"
 
 namespace ballast::json_read {
 
@@ -48,15 +49,16 @@ inline std::string Element(std::string_view path, size_t index) {
   return fmt::format("{}[{}]", path, index);
 }
 
-// The value as JSON text, shortened to about 60 characters, for messages.
+// The value as JSON text, shortened to about 60 characters (cut between
+// characters, so it stays valid UTF-8), for messages.
 inline std::string Shown(const nlohmann::json& value) {
   // JSON has no NaN or infinity (dump writes null); a YAML file can hold them.
   if (value.is_number_float() && !std::isfinite(value.get<double>())) {
     const double number = value.get<double>();
     return std::isnan(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
   }
-  std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  std::string text = DumpJson(value);
+  if (text.size() > 60) text = std::string(Utf8Prefix(text, 57)) + "...";
   return text;
 }
 

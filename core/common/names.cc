@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace ballast {
@@ -65,6 +66,18 @@ std::string QuoteForMessage(std::string_view text) {
   out += "'";
   if (shown < text.size()) out += fmt::format("... ({} characters)", text.size());
   return out;
+}
+
+std::string BoundedFileName(std::string_view name, std::string_view suffix, size_t max_bytes) {
+  if (name.size() + suffix.size() <= max_bytes) return fmt::format("{}{}", name, suffix);
+  uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+  for (char c : name) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001b3ull;
+  }
+  const std::string tail = fmt::format("-{:016x}{}", hash, suffix);
+  const size_t kept = max_bytes > tail.size() ? max_bytes - tail.size() : 0;
+  return fmt::format("{}{}", name.substr(0, kept), tail);
 }
 
 Status CheckName(std::string_view name, NameKind kind) {

@@ -40,6 +40,20 @@ inline constexpr size_t kMaxDnsSubdomainLength = 253;
 // The caller adds where the name was written (file, line, field).
 Status CheckName(std::string_view name, NameKind kind);
 
+// The longest file name (one path component) Linux file systems take, in
+// bytes (NAME_MAX).
+inline constexpr size_t kMaxFileNameBytes = 255;
+
+// A file name for `name` that ends in `suffix` and has at most `max_bytes`
+// bytes: "<name><suffix>" when that fits (a node's "pi4b-1.log"), else the
+// first bytes of `name`, '-' and 16 hex digits of a hash of the whole name
+// (64-bit FNV-1a), then `suffix`, so that two long names with one beginning
+// still get two files. A DNS-1123 subdomain of 252 or 253 characters is such
+// a name: with ".log" it is over 255 bytes. Requires `name` without '/' or
+// NUL (CheckName) and max_bytes > suffix.size() + 17.
+std::string BoundedFileName(std::string_view name, std::string_view suffix,
+                            size_t max_bytes = kMaxFileNameBytes);
+
 // `text` quoted for a message: non-printable bytes as \xNN, and at most 80
 // characters of it followed by "... (N characters)".
 std::string QuoteForMessage(std::string_view text);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/common/json_read.h"
+#include "core/common/utf8.h"
 
 namespace ballast::config {
 namespace {
@@ -156,43 +157,6 @@ void GuardDocument(const std::string& text, const YamlLimits& limits) {
 
 std::string At(const std::string& file, const YAML::Mark& mark) {
   return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
-}
-
-// The offset of the first byte of `text` that is not part of a valid UTF-8
-// sequence (overlong forms, surrogates and code points past U+10FFFF are
-// not), or npos when the whole text is valid.
-size_t FirstInvalidUtf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x80) {
-      ++i;
-      continue;
-    }
-    int length = 0;
-    uint32_t code = 0;
-    if ((byte & 0xE0) == 0xC0) {
-      length = 2, code = byte & 0x1F;
-    } else if ((byte & 0xF0) == 0xE0) {
-      length = 3, code = byte & 0x0F;
-    } else if ((byte & 0xF8) == 0xF0) {
-      length = 4, code = byte & 0x07;
-    } else {
-      return i;
-    }
-    if (i + length > text.size()) return i;
-    for (int k = 1; k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      if ((next & 0xC0) != 0x80) return i;
-      code = (code << 6) | (next & 0x3F);
-    }
-    const uint32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
-      return i;
-    }
-    i += length;
-  }
-  return std::string_view::npos;
 }
 
 // "file:line:col" of byte `offset` of `text`.
@@ -393,8 +357,8 @@ StatusOr<Document> ParseYaml(std::string_view text, std::string file_name,
                                        text.size(), limits.max_bytes));
   }
   // YAML is Unicode text; a tree of valid UTF-8 always dumps as JSON.
-  if (const size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
-    return Status::Invalid(fmt::format("{}: not valid UTF-8 (byte 0x{:02x})",
+  if (const size_t bad = FindInvalidUtf8(text); bad != std::string_view::npos) {
+    return Status::Invalid(fmt::format("{}: byte {:#04x} is not UTF-8 (YAML is UTF-8)",
                                        AtOffset(file, text, bad),
                                        static_cast<unsigned char>(text[bad])));
   }

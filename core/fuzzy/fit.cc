@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/names.h"
+#include "core/common/utf8.h"
 #include "core/config/yaml_node.h"
 #include "core/fuzzy/model.h"
 
@@ -73,6 +74,79 @@ void SolveFree(const Matrix& x, const std::vector<double>& y, const std::vector<
   for (size_t a = 0; a < free.size(); ++a) ranks[free[a]] = solution[a + 1];
 }
 
+// The gradient of the objective (fit.h) in each rank at `ranks`, the
+// constant c at its best for them.
+std::vector<double> Gradient(const Matrix& x, const std::vector<double>& y,
+                             const std::vector<double>& prior, double ridge,
+                             const std::vector<double>& ranks) {
+  std::vector<double> predicted(y.size(), 0);
+  double c = 0;
+  for (size_t j = 0; j < y.size(); ++j) {
+    for (size_t i = 0; i < ranks.size(); ++i) predicted[j] += ranks[i] * x[j][i];
+    c += (y[j] - predicted[j]) / static_cast<double>(y.size());
+  }
+  std::vector<double> gradient(ranks.size(), 0);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    for (size_t j = 0; j < y.size(); ++j) gradient[i] += (c + predicted[j] - y[j]) * x[j][i];
+    gradient[i] += ridge * (ranks[i] - prior[i]);
+  }
+  return gradient;
+}
+
+// The ranks >= `floor` that minimise the objective (fit.h): the active-set
+// method of Lawson and Hanson for bounded least squares. From every rank
+// held at the floor, the rank whose gradient says the objective falls most
+// as it rises is freed; the free ranks move toward their solve (SolveFree),
+// and one that would cross the floor on the way is held there. The
+// objective is a strictly convex quadratic (the ridge), so this ends at its
+// one minimum: unlike holding each rank that once fell below the floor for
+// good, a rank is freed again when the others' bounds make it useful.
+std::vector<double> FitAboveFloor(const Matrix& x, const std::vector<double>& y,
+                                  const std::vector<double>& prior, double ridge, double floor) {
+  const size_t k = prior.size();
+  std::vector<double> ranks(k, floor);
+  std::vector<bool> held(k, true);
+  for (size_t round = 0; round < 4 * k + 4; ++round) {
+    // Move the free ranks toward their solve; hold those that reach the floor.
+    for (size_t step = 0; step <= k; ++step) {
+      std::vector<double> target = ranks;
+      SolveFree(x, y, prior, ridge, held, target);
+      double t = 1;
+      size_t blocking = k;
+      for (size_t i = 0; i < k; ++i) {
+        if (held[i] || target[i] >= floor) continue;
+        const double reach = (ranks[i] - floor) / (ranks[i] - target[i]);
+        if (reach < t) {
+          t = reach;
+          blocking = i;
+        }
+      }
+      if (blocking == k) {
+        ranks = std::move(target);
+        break;
+      }
+      for (size_t i = 0; i < k; ++i) {
+        if (!held[i]) ranks[i] = std::max(floor, ranks[i] + t * (target[i] - ranks[i]));
+      }
+      ranks[blocking] = floor;
+      held[blocking] = true;
+    }
+    // Free the held rank the objective most wants higher, if any.
+    const std::vector<double> gradient = Gradient(x, y, prior, ridge, ranks);
+    size_t freed = k;
+    double steepest = -1e-12;
+    for (size_t i = 0; i < k; ++i) {
+      if (held[i] && gradient[i] < steepest) {
+        steepest = gradient[i];
+        freed = i;
+      }
+    }
+    if (freed == k) break;
+    held[freed] = false;
+  }
+  return ranks;
+}
+
 // Four significant digits: a rank a reader can compare.
 double Rounded(double rank) {
   if (!(rank > 0)) return rank;
@@ -114,8 +188,21 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
     const bool known = std::any_of(nodes.begin(), nodes.end(),
                                    [&](const NodeFacts& facts) { return facts.name == node; });
     if (!known) return Status::Invalid(fmt::format("speed of node {}: no such node", node));
-    if (!std::isfinite(speed) || speed <= 0) {
-      return Status::Invalid(fmt::format("speed of node {}: expected a number > 0", node));
+    if (!(speed >= kMinSpeed && speed <= kMaxSpeed)) {
+      return Status::Invalid(
+          fmt::format("speed of node {}: expected a number in [{:g}, {:g}], got {:g}", node,
+                      kMinSpeed, kMaxSpeed, speed));
+    }
+  }
+  if (!speeds.empty()) {
+    const auto [slow, fast] =
+        std::minmax_element(speeds.begin(), speeds.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (fast->second > kMaxSpeedRatio * slow->second) {
+      return Status::Invalid(fmt::format(
+          "speed of node {} is {:.3g} times that of node {}: expected the fastest node at most "
+          "{:g} times the slowest (no profile weighs a node more than that; docs/fuzzy-weights.md)",
+          fast->first, fast->second / slow->second, slow->first, kMaxSpeedRatio));
     }
   }
   std::vector<size_t> fitted;  // indices into nodes
@@ -139,17 +226,20 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
   for (const Criterion& c : profile.criteria) prior.push_back(c.rank);
   const double ridge = options.ridge > 0 ? options.ridge : 1e-9;
   const double min_rank = std::clamp(options.min_rank, 1e-9, kMaxRank);
-  std::vector<double> ranks = prior;
-  std::vector<bool> fixed(ranks.size(), false);
-  for (size_t round = 0; round <= ranks.size(); ++round) {
-    SolveFree(x, y, prior, ridge, fixed, ranks);
-    bool clamped = false;
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      if (fixed[i] || (ranks[i] >= min_rank && ranks[i] <= kMaxRank)) continue;
-      ranks[i] = std::isfinite(ranks[i]) && ranks[i] > kMaxRank ? kMaxRank : min_rank;
-      fixed[i] = clamped = true;
-    }
-    if (!clamped) break;
+  std::vector<double> ranks = FitAboveFloor(x, y, prior, ridge, min_rank);
+  // The upper bound, by scaling. Holding a rank at kMaxRank while the others
+  // are solved again changes the ranks' proportions, and a slower node can
+  // then weigh more than a faster one. Scaling the ranks above the floor by
+  // one factor until the largest is kMaxRank keeps their proportions: every
+  // node's log score over the floor's share is scaled alike, and the order of
+  // the nodes is the fit's.
+  const double largest = *std::max_element(ranks.begin(), ranks.end());
+  if (!std::isfinite(largest)) {
+    return Status::Invalid("the fit of the ranks gave no finite ranks for these speeds");
+  }
+  if (largest > kMaxRank) {
+    const double scale = (kMaxRank - min_rank) / (largest - min_rank);
+    for (double& rank : ranks) rank = std::min(kMaxRank, min_rank + (rank - min_rank) * scale);
   }
   FitResult result;
   result.profile = profile;
@@ -173,6 +263,41 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
 
 namespace {
 
+constexpr const char* kSpeedExpected =
+    "a speed in [1e-300, 1e300] (a finite number > 0, not subnormal)";
+
+// Whether `speed` is in [kMinSpeed, kMaxSpeed] (NaN is not).
+bool IsSpeed(double speed) { return speed >= kMinSpeed && speed <= kMaxSpeed; }
+
+// Ok when the fastest of `speeds` (node name -> its value in the file, each
+// a speed by IsSpeed) is at most kMaxSpeedRatio times the slowest; else
+// Invalid at the fastest's line, naming the slowest's.
+Status CheckSpeedRatio(const std::vector<std::pair<std::string, config::YamlNode>>& speeds) {
+  const config::YamlNode* slow = nullptr;
+  const config::YamlNode* fast = nullptr;
+  double low = 0;
+  double high = 0;
+  std::string slow_node;
+  for (const auto& [node, value] : speeds) {
+    const double speed = *value.AsDouble();
+    if (slow == nullptr || speed < low) {
+      slow = &value;
+      low = speed;
+      slow_node = node;
+    }
+    if (fast == nullptr || speed > high) {
+      fast = &value;
+      high = speed;
+    }
+  }
+  if (fast == nullptr || high <= kMaxSpeedRatio * low) return Status::Ok();
+  return fast->Fail(fmt::format(
+      "speed {:g} is {:.3g} times the speed {:g} of node {} (line {}): expected the fastest node "
+      "at most {:g} times the slowest (no profile weighs a node more than that; "
+      "docs/fuzzy-weights.md)",
+      high, high / low, low, slow_node, slow->line(), kMaxSpeedRatio));
+}
+
 // Whether `root` is a WeightedJob or a list of objects (`kubectl get
 // weightedjobs -o yaml` prints a List) rather than a map of speeds.
 bool IsJobDocument(const config::YamlNode& root) {
@@ -184,6 +309,7 @@ bool IsJobDocument(const config::YamlNode& root) {
 // One job's measured speeds (status.nodes[].measuredSpeed), or none.
 StatusOr<std::map<std::string, double>> JobSpeeds(const config::YamlNode& job) {
   std::map<std::string, double> speeds;
+  std::vector<std::pair<std::string, config::YamlNode>> measured;  // for the ratio's lines
   auto status = job.Get("status");
   auto nodes = status ? status->Get("nodes") : std::nullopt;
   if (!nodes || !nodes->IsSequence()) return speeds;
@@ -193,9 +319,11 @@ StatusOr<std::map<std::string, double>> JobSpeeds(const config::YamlNode& job) {
     BALLAST_ASSIGN_OR_RETURN(config::YamlNode name_node, node.Require("name"));
     BALLAST_ASSIGN_OR_RETURN(std::string name, name_node.AsString());
     BALLAST_ASSIGN_OR_RETURN(double value, speed->AsDouble());
-    if (!(value > 0) || value > 1e300) return speed->Error("a speed in (0, 1e300]");
+    if (!IsSpeed(value)) return speed->Error(kSpeedExpected);
     speeds[name] = value;
+    measured.emplace_back(name, *speed);
   }
+  BALLAST_RETURN_IF_ERROR(CheckSpeedRatio(measured));
   return speeds;
 }
 
@@ -242,6 +370,17 @@ StatusOr<std::map<std::string, double>> SpeedsFromJobs(const config::YamlNode& r
   }
   std::map<std::string, double> speeds;
   for (const auto& [node, value] : x) speeds[node] = std::exp(value);
+  // Each job's speeds are within the ratio; jobs that share only some nodes
+  // can still chain past it.
+  const auto [slow, fast] =
+      std::minmax_element(speeds.begin(), speeds.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (fast->second > kMaxSpeedRatio * slow->second) {
+    return root.Fail(fmt::format(
+        "the jobs' speeds put node {} at {:.3g} times node {}: expected the fastest node at most "
+        "{:g} times the slowest (no profile weighs a node more than that; docs/fuzzy-weights.md)",
+        fast->first, fast->second / slow->second, slow->first, kMaxSpeedRatio));
+  }
   return speeds;
 }
 
@@ -269,17 +408,18 @@ StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
       return value.Fail(checked.message());
     }
     auto speed = value.AsDouble();
-    if (!speed.ok() || !(*speed > 0) || *speed > 1e300) return value.Error("a speed in (0, 1e300]");
+    if (!speed.ok() || !IsSpeed(*speed)) return value.Error(kSpeedExpected);
     if (!speeds.emplace(node, *speed).second) {
       return value.Fail(fmt::format("node {} listed twice", node));
     }
   }
+  BALLAST_RETURN_IF_ERROR(CheckSpeedRatio(entries));
   return speeds;
 }
 
 namespace {
 
-std::string Quoted(const std::string& text) { return nlohmann::json(text).dump(); }
+std::string Quoted(const std::string& text) { return DumpJson(nlohmann::json(text)); }
 
 std::string LevelYaml(const Level& level) {
   return level.term.empty() ? fmt::format("{}", level.value) : Quoted(level.term);

@@ -10,9 +10,15 @@
 // (least squares on the log score, ridge toward the profile's own ranks
 // alpha0, so that a criterion on which the nodes do not differ keeps its
 // rank and a few nodes cannot swing many ranks), with every rank kept within
-// [min_rank, kMaxRank] (an active set: a rank that leaves the range is held
-// at its bound and the rest solved again). Memberships are the model's over
-// all the given nodes; the fit uses the nodes that have a speed.
+// [min_rank, kMaxRank]. The lower bound is the bounded least squares' own
+// (Lawson and Hanson's active set: a rank is held at min_rank while the
+// objective wants it lower, and freed again once it no longer does); when
+// ranks then come out above kMaxRank, they are scaled down together until
+// the largest is kMaxRank, not clamped one by one, so the bound never changes
+// the order of the nodes (holding one rank at its bound for good while
+// solving the others again did: it could give the slowest node the highest
+// weight). Memberships are the model's over all the given nodes; the fit
+// uses the nodes that have a speed.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -54,10 +60,27 @@ struct FitResult {
   double rms_after = 0;
 };
 
+// What a measured speed may be. Speeds are ratios (any scale: items per
+// second, a job's cost units), so only their ratios matter, and a ratio is
+// physical only within bounds:
+//  - each speed is a number in [kMinSpeed, kMaxSpeed]: finite, > 0 and not
+//    subnormal (4.9e-324 is no speed: its logarithm and its share of a sum
+//    are not computable, and the fit printed "rms error: inf%");
+//  - the fastest node is at most kMaxSpeedRatio = 10^6 times the slowest:
+//    the model never weighs a node more than kMaxRelativeWeight (10^6) times
+//    the lightest, so a larger ratio (1e300 beside values near 1) is one no
+//    profile can give, and it would rule the least squares alone. Real
+//    clusters are far inside it: seed 000's Pi 4B and Pi 3B differ by about 5.
+inline constexpr double kMinSpeed = 1e-300;
+inline constexpr double kMaxSpeed = 1e300;
+inline constexpr double kMaxSpeedRatio = 1e6;
+
 // Fits the ranks of `profile` to `speeds` (node name -> measured speed, any
 // scale). Returns Invalid when fewer than two of `nodes` have a speed, a
-// speed is not a finite number > 0, a speed names a node not in `nodes`, or
-// ComputeWeights refuses the profile or nodes.
+// speed is not in [kMinSpeed, kMaxSpeed], the fastest is more than
+// kMaxSpeedRatio times the slowest (naming both nodes), a speed names a node
+// not in `nodes`, or ComputeWeights refuses the profile or nodes.
+
 StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<NodeFacts>& nodes,
                                     const std::map<std::string, double>& speeds,
                                     const FitOptions& options = {});
@@ -74,8 +97,11 @@ inline constexpr size_t kMaxSpeedNodes = 10000;
 // scale by least squares on log speed = job's constant + node's speed, keeping
 // the ratios each job measured. Returns Invalid naming
 // the file and line of a name that is not a DNS-1123 subdomain, a speed that
-// is not a number in (0, 1e300], a duplicate node, an empty map or more than
-// kMaxSpeedNodes nodes, or jobs none of which has a measured speed.
+// is not a number in [kMinSpeed, kMaxSpeed], a speed more than kMaxSpeedRatio
+// times the slowest (the line of each, in one map or one job), a duplicate
+// node, an empty map or more than kMaxSpeedNodes nodes, or jobs none of
+// which has a measured speed (or whose speeds together span more than
+// kMaxSpeedRatio).
 StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
                                                     const std::string& file_name);
 

@@ -9,6 +9,7 @@
 #include "core/common/bounded_json.h"
 #include "core/common/json_read.h"
 #include "core/common/names.h"
+#include "core/common/utf8.h"
 
 namespace ballast::fuzzy {
 namespace {
@@ -112,7 +113,7 @@ std::string FormatHistoryFile(const HistoryFile& file) {
   nlohmann::ordered_json out;
   out["version"] = 1;
   out["workloads"] = std::move(workloads);
-  return out.dump(2) + "\n";
+  return DumpJson(out, 2) + "\n";
 }
 
 std::vector<NodeHistory> HistoryAt(const std::vector<HistoryRecord>& records, int64_t now) {

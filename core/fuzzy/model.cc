@@ -8,6 +8,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/common/names.h"
+
 namespace ballast::fuzzy {
 namespace {
 
@@ -44,14 +46,15 @@ Reading ReadCriterion(const Criterion& criterion, const NodeFacts& node) {
   if (criterion.type == CriterionType::kNumeric) {
     if (auto number = ParseBounded(text)) return {*number, false, ""};
     return {criterion.default_level.value, true,
-            fmt::format("{}: malformed value '{}' (expected a number in [{:g}, {:g}]), using "
+            fmt::format("{}: malformed value {} (expected a number in [{:g}, {:g}]), using "
                         "default {}",
-                        prefix, text, kMinNumber, kMaxNumber, fallback)};
+                        prefix, QuoteForMessage(text), kMinNumber, kMaxNumber, fallback)};
   }
   const auto term = criterion.terms.find(text);
   if (term != criterion.terms.end()) return {term->second.value, false, ""};
   return {criterion.default_level.value, true,
-          fmt::format("{}: unknown value '{}', using default {}", prefix, text, fallback)};
+          fmt::format("{}: unknown value {}, using default {}", prefix, QuoteForMessage(text),
+                      fallback)};
 }
 
 Status CheckNumber(const std::string& what, double value) {

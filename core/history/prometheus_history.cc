@@ -147,7 +147,7 @@ StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view bo
   const json status = root.value("status", json());
   if (status == "error") {
     return Status::Unavailable(fmt::format("Prometheus refused the query: {}: {}",
-                                           root.value("errorType", json("?")).dump(),
+                                           jr::Shown(root.value("errorType", json("?"))),
                                            jr::Shown(root.value("error", json("?")))));
   }
   if (status != "success") return jr::Expected("status", "\"success\"", status);

@@ -9,6 +9,7 @@
 
 #include "core/common/bounded_json.h"
 #include "core/common/json_read.h"
+#include "core/common/utf8.h"
 
 namespace ballast::history {
 
@@ -147,7 +148,7 @@ std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std
 
 std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
   SpeedStore kept = store;
-  std::string text = ToJson(kept).dump();
+  std::string text = DumpJson(ToJson(kept));
   while (text.size() > limits.max_bytes && !kept.nodes.empty()) {
     // Drop a few stale entries at a time: one dump per round.
     const size_t rounds = std::max<size_t>(1, (text.size() - limits.max_bytes) / 64);
@@ -156,7 +157,7 @@ std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
       kept.nodes[node].erase(kind);
       if (kept.nodes[node].empty()) kept.nodes.erase(node);
     }
-    text = ToJson(kept).dump();
+    text = DumpJson(ToJson(kept));
   }
   return text;
 }

@@ -7,9 +7,19 @@
 #include <string_view>
 
 #include "core/common/names.h"
+#include "core/common/utf8.h"
 
 namespace ballast::probe {
 namespace {
+
+// The longest text a fact keeps, in bytes.
+constexpr size_t kMaxFactBytes = 256;
+
+// Text read from the tree as a fact keeps it: at most kMaxFactBytes, cut
+// between characters, every byte that is not UTF-8 (a Latin-1 model name)
+// replaced by U+FFFD (common/utf8.h), so that the JSON, the labels and the
+// Events made of it are valid whatever the files hold.
+std::string Shown(std::string_view text) { return ToValidUtf8(Utf8Prefix(text, kMaxFactBytes)); }
 
 // Reads facts out of a snapshot, collecting warnings.
 class Deriver {
@@ -32,10 +42,14 @@ class Deriver {
  private:
   enum class Missing { kSilent, kWarn };
 
-  void Warn(std::string fact, std::string file, std::string what, std::string_view fallback) {
-    std::string message = file.empty() ? what : fmt::format("{}: {}", file, what);
+  // Adds a warning. The file's path (a directory entry of the tree) and
+  // what was wrong (an error that names a path) are made valid UTF-8.
+  void Warn(std::string fact, const std::string& file, std::string_view what,
+            std::string_view fallback) {
+    const std::string shown_file = ToValidUtf8(file);
+    std::string message = ToValidUtf8(file.empty() ? what : fmt::format("{}: {}", file, what));
     message += fmt::format("; {}: {}", fact, fallback);
-    result_.warnings.push_back({std::move(fact), std::move(file), std::move(message)});
+    result_.warnings.push_back({std::move(fact), shown_file, std::move(message)});
   }
 
   // The content of `path` when it was read whole (or, with `partial`, its
@@ -101,7 +115,7 @@ void Deriver::Board() {
   if (auto text = Text(kModel, "board", "unknown", Missing::kSilent)) {
     auto model = ParseDeviceTreeString(*text);
     if (model.ok()) {
-      facts_.board_model = model->substr(0, 256);
+      facts_.board_model = Shown(*model);
       facts_.raspberry_pi = facts_.board_model.starts_with("Raspberry Pi");
     } else {
       Warn("board", kModel, model.status().message(), "unknown");
@@ -114,7 +128,7 @@ void Deriver::Cpu() {
   if (auto text = Text(kCpuinfo, "cpu-model", "unknown, label not set", Missing::kWarn, true)) {
     auto info = ParseCpuInfo(*text);
     if (info.ok()) {
-      facts_.cpu_model = info->model;
+      facts_.cpu_model = Shown(info->model);
       facts_.cpu_cores = info->processors;
       cpuinfo_revision_ = info->revision;
     } else {
@@ -229,7 +243,7 @@ void Deriver::Os() {
     if (values.ok()) {
       const auto get = [&](const char* key) {
         const auto it = values->find(key);
-        return it == values->end() ? std::string() : it->second.substr(0, 256);
+        return it == values->end() ? std::string() : Shown(it->second);
       };
       facts_.os_id = get("ID");
       facts_.os_version_id = get("VERSION_ID");
@@ -324,7 +338,7 @@ void Deriver::Disk() {
     return;
   }
   const std::string dir = "sys/block/" + disk;
-  facts_.boot_disk = disk;
+  facts_.boot_disk = Shown(disk);
   if (auto text = Text(dir + "/size", "sd-gb", "unknown, label not set", Missing::kWarn)) {
     auto sectors = ParseUnsigned(*text);
     if (sectors.ok() && *sectors > 0 && *sectors < (uint64_t{1} << 50)) {
@@ -392,7 +406,7 @@ void Deriver::Throttling() {
       auto bits = ParseThrottled(*text);
       if (bits.ok()) {
         facts_.throttled = *bits;
-        facts_.throttled_file = it->first;
+        facts_.throttled_file = Shown(it->first);
       } else {
         Warn("throttled", it->first, bits.status().message(), kUnknown);
       }

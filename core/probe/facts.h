@@ -9,6 +9,12 @@
 // "": unknown) and adds a Warning naming the fact and the file; every other
 // fact is still derived.
 //
+// Every string of the facts and of the warnings is valid UTF-8 whatever the
+// files hold: text read from them (a model name, PRETTY_NAME, a path of the
+// tree) is cut to 256 bytes between characters and each byte that is not
+// UTF-8 is replaced by U+FFFD (common/utf8.h), so a Latin-1
+// "ACME board \xe9" is kept as "ACME board \uFFFD".
+//
 // Thread-safety: plain values and pure functions; safe from any thread.
 #pragma once
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/common/names.h"
+
 namespace ballast::probe {
 namespace {
 
@@ -42,9 +44,11 @@ class Labeller {
     if (text.empty()) return Leave(name, unknown_reason);
     bool cut = false;
     std::string value = ToLabelValue(text, &cut);
-    if (value.empty()) return Leave(name, fmt::format("no letter or digit in '{}'", text));
+    if (value.empty()) {
+      return Leave(name, fmt::format("no letter or digit in {}", QuoteForMessage(text)));
+    }
     if (cut) {
-      Note(name, fmt::format("'{}' is longer than a label value; cut to '{}'", text.substr(0, 200),
+      Note(name, fmt::format("{} is longer than a label value; cut to '{}'", QuoteForMessage(text),
                              value));
     }
     result_.labels[Key(name)] = std::move(value);

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/common/bounded_json.h"
+#include "core/common/utf8.h"
 
 namespace ballast::kube {
 
@@ -81,7 +82,7 @@ bool Cancellation::WaitFor(std::chrono::milliseconds duration) const {
 
 Status StatusFromApiStatus(const nlohmann::json& status, const std::string& what) {
   const int code = status.is_object() ? status.value("code", 0) : 0;
-  return StatusFromHttp(code, status.is_object() ? status.dump() : "", what);
+  return StatusFromHttp(code, status.is_object() ? DumpJson(status) : "", what);
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <boost/asio/ssl.hpp>
 
 #include "core/common/bounded_json.h"
+#include "core/common/utf8.h"
 #include "net/kube/line_splitter.h"
 
 namespace ballast::kube {
@@ -315,18 +316,18 @@ StatusOr<ObjectList> HttpKubeClient::List(const ResourceRef& ref, const ListOpti
 
 StatusOr<nlohmann::json> HttpKubeClient::Create(const ResourceRef& ref,
                                                 const nlohmann::json& object) {
-  return impl_->SendJson({kCreate, methods::POST, ref.Named("").Path(), object.dump()});
+  return impl_->SendJson({kCreate, methods::POST, ref.Named("").Path(), DumpJson(object)});
 }
 
 StatusOr<nlohmann::json> HttpKubeClient::Update(const ResourceRef& ref,
                                                 const nlohmann::json& object) {
-  return impl_->SendJson({kUpdate, methods::PUT, ref.Path(), object.dump()});
+  return impl_->SendJson({kUpdate, methods::PUT, ref.Path(), DumpJson(object)});
 }
 
 StatusOr<nlohmann::json> HttpKubeClient::MergePatch(const ResourceRef& ref,
                                                     const nlohmann::json& patch) {
   return impl_->SendJson(
-      {kPatch, methods::PATCH, ref.Path(), patch.dump(), "application/merge-patch+json"});
+      {kPatch, methods::PATCH, ref.Path(), DumpJson(patch), "application/merge-patch+json"});
 }
 
 StatusOr<nlohmann::json> HttpKubeClient::Apply(const ResourceRef& ref, const nlohmann::json& object,
@@ -335,12 +336,12 @@ StatusOr<nlohmann::json> HttpKubeClient::Apply(const ResourceRef& ref, const nlo
                                                {"force", options.force ? "true" : ""}});
   // JSON is YAML: the apply content type takes either.
   return impl_->SendJson(
-      {kPatch, methods::PATCH, path, object.dump(), "application/apply-patch+yaml"});
+      {kPatch, methods::PATCH, path, DumpJson(object), "application/apply-patch+yaml"});
 }
 
 StatusOr<nlohmann::json> HttpKubeClient::PatchStatus(const ResourceRef& ref,
                                                      const nlohmann::json& patch) {
-  return impl_->SendJson({kPatch, methods::PATCH, ref.Path() + "/status", patch.dump(),
+  return impl_->SendJson({kPatch, methods::PATCH, ref.Path() + "/status", DumpJson(patch),
                           "application/merge-patch+json"});
 }
 
@@ -353,7 +354,7 @@ Status HttpKubeClient::Delete(const ResourceRef& ref, const DeleteOptions& optio
   if (!options.precondition_resource_version.empty()) {
     body["preconditions"]["resourceVersion"] = options.precondition_resource_version;
   }
-  return impl_->Send({kDelete, methods::DEL, ref.Path(), body.dump()}).status();
+  return impl_->Send({kDelete, methods::DEL, ref.Path(), DumpJson(body)}).status();
 }
 
 Status HttpKubeClient::Watch(const ResourceRef& ref, const WatchOptions& options,

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "core/common/json_read.h"
+#include "core/common/names.h"
 #include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_status.h"
@@ -200,16 +201,17 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   const std::string& name = pass.spec().job.profile;
   if (!pass.in.profile) {
     Fail(pass, Reason::kProfileNotFound,
-         fmt::format("WeightProfile '{}' does not exist (spec.profile); `kubectl get "
+         fmt::format("WeightProfile {} does not exist (spec.profile); `kubectl get "
                      "weightprofiles` lists those that do, and crds/profiles/ holds the shipped "
                      "ones",
-                     name));
+                     QuoteForMessage(name)));
     return std::nullopt;
   }
   auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
   if (!profile.ok()) {
     Fail(pass, Reason::kInvalidProfile,
-         fmt::format("WeightProfile '{}' is invalid: {}", name, profile.status().message()));
+         fmt::format("WeightProfile {} is invalid: {}", QuoteForMessage(name),
+                     profile.status().message()));
     return std::nullopt;
   }
   return std::move(*profile);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/common/json_read.h"
+#include "core/common/names.h"
+
 namespace ballast::controller {
 
 using nlohmann::json;
@@ -33,18 +36,29 @@ bool Tolerates(const json& tolerations, const json& taint) {
   return false;
 }
 
+namespace {
+
+// A label's value as text (the API server holds strings; anything else as
+// JSON, never thrown about).
+std::string LabelText(const json& value) {
+  return value.is_string() ? value.get<std::string>() : json_read::Shown(value);
+}
+
+}  // namespace
+
 std::string Ineligibility(const json& node, const json& node_selector, const json& tolerations) {
   const std::string name = node["metadata"].value("name", "");
   const json labels = node["metadata"].value("labels", json::object());
   if (node_selector.is_object()) {
     for (const auto& [key, wanted] : node_selector.items()) {
       if (!labels.contains(key)) {
-        return fmt::format("node {}: no label {} (the job selects '{}')", name, key,
-                           wanted.get<std::string>());
+        return fmt::format("node {}: no label {} (the job selects {})", name, key,
+                           QuoteForMessage(LabelText(wanted)));
       }
       if (labels[key] != wanted) {
-        return fmt::format("node {}: label {} is '{}', the job selects '{}'", name, key,
-                           labels[key].get<std::string>(), wanted.get<std::string>());
+        return fmt::format("node {}: label {} is {}, the job selects {}", name, key,
+                           QuoteForMessage(LabelText(labels[key])),
+                           QuoteForMessage(LabelText(wanted)));
       }
     }
   }

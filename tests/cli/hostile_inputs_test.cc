@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
@@ -116,6 +117,101 @@ TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeR
             std::string::npos)
       << out;
   EXPECT_FALSE(fs::exists(dir / "x.log"));
+  fs::remove_all(dir);
+}
+
+// Regression: a 10 MiB label value gave a 10 MiB warning on stderr (and in
+// `-o json`). The value is quoted cut, with its length.
+TEST(HostileInputsTest, TenMebibyteLabelGivesAWarningOfAFewHundredBytes) {
+  const fs::path dir = TestDir();
+  const std::string huge = std::string(10 << 20, '9') + "x";
+  Write(dir / "nodes.yaml",
+        "nodes:\n  - {name: a, labels: {ballast.io/cpu-model: cortex-a72, ballast.io/sd-gb: \"" +
+            huge + "\"}}\n  - {name: b, labels: {ballast.io/cpu-model: cortex-a53}}\n");
+  const auto [code, out] = Ballast("weights --nodes " + (dir / "nodes.yaml").string());
+  EXPECT_EQ(code, 0) << out.substr(0, 2000);
+  EXPECT_LT(out.size(), 4096u) << out.substr(0, 2000);
+  EXPECT_NE(out.find("malformed value '" + std::string(80, '9') + "'... (10485761 characters)"),
+            std::string::npos)
+      << out.substr(0, 2000);
+  const auto [json_code, json_out] =
+      testing::RunShellCommand(std::string(BALLAST_BINARY) + " weights -o json --nodes " +
+                               (dir / "nodes.yaml").string() + " 2>/dev/null");
+  EXPECT_EQ(json_code, 0);
+  EXPECT_LT(json_out.size(), 8192u);
+  EXPECT_NO_THROW((void)nlohmann::json::parse(json_out)) << json_out.substr(0, 2000);
+  fs::remove_all(dir);
+}
+
+// Regression: a node name of 252 or 253 characters is a valid DNS-1123
+// subdomain, but "<node>.log" is over the 255-byte limit of a file name: the
+// log was never created, the worker's lines landed on `ballast run`'s stdout
+// and `-o json` no longer parsed (exit 0, no warning). The log gets a bounded
+// name, which the output names.
+TEST(HostileInputsTest, NodeNameOf253CharactersGetsABoundedLogAndJsonStillParses) {
+  const fs::path dir = TestDir();
+  const std::string node = std::string(63, 'a') + "." + std::string(63, 'b') + "." +
+                           std::string(63, 'c') + "." + std::string(61, 'd');
+  ASSERT_EQ(node.size(), 253u);
+  Write(dir / "job.yaml", "workload: {primes: {limit: 20000}}\n");
+  Write(dir / "cluster.yaml",
+        "nodes:\n  - {name: " + node + ", speed: 1}\n  - {name: short, speed: 1}\n");
+  const fs::path logs = dir / "logs";
+  const auto [code, out] = testing::RunShellCommand(
+      "timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+      " --cluster " + (dir / "cluster.yaml").string() + " --logs " + logs.string() +
+      " -o json 2>/dev/null");
+  ASSERT_EQ(code, 0) << out;
+  nlohmann::json json;
+  ASSERT_NO_THROW(json = nlohmann::json::parse(out)) << out;
+  EXPECT_EQ(json["log_dir"], logs.string());
+  ASSERT_EQ(json["nodes"].size(), 2u);
+  EXPECT_EQ(json["nodes"][0]["name"], node);
+  const std::string log = json["nodes"][0]["log"];
+  EXPECT_LE(log.size(), 255u);
+  EXPECT_TRUE(log.ends_with(".log")) << log;
+  EXPECT_TRUE(log.starts_with(std::string(63, 'a') + ".")) << log;
+  EXPECT_TRUE(fs::exists(logs / log)) << log;
+  EXPECT_GT(fs::file_size(logs / log), 0u) << "the worker's lines belong in its log";
+  EXPECT_EQ(json["nodes"][1]["log"], "short.log");
+  EXPECT_TRUE(fs::exists(logs / "short.log"));
+
+  // The table names the file of the long name.
+  const auto [table_code, table] =
+      Ballast("run " + (dir / "job.yaml").string() + " --cluster " +
+              (dir / "cluster.yaml").string() + " --logs " + logs.string());
+  EXPECT_EQ(table_code, 0) << table;
+  EXPECT_NE(table.find("  node " + node + ": " + log + "\n"), std::string::npos) << table;
+  fs::remove_all(dir);
+}
+
+// A log that cannot be created stops the run with its path, before any
+// worker starts, instead of letting the worker print on the run's stdout.
+TEST(HostileInputsTest, LogThatCannotBeCreatedFailsTheRunNamingIt) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  fs::create_directories(dir / "logs" / "a.log");  // a directory where the log goes
+  const auto [code, out] =
+      Ballast("run " + (dir / "job.yaml").string() + " --cluster " +
+              (dir / "cluster.yaml").string() + " --logs " + (dir / "logs").string() + " -o json");
+  EXPECT_NE(code, 0) << out;
+  EXPECT_NE(out.find("cannot create the log of node a: " + (dir / "logs" / "a.log").string()),
+            std::string::npos)
+      << out;
+  fs::remove_all(dir);
+}
+
+// Found by the job fuzz target's check of its output: an exec command with
+// a Latin-1 byte parsed, and reached the workers with U+FFFD in its place.
+// A job file that is not UTF-8 is refused with the line and column.
+TEST(HostileInputsTest, JobFileThatIsNotUtf8IsRefusedWithTheLine) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml",
+        "workload:\n  items: 10\n  exec:\n    command: [sh, -c, \"echo caf\xe9\"]\n");
+  const auto [code, out] = Ballast("run " + (dir / "job.yaml").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("job.yaml:4:32: byte 0xe9 is not UTF-8"), std::string::npos) << out;
   fs::remove_all(dir);
 }
 

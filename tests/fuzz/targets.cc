@@ -1,12 +1,17 @@
 #include "tests/fuzz/targets.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <map>
 #include <string>
 
 #include "core/common/bounded_json.h"
+#include "core/common/utf8.h"
 #include "core/config/document.h"
 #include "core/fuzzy/fit.h"
 #include "core/fuzzy/history_file.h"
+#include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
 #include "core/fuzzy/profile_json.h"
 #include "core/history/prometheus_history.h"
@@ -14,12 +19,14 @@
 #include "core/job/job_json.h"
 #include "core/job/job_spec.h"
 #include "core/probe/facts.h"
+#include "core/probe/facts_json.h"
 #include "core/probe/labels.h"
 #include "core/probe/node_marks.h"
 #include "core/probe/parse.h"
 #include "core/protocol/messages.h"
 #include "core/sim/scenario.h"
 #include "core/workload/result.h"
+#include "core/workload/workload.h"
 
 namespace ballast::fuzz {
 namespace {
@@ -27,9 +34,50 @@ namespace {
 // A broken promise of a reader: stop the program so the fuzzer reports the input.
 [[noreturn]] void Violated() { std::abort(); }
 
+// `json` as text the strict way (type_error.316 on a string that is not
+// UTF-8), which must parse back to an equal value.
+template <typename Json>
+void CheckJsonOutput(const Json& json) {
+  std::string text;
+  try {
+    text = json.dump();
+  } catch (const nlohmann::json::exception&) {
+    Violated();
+  }
+  const Json back = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (back.is_discarded() || back != json) Violated();
+}
+
 template <typename Message>
 void Reserialise(const StatusOr<Message>& message) {
-  if (message.ok()) (void)protocol::ToJson(*message).dump();
+  if (message.ok()) CheckJsonOutput(protocol::ToJson(*message));
+}
+
+// A message that quotes what it read is bounded however long the input
+// (common/names.h QuoteForMessage), and is UTF-8.
+constexpr size_t kMaxMessageBytes = 2048;
+void CheckMessage(const std::string& message) {
+  if (message.size() > kMaxMessageBytes || !IsValidUtf8(message)) Violated();
+}
+
+// A speeds map as ParseSpeeds promises it: physical speed ratios (fit.h).
+void CheckSpeeds(const std::map<std::string, double>& speeds) {
+  if (speeds.empty()) Violated();
+  double low = 0;
+  double high = 0;
+  for (const auto& [node, speed] : speeds) {
+    if (!std::isnormal(speed) || speed <= 0) Violated();
+    low = low == 0 ? speed : std::min(low, speed);
+    high = std::max(high, speed);
+  }
+  if (high / low > fuzzy::kMaxSpeedRatio * (1 + 1e-9)) Violated();
+}
+
+// A profile that reads must format (`weights --fit` prints one) to a
+// document that reads back.
+void CheckProfileOutput(const StatusOr<fuzzy::Profile>& profile) {
+  if (!profile.ok()) return;
+  if (!fuzzy::ParseProfile(fuzzy::FormatProfileYaml(*profile), "formatted.yaml").ok()) Violated();
 }
 
 }  // namespace
@@ -62,8 +110,13 @@ void Bounded(const StatusOr<T>& parsed, std::string_view file) {
 }
 
 void JobFile(std::string_view text) {
-  Bounded(job::ParseJob(text, "job.yaml"), "job.yaml");
+  auto job = job::ParseJob(text, "job.yaml");
+  Bounded(job, "job.yaml");
   TreeIsJson(text);
+  // The coordinator hands the workload to workers as JSON, as it was
+  // written: the job's reader refuses a text that is not UTF-8 (a finding
+  // of this check), so what it accepts always dumps.
+  if (job.ok()) CheckJsonOutput(workload::WorkloadToJson(job->workload));
 }
 
 void ClusterFile(std::string_view text) {
@@ -74,10 +127,20 @@ void ScenarioFile(std::string_view text) {
   Bounded(sim::ParseScenario(text, "scenario.yaml"), "scenario.yaml");
 }
 
-void ProfileFile(std::string_view text) { (void)fuzzy::ParseProfile(text, "profile.yaml"); }
+void ProfileFile(std::string_view text) {
+  CheckProfileOutput(fuzzy::ParseProfile(text, "profile.yaml"));
+}
 
 void NodesFile(std::string_view text) {
-  (void)fuzzy::ParseNodes(text, "nodes.yaml");
+  auto nodes = fuzzy::ParseNodes(text, "nodes.yaml");
+  if (nodes.ok()) {
+    // `ballast weights` prints the weights' warnings, which quote the labels.
+    static const fuzzy::Profile profile = *fuzzy::BuiltinProfile("raspberry-pi");
+    auto weights = fuzzy::ComputeWeights(profile, *nodes);
+    if (weights.ok()) {
+      for (const std::string& warning : weights->warnings) CheckMessage(warning);
+    }
+  }
   // `ballast weights` reads the same text again for the probe's marks.
   (void)probe::ProbeLabelsOfNodes(text, "nodes.yaml");
 }
@@ -111,15 +174,20 @@ void HistoryFileText(std::string_view text) {
   if (!again.ok() || again->workloads.size() != file->workloads.size()) Violated();
 }
 
-void SpeedsFile(std::string_view text) { (void)fuzzy::ParseSpeeds(text, "speeds.yaml"); }
+void SpeedsFile(std::string_view text) {
+  auto speeds = fuzzy::ParseSpeeds(text, "speeds.yaml");
+  if (speeds.ok()) CheckSpeeds(*speeds);
+}
 
 void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
   if (!object.ok()) return;
-  (void)fuzzy::ProfileFromJson(*object);
+  CheckProfileOutput(fuzzy::ProfileFromJson(*object));
   if (!object->is_object()) return;
   const auto spec = object->find("spec");
-  if (spec != object->end()) (void)job::JobSpecFromJson(*spec, "job");
+  if (spec == object->end()) return;
+  auto job = job::JobSpecFromJson(*spec, "job");
+  if (job.ok()) CheckJsonOutput(workload::WorkloadToJson(job->workload));
 }
 
 void BoundedJson(std::string_view text) {
@@ -151,6 +219,14 @@ void ProbeFile(std::string_view text) {
     for (const auto& [key, value] : labels.labels) {
       if (!probe::IsValidLabelValue(value) || value.empty()) Violated();
     }
+    // The JSON `ballast-worker probe -o json` prints (worker/probe/report.cc).
+    nlohmann::ordered_json json;
+    json["facts"] = probe::FactsToJson(result.facts);
+    json["labels"] = labels.labels;
+    std::vector<probe::Warning> warnings = result.warnings;
+    warnings.insert(warnings.end(), labels.warnings.begin(), labels.warnings.end());
+    json["warnings"] = probe::WarningsToJson(warnings);
+    CheckJsonOutput(json);
   };
   // The glob components name one entry, as a tree would have it.
   std::vector<std::string> paths;

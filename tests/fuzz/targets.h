@@ -4,9 +4,12 @@
 // suite's fuzz_replay_test, which feeds them every kept input with gcc.
 //
 // A target returns normally for every input; a crash, a sanitizer report, a
-// hang or an allocation past libFuzzer's limits is a finding. The protocol
-// and JSON targets also use what parses the way the program would next
-// (serialise it again), so what is accepted is checked to be usable.
+// hang or an allocation past libFuzzer's limits is a finding. Each target
+// also checks the output the program makes of what parses: JSON it writes
+// (the probe's report, protocol messages, workloads) dumps the strict way
+// (no type_error.316: every string UTF-8) and parses back equal; a profile
+// formats to a document that reads back; speeds are physical speed ratios;
+// the weights' warnings are bounded UTF-8 messages.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -49,7 +52,8 @@ void BoundedJson(std::string_view text);
 
 // The node probe's files (core/probe): the text fed to every parser, then
 // given as every file of a snapshot at once, and split at NUL bytes into
-// successive files; the facts derived and labelled, every label value valid.
+// successive files; the facts derived and labelled, every label value valid,
+// and the JSON `ballast-worker probe -o json` prints of them valid.
 void ProbeFile(std::string_view text);
 // The history of measured speeds (core/history): the text read as Prometheus's
 // answer to the history query and as the operator's store; a store that

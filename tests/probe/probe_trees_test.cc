@@ -3,14 +3,18 @@
 // through the fuzzy model, and trees damaged the ways real ones are
 // (missing, unreadable, truncated, garbled or too long files, an unknown
 // board, a link that points out of the root).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
@@ -361,6 +365,31 @@ TEST_F(DamagedTree, FifoIsNotOpenedForReading) {
   EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
 }
 
+// Regression: the probe opened a FIFO (O_NONBLOCK, so it did not hang)
+// before refusing it as not a regular file, which wakes a writer waiting on
+// the FIFO: a side effect in the tree it only reads. Its type is looked at
+// first, and it is never opened.
+TEST_F(DamagedTree, FifoIsNeverOpenedSoItsWriterKeepsWaiting) {
+  const fs::path fifo = root_ / "proc/meminfo";
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::atomic<bool> writer_woke{false};
+  std::thread writer([&] {
+    const int fd = open(fifo.c_str(), O_WRONLY);  // waits for a reader to open it
+    writer_woke = true;
+    if (fd >= 0) close(fd);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the writer waits in open
+  const ProbeReport report = MustProbe(root_);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(writer_woke) << "the probe opened the FIFO";
+  EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
+  EXPECT_NE(Messages(report).find("not a regular file"), std::string::npos) << Messages(report);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // lets the writer go
+  writer.join();
+  if (reader >= 0) close(reader);
+}
+
 TEST_F(DamagedTree, AbsoluteLinkStaysInsideTheRoot) {
   // /etc/os-release -> /usr/lib/os-release must mean <root>/usr/lib/os-release.
   fs::remove(root_ / "etc/os-release");
@@ -405,6 +434,99 @@ TEST_F(DamagedTree, LinkLoopIsAWarningNotAHang) {
   fs::create_symlink("meminfo", root_ / "proc/meminfo");
   const ProbeReport report = MustProbe(root_);
   EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
+}
+
+// The report as `probe -o json` prints it: dumped the strict way (which
+// throws type_error.316 on a byte that is not UTF-8) and parsed back.
+nlohmann::json StrictJson(const ProbeReport& report) {
+  std::string text;
+  EXPECT_NO_THROW(text = ReportToJson(report).dump(2)) << Messages(report);
+  return text.empty() ? nlohmann::json() : nlohmann::json::parse(text);
+}
+
+const std::string kFffd = "\xef\xbf\xbd";  // U+FFFD, what a byte that is not UTF-8 becomes
+
+struct Latin1Case {
+  const char* name;
+  const char* file;
+  std::string content;
+  const char* fact;      // the JSON pointer of the fact in the report
+  std::string expected;  // the fact
+  const char* label;     // the label made of it, "" when none
+  std::string label_value;
+};
+
+// Regression: `ballast-worker probe -o json` aborted (SIGABRT, uncaught
+// type_error.316) on one Latin-1 byte in cpuinfo's model name or CPU part,
+// the device tree's model or os-release's PRETTY_NAME. Each byte that is not
+// UTF-8 becomes U+FFFD in the facts; the labels keep [a-z0-9._-] only.
+TEST_F(DamagedTree, Latin1BytesInCpuinfoDeviceTreeAndOsReleaseGiveValidJson) {
+  const Latin1Case cases[] = {
+      {"model name", "proc/cpuinfo", "processor\t: 0\nmodel name\t: ACME CPU \xe9 3000\n",
+       "/facts/cpu/model", "ACME CPU " + kFffd + " 3000", "ballast.io/cpu-model", "acme-cpu-3000"},
+      {"CPU part", "proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd\xe9\n",
+       "/facts/cpu/model", "arm-0x41-0xd" + kFffd, "ballast.io/cpu-model", "arm-0x41-0xd"},
+      {"device-tree model", "proc/device-tree/model", std::string("ACME board \xe9\0", 13),
+       "/facts/board/model", "ACME board " + kFffd, "", ""},
+      {"PRETTY_NAME", "etc/os-release",
+       "ID=debian\nVERSION_ID=10\nPRETTY_NAME=\"D\xe9"
+       "bian 10\"\n",
+       "/facts/os/pretty_name", "D" + kFffd + "bian 10", "", ""},
+  };
+  const std::string pristine = root_.string() + "-pristine";
+  fs::remove_all(pristine);
+  fs::copy(root_, pristine, fs::copy_options::recursive);
+  for (const Latin1Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    fs::remove_all(root_);
+    fs::copy(pristine, root_, fs::copy_options::recursive);
+    Write(c.file, c.content);
+    const ProbeReport report = MustProbe(root_);
+    const nlohmann::json json = StrictJson(report);
+    ASSERT_TRUE(json.is_object());
+    EXPECT_EQ(json.at(nlohmann::json::json_pointer(c.fact)), c.expected);
+    if (*c.label != '\0') {
+      EXPECT_EQ(report.labels.at(c.label), c.label_value);
+    }
+    for (const auto& [key, value] : report.labels) {
+      EXPECT_TRUE(probe::IsValidLabelValue(value)) << key << "=" << value;
+    }
+  }
+  fs::remove_all(pristine);
+}
+
+// Regression: a Latin-1 model name in a warning (a model name of no letter
+// or digit, a path of the tree) stays valid UTF-8 in the JSON too.
+TEST_F(DamagedTree, Latin1BytesInWarningsGiveValidJson) {
+  Write("proc/cpuinfo", "processor\t: 0\nmodel name\t: \xe9\xe9\n");
+  Write("proc/meminfo", "MemTotal: \xe9 kB\n");
+  const ProbeReport report = MustProbe(root_);
+  EXPECT_TRUE(HasWarning(report, "ram", "proc/meminfo")) << Messages(report);
+  EXPECT_TRUE(HasWarning(report, "ballast.io/cpu-model", "")) << Messages(report);
+  const nlohmann::json json = StrictJson(report);
+  EXPECT_EQ(json["facts"]["cpu"]["model"], kFffd + kFffd);
+}
+
+// The same through the program: `ballast-worker probe -o json` exits 0 and
+// prints JSON that parses.
+TEST_F(DamagedTree, ProbeCommandPrintsValidJsonOfLatin1Files) {
+  Write("proc/device-tree/model", std::string("ACME board \xe9\0", 13));
+  Write("proc/cpuinfo", "processor\t: 0\nmodel name\t: ACME CPU \xe9\n");
+  Write("etc/os-release",
+        "ID=debian\nPRETTY_NAME=\"D\xe9"
+        "bian\"\n");
+  const std::string command =
+      std::string(BALLAST_WORKER_BINARY) + " probe -o json --root " + root_.string() + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  EXPECT_EQ(json["facts"]["board"]["model"], "ACME board " + kFffd);
+  EXPECT_EQ(json["facts"]["cpu"]["model"], "ACME CPU " + kFffd);
+  EXPECT_EQ(json["facts"]["os"]["pretty_name"], "D" + kFffd + "bian");
 }
 
 TEST(ProbeTrees, RootThatIsNotADirectoryIsRefused) {

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <chrono>
 
+#include "core/common/utf8.h"
+
 namespace ballast::worker {
 namespace {
 
@@ -25,8 +27,11 @@ std::string WarningsText(const std::vector<probe::Warning>& warnings) {
     if (!text.empty()) text += "\n";
     text += warning.message;
   }
-  if (text.size() > 1024) text = text.substr(0, 1000) + "... (more in the probe's log)";
-  return text;
+  // Cut between characters, and valid UTF-8 however the warnings were made:
+  // the Event is JSON.
+  if (text.size() > 1024)
+    text = std::string(Utf8Prefix(text, 1000)) + "... (more in the probe's log)";
+  return ToValidUtf8(text);
 }
 
 }  // namespace
@@ -113,7 +118,7 @@ Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
           {key, "",
            fmt::format("label {}: another field manager set it to another value, so the "
                        "probe's '{}' is not applied ({}); remove it to let the probe set it",
-                       key, it->second, result.status().message().substr(0, 300))});
+                       key, it->second, Utf8Prefix(result.status().message(), 300))});
       mine.erase(it);
       ++left;
     }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/common/utf8.h"
 #include "net/kube/http_client.h"
 #include "net/kube/kubeconfig.h"
 #include "worker/probe/benchmark.h"
@@ -30,7 +31,7 @@ std::string EnvOr(const char* name, std::string fallback) {
 
 void Print(const ProbeReport& report, const std::string& output) {
   if (output == "json") {
-    std::printf("%s\n", ReportToJson(report).dump(2).c_str());
+    std::printf("%s\n", DumpJson(ReportToJson(report), 2).c_str());
   } else {
     for (const probe::Warning& warning : report.warnings) {
       std::fprintf(stderr, "warning: %s\n", warning.message.c_str());

@@ -4,7 +4,9 @@
 
 #include <set>
 
+#include "core/common/utf8.h"
 #include "core/fuzzy/profile.h"
+#include "core/probe/facts_json.h"
 #include "worker/probe/tree_reader.h"
 
 namespace ballast::worker {
@@ -18,76 +20,6 @@ const fuzzy::Profile& RaspberryPi() {
     return builtin.ok() ? *builtin : fuzzy::Profile{};
   }();
   return profile;
-}
-
-// A string fact, or null when unknown.
-ordered_json Text(const std::string& value) {
-  return value.empty() ? ordered_json(nullptr) : ordered_json(value);
-}
-ordered_json Number(uint64_t value) {
-  return value == 0 ? ordered_json(nullptr) : ordered_json(value);
-}
-
-ordered_json BoardJson(const probe::Facts& facts) {
-  ordered_json board;
-  board["model"] = Text(facts.board_model);
-  board["raspberry_pi"] = facts.raspberry_pi;
-  if (facts.board) {
-    board["revision"] = fmt::format("{:06x}", facts.board->code);
-    board["type"] = facts.board->model;
-    board["soc"] = facts.board->soc;
-    board["ram_mb"] = facts.board->ram_mb;
-    board["maker"] = facts.board->maker;
-  } else {
-    for (const char* key : {"revision", "type", "soc", "ram_mb", "maker"}) board[key] = nullptr;
-  }
-  return board;
-}
-
-ordered_json PowerJson(const probe::Facts& facts) {
-  ordered_json power;
-  power["supply_max_current_ma"] = Number(facts.supply_max_current_ma);
-  if (!facts.throttled) {
-    power["throttled"] = nullptr;
-    return power;
-  }
-  const probe::Throttled& t = *facts.throttled;
-  power["throttled"] = {
-      {"file", facts.throttled_file},
-      {"bits", fmt::format("{:#x}", t.bits)},
-      {"under_voltage_now", t.under_voltage_now()},
-      {"freq_capped_now", t.freq_capped_now()},
-      {"throttled_now", t.throttled_now()},
-      {"soft_temp_limit_now", t.soft_temp_limit_now()},
-      {"under_voltage_since_boot", t.under_voltage_since_boot()},
-      {"freq_capped_since_boot", t.freq_capped_since_boot()},
-      {"throttled_since_boot", t.throttled_since_boot()},
-      {"soft_temp_limit_since_boot", t.soft_temp_limit_since_boot()},
-  };
-  return power;
-}
-
-ordered_json FactsJson(const probe::Facts& facts) {
-  ordered_json out;
-  out["board"] = BoardJson(facts);
-  out["cpu"] = {{"model", Text(facts.cpu_model)},
-                {"cores", Number(facts.cpu_cores)},
-                {"max_khz", Number(facts.cpu_max_khz)}};
-  out["memory"] = {{"total_kb", Number(facts.mem_total_kb)},
-                   {"page_size", Number(facts.page_size)}};
-  out["kernel"] = {{"machine", Text(facts.kernel_machine)},
-                   {"bits", Number(static_cast<uint64_t>(facts.kernel_bits))}};
-  out["userland"] = {{"machine", Text(facts.userland_machine)},
-                     {"bits", Number(static_cast<uint64_t>(facts.userland_bits))}};
-  out["os"] = {{"id", Text(facts.os_id)},
-               {"version_id", Text(facts.os_version_id)},
-               {"pretty_name", Text(facts.os_pretty_name)},
-               {"image_date", Text(facts.os_image_date)}};
-  out["disk"] = {{"name", Text(facts.boot_disk)},    {"bytes", Number(facts.boot_disk_bytes)},
-                 {"sd_card", facts.boot_disk_is_sd}, {"sd_manfid", Text(facts.sd_manfid)},
-                 {"sd_maker", Text(facts.sd_maker)}, {"sd_date", Text(facts.sd_date)}};
-  out["power"] = PowerJson(facts);
-  return out;
 }
 
 }  // namespace
@@ -113,8 +45,8 @@ StatusOr<ProbeReport> Probe(const std::string& root) {
 
 ordered_json ReportToJson(const ProbeReport& report) {
   ordered_json out;
-  out["root"] = report.root;
-  out["facts"] = FactsJson(report.facts);
+  out["root"] = ToValidUtf8(report.root);  // a path given on the command line
+  out["facts"] = probe::FactsToJson(report.facts);
   out["benchmark"] = nullptr;
   if (const auto& b = report.benchmark) {
     out["benchmark"] = {{"workload", fmt::format("primes below {}, trial division, one core",
@@ -130,11 +62,7 @@ ordered_json ReportToJson(const ProbeReport& report) {
   }
   out["labels"] = ordered_json::object();
   for (const auto& [key, value] : report.labels) out["labels"][key] = value;
-  out["warnings"] = ordered_json::array();
-  for (const probe::Warning& warning : report.warnings) {
-    out["warnings"].push_back(
-        {{"fact", warning.fact}, {"file", warning.file}, {"message", warning.message}});
-  }
+  out["warnings"] = probe::WarningsToJson(report.warnings);
   return out;
 }
 

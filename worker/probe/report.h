@@ -41,7 +41,9 @@ ProbeReport MakeReport(const std::string& root, const probe::Snapshot& snapshot)
 StatusOr<ProbeReport> Probe(const std::string& root);
 
 // {"root", "facts": {...}, "benchmark": {...} or null, "labels": {...},
-// "warnings": [{fact, file, message}]}; a fact that is unknown is null.
+// "warnings": [{fact, file, message}]}; a fact that is unknown is null. Every
+// string in it is valid UTF-8 (the facts and warnings are made so by
+// DeriveFacts, the root here), so dumping it never throws.
 nlohmann::ordered_json ReportToJson(const ProbeReport& report);
 
 // The warnings about facts a label of the raspberry-pi profile needs: the

@@ -39,8 +39,29 @@ std::string Join(const std::string& root, const std::vector<std::string>& parts)
   return path.empty() ? "/" : path;
 }
 
+probe::FileRead Unreadable(std::string error) {
+  probe::FileRead read;
+  read.state = probe::FileRead::State::kUnreadable;
+  read.error = std::move(error);
+  return read;
+}
+
+// Reads `path` (already resolved in the root) when it is a regular file.
+// Its type is looked at with lstat before it is opened, so a FIFO, a socket
+// or a device node is never opened (opening one can block, wake a writer
+// waiting on a FIFO, or reset a device); the open itself cannot block or
+// take a terminal (O_NONBLOCK, O_NOCTTY) and fstat checks that it is still
+// the same regular file, in case the tree changed in between.
 probe::FileRead ReadBounded(const std::string& path, size_t max_bytes) {
   probe::FileRead read;
+  struct stat before {};
+  if (lstat(path.c_str(), &before) != 0) {
+    read.state =
+        errno == ENOENT ? probe::FileRead::State::kMissing : probe::FileRead::State::kUnreadable;
+    read.error = std::strerror(errno);
+    return read;
+  }
+  if (!S_ISREG(before.st_mode)) return Unreadable("not a regular file");
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     read.state =
@@ -49,11 +70,10 @@ probe::FileRead ReadBounded(const std::string& path, size_t max_bytes) {
     return read;
   }
   struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != before.st_dev ||
+      st.st_ino != before.st_ino) {
     close(fd);
-    read.state = probe::FileRead::State::kUnreadable;
-    read.error = "not a regular file";
-    return read;
+    return Unreadable("not a regular file");
   }
   std::string content(max_bytes + 1, '\0');
   size_t got = 0;

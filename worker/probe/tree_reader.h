@@ -7,8 +7,10 @@
 // tests/probe/trees. Paths are resolved inside the root: a symbolic link,
 // absolute or relative, is followed as if the root were `/` and never leads
 // out of it (/proc/device-tree links to /sys/firmware/devicetree/base). Each
-// file is read up to its limit; only regular files are read (never a FIFO or
-// a device, which could block); a glob component matches at most
+// file is read up to its limit; only regular files are read, and a path is
+// checked to be one (lstat) before it is opened, so a FIFO, a socket or a
+// device node in the tree is never opened (which could block, wake a writer
+// of the FIFO or reset the device); a glob component matches at most
 // kMaxGlobMatches entries.
 //
 // Thread-safety: pure functions over the file system; safe from any thread.

@@ -71,5 +71,29 @@ TEST(NamesTest, ALongOrBinaryNameIsQuotedShortAndPrintable) {
   EXPECT_EQ(quoted, "'" + std::string(80, 'x') + "'... (300 characters)");
 }
 
+// Regression: a node name of 252 or 253 characters is a valid subdomain,
+// but "<node>.log" is over the 255 bytes of a file name; the log was never
+// created. A long name gets a bounded name of its own.
+TEST(NamesTest, FileNameOfALongNameIsBoundedAndStillItsOwn) {
+  EXPECT_EQ(BoundedFileName("pi4b-1.rack-2", ".log"), "pi4b-1.rack-2.log");
+  const std::string fits(251, 'a');  // 251 + 4 = 255
+  EXPECT_EQ(BoundedFileName(fits, ".log"), fits + ".log");
+  const std::string node = std::string(63, 'a') + "." + std::string(63, 'b') + "." +
+                           std::string(63, 'c') + "." + std::string(61, 'd');
+  ASSERT_TRUE(CheckName(node, NameKind::kDnsSubdomain).ok());
+  const std::string file = BoundedFileName(node, ".log");
+  EXPECT_EQ(file.size(), kMaxFileNameBytes);
+  EXPECT_EQ(file.substr(0, 234), node.substr(0, 234));  // 255 - "-" - 16 hex digits - ".log"
+  EXPECT_EQ(file.substr(file.size() - 4), ".log");
+  EXPECT_EQ(file.find('/'), std::string::npos);
+  // The same name gives the same file; another with the same beginning another.
+  EXPECT_EQ(BoundedFileName(node, ".log"), file);
+  std::string other = node;
+  other.back() = 'e';
+  EXPECT_NE(BoundedFileName(other, ".log"), file);
+  EXPECT_EQ(BoundedFileName(other, ".log").size(), kMaxFileNameBytes);
+  EXPECT_LE(BoundedFileName(node, "", 200).size(), 200u);
+}
+
 }  // namespace
 }  // namespace ballast

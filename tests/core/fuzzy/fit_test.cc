@@ -2,10 +2,13 @@
 // the speeds file and the profile's YAML form.
 #include "core/fuzzy/fit.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -93,6 +96,118 @@ TEST(FitTest, BadSpeedsAreInvalid) {
   }
 }
 
+// Regression: speeds such as 1e300 beside values near 1, or 4.9e-324, were
+// fitted: "rms error: inf%", and the slowest node got the highest weight.
+TEST(FitTest, SpeedsThatAreNoPhysicalRatioAreRefused) {
+  const std::pair<std::map<std::string, double>, const char*> cases[] = {
+      {{{"pi5-a", 1e300}, {"pi4b-a", 1}, {"pi3b-a", 0.5}},
+       "speed of node pi5-a is 2e+300 times that of node pi3b-a: expected the fastest node at "
+       "most 1e+06 times the slowest"},
+      {{{"pi5-a", 4.9e-324}, {"pi4b-a", 1}}, "speed of node pi5-a: expected a number in [1e-300"},
+      {{{"pi5-a", 1e-310}, {"pi4b-a", 1}}, "speed of node pi5-a: expected a number in [1e-300"},
+      {{{"pi5-a", 2e6}, {"pi4b-a", 1}}, "is 2e+06 times that of node pi4b-a"},
+  };
+  for (const auto& [speeds, says] : cases) {
+    auto fit = FitProfileRanks(Builtin(), Rack(), speeds);
+    ASSERT_FALSE(fit.ok()) << says;
+    EXPECT_EQ(fit.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(fit.status().message().find(says), std::string::npos) << fit.status().message();
+  }
+  // The bound itself is a speed ratio.
+  auto fit = FitProfileRanks(Builtin(), Rack(), {{"pi5-a", 1e6}, {"pi3b-a", 1}});
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  EXPECT_TRUE(std::isfinite(fit->rms_after));
+}
+
+// Speeds the model makes with ranks up to 300 (past kMaxRank) for random
+// nodes: the fit, which cannot reach them, keeps the order of the speeds.
+// Regression: holding each rank past its bound on its own and solving the
+// others again changed the ranks' proportions, and the slowest node could
+// get the highest weight; the ranks are scaled down together instead.
+TEST(FitTest, RanksPastTheirBoundNeverReorderTheNodes) {
+  auto profile = ParseProfile(R"(rounding: none
+criteria:
+  - {name: a, label: a, type: numeric, rank: 1, default: 1}
+  - {name: b, label: b, type: numeric, rank: 1, default: 1}
+  - {name: c, label: c, type: numeric, rank: 1, default: 1, better: lower}
+)",
+                              "three.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  int scaled = 0;
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    std::mt19937 random(seed);
+    std::uniform_real_distribution<double> unit(0, 1);
+    std::vector<NodeFacts> nodes;
+    for (int j = 0; j < 5; ++j) {
+      NodeFacts node{"n" + std::to_string(j), {}};
+      for (const char* label : {"a", "b", "c"}) {
+        node.labels[label] = fmt::format("{:.6g}", 1 + 0.05 * unit(random));
+      }
+      nodes.push_back(std::move(node));
+    }
+    const std::vector<double> truth = {300 * unit(random) + 0.1, 300 * unit(random) + 0.1,
+                                       300 * unit(random) + 0.1};
+    auto memberships = ComputeWeights(*profile, nodes);
+    ASSERT_TRUE(memberships.ok()) << memberships.status().ToString();
+    std::map<std::string, double> speeds;
+    for (const NodeWeight& node : memberships->nodes) {
+      double log_score = 0;
+      for (size_t i = 0; i < truth.size(); ++i) {
+        log_score += truth[i] * std::log(node.criteria[i].membership);
+      }
+      speeds[node.name] = std::exp(log_score);
+    }
+    const auto [slow, fast] = std::minmax_element(
+        speeds.begin(), speeds.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    if (fast->second > kMaxSpeedRatio * slow->second) continue;
+    auto fit = FitProfileRanks(*profile, nodes, speeds, {.ridge = 1e-9});
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    scaled += std::any_of(truth.begin(), truth.end(), [](double r) { return r > kMaxRank; });
+    for (const NodeFit& a : fit->nodes) {
+      for (const NodeFit& b : fit->nodes) {
+        if (a.speed < b.speed * (1 - 1e-6)) {
+          EXPECT_LT(a.relative_after, b.relative_after * (1 + 1e-9))
+              << a.node << " (speed " << a.speed << ") weighs more than " << b.node << " (speed "
+              << b.speed << ")";
+        }
+      }
+    }
+  }
+  EXPECT_GT(scaled, 100);  // the bound was reached often enough to show it keeps the order
+}
+
+// Regression: two criteria the nodes differ on alike, and speeds they go
+// against. The solve gave one rank 992 and the other -997; holding the first
+// at kMaxRank and the second at the floor at once gave the slowest node 1e6
+// times the weight of the fastest, the highest. The bounded least squares
+// holds both at the floor, and the slowest node is not the heaviest.
+TEST(FitTest, SlowestNodeNeverGetsTheHighestWeightFromARankHeldAtItsBound) {
+  auto profile = ParseProfile(R"(rounding: none
+criteria:
+  - {name: a, label: a, type: numeric, rank: 1, default: 1}
+  - {name: b, label: b, type: numeric, rank: 1, default: 1}
+)",
+                              "two.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  const std::vector<NodeFacts> nodes = {{"fast", {{"a", "1.2"}, {"b", "1.06"}}},
+                                        {"slow", {{"a", "1.38"}, {"b", "1.23"}}},
+                                        {"mid", {{"a", "1.53"}, {"b", "1.36"}}}};
+  const std::map<std::string, double> speeds = {{"fast", 36000}, {"slow", 2.2}, {"mid", 19}};
+  for (double ridge : {1e-9, FitOptions{}.ridge}) {
+    SCOPED_TRACE(::testing::Message() << "ridge " << ridge);
+    auto fit = FitProfileRanks(*profile, nodes, speeds, {.ridge = ridge});
+    ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+    ASSERT_EQ(fit->nodes.size(), 3u);
+    const NodeFit& fast = fit->nodes[0];
+    const NodeFit& slow = fit->nodes[1];
+    const NodeFit& mid = fit->nodes[2];
+    EXPECT_LT(slow.relative_after, mid.relative_after);
+    EXPECT_LT(slow.relative_after, 1.01 * fast.relative_after);
+    for (const Criterion& c : fit->profile.criteria) EXPECT_DOUBLE_EQ(c.rank, 0.001) << c.name;
+  }
+}
+
 TEST(FitTest, SpeedsFilesParseAndBadOnesNameTheLine) {
   auto plain = ParseSpeeds("pi5-a: 1.9\npi4b-a: 0.6\n", "s.yaml");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
@@ -105,7 +220,7 @@ TEST(FitTest, SpeedsFilesParseAndBadOnesNameTheLine) {
     const char* says;
   } cases[] = {
       {"pi5-a: 1\npi4b-a: -2\n", "s.yaml:2"},
-      {"pi5-a: 1\npi4b-a: fast\n", "expected a speed in (0, 1e300]"},
+      {"pi5-a: 1\npi4b-a: fast\n", "expected a speed in [1e-300, 1e300]"},
       {"Bad_Name: 1\n", "s.yaml:1"},
       {"{}", "non-empty map"},
       {"- 1\n- 2\n", "non-empty map"},
@@ -194,6 +309,40 @@ TEST(ParseSpeeds, OneWeightedJobIsReadToo) {
                             "job.json");
   ASSERT_TRUE(speeds.ok()) << speeds.status().ToString();
   EXPECT_NEAR(speeds->at("n1") / speeds->at("n2"), 3.0, 1e-9);
+}
+
+// Regression: `weights --fit` took 1e300 beside values near 1, and
+// 4.9e-324. The line of the value is named, and for a ratio the line of the
+// slowest too.
+TEST(ParseSpeeds, SpeedsThatAreNoPhysicalRatioAreRefusedWithTheLine) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"pi5-a: 1e300\npi4b-a: 1\npi3b: 0.9\n",
+       "s.yaml:1:8: pi5-a: speed 1e+300 is 1.11e+300 times the speed 0.9 of node pi3b (line 3): "
+       "expected the fastest node at most 1e+06 times the slowest"},
+      {"a: 1\nb: 4.9e-324\n", "s.yaml:2:4: b: expected a speed in [1e-300, 1e300]"},
+      {"a: 1\nb: 1e-310\n", "s.yaml:2:4: b: expected a speed in [1e-300, 1e300]"},
+      {"a: 1\nb: 1000001\n", "s.yaml:2:4: b: speed 1e+06 is 1e+06 times"},
+      {"kind: WeightedJob\nstatus:\n  nodes:\n    - {name: a, measuredSpeed: 1}\n"
+       "    - {name: b, measuredSpeed: 1e300}\n",
+       "s.yaml:5:"},
+      // Each job within the bound, but together they chain past it.
+      {"kind: List\nitems:\n"
+       "  - {kind: WeightedJob, status: {nodes: [{name: a, measuredSpeed: 1}, {name: b, "
+       "measuredSpeed: 1000}]}}\n"
+       "  - {kind: WeightedJob, status: {nodes: [{name: b, measuredSpeed: 1}, {name: c, "
+       "measuredSpeed: 1000}]}}\n"
+       "  - {kind: WeightedJob, status: {nodes: [{name: c, measuredSpeed: 1}, {name: d, "
+       "measuredSpeed: 1000}]}}\n",
+       "the jobs' speeds put node d at 1e+09 times node a"},
+  };
+  for (const auto& [text, says] : cases) {
+    auto speeds = ParseSpeeds(text, "s.yaml");
+    ASSERT_FALSE(speeds.ok()) << text;
+    EXPECT_EQ(speeds.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(speeds.status().message().find(says), std::string::npos) << speeds.status().message();
+  }
+  auto bound = ParseSpeeds("a: 1000000\nb: 1\n", "s.yaml");
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
 }
 
 TEST(ParseSpeeds, JobsWithoutMeasuredSpeedsAreRefusedSayingWhy) {

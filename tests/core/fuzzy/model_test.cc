@@ -2,6 +2,7 @@
 // Zubov & Kupin, rounding, lower-is-better, defaults and warnings.
 #include "core/fuzzy/model.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -343,6 +344,35 @@ TEST(FuzzyModelTest, MissingAndMalformedLabelsGetTheDefaultAndAWarning) {
     EXPECT_DOUBLE_EQ(pi3.criteria[0].membership, c.cpu / max_cpu);
     EXPECT_DOUBLE_EQ(pi3.criteria[1].membership, c.sd / max_sd);
   }
+}
+
+// Regression: a 10 MiB label value gave a 10 MiB warning. The value is
+// quoted cut to 80 characters, with its length; bytes that are not printable
+// ASCII are escaped, so the warning is UTF-8 for `weights -o json`.
+TEST(FuzzyModelTest, TenMebibyteLabelGivesAWarningOfAFewHundredBytes) {
+  const std::string huge(10 << 20, '9');
+  for (const std::string& value : {huge + "x", "cortex-x9\xe9" + huge}) {
+    const std::vector<NodeFacts> nodes = {
+        {"pi-4", {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/sd-gb", "16"}}},
+        {"pi-3", {{"ballast.io/cpu-model", value}, {"ballast.io/sd-gb", huge + "x"}}},
+    };
+    auto result = ComputeWeights(CpuAndSd(false), nodes);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    ASSERT_EQ(result->warnings.size(), 2u);
+    const size_t lengths[] = {value.size(), huge.size() + 1};  // cpu, then sd
+    for (size_t i = 0; i < 2; ++i) {
+      const std::string& warning = result->warnings[i];
+      EXPECT_LT(warning.size(), 300u) << warning.substr(0, 300);
+      EXPECT_NE(warning.find(fmt::format("... ({} characters)", lengths[i])), std::string::npos)
+          << warning.substr(0, 300);
+    }
+  }
+  auto escaped = ComputeWeights(
+      CpuAndSd(false), {{"pi-3", {{"ballast.io/cpu-model", "x\xe9"}, {"ballast.io/sd-gb", "8"}}}});
+  ASSERT_TRUE(escaped.ok());
+  EXPECT_EQ(escaped->warnings,
+            std::vector<std::string>{"node pi-3: criterion cpu (label ballast.io/cpu-model): "
+                                     "unknown value 'x\\xe9', using default 5 (norm)"});
 }
 
 TEST(FuzzyModelTest, WarningsAreGroupedByNodeInInputOrder) {

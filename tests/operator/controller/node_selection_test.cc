@@ -30,6 +30,15 @@ TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
             "node pi4b-0: no label zone (the job selects 'a')");
 }
 
+// A value someone else wrote is quoted cut, with its length, whatever its size.
+TEST(Ineligibility, LongSelectorValueIsQuotedCut) {
+  const json node = NodeWithReady("True", {{"pool", "seed000"}});
+  const std::string wanted(1 << 20, 'x');
+  const std::string message = Ineligibility(node, {{"pool", wanted}}, json::array());
+  EXPECT_LT(message.size(), 200u) << message.substr(0, 200);
+  EXPECT_NE(message.find("... (1048576 characters)"), std::string::npos) << message;
+}
+
 TEST(Ineligibility, NotReadyAndCordonedNodesAreSkipped) {
   EXPECT_EQ(Ineligibility(NodeWithReady("False"), json::object(), json::array()),
             "node pi4b-0: not Ready");
