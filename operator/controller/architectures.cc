@@ -162,15 +162,14 @@ StatusOr<ArchitectureSettings> ParseArchitectureFlags(
   return settings;
 }
 
-std::string NodeArchitecture(const json& node) {
-  const json labels = node.value("/metadata/labels"_json_pointer, json::object());
-  const auto found = labels.find(kArchLabel);
-  return found != labels.end() && found->is_string() ? found->get<std::string>() : "";
+std::string NodeArchitecture(const NodeView& node) {
+  const auto found = node.meta.labels.find(kArchLabel);
+  return found != node.meta.labels.end() ? found->second : "";
 }
 
-std::string ArchitectureExclusion(const json& node, const ArchitectureSettings& settings) {
+std::string ArchitectureExclusion(const NodeView& node, const ArchitectureSettings& settings) {
   if (settings.allowed.empty()) return "";
-  const std::string name = node.value("/metadata/name"_json_pointer, "");
+  const std::string& name = node.meta.name;
   const std::string arch = NodeArchitecture(node);
   if (arch.empty()) {
     return fmt::format("node {}: no label {}, and --worker-architectures allows only {}", name,

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <ctime>
 
-#include "core/common/json_read.h"
 #include "core/common/names.h"
 #include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
@@ -18,7 +17,6 @@
 
 namespace ballast::controller {
 
-using nlohmann::json;
 using std::chrono::milliseconds;
 
 namespace decide {
@@ -34,26 +32,6 @@ StatusCondition Condition(ConditionType type, bool value, Reason reason,
   return {type, value, reason, message, 0, ""};
 }
 
-bool OwnedBy(const json& object, const std::string& uid) {
-  const json* metadata = json_read::Find(object, "metadata");
-  const json* owners = metadata ? json_read::Find(*metadata, "ownerReferences") : nullptr;
-  if (!owners || !owners->is_array()) return false;
-  for (const auto& owner : *owners) {
-    if (owner.is_object() && owner.value("uid", "") == uid) return true;
-  }
-  return false;
-}
-
-bool Deleting(const json& object) {
-  return object.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string();
-}
-
-std::string PodPhase(const json& pod) { return pod.value("/status/phase"_json_pointer, ""); }
-
-std::string PodName(const json& pod) { return pod.value("/metadata/name"_json_pointer, ""); }
-
-std::string PodUid(const json& pod) { return pod.value("/metadata/uid"_json_pointer, ""); }
-
 void Pass::Event(bool warning, Reason reason, std::string message) {
   actions.push_back(RecordEvent{warning, reason, std::move(message)});
 }
@@ -65,10 +43,10 @@ void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::st
   const bool progressing = running || phase == JobPhase::kPending;
   const auto& now = in.now.rfc3339;
   bool moved = SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
-                            in.generation, now);
+                            in.job.generation, now);
   moved |=
       SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
-                   in.generation, now);
+                   in.job.generation, now);
   transition |= changed || moved;
   if (changed) Event(warning, reason, message);
 }
@@ -84,16 +62,16 @@ void Pass::HandStatus(bool force) {
 }
 
 void Pass::DeletePods() {
-  for (const auto& pod : in.pods) {
-    if (!OwnedBy(pod, uid) || Deleting(pod)) continue;
-    if (PodPhase(pod) == "Succeeded") continue;  // finished workers stay, as a Job's pods do
-    actions.push_back(DeletePod{PodName(pod), ""});
+  for (const PodView& pod : in.pods) {
+    if (!pod.meta.OwnedBy(uid) || pod.meta.deleting) continue;
+    if (pod.phase == PodPhase::kSucceeded) continue;  // finished workers stay, as a Job's pods do
+    actions.push_back(DeletePod{pod.meta.name, ""});
   }
 }
 
 bool Pass::OwnedPodsLeft() const {
   return std::any_of(in.pods.begin(), in.pods.end(),
-                     [&](const json& pod) { return OwnedBy(pod, uid); });
+                     [&](const PodView& pod) { return pod.meta.OwnedBy(uid); });
 }
 
 }  // namespace decide
@@ -113,10 +91,9 @@ void AfterFinish(Pass& pass) {
   if (memory.registered) {
     // A finished job stays registered while its workers hear "done" and exit.
     bool pods_running = false;
-    for (const auto& pod : pass.in.pods) {
-      if (!decide::OwnedBy(pod, pass.uid)) continue;
-      const std::string phase = decide::PodPhase(pod);
-      pods_running |= phase == "Running" || phase == "Pending";
+    for (const PodView& pod : pass.in.pods) {
+      if (!pod.meta.OwnedBy(pass.uid)) continue;
+      pods_running |= pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending;
     }
     const bool lingered =
         memory.done_at && pass.in.now.steady - *memory.done_at > pass.options.linger;
@@ -127,12 +104,9 @@ void AfterFinish(Pass& pass) {
     pass.actions.push_back(RemoveJob{});
     memory.registered = false;
   }
-  const auto& spec = pass.in.job->value("spec", json::object());
-  const json* ttl_field = json_read::Find(spec, "ttlSecondsAfterFinished");
-  if (!ttl_field) return;
-  const auto ttl = json_read::Int(*ttl_field, "spec.ttlSecondsAfterFinished", 0, INT32_MAX);
+  const std::optional<int64_t> ttl = pass.in.job.ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
-  if (!ttl.ok() || !finished) return;
+  if (!ttl || !finished) return;
   const double left = *finished + static_cast<double>(*ttl) - pass.in.now.wall;
   if (left > 0) {
     pass.requeue_after = milliseconds(static_cast<int64_t>(left * 1000) + 1);
@@ -154,7 +128,7 @@ void Fail(Pass& pass, Reason reason, const std::string& message) {
   pass.status.workers = 0;
   pass.Transition(JobPhase::kFailed, true, reason, message);
   SetCondition(pass.status, decide::Condition(ConditionType::kFailed, true, reason, message),
-               pass.in.generation, pass.in.now.rfc3339);
+               pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(true);
   AfterFinish(pass);
 }
@@ -191,7 +165,7 @@ void Suspend(Pass& pass) {
   pass.transition |= SetCondition(
       pass.status,
       decide::Condition(ConditionType::kSuspended, true, Reason::kSuspendedByUser, message),
-      pass.in.generation, pass.in.now.rfc3339);
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   if (pods_left) pass.requeue_after = kPodsLeavingRetry;
 }
@@ -292,7 +266,7 @@ void Run(Pass& pass) {
 
 Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options) {
   Pass pass(input, memory, options);
-  pass.status.observed_generation = input.generation;
+  pass.status.observed_generation = input.job.generation;
   Run(pass);
   Decision decision;
   decision.memory = std::move(pass.memory);

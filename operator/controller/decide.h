@@ -1,11 +1,13 @@
 // Decide: what the operator does with one WeightedJob, as a pure function of
-// what it sees — the job and its parsed spec, the job's pods, the nodes, the
-// WeightProfile, the coordinator's view of the job, the writes still in
-// flight and the time — and of what it remembers from earlier passes
-// (JobMemory). It returns the status the job should have, the memory for the
-// next pass, and the actions that make the world match (plain data, carried
-// out by the Executor). No I/O, no clock, no randomness of its own: `now` and
-// a fresh token are inputs, so tests are exact and take microseconds.
+// what it sees — the job and its parsed spec, the job's pods, the nodes (as
+// typed views, kube_views.h, which the reconciler reads from the API
+// server's JSON), the WeightProfile, the coordinator's view of the job, the
+// writes still in flight and the time — and of what it remembers from
+// earlier passes (JobMemory). It returns the status the job should have,
+// the memory for the next pass, and the actions that make the world match
+// (plain data, carried out by the Executor). No I/O, no clock, no
+// randomness of its own: `now` and a fresh token are inputs, so tests are
+// exact and take microseconds.
 //
 //   spec invalid / profile missing  -> Failed (InvalidSpec, InvalidPolicy,
 //                                       ProfileNotFound, InvalidProfile)
@@ -61,6 +63,7 @@
 #include "core/fuzzy/model.h"
 #include "core/history/history_source.h"
 #include "operator/controller/architectures.h"
+#include "operator/controller/kube_views.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
@@ -135,12 +138,11 @@ using history::HistorySource;
 
 struct DecideInput {
   std::string ns, name;
-  std::string id;                       // the job's id at the coordinator
-  const nlohmann::json* job = nullptr;  // the WeightedJob object (required)
-  int64_t generation = 0;
-  const ParsedSpec* spec = nullptr;  // of this generation (required)
-  std::vector<nlohmann::json> pods;  // pods labelled with the job's name
-  std::vector<nlohmann::json> nodes;
+  std::string id;                                     // the job's id at the coordinator
+  JobView job;                                        // the WeightedJob (ReadJob)
+  const ParsedSpec* spec = nullptr;                   // of job.generation (required)
+  std::vector<PodView> pods;                          // pods labelled with the job's name (ReadPod)
+  std::vector<NodeView> nodes;                        // ReadNode
   std::optional<nlohmann::json> profile;              // the WeightProfile spec.profile names
   std::optional<coordinator::JobView> view;           // nullopt: no session
   std::optional<coordinator::Checkpoint> checkpoint;  // of the session, when there is one

@@ -12,8 +12,6 @@
 
 namespace ballast::controller::decide {
 
-using nlohmann::json;
-
 namespace {
 
 constexpr const char* kArchitectureReason = "ArchitectureNotSupported";
@@ -35,22 +33,21 @@ bool ImageReason(const std::string& reason) {
 
 // The reason and message of the first container (init containers first)
 // waiting for an image reason; nullopt when none is.
-std::optional<std::pair<std::string, std::string>> ImageTrouble(const json& pod) {
-  for (const char* list : {"initContainerStatuses", "containerStatuses"}) {
-    const json statuses = pod.value("status", json::object()).value(list, json::array());
-    for (const auto& container : statuses) {
-      const json waiting = container.value("/state/waiting"_json_pointer, json::object());
-      const std::string reason = waiting.value("reason", "");
+std::optional<std::pair<std::string, std::string>> ImageTrouble(const PodView& pod) {
+  for (const auto* list : {&pod.init_containers, &pod.containers}) {
+    for (const ContainerView& container : *list) {
+      const std::string& reason = container.waiting_reason;
       if (!ImageReason(reason)) continue;
-      return std::pair{reason,
-                       fmt::format("container {} ({}): {}", container.value("name", ""),
-                                   container.value("image", ""), waiting.value("message", reason))};
+      const std::string& message =
+          container.waiting_message.empty() ? reason : container.waiting_message;
+      return std::pair{
+          reason, fmt::format("container {} ({}): {}", container.name, container.image, message)};
     }
   }
   return std::nullopt;
 }
 
-void GiveUp(Pass& pass, const std::string& node, const json& pod, const std::string& reason,
+void GiveUp(Pass& pass, const std::string& node, const PodView& pod, const std::string& reason,
             const std::string& detail) {
   const double waited = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
   const std::string message = fmt::format(
@@ -58,9 +55,9 @@ void GiveUp(Pass& pass, const std::string& node, const json& pod, const std::str
       "to the other workers",
       node, waited, detail);
   pass.memory.given_up[node] = ExcludedNode{node, reason, message};
-  pass.memory.image_trouble_since.erase(PodUid(pod));
+  pass.memory.image_trouble_since.erase(pod.meta.uid);
   if (!pass.in.view->done) pass.actions.push_back(WorkerLost{node});
-  pass.actions.push_back(DeletePod{PodName(pod), PodUid(pod)});
+  pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
   pass.Event(true, Reason::kWorkerCannotStart, message);
 }
 
@@ -72,10 +69,9 @@ const coordinator::WorkerView* WorkerNamed(const Pass& pass, const std::string& 
 }
 
 // When the pod's worker container started (seconds since the epoch).
-std::optional<double> StartedAt(const json& pod) {
-  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
-    const std::string started = container.value("/state/running/startedAt"_json_pointer, "");
-    if (!started.empty()) return ParseRfcTime(started);
+std::optional<double> StartedAt(const PodView& pod) {
+  for (const ContainerView& container : pod.containers) {
+    if (!container.started_at.empty()) return ParseRfcTime(container.started_at);
   }
   return std::nullopt;
 }
@@ -103,23 +99,24 @@ void ExcludedStatus(Pass& pass) {
   pass.status.excluded_nodes = std::move(rows);
 }
 
-bool GivenUp(Pass& pass, const std::string& node, const json* pod, bool owned) {
+bool GivenUp(Pass& pass, const std::string& node, const PodView* pod, bool owned) {
   if (!pass.memory.given_up.contains(node)) return false;
-  const std::string phase = pod ? PodPhase(*pod) : "";
-  if (owned && !Deleting(*pod) && phase != "Succeeded" && phase != "Failed") {
-    pass.actions.push_back(DeletePod{PodName(*pod), PodUid(*pod)});
+  const bool finished =
+      pod && (pod->phase == PodPhase::kSucceeded || pod->phase == PodPhase::kFailed);
+  if (owned && !pod->meta.deleting && !finished) {
+    pass.actions.push_back(DeletePod{pod->meta.name, pod->meta.uid});
   }
   return true;
 }
 
-bool WatchImage(Pass& pass, const std::string& node, const json& pod) {
+bool WatchImage(Pass& pass, const std::string& node, const PodView& pod) {
   const auto trouble = ImageTrouble(pod);
   if (!trouble) {
-    pass.memory.image_trouble_since.erase(PodUid(pod));
+    pass.memory.image_trouble_since.erase(pod.meta.uid);
     return false;
   }
   const SteadyTime since =
-      pass.memory.image_trouble_since.try_emplace(PodUid(pod), pass.in.now.steady).first->second;
+      pass.memory.image_trouble_since.try_emplace(pod.meta.uid, pass.in.now.steady).first->second;
   const auto waited = pass.in.now.steady - since;
   if (waited >= pass.options.worker_start_timeout) {
     GiveUp(pass, node, pod, trouble->first, trouble->second);
@@ -134,7 +131,7 @@ bool WatchImage(Pass& pass, const std::string& node, const json& pod) {
   return false;
 }
 
-void WatchReach(Pass& pass, const std::string& node, const json& pod) {
+void WatchReach(Pass& pass, const std::string& node, const PodView& pod) {
   if (pass.memory.unreachable_reported.contains(node) || pass.in.view->done) return;
   const coordinator::WorkerView* worker = WorkerNamed(pass, node);
   if (!worker || worker->contacted) return;
@@ -149,14 +146,14 @@ void WatchReach(Pass& pass, const std::string& node, const json& pod) {
   pass.Event(true, Reason::kCoordinatorUnreachable,
              fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
                          "coordinator at {}; its log says why (kubectl logs {})",
-                         node, PodName(pod), pass.in.now.wall - since,
-                         pass.options.pods.coordinator_url, PodName(pod)));
+                         node, pod.meta.name, pass.in.now.wall - since,
+                         pass.options.pods.coordinator_url, pod.meta.name));
 }
 
-void ReportUnreachableFailure(Pass& pass, const std::string& node, const json& pod) {
+void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView& pod) {
   std::string failure;
-  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
-    failure += container.value("/state/terminated/message"_json_pointer, "");
+  for (const ContainerView& container : pod.containers) {
+    if (container.terminated) failure += container.terminated->message;
   }
   if (failure.find(kUnreachableText) == std::string::npos) return;
   // The last line that says so: the worker's own summary.

@@ -34,11 +34,10 @@ double Significant(double value) {
 // The duty of the worker pod each listed node gets (WorkerDuty), by name.
 std::map<std::string, double> NodeDuties(const Pass& pass) {
   std::map<std::string, double> duties;
-  for (const nlohmann::json& object : pass.in.nodes) {
+  for (const NodeView& node : pass.in.nodes) {
     const WorkerPodSettings settings = SettingsForArchitecture(
-        pass.options.pods, pass.options.architectures, NodeArchitecture(object));
-    duties[object.value("/metadata/name"_json_pointer, "")] =
-        WorkerDuty(pass.spec().worker, object, settings);
+        pass.options.pods, pass.options.architectures, NodeArchitecture(node));
+    duties[node.meta.name] = WorkerDuty(pass.spec().worker, node, settings);
   }
   return duties;
 }

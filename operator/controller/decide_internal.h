@@ -1,5 +1,6 @@
-// The parts of Decide (decide.h) shared by its two files: the state of one
-// pass and the helpers that read pods. Private to decide*.cc and their tests.
+// The parts of Decide (decide.h) shared by its files: the state of one pass
+// and the steps the files take in turn. Private to decide*.cc and their
+// tests.
 //
 // Thread-safety: a Pass belongs to one call of Decide.
 #pragma once
@@ -17,13 +18,6 @@ std::optional<double> ParseRfcTime(const std::string& text);
 // A condition of `type` whose status is `value`.
 StatusCondition Condition(ConditionType type, bool value, Reason reason,
                           const std::string& message);
-// True when `object` has an owner reference with `uid`.
-bool OwnedBy(const nlohmann::json& object, const std::string& uid);
-// True when `object` has a deletionTimestamp.
-bool Deleting(const nlohmann::json& object);
-std::string PodPhase(const nlohmann::json& pod);
-std::string PodName(const nlohmann::json& pod);
-std::string PodUid(const nlohmann::json& pod);
 
 struct Pass {
   Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
@@ -31,7 +25,7 @@ struct Pass {
         options(decide_options),
         memory(previous),
         status(previous.status),
-        uid(input.job->value("/metadata/uid"_json_pointer, "")) {}
+        uid(input.job.meta.uid) {}
 
   const WeightedJobSpec& spec() const { return *in.spec->spec; }  // requires a valid spec
   // Appends a RecordEvent.
@@ -76,19 +70,19 @@ void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>&
 // status.excludedNodes: the architecture exclusions, then the given-up nodes.
 void ExcludedStatus(Pass& pass);
 // True when `node`'s worker is given up; deletes its pod if one is left.
-bool GivenUp(Pass& pass, const std::string& node, const nlohmann::json* pod, bool owned);
+bool GivenUp(Pass& pass, const std::string& node, const PodView* pod, bool owned);
 // For a Pending pod: when a container waits because its image cannot start
 // (ErrImagePull, ImagePullBackOff, ...) for worker_start_timeout, gives the
 // node up — WorkerLost, the pod deleted, a WorkerCannotStart event — and
 // returns true; before that asks for a pass at the deadline.
-bool WatchImage(Pass& pass, const std::string& node, const nlohmann::json& pod);
+bool WatchImage(Pass& pass, const std::string& node, const PodView& pod);
 // For a Running pod: a CoordinatorUnreachable event (once per node) when its
 // worker has not reported to the coordinator within worker_start_timeout of
 // starting.
-void WatchReach(Pass& pass, const std::string& node, const nlohmann::json& pod);
+void WatchReach(Pass& pass, const std::string& node, const PodView& pod);
 // For a failed pod: a CoordinatorUnreachable event when its termination
 // message says the worker could not reach the coordinator.
-void ReportUnreachableFailure(Pass& pass, const std::string& node, const nlohmann::json& pod);
+void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView& pod);
 
 // --- history as the prior (decide_history.cc) ---------------------------------
 

@@ -22,27 +22,26 @@ double Rounded(double value) { return std::round(value * 1000) / 1000; }
 // "exit code 3: <message>" of a failed pod's worker container, for events;
 // "init container bundle: exit code 2: <message>" when an init container
 // failed first (the worker in the user's image, worker_objects.h).
-std::string PodFailure(const json& pod) {
-  for (const auto& init : pod.value("/status/initContainerStatuses"_json_pointer, json::array())) {
-    const json terminated = init.value("/state/terminated"_json_pointer, json::object());
-    if (terminated.value("exitCode", 0) == 0) continue;
-    std::string text = fmt::format("init container {}: exit code {}", init.value("name", ""),
-                                   terminated.value("exitCode", -1));
-    const std::string message = terminated.value("message", "");
-    if (!message.empty()) text += ": " + message.substr(0, 300);
+std::string PodFailure(const PodView& pod) {
+  for (const ContainerView& init : pod.init_containers) {
+    const auto& terminated = init.terminated;
+    if (!terminated || terminated->exit_code.value_or(0) == 0) continue;
+    std::string text =
+        fmt::format("init container {}: exit code {}", init.name, *terminated->exit_code);
+    if (!terminated->message.empty()) text += ": " + terminated->message.substr(0, 300);
     return text;
   }
-  for (const auto& container : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
-    const json terminated = container.value("/state/terminated"_json_pointer, json::object());
-    if (terminated.empty()) continue;
-    std::string text = fmt::format("exit code {}", terminated.value("exitCode", -1));
-    std::string message = terminated.value("message", "");
+  for (const ContainerView& container : pod.containers) {
+    const auto& terminated = container.terminated;
+    if (!terminated) continue;
+    std::string text = fmt::format("exit code {}", terminated->exit_code.value_or(-1));
+    std::string message = terminated->message;
     // The end of the message: a log's tail ends with what went wrong.
     if (message.size() > 300) message = "..." + message.substr(message.size() - 300);
     if (!message.empty()) text += ": " + message;
     return text;
   }
-  return pod.value("/status/reason"_json_pointer, std::string("no container status"));
+  return pod.reason.empty() ? "no container status" : pod.reason;
 }
 
 struct Eligible {
@@ -53,11 +52,10 @@ struct Eligible {
 };
 
 Eligible EligibleNodes(const Pass& pass) {
-  const json selector = pass.spec().node_selector;
   Eligible eligible;
-  for (const json& node : pass.in.nodes) {
-    std::string why = Ineligibility(node, selector, pass.spec().tolerations);
-    const std::string name = node.value("/metadata/name"_json_pointer, "");
+  for (const NodeView& node : pass.in.nodes) {
+    std::string why = Ineligibility(node, pass.spec().node_selector, pass.spec().tolerations);
+    const std::string& name = node.meta.name;
     if (why.empty()) {
       // A node the job selects, whose architecture the operator has no worker for.
       why = ArchitectureExclusion(node, pass.options.architectures);
@@ -73,13 +71,8 @@ Eligible EligibleNodes(const Pass& pass) {
       eligible.excluded.push_back(why);
       continue;
     }
-    fuzzy::NodeFacts fact{name, {}};
-    if (auto speed = DeclaredSpeed(node)) eligible.declared_speeds[fact.name] = *speed;
-    const json labels = node.value("/metadata/labels"_json_pointer, json::object());
-    for (const auto& [key, value] : labels.items()) {
-      if (value.is_string()) fact.labels[key] = value.get<std::string>();
-    }
-    eligible.facts.push_back(std::move(fact));
+    if (auto speed = DeclaredSpeed(node)) eligible.declared_speeds[name] = *speed;
+    eligible.facts.push_back({name, node.meta.labels});
   }
   std::sort(eligible.facts.begin(), eligible.facts.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -92,7 +85,7 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   pass.status.phase = JobPhase::kPending;
   pass.transition |= SetCondition(
       pass.status, Condition(ConditionType::kReady, false, Reason::kNoEligibleNodes, message),
-      pass.in.generation, pass.in.now.rfc3339);
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
@@ -102,7 +95,7 @@ void FailInPass(Pass& pass, Reason reason, const std::string& message) {
   pass.status.workers = 0;
   pass.Transition(JobPhase::kFailed, true, reason, message);
   SetCondition(pass.status, Condition(ConditionType::kFailed, true, reason, message),
-               pass.in.generation, pass.in.now.rfc3339);
+               pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(true);
 }
 
@@ -205,22 +198,22 @@ struct PodCount {
   std::vector<json> missing;
 };
 
-const json* PodOf(const Pass& pass, const std::string& node) {
+const PodView* PodOf(const Pass& pass, const std::string& node) {
   const std::string name = WorkerPodName(pass.in.name, node);
-  for (const json& pod : pass.in.pods) {
-    if (PodName(pod) == name) return &pod;
+  for (const PodView& pod : pass.in.pods) {
+    if (pod.meta.name == name) return &pod;
   }
   return nullptr;
 }
 
-const json* NodeNamed(const Pass& pass, const std::string& name) {
-  for (const json& node : pass.in.nodes) {
-    if (node.value("/metadata/name"_json_pointer, "") == name) return &node;
+const NodeView* NodeNamed(const Pass& pass, const std::string& name) {
+  for (const NodeView& node : pass.in.nodes) {
+    if (node.meta.name == name) return &node;
   }
   return nullptr;
 }
 
-void LoseNode(Pass& pass, const std::string& node, const json* pod, bool owned) {
+void LoseNode(Pass& pass, const std::string& node, const PodView* pod, bool owned) {
   const bool done = pass.in.view->done;
   if (pass.memory.lost_nodes.insert(node).second && !done) {
     pass.actions.push_back(WorkerLost{node});
@@ -228,30 +221,30 @@ void LoseNode(Pass& pass, const std::string& node, const json* pod, bool owned) 
         true, Reason::kNodeNotReady,
         fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
   }
-  if (owned && !Deleting(*pod)) pass.actions.push_back(DeletePod{PodName(*pod), ""});
+  if (owned && !pod->meta.deleting) pass.actions.push_back(DeletePod{pod->meta.name, ""});
 }
 
-void CountFailure(Pass& pass, const std::string& node, const json& pod) {
+void CountFailure(Pass& pass, const std::string& node, const PodView& pod) {
   const uint32_t limit = pass.spec().job.backoff_limit;
-  if (pass.memory.counted_failures.insert(PodUid(pod)).second) {
+  if (pass.memory.counted_failures.insert(pod.meta.uid).second) {
     const uint32_t failures = ++pass.memory.failures;
     pass.actions.push_back(WorkerLost{node});
     pass.Event(true, Reason::kWorkerFailed,
                fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
-                           PodName(pod), node, PodFailure(pod), failures, limit,
+                           pod.meta.name, node, PodFailure(pod), failures, limit,
                            failures <= limit ? ", replacing it" : ", not replaced"));
     ReportUnreachableFailure(pass, node, pod);
   }
-  if (!Deleting(pod)) pass.actions.push_back(DeletePod{PodName(pod), PodUid(pod)});
+  if (!pod.meta.deleting) pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
 }
 
 void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
-  const json* pod = PodOf(pass, node);
-  const json* node_object = NodeNamed(pass, node);
-  const bool owned = pod && OwnedBy(*pod, pass.uid);
+  const PodView* pod = PodOf(pass, node);
+  const NodeView* node_object = NodeNamed(pass, node);
+  const bool owned = pod && pod->meta.OwnedBy(pass.uid);
   const bool done = pass.in.view->done;
   if (GivenUp(pass, node, pod, owned)) return;
-  if (!node_object || !NodeReady(*node_object)) return LoseNode(pass, node, pod, owned);
+  if (!node_object || !node_object->ready) return LoseNode(pass, node, pod, owned);
   if (pass.memory.lost_nodes.erase(node) && !done) {
     pass.Event(false, Reason::kNodeReady,
                fmt::format("node {} is Ready again; its worker starts again", node));
@@ -263,18 +256,21 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
       WorkerPodSettings settings = SettingsForArchitecture(
           pass.options.pods, pass.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = pass.in.id;
-      count.missing.push_back(BuildWorkerPod(*pass.in.job, pass.spec(), node, settings));
+      count.missing.push_back(BuildWorkerPod(pass.in.job.meta, pass.spec(), node, settings));
     }
     ++count.alive;
     return;
   }
   if (!owned) return;  // an earlier job's pod of this name, on its way out
-  const std::string phase = PodPhase(*pod);
-  if (phase == "Pending" && !Deleting(*pod) && WatchImage(pass, node, *pod)) return;
-  if (phase == "Running") WatchReach(pass, node, *pod);
-  if (phase == "Running") ++count.running;
-  if ((phase == "Running" || phase == "Pending") && !Deleting(*pod)) ++count.alive;
-  if (phase == "Failed" || (phase == "Succeeded" && !done)) CountFailure(pass, node, *pod);
+  const PodPhase phase = pod->phase;
+  const bool deleting = pod->meta.deleting;
+  if (phase == PodPhase::kPending && !deleting && WatchImage(pass, node, *pod)) return;
+  if (phase == PodPhase::kRunning) WatchReach(pass, node, *pod);
+  if (phase == PodPhase::kRunning) ++count.running;
+  if ((phase == PodPhase::kRunning || phase == PodPhase::kPending) && !deleting) ++count.alive;
+  if (phase == PodPhase::kFailed || (phase == PodPhase::kSucceeded && !done)) {
+    CountFailure(pass, node, *pod);
+  }
 }
 
 void NodeTable(Pass& pass) {
@@ -329,7 +325,7 @@ void Succeed(Pass& pass) {
   SetCondition(status,
                Condition(ConditionType::kComplete, true, Reason::kAllItemsFinished,
                          "every item's result is merged"),
-               pass.in.generation, pass.in.now.rfc3339);
+               pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 void RunningStatus(Pass& pass, const PodCount& count) {
@@ -348,7 +344,7 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     pass.Transition(JobPhase::kFailed, true, Reason::kNoWorkerCanStart, message);
     SetCondition(pass.status,
                  Condition(ConditionType::kFailed, true, Reason::kNoWorkerCanStart, message),
-                 pass.in.generation, pass.in.now.rfc3339);
+                 pass.in.job.generation, pass.in.now.rfc3339);
     return;
   }
   if (pass.memory.failures > limit && count.alive == 0) {
@@ -359,7 +355,7 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     SetCondition(pass.status,
                  Condition(ConditionType::kFailed, true, Reason::kBackoffLimitExceeded,
                            "worker pods failed"),
-                 pass.in.generation, pass.in.now.rfc3339);
+                 pass.in.job.generation, pass.in.now.rfc3339);
     return;
   }
   const std::string workers =
@@ -370,7 +366,7 @@ void RunningStatus(Pass& pass, const PodCount& count) {
   pass.transition |= SetCondition(
       pass.status,
       Condition(ConditionType::kSuspended, false, Reason::kNotSuspended, "spec.suspend is false"),
-      pass.in.generation, pass.in.now.rfc3339);
+      pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
@@ -380,7 +376,7 @@ void ManagePods(Pass& pass) {
   for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
   if (!count.missing.empty()) {
     std::optional<json> secret;
-    if (pass.memory.secret_pending) secret = BuildTokenSecret(*pass.in.job, pass.memory.token);
+    if (pass.memory.secret_pending) secret = BuildTokenSecret(pass.in.job.meta, pass.memory.token);
     pass.actions.push_back(
         CreateObjects{std::move(secret), pass.memory.token, std::move(count.missing)});
   }

@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "net/kube/kubeconfig.h"
-#include "operator/controller/decide_internal.h"
 #include "operator/controller/job_status.h"
+#include "operator/controller/kube_views.h"
 #include "operator/controller/resources.h"
 
 namespace ballast::controller {
@@ -167,11 +167,11 @@ StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const 
   const auto ref = Secrets().In(ns).Named(secret["metadata"]["name"]);
   auto existing = client_.Get(ref);
   BALLAST_RETURN_IF_ERROR(existing.status());
-  if (!decide::OwnedBy(*existing, uid)) {
+  const ObjectMeta meta = ReadMeta(*existing);
+  if (!meta.OwnedBy(uid)) {
     // An earlier job of this name left it and the garbage collector has not
     // come yet: delete it (that incarnation only) and make ours next time.
-    BALLAST_RETURN_IF_ERROR(DeleteObject(ref, existing->value("/metadata/uid"_json_pointer, ""),
-                                         /*background=*/false));
+    BALLAST_RETURN_IF_ERROR(DeleteObject(ref, meta.uid, /*background=*/false));
     return Status::Unavailable(fmt::format(
         "Secret {}/{} belonged to an earlier job of this name; deleted it", ns, ref.name));
   }

@@ -7,12 +7,10 @@
 
 namespace ballast::controller {
 
-std::optional<double> DeclaredSpeed(const nlohmann::json& node) {
-  const auto annotations =
-      node.value("/metadata/annotations"_json_pointer, nlohmann::json::object());
-  const auto found = annotations.find(std::string(kNodeSpeedAnnotation));
-  if (found == annotations.end() || !found->is_string()) return std::nullopt;
-  const std::string text = found->get<std::string>();
+std::optional<double> DeclaredSpeed(const NodeView& node) {
+  const auto found = node.meta.annotations.find(std::string(kNodeSpeedAnnotation));
+  if (found == node.meta.annotations.end()) return std::nullopt;
+  const std::string& text = found->second;
   double speed = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), speed);
   if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(speed) ||

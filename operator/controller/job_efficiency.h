@@ -20,12 +20,12 @@
 #pragma once
 
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "coordinator/job_session.h"
+#include "operator/controller/kube_views.h"
 
 namespace ballast::controller {
 
@@ -34,9 +34,9 @@ namespace ballast::controller {
 // agent sets it on every emulated node (docs/testenv.md).
 inline constexpr std::string_view kNodeSpeedAnnotation = "ballast.io/emulated-speed";
 
-// The declared speed of `node` (a core/v1 Node): the annotation's value when
-// it is a finite number > 0, nullopt when absent or malformed.
-std::optional<double> DeclaredSpeed(const nlohmann::json& node);
+// The declared speed of `node`: the annotation's value when it is a finite
+// number > 0, nullopt when absent or malformed.
+std::optional<double> DeclaredSpeed(const NodeView& node);
 
 struct EfficiencyFigures {
   double ideal_s = 0;     // measured; 0 when nothing was measured

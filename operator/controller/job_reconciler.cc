@@ -6,7 +6,6 @@
 #include <set>
 
 #include "core/workload/workload.h"
-#include "operator/controller/decide_internal.h"
 #include "operator/controller/resources.h"
 #include "operator/controller/weighted_job.h"
 
@@ -71,9 +70,8 @@ size_t JobReconciler::TrackedJobs() const {
   return states_.size();
 }
 
-StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& key,
-                                                           const json& job) {
-  const std::string uid = job.value("/metadata/uid"_json_pointer, "");
+StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& key, const json& job,
+                                                           const std::string& uid) {
   {
     std::lock_guard lock(mu_);
     auto it = states_.find(key);
@@ -113,14 +111,15 @@ void JobReconciler::Forget(const std::string& key) {
 
 StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool flush_status) {
   const auto cached = caches_.jobs.Get(key);
-  if (!cached || decide::Deleting(*cached)) {
+  const JobView view = cached ? ReadJob(*cached) : JobView{};
+  if (!cached || view.meta.deleting) {
     // The garbage collector deletes the pods and the Secret (owner references).
     Forget(key);
     return ReconcileResult{};
   }
   try {
-    BALLAST_ASSIGN_OR_RETURN(JobState * state, StateFor(key, *cached));
-    return RunPass(key, *cached, *state, flush_status);
+    BALLAST_ASSIGN_OR_RETURN(JobState * state, StateFor(key, *cached, view.meta.uid));
+    return RunPass(key, *cached, view, *state, flush_status);
   } catch (const std::exception& e) {
     // A malformed object from the API server (a field of an unexpected type).
     return Status::Invalid(fmt::format("{}: {}", key, e.what()));
@@ -128,8 +127,10 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool 
 }
 
 void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const {
-  for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) input.pods.push_back(*pod);
-  for (const auto& node : caches_.nodes.List()) input.nodes.push_back(*node);
+  for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
+    input.pods.push_back(ReadPod(*pod));
+  }
+  for (const auto& node : caches_.nodes.List()) input.nodes.push_back(ReadNode(*node));
   if (state.spec.spec) {
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
@@ -145,9 +146,7 @@ void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) con
     return;
   }
   std::vector<std::string> nodes;
-  for (const auto& node : input.nodes) {
-    nodes.push_back(node.value("/metadata/name"_json_pointer, ""));
-  }
+  for (const NodeView& node : input.nodes) nodes.push_back(node.meta.name);
   const char* workload = workload::WorkloadKindName(state.spec.spec->job.workload.kind);
   input.history = options_.history->Lookup(workload, nodes, input.now.wall);
   if (!input.history->trouble.empty()) {
@@ -172,7 +171,7 @@ void JobReconciler::RecordHistory(const std::string& key,
   }
 }
 
-Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideInput& input) {
+Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
   if (!memory.token.empty() || !memory.status.start_time || memory.status.Finished()) {
     return Status::Ok();
@@ -180,8 +179,8 @@ Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideIn
   // A job that ran before this operator started: its workers read the
   // Secret's token, so take that one (or make the Secret, when it is gone).
   const std::string token = NewToken();
-  auto in_effect =
-      executor_.CreateOrReadSecret(input.ns, BuildTokenSecret(job, token), state.uid, token);
+  auto in_effect = executor_.CreateOrReadSecret(input.ns, BuildTokenSecret(input.job.meta, token),
+                                                state.uid, token);
   if (in_effect.ok()) {
     input.secret_token = *in_effect;
   } else if (Permanent(in_effect.status())) {
@@ -194,23 +193,23 @@ Status JobReconciler::ReadToken(const json& job, const JobState& state, DecideIn
 }
 
 StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const json& job,
-                                                 JobState& state, bool flush_status) {
+                                                 const JobView& view, JobState& state,
+                                                 bool flush_status) {
   DecideInput input;
   input.ns = key.substr(0, key.find('/'));
   input.name = key.substr(key.find('/') + 1);
   input.id = CoordinatorJobId(input.ns, input.name);
-  input.job = &job;
-  input.generation = job.value("/metadata/generation"_json_pointer, int64_t{0});
+  input.job = view;
   input.now = Now();
   // The spec changes only with the generation: parse it once per generation.
-  if (state.spec_generation != input.generation) {
+  if (state.spec_generation != view.generation) {
     state.spec = ParseWeightedJobSpec(job.value("spec", json::object()), input.name);
-    state.spec_generation = input.generation;
+    state.spec_generation = view.generation;
   }
   input.spec = &state.spec;
   std::set<std::string> cached_pods;
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
-    cached_pods.insert(decide::PodName(*pod));
+    cached_pods.insert(ReadMeta(*pod).name);
   }
   Collected collected = executor_.Collect(key, cached_pods, input.now.steady);
   input.writes = collected.writes;
@@ -223,7 +222,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   } else {
     BALLAST_RETURN_IF_ERROR(collected.create_error);
   }
-  if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(job, state, input));
+  if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
   input.fresh_token = state.memory.token.empty() ? NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);

@@ -111,8 +111,9 @@ class JobReconciler {
   struct JobState;
 
  private:
+  // One pass over the job `job` (as cached; `view` read from it).
   StatusOr<ReconcileResult> RunPass(const std::string& key, const nlohmann::json& job,
-                                    JobState& state, bool flush_status);
+                                    const JobView& view, JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
   void GatherWorld(const JobState& state, DecideInput& input) const;
   // input.history, for a job about to start a session.
@@ -121,12 +122,13 @@ class JobReconciler {
   void RecordHistory(const std::string& key, const std::vector<Action>& actions) const;
   // The token in the job's Secret, for a job that started under an earlier
   // operator; sets input.refusal when the Secret cannot be used.
-  Status ReadToken(const nlohmann::json& job, const JobState& state, DecideInput& input);
+  Status ReadToken(const JobState& state, DecideInput& input);
   void Forget(const std::string& key);
-  // The state of the job `key`, made from the job's status when it is seen
-  // the first time (or created again); Invalid naming a status field of the
-  // wrong type.
-  StatusOr<JobState*> StateFor(const std::string& key, const nlohmann::json& job);
+  // The state of the job `key` (of metadata.uid `uid`), made from the job's
+  // status when it is seen the first time (or created again); Invalid naming
+  // a status field of the wrong type.
+  StatusOr<JobState*> StateFor(const std::string& key, const nlohmann::json& job,
+                               const std::string& uid);
 
   coordinator::JobHost& coordinator_;
   const Caches caches_;

@@ -5,25 +5,25 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
+
+#include "operator/controller/kube_views.h"
 
 namespace ballast::controller {
 
-// True when the Node's Ready condition is "True".
-bool NodeReady(const nlohmann::json& node);
-
-// Why `node` cannot run a worker of a job with `node_selector` (a map of
-// label -> value) and `tolerations` (a list of core/v1 Tolerations); "" when
-// it can. E.g. "node pi3b-0: not Ready", "node pi5-0: label
-// ballast.io/pool is 'a', the job selects 'b'".
-std::string Ineligibility(const nlohmann::json& node, const nlohmann::json& node_selector,
+// Why `node` cannot run a worker of a job with `node_selector` (label ->
+// value) and `tolerations` (a list of core/v1 Tolerations, as
+// ParseWeightedJobSpec checked them); "" when it can. E.g. "node pi3b-0: not
+// Ready", "node pi5-0: label ballast.io/pool is 'a', the job selects 'b'".
+std::string Ineligibility(const NodeView& node,
+                          const std::map<std::string, std::string>& node_selector,
                           const nlohmann::json& tolerations);
 
-// True when one of `tolerations` tolerates `taint` (key, value, effect) as the
-// scheduler decides it: operator Exists matches any value (an empty key, any
-// key); Equal (the default) matches the value; an empty effect matches all.
-bool Tolerates(const nlohmann::json& tolerations, const nlohmann::json& taint);
+// True when one of `tolerations` tolerates `taint` as the scheduler decides
+// it: operator Exists matches any value (an empty key, any key); Equal (the
+// default) matches the value; an empty effect matches all.
+bool Tolerates(const nlohmann::json& tolerations, const Taint& taint);
 
 }  // namespace ballast::controller

@@ -24,8 +24,8 @@
 #include "net/kube/work_queue.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/health.h"
+#include "operator/controller/kube_views.h"
 #include "operator/controller/leader_pod.h"
-#include "operator/controller/node_selection.h"
 #include "operator/controller/resources.h"
 
 namespace ballast::controller {
@@ -46,7 +46,7 @@ constexpr std::chrono::seconds kUnlabelOnStopPatience{3};
 // cordon. Heartbeat-only updates change none of it and wake no job.
 json Placement(const json& node) {
   return {{"labels", node["metadata"].value("labels", json::object())},
-          {"ready", NodeReady(node)},
+          {"ready", ReadNode(node).ready},
           {"taints", node.value("/spec/taints"_json_pointer, json::array())},
           {"unschedulable", node.value("/spec/unschedulable"_json_pointer, false)}};
 }

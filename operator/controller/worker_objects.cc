@@ -4,11 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <random>
-#include <regex>
 
 #include "operator/controller/resources.h"
 
@@ -57,15 +54,15 @@ std::string DnsLabel(const std::string& wanted, size_t max) {
   return (out.empty() ? "w" : out) + suffix;
 }
 
-json Labels(const json& job, const std::string* node) {
-  json labels = {{kJobLabel, job["metadata"]["name"]}, {kManagedByLabel, kManagedBy}};
+json Labels(const ObjectMeta& job, const std::string* node) {
+  json labels = {{kJobLabel, job.name}, {kManagedByLabel, kManagedBy}};
   if (node) labels[std::string(kNodeLabel)] = DnsLabel(*node, kMaxLabelLength);
   return labels;
 }
 
-json Metadata(const json& job, const std::string& name, const std::string* node) {
+json Metadata(const ObjectMeta& job, const std::string& name, const std::string* node) {
   return {{"name", name},
-          {"namespace", job["metadata"]["namespace"]},
+          {"namespace", job.ns},
           {"labels", Labels(job, node)},
           {"ownerReferences", json::array({OwnerReference(job)})}};
 }
@@ -85,19 +82,18 @@ json AffinityTo(const std::string& node) {
              {{"nodeSelectorTerms", json::array({term})}}}}}};
 }
 
-json WorkerContainer(const json& job, const WorkerSpec& worker, const std::string& node,
+json WorkerContainer(const ObjectMeta& job, const WorkerSpec& worker, const std::string& node,
                      const WorkerPodSettings& settings) {
   json env = json::array({
       EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
       EnvValue("BALLAST_JOB", settings.coordinator_job),
       EnvValue("BALLAST_WORKER_NAME", node),
       // The metrics' job and namespace labels (docs/metrics.md).
-      EnvValue("BALLAST_JOB_NAME", job["metadata"].value("name", "")),
-      EnvValue("BALLAST_NAMESPACE", job["metadata"].value("namespace", "")),
+      EnvValue("BALLAST_JOB_NAME", job.name),
+      EnvValue("BALLAST_NAMESPACE", job.ns),
       {{"name", "BALLAST_TOKEN"},
        {"valueFrom",
-        {{"secretKeyRef",
-          {{"name", TokenSecretName(job["metadata"]["name"])}, {"key", kTokenKey}}}}}},
+        {{"secretKeyRef", {{"name", TokenSecretName(job.name)}, {"key", kTokenKey}}}}}},
       {{"name", "NODE_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}},
   });
   json container = {
@@ -160,42 +156,26 @@ std::string TokenSecretName(const std::string& job) {
   return DnsLabel(job + "-token", kMaxLabelLength);
 }
 
-json OwnerReference(const json& job) {
-  return {{"apiVersion", kApiVersion},     {"kind", kJobKind},   {"name", job["metadata"]["name"]},
-          {"uid", job["metadata"]["uid"]}, {"controller", true}, {"blockOwnerDeletion", true}};
+json OwnerReference(const ObjectMeta& job) {
+  return {{"apiVersion", kApiVersion}, {"kind", kJobKind},
+          {"name", job.name},          {"uid", job.uid},
+          {"controller", true},        {"blockOwnerDeletion", true}};
 }
 
 json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings& settings) {
   return worker.resources ? *worker.resources : settings.default_resources;
 }
 
-std::optional<double> CpuCores(const json& quantity) {
-  double cores = 0;
-  if (quantity.is_number()) {
-    cores = quantity.get<double>();
-  } else if (quantity.is_string() && quantity.get_ref<const std::string&>().size() <= 32) {
-    static const std::regex kCpu(R"(^\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m?)$)");
-    std::smatch match;
-    const std::string& text = quantity.get_ref<const std::string&>();
-    if (!std::regex_match(text, match, kCpu)) return std::nullopt;
-    cores = std::strtod(match[1].str().c_str(), nullptr) / (match[3].length() > 0 ? 1000 : 1);
-  } else {
-    return std::nullopt;
-  }
-  if (!std::isfinite(cores) || cores <= 0) return std::nullopt;
-  return cores;
-}
-
-double WorkerDuty(const WorkerSpec& worker, const json& node, const WorkerPodSettings& settings) {
+double WorkerDuty(const WorkerSpec& worker, const NodeView& node,
+                  const WorkerPodSettings& settings) {
   const json resources = WorkerResources(worker, settings);
   if (!resources.is_object()) return 1;
   const auto limit = CpuCores(resources.value("/limits/cpu"_json_pointer, json()));
-  const auto cores = CpuCores(node.value("/status/capacity/cpu"_json_pointer, json()));
-  if (!limit || !cores) return 1;
-  return std::min(1.0, *limit / *cores);
+  if (!limit || !node.cpu_cores) return 1;
+  return std::min(1.0, *limit / *node.cpu_cores);
 }
 
-json BuildWorkerPod(const json& job, const WeightedJobSpec& spec, const std::string& node,
+json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
                     const WorkerPodSettings& settings) {
   json pod_spec = {
       {"restartPolicy", "Never"},
@@ -222,15 +202,15 @@ json BuildWorkerPod(const json& job, const WeightedJobSpec& spec, const std::str
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata", Metadata(job, WorkerPodName(job["metadata"]["name"], node), &node)},
+          {"metadata", Metadata(job, WorkerPodName(job.name, node), &node)},
           {"spec", pod_spec}};
 }
 
-json BuildTokenSecret(const json& job, const std::string& token) {
+json BuildTokenSecret(const ObjectMeta& job, const std::string& token) {
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
           {"type", "Opaque"},
-          {"metadata", Metadata(job, TokenSecretName(job["metadata"]["name"]), nullptr)},
+          {"metadata", Metadata(job, TokenSecretName(job.name), nullptr)},
           {"stringData", {{kTokenKey, token}}}};
 }
 

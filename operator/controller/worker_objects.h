@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ballast/version.h"
+#include "operator/controller/kube_views.h"
 #include "operator/controller/weighted_job.h"
 
 namespace ballast::controller {
@@ -44,36 +45,33 @@ inline constexpr const char* kTokenKey = "token";
 // the settings' default_resources (null: none).
 nlohmann::json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings& settings);
 
-// The cores a Kubernetes CPU quantity names: "500m" 0.5, "2", "1.5", or a
-// JSON number. nullopt for anything else — another suffix, an exponent, a
-// value of 0 or less, text longer than 32 characters — which callers read
-// as "not stated".
-std::optional<double> CpuCores(const nlohmann::json& quantity);
-
 // The share of each CPU period the worker on `node` computes
 // (balance::WorkerPrior::duty): the worker container's limits.cpu over the
-// node's status.capacity.cpu, at most 1, since the worker computes on one
-// thread per core it sees and a CPU limit is a CFS quota shared by them. 1
-// when the container has no CPU limit or the node states no cores. A worker
-// under a limit computes in bursts, which adaptive's first split allows for
-// (docs/history.md). A node held to a speed from outside the pod (the test
-// bed's node-level cgroups) is not seen here and counts as steady.
-double WorkerDuty(const WorkerSpec& worker, const nlohmann::json& node,
+// node's status.capacity.cpu (NodeView::cpu_cores), at most 1, since the
+// worker computes on one thread per core it sees and a CPU limit is a CFS
+// quota shared by them. 1 when the container has no CPU limit or the node
+// states no cores. A worker under a limit computes in bursts, which
+// adaptive's first split allows for (docs/history.md). A node held to a speed from outside the pod
+// (the test bed's node-level cgroups) is not seen here and counts as steady.
+double WorkerDuty(const WorkerSpec& worker, const NodeView& node,
                   const WorkerPodSettings& settings);
 
-// The controller owner reference to `job` (apiVersion, kind, name, uid,
+// In the three functions below `job` is the WeightedJob's metadata (its
+// name, namespace and uid are read).
+//
+// The controller owner reference to the job (apiVersion, kind, name, uid,
 // controller, blockOwnerDeletion), so the garbage collector deletes a job's
 // pods and Secret with it.
-nlohmann::json OwnerReference(const nlohmann::json& job);
+nlohmann::json OwnerReference(const ObjectMeta& job);
 
-// The worker pod of `job` (its metadata; `spec` is its spec as read) on
-// `node`: labels ballast.io/job and ballast.io/node,
-// the owner reference, required node affinity to that node (matchFields on
-// metadata.name, as DaemonSet pods have), the job's tolerations, the job's
-// worker image and resources, the token from the job's Secret, a non-root,
-// read-only, capability-free security context, restartPolicy Never (the
-// operator replaces failed pods, counting them against backoffLimit) and the
-// coordinator's address in the environment.
+// The worker pod of the job (`spec` is its spec as read) on `node`: labels
+// ballast.io/job and ballast.io/node, the owner reference, required node
+// affinity to that node (matchFields on metadata.name, as DaemonSet pods
+// have), the job's tolerations, the job's worker image and resources, the
+// token from the job's Secret, a non-root, read-only, capability-free
+// security context, restartPolicy Never (the operator replaces failed pods,
+// counting them against backoffLimit) and the coordinator's address in the
+// environment.
 //
 // An exec job whose workload.exec.image is set runs in that image instead:
 // an init container "bundle" of the worker image (same security context,
@@ -82,11 +80,11 @@ nlohmann::json OwnerReference(const nlohmann::json& job);
 // /ballast/ld.so --library-path /ballast/lib /ballast/ballast-worker (the
 // emptyDir mounted read-only) and a writable emptyDir on /tmp; env, security
 // context and resources as for any worker.
-nlohmann::json BuildWorkerPod(const nlohmann::json& job, const WeightedJobSpec& spec,
+nlohmann::json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec,
                               const std::string& node, const WorkerPodSettings& settings);
 
 // The job's token Secret (type Opaque, owned by the job) holding `token`.
-nlohmann::json BuildTokenSecret(const nlohmann::json& job, const std::string& token);
+nlohmann::json BuildTokenSecret(const ObjectMeta& job, const std::string& token);
 
 // A new random token: 32 bytes from the system's random device, hex.
 std::string NewToken();

@@ -11,10 +11,11 @@ namespace {
 
 using nlohmann::json;
 
-json NodeOf(const std::string& name, const std::string& arch) {
+// The view of a Node `name` labelled with `arch` ("": no label).
+NodeView NodeOf(const std::string& name, const std::string& arch) {
   json node = {{"metadata", {{"name", name}, {"labels", json::object()}}}};
   if (!arch.empty()) node["metadata"]["labels"][kArchLabel] = arch;
-  return node;
+  return ReadNode(node);
 }
 
 TEST(ArchitecturesTest, FlagsAreReadIntoSettings) {

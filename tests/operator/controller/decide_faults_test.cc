@@ -18,8 +18,8 @@ constexpr milliseconds kStartTimeout{5000};
 World ArmWorld() {
   World world;
   world.options.worker_start_timeout = kStartTimeout;
-  EXPECT_EQ(NodeArchitecture(world.nodes[0]), "arm");
-  EXPECT_EQ(NodeArchitecture(world.nodes[1]), "arm64");
+  EXPECT_EQ(NodeArchitecture(ReadNode(world.nodes[0])), "arm");
+  EXPECT_EQ(NodeArchitecture(ReadNode(world.nodes[1])), "arm64");
   return world;
 }
 

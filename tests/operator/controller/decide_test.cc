@@ -130,6 +130,27 @@ TEST(DecideTest, AFailedInitContainerIsNamedInTheWorkerFailedEvent) {
       << events[0].message;
 }
 
+// Regression: a pod field of another type than the API server's schema
+// ("exitCode": "3") made nlohmann's .value() throw out of the pass, and the
+// job stopped being reconciled. Read into a view, the field is absent.
+TEST(DecideTest, APodFieldOfTheWrongTypeReadsAsAbsentAndThePassGoesOn) {
+  World world = Running();
+  world.pods[1]["status"]["phase"] = "Failed";
+  world.pods[1]["status"]["containerStatuses"] =
+      json::parse(R"([{"name": 5, "state": {"terminated": {"exitCode": "3", "message": 7}}}])");
+  world.nodes[2]["status"]["conditions"] = "x";
+  Decision decision;
+  ASSERT_NO_THROW(decision = world.Pass());
+  const auto events = ActionsOf<RecordEvent>(decision);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].reason, Reason::kWorkerFailed);
+  EXPECT_NE(events[0].message.find("failed (exit code -1); failure 1"), std::string::npos)
+      << events[0].message;
+  // A node whose conditions cannot be read is not Ready: its worker is lost.
+  EXPECT_EQ(ActionsOf<WorkerLost>(decision).size(), 2u);
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"WorkerFailed", "NodeNotReady"}));
+}
+
 TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   World world = Running();
   for (auto& pod : world.pods) pod["status"]["phase"] = "Failed";

@@ -95,7 +95,9 @@ inline coordinator::JobView View(uint64_t completed, bool done = false) {
   return view;
 }
 
-// What one test's passes see; each field may be changed between passes.
+// What one test's passes see; each field may be changed between passes. The
+// job, pods and nodes are the API server's JSON, read into views
+// (kube_views.h) each pass as the reconciler reads them.
 struct World {
   json job = {
       {"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "job-uid"}, {"generation", 1}}},
@@ -122,11 +124,10 @@ struct World {
     input.ns = "ns";
     input.name = "p";
     input.id = "ns.p";
-    input.job = &job;
-    input.generation = job["metadata"]["generation"];
+    input.job = ReadJob(job);
     input.spec = &spec;
-    input.pods = pods;
-    input.nodes = nodes;
+    for (const json& pod : pods) input.pods.push_back(ReadPod(pod));
+    for (const json& node : nodes) input.nodes.push_back(ReadNode(node));
     input.profile = profile;
     input.view = view;
     if (view) input.checkpoint = coordinator::Checkpoint{};

@@ -103,7 +103,8 @@ TEST(JobEfficiencyTest, NothingMeasuredGivesZeroNotNan) {
 
 TEST(JobEfficiencyTest, DeclaredSpeedIsAFinitePositiveNumberOrNothing) {
   auto node = [](const json& value) {
-    return json{{"metadata", {{"annotations", {{std::string(kNodeSpeedAnnotation), value}}}}}};
+    return ReadNode(
+        json{{"metadata", {{"annotations", {{std::string(kNodeSpeedAnnotation), value}}}}}});
   };
   EXPECT_EQ(DeclaredSpeed(node("0.5")), 0.5);
   EXPECT_EQ(DeclaredSpeed(node("2")), 2.0);
@@ -111,7 +112,7 @@ TEST(JobEfficiencyTest, DeclaredSpeedIsAFinitePositiveNumberOrNothing) {
        {json("abc"), json("-1"), json("0"), json("1e400"), json("nan"), json("0.5x"), json(0.5)}) {
     EXPECT_FALSE(DeclaredSpeed(node(bad))) << bad.dump();
   }
-  EXPECT_FALSE(DeclaredSpeed(json{{"metadata", {{"name", "n"}}}}));
+  EXPECT_FALSE(DeclaredSpeed(ReadNode(json{{"metadata", {{"name", "n"}}}})));
 }
 
 }  // namespace

@@ -7,22 +7,17 @@ namespace {
 
 using nlohmann::json;
 
-json NodeWithReady(const std::string& ready, json labels = json::object(),
-                   json taints = json::array()) {
-  return {{"metadata", {{"name", "pi4b-0"}, {"labels", labels}}},
-          {"spec", {{"taints", taints}}},
-          {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready}}})}}}};
-}
-
-TEST(NodeReady, ReadsTheReadyCondition) {
-  EXPECT_TRUE(NodeReady(NodeWithReady("True")));
-  EXPECT_FALSE(NodeReady(NodeWithReady("False")));
-  EXPECT_FALSE(NodeReady(NodeWithReady("Unknown")));
-  EXPECT_FALSE(NodeReady(json{{"metadata", {{"name", "x"}}}}));
+// The view of a Node pi4b-0 as the API server would hand it over.
+NodeView NodeWithReady(const std::string& ready, json labels = json::object(),
+                       json taints = json::array()) {
+  return ReadNode(
+      {{"metadata", {{"name", "pi4b-0"}, {"labels", labels}}},
+       {"spec", {{"taints", taints}}},
+       {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready}}})}}}});
 }
 
 TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
-  const json node = NodeWithReady("True", {{"pool", "seed000"}, {"arch", "arm64"}});
+  const NodeView node = NodeWithReady("True", {{"pool", "seed000"}, {"arch", "arm64"}});
   EXPECT_EQ(Ineligibility(node, {{"pool", "seed000"}}, json::array()), "");
   EXPECT_EQ(Ineligibility(node, {{"pool", "other"}}, json::array()),
             "node pi4b-0: label pool is 'seed000', the job selects 'other'");
@@ -32,7 +27,7 @@ TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
 
 // A value someone else wrote is quoted cut, with its length, whatever its size.
 TEST(Ineligibility, LongSelectorValueIsQuotedCut) {
-  const json node = NodeWithReady("True", {{"pool", "seed000"}});
+  const NodeView node = NodeWithReady("True", {{"pool", "seed000"}});
   const std::string wanted(1 << 20, 'x');
   const std::string message = Ineligibility(node, {{"pool", wanted}}, json::array());
   EXPECT_LT(message.size(), 200u) << message.substr(0, 200);
@@ -40,29 +35,29 @@ TEST(Ineligibility, LongSelectorValueIsQuotedCut) {
 }
 
 TEST(Ineligibility, NotReadyAndCordonedNodesAreSkipped) {
-  EXPECT_EQ(Ineligibility(NodeWithReady("False"), json::object(), json::array()),
-            "node pi4b-0: not Ready");
-  json cordoned = NodeWithReady("True");
-  cordoned["spec"]["unschedulable"] = true;
-  EXPECT_EQ(Ineligibility(cordoned, json::object(), json::array()),
+  EXPECT_EQ(Ineligibility(NodeWithReady("False"), {}, json::array()), "node pi4b-0: not Ready");
+  EXPECT_EQ(Ineligibility(NodeWithReady("Unknown"), {}, json::array()), "node pi4b-0: not Ready");
+  NodeView cordoned = NodeWithReady("True");
+  cordoned.unschedulable = true;
+  EXPECT_EQ(Ineligibility(cordoned, {}, json::array()),
             "node pi4b-0: cordoned (spec.unschedulable)");
 }
 
 TEST(Ineligibility, TaintsNeedATolerationButPreferNoScheduleDoesNot) {
-  const json tainted = NodeWithReady(
+  const NodeView tainted = NodeWithReady(
       "True", json::object(),
       json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
-  EXPECT_EQ(Ineligibility(tainted, json::object(), json::array()),
+  EXPECT_EQ(Ineligibility(tainted, {}, json::array()),
             "node pi4b-0: taint dedicated=gpu:NoSchedule not tolerated");
-  EXPECT_EQ(Ineligibility(tainted, json::object(),
+  EXPECT_EQ(Ineligibility(tainted, {},
                           json::array({{{"key", "dedicated"},
                                         {"operator", "Equal"},
                                         {"value", "gpu"},
                                         {"effect", "NoSchedule"}}})),
             "");
-  const json soft = NodeWithReady("True", json::object(),
-                                  json::array({{{"key", "busy"}, {"effect", "PreferNoSchedule"}}}));
-  EXPECT_EQ(Ineligibility(soft, json::object(), json::array()), "");
+  const NodeView soft = NodeWithReady(
+      "True", json::object(), json::array({{{"key", "busy"}, {"effect", "PreferNoSchedule"}}}));
+  EXPECT_EQ(Ineligibility(soft, {}, json::array()), "");
 }
 
 struct TolerationCase {
@@ -72,7 +67,7 @@ struct TolerationCase {
 };
 
 TEST(Tolerates, FollowsTheSchedulersMatchingRules) {
-  const json taint = {{"key", "k"}, {"value", "v"}, {"effect", "NoExecute"}};
+  const Taint taint{"k", "v", "NoExecute"};
   const TolerationCase cases[] = {
       {"equal key and value", {{"key", "k"}, {"value", "v"}}, true},
       {"equal is the default operator, wrong value", {{"key", "k"}, {"value", "w"}}, false},

@@ -30,7 +30,7 @@ WeightedJobSpec SpecOf(const json& job) {
 
 // The worker pod of `job` on `node`, its spec read as the operator reads it.
 json WorkerPodOf(const json& job, const std::string& node, const WorkerPodSettings& settings) {
-  return BuildWorkerPod(job, SpecOf(job), node, settings);
+  return BuildWorkerPod(ReadMeta(job), SpecOf(job), node, settings);
 }
 
 bool IsDnsLabel(const std::string& name) {
@@ -202,30 +202,18 @@ TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
   const std::string token = NewToken();
   EXPECT_EQ(token.size(), 64u);
   EXPECT_NE(token, NewToken());
-  const json secret = BuildTokenSecret(Job(), token);
+  const json secret = BuildTokenSecret(ReadMeta(Job()), token);
   EXPECT_EQ(secret["metadata"]["name"], "primes-token");
   EXPECT_EQ(secret["stringData"]["token"], token);
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "u-1");
-}
-
-TEST(CpuCores, ReadsMillicoresAndDecimalsAndRefusesTheRest) {
-  EXPECT_EQ(CpuCores("500m"), 0.5);
-  EXPECT_EQ(CpuCores("2"), 2.0);
-  EXPECT_EQ(CpuCores("1.5"), 1.5);
-  EXPECT_EQ(CpuCores(".25"), 0.25);
-  EXPECT_EQ(CpuCores(json(0.3)), 0.3);
-  for (const json& bad : {json("0"), json("0m"), json("-1"), json("1Gi"), json("1e3"), json("m"),
-                          json(""), json("1.5.2"), json(std::string(40, '1')), json(-2.0),
-                          json(nullptr), json::object(), json(true)}) {
-    EXPECT_FALSE(CpuCores(bad)) << bad.dump();
-  }
 }
 
 // A worker under a CPU limit of L cores on a node of C computes L / C of
 // each period on each of its C threads; without a limit, or on a node that
 // states no cores, it computes steadily.
 TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
-  const json node = {{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}};
+  const NodeView node =
+      ReadNode({{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}});
   WorkerPodSettings settings;
   EXPECT_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 1);  // no resources at all
   settings.default_resources = {{"requests", {{"cpu", "100m"}}}, {"limits", {{"memory", "128Mi"}}}};
@@ -240,7 +228,7 @@ TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
       "500m");
   const json generous = Job({{"worker", {{"resources", {{"limits", {{"cpu", "8"}}}}}}}});
   EXPECT_EQ(WorkerDuty(SpecOf(generous).worker, node, settings), 1);
-  const json silent = {{"metadata", {{"name", "pi3b"}}}};
+  const NodeView silent = ReadNode({{"metadata", {{"name", "pi3b"}}}});
   EXPECT_EQ(WorkerDuty(SpecOf(job).worker, silent, settings), 1);
 }
 

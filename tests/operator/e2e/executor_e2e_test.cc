@@ -39,6 +39,7 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
     auto created = client_->Create(WeightedJobs().In(ns_), job);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     job_ = *created;
+    job_meta_ = ReadMeta(job_);
     ref_ = {ns_ + "/j", ns_, "j", job_["metadata"]["uid"], ns_ + ".j", &job_};
   }
   void TearDown() override {
@@ -63,7 +64,7 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
     settings.coordinator_job = ref_.id;
     ParsedSpec parsed = ParseWeightedJobSpec(job_["spec"], "j");
     EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
-    return BuildWorkerPod(job_, parsed.spec.value_or(WeightedJobSpec{}), node, settings);
+    return BuildWorkerPod(job_meta_, parsed.spec.value_or(WeightedJobSpec{}), node, settings);
   }
 
   coordinator::JobConfig Config() {
@@ -83,12 +84,13 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
   std::unique_ptr<Executor> executor_;
   std::atomic<int> requeues_{0};
   json job_;
+  ObjectMeta job_meta_;  // job_'s, as the worker objects are built from it
   JobRef ref_;
 };
 
 TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCached) {
   const CreateObjects create{
-      BuildTokenSecret(job_, "fresh"), "fresh", {Pod("no-such-node"), Pod("no-such-node-2")}};
+      BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node"), Pod("no-such-node-2")}};
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   Collected collected = Settled();
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
@@ -107,8 +109,8 @@ TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCa
 }
 
 TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
-  ASSERT_TRUE(client_->Create(Secrets().In(ns_), BuildTokenSecret(job_, "earlier")).ok());
-  const CreateObjects create{BuildTokenSecret(job_, "fresh"), "fresh", {Pod("no-such-node")}};
+  ASSERT_TRUE(client_->Create(Secrets().In(ns_), BuildTokenSecret(job_meta_, "earlier")).ok());
+  const CreateObjects create{BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node")}};
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   const Collected collected = Settled();
   ASSERT_TRUE(collected.writes.adopted_token);
@@ -120,18 +122,18 @@ TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
 }
 
 TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
-  auto token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_, "a"), ref_.uid, "a");
+  auto token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_meta_, "a"), ref_.uid, "a");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "a");
-  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_, "b"), ref_.uid, "b");
+  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_meta_, "b"), ref_.uid, "b");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "a") << "the Secret's token is the one in effect";
   // A Secret of this job that holds no token cannot be used: Invalid.
-  json empty = BuildTokenSecret(job_, "");
+  json empty = BuildTokenSecret(job_meta_, "");
   empty["stringData"] = json::object();
   ASSERT_TRUE(client_->Delete(Secrets().In(ns_).Named(TokenSecretName("j"))).ok());
   ASSERT_TRUE(client_->Create(Secrets().In(ns_), empty).ok());
-  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_, "c"), ref_.uid, "c");
+  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_meta_, "c"), ref_.uid, "c");
   EXPECT_EQ(token.status().code(), StatusCode::kInvalid) << token.status().ToString();
 }
 
