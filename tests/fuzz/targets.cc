@@ -74,12 +74,14 @@ void ScenarioFile(std::string_view text) {
   Bounded(sim::ParseScenario(text, "scenario.yaml"), "scenario.yaml");
 }
 
-void ProfileFile(std::string_view text) { (void)fuzzy::ParseProfile(text, "profile.yaml"); }
+void ProfileFile(std::string_view text) {
+  Bounded(fuzzy::ParseProfile(text, "profile.yaml"), "profile.yaml");
+}
 
 void NodesFile(std::string_view text) {
-  (void)fuzzy::ParseNodes(text, "nodes.yaml");
+  Bounded(fuzzy::ParseNodes(text, "nodes.yaml"), "nodes.yaml");
   // `ballast weights` reads the same text again for the probe's marks.
-  (void)probe::ProbeLabelsOfNodes(text, "nodes.yaml");
+  Bounded(probe::ProbeLabelsOfNodes(text, "nodes.yaml"), "nodes.yaml");
 }
 
 void ProtocolBody(std::string_view text) {
@@ -117,6 +119,7 @@ void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
   if (!object.ok()) return;
   (void)fuzzy::ProfileFromJson(*object);
+  (void)fuzzy::NodeFactsFromJson(*object);
   if (!object->is_object()) return;
   const auto spec = object->find("spec");
   if (spec != object->end()) (void)job::JobSpecFromJson(*spec, "job");
