@@ -156,4 +156,18 @@ inline StatusOr<bool> Bool(const nlohmann::json& value, std::string_view path) {
   return value.get<bool>();
 }
 
+// A Kubernetes label's value: a string, or a number or boolean as a YAML
+// file writes it (`ballast.io/ram-gb: 4` reads as "4"); Invalid
+// "<path>: expected a label value (a string), got ..." otherwise.
+inline StatusOr<std::string> LabelValue(const nlohmann::json& value, std::string_view path) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean() || value.is_number_integer() || value.is_number_unsigned()) {
+    return value.dump();
+  }
+  if (value.is_number_float() && std::isfinite(value.get<double>())) {
+    return fmt::format("{}", value.get<double>());
+  }
+  return Expected(path, "a label value (a string)", value);
+}
+
 }  // namespace ballast::json_read

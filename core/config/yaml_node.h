@@ -1,10 +1,12 @@
 // YamlNode: strict, typed reading of YAML documents with errors that name the
 // file, the line and what was expected.
 //
-// This is the one adapter between Ballast and yaml-cpp: every yaml-cpp
-// exception is caught here and turned into a Status. Parsers for profiles,
-// scenarios and jobs read their documents through it so that every error has
-// the same shape:  "cluster.yaml:12:5: nodes[2].speed: expected a number > 0, got '-1'".
+// Being replaced: every other reader now reads a file as a tree
+// (ParseYaml, document.h) with the one reader of its kind. The speeds file of
+// `ballast weights --fit` (fuzzy/fit.cc) is the last user; this goes when it
+// moves. Every yaml-cpp exception is caught here and turned into a Status;
+// errors have the shape
+//   "speeds.yaml:12:5: nodes[2].speed: expected a number > 0, got '-1'".
 //
 // Thread-safety: a YamlNode is an immutable view; reading one from several
 // threads is safe.

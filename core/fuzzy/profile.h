@@ -7,9 +7,11 @@
 // terms of a linguistic scale ("norm" = 5, ...) or to plain numbers. NodeFacts
 // are what the model knows of a node: its name and labels.
 //
-// The parsers read YAML text (files are read by the drivers) through
-// config::YamlNode, so every error names the file, the line and what was
-// expected. The model itself lives in model.h.
+// The parsers read YAML text (files are read by the drivers) into the tree
+// the Kubernetes API server would hand over (config/document.h) and read that
+// with the same reader as the operator (profile_json.h), so every error names
+// the file, the line, the field's path and what was expected. The model itself
+// lives in model.h.
 //
 // Thread-safety: plain values and pure functions; safe to share const objects
 // across threads.
@@ -49,6 +51,8 @@ struct Level {
 
   // Returns "5 (norm)" for a term, "9" for a plain number.
   std::string ToString() const;
+
+  bool operator==(const Level&) const = default;
 };
 
 struct Criterion {
@@ -61,6 +65,8 @@ struct Criterion {
   Level default_level;                 // `default:` in YAML; used for a missing or malformed label
   bool optional = false;               // a missing label silently gets the default
   std::string description;
+
+  bool operator==(const Criterion&) const = default;
 };
 
 struct Profile {
@@ -68,12 +74,16 @@ struct Profile {
   Rounding rounding = Rounding::kCeil;
   std::map<std::string, double> scale;  // linguistic term -> number
   std::vector<Criterion> criteria;
+
+  bool operator==(const Profile&) const = default;
 };
 
 // What the model knows of one node.
 struct NodeFacts {
   std::string name;
   std::map<std::string, std::string> labels;
+
+  bool operator==(const NodeFacts&) const = default;
 };
 
 // The numbers the model reads — a numeric label's value, a term of the scale,
@@ -104,10 +114,12 @@ std::string_view BetterName(Better better);
 // map (rounding, scale, criteria), whose name is then the file's base name
 // without extension. `file_name` is used in messages only. A `scale` in the
 // document adds to or overrides the paper's terms.
-// Returns the profile, or Invalid "file:line:col: path: expected ..." for YAML
-// that does not parse, unknown keys, wrong types, a missing label, a rank or
+// Returns the profile, or Invalid "file:line:col: path: ..." for YAML that
+// does not parse (config::ParseYaml), and for everything ProfileFromJson and
+// ProfileSpecFromJson refuse: unknown keys, wrong types, a missing label, a
 // number outside [kMinNumber, kMaxNumber], a rank outside (0, kMaxRank], an
-// unknown term, duplicate criterion names or no criteria.
+// unknown term, duplicate criterion names (naming the first one's line) or
+// no criteria.
 StatusOr<Profile> ParseProfile(std::string_view yaml_text, std::string file_name);
 
 // Parses node facts from either
@@ -116,9 +128,13 @@ StatusOr<Profile> ParseProfile(std::string_view yaml_text, std::string file_name
 // `kind: NodeList` / `kind: List` document whose items carry metadata.name and
 // metadata.labels (as `kubectl get nodes -o yaml` prints), or a single
 // `kind: Node`. A label written with no value (`key:`) reads as "".
-// Returns the nodes in document order, or Invalid naming the file and line of
-// a missing name, labels that are not a map of strings, a duplicate node name
-// or an empty node list.
+// A label written as a number or boolean reads as the text of its value
+// (`ballast.io/ram-mb: 2048` as "2048", `1.50` as "1.5"), as a label in a
+// cluster file does; quote it to keep it as written.
+// Returns the nodes in document order, or Invalid "file:line:col: path: ..."
+// for YAML that does not parse, and for what NodeFactsFromJson refuses: a
+// missing name or one that is not a DNS-1123 subdomain, labels that are not a
+// map of label values, a duplicate node name or an empty node list.
 StatusOr<std::vector<NodeFacts>> ParseNodes(std::string_view yaml_text, std::string file_name);
 
 // Returns the names of the profiles built into the library (those shipped in

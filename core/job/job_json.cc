@@ -28,19 +28,6 @@ StatusOr<std::string> ReadName(const json& value, const std::string& path, NameK
   return name;
 }
 
-// A label's value: a string, or a number or boolean as written (a YAML file
-// writes `ballast.io/ram-gb: 4`; a Kubernetes label is its text).
-StatusOr<std::string> LabelValue(const json& value, const std::string& path) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_boolean() || value.is_number_integer() || value.is_number_unsigned()) {
-    return value.dump();
-  }
-  if (value.is_number_float() && std::isfinite(value.get<double>())) {
-    return fmt::format("{}", value.get<double>());
-  }
-  return jr::Expected(path, "a label value (a string)", value);
-}
-
 StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"name", "speed", "labels"}));
   EmulatedNode out;
@@ -60,7 +47,7 @@ StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
     const std::string labels_path = jr::Field(path, "labels");
     if (!labels->is_object()) return jr::Expected(labels_path, "a map of label: value", *labels);
     for (const auto& [key, value] : labels->items()) {
-      BALLAST_ASSIGN_OR_RETURN(out.labels[key], LabelValue(value, jr::Field(labels_path, key)));
+      BALLAST_ASSIGN_OR_RETURN(out.labels[key], jr::LabelValue(value, jr::Field(labels_path, key)));
     }
   }
   return out;

@@ -1,42 +1,52 @@
+// ProbeLabelsOfNodes: the Nodes of a YAML text read as a tree
+// (config/document.h); shapes other than a Node's are skipped, not trusted.
 #include "core/probe/node_marks.h"
 
+#include <nlohmann/json.hpp>
 #include <vector>
 
-#include "core/config/yaml_node.h"
+#include "core/common/json_read.h"
+#include "core/config/document.h"
 
 namespace ballast::probe {
 namespace {
 
-using config::YamlNode;
+using nlohmann::json;
+namespace jr = json_read;
 
-std::string Scalar(const std::optional<YamlNode>& node) {
-  if (!node || !node->IsScalar()) return "";
-  auto text = node->AsString();
-  return text.ok() ? *text : "";
+// The string under `key` of `node`, or "" when it is not one.
+std::string StringAt(const json& node, std::string_view key) {
+  const json* value = jr::Find(node, key);
+  return value && value->is_string() ? value->get<std::string>() : "";
+}
+
+// The object under `key` of `node`, or nullptr when it is not one.
+const json* ObjectAt(const json& node, std::string_view key) {
+  const json* value = jr::Find(node, key);
+  return value && value->is_object() ? value : nullptr;
 }
 
 // The labels of `metadata`'s managedFields entries of the probe's manager.
-void ManagedLabels(const YamlNode& metadata, std::set<std::string>& out) {
-  auto fields = metadata.Get("managedFields");
-  if (!fields || !fields->IsSequence()) return;
-  for (const YamlNode& entry : fields->Elements()) {
-    if (!entry.IsMap() || Scalar(entry.Get("manager")) != kProbeFieldManager) continue;
-    auto v1 = entry.Get("fieldsV1");
-    auto meta = v1 && v1->IsMap() ? v1->Get("f:metadata") : std::nullopt;
-    auto labels = meta && meta->IsMap() ? meta->Get("f:labels") : std::nullopt;
-    if (!labels || !labels->IsMap()) continue;
-    for (const auto& [key, value] : labels->Entries()) {
+void ManagedLabels(const json& metadata, std::set<std::string>& out) {
+  const json* fields = jr::Find(metadata, "managedFields");
+  if (!fields || !fields->is_array()) return;
+  for (const json& entry : *fields) {
+    if (!entry.is_object() || StringAt(entry, "manager") != kProbeFieldManager) continue;
+    const json* v1 = ObjectAt(entry, "fieldsV1");
+    const json* meta = v1 ? ObjectAt(*v1, "f:metadata") : nullptr;
+    const json* labels = meta ? ObjectAt(*meta, "f:labels") : nullptr;
+    if (!labels) continue;
+    for (const auto& [key, value] : labels->items()) {
       if (key.starts_with("f:")) out.insert(key.substr(2));
     }
   }
 }
 
 // The labels annotated as the probe's, when the Node carries them.
-std::set<std::string> NodeMarks(const YamlNode& metadata) {
+std::set<std::string> NodeMarks(const json& metadata) {
   std::set<std::string> marks;
-  auto annotations = metadata.Get("annotations");
-  if (annotations && annotations->IsMap()) {
-    const std::string listed = Scalar(annotations->Get(kProbeLabelsAnnotation));
+  if (const json* annotations = ObjectAt(metadata, "annotations")) {
+    const std::string listed = StringAt(*annotations, kProbeLabelsAnnotation);
     size_t start = 0;
     while (start < listed.size()) {
       const size_t comma = listed.find(',', start);
@@ -47,10 +57,10 @@ std::set<std::string> NodeMarks(const YamlNode& metadata) {
     }
   }
   ManagedLabels(metadata, marks);
-  auto labels = metadata.Get("labels");
+  const json* labels = ObjectAt(metadata, "labels");
   std::set<std::string> present;
   for (const std::string& key : marks) {
-    if (labels && labels->IsMap() && labels->Get(key)) present.insert(key);
+    if (labels && jr::Find(*labels, key)) present.insert(key);
   }
   return present;
 }
@@ -59,21 +69,25 @@ std::set<std::string> NodeMarks(const YamlNode& metadata) {
 
 StatusOr<std::map<std::string, std::set<std::string>>> ProbeLabelsOfNodes(
     std::string_view yaml_text, std::string file_name) {
-  BALLAST_ASSIGN_OR_RETURN(YamlNode root, YamlNode::Parse(yaml_text, std::move(file_name)));
+  BALLAST_ASSIGN_OR_RETURN(config::Document document,
+                           config::ParseYaml(yaml_text, std::move(file_name)));
+  const json& root = document.tree;
   std::map<std::string, std::set<std::string>> out;
-  if (!root.IsMap()) return out;
-  const std::string kind = Scalar(root.Get("kind"));
-  std::vector<YamlNode> items;
+  if (!root.is_object()) return out;
+  const std::string kind = StringAt(root, "kind");
+  std::vector<const json*> items;
   if (kind == "Node") {
-    items.push_back(root);
+    items.push_back(&root);
   } else if (kind == "NodeList" || kind == "List") {
-    auto list = root.Get("items");
-    if (list && list->IsSequence()) items = list->Elements();
+    const json* list = jr::Find(root, "items");
+    if (list && list->is_array()) {
+      for (const json& item : *list) items.push_back(&item);
+    }
   }
-  for (const YamlNode& item : items) {
-    auto metadata = item.IsMap() ? item.Get("metadata") : std::nullopt;
-    if (!metadata || !metadata->IsMap()) continue;
-    const std::string name = Scalar(metadata->Get("name"));
+  for (const json* item : items) {
+    const json* metadata = ObjectAt(*item, "metadata");
+    if (!metadata) continue;
+    const std::string name = StringAt(*metadata, "name");
     std::set<std::string> marks = NodeMarks(*metadata);
     if (!name.empty() && !marks.empty()) out[name] = std::move(marks);
   }

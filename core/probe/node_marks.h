@@ -22,8 +22,9 @@ inline constexpr std::string_view kProbeFieldManager = "ballast-probe";
 // Node name -> the labels the probe set, for each Node of a `kind: NodeList`
 // / `kind: List` / `kind: Node` document that has any; empty for other
 // documents (a `nodes:` file) and for Nodes the probe never labelled. A
-// label counts only when the Node carries it. Returns Invalid only for text
-// that is not YAML (the caller has parsed the same text as nodes already).
+// label counts only when the Node carries it. Returns Invalid
+// "file:line:col: ..." only for text that config::ParseYaml refuses (the
+// caller has parsed the same text as nodes already).
 StatusOr<std::map<std::string, std::set<std::string>>> ProbeLabelsOfNodes(
     std::string_view yaml_text, std::string file_name);
 

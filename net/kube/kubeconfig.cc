@@ -4,16 +4,19 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
 
-#include "core/config/yaml_node.h"
+#include "core/common/json_read.h"
+#include "core/config/document.h"
 
 namespace ballast::kube {
 namespace {
 
-using config::YamlNode;
+using nlohmann::json;
 namespace fs = std::filesystem;
+namespace jr = json_read;
 
 StatusOr<std::string> ReadFile(const std::string& path, const std::string& what) {
   std::ifstream in(path, std::ios::binary);
@@ -30,83 +33,164 @@ std::string Trim(std::string s) {
   return s.substr(first, last - first + 1);
 }
 
-// The entry of a named list (clusters, users, contexts) whose name is `name`;
-// returns its `inner` map (e.g. "cluster").
-StatusOr<YamlNode> FindNamed(const YamlNode& root, std::string_view list, const std::string& name,
-                             std::string_view inner) {
-  BALLAST_ASSIGN_OR_RETURN(YamlNode entries, root.Require(list));
-  for (const YamlNode& entry : entries.Elements()) {
-    auto entry_name = entry.Get("name");
-    if (!entry_name) continue;
-    auto text = entry_name->AsString();
-    if (!text.ok() || *text != name) continue;
-    return entry.Require(inner);
+// An object in the kubeconfig and its path ("users[1].user").
+struct At {
+  const json* node;
+  std::string path;
+};
+
+// The `inner` object (e.g. "cluster") of the entry named `name` of the list
+// `list` (clusters, users, contexts). `named_at` is the path where the name
+// was written, "" when it came from the command line; a message about a name
+// that no entry has points there.
+StatusOr<At> FindNamed(const json& root, std::string_view list, const std::string& name,
+                       std::string_view inner, std::string_view named_at) {
+  BALLAST_ASSIGN_OR_RETURN(const json* entries, jr::Require(root, "", list));
+  if (!entries->is_array()) return jr::Expected(list, "a list of named entries", *entries);
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const json& entry = (*entries)[i];
+    const json* entry_name = jr::Find(entry, "name");
+    if (!entry_name || !entry_name->is_string() || entry_name->get<std::string>() != name) {
+      continue;
+    }
+    const std::string path = jr::Element(list, i);
+    BALLAST_ASSIGN_OR_RETURN(const json* found, jr::Require(entry, path, inner));
+    At at{found, jr::Field(path, inner)};
+    if (!found->is_object()) return jr::Expected(at.path, "a map", *found);
+    return at;
   }
-  return entries.Fail(fmt::format("no entry named '{}'", name));
+  if (named_at.empty()) {
+    return Status::Invalid(fmt::format("{}: no entry named '{}'", list, jr::Cut(name)));
+  }
+  return Status::Invalid(
+      fmt::format("{}: no entry named '{}' in {}", named_at, jr::Cut(name), list));
 }
 
-std::string StringOr(const YamlNode& map, std::string_view key) {
-  auto child = map.Get(key);
-  if (!child) return "";
-  auto text = child->AsString();
-  return text.ok() ? *text : "";
+// The string under `key`, or "" when it is not written; Invalid when it is
+// not a string.
+StatusOr<std::string> StringOr(const At& map, std::string_view key) {
+  const json* value = jr::Find(*map.node, key);
+  if (!value) return std::string();
+  return jr::String(*value, jr::Field(map.path, key));
+}
+
+// `path` as written in the kubeconfig, relative to its folder `base`.
+fs::path Resolve(const std::string& path, const fs::path& base) {
+  return fs::path(path).is_absolute() ? fs::path(path) : base / path;
 }
 
 // Reads PEM text from `<file_key>` (a path) or `<data_key>` (base64).
-StatusOr<std::string> ReadPem(const YamlNode& map, std::string_view file_key,
-                              std::string_view data_key, const fs::path& base) {
-  if (auto data = map.Get(data_key)) {
-    BALLAST_ASSIGN_OR_RETURN(std::string text, data->AsString());
+StatusOr<std::string> ReadPem(const At& map, std::string_view file_key, std::string_view data_key,
+                              const fs::path& base) {
+  if (const json* data = jr::Find(*map.node, data_key)) {
+    const std::string path = jr::Field(map.path, data_key);
+    BALLAST_ASSIGN_OR_RETURN(std::string text, jr::String(*data, path));
     auto decoded = DecodeBase64(text);
-    if (!decoded.ok()) return data->Fail("not valid base64");
-    if (decoded->find("-----BEGIN") == std::string::npos) return data->Fail("not PEM data");
+    if (!decoded.ok()) return Status::Invalid(fmt::format("{}: not valid base64", path));
+    if (decoded->find("-----BEGIN") == std::string::npos) {
+      return Status::Invalid(fmt::format("{}: not PEM data", path));
+    }
     return *decoded;
   }
-  if (auto file = map.Get(file_key)) {
-    BALLAST_ASSIGN_OR_RETURN(std::string path, file->AsString());
-    const fs::path full = fs::path(path).is_absolute() ? fs::path(path) : base / path;
+  if (const json* file = jr::Find(*map.node, file_key)) {
+    const std::string path = jr::Field(map.path, file_key);
+    BALLAST_ASSIGN_OR_RETURN(std::string written, jr::String(*file, path));
+    const fs::path full = Resolve(written, base);
     auto text = ReadFile(full.string(), std::string(file_key));
-    if (!text.ok()) return file->Fail(fmt::format("cannot read '{}'", full.string()));
-    if (text->find("-----BEGIN") == std::string::npos) return file->Fail("not a PEM file");
+    if (!text.ok())
+      return Status::Invalid(fmt::format("{}: cannot read '{}'", path, full.string()));
+    if (text->find("-----BEGIN") == std::string::npos) {
+      return Status::Invalid(fmt::format("{}: '{}' is not a PEM file", path, full.string()));
+    }
     return text;
   }
   return std::string();
 }
 
-Status ReadCluster(const YamlNode& cluster, const fs::path& base, ClusterConfig* out) {
-  BALLAST_ASSIGN_OR_RETURN(YamlNode server, cluster.Require("server"));
-  BALLAST_ASSIGN_OR_RETURN(out->server, server.AsString());
+Status ReadCluster(const At& cluster, const fs::path& base, ClusterConfig* out) {
+  BALLAST_ASSIGN_OR_RETURN(const json* server, jr::Require(*cluster.node, cluster.path, "server"));
+  const std::string server_path = jr::Field(cluster.path, "server");
+  BALLAST_ASSIGN_OR_RETURN(out->server, jr::String(*server, server_path));
   if (out->server.rfind("https://", 0) != 0 && out->server.rfind("http://", 0) != 0) {
-    return server.Error("an http:// or https:// URL");
+    return jr::Expected(server_path, "an http:// or https:// URL", *server);
   }
   while (!out->server.empty() && out->server.back() == '/') out->server.pop_back();
   BALLAST_ASSIGN_OR_RETURN(
       out->ca_pem, ReadPem(cluster, "certificate-authority", "certificate-authority-data", base));
-  if (auto insecure = cluster.Get("insecure-skip-tls-verify")) {
-    BALLAST_ASSIGN_OR_RETURN(out->insecure_skip_tls_verify, insecure->AsBool());
+  if (const json* insecure = jr::Find(*cluster.node, "insecure-skip-tls-verify")) {
+    BALLAST_ASSIGN_OR_RETURN(
+        out->insecure_skip_tls_verify,
+        jr::Bool(*insecure, jr::Field(cluster.path, "insecure-skip-tls-verify")));
   }
   return Status::Ok();
 }
 
-Status ReadUser(const YamlNode& user, const fs::path& base, ClusterConfig* out) {
-  if (user.Get("exec") || user.Get("auth-provider")) {
-    return user.Fail("exec and auth-provider credential plugins are not supported");
+Status ReadUser(const At& user, const fs::path& base, ClusterConfig* out) {
+  for (std::string_view plugin : {"exec", "auth-provider"}) {
+    if (jr::Find(*user.node, plugin)) {
+      return Status::Invalid(
+          fmt::format("{}: exec and auth-provider credential plugins are not supported",
+                      jr::Field(user.path, plugin)));
+    }
   }
   BALLAST_ASSIGN_OR_RETURN(out->cert_pem,
                            ReadPem(user, "client-certificate", "client-certificate-data", base));
   BALLAST_ASSIGN_OR_RETURN(out->key_pem, ReadPem(user, "client-key", "client-key-data", base));
   if (out->cert_pem.empty() != out->key_pem.empty()) {
-    return user.Fail("a client certificate needs a client key and the other way round");
+    return Status::Invalid(fmt::format(
+        "{}: a client certificate needs a client key and the other way round", user.path));
   }
-  out->token = TokenSource::Fixed(StringOr(user, "token"));
-  if (auto file = user.Get("tokenFile"); file && out->token->Token().empty()) {
-    BALLAST_ASSIGN_OR_RETURN(std::string path, file->AsString());
-    const fs::path full = fs::path(path).is_absolute() ? fs::path(path) : base / path;
-    auto source = TokenSource::FromFile(full.string());
-    if (!source.ok()) return file->Fail(source.status().message());
+  BALLAST_ASSIGN_OR_RETURN(std::string token, StringOr(user, "token"));
+  out->token = TokenSource::Fixed(std::move(token));
+  BALLAST_ASSIGN_OR_RETURN(std::string token_file, StringOr(user, "tokenFile"));
+  if (!token_file.empty() && out->token->Token().empty()) {
+    auto source = TokenSource::FromFile(Resolve(token_file, base).string());
+    if (!source.ok()) {
+      return Status::Invalid(
+          fmt::format("{}: {}", jr::Field(user.path, "tokenFile"), source.status().message()));
+    }
     out->token = *source;
   }
   return Status::Ok();
+}
+
+// The config of `context` (the current context when empty) in the
+// kubeconfig's tree; Invalid "<path>: ..." naming the field otherwise.
+StatusOr<ClusterConfig> ReadKubeconfig(const json& root, const std::string& file_name,
+                                       const std::string& context) {
+  if (!root.is_object()) {
+    return jr::Expected("document", "a kubeconfig (a map with clusters, users and contexts)", root);
+  }
+  std::string context_name = context;
+  std::string_view context_at;  // where the context's name was written
+  if (context_name.empty()) {
+    BALLAST_ASSIGN_OR_RETURN(const json* current, jr::Require(root, "", "current-context"));
+    BALLAST_ASSIGN_OR_RETURN(context_name, jr::String(*current, "current-context"));
+    if (context_name.empty()) return jr::Expected("current-context", "a context name", *current);
+    context_at = "current-context";
+  }
+  BALLAST_ASSIGN_OR_RETURN(At ctx,
+                           FindNamed(root, "contexts", context_name, "context", context_at));
+  BALLAST_ASSIGN_OR_RETURN(const json* cluster_name, jr::Require(*ctx.node, ctx.path, "cluster"));
+  const std::string cluster_at = jr::Field(ctx.path, "cluster");
+  BALLAST_ASSIGN_OR_RETURN(std::string cluster_key, jr::String(*cluster_name, cluster_at));
+  BALLAST_ASSIGN_OR_RETURN(At cluster,
+                           FindNamed(root, "clusters", cluster_key, "cluster", cluster_at));
+
+  ClusterConfig config;
+  config.source = file_name;
+  const fs::path base = fs::path(file_name).parent_path();
+  BALLAST_RETURN_IF_ERROR(ReadCluster(cluster, base, &config));
+  config.token = TokenSource::Fixed("");
+  BALLAST_ASSIGN_OR_RETURN(std::string user_key, StringOr(ctx, "user"));
+  if (!user_key.empty()) {
+    BALLAST_ASSIGN_OR_RETURN(
+        At user, FindNamed(root, "users", user_key, "user", jr::Field(ctx.path, "user")));
+    BALLAST_RETURN_IF_ERROR(ReadUser(user, base, &config));
+  }
+  BALLAST_ASSIGN_OR_RETURN(std::string ns, StringOr(ctx, "namespace"));
+  if (!ns.empty()) config.default_namespace = ns;
+  return config;
 }
 
 }  // namespace
@@ -145,28 +229,9 @@ std::string TokenSource::Token() {
 
 StatusOr<ClusterConfig> ParseKubeconfig(const std::string& text, const std::string& file_name,
                                         const std::string& context) {
-  BALLAST_ASSIGN_OR_RETURN(YamlNode root, YamlNode::Parse(text, file_name));
-  std::string context_name = context;
-  if (context_name.empty()) {
-    BALLAST_ASSIGN_OR_RETURN(YamlNode current, root.Require("current-context"));
-    BALLAST_ASSIGN_OR_RETURN(context_name, current.AsString());
-    if (context_name.empty()) return current.Error("a context name");
-  }
-  BALLAST_ASSIGN_OR_RETURN(YamlNode ctx, FindNamed(root, "contexts", context_name, "context"));
-  BALLAST_ASSIGN_OR_RETURN(YamlNode cluster_name, ctx.Require("cluster"));
-  BALLAST_ASSIGN_OR_RETURN(std::string cluster_key, cluster_name.AsString());
-  BALLAST_ASSIGN_OR_RETURN(YamlNode cluster, FindNamed(root, "clusters", cluster_key, "cluster"));
-
-  ClusterConfig config;
-  config.source = file_name;
-  const fs::path base = fs::path(file_name).parent_path();
-  BALLAST_RETURN_IF_ERROR(ReadCluster(cluster, base, &config));
-  config.token = TokenSource::Fixed("");
-  if (std::string user_key = StringOr(ctx, "user"); !user_key.empty()) {
-    BALLAST_ASSIGN_OR_RETURN(YamlNode user, FindNamed(root, "users", user_key, "user"));
-    BALLAST_RETURN_IF_ERROR(ReadUser(user, base, &config));
-  }
-  if (std::string ns = StringOr(ctx, "namespace"); !ns.empty()) config.default_namespace = ns;
+  BALLAST_ASSIGN_OR_RETURN(config::Document document, config::ParseYaml(text, file_name));
+  auto config = ReadKubeconfig(document.tree, file_name, context);
+  if (!config.ok()) return document.source.Locate(config.status());
   return config;
 }
 

@@ -57,9 +57,11 @@ struct ClusterConfig {
 
 // Reads a kubeconfig file and resolves `context` (the current-context when
 // empty) to its cluster and user. Relative file paths in the kubeconfig are
-// relative to its directory. Returns Invalid naming the file and the missing
-// or malformed field (e.g. "kc.yaml: users[ci].client-key-data: not base64"),
-// or NotFound when the file does not exist.
+// relative to its directory. Returns Invalid naming the file, the line and
+// the path of the missing or malformed field (e.g. "kc.yaml:12:7:
+// users[0].user.client-key-data: not valid base64", "kc.yaml:20:28:
+// contexts[1].context.cluster: no entry named 'lab' in clusters"), or
+// NotFound when the file does not exist.
 StatusOr<ClusterConfig> LoadKubeconfig(const std::string& path, const std::string& context = "");
 
 // Parses kubeconfig text; `file_name` is used in messages and to resolve

@@ -128,11 +128,14 @@ void ScenarioFile(std::string_view text) {
 }
 
 void ProfileFile(std::string_view text) {
-  CheckProfileOutput(fuzzy::ParseProfile(text, "profile.yaml"));
+  const auto profile = fuzzy::ParseProfile(text, "profile.yaml");
+  Bounded(profile, "profile.yaml");
+  CheckProfileOutput(profile);
 }
 
 void NodesFile(std::string_view text) {
   auto nodes = fuzzy::ParseNodes(text, "nodes.yaml");
+  Bounded(nodes, "nodes.yaml");
   if (nodes.ok()) {
     // `ballast weights` prints the weights' warnings, which quote the labels.
     static const fuzzy::Profile profile = *fuzzy::BuiltinProfile("raspberry-pi");
@@ -142,7 +145,7 @@ void NodesFile(std::string_view text) {
     }
   }
   // `ballast weights` reads the same text again for the probe's marks.
-  (void)probe::ProbeLabelsOfNodes(text, "nodes.yaml");
+  Bounded(probe::ProbeLabelsOfNodes(text, "nodes.yaml"), "nodes.yaml");
 }
 
 void ProtocolBody(std::string_view text) {
@@ -183,6 +186,7 @@ void CrdObject(std::string_view text) {
   auto object = ParseBoundedJson(text, "object");
   if (!object.ok()) return;
   CheckProfileOutput(fuzzy::ProfileFromJson(*object));
+  (void)fuzzy::NodeFactsFromJson(*object);
   if (!object->is_object()) return;
   const auto spec = object->find("spec");
   if (spec == object->end()) return;

@@ -32,10 +32,11 @@ void JobFile(std::string_view text);
 void ClusterFile(std::string_view text);
 // A simulator scenario (core/sim ParseScenario).
 void ScenarioFile(std::string_view text);
-// A WeightProfile document (core/fuzzy ParseProfile).
+// A WeightProfile document (core/fuzzy ParseProfile); an error names the file.
 void ProfileFile(std::string_view text);
 // Node facts: `nodes:` lists, `kubectl get nodes -o yaml`, one Node (ParseNodes),
-// and the node probe's marks read from the same text (ProbeLabelsOfNodes).
+// and the node probe's marks read from the same text (ProbeLabelsOfNodes); an
+// error names the file.
 void NodesFile(std::string_view text);
 // A protocol body (core/protocol): one text read as a report, a reply, a job
 // description and a refusal, as either side of the wire may receive it.
@@ -45,7 +46,8 @@ void HistoryFileText(std::string_view text);
 // The speeds file of `ballast weights --fit` (ParseSpeeds).
 void SpeedsFile(std::string_view text);
 // A WeightedJob or WeightProfile object as the API server hands it over
-// (JSON): the operator's typed readers of its spec and of the profile.
+// (JSON): the operator's typed readers of its spec and of the profile, and
+// the reader of node facts.
 void CrdObject(std::string_view text);
 // ParseBoundedJson itself: what it accepts must serialise and parse back equal.
 void BoundedJson(std::string_view text);

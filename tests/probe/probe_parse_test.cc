@@ -240,7 +240,9 @@ TEST(ProbeMarks, AnnotationAndManagedFieldsNameTheProbesLabels) {
   EXPECT_EQ(*marks, expected);
   // A `nodes:` file has no marks; text that is not YAML is an error.
   EXPECT_TRUE(ProbeLabelsOfNodes("nodes: [{name: a, labels: {}}]", "n.yaml")->empty());
-  EXPECT_FALSE(ProbeLabelsOfNodes("a: [", "n.yaml").ok());
+  auto not_yaml = ProbeLabelsOfNodes("kind: List\nitems: [", "n.yaml");
+  ASSERT_FALSE(not_yaml.ok());
+  EXPECT_EQ(not_yaml.status().message().rfind("n.yaml:2:", 0), 0u) << not_yaml.status().message();
   // Odd shapes are skipped, not trusted.
   EXPECT_TRUE(ProbeLabelsOfNodes("kind: List\nitems: [1, {metadata: 2}, {metadata: {name: x, "
                                  "annotations: {ballast.io/probe-labels: [a]}}}]",

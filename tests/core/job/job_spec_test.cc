@@ -143,6 +143,14 @@ TEST(JobSpecCrdParityTest, WhatTheApiServerRejectsTheProfileParserRejects) {
     ASSERT_NE(text.find("\n# cpp: rejects"), std::string::npos) << file;
     auto profile = fuzzy::ParseProfile(text, file.filename().string());
     EXPECT_FALSE(profile.ok()) << file << " was accepted";
+    if (!profile.ok()) {
+      // The error names the file, a line and the field's path under spec,
+      // where the API server's names it too.
+      EXPECT_EQ(profile.status().message().rfind(file.filename().string() + ":", 0), 0u)
+          << profile.status().ToString();
+      EXPECT_NE(profile.status().message().find(": spec."), std::string::npos)
+          << profile.status().ToString();
+    }
   }
 }
 

@@ -128,51 +128,66 @@ struct BadCase {
   const char* name;
   std::string text;
   const char* context;
-  std::string expected;  // a part of the message
+  int line;              // the line the message names
+  std::string expected;  // a part of the message: the field's path and what is wrong
 };
 
-TEST(Kubeconfig, ErrorsNameTheFileAndTheField) {
+TEST(Kubeconfig, ErrorsNameTheFileTheLineAndTheField) {
   const std::string head = "clusters: [{name: k, cluster: {server: 'https://h:1'}}]\n";
+  const std::string user_context = "contexts: [{name: c, context: {cluster: k, user: u}}]\n";
   const std::vector<BadCase> cases = {
-      {"no current context", head, "", "current-context"},
-      {"unknown context", head + "contexts: [{name: c, context: {cluster: k}}]\n", "x",
-       "no entry named 'x'"},
-      {"unknown cluster", head + "contexts: [{name: c, context: {cluster: z}}]\n", "c",
-       "no entry named 'z'"},
+      {"no current context", head, "", 1, "current-context: missing"},
+      {"unknown context", head + "contexts: [{name: c, context: {cluster: k}}]\n", "x", 2,
+       "contexts: no entry named 'x'"},
+      {"unknown current context",
+       head + "current-context: x\ncontexts: [{name: c, context: {cluster: k}}]\n", "", 2,
+       "current-context: no entry named 'x' in contexts"},
+      {"unknown cluster", head + "contexts: [{name: c, context: {cluster: z}}]\n", "c", 2,
+       "contexts[0].context.cluster: no entry named 'z' in clusters"},
       {"no server",
        "clusters: [{name: k, cluster: {}}]\n"
        "contexts: [{name: c, context: {cluster: k}}]\n",
-       "c", "server"},
+       "c", 1, "clusters[0].cluster.server: missing"},
       {"bad server",
        "clusters: [{name: k, cluster: {server: 'h:1'}}]\n"
        "contexts: [{name: c, context: {cluster: k}}]\n",
-       "c", "http"},
+       "c", 1, "clusters[0].cluster.server: expected an http:// or https:// URL, got \"h:1\""},
+      {"insecure not a boolean",
+       "clusters: [{name: k, cluster: {server: 'https://h:1', insecure-skip-tls-verify: yes}}]\n"
+       "contexts: [{name: c, context: {cluster: k}}]\n",
+       "c", 1, "clusters[0].cluster.insecure-skip-tls-verify: expected true or false, got \"yes\""},
       {"bad base64",
-       head + "users: [{name: u, user: {client-certificate-data: '!!', client-key-data: 'QQ=='}}]\n"
-              "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
-       "c", "client-certificate-data: not valid base64"},
+       head +
+           "users: [{name: u, user: {client-certificate-data: '!!', client-key-data: 'QQ=='}}]\n" +
+           user_context,
+       "c", 2, "users[0].user.client-certificate-data: not valid base64"},
       {"cert without key",
-       head + "users: [{name: u, user: {client-certificate-data: '" + Base64(kCertPem) +
-           "'}}]\n"
-           "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
-       "c", "needs a client key"},
+       head + "users: [{name: u, user: {client-certificate-data: '" + Base64(kCertPem) + "'}}]\n" +
+           user_context,
+       "c", 2, "users[0].user: a client certificate needs a client key"},
+      {"token not a string", head + "users: [{name: u, user: {token: [a]}}]\n" + user_context, "c",
+       2, "users[0].user.token: expected a string, got [\"a\"]"},
+      {"unknown user", head + "users: [{name: v, user: {}}]\n" + user_context, "c", 3,
+       "contexts[0].context.user: no entry named 'u' in users"},
       {"missing CA file",
        "clusters: [{name: k, cluster: {server: 'https://h:1', certificate-authority: /nope.crt}}]\n"
        "contexts: [{name: c, context: {cluster: k}}]\n",
-       "c", "/nope.crt"},
-      {"exec plugin",
-       head + "users: [{name: u, user: {exec: {command: aws}}}]\n"
-              "contexts: [{name: c, context: {cluster: k, user: u}}]\n",
-       "c", "not supported"},
+       "c", 1, "clusters[0].cluster.certificate-authority: cannot read '/nope.crt'"},
+      {"exec plugin", head + "users: [{name: u, user: {exec: {command: aws}}}]\n" + user_context,
+       "c", 2, "users[0].user.exec: exec and auth-provider credential plugins are not supported"},
+      {"not a map", "- a\n- b\n", "", 1, "document: expected a kubeconfig"},
+      {"not YAML", head + "contexts: [a\n", "c", 3, "not valid YAML"},
   };
   for (const BadCase& c : cases) {
+    SCOPED_TRACE(c.name);
     auto config = ParseKubeconfig(c.text, "bad.yaml", c.context);
-    ASSERT_FALSE(config.ok()) << c.name;
-    EXPECT_EQ(config.status().code(), StatusCode::kInvalid) << c.name;
-    EXPECT_NE(config.status().message().find("bad.yaml"), std::string::npos)
-        << c.name << ": " << config.status().message();
+    ASSERT_FALSE(config.ok());
+    EXPECT_EQ(config.status().code(), StatusCode::kInvalid);
+    const std::string where = "bad.yaml:" + std::to_string(c.line) + ":";
+    EXPECT_EQ(config.status().message().rfind(where, 0), 0u)
+        << "does not start with " << where << ": " << config.status().message();
     EXPECT_NE(config.status().message().find(c.expected), std::string::npos)
-        << c.name << ": " << config.status().message();
+        << config.status().message();
   }
 }
 

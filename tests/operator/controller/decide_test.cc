@@ -391,7 +391,8 @@ TEST(DecideTest, AMissingOrInvalidProfileFailsTheJob) {
   decision = invalid.Pass();
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "InvalidProfile");
   const std::string message = S(decision)["conditions"].back()["message"];
-  EXPECT_NE(message.find("spec.criteria[0].rank: expected a number > 0, got -1"), std::string::npos)
+  EXPECT_NE(message.find("spec.criteria[0].rank: expected a number > 0 and <= 100, got -1"),
+            std::string::npos)
       << message;
 }
 

@@ -1,15 +1,19 @@
-// Tests of the WeightProfile and node-fact parsers (core/fuzzy/profile.h).
+// Tests of the WeightProfile and node-fact files (core/fuzzy/profile.h):
+// ParseYaml, the one reader of each kind (profile_json.h), and the file and
+// line in front of its error.
 //
 // Every bad document marks the line its error must name with a "# <-"
 // comment; the test checks that the message starts with "<file>:<that line>:"
-// and says what was expected.
+// and names the field's path and what was expected.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/fuzzy/profile.h"
+#include "core/fuzzy/profile_json.h"
 #include "tests/support/marked_line.h"
 
 namespace ballast::fuzzy {
@@ -43,7 +47,7 @@ metadata:
 spec:
 )";
 
-TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
+TEST(FuzzyProfileFileTest, BadProfilesNameFileLineAndExpectation) {
   const std::string head = kHead;
   const std::string scale_terms =
       "a term of the scale (above-norm, below-norm, norm, significantly-above-norm, "
@@ -58,7 +62,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       terms: {cortex-a72: norm}
       default: norm
 )",
-       "spec.criteria[0].weight: unknown key 'weight' (expected one of: name, label, type"},
+       "spec.criteria[0].weight: unknown field \"weight\" (allowed: name, label, type"},
       {"missing label", head + R"(  criteria:
     - name: cpu  # <-
       type: linguistic
@@ -66,7 +70,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       terms: {cortex-a72: norm}
       default: norm
 )",
-       "spec.criteria[0]: missing required key 'label'"},
+       "spec.criteria[0].label: missing"},
       {"zero rank", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -74,7 +78,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: 0  # <-
       default: 8
 )",
-       "spec.criteria[0].rank: expected a number > 0, got '0'"},
+       "spec.criteria[0].rank: expected a number > 0 and <= 100, got 0"},
       {"negative rank", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -82,7 +86,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: -0.5  # <-
       default: 8
 )",
-       "expected a number > 0, got '-0.5'"},
+       "expected a number > 0 and <= 100, got -0.5"},
       {"rank not a number", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -90,7 +94,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: high  # <-
       default: 8
 )",
-       "expected a number > 0, got 'high'"},
+       "expected a number > 0 and <= 100, got \"high\""},
       {"unknown term in terms", head + R"(  criteria:
     - name: cpu
       label: ballast.io/cpu-model
@@ -100,7 +104,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
         cortex-a72: nrom  # <-
       default: norm
 )",
-       "spec.criteria[0].terms.cortex-a72: expected " + scale_terms + "'nrom'"},
+       "spec.criteria[0].terms.cortex-a72: expected " + scale_terms + "\"nrom\""},
       {"unknown term as default", head + R"(  criteria:
     - name: cpu
       label: ballast.io/cpu-model
@@ -109,7 +113,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       terms: {cortex-a72: norm}
       default: fast  # <-
 )",
-       "spec.criteria[0].default: expected " + scale_terms + "'fast'"},
+       "spec.criteria[0].default: expected " + scale_terms + "\"fast\""},
       {"zero number as a term", head + R"(  criteria:
     - name: cpu
       label: ballast.io/cpu-model
@@ -119,7 +123,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
         cortex-a72: 0  # <-
       default: norm
 )",
-       "got '0'"},
+       "got 0"},
       {"non-positive default", head + R"(  criteria:
     - name: power
       label: ballast.io/power-w
@@ -135,14 +139,14 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       type: numeric
       rank: 0.02
 )",
-       "missing required key 'default'"},
+       "spec.criteria[0].default: missing"},
       {"missing type", head + R"(  criteria:
     - name: power  # <-
       label: ballast.io/power-w
       rank: 0.02
       default: 6.4
 )",
-       "missing required key 'type'"},
+       "spec.criteria[0].type: missing"},
       {"unknown type", head + R"(  criteria:
     - name: power
       label: ballast.io/power-w
@@ -150,7 +154,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: 0.02
       default: 6.4
 )",
-       "spec.criteria[0].type: expected one of numeric, linguistic, got 'fuzzy'"},
+       "spec.criteria[0].type: expected one of numeric, linguistic, got \"fuzzy\""},
       {"unknown better", head + R"(  criteria:
     - name: power
       label: ballast.io/power-w
@@ -159,7 +163,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: 0.02
       default: 6.4
 )",
-       "expected one of higher, lower, got 'smaller'"},
+       "spec.criteria[0].better: expected one of higher, lower, got \"smaller\""},
       {"linguistic without terms", head + R"(  criteria:
     - name: cpu  # <-
       label: ballast.io/cpu-model
@@ -167,7 +171,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: 0.8
       default: norm
 )",
-       "missing required key 'terms'"},
+       "spec.criteria[0].terms: missing (type: linguistic)"},
       {"numeric with terms", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -176,7 +180,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       terms: {big: norm}  # <-
       default: 8
 )",
-       "terms are only for type: linguistic"},
+       "spec.criteria[0].terms: only for type: linguistic"},
       {"optional not a bool", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -185,7 +189,17 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       default: 8
       optional: maybe  # <-
 )",
-       "expected true or false, got 'maybe'"},
+       "spec.criteria[0].optional: expected true or false, got \"maybe\""},
+      // YAML 1.2, as `kubectl apply` reads it: `yes` is a string.
+      {"optional written yes", head + R"(  criteria:
+    - name: sd
+      label: ballast.io/sd-gb
+      type: numeric
+      rank: 0.02
+      default: 8
+      optional: yes  # <-
+)",
+       "spec.criteria[0].optional: expected true or false, got \"yes\""},
       {"duplicate criterion", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -198,25 +212,32 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: 0.02
       default: 8
 )",
-       "duplicate criterion name 'sd' (first at line 7)"},
-      {"empty criteria", head + "  criteria: []  # <-\n", "expected a non-empty list of criteria"},
-      {"criteria missing", head + "  rounding: ceil  # <-\n", "missing required key 'criteria'"},
+       "spec.criteria[1].name: duplicate criterion name \"sd\" (first at line 7)"},
+      {"empty criteria", head + "  criteria: []  # <-\n",
+       "spec.criteria: expected a non-empty list of criteria, got []"},
+      {"criteria missing", R"(apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata: {name: t}
+spec:  # <-
+  rounding: ceil
+)",
+       "spec.criteria: missing"},
       {"bad rounding", head + R"(  rounding: floor  # <-
   criteria: []
 )",
-       "spec.rounding: expected one of ceil, round, none, got 'floor'"},
+       "spec.rounding: expected one of ceil, round, none, got \"floor\""},
       {"negative scale number", head + R"(  scale:
     norm: -5  # <-
   criteria: []
 )",
-       "spec.scale.norm: expected a number in [1e-06, 1e+12], got '-5'"},
+       "spec.scale.norm: expected a number in [1e-06, 1e+12], got -5"},
       // Absurd numbers: a membership ratio raised to such a rank, or between
       // such levels, underflows to a zero score and an infinite weight.
       {"absurd scale number", head + R"(  scale:
     norm: 1e300  # <-
   criteria: []
 )",
-       "spec.scale.norm: expected a number in [1e-06, 1e+12], got '1e300'"},
+       "spec.scale.norm: expected a number in [1e-06, 1e+12], got 1e+300"},
       {"absurd rank", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -224,7 +245,7 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
       rank: 1e300  # <-
       default: 8
 )",
-       "spec.criteria[0].rank: expected a number > 0 and <= 100, got '1e300'"},
+       "spec.criteria[0].rank: expected a number > 0 and <= 100, got 1e+300"},
       {"absurd default", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
@@ -235,39 +256,53 @@ TEST(FuzzyProfileYamlTest, BadProfilesNameFileLineAndExpectation) {
        "spec.criteria[0].default: expected a term of the scale"},
       {"unknown spec key", head + R"(  criterias: []  # <-
 )",
-       "unknown key 'criterias' (expected one of: rounding, scale, criteria)"},
+       "spec.criterias: unknown field \"criterias\" (allowed: rounding, scale, criteria)"},
       {"unknown top-level key", R"(apiVersion: ballast.io/v1alpha1
 kind: WeightProfile
 metadata: {name: t}
 spek: {}  # <-
 )",
-       "unknown key 'spek'"},
+       "spek: unknown field \"spek\" (allowed: apiVersion, kind, metadata, spec, status)"},
       {"wrong kind", R"(apiVersion: ballast.io/v1alpha1
 kind: WeightedJob  # <-
 metadata: {name: t}
 spec: {}
 )",
-       "kind: expected one of WeightProfile, got 'WeightedJob'"},
+       "kind: expected WeightProfile, got \"WeightedJob\""},
       {"wrong apiVersion", R"(apiVersion: ballast.io/v1  # <-
 kind: WeightProfile
 metadata: {name: t}
 spec: {}
 )",
-       "apiVersion: expected one of ballast.io/v1alpha1, got 'ballast.io/v1'"},
+       "apiVersion: expected ballast.io/v1alpha1, got \"ballast.io/v1\""},
       {"no metadata name", R"(apiVersion: ballast.io/v1alpha1
 kind: WeightProfile
-metadata:
-  labels: {a: b}  # <-
+metadata:  # <-
+  labels: {a: b}
 spec: {}
 )",
-       "metadata: missing required key 'name'"},
+       "metadata.name: missing"},
+      {"kind without apiVersion", R"(kind: WeightProfile  # <-
+metadata: {name: t}
+spec: {criteria: []}
+)",
+       "apiVersion: missing"},
+      // A file of the spec alone: paths start at the top of the file.
+      {"bare spec", R"(criteria:
+  - name: sd
+    label: ballast.io/sd-gb
+    type: numeric
+    rank: 0  # <-
+    default: 8
+)",
+       "criteria[0].rank: expected a number > 0 and <= 100, got 0"},
       {"not YAML", R"(criteria:
   - name: cpu
     rank: 0.8: 2  # <-
     terms: {cortex-a72: norm}
 )",
        "not valid YAML"},
-      {"not a map", "- just  # <-\n- a list\n", "expected a WeightProfile"},
+      {"not a map", "- just  # <-\n- a list\n", "document: expected a WeightProfile"},
   };
   for (const BadDocument& c : cases) {
     SCOPED_TRACE(c.title);
@@ -276,7 +311,7 @@ spec: {}
   }
 }
 
-TEST(FuzzyProfileYamlTest, WeightProfileResource) {
+TEST(FuzzyProfileFileTest, WeightProfileResource) {
   auto profile = ParseProfile(R"(apiVersion: ballast.io/v1alpha1
 kind: WeightProfile
 metadata:
@@ -312,7 +347,7 @@ spec:
   EXPECT_EQ(power.description, "Watts at full load.");
 }
 
-TEST(FuzzyProfileYamlTest, BareSpecTakesTheFileNameAndExtendsTheScale) {
+TEST(FuzzyProfileFileTest, BareSpecTakesTheFileNameAndExtendsTheScale) {
   auto profile = ParseProfile(R"(scale:
   norm: 4
   blazing: 12
@@ -351,7 +386,96 @@ criteria:
   EXPECT_EQ(cpu.terms.at("cortex-a53").ToString(), "1.5");
 }
 
-TEST(FuzzyProfileYamlTest, ShippedProfileEncodesTable1) {
+// The one reader: a profile written as a YAML file and the same object as the
+// API server hands it to the operator (`kubectl get weightprofile lab -o
+// json`: numbers as numbers, metadata the server adds, a status) read to the
+// same profile.
+TEST(FuzzyProfileFileTest, YamlFileAndTheSameObjectAsJsonReadToEqualProfiles) {
+  const char yaml[] = R"(apiVersion: ballast.io/v1alpha1
+kind: WeightProfile
+metadata:
+  name: lab
+spec:
+  rounding: none
+  scale: {norm: 4, blazing: 12}
+  criteria:
+    - name: cpu
+      label: ballast.io/cpu-model
+      type: linguistic
+      rank: 0.8
+      terms:
+        cortex-a72: norm
+        cortex-a76: blazing
+        cortex-a53: 1.5
+        cortex-a55: "2.5"
+        "64": above-norm
+      default: significantly-below-norm
+      optional: true
+      description: CPU core of the board.
+    - name: power
+      label: ballast.io/power-w
+      type: numeric
+      better: lower
+      rank: 0.02
+      default: 6.4
+)";
+  const char from_server[] = R"({
+  "apiVersion": "ballast.io/v1alpha1",
+  "kind": "WeightProfile",
+  "metadata": {
+    "creationTimestamp": "2026-01-05T10:00:00Z",
+    "generation": 1,
+    "name": "lab",
+    "resourceVersion": "4711",
+    "uid": "0b6f3c4e-0000-0000-0000-000000000001"
+  },
+  "spec": {
+    "criteria": [
+      {
+        "better": "higher",
+        "default": "significantly-below-norm",
+        "description": "CPU core of the board.",
+        "label": "ballast.io/cpu-model",
+        "name": "cpu",
+        "optional": true,
+        "rank": 0.8,
+        "terms": {"64": "above-norm", "cortex-a53": 1.5, "cortex-a55": "2.5",
+                  "cortex-a72": "norm", "cortex-a76": "blazing"},
+        "type": "linguistic"
+      },
+      {"better": "lower", "default": 6.4, "label": "ballast.io/power-w", "name": "power",
+       "rank": 0.02, "type": "numeric"}
+    ],
+    "rounding": "none",
+    "scale": {"blazing": 12, "norm": 4}
+  },
+  "status": {"conditions": []}
+})";
+  auto from_file = ParseProfile(yaml, "lab.yaml");
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  auto from_api = ProfileFromJson(nlohmann::json::parse(from_server));
+  ASSERT_TRUE(from_api.ok()) << from_api.status().ToString();
+  EXPECT_TRUE(*from_file == *from_api);
+  // What both read, so that equal does not mean equally empty.
+  EXPECT_EQ(from_file->rounding, Rounding::kNone);
+  EXPECT_DOUBLE_EQ(from_file->scale.at("blazing"), 12);
+  ASSERT_EQ(from_file->criteria.size(), 2u);
+  EXPECT_EQ(from_file->criteria[0].terms.size(), 5u);
+  EXPECT_DOUBLE_EQ(from_file->criteria[0].terms.at("cortex-a55").value, 2.5);
+  EXPECT_EQ(from_file->criteria[0].terms.at("64").term, "above-norm");
+  EXPECT_EQ(from_file->criteria[1].better, Better::kLower);
+
+  // And a refusal names the same path, with the file and line in front.
+  std::string bad_yaml = yaml;
+  bad_yaml.replace(bad_yaml.find("rank: 0.02"), 10, "rank: 200");
+  nlohmann::json bad_object = nlohmann::json::parse(from_server);
+  bad_object["spec"]["criteria"][1]["rank"] = 200;
+  const std::string message = "spec.criteria[1].rank: expected a number > 0 and <= 100, got 200";
+  EXPECT_EQ(ParseProfile(bad_yaml, "lab.yaml").status().message(), "lab.yaml:26:13: " + message);
+  EXPECT_EQ(ProfileFromJson(bad_object).status().message(), message);
+}
+
+TEST(FuzzyProfileFileTest, ShippedProfileEncodesTable1) {
   auto profile = BuiltinProfile("raspberry-pi");
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   struct Expected {
@@ -401,7 +525,7 @@ TEST(FuzzyProfileYamlTest, ShippedProfileEncodesTable1) {
   EXPECT_EQ(profile->criteria[6].terms.at("2021-01-11").term, "norm");
 }
 
-TEST(FuzzyNodesYamlTest, NodesListIgnoresOtherKeys) {
+TEST(FuzzyNodesFileTest, NodesListIgnoresOtherKeys) {
   auto nodes = ParseNodes(R"(name: a scenario file also has these
 policies: [equal, adaptive]
 nodes:
@@ -467,7 +591,7 @@ metadata:
   resourceVersion: ""
 )";
 
-TEST(FuzzyNodesYamlTest, KubectlNodeListAndSingleNode) {
+TEST(FuzzyNodesFileTest, KubectlNodeListAndSingleNode) {
   auto nodes = ParseNodes(kKubectlNodes, "nodes.yaml");
   ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
   ASSERT_EQ(nodes->size(), 2u);
@@ -496,36 +620,65 @@ metadata:
   EXPECT_EQ((*single)[0].labels.at("ballast.io/cpu-model"), "cortex-a76");
 }
 
-TEST(FuzzyNodesYamlTest, BadNodesNameFileLineAndExpectation) {
+// `kubectl get nodes -o json` reads as `-o yaml` does.
+TEST(FuzzyNodesFileTest, NodeListAsJsonReadsAsTheYaml) {
+  const char from_server[] = R"({"apiVersion": "v1", "kind": "List", "metadata": {},
+  "items": [
+    {"apiVersion": "v1", "kind": "Node",
+     "metadata": {"name": "pi4b-master", "labels": {"beta.kubernetes.io/arch": "arm64",
+       "kubernetes.io/arch": "arm64", "kubernetes.io/hostname": "pi4b-master",
+       "node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/master": "true",
+       "ballast.io/cpu-model": "cortex-a72"}},
+     "status": {"capacity": {"cpu": "4"}}},
+    {"apiVersion": "v1", "kind": "Node",
+     "metadata": {"name": "pi3b-worker", "labels": {"kubernetes.io/arch": "arm",
+       "kubernetes.io/hostname": "pi3b-worker", "ballast.io/cpu-model": "cortex-a53"}}}
+  ]})";
+  auto from_file = ParseNodes(kKubectlNodes, "nodes.yaml");
+  ASSERT_TRUE(from_file.ok()) << from_file.status().ToString();
+  auto from_api = NodeFactsFromJson(nlohmann::json::parse(from_server));
+  ASSERT_TRUE(from_api.ok()) << from_api.status().ToString();
+  EXPECT_EQ(*from_file, *from_api);
+  EXPECT_EQ(from_api->size(), 2u);
+}
+
+TEST(FuzzyNodesFileTest, BadNodesNameFileLineAndExpectation) {
   const std::vector<BadDocument> cases = {
-      {"empty nodes", "nodes: []  # <-\n", "nodes: expected a non-empty list of nodes, got a list"},
-      {"empty items", "kind: NodeList\nitems: []  # <-\n", "items: expected a non-empty list"},
-      {"no nodes key", "workers: 3  # <-\n", "missing required key 'nodes'"},
+      {"empty nodes", "nodes: []  # <-\n", "nodes: expected a non-empty list of nodes, got []"},
+      {"empty items", "kind: NodeList\nitems: []  # <-\n",
+       "items: expected a non-empty list of nodes, got []"},
+      {"no nodes key", "workers: 3  # <-\n", "nodes: missing"},
+      {"no items key", "kind: List  # <-\n", "items: missing"},
       {"missing name", R"(nodes:
   - name: a
   - speed: 2  # <-
 )",
-       "nodes[1]: missing required key 'name'"},
+       "nodes[1].name: missing"},
       {"empty name", R"(nodes:
   - name: ""  # <-
 )",
-       "nodes[0].name: expected a non-empty node name"},
+       "nodes[0].name: expected a DNS-1123 subdomain"},
+      {"name not a string", R"(nodes:
+  - name: [a]  # <-
+)",
+       "nodes[0].name: expected a string, got [\"a\"]"},
       {"labels not a map", R"(nodes:
   - name: a
     labels: [ballast.io/cpu-model]  # <-
 )",
-       "nodes[0].labels: expected a map of label: value, got a list"},
+       "nodes[0].labels: expected a map of label: value, got [\"ballast.io/cpu-model\"]"},
       {"label value not a string", R"(nodes:
   - name: a
     labels:
       ballast.io/cpu-model: {family: cortex}  # <-
 )",
-       "nodes[0].labels.ballast.io/cpu-model: expected a string label value, got a map"},
+       "nodes[0].labels.ballast.io/cpu-model: expected a label value (a string), got "
+       "{\"family\":\"cortex\"}"},
       {"duplicate node", R"(nodes:
   - name: a
   - name: a  # <-
 )",
-       "duplicate node name 'a'"},
+       "nodes[1]: duplicate node name 'a' (first at nodes[0])"},
       {"not a Node item", R"(kind: List
 items:
   - kind: Node
@@ -533,20 +686,22 @@ items:
   - kind: Pod  # <-
     metadata: {name: p}
 )",
-       "items[1].kind: expected one of Node, got 'Pod'"},
-      {"unknown kind", "kind: Deployment  # <-\n", "kind: expected one of NodeList, List, Node"},
+       "items[1].kind: expected Node, got \"Pod\""},
+      {"unknown kind", "kind: Deployment  # <-\n",
+       "kind: expected one of NodeList, List, Node, got \"Deployment\""},
       {"item without metadata", R"(kind: NodeList
 items:
   - kind: Node  # <-
     spec: {}
 )",
-       "missing required key 'metadata'"},
+       "items[0].metadata: missing"},
       // Guards `ballast weights` printing a name that is not one Kubernetes
       // allows (a path, control bytes) as it was written.
-      {"node name with a slash", "nodes:\n  - name: ../x  # <-\n", "expected a DNS-1123 subdomain"},
+      {"node name with a slash", "nodes:\n  - name: ../x  # <-\n",
+       "nodes[0].name: expected a DNS-1123 subdomain"},
       {"node name with a control byte", "kind: Node\nmetadata:\n  name: \"a\\tb\"  # <-\n",
        "got 'a\\x09b'"},
-      {"not a map", "- a  # <-\n- b\n", "expected a map with `nodes:`"},
+      {"not a map", "- a  # <-\n- b\n", "document: expected a map with `nodes:`"},
       {"not YAML", "nodes:\n  - name: a: b  # <-\n", "not valid YAML"},
   };
   for (const BadDocument& c : cases) {
