@@ -175,6 +175,7 @@ class AdaptivePolicy : public PolicyBase {
     busy_.assign(worker_count(), false);
     backed_up_.assign(worker_count(), false);
     copy_.assign(worker_count(), false);
+    partner_.assign(worker_count(), std::nullopt);
     busy_count_ = 0;
     predicted_reserve_.assign(worker_count(), 0);
     predicted_reserve_sum_ = 0;
@@ -591,12 +592,26 @@ class AdaptivePolicy : public PolicyBase {
     const Reply reply = GrantStolen(thief, copy, now);
     backed_up_[victim] = true;
     copy_[thief] = true;
+    partner_[victim] = thief;
+    partner_[thief] = victim;
     return reply;
   }
 
   // The worker's lease has a backup copy, or is one: its items are held by
   // two workers, and none of them may be cut for a third or go to the pool.
   bool Doubled(WorkerId id) const { return backed_up_[id] || copy_[id]; }
+
+  // A backup's victim and thief hold the copied items both: when one lets
+  // its lease go (lost, stopped, idle), what the other still holds of them
+  // stays with the other instead of going back to the pool, where a third
+  // worker would be leased items that are held already.
+  Range SharedLease(WorkerId id) const override {
+    const auto other = partner_[id];
+    if (!other || !Alive(*other)) return {};
+    const Range mine = state(id).lease;
+    const Range theirs = state(*other).lease;
+    return {std::max(mine.begin, theirs.begin), std::min(mine.end, theirs.end)};
+  }
 
   // Takes work the victim has set aside after its lease, sized so both
   // finish together; the victim needs not learn of it before it asks.
@@ -790,10 +805,12 @@ class AdaptivePolicy : public PolicyBase {
     bool measured = false;
     double value = 0;  // the measured speed, or the prior when unmeasured
   };
-  FinishTimes finish_;                     // predicted finish of every live worker's lease
-  std::vector<bool> busy_;                 // alive and holding unfinished items
-  std::vector<bool> backed_up_;            // its lease has a backup copy (Backup)
-  std::vector<bool> copy_;                 // its lease is such a copy
+  FinishTimes finish_;           // predicted finish of every live worker's lease
+  std::vector<bool> busy_;       // alive and holding unfinished items
+  std::vector<bool> backed_up_;  // its lease has a backup copy (Backup)
+  std::vector<bool> copy_;       // its lease is such a copy
+  // The other worker of its latest backup (victim or thief), if any.
+  std::vector<std::optional<WorkerId>> partner_;
   std::vector<double> predicted_reserve_;  // set-aside cost in each prediction
   double predicted_reserve_sum_ = 0;       // Σ predicted_reserve_
   int64_t busy_count_ = 0;                 // how many are

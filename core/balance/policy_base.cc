@@ -91,7 +91,7 @@ Reply PolicyBase::Decide(const Report& report) {
     if (worker.position < worker.lease.end) {
       if (auto own = AfterProgress(report.worker, report.now)) {
         if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
-          ReturnToPool(Cut(report.worker, worker.position));
+          ReleaseToPool(report.worker, Cut(report.worker, worker.position));
           worker.lease = {};
           if (own->kind == Reply::Kind::kWait) MarkWaiting(report.worker);
         }
@@ -104,7 +104,8 @@ Reply PolicyBase::Decide(const Report& report) {
   // finished (a lease it never received, an answer that crossed its ask, a
   // range it handed in too late) goes back to the pool, so no item is lost.
   // It asks first; what it leaves there wakes the workers waiting for work.
-  const bool returned = !worker.lease.empty() && ReturnToPool(worker.lease, /*wake=*/false);
+  const bool returned =
+      !worker.lease.empty() && ReleaseToPool(report.worker, worker.lease, /*wake=*/false);
   worker.lease = {};
   worker.position = 0;
   Reply reply = Assign(report.worker, report.now);
@@ -121,7 +122,7 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   // The whole lease, not only [position, end): a driver may have refused some
   // of its reported completions (a result it could not merge exactly once),
   // and ReturnToPool skips whatever is finished.
-  ReturnToPool(worker.lease);
+  ReleaseToPool(id, worker.lease);
   worker.lease = {};
   for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
   reserved_cost_ -= worker.reserved_cost;
@@ -221,6 +222,15 @@ Range PolicyBase::TakeCostFromPool(double cost) {
   const Range taken{first.begin, end};
   PoolRemove(taken);
   return taken;
+}
+
+bool PolicyBase::ReleaseToPool(WorkerId worker, Range range, bool wake) {
+  const Range shared = SharedLease(worker);
+  const Range overlap{std::max(range.begin, shared.begin), std::min(range.end, shared.end)};
+  if (overlap.empty()) return ReturnToPool(range, wake);
+  const bool before = ReturnToPool({range.begin, overlap.begin}, wake);
+  const bool after = ReturnToPool({overlap.end, range.end}, wake);
+  return before || after;
 }
 
 bool PolicyBase::ReturnToPool(Range range, bool wake) {

@@ -59,6 +59,10 @@ class PolicyBase : public Policy {
   }
   // Called at the end of OnWorkerLost.
   virtual void AfterLost(WorkerId /*worker*/, double /*now*/) {}
+  // The part of `worker`'s lease that another live worker holds too (the
+  // adaptive policy's backup copies), which must not go back to the pool
+  // when `worker` lets its lease go; empty for none.
+  virtual Range SharedLease(WorkerId /*worker*/) const { return {}; }
   // Called after a report's completions are recorded, before deciding.
   virtual void Observe(const Report& /*report*/, double /*elapsed*/) {}
 
@@ -86,6 +90,9 @@ class PolicyBase : public Policy {
   // Returns unfinished items of `range` to the pool and, when `wake`, signals
   // waiting workers that there is work again. True when any item went back.
   bool ReturnToPool(Range range, bool wake = true);
+  // ReturnToPool of `range`, part of `worker`'s lease, but for what
+  // SharedLease(worker) says another worker still holds.
+  bool ReleaseToPool(WorkerId worker, Range range, bool wake = true);
   // Asks every waiting worker to ask again.
   void WakeWaiting();
   // Some worker was told to wait since the last WakeWaiting (it may have
