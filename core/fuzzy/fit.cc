@@ -6,9 +6,10 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/common/json_read.h"
 #include "core/common/names.h"
 #include "core/common/utf8.h"
-#include "core/config/yaml_node.h"
+#include "core/config/document.h"
 #include "core/fuzzy/model.h"
 
 namespace ballast::fuzzy {
@@ -269,61 +270,73 @@ constexpr const char* kSpeedExpected =
 // Whether `speed` is in [kMinSpeed, kMaxSpeed] (NaN is not).
 bool IsSpeed(double speed) { return speed >= kMinSpeed && speed <= kMaxSpeed; }
 
-// Ok when the fastest of `speeds` (node name -> its value in the file, each
-// a speed by IsSpeed) is at most kMaxSpeedRatio times the slowest; else
-// Invalid at the fastest's line, naming the slowest's.
-Status CheckSpeedRatio(const std::vector<std::pair<std::string, config::YamlNode>>& speeds) {
-  const config::YamlNode* slow = nullptr;
-  const config::YamlNode* fast = nullptr;
-  double low = 0;
-  double high = 0;
-  std::string slow_node;
-  for (const auto& [node, value] : speeds) {
-    const double speed = *value.AsDouble();
-    if (slow == nullptr || speed < low) {
-      slow = &value;
-      low = speed;
-      slow_node = node;
-    }
-    if (fast == nullptr || speed > high) {
-      fast = &value;
-      high = speed;
-    }
+using nlohmann::json;
+namespace jr = json_read;
+
+// A measured speed at `path`; Invalid "<path>: expected a speed ..." else.
+StatusOr<double> ReadSpeed(const json& value, const std::string& path) {
+  if (!value.is_number() || !IsSpeed(value.get<double>())) {
+    return jr::Expected(path, kSpeedExpected, value);
   }
-  if (fast == nullptr || high <= kMaxSpeedRatio * low) return Status::Ok();
-  return fast->Fail(fmt::format(
-      "speed {:g} is {:.3g} times the speed {:g} of node {} (line {}): expected the fastest node "
+  return value.get<double>();
+}
+
+// A speed as the file wrote it: its node, its value and its path.
+struct WrittenSpeed {
+  std::string node;
+  double speed = 0;
+  std::string path;
+};
+
+// Ok when the fastest of `speeds` is at most kMaxSpeedRatio times the
+// slowest; else Invalid at the fastest's path, naming the slowest's node and
+// (from `source`, when the speeds came from a file) its line.
+Status CheckSpeedRatio(const std::vector<WrittenSpeed>& speeds, const config::SourceMap& source) {
+  if (speeds.empty()) return Status::Ok();
+  const auto [slow, fast] = std::minmax_element(
+      speeds.begin(), speeds.end(),
+      [](const WrittenSpeed& a, const WrittenSpeed& b) { return a.speed < b.speed; });
+  if (fast->speed <= kMaxSpeedRatio * slow->speed) return Status::Ok();
+  const auto at = source.Find(slow->path);
+  return Status::Invalid(fmt::format(
+      "{}: speed {:g} is {:.3g} times the speed {:g} of node {} ({}): expected the fastest node "
       "at most {:g} times the slowest (no profile weighs a node more than that; "
       "docs/fuzzy-weights.md)",
-      high, high / low, low, slow_node, slow->line(), kMaxSpeedRatio));
+      fast->path, fast->speed, fast->speed / slow->speed, slow->speed, slow->node,
+      at ? fmt::format("line {}", at->line) : slow->path, kMaxSpeedRatio));
 }
 
 // Whether `root` is a WeightedJob or a list of objects (`kubectl get
 // weightedjobs -o yaml` prints a List) rather than a map of speeds.
-bool IsJobDocument(const config::YamlNode& root) {
-  auto kind = root.IsMap() ? root.Get("kind") : std::nullopt;
-  auto name = kind ? kind->AsString() : StatusOr<std::string>(std::string());
-  return name.ok() && (*name == "WeightedJob" || *name == "WeightedJobList" || *name == "List");
+bool IsJobDocument(const json& root) {
+  const json* kind = jr::Find(root, "kind");
+  return kind && (*kind == "WeightedJob" || *kind == "WeightedJobList" || *kind == "List");
 }
 
-// One job's measured speeds (status.nodes[].measuredSpeed), or none.
-StatusOr<std::map<std::string, double>> JobSpeeds(const config::YamlNode& job) {
+// One job's measured speeds (status.nodes[].measuredSpeed), or none; `path`
+// is the job's.
+StatusOr<std::map<std::string, double>> JobSpeeds(const json& job, const std::string& path,
+                                                  const config::SourceMap& source) {
   std::map<std::string, double> speeds;
-  std::vector<std::pair<std::string, config::YamlNode>> measured;  // for the ratio's lines
-  auto status = job.Get("status");
-  auto nodes = status ? status->Get("nodes") : std::nullopt;
-  if (!nodes || !nodes->IsSequence()) return speeds;
-  for (const config::YamlNode& node : nodes->Elements()) {
-    auto speed = node.Get("measuredSpeed");
+  std::vector<WrittenSpeed> measured;
+  const json* status = jr::Find(job, "status");
+  const json* nodes = status ? jr::Find(*status, "nodes") : nullptr;
+  if (!nodes || !nodes->is_array()) return speeds;
+  const std::string nodes_path = jr::Field(jr::Field(path, "status"), "nodes");
+  for (size_t i = 0; i < nodes->size(); ++i) {
+    const json& node = (*nodes)[i];
+    const std::string node_path = jr::Element(nodes_path, i);
+    const json* speed = jr::Find(node, "measuredSpeed");
     if (!speed) continue;
-    BALLAST_ASSIGN_OR_RETURN(config::YamlNode name_node, node.Require("name"));
-    BALLAST_ASSIGN_OR_RETURN(std::string name, name_node.AsString());
-    BALLAST_ASSIGN_OR_RETURN(double value, speed->AsDouble());
-    if (!IsSpeed(value)) return speed->Error(kSpeedExpected);
+    BALLAST_ASSIGN_OR_RETURN(const json* name_node, jr::Require(node, node_path, "name"));
+    BALLAST_ASSIGN_OR_RETURN(std::string name,
+                             jr::String(*name_node, jr::Field(node_path, "name")));
+    const std::string speed_path = jr::Field(node_path, "measuredSpeed");
+    BALLAST_ASSIGN_OR_RETURN(double value, ReadSpeed(*speed, speed_path));
     speeds[name] = value;
-    measured.emplace_back(name, *speed);
+    measured.push_back({name, value, speed_path});
   }
-  BALLAST_RETURN_IF_ERROR(CheckSpeedRatio(measured));
+  BALLAST_RETURN_IF_ERROR(CheckSpeedRatio(measured, source));
   return speeds;
 }
 
@@ -332,13 +345,19 @@ StatusOr<std::map<std::string, double>> JobSpeeds(const config::YamlNode& job) {
 // (alternating means, which converge for this model) and exp(x) returned:
 // ratios measured within one job are kept, and jobs that share nodes put the
 // others on one scale.
-StatusOr<std::map<std::string, double>> SpeedsFromJobs(const config::YamlNode& root) {
-  std::vector<config::YamlNode> documents = {root};
-  if (auto items = root.Get("items"); items && items->IsSequence()) documents = items->Elements();
+StatusOr<std::map<std::string, double>> SpeedsFromJobs(const json& root,
+                                                       const config::SourceMap& source) {
+  std::vector<std::pair<const json*, std::string>> documents = {{&root, ""}};
+  if (const json* items = jr::Find(root, "items"); items && items->is_array()) {
+    documents.clear();
+    for (size_t i = 0; i < items->size(); ++i) {
+      documents.emplace_back(&(*items)[i], jr::Element("items", i));
+    }
+  }
   std::vector<std::map<std::string, double>> jobs;  // log speeds by node
   std::map<std::string, double> x;
-  for (const config::YamlNode& document : documents) {
-    BALLAST_ASSIGN_OR_RETURN(auto speeds, JobSpeeds(document));
+  for (const auto& [document, path] : documents) {
+    BALLAST_ASSIGN_OR_RETURN(auto speeds, JobSpeeds(*document, path, source));
     if (speeds.empty()) continue;
     for (auto& [node, speed] : speeds) {
       speed = std::log(speed);
@@ -347,12 +366,13 @@ StatusOr<std::map<std::string, double>> SpeedsFromJobs(const config::YamlNode& r
     jobs.push_back(std::move(speeds));
   }
   if (x.empty()) {
-    return root.Fail(
-        "no job here has status.nodes[].measuredSpeed (a job's speeds are "
+    return Status::Invalid(
+        "document: no job here has status.nodes[].measuredSpeed (a job's speeds are "
         "recorded when it succeeds)");
   }
-  if (x.size() > kMaxSpeedNodes)
-    return root.Fail(fmt::format("more than {} nodes", kMaxSpeedNodes));
+  if (x.size() > kMaxSpeedNodes) {
+    return Status::Invalid(fmt::format("document: more than {} nodes", kMaxSpeedNodes));
+  }
   std::vector<double> c(jobs.size(), 0);
   for (int round = 0; round < 200; ++round) {
     for (size_t j = 0; j < jobs.size(); ++j) {
@@ -376,8 +396,9 @@ StatusOr<std::map<std::string, double>> SpeedsFromJobs(const config::YamlNode& r
       std::minmax_element(speeds.begin(), speeds.end(),
                           [](const auto& a, const auto& b) { return a.second < b.second; });
   if (fast->second > kMaxSpeedRatio * slow->second) {
-    return root.Fail(fmt::format(
-        "the jobs' speeds put node {} at {:.3g} times node {}: expected the fastest node at most "
+    return Status::Invalid(fmt::format(
+        "document: the jobs' speeds put node {} at {:.3g} times node {}: expected the fastest node "
+        "at most "
         "{:g} times the slowest (no profile weighs a node more than that; docs/fuzzy-weights.md)",
         fast->first, fast->second / slow->second, slow->first, kMaxSpeedRatio));
   }
@@ -386,34 +407,47 @@ StatusOr<std::map<std::string, double>> SpeedsFromJobs(const config::YamlNode& r
 
 }  // namespace
 
-StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
-                                                    const std::string& file_name) {
-  BALLAST_ASSIGN_OR_RETURN(config::YamlNode root, config::YamlNode::Parse(text, file_name));
-  if (IsJobDocument(root)) return SpeedsFromJobs(root);
-  config::YamlNode map = root;
-  if (root.IsMap()) {
-    auto nested = root.Get("speeds");
-    if (nested && nested->IsMap() && root.Entries().size() == 1) map = *nested;
+namespace {
+
+// The speeds of a speeds file's tree; `source` names lines in messages.
+StatusOr<std::map<std::string, double>> SpeedsFromJson(const json& root,
+                                                       const config::SourceMap& source) {
+  if (IsJobDocument(root)) return SpeedsFromJobs(root, source);
+  const json* map = &root;
+  std::string path;
+  if (const json* nested = jr::Find(root, "speeds"); nested && root.size() == 1) {
+    map = nested;
+    path = "speeds";
   }
-  if (!map.IsMap() || map.Entries().empty()) {
-    return map.Error("a non-empty map of node name: measured speed");
+  if (!map->is_object() || map->empty()) {
+    return jr::Expected(path, "a non-empty map of node name: measured speed", *map);
   }
-  const auto entries = map.Entries();
-  if (entries.size() > kMaxSpeedNodes) {
-    return map.Fail(fmt::format("more than {} nodes", kMaxSpeedNodes));
+  if (map->size() > kMaxSpeedNodes) {
+    return Status::Invalid(
+        fmt::format("{}: more than {} nodes", path.empty() ? "document" : path, kMaxSpeedNodes));
   }
   std::map<std::string, double> speeds;
-  for (const auto& [node, value] : entries) {
+  std::vector<WrittenSpeed> written;
+  for (const auto& [node, value] : map->items()) {
+    const std::string node_path = jr::Field(path, node);
     if (Status checked = CheckName(node, NameKind::kDnsSubdomain); !checked.ok()) {
-      return value.Fail(checked.message());
+      return Status::Invalid(fmt::format("{}: {}", node_path, checked.message()));
     }
-    auto speed = value.AsDouble();
-    if (!speed.ok() || !IsSpeed(*speed)) return value.Error(kSpeedExpected);
-    if (!speeds.emplace(node, *speed).second) {
-      return value.Fail(fmt::format("node {} listed twice", node));
-    }
+    BALLAST_ASSIGN_OR_RETURN(double speed, ReadSpeed(value, node_path));
+    speeds[node] = speed;
+    written.push_back({node, speed, node_path});
   }
-  BALLAST_RETURN_IF_ERROR(CheckSpeedRatio(entries));
+  BALLAST_RETURN_IF_ERROR(CheckSpeedRatio(written, source));
+  return speeds;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
+                                                    const std::string& file_name) {
+  BALLAST_ASSIGN_OR_RETURN(config::Document document, config::ParseYaml(text, file_name));
+  auto speeds = SpeedsFromJson(document.tree, document.source);
+  if (!speeds.ok()) return document.source.Locate(speeds.status());
   return speeds;
 }
 

@@ -11,8 +11,8 @@ namespace {
 
 // History speeds are read within these bounds (a wider spread only says that
 // the slowest node gets nothing, and keeps every log and product finite).
-constexpr double kMinSpeed = 1e-300;
-constexpr double kMaxSpeed = 1e300;
+constexpr double kLowestSpeed = 1e-300;
+constexpr double kHighestSpeed = 1e300;
 
 bool Positive(double x) { return std::isfinite(x) && x > 0; }
 
@@ -35,8 +35,8 @@ double Unit(double x, double fallback) {
 
 // The entry is usable: a speed, samples and an age BlendHistoryPrior reads.
 bool Usable(const NodeHistory& h, const HistoryPriorOptions& options) {
-  return Positive(h.speed) && h.speed >= kMinSpeed && h.speed <= kMaxSpeed && Positive(h.samples) &&
-         !std::isnan(h.age_seconds) && h.age_seconds <= MaxAge(options);
+  return Positive(h.speed) && h.speed >= kLowestSpeed && h.speed <= kHighestSpeed &&
+         Positive(h.samples) && !std::isnan(h.age_seconds) && h.age_seconds <= MaxAge(options);
 }
 
 double Age(const NodeHistory& h) { return std::max(0.0, h.age_seconds); }
@@ -195,7 +195,7 @@ std::vector<NodeHistory> MergeJobSpeeds(const std::vector<NodeHistory>& kept,
   const double carry = Unit(options.carry, 0.5);
   const double cap = Positive(options.max_samples) ? options.max_samples : 1000;
   auto rescaled = [&](double speed) {
-    return std::clamp(std::exp(std::log(speed) + log_scale), kMinSpeed, kMaxSpeed);
+    return std::clamp(std::exp(std::log(speed) + log_scale), kLowestSpeed, kHighestSpeed);
   };
   for (auto& [node, h] : old_records) {
     h.speed = rescaled(h.speed);
@@ -216,7 +216,7 @@ std::vector<NodeHistory> MergeJobSpeeds(const std::vector<NodeHistory>& kept,
         std::min(1e6, kept_spread > 0 ? carry * kept_spread + (1 - carry) * d * d : d * d);
     const double log_speed =
         (n_old * std::log(merged.speed) + n_new * std::log(h.speed)) / (n_old + n_new);
-    merged.speed = std::clamp(std::exp(log_speed), kMinSpeed, kMaxSpeed);
+    merged.speed = std::clamp(std::exp(log_speed), kLowestSpeed, kHighestSpeed);
     merged.samples = std::min(n_old + n_new, cap);
     merged.age_seconds = h.age_seconds;
   }
