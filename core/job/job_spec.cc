@@ -16,6 +16,9 @@ namespace {
 using nlohmann::json;
 namespace jr = json_read;
 
+// The API version a WeightedJob manifest must name (crds/).
+constexpr const char* kJobApiVersion = "ballast.io/v1alpha1";
+
 // Where the spec is in a job file: the whole document, or `spec` of a
 // WeightedJob manifest (apiVersion, kind, metadata, spec); and the job's
 // name. Invalid naming the path otherwise.
@@ -31,8 +34,12 @@ StatusOr<SpecAt> FindSpec(const json& root) {
   }
   if (!jr::Find(root, "kind") && !jr::Find(root, "spec")) return SpecAt{&root, "", "job"};
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(root, "", {"apiVersion", "kind", "metadata", "spec"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* api_version, jr::Require(root, "", "apiVersion"));
+  if (*api_version != kJobApiVersion) {
+    return jr::Expected("apiVersion", fmt::format("\"{}\"", kJobApiVersion), *api_version);
+  }
   BALLAST_ASSIGN_OR_RETURN(const json* kind, jr::Require(root, "", "kind"));
-  if (*kind != "WeightedJob") return jr::Expected("kind", "WeightedJob", *kind);
+  if (*kind != "WeightedJob") return jr::Expected("kind", "\"WeightedJob\"", *kind);
   SpecAt at;
   at.path = "spec";
   if (const json* metadata = jr::Find(root, "metadata")) {

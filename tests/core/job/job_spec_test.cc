@@ -262,4 +262,36 @@ TEST(JobSpecNamesTest, ANodeSpeedNoQuotaCanHoldIsRefusedWithFileAndLine) {
 }
 
 }  // namespace
+// A manifest says what it is, as `kubectl apply` requires: apiVersion and
+// kind are checked (the job fuzz target found a garbled apiVersion accepted).
+TEST(JobSpecTest, AManifestNeedsBallastsApiVersionAndKind) {
+  const std::string spec = "spec:\n  workload: {primes: {limit: 1000}}\n";
+  EXPECT_TRUE(
+      ParseJob("apiVersion: ballast.io/v1alpha1\nkind: WeightedJob\n" + spec, "j.yaml").ok());
+  auto garbled = ParseJob("apiVersion: ballast.io/v1alpha9\nkind: WeightedJob\n" + spec, "j.yaml");
+  ASSERT_FALSE(garbled.ok());
+  EXPECT_EQ(
+      garbled.status().message(),
+      "j.yaml:1:13: apiVersion: expected \"ballast.io/v1alpha1\", got \"ballast.io/v1alpha9\"");
+  auto missing = ParseJob("kind: WeightedJob\n" + spec, "j.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "j.yaml:1:1: apiVersion: missing");
+  auto other = ParseJob("apiVersion: ballast.io/v1alpha1\nkind: WeightProfile\n" + spec, "j.yaml");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message(),
+            "j.yaml:2:7: kind: expected \"WeightedJob\", got \"WeightProfile\"");
+}
+
+// Regression: a 10 MiB `profile:` value was repeated whole in the error
+// (20 MiB on stderr, no file:line). It is refused at its line, quoted cut.
+TEST(JobSpecTest, ATenMebibyteProfileValueIsRefusedWithItsLineAndCut) {
+  const std::string huge(10 << 20, 'p');
+  auto job = ParseJob("workload: {primes: {limit: 1000}}\nprofile: " + huge + "\n", "j.yaml");
+  ASSERT_FALSE(job.ok());
+  const std::string message = job.status().message();
+  EXPECT_EQ(message.rfind("j.yaml:2:10: profile: expected a profile's name or file", 0), 0u)
+      << message.substr(0, 200);
+  EXPECT_LT(message.size(), 300u);
+}
+
 }  // namespace ballast::job
