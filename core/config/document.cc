@@ -159,6 +159,22 @@ std::string At(const std::string& file, const YAML::Mark& mark) {
   return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
 }
 
+// The offset of the first character YAML does not allow in a stream (a C0
+// control other than tab, line feed and carriage return; DEL; a C1 control
+// other than NEL), or npos. yaml-cpp reads such text into garbage (a NUL
+// ends its view of a scalar) instead of refusing it. Requires valid UTF-8.
+size_t FindUnprintable(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) return i;
+    if (byte == 0xC2 && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9F && next != 0x85) return i;
+    }
+  }
+  return std::string_view::npos;
+}
+
 // "file:line:col" of byte `offset` of `text`.
 std::string AtOffset(const std::string& file, std::string_view text, size_t offset) {
   const std::string_view before = text.substr(0, offset);
@@ -361,6 +377,12 @@ StatusOr<Document> ParseYaml(std::string_view text, std::string file_name,
     return Status::Invalid(fmt::format("{}: byte {:#04x} is not UTF-8 (YAML is UTF-8)",
                                        AtOffset(file, text, bad),
                                        static_cast<unsigned char>(text[bad])));
+  }
+  if (const size_t bad = FindUnprintable(text); bad != std::string_view::npos) {
+    return Status::Invalid(
+        fmt::format("{}: byte {:#04x} is a control character, which YAML "
+                    "does not allow",
+                    AtOffset(file, text, bad), static_cast<unsigned char>(text[bad])));
   }
   const std::string owned(text);
   try {

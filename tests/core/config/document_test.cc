@@ -230,6 +230,19 @@ TEST(YamlDocumentTree, TextThatIsNotUtf8IsRefusedSoEveryTreeDumpsAsJson) {
   EXPECT_EQ(tree.dump(), "{\"name\":\"caf\xc3\xa9\"}");
 }
 
+// Regression (the job fuzz target): yaml-cpp read a key holding NUL and
+// other control bytes into garbage that was not UTF-8, so the tree did not
+// dump. YAML allows no control characters but tab, line feed and carriage
+// return: they are refused with their line.
+TEST(YamlDocumentTree, ControlCharactersAreRefusedWithTheirLine) {
+  const std::string text("n\0\0\0\x02\ns : & workload: *s\n", 25);
+  EXPECT_EQ(MessageOf(text),
+            "doc.yaml:1:2: byte 0x00 is a control character, which YAML does not allow");
+  EXPECT_NE(MessageOf("a: 1\nb: \"\x7f\"\n").find("doc.yaml:2:5: byte 0x7f"), std::string::npos);
+  EXPECT_NE(MessageOf("a: \"\xc2\x9b\"\n").find("doc.yaml:1:5: byte 0xc2"), std::string::npos);
+  EXPECT_EQ(TreeOf("a: \"tab\there\"\r\nb: \"\xc2\x85 next line\"\n")["a"], "tab\there");
+}
+
 TEST(YamlDocumentTree, AnEmptyDocumentIsNull) { EXPECT_TRUE(TreeOf("").is_null()); }
 
 }  // namespace
