@@ -453,7 +453,27 @@ StatusOr<std::map<std::string, double>> ParseSpeeds(std::string_view text,
 
 namespace {
 
-std::string Quoted(const std::string& text) { return DumpJson(nlohmann::json(text)); }
+// `text` as a YAML double-quoted scalar: JSON's quoting (which escapes the
+// C0 controls), and YAML's escapes for what JSON leaves raw and YAML does
+// not allow in a stream: DEL and the C1 controls but NEL.
+std::string Quoted(const std::string& text) {
+  const std::string json = DumpJson(nlohmann::json(text));
+  std::string out;
+  out.reserve(json.size());
+  for (size_t i = 0; i < json.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(json[i]);
+    const auto next = i + 1 < json.size() ? static_cast<unsigned char>(json[i + 1]) : 0;
+    if (byte == 0x7F) {
+      out += "\\x7f";
+    } else if (byte == 0xC2 && next >= 0x80 && next <= 0x9F && next != 0x85) {
+      out += fmt::format("\\x{:02x}", next);
+      ++i;
+    } else {
+      out += json[i];
+    }
+  }
+  return out;
+}
 
 std::string LevelYaml(const Level& level) {
   return level.term.empty() ? fmt::format("{}", level.value) : Quoted(level.term);

@@ -5,6 +5,7 @@
 // hand stays until removed and is then the probe's; the Event naming a missing fact;
 // `ballast-worker probe
 // --apply` as a process; and no Node made up for a wrong NODE_NAME.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -206,18 +208,33 @@ TEST_F(ProbeE2eTest, LoopRelabelsWhenThrottlingAppearsAndStopsOnSigterm) {
   fs::copy(std::string(BALLAST_SOURCE_DIR) + "/tests/probe/trees/pi4b-2gb", root,
            fs::copy_options::recursive);
   const fs::path throttled = root / "sys/devices/platform/soc/soc:firmware/get_throttled";
-  std::random_device random;
-  const int port = 30000 + static_cast<int>(random() % 20000);
   const std::string kubeconfig = TestenvDir() + "/kubeconfig";
-  const std::string listen = "127.0.0.1:" + std::to_string(port);
+  // The probe picks its own port (port 0) and logs it: a port chosen here
+  // could be taken by another test's connection before the probe binds it
+  // (a random one in the ephemeral range was, once, in a parallel run).
+  const fs::path log = root.string() + ".log";
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+    }
     execl(BALLAST_WORKER_BINARY, BALLAST_WORKER_BINARY, "probe", "--apply", "--node", node_.c_str(),
           "--kubeconfig", kubeconfig.c_str(), "--root", root.c_str(), "--interval", "0.2",
-          "--metrics-listen", listen.c_str(), nullptr);
+          "--metrics-listen", "127.0.0.1:0", nullptr);
     _exit(127);
   }
+  int port = 0;
+  ASSERT_TRUE(WaitUntil([&] {
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = text.find("metrics served port=");
+    if (at == std::string::npos) return false;
+    port = std::atoi(text.c_str() + at + std::string("metrics served port=").size());
+    return port > 0;
+  }));
   EXPECT_TRUE(WaitUntil([&] { return Labels().value("ballast.io/power-ok", "") == "true"; }));
   EXPECT_TRUE(WaitUntil([&] { return Gauge(FetchMetrics(port), "ballast_node_throttled") == 0; }));
   std::ofstream(throttled, std::ios::trunc) << "50005\n";
@@ -236,6 +253,7 @@ TEST_F(ProbeE2eTest, LoopRelabelsWhenThrottlingAppearsAndStopsOnSigterm) {
   kill(pid, SIGTERM);
   EXPECT_EQ(ballast::testing::WaitExit(pid, std::chrono::seconds(10)), 0);
   fs::remove_all(root);
+  fs::remove(log);
 }
 
 }  // namespace
