@@ -189,8 +189,8 @@ Position PositionOf(const YAML::Node& node) {
   return {mark.line + 1, mark.column + 1};
 }
 
-// Whole numbers as the core schema writes them: [-+]?[0-9]+, 0o[0-7]+,
-// 0x[0-9a-fA-F]+.
+// Whole numbers as kubectl's reader takes them: [-+]?[0-9]+, 0o[0-7]+,
+// 0[0-7]+ (octal), 0x[0-9a-fA-F]+.
 std::optional<json> ResolveInteger(std::string_view text) {
   int base = 10;
   std::string_view digits = text;
@@ -198,6 +198,9 @@ std::optional<json> ResolveInteger(std::string_view text) {
   if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'o')) {
     base = digits[1] == 'x' ? 16 : 8;
     digits.remove_prefix(2);
+  } else if (digits.size() > 1 && digits[0] == '0') {
+    base = 8;  // YAML 1.1's octal, as kubectl reads it: 017 is 15
+    digits.remove_prefix(1);
   } else if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
     negative = digits[0] == '-';
     digits.remove_prefix(1);
@@ -357,8 +360,15 @@ json ResolvePlainScalar(std::string_view text) {
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
     return nullptr;
   }
-  if (text == "true" || text == "True" || text == "TRUE") return true;
-  if (text == "false" || text == "False" || text == "FALSE") return false;
+  // YAML 1.1's booleans, which kubectl's reader (go-yaml v2) resolves.
+  for (std::string_view word :
+       {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON", "y", "Y"}) {
+    if (text == word) return true;
+  }
+  for (std::string_view word :
+       {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF", "n", "N"}) {
+    if (text == word) return false;
+  }
   if (auto integer = ResolveInteger(text)) return *integer;
   if (auto real = ResolveFloat(text)) return *real;
   return std::string(text);

@@ -8,10 +8,12 @@
 //   the reader says   "workload.primes.limit: expected an integer >= 2, got 1"
 //   the user sees     "job.yaml:4:12: workload.primes.limit: expected an integer >= 2, got 1"
 //
-// YAML scalars become JSON values as the YAML 1.2 core schema resolves them
-// (what `kubectl apply` of the same file sends): a plain `8` is a number,
-// `true` a boolean, `~` or nothing null, anything quoted a string; `on`,
-// `off`, `yes` and `no` stay strings (YAML 1.2, not 1.1).
+// YAML scalars become JSON values as kubectl's reader (sigs.k8s.io/yaml,
+// go-yaml v2: YAML 1.1) resolves them, so a file means here what it means
+// to `kubectl apply`: a plain `8` is a number (`017` octal 15, `0x1f` 31),
+// `true`, `yes`, `on`, `y` and their negatives (in lower, Capital or UPPER
+// case) are booleans, `~`, `null` or nothing is null, anything quoted a
+// string.
 //
 // This file's .cc is the one adapter between Ballast and yaml-cpp: every
 // yaml-cpp exception is caught there and becomes a Status.
@@ -99,10 +101,10 @@ struct Document {
 StatusOr<Document> ParseYaml(std::string_view text, std::string file_name,
                              const YamlLimits& limits = {});
 
-// A plain (unquoted) YAML scalar as the core schema resolves it: null, a
-// boolean, an integer (decimal, 0x hex, 0o octal; one past int64 is kept
-// unsigned, beyond that a float), a float (with .inf and .nan), or else the
-// text as a string. Used for values typed on a command line too
+// A plain (unquoted) YAML scalar as kubectl resolves it: null, a boolean
+// (YAML 1.1's words), an integer (decimal, 0x hex, 0o or leading-0 octal;
+// one past int64 is kept unsigned, beyond that a float), a float (with .inf
+// and .nan), or else the text as a string. Used for values typed on a command line too
 // (`--policy adaptive:hedge=false`).
 nlohmann::json ResolvePlainScalar(std::string_view text);
 

@@ -149,7 +149,8 @@ json TreeOf(std::string_view text) {
   return document.ok() ? document->tree : json();
 }
 
-// What `kubectl apply` of the same file would send: the YAML 1.2 core schema.
+// What `kubectl apply` of the same file would send: kubectl's reader is
+// YAML 1.1's (go-yaml v2), so yes/no/on/off are booleans and 017 is octal.
 TEST(YamlDocumentTree, PlainScalarsAreTypedAsTheCoreSchemaTypesThemQuotedOnesAreStrings) {
   const json tree = TreeOf(
       "int: 8\nneg: -3\nhex: 0x1F\noct: 0o17\nfloat: 2.5\nexp: 1e3\nyes: true\nno: False\n"
@@ -167,7 +168,7 @@ TEST(YamlDocumentTree, PlainScalarsAreTypedAsTheCoreSchemaTypesThemQuotedOnesAre
   EXPECT_TRUE(tree["nothing"].is_null());
   EXPECT_TRUE(tree["empty"].is_null());
   EXPECT_EQ(tree["word"], "none");
-  EXPECT_EQ(tree["on"], "on");  // YAML 1.2: not a boolean
+  EXPECT_EQ(tree["on"], true);  // YAML 1.1, as kubectl reads it
   EXPECT_EQ(tree["quoted"], "8");
   EXPECT_EQ(tree["single"], "true");
   EXPECT_EQ(tree["big"].get<uint64_t>(), 18446744073709551615ULL);
@@ -176,6 +177,17 @@ TEST(YamlDocumentTree, PlainScalarsAreTypedAsTheCoreSchemaTypesThemQuotedOnesAre
 }
 
 TEST(YamlDocumentTree, PlainScalarResolutionEdgeCases) {
+  for (const char* yes : {"yes", "Yes", "YES", "on", "On", "ON", "y", "Y", "true", "True"}) {
+    EXPECT_EQ(ResolvePlainScalar(yes), true) << yes;
+  }
+  for (const char* no : {"no", "No", "NO", "off", "Off", "OFF", "n", "N", "false", "FALSE"}) {
+    EXPECT_EQ(ResolvePlainScalar(no), false) << no;
+  }
+  EXPECT_EQ(ResolvePlainScalar("yEs"), "yEs");
+  EXPECT_EQ(ResolvePlainScalar("017"), 15);
+  EXPECT_EQ(ResolvePlainScalar("0"), 0);
+  EXPECT_EQ(ResolvePlainScalar("-017"), -15);
+  EXPECT_EQ(ResolvePlainScalar("09"), 9.0);  // not octal: a float, as kubectl reads it
   EXPECT_TRUE(ResolvePlainScalar(".inf").is_number_float());
   EXPECT_LT(ResolvePlainScalar("-.inf").get<double>(), 0);
   EXPECT_TRUE(std::isnan(ResolvePlainScalar(".nan").get<double>()));

@@ -190,14 +190,14 @@ TEST(FuzzyProfileFileTest, BadProfilesNameFileLineAndExpectation) {
       optional: maybe  # <-
 )",
        "spec.criteria[0].optional: expected true or false, got \"maybe\""},
-      // YAML 1.2, as `kubectl apply` reads it: `yes` is a string.
-      {"optional written yes", head + R"(  criteria:
+      // Quoted, `yes` is text (plain, it is a boolean, as `kubectl apply` reads it).
+      {"optional written 'yes'", head + R"(  criteria:
     - name: sd
       label: ballast.io/sd-gb
       type: numeric
       rank: 0.02
       default: 8
-      optional: yes  # <-
+      optional: 'yes'  # <-
 )",
        "spec.criteria[0].optional: expected true or false, got \"yes\""},
       {"duplicate criterion", head + R"(  criteria:

@@ -153,7 +153,7 @@ TEST(Kubeconfig, ErrorsNameTheFileTheLineAndTheField) {
        "contexts: [{name: c, context: {cluster: k}}]\n",
        "c", 1, "clusters[0].cluster.server: expected an http:// or https:// URL, got \"h:1\""},
       {"insecure not a boolean",
-       "clusters: [{name: k, cluster: {server: 'https://h:1', insecure-skip-tls-verify: yes}}]\n"
+       "clusters: [{name: k, cluster: {server: 'https://h:1', insecure-skip-tls-verify: 'yes'}}]\n"
        "contexts: [{name: c, context: {cluster: k}}]\n",
        "c", 1, "clusters[0].cluster.insecure-skip-tls-verify: expected true or false, got \"yes\""},
       {"bad base64",
