@@ -195,14 +195,15 @@ std::optional<json> ResolveInteger(std::string_view text) {
   int base = 10;
   std::string_view digits = text;
   bool negative = false;
+  if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
+    negative = digits[0] == '-';
+    digits.remove_prefix(1);
+  }
   if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'o')) {
     base = digits[1] == 'x' ? 16 : 8;
     digits.remove_prefix(2);
   } else if (digits.size() > 1 && digits[0] == '0') {
     base = 8;  // YAML 1.1's octal, as kubectl reads it: 017 is 15
-    digits.remove_prefix(1);
-  } else if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) {
-    negative = digits[0] == '-';
     digits.remove_prefix(1);
   }
   if (digits.empty()) return std::nullopt;
