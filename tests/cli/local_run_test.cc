@@ -167,7 +167,8 @@ TEST(LocalRunTest, SigtermHandsBackTheRestOfTheLease) {
   job::JobSpec job = PrimesJob(200000, "weighted");
   job.backoff_limit = 0;
   LocalRunOptions options = Options(job);
-  const fs::path logs = fs::temp_directory_path() / "ballast-sigterm-test";
+  const fs::path logs =
+      fs::temp_directory_path() / ("ballast-sigterm-test-" + std::to_string(getpid()));
   fs::remove_all(logs);
   options.log_dir = logs.string();
   bool stopped = false;
