@@ -129,15 +129,8 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
       return jr::Expected(labels_path, "a map of label names to values", *labels);
     }
     for (const auto& [key, value] : labels->items()) {
-      const std::string label_path = jr::Field(labels_path, key);
-      if (value.is_string()) {
-        spec.labels[key] = value.get<std::string>();
-      } else if (value.is_number() || value.is_boolean()) {
-        spec.labels[key] =
-            value.is_number_float() ? fmt::format("{}", value.get<double>()) : value.dump();
-      } else {
-        return jr::Expected(label_path, "a label value (a string)", value);
-      }
+      BALLAST_ASSIGN_OR_RETURN(spec.labels[key],
+                               jr::LabelValue(value, jr::Field(labels_path, key)));
     }
   }
   BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));

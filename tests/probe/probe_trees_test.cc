@@ -18,6 +18,7 @@
 
 #include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
+#include "tests/support/shell_command.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
 #include "worker/probe/tree_reader.h"
@@ -517,12 +518,8 @@ TEST_F(DamagedTree, ProbeCommandPrintsValidJsonOfLatin1Files) {
         "bian\"\n");
   const std::string command =
       std::string(BALLAST_WORKER_BINARY) + " probe -o json --root " + root_.string() + " 2>&1";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
-  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto [code, out] = ballast::testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
   const auto json = nlohmann::json::parse(out);
   EXPECT_EQ(json["facts"]["board"]["model"], "ACME board " + kFffd);
   EXPECT_EQ(json["facts"]["cpu"]["model"], "ACME CPU " + kFffd);
@@ -581,12 +578,8 @@ TEST(ProbeWeights, WeightsMarksTheProbesLabels) {
   const std::string command = std::string(BALLAST_BINARY) + " weights -o json --nodes " +
                               BALLAST_SOURCE_DIR + "/tests/probe/testdata/nodes-probed.yaml" +
                               " 2>/dev/null";
-  std::FILE* pipe = popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  std::string out;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
-  ASSERT_EQ(pclose(pipe), 0) << out;
+  const auto [code, out] = ballast::testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
   const auto json = nlohmann::json::parse(out);
   ASSERT_EQ(json["nodes"].size(), 3u);
   EXPECT_EQ(json["nodes"][0]["from_probe"], nlohmann::json({"cpu", "os-bits", "ram"}));
