@@ -161,7 +161,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
   PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
   PrintLogs(outcome);
-  fmt::print("result: {}\n", view.result.Summary());
+  fmt::print("result: {}\n", view.result.Summary(job.workload.item_values.get()));
 }
 
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) {
@@ -186,7 +186,10 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"policy", job.policy.display()},
           {"items", view.items},
           {"result", view.result.ToJson()},
-          {"summary", view.result.Summary()},
+          {"summary", view.result.Summary(job.workload.item_values.get())},
+          {"failed_values", job.workload.item_values != nullptr
+                                ? view.result.FailedValues(*job.workload.item_values, 100)
+                                : std::vector<std::string>{}},
           {"makespan_s", outcome.makespan_s},
           {"ideal_s", outcome.ideal_s},
           {"work_s", outcome.work_s},
@@ -221,8 +224,8 @@ Busy time is green, idle time grey; speeds emulated by {5}.</p>
 </body></html>
 )",
       EscapeXml(title), outcome.makespan_s, outcome.ideal_s, outcome.efficiency,
-      EscapeXml(outcome.view.result.Summary()), EscapeXml(outcome.speed_method), gantt,
-      NodeTableSvg(outcome));
+      EscapeXml(outcome.view.result.Summary(job.workload.item_values.get())),
+      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome));
 }
 
 ProgressPrinter::ProgressPrinter(std::FILE* out)

@@ -7,6 +7,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/local_runner.h"
+#include "core/job/job_json.h"
 
 namespace ballast::cli {
 
@@ -38,17 +39,46 @@ StatusOr<LoadedScenario> LoadScenario(const std::string& path) {
   return loaded;
 }
 
+Status ReadListedItems(job::JobSpec* job, const std::string& job_path,
+                       const std::string& base_dir) {
+  const job::ItemSource& source = job->item_source;
+  if (!source.pending()) return Status::Ok();
+  if (!source.config_map.empty()) {
+    return Status::Invalid(fmt::format(
+        "{}: spec.itemsFrom.configMap: a ConfigMap is read on Kubernetes; for ballast run give "
+        "spec.itemsFrom.file (the same text, one item a line)",
+        job_path));
+  }
+  std::filesystem::path path(source.file);
+  if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
+  // Blank lines and a "\r" a line are the most a file holds beyond its list.
+  constexpr uintmax_t kMostBytes = workload::kMaxItemListBytes + 2 * workload::kMaxListedItems;
+  std::error_code error;
+  const uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size > kMostBytes) {
+    return Status::Invalid(fmt::format("{}: {} bytes, more than a list of items may hold ({} KiB)",
+                                       path.string(), size, kMostBytes >> 10));
+  }
+  auto text = ReadFile(path.string());
+  if (!text.ok()) {
+    return Status::NotFound(
+        fmt::format("{}: spec.itemsFrom.file: {}", job_path, text.status().message()));
+  }
+  return job::ResolveItems(job, *text, path.string());
+}
+
 StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path) {
   LoadedJob loaded;
   BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(job_path));
   BALLAST_ASSIGN_OR_RETURN(loaded.job, job::ParseJob(text, job_path));
+  const std::string base = std::filesystem::path(job_path).parent_path().string();
+  BALLAST_RETURN_IF_ERROR(ReadListedItems(&loaded.job, job_path, base));
   if (cluster_path.empty()) {
     BALLAST_ASSIGN_OR_RETURN(loaded.cluster, DefaultCluster());
   } else {
     BALLAST_ASSIGN_OR_RETURN(std::string cluster_text, ReadFile(cluster_path));
     BALLAST_ASSIGN_OR_RETURN(loaded.cluster, job::ParseCluster(cluster_text, cluster_path));
   }
-  const std::string base = std::filesystem::path(job_path).parent_path().string();
   BALLAST_ASSIGN_OR_RETURN(loaded.profile, LoadProfile(loaded.job.profile, base));
   return loaded;
 }

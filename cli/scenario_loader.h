@@ -37,6 +37,12 @@ struct LoadedJob {
   fuzzy::Profile profile;
 };
 
+// Reads the items a job lists in a file (spec.itemsFrom.file, relative to
+// `base_dir`, the job file's directory) into it. Ok when the job lists none
+// outside itself; Invalid for a ConfigMap (Kubernetes only), a file too
+// large, or a bad line ("file:line: ..."); NotFound when it cannot be read.
+Status ReadListedItems(job::JobSpec* job, const std::string& job_path, const std::string& base_dir);
+
 // Loads the job, the cluster (the built-in seed-000 cluster when
 // `cluster_path` is empty) and the job's profile (relative to the job file).
 // Returns the readers' errors, "file:line:col: ..." (a file that is not

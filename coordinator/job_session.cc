@@ -95,6 +95,21 @@ Status JobSession::CheckNumbers(const protocol::ReportMessage& report) const {
   return Status::Ok();
 }
 
+Status JobSession::CheckHandedBack(const workload::Result& result, balance::Range range) const {
+  if (result.kind() != workload::WorkloadKind::kExec) return Status::Ok();
+  const workload::UserFields& fields = result.exec().fields;
+  BALLAST_RETURN_IF_ERROR(workload::CheckFields(fields, config_.workload.exec.result));
+  for (const auto& [name, total] : fields) {
+    for (const workload::ListEntry& entry : total.kept) {
+      if (entry.item < range.begin || entry.item >= range.end) {
+        return Status::Invalid(fmt::format("fields.{}: an entry from item {}, outside {}", name,
+                                           entry.item, range.ToString()));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
     const Worker& worker, const protocol::ReportMessage& report) {
   std::vector<workload::Result> results;
@@ -115,6 +130,9 @@ StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
     auto result = workload::Result::FromJson(config_.workload.kind, completion.result);
     if (!result.ok()) {
       return Status::Invalid(fmt::format("completed[{}].result: {}", i, result.status().message()));
+    }
+    if (Status fields = CheckHandedBack(*result, range); !fields.ok()) {
+      return Status::Invalid(fmt::format("completed[{}].result.exec.{}", i, fields.message()));
     }
     results.push_back(std::move(result).value());
   }

@@ -228,6 +228,9 @@ class JobSession {
   // Invalid naming the field when calcSeconds or cpuSeconds is negative or
   // not finite, or the position lies past the job's end.
   Status CheckNumbers(const protocol::ReportMessage& report) const;
+  // Ok unless an exec result hands back fields the job did not declare, or
+  // list entries from items outside `range` (user_result.h CheckFields).
+  Status CheckHandedBack(const workload::Result& result, balance::Range range) const;
   // Checks the completions and parses their results without changing state.
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);

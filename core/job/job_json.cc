@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "core/balance/policy_options.h"
 #include "core/common/json_read.h"
 #include "core/common/names.h"
@@ -53,14 +56,129 @@ StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
   return out;
 }
 
+// A key of a ConfigMap's data, as the API server accepts them.
+bool IsConfigMapKey(std::string_view key) {
+  if (key.empty() || key.size() > kMaxDnsSubdomainLength || key == "." || key == "..") {
+    return false;
+  }
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// One entry of items.list: a value, or {value, cost}.
+Status ReadListedItem(const json& entry, const std::string& path, workload::ItemList* list,
+                      bool* costed) {
+  if (entry.is_object()) {
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(entry, path, {"value", "cost"}));
+    BALLAST_ASSIGN_OR_RETURN(const json* value, jr::Require(entry, path, "value"));
+    BALLAST_ASSIGN_OR_RETURN(const json* cost, jr::Require(entry, path, "cost"));
+    BALLAST_ASSIGN_OR_RETURN(list->values.emplace_back(),
+                             jr::String(*value, jr::Field(path, "value")));
+    BALLAST_ASSIGN_OR_RETURN(list->costs.emplace_back(),
+                             jr::Positive(*cost, jr::Field(path, "cost"), workload::kMaxItemCost));
+    *costed = true;
+    return Status::Ok();
+  }
+  if (!entry.is_string()) {
+    return jr::Expected(path, "a string or {value, cost} (quote a value YAML reads as a number)",
+                        entry);
+  }
+  list->values.push_back(entry.get<std::string>());
+  list->costs.push_back(1);
+  return Status::Ok();
+}
+
+// items.list: inline values, some with costs (the others cost 1 then).
+StatusOr<workload::ItemList> ReadInlineList(const json& node, const std::string& path) {
+  if (!node.is_array() || node.empty() || node.size() > workload::kMaxListedItems) {
+    return jr::Expected(path, fmt::format("a list of 1 to {} items", workload::kMaxListedItems),
+                        node);
+  }
+  workload::ItemList list;
+  bool costed = false;
+  for (size_t i = 0; i < node.size(); ++i) {
+    BALLAST_RETURN_IF_ERROR(ReadListedItem(node[i], jr::Element(path, i), &list, &costed));
+  }
+  if (!costed) list.costs.clear();
+  return list;
+}
+
+// items.configMap: {name, key}.
+Status ReadConfigMapSource(const json& node, const std::string& path, ItemSource* source) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"name", "key"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
+  BALLAST_ASSIGN_OR_RETURN(source->config_map,
+                           ReadName(*name, jr::Field(path, "name"), NameKind::kDnsSubdomain));
+  BALLAST_ASSIGN_OR_RETURN(const json* key, jr::Require(node, path, "key"));
+  BALLAST_ASSIGN_OR_RETURN(source->key, jr::String(*key, jr::Field(path, "key")));
+  if (!IsConfigMapKey(source->key)) {
+    return jr::Expected(jr::Field(path, "key"),
+                        "a ConfigMap key (1 to 253 characters: letters, digits, '-', '_', '.')",
+                        *key);
+  }
+  return Status::Ok();
+}
+
+// The `items` object: exactly one of list, configMap, file, and a format.
+Status ReadItemsObject(const json& node, const std::string& path, workload::ItemList* inline_list,
+                       ItemSource* source) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"list", "configMap", "file", "format"}));
+  std::vector<std::string> members;
+  for (const char* name : {"list", "configMap", "file"}) {
+    if (jr::Find(node, name)) members.push_back(name);
+  }
+  if (members.size() != 1) {
+    return Status::Invalid(fmt::format(
+        "{}: expected exactly one of list, configMap, file, got {}",
+        members.size() > 1 ? jr::Field(path, members[1]) : path,
+        members.empty() ? std::string("none") : fmt::format("{}", fmt::join(members, " and "))));
+  }
+  if (const json* format = jr::Find(node, "format")) {
+    const std::string format_path = jr::Field(path, "format");
+    const auto parsed =
+        format->is_string() ? workload::ParseLineFormat(format->get<std::string>()) : std::nullopt;
+    if (!parsed) return jr::Expected(format_path, "\"value\" or \"cost-value\"", *format);
+    if (members[0] == "list") {
+      return Status::Invalid(fmt::format(
+          "{}: format is for a list given one item a line (configMap, file); in `list` give "
+          "{{value, cost}}",
+          format_path));
+    }
+    source->format = *parsed;
+  }
+  if (const json* list = jr::Find(node, "list")) {
+    BALLAST_ASSIGN_OR_RETURN(*inline_list, ReadInlineList(*list, jr::Field(path, "list")));
+  } else if (const json* config_map = jr::Find(node, "configMap")) {
+    BALLAST_RETURN_IF_ERROR(ReadConfigMapSource(*config_map, jr::Field(path, "configMap"), source));
+  } else {
+    const std::string file_path = jr::Field(path, "file");
+    BALLAST_ASSIGN_OR_RETURN(source->file, jr::String(node.at("file"), file_path));
+    if (source->file.empty() || source->file.size() > kMaxProfileBytes ||
+        source->file.find('\0') != std::string::npos) {
+      return jr::Expected(file_path, fmt::format("a file's path (1 to {} bytes)", kMaxProfileBytes),
+                          node.at("file"));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
+Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where) {
+  BALLAST_ASSIGN_OR_RETURN(workload::ItemList list,
+                           workload::ParseItemLines(text, job->item_source.format, where));
+  BALLAST_RETURN_IF_ERROR(workload::AttachItems(&job->workload, std::move(list), where));
+  job->item_source = {};
+  return Status::Ok();
+}
+
 StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(spec, path,
-                       {"name", "workload", "items", "policy", "profile", "leaseSeconds",
-                        "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector",
-                        "tolerations", "worker", "suspend", "ttlSecondsAfterFinished"}));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
+      spec, path,
+      {"name", "workload", "items", "itemsFrom", "policy", "profile", "leaseSeconds",
+       "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector", "tolerations", "worker",
+       "suspend", "ttlSecondsAfterFinished"}));
   JobSpec job;
   job.name = std::string(name);
   if (const json* own_name = jr::Find(spec, "name")) {
@@ -68,13 +186,35 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
                              ReadName(*own_name, jr::Field(path, "name"), NameKind::kDnsLabel));
   }
   std::optional<uint64_t> items;
+  std::optional<workload::ItemList> listed;
+  const std::string from_path = jr::Field(path, "itemsFrom");
   if (const json* node = jr::Find(spec, "items")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*node, jr::Field(path, "items"), 1));
     items = static_cast<uint64_t>(value);
+    if (jr::Find(spec, "itemsFrom")) {
+      return Status::Invalid(fmt::format(
+          "{}: give the items' count (items) or their list (itemsFrom), not both", from_path));
+    }
+  } else if (const json* from = jr::Find(spec, "itemsFrom")) {
+    listed.emplace();
+    BALLAST_RETURN_IF_ERROR(ReadItemsObject(*from, from_path, &*listed, &job.item_source));
+    // Until a list given by reference is read, the workload is checked as for one item.
+    items = job.item_source.pending() ? 1 : listed->values.size();
   }
   BALLAST_ASSIGN_OR_RETURN(const json* workload, jr::Require(spec, path, "workload"));
   BALLAST_ASSIGN_OR_RETURN(
       job.workload, workload::WorkloadSpecFromJson(*workload, items, jr::Field(path, "workload")));
+  if (listed && job.workload.kind != workload::WorkloadKind::kExec) {
+    return Status::Invalid(fmt::format(
+        "{}: a list of items is for exec workloads; {} numbers its own items (give a count)",
+        from_path, workload::WorkloadKindName(job.workload.kind)));
+  }
+  if (job.item_source.pending()) {
+    job.workload.items = 0;
+  } else if (listed) {
+    BALLAST_RETURN_IF_ERROR(
+        workload::AttachItems(&job.workload, std::move(*listed), jr::Field(from_path, "list")));
+  }
   if (const json* policy = jr::Find(spec, "policy")) {
     BALLAST_ASSIGN_OR_RETURN(job.policy,
                              balance::PolicyFromJson(*policy, jr::Field(path, "policy")));

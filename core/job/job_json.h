@@ -7,6 +7,13 @@
 //   spec.workload.primes.limit: expected an integer in [2, 1000000000000000], got "abc"
 //   spec.policy.chunk: expected an integer in [1, 1000000000000000], got 0
 //
+// `items` is a count; `itemsFrom` instead lists the items by value (exec
+// only; docs/workloads.md), as `envFrom` does for variables:
+//   itemsFrom: {list: [a.jpg, {value: b.jpg, cost: 20480}]}
+//   itemsFrom: {configMap: {name: photos, key: list.txt}, format: cost-value}
+//   itemsFrom: {file: photos.txt, format: value}        # ballast run
+// A list given by reference is left in JobSpec::item_source for ResolveItems.
+//
 // The Kubernetes-only keys (nodeSelector, tolerations, worker, suspend,
 // ttlSecondsAfterFinished) are allowed and left to the operator, which reads
 // them beside this (operator/controller/weighted_job.h).
@@ -28,6 +35,13 @@ namespace ballast::job {
 // or items that do not fit the workload.
 StatusOr<JobSpec> JobSpecFromJson(const nlohmann::json& spec, std::string_view name,
                                   std::string_view path = "spec");
+
+// Gives `job`, whose items are listed outside it (job->item_source.pending()),
+// the items in `text` (the ConfigMap's value or the file's contents), one a
+// line in job->item_source.format (workload/item_list.h). Returns Invalid
+// "<where>:<line>: ..." for a bad line, or "<where>: ..." when the list does
+// not fit the job; on success the source is cleared and the job can run.
+Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where);
 
 // The cluster described by `cluster` ({nodes: [...]}). Returns Invalid
 // "<path>.nodes[i].<field>: ..." for an empty node list, a node name that is

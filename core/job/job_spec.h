@@ -35,6 +35,18 @@
 
 namespace ballast::job {
 
+// Where a job's list of items is when it is not in the job itself
+// (docs/workloads.md, "Items by value"): a ConfigMap's key on Kubernetes, or
+// a file beside the job for `ballast run`. ResolveItems reads it in.
+struct ItemSource {
+  std::string config_map;  // items.configMap.name
+  std::string key;         // items.configMap.key
+  std::string file;        // items.file, relative to the job file's directory
+  workload::LineFormat format = workload::LineFormat::kValue;
+  bool pending() const { return !config_map.empty() || !file.empty(); }
+  bool operator==(const ItemSource&) const = default;
+};
+
 struct JobSpec {
   std::string name = "job";  // a DNS-1123 label
   workload::WorkloadSpec workload;
@@ -46,6 +58,9 @@ struct JobSpec {
   // `verify: {fraction: f}`: recompute a sample of about f of the items on
   // another worker and fail on a mismatch (docs/trust.md); 0: off.
   double verify_fraction = 0;
+  // Set when the items are listed outside the job: until ResolveItems reads
+  // them, workload.items is 0 and the job cannot run.
+  ItemSource item_source;
 };
 
 // The speeds an emulated node may have, in cores of this machine. The

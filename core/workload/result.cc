@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/common/json_read.h"
 #include "core/workload/json_fields.h"
 
 namespace ballast::workload {
 namespace {
 
 using json = nlohmann::json;
+
+// A failure's error travels in reports and status: a line, not a log.
+constexpr size_t kMaxErrorBytes = 512;
 
 // Sorts failures by their first item and joins adjacent runs that ended alike,
 // so that equal sets of failed items compare equal however they were split.
@@ -23,7 +27,7 @@ void Canonicalize(std::vector<ExecFailure>* failures) {
   for (const ExecFailure& failure : *failures) {
     if (!joined.empty() && joined.back().items.end == failure.items.begin &&
         joined.back().exit_code == failure.exit_code &&
-        joined.back().attempts == failure.attempts) {
+        joined.back().attempts == failure.attempts && joined.back().error == failure.error) {
       joined.back().items.end = failure.items.end;
     } else {
       joined.push_back(failure);
@@ -33,16 +37,21 @@ void Canonicalize(std::vector<ExecFailure>* failures) {
 }
 
 StatusOr<Result> ExecFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "exec", {"succeeded", "failures"}));
+  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "exec", {"succeeded", "failures", "fields"}));
   BALLAST_ASSIGN_OR_RETURN(uint64_t succeeded, RequireUint(node, "exec", "succeeded"));
-  Result result = Result::ExecSucceeded(succeeded);
+  UserFields fields;
+  if (auto found = node.find("fields"); found != node.end()) {
+    BALLAST_ASSIGN_OR_RETURN(fields, FieldsFromJson(*found, "exec.fields"));
+  }
+  Result result = Result::ExecHandedBack(succeeded, std::move(fields));
   auto failures = node.find("failures");
   if (failures == node.end() || !failures->is_array()) {
     return Status::Invalid("exec.failures: expected an array");
   }
   for (const json& entry : *failures) {
     const std::string where = "exec.failures[]";
-    BALLAST_RETURN_IF_ERROR(ExpectObject(entry, where, {"begin", "end", "exitCode", "attempts"}));
+    BALLAST_RETURN_IF_ERROR(
+        ExpectObject(entry, where, {"begin", "end", "exitCode", "attempts", "error"}));
     BALLAST_ASSIGN_OR_RETURN(uint64_t begin, RequireUint(entry, where, "begin"));
     BALLAST_ASSIGN_OR_RETURN(uint64_t end, RequireUint(entry, where, "end"));
     if (end <= begin) return Status::Invalid("exec.failures[].end: expected end > begin");
@@ -51,10 +60,30 @@ StatusOr<Result> ExecFromJson(const json& node) {
       return Status::Invalid("exec.failures[].exitCode: expected a whole number");
     }
     BALLAST_ASSIGN_OR_RETURN(uint64_t attempts, RequireUint(entry, where, "attempts"));
-    BALLAST_RETURN_IF_ERROR(result.Merge(
-        Result::ExecFailed({begin, end}, code->get<int>(), static_cast<uint32_t>(attempts))));
+    std::string error;
+    if (auto found = entry.find("error"); found != entry.end()) {
+      if (!found->is_string() || found->get_ref<const std::string&>().size() > kMaxErrorBytes) {
+        return Status::Invalid(
+            fmt::format("exec.failures[].error: expected a string of at most "
+                        "{} bytes",
+                        kMaxErrorBytes));
+      }
+      error = found->get<std::string>();
+    }
+    BALLAST_RETURN_IF_ERROR(result.Merge(Result::ExecFailed(
+        {begin, end}, code->get<int>(), static_cast<uint32_t>(attempts), std::move(error))));
   }
   return result;
+}
+
+// The values of the first `max` items of `items` that `values` holds.
+std::vector<std::string> ValuesOf(const std::vector<std::string>& values, balance::Range items,
+                                  size_t max) {
+  std::vector<std::string> named;
+  for (uint64_t i = items.begin; i < items.end && i < values.size() && named.size() < max; ++i) {
+    named.push_back(values[i]);
+  }
+  return named;
 }
 
 }  // namespace
@@ -80,11 +109,18 @@ Result Result::Matmul(uint64_t blocks, uint64_t sum, uint64_t checksum) {
 }
 
 Result Result::ExecSucceeded(uint64_t items) {
-  return Result(WorkloadKind::kExec, ExecTotals{items, {}});
+  return Result(WorkloadKind::kExec, ExecTotals{items, {}, {}});
 }
 
-Result Result::ExecFailed(balance::Range items, int exit_code, uint32_t attempts) {
-  return Result(WorkloadKind::kExec, ExecTotals{0, {{items, exit_code, attempts}}});
+Result Result::ExecHandedBack(uint64_t items, UserFields fields) {
+  return Result(WorkloadKind::kExec, ExecTotals{items, {}, std::move(fields)});
+}
+
+Result Result::ExecFailed(balance::Range items, int exit_code, uint32_t attempts,
+                          std::string error) {
+  if (error.size() > kMaxErrorBytes) error = json_read::Cut(error, kMaxErrorBytes - 4);
+  return Result(WorkloadKind::kExec,
+                ExecTotals{0, {{items, exit_code, attempts, std::move(error)}}, {}});
 }
 
 Status Result::Merge(const Result& other) {
@@ -112,6 +148,7 @@ Status Result::Merge(const Result& other) {
       mine.failures.insert(mine.failures.end(), other.exec().failures.begin(),
                            other.exec().failures.end());
       Canonicalize(&mine.failures);
+      MergeFields(mine.fields, other.exec().fields);
       break;
     }
   }
@@ -132,12 +169,24 @@ json Result::ToJson() const {
   }
   json failures = json::array();
   for (const ExecFailure& failure : exec().failures) {
-    failures.push_back({{"begin", failure.items.begin},
-                        {"end", failure.items.end},
-                        {"exitCode", failure.exit_code},
-                        {"attempts", failure.attempts}});
+    json entry = {{"begin", failure.items.begin},
+                  {"end", failure.items.end},
+                  {"exitCode", failure.exit_code},
+                  {"attempts", failure.attempts}};
+    if (!failure.error.empty()) entry["error"] = failure.error;
+    failures.push_back(std::move(entry));
   }
-  return {{"exec", {{"succeeded", exec().succeeded}, {"failures", std::move(failures)}}}};
+  json body = {{"succeeded", exec().succeeded}, {"failures", std::move(failures)}};
+  if (!exec().fields.empty()) body["fields"] = FieldsToJson(exec().fields);
+  return {{"exec", std::move(body)}};
+}
+
+json Result::ToStatusJson(const std::vector<std::string>* values) const {
+  json out = ToJson();
+  if (kind_ == WorkloadKind::kExec && values != nullptr && !exec().failures.empty()) {
+    out["exec"]["failedValues"] = FailedValues(*values, kShownFailedValues);
+  }
+  return out;
 }
 
 StatusOr<Result> Result::FromJson(WorkloadKind kind, const json& node) {
@@ -165,7 +214,7 @@ StatusOr<Result> Result::FromJson(WorkloadKind kind, const json& node) {
   return ExecFromJson(*body);
 }
 
-std::string Result::Summary() const {
+std::string Result::Summary(const std::vector<std::string>* values) const {
   switch (kind_) {
     case WorkloadKind::kPrimes:
       return fmt::format("{} primes, checksum {}", primes().count, Hex64(primes().sum));
@@ -175,19 +224,44 @@ std::string Result::Summary() const {
     case WorkloadKind::kExec:
       break;
   }
-  uint64_t failed = 0;
-  for (const ExecFailure& failure : exec().failures) failed += failure.items.size();
-  std::string line = fmt::format("{} items succeeded, {} failed", exec().succeeded, failed);
+  std::string line = fmt::format("{} items succeeded, {} failed", exec().succeeded, FailedItems());
+  if (!exec().fields.empty()) line += "; " + FieldsSummary(exec().fields);
   constexpr size_t kShown = 3;
   for (size_t i = 0; i < exec().failures.size() && i < kShown; ++i) {
     const ExecFailure& f = exec().failures[i];
-    line += fmt::format("{} {} exit {} after {} attempts", i == 0 ? ":" : ";", f.items.ToString(),
-                        f.exit_code, f.attempts);
+    std::string items = f.items.ToString();
+    if (values != nullptr && f.items.end <= values->size()) {
+      items = fmt::format("{} ({}{})", items, fmt::join(ValuesOf(*values, f.items, kShown), ", "),
+                          f.items.size() > kShown ? ", ..." : "");
+    }
+    const std::string why =
+        f.error.empty() ? fmt::format("exit {}", f.exit_code) : json_read::Cut(f.error, 120);
+    line += fmt::format("{} {} {} after {} attempts", i == 0 ? ":" : ";", items, why, f.attempts);
   }
   if (exec().failures.size() > kShown) {
     line += fmt::format("; and {} more ranges", exec().failures.size() - kShown);
   }
   return line;
+}
+
+uint64_t Result::FailedItems() const {
+  if (kind_ != WorkloadKind::kExec) return 0;
+  uint64_t failed = 0;
+  for (const ExecFailure& failure : exec().failures) failed += failure.items.size();
+  return failed;
+}
+
+std::vector<std::string> Result::FailedValues(const std::vector<std::string>& values,
+                                              size_t max) const {
+  std::vector<std::string> named;
+  if (kind_ != WorkloadKind::kExec) return named;
+  for (const ExecFailure& failure : exec().failures) {
+    if (named.size() >= max) break;
+    for (const std::string& value : ValuesOf(values, failure.items, max - named.size())) {
+      named.push_back(value);
+    }
+  }
+  return named;
 }
 
 }  // namespace ballast::workload

@@ -40,16 +40,20 @@ struct MatmulTotals {
 
 // Items that kept failing: `attempts` runs, the last exiting with `exit_code`
 // (128 + signal number when killed by a signal, 127 when it could not start).
+// A run that exited 0 but whose result file the job could not take fails
+// with exit_code 0 and `error` saying why (user_result.h).
 struct ExecFailure {
   balance::Range items;
   int exit_code = 0;
   uint32_t attempts = 0;
+  std::string error;  // "" unless the result file was refused
   bool operator==(const ExecFailure&) const = default;
 };
 
 struct ExecTotals {
   uint64_t succeeded = 0;             // items whose run exited 0
   std::vector<ExecFailure> failures;  // sorted by begin; adjacent alike runs joined
+  UserFields fields;                  // what the commands handed back, merged
   bool operator==(const ExecTotals&) const = default;
 };
 
@@ -60,7 +64,10 @@ class Result {
   static Result Primes(uint64_t count, uint64_t sum);
   static Result Matmul(uint64_t blocks, uint64_t sum, uint64_t checksum);
   static Result ExecSucceeded(uint64_t items);
-  static Result ExecFailed(balance::Range items, int exit_code, uint32_t attempts);
+  static Result ExecFailed(balance::Range items, int exit_code, uint32_t attempts,
+                           std::string error = "");
+  // Items that succeeded and handed back `fields`.
+  static Result ExecHandedBack(uint64_t items, UserFields fields);
 
   WorkloadKind kind() const { return kind_; }
   // Each requires the matching kind().
@@ -74,14 +81,28 @@ class Result {
 
   // {"primes": {"count": 25997, "sum": "0x…"}} and likewise for matmul
   // {"blocks", "sum", "checksum"} and exec {"succeeded", "failures":
-  // [{"begin", "end", "exitCode", "attempts"}]}; 64-bit sums as "0x" + 16 hex digits.
+  // [{"begin", "end", "exitCode", "attempts"(, "error")}](, "fields": {...})}
+  // (fields as user_result.h FieldsToJson); 64-bit sums as "0x" + 16 hex digits.
   nlohmann::json ToJson() const;
   // The inverse for a job of `kind`. Strict: a missing, mistyped or unknown
   // field, or another kind's result, is Invalid with a message naming the field.
   static StatusOr<Result> FromJson(WorkloadKind kind, const nlohmann::json& json);
 
   // One line for people, e.g. "25997 primes, checksum 0x0000000010c6d7b4".
-  std::string Summary() const;
+  // With `values` (the job's item values), failed items are named by value.
+  std::string Summary(const std::vector<std::string>* values = nullptr) const;
+
+  // The number of items in failures (exec; 0 for other kinds).
+  uint64_t FailedItems() const;
+  // The values of the failed items, the first `max` of them in item order
+  // (exec with listed items). Empty for other kinds.
+  std::vector<std::string> FailedValues(const std::vector<std::string>& values, size_t max) const;
+
+  // ToJson for people (a job's status.result): with the job's item values
+  // (nullptr: none), an exec result also names its failed items by value,
+  // "failedValues": the first kShownFailedValues of them in item order.
+  nlohmann::json ToStatusJson(const std::vector<std::string>* values) const;
+  static constexpr size_t kShownFailedValues = 20;
 
   bool operator==(const Result&) const = default;
 

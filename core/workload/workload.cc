@@ -86,7 +86,53 @@ Status CheckExec(const ExecSpec& exec, uint64_t items) {
   return Status::Ok();
 }
 
+template <typename T>
+bool SameList(const std::shared_ptr<const std::vector<T>>& a,
+              const std::shared_ptr<const std::vector<T>>& b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return *a == *b;
+}
+
 }  // namespace
+
+bool WorkloadSpec::operator==(const WorkloadSpec& other) const {
+  return kind == other.kind && primes == other.primes && matmul == other.matmul &&
+         exec == other.exec && items == other.items && cost == other.cost &&
+         SameList(item_values, other.item_values) && SameList(item_costs, other.item_costs);
+}
+
+Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path) {
+  if (spec->kind != WorkloadKind::kExec) {
+    return Status::Invalid(fmt::format(
+        "{}: a list of items is for exec workloads; {} numbers its own items (give a count)", path,
+        WorkloadKindName(spec->kind)));
+  }
+  if (list.values.empty()) return Status::Invalid(fmt::format("{}: no items", path));
+  if (!list.costs.empty() && list.costs.size() != list.values.size()) {
+    return Status::Invalid(
+        fmt::format("{}: {} costs for {} items", path, list.costs.size(), list.values.size()));
+  }
+  if (list.values.size() > kMaxListedItems) {
+    return Status::Invalid(
+        fmt::format("{}: {} items, more than {}", path, list.values.size(), kMaxListedItems));
+  }
+  if (ItemListBytes(list.values, list.costs) > kMaxItemListBytes) {
+    return Status::Invalid(fmt::format(
+        "{}: the list is longer than {} KiB (its values and costs travel to every worker)", path,
+        kMaxItemListBytes >> 10));
+  }
+  for (size_t i = 0; i < list.values.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", path, i);
+    BALLAST_RETURN_IF_ERROR(CheckItemValue(list.values[i], at));
+    if (!list.costs.empty()) BALLAST_RETURN_IF_ERROR(CheckItemCost(list.costs[i], at));
+  }
+  spec->items = list.values.size();
+  spec->item_values = std::make_shared<const std::vector<std::string>>(std::move(list.values));
+  spec->item_costs = list.costs.empty()
+                         ? nullptr
+                         : std::make_shared<const std::vector<double>>(std::move(list.costs));
+  return ValidateWorkload(*spec);
+}
 
 const char* WorkloadKindName(WorkloadKind kind) {
   switch (kind) {
@@ -127,6 +173,18 @@ balance::CostShape DefaultCost(const WorkloadSpec& spec) {
 
 Status ValidateWorkload(const WorkloadSpec& spec) {
   if (spec.items == 0) return Status::Invalid("items: expected a whole number > 0, got 0");
+  const bool listed = spec.item_values != nullptr || spec.item_costs != nullptr;
+  if (listed && spec.kind != WorkloadKind::kExec) {
+    return Status::Invalid("items: a list of items is for exec workloads");
+  }
+  if (spec.item_values != nullptr && spec.item_values->size() != spec.items) {
+    return Status::Invalid(
+        fmt::format("items: {} values for {} items", spec.item_values->size(), spec.items));
+  }
+  if (spec.item_costs != nullptr && spec.item_costs->size() != spec.items) {
+    return Status::Invalid(
+        fmt::format("items: {} costs for {} items", spec.item_costs->size(), spec.items));
+  }
   switch (spec.kind) {
     case WorkloadKind::kPrimes:
       return CheckPrimes(spec.primes, spec.items);

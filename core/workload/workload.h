@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -23,6 +24,8 @@
 #include "core/balance/cost_model.h"
 #include "core/balance/range.h"
 #include "core/common/status.h"
+#include "core/workload/item_list.h"
+#include "core/workload/user_result.h"
 
 namespace ballast::workload {
 
@@ -53,6 +56,7 @@ struct ExecSpec {
   bool per_item = false;             // run once per item instead of once per sub-range
   uint32_t retries = 2;              // extra attempts after a non-zero exit
   std::string image;                 // container image on Kubernetes; unused locally
+  ResultSpec result;                 // what the command hands back (user_result.h)
   bool operator==(const ExecSpec&) const = default;
 };
 
@@ -64,7 +68,13 @@ struct WorkloadSpec {
   ExecSpec exec;
   uint64_t items = 0;  // the job is items [0, items); always resolved (> 0)
   balance::CostShape cost = balance::CostShape::kUniform;  // declared relative item cost
-  bool operator==(const WorkloadSpec&) const = default;
+  // Items given by value (item_list.h; exec only): item i is (*item_values)[i].
+  // Null: the items are their numbers.
+  std::shared_ptr<const std::vector<std::string>> item_values;
+  // Item i costs (*item_costs)[i] (relative; any positive unit). Null: `cost`.
+  std::shared_ptr<const std::vector<double>> item_costs;
+  // Equal when every field and the lists' contents are equal.
+  bool operator==(const WorkloadSpec& other) const;
 };
 
 // Limits on the inputs (beyond them a job would not end, or would not be exact).
@@ -81,6 +91,13 @@ inline constexpr uint64_t kSieveItemWidth = uint64_t{1} << 22;
 // or items that do not fit the workload (exec requires them).
 StatusOr<WorkloadSpec> WorkloadSpecFromJson(const nlohmann::json& workload,
                                             std::optional<uint64_t> items, std::string_view path);
+
+// Gives `spec` (an exec workload) the items of `list`: item i is
+// list.values[i], costing list.costs[i] when costs are given. Sets items to
+// the list's size. Invalid "<path>: ..." for another workload kind (primes
+// and matmul number their own items), a list past item_list.h's bounds or a
+// bad value or cost, or a spec the items do not fit.
+Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path);
 
 // The default number of items: trial limit/2 (one per odd candidate), sieve
 // ceil(limit / kSieveItemWidth), matmul (n/block)^2; exec has none (0).

@@ -4,6 +4,7 @@
 // and every error names its path.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/common/json_read.h"
@@ -64,8 +65,80 @@ StatusOr<MatmulSpec> ReadMatmul(const json& node, std::string_view path) {
   return matmul;
 }
 
+// The most bytes of a result field's name (a JSON key the command writes).
+constexpr size_t kMaxFieldNameBytes = 64;
+// keepDir: an absolute path, as a mount path is.
+constexpr size_t kMaxKeepDirBytes = 1024;
+
+StatusOr<std::map<std::string, MergeRule>> ReadMerge(const json& node, std::string_view path) {
+  if (!node.is_object() || node.empty() || node.size() > kMaxResultFields) {
+    return jr::Expected(
+        path, fmt::format("a map of 1 to {} fields, each sum, min, max or list", kMaxResultFields),
+        node);
+  }
+  std::map<std::string, MergeRule> merge;
+  for (const auto& [name, rule] : node.items()) {
+    const std::string field_path = jr::Field(path, name);
+    if (name.empty() || name.size() > kMaxFieldNameBytes) {
+      return Status::Invalid(
+          fmt::format("{}: a field's name is 1 to {} bytes", field_path, kMaxFieldNameBytes));
+    }
+    const auto parsed = rule.is_string() ? ParseMergeRule(rule.get<std::string>()) : std::nullopt;
+    if (!parsed) return jr::Expected(field_path, "sum, min, max or list", rule);
+    merge[name] = *parsed;
+  }
+  return merge;
+}
+
+StatusOr<ResultSpec> ReadResult(const json& node, std::string_view path) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path, {"merge", "listLimit", "maxBytes", "keepDir"}));
+  ResultSpec result;
+  BALLAST_ASSIGN_OR_RETURN(const json* merge, jr::Require(node, path, "merge"));
+  BALLAST_ASSIGN_OR_RETURN(result.merge, ReadMerge(*merge, jr::Field(path, "merge")));
+  if (const json* limit = jr::Find(node, "listLimit")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t value,
+                             jr::Int(*limit, jr::Field(path, "listLimit"), 1, kMaxListLimit));
+    result.list_limit = static_cast<uint32_t>(value);
+  }
+  if (const json* bytes = jr::Find(node, "maxBytes")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t value,
+                             jr::Int(*bytes, jr::Field(path, "maxBytes"), 2, kMaxResultBytes));
+    result.max_bytes = static_cast<uint32_t>(value);
+  }
+  const auto lists = std::count_if(result.merge.begin(), result.merge.end(), [](const auto& field) {
+    return field.second == MergeRule::kList;
+  });
+  if (lists * result.list_limit > kMaxListLimit) {
+    return Status::Invalid(fmt::format(
+        "{}: {} list fields keeping {} entries each, more than {} in all (they go into the "
+        "job's status); lower listLimit and keep the rest with keepDir",
+        jr::Field(path, "listLimit"), lists, result.list_limit, kMaxListLimit));
+  }
+  if (const json* keep = jr::Find(node, "keepDir")) {
+    const std::string keep_path = jr::Field(path, "keepDir");
+    BALLAST_ASSIGN_OR_RETURN(result.keep_dir, jr::String(*keep, keep_path));
+    if (!result.keep_dir.starts_with('/') || result.keep_dir.size() > kMaxKeepDirBytes ||
+        result.keep_dir.find('\0') != std::string::npos) {
+      return jr::Expected(keep_path, "an absolute directory path (on the job's volume)", *keep);
+    }
+  }
+  return result;
+}
+
+json ResultToJson(const ResultSpec& result) {
+  json merge = json::object();
+  for (const auto& [name, rule] : result.merge) merge[name] = MergeRuleName(rule);
+  json out = {{"merge", std::move(merge)},
+              {"listLimit", result.list_limit},
+              {"maxBytes", result.max_bytes}};
+  if (!result.keep_dir.empty()) out["keepDir"] = result.keep_dir;
+  return out;
+}
+
 StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"command", "perItem", "retries", "image"}));
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path, {"command", "perItem", "retries", "image", "result"}));
   ExecSpec exec;
   BALLAST_ASSIGN_OR_RETURN(const json* command, jr::Require(node, path, "command"));
   const std::string command_path = jr::Field(path, "command");
@@ -90,6 +163,9 @@ StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
   }
   if (const json* image = jr::Find(node, "image")) {
     BALLAST_ASSIGN_OR_RETURN(exec.image, jr::String(*image, jr::Field(path, "image")));
+  }
+  if (const json* result = jr::Find(node, "result")) {
+    BALLAST_ASSIGN_OR_RETURN(exec.result, ReadResult(*result, jr::Field(path, "result")));
   }
   return exec;
 }
@@ -126,6 +202,32 @@ Status ReadMember(const json& node, std::string_view path,
     BALLAST_ASSIGN_OR_RETURN(spec->exec, ReadExec(member, member_path));
   }
   return Status::Ok();
+}
+
+// The `values` (and `costs`) a coordinator sent with the workload.
+StatusOr<ItemList> ReadSentList(const json& node, std::string_view path) {
+  BALLAST_ASSIGN_OR_RETURN(const json* values, jr::Require(node, path, "values"));
+  const std::string values_path = jr::Field(path, "values");
+  if (!values->is_array() || values->size() > kMaxListedItems) {
+    return jr::Expected(values_path, fmt::format("a list of at most {} strings", kMaxListedItems),
+                        *values);
+  }
+  ItemList list;
+  for (size_t i = 0; i < values->size(); ++i) {
+    BALLAST_ASSIGN_OR_RETURN(list.values.emplace_back(),
+                             jr::String((*values)[i], jr::Element(values_path, i)));
+  }
+  if (const json* costs = jr::Find(node, "costs")) {
+    const std::string costs_path = jr::Field(path, "costs");
+    if (!costs->is_array() || costs->size() != values->size()) {
+      return jr::Expected(costs_path, fmt::format("a list of {} costs", values->size()), *costs);
+    }
+    for (size_t i = 0; i < costs->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(list.costs.emplace_back(),
+                               jr::Positive((*costs)[i], jr::Element(costs_path, i), kMaxItemCost));
+    }
+  }
+  return list;
 }
 
 }  // namespace
@@ -168,18 +270,21 @@ json WorkloadToJson(const WorkloadSpec& spec) {
                      {"perItem", spec.exec.per_item},
                      {"retries", spec.exec.retries},
                      {"image", spec.exec.image}};
+      if (!spec.exec.result.merge.empty()) out["exec"]["result"] = ResultToJson(spec.exec.result);
       break;
   }
   out["items"] = spec.items;
   out["costModel"] = balance::CostShapeName(spec.cost);
+  if (spec.item_values != nullptr) out["values"] = *spec.item_values;
+  if (spec.item_costs != nullptr) out["costs"] = *spec.item_costs;
   return out;
 }
 
 StatusOr<WorkloadSpec> WorkloadFromJson(const json& node) {
   const std::string path = "workload";
   WorkloadSpec spec;
-  BALLAST_RETURN_IF_ERROR(
-      ReadMember(node, path, {"primes", "matmul", "exec", "items", "costModel"}, &spec));
+  BALLAST_RETURN_IF_ERROR(ReadMember(
+      node, path, {"primes", "matmul", "exec", "items", "costModel", "values", "costs"}, &spec));
   BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
   if (items->is_number_unsigned()) {
     spec.items = items->get<uint64_t>();
@@ -194,6 +299,14 @@ StatusOr<WorkloadSpec> WorkloadFromJson(const json& node) {
     return jr::Expected(jr::Field(path, "costModel"), "\"uniform\", \"linear\" or \"sqrt\"", *cost);
   }
   spec.cost = *shape;
+  if (jr::Find(node, "values") || jr::Find(node, "costs")) {
+    BALLAST_ASSIGN_OR_RETURN(ItemList list, ReadSentList(node, path));
+    if (list.values.size() != spec.items) {
+      return Status::Invalid(fmt::format("{}: {} values for {} items", jr::Field(path, "values"),
+                                         list.values.size(), spec.items));
+    }
+    BALLAST_RETURN_IF_ERROR(AttachItems(&spec, std::move(list), jr::Field(path, "values")));
+  }
   BALLAST_RETURN_IF_ERROR(ValidateWorkload(spec));
   return spec;
 }

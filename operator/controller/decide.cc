@@ -149,7 +149,8 @@ void Suspend(Pass& pass) {
       pass.status.completed_items = checkpoint->completed.size();
       pass.status.progress =
           ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
-      pass.status.result = checkpoint->result.ToJson();
+      pass.status.result =
+          checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
     }
     pass.actions.push_back(RemoveJob{});
     memory.registered = false;

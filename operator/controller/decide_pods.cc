@@ -385,7 +385,7 @@ void ManagePods(Pass& pass) {
   pass.status.workers = count.running;
   pass.status.completed_items = view.completed;
   pass.status.progress = ProgressText(view.completed, view.items);
-  pass.status.result = view.result.ToJson();
+  pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
   NodeTable(pass);
   ExcludedStatus(pass);
   // A failed verification also ends the session (view.done): it fails the job.

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "core/common/json_read.h"
+#include "core/job/job_json.h"
 #include "core/workload/workload.h"
 #include "operator/controller/resources.h"
 #include "operator/controller/weighted_job.h"
@@ -53,7 +55,8 @@ struct JobReconciler::JobState {
 
 JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::JobHost& coordinator,
                              Caches caches, EventRecorder& events, ReconcilerOptions options)
-    : coordinator_(coordinator),
+    : client_(client),
+      coordinator_(coordinator),
       caches_(caches),
       options_(std::move(options)),
       decide_options_(DecideOptionsOf(options_)),
@@ -171,6 +174,36 @@ void JobReconciler::RecordHistory(const std::string& key,
   }
 }
 
+Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state) {
+  if (!state.spec.spec || !state.spec.spec->job.item_source.pending()) return Status::Ok();
+  job::JobSpec& job = state.spec.spec->job;
+  const kube::ResourceRef ref{"", "v1", "configmaps", true, ns, job.item_source.config_map};
+  const std::string where =
+      fmt::format("ConfigMap {}/{} key {}", ns, job.item_source.config_map, job.item_source.key);
+  auto invalid = [&](const std::string& message) {
+    state.spec.error = {Reason::kInvalidSpec,
+                        Status::Invalid(fmt::format("spec.itemsFrom.configMap: {}", message))};
+    state.spec.spec.reset();
+    return Status::Ok();
+  };
+  auto config_map = client_.Get(ref);
+  if (config_map.status().code() == StatusCode::kNotFound) {
+    return invalid(fmt::format("ConfigMap {}/{} does not exist; create it and the job again", ns,
+                               job.item_source.config_map));
+  }
+  BALLAST_RETURN_IF_ERROR(config_map.status());
+  const json* data = json_read::Find(*config_map, "data");
+  const json* text = data != nullptr ? json_read::Find(*data, job.item_source.key) : nullptr;
+  if (text == nullptr || !text->is_string()) {
+    return invalid(fmt::format("{} does not exist (binaryData is not read)", where));
+  }
+  if (Status resolved = job::ResolveItems(&job, text->get_ref<const std::string&>(), where);
+      !resolved.ok()) {
+    return invalid(resolved.message());
+  }
+  return Status::Ok();
+}
+
 Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
   if (!memory.token.empty() || !memory.status.start_time || memory.status.Finished()) {
@@ -206,6 +239,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
     state.spec = ParseWeightedJobSpec(job.value("spec", json::object()), input.name);
     state.spec_generation = view.generation;
   }
+  BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state));
   input.spec = &state.spec;
   std::set<std::string> cached_pods;
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {

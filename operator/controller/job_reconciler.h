@@ -123,6 +123,12 @@ class JobReconciler {
   // The token in the job's Secret, for a job that started under an earlier
   // operator; sets input.refusal when the Secret cannot be used.
   Status ReadToken(const JobState& state, DecideInput& input);
+  // A job whose items are a ConfigMap's key (spec.itemsFrom.configMap):
+  // reads them into state.spec, once per generation. A ConfigMap or key that
+  // does not exist, or a list that does not read, makes the spec invalid
+  // (InvalidSpec naming the ConfigMap, the key and the line), as a missing
+  // WeightProfile fails the job; a request that failed is returned (retried).
+  Status ReadListedItems(const std::string& ns, JobState& state);
   void Forget(const std::string& key);
   // The state of the job `key` (of metadata.uid `uid`), made from the job's
   // status when it is seen the first time (or created again); Invalid naming
@@ -130,6 +136,7 @@ class JobReconciler {
   StatusOr<JobState*> StateFor(const std::string& key, const nlohmann::json& job,
                                const std::string& uid);
 
+  kube::KubeClient& client_;
   coordinator::JobHost& coordinator_;
   const Caches caches_;
   const ReconcilerOptions options_;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "cli/local_runner.h"
@@ -233,6 +234,90 @@ TEST(LocalRunCliTest, BadClusterFilesNameTheLine) {
         << cluster << "\n"
         << err;
   }
+}
+
+// A user's job as the docs write it: items listed by value with their costs in
+// a file beside the job, a command that reads its range's values and hands
+// back a result, one item that fails. The result is exact, the failed item is
+// named by its value, and the fields are merged once per item.
+TEST(LocalRunCliTest, ItemsFromAFileWithAResultRunToTheExactFields) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("ballast-cli-items-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::string list;
+  uint64_t bytes = 0;
+  for (int i = 0; i < 40; ++i) {
+    const std::string value = i == 17 ? "bad file.txt" : "photo-" + std::to_string(i) + ".jpg";
+    list += std::to_string(100 + 37 * i) + "\t" + value + "\n";
+    if (i != 17) bytes += value.size();
+  }
+  std::ofstream(dir / "photos.txt") << list;
+  // Per run: the sum of the values' lengths, and the longest value; a run
+  // holding "bad file.txt" fails, and every item is run alone after it.
+  std::ofstream(dir / "job.yaml") << R"(workload:
+  exec:
+    command:
+      - sh
+      - -c
+      - |
+        n=0; longest=0
+        while IFS= read -r v; do
+          case "$v" in bad*) exit 3;; esac
+          n=$((n + ${#v})); [ ${#v} -gt $longest ] && longest=${#v}
+        done < "$BALLAST_ITEMS_FILE"
+        echo "{\"chars\": $n, \"longest\": $longest, \"runs\": [$BALLAST_START]}" > "$BALLAST_RESULT_FILE"
+    perItem: true
+    retries: 1
+    result:
+      merge: {chars: sum, longest: max, runs: list}
+      listLimit: 5
+itemsFrom: {file: photos.txt, format: cost-value}
+policy: adaptive
+)";
+  std::ofstream(dir / "cluster.yaml")
+      << "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 0.5}\n";
+  const std::string command = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                              " --cluster " + (dir / "cluster.yaml").string() +
+                              " --no-cgroups -o json 2>/dev/null";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  const auto& exec = json.at("result").at("exec");
+  EXPECT_EQ(exec.at("succeeded"), 39);
+  EXPECT_EQ(exec.at("fields").at("chars").at("sum"), bytes);
+  EXPECT_EQ(exec.at("fields").at("longest").at("max"), 12);  // "photo-10.jpg"
+  EXPECT_EQ(exec.at("fields").at("runs").at("count"), 39);
+  EXPECT_EQ(exec.at("fields").at("runs").at("list"),
+            nlohmann::json::parse("[[0,0,0],[1,0,1],[2,0,2],[3,0,3],[4,0,4]]"));
+  EXPECT_EQ(json.at("failed_values"), nlohmann::json::array({"bad file.txt"}));
+  EXPECT_NE(json.at("summary").get<std::string>().find("(bad file.txt) exit 3 after 2 attempts"),
+            std::string::npos)
+      << json.at("summary");
+  fs::remove_all(dir);
+}
+
+TEST(LocalRunCliTest, AnItemsFileWithABadLineNamesItsLine) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("ballast-cli-items-bad-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "list.txt") << "10 a\n20 b\nc\n";
+  std::ofstream(dir / "job.yaml")
+      << "workload: {exec: {command: [sh, -c, exit]}}\nitemsFrom: {file: list.txt, format: cost-value}\n";
+  const auto [code, err] = testing::RunShellCommand(
+      std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() + " 2>&1 >/dev/null");
+  EXPECT_EQ(code, 2) << err;
+  EXPECT_NE(err.find("list.txt:3: expected \"<cost> <value>\""), std::string::npos) << err;
+  std::ofstream(dir / "job.yaml")
+      << "workload: {exec: {command: [sh, -c, exit]}}\nitemsFrom: {configMap: {name: l, key: k}}\n";
+  const auto [code2, err2] = testing::RunShellCommand(
+      std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() + " 2>&1 >/dev/null");
+  EXPECT_EQ(code2, 2) << err2;
+  EXPECT_NE(
+      err2.find("a ConfigMap is read on Kubernetes; for ballast run give spec.itemsFrom.file"),
+      std::string::npos)
+      << err2;
+  fs::remove_all(dir);
 }
 
 }  // namespace

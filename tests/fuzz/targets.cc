@@ -25,7 +25,9 @@
 #include "core/probe/parse.h"
 #include "core/protocol/messages.h"
 #include "core/sim/scenario.h"
+#include "core/workload/item_list.h"
 #include "core/workload/result.h"
+#include "core/workload/user_result.h"
 #include "core/workload/workload.h"
 
 namespace ballast::fuzz {
@@ -265,6 +267,43 @@ void SpeedStoreText(std::string_view text) {
   if (!again.ok() || history::StoreToText(*again, limits) != written) Violated();
 }
 
+void ItemListText(std::string_view text) {
+  for (auto format : {workload::LineFormat::kValue, workload::LineFormat::kCostValue}) {
+    auto list = workload::ParseItemLines(text, format, "items.txt");
+    Bounded(list, "items.txt");
+    if (!list.ok()) continue;
+    workload::WorkloadSpec spec;
+    spec.kind = workload::WorkloadKind::kExec;
+    spec.exec.command = {"true"};
+    if (!workload::AttachItems(&spec, *list, "items.txt").ok()) Violated();
+    const nlohmann::json wire = workload::WorkloadToJson(spec);
+    CheckJsonOutput(wire);
+    auto back = workload::WorkloadFromJson(wire);
+    if (!back.ok() || !(*back == spec)) Violated();
+  }
+}
+
+void ResultFileText(std::string_view text) {
+  workload::ResultSpec spec;
+  spec.merge = {{"n", workload::MergeRule::kSum},
+                {"lo", workload::MergeRule::kMin},
+                {"hi", workload::MergeRule::kMax},
+                {"names", workload::MergeRule::kList}};
+  spec.list_limit = 4;
+  auto fields = workload::ReadResultFile(text, spec, 7, "result file");
+  Bounded(fields, "result file");
+  if (!fields.ok()) return;
+  if (!workload::CheckFields(*fields, spec).ok()) Violated();
+  workload::UserFields twice = *fields;
+  workload::MergeFields(twice, *fields);
+  if (!workload::CheckFields(twice, spec).ok()) Violated();
+  const nlohmann::json wire = workload::FieldsToJson(twice);
+  CheckJsonOutput(wire);
+  auto back = workload::FieldsFromJson(wire, "fields");
+  if (!back.ok() || !(*back == twice)) Violated();
+  CheckMessage(workload::FieldsSummary(twice));
+}
+
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},           {"cluster", ClusterFile},
@@ -273,6 +312,7 @@ const std::vector<NamedTarget>& AllTargets() {
       {"crd", CrdObject},         {"json", BoundedJson},
       {"probe", ProbeFile},       {"history", HistoryFileText},
       {"speeds", SpeedsFile},     {"speedstore", SpeedStoreText},
+      {"items", ItemListText},    {"result", ResultFileText},
   };
   return targets;
 }

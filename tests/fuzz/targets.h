@@ -61,6 +61,14 @@ void ProbeFile(std::string_view text);
 // answer to the history query and as the operator's store; a store that
 // reads must write a text that reads back and writes the same.
 void SpeedStoreText(std::string_view text);
+// A list of items one a line (core/workload ParseItemLines), in both
+// formats: what reads attaches to an exec workload that travels as JSON and
+// reads back equal; every error names the list.
+void ItemListText(std::string_view text);
+// A run's result file (core/workload ReadResultFile) under a declaration of
+// every rule: what reads merges, travels as JSON, reads back equal and passes
+// the coordinator's check; every error names the file and is bounded.
+void ResultFileText(std::string_view text);
 
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();

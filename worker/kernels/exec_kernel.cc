@@ -5,12 +5,18 @@
 // environment plus BALLAST_START and BALLAST_END, the half-open range of items
 // it is to compute, and with perItem BALLAST_ITEM, its one item (then START =
 // ITEM and END = ITEM + 1, so a command sees the same values however the job
-// was split). The child's stdout and stderr both go to this process's stderr,
-// unchanged, so a worker's own stdout stays free. Exit 0 is success; anything
-// else is retried up to `retries` more times and then recorded in the Result
-// with its exit code (128 + signal when killed, 127 when it could not start).
-// The child starts with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the
-// like at their defaults, whatever the worker does with them.
+// was split). When the job lists its items by value, BALLAST_ITEMS_FILE names
+// a file holding the values of the range, one a line, and with perItem
+// BALLAST_VALUE is the one item's value. When the job declares a result
+// (exec.result), BALLAST_RESULT_FILE names the file the command writes its
+// JSON object to; a run that exits 0 without a valid one fails with the
+// reason, and is not retried (its work is done; its report is what is wrong).
+// Both files live in a directory of the run's own, removed after it. The child's stdout and stderr
+// both go to this process's stderr, unchanged, so a worker's own stdout stays free. Exit 0 is
+// success; anything else is retried up to `retries` more times and then recorded in the Result with
+// its exit code (128 + signal when killed, 127 when it could not start). The child starts with no
+// signal blocked and SIGTERM, SIGINT, SIGPIPE and the like at their defaults, whatever the worker
+// does with them.
 //
 // The command dies with its worker: the child leads a process group of its
 // own (so that whatever it starts can be ended with it) and has SIGKILL as its
@@ -29,8 +35,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -64,15 +76,21 @@ RunningCommands& Running() {
   return *running;
 }
 
-// This process's environment without any BALLAST_START/END/ITEM of its own.
+// What a run is told; never inherited from the worker's own environment.
+constexpr std::array<std::string_view, 6> kRunVariables = {
+    "BALLAST_START", "BALLAST_END",        "BALLAST_ITEM",
+    "BALLAST_VALUE", "BALLAST_ITEMS_FILE", "BALLAST_RESULT_FILE"};
+
+// This process's environment without any of kRunVariables of its own.
 std::vector<std::string> InheritedEnvironment() {
   std::vector<std::string> env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
     std::string_view text(*entry);
-    if (text.starts_with("BALLAST_START=") || text.starts_with("BALLAST_END=") ||
-        text.starts_with("BALLAST_ITEM=")) {
-      continue;
-    }
+    const bool ours =
+        std::any_of(kRunVariables.begin(), kRunVariables.end(), [&](std::string_view name) {
+          return text.starts_with(name) && text.size() > name.size() && text[name.size()] == '=';
+        });
+    if (ours) continue;
     env.emplace_back(text);
   }
   return env;
@@ -128,6 +146,100 @@ int WaitChild(pid_t child) {
   return 127;
 }
 
+// The files one run of the command shares with it (its items' values in, its
+// result out), in a directory of its own under TMPDIR, removed with this.
+class RunFiles {
+ public:
+  static StatusOr<std::unique_ptr<RunFiles>> Make(const WorkloadSpec& spec, balance::Range items) {
+    const bool values = spec.item_values != nullptr;
+    const bool result = !spec.exec.result.merge.empty();
+    auto files = std::unique_ptr<RunFiles>(new RunFiles);
+    if (!values && !result) return files;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/ballast-run-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return Status::Unavailable(fmt::format("cannot make a directory for the run in {}: {}",
+                                             pattern, std::strerror(errno)));
+    }
+    files->dir_ = pattern;
+    if (values) {
+      files->items_file_ = files->dir_ + "/items";
+      BALLAST_RETURN_IF_ERROR(WriteFile(
+          files->items_file_, workload::ItemLines(*spec.item_values, items.begin, items.end)));
+    }
+    if (result) files->result_file_ = files->dir_ + "/result.json";
+    return files;
+  }
+  ~RunFiles() {
+    if (!dir_.empty()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(dir_, ignored);
+    }
+  }
+
+  // The variables naming the files, for the child's environment.
+  void AddEnvironment(std::vector<std::string>* env) const {
+    if (!items_file_.empty()) env->push_back("BALLAST_ITEMS_FILE=" + items_file_);
+    if (!result_file_.empty()) env->push_back("BALLAST_RESULT_FILE=" + result_file_);
+  }
+  // Before each attempt: no result left from the one before.
+  void ClearResult() const {
+    if (!result_file_.empty()) unlink(result_file_.c_str());
+  }
+  // After a run that exited 0: the fields it handed back (none when the job
+  // declares no result), or Invalid saying why they cannot be taken.
+  StatusOr<workload::UserFields> TakeResult(const workload::ResultSpec& spec,
+                                            balance::Range items) const {
+    if (result_file_.empty()) return workload::UserFields{};
+    std::ifstream in(result_file_, std::ios::binary);
+    if (!in) {
+      return Status::Invalid("exited 0 but wrote no result to the file BALLAST_RESULT_FILE names");
+    }
+    std::string text(spec.max_bytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    BALLAST_ASSIGN_OR_RETURN(workload::UserFields fields,
+                             workload::ReadResultFile(text, spec, items.begin, "result file"));
+    if (!spec.keep_dir.empty()) BALLAST_RETURN_IF_ERROR(Keep(text, spec.keep_dir, items));
+    return fields;
+  }
+
+ private:
+  RunFiles() = default;
+
+  static Status WriteFile(const std::string& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      return Status::Unavailable(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+    return Status::Ok();
+  }
+
+  // Copies the run's result to `<keep_dir>/<begin>-<end>.json`, whole or not
+  // at all (written beside it, then renamed).
+  static Status Keep(const std::string& text, const std::string& keep_dir, balance::Range items) {
+    std::error_code error;
+    std::filesystem::create_directories(keep_dir, error);
+    const std::string name = fmt::format("{}/{}-{}.json", keep_dir, items.begin, items.end);
+    const std::string part = fmt::format("{}.part-{}", name, getpid());
+    BALLAST_RETURN_IF_ERROR(WriteFile(part, text));
+    if (std::rename(part.c_str(), name.c_str()) != 0) {
+      const int saved = errno;
+      unlink(part.c_str());
+      return Status::Invalid(
+          fmt::format("cannot keep the result in {}: {}", name, std::strerror(saved)));
+    }
+    return Status::Ok();
+  }
+
+  std::string dir_;
+  std::string items_file_;
+  std::string result_file_;
+};
+
 class ExecKernel : public Kernel {
  public:
   explicit ExecKernel(const WorkloadSpec& spec) : spec_(spec) {}
@@ -152,27 +264,36 @@ class ExecKernel : public Kernel {
   // The Result of one run of the command (retried on failure); Unavailable
   // when StopExecCommands ended it.
   StatusOr<Result> RunWithRetries(balance::Range items, bool per_item) const {
-    int code = 0;
-    uint32_t attempts = 0;
-    while (attempts <= spec_.exec.retries) {
-      ++attempts;
-      code = RunOnce(items, per_item);
-      if (code == kStopped) {
-        return Status::Unavailable(
-            fmt::format("stopped: the command for items {} was ended", items.ToString()));
-      }
-      if (code == 0) return Result::ExecSucceeded(items.size());
-    }
-    return Result::ExecFailed(items, code, attempts);
-  }
-
-  // Runs the command once; returns its exit status as a shell would report
-  // it, or kStopped when StopExecCommands ended it (or came before it).
-  int RunOnce(balance::Range items, bool per_item) const {
+    BALLAST_ASSIGN_OR_RETURN(std::unique_ptr<RunFiles> files, RunFiles::Make(spec_, items));
     std::vector<std::string> env = InheritedEnvironment();
     env.push_back("BALLAST_START=" + std::to_string(items.begin));
     env.push_back("BALLAST_END=" + std::to_string(items.end));
     if (per_item) env.push_back("BALLAST_ITEM=" + std::to_string(items.begin));
+    if (per_item && spec_.item_values != nullptr) {
+      env.push_back("BALLAST_VALUE=" + (*spec_.item_values)[items.begin]);
+    }
+    files->AddEnvironment(&env);
+    int code = 0;
+    uint32_t attempts = 0;
+    while (attempts <= spec_.exec.retries) {
+      ++attempts;
+      files->ClearResult();
+      code = RunOnce(env);
+      if (code == kStopped) {
+        return Status::Unavailable(
+            fmt::format("stopped: the command for items {} was ended", items.ToString()));
+      }
+      if (code != 0) continue;
+      auto fields = files->TakeResult(spec_.exec.result, items);
+      if (!fields.ok()) return Result::ExecFailed(items, 0, attempts, fields.status().message());
+      return Result::ExecHandedBack(items.size(), std::move(fields).value());
+    }
+    return Result::ExecFailed(items, code, attempts);
+  }
+
+  // Runs the command once with `env`; returns its exit status as a shell would report
+  // it, or kStopped when StopExecCommands ended it (or came before it).
+  int RunOnce(std::vector<std::string> env) const {
     std::vector<char*> envp;
     for (std::string& entry : env) envp.push_back(entry.data());
     envp.push_back(nullptr);

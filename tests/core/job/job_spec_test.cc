@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/fuzzy/profile.h"
+#include "core/job/job_json.h"
 
 namespace ballast::job {
 namespace {
@@ -89,6 +90,12 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   ASSERT_TRUE(job->active_deadline_s.has_value());
   EXPECT_EQ(*job->active_deadline_s, 600);
   EXPECT_EQ(job->verify_fraction, 0.05);
+  const workload::ResultSpec& result = job->workload.exec.result;
+  EXPECT_EQ(result.merge.size(), 4u);
+  EXPECT_EQ(result.merge.at("smallest"), workload::MergeRule::kMin);
+  EXPECT_EQ(result.list_limit, 20u);
+  EXPECT_EQ(result.max_bytes, 4096u);
+  EXPECT_EQ(result.keep_dir, "/data/results");
 }
 
 TEST(JobSpecTest, VerifyIsOffByDefault) {
@@ -294,4 +301,132 @@ TEST(JobSpecTest, ATenMebibyteProfileValueIsRefusedWithItsLineAndCut) {
   EXPECT_LT(message.size(), 300u);
 }
 
+}  // namespace ballast::job
+
+namespace ballast::job {
+namespace {
+
+const char kExec[] = "workload: {exec: {command: [sh, -c, 'cat $BALLAST_ITEMS_FILE']}}\n";
+
+TEST(JobSpecItemsFromTest, AnInlineListGivesTheItemsTheirValuesAndCosts) {
+  auto job = ParseJob(
+      std::string(kExec) + "itemsFrom:\n  list: [a.jpg, {value: b.jpg, cost: 2048}, \"2024\"]\n",
+      "job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->workload.items, 3u);
+  ASSERT_NE(job->workload.item_values, nullptr);
+  EXPECT_EQ(*job->workload.item_values, (std::vector<std::string>{"a.jpg", "b.jpg", "2024"}));
+  ASSERT_NE(job->workload.item_costs, nullptr);
+  EXPECT_EQ(*job->workload.item_costs, (std::vector<double>{1, 2048, 1}));
+  EXPECT_FALSE(job->item_source.pending());
+
+  auto plain = ParseJob(std::string(kExec) + "itemsFrom: {list: [a, b]}\n", "job.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status().message();
+  EXPECT_EQ(plain->workload.item_costs, nullptr);
+}
+
+TEST(JobSpecItemsFromTest, AListByReferenceWaitsForResolveItems) {
+  auto job = ParseJob(std::string(kExec) + "itemsFrom: {file: photos.txt, format: cost-value}\n",
+                      "job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_TRUE(job->item_source.pending());
+  EXPECT_EQ(job->item_source.file, "photos.txt");
+  EXPECT_EQ(job->workload.items, 0u);
+  Status bad = ResolveItems(&*job, "10 a\n12k b\n", "photos.txt");
+  EXPECT_NE(bad.message().find("photos.txt:2: expected a cost"), std::string::npos)
+      << bad.message();
+  ASSERT_TRUE(ResolveItems(&*job, "10 a\n\n20\tb c\n", "photos.txt").ok());
+  EXPECT_FALSE(job->item_source.pending());
+  EXPECT_EQ(job->workload.items, 2u);
+  EXPECT_EQ((*job->workload.item_values)[1], "b c");
+  EXPECT_EQ((*job->workload.item_costs)[1], 20);
+
+  auto config_map = ParseJob(
+      std::string(kExec) + "itemsFrom: {configMap: {name: photos, key: list.txt}}\n", "job.yaml");
+  ASSERT_TRUE(config_map.ok()) << config_map.status().message();
+  EXPECT_EQ(config_map->item_source.config_map, "photos");
+  EXPECT_EQ(config_map->item_source.key, "list.txt");
+}
+
+TEST(JobSpecItemsFromTest, TheCrdsItemsExampleParses) {
+  auto job = ParseJob(ReadFile(kTestdata / "items-job.yaml"), "items-job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->workload.items, 3u);
+  EXPECT_EQ(*job->workload.item_values,
+            (std::vector<std::string>{"photos/a.jpg", "photos/b.jpg", "photos/c d.jpg"}));
+  EXPECT_EQ(*job->workload.item_costs, (std::vector<double>{1, 2048000, 0.5}));
+}
+
+TEST(JobSpecItemsFromTest, MistakesNameTheFieldAndLine) {
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {std::string(kExec) + "items: 3\nitemsFrom: {list: [a]}\n",
+       "job.yaml:3:12: itemsFrom: give the items' count (items) or their list"},
+      {"workload: {primes: {limit: 100}}\nitemsFrom: {list: [a]}\n",
+       "itemsFrom: a list of items is for exec workloads"},
+      {std::string(kExec) + "itemsFrom: {list: [a], file: b}\n",
+       "itemsFrom.file: expected exactly one of list, configMap, file, got list and file"},
+      {std::string(kExec) + "itemsFrom: {format: value}\n",
+       "itemsFrom: expected exactly one of list, configMap, file, got none"},
+      {std::string(kExec) + "itemsFrom: {list: [a], format: cost-value}\n",
+       "itemsFrom.format: format is for a list given one item a line"},
+      {std::string(kExec) + "itemsFrom: {file: a, format: csv}\n",
+       "itemsFrom.format: expected \"value\" or \"cost-value\""},
+      {std::string(kExec) + "itemsFrom:\n  list:\n    - a\n    - 2024\n",
+       "job.yaml:5:7: itemsFrom.list[1]: expected a string or {value, cost}"},
+      {std::string(kExec) + "itemsFrom: {list: [a, {value: b, cost: 0}]}\n",
+       "itemsFrom.list[1].cost: expected a number > 0"},
+      {std::string(kExec) + "itemsFrom: {list: [a, \"b\\nc\"]}\n",
+       "itemsFrom.list[1]: an item's value holds the control character 0x0a"},
+      {std::string(kExec) + "itemsFrom: {configMap: {name: Photos, key: a}}\n",
+       "itemsFrom.configMap.name: expected a DNS-1123 subdomain"},
+      {std::string(kExec) + "itemsFrom: {configMap: {name: p, key: a/b}}\n",
+       "itemsFrom.configMap.key: expected a ConfigMap key"},
+      {std::string(kExec) + "itemsFrom: {list: []}\n",
+       "itemsFrom.list: expected a list of 1 to 100000 items"},
+  };
+  for (const Case& c : cases) {
+    auto job = ParseJob(c.text, "job.yaml");
+    ASSERT_FALSE(job.ok()) << c.text;
+    EXPECT_NE(job.status().message().find(c.expected), std::string::npos)
+        << job.status().message() << "\nexpected: " << c.expected;
+  }
+}
+
+TEST(JobSpecItemsFromTest, AResultDeclarationIsReadAndBounded) {
+  auto job = ParseJob(
+      "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: {n: sum, names: list}\n"
+      "      listLimit: 20\n      keepDir: /data/out\nitems: 4\n",
+      "job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  const workload::ResultSpec& result = job->workload.exec.result;
+  EXPECT_EQ(result.merge.at("n"), workload::MergeRule::kSum);
+  EXPECT_EQ(result.merge.at("names"), workload::MergeRule::kList);
+  EXPECT_EQ(result.list_limit, 20u);
+  EXPECT_EQ(result.keep_dir, "/data/out");
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"merge: {n: avg}", "workload.exec.result.merge.n: expected sum, min, max or list"},
+      {"merge: {}", "workload.exec.result.merge: expected a map of 1 to 32 fields"},
+      {"merge: {a: list, b: list, c: list}\n      listLimit: 100",
+       "workload.exec.result.listLimit: 3 list fields keeping 100 entries each"},
+      {"merge: {n: sum}\n      keepDir: out",
+       "workload.exec.result.keepDir: expected an "
+       "absolute directory path"},
+      {"merge: {n: sum}\n      maxBytes: 1000000", "workload.exec.result.maxBytes"},
+  };
+  for (const auto& [body, expected] : bad) {
+    auto refused = ParseJob(
+        "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      " + body + "\nitems: 4\n",
+        "job.yaml");
+    ASSERT_FALSE(refused.ok()) << body;
+    EXPECT_NE(refused.status().message().find(expected), std::string::npos)
+        << refused.status().message() << "\nexpected: " << expected;
+  }
+}
+
+}  // namespace
 }  // namespace ballast::job

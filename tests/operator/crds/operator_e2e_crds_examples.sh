@@ -69,6 +69,15 @@ expect_eq "full-job: scheduling" 'arm64 Exists NoExecute 30' \
   "$(jp wj/full-job '{.spec.nodeSelector.kubernetes\.io/arch} {.spec.tolerations[0].operator} {.spec.tolerations[1].effect} {.spec.tolerations[1].tolerationSeconds}')"
 expect_eq "full-job: exec" 'true 5 debian:bookworm-slim' \
   "$(jp wj/full-job '{.spec.workload.exec.perItem} {.spec.workload.exec.retries} {.spec.workload.exec.image}')"
+expect_eq "full-job: exec result" 'sum list 20 4096 /data/results' \
+  "$(jp wj/full-job '{.spec.workload.exec.result.merge.bytes} {.spec.workload.exec.result.merge.errors} {.spec.workload.exec.result.listLimit} {.spec.workload.exec.result.maxBytes} {.spec.workload.exec.result.keepDir}')"
+
+# Items listed by value, inline, strings and {value, cost} side by side.
+kubectl apply -n "$ns" -f "$testdata/items-job.yaml" >"$tmp/out" 2>&1 ||
+  fail "items-job.yaml does not apply: $(cat "$tmp/out")"
+expect_eq "items-job: list" 'photos/a.jpg photos/b.jpg 2048000 photos/c d.jpg' \
+  "$(jp wj/items-job '{.spec.itemsFrom.list[0]} {.spec.itemsFrom.list[1].value} {.spec.itemsFrom.list[1].cost} {.spec.itemsFrom.list[2].value}')"
+pass "items-job: itemsFrom.list keeps strings and {value, cost}"
 
 # Every policy name, and each policy's options in the object form.
 for policy in equal weighted selfsched guided factoring mms adaptive; do

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/worker/kernels/split_helpers.h"
 #include "worker/kernels/kernel.h"
@@ -106,8 +107,9 @@ TEST_F(ExecKernelTest, PerItemFailuresAreReportedPerItemAndJoined) {
       Exec(R"(case $BALLAST_ITEM in 2|3|6) exit $((10 + BALLAST_ITEM % 2));; esac)", 8, true, 0);
   const Result result = Run(spec, {0, 8});
   EXPECT_EQ(result.exec().succeeded, 5u);
-  EXPECT_EQ(result.exec().failures,
-            (std::vector<ExecFailure>{{{2, 3}, 10, 1}, {{3, 4}, 11, 1}, {{6, 7}, 10, 1}}));
+  EXPECT_EQ(
+      result.exec().failures,
+      (std::vector<ExecFailure>{{{2, 3}, 10, 1, ""}, {{3, 4}, 11, 1, ""}, {{6, 7}, 10, 1, ""}}));
   // The same items, split and threaded differently, give the same result.
   std::mt19937_64 random(testing::PrintedSeed("PerItemFailuresAreReportedPerItemAndJoined"));
   auto kernel = MakeKernel(spec);
@@ -148,6 +150,101 @@ TEST_F(ExecKernelTest, TheChildDoesNotInheritBlockedOrIgnoredSignals) {
   signal(SIGPIPE, old_pipe);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   EXPECT_EQ(result, Result::ExecSucceeded(1));
+}
+
+// --- items by value and results (docs/workloads.md) ---------------------------
+
+WorkloadSpec Listed(WorkloadSpec spec, std::vector<std::string> values) {
+  EXPECT_TRUE(workload::AttachItems(&spec, {std::move(values), {}}, "list").ok());
+  return spec;
+}
+
+TEST_F(ExecKernelTest, ARangeReadsItsValuesFromTheItemsFile) {
+  const WorkloadSpec spec = Listed(
+      Exec(
+          R"sh(while read -r v; do echo "$BALLAST_START:$v" >> "$1/runs"; done < "$BALLAST_ITEMS_FILE")sh",
+          0),
+      {"a.jpg", "b c.jpg", "d.jpg", "e.jpg"});
+  EXPECT_EQ(Run(spec, {1, 3}), Result::ExecSucceeded(2));
+  EXPECT_EQ(Lines("runs"), (std::multiset<std::string>{"1:b c.jpg", "1:d.jpg"}));
+}
+
+TEST_F(ExecKernelTest, PerItemSeesItsValueAndTheRunsFilesAreRemoved) {
+  const WorkloadSpec spec = Listed(
+      Exec(R"sh(echo "$BALLAST_ITEM=$BALLAST_VALUE $(cat "$BALLAST_ITEMS_FILE")" >> "$1/runs"; )sh"
+           R"sh(echo "$BALLAST_ITEMS_FILE" >> "$1/files")sh",
+           0, true),
+      {"x", "y", "z"});
+  EXPECT_EQ(Run(spec, {0, 3}), Result::ExecSucceeded(3));
+  EXPECT_EQ(Lines("runs"), (std::multiset<std::string>{"0=x x", "1=y y", "2=z z"}));
+  for (const std::string& file : Lines("files")) {
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(file).parent_path())) << file;
+  }
+}
+
+TEST_F(ExecKernelTest, WithoutAListOrAResultNoFileIsNamed) {
+  const WorkloadSpec spec = Exec(
+      R"sh(echo "${BALLAST_ITEMS_FILE-none} ${BALLAST_RESULT_FILE-none} ${BALLAST_VALUE-none}" >> "$1/runs")sh",
+      4, true);
+  Run(spec, {0, 1});
+  EXPECT_EQ(Lines("runs"), (std::multiset<std::string>{"none none none"}));
+}
+
+TEST_F(ExecKernelTest, AResultFileIsReadMergedAndKeptWhole) {
+  WorkloadSpec spec = Exec(
+      R"sh(echo "{\"n\": $((BALLAST_END - BALLAST_START)), \"first\": [$BALLAST_START]}" > "$BALLAST_RESULT_FILE")sh",
+      10);
+  spec.exec.result.merge = {{"n", workload::MergeRule::kSum},
+                            {"first", workload::MergeRule::kList}};
+  spec.exec.result.keep_dir = (dir_ / "kept").string();
+  const Result result = Run(spec, {2, 7});
+  EXPECT_EQ(result.exec().succeeded, 5u);
+  EXPECT_EQ(result.exec().fields.at("n").sum, 5);
+  ASSERT_EQ(result.exec().fields.at("first").kept.size(), 1u);
+  EXPECT_EQ(result.exec().fields.at("first").kept[0].json, "2");
+  std::ifstream kept(dir_ / "kept" / "2-7.json");
+  std::stringstream text;
+  text << kept.rdbuf();
+  EXPECT_EQ(text.str(), "{\"n\": 5, \"first\": [2]}\n");
+}
+
+TEST_F(ExecKernelTest, ARunWithoutAValidResultFailsWithTheReasonAndIsNotRetried) {
+  struct Case {
+    std::string script;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"true", "exited 0 but wrote no result"},
+      {R"sh(echo '{"m": 1}' > "$BALLAST_RESULT_FILE")sh", "result file: m: a field the job's"},
+      {R"sh(echo '{"n": "1"}' > "$BALLAST_RESULT_FILE")sh", "result file: n: expected an integer"},
+      {R"sh(head -c 70000 /dev/zero | tr '\0' ' ' > "$BALLAST_RESULT_FILE")sh",
+       "more than the job's result.maxBytes 65536"},
+  };
+  for (const Case& c : cases) {
+    WorkloadSpec spec = Exec(std::string(R"sh(echo try >> "$1/tries"; )sh") + c.script, 10);
+    spec.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+    std::filesystem::remove(dir_ / "tries");
+    const Result result = Run(spec, {0, 4});
+    ASSERT_EQ(result.exec().failures.size(), 1u) << c.script;
+    const ExecFailure& failure = result.exec().failures[0];
+    EXPECT_EQ(failure.items, (balance::Range{0, 4}));
+    EXPECT_EQ(failure.exit_code, 0);
+    EXPECT_EQ(failure.attempts, 1u);
+    EXPECT_NE(failure.error.find(c.expected), std::string::npos) << failure.error;
+    EXPECT_EQ(Lines("tries").size(), 1u) << c.script;
+  }
+}
+
+TEST_F(ExecKernelTest, AResultLeftByAFailedAttemptIsNotTaken) {
+  // The first attempt writes a result and fails; the second exits 0 without one.
+  WorkloadSpec spec = Exec(
+      R"sh(if [ -e "$1/tried" ]; then exit 0; fi; touch "$1/tried"; echo '{"n": 9}' > "$BALLAST_RESULT_FILE"; exit 1)sh",
+      10);
+  spec.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+  const Result result = Run(spec, {0, 2});
+  ASSERT_EQ(result.exec().failures.size(), 1u);
+  EXPECT_NE(result.exec().failures[0].error.find("wrote no result"), std::string::npos);
+  EXPECT_EQ(result.exec().failures[0].attempts, 2u);
 }
 
 }  // namespace

@@ -1,0 +1,68 @@
+// ItemList: a job's items given by value (file paths, URLs, keys), one item a
+// line, each with an optional cost, instead of the integers [0, N).
+//
+// A job names its list under `items:` (docs/workloads.md): inline, from a
+// ConfigMap's key (Kubernetes) or from a file (`ballast run`). Text lists are
+// read here, a line at a time:
+//   value           format "value" (the default): the whole line is the value
+//   cost<ws>value   format "cost-value": a number > 0, spaces or a tab, then
+//                   the value, as `du -b` and `find -printf '%s\t%p\n'` print
+// Blank lines are no items; a trailing "\r" is dropped (a file written on
+// Windows). A value is what the command receives (a line of the file named by
+// BALLAST_ITEMS_FILE, or BALLAST_VALUE), so it is bounded and holds no
+// control character, and its bytes are UTF-8.
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.h"
+
+namespace ballast::workload {
+
+// Bounds of a list: it travels to every worker in one message of at most
+// protocol::kMaxBodyBytes (1 MiB), so values and costs together stay under it.
+inline constexpr size_t kMaxListedItems = 100'000;
+inline constexpr size_t kMaxItemValueBytes = 4096;              // a path, as PATH_MAX
+inline constexpr size_t kMaxItemListBytes = size_t{768} << 10;  // values + 24 per cost
+inline constexpr double kMaxItemCost = 1e15;                    // a petabyte, in bytes
+
+enum class LineFormat { kValue, kCostValue };
+
+// "value" | "cost-value".
+const char* LineFormatName(LineFormat format);
+std::optional<LineFormat> ParseLineFormat(std::string_view name);
+
+struct ItemList {
+  std::vector<std::string> values;
+  std::vector<double> costs;  // empty, or one per value
+};
+
+// Ok when `value` may be an item's value: 1..kMaxItemValueBytes bytes of
+// UTF-8 without control characters. Otherwise Invalid "<where>: ..." saying
+// what is wrong with it (the value cut, common/json_read.h Cut).
+Status CheckItemValue(std::string_view value, std::string_view where);
+// Ok when `cost` is finite, > 0 and <= kMaxItemCost.
+Status CheckItemCost(double cost, std::string_view where);
+
+// The items of a text list, one per non-blank line. Invalid
+// "<where>:<line>: ..." for a bad value or cost, more than kMaxListedItems
+// items, or more than kMaxItemListBytes; Invalid "<where>: no items" for a
+// list with none.
+StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format, std::string_view where);
+
+// The bytes the list takes against kMaxItemListBytes.
+size_t ItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs);
+
+// The values of items [begin, end) one per line, each ending in "\n": what
+// the command reads from BALLAST_ITEMS_FILE. Requires end <= values.size().
+std::string ItemLines(const std::vector<std::string>& values, uint64_t begin, uint64_t end);
+
+}  // namespace ballast::workload

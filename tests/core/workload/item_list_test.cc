@@ -1,0 +1,174 @@
+// Tests of item lists (core/workload/item_list.h) and of attaching them to a
+// workload (workload.h AttachItems): what a list may hold, where an error is
+// named, and the lines a command reads.
+#include "core/workload/item_list.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/workload/workload.h"
+
+namespace ballast::workload {
+namespace {
+
+TEST(ItemListTest, ReadsOneValueALineSkippingBlankLinesAndCarriageReturns) {
+  auto list = ParseItemLines("photos/a.jpg\n\n  \nphotos/b c.jpg\r\nphotos/d.jpg",
+                             LineFormat::kValue, "list.txt");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_EQ(list->values,
+            (std::vector<std::string>{"photos/a.jpg", "photos/b c.jpg", "photos/d.jpg"}));
+  EXPECT_TRUE(list->costs.empty());
+}
+
+TEST(ItemListTest, ReadsCostsAsDuAndFindPrintThem) {
+  auto list = ParseItemLines("20480\ta.jpg\n512   b dir/c.jpg\n1.5e3 d.jpg\n",
+                             LineFormat::kCostValue, "sizes");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_EQ(list->values, (std::vector<std::string>{"a.jpg", "b dir/c.jpg", "d.jpg"}));
+  EXPECT_EQ(list->costs, (std::vector<double>{20480, 512, 1500}));
+}
+
+TEST(ItemListTest, NamesTheLineAndWhatIsWrong) {
+  struct Case {
+    std::string text;
+    LineFormat format;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"a\nb\x01x\n", LineFormat::kValue,
+       "sizes:2: an item's value holds the control character 0x01"},
+      {"a\n\xff\xfe\n", LineFormat::kValue, "sizes:2: an item's value is not UTF-8"},
+      {"10 a\nnocost\n", LineFormat::kCostValue, "sizes:2: expected \"<cost> <value>\""},
+      {"10 a\nx1 b\n", LineFormat::kCostValue, "sizes:2: expected a cost (a number > 0)"},
+      {"10 a\n\n0 b\n", LineFormat::kCostValue, "sizes:3: expected a cost > 0"},
+      {"-3 a\n", LineFormat::kCostValue, "sizes:1: expected a cost > 0"},
+      {"nan a\n", LineFormat::kCostValue, "sizes:1: expected a cost > 0"},
+      {"1e300 a\n", LineFormat::kCostValue, "sizes:1: expected a cost > 0 and <= 1e+15"},
+      {"\n \n", LineFormat::kValue, "sizes: no items"},
+      {std::string(kMaxItemValueBytes + 1, 'v'), LineFormat::kValue,
+       "sizes:1: an item's value is 4097 bytes"},
+  };
+  for (const Case& c : cases) {
+    auto list = ParseItemLines(c.text, c.format, "sizes");
+    ASSERT_FALSE(list.ok()) << c.expected;
+    EXPECT_EQ(list.status().code(), StatusCode::kInvalid);
+    EXPECT_NE(list.status().message().find(c.expected), std::string::npos)
+        << list.status().message() << "\nexpected: " << c.expected;
+  }
+}
+
+TEST(ItemListTest, RefusesMoreItemsOrBytesThanTheBounds) {
+  std::string many;
+  for (size_t i = 0; i <= kMaxListedItems; ++i) many += "x\n";
+  auto too_many = ParseItemLines(many, LineFormat::kValue, "many");
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("many:100001: more than 100000 items"),
+            std::string::npos)
+      << too_many.status().message();
+
+  std::string long_values;
+  const std::string value(4000, 'p');
+  while (long_values.size() <= kMaxItemListBytes) long_values += value + "\n";
+  auto too_long = ParseItemLines(long_values, LineFormat::kValue, "long");
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_NE(too_long.status().message().find("longer than 768 KiB"), std::string::npos)
+      << too_long.status().message();
+}
+
+TEST(ItemListTest, ItemLinesAreTheValuesOfTheRangeOneALine) {
+  const std::vector<std::string> values = {"a", "b c", "d", "e"};
+  EXPECT_EQ(ItemLines(values, 1, 3), "b c\nd\n");
+  EXPECT_EQ(ItemLines(values, 2, 2), "");
+}
+
+TEST(ItemListTest, LineFormatNamesRoundTrip) {
+  for (LineFormat format : {LineFormat::kValue, LineFormat::kCostValue}) {
+    EXPECT_EQ(ParseLineFormat(LineFormatName(format)), format);
+  }
+  EXPECT_FALSE(ParseLineFormat("csv"));
+}
+
+WorkloadSpec ExecSpecOf() {
+  WorkloadSpec spec;
+  spec.kind = WorkloadKind::kExec;
+  spec.exec.command = {"true"};
+  return spec;
+}
+
+TEST(AttachItemsTest, GivesAnExecWorkloadItsValuesAndCosts) {
+  WorkloadSpec spec = ExecSpecOf();
+  ASSERT_TRUE(AttachItems(&spec, {{"a", "b", "c"}, {1, 2, 3}}, "spec.items.list").ok());
+  EXPECT_EQ(spec.items, 3u);
+  ASSERT_NE(spec.item_values, nullptr);
+  EXPECT_EQ((*spec.item_values)[2], "c");
+  ASSERT_NE(spec.item_costs, nullptr);
+  EXPECT_EQ((*spec.item_costs)[1], 2);
+  EXPECT_TRUE(ValidateWorkload(spec).ok());
+
+  WorkloadSpec uncosted = ExecSpecOf();
+  ASSERT_TRUE(AttachItems(&uncosted, {{"a"}, {}}, "list").ok());
+  EXPECT_EQ(uncosted.item_costs, nullptr);
+}
+
+TEST(AttachItemsTest, RefusesOtherWorkloadsAndMismatchedLists) {
+  WorkloadSpec primes;
+  primes.kind = WorkloadKind::kPrimes;
+  primes.primes.limit = 100;
+  Status status = AttachItems(&primes, {{"a"}, {}}, "spec.items.list");
+  EXPECT_NE(status.message().find("spec.items.list: a list of items is for exec workloads"),
+            std::string::npos)
+      << status.message();
+
+  WorkloadSpec spec = ExecSpecOf();
+  status = AttachItems(&spec, {{"a", "b"}, {1}}, "list");
+  EXPECT_NE(status.message().find("1 costs for 2 items"), std::string::npos) << status.message();
+  status = AttachItems(&spec, {{"a", ""}, {}}, "list");
+  EXPECT_NE(status.message().find("list[1]: an item's value is empty"), std::string::npos)
+      << status.message();
+  status = AttachItems(&spec, {{"a"}, {-1}}, "list");
+  EXPECT_NE(status.message().find("list[0]: expected a cost > 0"), std::string::npos)
+      << status.message();
+}
+
+TEST(AttachItemsTest, SpecsWithEqualListsCompareEqual) {
+  WorkloadSpec a = ExecSpecOf();
+  WorkloadSpec b = ExecSpecOf();
+  ASSERT_TRUE(AttachItems(&a, {{"x", "y"}, {}}, "a").ok());
+  ASSERT_TRUE(AttachItems(&b, {{"x", "y"}, {}}, "b").ok());
+  EXPECT_EQ(a, b);
+  WorkloadSpec c = ExecSpecOf();
+  ASSERT_TRUE(AttachItems(&c, {{"x", "z"}, {}}, "c").ok());
+  EXPECT_FALSE(a == c);
+  WorkloadSpec d = ExecSpecOf();
+  ASSERT_TRUE(AttachItems(&d, {{"x", "y"}, {1, 1}}, "d").ok());
+  EXPECT_FALSE(a == d);
+}
+
+TEST(AttachItemsTest, TheListTravelsToWorkersAndBack) {
+  WorkloadSpec spec = ExecSpecOf();
+  spec.exec.result.merge = {{"bytes", MergeRule::kSum}, {"names", MergeRule::kList}};
+  spec.exec.result.keep_dir = "/data/results";
+  ASSERT_TRUE(AttachItems(&spec, {{"a.jpg", "b.jpg"}, {10, 20.5}}, "list").ok());
+  auto back = WorkloadFromJson(WorkloadToJson(spec));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, spec);
+
+  nlohmann::json tampered = WorkloadToJson(spec);
+  tampered["values"][1] = "b\nc";
+  auto refused = WorkloadFromJson(tampered);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("control character"), std::string::npos)
+      << refused.status().message();
+  tampered = WorkloadToJson(spec);
+  tampered["costs"] = {1};
+  refused = WorkloadFromJson(tampered);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("workload.costs: expected a list of 2 costs"),
+            std::string::npos)
+      << refused.status().message();
+}
+
+}  // namespace
+}  // namespace ballast::workload

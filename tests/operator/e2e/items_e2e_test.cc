@@ -1,0 +1,88 @@
+// `ballast operator` end to end with items listed by value in a ConfigMap
+// and a result the commands hand back (docs/workloads.md, "Items by value",
+// "Results"): the operator reads the list, every worker's command reads the
+// values of its range and writes its result, the job's status holds the
+// merged fields and names the failed item by its value. A ConfigMap that
+// does not exist fails the job, naming it.
+#include <string>
+
+#include "tests/operator/e2e/operator_e2e_support.h"
+
+namespace ballast::operator_e2e {
+namespace {
+
+const ResourceRef kListConfigMaps = {"", "v1", "configmaps", true, "", ""};
+
+TEST_F(OperatorTest, ItemsFromAConfigMapRunWithTheirValuesAndMergeTheirResults) {
+  const std::string name = "listed";
+  // 60 values with their costs (cost-value lines); one of them fails.
+  std::string list;
+  int64_t chars = 0;
+  for (int i = 0; i < 60; ++i) {
+    const std::string value = i == 33 ? "broken.jpg" : "photo-" + std::to_string(i) + ".jpg";
+    list += std::to_string(1000 + 250 * i) + "\t" + value + "\n";
+    if (i != 33) chars += static_cast<int64_t>(value.size());
+  }
+  ASSERT_TRUE(client_
+                  ->Create(kListConfigMaps.In(ns_), {{"apiVersion", "v1"},
+                                                 {"kind", "ConfigMap"},
+                                                 {"metadata", {{"name", "photos"}}},
+                                                 {"data", {{"list.txt", list}}}})
+                  .ok());
+  json job = PrimesJob(name, 1000);
+  job["spec"].erase("items");
+  job["spec"]["workload"] = {
+      {"exec",
+       {{"command", json::array({"sh", "-c", R"(n=0
+while IFS= read -r v; do
+  case "$v" in broken*) exit 4;; esac
+  n=$((n + ${#v}))
+done < "$BALLAST_ITEMS_FILE"
+echo "{\"chars\": $n, \"first\": \"$(head -n 1 "$BALLAST_ITEMS_FILE")\"}" > "$BALLAST_RESULT_FILE")"})},
+        {"perItem", true},
+        {"retries", 0},
+        {"result", {{"merge", {{"chars", "sum"}, {"first", "list"}}}, {"listLimit", 3}}}}}};
+  job["spec"]["itemsFrom"] = {{"configMap", {{"name", "photos"}, {"key", "list.txt"}}},
+                              {"format", "cost-value"}};
+  ASSERT_FALSE(CreateJob(job).is_null());
+
+  auto done = WaitSucceeded(name);
+  ASSERT_TRUE(done) << Describe(name);
+  const json status = StatusOf(*done);
+  EXPECT_EQ(status.value("items", 0), 60) << status.dump();
+  const json exec = status.value("/result/exec"_json_pointer, json::object());
+  EXPECT_EQ(exec.value("succeeded", 0), 59) << exec.dump();
+  EXPECT_EQ(exec.value("/fields/chars/sum"_json_pointer, int64_t{0}), chars) << exec.dump();
+  EXPECT_EQ(exec.value("/fields/first/count"_json_pointer, 0), 59) << exec.dump();
+  EXPECT_EQ(exec.value("/fields/first/list"_json_pointer, json::array()),
+            json::parse(R"([[0, 0, "photo-0.jpg"], [1, 0, "photo-1.jpg"], [2, 0, "photo-2.jpg"]])"))
+      << exec.dump();
+  EXPECT_EQ(exec.value("failedValues", json::array()), json::array({"broken.jpg"})) << exec.dump();
+  const json failures = exec.value("failures", json::array());
+  ASSERT_EQ(failures.size(), 1u) << exec.dump();
+  EXPECT_EQ(failures[0].value("begin", 0), 33);
+  EXPECT_EQ(failures[0].value("exitCode", 0), 4);
+}
+
+TEST_F(OperatorTest, ItemsFromAMissingConfigMapFailTheJobNamingIt) {
+  const std::string name = "no-list";
+  json job = PrimesJob(name, 1000);
+  job["spec"].erase("items");
+  job["spec"]["workload"] = {{"exec", {{"command", json::array({"true"})}}}};
+  job["spec"]["itemsFrom"] = {{"configMap", {{"name", "nowhere"}, {"key", "list.txt"}}}};
+  ASSERT_FALSE(CreateJob(job).is_null());
+  auto failed = WaitForJob(
+      name, [](const json& j) { return ConditionOf(j, "Failed").value("status", "") == "True"; },
+      seconds(30), "job no-list to fail");
+  ASSERT_TRUE(failed);
+  const json condition = ConditionOf(*failed, "Failed");
+  EXPECT_EQ(condition.value("reason", ""), "InvalidSpec") << condition.dump();
+  EXPECT_NE(condition.value("message", "").find("spec.itemsFrom.configMap: ConfigMap " + ns_ +
+                                                "/nowhere does not exist"),
+            std::string::npos)
+      << condition.dump();
+  EXPECT_TRUE(JobPods(name).empty());
+}
+
+}  // namespace
+}  // namespace ballast::operator_e2e
