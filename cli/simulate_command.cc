@@ -23,11 +23,48 @@ struct SimulateOptions {
   std::vector<std::string> policies;
 };
 
+// "linear cost", "item costs, split by cost", "uniform cost, split by count".
+std::string CostLabel(const sim::Workload& workload) {
+  const std::string costs = workload.item_costs
+                                ? std::string("item costs")
+                                : fmt::format("{} cost", balance::CostShapeName(workload.cost));
+  if (!workload.item_costs && workload.split == sim::Split::kCost) return costs;
+  return fmt::format("{}, split by {}", costs, sim::SplitName(workload.split));
+}
+
+// The same scenario, its policies told the other way of the costs.
+sim::Scenario OtherSplit(const sim::Scenario& scenario) {
+  sim::Scenario other = scenario;
+  other.workload.split =
+      scenario.workload.split == sim::Split::kCost ? sim::Split::kCount : sim::Split::kCost;
+  return other;
+}
+
+// Split by cost beside split by count, each policy's two runs on one line
+// with the physical limit (the same for both: the true costs do not change).
+void PrintSplitTable(const sim::Scenario& scenario, const std::vector<sim::SimResult>& results,
+                     const std::vector<sim::SimResult>& other) {
+  const bool by_cost = scenario.workload.split == sim::Split::kCost;
+  const std::vector<sim::SimResult>& cost = by_cost ? results : other;
+  const std::vector<sim::SimResult>& count = by_cost ? other : results;
+  fmt::print("\nsplit by cost beside split by count (the same true item costs)\n");
+  fmt::print("{:<18} {:>12} {:>12} {:>12} {:>10} {:>10} {:>11}\n", "policy", "by_cost_s",
+             "by_count_s", "ideal_s", "eff_cost", "eff_count", "count/cost");
+  for (size_t i = 0; i < cost.size() && i < count.size(); ++i) {
+    fmt::print("{:<18} {:>12.3f} {:>12.3f} {:>12.3f} {:>10.3f} {:>10.3f} {:>11.3f}\n",
+               cost[i].policy, cost[i].makespan_s, count[i].makespan_s, cost[i].ideal_s,
+               cost[i].efficiency, count[i].efficiency, count[i].makespan_s / cost[i].makespan_s);
+  }
+  fmt::print(
+      "\nby cost: the policies are told each item's cost and split by cumulative cost; by count: "
+      "they are told none and split by item count (docs/simulator.md)\n");
+}
+
 void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results) {
   const sim::Scenario& s = loaded.scenario;
-  fmt::print("scenario {}: {} nodes, {} items ({} cost), profile {}\n",
+  fmt::print("scenario {}: {} nodes, {} items ({}), profile {}\n",
              s.name.empty() ? "(unnamed)" : s.name, s.nodes.size(), s.workload.items,
-             balance::CostShapeName(s.workload.cost), loaded.profile.name);
+             CostLabel(s.workload), loaded.profile.name);
   if (s.nodes.size() <= 16) {
     for (size_t i = 0; i < s.nodes.size(); ++i) {
       fmt::print("  {:<16} weight {:>6.3g}  true speed {:.3g}\n", s.nodes[i].name,
@@ -43,10 +80,8 @@ void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>&
   }
 }
 
-nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results) {
-  nlohmann::json out;
-  out["scenario"] = loaded.scenario.name;
-  out["results"] = nlohmann::json::array();
+nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
+  nlohmann::json out = nlohmann::json::array();
   for (const sim::SimResult& r : results) {
     nlohmann::json workers = nlohmann::json::array();
     for (const sim::WorkerResult& w : r.workers) {
@@ -59,18 +94,60 @@ nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimRe
                          {"idle_s", w.idle_s},
                          {"failed", w.failed}});
     }
-    out["results"].push_back({{"policy", r.policy},
-                              {"makespan_s", r.makespan_s},
-                              {"ideal_s", r.ideal_s},
-                              {"efficiency", r.efficiency},
-                              {"messages", r.messages},
-                              {"moved_items", r.moved_items},
-                              {"steals", r.steals},
-                              {"rebalances", r.rebalances},
-                              {"duplicate_items", r.duplicate_items},
-                              {"workers", workers}});
+    out.push_back({{"policy", r.policy},
+                   {"makespan_s", r.makespan_s},
+                   {"ideal_s", r.ideal_s},
+                   {"efficiency", r.efficiency},
+                   {"messages", r.messages},
+                   {"moved_items", r.moved_items},
+                   {"steals", r.steals},
+                   {"rebalances", r.rebalances},
+                   {"duplicate_items", r.duplicate_items},
+                   {"workers", workers}});
   }
   return out;
+}
+
+// {"scenario", "split", "results"} and, for a scenario with item costs,
+// "other_split": {"split", "results"} (the same runs, the policies told the
+// other way).
+nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results,
+                      const std::vector<sim::SimResult>& other) {
+  const sim::Scenario& scenario = loaded.scenario;
+  nlohmann::json out = {{"scenario", scenario.name},
+                        {"split", sim::SplitName(scenario.workload.split)},
+                        {"results", ResultsJson(results)}};
+  if (scenario.workload.item_costs) {
+    out["other_split"] = {{"split", sim::SplitName(OtherSplit(scenario).workload.split)},
+                          {"results", ResultsJson(other)}};
+  }
+  return out;
+}
+
+// Every spec on `scenario`, in order; the first error stops it.
+StatusOr<std::vector<sim::SimResult>> SimulateEach(const sim::Scenario& scenario,
+                                                   const LoadedScenario& loaded,
+                                                   const std::vector<balance::PolicySpec>& specs,
+                                                   const sim::SimOptions& sim_options,
+                                                   bool show_progress) {
+  std::vector<sim::SimResult> results;
+  for (const balance::PolicySpec& spec : specs) {
+    const auto start = std::chrono::steady_clock::now();
+    if (show_progress) {
+      const std::string split =
+          scenario.workload.item_costs
+              ? fmt::format(" (split by {})", sim::SplitName(scenario.workload.split))
+              : "";
+      fmt::print(stderr, "simulating {}{} ...", spec.display(), split);
+    }
+    auto result = sim::Simulate(scenario, loaded.priors, spec, sim_options);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (show_progress) fmt::print(stderr, " {:.2f} s\n", took);
+    if (!result.ok()) return result.status();
+    results.push_back(std::move(*result));
+  }
+  return results;
 }
 
 int RunSimulate(const SimulateOptions& options) {
@@ -104,25 +181,24 @@ int RunSimulate(const SimulateOptions& options) {
   }
   sim::SimOptions sim_options;
   sim_options.timeline = !options.gantt.empty();
-  std::vector<sim::SimResult> results;
-  for (const balance::PolicySpec& spec : specs) {
-    const auto start = std::chrono::steady_clock::now();
-    if (show_progress) fmt::print(stderr, "simulating {} ...", spec.display());
-    auto result = sim::Simulate(loaded->scenario, loaded->priors, spec, sim_options);
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (show_progress) fmt::print(stderr, " {:.2f} s\n", took);
-    if (!result.ok()) return ReportError(result.status());
-    results.push_back(std::move(*result));
+  auto results = SimulateEach(loaded->scenario, *loaded, specs, sim_options, show_progress);
+  if (!results.ok()) return ReportError(results.status());
+  // With item costs, the same runs split the other way, to show what the costs buy.
+  std::vector<sim::SimResult> other;
+  if (loaded->scenario.workload.item_costs) {
+    auto others = SimulateEach(OtherSplit(loaded->scenario), *loaded, specs, {}, show_progress);
+    if (!others.ok()) return ReportError(others.status());
+    other = std::move(*others);
   }
   if (options.output == "json") {
-    fmt::print("{}\n", DumpJson(ToJson(*loaded, results), 2));
+    fmt::print("{}\n", DumpJson(ToJson(*loaded, *results, other), 2));
   } else {
-    PrintTable(*loaded, results);
+    PrintTable(*loaded, *results);
+    if (!other.empty()) PrintSplitTable(loaded->scenario, *results, other);
   }
   if (!options.gantt.empty()) {
     const std::string title = fmt::format("ballast simulate {}", loaded->scenario.name);
-    if (auto written = WriteFile(options.gantt, RenderGantt(title, results)); !written.ok()) {
+    if (auto written = WriteFile(options.gantt, RenderGantt(title, *results)); !written.ok()) {
       return ReportError(written);
     }
     if (options.output != "json") fmt::print("\nGantt chart written to {}\n", options.gantt);

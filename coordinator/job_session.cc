@@ -21,6 +21,21 @@ std::vector<std::string> WorkerNames(const JobConfig& config) {
   return names;
 }
 
+// What the policy is told of the job; its cost model (balance::JobCostModel)
+// is also the one the coordinator counts workers' work in.
+balance::JobInfo JobInfoOf(const JobConfig& config) {
+  balance::JobInfo job;
+  job.items = config.workload.items;
+  job.cost = config.workload.cost;
+  job.workers = config.workers;
+  // Primes and matmul compute an item from its number; an exec item's
+  // command may read its inputs from anywhere.
+  job.inputs_cross_links = config.workload.kind == workload::WorkloadKind::kExec;
+  // An exec command may have side effects: no item is computed twice on purpose.
+  job.repeatable = config.workload.kind != workload::WorkloadKind::kExec;
+  return job;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, double now) {
@@ -40,8 +55,7 @@ StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, doubl
       return Status::Invalid("the checkpoint has items beyond the job's end");
     }
   }
-  BALLAST_RETURN_IF_ERROR(
-      balance::CheckJob({config.workload.items, config.workload.cost, config.workers, {}}));
+  BALLAST_RETURN_IF_ERROR(balance::CheckJob(JobInfoOf(config)));
   BALLAST_RETURN_IF_ERROR(CheckVerifyOptions(config.verify, config.workers.size()));
   auto policy = balance::MakePolicy(config.policy);
   return std::unique_ptr<JobSession>(new JobSession(std::move(config), std::move(policy), now));
@@ -50,7 +64,6 @@ StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, doubl
 JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now)
     : config_(std::move(config)),
       policy_(std::move(policy)),
-      cost_(config_.workload.items, config_.workload.cost),
       result_(workload::Result::Empty(config_.workload.kind)),
       started_at_(now),
       verifier_(config_.verify, WorkerNames(config_)) {
@@ -60,12 +73,8 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
     workers_[id].view.prior_speed = config_.workers[id].speed;
     ids_[config_.workers[id].name] = id;
   }
-  balance::JobInfo job{config_.workload.items, config_.workload.cost, config_.workers, {}};
-  // Primes and matmul compute an item from its number; an exec item's
-  // command may read its inputs from anywhere.
-  job.inputs_cross_links = config_.workload.kind == workload::WorkloadKind::kExec;
-  // An exec command may have side effects: no item is computed twice on purpose.
-  job.repeatable = config_.workload.kind != workload::WorkloadKind::kExec;
+  balance::JobInfo job = JobInfoOf(config_);
+  cost_ = balance::JobCostModel(job);
   if (config_.resume) {
     accepted_ = config_.resume->completed;
     result_ = config_.resume->result;

@@ -256,7 +256,7 @@ class JobSession {
 
   JobConfig config_;
   std::unique_ptr<balance::Policy> policy_;
-  balance::CostModel cost_;
+  balance::CostModel cost_;  // the policy's (balance::JobCostModel): workers' work in cost
   std::vector<Worker> workers_;
   std::map<std::string, balance::WorkerId> ids_;
   balance::IntervalSet accepted_;

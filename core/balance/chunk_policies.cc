@@ -5,7 +5,9 @@
 //   guided     chunk = ceil(remaining / P)       (guided self-scheduling)
 //   factoring  batches of P chunks; each batch hands out half of what remains,
 //              chunk = ceil(remaining / 2P)      (Hummel, Schonberg & Flynn 1992)
-// Chunks are counted in items, as these algorithms are classically defined.
+// Chunks are counted in items, as these algorithms are classically defined;
+// where the job gives each item's cost (JobInfo::item_costs), in cost (an item
+// of mean cost counts 1), so that chunks of skewed items cost alike.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -37,35 +39,40 @@ class ChunkPolicy : public PolicyBase {
 
   Reply Assign(WorkerId worker, double now) override {
     if (pool().empty()) return Wait();
-    const double remaining = static_cast<double>(pool().size());
+    const bool by_cost = cost().per_item();
+    const double remaining = by_cost ? pool_cost() : static_cast<double>(pool().size());
     const double workers = static_cast<double>(worker_count());
-    uint64_t count = 1;
+    double amount = 1;
     switch (rule_) {
       case ChunkRule::kFixed:
-        count = static_cast<uint64_t>(chunk_);
+        amount = chunk_;
         break;
       case ChunkRule::kGuided:
-        count = static_cast<uint64_t>(std::max(chunk_, std::ceil(remaining / workers)));
+        amount = std::max(chunk_, Whole(remaining / workers, by_cost));
         break;
       case ChunkRule::kFactoring:
         if (batch_left_ == 0) {
-          batch_chunk_ =
-              static_cast<uint64_t>(std::max(chunk_, std::ceil(remaining / (2 * workers))));
+          batch_chunk_ = std::max(chunk_, Whole(remaining / (2 * workers), by_cost));
           batch_left_ = worker_count();
         }
         --batch_left_;
-        count = batch_chunk_;
+        amount = batch_chunk_;
         break;
     }
-    return Grant(worker, TakeFromPool(count), now, 0);
+    const Range chunk =
+        by_cost ? TakeCostFromPool(amount) : TakeFromPool(static_cast<uint64_t>(amount));
+    return Grant(worker, chunk, now, 0);
   }
 
  private:
+  // An amount of items is whole (rounded up); an amount of cost is not.
+  static double Whole(double amount, bool by_cost) { return by_cost ? amount : std::ceil(amount); }
+
   std::string name_;
   ChunkRule rule_;
-  double chunk_;
+  double chunk_;  // items, or with per-item costs, cost
   size_t batch_left_ = 0;
-  uint64_t batch_chunk_ = 1;
+  double batch_chunk_ = 1;
 };
 
 }  // namespace

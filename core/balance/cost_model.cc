@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace ballast::balance {
 
@@ -24,12 +25,41 @@ const char* CostShapeName(CostShape shape) {
   return "uniform";
 }
 
+namespace {
+
+// The tolerance of Advance and Retreat in cost units (an item of mean cost is 1).
+constexpr double kTolerance = 1e-9;
+
+// Prefix sums of `costs` scaled so that they add up to costs.size() (to
+// rounding): each cost is first divided by the largest, so no sum overflows
+// whatever the costs.
+std::vector<double> NormalisedPrefix(const std::vector<double>& costs) {
+  std::vector<double> prefix(costs.size() + 1, 0.0);
+  if (costs.empty()) return prefix;
+  const double largest = *std::max_element(costs.begin(), costs.end());
+  for (size_t i = 0; i < costs.size(); ++i) prefix[i + 1] = prefix[i] + costs[i] / largest;
+  // The largest item contributes 1, so the total is at least 1.
+  const double scale = static_cast<double>(costs.size()) / prefix.back();
+  for (double& sum : prefix) sum *= scale;
+  return prefix;
+}
+
+}  // namespace
+
 CostModel::CostModel(uint64_t items, CostShape shape) : items_(items), shape_(shape) {
   exponent_ = shape == CostShape::kLinear ? 2.0 : shape == CostShape::kSqrt ? 1.5 : 1.0;
 }
 
+CostModel::CostModel(ItemCosts item_costs)
+    : items_(item_costs->size()),
+      prefix_(std::make_shared<const std::vector<double>>(NormalisedPrefix(*item_costs))) {}
+
+CostModel::CostModel(uint64_t items, CostShape shape, ItemCosts item_costs)
+    : CostModel(item_costs ? CostModel(std::move(item_costs)) : CostModel(items, shape)) {}
+
 double CostModel::Cumulative(uint64_t i) const {
   if (items_ == 0) return 0;
+  if (prefix_) return (*prefix_)[std::min(i, items_)];
   const double n = static_cast<double>(items_);
   const double x = static_cast<double>(std::min(i, items_)) / n;
   if (shape_ == CostShape::kUniform) return x * n;
@@ -50,6 +80,7 @@ double CostModel::InverseCumulative(double cost) const {
 uint64_t CostModel::Advance(uint64_t from, uint64_t limit, double cost) const {
   limit = std::min(limit, items_);
   if (from >= limit || std::isnan(cost)) return from;
+  if (prefix_) return AdvanceOverPrefix(from, limit, cost);
   const double target = Cumulative(from) + cost;
   auto e = static_cast<uint64_t>(std::floor(InverseCumulative(target) + 1e-9));
   e = std::clamp(e, from, limit);
@@ -62,12 +93,40 @@ uint64_t CostModel::Advance(uint64_t from, uint64_t limit, double cost) const {
 uint64_t CostModel::Retreat(uint64_t to, uint64_t limit, double cost) const {
   to = std::min(to, items_);
   if (limit >= to || std::isnan(cost)) return to;
+  if (prefix_) return RetreatOverPrefix(to, limit, cost);
   const double target = Cumulative(to) - cost;
   auto b = static_cast<uint64_t>(std::ceil(InverseCumulative(target) - 1e-9));
   b = std::clamp(b, limit, to);
   while (b > limit && Cumulative(b - 1) >= target - 1e-9) --b;
   while (b < to && Cumulative(b) < target - 1e-9) ++b;
   return b;
+}
+
+// Cost([from, e)) = prefix[e] - prefix[from] grows with e (the sums never
+// decrease, and subtracting one number keeps their order), so the first e
+// past the cost bounds the answer. `from` itself always qualifies.
+uint64_t CostModel::AdvanceOverPrefix(uint64_t from, uint64_t limit, double cost) const {
+  const std::vector<double>& prefix = *prefix_;
+  const double base = prefix[from];
+  const double reach = cost + kTolerance;
+  const auto first = prefix.begin() + static_cast<std::ptrdiff_t>(from) + 1;
+  const auto last = prefix.begin() + static_cast<std::ptrdiff_t>(limit) + 1;
+  const auto past = std::upper_bound(
+      first, last, reach, [base](double wanted, double sum) { return wanted < sum - base; });
+  return static_cast<uint64_t>(std::distance(prefix.begin(), past)) - 1;
+}
+
+// Cost([b, to)) = prefix[to] - prefix[b] shrinks as b grows; `to` itself
+// always qualifies.
+uint64_t CostModel::RetreatOverPrefix(uint64_t to, uint64_t limit, double cost) const {
+  const std::vector<double>& prefix = *prefix_;
+  const double top = prefix[to];
+  const double reach = cost + kTolerance;
+  const auto first = prefix.begin() + static_cast<std::ptrdiff_t>(limit);
+  const auto last = prefix.begin() + static_cast<std::ptrdiff_t>(to);
+  const auto found = std::lower_bound(
+      first, last, reach, [top](double sum, double wanted) { return top - sum > wanted; });
+  return static_cast<uint64_t>(std::distance(prefix.begin(), found));
 }
 
 }  // namespace ballast::balance

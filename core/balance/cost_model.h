@@ -1,20 +1,27 @@
 // CostModel: the declared relative cost of items, so that a split by cost (not
 // by count) gives equal work to equal speeds.
 //
-// Item i of N costs f((i + 0.5) / N) where f has mean 1 over [0, 1]:
-//   uniform  f(x) = 1           every item costs the same
-//   linear   f(x) = 2x          cost grows with the index (primes by trial division)
-//   sqrt     f(x) = 1.5 sqrt(x)
-// Cumulative cost is closed-form, C(i) = N (i/N)^p with p = 1, 2, 1.5, so cost
-// queries and inverse queries are O(1) for any N.
+// A job declares its costs in one of two ways:
+//  - a shape: item i of N costs f((i + 0.5) / N) where f has mean 1 over [0, 1]:
+//      uniform  f(x) = 1           every item costs the same
+//      linear   f(x) = 2x          cost grows with the index (primes by trial division)
+//      sqrt     f(x) = 1.5 sqrt(x)
+//    Cumulative cost is closed-form, C(i) = N (i/N)^p with p = 1, 2, 1.5, so
+//    cost queries and inverse queries are O(1) for any N;
+//  - one cost per item (bytes, seconds, any positive number): scaled so that
+//    the mean item costs 1, as above, and kept as prefix sums (N + 1 doubles),
+//    so cost queries are O(1) and inverse queries O(log N).
+// Either way the whole job costs N, and every query below means the same.
 //
-// Thread-safety: immutable after construction.
+// Thread-safety: immutable after construction; copies share the prefix sums.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/balance/range.h"
 
@@ -26,12 +33,25 @@ enum class CostShape { kUniform, kLinear, kSqrt };
 std::optional<CostShape> ParseCostShape(std::string_view name);
 const char* CostShapeName(CostShape shape);
 
+// The relative costs of a job's items, one per item; shared, as a job's
+// description, its policy and its cost model hold the same list.
+using ItemCosts = std::shared_ptr<const std::vector<double>>;
+
 class CostModel {
  public:
   CostModel() = default;
+  // Items [0, items) of the declared shape.
   CostModel(uint64_t items, CostShape shape);
+  // One cost per item, items() = item_costs->size(). Requires item_costs
+  // non-null and every cost positive and finite (CheckJob checks a job's).
+  explicit CostModel(ItemCosts item_costs);
+  // CostModel(item_costs) when item_costs is non-null (then requires
+  // item_costs->size() == items), else CostModel(items, shape).
+  CostModel(uint64_t items, CostShape shape, ItemCosts item_costs);
 
   uint64_t items() const { return items_; }
+  // True when built from one cost per item.
+  bool per_item() const { return prefix_ != nullptr; }
   // Cost of items [0, i) in units where the whole job costs items().
   double Cumulative(uint64_t i) const;
   // Cost of a range in the same units (an item of mean cost costs 1).
@@ -44,12 +64,18 @@ class CostModel {
   uint64_t Retreat(uint64_t to, uint64_t limit, double cost) const;
 
  private:
-  // The real-valued index x with Cumulative(x) == cost.
+  // The real-valued index x with Cumulative(x) == cost (shapes only).
   double InverseCumulative(double cost) const;
+  // Advance and Retreat over the prefix sums (per-item costs only), by
+  // binary search; the arguments are already clamped and checked.
+  uint64_t AdvanceOverPrefix(uint64_t from, uint64_t limit, double cost) const;
+  uint64_t RetreatOverPrefix(uint64_t to, uint64_t limit, double cost) const;
 
   uint64_t items_ = 0;
   CostShape shape_ = CostShape::kUniform;
   double exponent_ = 1.0;
+  // Per-item costs: prefix[i] = Cumulative(i), non-decreasing; null for a shape.
+  std::shared_ptr<const std::vector<double>> prefix_;
 };
 
 }  // namespace ballast::balance

@@ -7,7 +7,8 @@
 //      signalled to stop; each finishes the item it has begun, reports what it
 //      did, and waits. The unfinished rest of every share returns to the pool.
 //   3. When all have reported (the synchronization), master-slave hands out
-//      fixed chunks (one task in the paper) to whoever asks.
+//      fixed chunks (one task in the paper) to whoever asks; where the job
+//      gives each item's cost, chunks of equal cost.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -81,9 +82,12 @@ class MmsPolicy : public PolicyBase {
     return Chunk(worker, now);
   }
 
+  // A chunk of chunk_ items, or with per-item costs, of chunk_ items' mean cost.
   Reply Chunk(WorkerId worker, double now) {
     if (pool().empty()) return Wait();
-    return Grant(worker, TakeFromPool(static_cast<uint64_t>(chunk_)), now, 0);
+    const Range chunk =
+        cost().per_item() ? TakeCostFromPool(chunk_) : TakeFromPool(static_cast<uint64_t>(chunk_));
+    return Grant(worker, chunk, now, 0);
   }
 
   bool AllStopped() const {

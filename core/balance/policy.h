@@ -90,6 +90,10 @@ struct JobInfo {
   // matmul): adaptive's endgame may give a second worker a copy of a lease.
   // False for exec, whose command may write files or call out.
   bool repeatable = true;
+  // One cost per item (bytes, seconds, any positive number; only their ratios
+  // matter), or null: the items cost as `cost` says. When given, they replace
+  // `cost`, and every policy splits by cumulative cost (JobCostModel).
+  ItemCosts item_costs;
 };
 
 // One message from a worker to the coordinator.
@@ -134,10 +138,21 @@ struct PolicyStats {
 
 // Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, at least
 // one worker, every prior speed finite and within [kMinPriorSpeed,
-// kMaxPriorSpeed], and every duty in (0, 1]. Otherwise Invalid naming the
-// first offending field, e.g. "worker pi-3: speed inf: expected a finite
-// number in [1e-09, 1e+12]".
+// kMaxPriorSpeed], every duty in (0, 1], and item_costs, when given, one
+// positive finite number per item. Otherwise Invalid naming the first
+// offending field, e.g. "worker pi-3: speed inf: expected a finite number in
+// [1e-09, 1e+12]" or "item_costs[17]: expected a positive finite cost, got 0".
 Status CheckJob(const JobInfo& job);
+
+// Returns Ok when `costs` holds one positive finite number per item of a job
+// of `items` items (CheckJob's rule for JobInfo::item_costs); otherwise
+// Invalid naming the size or the first offending index, e.g.
+// "item_costs: expected one cost per item (3), got 2".
+Status CheckItemCosts(const std::vector<double>& costs, uint64_t items);
+
+// The job's declared cost model: its item_costs when given, else its shape.
+// Requires CheckJob(job) to be Ok.
+CostModel JobCostModel(const JobInfo& job);
 
 class Policy {
  public:

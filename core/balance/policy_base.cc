@@ -7,6 +7,21 @@
 
 namespace ballast::balance {
 
+Status CheckItemCosts(const std::vector<double>& costs, uint64_t items) {
+  if (costs.size() != items) {
+    return Status::Invalid(
+        fmt::format("item_costs: expected one cost per item ({}), got {}", items, costs.size()));
+  }
+  for (size_t i = 0; i < costs.size(); ++i) {
+    // Written so that NaN fails too.
+    if (!(costs[i] > 0 && std::isfinite(costs[i]))) {
+      return Status::Invalid(
+          fmt::format("item_costs[{}]: expected a positive finite cost, got {}", i, costs[i]));
+    }
+  }
+  return Status::Ok();
+}
+
 Status CheckJob(const JobInfo& job) {
   if (job.items == 0 || job.items > kMaxItems) {
     return Status::Invalid(
@@ -26,13 +41,18 @@ Status CheckJob(const JobInfo& job) {
           worker.name, worker.duty));
     }
   }
+  if (job.item_costs) return CheckItemCosts(*job.item_costs, job.items);
   return Status::Ok();
+}
+
+CostModel JobCostModel(const JobInfo& job) {
+  return CostModel(job.items, job.cost, job.item_costs);
 }
 
 Status PolicyBase::Start(const JobInfo& job, double now) {
   BALLAST_RETURN_IF_ERROR(CheckJob(job));
   job_ = job;
-  cost_ = CostModel(job.items, job.cost);
+  cost_ = JobCostModel(job);
   workers_.assign(job.workers.size(), WorkerState{});
   for (auto& worker : workers_) worker.last_contact = now;
   pool_ = IntervalSet(Range{0, job.items});
@@ -280,7 +300,9 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
   const double whole = pool_cost();
   size_t index = 0;
   uint64_t at = ranges.empty() ? 0 : ranges.front().begin;
-  double owed = 0;  // what earlier workers got short of their share, by whole items
+  // What earlier workers got short of (or, with per-item costs, beyond)
+  // their share, by whole items.
+  double owed = 0;
   for (WorkerId id = 0; id < workers_.size(); ++id) {
     const bool last = id + 1 == workers_.size();
     double want =
@@ -288,14 +310,14 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
     IntervalSet share;
     while (index < ranges.size() && (last || want > 0)) {
       const Range rest{std::max(at, ranges[index].begin), ranges[index].end};
-      const uint64_t end = last ? rest.end : cost_.Advance(rest.begin, rest.end, want);
+      const uint64_t end = last ? rest.end : ShareEnd(rest, want);
       if (end > rest.begin) share.Add({rest.begin, end});
       want -= cost_.Cost({rest.begin, end});
       at = end;
       if (end < rest.end) break;
       ++index;
     }
-    owed = std::max(0.0, want);
+    owed = cost_.per_item() ? want : std::max(0.0, want);
     workers_[id].reserved_cost = 0;
     for (const Range& range : share.Ranges()) {
       workers_[id].reserved_cost += cost_.Cost(range);
@@ -304,6 +326,14 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
     reserved_cost_ += workers_[id].reserved_cost;
     workers_[id].reserved = std::move(share);
   }
+}
+
+uint64_t PolicyBase::ShareEnd(Range rest, double want) const {
+  const uint64_t end = cost_.Advance(rest.begin, rest.end, want);
+  if (!cost_.per_item() || end >= rest.end) return end;
+  const double under = want - cost_.Cost({rest.begin, end});
+  const double over = cost_.Cost({rest.begin, end + 1}) - want;
+  return over < under ? end + 1 : end;
 }
 
 bool PolicyBase::PoolAdd(Range range) {

@@ -100,7 +100,9 @@ class PolicyBase : public Policy {
   bool AnyTold() const { return !waiting_list_.empty(); }
   // Asks one worker to contact the coordinator now.
   void Signal(WorkerId worker) { signals_.push_back(worker); }
-  // Plans each worker's reserved share in proportion to `shares` (by cost).
+  // Plans each worker's reserved share in proportion to `shares` (by cost),
+  // contiguous in pool order; each ends at a whole item, and what it got short
+  // of (with per-item costs, also beyond) its share moves to the next worker.
   void ReserveProportional(const std::vector<double>& shares);
   // `range` without the finished items at its front.
   Range SkipFinished(Range range) const;
@@ -148,6 +150,11 @@ class PolicyBase : public Policy {
   Reply Decide(const Report& report);
   // Declared cost of the items of `range` that are in `set`.
   double CostIn(const IntervalSet& set, Range range) const;
+  // Where a reserved share worth `want` that starts at rest.begin ends,
+  // within `rest`: the last item that fits, or with per-item costs, one
+  // more when that leaves the share nearer `want` (a single item may be
+  // worth much of a share; the difference is owed by the next worker).
+  uint64_t ShareEnd(Range rest, double want) const;
 };
 
 }  // namespace ballast::balance

@@ -23,13 +23,16 @@
 
 namespace ballast::balance {
 
-// equal: N/P items each; weighted: items in proportion to the weights.
+// equal: N/P of the job's cost each; weighted: cost in proportion to the weights.
 struct EqualOptions {
   bool operator==(const EqualOptions&) const = default;
 };
 struct WeightedOptions {
   bool operator==(const WeightedOptions&) const = default;
 };
+// Chunks are counted in items; for a job with one cost per item
+// (JobInfo::item_costs), in items of mean cost (a chunk of 8 is worth 8 mean
+// items, and holds at least one item).
 // selfsched: a fixed chunk per request; 0: the policy picks one.
 struct SelfSchedOptions {
   uint64_t chunk = 0;

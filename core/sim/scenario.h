@@ -42,6 +42,15 @@ struct NodeSpec {
 
 enum class Transfer { kStream, kBlock };
 
+// What the policies are told of the items' costs (the simulator's true costs
+// are the same either way): kCost, the declared shape or the item costs, so
+// they split by cumulative cost; kCount, nothing (uniform), so they split by
+// count.
+enum class Split { kCost, kCount };
+
+// "cost" | "count".
+const char* SplitName(Split split);
+
 struct Workload {
   uint64_t items = 0;
   double item_seconds = 1;  // mean seconds of one item at speed 1
@@ -49,6 +58,11 @@ struct Workload {
   // Each item's true cost is multiplied by a factor drawn uniformly from
   // [1 - jitter, 1 + jitter] (seeded); policies only know the declared shape.
   double cost_jitter = 0;
+  // One true cost per item (relative: the mean item takes item_seconds), or
+  // null for the shape `cost`. Given in the file or drawn from a
+  // distribution (`itemCosts`); at most ScenarioBounds::kMaxItemCosts items.
+  balance::ItemCosts item_costs;
+  Split split = Split::kCost;
   double bytes_per_item = 0;  // input bytes shipped to a worker per item
   // stream: a lease's items arrive one after another and each is computed as
   // soon as it is there; block: computing starts when the whole lease arrived.
@@ -105,6 +119,11 @@ struct ScenarioBounds {
   static constexpr double kMaxTime = 1e9;     // changes[].at, failAt, failureDetection (s)
   static constexpr int64_t kMaxJobs = 1000;   // jobs, repeats expanded
   static constexpr double kMaxSamples = 1e9;  // history.fullTrustSamples
+  // items with itemCosts: one cost per item is kept, as a job's item list.
+  static constexpr int64_t kMaxItemCosts = 100'000;
+  static constexpr double kMinParetoAlpha = 0.5;  // itemCosts.pareto.alpha
+  static constexpr double kMaxParetoAlpha = 100;
+  static constexpr double kMaxParetoMinimum = 1e12;  // itemCosts.pareto.minimum
 };
 
 // The scenario of a YAML file: read as a tree (config/document.h) by
@@ -113,7 +132,9 @@ struct ScenarioBounds {
 // outside its ScenarioBounds (NaN and
 // infinities included), a node name that is not a DNS-1123 subdomain
 // (common/names.h), an empty node list, unknown policies or options, more
-// than kMaxJobs jobs, or a job's speed for a node the scenario does not have.
+// than kMaxJobs jobs, a job's speed for a node the scenario does not have, or
+// itemCosts that are not one positive number per item (at most
+// kMaxItemCosts items) or come with a costModel.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 // The one reader of a scenario, from its tree; Invalid "<path>: ..." as above.
 StatusOr<Scenario> ScenarioFromJson(const nlohmann::json& root);

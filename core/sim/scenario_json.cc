@@ -9,6 +9,7 @@
 #include "core/common/names.h"
 #include "core/config/document.h"
 #include "core/sim/scenario.h"
+#include "core/sim/true_cost.h"
 
 namespace ballast::sim {
 namespace {
@@ -43,10 +44,94 @@ StatusOr<std::string> StringOr(const json& node, const std::string& path, std::s
   return jr::String(*value, jr::Field(path, key));
 }
 
-StatusOr<Workload> ReadWorkload(const json& node, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path,
-                                           {"items", "itemSeconds", "costModel", "costJitter",
-                                            "bytesPerItem", "transfer", "repeatable"}));
+// itemCosts.list: exactly `items` positive numbers.
+StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& path,
+                                           uint64_t items) {
+  const std::string expected = fmt::format("a list of {} positive costs, one per item", items);
+  if (!node.is_array() || node.size() != items) return jr::Expected(path, expected, node);
+  std::vector<double> costs;
+  costs.reserve(items);
+  for (size_t i = 0; i < node.size(); ++i) {
+    BALLAST_ASSIGN_OR_RETURN(double cost, jr::Positive(node[i], jr::Element(path, i)));
+    costs.push_back(cost);
+  }
+  return costs;
+}
+
+// itemCosts.pareto {alpha, minimum}: `items` costs drawn with `seed`.
+StatusOr<std::vector<double>> ReadPareto(const json& node, const std::string& path, uint64_t items,
+                                         uint64_t seed) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"alpha", "minimum"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* alpha_node, jr::Require(node, path, "alpha"));
+  BALLAST_ASSIGN_OR_RETURN(double alpha,
+                           ReadIn(*alpha_node, jr::Field(path, "alpha"), Bounds::kMinParetoAlpha,
+                                  Bounds::kMaxParetoAlpha, "a shape"));
+  double minimum = 1;
+  if (const json* value = jr::Find(node, "minimum")) {
+    BALLAST_ASSIGN_OR_RETURN(
+        minimum, jr::Positive(*value, jr::Field(path, "minimum"), Bounds::kMaxParetoMinimum));
+  }
+  return ParetoCosts(items, alpha, minimum, seed);
+}
+
+// workload.itemCosts: {pareto: {alpha, minimum}, seed} or {list: [...]}, for
+// a workload of `items` items; `seed` defaults to the scenario's.
+StatusOr<balance::ItemCosts> ReadItemCosts(const json& node, const std::string& path,
+                                           uint64_t items, uint64_t scenario_seed) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"pareto", "list", "seed"}));
+  if (items > static_cast<uint64_t>(Bounds::kMaxItemCosts)) {
+    return Status::Invalid(fmt::format("{}: needs items <= {} (one cost per item is kept), got {}",
+                                       path, Bounds::kMaxItemCosts, items));
+  }
+  const json* pareto = jr::Find(node, "pareto");
+  const json* list = jr::Find(node, "list");
+  if ((pareto != nullptr) == (list != nullptr)) {
+    return Status::Invalid(fmt::format("{}: expected exactly one of pareto, list", path));
+  }
+  std::vector<double> costs;
+  if (list) {
+    if (jr::Find(node, "seed")) {
+      return Status::Invalid(
+          fmt::format("{}: a seed is for pareto, not for a list", jr::Field(path, "seed")));
+    }
+    BALLAST_ASSIGN_OR_RETURN(costs, ReadCostList(*list, jr::Field(path, "list"), items));
+  } else {
+    uint64_t seed = scenario_seed;
+    if (const json* value = jr::Find(node, "seed")) {
+      BALLAST_ASSIGN_OR_RETURN(int64_t read, jr::Int(*value, jr::Field(path, "seed"), 0));
+      seed = static_cast<uint64_t>(read);
+    }
+    BALLAST_ASSIGN_OR_RETURN(costs, ReadPareto(*pareto, jr::Field(path, "pareto"), items, seed));
+  }
+  return std::make_shared<const std::vector<double>>(std::move(costs));
+}
+
+// workload.itemCosts and workload.split into `workload` (its items read).
+Status ReadCosts(const json& node, const std::string& path, uint64_t scenario_seed,
+                 Workload& workload) {
+  if (const json* costs = jr::Find(node, "itemCosts")) {
+    const std::string costs_path = jr::Field(path, "itemCosts");
+    if (jr::Find(node, "costModel")) {
+      return Status::Invalid(
+          fmt::format("{}: not with costModel (the item costs replace the shape)", costs_path));
+    }
+    BALLAST_ASSIGN_OR_RETURN(workload.item_costs,
+                             ReadItemCosts(*costs, costs_path, workload.items, scenario_seed));
+  }
+  if (const json* split = jr::Find(node, "split")) {
+    if (*split != "cost" && *split != "count") {
+      return jr::Expected(jr::Field(path, "split"), "cost or count", *split);
+    }
+    workload.split = *split == "cost" ? Split::kCost : Split::kCount;
+  }
+  return Status::Ok();
+}
+
+StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint64_t scenario_seed) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path,
+                       {"items", "itemSeconds", "costModel", "costJitter", "itemCosts", "split",
+                        "bytesPerItem", "transfer", "repeatable"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
   BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,
@@ -74,6 +159,7 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path) {
           "{}: costJitter needs items <= 50000000 (one cost per item is kept)", jitter_path));
     }
   }
+  BALLAST_RETURN_IF_ERROR(ReadCosts(node, path, scenario_seed, workload));
   BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, ReadInOr(node, path, "bytesPerItem", 0.0, 0,
                                                              Bounds::kMaxBytesPerItem, "bytes"));
   if (const json* transfer = jr::Find(node, "transfer")) {
@@ -230,6 +316,8 @@ Status ExpectList(const json& node, const std::string& path, std::string_view wh
 
 }  // namespace
 
+const char* SplitName(Split split) { return split == Split::kCount ? "count" : "cost"; }
+
 double SpeedAt(const NodeSpec& node, double t) {
   double speed = node.speed;
   for (const SpeedChange& change : node.changes) {
@@ -247,8 +335,13 @@ StatusOr<Scenario> ScenarioFromJson(const json& root) {
   Scenario scenario;
   BALLAST_ASSIGN_OR_RETURN(scenario.name, StringOr(root, path, "name", ""));
   BALLAST_ASSIGN_OR_RETURN(scenario.description, StringOr(root, path, "description", ""));
+  // Read first: generated item costs default to the scenario's seed.
+  if (const json* seed = jr::Find(root, "seed")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*seed, "seed", 0));
+    scenario.seed = static_cast<uint64_t>(value);
+  }
   BALLAST_ASSIGN_OR_RETURN(const json* workload, jr::Require(root, path, "workload"));
-  BALLAST_ASSIGN_OR_RETURN(scenario.workload, ReadWorkload(*workload, "workload"));
+  BALLAST_ASSIGN_OR_RETURN(scenario.workload, ReadWorkload(*workload, "workload", scenario.seed));
   BALLAST_ASSIGN_OR_RETURN(scenario.profile, StringOr(root, path, "profile", "raspberry-pi"));
   BALLAST_ASSIGN_OR_RETURN(const json* nodes, jr::Require(root, path, "nodes"));
   BALLAST_RETURN_IF_ERROR(ExpectList(*nodes, "nodes", "nodes"));
@@ -275,10 +368,6 @@ StatusOr<Scenario> ScenarioFromJson(const json& root) {
       BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, balance::PolicyFromJson(name, "policies"));
       scenario.policies.push_back(std::move(spec));
     }
-  }
-  if (const json* seed = jr::Find(root, "seed")) {
-    BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*seed, "seed", 0));
-    scenario.seed = static_cast<uint64_t>(value);
   }
   if (const json* detection = jr::Find(root, "failureDetection")) {
     BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection, ReadIn(*detection, "failureDetection",

@@ -67,9 +67,9 @@ class Simulation {
       : scenario_(scenario),
         options_(options),
         policy_(std::move(policy)),
-        cost_(scenario.workload.items, scenario.workload.cost, scenario.workload.cost_jitter,
-              scenario.seed),
-        declared_(scenario.workload.items, scenario.workload.cost),
+        cost_(balance::CostModel(scenario.workload.items, scenario.workload.cost,
+                                 scenario.workload.item_costs),
+              scenario.workload.cost_jitter, scenario.seed),
         item_seconds_(scenario.workload.item_seconds) {
     workers_.resize(scenario.nodes.size());
     uint64_t local_begin = 0;
@@ -84,7 +84,12 @@ class Simulation {
       local_begin += w.node->local_items;
     }
     job_.items = scenario.workload.items;
-    job_.cost = scenario.workload.cost;
+    // Split by count: the policies are told nothing of the costs.
+    if (scenario.workload.split == Split::kCost) {
+      job_.cost = scenario.workload.cost;
+      job_.item_costs = scenario.workload.item_costs;
+    }
+    declared_ = balance::JobCostModel(job_);
     job_.workers = priors;
     // Inputs cross a link when some node ships bytes over a bandwidth
     // (adaptive's slow start probes them). Prefetch is modelled for block
@@ -498,7 +503,7 @@ class Simulation {
   SimOptions options_;
   std::unique_ptr<balance::Policy> policy_;
   TrueCost cost_;
-  balance::CostModel declared_;  // what the coordinator counts a worker's work in
+  balance::CostModel declared_;  // what the coordinator counts a worker's work in: the policy's
   double item_seconds_;
   balance::JobInfo job_;
   std::vector<Worker> workers_;
@@ -517,6 +522,9 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
                              const std::vector<balance::WorkerPrior>& priors,
                              const balance::PolicySpec& spec, const SimOptions& options) {
   if (scenario.nodes.empty()) return Status::Invalid("the scenario has no nodes");
+  if (const balance::ItemCosts& costs = scenario.workload.item_costs) {
+    BALLAST_RETURN_IF_ERROR(balance::CheckItemCosts(*costs, scenario.workload.items));
+  }
   if (priors.size() != scenario.nodes.size()) {
     return Status::Invalid(
         fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));

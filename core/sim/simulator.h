@@ -66,7 +66,8 @@ struct SimOptions {
 };
 
 // Runs `policy` on the scenario with the given priors (one per node, in node
-// order). Returns Invalid when the spec is wrong, Terminal when the policy
+// order). Returns Invalid when the spec is wrong or the workload's item costs
+// are not one positive finite number per item, Terminal when the policy
 // stalls (every worker dead or waiting with work unfinished) or the event
 // budget runs out.
 StatusOr<SimResult> Simulate(const Scenario& scenario,

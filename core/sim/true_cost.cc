@@ -1,13 +1,18 @@
 #include "core/sim/true_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 namespace ballast::sim {
 
 TrueCost::TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint64_t seed)
-    : model_(items, shape) {
+    : TrueCost(balance::CostModel(items, shape), jitter, seed) {}
+
+TrueCost::TrueCost(balance::CostModel base, double jitter, uint64_t seed)
+    : model_(std::move(base)) {
   if (jitter <= 0) return;
+  const uint64_t items = model_.items();
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> factor(1 - jitter, 1 + jitter);
   prefix_.resize(items + 1);
@@ -34,13 +39,24 @@ uint64_t TrueCost::Advance(uint64_t from, uint64_t limit, double cost) const {
 double TrueCost::MaxItem() const {
   const uint64_t n = model_.items();
   if (n == 0) return 0;
-  if (prefix_.empty()) {
+  if (prefix_.empty() && !model_.per_item()) {
     // The shapes are monotone: the costliest item is the first or the last.
     return std::max(model_.Cost({0, 1}), model_.Cost({n - 1, n}));
   }
   double most = 0;
-  for (uint64_t i = 0; i < n; ++i) most = std::max(most, prefix_[i + 1] - prefix_[i]);
+  for (uint64_t i = 0; i < n; ++i) most = std::max(most, Cost({i, i + 1}));
   return most;
+}
+
+std::vector<double> ParetoCosts(uint64_t items, double alpha, double minimum, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<double> costs(items);
+  for (double& cost : costs) {
+    // U in (0, 1]: never 0, so every cost is finite.
+    const double u = static_cast<double>((random() >> 11) + 1) * 0x1.0p-53;
+    cost = minimum / std::pow(u, 1.0 / alpha);
+  }
+  return costs;
 }
 
 }  // namespace ballast::sim

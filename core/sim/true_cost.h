@@ -1,9 +1,12 @@
-// TrueCost: the real cost of items in a simulation — the declared shape times
-// a seeded per-item jitter — in the same units as balance::CostModel (the mean
-// item costs 1). Without jitter it is the closed form; with jitter a prefix
-// sum is kept (one double per item).
+// TrueCost: the real cost of items in a simulation — the declared shape, or
+// the scenario's own cost of each item, times a seeded per-item jitter — in
+// the same units as balance::CostModel (the mean item costs 1 before the
+// jitter). Without jitter it is the base model; with jitter a prefix sum is
+// kept (one double per item).
 //
-// Thread-safety: immutable after construction.
+// ParetoCosts draws the item costs of a scenario's `itemCosts: {pareto: ..}`.
+//
+// Thread-safety: immutable after construction; ParetoCosts is a pure function.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,8 @@ namespace ballast::sim {
 class TrueCost {
  public:
   TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint64_t seed);
+  // `base` (a shape or one cost per item) times the jitter.
+  TrueCost(balance::CostModel base, double jitter, uint64_t seed);
 
   // Cost of items [0, i).
   double Cumulative(uint64_t i) const;
@@ -32,5 +37,13 @@ class TrueCost {
   balance::CostModel model_;
   std::vector<double> prefix_;  // empty without jitter
 };
+
+// `items` costs drawn from a Pareto distribution of shape `alpha` (> 0) and
+// scale `minimum` (> 0) by inverse transform: minimum / U^(1/alpha) with U
+// uniform in (0, 1] from std::mt19937_64 seeded with `seed`. The same
+// arguments give the same costs on every platform's libstdc++/libc++ (the
+// engine is specified; U is formed from its raw 53 high bits, not by a
+// distribution). Every cost is finite and >= minimum.
+std::vector<double> ParetoCosts(uint64_t items, double alpha, double minimum, uint64_t seed);
 
 }  // namespace ballast::sim

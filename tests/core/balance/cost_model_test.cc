@@ -1,12 +1,16 @@
-// Tests of CostModel (core/balance/cost_model.h): declared item costs and the
-// O(1) forward and backward queries that policies split work with.
+// Tests of CostModel (core/balance/cost_model.h): declared item costs — a
+// shape, or one cost per item — and the forward and backward queries that
+// policies split work with.
 #include "core/balance/cost_model.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -203,6 +207,142 @@ TEST(CostModelTest, LargeJobsStayExactAtBoundaries) {
     // answer is exact in cost (within the tolerance), not in items.
     const uint64_t e = model.Advance(0, n, 0.0);
     EXPECT_LE(model.Cost({0, e}), 1e-9);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// One cost per item.
+
+ItemCosts Costs(std::vector<double> costs) {
+  return std::make_shared<const std::vector<double>>(std::move(costs));
+}
+
+TEST(ItemCostModelTest, PrefixSumsAreTheCostsScaledToAMeanOfOne) {
+  // Total 10 over 4 items: each cost is scaled by 4 / 10.
+  const CostModel model(Costs({1, 2, 3, 4}));
+  EXPECT_TRUE(model.per_item());
+  EXPECT_EQ(model.items(), 4u);
+  const std::vector<double> expected = {0, 0.4, 1.2, 2.4, 4.0};
+  for (uint64_t i = 0; i < expected.size(); ++i) {
+    EXPECT_NEAR(model.Cumulative(i), expected[i], 1e-12) << "i=" << i;
+  }
+  EXPECT_NEAR(model.Cumulative(99), 4.0, 1e-12) << "beyond the end nothing more is counted";
+  EXPECT_NEAR(model.Cost({1, 3}), 2.0, 1e-12);
+  EXPECT_NEAR(model.Cost({3, 4}), 1.6, 1e-12);
+}
+
+TEST(ItemCostModelTest, EqualCostsMeanTheUniformShape) {
+  const CostModel costs(Costs(std::vector<double>(50, 7.5)));
+  const CostModel uniform(50, CostShape::kUniform);
+  for (uint64_t i = 0; i <= 50; ++i) EXPECT_NEAR(costs.Cumulative(i), uniform.Cumulative(i), 1e-9);
+  EXPECT_EQ(costs.Advance(10, 50, 5.0), 15u);
+  EXPECT_EQ(costs.Retreat(40, 0, 5.0), 35u);
+}
+
+TEST(ItemCostModelTest, WithoutCostsTheShapeDecides) {
+  const CostModel shape(100, CostShape::kLinear, nullptr);
+  EXPECT_FALSE(shape.per_item());
+  EXPECT_DOUBLE_EQ(shape.Cost({0, 50}), CostModel(100, CostShape::kLinear).Cost({0, 50}));
+  const CostModel costs(3, CostShape::kLinear, Costs({5, 1, 1}));
+  EXPECT_TRUE(costs.per_item());
+  EXPECT_NEAR(costs.Cost({0, 1}), 15.0 / 7, 1e-12);
+}
+
+TEST(ItemCostModelTest, CostsFarApartStayFiniteAndSumToTheItemCount) {
+  const double most = std::numeric_limits<double>::max();
+  const CostModel model(Costs({most, most, 1e-300, most, 4.9e-324}));
+  EXPECT_NEAR(model.Cumulative(5), 5.0, 1e-12);
+  for (uint64_t i = 0; i <= 5; ++i) EXPECT_TRUE(std::isfinite(model.Cumulative(i))) << i;
+  EXPECT_NEAR(model.Cost({0, 1}), 5.0 / 3, 1e-12);
+  // The tiny items cost (nearly) nothing: a zero cost takes them, and no more.
+  EXPECT_EQ(model.Advance(2, 5, 0.0), 3u);
+  EXPECT_EQ(model.Advance(4, 5, 0.0), 5u);
+  EXPECT_EQ(model.Retreat(3, 0, 0.0), 2u);
+}
+
+TEST(ItemCostModelTest, AdvanceAndRetreatAtTheEdges) {
+  // Cumulative: 0, 1, 1.5, 3.5, 4 (costs 2, 1, 4, 1 scaled by 4/8).
+  const CostModel model(Costs({2, 1, 4, 1}));
+  EXPECT_EQ(model.Advance(0, 4, 1.0), 1u);
+  EXPECT_EQ(model.Advance(0, 4, 1.49), 1u) << "an item that does not fit is not taken";
+  EXPECT_EQ(model.Advance(0, 4, 1.5), 2u);
+  EXPECT_EQ(model.Advance(1, 4, 0.49), 1u);
+  EXPECT_EQ(model.Advance(1, 4, 1e9), 4u);
+  EXPECT_EQ(model.Advance(1, 3, 1e9), 3u) << "the limit bounds it";
+  EXPECT_EQ(model.Advance(1, 1000, 1e9), 4u) << "a limit beyond the job is the job's end";
+  EXPECT_EQ(model.Advance(3, 2, 1e9), 3u) << "a limit below the start: nowhere to go";
+  EXPECT_EQ(model.Advance(4, 4, 1.0), 4u);
+  EXPECT_EQ(model.Advance(0, 4, 0.0), 0u);
+  EXPECT_EQ(model.Advance(0, 4, -1.0), 0u);
+  EXPECT_EQ(model.Advance(0, 4, std::numeric_limits<double>::quiet_NaN()), 0u);
+  EXPECT_EQ(model.Advance(0, 4, std::numeric_limits<double>::infinity()), 4u);
+
+  EXPECT_EQ(model.Retreat(4, 0, 0.5), 3u);
+  EXPECT_EQ(model.Retreat(4, 0, 2.49), 3u);
+  EXPECT_EQ(model.Retreat(4, 0, 2.5), 2u);
+  EXPECT_EQ(model.Retreat(4, 0, 1e9), 0u);
+  EXPECT_EQ(model.Retreat(4, 2, 1e9), 2u) << "the limit bounds it";
+  EXPECT_EQ(model.Retreat(1000, 0, 0.5), 3u) << "an end beyond the job is the job's end";
+  EXPECT_EQ(model.Retreat(2, 3, 1e9), 2u) << "a limit above the end: nowhere to go";
+  EXPECT_EQ(model.Retreat(0, 0, 1.0), 0u);
+  EXPECT_EQ(model.Retreat(4, 0, 0.0), 4u);
+  EXPECT_EQ(model.Retreat(4, 0, -1.0), 4u);
+  EXPECT_EQ(model.Retreat(4, 0, std::numeric_limits<double>::quiet_NaN()), 4u);
+  EXPECT_EQ(model.Retreat(4, 0, std::numeric_limits<double>::infinity()), 0u);
+}
+
+TEST(ItemCostModelTest, AdvanceAndRetreatAreInversesOnItemBoundaries) {
+  const CostModel model(Costs({3, 0.5, 9, 1, 1, 40, 0.25, 2, 7, 1e-3, 5}));
+  const uint64_t n = model.items();
+  for (uint64_t a = 0; a <= n; ++a) {
+    for (uint64_t b = a; b <= n; ++b) {
+      SCOPED_TRACE("[" + std::to_string(a) + ", " + std::to_string(b) + ")");
+      const double cost = model.Cost({a, b});
+      EXPECT_EQ(model.Advance(a, n, cost), b);
+      EXPECT_EQ(model.Retreat(b, 0, cost), a);
+      EXPECT_EQ(model.Advance(a, b, 1e18), b);
+      EXPECT_EQ(model.Retreat(b, a, 1e18), a);
+    }
+  }
+}
+
+// Costs spread over six orders of magnitude, as file sizes are.
+std::vector<double> RandomCosts(std::mt19937_64& random, uint64_t items) {
+  std::uniform_real_distribution<double> exponent(-3, 3);
+  std::vector<double> costs(items);
+  for (double& cost : costs) cost = std::pow(10.0, exponent(random));
+  return costs;
+}
+
+TEST(ItemCostModelTest, RandomQueriesMatchALinearScan) {
+  const uint64_t seed = testing_support::TestSeed();
+  std::cout << "RandomQueriesMatchALinearScan seed=" << seed
+            << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  for (int round = 0; round < 300; ++round) {
+    const uint64_t items = 1 + random() % 400;
+    const std::vector<double> costs = RandomCosts(random, items);
+    const CostModel model(Costs(costs));
+    // The prefix sums against a plain sum of the scaled costs.
+    double total = 0;
+    for (double cost : costs) total += cost;
+    double sum = 0;
+    for (uint64_t i = 0; i < items; ++i) {
+      sum += costs[i];
+      ASSERT_NEAR(model.Cumulative(i + 1), sum / total * items, 1e-9 * items) << "i=" << i;
+    }
+    for (int query = 0; query < 20; ++query) {
+      const uint64_t x = random() % (items + 1);
+      const uint64_t y = random() % (items + 1);
+      const double cost = std::uniform_real_distribution<double>(0, 1.2 * items)(random) *
+                          (random() % 3 == 0 ? 0.01 : 1.0);
+      SCOPED_TRACE("round " + std::to_string(round) + " N=" + std::to_string(items) + " x=" +
+                   std::to_string(x) + " y=" + std::to_string(y) + " cost=" + std::to_string(cost));
+      EXPECT_EQ(model.Advance(x, y, cost), x >= y ? x : BruteAdvance(model, x, y, cost));
+      EXPECT_EQ(model.Retreat(y, x, cost), x >= y ? y : BruteRetreat(model, y, x, cost));
+    }
+    if (::testing::Test::HasFailure()) return;
   }
 }
 

@@ -119,6 +119,9 @@ struct DriverConfig {
   // Reported calc_seconds = the true compute time times this (a worker that
   // lies about its speed, or whose clock is broken).
   double calc_scale = 1.0;
+  // JobInfo::item_costs (the driver's workers still compute an item per
+  // 1 / speed seconds: the policy's estimates are off, as with real costs).
+  ItemCosts item_costs;
 };
 
 struct DriverResult {
@@ -146,6 +149,7 @@ class Driver {
     JobInfo job = Job(config_.items, config_.priors, config_.cost);
     job.inputs_move = config_.inputs_move;
     job.inputs_cross_links = config_.inputs_move || config_.inputs_cross_links;
+    job.item_costs = config_.item_costs;
     result_.started = policy_.Start(job, 0);
     if (!result_.started.ok()) return result_;
     if (config_.fault == Fault::kDiesBeforeAsking) {
@@ -687,6 +691,65 @@ TEST(PolicyTest, RandomJobsAndFailuresFinishWithEveryItemAccounted) {
   std::cout << "RandomJobsAndFailuresFinishWithEveryItemAccounted seed=" << seed
             << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
   RunRandomJobs(seed);
+}
+
+// Skewed item costs as a job may declare them: Pareto-like (one item in
+// ten a hundred times the rest), growing, and some far apart.
+std::vector<double> SkewedCosts(std::mt19937_64& random, uint64_t items) {
+  std::vector<double> costs(items);
+  const int kind = static_cast<int>(random() % 3);
+  for (uint64_t i = 0; i < items; ++i) {
+    switch (kind) {
+      case 0:
+        costs[i] = random() % 10 == 0 ? 100 : 1;
+        break;
+      case 1:
+        costs[i] = 1 + static_cast<double>(i * i);
+        break;
+      default:
+        costs[i] = std::pow(10.0, static_cast<double>(random() % 600) - 300);
+        break;
+    }
+  }
+  return costs;
+}
+
+// Every policy on jobs with one cost per item: each item finished and
+// accounted once, with and without a fault.
+TEST(PolicyTest, RandomJobsWithItemCostsFinishWithEveryItemAccounted) {
+  const uint64_t seed = testing_support::TestSeed();
+  std::cout << "RandomJobsWithItemCostsFinishWithEveryItemAccounted seed=" << seed
+            << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> speed(0.2, 5.0);
+  for (int round = 0; round < 25; ++round) {
+    for (const Variant& variant : Variants()) {
+      DriverConfig config;
+      config.items = 1 + random() % 800;
+      config.item_costs =
+          std::make_shared<const std::vector<double>>(SkewedCosts(random, config.items));
+      const size_t workers = 1 + random() % 5;
+      for (size_t i = 0; i < workers; ++i) {
+        config.speeds.push_back(speed(random));
+        config.priors.push_back(config.speeds.back());
+      }
+      config.inputs_move = variant.inputs_move;
+      if (workers >= 2 && random() % 2 == 0) {
+        config.fault = static_cast<Fault>(1 + random() % 3);
+        config.faulty = static_cast<WorkerId>(random() % workers);
+      }
+      SCOPED_TRACE("round " + std::to_string(round) + " " + variant.Name() +
+                   " N=" + std::to_string(config.items) + " P=" + std::to_string(workers) +
+                   " fault=" + FaultName(config.fault));
+      auto policy = Make(variant.policy);
+      ASSERT_NE(policy, nullptr);
+      const DriverResult result = Driver(*policy, config).Run();
+      ASSERT_TRUE(result.started.ok()) << result.started.ToString();
+      ExpectEveryItemAccounted(result, config.items);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
 }
 
 // Regression (seed 1488007336, round 5, adaptive, 6 workers): worker 2 took

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sim/true_cost.h"
 #include "tests/support/marked_line.h"
 
 namespace ballast::sim {
@@ -508,6 +509,146 @@ nodes:
     for (const std::string& part : c.says) {
       EXPECT_NE(status.message().find(part), std::string::npos)
           << "message does not say '" << part << "': " << status.message();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Items with costs: workload.itemCosts and workload.split.
+
+// A document whose workload is `workload` (lines indented by two).
+std::string WithWorkload(const std::string& workload) {
+  return "name: t\nworkload:\n" + workload + "nodes:\n  - {name: a, speed: 1}\n";
+}
+
+TEST(ScenarioTest, ParetoItemCostsAreDrawnWithTheirSeed) {
+  auto parsed = ParseScenario(WithWorkload(R"(  items: 600
+  itemCosts: {pareto: {alpha: 1.16, minimum: 2}, seed: 7}
+)"),
+                              "pareto.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Workload& workload = parsed->workload;
+  ASSERT_NE(workload.item_costs, nullptr);
+  EXPECT_EQ(*workload.item_costs, ParetoCosts(600, 1.16, 2, 7));
+  EXPECT_EQ(workload.split, Split::kCost) << "split by cost is the default";
+  EXPECT_EQ(workload.cost, balance::CostShape::kUniform);
+}
+
+TEST(ScenarioTest, ParetoItemCostsWithoutASeedTakeTheScenariosAndMinimumOne) {
+  auto parsed = ParseScenario(R"(workload:
+  items: 50
+  itemCosts: {pareto: {alpha: 2}}
+  split: count
+seed: 9
+nodes:
+  - {name: a, speed: 1}
+)",
+                              "pareto.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_NE(parsed->workload.item_costs, nullptr);
+  EXPECT_EQ(*parsed->workload.item_costs, ParetoCosts(50, 2, 1, 9));
+  EXPECT_EQ(parsed->workload.split, Split::kCount);
+}
+
+TEST(ScenarioTest, ItemCostsMayBeListed) {
+  auto parsed = ParseScenario(WithWorkload(R"(  items: 3
+  itemCosts:
+    list: [3, 0.5, 1e9]
+)"),
+                              "list.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_NE(parsed->workload.item_costs, nullptr);
+  EXPECT_EQ(*parsed->workload.item_costs, (std::vector<double>{3, 0.5, 1e9}));
+}
+
+TEST(ScenarioTest, SplitByCountNeedsNoItemCosts) {
+  auto parsed = ParseScenario(WithWorkload("  items: 10\n  costModel: linear\n  split: count\n"),
+                              "count.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->workload.item_costs, nullptr);
+  EXPECT_EQ(parsed->workload.split, Split::kCount);
+  EXPECT_EQ(parsed->workload.cost, balance::CostShape::kLinear);
+}
+
+TEST(ScenarioTest, BadItemCostsNameFileLineAndExpectation) {
+  const std::vector<BadDocument> cases = {
+      {"too many items for generated costs",
+       WithWorkload("  items: 100001\n  itemCosts: {pareto: {alpha: 1.2}}  # <-\n"),
+       {"workload.itemCosts", "needs items <= 100000 (one cost per item is kept), got 100001"}},
+      {"a list too short",
+       WithWorkload("  items: 3\n  itemCosts: {list: [1, 2]}  # <-\n"),
+       {"workload.itemCosts.list", "expected a list of 3 positive costs, one per item"}},
+      {"a zero in the list",
+       WithWorkload(R"(  items: 3
+  itemCosts:
+    list:
+      - 1
+      - 0  # <-
+      - 2
+)"),
+       {"workload.itemCosts.list[1]", "expected a number > 0, got 0"}},
+      {"a NaN in the list",
+       WithWorkload("  items: 2\n  itemCosts: {list: [1, .nan]}  # <-\n"),
+       {"workload.itemCosts.list[1]", "expected a number > 0, got NaN"}},
+      {"both pareto and list",
+       WithWorkload("  items: 2\n  itemCosts: {list: [1, 2], pareto: {alpha: 2}}  # <-\n"),
+       {"workload.itemCosts", "expected exactly one of pareto, list"}},
+      {"neither pareto nor list",
+       WithWorkload("  items: 2\n  itemCosts: {seed: 3}  # <-\n"),
+       {"workload.itemCosts", "expected exactly one of pareto, list"}},
+      {"alpha too small",
+       WithWorkload("  items: 2\n  itemCosts: {pareto: {alpha: 0.1}}  # <-\n"),
+       {"workload.itemCosts.pareto.alpha", "expected a shape in [0.5, 100], got 0.1"}},
+      {"no alpha",
+       WithWorkload(R"(  items: 2
+  itemCosts:
+    pareto: {minimum: 3}  # <-
+)"),
+       {"workload.itemCosts.pareto.alpha: missing"}},
+      {"a zero minimum",
+       WithWorkload("  items: 2\n  itemCosts: {pareto: {alpha: 2, minimum: 0}}  # <-\n"),
+       {"workload.itemCosts.pareto.minimum", "expected a number > 0 and <= 1e+12, got 0"}},
+      {"a negative seed",
+       WithWorkload(R"(  items: 2
+  itemCosts:
+    pareto: {alpha: 2}
+    seed: -4  # <-
+)"),
+       {"workload.itemCosts.seed", "expected an integer >= 0"}},
+      {"a seed for a list",
+       WithWorkload(R"(  items: 2
+  itemCosts:
+    list: [1, 2]
+    seed: 4  # <-
+)"),
+       {"workload.itemCosts.seed", "a seed is for pareto, not for a list"}},
+      {"item costs and a cost shape",
+       WithWorkload("  items: 2\n  costModel: linear\n  itemCosts: {list: [1, 2]}  # <-\n"),
+       {"workload.itemCosts", "not with costModel"}},
+      {"an unknown key in itemCosts",
+       WithWorkload("  items: 2\n  itemCosts: {pareto: {alpha: 2}, sed: 4}  # <-\n"),
+       {"workload.itemCosts.sed", "unknown field \"sed\"", "allowed: pareto, list, seed"}},
+      {"an unknown key in pareto",
+       WithWorkload("  items: 2\n  itemCosts: {pareto: {alpha: 2, min: 1}}  # <-\n"),
+       {"workload.itemCosts.pareto.min", "unknown field \"min\""}},
+      {"an unknown split",
+       WithWorkload("  items: 2\n  split: size  # <-\n"),
+       {"workload.split", "expected cost or count, got \"size\""}},
+  };
+  const std::string file = "costs.yaml";
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto parsed = ParseScenario(c.yaml, file);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalid);
+    const int line = MarkedLine(c.yaml);
+    ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
+    const std::string where = file + ":" + std::to_string(line) + ":";
+    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
+        << "message does not start with " << where << ": " << parsed.status().message();
+    for (const std::string& part : c.says) {
+      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
+          << "message does not say '" << part << "': " << parsed.status().message();
     }
   }
 }

@@ -15,14 +15,20 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/balance/efficiency.h"
+#include "core/fuzzy/model.h"
+#include "core/fuzzy/profile.h"
 #include "core/sim/scenario.h"
 #include "tests/support/policy_spec.h"
 #include "tests/support/test_seed.h"
@@ -415,6 +421,82 @@ TEST(SimulatorTest, ResultsAreAFunctionOfTheInputs) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Items with costs.
+
+// Items costing 1, 1 and 4 (0.5, 0.5 and 2 s at itemSeconds 1) on two nodes
+// of speed 1, split in two halves by `equal`.
+TEST(SimulatorTest, ItemCostsAreTheTruthAndTheSplitSaysWhatThePoliciesAreTold) {
+  Scenario scenario = MakeScenario(3, 1, {Node("a", 1), Node("b", 1)});
+  scenario.workload.item_costs =
+      std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 4});
+  // By cost: [0, 2) takes 1 s and [2, 3) 2 s.
+  const SimResult by_cost = SimulateOk(scenario, FlatPriors(2), "equal");
+  EXPECT_NEAR(by_cost.makespan_s, 2.0, 1e-9);
+  EXPECT_NEAR(by_cost.ideal_s, 1.5, 1e-9);
+  ASSERT_EQ(by_cost.workers.size(), 2u);
+  EXPECT_EQ(by_cost.workers[0].items, 2u);
+  EXPECT_NEAR(by_cost.workers[1].cost, 2.0, 1e-9);
+  // By count: [0, 1) takes 0.5 s and [1, 3) 2.5 s; the true cost is the same.
+  scenario.workload.split = Split::kCount;
+  const SimResult by_count = SimulateOk(scenario, FlatPriors(2), "equal");
+  EXPECT_NEAR(by_count.makespan_s, 2.5, 1e-9);
+  EXPECT_NEAR(by_count.ideal_s, 1.5, 1e-9);
+  EXPECT_EQ(by_count.workers[0].items, 1u);
+  EXPECT_NEAR(by_count.workers[1].cost, 2.0, 1e-9) << "counted as the policy counts: items";
+}
+
+// The scenario of examples/scenarios/pareto-files.yaml with its fuzzy weights.
+std::pair<Scenario, std::vector<balance::WorkerPrior>> ParetoExample() {
+  const std::filesystem::path path =
+      std::filesystem::path(BALLAST_SOURCE_DIR) / "examples/scenarios/pareto-files.yaml";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto scenario = ParseScenario(text.str(), path.filename().string());
+  EXPECT_TRUE(scenario.ok()) << scenario.status().ToString();
+  if (!scenario.ok()) return {};
+  auto profile = fuzzy::BuiltinProfile(scenario->profile);
+  EXPECT_TRUE(profile.ok()) << profile.status().ToString();
+  std::vector<fuzzy::NodeFacts> facts;
+  for (const NodeSpec& node : scenario->nodes) facts.push_back({node.name, node.labels});
+  auto weights = fuzzy::ComputeWeights(*profile, facts);
+  EXPECT_TRUE(weights.ok()) << weights.status().ToString();
+  std::vector<balance::WorkerPrior> priors;
+  for (const fuzzy::NodeWeight& weight : weights->nodes)
+    priors.push_back({weight.name, weight.weight});
+  return {*scenario, priors};
+}
+
+// What the costs buy (docs/simulator.md, "Items with costs"): the static
+// policies split once, so a share that by count draws more of the large
+// files than its node can compute in time holds the job; by cost each
+// share is worth its node's weight.
+TEST(SimulatorTest, SplitByCostBeatsSplitByCountOnTheParetoExample) {
+  auto [scenario, priors] = ParetoExample();
+  ASSERT_NE(scenario.workload.item_costs, nullptr);
+  ASSERT_EQ(scenario.workload.split, Split::kCost);
+  Scenario by_count = scenario;
+  by_count.workload.split = Split::kCount;
+  for (const char* policy : {"equal", "weighted"}) {
+    SCOPED_TRACE(policy);
+    const SimResult cost = SimulateOk(scenario, priors, policy);
+    const SimResult count = SimulateOk(by_count, priors, policy);
+    EXPECT_EQ(cost.ideal_s, count.ideal_s) << "the true costs are the same";
+    EXPECT_LT(cost.makespan_s, count.makespan_s);
+    std::cout << policy << ": by cost " << cost.makespan_s << " s, by count " << count.makespan_s
+              << " s, ideal " << cost.ideal_s << " s\n";
+  }
+  // Every policy runs the example to the end either way.
+  for (const std::string& policy : balance::PolicyNames()) {
+    EXPECT_EQ(ReportedItems(SimulateOk(scenario, priors, policy)) -
+                  SimulateOk(scenario, priors, policy).duplicate_items,
+              scenario.workload.items)
+        << policy;
+    EXPECT_GT(SimulateOk(by_count, priors, policy).makespan_s, 0) << policy;
+  }
+}
+
 TEST(SimulatorTest, TimelineCoversEachWorkersTime) {
   const Scenario scenario = MakeScenario(100, 0.1, {Node("fast", 1), Node("slow", 0.25)});
   SimOptions options;
@@ -445,6 +527,16 @@ TEST(SimulatorTest, BadInputsAreInvalid) {
   auto no_nodes = Simulate(MakeScenario(10, 1, {}), {}, testing_support::PolicyNamed("equal"));
   ASSERT_FALSE(no_nodes.ok());
   EXPECT_EQ(no_nodes.status().code(), StatusCode::kInvalid);
+  // Item costs that do not fit the items, whether or not the policy is told them.
+  for (Split split : {Split::kCost, Split::kCount}) {
+    Scenario costly = scenario;
+    costly.workload.split = split;
+    costly.workload.item_costs =
+        std::make_shared<const std::vector<double>>(std::vector<double>(9, 1.0));
+    auto short_costs = Simulate(costly, FlatPriors(1), testing_support::PolicyNamed("equal"));
+    ASSERT_FALSE(short_costs.ok());
+    EXPECT_EQ(short_costs.status().message(), "item_costs: expected one cost per item (10), got 9");
+  }
 }
 
 TEST(SimulatorTest, AJobWhoseEveryNodeDiesIsTerminal) {

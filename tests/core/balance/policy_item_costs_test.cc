@@ -1,0 +1,208 @@
+// Tests of the policies given one cost per item (JobInfo::item_costs): the
+// job check refuses costs that are not one positive finite number per item,
+// naming the index; every policy's leases are worth what its rule asks in
+// cost, not in count; and a job without costs is split as before.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/balance/policy.h"
+#include "core/balance/policy_options.h"
+#include "tests/support/policy_spec.h"
+
+namespace ballast::balance {
+namespace {
+
+ItemCosts SharedCosts(std::vector<double> costs) {
+  return std::make_shared<const std::vector<double>>(std::move(costs));
+}
+
+JobInfo CostlyJob(uint64_t items, const std::vector<double>& priors, ItemCosts costs) {
+  JobInfo job;
+  job.items = items;
+  for (size_t i = 0; i < priors.size(); ++i) {
+    job.workers.push_back({"w" + std::to_string(i), priors[i]});
+  }
+  job.item_costs = std::move(costs);
+  return job;
+}
+
+// ---------------------------------------------------------------------------
+// CheckJob.
+
+struct RefusalCase {
+  std::string title;
+  uint64_t items;
+  std::vector<double> costs;
+  std::string says;
+};
+
+TEST(PolicyItemCostsTest, CheckJobRefusesCostsThatAreNotOnePositiveFiniteNumberPerItem) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<RefusalCase> cases = {
+      {"too few", 3, {1, 2}, "item_costs: expected one cost per item (3), got 2"},
+      {"too many", 1, {1, 2}, "item_costs: expected one cost per item (1), got 2"},
+      {"none at all", 2, {}, "item_costs: expected one cost per item (2), got 0"},
+      {"zero", 3, {1, 0, 1}, "item_costs[1]: expected a positive finite cost, got 0"},
+      {"negative", 3, {1, 1, -2}, "item_costs[2]: expected a positive finite cost, got -2"},
+      {"NaN", 2, {nan, 1}, "item_costs[0]: expected a positive finite cost, got nan"},
+      {"infinite", 2, {1, inf}, "item_costs[1]: expected a positive finite cost, got inf"},
+      {"minus infinity", 2, {-inf, 1}, "item_costs[0]: expected a positive finite cost"},
+  };
+  for (const RefusalCase& c : cases) {
+    SCOPED_TRACE(c.title);
+    const JobInfo job = CostlyJob(c.items, {1, 1}, SharedCosts(c.costs));
+    const Status checked = CheckJob(job);
+    EXPECT_EQ(checked.code(), StatusCode::kInvalid);
+    EXPECT_NE(checked.message().find(c.says), std::string::npos) << checked.message();
+    for (const std::string& name : PolicyNames()) {
+      const Status started = MakePolicy(testing_support::PolicyNamed(name))->Start(job, 0);
+      EXPECT_EQ(started.message(), checked.message()) << name;
+    }
+  }
+  EXPECT_TRUE(CheckJob(CostlyJob(3, {1}, SharedCosts({1e-300, 1, 1e300}))).ok());
+  EXPECT_TRUE(CheckJob(CostlyJob(3, {1}, nullptr)).ok()) << "no costs: the shape decides";
+}
+
+// ---------------------------------------------------------------------------
+// Leases by cost.
+
+// Costs that grow 54-fold along the job (1.01^i): an equal count of items
+// from its start costs a twentieth of as many from its end.
+std::vector<double> Growing(uint64_t items) {
+  std::vector<double> costs(items);
+  for (uint64_t i = 0; i < items; ++i) costs[i] = std::pow(1.01, static_cast<double>(i));
+  return costs;
+}
+
+struct LeaseCase {
+  std::string policy;
+  std::map<std::string, std::string> options;
+  std::vector<double> priors;
+  // The cost of each worker's first lease, asked in worker order, in units
+  // where the job costs N (an item of mean cost is 1).
+  std::vector<double> expected;
+};
+
+// The first lease of each worker, asked in order at time 0.
+std::vector<Range> FirstLeases(const LeaseCase& c, const JobInfo& job) {
+  auto policy = MakePolicy(testing_support::PolicyNamed(c.policy, c.options));
+  const Status started = policy->Start(job, 0);
+  EXPECT_TRUE(started.ok()) << started.ToString();
+  std::vector<Range> leases;
+  for (WorkerId id = 0; id < c.priors.size(); ++id) {
+    const Reply reply = policy->OnReport(Report{id, 0, {}, 0, 0, true});
+    EXPECT_EQ(reply.kind, Reply::Kind::kLease) << "worker " << id;
+    leases.push_back(reply.lease);
+  }
+  return leases;
+}
+
+TEST(PolicyItemCostsTest, EveryPolicysLeasesAreWorthWhatItsRuleAsksInCostNotInCount) {
+  const uint64_t n = 400;
+  const ItemCosts costs = SharedCosts(Growing(n));
+  const CostModel truth(costs);
+  double costliest = 0;
+  for (uint64_t i = 0; i < n; ++i) costliest = std::max(costliest, truth.Cost({i, i + 1}));
+  // guided: each lease is the remaining cost over P; factoring: a batch of P
+  // leases of half of it over P.
+  const double guided_2 = 300.0 / 4;
+  const double guided_3 = (300.0 - guided_2) / 4;
+  const std::vector<LeaseCase> cases = {
+      {"equal", {}, {1, 1, 1, 1}, {100, 100, 100, 100}},
+      {"equal", {}, {5, 1, 1, 1}, {100, 100, 100, 100}},
+      {"weighted", {}, {2, 1, 1, 0.5}, {400 * 2 / 4.5, 400 / 4.5, 400 / 4.5, 400 * 0.5 / 4.5}},
+      {"selfsched", {{"chunk", "20"}}, {1, 1, 1, 1}, {20, 20, 20, 20}},
+      {"guided", {}, {1, 1, 1, 1}, {100, guided_2, guided_3, (300 - guided_2 - guided_3) / 4}},
+      {"factoring", {}, {1, 1, 1, 1}, {50, 50, 50, 50}},
+      {"mms", {}, {3, 1, 1, 1}, {200, 200.0 / 3, 200.0 / 3, 200.0 / 3}},
+      {"adaptive", {}, {1, 1, 1, 1}, {100, 100, 100, 100}},
+      {"adaptive", {}, {1, 2, 1, 4}, {50, 100, 50, 200}},
+  };
+  for (const LeaseCase& c : cases) {
+    SCOPED_TRACE(c.policy + " priors " + std::to_string(c.priors[0]) + "/" +
+                 std::to_string(c.priors[1]));
+    const std::vector<Range> leases = FirstLeases(c, CostlyJob(n, c.priors, costs));
+    for (size_t i = 0; i < leases.size(); ++i) {
+      // Items are whole: a lease is off by less than its costliest item.
+      EXPECT_NEAR(truth.Cost(leases[i]), c.expected[i], costliest)
+          << "worker " << i << " lease " << leases[i].ToString();
+    }
+    // The same policy told no costs splits by count, and misses the costs.
+    const std::vector<Range> by_count = FirstLeases(c, CostlyJob(n, c.priors, nullptr));
+    double worst = 0;
+    for (size_t i = 0; i < by_count.size(); ++i) {
+      worst = std::max(worst, std::fabs(truth.Cost(by_count[i]) - c.expected[i]));
+    }
+    EXPECT_GT(worst, 4 * costliest) << "by count the leases should miss the costs by far";
+  }
+}
+
+// The costs replace the shape: a job that declares linear cost and gives
+// item costs is split by the item costs.
+TEST(PolicyItemCostsTest, ItemCostsReplaceTheDeclaredShape) {
+  JobInfo job = CostlyJob(4, {1, 1}, SharedCosts({3, 1, 1, 1}));
+  job.cost = CostShape::kLinear;
+  auto policy = MakePolicy(testing_support::PolicyNamed("equal"));
+  ASSERT_TRUE(policy->Start(job, 0).ok());
+  EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease, (Range{0, 1}));
+  EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease, (Range{1, 4}));
+}
+
+// A share ends where it is nearest its cost: costs 1, 1, 5, 1, 1, 1 split
+// in halves of 5 give [0, 3) (7, two over) rather than [0, 2) (2, three
+// short), and the next share is short by what the first took beyond.
+TEST(PolicyItemCostsTest, AShareEndsAtTheItemBoundaryNearestItsCost) {
+  for (const char* name : {"equal", "weighted", "mms", "adaptive"}) {
+    SCOPED_TRACE(name);
+    auto policy = MakePolicy(testing_support::PolicyNamed(name));
+    ASSERT_TRUE(policy->Start(CostlyJob(6, {1, 1}, SharedCosts({1, 1, 5, 1, 1, 1})), 0).ok());
+    EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease, (Range{0, 3}));
+    EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease, (Range{3, 6}));
+  }
+  // Three shares of 10 over 1, 12, 1 x 17: the giant takes the first share
+  // whole and over; the second is short of it (10 - 3), the third takes the rest.
+  std::vector<double> costs = {1, 12};
+  costs.resize(19, 1.0);
+  auto policy = MakePolicy(testing_support::PolicyNamed("equal"));
+  ASSERT_TRUE(policy->Start(CostlyJob(19, {1, 1, 1}, SharedCosts(costs)), 0).ok());
+  EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease, (Range{0, 2}));
+  EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease, (Range{2, 9}));
+  EXPECT_EQ(policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease, (Range{9, 19}));
+}
+
+// A giant item cannot be split: the policy that wants less than it still
+// leases it whole, and every item is leased once.
+TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
+  std::vector<double> costs(100, 1.0);
+  costs[10] = 1000;
+  for (const char* name : {"selfsched", "guided", "factoring", "mms"}) {
+    SCOPED_TRACE(name);
+    auto policy = MakePolicy(testing_support::PolicyNamed(name));
+    ASSERT_TRUE(policy->Start(CostlyJob(100, {1, 1}, SharedCosts(costs)), 0).ok());
+    std::vector<Reply> held;
+    for (WorkerId id : {0u, 1u}) held.push_back(policy->OnReport(Report{id, 0, {}, 0, 0, true}));
+    IntervalSet leased;
+    for (double now = 1; now < 1000 && !policy->Finished(); ++now) {
+      for (WorkerId id : {0u, 1u}) {
+        if (held[id].kind != Reply::Kind::kLease || policy->Finished()) continue;
+        const Range lease = held[id].lease;
+        EXPECT_EQ(leased.CountIn(lease), 0u) << "leased twice: " << lease.ToString();
+        leased.Add(lease);
+        held[id] = policy->OnReport(Report{id, now, {lease}, 0.5, lease.end, true});
+      }
+    }
+    EXPECT_TRUE(policy->Finished());
+    EXPECT_EQ(leased.size(), 100u);
+  }
+}
+
+}  // namespace
+}  // namespace ballast::balance
