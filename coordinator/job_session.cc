@@ -28,6 +28,7 @@ balance::JobInfo JobInfoOf(const JobConfig& config) {
   job.items = config.workload.items;
   job.cost = config.workload.cost;
   job.workers = config.workers;
+  job.item_costs = config.workload.item_costs;  // null: split by the declared shape
   // Primes and matmul compute an item from its number; an exec item's
   // command may read its inputs from anywhere.
   job.inputs_cross_links = config.workload.kind == workload::WorkloadKind::kExec;

@@ -158,7 +158,7 @@ class WorkerLoop::Impl {
   Status RunJob() {
     BALLAST_ASSIGN_OR_RETURN(auto description, FetchJob());
     workload_ = description.workload;
-    cost_ = balance::CostModel(workload_.items, workload_.cost);
+    cost_ = balance::CostModel(workload_.items, workload_.cost, workload_.item_costs);
     metrics_->Bind(workload::WorkloadKindName(workload_.kind));
     BALLAST_ASSIGN_OR_RETURN(kernel_, kernels::MakeKernel(workload_));
     spdlog::info("worker started job={} worker={} workload={} items={} threads={} speed={}",
