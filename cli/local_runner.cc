@@ -169,6 +169,7 @@ class Runner {
       // ms inside one with a quota and a raised CPU weight).
       if (node.speed == std::ceil(node.speed)) {
         note("nothing for nodes of whole cores (one worker thread per core)");
+        config_.worker_cores[node.name] = WorkerCores(process);
         processes_.push_back(std::move(process));
         continue;
       }
@@ -188,11 +189,22 @@ class Runner {
       // Held by a quota, or by its duty cycle below one core: it computes in
       // bursts, which the policy's split allows for.
       SetDuty(node.name, NodeDuty(node.speed, process.limit || node.speed < 1));
+      config_.worker_cores[node.name] = WorkerCores(process);
       processes_.push_back(std::move(process));
     }
     NoteOversubscription(note);
     speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
     return Status::Ok();
+  }
+
+  // The cores a node's worker (and its commands) can compute with: its CPU
+  // quota, or this machine's cores where nothing holds it (a duty cycle
+  // throttles the worker's own steps, not what an exec command starts).
+  // What the coordinator bounds its reported CPU seconds by.
+  static double WorkerCores(const NodeProcess& process) {
+    if (process.limit) return process.node->speed;
+    return std::max(
+        {1.0, process.node->speed, static_cast<double>(std::thread::hardware_concurrency())});
   }
 
   void SetDuty(const std::string& node, double duty) {
@@ -411,6 +423,7 @@ class Runner {
     }
     out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
     out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
+    out.efficiency_capped = balance::EfficiencyCapped(out.ideal_s, out.makespan_s);
     const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
       const auto& worker = out.view.workers[i];

@@ -84,11 +84,14 @@ struct LocalRunOutcome {
   // The physical limit and the headline figure, by balance::IdealSeconds and
   // balance::Efficiency (docs/efficiency.md).
   double ideal_s = 0;        // IdealSeconds(work_s, total_speed)
-  double efficiency = 0;     // Efficiency(ideal_s, makespan_s)
+  double efficiency = 0;     // Efficiency(ideal_s, makespan_s), at most 1
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;       // the workers' logs, one file per node (NodeOutcome::log_file)
   bool stopped = false;      // on_progress stopped the job before its end: view holds what was done
   double elapsed_s = 0;      // from adding the job to its end or its stop
+  // The ideal was longer than the makespan (balance::EfficiencyCapped): the
+  // workers' CPU seconds say more than the nodes' speeds allow.
+  bool efficiency_capped = false;
 };
 
 // Runs the job to its end, or until on_progress stops it. Returns the

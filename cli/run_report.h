@@ -24,8 +24,8 @@ void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& we
 void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
 // {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "total_speed", "efficiency",
-//  "messages", "moved_items", "steals", "speed_method", "log_dir", "verification",
-//  "nodes": [{..., "log": the file of its worker's log in log_dir}]};
+//  "efficiency_capped", "messages", "moved_items", "steals", "speed_method", "log_dir",
+//  "verification", "nodes": [{..., "log": the file of its worker's log in log_dir}]};
 // "verification" is null when the job has none, else {"fraction", "ranges", "sampled",
 // "checked", "items", "cpu_s", "finished_at_s", "failure"}.
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
