@@ -169,6 +169,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
       view.policy.rebalances, view.dropped_completions, DroppedCpuSeconds(view));
   PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
+  fmt::print("processes: {}\n", DescribeContainment(outcome.containment));
   PrintLogs(outcome);
   fmt::print("result: {}\n", view.result.Summary());
 }
@@ -211,7 +212,40 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"speed_method", outcome.speed_method},
           {"log_dir", outcome.log_dir},
           {"verification", VerificationJson(view.verification)},
+          {"processes", ContainmentJson(outcome.containment)},
           {"nodes", nodes}};
+}
+
+std::string DescribeContainment(const ContainmentReport& report) {
+  if (!report.by_cgroup) {
+    return fmt::format(
+        "the workers are stopped and {} processes left in their sessions were killed; without "
+        "cgroups ({}) a process that started a session of its own cannot be found, and may "
+        "still run",
+        report.killed, report.where);
+  }
+  if (report.clean()) {
+    return fmt::format(
+        "the run's processes are stopped: {} were still running at its end and were killed with "
+        "its cgroup (cgroup.kill); none remain, and its cgroups are removed",
+        report.killed);
+  }
+  std::string text =
+      fmt::format("{} processes of the run remain in its cgroup {} after cgroup.kill",
+                  report.remaining, report.where);
+  if (report.groups_left > 0) {
+    text += fmt::format("; {} of its cgroups could not be removed", report.groups_left);
+  }
+  return text;
+}
+
+nlohmann::json ContainmentJson(const ContainmentReport& report) {
+  return {{"contained_by", report.by_cgroup ? "cgroup" : "session"},
+          {"where", report.where},
+          {"killed", report.killed},
+          {"remaining", report.by_cgroup ? nlohmann::json(report.remaining) : nlohmann::json()},
+          {"cgroups_left", report.groups_left},
+          {"clean", report.clean()}};
 }
 
 std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome) {
