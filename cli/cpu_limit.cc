@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "worker/cgroup_tree.h"
+
 namespace ballast::cli {
 namespace {
 
@@ -31,6 +33,20 @@ bool HasCpuController(const fs::path& controllers) {
     if (name == "cpu") return true;
   }
   return false;
+}
+
+// Turns the cpu controller on for `dir`: "+cpu" in the cgroup.subtree_control
+// of each group from the v2 root `mount` down to dir's parent, and a high CPU
+// weight on each group below the root (each level competes with its
+// siblings), dir included. Returns false when a controller cannot be turned on.
+bool EnableCpuAbove(const fs::path& mount, const fs::path& dir) {
+  fs::path at = mount;
+  for (const fs::path& part : dir.lexically_relative(mount)) {
+    if (!WriteValue(at / "cgroup.subtree_control", "+cpu")) return false;
+    at /= part;
+    WriteValue(at / "cpu.weight", std::to_string(kHighWeight));
+  }
+  return true;
 }
 
 }  // namespace
@@ -58,7 +74,8 @@ double NodeDuty(double speed, bool held) {
   return std::min(1.0, speed / WorkerThreads(speed));
 }
 
-StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, double speed) {
+StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, double speed,
+                                                     const std::string& v2_dir) {
   BALLAST_ASSIGN_OR_RETURN(const CpuQuota cpu, QuotaFor(speed));
   const long quota = cpu.quota_us;
   const long period = cpu.period_us;
@@ -76,30 +93,29 @@ StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, d
       WriteValue(dir / "cpu.shares", std::to_string(kHighShares));
       return std::unique_ptr<CpuLimit>(
           new CpuLimit(dir, (dir / "cgroup.procs").string(),
-                       fmt::format("cgroup v1 cpu quota {}/{} us", quota, period)));
+                       fmt::format("cgroup v1 cpu quota {}/{} us", quota, period), true));
     }
     fs::remove(dir, error);
   }
-  // cgroup v2: cpu.max in a child of the root, when the cpu controller is on.
-  const fs::path v2 = "/sys/fs/cgroup";
-  if (HasCpuController(v2 / "cgroup.controllers")) {
-    const fs::path parent = v2 / "ballast";
-    fs::create_directories(parent / group, error);
-    if (!error && WriteValue(v2 / "cgroup.subtree_control", "+cpu") &&
-        WriteValue(parent / "cgroup.subtree_control", "+cpu") &&
-        WriteValue(parent / group / "cpu.max", fmt::format("{} {}", quota, period))) {
-      WriteValue(parent / "cpu.weight", std::to_string(kHighWeight));
-      WriteValue(parent / group / "cpu.weight", std::to_string(kHighWeight));
+  // cgroup v2: cpu.max, when the cpu controller is on.
+  const std::string mount = cgroup::V2Mount();
+  if (!mount.empty() && HasCpuController(fs::path(mount) / "cgroup.controllers")) {
+    const bool owned = v2_dir.empty();
+    const fs::path dir = owned ? fs::path(mount) / "ballast" / group : fs::path(v2_dir);
+    if (owned) fs::create_directories(dir, error);
+    if (!error && EnableCpuAbove(mount, dir) &&
+        WriteValue(dir / "cpu.max", fmt::format("{} {}", quota, period))) {
       return std::unique_ptr<CpuLimit>(
-          new CpuLimit(parent / group, (parent / group / "cgroup.procs").string(),
-                       fmt::format("cgroup v2 cpu.max {} {}", quota, period)));
+          new CpuLimit(dir, (dir / "cgroup.procs").string(),
+                       fmt::format("cgroup v2 cpu.max {} {}", quota, period), owned));
     }
-    fs::remove(parent / group, error);
+    if (owned) fs::remove(dir, error);
   }
   return Status::Unavailable("no cgroup with a cpu controller can be made here");
 }
 
 CpuLimit::~CpuLimit() {
+  if (!owned_) return;
   std::error_code error;
   fs::remove(dir_, error);  // rmdir; fails harmlessly while a process remains
 }

@@ -47,29 +47,38 @@ double NodeDuty(double speed, bool held);
 
 class CpuLimit {
  public:
-  // Creates the cgroup "ballast/<group>" limited to `speed` cores
-  // (QuotaFor). Returns Invalid for a speed QuotaFor refuses, and
+  // Limits a node to `speed` cores (QuotaFor): in the cgroup v1 group
+  // "ballast/<group>" of the cpu hierarchy where there is one; else, in
+  // cgroup v2, in `v2_dir` when given (the node's group of the run's
+  // subtree, run_containment.h, which the caller makes and removes; the
+  // groups above it get the cpu controller), or in a group "ballast/<group>"
+  // of its own. Returns Invalid for a speed QuotaFor refuses, and
   // Unavailable (with the reason) when this machine does not allow a cgroup.
-  static StatusOr<std::unique_ptr<CpuLimit>> Create(const std::string& group, double speed);
-  // Removes the cgroup (it must hold no process any more).
+  static StatusOr<std::unique_ptr<CpuLimit>> Create(const std::string& group, double speed,
+                                                    const std::string& v2_dir = "");
+  // Removes the cgroup it made (it must hold no process any more).
   ~CpuLimit();
   CpuLimit(const CpuLimit&) = delete;
   CpuLimit& operator=(const CpuLimit&) = delete;
 
-  // The file a process id is written to, to move that process into the group.
+  // The group's directory, and the file a process id is written to, to move
+  // that process into the group.
+  const std::string& dir() const { return dir_; }
   const std::string& procs_file() const { return procs_file_; }
   // "cgroup v1 cpu quota 50000/100000 us" — for logs and the run's output.
   const std::string& description() const { return description_; }
 
  private:
-  CpuLimit(std::string dir, std::string procs_file, std::string description)
+  CpuLimit(std::string dir, std::string procs_file, std::string description, bool owned)
       : dir_(std::move(dir)),
         procs_file_(std::move(procs_file)),
-        description_(std::move(description)) {}
+        description_(std::move(description)),
+        owned_(owned) {}
 
   std::string dir_;
   std::string procs_file_;
   std::string description_;
+  bool owned_;  // made here, removed by the destructor
 };
 
 }  // namespace ballast::cli

@@ -20,6 +20,8 @@
 
 #include "cli/cpu_limit.h"
 #include "cli/run_cleanup.h"
+#include "cli/run_containment.h"
+#include "cli/run_guard.h"
 #include "coordinator/server.h"
 #include "core/balance/efficiency.h"
 #include "core/common/names.h"
@@ -44,13 +46,33 @@ std::string RandomHex(size_t bytes) {
   return out;
 }
 
+// Writes this process's id into the cgroup.procs file `procs`: moves it into
+// that cgroup. Async-signal-safe. Returns false when that fails.
+bool JoinCgroup(const char* procs) {
+  const int fd = open(procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[16];
+  char* end = text + sizeof(text);
+  char* digit = end;
+  for (unsigned long pid = static_cast<unsigned long>(getpid()); digit == end || pid > 0;
+       pid /= 10) {
+    *--digit = static_cast<char>('0' + pid % 10);
+  }
+  const bool moved = write(fd, digit, end - digit) == end - digit;
+  close(fd);
+  return moved;
+}
+
 // In the child, between fork and exec (async-signal-safe calls only): ties
 // the worker to this process (SIGTERM when it dies, however it dies), makes
-// it lead a session of its own (what it leaves is found by that session, and
-// the terminal's Ctrl-C reaches this process alone), joins the node's cgroup
-// when `procs` names one, sends its output to `log` (a file descriptor the
-// parent opened; never to the parent's stdout), and execs.
-[[noreturn]] void ExecWorker(pid_t parent, const std::string& procs, int log, char* const argv[],
+// it lead a session of its own (without cgroups, what it leaves is found by
+// that session; and the terminal's Ctrl-C reaches this process alone), joins
+// the cgroups whose cgroup.procs `procs` names (null-terminated: the node's
+// CPU quota, the node's group of the run), sends its output to `log` (a file
+// descriptor the parent opened; never to the parent's stdout), and execs. A
+// worker that cannot join the run's group does not start: what it started
+// would not be contained.
+[[noreturn]] void ExecWorker(pid_t parent, const char* const* procs, int log, char* const argv[],
                              char* const envp[]) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent) _exit(127);  // the parent died before prctl
@@ -58,19 +80,8 @@ std::string RandomHex(size_t bytes) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);  // the parent's threads block SIGINT and SIGTERM
-  if (!procs.empty()) {
-    const int fd = open(procs.c_str(), O_WRONLY);
-    if (fd >= 0) {
-      char text[16];
-      char* end = text + sizeof(text);
-      char* digit = end;
-      for (unsigned long pid = static_cast<unsigned long>(getpid()); digit == end || pid > 0;
-           pid /= 10) {
-        *--digit = static_cast<char>('0' + pid % 10);
-      }
-      (void)!write(fd, digit, end - digit);
-      close(fd);
-    }
+  for (const char* const* file = procs; *file != nullptr; ++file) {
+    if (!JoinCgroup(*file)) _exit(127);
   }
   if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(127);
   // The worker must not inherit the coordinator's listening socket (it
@@ -85,6 +96,7 @@ struct NodeProcess {
   const job::EmulatedNode* node = nullptr;
   std::string log;                  // its log's file name in the run's log folder
   std::unique_ptr<CpuLimit> limit;  // null: the worker's duty cycle
+  std::string group;                // its group of the run's cgroups; empty without
   pid_t pid = -1;
   uint32_t restarts = 0;
   bool finished = false;  // exited for good
@@ -95,10 +107,13 @@ class Runner {
   explicit Runner(const LocalRunOptions& options) : options_(options) {}
 
   StatusOr<LocalRunOutcome> Run() {
-    // The groups of earlier runs that were killed before they could remove
-    // them (their workers died with them, see Spawn).
-    RemoveStaleGroups(CpuLimitParents());
+    // The groups of earlier runs whose guard could not remove them (it was
+    // killed with them).
+    RemoveStaleGroups(RunGroupParents());
     BALLAST_RETURN_IF_ERROR(Prepare());
+    if (containment_) {
+      BALLAST_ASSIGN_OR_RETURN(guard_, RunGuard::Start(containment_->dir(), CpuLimitDirs()));
+    }
     coordinator::ServerOptions server_options;
     server_options.port = options_.metrics_port;
     BALLAST_ASSIGN_OR_RETURN(server_, coordinator::Server::Start(server_options));
@@ -151,6 +166,7 @@ class Runner {
       return Status::Unavailable(fmt::format(
           "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
     }
+    Contain();
     // How each node's speed is held, each way named once (a mixed cluster
     // may use several).
     std::vector<std::string> methods;
@@ -163,36 +179,84 @@ class Runner {
       NodeProcess process;
       process.node = &node;
       process.log = NodeLogFileName(node.name);
-      // A node of whole cores runs that many threads, which is its speed
-      // already: it needs no quota, and outside a cgroup its worker has its
-      // first lease sooner (measured: 15 ms after the start, against 35-150
-      // ms inside one with a quota and a raised CPU weight).
-      if (node.speed == std::ceil(node.speed)) {
-        note("nothing for nodes of whole cores (one worker thread per core)");
-        processes_.push_back(std::move(process));
-        continue;
-      }
-      if (options_.cgroups) {
+      if (containment_) {
         // Bounded like the log's name: a cgroup is a directory.
-        auto limit = CpuLimit::Create(
-            OwnedGroupName(getpid(), BoundedFileName(config_.id + "-" + node.name, "", 200)),
-            node.speed);
-        if (limit.ok()) {
-          note((*limit)->description());
-          process.limit = std::move(limit).value();
-        } else {
-          spdlog::debug("no cgroup for node={} reason=\"{}\"", node.name, limit.status().message());
-        }
+        BALLAST_ASSIGN_OR_RETURN(process.group,
+                                 containment_->AddNode(BoundedFileName(node.name, "", 200)));
       }
-      if (!process.limit) note("duty cycle in the worker (no cgroup CPU quota here)");
-      // Held by a quota, or by its duty cycle below one core: it computes in
-      // bursts, which the policy's split allows for.
-      SetDuty(node.name, NodeDuty(node.speed, process.limit || node.speed < 1));
+      LimitSpeed(process, note);
+      config_.worker_cores[node.name] = WorkerCores(process);
       processes_.push_back(std::move(process));
     }
     NoteOversubscription(note);
     speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
     return Status::Ok();
+  }
+
+  // The run's cgroups (run_containment.h), where this machine allows them;
+  // otherwise notes why not, for the run's output.
+  void Contain() {
+    if (!options_.cgroups) {
+      uncontained_ = "--no-cgroups";
+      return;
+    }
+    auto containment =
+        RunContainment::Create(OwnedGroupName(getpid(), BoundedFileName(config_.id, "", 200)));
+    if (containment.ok()) {
+      containment_ = std::move(containment).value();
+    } else {
+      uncontained_ = containment.status().message();
+      spdlog::debug("no cgroups for the run reason=\"{}\"", uncontained_);
+    }
+  }
+
+  // Holds the node's speed: nothing for a node of whole cores, a cgroup CPU
+  // quota where one can be made, the worker's duty cycle otherwise.
+  template <typename Note>
+  void LimitSpeed(NodeProcess& process, Note& note) {
+    const job::EmulatedNode& node = *process.node;
+    // A node of whole cores runs that many threads, which is its speed
+    // already: it needs no quota, and outside a quota its worker has its
+    // first lease sooner (measured: 15 ms after the start, against 35-150
+    // ms inside one with a quota and a raised CPU weight).
+    if (node.speed == std::ceil(node.speed)) {
+      note("nothing for nodes of whole cores (one worker thread per core)");
+      return;
+    }
+    if (options_.cgroups) {
+      auto limit = CpuLimit::Create(
+          OwnedGroupName(getpid(), BoundedFileName(config_.id + "-" + node.name, "", 200)),
+          node.speed, process.group);
+      if (limit.ok()) {
+        note((*limit)->description());
+        process.limit = std::move(limit).value();
+      } else {
+        spdlog::debug("no cgroup for node={} reason=\"{}\"", node.name, limit.status().message());
+      }
+    }
+    if (!process.limit) note("duty cycle in the worker (no cgroup CPU quota here)");
+    // Held by a quota, or by its duty cycle below one core: it computes in
+    // bursts, which the policy's split allows for.
+    SetDuty(node.name, NodeDuty(node.speed, process.limit || node.speed < 1));
+  }
+
+  // The cores a node's worker (and its commands) can compute with: its CPU
+  // quota, or this machine's cores where nothing holds it (a duty cycle
+  // throttles the worker's own steps, not what an exec command starts).
+  // What the coordinator bounds its reported CPU seconds by.
+  static double WorkerCores(const NodeProcess& process) {
+    if (process.limit) return process.node->speed;
+    return std::max(
+        {1.0, process.node->speed, static_cast<double>(std::thread::hardware_concurrency())});
+  }
+
+  // The CPU quotas' groups, which the run's guard removes with the run's.
+  std::vector<std::string> CpuLimitDirs() const {
+    std::vector<std::string> dirs;
+    for (const auto& process : processes_) {
+      if (process.limit) dirs.push_back(process.limit->dir());
+    }
+    return dirs;
   }
 
   void SetDuty(const std::string& node, double duty) {
@@ -216,11 +280,13 @@ class Runner {
         cores, machine));
   }
 
-  // Starts (or restarts) a node's worker: fork, join the node's cgroup, exec.
-  // The worker leads a session of its own (what it leaves when it dies is
-  // found by its session id, KillSession) and gets SIGTERM when the thread
-  // that started it ends, which is this process's end however it comes
-  // (SIGKILL included): RunLocal's thread outlives every worker otherwise.
+  // Starts (or restarts) a node's worker: fork, join the node's cgroups,
+  // exec. The worker is in its node's group of the run's cgroups (what it
+  // leaves when it dies is killed by that group, ClearNode) or, without
+  // them, leads a session of its own (KillSession); and gets SIGTERM when the
+  // thread that started it ends, which is this process's end however it
+  // comes (SIGKILL included): RunLocal's thread outlives every worker
+  // otherwise.
   Status Spawn(NodeProcess& process) {
     const job::EmulatedNode& node = *process.node;
     std::vector<std::string> args = {options_.worker_binary,
@@ -242,6 +308,7 @@ class Runner {
     const bool duty = !process.limit;
     args.insert(args.end(), {"--threads", std::to_string(WorkerThreads(node.speed))});
     if (duty && node.speed < 1) args.insert(args.end(), {"--speed", fmt::format("{}", node.speed)});
+    if (!process.group.empty()) args.insert(args.end(), {"--exec-cgroup", process.group});
     if (spdlog::should_log(spdlog::level::debug)) args.push_back("-v");  // into the worker's log
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
@@ -255,7 +322,17 @@ class Runner {
     std::vector<char*> envp;
     for (auto& var : env) envp.push_back(var.data());
     envp.push_back(nullptr);
-    const std::string procs = process.limit ? process.limit->procs_file() : "";
+    // The node's CPU quota and its group of the run (one file when the
+    // quota is set on that group, cgroup v2 alone).
+    std::vector<std::string> procs;
+    if (process.limit) procs.push_back(process.limit->procs_file());
+    const std::string group_procs = process.group.empty() ? "" : process.group + "/cgroup.procs";
+    if (!group_procs.empty() && (procs.empty() || procs[0] != group_procs)) {
+      procs.push_back(group_procs);
+    }
+    std::vector<const char*> procs_files;
+    for (const auto& file : procs) procs_files.push_back(file.c_str());
+    procs_files.push_back(nullptr);
     // Opened here, not in the child: a log that cannot be created stops the
     // run with its path and the cause, and the worker's lines never land on
     // the run's stdout (where `-o json` prints).
@@ -272,7 +349,7 @@ class Runner {
       close(log_fd);
       return Status::Unavailable("fork failed");
     }
-    if (pid == 0) ExecWorker(parent, procs, log_fd, argv.data(), envp.data());
+    if (pid == 0) ExecWorker(parent, procs_files.data(), log_fd, argv.data(), envp.data());
     close(log_fd);
     process.pid = pid;
     spdlog::debug("worker started node={} pid={}", node.name, pid);
@@ -298,7 +375,7 @@ class Runner {
       if (process.pid <= 0) continue;
       int wstatus = 0;
       if (waitpid(process.pid, &wstatus, WNOHANG) != process.pid) continue;
-      KillSession(process.pid);  // an exec command's children that outlived it
+      ClearLeftovers(process);  // an exec command's children that outlived it
       process.pid = -1;
       const bool clean = WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0;
       if (job_done || clean) {
@@ -359,34 +436,49 @@ class Runner {
     }
   }
 
+  // What a worker that has exited left running: killed by its node's group,
+  // or, without cgroups, by its session. Returns how many were killed.
+  size_t ClearLeftovers(const NodeProcess& process) {
+    if (containment_) return containment_->ClearNode(process.group);
+    return static_cast<size_t>(KillSession(process.pid));
+  }
+
   // SIGTERM to workers still running (they hand back their work and end
   // their exec commands), SIGKILL after two seconds; then reap them all, kill
-  // what each left behind and remove the cgroups.
+  // what is left of the run (every process of its cgroups, or what stayed in
+  // the workers' sessions), remove the cgroups and release the guard.
   void StopAll() {
     for (auto& process : processes_) {
       if (process.pid > 0) kill(process.pid, SIGTERM);
     }
     const auto deadline = Clock::now() + std::chrono::seconds(2);
+    size_t killed = 0;
     for (auto& process : processes_) {
       while (process.pid > 0) {
         if (waitpid(process.pid, nullptr, WNOHANG) == process.pid) {
-          KillSession(process.pid);
+          if (!containment_) killed += ClearLeftovers(process);
           process.pid = -1;
         } else if (Clock::now() > deadline) {
           kill(process.pid, SIGKILL);
           waitpid(process.pid, nullptr, 0);
-          KillSession(process.pid);
+          if (!containment_) killed += ClearLeftovers(process);
           process.pid = -1;
         } else {
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
       }
     }
+    if (containment_) {
+      containment_report_ = containment_->KillAll(std::chrono::seconds(2));
+    } else {
+      containment_report_ = {false, uncontained_, killed, 0, 0};
+    }
     for (auto& process : processes_) {
       // A process killed a moment ago may still be in its group.
       if (process.limit) WaitGroupEmpty(process.limit->procs_file(), std::chrono::seconds(1));
       process.limit.reset();  // removes the cgroup
     }
+    guard_.reset();  // it finds nothing left, and exits
   }
 
   LocalRunOutcome Outcome() const {
@@ -411,6 +503,8 @@ class Runner {
     }
     out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
     out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
+    out.efficiency_capped = balance::EfficiencyCapped(out.ideal_s, out.makespan_s);
+    out.containment = containment_report_;
     const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
       const auto& worker = out.view.workers[i];
@@ -438,7 +532,11 @@ class Runner {
   fuzzy::WeightResult weights_;
   coordinator::JobConfig config_;
   std::unique_ptr<coordinator::Server> server_;
-  std::vector<NodeProcess> processes_;
+  std::unique_ptr<RunContainment> containment_;  // null: sessions only (uncontained_ says why)
+  std::string uncontained_;
+  std::vector<NodeProcess> processes_;  // after containment_: their quotas go first
+  std::unique_ptr<RunGuard> guard_;     // after both: released last
+  ContainmentReport containment_report_;
   std::string log_dir_;
   std::string speed_method_;
   Clock::time_point started_;

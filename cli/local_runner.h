@@ -5,13 +5,21 @@
 // declared lost at once (its work goes to the others) and restarted up to the
 // job's backoffLimit, as a pod would be.
 //
-// Nothing outlives the run: each worker leads a session of its own, so that
-// what it started (an exec command's children) is killed when it dies, and
-// gets SIGTERM from the kernel when the thread that called RunLocal ends, so
-// that a run killed with SIGKILL takes its workers with it. Cgroups are named
-// after this process (run_cleanup.h); a run removes those of earlier runs
-// whose process is gone. Signals are the caller's: `ballast run` stops the run
-// through on_progress (stop_signals.h).
+// Nothing outlives the run. Where cgroup v2 allows it (root, Linux 5.14),
+// every worker runs in its node's group of the run's cgroups and every exec
+// command in a group of its own below it (run_containment.h): whatever a
+// command leaves running is killed when it ends, what a dead worker left is
+// killed before it is restarted, everything is killed with cgroup.kill when
+// the run ends, and a guard process kills and removes it all when the run is
+// killed, with SIGKILL too (run_guard.h). Elsewhere each worker leads a
+// session of its own, whose leftovers are killed when it dies, and each
+// command a process group; a process that starts a session of its own
+// escapes, and the outcome says so (LocalRunOutcome::containment). Each
+// worker also gets SIGTERM from the kernel when the thread that called
+// RunLocal ends. Cgroups are named after this process (run_cleanup.h); a run
+// removes those of earlier runs whose process and guard are gone. Signals
+// are the caller's: `ballast run` stops the run through on_progress
+// (stop_signals.h).
 //
 // Thread-safety: RunLocal may run from any thread, one call at a time per
 // process (it reaps child processes); that thread must not end while
@@ -25,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/run_containment.h"
 #include "coordinator/job_session.h"
 #include "core/common/status.h"
 #include "core/fuzzy/model.h"
@@ -37,7 +46,7 @@ struct LocalRunOptions {
   job::ClusterSpec cluster;
   fuzzy::Profile profile;
   std::string worker_binary;  // path of ballast-worker
-  bool cgroups = true;        // try CPU quotas before the duty cycle
+  bool cgroups = true;        // contain the run in cgroups; CPU quotas before the duty cycle
   std::string log_dir;        // workers' logs; empty: a new temporary directory
   // Called about every 100 ms with the job's state and the live workers' pids
   // by node; return false to stop the job: the workers are stopped and the
@@ -84,11 +93,16 @@ struct LocalRunOutcome {
   // The physical limit and the headline figure, by balance::IdealSeconds and
   // balance::Efficiency (docs/efficiency.md).
   double ideal_s = 0;        // IdealSeconds(work_s, total_speed)
-  double efficiency = 0;     // Efficiency(ideal_s, makespan_s)
+  double efficiency = 0;     // Efficiency(ideal_s, makespan_s), at most 1
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;       // the workers' logs, one file per node (NodeOutcome::log_file)
   bool stopped = false;      // on_progress stopped the job before its end: view holds what was done
   double elapsed_s = 0;      // from adding the job to its end or its stop
+  // The ideal was longer than the makespan (balance::EfficiencyCapped): the
+  // workers' CPU seconds say more than the nodes' speeds allow.
+  bool efficiency_capped = false;
+  // How the run's processes were contained, and what its end left running.
+  ContainmentReport containment;
 };
 
 // Runs the job to its end, or until on_progress stops it. Returns the

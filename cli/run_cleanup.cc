@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "worker/cgroup_tree.h"
+
 namespace ballast::cli {
 namespace {
 
@@ -42,15 +44,11 @@ std::vector<pid_t> ProcessesOf(const std::string& procs_file) {
   return pids;
 }
 
-// Kills what is left in a stale group and removes it. Returns true when the
-// group is gone.
+// Kills what is left in a stale group and the groups below it, and removes
+// them. Returns true when the group is gone.
 bool RemoveGroup(const fs::path& dir) {
-  for (pid_t pid : ProcessesOf((dir / "cgroup.procs").string())) kill(pid, SIGKILL);
-  WaitGroupEmpty((dir / "cgroup.procs").string(), std::chrono::seconds(1));
-  std::error_code error;
-  fs::remove(dir, error);  // rmdir: a cgroup's files go with it
-  if (error) {
-    spdlog::info("stale cgroup left in place group={} error=\"{}\"", dir.string(), error.message());
+  if (cgroup::KillAndRemove(dir.string(), 1000) > 0) {
+    spdlog::info("stale cgroup left in place group={}", dir.string());
     return false;
   }
   return true;
@@ -126,8 +124,11 @@ std::vector<std::string> RemoveStaleGroups(const std::vector<std::string>& paren
   return removed;
 }
 
-std::vector<std::string> CpuLimitParents() {
-  return {"/sys/fs/cgroup/cpu/ballast", "/sys/fs/cgroup/ballast"};
+std::vector<std::string> RunGroupParents() {
+  std::vector<std::string> parents = {"/sys/fs/cgroup/cpu/ballast", "/sys/fs/cgroup/ballast"};
+  const std::string v2 = cgroup::V2Mount();
+  if (!v2.empty() && v2 + "/ballast" != parents[1]) parents.push_back(v2 + "/ballast");
+  return parents;
 }
 
 }  // namespace ballast::cli

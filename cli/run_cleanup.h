@@ -2,13 +2,17 @@
 // processes a worker started that outlived it, and the cgroups of runs whose
 // owner is gone.
 //
-// Every worker of a local run leads a session of its own (setsid between fork
-// and exec), and everything it starts stays in that session (the exec
-// kernel's commands get process groups of their own, in the same session), so
-// its session id finds all it left behind once it is gone. Every cgroup a run
-// makes is named after the run's process id (OwnedGroupName), so that a later
-// run removes the groups of a run that was killed with SIGKILL and could not
-// remove them itself; a live run's groups are never touched.
+// Where the run has cgroups (run_containment.h) they hold everything, and
+// its guard (run_guard.h) kills and removes them however the run ends. What
+// is here is the rest:
+// - without cgroups, every worker leads a session of its own (setsid
+//   between fork and exec), so its session id finds what it left behind that
+//   stayed in that session (KillSession); a process that started a session
+//   of its own is not found;
+// - every cgroup a run makes is named after the run's process id
+//   (OwnedGroupName), so that a later run removes the groups of a run whose
+//   guard could not (it was killed too); a live run's groups are never
+//   touched.
 //
 // Thread-safety: functions keep no state; they read /proc and the cgroup
 // file systems, and may run from any thread.
@@ -42,13 +46,15 @@ int KillSession(pid_t session);
 bool WaitGroupEmpty(const std::string& procs_file, std::chrono::milliseconds patience);
 
 // Removes the cgroups directly under each of `parents` that OwnedGroupName
-// named for a process that no longer runs, after killing any process still
-// in them. Returns the paths removed; a group that cannot be removed is left
-// in place and logged. A missing parent is skipped.
+// named for a process that no longer runs, and the groups below them, after
+// killing any process still in them. Returns the paths removed; a group that
+// cannot be removed is left in place and logged. A missing parent is skipped.
 std::vector<std::string> RemoveStaleGroups(const std::vector<std::string>& parents);
 
-// The directories under which CpuLimit (cpu_limit.h) makes its groups: cgroup
-// v1's cpu hierarchy and the v2 root, each under "ballast".
-std::vector<std::string> CpuLimitParents();
+// The directories under which a run makes its groups (CpuLimit, cpu_limit.h;
+// RunContainment, run_containment.h): cgroup v1's cpu hierarchy and the
+// cgroup v2 hierarchy (at /sys/fs/cgroup, or where it is mounted beside v1),
+// each under "ballast".
+std::vector<std::string> RunGroupParents();
 
 }  // namespace ballast::cli

@@ -40,16 +40,18 @@ int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
   const auto& view = outcome.view;
   if (table) {
     fmt::print(
-        "stopped by {} after {:.1f} s: {} of {} items finished ({:.1f} %); the workers are "
-        "stopped and their cgroups removed\npartial result (the finished items only): {}\n",
+        "stopped by {} after {:.1f} s: {} of {} items finished ({:.1f} %); {}\npartial result "
+        "(the finished items only): {}\n",
         name, outcome.elapsed_s, view.completed, view.items,
-        view.items > 0 ? 100.0 * view.completed / view.items : 0.0, view.result.Summary());
+        view.items > 0 ? 100.0 * view.completed / view.items : 0.0,
+        DescribeContainment(outcome.containment), view.result.Summary());
   } else {
     const nlohmann::json out = {{"stopped_by", name},
                                 {"elapsed_s", outcome.elapsed_s},
                                 {"items", view.items},
                                 {"completed", view.completed},
                                 {"result", view.result.ToJson()},
+                                {"processes", ContainmentJson(outcome.containment)},
                                 {"exit_code", 128 + signal}};
     fmt::print("{}\n", DumpJson(out, 2));
   }
@@ -101,7 +103,8 @@ int Run(const RunFlags& flags) {
   }
   ProgressPrinter progress(stderr);
   // From here SIGINT and SIGTERM stop the job cleanly (the workers stopped,
-  // the cgroups removed) instead of ending the process.
+  // what is left of the run killed, the cgroups removed) instead of ending
+  // the process.
   StopSignals stop;
   LocalRunOptions options{loaded->job,
                           loaded->cluster,
@@ -178,7 +181,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
                   "run's are merged in (created when missing; docs/history.md)");
   run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
   run->add_flag("--no-cgroups", flags->no_cgroups,
-                "emulate speeds with the workers' duty cycle even where cgroups allow quotas");
+                "make no cgroups: emulate speeds with the workers' duty cycle, and stop what the "
+                "commands start by session and process group only (a process that starts its "
+                "own session may outlive the run; the output says so)");
   run->add_option("--metrics-port", flags->metrics_port,
                   "serve Prometheus /metrics: the coordinator on 127.0.0.1:PORT, the i-th node's "
                   "worker on PORT+1+i (default 0: the coordinator on a free port, workers none)");

@@ -112,6 +112,15 @@ void PrintVerification(const LocalRunOutcome& outcome) {
   fmt::print("\n");
 }
 
+// After the efficiency, when it was capped at 1: why.
+std::string CappedNote(const LocalRunOutcome& outcome) {
+  if (!outcome.efficiency_capped) return "";
+  return fmt::format(
+      " (capped at 1: the workers' CPU seconds say more work than {:.3g} cores could do in the "
+      "makespan; {} reports had their seconds cut)",
+      outcome.total_speed, outcome.view.clamped_reports);
+}
+
 // Where the workers' logs are; the node of each file whose name is not
 // "<node>.log" (a name too long for a file name).
 void PrintLogs(const LocalRunOutcome& outcome) {
@@ -150,9 +159,9 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
   const auto& view = outcome.view;
   fmt::print(
       "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores), "
-      "efficiency {:.3f}\n",
+      "efficiency {:.3f}{}\n",
       job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
-      outcome.total_speed, outcome.efficiency);
+      outcome.total_speed, outcome.efficiency, CappedNote(outcome));
   fmt::print(
       "messages {}, moved items {}, steals {} (backups {}), rebalances {}, dropped duplicates {} "
       "({:.2f} core-s, not in the work)\n",
@@ -160,6 +169,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
       view.policy.rebalances, view.dropped_completions, DroppedCpuSeconds(view));
   PrintVerification(outcome);
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
+  fmt::print("processes: {}\n", DescribeContainment(outcome.containment));
   PrintLogs(outcome);
   fmt::print("result: {}\n", view.result.Summary(job.workload.item_values.get()));
 }
@@ -195,6 +205,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"work_s", outcome.work_s},
           {"total_speed", outcome.total_speed},
           {"efficiency", outcome.efficiency},
+          {"efficiency_capped", outcome.efficiency_capped},
           {"messages", view.messages},
           {"moved_items", view.policy.moved_items},
           {"steals", view.policy.steals},
@@ -204,7 +215,40 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"speed_method", outcome.speed_method},
           {"log_dir", outcome.log_dir},
           {"verification", VerificationJson(view.verification)},
+          {"processes", ContainmentJson(outcome.containment)},
           {"nodes", nodes}};
+}
+
+std::string DescribeContainment(const ContainmentReport& report) {
+  if (!report.by_cgroup) {
+    return fmt::format(
+        "the workers are stopped and {} processes left in their sessions were killed; without "
+        "cgroups ({}) a process that started a session of its own cannot be found, and may "
+        "still run",
+        report.killed, report.where);
+  }
+  if (report.clean()) {
+    return fmt::format(
+        "the run's processes are stopped: {} were still running at its end and were killed with "
+        "its cgroup (cgroup.kill); none remain, and its cgroups are removed",
+        report.killed);
+  }
+  std::string text =
+      fmt::format("{} processes of the run remain in its cgroup {} after cgroup.kill",
+                  report.remaining, report.where);
+  if (report.groups_left > 0) {
+    text += fmt::format("; {} of its cgroups could not be removed", report.groups_left);
+  }
+  return text;
+}
+
+nlohmann::json ContainmentJson(const ContainmentReport& report) {
+  return {{"contained_by", report.by_cgroup ? "cgroup" : "session"},
+          {"where", report.where},
+          {"killed", report.killed},
+          {"remaining", report.by_cgroup ? nlohmann::json(report.remaining) : nlohmann::json()},
+          {"cgroups_left", report.groups_left},
+          {"clean", report.clean()}};
 }
 
 std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome) {
@@ -216,7 +260,7 @@ std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outc
 <style>body {{ font-family: sans-serif; margin: 2em; }} p {{ max-width: 60em; }}</style></head>
 <body>
 <h1>Ballast run: {0}</h1>
-<p>Makespan {1:.2f} s against a physical limit of {2:.2f} s (efficiency {3:.3f}); result: {4}.
+<p>Makespan {1:.2f} s against a physical limit of {2:.2f} s (efficiency {3:.3f}{8}); result: {4}.
 Busy time is green, idle time grey; speeds emulated by {5}.</p>
 {6}
 <h2>Nodes</h2>
@@ -225,7 +269,7 @@ Busy time is green, idle time grey; speeds emulated by {5}.</p>
 )",
       EscapeXml(title), outcome.makespan_s, outcome.ideal_s, outcome.efficiency,
       EscapeXml(outcome.view.result.Summary(job.workload.item_values.get())),
-      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome));
+      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome), EscapeXml(CappedNote(outcome)));
 }
 
 ProgressPrinter::ProgressPrinter(std::FILE* out)

@@ -24,11 +24,25 @@ void PrintWeights(const job::ClusterSpec& cluster, const fuzzy::WeightResult& we
 void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome);
 
 // {"job", "policy", "result", "makespan_s", "ideal_s", "work_s", "total_speed", "efficiency",
-//  "messages", "moved_items", "steals", "speed_method", "log_dir", "verification",
-//  "nodes": [{..., "log": the file of its worker's log in log_dir}]};
+//  "efficiency_capped", "messages", "moved_items", "steals", "speed_method", "log_dir",
+//  "verification", "processes", "nodes": [{..., "log": the file of its worker's log in
+//  log_dir}]};
 // "verification" is null when the job has none, else {"fraction", "ranges", "sampled",
-// "checked", "items", "cpu_s", "finished_at_s", "failure"}.
+// "checked", "items", "cpu_s", "finished_at_s", "failure"}; "processes" is
+// ContainmentJson.
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
+
+// What the end of a run left of its processes, in one sentence that claims
+// nothing it does not know: "the run's processes are stopped: 3 were still
+// running at its end and were killed with its cgroup (cgroup.kill); none
+// remain, and its cgroups are removed", or how many remain where, or, without
+// cgroups, that a process that started a session of its own may still run.
+std::string DescribeContainment(const ContainmentReport& report);
+
+// {"contained_by": "cgroup" | "session", "where": the run's cgroup or why there is
+//  none, "killed", "remaining" (null without cgroups: not known), "cgroups_left",
+//  "clean"}.
+nlohmann::json ContainmentJson(const ContainmentReport& report);
 
 // A self-contained HTML page: the Gantt chart of every node's busy and idle
 // time and the per-node table, both as inline SVG.

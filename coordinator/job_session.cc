@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "coordinator/result_bounds.h"
 #include "core/common/names.h"
 
 namespace ballast::coordinator {
@@ -48,6 +49,12 @@ StatusOr<std::unique_ptr<JobSession>> JobSession::Create(JobConfig config, doubl
       return Status::Invalid(fmt::format("two workers are named '{}'", worker.name));
     }
   }
+  for (const auto& [name, cores] : config.worker_cores) {
+    if (!std::isfinite(cores) || cores <= 0) {
+      return Status::Invalid(
+          fmt::format("worker '{}': expected a number of cores > 0, got {}", name, cores));
+    }
+  }
   if (config.resume) {
     if (config.resume->result.kind() != config.workload.kind) {
       return Status::Invalid("the checkpoint's result is of another workload");
@@ -72,6 +79,9 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
   for (WorkerId id = 0; id < workers_.size(); ++id) {
     workers_[id].view.name = config_.workers[id].name;
     workers_[id].view.prior_speed = config_.workers[id].speed;
+    const auto cores = config_.worker_cores.find(config_.workers[id].name);
+    workers_[id].cores =
+        cores != config_.worker_cores.end() ? cores->second : config_.max_worker_cores;
     ids_[config_.workers[id].name] = id;
   }
   balance::JobInfo job = JobInfoOf(config_);
@@ -140,6 +150,9 @@ StatusOr<std::vector<workload::Result>> JobSession::CheckCompletions(
     auto result = workload::Result::FromJson(config_.workload.kind, completion.result);
     if (!result.ok()) {
       return Status::Invalid(fmt::format("completed[{}].result: {}", i, result.status().message()));
+    }
+    if (Status possible = CheckResultPossible(config_.workload, range, *result); !possible.ok()) {
+      return Status::Invalid(fmt::format("completed[{}].{}", i, possible.message()));
     }
     if (Status fields = CheckHandedBack(*result, range); !fields.ok()) {
       return Status::Invalid(fmt::format("completed[{}].result.exec.{}", i, fields.message()));
@@ -226,8 +239,13 @@ std::pair<double, double> JobSession::BoundedSeconds(const Worker& worker,
                                                      double now) {
   const double since = worker.view.contacted ? worker.view.last_contact : started_at_;
   const double window = std::max(0.0, now - since) + kReportSlackSeconds;
-  const double calc = std::min(report.calc_seconds, window);
-  const double cpu = std::min(report.cpu_seconds, window * config_.max_worker_cores);
+  // What is left of the job's time so far, the slack counted once: a worker
+  // that reports often cannot add the slack up.
+  const double lasted = std::max(0.0, now - started_at_) + kReportSlackSeconds;
+  const double calc_left = std::max(0.0, lasted - worker.view.busy_s);
+  const double cpu_left = std::max(0.0, lasted * worker.cores - worker.view.cpu_s);
+  const double calc = std::min({report.calc_seconds, window, calc_left});
+  const double cpu = std::min({report.cpu_seconds, window * worker.cores, cpu_left});
   if (calc < report.calc_seconds || cpu < report.cpu_seconds) ++clamped_;
   return {calc, cpu};
 }

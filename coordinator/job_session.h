@@ -14,15 +14,21 @@
 //   `resume`), from a worker this session has not leased to yet, is not bad
 //   but stale: it is refused with Conflict, and the worker drops that lease
 //   and asks again, so its items are leased anew;
+// - a result impossible for the items it is handed in for (more primes
+//   than the numbers can hold, matmul blocks or exec items that are not the
+//   range's, CheckResultPossible in result_bounds.h) is refused likewise;
 // - numbers a worker reports about itself are bounded by what the
 //   coordinator saw: `calcSeconds` by the time since the worker's previous
 //   report (since the job's start before its first), plus
 //   kReportSlackSeconds for network jitter, and `cpuSeconds` by that time
-//   times JobConfig::max_worker_cores; larger claims are cut to the bound
-//   and counted (JobView::clamped_reports), so a forged or broken worker
-//   cannot skew the speed estimates or the job's measured work; negative or
-//   non-finite seconds and a position past the job's end are refused
-//   (Invalid) and change nothing;
+//   times the worker's cores (JobConfig::worker_cores, else
+//   max_worker_cores); and all of a worker's reports together by the time
+//   the job has lasted (plus the slack once), times its cores for CPU
+//   seconds. Larger claims are cut to the bound and counted
+//   (JobView::clamped_reports), so a forged or broken worker cannot skew the
+//   speed estimates or the job's measured work beyond what its cores could
+//   have done in that time; negative or non-finite seconds and a position
+//   past the job's end are refused (Invalid) and change nothing;
 // - a completion is merged only when none of its items is finished yet
 //   (results cannot be split); a completion that overlaps finished items is
 //   dropped and its unfinished items go back to the pool when its lease ends,
@@ -84,6 +90,10 @@ struct JobConfig {
   // bounded by the seconds the coordinator saw pass times this. Set it to
   // the nodes' core count where it is known.
   double max_worker_cores = 64;
+  // The cores each worker computes with, by name, where they are known (the
+  // CPU quota of an emulated node, a node's capacity): its cpuSeconds are
+  // bounded by them instead of max_worker_cores. Each value finite and > 0.
+  std::map<std::string, double> worker_cores;
   // A worker holding a lease that is silent this long is declared lost and
   // its unfinished items return to the pool.
   double lease_seconds = 30;
@@ -167,16 +177,16 @@ class JobSession {
  public:
   // Builds the policy and starts it at `now`. Returns Invalid when the
   // policy spec is wrong, there are no workers, two share a name, the
-  // workload has no items, or the verify options are wrong
-  // (CheckVerifyOptions).
+  // workload has no items, a worker's cores are not a finite number > 0, or
+  // the verify options are wrong (CheckVerifyOptions).
   static StatusOr<std::unique_ptr<JobSession>> Create(JobConfig config, double now);
 
   const JobConfig& config() const { return config_; }
 
   // Records a report and returns what the worker does next. Returns NotFound
   // for an unknown worker, Invalid (and changes nothing) for completions
-  // outside the worker's leases, results that do not parse, or a position
-  // past the job's end, and Conflict
+  // outside the worker's leases, results that do not parse or are
+  // impossible for their range, or a position past the job's end, and Conflict
   // (changing nothing) when such completions are stale: the worker has had
   // no lease from this session and the report names another session.
   StatusOr<protocol::ReplyMessage> HandleReport(const protocol::ReportMessage& report, double now);
@@ -220,6 +230,7 @@ class JobSession {
     balance::IntervalSet granted;                     // every range ever leased to it
     balance::Range lease;                             // as last told to it
     bool holds_lease = false;                         // last reply was lease or continue
+    double cores = 0;                                 // bounds its cpuSeconds
   };
 
   // True when `report` comes from an earlier session of the job: it names
@@ -248,7 +259,8 @@ class JobSession {
   // worker ("done" becomes "wait" while checks remain).
   balance::Reply WithChecks(balance::WorkerId id, balance::Reply reply);
   // The report's calc and CPU seconds, cut to what the coordinator saw pass
-  // since the worker's previous report (see the class comment).
+  // since the worker's previous report and since the job's start, times its
+  // cores for CPU seconds (see the class comment).
   std::pair<double, double> BoundedSeconds(const Worker& worker,
                                            const protocol::ReportMessage& report, double now);
   // Records the report's contact, busy stretch and seconds in its view.

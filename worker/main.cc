@@ -20,6 +20,7 @@
 #include "ballast/version.h"
 #include "core/common/utf8.h"
 #include "worker/bundle.h"
+#include "worker/kernels/command_group.h"
 #include "worker/kernels/kernel.h"
 #include "worker/metrics.h"
 #include "worker/probe/probe_command.h"
@@ -140,6 +141,7 @@ int main(int argc, char** argv) {
   ballast::worker::MetricLabels metric_labels{EnvOr("BALLAST_JOB_NAME", ""),
                                               EnvOr("BALLAST_NAMESPACE", ""), ""};
   bool verbose = false;
+  std::string exec_cgroup = EnvOr("BALLAST_EXEC_CGROUP", "");
 
   app.add_option("--coordinator", options.coordinator,
                  "coordinator URL, e.g. http://127.0.0.1:8080 [BALLAST_COORDINATOR]");
@@ -171,6 +173,10 @@ int main(int argc, char** argv) {
                  "the job's name in the metrics' `job` label (default: --job) [BALLAST_JOB_NAME]");
   app.add_option("--namespace", metric_labels.ns,
                  "the job's namespace, the metrics' `namespace` label [BALLAST_NAMESPACE]");
+  app.add_option("--exec-cgroup", exec_cgroup,
+                 "a cgroup v2 directory: each exec command runs in a cgroup of its own below it, "
+                 "and what it leaves running is killed when it ends (`ballast run` sets it) "
+                 "[BALLAST_EXEC_CGROUP]");
   app.add_flag("-v,--verbose", verbose, "log debug messages");
   std::string bundle_dir;
   CLI::App* bundle = app.add_subcommand(
@@ -227,6 +233,10 @@ int main(int argc, char** argv) {
     }
   }
   if (options.speed < 1) options.threads = 1;  // the emulated speed is a fraction of one core
+  if (!ballast::kernels::SetCommandCgroupParent(exec_cgroup)) {
+    spdlog::error("--exec-cgroup {}: not a cgroup v2 group with cgroup.kill", exec_cgroup);
+    return 2;
+  }
 
   if (metric_labels.job.empty()) metric_labels.job = options.job;
   metric_labels.node = options.name;

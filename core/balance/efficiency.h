@@ -20,6 +20,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 namespace ballast::balance {
@@ -32,12 +33,23 @@ inline double IdealSeconds(double work, double total_speed) {
   return work / total_speed;
 }
 
-// ideal / makespan; 0 when either is not a finite positive number.
+// ideal / makespan, at most 1; 0 when either is not a finite positive
+// number. No schedule beats the physical limit, so a figure above 1 would only
+// say that W was over-reported (a forged or broken worker's CPU seconds, a
+// node that got more CPU than its speed): it is capped, never printed, and
+// EfficiencyCapped tells the caller to say so.
 inline double Efficiency(double ideal_s, double makespan_s) {
   if (!std::isfinite(ideal_s) || !std::isfinite(makespan_s) || ideal_s <= 0 || makespan_s <= 0) {
     return 0;
   }
-  return ideal_s / makespan_s;
+  return std::min(1.0, ideal_s / makespan_s);
+}
+
+// True when Efficiency(ideal_s, makespan_s) was cut to 1: the ideal is
+// longer than the makespan.
+inline bool EfficiencyCapped(double ideal_s, double makespan_s) {
+  return std::isfinite(ideal_s) && std::isfinite(makespan_s) && makespan_s > 0 &&
+         ideal_s > makespan_s;
 }
 
 }  // namespace ballast::balance

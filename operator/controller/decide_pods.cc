@@ -47,7 +47,8 @@ std::string PodFailure(const PodView& pod) {
 struct Eligible {
   std::vector<fuzzy::NodeFacts> facts;
   std::map<std::string, double> declared_speeds;
-  std::vector<std::string> excluded;  // why each other node cannot run a worker
+  std::map<std::string, double> cores;  // status.capacity.cpu, where the node reports it
+  std::vector<std::string> excluded;    // why each other node cannot run a worker
   std::vector<ExcludedNode> architecture_excluded;
 };
 
@@ -72,6 +73,9 @@ Eligible EligibleNodes(const Pass& pass) {
       continue;
     }
     if (auto speed = DeclaredSpeed(node)) eligible.declared_speeds[name] = *speed;
+    if (node.cpu_cores && std::isfinite(*node.cpu_cores) && *node.cpu_cores > 0) {
+      eligible.cores[name] = *node.cpu_cores;
+    }
     eligible.facts.push_back({name, node.meta.labels});
   }
   std::sort(eligible.facts.begin(), eligible.facts.end(),
@@ -174,6 +178,9 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.verify.fraction = job.verify_fraction;
   config.start_timeout_s = pass.options.start_timeout_s;
   config.workers = SessionPriors(pass, *weights);
+  // A worker's CPU seconds cannot exceed its node's cores over the time it
+  // had (JobSession bounds them so).
+  config.worker_cores = std::move(eligible.cores);
   if (pass.status.checkpoint) {
     auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, *pass.status.checkpoint);
     if (!checkpoint.ok()) {

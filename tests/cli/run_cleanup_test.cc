@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cli/cpu_limit.h"
+#include "cli/run_containment.h"
 
 namespace ballast::cli {
 namespace {
@@ -113,7 +114,7 @@ TEST(RunCleanupTest, RemoveStaleGroupsRemovesADeadRunsGroupAndKeepsALiveRuns) {
   const fs::path stale_dir = fs::path((*stale)->procs_file()).parent_path();
   const fs::path live_dir = fs::path((*live)->procs_file()).parent_path();
 
-  const std::vector<std::string> removed = RemoveStaleGroups(CpuLimitParents());
+  const std::vector<std::string> removed = RemoveStaleGroups(RunGroupParents());
   int status = 0;
   waitpid(orphan, &status, 0);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
@@ -124,6 +125,33 @@ TEST(RunCleanupTest, RemoveStaleGroupsRemovesADeadRunsGroupAndKeepsALiveRuns) {
   EXPECT_TRUE(fs::exists(live_dir));
   live->reset();
   EXPECT_FALSE(fs::exists(live_dir));
+}
+
+// A run whose guard was killed with it leaves its cgroup v2 subtree: the
+// next run kills what is in it, in any of its groups, and removes them all.
+TEST(RunCleanupTest, RemoveStaleGroupsRemovesADeadRunsWholeSubtreeAsRoot) {
+  const pid_t dead = DeadPid();
+  auto run = RunContainment::Create(OwnedGroupName(dead, "cleanup-subtree"));
+  if (!run.ok()) GTEST_SKIP() << "no cgroups here: " << run.status().message();
+  auto node = (*run)->AddNode("node");
+  ASSERT_TRUE(node.ok());
+  const fs::path command = fs::path(*node) / "cmd-1-0";
+  fs::create_directory(command);
+  const pid_t orphan = fork();
+  if (orphan == 0) {
+    setsid();
+    execlp("sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  std::ofstream(command / "cgroup.procs") << orphan;
+  const std::string dir = (*run)->dir();
+  run->release();  // as a killed run leaves it
+
+  RemoveStaleGroups(RunGroupParents());
+  int status = 0;
+  waitpid(orphan, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_FALSE(fs::exists(dir));
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ std::set<pid_t> WaitForWorkers(pid_t parent, size_t count) {
 // The cgroups that run `owner` made, by path.
 std::set<std::string> GroupsOf(pid_t owner) {
   std::set<std::string> groups;
-  for (const std::string& parent : CpuLimitParents()) {
+  for (const std::string& parent : RunGroupParents()) {
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(parent, error)) {
       if (entry.is_directory() && GroupOwner(entry.path().filename().string()) == owner) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "cli/local_runner.h"
 #include "tests/support/primes_workload.h"
@@ -36,14 +37,15 @@ class TempDir {
   fs::path path_;
 };
 
-// A worker binary that runs the forging worker for `liar` and ballast-worker
-// for every other node (RunLocal starts one binary for all).
-std::string ForgingOn(const TempDir& dir, const std::string& liar) {
+// A worker binary that runs the forging worker for `liar` (with `env`, its
+// FORGE_* settings) and ballast-worker for every other node (RunLocal starts
+// one binary for all).
+std::string ForgingOn(const TempDir& dir, const std::string& liar, const std::string& env = "") {
   const fs::path script = dir.path() / "worker";
   std::ofstream(script) << "#!/bin/sh\n"
                         << "for arg in \"$@\"; do\n"
-                        << "  [ \"$arg\" = \"" << liar << "\" ] && exec " << BALLAST_FORGING_WORKER
-                        << " \"$@\"\n"
+                        << "  [ \"$arg\" = \"" << liar << "\" ] && " << env << " exec "
+                        << BALLAST_FORGING_WORKER << " \"$@\"\n"
                         << "done\n"
                         << "exec " << BALLAST_WORKER_BINARY << " \"$@\"\n";
   chmod(script.c_str(), 0755);
@@ -65,12 +67,47 @@ LocalRunOptions Options(uint64_t limit, double verify_fraction, std::string work
 }
 
 // The trust model as it is without verification: the token lets the forger
-// report, and its forged count is merged (the "1025997 primes" of issue 13).
+// report, and a forged count that its ranges could hold (none) is merged.
 TEST(VerifyRunTest, WithoutVerificationAForgedCountIsMerged) {
   TempDir dir;
-  auto outcome = RunLocal(Options(50000, 0, ForgingOn(dir, kLiar)));
+  const LocalRunOptions options = Options(50000, 0, ForgingOn(dir, kLiar));
+  auto outcome = RunLocal(options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
-  EXPECT_GT(outcome->view.result.primes().count, 1000000u);
+  EXPECT_LT(outcome->view.result.primes().count,
+            kernels::ReferenceResult(options.job.workload)->primes().count);
+}
+
+// Regression (issue 30): "a million more primes than the range holds" was
+// merged (the "1025997 primes" of issue 13), and with `verify: 0.3` one such
+// range passed 70 % of the time. It is refused at once: the forger's every
+// attempt ends in a 400, the others finish its items, the result is exact.
+TEST(VerifyRunTest, AnImpossibleCountIsRefusedAtOnceAndTheResultStaysExact) {
+  TempDir dir;
+  const LocalRunOptions options = Options(50000, 0, ForgingOn(dir, kLiar, "FORGE_IMPOSSIBLE=1"));
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->view.result, *kernels::ReferenceResult(options.job.workload));
+  EXPECT_GT(outcome->view.refused_reports, 0u);
+}
+
+// Regression (issue 30): a forged cpuSeconds of 1e300 was capped at 64 cores
+// x the window, and the run printed "efficiency 14.419" and node speeds
+// fifteen times too high. It is bounded by the node's cores over the job's
+// time, and the printed efficiency never exceeds 1.
+TEST(VerifyRunTest, AForgedCpuSecondsCannotPushTheEfficiencyAboveOne) {
+  TempDir dir;
+  auto outcome = RunLocal(Options(50000, 0, ForgingOn(dir, kLiar, "FORGE_CPU_SECONDS=1e300")));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  std::printf("work %.3f core-s, ideal %.3f s, makespan %.3f s, efficiency %.3f%s\n",
+              outcome->work_s, outcome->ideal_s, outcome->makespan_s, outcome->efficiency,
+              outcome->efficiency_capped ? " (capped)" : "");
+  EXPECT_LE(outcome->efficiency, 1.0);
+  EXPECT_GT(outcome->view.clamped_reports, 0u);
+  // Whatever holds the liar's speed, its claim is bounded by this machine's
+  // cores over the run's time.
+  const double machine = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_LE(outcome->work_s, (outcome->elapsed_s + 2) * (machine + 1.1));
+  for (const NodeOutcome& node : outcome->nodes) EXPECT_LT(node.measured_speed, 1e6) << node.name;
 }
 
 // Regression for the forged "1025997 primes, exit 0": with verification the

@@ -417,5 +417,23 @@ TEST_F(HostileClientTest, GarbageWrongTypesOutOfRangeAndNonFiniteNumbersAre400An
   }
 }
 
+// Regression (issue 30): a token holder's primes count larger than its
+// range could hold was merged. It is the protocol's bad report: 400
+// invalid_report naming the field, and nothing changes.
+TEST_F(HostileClientTest, AnImpossiblePrimesCountIs400InvalidReportNamingTheField) {
+  Start();
+  ASSERT_EQ(HonestReport({{"worker", "a"}, {"idle", true}}).status_code(), 200);
+  const Footprint before = Print();
+  const std::string body = R"({"worker":"a","completed":[{"range":{"begin":0,"end":10},)"
+                           R"("result":{"primes":{"count":1000010,"sum":"0x0000000000000000"}}}]})";
+  RawConnection connection(server_->port());
+  ASSERT_TRUE(connection.Send(Post("/v1/jobs/one/report", body)));
+  const std::string response = connection.ReadResponse();
+  EXPECT_EQ(StatusOf(response), 400) << response;
+  EXPECT_NE(response.find("invalid_report"), std::string::npos) << response;
+  EXPECT_NE(response.find("completed[0].result.primes.count"), std::string::npos) << response;
+  EXPECT_EQ(Print(), before);
+}
+
 }  // namespace
 }  // namespace ballast::coordinator

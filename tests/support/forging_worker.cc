@@ -2,11 +2,16 @@
 // (core/protocol/messages.h) with a valid token and lies. It takes
 // ballast-worker's arguments (--coordinator URL --job ID --name NAME; others
 // are ignored) and the token from BALLAST_TOKEN, asks for work, and reports
-// every lease it gets as finished at once with a forged primes result: a
-// million more primes than the range could hold. It computes nothing.
+// every lease it gets as finished at once with a forged primes result: no
+// primes at all, a result possible for any range (so only recomputation can
+// tell it is wrong). It computes nothing. From the environment:
+//   FORGE_IMPOSSIBLE=1     forge a million more primes than the range's
+//                          numbers could hold instead (refused at once)
+//   FORGE_CPU_SECONDS=X    report X CPU seconds with every lease (default 0.001)
 //
 // It exists to test the trust model (docs/trust.md): without verification
-// the forged count is merged; with it, the job fails naming this worker.
+// the forged count is merged; with it, the job fails naming this worker; an
+// impossible count is refused whether verified or not.
 // Exits 0 when told "done", 1 on a refusal or after a minute of failures.
 #include <cpprest/http_client.h>
 
@@ -87,6 +92,10 @@ int main(int argc, char** argv) {
   web::http::client::http_client_config config;
   config.set_timeout(std::chrono::seconds(120));  // the coordinator holds "wait" answers
   web::http::client::http_client client(args.coordinator, config);
+  const char* impossible_env = std::getenv("FORGE_IMPOSSIBLE");
+  const bool impossible = impossible_env != nullptr && std::string(impossible_env) == "1";
+  const char* cpu_env = std::getenv("FORGE_CPU_SECONDS");
+  const double cpu_seconds = cpu_env != nullptr ? std::strtod(cpu_env, nullptr) : 0.001;
   protocol::ReportMessage report;
   report.worker = args.name;
   report.idle = true;
@@ -101,12 +110,13 @@ int main(int argc, char** argv) {
     if (reply->kind == Reply::Kind::kDone) return 0;
     if (reply->kind == Reply::Kind::kWait) continue;
     // A lease (or the rest of one): "finished" at once, with a forged count.
-    const auto forged = ballast::workload::Result::Primes(reply->lease.size() + 1000000, 0);
+    const uint64_t count = impossible ? reply->lease.size() + 1000000 : 0;
+    const auto forged = ballast::workload::Result::Primes(count, 0);
     report.session = reply->session;
     report.completed.push_back({reply->lease, forged.ToJson()});
     report.position = reply->lease.end;
     report.calc_seconds = 0.001;
-    report.cpu_seconds = 0.001;
+    report.cpu_seconds = cpu_seconds;
     std::printf("forged %s\n", reply->lease.ToString().c_str());
     std::fflush(stdout);
   }

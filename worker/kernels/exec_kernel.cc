@@ -19,11 +19,12 @@
 // does with them.
 //
 // The command dies with its worker: the child leads a process group of its
-// own (so that whatever it starts can be ended with it) and has SIGKILL as its
-// parent-death signal, so that a worker killed with SIGKILL takes it along;
-// StopExecCommands ends the groups of a worker that stops, and a range whose
-// command was ended so is not a result: Compute returns Unavailable and the
-// worker hands the range back.
+// own, in a cgroup of its own where the worker has one (command_group.h), and
+// has SIGKILL as its parent-death signal, so that a worker killed with
+// SIGKILL takes it along; StopExecCommands ends the groups of a worker that
+// stops, and a range whose command was ended so is not a result: Compute
+// returns Unavailable and the worker hands the range back. When the command
+// exits, whatever it left running is killed (CommandGroup::Wait).
 //
 // Thread-safety: Compute may run concurrently; it reads `environ`, so nothing
 // in the process may call setenv while a kernel runs. StopExecCommands may run
@@ -50,6 +51,7 @@
 #include <thread>
 #include <vector>
 
+#include "worker/kernels/command_group.h"
 #include "worker/kernels/factories.h"
 
 extern char** environ;
@@ -117,9 +119,9 @@ std::string ResolveCommand(const std::string& command) {
 }
 
 // In the child, between fork and exec: async-signal-safe calls only.
-[[noreturn]] void ExecChild(pid_t parent, const char* file, char* const argv[],
-                            char* const envp[]) {
-  setpgid(0, 0);
+[[noreturn]] void ExecChild(pid_t parent, const CommandGroup& group, const char* file,
+                            char* const argv[], char* const envp[]) {
+  if (!group.JoinInChild()) _exit(127);  // outside its cgroup, what it starts could escape
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);  // the worker died before prctl
   struct sigaction defaults {};
@@ -133,17 +135,6 @@ std::string ResolveCommand(const std::string& command) {
   dup2(STDERR_FILENO, STDOUT_FILENO);
   execve(file, argv, envp);
   _exit(127);
-}
-
-// Waits for the child; returns its exit status as a shell would report it.
-int WaitChild(pid_t child) {
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 127;
 }
 
 // The files one run of the command shares with it (its items' values in, its
@@ -306,22 +297,21 @@ class ExecKernel : public Kernel {
 
     RunningCommands& running = Running();
     if (std::lock_guard lock(running.mutex); running.stopping) return kStopped;
+    CommandGroup group = CommandGroup::Open();
     const pid_t parent = getpid();
     const pid_t child = fork();
     if (child < 0) return 127;
-    if (child == 0) ExecChild(parent, file.c_str(), argv.data(), envp.data());
+    if (child == 0) ExecChild(parent, group, file.c_str(), argv.data(), envp.data());
     setpgid(child, child);  // the child does too: whichever comes first, no kill misses it
     {
       std::lock_guard lock(running.mutex);
       running.groups.insert(child);
       if (running.stopping) kill(-child, SIGTERM);  // a stop came during fork
     }
-    const int code = WaitChild(child);
+    const int code = group.Wait(child);  // and kills what the command left running
     std::lock_guard lock(running.mutex);
     running.groups.erase(child);
-    if (!running.stopping) return code;
-    kill(-child, SIGKILL);  // what the command started and left running
-    return kStopped;
+    return running.stopping ? kStopped : code;
   }
 
   WorkloadSpec spec_;

@@ -36,9 +36,18 @@ TEST(EfficiencyTest, IdealSecondsOfNonFiniteInputIsZeroNotInfOrNan) {
 TEST(EfficiencyTest, EfficiencyIsIdealOverMakespan) {
   EXPECT_DOUBLE_EQ(Efficiency(5, 10), 0.5);
   EXPECT_DOUBLE_EQ(Efficiency(10, 10), 1);
-  // A makespan below the limit (a measurement that undercounts work) is
-  // reported as it is, above 1, not clamped: it says the inputs are wrong.
-  EXPECT_DOUBLE_EQ(Efficiency(12, 10), 1.2);
+  EXPECT_FALSE(EfficiencyCapped(10, 10));
+}
+
+// Regression (issue 30): a forged cpuSeconds made `ballast run` print
+// "efficiency 14.419". A makespan below the limit can only mean that the work
+// was over-reported: the figure is capped at 1, and the cap is told.
+TEST(EfficiencyTest, EfficiencyNeverExceedsOneAndSaysWhenItWasCapped) {
+  EXPECT_DOUBLE_EQ(Efficiency(12, 10), 1);
+  EXPECT_TRUE(EfficiencyCapped(12, 10));
+  EXPECT_DOUBLE_EQ(Efficiency(1e300, 1e-300), 1);
+  EXPECT_FALSE(EfficiencyCapped(5, 10));
+  EXPECT_FALSE(EfficiencyCapped(5, 0));
 }
 
 TEST(EfficiencyTest, EfficiencyOfZeroNegativeOrNonFiniteInputIsZero) {
