@@ -177,6 +177,14 @@ void JobReconciler::RecordHistory(const std::string& key,
 Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state) {
   if (!state.spec.spec || !state.spec.spec->job.item_source.pending()) return Status::Ok();
   job::JobSpec& job = state.spec.spec->job;
+  if (job.item_source.config_map.empty()) {
+    state.spec.error = {Reason::kInvalidSpec,
+                        Status::Invalid("spec.itemsFrom.file: a file is read by `ballast run`; on "
+                                        "Kubernetes give spec.itemsFrom.configMap (kubectl create "
+                                        "configmap NAME --from-file=FILE)")};
+    state.spec.spec.reset();
+    return Status::Ok();
+  }
   const kube::ResourceRef ref{"", "v1", "configmaps", true, ns, job.item_source.config_map};
   const std::string where =
       fmt::format("ConfigMap {}/{} key {}", ns, job.item_source.config_map, job.item_source.key);

@@ -25,9 +25,9 @@ TEST_F(OperatorTest, ItemsFromAConfigMapRunWithTheirValuesAndMergeTheirResults) 
   }
   ASSERT_TRUE(client_
                   ->Create(kListConfigMaps.In(ns_), {{"apiVersion", "v1"},
-                                                 {"kind", "ConfigMap"},
-                                                 {"metadata", {{"name", "photos"}}},
-                                                 {"data", {{"list.txt", list}}}})
+                                                     {"kind", "ConfigMap"},
+                                                     {"metadata", {{"name", "photos"}}},
+                                                     {"data", {{"list.txt", list}}}})
                   .ok());
   json job = PrimesJob(name, 1000);
   job["spec"].erase("items");
@@ -77,11 +77,27 @@ TEST_F(OperatorTest, ItemsFromAMissingConfigMapFailTheJobNamingIt) {
   ASSERT_TRUE(failed);
   const json condition = ConditionOf(*failed, "Failed");
   EXPECT_EQ(condition.value("reason", ""), "InvalidSpec") << condition.dump();
-  EXPECT_NE(condition.value("message", "").find("spec.itemsFrom.configMap: ConfigMap " + ns_ +
-                                                "/nowhere does not exist"),
+  EXPECT_NE(condition.value("message", "")
+                .find("spec.itemsFrom.configMap: ConfigMap " + ns_ + "/nowhere does not exist"),
             std::string::npos)
       << condition.dump();
   EXPECT_TRUE(JobPods(name).empty());
+
+  // A file is for `ballast run`: on Kubernetes the job fails, saying what to use.
+  json file_job = job;
+  file_job["metadata"]["name"] = "file-list";
+  file_job["spec"]["itemsFrom"] = {{"file", "photos.txt"}};
+  ASSERT_FALSE(CreateJob(file_job).is_null());
+  auto file_failed = WaitForJob(
+      "file-list",
+      [](const json& j) { return ConditionOf(j, "Failed").value("status", "") == "True"; },
+      seconds(30), "job file-list to fail");
+  ASSERT_TRUE(file_failed);
+  EXPECT_NE(ConditionOf(*file_failed, "Failed")
+                .value("message", "")
+                .find("spec.itemsFrom.file: a file is read by `ballast run`"),
+            std::string::npos)
+      << ConditionOf(*file_failed, "Failed").dump();
 }
 
 }  // namespace
