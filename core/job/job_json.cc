@@ -60,7 +60,7 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
       jr::ExpectObject(spec, path,
                        {"name", "workload", "items", "policy", "profile", "leaseSeconds",
                         "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector",
-                        "tolerations", "worker", "suspend", "ttlSecondsAfterFinished"}));
+                        "tolerations", "worker", "template", "suspend", "ttlSecondsAfterFinished"}));
   JobSpec job;
   job.name = std::string(name);
   if (const json* own_name = jr::Find(spec, "name")) {

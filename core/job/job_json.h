@@ -7,8 +7,8 @@
 //   spec.workload.primes.limit: expected an integer in [2, 1000000000000000], got "abc"
 //   spec.policy.chunk: expected an integer in [1, 1000000000000000], got 0
 //
-// The Kubernetes-only keys (nodeSelector, tolerations, worker, suspend,
-// ttlSecondsAfterFinished) are allowed and left to the operator, which reads
+// The Kubernetes-only keys (nodeSelector, tolerations, worker, template,
+// suspend, ttlSecondsAfterFinished) are allowed and left to the operator, which reads
 // them beside this (operator/controller/weighted_job.h).
 //
 // Thread-safety: pure functions.
