@@ -308,7 +308,8 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "http://ballast-coordinator.ballast-system.svc:8080 (default: this host and "
                   "the listen port)");
   cmd->add_option("--worker-image", flags->worker_image,
-                  "worker image of jobs that name none in spec.worker.image")
+                  "worker image of jobs that name none (spec.worker.image; for primes and matmul "
+                  "also the image of spec.template's first container)")
       ->capture_default_str();
   cmd->add_option("--worker-metrics-port", flags->worker_metrics_port,
                   "port of each worker pod's /metrics (0: off)")
@@ -348,10 +349,11 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "architecture)");
   cmd->add_option("--worker-image-for", flags->worker_image_for,
                   "ARCH=IMAGE: the worker image on nodes of that architecture, unless the job "
-                  "sets spec.worker.image (repeatable)");
+                  "names one (as --worker-image) (repeatable)");
   cmd->add_option("--worker-resources-for", flags->worker_resources_for,
                   "ARCH=requests.cpu=100m,limits.memory=256Mi: worker pods' resources on nodes "
-                  "of that architecture, unless the job sets spec.worker.resources (repeatable)");
+                  "of that architecture, unless the job's worker container has resources "
+                  "(spec.template's first container, spec.worker.resources) (repeatable)");
   cmd->add_option("--worker-start-timeout", flags->worker_start_timeout_s,
                   "seconds a worker pod may wait for its image (ErrImagePull, ...) before its "
                   "node is given up, and a running worker may take to reach the coordinator "

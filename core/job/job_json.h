@@ -14,8 +14,8 @@
 //   itemsFrom: {file: photos.txt, format: value}        # ballast run
 // A list given by reference is left in JobSpec::item_source for ResolveItems.
 //
-// The Kubernetes-only keys (nodeSelector, tolerations, worker, suspend,
-// ttlSecondsAfterFinished) are allowed and left to the operator, which reads
+// The Kubernetes-only keys (nodeSelector, tolerations, worker, template,
+// suspend, ttlSecondsAfterFinished) are allowed and left to the operator, which reads
 // them beside this (operator/controller/weighted_job.h).
 //
 // Thread-safety: pure functions.

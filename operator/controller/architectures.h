@@ -6,8 +6,10 @@
 // it (amd64, arm64, arm, ...).
 //
 // Precedence for a worker pod on a node of architecture A: the job's
-// spec.worker.image, else A's --worker-image-for, else --worker-image; the
-// job's spec.worker.resources, else A's --worker-resources-for, else none.
+// spec.worker.image (for primes and matmul also the template's worker
+// container image), else A's --worker-image-for, else --worker-image; the
+// resources of the job's worker container (spec.worker.resources in short),
+// else A's --worker-resources-for, else none.
 //
 // Thread-safety: values and pure functions.
 #pragma once

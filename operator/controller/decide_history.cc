@@ -37,7 +37,7 @@ std::map<std::string, double> NodeDuties(const Pass& pass) {
   for (const NodeView& node : pass.in.nodes) {
     const WorkerPodSettings settings = SettingsForArchitecture(
         pass.options.pods, pass.options.architectures, NodeArchitecture(node));
-    duties[node.meta.name] = WorkerDuty(pass.spec().worker, node, settings);
+    duties[node.meta.name] = WorkerDuty(pass.spec(), node, settings);
   }
   return duties;
 }

@@ -55,7 +55,9 @@ struct Eligible {
 Eligible EligibleNodes(const Pass& pass) {
   Eligible eligible;
   for (const NodeView& node : pass.in.nodes) {
-    std::string why = Ineligibility(node, pass.spec().node_selector, pass.spec().tolerations);
+    const PodTemplate& pods = pass.spec().pod_template;
+    std::string why =
+        Ineligibility(node, pods.node_selector, pods.tolerations, pods.node_affinity_terms);
     const std::string& name = node.meta.name;
     if (why.empty()) {
       // A node the job selects, whose architecture the operator has no worker for.

@@ -21,43 +21,47 @@ StatusOr<std::map<std::string, std::string>> ParseSelector(const json& node) {
   return selector;
 }
 
-Status CheckTolerations(const json& node) {
-  if (!node.is_array()) return jr::Expected("spec.tolerations", "a list of tolerations", node);
-  for (size_t i = 0; i < node.size(); ++i) {
-    const std::string path = jr::Element("spec.tolerations", i);
-    const json& toleration = node[i];
-    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
-        toleration, path, {"key", "operator", "value", "effect", "tolerationSeconds"}));
-    for (const char* key : {"key", "operator", "value", "effect"}) {
-      if (const json* value = jr::Find(toleration, key)) {
-        BALLAST_RETURN_IF_ERROR(jr::String(*value, jr::Field(path, key)).status());
-      }
-    }
-    if (const json* seconds = jr::Find(toleration, "tolerationSeconds")) {
-      BALLAST_RETURN_IF_ERROR(
-          jr::Int(*seconds, jr::Field(path, "tolerationSeconds"), INT64_MIN).status());
-    }
-  }
-  return Status::Ok();
-}
-
-StatusOr<WorkerSpec> ReadWorker(const json& node) {
+// spec.worker into `forms` (pull policy, resources; the image for primes and
+// matmul) and `image`.
+Status ReadWorker(const json& node, ShortForms& forms, std::optional<std::string>& image) {
   const std::string path = "spec.worker";
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"image", "imagePullPolicy", "resources"}));
-  WorkerSpec worker;
-  if (const json* image = jr::Find(node, "image")) {
-    BALLAST_ASSIGN_OR_RETURN(worker.image, jr::String(*image, jr::Field(path, "image")));
+  if (const json* given = jr::Find(node, "image")) {
+    BALLAST_ASSIGN_OR_RETURN(image, jr::String(*given, jr::Field(path, "image")));
   }
   if (const json* policy = jr::Find(node, "imagePullPolicy")) {
-    BALLAST_ASSIGN_OR_RETURN(worker.image_pull_policy,
+    BALLAST_ASSIGN_OR_RETURN(forms.image_pull_policy,
                              jr::String(*policy, jr::Field(path, "imagePullPolicy")));
   }
   if (const json* resources = jr::Find(node, "resources")) {
     BALLAST_RETURN_IF_ERROR(
         jr::ExpectObject(*resources, jr::Field(path, "resources"), {"requests", "limits"}));
-    worker.resources = *resources;
+    forms.resources = *resources;
   }
-  return worker;
+  return Status::Ok();
+}
+
+// The short forms of `spec` (for a job of `workload`), read and typed.
+Status ReadShortForms(const json& spec, const workload::WorkloadSpec& workload, ShortForms& forms,
+                      std::optional<std::string>& worker_image) {
+  if (const json* selector = jr::Find(spec, "nodeSelector")) {
+    BALLAST_ASSIGN_OR_RETURN(forms.node_selector, ParseSelector(*selector));
+  }
+  if (const json* tolerations = jr::Find(spec, "tolerations")) {
+    BALLAST_RETURN_IF_ERROR(CheckTolerations(*tolerations, "spec.tolerations"));
+    forms.tolerations = *tolerations;
+  }
+  if (const json* worker = jr::Find(spec, "worker")) {
+    BALLAST_RETURN_IF_ERROR(ReadWorker(*worker, forms, worker_image));
+  }
+  if (workload.kind != workload::WorkloadKind::kExec) {
+    forms.image = worker_image;
+    forms.image_path = "spec.worker.image";
+  } else if (!workload.exec.image.empty()) {
+    forms.image = workload.exec.image;
+    forms.image_path = "spec.workload.exec.image";
+  }
+  return Status::Ok();
 }
 
 // The Kubernetes-only keys of `spec` into `out`.
@@ -69,16 +73,10 @@ Status ParseKubernetesKeys(const json& spec, WeightedJobSpec& out) {
     BALLAST_ASSIGN_OR_RETURN(out.ttl_seconds_after_finished,
                              jr::Int(*ttl, "spec.ttlSecondsAfterFinished", 0, INT32_MAX));
   }
-  if (const json* selector = jr::Find(spec, "nodeSelector")) {
-    BALLAST_ASSIGN_OR_RETURN(out.node_selector, ParseSelector(*selector));
-  }
-  if (const json* tolerations = jr::Find(spec, "tolerations")) {
-    BALLAST_RETURN_IF_ERROR(CheckTolerations(*tolerations));
-    out.tolerations = *tolerations;
-  }
-  if (const json* worker = jr::Find(spec, "worker")) {
-    BALLAST_ASSIGN_OR_RETURN(out.worker, ReadWorker(*worker));
-  }
+  ShortForms forms;
+  BALLAST_RETURN_IF_ERROR(ReadShortForms(spec, out.job.workload, forms, out.worker_image));
+  const json* given = jr::Find(spec, "template");
+  BALLAST_ASSIGN_OR_RETURN(out.pod_template, ReadPodTemplate(given ? *given : json(), forms));
   return Status::Ok();
 }
 

@@ -26,27 +26,22 @@
 
 #include "core/common/status.h"
 #include "core/job/job_spec.h"
+#include "operator/controller/pod_template.h"
 
 namespace ballast::controller {
 
-// spec.worker: the worker container's image, pull policy and resources
-// (core/v1 ResourceRequirements, kept as JSON: it goes into the pods as it is).
-struct WorkerSpec {
-  std::optional<std::string> image;
-  std::optional<std::string> image_pull_policy;
-  std::optional<nlohmann::json> resources;
-  bool operator==(const WorkerSpec&) const = default;
-};
-
 struct WeightedJobSpec {
   job::JobSpec job;  // workload, policy, profile, leaseSeconds, backoffLimit, deadline
-  WorkerSpec worker;
+  // spec.template with the short forms (spec.worker, spec.nodeSelector,
+  // spec.tolerations, spec.workload.exec.image) written in (pod_template.h).
+  PodTemplate pod_template;
+  // spec.worker.image: the image ballast-worker comes from (unset: the
+  // operator's). For primes and matmul the worker container's image too; an
+  // exec job whose worker container has another image bundles the worker
+  // from it (docs/workloads.md).
+  std::optional<std::string> worker_image;
   bool suspend = false;
   std::optional<int64_t> ttl_seconds_after_finished;
-  std::map<std::string, std::string> node_selector;
-  // core/v1 Tolerations, each an object whose known fields have their types
-  // (kept as JSON: they go into the worker pods as they are).
-  nlohmann::json tolerations = nlohmann::json::array();
 };
 
 // status.phase.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 
+#include "core/common/json_read.h"
 #include "operator/controller/resources.h"
 
 namespace ballast::controller {
@@ -71,19 +72,33 @@ json EnvValue(const std::string& name, const std::string& value) {
   return {{"name", name}, {"value", value}};
 }
 
-// Required node affinity to exactly `node` (by the node's name, not a label
-// a user could copy to another node).
-json AffinityTo(const std::string& node) {
-  json term = {{"matchFields", json::array({{{"key", "metadata.name"},
-                                             {"operator", "In"},
-                                             {"values", json::array({node})}}})}};
-  return {{"nodeAffinity",
-           {{"requiredDuringSchedulingIgnoredDuringExecution",
-             {{"nodeSelectorTerms", json::array({term})}}}}}};
+// `user`'s keys over `defaults` (when `user` is an object).
+json Merged(json defaults, const json& user) {
+  if (user.is_object()) {
+    for (const auto& [key, value] : user.items()) defaults[key] = value;
+  }
+  return defaults;
 }
 
-json WorkerContainer(const ObjectMeta& job, const WorkerSpec& worker, const std::string& node,
-                     const WorkerPodSettings& settings) {
+// The template's required node affinity with every term also requiring
+// exactly `node` (by the node's name, not a label a user could copy to
+// another node); one term of that alone when the template has none.
+json PinnedAffinity(json affinity, const std::string& node) {
+  const json pin = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({node})}};
+  if (!affinity.is_object()) affinity = json::object();
+  json& required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  json terms =
+      required.is_object() ? required.value("nodeSelectorTerms", json::array()) : json::array();
+  if (!terms.is_array() || terms.empty()) terms = json::array({json::object()});
+  for (json& term : terms) term["matchFields"].push_back(pin);
+  required = {{"nodeSelectorTerms", terms}};
+  return affinity;
+}
+
+// Ballast's env of the worker container, then the template's (so that the
+// template's values may refer to Ballast's as $(NODE_NAME)).
+json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSettings& settings,
+               const json& user) {
   json env = json::array({
       EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
       EnvValue("BALLAST_JOB", settings.coordinator_job),
@@ -94,56 +109,125 @@ json WorkerContainer(const ObjectMeta& job, const WorkerSpec& worker, const std:
       {{"name", "BALLAST_TOKEN"},
        {"valueFrom",
         {{"secretKeyRef", {{"name", TokenSecretName(job.name)}, {"key", kTokenKey}}}}}},
-      {{"name", "NODE_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}},
+      NodeNameEnv(),
   });
-  json container = {
-      {"name", "worker"},
-      {"image", worker.image.value_or(settings.default_image)},
-      {"env", env},
-      {"terminationMessagePolicy", "FallbackToLogsOnError"},
-      {"securityContext",
-       {{"allowPrivilegeEscalation", false},
-        {"readOnlyRootFilesystem", true},
-        {"runAsNonRoot", true},
-        {"capabilities", {{"drop", json::array({"ALL"})}}}}},
-  };
-  if (worker.image_pull_policy) container["imagePullPolicy"] = *worker.image_pull_policy;
-  if (json resources = WorkerResources(worker, settings); !resources.is_null()) {
+  if (settings.metrics_port > 0) {
+    env.push_back(
+        EnvValue("BALLAST_METRICS_LISTEN", fmt::format("0.0.0.0:{}", settings.metrics_port)));
+  }
+  if (user.is_array()) {
+    for (const json& entry : user) {
+      if (entry != NodeNameEnv()) env.push_back(entry);  // the one a template may repeat
+    }
+  }
+  return env;
+}
+
+// The worker container: the template's containers[0] with Ballast's parts.
+json WorkerContainer(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
+                     const WorkerPodSettings& settings, const std::string& image) {
+  json container = spec.pod_template.spec["containers"][0];
+  container["image"] = image;
+  container["env"] = WorkerEnv(job, node, settings, container.value("env", json()));
+  container["securityContext"] = Merged({{"allowPrivilegeEscalation", false},
+                                         {"readOnlyRootFilesystem", true},
+                                         {"runAsNonRoot", true},
+                                         {"capabilities", {{"drop", json::array({"ALL"})}}}},
+                                        container.value("securityContext", json()));
+  if (!container.contains("terminationMessagePolicy")) {
+    container["terminationMessagePolicy"] = "FallbackToLogsOnError";
+  }
+  if (json resources = WorkerResources(spec, settings); !resources.is_null()) {
     container["resources"] = std::move(resources);
   }
   if (settings.metrics_port > 0) {
-    container["env"].push_back(
-        EnvValue("BALLAST_METRICS_LISTEN", fmt::format("0.0.0.0:{}", settings.metrics_port)));
-    container["ports"] = json::array(
-        {{{"name", "metrics"}, {"containerPort", settings.metrics_port}, {"protocol", "TCP"}}});
+    if (!container["ports"].is_array()) container["ports"] = json::array();
+    container["ports"].push_back(
+        {{"name", "metrics"}, {"containerPort", settings.metrics_port}, {"protocol", "TCP"}});
   }
   return container;
 }
 
-// The exec workload in the user's image (docs/workloads.md): the worker
-// container as built above becomes an init container of the same image that
-// bundles the worker into an emptyDir, and the main container runs that
-// bundle, through its own loader, in `image`. /tmp is a writable emptyDir, as
-// the root file system stays read-only.
-void RunInUserImage(json& pod_spec, const std::string& image) {
+bool MountsAt(const json& container, const std::string& path) {
+  const json* mounts = json_read::Find(container, "volumeMounts");
+  if (!mounts || !mounts->is_array()) return false;
+  for (const json& mount : *mounts) {
+    const json* mount_path = json_read::Find(mount, "mountPath");
+    if (mount_path && *mount_path == path) return true;
+  }
+  return false;
+}
+
+// `item` appended to the list at `key` of `object` (made a list if absent).
+void Append(json& object, const char* key, json item) {
+  if (!object[key].is_array()) object[key] = json::array();
+  object[key].push_back(std::move(item));
+}
+
+// The exec workload in the user's image (docs/workloads.md): an init
+// container of the ballast-worker image `ballast_image` bundles the worker
+// into an emptyDir, and the worker container runs that bundle, through its
+// own loader, in its own image. /tmp is a writable emptyDir (the root file
+// system stays read-only) unless the template mounts something there.
+void RunInUserImage(json& pod_spec, const std::string& ballast_image) {
   json& worker = pod_spec["containers"][0];
-  json bundle = worker;
-  bundle["name"] = "bundle";
-  bundle["args"] = json::array({"bundle", "--to", kBundleMountPath});
-  bundle["volumeMounts"] =
-      json::array({{{"name", "ballast-bundle"}, {"mountPath", kBundleMountPath}}});
-  bundle.erase("env");
-  bundle.erase("ports");
+  json bundle = {
+      {"name", kBundleContainer},
+      {"image", ballast_image},
+      {"args", json::array({"bundle", "--to", kBundleMountPath})},
+      {"volumeMounts", json::array({{{"name", kBundleVolume}, {"mountPath", kBundleMountPath}}})},
+      {"terminationMessagePolicy", "FallbackToLogsOnError"},
+      {"securityContext", worker["securityContext"]},
+  };
+  for (const char* key : {"imagePullPolicy", "resources"}) {
+    if (worker.contains(key)) bundle[key] = worker[key];
+  }
   const std::string dir = kBundleMountPath;
-  worker["image"] = image;
   worker["command"] =
       json::array({dir + "/ld.so", "--library-path", dir + "/lib", dir + "/ballast-worker"});
-  worker["volumeMounts"] = json::array(
-      {{{"name", "ballast-bundle"}, {"mountPath", kBundleMountPath}, {"readOnly", true}},
-       {{"name", "tmp"}, {"mountPath", "/tmp"}}});
-  pod_spec["initContainers"] = json::array({bundle});
-  pod_spec["volumes"] = json::array({{{"name", "ballast-bundle"}, {"emptyDir", json::object()}},
-                                     {{"name", "tmp"}, {"emptyDir", json::object()}}});
+  Append(worker, "volumeMounts",
+         {{"name", kBundleVolume}, {"mountPath", kBundleMountPath}, {"readOnly", true}});
+  Append(pod_spec, "volumes", {{"name", kBundleVolume}, {"emptyDir", json::object()}});
+  if (!MountsAt(worker, "/tmp")) {
+    Append(worker, "volumeMounts", {{"name", kTmpVolume}, {"mountPath", "/tmp"}});
+    Append(pod_spec, "volumes", {{"name", kTmpVolume}, {"emptyDir", json::object()}});
+  }
+  json init = json::array({bundle});
+  for (const json& container : pod_spec.value("initContainers", json::array())) {
+    init.push_back(container);
+  }
+  pod_spec["initContainers"] = init;
+}
+
+// The pod's spec: the template's with Ballast's parts.
+json WorkerPodSpec(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
+                   const WorkerPodSettings& settings) {
+  json pod_spec = spec.pod_template.spec;
+  // Ballast's choices where the template makes none.
+  const json defaults = {{"automountServiceAccountToken", false},
+                         {"enableServiceLinks", false},
+                         {"terminationGracePeriodSeconds", 30}};
+  for (const auto& [key, value] : defaults.items()) {
+    if (!json_read::Find(pod_spec, key)) pod_spec[key] = value;
+  }
+  pod_spec["restartPolicy"] = "Never";
+  // The sandbox's pause process becomes PID 1 and reaps what the commands of
+  // an exec job leave behind; the worker is not PID 1, which would have to
+  // reap them itself (and which ignores SIGTERM without a handler).
+  pod_spec["shareProcessNamespace"] = true;
+  pod_spec["securityContext"] = Merged({{"runAsNonRoot", true},
+                                        {"runAsUser", kNonRootUid},
+                                        {"runAsGroup", kNonRootUid},
+                                        {"seccompProfile", {{"type", "RuntimeDefault"}}}},
+                                       pod_spec.value("securityContext", json()));
+  pod_spec["affinity"] = PinnedAffinity(pod_spec.value("affinity", json()), node);
+  const std::string ballast_image = BallastImage(spec, settings);
+  const json* given = json_read::Find(spec.pod_template.spec["containers"][0], "image");
+  const std::string image = given ? given->get<std::string>() : ballast_image;
+  pod_spec["containers"][0] = WorkerContainer(job, spec, node, settings, image);
+  const bool exec = spec.job.workload.kind == workload::WorkloadKind::kExec;
+  if (exec && image != ballast_image) RunInUserImage(pod_spec, ballast_image);
+  return pod_spec;
 }
 
 }  // namespace
@@ -162,13 +246,19 @@ json OwnerReference(const ObjectMeta& job) {
           {"controller", true},        {"blockOwnerDeletion", true}};
 }
 
-json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings& settings) {
-  return worker.resources ? *worker.resources : settings.default_resources;
+json WorkerResources(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+  const json& worker = spec.pod_template.spec["containers"][0];
+  const json* resources = worker.is_object() ? json_read::Find(worker, "resources") : nullptr;
+  return resources ? *resources : settings.default_resources;
 }
 
-double WorkerDuty(const WorkerSpec& worker, const NodeView& node,
+std::string BallastImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+  return spec.worker_image.value_or(settings.default_image);
+}
+
+double WorkerDuty(const WeightedJobSpec& spec, const NodeView& node,
                   const WorkerPodSettings& settings) {
-  const json resources = WorkerResources(worker, settings);
+  const json resources = WorkerResources(spec, settings);
   if (!resources.is_object()) return 1;
   const auto limit = CpuCores(resources.value("/limits/cpu"_json_pointer, json()));
   if (!limit || !node.cpu_cores) return 1;
@@ -177,33 +267,15 @@ double WorkerDuty(const WorkerSpec& worker, const NodeView& node,
 
 json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
                     const WorkerPodSettings& settings) {
-  json pod_spec = {
-      {"restartPolicy", "Never"},
-      {"affinity", AffinityTo(node)},
-      {"automountServiceAccountToken", false},
-      {"enableServiceLinks", false},
-      {"terminationGracePeriodSeconds", 30},
-      // The sandbox's pause process becomes PID 1 and reaps what the
-      // commands of an exec job leave behind; the worker is not PID 1, which
-      // would have to reap them itself (and which ignores SIGTERM without a
-      // handler).
-      {"shareProcessNamespace", true},
-      {"securityContext",
-       {{"runAsNonRoot", true},
-        {"runAsUser", kNonRootUid},
-        {"runAsGroup", kNonRootUid},
-        {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-      {"containers", json::array({WorkerContainer(job, spec.worker, node, settings)})},
-  };
-  if (!spec.tolerations.empty()) pod_spec["tolerations"] = spec.tolerations;
-  const workload::WorkloadSpec& workload = spec.job.workload;
-  if (workload.kind == workload::WorkloadKind::kExec && !workload.exec.image.empty()) {
-    RunInUserImage(pod_spec, workload.exec.image);
+  json metadata = Metadata(job, WorkerPodName(job.name, node), &node);
+  metadata["labels"] = Merged(spec.pod_template.labels, metadata["labels"]);
+  if (!spec.pod_template.annotations.empty()) {
+    metadata["annotations"] = spec.pod_template.annotations;
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata", Metadata(job, WorkerPodName(job.name, node), &node)},
-          {"spec", pod_spec}};
+          {"metadata", metadata},
+          {"spec", WorkerPodSpec(job, spec, node, settings)}};
 }
 
 json BuildTokenSecret(const ObjectMeta& job, const std::string& token) {

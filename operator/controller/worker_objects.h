@@ -36,14 +36,13 @@ struct WorkerPodSettings {
 std::string WorkerPodName(const std::string& job, const std::string& node);
 // "<job>-token" (a DNS subdomain; long names are shortened with a hash).
 std::string TokenSecretName(const std::string& job);
-// Where the bundle of the worker is mounted in exec-in-user-image pods.
-inline constexpr const char* kBundleMountPath = "/ballast";
 // The key under which the Secret holds the token.
 inline constexpr const char* kTokenKey = "token";
 
-// The worker container's resources: the job's spec.worker.resources, else
-// the settings' default_resources (null: none).
-nlohmann::json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings& settings);
+// The worker container's resources: the template's containers[0].resources
+// (spec.worker.resources is its short form), else the settings'
+// default_resources (null: none).
+nlohmann::json WorkerResources(const WeightedJobSpec& spec, const WorkerPodSettings& settings);
 
 // The share of each CPU period the worker on `node` computes
 // (balance::WorkerPrior::duty): the worker container's limits.cpu over the
@@ -53,8 +52,12 @@ nlohmann::json WorkerResources(const WorkerSpec& worker, const WorkerPodSettings
 // states no cores. A worker under a limit computes in bursts, which
 // adaptive's first split allows for (docs/history.md). A node held to a speed from outside the pod
 // (the test bed's node-level cgroups) is not seen here and counts as steady.
-double WorkerDuty(const WorkerSpec& worker, const NodeView& node,
+double WorkerDuty(const WeightedJobSpec& spec, const NodeView& node,
                   const WorkerPodSettings& settings);
+
+// The image ballast-worker comes from for `spec`: spec.worker.image, else
+// the settings' default_image.
+std::string BallastImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings);
 
 // In the three functions below `job` is the WeightedJob's metadata (its
 // name, namespace and uid are read).
@@ -64,22 +67,39 @@ double WorkerDuty(const WorkerSpec& worker, const NodeView& node,
 // pods and Secret with it.
 nlohmann::json OwnerReference(const ObjectMeta& job);
 
-// The worker pod of the job (`spec` is its spec as read) on `node`: labels
-// ballast.io/job and ballast.io/node, the owner reference, required node
-// affinity to that node (matchFields on metadata.name, as DaemonSet pods
-// have), the job's tolerations, the job's worker image and resources, the
-// token from the job's Secret, a non-root, read-only, capability-free
-// security context, restartPolicy Never (the operator replaces failed pods,
-// counting them against backoffLimit) and the coordinator's address in the
-// environment.
+// The worker pod of the job (`spec` is its spec as read) on `node`: the
+// job's pod template (pod_template.h) with Ballast's parts added
+// (docs/crds.md, "spec.template"):
+//   - metadata: the template's labels and annotations, plus the labels
+//     ballast.io/job, ballast.io/node and app.kubernetes.io/managed-by, the
+//     owner reference;
+//   - spec: restartPolicy Never (the operator replaces failed pods, counting
+//     them against backoffLimit), shareProcessNamespace, required node
+//     affinity to that node (matchFields on metadata.name, as DaemonSet pods
+//     have; ANDed into each of the template's own required terms); where the
+//     template says nothing: no service-account token, no service links, a
+//     30 s grace period; the pod's securityContext is Ballast's non-root one
+//     (uid and gid 65532, RuntimeDefault seccomp) with the template's keys
+//     over it;
+//   - containers[0], the worker container: its image (the template's, else
+//     the ballast-worker image, BallastImage), Ballast's env first (the
+//     coordinator's address, the job, the node, the token from the job's
+//     Secret) then the template's, a read-only, capability-free securityContext
+//     with the template's keys over it, FallbackToLogsOnError unless the
+//     template says otherwise, the resources (WorkerResources), the metrics
+//     port when the settings have one.
+// Every other field of the template (volumes, volumeMounts, envFrom,
+// serviceAccountName, imagePullSecrets, priorityClassName, other containers
+// and init containers, ...) is in the pod as the template has it.
 //
-// An exec job whose workload.exec.image is set runs in that image instead:
-// an init container "bundle" of the worker image (same security context,
-// pull policy and resources) runs `ballast-worker bundle --to /ballast` into
-// an emptyDir, and the "worker" container runs the user's image with command
-// /ballast/ld.so --library-path /ballast/lib /ballast/ballast-worker (the
-// emptyDir mounted read-only) and a writable emptyDir on /tmp; env, security
-// context and resources as for any worker.
+// An exec job whose worker container's image is not the ballast-worker image
+// runs the worker bundled into that image: an init container
+// "ballast-bundle" of the ballast-worker image (the worker container's
+// security context, pull policy and resources) runs `ballast-worker bundle
+// --to /ballast` into an emptyDir, ahead of the template's init containers,
+// and the worker container runs /ballast/ld.so --library-path /ballast/lib
+// /ballast/ballast-worker (the emptyDir mounted read-only) with a writable
+// emptyDir on /tmp unless the template mounts something there.
 nlohmann::json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec,
                               const std::string& node, const WorkerPodSettings& settings);
 

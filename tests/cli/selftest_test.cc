@@ -47,7 +47,7 @@ TEST(SelftestTest, JobIsAWeightedJobTheOperatorAccepts) {
   EXPECT_EQ(parsed.spec->job.workload.primes.limit, 50000u);
   EXPECT_EQ(parsed.spec->job.profile, "boards");
   EXPECT_EQ(parsed.spec->job.active_deadline_s, 120.0);
-  EXPECT_EQ(parsed.spec->node_selector, spec.node_selector);
+  EXPECT_EQ(parsed.spec->pod_template.node_selector, spec.node_selector);
   EXPECT_TRUE(parsed.spec->ttl_seconds_after_finished.has_value());
   EXPECT_FALSE(Job(Spec{})["spec"].contains("nodeSelector"));
 }

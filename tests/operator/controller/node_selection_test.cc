@@ -83,5 +83,58 @@ TEST(Tolerates, FollowsTheSchedulersMatchingRules) {
   EXPECT_FALSE(Tolerates(json::array(), taint));
 }
 
+struct TermsCase {
+  const char* name;
+  json terms;  // nodeSelectorTerms
+  bool matches;
+};
+
+// The node pi4b-0 with labels pool=seed000, ram-mb=2048 against the required
+// node affinity of a template, as the scheduler reads it.
+TEST(MatchesNodeSelectorTerms, FollowsTheSchedulersRules) {
+  const NodeView node = NodeWithReady("True", {{"pool", "seed000"}, {"ram-mb", "2048"}});
+  auto expression = [](const char* key, const char* op, json values = json::array()) {
+    return json{{"key", key}, {"operator", op}, {"values", values}};
+  };
+  auto term = [](json expressions, json fields = json()) {
+    json out = {{"matchExpressions", expressions}};
+    if (!fields.is_null()) out["matchFields"] = fields;
+    return out;
+  };
+  const TermsCase cases[] = {
+      {"no terms: no constraint", json::array(), true},
+      {"In", {term({expression("pool", "In", {"a", "seed000"})})}, true},
+      {"In, another value", {term({expression("pool", "In", {"a"})})}, false},
+      {"NotIn", {term({expression("pool", "NotIn", {"a"})})}, true},
+      {"NotIn a missing label", {term({expression("zone", "NotIn", {"a"})})}, true},
+      {"Exists", {term({expression("pool", "Exists")})}, true},
+      {"DoesNotExist", {term({expression("pool", "DoesNotExist")})}, false},
+      {"Gt", {term({expression("ram-mb", "Gt", {"1024"})})}, true},
+      {"Lt", {term({expression("ram-mb", "Lt", {"1024"})})}, false},
+      {"Gt with a word", {term({expression("ram-mb", "Gt", {"much"})})}, false},
+      {"an unknown operator", {term({expression("pool", "Near", {"seed000"})})}, false},
+      {"requirements of a term are ANDed",
+       {term({expression("pool", "Exists"), expression("zone", "Exists")})},
+       false},
+      {"terms are ORed",
+       {term({expression("zone", "Exists")}), term({expression("pool", "Exists")})},
+       true},
+      {"a term with no requirement matches nothing", {json::object()}, false},
+      {"matchFields on the name",
+       {term(json::array(), {expression("metadata.name", "In", {"pi4b-0"})})},
+       true},
+      {"matchFields on another field",
+       {term(json::array(), {expression("metadata.uid", "In", {"pi4b-0"})})},
+       false},
+  };
+  for (const auto& c : cases) {
+    EXPECT_EQ(MatchesNodeSelectorTerms(node, c.terms), c.matches) << c.name;
+  }
+  const json terms = json::array({term({expression("pool", "In", {"a"})})});
+  EXPECT_EQ(Ineligibility(node, {}, json::array(), terms),
+            "node pi4b-0: matches none of the required node affinity's terms "
+            "(spec.template.spec.affinity.nodeAffinity)");
+}
+
 }  // namespace
 }  // namespace ballast::controller

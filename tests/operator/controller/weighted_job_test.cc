@@ -61,7 +61,7 @@ TEST(WeightedJobSpecTest, DefaultsAreThoseOfTheJobFile) {
   EXPECT_EQ(parsed.spec->job.backoff_limit, 3u);
   EXPECT_FALSE(parsed.spec->suspend);
   EXPECT_FALSE(parsed.spec->ttl_seconds_after_finished);
-  EXPECT_TRUE(parsed.spec->node_selector.empty());
+  EXPECT_TRUE(parsed.spec->pod_template.node_selector.empty());
 }
 
 TEST(WeightedJobSpecTest, KubernetesKeysAreTyped) {
@@ -75,8 +75,8 @@ TEST(WeightedJobSpecTest, KubernetesKeysAreTyped) {
   ASSERT_TRUE(parsed.spec) << parsed.error.status.ToString();
   EXPECT_TRUE(parsed.spec->suspend);
   EXPECT_EQ(parsed.spec->ttl_seconds_after_finished, 60);
-  EXPECT_EQ(parsed.spec->node_selector.at("ballast.io/pool"), "a");
-  EXPECT_EQ(parsed.spec->tolerations, spec["tolerations"]);
+  EXPECT_EQ(parsed.spec->pod_template.node_selector.at("ballast.io/pool"), "a");
+  EXPECT_EQ(parsed.spec->pod_template.tolerations, spec["tolerations"]);
 }
 
 struct Refusal {
@@ -180,16 +180,20 @@ TEST(WeightedJobSpecTest, PolicyOptionsOfAnyJsonTypeReachThePolicyTyped) {
             "spec.policy.chunk: expected an integer in [1, 1000000000000000], got 0");
 }
 
-TEST(WeightedJobSpecTest, SpecWorkerIsKeptTyped) {
+// spec.worker is the short form of the template's worker container.
+TEST(WeightedJobSpecTest, SpecWorkerIsKeptTypedInTheTemplatesWorkerContainer) {
   json spec = PrimesSpec();
   spec["worker"] = {{"image", "w:1"},
                     {"imagePullPolicy", "Never"},
                     {"resources", {{"limits", {{"cpu", "500m"}}}}}};
   ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
   ASSERT_TRUE(parsed.spec) << parsed.error.status.ToString();
-  EXPECT_EQ(parsed.spec->worker.image, "w:1");
-  EXPECT_EQ(parsed.spec->worker.image_pull_policy, "Never");
-  EXPECT_EQ(parsed.spec->worker.resources, (json{{"limits", {{"cpu", "500m"}}}}));
+  EXPECT_EQ(parsed.spec->worker_image, "w:1");
+  const json& worker = parsed.spec->pod_template.spec["containers"][0];
+  EXPECT_EQ(worker, (json{{"name", "worker"},
+                          {"image", "w:1"},
+                          {"imagePullPolicy", "Never"},
+                          {"resources", {{"limits", {{"cpu", "500m"}}}}}}));
   spec["worker"] = {{"image", 3}};
   parsed = ParseWeightedJobSpec(spec, "p");
   ASSERT_FALSE(parsed.spec);

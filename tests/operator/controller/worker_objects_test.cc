@@ -169,7 +169,7 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
   const json& bundle = spec["initContainers"][0];
   const json& worker = spec["containers"][0];
   const json& usual = plain["spec"]["containers"][0];
-  EXPECT_EQ(bundle["name"], "bundle");
+  EXPECT_EQ(bundle["name"], "ballast-bundle");
   EXPECT_EQ(bundle["image"], "registry/ballast-worker:1");
   EXPECT_FALSE(bundle.contains("command"));
   EXPECT_EQ(bundle["args"], json::array({"bundle", "--to", "/ballast"}));
@@ -193,9 +193,9 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
   EXPECT_TRUE(worker["securityContext"]["readOnlyRootFilesystem"].get<bool>());
   EXPECT_EQ(worker["volumeMounts"], json::parse(R"([
       {"name": "ballast-bundle", "mountPath": "/ballast", "readOnly": true},
-      {"name": "tmp", "mountPath": "/tmp"}])"));
+      {"name": "ballast-tmp", "mountPath": "/tmp"}])"));
   EXPECT_EQ(spec["volumes"], json::parse(R"([{"name": "ballast-bundle", "emptyDir": {}},
-                                             {"name": "tmp", "emptyDir": {}}])"));
+                                             {"name": "ballast-tmp", "emptyDir": {}}])"));
 }
 
 TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
@@ -215,21 +215,21 @@ TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
   const NodeView node =
       ReadNode({{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}});
   WorkerPodSettings settings;
-  EXPECT_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 1);  // no resources at all
+  EXPECT_EQ(WorkerDuty(SpecOf(Job()), node, settings), 1);  // no resources at all
   settings.default_resources = {{"requests", {{"cpu", "100m"}}}, {"limits", {{"memory", "128Mi"}}}};
-  EXPECT_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 1);  // a request holds nothing back
+  EXPECT_EQ(WorkerDuty(SpecOf(Job()), node, settings), 1);  // a request holds nothing back
   settings.default_resources["limits"]["cpu"] = "1";
-  EXPECT_DOUBLE_EQ(WorkerDuty(SpecOf(Job()).worker, node, settings), 0.25);
+  EXPECT_DOUBLE_EQ(WorkerDuty(SpecOf(Job()), node, settings), 0.25);
   // The job's resources win over the operator's defaults, as in the pod.
   const json job = Job({{"worker", {{"resources", {{"limits", {{"cpu", "500m"}}}}}}}});
-  EXPECT_DOUBLE_EQ(WorkerDuty(SpecOf(job).worker, node, settings), 0.125);
+  EXPECT_DOUBLE_EQ(WorkerDuty(SpecOf(job), node, settings), 0.125);
   EXPECT_EQ(
       WorkerPodOf(job, "pi3b", settings)["spec"]["containers"][0]["resources"]["limits"]["cpu"],
       "500m");
   const json generous = Job({{"worker", {{"resources", {{"limits", {{"cpu", "8"}}}}}}}});
-  EXPECT_EQ(WorkerDuty(SpecOf(generous).worker, node, settings), 1);
+  EXPECT_EQ(WorkerDuty(SpecOf(generous), node, settings), 1);
   const NodeView silent = ReadNode({{"metadata", {{"name", "pi3b"}}}});
-  EXPECT_EQ(WorkerDuty(SpecOf(job).worker, silent, settings), 1);
+  EXPECT_EQ(WorkerDuty(SpecOf(job), silent, settings), 1);
 }
 
 }  // namespace
