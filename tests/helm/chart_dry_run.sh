@@ -20,8 +20,8 @@ for attempt in 1 2 3 4 5; do
   ((attempt < 5)) || fail "the chart's CRDs do not apply: $(cat "$tmp/apply.out")"
   sleep 1
 done
-kubectl wait --for condition=Established --timeout=30s \
-  crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io >/dev/null || fail "the CRDs are not Established"
+wait_established 30 crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io ||
+  fail "the CRDs are not Established"
 wait_until "kind WeightProfile served" 30 kubectl get weightprofiles
 
 # render NAME VALUES...: helm template with this cluster's version and API

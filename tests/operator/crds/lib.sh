@@ -19,8 +19,7 @@ install_ballast_crds() {
     ((attempt < 5)) || fail "the CRDs do not apply: $(cat "$tmp/apply.out")"
     sleep 1
   done
-  kubectl wait --for condition=Established --timeout=30s \
-    crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io >/dev/null ||
+  wait_established 30 crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io ||
     fail "the CRDs are not Established"
   # Discovery can lag Established by a moment.
   wait_until "kind WeightedJob served" 30 kubectl get weightedjobs -n "$ns"

@@ -40,6 +40,9 @@ expect_eq "primes-300000: checksum defaulted" true "$(jp wj/primes-300000 '{.spe
 expect_eq "matmul-4096: size" 4096 "$(jp wj/matmul-4096 '{.spec.workload.matmul.size}')"
 expect_eq "exec-checksums: retries" 2 "$(jp wj/exec-checksums '{.spec.workload.exec.retries}')"
 expect_eq "exec-checksums: perItem defaulted" false "$(jp wj/exec-checksums '{.spec.workload.exec.perItem}')"
+# The preferred form of the pods: the template (docs/crds.md).
+expect_eq "exec-checksums: the worker container's image" debian:bookworm-slim \
+  "$(jp wj/exec-checksums '{.spec.template.spec.containers[0].image}')"
 
 # The least a job can say: every default.
 cat <<'YAML' | kubectl apply -n "$ns" -f - >/dev/null
@@ -69,6 +72,9 @@ expect_eq "full-job: scheduling" 'arm64 Exists NoExecute 30' \
   "$(jp wj/full-job '{.spec.nodeSelector.kubernetes\.io/arch} {.spec.tolerations[0].operator} {.spec.tolerations[1].effect} {.spec.tolerations[1].tolerationSeconds}')"
 expect_eq "full-job: exec" 'true 5 debian:bookworm-slim' \
   "$(jp wj/full-job '{.spec.workload.exec.perItem} {.spec.workload.exec.retries} {.spec.workload.exec.image}')"
+expect_eq "full-job: template" 'reports reports worker /reports reports' \
+  "$(jp wj/full-job '{.spec.template.metadata.labels.team} {.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].name} {.spec.template.spec.containers[0].volumeMounts[0].mountPath} {.spec.template.spec.volumes[0].name}')"
+
 expect_eq "full-job: exec result" 'sum list 20 4096 /data/results' \
   "$(jp wj/full-job '{.spec.workload.exec.result.merge.bytes} {.spec.workload.exec.result.merge.errors} {.spec.workload.exec.result.listLimit} {.spec.workload.exec.result.maxBytes} {.spec.workload.exec.result.keepDir}')"
 

@@ -361,10 +361,19 @@ class OperatorTest : public ::testing::Test {
                              "/crds/ballast.io_weightedjobs.yaml' -f '" + source +
                              "/crds/ballast.io_weightprofiles.yaml'";
     ApplyWithRetries(crds);
-    auto [code, output] = Shell(
-        "kubectl wait --for condition=Established --timeout=60s "
-        "crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io");
-    ASSERT_EQ(code, 0) << "the CRDs are not Established: " << output;
+    // kubectl wait fails at once, instead of waiting, while a new CRD has no
+    // status yet (kubernetes/kubernetes#66439); the WeightedJob CRD, large
+    // with its pod template, gets one a few hundred milliseconds after it is
+    // created.
+    std::pair<int, std::string> waited;
+    for (int attempt = 0; attempt < 50; ++attempt) {
+      waited = Shell(
+          "kubectl wait --for condition=Established --timeout=60s "
+          "crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io");
+      if (waited.second.find("status.conditions accessor error") == std::string::npos) break;
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+    ASSERT_EQ(waited.first, 0) << "the CRDs are not Established: " << waited.second;
     ApplyWithRetries("kubectl apply -f '" + source + "/crds/profiles/'");
     ASSERT_TRUE(
         Poll([&] { return client_->Get(kProfiles.Named("raspberry-pi")).ok(); }, seconds(30)));

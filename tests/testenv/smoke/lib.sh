@@ -37,6 +37,23 @@ wait_until() {
   pass "$what"
 }
 
+# wait_established SECONDS CRD...: kubectl wait --for condition=Established on
+# each CRD (crd/NAME), asked again while a new CRD has no status yet: kubectl
+# wait then fails at once with ".status.conditions accessor error: <nil>"
+# instead of waiting (kubernetes/kubernetes#66439), and the WeightedJob CRD,
+# whose pod template makes it large, gets its status a few hundred
+# milliseconds after its creation.
+wait_established() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until kubectl wait --for condition=Established --timeout="$((deadline - SECONDS + 1))s" "$@" \
+    >"$tmp/wait-established.out" 2>&1; do
+    grep -q 'status.conditions accessor error' "$tmp/wait-established.out" && ((SECONDS < deadline)) ||
+      { cat "$tmp/wait-established.out" >&2; return 1; }
+    sleep 0.2
+  done
+}
+
 # jp OBJECT JSONPATH: one field of an object in the test's namespace.
 jp() { kubectl get -n "$ns" "$1" -o "jsonpath=$2"; }
 

@@ -12,8 +12,7 @@ install_crd() {
     kubectl apply -f "$1" -o 'jsonpath={.metadata.name}{"\n"}' >"$tmp/names"
   while read -r crd; do
     [[ -n $crd ]] || continue
-    kubectl wait --for condition=Established --timeout=30s "crd/$crd" >/dev/null ||
-      fail "CRD $crd from $1 is not Established"
+    wait_established 30 "crd/$crd" || fail "CRD $crd from $1 is not Established"
     group=${crd#*.}
     plural=${crd%%.*}
     resources=$(kubectl api-resources --api-group="$group" -o name)
