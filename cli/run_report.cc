@@ -269,7 +269,8 @@ Busy time is green, idle time grey; speeds emulated by {5}.</p>
 )",
       EscapeXml(title), outcome.makespan_s, outcome.ideal_s, outcome.efficiency,
       EscapeXml(outcome.view.result.Summary(job.workload.item_values.get())),
-      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome), EscapeXml(CappedNote(outcome)));
+      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome),
+      EscapeXml(CappedNote(outcome)));
 }
 
 ProgressPrinter::ProgressPrinter(std::FILE* out)

@@ -74,8 +74,8 @@ Status CheckFailure(const WorkloadSpec& spec, balance::Range range, const ExecFa
   }
   // Exit 0 fails only when the job takes results and the run's was refused
   // (user_result.h): then the failure says why.
-  const bool refused_result = failure.exit_code == 0 && !failure.error.empty() &&
-                              !spec.exec.result.merge.empty();
+  const bool refused_result =
+      failure.exit_code == 0 && !failure.error.empty() && !spec.exec.result.merge.empty();
   if (!refused_result && (failure.exit_code < 1 || failure.exit_code > 255)) {
     return Status::Invalid(fmt::format(
         "{}.exitCode: {} is not an exit status of a failed process (1 to 255, or 0 with the "

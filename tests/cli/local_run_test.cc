@@ -302,8 +302,8 @@ TEST(LocalRunCliTest, AnItemsFileWithABadLineNamesItsLine) {
       fs::temp_directory_path() / ("ballast-cli-items-bad-" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "list.txt") << "10 a\n20 b\nc\n";
-  std::ofstream(dir / "job.yaml")
-      << "workload: {exec: {command: [sh, -c, exit]}}\nitemsFrom: {file: list.txt, format: cost-value}\n";
+  std::ofstream(dir / "job.yaml") << "workload: {exec: {command: [sh, -c, exit]}}\nitemsFrom: "
+                                     "{file: list.txt, format: cost-value}\n";
   const auto [code, err] = testing::RunShellCommand(
       std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() + " 2>&1 >/dev/null");
   EXPECT_EQ(code, 2) << err;

@@ -398,7 +398,8 @@ TEST(JobSpecItemsFromTest, MistakesNameTheFieldAndLine) {
 
 TEST(JobSpecItemsFromTest, AResultDeclarationIsReadAndBounded) {
   auto job = ParseJob(
-      "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: {n: sum, names: list}\n"
+      "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: {n: sum, names: "
+      "list}\n"
       "      listLimit: 20\n      keepDir: /data/out\nitems: 4\n",
       "job.yaml");
   ASSERT_TRUE(job.ok()) << job.status().message();
@@ -419,9 +420,9 @@ TEST(JobSpecItemsFromTest, AResultDeclarationIsReadAndBounded) {
       {"merge: {n: sum}\n      maxBytes: 1000000", "workload.exec.result.maxBytes"},
   };
   for (const auto& [body, expected] : bad) {
-    auto refused = ParseJob(
-        "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      " + body + "\nitems: 4\n",
-        "job.yaml");
+    auto refused = ParseJob("workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      " +
+                                body + "\nitems: 4\n",
+                            "job.yaml");
     ASSERT_FALSE(refused.ok()) << body;
     EXPECT_NE(refused.status().message().find(expected), std::string::npos)
         << refused.status().message() << "\nexpected: " << expected;
