@@ -23,6 +23,7 @@
 #include "cli/run_cleanup.h"
 #include "tests/support/child_process.h"
 #include "tests/support/marked_processes.h"
+#include "tests/support/run_groups.h"
 
 namespace ballast::cli::run_containment_test {
 namespace {
@@ -41,19 +42,7 @@ std::string WhyNoCgroups() {
   return probe.ok() ? "" : probe.status().message();
 }
 
-// The cgroups that run `owner` made, by path.
-std::set<std::string> GroupsOf(pid_t owner) {
-  std::set<std::string> groups;
-  for (const std::string& parent : RunGroupParents()) {
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(parent, error)) {
-      if (entry.is_directory() && GroupOwner(entry.path().filename().string()) == owner) {
-        groups.insert(entry.path().string());
-      }
-    }
-  }
-  return groups;
-}
+using testing::GroupsOf;
 
 class RunContainmentTest : public ::testing::Test {
  protected:

@@ -20,6 +20,7 @@
 #include "cli/run_cleanup.h"
 #include "core/job/job_spec.h"
 #include "tests/support/child_process.h"
+#include "tests/support/run_groups.h"
 
 namespace ballast::cli {
 namespace {
@@ -112,19 +113,7 @@ std::set<pid_t> WaitForWorkers(pid_t parent, size_t count) {
   return workers;
 }
 
-// The cgroups that run `owner` made, by path.
-std::set<std::string> GroupsOf(pid_t owner) {
-  std::set<std::string> groups;
-  for (const std::string& parent : RunGroupParents()) {
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(parent, error)) {
-      if (entry.is_directory() && GroupOwner(entry.path().filename().string()) == owner) {
-        groups.insert(entry.path().string());
-      }
-    }
-  }
-  return groups;
-}
+using testing::GroupsOf;
 
 // True when none of `pids` runs any more within five seconds.
 bool AllEnd(const std::set<pid_t>& pids) {
