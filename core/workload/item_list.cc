@@ -36,8 +36,13 @@ Status SplitCostValue(std::string_view line, std::string_view where, double* cos
                     json_read::Cut(number)));
   }
   BALLAST_RETURN_IF_ERROR(CheckItemCost(parsed, where));
+  const size_t start = line.find_first_not_of(" \t", gap);
+  if (start == std::string_view::npos) {
+    return Status::Invalid(
+        fmt::format("{}: expected a value after the cost {}, got nothing", where, number));
+  }
   *cost = parsed;
-  *value = line.substr(line.find_first_not_of(" \t", gap));
+  *value = line.substr(start);
   return Status::Ok();
 }
 

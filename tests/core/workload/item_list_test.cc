@@ -46,6 +46,8 @@ TEST(ItemListTest, NamesTheLineAndWhatIsWrong) {
       {"-3 a\n", LineFormat::kCostValue, "sizes:1: expected a cost > 0"},
       {"nan a\n", LineFormat::kCostValue, "sizes:1: expected a cost > 0"},
       {"1e300 a\n", LineFormat::kCostValue, "sizes:1: expected a cost > 0 and <= 1e+15"},
+      {"10\t\n", LineFormat::kCostValue, "sizes:1: expected a value after the cost 10"},
+      {"5 a\n7   \n", LineFormat::kCostValue, "sizes:2: expected a value after the cost 7"},
       {"\n \n", LineFormat::kValue, "sizes: no items"},
       {std::string(kMaxItemValueBytes + 1, 'v'), LineFormat::kValue,
        "sizes:1: an item's value is 4097 bytes"},
