@@ -32,3 +32,35 @@ phase_is() { [[ $(kubectl get pod -n "$ns" "$1" -o jsonpath='{.status.phase}') =
 
 # wait_phase POD PHASE SECONDS
 wait_phase() { wait_until "pod $1 $2" "$3" phase_is "$1" "$2"; }
+
+# The chart, installed as a user installs it: the images are on the nodes
+# (never pulled), and the operator goes to the node without a CPU quota when
+# the node file has one (a k3s server beside the boards), else wherever the
+# scheduler puts it.
+chart=$source_dir/helm/ballast
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
+helm_args=(--set image.pullPolicy=Never)
+if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
+  helm_args+=(--set-string "operator.nodeSelector.kubernetes\.io/hostname=$BALLAST_REALNODES_CONTROL")
+fi
+
+# require_ballast_images: fails unless a node has both of Ballast's images.
+require_ballast_images() {
+  local images image
+  images=$(kubectl get nodes -o jsonpath='{.items[*].status.images[*].names}')
+  for image in ballast ballast-worker; do
+    [[ $images == *"\"docker.io/library/$image:$version\""* ]] ||
+      fail "no node has the image $image:$version (scripts/images --arch amd64, then restart the real nodes)"
+  done
+}
+
+# node_import ARCHIVE NODE...: imports an image archive into each node's
+# containerd, as `k3s ctr images import ARCHIVE` does on a k3s node.
+node_import() {
+  local archive=$1 node
+  shift
+  for node in "$@"; do
+    ctr --address "$BALLAST_TESTENV_DIR/realnodes/$node/containerd.sock" -n k8s.io \
+      images import "$archive" >/dev/null || fail "importing $archive into $node"
+  done
+}

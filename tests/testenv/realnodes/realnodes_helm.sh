@@ -17,15 +17,7 @@ source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 
-chart=$source_dir/helm/ballast
 release=ballast
-version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
-# The operator on the node without a CPU quota when the node file has one (a
-# k3s server beside the boards), else wherever the scheduler puts it.
-helm_args=(--set image.pullPolicy=Never)
-if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
-  helm_args+=(--set-string "operator.nodeSelector.kubernetes\.io/hostname=$BALLAST_REALNODES_CONTROL")
-fi
 
 # A second namespace, for the NetworkPolicy's peers.
 peer=$ns-peer
@@ -40,11 +32,7 @@ uninstall_on_exit() {
 trap uninstall_on_exit EXIT
 
 # --- install -----------------------------------------------------------------
-images=$(kubectl get nodes -o jsonpath='{.items[*].status.images[*].names}')
-for image in ballast ballast-worker; do
-  [[ $images == *"\"docker.io/library/$image:$version\""* ]] ||
-    fail "no node has the image $image:$version (scripts/images --arch amd64, then restart the real nodes)"
-done
+require_ballast_images
 helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --wait --timeout 240s >"$tmp/install" ||
   fail "helm install: $(cat "$tmp/install")"
 grep -q "NOTES" "$tmp/install" || fail "helm install printed no NOTES"
