@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -190,7 +191,8 @@ int main(int argc, char** argv) {
   std::string slice_result_file;
   CLI::App* slice = app.add_subcommand(
       "slice",
-      "compute share INDEX of COUNT equal shares of a job's items, with no coordinator, and\n"
+      "compute share INDEX of COUNT shares of a job's items (equal counts, or equal costs), with "
+      "no coordinator, and\n"
       "print the result as JSON: what a pod of a Kubernetes Indexed Job does, for benchmarks\n"
       "that compare one with a WeightedJob (bench/realnodes-bench).\n"
       "  ballast-worker slice --spec '{\"workload\":{\"primes\":{\"limit\":300000}}}' --index 0 "
@@ -201,6 +203,16 @@ int main(int argc, char** argv) {
   slice->add_option("--count", slice_request.count, "how many shares")
       ->required()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
+  slice
+      ->add_option("--split", slice_request.split,
+                   "count: equal numbers of items; cost: equal shares of the job's known cost "
+                   "(its cost model), as a user who knows the costs would cut the shares")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, ballast::worker::SliceSplit>{
+              {"count", ballast::worker::SliceSplit::kCount},
+              {"cost", ballast::worker::SliceSplit::kCost}},
+          CLI::ignore_case))
+      ->default_str("count");
   slice->add_option("--result-file", slice_result_file,
                     "also write the JSON there, e.g. /dev/termination-log");
   ballast::worker::ProbeOptions probe_options;

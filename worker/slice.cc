@@ -16,6 +16,16 @@ balance::Range SliceOf(uint64_t items, uint64_t index, uint64_t count) {
   return {bound(index), bound(index + 1)};
 }
 
+balance::Range CostSliceOf(const balance::CostModel& model, uint64_t index, uint64_t count) {
+  const uint64_t items = model.items();
+  const auto bound = [&](uint64_t i) {
+    if (i >= count) return items;
+    return model.Advance(
+        0, items, static_cast<double>(items) * static_cast<double>(i) / static_cast<double>(count));
+  };
+  return {bound(index), bound(index + 1)};
+}
+
 StatusOr<workload::Result> RunSlice(const SliceRequest& request) {
   if (request.count == 0 || request.count > kMaxSliceCount || request.index >= request.count) {
     return Status::Invalid(fmt::format(
@@ -32,7 +42,11 @@ StatusOr<workload::Result> RunSlice(const SliceRequest& request) {
   }
   auto kernel = kernels::MakeKernel(job->workload);
   if (!kernel.ok()) return kernel.status();
-  return (*kernel)->Compute(SliceOf(job->workload.items, request.index, request.count));
+  if (request.split == SliceSplit::kCount) {
+    return (*kernel)->Compute(SliceOf(job->workload.items, request.index, request.count));
+  }
+  const balance::CostModel model(job->workload.items, job->workload.cost, job->workload.item_costs);
+  return (*kernel)->Compute(CostSliceOf(model, request.index, request.count));
 }
 
 }  // namespace ballast::worker

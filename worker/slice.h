@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/balance/cost_model.h"
 #include "core/balance/range.h"
 #include "core/common/status.h"
 #include "core/workload/result.h"
@@ -22,10 +23,21 @@ namespace ballast::worker {
 inline constexpr uint64_t kMaxSliceCount = uint64_t{1} << 32;
 balance::Range SliceOf(uint64_t items, uint64_t index, uint64_t count);
 
+// Items [b(index), b(index+1)) where b(i) is the last item boundary at which
+// the job's cost model (its cost shape or per-item costs) has reached i/count
+// of the whole: shares of equal known cost, as a user who knows the costs
+// would cut an Indexed Job. They tile [0, items) in order; a share may be
+// empty when single items cost more than a share.
+balance::Range CostSliceOf(const balance::CostModel& model, uint64_t index, uint64_t count);
+
+// How an Indexed Job's shares are cut: equal counts of items, or equal costs.
+enum class SliceSplit { kCount, kCost };
+
 struct SliceRequest {
-  std::string spec_json;  // a WeightedJob's spec as JSON (workload, items)
-  uint64_t index = 0;     // the completion index
-  uint64_t count = 1;     // the completions
+  std::string spec_json;                  // a WeightedJob's spec as JSON (workload, items)
+  uint64_t index = 0;                     // the completion index
+  uint64_t count = 1;                     // the completions
+  SliceSplit split = SliceSplit::kCount;  // SliceOf or CostSliceOf
 };
 
 // Computes the request's slice. Returns its result, or Invalid naming the

@@ -60,6 +60,40 @@ TEST(SliceTest, MergedSharesEqualTheWholeJobsReference) {
   EXPECT_EQ(merged.primes().count, 3245u);  // pi(30000)
 }
 
+TEST(SliceTest, CostSharesTileTheItemsAndCarryEqualCost) {
+  // Linear cost: item i costs in proportion to i + 1/2, so equal-cost shares
+  // shrink along the items; each holds a third of the cost, give or take an item.
+  const balance::CostModel linear(30000, balance::CostShape::kLinear);
+  uint64_t next = 0;
+  for (uint64_t i = 0; i < 3; ++i) {
+    const balance::Range share = CostSliceOf(linear, i, 3);
+    EXPECT_EQ(share.begin, next);
+    next = share.end;
+    EXPECT_NEAR(linear.Cost(share), 10000.0, 2.0) << "share " << i;
+  }
+  EXPECT_EQ(next, 30000u);
+  EXPECT_GT(CostSliceOf(linear, 0, 3).size(), 2 * CostSliceOf(linear, 2, 3).size());
+  // Per-item costs: one dear item takes a share to itself, and a share of
+  // less than one item's cost may be empty.
+  const balance::CostModel listed(
+      std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 8, 1, 1}));
+  EXPECT_EQ(CostSliceOf(listed, 0, 3), (balance::Range{0, 2}));
+  EXPECT_EQ(CostSliceOf(listed, 1, 3), (balance::Range{2, 2}));
+  EXPECT_EQ(CostSliceOf(listed, 2, 3), (balance::Range{2, 5}));
+}
+
+TEST(SliceTest, MergedCostSharesEqualTheWholeJobsReference) {
+  const auto reference = kernels::ReferenceResult(testing::PrimesWorkload(30000));
+  ASSERT_TRUE(reference.ok());
+  auto merged = workload::Result::Empty(workload::WorkloadKind::kPrimes);
+  for (uint64_t i = 0; i < 5; ++i) {
+    const auto share = RunSlice({kPrimesSpec, i, 5, SliceSplit::kCost});
+    ASSERT_TRUE(share.ok()) << share.status().message();
+    ASSERT_TRUE(merged.Merge(*share).ok());
+  }
+  EXPECT_EQ(merged, *reference);
+}
+
 TEST(SliceTest, BadRequestsAreRefusedNamingWhat) {
   EXPECT_EQ(RunSlice({kPrimesSpec, 3, 3}).status().message(),
             "completion index 3 is not below the completions 3 (which must be in [1, 2^32])");
