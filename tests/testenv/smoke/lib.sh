@@ -13,6 +13,11 @@ source "$BALLAST_TESTENV_DIR/env"
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 test_name=$(basename "$0" .sh)
 tmp=$(mktemp -d)
+# kubectl's discovery cache, the test's own: tests run in parallel, and one
+# that wrote the cache just before another's CRD appeared left the other's
+# kubectl reading a list without it, fresh by its TTL, after a reset too
+# ("no matches for kind Widget" right after discovery listed it).
+export KUBECACHEDIR=$tmp/kube-cache
 
 fail() {
   echo "FAIL: $*" >&2
