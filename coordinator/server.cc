@@ -116,6 +116,7 @@ struct JobEntry {
   std::map<std::string, Held> waiting_reports;  // answered "wait", held
   std::map<std::string, Held> signal_polls;
   std::set<std::string> pending_signals;  // signalled while not polling
+  bool finish_announced = false;          // ServerOptions::on_finished called
   double Now() const { return SecondsSince(epoch); }
 };
 
@@ -490,6 +491,10 @@ class Server::Impl {
     if (entry.session->Finished()) {
       AnswerAllHeld(entry, DoneReply());
       entry.finished_cv.notify_all();
+      if (!entry.finish_announced && options_.on_finished) {
+        entry.finish_announced = true;
+        options_.on_finished(entry.session->config().id);
+      }
     }
   }
 

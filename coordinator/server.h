@@ -51,6 +51,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,11 @@ struct ServerOptions {
   double header_timeout_s = 10;     // a request's header, from its first byte
   double body_timeout_s = 30;       // its body, from the header's end
   int threads = 0;                  // serving threads; 0: one per core, at most 4
+  // Called once per job, with its id, when its last item is merged: a driver
+  // that polls View() learns it at once instead of at its next poll. Runs
+  // on a serving thread under the job's lock: it must be quick and must not
+  // call the Server.
+  std::function<void(const std::string& job)> on_finished;
 };
 
 class Server : public JobHost {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/common/json_read.h"
@@ -55,11 +56,20 @@ StatusOr<Result> ExecFromJson(const json& node) {
     BALLAST_ASSIGN_OR_RETURN(uint64_t begin, RequireUint(entry, where, "begin"));
     BALLAST_ASSIGN_OR_RETURN(uint64_t end, RequireUint(entry, where, "end"));
     if (end <= begin) return Status::Invalid("exec.failures[].end: expected end > begin");
+    // Whole numbers that fit what they are read into, never narrowed; what
+    // a job allows (1 to 255, the attempts its retries give) is checked by
+    // the coordinator (coordinator/result_bounds.h).
     auto code = entry.find("exitCode");
-    if (code == entry.end() || !code->is_number_integer()) {
-      return Status::Invalid("exec.failures[].exitCode: expected a whole number");
+    if (code == entry.end() || !code->is_number_integer() ||
+        code->get<int64_t>() < std::numeric_limits<int>::min() ||
+        code->get<int64_t>() > std::numeric_limits<int>::max() ||
+        (code->is_number_unsigned() && code->get<uint64_t>() > INT64_MAX)) {
+      return Status::Invalid("exec.failures[].exitCode: expected a whole number of 32 bits");
     }
     BALLAST_ASSIGN_OR_RETURN(uint64_t attempts, RequireUint(entry, where, "attempts"));
+    if (attempts > std::numeric_limits<uint32_t>::max()) {
+      return Status::Invalid("exec.failures[].attempts: expected a whole number of 32 bits");
+    }
     std::string error;
     if (auto found = entry.find("error"); found != entry.end()) {
       if (!found->is_string() || found->get_ref<const std::string&>().size() > kMaxErrorBytes) {
@@ -70,8 +80,9 @@ StatusOr<Result> ExecFromJson(const json& node) {
       }
       error = found->get<std::string>();
     }
-    BALLAST_RETURN_IF_ERROR(result.Merge(Result::ExecFailed(
-        {begin, end}, code->get<int>(), static_cast<uint32_t>(attempts), std::move(error))));
+    BALLAST_RETURN_IF_ERROR(
+        result.Merge(Result::ExecFailed({begin, end}, static_cast<int>(code->get<int64_t>()),
+                                        static_cast<uint32_t>(attempts), std::move(error))));
   }
   return result;
 }

@@ -68,6 +68,12 @@ std::string JobReconciler::CoordinatorJobId(const std::string& ns, const std::st
   return ns + "." + name;
 }
 
+std::string JobReconciler::KeyOfCoordinatorJobId(const std::string& id) {
+  std::string key = id;
+  if (const size_t dot = key.find('.'); dot != std::string::npos) key[dot] = '/';
+  return key;
+}
+
 size_t JobReconciler::TrackedJobs() const {
   std::lock_guard lock(mu_);
   return states_.size();

@@ -104,6 +104,9 @@ class JobReconciler {
   // The coordinator's id of a job: "<namespace>.<name>" (a namespace has no
   // dots, so it is unambiguous, and it is safe in a URL path).
   static std::string CoordinatorJobId(const std::string& ns, const std::string& name);
+  // The work queue's key ("namespace/name") of a coordinator job id: a
+  // namespace holds no '.', so the first one ends it.
+  static std::string KeyOfCoordinatorJobId(const std::string& id);
 
   // Jobs the reconciler holds state for (registered or finishing).
   size_t TrackedJobs() const;

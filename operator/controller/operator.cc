@@ -228,8 +228,14 @@ class Operator::Impl {
   // syncs the caches and starts the reconcile workers. Ok also when Stop
   // came meanwhile; the caller shuts down what was started.
   Status Lead() {
-    auto server = coordinator::Server::Start(
-        {options_.coordinator_address, options_.coordinator_port, /*wait_timeout_s=*/10});
+    coordinator::ServerOptions server_options{options_.coordinator_address,
+                                              options_.coordinator_port, /*wait_timeout_s=*/10};
+    // A finished job is reconciled at once (its status says Succeeded), not
+    // at its next status interval.
+    server_options.on_finished = [this](const std::string& job) {
+      queue_.Add(JobReconciler::KeyOfCoordinatorJobId(job));
+    };
+    auto server = coordinator::Server::Start(server_options);
     if (!server.ok()) return server.status();
     {
       std::lock_guard lock(server_mu_);

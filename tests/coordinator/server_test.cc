@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -48,6 +49,10 @@ class ServerTest : public ::testing::Test {
   void SetUp() override {
     ServerOptions options;
     options.wait_timeout_s = 1;
+    options.on_finished = [this](const std::string& job) {
+      std::lock_guard lock(finished_mutex_);
+      finished_.push_back(job);
+    };
     auto server = Server::Start(options);
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
@@ -100,7 +105,14 @@ class ServerTest : public ::testing::Test {
     return run;
   }
 
+  std::vector<std::string> Finished() {
+    std::lock_guard lock(finished_mutex_);
+    return finished_;
+  }
+
   std::unique_ptr<Server> server_;
+  std::mutex finished_mutex_;
+  std::vector<std::string> finished_;  // on_finished's calls, in order
 };
 
 TEST_F(ServerTest, ServesTheJobToItsWorkers) {
@@ -272,6 +284,26 @@ TEST_F(ServerTest, SignalPollsOfAFinishedJobSayItIsDone) {
   const auto answer = nlohmann::json::parse(poll.body);
   EXPECT_EQ(answer["signalled"], true);
   EXPECT_EQ(answer["done"], true);
+}
+
+TEST_F(ServerTest, OnFinishedIsCalledOnceWhenTheLastItemIsMerged) {
+  const auto lease =
+      nlohmann::json::parse(Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body);
+  ASSERT_EQ(lease["kind"], "lease");
+  EXPECT_TRUE(Finished().empty());
+  ASSERT_EQ(
+      nlohmann::json::parse(
+          Report("two", "token-two",
+                 {{"worker", "a"}, {"idle", true}, {"completed", {Completion(lease["lease"])}}})
+              .body)["kind"],
+      "done");
+  EXPECT_EQ(Finished(), std::vector<std::string>{"two"});
+  // Later requests of the finished job announce nothing again.
+  EXPECT_EQ(nlohmann::json::parse(
+                Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body)["kind"],
+            "done");
+  EXPECT_EQ(Request(methods::GET, "/v1/jobs/two/signal?worker=a", "token-two").code, 200);
+  EXPECT_EQ(Finished(), std::vector<std::string>{"two"});
 }
 
 // A restarted coordinator (the job removed and added again from its

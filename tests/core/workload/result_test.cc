@@ -138,6 +138,21 @@ TEST(ResultTest, FromJsonIsStrictAndNamesTheField) {
        R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": "1",
            "attempts": 1}]}})",
        "exitCode"},
+      // Wider than what they are read into: once narrowed silently (an
+      // exitCode of 2^32 + 1 read as 1), now refused; what a job allows is
+      // the coordinator's check (result_bounds_test, forged_reports_test).
+      {WorkloadKind::kExec,
+       R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": 4294967297,
+           "attempts": 1}]}})",
+       "exitCode: expected a whole number of 32 bits"},
+      {WorkloadKind::kExec,
+       R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": -4294967297,
+           "attempts": 1}]}})",
+       "exitCode"},
+      {WorkloadKind::kExec,
+       R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": 1,
+           "attempts": 4294967297}]}})",
+       "attempts: expected a whole number of 32 bits"},
       {WorkloadKind::kExec, R"({"exec": {"succeeded": 1, "failures": [], "extra": 0}})", "'extra'"},
       {WorkloadKind::kMatmul, R"("0x01")", "object"},
   };

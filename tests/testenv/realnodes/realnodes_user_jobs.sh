@@ -139,7 +139,7 @@ bytesOut sum $(field "$share/reference.json" bytesOut)
 thumbnails sum 300
 EOF
 diff "$tmp/thumbnails.expected" "$tmp/thumbnails.fields" >&2 || fail "thumbnails: merged fields differ from the reference run's"
-pass "thumbnails: fields $(paste -sd, "$tmp/thumbnails.fields")"
+pass "thumbnails: status.result.exec $(jp weightedjob/thumbnails '{.status.result.exec}')"
 diff -r "$share/reference" "$share/out" >"$tmp/diff" 2>&1 ||
   fail "thumbnails differ from the reference run's: $(head -5 "$tmp/diff")"
 expect_eq "thumbnails on the share, each the same as the reference's" 300 "$(find "$share/out" -type f -name '*.jpg' | wc -l)"
