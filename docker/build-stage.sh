@@ -5,8 +5,9 @@
 #   /out/ballast/         /usr/bin/ballast + its loader and shared libraries
 #   /out/ballast-worker/  /usr/bin/ballast-worker + its loader and shared libraries
 # Each holds the program's dynamic loader at its PT_INTERP path, the closure of its DT_NEEDED
-# libraries (resolved as the target's loader would) under /usr/lib/<triple>/, /etc/passwd and
-# /etc/group with root, nobody and nonroot (65532), and an empty /tmp (mode 1777).
+# libraries and of those it opens with dlopen (OpenBLAS, for the worker's matmul kernel),
+# resolved as the target's loader would, under /usr/lib/<triple>/, /etc/passwd and /etc/group
+# with root, nobody and nonroot (65532), and an empty /tmp (mode 1777).
 #   build-stage.sh ARCH     ARCH: amd64, arm64 or arm (GOARCH names, as TARGETARCH)
 # Compiler objects are cached by ccache in $CCACHE_DIR (a volume the build script mounts).
 set -euo pipefail
@@ -45,9 +46,11 @@ find_library() {
   return 1
 }
 
-# Lays out /out/$1 for the program /build/$1.
+# Lays out /out/$1 for the program /build/$1, with the libraries named after it
+# (sonames the program opens with dlopen, which DT_NEEDED does not list).
 layout() {
   local name=$1 root=/out/$1
+  shift
   rm -rf "$root"
   install -d "$root/usr/bin" "$root/usr/lib/$triple" "$root/etc" "$root/tmp"
   chmod 1777 "$root/tmp"
@@ -58,6 +61,7 @@ layout() {
   local -a queue
   local -A seen=(["${interp##*/}"]=1)
   mapfile -t queue < <(needed "/build/$name")
+  queue+=("$@")
   while ((${#queue[@]} > 0)); do
     local soname=${queue[0]} path
     queue=("${queue[@]:1}")
@@ -76,6 +80,7 @@ layout() {
 }
 
 layout ballast
-layout ballast-worker
+# The matmul kernel opens OpenBLAS when it is first used (worker/kernels/matmul_kernel.cc).
+layout ballast-worker libopenblas.so.0
 # The objects are in ccache; without them this stage's cached layer is only /out and /src.
 rm -rf /build

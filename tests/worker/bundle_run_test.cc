@@ -237,6 +237,12 @@ class BundleRunTest : public ::testing::Test {
 // does), reaches the command unchanged and not the worker.
 TEST_F(BundleRunTest, BundledWorkerRunsAnExecJobAndLeavesNoTraceInTheCommand) {
   Bundle(dir_ / "bundle");
+  // OpenBLAS is opened by the matmul kernel only (matmul_kernel.cc): an exec
+  // bundle does not carry it or its Fortran runtime.
+  for (const auto& entry : fs::directory_iterator(dir_ / "bundle" / "lib")) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_FALSE(name.starts_with("libopenblas") || name.starts_with("libgfortran")) << name;
+  }
   fs::create_directories(dir_ / "image-lib");
   std::ofstream(dir_ / "image-lib" / "libstdc++.so.6") << "not a library";
   const std::string image_path = "LD_LIBRARY_PATH=" + (dir_ / "image-lib").string();

@@ -11,19 +11,59 @@
 // (block x width x n), the widest product the range allows. OpenBLAS is set to
 // one thread: the worker runs one thread per core, each on its own items, and
 // nested BLAS threads would only contend for the same cores.
+//
+// OpenBLAS is opened (dlopen) when the first matmul kernel is made, not linked:
+// the bundle that carries the worker into a user's image for exec jobs
+// (worker/bundle.h) holds every library the worker has mapped, and OpenBLAS
+// with its Fortran runtime would be 40 of its 58 MB, copied at every exec
+// pod's start for a kernel that never runs there.
 #include <cblas.h>
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "worker/kernels/factories.h"
 
 namespace ballast::kernels {
 namespace {
+
+constexpr char kOpenBlasSoname[] = "libopenblas.so.0";
+
+// The two OpenBLAS functions the kernel calls, or why they could not be had.
+struct Blas {
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+  std::string error;
+};
+
+// Opens OpenBLAS once per process, set to one thread; never closed.
+const Blas& OpenBlas() {
+  static const Blas blas = [] {
+    Blas opened;
+    void* library = dlopen(kOpenBlasSoname, RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      opened.error = fmt::format("matmul needs OpenBLAS ({}): {}", kOpenBlasSoname, dlerror());
+      return opened;
+    }
+    opened.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(library, "cblas_dgemm"));
+    opened.set_num_threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(
+        dlsym(library, "openblas_set_num_threads"));
+    if (opened.dgemm == nullptr || opened.set_num_threads == nullptr) {
+      opened.error =
+          fmt::format("matmul: {} lacks cblas_dgemm or openblas_set_num_threads", kOpenBlasSoname);
+      return opened;
+    }
+    opened.set_num_threads(1);
+    return opened;
+  }();
+  return blas;
+}
 
 using workload::MatmulSpec;
 using workload::Result;
@@ -32,7 +72,8 @@ using workload::WorkloadSpec;
 class MatmulKernel : public Kernel {
  public:
   explicit MatmulKernel(const WorkloadSpec& spec)
-      : job_(spec),
+      : blas_(OpenBlas()),
+        job_(spec),
         spec_(spec.matmul),
         n_(spec.matmul.n),
         block_(spec.matmul.block),
@@ -44,6 +85,7 @@ class MatmulKernel : public Kernel {
 
   StatusOr<Result> Compute(balance::Range items) override {
     BALLAST_RETURN_IF_ERROR(CheckRange(job_, items));
+    if (!blas_.error.empty()) return Status::Unavailable(blas_.error);
     Result total = Result::Empty(workload::WorkloadKind::kMatmul);
     std::vector<double> c;
     for (uint64_t item = items.begin; item < items.end;) {
@@ -56,7 +98,7 @@ class MatmulKernel : public Kernel {
       }
       const uint32_t width = blocks * block_;
       c.resize(size_t{block_} * width);
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(block_),
+      blas_.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(block_),
                   static_cast<int>(width), static_cast<int>(n_), 1.0,
                   &a_[size_t{first.row} * block_ * n_], static_cast<int>(n_),
                   &b_[size_t{first.col} * block_], static_cast<int>(n_), 0.0, c.data(),
@@ -114,6 +156,7 @@ class MatmulKernel : public Kernel {
     return Result::Matmul(blocks, sum, checksum);
   }
 
+  const Blas& blas_;
   WorkloadSpec job_;
   MatmulSpec spec_;
   uint32_t n_;
@@ -128,7 +171,6 @@ class MatmulKernel : public Kernel {
 }  // namespace
 
 std::unique_ptr<Kernel> MakeMatmulKernel(const WorkloadSpec& spec) {
-  openblas_set_num_threads(1);
   return std::make_unique<MatmulKernel>(spec);
 }
 
