@@ -34,8 +34,10 @@ class Kernel {
 };
 
 // The kernel for `spec`. Returns Invalid when the spec does not pass
-// workload::ValidateWorkload. For matmul this sets OpenBLAS to one thread per
-// call, process-wide: the worker parallelizes across items instead.
+// workload::ValidateWorkload. For matmul this opens OpenBLAS (once per
+// process, with dlopen) and sets it to one thread per call, process-wide: the
+// worker parallelizes across items instead. Without OpenBLAS, the matmul
+// kernel's Compute returns Unavailable naming the library.
 StatusOr<std::unique_ptr<Kernel>> MakeKernel(const workload::WorkloadSpec& spec);
 
 // Ends the exec kernel's commands, for a worker that stops: every command
