@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -42,35 +43,64 @@ unsigned AvailableCores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// SIGINT and SIGTERM: the handler only flags the stop and wakes
-// EndCommandsOnStop, which does the rest on a thread of its own. Not sigwait:
-// OpenBLAS starts its threads before main, with the signals unblocked, so a
-// signal blocked in our threads alone could still end the process there.
+// SIGINT and SIGTERM: the handler only flags the stop and wakes a thread of
+// StopSignals, which does the rest. Not sigwait: OpenBLAS, once the matmul
+// kernel has opened it, runs threads of its own with the signals unblocked,
+// so a signal blocked in our threads alone could still end the process there.
 sem_t g_stop_requested;
-pid_t g_parent = 0;  // at the start
 
 void OnStopSignal(int) {
   ballast::worker::WorkerLoop::RequestStop();
   sem_post(&g_stop_requested);  // async-signal-safe
 }
 
-// Ends the exec commands running (their process groups get SIGTERM, then
-// SIGKILL), whose items go back with the lease. When the parent has died
-// (`ballast run`, whose death sends SIGTERM: its coordinator is gone, so
-// there is nobody to hand the lease back to), exits at once rather than at
-// the end of the step being computed.
-void EndCommandsOnStop() {
-  while (true) {
-    if (sem_wait(&g_stop_requested) != 0) continue;  // EINTR
-    spdlog::info("stop requested");
-    ballast::kernels::StopExecCommands(std::chrono::seconds(2));
-    if (getppid() != g_parent) {
-      spdlog::info("parent gone, leaving at once parent={}", g_parent);
-      std::fflush(nullptr);
-      _exit(1);
+// Installs the stop handlers for its lifetime's scope and serves them: on a
+// stop it ends the exec commands running (their process groups get SIGTERM,
+// then SIGKILL), whose items go back with the lease; when the parent has died
+// (`ballast run`, whose death sends SIGTERM: its coordinator is gone, so there
+// is nobody to hand the lease back to), it exits at once rather than at the
+// end of the step being computed. Its thread is joined when it goes, before
+// the process ends: a stop being served is not cut short (the SIGKILL of its
+// commands' groups), and nothing of it runs while the process ends.
+class StopSignals {
+ public:
+  explicit StopSignals(pid_t parent) : parent_(parent) {
+    sem_init(&g_stop_requested, 0, 0);
+    thread_ = std::thread([this] { Serve(); });
+    struct sigaction action {};
+    action.sa_handler = OnStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &action, nullptr);
+    sigaction(SIGINT, &action, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  ~StopSignals() {
+    leaving_ = true;
+    sem_post(&g_stop_requested);
+    thread_.join();
+  }
+
+ private:
+  void Serve() {
+    while (true) {
+      if (sem_wait(&g_stop_requested) != 0) continue;  // EINTR
+      if (leaving_) return;
+      spdlog::info("stop requested");
+      ballast::kernels::StopExecCommands(std::chrono::seconds(2));
+      if (getppid() != parent_) {
+        spdlog::info("parent gone, leaving at once parent={}", parent_);
+        std::fflush(nullptr);
+        _exit(1);
+      }
     }
   }
-}
+
+  const pid_t parent_;  // at the process's start
+  std::atomic<bool> leaving_{false};
+  std::thread thread_;
+};
 
 // `ballast-worker bundle --to DIR` (worker/bundle.h). Returns the exit code.
 int RunBundle(const std::string& dir) {
@@ -107,22 +137,28 @@ int RunSliceCommand(const ballast::worker::SliceRequest& request, const std::str
   }
   return 0;
 }
-
-void HandleStopSignals() {
-  sem_init(&g_stop_requested, 0, 0);
-  std::thread(EndCommandsOnStop).detach();
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
+// The worker loop, from its options to the end of the job or a stop: returns
+// the exit code. Its objects are all gone when it returns: the loop (its
+// HTTP clients, the signal poll, joined) and the stop handling (joined).
+int RunWorker(const ballast::worker::WorkerOptions& options, ballast::worker::Metrics* metrics,
+              pid_t parent) {
+  const StopSignals stop_signals(parent);
+  // The loop makes one request at a time and the signal poll another: two
+  // threads serve cpprestsdk's I/O (its default pool has 40).
+  crossplat::threadpool::initialize_with_threads(2);
+  ballast::worker::WorkerLoop loop(options, metrics);
+  const ballast::Status status = loop.Run();
+  if (!status.ok()) {
+    spdlog::error("worker failed error=\"{}\"", status.message());
+    return status.code() == ballast::StatusCode::kInvalid ? 2 : 1;
+  }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  g_parent = getppid();
+  const pid_t parent = getppid();
   CLI::App app{
       "ballast-worker computes a Ballast job's items: it asks the coordinator for a lease,\n"
       "computes it on all the threads it is given, reports the results, and repeats until\n"
@@ -258,16 +294,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
-  HandleStopSignals();
-
-  // The loop makes one request at a time and the signal poll another: two
-  // threads serve cpprestsdk's I/O (its default pool has 40).
-  crossplat::threadpool::initialize_with_threads(2);
-  ballast::worker::WorkerLoop loop(options, metrics->get());
-  const ballast::Status status = loop.Run();
-  if (!status.ok()) {
-    spdlog::error("worker failed error=\"{}\"", status.message());
-    return status.code() == ballast::StatusCode::kInvalid ? 2 : 1;
-  }
-  return 0;
+  const int code = RunWorker(options, metrics->get(), parent);
+  metrics->reset();
+  // Leaves without running static destructors. cpprestsdk's I/O pool is a
+  // static made in RunWorker, so at exit() the statics made after it are
+  // destroyed first while its threads still run the completion handlers of
+  // the requests just ended (an abandoned long poll among them), and the
+  // pool is stopped only then: a teardown race in the library that nothing
+  // here can order. Everything of ours is destroyed by now; only the output
+  // is left to flush.
+  spdlog::shutdown();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }

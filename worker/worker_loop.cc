@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
+#include <functional>
 #include <future>
 #include <limits>
 #include <optional>
@@ -33,7 +33,10 @@ using balance::Range;
 using balance::Reply;
 using Clock = std::chrono::steady_clock;
 
-volatile std::sig_atomic_t g_stop = 0;
+// Set by RequestStop from a signal handler, read by every thread of the
+// loop: an atomic, which a handler may store to when it is lock-free.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 // While the coordinator cannot be reached: how long a connection test may
 // take, and how often the worker looks again why (and logs it).
@@ -70,6 +73,36 @@ std::string BoundedBody(web::http::http_response& response) {
                                          protocol::kMaxBodyBytes));
   }
   return response.extract_string(true).get();
+}
+
+// Something to check while waiting for an answer: true gives the wait up.
+using GiveUp = std::function<bool()>;
+
+// The response of a request sent, or nullopt when `give_up` (checked every
+// 20 ms; none: wait to the end) said to stop waiting first. A request given
+// up on is not cancelled: it is left to end on cpprestsdk's threads, its
+// outcome observed there and dropped. Cancelling a request in flight from
+// another thread races the library's I/O thread over the request's context
+// (ThreadSanitizer reported it on every stop of a worker whose report was
+// held), and the process ends soon after a give-up anyway.
+std::optional<web::http::http_response> AwaitResponse(pplx::task<web::http::http_response> sent,
+                                                      const GiveUp& give_up) {
+  if (give_up) {
+    while (!sent.is_done()) {
+      if (give_up()) {
+        // Observed, or pplx reports an exception nobody looked at with SIGTRAP.
+        sent.then([](const pplx::task<web::http::http_response>& ended) {
+          try {
+            ended.get();
+          } catch (const std::exception&) {
+          }
+        });
+        return std::nullopt;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return sent.get();
 }
 
 // What a step computed: the range from its start to where it stopped, and
@@ -144,13 +177,13 @@ class WorkerLoop::Impl {
       : options_(std::move(options)), metrics_(metrics), client_(MakeClient(options_)) {}
 
   ~Impl() {
-    stop_polling_.cancel();
+    stop_polling_ = true;
     if (poller_.joinable()) poller_.join();
   }
 
   Status Run() {
     Status status = RunJob();
-    stop_polling_.cancel();
+    stop_polling_ = true;
     return status;
   }
 
@@ -221,7 +254,7 @@ class WorkerLoop::Impl {
     protocol::ReportMessage report;
     report.worker = options_.name;
     report.idle = idle;
-    report.leaving = g_stop != 0;
+    report.leaving = g_stop;
     report.session = lease_session_;
     return report;
   }
@@ -229,10 +262,10 @@ class WorkerLoop::Impl {
   // One HTTP exchange with retries. Returns Unavailable after give_up_s of
   // failures (no answer, 5xx, or a job the coordinator does not know: it may
   // be adding it again after a restart), Conflict on 409, Invalid when the
-  // coordinator refuses the request otherwise.
-  StatusOr<nlohmann::json> Exchange(
-      const web::http::method& method, const std::string& path, const std::string& body,
-      const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
+  // coordinator refuses the request otherwise, and Unavailable at once when
+  // `abandon` says to stop waiting (AwaitResponse).
+  StatusOr<nlohmann::json> Exchange(const web::http::method& method, const std::string& path,
+                                    const std::string& body, const GiveUp& abandon = {}) {
     const auto start = Clock::now();
     double backoff = 0.1;
     std::optional<Clock::time_point> diagnosed;  // when the last DiagnoseReach ran
@@ -245,7 +278,10 @@ class WorkerLoop::Impl {
       std::string failure;
       bool unreachable = false;  // no HTTP answer at all
       try {
-        auto response = client_.request(request, cancel).get();
+        std::optional<web::http::http_response> answered =
+            AwaitResponse(client_.request(request), abandon);
+        if (!answered) return Status::Unavailable(fmt::format("{}: abandoned", path));
+        web::http::http_response& response = *answered;
         const std::string text = BoundedBody(response);
         const auto code = response.status_code();
         if (code == web::http::status_codes::OK) return protocol::ParseJsonText(text);
@@ -262,7 +298,7 @@ class WorkerLoop::Impl {
         failure = fmt::format("status {}: {}", code, refusal.error);
       } catch (const std::exception& e) {
         failure = e.what();
-        unreachable = !cancel.is_canceled();
+        unreachable = true;
       }
       if (unreachable && (!diagnosed || Since(*diagnosed) > kDiagnoseEvery)) {
         cause = DiagnoseReach(options_.coordinator, kConnectTimeout);
@@ -318,16 +354,10 @@ class WorkerLoop::Impl {
   std::optional<StatusOr<protocol::ReplyMessage>> SendIdleUnlessStopped(
       const protocol::ReportMessage& report) {
     const auto start = Clock::now();
-    pplx::cancellation_token_source abandon;
-    const protocol::ReportMessage numbered = Number(report);
-    auto reply =
-        std::async(std::launch::async, [&] { return Post(numbered, abandon.get_token()); });
-    while (reply.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
-      if (g_stop) abandon.cancel();
-    }
+    bool stopped = false;
+    auto sent = Post(Number(report), [&stopped] { return stopped = g_stop; });
     metrics_->Idle(Since(start));
-    auto sent = reply.get();
-    if (abandon.get_token().is_canceled()) return std::nullopt;
+    if (stopped) return std::nullopt;
     return Accept(std::move(sent));
   }
 
@@ -338,12 +368,11 @@ class WorkerLoop::Impl {
 
   // The HTTP exchange of a report. Safe on another thread while the loop
   // computes: it touches only the client, the options and the metrics.
-  StatusOr<protocol::ReplyMessage> Post(
-      const protocol::ReportMessage& report,
-      const pplx::cancellation_token& cancel = pplx::cancellation_token::none()) {
+  StatusOr<protocol::ReplyMessage> Post(const protocol::ReportMessage& report,
+                                        const GiveUp& abandon = {}) {
     const auto start = Clock::now();
     auto json = Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
-                         DumpJson(protocol::ToJson(report)), cancel);
+                         DumpJson(protocol::ToJson(report)), abandon);
     if (json.ok()) metrics_->Report();
     auto reply =
         json.ok() ? protocol::ParseReply(*json) : StatusOr<protocol::ReplyMessage>(json.status());
@@ -571,15 +600,18 @@ class WorkerLoop::Impl {
         "/v1/jobs/{}/signal?worker={}", options_.job,
         utility::conversions::to_utf8string(
             web::uri::encode_data_string(utility::conversions::to_string_t(options_.name))));
-    const auto cancel = stop_polling_.get_token();
+    const GiveUp stopping = [this] { return stop_polling_ || g_stop; };
     double backoff = 0.1;
-    while (!cancel.is_canceled() && !g_stop) {
+    while (!stopping()) {
       std::string failure;
       try {
         web::http::http_request request(web::http::methods::GET);
         request.set_request_uri(utility::conversions::to_string_t(path));
         request.headers().add("Authorization", "Bearer " + options_.token);
-        auto response = client.request(request, cancel).get();
+        std::optional<web::http::http_response> answered =
+            AwaitResponse(client.request(request), stopping);
+        if (!answered) return;
+        web::http::http_response& response = *answered;
         const std::string text = BoundedBody(response);
         auto json = protocol::ParseJsonText(text);
         auto signal = json.ok() ? protocol::ParseSignal(*json)
@@ -603,17 +635,17 @@ class WorkerLoop::Impl {
       } catch (const std::exception& e) {
         failure = e.what();
       }
-      if (cancel.is_canceled()) return;
+      if (stopping()) return;
       spdlog::debug("signal poll failed, retrying error=\"{}\"", failure);
-      SleepUnlessCanceled(backoff, cancel);
+      SleepUnless(backoff, stopping);
       backoff = std::min(backoff * 2, 2.0);
     }
   }
 
-  static void SleepUnlessCanceled(double seconds, const pplx::cancellation_token& cancel) {
+  static void SleepUnless(double seconds, const GiveUp& stopping) {
     const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                           std::chrono::duration<double>(seconds));
-    while (Clock::now() < until && !cancel.is_canceled()) {
+    while (Clock::now() < until && !stopping()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
@@ -635,7 +667,7 @@ class WorkerLoop::Impl {
   // The nearest end heard for the lease while computing it (a reply in
   // flight, a signal), read by the step being computed.
   LeaseCut cut_;
-  pplx::cancellation_token_source stop_polling_;
+  std::atomic<bool> stop_polling_{false};
   std::thread poller_;
 };
 
@@ -643,6 +675,6 @@ WorkerLoop::WorkerLoop(WorkerOptions options, Metrics* metrics)
     : impl_(std::make_unique<Impl>(std::move(options), metrics)) {}
 WorkerLoop::~WorkerLoop() = default;
 Status WorkerLoop::Run() { return impl_->Run(); }
-void WorkerLoop::RequestStop() { g_stop = 1; }
+void WorkerLoop::RequestStop() { g_stop = true; }
 
 }  // namespace ballast::worker
