@@ -3,7 +3,6 @@
 // metrics and the loop (worker_loop.h).
 #include <sched.h>
 #include <semaphore.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -27,6 +26,7 @@
 #include "worker/metrics.h"
 #include "worker/probe/probe_command.h"
 #include "worker/slice.h"
+#include "worker/stop_signals.h"
 #include "worker/worker_loop.h"
 
 namespace {
@@ -67,12 +67,7 @@ class StopSignals {
   explicit StopSignals(pid_t parent) : parent_(parent) {
     sem_init(&g_stop_requested, 0, 0);
     thread_ = std::thread([this] { Serve(); });
-    struct sigaction action {};
-    action.sa_handler = OnStopSignal;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    sigaction(SIGTERM, &action, nullptr);
-    sigaction(SIGINT, &action, nullptr);
+    ballast::worker::CatchStopSignals(OnStopSignal);
   }
   StopSignals(const StopSignals&) = delete;
   StopSignals& operator=(const StopSignals&) = delete;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <semaphore.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/probe_metrics.h"
 #include "worker/probe/report.h"
+#include "worker/stop_signals.h"
 
 namespace ballast::worker {
 namespace {
@@ -44,8 +44,9 @@ void Print(const ProbeReport& report, const std::string& output) {
 }
 
 // SIGTERM and SIGINT: the handler only posts a semaphore; a thread of its
-// own then cancels the loop's wait. Not sigwait: OpenBLAS, linked into
-// ballast-worker, starts threads before main with the signals unblocked.
+// own then cancels the loop's wait. Not sigwait: in ballast-worker, OpenBLAS
+// (once the matmul kernel has opened it) runs threads of its own with the
+// signals unblocked.
 sem_t g_stop;
 
 void OnStopSignal(int) { sem_post(&g_stop); }  // async-signal-safe
@@ -58,12 +59,7 @@ void CancelOnStopSignals(kube::Cancellation* cancel) {
     spdlog::info("stop requested");
     cancel->Cancel();
   }).detach();
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
+  CatchStopSignals(OnStopSignal);
 }
 
 std::string LogWarnings(const ProbeReport& report) {
