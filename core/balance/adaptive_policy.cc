@@ -326,6 +326,31 @@ class AdaptivePolicy : public PolicyBase {
 
   void AfterLost(WorkerId worker, double now) override { Track(worker, now); }
 
+  // A worker joined (a node became eligible mid-job): its per-worker state
+  // grows by one, and it counts in the total speed at once, so that the
+  // others' fair shares shrink (rebalancing gives their excess back to the
+  // pool at their next reports) and it gets work when it asks: from the
+  // pool, or by a steal sized to finish with the last worker. Its planned
+  // share, which weighs a credible prior against its first measurements
+  // (step 2), is what it would hold of the work left now by its prior.
+  void AfterJoined(WorkerId worker, double now) override {
+    estimates_.push_back(Estimate{});
+    counted_.push_back(Counted{});
+    busy_.push_back(false);
+    backed_up_.push_back(false);
+    copy_.push_back(false);
+    partner_.push_back(std::nullopt);
+    predicted_reserve_.push_back(0);
+    (void)finish_.Add();
+    const double before = TotalSpeed();
+    const double load = TotalLoad(now);
+    Recount(worker);
+    const double speed = PriorOf(worker) * PriorScale();
+    planned_cost_.push_back(before + speed > 0 ? load * speed / (before + speed) : load);
+    credible_ = credible_ || Credibility(worker) > 0;
+    Predict(worker, now);
+  }
+
  private:
   // Speed in cost units per second, measured or scaled from the prior.
   double Speed(WorkerId id) const {
@@ -671,7 +696,11 @@ class AdaptivePolicy : public PolicyBase {
     if (safe >= left.end) return std::nullopt;
     const double rest = cost().Cost({safe, left.end});
     double amount = (rest / v_speed + (learns - now)) / (1.0 / t_speed + 1.0 / v_speed);
-    amount = std::min({amount, rest, SlowStartCap(thief, now)});
+    // Slow start caps the steal, but never below the last item: a probe
+    // shorter than one item (a thief that joined mid-job, whose report
+    // floor is short beside an item) would steal nothing, ever.
+    const double last_item = cost().Cost({left.end - 1, left.end});
+    amount = std::min({amount, rest, std::max(SlowStartCap(thief, now), last_item)});
     const uint64_t cut = cost().Retreat(left.end, safe, amount);
     if (cut >= left.end) return std::nullopt;
     // The victim may already have finished the start of it (it overshot an

@@ -7,7 +7,9 @@
 //              chunk = ceil(remaining / 2P)      (Hummel, Schonberg & Flynn 1992)
 // Chunks are counted in items, as these algorithms are classically defined;
 // where the job gives each item's cost (JobInfo::item_costs), in cost (an item
-// of mean cost counts 1), so that chunks of skewed items cost alike.
+// of mean cost counts 1), so that chunks of skewed items cost alike. P counts
+// the workers that joined mid-job and those lost alike (the classic rules
+// know no other P).
 #include <algorithm>
 #include <cmath>
 #include <memory>

@@ -21,6 +21,13 @@ FinishTimes::FinishTimes(size_t workers) : nodes_(workers) {
   for (uint32_t id = 0; id < nodes_.size(); ++id) nodes_[id].priority = Priority(id);
 }
 
+WorkerId FinishTimes::Add() {
+  const auto id = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back(Node{});
+  nodes_.back().priority = Priority(id);
+  return id;
+}
+
 void FinishTimes::Set(WorkerId worker, double finish, double speed) {
   speed = std::isnan(speed) ? 0 : std::clamp(speed, 0.0, kMaxSpeed);
   finish = std::isnan(finish) ? kMaxFinish : std::clamp(finish, -kMaxFinish, kMaxFinish);

@@ -26,7 +26,11 @@ class FinishTimes {
  public:
   explicit FinishTimes(size_t workers = 0);
 
-  // Predicts that `worker` (< the size given at construction) computes at
+  // Makes room for one more worker (one that joined the job) and returns its
+  // id, the number of workers before; it has no prediction yet.
+  WorkerId Add();
+
+  // Predicts that `worker` (< the workers given at construction and added) computes at
   // `speed` (>= 0) until `finish`; replaces its earlier prediction. The keys
   // must be totally ordered for the treap to stay a tree, and the sums
   // finite: a NaN or negative speed is taken as 0 and a speed above

@@ -9,6 +9,8 @@
 //   3. When all have reported (the synchronization), master-slave hands out
 //      fixed chunks (one task in the paper) to whoever asks; where the job
 //      gives each item's cost, chunks of equal cost.
+// A worker that joins mid-job holds no share: when it asks in the static
+// phase, it is the first worker out of work, and phase 2 begins.
 #include <algorithm>
 #include <cmath>
 #include <memory>

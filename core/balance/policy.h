@@ -2,7 +2,7 @@
 // in the simulator, the local runner and the operator alike.
 //
 // A policy is driven by events only: a worker's report (which is also its
-// request for work), the loss of a worker, and time passing. It does no I/O,
+// request for work), a worker joining or lost, and time passing. It does no I/O,
 // starts no threads and reads no clock: `now` arrives with each event, so the
 // same object gives the same decisions in virtual and in real time.
 //
@@ -49,6 +49,8 @@ inline constexpr double kNever = std::numeric_limits<double>::infinity();
 inline constexpr double kMinPriorSpeed = 1e-9;
 inline constexpr double kMaxPriorSpeed = 1e12;
 inline constexpr uint64_t kMaxItems = uint64_t{1} << 53;
+// Workers one job may have, those that joined it included.
+inline constexpr size_t kMaxWorkers = 100'000;
 
 // What is known about a worker before the job starts.
 struct WorkerPrior {
@@ -136,13 +138,17 @@ struct PolicyStats {
   uint64_t completed_items = 0;  // distinct items finished
 };
 
-// Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, at least
-// one worker, every prior speed finite and within [kMinPriorSpeed,
-// kMaxPriorSpeed], every duty in (0, 1], and item_costs, when given, one
-// positive finite number per item. Otherwise Invalid naming the first
+// Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, 1 to
+// kMaxWorkers workers, every prior as CheckPrior wants it, and item_costs,
+// when given, one positive finite number per item. Otherwise Invalid naming the first
 // offending field, e.g. "worker pi-3: speed inf: expected a finite number in
 // [1e-09, 1e+12]" or "item_costs[17]: expected a positive finite cost, got 0".
 Status CheckJob(const JobInfo& job);
+
+// Returns Ok when the worker's prior speed is finite and within
+// [kMinPriorSpeed, kMaxPriorSpeed] and its duty in (0, 1]; Invalid naming
+// the worker and the field otherwise (CheckJob's rule for each worker).
+Status CheckPrior(const WorkerPrior& worker);
 
 // Returns Ok when `costs` holds one positive finite number per item of a job
 // of `items` items (CheckJob's rule for JobInfo::item_costs); otherwise
@@ -165,9 +171,17 @@ class Policy {
   virtual Status Start(const JobInfo& job, double now) = 0;
   // Records what the report says and decides what the worker does next.
   virtual Reply OnReport(const Report& report) = 0;
-  // The worker is gone (its lease expired or its pod died): everything it has
-  // not reported returns to the pool. A later report from it is still accepted.
+  // The worker is gone (its lease expired, its pod died, its node was
+  // cordoned or drained): everything it has not reported returns to the
+  // pool at once. A later report from it is still accepted.
   virtual void OnWorkerLost(WorkerId worker, double now) = 0;
+  // A worker joins the running job (a node became eligible: added, Ready,
+  // uncordoned, labelled into the job's selector). It gets the next id (the
+  // number of workers so far) and, when it first asks, work from the pool
+  // or, in the policies that steal, from the others. Returns its id, or
+  // Invalid (changing nothing) when its prior breaks CheckJob's bounds or
+  // the job has kMaxWorkers workers.
+  virtual StatusOr<WorkerId> OnWorkerJoined(const WorkerPrior& prior, double now) = 0;
   // Time passes; drivers call this at NextTick() (policies that need no timer
   // keep the defaults).
   virtual void OnTick(double /*now*/) {}

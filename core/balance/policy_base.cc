@@ -22,25 +22,32 @@ Status CheckItemCosts(const std::vector<double>& costs, uint64_t items) {
   return Status::Ok();
 }
 
+Status CheckPrior(const WorkerPrior& worker) {
+  // Written so that NaN fails too.
+  if (!(worker.speed >= kMinPriorSpeed && worker.speed <= kMaxPriorSpeed)) {
+    return Status::Invalid(
+        fmt::format("worker {}: speed {}: expected a finite number in [{:g}, {:g}]", worker.name,
+                    worker.speed, kMinPriorSpeed, kMaxPriorSpeed));
+  }
+  if (!(worker.duty > 0 && worker.duty <= 1)) {
+    return Status::Invalid(
+        fmt::format("worker {}: duty {}: expected the share of a CPU period it computes, in (0, 1]",
+                    worker.name, worker.duty));
+  }
+  return Status::Ok();
+}
+
 Status CheckJob(const JobInfo& job) {
   if (job.items == 0 || job.items > kMaxItems) {
     return Status::Invalid(
         fmt::format("items: expected a whole number in [1, {}], got {}", kMaxItems, job.items));
   }
   if (job.workers.empty()) return Status::Invalid("workers: expected at least one worker");
-  for (const WorkerPrior& worker : job.workers) {
-    // Written so that NaN fails too.
-    if (!(worker.speed >= kMinPriorSpeed && worker.speed <= kMaxPriorSpeed)) {
-      return Status::Invalid(
-          fmt::format("worker {}: speed {}: expected a finite number in [{:g}, {:g}]", worker.name,
-                      worker.speed, kMinPriorSpeed, kMaxPriorSpeed));
-    }
-    if (!(worker.duty > 0 && worker.duty <= 1)) {
-      return Status::Invalid(fmt::format(
-          "worker {}: duty {}: expected the share of a CPU period it computes, in (0, 1]",
-          worker.name, worker.duty));
-    }
+  if (job.workers.size() > kMaxWorkers) {
+    return Status::Invalid(
+        fmt::format("workers: expected at most {}, got {}", kMaxWorkers, job.workers.size()));
   }
+  for (const WorkerPrior& worker : job.workers) BALLAST_RETURN_IF_ERROR(CheckPrior(worker));
   if (job.item_costs) return CheckItemCosts(*job.item_costs, job.items);
   return Status::Ok();
 }
@@ -153,6 +160,20 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   // lease was finished by someone else): let them look at the pool again.
   if (!pool_.empty()) WakeWaiting();
   AfterLost(id, now);
+}
+
+StatusOr<WorkerId> PolicyBase::OnWorkerJoined(const WorkerPrior& prior, double now) {
+  BALLAST_RETURN_IF_ERROR(CheckPrior(prior));
+  if (workers_.size() >= kMaxWorkers) {
+    return Status::Invalid(fmt::format("worker {}: the job has {} workers, the most it may have",
+                                       prior.name, kMaxWorkers));
+  }
+  const auto id = static_cast<WorkerId>(workers_.size());
+  job_.workers.push_back(prior);
+  workers_.push_back(WorkerState{});
+  workers_.back().last_contact = now;
+  AfterJoined(id, now);
+  return id;
 }
 
 std::vector<WorkerId> PolicyBase::TakeSignals() {

@@ -40,6 +40,7 @@ class PolicyBase : public Policy {
   Status Start(const JobInfo& job, double now) final;
   Reply OnReport(const Report& report) final;
   void OnWorkerLost(WorkerId worker, double now) final;
+  StatusOr<WorkerId> OnWorkerJoined(const WorkerPrior& prior, double now) final;
   bool Finished() const final { return done_.size() == job_.items; }
   const PolicyStats& stats() const final { return stats_; }
   std::vector<WorkerId> TakeSignals() final;
@@ -59,6 +60,10 @@ class PolicyBase : public Policy {
   }
   // Called at the end of OnWorkerLost.
   virtual void AfterLost(WorkerId /*worker*/, double /*now*/) {}
+  // Called at the end of OnWorkerJoined: `worker` is the newest of
+  // worker_count(), its prior job().workers[worker], and it holds nothing
+  // (no lease, no reserve) until it asks.
+  virtual void AfterJoined(WorkerId /*worker*/, double /*now*/) {}
   // The part of `worker`'s lease that another live worker holds too (the
   // adaptive policy's backup copies), which must not go back to the pool
   // when `worker` lets its lease go; empty for none.

@@ -4,7 +4,9 @@
 // decomposition baseline of seed 003); weighted splits it in proportion to the
 // workers' prior speeds, the fuzzy weights of seed 000. Work whose worker was
 // lost goes back to the pool and is leased whole to the next idle worker, so
-// no item is lost even by a static policy.
+// no item is lost even by a static policy. A worker that joins mid-job has
+// no share: it computes only what comes back to the pool (a static split
+// moves nothing to it).
 #include <memory>
 
 #include "core/balance/policies.h"

@@ -14,7 +14,9 @@
 //   - a kContinue never extends a lease nor cuts below the reported position;
 //   - stats().completed_items and Finished() agree with the items reported.
 // It can kill a worker mid-lease (after it reported part of its lease),
-// before it ever asks, or declare a live worker lost.
+// before it ever asks, or declare a live worker lost; drain one (it hands in
+// what it finished and is lost at once, as a cordoned node's worker is); and
+// add workers mid-job (OnWorkerJoined), which must get ids in join order.
 #include "core/balance/policy.h"
 
 #include <gtest/gtest.h>
@@ -87,6 +89,7 @@ enum class Fault {
   kDiesMidLease,      // reports part of a lease, computes one more item, dies
   kDiesBeforeAsking,  // never contacts the coordinator
   kLostButAlive,      // declared lost after a progress report, keeps working
+  kDrained,           // hands in what it finished mid-lease, is lost at once, stops
 };
 
 std::string FaultName(Fault fault) {
@@ -99,6 +102,8 @@ std::string FaultName(Fault fault) {
       return "dies before asking";
     case Fault::kLostButAlive:
       return "lost but alive";
+    case Fault::kDrained:
+      return "drained";
   }
   return "?";
 }
@@ -122,6 +127,14 @@ struct DriverConfig {
   // JobInfo::item_costs (the driver's workers still compute an item per
   // 1 / speed seconds: the policy's estimates are off, as with real costs).
   ItemCosts item_costs;
+  // Workers that join the job mid-way: at `at` seconds, computing `speed`
+  // items per second, the policy told `prior`.
+  struct Join {
+    double at = 0;
+    double speed = 1;
+    double prior = 1;
+  };
+  std::vector<Join> joins;
 };
 
 struct DriverResult {
@@ -133,6 +146,7 @@ struct DriverResult {
   std::vector<uint32_t> reports_per_item;  // times each item was reported finished
   std::vector<std::vector<Range>> leases;  // every lease granted, per worker
   uint64_t set_aside = 0;                  // ranges named in Reply::prefetch
+  size_t joined = 0;                       // workers that joined mid-job
   PolicyStats stats;
 };
 
@@ -172,12 +186,13 @@ class Driver {
         policy_.OnTick(now_);
         DeliverSignals();
       }
+      JoinDue();
       // Vary who goes first from tick to tick.
       for (size_t k = 0; k < workers_.size() && !policy_.Finished(); ++k) {
         Step(static_cast<WorkerId>((tick + k) % workers_.size()));
       }
       if (policy_.Finished()) break;
-      if (!AnyoneActive() && !lost_at_) {
+      if (!AnyoneActive() && !lost_at_ && next_join_ == config_.joins.size()) {
         Violation("stalled: every worker is waiting, done or dead with items unfinished");
         break;
       }
@@ -220,6 +235,28 @@ class Driver {
   void Kill(WorkerId id) {
     workers_[id].state = State::kDead;
     lost_at_ = now_ + config_.detection;
+  }
+
+  // Adds the workers whose join time has come; each asks at once.
+  void JoinDue() {
+    while (next_join_ < config_.joins.size() && config_.joins[next_join_].at <= now_ + 1e-12) {
+      const DriverConfig::Join& join = config_.joins[next_join_++];
+      const std::string name = "joined" + std::to_string(next_join_);
+      const StatusOr<WorkerId> id = policy_.OnWorkerJoined({name, join.prior}, now_);
+      if (!id.ok()) {
+        Violation(name + ": refused: " + id.status().ToString());
+        continue;
+      }
+      if (*id != workers_.size()) {
+        Violation(name + ": got id " + std::to_string(*id) + ", expected " +
+                  std::to_string(workers_.size()));
+      }
+      workers_.push_back(Worker{});
+      workers_.back().speed = join.speed;
+      result_.leases.emplace_back();
+      ++result_.joined;
+      if (trace_) std::cout << "t=" << now_ << " w" << *id << " joined\n";
+    }
   }
 
   void Step(WorkerId id) {
@@ -280,6 +317,14 @@ class Driver {
     result_.fault_fired = true;
     w.since_report += config_.dt;
     Progress(id);  // reports part of its lease
+    if (config_.fault == Fault::kDrained) {
+      // Its pod is evicted: it handed in what it finished, and the
+      // coordinator takes the rest of its lease back at once.
+      w.state = State::kDead;
+      policy_.OnWorkerLost(id, now_);
+      DeliverSignals();
+      return;
+    }
     if (config_.fault == Fault::kLostButAlive) {
       policy_.OnWorkerLost(id, now_);
       DeliverSignals();
@@ -493,6 +538,7 @@ class Driver {
   double now_ = 0;
   uint64_t distinct_ = 0;
   std::optional<double> lost_at_;
+  size_t next_join_ = 0;  // config_.joins not yet joined
   DriverResult result_;
   // BALLAST_TEST_TRACE=1 prints every message.
   bool trace_ = std::getenv("BALLAST_TEST_TRACE") != nullptr;
@@ -759,6 +805,177 @@ TEST(PolicyTest, RandomJobsWithItemCostsFinishWithEveryItemAccounted) {
 // now stay with the one left (PolicyBase::SharedLease).
 TEST(PolicyTest, ALostWorkersBackedUpItemsStayWithItsCopyAndNeverReachThePool) {
   RunRandomJobs(1488007336);
+}
+
+// ---------------------------------------------------------------------------
+// Elastic workers: workers that join mid-job, and drained ones.
+
+// The earliest a job of `items` unit items can end when `speeds` compute from
+// the start and a worker of speed `joined` from `at` on: the work over the
+// capacity the job actually had.
+double ElasticLimit(uint64_t items, const std::vector<double>& speeds, double joined, double at) {
+  double start = 0;
+  for (double speed : speeds) start += speed;
+  const auto work = static_cast<double>(items);
+  if (work <= start * at) return work / start;
+  return at + (work - start * at) / (start + joined);
+}
+
+TEST(PolicyTest, AWorkerJoiningMidJobGetsWorkAndEveryItemIsAccounted) {
+  for (const Variant& variant : Variants()) {
+    for (const double at : {0.0, 10.0, 40.0, 80.0}) {
+      for (const size_t initial : {1u, 2u, 3u}) {
+        SCOPED_TRACE(variant.Name() + " join at " + std::to_string(at) + " beside " +
+                     std::to_string(initial));
+        auto policy = Make(variant.policy);
+        DriverConfig config;
+        config.inputs_move = variant.inputs_move;
+        config.items = 1200;
+        config.speeds = Prefix(kSpeeds, initial);
+        config.priors = config.speeds;
+        config.joins = {{at, 4.0, 4.0}, {at + 5, 1.0, 1.0}};
+        const DriverResult result = Driver(*policy, config).Run();
+        ExpectEveryItemAccounted(result, config.items);
+        EXPECT_EQ(result.joined, 2u);
+        // A static split moves nothing to a newcomer, and guided hands a lone
+        // worker the whole job as its first chunk; every other policy hands
+        // it work while there is plenty left.
+        const bool static_split = variant.policy == "equal" || variant.policy == "weighted";
+        const bool all_in_one_chunk = variant.policy == "guided" && initial == 1;
+        if (!static_split && !all_in_one_chunk && at <= 40) {
+          EXPECT_FALSE(result.leases[initial].empty()) << "the fast newcomer got no work";
+        }
+      }
+    }
+  }
+}
+
+// adaptive counts a newcomer's speed at once: the others give their excess
+// back and it takes it, so the job ends near the limit of the capacity it
+// had (work / the integral of the total speed).
+TEST(PolicyTest, AdaptiveWithAWorkerJoiningAThirdOfTheWayEndsNearTheElasticLimit) {
+  for (const auto& [speeds, joined] : std::vector<std::pair<std::vector<double>, double>>{
+           {{2.0, 2.0}, 2.0}, {{2.0, 0.5}, 4.0}, {{1.0, 1.0, 1.0}, 0.5}}) {
+    // With inputs that cross links, the newcomer's steals start as
+    // slow-start probes.
+    for (const bool cross_links : {false, true}) {
+      const uint64_t items = 20'000;
+      double start = 0;
+      for (double speed : speeds) start += speed;
+      const double at = items / start / 3;
+      SCOPED_TRACE("join at " + std::to_string(at) + (cross_links ? ", inputs cross links" : ""));
+      auto policy = Make("adaptive");
+      DriverConfig config;
+      config.items = items;
+      config.speeds = speeds;
+      config.priors = speeds;
+      config.joins = {{at, joined, joined}};
+      config.inputs_cross_links = cross_links;
+      const DriverResult result = Driver(*policy, config).Run();
+      ExpectEveryItemAccounted(result, items);
+      const double limit = ElasticLimit(items, speeds, joined, at);
+      EXPECT_GE(limit / result.makespan, 0.95)
+          << "makespan " << result.makespan << " s, limit " << limit << " s";
+    }
+  }
+}
+
+TEST(PolicyTest, AJoiningWorkerWithABadPriorIsRefusedAndChangesNothing) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    auto policy = Make(name);
+    ASSERT_TRUE(policy->Start(Job(100, {1.0}), 0).ok());
+    for (const WorkerPrior& bad :
+         {WorkerPrior{"zero", 0}, WorkerPrior{"nan", std::nan("")}, WorkerPrior{"huge", 1e13},
+          WorkerPrior{"duty", 1, 0, 0}, WorkerPrior{"duty", 1, 0, 1.5}}) {
+      const StatusOr<WorkerId> joined = policy->OnWorkerJoined(bad, 1);
+      ASSERT_FALSE(joined.ok()) << bad.name;
+      EXPECT_EQ(joined.status().code(), StatusCode::kInvalid);
+      EXPECT_NE(joined.status().message().find("worker " + bad.name), std::string::npos)
+          << joined.status().message();
+    }
+    const StatusOr<WorkerId> good = policy->OnWorkerJoined({"good", 2}, 1);
+    ASSERT_TRUE(good.ok()) << good.status().ToString();
+    EXPECT_EQ(*good, 1u);
+  }
+}
+
+// A drained worker's lease goes back at once: a worker waiting for work is
+// signalled and leased the rest, with no lease to expire first.
+TEST(PolicyTest, ADrainedWorkersRestGoesToAWaitingWorkerAtOnce) {
+  for (const std::string& name : PolicyNames()) {
+    SCOPED_TRACE(name);
+    // selfsched's default chunk of this job is one item, nothing to drain;
+    // adaptive would steal all of the silent worker 0's lease first.
+    auto policy = name == "selfsched"  ? Make(name, {{"chunk", "10"}})
+                  : name == "adaptive" ? Make(name, {{"stealing", "false"}})
+                                       : Make(name);
+    ASSERT_TRUE(policy->Start(Job(100, {1.0, 1.0}), 0).ok());
+    // Worker 0 takes everything it can; worker 1 is given the rest or waits,
+    // and is made to wait by computing its share.
+    Reply zero = policy->OnReport(Report{0, 0, {}, 0, 0, true});
+    ASSERT_EQ(KindName(zero.kind), KindName(Reply::Kind::kLease));
+    Range lease = zero.lease;
+    Reply one = policy->OnReport(Report{1, 0, {}, 0, 0, true});
+    for (double now = 1; one.kind == Reply::Kind::kLease && now < 1000; ++now) {
+      one = policy->OnReport(Report{1, now, {one.lease}, 1, one.lease.end, true});
+    }
+    ASSERT_EQ(KindName(one.kind), KindName(Reply::Kind::kWait));
+    (void)policy->TakeSignals();
+    // Worker 0 hands in its first item and is drained.
+    const Reply progress = policy->OnReport(
+        Report{0, 1000, {{lease.begin, lease.begin + 1}}, 1, lease.begin + 1, false});
+    lease.end = progress.kind == Reply::Kind::kContinue ? progress.lease.end : lease.end;
+    policy->OnWorkerLost(0, 1000);
+    const std::vector<WorkerId> signals = policy->TakeSignals();
+    EXPECT_NE(std::find(signals.begin(), signals.end(), 1u), signals.end())
+        << "the waiting worker was not told there is work";
+    const Reply rest = policy->OnReport(Report{1, 1000, {}, 0, 0, true});
+    ASSERT_EQ(KindName(rest.kind), KindName(Reply::Kind::kLease));
+    EXPECT_EQ(rest.lease.begin, lease.begin + 1);
+  }
+}
+
+// Random jobs with workers joining and drained: every item accounted once.
+TEST(PolicyTest, RandomElasticJobsFinishWithEveryItemAccounted) {
+  const uint64_t seed = testing_support::TestSeed();
+  std::cout << "RandomElasticJobsFinishWithEveryItemAccounted seed=" << seed
+            << " (rerun with BALLAST_TEST_SEED=" << seed << ")\n";
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> speed(0.2, 5.0);
+  const std::vector<CostShape> shapes = {CostShape::kUniform, CostShape::kLinear, CostShape::kSqrt};
+  for (int round = 0; round < 20; ++round) {
+    for (const Variant& variant : Variants()) {
+      DriverConfig config;
+      config.items = 1 + random() % 1500;
+      const size_t workers = 1 + random() % 4;
+      config.cost = shapes[random() % shapes.size()];
+      for (size_t i = 0; i < workers; ++i) {
+        config.speeds.push_back(speed(random));
+        config.priors.push_back(random() % 2 == 0 ? config.speeds.back() : speed(random));
+      }
+      double at = 0;
+      for (size_t joins = random() % 4; joins > 0; --joins) {
+        at += 0.25 * static_cast<double>(random() % 200);
+        const double s = speed(random);
+        config.joins.push_back({at, s, random() % 2 == 0 ? s : speed(random)});
+      }
+      config.inputs_move = variant.inputs_move;
+      if (workers >= 2 && random() % 2 == 0) {
+        config.fault = random() % 2 == 0 ? Fault::kDrained : Fault::kDiesMidLease;
+        config.faulty = static_cast<WorkerId>(random() % workers);
+      }
+      SCOPED_TRACE("round " + std::to_string(round) + " " + variant.Name() +
+                   " N=" + std::to_string(config.items) + " P=" + std::to_string(workers) +
+                   " joins=" + std::to_string(config.joins.size()) +
+                   " cost=" + CostShapeName(config.cost) + " fault=" + FaultName(config.fault));
+      auto policy = Make(variant.policy);
+      const DriverResult result = Driver(*policy, config).Run();
+      ExpectEveryItemAccounted(result, config.items);
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
