@@ -92,7 +92,8 @@ nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
                          {"leases", w.leases},
                          {"busy_s", w.busy_s},
                          {"idle_s", w.idle_s},
-                         {"failed", w.failed}});
+                         {"failed", w.failed},
+                         {"left", w.left}});
     }
     out.push_back({{"policy", r.policy},
                    {"makespan_s", r.makespan_s},

@@ -35,6 +35,14 @@ struct NodeSpec {
   double bandwidth = 0;                  // bytes/s of its link; 0 = unlimited
   std::optional<double> bytes_per_item;  // overrides the workload's
   std::optional<double> fail_at;         // the node dies at this time
+  // The node joins the running job at this time (added, Ready, uncordoned):
+  // its worker is added to the policy then (Policy::OnWorkerJoined). None:
+  // from the start. At least one node of a scenario has none.
+  std::optional<double> join_at;
+  // The node is drained at this time (after join_at): its worker hands in
+  // what it finished and stops, and the coordinator gives the rest of its
+  // lease to the others at once (no failure detection to wait for).
+  std::optional<double> leave_at;
   // Items whose inputs already sit on this node (they cross no link when it
   // computes them). Nodes hold consecutive blocks in file order from item 0.
   uint64_t local_items = 0;
@@ -132,7 +140,8 @@ struct ScenarioBounds {
 // outside its ScenarioBounds (NaN and
 // infinities included), a node name that is not a DNS-1123 subdomain
 // (common/names.h), an empty node list, unknown policies or options, more
-// than kMaxJobs jobs, a job's speed for a node the scenario does not have, or
+// than kMaxJobs jobs, a leaveAt (or a joining node's failAt) not after its
+// joinAt, every node joining late, a job's speed for a node the scenario does not have, or
 // itemCosts that are not one positive number per item (at most
 // kMaxItemCosts items) or come with a costModel.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);

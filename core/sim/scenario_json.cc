@@ -200,7 +200,8 @@ StatusOr<std::vector<SpeedChange>> ReadChanges(const json& node, const std::stri
 StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path,
                                            {"name", "labels", "speed", "changes", "latency",
-                                            "bandwidth", "bytesPerItem", "failAt", "localItems"}));
+                                            "bandwidth", "bytesPerItem", "failAt", "localItems",
+                                            "joinAt", "leaveAt"}));
   NodeSpec spec;
   BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
   const std::string name_path = jr::Field(path, "name");
@@ -239,6 +240,23 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
   if (const json* fail = jr::Find(node, "failAt")) {
     BALLAST_ASSIGN_OR_RETURN(
         spec.fail_at, ReadIn(*fail, jr::Field(path, "failAt"), 0, Bounds::kMaxTime, "seconds"));
+  }
+  for (const auto& [key, at] : {std::pair{"joinAt", &spec.join_at}, {"leaveAt", &spec.leave_at}}) {
+    if (const json* time = jr::Find(node, key)) {
+      BALLAST_ASSIGN_OR_RETURN(*at,
+                               ReadIn(*time, jr::Field(path, key), 0, Bounds::kMaxTime, "seconds"));
+    }
+  }
+  // A node present from the start has no joinAt: joinAt 0 says the same.
+  if (spec.join_at && *spec.join_at == 0) spec.join_at.reset();
+  const double joins = spec.join_at.value_or(0);
+  if (spec.leave_at && !(*spec.leave_at > joins)) {
+    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({}), got {}",
+                                       jr::Field(path, "leaveAt"), joins, *spec.leave_at));
+  }
+  if (spec.fail_at && spec.join_at && !(*spec.fail_at > joins)) {
+    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({}), got {}",
+                                       jr::Field(path, "failAt"), joins, *spec.fail_at));
   }
   if (const json* local = jr::Find(node, "localItems")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*local, jr::Field(path, "localItems"), 0,
@@ -355,6 +373,10 @@ StatusOr<Scenario> ScenarioFromJson(const json& root) {
       }
     }
     scenario.nodes.push_back(std::move(node));
+  }
+  if (std::ranges::all_of(scenario.nodes, [](const NodeSpec& node) { return node.join_at.has_value(); })) {
+    return Status::Invalid(
+        "nodes: every node has joinAt; at least one must be there from the start");
   }
   if (const json* policies = jr::Find(root, "policies")) {
     BALLAST_RETURN_IF_ERROR(ExpectList(*policies, "policies", "policies"));

@@ -21,10 +21,13 @@ using balance::WorkerId;
 
 constexpr double kEpsilon = 1e-9;
 
-enum class Phase { kAsking, kWaiting, kReceiving, kComputing, kPaused, kDone, kDead };
+// kAbsent: not yet joined the job (NodeSpec::join_at); kDead: failed, or
+// left the job (drained, NodeSpec::leave_at).
+enum class Phase { kAbsent, kAsking, kWaiting, kReceiving, kComputing, kPaused, kDone, kDead };
 
 struct Worker {
   const NodeSpec* node = nullptr;
+  WorkerId id = 0;  // its id in the policy (set when it joins the job)
   double bytes_per_item = 0;
   Phase phase = Phase::kAsking;
   double phase_since = 0;
@@ -47,7 +50,21 @@ struct Worker {
 };
 
 struct Event {
-  enum class Kind { kWake, kSpeedChange, kArrive, kDeliver, kSignal, kFail, kLost, kTick };
+  // kJoin, kLeave: the node joins or is drained (NodeSpec::join_at,
+  // leave_at); kLeaving: a drained worker's last report reaches the coordinator.
+  enum class Kind {
+    kWake,
+    kSpeedChange,
+    kArrive,
+    kDeliver,
+    kSignal,
+    kFail,
+    kLost,
+    kTick,
+    kJoin,
+    kLeave,
+    kLeaving
+  };
   double time = 0;
   uint64_t seq = 0;
   Kind kind = Kind::kWake;
@@ -90,7 +107,15 @@ class Simulation {
       job_.item_costs = scenario.workload.item_costs;
     }
     declared_ = balance::JobCostModel(job_);
-    job_.workers = priors;
+    // The policy starts with the nodes there from the start, in node order;
+    // the others join at their time and get the next ids (ids_ maps both ways).
+    priors_ = priors;
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      if (scenario.nodes[i].join_at) continue;
+      workers_[i].id = static_cast<WorkerId>(job_.workers.size());
+      node_of_.push_back(i);
+      job_.workers.push_back(priors[i]);
+    }
     // Inputs cross a link when some node ships bytes over a bandwidth
     // (adaptive's slow start probes them). Prefetch is modelled for block
     // transfers; streamed inputs already arrive while the lease computes.
@@ -103,11 +128,17 @@ class Simulation {
 
   StatusOr<SimResult> Run() {
     BALLAST_RETURN_IF_ERROR(policy_->Start(job_, 0));
-    for (WorkerId id = 0; id < workers_.size(); ++id) {
+    for (size_t id = 0; id < workers_.size(); ++id) {
       const NodeSpec& node = *workers_[id].node;
-      SendReport(id, 0, Report{id, 0, {}, 0, 0, true});
+      if (node.join_at) {
+        SetPhase(workers_[id], Phase::kAbsent, 0);
+        Push(*node.join_at, Event::Kind::kJoin, id);
+      } else {
+        SendReport(id, 0, Report{0, 0, {}, 0, 0, true});
+      }
       for (const SpeedChange& change : node.changes) Push(change.at, Event::Kind::kSpeedChange, id);
       if (node.fail_at) Push(*node.fail_at, Event::Kind::kFail, id);
+      if (node.leave_at) Push(*node.leave_at, Event::Kind::kLeave, id);
     }
     ScheduleTick();
     while (!queue_.empty() && !finished_) {
@@ -131,9 +162,11 @@ class Simulation {
   }
 
  private:
-  void Push(double time, Event::Kind kind, WorkerId worker, uint64_t epoch = 0,
+  // `worker`: the node's index (Worker::id is its id in the policy).
+  void Push(double time, Event::Kind kind, size_t worker, uint64_t epoch = 0,
             std::variant<std::monostate, Report, Reply> message = {}) {
-    queue_.push(Event{time, seq_++, kind, worker, epoch, std::move(message)});
+    queue_.push(
+        Event{time, seq_++, kind, static_cast<WorkerId>(worker), epoch, std::move(message)});
   }
 
   void SetPhase(Worker& w, Phase phase, double now) {
@@ -178,6 +211,7 @@ class Simulation {
         OnSignal(event.worker, now);
         return;
       case Event::Kind::kFail:
+        if (w.phase == Phase::kDead) return;  // it left the job before
         Integrate(w, now);
         SetPhase(w, Phase::kDead, now);
         w.result.failed = true;
@@ -185,7 +219,26 @@ class Simulation {
         Push(now + scenario_.failure_detection, Event::Kind::kLost, event.worker);
         return;
       case Event::Kind::kLost:
-        policy_->OnWorkerLost(event.worker, now);
+        policy_->OnWorkerLost(w.id, now);
+        DeliverSignals(now);
+        return;
+      case Event::Kind::kJoin:
+        OnJoin(event.worker, now);
+        return;
+      case Event::Kind::kLeave:
+        OnLeave(event.worker, now);
+        return;
+      case Event::Kind::kLeaving:
+        Account(event.worker, std::get<Report>(event.message));
+        if (!std::get<Report>(event.message).completed.empty()) {
+          (void)policy_->OnReport(std::get<Report>(event.message));
+        }
+        policy_->OnWorkerLost(w.id, now);
+        if (policy_->Finished()) {
+          finished_ = true;
+          makespan_ = now;
+          return;
+        }
         DeliverSignals(now);
         return;
       case Event::Kind::kTick:
@@ -234,7 +287,7 @@ class Simulation {
   }
 
   // Schedules the worker's next decision point while it computes.
-  void ScheduleNext(WorkerId id, double now) {
+  void ScheduleNext(size_t id, double now) {
     Worker& w = workers_[id];
     ++w.epoch;
     if (w.phase != Phase::kComputing) return;
@@ -252,7 +305,7 @@ class Simulation {
     Push(next, Event::Kind::kWake, id, w.epoch);
   }
 
-  void OnWake(WorkerId id, double now) {
+  void OnWake(size_t id, double now) {
     Worker& w = workers_[id];
     if (w.phase == Phase::kReceiving) {
       SetPhase(w, Phase::kComputing, now);
@@ -282,10 +335,10 @@ class Simulation {
     ScheduleNext(id, now);
   }
 
-  void FinishLease(WorkerId id, double now) {
+  void FinishLease(size_t id, double now) {
     Worker& w = workers_[id];
     w.cost_done = LeaseCost(w);
-    Report report{id, 0, {}, w.busy_since_report, w.lease.end, true};
+    Report report{0, 0, {}, w.busy_since_report, w.lease.end, true};
     if (w.lease.end > w.reported) {
       report.completed.push_back({w.reported, w.lease.end});
     }
@@ -298,10 +351,10 @@ class Simulation {
     SendReport(id, now, std::move(report));
   }
 
-  void SendProgress(WorkerId id, double now) {
+  void SendProgress(size_t id, double now) {
     Worker& w = workers_[id];
     const uint64_t position = Position(w);
-    Report report{id, 0, {}, w.busy_since_report, position, false};
+    Report report{0, 0, {}, w.busy_since_report, position, false};
     ++w.result.reports;
     if (position > w.reported) {
       report.completed.push_back({w.reported, position});
@@ -311,18 +364,59 @@ class Simulation {
     SendReport(id, now, std::move(report));
   }
 
-  void SendReport(WorkerId id, double now, Report report) {
+  // `kind`: kArrive, or kLeaving for a drained worker's last report.
+  void SendReport(size_t id, double now, Report report, Event::Kind kind = Event::Kind::kArrive) {
     ++messages_;
     const double arrive = now + workers_[id].node->latency;
     report.now = arrive;
-    Push(arrive, Event::Kind::kArrive, id, 0, std::move(report));
+    report.worker = workers_[id].id;
+    Push(arrive, kind, id, 0, std::move(report));
   }
 
-  void OnArrive(WorkerId id, const Report& report, double now) {
-    // A worker's items are those the coordinator received first: a report
-    // still on its way when the job finished never arrives, and an item
-    // another worker handed in before (a backup's copy, a step past a cut)
-    // counts for that one.
+  // The node joins the running job: the policy takes its worker in, and the
+  // worker asks for work.
+  void OnJoin(size_t node, double now) {
+    Worker& w = workers_[node];
+    if (w.phase != Phase::kAbsent) return;
+    const StatusOr<WorkerId> id = policy_->OnWorkerJoined(priors_[node], now);
+    if (!id.ok()) {
+      // Its prior was checked with the others' before the start: not reached.
+      SetPhase(w, Phase::kDead, now);
+      return;
+    }
+    w.id = *id;
+    node_of_.push_back(node);
+    SetPhase(w, Phase::kAsking, now);
+    SendReport(node, now, Report{0, 0, {}, 0, 0, true});
+  }
+
+  // The node is drained: its worker hands in what it finished (the item it
+  // was computing is lost), stops, and tells the coordinator, which takes
+  // the rest of its lease back at once.
+  void OnLeave(size_t node, double now) {
+    Worker& w = workers_[node];
+    if (w.phase == Phase::kDead || w.phase == Phase::kDone || w.phase == Phase::kAbsent) return;
+    Integrate(w, now);
+    Report report{0, 0, {}, w.busy_since_report, 0, false};
+    if (!w.lease.empty() && w.phase != Phase::kReceiving) {
+      const uint64_t position = Position(w);
+      report.position = position;
+      if (position > w.reported) report.completed.push_back({w.reported, position});
+      w.reported = std::max(w.reported, position);
+    }
+    ++w.result.reports;
+    w.busy_since_report = 0;
+    SetPhase(w, Phase::kDead, now);
+    w.result.left = true;
+    ++w.epoch;
+    SendReport(node, now, std::move(report), Event::Kind::kLeaving);
+  }
+
+  // A worker's items are those the coordinator received first: a report
+  // still on its way when the job finished never arrives, and an item
+  // another worker handed in before (a backup's copy, a step past a cut)
+  // counts for that one.
+  void Account(size_t id, const Report& report) {
     for (const Range& range : report.completed) {
       const uint64_t fresh = arrived_.Add(range);
       if (fresh == 0) continue;
@@ -330,6 +424,10 @@ class Simulation {
       workers_[id].result.cost +=
           declared_.Cost(range) * static_cast<double>(fresh) / static_cast<double>(range.size());
     }
+  }
+
+  void OnArrive(size_t id, const Report& report, double now) {
+    Account(id, report);
     Reply reply = policy_->OnReport(report);
     if (policy_->Finished()) {
       finished_ = true;
@@ -344,11 +442,12 @@ class Simulation {
   void DeliverSignals(double now) {
     for (WorkerId id : policy_->TakeSignals()) {
       ++messages_;
-      Push(now + workers_[id].node->latency, Event::Kind::kSignal, id);
+      const size_t node = node_of_.at(id);
+      Push(now + workers_[node].node->latency, Event::Kind::kSignal, node);
     }
   }
 
-  void OnDeliver(WorkerId id, const Reply& reply, double now) {
+  void OnDeliver(size_t id, const Reply& reply, double now) {
     Worker& w = workers_[id];
     for (const Range& range : reply.prefetch) Prefetch(w, range, now);
     switch (reply.kind) {
@@ -418,7 +517,7 @@ class Simulation {
     return std::max(ready, w.link_free);
   }
 
-  void StartLease(WorkerId id, const Reply& reply, double now) {
+  void StartLease(size_t id, const Reply& reply, double now) {
     Worker& w = workers_[id];
     w.lease = reply.lease;
     w.lease_base = cost_.Cumulative(w.lease.begin);
@@ -434,7 +533,7 @@ class Simulation {
     Push(ready, Event::Kind::kWake, id, w.epoch);
   }
 
-  void ApplyEnd(WorkerId id, const Reply& reply, double now) {
+  void ApplyEnd(size_t id, const Reply& reply, double now) {
     Worker& w = workers_[id];
     if (reply.lease.begin != w.lease.begin || w.lease.empty()) return;  // a stale answer
     if (w.phase != Phase::kComputing && w.phase != Phase::kPaused && w.phase != Phase::kReceiving) {
@@ -458,11 +557,11 @@ class Simulation {
     ScheduleNext(id, now);
   }
 
-  void OnSignal(WorkerId id, double now) {
+  void OnSignal(size_t id, double now) {
     Worker& w = workers_[id];
     if (w.phase == Phase::kWaiting) {
       SetPhase(w, Phase::kAsking, now);
-      SendReport(id, now, Report{id, 0, {}, 0, 0, true});
+      SendReport(id, now, Report{0, 0, {}, 0, 0, true});
     } else if (w.phase == Phase::kComputing || w.phase == Phase::kReceiving) {
       Integrate(w, now);
       w.signal_pending = true;
@@ -487,9 +586,11 @@ class Simulation {
     for (Worker& w : workers_) {
       Integrate(w, makespan_);
       SetPhase(w, w.phase, makespan_);
-      const double alive_until =
-          w.node->fail_at ? std::min(*w.node->fail_at, makespan_) : makespan_;
-      w.result.idle_s = std::max(0.0, alive_until - w.result.busy_s);
+      // Idle while it was in the job: from joining to failing, leaving or the end.
+      const double alive_until = std::min(
+          {w.node->fail_at.value_or(makespan_), w.node->leave_at.value_or(makespan_), makespan_});
+      const double joined = std::min(w.node->join_at.value_or(0), alive_until);
+      w.result.idle_s = std::max(0.0, alive_until - joined - w.result.busy_s);
       result.workers.push_back(std::move(w.result));
     }
     return result;
@@ -506,7 +607,9 @@ class Simulation {
   balance::CostModel declared_;  // what the coordinator counts a worker's work in: the policy's
   double item_seconds_;
   balance::JobInfo job_;
-  std::vector<Worker> workers_;
+  std::vector<balance::WorkerPrior> priors_;  // one per node, joiners' included
+  std::vector<Worker> workers_;               // one per node, in node order
+  std::vector<size_t> node_of_;               // the node of each policy id
   std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
   uint64_t seq_ = 0;
   uint64_t events_ = 0;
@@ -540,7 +643,9 @@ double IdealMakespan(const Scenario& scenario, double work_seconds, double max_i
   std::vector<double> times = {0};
   for (const NodeSpec& node : scenario.nodes) {
     for (const SpeedChange& change : node.changes) times.push_back(change.at);
-    if (node.fail_at) times.push_back(*node.fail_at);
+    for (const auto& at : {node.fail_at, node.join_at, node.leave_at}) {
+      if (at) times.push_back(*at);
+    }
   }
   std::sort(times.begin(), times.end());
   times.erase(std::unique(times.begin(), times.end()), times.end());
@@ -550,7 +655,11 @@ double IdealMakespan(const Scenario& scenario, double work_seconds, double max_i
   auto total_speed = [&](double t) {
     double sum = 0;
     for (const NodeSpec& node : scenario.nodes) {
-      if (node.fail_at && *node.fail_at <= t) continue;
+      // Only the nodes in the job at t: joined, not yet failed or drained.
+      if ((node.fail_at && *node.fail_at <= t) || (node.leave_at && *node.leave_at <= t) ||
+          (node.join_at && *node.join_at > t)) {
+        continue;
+      }
       double speed = SpeedAt(node, t);
       const double bytes = node.bytes_per_item.value_or(scenario.workload.bytes_per_item);
       if (bytes > 0 && node.bandwidth > 0 && node.local_items == 0) {

@@ -6,7 +6,10 @@
 // (and its input data over its link), computes items in order at its true
 // speed (changing when the scenario says), reports progress at the cadence
 // the lease asks for, applies a shrunk end at the first reply that carries
-// it, and dies at failAt, losing what it had not reported.
+// it, and dies at failAt, losing what it had not reported. A node with
+// joinAt joins the running job then (Policy::OnWorkerJoined); one with
+// leaveAt is drained then: its worker hands in what it finished and the
+// coordinator takes the rest of its lease back at once.
 //
 // Thread-safety: Simulate is a pure function; calls may run in parallel.
 #pragma once
@@ -43,6 +46,7 @@ struct WorkerResult {
   double busy_s = 0;
   double idle_s = 0;  // not computing, until the makespan (transfer included)
   bool failed = false;
+  bool left = false;  // drained mid-job (NodeSpec::leave_at)
   std::vector<Segment> timeline;  // filled when SimOptions::timeline
 };
 
@@ -75,7 +79,8 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
                              const balance::PolicySpec& policy, const SimOptions& options = {});
 
 // The physical limit: the earliest time at which nodes of the scenario's true
-// speeds (changes and failures integrated) could finish `work_seconds` of
+// speeds (changes, failures, joins and drains integrated: the capacity the
+// job actually had) could finish `work_seconds` of
 // speed-1 work. A node whose link delivers fewer items per second than it
 // could compute is capped at its link's item rate times `max_item_seconds`
 // (the costliest item: still a lower bound whichever items it gets; 0 means

@@ -382,6 +382,42 @@ nodes:
     failAt: -3  # <-
 )"),
        {"nodes[0].failAt", "expected seconds in [0, 1e+09]"}},
+      {"leaveAt before joinAt",
+       WithNodes(R"(  - {name: a, speed: 1}
+  - name: b
+    speed: 1
+    joinAt: 10
+    leaveAt: 5  # <-
+)"),
+       {"nodes[1].leaveAt", "expected a time after joinAt (10), got 5"}},
+      {"leaveAt at the start",
+       WithNodes(R"(  - name: a
+    speed: 1
+    leaveAt: 0  # <-
+)"),
+       {"nodes[0].leaveAt", "expected a time after joinAt (0), got 0"}},
+      {"failAt before joinAt",
+       WithNodes(R"(  - {name: a, speed: 1}
+  - name: b
+    speed: 1
+    joinAt: 10
+    failAt: 10  # <-
+)"),
+       {"nodes[1].failAt", "expected a time after joinAt (10), got 10"}},
+      {"negative joinAt",
+       WithNodes(R"(  - name: a
+    speed: 1
+    joinAt: -1  # <-
+)"),
+       {"nodes[0].joinAt", "expected seconds in [0, 1e+09]"}},
+      {"every node joins late",
+       R"(name: t
+workload: {items: 10}
+nodes:  # <-
+  - {name: a, speed: 1, joinAt: 5}
+  - {name: b, speed: 1, joinAt: 6}
+)",
+       {"nodes", "every node has joinAt"}},
       {"negative localItems",
        WithNodes(R"(  - name: a
     speed: 1

@@ -353,6 +353,57 @@ TEST(SimulatorTest, EveryPolicyFinishesEveryItemWhenANodeDies) {
   }
 }
 
+TEST(SimulatorTest, IdealMakespanCountsOnlyTheCapacityTheJobHad) {
+  // a computes from 0; b joins at 4 and is drained at 8; c joins at 10.
+  // Work 20: a alone does 4 by t = 4, a and b 8 more by t = 8, a alone 2
+  // more by 10, then a and c the last 6 in 3 s: 13.
+  Scenario scenario = MakeScenario(20, 1, {Node("a", 1), Node("b", 1), Node("c", 1)});
+  scenario.nodes[1].join_at = 4;
+  scenario.nodes[1].leave_at = 8;
+  scenario.nodes[2].join_at = 10;
+  EXPECT_NEAR(IdealMakespan(scenario, 20), 13.0, 1e-12);
+}
+
+TEST(SimulatorTest, EveryPolicyTakesInAJoiningNodeAndFinishesEveryItem) {
+  // b joins at a third of a's lone time; c is drained mid-job.
+  std::vector<NodeSpec> nodes = {Node("a", 1, 0.001), Node("b", 2, 0.001), Node("c", 1, 0.001)};
+  nodes[1].join_at = 10;
+  nodes[2].leave_at = 7;
+  Scenario scenario = MakeScenario(600, 0.1, nodes);
+  scenario.failure_detection = 1000;  // a drain is not a failure: nobody waits for it
+  for (const std::string& policy : balance::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const SimResult result = SimulateOk(scenario, Priors({1, 2, 1}), policy);
+    EXPECT_EQ(ReportedItems(result) - result.duplicate_items, 600u);
+    EXPECT_TRUE(result.workers[2].left);
+    EXPECT_FALSE(result.workers[2].failed);
+    EXPECT_LE(result.workers[2].busy_s, 7.0 + 1e-9);
+    // b gets work from every policy: the static ones lease it what the
+    // drained c gave back, the others also move work to it.
+    EXPECT_GT(result.workers[1].busy_s, 0);
+    EXPECT_GE(result.makespan_s, result.ideal_s - 1e-9);
+    // a alone to 7 with c (14 s of work by then, at 1 and 1), a alone to 10
+    // (3 more), then a and b: (60 - 17) / 3 more.
+    EXPECT_NEAR(result.ideal_s, 10 + 43.0 / 3, 1e-9);
+    // The drained node's work moved at once: well before the failure detection.
+    EXPECT_LT(result.makespan_s, 1000);
+  }
+}
+
+TEST(SimulatorTest, AdaptiveWithANodeJoiningAThirdOfTheWayIsNearTheElasticLimit) {
+  // Two boards computing, a third joining a third of the way through (the
+  // issue's real-node case, in virtual time).
+  std::vector<NodeSpec> nodes = {Node("pi4b-a", 0.5, 0.001), Node("pi4b-b", 0.5, 0.001),
+                                 Node("pi3b", 0.1, 0.001)};
+  const double alone = 3000 * 0.02 / 1.0;  // the first two alone: 60 s
+  nodes[2].join_at = alone / 3;
+  const Scenario scenario = MakeScenario(3000, 0.02, nodes);
+  const SimResult result = SimulateOk(scenario, Priors({5, 5, 1}), "adaptive");
+  EXPECT_EQ(ReportedItems(result) - result.duplicate_items, 3000u);
+  EXPECT_GT(result.workers[2].items, 0u);
+  EXPECT_GE(result.efficiency, 0.95) << result.makespan_s << " s, limit " << result.ideal_s;
+}
+
 TEST(SimulatorTest, EqualRecomputesTheLostShareAfterDetection) {
   // Two nodes of speed 1, 200 items of 0.1 s: shares of 10 s each. Node b
   // dies at 4 having reported nothing (equal asks for no progress reports);
