@@ -27,6 +27,11 @@ class JobHost {
   // Declares a worker lost (its pod or node is gone): its unfinished work
   // returns to the pool. NotFound when the job or worker is unknown.
   virtual Status WorkerLost(const std::string& job, const std::string& worker) = 0;
+  // Adds a worker to a running job (its node became eligible mid-job), as
+  // JobSession::AddWorker does; nothing changes when it is in the job
+  // already. NotFound when the job is unknown.
+  virtual Status AddWorker(const std::string& job, const balance::WorkerPrior& prior,
+                           std::optional<double> cores) = 0;
   // A snapshot of the job; nullopt when unknown.
   virtual std::optional<JobView> View(const std::string& job) const = 0;
   // The job's finished items and merged result; nullopt when unknown.

@@ -75,14 +75,10 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
       result_(workload::Result::Empty(config_.workload.kind)),
       started_at_(now),
       verifier_(config_.verify, WorkerNames(config_)) {
-  workers_.resize(config_.workers.size());
-  for (WorkerId id = 0; id < workers_.size(); ++id) {
-    workers_[id].view.name = config_.workers[id].name;
-    workers_[id].view.prior_speed = config_.workers[id].speed;
-    const auto cores = config_.worker_cores.find(config_.workers[id].name);
-    workers_[id].cores =
-        cores != config_.worker_cores.end() ? cores->second : config_.max_worker_cores;
-    ids_[config_.workers[id].name] = id;
+  for (const balance::WorkerPrior& prior : config_.workers) {
+    const auto cores = config_.worker_cores.find(prior.name);
+    AppendWorker(
+        prior, cores != config_.worker_cores.end() ? cores->second : config_.max_worker_cores, now);
   }
   balance::JobInfo job = JobInfoOf(config_);
   cost_ = balance::JobCostModel(job);
@@ -93,6 +89,38 @@ JobSession::JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy
   }
   policy_->Start(job, now);
   if (accepted_.size() == config_.workload.items) finished_at_ = now;
+}
+
+void JobSession::AppendWorker(const balance::WorkerPrior& prior, double cores, double now) {
+  ids_[prior.name] = static_cast<WorkerId>(workers_.size());
+  workers_.emplace_back();
+  Worker& worker = workers_.back();
+  worker.view.name = prior.name;
+  worker.view.prior_speed = prior.speed;
+  worker.cores = cores;
+  worker.joined_at = now;
+}
+
+Status JobSession::AddWorker(const balance::WorkerPrior& prior, std::optional<double> cores,
+                             double now) {
+  if (prior.name.empty()) return Status::Invalid("a joining worker needs a name");
+  if (ids_.count(prior.name) > 0) return Status::Ok();
+  if (cores && (!std::isfinite(*cores) || *cores <= 0)) {
+    return Status::Invalid(
+        fmt::format("worker '{}': expected a number of cores > 0, got {}", prior.name, *cores));
+  }
+  BALLAST_ASSIGN_OR_RETURN(const WorkerId id, policy_->OnWorkerJoined(prior, now));
+  // Ids are given in join order by both; a mismatch would be a bug in either.
+  if (id != workers_.size()) {
+    return Status(StatusCode::kTerminal,
+                  fmt::format("the policy gave worker '{}' id {}, expected {}", prior.name, id,
+                              workers_.size()));
+  }
+  config_.workers.push_back(prior);
+  if (cores) config_.worker_cores[prior.name] = *cores;
+  AppendWorker(prior, cores.value_or(config_.max_worker_cores), now);
+  verifier_.AddWorker(prior.name);
+  return Status::Ok();
 }
 
 bool JobSession::IsStale(const Worker& worker, const protocol::ReportMessage& report) const {
@@ -237,11 +265,11 @@ protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {
 std::pair<double, double> JobSession::BoundedSeconds(const Worker& worker,
                                                      const protocol::ReportMessage& report,
                                                      double now) {
-  const double since = worker.view.contacted ? worker.view.last_contact : started_at_;
+  const double since = worker.view.contacted ? worker.view.last_contact : worker.joined_at;
   const double window = std::max(0.0, now - since) + kReportSlackSeconds;
-  // What is left of the job's time so far, the slack counted once: a worker
-  // that reports often cannot add the slack up.
-  const double lasted = std::max(0.0, now - started_at_) + kReportSlackSeconds;
+  // What is left of the worker's time in the job so far, the slack counted
+  // once: a worker that reports often cannot add the slack up.
+  const double lasted = std::max(0.0, now - worker.joined_at) + kReportSlackSeconds;
   const double calc_left = std::max(0.0, lasted - worker.view.busy_s);
   const double cpu_left = std::max(0.0, lasted * worker.cores - worker.view.cpu_s);
   const double calc = std::min({report.calc_seconds, window, calc_left});
@@ -313,7 +341,7 @@ void JobSession::Tick(double now) {
     const bool silent_lease =
         worker.holds_lease && now - worker.view.last_contact >= config_.lease_seconds;
     const bool never_started = !worker.view.contacted && worker.view.lost == 0 &&
-                               now - started_at_ >= config_.start_timeout_s;
+                               now - worker.joined_at >= config_.start_timeout_s;
     if (silent_lease || never_started) (void)WorkerLost(worker.view.name, now);
   }
   if (policy_->NextTick() <= now) policy_->OnTick(now);
@@ -325,7 +353,7 @@ double JobSession::NextDeadline() const {
     if (worker.holds_lease) {
       next = std::min(next, worker.view.last_contact + config_.lease_seconds);
     } else if (!worker.view.contacted && worker.view.lost == 0) {
-      next = std::min(next, started_at_ + config_.start_timeout_s);
+      next = std::min(next, worker.joined_at + config_.start_timeout_s);
     }
   }
   return next;

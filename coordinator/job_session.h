@@ -191,9 +191,19 @@ class JobSession {
   // no lease from this session and the report names another session.
   StatusOr<protocol::ReplyMessage> HandleReport(const protocol::ReportMessage& report, double now);
 
-  // The worker is gone (its process or pod died): its unfinished work
-  // returns to the pool. Returns NotFound for an unknown worker.
+  // The worker is gone (its process or pod died, its node was cordoned or
+  // drained): its unfinished work returns to the pool at once. Returns
+  // NotFound for an unknown worker.
   Status WorkerLost(const std::string& worker, double now);
+
+  // A worker joins the running job (its node became eligible): the policy
+  // takes it in (Policy::OnWorkerJoined) and it asks like the others;
+  // `cores` bounds its cpuSeconds as JobConfig::worker_cores does (nullopt:
+  // max_worker_cores). Its start timeout runs from now. A worker of that
+  // name already in the job changes nothing (one lost may report again).
+  // Returns Invalid for an empty name, a prior out of CheckPrior's bounds,
+  // cores that are not a finite number > 0, or a job at kMaxWorkers.
+  Status AddWorker(const balance::WorkerPrior& prior, std::optional<double> cores, double now);
 
   // Expires silent leases and lets the policy's timer fire. Call at or after
   // NextDeadline().
@@ -223,6 +233,8 @@ class JobSession {
 
  private:
   JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now);
+  // Appends the worker's record (the policy has taken it in already).
+  void AppendWorker(const balance::WorkerPrior& prior, double cores, double now);
 
   struct Worker {
     WorkerView view;                                  // without its busy segments, kept apart:
@@ -231,6 +243,7 @@ class JobSession {
     balance::Range lease;                             // as last told to it
     bool holds_lease = false;                         // last reply was lease or continue
     double cores = 0;                                 // bounds its cpuSeconds
+    double joined_at = 0;                             // the job's start, or when it joined
   };
 
   // True when `report` comes from an earlier session of the job: it names

@@ -242,6 +242,16 @@ class Server::Impl {
     return Status::Ok();
   }
 
+  Status AddWorker(const std::string& id, const balance::WorkerPrior& prior,
+                   std::optional<double> cores) {
+    auto entry = Find(id);
+    if (!entry) return Status::NotFound(fmt::format("no job '{}'", id));
+    std::lock_guard lock(entry->mutex);
+    BALLAST_RETURN_IF_ERROR(entry->session->AddWorker(prior, cores, entry->Now()));
+    AfterChange(*entry);
+    return Status::Ok();
+  }
+
   std::optional<JobView> View(const std::string& id) const {
     auto entry = Find(id);
     if (!entry) return std::nullopt;
@@ -676,6 +686,10 @@ Status Server::AddJob(JobConfig config) { return impl_->AddJob(std::move(config)
 void Server::RemoveJob(const std::string& job) { impl_->RemoveJob(job); }
 Status Server::WorkerLost(const std::string& job, const std::string& worker) {
   return impl_->WorkerLost(job, worker);
+}
+Status Server::AddWorker(const std::string& job, const balance::WorkerPrior& prior,
+                         std::optional<double> cores) {
+  return impl_->AddWorker(job, prior, cores);
 }
 std::optional<JobView> Server::View(const std::string& job) const { return impl_->View(job); }
 std::optional<Checkpoint> Server::TakeCheckpoint(const std::string& job) const {

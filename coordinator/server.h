@@ -103,6 +103,10 @@ class Server : public JobHost {
   void RemoveJob(const std::string& job) override;
   // Declares a worker lost (its process or pod died). NotFound when unknown.
   Status WorkerLost(const std::string& job, const std::string& worker) override;
+  // Adds a worker to a running job (JobSession::AddWorker). NotFound when
+  // the job is unknown.
+  Status AddWorker(const std::string& job, const balance::WorkerPrior& prior,
+                   std::optional<double> cores) override;
   // A snapshot of the job; nullopt when unknown. Times are seconds since
   // the job was added.
   std::optional<JobView> View(const std::string& job) const override;

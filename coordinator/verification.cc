@@ -62,6 +62,13 @@ Verifier::Verifier(VerifyOptions options, std::vector<std::string> workers)
   view_.worker_busy_s.assign(workers_.size(), 0);
 }
 
+void Verifier::AddWorker(std::string name) {
+  workers_.push_back(std::move(name));
+  waiting_.push_back(false);
+  view_.worker_cpu_s.push_back(0);
+  view_.worker_busy_s.push_back(0);
+}
+
 bool Verifier::OnMerged(balance::WorkerId worker, balance::Range range,
                         const workload::Result& result) {
   if (!enabled() || failed()) return false;

@@ -120,6 +120,8 @@ class Verifier {
 
   // `worker` is gone: the check it held becomes pending again.
   void Release(balance::WorkerId worker);
+  // A worker joined the job: it is the next WorkerId.
+  void AddWorker(std::string name);
 
   // Whether `worker` waits for work (the last answer it got was "wait").
   void SetWaiting(balance::WorkerId worker, bool waiting);

@@ -198,10 +198,10 @@ StatusOr<std::vector<SpeedChange>> ReadChanges(const json& node, const std::stri
 }
 
 StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path,
-                                           {"name", "labels", "speed", "changes", "latency",
-                                            "bandwidth", "bytesPerItem", "failAt", "localItems",
-                                            "joinAt", "leaveAt"}));
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path,
+                       {"name", "labels", "speed", "changes", "latency", "bandwidth",
+                        "bytesPerItem", "failAt", "localItems", "joinAt", "leaveAt"}));
   NodeSpec spec;
   BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
   const std::string name_path = jr::Field(path, "name");
@@ -374,7 +374,8 @@ StatusOr<Scenario> ScenarioFromJson(const json& root) {
     }
     scenario.nodes.push_back(std::move(node));
   }
-  if (std::ranges::all_of(scenario.nodes, [](const NodeSpec& node) { return node.join_at.has_value(); })) {
+  if (std::ranges::all_of(scenario.nodes,
+                          [](const NodeSpec& node) { return node.join_at.has_value(); })) {
     return Status::Invalid(
         "nodes: every node has joinAt; at least one must be there from the start");
   }

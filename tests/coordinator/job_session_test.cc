@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "tests/support/policy_spec.h"
 #include "tests/support/primes_workload.h"
@@ -189,6 +191,96 @@ TEST(JobSessionTest, ALeavingWorkerHandsBackTheRestOfItsLease) {
   RunToEnd(*session, 2);
   EXPECT_TRUE(session->Finished());
   EXPECT_EQ(session->View().result, Reference(session->config().workload));
+}
+
+// A worker that joins mid-job (its node became eligible) is taken in by the
+// policy: with adaptive it steals from the worker holding everything, and
+// the job ends with the exact result, every item merged once.
+TEST(JobSessionTest, AWorkerJoiningMidJobTakesWorkAndTheResultIsExact) {
+  for (const std::string policy : {"adaptive", "mms", "selfsched", "equal"}) {
+    SCOPED_TRACE(policy);
+    auto session = NewSession(PrimesJob(30000, {"a"}, policy));
+    auto first = session->HandleReport(Idle("a"), 0);
+    ASSERT_EQ(first->kind, Reply::Kind::kLease);
+    ASSERT_TRUE(session->AddWorker({"b", 1.0}, 2.0, 1).ok());
+    EXPECT_TRUE(session->HasWorker("b"));
+    EXPECT_EQ(session->config().workers.size(), 2u);
+    ASSERT_EQ(session->View().workers.size(), 2u);
+    EXPECT_EQ(session->View().workers[1].name, "b");
+    auto joined = session->HandleReport(Idle("b"), 1);
+    ASSERT_TRUE(joined.ok()) << joined.status().ToString();
+    if (policy == "adaptive") {
+      // The lone worker held the whole job: the newcomer steals its far end.
+      ASSERT_EQ(joined->kind, Reply::Kind::kLease);
+      EXPECT_EQ(joined->lease.end, first->lease.end);
+    }
+    // a then hands in its lease as far as its new end, and both run to the end.
+    const auto cut = session->SignalLease("a");
+    const Range a_done = cut ? *cut : first->lease;
+    ASSERT_TRUE(session->HandleReport(Finished(*session, "a", a_done), 2).ok());
+    if (joined->kind == Reply::Kind::kLease) {
+      ASSERT_TRUE(session->HandleReport(Finished(*session, "b", joined->lease), 2).ok());
+    }
+    const workload::Result result = RunToEnd(*session, 3);
+    EXPECT_TRUE(session->Finished());
+    EXPECT_EQ(result, Reference(session->config().workload));
+    EXPECT_EQ(session->View().dropped_completions, 0u);
+    // adaptive stole for it, selfsched leased it chunks of the pool (mms
+    // stopped a, which in this test hands in its whole lease regardless;
+    // equal gives a newcomer no share).
+    if (policy == "adaptive" || policy == "selfsched") {
+      EXPECT_GT(session->View().workers[1].items, 0u);
+    }
+  }
+}
+
+TEST(JobSessionTest, AddingAWorkerAlreadyInTheJobChangesNothing) {
+  auto session = NewSession(PrimesJob(10000, {"a", "b"}));
+  ASSERT_TRUE(session->WorkerLost("b", 1).ok());
+  ASSERT_TRUE(session->AddWorker({"b", 5.0}, std::nullopt, 2).ok());
+  const JobView view = session->View();
+  ASSERT_EQ(view.workers.size(), 2u);
+  EXPECT_EQ(view.workers[1].prior_speed, 1.0);
+  // The lost worker may report again, as before.
+  EXPECT_TRUE(session->HandleReport(Idle("b"), 3).ok());
+}
+
+TEST(JobSessionTest, AJoiningWorkerWithABadPriorNameOrCoresIsRefused) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  for (const auto& [prior, cores, expected] :
+       std::vector<std::tuple<balance::WorkerPrior, std::optional<double>, std::string>>{
+           {{"", 1.0}, std::nullopt, "needs a name"},
+           {{"b", 0.0}, std::nullopt, "worker b: speed 0"},
+           {{"b", 1.0}, 0.0, "worker 'b': expected a number of cores > 0, got 0"},
+           {{"b", 1.0}, std::nan(""), "expected a number of cores > 0"}}) {
+    const Status status = session->AddWorker(prior, cores, 1);
+    EXPECT_EQ(status.code(), StatusCode::kInvalid);
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+  }
+  EXPECT_EQ(session->View().workers.size(), 1u);
+  EXPECT_FALSE(session->HasWorker("b"));
+}
+
+// A joining worker's start timeout and the bound on its first report's
+// seconds run from when it joined, not from the job's start.
+TEST(JobSessionTest, AJoiningWorkersClocksStartWhenItJoins) {
+  auto config = PrimesJob(10000, {"a"});
+  config.start_timeout_s = 3;
+  auto session = NewSession(config);
+  ASSERT_TRUE(session->HandleReport(Idle("a"), 0).ok());
+  ASSERT_TRUE(session->AddWorker({"late", 1.0}, std::nullopt, 100).ok());
+  EXPECT_DOUBLE_EQ(session->NextDeadline(), std::min(103.0, 0 + config.lease_seconds));
+  session->Tick(102);
+  EXPECT_EQ(session->View().workers[1].lost, 0u);
+  ReportMessage first = Idle("late");
+  first.calc_seconds = 50;  // it has been in the job for 0.5 s
+  ASSERT_TRUE(session->HandleReport(first, 100.5).ok());
+  EXPECT_DOUBLE_EQ(session->View().workers[1].busy_s, 0.5 + kReportSlackSeconds);
+  ASSERT_TRUE(session->AddWorker({"ghost", 1.0}, std::nullopt, 200).ok());
+  session->Tick(202.9);
+  EXPECT_EQ(session->View().workers[2].lost, 0u);
+  session->Tick(203);
+  EXPECT_EQ(session->View().workers[2].lost, 1u);
 }
 
 TEST(JobSessionTest, AWorkerThatNeverStartsLosesItsShare) {
