@@ -14,7 +14,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -99,7 +101,11 @@ struct NodeProcess {
   std::string group;                // its group of the run's cgroups; empty without
   pid_t pid = -1;
   uint32_t restarts = 0;
-  bool finished = false;  // exited for good
+  bool finished = false;         // exited for good
+  bool joined = false;           // its worker is in the job (from the start, or since joinAt)
+  bool drained = false;          // its leaveAt came: its worker was stopped, never restarted
+  double joined_s = 0;           // when it joined, in seconds from the job's start
+  std::optional<double> left_s;  // when it was drained
 };
 
 class Runner {
@@ -121,7 +127,8 @@ class Runner {
     started_ = Clock::now();
     Status status = Status::Ok();
     for (auto& process : processes_) {
-      if (status.ok()) status = Spawn(process);
+      process.joined = !process.node->join_at;
+      if (status.ok() && process.joined) status = Spawn(process);
     }
     if (status.ok()) status = Monitor();
     elapsed_s_ = std::chrono::duration<double>(Clock::now() - started_).count();
@@ -149,9 +156,9 @@ class Runner {
       const auto prior =
           std::find_if(options_.priors.begin(), options_.priors.end(),
                        [&](const balance::WorkerPrior& p) { return p.name == weight.name; });
-      config_.workers.push_back(prior != options_.priors.end()
-                                    ? *prior
-                                    : balance::WorkerPrior{weight.name, weight.weight});
+      priors_.push_back(prior != options_.priors.end()
+                            ? *prior
+                            : balance::WorkerPrior{weight.name, weight.weight});
     }
 
     log_dir_ = options_.log_dir;
@@ -190,6 +197,11 @@ class Runner {
     }
     NoteOversubscription(note);
     speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
+    // The job starts with the nodes there from the start; the others join
+    // at their time (JoinAndDrain).
+    for (size_t i = 0; i < priors_.size(); ++i) {
+      if (!options_.cluster.nodes[i].join_at) config_.workers.push_back(priors_[i]);
+    }
     return Status::Ok();
   }
 
@@ -260,7 +272,7 @@ class Runner {
   }
 
   void SetDuty(const std::string& node, double duty) {
-    for (auto& worker : config_.workers) {
+    for (auto& worker : priors_) {
       if (worker.name == node) worker.duty = duty;
     }
   }
@@ -382,6 +394,13 @@ class Runner {
         process.finished = true;
         continue;
       }
+      if (process.drained) {
+        // Stopped on purpose; one that died before it handed its lease back
+        // is declared lost, so that its lease moves at once all the same.
+        (void)server_->WorkerLost(config_.id, process.node->name);
+        process.finished = true;
+        continue;
+      }
       const std::string how = WIFSIGNALED(wstatus)
                                   ? fmt::format("killed by signal {}", WTERMSIG(wstatus))
                                   : fmt::format("exit code {}", WEXITSTATUS(wstatus));
@@ -400,6 +419,32 @@ class Runner {
     return Status::Ok();
   }
 
+  // Nodes whose joinAt has come join the running job: the coordinator takes
+  // their worker in, then it starts. Nodes whose leaveAt has come are
+  // drained, as `kubectl drain` evicts a pod: their worker gets SIGTERM,
+  // hands in what it finished and the rest of its lease, and exits.
+  Status JoinAndDrain(double elapsed) {
+    for (size_t i = 0; i < processes_.size(); ++i) {
+      NodeProcess& process = processes_[i];
+      const job::EmulatedNode& node = *process.node;
+      if (!process.joined && node.join_at && *node.join_at <= elapsed) {
+        BALLAST_RETURN_IF_ERROR(
+            server_->AddWorker(config_.id, priors_[i], config_.worker_cores.at(node.name)));
+        process.joined = true;
+        process.joined_s = elapsed;
+        spdlog::info("node joined the job node={} at_s={:.3f}", node.name, elapsed);
+        BALLAST_RETURN_IF_ERROR(Spawn(process));
+      }
+      if (process.joined && !process.drained && node.leave_at && *node.leave_at <= elapsed) {
+        process.drained = true;
+        process.left_s = elapsed;
+        spdlog::info("node drained node={} at_s={:.3f}", node.name, elapsed);
+        if (process.pid > 0) kill(process.pid, SIGTERM);
+      }
+    }
+    return Status::Ok();
+  }
+
   Status Monitor() {
     const auto start = Clock::now();
     std::optional<Clock::time_point> done_at;
@@ -407,6 +452,10 @@ class Runner {
       const auto view = server_->View(config_.id);
       const bool done = view && view->done;
       if (done && !done_at) done_at = Clock::now();
+      if (!done) {
+        BALLAST_RETURN_IF_ERROR(
+            JoinAndDrain(std::chrono::duration<double>(Clock::now() - started_).count()));
+      }
       BALLAST_RETURN_IF_ERROR(Reap(done));
       if (options_.on_progress && view && !options_.on_progress(*view, LivePids())) {
         stopped_ = true;
@@ -417,7 +466,9 @@ class Runner {
       if (done && (all_exited || Clock::now() - *done_at > std::chrono::seconds(5))) {
         return Status::Ok();
       }
-      if (!done && all_exited) {
+      const bool to_join =
+          std::any_of(processes_.begin(), processes_.end(), [](auto& p) { return !p.joined; });
+      if (!done && all_exited && !to_join) {
         return Status(StatusCode::kTerminal,
                       fmt::format("every worker failed past its {} restarts; logs in {}",
                                   options_.job.backoff_limit, log_dir_));
@@ -431,6 +482,7 @@ class Runner {
       if (done) {
         server_->WaitFinished(config_.id, std::chrono::milliseconds(20));
       } else {
+        // A tenth of a second: how late a node may join or be drained.
         server_->WaitFinished(config_.id, std::chrono::milliseconds(100));
       }
     }
@@ -491,38 +543,58 @@ class Runner {
     out.elapsed_s = elapsed_s_;
     out.makespan_s = out.view.finished_at;
     // W: the CPU seconds the workers used on the job's items, without
-    // verification's recomputations; s_i: the emulated cores
-    // (balance/efficiency.h, docs/efficiency.md).
+    // verification's recomputations; s_i: the emulated cores, while each
+    // node was in the job (balance/efficiency.h, docs/efficiency.md). The
+    // coordinator numbers workers in the order they joined; a node that
+    // never joined (the job ended first) has none.
     const auto& checks = out.view.verification;
+    std::map<std::string, size_t> ids;
+    for (size_t id = 0; id < out.view.workers.size(); ++id) ids[out.view.workers[id].name] = id;
     double cost = 0;
-    for (size_t i = 0; i < processes_.size(); ++i) {
-      out.total_speed += processes_[i].node->speed;
-      out.work_s +=
-          out.view.workers[i].cpu_s - out.view.workers[i].dropped_cpu_s - checks.worker_cpu_s[i];
-      cost += out.view.workers[i].cost;
+    std::vector<balance::Capacity> spans;
+    for (const NodeProcess& process : processes_) {
+      const auto id = ids.find(process.node->name);
+      if (!process.joined || id == ids.end()) continue;
+      const coordinator::WorkerView& worker = out.view.workers[id->second];
+      out.total_speed += process.node->speed;
+      out.work_s += worker.cpu_s - worker.dropped_cpu_s - checks.worker_cpu_s[id->second];
+      cost += worker.cost;
+      spans.push_back({process.joined_s,
+                       process.left_s.value_or(std::numeric_limits<double>::infinity()),
+                       process.node->speed});
     }
-    out.ideal_s = balance::IdealSeconds(out.work_s, out.total_speed);
+    out.ideal_s = balance::IdealSecondsOver(out.work_s, spans);
     out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
     out.efficiency_capped = balance::EfficiencyCapped(out.ideal_s, out.makespan_s);
     out.containment = containment_report_;
     const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
     for (size_t i = 0; i < processes_.size(); ++i) {
-      const auto& worker = out.view.workers[i];
+      const NodeProcess& process = processes_[i];
       NodeOutcome node;
-      node.name = worker.name;
+      node.name = process.node->name;
       node.score = weights_.nodes[i].score;
       node.weight = weights_.nodes[i].weight;
-      node.speed = processes_[i].node->speed;
-      const double job_busy_s = worker.MergedBusySeconds() - checks.worker_busy_s[i];
+      node.speed = process.node->speed;
+      node.restarts = process.restarts;
+      node.log_file = process.log;
+      if (process.node->join_at) node.joined_s = process.joined ? process.joined_s : -1;
+      node.left_s = process.left_s;
+      const auto id = ids.find(node.name);
+      if (!process.joined || id == ids.end()) {
+        out.nodes.push_back(node);
+        continue;
+      }
+      const coordinator::WorkerView& worker = out.view.workers[id->second];
+      const double job_busy_s = worker.MergedBusySeconds() - checks.worker_busy_s[id->second];
       node.measured_speed = job_busy_s > 0 ? worker.cost * seconds_per_cost / job_busy_s : 0;
       node.items = worker.items;
       node.busy_s = worker.busy_s;
-      node.idle_s = std::max(0.0, out.makespan_s - worker.busy_s);
+      // Idle while it was in the job.
+      const double until = std::min(out.makespan_s, process.left_s.value_or(out.makespan_s));
+      node.idle_s = std::max(0.0, until - process.joined_s - worker.busy_s);
       node.leases = worker.leases;
       node.reports = worker.reports;
       node.cuts = worker.cuts;
-      node.restarts = processes_[i].restarts;
-      node.log_file = processes_[i].log;
       out.nodes.push_back(node);
     }
     return out;
@@ -531,6 +603,9 @@ class Runner {
   const LocalRunOptions& options_;
   fuzzy::WeightResult weights_;
   coordinator::JobConfig config_;
+  // One per node, in node order: config_.workers holds those there from the
+  // start, the others are added when they join.
+  std::vector<balance::WorkerPrior> priors_;
   std::unique_ptr<coordinator::Server> server_;
   std::unique_ptr<RunContainment> containment_;  // null: sessions only (uncontained_ says why)
   std::string uncontained_;

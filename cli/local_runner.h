@@ -3,7 +3,10 @@
 // node, each slowed to its node's speed (a cgroup CPU quota, or the worker's
 // own duty cycle where cgroups are not available). A worker that dies is
 // declared lost at once (its work goes to the others) and restarted up to the
-// job's backoffLimit, as a pod would be.
+// job's backoffLimit, as a pod would be. A node with joinAt joins the running
+// job then (the coordinator adds its worker, which starts); one with leaveAt
+// is drained then (its worker gets SIGTERM and hands its lease back), each
+// within a tenth of a second.
 //
 // Nothing outlives the run. Where cgroup v2 allows it (root, Linux 5.14),
 // every worker runs in its node's group of the run's cgroups and every exec
@@ -79,6 +82,10 @@ struct NodeOutcome {
   uint64_t cuts = 0;  // times its lease was shrunk for another worker
   uint32_t restarts = 0;
   std::string log_file;  // its worker's log in LocalRunOutcome::log_dir (NodeLogFileName)
+  // For a node with joinAt: when it joined, in seconds from the job's start
+  // (-1: the job ended first). For one drained (leaveAt): when.
+  std::optional<double> joined_s;
+  std::optional<double> left_s;
 };
 
 struct LocalRunOutcome {
@@ -89,10 +96,12 @@ struct LocalRunOutcome {
   // Measured single-core work: the CPU seconds the workers used on the job's
   // items (verification's recomputations, view.verification.cpu_s, excluded).
   double work_s = 0;
-  double total_speed = 0;  // the sum of the nodes' emulated cores
+  double total_speed = 0;  // the sum of the emulated cores of the nodes that were in the job
   // The physical limit and the headline figure, by balance::IdealSeconds and
   // balance::Efficiency (docs/efficiency.md).
-  double ideal_s = 0;        // IdealSeconds(work_s, total_speed)
+  // IdealSeconds(work_s, total_speed), or with nodes that joined or were
+  // drained, IdealSecondsOver the time each node was in the job.
+  double ideal_s = 0;
   double efficiency = 0;     // Efficiency(ideal_s, makespan_s), at most 1
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;       // the workers' logs, one file per node (NodeOutcome::log_file)

@@ -156,12 +156,28 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
                n.name, n.weight, n.speed, n.measured_speed, n.items, n.busy_s, n.idle_s, n.leases,
                n.cuts, n.restarts);
   }
+  bool elastic = false;
+  for (const NodeOutcome& n : outcome.nodes) {
+    if (n.joined_s) {
+      elastic = true;
+      if (*n.joined_s < 0) {
+        fmt::print("{} never joined: the job ended before its joinAt\n", n.name);
+      } else {
+        fmt::print("{} joined the job at {:.2f} s\n", n.name, *n.joined_s);
+      }
+    }
+    if (n.left_s) {
+      elastic = true;
+      fmt::print("{} was drained at {:.2f} s\n", n.name, *n.left_s);
+    }
+  }
   const auto& view = outcome.view;
   fmt::print(
-      "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores), "
+      "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores{}), "
       "efficiency {:.3f}{}\n",
       job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
-      outcome.total_speed, outcome.efficiency, CappedNote(outcome));
+      outcome.total_speed, elastic ? ", each while its node was in the job" : "",
+      outcome.efficiency, CappedNote(outcome));
   fmt::print(
       "messages {}, moved items {}, steals {} (backups {}), rebalances {}, dropped duplicates {} "
       "({:.2f} core-s, not in the work)\n",
@@ -190,6 +206,8 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
                      {"cuts", n.cuts},
                      {"restarts", n.restarts},
                      {"log", n.log_file}});
+    if (n.joined_s) nodes.back()["joined_s"] = *n.joined_s;
+    if (n.left_s) nodes.back()["left_s"] = *n.left_s;
   }
   const auto& view = outcome.view;
   return {{"job", job.name},

@@ -8,10 +8,12 @@
 // The three drivers differ only in how they know W and s_i; each states its
 // way here, so `simulate`, `run` and a WeightedJob's status are comparable:
 //   simulate  W = the true cost of every item; s_i = the scenario's true
-//             speeds, over time (IdealMakespan walks speed changes and
-//             failures; with constant speeds it is IdealSeconds).
+//             speeds, over time (IdealMakespan walks speed changes,
+//             failures, joins and drains with IdealSecondsOver; with
+//             constant speeds it is IdealSeconds).
 //   run       W = CPU seconds the worker processes used; s_i = the emulated
-//             cores each node's CPU quota applied.
+//             cores each node's CPU quota applied, while the node was in the
+//             job (IdealSecondsOver, when nodes join or are drained).
 //   operator  W = the work the workers measured; s_i, two ways, both
 //             reported: "measured" (each node's work / its busy time, which
 //             hides contention: nodes that share a CPU each look fast) and
@@ -22,6 +24,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 namespace ballast::balance {
 
@@ -32,6 +36,22 @@ inline double IdealSeconds(double work, double total_speed) {
   }
   return work / total_speed;
 }
+
+// One node's capacity over a stretch of a job: `speed` from `from` until
+// `until` (seconds from the job's start).
+struct Capacity {
+  double from = 0;
+  double until = std::numeric_limits<double>::infinity();
+  double speed = 0;
+};
+
+// The physical limit when the capacity changes over the job (nodes that
+// join, are drained, fail or change speed): the earliest T with
+// ∫₀ᵀ Σ speed(t) dt = work, where speed(t) sums the spans holding t. 0 when
+// work is not a finite positive number; infinity when the spans never hold
+// that much work. Spans with a non-finite or non-positive speed, or that end
+// before they begin, count for nothing. O(S log S) in the spans.
+double IdealSecondsOver(double work, const std::vector<Capacity>& spans);
 
 // ideal / makespan, at most 1; 0 when either is not a finite positive
 // number. No schedule beats the physical limit, so a figure above 1 would only

@@ -32,7 +32,8 @@ StatusOr<std::string> ReadName(const json& value, const std::string& path, NameK
 }
 
 StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"name", "speed", "labels"}));
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path, {"name", "speed", "labels", "joinAt", "leaveAt"}));
   EmulatedNode out;
   BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
   BALLAST_ASSIGN_OR_RETURN(out.name,
@@ -52,6 +53,23 @@ StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
     for (const auto& [key, value] : labels->items()) {
       BALLAST_ASSIGN_OR_RETURN(out.labels[key], jr::LabelValue(value, jr::Field(labels_path, key)));
     }
+  }
+  for (const auto& [key, at] : {std::pair{"joinAt", &out.join_at}, {"leaveAt", &out.leave_at}}) {
+    const json* time = jr::Find(node, key);
+    if (time == nullptr) continue;
+    if (!time->is_number() || !(time->get<double>() >= 0) ||
+        !(time->get<double>() <= kMaxNodeEventSeconds)) {
+      return jr::Expected(
+          jr::Field(path, key),
+          fmt::format("seconds from the job's start in [0, {:g}]", kMaxNodeEventSeconds), *time);
+    }
+    *at = time->get<double>();
+  }
+  if (out.join_at == 0.0) out.join_at.reset();  // joinAt 0: there from the start
+  if (out.leave_at && !(*out.leave_at > out.join_at.value_or(0))) {
+    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({:g}), got {:g}",
+                                       jr::Field(path, "leaveAt"), out.join_at.value_or(0),
+                                       *out.leave_at));
   }
   return out;
 }
@@ -269,6 +287,11 @@ StatusOr<ClusterSpec> ClusterFromJson(const json& cluster, std::string_view path
       }
     }
     out.nodes.push_back(std::move(node));
+  }
+  if (std::ranges::all_of(out.nodes,
+                          [](const EmulatedNode& node) { return node.join_at.has_value(); })) {
+    return Status::Invalid(fmt::format(
+        "{}: every node has joinAt; at least one must be there from the start", nodes_path));
   }
   return out;
 }

@@ -75,7 +75,16 @@ struct EmulatedNode {
   std::string name;  // a DNS-1123 subdomain
   std::map<std::string, std::string> labels;
   double speed = 1;  // fraction of one core
+  // Seconds from the job's start when the node joins it (its worker is
+  // added to the running job then); none: from the start.
+  std::optional<double> join_at;
+  // Seconds from the job's start when the node is drained (its worker is
+  // stopped and hands back the rest of its lease); after join_at.
+  std::optional<double> leave_at;
 };
+
+// The most seconds a cluster file's joinAt or leaveAt may say (a year).
+inline constexpr double kMaxNodeEventSeconds = 365.0 * 24 * 3600;
 
 struct ClusterSpec {
   std::vector<EmulatedNode> nodes;
@@ -91,7 +100,9 @@ StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name);
 // The cluster in the YAML text of a cluster file, read by ClusterFromJson
 // (job_json.h). Returns Invalid "file:line:col: <path>: ..." (an empty node
 // list, a node name that is not a DNS-1123 subdomain, as Kubernetes names
-// nodes, a duplicate name, a speed outside [kMinNodeSpeed, kMaxNodeSpeed]).
+// nodes, a duplicate name, a speed outside [kMinNodeSpeed, kMaxNodeSpeed], a
+// joinAt or leaveAt outside [0, kMaxNodeEventSeconds], a leaveAt not after
+// its joinAt, every node joining late).
 StatusOr<ClusterSpec> ParseCluster(std::string_view yaml, const std::string& file_name);
 
 }  // namespace ballast::job

@@ -639,48 +639,33 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
 }
 
 double IdealMakespan(const Scenario& scenario, double work_seconds, double max_item_seconds) {
-  // Piecewise-constant total speed; walk its breakpoints until the work is done.
-  std::vector<double> times = {0};
-  for (const NodeSpec& node : scenario.nodes) {
-    for (const SpeedChange& change : node.changes) times.push_back(change.at);
-    for (const auto& at : {node.fail_at, node.join_at, node.leave_at}) {
-      if (at) times.push_back(*at);
-    }
-  }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
   const double item_seconds = max_item_seconds > 0
                                   ? max_item_seconds
                                   : work_seconds / static_cast<double>(scenario.workload.items);
-  auto total_speed = [&](double t) {
-    double sum = 0;
-    for (const NodeSpec& node : scenario.nodes) {
-      // Only the nodes in the job at t: joined, not yet failed or drained.
-      if ((node.fail_at && *node.fail_at <= t) || (node.leave_at && *node.leave_at <= t) ||
-          (node.join_at && *node.join_at > t)) {
-        continue;
-      }
-      double speed = SpeedAt(node, t);
-      const double bytes = node.bytes_per_item.value_or(scenario.workload.bytes_per_item);
+  // Each node's capacity while it is in the job (from joining to failing or
+  // being drained), one span per stretch between its speed changes.
+  std::vector<balance::Capacity> spans;
+  for (const NodeSpec& node : scenario.nodes) {
+    const double from = node.join_at.value_or(0);
+    const double until = std::min(node.fail_at.value_or(std::numeric_limits<double>::infinity()),
+                                  node.leave_at.value_or(std::numeric_limits<double>::infinity()));
+    std::vector<double> times = {from};
+    for (const SpeedChange& change : node.changes) {
+      if (change.at > from && change.at < until) times.push_back(change.at);
+    }
+    times.push_back(until);
+    const double bytes = node.bytes_per_item.value_or(scenario.workload.bytes_per_item);
+    for (size_t i = 0; i + 1 < times.size(); ++i) {
+      double speed = SpeedAt(node, times[i]);
       if (bytes > 0 && node.bandwidth > 0 && node.local_items == 0) {
         speed = std::min(speed, node.bandwidth / bytes * item_seconds);
       }
-      sum += speed;
+      spans.push_back({times[i], times[i + 1], speed});
     }
-    return sum;
-  };
+  }
   // Within each stretch of constant total speed the limit is
   // balance::IdealSeconds of the work that remains (docs/efficiency.md).
-  double remaining = work_seconds;
-  for (size_t i = 0; i < times.size(); ++i) {
-    const double speed = total_speed(times[i]);
-    const bool last = i + 1 == times.size();
-    const double span = last ? std::numeric_limits<double>::infinity() : times[i + 1] - times[i];
-    const double needed = balance::IdealSeconds(remaining, speed);
-    if (speed > 0 && needed <= span) return times[i] + needed;
-    if (!last) remaining -= speed * span;
-  }
-  return std::numeric_limits<double>::infinity();
+  return balance::IdealSecondsOver(work_seconds, spans);
 }
 
 }  // namespace ballast::sim

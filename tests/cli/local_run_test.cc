@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -23,6 +24,8 @@ namespace ballast::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr double kForever = std::numeric_limits<double>::infinity();
 
 // A primes job by trial division (seed 000's algorithm) below `limit`.
 job::JobSpec PrimesJob(uint64_t limit, const std::string& policy = "adaptive") {
@@ -187,6 +190,58 @@ TEST(LocalRunTest, SigtermHandsBackTheRestOfTheLease) {
   fs::remove_all(logs);
 }
 
+// A node plugged in mid-job joins it: its worker is added to the running job
+// and given work, the result is exact, and the limit counts its capacity
+// only from when it joined.
+TEST(LocalRunTest, ANodeJoiningMidJobComputesAndTheLimitCountsItFromItsJoin) {
+  job::JobSpec job = PrimesJob(300000);
+  LocalRunOptions options = Options(job);
+  options.cluster.nodes[1].join_at = 2;  // pi4b-worker
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->view.result, Reference(job.workload));
+  const NodeOutcome& joined = outcome->nodes[1];
+  ASSERT_EQ(joined.name, "pi4b-worker");
+  ASSERT_TRUE(joined.joined_s.has_value());
+  EXPECT_GE(*joined.joined_s, 2);
+  EXPECT_LT(*joined.joined_s, 3);  // the runner looks every tenth of a second
+  EXPECT_GT(joined.items, 0u);
+  EXPECT_FALSE(outcome->nodes[0].joined_s.has_value());
+  // The same spans IdealSecondsOver is given, from the outcome's own figures.
+  const double at = *joined.joined_s;
+  EXPECT_DOUBLE_EQ(
+      outcome->ideal_s,
+      balance::IdealSecondsOver(outcome->work_s,
+                                {{0, kForever, 0.5}, {at, kForever, 0.5}, {0, kForever, 0.1}}));
+  EXPECT_GT(outcome->ideal_s, balance::IdealSeconds(outcome->work_s, 1.1));
+  uint64_t items = 0;
+  for (const auto& node : outcome->nodes) items += node.items;
+  EXPECT_EQ(items, outcome->view.items);  // nothing counted twice
+}
+
+// A node drained mid-job: its worker is stopped, hands back the rest of its
+// lease itself (it is not lost, not restarted), and the others finish it.
+TEST(LocalRunTest, ADrainedNodesWorkerHandsBackItsLeaseAndIsNotRestarted) {
+  job::JobSpec job = PrimesJob(300000);
+  job.backoff_limit = 3;
+  LocalRunOptions options = Options(job);
+  options.cluster.nodes[0].leave_at = 1;  // pi4b-master
+  auto outcome = RunLocal(options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->view.result, Reference(job.workload));
+  const NodeOutcome& drained = outcome->nodes[0];
+  ASSERT_TRUE(drained.left_s.has_value());
+  EXPECT_GE(*drained.left_s, 1);
+  EXPECT_EQ(drained.restarts, 0u);
+  EXPECT_EQ(outcome->view.workers[0].lost, 0u);  // it left on its own
+  // It held 5/11 of the job's cost by weight and computed about a second
+  // of it; the others computed the rest of its share.
+  double cost = 0;
+  for (const auto& worker : outcome->view.workers) cost += worker.cost;
+  EXPECT_LT(outcome->view.workers[0].cost, 0.2 * cost);
+  EXPECT_LE(drained.busy_s, *drained.left_s + 0.5);
+}
+
 // Runs `ballast run` on a job text and a cluster text; returns exit code and stderr.
 std::pair<int, std::string> RunCli(const std::string& job, const std::string& cluster) {
   // One directory per test: ctest runs the tests of this file in parallel.
@@ -226,6 +281,9 @@ TEST(LocalRunCliTest, BadClusterFilesNameTheLine) {
            "nodes:\n  - {name: a, speed: 0.5}\n  - {name: a, speed: 0.5}   # <-\n",
            "nodes:\n  - {name: a, speed: 0.5, cores: 4}   # <-\n",
            "nodes: []   # <-\n",
+           "nodes:\n  - {name: a, speed: 0.5}\n  - {name: b, speed: 0.5, joinAt: -1}   # <-\n",
+           "nodes:\n  - {name: a, speed: 0.5, joinAt: 5, leaveAt: 5}   # <-\n",
+           "nodes:   # <-\n  - {name: a, speed: 0.5, joinAt: 5}\n",
        }) {
     const auto [code, err] = RunCli(kGoodJob, cluster);
     EXPECT_EQ(code, 2) << cluster;

@@ -68,5 +68,30 @@ TEST(EfficiencyTest, ComposedOverAZeroSpeedClusterIsZero) {
   EXPECT_EQ(Efficiency(IdealSeconds(10, 0), 4), 0);
 }
 
+TEST(EfficiencyTest, IdealSecondsOverSpansCountsOnlyTheCapacityTheJobHad) {
+  // Constant capacity: the same as IdealSeconds.
+  EXPECT_DOUBLE_EQ(IdealSecondsOver(30, {{0, kInf, 1}, {0, kInf, 2}}), IdealSeconds(30, 3));
+  // Two boards of 0.5 from the start, a third of 0.1 joining at 20 (20 of
+  // 30 done by then): the other 10 at 1.1.
+  EXPECT_DOUBLE_EQ(IdealSecondsOver(30, {{0, kInf, 0.5}, {0, kInf, 0.5}, {20, kInf, 0.1}}),
+                   20 + 10 / 1.1);
+  // A node drained at 4 and one joining at 10: 20 of work is 4 x 2 + 6 x 1
+  // by t = 10, then the last 6 at 2: 13.
+  EXPECT_DOUBLE_EQ(IdealSecondsOver(20, {{0, kInf, 1}, {0, 4, 1}, {10, kInf, 1}}), 13);
+  // Work beyond every span's capacity never finishes.
+  EXPECT_EQ(IdealSecondsOver(20, {{0, 5, 1}}), kInf);
+  // Nothing to do, or nonsense work: 0.
+  EXPECT_EQ(IdealSecondsOver(0, {{0, kInf, 1}}), 0);
+  EXPECT_EQ(IdealSecondsOver(kNan, {{0, kInf, 1}}), 0);
+  // Spans with no speed, a bad speed, or no length count for nothing.
+  EXPECT_DOUBLE_EQ(
+      IdealSecondsOver(
+          10,
+          {{0, kInf, 1}, {0, kInf, 0}, {0, kInf, kNan}, {0, kInf, -3}, {5, 5, 100}, {6, 2, 100}}),
+      10);
+  // A gap with no node in the job: the clock runs on.
+  EXPECT_DOUBLE_EQ(IdealSecondsOver(10, {{0, 2, 1}, {10, kInf, 1}}), 18);
+}
+
 }  // namespace
 }  // namespace ballast::balance
