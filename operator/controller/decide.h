@@ -21,6 +21,12 @@
 //                                       replaced while failures <= backoffLimit,
 //                                       past it Failed (BackoffLimitExceeded)
 //   a node not Ready                -> WorkerLost, its pod deleted; back when Ready
+//   a node no longer eligible       -> the same at once (NodeLeft): cordoned or
+//     (cordoned, drained, labelled     drained, its lease moves with no wait for
+//     out of the selector)             it to expire; back when eligible again
+//   a node eligible mid-job         -> AddWorker (NodeJoined), then its pod: the
+//     (added, Ready, uncordoned,       policy takes the worker in and gives it
+//     labelled in)                     work from the pool or by stealing
 //   a node's architecture not in    -> no worker there; status.excludedNodes
 //     --worker-architectures           names it (ArchitectureNotSupported)
 //   a worker's image cannot start   -> after worker_start_timeout: WorkerLost, pod
@@ -88,8 +94,9 @@ struct JobMemory {
   fuzzy::WeightResult weights;     // the session's weights, in `nodes` order
   std::map<std::string, double> declared_speeds;  // ballast.io/emulated-speed of its nodes
   std::map<std::string, uint64_t> base_items;     // items per node before this session
-  std::set<std::string> lost_nodes;               // not Ready: worker lost, pod deleted
-  std::set<std::string> counted_failures;         // uids of failed pods already counted
+  std::set<std::string> lost_nodes;        // not Ready or not eligible: worker lost, pod deleted
+  std::set<std::string> left_nodes;        // those of lost_nodes that were Ready (NodeLeft)
+  std::set<std::string> counted_failures;  // uids of failed pods already counted
   // Nodes skipped for their architecture at registration.
   std::vector<ExcludedNode> architecture_excluded;
   // Nodes whose worker was given up (its image could not start): no pod
@@ -172,6 +179,12 @@ struct RemoveJob {};
 struct WorkerLost {
   std::string node;
 };
+// A node became eligible mid-job: its worker joins the running session
+// (coordinator::JobHost::AddWorker) before its pod is created.
+struct AddWorker {
+  balance::WorkerPrior prior;
+  std::optional<double> cores;  // the node's status.capacity.cpu, where it reports one
+};
 struct CreateObjects {
   std::optional<nlohmann::json> secret;  // the token Secret, when still to be made
   std::string token;                     // the token the session holds
@@ -197,7 +210,7 @@ struct RecordSpeeds {
   std::string workload;  // the workload kind: primes, matmul, exec
   std::map<std::string, double> speeds;
 };
-using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, CreateObjects, DeletePod,
+using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
                             WriteStatus, DeleteJob, RecordEvent, RecordSpeeds>;
 
 struct Decision {

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
+#include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/job_status.h"
@@ -222,13 +224,26 @@ const NodeView* NodeNamed(const Pass& pass, const std::string& name) {
   return nullptr;
 }
 
-void LoseNode(Pass& pass, const std::string& node, const PodView* pod, bool owned) {
+// The node cannot run the job's worker now: not Ready, gone, or no longer
+// one the job would be placed on (`why`: cordoned, drained, labelled out of
+// the selector, tainted). Its worker is lost at once, so that its lease moves
+// with no wait for it to expire, and its pod is deleted.
+void LoseNode(Pass& pass, const std::string& node, const NodeView* object, const std::string& why,
+              const PodView* pod, bool owned) {
   const bool done = pass.in.view->done;
   if (pass.memory.lost_nodes.insert(node).second && !done) {
     pass.actions.push_back(WorkerLost{node});
-    pass.Event(
-        true, Reason::kNodeNotReady,
-        fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
+    if (!object || !object->ready) {
+      pass.Event(
+          true, Reason::kNodeNotReady,
+          fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
+    } else {
+      pass.memory.left_nodes.insert(node);
+      pass.Event(false, Reason::kNodeLeft,
+                 fmt::format("{}; its worker leaves the job and its unfinished items go to the "
+                             "other workers",
+                             why));
+    }
   }
   if (owned && !pod->meta.deleting) pass.actions.push_back(DeletePod{pod->meta.name, ""});
 }
@@ -253,10 +268,20 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   const bool owned = pod && pod->meta.OwnedBy(pass.uid);
   const bool done = pass.in.view->done;
   if (GivenUp(pass, node, pod, owned)) return;
-  if (!node_object || !node_object->ready) return LoseNode(pass, node, pod, owned);
+  const PodTemplate& pods = pass.spec().pod_template;
+  const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
+                                                      pods.tolerations, pods.node_affinity_terms)
+                                      : "gone";
+  if (!why.empty()) return LoseNode(pass, node, node_object, why, pod, owned);
   if (pass.memory.lost_nodes.erase(node) && !done) {
-    pass.Event(false, Reason::kNodeReady,
-               fmt::format("node {} is Ready again; its worker starts again", node));
+    if (pass.memory.left_nodes.erase(node)) {
+      pass.Event(
+          false, Reason::kNodeEligible,
+          fmt::format("node {} can run the job's worker again; its worker starts again", node));
+    } else {
+      pass.Event(false, Reason::kNodeReady,
+                 fmt::format("node {} is Ready again; its worker starts again", node));
+    }
   }
   if (!pod) {
     if (done || pass.memory.failures > pass.spec().job.backoff_limit) return;
@@ -284,10 +309,13 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
 
 void NodeTable(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
+  std::map<std::string, const fuzzy::NodeWeight*> weights;
+  for (const auto& weight : pass.memory.weights.nodes) weights[weight.name] = &weight;
   std::vector<NodeRow> rows;
-  for (size_t i = 0; i < view.workers.size() && i < pass.memory.weights.nodes.size(); ++i) {
-    const auto& worker = view.workers[i];
-    const auto& weight = pass.memory.weights.nodes[i];
+  for (const auto& worker : view.workers) {
+    const auto found = weights.find(worker.name);
+    if (found == weights.end()) continue;
+    const fuzzy::NodeWeight& weight = *found->second;
     NodeRow row;
     row.name = worker.name;
     row.weight = weight.weight;
@@ -380,7 +408,89 @@ void RunningStatus(Pass& pass, const PodCount& count) {
 
 }  // namespace
 
+namespace {
+
+// Nodes that became eligible since the session started (added, Ready,
+// uncordoned, labelled into the selector) join it: AddWorker with their
+// prior, a NodeJoined event; ManageNode then makes their pods.
+void JoinNodes(Pass& pass) {
+  if (pass.in.view->done || !pass.in.profile) return;
+  // A profile deleted or broken since the start cannot weigh a newcomer;
+  // the session goes on with the nodes it has.
+  const auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
+  if (!profile.ok()) return;
+  const Eligible eligible = EligibleNodes(pass);
+  const std::set<std::string> known(pass.memory.nodes.begin(), pass.memory.nodes.end());
+  std::vector<const fuzzy::NodeFacts*> joining;
+  for (const auto& facts : eligible.facts) {
+    if (!known.contains(facts.name)) joining.push_back(&facts);
+  }
+  if (joining.empty()) return;
+  // Weighed with the session's nodes still here, and brought onto the
+  // session's scales through them: a weight is relative to the slowest node
+  // weighed (which a slower newcomer changes) and rounded, and the session's
+  // priors may be on history's scale. The ratio of the session nodes' weights
+  // and priors to their unrounded relative scores now maps the newcomer's
+  // score onto both. It has no history of its own here (credibility 0): its
+  // first measurement replaces the prior.
+  std::vector<fuzzy::NodeFacts> facts;
+  for (const auto* node : joining) facts.push_back(*node);
+  for (const auto& node : eligible.facts) {
+    if (known.contains(node.name)) facts.push_back(node);
+  }
+  const auto weights = fuzzy::ComputeWeights(*profile, facts);
+  if (!weights.ok()) return;
+  double relative_sum = 0;
+  double weight_sum = 0;
+  double prior_sum = 0;
+  for (size_t i = joining.size(); i < weights->nodes.size(); ++i) {
+    const fuzzy::NodeWeight& now = weights->nodes[i];
+    const auto prior = pass.memory.priors.find(now.name);
+    const auto then =
+        std::find_if(pass.memory.weights.nodes.begin(), pass.memory.weights.nodes.end(),
+                     [&](const fuzzy::NodeWeight& node) { return node.name == now.name; });
+    if (prior == pass.memory.priors.end() || then == pass.memory.weights.nodes.end()) continue;
+    relative_sum += now.relative;
+    weight_sum += then->weight;
+    prior_sum += prior->second.value;
+  }
+  const bool mapped = relative_sum > 0 && weight_sum > 0 && prior_sum > 0;
+  const double to_weights = mapped ? weight_sum / relative_sum : 1;
+  const double to_priors = mapped ? prior_sum / relative_sum : 1;
+  for (size_t i = 0; i < joining.size(); ++i) {
+    fuzzy::NodeWeight weight = weights->nodes[i];
+    const double relative = weight.relative;
+    weight.weight = Rounded(relative * to_weights);
+    weight.relative = relative * to_weights;
+    const std::string& name = weight.name;
+    const NodeView* node = NodeNamed(pass, name);
+    balance::WorkerPrior prior{
+        name, std::clamp(relative * to_priors, balance::kMinPriorSpeed, balance::kMaxPriorSpeed)};
+    if (node) {
+      const WorkerPodSettings settings = SettingsForArchitecture(
+          pass.options.pods, pass.options.architectures, NodeArchitecture(*node));
+      prior.duty = WorkerDuty(pass.spec(), *node, settings);
+    }
+    std::optional<double> cores;
+    if (auto it = eligible.cores.find(name); it != eligible.cores.end()) cores = it->second;
+    if (auto it = eligible.declared_speeds.find(name); it != eligible.declared_speeds.end()) {
+      pass.memory.declared_speeds[name] = it->second;
+    }
+    pass.memory.nodes.push_back(name);
+    pass.memory.weights.nodes.push_back(weight);
+    pass.memory.priors[name] = {"profile", prior.speed, 0, 0};
+    pass.actions.push_back(AddWorker{prior, cores});
+    pass.Event(false, Reason::kNodeJoined,
+               fmt::format("node {} can run the job's worker now; it joins the running job with "
+                           "weight {:g}",
+                           name, weight.weight));
+  }
+}
+
+}  // namespace
+
 void ManagePods(Pass& pass) {
+  JoinNodes(pass);
   PodCount count;
   for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
   if (!count.missing.empty()) {

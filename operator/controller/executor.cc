@@ -120,6 +120,13 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
       coordinator_.RemoveJob(job.id);
     } else if (const auto* a = std::get_if<WorkerLost>(&action)) {
       (void)coordinator_.WorkerLost(job.id, a->node);  // NotFound: nothing to move
+    } else if (const auto* a = std::get_if<AddWorker>(&action)) {
+      // NotFound: the session is gone (the next pass registers it again with
+      // every eligible node); Invalid cannot come from a prior Decide made.
+      if (Status added = coordinator_.AddWorker(job.id, a->prior, a->cores); !added.ok()) {
+        spdlog::warn("cannot add a worker job={} node={} reason=\"{}\"", job.key, a->prior.name,
+                     added.message());
+      }
     } else if (const auto* a = std::get_if<CreateObjects>(&action)) {
       SubmitCreates(job, *a);
     } else if (const auto* a = std::get_if<DeletePod>(&action)) {

@@ -85,6 +85,9 @@ enum class Reason {
   kNodeLabelDefaulted,
   kHistoryUnavailable,
   kArchitectureNotSupported,
+  kNodeJoined,    // a node became eligible mid-job: its worker joins the session
+  kNodeLeft,      // a Ready node the job would no longer be placed on (cordoned, relabelled)
+  kNodeEligible,  // such a node can run the job's worker again
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.

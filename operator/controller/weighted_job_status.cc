@@ -49,9 +49,11 @@ constexpr const char* kReasonNames[] = {
     "NodeLabelDefaulted",
     "HistoryUnavailable",
     "ArchitectureNotSupported",
+    "NodeJoined",
+    "NodeLeft",
+    "NodeEligible",
 };
-static_assert(std::size(kReasonNames) ==
-              static_cast<size_t>(Reason::kArchitectureNotSupported) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNodeEligible) + 1);
 
 template <typename E, size_t N>
 std::optional<E> Named(const char* const (&names)[N], std::string_view name) {

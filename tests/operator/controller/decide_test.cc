@@ -184,6 +184,97 @@ TEST(DecideTest, ANodeThatIsNotReadyLosesItsWorkerAndGetsOneAgainWhenReady) {
             "p-pi4b-worker");
 }
 
+// A node cordoned mid-job (kubectl cordon or drain) is Ready but no longer
+// one the job would be placed on: its worker is lost at once (its lease
+// moves now, not when it expires) and its pod deleted; uncordoned, it gets
+// a worker again.
+TEST(DecideTest, ACordonedNodeLosesItsWorkerAtOnceAndGetsOneAgainWhenUncordoned) {
+  World world = Running();
+  world.nodes[2]["spec"]["unschedulable"] = true;
+  Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<WorkerLost>(decision).size(), 1u);
+  EXPECT_EQ(ActionsOf<WorkerLost>(decision)[0].node, "pi4b-worker");
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).at(0).name, "p-pi4b-worker");
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeLeft"});
+  EXPECT_NE(ActionsOf<RecordEvent>(decision)[0].message.find("cordoned"), std::string::npos)
+      << ActionsOf<RecordEvent>(decision)[0].message;
+  world.pods.pop_back();
+  EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty()) << "lost once";
+  world.nodes[2]["spec"]["unschedulable"] = false;
+  decision = world.Pass();
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeEligible"});
+  EXPECT_EQ(ActionsOf<CreateObjects>(decision).at(0).pods.at(0)["metadata"]["name"],
+            "p-pi4b-worker");
+  EXPECT_TRUE(ActionsOf<AddWorker>(decision).empty()) << "it is in the session already";
+}
+
+// A node that becomes eligible mid-job (plugged in, Ready, labelled in)
+// joins the running session: AddWorker with its weight on the session's
+// scale, before its pod is created, and a NodeJoined event.
+TEST(DecideTest, ANodeEligibleMidJobJoinsTheSessionBeforeItsPodIsMade) {
+  World world;
+  world.nodes.pop_back();  // pi4b-worker is not there at the start
+  world.Pass();
+  world.view = View(0);
+  world.view->workers.pop_back();
+  world.Pass();
+  world.pods = {Pod(kNodes[0], "Running", "u0"), Pod(kNodes[1], "Running", "u1")};
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<AddWorker>(decision).empty());
+  ASSERT_EQ(world.memory.nodes.size(), 2u);
+
+  world.nodes.push_back(Node("pi4b-worker"));  // plugged in
+  decision = world.Pass();
+  const auto added = ActionsOf<AddWorker>(decision);
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].prior.name, "pi4b-worker");
+  // The same labels as pi4b-master: its weight, on the session's scale (the
+  // session's weights are rounded, the newcomer's mapped from its score).
+  EXPECT_NEAR(added[0].prior.speed, world.memory.weights.nodes[1].weight, 0.25);
+  EXPECT_EQ(added[0].prior.credibility, 0);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeJoined"});
+  // AddWorker comes before the pod's creation.
+  size_t add_at = 0, create_at = 0;
+  for (size_t i = 0; i < decision.actions.size(); ++i) {
+    if (std::holds_alternative<AddWorker>(decision.actions[i])) add_at = i;
+    if (std::holds_alternative<CreateObjects>(decision.actions[i])) create_at = i;
+  }
+  EXPECT_LT(add_at, create_at);
+  EXPECT_EQ(ActionsOf<CreateObjects>(decision).at(0).pods.at(0)["metadata"]["name"],
+            "p-pi4b-worker");
+  ASSERT_EQ(world.memory.nodes.size(), 3u);
+  // Joined once: the next pass adds nothing.
+  EXPECT_TRUE(ActionsOf<AddWorker>(world.Pass()).empty());
+  // The per-node table shows it once the coordinator does.
+  world.view = View(300);
+  world.steady += std::chrono::seconds(3);
+  decision = world.Pass();
+  ASSERT_EQ(S(decision)["nodes"].size(), 3u);
+  EXPECT_EQ(S(decision)["nodes"][2]["name"], "pi4b-worker");
+}
+
+// A newcomer slower than every node of the session is put on the session's
+// scale, though weighed alone it would be the unit.
+TEST(DecideTest, ASlowerNewcomerIsWeighedOnTheSessionsScale) {
+  World world;
+  world.nodes.erase(world.nodes.begin());  // the Pi 3B is not there at the start
+  world.Pass();
+  world.view = View(0);
+  world.view->workers.erase(world.view->workers.begin());
+  world.Pass();
+  // The session's priors: the two Pi 4B, by their (rounded) weights.
+  double session = 0;
+  for (const auto& [node, prior] : world.memory.priors) session += prior.value;
+  world.nodes.push_back(Node("pi3b-worker"));
+  const auto added = ActionsOf<AddWorker>(world.Pass());
+  ASSERT_EQ(added.size(), 1u);
+  // Weighed with them, the Pi 3B's score is a fraction of each Pi 4B's
+  // (seed 000's 5 / 5 / 1): its prior is a fraction of the slower Pi 4B's
+  // (1), where weighed alone it would be the unit itself.
+  EXPECT_GT(added[0].prior.speed, session / 20);
+  EXPECT_LT(added[0].prior.speed, session / 6);
+}
+
 TEST(DecideTest, AFinishedSessionSucceedsWithBothEfficienciesAndLingersWhilePodsExit) {
   World world = Running();
   world.view = View(2000, /*done=*/true);
