@@ -99,6 +99,7 @@ void JobSession::AppendWorker(const balance::WorkerPrior& prior, double cores, d
   worker.view.prior_speed = prior.speed;
   worker.cores = cores;
   worker.joined_at = now;
+  worker.view.joined_at = now;
 }
 
 Status JobSession::AddWorker(const balance::WorkerPrior& prior, std::optional<double> cores,
@@ -256,6 +257,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
 protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {
   policy_->OnWorkerLost(id, now);
   workers_[id].holds_lease = false;
+  workers_[id].view.left_at = now;
   ++messages_;
   protocol::ReplyMessage done;
   done.kind = Reply::Kind::kDone;
@@ -282,6 +284,7 @@ void JobSession::RecordContact(Worker& worker, double calc_seconds, double cpu_s
                                double now) {
   if (!worker.view.contacted) worker.view.first_contact = now;
   worker.view.contacted = true;
+  worker.view.left_at.reset();
   if (calc_seconds > 0) {
     worker.view.last_measured = now;
     const double start = std::max(worker.view.last_contact, now - calc_seconds);
@@ -332,6 +335,7 @@ Status JobSession::WorkerLost(const std::string& name, double now) {
   verifier_.Release(found->second);
   worker.holds_lease = false;
   worker.view.lost++;
+  worker.view.left_at = now;
   return Status::Ok();
 }
 

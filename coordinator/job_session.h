@@ -138,6 +138,10 @@ struct WorkerView {
   bool holds_lease = false;  // its last reply gave it work (a lease or a check)
   double first_contact = 0;
   double last_contact = 0;
+  double joined_at = 0;  // when it joined the job: the job's start, or AddWorker's time
+  // When it was last declared lost or left, unless it has reported since:
+  // the end of its time in the job, as far as the coordinator knows.
+  std::optional<double> left_at;
   double last_measured = 0;  // its last report of computing time (0: none yet)
   double finished_at = 0;    // its last completion
   // Stretches it spent computing, [start, end), from its reports (the last

@@ -1,7 +1,10 @@
 #include "operator/controller/job_efficiency.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "core/balance/efficiency.h"
 
@@ -23,9 +26,11 @@ std::optional<double> DeclaredSpeed(const NodeView& node) {
 EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double makespan_s,
                                     const std::map<std::string, double>& declared_speeds) {
   double cost = 0;
-  double measured_speeds = 0;
   double cpu_s = 0;
-  double nominal_speeds = 0;
+  // Each node's speed while it was in the job: from its joining to its
+  // leaving (a node that joined mid-job, one drained or lost for good).
+  std::vector<balance::Capacity> measured;
+  std::vector<balance::Capacity> nominal_spans;
   bool all_declared = !view.workers.empty();
   uint64_t session_items = 0;
   const auto& checks = view.verification;
@@ -37,23 +42,28 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
     const double busy_s = worker.MergedBusySeconds() - check_busy_s;
     session_items += worker.items;
     cpu_s += worker.cpu_s - worker.dropped_cpu_s - check_cpu_s;
+    const double from = std::max(0.0, worker.joined_at - view.started_at);
+    const double until = worker.left_at ? std::max(from, *worker.left_at - view.started_at)
+                                        : std::numeric_limits<double>::infinity();
     const auto declared = declared_speeds.find(worker.name);
     if (declared == declared_speeds.end()) {
       all_declared = false;
     } else {
-      nominal_speeds += declared->second;
+      nominal_spans.push_back({from, until, declared->second});
     }
     if (busy_s <= 0 || worker.cost <= 0) continue;
     cost += worker.cost;
-    measured_speeds += worker.cost / busy_s;
+    measured.push_back({from, until, worker.cost / busy_s});
   }
   // The share of the job this session ran (1 unless it resumed).
   const double scale =
       session_items > 0 ? static_cast<double>(view.items) / static_cast<double>(session_items) : 1;
   EfficiencyFigures figures;
-  figures.ideal_s = balance::IdealSeconds(cost, measured_speeds) * scale;
+  const double ideal = balance::IdealSecondsOver(cost, measured);
+  figures.ideal_s = std::isfinite(ideal) ? ideal * scale : 0;
   figures.efficiency = balance::Efficiency(figures.ideal_s, makespan_s);
-  const double nominal = balance::IdealSeconds(cpu_s, nominal_speeds) * scale;
+  const double nominal_ideal = balance::IdealSecondsOver(cpu_s, nominal_spans);
+  const double nominal = std::isfinite(nominal_ideal) ? nominal_ideal * scale : 0;
   if (all_declared && nominal > 0) {
     figures.nominal_ideal_s = nominal;
     figures.nominal_efficiency = balance::Efficiency(nominal, makespan_s);

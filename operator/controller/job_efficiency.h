@@ -12,6 +12,10 @@
 //             every node of the job declares one (status.nominalIdealSeconds,
 //             status.nominalEfficiency).
 //
+// A node counts only while it was in the job (balance::IdealSecondsOver):
+// from joining (the start, or mid-job) until it left or was lost for good
+// (WorkerView::joined_at, left_at); with no such changes the ideal is W / Σ s_i.
+//
 // A job resumed from a checkpoint ran its items in several sessions; only the
 // last one's workers are known, so both ideals are scaled by items / the items
 // this session finished.

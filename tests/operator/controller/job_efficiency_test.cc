@@ -92,6 +92,31 @@ TEST(JobEfficiencyTest, VerificationRecomputationsAreNotTheJobsWork) {
   EXPECT_NEAR(*verified.nominal_ideal_s, *plain.nominal_ideal_s, 1e-9);
 }
 
+// A node that joined mid-job, or left it, counts only while it was in it:
+// two boards of 0.5 from the start of a session started at 100, a third of
+// 1.0 joining at 104 and leaving at 108. CPU work 10: 4 done by 104 at 1.0,
+// the other 6 at 2.0 take 3 s more: 7 s from the session's start.
+TEST(JobEfficiencyTest, ANodeThatJoinedOrLeftCountsOnlyWhileItWasInTheJob) {
+  coordinator::JobView view;
+  view.items = 100;
+  view.done = true;
+  view.started_at = 100;
+  view.workers = {Worker("a", 40, 40, 8, 4), Worker("b", 40, 40, 8, 4), Worker("c", 20, 20, 2, 2)};
+  view.workers[2].joined_at = 104;
+  view.workers[2].left_at = 108;
+  const std::map<std::string, double> declared = {{"a", 0.5}, {"b", 0.5}, {"c", 1.0}};
+  const EfficiencyFigures figures = ComputeEfficiency(view, 8, declared);
+  ASSERT_TRUE(figures.nominal_ideal_s);
+  EXPECT_DOUBLE_EQ(*figures.nominal_ideal_s, 7);
+  // Measured: a and b at 5 cost/s each, c at 10 from 4 s on: 100 cost is 40
+  // by 4 s, then 60 at 20 per s: 7 s.
+  EXPECT_DOUBLE_EQ(figures.ideal_s, 7);
+  // Counted from the start, c would make the ideal 5 s.
+  view.workers[2].joined_at = 100;
+  view.workers[2].left_at.reset();
+  EXPECT_DOUBLE_EQ(*ComputeEfficiency(view, 8, declared).nominal_ideal_s, 5);
+}
+
 TEST(JobEfficiencyTest, NothingMeasuredGivesZeroNotNan) {
   coordinator::JobView view;
   view.items = 10;
