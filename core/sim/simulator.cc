@@ -25,6 +25,28 @@ constexpr double kEpsilon = 1e-9;
 // left the job (drained, NodeSpec::leave_at).
 enum class Phase { kAbsent, kAsking, kWaiting, kReceiving, kComputing, kPaused, kDone, kDead };
 
+// When a computing worker reaches each of its next decision points, as
+// ScheduleNext computed them (kNever for one it does not have); its wake-up
+// is the earliest of them.
+//
+// The wake-up acts on what these say is due at its time, whatever Integrate
+// then finds in cost_done and busy_since_report. The clock is a double: an
+// instant far from 0 is a multiple of its resolution (2^-39 s near 10^4 s,
+// 2^-26 s near 10^8 s), so the wake-up falls up to half of it before or
+// after the exact instant, and the progress integrated to it may fall short
+// of the point by up to the rate times that. A test of the progress against
+// a tolerance alone then misses the point whenever the shortfall exceeds the
+// tolerance, and the next wake-up, now + shortfall / rate, rounds to now
+// itself: the worker wakes at one instant for ever. Acting on the due times
+// makes every wake-up finish the lease, stop the worker or send a report.
+struct Due {
+  double finish = balance::kNever;  // the lease's last item is done
+  double report = balance::kNever;  // report_every seconds of computing since the last report
+  double stop = balance::kNever;    // a signalled worker reaches the item boundary stop_at
+  uint64_t stop_at = 0;
+  double Earliest() const { return std::min({finish, report, stop}); }
+};
+
 struct Worker {
   const NodeSpec* node = nullptr;
   WorkerId id = 0;  // its id in the policy (set when it joins the job)
@@ -39,6 +61,7 @@ struct Worker {
   double busy_since_report = 0;
   double rate = 0;           // cost units per second while computing
   double segment_start = 0;  // when cost_done was last brought up to date
+  Due due;                   // of the wake-up of the current epoch, while computing
   bool signal_pending = false;
   uint64_t epoch = 0;          // invalidates scheduled wake-ups
   balance::IntervalSet local;  // items whose inputs are on this node
@@ -286,23 +309,30 @@ class Simulation {
     return rate;
   }
 
-  // Schedules the worker's next decision point while it computes.
+  // Schedules the worker's next decision point while it computes (Due).
+  // Requires its progress brought up to now (Integrate).
   void ScheduleNext(size_t id, double now) {
     Worker& w = workers_[id];
     ++w.epoch;
     if (w.phase != Phase::kComputing) return;
     w.rate = Rate(w, now);
-    double next = now + std::max(0.0, LeaseCost(w) - w.cost_done) / w.rate;
-    if (w.report_every > 0)
-      next = std::min(next, now + std::max(0.0, w.report_every - w.busy_since_report));
-    if (w.signal_pending) {
-      const uint64_t position = Position(w);
-      const double boundary = cost_.Cost({w.lease.begin, std::min(position + 1, w.lease.end)});
-      const double at_boundary =
-          std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < 1e-9;
-      next = std::min(next, at_boundary ? now : now + (boundary - w.cost_done) / w.rate);
+    Due due;
+    due.finish = now + std::max(0.0, LeaseCost(w) - w.cost_done) / w.rate;
+    if (w.report_every > 0) {
+      due.report = now + std::max(0.0, w.report_every - w.busy_since_report);
     }
-    Push(next, Event::Kind::kWake, id, w.epoch);
+    if (w.signal_pending) {
+      // It stops where it is when that is an item boundary, else at the end
+      // of the item in progress.
+      const uint64_t position = Position(w);
+      const bool at_boundary =
+          std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < 1e-9;
+      due.stop_at = at_boundary ? position : std::min(position + 1, w.lease.end);
+      due.stop =
+          now + std::max(0.0, cost_.Cost({w.lease.begin, due.stop_at}) - w.cost_done) / w.rate;
+    }
+    w.due = due;
+    Push(due.Earliest(), Event::Kind::kWake, id, w.epoch);
   }
 
   void OnWake(size_t id, double now) {
@@ -315,23 +345,29 @@ class Simulation {
     }
     if (w.phase != Phase::kComputing) return;
     Integrate(w, now);
+    // This is the wake-up of w.due (its epoch is current). What was due at it
+    // is reached, and so is what the progress reaches to rounding: a report
+    // due a hair before the lease's end finds the lease done, and one due at
+    // an item boundary stops a signalled worker there.
     const double total = LeaseCost(w);
-    if (w.cost_done >= total - kEpsilon * std::max(1.0, total)) {
+    const double rounding = kEpsilon * std::max(1.0, total);
+    if (w.due.finish <= now || w.cost_done >= total - rounding) {
       FinishLease(id, now);
       return;
     }
     const uint64_t position = Position(w);
-    const bool at_boundary = std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) <
-                             1e-9 * std::max(1.0, total);
-    if (w.signal_pending && at_boundary) {
+    const bool at_boundary =
+        std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < rounding;
+    if (w.due.stop <= now || (w.signal_pending && at_boundary)) {
+      const uint64_t stop_at = w.due.stop <= now ? w.due.stop_at : position;
+      w.cost_done = cost_.Cost({w.lease.begin, stop_at});
       w.signal_pending = false;
-      SendProgress(id, now);
+      SendProgress(id, now, stop_at);
       SetPhase(w, Phase::kPaused, now);  // waits for the coordinator's answer
       ++w.epoch;
       return;
     }
-    if (w.report_every > 0 && w.busy_since_report >= w.report_every - kEpsilon)
-      SendProgress(id, now);
+    if (w.due.report <= now) SendProgress(id, now, position);
     ScheduleNext(id, now);
   }
 
@@ -351,9 +387,9 @@ class Simulation {
     SendReport(id, now, std::move(report));
   }
 
-  void SendProgress(size_t id, double now) {
+  // Reports the worker's progress: the items before `position` are done.
+  void SendProgress(size_t id, double now, uint64_t position) {
     Worker& w = workers_[id];
-    const uint64_t position = Position(w);
     Report report{0, 0, {}, w.busy_since_report, position, false};
     ++w.result.reports;
     if (position > w.reported) {

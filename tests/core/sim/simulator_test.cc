@@ -30,6 +30,7 @@
 #include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
 #include "core/sim/scenario.h"
+#include "core/sim/true_cost.h"
 #include "tests/support/policy_spec.h"
 #include "tests/support/test_seed.h"
 
@@ -659,6 +660,95 @@ TEST(SimulatorTest, AdaptiveWakesWaitingWorkersWhenALostLeaseWasFinishedByOthers
   auto result = Simulate(scenario, FlatPriors(5), testing_support::PolicyNamed("adaptive"));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(ReportedItems(*result), 374u);
+}
+
+// Seed 000's three nodes (examples/scenarios/seed000-primes.yaml; their
+// fuzzy weights are 5, 5 and 1) on `items` items of `shape`.
+Scenario SeedZeroNodes(uint64_t items, double item_seconds, balance::CostShape shape) {
+  return MakeScenario(items, item_seconds,
+                      {Node("pi4b-master", 0.5, 0.0005), Node("pi4b-worker", 0.5, 0.0005),
+                       Node("pi3b-worker", 0.1, 0.0005)},
+                      shape);
+}
+
+// Regression guard (issue 31): factoring on seed 000 with 69,062,500 linear
+// items ran out of its 200M events after 72 s. Near t = 11,894 s the clock's
+// resolution is 2^-39 s (1.8e-12 s), in which a Pi 4B (2,500 cost units per
+// second) computes 4.5e-9 cost units; its wake-up at the end of a one-item
+// lease found it 2.0e-9 short, more than the tolerance (1e-9 of the lease's
+// cost, 2), and its next wake-up, 8e-13 s later, rounded to the same
+// instant, for ever. A wake-up now acts on what was due at it (Due in
+// simulator.cc). The run takes a few hundred events; the budget of 10,000
+// fails the old code in milliseconds.
+TEST(SimulatorTest, AWakeUpBelowTheClocksResolutionFinishesTheLease) {
+  const Scenario scenario = SeedZeroNodes(69'062'500, 0.0002, balance::CostShape::kLinear);
+  SimOptions options;
+  options.max_events = 10'000;
+  auto result =
+      Simulate(scenario, Priors({5, 5, 1}), testing_support::PolicyNamed("factoring"), options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_EQ(ReportedItems(*result), 69'062'500u);
+  EXPECT_LT(result->events, 1'000u);
+  EXPECT_GE(result->makespan_s, result->ideal_s);
+}
+
+// Every policy finishes at the bounds of a scenario's items
+// (ScenarioBounds), each with every item handed in exactly once and within
+// a few thousand events: 10^12 items of each shape, and kMaxItemCosts items
+// with their own costs (Pareto, as examples/scenarios/pareto-files.yaml),
+// split by cost and by count; with seed 000's fuzzy weights as priors (true
+// to the speeds) and with flat ones (mms then stops the world, adaptive
+// steals). Each job is 1000 s of work at speed 1 (10^12 items of
+// kMinItemSeconds) and lasts about 900 s on seed 000's nodes: adaptive's
+// workers report at least every 60 s of computing, so its events grow with
+// the makespan, not with the items (with seed 000's 2e-4 s the 10^12 items
+// last 1.8e8 s and adaptive sends 1.8e7 messages). An item still costs far
+// less than the clock's resolution near 900 s: with the old wake-ups guided
+// and factoring never finished with any shape, nor selfsched with linear
+// costs.
+TEST(SimulatorTest, EveryPolicyFinishesAtTheItemBoundsInFewEvents) {
+  constexpr double kWorkSeconds = 1000;
+  struct Case {
+    std::string name;
+    Scenario scenario;
+  };
+  std::vector<Case> cases;
+  for (balance::CostShape shape :
+       {balance::CostShape::kUniform, balance::CostShape::kLinear, balance::CostShape::kSqrt}) {
+    const uint64_t items = ScenarioBounds::kMaxItems;
+    cases.push_back({std::string("1e12 items, ") + balance::CostShapeName(shape),
+                     SeedZeroNodes(items, kWorkSeconds / static_cast<double>(items), shape)});
+  }
+  for (Split split : {Split::kCost, Split::kCount}) {
+    const auto items = static_cast<uint64_t>(ScenarioBounds::kMaxItemCosts);
+    Scenario scenario = SeedZeroNodes(items, kWorkSeconds / static_cast<double>(items),
+                                      balance::CostShape::kUniform);
+    scenario.workload.item_costs =
+        std::make_shared<const std::vector<double>>(ParetoCosts(items, 1.16, 1, 7));
+    scenario.workload.split = split;
+    cases.push_back({std::string("item costs, split by ") + SplitName(split), scenario});
+  }
+  const std::vector<std::pair<std::string, std::vector<balance::WorkerPrior>>> priors = {
+      {"fuzzy priors", Priors({5, 5, 1})}, {"flat priors", FlatPriors(3)}};
+  SimOptions options;
+  options.max_events = 100'000;
+  for (const Case& c : cases) {
+    for (const auto& [priors_name, worker_priors] : priors) {
+      for (const std::string& policy : balance::PolicyNames()) {
+        SCOPED_TRACE(c.name + ", " + priors_name + ", " + policy);
+        auto result =
+            Simulate(c.scenario, worker_priors, testing_support::PolicyNamed(policy), options);
+        if (!result.ok()) {
+          // Go on: one policy's failure must not hide another's.
+          ADD_FAILURE() << result.status().ToString();
+          continue;
+        }
+        EXPECT_EQ(ReportedItems(*result), c.scenario.workload.items);
+        EXPECT_LT(result->events, 10'000u);
+        EXPECT_GE(result->makespan_s, result->ideal_s * (1 - 1e-9));
+      }
+    }
+  }
 }
 
 // A random scenario: up to 6 nodes with random speeds, latencies, speed
