@@ -82,7 +82,13 @@ constexpr double kReportsPerLease = 10;  // progress reports over a lease's pred
 // measures (within kPriorAgreement either way): there is less to learn.
 constexpr double kTrustedReportsPerLease = 3;
 constexpr double kPriorAgreement = 1.25;
+// The longest cadence of a measured worker (ReportCeiling) ...
 constexpr double kMaxReportSeconds = 60;
+// ... unless the predicted rest of the job would give each worker more than
+// this many reports at it (a job of more than 1000 minutes): the cadence is
+// then that share of the rest, so that a job of any length costs its workers
+// a bounded number of reports (the simulator simulates each of them).
+constexpr double kMaxReportsPerJob = 1000;
 // The first report of a worker whose prior is fully credible, in report
 // floors (Cadence).
 constexpr double kCredibleFirstReport = 8;
@@ -488,9 +494,9 @@ class AdaptivePolicy : public PolicyBase {
 
   // Seconds between progress reports for `remaining` cost: a tenth of the
   // predicted time (ReportsPerLease), at most kEvidenceHorizon times the
-  // computing the worker's speed was measured on, never more often than the
-  // floor. Before the worker is measured its speed has no scale, so it
-  // reports at the floor.
+  // computing the worker's speed was measured on and the ceiling, never more
+  // often than the floor. Before the worker is measured its speed has no
+  // scale, so it reports at the floor.
   double Cadence(WorkerId worker, double remaining, double now) {
     const double floor = ReportFloor(now);
     // Unmeasured (no item finished yet): back off from the floor, doubling;
@@ -499,11 +505,25 @@ class AdaptivePolicy : public PolicyBase {
     // than the start-up steps, and the job is spared a report per worker.
     if (!estimates_[worker].measured) {
       const double first = floor * (1 + (kCredibleFirstReport - 1) * Credibility(worker));
-      return std::min(kMaxReportSeconds, std::max(first, 2 * state(worker).report_every_s));
+      return std::max(first, std::min(kMaxReportSeconds, 2 * state(worker).report_every_s));
     }
     const double planned = remaining / Speed(worker) / ReportsPerLease(worker);
-    return std::clamp(std::min(planned, kEvidenceHorizon * estimates_[worker].evidence_s), floor,
-                      kMaxReportSeconds);
+    const double longest =
+        std::min(kEvidenceHorizon * estimates_[worker].evidence_s, ReportCeiling(now));
+    // The floor wins over the ceiling (a minReportSeconds above it), here
+    // as before the worker is measured.
+    return std::max(floor, std::min(planned, longest));
+  }
+
+  // The longest report cadence: kMaxReportSeconds, or a kMaxReportsPerJob-th
+  // of the predicted rest of the job when that is longer. Over a job that
+  // lasts T > kMaxReportsPerJob * kMaxReportSeconds a worker then reports
+  // about kMaxReportsPerJob * (1 + ln(T / (kMaxReportsPerJob * kMaxReportSeconds)))
+  // times, however long T is: a little over 8,000 times for 10^8 s.
+  double ReportCeiling(double now) {
+    const double rest = CommonRemainingTime(now);
+    if (!std::isfinite(rest)) return kMaxReportSeconds;
+    return std::max(kMaxReportSeconds, rest / kMaxReportsPerJob);
   }
 
   // Progress reports over a measured worker's lease: kReportsPerLease, fewer

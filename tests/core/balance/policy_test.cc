@@ -1429,6 +1429,38 @@ TEST(PolicyTest, TheCadenceGrowsWithTheComputingMeasured) {
   EXPECT_NEAR(reply.report_every_s, 60, 1e-9);  // 64.8, above the longest cadence
 }
 
+// A measured worker reports at least every 60 s, or every thousandth of the
+// predicted rest of the job when that is longer: a job of 10^12 items
+// (10^10 s here) costs each worker thousands of reports, not 1.7e8 (the
+// simulator simulates every one; docs/simulator.md, "Bounds").
+TEST(PolicyTest, TheLongestCadenceIsAThousandthOfALongJobsRest) {
+  const uint64_t items = 1'000'000'000'000ull;
+  auto policy = Make("adaptive");
+  policy->Start(Job(items, {1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, items});
+  Progress(*policy, 0, {0, 10}, 0.1, 0.1);  // 100 items/s
+  // 2e6 s of evidence: the evidence horizon (8 times it) no longer binds.
+  const uint64_t done = 200'000'010;
+  const Reply reply = Progress(*policy, 0, {10, done}, 2e6 + 0.1, 2e6);
+  const double rest = static_cast<double>(items - done) / 100;  // 9.998e9 s
+  EXPECT_NEAR(reply.report_every_s, rest / 1000, 1e-6 * rest / 1000);
+  // A job of 1000 minutes or less keeps the 60 s (TheCadenceGrowsWithTheComputingMeasured).
+}
+
+// The floor wins over the longest cadence: a minReportSeconds above 60 s is
+// kept, before the worker is measured and after.
+TEST(PolicyTest, AMinimumCadenceAboveAMinuteIsKept) {
+  auto policy = Make("adaptive", {{"minReportSeconds", "120"}});
+  policy->Start(Job(100000, {1}), 0);
+  Reply reply = Ask(*policy, 0, 0);
+  ExpectLease(reply, {0, 100000});
+  EXPECT_NEAR(reply.report_every_s, 120, 1e-9);  // unmeasured
+  reply = Progress(*policy, 0, {0, 10}, 0.1, 0.1);
+  EXPECT_NEAR(reply.report_every_s, 120, 1e-9);
+  reply = Progress(*policy, 0, {10, 12010}, 120.1, 120);  // 100 items/s: 880 s left
+  EXPECT_NEAR(reply.report_every_s, 120, 1e-9);
+}
+
 // In the tail the common end is near, and a lease from the pool sized by it
 // would be a sliver of an item or two. A pool the asker can finish within a
 // report floor (50 ms) goes to it whole: the pool's last items go out in one

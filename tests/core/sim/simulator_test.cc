@@ -700,12 +700,12 @@ TEST(SimulatorTest, AWakeUpBelowTheClocksResolutionFinishesTheLease) {
 // to the speeds) and with flat ones (mms then stops the world, adaptive
 // steals). Each job is 1000 s of work at speed 1 (10^12 items of
 // kMinItemSeconds) and lasts about 900 s on seed 000's nodes: adaptive's
-// workers report at least every 60 s of computing, so its events grow with
-// the makespan, not with the items (with seed 000's 2e-4 s the 10^12 items
-// last 1.8e8 s and adaptive sends 1.8e7 messages). An item still costs far
-// less than the clock's resolution near 900 s: with the old wake-ups guided
-// and factoring never finished with any shape, nor selfsched with linear
-// costs.
+// reports grow with the makespan, not with the items (with seed 000's
+// 2e-4 s the 10^12 items last 1.8e8 s and adaptive sends 54,125 messages;
+// TheLongestCadenceIsAThousandthOfALongJobsRest in policy_test.cc). An item
+// still costs far less than the clock's resolution near 900 s: with the old
+// wake-ups guided and factoring never finished with any shape, nor selfsched
+// with linear costs.
 TEST(SimulatorTest, EveryPolicyFinishesAtTheItemBoundsInFewEvents) {
   constexpr double kWorkSeconds = 1000;
   struct Case {
