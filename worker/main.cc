@@ -2,7 +2,6 @@
 // the cores it is given, and reports. It only wires options, the logger, the
 // metrics and the loop (worker_loop.h).
 #include <sched.h>
-#include <semaphore.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -43,58 +42,29 @@ unsigned AvailableCores() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-// SIGINT and SIGTERM: the handler only flags the stop and wakes a thread of
-// StopSignals, which does the rest. Not sigwait: OpenBLAS, once the matmul
-// kernel has opened it, runs threads of its own with the signals unblocked,
-// so a signal blocked in our threads alone could still end the process there.
-sem_t g_stop_requested;
-
-void OnStopSignal(int) {
-  ballast::worker::WorkerLoop::RequestStop();
-  sem_post(&g_stop_requested);  // async-signal-safe
-}
-
-// Installs the stop handlers for its lifetime's scope and serves them: on a
-// stop it ends the exec commands running (their process groups get SIGTERM,
-// then SIGKILL), whose items go back with the lease; when the parent has died
-// (`ballast run`, whose death sends SIGTERM: its coordinator is gone, so there
-// is nobody to hand the lease back to), it exits at once rather than at the
-// end of the step being computed. Its thread is joined when it goes, before
-// the process ends: a stop being served is not cut short (the SIGKILL of its
-// commands' groups), and nothing of it runs while the process ends.
+// Serves SIGINT and SIGTERM for its scope (StopSignalThread): the handler
+// flags the loop's stop; the thread ends the exec commands running (their
+// process groups get SIGTERM, then SIGKILL), whose items go back with the
+// lease, and when the parent has died (`ballast run`, whose death sends
+// SIGTERM: its coordinator is gone, so there is nobody to hand the lease back
+// to) exits at once rather than at the end of the step being computed.
 class StopSignals {
  public:
-  explicit StopSignals(pid_t parent) : parent_(parent) {
-    sem_init(&g_stop_requested, 0, 0);
-    thread_ = std::thread([this] { Serve(); });
-    ballast::worker::CatchStopSignals(OnStopSignal);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  ~StopSignals() {
-    leaving_ = true;
-    sem_post(&g_stop_requested);
-    thread_.join();
-  }
+  explicit StopSignals(pid_t parent)
+      : thread_(ballast::worker::WorkerLoop::RequestStop, [parent] { OnStop(parent); }) {}
 
  private:
-  void Serve() {
-    while (true) {
-      if (sem_wait(&g_stop_requested) != 0) continue;  // EINTR
-      if (leaving_) return;
-      spdlog::info("stop requested");
-      ballast::kernels::StopExecCommands(std::chrono::seconds(2));
-      if (getppid() != parent_) {
-        spdlog::info("parent gone, leaving at once parent={}", parent_);
-        std::fflush(nullptr);
-        _exit(1);
-      }
+  static void OnStop(pid_t parent) {
+    spdlog::info("stop requested");
+    ballast::kernels::StopExecCommands(std::chrono::seconds(2));
+    if (getppid() != parent) {
+      spdlog::info("parent gone, leaving at once parent={}", parent);
+      std::fflush(nullptr);
+      _exit(1);
     }
   }
 
-  const pid_t parent_;  // at the process's start
-  std::atomic<bool> leaving_{false};
-  std::thread thread_;
+  ballast::worker::StopSignalThread thread_;
 };
 
 // `ballast-worker bundle --to DIR` (worker/bundle.h). Returns the exit code.

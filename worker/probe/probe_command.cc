@@ -1,7 +1,6 @@
 #include "worker/probe/probe_command.h"
 
 #include <fmt/format.h>
-#include <semaphore.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -41,25 +40,6 @@ void Print(const ProbeReport& report, const std::string& output) {
     }
   }
   std::fflush(stdout);
-}
-
-// SIGTERM and SIGINT: the handler only posts a semaphore; a thread of its
-// own then cancels the loop's wait. Not sigwait: in ballast-worker, OpenBLAS
-// (once the matmul kernel has opened it) runs threads of its own with the
-// signals unblocked.
-sem_t g_stop;
-
-void OnStopSignal(int) { sem_post(&g_stop); }  // async-signal-safe
-
-void CancelOnStopSignals(kube::Cancellation* cancel) {
-  sem_init(&g_stop, 0, 0);
-  std::thread([cancel] {
-    while (sem_wait(&g_stop) != 0) {
-    }
-    spdlog::info("stop requested");
-    cancel->Cancel();
-  }).detach();
-  CatchStopSignals(OnStopSignal);
 }
 
 std::string LogWarnings(const ProbeReport& report) {
@@ -114,7 +94,14 @@ int RunLoop(const ProbeOptions& options) {
     return 2;
   }
   kube::Cancellation cancel;
-  if (options.interval_s > 0) CancelOnStopSignals(&cancel);
+  // SIGTERM and SIGINT cancel the loop's wait, for as long as the loop runs.
+  std::optional<StopSignalThread> stop_signals;
+  if (options.interval_s > 0) {
+    stop_signals.emplace(nullptr, [&cancel] {
+      spdlog::info("stop requested");
+      cancel.Cancel();
+    });
+  }
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   auto metrics =

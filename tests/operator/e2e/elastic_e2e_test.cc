@@ -128,14 +128,8 @@ TEST_F(ElasticTest, ABoardCordonedMidRunLeavesAtOnceAndTheJobStaysExact) {
   const auto event = FindEvent(name, "NodeLeft");
   EXPECT_NE(event->value("message", "").find("cordoned"), std::string::npos)
       << event->value("message", "");
-  EXPECT_TRUE(Poll(
-      [&] {
-        auto now = client_->Get(kPods.In(ns_).Named(name + "-" + node));
-        return !now.ok() || Deleting(*now) || (*now)["metadata"]["uid"] != pod_uid;
-      },
-      seconds(30)))
-      << node << "'s pod was not deleted\n"
-      << Describe(name);
+  EXPECT_TRUE(PodGoesWithin30s(name, node, pod_uid)) << node << "'s pod was not deleted\n"
+                                                     << Describe(name);
   auto before = GetJob(name);
   ASSERT_TRUE(before);
   EXPECT_NE(PhaseOf(*before), "Succeeded") << "the job finished before the board left";

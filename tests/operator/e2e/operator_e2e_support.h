@@ -512,6 +512,17 @@ class OperatorTest : public ::testing::Test {
   }
 
   // The first Event of `job` with `reason`, or nullopt.
+  // Whether the worker pod of `job` on `node` whose uid was `uid` goes
+  // (deleted, being deleted, or replaced by a new one) within 30 s.
+  bool PodGoesWithin30s(const std::string& job, const std::string& node, const std::string& uid) {
+    return Poll(
+        [&] {
+          auto now = client_->Get(kPods.In(ns_).Named(job + "-" + node));
+          return !now.ok() || Deleting(*now) || (*now)["metadata"]["uid"] != uid;
+        },
+        seconds(30));
+  }
+
   std::optional<json> FindEvent(const std::string& job, const std::string& reason) {
     for (const auto& event : JobEvents(job)) {
       if (event.value("reason", "") == reason) return event;

@@ -448,14 +448,8 @@ TEST_F(OperatorTest, NodeNotReadyLosesItsWorkerAndTheJobCompletes) {
   EXPECT_NE(lost->value("message", "").find(node), std::string::npos) << lost->value("message", "");
   // The operator deleted that pod (it may have made a new one since, when the
   // node agent reported the node Ready again).
-  EXPECT_TRUE(Poll(
-      [&] {
-        auto now = client_->Get(kPods.In(ns_).Named(name + "-" + node));
-        return !now.ok() || Deleting(*now) || (*now)["metadata"]["uid"] != pod_uid;
-      },
-      seconds(30)))
-      << node << "'s pod was not deleted\n"
-      << Describe(name);
+  EXPECT_TRUE(PodGoesWithin30s(name, node, pod_uid)) << node << "'s pod was not deleted\n"
+                                                     << Describe(name);
   auto before = GetJob(name);
   ASSERT_TRUE(before);
   EXPECT_NE(PhaseOf(*before), "Succeeded") << "the job finished before the node was lost";
