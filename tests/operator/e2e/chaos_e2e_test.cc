@@ -2,6 +2,11 @@
 // them, CI does not): each ends with every job's exact result and prints the
 // recovery time beside its bound.
 //
+// The API server, and separately etcd, killed and restarted mid-job: the operator's
+// watches and writes fail while it is down and resume when it is back; the
+// job completes exactly, with no worker pod made twice. Bound: the job's
+// status moves again within 30 s of the component being back.
+//
 // The leader killed with SIGKILL while 20 jobs run: it cannot release its
 // Lease, so the standby takes it once the Lease has not changed for its
 // duration (15 s) at its next retry (2 s), registers every job again from
@@ -10,11 +15,15 @@
 // past its checkpoint at the kill within 45 s of it (Lease 15 s + retry 2 s
 // + the workers' reconnect backoff and a pass per job).
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/operator/e2e/operator_e2e_support.h"
@@ -29,6 +38,108 @@ constexpr uint64_t kLimit = 300000;
 constexpr auto kResumeBound = seconds(45);
 
 using ChaosTest = OperatorTest;
+
+// Kills the test bed's component `name` (etcd, kube-apiserver) with SIGKILL,
+// as a crash or an OOM kill would, and starts it again after `down_for`
+// with the same command line, as a supervisor restarts a crashed one;
+// returns when it was started again (ready or not).
+void RestartComponent(const std::string& name, milliseconds down_for) {
+  const std::string pid_file = TestenvDir() + "/pids/" + name;
+  std::ifstream pid_in(pid_file);
+  pid_t pid = 0;
+  pid_in >> pid;
+  ASSERT_GT(pid, 0) << "no pid in " << pid_file;
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string all((std::istreambuf_iterator<char>(cmdline)), {});
+  std::vector<std::string> args;
+  for (size_t at = 0; at < all.size();) {
+    const size_t end = all.find('\0', at);
+    args.push_back(all.substr(at, end - at));
+    at = end == std::string::npos ? all.size() : end + 1;
+  }
+  ASSERT_FALSE(args.empty()) << "cannot read the command line of " << name;
+  // Gone, or a zombie: its parent (the script that started the test bed)
+  // has exited, and whoever inherited it may not reap it at once.
+  auto gone = [pid] {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const size_t paren = text.rfind(')');
+    return text.empty() ||
+           (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');
+  };
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 300 && !gone(); ++i) std::this_thread::sleep_for(milliseconds(50));
+  ASSERT_TRUE(gone()) << name << " did not stop";
+  std::this_thread::sleep_for(down_for);
+  const std::string log = TestenvDir() + "/logs/" + name + ".log";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setsid();
+    // The grandchild runs it, so that it is nobody's zombie here.
+    if (fork() != 0) _exit(0);
+    FILE* out = std::fopen(log.c_str(), "a");
+    if (out) {
+      dup2(fileno(out), 1);
+      dup2(fileno(out), 2);
+    }
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  waitpid(child, nullptr, 0);
+  // Its new pid, for the fixture's teardown (testenv-down reads the file).
+  std::this_thread::sleep_for(milliseconds(300));
+  const std::string find = "pgrep -n -f '^" + args[0] + "' > " + pid_file;
+  ASSERT_EQ(std::system(find.c_str()), 0) << name << " did not start again";
+}
+
+class RestartTest : public OperatorTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(RestartTest, AComponentRestartedMidJobAndTheJobCompletesExactly) {
+  const std::string component = GetParam();
+  const std::string name = "primes";
+  ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
+  ASSERT_TRUE(WaitMidRun(name));
+  std::map<std::string, std::string> uids;
+  for (const auto& pod : JobPods(name)) uids[pod["metadata"]["name"]] = pod["metadata"]["uid"];
+  const auto before = GetJob(name);
+  ASSERT_TRUE(before);
+  const uint64_t completed_before = CompletedOf(*before);
+  ASSERT_NO_FATAL_FAILURE(RestartComponent(component, seconds(5)));
+  const auto back_at = Clock::now();
+  // Back: the API server answers, and the job's status moves again.
+  ASSERT_TRUE(Poll([&] { return GetJob(name).has_value(); }, seconds(60)))
+      << "the API server did not come back";
+  const double answers_s = std::chrono::duration<double>(Clock::now() - back_at).count();
+  ASSERT_TRUE(Poll(
+      [&] {
+        auto job = GetJob(name);
+        return job && (CompletedOf(*job) > completed_before || PhaseOf(*job) == "Succeeded");
+      },
+      seconds(60)));
+  const double moved_s = std::chrono::duration<double>(Clock::now() - back_at).count();
+  std::cout << component << " killed and restarted (5 s down): the API server answered "
+            << answers_s << " s after the restart, the job's status moved " << moved_s
+            << " s after it (bound 30 s)\n";
+  EXPECT_LE(moved_s, 30);
+  const auto done = WaitSucceeded(name);
+  ASSERT_TRUE(done);
+  ExpectCompleteAndExact(*done, kMidRunLimit);
+  // No worker pod made twice: the pods are the ones from before the restart.
+  for (const auto& pod : JobPods(name)) {
+    const std::string pod_name = pod["metadata"]["name"];
+    EXPECT_EQ(uids[pod_name], pod["metadata"]["uid"]) << pod_name << " was made again";
+  }
+  EXPECT_EQ(StatusOf(*done).value("failedPods", -1), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Components, RestartTest, ::testing::Values("kube-apiserver", "etcd"),
+                         [](const auto& info) {
+                           return std::string(info.param) == "etcd" ? "Etcd" : "ApiServer";
+                         });
 
 TEST_F(ChaosTest, LeaderSigkilledWith20JobsRunningTheStandbyResumesEveryJob) {
   operator_->Stop();  // the fixture's operator runs without leader election
