@@ -143,21 +143,15 @@ INSTANTIATE_TEST_SUITE_P(Components, RestartTest, ::testing::Values("kube-apiser
 
 TEST_F(ChaosTest, LeaderSigkilledWith20JobsRunningTheStandbyResumesEveryJob) {
   operator_->Stop();  // the fixture's operator runs without leader election
-  auto replica = [&](const std::string& identity) {
-    std::vector<std::string> args = OperatorArgs();
-    *(std::find(args.begin(), args.end(), "--identity") + 1) = identity;
-    args.insert(args.end(), {"--leader-elect", "--lease-namespace", ns_});
-    return std::make_unique<OperatorProcess>(args, log_);
-  };
   const kube::ResourceRef lease = kube::Leases().In(ns_).Named("ballast-operator");
   auto holder = [&] {
     auto object = client_->Get(lease);
     return object.ok() ? object->value("/spec/holderIdentity"_json_pointer, std::string()) : "";
   };
-  operator_ = replica("replica-a");
+  operator_ = Replica("replica-a");
   ASSERT_TRUE(operator_->Start());
   ASSERT_TRUE(Poll([&] { return holder() == "replica-a"; }, seconds(30)));
-  auto standby = replica("replica-b");
+  auto standby = Replica("replica-b");
   ASSERT_TRUE(standby->Start());
 
   std::vector<std::string> names;

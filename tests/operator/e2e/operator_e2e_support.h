@@ -400,6 +400,19 @@ class OperatorTest : public ::testing::Test {
             "--history-configmap", ns_ + "/history"};
   }
 
+  // An operator of this test, not started, that competes for the leader
+  // Lease in the test's namespace as `identity`, with `extra` flags and
+  // `env` added.
+  std::unique_ptr<OperatorProcess> Replica(const std::string& identity,
+                                           const std::vector<std::string>& extra = {},
+                                           std::vector<std::string> env = {}) const {
+    std::vector<std::string> args = OperatorArgs();
+    *(std::find(args.begin(), args.end(), "--identity") + 1) = identity;
+    args.insert(args.end(), {"--leader-elect", "--lease-namespace", ns_});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<OperatorProcess>(args, log_, std::move(env));
+  }
+
   bool StartOperator() {
     operator_ = std::make_unique<OperatorProcess>(OperatorArgs(), log_);
     return operator_->Start();

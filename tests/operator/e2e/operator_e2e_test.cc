@@ -498,14 +498,11 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
   };
   std::map<std::string, uint16_t> health_ports;
   auto replica = [&](const std::string& identity) {
-    std::vector<std::string> args = OperatorArgs();
-    *(std::find(args.begin(), args.end(), "--identity") + 1) = identity;
     health_ports[identity] = FreePort();
-    args.insert(args.end(),
-                {"--leader-elect", "--lease-namespace", ns_, "--mark-leader-pod", "--health-listen",
-                 "127.0.0.1:" + std::to_string(health_ports[identity])});
-    return std::make_unique<OperatorProcess>(
-        args, log_, std::vector<std::string>{"POD_NAME=" + identity, "POD_NAMESPACE=" + ns_});
+    return Replica(identity,
+                   {"--mark-leader-pod", "--health-listen",
+                    "127.0.0.1:" + std::to_string(health_ports[identity])},
+                   {"POD_NAME=" + identity, "POD_NAMESPACE=" + ns_});
   };
   auto probe = [&](const std::string& identity, const std::string& path) {
     return HttpGet(health_ports[identity], path).first;
