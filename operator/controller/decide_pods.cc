@@ -415,10 +415,6 @@ namespace {
 // prior, a NodeJoined event; ManageNode then makes their pods.
 void JoinNodes(Pass& pass) {
   if (pass.in.view->done || !pass.in.profile) return;
-  // A profile deleted or broken since the start cannot weigh a newcomer;
-  // the session goes on with the nodes it has.
-  const auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
-  if (!profile.ok()) return;
   const Eligible eligible = EligibleNodes(pass);
   const std::set<std::string> known(pass.memory.nodes.begin(), pass.memory.nodes.end());
   std::vector<const fuzzy::NodeFacts*> joining;
@@ -426,6 +422,11 @@ void JoinNodes(Pass& pass) {
     if (!known.contains(facts.name)) joining.push_back(&facts);
   }
   if (joining.empty()) return;
+  // Parsed only when someone joins, not on every pass. A profile deleted or
+  // broken since the start cannot weigh a newcomer; the session goes on with
+  // the nodes it has.
+  const auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
+  if (!profile.ok()) return;
   // Weighed with the session's nodes still here, and brought onto the
   // session's scales through them: a weight is relative to the slowest node
   // weighed (which a slower newcomer changes) and rounded, and the session's
