@@ -1,6 +1,7 @@
 #include "cli/cli_common.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -76,6 +77,14 @@ StatusOr<balance::PolicySpec> PolicyByName(const std::string& text) {
         fmt::format("policy '{}': {}", json_read::Cut(text), spec.status().message()));
   }
   return spec;
+}
+
+void RaiseOpenFileLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 }  // namespace ballast::cli

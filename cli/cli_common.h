@@ -23,6 +23,10 @@ Status WriteFile(const std::string& path, const std::string& text);
 // Prints "ballast: <message>" on stderr and returns the exit code for it:
 // kExitBadInput for Invalid and NotFound, kExitFailure otherwise.
 int ReportError(const Status& status);
+
+// Raises the soft limit on open files to the hard one: a coordinator serving
+// 1,000 workers holds two connections for each, past the usual soft 1,024.
+void RaiseOpenFileLimit();
 // The policy named on a command line: a name, with its default options, or
 // name:key=value[:key=value...] (e.g. adaptive:backup=off), labelled with the
 // whole text. Returns Invalid naming the known policies when the name is

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   // command either ends on them by default or takes them on a thread of its
   // own (stop_signals.h); never a pool thread by chance.
   ballast::cli::BlockStopSignals();
+  ballast::cli::RaiseOpenFileLimit();
   CLI::App app{
       "Ballast runs batch jobs on heterogeneous clusters so that every node finishes together.\n"
       "It weighs nodes with a fuzzy model of their labels, splits work by weight, learns real\n"

@@ -117,6 +117,7 @@ struct JobEntry {
   std::map<std::string, Held> signal_polls;
   std::set<std::string> pending_signals;  // signalled while not polling
   bool finish_announced = false;          // ServerOptions::on_finished called
+  size_t workers = 0;                     // the session's, counted in Server's limit
   double Now() const { return SecondsSince(epoch); }
 };
 
@@ -204,6 +205,7 @@ class Server::Impl {
     auto entry = std::make_shared<JobEntry>();
     entry->epoch = Clock::now();
     const std::string id = config.id;
+    entry->workers = config.workers.size();
     if (config.session.empty()) config.session = NewSessionName();
     // Which ranges verification samples must be secret from the workers.
     if (config.verify.fraction > 0 && config.verify.seed == 0) config.verify.seed = NewSeed();
@@ -215,6 +217,7 @@ class Server::Impl {
       }
       jobs_gauge_.Set(static_cast<double>(jobs_.size()));
     }
+    CountWorkers(static_cast<ptrdiff_t>(entry->workers));
     RequestRescan();
     return Status::Ok();
   }
@@ -231,6 +234,7 @@ class Server::Impl {
     }
     std::lock_guard lock(entry->mutex);
     AnswerAllHeld(*entry, DoneReply());
+    CountWorkers(-static_cast<ptrdiff_t>(entry->workers));
   }
 
   Status WorkerLost(const std::string& id, const std::string& worker) {
@@ -248,6 +252,8 @@ class Server::Impl {
     if (!entry) return Status::NotFound(fmt::format("no job '{}'", id));
     std::lock_guard lock(entry->mutex);
     BALLAST_RETURN_IF_ERROR(entry->session->AddWorker(prior, cores, entry->Now()));
+    ++entry->workers;
+    CountWorkers(1);
     AfterChange(*entry);
     return Status::Ok();
   }
@@ -649,7 +655,15 @@ class Server::Impl {
            std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
   }
 
+  // Workers of every job: each may hold a report and a signal poll open at
+  // once (ServerOptions::connections_per_worker).
+  void CountWorkers(ptrdiff_t change) {
+    const size_t workers = workers_ += static_cast<size_t>(change);
+    front_->SetMaxConnections(options_.max_connections + options_.connections_per_worker * workers);
+  }
+
   ServerOptions options_;
+  std::atomic<size_t> workers_{0};
   uint16_t port_ = 0;
   std::string url_;
   mutable std::mutex jobs_mutex_;

@@ -12,9 +12,9 @@
 // a body over max_body_bytes is refused 413 (too_large) from its header,
 // before it is read and before the token is checked; a header over 16 KiB
 // 431 (header_too_large); a header or body that does not arrive in time 408
-// (timeout); at most max_connections are open, idle ones giving way to new
-// ones. GET /metrics reports ballast_coordinator_connections, and each job's
-// series (job_metrics.h; docs/metrics.md).
+// (timeout); at most max_connections + 2 per registered worker are open,
+// idle ones giving way to new ones. GET /metrics reports ballast_coordinator_connections, and each
+// job's series (job_metrics.h; docs/metrics.md).
 //
 // Responses: 200 with a JSON body; otherwise {"error": ..., "reason": ...}
 // (protocol::RefusalJson), counted in ballast_coordinator_refused_total by
@@ -68,7 +68,12 @@ struct ServerOptions {
   uint16_t port = 0;           // 0: pick a free port
   double wait_timeout_s = 10;  // a held "wait" or signal request answers after this
   // Limits against hostile or broken clients (http_front.h).
-  size_t max_connections = 512;     // idle ones are closed to admit new ones
+  // Connections open at once (idle ones are closed to admit new ones):
+  // max_connections for any client, plus connections_per_worker for each
+  // worker of the jobs registered now (a computing worker holds a report and
+  // a signal poll at once); the limit follows AddJob, AddWorker, RemoveJob.
+  size_t max_connections = 512;
+  size_t connections_per_worker = 2;
   size_t max_body_bytes = 1 << 20;  // larger: 413 from the header alone
   double idle_timeout_s = 60;       // a kept-alive connection with no request
   double header_timeout_s = 10;     // a request's header, from its first byte

@@ -73,6 +73,10 @@ class HttpFront::Impl {
     std::lock_guard lock(mutex_);
     return connections_.size();
   }
+  void SetMaxConnections(size_t limit) {
+    std::lock_guard lock(mutex_);
+    max_connections_ = std::max<size_t>(limit, 1);
+  }
   const HttpFrontOptions& options() const { return options_; }
 
   // For connections; each is thread-safe.
@@ -101,6 +105,7 @@ class HttpFront::Impl {
   void CloseAll();
 
   HttpFrontOptions options_;
+  size_t max_connections_ = options_.max_connections;  // guarded by mutex_
   HttpHandler handler_;
   HttpRefusalCounter on_refused_;
   net::io_context ioc_;  // declared first: destroyed after everything using it
@@ -427,7 +432,7 @@ void HttpFront::Impl::Admit(tcp::socket socket) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_) return;
-    if (connections_.size() >= options_.max_connections) {
+    if (connections_.size() >= max_connections_) {
       evicted = OldestEvictable();
       if (!evicted) {
         socket.close(ignored);
@@ -522,5 +527,6 @@ HttpFront::HttpFront(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpFront::~HttpFront() { impl_->Stop(); }
 uint16_t HttpFront::port() const { return impl_->port(); }
 size_t HttpFront::connections() const { return impl_->connections(); }
+void HttpFront::SetMaxConnections(size_t limit) { impl_->SetMaxConnections(limit); }
 
 }  // namespace ballast::net

@@ -114,6 +114,9 @@ class HttpFront {
   uint16_t port() const;
   // Connections open now (never more than max_connections).
   size_t connections() const;
+  // Changes max_connections (at least 1) for connections admitted from now
+  // on; a lower limit closes none of those already open.
+  void SetMaxConnections(size_t limit);
 
   class Impl;
 
