@@ -104,6 +104,7 @@ struct JobMemory {
   std::map<std::string, ExcludedNode> given_up;
   std::map<std::string, SteadyTime> image_trouble_since;  // by node: waiting since
   std::set<std::string> unreachable_reported;  // nodes with a CoordinatorUnreachable event
+  bool checkpoint_too_large_reported = false;  // a CheckpointTooLarge event was recorded
   // The session's prior per node (status.nodes[].prior).
   std::map<std::string, NodePriorRow> priors;
   uint32_t failures = 0;

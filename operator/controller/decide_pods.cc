@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/common/utf8.h"
 #include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
@@ -365,11 +366,27 @@ void Succeed(Pass& pass) {
                pass.in.job.generation, pass.in.now.rfc3339);
 }
 
+// status.checkpoint = `checkpoint` when it fits in kMaxCheckpointBytes;
+// otherwise the last one stays, with a Warning the first time.
+void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
+  json compact = coordinator::CheckpointToJson(checkpoint);
+  const size_t bytes = DumpJson(compact).size();
+  if (bytes <= kMaxCheckpointBytes) {
+    pass.status.checkpoint = std::move(compact);
+    return;
+  }
+  if (pass.memory.checkpoint_too_large_reported) return;
+  pass.memory.checkpoint_too_large_reported = true;
+  pass.Event(
+      true, Reason::kCheckpointTooLarge,
+      fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
+                  "status; the last one that fit stays (a resume would redo more work)",
+                  checkpoint.completed.Ranges().size(), bytes >> 10, kMaxCheckpointBytes >> 10));
+}
+
 void RunningStatus(Pass& pass, const PodCount& count) {
   const uint32_t limit = pass.spec().job.backoff_limit;
-  if (pass.in.checkpoint) {
-    pass.status.checkpoint = coordinator::CheckpointToJson(*pass.in.checkpoint);
-  }
+  if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
   if (!pass.memory.nodes.empty() && pass.memory.given_up.size() >= pass.memory.nodes.size()) {
     std::vector<std::string> why;
     for (const auto& [node, excluded] : pass.memory.given_up) {

@@ -85,9 +85,10 @@ enum class Reason {
   kNodeLabelDefaulted,
   kHistoryUnavailable,
   kArchitectureNotSupported,
-  kNodeJoined,    // a node became eligible mid-job: its worker joins the session
-  kNodeLeft,      // a Ready node the job would no longer be placed on (cordoned, relabelled)
-  kNodeEligible,  // such a node can run the job's worker again
+  kNodeJoined,          // a node became eligible mid-job: its worker joins the session
+  kNodeLeft,            // a Ready node the job would no longer be placed on (cordoned, relabelled)
+  kNodeEligible,        // such a node can run the job's worker again
+  kCheckpointTooLarge,  // over kMaxCheckpointBytes: the last one that fit stays
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.
@@ -192,7 +193,34 @@ struct WeightedJobStatus {
   bool Finished() const { return Is(JobPhase::kSucceeded) || Is(JobPhase::kFailed); }
 };
 
-// The status as the CRD declares it. Never fails.
+// The most rows status.nodes and status.excludedNodes are written with, so
+// that the object stays small at any node count (about 35 KiB of rows at the
+// longest node names). A job with more nodes is summarized in
+// status.nodeSummary (NodeSummaryToJson); every node's figures stay in the
+// coordinator's metrics.
+inline constexpr size_t kMaxNodeRows = 100;
+
+// The largest status.checkpoint written, as compact JSON. Its size follows
+// the ranges in flight (about 30 bytes per worker); past this the operator
+// keeps the last checkpoint that fit: older, so a resume redoes more work,
+// and never counts an item twice.
+inline constexpr size_t kMaxCheckpointBytes = 128 << 10;
+
+// The rows written when there are more than `max_rows`: those whose worker
+// departs most from its predicted speed — first the ones not measured yet
+// (no item done), then by |prior_error| once the job succeeded, else by
+// |log(speed share / weight share)| — in their original order. All of them
+// when there are at most `max_rows`. Pure.
+std::vector<NodeRow> NotableRows(const std::vector<NodeRow>& rows, size_t max_rows);
+
+// status.nodeSummary of `rows` (every node's, before NotableRows): nodes,
+// shown, steals, the estimated speeds' min / median / max and the priors'
+// sources counted.
+nlohmann::json NodeSummaryToJson(const std::vector<NodeRow>& rows, size_t shown);
+
+// The status as the CRD declares it: status.nodes and status.excludedNodes
+// cut to kMaxNodeRows (NotableRows; the first excluded ones), with
+// status.nodeSummary when a row was left out. Never fails.
 nlohmann::json StatusToJson(const WeightedJobStatus& status);
 // The inverse: Invalid naming the path ("status.failedPods: expected an
 // integer >= 0, got \"x\"") for a field of the wrong type; unknown keys are

@@ -1,6 +1,11 @@
 // WeightedJobStatus to and from the JSON of the CRD's status schema.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
 #include "core/common/json_read.h"
 #include "operator/controller/weighted_job.h"
 
@@ -52,8 +57,9 @@ constexpr const char* kReasonNames[] = {
     "NodeJoined",
     "NodeLeft",
     "NodeEligible",
+    "CheckpointTooLarge",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNodeEligible) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kCheckpointTooLarge) + 1);
 
 template <typename E, size_t N>
 std::optional<E> Named(const char* const (&names)[N], std::string_view name) {
@@ -276,6 +282,55 @@ std::optional<Reason> ReasonNamed(std::string_view name) {
   return Named<Reason>(kReasonNames, name);
 }
 
+std::vector<NodeRow> NotableRows(const std::vector<NodeRow>& rows, size_t max_rows) {
+  if (rows.size() <= max_rows) return rows;
+  double speed_sum = 0, weight_sum = 0;
+  for (const NodeRow& row : rows) {
+    if (row.estimated_speed > 0 && row.weight > 0) {
+      speed_sum += row.estimated_speed;
+      weight_sum += row.weight;
+    }
+  }
+  const auto departure = [&](const NodeRow& row) {
+    if (row.prior_error) return std::abs(*row.prior_error);
+    if (row.estimated_speed <= 0 || row.weight <= 0) return std::numeric_limits<double>::infinity();
+    return std::abs(std::log((row.estimated_speed / speed_sum) / (row.weight / weight_sum)));
+  };
+  std::vector<std::pair<double, size_t>> ranked;
+  ranked.reserve(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) ranked.emplace_back(-departure(rows[i]), i);
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<ptrdiff_t>(max_rows),
+                    ranked.end());
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < max_rows; ++i) kept.push_back(ranked[i].second);
+  std::sort(kept.begin(), kept.end());
+  std::vector<NodeRow> out;
+  out.reserve(max_rows);
+  for (size_t i : kept) out.push_back(rows[i]);
+  return out;
+}
+
+json NodeSummaryToJson(const std::vector<NodeRow>& rows, size_t shown) {
+  std::vector<double> speeds;
+  uint64_t steals = 0;
+  std::map<std::string, int64_t> priors;
+  for (const NodeRow& row : rows) {
+    if (row.estimated_speed > 0) speeds.push_back(row.estimated_speed);
+    steals += row.steals;
+    if (row.prior) ++priors[row.prior->source];
+  }
+  json out = {{"nodes", rows.size()}, {"shown", shown}, {"steals", steals}};
+  if (!speeds.empty()) {
+    std::sort(speeds.begin(), speeds.end());
+    out["estimatedSpeed"] = {{"measured", speeds.size()},
+                             {"min", speeds.front()},
+                             {"median", speeds[speeds.size() / 2]},
+                             {"max", speeds.back()}};
+  }
+  if (!priors.empty()) out["priors"] = priors;
+  return out;
+}
+
 json StatusToJson(const WeightedJobStatus& status) {
   json out = json::object();
   if (status.phase) out["phase"] = JobPhaseName(*status.phase);
@@ -288,13 +343,22 @@ json StatusToJson(const WeightedJobStatus& status) {
   }
   if (status.nodes) {
     json rows = json::array();
-    for (const auto& row : *status.nodes) rows.push_back(RowToJson(row));
-    out["nodes"] = rows;
+    for (const auto& row : NotableRows(*status.nodes, kMaxNodeRows)) rows.push_back(RowToJson(row));
+    if (rows.size() < status.nodes->size()) {
+      out["nodeSummary"] = NodeSummaryToJson(*status.nodes, rows.size());
+    }
+    out["nodes"] = std::move(rows);
   }
   if (!status.excluded_nodes.empty()) {
     json rows = json::array();
-    for (const auto& excluded : status.excluded_nodes) rows.push_back(ExcludedToJson(excluded));
-    out["excludedNodes"] = rows;
+    for (const auto& excluded : status.excluded_nodes) {
+      if (rows.size() == kMaxNodeRows) break;
+      rows.push_back(ExcludedToJson(excluded));
+    }
+    if (rows.size() < status.excluded_nodes.size()) {
+      out["excludedNodeCount"] = status.excluded_nodes.size();
+    }
+    out["excludedNodes"] = std::move(rows);
   }
   Put(out, "progress", status.progress);
   Put(out, "completedItems", status.completed_items);

@@ -63,6 +63,29 @@ TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
   EXPECT_EQ(creates[0].pods.size(), 2u);
 }
 
+// A checkpoint over kMaxCheckpointBytes is not written: the last one that
+// fit stays (older, so safe to resume from), with one Warning.
+TEST(DecideTest, ACheckpointTooLargeForTheStatusKeepsTheLastOneThatFit) {
+  World world = Running();
+  world.view = View(600);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 600});
+  world.steady += std::chrono::seconds(3);
+  const json fit = S(world.Pass())["checkpoint"];
+  ASSERT_EQ(fit["completed"], (json{{0, 600}}));
+  for (uint64_t begin = 1000; begin < 1000 + 2 * 10000; begin += 2) {
+    world.checkpoint->completed.Add({begin, begin + 1});  // 10,000 ranges: over 128 KiB
+  }
+  world.steady += std::chrono::seconds(3);
+  Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["checkpoint"], fit);
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"CheckpointTooLarge"}));
+  world.steady += std::chrono::seconds(3);
+  decision = world.Pass();
+  EXPECT_EQ(S(decision)["checkpoint"], fit);
+  EXPECT_TRUE(EventReasons(decision).empty()) << "warned once";
+}
+
 TEST(DecideTest, RunningPodsMakeTheJobRunningAndStatusShowsTheView) {
   World world = Running();
   world.view = View(600);

@@ -106,6 +106,7 @@ struct World {
   std::vector<json> nodes = {Node(kNodes[0]), Node(kNodes[1]), Node(kNodes[2])};
   std::optional<json> profile = ShippedProfile();
   std::optional<coordinator::JobView> view;
+  std::optional<coordinator::Checkpoint> checkpoint;  // with a view: empty when unset
   WritesInFlight writes;
   std::optional<std::string> secret_token;
   Reason refusal_reason = Reason::kWorkerPodRefused;
@@ -130,7 +131,7 @@ struct World {
     for (const json& node : nodes) input.nodes.push_back(ReadNode(node));
     input.profile = profile;
     input.view = view;
-    if (view) input.checkpoint = coordinator::Checkpoint{};
+    if (view) input.checkpoint = checkpoint.value_or(coordinator::Checkpoint{});
     input.writes = writes;
     input.secret_token = secret_token;
     input.fresh_token = "fresh";

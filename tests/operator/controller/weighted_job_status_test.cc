@@ -1,8 +1,12 @@
 // WeightedJobStatus (operator/controller/weighted_job.h): it serializes to
 // exactly the JSON of the CRD's status schema, reads it back, refuses a field
 // of the wrong type naming it, and sets conditions as metav1.Condition wants.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
+#include "core/common/utf8.h"
 #include "operator/controller/weighted_job.h"
 
 namespace ballast::controller {
@@ -131,6 +135,93 @@ TEST(WeightedJobStatusTest, PhasesConditionTypesAndReasonsAreEnumsWrittenByName)
   EXPECT_EQ(unknown.status().message(),
             "status.phase: expected Pending, Running, Succeeded, Failed or Suspended, got "
             "\"Exploded\"");
+}
+
+// A row of a node named `name` whose worker ran at `speed` with `weight`.
+NodeRow Row(std::string name, double weight, double speed) {
+  NodeRow row;
+  row.name = std::move(name);
+  row.weight = weight;
+  row.estimated_speed = speed;
+  return row;
+}
+
+std::vector<std::string> Names(const std::vector<NodeRow>& rows) {
+  std::vector<std::string> names;
+  for (const auto& row : rows) names.push_back(row.name);
+  return names;
+}
+
+TEST(WeightedJobStatusTest, NotableRowsAreTheFurthestFromTheirPredictionInTheirOrder) {
+  // Weights 1:1:1:1:2; speeds as predicted but for c (three times its share)
+  // and e (not measured yet).
+  const std::vector<NodeRow> rows = {Row("a", 1, 100), Row("b", 1, 100), Row("c", 1, 300),
+                                     Row("d", 1, 100), Row("e", 2, 0)};
+  EXPECT_EQ(Names(NotableRows(rows, 2)), (std::vector<std::string>{"c", "e"}));
+  EXPECT_EQ(Names(NotableRows(rows, 1)), (std::vector<std::string>{"e"}));
+  EXPECT_EQ(NotableRows(rows, 5), rows);
+  // Once the job succeeded the prior's error ranks them.
+  std::vector<NodeRow> done = rows;
+  for (auto& row : done) row.prior_error = 0.01;
+  done[1].prior_error = -0.4;
+  EXPECT_EQ(Names(NotableRows(done, 1)), (std::vector<std::string>{"b"}));
+}
+
+TEST(WeightedJobStatusTest, AThousandNodesStayUnder256KiBWithASummary) {
+  WeightedJobStatus status = *StatusFromJson(kFullStatus);
+  status.nodes.emplace();
+  status.excluded_nodes.clear();
+  for (int i = 0; i < 1000; ++i) {
+    // Names of 63 characters, the longest a node name can be.
+    std::string name = fmt::format("node-{:04d}-", i);
+    name.resize(63, 'x');
+    NodeRow row = StatusFromJson(kFullStatus)->nodes->front();  // every column set
+    row.name = name;
+    row.pod = "a-job-name-of-some-length-" + name;
+    row.estimated_speed = 1000 + i;
+    row.prior = NodePriorRow{i % 2 ? "history" : "profile", 4.5, 2.5, 3600};
+    status.nodes->push_back(row);
+    status.excluded_nodes.push_back(
+        {name, "ErrImagePull", "failed to pull and unpack image: " + std::string(150, 'm')});
+  }
+  // A checkpoint as large as the operator writes one (kMaxCheckpointBytes).
+  json ranges = json::array();
+  for (size_t bytes = 2; bytes < kMaxCheckpointBytes - 200;) {
+    const uint64_t begin = ranges.size() * 2000000000;
+    ranges.push_back({begin, begin + 999999999});
+    bytes += DumpJson(ranges.back()).size() + 1;
+  }
+  status.checkpoint = json{{"completed", ranges}, {"result", kFullStatus["result"]}};
+
+  const json written = StatusToJson(status);
+  const size_t bytes = DumpJson(written).size();
+  std::printf("status of 1,000 nodes: %zu KiB\n", bytes >> 10);
+  EXPECT_LE(bytes, 256u << 10);
+  EXPECT_EQ(written["nodes"].size(), kMaxNodeRows);
+  EXPECT_EQ(written["nodeSummary"]["nodes"], 1000);
+  EXPECT_EQ(written["nodeSummary"]["shown"], kMaxNodeRows);
+  EXPECT_EQ(written["nodeSummary"]["steals"], 1000);
+  EXPECT_EQ(written["nodeSummary"]["estimatedSpeed"]["min"], 1000);
+  EXPECT_EQ(written["nodeSummary"]["estimatedSpeed"]["median"], 1500);
+  EXPECT_EQ(written["nodeSummary"]["estimatedSpeed"]["max"], 1999);
+  EXPECT_EQ(written["nodeSummary"]["priors"], (json{{"history", 500}, {"profile", 500}}));
+  EXPECT_EQ(written["excludedNodes"].size(), kMaxNodeRows);
+  EXPECT_EQ(written["excludedNodeCount"], 1000);
+  // Read back (as after an operator restart) it is a valid status of 100 rows.
+  auto read = StatusFromJson(written);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->nodes->size(), kMaxNodeRows);
+}
+
+TEST(WeightedJobStatusTest, AtMostAHundredNodesAreWrittenWhole) {
+  WeightedJobStatus status;
+  status.nodes.emplace();
+  for (size_t i = 0; i < kMaxNodeRows; ++i)
+    status.nodes->push_back(Row(fmt::format("n{}", i), 1, 1));
+  const json written = StatusToJson(status);
+  EXPECT_EQ(written["nodes"].size(), kMaxNodeRows);
+  EXPECT_FALSE(written.contains("nodeSummary"));
+  EXPECT_FALSE(written.contains("excludedNodeCount"));
 }
 
 }  // namespace

@@ -38,6 +38,10 @@ cat >"$tmp/status.json" <<JSON
     {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
   "excludedNodes": [
     {"name": "pi5-0", "reason": "ArchitectureNotSupported", "message": "node pi5-0: architecture arm64 is not in --worker-architectures (amd64)"}],
+  "excludedNodeCount": 101,
+  "nodeSummary": {"nodes": 1000, "shown": 2, "steals": 17,
+    "estimatedSpeed": {"measured": 998, "min": 240, "median": 900.5, "max": 1200.5},
+    "priors": {"blended": 1, "profile": 999}},
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
@@ -58,6 +62,8 @@ expect_eq "node priors" "pi4b-0=blended/4.5/2.5/3600/1180.25/-0.031" \
   "$(jp wj/primes '{range .status.nodes[?(@.prior)]}{.name}={.prior.source}/{.prior.value}/{.prior.samples}/{.prior.ageSeconds}/{.measuredSpeed}/{.priorError}{end}')"
 expect_eq "excluded nodes" "pi5-0=ArchitectureNotSupported" \
   "$(jp wj/primes '{range .status.excludedNodes[*]}{.name}={.reason}{end}')"
+expect_eq "node summary" "1000 2 17 998/240/900.5/1200.5 999 101" \
+  "$(jp wj/primes '{.status.nodeSummary.nodes} {.status.nodeSummary.shown} {.status.nodeSummary.steals} {.status.nodeSummary.estimatedSpeed.measured}/{.status.nodeSummary.estimatedSpeed.min}/{.status.nodeSummary.estimatedSpeed.median}/{.status.nodeSummary.estimatedSpeed.max} {.status.nodeSummary.priors.profile} {.status.excludedNodeCount}')"
 
 kubectl get wj primes -n "$ns" >"$tmp/get"
 grep -qE '^primes +Running +42% +3 +0\.93 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"
@@ -86,6 +92,12 @@ if kubectl patch wj primes -n "$ns" --subresource=status --type json \
 fi
 grep -qF 'Unsupported value: "Maybe"' "$tmp/out" || fail "unexpected refusal: $(cat "$tmp/out")"
 pass "a condition outside metav1.Condition's shape is refused"
+rows=$(python3 -c 'import json; print(json.dumps({"status": {"nodes": [{"name": "n%d" % i} for i in range(101)]}}))')
+if kubectl patch wj primes -n "$ns" --subresource=status --type merge -p "$rows" >"$tmp/out" 2>&1; then
+  fail "101 node rows were accepted"
+fi
+grep -qF 'must have at most 100 items' "$tmp/out" || fail "unexpected refusal: $(cat "$tmp/out")"
+pass "status.nodes holds at most 100 rows"
 
 # WeightProfile has a status subresource as well.
 cat <<YAML | kubectl apply -f - >/dev/null
