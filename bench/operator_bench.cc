@@ -19,6 +19,13 @@
 //                  (pod start included), median of --repeat runs, policies
 //                  interleaved run by run; beside makespan and idealSeconds;
 //                  adaptive >= 0.85.
+//   wide (--wide N, instead of the above) one adaptive primes job on N light
+//                  nodes labelled ballast.io/pool: wide (bench/operator-bench
+//                  --wide N registers them): apply -> every worker pod seen,
+//                  -> every worker reporting (the coordinator's
+//                  ballast_node_reports_total, scraped each second), -> done;
+//                  the status's largest size as written (<= 256 KiB), the
+//                  operator's peak RSS and reconcile p99 meanwhile.
 //
 // A plain program: it drives processes and an API server, nothing Google
 // Benchmark could time. Figures only; it never fails on speed (exit 1 only
@@ -88,6 +95,8 @@ struct Flags {
   uint64_t limit = 400000;
   std::string policies = "equal,weighted,mms,adaptive";
   std::string pool = "seed000";
+  int wide = 0;  // the wide phase on this many nodes, instead of the others
+  uint64_t wide_limit = 20'000'000;
 };
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -348,6 +357,7 @@ class Bench {
                      "\n",
                      flags_.ns, nodes, flags_.operator_pid, rss_idle_)
               << std::flush;
+    if (flags_.wide > 0) return Wide();
     ApplyToPods(nodes);
     Concurrent(nodes);
     Efficiency();
@@ -407,6 +417,110 @@ class Bench {
         "  ({} pods of the deleted jobs not removed after the wait: {} Pending or Running, {} "
         "finished)\n",
         running + finished, running, finished);
+  }
+
+  // Nodes of `job` whose worker has reported to the coordinator, from the
+  // operator's /metrics (ballast_node_reports_total{job,node}).
+  static int NodesReporting(const std::map<std::string, double>& metrics, const std::string& job) {
+    const std::string prefix = "ballast_node_reports_total{";
+    const std::string label = fmt::format("job=\"{}\"", job);
+    int count = 0;
+    for (auto it = metrics.lower_bound(prefix); it != metrics.end(); ++it) {
+      if (it->first.rfind(prefix, 0) != 0) break;
+      if (it->first.find(label) != std::string::npos && it->second > 0) ++count;
+    }
+    return count;
+  }
+
+  int Wide() {
+    const int n = flags_.wide;
+    const auto ready_by = Clock::now() + std::chrono::minutes(10);
+    int ready = 0;
+    while ((ready = EligibleNodes("wide")) < n && Clock::now() < ready_by) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+    if (ready < n) {
+      std::cerr << fmt::format("operator_bench: {} of {} wide nodes Ready after 10 min\n", ready,
+                               n);
+      return 1;
+    }
+    std::cout << fmt::format(
+                     "== one job on {} nodes (adaptive, primes < {} by trial division; load {}) "
+                     "==\n",
+                     n, flags_.wide_limit, LoadAverage())
+              << std::flush;
+    const std::string name = "wide";
+    const std::string job_id = flags_.ns + "." + name;
+    const auto before = SettledMetrics();
+    Sampler sampler(*this);
+    const auto start = Clock::now();
+    auto created =
+        client_.Create(kJobs.In(flags_.ns), PrimesJob(name, flags_.wide_limit, "adaptive", "wide"));
+    if (!created.ok()) {
+      std::cerr << "create " << name << ": " << created.status().ToString() << "\n";
+      return 1;
+    }
+    const auto applied = Clock::now();
+    std::optional<double> to_reporting;
+    size_t status_bytes = 0, rows = 0;
+    int reporting = 0;
+    json summary;
+    const auto deadline = applied + std::chrono::minutes(20);
+    while (!seen_.Finished(name) && Clock::now() < deadline) {
+      if (!to_reporting) {
+        reporting = NodesReporting(Scrape(flags_.metrics_url), job_id);
+        if (reporting >= n) to_reporting = Ms(Clock::now() - applied) / 1000;
+      }
+      if (auto job = jobs_->Get(flags_.ns + "/" + name)) {
+        const json status = job->value("status", json::object());
+        status_bytes = std::max(status_bytes, ballast::DumpJson(status).size());
+        rows = std::max(rows, status.value("nodes", json::array()).size());
+        if (status.contains("nodeSummary")) summary = status["nodeSummary"];
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    const auto finished = seen_.Finished(name);
+    const auto pods = seen_.AllPods(name, static_cast<size_t>(n), Clock::duration::zero());
+    const auto job = jobs_->Get(flags_.ns + "/" + name);
+    const json status = job ? job->value("status", json::object()) : json::object();
+    status_bytes = std::max(status_bytes, ballast::DumpJson(status).size());
+    const auto after = SettledMetrics();
+    sampler.Stop(after);
+    peak_rss_ = ProcStatusMb(flags_.operator_pid, "VmHWM:");
+    reconcile_p99_ms_ = sampler.worst_p99 * 1000;
+    const double wall_s = finished ? Ms(*finished - applied) / 1000 : NAN;
+    std::cout << fmt::format(
+        "  {} ({}), {} of {} items; Create took {:.0f} ms\n", status.value("phase", "no phase"),
+        finished ? "finished" : "gave up after 20 min", status.value("completedItems", 0),
+        status.value("items", 0), Ms(applied - start));
+    const double to_pods = pods ? Ms(*pods - applied) / 1000 : NAN;
+    std::cout << fmt::format(
+        "  apply -> all {} worker pods seen {} s, -> every worker reporting {} s ({} of {} when "
+        "last counted), -> Succeeded {} s\n",
+        n, Fixed(to_pods, 1), Fixed(to_reporting.value_or(NAN), 1), to_reporting ? n : reporting, n,
+        Fixed(wall_s, 1));
+    std::cout << fmt::format(
+        "  status: at most {:.1f} KiB as written (target <= 256 KiB; etcd's limit 1.5 MiB), {} "
+        "rows "
+        "of status.nodes; nodeSummary {}\n",
+        static_cast<double>(status_bytes) / 1024, rows, ballast::DumpJson(summary));
+    std::cout << fmt::format(
+        "  operator peak RSS {:.1f} MB (VmHWM; {:.1f} MB idle at the start, {:.1f} MB the highest "
+        "sampled); reconcile p99 {:.1f} ms (the summary's worst 60 s window; p50 {} ms at the "
+        "end)\n",
+        peak_rss_, rss_idle_, sampler.peak_rss, reconcile_p99_ms_,
+        Fixed(Quantile(after, "0.5") * 1000, 1));
+    std::string by_verb;
+    double requests = 0;
+    std::tie(requests, by_verb) = RequestsPerJob(before, after, 1);
+    std::cout << fmt::format(
+        "  API requests {:.0f} ({}); the API server's create round trip meanwhile p50 {} ms, p90 "
+        "{} "
+        "ms\n",
+        requests, by_verb, Fixed(Percentile(sampler.api_rtt, 0.5), 0),
+        Fixed(Percentile(sampler.api_rtt, 0.9), 0));
+    DeleteJobs({name});
+    return finished ? 0 : 1;
   }
 
   // Waits until the operator's reconciles_total has not moved for 3 s (at most 60 s).
@@ -822,6 +936,11 @@ int main(int argc, char** argv) {
   app.add_option("--limit", flags.limit, "primes limit of the efficiency job")
       ->capture_default_str();
   app.add_option("--policies", flags.policies)->capture_default_str();
+  app.add_option("--wide", flags.wide,
+                 "instead of the other phases: one job on this many nodes labelled "
+                 "ballast.io/pool=wide (bench/operator-bench --wide N registers them)");
+  app.add_option("--wide-limit", flags.wide_limit, "primes limit of the wide job")
+      ->capture_default_str();
   app.add_option("--pool", flags.pool,
                  "the efficiency jobs' nodeSelector ballast.io/pool (none when no node has it)")
       ->capture_default_str();

@@ -107,7 +107,10 @@ func run(kubeconfig, nodesPath, stateDir, workerImage, workerBinary, cgroupName 
 	if err != nil {
 		return err
 	}
-	config.QPS, config.Burst = 50, 100
+	// Each node renews its Lease every heartbeat (10 s): 1,000 nodes need
+	// 100 requests a second before any pod is started.
+	config.QPS = max(50, float32(len(specs))/2)
+	config.Burst = max(100, len(specs))
 	config.UserAgent = "ballast-node-agent"
 	cs, err := kubernetes.NewForConfig(config)
 	if err != nil {
@@ -134,22 +137,47 @@ func run(kubeconfig, nodesPath, stateDir, workerImage, workerBinary, cgroupName 
 		}
 	}
 
+	// A kubelet renews its Lease every 10 s; a test control plane sharing two
+	// cores with a thousand nodes' workers cannot take 100 writes a second
+	// besides, so past 500 nodes the agent renews every 20 s (still half the
+	// node-monitor grace period of 40 s).
+	if len(specs) > 500 && heartbeatEvery < 20*time.Second {
+		heartbeatEvery = 20 * time.Second
+	}
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	var heartbeats sync.WaitGroup
+	// Sixteen registrations at a time: a thousand nodes, one by one, take
+	// minutes on a busy machine (three requests each).
+	var registering sync.WaitGroup
+	slots := make(chan struct{}, 16)
+	errs := make(chan error, len(specs))
 	for i := range specs {
 		spec := &specs[i]
-		node, err := registerNode(ctx, cs, spec, version.GitVersion, int32(logs.port))
-		if err != nil {
-			return err
-		}
 		a.nodes[spec.Name] = spec
-		heartbeats.Add(1)
+		registering.Add(1)
+		slots <- struct{}{}
 		go func() {
-			defer heartbeats.Done()
-			heartbeat(ctx, cs, node, leaseSeconds, heartbeatEvery, time.Minute)
+			defer registering.Done()
+			defer func() { <-slots }()
+			node, err := registerNode(ctx, cs, spec, version.GitVersion, int32(logs.port))
+			if err != nil {
+				errs <- err
+				return
+			}
+			heartbeats.Add(1)
+			go func() {
+				defer heartbeats.Done()
+				heartbeat(ctx, cs, node, leaseSeconds, heartbeatEvery, time.Minute)
+			}()
+			slog.Info("node registered", "node", spec.Name, "speed", spec.speed)
 		}()
-		slog.Info("node registered", "node", spec.Name, "speed", spec.speed)
+	}
+	registering.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		cancel()
+		return err
 	}
 
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0,

@@ -154,8 +154,22 @@ func registerNode(ctx context.Context, cs kubernetes.Interface, spec *nodeSpec, 
 	if err != nil {
 		return nil, fmt.Errorf("registering node %s: %w", spec.Name, err)
 	}
-	node.Status = status
-	node, err = cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+	// The node lifecycle controller may change the new Node (its not-ready
+	// taint) between the write above and this one: read it again and retry.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node.Status = status
+		written, err := cs.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			if latest, getErr := cs.CoreV1().Nodes().Get(ctx, spec.Name, metav1.GetOptions{}); getErr == nil {
+				node = latest
+			}
+			return err
+		}
+		if err == nil {
+			node = written
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("reporting status of node %s: %w", spec.Name, err)
 	}
@@ -169,8 +183,10 @@ func heartbeat(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, 
 	lastStatus := time.Now()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	var lease *coordinationv1.Lease // the last one written: one request per renewal
 	for {
-		if err := renewLease(ctx, cs, node, leaseSeconds); err != nil && ctx.Err() == nil {
+		var err error
+		if lease, err = renewLease(ctx, cs, node, leaseSeconds, lease); err != nil && ctx.Err() == nil {
 			slog.Info("lease renewal failed", "node", node.Name, "err", err)
 		}
 		if time.Since(lastStatus) >= statusEvery {
@@ -188,12 +204,23 @@ func heartbeat(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, 
 	}
 }
 
-func renewLease(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, leaseSeconds int32) error {
+// renewLease updates `last` (the Lease as last written) with a new renew
+// time, as the kubelet does; when there is none or the update fails, it
+// reads the Lease first (creating it when missing). Returns the Lease
+// written, nil after an error.
+func renewLease(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, leaseSeconds int32,
+	last *coordinationv1.Lease) (*coordinationv1.Lease, error) {
 	leases := cs.CoordinationV1().Leases(nodeLeaseNamespace)
 	now := metav1.NewMicroTime(time.Now())
+	if last != nil {
+		last.Spec.RenewTime = &now
+		if written, err := leases.Update(ctx, last, metav1.UpdateOptions{}); err == nil {
+			return written, nil
+		}
+	}
 	lease, err := leases.Get(ctx, node.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		_, err = leases.Create(ctx, &coordinationv1.Lease{
+		return leases.Create(ctx, &coordinationv1.Lease{
 			ObjectMeta: metav1.ObjectMeta{
 				Name: node.Name, Namespace: nodeLeaseNamespace,
 				OwnerReferences: []metav1.OwnerReference{{
@@ -205,14 +232,12 @@ func renewLease(ctx context.Context, cs kubernetes.Interface, node *corev1.Node,
 				RenewTime: &now,
 			},
 		}, metav1.CreateOptions{})
-		return err
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	lease.Spec.RenewTime = &now
-	_, err = leases.Update(ctx, lease, metav1.UpdateOptions{})
-	return err
+	return leases.Update(ctx, lease, metav1.UpdateOptions{})
 }
 
 func refreshReady(ctx context.Context, cs kubernetes.Interface, name string) error {
