@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 
 #include "core/common/names.h"
 #include "core/fuzzy/profile_json.h"
@@ -20,6 +21,42 @@ namespace ballast::controller {
 using std::chrono::milliseconds;
 
 namespace decide {
+
+std::string ListSome(const std::vector<std::string>& items, size_t shown, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < shown; ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  if (items.size() > shown) out += fmt::format("{}and {} more", separator, items.size() - shown);
+  return out;
+}
+
+std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warnings) {
+  std::vector<std::string> order;  // each distinct what (or whole other warning), first seen
+  std::map<std::string, std::vector<std::string>> nodes;
+  for (const std::string& warning : warnings) {
+    const size_t colon = warning.find(": ");
+    const bool per_node = warning.rfind("node ", 0) == 0 && colon != std::string::npos;
+    const std::string what = per_node ? warning.substr(colon + 2) : warning;
+    auto [it, added] = nodes.try_emplace(what);
+    if (added) order.push_back(what);
+    if (per_node) it->second.push_back(warning.substr(5, colon - 5));
+  }
+  std::vector<std::string> out;
+  for (const std::string& what : order) {
+    const auto& names = nodes.at(what);
+    if (names.empty()) {
+      out.push_back(what);
+    } else if (names.size() == 1) {
+      out.push_back(fmt::format("node {}: {}", names[0], what));
+    } else {
+      out.push_back(
+          fmt::format("{}, on {} nodes: {}", what, names.size(), ListSome(names, 10, ", ")));
+    }
+  }
+  return out;
+}
 
 std::optional<double> ParseRfcTime(const std::string& text) {
   std::tm tm{};

@@ -88,9 +88,8 @@ void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>&
   if (excluded.empty() || excluded == pass.memory.architecture_excluded) return;
   std::vector<std::string> messages;
   for (const auto& node : excluded) messages.push_back(node.message);
-  pass.Event(
-      true, Reason::kArchitectureNotSupported,
-      fmt::format("no worker on {} node(s): {}", excluded.size(), fmt::join(messages, "; ")));
+  pass.Event(true, Reason::kArchitectureNotSupported,
+             fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
 }
 
 void ExcludedStatus(Pass& pass) {

@@ -15,6 +15,14 @@ namespace ballast::controller::decide {
 
 // Seconds since the epoch of an RFC 3339 UTC time; nullopt when it does not parse.
 std::optional<double> ParseRfcTime(const std::string& text);
+// "a; b; c" of at most `shown` items, then "; and N more": an Event's message
+// stays readable (and small) at a thousand nodes.
+std::string ListSome(const std::vector<std::string>& items, size_t shown = 10,
+                     const char* separator = "; ");
+// The fuzzy model's warnings ("node NAME: what"), one message per distinct
+// what: "node a: what" when one node has it, else "what, on N nodes: a, b,
+// ..." (ListSome); in the order first seen. Other warnings pass unchanged.
+std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warnings);
 // A condition of `type` whose status is `value`.
 StatusCondition Condition(ConditionType type, bool value, Reason reason,
                           const std::string& message);

@@ -169,7 +169,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
     FailInPass(pass, Reason::kInvalidProfile, weights.status().message());
     return std::nullopt;
   }
-  for (const auto& warning : weights->warnings)
+  for (const auto& warning : GroupNodeWarnings(weights->warnings))
     pass.Event(true, Reason::kNodeLabelDefaulted, warning);
   const auto& job = pass.spec().job;
   coordinator::JobConfig config;

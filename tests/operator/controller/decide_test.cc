@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "operator/controller/decide_internal.h"
 #include "tests/operator/controller/decide_world.h"
 
 namespace ballast::controller {
@@ -84,6 +85,32 @@ TEST(DecideTest, ACheckpointTooLargeForTheStatusKeepsTheLastOneThatFit) {
   decision = world.Pass();
   EXPECT_EQ(S(decision)["checkpoint"], fit);
   EXPECT_TRUE(EventReasons(decision).empty()) << "warned once";
+}
+
+// A thousand nodes with the same unknown label value make one Warning, not
+// a thousand; a label only one node lacks keeps its own.
+TEST(DecideTest, LabelWarningsAreGroupedByWhatTheySay) {
+  std::vector<std::string> warnings;
+  for (int i = 0; i < 1000; ++i) {
+    warnings.push_back(fmt::format(
+        "node n{}: criterion os-release (label ballast.io/os-release): unknown value '2024', "
+        "using default 5 (norm)",
+        i));
+  }
+  warnings.push_back(
+      "node odd: criterion ram (label ballast.io/ram-mb): label missing, using "
+      "default 4 (mid)");
+  warnings.push_back("not about one node");
+  EXPECT_EQ(decide::GroupNodeWarnings(warnings),
+            (std::vector<std::string>{
+                "criterion os-release (label ballast.io/os-release): unknown value '2024', using "
+                "default 5 (norm), on 1000 nodes: n0, n1, n2, n3, n4, n5, n6, n7, n8, n9, and 990 "
+                "more",
+                "node odd: criterion ram (label ballast.io/ram-mb): label missing, using default 4 "
+                "(mid)",
+                "not about one node"}));
+  EXPECT_EQ(decide::ListSome({"a", "b"}), "a; b");
+  EXPECT_EQ(decide::ListSome({"a", "b", "c"}, 2), "a; b; and 1 more");
 }
 
 TEST(DecideTest, RunningPodsMakeTheJobRunningAndStatusShowsTheView) {
