@@ -162,7 +162,9 @@ nothing_left() {
       [[ -z $(worker_pids "$node") ]] || return 1
     done
   }
-  wait_until "no container or worker process of the job left on any board" 60 containers_gone
+  # The kubelet removes a deleted pod's stopped sandbox at its next container
+  # garbage collection (once a minute).
+  wait_until "no container or worker process of the job left on any board" 150 containers_gone
 }
 
 # save_component NAME: notes the command line and environment of the test
