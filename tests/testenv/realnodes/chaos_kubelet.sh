@@ -6,10 +6,9 @@
 # lost (NodeNotReady event, its lease back in the pool) and the other boards
 # take its work. Bound: the work moves within the grace period plus 15 s of
 # the kill, the grace period read from the running controller-manager (its
-# flag, else its default). The kubelet is then started again: the node is
-# Ready, the old pod (deleted while the kubelet was away) goes, a new worker
-# starts there, and the job ends exact, each item merged once, never two
-# workers of the job on one board, nothing left behind.
+# flag, else its default). The kubelet is then started again and the node is
+# Ready; the job ends exact, each item merged once, never two workers of the
+# job on one board, nothing left behind.
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -82,4 +81,6 @@ wait_until "$victim Ready again" 60 ready
 pass "$victim Ready $(seconds $(($(now_ms) - restarted))) s after its kubelet started again"
 finish_exact 600
 no_duplicate_workers
+expect_eq "the losses counted over the run on pi4b-0 and pi3b-0" "0 0" "$(most_lost pi4b-0) $(most_lost pi3b-0)"
+(($(most_lost "$victim") >= 1)) || fail "no loss of $victim's worker counted"
 nothing_left

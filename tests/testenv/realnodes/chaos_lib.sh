@@ -26,7 +26,7 @@ node_ctr() {
 
 # chaos_restore: what every chaos test does on exit, after its own repair.
 chaos_restore() {
-  [[ -z ${sampler_pid:-} ]] || kill "$sampler_pid" 2>/dev/null || true
+  stop_sampler
   helm uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
   cleanup
 }
@@ -103,29 +103,40 @@ worker_pids() {
   done
 }
 
-# start_sampler: every 0.5 s, how many workers of the job run on each board;
-# duplicates_seen fails when any board ever ran two.
+# start_sampler: every 0.5 s, how many workers of the job run on each board
+# and, while the job is in the coordinator's metrics, each board's
+# ballast_node_lost_total (the job's series go when it ends, so it is read
+# during the run). no_duplicate_workers fails when any board ever ran two;
+# most_lost NODE prints the highest loss count seen.
 start_sampler() {
   (
     while true; do
       for node in "${boards[@]}"; do
-        echo "$node $(worker_pids "$node" | wc -l)"
+        echo "workers $node $(worker_pids "$node" | wc -l)"
       done
+      metrics | awk -v job="job=\"$job\"" 'index($0, "ballast_node_lost_total{") == 1 && index($0, job) {
+          match($0, /node="[^"]*"/); print "lost", substr($0, RSTART + 6, RLENGTH - 7), $NF }' || true
       sleep 0.5
     done
   ) >"$tmp/samples" 2>/dev/null &
   sampler_pid=$!
 }
-no_duplicate_workers() {
+stop_sampler() {
+  [[ -n ${sampler_pid:-} ]] || return 0
   kill "$sampler_pid" 2>/dev/null || true
   wait "$sampler_pid" 2>/dev/null || true
   sampler_pid=
-  local most
-  most=$(awk '$2 > m[$1] { m[$1] = $2 } END { for (n in m) printf "%s:%d ", n, m[n] }' "$tmp/samples")
-  awk '$2 > 1 { bad = 1 } END { exit bad }' "$tmp/samples" ||
-    fail "a board ran two workers of the job at once (most per board: $most)"
-  pass "never two workers of the job on one board ($(wc -l <"$tmp/samples") samples; most per board: $most)"
 }
+no_duplicate_workers() {
+  stop_sampler
+  local most
+  most=$(awk '$1 == "workers" && $3 > m[$2] { m[$2] = $3 } END { for (n in m) printf "%s:%d ", n, m[n] }' \
+    "$tmp/samples")
+  awk '$1 == "workers" && $3 > 1 { bad = 1 } END { exit bad }' "$tmp/samples" ||
+    fail "a board ran two workers of the job at once (most per board: $most)"
+  pass "never two workers of the job on one board ($(grep -c '^workers' "$tmp/samples") samples; most per board: $most)"
+}
+most_lost() { awk -v n="$1" '$1 == "lost" && $2 == n && $3 > m { m = $3 } END { print m + 0 }' "$tmp/samples"; }
 
 # finish_exact SECONDS: waits for Succeeded, then checks the count of primes,
 # that the boards' merged items add up to the job's items (each item merged
