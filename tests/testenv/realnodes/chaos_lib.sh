@@ -6,7 +6,9 @@
 # board ever ran two workers of the job at once, and that no pod or
 # container of the job is left behind.
 
-release=chaos
+# A release of each test's own: the chart's cluster-wide objects carry its
+# name, so one test's install never meets the last one's.
+release=${test_name//_/-}
 job=chaos
 rn=$BALLAST_TESTENV_DIR/realnodes
 boards=(pi4b-0 pi4b-1 pi3b-0)
