@@ -11,6 +11,14 @@ module ballast.io/testenv
 
 go 1.26.0
 
+// The real-node tests reach the API server from a pod with busybox's wget
+// (Debian 12's busybox 1.35), whose TLS 1.2 handshake needs the server to
+// sign with SHA-1; Go 1.25 and later refuse SHA-1 signatures in TLS 1.2 by
+// default, and wget fails with alert 40 (handshake failure). A test bed
+// setting: an API server built with Go 1.25+ in a real cluster refuses that
+// wget the same way.
+godebug tlssha1=1
+
 require (
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/etcd/server/v3 v3.7.0
