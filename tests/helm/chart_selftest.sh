@@ -56,7 +56,8 @@ expect_eq "WeightedJobs left after a failure" "" "$(kubectl get weightedjobs -n 
 
 # The chart's helm test pod runs ballast with exactly these arguments.
 export HELM_CONFIG_HOME=$tmp/helm-config HELM_CACHE_HOME=$tmp/helm-cache HELM_DATA_HOME=$tmp/helm-data
-helm template ballast "$source_dir/helm/ballast" -n "$ns" --kube-version 1.30.0 \
+helm template ballast "$source_dir/helm/ballast" -n "$ns" \
+  --kube-version "$("$source_dir/scripts/testenv-build" --print-version)" \
   --show-only templates/tests/selftest.yaml --set-json 'test.nodeSelector={"ballast.io/pool":"seed000"}' |
   python3 -c '
 import sys, yaml

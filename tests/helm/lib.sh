@@ -7,14 +7,14 @@ source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 chart=$source_dir/helm/ballast
 bin=$("$source_dir/scripts/testenv-build" --print-bin)
 export PATH=$bin:$PATH
-export HELM_PLUGINS=${BALLAST_CACHE:-/var/cache/ballast}/testenv/helm-plugins
+export HELM_PLUGINS=$(dirname "$bin")/helm-plugins
 # Helm's own config and cache stay out of the user's home.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export HELM_CONFIG_HOME=$tmp/helm-config HELM_CACHE_HOME=$tmp/helm-cache HELM_DATA_HOME=$tmp/helm-data
-# The control plane's version: helm template assumes 1.20 without it, below
-# the chart's kubeVersion.
-kube_version=1.30.0
+# The control plane's version (tests/testenv/go.mod's): helm template assumes
+# 1.20 without it, below the chart's kubeVersion.
+kube_version=$("$source_dir/scripts/testenv-build" --print-version)
 
 fail() {
   echo "FAIL: $*" >&2

@@ -54,7 +54,8 @@ trap finish EXIT
 # pi5-0's sd-gb is set by hand to 32; its tree says 64.
 expect_eq "pi5-0's hand-set ballast.io/sd-gb" 32 "$(kubectl get node pi5-0 -o jsonpath='{.metadata.labels.ballast\.io/sd-gb}')"
 
-helm template "$release" "$source_dir/helm/ballast" -n "$ns" --kube-version 1.30.0 \
+helm template "$release" "$source_dir/helm/ballast" -n "$ns" \
+  --kube-version "$("$source_dir/scripts/testenv-build" --print-version)" \
   --show-only templates/probe.yaml --show-only templates/probe-rbac.yaml \
   --set-json "probe.extraArgs=[\"--root=$trees/\$(NODE_NAME)\",\"--kubeconfig=$BALLAST_TESTENV_DIR/kubeconfig\",\"--interval=1\",\"--metrics-listen=127.0.0.1:0\"]" \
   >"$tmp/probe.yaml" || fail "helm template"

@@ -203,6 +203,9 @@ authorization: {mode: AlwaysAllow}
 containerRuntimeEndpoint: unix://$n/containerd.sock
 cgroupDriver: cgroupfs
 cgroupRoot: /$realnodes_cgroup/$node
+# Kubelets from v1.35 on refuse a cgroup v1 host unless told (v1.30's does
+# not know the field and ignores it).
+failCgroupV1: false
 failSwapOn: false
 resolvConf: ""
 clusterDNS: [$realnodes_host_ip]

@@ -6,9 +6,15 @@
 # server's own limit, about 1.5 MiB in etcd, is far above it).
 source "$(dirname "$0")/lib.sh"
 
-"$source_dir/scripts/crd-schema" --check >"$tmp/out" 2>&1 ||
-  fail "the committed CRD is not scripts/crd-schema's output (run it): $(cat "$tmp/out")"
-pass "crds/ballast.io_weightedjobs.yaml and the chart's copy are scripts/crd-schema's output"
+if [[ ${BALLAST_TESTENV_KUBE:-} == oldest ]]; then
+  # The schema is generated from the newest release's pod (scripts/test-k8s-oldest
+  # runs this against v1.30, whose pod has fewer fields).
+  pass "the schema check skipped: the control plane is the oldest supported release"
+else
+  "$source_dir/scripts/crd-schema" --check >"$tmp/out" 2>&1 ||
+    fail "the committed CRD is not scripts/crd-schema's output (run it): $(cat "$tmp/out")"
+  pass "crds/ballast.io_weightedjobs.yaml and the chart's copy are scripts/crd-schema's output"
+fi
 
 for crd in "$source_dir"/crds/ballast.io_*.yaml; do
   bytes=$(python3 -c 'import json, sys, yaml; print(len(json.dumps(yaml.safe_load(open(sys.argv[1])), separators=(",", ":"))))' "$crd")

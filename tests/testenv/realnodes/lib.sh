@@ -4,6 +4,9 @@
 : "${BALLAST_TESTENV_REAL_NODES:?no real nodes in $BALLAST_TESTENV_DIR (scripts/testenv-up --real-nodes FILE)}"
 read -ra real_nodes <<<"$BALLAST_TESTENV_REAL_NODES"
 busybox=busybox:1.35
+# The Kubernetes release of the control plane and the kubelets, as pinned in
+# tests/testenv/go.mod (or k8s-1.30/go.mod with BALLAST_TESTENV_KUBE=oldest).
+kube_version=$("$source_dir/scripts/testenv-build" --print-version)
 
 # pod_on NAME NODE SCRIPT [MORE]: a busybox pod pinned to NODE that runs
 # `sh -c SCRIPT` once (restartPolicy Never, the image never pulled); MORE is

@@ -12,7 +12,7 @@ while IFS=$'\t' read -r node speed labels; do
   expect_eq "$node Ready" True "$(node_field "$node" '{.status.conditions[?(@.type=="Ready")].status}')"
   expect_eq "$node taints" "" "$(node_field "$node" '{.spec.taints}')"
   expect_eq "$node unschedulable" "" "$(node_field "$node" '{.spec.unschedulable}')"
-  expect_eq "$node kubelet" v1.30.14 "$(node_field "$node" '{.status.nodeInfo.kubeletVersion}')"
+  expect_eq "$node kubelet" "$kube_version" "$(node_field "$node" '{.status.nodeInfo.kubeletVersion}')"
   runtime=$(node_field "$node" '{.status.nodeInfo.containerRuntimeVersion}')
   [[ $runtime == containerd://* ]] || fail "$node runtime: expected containerd://..., got $runtime"
   pass "$node runtime $runtime"

@@ -39,7 +39,7 @@ expect_eq "from $other_node by DNS name" "$(printf 'Address: %s\n%s' "$cluster_i
 expect_eq "from $server_node by DNS name" "$(printf 'Address: %s\n%s' "$cluster_ip" "$body")" \
   "$(kubectl logs -n "$ns" client-same)"
 expect_eq "by the short name (search path)" "$body" "$(kubectl logs -n "$ns" client-short)"
-expect_eq "the API server through kubernetes.default.svc" '"gitVersion": "v1.30.14"' \
+expect_eq "the API server through kubernetes.default.svc" "\"gitVersion\": \"$kube_version\"" \
   "$(kubectl logs -n "$ns" client-api)"
 # After the clients on its node have ended and their veths are gone: the
 # bridge's MAC must not change with its ports (regression: the server's cached

@@ -26,7 +26,6 @@ import (
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	proxy "k8s.io/kubernetes/cmd/kube-proxy/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
-	kubeletapp "k8s.io/kubernetes/cmd/kubelet/app"
 	"k8s.io/kubernetes/pkg/kubelet"
 )
 
@@ -63,7 +62,7 @@ func runKubelet() int {
 	if dir := os.Getenv(containerLogsDirEnv); dir != "" {
 		kubelet.ContainerLogsDir = dir
 	}
-	return runCobra(kubeletapp.NewKubeletCommand())
+	return runCobra(newKubeletCommand())
 }
 
 func runCobra(cmd *cobra.Command) int {
