@@ -469,7 +469,12 @@ class Bench {
     while (!seen_.Finished(name) && Clock::now() < deadline) {
       if (!to_reporting) {
         reporting = NodesReporting(Scrape(flags_.metrics_url), job_id);
-        if (reporting >= n) to_reporting = Ms(Clock::now() - applied) / 1000;
+        if (reporting >= n) {
+          to_reporting = Ms(Clock::now() - applied) / 1000;
+          std::cout << fmt::format("  every worker reporting {:.1f} s after the apply\n",
+                                   *to_reporting)
+                    << std::flush;
+        }
       }
       if (auto job = jobs_->Get(flags_.ns + "/" + name)) {
         const json status = job->value("status", json::object());
