@@ -4,15 +4,30 @@
 source "$(dirname "$0")/lib.sh"
 
 # refused WHAT MESSAGE HELM-ARGS...: helm template with these values fails
-# and says MESSAGE.
+# and says MESSAGE, in the words of Helm before 3.18 ("operator.replicas: Must
+# be greater than or equal to 1"), or, from 3.18 on (another JSON Schema
+# library), names the same key's path ("at '/operator/replicas': minimum: got
+# 0, want 1") and the property an "Additional property NAME" message names.
 refused() {
-  local what=$1 message=$2
+  local what=$1 message=$2 path newer
   shift 2
   if helm template ballast "$chart" --kube-version "$kube_version" "$@" >/dev/null 2>"$tmp/err"; then
     fail "$what was accepted"
   fi
-  grep -qF -- "$message" "$tmp/err" || fail "$what: expected '$message' in: $(cat "$tmp/err")"
-  pass "$what refused: $message"
+  if grep -qF -- "$message" "$tmp/err"; then
+    pass "$what refused: $message"
+    return
+  fi
+  path=${message%%: *}
+  path=${path%% must be*}
+  [[ $path == "$message" ]] && path=""
+  newer="at '${path:+/${path//./\/}}'"
+  grep -qF -- "$newer" "$tmp/err" || fail "$what: expected '$message' or '$newer' in: $(cat "$tmp/err")"
+  if [[ $message =~ Additional\ property\ ([A-Za-z0-9]+) ]]; then
+    grep -qF -- "'${BASH_REMATCH[1]}'" "$tmp/err" ||
+      fail "$what: expected '${BASH_REMATCH[1]}' named in: $(cat "$tmp/err")"
+  fi
+  pass "$what refused: $(grep -F -- "$newer" "$tmp/err" | head -1)"
 }
 
 refused "an unknown top-level key" "Additional property replicas is not allowed" --set replicas=3
