@@ -69,6 +69,29 @@ StatusCondition Condition(ConditionType type, bool value, Reason reason,
   return {type, value, reason, message, 0, ""};
 }
 
+void Pass::Index() {
+  for (const PodView& pod : in.pods) pods_by_name_.emplace(pod.meta.name, &pod);
+  for (const NodeView& node : in.nodes) nodes_by_name_.emplace(node.meta.name, &node);
+  if (in.view) {
+    for (const auto& worker : in.view->workers) workers_by_name_.emplace(worker.name, &worker);
+  }
+}
+
+template <typename T>
+static const T* Named(const std::unordered_map<std::string_view, const T*>& index,
+                      std::string_view name) {
+  const auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+const PodView* Pass::PodNamed(std::string_view name) const { return Named(pods_by_name_, name); }
+
+const NodeView* Pass::NodeNamed(std::string_view name) const { return Named(nodes_by_name_, name); }
+
+const coordinator::WorkerView* Pass::WorkerNamed(std::string_view name) const {
+  return Named(workers_by_name_, name);
+}
+
 void Pass::Event(bool warning, Reason reason, std::string message) {
   actions.push_back(RecordEvent{warning, reason, std::move(message)});
 }

@@ -61,13 +61,6 @@ void GiveUp(Pass& pass, const std::string& node, const PodView& pod, const std::
   pass.Event(true, Reason::kWorkerCannotStart, message);
 }
 
-const coordinator::WorkerView* WorkerNamed(const Pass& pass, const std::string& node) {
-  for (const auto& worker : pass.in.view->workers) {
-    if (worker.name == node) return &worker;
-  }
-  return nullptr;
-}
-
 // When the pod's worker container started (seconds since the epoch).
 std::optional<double> StartedAt(const PodView& pod) {
   for (const ContainerView& container : pod.containers) {
@@ -132,7 +125,7 @@ bool WatchImage(Pass& pass, const std::string& node, const PodView& pod) {
 
 void WatchReach(Pass& pass, const std::string& node, const PodView& pod) {
   if (pass.memory.unreachable_reported.contains(node) || pass.in.view->done) return;
-  const coordinator::WorkerView* worker = WorkerNamed(pass, node);
+  const coordinator::WorkerView* worker = pass.WorkerNamed(node);
   if (!worker || worker->contacted) return;
   const auto started = StartedAt(pod);
   const double timeout = std::chrono::duration<double>(pass.options.worker_start_timeout).count();

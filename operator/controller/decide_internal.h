@@ -7,6 +7,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "operator/controller/decide.h"
@@ -33,9 +35,17 @@ struct Pass {
         options(decide_options),
         memory(previous),
         status(previous.status),
-        uid(input.job.meta.uid) {}
+        uid(input.job.meta.uid) {
+    Index();
+  }
 
   const WeightedJobSpec& spec() const { return *in.spec->spec; }  // requires a valid spec
+  // The input's pod, node and session worker of a name; nullptr when there
+  // is none (the first, as listed, where a name repeats). Looked up in maps
+  // built once: a pass asks for each of the job's nodes, up to thousands.
+  const PodView* PodNamed(std::string_view name) const;
+  const NodeView* NodeNamed(std::string_view name) const;
+  const coordinator::WorkerView* WorkerNamed(std::string_view name) const;  // requires in.view
   // Appends a RecordEvent.
   void Event(bool warning, Reason reason, std::string message);
   // Sets the phase and the Ready / Progressing conditions that go with it;
@@ -59,6 +69,13 @@ struct Pass {
   bool status_handed = false;  // this pass handed a status to the writer
   // The earliest deadline of a fault being watched (WatchImage).
   std::optional<std::chrono::milliseconds> fault_deadline;
+
+ private:
+  void Index();
+  // Keys view the names in `in`, which outlives the pass.
+  std::unordered_map<std::string_view, const PodView*> pods_by_name_;
+  std::unordered_map<std::string_view, const NodeView*> nodes_by_name_;
+  std::unordered_map<std::string_view, const coordinator::WorkerView*> workers_by_name_;
 };
 
 // The session's configuration: the eligible nodes weighed with `profile`,

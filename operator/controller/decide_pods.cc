@@ -211,18 +211,7 @@ struct PodCount {
 };
 
 const PodView* PodOf(const Pass& pass, const std::string& node) {
-  const std::string name = WorkerPodName(pass.in.name, node);
-  for (const PodView& pod : pass.in.pods) {
-    if (pod.meta.name == name) return &pod;
-  }
-  return nullptr;
-}
-
-const NodeView* NodeNamed(const Pass& pass, const std::string& name) {
-  for (const NodeView& node : pass.in.nodes) {
-    if (node.meta.name == name) return &node;
-  }
-  return nullptr;
+  return pass.PodNamed(WorkerPodName(pass.in.name, node));
 }
 
 // The node cannot run the job's worker now: not Ready, gone, or no longer
@@ -265,7 +254,7 @@ void CountFailure(Pass& pass, const std::string& node, const PodView& pod) {
 
 void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   const PodView* pod = PodOf(pass, node);
-  const NodeView* node_object = NodeNamed(pass, node);
+  const NodeView* node_object = pass.NodeNamed(node);
   const bool owned = pod && pod->meta.OwnedBy(pass.uid);
   const bool done = pass.in.view->done;
   if (GivenUp(pass, node, pod, owned)) return;
@@ -481,7 +470,7 @@ void JoinNodes(Pass& pass) {
     weight.weight = Rounded(relative * to_weights);
     weight.relative = relative * to_weights;
     const std::string& name = weight.name;
-    const NodeView* node = NodeNamed(pass, name);
+    const NodeView* node = pass.NodeNamed(name);
     balance::WorkerPrior prior{
         name, std::clamp(relative * to_priors, balance::kMinPriorSpeed, balance::kMaxPriorSpeed)};
     if (node) {
