@@ -66,6 +66,7 @@
 // and predicted finish times sit in a FinishTimes treap.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "core/balance/compensation.h"
@@ -84,6 +85,11 @@ constexpr double kTrustedReportsPerLease = 3;
 constexpr double kPriorAgreement = 1.25;
 // The longest cadence of a measured worker (ReportCeiling) ...
 constexpr double kMaxReportSeconds = 60;
+// An unfinished first item bounds a worker's speed at this many times its
+// declared cost over the time computed (CensoredSpeed): items' true costs
+// scatter about the declared ones, and a worker merely on a costly item is
+// not taken for a slow one.
+constexpr double kCensoredMargin = 2;
 // ... unless the predicted rest of the job would give each worker more than
 // this many reports at it (a job of more than 1000 minutes): the cadence is
 // then that share of the rest, so that a job of any length costs its workers
@@ -321,8 +327,11 @@ class AdaptivePolicy : public PolicyBase {
     // kWakeFloors report floors and kWakeShare of the time it now has left,
     // with items left beyond the one it computes, has work for them again.
     const double moved = predicted && finish ? *finish - *predicted : 0;
+    // (A lone item left can still be copied by a backup, where backups are on.)
+    const bool copyable = options_.backup && job().repeatable && !Doubled(worker);
     const bool late = moved > kWakeFloors * ReportFloor(now) &&
-                      moved > kWakeShare * (*finish - now) && Unfinished(worker).size() >= 2;
+                      moved > kWakeShare * (*finish - now) &&
+                      (Unfinished(worker).size() >= 2 || copyable);
     if (options_.rebalance) Rebalance(worker, now);
     if (options_.prefetch && job().inputs_move) SetAsideNext(worker, now);
     SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
@@ -358,9 +367,25 @@ class AdaptivePolicy : public PolicyBase {
   }
 
  private:
-  // Speed in cost units per second, measured or scaled from the prior.
+  // Speed in cost units per second, measured or scaled from the prior; an
+  // unmeasured worker's prior no faster than its silence allows (Censored).
   double Speed(WorkerId id) const {
-    return IsMeasured(id) ? MeasuredOrBlended(id) : PriorOf(id) * PriorScale();
+    return IsMeasured(id) ? MeasuredOrBlended(id)
+                          : std::min(PriorOf(id) * PriorScale(), CensoredSpeed(id));
+  }
+
+  // What a worker that has computed for t seconds without finishing its
+  // first item says of itself: its speed is below that item's cost over t.
+  // A node far slower than its labels (an item of days on it) is then known
+  // as slow before it finishes anything, and an idle worker may copy its
+  // item (Backup). Infinity while it has not computed, or once measured.
+  double CensoredSpeed(WorkerId id) const {
+    const Estimate& e = estimates_[id];
+    const Range left = Unfinished(id);
+    if (e.measured || !(e.pending_calc > 0) || left.empty()) {
+      return std::numeric_limits<double>::infinity();
+    }
+    return kCensoredMargin * cost().Cost({left.begin, left.begin + 1}) / e.pending_calc;
   }
 
   // The scale of the priors moved with this measurement, and with it the
@@ -496,20 +521,30 @@ class AdaptivePolicy : public PolicyBase {
   // predicted time (ReportsPerLease), at most kEvidenceHorizon times the
   // computing the worker's speed was measured on and the ceiling, never more
   // often than the floor. Before the worker is measured its speed has no
-  // scale, so it reports at the floor.
+  // scale, so it reports at the floor, then doubling.
   double Cadence(WorkerId worker, double remaining, double now) {
     const double floor = ReportFloor(now);
     // Unmeasured (no item finished yet): back off from the floor, doubling;
     // a worker whose prior is credible first reports later, by up to
     // kCredibleFirstReport floors: its first measurement then covers more
     // than the start-up steps, and the job is spared a report per worker.
+    // One that has computed longer than kMaxReportSeconds without finishing
+    // an item (an item of days on a slow node) backs off further, up to as
+    // long as it has computed so far: an item of any length then costs a
+    // number of reports logarithmic in its time, not linear (its reports
+    // carry no measurement, and losing a worker does not wait on them).
     if (!estimates_[worker].measured) {
       const double first = floor * (1 + (kCredibleFirstReport - 1) * Credibility(worker));
-      return std::max(first, std::min(kMaxReportSeconds, 2 * state(worker).report_every_s));
+      const double longest = std::max(kMaxReportSeconds, estimates_[worker].pending_calc);
+      return std::max(first, std::min(longest, 2 * state(worker).report_every_s));
     }
     const double planned = remaining / Speed(worker) / ReportsPerLease(worker);
-    const double longest =
-        std::min(kEvidenceHorizon * estimates_[worker].evidence_s, ReportCeiling(now));
+    // The ceiling also grows with the worker's own predicted rest: work that
+    // alone outlasts the job's common rest (one item of days, which no other
+    // worker can share) costs at most kMaxReportsPerJob reports too.
+    const double ceiling =
+        std::max(ReportCeiling(now), Remaining(worker, now) / Speed(worker) / kMaxReportsPerJob);
+    const double longest = std::min(kEvidenceHorizon * estimates_[worker].evidence_s, ceiling);
     // The floor wins over the ceiling (a minReportSeconds above it), here
     // as before the worker is measured.
     return std::max(floor, std::min(planned, longest));

@@ -435,6 +435,32 @@ TEST(SimulatorTest, AdaptiveLearnsTheSpeedsPriorsGotWrong) {
   EXPECT_GT(adaptive.efficiency, equal.efficiency);
 }
 
+// Regression: a node a million times slower than its prior says, whose one
+// item takes 10^12 s there, made adaptive report every 60 s for ever: the
+// run ran out of simulator events after minutes. Its silence now says it is
+// slow (a censored speed: once it has computed twice its item's declared
+// time without finishing it), so the idle node copies its item, and its
+// reports back off with the time it has computed: the job ends near the
+// limit (the copy starts once the bound has passed the prior), in a few
+// thousand messages.
+TEST(SimulatorTest, AdaptiveFinishesAnItemOfDaysOnANodeFarSlowerThanItsPrior) {
+  const Scenario scenario =
+      MakeScenario(4, 1e6, {Node("slow", 1e-6, 0.001), Node("fast", 1, 0.001)});
+  const SimResult adaptive = SimulateOk(scenario, FlatPriors(2), "adaptive");
+  EXPECT_NEAR(adaptive.ideal_s, 4e6 / (1 + 1e-6), 1);
+  EXPECT_GE(adaptive.efficiency, 0.7);  // 0.747: 5.35e6 s, not 10^12
+  EXPECT_LT(adaptive.messages, 10'000u);
+  EXPECT_LT(adaptive.events, 20'000u);
+  EXPECT_EQ(ReportedItems(adaptive) - adaptive.duplicate_items, 4u);
+  // Still slow on its own: with one item each, the fast node has nothing to
+  // copy until its own is done, and the slow one's takes 10^12 s; but the
+  // run ends, reporting a logarithmic number of times.
+  const Scenario alone = MakeScenario(1, 1e6, {Node("slow", 1e-6, 0.001)});
+  const SimResult one = SimulateOk(alone, FlatPriors(1), "adaptive");
+  EXPECT_NEAR(one.makespan_s, 1e12, 1e3);
+  EXPECT_LT(one.messages, 200u);
+}
+
 // Regression: the report floor of adaptive was P / 2000 s whatever the job's
 // length, so on 3,000 workers a 1 s job got its first report at 1.5 s: it
 // never measured or stole, and ended exactly like `weighted`.
