@@ -43,6 +43,10 @@ struct FitSpeeds {
 // (--prometheus-window), in seconds.
 double DefaultFitWindowSeconds();
 
+// The seconds of --window (seconds, or a duration like 7d): the default when
+// empty. Invalid naming --window when it does not parse or is under 60 s.
+StatusOr<double> FitWindowSeconds(const std::string& window);
+
 // Whether --fit names a Prometheus (http:// or https://) rather than a file.
 bool IsPrometheusUrl(const std::string& source);
 

@@ -66,9 +66,8 @@ StatusOr<Cluster> Connect(const PluginFlags& flags) {
                  config.server};
 }
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // The WeightedJob `name` in the cluster's namespace; NotFound saying how to
@@ -102,8 +101,7 @@ StatusOr<fuzzy::Profile> LoadClusterProfile(Cluster& cluster, const std::string&
   if (!object.ok()) return object.status();
   auto profile = fuzzy::ProfileFromJson(*object);
   if (!profile.ok()) {
-    return Status::Invalid(
-        fmt::format("WeightProfile {}: {}", spec, profile.status().message()));
+    return Status::Invalid(fmt::format("WeightProfile {}: {}", spec, profile.status().message()));
   }
   return profile;
 }
@@ -114,11 +112,11 @@ StatusOr<std::string> ClusterNodesText(Cluster& cluster, const std::string& sele
   kube::ListOptions options;
   options.label_selector = selector;
   options.limit = 500;
-  BALLAST_ASSIGN_OR_RETURN(kube::ObjectList list, cluster.client->List(controller::Nodes(), options));
+  BALLAST_ASSIGN_OR_RETURN(kube::ObjectList list,
+                           cluster.client->List(controller::Nodes(), options));
   if (list.items.empty()) {
-    return Status::NotFound(selector.empty()
-                                ? std::string("the cluster has no nodes")
-                                : fmt::format("no node matches -l {}", selector));
+    return Status::NotFound(selector.empty() ? std::string("the cluster has no nodes")
+                                             : fmt::format("no node matches -l {}", selector));
   }
   nlohmann::json node_list = {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", list.items}};
   return node_list.dump();
@@ -163,7 +161,7 @@ int TerminalWidth() {
 }
 
 // Sleeps `seconds` in short steps; false when a stop signal came.
-bool Pause(const StopSignals& stop, double seconds) {
+bool PauseTop(const StopSignals& stop, double seconds) {
   const auto until = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < until) {
     if (stop.signal() != 0) return false;
@@ -187,11 +185,11 @@ int RunTop(const PluginFlags& flags, const TopFlags& top) {
       return ReportError(job.status());
     }
     if (job.ok()) {
-      auto view = TopViewFromJob(*job, UnixNow());
+      auto view = TopViewFromJob(*job, WallSeconds());
       if (!view.ok()) {
-        return ReportError(Status(view.status().code(),
-                                  fmt::format("WeightedJob {}/{}: {}", cluster->ns, top.job,
-                                              view.status().message())));
+        return ReportError(Status(
+            view.status().code(),
+            fmt::format("WeightedJob {}/{}: {}", cluster->ns, top.job, view.status().message())));
       }
       const bool finished = view->phase == "Succeeded" || view->phase == "Failed";
       const std::string frame = RenderTop(*view, TerminalWidth());
@@ -213,7 +211,7 @@ int RunTop(const PluginFlags& flags, const TopFlags& top) {
       fmt::print("\nretrying: {}\n", trouble);
       std::fflush(stdout);
     }
-    if (!Pause(stop, top.interval_s)) return kExitOk;
+    if (!PauseTop(stop, top.interval_s)) return kExitOk;
   }
 }
 
@@ -253,7 +251,7 @@ int RunFit(const PluginFlags& flags, const FitFlags& fit) {
   if (!text.ok()) return ReportError(text.status());
   auto nodes = fuzzy::ParseNodes(*text, "the cluster's nodes");
   if (!nodes.ok()) return ReportError(nodes.status());
-  auto speeds = ClusterHistorySpeeds(*cluster->client, fit, *nodes, UnixNow());
+  auto speeds = ClusterHistorySpeeds(*cluster->client, fit, *nodes, WallSeconds());
   if (!speeds.ok()) return ReportError(speeds.status());
   return PrintFittedProfile(*profile, *nodes, *speeds, speeds->origin);
 }
@@ -287,7 +285,8 @@ void RegisterPluginWeights(CLI::App& app, const std::shared_ptr<PluginFlags>& fl
                            int* exit_code) {
   auto options = std::make_shared<WeightsFlags>();
   auto* cmd = app.add_subcommand(
-      "weights", "The fuzzy weight of each node, from its labels and a WeightProfile of the cluster");
+      "weights",
+      "The fuzzy weight of each node, from its labels and a WeightProfile of the cluster");
   cmd->add_option("-p,--profile", options->profile,
                   "the WeightProfile (kubectl get weightprofiles), or a profile file")
       ->capture_default_str();
@@ -333,9 +332,11 @@ void RegisterPluginTop(CLI::App& app, const std::shared_ptr<PluginFlags>& flags,
 void RegisterPluginReport(CLI::App& app, const std::shared_ptr<PluginFlags>& flags,
                           int* exit_code) {
   auto options = std::make_shared<ReportFlags>();
-  auto* cmd = app.add_subcommand("report", "The HTML report (Gantt chart, nodes) of a finished job");
+  auto* cmd =
+      app.add_subcommand("report", "The HTML report (Gantt chart, nodes) of a finished job");
   cmd->add_option("JOB", options->job, "the WeightedJob's name")->required();
-  cmd->add_option("-o,--output", options->output, "the file to write (default: JOB.html; - for stdout)");
+  cmd->add_option("-o,--output", options->output,
+                  "the file to write (default: JOB.html; - for stdout)");
   cmd->footer(
       "\nA finished job keeps per-node totals in its status, not the timeline of its leases:\n"
       "each node's busy time is drawn as its items over its estimated speed, from the start\n"

@@ -77,16 +77,6 @@ std::vector<std::string> OperatorArgs(const nlohmann::json& pod) {
   return first;
 }
 
-StatusOr<double> WindowSeconds(const std::string& window) {
-  if (window.empty()) return DefaultFitWindowSeconds();
-  BALLAST_ASSIGN_OR_RETURN(double seconds, ParseDuration(window, "--window"));
-  if (seconds < 60) {
-    return Status::Invalid(fmt::format(
-        "--window: expected at least 60 s (the history query's least), got {}", window));
-  }
-  return seconds;
-}
-
 const HistoryWording kClusterWording{"the history", "the cluster's nodes"};
 
 StatusOr<FitSpeeds> ProxiedPrometheusSpeeds(kube::HttpKubeClient& client, const FitFlags& flags,
@@ -94,12 +84,11 @@ StatusOr<FitSpeeds> ProxiedPrometheusSpeeds(kube::HttpKubeClient& client, const 
                                             const std::vector<fuzzy::NodeFacts>& nodes,
                                             double now) {
   BALLAST_ASSIGN_OR_RETURN(std::string base, ServiceProxyBase(history.prometheus_url));
-  BALLAST_ASSIGN_OR_RETURN(
-      double window_s, WindowSeconds(flags.window.empty() ? history.window : flags.window));
+  BALLAST_ASSIGN_OR_RETURN(double window_s,
+                           FitWindowSeconds(flags.window.empty() ? history.window : flags.window));
   const std::string query = history::HistoryQuery(flags.workload, window_s);
-  const std::string path =
-      fmt::format("{}/api/v1/query?query={}&time={:.3f}", base,
-                  web::uri::encode_data_string(query), std::floor(now));
+  const std::string path = fmt::format("{}/api/v1/query?query={}&time={:.3f}", base,
+                                       web::uri::encode_data_string(query), std::floor(now));
   const std::string asked = fmt::format(
       "the operator's Prometheus {} (through the API server: {}/)", history.prometheus_url, base);
   auto body = client.GetText(path, kMaxAnswerBytes);
@@ -132,8 +121,8 @@ StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& fl
   const auto text = data.is_object() ? data.value(controller::kHistoryDataKey, "") : "";
   auto store = history::StoreFromText(text, history::StoreLimits{});
   if (!store.ok()) {
-    return Status::Invalid(fmt::format("{}, key {}: {}", what, controller::kHistoryDataKey,
-                                       store.status().message()));
+    return Status::Invalid(
+        fmt::format("{}, key {}: {}", what, controller::kHistoryDataKey, store.status().message()));
   }
   std::vector<std::string> names;
   for (const fuzzy::NodeFacts& node : nodes) names.push_back(node.name);
@@ -154,11 +143,16 @@ OperatorHistory OperatorHistoryFromArgs(const std::vector<std::string>& args,
   std::string lease_name = "ballast-operator";
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--no-history") out.disabled = true;
-    if (auto v = FlagValue(args, &i, "--prometheus-url")) out.prometheus_url = *v;
-    else if (auto w = FlagValue(args, &i, "--prometheus-window")) out.window = *w;
-    else if (auto c = FlagValue(args, &i, "--history-configmap")) out.configmap = *c;
-    else if (auto n = FlagValue(args, &i, "--lease-namespace")) lease_namespace = *n;
-    else if (auto l = FlagValue(args, &i, "--lease-name")) lease_name = *l;
+    if (auto v = FlagValue(args, &i, "--prometheus-url"))
+      out.prometheus_url = *v;
+    else if (auto w = FlagValue(args, &i, "--prometheus-window"))
+      out.window = *w;
+    else if (auto c = FlagValue(args, &i, "--history-configmap"))
+      out.configmap = *c;
+    else if (auto n = FlagValue(args, &i, "--lease-namespace"))
+      lease_namespace = *n;
+    else if (auto l = FlagValue(args, &i, "--lease-name"))
+      lease_name = *l;
   }
   if (!out.configmap.empty() && out.configmap.find('/') == std::string::npos) {
     out.configmap = pod_namespace + "/" + out.configmap;
@@ -235,7 +229,8 @@ StatusOr<FitSpeeds> ClusterHistorySpeeds(kube::HttpKubeClient& client, const Fit
   BALLAST_ASSIGN_OR_RETURN(nlohmann::json pod, LeaderPod(client));
   const auto meta = pod.value("metadata", nlohmann::json::object());
   const std::string pod_name = meta.value("namespace", "") + "/" + meta.value("name", "");
-  const OperatorHistory history = OperatorHistoryFromArgs(OperatorArgs(pod), meta.value("namespace", ""));
+  const OperatorHistory history =
+      OperatorHistoryFromArgs(OperatorArgs(pod), meta.value("namespace", ""));
   if (history.disabled) {
     return Status::NotFound(fmt::format(
         "the operator (pod {}) runs with --no-history: it keeps no speeds; name a Prometheus "

@@ -58,8 +58,8 @@ std::string NodeTable(const controller::WeightedJobStatus& status) {
         "<tr><td>{}</td><td>{:g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td></tr>\n",
         EscapeXml(row.name), row.weight, EscapeXml(row.prior ? row.prior->source : "-"),
-        fmt::format("{:.4g}", row.estimated_speed), Figure(row.measured_speed, "{:.4g}"),
-        row.items, row.steals, fmt::format("{:.2f}", BusySeconds(row)),
+        fmt::format("{:.4g}", row.estimated_speed), Figure(row.measured_speed, "{:.4g}"), row.items,
+        row.steals, fmt::format("{:.2f}", BusySeconds(row)),
         row.prior_error ? fmt::format("{:+.1f}%", 100 * *row.prior_error) : std::string("-"));
   }
   return fmt::format(
@@ -87,9 +87,10 @@ StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
   const std::string gantt = RenderGantt(title, {AsSimResult(status, policy)});
   std::string shown;
   if (view.node_count > view.nodes.size()) {
-    shown = fmt::format(" The status keeps {} of the job's {} nodes: those furthest from their "
-                        "predicted speed.",
-                        view.nodes.size(), view.node_count);
+    shown = fmt::format(
+        " The status keeps {} of the job's {} nodes: those furthest from their "
+        "predicted speed.",
+        view.nodes.size(), view.node_count);
   }
   return fmt::format(
       R"(<!DOCTYPE html>

@@ -149,7 +149,7 @@ std::string HeaderLine(const TopView& view) {
   return line;
 }
 
-std::string ProgressLine(const TopView& view, int width) {
+std::string TopProgressLine(const TopView& view, int width) {
   const double fraction =
       view.items > 0 ? static_cast<double>(view.completed) / static_cast<double>(view.items) : 0;
   std::string tail =
@@ -192,7 +192,9 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
       summary != status_json.end() && summary->is_object()) {
     const auto nodes = summary->value("nodes", nlohmann::json());
     const auto steals = summary->value("steals", nlohmann::json());
-    if (nodes.is_number_unsigned()) view.node_count = std::max<uint64_t>(nodes, view.node_count);
+    if (nodes.is_number_unsigned()) {
+      view.node_count = std::max(nodes.get<uint64_t>(), view.node_count);
+    }
     if (steals.is_number_unsigned()) view.steals = steals.get<uint64_t>();
   }
   view.excluded = status.excluded_nodes.size();
@@ -220,7 +222,7 @@ std::string RenderTop(const TopView& view, int width) {
   const auto columns = static_cast<size_t>(width);
   std::vector<std::string> lines;
   lines.push_back(OneLine(HeaderLine(view), columns));
-  lines.push_back(ProgressLine(view, width));
+  lines.push_back(TopProgressLine(view, width));
   if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
   lines.emplace_back();
 
@@ -241,12 +243,13 @@ std::string RenderTop(const TopView& view, int width) {
     fraction = std::clamp(fraction, 0.0, 1.0);
     std::string eta = "--";
     if (!Finished(view) && node.speed > 0) {
-      eta = FormatSeconds(std::max(0.0, expected[i] - static_cast<double>(node.items)) / node.speed);
+      eta =
+          FormatSeconds(std::max(0.0, expected[i] - static_cast<double>(node.items)) / node.speed);
     }
     lines.push_back(fmt::format("{:<{}} {:>6g} {:>8} {:>9} {:>6} {} {:>3.0f}%  {}",
                                 OneLine(node.name, name_width), name_width, node.weight,
-                                FormatSpeed(node.speed), node.items, node.steals, Bar(fraction, bar),
-                                std::floor(100 * fraction), eta));
+                                FormatSpeed(node.speed), node.items, node.steals,
+                                Bar(fraction, bar), std::floor(100 * fraction), eta));
   }
   if (view.nodes.empty()) lines.emplace_back("(no nodes yet: the operator has not placed workers)");
   if (view.node_count > view.nodes.size()) {
@@ -264,8 +267,8 @@ std::string RenderTop(const TopView& view, int width) {
   }
   if (Finished(view)) {
     if (view.efficiency) {
-      lines.push_back(OneLine(fmt::format("efficiency {:.3f} of the physical limit", *view.efficiency),
-                              columns));
+      lines.push_back(OneLine(
+          fmt::format("efficiency {:.3f} of the physical limit", *view.efficiency), columns));
     }
     if (!view.result.empty()) lines.push_back(OneLine("result " + view.result, columns));
   }

@@ -23,13 +23,10 @@ constexpr double kStart = 1795672800;
 
 // A WeightedJob of seed 000's three nodes, `completed` of 150000 items done.
 json Job(const std::string& phase, uint64_t completed, std::vector<json> nodes) {
-  json status = {{"phase", phase},
-                 {"progress", "x"},
-                 {"completedItems", completed},
-                 {"items", 150000},
-                 {"workers", nodes.size()},
-                 {"startTime", "2026-11-26T06:00:00Z"},
-                 {"nodes", nodes}};
+  json status = {
+      {"phase", phase},  {"progress", "x"},         {"completedItems", completed},
+      {"items", 150000}, {"workers", nodes.size()}, {"startTime", "2026-11-26T06:00:00Z"},
+      {"nodes", nodes}};
   return {{"apiVersion", "ballast.io/v1alpha1"},
           {"kind", "WeightedJob"},
           {"metadata", {{"name", "primes-300000"}, {"namespace", "default"}}},
@@ -39,12 +36,8 @@ json Job(const std::string& phase, uint64_t completed, std::vector<json> nodes) 
 
 json Node(const std::string& name, double weight, double speed, uint64_t items,
           uint64_t steals = 0) {
-  return {{"name", name},
-          {"weight", weight},
-          {"score", 1},
-          {"estimatedSpeed", speed},
-          {"items", items},
-          {"steals", steals}};
+  return {{"name", name},   {"weight", weight}, {"score", 1}, {"estimatedSpeed", speed},
+          {"items", items}, {"steals", steals}};
 }
 
 json RunningJob() {
@@ -118,8 +111,9 @@ TEST(RenderTopTest, DrawsTheJobBarEtaAndOneRowPerNode) {
   ASSERT_TRUE(view.ok());
   const std::vector<std::string> lines = Lines(RenderTop(*view, 100));
   ASSERT_GE(lines.size(), 7u);
-  EXPECT_EQ(lines[0],
-            "WeightedJob default/primes-300000  Running  primes (adaptive)  3 workers  elapsed 15s");
+  EXPECT_EQ(
+      lines[0],
+      "WeightedJob default/primes-300000  Running  primes (adaptive)  3 workers  elapsed 15s");
   // 75000 items left at 11000 items/s: 7 s.
   EXPECT_NE(lines[1].find(" 50.0%  75000/150000 items  ETA 7s"), std::string::npos) << lines[1];
   EXPECT_EQ(lines[1].find('['), 0u);
@@ -169,8 +163,8 @@ TEST(RenderTopTest, BeforeAnySpeedTheBarsFollowTheWeights) {
 }
 
 TEST(RenderTopTest, AFinishedJobIsFullWithItsEfficiencyAndResult) {
-  json job = Job("Succeeded", 150000,
-                 {Node("pi4b-0", 5, 5000, 68000), Node("pi3b-0", 1, 1000, 14000)});
+  json job =
+      Job("Succeeded", 150000, {Node("pi4b-0", 5, 5000, 68000), Node("pi3b-0", 1, 1000, 14000)});
   job["status"]["completionTime"] = "2026-11-26T06:00:14Z";
   job["status"]["makespanSeconds"] = 13.5;
   job["status"]["efficiency"] = 0.91;
@@ -195,8 +189,8 @@ TEST(RenderTopTest, FormatSecondsReadsAtAGlance) {
 }
 
 TEST(JobReportTest, AFinishedJobHasItsGanttAndTable) {
-  json job = Job("Succeeded", 150000,
-                 {Node("pi4b-0", 5, 5000, 68000), Node("pi3b-<0>", 1, 1000, 14000)});
+  json job =
+      Job("Succeeded", 150000, {Node("pi4b-0", 5, 5000, 68000), Node("pi3b-<0>", 1, 1000, 14000)});
   job["status"]["makespanSeconds"] = 14;
   job["status"]["idealSeconds"] = 12.6;
   job["status"]["efficiency"] = 0.9;
@@ -230,10 +224,10 @@ TEST(OperatorHistoryTest, ReadsTheChartsArguments) {
       "ballast-system");
   EXPECT_EQ(store.configmap, "ballast-system/ballast-history");
   EXPECT_EQ(store.prometheus_url, "");
-  const OperatorHistory prometheus = OperatorHistoryFromArgs(
-      {"operator", "--prometheus-url", "http://prometheus.monitoring:9090",
-       "--prometheus-window=604800"},
-      "ballast-system");
+  const OperatorHistory prometheus =
+      OperatorHistoryFromArgs({"operator", "--prometheus-url", "http://prometheus.monitoring:9090",
+                               "--prometheus-window=604800"},
+                              "ballast-system");
   EXPECT_EQ(prometheus.prometheus_url, "http://prometheus.monitoring:9090");
   EXPECT_EQ(prometheus.window, "604800");
   EXPECT_EQ(prometheus.configmap, "");
@@ -241,9 +235,11 @@ TEST(OperatorHistoryTest, ReadsTheChartsArguments) {
 }
 
 TEST(OperatorHistoryTest, WithoutAFlagTheOperatorsDefaultStore) {
-  EXPECT_EQ(OperatorHistoryFromArgs({"operator"}, "ns").configmap, "default/ballast-operator-history");
-  EXPECT_EQ(OperatorHistoryFromArgs({"--lease-namespace", "b", "--lease-name", "op"}, "ns").configmap,
-            "b/op-history");
+  EXPECT_EQ(OperatorHistoryFromArgs({"operator"}, "ns").configmap,
+            "default/ballast-operator-history");
+  EXPECT_EQ(
+      OperatorHistoryFromArgs({"--lease-namespace", "b", "--lease-name", "op"}, "ns").configmap,
+      "b/op-history");
   EXPECT_EQ(OperatorHistoryFromArgs({"--history-configmap=speeds"}, "ns").configmap, "ns/speeds");
 }
 
@@ -257,9 +253,9 @@ TEST(ServiceProxyTest, AServicesUrlGoesThroughTheApiServer) {
 }
 
 TEST(ServiceProxyTest, AnythingElseSaysToPortForward) {
-  for (const char* url : {"http://10.0.0.5:9090", "http://prometheus:9090", "ftp://p.m:1",
-                          "http://p.m:port", "http://p.m.example.com:9090", "http://P.m:9090",
-                          "http://p.m:9090/x?y=1"}) {
+  for (const char* url :
+       {"http://10.0.0.5:9090", "http://prometheus:9090", "ftp://p.m:1", "http://p.m:port",
+        "http://p.m.example.com:9090", "http://P.m:9090", "http://p.m:9090/x?y=1"}) {
     auto base = ServiceProxyBase(url);
     ASSERT_FALSE(base.ok()) << url;
     EXPECT_EQ(base.status().code(), StatusCode::kInvalid);
