@@ -269,8 +269,9 @@ Examples:
   kubectl ballast report primes-300000          # primes-300000.html of a finished job
   kubectl ballast fit --workload primes         # the profile's ranks fitted to measured speeds
 
-Exit codes: 0 ok, 1 the cluster refused or failed (the message says what),
-2 a bad flag or input.)";
+Exit codes: 0 ok, 1 the cluster or the history failed or refused (the message
+says what), 2 a bad flag or input, or a job, profile or context that does not
+exist.)";
 
 void AddClusterFlags(CLI::App& app, PluginFlags& flags) {
   app.add_option("--kubeconfig", flags.kubeconfig,
@@ -300,6 +301,7 @@ void RegisterPluginWeights(CLI::App& app, const std::shared_ptr<PluginFlags>& fl
       "fuzzy score, RELATIVE the score over the lowest, WEIGHT it rounded as the profile says;\n"
       "each criterion column is its membership (the label's value), * where the node probe set\n"
       "the label. A missing or malformed label gets the criterion's default and a warning.\n\n"
+      "Cluster flags (before or after the subcommand): --kubeconfig, --context, -n.\n\n"
       "Examples:\n"
       "  kubectl ballast weights\n"
       "  kubectl ballast weights -l ballast.io/pool=seed000 -o json");
@@ -323,6 +325,7 @@ void RegisterPluginTop(CLI::App& app, const std::shared_ptr<PluginFlags>& flags,
       "done, STEALS the tail steals it made; PROGRESS its items against its expected share\n"
       "(the job's items times its share of the summed speeds); ETA at its speed. A job of\n"
       "more than 100 nodes shows the 100 furthest from their predicted speed.\n\n"
+      "Cluster flags (before or after the subcommand): --kubeconfig, --context, -n.\n\n"
       "Examples:\n"
       "  kubectl ballast top primes-300000\n"
       "  kubectl ballast top thumbnails -n photos --once");
@@ -341,6 +344,7 @@ void RegisterPluginReport(CLI::App& app, const std::shared_ptr<PluginFlags>& fla
       "\nA finished job keeps per-node totals in its status, not the timeline of its leases:\n"
       "each node's busy time is drawn as its items over its estimated speed, from the start\n"
       "of the makespan. `ballast run --report` draws the full timeline of a local run.\n\n"
+      "Cluster flags (before or after the subcommand): --kubeconfig, --context, -n.\n\n"
       "Examples:\n"
       "  kubectl ballast report primes-300000 && xdg-open primes-300000.html\n"
       "  kubectl ballast report thumbnails -n photos -o - > thumbnails.html");
@@ -377,6 +381,7 @@ void RegisterPluginFit(CLI::App& app, const std::shared_ptr<PluginFlags>& flags,
       "the API server's service proxy (rights to get services/proxy), or its ConfigMap of\n"
       "finished jobs' speeds. It prints the fitted WeightProfile, with each node's error\n"
       "before and after as comments: `kubectl apply -f` it to use it.\n\n"
+      "Cluster flags (before or after the subcommand): --kubeconfig, --context, -n.\n\n"
       "Examples:\n"
       "  kubectl ballast fit --workload primes > fitted.yaml\n"
       "  kubectl ballast fit --prometheus http://localhost:9090 --window 30d");

@@ -7,6 +7,8 @@
 #include <ctime>
 
 #include "core/common/utf8.h"
+#include "core/workload/result.h"
+#include "core/workload/workload.h"
 #include "operator/controller/weighted_job.h"
 
 namespace ballast::cli {
@@ -100,6 +102,18 @@ double SummedSpeed(const std::vector<TopNode>& nodes, bool* all_measured) {
     if (node.speed <= 0) *all_measured = false;
   }
   return sum;
+}
+
+// The result as `ballast run` prints it ("25997 primes, checksum 0x..."),
+// or its JSON when the workload's kind is not known here.
+std::string ResultText(const std::string& workload, const nlohmann::json& result) {
+  for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
+                    workload::WorkloadKind::kExec}) {
+    if (workload != workload::WorkloadKindName(kind)) continue;
+    auto parsed = workload::Result::FromJson(kind, result);
+    if (parsed.ok()) return parsed->Summary();
+  }
+  return result.dump();
 }
 
 bool Finished(const TopView& view) { return view.phase == "Succeeded" || view.phase == "Failed"; }
@@ -205,7 +219,7 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
   view.condition = ConditionLine(status_json);
   view.makespan_s = status.makespan_seconds;
   view.efficiency = status.efficiency;
-  if (status.result && Finished(view)) view.result = status.result->dump();
+  if (status.result && Finished(view)) view.result = ResultText(view.workload, *status.result);
   return view;
 }
 

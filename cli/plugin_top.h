@@ -50,7 +50,7 @@ struct TopView {
   std::string condition;            // "Reason: message" of the newest condition
   std::optional<double> makespan_s;
   std::optional<double> efficiency;
-  std::string result;  // status.result, compact, once the job is finished
+  std::string result;  // status.result as `ballast run` sums it up, once the job is finished
 };
 
 // The view of `job` (a WeightedJob as the API server returns it) at unix

@@ -168,7 +168,7 @@ TEST(RenderTopTest, AFinishedJobIsFullWithItsEfficiencyAndResult) {
   job["status"]["completionTime"] = "2026-11-26T06:00:14Z";
   job["status"]["makespanSeconds"] = 13.5;
   job["status"]["efficiency"] = 0.91;
-  job["status"]["result"] = {{"primes", {{"count", 25997}}}};
+  job["status"]["result"] = {{"primes", {{"count", 25997}, {"sum", "0x00000000dd1a962a"}}}};
   auto view = TopViewFromJob(job, kStart + 100);
   ASSERT_TRUE(view.ok());
   EXPECT_DOUBLE_EQ(*view->elapsed_s, 14);  // to the completion, not now
@@ -176,7 +176,12 @@ TEST(RenderTopTest, AFinishedJobIsFullWithItsEfficiencyAndResult) {
   EXPECT_NE(text.find("100.0%  150000/150000 items  makespan 14s"), std::string::npos) << text;
   EXPECT_NE(text.find("] 100%  --"), std::string::npos) << text;
   EXPECT_NE(text.find("efficiency 0.910 of the physical limit"), std::string::npos) << text;
-  EXPECT_NE(text.find("result {\"primes\":{\"count\":25997}}"), std::string::npos) << text;
+  EXPECT_NE(text.find("result 25997 primes, checksum 0x00000000dd1a962a"), std::string::npos)
+      << text;
+  // A result this program cannot read is shown as it is.
+  job["status"]["result"] = {{"primes", {{"count", "x"}}}};
+  EXPECT_NE(RenderTop(*TopViewFromJob(job, kStart), 100).find(R"(result {"primes":{"count":"x"}})"),
+            std::string::npos);
 }
 
 TEST(RenderTopTest, FormatSecondsReadsAtAGlance) {
