@@ -116,6 +116,13 @@ std::string ResultText(const std::string& workload, const nlohmann::json& result
   return result.dump();
 }
 
+// object[key] when it is an integer >= 0.
+std::optional<uint64_t> Count(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer() || it->get<int64_t>() < 0) return std::nullopt;
+  return it->get<uint64_t>();
+}
+
 bool Finished(const TopView& view) { return view.phase == "Succeeded" || view.phase == "Failed"; }
 
 // Seconds until the job's end; nullopt when nothing says.
@@ -126,7 +133,8 @@ std::optional<double> JobEta(const TopView& view) {
   const double speed = SummedSpeed(view.nodes, &all_measured);
   if (view.node_count == view.nodes.size() && all_measured && speed > 0) return left / speed;
   const double fraction = static_cast<double>(view.completed) / static_cast<double>(view.items);
-  if (view.elapsed_s && fraction > 0.01) return *view.elapsed_s * (1 - fraction) / fraction;
+  if (view.elapsed_s && *view.elapsed_s > 0 && fraction > 0.01)
+    return *view.elapsed_s * (1 - fraction) / fraction;
   return std::nullopt;
 }
 
@@ -204,18 +212,12 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
   view.node_count = view.nodes.size();
   if (const auto summary = status_json.find("nodeSummary");
       summary != status_json.end() && summary->is_object()) {
-    const auto nodes = summary->value("nodes", nlohmann::json());
-    const auto steals = summary->value("steals", nlohmann::json());
-    if (nodes.is_number_unsigned()) {
-      view.node_count = std::max(nodes.get<uint64_t>(), view.node_count);
+    if (const auto nodes = Count(*summary, "nodes")) {
+      view.node_count = std::max(*nodes, view.node_count);
     }
-    if (steals.is_number_unsigned()) view.steals = steals.get<uint64_t>();
+    if (const auto steals = Count(*summary, "steals")) view.steals = *steals;
   }
-  view.excluded = status.excluded_nodes.size();
-  if (const auto count = status_json.find("excludedNodeCount");
-      count != status_json.end() && count->is_number_unsigned()) {
-    view.excluded = count->get<uint64_t>();
-  }
+  view.excluded = Count(status_json, "excludedNodeCount").value_or(status.excluded_nodes.size());
   view.condition = ConditionLine(status_json);
   view.makespan_s = status.makespan_seconds;
   view.efficiency = status.efficiency;
@@ -267,11 +269,11 @@ std::string RenderTop(const TopView& view, int width) {
   }
   if (view.nodes.empty()) lines.emplace_back("(no nodes yet: the operator has not placed workers)");
   if (view.node_count > view.nodes.size()) {
-    lines.push_back(OneLine(
-        fmt::format("{} of {} nodes shown: those furthest from their predicted speed (the job's "
-                    "status keeps at most 100); {} steals in all",
-                    view.nodes.size(), view.node_count, view.steals),
-        columns));
+    lines.push_back(
+        OneLine(fmt::format("{} of {} nodes shown, those furthest from their predicted speed; {} "
+                            "steals in all",
+                            view.nodes.size(), view.node_count, view.steals),
+                columns));
   }
   if (view.excluded > 0) {
     lines.push_back(OneLine(fmt::format("{} selected node(s) carry no worker (kubectl describe wj "

@@ -167,6 +167,7 @@ profile = yaml.safe_load(open(sys.argv[1]))
 assert profile["kind"] == "WeightProfile", profile
 assert profile["spec"]["criteria"], profile' "$tmp/fit" || fail "fit $*: not a WeightProfile"
   for node in pi4b-0 pi4b-1 pi3b-0; do grep -q "^# $node " "$tmp/fit" || fail "fit $*: no $node"; done
+  cat "$tmp/fit.err" "$tmp/fit"
   pass "fit $*: a WeightProfile from $origin"
 }
 fit_ok "the operator's ConfigMap $ns/speeds, workload primes" --history-configmap "$ns/speeds"
@@ -224,12 +225,14 @@ metadata: {name: prometheus}
 spec:
   ports: [{name: web, port: 9090, targetPort: $prometheus_port}]
 ---
-apiVersion: v1
-kind: Endpoints
-metadata: {name: prometheus}
-subsets:
-- addresses: [{ip: $host_ip}]
-  ports: [{name: web, port: $prometheus_port}]
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: prometheus-1
+  labels: {kubernetes.io/service-name: prometheus}
+addressType: IPv4
+endpoints: [{addresses: ["$host_ip"], conditions: {ready: true}}]
+ports: [{name: web, port: $prometheus_port, protocol: TCP}]
 YAML
 leader_pod --prometheus-url="http://prometheus.$ns.svc:9090" --prometheus-window=86400
 fit_ok "the operator's Prometheus http://prometheus.$ns.svc:9090 (through the API server: /api/v1/namespaces/$ns/services/http:prometheus:9090/proxy/), workload primes, the 1d"
