@@ -218,21 +218,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer((sys.argv[1], int(sys.argv[2])), Handler).serve_forever()
 PY
 prometheus=$!
+# The API server proxies only to an endpoint whose target is a pod with that
+# IP: a stand-in pod that never runs, its status given the address.
 kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: prometheus-0}
+spec:
+  nodeSelector: {ballast.io/stand-in: never}
+  containers: [{name: prometheus, image: prometheus:dev}]
+---
 apiVersion: v1
 kind: Service
 metadata: {name: prometheus}
 spec:
   ports: [{name: web, port: 9090, targetPort: $prometheus_port}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: prometheus-1
-  labels: {kubernetes.io/service-name: prometheus}
-addressType: IPv4
-endpoints: [{addresses: ["$host_ip"], conditions: {ready: true}}]
-ports: [{name: web, port: $prometheus_port, protocol: TCP}]
+YAML
+kubectl patch pod -n "$ns" prometheus-0 --subresource=status --type=merge \
+  -p "{\"status\": {\"podIP\": \"$host_ip\", \"podIPs\": [{\"ip\": \"$host_ip\"}]}}" >/dev/null
+kubectl apply -n "$ns" -f - >/dev/null 2>"$tmp/endpoints.err" <<YAML || fail "$(cat "$tmp/endpoints.err")"
+apiVersion: v1
+kind: Endpoints
+metadata: {name: prometheus}
+subsets:
+- addresses: [{ip: "$host_ip", targetRef: {kind: Pod, name: prometheus-0, namespace: $ns}}]
+  ports: [{name: web, port: $prometheus_port}]
 YAML
 leader_pod --prometheus-url="http://prometheus.$ns.svc:9090" --prometheus-window=86400
 fit_ok "the operator's Prometheus http://prometheus.$ns.svc:9090 (through the API server: /api/v1/namespaces/$ns/services/http:prometheus:9090/proxy/), workload primes, the 1d"
