@@ -11,6 +11,7 @@
 // After the standard headers (DEVELOPERS.md).
 #include <cpprest/base_uri.h>
 
+#include "cli/plugin_top.h"
 #include "core/common/duration.h"
 #include "core/history/prometheus_history.h"
 #include "core/history/speed_store.h"
@@ -49,7 +50,7 @@ StatusOr<nlohmann::json> LeaderPod(kube::KubeClient& client) {
   options.label_selector = "ballast.io/coordinator=leader";
   BALLAST_ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(controller::Pods(), options));
   for (const nlohmann::json& pod : pods.items) {
-    if (pod.value("status", nlohmann::json::object()).value("phase", "") == "Running") return pod;
+    if (StringField(MemberOf(pod, "status"), "phase") == "Running") return pod;
   }
   if (!pods.items.empty()) return pods.items.front();
   return Status::NotFound(
@@ -61,12 +62,14 @@ StatusOr<nlohmann::json> LeaderPod(kube::KubeClient& client) {
 // The operator container's arguments (the one whose args name a history
 // flag or --mark-leader-pod; else the first container's).
 std::vector<std::string> OperatorArgs(const nlohmann::json& pod) {
-  const auto containers =
-      pod.value("spec", nlohmann::json::object()).value("containers", nlohmann::json::array());
+  const nlohmann::json& containers = MemberOf(MemberOf(pod, "spec"), "containers");
   std::vector<std::string> first;
+  if (!containers.is_array()) return first;
   for (const auto& container : containers) {
     std::vector<std::string> args;
-    for (const auto& arg : container.value("args", nlohmann::json::array())) {
+    const nlohmann::json& container_args = MemberOf(container, "args");
+    if (!container_args.is_array()) continue;
+    for (const auto& arg : container_args) {
       if (arg.is_string()) args.push_back(arg.get<std::string>());
     }
     if (first.empty()) first = args;
@@ -117,8 +120,7 @@ StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& fl
   if (!object.ok()) {
     return Status(object.status().code(), fmt::format("{}: {}", what, object.status().message()));
   }
-  const auto data = object->value("data", nlohmann::json::object());
-  const auto text = data.is_object() ? data.value(controller::kHistoryDataKey, "") : "";
+  const std::string text = StringField(MemberOf(*object, "data"), controller::kHistoryDataKey);
   auto store = history::StoreFromText(text, history::StoreLimits{});
   if (!store.ok()) {
     return Status::Invalid(
@@ -227,10 +229,10 @@ StatusOr<FitSpeeds> ClusterHistorySpeeds(kube::HttpKubeClient& client, const Fit
                            now);
   }
   BALLAST_ASSIGN_OR_RETURN(nlohmann::json pod, LeaderPod(client));
-  const auto meta = pod.value("metadata", nlohmann::json::object());
-  const std::string pod_name = meta.value("namespace", "") + "/" + meta.value("name", "");
+  const nlohmann::json& meta = MemberOf(pod, "metadata");
+  const std::string pod_name = StringField(meta, "namespace") + "/" + StringField(meta, "name");
   const OperatorHistory history =
-      OperatorHistoryFromArgs(OperatorArgs(pod), meta.value("namespace", ""));
+      OperatorHistoryFromArgs(OperatorArgs(pod), StringField(meta, "namespace"));
   if (history.disabled) {
     return Status::NotFound(fmt::format(
         "the operator (pod {}) runs with --no-history: it keeps no speeds; name a Prometheus "

@@ -81,7 +81,7 @@ StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
                               view.name));
   }
   BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
-                           controller::StatusFromJson(job.value("status", nlohmann::json())));
+                           controller::StatusFromJson(MemberOf(job, "status")));
   const std::string policy = view.policy.empty() ? "adaptive" : view.policy;
   const std::string title = fmt::format("{}/{} — {}", view.ns, view.name, policy);
   const std::string gantt = RenderGantt(title, {AsSimResult(status, policy)});

@@ -66,8 +66,8 @@ std::string ConditionLine(const nlohmann::json& status) {
   std::string best_time;
   for (const auto& condition : *conditions) {
     if (!condition.is_object()) continue;
-    const bool is_true = condition.value("status", "") == "True";
-    const std::string time = condition.value("lastTransitionTime", "");
+    const bool is_true = StringField(condition, "status") == "True";
+    const std::string time = StringField(condition, "lastTransitionTime");
     if (best == nullptr || (is_true && !best_true) || (is_true == best_true && time > best_time)) {
       best = &condition;
       best_true = is_true;
@@ -75,8 +75,8 @@ std::string ConditionLine(const nlohmann::json& status) {
     }
   }
   if (best == nullptr) return "";
-  const std::string reason = best->value("reason", "");
-  const std::string message = best->value("message", "");
+  const std::string reason = StringField(*best, "reason");
+  const std::string message = StringField(*best, "message");
   return message.empty() ? reason : reason + ": " + message;
 }
 
@@ -89,7 +89,10 @@ void ReadSpec(const nlohmann::json& spec, TopView& view) {
   }
   if (const auto policy = spec.find("policy"); policy != spec.end()) {
     if (policy->is_string()) view.policy = policy->get<std::string>();
-    if (policy->is_object()) view.policy = policy->value("label", policy->value("name", ""));
+    if (policy->is_object()) {
+      view.policy = StringField(*policy, "label");
+      if (view.policy.empty()) view.policy = StringField(*policy, "name");
+    }
   }
 }
 
@@ -184,16 +187,30 @@ std::string TopProgressLine(const TopView& view, int width) {
 
 }  // namespace
 
+std::string StringField(const nlohmann::json& node, std::string_view key) {
+  const nlohmann::json& member = MemberOf(node, key);
+  return member.is_string() ? member.get<std::string>() : std::string();
+}
+
+const nlohmann::json& MemberOf(const nlohmann::json& node, std::string_view key) {
+  static const nlohmann::json kNull;
+  if (!node.is_object()) return kNull;
+  const auto it = node.find(key);
+  return it == node.end() ? kNull : *it;
+}
+
 StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
-  if (!job.is_object() || job.value("kind", "") != "WeightedJob") {
+  if (StringField(job, "kind") != "WeightedJob") {
     return Status::Invalid("kind: expected WeightedJob");
   }
   TopView view;
-  const nlohmann::json meta = job.value("metadata", nlohmann::json::object());
-  view.ns = meta.is_object() ? meta.value("namespace", "") : "";
-  view.name = meta.is_object() ? meta.value("name", "") : "";
-  ReadSpec(job.value("spec", nlohmann::json::object()), view);
-  const nlohmann::json status_json = job.value("status", nlohmann::json::object());
+  const nlohmann::json& meta = MemberOf(job, "metadata");
+  view.ns = StringField(meta, "namespace");
+  view.name = StringField(meta, "name");
+  ReadSpec(MemberOf(job, "spec"), view);
+  const nlohmann::json& status_member = MemberOf(job, "status");
+  const nlohmann::json status_json =
+      status_member.is_null() ? nlohmann::json::object() : status_member;
   if (!status_json.is_object()) return Status::Invalid("status: expected an object");
   BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
                            controller::StatusFromJson(status_json));

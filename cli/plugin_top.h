@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/common/status.h"
@@ -52,6 +53,12 @@ struct TopView {
   std::optional<double> efficiency;
   std::string result;  // status.result as `ballast run` sums it up, once the job is finished
 };
+
+// node[key] when node is an object and that member a string, else "": a
+// field of an object from the API server, whose type is checked, not trusted.
+std::string StringField(const nlohmann::json& node, std::string_view key);
+// node[key] when node is an object that has it, else null.
+const nlohmann::json& MemberOf(const nlohmann::json& node, std::string_view key);
 
 // The view of `job` (a WeightedJob as the API server returns it) at unix
 // time `now`. Invalid naming the field when the object is not a

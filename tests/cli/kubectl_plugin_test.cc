@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "cli/plugin_cluster.h"
 #include "cli/plugin_report.h"
 #include "cli/plugin_top.h"
+#include "tests/support/test_seed.h"
 
 namespace ballast::cli {
 namespace {
@@ -266,6 +268,51 @@ TEST(ServiceProxyTest, AnythingElseSaysToPortForward) {
     EXPECT_EQ(base.status().code(), StatusCode::kInvalid);
     EXPECT_NE(base.status().message().find("--prometheus URL"), std::string::npos)
         << base.status().message();
+  }
+}
+
+// Random bytes and values where the API server's object or the operator's
+// arguments hold text: the readers say Invalid or read it, the view stays
+// within the width and free of control characters, the proxy path stays a
+// path of a Service. Randomized; prints its seed (BALLAST_TEST_SEED replays).
+TEST(HostileInputTest, RandomFieldsNeverBreakTheViewOrTheProxyPath) {
+  const uint64_t seed = testing_support::TestSeed();
+  SCOPED_TRACE(::testing::Message() << "BALLAST_TEST_SEED=" << seed);
+  std::mt19937_64 random(seed);
+  const auto text = [&random](size_t max) {
+    std::string out(random() % max, ' ');
+    for (char& c : out) c = static_cast<char>(random() % 256);
+    return out;
+  };
+  const std::vector<json> values = {json(nullptr),    json(-1),  json(1e300),   json(-0.5),
+                                    json(UINT64_MAX), json("x"), json::array(), json::object()};
+  const std::vector<std::string> fields = {"phase",       "completedItems",    "items",
+                                           "workers",     "startTime",         "completionTime",
+                                           "nodeSummary", "excludedNodeCount", "makespanSeconds",
+                                           "result"};
+  for (int round = 0; round < 2000; ++round) {
+    json job = RunningJob();
+    job["status"][fields[random() % fields.size()]] = values[random() % values.size()];
+    job["status"]["nodes"][random() % 3]["name"] = text(80);
+    job["status"]["conditions"] = {
+        {{"type", "Ready"}, {"status", "True"}, {"reason", text(40)}, {"message", text(400)}}};
+    job["spec"]["policy"] = random() % 2 ? json(text(60)) : values[random() % values.size()];
+    if (random() % 4 == 0) job["spec"]["policy"] = {{"name", values[random() % values.size()]}};
+    if (random() % 4 == 0) {
+      job["status"]["conditions"][0]["status"] = values[random() % values.size()];
+      job["metadata"]["name"] = values[random() % values.size()];
+    }
+    auto view = TopViewFromJob(job, kStart + static_cast<double>(random() % 100000));
+    if (!view.ok()) continue;
+    const int width = 60 + static_cast<int>(random() % 200);
+    for (const std::string& line : Lines(RenderTop(*view, width))) {
+      ASSERT_LE(line.size(), static_cast<size_t>(width)) << line;
+      for (const char c : line) ASSERT_FALSE(static_cast<unsigned char>(c) < 0x20) << line;
+    }
+    auto base = ServiceProxyBase("http://" + text(40));
+    if (base.ok()) EXPECT_EQ(base->rfind("/api/v1/namespaces/", 0), 0u) << *base;
+    const OperatorHistory history = OperatorHistoryFromArgs({text(30), text(30), text(30)}, "ns");
+    EXPECT_FALSE(history.configmap.empty() && history.prometheus_url.empty());
   }
 }
 
