@@ -100,6 +100,24 @@ grep -q "every 0.5 s from the job's status; Ctrl-C quits" "$tmp/screen" || fail 
 awk 'length($0) > 110 {exit 1}' "$tmp/screen" || fail "a line is wider than the terminal"
 for node in pi4b-0 pi4b-1 pi3b-0; do grep -q "^$node " "$tmp/screen" || fail "no row of $node"; done
 
+# Ctrl-C quits a live top at once, with exit code 0. In a user's terminal
+# SIGINT is at its default; a test started as a shell's background job
+# inherits it ignored, which top (as every ballast command) then keeps: the
+# pane puts it back for top, and its shell survives it to say the exit code.
+cat >"$tmp/bin/with-sigint" <<'PY'
+#!/usr/bin/env python3
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])
+PY
+chmod +x "$tmp/bin/with-sigint"
+tmux -S "$tmux_socket" new-session -d -x 100 -y 20 -s quit \
+  "bash -c 'trap : INT; $tmp/bin/with-sigint kubectl ballast top primes -n $ns; echo \"top exited \$?\"; sleep 600'"
+quit_screen() { tmux -S "$tmux_socket" capture-pane -p -t quit >"$tmp/quit"; grep -q "$1" "$tmp/quit"; }
+wait_until "a second top drawing the running job" 30 quit_screen "^WeightedJob $ns/primes  Running"
+tmux -S "$tmux_socket" send-keys -t quit C-c
+wait_until "top quits on Ctrl-C with exit code 0" 10 quit_screen "^top exited 0$"
+
 finished_screen() {
   screen >"$tmp/screen"
   grep -q "top exited 0" "$tmp/screen"
