@@ -116,7 +116,7 @@ tmux -S "$tmux_socket" new-session -d -x 100 -y 20 -s quit \
 quit_screen() { tmux -S "$tmux_socket" capture-pane -p -t quit >"$tmp/quit"; grep -q "$1" "$tmp/quit"; }
 wait_until "a second top drawing the running job" 30 quit_screen "^WeightedJob $ns/primes  Running"
 tmux -S "$tmux_socket" send-keys -t quit C-c
-wait_until "top quits on Ctrl-C with exit code 0" 10 quit_screen "^top exited 0$"
+wait_until "top quits on Ctrl-C with exit code 0" 10 quit_screen "top exited 0$"
 
 finished_screen() {
   screen >"$tmp/screen"
