@@ -101,9 +101,11 @@ awk 'length($0) > 110 {exit 1}' "$tmp/screen" || fail "a line is wider than the 
 for node in pi4b-0 pi4b-1 pi3b-0; do grep -q "^$node " "$tmp/screen" || fail "no row of $node"; done
 
 # Ctrl-C quits a live top at once, with exit code 0. In a user's terminal
-# SIGINT is at its default; a test started as a shell's background job
-# inherits it ignored, which top (as every ballast command) then keeps: the
-# pane puts it back for top, and its shell survives it to say the exit code.
+# SIGINT is at its default; a background job of a shell without job control
+# starts with it ignored, and every ballast command keeps an ignored SIGINT
+# ignored (stop_signals.h): whatever this test inherited, the pane puts it
+# back to its default for top, and top's shell survives it to say the exit
+# code (after the ^C the terminal echoes).
 cat >"$tmp/bin/with-sigint" <<'PY'
 #!/usr/bin/env python3
 import os, signal, sys
