@@ -87,7 +87,7 @@ wait_until "the job running with its three workers" 60 \
 # A terminal 110 columns wide; the pane stays after top exits.
 tmux -S "$tmux_socket" new-session -d -x 110 -y 30 -s top \
   "kubectl ballast top primes -n $ns --interval 0.5; echo \"top exited \$?\"; sleep 600"
-screen() { tmux -S "$tmux_socket" capture-pane -p -t top; }
+screen() { tmux -S "$tmux_socket" capture-pane -p -t '=top:'; }
 running_screen() {
   screen >"$tmp/screen"
   grep -q "^WeightedJob $ns/primes  Running  primes (adaptive)  3 workers" "$tmp/screen" &&
@@ -115,10 +115,11 @@ PY
 chmod +x "$tmp/bin/with-sigint"
 tmux -S "$tmux_socket" new-session -d -x 100 -y 20 -s quit \
   "bash -c 'trap : INT; $tmp/bin/with-sigint kubectl ballast top primes -n $ns; echo \"top exited \$?\"; sleep 600'"
-quit_screen() { tmux -S "$tmux_socket" capture-pane -p -t quit >"$tmp/quit"; grep -q "$1" "$tmp/quit"; }
+quit_screen() { tmux -S "$tmux_socket" capture-pane -p -t '=quit:' >"$tmp/quit"; grep -q "$1" "$tmp/quit"; }
 wait_until "a second top drawing the running job" 30 quit_screen "^WeightedJob $ns/primes  Running"
-tmux -S "$tmux_socket" send-keys -t quit C-c
+tmux -S "$tmux_socket" send-keys -t '=quit:' C-c
 wait_until "top quits on Ctrl-C with exit code 0" 10 quit_screen "top exited 0$"
+tmux -S "$tmux_socket" kill-session -t '=quit'
 
 finished_screen() {
   screen >"$tmp/screen"
