@@ -21,4 +21,11 @@ void RegisterOperator(CLI::App& app, int* exit_code);
 // ballast selftest [-n NS] [--limit N] [--timeout S]: a tiny job, its exact result checked
 void RegisterSelftest(CLI::App& app, int* exit_code);
 
+// Whether argv[0]'s base name is kubectl-ballast: the program runs as the
+// kubectl plugin (`kubectl ballast ...`).
+bool IsKubectlPluginName(const char* argv0);
+// kubectl ballast weights|top|report|fit, with kubectl's cluster flags;
+// returns the exit code.
+int RunKubectlPlugin(int argc, char** argv);
+
 }  // namespace ballast::cli

@@ -51,17 +51,6 @@ StatusOr<std::string> WorkloadKind(const std::string& workload) {
       fmt::format("--workload: expected one of {}, got \"{}\"", fmt::join(kinds, ", "), workload));
 }
 
-// The seconds of --window: the operator's default when not given.
-StatusOr<double> WindowSeconds(const std::string& window) {
-  if (window.empty()) return DefaultFitWindowSeconds();
-  BALLAST_ASSIGN_OR_RETURN(double seconds, ParseDuration(window, "--window"));
-  if (seconds < 60) {
-    return Status::Invalid(fmt::format(
-        "--window: expected at least 60 s (the history query's least), got {}", window));
-  }
-  return seconds;
-}
-
 // The Prometheus of options.source, asked with the options' window and timeout.
 StatusOr<std::unique_ptr<net::PrometheusHistory>> Connect(const FitSpeedsOptions& options,
                                                           double window_s) {
@@ -80,7 +69,7 @@ StatusOr<std::unique_ptr<net::PrometheusHistory>> Connect(const FitSpeedsOptions
 StatusOr<FitSpeeds> PrometheusSpeeds(const FitSpeedsOptions& options,
                                      const std::vector<fuzzy::NodeFacts>& nodes) {
   BALLAST_ASSIGN_OR_RETURN(std::string workload, WorkloadKind(options.workload));
-  BALLAST_ASSIGN_OR_RETURN(double window_s, WindowSeconds(options.window));
+  BALLAST_ASSIGN_OR_RETURN(double window_s, FitWindowSeconds(options.window));
   BALLAST_ASSIGN_OR_RETURN(auto prometheus, Connect(options, window_s));
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
   const std::string asked = fmt::format("--fit {} (workload {}, --window {})", options.source,
@@ -115,14 +104,15 @@ StatusOr<FitSpeeds> FileSpeeds(const FitSpeedsOptions& options) {
 // The error of fewer than two nodes with a speed, naming them and the nodes
 // of the answer --nodes does not list (a --nodes of another cluster?).
 Status TooFewNodes(const std::map<std::string, double>& speeds,
-                   const std::vector<std::string>& unknown) {
+                   const std::vector<std::string>& unknown, const HistoryWording& wording) {
   std::vector<std::string> measured;
   for (const auto& [node, speed] : speeds) measured.push_back(node);
-  std::string message = fmt::format("{} node(s) of --nodes have a speed{}{}", measured.size(),
-                                    measured.empty() ? "" : ": ", NameList(measured));
+  std::string message =
+      fmt::format("{} node(s) of {} have a speed{}{}", measured.size(), wording.nodes,
+                  measured.empty() ? "" : ": ", NameList(measured));
   if (!unknown.empty()) {
-    message +=
-        fmt::format(" (and {} node(s) not in --nodes: {})", unknown.size(), NameList(unknown));
+    message += fmt::format(" (and {} node(s) not in {}: {})", unknown.size(), wording.nodes,
+                           NameList(unknown));
   }
   return Status::Unavailable(message +
                              "; the fit needs two or more (run the workload on more nodes, or "
@@ -133,13 +123,23 @@ Status TooFewNodes(const std::map<std::string, double>& speeds,
 
 double DefaultFitWindowSeconds() { return net::PrometheusHistoryOptions{}.window_seconds; }
 
+StatusOr<double> FitWindowSeconds(const std::string& window) {
+  if (window.empty()) return DefaultFitWindowSeconds();
+  BALLAST_ASSIGN_OR_RETURN(double seconds, ParseDuration(window, "--window"));
+  if (seconds < 60) {
+    return Status::Invalid(fmt::format(
+        "--window: expected at least 60 s (the history query's least), got {}", window));
+  }
+  return seconds;
+}
+
 bool IsPrometheusUrl(const std::string& source) {
   return source.starts_with("http://") || source.starts_with("https://");
 }
 
 StatusOr<FitSpeeds> SelectNodeSpeeds(const std::vector<fuzzy::NodeHistory>& history,
                                      const std::vector<fuzzy::NodeFacts>& nodes,
-                                     const std::string& origin) {
+                                     const std::string& origin, const HistoryWording& wording) {
   std::set<std::string> unmeasured;
   for (const fuzzy::NodeFacts& node : nodes) unmeasured.insert(node.name);
   FitSpeeds out{{}, {}, origin, {}};
@@ -154,18 +154,16 @@ StatusOr<FitSpeeds> SelectNodeSpeeds(const std::vector<fuzzy::NodeHistory>& hist
   }
   if (!unknown.empty()) {
     out.warnings.push_back(
-        fmt::format("Prometheus has speeds of {} node(s) not in --nodes, left "
-                    "out of the fit: {}",
-                    unknown.size(), NameList(unknown)));
+        fmt::format("{} has speeds of {} node(s) not in {}, left out of the fit: {}",
+                    wording.holder, unknown.size(), wording.nodes, NameList(unknown)));
   }
   const std::vector<std::string> missing(unmeasured.begin(), unmeasured.end());
   if (!missing.empty()) {
     out.warnings.push_back(
-        fmt::format("{} node(s) of --nodes have no speed in Prometheus, left "
-                    "out of the fit: {}",
-                    missing.size(), NameList(missing)));
+        fmt::format("{} node(s) of {} have no speed in {}, left out of the fit: {}", missing.size(),
+                    wording.nodes, wording.holder, NameList(missing)));
   }
-  if (out.speeds.size() < 2) return TooFewNodes(out.speeds, unknown);
+  if (out.speeds.size() < 2) return TooFewNodes(out.speeds, unknown, wording);
   return out;
 }
 

@@ -43,17 +43,28 @@ struct FitSpeeds {
 // (--prometheus-window), in seconds.
 double DefaultFitWindowSeconds();
 
+// The seconds of --window (seconds, or a duration like 7d): the default when
+// empty. Invalid naming --window when it does not parse or is under 60 s.
+StatusOr<double> FitWindowSeconds(const std::string& window);
+
 // Whether --fit names a Prometheus (http:// or https://) rather than a file.
 bool IsPrometheusUrl(const std::string& source);
 
-// The speeds of `nodes` in `history` (Prometheus's answer), with their
-// samples and a warning for each group left out: nodes of the answer not in
-// `nodes`, nodes of `nodes` not in the answer. `origin` describes the
-// answer (FitSpeeds::origin). Unavailable, naming the nodes left, when
-// fewer than two are left.
+// Who holds a history and what lists the nodes, as the messages of
+// SelectNodeSpeeds name them.
+struct HistoryWording {
+  std::string holder = "Prometheus";  // "Prometheus has speeds of ..."
+  std::string nodes = "--nodes";      // "... node(s) not in --nodes"
+};
+
+// The speeds of `nodes` in `history` (Prometheus's answer, or the operator's
+// store), with their samples and a warning for each group left out: nodes
+// of the answer not in `nodes`, nodes of `nodes` not in the answer.
+// `origin` describes the answer (FitSpeeds::origin). Unavailable, naming
+// the nodes left, when fewer than two are left.
 StatusOr<FitSpeeds> SelectNodeSpeeds(const std::vector<fuzzy::NodeHistory>& history,
                                      const std::vector<fuzzy::NodeFacts>& nodes,
-                                     const std::string& origin);
+                                     const std::string& origin, const HistoryWording& wording = {});
 
 // The speeds options.source gives for `nodes`. Invalid naming the flag for
 // a URL without --workload or with a bad --workload, --window or --timeout,

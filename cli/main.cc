@@ -19,6 +19,11 @@ int main(int argc, char** argv) {
   // own (stop_signals.h); never a pool thread by chance.
   ballast::cli::BlockStopSignals();
   ballast::cli::RaiseOpenFileLimit();
+  if (ballast::cli::IsKubectlPluginName(argc > 0 ? argv[0] : nullptr)) {
+    crossplat::threadpool::initialize_with_threads(2);
+    ballast::cli::UnblockStopSignals();
+    return ballast::cli::RunKubectlPlugin(argc, argv);
+  }
   CLI::App app{
       "Ballast runs batch jobs on heterogeneous clusters so that every node finishes together.\n"
       "It weighs nodes with a fuzzy model of their labels, splits work by weight, learns real\n"

@@ -20,6 +20,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/fit_speeds.h"
+#include "cli/weights.h"
 #include "core/common/duration.h"
 #include "core/common/utf8.h"
 #include "core/fuzzy/fit.h"
@@ -196,13 +197,7 @@ int RunFit(const WeightsOptions& options, const fuzzy::Profile& profile,
            const std::vector<fuzzy::NodeFacts>& nodes) {
   auto speeds = LoadFitSpeeds(options.fit, nodes);
   if (!speeds.ok()) return ReportError(speeds.status());
-  for (const std::string& warning : speeds->warnings) fmt::print(stderr, "warning: {}\n", warning);
-  auto fit = fuzzy::FitProfileRanks(profile, nodes, speeds->speeds);
-  if (!fit.ok()) {
-    return ReportError(Status(fit.status().code(),
-                              fmt::format("{}: {}", options.fit.source, fit.status().message())));
-  }
-  return PrintFit(*fit, *speeds);
+  return PrintFittedProfile(profile, nodes, *speeds, options.fit.source);
 }
 
 // Returns the exit code: kExitOk, or the code ReportError gives.
@@ -211,26 +206,14 @@ int RunWeights(const WeightsOptions& options) {
   if (!profile.ok()) return ReportError(profile.status());
   auto text = ReadInput(options.nodes);
   if (!text.ok()) return ReportError(text.status());
-  auto nodes = fuzzy::ParseNodes(*text, options.nodes == "-" ? "<stdin>" : options.nodes);
-  if (!nodes.ok()) return ReportError(nodes.status());
-  if (!options.fit.source.empty()) return RunFit(options, *profile, *nodes);
-  auto result = fuzzy::ComputeWeights(*profile, *nodes);
-  if (!result.ok()) return ReportError(result.status());
-
-  // The same text parsed again for the probe's marks; it parsed as nodes,
-  // so an error here cannot happen, and would only lose the marks.
-  auto marks = probe::ProbeLabelsOfNodes(*text, "nodes");
-  const ProbeMarks no_marks;
-  const ProbeMarks& probe_marks = marks.ok() ? *marks : no_marks;
-
-  for (const std::string& warning : result->warnings) fmt::print(stderr, "warning: {}\n", warning);
-  const Output output = options.output == "json" ? Output::kJson : Output::kTable;
-  const std::string formatted = output == Output::kJson
-                                    ? FormatJson(*profile, *result, probe_marks)
-                                    : FormatTable(*profile, *result, probe_marks);
-  fmt::print("{}", formatted);
-  std::fflush(stdout);
-  return kExitOk;
+  const std::string name = options.nodes == "-" ? "<stdin>" : options.nodes;
+  if (!options.fit.source.empty()) {
+    auto nodes = fuzzy::ParseNodes(*text, name);
+    if (!nodes.ok()) return ReportError(nodes.status());
+    return RunFit(options, *profile, *nodes);
+  }
+  return PrintNodeWeights(*profile, *text, name,
+                          options.output == "json" ? Output::kJson : Output::kTable);
 }
 
 constexpr const char* kWeightsFooter =
@@ -284,6 +267,39 @@ void AddFitFlags(CLI::App* command, const std::shared_ptr<WeightsOptions>& optio
 }
 
 }  // namespace
+
+int PrintNodeWeights(const fuzzy::Profile& profile, const std::string& nodes_text,
+                     const std::string& nodes_name, Output output) {
+  auto nodes = fuzzy::ParseNodes(nodes_text, nodes_name);
+  if (!nodes.ok()) return ReportError(nodes.status());
+  auto result = fuzzy::ComputeWeights(profile, *nodes);
+  if (!result.ok()) return ReportError(result.status());
+
+  // The same text parsed again for the probe's marks; it parsed as nodes,
+  // so an error here cannot happen, and would only lose the marks.
+  auto marks = probe::ProbeLabelsOfNodes(nodes_text, "nodes");
+  const ProbeMarks no_marks;
+  const ProbeMarks& probe_marks = marks.ok() ? *marks : no_marks;
+
+  for (const std::string& warning : result->warnings) fmt::print(stderr, "warning: {}\n", warning);
+  const std::string formatted = output == Output::kJson
+                                    ? FormatJson(profile, *result, probe_marks)
+                                    : FormatTable(profile, *result, probe_marks);
+  fmt::print("{}", formatted);
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+int PrintFittedProfile(const fuzzy::Profile& profile, const std::vector<fuzzy::NodeFacts>& nodes,
+                       const FitSpeeds& speeds, const std::string& source) {
+  for (const std::string& warning : speeds.warnings) fmt::print(stderr, "warning: {}\n", warning);
+  auto fit = fuzzy::FitProfileRanks(profile, nodes, speeds.speeds);
+  if (!fit.ok()) {
+    return ReportError(
+        Status(fit.status().code(), fmt::format("{}: {}", source, fit.status().message())));
+  }
+  return PrintFit(*fit, speeds);
+}
 
 void RegisterWeights(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<WeightsOptions>();

@@ -293,6 +293,15 @@ StatusOr<nlohmann::json> HttpKubeClient::Get(const ResourceRef& ref) {
   return impl_->SendJson({kGet, methods::GET, ref.Path(), std::nullopt});
 }
 
+StatusOr<std::string> HttpKubeClient::GetText(const std::string& path, size_t max_bytes) {
+  BALLAST_ASSIGN_OR_RETURN(std::string body, impl_->Send({kGet, methods::GET, path, std::nullopt}));
+  if (body.size() > max_bytes) {
+    return Status::Unavailable(fmt::format("GET {}: the answer is {} bytes, more than the {} read",
+                                           path, body.size(), max_bytes));
+  }
+  return body;
+}
+
 StatusOr<ObjectList> HttpKubeClient::List(const ResourceRef& ref, const ListOptions& options) {
   ObjectList list;
   std::string continue_token;

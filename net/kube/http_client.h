@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -49,6 +50,13 @@ class HttpKubeClient final : public KubeClient {
   Status Delete(const ResourceRef& ref, const DeleteOptions& options = {}) override;
   Status Watch(const ResourceRef& ref, const WatchOptions& options, const WatchCallback& on_event,
                Cancellation* cancel = nullptr) override;
+
+  // GET of `path` (from the server's root, with its query) whose answer is
+  // not a Kubernetes object: a Service's or a pod's API server proxy, e.g.
+  // "/api/v1/namespaces/monitoring/services/prometheus:9090/proxy/api/v1/query?query=...".
+  // Returns the body of a 2xx answer; errors as the other calls, and
+  // Unavailable naming the path for a body longer than `max_bytes`.
+  StatusOr<std::string> GetText(const std::string& path, size_t max_bytes);
 
   // Requests sent so far, by Kubernetes verb ("get", "list", "watch",
   // "create", "update", "patch", "delete"); failed requests count too.

@@ -1,0 +1,121 @@
+#include "cli/plugin_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "cli/gantt_svg.h"
+#include "cli/plugin_top.h"
+#include "core/common/utf8.h"
+#include "core/sim/simulator.h"
+#include "operator/controller/weighted_job.h"
+
+namespace ballast::cli {
+namespace {
+
+std::string Figure(const std::optional<double>& value, const char* format) {
+  return value ? fmt::format(fmt::runtime(format), *value) : std::string("-");
+}
+
+// A node's busy seconds as the status lets us say: items over estimated
+// speed; 0 for a node without a speed.
+double BusySeconds(const controller::NodeRow& row) {
+  if (row.estimated_speed <= 0 || !std::isfinite(row.estimated_speed)) return 0;
+  return static_cast<double>(row.items) / row.estimated_speed;
+}
+
+sim::SimResult AsSimResult(const controller::WeightedJobStatus& status, const std::string& policy) {
+  sim::SimResult result;
+  result.policy = policy;
+  result.makespan_s = status.makespan_seconds.value_or(0);
+  result.ideal_s = status.ideal_seconds.value_or(0);
+  result.efficiency = status.efficiency.value_or(0);
+  for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
+    sim::WorkerResult worker;
+    worker.name = row.name;
+    worker.prior_speed = row.weight;
+    worker.items = row.items;
+    const double busy = std::min(BusySeconds(row), std::max(result.makespan_s, 0.0));
+    worker.busy_s = busy;
+    worker.idle_s = std::max(0.0, result.makespan_s - busy);
+    if (busy > 0) worker.timeline.push_back({0, busy, sim::Segment::Kind::kBusy});
+    if (result.makespan_s > busy) {
+      worker.timeline.push_back({busy, result.makespan_s, sim::Segment::Kind::kIdle});
+    }
+    result.steals += row.steals;
+    result.workers.push_back(std::move(worker));
+  }
+  return result;
+}
+
+std::string NodeTable(const controller::WeightedJobStatus& status) {
+  std::string rows;
+  for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{:g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>\n",
+        EscapeXml(row.name), row.weight, EscapeXml(row.prior ? row.prior->source : "-"),
+        fmt::format("{:.4g}", row.estimated_speed), Figure(row.measured_speed, "{:.4g}"), row.items,
+        row.steals, fmt::format("{:.2f}", BusySeconds(row)),
+        row.prior_error ? fmt::format("{:+.1f}%", 100 * *row.prior_error) : std::string("-"));
+  }
+  return fmt::format(
+      "<table>\n<tr><th>node</th><th>weight</th><th>prior</th><th>items/s</th>"
+      "<th>measured</th><th>items</th><th>steals</th><th>busy s</th><th>prior error</th></tr>\n"
+      "{}</table>",
+      rows);
+}
+
+}  // namespace
+
+StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
+  BALLAST_ASSIGN_OR_RETURN(TopView view, TopViewFromJob(job, 0));
+  if (view.phase != "Succeeded" && view.phase != "Failed") {
+    return Status(StatusCode::kTerminal,
+                  fmt::format("WeightedJob {}/{} is {}: a report needs a finished job (Succeeded "
+                              "or Failed); `kubectl ballast top {}` shows a running one",
+                              view.ns, view.name, view.phase.empty() ? "not started" : view.phase,
+                              view.name));
+  }
+  BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
+                           controller::StatusFromJson(MemberOf(job, "status")));
+  const std::string policy = view.policy.empty() ? "adaptive" : view.policy;
+  const std::string title = fmt::format("{}/{} — {}", view.ns, view.name, policy);
+  const std::string gantt = RenderGantt(title, {AsSimResult(status, policy)});
+  std::string shown;
+  if (view.node_count > view.nodes.size()) {
+    shown = fmt::format(
+        " The status keeps {} of the job's {} nodes: those furthest from their "
+        "predicted speed.",
+        view.nodes.size(), view.node_count);
+  }
+  return fmt::format(
+      R"(<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Ballast job: {0}</title>
+<style>body {{ font-family: sans-serif; margin: 2em; }} p {{ max-width: 60em; }}
+td, th {{ padding: 0.2em 0.8em; text-align: right; }} td:first-child, th:first-child {{ text-align: left; }}</style></head>
+<body>
+<h1>Ballast job: {0}</h1>
+<p>{1}: makespan {2} s against a physical limit of {3} s (efficiency {4}; nominal {5});
+{6} items, {7} steals; started {8}, finished {9}.</p>
+<p>Result: <code>{10}</code></p>
+<p>{11}</p>
+{12}
+<p>Each node's busy time is its items over its estimated speed, drawn from the start of the
+makespan: the job's status keeps per-node totals, not the timeline of its leases.{13}</p>
+<h2>Nodes</h2>
+{14}
+</body></html>
+)",
+      EscapeXml(title), EscapeXml(view.phase), Figure(status.makespan_seconds, "{:.2f}"),
+      Figure(status.ideal_seconds, "{:.2f}"), Figure(status.efficiency, "{:.3f}"),
+      Figure(status.nominal_efficiency, "{:.3f}"), view.items, view.steals,
+      EscapeXml(status.start_time.value_or("-")), EscapeXml(status.completion_time.value_or("-")),
+      EscapeXml(ToValidUtf8(view.result.empty() ? "-" : view.result)),
+      EscapeXml(ToValidUtf8(view.condition)), gantt, shown, NodeTable(status));
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,78 @@
+// `kubectl ballast top JOB`: a per-node view of a WeightedJob, read from the
+// object the API server holds (its status: progress, the per-node table the
+// operator writes every --status-interval, status.nodeSummary when the table
+// is cut to the nodes furthest from their predicted speed). TopViewFromJob
+// reads the object, RenderTop draws it as plain text lines for a terminal of
+// a given width; kubectl_plugin.cc only fetches and redraws.
+//
+// A node's bar is its items against its expected share of the job: the items
+// times the node's share of the summed estimated speeds (its weight's share
+// before it has a speed), which is what the adaptive policy steers every
+// node toward. ETA: the items left over the summed estimated speeds when
+// every node is in the table; otherwise the elapsed time scaled by the
+// fraction left.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/common/status.h"
+
+namespace ballast::cli {
+
+struct TopNode {
+  std::string name;
+  double weight = 0;
+  double speed = 0;  // estimated items per busy second; 0 before the node reported
+  uint64_t items = 0;
+  uint64_t steals = 0;
+};
+
+struct TopView {
+  std::string ns;
+  std::string name;
+  std::string phase;     // "" when the operator has written no status yet
+  std::string workload;  // primes, matmul, exec; "" when the spec names none known
+  std::string policy;    // spec.policy's name; "" for the default
+  uint64_t completed = 0;
+  uint64_t items = 0;
+  int64_t workers = 0;
+  std::optional<double> elapsed_s;  // since status.startTime (to completionTime when done)
+  std::vector<TopNode> nodes;       // status.nodes, as written
+  uint64_t node_count = 0;          // all nodes of the job (status.nodeSummary.nodes)
+  uint64_t steals = 0;              // of all nodes
+  uint64_t excluded = 0;            // nodes the job selects that carry no worker
+  std::string condition;            // "Reason: message" of the newest condition
+  std::optional<double> makespan_s;
+  std::optional<double> efficiency;
+  std::string result;  // status.result as `ballast run` sums it up, once the job is finished
+};
+
+// node[key] when node is an object and that member a string, else "": a
+// field of an object from the API server, whose type is checked, not trusted.
+std::string StringField(const nlohmann::json& node, std::string_view key);
+// node[key] when node is an object that has it, else null.
+const nlohmann::json& MemberOf(const nlohmann::json& node, std::string_view key);
+
+// The view of `job` (a WeightedJob as the API server returns it) at unix
+// time `now`. Invalid naming the field when the object is not a
+// WeightedJob or its status has a field of the wrong type.
+StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now);
+
+// "1h02m", "3m05s", "42s"; "--" for a negative or non-finite value.
+std::string FormatSeconds(double seconds);
+
+// The view as text lines for a terminal `width` columns wide (at least 60
+// is used): a header with the job's phase, progress bar, elapsed time and
+// ETA; one row per node with its weight, speed, items, steals and bar; a
+// note when the table shows only some nodes; the result once finished.
+// Names are cut to fit; every line is at most max(width, 60) columns.
+std::string RenderTop(const TopView& view, int width);
+
+}  // namespace ballast::cli

@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# `kubectl ballast` (docs/kubectl-plugin.md) against the real control plane,
+# found by the real kubectl as a plugin on PATH, with a real `ballast
+# operator` for the test's namespace and the emulated Pis running the real
+# ballast-worker:
+#   weights  the live nodes' weights, the same table `ballast weights` prints
+#            from `kubectl get nodes -o yaml`;
+#   top      a running job in a real terminal (tmux, read with capture-pane):
+#            a bar per node while it runs, the result once it is done;
+#   report   the HTML report of the finished job; a job that is not finished
+#            has none;
+#   fit      the profile's ranks fitted to the history the finished job left
+#            in the operator's ConfigMap, named by a flag or found from the
+#            operator's pod; and to a Prometheus answer that the API server's
+#            service proxy fetches;
+# and the errors a user meets: an unknown job, a bad flag, no operator.
+#   usage: kubectl_plugin_e2e.sh BALLAST_BINARY
+# shellcheck source=../operator/crds/lib.sh
+source "$(dirname "$0")/../operator/crds/lib.sh"
+ballast=${1:?usage: kubectl_plugin_e2e.sh BALLAST_BINARY}
+[[ -x $ballast ]] || fail "no ballast binary at $ballast"
+command -v tmux >/dev/null || fail "tmux is not installed (scripts/install-deps)"
+
+install_ballast_crds_and_profiles
+
+# The plugin as a user installs it: the program under the name kubectl-ballast on PATH.
+mkdir -p "$tmp/bin"
+ln -s "$(readlink -f "$ballast")" "$tmp/bin/kubectl-ballast"
+export PATH=$tmp/bin:$PATH
+kubectl plugin list >"$tmp/plugins" 2>&1 || true
+grep -q "$tmp/bin/kubectl-ballast" "$tmp/plugins" || fail "kubectl does not list the plugin: $(cat "$tmp/plugins")"
+kubectl ballast --help >"$tmp/help" || fail "kubectl ballast --help failed"
+for sub in weights top report fit; do
+  grep -q "^  $sub " "$tmp/help" || fail "--help does not list $sub: $(cat "$tmp/help")"
+done
+pass "kubectl finds the plugin; --help lists weights, top, report, fit"
+
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$ballast" operator -n "$ns" --coordinator-listen "127.0.0.1:$port" \
+  --worker-image ballast-worker:dev --history-configmap "$ns/speeds" >"$tmp/operator.log" 2>&1 &
+operator=$!
+stop_operator() {
+  kill "$operator" 2>/dev/null && wait "$operator" 2>/dev/null || true
+}
+tmux_socket=$tmp/tmux.sock
+stop_all() {
+  tmux -S "$tmux_socket" kill-server 2>/dev/null || true
+  [[ -n ${prometheus:-} ]] && kill "$prometheus" 2>/dev/null
+  stop_operator
+  cleanup
+}
+trap stop_all EXIT
+
+# ---- weights: the table of `ballast weights` from the same nodes --------------------------
+kubectl ballast weights -l ballast.io/pool=seed000 >"$tmp/weights" 2>"$tmp/weights.err" ||
+  fail "kubectl ballast weights: $(cat "$tmp/weights.err")"
+cat "$tmp/weights"
+kubectl get nodes -l ballast.io/pool=seed000 -o yaml >"$tmp/nodes.yaml"
+"$ballast" weights --nodes "$tmp/nodes.yaml" >"$tmp/weights.file" 2>/dev/null
+cmp -s "$tmp/weights" "$tmp/weights.file" ||
+  fail "kubectl ballast weights differs from ballast weights --nodes: $(diff "$tmp/weights" "$tmp/weights.file")"
+expect_eq "seed 000's weights (pi3b-0, pi4b-0, pi4b-1)" "1 5 5" \
+  "$(awk '$1 ~ /^pi/ {print $1, $4}' "$tmp/weights" | sort | awk '{printf "%s%s", sep, $2; sep=" "}')"
+kubectl ballast weights -l ballast.io/pool=seed000 -o json | python3 -c '
+import json, sys
+nodes = json.load(sys.stdin)["nodes"]
+assert sorted(n["weight"] for n in nodes) == [1, 5, 5], nodes' || fail "-o json"
+rc=0
+kubectl ballast weights --profile no-such-profile >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of an unknown profile" 2 "$rc"
+grep -q "no WeightProfile of that name in the cluster" "$tmp/out" || fail "unknown profile: $(cat "$tmp/out")"
+
+# ---- top: a running job in a terminal ------------------------------------------------------
+kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: ballast.io/v1alpha1
+kind: WeightedJob
+metadata: {name: primes}
+spec:
+  workload: {primes: {limit: 1500000, method: trial}}
+  policy: adaptive
+  profile: raspberry-pi
+  nodeSelector: {ballast.io/pool: seed000}
+YAML
+wait_until "the job running with its three workers" 60 \
+  bash -c "[[ \$(kubectl get wj -n '$ns' primes -o jsonpath='{.status.phase}/{.status.nodes[2].name}') == Running/pi* ]]"
+
+# A terminal 110 columns wide; the pane stays after top exits.
+tmux -S "$tmux_socket" new-session -d -x 110 -y 30 -s top \
+  "kubectl ballast top primes -n $ns --interval 0.5; echo \"top exited \$?\"; sleep 600"
+screen() { tmux -S "$tmux_socket" capture-pane -p -t '=top:'; }
+running_screen() {
+  screen >"$tmp/screen"
+  grep -q "^WeightedJob $ns/primes  Running  primes (adaptive)  3 workers" "$tmp/screen" &&
+    grep -Eq '^pi4b-0 +5 +[0-9.]+ +[0-9]+ +[0-9]+ \[#+-*\] +[0-9]+%  [0-9]' "$tmp/screen" &&
+    grep -Eq 'ETA [0-9]' "$tmp/screen"
+}
+wait_until "top's screen of the running job: a measured bar and ETA per node" 60 running_screen
+cat "$tmp/screen"
+grep -q "every 0.5 s from the job's status; Ctrl-C quits" "$tmp/screen" || fail "no refresh line"
+awk 'length($0) > 110 {exit 1}' "$tmp/screen" || fail "a line is wider than the terminal"
+for node in pi4b-0 pi4b-1 pi3b-0; do grep -q "^$node " "$tmp/screen" || fail "no row of $node"; done
+
+# Ctrl-C quits a live top at once, with exit code 0. In a user's terminal
+# SIGINT is at its default; a background job of a shell without job control
+# starts with it ignored, and every ballast command keeps an ignored SIGINT
+# ignored (stop_signals.h): whatever this test inherited, the pane puts it
+# back to its default for top, and top's shell survives it to say the exit
+# code (after the ^C the terminal echoes).
+cat >"$tmp/bin/with-sigint" <<'PY'
+#!/usr/bin/env python3
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])
+PY
+chmod +x "$tmp/bin/with-sigint"
+tmux -S "$tmux_socket" new-session -d -x 100 -y 20 -s quit \
+  "bash -c 'trap : INT; $tmp/bin/with-sigint kubectl ballast top primes -n $ns; echo \"top exited \$?\"; sleep 600'"
+quit_screen() { tmux -S "$tmux_socket" capture-pane -p -t '=quit:' >"$tmp/quit"; grep -q "$1" "$tmp/quit"; }
+wait_until "a second top drawing the running job" 30 quit_screen "^WeightedJob $ns/primes  Running"
+tmux -S "$tmux_socket" send-keys -t '=quit:' C-c
+wait_until "top quits on Ctrl-C with exit code 0" 10 quit_screen "top exited 0$"
+tmux -S "$tmux_socket" kill-session -t '=quit'
+
+finished_screen() {
+  screen >"$tmp/screen"
+  grep -q "top exited 0" "$tmp/screen"
+}
+wait_until "top exits 0 when the job is done" 180 finished_screen
+cat "$tmp/screen"
+grep -q "^WeightedJob $ns/primes  Succeeded" "$tmp/screen" || fail "the last screen is not Succeeded"
+grep -q "100.0%  750000/750000 items  makespan" "$tmp/screen" || fail "the last screen is not full"
+grep -q '^result 114155 primes, checksum 0x' "$tmp/screen" ||
+  fail "no result line with the 114155 primes below 1500000"
+grep -q "^finished$" "$tmp/screen" || fail "no finished line"
+
+# Not on a terminal (--once): one view.
+kubectl ballast top primes -n "$ns" --once >"$tmp/once"
+grep -q "^WeightedJob $ns/primes  Succeeded" "$tmp/once" || fail "top --once: $(cat "$tmp/once")"
+rc=0
+kubectl ballast top no-such-job -n "$ns" --once >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of top of an unknown job" 2 "$rc"
+grep -q "WeightedJob no-such-job not found in namespace $ns" "$tmp/out" || fail "$(cat "$tmp/out")"
+rc=0
+kubectl ballast top primes --interval 0 >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of a bad --interval" 2 "$rc"
+
+# ---- report: the finished job's page; none for a job not finished ---------------------------
+(cd "$tmp" && kubectl ballast report primes -n "$ns") 2>"$tmp/report.err" ||
+  fail "report: $(cat "$tmp/report.err")"
+grep -q "^wrote primes.html" "$tmp/report.err" || fail "$(cat "$tmp/report.err")"
+python3 - "$tmp/primes.html" <<'PY' || fail "the report is not the job's"
+import sys, html.parser
+text = open(sys.argv[1]).read()
+html.parser.HTMLParser().feed(text)
+for want in ("<svg", "Succeeded: makespan", "114155", ">pi4b-0<", ">pi4b-1<", ">pi3b-0<"):
+    assert want in text, want
+PY
+pass "report wrote primes.html with the Gantt chart, the nodes and the result"
+kubectl ballast report primes -n "$ns" -o - >"$tmp/stdout.html" || fail "report -o -"
+grep -q "</html>" "$tmp/stdout.html" || fail "report -o - wrote no page"
+kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: ballast.io/v1alpha1
+kind: WeightedJob
+metadata: {name: later}
+spec:
+  workload: {primes: {limit: 1000, method: trial}}
+  profile: raspberry-pi
+  suspend: true
+YAML
+wait_until "the suspended job's phase" 30 \
+  bash -c "[[ \$(kubectl get wj -n '$ns' later -o jsonpath='{.status.phase}') == Suspended ]]"
+rc=0
+kubectl ballast report later -n "$ns" >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of a report of a suspended job" 1 "$rc"
+grep -q "is Suspended: a report needs a finished job" "$tmp/out" || fail "$(cat "$tmp/out")"
+
+# ---- fit: the history the job left ----------------------------------------------------------
+wait_until "the operator's ConfigMap of speeds" 30 kubectl get configmap -n "$ns" speeds
+fit_ok() {  # fit_ok ORIGIN ARGS...: the fitted profile, its speeds from ORIGIN
+  local origin=$1
+  shift
+  kubectl ballast fit -l ballast.io/pool=seed000 "$@" >"$tmp/fit" 2>"$tmp/fit.err" ||
+    fail "fit $*: $(cat "$tmp/fit.err")"
+  grep -q "^# speeds: $origin" "$tmp/fit" || fail "fit $*: speeds not from $origin: $(head -3 "$tmp/fit")"
+  python3 -c '
+import sys, yaml
+profile = yaml.safe_load(open(sys.argv[1]))
+assert profile["kind"] == "WeightProfile", profile
+assert profile["spec"]["criteria"], profile' "$tmp/fit" || fail "fit $*: not a WeightProfile"
+  for node in pi4b-0 pi4b-1 pi3b-0; do grep -q "^# $node " "$tmp/fit" || fail "fit $*: no $node"; done
+  cat "$tmp/fit.err" "$tmp/fit"
+  pass "fit $*: a WeightProfile from $origin"
+}
+fit_ok "the operator's ConfigMap $ns/speeds, workload primes" --history-configmap "$ns/speeds"
+
+# Found from the operator's pod, as the chart runs it (a stand-in pod that
+# never runs: no node carries its selector).
+leader_pod() {  # leader_pod ARGS...: the stand-in leader pod with these args
+  kubectl delete pod -n "$ns" operator-stand-in --wait=true >/dev/null 2>&1 || true
+  python3 -c '
+import json, sys
+print(json.dumps({"apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "operator-stand-in", "labels": {"ballast.io/coordinator": "leader"}},
+  "spec": {"nodeSelector": {"ballast.io/stand-in": "never"},
+           "containers": [{"name": "operator", "image": "ballast:dev",
+                           "args": ["operator", "--mark-leader-pod"] + sys.argv[1:]}]}}))' "$@" |
+    kubectl apply -n "$ns" -f - >/dev/null
+}
+leader_pod --lease-namespace="$ns" --history-configmap="$ns/speeds"
+fit_ok "the operator's ConfigMap $ns/speeds, workload primes"
+
+# The operator's Prometheus, through the API server's service proxy: a
+# Service without selector whose endpoint is a stand-in Prometheus on this
+# machine (the API server proxies to no loopback address).
+host_ip=$(ip -4 -o route get 192.0.2.254 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+[[ -n $host_ip && $host_ip != 127.* ]] || host_ip=$(hostname -I | awk '{print $1}')
+prometheus_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])')
+python3 - "$host_ip" "$prometheus_port" "$tmp/prometheus.log" <<'PY' &
+import http.server, json, sys, urllib.parse
+answer = {"status": "success", "data": {"resultType": "vector", "result": [
+    {"metric": {"node": node, "stat": stat}, "value": [0, str(value)]}
+    for node, speed in (("pi4b-0", 1.25), ("pi4b-1", 1.2), ("pi3b-0", 0.3))
+    for stat, value in (("speed", speed), ("samples", 4), ("age", 60))]}}
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        url = urllib.parse.urlparse(self.path)
+        query = urllib.parse.parse_qs(url.query).get("query", [""])[0]
+        ok = url.path == "/api/v1/query" and "ballast_node_speed_cost_units_per_second" in query
+        with open(sys.argv[3], "a") as log:
+            print(self.path[:80], ok, file=log)
+        body = json.dumps(answer if ok else {"status": "error", "error": "unexpected"}).encode()
+        self.send_response(200 if ok else 400)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer((sys.argv[1], int(sys.argv[2])), Handler).serve_forever()
+PY
+prometheus=$!
+# The API server proxies only to an endpoint whose target is a pod with that
+# IP: a stand-in pod that never runs, its status given the address.
+kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: prometheus-0}
+spec:
+  nodeSelector: {ballast.io/stand-in: never}
+  containers: [{name: prometheus, image: prometheus:dev}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: prometheus}
+spec:
+  ports: [{name: web, port: 9090, targetPort: $prometheus_port}]
+YAML
+kubectl patch pod -n "$ns" prometheus-0 --subresource=status --type=merge \
+  -p "{\"status\": {\"podIP\": \"$host_ip\", \"podIPs\": [{\"ip\": \"$host_ip\"}]}}" >/dev/null
+kubectl apply -n "$ns" -f - >/dev/null 2>"$tmp/endpoints.err" <<YAML || fail "$(cat "$tmp/endpoints.err")"
+apiVersion: v1
+kind: Endpoints
+metadata: {name: prometheus}
+subsets:
+- addresses: [{ip: "$host_ip", targetRef: {kind: Pod, name: prometheus-0, namespace: $ns}}]
+  ports: [{name: web, port: $prometheus_port}]
+YAML
+leader_pod --prometheus-url="http://prometheus.$ns.svc:9090" --prometheus-window=86400
+fit_ok "the operator's Prometheus http://prometheus.$ns.svc:9090 (through the API server: /api/v1/namespaces/$ns/services/http:prometheus:9090/proxy/), workload primes, the 1d"
+grep -q "^/api/v1/query?query=" "$tmp/prometheus.log" || fail "the stand-in Prometheus was not asked"
+
+leader_pod --no-history
+rc=0
+kubectl ballast fit -l ballast.io/pool=seed000 >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of fit when the operator keeps no history" 2 "$rc"
+grep -q "runs with --no-history" "$tmp/out" || fail "$(cat "$tmp/out")"
+kubectl delete pod -n "$ns" operator-stand-in --wait=true >/dev/null
+
+# Without the operator's pod (elsewhere in the cluster there is none), fit says what to pass.
+if [[ -z $(kubectl get pods -A -l ballast.io/coordinator=leader -o name) ]]; then
+  rc=0
+  kubectl ballast fit -l ballast.io/pool=seed000 >"$tmp/out" 2>&1 || rc=$?
+  expect_eq "exit code of fit without an operator pod" 2 "$rc"
+  grep -q "no Ballast operator pod labelled ballast.io/coordinator=leader" "$tmp/out" || fail "$(cat "$tmp/out")"
+fi
+
+# The cluster flags as kubectl's: --kubeconfig, --context.
+rc=0
+kubectl ballast weights --kubeconfig "$tmp/none" >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of a missing --kubeconfig" 2 "$rc"
+rc=0
+kubectl ballast weights --context no-such-context >"$tmp/out" 2>&1 || rc=$?
+expect_eq "exit code of an unknown --context" 2 "$rc"
+grep -q "no-such-context" "$tmp/out" || fail "$(cat "$tmp/out")"
+pass "kubectl ballast: weights, top, report and fit against the live cluster"
