@@ -3,14 +3,13 @@
 // managers hold, and the reason an amd64 machine has no board label. The
 // Nodes are the real-node test bed's: seed 000's labels given to the kubelet
 // (--node-labels), the probe reading the amd64 machine under them.
-#include "core/probe/node_notice.h"
-
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/probe/node_marks.h"
+#include "core/probe/node_notice.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
 
@@ -68,11 +67,13 @@ NodeNotice Decide(const worker::ProbeReport& report, const json& node) {
                           LabelOwners(node), "ballast-probe", report.facts);
 }
 
-const std::map<std::string, std::string> kSeed000Pi4b = {
-    {"ballast.io/board", "pi-4b"},          {"ballast.io/cpu-model", "cortex-a72"},
-    {"ballast.io/os-bits", "64"},           {"ballast.io/ram-mb", "2048"},
-    {"ballast.io/sd-gb", "8"},              {"ballast.io/power-w", "6.4"},
-    {"ballast.io/os-release", "2020-08-24"}};
+const std::map<std::string, std::string> kSeed000Pi4b = {{"ballast.io/board", "pi-4b"},
+                                                         {"ballast.io/cpu-model", "cortex-a72"},
+                                                         {"ballast.io/os-bits", "64"},
+                                                         {"ballast.io/ram-mb", "2048"},
+                                                         {"ballast.io/sd-gb", "8"},
+                                                         {"ballast.io/power-w", "6.4"},
+                                                         {"ballast.io/os-release", "2020-08-24"}};
 
 // Regression (issue 32): "power-w ... label not set, the profile uses its
 // default 6.4" on a Node whose kubelet set power-w=6.4.
@@ -189,9 +190,8 @@ TEST(ProbeNotice, AMachineThatIsNotABoardSaysWhy) {
   // The note rides the probe's apply as an annotation, only when there is one.
   const json object = worker::NodeApplyObject("pc", pc.labels, BoardNote(pc.facts));
   EXPECT_EQ(object["metadata"]["annotations"]["ballast.io/board-note"], BoardNote(pc.facts));
-  EXPECT_FALSE(
-      worker::NodeApplyObject("pi", {}, "")["metadata"]["annotations"].contains(
-          "ballast.io/board-note"));
+  EXPECT_FALSE(worker::NodeApplyObject("pi", {}, "")["metadata"]["annotations"].contains(
+      "ballast.io/board-note"));
 }
 
 TEST(ProbeNotice, LabelOwnersReadsManagedFields) {
