@@ -197,15 +197,15 @@ TEST_F(ProbeE2eTest, LabelsOthersSetAreOneNormalEventAndNotAWarning) {
   ASSERT_TRUE(events.ok()) << events.status().ToString();
   std::map<std::string, json> by_reason;
   for (const json& event : events->items) by_reason[event.value("reason", "")] = event;
-  EXPECT_EQ(by_reason.count("ProbeFactUnknown"), 0u) << events->items.dump();
-  ASSERT_EQ(by_reason.count("LabelsSetByOthers"), 1u) << events->items.dump();
+  EXPECT_EQ(by_reason.count("ProbeFactUnknown"), 0u) << json(events->items).dump();
+  ASSERT_EQ(by_reason.count("LabelsSetByOthers"), 1u) << json(events->items).dump();
   EXPECT_EQ(by_reason["LabelsSetByOthers"].value("type", ""), "Normal");
   const std::string held = by_reason["LabelsSetByOthers"].value("message", "");
   EXPECT_NE(held.find("ballast.io/power-w=6.4 (set by other-manager; the probe has no value)"),
             std::string::npos)
       << held;
   EXPECT_NE(held.find("ballast.io/cpu-model=set-by-hand ("), std::string::npos) << held;
-  ASSERT_EQ(by_reason.count("NotARaspberryPi"), 1u) << events->items.dump();
+  ASSERT_EQ(by_reason.count("NotARaspberryPi"), 1u) << json(events->items).dump();
   EXPECT_EQ(by_reason["NotARaspberryPi"].value("type", ""), "Normal");
   // The reason an empty BOARD column has, on the Node itself.
   auto node = client_->Get(kNodes.Named(node_));
