@@ -12,6 +12,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,6 +53,7 @@ struct OperatorFlags {
   std::vector<std::string> worker_image_for;
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
+  int64_t worker_pod_ttl_s = 600;
   std::string prometheus_url;
   double prometheus_window_s = net::PrometheusHistoryOptions{}.window_seconds;
   double prometheus_timeout_s = 2;
@@ -117,6 +119,7 @@ Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions
   }
   options.reconciler.worker_start_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.worker_start_timeout_s * 1000));
+  options.reconciler.worker_pod_ttl_s = flags.worker_pod_ttl_s;
   return Status::Ok();
 }
 
@@ -359,6 +362,12 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "node is given up, and a running worker may take to reach the coordinator "
                   "before a CoordinatorUnreachable event")
       ->capture_default_str();
+  cmd->add_option("--worker-pod-ttl", flags->worker_pod_ttl_s,
+                  "seconds after a job finished that its finished worker pods (and their logs) "
+                  "are deleted, unless the job's spec.podTTLSecondsAfterFinished says "
+                  "otherwise; -1 keeps them")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{-1}, int64_t{std::numeric_limits<int32_t>::max()}));
   cmd->add_option("--prometheus-url", flags->prometheus_url,
                   "learn each node's speed from Prometheus at this URL, e.g. "
                   "http://prometheus.monitoring:9090: one query per job start (default: from the "

@@ -196,7 +196,7 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
       spec, path,
       {"name", "workload", "items", "itemsFrom", "policy", "profile", "leaseSeconds",
        "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector", "tolerations", "worker",
-       "template", "suspend", "ttlSecondsAfterFinished"}));
+       "template", "suspend", "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished"}));
   JobSpec job;
   job.name = std::string(name);
   if (const json* own_name = jr::Find(spec, "name")) {

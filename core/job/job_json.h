@@ -15,8 +15,9 @@
 // A list given by reference is left in JobSpec::item_source for ResolveItems.
 //
 // The Kubernetes-only keys (nodeSelector, tolerations, worker, template,
-// suspend, ttlSecondsAfterFinished) are allowed and left to the operator, which reads
-// them beside this (operator/controller/weighted_job.h).
+// suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished) are allowed and
+// left to the operator, which reads them beside this
+// (operator/controller/weighted_job.h, kube_views.h).
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -12,7 +12,8 @@
 //   activeDeadlineSeconds: 600
 //   verify: {fraction: 0.05}   # optional: 0 < fraction <= 1
 // Keys that matter only on Kubernetes (nodeSelector, tolerations, worker,
-// template, suspend, ttlSecondsAfterFinished) are accepted and ignored locally.
+// template, suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished) are
+// accepted and ignored locally.
 //
 // A cluster file lists emulated nodes:
 //   nodes:

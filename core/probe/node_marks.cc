@@ -67,6 +67,25 @@ std::set<std::string> NodeMarks(const json& metadata) {
 
 }  // namespace
 
+std::map<std::string, std::vector<std::string>> LabelOwners(const json& node) {
+  std::map<std::string, std::vector<std::string>> owners;
+  const json* metadata = node.is_object() ? ObjectAt(node, "metadata") : nullptr;
+  const json* fields = metadata ? jr::Find(*metadata, "managedFields") : nullptr;
+  if (!fields || !fields->is_array()) return owners;
+  for (const json& entry : *fields) {
+    if (!entry.is_object()) continue;
+    const std::string manager = StringAt(entry, "manager");
+    const json* v1 = ObjectAt(entry, "fieldsV1");
+    const json* meta = v1 ? ObjectAt(*v1, "f:metadata") : nullptr;
+    const json* labels = meta ? ObjectAt(*meta, "f:labels") : nullptr;
+    if (!labels) continue;
+    for (const auto& [key, value] : labels->items()) {
+      if (key.starts_with("f:")) owners[key.substr(2)].push_back(manager);
+    }
+  }
+  return owners;
+}
+
 StatusOr<std::map<std::string, std::set<std::string>>> ProbeLabelsOfNodes(
     std::string_view yaml_text, std::string file_name) {
   BALLAST_ASSIGN_OR_RETURN(config::Document document,

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/status.h"
 
@@ -27,5 +29,11 @@ inline constexpr std::string_view kProbeFieldManager = "ballast-probe";
 // caller has parsed the same text as nodes already).
 StatusOr<std::map<std::string, std::set<std::string>>> ProbeLabelsOfNodes(
     std::string_view yaml_text, std::string file_name);
+
+// Label key -> the field managers that own it, from a Node object's
+// metadata.managedFields (as the API server returns it from a get or an
+// apply); labels no entry names are left out. Never fails: shapes other than
+// managedFields' are skipped.
+std::map<std::string, std::vector<std::string>> LabelOwners(const nlohmann::json& node);
 
 }  // namespace ballast::probe

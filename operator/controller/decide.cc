@@ -144,6 +144,37 @@ constexpr milliseconds kNoNodesRetry{10000};
 constexpr milliseconds kPodsLeavingRetry{500};
 constexpr milliseconds kAtOnce{1};  // a session was just registered: look at it
 
+// Comes back after `wait` at the latest.
+void RequeueBy(Pass& pass, milliseconds wait) {
+  if (!pass.requeue_after || wait < *pass.requeue_after) pass.requeue_after = wait;
+}
+
+// Deletes the job's finished worker pods (and so their logs) once the pod
+// TTL has passed since the job finished at `finished` (seconds since the
+// epoch); comes back then. Pods still running are left to the linger.
+void DeleteFinishedPods(Pass& pass, double finished) {
+  const int64_t ttl =
+      pass.in.job.pod_ttl_seconds_after_finished.value_or(pass.options.worker_pod_ttl_s);
+  if (ttl < 0) return;
+  bool any = false;
+  for (const PodView& pod : pass.in.pods) {
+    const bool done = pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed;
+    any |= pod.meta.OwnedBy(pass.uid) && done && !pod.meta.deleting;
+  }
+  if (!any) return;
+  const double left = finished + static_cast<double>(ttl) - pass.in.now.wall;
+  if (left > 0) {
+    RequeueBy(pass, milliseconds(static_cast<int64_t>(left * 1000) + 1));
+    return;
+  }
+  for (const PodView& pod : pass.in.pods) {
+    const bool done = pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed;
+    if (pod.meta.OwnedBy(pass.uid) && done && !pod.meta.deleting) {
+      pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
+    }
+  }
+}
+
 void AfterFinish(Pass& pass) {
   const bool failed = pass.status.Is(JobPhase::kFailed);
   if (failed) pass.DeletePods();
@@ -166,10 +197,11 @@ void AfterFinish(Pass& pass) {
   }
   const std::optional<int64_t> ttl = pass.in.job.ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
+  if (finished) DeleteFinishedPods(pass, *finished);
   if (!ttl || !finished) return;
   const double left = *finished + static_cast<double>(*ttl) - pass.in.now.wall;
   if (left > 0) {
-    pass.requeue_after = milliseconds(static_cast<int64_t>(left * 1000) + 1);
+    RequeueBy(pass, milliseconds(static_cast<int64_t>(left * 1000) + 1));
     return;
   }
   // The final status first: whoever watches the job sees it finish.

@@ -43,6 +43,8 @@
 //   all items finished              -> Succeeded with the efficiency figures;
 //                                       the session lingers while pods exit
 //   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
+//   finished + podTTLSecondsAfterFinished -> DeletePod of each finished worker pod
+//     (else the operator's worker_pod_ttl_s; -1 keeps them)
 //   finished + ttlSecondsAfterFinished -> DeleteJob once the final status is written
 //
 // History as the prior (decide_history.cc): a session's worker priors are
@@ -134,6 +136,10 @@ struct DecideOptions {
   // coordinator before a CoordinatorUnreachable event.
   std::chrono::milliseconds worker_start_timeout{60000};
   std::chrono::milliseconds linger{30000};
+  // Seconds after a job finished that its finished worker pods are deleted,
+  // their logs with them, unless the job's spec.podTTLSecondsAfterFinished
+  // says otherwise; < 0 keeps them.
+  int64_t worker_pod_ttl_s = 600;
   // How much history a prior trusts, and when it is stale (fuzzy/history_prior.h).
   fuzzy::HistoryPriorOptions history_prior{};
 };

@@ -33,6 +33,7 @@ DecideOptions DecideOptionsOf(const ReconcilerOptions& options) {
   decide.status_interval = options.status_interval;
   decide.start_timeout_s = options.start_timeout_s;
   decide.linger = options.linger;
+  decide.worker_pod_ttl_s = options.worker_pod_ttl_s;
   decide.architectures = options.architectures;
   decide.worker_start_timeout = options.worker_start_timeout;
   decide.history_prior = options.history_prior;

@@ -55,6 +55,10 @@ struct ReconcilerOptions {
   // A finished job stays at the coordinator this long at most while its pods
   // learn that it is done and exit.
   std::chrono::milliseconds linger{30000};
+  // Seconds after a job finished that its finished worker pods are deleted
+  // (unless its spec.podTTLSecondsAfterFinished says otherwise); < 0 keeps
+  // them (--worker-pod-ttl).
+  int64_t worker_pod_ttl_s = 600;
   // Where the history of measured speeds comes from (history_source.h);
   // null: every job starts on the fuzzy weights alone. Looked up for a job
   // about to start a session; told what a succeeded job measured.

@@ -137,6 +137,8 @@ JobView ReadJob(const json& job) {
   view.generation = Integer(At(job, "metadata"), "generation").value_or(0);
   view.ttl_seconds_after_finished =
       Integer(At(job, "spec"), "ttlSecondsAfterFinished", 0, std::numeric_limits<int32_t>::max());
+  view.pod_ttl_seconds_after_finished = Integer(At(job, "spec"), "podTTLSecondsAfterFinished", -1,
+                                                std::numeric_limits<int32_t>::max());
   return view;
 }
 

@@ -44,6 +44,9 @@ struct JobView {
   // read even when the rest of the spec is invalid (a job failed for its
   // spec is deleted after it too).
   std::optional<int64_t> ttl_seconds_after_finished;
+  // spec.podTTLSecondsAfterFinished when it is an integer in [-1, 2^31 - 1]
+  // (-1 keeps the finished worker pods); nullopt: the operator's default.
+  std::optional<int64_t> pod_ttl_seconds_after_finished;
   bool operator==(const JobView&) const = default;
 };
 

@@ -52,8 +52,27 @@ refused "a bad interval" "metrics.serviceMonitor.interval: Does not match patter
   --set metrics.serviceMonitor.interval=often
 refused "a zero status interval" "operator.statusIntervalSeconds: Must be greater than 0" \
   --set operator.statusIntervalSeconds=0
-refused "two replicas without leader election" "operator.replicas: Must be less than or equal to 1" \
+# Regression (issue 32): a table set to a boolean gave "cannot overwrite table
+# with non table" and "got boolean, want object", and never named the key to use.
+said() {
+  local what=$1 message=$2
+  shift 2
+  if helm template ballast "$chart" --kube-version "$kube_version" "$@" >/dev/null 2>"$tmp/err"; then
+    fail "$what was accepted"
+  fi
+  grep -qF -- "$message" "$tmp/err" || fail "$what: expected '$message' in: $(cat "$tmp/err")"
+  pass "$what refused: $message"
+}
+said "leader election switched off as a boolean" "use --set operator.leaderElection.enabled=true or false" \
+  --set operator.leaderElection=false
+said "the probe switched off as a boolean" "use --set probe.enabled=true or false" --set probe=false
+said "dashboards switched on as a boolean" "use --set dashboards.enabled=true or false" --set dashboards=true
+said "two replicas without leader election" \
+  "operator.replicas is 2 but operator.leaderElection.enabled is false: more than one replica needs leader election; set operator.replicas=1, or operator.leaderElection.enabled=true" \
   --set operator.leaderElection.enabled=false
+said "a pod TTL below -1" "podTTLSecondsAfterFinished" --set worker.podTTLSecondsAfterFinished=-2
+helm template ballast "$chart" --kube-version "$kube_version" --set operator.leaderElection.enabled=false \
+  --set operator.replicas=1 >/dev/null || fail "one replica without leader election was refused"
 refused "a toleration with an unknown key" "operator.tolerations.0: Additional property efect is not allowed" \
   --set-json 'operator.tolerations=[{"key":"a","operator":"Exists","efect":"NoSchedule"}]'
 refused "a map for a list" "worker.architectures: Invalid type. Expected: array, given: object" \

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <random>
 #include <string>
 
@@ -148,12 +149,17 @@ TEST_F(ProbeE2eTest, EventNamesTheMissingFactAndItsDefault) {
   const ProbeReport zero = TreeReport("pi-zero-2w");
   NodeLabeller labeller(*client_, node_, "ballast-probe");
   ASSERT_TRUE(labeller.Apply(zero.labels).ok());
-  ASSERT_TRUE(labeller.Report(ProfileWarnings(zero)).ok());
-  ASSERT_TRUE(labeller.Report(ProfileWarnings(zero)).ok());  // the same: no second Event
+  ASSERT_TRUE(
+      labeller.Report(labeller.Notice(ProfileWarnings(zero), zero.labels, zero.facts)).ok());
+  // The same: no second Event.
+  ASSERT_TRUE(
+      labeller.Report(labeller.Notice(ProfileWarnings(zero), zero.labels, zero.facts)).ok());
   // The probe's Events only: a controller running beside the tests may post
   // its own Event for a new Node (one CI run listed two).
   kube::ListOptions options;
-  options.field_selector = "involvedObject.name=" + node_ + ",source=ballast-probe";
+  // (The hand-set cpu-model is a LabelsSetByOthers of its own.)
+  options.field_selector =
+      "involvedObject.name=" + node_ + ",source=ballast-probe,reason=ProbeFactUnknown";
   auto events = client_->List(kEvents, options);
   ASSERT_TRUE(events.ok()) << events.status().ToString();
   ASSERT_EQ(events->items.size(), 1u);
@@ -165,6 +171,54 @@ TEST_F(ProbeE2eTest, EventNamesTheMissingFactAndItsDefault) {
   const std::string message = event.value("message", "");
   EXPECT_NE(message.find("ballast.io/power-w"), std::string::npos) << message;
   EXPECT_NE(message.find("default 6.4"), std::string::npos) << message;
+  options.field_selector = "involvedObject.name=" + node_ + ",source=ballast-probe";
+  events = client_->List(kEvents, options);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  for (const json& e : events->items) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
+}
+
+// Regression (issue 32): on a Node whose kubelet set seed 000's labels
+// (--node-labels), the probe of an amd64 machine posted a Warning per label
+// it could not apply and claimed power-w was unset while it was 6.4.
+TEST_F(ProbeE2eTest, LabelsOthersSetAreOneNormalEventAndNotAWarning) {
+  // The test Node's cpu-model is set by hand; power-w by another manager.
+  const json power = {{"apiVersion", "v1"},
+                      {"kind", "Node"},
+                      {"metadata", {{"name", node_}, {"labels", {{"ballast.io/power-w", "6.4"}}}}}};
+  ASSERT_TRUE(client_->Apply(kNodes.Named(node_), power, {"other-manager", false}).ok());
+  const ProbeReport pc = TreeReport("amd64");
+  ASSERT_EQ(pc.labels.count("ballast.io/power-w"), 0u);
+  NodeLabeller labeller(*client_, node_, "ballast-probe");
+  ASSERT_TRUE(labeller.Apply(pc.labels, probe::BoardNote(pc.facts)).ok());
+  ASSERT_TRUE(labeller.Report(labeller.Notice(ProfileWarnings(pc), pc.labels, pc.facts)).ok());
+  kube::ListOptions options;
+  options.field_selector = "involvedObject.name=" + node_ + ",source=ballast-probe";
+  auto events = client_->List(kEvents, options);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  std::map<std::string, json> by_reason;
+  for (const json& event : events->items) by_reason[event.value("reason", "")] = event;
+  EXPECT_EQ(by_reason.count("ProbeFactUnknown"), 0u) << json(events->items).dump();
+  ASSERT_EQ(by_reason.count("LabelsSetByOthers"), 1u) << json(events->items).dump();
+  EXPECT_EQ(by_reason["LabelsSetByOthers"].value("type", ""), "Normal");
+  const std::string held = by_reason["LabelsSetByOthers"].value("message", "");
+  EXPECT_NE(held.find("ballast.io/power-w=6.4 (set by other-manager; the probe has no value)"),
+            std::string::npos)
+      << held;
+  EXPECT_NE(held.find("ballast.io/cpu-model=set-by-hand ("), std::string::npos) << held;
+  ASSERT_EQ(by_reason.count("NotARaspberryPi"), 1u) << json(events->items).dump();
+  EXPECT_EQ(by_reason["NotARaspberryPi"].value("type", ""), "Normal");
+  // The reason an empty BOARD column has, on the Node itself.
+  auto node = client_->Get(kNodes.Named(node_));
+  ASSERT_TRUE(node.ok());
+  EXPECT_EQ(node->at("metadata").at("annotations").value("ballast.io/board-note", ""),
+            probe::BoardNote(pc.facts));
+  EXPECT_FALSE(node->at("metadata").at("labels").contains("ballast.io/board"));
+  // On a board the annotation goes with the probe's next apply.
+  const ProbeReport pi4 = TreeReport("pi4b-2gb");
+  ASSERT_TRUE(labeller.Apply(pi4.labels, probe::BoardNote(pi4.facts)).ok());
+  node = client_->Get(kNodes.Named(node_));
+  ASSERT_TRUE(node.ok());
+  EXPECT_FALSE(node->at("metadata").at("annotations").contains("ballast.io/board-note"));
   for (const json& e : events->items) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
 }
 

@@ -21,19 +21,6 @@ std::string Now() {
                      std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()));
 }
 
-std::string WarningsText(const std::vector<probe::Warning>& warnings) {
-  std::string text;
-  for (const probe::Warning& warning : warnings) {
-    if (!text.empty()) text += "\n";
-    text += warning.message;
-  }
-  // Cut between characters, and valid UTF-8 however the warnings were made:
-  // the Event is JSON.
-  if (text.size() > 1024)
-    text = std::string(Utf8Prefix(text, 1000)) + "... (more in the probe's log)";
-  return ToValidUtf8(text);
-}
-
 }  // namespace
 
 std::vector<std::string> ConflictingLabels(const std::string& message) {
@@ -54,7 +41,8 @@ std::vector<std::string> ConflictingLabels(const std::string& message) {
   return keys;
 }
 
-json NodeApplyObject(const std::string& node, const std::map<std::string, std::string>& labels) {
+json NodeApplyObject(const std::string& node, const std::map<std::string, std::string>& labels,
+                     const std::string& board_note) {
   std::string keys;
   for (const auto& [key, value] : labels) keys += (keys.empty() ? "" : ",") + key;
   json object = {{"apiVersion", "v1"},
@@ -64,11 +52,14 @@ json NodeApplyObject(const std::string& node, const std::map<std::string, std::s
                    {"labels", json::object()},
                    {"annotations", {{std::string(probe::kProbeLabelsAnnotation), keys}}}}}};
   for (const auto& [key, value] : labels) object["metadata"]["labels"][key] = value;
+  if (!board_note.empty()) {
+    object["metadata"]["annotations"][std::string(probe::kBoardNoteAnnotation)] = board_note;
+  }
   return object;
 }
 
-json MissingFactsEvent(const json& node_object, const std::vector<probe::Warning>& warnings,
-                       const std::string& component) {
+json NodeEvent(const json& node_object, const std::string& type, const std::string& reason,
+               const std::string& message, const std::string& component) {
   const json& meta = node_object.contains("metadata") ? node_object["metadata"] : json::object();
   const std::string name = meta.value("name", "node");
   const std::string now = Now();
@@ -81,9 +72,9 @@ json MissingFactsEvent(const json& node_object, const std::vector<probe::Warning
       {"metadata", {{"name", fmt::format("{}.{:x}", name, nanos)}, {"namespace", "default"}}},
       {"involvedObject",
        {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", name}, {"uid", meta.value("uid", "")}}},
-      {"type", "Warning"},
-      {"reason", "ProbeFactUnknown"},
-      {"message", WarningsText(warnings)},
+      {"type", type},
+      {"reason", reason},
+      {"message", ToValidUtf8(message)},
       {"source", {{"component", component}, {"host", name}}},
       {"reportingComponent", "ballast.io/" + component},
       {"reportingInstance", name},
@@ -95,8 +86,11 @@ json MissingFactsEvent(const json& node_object, const std::vector<probe::Warning
 NodeLabeller::NodeLabeller(kube::KubeClient& client, std::string node, std::string field_manager)
     : client_(client), node_(std::move(node)), field_manager_(std::move(field_manager)) {}
 
-Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
-  if (applied_once_ && labels == applied_ && conflicts_.empty()) return Status::Ok();
+Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels,
+                           const std::string& board_note) {
+  if (applied_once_ && labels == applied_ && board_note == applied_note_ && conflicts_.empty()) {
+    return Status::Ok();
+  }
   if (!applied_once_) {
     // An apply would create a Node of a wrong NODE_NAME: make sure it exists.
     auto existing = client_.Get(Nodes().Named(node_));
@@ -108,7 +102,7 @@ Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
   std::vector<probe::Warning> conflicts;
   StatusOr<json> result = Status::Unavailable("no apply");
   for (int attempt = 0; attempt < 4; ++attempt) {
-    result = client_.Apply(Nodes().Named(node_), NodeApplyObject(node_, mine), options);
+    result = client_.Apply(Nodes().Named(node_), NodeApplyObject(node_, mine, board_note), options);
     if (result.ok() || result.status().code() != StatusCode::kConflict) break;
     size_t left = 0;
     for (const std::string& key : ConflictingLabels(result.status().message())) {
@@ -117,8 +111,8 @@ Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
       conflicts.push_back(
           {key, "",
            fmt::format("label {}: another field manager set it to another value, so the "
-                       "probe's '{}' is not applied ({}); remove it to let the probe set it",
-                       key, it->second, Utf8Prefix(result.status().message(), 300))});
+                       "probe's '{}' is not applied; remove it to let the probe set it",
+                       key, it->second)});
       mine.erase(it);
       ++left;
     }
@@ -128,20 +122,47 @@ Status NodeLabeller::Apply(const std::map<std::string, std::string>& labels) {
   node_object_ = *std::move(result);
   conflicts_ = std::move(conflicts);
   applied_ = labels;
+  applied_note_ = board_note;
   applied_once_ = true;
   ++applies_;
   return Status::Ok();
 }
 
-Status NodeLabeller::Report(const std::vector<probe::Warning>& warnings) {
-  const std::string text = WarningsText(warnings);
-  if (text == reported_) return Status::Ok();
-  if (!warnings.empty()) {
-    auto created = client_.Create(Events().In("default"),
-                                  MissingFactsEvent(node_object_, warnings, field_manager_));
-    if (!created.ok()) return created.status();
+probe::NodeNotice NodeLabeller::Notice(const std::vector<probe::Warning>& warnings,
+                                       const std::map<std::string, std::string>& labels,
+                                       const probe::Facts& facts) const {
+  std::map<std::string, std::string> on_node;
+  const auto meta = node_object_.is_object() ? node_object_.find("metadata") : node_object_.end();
+  const bool has_labels = meta != node_object_.end() && meta->is_object() &&
+                          meta->contains("labels") && meta->at("labels").is_object();
+  if (has_labels) {
+    for (const auto& [key, value] : meta->at("labels").items()) {
+      if (value.is_string()) on_node[key] = value.get<std::string>();
+    }
   }
-  reported_ = text;
+  return probe::DecideNodeNotice(warnings, labels, on_node, probe::LabelOwners(node_object_),
+                                 field_manager_, facts);
+}
+
+Status NodeLabeller::Report(const probe::NodeNotice& notice) {
+  const struct {
+    const char* type;
+    const char* reason;
+    std::string message;
+  } events[] = {{"Warning", "ProbeFactUnknown", probe::MissingMessage(notice)},
+                {"Normal", "LabelsSetByOthers", probe::HeldMessage(notice)},
+                {"Normal", "NotARaspberryPi", probe::BoardMessage(notice)}};
+  for (const auto& event : events) {
+    std::string& reported = reported_[event.reason];
+    if (event.message == reported) continue;
+    if (!event.message.empty()) {
+      auto created = client_.Create(
+          Events().In("default"),
+          NodeEvent(node_object_, event.type, event.reason, event.message, field_manager_));
+      if (!created.ok()) return created.status();
+    }
+    reported = event.message;
+  }
   return Status::Ok();
 }
 

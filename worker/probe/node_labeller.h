@@ -22,6 +22,7 @@
 #include "core/common/status.h"
 #include "core/probe/facts.h"
 #include "core/probe/node_marks.h"
+#include "core/probe/node_notice.h"
 #include "net/kube/client.h"
 
 namespace ballast::worker {
@@ -34,39 +35,51 @@ namespace ballast::worker {
 // (".metadata.labels.<key>"), in order of appearance. Pure.
 std::vector<std::string> ConflictingLabels(const std::string& message);
 
-// The server-side apply document of Node `node` carrying `labels` and the
-// annotation listing them. Pure.
+// The server-side apply document of Node `node` carrying `labels`, the
+// annotation listing them and, when `board_note` is not empty, the annotation
+// probe::kBoardNoteAnnotation holding it. Pure.
 nlohmann::json NodeApplyObject(const std::string& node,
-                               const std::map<std::string, std::string>& labels);
+                               const std::map<std::string, std::string>& labels,
+                               const std::string& board_note = "");
 
-// The Event (core/v1) on Node `node_object` that names the facts the profile
-// needs and could not be read, with the default each gets; reason
-// "ProbeFactUnknown", type Warning. The message holds one line per warning,
-// at most 1024 bytes. Pure but for the time stamps.
-nlohmann::json MissingFactsEvent(const nlohmann::json& node_object,
-                                 const std::vector<probe::Warning>& warnings,
-                                 const std::string& component);
+// An Event (core/v1) on Node `node_object` of `type` (Normal, Warning) and
+// `reason` with `message`, in namespace "default" where Events about a Node
+// live. Pure but for the time stamps and the name.
+nlohmann::json NodeEvent(const nlohmann::json& node_object, const std::string& type,
+                         const std::string& reason, const std::string& message,
+                         const std::string& component);
 
 class NodeLabeller {
  public:
   NodeLabeller(kube::KubeClient& client, std::string node, std::string field_manager);
 
-  // Applies `labels` when they differ from the last successful apply, none
-  // succeeded yet, or the last one left labels to other managers. A label
-  // another manager holds at another value is left out (conflicts() says
-  // which). Returns Ok, or the API server's error (NotFound when the Node
-  // does not exist, Invalid when RBAC forbids the patch).
-  Status Apply(const std::map<std::string, std::string>& labels);
+  // Applies `labels` (and `board_note`, NodeApplyObject) when they differ
+  // from the last successful apply, none succeeded yet, or the last one left
+  // labels to other managers. A label another manager holds at another value
+  // is left out (conflicts() says which). Returns Ok, or the API server's
+  // error (NotFound when the Node does not exist, Invalid when RBAC forbids
+  // the patch).
+  Status Apply(const std::map<std::string, std::string>& labels,
+               const std::string& board_note = "");
 
   // One warning per label of the last apply left to another manager (fact:
   // the label key), naming the manager as the API server does.
   const std::vector<probe::Warning>& conflicts() const { return conflicts_; }
 
-  // Posts a MissingFactsEvent in namespace "default" when `warnings` differ
-  // from those last reported (Events only on transitions); nothing when
-  // empty. Requires a successful Apply first (for the Node's uid).
-  // Returns Ok, or the API server's error.
-  Status Report(const std::vector<probe::Warning>& warnings);
+  // What to tell about the Node as the last Apply left it
+  // (probe::DecideNodeNotice): `warnings` are the profile's (ProfileWarnings),
+  // `labels` and `facts` the probe's reading. Requires a successful Apply.
+  probe::NodeNotice Notice(const std::vector<probe::Warning>& warnings,
+                           const std::map<std::string, std::string>& labels,
+                           const probe::Facts& facts) const;
+
+  // Posts the notice's Events (core/node_notice.h) in namespace "default":
+  // Warning ProbeFactUnknown, Normal LabelsSetByOthers, Normal
+  // NotARaspberryPi, each when its message differs from the one it last
+  // posted (Events only on transitions) and is not empty. Requires a
+  // successful Apply first (for the Node's uid). Returns Ok, or the API
+  // server's error.
+  Status Report(const probe::NodeNotice& notice);
 
   int applies() const { return applies_; }
 
@@ -76,9 +89,10 @@ class NodeLabeller {
   std::string field_manager_;
   nlohmann::json node_object_;
   std::map<std::string, std::string> applied_;
+  std::string applied_note_;
   bool applied_once_ = false;
   std::vector<probe::Warning> conflicts_;
-  std::string reported_;
+  std::map<std::string, std::string> reported_;  // by reason: the message last posted
   int applies_ = 0;
 };
 

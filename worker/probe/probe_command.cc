@@ -54,18 +54,17 @@ Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& met
   metrics.Update(report);
   if (labeller == nullptr) return Status::Ok();
   const int before = labeller->applies();
-  BALLAST_RETURN_IF_ERROR(labeller->Apply(report.labels));
-  if (labeller->applies() != before) {
+  BALLAST_RETURN_IF_ERROR(labeller->Apply(report.labels, probe::BoardNote(report.facts)));
+  const bool applied = labeller->applies() != before;
+  if (applied) {
     spdlog::info("node labelled labels={} left_to_others={} warnings={}",
                  report.labels.size() - labeller->conflicts().size(), labeller->conflicts().size(),
                  report.warnings.size());
+    for (const probe::Warning& conflict : labeller->conflicts()) {
+      spdlog::info("warning {}", conflict.message);
+    }
   }
-  std::vector<probe::Warning> warnings = ProfileWarnings(report);
-  for (const probe::Warning& conflict : labeller->conflicts()) {
-    if (labeller->applies() != before) spdlog::info("warning {}", conflict.message);
-    warnings.push_back(conflict);
-  }
-  return labeller->Report(warnings);
+  return labeller->Report(labeller->Notice(ProfileWarnings(report), report.labels, report.facts));
 }
 
 StatusOr<std::unique_ptr<kube::HttpKubeClient>> Connect(const ProbeOptions& options) {

@@ -100,6 +100,14 @@ app.kubernetes.io/component: operator
 {{- join "," $parts }}
 {{- end }}
 
+{{/* Fails the render when more than one replica would run without leader
+election: each would reconcile every job and serve its own coordinator. */}}
+{{- define "ballast.checkReplicas" -}}
+{{- if and (gt (int .Values.operator.replicas) 1) (not .Values.operator.leaderElection.enabled) }}
+{{- fail (printf "operator.replicas is %d but operator.leaderElection.enabled is false: more than one replica needs leader election; set operator.replicas=1, or operator.leaderElection.enabled=true" (int .Values.operator.replicas)) }}
+{{- end }}
+{{- end }}
+
 {{/* Fails the render when two of the pod's ports are the same. */}}
 {{- define "ballast.checkPorts" -}}
 {{- $ports := list (int .Values.coordinator.port) (int .Values.health.port) (int .Values.metrics.port) }}

@@ -453,6 +453,75 @@ TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
   EXPECT_EQ(ActionsOf<DeleteJob>(decision)[0].uid, "job-uid");
 }
 
+// A finished job whose workers exited: `pods` of kNodes in `phase`.
+World FinishedWithPods(const std::string& phase) {
+  World world;
+  world.memory.status =
+      *StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], phase, "u" + std::to_string(i)));
+  }
+  return world;
+}
+
+// Regression (issue 32): the Completed worker pods of every finished job
+// stayed until the job was deleted, outliving even `helm uninstall`.
+TEST(DecideTest, FinishedWorkerPodsAreDeletedAfterThePodTtlWithTheirUids) {
+  World world = FinishedWithPods("Succeeded");
+  const double finished = 1800000000;  // 2027-01-15T08:00:00Z
+  world.wall = finished + 10;
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty()) << "their logs are still there to read";
+  EXPECT_EQ(decision.requeue_after, milliseconds(590001)) << "the operator's default, 600 s";
+  world.wall = finished + 600;
+  decision = world.Pass();
+  const auto deleted = ActionsOf<DeletePod>(decision);
+  ASSERT_EQ(deleted.size(), 3u);
+  EXPECT_EQ(deleted[0].name, "p-" + kNodes[0]);
+  EXPECT_EQ(deleted[0].uid, "u0") << "a precondition: never a new pod of the same name";
+  EXPECT_TRUE(ActionsOf<DeleteJob>(decision).empty()) << "the job stays";
+  // Pods already going, and pods of someone else, are left alone.
+  for (auto& pod : world.pods) pod["metadata"]["deletionTimestamp"] = "2027-01-15T08:10:00Z";
+  world.pods.push_back(Pod("other", "Succeeded", "u9"));
+  world.pods.back()["metadata"]["ownerReferences"] = json::array({{{"uid", "another-job"}}});
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty());
+  EXPECT_FALSE(decision.requeue_after);
+}
+
+TEST(DecideTest, ThePodTtlIsTheJobsWhenItHasOneAndMinusOneKeepsThePods) {
+  const double finished = 1800000000;
+  World world = FinishedWithPods("Failed");
+  world.job["spec"]["podTTLSecondsAfterFinished"] = 30;
+  world.wall = finished + 30;
+  EXPECT_EQ(ActionsOf<DeletePod>(world.Pass()).size(), 3u);
+
+  World kept = FinishedWithPods("Succeeded");
+  kept.job["spec"]["podTTLSecondsAfterFinished"] = -1;
+  kept.wall = finished + 86400 * 365;
+  Decision decision = kept.Pass();
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty());
+  EXPECT_FALSE(decision.requeue_after);
+
+  World operator_keeps = FinishedWithPods("Succeeded");
+  operator_keeps.options.worker_pod_ttl_s = -1;
+  operator_keeps.wall = finished + 86400;
+  EXPECT_TRUE(ActionsOf<DeletePod>(operator_keeps.Pass()).empty());
+  operator_keeps.job["spec"]["podTTLSecondsAfterFinished"] = 0;
+  EXPECT_EQ(ActionsOf<DeletePod>(operator_keeps.Pass()).size(), 3u) << "the job's wins";
+}
+
+TEST(DecideTest, ThePodTtlAndTheJobTtlWakeThePassAtTheEarlierOfThem) {
+  const double finished = 1800000000;
+  World world = FinishedWithPods("Succeeded");
+  world.job["spec"]["ttlSecondsAfterFinished"] = 3600;
+  world.job["spec"]["podTTLSecondsAfterFinished"] = 60;
+  world.wall = finished + 10;
+  EXPECT_EQ(world.Pass().requeue_after, milliseconds(50001));
+  world.job["spec"]["podTTLSecondsAfterFinished"] = 7200;
+  EXPECT_EQ(world.Pass().requeue_after, milliseconds(3590001));
+}
+
 TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
   World world;
   world.memory.status =

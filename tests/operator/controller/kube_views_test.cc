@@ -135,6 +135,20 @@ TEST(KubeViewsTest, AJobsGenerationAndTtlAreRead) {
   }
 }
 
+TEST(KubeViewsTest, AJobsPodTtlIsReadWithMinusOneForKeep) {
+  EXPECT_FALSE(ReadJob(json::object()).pod_ttl_seconds_after_finished);
+  for (const int64_t ttl : {-1, 0, 600}) {
+    EXPECT_EQ(
+        ReadJob({{"spec", {{"podTTLSecondsAfterFinished", ttl}}}}).pod_ttl_seconds_after_finished,
+        ttl);
+  }
+  for (const json& ttl : {json(-2), json("60"), json(1.5), json(int64_t{1} << 40)}) {
+    EXPECT_FALSE(
+        ReadJob({{"spec", {{"podTTLSecondsAfterFinished", ttl}}}}).pod_ttl_seconds_after_finished)
+        << ttl.dump();
+  }
+}
+
 // nlohmann's `.value("key", "")` throws when the key holds another type; a
 // view reads such a field as absent, so one malformed object cannot stop a
 // pass.

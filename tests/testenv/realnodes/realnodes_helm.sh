@@ -4,8 +4,8 @@
 # of seed 000's job -> Succeeded with 25997 primes and weights 5 / 5 / 1, the
 # workers reaching the coordinator through its Service; the leader's pod
 # killed mid-job -> the standby resumes and the result is exact; helm upgrade
-# of a value mid-job -> still exact; helm test passes; helm uninstall leaves
-# only the CRDs; between them an exec job runs its command in a busybox image
+# of a value mid-job -> still exact; helm test passes and --logs prints its
+# log; helm uninstall leaves only the CRDs and the test's pod; between them an exec job runs its command in a busybox image
 # (nothing of ours in it) through the bundled worker. The chart's
 # NetworkPolicy is enforced (kube-router's controller on every node): from
 # another namespace, a pod without the worker labels is refused at the
@@ -170,19 +170,19 @@ wait_until "job upgraded Succeeded across the upgrade" 400 succeeded upgraded
 expect_eq "primes below 1000000 across the upgrade" 78498 "$(jp weightedjob/upgraded '{.status.result.primes.count}')"
 
 # --- helm test -------------------------------------------------------------------
-# (Not --logs: a passing test's pod is deleted at once, and Helm then fails to
-# read its logs.)
-helm test "$release" -n "$ns" --timeout 300s >"$tmp/test" 2>&1 || fail "helm test: $(cat "$tmp/test")"
+helm test "$release" -n "$ns" --logs --timeout 300s >"$tmp/test" 2>&1 || fail "helm test: $(cat "$tmp/test")"
 [[ $(grep -A3 "TEST SUITE: *ballast-selftest" "$tmp/test") =~ Phase:\ *Succeeded ]] ||
   fail "helm test did not succeed: $(cat "$tmp/test")"
-pass "helm test"
+grep -q "selftest: passed: " "$tmp/test" || fail "helm test --logs printed no log: $(cat "$tmp/test")"
+pass "helm test, its log read"
 
-# --- uninstall: only the CRDs stay -------------------------------------------------
+# --- uninstall: only the CRDs and the last test's pod stay (docs/helm.md) ----------
 kubectl delete weightedjobs -n "$ns" --all --wait=true >/dev/null
 helm uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm uninstall"
 left() {
   kubectl get all,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,leases,configmaps,secrets \
-    -n "$ns" -o name | grep -v -e '^serviceaccount/default$' -e '^configmap/kube-root-ca.crt$'
+    -n "$ns" -o name | grep -v -e '^serviceaccount/default$' -e '^configmap/kube-root-ca.crt$' \
+    -e "^pod/$release-selftest\$"
   kubectl get clusterroles,clusterrolebindings,weightprofiles -l "app.kubernetes.io/instance=$release" -o name
 }
 deadline=$((SECONDS + 90))

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The chart's lifecycle as docs/helm.md and docs/probe.md tell it (issue 32),
+# on real kubelets beside a k3s-like server (server-0, not a board), whose
+# boards got seed 000's labels from the kubelet (--node-labels):
+# - the probe notes the kubelet's labels once, as a Normal LabelsSetByOthers,
+#   and warns of no label that is set (power-w=6.4 was said to be missing);
+#   server-0 says why it has no ballast.io/board (NotARaspberryPi and the
+#   annotation ballast.io/board-note);
+# - examples/jobs/primes-300000.yaml as written runs on the three boards only,
+#   weights 5 / 5 / 1, 25997 primes (it ran on four nodes, 1 / 5 / 5 / 5);
+# - the job's finished worker pods go after worker.podTTLSecondsAfterFinished,
+#   the job stays;
+# - `helm test --logs` prints the test's log;
+# - `helm uninstall` leaves in the namespace exactly what "Uninstalling"
+#   lists, and its loop removes the labels and annotations the probe alone set.
+source "$(dirname "$0")/require_root.sh"
+source "$(dirname "$0")/../smoke/lib.sh"
+source "$(dirname "$0")/lib.sh"
+
+release=ballast-life
+ttl=15
+# Events of this release's probe pods only (earlier tests' are older): one
+# pod per node, which posts each note once.
+since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+uninstall_on_exit() {
+  helm uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
+  kubectl delete weightedjobs -n "$ns" --all --wait=false >/dev/null 2>&1 || true
+  cleanup
+}
+trap uninstall_on_exit EXIT
+
+for node in pi4b-0 pi4b-1 pi3b-0 server-0; do
+  kubectl get node "$node" >/dev/null 2>&1 || fail "no node $node (tests/testenv/nodes/seed000-real.yaml)"
+done
+require_ballast_images
+helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --set operator.replicas=1 \
+  --set "worker.podTTLSecondsAfterFinished=$ttl" --set probe.intervalSeconds=5 \
+  --wait --timeout 240s >"$tmp/install" || fail "helm install: $(cat "$tmp/install")"
+grep -q "ballast weights" "$tmp/install" && fail "NOTES name \`ballast weights\`, which a chart user does not have"
+grep -q -- "--reuse-values" "$tmp/install" || fail "NOTES do not warn of helm upgrade without --reuse-values"
+pass "helm install; NOTES without \`ballast weights\`, with the upgrade warning"
+
+# --- the probe's Events ------------------------------------------------------------
+probe_events() { # NODE REASON: the messages of the probe's Events since this test began
+  kubectl get events -n default -o json \
+    --field-selector "involvedObject.name=$1,reason=$2,source=ballast-probe" |
+    python3 -c 'import json, sys
+since = sys.argv[1]
+for e in json.load(sys.stdin)["items"]:
+    if (e.get("lastTimestamp") or "") >= since:
+        print(e["type"] + " " + e["message"].replace("\n", " | "))' "$since"
+}
+has_note() { [[ -n $(probe_events "$1" "$2") ]]; }
+wait_until "pi4b-0's LabelsSetByOthers" 90 has_note pi4b-0 LabelsSetByOthers
+wait_until "server-0's NotARaspberryPi" 90 has_note server-0 NotARaspberryPi
+held=$(probe_events pi4b-0 LabelsSetByOthers)
+expect_eq "LabelsSetByOthers on pi4b-0: one Event" 1 "$(wc -l <<<"$held")"
+[[ $held == "Normal "* ]] || fail "LabelsSetByOthers is not Normal: $held"
+[[ $held == *"ballast.io/power-w=6.4 (set by kubelet; the probe has no value)"* ]] ||
+  fail "LabelsSetByOthers does not name power-w, set by the kubelet: $held"
+[[ $held == *"ballast.io/cpu-model=cortex-a72 (set by kubelet; the probe reads "* ]] ||
+  fail "LabelsSetByOthers does not name cpu-model and the probe's reading: $held"
+[[ $held != *"more in the probe's log"* ]] || fail "LabelsSetByOthers cut: $held"
+# Seed 000's labels are all on the boards: nothing is missing there.
+for node in pi4b-0 pi4b-1 pi3b-0; do
+  warned=$(probe_events "$node" ProbeFactUnknown)
+  [[ -z $warned ]] || fail "a ProbeFactUnknown on $node, whose labels are set: $warned"
+done
+pass "the boards: one Normal note of the kubelet's labels, no Warning"
+note=$(kubectl get node server-0 -o jsonpath='{.metadata.annotations.ballast\.io/board-note}')
+[[ $note == "not a Raspberry Pi board: "* ]] || fail "server-0's ballast.io/board-note: '$note'"
+expect_eq "server-0's ballast.io/board" "" \
+  "$(kubectl get node server-0 -o jsonpath='{.metadata.labels.ballast\.io/board}')"
+# server-0 has no power figure and nobody set one: that Warning is the truth.
+[[ $(probe_events server-0 ProbeFactUnknown) == *"label ballast.io/power-w: "*"default 6.4"* ]] ||
+  fail "server-0's missing power-w not warned: $(probe_events server-0 ProbeFactUnknown)"
+pass "server-0: $note"
+
+# --- the example job as written ------------------------------------------------------
+kubectl apply -n "$ns" -f "$source_dir/examples/jobs/primes-300000.yaml" >/dev/null
+job=primes-300000
+succeeded() {
+  local p
+  p=$(jp "weightedjob/$job" '{.status.phase}')
+  [[ $p == Failed ]] && fail "job $job failed: $(jp "weightedjob/$job" '{.status.conditions}')"
+  [[ $p == Succeeded ]]
+}
+wait_until "examples/jobs/primes-300000.yaml Succeeded" 300 succeeded
+expect_eq "primes below 300000" 25997 "$(jp "weightedjob/$job" '{.status.result.primes.count}')"
+expect_eq "its nodes and weights" "pi3b-0=1 pi4b-0=5 pi4b-1=5" \
+  "$(kubectl get weightedjob -n "$ns" "$job" -o json | python3 -c 'import json, sys; print(" ".join(sorted("%s=%g" % (n["name"], n["weight"]) for n in json.load(sys.stdin)["status"]["nodes"])))')"
+pass "the example on the boards alone, weights 5 / 5 / 1"
+# Many passes of the probe later (every 5 s), still one note per node.
+expect_eq "LabelsSetByOthers on pi4b-0, passes later" 1 \
+  "$(probe_events pi4b-0 LabelsSetByOthers | wc -l)"
+
+# --- finished worker pods go after the TTL ---------------------------------------
+worker_pods() { kubectl get pods -n "$ns" -l "ballast.io/job=$job" -o name; }
+[[ -n $(worker_pods) ]] || fail "no worker pod right after the job finished (the TTL is $ttl s)"
+# The operator counts from status.completionTime (whole seconds, this
+# machine's clock, as the operator's).
+finished=$(date -d "$(jp "weightedjob/$job" '{.status.completionTime}')" +%s)
+no_worker_pods() { [[ -z $(worker_pods) ]]; }
+wait_until "the finished worker pods deleted after $ttl s" $((ttl + 60)) no_worker_pods
+gone=$(($(date +%s) - finished))
+((gone >= ttl)) || fail "the worker pods went $gone s after the job finished, before the TTL ($ttl s)"
+expect_eq "the job after its pods went" Succeeded "$(jp "weightedjob/$job" '{.status.phase}')"
+pass "worker pods gone $gone s after the job finished (TTL $ttl s); the job stays"
+
+# --- helm test --logs --------------------------------------------------------------
+helm test "$release" -n "$ns" --logs --timeout 300s >"$tmp/test" 2>&1 || fail "helm test: $(cat "$tmp/test")"
+grep -q "selftest: passed: " "$tmp/test" || fail "helm test --logs printed no log: $(cat "$tmp/test")"
+pass "helm test --logs: $(grep -m1 'selftest: passed' "$tmp/test")"
+
+# --- uninstall: what docs/helm.md lists, and nothing else -----------------------------
+helm uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm uninstall"
+owned_by_job() { # KIND NAME: whether a WeightedJob owns it
+  [[ $(kubectl get "$1" -n "$ns" "$2" -o jsonpath='{.metadata.ownerReferences[*].kind}') == *WeightedJob* ]]
+}
+unlisted() {
+  local object
+  for object in $(kubectl get all,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,leases,configmaps,secrets \
+    -n "$ns" -o name); do
+    case $object in
+      serviceaccount/default | configmap/kube-root-ca.crt | "pod/$release-selftest") ;;
+      pod/* | secret/*) owned_by_job "${object%%/*}" "${object#*/}" || echo "$object" ;;
+      *) echo "$object" ;;
+    esac
+  done
+  kubectl get clusterroles,clusterrolebindings,weightprofiles -l "app.kubernetes.io/instance=$release" -o name
+}
+deadline=$((SECONDS + 90))
+until [[ -z $(unlisted) ]]; do
+  ((SECONDS < deadline)) || fail "left after helm uninstall, not in docs/helm.md's list: $(unlisted | paste -sd' ')"
+  sleep 0.5
+done
+kubectl get pod -n "$ns" "$release-selftest" >/dev/null 2>&1 ||
+  fail "the helm test pod docs/helm.md says stays is gone"
+expect_eq "the WeightedJob kept" "$job" "$(kubectl get weightedjobs -n "$ns" -o jsonpath='{.items[*].metadata.name}')"
+pass "helm uninstall left what docs/helm.md lists: the test pod, the job and its Secret, the CRDs"
+
+# The probe's labels: docs/helm.md's loop, once no probe pod is left.
+no_probe_pods() { [[ -z $(kubectl get pods -n "$ns" -l app.kubernetes.io/component=probe -o name) ]]; }
+wait_until "no probe pod" 60 no_probe_pods
+for node in $(kubectl get nodes -o jsonpath='{.items[*].metadata.name}'); do
+  printf '{"apiVersion":"v1","kind":"Node","metadata":{"name":"%s"}}' "$node" |
+    kubectl apply --server-side --field-manager=ballast-probe -f - >/dev/null
+done
+for node in pi4b-0 server-0; do
+  expect_eq "$node's probe annotations after the loop" "" \
+    "$(kubectl get node "$node" -o jsonpath='{.metadata.annotations.ballast\.io/probe-labels}{.metadata.annotations.ballast\.io/board-note}')"
+  expect_eq "$node's ballast.io/kernel-bits (the probe's alone) after the loop" "" \
+    "$(kubectl get node "$node" -o jsonpath='{.metadata.labels.ballast\.io/kernel-bits}')"
+done
+expect_eq "pi4b-0's cpu-model (the kubelet's) after the loop" cortex-a72 \
+  "$(kubectl get node pi4b-0 -o jsonpath='{.metadata.labels.ballast\.io/cpu-model}')"
+expect_eq "pi4b-0's board (the kubelet's) after the loop" pi-4b \
+  "$(kubectl get node pi4b-0 -o jsonpath='{.metadata.labels.ballast\.io/board}')"
+pass "docs/helm.md's loop removed the probe's own labels and annotations, kept the kubelet's"
