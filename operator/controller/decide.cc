@@ -323,6 +323,7 @@ Decision Accept(const DecideInput& input, const JobMemory& memory) {
   std::string message =
       fmt::format("an operator took the job in {:.0f} s after it was created", waited);
   if (late) message += "; until then no operator was running, or none held the leader lease";
+  pass.status.phase.reset();  // the schema's default: the transition is this operator's
   pass.Transition(JobPhase::kPending, late, Reason::kAccepted, message);
   pass.HandStatus(true);
   Decision decision;

@@ -239,13 +239,16 @@ struct Decision {
 // Never fails: what is wrong with the job becomes its status.
 Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options);
 
-// The first pass of a job whose status has no phase (no operator took it in
-// yet): phase Pending, Progressing True (Accepted), Ready False, an Accepted
-// event saying how long the job waited for an operator (a Warning past 30 s:
-// none was running, or none led), the status written at once and a pass
-// right after. Reads in.job and in.now only.
+// The first pass of a job no operator has taken in (its status has no
+// observedGeneration; the CRD defaults its phase to Pending): phase Pending,
+// Progressing True (Accepted), Ready False, an Accepted event saying how
+// long the job waited for an operator (a Warning past 30 s: none was
+// running, or none led), the status written at once and a pass right after.
+// Reads in.job and in.now only.
 Decision Accept(const DecideInput& input, const JobMemory& memory);
 // True when `memory` says no operator has taken the job in (Accept's case).
-inline bool NeedsAccept(const JobMemory& memory) { return !memory.status.phase; }
+inline bool NeedsAccept(const JobMemory& memory) {
+  return !memory.status.observed_generation && !memory.status.Finished();
+}
 
 }  // namespace ballast::controller

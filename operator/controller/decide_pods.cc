@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/common/json_read.h"
 #include "core/common/utf8.h"
 #include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
@@ -20,6 +21,9 @@ namespace ballast::controller::decide {
 using nlohmann::json;
 
 namespace {
+
+// The longest status.efficiencyNote (the CRD's maxLength is 1024).
+constexpr size_t kMaxNoteBytes = 1000;
 
 // `value` to three decimals, as status shows seconds and ratios.
 double Rounded(double value) { return std::round(value * 1000) / 1000; }
@@ -397,7 +401,7 @@ void Succeed(Pass& pass) {
     std::string note = TimingSummary(timing);
     const std::string missing = NominalMissing(view, memory.declared_speeds, figures);
     if (!missing.empty()) note += "; nominal efficiency: none, " + missing;
-    status.efficiency_note = note;
+    status.efficiency_note = json_read::Cut(note, kMaxNoteBytes);
     MeasuredColumns(pass);
   }
   status.workers = 0;

@@ -60,6 +60,18 @@ TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEven
   EXPECT_EQ(ActionsOf<RegisterJob>(world.Pass()).size(), 1u);
 }
 
+// The CRD defaults status.phase to Pending: what tells a job no operator
+// took in is the absent observedGeneration, and the Accepted event comes all
+// the same.
+TEST(DecideOutcomeTest, ThePhaseTheSchemaDefaultsDoesNotHideThatNoOperatorTookTheJobIn) {
+  World world;
+  world.memory.status = *StatusFromJson(json{{"phase", "Pending"}});
+  ASSERT_TRUE(NeedsAccept(world.memory));
+  const Decision decision = AcceptPass(world);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Accepted"});
+  EXPECT_FALSE(NeedsAccept(world.memory));
+}
+
 TEST(DecideOutcomeTest, AJobThatWaitedLongForAnOperatorSaysSoInAWarning) {
   World world;
   world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 600);
