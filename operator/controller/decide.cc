@@ -127,6 +127,7 @@ constexpr milliseconds kPodsLeavingRetry{500};
 constexpr milliseconds kAtOnce{1};  // a session was just registered: look at it
 
 void AfterFinish(Pass& pass) {
+  decide::RefineTiming(pass);
   const bool failed = pass.status.Is(JobPhase::kFailed);
   if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;

@@ -373,6 +373,16 @@ TimingMoments Moments(const Pass& pass) {
   return moments;
 }
 
+// status.timing and status.efficiencyNote of a finished session.
+void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
+  const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
+  pass.status.timing = TimingToJson(timing);
+  std::string note = TimingSummary(timing);
+  const std::string missing = NominalMissing(*pass.in.view, pass.memory.declared_speeds, figures);
+  if (!missing.empty()) note += "; nominal efficiency: none, " + missing;
+  pass.status.efficiency_note = json_read::Cut(note, kMaxNoteBytes);
+}
+
 void Succeed(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   JobMemory& memory = pass.memory;
@@ -396,12 +406,7 @@ void Succeed(Pass& pass) {
       status.nominal_ideal_seconds = Rounded(*figures.nominal_ideal_s);
       status.nominal_efficiency = Rounded(*figures.nominal_efficiency);
     }
-    const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
-    status.timing = TimingToJson(timing);
-    std::string note = TimingSummary(timing);
-    const std::string missing = NominalMissing(view, memory.declared_speeds, figures);
-    if (!missing.empty()) note += "; nominal efficiency: none, " + missing;
-    status.efficiency_note = json_read::Cut(note, kMaxNoteBytes);
+    TimingColumns(pass, figures);
     MeasuredColumns(pass);
   }
   status.workers = 0;
@@ -433,6 +438,18 @@ void Succeed(Pass& pass) {
                 complete),
       pass.in.job.generation, pass.in.now.rfc3339);
 }
+
+}  // namespace
+
+void RefineTiming(Pass& pass) {
+  const bool lingering = pass.memory.registered && pass.in.view && pass.in.view->done;
+  if (!pass.status.Is(JobPhase::kSucceeded) || !lingering) return;
+  TimingColumns(pass, ComputeEfficiency(*pass.in.view, pass.status.makespan_seconds.value_or(0),
+                                        pass.memory.declared_speeds));
+  pass.HandStatus(true);
+}
+
+namespace {
 
 // status.checkpoint = `checkpoint` when it fits in kMaxCheckpointBytes;
 // otherwise the last one stays, with a Warning the first time.

@@ -235,6 +235,37 @@ TEST(DecideOutcomeTest, ASucceededJobHasCompleteAndNoReadyConditionAndItsTiming)
             "report: image pull 4.0 s, operator 1.0 s, pod scheduling 1.0 s, pod start 1.0 s");
 }
 
+// A job shorter than the pod cache's lag finishes before the cache shows
+// its pods scheduled and started: the timing is completed while the session
+// lingers, and written.
+TEST(DecideOutcomeTest, TheTimingIsCompletedFromPodsTheCacheShowsOnlyAfterTheFinish) {
+  World world = Running();
+  coordinator::JobView view = View(2000, true);
+  for (auto& worker : view.workers) {
+    worker.contacted = true;
+    worker.first_contact = 7;
+  }
+  world.view = view;
+  Decision decision = world.Pass();
+  EXPECT_FALSE(S(decision)["timing"]["beforeFirstReport"].contains("podSchedulingSeconds"));
+  for (auto& pod : world.pods) {
+    pod["status"] = {
+        {"phase", "Succeeded"},
+        {"conditions",
+         {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", Rfc3339(kStart)}}}},
+        {"containerStatuses",
+         {{{"name", "worker"},
+           {"state", {{"terminated", {{"exitCode", 0}, {"startedAt", Rfc3339(kStart + 5)}}}}}}}}};
+  }
+  decision = world.Pass();
+  const json before = S(decision)["timing"]["beforeFirstReport"];
+  // No creationTimestamp here: the origin is the session's start.
+  EXPECT_EQ(before, json::parse(R"({"podSchedulingSeconds": 0, "imagePullSeconds": 5,
+                                    "workerStartSeconds": 2})"));
+  EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u) << "the pods are done";
+}
+
 TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutASpeed) {
   World world;
   world.nodes[0]["metadata"]["annotations"] = json::object();
