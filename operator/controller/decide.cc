@@ -138,9 +138,12 @@ void AfterFinish(Pass& pass) {
       if (!pod.meta.OwnedBy(pass.uid)) continue;
       pods_running |= pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending;
     }
+    // Pods made but not in the pod cache yet (a short job can finish first)
+    // are waited for too: the timing reads the first reporter's pod.
+    const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
     const bool lingered =
         memory.done_at && pass.in.now.steady - *memory.done_at > pass.options.linger;
-    if (!failed && pods_running && !lingered) {
+    if (!failed && (pods_running || pods_unseen) && !lingered) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }

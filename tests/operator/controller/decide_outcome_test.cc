@@ -266,6 +266,27 @@ TEST(DecideOutcomeTest, TheTimingIsCompletedFromPodsTheCacheShowsOnlyAfterTheFin
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u) << "the pods are done";
 }
 
+// The pod cache can lag the job: a job of a second may finish before the
+// cache shows its pods at all. The session lingers until it does, so that
+// the timing gets the first reporter's pod.
+TEST(DecideOutcomeTest, AFinishedSessionWaitsForPodsTheCacheHasNotShownYet) {
+  World world;
+  world.Pass();
+  world.view = View(0);
+  world.Pass();  // the pods are made
+  world.writes.on_their_way = {"p-pi3b-worker", "p-pi4b-master", "p-pi4b-worker"};
+  world.view = View(2000, true);
+  Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["phase"], "Succeeded");
+  EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "its pods are on their way";
+  EXPECT_EQ(decision.requeue_after, milliseconds(500));
+  world.writes = {};
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], "Succeeded", "pod-uid-" + std::to_string(i)));
+  }
+  EXPECT_EQ(ActionsOf<RemoveJob>(world.Pass()).size(), 1u);
+}
+
 TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutASpeed) {
   World world;
   world.nodes[0]["metadata"]["annotations"] = json::object();
