@@ -203,7 +203,9 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   }
   RememberSession(pass, config, std::move(*weights), std::move(eligible.declared_speeds));
   AnnounceSession(pass, config);
-  pass.HandStatus(false);
+  // At once: startTime is set in this pass only (the Accepted status may
+  // have been handed a moment ago, so the interval has not passed).
+  pass.HandStatus(true);
   return config;
 }
 

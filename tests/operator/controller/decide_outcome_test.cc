@@ -56,8 +56,17 @@ TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEven
   EXPECT_EQ(Events(decision)[0].message, "an operator took the job in 2 s after it was created");
   EXPECT_FALSE(NeedsAccept(world.memory));
   EXPECT_EQ(world.memory.accepted_wall, kStart);
-  // The next pass registers as a job's first pass does.
-  EXPECT_EQ(ActionsOf<RegisterJob>(world.Pass()).size(), 1u);
+  // The next pass, a millisecond later, registers as a job's first pass
+  // does, and hands its startTime over at once (regression: it waited for
+  // the status interval and was lost).
+  world.steady += milliseconds(1);
+  world.wall += 0.001;
+  const Decision registered = world.Pass();
+  EXPECT_EQ(ActionsOf<RegisterJob>(registered).size(), 1u);
+  const auto writes = ActionsOf<WriteStatus>(registered);
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_TRUE(writes[0].status.start_time);
+  EXPECT_TRUE(world.memory.status.start_time);
 }
 
 // The CRD defaults status.phase to Pending: what tells a job no operator
