@@ -34,9 +34,13 @@ std::string FailedCondition(const json& status) {
   return "";
 }
 
-// "Running 42% (63000/150000 items), 3 workers", from what status has.
+// "Running 42% (63000/150000 items), 3 workers", from what status has. A
+// status without observedGeneration was written by no operator (its phase
+// Pending is the CRD's default).
 std::string ProgressLine(const std::string& phase, const json& status) {
-  std::string line = phase.empty() ? "waiting for the operator (no status yet)" : phase;
+  const bool waiting =
+      phase.empty() || (phase == "Pending" && !status.contains("observedGeneration"));
+  std::string line = waiting ? "waiting for the operator (not taken in yet)" : phase;
   const json progress = status.value("progress", json());
   if (progress.is_string()) line += " " + progress.get<std::string>();
   const json done = status.value("completedItems", json());

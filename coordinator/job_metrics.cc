@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace ballast::coordinator {
@@ -26,7 +27,9 @@ enum JobFamily {
   kProgress,
   kStarted,
   kFinished,
+  kFirstReport,
   kPredictedFinish,
+  kFailedItems,
   kSteals,
   kRebalances,
   kMovedItems,
@@ -56,9 +59,15 @@ constexpr FamilySpec kSpecs[kFamilies] = {
      MetricType::Gauge},
     {"ballast_job_finished_timestamp_seconds",
      "When the job's last result was merged, unix seconds; only once finished", MetricType::Gauge},
+    {"ballast_job_first_report_timestamp_seconds",
+     "When the first worker of the job reported, unix seconds: the start of its compute; once one "
+     "has",
+     MetricType::Gauge},
     {"ballast_job_predicted_finish_timestamp_seconds",
      "When the job will finish at the measured speeds, unix seconds; its finish once done",
      MetricType::Gauge},
+    {"ballast_job_failed_items",
+     "Items that failed all their attempts (exec; 0 for primes and matmul)", MetricType::Gauge},
     {"ballast_job_steals_total", "Tail steals: items taken from a lease's end for an idle node",
      MetricType::Counter},
     {"ballast_job_rebalances_total", "Leases shrunk by rebalancing", MetricType::Counter},
@@ -100,6 +109,15 @@ void Add(MetricFamily& family, const std::vector<ClientMetric::Label>& labels, d
   family.metric.push_back(std::move(metric));
 }
 
+// The first report of any of the job's workers, in the view's seconds.
+std::optional<double> FirstReport(const JobView& view) {
+  std::optional<double> first;
+  for (const WorkerView& worker : view.workers) {
+    if (worker.contacted && (!first || worker.first_contact < *first)) first = worker.first_contact;
+  }
+  return first;
+}
+
 void AddJob(std::vector<MetricFamily>& families, const JobSample& job) {
   const JobView& view = job.view;
   const auto unix_time = [&](double t) { return job.unix_now - (job.view_now - t); };
@@ -111,6 +129,8 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job) {
       view.items == 0 ? 0 : static_cast<double>(view.completed) / static_cast<double>(view.items));
   Add(families[kStarted], labels, unix_time(view.started_at));
   if (view.done) Add(families[kFinished], labels, unix_time(view.finished_at));
+  if (const auto first = FirstReport(view)) Add(families[kFirstReport], labels, unix_time(*first));
+  Add(families[kFailedItems], labels, static_cast<double>(view.result.FailedItems()));
   if (const double finish = PredictedFinish(view, job.view_now); finish >= 0) {
     Add(families[kPredictedFinish], labels, unix_time(finish));
   }

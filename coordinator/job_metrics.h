@@ -7,7 +7,7 @@
 // job once its pods are gone; `ballast run` exits).
 //
 // Labels: `job`, `namespace` and `workload` (the workload kind) on every
-// series of a job, and `node` on the per-node ones. A job has at most 10
+// series of a job, and `node` on the per-node ones. A job has at most 12
 // series plus 11 per node. Beside them one series per workload kind and node
 // that a hosted job has measured, ballast_node_speed_timestamp_seconds
 // {workload,node}: the newest time any of those jobs measured the node (what

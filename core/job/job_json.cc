@@ -196,7 +196,8 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
       spec, path,
       {"name", "workload", "items", "itemsFrom", "policy", "profile", "leaseSeconds",
        "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector", "tolerations", "worker",
-       "template", "suspend", "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished"}));
+       "template", "suspend", "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished",
+       "failurePolicy"}));
   JobSpec job;
   job.name = std::string(name);
   if (const json* own_name = jr::Find(spec, "name")) {
@@ -265,6 +266,16 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
     BALLAST_ASSIGN_OR_RETURN(const json* fraction, jr::Require(*verify, verify_path, "fraction"));
     BALLAST_ASSIGN_OR_RETURN(job.verify_fraction,
                              jr::Positive(*fraction, jr::Field(verify_path, "fraction"), 1.0));
+  }
+  if (const json* policy = jr::Find(spec, "failurePolicy")) {
+    const std::string policy_path = jr::Field(path, "failurePolicy");
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(*policy, policy_path, {"maxFailedItems"}));
+    if (const json* max = jr::Find(*policy, "maxFailedItems")) {
+      BALLAST_ASSIGN_OR_RETURN(int64_t value,
+                               jr::Int(*max, jr::Field(policy_path, "maxFailedItems"), 0,
+                                       static_cast<int64_t>(workload::kMaxExecItems)));
+      job.max_failed_items = static_cast<uint64_t>(value);
+    }
   }
   return job;
 }

@@ -11,6 +11,7 @@
 //   backoffLimit: 3
 //   activeDeadlineSeconds: 600
 //   verify: {fraction: 0.05}   # optional: 0 < fraction <= 1
+//   failurePolicy: {maxFailedItems: 2}   # items that may fail all their attempts
 // Keys that matter only on Kubernetes (nodeSelector, tolerations, worker,
 // template, suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished) are
 // accepted and ignored locally.
@@ -59,6 +60,11 @@ struct JobSpec {
   // `verify: {fraction: f}`: recompute a sample of about f of the items on
   // another worker and fail on a mismatch (docs/trust.md); 0: off.
   double verify_fraction = 0;
+  // `failurePolicy: {maxFailedItems: n}`: how many items may fail all their
+  // attempts (workload.exec.retries + 1) and the job still succeed; one more
+  // fails the job. 0 (the default): any failed item fails it, as a failed
+  // index fails a Kubernetes Job.
+  uint64_t max_failed_items = 0;
   // Set when the items are listed outside the job: until ResolveItems reads
   // them, workload.items is 0 and the job cannot run.
   ItemSource item_source;

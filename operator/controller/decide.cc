@@ -102,8 +102,13 @@ void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::st
   const bool running = phase == JobPhase::kRunning;
   const bool progressing = running || phase == JobPhase::kPending;
   const auto& now = in.now.rfc3339;
-  bool moved = SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
-                            in.job.generation, now);
+  // A finished job is not "not ready": Complete or Failed says what it is
+  // (as a Job's conditions do), so Ready goes.
+  bool moved =
+      status.Finished()
+          ? RemoveCondition(status, ConditionType::kReady)
+          : SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
+                         in.job.generation, now);
   moved |=
       SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
                    in.job.generation, now);
@@ -176,6 +181,7 @@ void DeleteFinishedPods(Pass& pass, double finished) {
 }
 
 void AfterFinish(Pass& pass) {
+  decide::RefineTiming(pass);
   const bool failed = pass.status.Is(JobPhase::kFailed);
   if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;
@@ -186,9 +192,12 @@ void AfterFinish(Pass& pass) {
       if (!pod.meta.OwnedBy(pass.uid)) continue;
       pods_running |= pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending;
     }
+    // Pods made but not in the pod cache yet (a short job can finish first)
+    // are waited for too: the timing reads the first reporter's pod.
+    const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
     const bool lingered =
         memory.done_at && pass.in.now.steady - *memory.done_at > pass.options.linger;
-    if (!failed && pods_running && !lingered) {
+    if (!failed && (pods_running || pods_unseen) && !lingered) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }
@@ -356,6 +365,33 @@ void Run(Pass& pass) {
 }
 
 }  // namespace
+
+Decision Accept(const DecideInput& input, const JobMemory& memory) {
+  // How long a job may wait for an operator before its Accepted event is a
+  // Warning: longer means none was running or leading.
+  constexpr double kLateSeconds = 30;
+  const DecideOptions options;
+  Pass pass(input, memory, options);
+  pass.status.observed_generation = input.job.generation;
+  // A job started by an operator that wrote no phase (an earlier version):
+  // its time of acceptance is unknown.
+  if (!pass.status.start_time) pass.memory.accepted_wall = input.now.wall;
+  const auto created = decide::ParseRfcTime(input.job.meta.creation_timestamp);
+  const double waited = created ? std::max(0.0, input.now.wall - *created) : 0;
+  const bool late = waited >= kLateSeconds;
+  std::string message =
+      fmt::format("an operator took the job in {:.0f} s after it was created", waited);
+  if (late) message += "; until then no operator was running, or none held the leader lease";
+  pass.status.phase.reset();  // the schema's default: the transition is this operator's
+  pass.Transition(JobPhase::kPending, late, Reason::kAccepted, message);
+  pass.HandStatus(true);
+  Decision decision;
+  decision.memory = std::move(pass.memory);
+  decision.status = std::move(pass.status);
+  decision.actions = std::move(pass.actions);
+  decision.requeue_after = kAtOnce;
+  return decision;
+}
 
 Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options) {
   Pass pass(input, memory, options);

@@ -40,12 +40,23 @@
 //                                      worker_start_timeout
 //   spec.suspend                    -> pods deleted, checkpoint kept once they
 //                                       are gone, session removed; Suspended
-//   all items finished              -> Succeeded with the efficiency figures;
-//                                       the session lingers while pods exit
+//   items failed all their attempts -> ItemsFailed Warning as they are reported;
+//                                       past failurePolicy.maxFailedItems Failed
+//                                       (TooManyFailedItems), naming them
+//   all items finished              -> Succeeded with the efficiency figures
+//                                       and the timing (job_timing.h); Complete
+//                                       (AllItemsFinished, or
+//                                       CompletedWithFailedItems); no Ready
+//                                       condition once finished; the session
+//                                       lingers while pods exit
 //   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
 //   finished + podTTLSecondsAfterFinished -> DeletePod of each finished worker pod
 //     (else the operator's worker_pod_ttl_s; -1 keeps them)
 //   finished + ttlSecondsAfterFinished -> DeleteJob once the final status is written
+//
+// Before any of this, a job no operator has written a status for yet is
+// Accepted (Accept below): phase Pending at once, before the slow work of
+// the first pass (history, item lists).
 //
 // History as the prior (decide_history.cc): a session's worker priors are
 // BlendHistoryPrior(fuzzy weights, input.history); status.nodes[].prior says
@@ -110,9 +121,11 @@ struct JobMemory {
   // The session's prior per node (status.nodes[].prior).
   std::map<std::string, NodePriorRow> priors;
   uint32_t failures = 0;
-  bool resumed = false;        // the session started from a checkpoint
-  double registered_wall = 0;  // when the session started
-  WeightedJobStatus status;    // as last handed to the writer
+  uint64_t failed_items_reported = 0;  // failed items an ItemsFailed event counted
+  double accepted_wall = 0;            // when this operator accepted the job (0: another did)
+  bool resumed = false;                // the session started from a checkpoint
+  double registered_wall = 0;          // when the session started
+  WeightedJobStatus status;            // as last handed to the writer
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
 };
@@ -231,5 +244,17 @@ struct Decision {
 // default one for a job seen the first time, with status = the job's status).
 // Never fails: what is wrong with the job becomes its status.
 Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideOptions& options);
+
+// The first pass of a job no operator has taken in (its status has no
+// observedGeneration; the CRD defaults its phase to Pending): phase Pending,
+// Progressing True (Accepted), Ready False, an Accepted event saying how
+// long the job waited for an operator (a Warning past 30 s: none was
+// running, or none led), the status written at once and a pass right after.
+// Reads in.job and in.now only.
+Decision Accept(const DecideInput& input, const JobMemory& memory);
+// True when `memory` says no operator has taken the job in (Accept's case).
+inline bool NeedsAccept(const JobMemory& memory) {
+  return !memory.status.observed_generation && !memory.status.Finished();
+}
 
 }  // namespace ballast::controller

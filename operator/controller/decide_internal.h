@@ -130,5 +130,10 @@ void MeasuredColumns(Pass& pass);
 // view gives (per-node table, progress, result, checkpoint; Succeeded with the
 // efficiency figures when done, Failed past backoffLimit).
 void ManagePods(Pass& pass);
+// For a job that succeeded and whose session lingers while its pods exit:
+// status.timing again, with the first reporter's pod as the pod cache shows
+// it now (a short job can finish before the cache saw its pod scheduled and
+// started); the status handed over when that changed it.
+void RefineTiming(Pass& pass);
 
 }  // namespace ballast::controller::decide

@@ -6,11 +6,14 @@
 #include <cmath>
 #include <set>
 
+#include "core/common/json_read.h"
 #include "core/common/utf8.h"
 #include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
+#include "operator/controller/job_failures.h"
 #include "operator/controller/job_status.h"
+#include "operator/controller/job_timing.h"
 #include "operator/controller/node_selection.h"
 
 namespace ballast::controller::decide {
@@ -18,6 +21,9 @@ namespace ballast::controller::decide {
 using nlohmann::json;
 
 namespace {
+
+// The longest status.efficiencyNote (the CRD's maxLength is 1024).
+constexpr size_t kMaxNoteBytes = 1000;
 
 // `value` to three decimals, as status shows seconds and ratios.
 double Rounded(double value) { return std::round(value * 1000) / 1000; }
@@ -197,7 +203,9 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   }
   RememberSession(pass, config, std::move(*weights), std::move(eligible.declared_speeds));
   AnnounceSession(pass, config);
-  pass.HandStatus(false);
+  // At once: startTime is set in this pass only (the Accepted status may
+  // have been handed a moment ago, so the interval has not passed).
+  pass.HandStatus(true);
   return config;
 }
 
@@ -321,6 +329,51 @@ void NodeTable(Pass& pass) {
   pass.status.nodes = std::move(rows);
 }
 
+// The moments of the session's first report, in unix seconds (decide.h's
+// view times are the coordinator's: the session started at
+// memory.registered_wall).
+TimingMoments Moments(const Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  const JobMemory& memory = pass.memory;
+  const auto unix_time = [&](double t) { return memory.registered_wall + (t - view.started_at); };
+  TimingMoments moments;
+  moments.created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
+  if (memory.accepted_wall > 0) moments.accepted = memory.accepted_wall;
+  moments.started = memory.registered_wall;
+  moments.finished = unix_time(view.finished_at);
+  moments.resumed = memory.resumed;
+  const coordinator::WorkerView* first = nullptr;
+  for (const auto& worker : view.workers) {
+    if (worker.contacted && (!first || worker.first_contact < first->first_contact)) {
+      first = &worker;
+    }
+  }
+  if (!first) return moments;
+  moments.first_report = unix_time(first->first_contact);
+  moments.first_node = first->name;
+  const PodView* pod = PodOf(pass, first->name);
+  if (!pod || !pod->meta.OwnedBy(pass.uid)) return moments;
+  moments.scheduled = ParseRfcTime(pod->scheduled_at);
+  moments.sandbox_ready = ParseRfcTime(pod->sandbox_ready_at);
+  if (!pod->containers.empty()) {
+    const ContainerView& worker = pod->containers[0];
+    const std::string& started =
+        worker.terminated ? worker.terminated->started_at : worker.started_at;
+    moments.container_started = ParseRfcTime(started);
+  }
+  return moments;
+}
+
+// status.timing and status.efficiencyNote of a finished session.
+void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
+  const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
+  pass.status.timing = TimingToJson(timing);
+  std::string note = TimingSummary(timing);
+  const std::string missing = NominalMissing(*pass.in.view, pass.memory.declared_speeds, figures);
+  if (!missing.empty()) note += "; nominal efficiency: none, " + missing;
+  pass.status.efficiency_note = json_read::Cut(note, kMaxNoteBytes);
+}
+
 void Succeed(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   JobMemory& memory = pass.memory;
@@ -332,28 +385,62 @@ void Succeed(Pass& pass) {
   }
   const EfficiencyFigures figures = ComputeEfficiency(view, makespan, memory.declared_speeds);
   WeightedJobStatus& status = pass.status;
-  status.completion_time = pass.in.now.rfc3339;
-  status.makespan_seconds = Rounded(makespan);
-  status.ideal_seconds = Rounded(figures.ideal_s);
-  status.efficiency = Rounded(figures.efficiency);
-  std::string nominal;
-  if (figures.nominal_efficiency) {
-    status.nominal_ideal_seconds = Rounded(*figures.nominal_ideal_s);
-    status.nominal_efficiency = Rounded(*figures.nominal_efficiency);
-    nominal = fmt::format(", nominal {:.3f}", *figures.nominal_efficiency);
+  const bool first_time = !status.Is(JobPhase::kSucceeded);
+  if (first_time) {
+    // The figures of the pass that saw the job finish; later passes (while
+    // the pods exit) keep them.
+    status.completion_time = pass.in.now.rfc3339;
+    status.makespan_seconds = Rounded(makespan);
+    status.ideal_seconds = Rounded(figures.ideal_s);
+    status.efficiency = Rounded(figures.efficiency);
+    if (figures.nominal_efficiency) {
+      status.nominal_ideal_seconds = Rounded(*figures.nominal_ideal_s);
+      status.nominal_efficiency = Rounded(*figures.nominal_efficiency);
+    }
+    TimingColumns(pass, figures);
+    MeasuredColumns(pass);
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
-  if (!status.Is(JobPhase::kSucceeded)) MeasuredColumns(pass);
-  pass.Transition(
-      JobPhase::kSucceeded, false, Reason::kCompleted,
-      fmt::format("all {} items finished in {:.1f} s on {} nodes (efficiency {:.3f}{})", view.items,
-                  makespan, view.workers.size(), *status.efficiency, nominal));
-  SetCondition(status,
-               Condition(ConditionType::kComplete, true, Reason::kAllItemsFinished,
-                         "every item's result is merged"),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  const uint64_t failed = status.failed_items.value_or(0);
+  const std::string nominal =
+      status.nominal_efficiency ? fmt::format(", nominal {:.3f}", *status.nominal_efficiency) : "";
+  std::string message =
+      failed == 0
+          ? fmt::format("all {} items finished", view.items)
+          : fmt::format("{} of {} items succeeded, {} failed (failurePolicy.maxFailedItems {})",
+                        view.items - failed, view.items, failed, pass.spec().job.max_failed_items);
+  message +=
+      fmt::format(" in {:.1f} s on {} nodes (efficiency {:.3f}{}); {}",
+                  status.makespan_seconds.value_or(makespan), view.workers.size(),
+                  status.efficiency.value_or(0), nominal, status.efficiency_note.value_or(""));
+  pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted, message);
+  const std::string complete =
+      failed == 0 ? "every item's result is merged"
+                  : fmt::format(
+                        "{} item{} failed all attempts, within "
+                        "failurePolicy.maxFailedItems ({}): {}",
+                        failed, failed == 1 ? "" : "s", pass.spec().job.max_failed_items,
+                        NameFailedItems(view.result, pass.spec().job.workload.item_values.get()));
+  SetCondition(
+      status,
+      Condition(ConditionType::kComplete, true,
+                failed == 0 ? Reason::kAllItemsFinished : Reason::kCompletedWithFailedItems,
+                complete),
+      pass.in.job.generation, pass.in.now.rfc3339);
 }
+
+}  // namespace
+
+void RefineTiming(Pass& pass) {
+  const bool lingering = pass.memory.registered && pass.in.view && pass.in.view->done;
+  if (!pass.status.Is(JobPhase::kSucceeded) || !lingering) return;
+  TimingColumns(pass, ComputeEfficiency(*pass.in.view, pass.status.makespan_seconds.value_or(0),
+                                        pass.memory.declared_speeds));
+  pass.HandStatus(true);
+}
+
+namespace {
 
 // status.checkpoint = `checkpoint` when it fits in kMaxCheckpointBytes;
 // otherwise the last one stays, with a Warning the first time.
@@ -371,6 +458,36 @@ void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
       fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
                   "status; the last one that fit stays (a resume would redo more work)",
                   checkpoint.completed.Ranges().size(), bytes >> 10, kMaxCheckpointBytes >> 10));
+}
+
+// status.failedItems and failedItemValues from the view's result; an
+// ItemsFailed Warning when more items failed since the last one; the job
+// Failed (TooManyFailedItems) past spec.failurePolicy.maxFailedItems.
+// Returns true when it failed the job.
+bool CountFailedItems(Pass& pass) {
+  const workload::Result& result = pass.in.view->result;
+  const uint64_t failed = result.FailedItems();
+  const uint64_t max = pass.spec().job.max_failed_items;
+  const std::vector<std::string>* values = pass.spec().job.workload.item_values.get();
+  pass.status.failed_items = failed;
+  pass.status.failed_item_values =
+      values ? result.FailedValues(*values, workload::Result::kShownFailedValues)
+             : std::vector<std::string>{};
+  if (failed == 0) return false;
+  const std::string named = NameFailedItems(result, values);
+  if (failed > pass.memory.failed_items_reported) {
+    pass.memory.failed_items_reported = failed;
+    pass.Event(true, Reason::kItemsFailed,
+               fmt::format("{} item{} failed all attempts so far (failurePolicy.maxFailedItems "
+                           "{}): {}",
+                           failed, failed == 1 ? "" : "s", max, named));
+  }
+  if (!TooManyFailedItems(failed, max)) return false;
+  FailInPass(pass, Reason::kTooManyFailedItems,
+             fmt::format("{} item{} failed all attempts, more than failurePolicy.maxFailedItems "
+                         "({}): {}",
+                         failed, failed == 1 ? "" : "s", max, named));
+  return true;
 }
 
 void RunningStatus(Pass& pass, const PodCount& count) {
@@ -518,6 +635,7 @@ void ManagePods(Pass& pass) {
   if (!view.verification.failure.empty()) {
     return FailInPass(pass, Reason::kVerificationFailed, view.verification.failure);
   }
+  if (CountFailedItems(pass)) return;
   if (view.done) return Succeed(pass);
   RunningStatus(pass, count);
 }

@@ -1,5 +1,7 @@
 #include "operator/controller/job_efficiency.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -69,6 +71,26 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
     figures.nominal_efficiency = balance::Efficiency(nominal, makespan_s);
   }
   return figures;
+}
+
+std::string NominalMissing(const coordinator::JobView& view,
+                           const std::map<std::string, double>& declared_speeds,
+                           const EfficiencyFigures& figures) {
+  if (figures.nominal_efficiency) return "";
+  std::vector<std::string> undeclared;
+  for (const auto& worker : view.workers) {
+    if (!declared_speeds.contains(worker.name)) undeclared.push_back(worker.name);
+  }
+  if (undeclared.empty()) return "the workers reported no CPU seconds";
+  constexpr size_t kShown = 5;
+  std::string named;
+  for (size_t i = 0; i < undeclared.size() && i < kShown; ++i) {
+    named += (i == 0 ? "" : ", ") + undeclared[i];
+  }
+  if (undeclared.size() > kShown) named += fmt::format(" and {} more", undeclared.size() - kShown);
+  return fmt::format("no {} annotation on node{} {} ({} of {} nodes)", kNodeSpeedAnnotation,
+                     undeclared.size() == 1 ? "" : "s", named, undeclared.size(),
+                     view.workers.size());
 }
 
 }  // namespace ballast::controller

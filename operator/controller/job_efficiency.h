@@ -56,4 +56,12 @@ struct EfficiencyFigures {
 EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double makespan_s,
                                     const std::map<std::string, double>& declared_speeds);
 
+// Why `figures` (of `view`, with `declared_speeds`) have no nominal
+// efficiency, for people: "no ballast.io/emulated-speed annotation on node
+// pi-1 (1 of 3 nodes)", naming at most 5 nodes, or "the workers reported no
+// CPU seconds". "" when they have one.
+std::string NominalMissing(const coordinator::JobView& view,
+                           const std::map<std::string, double>& declared_speeds,
+                           const EfficiencyFigures& figures);
+
 }  // namespace ballast::controller

@@ -97,6 +97,7 @@ StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& ke
   auto state = std::make_unique<JobState>();
   state->uid = uid;
   state->memory.failures = static_cast<uint32_t>(status->failed_pods.value_or(0));
+  state->memory.failed_items_reported = status->failed_items.value_or(0);
   state->memory.status = std::move(*status);
   executor_.Seed(key, stored);
   std::lock_guard lock(mu_);
@@ -254,8 +255,16 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
     state.spec = ParseWeightedJobSpec(job.value("spec", json::object()), input.name);
     state.spec_generation = view.generation;
   }
-  BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state));
   input.spec = &state.spec;
+  if (NeedsAccept(state.memory)) {
+    // Pending at once: the slow work (item lists, history) waits for the next pass.
+    Decision decision = Accept(input, state.memory);
+    state.memory = std::move(decision.memory);
+    const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
+    BALLAST_RETURN_IF_ERROR(executor_.Execute(ref, decision.actions));
+    return ReconcileResult{decision.requeue_after};
+  }
+  BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state));
   std::set<std::string> cached_pods;
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
     cached_pods.insert(ReadMeta(*pod).name);

@@ -87,7 +87,8 @@ ContainerView ReadContainer(const json& status) {
   container.waiting_reason = Text(waiting, "reason");
   container.waiting_message = Text(waiting, "message");
   if (const json& terminated = At(state, "terminated"); terminated.is_object()) {
-    container.terminated = {Integer(terminated, "exitCode"), Text(terminated, "message")};
+    container.terminated = {Integer(terminated, "exitCode"), Text(terminated, "message"),
+                            Text(terminated, "startedAt")};
   }
   container.started_at = Text(At(state, "running"), "startedAt");
   return container;
@@ -123,6 +124,7 @@ ObjectMeta ReadMeta(const json& object) {
   meta.ns = Text(metadata, "namespace");
   meta.uid = Text(metadata, "uid");
   meta.deleting = At(metadata, "deletionTimestamp").is_string();
+  meta.creation_timestamp = Text(metadata, "creationTimestamp");
   meta.labels = StringMap(metadata, "labels");
   meta.annotations = StringMap(metadata, "annotations");
   for (const json* owner : Objects(metadata, "ownerReferences")) {
@@ -150,6 +152,14 @@ PodView ReadPod(const json& pod) {
   view.reason = Text(status, "reason");
   view.init_containers = ReadContainers(status, "initContainerStatuses");
   view.containers = ReadContainers(status, "containerStatuses");
+  for (const json* condition : Objects(status, "conditions")) {
+    if (Text(*condition, "status") != "True") continue;
+    const std::string type = Text(*condition, "type");
+    if (type == "PodScheduled") view.scheduled_at = Text(*condition, "lastTransitionTime");
+    if (type == "PodReadyToStartContainers") {
+      view.sandbox_ready_at = Text(*condition, "lastTransitionTime");
+    }
+  }
   return view;
 }
 

@@ -30,6 +30,7 @@ struct ObjectMeta {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::vector<std::string> owner_uids;  // metadata.ownerReferences[].uid
+  std::string creation_timestamp;       // metadata.creationTimestamp (RFC 3339); "" when absent
 
   // True when one of the owner references has `uid`.
   bool OwnedBy(const std::string& uid) const;
@@ -63,7 +64,8 @@ struct ContainerView {
   // state.terminated, when the container ended.
   struct Terminated {
     std::optional<int64_t> exit_code;
-    std::string message;  // the termination message ("" for none)
+    std::string message;     // the termination message ("" for none)
+    std::string started_at;  // state.terminated.startedAt (RFC 3339)
     bool operator==(const Terminated&) const = default;
   };
   std::optional<Terminated> terminated;
@@ -77,6 +79,12 @@ struct PodView {
   std::string reason;  // status.reason, e.g. "Evicted"
   std::vector<ContainerView> init_containers;
   std::vector<ContainerView> containers;
+  // lastTransitionTime (RFC 3339; "" when absent) of the conditions
+  // PodScheduled and PodReadyToStartContainers (the sandbox and its network
+  // are made: what follows is pulling images and starting containers), when
+  // their status is "True".
+  std::string scheduled_at;
+  std::string sandbox_ready_at;
   bool operator==(const PodView&) const = default;
 };
 

@@ -65,6 +65,7 @@ enum class Reason {
   kWorkerPodRefused,
   kTokenSecretUnusable,
   kVerificationFailed,
+  kTooManyFailedItems,  // more items failed than spec.failurePolicy.maxFailedItems
   // The job runs, waits or ends.
   kNoEligibleNodes,
   kWaitingForWorkers,
@@ -73,6 +74,8 @@ enum class Reason {
   kResumed,
   kCompleted,
   kAllItemsFinished,
+  kCompletedWithFailedItems,  // finished; some items failed, within maxFailedItems
+  kAccepted,                  // an operator took the job in (its first status)
   kSuspended,
   kSuspendedByUser,
   kNotSuspended,
@@ -89,6 +92,7 @@ enum class Reason {
   kNodeLeft,            // a Ready node the job would no longer be placed on (cordoned, relabelled)
   kNodeEligible,        // such a node can run the job's worker again
   kCheckpointTooLarge,  // over kMaxCheckpointBytes: the last one that fit stays
+  kItemsFailed,         // items failed all their attempts (Warning, as they are reported)
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.
@@ -176,7 +180,11 @@ struct WeightedJobStatus {
   std::optional<uint64_t> items;
   std::optional<int64_t> workers;
   std::optional<int64_t> failed_pods;
-  std::optional<nlohmann::json> result;  // the workload's result JSON
+  // Items that failed all their attempts, and the values of the first
+  // kShownFailedValues of them when the job lists its items.
+  std::optional<uint64_t> failed_items;
+  std::vector<std::string> failed_item_values;  // absent when empty
+  std::optional<nlohmann::json> result;         // the workload's result JSON
   std::optional<std::string> start_time;
   std::optional<std::string> completion_time;
   std::optional<double> makespan_seconds;
@@ -184,6 +192,12 @@ struct WeightedJobStatus {
   std::optional<double> efficiency;
   std::optional<double> nominal_ideal_seconds;
   std::optional<double> nominal_efficiency;
+  // status.timing: end to end against compute, and what came between
+  // (job_timing.h TimingToJson); set when the job succeeded.
+  std::optional<nlohmann::json> timing;
+  // One line that explains the efficiency figures: where the time before the
+  // first report went, and why nominalEfficiency is absent (NOTE column).
+  std::optional<std::string> efficiency_note;
   std::optional<nlohmann::json> checkpoint;  // coordinator::CheckpointToJson
   bool operator==(const WeightedJobStatus&) const = default;
 
@@ -233,5 +247,7 @@ StatusOr<WeightedJobStatus> StatusFromJson(const nlohmann::json& status);
 // anything changed.
 bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, int64_t generation,
                   const std::string& now);
+// Removes the condition of `type`; returns true when there was one.
+bool RemoveCondition(WeightedJobStatus& status, ConditionType type);
 
 }  // namespace ballast::controller

@@ -36,6 +36,7 @@ constexpr const char* kReasonNames[] = {
     "WorkerPodRefused",
     "TokenSecretUnusable",
     "VerificationFailed",
+    "TooManyFailedItems",
     "NoEligibleNodes",
     "WaitingForWorkers",
     "WorkersRunning",
@@ -43,6 +44,8 @@ constexpr const char* kReasonNames[] = {
     "Resumed",
     "Completed",
     "AllItemsFinished",
+    "CompletedWithFailedItems",
+    "Accepted",
     "Suspended",
     "SuspendedByUser",
     "NotSuspended",
@@ -58,8 +61,9 @@ constexpr const char* kReasonNames[] = {
     "NodeLeft",
     "NodeEligible",
     "CheckpointTooLarge",
+    "ItemsFailed",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kCheckpointTooLarge) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kItemsFailed) + 1);
 
 template <typename E, size_t N>
 std::optional<E> Named(const char* const (&names)[N], std::string_view name) {
@@ -154,6 +158,18 @@ Status ReadNumber(const json& node, const char* key, std::optional<double>& out)
   if (const json* value = jr::Find(node, key)) {
     if (!value->is_number()) return jr::Expected(jr::Field("status", key), "a number", *value);
     out = value->get<double>();
+  }
+  return Status::Ok();
+}
+
+Status ReadStrings(const json& node, const char* key, std::vector<std::string>& out) {
+  if (const json* value = jr::Find(node, key)) {
+    const std::string path = jr::Field("status", key);
+    if (!value->is_array()) return jr::Expected(path, "a list of strings", *value);
+    for (size_t i = 0; i < value->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(std::string text, jr::String((*value)[i], jr::Element(path, i)));
+      out.push_back(std::move(text));
+    }
   }
   return Status::Ok();
 }
@@ -365,6 +381,8 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "items", status.items);
   Put(out, "workers", status.workers);
   Put(out, "failedPods", status.failed_pods);
+  Put(out, "failedItems", status.failed_items);
+  if (!status.failed_item_values.empty()) out["failedItemValues"] = status.failed_item_values;
   Put(out, "result", status.result);
   Put(out, "startTime", status.start_time);
   Put(out, "completionTime", status.completion_time);
@@ -373,6 +391,8 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "efficiency", status.efficiency);
   Put(out, "nominalIdealSeconds", status.nominal_ideal_seconds);
   Put(out, "nominalEfficiency", status.nominal_efficiency);
+  Put(out, "timing", status.timing);
+  Put(out, "efficiencyNote", status.efficiency_note);
   Put(out, "checkpoint", status.checkpoint);
   return out;
 }
@@ -397,6 +417,8 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   BALLAST_RETURN_IF_ERROR(ReadCount(node, "items", status.items));
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "workers", status.workers));
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "failedPods", status.failed_pods));
+  BALLAST_RETURN_IF_ERROR(ReadCount(node, "failedItems", status.failed_items));
+  BALLAST_RETURN_IF_ERROR(ReadStrings(node, "failedItemValues", status.failed_item_values));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "result", status.result));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "startTime", status.start_time));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "completionTime", status.completion_time));
@@ -405,6 +427,8 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "efficiency", status.efficiency));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "nominalIdealSeconds", status.nominal_ideal_seconds));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "nominalEfficiency", status.nominal_efficiency));
+  BALLAST_RETURN_IF_ERROR(ReadObject(node, "timing", status.timing));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "efficiencyNote", status.efficiency_note));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "checkpoint", status.checkpoint));
   return status;
 }
@@ -425,6 +449,11 @@ bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, i
   }
   status.conditions.push_back(wanted);
   return true;
+}
+
+bool RemoveCondition(WeightedJobStatus& status, ConditionType type) {
+  return std::erase_if(status.conditions,
+                       [type](const StatusCondition& c) { return c.type == type; }) > 0;
 }
 
 }  // namespace ballast::controller

@@ -140,7 +140,10 @@ TEST(SelftestTest, UnfinishedJobWaitsWithAProgressLine) {
   const auto expected = ExpectedPrimes(300000);
   Assessment verdict = Assess(Job(Spec{}), expected);
   EXPECT_EQ(verdict.verdict, Verdict::kWaiting);
-  EXPECT_EQ(verdict.message, "waiting for the operator (no status yet)");
+  EXPECT_EQ(verdict.message, "waiting for the operator (not taken in yet)");
+  // The CRD defaults the phase to Pending: no observedGeneration, no operator.
+  EXPECT_EQ(Assess(JobWithStatus({{"phase", "Pending"}}), expected).message,
+            "waiting for the operator (not taken in yet)");
   verdict = Assess(JobWithStatus({{"phase", "Running"},
                                   {"progress", "42%"},
                                   {"completedItems", 63000},
@@ -149,7 +152,9 @@ TEST(SelftestTest, UnfinishedJobWaitsWithAProgressLine) {
                    expected);
   EXPECT_EQ(verdict.verdict, Verdict::kWaiting);
   EXPECT_EQ(verdict.message, "Running 42% (63000/150000 items), 3 workers");
-  EXPECT_EQ(Assess(JobWithStatus({{"phase", "Pending"}}), expected).message, "Pending");
+  EXPECT_EQ(
+      Assess(JobWithStatus({{"phase", "Pending"}, {"observedGeneration", 1}}), expected).message,
+      "Pending");
   EXPECT_EQ(Assess(JobWithStatus({{"phase", "Suspended"}}), expected).verdict, Verdict::kWaiting);
 }
 

@@ -127,6 +127,22 @@ TEST(JobMetricsTest, SeriesCarryTheJobsLabelsAndValues) {
   EXPECT_EQ(Find(families, "ballast_job_finished_timestamp_seconds"), nullptr);
 }
 
+// The compute starts at the first report of any worker; the dashboards
+// set it against the start (pods starting, images pulled) and the finish.
+TEST(JobMetricsTest, TheFirstReportAndTheFailedItemsAreExported) {
+  JobSample sample = Sample();
+  sample.view.workers[0].first_contact = 1.5;
+  sample.view.workers[1].first_contact = 0.75;
+  sample.view.result = workload::Result::ExecSucceeded(10);
+  ASSERT_TRUE(sample.view.result.Merge(workload::Result::ExecFailed({7, 9}, 1, 3)).ok());
+  const auto families = JobMetricFamilies({sample});
+  EXPECT_EQ(Values(families, "ballast_job_first_report_timestamp_seconds").at(""), 1000.75);
+  EXPECT_EQ(Values(families, "ballast_job_failed_items").at(""), 2);
+  for (auto& worker : sample.view.workers) worker.contacted = false;
+  EXPECT_EQ(Find(JobMetricFamilies({sample}), "ballast_job_first_report_timestamp_seconds"),
+            nullptr);
+}
+
 TEST(JobMetricsTest, AFinishedJobHasItsFinish) {
   JobSample sample = Sample();
   sample.view.done = true;

@@ -89,7 +89,7 @@ wait_until "the stopped selftest's job deleted" 30 \
 stop_operator
 selftest --name selftest-no-operator --timeout 3
 expect_eq "exit code without an operator" 1 "$rc"
-grep -q '^selftest: FAILED: the job did not finish within --timeout 3 s (last seen: waiting for the operator (no status yet)); is the operator running?' "$tmp/out" ||
+grep -q '^selftest: FAILED: the job did not finish within --timeout 3 s (last seen: waiting for the operator (not taken in yet)); is the operator running?' "$tmp/out" ||
   fail "the timeout does not say the operator was not seen"
 
 selftest --limit 1

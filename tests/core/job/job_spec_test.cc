@@ -90,6 +90,7 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   ASSERT_TRUE(job->active_deadline_s.has_value());
   EXPECT_EQ(*job->active_deadline_s, 600);
   EXPECT_EQ(job->verify_fraction, 0.05);
+  EXPECT_EQ(job->max_failed_items, 3u);
   const workload::ResultSpec& result = job->workload.exec.result;
   EXPECT_EQ(result.merge.size(), 4u);
   EXPECT_EQ(result.merge.at("smallest"), workload::MergeRule::kMin);
@@ -102,6 +103,24 @@ TEST(JobSpecTest, VerifyIsOffByDefault) {
   auto job = ParseJob("workload: {primes: {limit: 1000}}\n", "job.yaml");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ(job->verify_fraction, 0);
+}
+
+// As a failed index fails a Kubernetes Job, a failed item fails a job that
+// tolerates none: the default.
+TEST(JobSpecTest, FailurePolicyToleratesNoFailedItemByDefault) {
+  auto job = ParseJob("workload: {primes: {limit: 1000}}\n", "job.yaml");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_EQ(job->max_failed_items, 0u);
+  auto tolerant = ParseJob(
+      "workload: {exec: {command: [\"true\"]}}\nitems: 9\nfailurePolicy: {maxFailedItems: 4}\n",
+      "job.yaml");
+  ASSERT_TRUE(tolerant.ok()) << tolerant.status().ToString();
+  EXPECT_EQ(tolerant->max_failed_items, 4u);
+  auto unknown =
+      ParseJob("workload: {primes: {limit: 1000}}\nfailurePolicy: {maxFailed: 1}\n", "job.yaml");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("failurePolicy"), std::string::npos)
+      << unknown.status().message();
 }
 
 TEST(JobSpecTest, VerifyFractionOutsideZeroOneNamesFileLineAndRule) {

@@ -84,6 +84,27 @@ TEST(KubeViewsTest, ARunningContainerHasItsStartTime) {
   EXPECT_FALSE(pod.meta.deleting);
 }
 
+// What status.timing reads of the first reporter's pod: when it was
+// scheduled, its sandbox made, its worker container started (running or
+// since ended); conditions not True give no time.
+TEST(KubeViewsTest, APodsMomentsAreReadFromItsConditionsAndContainers) {
+  const PodView pod = ReadPod(json::parse(R"({
+      "metadata": {"creationTimestamp": "2027-01-15T07:59:58Z"},
+      "status": {"phase": "Succeeded",
+        "conditions": [
+          {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2027-01-15T07:59:59Z"},
+          {"type": "PodReadyToStartContainers", "status": "False",
+           "lastTransitionTime": "2027-01-15T08:00:09Z"},
+          {"type": "Ready", "status": "True", "lastTransitionTime": "2027-01-15T08:00:05Z"}],
+        "containerStatuses": [{"name": "worker", "state": {"terminated": {"exitCode": 0,
+          "startedAt": "2027-01-15T08:00:03Z"}}}]}})"));
+  EXPECT_EQ(pod.meta.creation_timestamp, "2027-01-15T07:59:58Z");
+  EXPECT_EQ(pod.scheduled_at, "2027-01-15T07:59:59Z");
+  EXPECT_EQ(pod.sandbox_ready_at, "") << "not True";
+  ASSERT_EQ(pod.containers.size(), 1u);
+  EXPECT_EQ(pod.containers[0].terminated->started_at, "2027-01-15T08:00:03Z");
+}
+
 TEST(KubeViewsTest, EveryPodPhaseHasItsValueAndAnyOtherIsUnknown) {
   const std::pair<json, PodPhase> cases[] = {
       {"Pending", PodPhase::kPending},     {"Running", PodPhase::kRunning},

@@ -29,10 +29,14 @@ const json kFullStatus = json::parse(R"({
   "excludedNodes": [
     {"name": "pi3b-0", "reason": "ErrImageNeverPull", "message": "image not present"}],
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3, "failedPods": 0,
+  "failedItems": 2, "failedItemValues": ["a.jpg", "b.jpg"],
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "2026-11-22T10:00:00Z", "completionTime": "2026-11-22T10:00:12Z",
   "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
   "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
+  "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
+             "firstReportNode": "pi4b-0", "beforeFirstReport": {"imagePullSeconds": 16}},
+  "efficiencyNote": "31.2 s end to end, 12.1 s computing",
   "checkpoint": {"completed": [[0, 63000]], "result": {"primes": {"count": 12000}}}
 })");
 
@@ -49,6 +53,9 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->nodes->at(0).prior->source, "blended");
   EXPECT_EQ(status->nodes->at(0).prior->age_seconds, 3600);
   EXPECT_EQ(status->nodes->at(0).prior_error, -0.031);
+  EXPECT_EQ(status->failed_items, 2u);
+  EXPECT_EQ(status->failed_item_values, (std::vector<std::string>{"a.jpg", "b.jpg"}));
+  EXPECT_EQ(status->efficiency_note, "31.2 s end to end, 12.1 s computing");
   EXPECT_EQ(StatusToJson(*status), kFullStatus);
 }
 
@@ -77,6 +84,8 @@ TEST(WeightedJobStatusTest, AFieldOfTheWrongTypeIsRefusedByPath) {
       {{{"nodes", {{{"name", "n"}, {"measuredSpeed", true}}}}},
        "status.nodes[0].measuredSpeed: expected a number, got true"},
       {{{"checkpoint", "all"}}, "status.checkpoint: expected an object, got \"all\""},
+      {{{"failedItemValues", {"a", 1}}}, "status.failedItemValues[1]: expected a string, got 1"},
+      {{{"timing", 3}}, "status.timing: expected an object, got 3"},
       {{{"efficiency", "high"}}, "status.efficiency: expected a number, got \"high\""},
   };
   for (const auto& [status, message] : cases) {

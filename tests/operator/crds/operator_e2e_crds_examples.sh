@@ -72,6 +72,7 @@ expect_eq "full-job: scheduling" 'arm64 Exists NoExecute 30' \
   "$(jp wj/full-job '{.spec.nodeSelector.kubernetes\.io/arch} {.spec.tolerations[0].operator} {.spec.tolerations[1].effect} {.spec.tolerations[1].tolerationSeconds}')"
 expect_eq "full-job: exec" 'true 5 debian:bookworm-slim' \
   "$(jp wj/full-job '{.spec.workload.exec.perItem} {.spec.workload.exec.retries} {.spec.workload.exec.image}')"
+expect_eq "full-job: failure policy" '3' "$(jp wj/full-job '{.spec.failurePolicy.maxFailedItems}')"
 expect_eq "full-job: template" 'reports reports worker /reports reports' \
   "$(jp wj/full-job '{.spec.template.metadata.labels.team} {.spec.template.spec.serviceAccountName} {.spec.template.spec.containers[0].name} {.spec.template.spec.containers[0].volumeMounts[0].mountPath} {.spec.template.spec.volumes[0].name}')"
 

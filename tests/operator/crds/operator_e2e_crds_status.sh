@@ -15,13 +15,20 @@ spec:
   workload: {primes: {limit: 300000}}
 YAML
 kubectl get wj -n "$ns" >"$tmp/get"
-grep -qE '^NAME +PHASE +PROGRESS +WORKERS +EFFICIENCY +AGE$' "$tmp/get" ||
+grep -qE '^NAME +PHASE +PROGRESS +FAILED +WORKERS +EFFICIENCY +COMPUTE +AGE$' "$tmp/get" ||
   fail "kubectl get wj columns: $(cat "$tmp/get")"
-pass "kubectl get wj has the columns NAME PHASE PROGRESS WORKERS EFFICIENCY AGE"
+pass "kubectl get wj has the columns NAME PHASE PROGRESS FAILED WORKERS EFFICIENCY COMPUTE AGE"
+
+# No operator has written a status: the schema's default shows Pending, and
+# observedGeneration (which every operator writes) is absent.
+expect_eq "phase of a job no operator took in" "Pending/" \
+  "$(jp wj/primes '{.status.phase}/{.status.observedGeneration}')"
+grep -qE '^primes +Pending +' "$tmp/get" || fail "kubectl get wj row of a new job: $(cat "$tmp/get")"
+pass "a job no operator took in shows PHASE Pending"
 
 # A status write on the main resource is ignored.
 kubectl patch wj primes -n "$ns" --type merge -p '{"status":{"phase":"Running"}}' >/dev/null
-expect_eq "status after a main-resource patch" "" "$(jp wj/primes '{.status.phase}')"
+expect_eq "status after a main-resource patch" "Pending" "$(jp wj/primes '{.status.phase}')"
 
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 cat >"$tmp/status.json" <<JSON
@@ -43,6 +50,12 @@ cat >"$tmp/status.json" <<JSON
     "estimatedSpeed": {"measured": 998, "min": 240, "median": 900.5, "max": 1200.5},
     "priors": {"blended": 1, "profile": 999}},
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
+  "failedItems": 2, "failedItemValues": ["a.jpg", "b.jpg"],
+  "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
+    "firstReportNode": "pi4b-0",
+    "beforeFirstReport": {"operatorSeconds": 0.1, "waitingForNodesSeconds": 0, "podSchedulingSeconds": 1,
+      "podStartSeconds": 1, "imagePullSeconds": 16, "workerStartSeconds": 1}},
+  "efficiencyNote": "31.2 s end to end, 12.1 s computing; before the first report: image pull 16.0 s",
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
   "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
@@ -66,11 +79,13 @@ expect_eq "node summary" "1000 2 17 998/240/900.5/1200.5 999 101" \
   "$(jp wj/primes '{.status.nodeSummary.nodes} {.status.nodeSummary.shown} {.status.nodeSummary.steals} {.status.nodeSummary.estimatedSpeed.measured}/{.status.nodeSummary.estimatedSpeed.min}/{.status.nodeSummary.estimatedSpeed.median}/{.status.nodeSummary.estimatedSpeed.max} {.status.nodeSummary.priors.profile} {.status.excludedNodeCount}')"
 
 kubectl get wj primes -n "$ns" >"$tmp/get"
-grep -qE '^primes +Running +42% +3 +0\.93 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"
+grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"
 kubectl get wj primes -n "$ns" -o wide >"$tmp/wide"
-grep -qE '^primes +Running +42% +3 +0\.93 +0\.57 +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
+grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +0\.57 +31\.2 s end to end, .* image pull 16\.0 s +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
   fail "kubectl get wj -o wide row: $(cat "$tmp/wide")"
-pass "kubectl get wj shows phase, progress, workers, efficiency (-o wide: nominal efficiency, profile, items)"
+expect_eq "timing and failed items" "12.1 16 a.jpg" \
+  "$(jp wj/primes '{.status.timing.computeSeconds} {.status.timing.beforeFirstReport.imagePullSeconds} {.status.failedItemValues[0]}')"
+pass "kubectl get wj shows phase, progress, failed items, workers, efficiency, compute efficiency (-o wide: nominal efficiency, note, profile, items)"
 
 # A spec update leaves the status alone and moves the generation.
 kubectl patch wj primes -n "$ns" --type merge -p '{"spec":{"suspend":true}}' >/dev/null

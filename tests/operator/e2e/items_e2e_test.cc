@@ -2,8 +2,9 @@
 // and a result the commands hand back (docs/workloads.md, "Items by value",
 // "Results"): the operator reads the list, every worker's command reads the
 // values of its range and writes its result, the job's status holds the
-// merged fields and names the failed item by its value. A ConfigMap that
-// does not exist fails the job, naming it.
+// merged fields and names the failed item by its value (tolerated by
+// spec.failurePolicy; status.failedItemValues). A ConfigMap that does not
+// exist fails the job, naming it.
 #include <string>
 
 #include "tests/operator/e2e/operator_e2e_support.h"
@@ -44,6 +45,7 @@ echo "{\"chars\": $n, \"first\": \"$(head -n 1 "$BALLAST_ITEMS_FILE")\"}" > "$BA
         {"result", {{"merge", {{"chars", "sum"}, {"first", "list"}}}, {"listLimit", 3}}}}}};
   job["spec"]["itemsFrom"] = {{"configMap", {{"name", "photos"}, {"key", "list.txt"}}},
                               {"format", "cost-value"}};
+  job["spec"]["failurePolicy"] = {{"maxFailedItems", 1}};  // the broken one is tolerated
   ASSERT_FALSE(CreateJob(job).is_null());
 
   auto done = WaitSucceeded(name);
@@ -62,6 +64,8 @@ echo "{\"chars\": $n, \"first\": \"$(head -n 1 "$BALLAST_ITEMS_FILE")\"}" > "$BA
   ASSERT_EQ(failures.size(), 1u) << exec.dump();
   EXPECT_EQ(failures[0].value("begin", 0), 33);
   EXPECT_EQ(failures[0].value("exitCode", 0), 4);
+  EXPECT_EQ(status.value("failedItems", 0), 1);
+  EXPECT_EQ(status.value("failedItemValues", json::array()), json::array({"broken.jpg"}));
 }
 
 TEST_F(OperatorTest, ItemsFromAMissingConfigMapFailTheJobNamingIt) {

@@ -1,0 +1,316 @@
+// Decide (operator/controller/decide.h) on what a user is told: a job taken
+// in gets a phase at once; failed items are counted, warned of, and fail the
+// job past spec.failurePolicy.maxFailedItems; a finished job's conditions
+// follow Kubernetes' (Complete or Failed, no Ready); its status separates
+// end to end from compute and says why nominalEfficiency is absent.
+#include <gtest/gtest.h>
+
+#include "operator/controller/decide.h"
+#include "tests/operator/controller/decide_world.h"
+
+namespace ballast::controller {
+namespace {
+
+using namespace decide_test;  // NOLINT: the world of every test here
+
+Decision AcceptPass(World& world) {
+  const ParsedSpec spec = ParseWeightedJobSpec(world.job["spec"], "p");
+  DecideInput input;
+  input.ns = "ns";
+  input.name = "p";
+  input.id = "ns.p";
+  input.job = ReadJob(world.job);
+  input.spec = &spec;
+  input.now = {world.wall, world.steady, Rfc3339(world.wall)};
+  Decision decision = Accept(input, world.memory);
+  world.memory = decision.memory;
+  return decision;
+}
+
+std::string ConditionStatus(const json& status, const std::string& type) {
+  for (const auto& condition : status.value("conditions", json::array())) {
+    if (condition["type"] == type) return condition["status"];
+  }
+  return "";
+}
+
+std::vector<RecordEvent> Events(const Decision& decision) {
+  return ActionsOf<RecordEvent>(decision);
+}
+
+TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEvent) {
+  World world;
+  world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 2);
+  ASSERT_TRUE(NeedsAccept(world.memory));
+  const Decision decision = AcceptPass(world);
+  const json status = S(decision);
+  EXPECT_EQ(status["phase"], "Pending");
+  EXPECT_EQ(status["observedGeneration"], 1);
+  EXPECT_EQ(ConditionReason(status, "Progressing"), "Accepted");
+  EXPECT_EQ(ConditionStatus(status, "Progressing"), "True");
+  EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "written at once";
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty()) << "the slow work comes next pass";
+  EXPECT_EQ(decision.requeue_after, milliseconds(1));
+  ASSERT_EQ(Events(decision).size(), 1u);
+  EXPECT_FALSE(Events(decision)[0].warning);
+  EXPECT_EQ(Events(decision)[0].message, "an operator took the job in 2 s after it was created");
+  EXPECT_FALSE(NeedsAccept(world.memory));
+  EXPECT_EQ(world.memory.accepted_wall, kStart);
+  // The next pass, a millisecond later, registers as a job's first pass
+  // does, and hands its startTime over at once (regression: it waited for
+  // the status interval and was lost).
+  world.steady += milliseconds(1);
+  world.wall += 0.001;
+  const Decision registered = world.Pass();
+  EXPECT_EQ(ActionsOf<RegisterJob>(registered).size(), 1u);
+  const auto writes = ActionsOf<WriteStatus>(registered);
+  ASSERT_EQ(writes.size(), 1u);
+  EXPECT_TRUE(writes[0].status.start_time);
+  EXPECT_TRUE(world.memory.status.start_time);
+}
+
+// The CRD defaults status.phase to Pending: what tells a job no operator
+// took in is the absent observedGeneration, and the Accepted event comes all
+// the same.
+TEST(DecideOutcomeTest, ThePhaseTheSchemaDefaultsDoesNotHideThatNoOperatorTookTheJobIn) {
+  World world;
+  world.memory.status = *StatusFromJson(json{{"phase", "Pending"}});
+  ASSERT_TRUE(NeedsAccept(world.memory));
+  const Decision decision = AcceptPass(world);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Accepted"});
+  EXPECT_FALSE(NeedsAccept(world.memory));
+}
+
+TEST(DecideOutcomeTest, AJobThatWaitedLongForAnOperatorSaysSoInAWarning) {
+  World world;
+  world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 600);
+  const Decision decision = AcceptPass(world);
+  ASSERT_EQ(Events(decision).size(), 1u);
+  EXPECT_TRUE(Events(decision)[0].warning);
+  EXPECT_EQ(Events(decision)[0].message,
+            "an operator took the job in 600 s after it was created; until then no operator was "
+            "running, or none held the leader lease");
+}
+
+// An exec job of 2000 items on kNodes, `max_failed` tolerated.
+World ExecJob(std::optional<int> max_failed) {
+  World world;
+  world.job["spec"] = {{"workload", {{"exec", {{"command", {"true"}}, {"retries", 2}}}}},
+                       {"items", 2000},
+                       {"backoffLimit", 1}};
+  if (max_failed) world.job["spec"]["failurePolicy"] = {{"maxFailedItems", *max_failed}};
+  world.Pass();
+  world.view = View(0);
+  world.view->result = workload::Result::Empty(workload::WorkloadKind::kExec);
+  world.Pass();
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
+  }
+  world.Pass();
+  return world;
+}
+
+// The view of ExecJob with `completed` items done, item 7 failed (3 attempts, exit 1).
+coordinator::JobView ItemSevenFailed(uint64_t completed, bool done) {
+  coordinator::JobView view = View(completed, done);
+  view.result = workload::Result::ExecSucceeded(completed - 1);
+  EXPECT_TRUE(view.result.Merge(workload::Result::ExecFailed({7, 8}, 1, 3)).ok());
+  return view;
+}
+
+TEST(DecideOutcomeTest, AFailedItemFailsTheJobByDefaultNamingIt) {
+  World world = ExecJob(std::nullopt);
+  world.view = ItemSevenFailed(600, false);
+  const Decision decision = world.Pass();
+  const json status = S(decision);
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["failedItems"], 1);
+  EXPECT_EQ(ConditionReason(status, "Failed"), "TooManyFailedItems");
+  EXPECT_EQ(ConditionStatus(status, "Failed"), "True");
+  EXPECT_EQ(ConditionStatus(status, "Ready"), "") << "no Ready condition once finished";
+  EXPECT_EQ(ConditionStatus(status, "Progressing"), "False");
+  std::string failed_message;
+  for (const auto& c : status["conditions"]) {
+    if (c["type"] == "Failed") failed_message = c["message"];
+  }
+  EXPECT_EQ(failed_message,
+            "1 item failed all attempts, more than failurePolicy.maxFailedItems (0): item 7 (exit "
+            "code 1 after 3 attempts)");
+  EXPECT_EQ(EventReasons(decision),
+            (std::vector<std::string>{"ItemsFailed", "TooManyFailedItems"}));
+  for (const auto& event : Events(decision)) EXPECT_TRUE(event.warning) << event.message;
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u) << "the rest is not computed";
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+}
+
+TEST(DecideOutcomeTest, FailedItemsWithinThePolicyCompleteTheJobSayingSo) {
+  World world = ExecJob(1);
+  world.view = ItemSevenFailed(600, false);
+  world.steady += std::chrono::seconds(3);
+  Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["phase"], "Running");
+  EXPECT_EQ(S(decision)["failedItems"], 1);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"ItemsFailed"});
+  EXPECT_EQ(Events(decision)[0].message,
+            "1 item failed all attempts so far (failurePolicy.maxFailedItems 1): item 7 (exit code "
+            "1 after 3 attempts)");
+  world.steady += std::chrono::seconds(3);
+  EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "warned once per new failure";
+
+  world.view = ItemSevenFailed(2000, true);
+  decision = world.Pass();
+  const json status = S(decision);
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(ConditionReason(status, "Complete"), "CompletedWithFailedItems");
+  EXPECT_EQ(ConditionStatus(status, "Complete"), "True");
+  EXPECT_EQ(ConditionStatus(status, "Ready"), "");
+  ASSERT_EQ(Events(decision).size(), 1u);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Completed"});
+  EXPECT_TRUE(Events(decision)[0].warning) << "not a plain success";
+  EXPECT_EQ(
+      Events(decision)[0].message.rfind(
+          "1999 of 2000 items succeeded, 1 failed (failurePolicy.maxFailedItems 1) in 10.0 s", 0),
+      0u)
+      << Events(decision)[0].message;
+}
+
+TEST(DecideOutcomeTest, ListedItemsThatFailAreNamedByValueInStatus) {
+  World world;
+  json list = json::array();
+  for (int i = 0; i < 30; ++i) list.push_back("photo-" + std::to_string(i) + ".jpg");
+  world.job["spec"] = {{"workload", {{"exec", {{"command", {"true"}}}}}},
+                       {"itemsFrom", {{"list", list}}},
+                       {"failurePolicy", {{"maxFailedItems", 5}}}};
+  world.Pass();
+  coordinator::JobView view = View(10);
+  view.items = 30;
+  view.result = workload::Result::ExecSucceeded(9);
+  ASSERT_TRUE(view.result.Merge(workload::Result::ExecFailed({7, 8}, 4, 1)).ok());
+  world.view = view;
+  const Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["failedItemValues"], json::array({"photo-7.jpg"}));
+  ASSERT_EQ(EventReasons(decision)[0], "ItemsFailed");
+  EXPECT_EQ(Events(decision)[0].message,
+            "1 item failed all attempts so far (failurePolicy.maxFailedItems 5): photo-7.jpg "
+            "(item 7, exit code 4 after 1 attempt)");
+}
+
+TEST(DecideOutcomeTest, ASucceededJobHasCompleteAndNoReadyConditionAndItsTiming) {
+  World world;
+  world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 1);
+  AcceptPass(world);
+  world = [&] {
+    World running = world;
+    running.Pass();  // registers at kStart
+    running.view = View(0);
+    running.Pass();
+    for (size_t i = 0; i < kNodes.size(); ++i) {
+      json pod = Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i));
+      pod["status"]["conditions"] = {{{"type", "PodScheduled"},
+                                      {"status", "True"},
+                                      {"lastTransitionTime", Rfc3339(kStart + 1)}},
+                                     {{"type", "PodReadyToStartContainers"},
+                                      {"status", "True"},
+                                      {"lastTransitionTime", Rfc3339(kStart + 2)}}};
+      pod["status"]["containerStatuses"] = {
+          {{"name", "worker"}, {"state", {{"running", {{"startedAt", Rfc3339(kStart + 6)}}}}}}};
+      running.pods.push_back(pod);
+    }
+    running.Pass();
+    return running;
+  }();
+  coordinator::JobView view = View(2000, true);
+  for (size_t i = 0; i < view.workers.size(); ++i) {
+    view.workers[i].contacted = true;
+    view.workers[i].first_contact = 7 - static_cast<double>(i == 1);  // pi4b-master first
+  }
+  view.finished_at = 10;
+  world.view = view;
+  const json status = S(world.Pass());
+  EXPECT_EQ(status["phase"], "Succeeded");
+  EXPECT_EQ(ConditionStatus(status, "Complete"), "True");
+  EXPECT_EQ(ConditionReason(status, "Complete"), "AllItemsFinished");
+  EXPECT_EQ(ConditionStatus(status, "Ready"), "") << "Complete says it; Ready=False would not";
+  EXPECT_EQ(ConditionStatus(status, "Progressing"), "False");
+  EXPECT_EQ(status["failedItems"], 0);
+  EXPECT_EQ(status["timing"], json::parse(R"({
+    "endToEndSeconds": 11, "computeSeconds": 4, "computeEfficiency": 2,
+    "firstReportNode": "pi4b-master",
+    "beforeFirstReport": {"operatorSeconds": 1, "waitingForNodesSeconds": 0,
+                          "podSchedulingSeconds": 1, "podStartSeconds": 1,
+                          "imagePullSeconds": 4, "workerStartSeconds": 0}})"));
+  EXPECT_EQ(status["efficiencyNote"],
+            "11.0 s end to end, 4.0 s computing (compute efficiency 2.000); before the first "
+            "report: image pull 4.0 s, operator 1.0 s, pod scheduling 1.0 s, pod start 1.0 s");
+}
+
+// A job shorter than the pod cache's lag finishes before the cache shows
+// its pods scheduled and started: the timing is completed while the session
+// lingers, and written.
+TEST(DecideOutcomeTest, TheTimingIsCompletedFromPodsTheCacheShowsOnlyAfterTheFinish) {
+  World world = Running();
+  coordinator::JobView view = View(2000, true);
+  for (auto& worker : view.workers) {
+    worker.contacted = true;
+    worker.first_contact = 7;
+  }
+  world.view = view;
+  Decision decision = world.Pass();
+  EXPECT_FALSE(S(decision)["timing"]["beforeFirstReport"].contains("podSchedulingSeconds"));
+  for (auto& pod : world.pods) {
+    pod["status"] = {
+        {"phase", "Succeeded"},
+        {"conditions",
+         {{{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", Rfc3339(kStart)}}}},
+        {"containerStatuses",
+         {{{"name", "worker"},
+           {"state", {{"terminated", {{"exitCode", 0}, {"startedAt", Rfc3339(kStart + 5)}}}}}}}}};
+  }
+  decision = world.Pass();
+  const json before = S(decision)["timing"]["beforeFirstReport"];
+  // No creationTimestamp here: the origin is the session's start.
+  EXPECT_EQ(before, json::parse(R"({"podSchedulingSeconds": 0, "imagePullSeconds": 5,
+                                    "workerStartSeconds": 2})"));
+  EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u) << "the pods are done";
+}
+
+// The pod cache can lag the job: a job of a second may finish before the
+// cache shows its pods at all. The session lingers until it does, so that
+// the timing gets the first reporter's pod.
+TEST(DecideOutcomeTest, AFinishedSessionWaitsForPodsTheCacheHasNotShownYet) {
+  World world;
+  world.Pass();
+  world.view = View(0);
+  world.Pass();  // the pods are made
+  world.writes.on_their_way = {"p-pi3b-worker", "p-pi4b-master", "p-pi4b-worker"};
+  world.view = View(2000, true);
+  Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["phase"], "Succeeded");
+  EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "its pods are on their way";
+  EXPECT_EQ(decision.requeue_after, milliseconds(500));
+  world.writes = {};
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], "Succeeded", "pod-uid-" + std::to_string(i)));
+  }
+  EXPECT_EQ(ActionsOf<RemoveJob>(world.Pass()).size(), 1u);
+}
+
+TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutASpeed) {
+  World world;
+  world.nodes[0]["metadata"]["annotations"] = json::object();
+  world.Pass();
+  world.view = View(0);
+  world.Pass();
+  world.view = View(2000, true);
+  const json status = S(world.Pass());
+  EXPECT_FALSE(status.contains("nominalEfficiency"));
+  const std::string note = status["efficiencyNote"];
+  EXPECT_NE(note.find("; nominal efficiency: none, no ballast.io/emulated-speed annotation on "
+                      "node pi3b-worker (1 of 3 nodes)"),
+            std::string::npos)
+      << note;
+}
+
+}  // namespace
+}  // namespace ballast::controller
