@@ -192,12 +192,12 @@ Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where)
 }
 
 StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
-      spec, path,
-      {"name", "workload", "items", "itemsFrom", "policy", "profile", "leaseSeconds",
-       "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector", "tolerations", "worker",
-       "template", "suspend", "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished",
-       "failurePolicy"}));
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(spec, path,
+                       {"name", "workload", "items", "itemsFrom", "policy", "profile",
+                        "leaseSeconds", "backoffLimit", "activeDeadlineSeconds", "verify",
+                        "nodeSelector", "tolerations", "worker", "template", "suspend",
+                        "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished", "failurePolicy"}));
   JobSpec job;
   job.name = std::string(name);
   if (const json* own_name = jr::Find(spec, "name")) {
