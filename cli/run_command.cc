@@ -148,6 +148,16 @@ int Run(const RunFlags& flags) {
     }
     if (table) fmt::print("report written to {}\n", flags.report);
   }
+  // The job's failure policy, as a WeightedJob's: more failed items than it
+  // tolerates and the run failed (its result above still says what was done).
+  const uint64_t failed = outcome->view.result.FailedItems();
+  if (failed > loaded->job.max_failed_items) {
+    fmt::print(stderr,
+               "ballast: {} item{} failed all attempts, more than failurePolicy.maxFailedItems "
+               "({})\n",
+               failed, failed == 1 ? "" : "s", loaded->job.max_failed_items);
+    return kExitFailure;
+  }
   return kExitOk;
 }
 

@@ -331,6 +331,7 @@ TEST(LocalRunCliTest, ItemsFromAFileWithAResultRunToTheExactFields) {
       listLimit: 5
 itemsFrom: {file: photos.txt, format: cost-value}
 policy: adaptive
+failurePolicy: {maxFailedItems: 1}
 )";
   std::ofstream(dir / "cluster.yaml")
       << "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 0.5}\n";
@@ -352,6 +353,21 @@ policy: adaptive
   EXPECT_NE(json.at("summary").get<std::string>().find("(bad file.txt) exit 3 after 2 attempts"),
             std::string::npos)
       << json.at("summary");
+  // Without the policy (it tolerates none by default) the same run fails.
+  std::string strict;
+  {
+    std::ifstream in(dir / "job.yaml");
+    strict.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  strict.erase(strict.find("failurePolicy:"));
+  std::ofstream(dir / "job.yaml") << strict;
+  const auto [strict_code, err] = testing::RunShellCommand(
+      std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() + " --cluster " +
+      (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>&1 >/dev/null");
+  EXPECT_EQ(strict_code, 1) << err;
+  EXPECT_NE(err.find("1 item failed all attempts, more than failurePolicy.maxFailedItems (0)"),
+            std::string::npos)
+      << err;
   fs::remove_all(dir);
 }
 
