@@ -37,6 +37,16 @@ Status WriteFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+StatusOr<std::pair<std::string, std::string>> SplitNamespacedName(const std::string& text,
+                                                                  const std::string& flag) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() ||
+      text.find('/', slash + 1) != std::string::npos) {
+    return Status::Invalid(fmt::format("{} {}: expected NAMESPACE/NAME", flag, text));
+  }
+  return std::pair{text.substr(0, slash), text.substr(slash + 1)};
+}
+
 int ReportError(const Status& status) {
   fmt::print(stderr, "ballast: {}\n", status.message());
   const bool bad_input =

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "core/balance/policy_options.h"
 #include "core/common/status.h"
@@ -32,6 +33,10 @@ void RaiseOpenFileLimit();
 // whole text. Returns Invalid naming the known policies when the name is
 // unknown, and the option when one is unknown, out of range or not key=value.
 StatusOr<balance::PolicySpec> PolicyByName(const std::string& text);
+// "NAMESPACE/NAME" split in two, as --history-configmap takes it; Invalid
+// naming `flag` and the text when either half is empty or there is a second '/'.
+StatusOr<std::pair<std::string, std::string>> SplitNamespacedName(const std::string& text,
+                                                                  const std::string& flag);
 // Output formats of -o.
 enum class Output { kTable, kJson };
 

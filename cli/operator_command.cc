@@ -129,14 +129,7 @@ StatusOr<std::pair<std::string, std::string>> HistoryConfigMapOf(const OperatorF
   if (flags.history_configmap.empty()) {
     return std::pair{flags.lease_namespace, flags.lease_name + "-history"};
   }
-  const auto slash = flags.history_configmap.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == flags.history_configmap.size() ||
-      flags.history_configmap.find('/', slash + 1) != std::string::npos) {
-    return Status::Invalid(
-        fmt::format("--history-configmap {}: expected NAMESPACE/NAME", flags.history_configmap));
-  }
-  return std::pair{flags.history_configmap.substr(0, slash),
-                   flags.history_configmap.substr(slash + 1)};
+  return SplitNamespacedName(flags.history_configmap, "--history-configmap");
 }
 
 // The history prior's options from the flags; Invalid naming the flag that is wrong.

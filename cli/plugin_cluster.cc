@@ -11,6 +11,7 @@
 // After the standard headers (DEVELOPERS.md).
 #include <cpprest/base_uri.h>
 
+#include "cli/cli_common.h"
 #include "cli/plugin_top.h"
 #include "core/common/duration.h"
 #include "core/history/prometheus_history.h"
@@ -31,17 +32,6 @@ std::optional<std::string> FlagValue(const std::vector<std::string>& args, size_
   if (arg.rfind(name + "=", 0) == 0) return arg.substr(name.size() + 1);
   if (arg == name && *i + 1 < args.size()) return args[++*i];
   return std::nullopt;
-}
-
-// "NAMESPACE/NAME" split; Invalid naming the flag otherwise.
-StatusOr<std::pair<std::string, std::string>> SplitConfigMap(const std::string& text,
-                                                             const std::string& flag) {
-  const auto slash = text.find('/');
-  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size() ||
-      text.find('/', slash + 1) != std::string::npos) {
-    return Status::Invalid(fmt::format("{} {}: expected NAMESPACE/NAME", flag, text));
-  }
-  return std::pair{text.substr(0, slash), text.substr(slash + 1)};
 }
 
 // The leading operator replica's pod; NotFound when none is labelled so.
@@ -114,7 +104,7 @@ StatusOr<FitSpeeds> ProxiedPrometheusSpeeds(kube::HttpKubeClient& client, const 
 StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& flags,
                                     const std::string& configmap, const std::string& flag,
                                     const std::vector<fuzzy::NodeFacts>& nodes, double now) {
-  BALLAST_ASSIGN_OR_RETURN(auto name, SplitConfigMap(configmap, flag));
+  BALLAST_ASSIGN_OR_RETURN(auto name, SplitNamespacedName(configmap, flag));
   const std::string what = fmt::format("the operator's ConfigMap {}/{}", name.first, name.second);
   auto object = client.Get(kube::ConfigMaps().In(name.first).Named(name.second));
   if (!object.ok()) {

@@ -222,9 +222,7 @@ void AfterFinish(Pass& pass) {
 }
 
 void Fail(Pass& pass, Reason reason, const std::string& message) {
-  if (pass.memory.registered && pass.in.checkpoint) {
-    pass.status.checkpoint = coordinator::CheckpointToJson(*pass.in.checkpoint);
-  }
+  if (pass.memory.registered && pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;
   pass.Transition(JobPhase::kFailed, true, reason, message);

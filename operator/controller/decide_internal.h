@@ -135,5 +135,9 @@ void ManagePods(Pass& pass);
 // it now (a short job can finish before the cache saw its pod scheduled and
 // started); the status handed over when that changed it.
 void RefineTiming(Pass& pass);
+// status.checkpoint = `checkpoint` when it fits in kMaxCheckpointBytes;
+// otherwise the last one stays, with a Warning the first time. A failed
+// job's status keeps its newest that fit too: what was finished.
+void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint);
 
 }  // namespace ballast::controller::decide

@@ -106,6 +106,7 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
 }
 
 void FailInPass(Pass& pass, Reason reason, const std::string& message) {
+  if (pass.memory.registered && pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;
   pass.Transition(JobPhase::kFailed, true, reason, message);
@@ -440,10 +441,6 @@ void RefineTiming(Pass& pass) {
   pass.HandStatus(true);
 }
 
-namespace {
-
-// status.checkpoint = `checkpoint` when it fits in kMaxCheckpointBytes;
-// otherwise the last one stays, with a Warning the first time.
 void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
   json compact = coordinator::CheckpointToJson(checkpoint);
   const size_t bytes = DumpJson(compact).size();
@@ -459,6 +456,8 @@ void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
                   "status; the last one that fit stays (a resume would redo more work)",
                   checkpoint.completed.Ranges().size(), bytes >> 10, kMaxCheckpointBytes >> 10));
 }
+
+namespace {
 
 // status.failedItems and failedItemValues from the view's result; an
 // ItemsFailed Warning when more items failed since the last one; the job

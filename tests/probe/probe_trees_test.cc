@@ -544,6 +544,18 @@ TEST(ProbeTrees, JsonCarriesFactsLabelsAndWarnings) {
   EXPECT_EQ(ProfileWarnings(report).size(), 1u);
 }
 
+TEST(ProbeTrees, AMachineThatIsNoBoardSaysWhyByHand) {
+  EXPECT_TRUE(ReportToJson(MustProbe(Tree("pi4b-2gb")))["boardNote"].is_null());
+  const auto json = ReportToJson(MustProbe(Tree("amd64")));
+  EXPECT_FALSE(json["labels"].contains("ballast.io/board"));
+  ASSERT_TRUE(json["boardNote"].is_string());
+  EXPECT_EQ(json["boardNote"].get<std::string>().rfind("not a Raspberry Pi board", 0), 0u);
+  const auto [code, out] = ballast::testing::RunShellCommand(
+      std::string(BALLAST_WORKER_BINARY) + " probe --root " + Tree("amd64") + " 2>&1 >/dev/null");
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("note: not a Raspberry Pi board"), std::string::npos) << out;
+}
+
 TEST(ProbeApply, ConflictMessagesNameTheLabels) {
   EXPECT_EQ(ConflictingLabels("Apply failed with 1 conflict: conflict with \"kubelet\" using v1: "
                               ".metadata.labels.ballast.io/cpu-model"),

@@ -35,6 +35,9 @@ void Print(const ProbeReport& report, const std::string& output) {
     for (const probe::Warning& warning : report.warnings) {
       std::fprintf(stderr, "warning: %s\n", warning.message.c_str());
     }
+    if (const std::string note = probe::BoardNote(report.facts); !note.empty()) {
+      std::fprintf(stderr, "note: %s (no ballast.io/board label)\n", note.c_str());
+    }
     for (const auto& [key, value] : report.labels) {
       std::printf("%s=%s\n", key.c_str(), value.c_str());
     }

@@ -7,6 +7,7 @@
 #include "core/common/utf8.h"
 #include "core/fuzzy/profile.h"
 #include "core/probe/facts_json.h"
+#include "core/probe/node_notice.h"
 #include "worker/probe/tree_reader.h"
 
 namespace ballast::worker {
@@ -63,6 +64,9 @@ ordered_json ReportToJson(const ProbeReport& report) {
   out["labels"] = ordered_json::object();
   for (const auto& [key, value] : report.labels) out["labels"][key] = value;
   out["warnings"] = probe::WarningsToJson(report.warnings);
+  // Why BOARD stays empty on this machine (the node's ballast.io/board-note).
+  const std::string note = probe::BoardNote(report.facts);
+  out["boardNote"] = note.empty() ? ordered_json() : ordered_json(note);
   return out;
 }
 

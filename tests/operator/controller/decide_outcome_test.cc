@@ -121,9 +121,12 @@ coordinator::JobView ItemSevenFailed(uint64_t completed, bool done) {
 TEST(DecideOutcomeTest, AFailedItemFailsTheJobByDefaultNamingIt) {
   World world = ExecJob(std::nullopt);
   world.view = ItemSevenFailed(600, false);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 600});
   const Decision decision = world.Pass();
   const json status = S(decision);
   EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(status["checkpoint"]["completed"], (json{{0, 600}})) << "what was finished, newest";
   EXPECT_EQ(status["failedItems"], 1);
   EXPECT_EQ(ConditionReason(status, "Failed"), "TooManyFailedItems");
   EXPECT_EQ(ConditionStatus(status, "Failed"), "True");

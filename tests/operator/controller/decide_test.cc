@@ -419,8 +419,16 @@ TEST(DecideTest, PastActiveDeadlineTheJobFailsAndItsPodsAreDeleted) {
   World world = Running();
   world.job["spec"]["activeDeadlineSeconds"] = 60;
   world.wall += 61;
+  world.checkpoint = coordinator::Checkpoint{};
+  for (uint64_t begin = 0; begin < 2 * 20000; begin += 2) {
+    world.checkpoint->completed.Add({begin, begin + 1});  // 20,000 ranges: over 128 KiB
+  }
   const Decision decision = world.Pass();
   EXPECT_EQ(S(decision)["phase"], "Failed");
+  EXPECT_EQ(S(decision)["checkpoint"]["completed"], json::array())
+      << "the last one that fit (the empty one of the first passes); the status stays small";
+  EXPECT_EQ(EventReasons(decision),
+            (std::vector<std::string>{"CheckpointTooLarge", "DeadlineExceeded"}));
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "DeadlineExceeded");
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
