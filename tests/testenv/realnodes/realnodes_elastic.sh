@@ -21,6 +21,7 @@ restore() {
     kubectl label node "$node" "$key-" >/dev/null 2>&1 || true
   done
   kubectl uncordon pi3b-0 >/dev/null 2>&1 || true
+  [[ -z ${events_pid:-} ]] || stop_events
   cleanup
 }
 trap restore EXIT
@@ -74,14 +75,24 @@ pass "pi4b-1 joined: NodeJoined $joined_ms ms, its worker Running $running_ms ms
 # test bed runs nothing else there that a drain would need to move).
 computing() { (($(jp "weightedjob/$job" "{.status.nodes[?(@.name==\"pi4b-1\")].items}") > 0)); }
 wait_until "pi4b-1 computing" 60 computing
-# The drain runs beside the wait for the operator's Event (kubectl drain
-# returns only once the evicted pod is gone).
+# The time the Event arrives, not the time a poll finds it: a watch on the
+# job's Events, started (and its first list printed) before the drain, stamps
+# each reason as it comes, so neither a poll's interval nor a kubectl start
+# under load is counted. The drain runs beside it (kubectl drain returns only
+# once the evicted pod is gone).
+(kubectl get events -n "$ns" --field-selector "involvedObject.name=$job" --watch \
+  --no-headers -o custom-columns=REASON:.reason 2>/dev/null |
+  while read -r reason; do echo "$(now_ms) $reason"; done) >"$tmp/events" &
+events_pid=$!
+stop_events() { pkill -P "$events_pid" 2>/dev/null || true; kill "$events_pid" 2>/dev/null || true; }
+wait_until "the watch on job $job's Events (NodeJoined listed)" 30 grep -q NodeJoined "$tmp/events"
 drained_from=$(now_ms)
 kubectl drain pi3b-0 --pod-selector="ballast.io/job=$job" --ignore-daemonsets --force \
   --timeout=60s >"$tmp/drain" 2>&1 &
 drain_pid=$!
-wait_until "NodeLeft event" 30 has_event NodeLeft
-left_ms=$(($(now_ms) - drained_from))
+wait_until "NodeLeft event" 30 grep -q NodeLeft "$tmp/events"
+left_ms=$(($(awk '$2 == "NodeLeft" {print $1; exit}' "$tmp/events") - drained_from))
+stop_events
 wait "$drain_pid" || fail "kubectl drain: $(cat "$tmp/drain")"
 drain_ms=$(($(now_ms) - drained_from))
 pass "pi3b-0 drained: NodeLeft $left_ms ms after the drain began (kubectl drain returned after $drain_ms ms)"

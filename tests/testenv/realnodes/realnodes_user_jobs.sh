@@ -36,8 +36,11 @@ trap uninstall_on_exit EXIT
 # --- the user's images: Containerfile -> buildah -> each node -----------------------
 scripts_base=$("$source_dir/scripts/debian-base-image")
 pass "base image $scripts_base"
+# The machine's own network for the builds' RUN steps and none for the runs
+# below: buildah's default, a CNI bridge (cni-podman0), would outlast the test
+# and realnodes_down counts what the machine keeps after the real nodes.
 for example in thumbnails file-digests; do
-  buildah build --layers --quiet -t "localhost/$example:1" "$examples/$example" >"$tmp/build-$example" 2>&1 ||
+  buildah build --network host --layers --quiet -t "localhost/$example:1" "$examples/$example" >"$tmp/build-$example" 2>&1 ||
     fail "buildah build $example: $(tail -5 "$tmp/build-$example")"
   buildah push --quiet "localhost/$example:1" "docker-archive:$tmp/$example.tar:localhost/$example:1" ||
     fail "buildah push $example"
@@ -48,7 +51,7 @@ done
 # Nothing of Ballast's in them.
 for example in thumbnails file-digests; do
   c=$(buildah from --pull=never "localhost/$example:1")
-  found=$(buildah run "$c" -- sh -c 'ls /usr/bin /usr/local/bin | grep -c ballast || true')
+  found=$(buildah run --network none "$c" -- sh -c 'ls /usr/bin /usr/local/bin | grep -c ballast || true')
   buildah rm "$c" >/dev/null
   expect_eq "programs of Ballast's in localhost/$example:1" 0 "$found"
 done
@@ -92,7 +95,7 @@ expect_eq "items listed" 300 "$(wc -l <"$tmp/list.txt")"
 # --- the reference run: the same image, outside Kubernetes --------------------------
 cut -f2 "$tmp/list.txt" >"$share/reference-items"
 c=$(buildah from --pull=never localhost/thumbnails:1)
-buildah run -v "$share:/data" "$c" -- sh -c \
+buildah run --network none -v "$share:/data" "$c" -- sh -c \
   'BALLAST_ITEMS_FILE=/data/reference-items BALLAST_RESULT_FILE=/data/reference.json OUT=/data/reference thumbnail' ||
   fail "the reference run"
 buildah rm "$c" >/dev/null
