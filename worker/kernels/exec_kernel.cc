@@ -14,9 +14,11 @@
 // Both files live in a directory of the run's own, removed after it. The child's stdout and stderr
 // both go to this process's stderr, unchanged, so a worker's own stdout stays free. Exit 0 is
 // success; anything else is retried up to `retries` more times and then recorded in the Result with
-// its exit code (128 + signal when killed, 127 when it could not start). The child starts with no
-// signal blocked and SIGTERM, SIGINT, SIGPIPE and the like at their defaults, whatever the worker
-// does with them.
+// its exit code (128 + signal when killed, 127 when it could not start). A range of several items
+// that failed so is halved until the items that fail alone are found (Narrow), so that one bad
+// item among thousands counts as one failed item, as one index of a Job would. The child starts
+// with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the like at their defaults, whatever the
+// worker does with them.
 //
 // The command dies with its worker: the child leads a process group of its
 // own, in a cgroup of its own where the worker has one (command_group.h), and
@@ -240,21 +242,67 @@ class ExecKernel : public Kernel {
     Result total = Result::Empty(workload::WorkloadKind::kExec);
     if (items.empty()) return total;
     if (!spec_.exec.per_item) {
-      BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries(items, /*per_item=*/false));
-      BALLAST_RETURN_IF_ERROR(total.Merge(part));
-      return total;
+      BALLAST_ASSIGN_OR_RETURN(Result part,
+                               RunWithRetries(items, /*per_item=*/false, spec_.exec.retries));
+      const workload::ExecFailure* failed = CommandFailure(part);
+      if (failed == nullptr || items.size() == 1 || failed->exit_code == 127) return part;
+      int budget = kMaxNarrowingRuns;
+      return Narrow(items, *failed, &budget);
     }
     for (uint64_t item = items.begin; item < items.end; ++item) {
-      BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries({item, item + 1}, /*per_item=*/true));
+      BALLAST_ASSIGN_OR_RETURN(
+          Result part, RunWithRetries({item, item + 1}, /*per_item=*/true, spec_.exec.retries));
       BALLAST_RETURN_IF_ERROR(total.Merge(part));
     }
     return total;
   }
 
  private:
-  // The Result of one run of the command (retried on failure); Unavailable
-  // when StopExecCommands ended it.
-  StatusOr<Result> RunWithRetries(balance::Range items, bool per_item) const {
+  // The runs a failed range may spend finding the items that fail alone; a
+  // command that fails for every item stops there. One failing item among
+  // 2^30 takes 2 runs a halving and its own attempts: about 63.
+  static constexpr int kMaxNarrowingRuns = 128;
+
+  // The failure of `result` when its command exited non-zero (not a refused
+  // result file, which is not the items' fault); else nullptr.
+  static const workload::ExecFailure* CommandFailure(const Result& result) {
+    const auto& failures = result.exec().failures;
+    if (failures.empty() || failures.front().exit_code == 0) return nullptr;
+    return &failures.front();
+  }
+
+  // `items`' command failed all its attempts as `failed` says: finds the items
+  // that fail alone, as a Job's indexes would. Each half of several items runs
+  // once and is halved again when it fails; a single item gets the job's
+  // retries. Once `budget` runs are spent, what is left unsplit is reported
+  // failed whole, as `failed` says. Unavailable when StopExecCommands came.
+  StatusOr<Result> Narrow(balance::Range items, const workload::ExecFailure& failed,
+                          int* budget) const {
+    Result total = Result::Empty(workload::WorkloadKind::kExec);
+    const uint64_t middle = items.begin + items.size() / 2;
+    for (const balance::Range half :
+         {balance::Range{items.begin, middle}, balance::Range{middle, items.end}}) {
+      const uint32_t retries = half.size() == 1 ? spec_.exec.retries : 0;
+      if (*budget < static_cast<int>(retries) + 1) {
+        BALLAST_RETURN_IF_ERROR(
+            total.Merge(Result::ExecFailed(half, failed.exit_code, failed.attempts)));
+        continue;
+      }
+      *budget -= static_cast<int>(retries) + 1;
+      BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries(half, /*per_item=*/false, retries));
+      if (const workload::ExecFailure* again = CommandFailure(part);
+          again != nullptr && half.size() > 1) {
+        const workload::ExecFailure carried{half, again->exit_code, failed.attempts, ""};
+        BALLAST_ASSIGN_OR_RETURN(part, Narrow(half, carried, budget));
+      }
+      BALLAST_RETURN_IF_ERROR(total.Merge(part));
+    }
+    return total;
+  }
+
+  // The Result of one run of the command, retried `retries` times on
+  // failure; Unavailable when StopExecCommands ended it.
+  StatusOr<Result> RunWithRetries(balance::Range items, bool per_item, uint32_t retries) const {
     BALLAST_ASSIGN_OR_RETURN(std::unique_ptr<RunFiles> files, RunFiles::Make(spec_, items));
     std::vector<std::string> env = InheritedEnvironment();
     env.push_back("BALLAST_START=" + std::to_string(items.begin));
@@ -266,7 +314,7 @@ class ExecKernel : public Kernel {
     files->AddEnvironment(&env);
     int code = 0;
     uint32_t attempts = 0;
-    while (attempts <= spec_.exec.retries) {
+    while (attempts <= retries) {
       ++attempts;
       files->ClearResult();
       code = RunOnce(env);

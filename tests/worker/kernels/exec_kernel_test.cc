@@ -89,9 +89,47 @@ TEST_F(ExecKernelTest, TheWorkersOwnBallastVariablesAreNotPassedOn) {
 
 TEST_F(ExecKernelTest, AFailureIsRetriedThenReportedWithItsExitCode) {
   const WorkloadSpec spec = Exec(R"(echo try >> "$1/tries"; exit 3)", 10, false, 2);
-  const Result result = Run(spec, {4, 9});
-  EXPECT_EQ(result, Result::ExecFailed({4, 9}, 3, 3));
+  EXPECT_EQ(Run(spec, {4, 5}), Result::ExecFailed({4, 5}, 3, 3));
   EXPECT_EQ(Lines("tries").size(), 3u);
+}
+
+// One bad item in a range fails the range's runs; the range is halved until
+// the item is found, so the others count as succeeded, as a Job's indexes.
+TEST_F(ExecKernelTest, ARangeThatFailsIsNarrowedToTheItemThatFailsAlone) {
+  const WorkloadSpec spec = Exec(
+      R"(echo "$BALLAST_START $BALLAST_END" >> "$1/runs"
+         [ "$BALLAST_START" -le 700 ] && [ "$BALLAST_END" -gt 700 ] && exit 4; exit 0)",
+      1000, false, 2);
+  const Result result = Run(spec, {0, 1000});
+  EXPECT_EQ(result.exec().succeeded, 999u);
+  EXPECT_EQ(result.exec().failures, (std::vector<ExecFailure>{{{700, 701}, 4, 3, ""}}));
+  // 3 attempts of the range, 2 runs a halving (10 of them), 3 of the item.
+  EXPECT_EQ(Lines("runs").size(), 3u + 2 * 9 + 1 + 3);
+  // Two bad items, far apart, are both found.
+  const WorkloadSpec two = Exec(R"(for i in 3 998; do
+         [ "$BALLAST_START" -le $i ] && [ "$BALLAST_END" -gt $i ] && exit 5; done; exit 0)",
+                                1000, false, 0);
+  EXPECT_EQ(Run(two, {0, 1000}).exec().failures,
+            (std::vector<ExecFailure>{{{3, 4}, 5, 1, ""}, {{998, 999}, 5, 1, ""}}));
+}
+
+// A command that fails for every item is not run once per item: the
+// narrowing stops after its runs, the rest reported failed whole.
+TEST_F(ExecKernelTest, ACommandFailingForEveryItemStopsNarrowingAfterItsRuns) {
+  const WorkloadSpec spec = Exec(R"(echo try >> "$1/tries"; exit 3)", 100000, false, 2);
+  const Result result = Run(spec, {0, 100000});
+  EXPECT_EQ(result.exec().succeeded, 0u);
+  uint64_t failed = 0;
+  for (const ExecFailure& failure : result.exec().failures) {
+    EXPECT_EQ(failure.exit_code, 3);
+    failed += failure.items.size();
+  }
+  EXPECT_EQ(failed, 100000u);
+  EXPECT_LE(Lines("tries").size(), 3u + 128u);
+  // A command that cannot start is not narrowed at all.
+  WorkloadSpec missing = Exec("", 10, false, 1);
+  missing.exec.command = {"ballast-no-such-command-here"};
+  EXPECT_EQ(Run(missing, {0, 10}), Result::ExecFailed({0, 10}, 127, 2));
 }
 
 TEST_F(ExecKernelTest, ASecondAttemptThatSucceedsCountsAsSuccess) {
