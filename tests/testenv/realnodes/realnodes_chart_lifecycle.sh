@@ -114,6 +114,24 @@ helm test "$release" -n "$ns" --logs --timeout 300s >"$tmp/test" 2>&1 || fail "h
 grep -q "selftest: passed: " "$tmp/test" || fail "helm test --logs printed no log: $(cat "$tmp/test")"
 pass "helm test --logs: $(grep -m1 'selftest: passed' "$tmp/test")"
 
+# --- helm upgrade without --reuse-values -------------------------------------------
+# The release was installed with an operator.nodeSelector; an upgrade that
+# drops it says so in its NOTES, naming the selector and the command that puts
+# it back, and that command does.
+placed='{"kubernetes.io/hostname":"server-0"}'
+helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set-json "operator.nodeSelector=$placed" \
+  --wait --timeout 120s >/dev/null || fail "helm upgrade --set-json operator.nodeSelector"
+helm upgrade "$release" "$chart" -n "$ns" --set image.pullPolicy=Never --set operator.replicas=1 \
+  --wait --timeout 120s >"$tmp/upgrade" 2>&1 || fail "helm upgrade: $(cat "$tmp/upgrade")"
+grep -q "WARNING: this upgrade dropped operator.nodeSelector $placed" "$tmp/upgrade" ||
+  fail "the upgrade that dropped operator.nodeSelector did not say so: $(cat "$tmp/upgrade")"
+again=$(grep -o "helm upgrade $release <chart> .*--set-json '[^']*'" "$tmp/upgrade" | sed "s|<chart>|$chart|")
+[[ -n $again ]] || fail "the warning names no command to put it back: $(cat "$tmp/upgrade")"
+eval "$again --wait --timeout 120s" >"$tmp/again" 2>&1 || fail "$again: $(cat "$tmp/again")"
+grep -q WARNING "$tmp/again" && fail "the upgrade that put it back warns still: $(cat "$tmp/again")"
+expect_eq "operator.nodeSelector after the warning's command" "$placed" \
+  "$(kubectl get deployment "$release" -n "$ns" -o jsonpath='{.spec.template.spec.nodeSelector}')"
+
 # --- uninstall: what docs/helm.md lists, and nothing else -----------------------------
 helm uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm uninstall"
 owned_by_job() { # KIND NAME: whether a WeightedJob owns it
