@@ -213,6 +213,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   ++messages_;
   const auto [calc_seconds, cpu_seconds] = BoundedSeconds(worker, report, now);
   RecordContact(worker, calc_seconds, cpu_seconds, now);
+  if (report.idle || calc_seconds > 0) worker.measured_from = now;
   if (verifier_.Holding(id)) {
     return OnCheckReport(id, report, *results, {calc_seconds, cpu_seconds}, now);
   }
@@ -267,8 +268,7 @@ protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {
 std::pair<double, double> JobSession::BoundedSeconds(const Worker& worker,
                                                      const protocol::ReportMessage& report,
                                                      double now) {
-  const double since = worker.view.contacted ? worker.view.last_contact : worker.joined_at;
-  const double window = std::max(0.0, now - since) + kReportSlackSeconds;
+  const double window = std::max(0.0, now - worker.MeasuredFrom()) + kReportSlackSeconds;
   // What is left of the worker's time in the job so far, the slack counted
   // once: a worker that reports often cannot add the slack up.
   const double lasted = std::max(0.0, now - worker.joined_at) + kReportSlackSeconds;
@@ -287,7 +287,7 @@ void JobSession::RecordContact(Worker& worker, double calc_seconds, double cpu_s
   worker.view.left_at.reset();
   if (calc_seconds > 0) {
     worker.view.last_measured = now;
-    const double start = std::max(worker.view.last_contact, now - calc_seconds);
+    const double start = std::max(worker.MeasuredFrom(), now - calc_seconds);
     auto& busy = worker.segments;
     if (busy.size() >= kMaxSegments) {
       busy.back().second = now;

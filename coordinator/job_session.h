@@ -19,7 +19,9 @@
 //   range's, CheckResultPossible in result_bounds.h) is refused likewise;
 // - numbers a worker reports about itself are bounded by what the
 //   coordinator saw: `calcSeconds` by the time since the worker's previous
-//   report (since the job's start before its first), plus
+//   report that was idle or carried computing seconds (since it joined the
+//   job before its first; a heartbeat sent in the middle of a long step does
+//   not count), plus
 //   kReportSlackSeconds for network jitter, and `cpuSeconds` by that time
 //   times the worker's cores (JobConfig::worker_cores, else
 //   max_worker_cores); and all of a worker's reports together by the time
@@ -248,6 +250,13 @@ class JobSession {
     bool holds_lease = false;                         // last reply was lease or continue
     double cores = 0;                                 // bounds its cpuSeconds
     double joined_at = 0;                             // the job's start, or when it joined
+    // Since when its next report's computing seconds can have run: its last
+    // report that was idle or carried computing seconds, else joined_at. A
+    // report with neither (a heartbeat in the middle of one long step)
+    // leaves it, so that the step's seconds, reported at its end, are not
+    // cut to the time since that heartbeat.
+    double measured_from = 0;
+    double MeasuredFrom() const { return std::max(joined_at, measured_from); }
   };
 
   // True when `report` comes from an earlier session of the job: it names

@@ -518,15 +518,53 @@ class WorkerLoop::Impl {
       const Range planned{position_, NextStepEnd(cost_, {position_, lease_.end}, options_.threads,
                                                  options_.step_seconds, last_step_)};
       const auto start = Clock::now();
-      auto part = ComputeStep(*kernel_, planned, options_.threads, ChunksPerStep(), workload_.kind,
-                              cut_.end_flag());
+      // The step (and an emulated node's idle share after it) runs beside
+      // this thread, which meanwhile keeps the lease: a step longer than a
+      // heartbeat (an exec item of minutes) must not go silent for so long
+      // that the lease expires and its items run again elsewhere.
+      auto computing = std::async(std::launch::async, [&] {
+        auto computed = ComputeStep(*kernel_, planned, options_.threads, ChunksPerStep(),
+                                    workload_.kind, cut_.end_flag());
+        if (computed.ok() && !computed->range.empty()) Throttle(Since(start));
+        return computed;
+      });
+      std::vector<StatusOr<protocol::ReplyMessage>> held;  // replies to obey after the step
+      while (computing.wait_for(KeepAliveWait(since_report, in_flight.valid())) !=
+             std::future_status::ready) {
+        if (in_flight.valid() &&
+            in_flight.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          held.push_back(in_flight.get());
+        }
+        if (in_flight.valid() || !HeartbeatDue(since_report)) continue;
+        // What is finished goes with it (nothing, mid-way through one long
+        // step); the coordinator hears the worker is alive.
+        in_flight = std::async(std::launch::async, &Impl::PostProgress, this,
+                               Number(ReportOf(done, /*idle=*/false)));
+        done = StartUnreported();
+        since_report = Clock::now();
+      }
+      auto part = computing.get();
+      // Replies heard during the step, in order, as if it had been short.
+      auto obey_held = [&]() -> Status {
+        for (auto& sent : held) {
+          const Status why = sent.status();
+          BALLAST_ASSIGN_OR_RETURN(const bool ours, ApplyLate(std::move(sent), done));
+          if (!ours && !dropped) dropped = why;
+        }
+        held.clear();
+        return Status::Ok();
+      };
       // A stop ended the step's exec commands: its items go back with the lease.
       if (!part.ok() && g_stop) break;
       BALLAST_RETURN_IF_ERROR(part.status());
       const Range step = part->range;  // shorter than planned when a reply cut the lease
       if (step.empty()) {
+        BALLAST_RETURN_IF_ERROR(obey_held());
+        if (dropped) return DroppedLease(*dropped);
         // A signal ended the lease where the worker is: it is finished.
         if (cut_.end() <= position_) continue;
+        // A reply held during the step ended the lease where the worker is.
+        if (position_ >= lease_.end) continue;
         // The reply in flight ends the lease where the worker is: obey it.
         if (!in_flight.valid()) {
           return Status::Invalid(fmt::format("step {}: nothing computed", planned.ToString()));
@@ -535,7 +573,6 @@ class WorkerLoop::Impl {
         if (dropped) return DroppedLease(*dropped);
         continue;
       }
-      Throttle(Since(start));
       const double seconds = Since(start);
       if (part->result.kind() != workload_.kind) {
         return Status::Invalid(fmt::format("step {}: a result of another kind", step.ToString()));
@@ -547,13 +584,15 @@ class WorkerLoop::Impl {
       last_step_ = {seconds / std::max(cost_.Cost(step), 1e-12), step.size()};
       metrics_->Items(step.size(), seconds);
       metrics_->Busy(seconds);
+      BALLAST_RETURN_IF_ERROR(obey_held());
+      if (dropped) return DroppedLease(*dropped);
       if (in_flight.valid() &&
           in_flight.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
         BALLAST_RETURN_IF_ERROR(land());
         if (dropped) return DroppedLease(*dropped);
       }
       due |= signalled_.exchange(false) || (report_every_s_ > 0 && done.calc >= report_every_s_) ||
-             (heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_);
+             HeartbeatDue(since_report);
       if (!due || in_flight.valid() || position_ >= lease_.end) continue;
       in_flight = std::async(std::launch::async, &Impl::PostProgress, this,
                              Number(ReportOf(done, /*idle=*/false)));
@@ -566,6 +605,23 @@ class WorkerLoop::Impl {
       if (dropped) return DroppedLease(*dropped);
     }
     return ReportOf(done, /*idle=*/position_ >= lease_.end);
+  }
+
+  bool HeartbeatDue(Clock::time_point since_report) const {
+    return heartbeat_s_ > 0 && Since(since_report) >= heartbeat_s_;
+  }
+
+  // How long to wait for a step before looking again whether a heartbeat is
+  // due: until it is, at most a second; with a reply awaited, at least 20 ms
+  // (its landing is looked for at that pace).
+  std::chrono::nanoseconds KeepAliveWait(Clock::time_point since_report, bool reply_awaited) const {
+    constexpr std::chrono::nanoseconds kLongest = std::chrono::seconds(1);
+    if (heartbeat_s_ <= 0) return kLongest;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(heartbeat_s_ - Since(since_report)));
+    const std::chrono::nanoseconds shortest =
+        reply_awaited ? std::chrono::milliseconds(20) : std::chrono::milliseconds(1);
+    return std::clamp(left, shortest, kLongest);
   }
 
   // Takes up a cut heard while computing (cut_): the lease ends there, or

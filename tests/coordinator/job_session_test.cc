@@ -520,6 +520,45 @@ TEST(JobSessionTest, HonestSecondsAreKeptAsReported) {
   EXPECT_EQ(view.clamped_reports, 0u);
 }
 
+// A worker in the middle of one long step (an exec item of minutes) sends
+// heartbeats: progress reports without computing seconds. The step's seconds,
+// reported at its end, are bounded by the time since the report before the
+// step, not since the last heartbeat; a claim past that is still cut.
+TEST(JobSessionTest, HeartbeatsDuringALongStepDoNotCutItsSeconds) {
+  auto session = NewSession(PrimesJob(10000, {"a"}));
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ReportMessage heartbeat;
+  heartbeat.worker = "a";
+  heartbeat.position = lease->lease.begin;
+  for (double at : {2.0, 3.0, 4.0, 5.0}) {
+    auto reply = session->HandleReport(heartbeat, at);
+    ASSERT_TRUE(reply.ok());
+    EXPECT_EQ(reply->kind, balance::Reply::Kind::kContinue);
+  }
+  EXPECT_EQ(session->View().workers[0].busy_s, 0);
+  ReportMessage finished = Finished(*session, "a", lease->lease);
+  finished.calc_seconds = 4.8;
+  auto next = session->HandleReport(finished, 5.9);
+  ASSERT_TRUE(next.ok());
+  JobView view = session->View(/*segments=*/true);
+  EXPECT_DOUBLE_EQ(view.workers[0].busy_s, 4.8);
+  EXPECT_EQ(view.clamped_reports, 0u);
+  ASSERT_EQ(view.workers[0].busy.size(), 1u);
+  EXPECT_DOUBLE_EQ(view.workers[0].busy[0].first, 5.9 - 4.8);
+  EXPECT_DOUBLE_EQ(view.workers[0].busy[0].second, 5.9);
+  // The next step's window starts at that report: a heartbeat at 6.5 leaves
+  // it, and 100 s claimed at 7 are cut to 7 - 5.9 plus the slack.
+  ASSERT_EQ(next->kind, balance::Reply::Kind::kLease);
+  heartbeat.position = next->lease.begin;
+  ASSERT_TRUE(session->HandleReport(heartbeat, 6.5).ok());
+  ReportMessage forged = Finished(*session, "a", next->lease);
+  forged.calc_seconds = 100;
+  ASSERT_TRUE(session->HandleReport(forged, 7).ok());
+  EXPECT_DOUBLE_EQ(session->View().workers[0].busy_s, 4.8 + (7 - 5.9) + kReportSlackSeconds);
+  EXPECT_EQ(session->View().clamped_reports, 1u);
+}
+
 // What ballast_node_speed_timestamp_seconds exports: the last report that
 // carried computing time, not a later one without.
 TEST(JobSessionTest, TheSpeedIsMeasuredWhenAReportCarriesComputingTime) {

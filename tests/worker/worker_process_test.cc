@@ -11,12 +11,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -41,16 +43,17 @@ coordinator::JobConfig PrimesJob(uint64_t limit) {
   return config;
 }
 
-// Starts ballast-worker with `args` after the coordinator flags; stderr to `log`.
+// Starts ballast-worker `name` with `args` after the coordinator flags; stderr to `log`.
 pid_t StartWorker(const std::string& url, const std::string& token,
-                  const std::vector<std::string>& extra, const std::string& log) {
+                  const std::vector<std::string>& extra, const std::string& log,
+                  const std::string& name = "w0") {
   std::vector<std::string> args = {BALLAST_WORKER_BINARY,
                                    "--coordinator",
                                    url,
                                    "--job",
                                    "metrics-job",
                                    "--name",
-                                   "w0",
+                                   name,
                                    "--token",
                                    token};
   args.insert(args.end(), extra.begin(), extra.end());
@@ -452,6 +455,52 @@ coordinator::JobConfig SleepJob() {
   config.workload.exec.per_item = true;
   config.workload.exec.retries = 0;
   return config;
+}
+
+// An item that takes longer than the lease (an exec command of minutes, here
+// 2.5 s beside a lease of 1.5 s) keeps its lease: the worker reports that it
+// is alive while the step computes, so the item runs once, on the worker
+// that leased it, and its seconds are counted whole. Before, the worker went
+// silent for the whole step, lost its lease after 1.5 s, and the second
+// worker ran the same items again.
+TEST(WorkerProcessTest, AStepLongerThanTheLeaseKeepsItsLease) {
+  const std::string runs = ::testing::TempDir() + "long-step-runs.txt";
+  std::remove(runs.c_str());
+  coordinator::JobConfig config = SleepJob();
+  config.workload.items = 2;
+  config.workload.exec.command = {"sh", "-c", "echo \"$BALLAST_START\" >> \"$0\"; sleep 2.5", runs};
+  config.policy = {balance::SelfSchedOptions{1}, ""};
+  config.workers = {{"w0", 1.0}, {"w1", 1.0}};
+  config.lease_seconds = 1.5;
+  auto server = coordinator::Server::Start({});
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::string log0 = ::testing::TempDir() + "long-step-w0.log";
+  const std::string log1 = ::testing::TempDir() + "long-step-w1.log";
+  KillOnExit w0{StartWorker((*server)->url(), "right-token", {}, log0, "w0")};
+  KillOnExit w1{StartWorker((*server)->url(), "right-token", {}, log1, "w1")};
+  EXPECT_EQ(WaitExitWithin(std::exchange(w0.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log0);
+  EXPECT_EQ(WaitExitWithin(std::exchange(w1.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log1);
+  const auto view = (*server)->View("metrics-job");
+  ASSERT_TRUE(view->done);
+  EXPECT_EQ(view->result.exec().succeeded, 2u);
+  // Each item's command ran once.
+  std::istringstream lines(ReadFile(runs));
+  std::vector<std::string> started;
+  for (std::string line; std::getline(lines, line);) started.push_back(line);
+  std::sort(started.begin(), started.end());
+  EXPECT_EQ(started, (std::vector<std::string>{"0", "1"}));
+  for (const auto& worker : view->workers) {
+    EXPECT_EQ(worker.lost, 0u) << worker.name;
+    EXPECT_EQ(worker.items, 1u) << worker.name;
+    // Its heartbeats reached the coordinator while the item ran.
+    EXPECT_GE(worker.reports, 3u) << worker.name;
+    // The 2.5 s were counted whole, not cut to the time since a heartbeat.
+    EXPECT_GT(worker.busy_s, 2.4) << worker.name;
+    EXPECT_EQ(worker.dropped_busy_s, 0) << worker.name;
+  }
 }
 
 // A reply that cuts the lease ahead of the worker while it computes a step
