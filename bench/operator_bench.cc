@@ -888,7 +888,24 @@ class Bench {
                                Fixed(Median(ideal), 2), Fixed(Median(makespan) / Median(ideal), 2),
                                each);
     }
-    std::cout << "  (medians; target: adaptive >= 0.85)\n" << std::endl;
+    std::cout << "  (medians; target: adaptive >= 0.85)\n";
+    // Where a policy's efficiency moved, its priors say why: what the first
+    // run started from per node (the history of earlier jobs, or the
+    // profile), and how far that was from the speed it measured.
+    std::cout << "  priors of each policy's first run: node source value (samples) error\n";
+    for (const auto& policy : policies) {
+      if (runs[policy].empty()) continue;
+      std::string line;
+      for (const json& row : runs[policy].front().value("nodes", json::array())) {
+        const json prior = row.value("prior", json::object());
+        line +=
+            fmt::format("  {} {} {} ({}) {}", row.value("name", ""), prior.value("source", "-"),
+                        Fixed(prior.value("value", NAN), 3), Fixed(prior.value("samples", NAN), 0),
+                        Fixed(row.value("priorError", NAN), 3));
+      }
+      std::cout << fmt::format("  {:<10}{}\n", policy, line);
+    }
+    std::cout << std::endl;
   }
 
   // The efficiency jobs need the CPU to themselves: wait (at most 60 s) until

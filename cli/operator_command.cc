@@ -276,6 +276,12 @@ int Run(const OperatorFlags& flags) {
   returned = true;
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
+  // Speeds recorded in the background are written while the client is here.
+  if (options->reconciler.history) {
+    if (Status flushed = options->reconciler.history->Flush(); !flushed.ok()) {
+      spdlog::info("speeds not recorded error=\"{}\"", flushed.ToString());
+    }
+  }
   spdlog::info("operator stopped api_requests={} events={}", (*client)->TotalRequests(),
                op.Stats().events_posted);
   if (!result.ok()) return ReportError(result);

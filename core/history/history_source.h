@@ -36,11 +36,18 @@ class HistorySource {
                                double now) = 0;
 
   // What a job of `workload` that succeeded measured (node -> cost units per
-  // busy second), at `now`. Returns the error of a write that failed; a
-  // source that records nothing itself (Prometheus scrapes the coordinator)
-  // returns Ok.
+  // busy second), at `now`. Returns the error of a write that failed, or of
+  // a record that could not be queued (a source that writes in the
+  // background reports its writes' errors from Flush); a source that
+  // records nothing itself (Prometheus scrapes the coordinator) returns Ok.
   virtual Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
                         double now) = 0;
+
+  // Waits until every Record made before the call is written (a source that
+  // writes in the background); returns the error of the last write that
+  // failed since the previous Flush, or Ok. The operator flushes once it
+  // stops, while the API client it writes with is still there.
+  virtual Status Flush() { return Status::Ok(); }
 };
 
 }  // namespace ballast::history

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <iterator>
+#include <utility>
+
 #include "operator/controller/resources.h"
 
 namespace ballast::controller {
@@ -12,10 +15,20 @@ using history::HistoryLookup;
 using nlohmann::json;
 
 ConfigMapHistory::ConfigMapHistory(kube::KubeClient& client, std::string ns, std::string name,
-                                   history::StoreLimits limits)
+                                   Options options)
     : client_(client),
       ref_(kube::ConfigMaps().In(std::move(ns)).Named(std::move(name))),
-      limits_(limits) {}
+      options_(options),
+      writer_([this] { WriterLoop(); }) {}
+
+ConfigMapHistory::~ConfigMapHistory() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  writer_.join();
+}
 
 std::string ConfigMapHistory::Describe() const {
   return fmt::format("ConfigMap {}/{}", ref_.ns, ref_.name);
@@ -31,7 +44,8 @@ StatusOr<ConfigMapHistory::Read> ConfigMapHistory::ReadStore() {
   read.config_map = *object;
   const json text =
       object->value("/data"_json_pointer, json::object()).value(kHistoryDataKey, json(""));
-  auto store = history::StoreFromText(text.is_string() ? text.get<std::string>() : "{", limits_);
+  auto store =
+      history::StoreFromText(text.is_string() ? text.get<std::string>() : "{", options_.limits);
   if (store.ok()) {
     read.store = std::move(*store);
   } else {
@@ -43,7 +57,7 @@ StatusOr<ConfigMapHistory::Read> ConfigMapHistory::ReadStore() {
 }
 
 Status ConfigMapHistory::WriteStore(const Read& read, const history::SpeedStore& store) {
-  const std::string text = history::StoreToText(store, limits_);
+  const std::string text = history::StoreToText(store, options_.limits);
   if (!read.config_map) {
     json object = {{"apiVersion", "v1"},
                    {"kind", "ConfigMap"},
@@ -59,34 +73,109 @@ Status ConfigMapHistory::WriteStore(const Read& read, const history::SpeedStore&
   return client_.Update(ref_, object).status();
 }
 
+void ConfigMapHistory::Remember(history::SpeedStore store, std::string corrupt) {
+  fresh_ = std::move(store);
+  fresh_corrupt_ = std::move(corrupt);
+  fresh_at_ = options_.clock();
+}
+
 HistoryLookup ConfigMapHistory::Lookup(const std::string& workload,
                                        const std::vector<std::string>& nodes, double now) {
   HistoryLookup lookup;
   lookup.origin = Describe();
-  auto read = ReadStore();
-  if (!read.ok()) {
-    lookup.trouble = read.status().message();
-    return lookup;
+  std::optional<history::SpeedStore> store;
+  std::string corrupt;
+  {
+    // What this operator recorded before is in the answer: wait for the
+    // writer when it has some (rare: a job starting as others end).
+    std::unique_lock lock(mutex_);
+    const uint64_t recorded = queued_total_;
+    changed_.wait(lock, [&] { return written_total_ >= recorded; });
+    if (fresh_ && options_.clock() - fresh_at_ < options_.fresh_for) {
+      store = fresh_;
+      corrupt = fresh_corrupt_;
+    }
   }
-  if (!read->corrupt.empty()) {
+  if (!store) {
+    auto read = ReadStore();
+    if (!read.ok()) {
+      lookup.trouble = read.status().message();
+      return lookup;
+    }
+    store = read->store;
+    corrupt = read->corrupt;
+    std::lock_guard lock(mutex_);
+    Remember(std::move(read->store), read->corrupt);
+  }
+  if (!corrupt.empty()) {
     lookup.trouble = fmt::format(
         "its text is unreadable ({}); the next finished job starts it "
         "again",
-        read->corrupt);
+        corrupt);
     return lookup;
   }
-  lookup.nodes = history::LookupHistory(read->store, workload, nodes, now);
+  lookup.nodes = history::LookupHistory(*store, workload, nodes, now);
   return lookup;
 }
 
 Status ConfigMapHistory::Record(const std::string& workload,
                                 const std::map<std::string, double>& speeds, double now) {
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= options_.max_queued) {
+      return Status::Unavailable(
+          fmt::format("{} records wait to be written to {} already", queue_.size(), Describe()));
+    }
+    queue_.push_back({workload, speeds, now});
+    ++queued_total_;
+  }
+  changed_.notify_all();
+  return Status::Ok();
+}
+
+Status ConfigMapHistory::Flush() {
+  std::unique_lock lock(mutex_);
+  const uint64_t target = queued_total_;
+  changed_.wait(lock, [&] { return written_total_ >= target; });
+  return std::exchange(last_error_, Status::Ok());
+}
+
+Status ConfigMapHistory::WriteBatch(const std::vector<Queued>& batch) {
   return kube::RetryOnConflict([&]() -> Status {
     BALLAST_ASSIGN_OR_RETURN(Read read, ReadStore());
     history::SpeedStore store = read.store;
-    if (!history::RecordJob(store, workload, speeds, now, limits_)) return Status::Ok();
-    return WriteStore(read, store);
+    bool changed = false;
+    for (const Queued& job : batch) {
+      changed |= history::RecordJob(store, job.workload, job.speeds, job.now, options_.limits);
+    }
+    if (changed) BALLAST_RETURN_IF_ERROR(WriteStore(read, store));
+    std::lock_guard lock(mutex_);
+    Remember(changed ? std::move(store) : std::move(read.store),
+             changed ? std::string() : read.corrupt);
+    return Status::Ok();
   });
+}
+
+void ConfigMapHistory::WriterLoop() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and all written
+    std::vector<Queued> batch(std::make_move_iterator(queue_.begin()),
+                              std::make_move_iterator(queue_.end()));
+    queue_.clear();
+    lock.unlock();
+    const Status written = WriteBatch(batch);
+    if (!written.ok()) {
+      // Those jobs have succeeded either way; their speeds are only lost to the next.
+      spdlog::info("speeds not recorded jobs={} configmap={} error=\"{}\"", batch.size(),
+                   Describe(), written.ToString());
+    }
+    lock.lock();
+    if (!written.ok()) last_error_ = written;
+    written_total_ += batch.size();
+    changed_.notify_all();
+  }
 }
 
 }  // namespace ballast::controller

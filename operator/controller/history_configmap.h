@@ -4,18 +4,36 @@
 // so that `helm uninstall` removes it; RBAC lets the operator get and update
 // that one name). It survives an operator restart and a change of leader.
 //
-// Each Lookup reads the ConfigMap (one GET; no cache that a new leader could
-// hold stale); each Record reads, adds and updates it with the
-// resourceVersion read (a Conflict reads again). A ConfigMap whose text does
-// not parse is logged once per read, reported as the lookup's trouble, and
-// replaced by the next Record, which starts from an empty store. A missing
-// ConfigMap is an empty store; Record creates it (an operator run without
-// the chart).
+// Neither call waits for the API server on a reconcile pass's behalf when it
+// need not:
+// - Record queues the job's speeds and returns; one writer thread takes
+//   everything queued, reads the ConfigMap, adds it all and updates it with
+//   the resourceVersion read (a Conflict reads again). Jobs that end
+//   together (a burst of a hundred) cost one read and one write, not one of
+//   each per job. A write that fails loses those speeds (history is a hint:
+//   the next jobs measure again) and is logged; Flush returns its error.
+// - Lookup waits for the writer if it has records queued (so that what this
+//   operator recorded is in the answer), then answers from the store this
+//   instance last read or wrote when that was under `fresh_for` ago
+//   (default 5 s), and reads it (one GET) otherwise. A new leader has read nothing yet, so it
+//   reads; what another operator wrote in the last `fresh_for` is all a lookup can miss.
+// A ConfigMap whose text does not parse is logged once per read, reported as
+// the lookup's trouble, and replaced by the next write, which starts from an
+// empty store. A missing ConfigMap is an empty store; the writer creates it
+// (an operator run without the chart).
 //
 // Thread-safety: safe from several threads (the API server orders writes).
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "core/history/history_source.h"
 #include "core/history/speed_store.h"
@@ -26,22 +44,47 @@ namespace ballast::controller {
 // The key of the ConfigMap's data that holds the store's text.
 inline constexpr const char* kHistoryDataKey = "speeds.json";
 
+// How ConfigMapHistory writes and caches (defaults for the operator).
+struct ConfigMapHistoryOptions {
+  history::StoreLimits limits;
+  // How long a store read or written stays good for lookups (0: each reads).
+  std::chrono::milliseconds fresh_for{5000};
+  // Records queued and not yet written, at most; past it Record refuses.
+  size_t max_queued = 4096;
+  // What `fresh_for` is counted on (tests set their own).
+  std::function<std::chrono::steady_clock::time_point()> clock = std::chrono::steady_clock::now;
+};
+
 class ConfigMapHistory final : public history::HistorySource {
  public:
-  // `client` must outlive this.
+  using Options = ConfigMapHistoryOptions;
+
+  // `client` must outlive this; Flush before it goes.
   ConfigMapHistory(kube::KubeClient& client, std::string ns, std::string name,
-                   history::StoreLimits limits = {});
+                   Options options = {});
+  // Stops the writer after it has written what is queued.
+  ~ConfigMapHistory() override;
+  ConfigMapHistory(const ConfigMapHistory&) = delete;
+  ConfigMapHistory& operator=(const ConfigMapHistory&) = delete;
 
   history::HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
                                 double now) override;
-  // Conflict after five tries; the API server's error otherwise.
+  // Queues; Unavailable when max_queued records wait already.
   Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
                 double now) override;
+  // Conflict after five tries, or the API server's error, of the last write
+  // that failed since the previous Flush.
+  Status Flush() override;
 
   // "ConfigMap <ns>/<name>", for messages.
   std::string Describe() const;
 
  private:
+  struct Queued {
+    std::string workload;
+    std::map<std::string, double> speeds;
+    double now = 0;
+  };
   // The store and the ConfigMap it came from (nullopt: none yet). A corrupt
   // text gives an empty store and sets `corrupt` to why.
   struct Read {
@@ -51,10 +94,28 @@ class ConfigMapHistory final : public history::HistorySource {
   };
   StatusOr<Read> ReadStore();
   Status WriteStore(const Read& read, const history::SpeedStore& store);
+  // One read-add-write of `batch`, retried on Conflict.
+  Status WriteBatch(const std::vector<Queued>& batch);
+  void WriterLoop();
+  // Keeps `store` as the freshest known (under mutex_).
+  void Remember(history::SpeedStore store, std::string corrupt);
 
   kube::KubeClient& client_;
   const kube::ResourceRef ref_;
-  const history::StoreLimits limits_;
+  const Options options_;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Queued> queue_;
+  uint64_t queued_total_ = 0;   // records ever queued
+  uint64_t written_total_ = 0;  // of them, taken by the writer and done with
+  Status last_error_;           // since the last Flush
+  bool stopping_ = false;
+  // The freshest store read or written, and when.
+  std::optional<history::SpeedStore> fresh_;
+  std::string fresh_corrupt_;
+  std::chrono::steady_clock::time_point fresh_at_;
+  std::thread writer_;  // last: started once the rest exists
 };
 
 }  // namespace ballast::controller
