@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "coordinator/job_session.h"
@@ -36,6 +37,9 @@ class JobHost {
   virtual std::optional<JobView> View(const std::string& job) const = 0;
   // The job's finished items and merged result; nullopt when unknown.
   virtual std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const = 0;
+  // The job's workers (by name: their nodes) that share their node with a
+  // worker of another job holding a lease now; empty when the job is unknown.
+  virtual std::set<std::string> SharedNodes(const std::string& job) const = 0;
 };
 
 }  // namespace ballast::coordinator

@@ -391,6 +391,21 @@ std::optional<balance::Range> JobSession::SignalLease(const std::string& worker)
   return held;
 }
 
+std::set<std::string> JobSession::HoldingLeases(const std::set<std::string>& names) const {
+  std::set<std::string> holding;
+  for (const std::string& name : names) {
+    auto found = ids_.find(name);
+    if (found != ids_.end() && workers_[found->second].holds_lease) holding.insert(name);
+  }
+  return holding;
+}
+
+std::set<std::string> JobSession::NamesOfWorkers() const {
+  std::set<std::string> names;
+  for (const auto& [name, id] : ids_) names.insert(name);
+  return names;
+}
+
 JobView JobSession::View(bool segments) const {
   JobView view;
   view.id = config_.id;

@@ -52,6 +52,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,11 @@ class JobSession {
   // `segments`: false leaves WorkerView::busy empty (a cheaper snapshot, for
   // metrics).
   JobView View(bool segments = true) const;
+  // Of `names`, the workers of this job that hold a lease now (computing, or
+  // about to): what another job on the same nodes shares them with.
+  std::set<std::string> HoldingLeases(const std::set<std::string>& names) const;
+  // Every worker's name, those added mid-job included.
+  std::set<std::string> NamesOfWorkers() const;
 
  private:
   JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now);

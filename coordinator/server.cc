@@ -272,6 +272,38 @@ class Server::Impl {
     return entry->session->TakeCheckpoint();
   }
 
+  std::set<std::string> SharedNodes(const std::string& id) const {
+    std::vector<std::shared_ptr<JobEntry>> others;
+    std::shared_ptr<JobEntry> own;
+    {
+      std::lock_guard lock(jobs_mutex_);
+      for (const auto& [other_id, entry] : jobs_) {
+        (other_id == id ? own : others.emplace_back()) = entry;
+      }
+    }
+    if (!own) return {};
+    std::set<std::string> names;
+    {
+      std::lock_guard lock(own->mutex);
+      names = own->session->NamesOfWorkers();
+    }
+    std::set<std::string> shared;
+    // One job's lock at a time: never two, so no order to keep.
+    for (const auto& other : others) {
+      if (names.empty()) break;
+      std::set<std::string> holding;
+      {
+        std::lock_guard lock(other->mutex);
+        holding = other->session->HoldingLeases(names);
+      }
+      for (const auto& name : holding) {
+        shared.insert(name);
+        names.erase(name);
+      }
+    }
+    return shared;
+  }
+
   bool WaitFinished(const std::string& id, std::chrono::milliseconds timeout) const {
     auto entry = Find(id);
     if (!entry) return false;
@@ -708,6 +740,9 @@ Status Server::AddWorker(const std::string& job, const balance::WorkerPrior& pri
 std::optional<JobView> Server::View(const std::string& job) const { return impl_->View(job); }
 std::optional<Checkpoint> Server::TakeCheckpoint(const std::string& job) const {
   return impl_->TakeCheckpoint(job);
+}
+std::set<std::string> Server::SharedNodes(const std::string& job) const {
+  return impl_->SharedNodes(job);
 }
 bool Server::WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const {
   return impl_->WaitFinished(job, timeout);

@@ -118,6 +118,7 @@ class Server : public JobHost {
   // The job's finished items and merged result, to resume from; nullopt when
   // unknown.
   std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const override;
+  std::set<std::string> SharedNodes(const std::string& job) const override;
   // Blocks until the job is finished or `timeout` passes; returns Finished().
   bool WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const;
   // What GET /metrics serves: the coordinator's counters and every hosted

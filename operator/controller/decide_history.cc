@@ -98,6 +98,20 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
   }
 }
 
+void LeaveOutShared(const JobMemory& memory, RecordSpeeds& record) {
+  for (auto it = record.speeds.begin(); it != record.speeds.end();) {
+    auto shared = memory.shared_seconds.find(it->first);
+    if (shared != memory.shared_seconds.end() &&
+        shared->second > kMaxSharedFraction * memory.sampled_seconds) {
+      record.shared.push_back(it->first);
+      it = record.speeds.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!record.shared.empty() && record.speeds.size() < 2) record.speeds.clear();
+}
+
 void MeasuredColumns(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind), {}};
@@ -122,6 +136,7 @@ void MeasuredColumns(Pass& pass) {
       row.prior_error = std::round(error * 1000) / 1000;
     }
   }
+  LeaveOutShared(pass.memory, record);
   pass.actions.push_back(std::move(record));
 }
 

@@ -122,8 +122,16 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
 // an earlier operator keep the prior their status shows).
 void PriorColumns(Pass& pass, std::vector<NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
-// priorError, and a RecordSpeeds action.
+// priorError, and a RecordSpeeds action (LeaveOutShared).
 void MeasuredColumns(Pass& pass);
+// Moves the nodes shared with other jobs' workers for more than
+// kMaxSharedFraction of the sampled run from record.speeds to
+// record.shared; empties speeds when that leaves fewer than two.
+void LeaveOutShared(const JobMemory& memory, RecordSpeeds& record);
+// While the session runs: adds the time since the last pass to
+// memory.sampled_seconds, and to memory.shared_seconds of each node that
+// pass saw shared (in.shared_nodes then).
+void SampleSharing(Pass& pass);
 
 // Pods of a running session: creates the missing, replaces the failed (up to
 // backoffLimit), loses the workers of nodes not Ready; then the status the

@@ -35,15 +35,19 @@ std::string ConfigMapHistory::Describe() const {
 }
 
 StatusOr<ConfigMapHistory::Read> ConfigMapHistory::ReadStore() {
-  Read read;
   auto object = client_.Get(ref_);
   if (!object.ok()) {
-    if (object.status().code() == StatusCode::kNotFound) return read;
+    if (object.status().code() == StatusCode::kNotFound) return Read{};
     return object.status();
   }
-  read.config_map = *object;
+  return FromObject(std::move(*object));
+}
+
+ConfigMapHistory::Read ConfigMapHistory::FromObject(json object) const {
+  Read read;
   const json text =
-      object->value("/data"_json_pointer, json::object()).value(kHistoryDataKey, json(""));
+      object.value("/data"_json_pointer, json::object()).value(kHistoryDataKey, json(""));
+  read.config_map = std::move(object);
   auto store =
       history::StoreFromText(text.is_string() ? text.get<std::string>() : "{", options_.limits);
   if (store.ok()) {
@@ -56,7 +60,7 @@ StatusOr<ConfigMapHistory::Read> ConfigMapHistory::ReadStore() {
   return read;
 }
 
-Status ConfigMapHistory::WriteStore(const Read& read, const history::SpeedStore& store) {
+StatusOr<json> ConfigMapHistory::WriteStore(const Read& read, const history::SpeedStore& store) {
   const std::string text = history::StoreToText(store, options_.limits);
   if (!read.config_map) {
     json object = {{"apiVersion", "v1"},
@@ -66,17 +70,16 @@ Status ConfigMapHistory::WriteStore(const Read& read, const history::SpeedStore&
                      {"namespace", ref_.ns},
                      {"labels", {{std::string(kManagedByLabel), std::string(kManagedBy)}}}}},
                    {"data", {{kHistoryDataKey, text}}}};
-    return client_.Create(ref_, object).status();
+    return client_.Create(ref_, object);
   }
   json object = *read.config_map;
   object["data"][kHistoryDataKey] = text;  // resourceVersion as read: Conflict when stale
-  return client_.Update(ref_, object).status();
+  return client_.Update(ref_, object);
 }
 
-void ConfigMapHistory::Remember(history::SpeedStore store, std::string corrupt) {
-  fresh_ = std::move(store);
-  fresh_corrupt_ = std::move(corrupt);
-  fresh_at_ = options_.clock();
+void ConfigMapHistory::Remember(Read read) {
+  last_ = std::move(read);
+  last_at_ = options_.clock();
 }
 
 HistoryLookup ConfigMapHistory::Lookup(const std::string& workload,
@@ -91,9 +94,9 @@ HistoryLookup ConfigMapHistory::Lookup(const std::string& workload,
     std::unique_lock lock(mutex_);
     const uint64_t recorded = queued_total_;
     changed_.wait(lock, [&] { return written_total_ >= recorded; });
-    if (fresh_ && options_.clock() - fresh_at_ < options_.fresh_for) {
-      store = fresh_;
-      corrupt = fresh_corrupt_;
+    if (last_ && options_.clock() - last_at_ < options_.fresh_for) {
+      store = last_->store;
+      corrupt = last_->corrupt;
     }
   }
   if (!store) {
@@ -105,7 +108,7 @@ HistoryLookup ConfigMapHistory::Lookup(const std::string& workload,
     store = read->store;
     corrupt = read->corrupt;
     std::lock_guard lock(mutex_);
-    Remember(std::move(read->store), read->corrupt);
+    Remember(std::move(*read));
   }
   if (!corrupt.empty()) {
     lookup.trouble = fmt::format(
@@ -141,17 +144,31 @@ Status ConfigMapHistory::Flush() {
 }
 
 Status ConfigMapHistory::WriteBatch(const std::vector<Queued>& batch) {
+  bool read_again = false;  // after a Conflict: what this instance holds is stale
   return kube::RetryOnConflict([&]() -> Status {
-    BALLAST_ASSIGN_OR_RETURN(Read read, ReadStore());
-    history::SpeedStore store = read.store;
+    // The ConfigMap as this instance last read or wrote it, whatever its
+    // age: an update from it is refused (Conflict) if anyone wrote since.
+    std::optional<Read> held;
+    if (!read_again) {
+      std::lock_guard lock(mutex_);
+      if (last_ && last_->config_map) held = last_;
+    }
+    read_again = true;
+    if (!held) {
+      BALLAST_ASSIGN_OR_RETURN(held, ReadStore());
+    }
+    Read read = std::move(*held);
     bool changed = false;
     for (const Queued& job : batch) {
-      changed |= history::RecordJob(store, job.workload, job.speeds, job.now, options_.limits);
+      changed |= history::RecordJob(read.store, job.workload, job.speeds, job.now, options_.limits);
     }
-    if (changed) BALLAST_RETURN_IF_ERROR(WriteStore(read, store));
+    if (changed) {
+      // As written: the text keeps what fits its bounds, and so must the copy.
+      BALLAST_ASSIGN_OR_RETURN(json written, WriteStore(read, read.store));
+      read = FromObject(std::move(written));
+    }
     std::lock_guard lock(mutex_);
-    Remember(changed ? std::move(store) : std::move(read.store),
-             changed ? std::string() : read.corrupt);
+    Remember(std::move(read));
     return Status::Ok();
   });
 }

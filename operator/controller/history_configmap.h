@@ -7,10 +7,11 @@
 // Neither call waits for the API server on a reconcile pass's behalf when it
 // need not:
 // - Record queues the job's speeds and returns; one writer thread takes
-//   everything queued, reads the ConfigMap, adds it all and updates it with
-//   the resourceVersion read (a Conflict reads again). Jobs that end
-//   together (a burst of a hundred) cost one read and one write, not one of
-//   each per job. A write that fails loses those speeds (history is a hint:
+//   everything queued, adds it all to the ConfigMap as this instance last
+//   read or wrote it, and updates it with that resourceVersion (a Conflict,
+//   when someone else wrote since, reads it again). A job's speeds cost one
+//   update, and jobs that end together (a burst of a hundred) one between
+//   them. A write that fails loses those speeds (history is a hint:
 //   the next jobs measure again) and is logged; Flush returns its error.
 // - Lookup waits for the writer if it has records queued (so that what this
 //   operator recorded is in the answer), then answers from the store this
@@ -93,12 +94,15 @@ class ConfigMapHistory final : public history::HistorySource {
     std::string corrupt;
   };
   StatusOr<Read> ReadStore();
-  Status WriteStore(const Read& read, const history::SpeedStore& store);
+  // The store a ConfigMap object holds (parsed from its text, as bounded).
+  Read FromObject(nlohmann::json object) const;
+  // The ConfigMap as written.
+  StatusOr<nlohmann::json> WriteStore(const Read& read, const history::SpeedStore& store);
   // One read-add-write of `batch`, retried on Conflict.
   Status WriteBatch(const std::vector<Queued>& batch);
   void WriterLoop();
-  // Keeps `store` as the freshest known (under mutex_).
-  void Remember(history::SpeedStore store, std::string corrupt);
+  // Keeps `read` as the freshest known (under mutex_).
+  void Remember(Read read);
 
   kube::KubeClient& client_;
   const kube::ResourceRef ref_;
@@ -111,10 +115,9 @@ class ConfigMapHistory final : public history::HistorySource {
   uint64_t written_total_ = 0;  // of them, taken by the writer and done with
   Status last_error_;           // since the last Flush
   bool stopping_ = false;
-  // The freshest store read or written, and when.
-  std::optional<history::SpeedStore> fresh_;
-  std::string fresh_corrupt_;
-  std::chrono::steady_clock::time_point fresh_at_;
+  // The ConfigMap this instance last read or wrote, and when.
+  std::optional<Read> last_;
+  std::chrono::steady_clock::time_point last_at_;
   std::thread writer_;  // last: started once the rest exists
 };
 

@@ -1,6 +1,7 @@
 #include "operator/controller/job_reconciler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <set>
@@ -148,6 +149,7 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
   if (state.memory.registered) {
     input.view = coordinator_.View(input.id);
     input.checkpoint = coordinator_.TakeCheckpoint(input.id);
+    if (input.view && !input.view->done) input.shared_nodes = coordinator_.SharedNodes(input.id);
   }
 }
 
@@ -172,6 +174,13 @@ void JobReconciler::RecordHistory(const std::string& key,
   for (const auto& action : actions) {
     const auto* record = std::get_if<RecordSpeeds>(&action);
     if (!record) continue;
+    if (!record->shared.empty()) {
+      spdlog::info(
+          "speeds not recorded for nodes shared with other jobs' workers job={} nodes={} "
+          "recorded={}",
+          key, fmt::join(record->shared, ","), record->speeds.size());
+    }
+    if (record->speeds.empty()) continue;
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     const Status recorded = options_.history->Record(record->workload, record->speeds, now);

@@ -124,6 +124,26 @@ TEST_F(ServerTest, ServesTheJobToItsWorkers) {
   EXPECT_EQ(description->workload.primes.limit, 20000u);
 }
 
+// Job "one" runs on nodes a and b, job "two" on a: while two's worker holds
+// a lease, one's worker on a shares its node; b never does.
+TEST_F(ServerTest, SharedNodesNamesTheWorkersBesideAnotherJobsLeaseHolder) {
+  EXPECT_TRUE(server_->SharedNodes("one").empty());
+  const auto two =
+      nlohmann::json::parse(Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body);
+  ASSERT_EQ(two["kind"], "lease");
+  EXPECT_EQ(server_->SharedNodes("one"), std::set<std::string>{"a"});
+  // Two's worker a does not hold a lease of job one's: nothing shares it yet.
+  EXPECT_TRUE(server_->SharedNodes("two").empty());
+  ASSERT_EQ(nlohmann::json::parse(
+                Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body)["kind"],
+            "lease");
+  EXPECT_EQ(server_->SharedNodes("two"), std::set<std::string>{"a"});
+  // Once two's worker is lost, its lease goes with it.
+  ASSERT_TRUE(server_->WorkerLost("two", "a").ok());
+  EXPECT_TRUE(server_->SharedNodes("one").empty());
+  EXPECT_TRUE(server_->SharedNodes("unknown").empty());
+}
+
 TEST_F(ServerTest, WithoutATokenIs401AndChangesNothing) {
   const nlohmann::json idle = {{"worker", "a"}, {"idle", true}};
   EXPECT_EQ(Report("one", "", idle).code, 401);
