@@ -241,15 +241,20 @@ struct RecordSpeeds {
   std::string workload;  // the workload kind: primes, matmul, exec
   std::map<std::string, double> speeds;
   // Nodes measured but left out: shared with another job's workers for
-  // more than kMaxSharedFraction of the run. With fewer than two nodes
-  // left, `speeds` is empty (one node's speed relative to itself says
-  // nothing).
+  // more than kMaxSharedFraction of the run, or measured over less than
+  // kMinRecordedBusySeconds of computing. With fewer than two nodes left,
+  // `speeds` is empty (one node's speed relative to itself says nothing).
   std::vector<std::string> shared;
+  std::vector<std::string> brief;
 };
 
 // The share of a job's run a node may have run another job's workers beside
 // its own and still have its measured speed recorded as history.
 inline constexpr double kMaxSharedFraction = 0.25;
+// The computing seconds a node's measured speed must stand on to be
+// recorded: a speed measured over milliseconds tells of the scheduler's time
+// slices more than of the node (fuzzy::PriorOptions::sample_seconds).
+inline constexpr double kMinRecordedBusySeconds = 0.5;
 using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
                             WriteStatus, DeleteJob, RecordEvent, RecordSpeeds>;
 

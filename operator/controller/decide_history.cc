@@ -98,26 +98,35 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
   }
 }
 
-void LeaveOutShared(const JobMemory& memory, RecordSpeeds& record) {
+void LeaveOutUnsound(const JobMemory& memory, const std::map<std::string, double>& busy_seconds,
+                     RecordSpeeds& record) {
   for (auto it = record.speeds.begin(); it != record.speeds.end();) {
     auto shared = memory.shared_seconds.find(it->first);
-    if (shared != memory.shared_seconds.end() &&
-        shared->second > kMaxSharedFraction * memory.sampled_seconds) {
+    auto busy = busy_seconds.find(it->first);
+    if (busy == busy_seconds.end() || busy->second < kMinRecordedBusySeconds) {
+      record.brief.push_back(it->first);
+      it = record.speeds.erase(it);
+    } else if (shared != memory.shared_seconds.end() &&
+               shared->second > kMaxSharedFraction * memory.sampled_seconds) {
       record.shared.push_back(it->first);
       it = record.speeds.erase(it);
     } else {
       ++it;
     }
   }
-  if (!record.shared.empty() && record.speeds.size() < 2) record.speeds.clear();
+  const bool left_out = !record.shared.empty() || !record.brief.empty();
+  if (left_out && record.speeds.size() < 2) record.speeds.clear();
 }
 
 void MeasuredColumns(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind), {}};
+  std::map<std::string, double> busy_seconds;
   for (const auto& worker : view.workers) {
-    if (worker.MergedBusySeconds() > 0 && worker.cost > 0)
+    if (worker.MergedBusySeconds() > 0 && worker.cost > 0) {
       record.speeds[worker.name] = worker.cost / worker.MergedBusySeconds();
+      busy_seconds[worker.name] = worker.MergedBusySeconds();
+    }
   }
   if (!pass.status.nodes || record.speeds.empty()) return;
   double prior_sum = 0, speed_sum = 0;
@@ -136,7 +145,7 @@ void MeasuredColumns(Pass& pass) {
       row.prior_error = std::round(error * 1000) / 1000;
     }
   }
-  LeaveOutShared(pass.memory, record);
+  LeaveOutUnsound(pass.memory, busy_seconds, record);
   pass.actions.push_back(std::move(record));
 }
 

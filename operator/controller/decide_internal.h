@@ -124,10 +124,13 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
 // priorError, and a RecordSpeeds action (LeaveOutShared).
 void MeasuredColumns(Pass& pass);
-// Moves the nodes shared with other jobs' workers for more than
-// kMaxSharedFraction of the sampled run from record.speeds to
-// record.shared; empties speeds when that leaves fewer than two.
-void LeaveOutShared(const JobMemory& memory, RecordSpeeds& record);
+// Moves from record.speeds the nodes measured over less than
+// kMinRecordedBusySeconds of computing (`busy_seconds`, by node) to
+// record.brief, and those shared with other jobs' workers for more than
+// kMaxSharedFraction of the sampled run to record.shared; empties speeds
+// when that leaves fewer than two.
+void LeaveOutUnsound(const JobMemory& memory, const std::map<std::string, double>& busy_seconds,
+                     RecordSpeeds& record);
 // While the session runs: adds the time since the last pass to
 // memory.sampled_seconds, and to memory.shared_seconds of each node that
 // pass saw shared (in.shared_nodes then).

@@ -174,11 +174,12 @@ void JobReconciler::RecordHistory(const std::string& key,
   for (const auto& action : actions) {
     const auto* record = std::get_if<RecordSpeeds>(&action);
     if (!record) continue;
-    if (!record->shared.empty()) {
+    if (!record->shared.empty() || !record->brief.empty()) {
       spdlog::info(
-          "speeds not recorded for nodes shared with other jobs' workers job={} nodes={} "
+          "speeds not recorded job={} shared_with_other_jobs={} measured_under_{}s={} "
           "recorded={}",
-          key, fmt::join(record->shared, ","), record->speeds.size());
+          key, fmt::join(record->shared, ","), kMinRecordedBusySeconds,
+          fmt::join(record->brief, ","), record->speeds.size());
     }
     if (record->speeds.empty()) continue;
     const double now =

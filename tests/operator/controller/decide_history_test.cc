@@ -191,18 +191,24 @@ TEST(DecideHistoryTest, ANodeSharedWithAnotherJobForLongIsNotRecorded) {
   for (const auto& row : *decision.status.nodes) EXPECT_TRUE(row.measured_speed) << row.name;
 }
 
-TEST(DecideHistoryTest, WithFewerThanTwoNodesUnsharedNothingIsRecorded) {
+TEST(DecideHistoryTest, WithFewerThanTwoNodesSoundlyMeasuredNothingIsRecorded) {
   JobMemory memory;
   memory.sampled_seconds = 10;
   memory.shared_seconds = {{"a", 10}, {"b", 2.6}, {"c", 2.5}};
-  RecordSpeeds record{"primes", {{"a", 1}, {"b", 2}, {"c", 3}}, {}};
-  decide::LeaveOutShared(memory, record);
+  const std::map<std::string, double> busy = {{"a", 5}, {"b", 5}, {"c", 5}, {"d", 5}, {"e", 0.4}};
+  RecordSpeeds record{"primes", {{"a", 1}, {"b", 2}, {"c", 3}}, {}, {}};
+  decide::LeaveOutUnsound(memory, busy, record);
   EXPECT_EQ(record.shared, (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(record.speeds.empty());  // c alone: relative to itself, 1
-  RecordSpeeds unshared{"primes", {{"c", 3}, {"d", 1}}, {}};
-  decide::LeaveOutShared(memory, unshared);
+  RecordSpeeds unshared{"primes", {{"c", 3}, {"d", 1}}, {}, {}};
+  decide::LeaveOutUnsound(memory, busy, unshared);
   EXPECT_TRUE(unshared.shared.empty());
   EXPECT_EQ(unshared.speeds.size(), 2u);
+  // A node that computed for 0.4 s measured the scheduler's time slices.
+  RecordSpeeds brief{"primes", {{"c", 3}, {"d", 1}, {"e", 9}}, {}, {}};
+  decide::LeaveOutUnsound(memory, busy, brief);
+  EXPECT_EQ(brief.brief, std::vector<std::string>{"e"});
+  EXPECT_EQ(brief.speeds.size(), 2u);
 }
 
 TEST(DecideHistoryTest, AFailedJobRecordsNothing) {
