@@ -246,13 +246,13 @@ class Observer {
  public:
   void SawPod(const json& pod) {
     const std::string job = pod["metadata"].value("labels", json::object()).value(kJobLabel, "");
-    Record(pods_[job], pod["metadata"].value("name", ""));
+    Record(pods_, job, pod["metadata"].value("name", ""));
   }
   void SawSecret(const json& secret) {
     const std::string job = secret["metadata"].value("labels", json::object()).value(kJobLabel, "");
-    Record(secrets_[job], secret["metadata"].value("name", ""));
+    Record(secrets_, job, secret["metadata"].value("name", ""));
   }
-  void SawConfigMap(const json& cm) { Record(configmaps_[cm["metadata"].value("name", "")], ""); }
+  void SawConfigMap(const json& cm) { Record(configmaps_, cm["metadata"].value("name", ""), ""); }
   void SawJob(const json& job) {
     const std::string phase = job.value("/status/phase"_json_pointer, "");
     if (phase != "Succeeded" && phase != "Failed") return;
@@ -296,8 +296,12 @@ class Observer {
     Clock::time_point first, last;
   };
 
-  void Record(Seen& seen, const std::string& name) {
+  // Under the lock, the map's entry too: the watch threads insert keys while
+  // the bench's thread looks them up (an insert outside it once crashed the
+  // bench in the map's rebalancing).
+  void Record(std::map<std::string, Seen>& map, const std::string& key, const std::string& name) {
     std::lock_guard lock(mu_);
+    Seen& seen = map[key];
     if (!seen.names.insert(name).second) return;
     seen.last = Clock::now();
     if (seen.names.size() == 1) seen.first = seen.last;
