@@ -154,6 +154,7 @@ Status ConfigMapHistory::WriteBatch(const std::vector<Queued>& batch) {
       if (last_ && last_->config_map) held = last_;
     }
     read_again = true;
+    const bool read_from_api = !held;
     if (!held) {
       BALLAST_ASSIGN_OR_RETURN(held, ReadStore());
     }
@@ -162,6 +163,7 @@ Status ConfigMapHistory::WriteBatch(const std::vector<Queued>& batch) {
     for (const Queued& job : batch) {
       changed |= history::RecordJob(read.store, job.workload, job.speeds, job.now, options_.limits);
     }
+    if (!changed && !read_from_api) return Status::Ok();  // the copy stays as old as it is
     if (changed) {
       // As written: the text keeps what fits its bounds, and so must the copy.
       BALLAST_ASSIGN_OR_RETURN(json written, WriteStore(read, read.store));
