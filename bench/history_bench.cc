@@ -2,11 +2,13 @@
 // nodes): a real Prometheus (Debian's package, on loopback) holding a week of
 // the coordinator's speed gauges — N nodes, 20 jobs of each of primes and
 // exec, each job 5 minutes of 15 s samples, with the timestamp gauge beside
-// them — and the throttled gauge of a fifth of the nodes;
+// them and the recorded speed (what history counts) — and the throttled
+// gauge of a fifth of the nodes;
 // PrometheusHistory::Lookup (the one query for all nodes, the answer parsed)
 // timed over repeated lookups at 100 and 1,000 nodes, side by side with the
-// same query whose age is a subquery over the speeds (the operator's second
-// query for an older coordinator's history) and with the alternative of
+// legacy query (the speed gauge of jobs without a recorded speed, its age a
+// subquery over the speeds: the operator's second query, for the history of
+// coordinators older than the recorded gauge) and with the alternative of
 // asking each job's estimates once and forming the ratios in the operator,
 // all asked in turn so they see the same load. Then each part alone, and
 // Prometheus's CPU for each. Beside it the store's side without Prometheus:
@@ -172,8 +174,9 @@ void TimeParts(ballast::net::PrometheusHistory& source, pid_t server, double now
 }
 
 // The lookup (HistoryQuery: the ratios and counts in PromQL, the age from
-// the timestamp gauge), the same with the age by subquery (the operator's
-// second query for an older coordinator's history), and the alternative of
+// the timestamp gauge), the legacy query (the operator's second query, for
+// older coordinators' history; it reads as much here though every job has a
+// recorded speed), and the alternative of
 // JobEstimatesOnce with today's age and throttled parts, asked in turn so
 // all see the same load; then each part alone (the figure after the CPU:
 // the answer's bytes).
@@ -183,7 +186,7 @@ void Compare(ballast::net::PrometheusHistory& source, pid_t server, int nodes, d
   const double window = ballast::net::PrometheusHistoryOptions{}.window_seconds;
   const std::vector<std::string> now_parts =
       Parts(ballast::history::HistoryQuery("primes", window));
-  const std::string subquery = ballast::history::HistoryQueryAgeBySubquery("primes", window);
+  const std::string subquery = ballast::history::LegacyHistoryQuery("primes", window);
   const std::vector<std::string> subquery_parts = Parts(subquery);
   if (now_parts.size() != 4 || subquery_parts.size() != 4) return;
   const std::string once = JobEstimatesOnce("primes", window);
@@ -203,7 +206,7 @@ void Compare(ballast::net::PrometheusHistory& source, pid_t server, int nodes, d
   }
   const char* target = nodes == 100 ? " nodes  (target <= 50 ms)" : " nodes";
   Print("lookup (ratios in PromQL, age from gauge)", now_form, target);
-  Print("same, age by subquery (older coordinators)", subquery_form, target);
+  Print("legacy, age by subquery (older coordinators)", subquery_form, target);
   Print("not taken: job estimates once, unparsed", alternative_form, " bytes");
   TimeParts(source, server, now,
             {{"speed", now_parts[0]},

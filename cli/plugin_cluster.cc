@@ -79,22 +79,30 @@ StatusOr<FitSpeeds> ProxiedPrometheusSpeeds(kube::HttpKubeClient& client, const 
   BALLAST_ASSIGN_OR_RETURN(std::string base, ServiceProxyBase(history.prometheus_url));
   BALLAST_ASSIGN_OR_RETURN(double window_s,
                            FitWindowSeconds(flags.window.empty() ? history.window : flags.window));
-  const std::string query = history::HistoryQuery(flags.workload, window_s);
-  const std::string path = fmt::format("{}/api/v1/query?query={}&time={:.3f}", base,
-                                       web::uri::encode_data_string(query), std::floor(now));
   const std::string asked = fmt::format(
       "the operator's Prometheus {} (through the API server: {}/)", history.prometheus_url, base);
-  auto body = client.GetText(path, kMaxAnswerBytes);
-  if (!body.ok()) {
-    return Status::Unavailable(fmt::format("{}: {}", asked, body.status().message()));
-  }
-  auto answer = history::ParseHistoryAnswer(*body);
-  if (!answer.ok()) {
-    return Status::Unavailable(fmt::format("{}: {}", asked, answer.status().message()));
+  const auto ask = [&](const std::string& query) -> StatusOr<std::vector<fuzzy::NodeHistory>> {
+    const std::string path = fmt::format("{}/api/v1/query?query={}&time={:.3f}", base,
+                                         web::uri::encode_data_string(query), std::floor(now));
+    auto body = client.GetText(path, kMaxAnswerBytes);
+    if (!body.ok()) {
+      return Status::Unavailable(fmt::format("{}: {}", asked, body.status().message()));
+    }
+    auto answer = history::ParseHistoryAnswer(*body);
+    if (!answer.ok()) {
+      return Status::Unavailable(fmt::format("{}: {}", asked, answer.status().message()));
+    }
+    return answer;
+  };
+  BALLAST_ASSIGN_OR_RETURN(auto answer, ask(history::HistoryQuery(flags.workload, window_s)));
+  // Nothing recorded yet: what coordinators older than the recorded gauge
+  // measured (PrometheusHistory::History does the same).
+  if (answer.empty()) {
+    BALLAST_ASSIGN_OR_RETURN(answer, ask(history::LegacyHistoryQuery(flags.workload, window_s)));
   }
   const auto at = std::chrono::sys_seconds(std::chrono::seconds(static_cast<int64_t>(now)));
   return SelectNodeSpeeds(
-      *answer, nodes,
+      answer, nodes,
       fmt::format("{}, workload {}, the {} up to {:%Y-%m-%dT%H:%M:%SZ} (the operator's history "
                   "query)",
                   asked, flags.workload, FormatDuration(window_s), at),

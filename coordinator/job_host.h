@@ -37,9 +37,12 @@ class JobHost {
   virtual std::optional<JobView> View(const std::string& job) const = 0;
   // The job's finished items and merged result; nullopt when unknown.
   virtual std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const = 0;
-  // The job's workers (by name: their nodes) that share their node with a
-  // worker of another job holding a lease now; empty when the job is unknown.
-  virtual std::set<std::string> SharedNodes(const std::string& job) const = 0;
+  // Samples which of the job's workers (by name: their nodes) share their
+  // node with a worker of another job holding a lease now, into the job's
+  // session (JobSession::SampleSharing): what decides whether their speeds
+  // count as history (recorded_speeds.h). Nothing happens when the job is
+  // unknown or finished.
+  virtual void SampleSharing(const std::string& job) = 0;
 };
 
 }  // namespace ballast::coordinator

@@ -6,6 +6,8 @@
 #include <optional>
 #include <utility>
 
+#include "coordinator/recorded_speeds.h"
+
 namespace ballast::coordinator {
 namespace {
 
@@ -36,6 +38,7 @@ enum JobFamily {
   kMessages,
   kWeight,
   kSpeed,
+  kRecordedSpeed,
   kWork,
   kNodeItems,
   kBusy,
@@ -79,6 +82,10 @@ constexpr FamilySpec kSpecs[kFamilies] = {
      MetricType::Gauge},
     {"ballast_node_speed_cost_units_per_second",
      "The node's measured speed: cost units computed per second of computing", MetricType::Gauge},
+    {"ballast_node_recorded_speed_cost_units_per_second",
+     "The node's measured speed as history counts it; 0 while history would leave it out "
+     "(computed too briefly, shared with another job's workers, or fewer than two such nodes)",
+     MetricType::Gauge},
     {"ballast_node_work_cost_units_total",
      "Cost units the node computed (merged results; an item of mean cost is 1)",
      MetricType::Counter},
@@ -118,7 +125,8 @@ std::optional<double> FirstReport(const JobView& view) {
   return first;
 }
 
-void AddJob(std::vector<MetricFamily>& families, const JobSample& job) {
+void AddJob(std::vector<MetricFamily>& families, const JobSample& job,
+            const RecordedSpeeds& recorded) {
   const JobView& view = job.view;
   const auto unix_time = [&](double t) { return job.unix_now - (job.view_now - t); };
   const std::vector<ClientMetric::Label> labels = {
@@ -142,7 +150,11 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job) {
     std::vector<ClientMetric::Label> node = labels;
     node.push_back({"node", worker.name});
     Add(families[kWeight], node, worker.prior_speed);
-    if (const double speed = MeasuredSpeed(worker); speed > 0) Add(families[kSpeed], node, speed);
+    if (const double speed = MeasuredSpeed(worker); speed > 0) {
+      Add(families[kSpeed], node, speed);
+      const auto kept = recorded.speeds.find(worker.name);
+      Add(families[kRecordedSpeed], node, kept == recorded.speeds.end() ? 0 : kept->second);
+    }
     Add(families[kWork], node, worker.cost);
     Add(families[kNodeItems], node, static_cast<double>(worker.items));
     Add(families[kBusy], node, worker.busy_s);
@@ -156,13 +168,14 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job) {
 }
 
 // Per (workload kind, node): the newest unix time a job measured the node's
-// speed, over the nodes that have a speed (those with a speed series).
+// speed, over the nodes whose speeds count as history (`recorded`, by job).
 std::map<std::pair<std::string, std::string>, double> SpeedMeasuredAt(
-    const std::vector<JobSample>& jobs) {
+    const std::vector<JobSample>& jobs, const std::vector<RecordedSpeeds>& recorded) {
   std::map<std::pair<std::string, std::string>, double> newest;
-  for (const JobSample& job : jobs) {
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobSample& job = jobs[i];
     for (const WorkerView& worker : job.view.workers) {
-      if (MeasuredSpeed(worker) <= 0) continue;
+      if (!recorded[i].speeds.contains(worker.name)) continue;
       const double unix_time = job.unix_now - (job.view_now - worker.last_measured);
       auto [it, added] = newest.try_emplace({job.workload, worker.name}, unix_time);
       if (!added) it->second = std::max(it->second, unix_time);
@@ -202,8 +215,13 @@ std::vector<MetricFamily> JobMetricFamilies(const std::vector<JobSample>& jobs) 
     families[i].help = kSpecs[i].help;
     families[i].type = kSpecs[i].type;
   }
-  for (const JobSample& job : jobs) AddJob(families, job);
-  for (const auto& [kind_node, unix_time] : SpeedMeasuredAt(jobs)) {
+  std::vector<RecordedSpeeds> recorded;
+  recorded.reserve(jobs.size());
+  for (const JobSample& job : jobs) {
+    recorded.push_back(SpeedsToRecord(job.view));
+    AddJob(families, job, recorded.back());
+  }
+  for (const auto& [kind_node, unix_time] : SpeedMeasuredAt(jobs, recorded)) {
     Add(families[kSpeedMeasured], {{"workload", kind_node.first}, {"node", kind_node.second}},
         unix_time);
   }

@@ -8,11 +8,13 @@
 //
 // Labels: `job`, `namespace` and `workload` (the workload kind) on every
 // series of a job, and `node` on the per-node ones. A job has at most 12
-// series plus 11 per node. Beside them one series per workload kind and node
-// that a hosted job has measured, ballast_node_speed_timestamp_seconds
-// {workload,node}: the newest time any of those jobs measured the node (what
-// the history query dates a node's history by, reading one series per node
-// instead of one per job and node).
+// series plus 12 per node. Beside them one series per workload kind and node
+// that a hosted job has measured as history counts it (recorded_speeds.h),
+// ballast_node_speed_timestamp_seconds{workload,node}: the newest time any of
+// those jobs measured the node (what the history query dates a node's history
+// by, reading one series per node instead of one per job and node).
+// Prometheus's history reads ballast_node_recorded_speed_cost_units_per_second,
+// the speed gauge with the speeds history leaves out at 0.
 //
 // Thread-safety: a pure function of its arguments.
 #pragma once

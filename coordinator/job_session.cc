@@ -406,6 +406,19 @@ std::set<std::string> JobSession::NamesOfWorkers() const {
   return names;
 }
 
+void JobSession::SampleSharing(const std::set<std::string>& shared, double now) {
+  if (Finished()) return;
+  if (sharing_sampled_at_) {
+    const double elapsed = std::max(0.0, now - *sharing_sampled_at_);
+    sharing_sampled_s_ += elapsed;
+    for (Worker& worker : workers_) {
+      if (worker.shared_when_sampled) worker.view.shared_s += elapsed;
+    }
+  }
+  sharing_sampled_at_ = now;
+  for (Worker& worker : workers_) worker.shared_when_sampled = shared.contains(worker.view.name);
+}
+
 JobView JobSession::View(bool segments) const {
   JobView view;
   view.id = config_.id;
@@ -420,6 +433,7 @@ JobView JobSession::View(bool segments) const {
   view.refused_reports = refused_;
   view.dropped_completions = dropped_;
   view.clamped_reports = clamped_;
+  view.sharing_sampled_s = sharing_sampled_s_;
   view.workers.reserve(workers_.size());
   for (const Worker& worker : workers_) {
     view.workers.push_back(worker.view);

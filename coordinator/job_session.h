@@ -146,7 +146,10 @@ struct WorkerView {
   // the end of its time in the job, as far as the coordinator knows.
   std::optional<double> left_at;
   double last_measured = 0;  // its last report of computing time (0: none yet)
-  double finished_at = 0;    // its last completion
+  // Of JobView::sharing_sampled_s, the seconds a worker of another job on its
+  // node held work (JobSession::SampleSharing).
+  double shared_s = 0;
+  double finished_at = 0;  // its last completion
   // Stretches it spent computing, [start, end), from its reports (the last
   // ones merged when there are more than kMaxSegments); for Gantt charts.
   std::vector<std::pair<double, double>> busy;
@@ -176,6 +179,8 @@ struct JobView {
   uint64_t dropped_completions = 0;  // completions overlapping finished items
   uint64_t clamped_reports = 0;      // reports whose calc or CPU seconds were cut
   std::vector<WorkerView> workers;
+  // The seconds of the run JobSession::SampleSharing has covered.
+  double sharing_sampled_s = 0;
   // Set when the job failed verification: verification.failure says why.
   VerificationView verification;
 };
@@ -242,6 +247,12 @@ class JobSession {
   std::set<std::string> HoldingLeases(const std::set<std::string>& names) const;
   // Every worker's name, those added mid-job included.
   std::set<std::string> NamesOfWorkers() const;
+  // The host's sample, at `now`, of which of the job's workers share their
+  // node with another job's worker that holds work (`shared`, by name). The
+  // time since the previous sample counts toward JobView::sharing_sampled_s,
+  // and toward WorkerView::shared_s of the workers shared at the previous
+  // sample: what a sample saw holds until the next. Only while the job runs.
+  void SampleSharing(const std::set<std::string>& shared, double now);
 
  private:
   JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now);
@@ -263,6 +274,7 @@ class JobSession {
     // cut to the time since that heartbeat.
     double measured_from = 0;
     double MeasuredFrom() const { return std::max(joined_at, measured_from); }
+    bool shared_when_sampled = false;  // at SampleSharing's last sample
   };
 
   // True when `report` comes from an earlier session of the job: it names
@@ -312,6 +324,8 @@ class JobSession {
   uint64_t dropped_ = 0;
   Verifier verifier_;
   uint64_t clamped_ = 0;
+  std::optional<double> sharing_sampled_at_;  // SampleSharing's last sample
+  double sharing_sampled_s_ = 0;
 };
 
 }  // namespace ballast::coordinator

@@ -304,6 +304,14 @@ class Server::Impl {
     return shared;
   }
 
+  void SampleSharing(const std::string& id) {
+    const std::set<std::string> shared = SharedNodes(id);
+    auto entry = Find(id);
+    if (!entry) return;
+    std::lock_guard lock(entry->mutex);
+    entry->session->SampleSharing(shared, entry->Now());
+  }
+
   bool WaitFinished(const std::string& id, std::chrono::milliseconds timeout) const {
     auto entry = Find(id);
     if (!entry) return false;
@@ -744,6 +752,8 @@ std::optional<Checkpoint> Server::TakeCheckpoint(const std::string& job) const {
 std::set<std::string> Server::SharedNodes(const std::string& job) const {
   return impl_->SharedNodes(job);
 }
+
+void Server::SampleSharing(const std::string& job) { impl_->SampleSharing(job); }
 bool Server::WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const {
   return impl_->WaitFinished(job, timeout);
 }

@@ -118,7 +118,10 @@ class Server : public JobHost {
   // The job's finished items and merged result, to resume from; nullopt when
   // unknown.
   std::optional<Checkpoint> TakeCheckpoint(const std::string& job) const override;
-  std::set<std::string> SharedNodes(const std::string& job) const override;
+  // The job's workers (by name: their nodes) that share their node with a
+  // worker of another job holding a lease now; empty when the job is unknown.
+  std::set<std::string> SharedNodes(const std::string& job) const;
+  void SampleSharing(const std::string& job) override;
   // Blocks until the job is finished or `timeout` passes; returns Finished().
   bool WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const;
   // What GET /metrics serves: the coordinator's counters and every hosted

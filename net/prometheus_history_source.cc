@@ -147,7 +147,11 @@ StatusOr<std::string> PrometheusHistory::Query(const std::string& query, double 
 
 StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::History(const std::string& workload,
                                                                      double time) {
-  return Ask(history::HistoryQuery(workload, impl_->options.window_seconds), time);
+  const double window = impl_->options.window_seconds;
+  auto history = Ask(history::HistoryQuery(workload, window), time);
+  if (history.ok() && history->empty())
+    return Ask(history::LegacyHistoryQuery(workload, window), time);
+  return history;
 }
 
 StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::Ask(const std::string& query,
@@ -166,18 +170,16 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   const double window = impl_->options.window_seconds;
   const std::set<std::string> wanted(nodes.begin(), nodes.end());
   auto history = Ask(history::HistoryQuery(workload, window), now);
-  // A node without an age was measured in the window only by a coordinator
-  // older than ballast_node_speed_timestamp_seconds: ask again with the age
-  // that every coordinator's speeds give (at most one window after an upgrade).
-  const bool undated =
-      history.ok() && std::ranges::any_of(*history, [&](const fuzzy::NodeHistory& node) {
-        return std::isnan(node.age_seconds) && wanted.contains(node.node);
+  // None of the nodes recorded: what coordinators older than the recorded
+  // gauge measured, if any (at most until a job of the kind is recorded
+  // after an upgrade; an empty read for a kind never measured).
+  const bool legacy =
+      history.ok() && std::ranges::none_of(*history, [&](const fuzzy::NodeHistory& node) {
+        return wanted.contains(node.node);
       });
-  if (undated) {
-    history = Ask(history::HistoryQueryAgeBySubquery(workload, window), now);
-  }
+  if (legacy) history = Ask(history::LegacyHistoryQuery(workload, window), now);
   spdlog::debug(
-      "history query workload={} ok={} subquery_age={} ms={:.1f}", workload, history.ok(), undated,
+      "history query workload={} ok={} legacy={} ms={:.1f}", workload, history.ok(), legacy,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   impl_->Remember(history.status());
   if (!history.ok()) {

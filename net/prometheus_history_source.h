@@ -2,12 +2,10 @@
 // (--prometheus-url): one instant query (/api/v1/query, history::HistoryQuery)
 // per job start, answering for every node at once; the answer read with
 // bounded size and depth (history::ParseHistoryAnswer). When that answer has
-// one of the asked nodes without an age (measured in the window only by a
-// coordinator that did not export ballast_node_speed_timestamp_seconds), a
-// second query asks the history again with the age taken from the speeds
-// themselves (history::HistoryQueryAgeBySubquery, dearer): at most for one
-// window after an upgrade. `ballast weights --fit URL` asks the same first
-// query through History (it reads the speeds, not the age).
+// none of the asked nodes, a second query asks what coordinators older than
+// the recorded gauge measured (history::LegacyHistoryQuery, dearer): after an
+// upgrade, until a job of the kind has been recorded. `ballast weights --fit
+// URL` asks the same through History.
 //
 // A lookup never takes longer than `timeout` (--prometheus-timeout; twice
 // that when it asks the second query): a
@@ -58,7 +56,8 @@ class PrometheusHistory final : public HistorySource {
 
   // Every node's history of `workload` (a workload kind) over the window, as
   // Prometheus answers the history query at `time` (seconds since the
-  // epoch), sorted by node. The errors of Query and of ParseHistoryAnswer.
+  // epoch), sorted by node; when no node was recorded, the legacy query's
+  // answer. The errors of Query and of ParseHistoryAnswer.
   // Asks whatever the last failure was (retry_after is Lookup's) and
   // within the timeout.
   StatusOr<std::vector<fuzzy::NodeHistory>> History(const std::string& workload, double time);

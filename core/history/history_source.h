@@ -17,6 +17,17 @@
 
 namespace ballast::history {
 
+// What a finished job records, whichever the source: a node's speed is left
+// out when another job's workers shared the node for more than
+// kMaxSharedFraction of the job's run, or when it was measured over less than
+// kMinRecordedBusySeconds of computing (a speed measured over milliseconds
+// tells of the scheduler's time slices more than of the node; fuzzy::
+// PriorOptions::sample_seconds); and a job with fewer than two nodes left
+// records nothing (one node's speed relative to itself says nothing).
+// docs/history.md, "What a finished job does not record".
+inline constexpr double kMaxSharedFraction = 0.25;
+inline constexpr double kMinRecordedBusySeconds = 0.5;
+
 // What a source knew of a workload on the nodes asked, or why it knew nothing.
 struct HistoryLookup {
   std::vector<fuzzy::NodeHistory> nodes;

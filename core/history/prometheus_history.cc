@@ -18,6 +18,7 @@ namespace jr = json_read;
 namespace {
 
 constexpr const char* kSpeedMetric = "ballast_node_speed_cost_units_per_second";
+constexpr const char* kRecordedMetric = "ballast_node_recorded_speed_cost_units_per_second";
 constexpr const char* kMeasuredAtMetric = "ballast_node_speed_timestamp_seconds";
 constexpr const char* kThrottledMetric = "ballast_node_throttled";
 // A job's series, whether the scrape honoured its labels or renamed them.
@@ -95,14 +96,13 @@ std::string Window(double window_seconds) {
   return fmt::format("{:.0f}s", std::max(60.0, std::round(window_seconds)));
 }
 
-std::string SpeedSelector(const std::string& workload) {
-  return fmt::format("{}{{workload={}}}", kSpeedMetric, Quoted(workload));
+std::string Selector(const char* metric, const std::string& workload) {
+  return fmt::format("{}{{workload={}}}", metric, Quoted(workload));
 }
 
-// The query with `age` for its age part.
-std::string QueryWithAge(const std::string& workload, const std::string& window,
-                         const std::string& age) {
-  const std::string last = fmt::format("last_over_time({}[{}])", SpeedSelector(workload), window);
+// The query from `last`, each job's last speed of each node it counts, and
+// `age`, each node's age.
+std::string QueryOf(const std::string& last, const std::string& window, const std::string& age) {
   const std::string relative = fmt::format("({} / on({}) group_left() avg by ({}) ({}))", last,
                                            kJobLabels, kJobLabels, last);
   return fmt::format(
@@ -116,27 +116,33 @@ std::string QueryWithAge(const std::string& workload, const std::string& window,
 
 std::string HistoryQuery(const std::string& workload, double window_seconds) {
   const std::string window = Window(window_seconds);
-  // One series per node and kind: a read that costs a fraction of the
-  // subquery's (docs/operator.md).
-  return QueryWithAge(workload, window,
-                      fmt::format("time() - max by (node) (max_over_time({}{{workload={}}}[{}]))",
-                                  kMeasuredAtMetric, Quoted(workload), window));
+  // The recorded speed is 0 where history leaves the node out: `> 0` drops
+  // those from the ratios and the counts alike. The age: one series per node
+  // and kind, a read that costs a fraction of the subquery's
+  // (docs/operator.md).
+  return QueryOf(
+      fmt::format("(last_over_time({}[{}]) > 0)", Selector(kRecordedMetric, workload), window),
+      window,
+      fmt::format("time() - max by (node) (max_over_time({}[{}]))",
+                  Selector(kMeasuredAtMetric, workload), window));
 }
 
-std::string HistoryQueryAgeBySubquery(const std::string& workload, double window_seconds) {
+std::string LegacyHistoryQuery(const std::string& workload, double window_seconds) {
   const double window_s = std::max(60.0, std::round(window_seconds));
   const std::string window = Window(window_s);
   const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
+  const std::string speed = Selector(kSpeedMetric, workload);
   // Each step T of the subquery stands for the samples in (T - step, T]; its
   // steps are aligned to multiples of `step`, so the samples after the last
   // one belong to the step that ends now, which takes precedence. The age is
   // short by less than one step, never longer than the newest sample's.
-  const std::string newest_step =
-      fmt::format("timestamp(last_over_time({}[{}]))", SpeedSelector(workload), step);
-  return QueryWithAge(workload, window,
-                      fmt::format("time() - (max by (node) ({}) or max by (node) "
-                                  "(max_over_time({}[{}:{}])))",
-                                  newest_step, newest_step, window, step));
+  const std::string newest_step = fmt::format("timestamp(last_over_time({}[{}]))", speed, step);
+  return QueryOf(fmt::format("(last_over_time({}[{}]) unless on({}) last_over_time({}[{}]))", speed,
+                             window, kJobLabels, Selector(kRecordedMetric, workload), window),
+                 window,
+                 fmt::format("time() - (max by (node) ({}) or max by (node) "
+                             "(max_over_time({}[{}:{}])))",
+                             newest_step, newest_step, window, step));
 }
 
 StatusOr<std::vector<fuzzy::NodeHistory>> ParseHistoryAnswer(std::string_view body,

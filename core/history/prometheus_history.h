@@ -4,23 +4,22 @@
 // the HTTP request is made by net/prometheus_history_source.h.
 //
 // The query reads the coordinator's gauges
-// ballast_node_speed_cost_units_per_second{job,namespace,workload,node} and
+// ballast_node_recorded_speed_cost_units_per_second{job,namespace,workload,node}
+// (the measured speed where history counts it, 0 where it leaves the node
+// out: coordinator/recorded_speeds.h) and
 // ballast_node_speed_timestamp_seconds{workload,node} (docs/metrics.md) and
 // the node probe's ballast_node_throttled{node}, and answers four series per
 // node, told apart by the label `stat`:
 //
-//   speed      mean over the window's jobs of each job's last estimate of the
-//              node, relative to that job's mean over its nodes (jobs whose
-//              items differ in size measure on different scales; the ratio
-//              between nodes is what a prior needs)
-//   samples    how many jobs measured the node in the window
-//   age        seconds since the node's speed was last measured, as the
+//   speed      mean over the window's jobs of each job's last recorded speed
+//              of the node, relative to that job's mean over its recorded
+//              nodes (jobs whose items differ in size measure on different
+//              scales; the ratio between nodes is what a prior needs)
+//   samples    how many jobs recorded the node in the window
+//   age        seconds since the node's speed was last recorded, as the
 //              newest sample in the window of the timestamp gauge says (one
 //              read of one series per node and kind: a job's start waits for
-//              it). A coordinator older than that gauge leaves it out: a node
-//              that only such a coordinator measured in the window has no
-//              age series (see ParseHistoryAnswer, and
-//              HistoryQueryAgeBySubquery for the form that dates it)
+//              it)
 //   throttled  the fraction of the window ballast_node_throttled was 1
 //              (absent without the probe)
 //
@@ -29,6 +28,10 @@
 // (`job` and `namespace` may have been renamed `exported_job` and
 // `exported_namespace` by a scrape without honor_labels: the query groups a
 // job's series by all four.)
+//
+// Jobs of coordinators older than the recorded gauge exported only
+// ballast_node_speed_cost_units_per_second, some without the timestamp
+// gauge: LegacyHistoryQuery reads those.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -46,14 +49,16 @@ namespace ballast::history {
 // exec) over the last `window_seconds` (>= 60).
 std::string HistoryQuery(const std::string& workload, double window_seconds);
 
-// The same history with the age computed from the speed gauge alone, as
-// before ballast_node_speed_timestamp_seconds existed: seconds since the
-// node's newest speed sample, up to one step of a subquery less (window / 20,
-// at least 60 s). It dates the history of every coordinator, but its age
-// costs Prometheus about five times what the gauge's read does
+// The history that coordinators older than the recorded gauge measured: the
+// same four series from the speed gauge of the jobs that have no recorded
+// speed (nothing left out), the age from the speed gauge alone — seconds
+// since the node's newest speed sample, up to one step of a subquery less
+// (window / 20, at least 60 s), as some of them exported no timestamp gauge.
+// Its age costs Prometheus about five times what the gauge's read does
 // (docs/operator.md): PrometheusHistory asks it only when HistoryQuery's
-// answer has a node without an age.
-std::string HistoryQueryAgeBySubquery(const std::string& workload, double window_seconds);
+// answer has none of the nodes asked (after an upgrade, until a job of the
+// kind has been recorded).
+std::string LegacyHistoryQuery(const std::string& workload, double window_seconds);
 
 struct AnswerLimits {
   size_t max_bytes = size_t{4} << 20;  // a body longer than this is refused unread
@@ -62,7 +67,7 @@ struct AnswerLimits {
 };
 
 // The per-node history in Prometheus's answer `body` (of /api/v1/query with
-// HistoryQuery or HistoryQueryAgeBySubquery), sorted by node. Nodes without a
+// HistoryQuery or LegacyHistoryQuery), sorted by node. Nodes without a
 // usable speed (absent, NaN, <= 0) or without samples are left out. A node
 // whose age is absent or NaN gets age_seconds NaN: not known, which
 // fuzzy::BlendHistoryPrior treats as unusable; a negative age reads as 0.

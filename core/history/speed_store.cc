@@ -112,7 +112,7 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
   for (const auto& [node, speed] : measured) {
     if (Usable(speed)) sum += speed, ++count;
   }
-  if (count == 0 || !Usable(sum)) return false;
+  if (count < 2 || !Usable(sum)) return false;
   const double mean = sum / static_cast<double>(count);
   for (const auto& [node, speed] : measured) {
     if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;

@@ -49,7 +49,8 @@ struct SpeedStore {
 // speed (cost units per busy second; nodes with a speed <= 0 or not finite
 // are skipped), stored relative to their mean, at time `now`. Keeps the
 // newest limits.samples_per_node per node and kind. Returns false (and
-// changes nothing) when no node has a usable speed.
+// changes nothing) when fewer than two nodes have a usable speed: one node's
+// speed relative to itself says nothing.
 bool RecordJob(SpeedStore& store, const std::string& workload,
                const std::map<std::string, double>& measured, double now,
                const StoreLimits& limits);

@@ -125,15 +125,7 @@ struct JobMemory {
   double accepted_wall = 0;            // when this operator accepted the job (0: another did)
   bool resumed = false;                // the session started from a checkpoint
   double registered_wall = 0;          // when the session started
-  // How long, of the passes' time while the session ran, each node was
-  // shared with another job's worker (DecideInput::shared_nodes, held from
-  // one pass to the next): a node shared for long measured its share, not
-  // its speed, and its speed is not recorded as history.
-  std::map<std::string, double> shared_seconds;
-  double sampled_seconds = 0;
-  std::optional<SteadyTime> sharing_sampled_at;
-  std::set<std::string> shared_when_sampled;
-  WeightedJobStatus status;  // as last handed to the writer
+  WeightedJobStatus status;            // as last handed to the writer
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
 };
@@ -181,9 +173,6 @@ struct DecideInput {
   std::optional<nlohmann::json> profile;              // the WeightProfile spec.profile names
   std::optional<coordinator::JobView> view;           // nullopt: no session
   std::optional<coordinator::Checkpoint> checkpoint;  // of the session, when there is one
-  // The session's workers whose node runs another job's worker that holds a
-  // lease now (coordinator::JobHost::SharedNodes).
-  std::set<std::string> shared_nodes;
   WritesInFlight writes;
   // The token in the job's Secret, when the reconciler read it (a job that
   // started under an earlier operator, memory.token empty).
@@ -240,21 +229,12 @@ struct RecordEvent {
 struct RecordSpeeds {
   std::string workload;  // the workload kind: primes, matmul, exec
   std::map<std::string, double> speeds;
-  // Nodes measured but left out: shared with another job's workers for
-  // more than kMaxSharedFraction of the run, or measured over less than
-  // kMinRecordedBusySeconds of computing. With fewer than two nodes left,
-  // `speeds` is empty (one node's speed relative to itself says nothing).
+  // Nodes measured but left out, and why (coordinator/recorded_speeds.h);
+  // with fewer than two nodes left, `speeds` is empty.
   std::vector<std::string> shared;
   std::vector<std::string> brief;
 };
 
-// The share of a job's run a node may have run another job's workers beside
-// its own and still have its measured speed recorded as history.
-inline constexpr double kMaxSharedFraction = 0.25;
-// The computing seconds a node's measured speed must stand on to be
-// recorded: a speed measured over milliseconds tells of the scheduler's time
-// slices more than of the node (fuzzy::PriorOptions::sample_seconds).
-inline constexpr double kMinRecordedBusySeconds = 0.5;
 using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
                             WriteStatus, DeleteJob, RecordEvent, RecordSpeeds>;
 

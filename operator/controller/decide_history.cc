@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <utility>
 
+#include "coordinator/job_metrics.h"
+#include "coordinator/recorded_speeds.h"
 #include "core/workload/workload.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
@@ -98,54 +101,37 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
   }
 }
 
-void LeaveOutUnsound(const JobMemory& memory, const std::map<std::string, double>& busy_seconds,
-                     RecordSpeeds& record) {
-  for (auto it = record.speeds.begin(); it != record.speeds.end();) {
-    auto shared = memory.shared_seconds.find(it->first);
-    auto busy = busy_seconds.find(it->first);
-    if (busy == busy_seconds.end() || busy->second < kMinRecordedBusySeconds) {
-      record.brief.push_back(it->first);
-      it = record.speeds.erase(it);
-    } else if (shared != memory.shared_seconds.end() &&
-               shared->second > kMaxSharedFraction * memory.sampled_seconds) {
-      record.shared.push_back(it->first);
-      it = record.speeds.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  const bool left_out = !record.shared.empty() || !record.brief.empty();
-  if (left_out && record.speeds.size() < 2) record.speeds.clear();
-}
-
 void MeasuredColumns(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
-  RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind), {}};
-  std::map<std::string, double> busy_seconds;
+  std::map<std::string, double> measured;
   for (const auto& worker : view.workers) {
-    if (worker.MergedBusySeconds() > 0 && worker.cost > 0) {
-      record.speeds[worker.name] = worker.cost / worker.MergedBusySeconds();
-      busy_seconds[worker.name] = worker.MergedBusySeconds();
+    if (const double speed = coordinator::MeasuredSpeed(worker); speed > 0) {
+      measured[worker.name] = speed;
     }
   }
-  if (!pass.status.nodes || record.speeds.empty()) return;
+  if (!pass.status.nodes || measured.empty()) return;
   double prior_sum = 0, speed_sum = 0;
   for (const auto& row : *pass.status.nodes) {
-    if (row.prior && record.speeds.contains(row.name)) {
+    if (row.prior && measured.contains(row.name)) {
       prior_sum += row.prior->value;
-      speed_sum += record.speeds.at(row.name);
+      speed_sum += measured.at(row.name);
     }
   }
   for (auto& row : *pass.status.nodes) {
-    auto it = record.speeds.find(row.name);
-    if (it == record.speeds.end()) continue;
+    auto it = measured.find(row.name);
+    if (it == measured.end()) continue;
     row.measured_speed = Significant(it->second);
     if (row.prior && prior_sum > 0 && speed_sum > 0) {
       const double error = (row.prior->value / prior_sum) / (it->second / speed_sum) - 1;
       row.prior_error = std::round(error * 1000) / 1000;
     }
   }
-  LeaveOutUnsound(pass.memory, busy_seconds, record);
+  coordinator::RecordedSpeeds recorded = coordinator::SpeedsToRecord(view);
+  RecordSpeeds record;
+  record.workload = workload::WorkloadKindName(pass.spec().job.workload.kind);
+  record.speeds = std::move(recorded.speeds);
+  record.shared = std::move(recorded.shared);
+  record.brief = std::move(recorded.brief);
   pass.actions.push_back(std::move(record));
 }
 

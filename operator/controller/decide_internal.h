@@ -122,19 +122,8 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
 // an earlier operator keep the prior their status shows).
 void PriorColumns(Pass& pass, std::vector<NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
-// priorError, and a RecordSpeeds action (LeaveOutShared).
+// priorError, and a RecordSpeeds action (coordinator::SpeedsToRecord).
 void MeasuredColumns(Pass& pass);
-// Moves from record.speeds the nodes measured over less than
-// kMinRecordedBusySeconds of computing (`busy_seconds`, by node) to
-// record.brief, and those shared with other jobs' workers for more than
-// kMaxSharedFraction of the sampled run to record.shared; empties speeds
-// when that leaves fewer than two.
-void LeaveOutUnsound(const JobMemory& memory, const std::map<std::string, double>& busy_seconds,
-                     RecordSpeeds& record);
-// While the session runs: adds the time since the last pass to
-// memory.sampled_seconds, and to memory.shared_seconds of each node that
-// pass saw shared (in.shared_nodes then).
-void SampleSharing(Pass& pass);
 
 // Pods of a running session: creates the missing, replaces the failed (up to
 // backoffLimit), loses the workers of nodes not Ready; then the status the

@@ -612,20 +612,6 @@ void JoinNodes(Pass& pass) {
 
 }  // namespace
 
-void SampleSharing(Pass& pass) {
-  JobMemory& memory = pass.memory;
-  const SteadyTime now = pass.in.now.steady;
-  if (memory.sharing_sampled_at) {
-    const double elapsed =
-        std::max(0.0, std::chrono::duration<double>(now - *memory.sharing_sampled_at).count());
-    memory.sampled_seconds += elapsed;
-    // What a pass saw holds until the next.
-    for (const auto& node : memory.shared_when_sampled) memory.shared_seconds[node] += elapsed;
-  }
-  memory.sharing_sampled_at = now;
-  memory.shared_when_sampled = pass.in.shared_nodes;
-}
-
 void ManagePods(Pass& pass) {
   JoinNodes(pass);
   PodCount count;
@@ -650,7 +636,6 @@ void ManagePods(Pass& pass) {
   }
   if (CountFailedItems(pass)) return;
   if (view.done) return Succeed(pass);
-  SampleSharing(pass);
   RunningStatus(pass, count);
 }
 

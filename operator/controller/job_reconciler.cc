@@ -147,9 +147,11 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
   if (state.memory.registered) {
+    // Each pass samples which nodes the job shares with another's workers,
+    // for what it records as history (coordinator/recorded_speeds.h).
+    coordinator_.SampleSharing(input.id);
     input.view = coordinator_.View(input.id);
     input.checkpoint = coordinator_.TakeCheckpoint(input.id);
-    if (input.view && !input.view->done) input.shared_nodes = coordinator_.SharedNodes(input.id);
   }
 }
 
@@ -174,11 +176,12 @@ void JobReconciler::RecordHistory(const std::string& key,
   for (const auto& action : actions) {
     const auto* record = std::get_if<RecordSpeeds>(&action);
     if (!record) continue;
-    if (!record->shared.empty() || !record->brief.empty()) {
+    // A job with fewer than two nodes left records nothing (history_source.h).
+    if (!record->shared.empty() || !record->brief.empty() || record->speeds.empty()) {
       spdlog::info(
           "speeds not recorded job={} shared_with_other_jobs={} measured_under_{}s={} "
           "recorded={}",
-          key, fmt::join(record->shared, ","), kMinRecordedBusySeconds,
+          key, fmt::join(record->shared, ","), history::kMinRecordedBusySeconds,
           fmt::join(record->brief, ","), record->speeds.size());
     }
     if (record->speeds.empty()) continue;

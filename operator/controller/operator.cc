@@ -228,8 +228,10 @@ class Operator::Impl {
   // syncs the caches and starts the reconcile workers. Ok also when Stop
   // came meanwhile; the caller shuts down what was started.
   Status Lead() {
-    coordinator::ServerOptions server_options{options_.coordinator_address,
-                                              options_.coordinator_port, /*wait_timeout_s=*/10};
+    coordinator::ServerOptions server_options;
+    server_options.address = options_.coordinator_address;
+    server_options.port = options_.coordinator_port;
+    server_options.wait_timeout_s = 10;
     // A finished job is reconciled at once (its status says Succeeded), not
     // at its next status interval.
     server_options.on_finished = [this](const std::string& job) {

@@ -139,7 +139,7 @@ TEST(HostileInputsTest, TenMebibyteLabelGivesAWarningOfAFewHundredBytes) {
                                (dir / "nodes.yaml").string() + " 2>/dev/null");
   EXPECT_EQ(json_code, 0);
   EXPECT_LT(json_out.size(), 8192u);
-  EXPECT_NO_THROW((void)nlohmann::json::parse(json_out)) << json_out.substr(0, 2000);
+  EXPECT_TRUE(nlohmann::json::accept(json_out)) << json_out.substr(0, 2000);
   fs::remove_all(dir);
 }
 

@@ -225,7 +225,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
         query = urllib.parse.parse_qs(url.query).get("query", [""])[0]
-        ok = url.path == "/api/v1/query" and "ballast_node_speed_cost_units_per_second" in query
+        ok = url.path == "/api/v1/query" and "ballast_node_recorded_speed_cost_units_per_second" in query
         with open(sys.argv[3], "a") as log:
             print(self.path[:80], ok, file=log)
         body = json.dumps(answer if ok else {"status": "error", "error": "unexpected"}).encode()

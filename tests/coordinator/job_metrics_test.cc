@@ -165,6 +165,8 @@ TEST(JobMetricsTest, SpeedTimestampIsTheNewestMeasurementPerKindAndNode) {
   second.view.workers[0].last_measured = 5;
   second.view.workers[1].busy_s = 0;  // b has no speed in this job
   second.view.workers[1].last_measured = 9;
+  second.view.workers[2] = Worker("c", 1, 50, 1);
+  second.view.workers[2].last_measured = 4;  // unix 1094
   JobSample other = Sample();
   other.name = "matmul";
   other.workload = "matmul";
@@ -184,8 +186,42 @@ TEST(JobMetricsTest, SpeedTimestampIsTheNewestMeasurementPerKindAndNode) {
       {{"matmul", "a"}, 1001},
       {{"matmul", "b"}, 1000},  // b: 0 is the job's start
       {{"primes", "a"}, 1095},
-      {{"primes", "b"}, 1002}};
+      {{"primes", "b"}, 1002},
+      {{"primes", "c"}, 1094}};
   EXPECT_EQ(values, expected);
+  // A measurement history leaves out does not date the node: here b, brief.
+  second.view.workers[1].busy_s = 0.2;
+  second.view.workers[1].cost = 10;
+  first.view.workers[1].busy_s = 0.2;
+  std::map<std::pair<std::string, std::string>, double> dated;
+  for (const auto& metric :
+       Find(JobMetricFamilies({first, second}), "ballast_node_speed_timestamp_seconds")->metric) {
+    dated[{metric.label[0].value, metric.label[1].value}] = metric.gauge.value;
+  }
+  EXPECT_FALSE(dated.contains({"primes", "b"}));
+  EXPECT_TRUE(dated.contains({"primes", "a"}));
+}
+
+// Prometheus's history reads the recorded speed: the measured speed where
+// history counts it, 0 where it leaves the node out (recorded_speeds.h).
+TEST(JobMetricsTest, TheRecordedSpeedIsZeroWhereHistoryLeavesTheNodeOut) {
+  JobSample sample = Sample();                             // a 100, b 50, c nothing measured
+  sample.view.workers.push_back(Worker("d", 1, 30, 0.3));  // brief
+  sample.view.workers.push_back(Worker("e", 1, 40, 2));
+  sample.view.sharing_sampled_s = 8;
+  sample.view.workers.back().shared_s = 4;  // e: shared half the run
+  auto families = JobMetricFamilies({sample});
+  EXPECT_EQ(Values(families, "ballast_node_recorded_speed_cost_units_per_second"),
+            (std::map<std::string, double>{{"a", 100}, {"b", 50}, {"d", 0}, {"e", 0}}));
+  EXPECT_EQ(Find(families, "ballast_node_recorded_speed_cost_units_per_second")->type,
+            prometheus::MetricType::Gauge);
+  // Left alone, a's speed says nothing: every node is at 0.
+  sample.view.workers[1].busy_s = 0.1;
+  families = JobMetricFamilies({sample});
+  EXPECT_EQ(Values(families, "ballast_node_recorded_speed_cost_units_per_second"),
+            (std::map<std::string, double>{{"a", 0}, {"b", 0}, {"d", 0}, {"e", 0}}));
+  // The measured speed itself is exported as before.
+  EXPECT_EQ(Values(families, "ballast_node_speed_cost_units_per_second").at("e"), 20);
 }
 
 TEST(JobMetricsTest, NoJobsNoFamilies) { EXPECT_TRUE(JobMetricFamilies({}).empty()); }

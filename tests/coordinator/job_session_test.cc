@@ -559,6 +559,42 @@ TEST(JobSessionTest, HeartbeatsDuringALongStepDoNotCutItsSeconds) {
   EXPECT_EQ(session->View().clamped_reports, 1u);
 }
 
+// The host samples which workers share their node with another job's; what
+// a sample saw holds until the next, and only the running job's time counts.
+TEST(JobSessionTest, SharingSamplesAddUpTheTimeEachNodeWasShared) {
+  auto session = NewSession(PrimesJob(10000, {"a", "b"}));
+  session->SampleSharing({}, 1);  // the first sample starts the clock
+  session->SampleSharing({"a"}, 3);
+  session->SampleSharing({"a", "b"}, 4);
+  session->SampleSharing({}, 8);
+  session->SampleSharing({"b", "unknown"}, 9);
+  JobView view = session->View();
+  EXPECT_DOUBLE_EQ(view.sharing_sampled_s, 8);
+  EXPECT_DOUBLE_EQ(view.workers[0].shared_s, 1 + 4);
+  EXPECT_DOUBLE_EQ(view.workers[1].shared_s, 4);
+  // A sample that goes back in time adds nothing.
+  session->SampleSharing({"b"}, 7);
+  EXPECT_DOUBLE_EQ(session->View().sharing_sampled_s, 8);
+  // Once finished, samples change nothing.
+  double now = 10;
+  while (!session->Finished()) {
+    for (const char* worker : {"a", "b"}) {
+      auto reply = session->HandleReport(Idle(worker), now);
+      ASSERT_TRUE(reply.ok());
+      if (reply->kind == balance::Reply::Kind::kLease) {
+        ASSERT_TRUE(session->HandleReport(Finished(*session, worker, reply->lease), now + 1).ok());
+      }
+    }
+    now += 1;
+    ASSERT_LT(now, 1000);
+  }
+  view = session->View();
+  session->SampleSharing({"a", "b"}, now + 100);
+  session->SampleSharing({"a", "b"}, now + 200);
+  EXPECT_DOUBLE_EQ(session->View().sharing_sampled_s, view.sharing_sampled_s);
+  EXPECT_DOUBLE_EQ(session->View().workers[0].shared_s, view.workers[0].shared_s);
+}
+
 // What ballast_node_speed_timestamp_seconds exports: the last report that
 // carried computing time, not a later one without.
 TEST(JobSessionTest, TheSpeedIsMeasuredWhenAReportCarriesComputingTime) {

@@ -7,6 +7,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <future>
 #include <mutex>
 #include <sstream>
@@ -142,6 +143,25 @@ TEST_F(ServerTest, SharedNodesNamesTheWorkersBesideAnotherJobsLeaseHolder) {
   ASSERT_TRUE(server_->WorkerLost("two", "a").ok());
   EXPECT_TRUE(server_->SharedNodes("one").empty());
   EXPECT_TRUE(server_->SharedNodes("unknown").empty());
+}
+
+// SampleSharing hands what SharedNodes finds to the job's session, which adds
+// up the time (JobSessionTest has the arithmetic).
+TEST_F(ServerTest, SampleSharingCountsTheTimeANodeWasShared) {
+  ASSERT_EQ(nlohmann::json::parse(
+                Report("two", "token-two", {{"worker", "a"}, {"idle", true}}).body)["kind"],
+            "lease");
+  server_->SampleSharing("one");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  server_->SampleSharing("one");
+  server_->SampleSharing("unknown");  // nothing to sample
+  const auto view = server_->View("one");
+  ASSERT_TRUE(view);
+  EXPECT_GE(view->sharing_sampled_s, 0.02);
+  for (const auto& worker : view->workers) {
+    EXPECT_DOUBLE_EQ(worker.shared_s, worker.name == "a" ? view->sharing_sampled_s : 0)
+        << worker.name;
+  }
 }
 
 TEST_F(ServerTest, WithoutATokenIs401AndChangesNothing) {

@@ -47,11 +47,14 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
   // Two primes jobs an hour apart, a matmul job; node n2 throttled for the
   // first half of the last 2 hours. Each job's gauge converges from the
   // prior to the node's speed; the last value is what counts. n4 was
-  // measured only 20 hours ago. The kind `legacy` was measured by a
-  // coordinator without ballast_node_speed_timestamp_seconds; the kind
-  // `mixed` by one (2 and 3 hours ago) and, on m1, by a newer one an hour ago.
-  // The kind `relabelled` was scraped without honor_labels: two jobs of one
-  // name in two namespaces.
+  // measured only 20 hours ago. The kinds `legacy`, `mixed` and `straddle`
+  // were measured by coordinators older than the recorded gauge: `legacy` by
+  // one without ballast_node_speed_timestamp_seconds, `mixed` by one (2 and 3
+  // hours ago) and, on m1, by a newer one with the timestamp gauge an hour
+  // ago. The kind `relabelled` was scraped without honor_labels: two jobs of
+  // one name in two namespaces. The kind `sharing` has a job that left a node
+  // out of history (recorded speed 0), one that recorded nothing (a job left
+  // with one node), and one of a coordinator older than the recorded gauge.
   static void SetUpTestSuite() {
     now_ = WallNow();
     std::string samples;
@@ -72,6 +75,10 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
       }
     }
     samples += testing::MeasuredSpeedSamples("other", "matmul", "n1", 3, now_ - 600);
+    samples += testing::MeasuredSpeedSamples("other", "matmul", "n2", 1, now_ - 600);
+    // An exec job on one node: measured, nothing recorded.
+    samples += testing::SpeedSample("one-node", "exec", "n1", 3, now_ - 600);
+    samples += testing::RecordedSpeedSample("one-node", "exec", "n1", 0, now_ - 600);
     for (int k = 0; k < 120; ++k) {
       samples += testing::ThrottledSample("n2", k < 60 ? 1 : 0, now_ - 7200 + k * 60);
     }
@@ -81,15 +88,19 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
       samples += testing::SpeedSample("old", "legacy", "l2", 30, t);
       samples += testing::SpeedSample("old", "mixed", "m1", 10, t - 3600);
       samples += testing::SpeedSample("old-2", "mixed", "m2", 10, t);
-      samples += testing::MeasuredSpeedSamples("new", "mixed", "m1", 10, t + 3600);
+      samples += testing::SpeedSample("new", "mixed", "m1", 10, t + 3600);
+      samples += testing::SpeedTimestampSample("mixed", "m1", t + 3600, t + 3600);
       for (const auto& [ns, speeds] : std::map<std::string, std::pair<double, double>>{
                {"team-a", {10, 30}}, {"team-b", {40, 40}}}) {
         for (const auto& [node, speed] : {std::pair{"r1", speeds.first}, {"r2", speeds.second}}) {
-          samples += fmt::format(
-              "ballast_node_speed_cost_units_per_second{{job=\"ballast-metrics\","
-              "exported_job=\"same\",namespace=\"ballast-system\",exported_namespace=\"{}\","
-              "workload=\"relabelled\",node=\"{}\",instance=\"10.0.0.1:9090\"}} {} {}\n",
-              ns, node, speed, static_cast<int64_t>(t));
+          for (const char* metric : {"ballast_node_speed_cost_units_per_second",
+                                     "ballast_node_recorded_speed_cost_units_per_second"}) {
+            samples += fmt::format(
+                "{}{{job=\"ballast-metrics\",exported_job=\"same\",namespace=\"ballast-system\","
+                "exported_namespace=\"{}\",workload=\"relabelled\",node=\"{}\","
+                "instance=\"10.0.0.1:9090\"}} {} {}\n",
+                metric, ns, node, speed, static_cast<int64_t>(t));
+          }
         }
       }
       for (const char* node : {"r1", "r2"}) {
@@ -105,6 +116,24 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
       samples += testing::SpeedSample("after", "straddle", "s1", 10, straddle_ + 600 - k * 15);
       samples +=
           testing::SpeedSample("long-before", "straddle", "s2", 10, straddle_ - 2000 - k * 15);
+    }
+    // Kind `sharing`, half an hour ago. Job `shared` left x1 out (another
+    // job's workers shared it): x1's recorded speed is 0 at its end, though
+    // it was not at first. Job `alone`: x1 left out as well, x2 alone, so
+    // nothing recorded. Job `older`, by a coordinator without the recorded
+    // gauge, measured x1 and x4.
+    for (int k = 0; k < 20; ++k) {
+      const double t = now_ - 1800 - (19 - k) * 15;
+      samples += testing::SpeedSample("shared", "sharing", "x1", 40, t);
+      samples += testing::RecordedSpeedSample("shared", "sharing", "x1", k < 5 ? 40 : 0, t);
+      samples += testing::MeasuredSpeedSamples("shared", "sharing", "x2", 10, t);
+      samples += testing::MeasuredSpeedSamples("shared", "sharing", "x3", 30, t);
+      for (const auto& [node, speed] : {std::pair{"x1", 5.0}, {"x2", 20.0}}) {
+        samples += testing::SpeedSample("alone", "sharing", node, speed, t + 300);
+        samples += testing::RecordedSpeedSample("alone", "sharing", node, 0, t + 300);
+      }
+      samples += testing::SpeedSample("older", "sharing", "x1", 100, t - 600);
+      samples += testing::SpeedSample("older", "sharing", "x4", 50, t - 600);
     }
     StartPrometheus(samples);
   }
@@ -135,10 +164,42 @@ TEST_F(RealPrometheusTest, AnotherWorkloadKindHasItsOwnHistory) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
   const HistoryLookup lookup = source->Lookup("matmul", {"n1", "n2"}, now_);
   ASSERT_EQ(lookup.trouble, "");
-  ASSERT_EQ(lookup.nodes.size(), 1u);
-  EXPECT_EQ(lookup.nodes[0].node, "n1");
-  EXPECT_DOUBLE_EQ(lookup.nodes[0].speed, 1);  // alone in its job
-  EXPECT_TRUE(source->Lookup("exec", {"n1"}, now_).nodes.empty());
+  ASSERT_EQ(lookup.nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(lookup.nodes[0].speed, 1.5);  // 3 against the job's mean of 2
+  EXPECT_DOUBLE_EQ(lookup.nodes[1].speed, 0.5);
+  // The only exec job ran on one node and recorded nothing.
+  const HistoryLookup exec = source->Lookup("exec", {"n1"}, now_);
+  EXPECT_EQ(exec.trouble, "");
+  EXPECT_TRUE(exec.nodes.empty());
+}
+
+// What the operator leaves out of its store (coordinator/recorded_speeds.h),
+// Prometheus's history leaves out too: the coordinator exports it as a
+// recorded speed of 0. Once a kind has recorded jobs, the speeds of older
+// coordinators (nothing left out) are not mixed in.
+TEST_F(RealPrometheusTest, NodesHistoryLeavesOutAreNotReadAndOlderJobsNotMixedIn) {
+  auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
+  const HistoryLookup lookup = source->Lookup("sharing", {"x1", "x2", "x3", "x4"}, now_);
+  ASSERT_EQ(lookup.trouble, "") << server_->Log();
+  ASSERT_EQ(lookup.nodes.size(), 2u);
+  // `shared` without x1: x2 10 and x3 30 against their mean of 20. `alone`
+  // counts for nothing, `older` is not read.
+  EXPECT_EQ(lookup.nodes[0].node, "x2");
+  EXPECT_NEAR(lookup.nodes[0].speed, 0.5, 1e-9);
+  EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 1);
+  EXPECT_NEAR(lookup.nodes[0].age_seconds, 1800, 1);
+  EXPECT_EQ(lookup.nodes[1].node, "x3");
+  EXPECT_NEAR(lookup.nodes[1].speed, 1.5, 1e-9);
+  // The legacy query reads only the jobs without a recorded speed: `older`.
+  auto body = source->Query(history::LegacyHistoryQuery("sharing", 86400), now_);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  auto legacy = history::ParseHistoryAnswer(*body);
+  ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
+  ASSERT_EQ(legacy->size(), 2u);
+  EXPECT_EQ((*legacy)[0].node, "x1");
+  EXPECT_NEAR((*legacy)[0].speed, 100.0 / 75, 1e-9);
+  EXPECT_EQ((*legacy)[1].node, "x4");
+  EXPECT_DOUBLE_EQ((*legacy)[1].samples, 1);
 }
 
 TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNone) {
@@ -160,16 +221,16 @@ TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNo
   EXPECT_DOUBLE_EQ(hours.nodes[0].samples, 2);
 }
 
-TEST_F(RealPrometheusTest, AHistoryWithoutTheTimestampGaugeIsDatedByTheSubquery) {
+TEST_F(RealPrometheusTest, AHistoryFromBeforeTheRecordedGaugeIsReadAndDatedByTheSubquery) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
-  // The gauge's query alone leaves the age of such nodes unknown...
+  // The history query finds nothing recorded...
   auto body = source->Query(history::HistoryQuery("legacy", 86400), now_);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
-  auto alone = history::ParseHistoryAnswer(*body);
-  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
-  ASSERT_EQ(alone->size(), 2u);
-  EXPECT_TRUE(std::isnan((*alone)[0].age_seconds));
-  // ...so the lookup asks the subquery's form: up to one step (86400 s / 20) less.
+  auto recorded = history::ParseHistoryAnswer(*body);
+  ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
+  EXPECT_TRUE(recorded->empty());
+  // ...so the lookup asks the legacy form, its age by the subquery: up to
+  // one step (86400 s / 20) less.
   const HistoryLookup lookup = source->Lookup("legacy", {"l1", "l2"}, now_);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
@@ -179,8 +240,9 @@ TEST_F(RealPrometheusTest, AHistoryWithoutTheTimestampGaugeIsDatedByTheSubquery)
   }
   EXPECT_NEAR(lookup.nodes[0].speed, 0.5, 1e-9);
   EXPECT_NEAR(lookup.nodes[1].speed, 1.5, 1e-9);
-  // A kind with one node undated dates all by the subquery: m1's newest sample
-  // is an hour old (a newer coordinator), m2's two hours.
+  // Every node of the legacy form is dated by the subquery: m1's newest
+  // sample is an hour old (a coordinator with the timestamp gauge), m2's two
+  // hours.
   const HistoryLookup mixed = source->Lookup("mixed", {"m1", "m2"}, now_);
   ASSERT_EQ(mixed.trouble, "");
   ASSERT_EQ(mixed.nodes.size(), 2u);

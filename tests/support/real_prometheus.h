@@ -82,15 +82,31 @@ inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& log)
   return pid;
 }
 
+// One sample line of a per-node series of the coordinator's (job_metrics.h),
+// of a job in namespace default.
+inline std::string JobNodeSample(const std::string& metric, const std::string& job,
+                                 const std::string& workload, const std::string& node, double value,
+                                 double time) {
+  std::ostringstream line;
+  line.precision(17);
+  line << metric << "{job=\"" << job << "\",namespace=\"default\",workload=\"" << workload
+       << "\",node=\"" << node << "\"} " << value << " " << static_cast<int64_t>(time) << "\n";
+  return line.str();
+}
+
 // One sample line of the coordinator's speed gauge.
 inline std::string SpeedSample(const std::string& job, const std::string& workload,
                                const std::string& node, double speed, double time) {
-  std::ostringstream line;
-  line.precision(17);
-  line << "ballast_node_speed_cost_units_per_second{job=\"" << job
-       << "\",namespace=\"default\",workload=\"" << workload << "\",node=\"" << node << "\"} "
-       << speed << " " << static_cast<int64_t>(time) << "\n";
-  return line.str();
+  return JobNodeSample("ballast_node_speed_cost_units_per_second", job, workload, node, speed,
+                       time);
+}
+
+// One sample line of the coordinator's recorded speed: the measured speed, or
+// 0 where history leaves the node out.
+inline std::string RecordedSpeedSample(const std::string& job, const std::string& workload,
+                                       const std::string& node, double speed, double time) {
+  return JobNodeSample("ballast_node_recorded_speed_cost_units_per_second", job, workload, node,
+                       speed, time);
 }
 
 // One sample line of the coordinator's ballast_node_speed_timestamp_seconds
@@ -105,11 +121,13 @@ inline std::string SpeedTimestampSample(const std::string& workload, const std::
   return line.str();
 }
 
-// The speed a coordinator measured at `time` with the timestamp gauge beside
-// it, as a scrape at that time sees both.
+// The speed a coordinator measured at `time` and history counts (recorded
+// gauge, coordinator/recorded_speeds.h), with the timestamp gauge beside it,
+// as a scrape at that time sees them.
 inline std::string MeasuredSpeedSamples(const std::string& job, const std::string& workload,
                                         const std::string& node, double speed, double time) {
   return SpeedSample(job, workload, node, speed, time) +
+         RecordedSpeedSample(job, workload, node, speed, time) +
          SpeedTimestampSample(workload, node, time, time);
 }
 
@@ -154,6 +172,7 @@ class RealPrometheus {
       om << "# TYPE ballast_node_speed_cost_units_per_second gauge\n"
          << "# TYPE ballast_node_speed_timestamp_seconds gauge\n"
          << "# TYPE ballast_node_throttled gauge\n"
+         << "# TYPE ballast_node_recorded_speed_cost_units_per_second gauge\n"
          << InTimeOrder(samples) << "# EOF\n";
       std::ofstream config(server->dir_ + "/prometheus.yml");
       config << "global:\n  scrape_interval: 15s\n";

@@ -20,9 +20,12 @@ std::string Answer(const std::vector<std::string>& series) {
 
 TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
   const std::string query = HistoryQuery("primes", 3600);
-  EXPECT_NE(query.find(R"(ballast_node_speed_cost_units_per_second{workload="primes"})"),
-            std::string::npos);
-  EXPECT_NE(query.find("[3600s]"), std::string::npos);
+  // The recorded speed, 0 where history leaves the node out: those dropped.
+  EXPECT_NE(
+      query.find(
+          R"((last_over_time(ballast_node_recorded_speed_cost_units_per_second{workload="primes"}[3600s]) > 0))"),
+      std::string::npos);
+  EXPECT_EQ(query.find("ballast_node_speed_cost_units_per_second"), std::string::npos);
   // The age from the timestamp gauge, one series per node: no subquery.
   EXPECT_NE(query.find(
                 R"(max_over_time(ballast_node_speed_timestamp_seconds{workload="primes"}[3600s]))"),
@@ -34,19 +37,20 @@ TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
   EXPECT_NE(query.find("on(job, exported_job, namespace, exported_namespace)"), std::string::npos);
 }
 
-TEST(PrometheusHistoryTest, TheSubqueryFormDatesByTheSpeedsAlone) {
-  const std::string query = HistoryQueryAgeBySubquery("primes", 3600);
-  EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);  // age to within window / 20
+TEST(PrometheusHistoryTest, TheLegacyFormReadsTheSpeedsOfJobsWithoutARecordedSpeed) {
+  const std::string query = LegacyHistoryQuery("primes", 3600);
+  EXPECT_NE(
+      query.find(
+          R"((last_over_time(ballast_node_speed_cost_units_per_second{workload="primes"}[3600s]) unless on(job, exported_job, namespace, exported_namespace) last_over_time(ballast_node_recorded_speed_cost_units_per_second{workload="primes"}[3600s])))"),
+      std::string::npos);
+  // Dated by the speeds alone, to within window / 20.
+  EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);
   EXPECT_EQ(query.find("ballast_node_speed_timestamp_seconds"), std::string::npos);
-  // Speed and samples are HistoryQuery's.
+  // The throttled part is HistoryQuery's.
   const std::string rest = HistoryQuery("primes", 3600);
-  const std::string age = "label_replace(time()";
-  ASSERT_NE(query.find(age), std::string::npos);
-  EXPECT_EQ(query.substr(0, query.find(age)), rest.substr(0, rest.find(age)));
-  // So is the throttled part.
   const std::string throttled = "label_replace(avg by (node) (avg_over_time(ballast_node_throttled";
   EXPECT_EQ(query.substr(query.find(throttled)), rest.substr(rest.find(throttled)));
-  EXPECT_NE(HistoryQueryAgeBySubquery("primes", 10).find("[60s:60s]"), std::string::npos);
+  EXPECT_NE(LegacyHistoryQuery("primes", 10).find("[60s:60s]"), std::string::npos);
 }
 
 TEST(PrometheusHistoryTest, QueryQuotesTheWorkloadKind) {

@@ -15,13 +15,18 @@ TEST(SpeedStoreTest, RecordKeepsSpeedsRelativeToTheJobMean) {
   EXPECT_DOUBLE_EQ(store.nodes["b"]["primes"][0].at, 1000);
 }
 
-TEST(SpeedStoreTest, RecordSkipsUnusableSpeedsAndRefusesAJobWithNone) {
+TEST(SpeedStoreTest, RecordSkipsUnusableSpeedsAndRefusesAJobWithFewerThanTwoLeft) {
   SpeedStore store;
   EXPECT_FALSE(RecordJob(store, "primes", {{"a", 0}, {"b", -1}}, 1, {}));
   EXPECT_TRUE(store.nodes.empty());
-  ASSERT_TRUE(RecordJob(store, "primes", {{"a", 4}, {"b", 0}, {"c", std::nan("")}}, 1, {}));
-  EXPECT_EQ(store.nodes.size(), 1u);
-  EXPECT_DOUBLE_EQ(store.nodes["a"]["primes"][0].speed, 1.0);
+  // One usable speed is only itself relative to itself: nothing to learn.
+  EXPECT_FALSE(RecordJob(store, "primes", {{"a", 4}, {"b", 0}, {"c", std::nan("")}}, 1, {}));
+  EXPECT_FALSE(RecordJob(store, "primes", {{"a", 4}}, 1, {}));
+  EXPECT_TRUE(store.nodes.empty());
+  ASSERT_TRUE(RecordJob(store, "primes", {{"a", 4}, {"b", 0}, {"c", 2}}, 1, {}));
+  EXPECT_EQ(store.nodes.size(), 2u);
+  EXPECT_DOUBLE_EQ(store.nodes["a"]["primes"][0].speed, 4.0 / 3);
+  EXPECT_FALSE(store.nodes.contains("b"));
 }
 
 TEST(SpeedStoreTest, KeepsTheNewestSamplesPerNodeAndKind) {
@@ -29,7 +34,7 @@ TEST(SpeedStoreTest, KeepsTheNewestSamplesPerNodeAndKind) {
   StoreLimits limits;
   limits.samples_per_node = 3;
   for (int i = 0; i < 5; ++i) RecordJob(store, "primes", {{"a", 1}, {"b", 1.0 + i}}, i, limits);
-  RecordJob(store, "matmul", {{"a", 1}}, 9, limits);
+  RecordJob(store, "matmul", {{"a", 1}, {"b", 1}}, 9, limits);
   ASSERT_EQ(store.nodes["a"]["primes"].size(), 3u);
   EXPECT_DOUBLE_EQ(store.nodes["a"]["primes"].front().at, 2);
   EXPECT_EQ(store.nodes["a"]["matmul"].size(), 1u);
@@ -39,7 +44,7 @@ TEST(SpeedStoreTest, LookupAnswersTheAskedNodesOfTheKind) {
   SpeedStore store;
   RecordJob(store, "primes", {{"a", 3}, {"b", 1}}, 100, {});  // a 1.5, b 0.5
   RecordJob(store, "primes", {{"a", 1}, {"b", 1}}, 160, {});  // a 1, b 1
-  RecordJob(store, "matmul", {{"c", 1}}, 170, {});
+  RecordJob(store, "matmul", {{"c", 1}, {"d", 1}}, 170, {});
   const auto known = LookupHistory(store, "primes", {"a", "c", "z"}, 200);
   ASSERT_EQ(known.size(), 1u);
   EXPECT_EQ(known[0].node, "a");

@@ -117,7 +117,6 @@ struct World {
   DecideOptions options;
   bool flush_status = false;
   std::optional<HistoryLookup> history;
-  std::set<std::string> shared_nodes;
 
   // One pass: Decide on what is set, its memory kept for the next.
   Decision Pass() {
@@ -140,7 +139,6 @@ struct World {
     input.refusal = refusal;
     input.flush_status = flush_status;
     input.history = history;
-    input.shared_nodes = shared_nodes;
     input.now = {wall, steady, Rfc3339(wall)};
     Decision decision = Decide(input, memory, options);
     memory = decision.memory;

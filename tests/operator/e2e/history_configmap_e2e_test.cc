@@ -117,10 +117,10 @@ TEST_F(HistoryConfigMapTest, ACorruptStoreIsReportedAndTheNextRecordStartsItAgai
 TEST_F(HistoryConfigMapTest, RecordsRacingEachOtherAreAllKept) {
   ConfigMapHistory first(*client_, ns_, "history", Uncached());
   ConfigMapHistory second(*client_, ns_, "history", Uncached());
-  ASSERT_TRUE(Recorded(first, "primes", {{"a", 1}}, kNow).ok());  // exists before the race
+  ASSERT_TRUE(Recorded(first, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());  // exists before the race
   auto record = [&](ConfigMapHistory& store, int from) {
     for (int i = 0; i < 5; ++i) {
-      EXPECT_TRUE(Recorded(store, "primes", {{"a", 1}}, kNow + from + i).ok());
+      EXPECT_TRUE(Recorded(store, "primes", {{"a", 1}, {"b", 1}}, kNow + from + i).ok());
     }
   };
   std::thread one([&] { record(first, 10); });
@@ -134,7 +134,7 @@ TEST_F(HistoryConfigMapTest, RecordsRacingEachOtherAreAllKept) {
 
 TEST_F(HistoryConfigMapTest, ABurstOfRecordsIsOneWriteAndNoneIsLost) {
   ConfigMapHistory store(*client_, ns_, "history");
-  ASSERT_TRUE(Recorded(store, "primes", {{"a", 1}}, kNow).ok());  // creates it
+  ASSERT_TRUE(Recorded(store, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());  // creates it
   const auto updates = [&] { return client_->RequestCounts()["update"]; };
   const auto before = updates();
   // A hundred jobs ending together: the writer is busy with at most the
@@ -221,7 +221,7 @@ TEST_F(HistoryConfigMapTest, TheChartsRightsAreEnough) {
   EXPECT_EQ(lookup.nodes.size(), 2u);
   // Another name is not the operator's.
   ConfigMapHistory other(*restricted, ns_, "other");
-  EXPECT_FALSE(Recorded(other, "primes", {{"a", 1}}, kNow).ok());
+  EXPECT_FALSE(Recorded(other, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());
   EXPECT_NE(other.Lookup("primes", {"a"}, kNow).trouble, "");
 }
 
