@@ -142,10 +142,18 @@ std::string JobEstimatesOnce(const std::string& workload, double window_seconds)
 
 // The parts of a query: its top-level alternatives.
 std::vector<std::string> Parts(const std::string& query) {
+  // At the top level only: a part may hold an `or` of its own (the legacy
+  // form's age does).
   std::vector<std::string> parts;
   size_t from = 0;
-  for (size_t at; (at = query.find(" or ", from)) != std::string::npos; from = at + 4) {
-    parts.push_back(query.substr(from, at - from));
+  int depth = 0;
+  for (size_t at = 0; at < query.size(); ++at) {
+    if (query[at] == '(') ++depth;
+    if (query[at] == ')') --depth;
+    if (depth == 0 && query.compare(at, 4, " or ") == 0) {
+      parts.push_back(query.substr(from, at - from));
+      from = at + 4;
+    }
   }
   parts.push_back(query.substr(from));
   return parts;
@@ -188,7 +196,11 @@ void Compare(ballast::net::PrometheusHistory& source, pid_t server, int nodes, d
       Parts(ballast::history::HistoryQuery("primes", window));
   const std::string subquery = ballast::history::LegacyHistoryQuery("primes", window);
   const std::vector<std::string> subquery_parts = Parts(subquery);
-  if (now_parts.size() != 4 || subquery_parts.size() != 4) return;
+  if (now_parts.size() != 4 || subquery_parts.size() != 4) {
+    fmt::print("  the queries have {} and {} parts, not 4 each: not compared\n", now_parts.size(),
+               subquery_parts.size());
+    return;
+  }
   const std::string once = JobEstimatesOnce("primes", window);
   const std::string alternative = fmt::format("{} or {} or {}", once, now_parts[2], now_parts[3]);
   Figures now_form, subquery_form, alternative_form;
