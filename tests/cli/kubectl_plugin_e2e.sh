@@ -11,8 +11,8 @@
 #            has none;
 #   fit      the profile's ranks fitted to the history the finished job left
 #            in the operator's ConfigMap, named by a flag or found from the
-#            operator's pod; and to a Prometheus answer that the API server's
-#            service proxy fetches;
+#            operator's pod; and to the history a real Prometheus holds, fetched
+#            through the API server's service proxy;
 # and the errors a user meets: an unknown job, a bad flag, no operator.
 #   usage: kubectl_plugin_e2e.sh BALLAST_BINARY
 # shellcheck source=../operator/crds/lib.sh
@@ -210,35 +210,38 @@ leader_pod --lease-namespace="$ns" --history-configmap="$ns/speeds"
 fit_ok "the operator's ConfigMap $ns/speeds, workload primes"
 
 # The operator's Prometheus, through the API server's service proxy: a
-# Service without selector whose endpoint is a stand-in Prometheus on this
-# machine (the API server proxies to no loopback address).
+# Service without selector whose endpoint is a real Prometheus on this machine
+# (the API server proxies to no loopback address), holding two primes jobs of
+# an hour ago as the coordinator exports them (recorded speed and its
+# timestamp), written into its TSDB by promtool.
 host_ip=$(ip -4 -o route get 192.0.2.254 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
 [[ -n $host_ip && $host_ip != 127.* ]] || host_ip=$(hostname -I | awk '{print $1}')
 prometheus_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])')
-python3 - "$host_ip" "$prometheus_port" "$tmp/prometheus.log" <<'PY' &
-import http.server, json, sys, urllib.parse
-answer = {"status": "success", "data": {"resultType": "vector", "result": [
-    {"metric": {"node": node, "stat": stat}, "value": [0, str(value)]}
-    for node, speed in (("pi4b-0", 1.25), ("pi4b-1", 1.2), ("pi3b-0", 0.3))
-    for stat, value in (("speed", speed), ("samples", 4), ("age", 60))]}}
-class Handler(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        url = urllib.parse.urlparse(self.path)
-        query = urllib.parse.parse_qs(url.query).get("query", [""])[0]
-        ok = url.path == "/api/v1/query" and "ballast_node_recorded_speed_cost_units_per_second" in query
-        with open(sys.argv[3], "a") as log:
-            print(self.path[:80], ok, file=log)
-        body = json.dumps(answer if ok else {"status": "error", "error": "unexpected"}).encode()
-        self.send_response(200 if ok else 400)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *args):
-        pass
-http.server.HTTPServer((sys.argv[1], int(sys.argv[2])), Handler).serve_forever()
+python3 - "$tmp/history.om" <<'PY'
+import sys, time
+now = int(time.time())
+lines = []
+for job, end in (("primes-a", now - 3600), ("primes-b", now - 3000)):
+    for node, speed in (("pi4b-0", 125), ("pi4b-1", 120), ("pi3b-0", 30)):
+        for k in range(10):
+            t = end - (9 - k) * 15
+            labels = f'job="{job}",namespace="default",workload="primes",node="{node}"'
+            lines.append((t, f"ballast_node_recorded_speed_cost_units_per_second{{{labels}}} {speed} {t}"))
+            lines.append((t, f'ballast_node_speed_timestamp_seconds{{workload="primes",node="{node}"}} {t} {t}'))
+lines.sort(key=lambda line: line[0])
+with open(sys.argv[1], "w") as out:
+    out.write("# TYPE ballast_node_recorded_speed_cost_units_per_second gauge\n")
+    out.write("# TYPE ballast_node_speed_timestamp_seconds gauge\n")
+    out.write("".join(line + "\n" for _, line in lines) + "# EOF\n")
 PY
+promtool tsdb create-blocks-from openmetrics "$tmp/history.om" "$tmp/prometheus-data" >"$tmp/promtool.log" 2>&1 ||
+  fail "promtool: $(tail -5 "$tmp/promtool.log")"
+printf 'global:\n  scrape_interval: 15s\n' >"$tmp/prometheus.yml"
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prometheus-data" \
+  --storage.tsdb.retention.time=100y --web.listen-address="$host_ip:$prometheus_port" \
+  --log.level=warn >"$tmp/prometheus.log" 2>&1 &
 prometheus=$!
+wait_until "Prometheus ready" 30 curl -fs "http://$host_ip:$prometheus_port/-/ready"
 # The API server proxies only to an endpoint whose target is a pod with that
 # IP: a stand-in pod that never runs, its status given the address.
 kubectl apply -n "$ns" -f - >/dev/null <<YAML
@@ -267,7 +270,8 @@ subsets:
 YAML
 leader_pod --prometheus-url="http://prometheus.$ns.svc:9090" --prometheus-window=86400
 fit_ok "the operator's Prometheus http://prometheus.$ns.svc:9090 (through the API server: /api/v1/namespaces/$ns/services/http:prometheus:9090/proxy/), workload primes, the 1d"
-grep -q "^/api/v1/query?query=" "$tmp/prometheus.log" || fail "the stand-in Prometheus was not asked"
+# Its history, as the query reads it: pi3b-0 at 30 of the jobs' mean of 91.7, in 2 jobs.
+grep -Eq "^# pi3b-0 +0\.327[0-9]* +2 " "$tmp/fit" || fail "fit: pi3b-0 is not Prometheus's history: $(grep '^# pi3b-0' "$tmp/fit")"
 
 leader_pod --no-history
 rc=0
