@@ -147,11 +147,12 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
   if (state.memory.registered) {
-    // Each pass samples which nodes the job shares with another's workers,
-    // for what it records as history (coordinator/recorded_speeds.h).
-    coordinator_.SampleSharing(input.id);
     input.view = coordinator_.View(input.id);
     input.checkpoint = coordinator_.TakeCheckpoint(input.id);
+    // Each pass of a running job samples which of its nodes another job's
+    // workers share, for what it records as history (coordinator/
+    // recorded_speeds.h); the next pass's view has the sample.
+    if (input.view && !input.view->done) coordinator_.SampleSharing(input.id);
   }
 }
 
