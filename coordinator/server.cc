@@ -754,6 +754,7 @@ std::set<std::string> Server::SharedNodes(const std::string& job) const {
 }
 
 void Server::SampleSharing(const std::string& job) { impl_->SampleSharing(job); }
+
 bool Server::WaitFinished(const std::string& job, std::chrono::milliseconds timeout) const {
   return impl_->WaitFinished(job, timeout);
 }
