@@ -117,7 +117,8 @@ TEST_F(HistoryConfigMapTest, ACorruptStoreIsReportedAndTheNextRecordStartsItAgai
 TEST_F(HistoryConfigMapTest, RecordsRacingEachOtherAreAllKept) {
   ConfigMapHistory first(*client_, ns_, "history", Uncached());
   ConfigMapHistory second(*client_, ns_, "history", Uncached());
-  ASSERT_TRUE(Recorded(first, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());  // exists before the race
+  ASSERT_TRUE(
+      Recorded(first, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());  // exists before the race
   auto record = [&](ConfigMapHistory& store, int from) {
     for (int i = 0; i < 5; ++i) {
       EXPECT_TRUE(Recorded(store, "primes", {{"a", 1}, {"b", 1}}, kNow + from + i).ok());
