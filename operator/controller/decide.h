@@ -78,6 +78,7 @@
 #include <vector>
 
 #include "coordinator/job_session.h"
+#include "coordinator/recorded_speeds.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/fuzzy/model.h"
 #include "core/history/history_source.h"
@@ -225,14 +226,12 @@ struct RecordEvent {
   Reason reason = Reason::kStarted;
   std::string message;
 };
-// What a job that succeeded measured: node -> cost units per busy second.
+// What a job that succeeded measured, as history counts it: the speeds to
+// record (node -> cost units per busy second) and the nodes left out, and
+// why (coordinator/recorded_speeds.h).
 struct RecordSpeeds {
   std::string workload;  // the workload kind: primes, matmul, exec
-  std::map<std::string, double> speeds;
-  // Nodes measured but left out, and why (coordinator/recorded_speeds.h);
-  // with fewer than two nodes left, `speeds` is empty.
-  std::vector<std::string> shared;
-  std::vector<std::string> brief;
+  coordinator::RecordedSpeeds recorded;
 };
 
 using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,

@@ -5,10 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <utility>
 
 #include "coordinator/job_metrics.h"
-#include "coordinator/recorded_speeds.h"
 #include "core/workload/workload.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
@@ -126,13 +124,8 @@ void MeasuredColumns(Pass& pass) {
       row.prior_error = std::round(error * 1000) / 1000;
     }
   }
-  coordinator::RecordedSpeeds recorded = coordinator::SpeedsToRecord(view);
-  RecordSpeeds record;
-  record.workload = workload::WorkloadKindName(pass.spec().job.workload.kind);
-  record.speeds = std::move(recorded.speeds);
-  record.shared = std::move(recorded.shared);
-  record.brief = std::move(recorded.brief);
-  pass.actions.push_back(std::move(record));
+  pass.actions.push_back(RecordSpeeds{workload::WorkloadKindName(pass.spec().job.workload.kind),
+                                      coordinator::SpeedsToRecord(view)});
 }
 
 }  // namespace ballast::controller::decide

@@ -177,18 +177,19 @@ void JobReconciler::RecordHistory(const std::string& key,
   for (const auto& action : actions) {
     const auto* record = std::get_if<RecordSpeeds>(&action);
     if (!record) continue;
+    const coordinator::RecordedSpeeds& kept = record->recorded;
     // A job with fewer than two nodes left records nothing (history_source.h).
-    if (!record->shared.empty() || !record->brief.empty() || record->speeds.empty()) {
+    if (!kept.shared.empty() || !kept.brief.empty() || kept.speeds.empty()) {
       spdlog::info(
           "speeds not recorded job={} shared_with_other_jobs={} measured_under_{}s={} "
           "recorded={}",
-          key, fmt::join(record->shared, ","), history::kMinRecordedBusySeconds,
-          fmt::join(record->brief, ","), record->speeds.size());
+          key, fmt::join(kept.shared, ","), history::kMinRecordedBusySeconds,
+          fmt::join(kept.brief, ","), kept.speeds.size());
     }
-    if (record->speeds.empty()) continue;
+    if (kept.speeds.empty()) continue;
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const Status recorded = options_.history->Record(record->workload, record->speeds, now);
+    const Status recorded = options_.history->Record(record->workload, kept.speeds, now);
     // The job has succeeded either way; its speeds are only lost to the next.
     if (!recorded.ok()) {
       spdlog::info("speeds not recorded job={} error=\"{}\"", key, recorded.ToString());

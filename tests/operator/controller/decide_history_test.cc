@@ -146,15 +146,15 @@ TEST(DecideHistoryTest, ASucceededJobRecordsItsSpeedsAndShowsThemAgainstThePrior
   const auto records = ActionsOf<RecordSpeeds>(decision);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].workload, "primes");
-  EXPECT_DOUBLE_EQ(records[0].speeds.at("pi3b-worker"), 37.5);
+  EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi3b-worker"), 37.5);
   double prior_sum = 0, speed_sum = 0;
   for (const auto& row : *decision.status.nodes) {
     prior_sum += row.prior->value;
-    speed_sum += records[0].speeds.at(row.name);
+    speed_sum += records[0].recorded.speeds.at(row.name);
   }
   for (const auto& row : *decision.status.nodes) {
     ASSERT_TRUE(row.measured_speed && row.prior_error) << row.name;
-    const double speed = records[0].speeds.at(row.name);
+    const double speed = records[0].recorded.speeds.at(row.name);
     EXPECT_NEAR(*row.measured_speed, speed, 1e-3 * speed);
     EXPECT_NEAR(*row.prior_error, (row.prior->value / prior_sum) / (speed / speed_sum) - 1, 1e-3);
   }
@@ -176,10 +176,10 @@ TEST(DecideHistoryTest, ANodeSharedWithAnotherJobForLongIsNotRecorded) {
   const Decision decision = world.Pass();
   const auto records = ActionsOf<RecordSpeeds>(decision);
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].shared, std::vector<std::string>{std::string(kNodes[2])});
-  EXPECT_TRUE(records[0].brief.empty());
-  EXPECT_EQ(records[0].speeds.size(), 2u);
-  EXPECT_FALSE(records[0].speeds.contains(std::string(kNodes[2])));
+  EXPECT_EQ(records[0].recorded.shared, std::vector<std::string>{std::string(kNodes[2])});
+  EXPECT_TRUE(records[0].recorded.brief.empty());
+  EXPECT_EQ(records[0].recorded.speeds.size(), 2u);
+  EXPECT_FALSE(records[0].recorded.speeds.contains(std::string(kNodes[2])));
   // Its measured speed is still shown.
   for (const auto& row : *decision.status.nodes) EXPECT_TRUE(row.measured_speed) << row.name;
 }
