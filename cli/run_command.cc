@@ -14,6 +14,7 @@
 #include "cli/scenario_loader.h"
 #include "cli/stop_signals.h"
 #include "core/common/utf8.h"
+#include "core/job/failure_policy.h"
 
 namespace ballast::cli {
 namespace {
@@ -148,14 +149,15 @@ int Run(const RunFlags& flags) {
     }
     if (table) fmt::print("report written to {}\n", flags.report);
   }
-  // The job's failure policy, as a WeightedJob's: more failed items than it
-  // tolerates and the run failed (its result above still says what was done).
+  // The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
+  // a failed item it does not tolerate and the run failed (its result above
+  // still says what the other items did).
   const uint64_t failed = outcome->view.result.FailedItems();
-  if (failed > loaded->job.max_failed_items) {
-    fmt::print(stderr,
-               "ballast: {} item{} failed all attempts, more than failurePolicy.maxFailedItems "
-               "({})\n",
-               failed, failed == 1 ? "" : "s", loaded->job.max_failed_items);
+  const std::optional<uint64_t> max = loaded->job.max_failed_items;
+  if (job::FailsAtTheEnd(failed, max)) {
+    fmt::print(stderr, "ballast: {} of {} item{} failed all attempts ({}{})\n", failed,
+               outcome->view.items, outcome->view.items == 1 ? "" : "s",
+               job::FailurePolicyName(max), max ? "" : "; set it to tolerate failed items");
     return kExitFailure;
   }
   return kExitOk;

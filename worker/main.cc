@@ -1,7 +1,6 @@
 // ballast-worker: pulls leases of a job from the coordinator, computes them on
 // the cores it is given, and reports. It only wires options, the logger, the
 // metrics and the loop (worker_loop.h).
-#include <sched.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -12,7 +11,6 @@
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 // After the standard headers: boost::asio, under pplx, needs <utility> first.
 #include <pplx/threadpool.h>
@@ -20,6 +18,7 @@
 #include "ballast/version.h"
 #include "core/common/utf8.h"
 #include "worker/bundle.h"
+#include "worker/cpu_budget.h"
 #include "worker/kernels/command_group.h"
 #include "worker/kernels/kernel.h"
 #include "worker/metrics.h"
@@ -33,13 +32,6 @@ namespace {
 std::string EnvOr(const char* name, std::string fallback) {
   const char* value = std::getenv(name);
   return value != nullptr && *value != '\0' ? value : fallback;
-}
-
-// The cores this process may run on.
-unsigned AvailableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // Serves SIGINT and SIGTERM for its scope (StopSignalThread): the handler
@@ -138,7 +130,9 @@ int main(int argc, char** argv) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   options.name = EnvOr("BALLAST_WORKER_NAME", EnvOr("NODE_NAME", host));
-  options.threads = AvailableCores();
+  const ballast::worker::CpuBudget cpu = ballast::worker::ReadCpuBudget();
+  options.threads = cpu.Threads();
+  options.threads_from = cpu.ToString();
   std::string metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
   ballast::worker::MetricLabels metric_labels{EnvOr("BALLAST_JOB_NAME", ""),
                                               EnvOr("BALLAST_NAMESPACE", ""), ""};
@@ -153,9 +147,13 @@ int main(int argc, char** argv) {
   app.add_option("--name", options.name,
                  "this worker's name in the job, its node's name [BALLAST_WORKER_NAME, NODE_NAME]")
       ->capture_default_str();
-  app.add_option("--threads", options.threads, "compute threads (default: the cores available)")
-      ->capture_default_str()
-      ->check(CLI::Range(1u, 1024u));
+  CLI::Option* threads =
+      app.add_option("--threads", options.threads,
+                     "compute threads, or exec commands at once, unless the job sets its "
+                     "exec.concurrency (default: one per CPU this process may use: its cgroup's "
+                     "CPU quota rounded up, else the cores it may run on; here " +
+                         cpu.ToString() + ")");
+  threads->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--speed", options.speed,
                  "emulate a slower node: fraction of one core, by a duty cycle (1 = off)")
       ->capture_default_str()
@@ -245,7 +243,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (options.speed < 1) options.threads = 1;  // the emulated speed is a fraction of one core
+  if (threads->count() > 0) options.threads_from = "--threads";
+  if (options.speed < 1) {  // the emulated speed is a fraction of one core
+    options.threads = 1;
+    options.threads_from = "--speed below 1";
+  }
   if (!ballast::kernels::SetCommandCgroupParent(exec_cgroup)) {
     spdlog::error("--exec-cgroup {}: not a cgroup v2 group with cgroup.kill", exec_cgroup);
     return 2;

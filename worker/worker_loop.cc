@@ -1,6 +1,5 @@
 #include "worker/worker_loop.h"
 
-#include <cpprest/http_client.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
@@ -12,17 +11,15 @@
 #include <future>
 #include <limits>
 #include <optional>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "core/balance/cost_model.h"
-#include "core/common/utf8.h"
 #include "core/protocol/messages.h"
 #include "core/workload/result.h"
+#include "worker/coordinator_client.h"
 #include "worker/kernels/kernel.h"
 #include "worker/lease_cut.h"
-#include "worker/reach.h"
 #include "worker/report_ranges.h"
 #include "worker/step_size.h"
 
@@ -37,11 +34,6 @@ using Clock = std::chrono::steady_clock;
 // loop: an atomic, which a handler may store to when it is lock-free.
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
-
-// While the coordinator cannot be reached: how long a connection test may
-// take, and how often the worker looks again why (and logs it).
-constexpr std::chrono::milliseconds kConnectTimeout{5000};
-constexpr double kDiagnoseEvery = 10;
 
 // CPU seconds of this process and of its children that have ended (the
 // exec workload's commands do their work in children).
@@ -59,50 +51,6 @@ double ProcessCpuSeconds() {
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Computes `range` on `threads` threads, each an equal slice, and merges the
-// slices' results. Returns the first error of any slice.
-// The answer's body. A coordinator's answers are small: one that declares
-// more than protocol::kMaxBodyBytes is not read (it throws, as the client
-// does for a lost connection, so callers retry and then give up).
-std::string BoundedBody(web::http::http_response& response) {
-  if (response.headers().content_length() > protocol::kMaxBodyBytes) {
-    throw std::runtime_error(fmt::format("the answer declares {} bytes, over the limit of {}",
-                                         response.headers().content_length(),
-                                         protocol::kMaxBodyBytes));
-  }
-  return response.extract_string(true).get();
-}
-
-// Something to check while waiting for an answer: true gives the wait up.
-using GiveUp = std::function<bool()>;
-
-// The response of a request sent, or nullopt when `give_up` (checked every
-// 20 ms; none: wait to the end) said to stop waiting first. A request given
-// up on is not cancelled: it is left to end on cpprestsdk's threads, its
-// outcome observed there and dropped. Cancelling a request in flight from
-// another thread races the library's I/O thread over the request's context
-// (ThreadSanitizer reported it on every stop of a worker whose report was
-// held), and the process ends soon after a give-up anyway.
-std::optional<web::http::http_response> AwaitResponse(pplx::task<web::http::http_response> sent,
-                                                      const GiveUp& give_up) {
-  if (give_up) {
-    while (!sent.is_done()) {
-      if (give_up()) {
-        // Observed, or pplx reports an exception nobody looked at with SIGTRAP.
-        sent.then([](const pplx::task<web::http::http_response>& ended) {
-          try {
-            ended.get();
-          } catch (const std::exception&) {
-          }
-        });
-        return std::nullopt;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  return sent.get();
 }
 
 // What a step computed: the range from its start to where it stopped, and
@@ -174,7 +122,10 @@ StatusOr<Computed> ComputeStep(kernels::Kernel& kernel, Range step, unsigned thr
 class WorkerLoop::Impl {
  public:
   Impl(WorkerOptions options, Metrics* metrics)
-      : options_(std::move(options)), metrics_(metrics), client_(MakeClient(options_)) {}
+      : options_(std::move(options)),
+        metrics_(metrics),
+        client_({options_.coordinator, options_.job, options_.token, options_.give_up_s},
+                [] { return g_stop.load(); }) {}
 
   ~Impl() {
     stop_polling_ = true;
@@ -189,15 +140,35 @@ class WorkerLoop::Impl {
 
  private:
   Status RunJob() {
-    BALLAST_ASSIGN_OR_RETURN(auto description, FetchJob());
+    BALLAST_ASSIGN_OR_RETURN(auto description, client_.FetchJob());
     workload_ = description.workload;
     cost_ = balance::CostModel(workload_.items, workload_.cost, workload_.item_costs);
     metrics_->Bind(workload::WorkloadKindName(workload_.kind));
     BALLAST_ASSIGN_OR_RETURN(kernel_, kernels::MakeKernel(workload_));
-    spdlog::info("worker started job={} worker={} workload={} items={} threads={} speed={}",
-                 options_.job, options_.name, workload::WorkloadKindName(workload_.kind),
-                 workload_.items, options_.threads, options_.speed);
-    poller_ = std::thread([this] { PollSignals(); });
+    std::string threads_from = options_.threads_from;
+    threads_ = options_.threads;
+    // A duty cycle emulates a fraction of one core: one thread.
+    if (workload_.kind == workload::WorkloadKind::kExec && workload_.exec.concurrency > 0 &&
+        options_.speed >= 1) {
+      threads_ = workload_.exec.concurrency;
+      threads_from = "the job's exec.concurrency";
+    }
+    spdlog::info(
+        "worker started job={} worker={} workload={} items={} threads={} threads_from=\"{}\" "
+        "speed={}",
+        options_.job, options_.name, workload::WorkloadKindName(workload_.kind), workload_.items,
+        threads_, threads_from, options_.speed);
+    poller_ = std::thread([this] {
+      client_.PollSignals(
+          options_.name, [this] { return stop_polling_ || g_stop; },
+          [this](const protocol::SignalMessage& signal) {
+            // A steal's cut: the step being computed stops there at once.
+            if (signal.lease) cut_.Offer(*signal.lease);
+            spdlog::debug("signal received lease={}",
+                          signal.lease ? signal.lease->ToString() : "none");
+            signalled_ = true;
+          });
+    });
 
     protocol::ReportMessage ask = NewReport(/*idle=*/true);
     while (true) {
@@ -243,13 +214,6 @@ class WorkerLoop::Impl {
     lease_session_.clear();
   }
 
-  static web::http::client::http_client MakeClient(const WorkerOptions& options) {
-    web::http::client::http_client_config config;
-    config.set_timeout(std::chrono::seconds(30));
-    return web::http::client::http_client(utility::conversions::to_string_t(options.coordinator),
-                                          config);
-  }
-
   protocol::ReportMessage NewReport(bool idle) {
     protocol::ReportMessage report;
     report.worker = options_.name;
@@ -257,85 +221,6 @@ class WorkerLoop::Impl {
     report.leaving = g_stop;
     report.session = lease_session_;
     return report;
-  }
-
-  // One HTTP exchange with retries. Returns Unavailable after give_up_s of
-  // failures (no answer, 5xx, or a job the coordinator does not know: it may
-  // be adding it again after a restart), Conflict on 409, Invalid when the
-  // coordinator refuses the request otherwise, and Unavailable at once when
-  // `abandon` says to stop waiting (AwaitResponse).
-  StatusOr<nlohmann::json> Exchange(const web::http::method& method, const std::string& path,
-                                    const std::string& body, const GiveUp& abandon = {}) {
-    const auto start = Clock::now();
-    double backoff = 0.1;
-    std::optional<Clock::time_point> diagnosed;  // when the last DiagnoseReach ran
-    std::string cause;                           // what it said
-    while (true) {
-      web::http::http_request request(method);
-      request.set_request_uri(utility::conversions::to_string_t(path));
-      request.headers().add("Authorization", "Bearer " + options_.token);
-      if (!body.empty()) request.set_body(body, "application/json");
-      std::string failure;
-      bool unreachable = false;  // no HTTP answer at all
-      try {
-        std::optional<web::http::http_response> answered =
-            AwaitResponse(client_.request(request), abandon);
-        if (!answered) return Status::Unavailable(fmt::format("{}: abandoned", path));
-        web::http::http_response& response = *answered;
-        const std::string text = BoundedBody(response);
-        const auto code = response.status_code();
-        if (code == web::http::status_codes::OK) return protocol::ParseJsonText(text);
-        const protocol::Refusal refusal = protocol::ParseRefusal(text);
-        if (code == web::http::status_codes::Conflict) return Status::Conflict(refusal.error);
-        const bool unknown_job = code == web::http::status_codes::NotFound &&
-                                 refusal.reason == protocol::kReasonUnknownJob;
-        // 408: the request was too slow to arrive (a stalled network); again.
-        const bool timed_out = code == web::http::status_codes::RequestTimeout;
-        if (code < 500 && !unknown_job && !timed_out) {
-          return Status::Invalid(
-              fmt::format("the coordinator refused {} ({}): {}", path, code, text));
-        }
-        failure = fmt::format("status {}: {}", code, refusal.error);
-      } catch (const std::exception& e) {
-        failure = e.what();
-        unreachable = true;
-      }
-      if (unreachable && (!diagnosed || Since(*diagnosed) > kDiagnoseEvery)) {
-        cause = DiagnoseReach(options_.coordinator, kConnectTimeout);
-        if (cause.empty()) cause = "the TCP connection opens, but the exchange fails: " + failure;
-        diagnosed = Clock::now();
-        spdlog::info("cannot reach the coordinator, retrying url={} cause=\"{}\"",
-                     options_.coordinator, cause);
-      }
-      if (unreachable && Since(start) > options_.give_up_s) {
-        // The pod's termination message ends with this (the operator's
-        // CoordinatorUnreachable event quotes it): keep "cannot reach the
-        // coordinator" as it is.
-        return Status::Unavailable(fmt::format("cannot reach the coordinator at {} for {:g} s: {}",
-                                               options_.coordinator, options_.give_up_s, cause));
-      }
-      if (Since(start) > options_.give_up_s) {
-        return Status::Unavailable(fmt::format("coordinator {} unavailable for {:.0f} s: {}",
-                                               options_.coordinator, options_.give_up_s, failure));
-      }
-      // Asked to stop (the pod is being deleted, e.g. with its job): nobody
-      // is left to hand the lease back to, so do not wait out give_up_s.
-      if (g_stop) {
-        return Status::Unavailable(fmt::format(
-            "stopping, and the coordinator {} is unavailable: {}", options_.coordinator, failure));
-      }
-      if (!unreachable) {
-        spdlog::info("coordinator unavailable, retrying path={} error=\"{}\"", path, failure);
-      }
-      std::this_thread::sleep_for(std::chrono::duration<double>(backoff));
-      backoff = std::min(backoff * 2, 2.0);
-    }
-  }
-
-  StatusOr<protocol::JobDescription> FetchJob() {
-    BALLAST_ASSIGN_OR_RETURN(auto json,
-                             Exchange(web::http::methods::GET, "/v1/jobs/" + options_.job, ""));
-    return protocol::ParseJobDescription(json);
   }
 
   // Sends a report and waits for the reply: the worker is idle meanwhile.
@@ -371,11 +256,8 @@ class WorkerLoop::Impl {
   StatusOr<protocol::ReplyMessage> Post(const protocol::ReportMessage& report,
                                         const GiveUp& abandon = {}) {
     const auto start = Clock::now();
-    auto json = Exchange(web::http::methods::POST, "/v1/jobs/" + options_.job + "/report",
-                         DumpJson(protocol::ToJson(report)), abandon);
-    if (json.ok()) metrics_->Report();
-    auto reply =
-        json.ok() ? protocol::ParseReply(*json) : StatusOr<protocol::ReplyMessage>(json.status());
+    auto reply = client_.PostReport(report, abandon);
+    if (reply.ok()) metrics_->Report();
     metrics_->RoundTrip(reply.ok() ? protocol::ReplyKindName(reply->kind) : "error", Since(start));
     return reply;
   }
@@ -515,7 +397,7 @@ class WorkerLoop::Impl {
         if (dropped) return DroppedLease(*dropped);
         continue;
       }
-      const Range planned{position_, NextStepEnd(cost_, {position_, lease_.end}, options_.threads,
+      const Range planned{position_, NextStepEnd(cost_, {position_, lease_.end}, threads_,
                                                  options_.step_seconds, last_step_)};
       const auto start = Clock::now();
       // The step (and an emulated node's idle share after it) runs beside
@@ -523,8 +405,8 @@ class WorkerLoop::Impl {
       // heartbeat (an exec item of minutes) must not go silent for so long
       // that the lease expires and its items run again elsewhere.
       auto computing = std::async(std::launch::async, [&] {
-        auto computed = ComputeStep(*kernel_, planned, options_.threads, ChunksPerStep(),
-                                    workload_.kind, cut_.end_flag());
+        auto computed = ComputeStep(*kernel_, planned, threads_, ChunksPerStep(), workload_.kind,
+                                    cut_.end_flag());
         if (computed.ok() && !computed->range.empty()) Throttle(Since(start));
         return computed;
       });
@@ -643,74 +525,12 @@ class WorkerLoop::Impl {
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds * (1 / options_.speed - 1)));
   }
 
-  // Long-polls the coordinator for signals; sets signalled_ when one comes.
-  // Until the job is done or Run returns: a poll that fails (no answer, the
-  // job unknown while a restarted coordinator adds it again, any refusal) is
-  // retried with backoff.
-  void PollSignals() {
-    web::http::client::http_client_config config;
-    config.set_timeout(std::chrono::seconds(60));
-    web::http::client::http_client client(utility::conversions::to_string_t(options_.coordinator),
-                                          config);
-    const std::string path = fmt::format(
-        "/v1/jobs/{}/signal?worker={}", options_.job,
-        utility::conversions::to_utf8string(
-            web::uri::encode_data_string(utility::conversions::to_string_t(options_.name))));
-    const GiveUp stopping = [this] { return stop_polling_ || g_stop; };
-    double backoff = 0.1;
-    while (!stopping()) {
-      std::string failure;
-      try {
-        web::http::http_request request(web::http::methods::GET);
-        request.set_request_uri(utility::conversions::to_string_t(path));
-        request.headers().add("Authorization", "Bearer " + options_.token);
-        std::optional<web::http::http_response> answered =
-            AwaitResponse(client.request(request), stopping);
-        if (!answered) return;
-        web::http::http_response& response = *answered;
-        const std::string text = BoundedBody(response);
-        auto json = protocol::ParseJsonText(text);
-        auto signal = json.ok() ? protocol::ParseSignal(*json)
-                                : StatusOr<protocol::SignalMessage>(json.status());
-        if (response.status_code() != web::http::status_codes::OK) {
-          failure = fmt::format("status {}: {}", response.status_code(), text);
-        } else if (signal.ok()) {
-          backoff = 0.1;
-          if (signal->signalled) {
-            // A steal's cut: the step being computed stops there at once.
-            if (signal->lease) cut_.Offer(*signal->lease);
-            spdlog::debug("signal received lease={}",
-                          signal->lease ? signal->lease->ToString() : "none");
-            signalled_ = true;
-            if (signal->done) return;  // the job is over: no more signals
-          }
-          continue;
-        } else {
-          failure = "the answer is not a signal message: " + signal.status().message();
-        }
-      } catch (const std::exception& e) {
-        failure = e.what();
-      }
-      if (stopping()) return;
-      spdlog::debug("signal poll failed, retrying error=\"{}\"", failure);
-      SleepUnless(backoff, stopping);
-      backoff = std::min(backoff * 2, 2.0);
-    }
-  }
-
-  static void SleepUnless(double seconds, const GiveUp& stopping) {
-    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                          std::chrono::duration<double>(seconds));
-    while (Clock::now() < until && !stopping()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-
   WorkerOptions options_;
   Metrics* metrics_;
-  web::http::client::http_client client_;
+  CoordinatorClient client_;
   workload::WorkloadSpec workload_;
   std::unique_ptr<kernels::Kernel> kernel_;
+  unsigned threads_ = 1;  // compute threads for this job
   Range lease_;
   uint64_t position_ = 0;
   std::string lease_session_;  // the session of the reply that granted lease_

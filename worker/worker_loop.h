@@ -41,9 +41,12 @@ struct WorkerOptions {
   std::string coordinator;  // "http://host:port"
   std::string job;
   std::string token;
-  std::string name;      // this worker's name in the job (its node)
-  unsigned threads = 1;  // compute threads
-  double speed = 1.0;    // < 1: emulate a slower node with a duty cycle
+  std::string name;  // this worker's name in the job (its node)
+  // Compute threads (exec: commands at once), unless the job sets its
+  // exec.concurrency; `threads_from` says where the number came from.
+  unsigned threads = 1;
+  std::string threads_from = "--threads";
+  double speed = 1.0;  // < 1: emulate a slower node with a duty cycle
   double step_seconds = 0.05;
   // Stop retrying a coordinator that does not answer, or does not know the
   // job, after this.

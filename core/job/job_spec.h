@@ -62,9 +62,10 @@ struct JobSpec {
   double verify_fraction = 0;
   // `failurePolicy: {maxFailedItems: n}`: how many items may fail all their
   // attempts (workload.exec.retries + 1) and the job still succeed; one more
-  // fails the job. 0 (the default): any failed item fails it, as a failed
-  // index fails a Kubernetes Job.
-  uint64_t max_failed_items = 0;
+  // fails the job at once, the rest not computed (a Job's maxFailedIndexes).
+  // Unset (the default): every other item is computed, and the job then
+  // fails when any item failed (a Job with backoffLimitPerIndex alone).
+  std::optional<uint64_t> max_failed_items;
   // Set when the items are listed outside the job: until ResolveItems reads
   // them, workload.items is 0 and the job cannot run.
   ItemSource item_source;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/json_read.h"
+#include "core/common/utf8.h"
 #include "core/workload/json_fields.h"
 
 namespace ballast::workload {
@@ -17,6 +18,18 @@ using json = nlohmann::json;
 
 // A failure's error travels in reports and status: a line, not a log.
 constexpr size_t kMaxErrorBytes = 512;
+
+// The end of `text` in at most `max` (> 3) bytes of valid UTF-8, "..." first
+// when cut: what a command wrote last says most.
+std::string TextEnd(std::string_view text, size_t max) {
+  std::string valid = ToValidUtf8(text);
+  if (valid.size() <= max) return valid;
+  size_t begin = valid.size() - (max - 3);
+  while (begin < valid.size() && (static_cast<unsigned char>(valid[begin]) & 0xC0) == 0x80) {
+    ++begin;  // not inside a character
+  }
+  return "..." + valid.substr(begin);
+}
 
 // Sorts failures by their first item and joins adjacent runs that ended alike,
 // so that equal sets of failed items compare equal however they were split.
@@ -28,12 +41,17 @@ void Canonicalize(std::vector<ExecFailure>* failures) {
   for (const ExecFailure& failure : *failures) {
     if (!joined.empty() && joined.back().items.end == failure.items.begin &&
         joined.back().exit_code == failure.exit_code &&
-        joined.back().attempts == failure.attempts && joined.back().error == failure.error) {
+        joined.back().attempts == failure.attempts && joined.back().error == failure.error &&
+        joined.back().output == failure.output) {
       joined.back().items.end = failure.items.end;
     } else {
       joined.push_back(failure);
     }
   }
+  // Past the first few, failures keep no output: a failure's place in a
+  // merge of some of the results is never later than in the merge of all,
+  // so which ones keep theirs does not depend on the order of merging.
+  for (size_t i = kFailuresWithOutput; i < joined.size(); ++i) joined[i].output.clear();
   *failures = std::move(joined);
 }
 
@@ -52,7 +70,7 @@ StatusOr<Result> ExecFromJson(const json& node) {
   for (const json& entry : *failures) {
     const std::string where = "exec.failures[]";
     BALLAST_RETURN_IF_ERROR(
-        ExpectObject(entry, where, {"begin", "end", "exitCode", "attempts", "error"}));
+        ExpectObject(entry, where, {"begin", "end", "exitCode", "attempts", "error", "output"}));
     BALLAST_ASSIGN_OR_RETURN(uint64_t begin, RequireUint(entry, where, "begin"));
     BALLAST_ASSIGN_OR_RETURN(uint64_t end, RequireUint(entry, where, "end"));
     if (end <= begin) return Status::Invalid("exec.failures[].end: expected end > begin");
@@ -80,9 +98,19 @@ StatusOr<Result> ExecFromJson(const json& node) {
       }
       error = found->get<std::string>();
     }
-    BALLAST_RETURN_IF_ERROR(
-        result.Merge(Result::ExecFailed({begin, end}, static_cast<int>(code->get<int64_t>()),
-                                        static_cast<uint32_t>(attempts), std::move(error))));
+    std::string output;
+    if (auto found = entry.find("output"); found != entry.end()) {
+      if (!found->is_string() ||
+          found->get_ref<const std::string&>().size() > kMaxFailureOutputBytes) {
+        return Status::Invalid(
+            fmt::format("exec.failures[].output: expected a string of at most {} bytes",
+                        kMaxFailureOutputBytes));
+      }
+      output = found->get<std::string>();
+    }
+    BALLAST_RETURN_IF_ERROR(result.Merge(
+        Result::ExecFailed({begin, end}, static_cast<int>(code->get<int64_t>()),
+                           static_cast<uint32_t>(attempts), std::move(error), std::move(output))));
   }
   return result;
 }
@@ -123,15 +151,27 @@ Result Result::ExecSucceeded(uint64_t items) {
   return Result(WorkloadKind::kExec, ExecTotals{items, {}, {}});
 }
 
+std::string LastOutputLine(const ExecFailure& failure, size_t max) {
+  std::string_view text = failure.output;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.remove_suffix(1);
+  }
+  const size_t line = text.rfind('\n');
+  if (line != std::string_view::npos) text.remove_prefix(line + 1);
+  return json_read::Cut(text, max);
+}
+
 Result Result::ExecHandedBack(uint64_t items, UserFields fields) {
   return Result(WorkloadKind::kExec, ExecTotals{items, {}, std::move(fields)});
 }
 
-Result Result::ExecFailed(balance::Range items, int exit_code, uint32_t attempts,
-                          std::string error) {
+Result Result::ExecFailed(balance::Range items, int exit_code, uint32_t attempts, std::string error,
+                          std::string output) {
   if (error.size() > kMaxErrorBytes) error = json_read::Cut(error, kMaxErrorBytes - 4);
-  return Result(WorkloadKind::kExec,
-                ExecTotals{0, {{items, exit_code, attempts, std::move(error)}}, {}});
+  output = TextEnd(output, kMaxFailureOutputBytes);
+  return Result(
+      WorkloadKind::kExec,
+      ExecTotals{0, {{items, exit_code, attempts, std::move(error), std::move(output)}}, {}});
 }
 
 Status Result::Merge(const Result& other) {
@@ -185,6 +225,7 @@ json Result::ToJson() const {
                   {"exitCode", failure.exit_code},
                   {"attempts", failure.attempts}};
     if (!failure.error.empty()) entry["error"] = failure.error;
+    if (!failure.output.empty()) entry["output"] = failure.output;
     failures.push_back(std::move(entry));
   }
   json body = {{"succeeded", exec().succeeded}, {"failures", std::move(failures)}};
@@ -247,7 +288,9 @@ std::string Result::Summary(const std::vector<std::string>* values) const {
     }
     const std::string why =
         f.error.empty() ? fmt::format("exit {}", f.exit_code) : json_read::Cut(f.error, 120);
-    line += fmt::format("{} {} {} after {} attempts", i == 0 ? ":" : ";", items, why, f.attempts);
+    const std::string said = LastOutputLine(f);
+    line += fmt::format("{} {} {} after {} attempts{}", i == 0 ? ":" : ";", items, why, f.attempts,
+                        said.empty() ? "" : fmt::format(" (it wrote \"{}\")", said));
   }
   if (exec().failures.size() > kShown) {
     line += fmt::format("; and {} more ranges", exec().failures.size() - kShown);

@@ -41,14 +41,27 @@ struct MatmulTotals {
 // Items that kept failing: `attempts` runs, the last exiting with `exit_code`
 // (128 + signal number when killed by a signal, 127 when it could not start).
 // A run that exited 0 but whose result file the job could not take fails
-// with exit_code 0 and `error` saying why (user_result.h).
+// with exit_code 0 and `error` saying why (user_result.h); a command that
+// names the item failed in its result file (`failedItems`) gives the error
+// it wrote. `output` is the end of what the last attempt wrote to stdout and
+// stderr (at most kMaxFailureOutputBytes), kept on the first
+// kFailuresWithOutput failures in item order only, so that a job of many
+// failures stays small.
 struct ExecFailure {
   balance::Range items;
   int exit_code = 0;
   uint32_t attempts = 0;
-  std::string error;  // "" unless the result file was refused
+  std::string error;   // "" unless the result file was refused or named it
+  std::string output;  // "" when the command wrote nothing (or not kept)
   bool operator==(const ExecFailure&) const = default;
 };
+inline constexpr size_t kMaxFailureOutputBytes = 256;
+inline constexpr size_t kFailuresWithOutput = 5;
+
+// The last non-blank line of a failure's output, cut to about `max` bytes;
+// "" when it kept none. For messages: `item 7 (exit code 3 after 2 attempts;
+// it wrote "convert: corrupt JPEG data")`.
+std::string LastOutputLine(const ExecFailure& failure, size_t max = 120);
 
 struct ExecTotals {
   uint64_t succeeded = 0;             // items whose run exited 0
@@ -65,7 +78,7 @@ class Result {
   static Result Matmul(uint64_t blocks, uint64_t sum, uint64_t checksum);
   static Result ExecSucceeded(uint64_t items);
   static Result ExecFailed(balance::Range items, int exit_code, uint32_t attempts,
-                           std::string error = "");
+                           std::string error = "", std::string output = "");
   // Items that succeeded and handed back `fields`.
   static Result ExecHandedBack(uint64_t items, UserFields fields);
 
@@ -81,7 +94,7 @@ class Result {
 
   // {"primes": {"count": 25997, "sum": "0x…"}} and likewise for matmul
   // {"blocks", "sum", "checksum"} and exec {"succeeded", "failures":
-  // [{"begin", "end", "exitCode", "attempts"(, "error")}](, "fields": {...})}
+  // [{"begin", "end", "exitCode", "attempts"(, "error")(, "output")}](, "fields": {...})}
   // (fields as user_result.h FieldsToJson); 64-bit sums as "0x" + 16 hex digits.
   nlohmann::json ToJson() const;
   // The inverse for a job of `kind`. Strict: a missing, mistyped or unknown

@@ -157,8 +157,55 @@ void MergeFields(UserFields& into, const UserFields& other) {
   }
 }
 
-StatusOr<UserFields> ReadResultFile(std::string_view text, const ResultSpec& spec,
-                                    uint64_t first_item, std::string_view where) {
+namespace {
+
+// The entries of a result file's failedItems (kFailedItemsKey) at `path`.
+StatusOr<std::vector<std::pair<uint64_t, std::string>>> ReadFailedItems(const json& node,
+                                                                        balance::Range items,
+                                                                        const std::string& path) {
+  const std::string expected = fmt::format(
+      "a list of the run's items ({} to {}), each a number or {{\"item\": n, "
+      "\"error\": \"...\"}}",
+      items.begin, items.end - 1);
+  if (!node.is_array() || node.size() > items.size()) return jr::Expected(path, expected, node);
+  std::vector<std::pair<uint64_t, std::string>> failed;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string at = jr::Element(path, i);
+    const json* item = &node[i];
+    std::string error;
+    if (node[i].is_object()) {
+      BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node[i], at, {"item", "error"}));
+      BALLAST_ASSIGN_OR_RETURN(item, jr::Require(node[i], at, "item"));
+      if (const json* text = jr::Find(node[i], "error")) {
+        BALLAST_ASSIGN_OR_RETURN(error, jr::String(*text, jr::Field(at, "error")));
+        if (error.size() > kMaxItemErrorBytes) {
+          return Status::Invalid(fmt::format("{}: an error of at most {} bytes, got {}",
+                                             jr::Field(at, "error"), kMaxItemErrorBytes,
+                                             error.size()));
+        }
+      }
+    }
+    if (!item->is_number_unsigned() || item->get<uint64_t>() < items.begin ||
+        item->get<uint64_t>() >= items.end) {
+      return jr::Expected(
+          at, fmt::format("an item of the run, {} to {}", items.begin, items.end - 1), *item);
+    }
+    failed.emplace_back(item->get<uint64_t>(), std::move(error));
+  }
+  std::sort(failed.begin(), failed.end());
+  for (size_t i = 1; i < failed.size(); ++i) {
+    if (failed[i].first == failed[i - 1].first) {
+      return Status::Invalid(fmt::format("{}: item {} is named twice", path, failed[i].first));
+    }
+  }
+  return failed;
+}
+
+}  // namespace
+
+StatusOr<HandedBack> ReadResultFile(std::string_view text, const ResultSpec& spec,
+                                    balance::Range items, std::string_view where) {
+  const uint64_t first_item = items.begin;
   if (text.size() > spec.max_bytes) {
     return Status::Invalid(fmt::format(
         "{}: {} bytes, more than the job's result.maxBytes {}; write large outputs to a volume",
@@ -166,9 +213,14 @@ StatusOr<UserFields> ReadResultFile(std::string_view text, const ResultSpec& spe
   }
   BALLAST_ASSIGN_OR_RETURN(json root, ParseBoundedJson(text, where, {spec.max_bytes, 16}));
   if (!root.is_object()) return jr::Expected(where, "a JSON object", root);
-  UserFields fields;
+  HandedBack back;
+  UserFields& fields = back.fields;
   for (const auto& [name, value] : root.items()) {
     const std::string path = fmt::format("{}: {}", where, jr::Cut(name));
+    if (name == kFailedItemsKey) {
+      BALLAST_ASSIGN_OR_RETURN(back.failed, ReadFailedItems(value, items, path));
+      continue;
+    }
     const auto rule = spec.merge.find(name);
     if (rule == spec.merge.end()) {
       std::vector<std::string> declared;
@@ -181,7 +233,7 @@ StatusOr<UserFields> ReadResultFile(std::string_view text, const ResultSpec& spe
     BALLAST_ASSIGN_OR_RETURN(fields[name],
                              ReadValue(value, rule->second, spec.list_limit, first_item, path));
   }
-  return fields;
+  return back;
 }
 
 Status CheckFields(const UserFields& fields, const ResultSpec& spec) {

@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/balance/range.h"
 #include "core/common/status.h"
 
 namespace ballast::workload {
@@ -85,12 +86,29 @@ using UserFields = std::map<std::string, FieldTotal>;
 // same rule and limit (CheckFields assures it for what reaches a merge).
 void MergeFields(UserFields& into, const UserFields& other);
 
-// The fields of one run's result file `text` (the run's first item is
-// `first_item`), typed by `spec`. Invalid "<where>: ..." for text over
-// spec.max_bytes, not a JSON object, an undeclared field, a value of the
-// wrong type, or a list entry over kMaxListEntryBytes.
-StatusOr<UserFields> ReadResultFile(std::string_view text, const ResultSpec& spec,
-                                    uint64_t first_item, std::string_view where);
+// The key of a result file that names the run's items that failed, so that
+// one bad item among a run's is not the whole run's failure (the other items
+// are not run again): a list of item numbers, or of {"item": n, "error":
+// "what went wrong"}, each within the run's [BALLAST_START, BALLAST_END),
+// e.g. {"bytes": 5120, "failedItems": [{"item": 17, "error": "corrupt"}]}.
+// The fields are then the other items'. A job cannot declare it as a field.
+inline constexpr std::string_view kFailedItemsKey = "failedItems";
+inline constexpr size_t kMaxItemErrorBytes = 256;
+
+// What one run handed back: the fields of its items that succeeded, and the
+// items it names failed (item, error), in item order.
+struct HandedBack {
+  UserFields fields;
+  std::vector<std::pair<uint64_t, std::string>> failed;
+};
+
+// One run's result file `text` for the items `items`, typed by `spec`.
+// Invalid "<where>: ..." for text over spec.max_bytes, not a JSON object, an
+// undeclared field, a value of the wrong type, a list entry over
+// kMaxListEntryBytes, or a failedItems entry that is not an item of the run
+// (or names one twice, or has an error over kMaxItemErrorBytes).
+StatusOr<HandedBack> ReadResultFile(std::string_view text, const ResultSpec& spec,
+                                    balance::Range items, std::string_view where);
 
 // Ok when every field is declared in `spec` with its rule and limit and its
 // values keep the rule's bounds; otherwise Invalid naming the field. The

@@ -55,8 +55,11 @@ struct ExecSpec {
   std::vector<std::string> command;  // argv; command[0] is looked up in PATH
   bool per_item = false;             // run once per item instead of once per sub-range
   uint32_t retries = 2;              // extra attempts after a non-zero exit
-  std::string image;                 // container image on Kubernetes; unused locally
-  ResultSpec result;                 // what the command hands back (user_result.h)
+  // Commands a worker runs at once, 1..kMaxConcurrency; 0: one per CPU the
+  // worker may use (its cgroup's quota, else its cores; worker/cpu_budget.h).
+  uint32_t concurrency = 0;
+  std::string image;  // container image on Kubernetes; unused locally
+  ResultSpec result;  // what the command hands back (user_result.h)
   bool operator==(const ExecSpec&) const = default;
 };
 
@@ -81,6 +84,7 @@ struct WorkloadSpec {
 inline constexpr uint64_t kMaxPrimesLimit = 1'000'000'000'000'000ULL;  // 10^15
 inline constexpr uint32_t kMaxMatmulN = 65536;
 inline constexpr uint64_t kMaxExecItems = 1'000'000'000'000ULL;
+inline constexpr uint32_t kMaxConcurrency = 256;
 // Width of one default sieve item: 10^10 is 2385 items.
 inline constexpr uint64_t kSieveItemWidth = uint64_t{1} << 22;
 

@@ -83,6 +83,11 @@ StatusOr<std::map<std::string, MergeRule>> ReadMerge(const json& node, std::stri
       return Status::Invalid(
           fmt::format("{}: a field's name is 1 to {} bytes", field_path, kMaxFieldNameBytes));
     }
+    if (name == kFailedItemsKey) {
+      return Status::Invalid(
+          fmt::format("{}: {} is reserved: a result file names the run's failed items with it",
+                      field_path, kFailedItemsKey));
+    }
     const auto parsed = rule.is_string() ? ParseMergeRule(rule.get<std::string>()) : std::nullopt;
     if (!parsed) return jr::Expected(field_path, "sum, min, max or list", rule);
     merge[name] = *parsed;
@@ -137,8 +142,8 @@ json ResultToJson(const ResultSpec& result) {
 }
 
 StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(node, path, {"command", "perItem", "retries", "image", "result"}));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
+      node, path, {"command", "perItem", "retries", "concurrency", "image", "result"}));
   ExecSpec exec;
   BALLAST_ASSIGN_OR_RETURN(const json* command, jr::Require(node, path, "command"));
   const std::string command_path = jr::Field(path, "command");
@@ -160,6 +165,11 @@ StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
   if (const json* retries = jr::Find(node, "retries")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*retries, jr::Field(path, "retries"), 0, 100));
     exec.retries = static_cast<uint32_t>(count);
+  }
+  if (const json* concurrency = jr::Find(node, "concurrency")) {
+    BALLAST_ASSIGN_OR_RETURN(
+        int64_t count, jr::Int(*concurrency, jr::Field(path, "concurrency"), 1, kMaxConcurrency));
+    exec.concurrency = static_cast<uint32_t>(count);
   }
   if (const json* image = jr::Find(node, "image")) {
     BALLAST_ASSIGN_OR_RETURN(exec.image, jr::String(*image, jr::Field(path, "image")));
@@ -270,6 +280,7 @@ json WorkloadToJson(const WorkloadSpec& spec) {
                      {"perItem", spec.exec.per_item},
                      {"retries", spec.exec.retries},
                      {"image", spec.exec.image}};
+      if (spec.exec.concurrency > 0) out["exec"]["concurrency"] = spec.exec.concurrency;
       if (!spec.exec.result.merge.empty()) out["exec"]["result"] = ResultToJson(spec.exec.result);
       break;
   }

@@ -9,6 +9,7 @@
 #include "core/common/json_read.h"
 #include "core/common/utf8.h"
 #include "core/fuzzy/profile_json.h"
+#include "core/job/failure_policy.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/job_failures.h"
@@ -409,19 +410,19 @@ void Succeed(Pass& pass) {
   std::string message =
       failed == 0
           ? fmt::format("all {} items finished", view.items)
-          : fmt::format("{} of {} items succeeded, {} failed (failurePolicy.maxFailedItems {})",
-                        view.items - failed, view.items, failed, pass.spec().job.max_failed_items);
+          : fmt::format("{} of {} items succeeded, {} failed ({})", view.items - failed, view.items,
+                        failed, job::FailurePolicyName(pass.spec().job.max_failed_items));
   message +=
       fmt::format(" in {:.1f} s on {} nodes (efficiency {:.3f}{}); {}",
                   status.makespan_seconds.value_or(makespan), view.workers.size(),
                   status.efficiency.value_or(0), nominal, status.efficiency_note.value_or(""));
   pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted, message);
   const std::string complete =
-      failed == 0 ? "every item's result is merged"
-                  : fmt::format(
-                        "{} item{} failed all attempts, within "
-                        "failurePolicy.maxFailedItems ({}): {}",
-                        failed, failed == 1 ? "" : "s", pass.spec().job.max_failed_items,
+      failed == 0
+          ? "every item's result is merged"
+          : fmt::format("{} item{} failed all attempts, within {}: {}", failed,
+                        failed == 1 ? "" : "s",
+                        job::FailurePolicyName(pass.spec().job.max_failed_items),
                         NameFailedItems(view.result, pass.spec().job.workload.item_values.get()));
   SetCondition(
       status,
@@ -461,12 +462,13 @@ namespace {
 
 // status.failedItems and failedItemValues from the view's result; an
 // ItemsFailed Warning when more items failed since the last one; the job
-// Failed (TooManyFailedItems) past spec.failurePolicy.maxFailedItems.
-// Returns true when it failed the job.
+// Failed as core/job/failure_policy.h says: at once (TooManyFailedItems) past
+// spec.failurePolicy.maxFailedItems, or once every item was attempted
+// (FailedItems) when it is unset. Returns true when it failed the job.
 bool CountFailedItems(Pass& pass) {
   const workload::Result& result = pass.in.view->result;
   const uint64_t failed = result.FailedItems();
-  const uint64_t max = pass.spec().job.max_failed_items;
+  const std::optional<uint64_t> max = pass.spec().job.max_failed_items;
   const std::vector<std::string>* values = pass.spec().job.workload.item_values.get();
   pass.status.failed_items = failed;
   pass.status.failed_item_values =
@@ -477,15 +479,24 @@ bool CountFailedItems(Pass& pass) {
   if (failed > pass.memory.failed_items_reported) {
     pass.memory.failed_items_reported = failed;
     pass.Event(true, Reason::kItemsFailed,
-               fmt::format("{} item{} failed all attempts so far (failurePolicy.maxFailedItems "
-                           "{}): {}",
-                           failed, failed == 1 ? "" : "s", max, named));
+               fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
+                           failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
   }
-  if (!TooManyFailedItems(failed, max)) return false;
-  FailInPass(pass, Reason::kTooManyFailedItems,
-             fmt::format("{} item{} failed all attempts, more than failurePolicy.maxFailedItems "
-                         "({}): {}",
-                         failed, failed == 1 ? "" : "s", max, named));
+  const job::FailedItemsVerdict verdict = job::JudgeFailedItems(failed, max);
+  if (verdict == job::FailedItemsVerdict::kFailNow) {
+    FailInPass(pass, Reason::kTooManyFailedItems,
+               fmt::format("{} item{} failed all attempts, more than "
+                           "failurePolicy.maxFailedItems ({}): {}",
+                           failed, failed == 1 ? "" : "s", max.value_or(0), named));
+    return true;
+  }
+  if (verdict != job::FailedItemsVerdict::kRunTheRest || !pass.in.view->done) return false;
+  const uint64_t items = pass.in.view->items;
+  FailInPass(pass, Reason::kFailedItems,
+             fmt::format("{} of {} item{} failed all attempts; the other {} finished and their "
+                         "merged result is in status.result (set "
+                         "failurePolicy.maxFailedItems to tolerate failed items): {}",
+                         failed, items, items == 1 ? "" : "s", items - failed, named));
   return true;
 }
 

@@ -17,10 +17,12 @@ std::string ItemNumbers(const balance::Range& items) {
 std::string Why(const workload::ExecFailure& failure) {
   const std::string attempts =
       fmt::format("after {} attempt{}", failure.attempts, failure.attempts == 1 ? "" : "s");
+  const std::string said = workload::LastOutputLine(failure);
+  const std::string wrote = said.empty() ? "" : fmt::format("; it wrote \"{}\"", said);
   if (!failure.error.empty()) {
-    return fmt::format("{} {}", json_read::Cut(failure.error, 120), attempts);
+    return fmt::format("{} {}{}", json_read::Cut(failure.error, 120), attempts, wrote);
   }
-  return fmt::format("exit code {} {}", failure.exit_code, attempts);
+  return fmt::format("exit code {} {}{}", failure.exit_code, attempts, wrote);
 }
 
 }  // namespace

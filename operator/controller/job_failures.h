@@ -1,12 +1,5 @@
-// The failure policy of a WeightedJob (spec.failurePolicy): how many items
-// may fail all their attempts and the job still succeed, and the words that
-// name the failed items in events and conditions.
-//
-// An item fails when every attempt of its command failed
-// (workload.exec.retries + 1 attempts); primes and matmul items do not fail.
-// A Kubernetes Job with a failed index is Failed; likewise a WeightedJob
-// fails as soon as more items failed than spec.failurePolicy.maxFailedItems
-// (0 by default) and completes, saying so, when fewer did.
+// The words that name a job's failed items in events and conditions. What
+// failed items mean for the job is core/job/failure_policy.h.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -29,10 +22,5 @@ inline constexpr size_t kNamedFailures = 5;
 // joined by "; ", then "; and N more ranges". "" when none failed.
 std::string NameFailedItems(const workload::Result& result, const std::vector<std::string>* values,
                             size_t shown = kNamedFailures);
-
-// True when `failed` items are more than the policy's `max_failed_items`.
-inline bool TooManyFailedItems(uint64_t failed, uint64_t max_failed_items) {
-  return failed > max_failed_items;
-}
 
 }  // namespace ballast::controller

@@ -66,6 +66,7 @@ enum class Reason {
   kTokenSecretUnusable,
   kVerificationFailed,
   kTooManyFailedItems,  // more items failed than spec.failurePolicy.maxFailedItems
+  kFailedItems,         // every item attempted, some failed, failurePolicy.maxFailedItems unset
   // The job runs, waits or ends.
   kNoEligibleNodes,
   kWaitingForWorkers,

@@ -37,6 +37,7 @@ constexpr const char* kReasonNames[] = {
     "TokenSecretUnusable",
     "VerificationFailed",
     "TooManyFailedItems",
+    "FailedItems",
     "NoEligibleNodes",
     "WaitingForWorkers",
     "WorkersRunning",

@@ -290,9 +290,13 @@ void ResultFileText(std::string_view text) {
                 {"hi", workload::MergeRule::kMax},
                 {"names", workload::MergeRule::kList}};
   spec.list_limit = 4;
-  auto fields = workload::ReadResultFile(text, spec, 7, "result file");
-  Bounded(fields, "result file");
-  if (!fields.ok()) return;
+  auto handed = workload::ReadResultFile(text, spec, {7, 17}, "result file");
+  Bounded(handed, "result file");
+  if (!handed.ok()) return;
+  for (const auto& [item, error] : handed->failed) {
+    if (item < 7 || item >= 17 || error.size() > workload::kMaxItemErrorBytes) Violated();
+  }
+  const std::optional<workload::UserFields> fields = handed->fields;
   if (!workload::CheckFields(*fields, spec).ok()) Violated();
   workload::UserFields twice = *fields;
   workload::MergeFields(twice, *fields);

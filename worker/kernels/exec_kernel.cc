@@ -12,13 +12,16 @@
 // JSON object to; a run that exits 0 without a valid one fails with the
 // reason, and is not retried (its work is done; its report is what is wrong).
 // Both files live in a directory of the run's own, removed after it. The child's stdout and stderr
-// both go to this process's stderr, unchanged, so a worker's own stdout stays free. Exit 0 is
-// success; anything else is retried up to `retries` more times and then recorded in the Result with
-// its exit code (128 + signal when killed, 127 when it could not start). A range of several items
-// that failed so is halved until the items that fail alone are found (Narrow), so that one bad
-// item among thousands counts as one failed item, as one index of a Job would. The child starts
-// with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the like at their defaults, whatever the
-// worker does with them.
+// both go to this process's stderr, unchanged (through OutputTail, which keeps their end for a
+// failed item's record), so a worker's own stdout stays free. Exit 0 is success; a single item's
+// run that fails is retried up to `retries` more times and then recorded in the Result with its
+// exit code (128 + signal when killed, 127 when it could not start) and the end of its output. A
+// range of several items that failed is not retried whole but halved at once until the items
+// that fail alone are found (Narrow), so that one bad item among thousands counts as one failed
+// item, as one index of a Job would. A run whose result file names its failed items
+// (failedItems, user_result.h) settles the rest: only those items run again, alone. The child
+// starts with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the like at their defaults,
+// whatever the worker does with them.
 //
 // The command dies with its worker: the child leads a process group of its
 // own, in a cgroup of its own where the worker has one (command_group.h), and
@@ -51,10 +54,13 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "worker/kernels/command_group.h"
 #include "worker/kernels/factories.h"
+#include "worker/kernels/output_tail.h"
 
 extern char** environ;
 
@@ -121,7 +127,9 @@ std::string ResolveCommand(const std::string& command) {
 }
 
 // In the child, between fork and exec: async-signal-safe calls only.
-[[noreturn]] void ExecChild(pid_t parent, const CommandGroup& group, const char* file,
+// `output` is where its stdout and stderr go (OutputTail), -1: this
+// process's stderr.
+[[noreturn]] void ExecChild(pid_t parent, const CommandGroup& group, int output, const char* file,
                             char* const argv[], char* const envp[]) {
   if (!group.JoinInChild()) _exit(127);  // outside its cgroup, what it starts could escape
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -134,7 +142,12 @@ std::string ResolveCommand(const std::string& command) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  dup2(STDERR_FILENO, STDOUT_FILENO);
+  if (output >= 0) {
+    dup2(output, STDOUT_FILENO);
+    dup2(output, STDERR_FILENO);
+  } else {
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
   execve(file, argv, envp);
   _exit(127);
 }
@@ -180,11 +193,12 @@ class RunFiles {
   void ClearResult() const {
     if (!result_file_.empty()) unlink(result_file_.c_str());
   }
-  // After a run that exited 0: the fields it handed back (none when the job
-  // declares no result), or Invalid saying why they cannot be taken.
-  StatusOr<workload::UserFields> TakeResult(const workload::ResultSpec& spec,
-                                            balance::Range items) const {
-    if (result_file_.empty()) return workload::UserFields{};
+  // After a run: what it handed back (nothing when the job declares no
+  // result), or Invalid saying why it cannot be taken.
+  // A file is kept (keepDir) when the run exited 0 or named failed items.
+  StatusOr<workload::HandedBack> TakeResult(const workload::ResultSpec& spec, balance::Range items,
+                                            int code) const {
+    if (result_file_.empty()) return workload::HandedBack{};
     std::ifstream in(result_file_, std::ios::binary);
     if (!in) {
       return Status::Invalid("exited 0 but wrote no result to the file BALLAST_RESULT_FILE names");
@@ -192,10 +206,12 @@ class RunFiles {
     std::string text(spec.max_bytes + 1, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<size_t>(in.gcount()));
-    BALLAST_ASSIGN_OR_RETURN(workload::UserFields fields,
-                             workload::ReadResultFile(text, spec, items.begin, "result file"));
-    if (!spec.keep_dir.empty()) BALLAST_RETURN_IF_ERROR(Keep(text, spec.keep_dir, items));
-    return fields;
+    BALLAST_ASSIGN_OR_RETURN(workload::HandedBack back,
+                             workload::ReadResultFile(text, spec, items, "result file"));
+    if (!spec.keep_dir.empty() && (code == 0 || !back.failed.empty())) {
+      BALLAST_RETURN_IF_ERROR(Keep(text, spec.keep_dir, items));
+    }
+    return back;
   }
 
  private:
@@ -242,8 +258,12 @@ class ExecKernel : public Kernel {
     Result total = Result::Empty(workload::WorkloadKind::kExec);
     if (items.empty()) return total;
     if (!spec_.exec.per_item) {
-      BALLAST_ASSIGN_OR_RETURN(Result part,
-                               RunWithRetries(items, /*per_item=*/false, spec_.exec.retries));
+      // A range of several items is not retried whole: a failure is halved
+      // at once (Narrow), which costs a transient failure what a retry would
+      // (both halves once) and a bad item far less (the items before it are
+      // not run again and again).
+      const uint32_t retries = items.size() == 1 ? spec_.exec.retries : 0;
+      BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries(items, /*per_item=*/false, retries));
       const workload::ExecFailure* failed = CommandFailure(part);
       if (failed == nullptr || items.size() == 1 || failed->exit_code == 127) return part;
       int budget = kMaxNarrowingRuns;
@@ -263,11 +283,15 @@ class ExecKernel : public Kernel {
   // 2^30 takes 2 runs a halving and its own attempts: about 63.
   static constexpr int kMaxNarrowingRuns = 128;
 
-  // The failure of `result` when its command exited non-zero (not a refused
-  // result file, which is not the items' fault); else nullptr.
+  // The failure of `result` when its command exited non-zero and said
+  // nothing of its items (not a refused result file, which is not the items'
+  // fault, nor items its result file named failed, which are settled); else
+  // nullptr.
   static const workload::ExecFailure* CommandFailure(const Result& result) {
     const auto& failures = result.exec().failures;
-    if (failures.empty() || failures.front().exit_code == 0) return nullptr;
+    if (failures.empty() || failures.front().exit_code == 0 || !failures.front().error.empty()) {
+      return nullptr;
+    }
     return &failures.front();
   }
 
@@ -284,15 +308,16 @@ class ExecKernel : public Kernel {
          {balance::Range{items.begin, middle}, balance::Range{middle, items.end}}) {
       const uint32_t retries = half.size() == 1 ? spec_.exec.retries : 0;
       if (*budget < static_cast<int>(retries) + 1) {
-        BALLAST_RETURN_IF_ERROR(
-            total.Merge(Result::ExecFailed(half, failed.exit_code, failed.attempts)));
+        BALLAST_RETURN_IF_ERROR(total.Merge(
+            Result::ExecFailed(half, failed.exit_code, failed.attempts, "", failed.output)));
         continue;
       }
       *budget -= static_cast<int>(retries) + 1;
       BALLAST_ASSIGN_OR_RETURN(Result part, RunWithRetries(half, /*per_item=*/false, retries));
       if (const workload::ExecFailure* again = CommandFailure(part);
           again != nullptr && half.size() > 1) {
-        const workload::ExecFailure carried{half, again->exit_code, failed.attempts, ""};
+        const workload::ExecFailure carried{half, again->exit_code, again->attempts, "",
+                                            again->output};
         BALLAST_ASSIGN_OR_RETURN(part, Narrow(half, carried, budget));
       }
       BALLAST_RETURN_IF_ERROR(total.Merge(part));
@@ -313,26 +338,73 @@ class ExecKernel : public Kernel {
     }
     files->AddEnvironment(&env);
     int code = 0;
+    std::string output;  // the end of what the last attempt wrote
+    std::string error;   // what the last attempt's result file said of its one item
     uint32_t attempts = 0;
     while (attempts <= retries) {
       ++attempts;
       files->ClearResult();
-      code = RunOnce(env);
+      std::tie(code, output) = RunOnce(env);
       if (code == kStopped) {
         return Status::Unavailable(
             fmt::format("stopped: the command for items {} was ended", items.ToString()));
       }
+      auto back = files->TakeResult(spec_.exec.result, items, code);
+      // A run that names its failed items settles the others, whatever it
+      // exited with (a tool that failed for some items often exits 1).
+      if (back.ok() && !back->failed.empty()) {
+        if (items.size() > 1) {
+          return SettleNamedFailures(items, per_item, attempts, std::move(back).value(), code,
+                                     output);
+        }
+        error = back->failed.front().second.empty() ? std::string(kNamedFailed)
+                                                    : back->failed.front().second;
+        continue;  // its one item failed: its next attempt
+      }
+      error.clear();
       if (code != 0) continue;
-      auto fields = files->TakeResult(spec_.exec.result, items);
-      if (!fields.ok()) return Result::ExecFailed(items, 0, attempts, fields.status().message());
-      return Result::ExecHandedBack(items.size(), std::move(fields).value());
+      if (!back.ok()) {
+        return Result::ExecFailed(items, 0, attempts, back.status().message(), std::move(output));
+      }
+      return Result::ExecHandedBack(items.size(), std::move(back->fields));
     }
-    return Result::ExecFailed(items, code, attempts);
+    return Result::ExecFailed(items, code, attempts, std::move(error), std::move(output));
+  }
+
+  static constexpr std::string_view kNamedFailed = "its result file names it failed";
+
+  // A run of the several `items` that exited `code` after `attempts` and
+  // named some of them failed in its result file (`back`): the others
+  // succeed with the fields it handed back, and each named item runs alone
+  // for the attempts the job's retries leave it, so that a bad item costs
+  // only its own attempts. Unavailable when StopExecCommands came.
+  StatusOr<Result> SettleNamedFailures(balance::Range items, bool per_item, uint32_t attempts,
+                                       workload::HandedBack back, int code,
+                                       const std::string& output) const {
+    Result total =
+        Result::ExecHandedBack(items.size() - back.failed.size(), std::move(back.fields));
+    for (auto& [item, said] : back.failed) {
+      const balance::Range one{item, item + 1};
+      std::string error = said.empty() ? std::string(kNamedFailed) : std::move(said);
+      Result settled = Result::ExecFailed(one, code, attempts, error, output);
+      if (attempts <= spec_.exec.retries) {
+        BALLAST_ASSIGN_OR_RETURN(settled,
+                                 RunWithRetries(one, per_item, spec_.exec.retries - attempts));
+        if (!settled.exec().failures.empty()) {
+          const workload::ExecFailure& again = settled.exec().failures.front();
+          settled = Result::ExecFailed(one, again.exit_code, again.attempts + attempts, again.error,
+                                       again.output);
+        }
+      }
+      BALLAST_RETURN_IF_ERROR(total.Merge(settled));
+    }
+    return total;
   }
 
   // Runs the command once with `env`; returns its exit status as a shell would report
-  // it, or kStopped when StopExecCommands ended it (or came before it).
-  int RunOnce(std::vector<std::string> env) const {
+  // it, or kStopped when StopExecCommands ended it (or came before it), and
+  // the end of what it wrote (OutputTail).
+  std::pair<int, std::string> RunOnce(std::vector<std::string> env) const {
     std::vector<char*> envp;
     for (std::string& entry : env) envp.push_back(entry.data());
     envp.push_back(nullptr);
@@ -341,15 +413,19 @@ class ExecKernel : public Kernel {
     for (std::string& word : words) argv.push_back(word.data());
     argv.push_back(nullptr);
     const std::string file = ResolveCommand(words.front());
-    if (file.empty()) return 127;
+    if (file.empty()) return {127, "command not found: " + words.front()};
 
     RunningCommands& running = Running();
-    if (std::lock_guard lock(running.mutex); running.stopping) return kStopped;
+    if (std::lock_guard lock(running.mutex); running.stopping) return {kStopped, ""};
     CommandGroup group = CommandGroup::Open();
+    OutputTail output;
     const pid_t parent = getpid();
     const pid_t child = fork();
-    if (child < 0) return 127;
-    if (child == 0) ExecChild(parent, group, file.c_str(), argv.data(), envp.data());
+    if (child < 0) return {127, "cannot fork"};
+    if (child == 0) {
+      ExecChild(parent, group, output.write_fd(), file.c_str(), argv.data(), envp.data());
+    }
+    output.Start();
     setpgid(child, child);  // the child does too: whichever comes first, no kill misses it
     {
       std::lock_guard lock(running.mutex);
@@ -357,9 +433,10 @@ class ExecKernel : public Kernel {
       if (running.stopping) kill(-child, SIGTERM);  // a stop came during fork
     }
     const int code = group.Wait(child);  // and kills what the command left running
+    std::string said = output.Finish();
     std::lock_guard lock(running.mutex);
     running.groups.erase(child);
-    return running.stopping ? kStopped : code;
+    return {running.stopping ? kStopped : code, std::move(said)};
   }
 
   WorkloadSpec spec_;

@@ -90,7 +90,7 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   ASSERT_TRUE(job->active_deadline_s.has_value());
   EXPECT_EQ(*job->active_deadline_s, 600);
   EXPECT_EQ(job->verify_fraction, 0.05);
-  EXPECT_EQ(job->max_failed_items, 3u);
+  EXPECT_EQ(job->max_failed_items, std::optional<uint64_t>(3));
   const workload::ResultSpec& result = job->workload.exec.result;
   EXPECT_EQ(result.merge.size(), 4u);
   EXPECT_EQ(result.merge.at("smallest"), workload::MergeRule::kMin);
@@ -105,17 +105,23 @@ TEST(JobSpecTest, VerifyIsOffByDefault) {
   EXPECT_EQ(job->verify_fraction, 0);
 }
 
-// As a failed index fails a Kubernetes Job, a failed item fails a job that
-// tolerates none: the default.
-TEST(JobSpecTest, FailurePolicyToleratesNoFailedItemByDefault) {
+// Unset by default: every other item runs and the job then fails
+// (core/job/failure_policy.h), as a Job with backoffLimitPerIndex; 0 is a
+// written policy (fail at the first failed item), not the default.
+TEST(JobSpecTest, FailurePolicyIsUnsetByDefault) {
   auto job = ParseJob("workload: {primes: {limit: 1000}}\n", "job.yaml");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
-  EXPECT_EQ(job->max_failed_items, 0u);
+  EXPECT_FALSE(job->max_failed_items);
+  auto strict = ParseJob(
+      "workload: {exec: {command: [\"true\"]}}\nitems: 9\nfailurePolicy: {maxFailedItems: 0}\n",
+      "job.yaml");
+  ASSERT_TRUE(strict.ok()) << strict.status().ToString();
+  EXPECT_EQ(strict->max_failed_items, std::optional<uint64_t>(0));
   auto tolerant = ParseJob(
       "workload: {exec: {command: [\"true\"]}}\nitems: 9\nfailurePolicy: {maxFailedItems: 4}\n",
       "job.yaml");
   ASSERT_TRUE(tolerant.ok()) << tolerant.status().ToString();
-  EXPECT_EQ(tolerant->max_failed_items, 4u);
+  EXPECT_EQ(tolerant->max_failed_items, std::optional<uint64_t>(4));
   auto unknown =
       ParseJob("workload: {primes: {limit: 1000}}\nfailurePolicy: {maxFailed: 1}\n", "job.yaml");
   ASSERT_FALSE(unknown.ok());

@@ -28,9 +28,10 @@ ResultSpec Spec() {
 }
 
 UserFields Read(const std::string& text, uint64_t first_item) {
-  auto fields = ReadResultFile(text, Spec(), first_item, "result file");
-  EXPECT_TRUE(fields.ok()) << fields.status().message();
-  return fields.ok() ? *fields : UserFields{};
+  auto back = ReadResultFile(text, Spec(), {first_item, first_item + 10}, "result file");
+  EXPECT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(!back.ok() || back->failed.empty());
+  return back.ok() ? back->fields : UserFields{};
 }
 
 TEST(UserResultTest, ReadsEachRuleFromARunsFile) {
@@ -66,7 +67,7 @@ TEST(UserResultTest, RefusesWhatTheJobDidNotDeclareNamingTheField) {
        "errors[0]: a list entry is 602 bytes of JSON, more than 256"},
   };
   for (const Case& c : cases) {
-    auto fields = ReadResultFile(c.text, Spec(), 0, "result file");
+    auto fields = ReadResultFile(c.text, Spec(), {0, 10}, "result file");
     ASSERT_FALSE(fields.ok()) << c.text;
     EXPECT_EQ(fields.status().code(), StatusCode::kInvalid);
     EXPECT_NE(fields.status().message().find(c.expected), std::string::npos)
@@ -74,16 +75,51 @@ TEST(UserResultTest, RefusesWhatTheJobDidNotDeclareNamingTheField) {
   }
 }
 
+// A run names its failed items (kFailedItemsKey); its fields are the
+// others'. What it names must be its own items, each once.
+TEST(UserResultTest, ARunNamesItsFailedItemsBesideTheOthersFields) {
+  auto back = ReadResultFile(
+      R"({"bytes": 900, "failedItems": [{"item": 14, "error": "corrupt header"}, 12]})", Spec(),
+      {10, 20}, "result file");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->fields.at("bytes").sum, 900);
+  ASSERT_EQ(back->failed.size(), 2u);
+  EXPECT_EQ(back->failed[0], (std::pair<uint64_t, std::string>{12, ""})) << "in item order";
+  EXPECT_EQ(back->failed[1], (std::pair<uint64_t, std::string>{14, "corrupt header"}));
+  struct Case {
+    std::string text;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {R"({"failedItems": [20]})", "failedItems[0]: expected an item of the run, 10 to 19, got 20"},
+      {R"({"failedItems": [9]})", "failedItems[0]: expected an item of the run, 10 to 19"},
+      {R"({"failedItems": [-1]})", "failedItems[0]: expected an item of the run"},
+      {R"({"failedItems": [11, 11]})", "failedItems: item 11 is named twice"},
+      {R"({"failedItems": 11})", "failedItems: expected a list of the run's items (10 to 19)"},
+      {R"({"failedItems": [{"item": 11, "why": "x"}]})", "failedItems[0]"},
+      {R"({"failedItems": [{"error": "x"}]})", "failedItems[0].item: missing"},
+      {std::string(R"({"failedItems": [{"item": 11, "error": ")") + std::string(300, 'e') +
+           R"("}]})",
+       "failedItems[0].error: an error of at most 256 bytes, got 300"},
+  };
+  for (const Case& c : cases) {
+    auto refused = ReadResultFile(c.text, Spec(), {10, 20}, "result file");
+    ASSERT_FALSE(refused.ok()) << c.text;
+    EXPECT_NE(refused.status().message().find(c.expected), std::string::npos)
+        << refused.status().message() << "\nexpected: " << c.expected;
+  }
+}
+
 TEST(UserResultTest, RefusesAFileLargerThanMaxBytesOrNestedTooDeep) {
   ResultSpec spec = Spec();
   spec.max_bytes = 64;
-  auto large = ReadResultFile(R"({"bytes": 1})" + std::string(100, ' '), spec, 0, "f");
+  auto large = ReadResultFile(R"({"bytes": 1})" + std::string(100, ' '), spec, {0, 1}, "f");
   ASSERT_FALSE(large.ok());
   EXPECT_NE(large.status().message().find("more than the job's result.maxBytes 64"),
             std::string::npos)
       << large.status().message();
   std::string deep = R"({"errors": )" + std::string(40, '[') + std::string(40, ']') + "}";
-  EXPECT_FALSE(ReadResultFile(deep, Spec(), 0, "f").ok());
+  EXPECT_FALSE(ReadResultFile(deep, Spec(), {0, 1}, "f").ok());
 }
 
 // Randomized: 60 items, each run's result merged in any grouping and order

@@ -118,8 +118,10 @@ coordinator::JobView ItemSevenFailed(uint64_t completed, bool done) {
   return view;
 }
 
-TEST(DecideOutcomeTest, AFailedItemFailsTheJobByDefaultNamingIt) {
-  World world = ExecJob(std::nullopt);
+// maxFailedItems: 0 is a Job's maxFailedIndexes of 0: the first failed item
+// fails the job at once, and the rest is not computed.
+TEST(DecideOutcomeTest, AFailedItemPastMaxFailedItemsFailsTheJobAtOnceNamingIt) {
+  World world = ExecJob(0);
   world.view = ItemSevenFailed(600, false);
   world.checkpoint = coordinator::Checkpoint{};
   world.checkpoint->completed.Add({0, 600});
@@ -144,6 +146,39 @@ TEST(DecideOutcomeTest, AFailedItemFailsTheJobByDefaultNamingIt) {
   for (const auto& event : Events(decision)) EXPECT_TRUE(event.warning) << event.message;
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u) << "the rest is not computed";
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+}
+
+// The default (maxFailedItems unset) is a Job with backoffLimitPerIndex: a
+// failed item is reported at once and the job runs on; once every item was
+// attempted it fails, naming the failed item, with the others' result kept.
+TEST(DecideOutcomeTest, AFailedItemByDefaultLetsEveryOtherItemFinishThenFailsTheJob) {
+  World world = ExecJob(std::nullopt);
+  world.view = ItemSevenFailed(600, false);
+  Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["phase"], "Running") << "the other items go on";
+  EXPECT_EQ(S(decision)["failedItems"], 1);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"ItemsFailed"});
+  EXPECT_EQ(Events(decision)[0].message,
+            "1 item failed all attempts so far (failurePolicy.maxFailedItems unset): item 7 (exit "
+            "code 1 after 3 attempts)");
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty());
+
+  world.steady += std::chrono::seconds(3);
+  world.view = ItemSevenFailed(2000, true);
+  decision = world.Pass();
+  const json status = S(decision);
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "FailedItems");
+  EXPECT_EQ(status["result"]["exec"]["succeeded"], 1999) << "the others' result is kept";
+  std::string failed_message;
+  for (const auto& c : status["conditions"]) {
+    if (c["type"] == "Failed") failed_message = c["message"];
+  }
+  EXPECT_EQ(failed_message,
+            "1 of 2000 items failed all attempts; the other 1999 finished and their merged result "
+            "is in status.result (set failurePolicy.maxFailedItems to tolerate failed items): "
+            "item 7 (exit code 1 after 3 attempts)");
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"FailedItems"});
 }
 
 TEST(DecideOutcomeTest, FailedItemsWithinThePolicyCompleteTheJobSayingSo) {

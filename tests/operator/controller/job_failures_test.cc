@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/job/failure_policy.h"
+
 namespace ballast::controller {
 namespace {
 
@@ -41,8 +43,23 @@ TEST(JobFailuresTest, TheMessageIsBoundedWhateverFailed) {
   const std::string text = NameFailedItems(Failures(1000), nullptr);
   EXPECT_LT(text.size(), 300u) << text;
   EXPECT_NE(text.find("; and 995 more ranges"), std::string::npos) << text;
-  EXPECT_TRUE(TooManyFailedItems(1, 0));
-  EXPECT_FALSE(TooManyFailedItems(1, 1));
+}
+
+// The failure policy (core/job/failure_policy.h): unset runs the rest and
+// fails at the end; a written maximum fails at once past it.
+TEST(JobFailuresTest, TheFailurePolicyJudgesFailedItems) {
+  using job::FailedItemsVerdict;
+  EXPECT_EQ(job::JudgeFailedItems(0, std::nullopt), FailedItemsVerdict::kNone);
+  EXPECT_EQ(job::JudgeFailedItems(0, 0), FailedItemsVerdict::kNone);
+  EXPECT_EQ(job::JudgeFailedItems(3, std::nullopt), FailedItemsVerdict::kRunTheRest);
+  EXPECT_EQ(job::JudgeFailedItems(1, 0), FailedItemsVerdict::kFailNow);
+  EXPECT_EQ(job::JudgeFailedItems(1, 1), FailedItemsVerdict::kTolerated);
+  EXPECT_EQ(job::JudgeFailedItems(2, 1), FailedItemsVerdict::kFailNow);
+  EXPECT_TRUE(job::FailsAtTheEnd(1, std::nullopt));
+  EXPECT_FALSE(job::FailsAtTheEnd(1, 1));
+  EXPECT_FALSE(job::FailsAtTheEnd(0, std::nullopt));
+  EXPECT_EQ(job::FailurePolicyName(std::nullopt), "failurePolicy.maxFailedItems unset");
+  EXPECT_EQ(job::FailurePolicyName(2), "failurePolicy.maxFailedItems 2");
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // Tests of the exec kernel: the command runs with the range (or item) in its
 // environment, a failure is retried and then reported with its exit code, and
 // the merged result does not depend on how the items were split.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -93,8 +95,10 @@ TEST_F(ExecKernelTest, AFailureIsRetriedThenReportedWithItsExitCode) {
   EXPECT_EQ(Lines("tries").size(), 3u);
 }
 
-// One bad item in a range fails the range's runs; the range is halved until
-// the item is found, so the others count as succeeded, as a Job's indexes.
+// One bad item in a range fails the range's run; the range is not retried
+// whole but halved at once until the item is found, so the others count as
+// succeeded, as a Job's indexes, and the items before the bad one are not
+// run again and again.
 TEST_F(ExecKernelTest, ARangeThatFailsIsNarrowedToTheItemThatFailsAlone) {
   const WorkloadSpec spec = Exec(
       R"(echo "$BALLAST_START $BALLAST_END" >> "$1/runs"
@@ -103,8 +107,8 @@ TEST_F(ExecKernelTest, ARangeThatFailsIsNarrowedToTheItemThatFailsAlone) {
   const Result result = Run(spec, {0, 1000});
   EXPECT_EQ(result.exec().succeeded, 999u);
   EXPECT_EQ(result.exec().failures, (std::vector<ExecFailure>{{{700, 701}, 4, 3, ""}}));
-  // 3 attempts of the range, 2 runs a halving (10 of them), 3 of the item.
-  EXPECT_EQ(Lines("runs").size(), 3u + 2 * 9 + 1 + 3);
+  // 1 run of the range, 2 runs a halving (10 of them), 3 of the item.
+  EXPECT_EQ(Lines("runs").size(), 1u + 2 * 9 + 1 + 3);
   // Two bad items, far apart, are both found.
   const WorkloadSpec two = Exec(R"(for i in 3 998; do
          [ "$BALLAST_START" -le $i ] && [ "$BALLAST_END" -gt $i ] && exit 5; done; exit 0)",
@@ -125,11 +129,13 @@ TEST_F(ExecKernelTest, ACommandFailingForEveryItemStopsNarrowingAfterItsRuns) {
     failed += failure.items.size();
   }
   EXPECT_EQ(failed, 100000u);
-  EXPECT_LE(Lines("tries").size(), 3u + 128u);
+  EXPECT_LE(Lines("tries").size(), 1u + 128u);
   // A command that cannot start is not narrowed at all.
   WorkloadSpec missing = Exec("", 10, false, 1);
   missing.exec.command = {"ballast-no-such-command-here"};
-  EXPECT_EQ(Run(missing, {0, 10}), Result::ExecFailed({0, 10}, 127, 2));
+  EXPECT_EQ(
+      Run(missing, {0, 10}),
+      Result::ExecFailed({0, 10}, 127, 1, "", "command not found: ballast-no-such-command-here"));
 }
 
 TEST_F(ExecKernelTest, ASecondAttemptThatSucceedsCountsAsSuccess) {
@@ -160,7 +166,9 @@ TEST_F(ExecKernelTest, PerItemFailuresAreReportedPerItemAndJoined) {
 TEST_F(ExecKernelTest, ACommandThatCannotStartOrIsKilledIsReported) {
   WorkloadSpec missing = Exec("", 2, false, 1);
   missing.exec.command = {"ballast-no-such-command-here"};
-  EXPECT_EQ(Run(missing, {0, 2}), Result::ExecFailed({0, 2}, 127, 2));
+  EXPECT_EQ(Run(missing, {0, 1}), Result::ExecFailed({0, 1}, 127, 2, "",
+                                                     "command not found: "
+                                                     "ballast-no-such-command-here"));
   const WorkloadSpec killed = Exec("kill -9 $$", 2, false, 0);
   EXPECT_EQ(Run(killed, {0, 1}), Result::ExecFailed({0, 1}, 128 + 9, 1));
 }
@@ -279,10 +287,88 @@ TEST_F(ExecKernelTest, AResultLeftByAFailedAttemptIsNotTaken) {
       R"sh(if [ -e "$1/tried" ]; then exit 0; fi; touch "$1/tried"; echo '{"n": 9}' > "$BALLAST_RESULT_FILE"; exit 1)sh",
       10);
   spec.exec.result.merge = {{"n", workload::MergeRule::kSum}};
-  const Result result = Run(spec, {0, 2});
+  const Result result = Run(spec, {0, 1});
   ASSERT_EQ(result.exec().failures.size(), 1u);
   EXPECT_NE(result.exec().failures[0].error.find("wrote no result"), std::string::npos);
   EXPECT_EQ(result.exec().failures[0].attempts, 2u);
+}
+
+// What a failed command wrote is kept in its record (its end, from a line's
+// start), and still reaches the worker's stderr unchanged.
+TEST_F(ExecKernelTest, AFailedRunsOutputIsKeptInItsRecordAndPassedOn) {
+  const WorkloadSpec spec = Exec(
+      R"(echo "reading photo-$BALLAST_ITEM.jpg"; echo "convert: corrupt JPEG data" >&2; exit 3)",
+      10, true, 0);
+  const std::filesystem::path err = dir_ / "stderr";
+  const int saved = dup(STDERR_FILENO);
+  const int file = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(file, STDERR_FILENO);
+  const Result result = Run(spec, {4, 5});
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(file);
+  ASSERT_EQ(result.exec().failures.size(), 1u);
+  EXPECT_EQ(result.exec().failures[0].output, "reading photo-4.jpg\nconvert: corrupt JPEG data");
+  EXPECT_EQ(workload::LastOutputLine(result.exec().failures[0]), "convert: corrupt JPEG data");
+  EXPECT_EQ(Lines("stderr"),
+            (std::multiset<std::string>{"reading photo-4.jpg", "convert: corrupt JPEG data"}));
+  // A long output keeps its end, from a line's start, within the bound.
+  const WorkloadSpec chatty = Exec(
+      R"(i=0; while [ $i -lt 500 ]; do echo "line $i"; i=$((i+1)); done; exit 2)", 10, true, 0);
+  const std::string kept = Run(chatty, {0, 1}).exec().failures.at(0).output;
+  EXPECT_LE(kept.size(), workload::kMaxFailureOutputBytes);
+  EXPECT_EQ(kept.substr(0, 5), "line ") << kept;
+  EXPECT_EQ(kept.substr(kept.size() - 8), "line 499") << kept;
+}
+
+// A process the command leaves running that escapes its group (a session of
+// its own) with the output's pipe open does not hold the run: the record is
+// taken soon after the command exits.
+TEST_F(ExecKernelTest, AProcessThatEscapesWithTheOutputDoesNotHoldTheRun) {
+  const WorkloadSpec spec = Exec(R"(setsid sleep 3 & echo started; exit 1)", 10, true, 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Result result = Run(spec, {0, 1});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2500));
+  ASSERT_EQ(result.exec().failures.size(), 1u);
+  EXPECT_EQ(result.exec().failures[0].output, "started");
+}
+
+// A run that names its failed items in its result file settles the others:
+// only the named item runs again, alone, for the attempts the job's retries
+// leave it; the range is not halved.
+TEST_F(ExecKernelTest, ItemsARunNamesFailedCostOnlyTheirOwnAttempts) {
+  WorkloadSpec spec = Exec(R"sh(echo "$BALLAST_START $BALLAST_END" >> "$1/runs"
+      n=0; bad=""; i=$BALLAST_START
+      while [ $i -lt $BALLAST_END ]; do
+        if [ $i = 7 ]; then bad='{"item": 7, "error": "photo-7.jpg: corrupt"}'; else n=$((n+1)); fi
+        i=$((i+1))
+      done
+      echo "{\"n\": $n, \"failedItems\": [$bad]}" > "$BALLAST_RESULT_FILE"
+      [ -z "$bad" ])sh",
+                           10, false, 2);
+  spec.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+  const Result result = Run(spec, {0, 10});
+  EXPECT_EQ(result.exec().succeeded, 9u) << result.ToJson().dump();
+  EXPECT_EQ(result.exec().fields.at("n").sum, 9);
+  ASSERT_EQ(result.exec().failures.size(), 1u);
+  const ExecFailure& failure = result.exec().failures[0];
+  EXPECT_EQ(failure.items, (balance::Range{7, 8}));
+  EXPECT_EQ(failure.attempts, 3u) << "the range's run and two of its own";
+  EXPECT_EQ(failure.error, "photo-7.jpg: corrupt");
+  EXPECT_EQ(Lines("runs"), (std::multiset<std::string>{"0 10", "7 8", "7 8"}));
+  // An item that succeeds when run again counts as succeeded.
+  WorkloadSpec flaky = Exec(R"sh(n=$((BALLAST_END - BALLAST_START))
+      if [ "$BALLAST_END" -gt 3 ] && [ "$BALLAST_START" -le 3 ] && [ ! -e "$1/once" ]; then
+        touch "$1/once"; echo "{\"n\": $((n-1)), \"failedItems\": [3]}" > "$BALLAST_RESULT_FILE"
+        exit 1
+      fi
+      echo "{\"n\": $n}" > "$BALLAST_RESULT_FILE")sh",
+                            10, false, 1);
+  flaky.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+  const Result healed = Run(flaky, {0, 10});
+  EXPECT_EQ(healed.exec().succeeded, 10u);
+  EXPECT_TRUE(healed.exec().failures.empty());
+  EXPECT_EQ(healed.exec().fields.at("n").sum, 10);
 }
 
 }  // namespace

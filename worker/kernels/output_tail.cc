@@ -1,0 +1,89 @@
+#include "worker/kernels/output_tail.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <optional>
+
+#include "core/common/utf8.h"
+
+namespace ballast::kernels {
+namespace {
+
+// Writes all of `data` to fd, as far as it takes it (a closed stderr drops it).
+void WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::string KeptTail(const std::string& text, size_t max) {
+  size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r' || text[end - 1] == ' ')) {
+    --end;
+  }
+  size_t begin = end > max ? end - max : 0;
+  if (begin > 0) {
+    const size_t line = text.find('\n', begin);
+    if (line != std::string::npos && line + 1 < end) begin = line + 1;
+  }
+  return ToValidUtf8(std::string_view(text).substr(begin, end - begin));
+}
+
+OutputTail::OutputTail() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) == 0) {
+    read_fd_ = fds[0];
+    write_fd_ = fds[1];
+  }
+}
+
+OutputTail::~OutputTail() {
+  if (reader_.joinable()) Finish();
+  if (read_fd_ >= 0) close(read_fd_);
+  if (write_fd_ >= 0) close(write_fd_);
+}
+
+void OutputTail::Start() {
+  if (write_fd_ < 0) return;
+  close(write_fd_);
+  write_fd_ = -1;
+  reader_ = std::thread([this] { PassOn(); });
+}
+
+std::string OutputTail::Finish() {
+  ended_ = true;
+  if (reader_.joinable()) reader_.join();
+  return KeptTail(tail_, kKeptBytes);
+}
+
+void OutputTail::PassOn() {
+  using Clock = std::chrono::steady_clock;
+  char buffer[4096];
+  std::optional<Clock::time_point> drain_until;
+  while (true) {
+    if (ended_ && !drain_until) drain_until = Clock::now() + kDrainAfterEnd;
+    // The command ended but something it started still holds the pipe.
+    if (drain_until && Clock::now() >= *drain_until) return;
+    pollfd ready{read_fd_, POLLIN, 0};
+    const int polled = poll(&ready, 1, 50);
+    if (polled < 0 && errno != EINTR) return;
+    if (polled <= 0) continue;
+    const ssize_t n = read(read_fd_, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // every writer closed its end (or an error): all read
+    WriteAll(STDERR_FILENO, buffer, static_cast<size_t>(n));
+    tail_.append(buffer, static_cast<size_t>(n));
+    if (tail_.size() > 2 * kKeptBytes) tail_.erase(0, tail_.size() - 2 * kKeptBytes);
+  }
+}
+
+}  // namespace ballast::kernels
