@@ -234,7 +234,15 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     accepted_.Add(range);
     event.completed.push_back(range);
     worker.view.items += range.size();
-    worker.view.cost += cost_.Cost(range);
+    // A failed item's declared cost was not computed: it measures nothing.
+    double computed_cost = cost_.Cost(range);
+    if ((*results)[i].kind() == workload::WorkloadKind::kExec) {
+      for (const workload::ExecFailure& failure : (*results)[i].exec().failures) {
+        event.failed.push_back(failure.items);
+        computed_cost -= cost_.Cost(failure.items);
+      }
+    }
+    worker.view.cost += std::max(0.0, computed_cost);
     worker.view.finished_at = now;
     if (accepted_.size() == config_.workload.items) finished_at_ = now;
     verifier_.OnMerged(id, range, (*results)[i]);

@@ -245,6 +245,8 @@ class AdaptivePolicy : public PolicyBase {
     ObserveLead(report, elapsed);
     double cost_done = 0;
     for (const Range& range : report.completed) cost_done += cost().Cost(range);
+    for (const Range& range : report.failed) cost_done -= cost().Cost(range);
+    cost_done = std::max(0.0, cost_done);
     // A worker cannot have computed longer than the time between its two
     // reports as seen here: its claim is bounded by that (and a NaN, negative
     // or infinite one counts as nothing).

@@ -110,6 +110,10 @@ struct Report {
   uint64_t position = 0;
   // True when the worker has no unfinished lease and asks for work.
   bool idle = false;
+  // Of `completed`, the items that failed (exec: every attempt of the
+  // command failed): done, but their declared cost says nothing of the
+  // node's speed (a corrupt large input fails in a moment).
+  std::vector<Range> failed;
 };
 
 struct Reply {

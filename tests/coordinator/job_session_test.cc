@@ -613,6 +613,40 @@ TEST(JobSessionTest, TheSpeedIsMeasuredWhenAReportCarriesComputingTime) {
   EXPECT_EQ(session->View().workers[0].last_contact, 5);
 }
 
+// A failed item's declared cost was never computed: a corrupt large input
+// that fails in a moment must not make its node look fast, neither in the
+// view (status, history) nor to the policy.
+TEST(JobSessionTest, AFailedItemsCostDoesNotCountTowardItsNodesSpeed) {
+  JobConfig config;
+  config.id = "job-1";
+  config.token = "secret";
+  config.workload.kind = workload::WorkloadKind::kExec;
+  config.workload.exec.command = {"true"};
+  config.workload.items = 10;
+  auto costs = std::make_shared<std::vector<double>>(10, 1.0);
+  (*costs)[3] = 91;  // a tenth of... most of the work
+  config.workload.item_costs = costs;
+  config.policy = testing_support::PolicyNamed("equal");
+  config.workers.push_back({"a", 1.0});
+  config.lease_seconds = 10;
+  auto session = NewSession(config);
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ASSERT_EQ(lease->lease, (Range{0, 10}));
+  workload::Result result = workload::Result::ExecSucceeded(9);
+  ASSERT_TRUE(result.Merge(workload::Result::ExecFailed({3, 4}, 1, 3)).ok());
+  ReportMessage report = Idle("a");
+  report.completed.push_back({{0, 10}, result.ToJson()});
+  report.position = 10;
+  report.calc_seconds = 0.9;
+  ASSERT_TRUE(session->HandleReport(report, 2).ok());
+  const WorkerView& view = session->View().workers[0];
+  EXPECT_EQ(view.items, 10u);
+  EXPECT_NEAR(view.cost, 9 * 10.0 / 100, 1e-9) << "the cost of the nine items computed";
+  EXPECT_EQ(session->View().result.FailedItems(), 1u);
+  EXPECT_TRUE(session->Finished());
+}
+
 TEST(JobSessionTest, AFirstReportIsBoundedByTheTimeSinceTheJobStarted) {
   auto session = NewSession(PrimesJob(10000, {"a"}));
   ReportMessage first = Idle("a");
