@@ -48,7 +48,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <set>
 #include <string>
@@ -199,13 +198,11 @@ class RunFiles {
   StatusOr<workload::HandedBack> TakeResult(const workload::ResultSpec& spec, balance::Range items,
                                             int code) const {
     if (result_file_.empty()) return workload::HandedBack{};
-    std::ifstream in(result_file_, std::ios::binary);
-    if (!in) {
+    auto read = ReadRegularFile(result_file_, spec.max_bytes + 1);
+    if (read.status().code() == StatusCode::kNotFound) {
       return Status::Invalid("exited 0 but wrote no result to the file BALLAST_RESULT_FILE names");
     }
-    std::string text(spec.max_bytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
+    BALLAST_ASSIGN_OR_RETURN(const std::string text, std::move(read));
     BALLAST_ASSIGN_OR_RETURN(workload::HandedBack back,
                              workload::ReadResultFile(text, spec, items, "result file"));
     if (!spec.keep_dir.empty() && (code == 0 || !back.failed.empty())) {
@@ -217,12 +214,73 @@ class RunFiles {
  private:
   RunFiles() = default;
 
+  // "a FIFO", "a directory", ... for a file that is not a regular one.
+  static const char* KindOf(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    return "not a regular file";
+  }
+
+  // The first `max` bytes of the regular file `path`. The command may have
+  // put anything there: a symbolic link is not followed and a FIFO or device
+  // is not opened for long (O_NONBLOCK), so nothing it does makes the worker
+  // wait. NotFound when there is no file; Invalid naming what is there
+  // instead of a regular file.
+  static StatusOr<std::string> ReadRegularFile(const std::string& path, size_t max) {
+    const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return Status::NotFound(path);
+      if (errno == ELOOP) {
+        return Status::Invalid("the file BALLAST_RESULT_FILE names is a symbolic link, not a file");
+      }
+      return Status::Invalid(
+          fmt::format("cannot read the file BALLAST_RESULT_FILE names: {}", std::strerror(errno)));
+    }
+    struct stat info {};
+    std::string text;
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+      const std::string kind = fstat(fd, &info) == 0 ? KindOf(info.st_mode) : "unreadable";
+      close(fd);
+      return Status::Invalid(
+          fmt::format("the file BALLAST_RESULT_FILE names is {}, not a regular file", kind));
+    }
+    text.resize(max);
+    size_t got = 0;
+    while (got < max) {
+      const ssize_t n = read(fd, text.data() + got, max - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    close(fd);
+    text.resize(got);
+    return text;
+  }
+
+  // Writes `text` to `path`, a new or regular file; a link or a FIFO the
+  // command left there is refused at once rather than followed or waited on.
   static Status WriteFile(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      return Status::Unavailable(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    const int fd = open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    struct stat info {};
+    if (fd < 0 || fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+      const int saved = errno;
+      if (fd >= 0) close(fd);
+      return Status::Unavailable(fmt::format(
+          "cannot write {}: {}", path, fd >= 0 ? "not a regular file" : std::strerror(saved)));
+    }
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    const int saved = errno;
+    if (close(fd) != 0 || done < text.size()) {
+      return Status::Unavailable(fmt::format("cannot write {}: {}", path, std::strerror(saved)));
     }
     return Status::Ok();
   }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -369,6 +370,46 @@ TEST_F(ExecKernelTest, ItemsARunNamesFailedCostOnlyTheirOwnAttempts) {
   EXPECT_EQ(healed.exec().succeeded, 10u);
   EXPECT_TRUE(healed.exec().failures.empty());
   EXPECT_EQ(healed.exec().fields.at("n").sum, 10);
+}
+
+// A command that leaves something other than a regular file where its result
+// goes (a FIFO, which would block the worker's open forever while its
+// heartbeat kept the lease; a link, which would be followed) fails its run at
+// once, saying what it found. Regression guard for issue 46's mkfifo hang.
+TEST_F(ExecKernelTest, AResultFileThatIsNotARegularFileFailsTheRunAtOnce) {
+  struct Case {
+    std::string script;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {R"sh(rm -f "$BALLAST_RESULT_FILE"; mkfifo "$BALLAST_RESULT_FILE")sh",
+       "the file BALLAST_RESULT_FILE names is a FIFO, not a regular file"},
+      {R"sh(echo '{"n": 1}' > "$1/elsewhere"; ln -s "$1/elsewhere" "$BALLAST_RESULT_FILE")sh",
+       "the file BALLAST_RESULT_FILE names is a symbolic link, not a file"},
+      {R"sh(mkdir "$BALLAST_RESULT_FILE")sh",
+       "the file BALLAST_RESULT_FILE names is a directory, not a regular file"},
+  };
+  for (const Case& c : cases) {
+    WorkloadSpec spec = Exec(c.script, 10, true, 2);
+    spec.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+    const auto start = std::chrono::steady_clock::now();
+    const Result result = Run(spec, {3, 4});
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << c.script;
+    ASSERT_EQ(result.exec().failures.size(), 1u) << c.script;
+    EXPECT_EQ(result.exec().failures[0].error, c.expected) << c.script;
+    EXPECT_EQ(result.exec().failures[0].attempts, 1u) << "its report is what is wrong";
+  }
+  // A FIFO planted where keepDir's copy is written first is refused too.
+  WorkloadSpec keep = Exec(R"sh(echo '{"n": 1}' > "$BALLAST_RESULT_FILE")sh", 10, true, 0);
+  keep.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+  keep.exec.result.keep_dir = (dir_ / "kept").string();
+  std::filesystem::create_directories(dir_ / "kept");
+  const std::string part = (dir_ / "kept" / ("5-6.json.part-" + std::to_string(getpid()))).string();
+  ASSERT_EQ(mkfifo(part.c_str(), 0600), 0);
+  const Result kept = Run(keep, {5, 6});
+  ASSERT_EQ(kept.exec().failures.size(), 1u);
+  EXPECT_NE(kept.exec().failures[0].error.find("cannot write"), std::string::npos)
+      << kept.exec().failures[0].error;
 }
 
 }  // namespace
