@@ -123,10 +123,13 @@ struct JobMemory {
   std::map<std::string, NodePriorRow> priors;
   uint32_t failures = 0;
   uint64_t failed_items_reported = 0;  // failed items an ItemsFailed event counted
-  double accepted_wall = 0;            // when this operator accepted the job (0: another did)
-  bool resumed = false;                // the session started from a checkpoint
-  double registered_wall = 0;          // when the session started
-  WeightedJobStatus status;            // as last handed to the writer
+  // Whether the last WorkersRunning event said every worker runs: the job's
+  // first one may say "1 of 3"; one more says "3 of 3" when all are.
+  bool all_running_announced = false;
+  double accepted_wall = 0;    // when this operator accepted the job (0: another did)
+  bool resumed = false;        // the session started from a checkpoint
+  double registered_wall = 0;  // when the session started
+  WeightedJobStatus status;    // as last handed to the writer
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
 };

@@ -31,30 +31,44 @@ bool ImageReason(const std::string& reason) {
   return std::find(std::begin(kReasons), std::end(kReasons), reason) != std::end(kReasons);
 }
 
-// The reason and message of the first container (init containers first)
-// waiting for an image reason; nullopt when none is.
-std::optional<std::pair<std::string, std::string>> ImageTrouble(const PodView& pod) {
+// What keeps the first container (init containers first) waiting for an
+// image reason from starting; nullopt when none is.
+struct StartTrouble {
+  std::string reason;  // the kubelet's
+  std::string cause;   // NameStartTrouble's
+  std::string detail;  // "container worker (image): the kubelet's message"
+};
+std::optional<StartTrouble> ImageTrouble(const PodView& pod) {
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
     for (const ContainerView& container : *list) {
       const std::string& reason = container.waiting_reason;
       if (!ImageReason(reason)) continue;
       const std::string& message =
           container.waiting_message.empty() ? reason : container.waiting_message;
-      return std::pair{
-          reason, fmt::format("container {} ({}): {}", container.name, container.image, message)};
+      return StartTrouble{
+          reason, NameStartTrouble(reason, container.waiting_message, container.image),
+          fmt::format("container {} ({}): {}", container.name, container.image, message)};
     }
   }
   return std::nullopt;
 }
 
-void GiveUp(Pass& pass, const std::string& node, const PodView& pod, const std::string& reason,
-            const std::string& detail) {
+// The word after `prefix` in `text` up to the next `end` character; "" when
+// `prefix` is absent.
+std::string After(std::string_view text, std::string_view prefix, char end) {
+  const size_t at = text.find(prefix);
+  if (at == std::string_view::npos) return "";
+  const std::string_view rest = text.substr(at + prefix.size());
+  return std::string(rest.substr(0, rest.find(end)));
+}
+
+void GiveUp(Pass& pass, const std::string& node, const PodView& pod, const StartTrouble& trouble) {
   const double waited = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
   const std::string message = fmt::format(
-      "node {}: the worker's image could not start for {:.0f} s: {}; its share goes "
-      "to the other workers",
-      node, waited, detail);
-  pass.memory.given_up[node] = ExcludedNode{node, reason, message};
+      "node {}: the worker could not start for {:.0f} s: {} ({}); its share goes to the other "
+      "workers",
+      node, waited, trouble.cause, trouble.detail);
+  pass.memory.given_up[node] = ExcludedNode{node, trouble.reason, message, trouble.cause};
   pass.memory.image_trouble_since.erase(pod.meta.uid);
   if (!pass.in.view->done) pass.actions.push_back(WorkerLost{node});
   pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
@@ -70,6 +84,30 @@ std::optional<double> StartedAt(const PodView& pod) {
 }
 
 }  // namespace
+
+std::string NameStartTrouble(const std::string& reason, const std::string& message,
+                             const std::string& image) {
+  // The kubelet's words for a missing object the container needs
+  // (CreateContainerConfigError): `secret "s3" not found`, `couldn't find key
+  // token in Secret ns/s3`, and the same for a ConfigMap.
+  for (const auto& [lower, kind] : {std::pair{"secret", "Secret"}, {"configmap", "ConfigMap"}}) {
+    const std::string missing = After(message, fmt::format("{} \"", lower), '"');
+    if (!missing.empty() && message.find("not found") != std::string::npos) {
+      return fmt::format("the {} {} does not exist", kind, missing);
+    }
+    const std::string key = After(message, "couldn't find key ", ' ');
+    const std::string in = After(message, fmt::format(" in {} ", kind), ' ');
+    if (!key.empty() && !in.empty()) return fmt::format("the {} {} has no key {}", kind, in, key);
+  }
+  if (reason == "ErrImagePull" || reason == "ImagePullBackOff" || reason == "RegistryUnavailable") {
+    return fmt::format("the image {} cannot be pulled", image);
+  }
+  if (reason == "ErrImageNeverPull") {
+    return fmt::format("the image {} is not on the node and imagePullPolicy is Never", image);
+  }
+  if (reason == "InvalidImageName") return fmt::format("the image name {} is not valid", image);
+  return fmt::format("the container cannot be created ({})", reason);
+}
 
 void RestoreGivenUp(Pass& pass) {
   for (const auto& excluded : pass.status.excluded_nodes) {
@@ -107,12 +145,22 @@ bool WatchImage(Pass& pass, const std::string& node, const PodView& pod) {
     pass.memory.image_trouble_since.erase(pod.meta.uid);
     return false;
   }
-  const SteadyTime since =
-      pass.memory.image_trouble_since.try_emplace(pod.meta.uid, pass.in.now.steady).first->second;
-  const auto waited = pass.in.now.steady - since;
+  const auto [at, first_sight] =
+      pass.memory.image_trouble_since.try_emplace(pod.meta.uid, pass.in.now.steady);
+  const auto waited = pass.in.now.steady - at->second;
   if (waited >= pass.options.worker_start_timeout) {
-    GiveUp(pass, node, pod, trouble->first, trouble->second);
+    GiveUp(pass, node, pod, *trouble);
     return true;
+  }
+  if (first_sight) {
+    // Said as soon as the kubelet says it: the user may fix it (create the
+    // Secret, push the image) before the node is given up.
+    pass.Event(
+        true, Reason::kWorkerStartBlocked,
+        fmt::format("node {}: the worker cannot start: {} ({}); the node is given up "
+                    "after {:.0f} s unless that changes",
+                    node, trouble->cause, trouble->detail,
+                    std::chrono::duration<double>(pass.options.worker_start_timeout).count()));
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                         pass.options.worker_start_timeout - waited) +

@@ -96,11 +96,19 @@ void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>&
 void ExcludedStatus(Pass& pass);
 // True when `node`'s worker is given up; deletes its pod if one is left.
 bool GivenUp(Pass& pass, const std::string& node, const PodView* pod, bool owned);
-// For a Pending pod: when a container waits because its image cannot start
-// (ErrImagePull, ImagePullBackOff, ...) for worker_start_timeout, gives the
-// node up — WorkerLost, the pod deleted, a WorkerCannotStart event — and
-// returns true; before that asks for a pass at the deadline.
+// For a Pending pod: when a container waits because it cannot start
+// (ErrImagePull, ImagePullBackOff, CreateContainerConfigError, ...), says so
+// at once (a WorkerStartBlocked Warning naming the cause), and after
+// worker_start_timeout gives the node up — WorkerLost, the pod deleted, a
+// WorkerCannotStart event — and returns true; before that asks for a pass at
+// the deadline.
 bool WatchImage(Pass& pass, const std::string& node, const PodView& pod);
+// What keeps a container from starting, short, from the kubelet's waiting
+// `reason` and `message` and the container's `image`: "the Secret s3-creds
+// does not exist", "the ConfigMap ns/c has no key k", "the image x:1 cannot
+// be pulled", "the container cannot be created (PreStartHookError)".
+std::string NameStartTrouble(const std::string& reason, const std::string& message,
+                             const std::string& image);
 // For a Running pod: a CoordinatorUnreachable event (once per node) when its
 // worker has not reported to the coordinator within worker_start_timeout of
 // starting.

@@ -504,12 +504,17 @@ void RunningStatus(Pass& pass, const PodCount& count) {
   const uint32_t limit = pass.spec().job.backoff_limit;
   if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
   if (!pass.memory.nodes.empty() && pass.memory.given_up.size() >= pass.memory.nodes.size()) {
-    std::vector<std::string> why;
+    // Grouped by cause: "the Secret s3 does not exist (pi3b-0, pi4b-0)".
+    std::map<std::string, std::vector<std::string>> nodes_by_cause;
     for (const auto& [node, excluded] : pass.memory.given_up) {
-      why.push_back(fmt::format("{}: {}", node, excluded.reason));
+      nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
+    }
+    std::vector<std::string> why;
+    for (const auto& [cause, nodes] : nodes_by_cause) {
+      why.push_back(fmt::format("{} ({})", cause, ListSome(nodes, 10, ", ")));
     }
     const std::string message =
-        fmt::format("no node could start the job's worker ({})", fmt::join(why, "; "));
+        fmt::format("no node could start the job's worker: {}", fmt::join(why, "; "));
     pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition(JobPhase::kFailed, true, Reason::kNoWorkerCanStart, message);
     SetCondition(pass.status,
@@ -530,9 +535,18 @@ void RunningStatus(Pass& pass, const PodCount& count) {
   }
   const std::string workers =
       fmt::format("{} of {} workers running", count.running, pass.memory.nodes.size());
+  const bool was_running = pass.status.Is(JobPhase::kRunning);
   pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
                   count.running > 0 ? Reason::kWorkersRunning : Reason::kWaitingForWorkers,
                   workers);
+  // The event of the move to Running counts the workers then; once every
+  // worker runs, another says so (and again after one was replaced).
+  const bool all =
+      !pass.memory.nodes.empty() && static_cast<size_t>(count.running) >= pass.memory.nodes.size();
+  if (all && was_running && !pass.memory.all_running_announced) {
+    pass.Event(false, Reason::kWorkersRunning, workers);
+  }
+  pass.memory.all_running_announced = all;
   pass.transition |= SetCondition(
       pass.status,
       Condition(ConditionType::kSuspended, false, Reason::kNotSuspended, "spec.suspend is false"),

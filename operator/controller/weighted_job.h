@@ -83,6 +83,7 @@ enum class Reason {
   // Events about one node or worker.
   kWorkerFailed,
   kWorkerCannotStart,
+  kWorkerStartBlocked,  // the kubelet cannot start a worker yet (a missing Secret, image)
   kCoordinatorUnreachable,
   kNodeNotReady,
   kNodeReady,
@@ -167,6 +168,9 @@ struct ExcludedNode {
   // could not start (ErrImagePull, ImagePullBackOff, ErrImageNeverPull, ...).
   std::string reason;
   std::string message;
+  // What kept the worker from starting, short: "the Secret s3-creds does not
+  // exist" (decide_faults.cc, NameStartTrouble); "" for architectures.
+  std::string cause;
   bool operator==(const ExcludedNode&) const = default;
 };
 

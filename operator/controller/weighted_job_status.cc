@@ -52,6 +52,7 @@ constexpr const char* kReasonNames[] = {
     "NotSuspended",
     "WorkerFailed",
     "WorkerCannotStart",
+    "WorkerStartBlocked",
     "CoordinatorUnreachable",
     "NodeNotReady",
     "NodeReady",
@@ -108,7 +109,9 @@ StatusOr<NodePriorRow> PriorFromJson(const json& node, const std::string& path) 
 }
 
 json ExcludedToJson(const ExcludedNode& excluded) {
-  return {{"name", excluded.name}, {"reason", excluded.reason}, {"message", excluded.message}};
+  json out = {{"name", excluded.name}, {"reason", excluded.reason}, {"message", excluded.message}};
+  if (!excluded.cause.empty()) out["cause"] = excluded.cause;
+  return out;
 }
 
 StatusOr<ExcludedNode> ExcludedFromJson(const json& node, const std::string& path) {
@@ -116,7 +119,7 @@ StatusOr<ExcludedNode> ExcludedFromJson(const json& node, const std::string& pat
   ExcludedNode excluded;
   for (const auto& [key, target] :
        {std::pair{"name", &excluded.name}, std::pair{"reason", &excluded.reason},
-        std::pair{"message", &excluded.message}}) {
+        std::pair{"message", &excluded.message}, std::pair{"cause", &excluded.cause}}) {
     if (const json* value = jr::Find(node, key)) {
       BALLAST_ASSIGN_OR_RETURN(*target, jr::String(*value, jr::Field(path, key)));
     }

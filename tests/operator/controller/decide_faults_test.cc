@@ -138,6 +138,14 @@ TEST(DecideFaultsTest, AnImageThatCannotStartIsGivenUpAfterTheBoundAndTheOthersC
   const Decision first = world.Pass();
   EXPECT_TRUE(LostWorkers(first).empty());
   EXPECT_TRUE(ActionsOf<DeletePod>(first).empty());
+  const RecordEvent* blocked = EventWith(first, "WorkerStartBlocked");
+  ASSERT_NE(blocked, nullptr) << "said as soon as the kubelet says it";
+  EXPECT_EQ(blocked->message.rfind("node pi3b-worker: the worker cannot start: the image "
+                                   "ballast-worker:0.1.0 is not on the node and imagePullPolicy "
+                                   "is Never (container worker",
+                                   0),
+            0u)
+      << blocked->message;
   EXPECT_LE(first.requeue_after.value_or(milliseconds::max()), kStartTimeout + milliseconds(1));
 
   world.steady += kStartTimeout - milliseconds(1);
@@ -151,14 +159,17 @@ TEST(DecideFaultsTest, AnImageThatCannotStartIsGivenUpAfterTheBoundAndTheOthersC
   EXPECT_EQ(deleted[0].uid, "stuck-uid");
   const RecordEvent* event = EventWith(given_up, "WorkerCannotStart");
   ASSERT_NE(event, nullptr);
-  EXPECT_NE(event->message.find("node pi3b-worker: the worker's image could not start for 5 s: "
-                                "container worker (ballast-worker:0.1.0): Container image"),
+  EXPECT_NE(event->message.find("node pi3b-worker: the worker could not start for 5 s: the image "
+                                "ballast-worker:0.1.0 is not on the node and imagePullPolicy is "
+                                "Never (container worker (ballast-worker:0.1.0): Container image"),
             std::string::npos)
       << event->message;
   const json excluded = S(given_up)["excludedNodes"];
   ASSERT_EQ(excluded.size(), 1u);
   EXPECT_EQ(excluded[0]["name"], "pi3b-worker");
   EXPECT_EQ(excluded[0]["reason"], "ErrImageNeverPull");
+  EXPECT_EQ(excluded[0]["cause"],
+            "the image ballast-worker:0.1.0 is not on the node and imagePullPolicy is Never");
   EXPECT_EQ(S(given_up)["phase"], "Running") << "the other workers carry on";
 
   // The pod is gone: no new one for that node, and the job finishes.
@@ -196,6 +207,40 @@ TEST(DecideFaultsTest, WhenEveryNodesImageCannotStartTheJobFails) {
   EXPECT_EQ(LostWorkers(decision).size(), 3u);
   EXPECT_EQ(S(decision)["phase"], "Failed");
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "NoWorkerCanStart");
+  std::string failed;
+  const json status = S(decision);
+  for (const auto& c : status["conditions"]) {
+    if (c["type"] == "Failed") failed = c["message"];
+  }
+  EXPECT_EQ(failed,
+            "no node could start the job's worker: the image name ballast-worker:0.1.0 is not "
+            "valid (pi3b-worker, pi4b-master, pi4b-worker)");
+}
+
+// The kubelet's words for what a container lacks become what the user must
+// fix, naming it.
+TEST(DecideFaultsTest, WhatKeepsAWorkerFromStartingIsNamed) {
+  struct Case {
+    std::string reason, message, expected;
+  };
+  const std::vector<Case> cases = {
+      {"CreateContainerConfigError", "secret \"s3-creds\" not found",
+       "the Secret s3-creds does not exist"},
+      {"CreateContainerConfigError", "configmap \"job-items\" not found",
+       "the ConfigMap job-items does not exist"},
+      {"CreateContainerConfigError", "couldn't find key token in Secret batch/s3-creds",
+       "the Secret batch/s3-creds has no key token"},
+      {"CreateContainerConfigError", "couldn't find key list in ConfigMap batch/job-items",
+       "the ConfigMap batch/job-items has no key list"},
+      {"ErrImagePull", "failed to pull and unpack image", "the image me/w:1 cannot be pulled"},
+      {"ImagePullBackOff", "Back-off pulling image \"me/w:1\"",
+       "the image me/w:1 cannot be pulled"},
+      {"InvalidImageName", "", "the image name me/w:1 is not valid"},
+      {"PreStartHookError", "hook failed", "the container cannot be created (PreStartHookError)"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(decide::NameStartTrouble(c.reason, c.message, "me/w:1"), c.expected) << c.message;
+  }
 }
 
 TEST(DecideFaultsTest, GivenUpNodesStayExcludedAfterARestartUntilSuspendAndResume) {

@@ -34,10 +34,6 @@ std::string ConditionStatus(const json& status, const std::string& type) {
   return "";
 }
 
-std::vector<RecordEvent> Events(const Decision& decision) {
-  return ActionsOf<RecordEvent>(decision);
-}
-
 TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEvent) {
   World world;
   world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 2);

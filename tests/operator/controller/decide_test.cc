@@ -128,6 +128,35 @@ TEST(DecideTest, RunningPodsMakeTheJobRunningAndStatusShowsTheView) {
   EXPECT_EQ(decision.requeue_after, milliseconds(2000));
 }
 
+// The move to Running counts the workers then ("1 of 3"); once all run,
+// another WorkersRunning event says "3 of 3", once.
+TEST(DecideTest, WorkersRunningIsAnnouncedAgainWhenEveryWorkerRuns) {
+  World world;
+  world.Pass();  // registers
+  world.view = View(0);
+  world.Pass();  // creates the pods
+  world.pods.push_back(Pod(kNodes[0], "Running", "pod-uid-0"));
+  world.pods.push_back(Pod(kNodes[1], "Pending", "pod-uid-1"));
+  world.pods.push_back(Pod(kNodes[2], "Pending", "pod-uid-2"));
+  Decision decision = world.Pass();
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"WorkersRunning"});
+  EXPECT_EQ(Events(decision)[0].message, "1 of 3 workers running");
+  for (size_t i = 1; i < 3; ++i) {
+    world.pods[i] = Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i));
+  }
+  world.steady += std::chrono::seconds(1);
+  decision = world.Pass();
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"WorkersRunning"});
+  EXPECT_EQ(Events(decision)[0].message, "3 of 3 workers running");
+  EXPECT_FALSE(Events(decision)[0].warning);
+  world.steady += std::chrono::seconds(1);
+  EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "said once";
+  // All at once: the move to Running says "3 of 3" and nothing follows.
+  World at_once = Running();
+  at_once.steady += std::chrono::seconds(1);
+  EXPECT_TRUE(EventReasons(at_once.Pass()).empty());
+}
+
 TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceAndOtherwiseAtMostEveryInterval) {
   World world = Running();
   world.view = View(300);

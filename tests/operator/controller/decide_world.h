@@ -158,6 +158,10 @@ std::vector<T> ActionsOf(const Decision& decision) {
   return out;
 }
 
+inline std::vector<RecordEvent> Events(const Decision& decision) {
+  return ActionsOf<RecordEvent>(decision);
+}
+
 inline std::vector<std::string> EventReasons(const Decision& decision) {
   std::vector<std::string> out;
   for (const auto& event : ActionsOf<RecordEvent>(decision)) {

@@ -107,10 +107,19 @@ TEST_F(OperatorFaultsTest, AWorkerImageTheNodeCannotStartIsGivenUpAndTheJobStays
   auto event = WaitEvent(name, "WorkerCannotStart");
   ASSERT_TRUE(event);
   const std::string message = event->value("message", "");
-  EXPECT_NE(message.find("node pi3b-0: the worker's image could not start for 3 s: container "
-                         "worker (registry.invalid/no-such-worker:1): failed to pull image"),
+  EXPECT_NE(message.find("node pi3b-0: the worker could not start for 3 s: the image "
+                         "registry.invalid/no-such-worker:1 cannot be pulled (container worker "
+                         "(registry.invalid/no-such-worker:1): failed to pull image"),
             std::string::npos)
       << message;
+  auto blocked = WaitEvent(name, "WorkerStartBlocked");
+  ASSERT_TRUE(blocked) << "said before the node is given up";
+  EXPECT_NE(blocked->value("message", "")
+                .find("node pi3b-0: the worker cannot start: the image "
+                      "registry.invalid/no-such-worker:1 cannot be "
+                      "pulled"),
+            std::string::npos)
+      << blocked->dump();
   EXPECT_EQ(StatusOf(*job).value("failedPods", -1), 0) << "a given-up node is not a failure";
   EXPECT_TRUE(Poll(
       [&] {
