@@ -363,6 +363,11 @@ TimingMoments Moments(const Pass& pass) {
         worker.terminated ? worker.terminated->started_at : worker.started_at;
     moments.container_started = ParseRfcTime(started);
   }
+  for (const ContainerView& init : pod->init_containers) {
+    const auto finished =
+        init.terminated ? ParseRfcTime(init.terminated->finished_at) : std::nullopt;
+    if (finished) moments.init_finished = std::max(moments.init_finished.value_or(0), *finished);
+  }
   return moments;
 }
 
@@ -370,10 +375,7 @@ TimingMoments Moments(const Pass& pass) {
 void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
   const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
   pass.status.timing = TimingToJson(timing);
-  std::string note = TimingSummary(timing);
-  const std::string missing = NominalMissing(*pass.in.view, pass.memory.declared_speeds, figures);
-  if (!missing.empty()) note += "; nominal efficiency: none, " + missing;
-  pass.status.efficiency_note = json_read::Cut(note, kMaxNoteBytes);
+  pass.status.efficiency_note = json_read::Cut(TimingSummary(timing), kMaxNoteBytes);
 }
 
 void Succeed(Pass& pass) {
@@ -416,6 +418,8 @@ void Succeed(Pass& pass) {
       fmt::format(" in {:.1f} s on {} nodes (efficiency {:.3f}{}); {}",
                   status.makespan_seconds.value_or(makespan), view.workers.size(),
                   status.efficiency.value_or(0), nominal, status.efficiency_note.value_or(""));
+  const std::string missing = NominalMissing(view, memory.declared_speeds, figures);
+  if (!missing.empty()) message += "; nominal efficiency: none, " + missing;
   pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted, message);
   const std::string complete =
       failed == 0

@@ -36,7 +36,8 @@ JobTiming ComputeTiming(const TimingMoments& moments, double ideal_s) {
        "waiting for nodes"},
       {moments.scheduled, "podSchedulingSeconds", "pod scheduling"},
       {moments.sandbox_ready, "podStartSeconds", "pod start"},
-      {moments.container_started, "imagePullSeconds", "image pull"},
+      {moments.init_finished, "initContainersSeconds", "init containers"},
+      {moments.container_started, "containerStartSeconds", "container start"},
       {first, "workerStartSeconds", "worker start"},
   };
   double previous = origin;
@@ -68,16 +69,11 @@ std::string TimingSummary(const JobTiming& timing) {
   std::string text = fmt::format("{:.1f} s end to end", timing.end_to_end_s);
   if (!timing.compute_s) return text;
   text += fmt::format(", {:.1f} s computing", *timing.compute_s);
-  if (timing.compute_efficiency) {
-    text += fmt::format(" (compute efficiency {:.3f})", *timing.compute_efficiency);
-  }
-  std::vector<TimingPart> parts = timing.before_first_report;
-  std::erase_if(parts, [](const TimingPart& part) { return part.seconds < 0.05; });
-  std::stable_sort(parts.begin(), parts.end(),
-                   [](const TimingPart& a, const TimingPart& b) { return a.seconds > b.seconds; });
-  for (size_t i = 0; i < parts.size(); ++i) {
-    text += fmt::format("{} {} {:.1f} s", i == 0 ? "; before the first report:" : ",",
-                        parts[i].what, parts[i].seconds);
+  const auto longest = std::max_element(
+      timing.before_first_report.begin(), timing.before_first_report.end(),
+      [](const TimingPart& a, const TimingPart& b) { return a.seconds < b.seconds; });
+  if (longest != timing.before_first_report.end() && longest->seconds >= 0.05) {
+    text += fmt::format("; before it mostly {} {:.1f} s", longest->what, longest->seconds);
   }
   return text;
 }

@@ -10,8 +10,10 @@
 //   its session started: nodes eligible (startTime)   waitingForNodesSeconds
 //   the first reporter's pod: PodScheduled            podSchedulingSeconds
 //   ... PodReadyToStartContainers (sandbox made)      podStartSeconds
-//   ... its worker container's startedAt              imagePullSeconds (images pulled,
-//                                                       init containers run, container made)
+//   ... its last init container's finishedAt          initContainersSeconds (the
+//                                                       worker's bundle, the user's own)
+//   ... its worker container's startedAt              containerStartSeconds (its image
+//                                                       pulled when it had to be, made)
 //   the first report                                  workerStartSeconds
 //
 // Each moment is clamped into [the previous one, the first report], so the
@@ -37,6 +39,7 @@ struct TimingMoments {
   double started = 0;
   std::optional<double> scheduled;
   std::optional<double> sandbox_ready;
+  std::optional<double> init_finished;  // the pod's last init container ended
   std::optional<double> container_started;
   std::optional<double> first_report;
   double finished = 0;
@@ -48,8 +51,8 @@ struct TimingMoments {
 
 // One part of the time before the first report.
 struct TimingPart {
-  std::string key;   // the status field: "imagePullSeconds"
-  std::string what;  // for people: "image pull"
+  std::string key;   // the status field: "containerStartSeconds"
+  std::string what;  // for people: "container start"
   double seconds = 0;
   bool operator==(const TimingPart&) const = default;
 };
@@ -72,9 +75,10 @@ JobTiming ComputeTiming(const TimingMoments& moments, double ideal_s);
 // to three decimals.
 nlohmann::json TimingToJson(const JobTiming& timing);
 
-// For people, e.g. "31.2 s end to end, 2.8 s computing (compute efficiency
-// 0.930); before the first report: image pull 25.0 s, pod start 1.2 s, ..."
-// — the parts of at least 0.05 s, longest first.
+// For people, short (the NOTE column of `kubectl get wj -o wide`; the parts
+// are in status.timing, which describe shows): "31.2 s end to end, 2.8 s
+// computing; before it mostly container start 25.0 s" — the longest part
+// before the first report, when it is at least 0.05 s.
 std::string TimingSummary(const JobTiming& timing);
 
 }  // namespace ballast::controller

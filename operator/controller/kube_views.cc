@@ -88,7 +88,7 @@ ContainerView ReadContainer(const json& status) {
   container.waiting_message = Text(waiting, "message");
   if (const json& terminated = At(state, "terminated"); terminated.is_object()) {
     container.terminated = {Integer(terminated, "exitCode"), Text(terminated, "message"),
-                            Text(terminated, "startedAt")};
+                            Text(terminated, "startedAt"), Text(terminated, "finishedAt")};
   }
   container.started_at = Text(At(state, "running"), "startedAt");
   return container;

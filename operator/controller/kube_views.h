@@ -64,8 +64,9 @@ struct ContainerView {
   // state.terminated, when the container ended.
   struct Terminated {
     std::optional<int64_t> exit_code;
-    std::string message;     // the termination message ("" for none)
-    std::string started_at;  // state.terminated.startedAt (RFC 3339)
+    std::string message;      // the termination message ("" for none)
+    std::string started_at;   // state.terminated.startedAt (RFC 3339)
+    std::string finished_at;  // state.terminated.finishedAt (RFC 3339)
     bool operator==(const Terminated&) const = default;
   };
   std::optional<Terminated> terminated;

@@ -272,10 +272,9 @@ TEST(DecideOutcomeTest, ASucceededJobHasCompleteAndNoReadyConditionAndItsTiming)
     "firstReportNode": "pi4b-master",
     "beforeFirstReport": {"operatorSeconds": 1, "waitingForNodesSeconds": 0,
                           "podSchedulingSeconds": 1, "podStartSeconds": 1,
-                          "imagePullSeconds": 4, "workerStartSeconds": 0}})"));
+                          "containerStartSeconds": 4, "workerStartSeconds": 0}})"));
   EXPECT_EQ(status["efficiencyNote"],
-            "11.0 s end to end, 4.0 s computing (compute efficiency 2.000); before the first "
-            "report: image pull 4.0 s, operator 1.0 s, pod scheduling 1.0 s, pod start 1.0 s");
+            "11.0 s end to end, 4.0 s computing; before it mostly container start 4.0 s");
 }
 
 // A job shorter than the pod cache's lag finishes before the cache shows
@@ -303,7 +302,7 @@ TEST(DecideOutcomeTest, TheTimingIsCompletedFromPodsTheCacheShowsOnlyAfterTheFin
   decision = world.Pass();
   const json before = S(decision)["timing"]["beforeFirstReport"];
   // No creationTimestamp here: the origin is the session's start.
-  EXPECT_EQ(before, json::parse(R"({"podSchedulingSeconds": 0, "imagePullSeconds": 5,
+  EXPECT_EQ(before, json::parse(R"({"podSchedulingSeconds": 0, "containerStartSeconds": 5,
                                     "workerStartSeconds": 2})"));
   EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u) << "the pods are done";
@@ -337,13 +336,17 @@ TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutA
   world.view = View(0);
   world.Pass();
   world.view = View(2000, true);
-  const json status = S(world.Pass());
+  const Decision decision = world.Pass();
+  const json status = S(decision);
   EXPECT_FALSE(status.contains("nominalEfficiency"));
   const std::string note = status["efficiencyNote"];
-  EXPECT_NE(note.find("; nominal efficiency: none, no ballast.io/emulated-speed annotation on "
+  EXPECT_EQ(note.find("nominal"), std::string::npos) << "the NOTE stays short: " << note;
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"Completed"});
+  const std::string said = Events(decision)[0].message;
+  EXPECT_NE(said.find("; nominal efficiency: none, no ballast.io/emulated-speed annotation on "
                       "node pi3b-worker (1 of 3 nodes)"),
             std::string::npos)
-      << note;
+      << said;
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ const json kFullStatus = json::parse(R"({
   "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
   "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
   "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
-             "firstReportNode": "pi4b-0", "beforeFirstReport": {"imagePullSeconds": 16}},
+             "firstReportNode": "pi4b-0", "beforeFirstReport": {"containerStartSeconds": 16}},
   "efficiencyNote": "31.2 s end to end, 12.1 s computing",
   "checkpoint": {"completed": [[0, 63000]], "result": {"primes": {"count": 12000}}}
 })");

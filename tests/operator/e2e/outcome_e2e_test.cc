@@ -114,9 +114,9 @@ TEST_F(OperatorTest, AJobHasAPhaseFromItsFirstStatusAndEndsCompleteWithItsTiming
   done = WaitForJob(
       name,
       [](const json& job) {
-        return StatusOf(job).contains("/timing/beforeFirstReport/imagePullSeconds"_json_pointer);
+        return StatusOf(job).contains("/timing/beforeFirstReport/containerStartSeconds"_json_pointer);
       },
-      seconds(40), "job told's timing to name its image pull");
+      seconds(40), "job told's timing to name its container start");
   ASSERT_TRUE(done);
   const json timing = StatusOf(*done).value("timing", json::object());
   std::cout << "status.timing " << timing.dump() << "\nstatus.efficiencyNote "
@@ -139,7 +139,7 @@ TEST_F(OperatorTest, AJobHasAPhaseFromItsFirstStatusAndEndsCompleteWithItsTiming
   // The node agent keeps PodScheduled (set by the binding) and gives each
   // container its startedAt, but makes no sandbox (no PodReadyToStartContainers).
   for (const char* key : {"operatorSeconds", "waitingForNodesSeconds", "podSchedulingSeconds",
-                          "imagePullSeconds", "workerStartSeconds"}) {
+                          "containerStartSeconds", "workerStartSeconds"}) {
     EXPECT_TRUE(before.contains(key)) << key << " in " << timing.dump();
   }
   EXPECT_GT(timing.value("computeEfficiency", 0.0), 0) << timing.dump();
