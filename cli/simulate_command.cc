@@ -60,6 +60,41 @@ void PrintSplitTable(const sim::Scenario& scenario, const std::vector<sim::SimRe
       "they are told none and split by item count (docs/simulator.md)\n");
 }
 
+// True when the policies are told the scenario's item costs: then
+// `simulate` also deals them largest first and as listed, whatever each
+// policy's own order, to show what the deal buys.
+bool DealsByCost(const sim::Scenario& scenario) {
+  return scenario.workload.item_costs && scenario.workload.split == sim::Split::kCost;
+}
+
+// The same scenario, its items dealt in `order`.
+sim::Scenario DealtIn(const sim::Scenario& scenario, balance::ItemOrder order) {
+  sim::Scenario dealt = scenario;
+  dealt.workload.order = order;
+  return dealt;
+}
+
+// Dealt largest first beside as listed, each policy's two runs on one line,
+// with the order the policy deals in by default.
+void PrintOrderTable(const std::vector<sim::SimResult>& largest,
+                     const std::vector<sim::SimResult>& listed,
+                     const std::vector<balance::PolicySpec>& specs) {
+  fmt::print("\ndealt largest first beside as listed (the same items and true costs)\n");
+  fmt::print("{:<18} {:>12} {:>12} {:>12} {:>10} {:>10} {:>12}  {}\n", "policy", "largest_s",
+             "listed_s", "ideal_s", "eff_large", "eff_listed", "listed/large", "default");
+  for (size_t i = 0; i < largest.size() && i < listed.size() && i < specs.size(); ++i) {
+    fmt::print("{:<18} {:>12.3f} {:>12.3f} {:>12.3f} {:>10.3f} {:>10.3f} {:>12.3f}  {}\n",
+               largest[i].policy, largest[i].makespan_s, listed[i].makespan_s, largest[i].ideal_s,
+               largest[i].efficiency, listed[i].efficiency,
+               listed[i].makespan_s / largest[i].makespan_s,
+               balance::ItemOrderName(balance::PolicyItemOrder(specs[i].name())));
+  }
+  fmt::print(
+      "\nlargest first: the items with the largest declared costs are dealt first and the small "
+      "ones left for the tail; as listed: in the list's order; default: the order each policy "
+      "deals in unless the job says (itemsFrom.order, docs/workloads.md)\n");
+}
+
 void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results) {
   const sim::Scenario& s = loaded.scenario;
   fmt::print("scenario {}: {} nodes, {} items ({}), profile {}\n",
@@ -113,7 +148,9 @@ nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
 // "other_split": {"split", "results"} (the same runs, the policies told the
 // other way).
 nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimResult>& results,
-                      const std::vector<sim::SimResult>& other) {
+                      const std::vector<sim::SimResult>& other,
+                      const std::vector<sim::SimResult>& largest,
+                      const std::vector<sim::SimResult>& listed) {
   const sim::Scenario& scenario = loaded.scenario;
   nlohmann::json out = {{"scenario", scenario.name},
                         {"split", sim::SplitName(scenario.workload.split)},
@@ -121,6 +158,10 @@ nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimRe
   if (scenario.workload.item_costs) {
     out["other_split"] = {{"split", sim::SplitName(OtherSplit(scenario).workload.split)},
                           {"results", ResultsJson(other)}};
+  }
+  if (!listed.empty()) {
+    out["largest_first"] = {{"results", ResultsJson(largest)}};
+    out["as_listed"] = {{"results", ResultsJson(listed)}};
   }
   return out;
 }
@@ -191,11 +232,23 @@ int RunSimulate(const SimulateOptions& options) {
     if (!others.ok()) return ReportError(others.status());
     other = std::move(*others);
   }
+  // Told the costs, the same runs dealt largest first and as listed.
+  std::vector<sim::SimResult> largest;
+  std::vector<sim::SimResult> listed;
+  if (DealsByCost(loaded->scenario)) {
+    for (const auto& [order, runs] : {std::pair{balance::ItemOrder::kLargestFirst, &largest},
+                                      std::pair{balance::ItemOrder::kListed, &listed}}) {
+      auto done = SimulateEach(DealtIn(loaded->scenario, order), *loaded, specs, {}, show_progress);
+      if (!done.ok()) return ReportError(done.status());
+      *runs = std::move(*done);
+    }
+  }
   if (options.output == "json") {
-    fmt::print("{}\n", DumpJson(ToJson(*loaded, *results, other), 2));
+    fmt::print("{}\n", DumpJson(ToJson(*loaded, *results, other, largest, listed), 2));
   } else {
     PrintTable(*loaded, *results);
     if (!other.empty()) PrintSplitTable(loaded->scenario, *results, other);
+    if (!listed.empty()) PrintOrderTable(largest, listed, specs);
   }
   if (!options.gantt.empty()) {
     const std::string title = fmt::format("ballast simulate {}", loaded->scenario.name);

@@ -141,7 +141,8 @@ Status ReadConfigMapSource(const json& node, const std::string& path, ItemSource
 // The `items` object: exactly one of list, configMap, file, and a format.
 Status ReadItemsObject(const json& node, const std::string& path, workload::ItemList* inline_list,
                        ItemSource* source) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"list", "configMap", "file", "format"}));
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path, {"list", "configMap", "file", "format", "order"}));
   std::vector<std::string> members;
   for (const char* name : {"list", "configMap", "file"}) {
     if (jr::Find(node, name)) members.push_back(name);
@@ -165,8 +166,18 @@ Status ReadItemsObject(const json& node, const std::string& path, workload::Item
     }
     source->format = *parsed;
   }
+  if (const json* order = jr::Find(node, "order")) {
+    const auto parsed =
+        order->is_string() ? balance::ParseItemOrder(order->get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      return jr::Expected(jr::Field(path, "order"), "\"policy\", \"largestFirst\" or \"listed\"",
+                          *order);
+    }
+    source->order = *parsed;
+  }
   if (const json* list = jr::Find(node, "list")) {
     BALLAST_ASSIGN_OR_RETURN(*inline_list, ReadInlineList(*list, jr::Field(path, "list")));
+    inline_list->order = source->order;
   } else if (const json* config_map = jr::Find(node, "configMap")) {
     BALLAST_RETURN_IF_ERROR(ReadConfigMapSource(*config_map, jr::Field(path, "configMap"), source));
   } else {
@@ -186,6 +197,7 @@ Status ReadItemsObject(const json& node, const std::string& path, workload::Item
 Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where) {
   BALLAST_ASSIGN_OR_RETURN(workload::ItemList list,
                            workload::ParseItemLines(text, job->item_source.format, where));
+  list.order = balance::EffectiveItemOrder(job->item_source.order, job->policy.name());
   BALLAST_RETURN_IF_ERROR(workload::AttachItems(&job->workload, std::move(list), where));
   job->item_source = {};
   return Status::Ok();
@@ -228,15 +240,16 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
         "{}: a list of items is for exec workloads; {} numbers its own items (give a count)",
         from_path, workload::WorkloadKindName(job.workload.kind)));
   }
-  if (job.item_source.pending()) {
-    job.workload.items = 0;
-  } else if (listed) {
-    BALLAST_RETURN_IF_ERROR(
-        workload::AttachItems(&job.workload, std::move(*listed), jr::Field(from_path, "list")));
-  }
   if (const json* policy = jr::Find(spec, "policy")) {
     BALLAST_ASSIGN_OR_RETURN(job.policy,
                              balance::PolicyFromJson(*policy, jr::Field(path, "policy")));
+  }
+  if (job.item_source.pending()) {
+    job.workload.items = 0;
+  } else if (listed) {
+    listed->order = balance::EffectiveItemOrder(listed->order, job.policy.name());
+    BALLAST_RETURN_IF_ERROR(
+        workload::AttachItems(&job.workload, std::move(*listed), jr::Field(from_path, "list")));
   }
   if (const json* profile = jr::Find(spec, "profile")) {
     const std::string profile_path = jr::Field(path, "profile");

@@ -45,6 +45,7 @@ struct ItemSource {
   std::string key;         // items.configMap.key
   std::string file;        // items.file, relative to the job file's directory
   workload::LineFormat format = workload::LineFormat::kValue;
+  balance::ItemOrder order = balance::ItemOrder::kPolicy;  // itemsFrom.order
   bool pending() const { return !config_map.empty() || !file.empty(); }
   bool operator==(const ItemSource&) const = default;
 };

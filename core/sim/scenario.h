@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/balance/cost_model.h"
+#include "core/balance/item_order.h"
 #include "core/balance/policy_options.h"
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
@@ -71,6 +72,10 @@ struct Workload {
   // distribution (`itemCosts`); at most ScenarioBounds::kMaxItemCosts items.
   balance::ItemCosts item_costs;
   Split split = Split::kCost;
+  // How items with costs the policies are told (split: cost) are dealt, as a
+  // job's itemsFrom.order (balance/item_order.h): each policy's own order by
+  // default.
+  balance::ItemOrder order = balance::ItemOrder::kPolicy;
   double bytes_per_item = 0;  // input bytes shipped to a worker per item
   // stream: a lease's items arrive one after another and each is computed as
   // soon as it is there; block: computing starts when the whole lease arrived.

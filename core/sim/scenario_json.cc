@@ -124,6 +124,15 @@ Status ReadCosts(const json& node, const std::string& path, uint64_t scenario_se
     }
     workload.split = *split == "cost" ? Split::kCost : Split::kCount;
   }
+  if (const json* order = jr::Find(node, "order")) {
+    const auto parsed =
+        order->is_string() ? balance::ParseItemOrder(order->get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      return jr::Expected(jr::Field(path, "order"), "\"policy\", \"largestFirst\" or \"listed\"",
+                          *order);
+    }
+    workload.order = *parsed;
+  }
   return Status::Ok();
 }
 
@@ -131,7 +140,7 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(node, path,
                        {"items", "itemSeconds", "costModel", "costJitter", "itemCosts", "split",
-                        "bytesPerItem", "transfer", "repeatable"}));
+                        "order", "bytesPerItem", "transfer", "repeatable"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
   BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,

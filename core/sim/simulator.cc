@@ -102,14 +102,17 @@ struct Event {
 
 class Simulation {
  public:
+  // `dealt`: the scenario's items were dealt in another order than listed
+  // (item i is listed item dealt[i]); empty when they were not.
   Simulation(const Scenario& scenario, std::unique_ptr<balance::Policy> policy,
-             const std::vector<balance::WorkerPrior>& priors, const SimOptions& options)
+             const std::vector<balance::WorkerPrior>& priors, const SimOptions& options,
+             const std::vector<size_t>& dealt)
       : scenario_(scenario),
         options_(options),
         policy_(std::move(policy)),
         cost_(balance::CostModel(scenario.workload.items, scenario.workload.cost,
                                  scenario.workload.item_costs),
-              scenario.workload.cost_jitter, scenario.seed),
+              scenario.workload.cost_jitter, scenario.seed, dealt),
         item_seconds_(scenario.workload.item_seconds) {
     workers_.resize(scenario.nodes.size());
     uint64_t local_begin = 0;
@@ -669,7 +672,21 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
         fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));
   }
   std::unique_ptr<balance::Policy> policy = balance::MakePolicy(spec);
-  Simulation simulation(scenario, std::move(policy), priors, options);
+  // Items whose costs the policies are told are dealt as a job deals them.
+  Scenario dealt_scenario;
+  const Scenario* run = &scenario;
+  std::vector<size_t> dealt;
+  const Workload& workload = scenario.workload;
+  const balance::ItemOrder order = balance::EffectiveItemOrder(workload.order, spec.name());
+  if (workload.item_costs && workload.split == Split::kCost &&
+      order == balance::ItemOrder::kLargestFirst) {
+    dealt = balance::DealOrder(*workload.item_costs, order);
+    dealt_scenario = scenario;
+    dealt_scenario.workload.item_costs =
+        std::make_shared<const std::vector<double>>(balance::Dealt(*workload.item_costs, dealt));
+    run = &dealt_scenario;
+  }
+  Simulation simulation(*run, std::move(policy), priors, options, dealt);
   simulation.label_ = spec.display();
   return simulation.Run();
 }

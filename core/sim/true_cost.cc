@@ -9,16 +9,25 @@ namespace ballast::sim {
 TrueCost::TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint64_t seed)
     : TrueCost(balance::CostModel(items, shape), jitter, seed) {}
 
-TrueCost::TrueCost(balance::CostModel base, double jitter, uint64_t seed)
+TrueCost::TrueCost(balance::CostModel base, double jitter, uint64_t seed,
+                   const std::vector<size_t>& dealt)
     : model_(std::move(base)) {
   if (jitter <= 0) return;
   const uint64_t items = model_.items();
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> factor(1 - jitter, 1 + jitter);
+  // Each listed item's factor, in list order (only when dealt: a job of
+  // item costs has at most a hundred thousand items).
+  std::vector<double> listed;
+  if (dealt.size() == items) {
+    listed.resize(items);
+    for (double& f : listed) f = factor(random);
+  }
   prefix_.resize(items + 1);
   prefix_[0] = 0;
   for (uint64_t i = 0; i < items; ++i) {
-    prefix_[i + 1] = prefix_[i] + model_.Cost({i, i + 1}) * factor(random);
+    const double f = listed.empty() ? factor(random) : listed[dealt[i]];
+    prefix_[i + 1] = prefix_[i] + model_.Cost({i, i + 1}) * f;
   }
 }
 

@@ -19,8 +19,12 @@ namespace ballast::sim {
 class TrueCost {
  public:
   TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint64_t seed);
-  // `base` (a shape or one cost per item) times the jitter.
-  TrueCost(balance::CostModel base, double jitter, uint64_t seed);
+  // `base` (a shape or one cost per item) times the jitter. With `dealt`
+  // (item i of `base` is item dealt[i] of the list, balance/item_order.h)
+  // each item keeps the jitter it has as listed, so that dealing the items
+  // in another order moves their true costs with them.
+  TrueCost(balance::CostModel base, double jitter, uint64_t seed,
+           const std::vector<size_t>& dealt = {});
 
   // Cost of items [0, i).
   double Cumulative(uint64_t i) const;

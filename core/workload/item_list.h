@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/balance/item_order.h"
 #include "core/common/status.h"
 
 namespace ballast::workload {
@@ -43,6 +44,10 @@ std::optional<LineFormat> ParseLineFormat(std::string_view name);
 struct ItemList {
   std::vector<std::string> values;
   std::vector<double> costs;  // empty, or one per value
+  // How AttachItems deals them when they have costs (balance/item_order.h);
+  // kPolicy must be resolved for the job's policy first (EffectiveItemOrder),
+  // else it deals as listed.
+  balance::ItemOrder order = balance::ItemOrder::kPolicy;
 };
 
 // Ok when `value` may be an item's value: 1..kMaxItemValueBytes bytes of

@@ -126,6 +126,11 @@ Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path) {
     BALLAST_RETURN_IF_ERROR(CheckItemValue(list.values[i], at));
     if (!list.costs.empty()) BALLAST_RETURN_IF_ERROR(CheckItemCost(list.costs[i], at));
   }
+  if (!list.costs.empty() && list.order == balance::ItemOrder::kLargestFirst) {
+    const std::vector<size_t> dealt = balance::DealOrder(list.costs, list.order);
+    list.values = balance::Dealt(list.values, dealt);
+    list.costs = balance::Dealt(list.costs, dealt);
+  }
   spec->items = list.values.size();
   spec->item_values = std::make_shared<const std::vector<std::string>>(std::move(list.values));
   spec->item_costs = list.costs.empty()

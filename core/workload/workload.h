@@ -96,9 +96,10 @@ inline constexpr uint64_t kSieveItemWidth = uint64_t{1} << 22;
 StatusOr<WorkloadSpec> WorkloadSpecFromJson(const nlohmann::json& workload,
                                             std::optional<uint64_t> items, std::string_view path);
 
-// Gives `spec` (an exec workload) the items of `list`: item i is
-// list.values[i], costing list.costs[i] when costs are given. Sets items to
-// the list's size. Invalid "<path>: ..." for another workload kind (primes
+// Gives `spec` (an exec workload) the items of `list`, dealt in list.order
+// when costs are given (balance/item_order.h: largest first by default, so
+// item i is then the i-th largest), as listed otherwise. Sets items to the
+// list's size. Invalid "<path>: ..." for another workload kind (primes
 // and matmul number their own items), a list past item_list.h's bounds or a
 // bad value or cost, or a spec the items do not fit.
 Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path);

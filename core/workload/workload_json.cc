@@ -312,6 +312,7 @@ StatusOr<WorkloadSpec> WorkloadFromJson(const json& node) {
   spec.cost = *shape;
   if (jr::Find(node, "values") || jr::Find(node, "costs")) {
     BALLAST_ASSIGN_OR_RETURN(ItemList list, ReadSentList(node, path));
+    list.order = balance::ItemOrder::kListed;  // dealt by the coordinator already
     if (list.values.size() != spec.items) {
       return Status::Invalid(fmt::format("{}: {} values for {} items", jr::Field(path, "values"),
                                          list.values.size(), spec.items));

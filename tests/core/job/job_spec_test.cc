@@ -334,9 +334,10 @@ namespace {
 const char kExec[] = "workload: {exec: {command: [sh, -c, 'cat $BALLAST_ITEMS_FILE']}}\n";
 
 TEST(JobSpecItemsFromTest, AnInlineListGivesTheItemsTheirValuesAndCosts) {
-  auto job = ParseJob(
-      std::string(kExec) + "itemsFrom:\n  list: [a.jpg, {value: b.jpg, cost: 2048}, \"2024\"]\n",
-      "job.yaml");
+  auto job = ParseJob(std::string(kExec) +
+                          "itemsFrom:\n  list: [a.jpg, {value: b.jpg, cost: 2048}, \"2024\"]\n"
+                          "  order: listed\n",
+                      "job.yaml");
   ASSERT_TRUE(job.ok()) << job.status().message();
   EXPECT_EQ(job->workload.items, 3u);
   ASSERT_NE(job->workload.item_values, nullptr);
@@ -363,8 +364,9 @@ TEST(JobSpecItemsFromTest, AListByReferenceWaitsForResolveItems) {
   ASSERT_TRUE(ResolveItems(&*job, "10 a\n\n20\tb c\n", "photos.txt").ok());
   EXPECT_FALSE(job->item_source.pending());
   EXPECT_EQ(job->workload.items, 2u);
-  EXPECT_EQ((*job->workload.item_values)[1], "b c");
-  EXPECT_EQ((*job->workload.item_costs)[1], 20);
+  // Dealt by the default policy's order (adaptive: largest first).
+  EXPECT_EQ((*job->workload.item_values)[0], "b c");
+  EXPECT_EQ((*job->workload.item_costs)[0], 20);
 
   auto config_map = ParseJob(
       std::string(kExec) + "itemsFrom: {configMap: {name: photos, key: list.txt}}\n", "job.yaml");
@@ -373,13 +375,57 @@ TEST(JobSpecItemsFromTest, AListByReferenceWaitsForResolveItems) {
   EXPECT_EQ(config_map->item_source.key, "list.txt");
 }
 
+// Items with costs are dealt in the order the policy deals in
+// (balance/item_order.h) unless itemsFrom.order says: item i is then the i-th
+// largest, ties as listed; values go with their items.
+TEST(JobSpecItemsFromTest, ItemsWithCostsAreDealtInThePolicysOrderUnlessTheJobSays) {
+  const std::string list =
+      "itemsFrom:\n  list: [{value: s, cost: 1}, {value: l, cost: 9}, {value: m, cost: 5}, "
+      "{value: m2, cost: 5}]\n";
+  struct Case {
+    std::string extra;
+    std::vector<std::string> values;
+  };
+  const std::vector<Case> cases = {
+      {"", {"l", "m", "m2", "s"}},  // adaptive, the default policy
+      {"policy: mms\n", {"l", "m", "m2", "s"}},
+      {"policy: guided\n", {"s", "l", "m", "m2"}},
+      {"  order: listed\n", {"s", "l", "m", "m2"}},
+      {"  order: largestFirst\npolicy: equal\n", {"l", "m", "m2", "s"}},
+      {"  order: policy\npolicy: equal\n", {"s", "l", "m", "m2"}},
+  };
+  for (const Case& c : cases) {
+    // The order line belongs to itemsFrom, the policy line to the spec.
+    const std::string order =
+        c.extra.starts_with("  ") ? c.extra.substr(0, c.extra.find('\n') + 1) : "";
+    const std::string rest = c.extra.substr(order.size());
+    auto job = ParseJob(std::string(kExec) + list + order + rest, "job.yaml");
+    ASSERT_TRUE(job.ok()) << c.extra << job.status().message();
+    EXPECT_EQ(*job->workload.item_values, c.values) << c.extra;
+  }
+  auto by_file =
+      ParseJob(std::string(kExec) + "itemsFrom: {file: p.txt, format: cost-value, order: listed}\n",
+               "job.yaml");
+  ASSERT_TRUE(by_file.ok()) << by_file.status().message();
+  ASSERT_TRUE(ResolveItems(&*by_file, "1 s\n9 l\n", "p.txt").ok());
+  EXPECT_EQ(*by_file->workload.item_values, (std::vector<std::string>{"s", "l"}));
+  auto bad = ParseJob(std::string(kExec) + list + "  order: biggest\n", "job.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "itemsFrom.order: expected \"policy\", \"largestFirst\" or \"listed\", got "
+                "\"biggest\""),
+            std::string::npos)
+      << bad.status().message();
+}
+
 TEST(JobSpecItemsFromTest, TheCrdsItemsExampleParses) {
   auto job = ParseJob(ReadFile(kTestdata / "items-job.yaml"), "items-job.yaml");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
   EXPECT_EQ(job->workload.items, 3u);
+  // Dealt largest first (the example's policy deals so).
   EXPECT_EQ(*job->workload.item_values,
-            (std::vector<std::string>{"photos/a.jpg", "photos/b.jpg", "photos/c d.jpg"}));
-  EXPECT_EQ(*job->workload.item_costs, (std::vector<double>{1, 2048000, 0.5}));
+            (std::vector<std::string>{"photos/b.jpg", "photos/a.jpg", "photos/c d.jpg"}));
+  EXPECT_EQ(*job->workload.item_costs, (std::vector<double>{2048000, 1, 0.5}));
 }
 
 TEST(JobSpecItemsFromTest, MistakesNameTheFieldAndLine) {
