@@ -405,7 +405,7 @@ TEST(JobSpecItemsFromTest, MistakesNameTheFieldAndLine) {
       {std::string(kExec) + "itemsFrom: {list: [a, {value: b, cost: 0}]}\n",
        "itemsFrom.list[1].cost: expected a number > 0"},
       {std::string(kExec) + "itemsFrom: {list: [a, \"b\\nc\"]}\n",
-       "itemsFrom.list[1]: an item's value holds the control character 0x0a"},
+       "itemsFrom.list[1]: an item's value holds the control character U+000A at byte 1"},
       {std::string(kExec) + "itemsFrom: {configMap: {name: Photos, key: a}}\n",
        "itemsFrom.configMap.name: expected a DNS-1123 subdomain"},
       {std::string(kExec) + "itemsFrom: {configMap: {name: p, key: a/b}}\n",
