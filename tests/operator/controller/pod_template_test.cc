@@ -241,14 +241,7 @@ TEST(PodTemplateTest, AShortFormThatContradictsTheTemplateIsRefusedNamingBoth) {
                     {"template", {{"spec", {{"nodeSelector", {{"pool", "b"}}}}}}}}),
        "spec.nodeSelector.pool and spec.template.spec.nodeSelector.pool say different things"},
   };
-  for (const Refusal& refusal : cases) {
-    SCOPED_TRACE(refusal.name);
-    ParsedSpec parsed = ParseWeightedJobSpec(refusal.spec, "p");
-    ASSERT_FALSE(parsed.spec);
-    EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
-    EXPECT_EQ(parsed.error.status.message().rfind(refusal.message, 0), 0u)
-        << parsed.error.status.message();
-  }
+  ExpectRefused(cases);
   // Both forms saying the same is no contradiction.
   EXPECT_TRUE(ParseWeightedJobSpec(primes_with({{"worker", {{"image", "mine:1"}}}}), "p").spec);
 }
