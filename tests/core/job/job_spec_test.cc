@@ -493,9 +493,9 @@ TEST(JobSpecItemsFromTest, BothReadersAgreeOnAMergeFieldYamlReadsAsABoolean) {
     EXPECT_NE(applied.status().message().find(expected), std::string::npos)
         << applied.status().message();
   }
-  for (const std::string& quoted : {"\"n\"", "'y'", "\"off\"", "!!str yes"}) {
+  for (const char* quoted : {"\"n\"", "'y'", "\"off\"", "!!str yes"}) {
     SCOPED_TRACE(quoted);
-    auto run = ParseJob(job_file("{" + quoted + ": sum}"), "job.yaml");
+    auto run = ParseJob(job_file(std::string("{") + quoted + ": sum}"), "job.yaml");
     ASSERT_TRUE(run.ok()) << run.status().message();
     ASSERT_EQ(run->workload.exec.result.merge.size(), 1u);
     const std::string name = run->workload.exec.result.merge.begin()->first;
