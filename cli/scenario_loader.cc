@@ -51,12 +51,14 @@ Status ReadListedItems(job::JobSpec* job, const std::string& job_path,
   }
   std::filesystem::path path(source.file);
   if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
-  // Blank lines and a "\r" a line are the most a file holds beyond its list.
-  constexpr uintmax_t kMostBytes = workload::kMaxItemListBytes + 2 * workload::kMaxListedItems;
+  // Only keeps a huge file from being read whole: the list's own bound is
+  // checked as it is read, and a file holds more than it (blank lines, "\r",
+  // blanks, costs written longer than JSON writes them).
+  constexpr uintmax_t kMostBytes = 4 * workload::kMaxItemListBytes;
   std::error_code error;
   const uintmax_t size = std::filesystem::file_size(path, error);
   if (!error && size > kMostBytes) {
-    return Status::Invalid(fmt::format("{}: {} bytes, more than a list of items may hold ({} KiB)",
+    return Status::Invalid(fmt::format("{}: {} bytes, more than a list of items is read from ({} KiB)",
                                        path.string(), size, kMostBytes >> 10));
   }
   auto text = ReadFile(path.string());

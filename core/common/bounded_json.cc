@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <vector>
 
 namespace ballast {
 namespace {
@@ -18,11 +19,28 @@ class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
 
   bool start_object(std::size_t size) {
     if (!Enter()) return false;
+    keys_.emplace_back();
     return json_sax_dom_parser::start_object(size);
   }
   bool end_object() {
     --depth_;
+    keys_.pop_back();
     return json_sax_dom_parser::end_object();
+  }
+  bool key(std::string& name) {
+    keys_.back() = name;
+    return json_sax_dom_parser::key(name);
+  }
+  // A number too small for a double reads as 0 (strtod's underflow), which is
+  // not what its writer meant: refused, naming the key it is under.
+  bool number_float(double value, const std::string& text) {
+    if (value == 0 && text.find_first_of("123456789") < text.find_first_of("eE")) {
+      error_ = fmt::format("the number {}{} is too small for a double, which would read it as 0",
+                           text.substr(0, 40),
+                           keys_.empty() ? "" : fmt::format(" (in \"{}\")", keys_.back()));
+      return false;
+    }
+    return json_sax_dom_parser::number_float(value, text);
   }
   bool start_array(std::size_t size) {
     if (!Enter()) return false;
@@ -51,6 +69,7 @@ class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
 
   int max_depth_;
   int depth_ = 0;
+  std::vector<std::string> keys_;  // the key being read in each open object
   bool too_deep_ = false;
   std::string error_;
 };

@@ -277,6 +277,18 @@ std::optional<json> ResolveFloat(std::string_view text) {
 
 // Builds the tree of `node` at `path`, recording positions. The guard has
 // bounded the depth and the aliases' expansion, so the recursion is bounded.
+// A scalar key as kubectl's reader makes it: a plain key YAML 1.1 reads as a
+// boolean (n, yes, On, ...) becomes "true" or "false"; anything else,
+// quoted or not, stays as written.
+std::string MapKey(const YAML::Node& key) {
+  if (key.Tag() == "?") {
+    if (const json resolved = ResolvePlainScalar(key.Scalar()); resolved.is_boolean()) {
+      return resolved.get<bool>() ? "true" : "false";
+    }
+  }
+  return key.Scalar();
+}
+
 Status Convert(const YAML::Node& node, const std::string& path, json& out, SourceMap& source) {
   source.Add(path, PositionOf(node));
   switch (node.Type()) {
@@ -312,7 +324,7 @@ Status Convert(const YAML::Node& node, const std::string& path, json& out, Sourc
               : entry.first.IsMap()    ? "a map"
                                        : "null")));
         }
-        const std::string& key = entry.first.Scalar();
+        const std::string key = MapKey(entry.first);
         const std::string child_path = json_read::Field(path, key);
         if (out.contains(key)) {
           SourceMap at(source.file());

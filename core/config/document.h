@@ -13,7 +13,10 @@
 // to `kubectl apply`: a plain `8` is a number (`017` octal 15, `0x1f` 31),
 // `true`, `yes`, `on`, `y` and their negatives (in lower, Capital or UPPER
 // case) are booleans, `~`, `null` or nothing is null, anything quoted a
-// string.
+// string. A map's key is a string: one that YAML 1.1 reads as a boolean,
+// unquoted, is "true" or "false", as kubectl sends it (`n: sum` is
+// {"false": "sum"}); other keys are as written (kubectl would also make an
+// unquoted `017:` "15": not followed here).
 //
 // This file's .cc is the one adapter between Ballast and yaml-cpp: every
 // yaml-cpp exception is caught there and becomes a Status.

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "core/common/json_read.h"
 #include "core/common/utf8.h"
@@ -12,15 +14,18 @@
 namespace ballast::workload {
 namespace {
 
-constexpr size_t kCostBytes = 24;  // what a cost adds to a list on the wire
-
 bool IsBlank(std::string_view line) {
   return line.find_first_not_of(" \t") == std::string_view::npos;
 }
 
-// "cost<spaces or tab>value" into its parts.
+// A byte-order mark: what an editor may put before a file's first line.
+constexpr std::string_view kByteOrderMark = "\xef\xbb\xbf";
+
+// "cost<spaces or tab>value" into its parts; blanks before the cost are
+// skipped (`wc -c` right-aligns its numbers).
 Status SplitCostValue(std::string_view line, std::string_view where, double* cost,
                       std::string_view* value) {
+  line.remove_prefix(std::min(line.size(), line.find_first_not_of(" \t")));
   const size_t gap = line.find_first_of(" \t");
   const std::string_view number = line.substr(0, gap);
   if (gap == std::string_view::npos) {
@@ -46,6 +51,57 @@ Status SplitCostValue(std::string_view line, std::string_view where, double* cos
   return Status::Ok();
 }
 
+// The code point of the UTF-8 character at `text[i]` (valid UTF-8), and its
+// length in `*length`.
+char32_t CodePointAt(std::string_view text, size_t i, size_t* length) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  if (byte(0) < 0x80) {
+    *length = 1;
+    return byte(0);
+  }
+  const size_t n = byte(0) >= 0xf0 ? 4 : byte(0) >= 0xe0 ? 3 : 2;
+  char32_t point = byte(0) & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) point = (point << 6) | (byte(k) & 0x3f);
+  *length = n;
+  return point;
+}
+
+// What is wrong with `point` in a value that is one line of a file, or
+// nullptr: C0 and C1 control characters and DEL (U+0085 is a line break to
+// some tools), Unicode's line and paragraph separators, and the byte-order
+// mark, which no one sees.
+const char* RefusedInValue(char32_t point) {
+  if (point < 0x20 || (point >= 0x7f && point <= 0x9f)) return "the control character";
+  if (point == 0x2028 || point == 0x2029) return "the line break";
+  if (point == 0xfeff) return "the invisible byte-order mark";
+  return nullptr;
+}
+
+// The bytes `text` takes as a JSON string, quotes included (DumpJson: a
+// control character is \u00XX, or two bytes for \b \f \n \r \t).
+size_t JsonStringBytes(std::string_view text) {
+  size_t bytes = text.size() + 2;
+  for (const char c : text) {
+    if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') {
+      bytes += 1;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      bytes += 5;
+    }
+  }
+  return bytes;
+}
+
+// The bytes a value or a cost adds to the list as sent: its JSON and a comma.
+size_t ValueBytes(std::string_view value) { return JsonStringBytes(value) + 1; }
+size_t CostBytes(double cost) { return DumpJson(nlohmann::json(cost)).size() + 1; }
+
+Status TooLong(std::string_view where) {
+  return Status::Invalid(fmt::format(
+      "{}: the list takes more than {} KiB as sent to every worker (its values and costs as "
+      "JSON)",
+      where, kMaxItemListBytes >> 10));
+}
+
 }  // namespace
 
 const char* LineFormatName(LineFormat format) {
@@ -68,12 +124,12 @@ Status CheckItemValue(std::string_view value, std::string_view where) {
   if (FindInvalidUtf8(value) != std::string_view::npos) {
     return Status::Invalid(fmt::format("{}: an item's value is not UTF-8 text", where));
   }
-  for (const char c : value) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      return Status::Invalid(
-          fmt::format("{}: an item's value holds the control character 0x{:02x} at byte {}", where,
-                      byte, &c - value.data()));
+  size_t length = 0;
+  for (size_t i = 0; i < value.size(); i += length) {
+    const char32_t point = CodePointAt(value, i, &length);
+    if (const char* what = RefusedInValue(point)) {
+      return Status::Invalid(fmt::format("{}: an item's value holds {} U+{:04X} at byte {}", where,
+                                         what, static_cast<uint32_t>(point), i));
     }
   }
   return Status::Ok();
@@ -88,9 +144,15 @@ Status CheckItemCost(double cost, std::string_view where) {
 }
 
 size_t ItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs) {
-  size_t bytes = kCostBytes * costs.size();
-  for (const std::string& value : values) bytes += value.size() + 3;  // quotes and comma
+  size_t bytes = 0;
+  for (const std::string& value : values) bytes += ValueBytes(value);
+  for (const double cost : costs) bytes += CostBytes(cost);
   return bytes;
+}
+
+Status CheckItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs,
+                          std::string_view where) {
+  return ItemListBytes(values, costs) > kMaxItemListBytes ? TooLong(where) : Status::Ok();
 }
 
 StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format,
@@ -98,6 +160,7 @@ StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format,
   ItemList list;
   size_t bytes = 0;
   size_t line_number = 0;
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
   while (!text.empty()) {
     ++line_number;
     const size_t newline = text.find('\n');
@@ -111,18 +174,14 @@ StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format,
       double cost = 0;
       BALLAST_RETURN_IF_ERROR(SplitCostValue(line, at, &cost, &value));
       list.costs.push_back(cost);
-      bytes += kCostBytes;
+      bytes += CostBytes(cost);
     }
     BALLAST_RETURN_IF_ERROR(CheckItemValue(value, at));
     if (list.values.size() == kMaxListedItems) {
       return Status::Invalid(fmt::format("{}: more than {} items", at, kMaxListedItems));
     }
-    bytes += value.size() + 3;
-    if (bytes > kMaxItemListBytes) {
-      return Status::Invalid(fmt::format(
-          "{}: the list is longer than {} KiB (its values and costs travel to every worker)", at,
-          kMaxItemListBytes >> 10));
-    }
+    bytes += ValueBytes(value);
+    if (bytes > kMaxItemListBytes) return TooLong(at);
     list.values.emplace_back(value);
   }
   if (list.values.empty()) return Status::Invalid(fmt::format("{}: no items", where));

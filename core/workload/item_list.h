@@ -8,9 +8,11 @@
 //   cost<ws>value   format "cost-value": a number > 0, spaces or a tab, then
 //                   the value, as `du -b` and `find -printf '%s\t%p\n'` print
 // Blank lines are no items; a trailing "\r" is dropped (a file written on
-// Windows). A value is what the command receives (a line of the file named by
-// BALLAST_ITEMS_FILE, or BALLAST_VALUE), so it is bounded and holds no
-// control character, and its bytes are UTF-8.
+// Windows), and so is a byte-order mark before the first line. A value is
+// what the command receives (a line of the file named by BALLAST_ITEMS_FILE,
+// or BALLAST_VALUE), so it is bounded, its bytes are UTF-8, and it holds no
+// control character (C0, DEL or C1, U+0085 among them), no line or paragraph
+// separator (U+2028, U+2029) and no byte-order mark (U+FEFF).
 //
 // Thread-safety: values and pure functions.
 #pragma once
@@ -29,11 +31,14 @@
 namespace ballast::workload {
 
 // Bounds of a list: it travels to every worker in one message of at most
-// protocol::kMaxBodyBytes (1 MiB), so values and costs together stay under it.
+// protocol::kMaxBodyBytes (1 MiB), so values and costs together, as that
+// message holds them (JSON), stay under it with room for the rest.
 inline constexpr size_t kMaxListedItems = 100'000;
-inline constexpr size_t kMaxItemValueBytes = 4096;              // a path, as PATH_MAX
-inline constexpr size_t kMaxItemListBytes = size_t{768} << 10;  // values + 24 per cost
-inline constexpr double kMaxItemCost = 1e15;                    // a petabyte, in bytes
+inline constexpr size_t kMaxItemValueBytes = 4096;  // a path, as PATH_MAX
+// Each value as a JSON string and each cost as a JSON number, with a comma
+// each (ItemListBytes).
+inline constexpr size_t kMaxItemListBytes = size_t{768} << 10;
+inline constexpr double kMaxItemCost = 1e15;  // a petabyte, in bytes
 
 enum class LineFormat { kValue, kCostValue };
 
@@ -51,8 +56,9 @@ struct ItemList {
 };
 
 // Ok when `value` may be an item's value: 1..kMaxItemValueBytes bytes of
-// UTF-8 without control characters. Otherwise Invalid "<where>: ..." saying
-// what is wrong with it (the value cut, common/json_read.h Cut).
+// UTF-8 without the characters above. Otherwise Invalid "<where>: ..." saying
+// what is wrong with it (the value cut, common/json_read.h Cut; a refused
+// character as U+XXXX with its byte offset in the value).
 Status CheckItemValue(std::string_view value, std::string_view where);
 // Ok when `cost` is finite, > 0 and <= kMaxItemCost.
 Status CheckItemCost(double cost, std::string_view where);
@@ -63,8 +69,14 @@ Status CheckItemCost(double cost, std::string_view where);
 // list with none.
 StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format, std::string_view where);
 
-// The bytes the list takes against kMaxItemListBytes.
+// The bytes the list takes against kMaxItemListBytes: each value as a JSON
+// string (its bytes and two quotes; `"` and `\` escaped) and each cost as a
+// JSON number (DumpJson: 2048000 is "2048000.0"), each with a comma.
 size_t ItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs);
+// Ok, or Invalid "<where>: the list takes more than 768 KiB ..." when
+// ItemListBytes is over kMaxItemListBytes.
+Status CheckItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs,
+                          std::string_view where);
 
 // The values of items [begin, end) one per line, each ending in "\n": what
 // the command reads from BALLAST_ITEMS_FILE. Requires end <= values.size().

@@ -65,8 +65,23 @@ StatusOr<int64_t> Summand(const json& value, std::string_view path) {
   return jr::Int(value, path, -kMaxSummand, kMaxSummand);
 }
 
+// A number `min` or `max` keeps: a double, so a whole number only while a
+// double holds it exactly (|n| <= 2^53: 2^53 + 1 would become 2^53).
 StatusOr<double> Number(const json& value, std::string_view path) {
   if (!value.is_number()) return jr::Expected(path, "a number", value);
+  bool exact = true;
+  if (value.is_number_unsigned()) {
+    exact = value.get<uint64_t>() <= uint64_t{kMaxSummand};
+  } else if (value.is_number_integer()) {
+    const int64_t n = value.get<int64_t>();
+    exact = n >= -kMaxSummand && n <= kMaxSummand;
+  }
+  if (!exact) {
+    return Status::Invalid(fmt::format(
+        "{}: `min` and `max` keep numbers as doubles, exact for whole numbers up to 2^53 "
+        "({}), got {}; write it as a string in a `list` field, or in larger units",
+        path, kMaxSummand, value.dump()));
+  }
   return value.get<double>();
 }
 

@@ -116,11 +116,7 @@ Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path) {
     return Status::Invalid(
         fmt::format("{}: {} items, more than {}", path, list.values.size(), kMaxListedItems));
   }
-  if (ItemListBytes(list.values, list.costs) > kMaxItemListBytes) {
-    return Status::Invalid(fmt::format(
-        "{}: the list is longer than {} KiB (its values and costs travel to every worker)", path,
-        kMaxItemListBytes >> 10));
-  }
+  BALLAST_RETURN_IF_ERROR(CheckItemListBytes(list.values, list.costs, path));
   for (size_t i = 0; i < list.values.size(); ++i) {
     const std::string at = fmt::format("{}[{}]", path, i);
     BALLAST_RETURN_IF_ERROR(CheckItemValue(list.values[i], at));

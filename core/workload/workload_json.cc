@@ -88,6 +88,15 @@ StatusOr<std::map<std::string, MergeRule>> ReadMerge(const json& node, std::stri
           fmt::format("{}: {} is reserved: a result file names the run's failed items with it",
                       field_path, kFailedItemsKey));
     }
+    // kubectl (YAML 1.1) sends an unquoted y, n, yes, no, on, off, true or
+    // false as "true" or "false", and so does `ballast run` (config/document.h):
+    // a command writing {"n": ...} would then match no field.
+    if (name == "true" || name == "false") {
+      return Status::Invalid(fmt::format(
+          "{}: a field named {} is what YAML makes of an unquoted {}; quote the name "
+          "(\"n\": sum) or choose another",
+          field_path, name, name == "true" ? "y, yes, on or true" : "n, no, off or false"));
+    }
     const auto parsed = rule.is_string() ? ParseMergeRule(rule.get<std::string>()) : std::nullopt;
     if (!parsed) return jr::Expected(field_path, "sum, min, max or list", rule);
     merge[name] = *parsed;

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <vector>
 
 #include "core/common/json_read.h"
+#include "operator/controller/leader_pod.h"
 #include "operator/controller/resources.h"
 
 namespace ballast::controller {
@@ -98,9 +100,18 @@ Status CheckLabels(const json& metadata) {
   }
   BALLAST_ASSIGN_OR_RETURN(auto labels, StringMap(metadata, path, "labels"));
   for (const auto& [key, value] : labels) {
+    const std::string label_path = jr::Field(jr::Field(path, "labels"), key);
     if (Contains(key, {kJobLabel, kNodeLabel, kManagedByLabel})) {
-      return Owned(jr::Field(jr::Field(path, "labels"), key),
-                   "Ballast sets this label on its worker pods; choose another");
+      return Owned(label_path, "Ballast sets this label on its worker pods; choose another");
+    }
+    // The coordinator Service selects the operator's pods by these (the
+    // chart's service-coordinator.yaml): a worker pod carrying them would
+    // receive the workers' requests and their tokens.
+    if (key == kCoordinatorLabel || (key == kComponentLabel && value == kOperatorComponent)) {
+      return Owned(label_path,
+                   fmt::format("{} marks the Ballast operator's pods, which the coordinator "
+                               "Service selects; a worker pod may not carry it",
+                               key == kCoordinatorLabel ? key : fmt::format("{}={}", key, value)));
     }
   }
   return StringMap(metadata, path, "annotations").status();
@@ -127,11 +138,19 @@ Status CheckWorkerEnv(const json& container) {
 Status CheckWorkerMounts(const json& container) {
   BALLAST_ASSIGN_OR_RETURN(json mounts, ObjectList(container, kWorkerPath, "volumeMounts"));
   const std::string path = jr::Field(kWorkerPath, "volumeMounts");
+  const std::string bundle(kBundleMountPath);
   for (size_t i = 0; i < mounts.size(); ++i) {
-    const json* mount_path = jr::Find(mounts[i], "mountPath");
-    if (mount_path && *mount_path == kBundleMountPath) {
-      return Owned(jr::Field(jr::Element(path, i), "mountPath"),
-                   "/ballast is where Ballast mounts its worker bundle; choose another path");
+    const json* given = jr::Find(mounts[i], "mountPath");
+    if (!given) continue;  // the API server requires it
+    const std::string mount_path_path = jr::Field(jr::Element(path, i), "mountPath");
+    BALLAST_ASSIGN_OR_RETURN(std::string text, jr::String(*given, mount_path_path));
+    const std::string normal = NormalMountPath(text);
+    // At /ballast it hides the bundle; below it, it hides part of it.
+    if (normal == bundle || normal.starts_with(bundle + "/")) {
+      return Owned(mount_path_path,
+                   fmt::format("{} is {}/ballast, where Ballast mounts its worker bundle; choose "
+                               "a path outside it",
+                               jr::Shown(*given), normal == bundle ? "" : "inside "));
     }
   }
   return Status::Ok();
@@ -271,6 +290,27 @@ Status ReadNodeChoice(PodTemplate& out) {
 }
 
 }  // namespace
+
+std::string NormalMountPath(std::string_view path) {
+  std::vector<std::string_view> parts;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    const std::string_view part = path.substr(0, slash);
+    path.remove_prefix(slash == std::string_view::npos ? path.size() : slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string out;
+  for (std::string_view part : parts) {
+    out += '/';
+    out += part;
+  }
+  return out.empty() ? "/" : out;
+}
 
 json NodeNameEnv() {
   return {{"name", "NODE_NAME"}, {"valueFrom", {{"fieldRef", {{"fieldPath", "spec.nodeName"}}}}}};

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/common/status.h"
 
@@ -80,14 +81,22 @@ struct PodTemplate {
 //   - command or args of containers[0];
 //   - an env entry of containers[0] named as one Ballast sets (BALLAST_*,
 //     NODE_NAME; NODE_NAME given exactly as Ballast gives it is allowed);
-//   - a volumeMount of containers[0] at /ballast;
+//   - a volumeMount of containers[0] at or below /ballast (its path
+//     normalised: /ballast/, /tmp/../ballast, /ballast/lib);
 //   - a container or init container named ballast-bundle, a volume named
 //     ballast-bundle or ballast-tmp;
-//   - the labels ballast.io/job, ballast.io/node, app.kubernetes.io/managed-by;
+//   - the labels ballast.io/job, ballast.io/node, app.kubernetes.io/managed-by,
+//     and those of the operator's pods, which the coordinator Service
+//     selects: ballast.io/coordinator, app.kubernetes.io/component=operator;
 // for a short form that contradicts the template (naming both paths); and for
 // a field Ballast reads that has another type than the PodSpec's schema
 // gives it. Never throws.
 StatusOr<PodTemplate> ReadPodTemplate(const nlohmann::json& given, const ShortForms& short_forms);
+
+// `path` as the container sees it: lexically normalised, without "." and
+// empty parts, each ".." taking away the part before it (none above "/"),
+// relative paths taken from "/": "/tmp/../ballast/" is "/ballast".
+std::string NormalMountPath(std::string_view path);
 
 // NODE_NAME as Ballast sets it in the worker container: the node's name from
 // the downward API. A template may give exactly this entry.

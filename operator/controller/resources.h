@@ -20,6 +20,11 @@ inline constexpr std::string_view kJobLabel = "ballast.io/job";
 inline constexpr std::string_view kNodeLabel = "ballast.io/node";
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr std::string_view kManagedBy = "ballast";
+// The chart's labels of the operator's own pods (its selector, and the
+// coordinator Service's with ballast.io/coordinator=leader, leader_pod.h): no
+// worker pod may carry them.
+inline constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
+inline constexpr std::string_view kOperatorComponent = "operator";
 
 kube::ResourceRef WeightedJobs();
 kube::ResourceRef WeightProfiles();  // cluster-scoped

@@ -123,17 +123,23 @@ json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSe
   return env;
 }
 
+// A container's security context as Ballast gives it: the worker
+// container's before the template's keys, the bundle's whole.
+json ContainerSecurity() {
+  return {{"allowPrivilegeEscalation", false},
+          {"readOnlyRootFilesystem", true},
+          {"runAsNonRoot", true},
+          {"capabilities", {{"drop", json::array({"ALL"})}}}};
+}
+
 // The worker container: the template's containers[0] with Ballast's parts.
 json WorkerContainer(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
                      const WorkerPodSettings& settings, const std::string& image) {
   json container = spec.pod_template.spec["containers"][0];
   container["image"] = image;
   container["env"] = WorkerEnv(job, node, settings, container.value("env", json()));
-  container["securityContext"] = Merged({{"allowPrivilegeEscalation", false},
-                                         {"readOnlyRootFilesystem", true},
-                                         {"runAsNonRoot", true},
-                                         {"capabilities", {{"drop", json::array({"ALL"})}}}},
-                                        container.value("securityContext", json()));
+  container["securityContext"] =
+      Merged(ContainerSecurity(), container.value("securityContext", json()));
   if (!container.contains("terminationMessagePolicy")) {
     container["terminationMessagePolicy"] = "FallbackToLogsOnError";
   }
@@ -153,7 +159,10 @@ bool MountsAt(const json& container, const std::string& path) {
   if (!mounts || !mounts->is_array()) return false;
   for (const json& mount : *mounts) {
     const json* mount_path = json_read::Find(mount, "mountPath");
-    if (mount_path && *mount_path == path) return true;
+    if (mount_path && mount_path->is_string() &&
+        NormalMountPath(mount_path->get<std::string>()) == path) {
+      return true;
+    }
   }
   return false;
 }
@@ -162,6 +171,22 @@ bool MountsAt(const json& container, const std::string& path) {
 void Append(json& object, const char* key, json item) {
   if (!object[key].is_array()) object[key] = json::array();
   object[key].push_back(std::move(item));
+}
+
+// The bundle init container's security context: Ballast's alone, whatever
+// the template gives the worker container (privileged, capabilities), so
+// that Ballast's own container never runs with more than it needs. Its user
+// is the pod's when that is not root, so its files belong to the pod's user;
+// uid and gid 65532 otherwise.
+json BundleSecurity(const json& pod_security) {
+  json security = ContainerSecurity();
+  security["seccompProfile"] = {{"type", "RuntimeDefault"}};
+  const json* user = json_read::Find(pod_security, "runAsUser");
+  if (!user || !user->is_number_integer() || user->get<int64_t>() <= 0) {
+    security["runAsUser"] = kNonRootUid;
+    security["runAsGroup"] = kNonRootUid;
+  }
+  return security;
 }
 
 // The exec workload in the user's image (docs/workloads.md): an init
@@ -177,7 +202,7 @@ void RunInUserImage(json& pod_spec, const std::string& ballast_image) {
       {"args", json::array({"bundle", "--to", kBundleMountPath})},
       {"volumeMounts", json::array({{{"name", kBundleVolume}, {"mountPath", kBundleMountPath}}})},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
-      {"securityContext", worker["securityContext"]},
+      {"securityContext", BundleSecurity(pod_spec.value("securityContext", json()))},
   };
   for (const char* key : {"imagePullPolicy", "resources"}) {
     if (worker.contains(key)) bundle[key] = worker[key];

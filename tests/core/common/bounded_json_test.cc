@@ -53,5 +53,27 @@ TEST(BoundedJson, GarbageNamesWhereParsingStopped) {
   }
 }
 
+// 1e-400 read as 0 without a word (a result file's `max` became 0.0).
+TEST(BoundedJson, ANumberThatUnderflowsToZeroIsRefusedNamingItsKey) {
+  auto top = ParseBoundedJson(R"({"a": 1, "least": 1e-400})", "result");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.status().message(),
+            "result: the number 1e-400 (in \"least\") is too small for a double, which would read "
+            "it as 0");
+  auto nested = ParseBoundedJson(R"({"a": {"b": 1}, "c": [2, -0.00001e-320]})", "body");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.status().message().find("the number -0.00001e-320 (in \"c\")"),
+            std::string::npos)
+      << nested.status().message();
+  auto bare = ParseBoundedJson("[1E-999]", "body");
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.status().message(),
+            "body: the number 1E-999 is too small for a double, which would read it as 0");
+  // Zeros however written, and small numbers a double holds, are numbers.
+  auto fine = ParseBoundedJson("[0, 0.0, -0.0, 0e-999, 0.000E+5, 1e-300, 4.9e-324]", "body");
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  EXPECT_EQ(fine->size(), 7u);
+}
+
 }  // namespace
 }  // namespace ballast

@@ -153,8 +153,8 @@ json TreeOf(std::string_view text) {
 // YAML 1.1's (go-yaml v2), so yes/no/on/off are booleans and 017 is octal.
 TEST(YamlDocumentTree, PlainScalarsAreTypedAsTheCoreSchemaTypesThemQuotedOnesAreStrings) {
   const json tree = TreeOf(
-      "int: 8\nneg: -3\nhex: 0x1F\noct: 0o17\nfloat: 2.5\nexp: 1e3\nyes: true\nno: False\n"
-      "nothing: ~\nempty:\nword: none\non: on\nquoted: \"8\"\nsingle: 'true'\n"
+      "int: 8\nneg: -3\nhex: 0x1F\noct: 0o17\nfloat: 2.5\nexp: 1e3\naffirm: true\nnegate: False\n"
+      "nothing: ~\nempty:\nword: none\nswitch: on\nquoted: \"8\"\nsingle: 'true'\n"
       "big: 18446744073709551615\nhuge: 99999999999999999999\nversion: 1.2.3\n");
   EXPECT_EQ(tree["int"], 8);
   EXPECT_TRUE(tree["int"].is_number_integer());
@@ -163,17 +163,28 @@ TEST(YamlDocumentTree, PlainScalarsAreTypedAsTheCoreSchemaTypesThemQuotedOnesAre
   EXPECT_EQ(tree["oct"], 15);
   EXPECT_EQ(tree["float"], 2.5);
   EXPECT_EQ(tree["exp"], 1000.0);
-  EXPECT_EQ(tree["yes"], true);
-  EXPECT_EQ(tree["no"], false);
+  EXPECT_EQ(tree["affirm"], true);
+  EXPECT_EQ(tree["negate"], false);
   EXPECT_TRUE(tree["nothing"].is_null());
   EXPECT_TRUE(tree["empty"].is_null());
   EXPECT_EQ(tree["word"], "none");
-  EXPECT_EQ(tree["on"], true);  // YAML 1.1, as kubectl reads it
+  EXPECT_EQ(tree["switch"], true);  // YAML 1.1, as kubectl reads it
   EXPECT_EQ(tree["quoted"], "8");
   EXPECT_EQ(tree["single"], "true");
   EXPECT_EQ(tree["big"].get<uint64_t>(), 18446744073709551615ULL);
   EXPECT_TRUE(tree["huge"].is_number_float());
   EXPECT_EQ(tree["version"], "1.2.3");
+}
+
+// kubectl sends `n: sum` as {"false": "sum"}; `ballast run` kept "n", so the
+// same file meant two things.
+TEST(YamlDocumentTree, APlainKeyYamlReadsAsABooleanIsTrueOrFalseAsKubectlSendsIt) {
+  const json tree =
+      TreeOf("n: 1\nYes: 2\n'y': 3\n\"off\": 4\nname: 5\n8: 6\nnull-ish: {On: 7, \"ON\": 8}\n");
+  EXPECT_EQ(tree, json::parse(R"({"false": 1, "true": 2, "y": 3, "off": 4, "name": 5, "8": 6,
+                                  "null-ish": {"true": 7, "ON": 8}})"));
+  // Two keys that are one boolean are one key written twice, as in kubectl.
+  EXPECT_EQ(MessageOf("y: 1\nyes: 2\n"), "doc.yaml:2:1: true: written twice in one map");
 }
 
 TEST(YamlDocumentTree, PlainScalarResolutionEdgeCases) {

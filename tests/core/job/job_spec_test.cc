@@ -451,7 +451,7 @@ TEST(JobSpecItemsFromTest, MistakesNameTheFieldAndLine) {
       {std::string(kExec) + "itemsFrom: {list: [a, {value: b, cost: 0}]}\n",
        "itemsFrom.list[1].cost: expected a number > 0"},
       {std::string(kExec) + "itemsFrom: {list: [a, \"b\\nc\"]}\n",
-       "itemsFrom.list[1]: an item's value holds the control character 0x0a"},
+       "itemsFrom.list[1]: an item's value holds the control character U+000A at byte 1"},
       {std::string(kExec) + "itemsFrom: {configMap: {name: Photos, key: a}}\n",
        "itemsFrom.configMap.name: expected a DNS-1123 subdomain"},
       {std::string(kExec) + "itemsFrom: {configMap: {name: p, key: a/b}}\n",
@@ -469,7 +469,8 @@ TEST(JobSpecItemsFromTest, MistakesNameTheFieldAndLine) {
 
 TEST(JobSpecItemsFromTest, AResultDeclarationIsReadAndBounded) {
   auto job = ParseJob(
-      "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: {n: sum, names: "
+      "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: {\"n\": sum, "
+      "names: "
       "list}\n"
       "      listLimit: 20\n      keepDir: /data/out\nitems: 4\n",
       "job.yaml");
@@ -481,14 +482,14 @@ TEST(JobSpecItemsFromTest, AResultDeclarationIsReadAndBounded) {
   EXPECT_EQ(result.keep_dir, "/data/out");
 
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"merge: {n: avg}", "workload.exec.result.merge.n: expected sum, min, max or list"},
+      {"merge: {count: avg}", "workload.exec.result.merge.count: expected sum, min, max or list"},
       {"merge: {}", "workload.exec.result.merge: expected a map of 1 to 32 fields"},
       {"merge: {a: list, b: list, c: list}\n      listLimit: 100",
        "workload.exec.result.listLimit: 3 list fields keeping 100 entries each"},
-      {"merge: {n: sum}\n      keepDir: out",
+      {"merge: {count: sum}\n      keepDir: out",
        "workload.exec.result.keepDir: expected an "
        "absolute directory path"},
-      {"merge: {n: sum}\n      maxBytes: 1000000", "workload.exec.result.maxBytes"},
+      {"merge: {count: sum}\n      maxBytes: 1000000", "workload.exec.result.maxBytes"},
   };
   for (const auto& [body, expected] : bad) {
     auto refused = ParseJob("workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      " +
@@ -497,6 +498,57 @@ TEST(JobSpecItemsFromTest, AResultDeclarationIsReadAndBounded) {
     ASSERT_FALSE(refused.ok()) << body;
     EXPECT_NE(refused.status().message().find(expected), std::string::npos)
         << refused.status().message() << "\nexpected: " << expected;
+  }
+}
+
+// `merge: {n: sum}` was field "n" to `ballast run` and "false" through
+// kubectl (YAML 1.1 reads an unquoted n as a boolean), so a command writing
+// {"n": ...} worked in one and failed in the other. Both readers now see
+// "false" and refuse it the same way; quoted, the name is "n" in both.
+TEST(JobSpecItemsFromTest, BothReadersAgreeOnAMergeFieldYamlReadsAsABoolean) {
+  auto job_file = [](const std::string& merge) {
+    return "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: " + merge +
+           "\nitems: 4\n";
+  };
+  // What kubectl sends for the same manifest: the key as go-yaml v2 resolves it.
+  auto as_applied = [](const std::string& key) {
+    return JobSpecFromJson(
+        nlohmann::json::parse(
+            R"({"workload": {"exec": {"command": ["sh"], "result": {"merge": {")" + key +
+            R"(": "sum"}}}}, "items": 4})"),
+        "job");
+  };
+  const std::vector<std::pair<std::string, std::string>> unquoted = {
+      {"n", "false"}, {"N", "false"},  {"no", "false"}, {"Off", "false"}, {"FALSE", "false"},
+      {"y", "true"},  {"Yes", "true"}, {"ON", "true"},  {"true", "true"},
+  };
+  for (const auto& [written, sent] : unquoted) {
+    SCOPED_TRACE(written);
+    auto run = ParseJob(job_file("{" + written + ": sum}"), "job.yaml");
+    ASSERT_FALSE(run.ok());
+    const std::string expected = "workload.exec.result.merge." + sent + ": a field named " + sent +
+                                 " is what YAML makes of an unquoted ";
+    EXPECT_NE(run.status().message().find("job.yaml:5:"), std::string::npos)
+        << run.status().message();
+    EXPECT_NE(run.status().message().find(expected), std::string::npos) << run.status().message();
+    EXPECT_NE(run.status().message().find("quote the name (\"n\": sum) or choose another"),
+              std::string::npos)
+        << run.status().message();
+    auto applied = as_applied(sent);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_NE(applied.status().message().find(expected), std::string::npos)
+        << applied.status().message();
+  }
+  for (const char* quoted : {"\"n\"", "'y'", "\"off\"", "!!str yes"}) {
+    SCOPED_TRACE(quoted);
+    auto run = ParseJob(job_file(std::string("{") + quoted + ": sum}"), "job.yaml");
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    ASSERT_EQ(run->workload.exec.result.merge.size(), 1u);
+    const std::string name = run->workload.exec.result.merge.begin()->first;
+    EXPECT_TRUE(name == "n" || name == "y" || name == "off" || name == "yes") << name;
+    auto applied = as_applied(name);
+    ASSERT_TRUE(applied.ok()) << applied.status().message();
+    EXPECT_EQ(applied->workload.exec.result.merge, run->workload.exec.result.merge);
   }
 }
 

@@ -3,6 +3,7 @@
 // named, and the lines a command reads.
 #include "core/workload/item_list.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -12,6 +13,12 @@
 
 namespace ballast::workload {
 namespace {
+
+// Why ParseItemLines refused `text`; "" when it did not.
+std::string RefusalOf(std::string_view text, LineFormat format, std::string_view where) {
+  auto list = ParseItemLines(text, format, where);
+  return list.ok() ? "" : list.status().message();
+}
 
 TEST(ItemListTest, ReadsOneValueALineSkippingBlankLinesAndCarriageReturns) {
   auto list = ParseItemLines("photos/a.jpg\n\n  \nphotos/b c.jpg\r\nphotos/d.jpg",
@@ -38,7 +45,7 @@ TEST(ItemListTest, NamesTheLineAndWhatIsWrong) {
   };
   const std::vector<Case> cases = {
       {"a\nb\x01x\n", LineFormat::kValue,
-       "sizes:2: an item's value holds the control character 0x01"},
+       "sizes:2: an item's value holds the control character U+0001 at byte 1"},
       {"a\n\xff\xfe\n", LineFormat::kValue, "sizes:2: an item's value is not UTF-8"},
       {"10 a\nnocost\n", LineFormat::kCostValue, "sizes:2: expected \"<cost> <value>\""},
       {"10 a\nx1 b\n", LineFormat::kCostValue, "sizes:2: expected a cost (a number > 0)"},
@@ -73,10 +80,110 @@ TEST(ItemListTest, RefusesMoreItemsOrBytesThanTheBounds) {
   std::string long_values;
   const std::string value(4000, 'p');
   while (long_values.size() <= kMaxItemListBytes) long_values += value + "\n";
-  auto too_long = ParseItemLines(long_values, LineFormat::kValue, "long");
-  ASSERT_FALSE(too_long.ok());
-  EXPECT_NE(too_long.status().message().find("longer than 768 KiB"), std::string::npos)
-      << too_long.status().message();
+  EXPECT_EQ(RefusalOf(long_values, LineFormat::kValue, "long"),
+            "long:197: the list takes more than 768 KiB as sent to every worker (its values and "
+            "costs as JSON)");
+}
+
+// The bound counted 3 bytes a value and 24 a cost, whatever they were:
+// lists with costs stopped near 28,000 items. It counts the list as the
+// workers receive it, exactly.
+TEST(ItemListTest, TheListsBytesAreItsJsonAsSent) {
+  const std::vector<std::string> values = {"a.jpg", "say \"hi\"", "c:\\x"};
+  const std::vector<double> costs = {2048000, 0.1, 1.5e15 / 2};
+  size_t bytes = 0;
+  for (const std::string& value : values) bytes += nlohmann::json(value).dump().size() + 1;
+  for (const double cost : costs) bytes += nlohmann::json(cost).dump().size() + 1;
+  EXPECT_EQ(ItemListBytes(values, costs), bytes);
+  EXPECT_EQ(ItemListBytes({"a.jpg"}, {2048000}), 8u + 10u);  // "a.jpg", 2048000.0,
+
+  // 35,000 costed paths of 8 bytes take 21 bytes each and fit; counted as
+  // 24 a cost and 3 a value they took 35 and did not.
+  std::string costed;
+  for (int i = 0; i < 35'000; ++i) costed += fmt::format("2048000\tp/{:06d}\n", i);
+  auto fits = ParseItemLines(costed, LineFormat::kCostValue, "sizes");
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_EQ(fits->values.size(), 35'000u);
+  EXPECT_EQ(ItemListBytes(fits->values, fits->costs), 35'000u * 21);
+
+  // A list of one-byte values takes 4 bytes each: the item bound comes first.
+  std::string small;
+  for (size_t i = 0; i < kMaxListedItems; ++i) small += "x\n";
+  EXPECT_TRUE(ParseItemLines(small, LineFormat::kValue, "small").ok());
+  // Quotes count twice, as sent.
+  std::string quoted;
+  for (int i = 0; i < 72'000; ++i) quoted += "\"\"\"\"\n";  // 4 quotes: 11 bytes sent
+  EXPECT_EQ(
+      RefusalOf(quoted, LineFormat::kValue, "quoted").rfind("quoted:71494: the list takes", 0), 0u);
+}
+
+// The offset was &c - value.data() with c a copy of the byte: a garbage
+// number that changed from run to run.
+TEST(ItemListTest, ARefusedCharactersOffsetIsItsByteInTheValue) {
+  const Status status = CheckItemValue("abc\x7f", "list.txt:3");
+  EXPECT_EQ(status.message(),
+            "list.txt:3: an item's value holds the control character U+007F at byte 3");
+  EXPECT_EQ(CheckItemValue("\ta", "w").message(),
+            "w: an item's value holds the control character U+0009 at byte 0");
+  EXPECT_EQ(CheckItemValue("\xc3\xa9t\xc3\xa9\x1b", "w").message(),
+            "w: an item's value holds the control character U+001B at byte 5");
+}
+
+// U+0085 (a line break to some tools) and U+FEFF were accepted; a BOM
+// before the first line made the first value start with an invisible
+// character.
+TEST(ItemListTest, InvisibleAndLineBreakingCharactersAreRefusedAndALeadingBomIsDropped) {
+  struct Case {
+    std::string value;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"a\xc2\x85"
+       "b",
+       "w: an item's value holds the control character U+0085 at byte 1"},
+      {"\xc2\x9f", "w: an item's value holds the control character U+009F at byte 0"},
+      {"ab\xe2\x80\xa8", "w: an item's value holds the line break U+2028 at byte 2"},
+      {"\xe2\x80\xa9", "w: an item's value holds the line break U+2029 at byte 0"},
+      {"\xef\xbb\xbf"
+       "a",
+       "w: an item's value holds the invisible byte-order mark U+FEFF at byte 0"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(CheckItemValue(c.value, "w").message(), c.expected);
+  // Their neighbours are text.
+  for (const char* fine :
+       {"\xc2\xa0", "\xc2\xa9", "\xe2\x80\xa7", "\xef\xbb\xbe", "\xf0\x9f\x93\xb7"}) {
+    EXPECT_TRUE(CheckItemValue(fine, "w").ok()) << fine;
+  }
+  auto list = ParseItemLines(
+      "\xef\xbb\xbf"
+      "a.jpg\nb.jpg\n",
+      LineFormat::kValue, "bom.txt");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_EQ(list->values, (std::vector<std::string>{"a.jpg", "b.jpg"}));
+  auto costed = ParseItemLines(
+      "\xef\xbb\xbf"
+      "12 a.jpg\n",
+      LineFormat::kCostValue, "bom.txt");
+  ASSERT_TRUE(costed.ok()) << costed.status().message();
+  EXPECT_EQ(costed->costs, std::vector<double>{12});
+  // Only before the first line: elsewhere it is in a value.
+  EXPECT_EQ(RefusalOf("a.jpg\n\xef\xbb\xbf"
+                      "b.jpg\n",
+                      LineFormat::kValue, "bom.txt"),
+            "bom.txt:2: an item's value holds the invisible byte-order mark U+FEFF at byte 0");
+}
+
+// "  12 a.jpg" was refused as `got ""`: the blanks `wc -c` puts before its
+// numbers are skipped, and a bad cost is shown as written.
+TEST(ItemListTest, ACostMayFollowBlanksAndABadOneIsShownAsWritten) {
+  auto list = ParseItemLines("  12 a.jpg\n\t 7\tb.jpg\n1234 c.jpg\n", LineFormat::kCostValue, "wc");
+  ASSERT_TRUE(list.ok()) << list.status().message();
+  EXPECT_EQ(list->values, (std::vector<std::string>{"a.jpg", "b.jpg", "c.jpg"}));
+  EXPECT_EQ(list->costs, (std::vector<double>{12, 7, 1234}));
+  EXPECT_EQ(RefusalOf("1 a\n   12k b.jpg\n", LineFormat::kCostValue, "wc"),
+            "wc:2: expected a cost (a number > 0) before the value, got \"12k\"");
+  EXPECT_EQ(RefusalOf("   12\n", LineFormat::kCostValue, "wc"),
+            "wc:1: expected \"<cost> <value>\" (format cost-value), got \"12\"");
 }
 
 TEST(ItemListTest, ItemLinesAreTheValuesOfTheRangeOneALine) {

@@ -75,6 +75,39 @@ TEST(UserResultTest, RefusesWhatTheJobDidNotDeclareNamingTheField) {
   }
 }
 
+// `max` of 9007199254740993 was reported as 9007199254740992.0, and 1e-400
+// became 0.0: a number the merge cannot keep as written is refused, naming
+// its field, rather than changed without a word.
+TEST(UserResultTest, ANumberMinOrMaxCannotKeepExactlyIsRefusedNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {R"({"largest": 9007199254740993})",
+       "result file: largest: `min` and `max` keep numbers as doubles, exact for whole numbers up "
+       "to 2^53 (9007199254740992), got 9007199254740993"},
+      {R"({"smallest": -9007199254740993})", "smallest: `min` and `max` keep numbers as doubles"},
+      {R"({"largest": 18446744073709551615})", "largest: `min` and `max` keep numbers as doubles"},
+      {R"({"largest": 1e-400})",
+       "result file: the number 1e-400 (in \"largest\") is too small for a double, which would "
+       "read it as 0"},
+      {R"({"errors": [{"tiny": -0.5e-330}]})", "the number -0.5e-330 (in \"tiny\") is too small"},
+      {R"({"errors": [1, 1e-9999]})", "the number 1e-9999 (in \"errors\") is too small"},
+  };
+  for (const auto& [text, expected] : refused) {
+    auto back = ReadResultFile(text, Spec(), {0, 10}, "result file");
+    ASSERT_FALSE(back.ok()) << text;
+    EXPECT_NE(back.status().message().find(expected), std::string::npos)
+        << back.status().message() << "\nexpected: " << expected;
+  }
+  // At the bounds, and zeros written any way, are kept as written.
+  UserFields fields = Read(R"({"largest": 9007199254740992, "smallest": -9007199254740992})", 0);
+  EXPECT_EQ(fields.at("largest").extreme, 9007199254740992.0);
+  EXPECT_EQ(fields.at("smallest").extreme, -9007199254740992.0);
+  for (const char* zero : {"0", "0.0", "-0e-400", "0.000e5", "1e-300"}) {
+    SCOPED_TRACE(zero);
+    fields = Read(std::string(R"({"largest": )") + zero + "}", 0);
+    EXPECT_EQ(fields.at("largest").extreme, std::stod(zero));
+  }
+}
+
 // A run names its failed items (kFailedItemsKey); its fields are the
 // others'. What it names must be its own items, each once.
 TEST(UserResultTest, ARunNamesItsFailedItemsBesideTheOthersFields) {

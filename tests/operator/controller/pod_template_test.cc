@@ -59,6 +59,18 @@ struct Refusal {
   const char* message;  // how the message starts
 };
 
+template <size_t N>
+void ExpectRefused(const Refusal (&cases)[N]) {
+  for (const Refusal& refusal : cases) {
+    SCOPED_TRACE(refusal.name);
+    ParsedSpec parsed = ParseWeightedJobSpec(refusal.spec, "p");
+    ASSERT_FALSE(parsed.spec);
+    EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
+    EXPECT_EQ(parsed.error.status.message().rfind(refusal.message, 0), 0u)
+        << parsed.error.status.message();
+  }
+}
+
 TEST(PodTemplateTest, EveryFieldBallastOwnsIsRefusedNamingItsPath) {
   const json worker = {{"name", "main"}};
   auto with_worker = [&](json patch) {
@@ -89,7 +101,8 @@ TEST(PodTemplateTest, EveryFieldBallastOwnsIsRefusedNamingItsPath) {
        "spec.template.spec.containers[0].env[0].name: Ballast sets NODE_NAME"},
       {"a mount at /ballast",
        with_worker({{"volumeMounts", {{{"name", "v"}, {"mountPath", "/ballast"}}}}}),
-       "spec.template.spec.containers[0].volumeMounts[0].mountPath: /ballast is where"},
+       "spec.template.spec.containers[0].volumeMounts[0].mountPath: \"/ballast\" is /ballast, "
+       "where Ballast mounts its worker bundle"},
       {"an init container named as Ballast's",
        with_pod({{"initContainers", {{{"name", "ballast-bundle"}, {"image", "x"}}}}}),
        "spec.template.spec.initContainers[0].name: \"ballast-bundle\" is the name of Ballast's"},
@@ -113,14 +126,91 @@ TEST(PodTemplateTest, EveryFieldBallastOwnsIsRefusedNamingItsPath) {
                     {{"labels", {{"app.kubernetes.io/managed-by", "me"}}}}),
        "spec.template.metadata.labels.app.kubernetes.io/managed-by: Ballast sets this label"},
   };
-  for (const Refusal& refusal : cases) {
-    SCOPED_TRACE(refusal.name);
-    ParsedSpec parsed = ParseWeightedJobSpec(refusal.spec, "p");
-    ASSERT_FALSE(parsed.spec);
-    EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
-    EXPECT_EQ(parsed.error.status.message().rfind(refusal.message, 0), 0u)
-        << parsed.error.status.message();
+  ExpectRefused(cases);
+}
+
+// A job in the operator's namespace whose pods carried the labels of the
+// operator's pods would join the coordinator Service and receive the
+// workers' requests and Bearer tokens.
+TEST(PodTemplateTest, TheOperatorPodsLabelsAreRefusedSoNoJobJoinsTheCoordinatorService) {
+  auto with_labels = [](json labels) {
+    return WithTemplate(PrimesSpec(), {{"containers", Containers({{"name", "main"}})}},
+                        {{"labels", labels}});
+  };
+  const Refusal cases[] = {
+      {"the leader label", with_labels({{"ballast.io/coordinator", "leader"}}),
+       "spec.template.metadata.labels.ballast.io/coordinator: ballast.io/coordinator marks the "
+       "Ballast operator's pods, which the coordinator Service selects"},
+      {"the leader label, any value", with_labels({{"ballast.io/coordinator", "x"}}),
+       "spec.template.metadata.labels.ballast.io/coordinator: ballast.io/coordinator marks"},
+      {"the operator's component",
+       with_labels({{"app.kubernetes.io/name", "ballast"},
+                    {"app.kubernetes.io/instance", "ballast"},
+                    {"app.kubernetes.io/component", "operator"}}),
+       "spec.template.metadata.labels.app.kubernetes.io/component: "
+       "app.kubernetes.io/component=operator marks the Ballast operator's pods"},
+  };
+  ExpectRefused(cases);
+  // The chart's other labels, and another component, are the user's.
+  const json pod = PodOf(with_labels({{"app.kubernetes.io/name", "ballast"},
+                                      {"app.kubernetes.io/instance", "ballast"},
+                                      {"app.kubernetes.io/component", "worker"}}));
+  EXPECT_EQ(pod["metadata"]["labels"]["app.kubernetes.io/component"], "worker");
+}
+
+// "/ballast/" passed an exact comparison and gave the worker container two
+// mounts at /ballast ("ld.so: no such file"); "/tmp/../ballast" and
+// "/ballast/lib" would shadow the bundle or part of it.
+TEST(PodTemplateTest, AMountAtOrBelowBallastIsRefusedHoweverItsPathIsWritten) {
+  auto with_mount = [](const char* path) {
+    return WithTemplate(
+        ExecSpec(),
+        {{"containers", Containers({{"name", "main"},
+                                    {"image", "py:3"},
+                                    {"volumeMounts", {{{"name", "v"}, {"mountPath", path}}}}})},
+         {"volumes", {{{"name", "v"}, {"emptyDir", json::object()}}}}});
+  };
+  const std::string at = "spec.template.spec.containers[0].volumeMounts[0].mountPath: ";
+  const std::string messages[] = {
+      at + "\"/ballast/\" is /ballast, where Ballast mounts its worker bundle; choose a path "
+           "outside it",
+      at + "\"/tmp/../ballast\" is /ballast, where",
+      at + "\"//ballast/./\" is /ballast, where",
+      at + "\"ballast\" is /ballast, where",
+      at + "\"/ballast/lib\" is inside /ballast, where Ballast mounts its worker bundle",
+      at + "\"/data/../ballast/lib/x\" is inside /ballast, where",
+  };
+  const Refusal cases[] = {
+      {"a trailing slash", with_mount("/ballast/"), messages[0].c_str()},
+      {"a dot-dot", with_mount("/tmp/../ballast"), messages[1].c_str()},
+      {"doubled slashes and a dot", with_mount("//ballast/./"), messages[2].c_str()},
+      {"a relative path", with_mount("ballast"), messages[3].c_str()},
+      {"below it", with_mount("/ballast/lib"), messages[4].c_str()},
+      {"below it, written around", with_mount("/data/../ballast/lib/x"), messages[5].c_str()},
+  };
+  ExpectRefused(cases);
+  for (const char* path : {"/ballast-data", "/data/ballast", "/ballast/../data", "/"}) {
+    SCOPED_TRACE(path);
+    EXPECT_TRUE(ParseWeightedJobSpec(with_mount(path), "p").spec);
   }
+}
+
+TEST(NormalMountPath, IsThePathTheContainerSees) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"/ballast", "/ballast"},
+      {"/ballast/", "/ballast"},
+      {"/tmp/../ballast", "/ballast"},
+      {"//a//b/", "/a/b"},
+      {"/a/./b/.", "/a/b"},
+      {"/../../a", "/a"},
+      {"a/b", "/a/b"},
+      {"", "/"},
+      {"/", "/"},
+      {"/a/b/../../..", "/"},
+      {"/a/..b/c", "/a/..b/c"},
+      {"/a/.../c", "/a/.../c"},
+  };
+  for (const auto& [given, normal] : cases) EXPECT_EQ(NormalMountPath(given), normal) << given;
 }
 
 TEST(PodTemplateTest, AShortFormThatContradictsTheTemplateIsRefusedNamingBoth) {
@@ -151,14 +241,7 @@ TEST(PodTemplateTest, AShortFormThatContradictsTheTemplateIsRefusedNamingBoth) {
                     {"template", {{"spec", {{"nodeSelector", {{"pool", "b"}}}}}}}}),
        "spec.nodeSelector.pool and spec.template.spec.nodeSelector.pool say different things"},
   };
-  for (const Refusal& refusal : cases) {
-    SCOPED_TRACE(refusal.name);
-    ParsedSpec parsed = ParseWeightedJobSpec(refusal.spec, "p");
-    ASSERT_FALSE(parsed.spec);
-    EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
-    EXPECT_EQ(parsed.error.status.message().rfind(refusal.message, 0), 0u)
-        << parsed.error.status.message();
-  }
+  ExpectRefused(cases);
   // Both forms saying the same is no contradiction.
   EXPECT_TRUE(ParseWeightedJobSpec(primes_with({{"worker", {{"image", "mine:1"}}}}), "p").spec);
 }

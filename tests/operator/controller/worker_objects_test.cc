@@ -175,7 +175,9 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
   EXPECT_EQ(bundle["args"], json::array({"bundle", "--to", "/ballast"}));
   EXPECT_EQ(bundle["imagePullPolicy"], "IfNotPresent");
   EXPECT_EQ(bundle["resources"], resources);
-  EXPECT_EQ(bundle["securityContext"], usual["securityContext"]);
+  EXPECT_EQ(bundle["securityContext"], json::parse(R"({
+      "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "runAsNonRoot": true,
+      "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}})"));
   EXPECT_FALSE(bundle.contains("env"));  // no token where it is not needed
   EXPECT_FALSE(bundle.contains("ports"));
   EXPECT_EQ(bundle["volumeMounts"],
@@ -196,6 +198,48 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
       {"name": "ballast-tmp", "mountPath": "/tmp"}])"));
   EXPECT_EQ(spec["volumes"], json::parse(R"([{"name": "ballast-bundle", "emptyDir": {}},
                                              {"name": "ballast-tmp", "emptyDir": {}}])"));
+}
+
+// The template's container securityContext is the worker container's: it
+// was copied onto the bundle init container, so `privileged: true` there ran
+// Ballast's own container privileged.
+TEST(BuildWorkerPod, TheBundleKeepsItsOwnSecurityContextWhateverTheTemplateGives) {
+  const json job = Job(json::parse(R"({
+      "workload": {"exec": {"command": ["sh"], "image": "debian:12"}},
+      "template": {"spec": {
+        "securityContext": {"runAsUser": 0, "runAsNonRoot": false,
+                            "seccompProfile": {"type": "Unconfined"}},
+        "containers": [{"name": "main", "securityContext": {
+          "privileged": true, "allowPrivilegeEscalation": true, "readOnlyRootFilesystem": false,
+          "runAsNonRoot": false, "runAsUser": 0, "capabilities": {"add": ["SYS_ADMIN"]}}}]}}})"));
+  const json spec = WorkerPodOf(job, "pi4b-0", WorkerPodSettings{})["spec"];
+  ASSERT_EQ(spec["initContainers"][0]["name"], "ballast-bundle");
+  EXPECT_EQ(spec["initContainers"][0]["securityContext"], json::parse(R"({
+      "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true, "runAsNonRoot": true,
+      "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
+      "runAsUser": 65532, "runAsGroup": 65532})"));
+  // The worker container is the user's to loosen.
+  EXPECT_TRUE(spec["containers"][0]["securityContext"]["privileged"].get<bool>());
+  // A pod of another non-root user keeps it for the bundle (its files are that user's).
+  json other = job;
+  other["spec"]["template"]["spec"]["securityContext"] = {{"runAsUser", 1000}};
+  const json bundle =
+      WorkerPodOf(other, "pi4b-0", WorkerPodSettings{})["spec"]["initContainers"][0];
+  EXPECT_FALSE(bundle["securityContext"].contains("runAsUser"));
+  EXPECT_FALSE(bundle["securityContext"].contains("privileged"));
+}
+
+// A template's own /tmp, however written, is kept: Ballast adds no second
+// mount there.
+TEST(BuildWorkerPod, ATemplatesTmpWrittenWithASlashGetsNoSecondMount) {
+  const json job = Job(json::parse(R"({
+      "workload": {"exec": {"command": ["sh"], "image": "debian:12"}},
+      "template": {"spec": {
+        "containers": [{"name": "main", "volumeMounts": [{"name": "s", "mountPath": "/tmp/"}]}],
+        "volumes": [{"name": "s", "emptyDir": {}}]}}})"));
+  const json spec = WorkerPodOf(job, "pi4b-0", WorkerPodSettings{})["spec"];
+  EXPECT_EQ(spec["containers"][0]["volumeMounts"].size(), 2u);  // /tmp/ and the bundle
+  EXPECT_EQ(spec["volumes"].size(), 2u);
 }
 
 TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
