@@ -563,7 +563,26 @@ class Runner {
                        process.left_s.value_or(std::numeric_limits<double>::infinity()),
                        process.node->speed});
     }
-    out.ideal_s = balance::IdealSecondsOver(out.work_s, spans);
+    // One item runs on one thread: at its node's cores over the items the
+    // node runs at once (exec.concurrency, else one per started core).
+    double fastest_item = 0;
+    for (const NodeProcess& process : processes_) {
+      if (!process.joined) continue;
+      const uint32_t concurrency = config_.workload.exec.concurrency;
+      const int threads = concurrency > 0 && config_.workload.kind == workload::WorkloadKind::kExec
+                              ? static_cast<int>(concurrency)
+                              : WorkerThreads(process.node->speed);
+      fastest_item = std::max(fastest_item, process.node->speed / std::max(threads, 1));
+    }
+    const balance::CostModel declared(config_.workload.items, config_.workload.cost,
+                                      config_.workload.item_costs);
+    const double largest_share =
+        declared.items() > 0 ? declared.MaxItemCost() / static_cast<double>(declared.items()) : 0;
+    const balance::Limit limit = balance::PhysicalLimit(
+        balance::IdealSecondsOver(out.work_s, spans),
+        balance::LargestItemSeconds(out.work_s * largest_share, fastest_item));
+    out.ideal_s = limit.seconds;
+    out.ideal_bound = limit.bound;
     out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
     out.efficiency_capped = balance::EfficiencyCapped(out.ideal_s, out.makespan_s);
     out.containment = containment_report_;

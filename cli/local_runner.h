@@ -38,6 +38,7 @@
 
 #include "cli/run_containment.h"
 #include "coordinator/job_session.h"
+#include "core/balance/efficiency.h"
 #include "core/common/status.h"
 #include "core/fuzzy/model.h"
 #include "core/job/job_spec.h"
@@ -102,6 +103,11 @@ struct LocalRunOutcome {
   // IdealSeconds(work_s, total_speed), or with nodes that joined or were
   // drained, IdealSecondsOver the time each node was in the job.
   double ideal_s = 0;
+  // Which bound ideal_s is (balance::PhysicalLimit): the work over the
+  // nodes' cores, or the largest item (its share of the work by declared
+  // cost) on the node that runs one fastest (its cores over the commands it
+  // runs at once).
+  balance::LimitBound ideal_bound = balance::LimitBound::kWork;
   double efficiency = 0;     // Efficiency(ideal_s, makespan_s), at most 1
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;       // the workers' logs, one file per node (NodeOutcome::log_file)

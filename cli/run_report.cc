@@ -172,12 +172,17 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
     }
   }
   const auto& view = outcome.view;
-  fmt::print(
-      "\npolicy {}: makespan {:.2f} s, ideal {:.2f} s (work {:.2f} core-s / {:.3g} cores{}), "
-      "efficiency {:.3f}{}\n",
-      job.policy.display(), outcome.makespan_s, outcome.ideal_s, outcome.work_s,
-      outcome.total_speed, elastic ? ", each while its node was in the job" : "",
-      outcome.efficiency, CappedNote(outcome));
+  const std::string bound =
+      outcome.ideal_bound == balance::LimitBound::kLargestItem
+          ? fmt::format(
+                "the largest item on the fastest node: it cannot be split; work {:.2f} "
+                "core-s / {:.3g} cores is less",
+                outcome.work_s, outcome.total_speed)
+          : fmt::format("work {:.2f} core-s / {:.3g} cores{}", outcome.work_s, outcome.total_speed,
+                        elastic ? ", each while its node was in the job" : "");
+  fmt::print("\npolicy {}: makespan {:.2f} s, ideal {:.2f} s ({}), efficiency {:.3f}{}\n",
+             job.policy.display(), outcome.makespan_s, outcome.ideal_s, bound, outcome.efficiency,
+             CappedNote(outcome));
   fmt::print(
       "messages {}, moved items {}, steals {} (backups {}), rebalances {}, dropped duplicates {} "
       "({:.2f} core-s, not in the work)\n",
@@ -220,6 +225,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
                                 : std::vector<std::string>{}},
           {"makespan_s", outcome.makespan_s},
           {"ideal_s", outcome.ideal_s},
+          {"ideal_bound", balance::LimitBoundName(outcome.ideal_bound)},
           {"work_s", outcome.work_s},
           {"total_speed", outcome.total_speed},
           {"efficiency", outcome.efficiency},

@@ -113,6 +113,11 @@ void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>&
                r.makespan_s, r.ideal_s, r.efficiency, r.messages, r.moved_items, r.steals,
                r.duplicate_items);
   }
+  if (!results.empty() && results[0].ideal_bound == balance::LimitBound::kLargestItem) {
+    fmt::print(
+        "\nideal_s is the largest item on the fastest node: it cannot be split, and takes longer "
+        "than the whole work spread over every node\n");
+  }
 }
 
 nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
@@ -133,6 +138,7 @@ nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
     out.push_back({{"policy", r.policy},
                    {"makespan_s", r.makespan_s},
                    {"ideal_s", r.ideal_s},
+                   {"ideal_bound", balance::LimitBoundName(r.ideal_bound)},
                    {"efficiency", r.efficiency},
                    {"messages", r.messages},
                    {"moved_items", r.moved_items},

@@ -98,6 +98,7 @@ void PrintSeriesJson(const LoadedScenario& loaded, const std::vector<sim::JobSer
       jobs.push_back({{"name", run.name},
                       {"makespan_s", run.result.makespan_s},
                       {"ideal_s", run.result.ideal_s},
+                      {"ideal_bound", balance::LimitBoundName(run.result.ideal_bound)},
                       {"efficiency", run.result.efficiency},
                       {"messages", run.result.messages},
                       {"moved_items", run.result.moved_items},

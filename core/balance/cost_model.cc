@@ -129,4 +129,12 @@ uint64_t CostModel::RetreatOverPrefix(uint64_t to, uint64_t limit, double cost) 
   return static_cast<uint64_t>(std::distance(prefix.begin(), found));
 }
 
+double CostModel::MaxItemCost() const {
+  if (items_ == 0) return 0;
+  if (!per_item()) return std::max(Cost({0, 1}), Cost({items_ - 1, items_}));
+  double most = 0;
+  for (uint64_t i = 0; i < items_; ++i) most = std::max(most, Cost({i, i + 1}));
+  return most;
+}
+
 }  // namespace ballast::balance

@@ -56,6 +56,9 @@ class CostModel {
   double Cumulative(uint64_t i) const;
   // Cost of a range in the same units (an item of mean cost costs 1).
   double Cost(Range range) const { return Cumulative(range.end) - Cumulative(range.begin); }
+  // The cost of the costliest item (0 for no items); O(items) for per-item
+  // costs, O(1) for a shape (monotone: the first or the last item).
+  double MaxItemCost() const;
   // The largest e in [from, limit] with Cost([from, e)) <= cost; `from` for
   // a NaN cost.
   uint64_t Advance(uint64_t from, uint64_t limit, double cost) const;

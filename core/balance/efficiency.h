@@ -3,6 +3,8 @@
 //
 //   ideal time  = W / Σ s_i      W: the job's total work, in seconds of a
 //                                   unit-speed core; s_i: each node's speed
+//                 or, when later, its largest item on the node that runs one
+//                 fastest (an item cannot be split; PhysicalLimit)
 //   efficiency  = ideal / makespan
 //
 // The three drivers differ only in how they know W and s_i; each states its
@@ -52,6 +54,38 @@ struct Capacity {
 // that much work. Spans with a non-finite or non-positive speed, or that end
 // before they begin, count for nothing. O(S log S) in the spans.
 double IdealSecondsOver(double work, const std::vector<Capacity>& spans);
+
+// An item cannot be split: no job ends before its costliest item could have
+// been computed where one item goes fastest. `item_work` is that item's work
+// (in W's unit) and `fastest_item_speed` the speed of one item's run on the
+// node that runs one fastest: its speed over the items it runs at once (a
+// node of 2 cores running two commands gives each 1). 0 when either is not a
+// finite positive number.
+inline double LargestItemSeconds(double item_work, double fastest_item_speed) {
+  return IdealSeconds(item_work, fastest_item_speed);
+}
+
+// Which bound a job's limit is: the work spread over every node's speed, or
+// its largest item on the fastest node.
+enum class LimitBound { kWork, kLargestItem };
+
+// "work" | "largest item".
+inline const char* LimitBoundName(LimitBound bound) {
+  return bound == LimitBound::kLargestItem ? "largest item" : "work";
+}
+
+struct Limit {
+  double seconds = 0;
+  LimitBound bound = LimitBound::kWork;
+};
+
+// The physical limit: the later of the two bounds, and which one it is.
+inline Limit PhysicalLimit(double work_bound_s, double largest_item_s) {
+  if (std::isfinite(largest_item_s) && largest_item_s > work_bound_s) {
+    return {largest_item_s, LimitBound::kLargestItem};
+  }
+  return {work_bound_s, LimitBound::kWork};
+}
 
 // ideal / makespan, at most 1; 0 when either is not a finite positive
 // number. No schedule beats the physical limit, so a figure above 1 would only

@@ -612,8 +612,18 @@ class Simulation {
     SimResult result;
     result.policy = label_;
     result.makespan_s = makespan_;
-    result.ideal_s =
-        IdealMakespan(scenario_, cost_.Total() * item_seconds_, cost_.MaxItem() * item_seconds_);
+    // A node computes one item at a time at its speed: the largest item
+    // takes at least its seconds over the fastest speed any node reaches.
+    double fastest = 0;
+    for (const NodeSpec& node : scenario_.nodes) {
+      fastest = std::max(fastest, node.speed);
+      for (const SpeedChange& change : node.changes) fastest = std::max(fastest, change.speed);
+    }
+    const balance::Limit limit = balance::PhysicalLimit(
+        IdealMakespan(scenario_, cost_.Total() * item_seconds_, cost_.MaxItem() * item_seconds_),
+        balance::LargestItemSeconds(cost_.MaxItem() * item_seconds_, fastest));
+    result.ideal_s = limit.seconds;
+    result.ideal_bound = limit.bound;
     result.efficiency = balance::Efficiency(result.ideal_s, makespan_);
     result.messages = messages_;
     const balance::PolicyStats& stats = policy_->stats();

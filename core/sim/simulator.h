@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/balance/efficiency.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
 #include "core/common/status.h"
@@ -54,6 +55,9 @@ struct SimResult {
   std::string policy;  // the spec's display label
   double makespan_s = 0;
   double ideal_s = 0;
+  // Which bound ideal_s is: the work over the nodes' speeds, or the largest
+  // item on the fastest node (balance::PhysicalLimit).
+  balance::LimitBound ideal_bound = balance::LimitBound::kWork;
   double efficiency = 0;
   uint64_t messages = 0;  // every report, reply and signal
   uint64_t moved_items = 0;

@@ -373,6 +373,36 @@ failurePolicy: {maxFailedItems: 1}
   fs::remove_all(dir);
 }
 
+// One item worth most of the job: no schedule ends before it has run on the
+// node that runs one fastest, so that is the limit, and `run` says which
+// bound it is (balance::PhysicalLimit).
+TEST(LocalRunCliTest, AJobOfOneLargeItemIsJudgedAgainstThatItem) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("ballast-cli-large-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "job.yaml") << R"(workload:
+  exec:
+    command: [sh, -c, 'i=0; while [ $i -lt "$BALLAST_VALUE" ]; do i=$((i + 1)); done']
+    perItem: true
+itemsFrom:
+  list: [{value: "20000", cost: 1}, {value: "20000", cost: 1}, {value: "400000", cost: 20}]
+)";
+  std::ofstream(dir / "cluster.yaml")
+      << "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 1}\n";
+  const auto [code, out] = testing::RunShellCommand(
+      std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() + " --cluster " +
+      (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>/dev/null");
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_EQ(json.at("ideal_bound"), "largest item") << out;
+  const double work = json.at("work_s").get<double>();
+  // The large item's share of the work by declared cost, on one core.
+  EXPECT_NEAR(json.at("ideal_s").get<double>(), work * 20 / 22, 1e-6) << out;
+  EXPECT_GT(json.at("efficiency").get<double>(), 0.5) << "half the work bound would be below it";
+  fs::remove_all(dir);
+}
+
 TEST(LocalRunCliTest, AnItemsFileWithABadLineNamesItsLine) {
   const fs::path dir =
       fs::temp_directory_path() / ("ballast-cli-items-bad-" + std::to_string(getpid()));

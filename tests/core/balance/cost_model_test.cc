@@ -346,5 +346,16 @@ TEST(ItemCostModelTest, RandomQueriesMatchALinearScan) {
   }
 }
 
+TEST(CostModelTest, MaxItemCostIsTheCostliestItem) {
+  EXPECT_DOUBLE_EQ(
+      CostModel(std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 4}))
+          .MaxItemCost(),
+      2.0)
+      << "4 of a total 6 over 3 items, in units of the mean item";
+  const CostModel linear(100, CostShape::kLinear);
+  EXPECT_DOUBLE_EQ(linear.MaxItemCost(), linear.Cost({99, 100}));
+  EXPECT_DOUBLE_EQ(CostModel().MaxItemCost(), 0);
+}
+
 }  // namespace
 }  // namespace ballast::balance

@@ -18,6 +18,21 @@ TEST(EfficiencyTest, IdealSecondsIsWorkOverTotalSpeed) {
   EXPECT_DOUBLE_EQ(IdealSeconds(1e-9, 1e-3), 1e-6);
 }
 
+// An item cannot be split: the limit is the later of the work over every
+// node's speed and the largest item on the node that runs one fastest.
+TEST(EfficiencyTest, ThePhysicalLimitIsTheLaterOfTheWorkAndTheLargestItem) {
+  const Limit work = PhysicalLimit(IdealSeconds(100, 2), LargestItemSeconds(10, 1));
+  EXPECT_DOUBLE_EQ(work.seconds, 50);
+  EXPECT_EQ(work.bound, LimitBound::kWork);
+  const Limit item = PhysicalLimit(IdealSeconds(100, 2), LargestItemSeconds(60, 1));
+  EXPECT_DOUBLE_EQ(item.seconds, 60);
+  EXPECT_EQ(item.bound, LimitBound::kLargestItem);
+  EXPECT_STREQ(LimitBoundName(item.bound), "largest item");
+  EXPECT_EQ(PhysicalLimit(50, LargestItemSeconds(1, 0)).bound, LimitBound::kWork)
+      << "no speed: no item bound";
+  EXPECT_EQ(PhysicalLimit(50, std::numeric_limits<double>::quiet_NaN()).seconds, 50);
+}
+
 TEST(EfficiencyTest, IdealSecondsOfNoWorkOrNoSpeedIsZero) {
   EXPECT_EQ(IdealSeconds(0, 2), 0);
   EXPECT_EQ(IdealSeconds(-1, 2), 0);

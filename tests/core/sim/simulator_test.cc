@@ -508,10 +508,14 @@ TEST(SimulatorTest, ItemCostsAreTheTruthAndTheSplitSaysWhatThePoliciesAreTold) {
   Scenario scenario = MakeScenario(3, 1, {Node("a", 1), Node("b", 1)});
   scenario.workload.item_costs =
       std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 4});
-  // By cost: [0, 2) takes 1 s and [2, 3) 2 s.
+  // By cost: [0, 2) takes 1 s and [2, 3) 2 s. The limit is item 2's 2 s on
+  // the fastest node: it cannot be split, and the work spread over both
+  // nodes (1.5 s) is less.
   const SimResult by_cost = SimulateOk(scenario, FlatPriors(2), "equal");
   EXPECT_NEAR(by_cost.makespan_s, 2.0, 1e-9);
-  EXPECT_NEAR(by_cost.ideal_s, 1.5, 1e-9);
+  EXPECT_NEAR(by_cost.ideal_s, 2.0, 1e-9);
+  EXPECT_EQ(by_cost.ideal_bound, balance::LimitBound::kLargestItem);
+  EXPECT_NEAR(by_cost.efficiency, 1.0, 1e-9);
   ASSERT_EQ(by_cost.workers.size(), 2u);
   EXPECT_EQ(by_cost.workers[0].items, 2u);
   EXPECT_NEAR(by_cost.workers[1].cost, 2.0, 1e-9);
@@ -519,7 +523,7 @@ TEST(SimulatorTest, ItemCostsAreTheTruthAndTheSplitSaysWhatThePoliciesAreTold) {
   scenario.workload.split = Split::kCount;
   const SimResult by_count = SimulateOk(scenario, FlatPriors(2), "equal");
   EXPECT_NEAR(by_count.makespan_s, 2.5, 1e-9);
-  EXPECT_NEAR(by_count.ideal_s, 1.5, 1e-9);
+  EXPECT_NEAR(by_count.ideal_s, 2.0, 1e-9);
   EXPECT_EQ(by_count.workers[0].items, 1u);
   EXPECT_NEAR(by_count.workers[1].cost, 2.0, 1e-9) << "counted as the policy counts: items";
 }
