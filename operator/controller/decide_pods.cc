@@ -645,6 +645,7 @@ void ManagePods(Pass& pass) {
   JoinNodes(pass);
   PodCount count;
   for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
+  GateCreates(pass, count.missing);
   if (!count.missing.empty()) {
     std::optional<json> secret;
     if (pass.memory.secret_pending) secret = BuildTokenSecret(pass.in.job.meta, pass.memory.token);
