@@ -1,6 +1,7 @@
 #include "operator/controller/create_refusals.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string_view>
 
 namespace ballast::controller {
@@ -29,27 +30,18 @@ RefusalClass ForbiddenClass(std::string_view message) {
   return RefusalClass::kForbidden;
 }
 
+// The reason of each class, in RefusalClass's order.
+constexpr Reason kRefusalReasons[] = {
+    Reason::kPodSecurity,     Reason::kPriorityClassNotFound,
+    Reason::kAdmissionDenied, Reason::kQuotaExceeded,
+    Reason::kForbidden,       Reason::kWorkerPodRefused,
+    Reason::kCreateFailed,
+};
+static_assert(std::size(kRefusalReasons) == static_cast<size_t>(RefusalClass::kCreateFailed) + 1);
+
 }  // namespace
 
-Reason RefusalReason(RefusalClass refusal) {
-  switch (refusal) {
-    case RefusalClass::kPodSecurity:
-      return Reason::kPodSecurity;
-    case RefusalClass::kPriorityClassNotFound:
-      return Reason::kPriorityClassNotFound;
-    case RefusalClass::kAdmissionDenied:
-      return Reason::kAdmissionDenied;
-    case RefusalClass::kQuotaExceeded:
-      return Reason::kQuotaExceeded;
-    case RefusalClass::kForbidden:
-      return Reason::kForbidden;
-    case RefusalClass::kInvalid:
-      return Reason::kWorkerPodRefused;
-    case RefusalClass::kCreateFailed:
-      break;
-  }
-  return Reason::kCreateFailed;
-}
+Reason RefusalReason(RefusalClass refusal) { return kRefusalReasons[static_cast<size_t>(refusal)]; }
 
 bool FailsAfterBound(RefusalClass refusal) {
   return refusal == RefusalClass::kPodSecurity || refusal == RefusalClass::kPriorityClassNotFound ||
