@@ -1,6 +1,6 @@
 // `ballast operator` end to end when the API server refuses a job's worker
 // pods (issue 46; docs/operator.md, "Refused worker pods"): a namespace
-// enforcing the `restricted` PodSecurity level and a privileged template, a
+// enforcing the `restricted` PodSecurity level and a hostPath volume, a
 // template naming a PriorityClass that does not exist, and a ResourceQuota
 // of one pod. The job says why at once (condition WorkersRefused, a Warning
 // event quoting the API server), the first two fail after
@@ -112,17 +112,21 @@ TEST_F(RefusedPodsTest, PodSecurityRefusalFailsTheJobWithTheServersMessageAfterA
       kube::Namespaces().Named(ns_),
       {{"metadata", {{"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}});
   ASSERT_TRUE(labelled.ok()) << labelled.status().ToString();
-  const json privileged = {
-      {"containers",
-       json::array({{{"name", "worker"}, {"securityContext", {{"privileged", true}}}}})}};
-  ExpectRefusedAndFailed(JobWithPodSpec("privileged", privileged), "PodSecurity",
-                         {"violates PodSecurity \"restricted:latest\"", "privileged"});
+  // Ballast's defaults meet `restricted`; a hostPath volume does not. (A
+  // privileged container is refused as invalid before admission: Ballast
+  // sets allowPrivilegeEscalation false, which privileged contradicts.)
+  const json host_path = {
+      {"containers", json::array({{{"name", "worker"}}})},
+      {"volumes", json::array({{{"name", "host"}, {"hostPath", {{"path", "/tmp"}}}}})}};
+  ExpectRefusedAndFailed(JobWithPodSpec("host-path", host_path), "PodSecurity",
+                         {"violates PodSecurity \"restricted:latest\"", "hostPath"});
 }
 
 TEST_F(RefusedPodsTest, AMissingPriorityClassFailsTheJobWithTheServersMessageAfterAFewCreates) {
   RestartWith({"--refused-pod-timeout", "5"});
-  ExpectRefusedAndFailed(JobWithPodSpec("no-class", {{"priorityClassName", "ballast-no-such"}}),
-                         "PriorityClassNotFound",
+  const json no_class = {{"containers", json::array({{{"name", "worker"}}})},
+                         {"priorityClassName", "ballast-no-such"}};
+  ExpectRefusedAndFailed(JobWithPodSpec("no-class", no_class), "PriorityClassNotFound",
                          {"no PriorityClass with name ballast-no-such was found"});
 }
 
