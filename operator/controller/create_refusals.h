@@ -3,19 +3,21 @@
 // the per-job backoff of the creates that follow, as the Job controller and
 // controller-runtime's rate limiter pace theirs.
 //
-//   HTTP  the API server's message                  class            then
-//   ----  ----------------------------------------  ---------------  ------------------------------
-//   403   ... violates PodSecurity ...              PodSecurity      backoff; fails after
-//   fail_after 403   ... no PriorityClass with name ...        PriorityClass-   backoff; fails
-//   after fail_after
-//                                                    NotFound
-//   403   admission webhook ... denied the request  AdmissionDenied  backoff; fails after
-//   fail_after 403   ... exceeded quota ...                    QuotaExceeded    backoff; waits as
-//   long as it takes 403   anything else (RBAC, a namespace being    Forbidden        backoff;
-//   waits
-//         deleted, a quota's status unknown)
-//   400, 422 and other 4xx (the pod as built)       Invalid          fails at once
-//   5xx, 429, timeouts, a connection error          CreateFailed     backoff; waits
+//   HTTP      the API server's message             class                  then
+//   --------  -----------------------------------  ---------------------  -----------------
+//   403       ... violates PodSecurity ...         PodSecurity            fails after bound
+//   403       ... no PriorityClass with name ...   PriorityClassNotFound  fails after bound
+//   403       admission webhook ... denied the     AdmissionDenied        fails after bound
+//             request ...
+//   403       ... exceeded quota ...               QuotaExceeded          waits
+//   403       anything else (RBAC, a namespace     Forbidden              waits
+//             being deleted, a quota's status
+//             not written yet)
+//   400, 422  the pod as built is invalid          Invalid                fails at once
+//   5xx, 429  timeouts, a connection error         CreateFailed           waits
+//
+// Every class but Invalid is backed off; "fails after bound": once the
+// job's creates have been refused for fail_after.
 //
 // The backoff: no create for base after the first refusal, doubling with
 // each refusal in a row up to cap; while refused, one pod per attempt (a
