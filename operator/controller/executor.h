@@ -98,7 +98,10 @@ class Executor {
   void SubmitCreates(const JobRef& job, const CreateObjects& create);
   void RunCreates(const std::string& key, const std::string& ns, const std::string& uid,
                   const CreateObjects& create, Writes& writes);
-  Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods);
+  // Creates `pods` in batches until a batch has a failure (returned, the
+  // first); made[i] tells whether pods[i] was made (or exists: Conflict).
+  Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods,
+                    std::vector<bool>& made);
   void SubmitStatus(const std::string& key, const std::string& ns, const std::string& name,
                     const nlohmann::json& status);
   void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,
