@@ -31,8 +31,8 @@ TEST(CreateRefusalsTest, RefusalsAreClassifiedFromTheServersAnswer) {
   };
   const std::vector<Case> cases = {
       {403,
-       "pods \"p-pi4b-0\" is forbidden: violates PodSecurity \"restricted:latest\": privileged "
-       "(container \"worker\" must not set securityContext.privileged=true)",
+       "pods \"p-pi4b-0\" is forbidden: violates PodSecurity \"restricted:latest\": restricted "
+       "volume types (volume \"host\" uses restricted volume type \"hostPath\")",
        RefusalClass::kPodSecurity, "PodSecurity"},
       {403, "pods \"p-pi4b-0\" is forbidden: no PriorityClass with name high was found",
        RefusalClass::kPriorityClassNotFound, "PriorityClassNotFound"},

@@ -16,8 +16,8 @@ namespace {
 using namespace decide_test;  // NOLINT: the world of every test here
 
 const std::string kPodSecurity =
-    "pods \"p-pi3b-worker\" is forbidden: violates PodSecurity \"restricted:latest\": privileged "
-    "(container \"worker\" must not set securityContext.privileged=true)";
+    "pods \"p-pi3b-worker\" is forbidden: violates PodSecurity \"restricted:latest\": restricted "
+    "volume types (volume \"host\" uses restricted volume type \"hostPath\")";
 const std::string kQuota =
     "pods \"p-pi3b-worker\" is forbidden: exceeded quota: pods-1, requested: pods=1, used: "
     "pods=1, limited: pods=1";
