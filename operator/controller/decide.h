@@ -42,8 +42,10 @@
 //                                      PodSecurity, a missing PriorityClass, a
 //                                      webhook's denial: Failed (WorkerPodRefused)
 //                                      once refused for fail_after; 400/422 at
-//                                      once; a quota and the rest: waits. A create
-//                                      that succeeds ends it (WorkersCreated)
+//                                      once; a quota and the rest: waits, the
+//                                      workers without pods lost meanwhile (their
+//                                      share to those that run). A create that
+//                                      succeeds ends it (WorkersCreated)
 //   a worker cannot reach the       -> CoordinatorUnreachable event naming the
 //     coordinator                      node: its pod failed saying so, or it runs
 //                                      and has not reported within
@@ -135,11 +137,12 @@ struct JobMemory {
   // Whether the last WorkersRunning event said every worker runs: the job's
   // first one may say "1 of 3"; one more says "3 of 3" when all are.
   bool all_running_announced = false;
-  double accepted_wall = 0;      // when this operator accepted the job (0: another did)
-  bool resumed = false;          // the session started from a checkpoint
-  double registered_wall = 0;    // when the session started
-  WeightedJobStatus status;      // as last handed to the writer
-  CreateBackoff create_backoff;  // the job's creates refused in a row (create_refusals.h)
+  double accepted_wall = 0;             // when this operator accepted the job (0: another did)
+  bool resumed = false;                 // the session started from a checkpoint
+  double registered_wall = 0;           // when the session started
+  WeightedJobStatus status;             // as last handed to the writer
+  CreateBackoff create_backoff;         // the job's creates refused in a row (create_refusals.h)
+  std::set<std::string> refused_nodes;  // workers lost while their pods wait (LoseRefusedWorkers)
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
 };

@@ -128,6 +128,13 @@ void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView
 // created after refusals (in.writes.pods_created) end the row: WorkersRefused
 // False (WorkersCreated) and a Normal event.
 std::optional<std::string> TakeCreateOutcome(Pass& pass);
+// While the job's creates are refused for what waiting may change (a quota,
+// another 403, a transient failure), the workers of `without_pods` (nodes
+// whose pods are missing) are declared lost, once each: their planned share
+// goes to the workers that run instead of waiting for the coordinator's
+// start timeout; one that starts later reports again. A node leaves
+// memory.refused_nodes once its pod exists.
+void LoseRefusedWorkers(Pass& pass, const std::vector<std::string>& without_pods);
 // Cuts `missing` to the pods memory.create_backoff lets this pass create
 // (CreatesAllowed), asking for a pass when the next create may go.
 void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing);

@@ -2,6 +2,8 @@
 // create_refusals.h).
 #include <fmt/format.h>
 
+#include <set>
+
 #include "operator/controller/decide_internal.h"
 
 namespace ballast::controller::decide {
@@ -60,6 +62,20 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
   if (!outcome.fail) return std::nullopt;
   return fmt::format("{} (refused {} time{} in {:.0f} s)", refusal.message, backoff.of_class,
                      backoff.of_class == 1 ? "" : "s", Seconds(outcome.refused_for));
+}
+
+void LoseRefusedWorkers(Pass& pass, const std::vector<std::string>& without_pods) {
+  std::set<std::string>& lost = pass.memory.refused_nodes;
+  std::erase_if(lost, [&](const std::string& node) {
+    return pass.PodNamed(WorkerPodName(pass.in.name, node)) != nullptr;
+  });
+  const CreateBackoff& backoff = pass.memory.create_backoff;
+  const RefusalClass kind = backoff.last.kind;
+  const bool waits = backoff.refused() && !FailsAfterBound(kind) && kind != RefusalClass::kInvalid;
+  if (!waits || pass.in.view->done) return;
+  for (const std::string& node : without_pods) {
+    if (lost.insert(node).second) pass.actions.push_back(WorkerLost{node});
+  }
 }
 
 void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing) {

@@ -53,6 +53,7 @@ struct Refused {
   std::vector<double> creates_at;  // seconds from the start, one per create task
   size_t pods = 0;                 // pod creates sent
   int warnings = 0;                // Warning events of the refusal's reason
+  std::vector<std::string> lost;   // WorkerLost actions, by node
   std::optional<Decision> failed;  // the pass that failed the job
   Decision last;
 };
@@ -73,6 +74,7 @@ Refused RefuseEveryCreate(World& world, const CreateRefusal& refusal, millisecon
       world.create_refusal.reset();
       EXPECT_EQ(PodsCreated(decision), 0u) << "a create right after a refusal";
     }
+    for (const auto& worker : ActionsOf<WorkerLost>(decision)) run.lost.push_back(worker.node);
     for (const auto& event : ActionsOf<RecordEvent>(decision)) {
       run.warnings += event.warning && ReasonName(event.reason) == reason ? 1 : 0;
     }
@@ -96,6 +98,7 @@ TEST(DecideRefusalsTest, PodSecurityRefusalsBackOffSayWhyAndFailTheJobAfterTheBo
   EXPECT_EQ(run.creates_at, (std::vector<double>{0, 1, 3, 7, 15, 31}));
   EXPECT_EQ(run.pods, 8u);
   EXPECT_EQ(run.warnings, 1) << "one Warning event for the row";
+  EXPECT_TRUE(run.lost.empty()) << "the job fails: its workers keep their shares meanwhile";
   const json failed = ConditionOf(*run.failed, "Failed");
   EXPECT_EQ(failed["reason"], "WorkerPodRefused");
   EXPECT_EQ(failed["message"], kPodSecurity + " (refused 6 times in 31 s)");
@@ -139,6 +142,9 @@ TEST(DecideRefusalsTest, AnExceededQuotaIsWaitedForAndAnAcceptedPodEndsTheRow) {
   EXPECT_FALSE(run.failed);
   EXPECT_EQ(run.creates_at, (std::vector<double>{0, 1, 3, 7, 15, 31, 63, 127, 255, 511}));
   EXPECT_EQ(run.warnings, 1);
+  // Their shares go to the workers that run (none here) at the first
+  // refusal, not after the coordinator's start timeout; once each.
+  EXPECT_EQ(run.lost, kNodes);
   const json refused = ConditionOf(run.last, "WorkersRefused");
   EXPECT_EQ(refused["reason"], "QuotaExceeded");
   EXPECT_EQ(refused["message"],
