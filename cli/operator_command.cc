@@ -53,6 +53,7 @@ struct OperatorFlags {
   std::vector<std::string> worker_image_for;
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
+  double refused_pod_timeout_s = 30;
   int64_t worker_pod_ttl_s = 600;
   std::string prometheus_url;
   double prometheus_window_s = net::PrometheusHistoryOptions{}.window_seconds;
@@ -120,6 +121,12 @@ Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions
   options.reconciler.worker_start_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.worker_start_timeout_s * 1000));
   options.reconciler.worker_pod_ttl_s = flags.worker_pod_ttl_s;
+  if (!(flags.refused_pod_timeout_s >= 0 && flags.refused_pod_timeout_s <= 86400)) {
+    return Status::Invalid(fmt::format("--refused-pod-timeout {}: expected seconds in [0, 86400]",
+                                       flags.refused_pod_timeout_s));
+  }
+  options.reconciler.create_backoff.fail_after =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.refused_pod_timeout_s * 1000));
   return Status::Ok();
 }
 
@@ -360,6 +367,12 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "seconds a worker pod may wait for its image (ErrImagePull, ...) before its "
                   "node is given up, and a running worker may take to reach the coordinator "
                   "before a CoordinatorUnreachable event")
+      ->capture_default_str();
+  cmd->add_option("--refused-pod-timeout", flags->refused_pod_timeout_s,
+                  "seconds a job's worker pods may be refused for a reason only a person can "
+                  "change (the namespace's PodSecurity level, a missing PriorityClass, an "
+                  "admission webhook's denial) before the job fails; refused creates are tried "
+                  "again with backoff meanwhile (0: fail at the first refusal)")
       ->capture_default_str();
   cmd->add_option("--worker-pod-ttl", flags->worker_pod_ttl_s,
                   "seconds after a job finished that its finished worker pods (and their logs) "

@@ -336,6 +336,9 @@ void Run(Pass& pass) {
   const ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
+  if (auto refused = decide::TakeCreateOutcome(pass)) {
+    return Fail(pass, Reason::kWorkerPodRefused, *refused);
+  }
   pass.status.items = pass.spec().job.workload.items;
   const auto deadline = pass.spec().job.active_deadline_s;
   const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));

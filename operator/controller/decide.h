@@ -34,6 +34,18 @@
 //                                      WorkerCannotStart event name node and
 //                                      reason; the others take its share. Every
 //                                      node given up: Failed (NoWorkerCanStart)
+//   the API server refuses a        -> no create before a backoff (1 s doubling to
+//     create (its pods, its token      5 min), then one pod at a time; condition
+//     Secret): create_refusals.h       WorkersRefused True with the class as reason
+//                                      and the server's message, a Warning event
+//                                      when a row starts or its class changes.
+//                                      PodSecurity, a missing PriorityClass, a
+//                                      webhook's denial: Failed (WorkerPodRefused)
+//                                      once refused for fail_after; 400/422 at
+//                                      once; a quota and the rest: waits, the
+//                                      workers without pods lost meanwhile (their
+//                                      share to those that run). A create that
+//                                      succeeds ends it (WorkersCreated)
 //   a worker cannot reach the       -> CoordinatorUnreachable event naming the
 //     coordinator                      node: its pod failed saying so, or it runs
 //                                      and has not reported within
@@ -83,13 +95,12 @@
 #include "core/fuzzy/model.h"
 #include "core/history/history_source.h"
 #include "operator/controller/architectures.h"
+#include "operator/controller/create_refusals.h"
 #include "operator/controller/kube_views.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {
-
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 // The time of a pass, in the three forms it is used in.
 struct PassTime {
@@ -126,10 +137,12 @@ struct JobMemory {
   // Whether the last WorkersRunning event said every worker runs: the job's
   // first one may say "1 of 3"; one more says "3 of 3" when all are.
   bool all_running_announced = false;
-  double accepted_wall = 0;    // when this operator accepted the job (0: another did)
-  bool resumed = false;        // the session started from a checkpoint
-  double registered_wall = 0;  // when the session started
-  WeightedJobStatus status;    // as last handed to the writer
+  double accepted_wall = 0;             // when this operator accepted the job (0: another did)
+  bool resumed = false;                 // the session started from a checkpoint
+  double registered_wall = 0;           // when the session started
+  WeightedJobStatus status;             // as last handed to the writer
+  CreateBackoff create_backoff;         // the job's creates refused in a row (create_refusals.h)
+  std::set<std::string> refused_nodes;  // workers lost while their pods wait (LoseRefusedWorkers)
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
 };
@@ -141,6 +154,7 @@ struct WritesInFlight {
   bool secret_created = false;               // the Secret holding the token exists now
   std::optional<std::string> adopted_token;  // the Secret found holds this token
   bool status_written = true;                // the API server has the last status handed over
+  bool pods_created = false;  // a create task made every pod it was given, since the last pass
 };
 
 struct DecideOptions {
@@ -159,6 +173,9 @@ struct DecideOptions {
   int64_t worker_pod_ttl_s = 600;
   // How much history a prior trusts, and when it is stale (fuzzy/history_prior.h).
   fuzzy::HistoryPriorOptions history_prior{};
+  // The backoff of refused creates, and when a refusal nothing but a person
+  // changes fails the job (create_refusals.h).
+  CreateBackoffOptions create_backoff{};
 };
 
 // What the history of measured speeds says for a job about to start
@@ -189,9 +206,12 @@ struct DecideInput {
   // which the next leader resumes) is handed over whatever the pacing.
   bool flush_status = false;
   // A write the API server refused as built (Invalid): the job fails with
-  // reason `refusal_reason` (WorkerPodRefused, TokenSecretUnusable).
+  // reason `refusal_reason` (TokenSecretUnusable).
   Reason refusal_reason = Reason::kWorkerPodRefused;
   std::string refusal;  // the message; "" when nothing was refused
+  // Why the job's last create task (its pods, its token Secret) failed,
+  // classified (create_refusals.h); nullopt when it did not.
+  std::optional<CreateRefusal> create_refusal;
   PassTime now;
 };
 

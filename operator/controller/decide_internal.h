@@ -67,7 +67,8 @@ struct Pass {
   std::optional<std::chrono::milliseconds> requeue_after;
   bool transition = false;     // phase or a condition moved: write at once
   bool status_handed = false;  // this pass handed a status to the writer
-  // The earliest deadline of a fault being watched (WatchImage).
+  // The earliest deadline of a fault being watched (WatchImage), or of a
+  // create's backoff (GateCreates).
   std::optional<std::chrono::milliseconds> fault_deadline;
 
  private:
@@ -116,6 +117,27 @@ void WatchReach(Pass& pass, const std::string& node, const PodView& pod);
 // For a failed pod: a CoordinatorUnreachable event when its termination
 // message says the worker could not reach the coordinator.
 void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView& pod);
+
+// --- refused creates (decide_refusals.cc) ---------------------------------------
+
+// Takes what the job's last create task left. A refusal (in.create_refusal)
+// is counted into memory.create_backoff (TakeRefusal) and sets the condition
+// WorkersRefused True, its reason the class, with a Warning event of that
+// reason when a row of refusals starts or its class changes; the returned
+// message, when there is one, is the job's failure (WorkerPodRefused). Pods
+// created after refusals (in.writes.pods_created) end the row: WorkersRefused
+// False (WorkersCreated) and a Normal event.
+std::optional<std::string> TakeCreateOutcome(Pass& pass);
+// While the job's creates are refused for what waiting may change (a quota,
+// another 403, a transient failure), the workers of `without_pods` (nodes
+// whose pods are missing) are declared lost, once each: their planned share
+// goes to the workers that run instead of waiting for the coordinator's
+// start timeout; one that starts later reports again. A node leaves
+// memory.refused_nodes once its pod exists.
+void LoseRefusedWorkers(Pass& pass, const std::vector<std::string>& without_pods);
+// Cuts `missing` to the pods memory.create_backoff lets this pass create
+// (CreatesAllowed), asking for a pass when the next create may go.
+void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing);
 
 // --- history as the prior (decide_history.cc) ---------------------------------
 

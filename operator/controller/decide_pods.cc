@@ -218,6 +218,7 @@ struct PodCount {
   int running = 0;
   int alive = 0;  // pods that may still compute (Pending or Running), or about to be made
   std::vector<json> missing;
+  std::vector<std::string> missing_nodes;  // the nodes of `missing`, in its order
 };
 
 const PodView* PodOf(const Pass& pass, const std::string& node) {
@@ -291,6 +292,7 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
           pass.options.pods, pass.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = pass.in.id;
       count.missing.push_back(BuildWorkerPod(pass.in.job.meta, pass.spec(), node, settings));
+      count.missing_nodes.push_back(node);
     }
     ++count.alive;
     return;
@@ -645,6 +647,8 @@ void ManagePods(Pass& pass) {
   JoinNodes(pass);
   PodCount count;
   for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
+  LoseRefusedWorkers(pass, count.missing_nodes);
+  GateCreates(pass, count.missing);
   if (!count.missing.empty()) {
     std::optional<json> secret;
     if (pass.memory.secret_pending) secret = BuildTokenSecret(pass.in.job.meta, pass.memory.token);

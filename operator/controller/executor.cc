@@ -33,6 +33,7 @@ struct Executor::Writes {
   std::map<std::string, SteadyTime> created;
   bool secret_created = false;               // a task created the token Secret (or found it)
   std::optional<std::string> adopted_token;  // the Secret found holds another token
+  bool pods_created = false;                 // a task made every pod it was given
   Status create_error;                       // the last create task's failure
   json acked;                                // the status the API server has, as far as we know
   json wanted;                               // the newest status a pass handed over
@@ -95,6 +96,7 @@ Collected Executor::Collect(const std::string& key, const std::set<std::string>&
     }
     out.writes.secret_created = std::exchange(writes->secret_created, false);
     out.writes.adopted_token = std::exchange(writes->adopted_token, std::nullopt);
+    out.writes.pods_created = std::exchange(writes->pods_created, false);
     out.writes.status_written = !writes->writing_status && writes->wanted == writes->acked;
     out.create_error = std::exchange(writes->create_error, Status::Ok());
     out.status_error = std::exchange(writes->status_error, Status::Ok());
@@ -189,10 +191,14 @@ StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const 
   return *stored;
 }
 
-Status Executor::CreatePods(const std::string& ns, const std::vector<json>& pods) {
+Status Executor::CreatePods(const std::string& ns, const std::vector<json>& pods,
+                            std::vector<bool>& made) {
   // A few at a time, each on its own connection: a new job's pods cost one
-  // round trip to the API server, not one per node.
+  // round trip to the API server, not one per node. A batch with a refusal
+  // ends the task (as the Job controller's slow start does): the rest would
+  // most likely be refused too, and the job's backoff paces the next try.
   constexpr size_t kAtOnce = 8;
+  made.assign(pods.size(), false);
   Status first_error = Status::Ok();
   for (size_t begin = 0; begin < pods.size(); begin += kAtOnce) {
     std::vector<std::future<Status>> creates;
@@ -204,10 +210,12 @@ Status Executor::CreatePods(const std::string& ns, const std::vector<json>& pods
         return created.status();
       }));
     }
-    for (auto& create : creates) {
-      const Status status = create.get();
+    for (size_t i = 0; i < creates.size(); ++i) {
+      const Status status = creates[i].get();
+      made[begin + i] = status.ok();
       if (first_error.ok() && !status.ok()) first_error = status;
     }
+    if (!first_error.ok()) break;
   }
   return first_error;
 }
@@ -237,15 +245,21 @@ void Executor::RunCreates(const std::string& key, const std::string& ns, const s
   // fails), and only once the session holds the Secret's token: with another
   // one the next pass registers the session again first, then makes them.
   const bool create_pods = status.ok() && !adopted;
-  if (create_pods) status = CreatePods(ns, create.pods);
+  std::vector<bool> made;
+  if (create_pods) status = CreatePods(ns, create.pods, made);
   {
     std::lock_guard lock(writes.mu);
     writes.creating = false;
     writes.secret_created |= secret_made;
     if (adopted) writes.adopted_token = adopted;
+    // Those made are on their way even when others were refused (a quota
+    // that admits some): they are not created again before the cache has them.
+    const auto now = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < made.size(); ++i) {
+      if (made[i]) writes.created[create.pods[i]["metadata"]["name"]] = now;
+    }
     if (create_pods && status.ok()) {
-      const auto now = std::chrono::steady_clock::now();
-      for (const auto& pod : create.pods) writes.created[pod["metadata"]["name"]] = now;
+      writes.pods_created = !create.pods.empty();
     } else {
       writes.create_error = status;
     }

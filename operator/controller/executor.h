@@ -10,8 +10,9 @@
 // flight; pods a task created are "on their way" until the pod cache shows
 // them (or 30 s pass), and are not created again meanwhile; the status task
 // always writes the newest status handed over, as a merge patch against the
-// last one the API server acknowledged. What a task left — an error, a
-// Secret made, a token found in an existing Secret — is collected by the
+// last one the API server acknowledged. A create task stops after the first
+// batch of pods with a refusal. What a task left — an error, a Secret made,
+// a token found in an existing Secret, every pod made — is collected by the
 // job's next pass (Collect). A task that failed, or found another token,
 // calls `requeue` so that the job has a next pass. Deletes, registration and
 // events run in the pass: they are rare or do not wait.
@@ -97,7 +98,10 @@ class Executor {
   void SubmitCreates(const JobRef& job, const CreateObjects& create);
   void RunCreates(const std::string& key, const std::string& ns, const std::string& uid,
                   const CreateObjects& create, Writes& writes);
-  Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods);
+  // Creates `pods` in batches until a batch has a failure (returned, the
+  // first); made[i] tells whether pods[i] was made (or exists: Conflict).
+  Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods,
+                    std::vector<bool>& made);
   void SubmitStatus(const std::string& key, const std::string& ns, const std::string& name,
                     const nlohmann::json& status);
   void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,

@@ -38,6 +38,7 @@ DecideOptions DecideOptionsOf(const ReconcilerOptions& options) {
   decide.architectures = options.architectures;
   decide.worker_start_timeout = options.worker_start_timeout;
   decide.history_prior = options.history_prior;
+  decide.create_backoff = options.create_backoff;
   return decide;
 }
 
@@ -287,13 +288,13 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   Collected collected = executor_.Collect(key, cached_pods, input.now.steady);
   input.writes = collected.writes;
   BALLAST_RETURN_IF_ERROR(collected.status_error);
-  if (Permanent(collected.create_error)) {
-    // The API server refused the job's pods or Secret as they are built
-    // from its spec: trying again cannot help, the job fails.
-    input.refusal_reason = Reason::kWorkerPodRefused;
-    input.refusal = collected.create_error.message();
-  } else {
-    BALLAST_RETURN_IF_ERROR(collected.create_error);
+  if (!collected.create_error.ok()) {
+    // Decide backs off, waits or fails the job (create_refusals.h); not an
+    // error of the pass, which the work queue would retry at once.
+    input.create_refusal = ClassifyCreateRefusal(collected.create_error);
+    spdlog::info("create refused job={} reason={} error=\"{}\"", key,
+                 ReasonName(RefusalReason(input.create_refusal->kind)),
+                 input.create_refusal->message);
   }
   if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
   input.fresh_token = state.memory.token.empty() ? NewToken() : "";

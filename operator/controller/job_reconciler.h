@@ -65,6 +65,10 @@ struct ReconcilerOptions {
   std::shared_ptr<HistorySource> history;
   // How much history a prior trusts, and when it is stale.
   fuzzy::HistoryPriorOptions history_prior{};
+  // The backoff of the creates the API server refuses, and how long a
+  // refusal only a person can change (PodSecurity, a missing PriorityClass)
+  // lasts before the job fails (create_refusals.h; --refused-pod-timeout).
+  CreateBackoffOptions create_backoff{};
   // Threads that send a pass's writes (Secret, pods, status).
   int write_threads = 4;
   // Called from a writer thread when a job's write task failed (or found

@@ -48,7 +48,7 @@ struct WeightedJobSpec {
 enum class JobPhase { kPending, kRunning, kSucceeded, kFailed, kSuspended };
 
 // status.conditions[].type, in the metav1.Condition shape.
-enum class ConditionType { kReady, kProgressing, kComplete, kFailed, kSuspended };
+enum class ConditionType { kReady, kProgressing, kComplete, kFailed, kSuspended, kWorkersRefused };
 
 // The reasons the operator gives, in conditions and in Events; written as
 // their CamelCase names (ReasonName).
@@ -95,6 +95,15 @@ enum class Reason {
   kNodeEligible,        // such a node can run the job's worker again
   kCheckpointTooLarge,  // over kMaxCheckpointBytes: the last one that fit stays
   kItemsFailed,         // items failed all their attempts (Warning, as they are reported)
+  // The API server refused the job's worker pods (create_refusals.h): the
+  // WorkersRefused condition's reason and the Warning event's.
+  kPodSecurity,            // the namespace's PodSecurity level
+  kPriorityClassNotFound,  // the template's priorityClassName names none
+  kAdmissionDenied,        // an admission webhook
+  kQuotaExceeded,          // a ResourceQuota: waits
+  kForbidden,              // another 403 (RBAC, a namespace being deleted): waits
+  kCreateFailed,           // 5xx, 429, a timeout, a connection error: waits
+  kWorkersCreated,         // accepted again after refusals (WorkersRefused False)
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.

@@ -111,6 +111,7 @@ struct World {
   std::optional<std::string> secret_token;
   Reason refusal_reason = Reason::kWorkerPodRefused;
   std::string refusal;
+  std::optional<CreateRefusal> create_refusal;  // the last create task's, collected this pass
   double wall = kStart;
   SteadyTime steady = SteadyTime{} + std::chrono::hours(1);
   JobMemory memory;
@@ -137,6 +138,7 @@ struct World {
     input.fresh_token = "fresh";
     input.refusal_reason = refusal_reason;
     input.refusal = refusal;
+    input.create_refusal = create_refusal;
     input.flush_status = flush_status;
     input.history = history;
     input.now = {wall, steady, Rfc3339(wall)};

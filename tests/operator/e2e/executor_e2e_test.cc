@@ -10,6 +10,7 @@
 #include "coordinator/server.h"
 #include "core/job/job_json.h"
 #include "net/kube/kubeconfig.h"
+#include "operator/controller/create_refusals.h"
 #include "operator/controller/executor.h"
 #include "operator/controller/resources.h"
 #include "operator/controller/worker_objects.h"
@@ -106,6 +107,37 @@ TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCa
   collected = Settled(names);
   EXPECT_TRUE(collected.writes.on_their_way.empty());
   EXPECT_EQ(requeues_, 0) << "created pods come back through the pod cache";
+}
+
+// issue 46: a quota that admits one of a task's pods. The one made is
+// expected (not created again before the cache has it), the refusal is
+// collected and the job queued for it; the task sends its first batch of
+// eight and no more.
+TEST_F(ExecutorTest, AQuotaThatAdmitsOnePodLeavesItExpectedAndTheTaskEndsAtTheRefusedBatch) {
+  const kube::ResourceRef quotas = {"", "v1", "resourcequotas", true, ns_, ""};
+  ASSERT_TRUE(client_
+                  ->Create(quotas, {{"apiVersion", "v1"},
+                                    {"kind", "ResourceQuota"},
+                                    {"metadata", {{"name", "pods-1"}}},
+                                    {"spec", {{"hard", {{"pods", "1"}}}}}})
+                  .ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    auto quota = client_->Get(quotas.Named("pods-1"));
+    return quota.ok() && quota->value("/status/hard/pods"_json_pointer, "") == "1";
+  }));
+  CreateObjects create{std::nullopt, "t", {}};
+  for (int i = 0; i < 20; ++i) create.pods.push_back(Pod("no-such-node-" + std::to_string(i)));
+  const uint64_t before = client_->RequestCounts()["create"];
+  ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
+  const Collected collected = Settled();
+  const CreateRefusal refusal = ClassifyCreateRefusal(collected.create_error);
+  EXPECT_EQ(refusal.kind, RefusalClass::kQuotaExceeded) << collected.create_error.ToString();
+  EXPECT_NE(refusal.message.find("exceeded quota: pods-1"), std::string::npos) << refusal.message;
+  EXPECT_FALSE(collected.writes.pods_created);
+  ASSERT_EQ(collected.writes.on_their_way.size(), 1u);
+  EXPECT_TRUE(client_->Get(Pods().In(ns_).Named(*collected.writes.on_their_way.begin())).ok());
+  EXPECT_EQ(client_->RequestCounts()["create"] - before, 8u);
+  EXPECT_TRUE(WaitUntil([&] { return requeues_ > 0; })) << "the refusal needs a pass";
 }
 
 TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {

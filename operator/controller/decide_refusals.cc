@@ -1,0 +1,93 @@
+// Decide's handling of the creates the API server refuses (decide_internal.h,
+// create_refusals.h).
+#include <fmt/format.h>
+
+#include <set>
+
+#include "operator/controller/decide_internal.h"
+
+namespace ballast::controller::decide {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+double Seconds(milliseconds duration) { return static_cast<double>(duration.count()) / 1000; }
+
+// The WorkersRefused condition's message: the API server's words and what
+// the operator does about them.
+std::string RefusedMessage(const CreateRefusal& refusal, const CreateBackoffOptions& options) {
+  if (refusal.kind == RefusalClass::kQuotaExceeded) {
+    return fmt::format("waiting for quota: {}; tried again with backoff (at most {:g} s apart)",
+                       refusal.message, Seconds(options.cap));
+  }
+  if (FailsAfterBound(refusal.kind)) {
+    return fmt::format(
+        "{}; tried again with backoff, the job fails if its pods are still refused "
+        "{:g} s after the first refusal",
+        refusal.message, Seconds(options.fail_after));
+  }
+  return fmt::format("{}; tried again with backoff (at most {:g} s apart)", refusal.message,
+                     Seconds(options.cap));
+}
+
+bool SetRefusedCondition(Pass& pass, bool refused, Reason reason, const std::string& message) {
+  return SetCondition(pass.status,
+                      Condition(ConditionType::kWorkersRefused, refused, reason, message),
+                      pass.in.job.generation, pass.in.now.rfc3339);
+}
+
+}  // namespace
+
+std::optional<std::string> TakeCreateOutcome(Pass& pass) {
+  CreateBackoff& backoff = pass.memory.create_backoff;
+  if (!pass.in.create_refusal) {
+    if (!pass.in.writes.pods_created || !backoff.refused()) return std::nullopt;
+    const std::string message = fmt::format(
+        "the API server accepted the job's worker pods after {} refused creates", backoff.refusals);
+    backoff = {};
+    pass.transition |= SetRefusedCondition(pass, false, Reason::kWorkersCreated, message);
+    pass.Event(false, Reason::kWorkersCreated, message);
+    return std::nullopt;
+  }
+  const CreateRefusal& refusal = *pass.in.create_refusal;
+  const CreateBackoffOptions& options = pass.options.create_backoff;
+  const RefusalOutcome outcome =
+      TakeRefusal(backoff, refusal, pass.in.now.steady, pass.in.job.generation, options);
+  if (refusal.kind == RefusalClass::kInvalid) return refusal.message;  // as built: at once
+  const Reason reason = RefusalReason(refusal.kind);
+  const std::string message = RefusedMessage(refusal, options);
+  pass.transition |= SetRefusedCondition(pass, true, reason, message);
+  if (outcome.announce) pass.Event(true, reason, message);
+  if (!outcome.fail) return std::nullopt;
+  return fmt::format("{} (refused {} time{} in {:.0f} s)", refusal.message, backoff.of_class,
+                     backoff.of_class == 1 ? "" : "s", Seconds(outcome.refused_for));
+}
+
+void LoseRefusedWorkers(Pass& pass, const std::vector<std::string>& without_pods) {
+  std::set<std::string>& lost = pass.memory.refused_nodes;
+  std::erase_if(lost, [&](const std::string& node) {
+    return pass.PodNamed(WorkerPodName(pass.in.name, node)) != nullptr;
+  });
+  const CreateBackoff& backoff = pass.memory.create_backoff;
+  const RefusalClass kind = backoff.last.kind;
+  const bool waits = backoff.refused() && !FailsAfterBound(kind) && kind != RefusalClass::kInvalid;
+  if (!waits || pass.in.view->done) return;
+  for (const std::string& node : without_pods) {
+    if (lost.insert(node).second) pass.actions.push_back(WorkerLost{node});
+  }
+}
+
+void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing) {
+  if (missing.empty()) return;
+  const CreateBackoff& backoff = pass.memory.create_backoff;
+  const SteadyTime now = pass.in.now.steady;
+  const size_t allowed = CreatesAllowed(backoff, missing.size(), now, pass.in.job.generation);
+  missing.resize(allowed);
+  if (allowed > 0) return;
+  // A pass when the next create may go (+1 ms: not a moment before).
+  const milliseconds wait = std::chrono::ceil<milliseconds>(backoff.next - now) + milliseconds(1);
+  if (!pass.fault_deadline || wait < *pass.fault_deadline) pass.fault_deadline = wait;
+}
+
+}  // namespace ballast::controller::decide
