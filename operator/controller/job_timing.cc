@@ -17,12 +17,14 @@ JobTiming ComputeTiming(const TimingMoments& moments, double ideal_s) {
   JobTiming timing;
   const double origin = moments.created.value_or(moments.started);
   timing.end_to_end_s = std::max(0.0, moments.finished - origin);
-  if (!moments.first_report) return timing;
+  // A resumed job computed in sessions, and only the last one's first report
+  // is known: its compute from there would be a part of the job's against an
+  // ideal of the whole (computeEfficiency above 1). It gets end to end only.
+  if (!moments.first_report || moments.resumed) return timing;
   const double first = std::clamp(*moments.first_report, origin, moments.finished);
   timing.compute_s = moments.finished - first;
   if (ideal_s > 0 && *timing.compute_s > 0) timing.compute_efficiency = ideal_s / *timing.compute_s;
   timing.first_node = moments.first_node;
-  if (moments.resumed) return timing;
   // Without the creation time the session's start is the origin: nothing
   // can be said of the operator or the wait for nodes.
   const bool created = moments.created.has_value();
