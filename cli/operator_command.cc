@@ -54,6 +54,7 @@ struct OperatorFlags {
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
   double refused_pod_timeout_s = 30;
+  double items_wait_s = 60;
   int64_t worker_pod_ttl_s = 600;
   std::string prometheus_url;
   double prometheus_window_s = net::PrometheusHistoryOptions{}.window_seconds;
@@ -127,6 +128,12 @@ Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions
   }
   options.reconciler.create_backoff.fail_after =
       std::chrono::milliseconds(static_cast<int64_t>(flags.refused_pod_timeout_s * 1000));
+  if (!(flags.items_wait_s >= 0 && flags.items_wait_s <= 86400)) {
+    return Status::Invalid(
+        fmt::format("--items-wait {}: expected seconds in [0, 86400]", flags.items_wait_s));
+  }
+  options.reconciler.items_wait =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.items_wait_s * 1000));
   return Status::Ok();
 }
 
@@ -373,6 +380,11 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "change (the namespace's PodSecurity level, a missing PriorityClass, an "
                   "admission webhook's denial) before the job fails; refused creates are tried "
                   "again with backoff meanwhile (0: fail at the first refusal)")
+      ->capture_default_str();
+  cmd->add_option("--items-wait", flags->items_wait_s,
+                  "seconds a job waits for the ConfigMap of its items (spec.itemsFrom) to exist "
+                  "before it fails, as a pod waits for its ConfigMap: it may come later in the "
+                  "same apply (0: fail at once)")
       ->capture_default_str();
   cmd->add_option("--worker-pod-ttl", flags->worker_pod_ttl_s,
                   "seconds after a job finished that its finished worker pods (and their logs) "

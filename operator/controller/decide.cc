@@ -330,6 +330,32 @@ void Register(Pass& pass, const fuzzy::Profile& profile) {
   pass.requeue_after = kAtOnce;
 }
 
+// The job's items are not there yet (its itemsFrom ConfigMap or key is
+// missing): Pending, saying so at once, until they come or items_wait runs
+// out, as a pod waits for its ConfigMap; then it fails, naming what is missing.
+void WaitForItems(Pass& pass, const std::string& missing) {
+  const bool first = !pass.memory.items_missing_since;
+  if (first) pass.memory.items_missing_since = pass.in.now.steady;
+  const auto waited = pass.in.now.steady - *pass.memory.items_missing_since;
+  const double bound_s = std::chrono::duration<double>(pass.options.items_wait).count();
+  if (waited >= pass.options.items_wait) {
+    return Fail(pass, Reason::kInvalidSpec,
+                fmt::format("spec.itemsFrom.configMap: {} (waited {:.0f} s)", missing, bound_s));
+  }
+  const std::string message = fmt::format(
+      "waiting for the job's items: {}; the job fails if it does not exist within {:.0f} s",
+      missing, bound_s);
+  if (first) pass.Event(true, Reason::kWaitingForItems, message);
+  pass.status.phase = JobPhase::kPending;
+  pass.transition |= SetCondition(
+      pass.status, decide::Condition(ConditionType::kReady, false, Reason::kWaitingForItems, message),
+      pass.in.job.generation, pass.in.now.rfc3339);
+  pass.HandStatus(false);
+  pass.requeue_after = std::min<milliseconds>(
+      milliseconds(2000),
+      std::chrono::duration_cast<milliseconds>(pass.options.items_wait - waited) + milliseconds(1));
+}
+
 void Run(Pass& pass) {
   TakeWrites(pass);
   if (pass.status.Finished()) return AfterFinish(pass);
@@ -339,6 +365,8 @@ void Run(Pass& pass) {
   if (auto refused = decide::TakeCreateOutcome(pass)) {
     return Fail(pass, Reason::kWorkerPodRefused, *refused);
   }
+  if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
+  pass.memory.items_missing_since.reset();
   pass.status.items = pass.spec().job.workload.items;
   const auto deadline = pass.spec().job.active_deadline_s;
   const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));

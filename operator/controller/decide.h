@@ -134,6 +134,8 @@ struct JobMemory {
   std::map<std::string, NodePriorRow> priors;
   uint32_t failures = 0;
   uint64_t failed_items_reported = 0;  // failed items an ItemsFailed event counted
+  // Since when the job has waited for the ConfigMap of its items.
+  std::optional<SteadyTime> items_missing_since;
   // Whether the last WorkersRunning event said every worker runs: the job's
   // first one may say "1 of 3"; one more says "3 of 3" when all are.
   bool all_running_announced = false;
@@ -161,6 +163,10 @@ struct DecideOptions {
   WorkerPodSettings pods;  // coordinator_job is filled in per job
   std::chrono::milliseconds status_interval{2000};
   double start_timeout_s = 120;
+  // How long a job waits for the ConfigMap of its items (itemsFrom) to exist
+  // before it fails, as a pod waits for a ConfigMap it mounts: it may come
+  // later in the same `kubectl apply` (--items-wait).
+  std::chrono::milliseconds items_wait{60000};
   ArchitectureSettings architectures;
   // How long a worker pod may wait for its image (ErrImagePull, ...) before
   // its node is given up, and a running worker may take to reach the
@@ -209,6 +215,9 @@ struct DecideInput {
   // reason `refusal_reason` (TokenSecretUnusable).
   Reason refusal_reason = Reason::kWorkerPodRefused;
   std::string refusal;  // the message; "" when nothing was refused
+  // Why the job's items cannot be read yet (its itemsFrom ConfigMap, or its
+  // key, does not exist): the job waits for them up to items_wait.
+  std::optional<std::string> items_missing;
   // Why the job's last create task (its pods, its token Secret) failed,
   // classified (create_refusals.h); nullopt when it did not.
   std::optional<CreateRefusal> create_refusal;

@@ -39,6 +39,7 @@ DecideOptions DecideOptionsOf(const ReconcilerOptions& options) {
   decide.worker_start_timeout = options.worker_start_timeout;
   decide.history_prior = options.history_prior;
   decide.create_backoff = options.create_backoff;
+  decide.items_wait = options.items_wait;
   return decide;
 }
 
@@ -198,7 +199,7 @@ void JobReconciler::RecordHistory(const std::string& key,
   }
 }
 
-Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state) {
+Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, DecideInput& input) {
   if (!state.spec.spec || !state.spec.spec->job.item_source.pending()) return Status::Ok();
   job::JobSpec& job = state.spec.spec->job;
   if (job.item_source.config_map.empty()) {
@@ -218,16 +219,20 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state) {
     state.spec.spec.reset();
     return Status::Ok();
   };
+  // A ConfigMap or key that is not there yet may come (later in the same
+  // apply): Decide waits for it, up to its bound.
   auto config_map = client_.Get(ref);
   if (config_map.status().code() == StatusCode::kNotFound) {
-    return invalid(fmt::format("ConfigMap {}/{} does not exist; create it and the job again", ns,
-                               job.item_source.config_map));
+    input.items_missing =
+        fmt::format("ConfigMap {}/{} does not exist", ns, job.item_source.config_map);
+    return Status::Ok();
   }
   BALLAST_RETURN_IF_ERROR(config_map.status());
   const json* data = json_read::Find(*config_map, "data");
   const json* text = data != nullptr ? json_read::Find(*data, job.item_source.key) : nullptr;
   if (text == nullptr || !text->is_string()) {
-    return invalid(fmt::format("{} does not exist (binaryData is not read)", where));
+    input.items_missing = fmt::format("{} does not exist (binaryData is not read)", where);
+    return Status::Ok();
   }
   if (Status resolved = job::ResolveItems(&job, text->get_ref<const std::string&>(), where);
       !resolved.ok()) {
@@ -280,7 +285,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
     BALLAST_RETURN_IF_ERROR(executor_.Execute(ref, decision.actions));
     return ReconcileResult{decision.requeue_after};
   }
-  BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state));
+  BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state, input));
   std::set<std::string> cached_pods;
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
     cached_pods.insert(ReadMeta(*pod).name);

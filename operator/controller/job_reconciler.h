@@ -59,6 +59,8 @@ struct ReconcilerOptions {
   // (unless its spec.podTTLSecondsAfterFinished says otherwise); < 0 keeps
   // them (--worker-pod-ttl).
   int64_t worker_pod_ttl_s = 600;
+  // How long a job waits for its items' ConfigMap (decide.h, --items-wait).
+  std::chrono::milliseconds items_wait{60000};
   // Where the history of measured speeds comes from (history_source.h);
   // null: every job starts on the fuzzy weights alone. Looked up for a job
   // about to start a session; told what a succeeded job measured.
@@ -139,7 +141,7 @@ class JobReconciler {
   // does not exist, or a list that does not read, makes the spec invalid
   // (InvalidSpec naming the ConfigMap, the key and the line), as a missing
   // WeightProfile fails the job; a request that failed is returned (retried).
-  Status ReadListedItems(const std::string& ns, JobState& state);
+  Status ReadListedItems(const std::string& ns, JobState& state, DecideInput& input);
   void Forget(const std::string& key);
   // The state of the job `key` (of metadata.uid `uid`), made from the job's
   // status when it is seen the first time (or created again); Invalid naming

@@ -70,6 +70,7 @@ enum class Reason {
   // The job runs, waits or ends.
   kNoEligibleNodes,
   kWaitingForWorkers,
+  kWaitingForItems,  // the itemsFrom ConfigMap (or its key) does not exist yet
   kWorkersRunning,
   kStarted,
   kResumed,

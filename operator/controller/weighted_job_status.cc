@@ -42,6 +42,7 @@ constexpr const char* kReasonNames[] = {
     "FailedItems",
     "NoEligibleNodes",
     "WaitingForWorkers",
+    "WaitingForItems",
     "WorkersRunning",
     "Started",
     "Resumed",

@@ -349,5 +349,50 @@ TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutA
       << said;
 }
 
+// A job whose items' ConfigMap is not there yet waits for it, saying so at
+// once, as a pod waits for its ConfigMap (it may come later in the same
+// apply); it runs when the ConfigMap comes, and fails past items_wait.
+TEST(DecideOutcomeTest, AJobWaitsForItsItemsConfigMapWithinABound) {
+  World world;
+  world.options.items_wait = std::chrono::seconds(10);
+  world.Pass();  // accepted
+  world.items_missing = "ConfigMap ns/photos does not exist";
+  Decision decision = world.Pass();
+  json status = S(decision);
+  EXPECT_EQ(status["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(status, "Ready"), "WaitingForItems");
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"WaitingForItems"});
+  EXPECT_EQ(Events(decision)[0].message,
+            "waiting for the job's items: ConfigMap ns/photos does not exist; the job fails if it "
+            "does not exist within 10 s");
+  EXPECT_TRUE(Events(decision)[0].warning);
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_LE(decision.requeue_after.value_or(std::chrono::hours(1)), std::chrono::seconds(2));
+  world.steady += std::chrono::seconds(5);
+  EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "said once";
+
+  // It comes: the job goes on to register.
+  world.items_missing.reset();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
+  EXPECT_FALSE(world.memory.items_missing_since);
+
+  // One that never comes fails the job, naming it, once the bound is past.
+  World never;
+  never.options.items_wait = std::chrono::seconds(10);
+  never.Pass();
+  never.items_missing = "ConfigMap ns/photos does not exist";
+  never.Pass();
+  never.steady += std::chrono::seconds(10);
+  status = S(never.Pass());
+  EXPECT_EQ(status["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "InvalidSpec");
+  std::string failed;
+  for (const auto& c : status["conditions"]) {
+    if (c["type"] == "Failed") failed = c["message"];
+  }
+  EXPECT_EQ(failed, "spec.itemsFrom.configMap: ConfigMap ns/photos does not exist (waited 10 s)");
+}
+
 }  // namespace
 }  // namespace ballast::controller

@@ -112,6 +112,7 @@ struct World {
   Reason refusal_reason = Reason::kWorkerPodRefused;
   std::string refusal;
   std::optional<CreateRefusal> create_refusal;  // the last create task's, collected this pass
+  std::optional<std::string> items_missing;     // the itemsFrom ConfigMap is not there
   double wall = kStart;
   SteadyTime steady = SteadyTime{} + std::chrono::hours(1);
   JobMemory memory;
@@ -139,6 +140,7 @@ struct World {
     input.refusal_reason = refusal_reason;
     input.refusal = refusal;
     input.create_refusal = create_refusal;
+    input.items_missing = items_missing;
     input.flush_status = flush_status;
     input.history = history;
     input.now = {wall, steady, Rfc3339(wall)};

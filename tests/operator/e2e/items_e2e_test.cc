@@ -70,24 +70,49 @@ echo "{\"chars\": $n, \"first\": \"$(head -n 1 "$BALLAST_ITEMS_FILE")\"}" > "$BA
   EXPECT_EQ(status.value("failedItemValues", json::array()), json::array({"broken.jpg"}));
 }
 
-TEST_F(OperatorTest, ItemsFromAMissingConfigMapFailTheJobNamingIt) {
-  const std::string name = "no-list";
+// A job whose items' ConfigMap comes after it (later in the same apply)
+// waits for it, saying so, and runs when it comes; one that never comes fails
+// the job past --items-wait, naming it.
+TEST_F(OperatorTest, ItemsFromAMissingConfigMapAreWaitedForThenFailTheJobNamingIt) {
+  const std::string name = "late-list";
   json job = PrimesJob(name, 1000);
   job["spec"].erase("items");
   job["spec"]["workload"] = {{"exec", {{"command", json::array({"true"})}}}};
+  job["spec"]["itemsFrom"] = {{"configMap", {{"name", "late"}, {"key", "list.txt"}}}};
+  ASSERT_FALSE(CreateJob(job).is_null());
+  auto waiting = WaitEvent(name, "WaitingForItems");
+  ASSERT_TRUE(waiting) << Describe(name);
+  EXPECT_NE(waiting->value("message", "").find("ConfigMap " + ns_ + "/late does not exist"),
+            std::string::npos)
+      << waiting->dump();
+  EXPECT_EQ(PhaseOf(GetJob(name).value_or(json::object())), "Pending");
+  ASSERT_TRUE(client_
+                  ->Create(kListConfigMaps.In(ns_), {{"apiVersion", "v1"},
+                                                     {"kind", "ConfigMap"},
+                                                     {"metadata", {{"name", "late"}}},
+                                                     {"data", {{"list.txt", "a\nb\nc\n"}}}})
+                  .ok());
+  auto done = WaitSucceeded(name);
+  ASSERT_TRUE(done) << Describe(name);
+  EXPECT_EQ(StatusOf(*done).value("items", 0), 3);
+
+  ASSERT_NO_FATAL_FAILURE(RestartWith({"--items-wait", "3"}));
+  const std::string never = "no-list";
+  job["metadata"]["name"] = never;
   job["spec"]["itemsFrom"] = {{"configMap", {{"name", "nowhere"}, {"key", "list.txt"}}}};
   ASSERT_FALSE(CreateJob(job).is_null());
   auto failed = WaitForJob(
-      name, [](const json& j) { return ConditionOf(j, "Failed").value("status", "") == "True"; },
+      never, [](const json& j) { return ConditionOf(j, "Failed").value("status", "") == "True"; },
       seconds(30), "job no-list to fail");
   ASSERT_TRUE(failed);
   const json condition = ConditionOf(*failed, "Failed");
   EXPECT_EQ(condition.value("reason", ""), "InvalidSpec") << condition.dump();
   EXPECT_NE(condition.value("message", "")
-                .find("spec.itemsFrom.configMap: ConfigMap " + ns_ + "/nowhere does not exist"),
+                .find("spec.itemsFrom.configMap: ConfigMap " + ns_ +
+                      "/nowhere does not exist (waited 3 s)"),
             std::string::npos)
       << condition.dump();
-  EXPECT_TRUE(JobPods(name).empty());
+  EXPECT_TRUE(JobPods(never).empty());
 
   // A file is for `ballast run`: on Kubernetes the job fails, saying what to use.
   json file_job = job;
