@@ -231,4 +231,23 @@ uint64_t MatmulWeight(const MatmulSpec& spec, uint32_t row, uint32_t col) {
   return Mix64(uint64_t{row} * spec.n + col) | 1;
 }
 
+std::string ItemsDigest(const WorkloadSpec& spec) {
+  if (spec.item_values == nullptr) return "";
+  // FNV-1a, 64 bits: not a defence against anyone, a check that the list is
+  // the one the job started with.
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  auto add = [&hash](std::string_view bytes) {
+    for (const char c : bytes) {
+      hash ^= static_cast<unsigned char>(c);
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  for (size_t i = 0; i < spec.item_values->size(); ++i) {
+    add((*spec.item_values)[i]);
+    add(std::string_view("\n", 1));
+    if (spec.item_costs != nullptr) add(fmt::format("{}\t", (*spec.item_costs)[i]));
+  }
+  return fmt::format("fnv1a64:{:016x}:{}", hash, spec.item_values->size());
+}
+
 }  // namespace ballast::workload

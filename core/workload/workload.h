@@ -110,6 +110,12 @@ uint64_t DefaultItems(const WorkloadSpec& spec);
 // The declared cost shape: trial primes linear, everything else uniform.
 balance::CostShape DefaultCost(const WorkloadSpec& spec);
 
+// A digest of the items a job lists (their values and costs, in the dealt
+// order): "fnv1a64:<16 hex digits>:<count>". "" for a job that numbers its
+// items. A job's list is fixed at its start: a list read again (an operator
+// restarted) with another digest is another job.
+std::string ItemsDigest(const WorkloadSpec& spec);
+
 // Checks a resolved spec (the same rules WorkloadSpecFromJson applies). Returns Ok or
 // Invalid with a message naming the field.
 Status ValidateWorkload(const WorkloadSpec& spec);

@@ -348,7 +348,8 @@ void WaitForItems(Pass& pass, const std::string& missing) {
   if (first) pass.Event(true, Reason::kWaitingForItems, message);
   pass.status.phase = JobPhase::kPending;
   pass.transition |= SetCondition(
-      pass.status, decide::Condition(ConditionType::kReady, false, Reason::kWaitingForItems, message),
+      pass.status,
+      decide::Condition(ConditionType::kReady, false, Reason::kWaitingForItems, message),
       pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::min<milliseconds>(
@@ -367,6 +368,18 @@ void Run(Pass& pass) {
   }
   if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
   pass.memory.items_missing_since.reset();
+  // A job's listed items are fixed at its start: read again after a restart
+  // and changed, the checkpoint would be of another list.
+  const std::string digest = workload::ItemsDigest(pass.spec().job.workload);
+  if (pass.status.items_digest && *pass.status.items_digest != digest) {
+    return Fail(
+        pass, Reason::kItemsChanged,
+        fmt::format("spec.itemsFrom: the list is not the one the job started with ({} items "
+                    "then, {} now): a job's items are fixed at its start; put the list back, or "
+                    "delete the job and create it again",
+                    pass.status.items.value_or(0), pass.spec().job.workload.items));
+  }
+  if (!digest.empty()) pass.status.items_digest = digest;
   pass.status.items = pass.spec().job.workload.items;
   const auto deadline = pass.spec().job.active_deadline_s;
   const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));

@@ -66,6 +66,7 @@ enum class Reason {
   kTokenSecretUnusable,
   kVerificationFailed,
   kTooManyFailedItems,  // more items failed than spec.failurePolicy.maxFailedItems
+  kItemsChanged,        // the listed items are not the ones the job started with
   kFailedItems,         // every item attempted, some failed, failurePolicy.maxFailedItems unset
   // The job runs, waits or ends.
   kNoEligibleNodes,
@@ -202,6 +203,8 @@ struct WeightedJobStatus {
   std::optional<nlohmann::json> result;         // the workload's result JSON
   std::optional<std::string> start_time;
   std::optional<std::string> completion_time;
+  // The digest of the listed items the job started with (workload::ItemsDigest).
+  std::optional<std::string> items_digest;
   std::optional<double> makespan_seconds;
   std::optional<double> ideal_seconds;
   std::optional<double> efficiency;

@@ -39,6 +39,7 @@ constexpr const char* kReasonNames[] = {
     "TokenSecretUnusable",
     "VerificationFailed",
     "TooManyFailedItems",
+    "ItemsChanged",
     "FailedItems",
     "NoEligibleNodes",
     "WaitingForWorkers",
@@ -399,6 +400,7 @@ json StatusToJson(const WeightedJobStatus& status) {
   if (!status.failed_item_values.empty()) out["failedItemValues"] = status.failed_item_values;
   Put(out, "result", status.result);
   Put(out, "startTime", status.start_time);
+  Put(out, "itemsDigest", status.items_digest);
   Put(out, "completionTime", status.completion_time);
   Put(out, "makespanSeconds", status.makespan_seconds);
   Put(out, "idealSeconds", status.ideal_seconds);
@@ -435,6 +437,7 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   BALLAST_RETURN_IF_ERROR(ReadStrings(node, "failedItemValues", status.failed_item_values));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "result", status.result));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "startTime", status.start_time));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "itemsDigest", status.items_digest));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "completionTime", status.completion_time));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "makespanSeconds", status.makespan_seconds));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "idealSeconds", status.ideal_seconds));

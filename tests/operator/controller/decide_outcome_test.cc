@@ -394,5 +394,45 @@ TEST(DecideOutcomeTest, AJobWaitsForItsItemsConfigMapWithinABound) {
   EXPECT_EQ(failed, "spec.itemsFrom.configMap: ConfigMap ns/photos does not exist (waited 10 s)");
 }
 
+// A job's listed items are fixed at its start: read again (an operator
+// restarted) and changed, the job fails saying so, instead of resuming a
+// checkpoint of another list (issue 46: "resumed from the checkpoint at 30
+// of 20 items", then Running forever).
+TEST(DecideOutcomeTest, AListThatChangedSinceTheJobStartedFailsItNamingBoth) {
+  World world;
+  world.job["spec"] = {{"workload", {{"exec", {{"command", {"true"}}}}}},
+                       {"itemsFrom", {{"list", {"a", "b", "c", "d"}}}},
+                       {"backoffLimit", 1}};
+  world.Pass();
+  Decision decision = world.Pass();
+  const json status = S(decision);
+  ASSERT_TRUE(status.contains("itemsDigest")) << status.dump();
+  EXPECT_EQ(status["itemsDigest"].get<std::string>().rfind("fnv1a64:", 0), 0u);
+  EXPECT_EQ(status["items"], 4);
+
+  world.job["spec"]["itemsFrom"]["list"] = {"a", "b"};
+  world.steady += std::chrono::seconds(1);
+  decision = world.Pass();
+  const json failed = S(decision);
+  EXPECT_EQ(failed["phase"], "Failed");
+  EXPECT_EQ(ConditionReason(failed, "Failed"), "ItemsChanged");
+  std::string message;
+  for (const auto& c : failed["conditions"]) {
+    if (c["type"] == "Failed") message = c["message"];
+  }
+  EXPECT_EQ(message,
+            "spec.itemsFrom: the list is not the one the job started with (4 items then, 2 now): a "
+            "job's items are fixed at its start; put the list back, or delete the job and create "
+            "it again");
+  // The same list read again is the same job.
+  World same;
+  same.job = world.job;
+  same.job["spec"]["itemsFrom"]["list"] = {"a", "b", "c", "d"};
+  same.Pass();
+  same.Pass();
+  same.steady += std::chrono::seconds(1);
+  EXPECT_NE(S(same.Pass())["phase"], "Failed");
+}
+
 }  // namespace
 }  // namespace ballast::controller

@@ -131,5 +131,46 @@ TEST_F(OperatorTest, ItemsFromAMissingConfigMapAreWaitedForThenFailTheJobNamingI
       << ConditionOf(*file_failed, "Failed").dump();
 }
 
+// A job's list is fixed at its start: its ConfigMap replaced by a shorter
+// list mid-job and the operator restarted, the job fails saying so (issue
+// 46: it resumed "at 30 of 20 items" and stayed Running forever).
+TEST_F(OperatorTest, AListReplacedMidJobFailsTheJobAfterARestartInsteadOfHangingIt) {
+  const std::string name = "swapped";
+  std::string list;
+  for (int i = 0; i < 60; ++i) list += "item-" + std::to_string(i) + "\n";
+  ASSERT_TRUE(client_
+                  ->Create(kListConfigMaps.In(ns_), {{"apiVersion", "v1"},
+                                                     {"kind", "ConfigMap"},
+                                                     {"metadata", {{"name", "swap"}}},
+                                                     {"data", {{"list.txt", list}}}})
+                  .ok());
+  json job = PrimesJob(name, 1000);
+  job["spec"].erase("items");
+  job["spec"]["workload"] = {
+      {"exec", {{"command", json::array({"sh", "-c", "sleep 0.3"})}, {"perItem", true}}}};
+  job["spec"]["itemsFrom"] = {{"configMap", {{"name", "swap"}, {"key", "list.txt"}}}};
+  ASSERT_FALSE(CreateJob(job).is_null());
+  auto started = WaitForJob(
+      name, [](const json& j) { return StatusOf(j).value("completedItems", 0) > 0; }, seconds(60),
+      "job swapped to finish some items");
+  ASSERT_TRUE(started) << Describe(name);
+  EXPECT_FALSE(StatusOf(*started).value("itemsDigest", "").empty());
+  std::string shorter;
+  for (int i = 0; i < 20; ++i) shorter += "item-" + std::to_string(i) + "\n";
+  ASSERT_TRUE(client_
+                  ->MergePatch(kListConfigMaps.In(ns_).Named("swap"),
+                               {{"data", {{"list.txt", shorter}}}})
+                  .ok());
+  ASSERT_NO_FATAL_FAILURE(RestartWith({}));
+  auto failed = WaitForJob(
+      name, [](const json& j) { return ConditionOf(j, "Failed").value("status", "") == "True"; },
+      seconds(60), "job swapped to fail");
+  ASSERT_TRUE(failed) << Describe(name);
+  const json condition = ConditionOf(*failed, "Failed");
+  EXPECT_EQ(condition.value("reason", ""), "ItemsChanged") << condition.dump();
+  EXPECT_NE(condition.value("message", "").find("(60 items then, 20 now)"), std::string::npos)
+      << condition.dump();
+}
+
 }  // namespace
 }  // namespace ballast::operator_e2e
