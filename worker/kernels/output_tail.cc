@@ -1,9 +1,11 @@
 #include "worker/kernels/output_tail.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 
@@ -62,6 +64,13 @@ void OutputTail::Start() {
 std::string OutputTail::Finish() {
   ended_ = true;
   if (reader_.joinable()) reader_.join();
+  if (dropped_ > 0) {
+    const std::string note = fmt::format(
+        "\nballast-worker: the command wrote {} bytes more than the {} MiB a run may log; they "
+        "were not logged (its last lines are kept with a failed item)\n",
+        dropped_, kMaxPassedBytes >> 20);
+    WriteAll(STDERR_FILENO, note.data(), note.size());
+  }
   return KeptTail(tail_, kKeptBytes);
 }
 
@@ -80,7 +89,11 @@ void OutputTail::PassOn() {
     const ssize_t n = read(read_fd_, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // every writer closed its end (or an error): all read
-    WriteAll(STDERR_FILENO, buffer, static_cast<size_t>(n));
+    const size_t got = static_cast<size_t>(n);
+    const size_t pass = std::min(got, kMaxPassedBytes - std::min(passed_, kMaxPassedBytes));
+    WriteAll(STDERR_FILENO, buffer, pass);
+    passed_ += pass;
+    dropped_ += got - pass;
     tail_.append(buffer, static_cast<size_t>(n));
     if (tail_.size() > 2 * kKeptBytes) tail_.erase(0, tail_.size() - 2 * kKeptBytes);
   }

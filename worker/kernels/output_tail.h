@@ -1,5 +1,6 @@
 // OutputTail: what one run of an exec command writes (stdout and stderr
-// together), passed on unchanged to this process's stderr as it comes, with
+// together), passed on unchanged to this process's stderr as it comes (up to
+// kMaxPassedBytes a run), with
 // its last lines kept, so that a failed item's record can say what the
 // command said before it failed (ExecFailure::output): the worker's log may be
 // gone with its pod by the time anyone looks.
@@ -30,6 +31,10 @@ class OutputTail {
   // begins within it.
   static constexpr size_t kKeptBytes = 256;
   static constexpr std::chrono::milliseconds kDrainAfterEnd{200};
+  // The most of one run's output passed on to the worker's log; past it the
+  // rest is counted, not logged, and one line says how much was dropped (a
+  // command that prints 300 MB made a 300 MB log). The end is still kept.
+  static constexpr size_t kMaxPassedBytes = size_t{4} << 20;
 
   // Makes the pipe. When that fails, write_fd() is -1 and the child should
   // write to the worker's stderr directly (Finish returns "").
@@ -53,7 +58,9 @@ class OutputTail {
   int write_fd_ = -1;
   std::atomic<bool> ended_{false};
   std::thread reader_;
-  std::string tail_;  // at most 2 x kKeptBytes, the reader's until joined
+  std::string tail_;    // at most 2 x kKeptBytes, the reader's until joined
+  size_t passed_ = 0;   // bytes passed on to stderr, the reader's until joined
+  size_t dropped_ = 0;  // bytes past kMaxPassedBytes, not passed on
 };
 
 // The last `max` bytes of `text` as kept: from the first line start within

@@ -322,6 +322,33 @@ TEST_F(ExecKernelTest, AFailedRunsOutputIsKeptInItsRecordAndPassedOn) {
   EXPECT_EQ(kept.substr(kept.size() - 8), "line 499") << kept;
 }
 
+// A command's output reaches the worker's log up to 4 MiB a run; the rest is
+// counted and said in one line, not logged (issue 46: 300 MB of output made a
+// 300 MB log). Its end is still kept with a failed item.
+TEST_F(ExecKernelTest, ARunLogsAtMostItsShareOfOutputAndSaysWhatItDropped) {
+  const WorkloadSpec spec =
+      Exec(R"(head -c 6291456 /dev/zero | tr '\0' 'x'; echo; echo "the end"; exit 1)", 10, true, 0);
+  const std::filesystem::path err = dir_ / "stderr";
+  const int saved = dup(STDERR_FILENO);
+  const int file = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(file, STDERR_FILENO);
+  const Result result = Run(spec, {0, 1});
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  close(file);
+  const auto logged = std::filesystem::file_size(err);
+  EXPECT_LE(logged, (size_t{4} << 20) + 300) << "4 MiB and the line saying what was dropped";
+  EXPECT_GE(logged, size_t{4} << 20);
+  std::ifstream in(err);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("ballast-worker: the command wrote 2097161 bytes more than the 4 MiB"),
+            std::string::npos)
+      << text.str().substr(text.str().size() - 300);
+  ASSERT_EQ(result.exec().failures.size(), 1u);
+  EXPECT_EQ(workload::LastOutputLine(result.exec().failures[0]), "the end");
+}
+
 // A process the command leaves running that escapes its group (a session of
 // its own) with the output's pipe open does not hold the run: the record is
 // taken soon after the command exits.
