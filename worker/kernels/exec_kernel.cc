@@ -44,6 +44,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -68,6 +69,14 @@ namespace {
 
 using workload::Result;
 using workload::WorkloadSpec;
+
+// The directories of the runs' files: TMPDIR/ballast-run-<worker pid>-XXXXXX.
+constexpr std::string_view kRunDirPrefix = "ballast-run-";
+
+std::string RunDirParent() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
 
 // What RunOnce returns for a command ended by StopExecCommands.
 constexpr int kStopped = -1;
@@ -160,9 +169,9 @@ class RunFiles {
     const bool result = !spec.exec.result.merge.empty();
     auto files = std::unique_ptr<RunFiles>(new RunFiles);
     if (!values && !result) return files;
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/ballast-run-XXXXXX";
+    // Named after this worker, so that a worker killed before it removed
+    // its runs' directories has them removed by the next (RemoveStaleRunDirs).
+    std::string pattern = fmt::format("{}/{}{}-XXXXXX", RunDirParent(), kRunDirPrefix, getpid());
     if (mkdtemp(pattern.data()) == nullptr) {
       return Status::Unavailable(fmt::format("cannot make a directory for the run in {}: {}",
                                              pattern, std::strerror(errno)));
@@ -516,7 +525,27 @@ bool WaitForNoCommand(std::chrono::milliseconds patience) {
 
 }  // namespace
 
+size_t RemoveStaleRunDirs(const std::string& parent) {
+  std::error_code error;
+  size_t removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(kRunDirPrefix)) continue;
+    // ballast-run-<pid>-XXXXXX: the worker <pid> made it.
+    const std::string_view rest = std::string_view(name).substr(kRunDirPrefix.size());
+    pid_t pid = 0;
+    const auto [end, parsed] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+    if (parsed != std::errc() || end == rest.data() || *end != '-' || pid <= 0) continue;
+    // A worker still running keeps its own; one gone left these behind.
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    if (std::filesystem::remove_all(entry.path(), ignored) > 0) ++removed;
+  }
+  return removed;
+}
+
 std::unique_ptr<Kernel> MakeExecKernel(const WorkloadSpec& spec) {
+  RemoveStaleRunDirs(RunDirParent());
   return std::make_unique<ExecKernel>(spec);
 }
 

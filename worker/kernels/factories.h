@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <memory>
+#include <string>
 
 #include "worker/kernels/kernel.h"
 
@@ -14,6 +16,11 @@ std::unique_ptr<Kernel> MakePrimesTrialKernel(const workload::WorkloadSpec& spec
 std::unique_ptr<Kernel> MakePrimesSieveKernel(const workload::WorkloadSpec& spec);
 std::unique_ptr<Kernel> MakeMatmulKernel(const workload::WorkloadSpec& spec);
 std::unique_ptr<Kernel> MakeExecKernel(const workload::WorkloadSpec& spec);
+
+// Removes the run directories (TMPDIR/ballast-run-<pid>-*) in `parent` of
+// workers that are gone (killed before they removed them); MakeExecKernel
+// calls it. Returns how many it removed.
+size_t RemoveStaleRunDirs(const std::string& parent);
 
 // Ok when `items` lies within the job's [0, spec.items); Invalid otherwise.
 inline Status CheckRange(const workload::WorkloadSpec& spec, balance::Range items) {

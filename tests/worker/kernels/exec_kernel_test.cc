@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "tests/worker/kernels/split_helpers.h"
+#include "worker/kernels/factories.h"
 #include "worker/kernels/kernel.h"
 
 namespace ballast::kernels {
@@ -347,6 +349,31 @@ TEST_F(ExecKernelTest, ARunLogsAtMostItsShareOfOutputAndSaysWhatItDropped) {
       << text.str().substr(text.str().size() - 300);
   ASSERT_EQ(result.exec().failures.size(), 1u);
   EXPECT_EQ(workload::LastOutputLine(result.exec().failures[0]), "the end");
+}
+
+// A worker killed before it removed its runs' directories leaves them in
+// TMPDIR; the next worker removes those of workers that are gone, and no one
+// else's (issue 46).
+TEST_F(ExecKernelTest, RunDirectoriesOfWorkersThatAreGoneAreRemoved) {
+  const std::filesystem::path tmp = dir_ / "tmp";
+  std::filesystem::create_directories(tmp);
+  // A pid no process has: a child that has exited and been reaped.
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  for (const std::string name : {"ballast-run-" + std::to_string(gone) + "-abc123",
+                                 "ballast-run-" + std::to_string(getpid()) + "-def456",
+                                 std::string("ballast-run-x-1"), std::string("other")}) {
+    std::filesystem::create_directories(tmp / name);
+    std::ofstream(tmp / name / "items") << "a\n";
+  }
+  EXPECT_EQ(RemoveStaleRunDirs(tmp.string()), 1u);
+  EXPECT_FALSE(std::filesystem::exists(tmp / ("ballast-run-" + std::to_string(gone) + "-abc123")));
+  EXPECT_TRUE(
+      std::filesystem::exists(tmp / ("ballast-run-" + std::to_string(getpid()) + "-def456")))
+      << "a live worker's";
+  EXPECT_TRUE(std::filesystem::exists(tmp / "ballast-run-x-1"));
+  EXPECT_TRUE(std::filesystem::exists(tmp / "other"));
 }
 
 // A process the command leaves running that escapes its group (a session of
