@@ -59,6 +59,19 @@ class ExecKernelTest : public ::testing::Test {
     return result.ok() ? *result : Result::Empty(WorkloadKind::kExec);
   }
 
+  // Run, with this process's stderr (where the commands' output goes)
+  // written to `name` in the scratch directory meanwhile.
+  Result RunLoggingTo(const WorkloadSpec& spec, balance::Range items, const std::string& name) {
+    const int saved = dup(STDERR_FILENO);
+    const int file = open((dir_ / name).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(file, STDERR_FILENO);
+    Result result = Run(spec, items);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(file);
+    return result;
+  }
+
   // The lines the commands appended to `name` in the scratch directory.
   std::multiset<std::string> Lines(const std::string& name) const {
     std::ifstream in(dir_ / name);
@@ -302,14 +315,7 @@ TEST_F(ExecKernelTest, AFailedRunsOutputIsKeptInItsRecordAndPassedOn) {
   const WorkloadSpec spec = Exec(
       R"(echo "reading photo-$BALLAST_ITEM.jpg"; echo "convert: corrupt JPEG data" >&2; exit 3)",
       10, true, 0);
-  const std::filesystem::path err = dir_ / "stderr";
-  const int saved = dup(STDERR_FILENO);
-  const int file = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(file, STDERR_FILENO);
-  const Result result = Run(spec, {4, 5});
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  close(file);
+  const Result result = RunLoggingTo(spec, {4, 5}, "stderr");
   ASSERT_EQ(result.exec().failures.size(), 1u);
   EXPECT_EQ(result.exec().failures[0].output, "reading photo-4.jpg\nconvert: corrupt JPEG data");
   EXPECT_EQ(workload::LastOutputLine(result.exec().failures[0]), "convert: corrupt JPEG data");
@@ -330,14 +336,8 @@ TEST_F(ExecKernelTest, AFailedRunsOutputIsKeptInItsRecordAndPassedOn) {
 TEST_F(ExecKernelTest, ARunLogsAtMostItsShareOfOutputAndSaysWhatItDropped) {
   const WorkloadSpec spec =
       Exec(R"(head -c 6291456 /dev/zero | tr '\0' 'x'; echo; echo "the end"; exit 1)", 10, true, 0);
+  const Result result = RunLoggingTo(spec, {0, 1}, "stderr");
   const std::filesystem::path err = dir_ / "stderr";
-  const int saved = dup(STDERR_FILENO);
-  const int file = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  dup2(file, STDERR_FILENO);
-  const Result result = Run(spec, {0, 1});
-  dup2(saved, STDERR_FILENO);
-  close(saved);
-  close(file);
   const auto logged = std::filesystem::file_size(err);
   EXPECT_LE(logged, (size_t{4} << 20) + 300) << "4 MiB and the line saying what was dropped";
   EXPECT_GE(logged, size_t{4} << 20);
