@@ -122,7 +122,7 @@ void Pass::HandStatus(bool force) {
   if (!force && !transition && !due) return;
   memory.status = status;
   memory.last_write = in.now.steady;
-  actions.push_back(WriteStatus{status});
+  actions.push_back(WriteStatus{status, restate_conditions});
   status_handed = true;
 }
 
@@ -357,9 +357,24 @@ void WaitForItems(Pass& pass, const std::string& missing) {
       std::chrono::duration_cast<milliseconds>(pass.options.items_wait - waited) + milliseconds(1));
 }
 
+// Only the operator says a job is finished: a status that claims Complete or
+// Failed while the job runs (written by someone with status rights; `kubectl
+// wait --for=condition=Complete` would return) gets the operator's own
+// conditions back in this pass's write.
+void RestoreConditions(Pass& pass) {
+  if (!pass.in.job.claims_finished || pass.status.Finished()) return;
+  pass.memory.status.conditions.clear();  // so that the pass writes the status now
+  pass.restate_conditions = true;         // and the executor writes them whole
+  pass.transition = true;
+  pass.Event(true, Reason::kConditionsRestored,
+             "status.conditions said the job is finished while it runs; only the operator sets "
+             "them: its own are written again");
+}
+
 void Run(Pass& pass) {
   TakeWrites(pass);
   if (pass.status.Finished()) return AfterFinish(pass);
+  RestoreConditions(pass);
   const ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);

@@ -249,6 +249,9 @@ struct DeletePod {
 };
 struct WriteStatus {
   WeightedJobStatus status;
+  // Write status.conditions whole even where they equal what was written
+  // last: someone else changed them (RestoreConditions).
+  bool restate_conditions = false;
 };
 struct DeleteJob {
   std::string uid;  // precondition

@@ -65,8 +65,9 @@ struct Pass {
   const std::string uid;
   std::vector<Action> actions;
   std::optional<std::chrono::milliseconds> requeue_after;
-  bool transition = false;     // phase or a condition moved: write at once
-  bool status_handed = false;  // this pass handed a status to the writer
+  bool transition = false;          // phase or a condition moved: write at once
+  bool status_handed = false;       // this pass handed a status to the writer
+  bool restate_conditions = false;  // the status write carries the conditions whole
   // The earliest deadline of a fault being watched (WatchImage), or of a
   // create's backoff (GateCreates).
   std::optional<std::chrono::milliseconds> fault_deadline;

@@ -109,7 +109,7 @@ Collected Executor::Collect(const std::string& key, const std::set<std::string>&
   }
   // Again, paced by the backoff of the pass that reports this error; a write
   // the API server refuses as it is (Invalid) is not handed again.
-  if (hand_again) SubmitStatus(key, ns, name, wanted);
+  if (hand_again) SubmitStatus(key, ns, name, wanted, false);
   return out;
 }
 
@@ -134,7 +134,7 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
     } else if (const auto* a = std::get_if<DeletePod>(&action)) {
       status = DeleteObject(Pods().In(job.ns).Named(a->name), a->uid, false);
     } else if (const auto* a = std::get_if<WriteStatus>(&action)) {
-      SubmitStatus(job.key, job.ns, job.name, StatusToJson(a->status));
+      SubmitStatus(job.key, job.ns, job.name, StatusToJson(a->status), a->restate_conditions);
     } else if (const auto* a = std::get_if<DeleteJob>(&action)) {
       status = DeleteObject(WeightedJobs().In(job.ns).Named(job.name), a->uid, true);
       if (status.ok()) spdlog::info("deleted finished job job={} ttlSecondsAfterFinished", job.key);
@@ -270,13 +270,16 @@ void Executor::RunCreates(const std::string& key, const std::string& ns, const s
 }
 
 void Executor::SubmitStatus(const std::string& key, const std::string& ns, const std::string& name,
-                            const json& status) {
+                            const json& status, bool restate_conditions) {
   std::shared_ptr<Writes> writes = WritesOf(key);
   {
     std::lock_guard lock(writes->mu);
     writes->ns = ns;
     writes->name = name;
     writes->wanted = status;
+    // Someone else changed the conditions: as if none were written, so
+    // that the patch carries them whole.
+    if (restate_conditions && writes->acked.is_object()) writes->acked.erase("conditions");
     if (writes->writing_status || writes->wanted == writes->acked) return;
     writes->writing_status = true;
   }

@@ -103,7 +103,7 @@ class Executor {
   Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods,
                     std::vector<bool>& made);
   void SubmitStatus(const std::string& key, const std::string& ns, const std::string& name,
-                    const nlohmann::json& status);
+                    const nlohmann::json& status, bool restate_conditions);
   void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,
                      std::shared_ptr<Writes> writes);
   Status Register(const coordinator::JobConfig& config);

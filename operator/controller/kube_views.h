@@ -48,6 +48,9 @@ struct JobView {
   // spec.podTTLSecondsAfterFinished when it is an integer in [-1, 2^31 - 1]
   // (-1 keeps the finished worker pods); nullopt: the operator's default.
   std::optional<int64_t> pod_ttl_seconds_after_finished;
+  // status.conditions holds Complete or Failed with status True: the job
+  // says it is finished (whoever wrote it; only the operator may).
+  bool claims_finished = false;
   bool operator==(const JobView&) const = default;
 };
 

@@ -67,6 +67,7 @@ constexpr const char* kReasonNames[] = {
     "NodeLeft",
     "NodeEligible",
     "CheckpointTooLarge",
+    "ConditionsRestored",
     "ItemsFailed",
     "PodSecurity",
     "PriorityClassNotFound",

@@ -434,5 +434,35 @@ TEST(DecideOutcomeTest, AListThatChangedSinceTheJobStartedFailsItNamingBoth) {
   EXPECT_NE(S(same.Pass())["phase"], "Failed");
 }
 
+// Only the operator says a job is finished: a Complete=True patched into the
+// status of a running job is written over with the operator's conditions at
+// once (issue 46: `kubectl wait --for=condition=Complete` returned at 165 of
+// 600 items).
+TEST(DecideOutcomeTest, AFinishedConditionTheOperatorDidNotSetIsWrittenOver) {
+  World world = Running();
+  world.view = View(600);
+  world.steady += std::chrono::seconds(3);
+  world.Pass();
+  world.job["status"] = {
+      {"conditions", {{{"type", "Complete"}, {"status", "True"}, {"reason", "Forged"}}}}};
+  world.steady += std::chrono::milliseconds(100);  // well within the status interval
+  const Decision decision = world.Pass();
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"ConditionsRestored"});
+  EXPECT_TRUE(Events(decision)[0].warning);
+  const auto writes = ActionsOf<WriteStatus>(decision);
+  ASSERT_EQ(writes.size(), 1u) << "written at once, not at the next interval";
+  EXPECT_TRUE(writes[0].restate_conditions) << "the conditions go whole, past the writer's diff";
+  const json status = StatusToJson(writes[0].status);
+  EXPECT_EQ(status["phase"], "Running");
+  EXPECT_EQ(ConditionStatus(status, "Complete"), "");
+  EXPECT_EQ(ConditionStatus(status, "Ready"), "True");
+  // The operator's own Complete, once the job is done, is no claim.
+  world.job["status"] = json::object();
+  world.view = View(2000, true);
+  world.Pass();
+  world.job["status"] = {{"conditions", {{{"type", "Complete"}, {"status", "True"}}}}};
+  EXPECT_TRUE(EventReasons(world.Pass()).empty());
+}
+
 }  // namespace
 }  // namespace ballast::controller

@@ -262,6 +262,40 @@ TEST_F(OperatorTest, NewJobTakesTheTokenOfTheSecretAnEarlierOperatorMade) {
   EXPECT_EQ(*stored, token);
 }
 
+// Only the operator says a job is finished: a Complete=True patched into a
+// running job's status (by anyone with status rights) is written over with
+// the operator's own conditions, with a Warning (issue 46: `kubectl wait
+// --for=condition=Complete` returned at 165 of 600 items).
+TEST_F(OperatorTest, AForgedCompleteConditionIsWrittenOverWhileTheJobRuns) {
+  const std::string name = "forged";
+  // Long enough (twice the usual mid-run job) that it still runs when the restored
+  // status is read back.
+  ASSERT_FALSE(CreateJob(PrimesJob(name, 2 * kMidRunLimit)).is_null());
+  ASSERT_TRUE(WaitMidRun(name));
+  auto patched = client_->PatchStatus(
+      kJobs.In(ns_).Named(name),
+      {{"status",
+        {{"conditions", json::array({{{"type", "Complete"},
+                                      {"status", "True"},
+                                      {"reason", "Forged"},
+                                      {"message", "not the operator's"},
+                                      {"lastTransitionTime", "2026-01-01T00:00:00Z"}}})}}}});
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+  auto restored = WaitEvent(name, "ConditionsRestored");
+  ASSERT_TRUE(restored) << Describe(name);
+  ASSERT_TRUE(Poll(
+      [&] {
+        auto job = GetJob(name);
+        return job && ConditionOf(*job, "Complete").value("status", "") != "True" &&
+               PhaseOf(*job) == "Running";
+      },
+      seconds(10)))
+      << Describe(name);
+  auto done = WaitSucceeded(name);
+  ASSERT_TRUE(done) << Describe(name);
+  EXPECT_EQ(ConditionOf(*done, "Complete").value("reason", ""), "AllItemsFinished");
+}
+
 TEST_F(OperatorTest, SuspendKeepsTheCheckpointAndResumeCompletes) {
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
