@@ -58,8 +58,9 @@ Status ReadListedItems(job::JobSpec* job, const std::string& job_path,
   std::error_code error;
   const uintmax_t size = std::filesystem::file_size(path, error);
   if (!error && size > kMostBytes) {
-    return Status::Invalid(fmt::format("{}: {} bytes, more than a list of items is read from ({} KiB)",
-                                       path.string(), size, kMostBytes >> 10));
+    return Status::Invalid(
+        fmt::format("{}: {} bytes, more than a list of items is read from ({} KiB)", path.string(),
+                    size, kMostBytes >> 10));
   }
   auto text = ReadFile(path.string());
   if (!text.ok()) {

@@ -157,10 +157,10 @@ TEST_F(OperatorTest, AListReplacedMidJobFailsTheJobAfterARestartInsteadOfHanging
   EXPECT_FALSE(StatusOf(*started).value("itemsDigest", "").empty());
   std::string shorter;
   for (int i = 0; i < 20; ++i) shorter += "item-" + std::to_string(i) + "\n";
-  ASSERT_TRUE(client_
-                  ->MergePatch(kListConfigMaps.In(ns_).Named("swap"),
-                               {{"data", {{"list.txt", shorter}}}})
-                  .ok());
+  ASSERT_TRUE(
+      client_
+          ->MergePatch(kListConfigMaps.In(ns_).Named("swap"), {{"data", {{"list.txt", shorter}}}})
+          .ok());
   ASSERT_NO_FATAL_FAILURE(RestartWith({}));
   auto failed = WaitForJob(
       name, [](const json& j) { return ConditionOf(j, "Failed").value("status", "") == "True"; },

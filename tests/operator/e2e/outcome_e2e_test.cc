@@ -114,7 +114,8 @@ TEST_F(OperatorTest, AJobHasAPhaseFromItsFirstStatusAndEndsCompleteWithItsTiming
   done = WaitForJob(
       name,
       [](const json& job) {
-        return StatusOf(job).contains("/timing/beforeFirstReport/containerStartSeconds"_json_pointer);
+        return StatusOf(job).contains(
+            "/timing/beforeFirstReport/containerStartSeconds"_json_pointer);
       },
       seconds(40), "job told's timing to name its container start");
   ASSERT_TRUE(done);
