@@ -249,8 +249,9 @@ class RunFiles {
     }
     struct stat info {};
     std::string text;
-    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-      const std::string kind = fstat(fd, &info) == 0 ? KindOf(info.st_mode) : "unreadable";
+    const bool stated = fstat(fd, &info) == 0;
+    if (!stated || !S_ISREG(info.st_mode)) {
+      const std::string kind = stated ? KindOf(info.st_mode) : "unreadable";
       close(fd);
       return Status::Invalid(
           fmt::format("the file BALLAST_RESULT_FILE names is {}, not a regular file", kind));
