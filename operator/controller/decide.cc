@@ -244,7 +244,7 @@ void Suspend(Pass& pass) {
       return;
     }
     if (const auto& checkpoint = pass.in.checkpoint) {
-      pass.status.checkpoint = coordinator::CheckpointToJson(*checkpoint);
+      decide::KeepCheckpoint(pass, *checkpoint);
       pass.status.completed_items = checkpoint->completed.size();
       pass.status.progress =
           ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);

@@ -10,6 +10,7 @@
 #include "core/common/utf8.h"
 #include "core/fuzzy/profile_json.h"
 #include "core/job/failure_policy.h"
+#include "operator/controller/checkpoint_seal.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/job_failures.h"
@@ -160,6 +161,30 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
   pass.Event(false, resumed ? Reason::kResumed : Reason::kStarted, message + learned);
 }
 
+// The checkpoint in status to resume from, when the operator sealed it with
+// the job's token (checkpoint_seal.h). One it did not (written by someone with
+// status rights, or by an operator from before seals) is not resumed from: the
+// job starts again from its first item, its claimed progress and per-node
+// counts dropped, with a Warning saying why. Redoing work is safe; counting
+// items that never ran is not.
+std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
+  if (!pass.status.checkpoint) return std::nullopt;
+  const auto& workload = pass.spec().job.workload;
+  auto checkpoint = OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token,
+                                         pass.status.items_digest.value_or(""));
+  if (checkpoint.ok()) return std::move(*checkpoint);
+  pass.Event(true, Reason::kCheckpointRejected,
+             fmt::format("status.checkpoint is not resumed from: {}; the job starts again from "
+                         "its first item",
+                         checkpoint.status().message()));
+  pass.status.checkpoint.reset();
+  pass.status.completed_items = 0;
+  pass.status.progress = ProgressText(0, workload.items);
+  pass.status.result.reset();
+  pass.status.nodes.reset();
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile) {
@@ -194,15 +219,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   // A worker's CPU seconds cannot exceed its node's cores over the time it
   // had (JobSession bounds them so).
   config.worker_cores = std::move(eligible.cores);
-  if (pass.status.checkpoint) {
-    auto checkpoint = coordinator::CheckpointFromJson(job.workload.kind, *pass.status.checkpoint);
-    if (!checkpoint.ok()) {
-      FailInPass(pass, Reason::kInvalidCheckpoint,
-                 "status.checkpoint cannot be resumed: " + checkpoint.status().message());
-      return std::nullopt;
-    }
-    config.resume = std::move(*checkpoint);
-  }
+  config.resume = TrustedCheckpoint(pass);
   RememberSession(pass, config, std::move(*weights), std::move(eligible.declared_speeds));
   AnnounceSession(pass, config);
   // At once: startTime is set in this pass only (the Accepted status may
@@ -449,7 +466,8 @@ void RefineTiming(Pass& pass) {
 }
 
 void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
-  json compact = coordinator::CheckpointToJson(checkpoint);
+  json compact =
+      SealedCheckpointJson(checkpoint, pass.memory.token, pass.status.items_digest.value_or(""));
   const size_t bytes = DumpJson(compact).size();
   if (bytes <= kMaxCheckpointBytes) {
     pass.status.checkpoint = std::move(compact);

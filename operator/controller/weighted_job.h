@@ -58,7 +58,6 @@ enum class Reason {
   kInvalidPolicy,
   kProfileNotFound,
   kInvalidProfile,
-  kInvalidCheckpoint,
   kDeadlineExceeded,
   kBackoffLimitExceeded,
   kNoWorkerCanStart,
@@ -92,12 +91,12 @@ enum class Reason {
   kNodeLabelDefaulted,
   kHistoryUnavailable,
   kArchitectureNotSupported,
-  kNodeJoined,    // a node became eligible mid-job: its worker joins the session
-  kNodeLeft,      // a Ready node the job would no longer be placed on (cordoned, relabelled)
-  kNodeEligible,  // such a node can run the job's worker again
-  kCheckpointTooLarge,
-  kConditionsRestored,  // status.conditions said finished while the job runs  // over
-                        // kMaxCheckpointBytes: the last one that fit stays
+  kNodeJoined,          // a node became eligible mid-job: its worker joins the session
+  kNodeLeft,            // a Ready node the job would no longer be placed on (cordoned, relabelled)
+  kNodeEligible,        // such a node can run the job's worker again
+  kCheckpointTooLarge,  // over kMaxCheckpointBytes: the last one that fit stays
+  kCheckpointRejected,  // status.checkpoint is not sealed by the operator: started again
+  kConditionsRestored,  // status.conditions said finished while the job runs
   kItemsFailed,         // items failed all their attempts (Warning, as they are reported)
   // The API server refused the job's worker pods (create_refusals.h): the
   // WorkersRefused condition's reason and the Warning event's.

@@ -444,6 +444,37 @@ TEST(DecideTest, SuspendDeletesThePodsThenKeepsTheCheckpointAndResumeRegistersFr
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Resumed"});
 }
 
+// Issue 46: a checkpoint patched by someone with status rights (claiming
+// items done that never ran) is not resumed from; the job starts again.
+TEST(DecideTest, ACheckpointTheOperatorDidNotSealIsNotResumedFrom) {
+  World world = Running();
+  world.view = View(900);
+  world.job["spec"]["suspend"] = true;
+  world.Pass();
+  world.pods.clear();
+  Decision decision = world.Pass();
+  ASSERT_EQ(S(decision)["phase"], "Suspended");
+  // As a restarted operator reads it back from the job's status.
+  ASSERT_TRUE(world.memory.status.checkpoint);
+  json& checkpoint = *world.memory.status.checkpoint;
+  ASSERT_TRUE(checkpoint.contains("seal")) << checkpoint.dump();
+  checkpoint["completed"] = json::parse("[[0, 590]]");
+  world.memory.status.completed_items = 590;
+
+  world.view.reset();
+  world.job["spec"]["suspend"] = false;
+  decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_FALSE(registered[0].config.resume)
+      << "no item counts as done that the operator did not see";
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"CheckpointRejected", "Started"}));
+  const std::string message = Events(decision).at(0).message;
+  EXPECT_NE(message.find("checkpoint.seal: does not match"), std::string::npos) << message;
+  EXPECT_FALSE(S(decision).contains("checkpoint"));
+  EXPECT_EQ(S(decision)["completedItems"], 0);
+}
+
 TEST(DecideTest, PastActiveDeadlineTheJobFailsAndItsPodsAreDeleted) {
   World world = Running();
   world.job["spec"]["activeDeadlineSeconds"] = 60;

@@ -227,6 +227,43 @@ TEST_F(OperatorTest, RestartedOperatorResumesFromTheCheckpoint) {
       << Describe(name);
 }
 
+// Issue 46: a checkpoint patched to claim items that never ran (by anyone
+// with status rights) while no operator runs is not resumed from: its seal
+// does not match, the job starts again and its result is still exact.
+TEST_F(OperatorTest, AForgedCheckpointIsNotResumedFromAndTheResultStaysExact) {
+  const std::string name = "primes";
+  ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
+  ASSERT_TRUE(WaitForJob(
+      name,
+      [](const json& job) {
+        return PhaseOf(job) == "Running" && CheckpointItems(job) > 0 &&
+               CompletedOf(job) < StatusOf(job).value("items", uint64_t{0});
+      },
+      seconds(90), "job " + name + " to run with a checkpoint in status"));
+  operator_->Kill(SIGKILL);
+  auto at_kill = GetJob(name);
+  ASSERT_TRUE(at_kill);
+  const uint64_t items = StatusOf(*at_kill).value("items", uint64_t{0});
+  json checkpoint = StatusOf(*at_kill).at("checkpoint");
+  ASSERT_TRUE(checkpoint.contains("seal")) << checkpoint.dump();
+  checkpoint["completed"] = json::array({json::array({0, items - 10})});
+  auto patched = client_->PatchStatus(
+      kJobs.In(ns_).Named(name),
+      {{"status", {{"checkpoint", checkpoint}, {"completedItems", items - 10}}}});
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+
+  ASSERT_TRUE(StartOperator());
+  const auto rejected = WaitEvent(name, "CheckpointRejected");
+  ASSERT_TRUE(rejected) << Describe(name);
+  EXPECT_EQ(rejected->value("type", ""), "Warning");
+  EXPECT_NE(rejected->value("message", "").find("does not match"), std::string::npos)
+      << rejected->value("message", "");
+  auto job = WaitSucceeded(name);
+  ASSERT_TRUE(job) << Describe(name);
+  ExpectCompleteAndExact(*job, kMidRunLimit);
+  EXPECT_FALSE(FindEvent(name, "Resumed")) << "the forged checkpoint was resumed from";
+}
+
 // An operator that died after creating a new job's token Secret, before the
 // job's start reached status: the next one finds the Secret, takes its token
 // (the workers read that one) and the job completes with no worker failing.

@@ -1,0 +1,102 @@
+#include "operator/controller/checkpoint_seal.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+using workload::WorkloadKind;
+
+coordinator::Checkpoint ExecCheckpoint() {
+  workload::UserFields fields;
+  fields["bytes"].sum = 5120;
+  fields["longest"].rule = workload::MergeRule::kMax;
+  fields["longest"].extreme = 17.0;
+  fields["longest"].count = 3;
+  fields["ratio"].rule = workload::MergeRule::kMin;
+  fields["ratio"].extreme = 0.1;
+  fields["ratio"].count = 2;
+  coordinator::Checkpoint checkpoint;
+  checkpoint.completed.Add({0, 40});
+  checkpoint.completed.Add({52, 60});
+  checkpoint.result = workload::Result::ExecHandedBack(48, fields);
+  return checkpoint;
+}
+
+// What the API server does to a status it stores: numbers decoded into
+// int64 where their text is integral, floats written back in their shortest
+// form, so 17.0 comes back as 17.
+json AsTheApiServerStoresIt(const json& value) {
+  if (value.is_object() || value.is_array()) {
+    json out = value;
+    for (auto& child : out) child = AsTheApiServerStoresIt(child);
+    return out;
+  }
+  if (value.is_number_float()) {
+    const double x = value.get<double>();
+    if (std::trunc(x) == x && std::fabs(x) < 9.2e18) return static_cast<int64_t>(x);
+  }
+  return value;
+}
+
+TEST(CheckpointSealTest, ASealedCheckpointOpensWithItsTokenAfterTheApiServerStoredIt) {
+  const auto checkpoint = ExecCheckpoint();
+  const json sealed = SealedCheckpointJson(checkpoint, "token-a", "sha256:list");
+  ASSERT_TRUE(sealed.contains("seal"));
+  EXPECT_EQ(sealed["seal"].get<std::string>().rfind("hmac-sha256:", 0), 0u);
+  EXPECT_EQ(sealed["seal"].get<std::string>().size(), 12u + 64u);
+  const json stored = json::parse(AsTheApiServerStoresIt(sealed).dump());
+  ASSERT_NE(stored.dump(), sealed.dump()) << "the test must change the text: 17.0 -> 17";
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, stored, "token-a", "sha256:list");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_EQ(opened->completed.size(), 48u);
+  EXPECT_EQ(opened->result, checkpoint.result);
+}
+
+TEST(CheckpointSealTest, ClaimingMoreFinishedItemsBreaksTheSeal) {
+  json forged = SealedCheckpointJson(ExecCheckpoint(), "token-a", "");
+  forged["completed"] = json::parse("[[0, 60]]");
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, forged, "token-a", "");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("checkpoint.seal: does not match"), std::string::npos)
+      << opened.status().message();
+}
+
+TEST(CheckpointSealTest, AChangedResultBreaksTheSeal) {
+  json forged = SealedCheckpointJson(ExecCheckpoint(), "token-a", "");
+  forged["result"]["exec"]["fields"]["bytes"]["sum"] = 1;
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, forged, "token-a", "").ok());
+}
+
+TEST(CheckpointSealTest, AnotherTokenOrItemListDoesNotOpenIt) {
+  const json sealed = SealedCheckpointJson(ExecCheckpoint(), "token-a", "sha256:list");
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-b", "sha256:list").ok());
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-a", "sha256:other").ok());
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-a", "").ok());
+}
+
+TEST(CheckpointSealTest, AnUnsealedOrMistypedSealIsRefusedSayingSo) {
+  json unsealed = coordinator::CheckpointToJson(ExecCheckpoint());
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, unsealed, "token-a", "");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("checkpoint.seal: missing"), std::string::npos);
+  unsealed["seal"] = 42;
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, unsealed, "token-a", "").ok());
+  unsealed["seal"] = "hmac-sha256:";
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, unsealed, "token-a", "").ok());
+}
+
+TEST(CheckpointSealTest, AMalformedCheckpointNamesTheFieldBeforeTheSeal) {
+  json broken = SealedCheckpointJson(ExecCheckpoint(), "token-a", "");
+  broken["completed"] = json::parse("[[5, 3]]");
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, broken, "token-a", "");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("checkpoint.completed[0]"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ballast::controller
