@@ -565,22 +565,18 @@ class Runner {
     }
     // One item runs on one thread: at its node's cores over the items the
     // node runs at once (exec.concurrency, else one per started core).
+    const uint32_t concurrency = config_.workload.kind == workload::WorkloadKind::kExec
+                                     ? config_.workload.exec.concurrency
+                                     : 0;
     double fastest_item = 0;
     for (const NodeProcess& process : processes_) {
       if (!process.joined) continue;
-      const uint32_t concurrency = config_.workload.exec.concurrency;
-      const int threads = concurrency > 0 && config_.workload.kind == workload::WorkloadKind::kExec
-                              ? static_cast<int>(concurrency)
-                              : WorkerThreads(process.node->speed);
-      fastest_item = std::max(fastest_item, process.node->speed / std::max(threads, 1));
+      fastest_item =
+          std::max(fastest_item,
+                   process.node->speed / balance::ItemsAtOnce(process.node->speed, concurrency));
     }
-    const balance::CostModel declared(config_.workload.items, config_.workload.cost,
-                                      config_.workload.item_costs);
-    const double largest_share =
-        declared.items() > 0 ? declared.MaxItemCost() / static_cast<double>(declared.items()) : 0;
-    const balance::Limit limit = balance::PhysicalLimit(
-        balance::IdealSecondsOver(out.work_s, spans),
-        balance::LargestItemSeconds(out.work_s * largest_share, fastest_item));
+    const balance::Limit limit = balance::JobLimit(
+        out.work_s, spans, workload::LargestItemShare(config_.workload), fastest_item);
     out.ideal_s = limit.seconds;
     out.ideal_bound = limit.bound;
     out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);

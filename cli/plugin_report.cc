@@ -99,7 +99,8 @@ StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
 td, th {{ padding: 0.2em 0.8em; text-align: right; }} td:first-child, th:first-child {{ text-align: left; }}</style></head>
 <body>
 <h1>Ballast job: {0}</h1>
-<p>{1}: makespan {2} s against a physical limit of {3} s (efficiency {4}; nominal {5});
+<p>{1}: makespan {2} s against a physical limit of {3} s (efficiency {4}, against {5}; the
+job's own estimate {15});
 {6} items, {7} steals; started {8}, finished {9}.</p>
 <p>Result: <code>{10}</code></p>
 <p>{11}</p>
@@ -112,10 +113,11 @@ makespan: the job's status keeps per-node totals, not the timeline of its leases
 )",
       EscapeXml(title), EscapeXml(view.phase), Figure(status.makespan_seconds, "{:.2f}"),
       Figure(status.ideal_seconds, "{:.2f}"), Figure(status.efficiency, "{:.3f}"),
-      Figure(status.nominal_efficiency, "{:.3f}"), view.items, view.steals,
+      EscapeXml(status.efficiency_reference.value_or("-")), view.items, view.steals,
       EscapeXml(status.start_time.value_or("-")), EscapeXml(status.completion_time.value_or("-")),
       EscapeXml(ToValidUtf8(view.result.empty() ? "-" : view.result)),
-      EscapeXml(ToValidUtf8(view.condition)), gantt, shown, NodeTable(status));
+      EscapeXml(ToValidUtf8(view.condition)), gantt, shown, NodeTable(status),
+      Figure(status.estimated_efficiency, "{:.3f}"));
 }
 
 }  // namespace ballast::cli

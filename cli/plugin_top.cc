@@ -238,6 +238,8 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
   view.condition = ConditionLine(status_json);
   view.makespan_s = status.makespan_seconds;
   view.efficiency = status.efficiency;
+  view.efficiency_reference = status.efficiency_reference.value_or("");
+  view.limit_bound = status.limit_bound.value_or("");
   if (status.result && Finished(view)) view.result = ResultText(view.workload, *status.result);
   return view;
 }
@@ -300,8 +302,16 @@ std::string RenderTop(const TopView& view, int width) {
   }
   if (Finished(view)) {
     if (view.efficiency) {
+      std::string against;
+      if (view.efficiency_reference == "estimate") {
+        against = " (the job's own estimate)";
+      } else if (!view.efficiency_reference.empty()) {
+        against = fmt::format(" (against {}{})", view.efficiency_reference,
+                              view.limit_bound.empty() ? "" : ", " + view.limit_bound + "-bound");
+      }
       lines.push_back(OneLine(
-          fmt::format("efficiency {:.3f} of the physical limit", *view.efficiency), columns));
+          fmt::format("efficiency {:.3f} of the physical limit{}", *view.efficiency, against),
+          columns));
     }
     if (!view.result.empty()) lines.push_back(OneLine("result " + view.result, columns));
   }

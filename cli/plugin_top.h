@@ -51,6 +51,8 @@ struct TopView {
   std::string condition;            // "Reason: message" of the newest condition
   std::optional<double> makespan_s;
   std::optional<double> efficiency;
+  std::string efficiency_reference;  // what it is measured against ("" unknown)
+  std::string limit_bound;
   std::string result;  // status.result as `ballast run` sums it up, once the job is finished
 };
 

@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -85,6 +86,23 @@ inline Limit PhysicalLimit(double work_bound_s, double largest_item_s) {
     return {largest_item_s, LimitBound::kLargestItem};
   }
   return {work_bound_s, LimitBound::kWork};
+}
+
+// The items a node runs at once: `concurrency` when the job sets one
+// (exec.concurrency; 0: not set), else one per started core of `cores` (the
+// worker's rule, worker/cpu_budget.h); at least 1.
+inline int ItemsAtOnce(double cores, uint32_t concurrency) {
+  if (concurrency > 0) return static_cast<int>(std::min<uint32_t>(concurrency, 1u << 20));
+  return std::isfinite(cores) && cores > 1 ? static_cast<int>(std::min(std::ceil(cores), 1e6)) : 1;
+}
+
+// The limit of a job whose `work` ran on `spans`, its costliest item
+// `largest_share` of the work, one item running at `fastest_item_speed` on
+// the node that runs one fastest: PhysicalLimit of the two bounds.
+inline Limit JobLimit(double work, const std::vector<Capacity>& spans, double largest_share,
+                      double fastest_item_speed) {
+  return PhysicalLimit(IdealSecondsOver(work, spans),
+                       LargestItemSeconds(work * largest_share, fastest_item_speed));
 }
 
 // ideal / makespan, at most 1; 0 when either is not a finite positive

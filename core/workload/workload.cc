@@ -231,6 +231,11 @@ uint64_t MatmulWeight(const MatmulSpec& spec, uint32_t row, uint32_t col) {
   return Mix64(uint64_t{row} * spec.n + col) | 1;
 }
 
+double LargestItemShare(const WorkloadSpec& spec) {
+  const balance::CostModel declared(spec.items, spec.cost, spec.item_costs);
+  return declared.items() > 0 ? declared.MaxItemCost() / static_cast<double>(declared.items()) : 0;
+}
+
 std::string ItemsDigest(const WorkloadSpec& spec) {
   if (spec.item_values == nullptr) return "";
   // FNV-1a, 64 bits: not a defence against anyone, a check that the list is

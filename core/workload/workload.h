@@ -110,6 +110,11 @@ uint64_t DefaultItems(const WorkloadSpec& spec);
 // The declared cost shape: trial primes linear, everything else uniform.
 balance::CostShape DefaultCost(const WorkloadSpec& spec);
 
+// The costliest item's share of the job's declared cost (1/items for equal
+// costs; 0 for no items): what the largest-item bound of its physical limit
+// takes of the measured work (balance::JobLimit).
+double LargestItemShare(const WorkloadSpec& spec);
+
 // A digest of the items a job lists (their values and costs, in the dealt
 // order): "fnv1a64:<16 hex digits>:<count>". "" for a job that numbers its
 // items. A job's list is fixed at its start: a list read again (an operator

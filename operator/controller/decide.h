@@ -96,6 +96,7 @@
 #include "core/history/history_source.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/create_refusals.h"
+#include "operator/controller/job_efficiency.h"
 #include "operator/controller/kube_views.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
@@ -117,8 +118,8 @@ struct JobMemory {
   bool registered = false;         // the coordinator runs a session of this job
   std::vector<std::string> nodes;  // the session's workers, one per node
   fuzzy::WeightResult weights;     // the session's weights, in `nodes` order
-  std::map<std::string, double> declared_speeds;  // ballast.io/emulated-speed of its nodes
-  std::map<std::string, uint64_t> base_items;     // items per node before this session
+  std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
+  std::map<std::string, uint64_t> base_items;       // items per node before this session
   std::set<std::string> lost_nodes;        // not Ready or not eligible: worker lost, pod deleted
   std::set<std::string> left_nodes;        // those of lost_nodes that were Ready (NodeLeft)
   std::set<std::string> counted_failures;  // uids of failed pods already counted

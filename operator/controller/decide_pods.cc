@@ -57,7 +57,7 @@ std::string PodFailure(const PodView& pod) {
 
 struct Eligible {
   std::vector<fuzzy::NodeFacts> facts;
-  std::map<std::string, double> declared_speeds;
+  std::map<std::string, NodeReference> references;  // for the efficiency (job_efficiency.h)
   std::map<std::string, double> cores;  // status.capacity.cpu, where the node reports it
   std::vector<std::string> excluded;    // why each other node cannot run a worker
   std::vector<ExcludedNode> architecture_excluded;
@@ -85,10 +85,14 @@ Eligible EligibleNodes(const Pass& pass) {
       eligible.excluded.push_back(why);
       continue;
     }
-    if (auto speed = DeclaredSpeed(node)) eligible.declared_speeds[name] = *speed;
+    std::optional<double> budget;
     if (node.cpu_cores && std::isfinite(*node.cpu_cores) && *node.cpu_cores > 0) {
       eligible.cores[name] = *node.cpu_cores;
+      const WorkerPodSettings settings = SettingsForArchitecture(
+          pass.options.pods, pass.options.architectures, NodeArchitecture(node));
+      budget = *node.cpu_cores * WorkerDuty(pass.spec(), node, settings);
     }
+    eligible.references[name] = NodeReferenceOf(node, budget);
     eligible.facts.push_back({name, node.meta.labels});
   }
   std::sort(eligible.facts.begin(), eligible.facts.end(),
@@ -118,7 +122,7 @@ void FailInPass(Pass& pass, Reason reason, const std::string& message) {
 }
 
 void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::WeightResult weights,
-                     std::map<std::string, double> declared_speeds) {
+                     std::map<std::string, NodeReference> references) {
   JobMemory& memory = pass.memory;
   memory.registered = true;
   memory.resumed = config.resume.has_value();
@@ -131,7 +135,7 @@ void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::We
     memory.base_items[row.name] = row.items;
   }
   memory.weights = std::move(weights);
-  memory.declared_speeds = std::move(declared_speeds);
+  memory.references = std::move(references);
   if (!pass.status.start_time) pass.status.start_time = pass.in.now.rfc3339;
 }
 
@@ -220,7 +224,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   // had (JobSession bounds them so).
   config.worker_cores = std::move(eligible.cores);
   config.resume = TrustedCheckpoint(pass);
-  RememberSession(pass, config, std::move(*weights), std::move(eligible.declared_speeds));
+  RememberSession(pass, config, std::move(*weights), std::move(eligible.references));
   AnnounceSession(pass, config);
   // At once: startTime is set in this pass only (the Accepted status may
   // have been handed a moment ago, so the interval has not passed).
@@ -390,6 +394,15 @@ TimingMoments Moments(const Pass& pass) {
   return moments;
 }
 
+// The efficiency figures of the pass's finished session, which took `makespan_s`.
+EfficiencyFigures JobEfficiency(const Pass& pass, double makespan_s) {
+  const auto& workload = pass.spec().job.workload;
+  ItemBound items;
+  items.largest_share = workload::LargestItemShare(workload);
+  if (workload.kind == workload::WorkloadKind::kExec) items.concurrency = workload.exec.concurrency;
+  return ComputeEfficiency(*pass.in.view, makespan_s, pass.memory.references, items);
+}
+
 // status.timing and status.efficiencyNote of a finished session.
 void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
   const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
@@ -406,7 +419,7 @@ void Succeed(Pass& pass) {
     const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
     if (started) makespan += memory.registered_wall - *started;
   }
-  const EfficiencyFigures figures = ComputeEfficiency(view, makespan, memory.declared_speeds);
+  const EfficiencyFigures figures = JobEfficiency(pass, makespan);
   WeightedJobStatus& status = pass.status;
   const bool first_time = !status.Is(JobPhase::kSucceeded);
   if (first_time) {
@@ -416,29 +429,31 @@ void Succeed(Pass& pass) {
     status.makespan_seconds = Rounded(makespan);
     status.ideal_seconds = Rounded(figures.ideal_s);
     status.efficiency = Rounded(figures.efficiency);
-    if (figures.nominal_efficiency) {
-      status.nominal_ideal_seconds = Rounded(*figures.nominal_ideal_s);
-      status.nominal_efficiency = Rounded(*figures.nominal_efficiency);
-    }
+    status.efficiency_reference = ReferenceSourceName(figures.source);
+    status.limit_bound = balance::LimitBoundName(figures.bound);
+    status.estimated_ideal_seconds = Rounded(figures.estimated_ideal_s);
+    status.estimated_efficiency = Rounded(figures.estimated_efficiency);
     TimingColumns(pass, figures);
     MeasuredColumns(pass);
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
   const uint64_t failed = status.failed_items.value_or(0);
-  const std::string nominal =
-      status.nominal_efficiency ? fmt::format(", nominal {:.3f}", *status.nominal_efficiency) : "";
+  const std::string against =
+      figures.source == ReferenceSource::kEstimate
+          ? fmt::format("the job's own estimate: {}", figures.missing)
+          : fmt::format("against {}, {}-bound; the job's own estimate {:.3f}",
+                        ReferenceSourceName(figures.source), balance::LimitBoundName(figures.bound),
+                        status.estimated_efficiency.value_or(0));
   std::string message =
       failed == 0
           ? fmt::format("all {} items finished", view.items)
           : fmt::format("{} of {} items succeeded, {} failed ({})", view.items - failed, view.items,
                         failed, job::FailurePolicyName(pass.spec().job.max_failed_items));
   message +=
-      fmt::format(" in {:.1f} s on {} nodes (efficiency {:.3f}{}); {}",
+      fmt::format(" in {:.1f} s on {} nodes (efficiency {:.3f}, {}); {}",
                   status.makespan_seconds.value_or(makespan), view.workers.size(),
-                  status.efficiency.value_or(0), nominal, status.efficiency_note.value_or(""));
-  const std::string missing = NominalMissing(view, memory.declared_speeds, figures);
-  if (!missing.empty()) message += "; nominal efficiency: none, " + missing;
+                  status.efficiency.value_or(0), against, status.efficiency_note.value_or(""));
   pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted, message);
   const std::string complete =
       failed == 0
@@ -460,8 +475,7 @@ void Succeed(Pass& pass) {
 void RefineTiming(Pass& pass) {
   const bool lingering = pass.memory.registered && pass.in.view && pass.in.view->done;
   if (!pass.status.Is(JobPhase::kSucceeded) || !lingering) return;
-  TimingColumns(pass, ComputeEfficiency(*pass.in.view, pass.status.makespan_seconds.value_or(0),
-                                        pass.memory.declared_speeds));
+  TimingColumns(pass, JobEfficiency(pass, pass.status.makespan_seconds.value_or(0)));
   pass.HandStatus(true);
 }
 
@@ -645,8 +659,8 @@ void JoinNodes(Pass& pass) {
     }
     std::optional<double> cores;
     if (auto it = eligible.cores.find(name); it != eligible.cores.end()) cores = it->second;
-    if (auto it = eligible.declared_speeds.find(name); it != eligible.declared_speeds.end()) {
-      pass.memory.declared_speeds[name] = it->second;
+    if (auto it = eligible.references.find(name); it != eligible.references.end()) {
+      pass.memory.references[name] = it->second;
     }
     pass.memory.nodes.push_back(name);
     pass.memory.weights.nodes.push_back(weight);

@@ -207,15 +207,20 @@ struct WeightedJobStatus {
   // The digest of the listed items the job started with (workload::ItemsDigest).
   std::optional<std::string> items_digest;
   std::optional<double> makespan_seconds;
+  // The limit and the efficiency against it (job_efficiency.h): the speeds
+  // it is measured against, and which bound of the limit held.
   std::optional<double> ideal_seconds;
   std::optional<double> efficiency;
-  std::optional<double> nominal_ideal_seconds;
-  std::optional<double> nominal_efficiency;
+  std::optional<std::string> efficiency_reference;  // ReferenceSourceName
+  std::optional<std::string> limit_bound;           // balance::LimitBoundName
+  // The job's own estimate of both, from the speeds it learned in the run.
+  std::optional<double> estimated_ideal_seconds;
+  std::optional<double> estimated_efficiency;
   // status.timing: end to end against compute, and what came between
   // (job_timing.h TimingToJson); set when the job succeeded.
   std::optional<nlohmann::json> timing;
   // One line that explains the efficiency figures: where the time before the
-  // first report went, and why nominalEfficiency is absent (NOTE column).
+  // first report went (NOTE column).
   std::optional<std::string> efficiency_note;
   std::optional<nlohmann::json> checkpoint;  // coordinator::CheckpointToJson
   bool operator==(const WeightedJobStatus&) const = default;

@@ -406,8 +406,10 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "makespanSeconds", status.makespan_seconds);
   Put(out, "idealSeconds", status.ideal_seconds);
   Put(out, "efficiency", status.efficiency);
-  Put(out, "nominalIdealSeconds", status.nominal_ideal_seconds);
-  Put(out, "nominalEfficiency", status.nominal_efficiency);
+  Put(out, "efficiencyReference", status.efficiency_reference);
+  Put(out, "limitBound", status.limit_bound);
+  Put(out, "estimatedIdealSeconds", status.estimated_ideal_seconds);
+  Put(out, "estimatedEfficiency", status.estimated_efficiency);
   Put(out, "timing", status.timing);
   Put(out, "efficiencyNote", status.efficiency_note);
   Put(out, "checkpoint", status.checkpoint);
@@ -443,8 +445,11 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "makespanSeconds", status.makespan_seconds));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "idealSeconds", status.ideal_seconds));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "efficiency", status.efficiency));
-  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "nominalIdealSeconds", status.nominal_ideal_seconds));
-  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "nominalEfficiency", status.nominal_efficiency));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "efficiencyReference", status.efficiency_reference));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "limitBound", status.limit_bound));
+  BALLAST_RETURN_IF_ERROR(
+      ReadNumber(node, "estimatedIdealSeconds", status.estimated_ideal_seconds));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "estimatedEfficiency", status.estimated_efficiency));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "timing", status.timing));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "efficiencyNote", status.efficiency_note));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "checkpoint", status.checkpoint));

@@ -395,11 +395,16 @@ itemsFrom:
   ASSERT_EQ(code, 0) << out;
   const auto json = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
   ASSERT_FALSE(json.is_discarded()) << out;
-  EXPECT_EQ(json.at("ideal_bound"), "largest item") << out;
   const double work = json.at("work_s").get<double>();
-  // The large item's share of the work by declared cost, on one core.
-  EXPECT_NEAR(json.at("ideal_s").get<double>(), work * 20 / 22, 1e-6) << out;
-  EXPECT_GT(json.at("efficiency").get<double>(), 0.5) << "half the work bound would be below it";
+  // The nodes that joined before the job ended: both, unless a loaded
+  // machine started b's worker after a had run every item.
+  const double cores = json.at("total_speed").get<double>();
+  ASSERT_TRUE(cores == 1 || cores == 2) << out;
+  // The large item's share of the work by declared cost, on one core, is
+  // later than the work over both nodes' cores; with one node, the work is.
+  const double item_bound = work * 20 / 22;
+  EXPECT_EQ(json.at("ideal_bound"), cores == 2 ? "largest item" : "work") << out;
+  EXPECT_NEAR(json.at("ideal_s").get<double>(), std::max(item_bound, work / cores), 1e-6) << out;
   fs::remove_all(dir);
 }
 

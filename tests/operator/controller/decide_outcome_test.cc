@@ -2,7 +2,7 @@
 // in gets a phase at once; failed items are counted, warned of, and fail the
 // job past spec.failurePolicy.maxFailedItems; a finished job's conditions
 // follow Kubernetes' (Complete or Failed, no Ready); its status separates
-// end to end from compute and says why nominalEfficiency is absent.
+// end to end from compute and says what its efficiency is measured against.
 #include <gtest/gtest.h>
 
 #include "operator/controller/decide.h"
@@ -329,7 +329,7 @@ TEST(DecideOutcomeTest, AFinishedSessionWaitsForPodsTheCacheHasNotShownYet) {
   EXPECT_EQ(ActionsOf<RemoveJob>(world.Pass()).size(), 1u);
 }
 
-TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutASpeed) {
+TEST(DecideOutcomeTest, AnEfficiencyWithoutAReferenceIsNamedTheEstimateSayingWhy) {
   World world;
   world.nodes[0]["metadata"]["annotations"] = json::object();
   world.Pass();
@@ -338,13 +338,14 @@ TEST(DecideOutcomeTest, ABlankNominalEfficiencyIsExplainedNamingTheNodesWithoutA
   world.view = View(2000, true);
   const Decision decision = world.Pass();
   const json status = S(decision);
-  EXPECT_FALSE(status.contains("nominalEfficiency"));
+  EXPECT_EQ(status["efficiencyReference"], "estimate");
+  EXPECT_EQ(status["efficiency"], status["estimatedEfficiency"]);
   const std::string note = status["efficiencyNote"];
-  EXPECT_EQ(note.find("nominal"), std::string::npos) << "the NOTE stays short: " << note;
+  EXPECT_EQ(note.find("estimate"), std::string::npos) << "the NOTE stays short: " << note;
   ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"Completed"});
   const std::string said = Events(decision)[0].message;
-  EXPECT_NE(said.find("; nominal efficiency: none, no ballast.io/emulated-speed annotation on "
-                      "node pi3b-worker (1 of 3 nodes)"),
+  EXPECT_NE(said.find("the job's own estimate: no ballast.io/emulated-speed on node pi3b-worker "
+                      "(1 of 3)"),
             std::string::npos)
       << said;
 }

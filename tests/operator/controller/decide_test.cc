@@ -365,11 +365,13 @@ TEST(DecideTest, AFinishedSessionSucceedsWithBothEfficienciesAndLingersWhilePods
   EXPECT_EQ(status["workers"], 0);
   EXPECT_FALSE(status.contains("checkpoint"));
   EXPECT_EQ(status["makespanSeconds"], 10);
-  EXPECT_EQ(status["idealSeconds"], 8);  // every node busy 8 s
-  EXPECT_EQ(status["efficiency"], 0.8);
   // 12 CPU seconds over 3 x 0.5 declared cores: 8 s.
-  EXPECT_EQ(status["nominalIdealSeconds"], 8);
-  EXPECT_EQ(status["nominalEfficiency"], 0.8);
+  EXPECT_EQ(status["idealSeconds"], 8);
+  EXPECT_EQ(status["efficiency"], 0.8);
+  EXPECT_EQ(status["efficiencyReference"], "declared speeds");
+  EXPECT_EQ(status["limitBound"], "work");
+  EXPECT_EQ(status["estimatedIdealSeconds"], 8);  // every node busy 8 s
+  EXPECT_EQ(status["estimatedEfficiency"], 0.8);
   EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "pods still running";
   EXPECT_EQ(decision.requeue_after, milliseconds(500));
   for (auto& pod : world.pods) pod["status"]["phase"] = "Succeeded";

@@ -33,7 +33,8 @@ const json kFullStatus = json::parse(R"({
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "2026-11-22T10:00:00Z", "completionTime": "2026-11-22T10:00:12Z",
   "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
-  "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
+  "efficiencyReference": "declared speeds", "limitBound": "work",
+  "estimatedIdealSeconds": 7.1, "estimatedEfficiency": 0.57,
   "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
              "firstReportNode": "pi4b-0", "beforeFirstReport": {"containerStartSeconds": 16}},
   "efficiencyNote": "31.2 s end to end, 12.1 s computing",
@@ -48,7 +49,8 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_TRUE(status->conditions.at(0).status);
   EXPECT_EQ(status->failed_pods, 0);
   EXPECT_EQ(status->nodes->at(0).steals, 1u);
-  EXPECT_EQ(status->nominal_efficiency, 0.57);
+  EXPECT_EQ(status->estimated_efficiency, 0.57);
+  EXPECT_EQ(status->efficiency_reference, "declared speeds");
   EXPECT_EQ(status->excluded_nodes.at(0).reason, "ErrImageNeverPull");
   EXPECT_EQ(status->nodes->at(0).prior->source, "blended");
   EXPECT_EQ(status->nodes->at(0).prior->age_seconds, 3600);

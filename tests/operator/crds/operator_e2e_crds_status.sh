@@ -58,7 +58,8 @@ cat >"$tmp/status.json" <<JSON
   "efficiencyNote": "31.2 s end to end, 12.1 s computing; before it mostly container start 16.0 s",
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
-  "nominalIdealSeconds": 7.1, "nominalEfficiency": 0.57,
+  "efficiencyReference": "declared speeds", "limitBound": "work",
+  "estimatedIdealSeconds": 12.1, "estimatedEfficiency": 0.97,
   "checkpoint": {"finished": [[0, 63000]], "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}}}
 }}
 JSON
@@ -81,11 +82,11 @@ expect_eq "node summary" "1000 2 17 998/240/900.5/1200.5 999 101" \
 kubectl get wj primes -n "$ns" >"$tmp/get"
 grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +[0-9][0-9a-z]*$' "$tmp/get" || fail "kubectl get wj row: $(cat "$tmp/get")"
 kubectl get wj primes -n "$ns" -o wide >"$tmp/wide"
-grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +0\.57 +31\.2 s end to end, .*; before it mostly container start 16\.0 s +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
+grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +declared speeds +31\.2 s end to end, .*; before it mostly container start 16\.0 s +raspberry-pi +150000 +[0-9][0-9a-z]*$' "$tmp/wide" ||
   fail "kubectl get wj -o wide row: $(cat "$tmp/wide")"
 expect_eq "timing and failed items" "12.1 16 a.jpg" \
   "$(jp wj/primes '{.status.timing.computeSeconds} {.status.timing.beforeFirstReport.containerStartSeconds} {.status.failedItemValues[0]}')"
-pass "kubectl get wj shows phase, progress, failed items, workers, efficiency, compute efficiency (-o wide: nominal efficiency, note, profile, items)"
+pass "kubectl get wj shows phase, progress, failed items, workers, efficiency, compute efficiency (-o wide: what the efficiency is measured against, note, profile, items)"
 
 # A spec update leaves the status alone and moves the generation.
 kubectl patch wj primes -n "$ns" --type merge -p '{"spec":{"suspend":true}}' >/dev/null

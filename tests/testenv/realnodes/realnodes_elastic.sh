@@ -105,4 +105,4 @@ items_of() { jp "weightedjob/$job" "{.status.nodes[?(@.name==\"$1\")].items}"; }
 newcomer=$(items_of pi4b-1)
 ((newcomer > 0)) || fail "pi4b-1 computed nothing"
 pass "items: pi4b-0 $(items_of pi4b-0), pi3b-0 $(items_of pi3b-0) (drained), pi4b-1 $newcomer (joined)"
-pass "figures: makespan $(jp "weightedjob/$job" '{.status.makespanSeconds}') s, efficiency $(jp "weightedjob/$job" '{.status.efficiency}'), nominal $(jp "weightedjob/$job" '{.status.nominalEfficiency}') (each board counted while it was in the job; pod start included)"
+pass "figures: makespan $(jp "weightedjob/$job" '{.status.makespanSeconds}') s, efficiency $(jp "weightedjob/$job" '{.status.efficiency}'), against $(jp "weightedjob/$job" '{.status.efficiencyReference}'), the job's own estimate $(jp "weightedjob/$job" '{.status.estimatedEfficiency}') (each board counted while it was in the job; pod start included)"

@@ -111,7 +111,7 @@ midway() { local c; c=$(completed "$1"); [[ ${c:-0} -gt 0 ]]; }
 # --- seed 000's job ------------------------------------------------------------
 apply_job seed000 300000
 wait_until "job seed000 Succeeded" 300 succeeded seed000
-pass "seed000: efficiency $(jp weightedjob/seed000 '{.status.efficiency}') (pod start included), nominal $(jp weightedjob/seed000 '{.status.nominalEfficiency}')"
+pass "seed000: efficiency $(jp weightedjob/seed000 '{.status.efficiency}') (pod start included), against $(jp weightedjob/seed000 '{.status.efficiencyReference}'), the job's own estimate $(jp weightedjob/seed000 '{.status.estimatedEfficiency}')"
 expect_eq "primes below 300000" 25997 "$(jp weightedjob/seed000 '{.status.result.primes.count}')"
 for row in pi4b-0=5 pi4b-1=5 pi3b-0=1; do
   expect_eq "weight of ${row%=*}" "${row#*=}" \
