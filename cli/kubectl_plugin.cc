@@ -178,6 +178,7 @@ int RunTop(const PluginFlags& flags, const TopFlags& top) {
   const bool live = tty && !top.once;
   std::string last_frame;
   std::string trouble;
+  TopTrail trail;  // no bar goes backwards from one redraw to the next
   while (true) {
     auto job = GetJob(*cluster, top.job);
     if (!job.ok() && (!live || job.status().code() != StatusCode::kUnavailable)) {
@@ -192,7 +193,7 @@ int RunTop(const PluginFlags& flags, const TopFlags& top) {
             fmt::format("WeightedJob {}/{}: {}", cluster->ns, top.job, view.status().message())));
       }
       const bool finished = view->phase == "Succeeded" || view->phase == "Failed";
-      const std::string frame = RenderTop(*view, TerminalWidth());
+      const std::string frame = RenderTop(*view, TerminalWidth(), &trail);
       trouble.clear();
       if (live) {
         // Home, clear, the frame, and what refreshes it.

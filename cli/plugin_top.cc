@@ -101,10 +101,16 @@ double SummedSpeed(const std::vector<TopNode>& nodes, bool* all_measured) {
   double sum = 0;
   *all_measured = !nodes.empty();
   for (const TopNode& node : nodes) {
-    sum += node.speed;
-    if (node.speed <= 0) *all_measured = false;
+    sum += node.cost_speed;
+    if (node.cost_speed <= 0) *all_measured = false;
   }
   return sum;
+}
+
+// The job's progress by cost, in [0, 1].
+double JobFraction(const TopView& view) {
+  if (view.items == 0) return 0;
+  return std::clamp(view.completed_cost / static_cast<double>(view.items), 0.0, 1.0);
 }
 
 // The result as `ballast run` prints it ("25997 primes, checksum 0x..."),
@@ -131,35 +137,35 @@ bool Finished(const TopView& view) { return view.phase == "Succeeded" || view.ph
 // Seconds until the job's end; nullopt when nothing says.
 std::optional<double> JobEta(const TopView& view) {
   if (Finished(view) || view.items == 0) return std::nullopt;
-  const double left = static_cast<double>(view.items - std::min(view.completed, view.items));
+  const double left = std::max(0.0, static_cast<double>(view.items) - view.completed_cost);
   bool all_measured = false;
   const double speed = SummedSpeed(view.nodes, &all_measured);
   if (view.node_count == view.nodes.size() && all_measured && speed > 0) return left / speed;
-  const double fraction = static_cast<double>(view.completed) / static_cast<double>(view.items);
+  const double fraction = JobFraction(view);
   if (view.elapsed_s && *view.elapsed_s > 0 && fraction > 0.01)
     return *view.elapsed_s * (1 - fraction) / fraction;
   return std::nullopt;
 }
 
-// Each node's expected items: the job's items times its share of the
-// summed speeds (of the weights while any node has no speed yet).
-std::vector<double> ExpectedItems(const TopView& view) {
+// Each node's expected cost: the job's cost times its share of the summed
+// cost speeds (of the weights while any node has no speed yet).
+std::vector<double> ExpectedCost(const TopView& view) {
   bool all_measured = false;
   const double speed = SummedSpeed(view.nodes, &all_measured);
   double weights = 0;
   for (const TopNode& node : view.nodes) weights += node.weight;
   std::vector<double> expected;
-  // With only some nodes in the table, their share of the items is unknown:
-  // the shown nodes' own items and speeds stand for them.
-  double items = static_cast<double>(view.items);
+  // With only some nodes in the table, their share of the cost is unknown:
+  // the shown nodes' own cost and speeds stand for them.
+  double cost = static_cast<double>(view.items);
   if (view.node_count > view.nodes.size()) {
-    items = 0;
-    for (const TopNode& node : view.nodes) items += static_cast<double>(node.items);
+    cost = 0;
+    for (const TopNode& node : view.nodes) cost += node.cost;
   }
   for (const TopNode& node : view.nodes) {
-    const double share =
-        all_measured && speed > 0 ? node.speed / speed : (weights > 0 ? node.weight / weights : 0);
-    expected.push_back(items * share);
+    const double share = all_measured && speed > 0 ? node.cost_speed / speed
+                                                   : (weights > 0 ? node.weight / weights : 0);
+    expected.push_back(cost * share);
   }
   return expected;
 }
@@ -174,11 +180,11 @@ std::string HeaderLine(const TopView& view) {
   return line;
 }
 
-std::string TopProgressLine(const TopView& view, int width) {
-  const double fraction =
-      view.items > 0 ? static_cast<double>(view.completed) / static_cast<double>(view.items) : 0;
+std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
+  double fraction = Finished(view) && view.phase == "Succeeded" ? 1 : JobFraction(view);
+  if (trail) fraction = trail->job = std::max(trail->job, fraction);
   std::string tail =
-      fmt::format(" {:5.1f}%  {}/{} items", 100 * fraction, view.completed, view.items);
+      fmt::format(" {:5.1f}% of the cost  {}/{} items", 100 * fraction, view.completed, view.items);
   if (const auto eta = JobEta(view)) tail += "  ETA " + FormatSeconds(*eta);
   if (Finished(view) && view.makespan_s) tail += "  makespan " + FormatSeconds(*view.makespan_s);
   const int bar = std::clamp(width - static_cast<int>(tail.size()) - 2, 10, kMaxBar * 2);
@@ -222,8 +228,12 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
     const auto end = ParseTime(status.completion_time.value_or(""));
     view.elapsed_s = std::max(0.0, end.value_or(now) - *start);
   }
+  // An operator that writes no cost: the count stands for it.
+  view.completed_cost = status.completed_cost.value_or(static_cast<double>(view.completed));
   for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
-    view.nodes.push_back({row.name, row.weight, row.estimated_speed, row.items, row.steals});
+    view.nodes.push_back({row.name, row.weight, row.estimated_speed, row.items, row.steals,
+                          row.cost.value_or(static_cast<double>(row.items)),
+                          row.cost ? row.cost_speed.value_or(0) : row.estimated_speed});
     view.steals += row.steals;
   }
   view.node_count = view.nodes.size();
@@ -252,12 +262,12 @@ std::string FormatSeconds(double seconds) {
   return fmt::format("{}s", total);
 }
 
-std::string RenderTop(const TopView& view, int width) {
+std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
   width = std::max(width, kMinWidth);
   const auto columns = static_cast<size_t>(width);
   std::vector<std::string> lines;
   lines.push_back(OneLine(HeaderLine(view), columns));
-  lines.push_back(TopProgressLine(view, width));
+  lines.push_back(TopProgressLine(view, width, trail));
   if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
   lines.emplace_back();
 
@@ -270,16 +280,16 @@ std::string RenderTop(const TopView& view, int width) {
   // After the bar: its two brackets, " 100%", "  " and an ETA of up to 6.
   const int bar = std::clamp(width - static_cast<int>(head.size()) - 15, 5, kMaxBar);
   lines.push_back(head + fmt::format("{:<{}} {:>4}  {}", "PROGRESS", bar + 2, "", "ETA"));
-  const std::vector<double> expected = ExpectedItems(view);
+  const std::vector<double> expected = ExpectedCost(view);
   for (size_t i = 0; i < view.nodes.size(); ++i) {
     const TopNode& node = view.nodes[i];
-    double fraction = expected[i] > 0 ? static_cast<double>(node.items) / expected[i] : 0;
+    double fraction = expected[i] > 0 ? node.cost / expected[i] : 0;
     if (view.phase == "Succeeded") fraction = 1;
     fraction = std::clamp(fraction, 0.0, 1.0);
+    if (trail) fraction = trail->nodes[node.name] = std::max(trail->nodes[node.name], fraction);
     std::string eta = "--";
-    if (!Finished(view) && node.speed > 0) {
-      eta =
-          FormatSeconds(std::max(0.0, expected[i] - static_cast<double>(node.items)) / node.speed);
+    if (!Finished(view) && node.cost_speed > 0) {
+      eta = FormatSeconds(std::max(0.0, expected[i] - node.cost) / node.cost_speed);
     }
     lines.push_back(fmt::format("{:<{}} {:>6g} {:>8} {:>9} {:>6} {} {:>3.0f}%  {}",
                                 OneLine(node.name, name_width), name_width, node.weight,

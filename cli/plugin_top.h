@@ -5,17 +5,22 @@
 // reads the object, RenderTop draws it as plain text lines for a terminal of
 // a given width; kubectl_plugin.cc only fetches and redraws.
 //
-// A node's bar is its items against its expected share of the job: the items
-// times the node's share of the summed estimated speeds (its weight's share
-// before it has a speed), which is what the adaptive policy steers every
-// node toward. ETA: the items left over the summed estimated speeds when
-// every node is in the table; otherwise the elapsed time scaled by the
-// fraction left.
+// Progress is by declared cost (status.completedCost, where the whole job
+// costs `items`), not by item count: with items of skewed sizes the count
+// says little. A node's bar is its cost against its expected share of the
+// job: the job's cost times the node's share of the summed cost speeds (its
+// weight's share before it has a speed), which is what the adaptive policy
+// steers every node toward. ETA: the cost left over the summed cost speeds
+// when every node is in the table; otherwise the elapsed time scaled by the
+// fraction left. A status from an operator that writes no cost is read by
+// item count instead. Across redraws a TopTrail keeps every bar from going
+// backwards (a node's expected share moves as its speed is learned).
 //
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -32,6 +37,10 @@ struct TopNode {
   double speed = 0;  // estimated items per busy second; 0 before the node reported
   uint64_t items = 0;
   uint64_t steals = 0;
+  // Declared cost finished, and per busy second; items and `speed` where the
+  // status has no cost.
+  double cost = 0;
+  double cost_speed = 0;
 };
 
 struct TopView {
@@ -42,6 +51,7 @@ struct TopView {
   std::string policy;    // spec.policy's name; "" for the default
   uint64_t completed = 0;
   uint64_t items = 0;
+  double completed_cost = 0;  // of `items` (the job's cost); `completed` where unknown
   int64_t workers = 0;
   std::optional<double> elapsed_s;  // since status.startTime (to completionTime when done)
   std::vector<TopNode> nodes;       // status.nodes, as written
@@ -75,6 +85,12 @@ std::string FormatSeconds(double seconds);
 // ETA; one row per node with its weight, speed, items, steals and bar; a
 // note when the table shows only some nodes; the result once finished.
 // Names are cut to fit; every line is at most max(width, 60) columns.
-std::string RenderTop(const TopView& view, int width);
+// With `trail` (kept by the caller from one redraw to the next), no bar is
+// drawn shorter than it was.
+struct TopTrail {
+  double job = 0;
+  std::map<std::string, double> nodes;
+};
+std::string RenderTop(const TopView& view, int width, TopTrail* trail = nullptr);
 
 }  // namespace ballast::cli

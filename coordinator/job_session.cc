@@ -432,6 +432,7 @@ JobView JobSession::View(bool segments) const {
   view.id = config_.id;
   view.items = config_.workload.items;
   view.completed = accepted_.size();
+  for (const balance::Range& range : accepted_.Ranges()) view.completed_cost += cost_.Cost(range);
   view.done = Finished();
   view.started_at = started_at_;
   view.finished_at = finished_at_;

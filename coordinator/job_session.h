@@ -169,6 +169,9 @@ struct JobView {
   std::string id;
   uint64_t items = 0;
   uint64_t completed = 0;
+  // The declared cost of the completed items, in units where the whole job
+  // costs `items` (balance::CostModel): progress by cost, not count.
+  double completed_cost = 0;
   bool done = false;
   double started_at = 0;
   double finished_at = 0;  // when the last item's result was merged

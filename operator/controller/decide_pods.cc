@@ -183,6 +183,7 @@ std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
                          checkpoint.status().message()));
   pass.status.checkpoint.reset();
   pass.status.completed_items = 0;
+  pass.status.completed_cost.reset();
   pass.status.progress = ProgressText(0, workload.items);
   pass.status.result.reset();
   pass.status.nodes.reset();
@@ -345,6 +346,8 @@ void NodeTable(Pass& pass) {
     row.score = std::round(weight.score * 1e4) / 1e4;
     const double busy_s = worker.MergedBusySeconds();
     row.estimated_speed = busy_s > 0 ? std::round(worker.items / busy_s * 100) / 100 : 0.0;
+    row.cost = Rounded(worker.cost);
+    if (busy_s > 0) row.cost_speed = Rounded(worker.cost / busy_s);
     row.items = pass.memory.base_items[worker.name] + worker.items;
     row.steals = worker.cuts;
     row.pod = WorkerPodName(pass.in.name, worker.name);
@@ -691,6 +694,7 @@ void ManagePods(Pass& pass) {
   pass.status.failed_pods = pass.memory.failures;
   pass.status.workers = count.running;
   pass.status.completed_items = view.completed;
+  pass.status.completed_cost = Rounded(view.completed_cost);
   pass.status.progress = ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
   NodeTable(pass);

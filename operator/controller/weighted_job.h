@@ -162,6 +162,10 @@ struct NodeRow {
   double score = 0;
   double estimated_speed = 0;  // items per busy second
   uint64_t items = 0;
+  // The declared cost of its items this session (the whole job costs
+  // `items`), and that cost per busy second: what top's bars and ETA follow.
+  std::optional<double> cost;
+  std::optional<double> cost_speed;
   uint64_t steals = 0;
   std::string pod;
   std::optional<NodePriorRow> prior;
@@ -194,6 +198,9 @@ struct WeightedJobStatus {
   std::vector<ExcludedNode> excluded_nodes;  // absent when empty
   std::optional<std::string> progress;
   std::optional<uint64_t> completed_items;
+  // The declared cost of the completed items, where the whole job costs
+  // `items`: progress by cost (kubectl ballast top).
+  std::optional<double> completed_cost;
   std::optional<uint64_t> items;
   std::optional<int64_t> workers;
   std::optional<int64_t> failed_pods;

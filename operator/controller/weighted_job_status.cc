@@ -98,6 +98,8 @@ json RowToJson(const NodeRow& row) {
                     {"samples", row.prior->samples},
                     {"ageSeconds", row.prior->age_seconds}};
   }
+  Put(out, "cost", row.cost);
+  Put(out, "costSpeed", row.cost_speed);
   Put(out, "measuredSpeed", row.measured_speed);
   Put(out, "priorError", row.prior_error);
   return out;
@@ -242,8 +244,9 @@ StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
       *target = value->get<double>();
     }
   }
-  for (const auto& [key, target] : {std::pair{"measuredSpeed", &row.measured_speed},
-                                    std::pair{"priorError", &row.prior_error}}) {
+  for (const auto& [key, target] :
+       {std::pair{"measuredSpeed", &row.measured_speed}, std::pair{"priorError", &row.prior_error},
+        std::pair{"cost", &row.cost}, std::pair{"costSpeed", &row.cost_speed}}) {
     if (const json* value = jr::Find(node, key)) {
       if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
       *target = value->get<double>();
@@ -394,6 +397,7 @@ json StatusToJson(const WeightedJobStatus& status) {
   }
   Put(out, "progress", status.progress);
   Put(out, "completedItems", status.completed_items);
+  Put(out, "completedCost", status.completed_cost);
   Put(out, "items", status.items);
   Put(out, "workers", status.workers);
   Put(out, "failedPods", status.failed_pods);
@@ -433,6 +437,7 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   BALLAST_RETURN_IF_ERROR(ReadLists(node, status));
   BALLAST_RETURN_IF_ERROR(ReadString(node, "progress", status.progress));
   BALLAST_RETURN_IF_ERROR(ReadCount(node, "completedItems", status.completed_items));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "completedCost", status.completed_cost));
   BALLAST_RETURN_IF_ERROR(ReadCount(node, "items", status.items));
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "workers", status.workers));
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "failedPods", status.failed_pods));

@@ -116,8 +116,9 @@ TEST(RenderTopTest, DrawsTheJobBarEtaAndOneRowPerNode) {
   EXPECT_EQ(
       lines[0],
       "WeightedJob default/primes-300000  Running  primes (adaptive)  3 workers  elapsed 15s");
-  // 75000 items left at 11000 items/s: 7 s.
-  EXPECT_NE(lines[1].find(" 50.0%  75000/150000 items  ETA 7s"), std::string::npos) << lines[1];
+  // A status with no cost is read by count: 75000 items left at 11000 items/s: 7 s.
+  EXPECT_NE(lines[1].find(" 50.0% of the cost  75000/150000 items  ETA 7s"), std::string::npos)
+      << lines[1];
   EXPECT_EQ(lines[1].find('['), 0u);
   EXPECT_NE(lines[3].find("NODE"), std::string::npos);
   EXPECT_NE(lines[3].find("ITEMS/S"), std::string::npos);
@@ -175,7 +176,8 @@ TEST(RenderTopTest, AFinishedJobIsFullWithItsEfficiencyAndResult) {
   ASSERT_TRUE(view.ok());
   EXPECT_DOUBLE_EQ(*view->elapsed_s, 14);  // to the completion, not now
   const std::string text = RenderTop(*view, 100);
-  EXPECT_NE(text.find("100.0%  150000/150000 items  makespan 14s"), std::string::npos) << text;
+  EXPECT_NE(text.find("100.0% of the cost  150000/150000 items  makespan 14s"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("] 100%  --"), std::string::npos) << text;
   EXPECT_NE(text.find("efficiency 0.910 of the physical limit"), std::string::npos) << text;
   EXPECT_NE(text.find("result 25997 primes, checksum 0x00000000dd1a962a"), std::string::npos)
@@ -184,6 +186,59 @@ TEST(RenderTopTest, AFinishedJobIsFullWithItsEfficiencyAndResult) {
   job["status"]["result"] = {{"primes", {{"count", "x"}}}};
   EXPECT_NE(RenderTop(*TopViewFromJob(job, kStart), 100).find(R"(result {"primes":{"count":"x"}})"),
             std::string::npos);
+}
+
+// Issue 42: with skewed items the count says little. 20 s into a job whose
+// 12 largest items are most of its cost, 30 of 60 items are done but only
+// 25 of its 60 cost units: the ETA follows the cost left (35 units at 1.5 +
+// 0.5 units per second: 17.5 s), and each bar its node's cost.
+TEST(RenderTopTest, ProgressBarsAndEtaFollowTheCostNotTheCount) {
+  json a = Node("pi4b-0", 3, 1.0, 10);
+  a["cost"] = 18.75;
+  a["costSpeed"] = 1.5;
+  json b = Node("pi3b-0", 1, 1.0, 20);
+  b["cost"] = 6.25;
+  b["costSpeed"] = 0.5;
+  json job = Job("Running", 30, {a, b});
+  job["status"]["items"] = 60;
+  job["status"]["completedCost"] = 25;
+  auto view = TopViewFromJob(job, kStart + 20);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  const std::vector<std::string> lines = Lines(RenderTop(*view, 100));
+  EXPECT_NE(lines[1].find(" 41.7% of the cost  30/60 items  ETA 18s"), std::string::npos)
+      << lines[1];
+  // pi4b-0 expects 3/4 of the 60: 18.75 is 41 %, (45 - 18.75) / 1.5 = 17.5 s.
+  EXPECT_NE(lines[4].find("  41%  18s"), std::string::npos) << lines[4];
+  // pi3b-0 expects 15: 6.25 is 41 %, though it ran twice the items.
+  EXPECT_NE(lines[5].find("  41%  18s"), std::string::npos) << lines[5];
+}
+
+// A node's expected share moves as its speed is learned; what top draws
+// from one redraw to the next never goes backwards.
+TEST(RenderTopTest, NoBarGoesBackwardsFromOneRedrawToTheNext) {
+  json a = Node("pi4b-0", 1, 1.0, 10);
+  a["cost"] = 20;
+  a["costSpeed"] = 1;
+  json b = Node("pi3b-0", 1, 1.0, 10);
+  b["cost"] = 10;
+  b["costSpeed"] = 1;
+  json job = Job("Running", 20, {a, b});
+  job["status"]["items"] = 60;
+  job["status"]["completedCost"] = 30;
+  TopTrail trail;
+  const std::vector<std::string> first =
+      Lines(RenderTop(*TopViewFromJob(job, kStart + 10), 100, &trail));
+  EXPECT_NE(first[4].find("  66%"), std::string::npos) << first[4];  // 20 of 30
+  // pi4b-0 turns out three times as fast: its share is now 45, and 24 of it
+  // is 53 %; the bar stays at 66 % until the node passes it.
+  job["status"]["nodes"][0]["cost"] = 24;
+  job["status"]["nodes"][0]["costSpeed"] = 3;
+  const std::vector<std::string> second =
+      Lines(RenderTop(*TopViewFromJob(job, kStart + 12), 100, &trail));
+  EXPECT_NE(second[4].find("  66%"), std::string::npos) << second[4];
+  EXPECT_NE(Lines(RenderTop(*TopViewFromJob(job, kStart + 12), 100))[4].find("  53%"),
+            std::string::npos)
+      << "without a trail the bar is what the status says now";
 }
 
 TEST(RenderTopTest, FormatSecondsReadsAtAGlance) {

@@ -647,6 +647,35 @@ TEST(JobSessionTest, AFailedItemsCostDoesNotCountTowardItsNodesSpeed) {
   EXPECT_TRUE(session->Finished());
 }
 
+// Progress by cost (kubectl ballast top): the completed items' declared
+// cost, where the whole job costs its item count.
+TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
+  JobConfig config;
+  config.id = "job-1";
+  config.token = "secret";
+  config.workload.kind = workload::WorkloadKind::kExec;
+  config.workload.exec.command = {"true"};
+  config.workload.items = 10;
+  auto costs = std::make_shared<std::vector<double>>(10, 1.0);
+  (*costs)[0] = 91;
+  config.workload.item_costs = costs;
+  config.policy = testing_support::PolicyNamed("selfsched");
+  config.workers.push_back({"a", 1.0});
+  config.lease_seconds = 10;
+  auto session = NewSession(config);
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ASSERT_EQ(lease->lease.begin, 0u);
+  ReportMessage report = Idle("a");
+  report.completed.push_back({{0, 1}, workload::Result::ExecSucceeded(1).ToJson()});
+  report.position = 1;
+  report.calc_seconds = 0.9;
+  ASSERT_TRUE(session->HandleReport(report, 2).ok());
+  const auto view = session->View();
+  EXPECT_EQ(view.completed, 1u);
+  EXPECT_NEAR(view.completed_cost, 91 * 10.0 / 100, 1e-9) << "one item, most of the cost";
+}
+
 TEST(JobSessionTest, AFirstReportIsBoundedByTheTimeSinceTheJobStarted) {
   auto session = NewSession(PrimesJob(10000, {"a"}));
   ReportMessage first = Idle("a");

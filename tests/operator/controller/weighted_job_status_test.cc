@@ -23,12 +23,13 @@ const json kFullStatus = json::parse(R"({
      "lastTransitionTime": "2026-11-22T10:00:00Z", "observedGeneration": 1}],
   "nodes": [
     {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
-     "steals": 1, "pod": "primes-pi4b-0",
+     "cost": 31000.5, "costSpeed": 1240.02, "steals": 1, "pod": "primes-pi4b-0",
      "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600},
      "measuredSpeed": 1180.25, "priorError": -0.031}],
   "excludedNodes": [
     {"name": "pi3b-0", "reason": "ErrImageNeverPull", "message": "image not present"}],
-  "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3, "failedPods": 0,
+  "progress": "42%", "completedItems": 63000, "completedCost": 70100.25, "items": 150000,
+  "workers": 3, "failedPods": 0,
   "failedItems": 2, "failedItemValues": ["a.jpg", "b.jpg"],
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "2026-11-22T10:00:00Z", "completionTime": "2026-11-22T10:00:12Z",
@@ -50,6 +51,8 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->failed_pods, 0);
   EXPECT_EQ(status->nodes->at(0).steals, 1u);
   EXPECT_EQ(status->estimated_efficiency, 0.57);
+  EXPECT_EQ(status->completed_cost, 70100.25);
+  EXPECT_EQ(status->nodes->at(0).cost_speed, 1240.02);
   EXPECT_EQ(status->efficiency_reference, "declared speeds");
   EXPECT_EQ(status->excluded_nodes.at(0).reason, "ErrImageNeverPull");
   EXPECT_EQ(status->nodes->at(0).prior->source, "blended");
