@@ -25,6 +25,7 @@
 #include "cli/run_cleanup.h"
 #include "cli/run_containment.h"
 #include "cli/run_guard.h"
+#include "cli/run_logs.h"
 #include "cli/run_orphans.h"
 #include "coordinator/server.h"
 #include "core/balance/efficiency.h"
@@ -167,14 +168,24 @@ class Runner {
                             : balance::WorkerPrior{weight.name, weight.weight});
     }
 
+    // The log folders earlier runs made for themselves, past the last few
+    // (run_logs.h); then this run's, unless --logs names one.
+    std::error_code error;
+    const fs::path temp = fs::temp_directory_path(error);
+    if (!error) PruneLogDirs(temp.string());
     log_dir_ = options_.log_dir;
     if (log_dir_.empty()) {
-      log_dir_ = (fs::temp_directory_path() / ("ballast-" + config_.id)).string();
+      if (error) {
+        return Status::Unavailable(
+            fmt::format("no temporary directory for the logs: {}", error.message()));
+      }
+      BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp.string(), config_.id));
+    } else {
+      error.clear();
+      fs::create_directories(log_dir_, error);
+      if (error)
+        return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
     }
-    std::error_code error;
-    fs::create_directories(log_dir_, error);
-    if (error)
-      return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
     if (access(options_.worker_binary.c_str(), X_OK) != 0) {
       return Status::Unavailable(fmt::format(
           "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));

@@ -25,8 +25,9 @@
 // end waits more than two seconds for what cannot be killed. Each worker
 // also gets SIGTERM from the kernel when the thread that called RunLocal
 // ends. Cgroups are named after this process (run_cleanup.h); a run removes
-// those of earlier runs whose process and guard are gone. Signals are the
-// caller's: `ballast run` stops the run through on_progress
+// those of earlier runs whose process and guard are gone, and the log
+// folders earlier runs made for themselves past the last ten (run_logs.h).
+// Signals are the caller's: `ballast run` stops the run through on_progress
 // (stop_signals.h).
 //
 // Thread-safety: RunLocal may run from any thread, one call at a time per
@@ -58,7 +59,8 @@ struct LocalRunOptions {
   fuzzy::Profile profile;
   std::string worker_binary;  // path of ballast-worker
   bool cgroups = true;        // contain the run in cgroups; CPU quotas before the duty cycle
-  std::string log_dir;        // workers' logs; empty: a new temporary directory
+  // Workers' logs; empty: a new folder in the temporary directory (run_logs.h).
+  std::string log_dir;
   // Called about every 100 ms with the job's state and the live workers' pids
   // by node; return false to stop the job: the workers are stopped and the
   // outcome so far returned, with `stopped` set.

@@ -191,7 +191,9 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   run->add_option("--history", flags->history,
                   "history file: earlier runs' measured speeds are this run's prior, and this "
                   "run's are merged in (created when missing; docs/history.md)");
-  run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
+  run->add_option("--logs", flags->logs,
+                  "directory for the workers' logs (default: a new one in the temporary directory; "
+                  "a run keeps the last 10 of those and removes older ones)");
   run->add_flag("--no-cgroups", flags->no_cgroups,
                 "make no cgroups: emulate speeds with the workers' duty cycle, and stop what the "
                 "commands start by session and process group, and at the run's end as its "
