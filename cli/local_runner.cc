@@ -18,12 +18,15 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "cli/cpu_limit.h"
 #include "cli/run_cleanup.h"
 #include "cli/run_containment.h"
 #include "cli/run_guard.h"
+#include "cli/run_logs.h"
+#include "cli/run_orphans.h"
 #include "coordinator/server.h"
 #include "core/balance/efficiency.h"
 #include "core/common/names.h"
@@ -117,8 +120,12 @@ class Runner {
     // killed with them).
     RemoveStaleGroups(RunGroupParents());
     BALLAST_RETURN_IF_ERROR(Prepare());
+    // From here what the workers start stays this process's descendant,
+    // wherever it moves itself (run_orphans.h).
+    orphans_ = std::make_unique<RunOrphans>();
     if (containment_) {
       BALLAST_ASSIGN_OR_RETURN(guard_, RunGuard::Start(containment_->dir(), CpuLimitDirs()));
+      orphans_->Keep(guard_->pid());
     }
     coordinator::ServerOptions server_options;
     server_options.port = options_.metrics_port;
@@ -161,14 +168,24 @@ class Runner {
                             : balance::WorkerPrior{weight.name, weight.weight});
     }
 
+    // The log folders earlier runs made for themselves, past the last few
+    // (run_logs.h); then this run's, unless --logs names one.
+    std::error_code error;
+    const fs::path temp = fs::temp_directory_path(error);
+    if (!error) PruneLogDirs(temp.string());
     log_dir_ = options_.log_dir;
     if (log_dir_.empty()) {
-      log_dir_ = (fs::temp_directory_path() / ("ballast-" + config_.id)).string();
+      if (error) {
+        return Status::Unavailable(
+            fmt::format("no temporary directory for the logs: {}", error.message()));
+      }
+      BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp.string(), config_.id));
+    } else {
+      error.clear();
+      fs::create_directories(log_dir_, error);
+      if (error)
+        return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
     }
-    std::error_code error;
-    fs::create_directories(log_dir_, error);
-    if (error)
-      return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
     if (access(options_.worker_binary.c_str(), X_OK) != 0) {
       return Status::Unavailable(fmt::format(
           "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
@@ -372,6 +389,14 @@ class Runner {
     return (fs::path(log_dir_) / process.log).string();
   }
 
+  std::set<pid_t> WorkerPids() const {
+    std::set<pid_t> pids;
+    for (const auto& process : processes_) {
+      if (process.pid > 0) pids.insert(process.pid);
+    }
+    return pids;
+  }
+
   std::map<std::string, pid_t> LivePids() const {
     std::map<std::string, pid_t> pids;
     for (const auto& process : processes_) {
@@ -457,6 +482,7 @@ class Runner {
             JoinAndDrain(std::chrono::duration<double>(Clock::now() - started_).count()));
       }
       BALLAST_RETURN_IF_ERROR(Reap(done));
+      orphans_->ReapExited(WorkerPids());  // what commands left that has exited since
       if (options_.on_progress && view && !options_.on_progress(*view, LivePids())) {
         stopped_ = true;
         return Status::Ok();
@@ -489,16 +515,26 @@ class Runner {
   }
 
   // What a worker that has exited left running: killed by its node's group,
-  // or, without cgroups, by its session. Returns how many were killed.
+  // or, without cgroups, by its session; and what is left in its CPU-quota
+  // group where that is a group of its own (cgroup v1: a command run as root
+  // may have moved itself out of the node's group alone; RunOrphans counts
+  // those as escaped). Returns how many its group or session held.
   size_t ClearLeftovers(const NodeProcess& process) {
-    if (containment_) return containment_->ClearNode(process.group);
-    return static_cast<size_t>(KillSession(process.pid));
+    const size_t killed = containment_ ? containment_->ClearNode(process.group)
+                                       : static_cast<size_t>(KillSession(process.pid));
+    if (process.limit && process.limit->dir() != process.group) {
+      orphans_->KillInGroup(process.limit->dir());
+    }
+    return killed;
   }
 
   // SIGTERM to workers still running (they hand back their work and end
   // their exec commands), SIGKILL after two seconds; then reap them all, kill
   // what is left of the run (every process of its cgroups, or what stayed in
-  // the workers' sessions), remove the cgroups and release the guard.
+  // the workers' sessions), then what left those (RunOrphans: the run's
+  // orphans and what is in its CPU-quota groups), remove the cgroups, say
+  // what could not be, and release the guard. Each wait is bounded: what
+  // cannot be killed is reported, not waited for.
   void StopAll() {
     for (auto& process : processes_) {
       if (process.pid > 0) kill(process.pid, SIGTERM);
@@ -520,17 +556,29 @@ class Runner {
         }
       }
     }
+    ContainmentReport report;
     if (containment_) {
-      containment_report_ = containment_->KillAll(std::chrono::seconds(2));
+      report = containment_->KillAll(std::chrono::seconds(2));
     } else {
-      containment_report_ = {false, uncontained_, killed, 0, 0};
+      report.where = uncontained_;
+      report.killed = killed;
+    }
+    if (orphans_) {
+      const RunOrphans::Sweep sweep =
+          orphans_->KillEscaped(CpuLimitDirs(), std::chrono::seconds(2));
+      report.escaped = sweep.killed;
+      report.remaining += sweep.remaining;
     }
     for (auto& process : processes_) {
-      // A process killed a moment ago may still be in its group.
-      if (process.limit) WaitGroupEmpty(process.limit->procs_file(), std::chrono::seconds(1));
-      process.limit.reset();  // removes the cgroup
+      if (!process.limit) continue;
+      for (LeftGroup& left : RemoveGroups(process.limit->dir())) {
+        report.groups_left.push_back(std::move(left));
+      }
+      process.limit.reset();
     }
-    guard_.reset();  // it finds nothing left, and exits
+    containment_report_ = std::move(report);
+    if (guard_) guard_->Release();  // it need not wait for what could not be killed
+    guard_.reset();
   }
 
   LocalRunOutcome Outcome() const {
@@ -624,8 +672,9 @@ class Runner {
   std::unique_ptr<coordinator::Server> server_;
   std::unique_ptr<RunContainment> containment_;  // null: sessions only (uncontained_ says why)
   std::string uncontained_;
-  std::vector<NodeProcess> processes_;  // after containment_: their quotas go first
-  std::unique_ptr<RunGuard> guard_;     // after both: released last
+  std::vector<NodeProcess> processes_;   // after containment_: their quotas go first
+  std::unique_ptr<RunOrphans> orphans_;  // this process as the subreaper while the run lasts
+  std::unique_ptr<RunGuard> guard_;      // after the others: released last
   ContainmentReport containment_report_;
   std::string log_dir_;
   std::string speed_method_;

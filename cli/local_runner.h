@@ -17,15 +17,23 @@
 // killed, with SIGKILL too (run_guard.h). Elsewhere each worker leads a
 // session of its own, whose leftovers are killed when it dies, and each
 // command a process group; a process that starts a session of its own
-// escapes, and the outcome says so (LocalRunOutcome::containment). Each
-// worker also gets SIGTERM from the kernel when the thread that called
-// RunLocal ends. Cgroups are named after this process (run_cleanup.h); a run
-// removes those of earlier runs whose process and guard are gone. Signals
-// are the caller's: `ballast run` stops the run through on_progress
+// escapes them. While RunLocal runs, this process is the child subreaper
+// of what it starts (run_orphans.h): what left the run's cgroups (a command
+// run as root can) or sessions is still its descendant, and is killed at the
+// run's end; the outcome says how much there was, what remains and which
+// cgroups stayed, and why (LocalRunOutcome::containment). No step of the
+// end waits more than two seconds for what cannot be killed. Each worker
+// also gets SIGTERM from the kernel when the thread that called RunLocal
+// ends. Cgroups are named after this process (run_cleanup.h); a run removes
+// those of earlier runs whose process and guard are gone, and the log
+// folders earlier runs made for themselves past the last ten (run_logs.h).
+// Signals are the caller's: `ballast run` stops the run through on_progress
 // (stop_signals.h).
 //
 // Thread-safety: RunLocal may run from any thread, one call at a time per
-// process (it reaps child processes); that thread must not end while
+// process (it reaps child processes: its workers, and children it did not
+// start that appear while it runs, which are the run's orphans; children the
+// process had before are never touched); that thread must not end while
 // RunLocal runs (it does not: RunLocal returns on it).
 #pragma once
 
@@ -51,7 +59,8 @@ struct LocalRunOptions {
   fuzzy::Profile profile;
   std::string worker_binary;  // path of ballast-worker
   bool cgroups = true;        // contain the run in cgroups; CPU quotas before the duty cycle
-  std::string log_dir;        // workers' logs; empty: a new temporary directory
+  // Workers' logs; empty: a new folder in the temporary directory (run_logs.h).
+  std::string log_dir;
   // Called about every 100 ms with the job's state and the live workers' pids
   // by node; return false to stop the job: the workers are stopped and the
   // outcome so far returned, with `stopped` set.

@@ -2,9 +2,10 @@
 // processes a worker started that outlived it, and the cgroups of runs whose
 // owner is gone.
 //
-// Where the run has cgroups (run_containment.h) they hold everything, and
-// its guard (run_guard.h) kills and removes them however the run ends. What
-// is here is the rest:
+// Where the run has cgroups (run_containment.h) they hold everything but
+// what a command run as root moves out of them (run_orphans.h), and its
+// guard (run_guard.h) kills and removes them however the run ends. What is
+// here is the rest:
 // - without cgroups, every worker leads a session of its own (setsid
 //   between fork and exec), so its session id finds what it left behind that
 //   stayed in that session (KillSession); a process that started a session

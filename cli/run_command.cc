@@ -191,11 +191,14 @@ void RegisterRun(CLI::App& app, int* exit_code) {
   run->add_option("--history", flags->history,
                   "history file: earlier runs' measured speeds are this run's prior, and this "
                   "run's are merged in (created when missing; docs/history.md)");
-  run->add_option("--logs", flags->logs, "directory for the workers' logs (default: a temp dir)");
+  run->add_option("--logs", flags->logs,
+                  "directory for the workers' logs (default: a new one in the temporary directory; "
+                  "a run keeps the last 10 of those and removes older ones)");
   run->add_flag("--no-cgroups", flags->no_cgroups,
                 "make no cgroups: emulate speeds with the workers' duty cycle, and stop what the "
-                "commands start by session and process group only (a process that starts its "
-                "own session may outlive the run; the output says so)");
+                "commands start by session and process group, and at the run's end as its "
+                "orphans (a process that starts its own session outlives its command; the "
+                "output says what was found)");
   run->add_option("--metrics-port", flags->metrics_port,
                   "serve Prometheus /metrics: the coordinator on 127.0.0.1:PORT, the i-th node's "
                   "worker on PORT+1+i (default 0: the coordinator on a free port, workers none)");

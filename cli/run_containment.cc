@@ -4,7 +4,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "worker/cgroup_tree.h"
 
@@ -67,12 +71,43 @@ ContainmentReport RunContainment::KillAll(std::chrono::milliseconds patience) {
   cgroup::Kill(dir_.c_str());
   cgroup::WaitEmpty(dir_.c_str(), static_cast<int>(patience.count()));
   report.remaining = cgroup::Processes(dir_).size();
-  report.groups_left = cgroup::RemoveTree(dir_.c_str());
-  if (report.killed > 0 || report.remaining > 0 || report.groups_left > 0) {
+  report.groups_left = RemoveGroups(dir_);
+  if (report.killed > 0 || report.remaining > 0 || !report.groups_left.empty()) {
     spdlog::info("killed the run's processes cgroup={} killed={} remaining={} groups_left={}", dir_,
-                 report.killed, report.remaining, report.groups_left);
+                 report.killed, report.remaining, report.groups_left.size());
   }
   return report;
+}
+
+std::vector<LeftGroup> RemoveGroups(const std::string& dir) {
+  std::vector<LeftGroup> left;
+  if (cgroup::RemoveTree(dir.c_str()) == 0) return left;
+  // Those that stayed, deepest first, each tried once more for its error.
+  std::vector<fs::path> groups = {dir};
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->is_directory(error)) groups.push_back(it->path());
+  }
+  std::sort(groups.begin(), groups.end(),
+            [](const fs::path& a, const fs::path& b) { return a.string() > b.string(); });
+  for (const fs::path& group : groups) {
+    if (rmdir(group.c_str()) == 0 || errno == ENOENT) continue;
+    const int cause = errno;
+    size_t processes = 0;  // in this group itself
+    std::ifstream procs(group / "cgroup.procs");
+    for (pid_t pid = 0; procs >> pid;) ++processes;
+    bool below = false;
+    for (const auto& entry : fs::directory_iterator(group, error)) {
+      below = below || entry.is_directory(error);
+    }
+    std::string why = processes == 1  ? std::string("1 process remains in it")
+                      : processes > 0 ? fmt::format("{} processes remain in it", processes)
+                      : below         ? "a cgroup below it remains"
+                                      : fmt::format("rmdir: {}", std::strerror(cause));
+    left.push_back({group.string(), std::move(why)});
+  }
+  return left;
 }
 
 }  // namespace ballast::cli

@@ -16,7 +16,8 @@
 //
 // A process in these groups can leave them only by writing its pid into
 // another cgroup's cgroup.procs, which takes root: a command run as root can
-// escape on purpose, not by accident.
+// escape on purpose, not by accident. What escapes is found another way at
+// the run's end (run_orphans.h) and counted apart (ContainmentReport::escaped).
 //
 // Thread-safety: a value owning the subtree; not shared between threads.
 #pragma once
@@ -27,23 +28,41 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/common/status.h"
 
 namespace ballast::cli {
 
+// A cgroup of the run that could not be removed, and why: "2 processes
+// remain in it", "a cgroup below it remains", or the error of rmdir.
+struct LeftGroup {
+  std::string dir;
+  std::string why;
+};
+
 // How a run's processes were contained and what the end of the run left.
 struct ContainmentReport {
-  bool by_cgroup = false;  // in cgroups: nothing can have slipped away unnoticed
+  bool by_cgroup = false;  // in cgroups: what stays in them cannot slip away unnoticed
   std::string where;       // the run's cgroup, or why there is none
-  size_t killed = 0;       // processes still running at the end, killed then
-  size_t remaining = 0;    // processes still in the run's cgroups after the kill
-  int groups_left = 0;     // cgroups of the run that could not be removed
+  size_t killed = 0;       // still running at the end in its cgroups (or sessions), killed then
+  // Processes found outside them at the end, and killed: what a command run
+  // as root moved out of the run's cgroups (or, without cgroups, what left
+  // the workers' sessions), found as the run's orphans or in its CPU-quota
+  // groups (run_orphans.h).
+  size_t escaped = 0;
+  size_t remaining = 0;                // processes of the run still running after the kill
+  std::vector<LeftGroup> groups_left;  // cgroups of the run that could not be removed
 
-  // True when nothing of the run is known to remain, and nothing could
-  // have escaped unseen.
-  bool clean() const { return by_cgroup && remaining == 0 && groups_left == 0; }
+  // True when nothing of the run is known to remain and the run was in
+  // cgroups (without them what remains cannot be counted).
+  bool clean() const { return by_cgroup && remaining == 0 && groups_left.empty(); }
 };
+
+// Removes the cgroup `dir` and the groups below it (cgroup::RemoveTree).
+// Returns those that stayed, each with why; none when all are gone or `dir`
+// never was.
+std::vector<LeftGroup> RemoveGroups(const std::string& dir);
 
 class RunContainment {
  public:
@@ -68,7 +87,8 @@ class RunContainment {
 
   // Kills every process of the run's subtree at once, waits until it is
   // empty (at most `patience`), counts what remains and removes the
-  // subtree. Call once, after the workers have been stopped.
+  // subtree (escaped is left for the caller). Call once, after the workers
+  // have been stopped.
   ContainmentReport KillAll(std::chrono::milliseconds patience);
 
   // The run's group.

@@ -244,34 +244,57 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
 }
 
 std::string DescribeContainment(const ContainmentReport& report) {
+  // What left the run's cgroups (or sessions) and was found all the same.
+  const std::string escaped =
+      report.escaped == 0
+          ? ""
+          : fmt::format(
+                "; {} had left its {} and {} found (as the run's orphans, or in its CPU-quota "
+                "groups) and killed",
+                report.escaped, report.by_cgroup ? "cgroups" : "workers' sessions",
+                report.escaped == 1 ? "was" : "were");
   if (!report.by_cgroup) {
     return fmt::format(
-        "the workers are stopped and {} processes left in their sessions were killed; without "
-        "cgroups ({}) a process that started a session of its own cannot be found, and may "
-        "still run",
-        report.killed, report.where);
+        "the workers are stopped and {} processes left in their sessions were killed{}; without "
+        "cgroups ({}) a process that started a session of its own runs on until the run ends, "
+        "and one handed to a process outside the run cannot be found, and may still run",
+        report.killed, escaped, report.where);
   }
   if (report.clean()) {
     return fmt::format(
         "the run's processes are stopped: {} were still running at its end and were killed with "
-        "its cgroup (cgroup.kill); none remain, and its cgroups are removed",
-        report.killed);
+        "its cgroup (cgroup.kill){}; none remain, and its cgroups are removed",
+        report.killed, escaped);
   }
-  std::string text =
-      fmt::format("{} processes of the run remain in its cgroup {} after cgroup.kill",
-                  report.remaining, report.where);
-  if (report.groups_left > 0) {
-    text += fmt::format("; {} of its cgroups could not be removed", report.groups_left);
+  std::string text = fmt::format(
+      "{}: {} were still running at its end and were killed with its cgroup {} (cgroup.kill){}",
+      report.remaining > 0 ? "the run's processes are not all stopped"
+                           : "the run's processes are stopped",
+      report.killed, report.where, escaped);
+  text += report.remaining > 0 ? fmt::format("; {} still running after the kill", report.remaining)
+                               : std::string("; none remain");
+  if (!report.groups_left.empty()) {
+    text += fmt::format("; {} of its cgroups could not be removed:", report.groups_left.size());
+    for (size_t i = 0; i < report.groups_left.size(); ++i) {
+      const LeftGroup& left = report.groups_left[i];
+      text += fmt::format("{} {} ({})", i == 0 ? "" : ",", left.dir, left.why);
+    }
   }
   return text;
 }
 
 nlohmann::json ContainmentJson(const ContainmentReport& report) {
+  nlohmann::json left = nlohmann::json::array();
+  for (const LeftGroup& group : report.groups_left) {
+    left.push_back({{"cgroup", group.dir}, {"why", group.why}});
+  }
   return {{"contained_by", report.by_cgroup ? "cgroup" : "session"},
           {"where", report.where},
           {"killed", report.killed},
+          {"escaped", report.escaped},
           {"remaining", report.by_cgroup ? nlohmann::json(report.remaining) : nlohmann::json()},
-          {"cgroups_left", report.groups_left},
+          {"cgroups_left", report.groups_left.size()},
+          {"left_cgroups", left},
           {"clean", report.clean()}};
 }
 

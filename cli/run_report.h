@@ -35,13 +35,15 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome);
 // What the end of a run left of its processes, in one sentence that claims
 // nothing it does not know: "the run's processes are stopped: 3 were still
 // running at its end and were killed with its cgroup (cgroup.kill); none
-// remain, and its cgroups are removed", or how many remain where, or, without
-// cgroups, that a process that started a session of its own may still run.
+// remain, and its cgroups are removed", with how many had left the cgroups
+// and were found and killed; or, when something remains, how many processes
+// and which cgroups could not be removed, and why; or, without cgroups, that
+// a process that started a session of its own may still run.
 std::string DescribeContainment(const ContainmentReport& report);
 
 // {"contained_by": "cgroup" | "session", "where": the run's cgroup or why there is
-//  none, "killed", "remaining" (null without cgroups: not known), "cgroups_left",
-//  "clean"}.
+//  none, "killed", "escaped", "remaining" (null without cgroups: not known),
+//  "cgroups_left": how many, "left_cgroups": [{"cgroup", "why"}], "clean"}.
 nlohmann::json ContainmentJson(const ContainmentReport& report);
 
 // A self-contained HTML page: the Gantt chart of every node's busy and idle

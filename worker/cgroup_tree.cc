@@ -50,6 +50,13 @@ void SleepMillisecond() {
   nanosleep(&pause, nullptr);
 }
 
+// Milliseconds of the monotonic clock (clock_gettime is async-signal-safe).
+long long NowMs() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long long>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+}
+
 // The layout of a getdents64 record.
 struct Dirent64 {
   ino64_t d_ino;
@@ -120,11 +127,44 @@ bool Empty(const char* dir) {
 }
 
 bool WaitEmpty(const char* dir, int timeout_ms) {
-  for (int waited = 0; waited < timeout_ms; ++waited) {
+  // A clock, not a count of sleeps: each look costs reads, and under load a
+  // thousand looks took far more than a second.
+  const long long deadline = NowMs() + timeout_ms;
+  while (NowMs() < deadline) {
     if (Empty(dir)) return true;
     SleepMillisecond();
   }
   return Empty(dir);
+}
+
+int KillListed(const char* dir) {
+  char path[kMaxCgroupPath];
+  if (!Join(path, dir, "cgroup.procs")) return 0;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  int signalled = 0;
+  long pid = 0;
+  bool digits = false;
+  char buffer[512];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t i = 0; i < n; ++i) {
+      const char c = buffer[i];
+      if (c >= '0' && c <= '9') {
+        pid = pid * 10 + (c - '0');
+        digits = true;
+        continue;
+      }
+      if (digits && pid > 0 && kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++signalled;
+      pid = 0;
+      digits = false;
+    }
+  }
+  if (digits && pid > 0 && kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++signalled;
+  close(fd);
+  return signalled;
 }
 
 int RemoveTree(const char* dir) {

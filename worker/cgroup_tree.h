@@ -31,9 +31,14 @@ bool Kill(const char* dir);
 // True when dir/cgroup.events says "populated 0" (no process in the cgroup
 // or below it) or the cgroup does not exist.
 bool Empty(const char* dir);
-// Waits until Empty(dir), looking every millisecond, at most `timeout_ms`.
-// Returns Empty(dir) at the end.
+// Waits until Empty(dir), looking every millisecond, at most `timeout_ms`
+// of the monotonic clock. Returns Empty(dir) at the end.
 bool WaitEmpty(const char* dir, int timeout_ms);
+// Sends SIGKILL to every process listed in dir/cgroup.procs: what kills a
+// cgroup v1 group, which has no cgroup.kill (a process forking meanwhile
+// needs another call). Returns how many were signalled; 0 when the group
+// is empty or gone.
+int KillListed(const char* dir);
 // Removes the cgroup `dir` and every cgroup below it, deepest first (rmdir:
 // a cgroup's files go with it). Returns how many cgroups stayed (one still
 // holding a process, or deeper than 32 levels); 0 when the whole tree is gone

@@ -154,5 +154,33 @@ TEST(RunCleanupTest, RemoveStaleGroupsRemovesADeadRunsWholeSubtreeAsRoot) {
   EXPECT_FALSE(fs::exists(dir));
 }
 
+// Regression (issue 46): a run's end said nothing of the groups it could
+// not remove. RemoveGroups names each, deepest first, with why.
+TEST(RunCleanupTest, RemoveGroupsNamesEachGroupThatStaysAndWhyAsRoot) {
+  auto run = RunContainment::Create(OwnedGroupName(getpid(), "cleanup-left"));
+  if (!run.ok()) GTEST_SKIP() << "no cgroups here: " << run.status().message();
+  auto node = (*run)->AddNode("node");
+  ASSERT_TRUE(node.ok());
+  const pid_t held = fork();
+  if (held == 0) {
+    execlp("sleep", "sleep", "30", nullptr);
+    _exit(127);
+  }
+  std::ofstream(fs::path(*node) / "cgroup.procs") << held;
+
+  const std::vector<LeftGroup> left = RemoveGroups((*run)->dir());
+  ASSERT_EQ(left.size(), 2u);
+  EXPECT_EQ(left[0].dir, *node);
+  EXPECT_EQ(left[0].why, "1 process remains in it");
+  EXPECT_EQ(left[1].dir, (*run)->dir());
+  EXPECT_EQ(left[1].why, "a cgroup below it remains");
+
+  kill(held, SIGKILL);
+  waitpid(held, nullptr, 0);
+  ASSERT_TRUE(WaitGroupEmpty(*node + "/cgroup.procs", std::chrono::seconds(5)));
+  EXPECT_TRUE(RemoveGroups((*run)->dir()).empty());
+  EXPECT_FALSE(fs::exists((*run)->dir()));
+}
+
 }  // namespace
 }  // namespace ballast::cli
