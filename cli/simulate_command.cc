@@ -113,6 +113,12 @@ void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>&
                r.makespan_s, r.ideal_s, r.efficiency, r.messages, r.moved_items, r.steals,
                r.duplicate_items);
   }
+  for (const sim::SimResult& r : results) {
+    if (r.start_cost > 0) {
+      fmt::print("{} split by a learned start cost of {:.3g} mean items per item\n", r.policy,
+                 r.start_cost);
+    }
+  }
   if (!results.empty() && results[0].ideal_bound == balance::LimitBound::kLargestItem) {
     fmt::print(
         "\nideal_s is the largest item on the fastest node: it cannot be split, and takes longer "
@@ -145,6 +151,7 @@ nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
                    {"steals", r.steals},
                    {"rebalances", r.rebalances},
                    {"duplicate_items", r.duplicate_items},
+                   {"start_cost", r.start_cost},
                    {"workers", workers}});
   }
   return out;

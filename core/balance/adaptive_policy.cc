@@ -161,12 +161,15 @@ struct Estimate {
   double overhead_s = 0;     // fixed cost of starting a lease (round trip, data)
   double evidence_cost = 0;  // cost measured so far (the weight of the measurement)
   double evidence_s = 0;     // computing seconds measured so far
-  double lead = 0;           // how far it ran ahead of its predictions (ObserveLead)
+  double evidence_items =
+      0;            // items measured so far (to restate evidence_cost in a new cost model)
+  double lead = 0;  // how far it ran ahead of its predictions (ObserveLead)
   bool measured = false;
   // Measurements not yet folded in (reports that finished no item).
   double pending_calc = 0;
   double pending_exe = 0;
   double pending_cost = 0;
+  double pending_items = 0;
   bool pending_lease_start = false;
   // Cost of the worker's last lease from outside its planned share (0: none).
   double unplanned_cost = 0;
@@ -174,7 +177,9 @@ struct Estimate {
 
 class AdaptivePolicy : public PolicyBase {
  public:
-  explicit AdaptivePolicy(Options options) : options_(options) {}
+  explicit AdaptivePolicy(Options options) : options_(options) {
+    LearnStartCost(options.learn_costs);
+  }
 
   std::string_view name() const override { return "adaptive"; }
 
@@ -238,15 +243,23 @@ class AdaptivePolicy : public PolicyBase {
     Estimate& e = estimates_[report.worker];
     const WorkerState& worker = state(report.worker);
     if (worker.lease.empty()) {
-      e.pending_calc = e.pending_exe = e.pending_cost = 0;  // it was idle, not slow
+      e.pending_calc = e.pending_exe = e.pending_cost = e.pending_items = 0;  // idle, not slow
       return;
     }
     if (e.pending_exe == 0) e.pending_lease_start = worker.last_contact == worker.lease_granted;
     ObserveLead(report, elapsed);
     double cost_done = 0;
-    for (const Range& range : report.completed) cost_done += cost().Cost(range);
-    for (const Range& range : report.failed) cost_done -= cost().Cost(range);
+    double items_done = 0;
+    for (const Range& range : report.completed) {
+      cost_done += cost().Cost(range);
+      items_done += static_cast<double>(range.size());
+    }
+    for (const Range& range : report.failed) {
+      cost_done -= cost().Cost(range);
+      items_done -= static_cast<double>(range.size());
+    }
     cost_done = std::max(0.0, cost_done);
+    items_done = std::max(0.0, items_done);
     // A worker cannot have computed longer than the time between its two
     // reports as seen here: its claim is bounded by that (and a NaN, negative
     // or infinite one counts as nothing).
@@ -256,7 +269,9 @@ class AdaptivePolicy : public PolicyBase {
     e.pending_calc += calc_seconds;
     e.pending_exe += observed;
     e.pending_cost += cost_done;
+    e.pending_items += items_done;
     e.evidence_cost += cost_done;
+    e.evidence_items += items_done;
     e.evidence_s += calc_seconds;
     if (e.pending_cost <= 0) return;
     const double calc = std::min(e.pending_calc / e.pending_cost, kMaxSecondsPerCost);
@@ -281,7 +296,7 @@ class AdaptivePolicy : public PolicyBase {
       measured_speed_sum_ += 1.0 / PerCost(e);
       measured_prior_sum_ += PriorOf(report.worker);
     }
-    e.pending_calc = e.pending_exe = e.pending_cost = 0;
+    e.pending_calc = e.pending_exe = e.pending_cost = e.pending_items = 0;
     Recount(report.worker);
     RefreshBlended(report.worker, report.now);
   }
@@ -342,6 +357,40 @@ class AdaptivePolicy : public PolicyBase {
   }
 
   void AfterLost(WorkerId worker, double now) override { Track(worker, now); }
+
+  // A start cost was learned (or moved): every figure kept in cost units is
+  // restated in the new ones. A worker's seconds per cost unit scale by what
+  // its measured work cost before over what it costs now (its items each
+  // gained the difference in start cost); its planned share by the job's
+  // cost. Then every sum and prediction is rebuilt, O(P log P).
+  void AfterCostChanged(double old_start_cost, double now) override {
+    const double delta = cost().start_cost() - old_start_cost;
+    const double job_cost = cost().Cost({0, job().items});
+    const double old_job_cost = job_cost - delta * static_cast<double>(job().items);
+    for (Estimate& e : estimates_) {
+      const double restated = e.evidence_cost + delta * e.evidence_items;
+      if (e.evidence_cost > 0 && restated > 0) {
+        const double scale = e.evidence_cost / restated;
+        e.calc_per_cost *= scale;
+        e.comm_per_cost *= scale;
+        e.evidence_cost = restated;
+      }
+      e.pending_cost = std::max(0.0, e.pending_cost + delta * e.pending_items);
+      if (old_job_cost > 0) e.unplanned_cost *= job_cost / old_job_cost;
+    }
+    if (old_job_cost > 0) {
+      for (double& planned : planned_cost_) planned *= job_cost / old_job_cost;
+    }
+    measured_speed_sum_ = measured_prior_sum_ = 0;
+    for (WorkerId id = 0; id < worker_count(); ++id) {
+      if (IsMeasured(id)) {
+        measured_speed_sum_ += 1.0 / PerCost(estimates_[id]);
+        measured_prior_sum_ += PriorOf(id);
+      }
+    }
+    for (WorkerId id = 0; id < worker_count(); ++id) Track(id, now);
+    ResyncSpeedSums();
+  }
 
   // A worker joined (a node became eligible mid-job): its per-worker state
   // grows by one, and it counts in the total speed at once, so that the

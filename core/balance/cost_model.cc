@@ -57,13 +57,21 @@ CostModel::CostModel(ItemCosts item_costs)
 CostModel::CostModel(uint64_t items, CostShape shape, ItemCosts item_costs)
     : CostModel(item_costs ? CostModel(std::move(item_costs)) : CostModel(items, shape)) {}
 
+CostModel CostModel::WithStartCost(double start_cost) const {
+  CostModel model = *this;
+  model.start_cost_ = std::isfinite(start_cost) && start_cost > 0 ? start_cost : 0.0;
+  return model;
+}
+
 double CostModel::Cumulative(uint64_t i) const {
   if (items_ == 0) return 0;
-  if (prefix_) return (*prefix_)[std::min(i, items_)];
+  i = std::min(i, items_);
+  const double start = start_cost_ > 0 ? start_cost_ * static_cast<double>(i) : 0.0;
+  if (prefix_) return (*prefix_)[i] + start;
   const double n = static_cast<double>(items_);
-  const double x = static_cast<double>(std::min(i, items_)) / n;
-  if (shape_ == CostShape::kUniform) return x * n;
-  return n * std::pow(x, exponent_);
+  const double x = static_cast<double>(i) / n;
+  if (shape_ == CostShape::kUniform) return x * n + start;
+  return n * std::pow(x, exponent_) + start;
 }
 
 double CostModel::InverseCumulative(double cost) const {
@@ -80,6 +88,7 @@ double CostModel::InverseCumulative(double cost) const {
 uint64_t CostModel::Advance(uint64_t from, uint64_t limit, double cost) const {
   limit = std::min(limit, items_);
   if (from >= limit || std::isnan(cost)) return from;
+  if (start_cost_ > 0) return AdvanceBySearch(from, limit, cost);
   if (prefix_) return AdvanceOverPrefix(from, limit, cost);
   const double target = Cumulative(from) + cost;
   auto e = static_cast<uint64_t>(std::floor(InverseCumulative(target) + 1e-9));
@@ -93,6 +102,7 @@ uint64_t CostModel::Advance(uint64_t from, uint64_t limit, double cost) const {
 uint64_t CostModel::Retreat(uint64_t to, uint64_t limit, double cost) const {
   to = std::min(to, items_);
   if (limit >= to || std::isnan(cost)) return to;
+  if (start_cost_ > 0) return RetreatBySearch(to, limit, cost);
   if (prefix_) return RetreatOverPrefix(to, limit, cost);
   const double target = Cumulative(to) - cost;
   auto b = static_cast<uint64_t>(std::ceil(InverseCumulative(target) - 1e-9));
@@ -127,6 +137,41 @@ uint64_t CostModel::RetreatOverPrefix(uint64_t to, uint64_t limit, double cost) 
   const auto found = std::lower_bound(
       first, last, reach, [top](double sum, double wanted) { return top - sum > wanted; });
   return static_cast<uint64_t>(std::distance(prefix.begin(), found));
+}
+
+// Cumulative grows with its argument (every item costs more than 0), so the
+// items within `cost` of `from` are a prefix of [from, limit]: bisect for its
+// end. `from` itself always qualifies.
+uint64_t CostModel::AdvanceBySearch(uint64_t from, uint64_t limit, double cost) const {
+  const double reach = Cumulative(from) + cost + kTolerance;
+  uint64_t low = from;  // qualifies
+  uint64_t high = limit;
+  while (low < high) {
+    const uint64_t mid = low + (high - low + 1) / 2;
+    if (Cumulative(mid) <= reach) {
+      low = mid;
+    } else {
+      high = mid - 1;
+    }
+  }
+  return low;
+}
+
+// The smallest b in [limit, to] with Cumulative(to) - Cumulative(b) <= cost;
+// `to` always qualifies.
+uint64_t CostModel::RetreatBySearch(uint64_t to, uint64_t limit, double cost) const {
+  const double reach = Cumulative(to) - cost - kTolerance;
+  uint64_t low = limit;
+  uint64_t high = to;  // qualifies
+  while (low < high) {
+    const uint64_t mid = low + (high - low) / 2;
+    if (Cumulative(mid) >= reach) {
+      high = mid;
+    } else {
+      low = mid + 1;
+    }
+  }
+  return high;
 }
 
 double CostModel::MaxItemCost() const {

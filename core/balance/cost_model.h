@@ -13,6 +13,13 @@
 //    so cost queries are O(1) and inverse queries O(log N).
 // Either way the whole job costs N, and every query below means the same.
 //
+// A model may add a start cost a >= 0 to every item (WithStartCost): what a
+// job's items were learned to cost beyond their declared costs (a process
+// started per item; balance/learned_cost.h). Then Cost([b, e)) is the
+// declared cost plus a * (e - b), the job costs N (1 + a), and Advance and
+// Retreat search by bisection, still O(log N). With a = 0 every answer is the
+// declared model's, bit for bit.
+//
 // Thread-safety: immutable after construction; copies share the prefix sums.
 #pragma once
 
@@ -49,6 +56,13 @@ class CostModel {
   // item_costs->size() == items), else CostModel(items, shape).
   CostModel(uint64_t items, CostShape shape, ItemCosts item_costs);
 
+  // This model with a start cost of `start_cost` per item (in the units
+  // above: an item of mean declared cost is 1) in place of its own. Requires
+  // start_cost finite and >= 0 (a NaN, negative or infinite one counts as 0).
+  CostModel WithStartCost(double start_cost) const;
+  // The per-item start cost; 0 for a declared model.
+  double start_cost() const { return start_cost_; }
+
   uint64_t items() const { return items_; }
   // True when built from one cost per item.
   bool per_item() const { return prefix_ != nullptr; }
@@ -73,12 +87,16 @@ class CostModel {
   // binary search; the arguments are already clamped and checked.
   uint64_t AdvanceOverPrefix(uint64_t from, uint64_t limit, double cost) const;
   uint64_t RetreatOverPrefix(uint64_t to, uint64_t limit, double cost) const;
+  // Advance and Retreat by bisection on Cumulative (a start cost above 0).
+  uint64_t AdvanceBySearch(uint64_t from, uint64_t limit, double cost) const;
+  uint64_t RetreatBySearch(uint64_t to, uint64_t limit, double cost) const;
 
   uint64_t items_ = 0;
   CostShape shape_ = CostShape::kUniform;
   double exponent_ = 1.0;
   // Per-item costs: prefix[i] = Cumulative(i), non-decreasing; null for a shape.
   std::shared_ptr<const std::vector<double>> prefix_;
+  double start_cost_ = 0;  // added to every item's cost
 };
 
 }  // namespace ballast::balance

@@ -140,6 +140,9 @@ struct PolicyStats {
   uint64_t rebalances = 0;       // leases shrunk by rebalancing
   uint64_t duplicate_items = 0;  // items reported finished more than once
   uint64_t completed_items = 0;  // distinct items finished
+  // The start cost per item the policy splits by (learned_cost.h), in mean
+  // declared items; 0 while the declared costs stand.
+  double start_cost = 0;
 };
 
 // Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, 1 to

@@ -59,7 +59,10 @@ CostModel JobCostModel(const JobInfo& job) {
 Status PolicyBase::Start(const JobInfo& job, double now) {
   BALLAST_RETURN_IF_ERROR(CheckJob(job));
   job_ = job;
-  cost_ = JobCostModel(job);
+  declared_ = JobCostModel(job);
+  cost_ = declared_;
+  learning_ = learn_costs_ && (job.item_costs != nullptr || job.cost != CostShape::kUniform);
+  learner_ = StartCostLearner();
   workers_.assign(job.workers.size(), WorkerState{});
   for (auto& worker : workers_) worker.last_contact = now;
   pool_ = IntervalSet(Range{0, job.items});
@@ -97,6 +100,7 @@ Reply PolicyBase::Decide(const Report& report) {
     // A finished item may still sit in the pool when its lease had been revoked.
     PoolRemove(clipped);
   }
+  if (learning_) Learn(report, elapsed);
   Observe(report, elapsed);
   worker.last_contact = report.now;
   worker.waiting = false;
@@ -140,6 +144,55 @@ Reply PolicyBase::Decide(const Report& report) {
   if (reply.kind == Reply::Kind::kWait) MarkWaiting(report.worker);
   if (reply.kind == Reply::Kind::kDone) worker.done = true;
   return reply;
+}
+
+void PolicyBase::Learn(const Report& report, double elapsed) {
+  WorkerState& worker = workers_.at(report.worker);
+  // As the adaptive policy reads a report: its seconds bounded by the time
+  // seen to pass since the previous one; a NaN or infinite claim is nothing.
+  const double observed = std::isfinite(elapsed) ? std::max(0.0, elapsed) : 0.0;
+  const double seconds =
+      std::isfinite(report.calc_seconds) ? std::clamp(report.calc_seconds, 0.0, observed) : 0.0;
+  // An idle worker's seconds, and a report with failed items (their
+  // declared cost was not computed), say nothing of the items' costs.
+  if (worker.lease.empty() || !report.failed.empty()) {
+    worker.unsampled_s = 0;
+    return;
+  }
+  uint64_t items = 0;
+  double declared = 0;
+  for (const Range& range : report.completed) {
+    const Range clipped{range.begin, std::min(range.end, job_.items)};
+    if (clipped.empty()) continue;
+    items += clipped.size();
+    declared += declared_.Cost(clipped);
+  }
+  worker.unsampled_s += seconds;
+  if (items == 0) return;  // the seconds count toward the next sample
+  learner_.Add({report.worker, items, declared, worker.unsampled_s});
+  worker.unsampled_s = 0;
+  if (!learner_.MaybeRefit()) return;
+  const double learned = learner_.fit().start_cost;
+  const double current = cost_.start_cost();
+  // Only a move by more than a tenth (or to or from none) changes the
+  // model: each change costs O(P log P) and resets the sums kept in cost units.
+  if (std::fabs(learned - current) > 0.1 * std::max(learned, current)) {
+    SetStartCost(learned, report.now);
+  }
+}
+
+void PolicyBase::SetStartCost(double start_cost, double now) {
+  const double old = cost_.start_cost();
+  cost_ = declared_.WithStartCost(start_cost);
+  stats_.start_cost = cost_.start_cost();
+  pool_cost_ = CostIn(pool_, {0, job_.items});
+  reserved_cost_ = 0;
+  for (WorkerState& worker : workers_) {
+    worker.reserved_cost = 0;
+    for (const Range& range : worker.reserved.Ranges()) worker.reserved_cost += cost_.Cost(range);
+    reserved_cost_ += worker.reserved_cost;
+  }
+  AfterCostChanged(old, now);
 }
 
 void PolicyBase::OnWorkerLost(WorkerId id, double now) {

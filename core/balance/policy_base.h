@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/balance/learned_cost.h"
 #include "core/balance/policy.h"
 
 namespace ballast::balance {
@@ -33,6 +34,7 @@ struct WorkerState {
   IntervalSet reserved;         // planned share or set-aside ranges, not yet leased
   double reserved_cost = 0;     // declared cost of `reserved`
   std::vector<Range> prefetch;  // set aside since its last reply (Reply::prefetch)
+  double unsampled_s = 0;       // computing reported since its last cost sample
 };
 
 class PolicyBase : public Policy {
@@ -70,6 +72,16 @@ class PolicyBase : public Policy {
   virtual Range SharedLease(WorkerId /*worker*/) const { return {}; }
   // Called after a report's completions are recorded, before deciding.
   virtual void Observe(const Report& /*report*/, double /*elapsed*/) {}
+  // The cost model changed (a start cost was learned, or changed by more
+  // than a tenth): cost() now has it, pool_cost(), reserved_cost() and every
+  // worker's reserved_cost are in its units; what the policy keeps in cost
+  // units must follow. `old_start_cost` is the one before.
+  virtual void AfterCostChanged(double /*old_start_cost*/, double /*now*/) {}
+
+  // Learn a start cost per item from the reports (learned_cost.h) when the
+  // job declares costs: a shape other than uniform, or one cost per item.
+  // Set before Start (a policy's constructor); off by default.
+  void LearnStartCost(bool on) { learn_costs_ = on; }
 
   // Grants `range` (already out of the pool and reserve) as the worker's lease.
   Reply Grant(WorkerId worker, Range range, double now, double report_every_s);
@@ -122,7 +134,13 @@ class PolicyBase : public Policy {
   static Reply DoneReply() { return Reply{Reply::Kind::kDone, {}, 0, {}}; }
 
   const JobInfo& job() const { return job_; }
+  // The cost model decisions are made by: the declared one, plus the start
+  // cost learned so far (0 when none).
   const CostModel& cost() const { return cost_; }
+  // The job's declared costs alone (JobCostModel).
+  const CostModel& declared_cost() const { return declared_; }
+  // The latest fit of the start cost (all zero when not learning).
+  const StartCostFit& start_cost_fit() const { return learner_.fit(); }
   size_t worker_count() const { return workers_.size(); }
   const WorkerState& state(WorkerId worker) const { return workers_[worker]; }
   const IntervalSet& pool() const { return pool_; }
@@ -136,6 +154,10 @@ class PolicyBase : public Policy {
  private:
   JobInfo job_;
   CostModel cost_;
+  CostModel declared_;
+  bool learn_costs_ = false;  // as the policy asked (LearnStartCost)
+  bool learning_ = false;     // ... and the job declares costs
+  StartCostLearner learner_;
   std::vector<WorkerState> workers_;
   IntervalSet pool_;
   IntervalSet done_;
@@ -153,6 +175,12 @@ class PolicyBase : public Policy {
   void PoolRemove(Range range);
   // Decides the reply to a report (OnReport adds the prefetch news).
   Reply Decide(const Report& report);
+  // Records the report's finished items as a cost sample and, when the fit
+  // moved far enough, switches the cost model to its start cost.
+  void Learn(const Report& report, double elapsed);
+  // Makes the cost model the declared one plus `start_cost` per item and
+  // brings every sum kept in cost units to it.
+  void SetStartCost(double start_cost, double now);
   // Declared cost of the items of `range` that are in `set`.
   double CostIn(const IntervalSet& set, Range range) const;
   // Where a reserved share worth `want` that starts at rest.begin ends,

@@ -32,7 +32,7 @@ const std::vector<Entry>& Registry() {
       {"mms", {"chunk"}},
       {"adaptive",
        {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "hedge",
-        "minReportSeconds"}},
+        "learnCosts", "minReportSeconds"}},
   };
   return registry;
 }
@@ -76,6 +76,7 @@ StatusOr<AdaptiveOptions> ReadAdaptive(const json& node, std::string_view path) 
   BALLAST_ASSIGN_OR_RETURN(options.prefetch, OnOff(node, path, "prefetch", true));
   BALLAST_ASSIGN_OR_RETURN(options.backup, OnOff(node, path, "backup", true));
   BALLAST_ASSIGN_OR_RETURN(options.hedge, OnOff(node, path, "hedge", true));
+  BALLAST_ASSIGN_OR_RETURN(options.learn_costs, OnOff(node, path, "learnCosts", true));
   if (const json* seconds = Option(node, "minReportSeconds")) {
     const std::string field = jr::Field(path, "minReportSeconds");
     BALLAST_ASSIGN_OR_RETURN(options.min_report_seconds, jr::Positive(*seconds, field, 3600));

@@ -61,6 +61,10 @@ struct AdaptiveOptions {
   bool prefetch = true;  // only when JobInfo::inputs_move
   bool backup = true;
   bool hedge = true;
+  // Learn a per-item start cost from the job's reports (balance/learned_cost.h)
+  // and split, steal and predict by it; only for jobs that declare costs (a
+  // shape other than uniform, or one cost per item).
+  bool learn_costs = true;
   double min_report_seconds = 0.05;  // in [1e-6, 3600]
   bool operator==(const AdaptiveOptions&) const = default;
 };

@@ -67,6 +67,11 @@ struct Workload {
   // Each item's true cost is multiplied by a factor drawn uniformly from
   // [1 - jitter, 1 + jitter] (seeded); policies only know the declared shape.
   double cost_jitter = 0;
+  // Each item's true cost gains this much after the jitter, in mean declared
+  // items (a process started per item, whose time the declared costs do not
+  // show): an item takes item_seconds * (start_cost + cost * jitter) at
+  // speed 1. Policies are not told of it; adaptive may learn it.
+  double start_cost = 0;
   // One true cost per item (relative: the mean item takes item_seconds), or
   // null for the shape `cost`. Given in the file or drawn from a
   // distribution (`itemCosts`); at most ScenarioBounds::kMaxItemCosts items.
@@ -137,6 +142,7 @@ struct ScenarioBounds {
   static constexpr double kMinParetoAlpha = 0.5;  // itemCosts.pareto.alpha
   static constexpr double kMaxParetoAlpha = 100;
   static constexpr double kMaxParetoMinimum = 1e12;  // itemCosts.pareto.minimum
+  static constexpr double kMaxStartCost = 1e3;       // startCost, in mean items
 };
 
 // The scenario of a YAML file: read as a tree (config/document.h) by

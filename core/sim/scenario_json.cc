@@ -139,8 +139,8 @@ Status ReadCosts(const json& node, const std::string& path, uint64_t scenario_se
 StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint64_t scenario_seed) {
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(node, path,
-                       {"items", "itemSeconds", "costModel", "costJitter", "itemCosts", "split",
-                        "order", "bytesPerItem", "transfer", "repeatable"}));
+                       {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemCosts",
+                        "split", "order", "bytesPerItem", "transfer", "repeatable"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
   BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,
@@ -168,6 +168,8 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
           "{}: costJitter needs items <= 50000000 (one cost per item is kept)", jitter_path));
     }
   }
+  BALLAST_ASSIGN_OR_RETURN(workload.start_cost, ReadInOr(node, path, "startCost", 0.0, 0,
+                                                         Bounds::kMaxStartCost, "mean items"));
   BALLAST_RETURN_IF_ERROR(ReadCosts(node, path, scenario_seed, workload));
   BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, ReadInOr(node, path, "bytesPerItem", 0.0, 0,
                                                              Bounds::kMaxBytesPerItem, "bytes"));

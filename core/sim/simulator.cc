@@ -112,7 +112,7 @@ class Simulation {
         policy_(std::move(policy)),
         cost_(balance::CostModel(scenario.workload.items, scenario.workload.cost,
                                  scenario.workload.item_costs),
-              scenario.workload.cost_jitter, scenario.seed, dealt),
+              scenario.workload.cost_jitter, scenario.seed, dealt, scenario.workload.start_cost),
         item_seconds_(scenario.workload.item_seconds) {
     workers_.resize(scenario.nodes.size());
     uint64_t local_begin = 0;
@@ -631,6 +631,7 @@ class Simulation {
     result.steals = stats.steals;
     result.rebalances = stats.rebalances;
     result.duplicate_items = stats.duplicate_items;
+    result.start_cost = stats.start_cost;
     result.events = events_;
     for (Worker& w : workers_) {
       Integrate(w, makespan_);

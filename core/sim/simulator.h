@@ -64,6 +64,9 @@ struct SimResult {
   uint64_t steals = 0;
   uint64_t rebalances = 0;
   uint64_t duplicate_items = 0;
+  // The start cost per item the policy learned and split by at the end
+  // (PolicyStats::start_cost), in mean declared items; 0 for none.
+  double start_cost = 0;
   uint64_t events = 0;  // simulator events processed
   std::vector<WorkerResult> workers;
 };

@@ -10,8 +10,8 @@ TrueCost::TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint
     : TrueCost(balance::CostModel(items, shape), jitter, seed) {}
 
 TrueCost::TrueCost(balance::CostModel base, double jitter, uint64_t seed,
-                   const std::vector<size_t>& dealt)
-    : model_(std::move(base)) {
+                   const std::vector<size_t>& dealt, double start_cost)
+    : model_(base.WithStartCost(start_cost)) {
   if (jitter <= 0) return;
   const uint64_t items = model_.items();
   std::mt19937_64 random(seed);
@@ -27,7 +27,7 @@ TrueCost::TrueCost(balance::CostModel base, double jitter, uint64_t seed,
   prefix_[0] = 0;
   for (uint64_t i = 0; i < items; ++i) {
     const double f = listed.empty() ? factor(random) : listed[dealt[i]];
-    prefix_[i + 1] = prefix_[i] + model_.Cost({i, i + 1}) * f;
+    prefix_[i + 1] = prefix_[i] + base.Cost({i, i + 1}) * f + model_.start_cost();
   }
 }
 

@@ -2,7 +2,8 @@
 // the scenario's own cost of each item, times a seeded per-item jitter — in
 // the same units as balance::CostModel (the mean item costs 1 before the
 // jitter). Without jitter it is the base model; with jitter a prefix sum is
-// kept (one double per item).
+// kept (one double per item). A start cost adds the same amount to every
+// item after the jitter (a process started per item), in the same units.
 //
 // ParetoCosts draws the item costs of a scenario's `itemCosts: {pareto: ..}`.
 //
@@ -23,8 +24,9 @@ class TrueCost {
   // (item i of `base` is item dealt[i] of the list, balance/item_order.h)
   // each item keeps the jitter it has as listed, so that dealing the items
   // in another order moves their true costs with them.
+  // `start_cost` (>= 0) is added to every item after the jitter.
   TrueCost(balance::CostModel base, double jitter, uint64_t seed,
-           const std::vector<size_t>& dealt = {});
+           const std::vector<size_t>& dealt = {}, double start_cost = 0);
 
   // Cost of items [0, i).
   double Cumulative(uint64_t i) const;
