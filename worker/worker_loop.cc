@@ -387,7 +387,7 @@ class WorkerLoop::Impl {
     };
     bool due = false;  // a report is due and waits for the one in flight
     auto since_report = Clock::now();
-    while (!g_stop) {
+    while (!g_stop && !job_done_) {
       FoldCut();
       if (position_ >= lease_.end) {
         // The lease is finished; the reply to the last progress report may
@@ -416,6 +416,7 @@ class WorkerLoop::Impl {
         if (in_flight.valid() &&
             in_flight.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
           held.push_back(in_flight.get());
+          EndCommandsOfAFinishedJob(held.back());
         }
         if (in_flight.valid() || !HeartbeatDue(since_report)) continue;
         // What is finished goes with it (nothing, mid-way through one long
@@ -438,6 +439,12 @@ class WorkerLoop::Impl {
       };
       // A stop ended the step's exec commands: its items go back with the lease.
       if (!part.ok() && g_stop) break;
+      // The job finished while the step ran (a backup's copy of these items
+      // was handed in first): its commands were ended, its result is not needed.
+      if (!part.ok() && job_done_) {
+        lease_.end = position_;
+        break;
+      }
       BALLAST_RETURN_IF_ERROR(part.status());
       const Range step = part->range;  // shorter than planned when a reply cut the lease
       if (step.empty()) {
@@ -487,6 +494,19 @@ class WorkerLoop::Impl {
       if (dropped) return DroppedLease(*dropped);
     }
     return ReportOf(done, /*idle=*/position_ >= lease_.end);
+  }
+
+  // A reply heard while an exec step runs says the job is finished: every
+  // item's result is merged, so what the step's commands compute (a backup's
+  // other copy of them, run beside) will be dropped. They are ended at once
+  // instead of being left to run to the end; the worker then leaves.
+  void EndCommandsOfAFinishedJob(const StatusOr<protocol::ReplyMessage>& reply) {
+    if (!reply.ok() || reply->kind != Reply::Kind::kDone) return;
+    if (workload_.kind != workload::WorkloadKind::kExec || job_done_) return;
+    spdlog::info("job done while a step runs; ending its commands job={} worker={}", options_.job,
+                 options_.name);
+    job_done_ = true;
+    kernels::StopExecCommands(std::chrono::seconds(2));
   }
 
   bool HeartbeatDue(Clock::time_point since_report) const {
@@ -544,6 +564,7 @@ class WorkerLoop::Impl {
   // flight, a signal), read by the step being computed.
   LeaseCut cut_;
   std::atomic<bool> stop_polling_{false};
+  bool job_done_ = false;  // a reply said the job is finished while a step ran
   std::thread poller_;
 };
 

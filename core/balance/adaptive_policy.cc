@@ -51,7 +51,7 @@
 //      prediction holds on average only: a worker throttled by a CPU quota,
 //      or paused mid-step, hands in its last items a pause late while the
 //      fast workers stand idle. One backup per lease, and none for items
-//      that must not run twice (JobInfo::repeatable: exec).
+//      that must not run twice (JobInfo::repeatable: exec.backups false).
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.

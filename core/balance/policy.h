@@ -88,9 +88,10 @@ struct JobInfo {
   // matmul): nothing to probe, and a lease from the pool or a steal is sized
   // as the policy predicts at once.
   bool inputs_cross_links = true;
-  // An item may be computed twice with no effect beyond its result (primes,
-  // matmul): adaptive's endgame may give a second worker a copy of a lease.
-  // False for exec, whose command may write files or call out.
+  // An item may be computed twice, also at once, with no effect beyond its
+  // result (primes, matmul, exec by its contract): adaptive's endgame may give
+  // a second worker a copy of a lease. False for an exec job whose command
+  // must never run twice at once (exec.backups: false).
   bool repeatable = true;
   // One cost per item (bytes, seconds, any positive number; only their ratios
   // matter), or null: the items cost as `cost` says. When given, they replace

@@ -58,6 +58,12 @@ struct ExecSpec {
   // Commands a worker runs at once, 1..kMaxConcurrency; 0: one per CPU the
   // worker may use (its cgroup's quota, else its cores; worker/cpu_budget.h).
   uint32_t concurrency = 0;
+  // In the endgame an idle worker may run a copy of the last worker's
+  // remaining items at the same time (adaptive's backups); the first result
+  // is merged. The README's contract (a command may run again for the same
+  // range, writing beside and renaming) makes that safe; false for a command
+  // that must never run twice at once.
+  bool backups = true;
   std::string image;  // container image on Kubernetes; unused locally
   ResultSpec result;  // what the command hands back (user_result.h)
   bool operator==(const ExecSpec&) const = default;

@@ -152,7 +152,7 @@ json ResultToJson(const ResultSpec& result) {
 
 StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
-      node, path, {"command", "perItem", "retries", "concurrency", "image", "result"}));
+      node, path, {"command", "perItem", "retries", "concurrency", "backups", "image", "result"}));
   ExecSpec exec;
   BALLAST_ASSIGN_OR_RETURN(const json* command, jr::Require(node, path, "command"));
   const std::string command_path = jr::Field(path, "command");
@@ -179,6 +179,9 @@ StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
     BALLAST_ASSIGN_OR_RETURN(
         int64_t count, jr::Int(*concurrency, jr::Field(path, "concurrency"), 1, kMaxConcurrency));
     exec.concurrency = static_cast<uint32_t>(count);
+  }
+  if (const json* backups = jr::Find(node, "backups")) {
+    BALLAST_ASSIGN_OR_RETURN(exec.backups, jr::Bool(*backups, jr::Field(path, "backups")));
   }
   if (const json* image = jr::Find(node, "image")) {
     BALLAST_ASSIGN_OR_RETURN(exec.image, jr::String(*image, jr::Field(path, "image")));
@@ -290,6 +293,7 @@ json WorkloadToJson(const WorkloadSpec& spec) {
                      {"retries", spec.exec.retries},
                      {"image", spec.exec.image}};
       if (spec.exec.concurrency > 0) out["exec"]["concurrency"] = spec.exec.concurrency;
+      if (!spec.exec.backups) out["exec"]["backups"] = false;
       if (!spec.exec.result.merge.empty()) out["exec"]["result"] = ResultToJson(spec.exec.result);
       break;
   }

@@ -676,6 +676,72 @@ TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
   EXPECT_NEAR(view.completed_cost, 91 * 10.0 / 100, 1e-9) << "one item, most of the cost";
 }
 
+// Issue 42: an exec job's command may run again for the same range (the
+// README's contract), so in the endgame an idle fast worker computes a copy
+// of the last worker's remaining items; the first result is merged, the
+// other dropped. exec.backups: false keeps a command from running twice at
+// once. (The policy's side: PolicyTest.AdaptiveBacksUpTheLastLease...)
+TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
+  const auto endgame = [](bool backups) {
+    JobConfig config;
+    config.id = "job-1";
+    config.token = "secret";
+    config.workload.kind = workload::WorkloadKind::kExec;
+    config.workload.exec.command = {"true"};
+    config.workload.exec.backups = backups;
+    config.workload.items = 100;
+    config.policy =
+        testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
+    config.workers = {{"a", 10.0}, {"b", 1.0}};
+    config.lease_seconds = 60;
+    auto session = NewSession(config);
+    EXPECT_EQ(session->HandleReport(Idle("a"), 0)->lease, (Range{0, 90}));
+    EXPECT_EQ(session->HandleReport(Idle("b"), 0)->lease, (Range{90, 100}));
+    // b computes about an item a second and is at item 98 at t = 8.5.
+    const auto progress = [&](const std::string& worker, Range range, double now, double calc,
+                              bool idle) {
+      ReportMessage report = Idle(worker);
+      report.idle = idle;
+      report.completed.push_back({range, workload::Result::ExecSucceeded(range.size()).ToJson()});
+      report.position = range.end;
+      report.calc_seconds = calc;
+      auto reply = session->HandleReport(report, now);
+      EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+      return *reply;
+    };
+    progress("b", {90, 91}, 1, 1, false);
+    progress("b", {91, 98}, 8.5, 7.5, false);
+    (void)session->TakeSignals();
+    // a is done with its 90 at t = 9.1: idle, nothing worth stealing.
+    const auto reply = progress("a", {0, 90}, 9.1, 9.1, true);
+    return std::make_pair(std::move(session), reply);
+  };
+  {
+    auto [session, copy] = endgame(/*backups=*/true);
+    ASSERT_EQ(copy.kind, Reply::Kind::kLease);
+    EXPECT_EQ(copy.lease, (Range{98, 100}));
+    EXPECT_EQ(session->View().policy.backups, 1u);
+    // The copy is handed in first and ends the job; b's late result is dropped.
+    ReportMessage first = Idle("a");
+    first.completed.push_back({{98, 100}, workload::Result::ExecSucceeded(2).ToJson()});
+    first.position = 100;
+    first.calc_seconds = 0.2;
+    EXPECT_EQ(session->HandleReport(first, 9.3)->kind, Reply::Kind::kDone);
+    EXPECT_TRUE(session->Finished());
+    ReportMessage late = Idle("b");
+    late.completed.push_back({{98, 100}, workload::Result::ExecSucceeded(2).ToJson()});
+    late.position = 100;
+    late.calc_seconds = 2.5;
+    EXPECT_EQ(session->HandleReport(late, 11)->kind, Reply::Kind::kDone);
+    EXPECT_EQ(session->View().result.exec().succeeded, 100u) << "every item merged once";
+  }
+  {
+    auto [session, reply] = endgame(/*backups=*/false);
+    EXPECT_EQ(reply.kind, Reply::Kind::kWait);
+    EXPECT_EQ(session->View().policy.backups, 0u);
+  }
+}
+
 TEST(JobSessionTest, AFirstReportIsBoundedByTheTimeSinceTheJobStarted) {
   auto session = NewSession(PrimesJob(10000, {"a"}));
   ReportMessage first = Idle("a");

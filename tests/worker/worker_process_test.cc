@@ -26,6 +26,7 @@
 #include "coordinator/server.h"
 #include "core/protocol/messages.h"
 #include "tests/support/free_port.h"
+#include "tests/support/policy_spec.h"
 #include "tests/support/primes_workload.h"
 
 namespace ballast::worker {
@@ -501,6 +502,78 @@ TEST(WorkerProcessTest, AStepLongerThanTheLeaseKeepsItsLease) {
     EXPECT_GT(worker.busy_s, 2.4) << worker.name;
     EXPECT_EQ(worker.dropped_busy_s, 0) << worker.name;
   }
+}
+
+// The test as a second worker `t`, over the coordinator's HTTP API: posts
+// `report` and returns the reply.
+protocol::ReplyMessage PostAs(const std::string& url, const protocol::ReportMessage& report) {
+  web::http::client::http_client client(url);
+  web::http::http_request request(web::http::methods::POST);
+  request.set_request_uri("/v1/jobs/metrics-job/report");
+  request.headers().add("Authorization", "Bearer right-token");
+  request.set_body(protocol::ToJson(report).dump(), "application/json");
+  const auto response = client.request(request).get();
+  const auto reply =
+      protocol::ParseReply(nlohmann::json::parse(response.extract_string(true).get()));
+  EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+  return reply.ok() ? *reply : protocol::ReplyMessage{};
+}
+
+// Issue 42: in the endgame an idle worker runs a copy of the last worker's
+// items (an exec backup); when the copy is handed in first, the job is done,
+// and the worker still running the other copy's command ends it at once
+// (its next heartbeat's reply says so) instead of running it to its end.
+TEST(WorkerProcessTest, AFinishedJobEndsTheCommandsOfAStepStillRunning) {
+  coordinator::JobConfig config = SleepJob();
+  config.workload.items = 100;
+  config.workload.exec.per_item = false;
+  config.workload.exec.command = {"sleep", "60"};
+  config.policy =
+      testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
+  config.workers = {{"w0", 1.0}, {"t", 10.0}};
+  config.lease_seconds = 2;
+  auto server = coordinator::Server::Start({});
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE((*server)->AddJob(config).ok());
+  const std::string log = ::testing::TempDir() + "done-ends-commands.log";
+  KillOnExit w0{StartWorker((*server)->url(), "right-token", {}, log, "w0")};
+  // w0 holds its lease and runs its first step's command.
+  ASSERT_TRUE([&] {
+    for (int i = 0; i < 500; ++i) {
+      const auto view = (*server)->View("metrics-job");
+      if (view && view->workers[0].holds_lease && view->workers[0].contacted) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }()) << ReadFile(log);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  protocol::ReportMessage ask;
+  ask.worker = "t";
+  ask.idle = true;
+  const protocol::ReplyMessage mine = PostAs((*server)->url(), ask);
+  ASSERT_EQ(mine.kind, balance::Reply::Kind::kLease);
+  // t finishes its share, then the copy of w0's rest it is given.
+  protocol::ReplyMessage reply = mine;
+  for (int i = 0; i < 4 && reply.kind == balance::Reply::Kind::kLease; ++i) {
+    protocol::ReportMessage done = ask;
+    done.completed.push_back(
+        {reply.lease, workload::Result::ExecSucceeded(reply.lease.size()).ToJson()});
+    done.position = reply.lease.end;
+    done.calc_seconds = 0.01 * static_cast<double>(reply.lease.size());
+    reply = PostAs((*server)->url(), done);
+  }
+  ASSERT_EQ(reply.kind, balance::Reply::Kind::kDone) << ReadFile(log);
+  const auto view = (*server)->View("metrics-job");
+  ASSERT_TRUE(view->done);
+  EXPECT_EQ(view->policy.backups, 1u);
+  EXPECT_EQ(view->result.exec().succeeded, 100u);
+  // w0's `sleep 60` is ended: it leaves within a few heartbeats, exit code 0.
+  const auto start = Clock::now();
+  EXPECT_EQ(WaitExitWithin(std::exchange(w0.pid, 0), std::chrono::seconds(20)), 0) << ReadFile(log);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 20);
+  EXPECT_NE(ReadFile(log).find("job done while a step runs; ending its commands"),
+            std::string::npos)
+      << ReadFile(log);
 }
 
 // A reply that cuts the lease ahead of the worker while it computes a step

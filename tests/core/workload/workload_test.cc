@@ -72,7 +72,8 @@ TEST(WorkloadYamlTest, MatmulHasOneItemPerBlockOfC) {
 TEST(WorkloadYamlTest, ExecReadsEveryField) {
   auto spec = ParseJob(R"(items: 12
 workload:
-  exec: {command: ["sh", "-c", "echo $BALLAST_START"], perItem: true, retries: 5, image: busybox}
+  exec: {command: ["sh", "-c", "echo $BALLAST_START"], perItem: true, retries: 5, image: busybox,
+         backups: false}
 )");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_EQ(spec->kind, WorkloadKind::kExec);
@@ -80,11 +81,13 @@ workload:
   EXPECT_TRUE(spec->exec.per_item);
   EXPECT_EQ(spec->exec.retries, 5u);
   EXPECT_EQ(spec->exec.image, "busybox");
+  EXPECT_FALSE(spec->exec.backups);
   EXPECT_EQ(spec->items, 12u);
   auto plain = ParseJob("items: 3\nworkload:\n  exec: {command: [\"true\"]}\n");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_FALSE(plain->exec.per_item);
   EXPECT_EQ(plain->exec.retries, 2u);
+  EXPECT_TRUE(plain->exec.backups) << "the README's contract allows a second run";
 }
 
 // Each bad document and a fragment its message must contain.
@@ -120,6 +123,9 @@ const BadCase kBad[] = {
     {"empty program", "items: 2\nworkload:\n  exec:\n    command: [\"\", x]  # <-\n", "program"},
     {"bad perItem",
      "items: 2\nworkload:\n  exec:\n    command: [\"true\"]\n    perItem: sometimes  # <-\n",
+     "expected"},
+    {"bad backups",
+     "items: 2\nworkload:\n  exec:\n    command: [\"true\"]\n    backups: maybe  # <-\n",
      "expected"},
     {"negative retries",
      "items: 2\nworkload:\n  exec:\n    command: [\"true\"]\n    retries: -1  # <-\n", "expected"},
