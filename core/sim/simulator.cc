@@ -628,8 +628,12 @@ class Simulation {
       // the items it has begun).
       const uint64_t position = Position(w);
       const bool begun = w.cost_done > cost_.Cost({w.lease.begin, position}) + 1e-9;
-      const uint64_t in_progress =
-          w.at_once.items > 1 ? static_cast<uint64_t>(w.at_once.items) : (begun ? 1 : 0);
+      // A lease still arriving, or a worker paused at a boundary, has
+      // nothing in progress.
+      const bool started = w.phase == Phase::kComputing;
+      const uint64_t in_progress = !started              ? 0
+                                   : w.at_once.items > 1 ? static_cast<uint64_t>(w.at_once.items)
+                                                         : (begun ? 1 : 0);
       const uint64_t keep = std::min(w.lease.end, position + in_progress);
       w.lease.end = std::max(reply.lease.end, keep);
     }
