@@ -124,6 +124,18 @@ void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>&
         "\nideal_s is the largest item on the fastest node: it cannot be split, and takes longer "
         "than the whole work spread over every node\n");
   }
+  if (!results.empty() && results[0].packing_s > 0) {
+    fmt::print(
+        "\nideal packing {:.3f} s: the items by true cost, largest first, each to the node that "
+        "finishes it first (efficiency {:.3f}; no policy knows the true costs)\n",
+        results[0].packing_s, balance::Efficiency(results[0].ideal_s, results[0].packing_s));
+  }
+  if (!results.empty() && results[0].failed_items > 0) {
+    fmt::print(
+        "{} item(s) failed every attempt: every other item was computed, and the job fails at the "
+        "end naming them (failurePolicy.maxFailedItems unset)\n",
+        results[0].failed_items);
+  }
 }
 
 nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
@@ -152,6 +164,9 @@ nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
                    {"rebalances", r.rebalances},
                    {"duplicate_items", r.duplicate_items},
                    {"start_cost", r.start_cost},
+                   {"packing_s", r.packing_s},
+                   {"failed_items", r.failed_items},
+                   {"job_failed", r.job_failed},
                    {"workers", workers}});
   }
   return out;

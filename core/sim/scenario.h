@@ -47,6 +47,19 @@ struct NodeSpec {
   // Items whose inputs already sit on this node (they cross no link when it
   // computes them). Nodes hold consecutive blocks in file order from item 0.
   uint64_t local_items = 0;
+  // The node's CPU quota in cores (its `speed` is what the whole quota
+  // computes), or none: no quota, and each item it runs at once has a core
+  // of its own. Under a quota it runs Workload::concurrency items at once, or
+  // by default one per started core (balance::ItemsAtOnce, the worker's rule).
+  std::optional<double> cores;
+};
+
+// An item that fails every attempt (a corrupt input): each attempt takes
+// `attempt_seconds` at speed 1 and the worker makes Workload::retries + 1 of
+// them, then reports the item failed (Report::failed).
+struct FailingItem {
+  uint64_t item = 0;  // as listed (before any deal order)
+  double attempt_seconds = 0;
 };
 
 enum class Transfer { kStream, kBlock };
@@ -88,6 +101,17 @@ struct Workload {
   // False: the items stand for commands with side effects (exec), which the
   // coordinator never computes twice on purpose (JobInfo::repeatable).
   bool repeatable = true;
+  // Items a node runs at once (exec.concurrency; 0: one per started core of
+  // each node's quota, NodeSpec::cores). Items running at once share the
+  // node's speed.
+  uint32_t concurrency = 0;
+  // Extra work per item, as a fraction, while a node runs more items at
+  // once than it has cores (processes time-sliced in one quota: cache and
+  // switches); 0.1 = 10 % more.
+  double slice_overhead = 0;
+  // exec.retries: a failing item is attempted retries + 1 times.
+  uint32_t retries = 0;
+  std::vector<FailingItem> failing_items;  // in ascending item order
 };
 
 // One job of a multi-job scenario: the same workload on the same nodes,
@@ -143,6 +167,11 @@ struct ScenarioBounds {
   static constexpr double kMaxParetoAlpha = 100;
   static constexpr double kMaxParetoMinimum = 1e12;  // itemCosts.pareto.minimum
   static constexpr double kMaxStartCost = 1e3;       // startCost, in mean items
+  static constexpr double kMaxCores = 1e6;           // nodes[].cores (min kMinSpeed)
+  static constexpr int64_t kMaxConcurrency = 256;    // as exec.concurrency
+  static constexpr double kMaxSliceOverhead = 10;    // sliceOverhead, a fraction
+  static constexpr int64_t kMaxRetries = 100;        // as exec.retries
+  static constexpr int64_t kMaxFailingItems = 1000;  // failingItems entries
 };
 
 // The scenario of a YAML file: read as a tree (config/document.h) by
@@ -154,12 +183,26 @@ struct ScenarioBounds {
 // than kMaxJobs jobs, a leaveAt (or a joining node's failAt) not after its
 // joinAt, every node joining late, a job's speed for a node the scenario does not have, or
 // itemCosts that are not one positive number per item (at most
-// kMaxItemCosts items) or come with a costModel.
+// kMaxItemCosts items) or come with a costModel, or a failing item outside
+// the workload or named twice.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 // The one reader of a scenario, from its tree; Invalid "<path>: ..." as above.
 StatusOr<Scenario> ScenarioFromJson(const nlohmann::json& root);
 
 // The node's speed at time t (after the changes at or before t).
 double SpeedAt(const NodeSpec& node, double t);
+
+// How a node computes the items it runs at once (NodeSpec::cores,
+// Workload::concurrency, Workload::slice_overhead).
+struct ItemsAtOnceModel {
+  int items = 1;        // items running at once
+  double share = 1;     // of the node's speed those items use: min(items, cores) / cores
+  double overhead = 0;  // extra work per item while items > cores
+  // Cost units per second over speed: share / (1 + overhead).
+  double throughput() const { return share / (1 + overhead); }
+};
+// The model of `node` under `workload`: without cores, one item at a time
+// (or `concurrency`, each on a core of its own) at the node's speed.
+ItemsAtOnceModel AtOnce(const NodeSpec& node, const Workload& workload);
 
 }  // namespace ballast::sim

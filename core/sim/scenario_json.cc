@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/balance/efficiency.h"
 #include "core/common/json_read.h"
 #include "core/common/names.h"
 #include "core/config/document.h"
@@ -136,11 +137,69 @@ Status ReadCosts(const json& node, const std::string& path, uint64_t scenario_se
   return Status::Ok();
 }
 
+// workload.failingItems: [{item, attemptSeconds}], distinct items of the
+// workload, sorted by item.
+StatusOr<std::vector<FailingItem>> ReadFailingItems(const json& node, const std::string& path,
+                                                    uint64_t items) {
+  if (!node.is_array() || node.size() > static_cast<size_t>(Bounds::kMaxFailingItems)) {
+    return jr::Expected(
+        path,
+        fmt::format("a list of at most {} {{item, attemptSeconds}}", Bounds::kMaxFailingItems),
+        node);
+  }
+  std::vector<FailingItem> failing;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string element_path = jr::Element(path, i);
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node[i], element_path, {"item", "attemptSeconds"}));
+    BALLAST_ASSIGN_OR_RETURN(const json* item, jr::Require(node[i], element_path, "item"));
+    BALLAST_ASSIGN_OR_RETURN(int64_t index, jr::Int(*item, jr::Field(element_path, "item"), 0,
+                                                    static_cast<int64_t>(items) - 1));
+    for (const FailingItem& other : failing) {
+      if (other.item == static_cast<uint64_t>(index)) {
+        return Status::Invalid(
+            fmt::format("{}: item {} is already listed", jr::Field(element_path, "item"), index));
+      }
+    }
+    BALLAST_ASSIGN_OR_RETURN(const json* seconds,
+                             jr::Require(node[i], element_path, "attemptSeconds"));
+    BALLAST_ASSIGN_OR_RETURN(double attempt,
+                             ReadIn(*seconds, jr::Field(element_path, "attemptSeconds"),
+                                    Bounds::kMinItemSeconds, Bounds::kMaxItemSeconds, "seconds"));
+    failing.push_back({static_cast<uint64_t>(index), attempt});
+  }
+  std::ranges::sort(failing, {}, &FailingItem::item);
+  return failing;
+}
+
+// workload.concurrency, sliceOverhead, retries and failingItems (items read).
+Status ReadExec(const json& node, const std::string& path, Workload& workload) {
+  if (const json* concurrency = jr::Find(node, "concurrency")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*concurrency, jr::Field(path, "concurrency"), 1,
+                                                    Bounds::kMaxConcurrency));
+    workload.concurrency = static_cast<uint32_t>(count);
+  }
+  BALLAST_ASSIGN_OR_RETURN(
+      workload.slice_overhead,
+      ReadInOr(node, path, "sliceOverhead", 0.0, 0, Bounds::kMaxSliceOverhead, "a fraction"));
+  if (const json* retries = jr::Find(node, "retries")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t count,
+                             jr::Int(*retries, jr::Field(path, "retries"), 0, Bounds::kMaxRetries));
+    workload.retries = static_cast<uint32_t>(count);
+  }
+  if (const json* failing = jr::Find(node, "failingItems")) {
+    BALLAST_ASSIGN_OR_RETURN(
+        workload.failing_items,
+        ReadFailingItems(*failing, jr::Field(path, "failingItems"), workload.items));
+  }
+  return Status::Ok();
+}
+
 StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint64_t scenario_seed) {
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(node, path,
                        {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemCosts",
-                        "split", "order", "bytesPerItem", "transfer", "repeatable"}));
+                        "split", "order", "bytesPerItem", "transfer", "repeatable", "concurrency",
+                        "sliceOverhead", "retries", "failingItems"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
   BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,
@@ -183,6 +242,7 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
     BALLAST_ASSIGN_OR_RETURN(workload.repeatable,
                              jr::Bool(*repeatable, jr::Field(path, "repeatable")));
   }
+  BALLAST_RETURN_IF_ERROR(ReadExec(node, path, workload));
   return workload;
 }
 
@@ -212,7 +272,7 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(node, path,
                        {"name", "labels", "speed", "changes", "latency", "bandwidth",
-                        "bytesPerItem", "failAt", "localItems", "joinAt", "leaveAt"}));
+                        "bytesPerItem", "failAt", "localItems", "joinAt", "leaveAt", "cores"}));
   NodeSpec spec;
   BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
   const std::string name_path = jr::Field(path, "name");
@@ -273,6 +333,10 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
     BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*local, jr::Field(path, "localItems"), 0,
                                                     static_cast<int64_t>(Bounds::kMaxItems)));
     spec.local_items = static_cast<uint64_t>(count);
+  }
+  if (const json* cores = jr::Find(node, "cores")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.cores, ReadIn(*cores, jr::Field(path, "cores"), Bounds::kMinSpeed,
+                                                Bounds::kMaxCores, "cores"));
   }
   return spec;
 }
@@ -353,6 +417,22 @@ double SpeedAt(const NodeSpec& node, double t) {
     if (change.at <= t) speed = change.speed;
   }
   return speed;
+}
+
+ItemsAtOnceModel AtOnce(const NodeSpec& node, const Workload& workload) {
+  ItemsAtOnceModel model;
+  if (!node.cores) {
+    model.items = workload.concurrency > 0 ? static_cast<int>(workload.concurrency) : 1;
+    return model;
+  }
+  const double cores = *node.cores;
+  model.items = balance::ItemsAtOnce(cores, workload.concurrency);
+  // A process uses at most one core: `items` of them use min(items, cores)
+  // of the quota.
+  model.share = std::min(static_cast<double>(model.items), cores) / cores;
+  // More items than started cores: processes time-slice a core.
+  if (model.items > std::ceil(cores)) model.overhead = workload.slice_overhead;
+  return model;
 }
 
 StatusOr<Scenario> ScenarioFromJson(const json& root) {

@@ -9,6 +9,8 @@
 #include <variant>
 
 #include "core/balance/efficiency.h"
+#include "core/job/failure_policy.h"
+#include "core/sim/packing.h"
 #include "core/sim/true_cost.h"
 
 namespace ballast::sim {
@@ -49,7 +51,8 @@ struct Due {
 
 struct Worker {
   const NodeSpec* node = nullptr;
-  WorkerId id = 0;  // its id in the policy (set when it joins the job)
+  ItemsAtOnceModel at_once;  // how many items it runs at once, and at what cost
+  WorkerId id = 0;           // its id in the policy (set when it joins the job)
   double bytes_per_item = 0;
   Phase phase = Phase::kAsking;
   double phase_since = 0;
@@ -112,13 +115,23 @@ class Simulation {
         policy_(std::move(policy)),
         cost_(balance::CostModel(scenario.workload.items, scenario.workload.cost,
                                  scenario.workload.item_costs),
-              scenario.workload.cost_jitter, scenario.seed, dealt, scenario.workload.start_cost),
+              scenario.workload.cost_jitter, scenario.seed, dealt, scenario.workload.start_cost,
+              FailingCosts(scenario.workload)),
         item_seconds_(scenario.workload.item_seconds) {
+    for (const FailingItem& failing : scenario.workload.failing_items) {
+      uint64_t position = failing.item;
+      if (dealt.size() == scenario.workload.items) {
+        position = static_cast<uint64_t>(std::find(dealt.begin(), dealt.end(), failing.item) -
+                                         dealt.begin());
+      }
+      if (position < scenario.workload.items) failing_.Add(Range{position, position + 1});
+    }
     workers_.resize(scenario.nodes.size());
     uint64_t local_begin = 0;
     for (size_t i = 0; i < workers_.size(); ++i) {
       Worker& w = workers_[i];
       w.node = &scenario.nodes[i];
+      w.at_once = AtOnce(*w.node, scenario.workload);
       w.bytes_per_item = w.node->bytes_per_item.value_or(scenario.workload.bytes_per_item);
       w.result.name = w.node->name;
       w.result.prior_speed = priors[i].speed;
@@ -188,6 +201,28 @@ class Simulation {
   }
 
  private:
+  // The true cost of each failing item, in mean items: its attempts.
+  static std::vector<std::pair<uint64_t, double>> FailingCosts(const Workload& workload) {
+    std::vector<std::pair<uint64_t, double>> costs;
+    for (const FailingItem& failing : workload.failing_items) {
+      costs.emplace_back(
+          failing.item, (workload.retries + 1.0) * failing.attempt_seconds / workload.item_seconds);
+    }
+    return costs;
+  }
+
+  // Names the failing items among the report's completed ones (as the
+  // worker's exec result does: every attempt failed).
+  void MarkFailed(Report& report) const {
+    if (failing_.empty()) return;
+    for (const Range& range : report.completed) {
+      for (const Range& failed : failing_.Ranges()) {
+        const Range overlap{std::max(range.begin, failed.begin), std::min(range.end, failed.end)};
+        if (!overlap.empty()) report.failed.push_back(overlap);
+      }
+    }
+  }
+
   // `worker`: the node's index (Worker::id is its id in the policy).
   void Push(double time, Event::Kind kind, size_t worker, uint64_t epoch = 0,
             std::variant<std::monostate, Report, Reply> message = {}) {
@@ -299,7 +334,9 @@ class Simulation {
 
   // Cost units per second the worker computes at now (its link may cap it).
   double Rate(const Worker& w, double now) const {
-    double rate = SpeedAt(*w.node, now) / item_seconds_;
+    // Items running at once share the node's speed (in cost units per
+    // second, all of them together: the lease still finishes in order).
+    double rate = SpeedAt(*w.node, now) * w.at_once.throughput() / item_seconds_;
     if (scenario_.workload.transfer == Transfer::kStream && w.bytes_per_item > 0 &&
         w.node->bandwidth > 0 && !w.lease.empty()) {
       // Only the items whose inputs are not on the node cross its link.
@@ -330,7 +367,9 @@ class Simulation {
       const uint64_t position = Position(w);
       const bool at_boundary =
           std::fabs(cost_.Cost({w.lease.begin, position}) - w.cost_done) < 1e-9;
-      due.stop_at = at_boundary ? position : std::min(position + 1, w.lease.end);
+      // Running several at once, it finishes those it has begun.
+      const uint64_t begun = w.at_once.items > 1 ? w.at_once.items : (at_boundary ? 0 : 1);
+      due.stop_at = std::min(position + begun, w.lease.end);
       due.stop =
           now + std::max(0.0, cost_.Cost({w.lease.begin, due.stop_at}) - w.cost_done) / w.rate;
     }
@@ -381,6 +420,7 @@ class Simulation {
     if (w.lease.end > w.reported) {
       report.completed.push_back({w.reported, w.lease.end});
     }
+    MarkFailed(report);
     ++w.result.reports;
     w.reported = w.lease.end;
     w.busy_since_report = 0;
@@ -399,6 +439,7 @@ class Simulation {
       report.completed.push_back({w.reported, position});
       w.reported = position;
     }
+    MarkFailed(report);
     w.busy_since_report = 0;
     SendReport(id, now, std::move(report));
   }
@@ -443,6 +484,7 @@ class Simulation {
       if (position > w.reported) report.completed.push_back({w.reported, position});
       w.reported = std::max(w.reported, position);
     }
+    MarkFailed(report);
     ++w.result.reports;
     w.busy_since_report = 0;
     SetPhase(w, Phase::kDead, now);
@@ -456,6 +498,7 @@ class Simulation {
   // another worker handed in before (a backup's copy, a step past a cut)
   // counts for that one.
   void Account(size_t id, const Report& report) {
+    for (const Range& failed : report.failed) failed_seen_.Add(failed);
     for (const Range& range : report.completed) {
       const uint64_t fresh = arrived_.Add(range);
       if (fresh == 0) continue;
@@ -581,10 +624,17 @@ class Simulation {
     Integrate(w, now);
     w.report_every = reply.report_every_s;
     if (reply.lease.end < w.lease.end) {
-      // Never give up the item already begun.
+      // Never give up the item already begun (running several at once,
+      // the items it has begun).
       const uint64_t position = Position(w);
       const bool begun = w.cost_done > cost_.Cost({w.lease.begin, position}) + 1e-9;
-      const uint64_t keep = std::min(w.lease.end, position + (begun ? 1 : 0));
+      // A lease still arriving, or a worker paused at a boundary, has
+      // nothing in progress.
+      const bool started = w.phase == Phase::kComputing;
+      const uint64_t in_progress = !started              ? 0
+                                   : w.at_once.items > 1 ? static_cast<uint64_t>(w.at_once.items)
+                                                         : (begun ? 1 : 0);
+      const uint64_t keep = std::min(w.lease.end, position + in_progress);
       w.lease.end = std::max(reply.lease.end, keep);
     }
     if (w.phase == Phase::kPaused) SetPhase(w, Phase::kComputing, now);
@@ -606,6 +656,19 @@ class Simulation {
       w.signal_pending = true;
       if (w.phase == Phase::kComputing) ScheduleNext(id, now);
     }
+  }
+
+  // The LPT packing of the items' true costs onto the nodes there from the
+  // start, at their initial speeds (packing.h); 0 past ScenarioBounds::kMaxItemCosts items.
+  double Packing() const {
+    if (job_.items > static_cast<uint64_t>(ScenarioBounds::kMaxItemCosts)) return 0;
+    std::vector<double> seconds(job_.items);
+    for (uint64_t i = 0; i < job_.items; ++i) seconds[i] = cost_.Cost({i, i + 1}) * item_seconds_;
+    std::vector<double> speeds;
+    for (const NodeSpec& node : scenario_.nodes) {
+      if (!node.join_at) speeds.push_back(node.speed);
+    }
+    return LptMakespan(std::move(seconds), speeds);
   }
 
   SimResult Result() {
@@ -633,6 +696,9 @@ class Simulation {
     result.duplicate_items = stats.duplicate_items;
     result.start_cost = stats.start_cost;
     result.events = events_;
+    result.failed_items = failed_seen_.size();
+    result.job_failed = job::FailsAtTheEnd(result.failed_items, std::nullopt);
+    result.packing_s = Packing();
     for (Worker& w : workers_) {
       Integrate(w, makespan_);
       SetPhase(w, w.phase, makespan_);
@@ -666,7 +732,9 @@ class Simulation {
   uint64_t messages_ = 0;
   bool finished_ = false;
   double makespan_ = 0;
-  balance::IntervalSet arrived_;  // items whose results reached the coordinator
+  balance::IntervalSet arrived_;      // items whose results reached the coordinator
+  balance::IntervalSet failing_;      // the failing items, as dealt
+  balance::IntervalSet failed_seen_;  // failed items whose report reached the coordinator
 };
 
 }  // namespace

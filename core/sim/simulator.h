@@ -68,6 +68,15 @@ struct SimResult {
   // (PolicyStats::start_cost), in mean declared items; 0 for none.
   double start_cost = 0;
   uint64_t events = 0;  // simulator events processed
+  // Failing items (Workload::failing_items) reported failed, and whether the
+  // job fails for them at the end under the default failure policy
+  // (job::FailsAtTheEnd, maxFailedItems unset: every other item computed).
+  uint64_t failed_items = 0;
+  bool job_failed = false;
+  // The ideal static packing of the items by their true costs onto the
+  // nodes there from the start (LptMakespan, packing.h); 0 when not computed
+  // (more than ScenarioBounds::kMaxItemCosts items).
+  double packing_s = 0;
   std::vector<WorkerResult> workers;
 };
 

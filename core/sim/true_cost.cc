@@ -10,24 +10,39 @@ TrueCost::TrueCost(uint64_t items, balance::CostShape shape, double jitter, uint
     : TrueCost(balance::CostModel(items, shape), jitter, seed) {}
 
 TrueCost::TrueCost(balance::CostModel base, double jitter, uint64_t seed,
-                   const std::vector<size_t>& dealt, double start_cost)
+                   const std::vector<size_t>& dealt, double start_cost,
+                   const std::vector<std::pair<uint64_t, double>>& replaced)
     : model_(base.WithStartCost(start_cost)) {
-  if (jitter <= 0) return;
+  if (jitter <= 0 && replaced.empty()) return;
   const uint64_t items = model_.items();
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> factor(1 - jitter, 1 + jitter);
+  auto draw = [&] { return jitter > 0 ? factor(random) : 1.0; };
   // Each listed item's factor, in list order (only when dealt: a job of
   // item costs has at most a hundred thousand items).
   std::vector<double> listed;
   if (dealt.size() == items) {
     listed.resize(items);
-    for (double& f : listed) f = factor(random);
+    for (double& f : listed) f = draw();
   }
+  // Where each replaced item is dealt: the position that lists it.
+  std::vector<std::pair<uint64_t, double>> at;
+  for (const auto& [item, cost] : replaced) {
+    uint64_t position = item;
+    if (dealt.size() == items) {
+      position = static_cast<uint64_t>(std::find(dealt.begin(), dealt.end(), item) - dealt.begin());
+    }
+    if (position < items) at.emplace_back(position, cost);
+  }
+  std::ranges::sort(at);
+  auto next = at.begin();
   prefix_.resize(items + 1);
   prefix_[0] = 0;
   for (uint64_t i = 0; i < items; ++i) {
-    const double f = listed.empty() ? factor(random) : listed[dealt[i]];
-    prefix_[i + 1] = prefix_[i] + base.Cost({i, i + 1}) * f + model_.start_cost();
+    const double f = listed.empty() ? draw() : listed[dealt[i]];
+    double cost = base.Cost({i, i + 1}) * f + model_.start_cost();
+    if (next != at.end() && next->first == i) cost = (next++)->second;
+    prefix_[i + 1] = prefix_[i] + cost;
   }
 }
 

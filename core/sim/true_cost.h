@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/balance/cost_model.h"
@@ -25,8 +26,12 @@ class TrueCost {
   // each item keeps the jitter it has as listed, so that dealing the items
   // in another order moves their true costs with them.
   // `start_cost` (>= 0) is added to every item after the jitter.
+  // `replaced` (listed item, cost) sets those items' costs outright, neither
+  // jittered nor started (a failing item costs its attempts); the items are
+  // listed indexes below `base`'s count.
   TrueCost(balance::CostModel base, double jitter, uint64_t seed,
-           const std::vector<size_t>& dealt = {}, double start_cost = 0);
+           const std::vector<size_t>& dealt = {}, double start_cost = 0,
+           const std::vector<std::pair<uint64_t, double>>& replaced = {});
 
   // Cost of items [0, i).
   double Cumulative(uint64_t i) const;

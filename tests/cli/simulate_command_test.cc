@@ -79,5 +79,20 @@ TEST(SimulateCliTest, AScenarioWithoutItemCostsRunsOnce) {
   EXPECT_EQ(table.find("split by"), std::string::npos) << table;
 }
 
+// The shipped quota scenario: every run has the ideal packing beside the
+// limit, at or above it (docs/simulator.md, "A quota shared by items at once").
+TEST(SimulateCliTest, TheIdealPackingIsPrintedBesideTheLimit) {
+  const auto [code, out] = RunSimulate("quota-boards.yaml", "--policies adaptive -o json");
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  const auto& result = json["results"][0];
+  EXPECT_GE(result["packing_s"].get<double>(), result["ideal_s"].get<double>() - 1e-9);
+  EXPECT_EQ(result["failed_items"], 0);
+  EXPECT_EQ(result["job_failed"], false);
+  const auto [table_code, table] = RunSimulate("quota-boards.yaml", "--policies adaptive");
+  ASSERT_EQ(table_code, 0) << table;
+  EXPECT_NE(table.find("ideal packing"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace ballast::cli

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -672,6 +673,140 @@ TEST(ScenarioTest, BadItemCostsNameFileLineAndExpectation) {
        {"workload.split", "expected cost or count, got \"size\""}},
   };
   const std::string file = "costs.yaml";
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto parsed = ParseScenario(c.yaml, file);
+    ASSERT_FALSE(parsed.ok());
+    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalid);
+    const int line = MarkedLine(c.yaml);
+    ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
+    const std::string where = file + ":" + std::to_string(line) + ":";
+    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
+        << "message does not start with " << where << ": " << parsed.status().message();
+    for (const std::string& part : c.says) {
+      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
+          << "message does not say '" << part << "': " << parsed.status().message();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// A quota shared by items at once, and failing items: workload.concurrency,
+// sliceOverhead, retries, failingItems and nodes[].cores.
+
+TEST(ScenarioTest, QuotaAndFailingItemsArrive) {
+  auto parsed = ParseScenario(R"(name: t
+workload:
+  items: 60
+  concurrency: 2
+  sliceOverhead: 0.1
+  retries: 2
+  failingItems: [{item: 9, attemptSeconds: 0.2}, {item: 3, attemptSeconds: 1}]
+nodes:
+  - {name: a, speed: 0.5, cores: 0.5}
+  - {name: b, speed: 1}
+)",
+                              "quota.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const Workload& w = parsed->workload;
+  EXPECT_EQ(w.concurrency, 2u);
+  EXPECT_DOUBLE_EQ(w.slice_overhead, 0.1);
+  EXPECT_EQ(w.retries, 2u);
+  ASSERT_EQ(w.failing_items.size(), 2u);
+  EXPECT_EQ(w.failing_items[0].item, 3u);  // sorted by item
+  EXPECT_DOUBLE_EQ(w.failing_items[0].attempt_seconds, 1);
+  EXPECT_EQ(w.failing_items[1].item, 9u);
+  EXPECT_EQ(parsed->nodes[0].cores, 0.5);
+  EXPECT_FALSE(parsed->nodes[1].cores.has_value());
+}
+
+TEST(ScenarioTest, QuotaFieldsDefaultToOneItemAtATimeAndNoFailures) {
+  auto parsed = ParseScenario(WithWorkload("  items: 5\n"), "t.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->workload.concurrency, 0u);
+  EXPECT_EQ(parsed->workload.slice_overhead, 0);
+  EXPECT_EQ(parsed->workload.retries, 0u);
+  EXPECT_TRUE(parsed->workload.failing_items.empty());
+  EXPECT_FALSE(parsed->nodes[0].cores.has_value());
+}
+
+struct AtOnceCase {
+  std::string title;
+  std::optional<double> cores;
+  uint32_t concurrency;
+  int items;
+  double share;
+  double overhead;
+};
+
+TEST(ScenarioTest, AtOnceFollowsTheWorkersRule) {
+  // sliceOverhead 0.1 throughout: it counts only with more items than
+  // started cores.
+  const std::vector<AtOnceCase> cases = {
+      {"no quota: one item at a time", std::nullopt, 0, 1, 1, 0},
+      {"no quota, concurrency 2: each on a core", std::nullopt, 2, 2, 1, 0},
+      {"half a core: one per started core", 0.5, 0, 1, 1, 0},
+      {"half a core, concurrency 2: time-sliced", 0.5, 2, 2, 1, 0.1},
+      {"1.5 cores: two started", 1.5, 0, 2, 1, 0},
+      {"four cores, concurrency 1: three idle", 4, 1, 1, 0.25, 0},
+      {"two cores, concurrency 3", 2, 3, 3, 1, 0.1},
+  };
+  for (const AtOnceCase& c : cases) {
+    SCOPED_TRACE(c.title);
+    NodeSpec node;
+    node.cores = c.cores;
+    Workload workload;
+    workload.concurrency = c.concurrency;
+    workload.slice_overhead = 0.1;
+    const ItemsAtOnceModel model = AtOnce(node, workload);
+    EXPECT_EQ(model.items, c.items);
+    EXPECT_DOUBLE_EQ(model.share, c.share);
+    EXPECT_DOUBLE_EQ(model.overhead, c.overhead);
+    EXPECT_DOUBLE_EQ(model.throughput(), c.share / (1 + c.overhead));
+  }
+}
+
+TEST(ScenarioTest, BadQuotaAndFailingItemsNameFileLineAndExpectation) {
+  const std::vector<BadDocument> cases = {
+      {"concurrency zero",
+       WithWorkload("  items: 2\n  concurrency: 0  # <-\n"),
+       {"workload.concurrency", "expected an integer in [1, 256], got 0"}},
+      {"concurrency too high",
+       WithWorkload("  items: 2\n  concurrency: 257  # <-\n"),
+       {"workload.concurrency", "expected an integer in [1, 256]"}},
+      {"a negative slice overhead",
+       WithWorkload("  items: 2\n  sliceOverhead: -0.1  # <-\n"),
+       {"workload.sliceOverhead", "expected a fraction in [0, 10], got -0.1"}},
+      {"retries past exec's bound",
+       WithWorkload("  items: 2\n  retries: 101  # <-\n"),
+       {"workload.retries", "expected an integer in [0, 100], got 101"}},
+      {"failingItems not a list",
+       WithWorkload("  items: 2\n  failingItems: 3  # <-\n"),
+       {"workload.failingItems", "expected a list of at most 1000 {item, attemptSeconds}"}},
+      {"a failing item past the workload",
+       WithWorkload("  items: 2\n  failingItems: [{item: 2, attemptSeconds: 1}]  # <-\n"),
+       {"workload.failingItems[0].item", "expected an integer in [0, 1], got 2"}},
+      {"a failing item twice",
+       WithWorkload(R"(  items: 4
+  failingItems:
+    - {item: 1, attemptSeconds: 1}
+    - {item: 1, attemptSeconds: 2}  # <-
+)"),
+       {"workload.failingItems[1].item", "item 1 is already listed"}},
+      {"a failing item without its attempt's seconds",
+       WithWorkload("  items: 2\n  failingItems: [{item: 1}]  # <-\n"),
+       {"workload.failingItems[0].attemptSeconds: missing"}},
+      {"an attempt of no time",
+       WithWorkload("  items: 2\n  failingItems: [{item: 1, attemptSeconds: 0}]  # <-\n"),
+       {"workload.failingItems[0].attemptSeconds", "expected seconds in [1e-09, 1e+06], got 0"}},
+      {"an unknown key in a failing item",
+       WithWorkload("  items: 2\n  failingItems: [{item: 1, fails: true}]  # <-\n"),
+       {"workload.failingItems[0].fails", "unknown field \"fails\""}},
+      {"zero cores",
+       "name: t\nworkload: {items: 2}\nnodes:\n  - {name: a, speed: 1, cores: 0}  # <-\n",
+       {"nodes[0].cores", "expected cores in [1e-06, 1e+06], got 0"}},
+  };
+  const std::string file = "quota.yaml";
   for (const BadDocument& c : cases) {
     SCOPED_TRACE(c.title);
     auto parsed = ParseScenario(c.yaml, file);

@@ -860,5 +860,96 @@ TEST(SimulatorTest, RandomScenariosFinishEveryItemWithEveryPolicy) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// A quota shared by items at once, and items that fail every attempt.
+
+struct QuotaCase {
+  std::string title;
+  uint32_t concurrency;
+  double overhead;
+  double makespan;  // 10 items of 1 s on half a core of speed 0.5
+};
+
+TEST(SimulatorTest, ItemsTimeSlicedInAQuotaPayTheirOverhead) {
+  // W = 10 s at speed 1 on a node whose half-core quota computes at 0.5: 20 s
+  // one item at a time. Two at once share the half core and, time-sliced,
+  // each does sliceOverhead more work.
+  const std::vector<QuotaCase> cases = {
+      {"one per started core (the default)", 0, 0.1, 20},
+      {"concurrency 1", 1, 0.1, 20},
+      {"concurrency 2, no overhead", 2, 0, 20},
+      {"concurrency 2, 10 % overhead", 2, 0.1, 22},
+      {"concurrency 2, 25 % overhead", 2, 0.25, 25},
+  };
+  for (const QuotaCase& c : cases) {
+    SCOPED_TRACE(c.title);
+    NodeSpec node = Node("board", 0.5);
+    node.cores = 0.5;
+    Scenario scenario = MakeScenario(10, 1, {node});
+    scenario.workload.concurrency = c.concurrency;
+    scenario.workload.slice_overhead = c.overhead;
+    for (const std::string& policy : balance::PolicyNames()) {
+      SCOPED_TRACE(policy);
+      const SimResult result = SimulateOk(scenario, FlatPriors(1), policy);
+      EXPECT_NEAR(result.makespan_s, c.makespan, 1e-6);
+      EXPECT_NEAR(result.ideal_s, 20, 1e-9);  // the limit counts no overhead
+      EXPECT_NEAR(result.packing_s, 20, 1e-9);
+      EXPECT_EQ(ReportedItems(result), 10u);
+    }
+  }
+}
+
+TEST(SimulatorTest, ASingleItemOnAQuotaOfSeveralCoresUsesOneOfThem) {
+  // Four cores that compute at speed 4 together, one item at a time
+  // (concurrency 1): each item has one core, a quarter of the speed.
+  NodeSpec node = Node("big", 4);
+  node.cores = 4;
+  Scenario scenario = MakeScenario(8, 1, {node});
+  scenario.workload.concurrency = 1;
+  const SimResult result = SimulateOk(scenario, FlatPriors(1), "equal");
+  EXPECT_NEAR(result.makespan_s, 8, 1e-9);
+  EXPECT_NEAR(result.ideal_s, 2, 1e-9);
+  scenario.workload.concurrency = 0;  // one per core: four at once
+  EXPECT_NEAR(SimulateOk(scenario, FlatPriors(1), "equal").makespan_s, 2, 1e-9);
+}
+
+TEST(SimulatorTest, AFailingItemCostsOnlyItsAttemptsAndTheRestIsComputed) {
+  // Ten items of 1 s on one node of speed 1; item 4 fails each of its three
+  // attempts (retries 2) after 0.2 s: 9 s + 0.6 s.
+  Scenario scenario = MakeScenario(10, 1, {Node("a", 1)});
+  scenario.workload.retries = 2;
+  scenario.workload.failing_items = {{4, 0.2}};
+  for (const std::string& policy : balance::PolicyNames()) {
+    SCOPED_TRACE(policy);
+    const SimResult result = SimulateOk(scenario, FlatPriors(1), policy);
+    EXPECT_NEAR(result.makespan_s, 9.6, 1e-6);
+    EXPECT_NEAR(result.ideal_s, 9.6, 1e-9);
+    EXPECT_EQ(ReportedItems(result), 10u);
+    EXPECT_EQ(result.failed_items, 1u);
+    EXPECT_TRUE(result.job_failed);  // maxFailedItems unset: fails at the end
+  }
+  scenario.workload.failing_items.clear();
+  const SimResult clean = SimulateOk(scenario, FlatPriors(1), "adaptive");
+  EXPECT_NEAR(clean.makespan_s, 10, 1e-6);
+  EXPECT_EQ(clean.failed_items, 0u);
+  EXPECT_FALSE(clean.job_failed);
+}
+
+TEST(SimulatorTest, AFailingItemKeepsItsIndexWhenDealtLargestFirst) {
+  // Items of 0.5, 0.5 and 2 s; the large one (listed 2) fails in 0.1 s. Dealt
+  // largest first (adaptive), it is dealt first: it still costs 0.1 s.
+  Scenario scenario = MakeScenario(3, 1, {Node("a", 1)});
+  scenario.workload.item_costs =
+      std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 4});
+  scenario.workload.failing_items = {{2, 0.1}};
+  for (const char* policy : {"adaptive", "equal"}) {
+    SCOPED_TRACE(policy);
+    const SimResult result = SimulateOk(scenario, FlatPriors(1), policy);
+    EXPECT_NEAR(result.makespan_s, 1.1, 1e-6);
+    EXPECT_EQ(result.failed_items, 1u);
+    EXPECT_NEAR(result.packing_s, 1.1, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace ballast::sim
