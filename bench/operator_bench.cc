@@ -108,6 +108,7 @@ struct Flags {
   int churn = 0;  // the churn phase with this many jobs, instead of the others
   int churn_wave = 10;
   int churn_every = 100;
+  double churn_pause_s = 0;  // after each churn sample, for a profiler to look at the operator
 };
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -472,7 +473,8 @@ class Bench {
   // What the operator holds at one point of the churn phase.
   struct ChurnSample {
     int jobs = 0;  // created, finished and deleted so far
-    double seconds = 0, rss_mb = NAN, threads = NAN, tracked = NAN, hosted = NAN;
+    double seconds = 0, rss_mb = NAN, anon_mb = NAN, file_mb = NAN, threads = NAN, tracked = NAN,
+           hosted = NAN;
     size_t series = 0, deleted_series = 0, pods_left = 0;
   };
 
@@ -491,6 +493,8 @@ class Bench {
     sample.jobs = jobs;
     sample.seconds = Ms(Clock::now() - start) / 1000;
     sample.rss_mb = ProcStatusMb(flags_.operator_pid, "VmRSS:");
+    sample.anon_mb = ProcStatusMb(flags_.operator_pid, "RssAnon:");
+    sample.file_mb = ProcStatusMb(flags_.operator_pid, "RssFile:");
     sample.threads = ProcStatus(flags_.operator_pid, "Threads:");
     sample.tracked = Metric(metrics, "ballast_operator_jobs");
     sample.hosted = Metric(metrics, "ballast_coordinator_jobs");
@@ -500,10 +504,13 @@ class Bench {
     }
     sample.pods_left = ChurnPodsLeft();
     std::cout << fmt::format(
-                     "  {:>6} {:>9.1f} {:>8.0f} {:>8.0f} {:>12.0f} {:>7} {:>14} {:>10} {:>7.0f}\n",
-                     sample.jobs, sample.rss_mb, sample.threads, sample.tracked, sample.hosted,
-                     sample.series, sample.deleted_series, sample.pods_left, sample.seconds)
+                     "  {:>6} {:>9.1f} {:>7.1f} {:>7.1f} {:>8.0f} {:>8.0f} {:>12.0f} {:>7} {:>14} "
+                     "{:>10} {:>7.0f}\n",
+                     sample.jobs, sample.rss_mb, sample.anon_mb, sample.file_mb, sample.threads,
+                     sample.tracked, sample.hosted, sample.series, sample.deleted_series,
+                     sample.pods_left, sample.seconds)
               << std::flush;
+    std::this_thread::sleep_for(std::chrono::duration<double>(flags_.churn_pause_s));
     return sample;
   }
 
@@ -567,12 +574,13 @@ class Bench {
     std::cout << fmt::format(
         "== {} jobs in waves of {} (primes < {}, {} worker pods each; each wave created, "
         "finished, deleted, its pods gone; load {}) ==\n"
-        "  the operator after every {} jobs, its passes settled: VmRSS, threads, jobs the "
+        "  the operator after every {} jobs, its passes settled: VmRSS (of it anonymous: heap, "
+        "stacks; and file pages: the program's and libraries' code as it runs), threads, jobs the "
         "reconciler tracks, jobs at the coordinator, /metrics series (of them of deleted "
         "jobs), pods of deleted jobs left in the cache, seconds since the first Create\n"
-        "  {:>6} {:>9} {:>8} {:>8} {:>12} {:>7} {:>14} {:>10} {:>7}\n",
-        n, wave, flags_.small_limit, nodes, LoadAverage(), every, "jobs", "VmRSS MB", "threads",
-        "tracked", "coordinator", "series", "deleted jobs'", "pods left", "s");
+        "  {:>6} {:>9} {:>7} {:>7} {:>8} {:>8} {:>12} {:>7} {:>14} {:>10} {:>7}\n",
+        n, wave, flags_.small_limit, nodes, LoadAverage(), every, "jobs", "VmRSS MB", "anon",
+        "file", "threads", "tracked", "coordinator", "series", "deleted jobs'", "pods left", "s");
     const auto start = Clock::now();
     std::vector<ChurnSample> samples = {TakeChurnSample(0, start)};
     int done = 0, succeeded = 0;
@@ -628,6 +636,10 @@ class Bench {
         levels ? "levels off (the last half grew by at most a quarter of the first's, or 1 MB)"
                : "STILL GROWING (the last half grew by more than a quarter of the first's and "
                  "1 MB)");
+    std::cout << fmt::format(
+        "  of it anonymous {:+.1f} MB and {:+.1f} MB, file pages {:+.1f} MB and {:+.1f} MB\n",
+        middle.anon_mb - first.anon_mb, last.anon_mb - middle.anon_mb,
+        middle.file_mb - first.file_mb, last.file_mb - middle.file_mb);
   }
 
   int Wide() {
@@ -1181,6 +1193,10 @@ int main(int argc, char** argv) {
   app.add_option("--churn-wave", flags.churn_wave, "jobs at once in the churn phase")
       ->capture_default_str();
   app.add_option("--churn-every", flags.churn_every, "jobs between two samples of the churn phase")
+      ->capture_default_str();
+  app.add_option("--churn-pause", flags.churn_pause_s,
+                 "seconds to wait after each sample of the churn phase, with no job in the "
+                 "namespace (for a look at the operator at rest, e.g. malloc_stats through gdb)")
       ->capture_default_str();
   app.add_option("--pool", flags.pool,
                  "the efficiency jobs' nodeSelector ballast.io/pool (none when no node has it)")
