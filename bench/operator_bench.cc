@@ -26,6 +26,14 @@
 //                  ballast_node_reports_total, scraped each second), -> done;
 //                  the status's largest size as written (<= 256 KiB), the
 //                  operator's peak RSS and reconcile p99 meanwhile.
+//   churn (--churn N, instead of the others) N small primes jobs in waves of
+//                  --churn-wave: each wave created, waited for until every
+//                  job is finished, deleted and its pods gone. Every
+//                  --churn-every jobs, once the operator's passes have
+//                  settled, its VmRSS beside what it still holds (jobs
+//                  tracked, jobs at the coordinator, /metrics series, threads,
+//                  pods of deleted jobs left); then the growth over the first
+//                  half of the run beside the last half: whether it levels off.
 //
 // A plain program: it drives processes and an API server, nothing Google
 // Benchmark could time. Figures only; it never fails on speed (exit 1 only
@@ -98,6 +106,10 @@ struct Flags {
   std::string pool = "seed000";
   int wide = 0;  // the wide phase on this many nodes, instead of the others
   uint64_t wide_limit = 20'000'000;
+  int churn = 0;  // the churn phase with this many jobs, instead of the others
+  int churn_wave = 10;
+  int churn_every = 100;
+  double churn_pause_s = 0;  // after each churn sample, for a profiler to look at the operator
 };
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
@@ -117,15 +129,18 @@ std::string LoadAverage() {
   return fmt::format("{} {} {}", one, five, fifteen);
 }
 
-// A field of /proc/<pid>/status in MB ("VmHWM:", "VmRSS:"); NAN when unreadable.
-double ProcStatusMb(int pid, const std::string& field) {
+// A numeric field of /proc/<pid>/status ("Threads:", "VmRSS:" in kB); NAN when unreadable.
+double ProcStatus(int pid, const std::string& field) {
   std::ifstream in(fmt::format("/proc/{}/status", pid));
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size())) / 1024;
+    if (line.rfind(field, 0) == 0) return std::stod(line.substr(field.size()));
   }
   return NAN;
 }
+
+// A field of /proc/<pid>/status in MB ("VmHWM:", "VmRSS:"); NAN when unreadable.
+double ProcStatusMb(int pid, const std::string& field) { return ProcStatus(pid, field) / 1024; }
 
 // User + system CPU seconds a process has used; NAN when unreadable.
 double CpuSeconds(int pid) {
@@ -363,6 +378,7 @@ class Bench {
                      flags_.ns, nodes, flags_.operator_pid, rss_idle_)
               << std::flush;
     if (flags_.wide > 0) return Wide();
+    if (flags_.churn > 0) return Churn(nodes);
     ApplyToPods(nodes);
     Concurrent(nodes);
     Efficiency();
@@ -453,6 +469,178 @@ class Bench {
       for (uint64_t m = n * n; m < limit; m += n) composite[m] = true;
     }
     return count;
+  }
+
+  // What the operator holds at one point of the churn phase.
+  struct ChurnSample {
+    int jobs = 0;  // created, finished and deleted so far
+    double seconds = 0, rss_mb = NAN, anon_mb = NAN, file_mb = NAN, threads = NAN, tracked = NAN,
+           hosted = NAN;
+    size_t series = 0, deleted_series = 0, pods_left = 0;
+  };
+
+  // Pods in the cache of the churn jobs (their names start with "churn-").
+  size_t ChurnPodsLeft() const {
+    size_t left = 0;
+    for (const auto& pod : pods_->List()) {
+      left += pod->at("metadata").at("labels").value(kJobLabel, "").rfind("churn-", 0) == 0;
+    }
+    return left;
+  }
+
+  ChurnSample TakeChurnSample(int jobs, Clock::time_point start) {
+    const auto metrics = SettledMetrics();
+    ChurnSample sample;
+    sample.jobs = jobs;
+    sample.seconds = Ms(Clock::now() - start) / 1000;
+    sample.rss_mb = ProcStatusMb(flags_.operator_pid, "VmRSS:");
+    sample.anon_mb = ProcStatusMb(flags_.operator_pid, "RssAnon:");
+    sample.file_mb = ProcStatusMb(flags_.operator_pid, "RssFile:");
+    sample.threads = ProcStatus(flags_.operator_pid, "Threads:");
+    sample.tracked = Metric(metrics, "ballast_operator_jobs");
+    sample.hosted = Metric(metrics, "ballast_coordinator_jobs");
+    sample.series = metrics.size();
+    for (const auto& [key, value] : metrics) {
+      sample.deleted_series += key.find("job=\"churn-") != std::string::npos;
+    }
+    sample.pods_left = ChurnPodsLeft();
+    std::cout << fmt::format(
+                     "  {:>6} {:>9.1f} {:>7.1f} {:>7.1f} {:>8.0f} {:>8.0f} {:>12.0f} {:>7} {:>14} "
+                     "{:>10} {:>7.0f}\n",
+                     sample.jobs, sample.rss_mb, sample.anon_mb, sample.file_mb, sample.threads,
+                     sample.tracked, sample.hosted, sample.series, sample.deleted_series,
+                     sample.pods_left, sample.seconds)
+              << std::flush;
+    std::this_thread::sleep_for(std::chrono::duration<double>(flags_.churn_pause_s));
+    return sample;
+  }
+
+  // Whether every cached pod of the jobs `wave` has finished (Succeeded or
+  // Failed), and whether none is left.
+  std::pair<bool, bool> WavePods(const std::set<std::string>& wave) const {
+    bool finished = true, none = true;
+    for (const auto& pod : pods_->List()) {
+      if (!wave.count(pod->at("metadata").at("labels").value(kJobLabel, ""))) continue;
+      none = false;
+      const std::string phase = pod->value("/status/phase"_json_pointer, "");
+      finished &= phase == "Succeeded" || phase == "Failed";
+    }
+    return {finished, none};
+  }
+
+  // Creates `names`, waits until each is finished (at most 300 s) and its
+  // worker pods too (at most 30 s), deletes them, and waits (at most 30 s)
+  // until their pods are gone. Returns how many Succeeded. The pods' exit is
+  // awaited because the node agent can leave a pod deleted while its final
+  // status is on its way Terminating for good (see DeleteJobs), and this
+  // phase would pile those up in the operator's pod cache.
+  int ChurnWave(const std::vector<std::string>& names) {
+    std::vector<std::string> created;
+    for (const auto& name : names) {
+      auto job =
+          client_.Create(kJobs.In(flags_.ns), PrimesJob(name, flags_.small_limit, "adaptive", ""));
+      if (job.ok()) {
+        created.push_back(name);
+      } else {
+        std::cerr << "create " << name << ": " << job.status().ToString() << "\n";
+      }
+    }
+    if (!seen_.WaitFinished(created, std::chrono::seconds(300))) {
+      std::cerr << "operator_bench: a job of " << created.front() << ".. not finished in 300 s\n";
+    }
+    const std::set<std::string> wave(created.begin(), created.end());
+    const auto exited_by = Clock::now() + std::chrono::seconds(30);
+    while (Clock::now() < exited_by && !WavePods(wave).first) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    int succeeded = 0;
+    for (const auto& name : created) {
+      auto job = jobs_->Get(flags_.ns + "/" + name);
+      succeeded += job && job->value("/status/phase"_json_pointer, "") == "Succeeded";
+      (void)client_.Delete(kJobs.In(flags_.ns).Named(name));
+    }
+    const auto gone_by = Clock::now() + std::chrono::seconds(30);
+    while (Clock::now() < gone_by && !WavePods(wave).second) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return succeeded;
+  }
+
+  // The churn phase (see the top of this file). Returns 0 when every job
+  // Succeeded.
+  int Churn(int nodes) {
+    const int n = flags_.churn;
+    const int wave = std::max(1, flags_.churn_wave);
+    const int every = std::max(wave, flags_.churn_every);
+    std::cout << fmt::format(
+        "== {} jobs in waves of {} (primes < {}, {} worker pods each; each wave created, "
+        "finished, deleted, its pods gone; load {}) ==\n"
+        "  the operator after every {} jobs, its passes settled: VmRSS (of it anonymous: heap, "
+        "stacks; and file pages: the program's and libraries' code as it runs), threads, jobs the "
+        "reconciler tracks, jobs at the coordinator, /metrics series (of them of deleted "
+        "jobs), pods of deleted jobs left in the cache, seconds since the first Create\n"
+        "  {:>6} {:>9} {:>7} {:>7} {:>8} {:>8} {:>12} {:>7} {:>14} {:>10} {:>7}\n",
+        n, wave, flags_.small_limit, nodes, LoadAverage(), every, "jobs", "VmRSS MB", "anon",
+        "file", "threads", "tracked", "coordinator", "series", "deleted jobs'", "pods left", "s");
+    const auto start = Clock::now();
+    std::vector<ChurnSample> samples = {TakeChurnSample(0, start)};
+    int done = 0, succeeded = 0;
+    while (done < n) {
+      std::vector<std::string> names;
+      for (int i = 0; i < wave && done + i < n; ++i) {
+        names.push_back(fmt::format("churn-{}", done + i));
+      }
+      succeeded += ChurnWave(names);
+      const int before = done;
+      done += static_cast<int>(names.size());
+      if (done / every != before / every || done == n)
+        samples.push_back(TakeChurnSample(done, start));
+    }
+    PrintLevelling(samples);
+    std::cout << fmt::format("  {} of {} Succeeded; load {} at the end\n", succeeded, n,
+                             LoadAverage());
+    return succeeded == n ? 0 : 1;
+  }
+
+  // The growth over the first half of the jobs beside the last half, and the
+  // last half's slope (least squares): whether the RSS levels off. It does
+  // when the last half grew by at most a quarter of the first half's growth,
+  // or by at most 1 MB.
+  static void PrintLevelling(const std::vector<ChurnSample>& samples) {
+    if (samples.size() < 3) return;
+    const int half_jobs = samples.back().jobs / 2;
+    size_t mid = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (std::abs(samples[i].jobs - half_jobs) < std::abs(samples[mid].jobs - half_jobs)) mid = i;
+    }
+    const ChurnSample& first = samples.front();
+    const ChurnSample& middle = samples[mid];
+    const ChurnSample& last = samples.back();
+    const double first_growth = middle.rss_mb - first.rss_mb;
+    const double last_growth = last.rss_mb - middle.rss_mb;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, count = 0;
+    for (size_t i = mid; i < samples.size(); ++i) {
+      const double x = samples[i].jobs / 100.0;
+      sx += x;
+      sy += samples[i].rss_mb;
+      sxx += x * x;
+      sxy += x * samples[i].rss_mb;
+      ++count;
+    }
+    const double slope = (count * sxy - sx * sy) / (count * sxx - sx * sx);
+    const bool levels = last_growth <= std::max(1.0, first_growth / 4);
+    std::cout << fmt::format(
+        "  VmRSS {:.1f} -> {:.1f} MB over jobs 0 -> {} ({:+.1f} MB), {:.1f} -> {:.1f} MB over jobs "
+        "{} -> {} ({:+.1f} MB; {:+.2f} MB per 100 jobs, least squares): {}\n",
+        first.rss_mb, middle.rss_mb, middle.jobs, first_growth, middle.rss_mb, last.rss_mb,
+        middle.jobs, last.jobs, last_growth, slope,
+        levels ? "levels off (the last half grew by at most a quarter of the first's, or 1 MB)"
+               : "STILL GROWING (the last half grew by more than a quarter of the first's and "
+                 "1 MB)");
+    std::cout << fmt::format(
+        "  of it anonymous {:+.1f} MB and {:+.1f} MB, file pages {:+.1f} MB and {:+.1f} MB\n",
+        middle.anon_mb - first.anon_mb, last.anon_mb - middle.anon_mb,
+        middle.file_mb - first.file_mb, last.file_mb - middle.file_mb);
   }
 
   int Wide() {
@@ -572,7 +760,9 @@ class Bench {
     while (Clock::now() < deadline && Clock::now() - stable_since < std::chrono::seconds(3)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       auto next = Scrape(flags_.metrics_url);
-      if (Metric(next, key) != Metric(metrics, key)) stable_since = Clock::now();
+      // Absent (NAN) in both before the first pass: settled too.
+      const double was = Metric(metrics, key), now = Metric(next, key);
+      if (was != now && !(std::isnan(was) && std::isnan(now))) stable_since = Clock::now();
       metrics = std::move(next);
     }
     return metrics;
@@ -1003,6 +1193,17 @@ int main(int argc, char** argv) {
                  "instead of the other phases: one job on this many nodes labelled "
                  "ballast.io/pool=wide (bench/operator-bench --wide N registers them)");
   app.add_option("--wide-limit", flags.wide_limit, "primes limit of the wide job")
+      ->capture_default_str();
+  app.add_option("--churn", flags.churn,
+                 "instead of the other phases: this many jobs created, finished and deleted in "
+                 "waves, the operator's VmRSS sampled as they go");
+  app.add_option("--churn-wave", flags.churn_wave, "jobs at once in the churn phase")
+      ->capture_default_str();
+  app.add_option("--churn-every", flags.churn_every, "jobs between two samples of the churn phase")
+      ->capture_default_str();
+  app.add_option("--churn-pause", flags.churn_pause_s,
+                 "seconds to wait after each sample of the churn phase, with no job in the "
+                 "namespace (for a look at the operator at rest, e.g. malloc_stats through gdb)")
       ->capture_default_str();
   app.add_option("--pool", flags.pool,
                  "the efficiency jobs' nodeSelector ballast.io/pool (none when no node has it)")

@@ -8,6 +8,7 @@
 #include <array>
 #include <atomic>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 // After the standard headers: boost::asio, under cpprestsdk, needs <utility> first.
@@ -19,6 +20,7 @@
 #include "core/common/bounded_json.h"
 #include "core/common/utf8.h"
 #include "net/kube/line_splitter.h"
+#include "net/kube/tls.h"
 
 namespace ballast::kube {
 namespace {
@@ -42,31 +44,14 @@ constexpr JsonLimits kWatchEventLimits{.max_bytes = size_t{16} << 20, .max_depth
 // A watch stream is read this many bytes at a time.
 constexpr size_t kWatchReadChunk = 64 * 1024;
 
-// Loads the CA, the client certificate and the key into `ctx`; throws
-// boost::system::system_error when one does not parse.
-void ConfigureTls(boost::asio::ssl::context& ctx, const ClusterConfig& config) {
-  if (!config.ca_pem.empty()) {
-    ctx.add_certificate_authority(boost::asio::buffer(config.ca_pem));
-  }
-  if (!config.cert_pem.empty()) {
-    ctx.use_certificate_chain(boost::asio::buffer(config.cert_pem));
-    ctx.use_private_key(boost::asio::buffer(config.key_pem), boost::asio::ssl::context::pem);
-  }
-}
-
+// The config's TLS on a fresh context, as each connection will have it.
 Status CheckTls(const ClusterConfig& config) {
   try {
     boost::asio::ssl::context ctx(boost::asio::ssl::context::sslv23);
-    ConfigureTls(ctx, config);
-    if (!config.cert_pem.empty() && SSL_CTX_check_private_key(ctx.native_handle()) != 1) {
-      return Status::Invalid(
-          fmt::format("{}: the client key does not match the client certificate", config.source));
-    }
+    return ConfigureTls(ctx, config);
   } catch (const std::exception& e) {
-    return Status::Invalid(fmt::format("{}: the CA, client certificate or key is invalid: {}",
-                                       config.source, e.what()));
+    return Status::Invalid(fmt::format("{}: no TLS context: {}", config.source, e.what()));
   }
-  return Status::Ok();
 }
 
 std::string Encode(const std::string& value) { return web::uri::encode_data_string(value); }
@@ -102,7 +87,10 @@ struct HttpKubeClient::Impl {
     cfg.set_timeout(timeout);
     cfg.set_validate_certificates(!config.insecure_skip_tls_verify);
     ClusterConfig tls = config;
-    cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) { ConfigureTls(ctx, tls); });
+    // Create checked that this succeeds; cpprestsdk fails the request on a throw.
+    cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) {
+      if (Status set = ConfigureTls(ctx, tls); !set.ok()) throw std::runtime_error(set.message());
+    });
     return cfg;
   }
 

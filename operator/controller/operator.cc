@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -36,7 +35,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::chrono::seconds kSyncTimeout{60};
-constexpr size_t kMaxSamples = 100000;  // reconcile durations kept for percentiles
 // How long labelling the own pod may retry: at the start (a role binding
 // still propagating), and when stopping (within the grace period).
 constexpr std::chrono::seconds kLabelPatience{30};
@@ -181,13 +179,6 @@ class Operator::Impl {
     std::lock_guard lock(mu_);
     stats.reconciles = reconciles_total_;
     stats.reconcile_errors = reconcile_errors_;
-    std::vector<double> sorted(durations_.begin(), durations_.end());
-    std::sort(sorted.begin(), sorted.end());
-    if (!sorted.empty()) {
-      stats.reconcile_p50_s = sorted[sorted.size() / 2];
-      stats.reconcile_p99_s = sorted[std::min(sorted.size() - 1, sorted.size() * 99 / 100)];
-      stats.reconcile_max_s = sorted.back();
-    }
     stats.events_posted = events_.posted();
     return stats;
   }
@@ -450,8 +441,6 @@ class Operator::Impl {
     std::lock_guard lock(mu_);
     ++reconciles_total_;
     if (!ok) ++reconcile_errors_;
-    durations_.push_back(seconds);
-    if (durations_.size() > kMaxSamples) durations_.pop_front();
   }
 
   // The families ScrapedMetrics serves (see Operator::collectable).
@@ -540,7 +529,6 @@ class Operator::Impl {
   std::vector<std::optional<Clock::time_point>> running_;  // per worker thread
   uint64_t reconciles_total_ = 0;
   uint64_t reconcile_errors_ = 0;
-  std::deque<double> durations_;
 };
 
 Operator::Operator(kube::KubeClient& client, OperatorOptions options,
