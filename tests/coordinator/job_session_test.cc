@@ -32,6 +32,21 @@ JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
   return config;
 }
 
+// An exec job of `items` that run `true`, under `policy`, on workers `a` (and
+// whoever else is named), each of prior 1.
+JobConfig ExecJob(uint64_t items, std::string policy, std::vector<std::string> workers = {"a"}) {
+  JobConfig config;
+  config.id = "job-1";
+  config.token = "secret";
+  config.workload.kind = workload::WorkloadKind::kExec;
+  config.workload.exec.command = {"true"};
+  config.workload.items = items;
+  config.policy = testing_support::PolicyNamed(policy);
+  for (auto& name : workers) config.workers.push_back({name, 1.0});
+  config.lease_seconds = 10;
+  return config;
+}
+
 // The true result of `range`, as a worker would compute it.
 nlohmann::json Compute(const workload::WorkloadSpec& spec, Range range) {
   auto kernel = kernels::MakeKernel(spec);
@@ -617,18 +632,10 @@ TEST(JobSessionTest, TheSpeedIsMeasuredWhenAReportCarriesComputingTime) {
 // that fails in a moment must not make its node look fast, neither in the
 // view (status, history) nor to the policy.
 TEST(JobSessionTest, AFailedItemsCostDoesNotCountTowardItsNodesSpeed) {
-  JobConfig config;
-  config.id = "job-1";
-  config.token = "secret";
-  config.workload.kind = workload::WorkloadKind::kExec;
-  config.workload.exec.command = {"true"};
-  config.workload.items = 10;
+  JobConfig config = ExecJob(10, "equal");
   auto costs = std::make_shared<std::vector<double>>(10, 1.0);
   (*costs)[3] = 91;  // a tenth of... most of the work
   config.workload.item_costs = costs;
-  config.policy = testing_support::PolicyNamed("equal");
-  config.workers.push_back({"a", 1.0});
-  config.lease_seconds = 10;
   auto session = NewSession(config);
   auto lease = session->HandleReport(Idle("a"), 1);
   ASSERT_TRUE(lease.ok());
@@ -650,18 +657,10 @@ TEST(JobSessionTest, AFailedItemsCostDoesNotCountTowardItsNodesSpeed) {
 // Progress by cost (kubectl ballast top): the completed items' declared
 // cost, where the whole job costs its item count.
 TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
-  JobConfig config;
-  config.id = "job-1";
-  config.token = "secret";
-  config.workload.kind = workload::WorkloadKind::kExec;
-  config.workload.exec.command = {"true"};
-  config.workload.items = 10;
+  JobConfig config = ExecJob(10, "selfsched");
   auto costs = std::make_shared<std::vector<double>>(10, 1.0);
   (*costs)[0] = 91;
   config.workload.item_costs = costs;
-  config.policy = testing_support::PolicyNamed("selfsched");
-  config.workers.push_back({"a", 1.0});
-  config.lease_seconds = 10;
   auto session = NewSession(config);
   auto lease = session->HandleReport(Idle("a"), 1);
   ASSERT_TRUE(lease.ok());
@@ -683,13 +682,8 @@ TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
 // once. (The policy's side: PolicyTest.AdaptiveBacksUpTheLastLease...)
 TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
   const auto endgame = [](bool backups) {
-    JobConfig config;
-    config.id = "job-1";
-    config.token = "secret";
-    config.workload.kind = workload::WorkloadKind::kExec;
-    config.workload.exec.command = {"true"};
+    JobConfig config = ExecJob(100, "adaptive");
     config.workload.exec.backups = backups;
-    config.workload.items = 100;
     config.policy =
         testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
     config.workers = {{"a", 10.0}, {"b", 1.0}};
