@@ -502,6 +502,17 @@ class OperatorTest : public ::testing::Test {
         seconds(90), "job " + name + " to run on every node with items finished");
   }
 
+  // Running, with a checkpoint in status and items still to go.
+  std::optional<json> WaitCheckpointed(const std::string& name) {
+    return WaitForJob(
+        name,
+        [](const json& job) {
+          return PhaseOf(job) == "Running" && CompletedOf(job) > 0 && CheckpointItems(job) > 0 &&
+                 CompletedOf(job) < StatusOf(job).value("items", uint64_t{0});
+        },
+        seconds(90), "job " + name + " to run with a checkpoint in status");
+  }
+
   std::vector<json> JobPods(const std::string& job) {
     kube::ListOptions options;
     options.label_selector = "ballast.io/job=" + job;

@@ -155,13 +155,7 @@ TEST_F(OperatorTest, KilledWorkerIsReplacedAndTheResultStaysExact) {
 TEST_F(OperatorTest, RestartedOperatorResumesFromTheCheckpoint) {
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
-  ASSERT_TRUE(WaitForJob(
-      name,
-      [](const json& job) {
-        return PhaseOf(job) == "Running" && CompletedOf(job) > 0 && CheckpointItems(job) > 0 &&
-               CompletedOf(job) < StatusOf(job).value("items", uint64_t{0});
-      },
-      seconds(90), "job " + name + " to run with a checkpoint in status"));
+  ASSERT_TRUE(WaitCheckpointed(name));
 
   operator_->Kill(SIGKILL);
   // What the status held when the operator died: all a new one can know.
@@ -234,13 +228,7 @@ TEST_F(OperatorTest, RestartedOperatorResumesFromTheCheckpoint) {
 TEST_F(OperatorTest, AForgedCheckpointIsNotResumedFromAndTheResultStaysExact) {
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
-  ASSERT_TRUE(WaitForJob(
-      name,
-      [](const json& job) {
-        return PhaseOf(job) == "Running" && CheckpointItems(job) > 0 &&
-               CompletedOf(job) < StatusOf(job).value("items", uint64_t{0});
-      },
-      seconds(90), "job " + name + " to run with a checkpoint in status"));
+  ASSERT_TRUE(WaitCheckpointed(name));
   operator_->Kill(SIGKILL);
   auto at_kill = GetJob(name);
   ASSERT_TRUE(at_kill);
@@ -607,13 +595,7 @@ TEST_F(OperatorTest, StandbyReplicaTakesOverWhenTheLeaderStops) {
 
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
-  ASSERT_TRUE(WaitForJob(
-      name,
-      [](const json& job) {
-        return PhaseOf(job) == "Running" && CheckpointItems(job) > 0 &&
-               CompletedOf(job) < StatusOf(job).value("items", uint64_t{0});
-      },
-      seconds(90), "job " + name + " to run with a checkpoint in status"));
+  ASSERT_TRUE(WaitCheckpointed(name));
   EXPECT_EQ(holder(), "replica-a");
   EXPECT_TRUE(second->Running()) << "the standby exited: " << second->ExitDescription();
   kube::ListOptions leaders;
