@@ -126,6 +126,7 @@ RunOrphans::Sweep RunOrphans::KillEscaped(const std::vector<std::string>& quota_
                                           std::chrono::milliseconds patience) {
   const auto deadline = std::chrono::steady_clock::now() + patience;
   const size_t before = signalled_.size();
+  std::set<pid_t> killed_here;
   Sweep sweep;
   while (true) {
     ReapExited({});
@@ -141,9 +142,19 @@ RunOrphans::Sweep RunOrphans::KillEscaped(const std::vector<std::string>& quota_
       break;
     }
     for (pid_t pid : victims) {
-      if (kill(pid, SIGKILL) == 0) signalled_.insert(pid);
+      if (kill(pid, SIGKILL) == 0) {
+        signalled_.insert(pid);
+        killed_here.insert(pid);
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // The table shows a killed process as a zombie before this process can
+  // reap it: wait for each one that became a child here, so none is left.
+  for (pid_t pid : killed_here) {
+    while (waitpid(pid, nullptr, WNOHANG) == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   sweep.killed = signalled_.size();
   if (signalled_.size() > before || sweep.remaining > 0) {
