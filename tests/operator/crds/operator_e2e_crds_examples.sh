@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every job of examples/jobs/ applies as a WeightedJob (a bare spec wrapped in
 # a manifest), server-side dry run and for real, and gets the CRD's defaults;
+# every example in a user's image (examples/*/job.yaml) passes validation;
 # a job with every key of the spec keeps them all.
 source "$(dirname "$0")/lib.sh"
 
@@ -43,6 +44,17 @@ expect_eq "exec-checksums: perItem defaulted" false "$(jp wj/exec-checksums '{.s
 # The preferred form of the pods: the template (docs/crds.md).
 expect_eq "exec-checksums: the worker container's image" debian:bookworm-slim \
   "$(jp wj/exec-checksums '{.spec.template.spec.containers[0].image}')"
+
+# The examples in users' own images (examples/<name>/job.yaml, applied as
+# they ship) pass the CRD's validation as written.
+users=("$source_dir"/examples/*/job.yaml)
+((${#users[@]} >= 4)) || fail "expected the users' examples (thumbnails, file-digests, recompress, anomalies), found ${#users[@]}"
+for file in "${users[@]}"; do
+  example=examples/$(basename "$(dirname "$file")")/job.yaml
+  kubectl apply -n "$ns" --dry-run=server -f "$file" >"$tmp/out" 2>&1 ||
+    fail "$example fails server-side validation: $(cat "$tmp/out")"
+  pass "$example passes server-side validation"
+done
 
 # The least a job can say: every default.
 cat <<'YAML' | kubectl apply -n "$ns" -f - >/dev/null
