@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The scripts of the examples in users' images, run on this machine as the
+# worker runs them (BALLAST_ITEMS_FILE, BALLAST_RESULT_FILE, BALLAST_BEGIN),
+# on inputs their makers make, a bad one among them:
+# - recompress: every good archive's .zst decompresses to its original bytes,
+#   the truncated one is named in failedItems by its number in the job with
+#   gzip's message, the script exits 1, and a second run over the same range
+#   leaves the same outputs (no .part file left);
+# - anomalies: one file a run, its counts exact against a count made here,
+#   and a value that is not a number fails the item naming file and line.
+# Seconds; needs gzip, zstd and python3 (scripts/install-deps).
+set -euo pipefail
+examples=$(cd "$(dirname "$0")/../../examples" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+for tool in gzip zstd python3; do
+  command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/install-deps)"
+done
+
+# --- recompress ------------------------------------------------------------------
+"$examples/recompress/make-archives" "$tmp/archives" --count 12 --megabytes 2 --seed 5 --corrupt >/dev/null
+(cd "$tmp/archives" && find . -name '*.gz' -printf '%P\n' | sort) >"$tmp/items"
+grep -qx corrupt/truncated.gz "$tmp/items" || fail "make-archives --corrupt made no truncated archive"
+bad_line=$(grep -nx corrupt/truncated.gz "$tmp/items" | cut -d: -f1)
+recompress() {
+  BALLAST_BEGIN=40 IN=$tmp/archives OUT=$tmp/out LEVEL=3 BALLAST_ITEMS_FILE=$tmp/items \
+    BALLAST_RESULT_FILE=$tmp/result.json "$examples/recompress/recompress"
+}
+status=0
+recompress || status=$?
+[[ $status == 1 ]] || fail "recompress should exit 1 when an archive fails, exited $status"
+python3 - "$tmp/result.json" "$((40 + bad_line - 1))" <<'PY' || fail "recompress's result: $(cat "$tmp/result.json")"
+import json, sys
+result = json.load(open(sys.argv[1]))
+assert result["archives"] == 12, result
+assert result["failedItems"] == [{"item": int(sys.argv[2]),
+                                  "error": "gzip: corrupt/truncated.gz: unexpected end of file"}], result
+PY
+pass "recompress: 12 archives, the truncated one named as item $((40 + bad_line - 1)) with gzip's message"
+while IFS= read -r item; do
+  [[ $item == corrupt/* ]] && continue
+  cmp -s <(gzip -dc "$tmp/archives/$item") <(zstd -dc "$tmp/out/${item%.gz}.zst") ||
+    fail "recompress: ${item%.gz}.zst does not hold $item's bytes"
+done <"$tmp/items"
+[[ ! -e $tmp/out/corrupt/truncated.zst ]] || fail "recompress: the truncated archive left an output"
+pass "recompress: every good archive's .zst holds its bytes"
+sums() { find "$tmp/out" -type f -exec sha256sum {} + | sort; }
+before=$(sums)
+recompress || true
+[[ $(sums) == "$before" ]] || fail "recompress: a second run over the range changed the outputs"
+[[ -z $(find "$tmp/out" -name '*.part') ]] || fail "recompress: a .part file was left"
+pass "recompress: a second run leaves the same outputs and no .part file"
+
+# --- anomalies -------------------------------------------------------------------
+"$examples/anomalies/make-series" "$tmp/series" --count 6 --points 3000 --seed 5 --corrupt >/dev/null
+anomalies() {
+  printf '%s\n' "$1" >"$tmp/item"
+  IN=$tmp/series BALLAST_ITEMS_FILE=$tmp/item BALLAST_RESULT_FILE=$tmp/series.json \
+    python3 "$examples/anomalies/anomalies.py"
+}
+item=$(cd "$tmp/series" && find . -name '*.csv' -not -path './corrupt/*' -printf '%P\n' | sort | head -1)
+anomalies "$item"
+python3 - "$tmp/series/$item" "$tmp/series.json" <<'PY' || fail "anomalies' result for $item: $(cat "$tmp/series.json")"
+import csv, json, sys
+values = [float(row[1]) for row in list(csv.reader(open(sys.argv[1])))[1:]]
+flagged = 0
+for i in range(48, len(values)):
+    recent = values[i - 48:i]
+    mean = sum(recent) / 48
+    spread = (sum((v - mean) ** 2 for v in recent) / 48) ** 0.5
+    flagged += spread > 0 and abs(values[i] - mean) > 3.5 * spread
+result = json.load(open(sys.argv[2]))
+assert result == {"series": 1, "points": len(values), "anomalies": flagged, "longest": len(values)}, (result, flagged)
+PY
+pass "anomalies: $item's counts match a count made here"
+status=0
+anomalies corrupt/series-bad.csv 2>"$tmp/err" || status=$?
+[[ $status == 1 ]] || fail "anomalies should exit 1 on a bad value, exited $status"
+grep -q "^corrupt/series-bad.csv:20002: could not convert string to float: 'n/a'$" "$tmp/err" ||
+  fail "anomalies should name the file and line of the bad value: $(cat "$tmp/err")"
+pass "anomalies: a bad value fails the item naming its file and line"
