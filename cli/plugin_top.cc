@@ -96,21 +96,86 @@ void ReadSpec(const nlohmann::json& spec, TopView& view) {
   }
 }
 
-// The nodes' summed estimated speed, and whether every node has one.
-double SummedSpeed(const std::vector<TopNode>& nodes, bool* all_measured) {
+// The start cost per item the policy learned (status.costModel), in cost
+// units, at most the largest the fit gives (StartCostFitOptions); 0 while
+// the declared costs stand.
+double StartCost(const TopView& view) {
+  if (!view.cost_model) return 0;
+  const double start = view.cost_model->start_cost;
+  return std::isfinite(start) && start > 0 ? std::min(start, 1e3) : 0;
+}
+
+// A node's work done in the model's units: its declared cost plus the start
+// cost of each of its items.
+double Work(const TopNode& node, double start) {
+  return node.cost + start * static_cast<double>(node.items);
+}
+
+// A node's speed in the model's units: its declared cost per busy second
+// (cost_speed) scaled to the work those seconds did.
+double ModelSpeed(const TopNode& node, double start) {
+  if (start == 0) return node.cost_speed;
+  if (node.cost <= 0 || node.cost_speed <= 0) return 0;
+  return node.cost_speed * Work(node, start) / node.cost;
+}
+
+// The nodes' summed speed in the model's units, and whether every node has one.
+double SummedSpeed(const std::vector<TopNode>& nodes, double start, bool* all_measured) {
   double sum = 0;
   *all_measured = !nodes.empty();
   for (const TopNode& node : nodes) {
-    sum += node.cost_speed;
-    if (node.cost_speed <= 0) *all_measured = false;
+    const double speed = ModelSpeed(node, start);
+    sum += speed;
+    if (speed <= 0) *all_measured = false;
   }
   return sum;
 }
 
-// The job's progress by cost, in [0, 1].
+// The job's work in the model's units: its declared cost (`items`) plus the
+// start cost of every item; and what of it is done.
+double JobWork(const TopView& view) {
+  return static_cast<double>(view.items) * (1 + StartCost(view));
+}
+double JobWorkDone(const TopView& view) {
+  return view.completed_cost + StartCost(view) * static_cast<double>(view.completed);
+}
+
+// The job's progress by cost (with the learned start cost), in [0, 1].
 double JobFraction(const TopView& view) {
   if (view.items == 0) return 0;
-  return std::clamp(view.completed_cost / static_cast<double>(view.items), 0.0, 1.0);
+  return std::clamp(JobWorkDone(view) / JobWork(view), 0.0, 1.0);
+}
+
+// "0.42 s", "12.5 ms": seconds of a small figure, three significant digits.
+std::string FormatShortSeconds(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0) return "--";
+  if (seconds > 0 && seconds < 0.1) return fmt::format("{:.3g} ms", seconds * 1000);
+  return fmt::format("{:.3g} s", seconds);
+}
+
+// One line of the cost model the policy splits by: what an item of declared
+// cost c takes, start + c x seconds per cost unit; "" without a model.
+std::string CostModelLine(const TopView& view) {
+  if (!view.cost_model) return "";
+  const controller::CostModelStatus& model = *view.cost_model;
+  const bool learned = StartCost(view) > 0;
+  const std::string source = learned
+                                 ? fmt::format("learned from {} reports", model.samples)
+                                 : fmt::format("no start cost found in {} reports", model.samples);
+  if (model.seconds_per_cost && learned && model.start_seconds) {
+    return fmt::format("cost model: an item takes {} + {} x its cost ({})",
+                       FormatShortSeconds(*model.start_seconds),
+                       FormatShortSeconds(*model.seconds_per_cost), source);
+  }
+  if (model.seconds_per_cost && !learned) {
+    return fmt::format("cost model: an item takes {} x its cost (declared; {})",
+                       FormatShortSeconds(*model.seconds_per_cost), source);
+  }
+  if (learned) {
+    return fmt::format("cost model: an item costs {:.3g} to start + its cost ({})", StartCost(view),
+                       source);
+  }
+  return fmt::format("cost model: the declared costs ({})", source);
 }
 
 // The result as `ballast run` prints it ("25997 primes, checksum 0x..."),
@@ -137,9 +202,9 @@ bool Finished(const TopView& view) { return view.phase == "Succeeded" || view.ph
 // Seconds until the job's end; nullopt when nothing says.
 std::optional<double> JobEta(const TopView& view) {
   if (Finished(view) || view.items == 0) return std::nullopt;
-  const double left = std::max(0.0, static_cast<double>(view.items) - view.completed_cost);
+  const double left = std::max(0.0, JobWork(view) - JobWorkDone(view));
   bool all_measured = false;
-  const double speed = SummedSpeed(view.nodes, &all_measured);
+  const double speed = SummedSpeed(view.nodes, StartCost(view), &all_measured);
   if (view.node_count == view.nodes.size() && all_measured && speed > 0) return left / speed;
   const double fraction = JobFraction(view);
   if (view.elapsed_s && *view.elapsed_s > 0 && fraction > 0.01)
@@ -147,23 +212,25 @@ std::optional<double> JobEta(const TopView& view) {
   return std::nullopt;
 }
 
-// Each node's expected cost: the job's cost times its share of the summed
-// cost speeds (of the weights while any node has no speed yet).
+// Each node's expected work: the job's work times its share of the summed
+// speeds (of the weights while any node has no speed yet), in the model's
+// units (the declared cost while no start cost is learned).
 std::vector<double> ExpectedCost(const TopView& view) {
+  const double start = StartCost(view);
   bool all_measured = false;
-  const double speed = SummedSpeed(view.nodes, &all_measured);
+  const double speed = SummedSpeed(view.nodes, start, &all_measured);
   double weights = 0;
   for (const TopNode& node : view.nodes) weights += node.weight;
   std::vector<double> expected;
   // With only some nodes in the table, their share of the cost is unknown:
   // the shown nodes' own cost and speeds stand for them.
-  double cost = static_cast<double>(view.items);
+  double cost = JobWork(view);
   if (view.node_count > view.nodes.size()) {
     cost = 0;
-    for (const TopNode& node : view.nodes) cost += node.cost;
+    for (const TopNode& node : view.nodes) cost += Work(node, start);
   }
   for (const TopNode& node : view.nodes) {
-    const double share = all_measured && speed > 0 ? node.cost_speed / speed
+    const double share = all_measured && speed > 0 ? ModelSpeed(node, start) / speed
                                                    : (weights > 0 ? node.weight / weights : 0);
     expected.push_back(cost * share);
   }
@@ -183,8 +250,8 @@ std::string HeaderLine(const TopView& view) {
 std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
   double fraction = Finished(view) && view.phase == "Succeeded" ? 1 : JobFraction(view);
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
-  std::string tail =
-      fmt::format(" {:5.1f}% of the cost  {}/{} items", 100 * fraction, view.completed, view.items);
+  std::string tail = fmt::format(" {:5.1f}% of the {}  {}/{} items", 100 * fraction,
+                                 StartCost(view) > 0 ? "work" : "cost", view.completed, view.items);
   if (const auto eta = JobEta(view)) tail += "  ETA " + FormatSeconds(*eta);
   if (Finished(view) && view.makespan_s) tail += "  makespan " + FormatSeconds(*view.makespan_s);
   const int bar = std::clamp(width - static_cast<int>(tail.size()) - 2, 10, kMaxBar * 2);
@@ -250,6 +317,7 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
   view.efficiency = status.efficiency;
   view.efficiency_reference = status.efficiency_reference.value_or("");
   view.limit_bound = status.limit_bound.value_or("");
+  view.cost_model = status.cost_model;
   if (status.result && Finished(view)) view.result = ResultText(view.workload, *status.result);
   return view;
 }
@@ -269,6 +337,9 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
   lines.push_back(OneLine(HeaderLine(view), columns));
   lines.push_back(TopProgressLine(view, width, trail));
   if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
+  if (const std::string model = CostModelLine(view); !model.empty()) {
+    lines.push_back(OneLine(model, columns));
+  }
   lines.emplace_back();
 
   size_t name_width = kMinNameWidth;
@@ -281,15 +352,17 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
   const int bar = std::clamp(width - static_cast<int>(head.size()) - 15, 5, kMaxBar);
   lines.push_back(head + fmt::format("{:<{}} {:>4}  {}", "PROGRESS", bar + 2, "", "ETA"));
   const std::vector<double> expected = ExpectedCost(view);
+  const double start = StartCost(view);
   for (size_t i = 0; i < view.nodes.size(); ++i) {
     const TopNode& node = view.nodes[i];
-    double fraction = expected[i] > 0 ? node.cost / expected[i] : 0;
+    const double work = Work(node, start);
+    double fraction = expected[i] > 0 ? work / expected[i] : 0;
     if (view.phase == "Succeeded") fraction = 1;
     fraction = std::clamp(fraction, 0.0, 1.0);
     if (trail) fraction = trail->nodes[node.name] = std::max(trail->nodes[node.name], fraction);
     std::string eta = "--";
-    if (!Finished(view) && node.cost_speed > 0) {
-      eta = FormatSeconds(std::max(0.0, expected[i] - node.cost) / node.cost_speed);
+    if (const double speed = ModelSpeed(node, start); !Finished(view) && speed > 0) {
+      eta = FormatSeconds(std::max(0.0, expected[i] - work) / speed);
     }
     lines.push_back(fmt::format("{:<{}} {:>6g} {:>8} {:>9} {:>6} {} {:>3.0f}%  {}",
                                 OneLine(node.name, name_width), name_width, node.weight,

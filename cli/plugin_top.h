@@ -13,8 +13,11 @@
 // steers every node toward. ETA: the cost left over the summed cost speeds
 // when every node is in the table; otherwise the elapsed time scaled by the
 // fraction left. A status from an operator that writes no cost is read by
-// item count instead. Across redraws a TopTrail keeps every bar from going
-// backwards (a node's expected share moves as its speed is learned).
+// item count instead. Where the policy learned a start cost per item
+// (status.costModel), the work is the declared cost plus that start cost per
+// item: the bars, the shares and the ETAs follow it, and one line shows the
+// model. Across redraws a TopTrail keeps every bar from going backwards (a
+// node's expected share moves as its speed is learned).
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "operator/controller/weighted_job.h"
 
 namespace ballast::cli {
 
@@ -64,6 +68,9 @@ struct TopView {
   std::string efficiency_reference;  // what it is measured against ("" unknown)
   std::string limit_bound;
   std::string result;  // status.result as `ballast run` sums it up, once the job is finished
+  // status.costModel: the start cost per item the policy splits by; absent
+  // when its policy learns no costs.
+  std::optional<controller::CostModelStatus> cost_model;
 };
 
 // node[key] when node is an object and that member a string, else "": a
@@ -82,11 +89,10 @@ std::string FormatSeconds(double seconds);
 
 // The view as text lines for a terminal `width` columns wide (at least 60
 // is used): a header with the job's phase, progress bar, elapsed time and
-// ETA; one row per node with its weight, speed, items, steals and bar; a
-// note when the table shows only some nodes; the result once finished.
-// Names are cut to fit; every line is at most max(width, 60) columns.
-// With `trail` (kept by the caller from one redraw to the next), no bar is
-// drawn shorter than it was.
+// ETA, and the cost model when the status has one; one row per node with its weight, speed, items,
+// steals and bar; a note when the table shows only some nodes; the result once finished. Names are
+// cut to fit; every line is at most max(width, 60) columns. With `trail` (kept by the caller from
+// one redraw to the next), no bar is drawn shorter than it was.
 struct TopTrail {
   double job = 0;
   std::map<std::string, double> nodes;

@@ -144,6 +144,12 @@ struct PolicyStats {
   // The start cost per item the policy splits by (learned_cost.h), in mean
   // declared items; 0 while the declared costs stand.
   double start_cost = 0;
+  // Whether the policy learns a start cost in this job (adaptive with
+  // learnCosts, on a job that declares costs), and how many reports its
+  // latest fit took in: with start_cost 0 and samples, the fit has not yet
+  // told a start cost apart from the declared costs.
+  bool learning_costs = false;
+  uint64_t cost_samples = 0;
 };
 
 // Returns Ok when a policy can run `job`: 1 <= items <= kMaxItems, 1 to

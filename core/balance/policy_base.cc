@@ -70,6 +70,7 @@ Status PolicyBase::Start(const JobInfo& job, double now) {
   reserved_cost_ = 0;
   done_ = IntervalSet();
   stats_ = PolicyStats{};
+  stats_.learning_costs = learning_;
   for (const Range& range : job.finished.Ranges()) {
     const Range clipped{range.begin, std::min(range.end, job.items)};
     stats_.completed_items += done_.Add(clipped);
@@ -172,6 +173,7 @@ void PolicyBase::Learn(const Report& report, double elapsed) {
   learner_.Add({report.worker, items, declared, worker.unsampled_s});
   worker.unsampled_s = 0;
   if (!learner_.MaybeRefit()) return;
+  stats_.cost_samples = learner_.fit().samples;
   const double learned = learner_.fit().start_cost;
   const double current = cost_.start_cost();
   // Only a move by more than a tenth (or to or from none) changes the

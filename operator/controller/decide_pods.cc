@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "core/common/json_read.h"
@@ -329,6 +330,33 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   if (phase == PodPhase::kFailed || (phase == PodPhase::kSucceeded && !done)) {
     CountFailure(pass, node, *pod);
   }
+}
+
+// `value` to four significant digits, as status shows speeds (seconds per
+// cost unit may be far below a millisecond).
+double FourDigits(double value) {
+  return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
+}
+
+// status.costModel of the session's view (weighted_job.h): nullopt when its
+// policy learns no costs.
+std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view) {
+  if (!view.policy.learning_costs) return std::nullopt;
+  CostModelStatus model;
+  model.start_cost = FourDigits(view.policy.start_cost);
+  model.learned = view.policy.start_cost > 0;
+  model.samples = view.policy.cost_samples;
+  double busy_s = 0;
+  double work = 0;  // in the model's units
+  for (const auto& worker : view.workers) {
+    busy_s += worker.MergedBusySeconds();
+    work += worker.cost + view.policy.start_cost * static_cast<double>(worker.items);
+  }
+  if (busy_s > 0 && work > 0) {
+    model.seconds_per_cost = FourDigits(busy_s / work);
+    model.start_seconds = FourDigits(view.policy.start_cost * busy_s / work);
+  }
+  return model;
 }
 
 void NodeTable(Pass& pass) {
@@ -695,6 +723,7 @@ void ManagePods(Pass& pass) {
   pass.status.workers = count.running;
   pass.status.completed_items = view.completed;
   pass.status.completed_cost = Rounded(view.completed_cost);
+  pass.status.cost_model = CostModelOf(view);
   pass.status.progress = ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
   NodeTable(pass);

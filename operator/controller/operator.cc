@@ -21,6 +21,7 @@
 #include "net/kube/informer.h"
 #include "net/kube/leader_election.h"
 #include "net/kube/work_queue.h"
+#include "operator/controller/efficiency_metrics.h"
 #include "operator/controller/event_recorder.h"
 #include "operator/controller/health.h"
 #include "operator/controller/kube_views.h"
@@ -462,6 +463,14 @@ class Operator::Impl {
     families.push_back(GaugeFamily("ballast_operator_queue_depth",
                                    "WeightedJobs waiting in the work queue to be reconciled",
                                    static_cast<double>(queue_.Len())));
+    // The finished jobs' efficiency, from the cache of WeightedJobs: the
+    // Run thread sets jobs_ before informers_started_, and keeps it until
+    // this object is destroyed (after the scrapes are detached).
+    bool informers_started = false;
+    {
+      std::lock_guard lock(mu_);
+      informers_started = informers_started_;
+    }
     std::lock_guard lock(server_mu_);
     families.push_back(GaugeFamily("ballast_operator_leader",
                                    "1 while this replica leads: it runs the coordinator and "
@@ -469,6 +478,11 @@ class Operator::Impl {
                                    server_ ? 1 : 0));
     if (server_) {
       for (auto& family : server_->CollectMetrics()) families.push_back(std::move(family));
+      if (informers_started) {
+        if (auto efficiency = JobEfficiencyFamily(jobs_->List())) {
+          families.push_back(std::move(*efficiency));
+        }
+      }
     }
     return families;
   }

@@ -190,6 +190,26 @@ struct ExcludedNode {
   bool operator==(const ExcludedNode&) const = default;
 };
 
+// status.costModel: what the job's policy takes an item to cost
+// (core/balance/learned_cost.h), written while a policy learns costs (the
+// adaptive policy with learnCosts, on a job that declares costs): the
+// declared cost plus a start cost per item, learned from the reports.
+struct CostModelStatus {
+  // Per item, in mean declared items (cost units: the mean item's declared
+  // cost is 1); 0 while the declared costs stand.
+  double start_cost = 0;
+  // The start cost was learned from this run's reports; false: the declared
+  // costs stand (the prior), the fit has not told a start cost apart yet.
+  bool learned = false;
+  uint64_t samples = 0;  // reports the latest fit took in
+  // Over the job's nodes together: busy seconds per cost unit of the model
+  // (declared cost plus start_cost per item), and start_cost in those
+  // seconds; absent before a node has reported computing time.
+  std::optional<double> seconds_per_cost;
+  std::optional<double> start_seconds;
+  bool operator==(const CostModelStatus&) const = default;
+};
+
 struct WeightedJobStatus {
   std::optional<JobPhase> phase;
   std::optional<int64_t> observed_generation;
@@ -226,6 +246,7 @@ struct WeightedJobStatus {
   // status.timing: end to end against compute, and what came between
   // (job_timing.h TimingToJson); set when the job succeeded.
   std::optional<nlohmann::json> timing;
+  std::optional<CostModelStatus> cost_model;
   // One line that explains the efficiency figures: where the time before the
   // first report went (NOTE column).
   std::optional<std::string> efficiency_note;

@@ -122,6 +122,38 @@ StatusOr<NodePriorRow> PriorFromJson(const json& node, const std::string& path) 
   return prior;
 }
 
+json CostModelToJson(const CostModelStatus& model) {
+  json out = {
+      {"startCost", model.start_cost}, {"learned", model.learned}, {"samples", model.samples}};
+  Put(out, "secondsPerCost", model.seconds_per_cost);
+  Put(out, "startSeconds", model.start_seconds);
+  return out;
+}
+
+StatusOr<CostModelStatus> CostModelFromJson(const json& node, const std::string& path) {
+  if (!node.is_object()) return jr::Expected(path, "an object", node);
+  CostModelStatus model;
+  if (const json* value = jr::Find(node, "startCost")) {
+    if (!value->is_number()) return jr::Expected(jr::Field(path, "startCost"), "a number", *value);
+    model.start_cost = value->get<double>();
+  }
+  if (const json* value = jr::Find(node, "learned")) {
+    BALLAST_ASSIGN_OR_RETURN(model.learned, jr::Bool(*value, jr::Field(path, "learned")));
+  }
+  if (const json* value = jr::Find(node, "samples")) {
+    BALLAST_ASSIGN_OR_RETURN(int64_t samples, jr::Int(*value, jr::Field(path, "samples"), 0));
+    model.samples = static_cast<uint64_t>(samples);
+  }
+  for (const auto& [key, target] : {std::pair{"secondsPerCost", &model.seconds_per_cost},
+                                    std::pair{"startSeconds", &model.start_seconds}}) {
+    if (const json* value = jr::Find(node, key)) {
+      if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
+      *target = value->get<double>();
+    }
+  }
+  return model;
+}
+
 json ExcludedToJson(const ExcludedNode& excluded) {
   json out = {{"name", excluded.name}, {"reason", excluded.reason}, {"message", excluded.message}};
   if (!excluded.cause.empty()) out["cause"] = excluded.cause;
@@ -415,6 +447,7 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "estimatedIdealSeconds", status.estimated_ideal_seconds);
   Put(out, "estimatedEfficiency", status.estimated_efficiency);
   Put(out, "timing", status.timing);
+  if (status.cost_model) out["costModel"] = CostModelToJson(*status.cost_model);
   Put(out, "efficiencyNote", status.efficiency_note);
   Put(out, "checkpoint", status.checkpoint);
   return out;
@@ -456,6 +489,9 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
       ReadNumber(node, "estimatedIdealSeconds", status.estimated_ideal_seconds));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "estimatedEfficiency", status.estimated_efficiency));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "timing", status.timing));
+  if (const json* value = jr::Find(node, "costModel")) {
+    BALLAST_ASSIGN_OR_RETURN(status.cost_model, CostModelFromJson(*value, "status.costModel"));
+  }
   BALLAST_RETURN_IF_ERROR(ReadString(node, "efficiencyNote", status.efficiency_note));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "checkpoint", status.checkpoint));
   return status;

@@ -213,6 +213,82 @@ TEST(RenderTopTest, ProgressBarsAndEtaFollowTheCostNotTheCount) {
   EXPECT_NE(lines[5].find("  41%  18s"), std::string::npos) << lines[5];
 }
 
+// The job of ProgressBarsAndEtaFollowTheCostNotTheCount, where the policy
+// learned that each item costs half a mean item to start: an item takes
+// 0.31 s + 0.625 s x its declared cost.
+json LearnedStartCostJob() {
+  json a = Node("pi4b-0", 3, 1.0, 10);
+  a["cost"] = 18.75;
+  a["costSpeed"] = 1.5;  // 12.5 busy seconds
+  json b = Node("pi3b-0", 1, 1.0, 20);
+  b["cost"] = 6.25;
+  b["costSpeed"] = 0.5;  // 12.5 busy seconds
+  json job = Job("Running", 30, {a, b});
+  job["status"]["items"] = 60;
+  job["status"]["completedCost"] = 25;
+  job["status"]["costModel"] = {{"startCost", 0.5},
+                                {"learned", true},
+                                {"samples", 64},
+                                {"secondsPerCost", 0.625},
+                                {"startSeconds", 0.31}};
+  return job;
+}
+
+TEST(TopViewTest, ReadsTheCostModel) {
+  auto view = TopViewFromJob(LearnedStartCostJob(), kStart + 20);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  ASSERT_TRUE(view->cost_model.has_value());
+  EXPECT_EQ(view->cost_model->start_cost, 0.5);
+  EXPECT_TRUE(view->cost_model->learned);
+  EXPECT_EQ(view->cost_model->samples, 64u);
+  EXPECT_EQ(view->cost_model->seconds_per_cost, 0.625);
+  EXPECT_EQ(view->cost_model->start_seconds, 0.31);
+  json wrong = LearnedStartCostJob();
+  wrong["status"]["costModel"]["learned"] = "yes";
+  EXPECT_EQ(TopViewFromJob(wrong, kStart).status().message(),
+            "status.costModel.learned: expected true or false, got \"yes\"");
+  EXPECT_FALSE(TopViewFromJob(RunningJob(), kStart)->cost_model.has_value());
+}
+
+// With a learned start cost the work is the declared cost plus half a mean
+// item per item: 60 + 30 = 90, of which 25 + 15 = 40 are done. pi4b-0 did
+// 18.75 + 5 in 12.5 s (1.9 a second), pi3b-0 6.25 + 10 (1.3 a second): the
+// node that ran the many small items is not as slow as its declared cost
+// says, and both finish in (90 - 40) / 3.2 = 15.6 s.
+TEST(RenderTopTest, BarsAndEtaFollowTheLearnedStartCostAndOneLineShowsIt) {
+  auto view = TopViewFromJob(LearnedStartCostJob(), kStart + 20);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  const std::vector<std::string> lines = Lines(RenderTop(*view, 100));
+  ASSERT_GE(lines.size(), 7u);
+  EXPECT_NE(lines[1].find(" 44.4% of the work  30/60 items  ETA 16s"), std::string::npos)
+      << lines[1];
+  EXPECT_EQ(lines[2],
+            "cost model: an item takes 0.31 s + 0.625 s x its cost (learned from 64 reports)");
+  // pi4b-0 expects 90 x 1.9 / 3.2 = 53.4: 23.75 is 44 %, 15.6 s left.
+  EXPECT_NE(lines[5].find("  44%  16s"), std::string::npos) << lines[5];
+  // pi3b-0 expects 36.6: 16.25 is 44 %, where by declared cost it was 41 %.
+  EXPECT_NE(lines[6].find("  44%  16s"), std::string::npos) << lines[6];
+  for (const std::string& line : Lines(RenderTop(*view, 60))) EXPECT_LE(line.size(), 60u) << line;
+}
+
+// While the fit has not told a start cost apart, the declared costs stand:
+// the figures are the declared ones, and the line says so.
+TEST(RenderTopTest, ADeclaredCostModelKeepsTheDeclaredFiguresAndSaysSo) {
+  json job = LearnedStartCostJob();
+  job["status"]["costModel"] = {
+      {"startCost", 0}, {"learned", false}, {"samples", 12}, {"secondsPerCost", 1}};
+  const std::vector<std::string> lines = Lines(RenderTop(*TopViewFromJob(job, kStart + 20), 100));
+  EXPECT_NE(lines[1].find(" 41.7% of the cost  30/60 items  ETA 18s"), std::string::npos)
+      << lines[1];
+  EXPECT_EQ(lines[2],
+            "cost model: an item takes 1 s x its cost (declared; no start cost found in 12 "
+            "reports)");
+  EXPECT_NE(lines[5].find("  41%  18s"), std::string::npos) << lines[5];
+  job["status"]["costModel"].erase("secondsPerCost");
+  EXPECT_EQ(Lines(RenderTop(*TopViewFromJob(job, kStart + 20), 100))[2],
+            "cost model: the declared costs (no start cost found in 12 reports)");
+}
+
 // A node's expected share moves as its speed is learned; what top draws
 // from one redraw to the next never goes backwards.
 TEST(RenderTopTest, NoBarGoesBackwardsFromOneRedrawToTheNext) {

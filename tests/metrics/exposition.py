@@ -72,6 +72,24 @@ def parse_exposition(text, source="scrape"):
     return families
 
 
+def samples(text, name):
+    """(labels, value) of each sample `name` in `text`: labels a dict of
+    name -> value (escapes kept as written), value a float."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, _, rest = line.partition("{")
+        labels = {}
+        if head == name and rest:
+            body, _, tail = rest.rpartition("}")
+            labels = dict(LABEL_RE.findall(body))
+        else:
+            tail = line[len(name):]
+        out.append((labels, float(tail.split()[0])))
+    return out
+
+
 def family_of(sample, families):
     if sample in families:
         return families[sample]

@@ -10,12 +10,15 @@
   metrics_contract.py operator BALLAST DOCS/metrics.md NAMESPACE JOB.yaml
       runs `ballast operator -n NAMESPACE --metrics-listen` against the API
       server of $KUBECONFIG, applies JOB.yaml once it leads, scrapes its port
-      until the job's finish is served, and compares what it served with the
-      operator's and the coordinator's rows.
+      until the job's finish is served, checks that the job's
+      ballast_job_efficiency carries its status' efficiency and reference,
+      and compares what it served with the operator's and the coordinator's
+      rows.
 
 Prints one line per check and exits non-zero at the first failure.
 """
 
+import math
 import os
 import subprocess
 import sys
@@ -138,6 +141,7 @@ def run_operator(ballast, docs, namespace, job):
             process.terminate()
             process.wait(timeout=30)
     promtool_check(text, "operator")
+    check_efficiency(text, namespace, job)
     # The operator forgets a finished job as soon as its pods are gone, so a
     # scrape rarely catches the finish, nor, for a short job, its first
     # report; `local` checks those families.
@@ -146,11 +150,31 @@ def run_operator(ballast, docs, namespace, job):
                              "ballast_job_first_report_timestamp_seconds"})
 
 
+def check_efficiency(text, namespace, job):
+    """The finished job's ballast_job_efficiency in `text` equals its status'."""
+    status = subprocess.run(
+        ["kubectl", "get", "-n", namespace, "-f", job, "-o",
+         "jsonpath={.metadata.name} {.status.efficiency} {.status.efficiencyReference}"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    name, efficiency, reference = status.split(" ", 2)
+    want = {"job": name, "namespace": namespace, "workload": "primes", "reference": reference}
+    values = [value for labels, value in exposition.samples(text, "ballast_job_efficiency")
+              if labels == want]
+    if len(values) != 1:
+        fail(f"expected one ballast_job_efficiency{want}, got {len(values)} in:\n"
+             + "\n".join(line for line in text.splitlines() if "efficiency" in line))
+    if not math.isclose(values[0], float(efficiency), rel_tol=1e-12):
+        fail(f"ballast_job_efficiency is {values[0]}, status.efficiency {efficiency}")
+    ok(f"ballast_job_efficiency {values[0]} against {reference!r} equals the job's status")
+
+
 def scrape_operator(process, url, coordinator, log_path, namespace, job):
-    """Scrapes until the job Succeeded; returns (families, last scrape)."""
+    """Scrapes until the job Succeeded and its efficiency is served; returns
+    (families, last scrape)."""
     seen, text, applied, phase = {}, None, False, ""
     deadline = time.monotonic() + DEADLINE_S
-    while phase != "Succeeded" or "ballast_job_items" not in seen:
+    while (phase != "Succeeded" or "ballast_job_items" not in seen
+           or "ballast_job_efficiency" not in exposition.parse_exposition(text or "")):
         if process.poll() is not None or time.monotonic() > deadline:
             with open(log_path, encoding="utf-8") as log:
                 fail(f"the job did not succeed with its series served in {DEADLINE_S} s "

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/balance/cost_model.h"
+#include "core/balance/learned_cost.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
 #include "tests/support/policy_spec.h"
@@ -32,9 +33,11 @@ std::vector<double> Costs() {
 }
 
 struct DrivenRun {
-  double makespan = 0;    // when the last item was handed in
-  double finish_gap = 0;  // between the two workers' last hand-ins
-  double start_cost = 0;  // what the policy split by at the end
+  double makespan = 0;          // when the last item was handed in
+  double finish_gap = 0;        // between the two workers' last hand-ins
+  double start_cost = 0;        // what the policy split by at the end
+  bool learning_costs = false;  // PolicyStats: what status.costModel says
+  uint64_t cost_samples = 0;
   std::vector<Reply> replies;
 };
 
@@ -131,6 +134,8 @@ DrivenRun Drive(bool learn, double start, std::vector<double> seconds_per_cost =
   run.makespan = std::max(workers[0].last_hand_in, workers[1].last_hand_in);
   run.finish_gap = std::fabs(workers[0].last_hand_in - workers[1].last_hand_in);
   run.start_cost = policy->stats().start_cost;
+  run.learning_costs = policy->stats().learning_costs;
+  run.cost_samples = policy->stats().cost_samples;
   return run;
 }
 
@@ -144,6 +149,11 @@ TEST(PolicyLearnedCostTest, LearnsTheStartCostAndSplitsTheTailByIt) {
     const DrivenRun learned = Drive(true, start, seconds);
     const DrivenRun declared = Drive(false, start, seconds);
     EXPECT_EQ(declared.start_cost, 0);
+    // The stats say whether the policy learns, and from how many reports.
+    EXPECT_FALSE(declared.learning_costs);
+    EXPECT_EQ(declared.cost_samples, 0u);
+    EXPECT_TRUE(learned.learning_costs);
+    EXPECT_GE(learned.cost_samples, StartCostFitOptions{}.min_samples);
     // Exact times: the fit has only its shrinkage to give away.
     EXPECT_NEAR(learned.start_cost, start, 0.1 * start);
     // The limit: the work over the two workers' speeds together.
@@ -159,6 +169,9 @@ TEST(PolicyLearnedCostTest, ItemsThatCostWhatTheyDeclareLearnNothingAndDecideAsB
   const DrivenRun learned = Drive(true, 0.0);
   const DrivenRun declared = Drive(false, 0.0);
   EXPECT_EQ(learned.start_cost, 0);
+  // It learns, and its fits found no start cost: the declared costs stand.
+  EXPECT_TRUE(learned.learning_costs);
+  EXPECT_GE(learned.cost_samples, StartCostFitOptions{}.min_samples);
   ASSERT_EQ(learned.replies.size(), declared.replies.size());
   for (size_t i = 0; i < learned.replies.size(); ++i) {
     EXPECT_EQ(learned.replies[i].kind, declared.replies[i].kind) << i;

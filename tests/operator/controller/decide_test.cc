@@ -380,6 +380,31 @@ TEST(DecideTest, AFinishedSessionSucceedsWithBothEfficienciesAndLingersWhilePods
   EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty()) << "finished workers stay";
 }
 
+// What the policy takes an item to cost reaches status.costModel (kubectl
+// ballast top shows it): the declared costs while the fit has found no start
+// cost, then the learned one, with the nodes' seconds per cost unit of the
+// model. A policy that learns no costs writes none.
+TEST(DecideTest, TheLearnedCostModelReachesTheStatus) {
+  World world = Running();
+  world.view = View(600);  // 200 items of cost 200 each, in 1 busy second
+  EXPECT_FALSE(S(world.Pass()).contains("costModel"));
+  world.view->policy.learning_costs = true;
+  world.view->policy.cost_samples = 12;
+  EXPECT_EQ(S(world.Pass())["costModel"], (json{{"startCost", 0},
+                                                {"learned", false},
+                                                {"samples", 12},
+                                                {"secondsPerCost", 0.005},
+                                                {"startSeconds", 0}}));
+  // Half a mean item to start each: 900 units of work in 3 s.
+  world.view->policy.start_cost = 0.5;
+  world.view->policy.cost_samples = 40;
+  EXPECT_EQ(S(world.Pass())["costModel"], (json{{"startCost", 0.5},
+                                                {"learned", true},
+                                                {"samples", 40},
+                                                {"secondsPerCost", 0.003333},
+                                                {"startSeconds", 0.001667}}));
+}
+
 TEST(DecideTest, SpecVerifyFractionReachesTheSessionAndOneOutsideItsRangeFailsTheJob) {
   World world;
   world.job["spec"]["verify"] = {{"fraction", 0.25}};

@@ -38,6 +38,8 @@ const json kFullStatus = json::parse(R"({
   "estimatedIdealSeconds": 7.1, "estimatedEfficiency": 0.57,
   "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
              "firstReportNode": "pi4b-0", "beforeFirstReport": {"containerStartSeconds": 16}},
+  "costModel": {"startCost": 0.42, "learned": true, "samples": 64, "secondsPerCost": 0.0125,
+                "startSeconds": 0.00525},
   "efficiencyNote": "31.2 s end to end, 12.1 s computing",
   "checkpoint": {"completed": [[0, 63000]], "result": {"primes": {"count": 12000}}}
 })");
@@ -61,6 +63,12 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->failed_items, 2u);
   EXPECT_EQ(status->failed_item_values, (std::vector<std::string>{"a.jpg", "b.jpg"}));
   EXPECT_EQ(status->efficiency_note, "31.2 s end to end, 12.1 s computing");
+  ASSERT_TRUE(status->cost_model.has_value());
+  EXPECT_EQ(status->cost_model->start_cost, 0.42);
+  EXPECT_TRUE(status->cost_model->learned);
+  EXPECT_EQ(status->cost_model->samples, 64u);
+  EXPECT_EQ(status->cost_model->seconds_per_cost, 0.0125);
+  EXPECT_EQ(status->cost_model->start_seconds, 0.00525);
   EXPECT_EQ(StatusToJson(*status), kFullStatus);
 }
 
@@ -91,6 +99,11 @@ TEST(WeightedJobStatusTest, AFieldOfTheWrongTypeIsRefusedByPath) {
       {{{"checkpoint", "all"}}, "status.checkpoint: expected an object, got \"all\""},
       {{{"failedItemValues", {"a", 1}}}, "status.failedItemValues[1]: expected a string, got 1"},
       {{{"timing", 3}}, "status.timing: expected an object, got 3"},
+      {{{"costModel", {{"startCost", "0.4"}}}},
+       "status.costModel.startCost: expected a number, got \"0.4\""},
+      {{{"costModel", {{"samples", -2}}}},
+       "status.costModel.samples: expected an integer >= 0, got -2"},
+      {{{"costModel", 1}}, "status.costModel: expected an object, got 1"},
       {{{"efficiency", "high"}}, "status.efficiency: expected a number, got \"high\""},
   };
   for (const auto& [status, message] : cases) {

@@ -56,6 +56,7 @@ cat >"$tmp/status.json" <<JSON
     "beforeFirstReport": {"operatorSeconds": 0.1, "waitingForNodesSeconds": 0, "podSchedulingSeconds": 1,
       "podStartSeconds": 1, "containerStartSeconds": 16, "workerStartSeconds": 1}},
   "efficiencyNote": "31.2 s end to end, 12.1 s computing; before it mostly container start 16.0 s",
+  "costModel": {"startCost": 0.42, "learned": true, "samples": 64, "secondsPerCost": 0.0125, "startSeconds": 0.00525},
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
   "efficiencyReference": "declared speeds", "limitBound": "work",
@@ -86,6 +87,8 @@ grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +declared speeds +31\.2 s en
   fail "kubectl get wj -o wide row: $(cat "$tmp/wide")"
 expect_eq "timing and failed items" "12.1 16 a.jpg" \
   "$(jp wj/primes '{.status.timing.computeSeconds} {.status.timing.beforeFirstReport.containerStartSeconds} {.status.failedItemValues[0]}')"
+expect_eq "cost model" "0.42 true 64 0.0125 0.00525" \
+  "$(jp wj/primes '{.status.costModel.startCost} {.status.costModel.learned} {.status.costModel.samples} {.status.costModel.secondsPerCost} {.status.costModel.startSeconds}')"
 pass "kubectl get wj shows phase, progress, failed items, workers, efficiency, compute efficiency (-o wide: what the efficiency is measured against, note, profile, items)"
 
 # A spec update leaves the status alone and moves the generation.

@@ -1,0 +1,76 @@
+#include "operator/controller/efficiency_metrics.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/workload/workload.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+// object[key] when object is an object and that member a string, else "".
+std::string StringAt(const json& object, const char* key) {
+  if (!object.is_object()) return "";
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The workload kind spec.workload names ("primes", "matmul", "exec"); ""
+// when it names none.
+std::string WorkloadOf(const json& job) {
+  const auto spec = job.find("spec");
+  if (spec == job.end() || !spec->is_object()) return "";
+  const auto workload = spec->find("workload");
+  if (workload == spec->end() || !workload->is_object()) return "";
+  for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
+                    workload::WorkloadKind::kExec}) {
+    if (workload->contains(workload::WorkloadKindName(kind))) {
+      return workload::WorkloadKindName(kind);
+    }
+  }
+  return "";
+}
+
+// The series of `job`, when its status is finished with an efficiency.
+std::optional<prometheus::ClientMetric> SeriesOf(const json& job) {
+  if (!job.is_object()) return std::nullopt;
+  const auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return std::nullopt;
+  const std::string phase = StringAt(*status, "phase");
+  if (phase != "Succeeded" && phase != "Failed") return std::nullopt;
+  const auto efficiency = status->find("efficiency");
+  if (efficiency == status->end() || !efficiency->is_number()) return std::nullopt;
+  const double value = efficiency->get<double>();
+  if (!std::isfinite(value)) return std::nullopt;
+  const auto meta = job.find("metadata");
+  if (meta == job.end() || StringAt(*meta, "name").empty()) return std::nullopt;
+  prometheus::ClientMetric metric;
+  metric.label = {{"job", StringAt(*meta, "name")},
+                  {"namespace", StringAt(*meta, "namespace")},
+                  {"workload", WorkloadOf(job)},
+                  {"reference", StringAt(*status, "efficiencyReference")}};
+  metric.gauge.value = value;
+  return metric;
+}
+
+}  // namespace
+
+std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
+    const std::vector<std::shared_ptr<const json>>& jobs) {
+  prometheus::MetricFamily family{kJobEfficiencyMetric,
+                                  "The efficiency of a finished WeightedJob against the physical "
+                                  "limit (status.efficiency), measured against `reference` "
+                                  "(status.efficiencyReference)",
+                                  prometheus::MetricType::Gauge,
+                                  {}};
+  for (const auto& job : jobs) {
+    if (!job) continue;
+    if (auto series = SeriesOf(*job)) family.metric.push_back(std::move(*series));
+  }
+  if (family.metric.empty()) return std::nullopt;
+  return family;
+}
+
+}  // namespace ballast::controller

@@ -1,0 +1,38 @@
+// The per-job efficiency gauge the operator exports (docs/metrics.md):
+//
+//   ballast_job_efficiency{job,namespace,workload,reference}
+//
+// one series per finished WeightedJob whose status has an efficiency
+// (Succeeded, or Failed once an efficiency was computed), its value exactly
+// status.efficiency and `reference` status.efficiencyReference ("declared
+// speeds" | "CPU budgets" | "bench scores" | "estimate"; job_efficiency.h).
+// It is built from the informer's cache of WeightedJobs at each scrape, so a
+// series exists exactly while its job does: it appears with the finished
+// status, and ends when the job is deleted (kubectl delete, or
+// ttlSecondsAfterFinished), and a new leader serves the same series. The
+// coordinator cannot export it: it forgets a job at most `linger` after the
+// job finished, and the figure is the operator's (decide_pods.cc).
+//
+// Thread-safety: a pure function of its arguments.
+#pragma once
+
+#include <prometheus/metric_family.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+namespace ballast::controller {
+
+inline constexpr const char* kJobEfficiencyMetric = "ballast_job_efficiency";
+
+// The family of `jobs` (WeightedJobs as the API server returns them) that
+// have a finished status with an efficiency, one series each in the order
+// given; nullopt when none has (prometheus-cpp leaves out a family without
+// series). A job whose fields have unexpected types is left out. Never
+// throws.
+std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
+    const std::vector<std::shared_ptr<const nlohmann::json>>& jobs);
+
+}  // namespace ballast::controller

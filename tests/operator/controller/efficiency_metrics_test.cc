@@ -1,0 +1,114 @@
+// The per-job efficiency gauge (operator/controller/efficiency_metrics.h):
+// after a job finishes it carries the very figure its status holds, labelled
+// with what that figure is measured against, and a job that is not finished,
+// has no efficiency or is gone has no series.
+#include "operator/controller/efficiency_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "tests/operator/controller/decide_world.h"
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+using CachedJobs = std::vector<std::shared_ptr<const json>>;
+
+std::shared_ptr<const json> Cached(json job) {
+  return std::make_shared<const json>(std::move(job));
+}
+
+// The series' labels, by name.
+std::map<std::string, std::string> SeriesLabels(const prometheus::ClientMetric& metric) {
+  std::map<std::string, std::string> labels;
+  for (const auto& label : metric.label) labels[label.name] = label.value;
+  return labels;
+}
+
+// A job `name` of namespace "lab" with `status`.
+json FinishedJob(const std::string& name, json status) {
+  return {{"metadata", {{"name", name}, {"namespace", "lab"}}},
+          {"spec", {{"workload", {{"exec", {{"command", json::array({"true"})}}}}}}},
+          {"status", std::move(status)}};
+}
+
+TEST(EfficiencyMetricsTest, AFinishedJobsGaugeIsItsStatusFigureAgainstItsReference) {
+  decide_test::World world = decide_test::Running();
+  world.view = decide_test::View(2000, /*done=*/true);
+  const json status = decide_test::S(world.Pass());
+  ASSERT_EQ(status["phase"], "Succeeded");
+  ASSERT_TRUE(status["efficiency"].is_number());
+  json job = world.job;
+  job["status"] = status;
+
+  const auto family = JobEfficiencyFamily({Cached(job)});
+  ASSERT_TRUE(family.has_value());
+  EXPECT_EQ(family->name, "ballast_job_efficiency");
+  EXPECT_EQ(family->type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(family->metric.size(), 1u);
+  EXPECT_EQ(family->metric[0].gauge.value, status["efficiency"].get<double>());
+  const std::map<std::string, std::string> want = {
+      {"job", "p"}, {"namespace", "ns"}, {"workload", "primes"}, {"reference", "declared speeds"}};
+  EXPECT_EQ(SeriesLabels(family->metric[0]), want);
+}
+
+TEST(EfficiencyMetricsTest, ARunningJobHasNoSeriesUntilItsStatusIsFinished) {
+  decide_test::World world = decide_test::Running();
+  json job = world.job;
+  job["status"] = decide_test::S(world.Pass());
+  ASSERT_EQ(job["status"]["phase"], "Running");
+  EXPECT_FALSE(JobEfficiencyFamily({Cached(job)}).has_value());
+  EXPECT_FALSE(JobEfficiencyFamily({Cached(world.job)}).has_value()) << "no status at all";
+  EXPECT_FALSE(JobEfficiencyFamily({}).has_value()) << "no job: no family";
+}
+
+TEST(EfficiencyMetricsTest, AFailedJobHasASeriesOnlyWhenItsStatusHasAnEfficiency) {
+  const CachedJobs jobs = {
+      Cached(FinishedJob(
+          "measured",
+          {{"phase", "Failed"}, {"efficiency", 0.61}, {"efficiencyReference", "CPU budgets"}})),
+      Cached(FinishedJob("refused", {{"phase", "Failed"}})),
+      Cached(FinishedJob(
+          "estimated",
+          {{"phase", "Succeeded"}, {"efficiency", 0.9}, {"efficiencyReference", "estimate"}})),
+  };
+  const auto family = JobEfficiencyFamily(jobs);
+  ASSERT_TRUE(family.has_value());
+  ASSERT_EQ(family->metric.size(), 2u);
+  EXPECT_EQ(SeriesLabels(family->metric[0])["job"], "measured");
+  EXPECT_EQ(SeriesLabels(family->metric[0])["reference"], "CPU budgets");
+  EXPECT_EQ(SeriesLabels(family->metric[0])["workload"], "exec");
+  EXPECT_EQ(family->metric[0].gauge.value, 0.61);
+  EXPECT_EQ(SeriesLabels(family->metric[1])["job"], "estimated");
+  EXPECT_EQ(SeriesLabels(family->metric[1])["reference"], "estimate");
+}
+
+// The series end with the job: the cache no longer holds a deleted job.
+TEST(EfficiencyMetricsTest, ADeletedJobsSeriesIsGoneWithItFromTheCache) {
+  const auto a = Cached(FinishedJob("a", {{"phase", "Succeeded"}, {"efficiency", 0.95}}));
+  const auto b = Cached(FinishedJob("b", {{"phase", "Succeeded"}, {"efficiency", 0.97}}));
+  ASSERT_EQ(JobEfficiencyFamily({a, b})->metric.size(), 2u);
+  const auto family = JobEfficiencyFamily({b});
+  ASSERT_EQ(family->metric.size(), 1u);
+  EXPECT_EQ(SeriesLabels(family->metric[0])["job"], "b");
+}
+
+TEST(EfficiencyMetricsTest, FieldsOfTheWrongTypeLeaveTheJobOut) {
+  const CachedJobs jobs = {
+      Cached(FinishedJob("string", {{"phase", "Succeeded"}, {"efficiency", "0.9"}})),
+      Cached(FinishedJob("phase", {{"phase", 3}, {"efficiency", 0.9}})),
+      Cached(json{{"metadata", {{"namespace", "lab"}}},
+                  {"status", {{"phase", "Succeeded"}, {"efficiency", 0.9}}}}),
+      Cached(json{{"status", "Succeeded"}}),
+      Cached(json::array()),
+      nullptr,
+  };
+  EXPECT_FALSE(JobEfficiencyFamily(jobs).has_value());
+}
+
+}  // namespace
+}  // namespace ballast::controller
