@@ -3,6 +3,8 @@ Prometheus, to PNG with matplotlib: one image a panel, named
 DASHBOARD-PANELID.png. Time series become lines, a state timeline becomes
 bars, a bar gauge becomes horizontal bars of the last values. What it draws
 is what the panel's queries returned; the look only approximates Grafana's.
+A panel whose queries returned nothing (dashboards_check.NO_DATA_IN_RUN) is
+not drawn.
 """
 
 import math
@@ -34,9 +36,14 @@ def points(series, start):
 
 
 def render(dashboards, data, start, end, out_dir):
+    """Draws every panel with data; returns the titles of those without."""
     os.makedirs(out_dir, exist_ok=True)
+    empty = []
     for name, dashboard in dashboards.items():
         for panel in dashboard["panels"]:
+            if not any(data[(name, panel["id"], target["refId"])] for target in panel["targets"]):
+                empty.append(f"{name}: {panel['title']}")
+                continue
             unit = panel.get("fieldConfig", {}).get("defaults", {}).get("unit")
             figure, axes = plt.subplots(figsize=(8, 3.6), dpi=90)
             kind = panel["type"]
@@ -50,6 +57,7 @@ def render(dashboards, data, start, end, out_dir):
             figure.tight_layout()
             figure.savefig(os.path.join(out_dir, f"{name}-{panel['id']}.png"))
             plt.close(figure)
+    return empty
 
 
 def draw_lines(axes, panel, data, name, start, unit):
