@@ -33,8 +33,9 @@ balance::JobInfo JobInfoOf(const JobConfig& config) {
   // Primes and matmul compute an item from its number; an exec item's
   // command may read its inputs from anywhere.
   job.inputs_cross_links = config.workload.kind == workload::WorkloadKind::kExec;
-  // An exec command may run again for the same range (the README's
-  // contract), also at once on two workers, unless the job says it must not.
+  // An exec command may run again for the same range (the contract of
+  // docs/getting-started.md, "Your own job"), also at once on two workers,
+  // unless the job says it must not.
   job.repeatable =
       config.workload.kind != workload::WorkloadKind::kExec || config.workload.exec.backups;
   return job;

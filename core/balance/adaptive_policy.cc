@@ -225,13 +225,13 @@ class AdaptivePolicy : public PolicyBase {
   // others the items it was short, which they take up at once; one that ends
   // it a little late idles them all until it hands in its last items, and a
   // node under a CPU quota hands them in up to a throttled gap, (1 - d) of a
-  // quota period, late (docs/efficiency.md, items 14 and 19). So the split
-  // aims below the expected finish, the more the smaller the node's share of
-  // the speed (the newsvendor's critical ratio q). Only small shares are
-  // hedged: a larger one's hedge would overload the others beyond their
-  // rebalancing threshold and cost messages (item 14); with a fuzzy prior
-  // (Z = 0) the split's own error is far larger than a gap, and a steady
-  // node (d = 1, every simulated one) has no gap.
+  // quota period, late (docs/efficiency.md, "A hedged first split for bursty
+  // workers"). So the split aims below the expected finish, the more the
+  // smaller the node's share of the speed (the newsvendor's critical ratio
+  // q). Only small shares are hedged: a larger one's hedge would overload the
+  // others beyond their rebalancing threshold and cost messages (the same
+  // section); with a fuzzy prior (Z = 0) the split's own error is far larger
+  // than a gap, and a steady node (d = 1, every simulated one) has no gap.
   double HedgedShare(WorkerId id, double q) const {
     const WorkerPrior& worker = job().workers[id];
     const double z = Credibility(id);

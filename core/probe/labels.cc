@@ -17,7 +17,7 @@ bool IsAlnum(char c) {
 std::string Key(std::string_view name) { return std::string(kLabelPrefix) + std::string(name); }
 
 // Watts at 400 % load: seed 000's Table 1 for the Pi 3B and 4B; for the Pi 5
-// the figure the README's example uses. Other boards: unknown.
+// the figure docs/getting-started.md's example uses. Other boards: unknown.
 double BoardWatts(const std::string& model) {
   if (model == "3B") return 5.1;
   if (model == "4B") return 6.4;

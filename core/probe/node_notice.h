@@ -1,5 +1,5 @@
 // What the node probe tells about its Node after labelling it (docs/probe.md,
-// "Events"): a pure decision over what the probe read and what the Node
+// "Labelling the Node"): a pure decision over what the probe read and what the Node
 // carries once the probe's apply is done.
 //
 //   a label the profile reads is on no     -> Warning ProbeFactUnknown: the

@@ -60,9 +60,9 @@ struct ExecSpec {
   uint32_t concurrency = 0;
   // In the endgame an idle worker may run a copy of the last worker's
   // remaining items at the same time (adaptive's backups); the first result
-  // is merged. The README's contract (a command may run again for the same
-  // range, writing beside and renaming) makes that safe; false for a command
-  // that must never run twice at once.
+  // is merged. The contract of docs/getting-started.md, "Your own job" (a
+  // command may run again for the same range, writing beside and renaming)
+  // makes that safe; false for a command that must never run twice at once.
   bool backups = true;
   std::string image;  // container image on Kubernetes; unused locally
   ResultSpec result;  // what the command hands back (user_result.h)

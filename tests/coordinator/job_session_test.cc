@@ -676,10 +676,11 @@ TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
 }
 
 // Issue 42: an exec job's command may run again for the same range (the
-// README's contract), so in the endgame an idle fast worker computes a copy
-// of the last worker's remaining items; the first result is merged, the
-// other dropped. exec.backups: false keeps a command from running twice at
-// once. (The policy's side: PolicyTest.AdaptiveBacksUpTheLastLease...)
+// contract of docs/getting-started.md, "Your own job"), so in the endgame an
+// idle fast worker computes a copy of the last worker's remaining items; the
+// first result is merged, the other dropped. exec.backups: false keeps a
+// command from running twice at once. (The policy's side:
+// PolicyTest.AdaptiveBacksUpTheLastLease...)
 TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
   const auto endgame = [](bool backups) {
     JobConfig config = ExecJob(100, "adaptive");

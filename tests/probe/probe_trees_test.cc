@@ -206,7 +206,7 @@ TEST(ProbeTrees, Seed000TreesGiveTheWeightsOfTable2) {
   EXPECT_EQ(result->nodes[2].weight, 1);
 }
 
-// README.md's install example: a Pi 5, a Pi 4B 2 GB and a Pi 3B on a
+// docs/getting-started.md's install example: a Pi 5, a Pi 4B 2 GB and a Pi 3B on a
 // 32-bit OS, labelled by the probe alone, weigh 8 / 5 / 1.
 TEST(ProbeTrees, ReadmeClusterWeighs851) {
   auto profile = fuzzy::BuiltinProfile("raspberry-pi");

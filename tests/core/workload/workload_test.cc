@@ -87,7 +87,7 @@ workload:
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_FALSE(plain->exec.per_item);
   EXPECT_EQ(plain->exec.retries, 2u);
-  EXPECT_TRUE(plain->exec.backups) << "the README's contract allows a second run";
+  EXPECT_TRUE(plain->exec.backups) << "the contract (docs/getting-started.md) allows a second run";
 }
 
 // Each bad document and a fragment its message must contain.

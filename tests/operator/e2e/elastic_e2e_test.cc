@@ -1,5 +1,5 @@
 // The operator against the real control plane when the cluster changes under
-// a running job (docs/operator.md, "Nodes that join and leave"): a board
+// a running job (docs/operator.md, "What the operator does with a job"): a board
 // labelled into the job's selector mid-run joins the running session and
 // computes, and a board cordoned mid-run loses its worker at once (its lease
 // moves without waiting for it to expire). Each prints how long the

@@ -1,5 +1,5 @@
 // The operator against the real control plane when nodes cannot carry a
-// worker (docs/operator.md, "Bad input and faults"): a node of an
+// worker (docs/operator.md, "What the operator does with a job"): a node of an
 // architecture with no worker image, a worker image the node cannot start
 // (the node agent reports ErrImagePull for an image it has no mapping for,
 // as a kubelet without a registry would), a coordinator the workers cannot

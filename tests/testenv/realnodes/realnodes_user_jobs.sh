@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A new user's path with their own images, on real kubelets (README, "Your
-# own job"; examples/thumbnails, examples/file-digests, examples/secret-env):
+# A new user's path with their own images, on real kubelets (docs/getting-started.md,
+# "Your own job"; examples/thumbnails, examples/file-digests, examples/secret-env):
 # the examples' Containerfiles built with buildah (Debian's ImageMagick and
 # python3, nothing of Ballast's), imported into the nodes' containerd, the
 # chart installed, a share of 300 PNG images of skewed sizes as a
