@@ -38,13 +38,16 @@ wait_phase() { wait_until "pod $1 $2" "$3" phase_is "$1" "$2"; }
 
 # The chart, installed as a user installs it: the images are on the nodes
 # (never pulled), and the operator goes to the node without a CPU quota when
-# the node file has one (a k3s server beside the boards), else wherever the
-# scheduler puts it.
+# the node file has one (a k3s server beside the boards), by the selector
+# the install guide gives for a k3s server, else wherever the scheduler
+# puts it.
 chart=$source_dir/helm/ballast
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
 helm_args=(--set image.pullPolicy=Never)
 if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
-  helm_args+=(--set-string "operator.nodeSelector.kubernetes\.io/hostname=$BALLAST_REALNODES_CONTROL")
+  [[ $(kubectl get node "$BALLAST_REALNODES_CONTROL" -o jsonpath='{.metadata.labels.node-role\.kubernetes\.io/control-plane}') == true ]] ||
+    fail "$BALLAST_REALNODES_CONTROL should carry node-role.kubernetes.io/control-plane=true, as a k3s server does"
+  helm_args+=(--set-string 'operator.nodeSelector.node-role\.kubernetes\.io/control-plane=true')
 fi
 
 # require_ballast_images: fails unless a node has both of Ballast's images.
