@@ -25,7 +25,6 @@ DeviationOptions Sane(const DeviationOptions& in) {
   o.max_age_seconds = std::max(0.0, Or(in.max_age_seconds, d.max_age_seconds));
   o.max_shared_fraction = std::clamp(Or(in.max_shared_fraction, d.max_shared_fraction), 0.0, 1.0);
   o.min_reference_nodes = std::max<size_t>(1, in.min_reference_nodes);
-  o.slow_weight = std::clamp(Or(in.slow_weight, d.slow_weight), 0.0, 1.0);
   return o;
 }
 
@@ -171,17 +170,15 @@ std::string DescribeDeviation(const NodeDeviation& d, const DeviationOptions& op
 std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& kept,
                                          const std::vector<fuzzy::NodeHistory>& measured,
                                          const std::vector<NodeDeviation>& deviations,
-                                         const fuzzy::HistoryPriorOptions& history_options,
-                                         const DeviationOptions& options) {
-  const DeviationOptions o = Sane(options);
-  std::set<std::string> slow_nodes;
+                                         const fuzzy::HistoryPriorOptions& history_options) {
+  std::map<std::string, double> slow_below;
   for (const NodeDeviation& d : deviations) {
-    if (d.verdict == Verdict::kSlow) slow_nodes.insert(d.node);
+    if (d.verdict == Verdict::kSlow) slow_below[d.node] = d.slow_below;
   }
   std::vector<fuzzy::NodeHistory> normal;
   std::map<std::string, fuzzy::NodeHistory> slow;
   for (const fuzzy::NodeHistory& m : measured) {
-    if (!slow_nodes.count(m.node)) {
+    if (!slow_below.count(m.node)) {
       normal.push_back(m);
     } else if (Positive(m.speed) && Positive(m.samples)) {
       slow[m.node] = m;
@@ -195,26 +192,18 @@ std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& 
   for (auto& [node, m] : slow) {
     auto it = std::find_if(merged.begin(), merged.end(),
                            [&](const fuzzy::NodeHistory& h) { return h.node == node; });
-    const double n_new = std::min(m.samples, cap) * o.slow_weight;
-    if (it == merged.end()) {
-      fuzzy::NodeHistory entry = m;
-      entry.samples = n_new;
-      entry.spread = 0;
-      if (n_new > 0) merged.push_back(entry);
-      continue;
-    }
+    if (it == merged.end()) continue;  // judged against a history not given here
+    // Winsorized: the job counts as much as any, at the edge of the band.
+    const double entered = std::max(m.speed, it->speed * slow_below[node]);
     const double n_old = it->samples * carry;
-    if (n_old + n_new <= 0) continue;
+    const double n_new = std::min(m.samples, cap);
     const double log_speed =
-        (n_old * std::log(it->speed) + n_new * std::log(m.speed)) / (n_old + n_new);
+        (n_old * std::log(it->speed) + n_new * std::log(entered)) / (n_old + n_new);
     it->speed = std::exp(log_speed);
     it->samples = std::min(n_old + n_new, cap);
     it->age_seconds = m.age_seconds;
     // it->spread: as it was; a slow job says nothing of the node's noise.
   }
-  std::sort(
-      merged.begin(), merged.end(),
-      [](const fuzzy::NodeHistory& a, const fuzzy::NodeHistory& b) { return a.node < b.node; });
   return merged;
 }
 

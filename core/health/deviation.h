@@ -25,12 +25,14 @@
 // the run (history::kMaxSharedFraction: its speed was its share of the node),
 // or without enough reference nodes to set the scale.
 //
-// A Slow job enters the history down-weighted (EnterJob): its samples count
-// slow_weight each and it leaves the node's spread as it was. One bad day
-// moves the baseline by a fifth of the way (with the defaults and a steady
-// history); a lasting change is flagged for a few jobs in a row, each moving
-// the baseline further, until the measurement is within the threshold, is
-// Normal, and enters at full weight.
+// A Slow job enters the history winsorized (EnterJob): at the edge of the
+// band, with all its samples, leaving the node's spread as it was. One bad
+// day, however bad, moves the baseline by at most about a half of the band
+// (to 0.87 of itself with the defaults and a steady history); a lasting
+// change is flagged for a few jobs in a row, each moving the baseline as
+// far, until the measurement is within the band, is Normal, and enters as
+// it is. The node keeps its samples, so its history keeps its credibility
+// as the next job's prior (fuzzy::BlendHistoryPrior).
 //
 // Thread-safety: pure functions over values; safe from any thread.
 #pragma once
@@ -69,8 +71,6 @@ struct DeviationOptions {
   double max_shared_fraction = 0.25;
   // Other judged nodes needed to bring the baseline to the job's scale.
   size_t min_reference_nodes = 2;
-  // EnterJob: how much each sample of a Slow job counts, in [0, 1].
-  double slow_weight = 0.25;
 };
 
 // What one finished job measured on a node.
@@ -119,15 +119,16 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
 std::string DescribeDeviation(const NodeDeviation& deviation, const DeviationOptions& options);
 
 // The history after one more job, as fuzzy::MergeJobSpeeds makes it, but
-// for the nodes `deviations` judged Slow: their samples count
-// options.slow_weight each and their spread is left as it was. The scale
-// that brings the kept history to the job's is set by the other nodes only.
-// `measured`: the job's speeds as MergeJobSpeeds takes them (samples from
-// fuzzy::JobSamples). Returns one record per node, sorted by name.
+// for the nodes `deviations` judged Slow: their speed enters winsorized, as
+// if the job had measured them at the edge of the band (the kept speed times
+// their slow_below) with all their samples, and their spread is left as it
+// was. The scale that brings the kept history to the job's is set by the
+// other nodes only. `measured`: the job's speeds as MergeJobSpeeds takes
+// them (samples from fuzzy::JobSamples). Returns one record per node,
+// sorted by name.
 std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& kept,
                                          const std::vector<fuzzy::NodeHistory>& measured,
                                          const std::vector<NodeDeviation>& deviations,
-                                         const fuzzy::HistoryPriorOptions& history_options,
-                                         const DeviationOptions& options);
+                                         const fuzzy::HistoryPriorOptions& history_options);
 
 }  // namespace ballast::health
