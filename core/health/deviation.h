@@ -63,8 +63,9 @@ struct DeviationOptions {
   double fast_ratio = 1.25;
   // Fewer computing seconds in the job: no verdict (noise).
   double min_busy_seconds = 5;
-  // History with fewer weighted samples: no verdict.
-  double min_history_samples = 3;
+  // History with fewer weighted samples: no verdict (a static policy gives
+  // a node one report, one sample, a job).
+  double min_history_samples = 1;
   // History whose newest sample is older: no verdict.
   double max_age_seconds = 7 * 24 * 3600.0;
   // Shared with other jobs' workers for more of the run: no verdict.

@@ -124,7 +124,7 @@ TEST(Deviation, StaleOrThinHistoryNoVerdict) {
   history[2].age_seconds = 8 * 24 * 3600.0;
   EXPECT_EQ(Find(JudgeDeviations(history, Job(1, 0.5), {}), "pi4b-1").reason, kStaleHistory);
   history = Rack();
-  history[2].samples = 2;
+  history[2].samples = 0.9;
   EXPECT_EQ(Find(JudgeDeviations(history, Job(1, 0.5), {}), "pi4b-1").reason, kFewSamples);
 }
 
