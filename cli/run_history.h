@@ -44,7 +44,7 @@ std::vector<health::NodeDeviation> JudgeRun(const fuzzy::HistoryFile& file, cons
 // declared cost over its computing seconds (verification's recomputations
 // left out), its samples fuzzy::JobSamples of its reports and computing
 // seconds, measured at `now`; a node `deviations` judged Slow enters
-// down-weighted (health::EnterJob).
+// winsorized (health::EnterJob).
 fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind,
                          const LocalRunOutcome& outcome, int64_t now,
                          const fuzzy::HistoryPriorOptions& options,

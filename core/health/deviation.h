@@ -28,7 +28,7 @@
 // A Slow job enters the history winsorized (EnterJob): at the edge of the
 // band, with all its samples, leaving the node's spread as it was. One bad
 // day, however bad, moves the baseline by at most about a half of the band
-// (to 0.87 of itself with the defaults and a steady history); a lasting
+// (to 0.865 of itself with the defaults and a steady history); a lasting
 // change is flagged for a few jobs in a row, each moving the baseline as
 // far, until the measurement is within the band, is Normal, and enters as
 // it is. The node keeps its samples, so its history keeps its credibility

@@ -57,7 +57,7 @@ struct JobSeries {
 // job's history samples are fuzzy::JobSamples of the reports each node sent
 // and its busy seconds; each job is judged against the history before it
 // (health::JudgeDeviations) and enters it as health::EnterJob says (a Slow
-// node's samples down-weighted); between jobs the
+// node winsorized); between jobs the
 // records age by the job's makespan plus history.gap_seconds. Returns
 // Invalid when the weights do not match the nodes or the policy spec is
 // wrong, and Simulate's error of the first job that fails (its name in the
