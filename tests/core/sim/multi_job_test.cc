@@ -61,6 +61,18 @@ TEST(MultiJobTest, JobsAndHistoryArrive) {
   EXPECT_DOUBLE_EQ(s.history.gap_seconds, 60);
 }
 
+// A job's changes apply in that job only, and in each of its repeats.
+TEST(MultiJobTest, AJobsChangesApplyWithinItAlone) {
+  Scenario s = Parse(kRepeat);
+  s.jobs[1].changes["b"] = {{10, 0.1}};
+  auto series = SimulateJobs(s, kMisleading, Adaptive(), false);
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  const double before = series->jobs[0].measured_speeds[1];
+  EXPECT_LT(series->jobs[1].measured_speeds[1], 0.8 * before) << "b ran at 0.1 after 10 s";
+  EXPECT_NEAR(series->jobs[2].measured_speeds[1], before, 0.02 * before) << "and not after";
+  EXPECT_GT(series->jobs[1].result.makespan_s, series->jobs[0].result.makespan_s);
+}
+
 TEST(MultiJobTest, BadJobsNameFileLineAndExpectation) {
   const std::string nodes = "nodes:\n  - {name: a, speed: 1}\n";
   const std::string head = "workload: {items: 10}\n";
@@ -72,6 +84,14 @@ TEST(MultiJobTest, BadJobsNameFileLineAndExpectation) {
       {head + "jobs:\n  - {name: x, speeds: {a: -1}}  # <-\n" + nodes,
        "jobs[0].speeds.a: expected a speed in [1e-06, 1e+06]"},
       {head + "jobs:\n  - {name: x, speeds: [1]}  # <-\n" + nodes, "a map of node names"},
+      {head + "jobs:\n  - {name: x, changes: {ghost: []}}  # <-\n" + nodes,
+       "jobs[0].changes.ghost: no node named 'ghost'"},
+      {head + "jobs:\n  - {name: x, changes: {a: [{at: 5, speed: 0}]}}  # <-\n" + nodes,
+       "jobs[0].changes.a[0].speed"},
+      {head + "jobs:\n  - {changes: {a: [{at: 5, speed: 1}, {at: 2, speed: 1}]}}  # <-\n" + nodes,
+       "a time after 5"},
+      {head + "jobs:\n  - {name: x, changes: [1]}  # <-\n" + nodes,
+       "a map of node names to speed changes"},
       {head + "jobs:\n  - {repeat: 0}  # <-\n" + nodes, "jobs[0].repeat"},
       {head + "jobs:\n  - {repeat: 600}\n  - {repeat: 600}  # <-\n" + nodes, "more than 1000 jobs"},
       {head + "jobs:\n  - {nmae: x}  # <-\n" + nodes, "unknown field \"nmae\""},
