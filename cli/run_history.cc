@@ -99,8 +99,8 @@ fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind
     if (speed > 0 && samples > 0) measured.push_back({worker.name, speed, samples, 0});
   }
   fuzzy::HistoryFile out = file;
-  out.workloads[kind] = fuzzy::RecordsAt(
-      health::EnterJob(Kept(file, kind, now), measured, deviations, options), now);
+  out.workloads[kind] =
+      fuzzy::RecordsAt(health::EnterJob(Kept(file, kind, now), measured, deviations, options), now);
   return out;
 }
 
