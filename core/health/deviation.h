@@ -13,8 +13,13 @@
 // does not either (with three or more references).
 //
 //   ratio_i    = measured_i / baseline_i
-//   sigma_i^2  = spread_i + mean_j spread_j / references   (log variances)
+//   sigma_i^2  = max(spread_i, mean_j spread_j) / (1 - 1/n) * (1 + pi / (2 m))
 //   slow_below = min(slow_ratio, exp(-band_sigmas * sigma_i))
+//
+// with spread the variance of log speed between jobs that MergeJobSpeeds
+// keeps (measured against the mean of all n = m + 1 nodes, which hides 1/n of
+// it), m the references (their median adds pi / (2 m) of a node's variance;
+// 1 / m for one or two).
 //   verdict    = Slow   when ratio_i < slow_below
 //                Normal otherwise; `fast` noted when ratio_i > max(fast_ratio,
 //                exp(band_sigmas * sigma_i))
