@@ -8,6 +8,7 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/health_report.h"
 #include "cli/local_runner.h"
 #include "cli/run_history.h"
 #include "cli/run_report.h"
@@ -130,17 +131,33 @@ int Run(const RunFlags& flags) {
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
+  std::vector<health::NodeDeviation> deviations;
   if (!flags.history.empty()) {
     const std::string kind = workload::WorkloadKindName(loaded->job.workload.kind);
-    if (Status saved = SaveHistory(flags.history, Learn(history, kind, *outcome, UnixNow(), {}));
+    const int64_t now = UnixNow();
+    deviations = JudgeRun(history, kind, *outcome, now);
+    if (Status saved =
+            SaveHistory(flags.history, Learn(history, kind, *outcome, now, {}, deviations));
         !saved.ok()) {
       return ReportError(saved);
     }
   }
+  const health::JobEnergy energy = RunEnergy(loaded->cluster, *outcome);
   if (table) {
     PrintRunTable(loaded->job, *outcome);
+    PrintRunHealth(energy, deviations);
   } else {
-    fmt::print("{}\n", DumpJson(RunJson(loaded->job, *outcome), 2));
+    nlohmann::json out = RunJson(loaded->job, *outcome);
+    out["energy"] = EnergyJson(energy);
+    if (!flags.history.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const health::NodeDeviation& d : deviations) {
+        list.push_back(DeviationJson(d));
+        list.back()["name"] = d.node;
+      }
+      out["deviations"] = std::move(list);
+    }
+    fmt::print("{}\n", DumpJson(out, 2));
   }
   if (!flags.report.empty()) {
     if (Status written = WriteFile(flags.report, RenderRunReport(loaded->job, *outcome));

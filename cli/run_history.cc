@@ -52,26 +52,55 @@ std::vector<fuzzy::NodePrior> RunPriors(const fuzzy::WeightResult& weights,
   return priors;
 }
 
+namespace {
+
+// The history of `kind` in `file`, aged to `now`.
+std::vector<fuzzy::NodeHistory> Kept(const fuzzy::HistoryFile& file, const std::string& kind,
+                                     int64_t now) {
+  auto it = file.workloads.find(kind);
+  return it == file.workloads.end() ? std::vector<fuzzy::NodeHistory>{}
+                                    : fuzzy::HistoryAt(it->second, now);
+}
+
+// A worker's computing seconds on merged items, verification's left out.
+double RunBusy(const LocalRunOutcome& outcome, size_t i) {
+  const auto& checks = outcome.view.verification;
+  const double check_busy = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
+  return outcome.view.workers[i].MergedBusySeconds() - check_busy;
+}
+
+}  // namespace
+
+std::vector<health::NodeDeviation> JudgeRun(const fuzzy::HistoryFile& file, const std::string& kind,
+                                            const LocalRunOutcome& outcome, int64_t now) {
+  std::vector<health::JobMeasurement> measured;
+  const auto& view = outcome.view;
+  for (size_t i = 0; i < view.workers.size(); ++i) {
+    const double busy = RunBusy(outcome, i);
+    const double shared =
+        view.sharing_sampled_s > 0 ? view.workers[i].shared_s / view.sharing_sampled_s : 0;
+    measured.push_back(
+        {view.workers[i].name, fuzzy::MeasuredSpeed(view.workers[i].cost, busy), busy, shared});
+  }
+  return health::JudgeDeviations(Kept(file, kind, now), measured, {});
+}
+
 fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind,
                          const LocalRunOutcome& outcome, int64_t now,
-                         const fuzzy::HistoryPriorOptions& options) {
-  std::vector<fuzzy::NodeHistory> kept;
-  if (auto it = file.workloads.find(kind); it != file.workloads.end()) {
-    kept = fuzzy::HistoryAt(it->second, now);
-  }
+                         const fuzzy::HistoryPriorOptions& options,
+                         const std::vector<health::NodeDeviation>& deviations) {
   std::vector<fuzzy::NodeHistory> measured;
   const auto& view = outcome.view;
-  const auto& checks = view.verification;
   for (size_t i = 0; i < view.workers.size(); ++i) {
     const auto& worker = view.workers[i];
-    const double check_busy = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
-    const double busy = worker.MergedBusySeconds() - check_busy;
+    const double busy = RunBusy(outcome, i);
     const double speed = fuzzy::MeasuredSpeed(worker.cost, busy);
     const double samples = fuzzy::JobSamples(static_cast<double>(worker.reports), busy, options);
     if (speed > 0 && samples > 0) measured.push_back({worker.name, speed, samples, 0});
   }
   fuzzy::HistoryFile out = file;
-  out.workloads[kind] = fuzzy::RecordsAt(fuzzy::MergeJobSpeeds(kept, measured, options), now);
+  out.workloads[kind] =
+      fuzzy::RecordsAt(health::EnterJob(Kept(file, kind, now), measured, deviations, options), now);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "core/fuzzy/history_file.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/fuzzy/model.h"
+#include "core/health/deviation.h"
 
 namespace ballast::cli {
 
@@ -33,13 +34,21 @@ std::vector<fuzzy::NodePrior> RunPriors(const fuzzy::WeightResult& weights,
                                         const fuzzy::HistoryFile& file, const std::string& kind,
                                         int64_t now, const fuzzy::HistoryPriorOptions& options);
 
+// Each node's deviation from its own baseline, the history of `kind` in
+// `file` at `now` (health::JudgeDeviations, default options), in the order
+// of the run's workers; its measured speed as Learn takes it.
+std::vector<health::NodeDeviation> JudgeRun(const fuzzy::HistoryFile& file, const std::string& kind,
+                                            const LocalRunOutcome& outcome, int64_t now);
+
 // The history with a finished run's measured speeds merged in: each node's
 // declared cost over its computing seconds (verification's recomputations
 // left out), its samples fuzzy::JobSamples of its reports and computing
-// seconds, measured at `now`.
+// seconds, measured at `now`; a node `deviations` judged Slow enters
+// winsorized (health::EnterJob).
 fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind,
                          const LocalRunOutcome& outcome, int64_t now,
-                         const fuzzy::HistoryPriorOptions& options);
+                         const fuzzy::HistoryPriorOptions& options,
+                         const std::vector<health::NodeDeviation>& deviations = {});
 
 // "history 12.3 (12 samples, 5 s old)", "blended 4.1 (Z 0.55, ...)" or
 // "profile 5": a prior for the run's table.

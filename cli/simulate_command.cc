@@ -8,6 +8,7 @@
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/gantt_svg.h"
+#include "cli/health_report.h"
 #include "cli/scenario_loader.h"
 #include "cli/simulate_jobs.h"
 #include "core/common/utf8.h"
@@ -106,13 +107,24 @@ void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>&
                  loaded.priors[i].speed, s.nodes[i].speed);
     }
   }
-  fmt::print("\n{:<18} {:>12} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10}\n", "policy", "makespan_s",
-             "ideal_s", "efficiency", "messages", "moved", "steals", "duplicate");
+  fmt::print("\n{:<18} {:>12} {:>12} {:>10} {:>10} {:>10} {:>7} {:>10} {:>10} {:>10}\n", "policy",
+             "makespan_s", "ideal_s", "efficiency", "messages", "moved", "steals", "duplicate",
+             "energy_J", "J/item");
+  bool energy_estimate = false, energy_incomplete = false;
   for (const sim::SimResult& r : results) {
-    fmt::print("{:<18} {:>12.3f} {:>12.3f} {:>10.3f} {:>10} {:>10} {:>7} {:>10}\n", r.policy,
-               r.makespan_s, r.ideal_s, r.efficiency, r.messages, r.moved_items, r.steals,
-               r.duplicate_items);
+    const health::JobEnergy energy = sim::JobEnergy(s, r);
+    energy_estimate = energy_estimate || energy.estimate;
+    energy_incomplete = energy_incomplete || !energy.complete;
+    fmt::print(
+        "{:<18} {:>12.3f} {:>12.3f} {:>10.3f} {:>10} {:>10} {:>7} {:>10} {:>10.1f} {:>10.4g}\n",
+        r.policy, r.makespan_s, r.ideal_s, r.efficiency, r.messages, r.moved_items, r.steals,
+        r.duplicate_items, energy.joules, energy.joules_per_item);
   }
+  fmt::print(
+      "\nenergy_J: estimated from each board's idle and load power over the makespan{}{} "
+      "(docs/history.md, \"Energy per job\")\n",
+      energy_estimate ? "; some figures are estimates" : "",
+      energy_incomplete ? "; nodes without power figures left out" : "");
   for (const sim::SimResult& r : results) {
     if (r.start_cost > 0) {
       fmt::print("{} split by a learned start cost of {:.3g} mean items per item\n", r.policy,
@@ -138,7 +150,8 @@ void PrintTable(const LoadedScenario& loaded, const std::vector<sim::SimResult>&
   }
 }
 
-nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
+nlohmann::json ResultsJson(const sim::Scenario& scenario,
+                           const std::vector<sim::SimResult>& results) {
   nlohmann::json out = nlohmann::json::array();
   for (const sim::SimResult& r : results) {
     nlohmann::json workers = nlohmann::json::array();
@@ -167,6 +180,7 @@ nlohmann::json ResultsJson(const std::vector<sim::SimResult>& results) {
                    {"packing_s", r.packing_s},
                    {"failed_items", r.failed_items},
                    {"job_failed", r.job_failed},
+                   {"energy", EnergyJson(sim::JobEnergy(scenario, r))},
                    {"workers", workers}});
   }
   return out;
@@ -182,14 +196,14 @@ nlohmann::json ToJson(const LoadedScenario& loaded, const std::vector<sim::SimRe
   const sim::Scenario& scenario = loaded.scenario;
   nlohmann::json out = {{"scenario", scenario.name},
                         {"split", sim::SplitName(scenario.workload.split)},
-                        {"results", ResultsJson(results)}};
+                        {"results", ResultsJson(scenario, results)}};
   if (scenario.workload.item_costs) {
     out["other_split"] = {{"split", sim::SplitName(OtherSplit(scenario).workload.split)},
-                          {"results", ResultsJson(other)}};
+                          {"results", ResultsJson(scenario, other)}};
   }
   if (!listed.empty()) {
-    out["largest_first"] = {{"results", ResultsJson(largest)}};
-    out["as_listed"] = {{"results", ResultsJson(listed)}};
+    out["largest_first"] = {{"results", ResultsJson(scenario, largest)}};
+    out["as_listed"] = {{"results", ResultsJson(scenario, listed)}};
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "cli/health_report.h"
 #include "core/common/utf8.h"
 
 namespace ballast::cli {
@@ -61,18 +62,26 @@ void PrintSeriesTable(const LoadedScenario& loaded, const std::vector<sim::JobSe
              std::max<size_t>(1, s.jobs.size()));
   for (const sim::JobSeries& one : series) {
     fmt::print("\n{} {} history\n", one.policy, one.history ? "with" : "without");
-    fmt::print("{:<14} {:>11} {:>10} {:>10} {:>9} {:>8} {:>11}  {}\n", "job", "makespan_s",
-               "efficiency", "messages", "moved", "steals", "split_error", "priors");
+    fmt::print("{:<14} {:>11} {:>10} {:>10} {:>9} {:>8} {:>11} {:>10}  {}\n", "job", "makespan_s",
+               "efficiency", "messages", "moved", "steals", "split_error", "energy_J", "priors");
     for (const sim::JobRun& run : one.jobs) {
-      fmt::print("{:<14} {:>11.3f} {:>10.4f} {:>10} {:>9} {:>8} {:>10.1f}%  {}\n", run.name,
-                 run.result.makespan_s, run.result.efficiency, run.result.messages,
+      fmt::print("{:<14} {:>11.3f} {:>10.4f} {:>10} {:>9} {:>8} {:>10.1f}% {:>10.1f}  {}\n",
+                 run.name, run.result.makespan_s, run.result.efficiency, run.result.messages,
                  run.result.moved_items, run.result.steals, 100 * run.split_error,
-                 Sources(run.priors));
+                 run.energy.joules, Sources(run.priors));
+      const health::DeviationOptions options;
+      for (const health::NodeDeviation& d : run.deviations) {
+        if (d.verdict == health::Verdict::kSlow) {
+          fmt::print("  {}\n", health::DescribeDeviation(d, options));
+        }
+      }
     }
   }
   fmt::print(
       "\nsplit_error: the largest relative error of a node's first-lease share (its prior over "
-      "the sum) against its true speed's share (docs/history.md)\n");
+      "the sum) against its true speed's share (docs/history.md)\n"
+      "energy_J: estimated from each board's idle and load power (docs/history.md, \"Energy per "
+      "job\"); a node below its own baseline is named under its job\n");
 }
 
 void PrintSeriesJson(const LoadedScenario& loaded, const std::vector<sim::JobSeries>& series) {
@@ -94,6 +103,7 @@ void PrintSeriesJson(const LoadedScenario& loaded, const std::vector<sim::JobSer
                          {"leases", run.result.workers[i].leases},
                          {"reports", run.result.workers[i].reports},
                          {"busy_s", run.result.workers[i].busy_s}});
+        if (i < run.deviations.size()) nodes.back()["deviation"] = DeviationJson(run.deviations[i]);
       }
       jobs.push_back({{"name", run.name},
                       {"makespan_s", run.result.makespan_s},
@@ -105,6 +115,8 @@ void PrintSeriesJson(const LoadedScenario& loaded, const std::vector<sim::JobSer
                       {"steals", run.result.steals},
                       {"rebalances", run.result.rebalances},
                       {"split_error", run.split_error},
+                      {"energy", EnergyJson(run.energy)},
+                      {"slow", SlowNodes(run.deviations)},
                       {"nodes", nodes}});
     }
     out["series"].push_back({{"policy", one.policy}, {"history", one.history}, {"jobs", jobs}});

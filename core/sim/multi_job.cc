@@ -22,8 +22,22 @@ std::vector<fuzzy::NodePrior> Priors(const Scenario& scenario, const std::vector
   return priors;
 }
 
+// Each node's deviation from the history before the job, in node order.
+std::vector<health::NodeDeviation> Judge(const Scenario& scenario, const JobRun& run,
+                                         const std::vector<fuzzy::NodeHistory>& history) {
+  std::vector<health::JobMeasurement> measured;
+  for (size_t i = 0; i < run.result.workers.size(); ++i) {
+    const WorkerResult& w = run.result.workers[i];
+    measured.push_back({w.name, run.measured_speeds[i], w.busy_s, 0});
+  }
+  health::DeviationOptions options;
+  options.max_age_seconds = scenario.history.prior.max_age_seconds;
+  return health::JudgeDeviations(history, measured, options);
+}
+
 // The history after `run`: every record aged by its makespan, then the
-// job's measured speeds merged in (age 0: measured at its end).
+// job's measured speeds entered (age 0: measured at its end; a Slow node
+// down-weighted, health::EnterJob).
 std::vector<fuzzy::NodeHistory> Learn(const Scenario& scenario, const JobRun& run,
                                       std::vector<fuzzy::NodeHistory> history) {
   for (fuzzy::NodeHistory& h : history) h.age_seconds += run.result.makespan_s;
@@ -35,10 +49,19 @@ std::vector<fuzzy::NodeHistory> Learn(const Scenario& scenario, const JobRun& ru
         fuzzy::JobSamples(static_cast<double>(w.reports), w.busy_s, scenario.history.prior);
     measured.push_back({w.name, run.measured_speeds[i], samples, 0});
   }
-  return fuzzy::MergeJobSpeeds(history, measured, scenario.history.prior);
+  return health::EnterJob(history, measured, run.deviations, scenario.history.prior);
 }
 
 }  // namespace
+
+health::JobEnergy JobEnergy(const Scenario& scenario, const SimResult& result) {
+  std::vector<health::NodeUsage> usage;
+  for (size_t i = 0; i < result.workers.size() && i < scenario.nodes.size(); ++i) {
+    const WorkerResult& w = result.workers[i];
+    usage.push_back({w.name, health::NodePower(scenario.nodes[i].labels), w.busy_s, w.items});
+  }
+  return health::EstimateJobEnergy(usage, result.makespan_s);
+}
 
 StatusOr<JobSeries> SimulateJobs(const Scenario& scenario, const std::vector<double>& fuzzy_weights,
                                  const balance::PolicySpec& policy, bool history,
@@ -53,9 +76,12 @@ StatusOr<JobSeries> SimulateJobs(const Scenario& scenario, const std::vector<dou
   Scenario job = scenario;  // its nodes' speeds drift from job to job
   std::vector<fuzzy::NodeHistory> known;
   for (size_t k = 0; k < steps.size(); ++k) {
-    for (NodeSpec& node : job.nodes) {
+    for (size_t i = 0; i < job.nodes.size(); ++i) {
+      NodeSpec& node = job.nodes[i];
       auto drift = steps[k].speeds.find(node.name);
       if (drift != steps[k].speeds.end()) node.speed = drift->second;
+      auto within = steps[k].changes.find(node.name);
+      node.changes = within != steps[k].changes.end() ? within->second : scenario.nodes[i].changes;
     }
     JobRun run;
     run.name = steps[k].name.empty() ? fmt::format("job {}", k + 1) : steps[k].name;
@@ -77,7 +103,9 @@ StatusOr<JobSeries> SimulateJobs(const Scenario& scenario, const std::vector<dou
     for (const WorkerResult& w : run.result.workers) {
       run.measured_speeds.push_back(fuzzy::MeasuredSpeed(w.cost, w.busy_s));
     }
+    run.energy = JobEnergy(job, run.result);
     if (history) {
+      run.deviations = Judge(job, run, known);
       known = Learn(job, run, std::move(known));
       for (fuzzy::NodeHistory& h : known) h.age_seconds += scenario.history.gap_seconds;
     }

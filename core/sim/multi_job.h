@@ -15,6 +15,8 @@
 #include "core/balance/policy_options.h"
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
+#include "core/health/deviation.h"
+#include "core/health/energy.h"
 #include "core/sim/scenario.h"
 #include "core/sim/simulator.h"
 
@@ -32,7 +34,17 @@ struct JobRun {
   // Each node's measured speed at the end (fuzzy::MeasuredSpeed: declared
   // cost over busy seconds; 0 when it computed nothing), in node order.
   std::vector<double> measured_speeds;
+  // With history: each node's deviation from its own baseline, the history
+  // before this job (health::JudgeDeviations, default options), in node
+  // order. Empty without history.
+  std::vector<health::NodeDeviation> deviations;
+  // The job's estimated energy (JobEnergy below).
+  health::JobEnergy energy;
 };
+
+// The energy of one simulated job: each node's power from its labels
+// (health::NodePower), its busy seconds over the makespan.
+health::JobEnergy JobEnergy(const Scenario& scenario, const SimResult& result);
 
 struct JobSeries {
   std::string policy;  // the spec's display label
@@ -43,7 +55,9 @@ struct JobSeries {
 // The scenario's jobs in sequence (one job, the scenario itself, when it has
 // none) under `policy`. `fuzzy_weights`: one per node, in node order. Each
 // job's history samples are fuzzy::JobSamples of the reports each node sent
-// and its busy seconds; between jobs the
+// and its busy seconds; each job is judged against the history before it
+// (health::JudgeDeviations) and enters it as health::EnterJob says (a Slow
+// node winsorized); between jobs the
 // records age by the job's makespan plus history.gap_seconds. Returns
 // Invalid when the weights do not match the nodes or the policy spec is
 // wrong, and Simulate's error of the first job that fails (its name in the

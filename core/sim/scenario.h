@@ -116,10 +116,14 @@ struct Workload {
 
 // One job of a multi-job scenario: the same workload on the same nodes,
 // after the previous job. `speeds` sets nodes' true speeds from this job on
-// (drift between jobs); the others keep theirs.
+// (drift between jobs); the others keep theirs. `changes` throttle a node
+// within the job.
 struct JobStep {
   std::string name;
   std::map<std::string, double> speeds;  // node -> true speed, from this job on
+  // node -> its speed changes within this job only (a board throttled
+  // mid-job), in place of the node's own `changes`; each repeat has them.
+  std::map<std::string, std::vector<SpeedChange>> changes;
 };
 
 // How the jobs of a multi-job scenario learn from each other

@@ -341,10 +341,30 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
   return spec;
 }
 
-// One element of `jobs`: {name, speeds, repeat}, appended `repeat` times.
+// `changes` of one job: node name -> its speed changes within that job.
+Status ReadJobChanges(const json& changes, const std::string& path,
+                      const std::vector<NodeSpec>& nodes, JobStep& job) {
+  if (!changes.is_object()) {
+    return jr::Expected(path, "a map of node names to speed changes", changes);
+  }
+  for (const auto& [key, value] : changes.items()) {
+    const std::string& node = key;  // a binding a lambda can capture (clang 14)
+    const std::string node_path = jr::Field(path, node);
+    const bool known = std::any_of(nodes.begin(), nodes.end(),
+                                   [&](const NodeSpec& spec) { return spec.name == node; });
+    if (!known) {
+      return Status::Invalid(
+          fmt::format("{}: no node named '{}' in the scenario", node_path, jr::Cut(node)));
+    }
+    BALLAST_ASSIGN_OR_RETURN(job.changes[node], ReadChanges(value, node_path));
+  }
+  return Status::Ok();
+}
+
+// One element of `jobs`: {name, speeds, changes, repeat}, appended `repeat` times.
 Status ReadJob(const json& element, const std::string& path, const std::vector<NodeSpec>& nodes,
                std::vector<JobStep>& jobs) {
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(element, path, {"name", "speeds", "repeat"}));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(element, path, {"name", "speeds", "changes", "repeat"}));
   JobStep job;
   BALLAST_ASSIGN_OR_RETURN(job.name, StringOr(element, path, "name", ""));
   if (const json* speeds = jr::Find(element, "speeds")) {
@@ -364,6 +384,9 @@ Status ReadJob(const json& element, const std::string& path, const std::vector<N
       BALLAST_ASSIGN_OR_RETURN(job.speeds[node], ReadIn(value, speed_path, Bounds::kMinSpeed,
                                                         Bounds::kMaxSpeed, "a speed"));
     }
+  }
+  if (const json* changes = jr::Find(element, "changes")) {
+    BALLAST_RETURN_IF_ERROR(ReadJobChanges(*changes, jr::Field(path, "changes"), nodes, job));
   }
   int64_t repeat = 1;
   if (const json* count = jr::Find(element, "repeat")) {

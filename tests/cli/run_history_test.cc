@@ -150,6 +150,45 @@ TEST(RunHistoryCliTest, RunWritesTheHistoryAndReadsItBack) {
     }
   }
   EXPECT_FALSE(recorded.empty()) << text;
+  // Both runs state their energy and judge every node against its own
+  // baseline: the first has none; the second's history is a few reports of
+  // milliseconds, too little to judge by.
+  for (const std::string* run : {&out, &second}) {
+    EXPECT_NE(run->find("energy: "), std::string::npos) << *run;
+    EXPECT_NE(run->find("node health, against each node's own baseline (--history):"),
+              std::string::npos)
+        << *run;
+    for (const std::string node : {"pi4b-master", "pi4b-worker", "pi3b-worker"}) {
+      EXPECT_NE(run->find("\n  " + node + ": no verdict ("), std::string::npos) << node << *run;
+    }
+  }
+  EXPECT_NE(out.find("  pi4b-master: no verdict (no-history)"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// -o json: the run's energy, and with --history each node's deviation.
+TEST(RunHistoryCliTest, JsonHasTheEnergyAndEachNodesDeviation) {
+  const fs::path dir = HistoryTestDir();
+  fs::remove(dir / "h.json");
+  const std::string command = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                              " --history " + (dir / "h.json").string() + " -o json 2>/dev/null";
+  const auto [code, out] = testing::RunShellCommand(command);
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  const auto& energy = json["energy"];
+  EXPECT_GT(energy["joules"].get<double>(), 0) << out;
+  EXPECT_TRUE(energy["complete"].get<bool>()) << "the default cluster's boards are Pi 3B and 4B";
+  EXPECT_FALSE(energy["estimate"].get<bool>());
+  ASSERT_EQ(energy["nodes"].size(), 3u);
+  double sum = 0;
+  for (const auto& node : energy["nodes"]) sum += node["joules"].get<double>();
+  EXPECT_NEAR(sum, energy["joules"].get<double>(), 1e-9);
+  ASSERT_EQ(json["deviations"].size(), 3u);
+  for (const auto& d : json["deviations"]) {
+    EXPECT_EQ(d["verdict"], "none") << d;
+    // A node whose every completion a backup's copy beat has no speed.
+    EXPECT_TRUE(d["reason"] == "no-history" || d["reason"] == "no-measurement") << d;
+  }
   fs::remove_all(dir);
 }
 
@@ -224,6 +263,41 @@ TEST(WeightsFitCliTest, ABadSpeedsFileNamesItsLine) {
   EXPECT_EQ(code, 2) << err;
   EXPECT_NE(err.find("speeds.yaml:2"), std::string::npos) << err;
   fs::remove_all(dir);
+}
+
+// examples/scenarios/health/pi-throttled-board.yaml: the board throttled
+// mid-job is named under the job it happened in, with its figures, in the
+// table and in JSON; each job states its energy.
+TEST(SimulateJobsCliTest, NamesTheThrottledBoardInItsJob) {
+  const std::string scenario =
+      std::string(BALLAST_SOURCE_DIR) + "/examples/scenarios/health/pi-throttled-board.yaml";
+  const std::string simulate =
+      std::string(BALLAST_BINARY) + " simulate " + scenario + " --policies adaptive";
+  const auto [code, out] = testing::RunShellCommand(simulate + " -o json 2>/dev/null");
+  ASSERT_EQ(code, 0) << out;
+  const auto json = nlohmann::json::parse(out);
+  const auto& jobs = json["series"][0]["jobs"];
+  ASSERT_EQ(jobs.size(), 6u);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    EXPECT_GT(jobs[k]["energy"]["joules"].get<double>(), 0);
+    if (k != 4) EXPECT_EQ(jobs[k]["slow"], "-") << jobs[k]["name"];
+  }
+  EXPECT_EQ(jobs[4]["name"], "throttled");
+  EXPECT_EQ(jobs[4]["slow"].get<std::string>().rfind("pi4b-b 0.", 0), 0u) << jobs[4]["slow"];
+  const auto& node = jobs[4]["nodes"][3];
+  EXPECT_EQ(node["name"], "pi4b-b");
+  EXPECT_EQ(node["deviation"]["verdict"], "slow");
+  EXPECT_LT(node["deviation"]["ratio"].get<double>(), 0.75);
+  EXPECT_EQ(jobs[0]["nodes"][0]["deviation"]["reason"], "no-history");
+  // Without history nothing is judged.
+  EXPECT_EQ(json["series"][1]["jobs"][4]["slow"], "-");
+  const auto [table_code, table] = testing::RunShellCommand(simulate + " 2>/dev/null");
+  ASSERT_EQ(table_code, 0) << table;
+  EXPECT_NE(table.find("energy_J"), std::string::npos) << table;
+  const size_t throttled = table.find("\nthrottled ");
+  ASSERT_NE(throttled, std::string::npos) << table;
+  EXPECT_EQ(table.find("\n  pi4b-b ran at 0."), table.find('\n', throttled + 1)) << table;
+  EXPECT_EQ(table.find(" ran at "), table.rfind(" ran at ")) << "one board named, once";
 }
 
 }  // namespace
