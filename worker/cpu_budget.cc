@@ -110,6 +110,23 @@ CgroupPaths ParseProcCgroup(std::string_view text) {
   return paths;
 }
 
+std::optional<double> ParseNodeCpu(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  if (text.empty() || text.size() > 32) return std::nullopt;
+  double cores = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), cores);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (!std::isfinite(cores) || cores <= 0) return std::nullopt;
+  return cores;
+}
+
+void CpuBudget::Tighten(std::optional<double> cores, const std::string& source) {
+  if (cores && (!quota_cores || *cores < *quota_cores)) {
+    quota_cores = cores;
+    quota_source = source;
+  }
+}
+
 unsigned CpuBudget::Threads() const {
   if (!quota_cores) return affinity_cores;
   // One per started core; a hair under a whole number (a quota rounded by
@@ -132,10 +149,7 @@ CpuBudget ReadCpuBudget(const std::string& cgroup_root, const std::string& proc_
   const CgroupPaths paths = ParseProcCgroup(text.str().substr(0, 64 * 1024));
   const fs::path root(cgroup_root);
   auto consider = [&](std::optional<double> cores, const std::string& source) {
-    if (cores && (!budget.quota_cores || *cores < *budget.quota_cores)) {
-      budget.quota_cores = cores;
-      budget.quota_source = source;
-    }
+    budget.Tighten(cores, source);
   };
   if (!paths.v1_cpu.empty()) {
     // cgroup v1: the cpu hierarchy is mounted under its controllers' name

@@ -8,7 +8,12 @@
 //   the tightest CFS quota on its cgroup's path (cgroup v2 cpu.max, or v1
 //     cpu.cfs_quota_us / cpu.cfs_period_us), the container's limit
 //
-// The threads are one per started core of the smaller: ceil(quota) (a quota
+//   the CPU its node declares, when the operator passes it (BALLAST_NODE_CPU,
+//     from the node's ballast.io/emulated-speed): a board of the test beds is
+//     held to its speed by a quota on the node's cgroup, above the pod's,
+//     which a container cannot see
+//
+// The threads are one per started core of the smallest: ceil(quota) (a quota
 // of 0.5 runs one command, 1.5 two), as `ballast run` starts an emulated
 // node's worker. A job may set its own (exec.concurrency), which wins.
 //
@@ -40,10 +45,17 @@ struct CgroupPaths {
 };
 CgroupPaths ParseProcCgroup(std::string_view text);
 
+// BALLAST_NODE_CPU's value ("0.5", "4"): cores, a finite number > 0, or
+// nullopt when empty or anything else.
+std::optional<double> ParseNodeCpu(std::string_view text);
+
 struct CpuBudget {
   unsigned affinity_cores = 1;        // cores this process may run on
   std::optional<double> quota_cores;  // the tightest CFS quota, if any
   std::string quota_source;           // "cgroup v2 cpu.max 50000 100000 at /sys/fs/cgroup"
+  // Takes `cores` as the quota when it is tighter than the one found, with
+  // `source` saying where it came from; nullopt changes nothing.
+  void Tighten(std::optional<double> cores, const std::string& source);
   // The compute threads this budget holds: one per started core of the
   // smaller of the two, at least 1.
   unsigned Threads() const;

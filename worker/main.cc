@@ -130,7 +130,10 @@ int main(int argc, char** argv) {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   options.name = EnvOr("BALLAST_WORKER_NAME", EnvOr("NODE_NAME", host));
-  const ballast::worker::CpuBudget cpu = ballast::worker::ReadCpuBudget();
+  ballast::worker::CpuBudget cpu = ballast::worker::ReadCpuBudget();
+  const std::string node_cpu = EnvOr("BALLAST_NODE_CPU", "");
+  cpu.Tighten(ballast::worker::ParseNodeCpu(node_cpu),
+              fmt::format("its node declares {} CPU, BALLAST_NODE_CPU", node_cpu));
   options.threads = cpu.Threads();
   options.threads_from = cpu.ToString();
   std::string metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
@@ -151,7 +154,8 @@ int main(int argc, char** argv) {
       app.add_option("--threads", options.threads,
                      "compute threads, or exec commands at once, unless the job sets its "
                      "exec.concurrency (default: one per CPU this process may use: its cgroup's "
-                     "CPU quota rounded up, else the cores it may run on; here " +
+                     "CPU quota or its node's declared CPU [BALLAST_NODE_CPU] rounded up, else "
+                     "the cores it may run on; here " +
                          cpu.ToString() + ")");
   threads->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--speed", options.speed,

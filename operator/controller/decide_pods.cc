@@ -314,6 +314,7 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
       WorkerPodSettings settings = SettingsForArchitecture(
           pass.options.pods, pass.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = pass.in.id;
+      settings.node_cpu = DeclaredSpeed(*node_object);
       count.missing.push_back(BuildWorkerPod(pass.in.job.meta, pass.spec(), node, settings));
       count.missing_nodes.push_back(node);
     }

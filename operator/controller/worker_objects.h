@@ -27,6 +27,10 @@ struct WorkerPodSettings {
   // Port of the worker's /metrics (0: none). On a real cluster each pod has
   // its own address; the test bed shares one, so it passes 0.
   int metrics_port = 0;
+  // The CPU the pod's node declares (ballast.io/emulated-speed), passed as
+  // BALLAST_NODE_CPU: the worker runs one command per started core of it
+  // when it sees nothing tighter (worker/cpu_budget.h). Unset: not passed.
+  std::optional<double> node_cpu;
 };
 
 // "<job>-<node>", made a valid pod name (a DNS-1123 label of at most 63

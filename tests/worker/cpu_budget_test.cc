@@ -58,6 +58,33 @@ TEST(CpuBudgetTest, ThreadsAreOnePerStartedCoreOfTheQuotaWithinTheAffinity) {
   }
 }
 
+TEST(CpuBudgetTest, TheNodesDeclaredCpuIsANumberOfCoresAboveZero) {
+  EXPECT_EQ(ParseNodeCpu("0.5"), 0.5);
+  EXPECT_EQ(ParseNodeCpu("4"), 4.0);
+  EXPECT_EQ(ParseNodeCpu("0.2\n"), 0.2);
+  for (const char* bad : {"", "0", "-1", "nan", "inf", "1e999", "0.5 cores", "500m", "x",
+                          "1111111111111111111111111111111111"}) {
+    EXPECT_EQ(ParseNodeCpu(bad), std::nullopt) << bad;
+  }
+}
+
+// A board of the test bed: the machine's two cores visible, no quota on the
+// container's own group, the board's half a core declared by its node.
+TEST(CpuBudgetTest, TheNodesDeclaredCpuBindsWhenTighterThanWhatTheContainerSees) {
+  CpuBudget budget;
+  budget.affinity_cores = 2;
+  budget.Tighten(ParseNodeCpu("0.5"), "its node declares 0.5 CPU");
+  EXPECT_EQ(budget.Threads(), 1u);
+  EXPECT_EQ(budget.quota_source, "its node declares 0.5 CPU");
+  // A tighter quota of the container's own stays; a looser declaration does not widen it.
+  budget.Tighten(0.2, "cgroup");
+  budget.Tighten(ParseNodeCpu("4"), "its node declares 4 CPU");
+  EXPECT_EQ(budget.quota_cores, 0.2);
+  EXPECT_EQ(budget.quota_source, "cgroup");
+  budget.Tighten(std::nullopt, "nothing");
+  EXPECT_EQ(budget.quota_source, "cgroup");
+}
+
 class CpuBudgetTreeTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -102,6 +102,16 @@ TEST(BuildWorkerPod, PinsTheNodeOwnsThePodAndTakesTheTokenFromTheSecret) {
   EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["name"], "primes-token");
   EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["key"], "token");
   EXPECT_FALSE(env.count("BALLAST_METRICS_LISTEN"));  // metrics_port 0
+  EXPECT_FALSE(env.count("BALLAST_NODE_CPU"));        // the node declares no CPU
+}
+
+TEST(BuildWorkerPod, PassesTheCpuItsNodeDeclares) {
+  WorkerPodSettings settings;
+  settings.node_cpu = 0.5;
+  const json pod = WorkerPodOf(Job(), "pi4b-0", settings);
+  std::map<std::string, json> env;
+  for (const auto& var : pod["spec"]["containers"][0]["env"]) env[var["name"]] = var;
+  EXPECT_EQ(env["BALLAST_NODE_CPU"]["value"], "0.5");
 }
 
 TEST(BuildWorkerPod, UsesTheOperatorsImageWhenTheJobNamesNone) {
