@@ -115,7 +115,8 @@ json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSe
     env.push_back(
         EnvValue("BALLAST_METRICS_LISTEN", fmt::format("0.0.0.0:{}", settings.metrics_port)));
   }
-  if (settings.node_cpu) env.push_back(EnvValue("BALLAST_NODE_CPU", fmt::format("{:g}", *settings.node_cpu)));
+  if (settings.node_cpu)
+    env.push_back(EnvValue("BALLAST_NODE_CPU", fmt::format("{:g}", *settings.node_cpu)));
   if (user.is_array()) {
     for (const json& entry : user) {
       if (entry != NodeNameEnv()) env.push_back(entry);  // the one a template may repeat
