@@ -118,9 +118,15 @@ pass "helm test --logs: $(grep -m1 'selftest: passed' "$tmp/test")"
 # The release was installed with an operator.nodeSelector; an upgrade that
 # drops it says so in its NOTES, naming the selector and the command that puts
 # it back, and that command does.
-placed='{"kubernetes.io/hostname":"server-0"}'
-helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set-json "operator.nodeSelector=$placed" \
+# --reuse-values merges the new key into the selector given at install (the
+# k3s server's label where the test bed plays one), so the selector to expect
+# back is the Deployment's, read after this upgrade.
+helm upgrade "$release" "$chart" -n "$ns" --reuse-values \
+  --set-json 'operator.nodeSelector={"kubernetes.io/hostname":"server-0"}' \
   --wait --timeout 120s >/dev/null || fail "helm upgrade --set-json operator.nodeSelector"
+placed=$(kubectl get deployment "$release" -n "$ns" -o jsonpath='{.spec.template.spec.nodeSelector}')
+[[ $placed == *'"kubernetes.io/hostname":"server-0"'* ]] ||
+  fail "the upgrade with --set-json operator.nodeSelector left the selector at $placed"
 helm upgrade "$release" "$chart" -n "$ns" --set image.pullPolicy=Never --set operator.replicas=1 \
   --wait --timeout 120s >"$tmp/upgrade" 2>&1 || fail "helm upgrade: $(cat "$tmp/upgrade")"
 grep -q "WARNING: this upgrade dropped operator.nodeSelector $placed" "$tmp/upgrade" ||
