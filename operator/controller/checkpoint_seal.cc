@@ -10,18 +10,18 @@ namespace {
 
 constexpr std::string_view kSchemePrefix = "hmac-sha256:";
 
-// What the seal covers, one field a line: a version, the item list's digest
-// and the checkpoint's compact JSON (nlohmann dumps object keys sorted).
-std::string SealedText(const coordinator::Checkpoint& checkpoint, std::string_view items_digest) {
-  return fmt::format("ballast-checkpoint-v1\n{}\n{}", items_digest,
-                     coordinator::CheckpointToJson(checkpoint).dump());
+// What the seal covers, one field a line: a version, the item list's digest,
+// the claims (v2) and the checkpoint's compact JSON (nlohmann dumps object
+// keys sorted). v1, without claims, is what operators before claims sealed.
+std::string SealedText(const coordinator::Checkpoint& checkpoint, std::string_view items_digest,
+                       const std::optional<SealedClaims>& claims) {
+  const std::string body = coordinator::CheckpointToJson(checkpoint).dump();
+  if (!claims) return fmt::format("ballast-checkpoint-v1\n{}\n{}", items_digest, body);
+  return fmt::format("ballast-checkpoint-v2\n{}\n{}\n{}\n{}", items_digest,
+                     nlohmann::json(claims->start_time).dump(), claims->failed_pods, body);
 }
 
-}  // namespace
-
-std::string CheckpointSeal(const coordinator::Checkpoint& checkpoint, std::string_view token,
-                           std::string_view items_digest) {
-  const std::string text = SealedText(checkpoint, items_digest);
+std::string Mac(std::string_view token, const std::string& text) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
@@ -31,19 +31,51 @@ std::string CheckpointSeal(const coordinator::Checkpoint& checkpoint, std::strin
   return seal;
 }
 
+// The claims in status.checkpoint.claims; none when the key is absent (a v1
+// seal), Invalid naming the field when present and malformed.
+StatusOr<std::optional<SealedClaims>> ReadClaims(const nlohmann::json& json) {
+  const auto found = json.find(kCheckpointClaimsKey);
+  if (found == json.end()) return std::optional<SealedClaims>();
+  const nlohmann::json& claims = *found;
+  if (!claims.is_object()) return Status::Invalid("checkpoint.claims: expected an object");
+  const auto start = claims.find("startTime");
+  const auto failed = claims.find("failedPods");
+  if (start == claims.end() || !start->is_string()) {
+    return Status::Invalid("checkpoint.claims.startTime: expected a string");
+  }
+  if (failed == claims.end() || !failed->is_number_unsigned()) {
+    return Status::Invalid("checkpoint.claims.failedPods: expected a count");
+  }
+  return std::optional<SealedClaims>(
+      SealedClaims{start->get<std::string>(), failed->get<uint64_t>()});
+}
+
+}  // namespace
+
+nlohmann::json ClaimsJson(const SealedClaims& claims) {
+  return {{"startTime", claims.start_time}, {"failedPods", claims.failed_pods}};
+}
+
+std::string CheckpointSeal(const coordinator::Checkpoint& checkpoint, std::string_view token,
+                           std::string_view items_digest, const SealedClaims& claims) {
+  return Mac(token, SealedText(checkpoint, items_digest, claims));
+}
+
 nlohmann::json SealedCheckpointJson(const coordinator::Checkpoint& checkpoint,
-                                    std::string_view token, std::string_view items_digest) {
+                                    std::string_view token, std::string_view items_digest,
+                                    const SealedClaims& claims) {
   nlohmann::json json = coordinator::CheckpointToJson(checkpoint);
-  json[kCheckpointSealKey] = CheckpointSeal(checkpoint, token, items_digest);
+  json[kCheckpointClaimsKey] = ClaimsJson(claims);
+  json[kCheckpointSealKey] = CheckpointSeal(checkpoint, token, items_digest, claims);
   return json;
 }
 
-StatusOr<coordinator::Checkpoint> OpenSealedCheckpoint(workload::WorkloadKind kind,
-                                                       const nlohmann::json& json,
-                                                       std::string_view token,
-                                                       std::string_view items_digest) {
+StatusOr<SealedRecord> OpenSealedCheckpoint(workload::WorkloadKind kind, const nlohmann::json& json,
+                                            std::string_view token, std::string_view items_digest) {
   auto checkpoint = coordinator::CheckpointFromJson(kind, json);
   if (!checkpoint.ok()) return checkpoint.status();
+  auto claims = ReadClaims(json);
+  if (!claims.ok()) return claims.status();
   const auto seal = json.find(kCheckpointSealKey);
   if (seal == json.end() || !seal->is_string()) {
     return Status::Invalid(
@@ -51,13 +83,13 @@ StatusOr<coordinator::Checkpoint> OpenSealedCheckpoint(workload::WorkloadKind ki
         "job's token)");
   }
   const std::string& given = seal->get_ref<const std::string&>();
-  const std::string expected = CheckpointSeal(*checkpoint, token, items_digest);
+  const std::string expected = Mac(token, SealedText(*checkpoint, items_digest, *claims));
   if (given.size() != expected.size() ||
       CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0) {
     return Status::Invalid(
         "checkpoint.seal: does not match the checkpoint (changed since the operator wrote it)");
   }
-  return checkpoint;
+  return SealedRecord{std::move(*checkpoint), std::move(*claims)};
 }
 
 }  // namespace ballast::controller

@@ -166,28 +166,85 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
   pass.Event(false, resumed ? Reason::kResumed : Reason::kStarted, message + learned);
 }
 
+// What a restarted operator says the job started at, and how many of its
+// pods failed, when status.checkpoint holds no claims it can trust: the
+// start within [created, now] (a start before the job existed, or one still
+// to come, is not one the operator wrote), the failures as written.
+void BoundUntrustedClaims(Pass& pass) {
+  const auto created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
+  const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
+  if (!pass.status.start_time) return;
+  std::string bounded;
+  if (!started || (created && *started < *created)) {
+    bounded = pass.in.job.meta.creation_timestamp;
+  } else if (*started > pass.in.now.wall) {
+    bounded = pass.in.now.rfc3339;
+  }
+  if (bounded.empty() || bounded == *pass.status.start_time) return;
+  pass.Event(true, Reason::kStatusRestored,
+             fmt::format("status.startTime {} is not a time this job started (it was created "
+                         "at {}); it counts from {}",
+                         *pass.status.start_time, pass.in.job.meta.creation_timestamp, bounded));
+  pass.status.start_time = bounded;
+}
+
+// status.startTime and status.failedPods as the operator sealed them beside
+// the checkpoint: changed since (by someone with status rights), they are
+// put back with a Warning, so activeDeadlineSeconds and backoffLimit count
+// from what happened.
+void RestoreClaims(Pass& pass, const SealedClaims& claims) {
+  std::vector<std::string> changed;
+  const std::string start = pass.status.start_time.value_or("");
+  if (!claims.start_time.empty() && start != claims.start_time) {
+    changed.push_back(fmt::format("startTime {} (was {})", claims.start_time, start));
+    pass.status.start_time = claims.start_time;
+  }
+  if (pass.memory.failures != claims.failed_pods) {
+    changed.push_back(
+        fmt::format("failedPods {} (was {})", claims.failed_pods, pass.memory.failures));
+    pass.memory.failures = static_cast<uint32_t>(claims.failed_pods);
+    pass.status.failed_pods = static_cast<int64_t>(claims.failed_pods);
+  }
+  if (changed.empty()) return;
+  pass.Event(true, Reason::kStatusRestored,
+             fmt::format("status was changed since the operator wrote it; put back what it "
+                         "sealed beside the checkpoint: {}",
+                         fmt::join(changed, ", ")));
+}
+
 // The checkpoint in status to resume from, when the operator sealed it with
-// the job's token (checkpoint_seal.h). One it did not (written by someone with
-// status rights, or by an operator from before seals) is not resumed from: the
-// job starts again from its first item, its claimed progress and per-node
-// counts dropped, with a Warning saying why. Redoing work is safe; counting
-// items that never ran is not.
+// the job's token (checkpoint_seal.h), with the claims sealed beside it put
+// back. One it did not (written by someone with status rights) is not
+// resumed from: the job starts again from its first item, its claimed
+// progress and per-node counts dropped, with a Warning saying why. Redoing
+// work is safe; counting items that never ran is not.
 std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
-  if (!pass.status.checkpoint) return std::nullopt;
+  if (!pass.status.checkpoint) {
+    BoundUntrustedClaims(pass);
+    return std::nullopt;
+  }
   const auto& workload = pass.spec().job.workload;
-  auto checkpoint = OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token,
-                                         pass.status.items_digest.value_or(""));
-  if (checkpoint.ok()) return std::move(*checkpoint);
+  auto record = OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token,
+                                     pass.status.items_digest.value_or(""));
+  if (record.ok()) {
+    if (record->claims) {
+      RestoreClaims(pass, *record->claims);
+    } else {
+      BoundUntrustedClaims(pass);
+    }
+    return std::move(record->checkpoint);
+  }
   pass.Event(true, Reason::kCheckpointRejected,
              fmt::format("status.checkpoint is not resumed from: {}; the job starts again from "
                          "its first item",
-                         checkpoint.status().message()));
+                         record.status().message()));
   pass.status.checkpoint.reset();
   pass.status.completed_items = 0;
   pass.status.completed_cost.reset();
   pass.status.progress = ProgressText(0, workload.items);
   pass.status.result.reset();
   pass.status.nodes.reset();
+  BoundUntrustedClaims(pass);
   return std::nullopt;
 }
 
@@ -511,14 +568,34 @@ void RefineTiming(Pass& pass) {
   pass.HandStatus(true);
 }
 
+namespace {
+
+// The last checkpoint that fit, sealed again with `claims` when they changed
+// since (a pod failed), so that a restart does not take the claims in status
+// for changed ones.
+void ResealClaims(Pass& pass, const SealedClaims& claims) {
+  if (!pass.status.checkpoint) return;
+  if (pass.status.checkpoint->value(kCheckpointClaimsKey, json()) == ClaimsJson(claims)) return;
+  const std::string digest = pass.status.items_digest.value_or("");
+  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
+                                     pass.memory.token, digest);
+  if (!record.ok() || record->claims == claims) return;
+  pass.status.checkpoint =
+      SealedCheckpointJson(record->checkpoint, pass.memory.token, digest, claims);
+}
+
+}  // namespace
+
 void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
-  json compact =
-      SealedCheckpointJson(checkpoint, pass.memory.token, pass.status.items_digest.value_or(""));
+  const SealedClaims claims{pass.status.start_time.value_or(""), pass.memory.failures};
+  json compact = SealedCheckpointJson(checkpoint, pass.memory.token,
+                                      pass.status.items_digest.value_or(""), claims);
   const size_t bytes = DumpJson(compact).size();
   if (bytes <= kMaxCheckpointBytes) {
     pass.status.checkpoint = std::move(compact);
     return;
   }
+  ResealClaims(pass, claims);
   if (pass.memory.checkpoint_too_large_reported) return;
   pass.memory.checkpoint_too_large_reported = true;
   pass.Event(

@@ -97,6 +97,7 @@ enum class Reason {
   kCheckpointTooLarge,  // over kMaxCheckpointBytes: the last one that fit stays
   kCheckpointRejected,  // status.checkpoint is not sealed by the operator: started again
   kConditionsRestored,  // status.conditions said finished while the job runs
+  kStatusRestored,      // status.startTime/failedPods differed from the sealed claims
   kItemsFailed,         // items failed all their attempts (Warning, as they are reported)
   // The API server refused the job's worker pods (create_refusals.h): the
   // WorkersRefused condition's reason and the Warning event's.

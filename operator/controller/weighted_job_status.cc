@@ -68,6 +68,7 @@ constexpr const char* kReasonNames[] = {
     "CheckpointTooLarge",
     "CheckpointRejected",
     "ConditionsRestored",
+    "StatusRestored",
     "ItemsFailed",
     "PodSecurity",
     "PriorityClassNotFound",

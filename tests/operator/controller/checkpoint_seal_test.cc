@@ -1,6 +1,9 @@
 #include "operator/controller/checkpoint_seal.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <cmath>
 #include <string>
@@ -10,6 +13,8 @@ namespace {
 
 using nlohmann::json;
 using workload::WorkloadKind;
+
+const SealedClaims kClaims{"2026-11-27T05:00:00Z", 2};
 
 coordinator::Checkpoint ExecCheckpoint() {
   workload::UserFields fields;
@@ -45,7 +50,7 @@ json AsTheApiServerStoresIt(const json& value) {
 
 TEST(CheckpointSealTest, ASealedCheckpointOpensWithItsTokenAfterTheApiServerStoredIt) {
   const auto checkpoint = ExecCheckpoint();
-  const json sealed = SealedCheckpointJson(checkpoint, "token-a", "sha256:list");
+  const json sealed = SealedCheckpointJson(checkpoint, "token-a", "sha256:list", kClaims);
   ASSERT_TRUE(sealed.contains("seal"));
   EXPECT_EQ(sealed["seal"].get<std::string>().rfind("hmac-sha256:", 0), 0u);
   EXPECT_EQ(sealed["seal"].get<std::string>().size(), 12u + 64u);
@@ -53,12 +58,13 @@ TEST(CheckpointSealTest, ASealedCheckpointOpensWithItsTokenAfterTheApiServerStor
   ASSERT_NE(stored.dump(), sealed.dump()) << "the test must change the text: 17.0 -> 17";
   auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, stored, "token-a", "sha256:list");
   ASSERT_TRUE(opened.ok()) << opened.status().message();
-  EXPECT_EQ(opened->completed.size(), 48u);
-  EXPECT_EQ(opened->result, checkpoint.result);
+  EXPECT_EQ(opened->checkpoint.completed.size(), 48u);
+  EXPECT_EQ(opened->checkpoint.result, checkpoint.result);
+  EXPECT_EQ(opened->claims, kClaims);
 }
 
 TEST(CheckpointSealTest, ClaimingMoreFinishedItemsBreaksTheSeal) {
-  json forged = SealedCheckpointJson(ExecCheckpoint(), "token-a", "");
+  json forged = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", kClaims);
   forged["completed"] = json::parse("[[0, 60]]");
   auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, forged, "token-a", "");
   ASSERT_FALSE(opened.ok());
@@ -67,13 +73,13 @@ TEST(CheckpointSealTest, ClaimingMoreFinishedItemsBreaksTheSeal) {
 }
 
 TEST(CheckpointSealTest, AChangedResultBreaksTheSeal) {
-  json forged = SealedCheckpointJson(ExecCheckpoint(), "token-a", "");
+  json forged = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", kClaims);
   forged["result"]["exec"]["fields"]["bytes"]["sum"] = 1;
   EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, forged, "token-a", "").ok());
 }
 
 TEST(CheckpointSealTest, AnotherTokenOrItemListDoesNotOpenIt) {
-  const json sealed = SealedCheckpointJson(ExecCheckpoint(), "token-a", "sha256:list");
+  const json sealed = SealedCheckpointJson(ExecCheckpoint(), "token-a", "sha256:list", kClaims);
   EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-b", "sha256:list").ok());
   EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-a", "sha256:other").ok());
   EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-a", "").ok());
@@ -91,11 +97,49 @@ TEST(CheckpointSealTest, AnUnsealedOrMistypedSealIsRefusedSayingSo) {
 }
 
 TEST(CheckpointSealTest, AMalformedCheckpointNamesTheFieldBeforeTheSeal) {
-  json broken = SealedCheckpointJson(ExecCheckpoint(), "token-a", "");
+  json broken = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", kClaims);
   broken["completed"] = json::parse("[[5, 3]]");
   auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, broken, "token-a", "");
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.status().message().find("checkpoint.completed[0]"), std::string::npos);
+}
+
+TEST(CheckpointSealTest, ChangedOrRemovedClaimsBreakTheSeal) {
+  const json sealed = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", kClaims);
+  json earlier = sealed;
+  earlier["claims"]["startTime"] = "2020-01-01T00:00:00Z";
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, earlier, "token-a", "").ok());
+  json fewer = sealed;
+  fewer["claims"]["failedPods"] = 0;
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, fewer, "token-a", "").ok());
+  json without = sealed;
+  without.erase("claims");
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, without, "token-a", "").ok())
+      << "dropping the claims does not turn the seal into one without them";
+  json mistyped = sealed;
+  mistyped["claims"]["failedPods"] = -1;
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, mistyped, "token-a", "");
+  ASSERT_FALSE(opened.ok());
+  EXPECT_NE(opened.status().message().find("checkpoint.claims.failedPods"), std::string::npos);
+}
+
+// What an operator from before the claims wrote: the seal over a version
+// line, the list's digest and the checkpoint. It still opens, without claims.
+TEST(CheckpointSealTest, ASealWithoutClaimsFromAnEarlierOperatorStillOpens) {
+  json old = coordinator::CheckpointToJson(ExecCheckpoint());
+  const std::string text = "ballast-checkpoint-v1\nsha256:list\n" + old.dump();
+  const std::string token = "token-a";
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+       reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac, &length);
+  std::string seal = "hmac-sha256:";
+  for (unsigned int i = 0; i < length; ++i) seal += fmt::format("{:02x}", mac[i]);
+  old["seal"] = seal;
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, old, "token-a", "sha256:list");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_EQ(opened->checkpoint.completed.size(), 48u);
+  EXPECT_FALSE(opened->claims);
 }
 
 }  // namespace

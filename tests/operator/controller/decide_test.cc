@@ -85,6 +85,13 @@ TEST(DecideTest, ACheckpointTooLargeForTheStatusKeepsTheLastOneThatFit) {
   decision = world.Pass();
   EXPECT_EQ(S(decision)["checkpoint"], fit);
   EXPECT_TRUE(EventReasons(decision).empty()) << "warned once";
+  // A pod fails: the last checkpoint that fit is sealed again with the count.
+  world.pods[1]["status"]["phase"] = "Failed";
+  world.steady += std::chrono::seconds(3);
+  const json refit = S(world.Pass())["checkpoint"];
+  EXPECT_EQ(refit["completed"], fit["completed"]);
+  EXPECT_EQ(refit["claims"]["failedPods"], 1);
+  EXPECT_NE(refit["seal"], fit["seal"]);
 }
 
 // A thousand nodes with the same unknown label value make one Warning, not
@@ -500,6 +507,60 @@ TEST(DecideTest, ACheckpointTheOperatorDidNotSealIsNotResumedFrom) {
   EXPECT_NE(message.find("checkpoint.seal: does not match"), std::string::npos) << message;
   EXPECT_FALSE(S(decision).contains("checkpoint"));
   EXPECT_EQ(S(decision)["completedItems"], 0);
+}
+
+// Issue 46: status.startTime and status.failedPods, patched by someone with
+// status rights while the job was suspended (or the operator down), are put
+// back from the claims the operator sealed beside the checkpoint, so
+// activeDeadlineSeconds and backoffLimit count from what happened.
+TEST(DecideTest, AStartTimeOrFailedPodsPatchedInStatusArePutBackFromTheSeal) {
+  World world = Running();
+  world.view = View(900);
+  const std::string started = *world.memory.status.start_time;
+  world.job["spec"]["suspend"] = true;
+  world.Pass();
+  world.pods.clear();
+  ASSERT_EQ(S(world.Pass())["phase"], "Suspended");
+  const json& claims = world.memory.status.checkpoint->at("claims");
+  EXPECT_EQ(claims, (json{{"startTime", started}, {"failedPods", 0}}));
+  // As a restarted operator reads the patched status back.
+  world.memory.status.start_time = "2020-01-01T00:00:00Z";
+  world.memory.status.failed_pods = 7;
+  world.memory.failures = 7;
+
+  world.view.reset();
+  world.job["spec"]["suspend"] = false;
+  const Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision)[0].config.resume) << "the checkpoint is sound";
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"StatusRestored", "Resumed"}));
+  const std::string message = Events(decision).at(0).message;
+  EXPECT_NE(message.find("startTime " + started + " (was 2020-01-01T00:00:00Z)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("failedPods 0 (was 7)"), std::string::npos) << message;
+  EXPECT_EQ(S(decision)["startTime"], started);
+  EXPECT_EQ(decision.memory.failures, 0u);
+}
+
+// Without claims it can trust (no checkpoint yet, or a rejected one), a
+// restarted operator bounds status.startTime by the job's creation and now.
+TEST(DecideTest, AStartTimeWithoutSealedClaimsIsBoundedByTheJobsCreation) {
+  World world;
+  world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 5);
+  world.memory.status.observed_generation = 1;
+  world.memory.status.phase = JobPhase::kRunning;
+  world.memory.status.start_time = "2020-01-01T00:00:00Z";  // before the job existed
+  Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
+  EXPECT_EQ(EventReasons(decision).at(0), "StatusRestored");
+  EXPECT_EQ(S(decision)["startTime"], Rfc3339(kStart - 5));
+
+  World later;
+  later.memory.status.observed_generation = 1;
+  later.memory.status.phase = JobPhase::kRunning;
+  later.memory.status.start_time = Rfc3339(kStart + 3600);  // still to come
+  decision = later.Pass();
+  EXPECT_EQ(S(decision)["startTime"], Rfc3339(kStart));
 }
 
 TEST(DecideTest, PastActiveDeadlineTheJobFailsAndItsPodsAreDeleted) {

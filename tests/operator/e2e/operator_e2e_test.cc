@@ -253,6 +253,40 @@ TEST_F(OperatorTest, AForgedCheckpointIsNotResumedFromAndTheResultStaysExact) {
   EXPECT_FALSE(FindEvent(name, "Resumed")) << "the forged checkpoint was resumed from";
 }
 
+// Issue 46: startTime and failedPods patched while no operator runs (to move
+// the job's deadline, or its backoff count) are put back from the claims the
+// operator sealed beside the checkpoint, and the job resumes and is exact.
+TEST_F(OperatorTest, PatchedStartTimeAndFailedPodsArePutBackFromTheSealedClaims) {
+  const std::string name = "primes";
+  ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
+  ASSERT_TRUE(WaitCheckpointed(name));
+  operator_->Kill(SIGKILL);
+  auto at_kill = GetJob(name);
+  ASSERT_TRUE(at_kill);
+  const std::string started = StatusOf(*at_kill).value("startTime", "");
+  ASSERT_FALSE(started.empty());
+  ASSERT_EQ(StatusOf(*at_kill)["checkpoint"]["claims"]["startTime"], started)
+      << StatusOf(*at_kill)["checkpoint"].dump();
+  auto patched = client_->PatchStatus(
+      kJobs.In(ns_).Named(name),
+      {{"status", {{"startTime", "2020-01-01T00:00:00Z"}, {"failedPods", 5}}}});
+  ASSERT_TRUE(patched.ok()) << patched.status().ToString();
+
+  ASSERT_TRUE(StartOperator());
+  const auto restored = WaitEvent(name, "StatusRestored");
+  ASSERT_TRUE(restored) << Describe(name);
+  EXPECT_EQ(restored->value("type", ""), "Warning");
+  const std::string message = restored->value("message", "");
+  EXPECT_NE(message.find("startTime " + started), std::string::npos) << message;
+  EXPECT_NE(message.find("failedPods 0 (was 5)"), std::string::npos) << message;
+  auto job = WaitSucceeded(name);
+  ASSERT_TRUE(job) << Describe(name);
+  ExpectCompleteAndExact(*job, kMidRunLimit);
+  EXPECT_EQ(StatusOf(*job).value("startTime", ""), started);
+  EXPECT_EQ(StatusOf(*job).value("failedPods", -1), 0);
+  EXPECT_TRUE(FindEvent(name, "Resumed")) << Describe(name);
+}
+
 // An operator that died after creating a new job's token Secret, before the
 // job's start reached status: the next one finds the Secret, takes its token
 // (the workers read that one) and the job completes with no worker failing.
