@@ -190,8 +190,11 @@ std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& 
   const double carry = std::clamp(Or(history_options.carry, 0.5), 0.0, 1.0);
   const double cap = Positive(history_options.max_samples) ? history_options.max_samples : 1000;
   for (auto& [node, m] : slow) {
+    // By name, not the binding: C++20 lambdas may not capture a structured
+    // binding before clang 16 (the fuzz build's compiler).
+    const std::string& name = node;
     auto it = std::find_if(merged.begin(), merged.end(),
-                           [&](const fuzzy::NodeHistory& h) { return h.node == node; });
+                           [&](const fuzzy::NodeHistory& h) { return h.node == name; });
     if (it == merged.end()) continue;  // judged against a history not given here
     // Winsorized: the job counts as much as any, at the edge of the band.
     const double entered = std::max(m.speed, it->speed * slow_below[node]);
