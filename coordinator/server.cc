@@ -18,7 +18,9 @@
 #include <set>
 #include <thread>
 
+#include "coordinator/held_requests.h"
 #include "coordinator/job_metrics.h"
+#include "coordinator/job_registry.h"
 #include "core/common/names.h"
 #include "core/common/utf8.h"
 #include "net/http_front.h"
@@ -33,16 +35,7 @@ using net::HttpRequest;
 using net::HttpResponse;
 using Exchange = std::shared_ptr<HttpExchange>;
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point epoch) {
-  return std::chrono::duration<double>(Clock::now() - epoch).count();
-}
-
-// Bytes that are not UTF-8 (a peer's, quoted in an error) are replaced, not
-// thrown about.
-void ReplyJson(const Exchange& exchange, unsigned code, const nlohmann::json& body) {
-  exchange->Reply({code, "application/json", DumpJson(body)});
-}
+using held::ReplyJson;
 
 // A route that does not exist: not counted as a refusal.
 void ReplyNoRoute(const Exchange& exchange) {
@@ -78,20 +71,6 @@ StatusOr<Target> ParseTarget(const std::string& target) {
   }
 }
 
-// 64 random bits in hex: a job session's name (JobConfig::session).
-std::string NewSessionName() {
-  std::random_device device;
-  const uint64_t bits = (static_cast<uint64_t>(device()) << 32) | device();
-  return fmt::format("{:016x}", bits);
-}
-
-// 64 random bits, never 0: a verification seed (VerifyOptions::seed).
-uint64_t NewSeed() {
-  std::random_device device;
-  const uint64_t bits = (static_cast<uint64_t>(device()) << 32) | device();
-  return bits == 0 ? 1 : bits;
-}
-
 // Constant-time comparison, so a token cannot be guessed byte by byte.
 bool SameToken(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
@@ -101,25 +80,6 @@ bool SameToken(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
-
-// A held request: answered when its worker is signalled, or at its deadline.
-struct Held {
-  Exchange exchange;
-  double deadline = 0;
-};
-
-struct JobEntry {
-  mutable std::mutex mutex;
-  mutable std::condition_variable finished_cv;
-  std::unique_ptr<JobSession> session;
-  Clock::time_point epoch;
-  std::map<std::string, Held> waiting_reports;  // answered "wait", held
-  std::map<std::string, Held> signal_polls;
-  std::set<std::string> pending_signals;  // signalled while not polling
-  bool finish_announced = false;          // ServerOptions::on_finished called
-  size_t workers = 0;                     // the session's, counted in Server's limit
-  double Now() const { return SecondsSince(epoch); }
-};
 
 class Server::Impl {
  public:
@@ -184,14 +144,9 @@ class Server::Impl {
     if (timer_.joinable()) timer_.join();
     // The jobs are not over: held requests are told to retry (a restarted
     // coordinator takes them up again), never "done".
-    std::map<std::string, std::shared_ptr<JobEntry>> jobs;
-    {
-      std::lock_guard lock(jobs_mutex_);
-      jobs.swap(jobs_);
-    }
-    for (const auto& [id, entry] : jobs) {
+    for (const auto& [id, entry] : jobs_.RemoveAll()) {
       std::lock_guard lock(entry->mutex);
-      AnswerAllStopping(*entry);
+      held::AnswerAllStopping(*entry);
     }
     // The front lets those 503s reach their workers before it closes.
     front_raw_ = nullptr;
@@ -202,38 +157,19 @@ class Server::Impl {
   uint16_t port() const { return port_; }
 
   Status AddJob(JobConfig config) {
-    auto entry = std::make_shared<JobEntry>();
-    entry->epoch = Clock::now();
-    const std::string id = config.id;
-    entry->workers = config.workers.size();
-    if (config.session.empty()) config.session = NewSessionName();
-    // Which ranges verification samples must be secret from the workers.
-    if (config.verify.fraction > 0 && config.verify.seed == 0) config.verify.seed = NewSeed();
-    BALLAST_ASSIGN_OR_RETURN(entry->session, JobSession::Create(std::move(config), 0));
-    {
-      std::lock_guard lock(jobs_mutex_);
-      if (!jobs_.emplace(id, entry).second) {
-        return Status(StatusCode::kConflict, fmt::format("job '{}' exists", id));
-      }
-      jobs_gauge_.Set(static_cast<double>(jobs_.size()));
-    }
+    BALLAST_ASSIGN_OR_RETURN(auto entry, jobs_.Add(std::move(config)));
+    jobs_gauge_.Set(static_cast<double>(jobs_.size()));
     CountWorkers(static_cast<ptrdiff_t>(entry->workers));
     RequestRescan();
     return Status::Ok();
   }
 
   void RemoveJob(const std::string& id) {
-    std::shared_ptr<JobEntry> entry;
-    {
-      std::lock_guard lock(jobs_mutex_);
-      auto it = jobs_.find(id);
-      if (it == jobs_.end()) return;
-      entry = it->second;
-      jobs_.erase(it);
-      jobs_gauge_.Set(static_cast<double>(jobs_.size()));
-    }
+    std::shared_ptr<JobEntry> entry = jobs_.Remove(id);
+    if (!entry) return;
+    jobs_gauge_.Set(static_cast<double>(jobs_.size()));
     std::lock_guard lock(entry->mutex);
-    AnswerAllHeld(*entry, DoneReply());
+    held::AnswerAllHeld(*entry, held::DoneReply());
     CountWorkers(-static_cast<ptrdiff_t>(entry->workers));
   }
 
@@ -272,37 +208,7 @@ class Server::Impl {
     return entry->session->TakeCheckpoint();
   }
 
-  std::set<std::string> SharedNodes(const std::string& id) const {
-    std::vector<std::shared_ptr<JobEntry>> others;
-    std::shared_ptr<JobEntry> own;
-    {
-      std::lock_guard lock(jobs_mutex_);
-      for (const auto& [other_id, entry] : jobs_) {
-        (other_id == id ? own : others.emplace_back()) = entry;
-      }
-    }
-    if (!own) return {};
-    std::set<std::string> names;
-    {
-      std::lock_guard lock(own->mutex);
-      names = own->session->NamesOfWorkers();
-    }
-    std::set<std::string> shared;
-    // One job's lock at a time: never two, so no order to keep.
-    for (const auto& other : others) {
-      if (names.empty()) break;
-      std::set<std::string> holding;
-      {
-        std::lock_guard lock(other->mutex);
-        holding = other->session->HoldingLeases(names);
-      }
-      for (const auto& name : holding) {
-        shared.insert(name);
-        names.erase(name);
-      }
-    }
-    return shared;
-  }
+  std::set<std::string> SharedNodes(const std::string& id) const { return jobs_.SharedNodes(id); }
 
   void SampleSharing(const std::string& id) {
     const std::set<std::string> shared = SharedNodes(id);
@@ -324,40 +230,16 @@ class Server::Impl {
       connections_gauge_.Set(static_cast<double>(front->connections()));
     }
     std::vector<prometheus::MetricFamily> families = registry_->Collect();
-    std::vector<std::shared_ptr<JobEntry>> entries;
-    {
-      std::lock_guard lock(jobs_mutex_);
-      entries.reserve(jobs_.size());
-      for (const auto& [id, entry] : jobs_) entries.push_back(entry);
-    }
     const double unix_now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    std::vector<JobSample> samples;
-    samples.reserve(entries.size());
-    for (const auto& entry : entries) {
-      JobSample sample;
-      {
-        std::lock_guard lock(entry->mutex);
-        sample.view = entry->session->View(/*segments=*/false);
-        sample.view_now = entry->Now();
-        const JobConfig& config = entry->session->config();
-        sample.name = config.metric_name.empty() ? config.id : config.metric_name;
-        sample.ns = config.metric_namespace;
-        sample.workload = workload::WorkloadKindName(config.workload.kind);
-      }
-      sample.unix_now = unix_now;
-      samples.push_back(std::move(sample));
+    for (auto& family : JobMetricFamilies(jobs_.Samples(unix_now))) {
+      families.push_back(std::move(family));
     }
-    for (auto& family : JobMetricFamilies(samples)) families.push_back(std::move(family));
     return families;
   }
 
  private:
-  std::shared_ptr<JobEntry> Find(const std::string& id) const {
-    std::lock_guard lock(jobs_mutex_);
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : it->second;
-  }
+  std::shared_ptr<JobEntry> Find(const std::string& id) const { return jobs_.Find(id); }
 
   void Refuse(const Exchange& exchange, unsigned code, const std::string& reason,
               const std::string& message) {
@@ -441,17 +323,12 @@ class Server::Impl {
     }
     reports_.Increment();
     items_.Increment(static_cast<double>(entry->session->completed() - before));
-    LogDecision(*entry, *report, *reply);
-    // A newer report replaces one still held (the worker gave up waiting).
-    if (auto held = entry->waiting_reports.find(report->worker);
-        held != entry->waiting_reports.end()) {
-      AnswerReport(held->second.exchange, WaitReply());
-      entry->waiting_reports.erase(held);
-    }
+    held::LogDecision(*entry, *report, *reply);
+    held::ReleaseHeldReport(*entry, report->worker);
     if (reply->kind == balance::Reply::Kind::kWait && !entry->session->Finished()) {
-      entry->waiting_reports[report->worker] = {request, entry->Now() + options_.wait_timeout_s};
+      held::HoldReport(*entry, report->worker, request, entry->Now() + options_.wait_timeout_s);
     } else {
-      AnswerReport(request, *reply);
+      held::AnswerReport(request, *reply);
     }
     AfterChange(*entry);
   }
@@ -470,24 +347,13 @@ class Server::Impl {
       Refuse(request, 400, "malformed", fmt::format("worker: not a URI component: {}", e.what()));
       return;
     }
+    std::lock_guard lock(entry->mutex);
     if (!entry->session->HasWorker(worker)) {
       Refuse(request, 404, "unknown_worker",
              fmt::format("no worker {} in the job", QuoteForMessage(worker)));
       return;
     }
-    std::lock_guard lock(entry->mutex);
-    if (entry->session->Finished()) {
-      ReplyJson(request, 200, JobDoneSignalJson());
-      return;
-    }
-    if (entry->pending_signals.erase(worker) > 0) {
-      ReplyJson(request, 200, SignalJson(*entry, worker));
-      return;
-    }
-    if (auto held = entry->signal_polls.find(worker); held != entry->signal_polls.end()) {
-      ReplyJson(held->second.exchange, 200, NoSignalJson());
-    }
-    entry->signal_polls[worker] = {request, entry->Now() + options_.wait_timeout_s};
+    held::PollSignal(*entry, worker, request, entry->Now() + options_.wait_timeout_s);
   }
 
   // The metric's and the body's reason for a report JobSession refused.
@@ -502,34 +368,6 @@ class Server::Impl {
     }
   }
 
-  // A reply the server makes itself: no lease, no session.
-  static protocol::ReplyMessage ReplyOf(balance::Reply::Kind kind) {
-    protocol::ReplyMessage reply;
-    reply.kind = kind;
-    return reply;
-  }
-  static protocol::ReplyMessage WaitReply() { return ReplyOf(balance::Reply::Kind::kWait); }
-  static protocol::ReplyMessage DoneReply() { return ReplyOf(balance::Reply::Kind::kDone); }
-
-  // With -v, one line per report and its answer: the timeline of a job's
-  // balancing (docs/local-mode.md, "Reading a run's decisions").
-  static void LogDecision(const JobEntry& entry, const protocol::ReportMessage& report,
-                          const protocol::ReplyMessage& reply) {
-    if (!spdlog::should_log(spdlog::level::debug)) return;
-    std::string completed;
-    for (const protocol::Completion& c : report.completed) completed += c.range.ToString();
-    spdlog::debug(
-        "report job={} worker={} at_s={:.4f} seq={} idle={} position={} calc_s={:.4f} "
-        "completed=\"{}\" reply={} lease={} report_every_s={:.3f}",
-        entry.session->config().id, report.worker, entry.Now(), report.seq, report.idle,
-        report.position, report.calc_seconds, completed, protocol::ReplyKindName(reply.kind),
-        reply.lease.ToString(), reply.report_every_s);
-  }
-
-  void AnswerReport(const Exchange& exchange, const protocol::ReplyMessage& reply) {
-    ReplyJson(exchange, 200, protocol::ToJson(reply));
-  }
-
   // After a request changed the job: DeliverAndFinish, and wake the timer if
   // the job now needs it sooner. Requires entry.mutex.
   void AfterChange(JobEntry& entry) {
@@ -540,12 +378,9 @@ class Server::Impl {
   // Delivers the policy's signals; answers everything once the job is done.
   // Requires entry.mutex.
   void DeliverAndFinish(JobEntry& entry) {
-    for (auto signals = entry.session->TakeSignals(); !signals.empty();
-         signals = entry.session->TakeSignals()) {
-      for (const std::string& worker : signals) Deliver(entry, worker);
-    }
+    held::DeliverSignals(entry);
     if (entry.session->Finished()) {
-      AnswerAllHeld(entry, DoneReply());
+      held::AnswerAllHeld(entry, held::DoneReply());
       entry.finished_cv.notify_all();
       if (!entry.finish_announced && options_.on_finished) {
         entry.finish_announced = true;
@@ -577,73 +412,6 @@ class Server::Impl {
     timer_cv_.notify_all();
   }
 
-  // A held poll's answer at its deadline, or when the worker polls again.
-  static nlohmann::json NoSignalJson() { return protocol::ToJson(protocol::SignalMessage{}); }
-  // The answer to every poll once the job is over.
-  static nlohmann::json JobDoneSignalJson() {
-    return protocol::ToJson(protocol::SignalMessage{true, true, std::nullopt});
-  }
-
-  // A signal to `worker`, with its lease as the policy now holds it: the
-  // worker stops at a steal's cut on receipt (protocol::SignalMessage).
-  static nlohmann::json SignalJson(const JobEntry& entry, const std::string& worker) {
-    protocol::SignalMessage signal;
-    signal.signalled = true;
-    signal.lease = entry.session->SignalLease(worker);
-    return protocol::ToJson(signal);
-  }
-
-  void Deliver(JobEntry& entry, const std::string& worker) {
-    if (auto held = entry.waiting_reports.find(worker); held != entry.waiting_reports.end()) {
-      // The worker is waiting on its report: ask the policy again for it.
-      protocol::ReportMessage ask;
-      ask.worker = worker;
-      ask.idle = true;
-      auto reply = entry.session->HandleReport(ask, entry.Now());
-      if (reply.ok() && reply->kind == balance::Reply::Kind::kWait) return;
-      if (reply.ok()) LogDecision(entry, ask, *reply);
-      AnswerReport(held->second.exchange, reply.ok() ? *reply : WaitReply());
-      entry.waiting_reports.erase(held);
-      return;
-    }
-    if (auto poll = entry.signal_polls.find(worker); poll != entry.signal_polls.end()) {
-      const nlohmann::json signal = SignalJson(entry, worker);
-      if (spdlog::should_log(spdlog::level::debug)) {
-        spdlog::debug("signal job={} worker={} at_s={:.4f} answer={}", entry.session->config().id,
-                      worker, entry.Now(), DumpJson(signal));
-      }
-      ReplyJson(poll->second.exchange, 200, signal);
-      entry.signal_polls.erase(poll);
-      return;
-    }
-    spdlog::debug("signal job={} worker={} at_s={:.4f} answer=\"on its next poll\"",
-                  entry.session->config().id, worker, entry.Now());
-    entry.pending_signals.insert(worker);
-  }
-
-  void AnswerAllHeld(JobEntry& entry, const protocol::ReplyMessage& reply) {
-    for (auto& [worker, held] : entry.waiting_reports) AnswerReport(held.exchange, reply);
-    entry.waiting_reports.clear();
-    // Only a finished or removed job answers everyone at once.
-    for (auto& [worker, held] : entry.signal_polls) {
-      ReplyJson(held.exchange, 200, JobDoneSignalJson());
-    }
-    entry.signal_polls.clear();
-  }
-
-  // Answers every held request 503 (the server is going away, the job is
-  // not over). Requires entry.mutex.
-  void AnswerAllStopping(JobEntry& entry) {
-    const nlohmann::json body =
-        protocol::RefusalJson(protocol::kReasonStopping, "the coordinator is stopping; retry");
-    for (auto* held_map : {&entry.waiting_reports, &entry.signal_polls}) {
-      for (auto& [worker, held] : *held_map) {
-        ReplyJson(held.exchange, 503, body);
-      }
-      held_map->clear();
-    }
-  }
-
   // Expires leases, fires policy timers and answers held requests at their
   // deadlines; sleeps until the earliest of those (at most a second).
   void TimerLoop() {
@@ -653,11 +421,7 @@ class Server::Impl {
       // While a pass runs, any change must ask for another one.
       planned_wake_ = std::numeric_limits<Clock::rep>::max();
       auto wake = Clock::now() + std::chrono::seconds(1);
-      std::vector<std::shared_ptr<JobEntry>> entries;
-      {
-        std::lock_guard lock(jobs_mutex_);
-        for (const auto& [id, entry] : jobs_) entries.push_back(entry);
-      }
+      const std::vector<std::shared_ptr<JobEntry>> entries = jobs_.All();
       timer_lock.unlock();
       for (const auto& entry : entries) wake = std::min(wake, Service(*entry));
       timer_lock.lock();
@@ -672,22 +436,7 @@ class Server::Impl {
     std::lock_guard lock(entry.mutex);
     const double now = entry.Now();
     if (entry.session->NextDeadline() <= now) entry.session->Tick(now);
-    double next = entry.session->NextDeadline();
-    for (auto* held_map : {&entry.waiting_reports, &entry.signal_polls}) {
-      for (auto it = held_map->begin(); it != held_map->end();) {
-        if (it->second.deadline > now) {
-          next = std::min(next, it->second.deadline);
-          ++it;
-          continue;
-        }
-        if (held_map == &entry.waiting_reports) {
-          AnswerReport(it->second.exchange, WaitReply());
-        } else {
-          ReplyJson(it->second.exchange, 200, NoSignalJson());
-        }
-        it = held_map->erase(it);
-      }
-    }
+    double next = std::min(entry.session->NextDeadline(), held::ExpireHeld(entry, now));
     DeliverAndFinish(entry);
     next = std::min(next, entry.session->NextDeadline());
     const double delay = std::clamp(next - now, 0.0, 1.0);
@@ -706,8 +455,7 @@ class Server::Impl {
   std::atomic<size_t> workers_{0};
   uint16_t port_ = 0;
   std::string url_;
-  mutable std::mutex jobs_mutex_;
-  std::map<std::string, std::shared_ptr<JobEntry>> jobs_;
+  JobRegistry jobs_;
   std::mutex timer_mutex_;
   std::condition_variable timer_cv_;
   bool stopping_ = false;                    // guarded by timer_mutex_
