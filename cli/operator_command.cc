@@ -40,6 +40,7 @@ struct OperatorFlags {
   std::string worker_image{kDefaultWorkerImage};
   int worker_metrics_port = 0;
   double status_interval_s = 2;
+  double progress_interval_s = 15;
   int workers = 2;
   bool leader_elect = false;
   std::string lease_namespace = "default";
@@ -112,27 +113,27 @@ Status OwnPodFrom(const OperatorFlags& flags, controller::OperatorOptions& optio
 // The worker pods' per-architecture settings and start timeout.
 Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
   BALLAST_ASSIGN_OR_RETURN(
-      options.reconciler.architectures,
+      options.reconciler.decide.architectures,
       controller::ParseArchitectureFlags(flags.worker_architectures, flags.worker_image_for,
                                          flags.worker_resources_for));
   if (!(flags.worker_start_timeout_s > 0)) {
     return Status::Invalid(fmt::format("--worker-start-timeout {}: expected seconds > 0",
                                        flags.worker_start_timeout_s));
   }
-  options.reconciler.worker_start_timeout =
+  options.reconciler.decide.worker_start_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.worker_start_timeout_s * 1000));
-  options.reconciler.worker_pod_ttl_s = flags.worker_pod_ttl_s;
+  options.reconciler.decide.worker_pod_ttl_s = flags.worker_pod_ttl_s;
   if (!(flags.refused_pod_timeout_s >= 0 && flags.refused_pod_timeout_s <= 86400)) {
     return Status::Invalid(fmt::format("--refused-pod-timeout {}: expected seconds in [0, 86400]",
                                        flags.refused_pod_timeout_s));
   }
-  options.reconciler.create_backoff.fail_after =
+  options.reconciler.decide.create_backoff.fail_after =
       std::chrono::milliseconds(static_cast<int64_t>(flags.refused_pod_timeout_s * 1000));
   if (!(flags.items_wait_s >= 0 && flags.items_wait_s <= 86400)) {
     return Status::Invalid(
         fmt::format("--items-wait {}: expected seconds in [0, 86400]", flags.items_wait_s));
   }
-  options.reconciler.items_wait =
+  options.reconciler.decide.items_wait =
       std::chrono::milliseconds(static_cast<int64_t>(flags.items_wait_s * 1000));
   return Status::Ok();
 }
@@ -169,8 +170,8 @@ Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOption
     BALLAST_RETURN_IF_ERROR(net::PrometheusHistory::Create({.url = flags.prometheus_url}).status());
   }
   BALLAST_RETURN_IF_ERROR(HistoryConfigMapOf(flags).status());
-  options.reconciler.history_prior.full_trust_samples = flags.history_full_trust_samples;
-  options.reconciler.history_prior.max_age_seconds = flags.history_max_age_s;
+  options.reconciler.decide.history_prior.full_trust_samples = flags.history_full_trust_samples;
+  options.reconciler.decide.history_prior.max_age_seconds = flags.history_max_age_s;
   return Status::Ok();
 }
 
@@ -216,8 +217,13 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   BALLAST_RETURN_IF_ERROR(HistoryOptionsFrom(flags, options));
   BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
                                         &options.coordinator_address, &options.coordinator_port));
-  if (flags.status_interval_s <= 0) {
-    return Status::Invalid("--status-interval: expected seconds > 0");
+  if (!(flags.status_interval_s > 0 && flags.status_interval_s <= 3600)) {
+    return Status::Invalid(fmt::format("--status-interval {}: expected seconds in (0, 3600]",
+                                       flags.status_interval_s));
+  }
+  if (!(flags.progress_interval_s > 0 && flags.progress_interval_s <= 3600)) {
+    return Status::Invalid(fmt::format("--progress-interval {}: expected seconds in (0, 3600]",
+                                       flags.progress_interval_s));
   }
   options.watch_namespace = flags.watch_namespace;
   options.workers = flags.workers;
@@ -225,17 +231,20 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   options.leader_elect = flags.leader_elect;
   options.lease_namespace = flags.lease_namespace;
   options.lease_name = flags.lease_name;
-  options.reconciler.pods.default_image = flags.worker_image;
-  options.reconciler.pods.metrics_port = flags.worker_metrics_port;
-  options.reconciler.pods.coordinator_url =
+  options.reconciler.decide.pods.default_image = flags.worker_image;
+  options.reconciler.decide.pods.metrics_port = flags.worker_metrics_port;
+  options.reconciler.decide.pods.coordinator_url =
       flags.coordinator_url.empty()
           ? fmt::format(
                 "http://{}:{}",
                 options.coordinator_address == "0.0.0.0" ? Hostname() : options.coordinator_address,
                 options.coordinator_port)
           : flags.coordinator_url;
-  options.reconciler.status_interval =
+  options.reconciler.decide.pacing.status_interval =
       std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
+  // Progress is never written more often than any other change.
+  options.reconciler.decide.pacing.progress_interval = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(flags.progress_interval_s, flags.status_interval_s) * 1000));
   return options;
 }
 
@@ -331,7 +340,14 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "port of each worker pod's /metrics (0: off)")
       ->capture_default_str();
   cmd->add_option("--status-interval", flags->status_interval_s,
-                  "seconds between status (and checkpoint) writes of a running job")
+                  "seconds between passes over a running job, and the least time between two "
+                  "status writes of a change other than progress (a phase or condition is "
+                  "written at once)")
+      ->capture_default_str();
+  cmd->add_option("--progress-interval", flags->progress_interval_s,
+                  "seconds between status writes of a running job's progress and checkpoint: "
+                  "the most a job redoes after an operator dies without warning (at least "
+                  "--status-interval)")
       ->capture_default_str();
   cmd->add_option("--workers", flags->workers, "jobs reconciled at once")
       ->check(CLI::Range(1, 64))

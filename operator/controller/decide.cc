@@ -117,9 +117,10 @@ void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::st
 }
 
 void Pass::HandStatus(bool force) {
-  if (memory.status == status) return;
-  const bool due = in.now.steady - memory.last_write >= options.status_interval;
-  if (!force && !transition && !due) return;
+  const StatusChange change = ClassifyStatusChange(memory.status, status);
+  const auto since =
+      std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - memory.last_write);
+  if (!StatusWriteDue(change, since, force || transition, options.pacing)) return;
   memory.status = status;
   memory.last_write = in.now.steady;
   actions.push_back(WriteStatus{status, restate_conditions});
@@ -412,7 +413,7 @@ void Run(Pass& pass) {
   decide::ManagePods(pass);
   pass.HandStatus(pass.in.flush_status);
   if (pass.status.Finished()) return AfterFinish(pass);
-  milliseconds next = pass.options.status_interval;
+  milliseconds next = pass.options.pacing.status_interval;
   if (pass.fault_deadline) next = std::min(next, *pass.fault_deadline);
   if (deadline && started) {
     const double left = *started + *deadline - pass.in.now.wall;

@@ -98,6 +98,7 @@
 #include "operator/controller/create_refusals.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/kube_views.h"
+#include "operator/controller/status_pacing.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
@@ -162,7 +163,9 @@ struct WritesInFlight {
 
 struct DecideOptions {
   WorkerPodSettings pods;  // coordinator_job is filled in per job
-  std::chrono::milliseconds status_interval{2000};
+  // When a running job's status is written (status_pacing.h); a running job
+  // is looked at every pacing.status_interval.
+  StatusPacing pacing;
   double start_timeout_s = 120;
   // How long a job waits for the ConfigMap of its items (itemsFrom) to exist
   // before it fails, as a pod waits for a ConfigMap it mounts: it may come

@@ -52,7 +52,8 @@ struct Pass {
   // an Event when the phase changes.
   void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message);
   // Hands `status` to the writer when it changed and the phase or a
-  // condition moved, `force`, or status_interval passed since the last one.
+  // condition moved, `force`, or its pacing says the change is due
+  // (status_pacing.h).
   void HandStatus(bool force);
   // DeletePod for every pod of the job that is not finished or going.
   void DeletePods();

@@ -28,21 +28,6 @@ PassTime Now() {
   return now;
 }
 
-DecideOptions DecideOptionsOf(const ReconcilerOptions& options) {
-  DecideOptions decide;
-  decide.pods = options.pods;
-  decide.status_interval = options.status_interval;
-  decide.start_timeout_s = options.start_timeout_s;
-  decide.linger = options.linger;
-  decide.worker_pod_ttl_s = options.worker_pod_ttl_s;
-  decide.architectures = options.architectures;
-  decide.worker_start_timeout = options.worker_start_timeout;
-  decide.history_prior = options.history_prior;
-  decide.create_backoff = options.create_backoff;
-  decide.items_wait = options.items_wait;
-  return decide;
-}
-
 bool Permanent(const Status& status) {
   return status.code() == StatusCode::kInvalid || status.code() == StatusCode::kTerminal;
 }
@@ -63,7 +48,6 @@ JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::JobHost& coo
       coordinator_(coordinator),
       caches_(caches),
       options_(std::move(options)),
-      decide_options_(DecideOptionsOf(options_)),
       executor_(client, coordinator, events, options_.write_threads, options_.requeue) {}
 
 JobReconciler::~JobReconciler() = default;
@@ -307,7 +291,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   GatherWorld(state, input);
   LookUpHistory(state, input);
 
-  Decision decision = Decide(input, state.memory, decide_options_);
+  Decision decision = Decide(input, state.memory, options_.decide);
   state.memory = std::move(decision.memory);
   const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
   // A registration that failed leaves memory.registered without a view at

@@ -40,37 +40,14 @@
 namespace ballast::controller {
 
 struct ReconcilerOptions {
-  // coordinator_url, default image and metrics port of every worker pod.
-  WorkerPodSettings pods;
-  // A running job's status (and checkpoint) is written at most this often,
-  // unless its phase or a condition changed.
-  std::chrono::milliseconds status_interval{2000};
-  // A worker pod that has not reported this long after registration is lost.
-  double start_timeout_s = 120;
-  // Worker pods per architecture (architectures.h).
-  ArchitectureSettings architectures;
-  // A worker whose image cannot start is given up after this; one that runs
-  // without reaching the coordinator this long gets an Event (decide.h).
-  std::chrono::milliseconds worker_start_timeout{60000};
-  // A finished job stays at the coordinator this long at most while its pods
-  // learn that it is done and exit.
-  std::chrono::milliseconds linger{30000};
-  // Seconds after a job finished that its finished worker pods are deleted
-  // (unless its spec.podTTLSecondsAfterFinished says otherwise); < 0 keeps
-  // them (--worker-pod-ttl).
-  int64_t worker_pod_ttl_s = 600;
-  // How long a job waits for its items' ConfigMap (decide.h, --items-wait).
-  std::chrono::milliseconds items_wait{60000};
+  // What every pass decides with (decide.h): the worker pods' settings, the
+  // status pacing, the timeouts, the history prior's trust, the backoff of
+  // refused creates.
+  DecideOptions decide;
   // Where the history of measured speeds comes from (history_source.h);
   // null: every job starts on the fuzzy weights alone. Looked up for a job
   // about to start a session; told what a succeeded job measured.
   std::shared_ptr<HistorySource> history;
-  // How much history a prior trusts, and when it is stale.
-  fuzzy::HistoryPriorOptions history_prior{};
-  // The backoff of the creates the API server refuses, and how long a
-  // refusal only a person can change (PodSecurity, a missing PriorityClass)
-  // lasts before the job fails (create_refusals.h; --refused-pod-timeout).
-  CreateBackoffOptions create_backoff{};
   // Threads that send a pass's writes (Secret, pods, status).
   int write_threads = 4;
   // Called from a writer thread when a job's write task failed (or found
@@ -153,7 +130,6 @@ class JobReconciler {
   coordinator::JobHost& coordinator_;
   const Caches caches_;
   const ReconcilerOptions options_;
-  const DecideOptions decide_options_;
 
   mutable std::mutex mu_;  // guards the map; a JobState is used by one worker at a time
   std::map<std::string, std::unique_ptr<JobState>> states_;

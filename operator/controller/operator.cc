@@ -236,7 +236,7 @@ class Operator::Impl {
       server_ = std::move(*server);
     }
     spdlog::info("coordinator listening url={} workers_use={}", server_->url(),
-                 options_.reconciler.pods.coordinator_url);
+                 options_.reconciler.decide.pods.coordinator_url);
     if (options_.mark_leader_pod) {
       BALLAST_RETURN_IF_ERROR(SetLeaderLabel(client_, OwnPodOf(), true, kLabelPatience));
       labelled_leader_ = true;

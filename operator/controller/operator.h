@@ -6,7 +6,8 @@
 //
 // No polling loop reaches the API server: changes come from watches; the
 // only timed passes are those of running jobs, which read the in-process
-// coordinator and write status at most every status_interval.
+// coordinator and write status when what a reader sees changed
+// (status_pacing.h).
 //
 // Thread-safety: Run blocks its caller; Stop (or the Cancellation given to
 // Run) may be called from any thread, e.g. a signal handler's watcher.

@@ -164,15 +164,30 @@ TEST(DecideTest, WorkersRunningIsAnnouncedAgainWhenEveryWorkerRuns) {
   EXPECT_TRUE(EventReasons(at_once.Pass()).empty());
 }
 
-TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceAndOtherwiseAtMostEveryInterval) {
+// With the default pacing (status_pacing.h): progress alone waits for the
+// progress interval, a change a reader sees beside it for the status
+// interval, a transition for nothing.
+TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceVisibleChangesSoonAndProgressSeldom) {
   World world = Running();
+  world.options.pacing = StatusPacing{};
   world.view = View(300);
+  world.steady += std::chrono::seconds(3);
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "progress alone waits";
-  world.steady += std::chrono::seconds(3);
-  EXPECT_EQ(ActionsOf<WriteStatus>(world.Pass()).size(), 1u);
-  world.steady += std::chrono::seconds(3);
+  world.steady += std::chrono::seconds(11);  // 14 s since the last write
+  world.view = View(400);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 400});
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "progress alone waits";
+  world.steady += std::chrono::seconds(1);
+  Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "15 s: the progress interval";
+  EXPECT_EQ(S(decision)["progress"], "20%");
+  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 400}})) << "the checkpoint with it";
+  world.steady += std::chrono::seconds(20);
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "nothing changed";
-  world.pods[0]["status"]["phase"] = "Pending";  // a condition's message moves
+  // A worker's pod is Pending again: the Ready condition's message moves, a
+  // transition, written at once.
+  world.pods[0]["status"]["phase"] = "Pending";
   EXPECT_EQ(ActionsOf<WriteStatus>(world.Pass()).size(), 1u);
 }
 

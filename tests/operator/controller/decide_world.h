@@ -116,7 +116,14 @@ struct World {
   double wall = kStart;
   SteadyTime steady = SteadyTime{} + std::chrono::hours(1);
   JobMemory memory;
-  DecideOptions options;
+  // Progress is written at the status interval, as every other change: the
+  // tests of other behaviours see each pass's status 3 s apart; the pacing's
+  // own tests (decide_test.cc, status_pacing_test.cc) set it back.
+  DecideOptions options = [] {
+    DecideOptions o;
+    o.pacing.progress_interval = o.pacing.status_interval;
+    return o;
+  }();
   bool flush_status = false;
   std::optional<HistoryLookup> history;
 

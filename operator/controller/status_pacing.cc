@@ -1,0 +1,47 @@
+#include "operator/controller/status_pacing.h"
+
+namespace ballast::controller {
+namespace {
+
+// `status` without the fields that move as the work goes: what a reader sees
+// change only at the job's visible steps.
+WeightedJobStatus WithoutProgress(WeightedJobStatus status) {
+  status.progress.reset();
+  status.completed_items.reset();
+  status.completed_cost.reset();
+  status.cost_model.reset();
+  status.checkpoint.reset();
+  if (status.nodes) {
+    for (NodeRow& row : *status.nodes) {
+      row.estimated_speed = 0;
+      row.items = 0;
+      row.cost.reset();
+      row.cost_speed.reset();
+      row.steals = 0;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const WeightedJobStatus& now) {
+  if (written == now) return StatusChange::kNone;
+  return WithoutProgress(written) == WithoutProgress(now) ? StatusChange::kProgress
+                                                          : StatusChange::kVisible;
+}
+
+bool StatusWriteDue(StatusChange change, std::chrono::milliseconds since_last_write,
+                    bool transition, const StatusPacing& pacing) {
+  switch (change) {
+    case StatusChange::kNone:
+      return false;
+    case StatusChange::kVisible:
+      return transition || since_last_write >= pacing.status_interval;
+    case StatusChange::kProgress:
+      return transition || since_last_write >= pacing.progress_interval;
+  }
+  return true;
+}
+
+}  // namespace ballast::controller

@@ -1,0 +1,56 @@
+// When a running WeightedJob's status is written. Every status write is a
+// new revision of the whole object in the cluster's datastore (on k3s,
+// SQLite through kine on an SD card: the object and its previous value, a
+// row each), so a running job writes only when what a reader sees changes:
+//
+//   what changed since the last write          written
+//   the phase or a condition (a transition)    at once
+//   anything else a reader sees: the workers,  after status_interval since the
+//     a node's row joining or leaving or its     last write (--status-interval,
+//     pod, the excluded nodes, failed items      2 s)
+//     or pods, the result and the figures
+//   only progress: the Progress column,        after progress_interval since the
+//     completedItems and completedCost, each     last write (--progress-interval,
+//     node's items, cost, speeds and steals,     15 s)
+//     the learned cost model, the checkpoint
+//
+// The checkpoint travels with every write, so progress_interval is also the
+// bound on what an operator that dies without warning makes a job redo: the
+// items finished in the last progress_interval before it died (and the
+// ranges in flight then, as before). A stopping operator writes every
+// running job's status first, and redoes nothing.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <chrono>
+
+#include "operator/controller/weighted_job.h"
+
+namespace ballast::controller {
+
+struct StatusPacing {
+  // The least time between two writes of a change that is not a transition.
+  std::chrono::milliseconds status_interval{2000};
+  // The least time between two writes of progress alone, and so the most a
+  // running job's written progress and checkpoint lag behind the job.
+  std::chrono::milliseconds progress_interval{15000};
+};
+
+enum class StatusChange {
+  kNone,      // the same status
+  kProgress,  // only the fields that move as the work goes (above)
+  kVisible,   // something else a reader sees
+};
+
+// What changed between `written` (the status last handed to the writer) and
+// `now`.
+StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const WeightedJobStatus& now);
+
+// Whether a change of kind `change` is written `since_last_write` after the
+// last write; `transition` (a phase or condition moved, or the status must go
+// out now) writes any change at once. kNone is never written.
+bool StatusWriteDue(StatusChange change, std::chrono::milliseconds since_last_write,
+                    bool transition, const StatusPacing& pacing);
+
+}  // namespace ballast::controller
