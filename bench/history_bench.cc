@@ -32,7 +32,7 @@
 
 #include "core/history/speed_store.h"
 #include "net/prometheus_history_source.h"
-#include "tests/support/real_prometheus.h"
+#include "testbed/real_prometheus.h"
 
 namespace {
 

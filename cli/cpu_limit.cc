@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 
 namespace ballast::cli {
 namespace {

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 
 namespace ballast::cli {
 namespace {

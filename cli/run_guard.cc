@@ -11,7 +11,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 
 namespace ballast::cli {
 namespace {

@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "cli/run_cleanup.h"
-#include "tests/support/child_process.h"
+#include "testbed/child_process.h"
 #include "tests/support/marked_processes.h"
 #include "tests/support/run_groups.h"
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 
 namespace ballast::cli::run_containment_test {
 namespace {

@@ -19,7 +19,7 @@
 #include "cli/local_runner.h"
 #include "cli/run_cleanup.h"
 #include "core/job/job_spec.h"
-#include "tests/support/child_process.h"
+#include "testbed/child_process.h"
 #include "tests/support/run_groups.h"
 
 namespace ballast::cli {

@@ -1,5 +1,5 @@
 // `ballast weights --fit URL` (cli/fit_speeds.h): the real binary against a
-// real Prometheus holding a known history (tests/support/real_prometheus.h),
+// real Prometheus holding a known history (testbed/real_prometheus.h),
 // against one that is down, silent or answers garbage, and with the flags
 // wrong; and SelectNodeSpeeds, the pure choice of the nodes to fit.
 #include <gtest/gtest.h>

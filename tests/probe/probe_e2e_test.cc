@@ -22,7 +22,7 @@
 #include <cpprest/http_client.h>
 
 #include "tests/net/kube/e2e_support.h"
-#include "tests/support/child_process.h"
+#include "testbed/child_process.h"
 #include "tests/support/metrics_text.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"

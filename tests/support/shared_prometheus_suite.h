@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "tests/support/real_prometheus.h"
+#include "testbed/real_prometheus.h"
 
 namespace ballast::testing {
 

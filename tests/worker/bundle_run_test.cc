@@ -31,7 +31,7 @@
 #include <thread>
 
 #include "coordinator/server.h"
-#include "tests/support/child_process.h"
+#include "testbed/child_process.h"
 #include "worker/bundle.h"
 
 namespace ballast::worker {

@@ -13,7 +13,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 
 namespace ballast::kernels {
 namespace {

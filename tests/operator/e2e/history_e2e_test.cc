@@ -5,7 +5,7 @@
 // fuzzy weights and an Event says why.
 // CTest names: operator_e2e_HistoryTest.<Test>, label e2e.
 #include "tests/operator/e2e/operator_e2e_support.h"
-#include "tests/support/real_prometheus.h"
+#include "testbed/real_prometheus.h"
 
 namespace ballast::operator_e2e {
 namespace {

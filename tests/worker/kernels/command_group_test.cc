@@ -12,7 +12,7 @@
 #include <string>
 
 #include "tests/support/marked_processes.h"
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 #include "worker/kernels/kernel.h"
 
 namespace ballast::kernels {

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/support/child_process.h"
+#include "testbed/child_process.h"
 
 extern char** environ;
 

@@ -1,4 +1,4 @@
-#include "worker/cgroup_tree.h"
+#include "cgroup/cgroup_tree.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-// Test helper shared by the tests that start programs with fork/exec and wait
+// Shared by the tests and benchmarks that start programs with fork/exec and wait
 // for them: waits for a child with a bound.
 #pragma once
 
