@@ -74,6 +74,21 @@ double NodeDuty(double speed, bool held) {
   return std::min(1.0, speed / WorkerThreads(speed));
 }
 
+double WorkerCores(double speed, bool quota, unsigned machine_cores) {
+  if (quota) return speed;
+  return std::max({1.0, speed, static_cast<double>(machine_cores)});
+}
+
+std::string OversubscriptionNote(const std::vector<double>& speeds, unsigned machine_cores) {
+  double cores = 0;
+  for (const double speed : speeds) cores += speed;
+  if (machine_cores == 0 || cores <= machine_cores + 1e-9) return "";
+  return fmt::format(
+      "but the nodes' speeds sum to {:.3g} cores on a machine of {}: they compete, and the "
+      "ideal and efficiency assume speeds the nodes did not get",
+      cores, machine_cores);
+}
+
 StatusOr<std::unique_ptr<CpuLimit>> CpuLimit::Create(const std::string& group, double speed,
                                                      const std::string& v2_dir) {
   BALLAST_ASSIGN_OR_RETURN(const CpuQuota cpu, QuotaFor(speed));

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/common/status.h"
 
@@ -44,6 +45,19 @@ int WorkerThreads(double speed);
 // node's speed (`held`: a quota, or the worker's duty cycle below one core),
 // 1 for a node of whole cores or an unheld one, which computes steadily.
 double NodeDuty(double speed, bool held);
+
+// The cores a node's worker (and its commands) can compute with: its
+// `speed` under a CPU quota (`quota`), else the most of one core, its speed
+// and this machine's `machine_cores` (a duty cycle throttles the worker's own
+// steps, not what an exec command starts). What the coordinator bounds its
+// reported CPU seconds by.
+double WorkerCores(double speed, bool quota, unsigned machine_cores);
+
+// When nodes of `speeds` sum to more cores than the machine's
+// `machine_cores` (0: unknown, never), the note the run's output gives beside
+// its figures (the workers compete and do not get their speeds); empty
+// otherwise.
+std::string OversubscriptionNote(const std::vector<double>& speeds, unsigned machine_cores);
 
 class CpuLimit {
  public:

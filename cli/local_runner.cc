@@ -1,20 +1,15 @@
 #include "cli/local_runner.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -27,6 +22,8 @@
 #include "cli/run_guard.h"
 #include "cli/run_logs.h"
 #include "cli/run_orphans.h"
+#include "cli/run_outcome.h"
+#include "cli/worker_launch.h"
 #include "coordinator/server.h"
 #include "core/balance/efficiency.h"
 #include "core/common/names.h"
@@ -49,51 +46,6 @@ std::string RandomHex(size_t bytes) {
   std::string out;
   for (size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", device() & 0xff);
   return out;
-}
-
-// Writes this process's id into the cgroup.procs file `procs`: moves it into
-// that cgroup. Async-signal-safe. Returns false when that fails.
-bool JoinCgroup(const char* procs) {
-  const int fd = open(procs, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char text[16];
-  char* end = text + sizeof(text);
-  char* digit = end;
-  for (unsigned long pid = static_cast<unsigned long>(getpid()); digit == end || pid > 0;
-       pid /= 10) {
-    *--digit = static_cast<char>('0' + pid % 10);
-  }
-  const bool moved = write(fd, digit, end - digit) == end - digit;
-  close(fd);
-  return moved;
-}
-
-// In the child, between fork and exec (async-signal-safe calls only): ties
-// the worker to this process (SIGTERM when it dies, however it dies), makes
-// it lead a session of its own (without cgroups, what it leaves is found by
-// that session; and the terminal's Ctrl-C reaches this process alone), joins
-// the cgroups whose cgroup.procs `procs` names (null-terminated: the node's
-// CPU quota, the node's group of the run), sends its output to `log` (a file
-// descriptor the parent opened; never to the parent's stdout), and execs. A
-// worker that cannot join the run's group does not start: what it started
-// would not be contained.
-[[noreturn]] void ExecWorker(pid_t parent, const char* const* procs, int log, char* const argv[],
-                             char* const envp[]) {
-  prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != parent) _exit(127);  // the parent died before prctl
-  setsid();
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);  // the parent's threads block SIGINT and SIGTERM
-  for (const char* const* file = procs; *file != nullptr; ++file) {
-    if (!JoinCgroup(*file)) _exit(127);
-  }
-  if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(127);
-  // The worker must not inherit the coordinator's listening socket (it
-  // would keep the port bound after the coordinator closed it).
-  close_range(3, ~0u, 0);
-  execve(argv[0], argv, envp);
-  _exit(127);
 }
 
 // One emulated node's worker process.
@@ -148,9 +100,25 @@ class Runner {
   }
 
  private:
+  // Everything the run needs before its coordinator starts: the job's
+  // config and priors, the log folder, the run's cgroups and each node's
+  // process, its speed held.
   Status Prepare() {
     if (options_.cluster.nodes.empty()) return Status::Invalid("the cluster has no nodes");
     BALLAST_ASSIGN_OR_RETURN(weights_, ClusterWeights(options_.profile, options_.cluster));
+    Configure();
+    BALLAST_RETURN_IF_ERROR(PrepareLogDir());
+    if (access(options_.worker_binary.c_str(), X_OK) != 0) {
+      return Status::Unavailable(fmt::format(
+          "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
+    }
+    Contain();
+    return PrepareNodes();
+  }
+
+  // The job's config, and each node's prior: the fuzzy weight, or the one
+  // options_.priors names it with.
+  void Configure() {
     config_.id = fmt::format("{}-{}", options_.job.name, RandomHex(3));
     config_.token = RandomHex(16);
     config_.workload = options_.job.workload;
@@ -167,9 +135,11 @@ class Runner {
                             ? *prior
                             : balance::WorkerPrior{weight.name, weight.weight});
     }
+  }
 
-    // The log folders earlier runs made for themselves, past the last few
-    // (run_logs.h); then this run's, unless --logs names one.
+  // The log folders earlier runs made for themselves, past the last few
+  // (run_logs.h); then this run's, unless --logs names one.
+  Status PrepareLogDir() {
     std::error_code error;
     const fs::path temp = fs::temp_directory_path(error);
     if (!error) PruneLogDirs(temp.string());
@@ -180,17 +150,19 @@ class Runner {
             fmt::format("no temporary directory for the logs: {}", error.message()));
       }
       BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp.string(), config_.id));
-    } else {
-      error.clear();
-      fs::create_directories(log_dir_, error);
-      if (error)
-        return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
+      return Status::Ok();
     }
-    if (access(options_.worker_binary.c_str(), X_OK) != 0) {
-      return Status::Unavailable(fmt::format(
-          "worker binary {} is not executable (build it: scripts/build)", options_.worker_binary));
+    error.clear();
+    fs::create_directories(log_dir_, error);
+    if (error) {
+      return Status::Unavailable(fmt::format("cannot create {}: {}", log_dir_, error.message()));
     }
-    Contain();
+    return Status::Ok();
+  }
+
+  // Each node's process: its group of the run's cgroups, its speed held,
+  // the cores its worker is bounded by; and the job's first workers.
+  Status PrepareNodes() {
     // How each node's speed is held, each way named once (a mixed cluster
     // may use several).
     std::vector<std::string> methods;
@@ -209,10 +181,17 @@ class Runner {
                                  containment_->AddNode(BoundedFileName(node.name, "", 200)));
       }
       LimitSpeed(process, note);
-      config_.worker_cores[node.name] = WorkerCores(process);
+      config_.worker_cores[node.name] =
+          WorkerCores(node.speed, process.limit != nullptr, std::thread::hardware_concurrency());
       processes_.push_back(std::move(process));
     }
-    NoteOversubscription(note);
+    // The nodes' speeds are what the ideal time is computed from; the
+    // output says when the machine cannot give them.
+    std::vector<double> speeds;
+    for (const auto& node : options_.cluster.nodes) speeds.push_back(node.speed);
+    const std::string oversubscribed =
+        OversubscriptionNote(speeds, std::thread::hardware_concurrency());
+    if (!oversubscribed.empty()) note(oversubscribed);
     speed_method_ = fmt::format("{}", fmt::join(methods, "; "));
     // The job starts with the nodes there from the start; the others join
     // at their time (JoinAndDrain).
@@ -269,16 +248,6 @@ class Runner {
     SetDuty(node.name, NodeDuty(node.speed, process.limit || node.speed < 1));
   }
 
-  // The cores a node's worker (and its commands) can compute with: its CPU
-  // quota, or this machine's cores where nothing holds it (a duty cycle
-  // throttles the worker's own steps, not what an exec command starts).
-  // What the coordinator bounds its reported CPU seconds by.
-  static double WorkerCores(const NodeProcess& process) {
-    if (process.limit) return process.node->speed;
-    return std::max(
-        {1.0, process.node->speed, static_cast<double>(std::thread::hardware_concurrency())});
-  }
-
   // The CPU quotas' groups, which the run's guard removes with the run's.
   std::vector<std::string> CpuLimitDirs() const {
     std::vector<std::string> dirs;
@@ -294,21 +263,6 @@ class Runner {
     }
   }
 
-  // The nodes' speeds are what the ideal time is computed from; when they sum
-  // to more cores than this machine has, the workers compete and do not get
-  // them, and the run's output says so beside the figures.
-  template <typename Note>
-  void NoteOversubscription(Note& note) const {
-    double cores = 0;
-    for (const auto& node : options_.cluster.nodes) cores += node.speed;
-    const unsigned machine = std::thread::hardware_concurrency();
-    if (machine == 0 || cores <= machine + 1e-9) return;
-    note(fmt::format(
-        "but the nodes' speeds sum to {:.3g} cores on a machine of {}: they compete, and the "
-        "ideal and efficiency assume speeds the nodes did not get",
-        cores, machine));
-  }
-
   // Starts (or restarts) a node's worker: fork, join the node's cgroups,
   // exec. The worker is in its node's group of the run's cgroups (what it
   // leaves when it dies is killed by that group, ClearNode) or, without
@@ -318,70 +272,28 @@ class Runner {
   // otherwise.
   Status Spawn(NodeProcess& process) {
     const job::EmulatedNode& node = *process.node;
-    std::vector<std::string> args = {options_.worker_binary,
-                                     "--coordinator",
-                                     server_->url(),
-                                     "--job",
-                                     config_.id,
-                                     "--name",
-                                     node.name,
-                                     "--job-name",
-                                     options_.job.name,
-                                     "--namespace",
-                                     kLocalNamespace};
+    WorkerLaunch launch;
+    launch.binary = options_.worker_binary;
+    launch.coordinator_url = server_->url();
+    launch.job_id = config_.id;
+    launch.node = node.name;
+    launch.job_name = options_.job.name;
+    launch.metric_namespace = kLocalNamespace;
     if (options_.metrics_port != 0) {
       const size_t index = static_cast<size_t>(&process - processes_.data());
-      args.insert(args.end(), {"--metrics-listen",
-                               fmt::format("127.0.0.1:{}", options_.metrics_port + 1 + index)});
+      launch.metrics_listen = fmt::format("127.0.0.1:{}", options_.metrics_port + 1 + index);
     }
-    const bool duty = !process.limit;
-    args.insert(args.end(), {"--threads", std::to_string(WorkerThreads(node.speed))});
-    if (duty && node.speed < 1) args.insert(args.end(), {"--speed", fmt::format("{}", node.speed)});
-    if (!process.group.empty()) args.insert(args.end(), {"--exec-cgroup", process.group});
-    if (spdlog::should_log(spdlog::level::debug)) args.push_back("-v");  // into the worker's log
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    // The environment is built before fork: only async-signal-safe calls may
-    // follow it in a threaded process.
-    std::vector<std::string> env = {"BALLAST_TOKEN=" + config_.token};
-    for (char** var = environ; *var != nullptr; ++var) {
-      if (std::string_view(*var).rfind("BALLAST_TOKEN=", 0) != 0) env.emplace_back(*var);
-    }
-    std::vector<char*> envp;
-    for (auto& var : env) envp.push_back(var.data());
-    envp.push_back(nullptr);
-    // The node's CPU quota and its group of the run (one file when the
-    // quota is set on that group, cgroup v2 alone).
-    std::vector<std::string> procs;
-    if (process.limit) procs.push_back(process.limit->procs_file());
-    const std::string group_procs = process.group.empty() ? "" : process.group + "/cgroup.procs";
-    if (!group_procs.empty() && (procs.empty() || procs[0] != group_procs)) {
-      procs.push_back(group_procs);
-    }
-    std::vector<const char*> procs_files;
-    for (const auto& file : procs) procs_files.push_back(file.c_str());
-    procs_files.push_back(nullptr);
-    // Opened here, not in the child: a log that cannot be created stops the
-    // run with its path and the cause, and the worker's lines never land on
-    // the run's stdout (where `-o json` prints).
-    const std::string log = LogPath(process);
-    const int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd < 0) {
-      return Status::Unavailable(fmt::format("cannot create the log of node {}: {}: {}", node.name,
-                                             log, std::strerror(errno)));
-    }
-
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) {
-      close(log_fd);
-      return Status::Unavailable("fork failed");
-    }
-    if (pid == 0) ExecWorker(parent, procs_files.data(), log_fd, argv.data(), envp.data());
-    close(log_fd);
-    process.pid = pid;
-    spdlog::debug("worker started node={} pid={}", node.name, pid);
+    launch.threads = WorkerThreads(node.speed);
+    if (!process.limit && node.speed < 1) launch.duty_speed = node.speed;  // its duty cycle
+    launch.exec_cgroup = process.group;
+    launch.verbose = spdlog::should_log(spdlog::level::debug);  // into the worker's log
+    // The node's CPU quota and its group of the run.
+    const std::vector<std::string> procs =
+        CgroupProcsFiles(process.limit ? process.limit->procs_file() : "", process.group);
+    BALLAST_ASSIGN_OR_RETURN(
+        process.pid, StartWorker(WorkerArgs(launch), WorkerEnvironment(config_.token, environ),
+                                 procs, LogPath(process), node.name));
+    spdlog::debug("worker started node={} pid={}", node.name, process.pid);
     return Status::Ok();
   }
 
@@ -536,26 +448,7 @@ class Runner {
   // what could not be, and release the guard. Each wait is bounded: what
   // cannot be killed is reported, not waited for.
   void StopAll() {
-    for (auto& process : processes_) {
-      if (process.pid > 0) kill(process.pid, SIGTERM);
-    }
-    const auto deadline = Clock::now() + std::chrono::seconds(2);
-    size_t killed = 0;
-    for (auto& process : processes_) {
-      while (process.pid > 0) {
-        if (waitpid(process.pid, nullptr, WNOHANG) == process.pid) {
-          if (!containment_) killed += ClearLeftovers(process);
-          process.pid = -1;
-        } else if (Clock::now() > deadline) {
-          kill(process.pid, SIGKILL);
-          waitpid(process.pid, nullptr, 0);
-          if (!containment_) killed += ClearLeftovers(process);
-          process.pid = -1;
-        } else {
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        }
-      }
-    }
+    const size_t killed = StopWorkers();
     ContainmentReport report;
     if (containment_) {
       report = containment_->KillAll(std::chrono::seconds(2));
@@ -581,85 +474,48 @@ class Runner {
     guard_.reset();
   }
 
+  // The outcome's figures (RunOutcome) and what the supervision says of the run.
+  // SIGTERM to the workers still running, SIGKILL to those that have not
+  // ended two seconds later; reaps them all. Returns how many processes
+  // their sessions held when the run has no cgroups (none otherwise: the
+  // run's groups are emptied after).
+  size_t StopWorkers() {
+    for (auto& process : processes_) {
+      if (process.pid > 0) kill(process.pid, SIGTERM);
+    }
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    size_t killed = 0;
+    for (auto& process : processes_) {
+      while (process.pid > 0) {
+        if (waitpid(process.pid, nullptr, WNOHANG) == process.pid) {
+          if (!containment_) killed += ClearLeftovers(process);
+          process.pid = -1;
+        } else if (Clock::now() > deadline) {
+          kill(process.pid, SIGKILL);
+          waitpid(process.pid, nullptr, 0);
+          if (!containment_) killed += ClearLeftovers(process);
+          process.pid = -1;
+        } else {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+      }
+    }
+    return killed;
+  }
+
   LocalRunOutcome Outcome() const {
-    LocalRunOutcome out;
-    out.view = *server_->View(config_.id);
-    out.weights = weights_;
+    std::vector<NodeRecord> records;
+    for (const NodeProcess& process : processes_) {
+      records.push_back({*process.node, process.log, process.restarts, process.joined,
+                         process.joined_s, process.left_s});
+    }
+    LocalRunOutcome out =
+        RunOutcome(*server_->View(config_.id), weights_, config_.workload, records);
     out.speed_method = speed_method_;
     out.log_dir = log_dir_;
     out.stopped = stopped_;
     out.elapsed_s = elapsed_s_;
-    out.makespan_s = out.view.finished_at;
-    // W: the CPU seconds the workers used on the job's items, without
-    // verification's recomputations; s_i: the emulated cores, while each
-    // node was in the job (balance/efficiency.h, docs/efficiency.md). The
-    // coordinator numbers workers in the order they joined; a node that
-    // never joined (the job ended first) has none.
-    const auto& checks = out.view.verification;
-    std::map<std::string, size_t> ids;
-    for (size_t id = 0; id < out.view.workers.size(); ++id) ids[out.view.workers[id].name] = id;
-    double cost = 0;
-    std::vector<balance::Capacity> spans;
-    for (const NodeProcess& process : processes_) {
-      const auto id = ids.find(process.node->name);
-      if (!process.joined || id == ids.end()) continue;
-      const coordinator::WorkerView& worker = out.view.workers[id->second];
-      out.total_speed += process.node->speed;
-      out.work_s += worker.cpu_s - worker.dropped_cpu_s - checks.worker_cpu_s[id->second];
-      cost += worker.cost;
-      spans.push_back({process.joined_s,
-                       process.left_s.value_or(std::numeric_limits<double>::infinity()),
-                       process.node->speed});
-    }
-    // One item runs on one thread: at its node's cores over the items the
-    // node runs at once (exec.concurrency, else one per started core).
-    const uint32_t concurrency = config_.workload.kind == workload::WorkloadKind::kExec
-                                     ? config_.workload.exec.concurrency
-                                     : 0;
-    double fastest_item = 0;
-    for (const NodeProcess& process : processes_) {
-      if (!process.joined) continue;
-      fastest_item =
-          std::max(fastest_item,
-                   process.node->speed / balance::ItemsAtOnce(process.node->speed, concurrency));
-    }
-    const balance::Limit limit = balance::JobLimit(
-        out.work_s, spans, workload::LargestItemShare(config_.workload), fastest_item);
-    out.ideal_s = limit.seconds;
-    out.ideal_bound = limit.bound;
-    out.efficiency = balance::Efficiency(out.ideal_s, out.makespan_s);
-    out.efficiency_capped = balance::EfficiencyCapped(out.ideal_s, out.makespan_s);
     out.containment = containment_report_;
-    const double seconds_per_cost = cost > 0 ? out.work_s / cost : 0;
-    for (size_t i = 0; i < processes_.size(); ++i) {
-      const NodeProcess& process = processes_[i];
-      NodeOutcome node;
-      node.name = process.node->name;
-      node.score = weights_.nodes[i].score;
-      node.weight = weights_.nodes[i].weight;
-      node.speed = process.node->speed;
-      node.restarts = process.restarts;
-      node.log_file = process.log;
-      if (process.node->join_at) node.joined_s = process.joined ? process.joined_s : -1;
-      node.left_s = process.left_s;
-      const auto id = ids.find(node.name);
-      if (!process.joined || id == ids.end()) {
-        out.nodes.push_back(node);
-        continue;
-      }
-      const coordinator::WorkerView& worker = out.view.workers[id->second];
-      const double job_busy_s = worker.MergedBusySeconds() - checks.worker_busy_s[id->second];
-      node.measured_speed = job_busy_s > 0 ? worker.cost * seconds_per_cost / job_busy_s : 0;
-      node.items = worker.items;
-      node.busy_s = worker.busy_s;
-      // Idle while it was in the job.
-      const double until = std::min(out.makespan_s, process.left_s.value_or(out.makespan_s));
-      node.idle_s = std::max(0.0, until - process.joined_s - worker.busy_s);
-      node.leases = worker.leases;
-      node.reports = worker.reports;
-      node.cuts = worker.cuts;
-      out.nodes.push_back(node);
-    }
     return out;
   }
 

@@ -11,74 +11,28 @@
 // leaveAt is drained then: its worker hands in what it finished and the
 // coordinator takes the rest of its lease back at once.
 //
+// Its parts: the clock (event_queue.h); the worker model (sim_worker.h: the
+// lease, its computing and reporting, items run at once under a quota;
+// input_link.h: the inputs crossing the node's link; failing_items.h); the
+// accounting of the outcome and the bounds it is measured against
+// (sim_outcome.h); the results (sim_result.h). simulator.cc is the
+// coordinator's side: the policy, the messages between it and the workers
+// with their latency, the nodes' changes and faults as events, and the loop.
+//
 // Thread-safety: Simulate is a pure function; calls may run in parallel.
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
-#include "core/balance/efficiency.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
 #include "core/common/status.h"
 #include "core/sim/scenario.h"
+#include "core/sim/sim_outcome.h"  // IdealMakespan
+#include "core/sim/sim_result.h"
 
 namespace ballast::sim {
-
-// A stretch of one worker's time, for Gantt charts.
-struct Segment {
-  enum class Kind { kBusy, kTransfer, kIdle };
-  double start = 0;
-  double end = 0;
-  Kind kind = Kind::kIdle;
-};
-
-struct WorkerResult {
-  std::string name;
-  double prior_speed = 0;  // what the policy was told (the fuzzy weight)
-  double true_speed = 0;   // the node's initial true speed
-  uint64_t items = 0;      // items it reported finished (a duplicate counts)
-  uint64_t leases = 0;
-  // Reports that carried computing time (progress and lease ends): each is
-  // one measurement of its speed, a history sample (docs/history.md).
-  uint64_t reports = 0;
-  double cost = 0;  // declared cost of the items it reported (an item of mean cost is 1)
-  double busy_s = 0;
-  double idle_s = 0;  // not computing, until the makespan (transfer included)
-  bool failed = false;
-  bool left = false;              // drained mid-job (NodeSpec::leave_at)
-  std::vector<Segment> timeline;  // filled when SimOptions::timeline
-};
-
-struct SimResult {
-  std::string policy;  // the spec's display label
-  double makespan_s = 0;
-  double ideal_s = 0;
-  // Which bound ideal_s is: the work over the nodes' speeds, or the largest
-  // item on the fastest node (balance::PhysicalLimit).
-  balance::LimitBound ideal_bound = balance::LimitBound::kWork;
-  double efficiency = 0;
-  uint64_t messages = 0;  // every report, reply and signal
-  uint64_t moved_items = 0;
-  uint64_t steals = 0;
-  uint64_t rebalances = 0;
-  uint64_t duplicate_items = 0;
-  // The start cost per item the policy learned and split by at the end
-  // (PolicyStats::start_cost), in mean declared items; 0 for none.
-  double start_cost = 0;
-  uint64_t events = 0;  // simulator events processed
-  // Failing items (Workload::failing_items) reported failed, and whether the
-  // job fails for them at the end under the default failure policy
-  // (job::FailsAtTheEnd, maxFailedItems unset: every other item computed).
-  uint64_t failed_items = 0;
-  bool job_failed = false;
-  // The ideal static packing of the items by their true costs onto the
-  // nodes there from the start (LptMakespan, packing.h); 0 when not computed
-  // (more than ScenarioBounds::kMaxItemCosts items).
-  double packing_s = 0;
-  std::vector<WorkerResult> workers;
-};
 
 struct SimOptions {
   bool timeline = false;
@@ -93,14 +47,5 @@ struct SimOptions {
 StatusOr<SimResult> Simulate(const Scenario& scenario,
                              const std::vector<balance::WorkerPrior>& priors,
                              const balance::PolicySpec& policy, const SimOptions& options = {});
-
-// The physical limit: the earliest time at which nodes of the scenario's true
-// speeds (changes, failures, joins and drains integrated: the capacity the
-// job actually had) could finish `work_seconds` of
-// speed-1 work. A node whose link delivers fewer items per second than it
-// could compute is capped at its link's item rate times `max_item_seconds`
-// (the costliest item: still a lower bound whichever items it gets; 0 means
-// the mean item).
-double IdealMakespan(const Scenario& scenario, double work_seconds, double max_item_seconds = 0);
 
 }  // namespace ballast::sim

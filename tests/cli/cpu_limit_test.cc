@@ -59,6 +59,23 @@ TEST(CpuLimitTest, ANodesDutyIsItsSpeedPerThreadWhenItIsHeld) {
   EXPECT_DOUBLE_EQ(NodeDuty(NAN, true), 1);
 }
 
+TEST(CpuLimitTest, AWorkersCoresAreItsQuotaOrWhatTheMachineCanGiveIt) {
+  EXPECT_EQ(WorkerCores(0.5, /*quota=*/true, 8), 0.5);
+  // Unheld, or held by its own duty cycle: its commands may use the machine.
+  EXPECT_EQ(WorkerCores(0.5, false, 8), 8);
+  EXPECT_EQ(WorkerCores(12, false, 8), 12);
+  EXPECT_EQ(WorkerCores(0.5, false, 0), 1);  // the machine's cores unknown
+}
+
+TEST(CpuLimitTest, NodesFasterThanTheMachineAreNoted) {
+  EXPECT_EQ(OversubscriptionNote({0.5, 0.5, 0.1}, 2), "");
+  EXPECT_EQ(OversubscriptionNote({1, 1}, 2), "");  // exactly the machine
+  EXPECT_EQ(OversubscriptionNote({2, 1}, 0), "");  // unknown machine
+  EXPECT_EQ(OversubscriptionNote({2, 1.5}, 2),
+            "but the nodes' speeds sum to 3.5 cores on a machine of 2: they compete, and the "
+            "ideal and efficiency assume speeds the nodes did not get");
+}
+
 TEST(CpuLimitTest, ASpeedNoQuotaCanHoldIsRefused) {
   for (double speed : std::vector<double>{0.0009, 0.0, -1.0, NAN, INFINITY}) {
     auto quota = QuotaFor(speed);
