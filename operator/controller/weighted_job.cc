@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/balance/policy_options.h"
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 
@@ -88,11 +89,17 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
     parsed.error = {Reason::kInvalidSpec, jr::Expected("spec", "an object", spec)};
     return parsed;
   }
+  // An error in spec.policy carries its own reason: the policy is read on its
+  // own first, as JobSpecFromJson reads it.
+  if (const json* policy = jr::Find(spec, "policy")) {
+    if (auto read = balance::PolicyFromJson(*policy, "spec.policy"); !read.ok()) {
+      parsed.error = {Reason::kInvalidPolicy, read.status()};
+      return parsed;
+    }
+  }
   auto job = job::JobSpecFromJson(spec, name);
   if (!job.ok()) {
-    // An error in spec.policy carries its own reason.
-    const bool policy = job.status().message().rfind("spec.policy", 0) == 0;
-    parsed.error = {policy ? Reason::kInvalidPolicy : Reason::kInvalidSpec, job.status()};
+    parsed.error = {Reason::kInvalidSpec, job.status()};
     return parsed;
   }
   WeightedJobSpec out;
