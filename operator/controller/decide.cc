@@ -160,7 +160,7 @@ void RequeueBy(Pass& pass, milliseconds wait) {
 // epoch); comes back then. Pods still running are left to the linger.
 void DeleteFinishedPods(Pass& pass, double finished) {
   const int64_t ttl =
-      pass.in.job.pod_ttl_seconds_after_finished.value_or(pass.options.worker_pod_ttl_s);
+      pass.in.spec->pod_ttl_seconds_after_finished.value_or(pass.options.worker_pod_ttl_s);
   if (ttl < 0) return;
   bool any = false;
   for (const PodView& pod : pass.in.pods) {
@@ -205,7 +205,7 @@ void AfterFinish(Pass& pass) {
     pass.actions.push_back(RemoveJob{});
     memory.registered = false;
   }
-  const std::optional<int64_t> ttl = pass.in.job.ttl_seconds_after_finished;
+  const std::optional<int64_t> ttl = pass.in.spec->ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
   if (finished) DeleteFinishedPods(pass, *finished);
   if (!ttl || !finished) return;

@@ -137,10 +137,6 @@ JobView ReadJob(const json& job) {
   JobView view;
   view.meta = ReadMeta(job);
   view.generation = Integer(At(job, "metadata"), "generation").value_or(0);
-  view.ttl_seconds_after_finished =
-      Integer(At(job, "spec"), "ttlSecondsAfterFinished", 0, std::numeric_limits<int32_t>::max());
-  view.pod_ttl_seconds_after_finished = Integer(At(job, "spec"), "podTTLSecondsAfterFinished", -1,
-                                                std::numeric_limits<int32_t>::max());
   for (const json* condition : Objects(At(job, "status"), "conditions")) {
     const std::string type = Text(*condition, "type");
     if ((type == "Complete" || type == "Failed") && Text(*condition, "status") == "True") {

@@ -41,13 +41,6 @@ struct ObjectMeta {
 struct JobView {
   ObjectMeta meta;
   int64_t generation = 0;  // metadata.generation; 0 when absent
-  // spec.ttlSecondsAfterFinished when it is an integer in [0, 2^31 - 1],
-  // read even when the rest of the spec is invalid (a job failed for its
-  // spec is deleted after it too).
-  std::optional<int64_t> ttl_seconds_after_finished;
-  // spec.podTTLSecondsAfterFinished when it is an integer in [-1, 2^31 - 1]
-  // (-1 keeps the finished worker pods); nullopt: the operator's default.
-  std::optional<int64_t> pod_ttl_seconds_after_finished;
   // status.conditions holds Complete or Failed with status True: the job
   // says it is finished (whoever wrote it; only the operator may).
   bool claims_finished = false;

@@ -70,14 +70,24 @@ Status ParseKubernetesKeys(const json& spec, WeightedJobSpec& out) {
   if (const json* suspend = jr::Find(spec, "suspend")) {
     BALLAST_ASSIGN_OR_RETURN(out.suspend, jr::Bool(*suspend, "spec.suspend"));
   }
-  if (const json* ttl = jr::Find(spec, "ttlSecondsAfterFinished")) {
-    BALLAST_ASSIGN_OR_RETURN(out.ttl_seconds_after_finished,
-                             jr::Int(*ttl, "spec.ttlSecondsAfterFinished", 0, INT32_MAX));
-  }
   ShortForms forms;
   BALLAST_RETURN_IF_ERROR(ReadShortForms(spec, out.job.workload, forms, out.worker_image));
   const json* given = jr::Find(spec, "template");
   BALLAST_ASSIGN_OR_RETURN(out.pod_template, ReadPodTemplate(given ? *given : json(), forms));
+  return Status::Ok();
+}
+
+// spec.ttlSecondsAfterFinished and spec.podTTLSecondsAfterFinished into
+// `parsed` (ParsedSpec).
+Status ParseTtls(const json& spec, ParsedSpec& parsed) {
+  if (const json* ttl = jr::Find(spec, "ttlSecondsAfterFinished")) {
+    BALLAST_ASSIGN_OR_RETURN(parsed.ttl_seconds_after_finished,
+                             jr::Int(*ttl, "spec.ttlSecondsAfterFinished", 0, INT32_MAX));
+  }
+  if (const json* ttl = jr::Find(spec, "podTTLSecondsAfterFinished")) {
+    BALLAST_ASSIGN_OR_RETURN(parsed.pod_ttl_seconds_after_finished,
+                             jr::Int(*ttl, "spec.podTTLSecondsAfterFinished", -1, INT32_MAX));
+  }
   return Status::Ok();
 }
 
@@ -87,6 +97,10 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
   ParsedSpec parsed;
   if (!spec.is_object()) {
     parsed.error = {Reason::kInvalidSpec, jr::Expected("spec", "an object", spec)};
+    return parsed;
+  }
+  if (Status ttls = ParseTtls(spec, parsed); !ttls.ok()) {
+    parsed.error = {Reason::kInvalidSpec, ttls};
     return parsed;
   }
   // An error in spec.policy carries its own reason: the policy is read on its

@@ -41,7 +41,6 @@ struct WeightedJobSpec {
   // from it (docs/workloads.md).
   std::optional<std::string> worker_image;
   bool suspend = false;
-  std::optional<int64_t> ttl_seconds_after_finished;
 };
 
 // status.phase.
@@ -130,6 +129,13 @@ struct SpecError {
 struct ParsedSpec {
   std::optional<WeightedJobSpec> spec;  // set when valid
   SpecError error;                      // set when not
+  // spec.ttlSecondsAfterFinished, an integer in [0, 2^31 - 1], and
+  // spec.podTTLSecondsAfterFinished, in [-1, 2^31 - 1] (-1 keeps the
+  // finished worker pods; unset: the operator's default). Read first, and
+  // kept when the rest of the spec is invalid: a job failed for its spec is
+  // deleted after it too. A value out of range is the spec's error.
+  std::optional<int64_t> ttl_seconds_after_finished;
+  std::optional<int64_t> pod_ttl_seconds_after_finished;
 };
 ParsedSpec ParseWeightedJobSpec(const nlohmann::json& spec, const std::string& name);
 

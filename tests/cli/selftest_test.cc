@@ -48,7 +48,7 @@ TEST(SelftestTest, JobIsAWeightedJobTheOperatorAccepts) {
   EXPECT_EQ(parsed.spec->job.profile, "boards");
   EXPECT_EQ(parsed.spec->job.active_deadline_s, 120.0);
   EXPECT_EQ(parsed.spec->pod_template.node_selector, spec.node_selector);
-  EXPECT_TRUE(parsed.spec->ttl_seconds_after_finished.has_value());
+  EXPECT_TRUE(parsed.ttl_seconds_after_finished.has_value());
   EXPECT_FALSE(Job(Spec{})["spec"].contains("nodeSelector"));
 }
 

@@ -140,39 +140,17 @@ TEST(KubeViewsTest, ANodeIsReadyOnlyWhenItsReadyConditionIsTrue) {
   EXPECT_FALSE(ReadNode(json{{"metadata", {{"name", "x"}}}}).ready);
 }
 
-TEST(KubeViewsTest, AJobsGenerationAndTtlAreRead) {
+TEST(KubeViewsTest, AJobsMetadataAndGenerationAreRead) {
   const JobView job = ReadJob(json::parse(R"({
     "metadata": {"name": "primes", "namespace": "lab", "uid": "job-1", "generation": 3},
-    "spec": {"ttlSecondsAfterFinished": 60, "workload": {"primes": {"limit": "not a number"}}}
+    "spec": {"workload": {"primes": {"limit": "not a number"}}}
   })"));
   EXPECT_EQ(job.meta.name, "primes");
   EXPECT_EQ(job.meta.ns, "lab");
   EXPECT_EQ(job.meta.uid, "job-1");
   EXPECT_EQ(job.generation, 3);
-  EXPECT_EQ(job.ttl_seconds_after_finished, 60) << "read even when the spec is invalid";
-  for (const json& ttl : {json(-1), json("60"), json(1.5), json(int64_t{1} << 40)}) {
-    EXPECT_FALSE(ReadJob({{"spec", {{"ttlSecondsAfterFinished", ttl}}}}).ttl_seconds_after_finished)
-        << ttl.dump();
-  }
 }
 
-TEST(KubeViewsTest, AJobsPodTtlIsReadWithMinusOneForKeep) {
-  EXPECT_FALSE(ReadJob(json::object()).pod_ttl_seconds_after_finished);
-  for (const int64_t ttl : {-1, 0, 600}) {
-    EXPECT_EQ(
-        ReadJob({{"spec", {{"podTTLSecondsAfterFinished", ttl}}}}).pod_ttl_seconds_after_finished,
-        ttl);
-  }
-  for (const json& ttl : {json(-2), json("60"), json(1.5), json(int64_t{1} << 40)}) {
-    EXPECT_FALSE(
-        ReadJob({{"spec", {{"podTTLSecondsAfterFinished", ttl}}}}).pod_ttl_seconds_after_finished)
-        << ttl.dump();
-  }
-}
-
-// nlohmann's `.value("key", "")` throws when the key holds another type; a
-// view reads such a field as absent, so one malformed object cannot stop a
-// pass.
 TEST(KubeViewsTest, FieldsOfTheWrongTypeReadAsAbsentWithoutThrowing) {
   const json pod = json::parse(R"({
     "metadata": {"name": 5, "namespace": ["lab"], "uid": {}, "deletionTimestamp": 0,
@@ -230,7 +208,6 @@ TEST(KubeViewsTest, FieldsOfTheWrongTypeReadAsAbsentWithoutThrowing) {
   ASSERT_NO_THROW(job_view = ReadJob(job));
   EXPECT_EQ(job_view.generation, 0);
   EXPECT_EQ(job_view.meta.name, "");
-  EXPECT_FALSE(job_view.ttl_seconds_after_finished);
 }
 
 TEST(KubeViewsTest, AnObjectThatIsNotAnObjectReadsAsEmpty) {

@@ -60,7 +60,8 @@ TEST(WeightedJobSpecTest, DefaultsAreThoseOfTheJobFile) {
   EXPECT_EQ(parsed.spec->job.profile, "raspberry-pi");
   EXPECT_EQ(parsed.spec->job.backoff_limit, 3u);
   EXPECT_FALSE(parsed.spec->suspend);
-  EXPECT_FALSE(parsed.spec->ttl_seconds_after_finished);
+  EXPECT_FALSE(parsed.ttl_seconds_after_finished);
+  EXPECT_FALSE(parsed.pod_ttl_seconds_after_finished);
   EXPECT_TRUE(parsed.spec->pod_template.node_selector.empty());
 }
 
@@ -74,7 +75,7 @@ TEST(WeightedJobSpecTest, KubernetesKeysAreTyped) {
   ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
   ASSERT_TRUE(parsed.spec) << parsed.error.status.ToString();
   EXPECT_TRUE(parsed.spec->suspend);
-  EXPECT_EQ(parsed.spec->ttl_seconds_after_finished, 60);
+  EXPECT_EQ(parsed.ttl_seconds_after_finished, 60);
   EXPECT_EQ(parsed.spec->pod_template.node_selector.at("ballast.io/pool"), "a");
   EXPECT_EQ(parsed.spec->pod_template.tolerations, spec["tolerations"]);
 }
@@ -198,6 +199,38 @@ TEST(WeightedJobSpecTest, SpecWorkerIsKeptTypedInTheTemplatesWorkerContainer) {
   parsed = ParseWeightedJobSpec(spec, "p");
   ASSERT_FALSE(parsed.spec);
   EXPECT_EQ(parsed.error.status.message(), "spec.worker.image: expected a string, got 3");
+}
+
+// Both TTLs are read first and kept when the rest of the spec is invalid: a
+// job failed for its spec is deleted after it too. A TTL out of range is
+// the spec's error, naming the field.
+TEST(WeightedJobSpecTest, TtlsAreReadEvenWhenTheRestIsInvalid) {
+  json spec = PrimesSpec();
+  spec["ttlSecondsAfterFinished"] = 60;
+  spec["podTTLSecondsAfterFinished"] = -1;
+  spec["workload"]["primes"]["limit"] = "not a number";
+  ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
+  EXPECT_FALSE(parsed.spec);
+  EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
+  EXPECT_EQ(parsed.ttl_seconds_after_finished, 60);
+  EXPECT_EQ(parsed.pod_ttl_seconds_after_finished, -1) << "-1 keeps the pods";
+  for (const json& ttl : {json(-1), json("60"), json(1.5), json(int64_t{1} << 40)}) {
+    json bad = PrimesSpec();
+    bad["ttlSecondsAfterFinished"] = ttl;
+    parsed = ParseWeightedJobSpec(bad, "p");
+    EXPECT_FALSE(parsed.spec) << ttl.dump();
+    EXPECT_FALSE(parsed.ttl_seconds_after_finished) << ttl.dump();
+    EXPECT_EQ(parsed.error.status.message().rfind("spec.ttlSecondsAfterFinished: ", 0), 0u)
+        << parsed.error.status.message();
+  }
+  for (const json& ttl : {json(-2), json("60"), json(int64_t{1} << 40)}) {
+    json bad = PrimesSpec();
+    bad["podTTLSecondsAfterFinished"] = ttl;
+    parsed = ParseWeightedJobSpec(bad, "p");
+    EXPECT_FALSE(parsed.spec) << ttl.dump();
+    EXPECT_EQ(parsed.error.status.message().rfind("spec.podTTLSecondsAfterFinished: ", 0), 0u)
+        << parsed.error.status.message();
+  }
 }
 
 }  // namespace
