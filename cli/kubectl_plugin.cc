@@ -192,7 +192,7 @@ int RunTop(const PluginFlags& flags, const TopFlags& top) {
             view.status().code(),
             fmt::format("WeightedJob {}/{}: {}", cluster->ns, top.job, view.status().message())));
       }
-      const bool finished = view->phase == "Succeeded" || view->phase == "Failed";
+      const bool finished = Finished(*view);
       const std::string frame = RenderTop(*view, TerminalWidth(), &trail);
       trouble.clear();
       if (live) {

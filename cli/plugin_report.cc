@@ -73,12 +73,12 @@ std::string NodeTable(const controller::WeightedJobStatus& status) {
 
 StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
   BALLAST_ASSIGN_OR_RETURN(TopView view, TopViewFromJob(job, 0));
-  if (view.phase != "Succeeded" && view.phase != "Failed") {
-    return Status(StatusCode::kTerminal,
-                  fmt::format("WeightedJob {}/{} is {}: a report needs a finished job (Succeeded "
-                              "or Failed); `kubectl ballast top {}` shows a running one",
-                              view.ns, view.name, view.phase.empty() ? "not started" : view.phase,
-                              view.name));
+  if (!Finished(view)) {
+    return Status(
+        StatusCode::kTerminal,
+        fmt::format("WeightedJob {}/{} is {}: a report needs a finished job (Succeeded "
+                    "or Failed); `kubectl ballast top {}` shows a running one",
+                    view.ns, view.name, view.phase ? PhaseText(view) : "not started", view.name));
   }
   BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
                            controller::StatusFromJson(MemberOf(job, "status")));
@@ -111,7 +111,7 @@ makespan: the job's status keeps per-node totals, not the timeline of its leases
 {14}
 </body></html>
 )",
-      EscapeXml(title), EscapeXml(view.phase), Figure(status.makespan_seconds, "{:.2f}"),
+      EscapeXml(title), EscapeXml(PhaseText(view)), Figure(status.makespan_seconds, "{:.2f}"),
       Figure(status.ideal_seconds, "{:.2f}"), Figure(status.efficiency, "{:.3f}"),
       EscapeXml(status.efficiency_reference.value_or("-")), view.items, view.steals,
       EscapeXml(status.start_time.value_or("-")), EscapeXml(status.completion_time.value_or("-")),

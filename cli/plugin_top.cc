@@ -197,8 +197,6 @@ std::optional<uint64_t> Count(const nlohmann::json& object, const char* key) {
   return it->get<uint64_t>();
 }
 
-bool Finished(const TopView& view) { return view.phase == "Succeeded" || view.phase == "Failed"; }
-
 // Seconds until the job's end; nullopt when nothing says.
 std::optional<double> JobEta(const TopView& view) {
   if (Finished(view) || view.items == 0) return std::nullopt;
@@ -238,7 +236,8 @@ std::vector<double> ExpectedCost(const TopView& view) {
 }
 
 std::string HeaderLine(const TopView& view) {
-  const std::string phase = view.phase.empty() ? "Pending (no status yet)" : view.phase;
+  const std::string phase =
+      view.phase ? controller::JobPhaseName(*view.phase) : "Pending (no status yet)";
   std::string line = fmt::format("WeightedJob {}/{}  {}", view.ns, view.name, phase);
   if (!view.workload.empty()) line += "  " + view.workload;
   if (!view.policy.empty()) line += " (" + view.policy + ")";
@@ -248,7 +247,7 @@ std::string HeaderLine(const TopView& view) {
 }
 
 std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
-  double fraction = Finished(view) && view.phase == "Succeeded" ? 1 : JobFraction(view);
+  double fraction = view.phase == controller::JobPhase::kSucceeded ? 1 : JobFraction(view);
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
   std::string tail = fmt::format(" {:5.1f}% of the {}  {}/{} items", 100 * fraction,
                                  StartCost(view) > 0 ? "work" : "cost", view.completed, view.items);
@@ -259,6 +258,15 @@ std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
 }
 
 }  // namespace
+
+bool Finished(const TopView& view) {
+  return view.phase == controller::JobPhase::kSucceeded ||
+         view.phase == controller::JobPhase::kFailed;
+}
+
+std::string PhaseText(const TopView& view) {
+  return view.phase ? controller::JobPhaseName(*view.phase) : "";
+}
 
 std::string StringField(const nlohmann::json& node, std::string_view key) {
   const nlohmann::json& member = MemberOf(node, key);
@@ -287,7 +295,7 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
   if (!status_json.is_object()) return Status::Invalid("status: expected an object");
   BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
                            controller::StatusFromJson(status_json));
-  if (status.phase) view.phase = controller::JobPhaseName(*status.phase);
+  view.phase = status.phase;
   view.completed = status.completed_items.value_or(0);
   view.items = status.items.value_or(0);
   view.workers = status.workers.value_or(0);
@@ -357,7 +365,7 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
     const TopNode& node = view.nodes[i];
     const double work = Work(node, start);
     double fraction = expected[i] > 0 ? work / expected[i] : 0;
-    if (view.phase == "Succeeded") fraction = 1;
+    if (view.phase == controller::JobPhase::kSucceeded) fraction = 1;
     fraction = std::clamp(fraction, 0.0, 1.0);
     if (trail) fraction = trail->nodes[node.name] = std::max(trail->nodes[node.name], fraction);
     std::string eta = "--";

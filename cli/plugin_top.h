@@ -50,7 +50,7 @@ struct TopNode {
 struct TopView {
   std::string ns;
   std::string name;
-  std::string phase;     // "" when the operator has written no status yet
+  std::optional<controller::JobPhase> phase;  // unset when the operator has written no status yet
   std::string workload;  // primes, matmul, exec; "" when the spec names none known
   std::string policy;    // spec.policy's name; "" for the default
   uint64_t completed = 0;
@@ -83,6 +83,10 @@ const nlohmann::json& MemberOf(const nlohmann::json& node, std::string_view key)
 // time `now`. Invalid naming the field when the object is not a
 // WeightedJob or its status has a field of the wrong type.
 StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now);
+// Whether the job is Succeeded or Failed.
+bool Finished(const TopView& view);
+// The phase as status.phase writes it; "" when unset.
+std::string PhaseText(const TopView& view);
 
 // "1h02m", "3m05s", "42s"; "--" for a negative or non-finite value.
 std::string FormatSeconds(double seconds);
