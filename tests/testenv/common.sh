@@ -1,9 +1,11 @@
 # Shared by scripts/testenv-up and scripts/testenv-down (sourced, not run):
 # where the control plane lives and which loopback ports it uses.
 
-# Its directory: certificates, kubeconfigs, etcd data, logs, pid files.
+# Its directory: certificates, kubeconfigs, the datastore's files (kine/ or
+# etcd/), logs, pid files.
 testenv_dir=${BALLAST_TESTENV_DIR:-/tmp/ballast-testenv}
-# Ports base+0 (etcd clients), +1 (etcd peers), +3 (kube-apiserver),
+# Ports base+0 (the datastore's clients: kine or etcd), +1 (etcd peers),
+# +3 (kube-apiserver),
 # +5 (the node agent's kubelet log API), +7 (controller-manager),
 # +9 (scheduler), all on 127.0.0.1; with real nodes +11 and +12 (kube-proxy)
 # on 127.0.0.1 of each node's network namespace.
@@ -22,8 +24,9 @@ set_ports "${BALLAST_TESTENV_PORT_BASE:-26440}"
 # shellcheck source=realnodes.sh
 source "$(dirname "${BASH_SOURCE[0]}")/realnodes.sh"
 
-# Components in start order; testenv-down stops them in reverse.
-components=(etcd kube-apiserver kube-scheduler kube-controller-manager ballast-node-agent)
+# Components in start order (the datastore is kine or etcd); testenv-down stops
+# them in reverse.
+components=(etcd kine kube-apiserver kube-scheduler kube-controller-manager ballast-node-agent)
 
 # stop_control_plane DIR: stops every component started from DIR (by its pid
 # file, and any leftover whose command line names DIR), then removes DIR.
@@ -45,7 +48,7 @@ stop_control_plane() {
   # Leftovers of a run whose pid files are gone or incomplete.
   for pid in $(grep -lsF "$dir/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent)$'; then
+    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent|kine)$'; then
       kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
     fi
   done

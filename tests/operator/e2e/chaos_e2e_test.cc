@@ -2,7 +2,8 @@
 // them, CI does not): each ends with every job's exact result and prints the
 // recovery time beside its bound.
 //
-// The API server, and separately etcd, killed and restarted mid-job: the operator's
+// The API server, and separately its datastore (kine, or etcd: whichever the
+// test bed runs), killed and restarted mid-job: the operator's
 // watches and writes fail while it is down and resume when it is back; the
 // job completes exactly, with no worker pod made twice. Bound: the job's
 // status moves again within 30 s of the component being back.
@@ -39,7 +40,7 @@ constexpr auto kResumeBound = seconds(45);
 
 using ChaosTest = OperatorTest;
 
-// Kills the test bed's component `name` (etcd, kube-apiserver) with SIGKILL,
+// Kills the test bed's component `name` (kine, etcd, kube-apiserver) with SIGKILL,
 // as a crash or an OOM kill would, and starts it again after `down_for`
 // with the same command line, as a supervisor restarts a crashed one;
 // returns when it was started again (ready or not).
@@ -98,8 +99,15 @@ void RestartComponent(const std::string& name, milliseconds down_for) {
 
 class RestartTest : public OperatorTest, public ::testing::WithParamInterface<const char*> {};
 
+// The component the parameter names; "datastore" is kine or etcd, whichever
+// has a pid file (scripts/testenv-up --datastore).
+std::string ComponentOf(const std::string& param) {
+  if (param != "datastore") return param;
+  return std::ifstream(TestenvDir() + "/pids/kine").good() ? "kine" : "etcd";
+}
+
 TEST_P(RestartTest, AComponentRestartedMidJobAndTheJobCompletesExactly) {
-  const std::string component = GetParam();
+  const std::string component = ComponentOf(GetParam());
   const std::string name = "primes";
   ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
   ASSERT_TRUE(WaitMidRun(name));
@@ -136,9 +144,10 @@ TEST_P(RestartTest, AComponentRestartedMidJobAndTheJobCompletesExactly) {
   EXPECT_EQ(StatusOf(*done).value("failedPods", -1), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Components, RestartTest, ::testing::Values("kube-apiserver", "etcd"),
+INSTANTIATE_TEST_SUITE_P(Components, RestartTest, ::testing::Values("kube-apiserver", "datastore"),
                          [](const auto& info) {
-                           return std::string(info.param) == "etcd" ? "Etcd" : "ApiServer";
+                           return std::string(info.param) == "datastore" ? "Datastore"
+                                                                         : "ApiServer";
                          });
 
 TEST_F(ChaosTest, LeaderSigkilledWith20JobsRunningTheStandbyResumesEveryJob) {
