@@ -108,6 +108,9 @@ enum class Reason {
   kForbidden,              // another 403 (RBAC, a namespace being deleted): waits
   kCreateFailed,           // 5xx, 429, a timeout, a connection error: waits
   kWorkersCreated,         // accepted again after refusals (WorkersRefused False)
+  // A finished job measured a node against its own baseline (core/health/deviation.h).
+  kNodeBelowBaseline,  // Slow: a Warning on the job and on the Node
+  kNodeAboveBaseline,  // Normal and well above it (fast): noted on both
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.
@@ -174,6 +177,11 @@ struct NodeRow {
   // share of the job's speed over the measured share, minus 1.
   std::optional<double> measured_speed;
   std::optional<double> prior_error;
+  // Set when the job succeeded and judged the node against its own baseline
+  // (core/health/deviation.h): measured / baseline, and "slow", "normal" or
+  // "fast".
+  std::optional<double> baseline_ratio;
+  std::optional<std::string> baseline_verdict;
   bool operator==(const NodeRow&) const = default;
 };
 

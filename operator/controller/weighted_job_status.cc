@@ -77,8 +77,10 @@ constexpr const char* kReasonNames[] = {
     "Forbidden",
     "CreateFailed",
     "WorkersCreated",
+    "NodeBelowBaseline",
+    "NodeAboveBaseline",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kWorkersCreated) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNodeAboveBaseline) + 1);
 
 template <typename E, size_t N>
 std::optional<E> Named(const char* const (&names)[N], std::string_view name) {
@@ -103,6 +105,8 @@ json RowToJson(const NodeRow& row) {
   Put(out, "costSpeed", row.cost_speed);
   Put(out, "measuredSpeed", row.measured_speed);
   Put(out, "priorError", row.prior_error);
+  Put(out, "baselineRatio", row.baseline_ratio);
+  Put(out, "baselineVerdict", row.baseline_verdict);
   return out;
 }
 
@@ -279,11 +283,16 @@ StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
   }
   for (const auto& [key, target] :
        {std::pair{"measuredSpeed", &row.measured_speed}, std::pair{"priorError", &row.prior_error},
-        std::pair{"cost", &row.cost}, std::pair{"costSpeed", &row.cost_speed}}) {
+        std::pair{"cost", &row.cost}, std::pair{"costSpeed", &row.cost_speed},
+        std::pair{"baselineRatio", &row.baseline_ratio}}) {
     if (const json* value = jr::Find(node, key)) {
       if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
       *target = value->get<double>();
     }
+  }
+  if (const json* value = jr::Find(node, "baselineVerdict")) {
+    BALLAST_ASSIGN_OR_RETURN(row.baseline_verdict,
+                             jr::String(*value, jr::Field(path, "baselineVerdict")));
   }
   if (const json* value = jr::Find(node, "prior")) {
     BALLAST_ASSIGN_OR_RETURN(row.prior, PriorFromJson(*value, jr::Field(path, "prior")));

@@ -25,7 +25,8 @@ const json kFullStatus = json::parse(R"({
     {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
      "cost": 31000.5, "costSpeed": 1240.02, "steals": 1, "pod": "primes-pi4b-0",
      "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600},
-     "measuredSpeed": 1180.25, "priorError": -0.031}],
+     "measuredSpeed": 1180.25, "priorError": -0.031, "baselineRatio": 0.52,
+     "baselineVerdict": "slow"}],
   "excludedNodes": [
     {"name": "pi3b-0", "reason": "ErrImageNeverPull", "message": "image not present"}],
   "progress": "42%", "completedItems": 63000, "completedCost": 70100.25, "items": 150000,
@@ -60,6 +61,8 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->nodes->at(0).prior->source, "blended");
   EXPECT_EQ(status->nodes->at(0).prior->age_seconds, 3600);
   EXPECT_EQ(status->nodes->at(0).prior_error, -0.031);
+  EXPECT_EQ(status->nodes->at(0).baseline_ratio, 0.52);
+  EXPECT_EQ(status->nodes->at(0).baseline_verdict, "slow");
   EXPECT_EQ(status->failed_items, 2u);
   EXPECT_EQ(status->failed_item_values, (std::vector<std::string>{"a.jpg", "b.jpg"}));
   EXPECT_EQ(status->efficiency_note, "31.2 s end to end, 12.1 s computing");

@@ -41,7 +41,7 @@ cat >"$tmp/status.json" <<JSON
      "lastTransitionTime": "$now", "observedGeneration": 1}],
   "nodes": [
     {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0",
-     "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600}, "measuredSpeed": 1180.25, "priorError": -0.031},
+     "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600}, "measuredSpeed": 1180.25, "priorError": -0.031, "baselineRatio": 0.52, "baselineVerdict": "slow"},
     {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
   "excludedNodes": [
     {"name": "pi5-0", "reason": "ArchitectureNotSupported", "message": "node pi5-0: architecture arm64 is not in --worker-architectures (amd64)"}],
@@ -75,6 +75,8 @@ expect_eq "node table" "pi4b-0=5 pi3b-0=1" \
   "$(jp wj/primes '{range .status.nodes[*]}{.name}={.weight} {end}' | sed 's/ $//')"
 expect_eq "node priors" "pi4b-0=blended/4.5/2.5/3600/1180.25/-0.031" \
   "$(jp wj/primes '{range .status.nodes[?(@.prior)]}{.name}={.prior.source}/{.prior.value}/{.prior.samples}/{.prior.ageSeconds}/{.measuredSpeed}/{.priorError}{end}')"
+expect_eq "node baselines" "pi4b-0=0.52/slow" \
+  "$(jp wj/primes '{range .status.nodes[?(@.baselineRatio)]}{.name}={.baselineRatio}/{.baselineVerdict}{end}')"
 expect_eq "excluded nodes" "pi5-0=ArchitectureNotSupported" \
   "$(jp wj/primes '{range .status.excludedNodes[*]}{.name}={.reason}{end}')"
 expect_eq "node summary" "1000 2 17 998/240/900.5/1200.5 999 101" \
