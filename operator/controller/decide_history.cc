@@ -7,6 +7,7 @@
 #include <map>
 
 #include "coordinator/job_metrics.h"
+#include "core/health/energy.h"
 #include "core/workload/workload.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
@@ -196,6 +197,31 @@ void MeasuredColumns(Pass& pass) {
   }
   record.recorded.speeds = entered;
   pass.actions.push_back(std::move(record));
+}
+
+void EnergyColumns(Pass& pass, double span_seconds) {
+  const coordinator::JobView& view = *pass.in.view;
+  std::vector<health::NodeUsage> usage;
+  for (const auto& worker : view.workers) {
+    const NodeView* node = pass.NodeNamed(worker.name);
+    std::optional<health::BoardPower> power;
+    if (node) power = health::NodePower(node->meta.labels);
+    usage.push_back({worker.name, power, worker.MergedBusySeconds(), worker.items});
+  }
+  const health::JobEnergy energy = health::EstimateJobEnergy(usage, span_seconds);
+  const auto round = [](double joules) { return std::round(joules * 10) / 10; };
+  pass.status.energy = nlohmann::json{{"joules", round(energy.joules)},
+                                      {"joulesPerItem", Significant(energy.joules_per_item)},
+                                      {"complete", energy.complete},
+                                      {"estimate", energy.estimate},
+                                      {"summary", health::DescribeEnergy(energy)}};
+  if (!pass.status.nodes) return;
+  std::map<std::string, const health::NodeEnergy*> by_node;
+  for (const health::NodeEnergy& n : energy.nodes) by_node[n.node] = &n;
+  for (auto& row : *pass.status.nodes) {
+    auto it = by_node.find(row.name);
+    if (it != by_node.end() && it->second->known) row.energy_joules = round(it->second->joules);
+  }
 }
 
 }  // namespace ballast::controller::decide

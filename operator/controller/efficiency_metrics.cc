@@ -130,4 +130,34 @@ std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
   return family;
 }
 
+std::optional<prometheus::MetricFamily> JobEnergyFamily(
+    const std::vector<std::shared_ptr<const json>>& jobs) {
+  prometheus::MetricFamily family{kJobEnergyMetric,
+                                  "The estimated energy of a finished WeightedJob, joules, from "
+                                  "each board's idle and load power over its idle and busy time "
+                                  "(status.energy.joules)",
+                                  prometheus::MetricType::Gauge,
+                                  {}};
+  for (const auto& job : jobs) {
+    if (!job) continue;
+    const json* status = FinishedStatus(*job);
+    if (!status) continue;
+    const auto energy = status->find("energy");
+    if (energy == status->end() || !energy->is_object()) continue;
+    const auto joules = energy->find("joules");
+    if (joules == energy->end() || !joules->is_number()) continue;
+    const double value = joules->get<double>();
+    const auto meta = job->find("metadata");
+    if (!std::isfinite(value) || meta == job->end() || StringAt(*meta, "name").empty()) continue;
+    prometheus::ClientMetric metric;
+    metric.label = {{"job", StringAt(*meta, "name")},
+                    {"namespace", StringAt(*meta, "namespace")},
+                    {"workload", WorkloadOf(*job)}};
+    metric.gauge.value = value;
+    family.metric.push_back(std::move(metric));
+  }
+  if (family.metric.empty()) return std::nullopt;
+  return family;
+}
+
 }  // namespace ballast::controller

@@ -23,6 +23,13 @@
 // (core/health/deviation.h). A node's series ends when no job that judged it
 // is left.
 //
+// And per finished job, from the same cache:
+//
+//   ballast_job_energy_joules{job,namespace,workload}
+//
+// exactly status.energy.joules (the estimate over the nodes whose board
+// power is known; status.energy.complete says whether that was all of them).
+//
 // Thread-safety: pure functions of their arguments.
 #pragma once
 
@@ -37,6 +44,7 @@ namespace ballast::controller {
 
 inline constexpr const char* kJobEfficiencyMetric = "ballast_job_efficiency";
 inline constexpr const char* kNodeBaselineRatioMetric = "ballast_node_baseline_ratio";
+inline constexpr const char* kJobEnergyMetric = "ballast_job_energy_joules";
 
 // The family of `jobs` (WeightedJobs as the API server returns them) that
 // have a finished status with an efficiency, one series each in the order
@@ -50,6 +58,11 @@ std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
 // per node and workload kind (see above), sorted by node then workload;
 // nullopt when no job judged a node. Never throws.
 std::optional<prometheus::MetricFamily> NodeBaselineFamily(
+    const std::vector<std::shared_ptr<const nlohmann::json>>& jobs);
+
+// The family of `jobs` with a finished status that has an energy, one series
+// each in the order given; nullopt when none has. Never throws.
+std::optional<prometheus::MetricFamily> JobEnergyFamily(
     const std::vector<std::shared_ptr<const nlohmann::json>>& jobs);
 
 }  // namespace ballast::controller

@@ -484,6 +484,7 @@ class Operator::Impl {
           families.push_back(std::move(*efficiency));
         }
         if (auto baseline = NodeBaselineFamily(jobs)) families.push_back(std::move(*baseline));
+        if (auto energy = JobEnergyFamily(jobs)) families.push_back(std::move(*energy));
       }
     }
     return families;

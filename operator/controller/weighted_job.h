@@ -182,6 +182,9 @@ struct NodeRow {
   // "fast".
   std::optional<double> baseline_ratio;
   std::optional<std::string> baseline_verdict;
+  // Set when the job succeeded and the node's board power is known
+  // (health::NodePower): its estimated energy in the job, joules.
+  std::optional<double> energy_joules;
   bool operator==(const NodeRow&) const = default;
 };
 
@@ -256,6 +259,9 @@ struct WeightedJobStatus {
   // (job_timing.h TimingToJson); set when the job succeeded.
   std::optional<nlohmann::json> timing;
   std::optional<CostModelStatus> cost_model;
+  // status.energy: the job's estimated energy (health::EstimateJobEnergy,
+  // EnergyToJson in decide_pods.cc); set when the job succeeded.
+  std::optional<nlohmann::json> energy;
   // One line that explains the efficiency figures: where the time before the
   // first report went (NOTE column).
   std::optional<std::string> efficiency_note;

@@ -4,6 +4,7 @@
 // and the fuzzy weights, and a job that succeeds records what it measured.
 #include <gtest/gtest.h>
 
+#include "core/health/energy.h"
 #include "operator/controller/decide_internal.h"
 #include "tests/operator/controller/decide_world.h"
 
@@ -335,6 +336,55 @@ TEST(DecideHealthTest, TheSlowRatioIsASetting) {
   const Decision decision = Finish(world, 56);
   EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "normal");
+}
+
+// --- energy per job ----------------------------------------------------------
+
+// Each node at 2 W idle and 5 W computing (the labels that override a board's
+// figures), busy 8 s of the job's 10: 5 * 8 + 2 * 2 = 44 J each; pi4b-worker
+// without figures is left out of the total, which says so.
+TEST(DecideEnergyTest, ASucceededJobStatesItsEstimatedEnergyInTotalAndPerNode) {
+  World world = Running();
+  for (auto& node : world.nodes) {
+    node["metadata"]["labels"]["ballast.io/power-idle-w"] = "2";
+    node["metadata"]["labels"]["ballast.io/power-load-w"] = "5";
+  }
+  world.nodes[2]["metadata"]["labels"] = json::object();  // no board, no figures
+  world.view = View(2000, /*done=*/true);
+  const Decision decision = world.Pass();
+  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  ASSERT_TRUE(decision.status.energy);
+  const json& energy = *decision.status.energy;
+  EXPECT_EQ(energy["joules"], 88);
+  EXPECT_EQ(energy["joulesPerItem"], 0.06607);  // 88 J over pi3b's and pi4b-master's 1332 items
+  EXPECT_EQ(energy["complete"], false);
+  EXPECT_EQ(energy["estimate"], false);
+  EXPECT_EQ(energy["summary"],
+            "88.0 J (0.02444 Wh), 0.06607 J per item, 1 node without power figures");
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").energy_joules, 44);
+  EXPECT_EQ(RowOf(decision, "pi4b-master").energy_joules, 44);
+  EXPECT_FALSE(RowOf(decision, "pi4b-worker").energy_joules);
+  const json status = S(decision);
+  EXPECT_EQ(status["energy"]["joules"], 88);
+  EXPECT_EQ(status["nodes"][0]["energyJoules"], 44);
+}
+
+// A node's board kind gives its figures: seed 000's boards are Pi 3B and
+// Pi 4B by their ARM cores (health::BoardPowers).
+TEST(DecideEnergyTest, ABoardKindGivesTheFiguresWithoutLabels) {
+  World world = Running();
+  world.view = View(2000, /*done=*/true);
+  const Decision decision = world.Pass();
+  ASSERT_TRUE(decision.status.energy);
+  std::vector<health::NodeUsage> usage;
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    const NodeView node = ReadNode(world.nodes[i]);
+    usage.push_back(
+        {kNodes[i], health::NodePower(node.meta.labels), 8, world.view->workers[i].items});
+  }
+  const health::JobEnergy want = health::EstimateJobEnergy(usage, 10);
+  EXPECT_NEAR((*decision.status.energy)["joules"].get<double>(), want.joules, 0.05);
+  EXPECT_EQ((*decision.status.energy)["complete"], want.complete);
 }
 
 }  // namespace

@@ -173,5 +173,22 @@ TEST(EfficiencyMetricsTest, ADecidedJobsJudgmentReachesTheGauge) {
   EXPECT_EQ(family->metric[0].gauge.value, 0.7);
 }
 
+TEST(EfficiencyMetricsTest, AFinishedJobsEnergyIsItsStatusFigure) {
+  const json done = FinishedJob(
+      "e", {{"phase", "Succeeded"}, {"energy", {{"joules", 4537.5}, {"complete", true}}}});
+  const json without = FinishedJob("f", {{"phase", "Succeeded"}});
+  json running = done;
+  running["status"]["phase"] = "Running";
+  const auto family = JobEnergyFamily({Cached(without), Cached(running), Cached(done)});
+  ASSERT_TRUE(family.has_value());
+  EXPECT_EQ(family->name, "ballast_job_energy_joules");
+  ASSERT_EQ(family->metric.size(), 1u);
+  EXPECT_EQ(family->metric[0].gauge.value, 4537.5);
+  const std::map<std::string, std::string> want = {
+      {"job", "e"}, {"namespace", "lab"}, {"workload", "exec"}};
+  EXPECT_EQ(SeriesLabels(family->metric[0]), want);
+  EXPECT_FALSE(JobEnergyFamily({Cached(without)}).has_value());
+}
+
 }  // namespace
 }  // namespace ballast::controller
