@@ -64,6 +64,7 @@ struct OperatorFlags {
   bool no_history = false;
   double history_full_trust_samples = 3;
   double history_max_age_s = 7 * 24 * 3600;
+  double node_slow_ratio = 0.75;  // health::DeviationOptions::slow_ratio
   bool verbose = false;
 };
 
@@ -165,6 +166,10 @@ Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOption
     return Status::Invalid(
         fmt::format("--history-max-age {}: expected seconds > 0", flags.history_max_age_s));
   }
+  if (!(flags.node_slow_ratio > 0 && flags.node_slow_ratio < 1)) {
+    return Status::Invalid(
+        fmt::format("--node-slow-ratio {}: expected a number in (0, 1)", flags.node_slow_ratio));
+  }
   // The URL and the ConfigMap's name are checked here, before anything starts.
   if (!flags.prometheus_url.empty()) {
     BALLAST_RETURN_IF_ERROR(net::PrometheusHistory::Create({.url = flags.prometheus_url}).status());
@@ -172,6 +177,8 @@ Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOption
   BALLAST_RETURN_IF_ERROR(HistoryConfigMapOf(flags).status());
   options.reconciler.decide.history_prior.full_trust_samples = flags.history_full_trust_samples;
   options.reconciler.decide.history_prior.max_age_seconds = flags.history_max_age_s;
+  options.reconciler.decide.deviation.slow_ratio = flags.node_slow_ratio;
+  options.reconciler.decide.deviation.max_age_seconds = flags.history_max_age_s;
   return Status::Ok();
 }
 
@@ -431,6 +438,10 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
   cmd->add_option("--history-max-age", flags->history_max_age_s,
                   "seconds after which a node's history is stale and its prior is the fuzzy "
                   "weight")
+      ->capture_default_str();
+  cmd->add_option("--node-slow-ratio", flags->node_slow_ratio,
+                  "a finished job that measured a node below this ratio of its own baseline "
+                  "(and below the band of its history) names it in a NodeBelowBaseline Warning")
       ->capture_default_str();
   cmd->add_flag("-v,--verbose", flags->verbose, "log debug messages");
   cmd->footer(

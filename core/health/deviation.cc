@@ -210,4 +210,16 @@ std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& 
   return merged;
 }
 
+std::map<std::string, double> WinsorizeSpeeds(const std::map<std::string, double>& speeds,
+                                              const std::vector<NodeDeviation>& deviations) {
+  std::map<std::string, double> entered = speeds;
+  for (const NodeDeviation& d : deviations) {
+    if (d.verdict != Verdict::kSlow) continue;
+    auto it = entered.find(d.node);
+    const double edge = d.baseline * d.slow_below;
+    if (it != entered.end() && Positive(edge)) it->second = std::max(it->second, edge);
+  }
+  return entered;
+}
+
 }  // namespace ballast::health

@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -136,5 +137,16 @@ std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& 
                                          const std::vector<fuzzy::NodeHistory>& measured,
                                          const std::vector<NodeDeviation>& deviations,
                                          const fuzzy::HistoryPriorOptions& history_options);
+
+// The speeds a store that keeps each job's speeds as samples should record
+// (the operator's ConfigMap store, history/speed_store.h, which keeps them
+// relative to the job's mean and no spread): `speeds` (node -> cost units
+// per busy second), each node `deviations` judged Slow raised to the edge of
+// its band (baseline * slow_below, when the measurement is below it), as
+// EnterJob enters it; the others as they are. The job's mean then is what it
+// would have been had the job measured the slow node at the edge. A node of
+// `speeds` that `deviations` does not judge Slow is unchanged.
+std::map<std::string, double> WinsorizeSpeeds(const std::map<std::string, double>& speeds,
+                                              const std::vector<NodeDeviation>& deviations);
 
 }  // namespace ballast::health

@@ -77,6 +77,18 @@
 // records its nodes' measured speeds (RecordSpeeds) and shows them against
 // the priors (status.nodes[].measuredSpeed, priorError).
 //
+// Node health (decide_history.cc, core/health/deviation.h): a job that
+// succeeds judges each node's measured speed against its own baseline, the
+// history the session's priors came from (memory.baseline):
+//   Slow                            -> NodeBelowBaseline Warning on the job and
+//                                       on the Node (both figures, and the probe's
+//                                       ballast.io/power-ok=false when it says so);
+//                                       its speed recorded winsorized (baseline x
+//                                       slow_below; RecordSpeeds.winsorized)
+//   Normal, well above (fast)       -> NodeAboveBaseline, Normal, on both
+//   no verdict, no history          -> nothing (status.nodes[].baselineRatio unset)
+// status.nodes[].baselineRatio shows each judged node's measured / baseline.
+//
 // Thread-safety: a pure function.
 #pragma once
 
@@ -93,6 +105,7 @@
 #include "coordinator/recorded_speeds.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/fuzzy/model.h"
+#include "core/health/deviation.h"
 #include "core/history/history_source.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/create_refusals.h"
@@ -134,6 +147,10 @@ struct JobMemory {
   bool checkpoint_too_large_reported = false;  // a CheckpointTooLarge event was recorded
   // The session's prior per node (status.nodes[].prior).
   std::map<std::string, NodePriorRow> priors;
+  // The history those priors came from (input.history at registration):
+  // each node's baseline when the job succeeds. Empty without history, and
+  // for a session an earlier operator started (nothing is judged then).
+  std::vector<fuzzy::NodeHistory> baseline;
   uint32_t failures = 0;
   uint64_t failed_items_reported = 0;  // failed items an ItemsFailed event counted
   // Since when the job has waited for the ConfigMap of its items.
@@ -186,6 +203,8 @@ struct DecideOptions {
   // The backoff of refused creates, and when a refusal nothing but a person
   // changes fails the job (create_refusals.h).
   CreateBackoffOptions create_backoff{};
+  // When a node is judged below or above its own baseline (health/deviation.h).
+  health::DeviationOptions deviation{};
 };
 
 // What the history of measured speeds says for a job about to start
@@ -264,13 +283,22 @@ struct RecordEvent {
   bool warning = false;
   Reason reason = Reason::kStarted;
   std::string message;
+  // "": the event is about the job. Else about the Node of this name (and
+  // uid, "" when unknown) instead: the Executor posts it in namespace
+  // default, where `kubectl describe node` finds it.
+  std::string node;
+  std::string node_uid;
 };
 // What a job that succeeded measured, as history counts it: the speeds to
 // record (node -> cost units per busy second) and the nodes left out, and
 // why (coordinator/recorded_speeds.h).
 struct RecordSpeeds {
   std::string workload;  // the workload kind: primes, matmul, exec
+  // As the history is to enter them: a node judged Slow against its own
+  // baseline at the edge of its band (health::WinsorizeSpeeds), the others
+  // as measured.
   coordinator::RecordedSpeeds recorded;
+  std::vector<std::string> winsorized;  // the nodes entered at the band's edge
 };
 
 using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,

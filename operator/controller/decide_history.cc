@@ -7,6 +7,7 @@
 #include <map>
 
 #include "coordinator/job_metrics.h"
+#include "core/health/energy.h"
 #include "core/workload/workload.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/decide_internal.h"
@@ -60,6 +61,7 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
                                pass.options.history_prior);
   pass.memory.priors.clear();
+  pass.memory.baseline = history ? history->nodes : std::vector<fuzzy::NodeHistory>{};
   std::map<std::string, double> credibility;
   for (const auto& prior : blended) {
     credibility[prior.node] = prior.credibility;
@@ -99,6 +101,67 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
   }
 }
 
+namespace {
+
+// What the finished session measured on each node, as health judges it.
+std::vector<health::JobMeasurement> Measurements(const coordinator::JobView& view) {
+  std::vector<health::JobMeasurement> measured;
+  for (const auto& worker : view.workers) {
+    const double shared = view.sharing_sampled_s > 0 ? worker.shared_s / view.sharing_sampled_s : 0;
+    measured.push_back(
+        {worker.name, coordinator::MeasuredSpeed(worker), worker.MergedBusySeconds(), shared});
+  }
+  return measured;
+}
+
+// What the probe says of the node's power, for the deviation's message: ""
+// when it says nothing, or that all is well.
+std::string ProbeNote(const Pass& pass, const std::string& node) {
+  const NodeView* view = pass.NodeNamed(node);
+  if (!view) return "";
+  auto it = view->meta.labels.find("ballast.io/power-ok");
+  if (it == view->meta.labels.end() || it->second != "false") return "";
+  return "; the probe reports under-voltage, frequency capping or throttling since boot "
+         "(ballast.io/power-ok=false)";
+}
+
+// Each node judged against its own baseline (memory.baseline): events on
+// the job and the Node for a Slow or fast one, status.nodes[].baselineRatio
+// and baselineVerdict. Returns the verdicts (empty without a baseline).
+std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
+  if (pass.memory.baseline.empty()) return {};
+  const std::vector<health::NodeDeviation> deviations = health::JudgeDeviations(
+      pass.memory.baseline, Measurements(*pass.in.view), pass.options.deviation);
+  std::map<std::string, const health::NodeDeviation*> judged;
+  for (const health::NodeDeviation& d : deviations) {
+    if (d.verdict == health::Verdict::kNone) continue;
+    judged[d.node] = &d;
+    const bool slow = d.verdict == health::Verdict::kSlow;
+    if (!slow && !d.fast) continue;
+    const Reason reason = slow ? Reason::kNodeBelowBaseline : Reason::kNodeAboveBaseline;
+    const std::string message =
+        health::DescribeDeviation(d, pass.options.deviation) + ProbeNote(pass, d.node);
+    pass.Event(slow, reason, message);
+    const NodeView* node = pass.NodeNamed(d.node);
+    pass.actions.push_back(RecordEvent{
+        slow, reason, fmt::format("WeightedJob {}/{}: {}", pass.in.ns, pass.in.name, message),
+        d.node, node ? node->meta.uid : ""});
+  }
+  if (pass.status.nodes) {
+    for (auto& row : *pass.status.nodes) {
+      auto it = judged.find(row.name);
+      if (it == judged.end()) continue;
+      row.baseline_ratio = std::round(it->second->ratio * 1000) / 1000;
+      row.baseline_verdict = it->second->verdict == health::Verdict::kSlow ? "slow"
+                             : it->second->fast                            ? "fast"
+                                                                           : "normal";
+    }
+  }
+  return deviations;
+}
+
+}  // namespace
+
 void MeasuredColumns(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   std::map<std::string, double> measured;
@@ -124,8 +187,41 @@ void MeasuredColumns(Pass& pass) {
       row.prior_error = std::round(error * 1000) / 1000;
     }
   }
-  pass.actions.push_back(RecordSpeeds{workload::WorkloadKindName(pass.spec().job.workload.kind),
-                                      coordinator::SpeedsToRecord(view)});
+  const std::vector<health::NodeDeviation> deviations = JudgeNodes(pass);
+  RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind),
+                      coordinator::SpeedsToRecord(view),
+                      {}};
+  const auto entered = health::WinsorizeSpeeds(record.recorded.speeds, deviations);
+  for (const auto& [node, speed] : entered) {
+    if (speed != record.recorded.speeds.at(node)) record.winsorized.push_back(node);
+  }
+  record.recorded.speeds = entered;
+  pass.actions.push_back(std::move(record));
+}
+
+void EnergyColumns(Pass& pass, double span_seconds) {
+  const coordinator::JobView& view = *pass.in.view;
+  std::vector<health::NodeUsage> usage;
+  for (const auto& worker : view.workers) {
+    const NodeView* node = pass.NodeNamed(worker.name);
+    std::optional<health::BoardPower> power;
+    if (node) power = health::NodePower(node->meta.labels);
+    usage.push_back({worker.name, power, worker.MergedBusySeconds(), worker.items});
+  }
+  const health::JobEnergy energy = health::EstimateJobEnergy(usage, span_seconds);
+  const auto round = [](double joules) { return std::round(joules * 10) / 10; };
+  pass.status.energy = nlohmann::json{{"joules", round(energy.joules)},
+                                      {"joulesPerItem", Significant(energy.joules_per_item)},
+                                      {"complete", energy.complete},
+                                      {"estimate", energy.estimate},
+                                      {"summary", health::DescribeEnergy(energy)}};
+  if (!pass.status.nodes) return;
+  std::map<std::string, const health::NodeEnergy*> by_node;
+  for (const health::NodeEnergy& n : energy.nodes) by_node[n.node] = &n;
+  for (auto& row : *pass.status.nodes) {
+    auto it = by_node.find(row.name);
+    if (it != by_node.end() && it->second->known) row.energy_joules = round(it->second->joules);
+  }
 }
 
 }  // namespace ballast::controller::decide

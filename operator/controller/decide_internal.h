@@ -156,6 +156,10 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
 // priorError, and a RecordSpeeds action (coordinator::SpeedsToRecord).
 void MeasuredColumns(Pass& pass);
+// For a job that just succeeded after `span_seconds`: status.energy and
+// status.nodes[].energyJoules, each node's board power from its labels
+// (health::NodePower) over its busy and idle time (health::EstimateJobEnergy).
+void EnergyColumns(Pass& pass, double span_seconds);
 
 // Pods of a running session: creates the missing, replaces the failed (up to
 // backoffLimit), loses the workers of nodes not Ready; then the status the

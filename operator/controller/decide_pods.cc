@@ -524,6 +524,7 @@ void Succeed(Pass& pass) {
     status.estimated_efficiency = Rounded(figures.estimated_efficiency);
     TimingColumns(pass, figures);
     MeasuredColumns(pass);
+    EnergyColumns(pass, makespan);
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final

@@ -1,7 +1,9 @@
 #include "operator/controller/efficiency_metrics.h"
 
 #include <cmath>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include "core/workload/workload.h"
 
@@ -55,7 +57,62 @@ std::optional<prometheus::ClientMetric> SeriesOf(const json& job) {
   return metric;
 }
 
+// The finished job's status, nullptr when it has none.
+const json* FinishedStatus(const json& job) {
+  if (!job.is_object()) return nullptr;
+  const auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return nullptr;
+  const std::string phase = StringAt(*status, "phase");
+  return phase == "Succeeded" || phase == "Failed" ? &*status : nullptr;
+}
+
+// A node's last judgment: what orders it, and the ratio.
+struct Judged {
+  std::tuple<std::string, std::string, std::string> order;  // completionTime, namespace, name
+  double ratio = 0;
+};
+
 }  // namespace
+
+std::optional<prometheus::MetricFamily> NodeBaselineFamily(
+    const std::vector<std::shared_ptr<const json>>& jobs) {
+  std::map<std::pair<std::string, std::string>, Judged> last;  // (node, workload)
+  for (const auto& job : jobs) {
+    if (!job) continue;
+    const json* status = FinishedStatus(*job);
+    if (!status) continue;
+    const auto nodes = status->find("nodes");
+    if (nodes == status->end() || !nodes->is_array()) continue;
+    const auto meta = job->find("metadata");
+    if (meta == job->end()) continue;
+    const std::tuple order{StringAt(*status, "completionTime"), StringAt(*meta, "namespace"),
+                           StringAt(*meta, "name")};
+    const std::string workload = WorkloadOf(*job);
+    for (const json& row : *nodes) {
+      const std::string node = StringAt(row, "name");
+      const auto ratio = row.is_object() ? row.find("baselineRatio") : row.end();
+      if (node.empty() || ratio == row.end() || !ratio->is_number()) continue;
+      const double value = ratio->get<double>();
+      if (!std::isfinite(value)) continue;
+      auto [it, inserted] = last.try_emplace({node, workload}, Judged{order, value});
+      if (!inserted && it->second.order < order) it->second = {order, value};
+    }
+  }
+  if (last.empty()) return std::nullopt;
+  prometheus::MetricFamily family{kNodeBaselineRatioMetric,
+                                  "A node's measured speed over its own baseline (its history) "
+                                  "in the last finished job of the workload kind that judged it "
+                                  "(status.nodes[].baselineRatio)",
+                                  prometheus::MetricType::Gauge,
+                                  {}};
+  for (const auto& [key, judged] : last) {
+    prometheus::ClientMetric metric;
+    metric.label = {{"node", key.first}, {"workload", key.second}};
+    metric.gauge.value = judged.ratio;
+    family.metric.push_back(std::move(metric));
+  }
+  return family;
+}
 
 std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
     const std::vector<std::shared_ptr<const json>>& jobs) {
@@ -68,6 +125,36 @@ std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
   for (const auto& job : jobs) {
     if (!job) continue;
     if (auto series = SeriesOf(*job)) family.metric.push_back(std::move(*series));
+  }
+  if (family.metric.empty()) return std::nullopt;
+  return family;
+}
+
+std::optional<prometheus::MetricFamily> JobEnergyFamily(
+    const std::vector<std::shared_ptr<const json>>& jobs) {
+  prometheus::MetricFamily family{kJobEnergyMetric,
+                                  "The estimated energy of a finished WeightedJob, joules, from "
+                                  "each board's idle and load power over its idle and busy time "
+                                  "(status.energy.joules)",
+                                  prometheus::MetricType::Gauge,
+                                  {}};
+  for (const auto& job : jobs) {
+    if (!job) continue;
+    const json* status = FinishedStatus(*job);
+    if (!status) continue;
+    const auto energy = status->find("energy");
+    if (energy == status->end() || !energy->is_object()) continue;
+    const auto joules = energy->find("joules");
+    if (joules == energy->end() || !joules->is_number()) continue;
+    const double value = joules->get<double>();
+    const auto meta = job->find("metadata");
+    if (!std::isfinite(value) || meta == job->end() || StringAt(*meta, "name").empty()) continue;
+    prometheus::ClientMetric metric;
+    metric.label = {{"job", StringAt(*meta, "name")},
+                    {"namespace", StringAt(*meta, "namespace")},
+                    {"workload", WorkloadOf(*job)}};
+    metric.gauge.value = value;
+    family.metric.push_back(std::move(metric));
   }
   if (family.metric.empty()) return std::nullopt;
   return family;

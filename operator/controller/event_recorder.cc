@@ -53,7 +53,11 @@ void EventRecorder::Post() {
 void EventRecorder::Record(const json& object, bool warning, const std::string& reason,
                            const std::string& message) {
   const json& meta = object["metadata"];
-  const std::string ns = meta.value("namespace", "default");
+  // A cluster-scoped object (a Node) has no namespace: its events live in
+  // default, and name none in involvedObject (`kubectl describe node` looks
+  // them up so).
+  const std::string object_ns = meta.value("namespace", "");
+  const std::string ns = object_ns.empty() ? "default" : object_ns;
   const std::string now = RfcTimeNow();
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
@@ -69,7 +73,7 @@ void EventRecorder::Record(const json& object, bool warning, const std::string& 
       {"involvedObject",
        {{"apiVersion", object.value("apiVersion", "")},
         {"kind", object.value("kind", "")},
-        {"namespace", ns},
+        {"namespace", object_ns},
         {"name", meta.value("name", "")},
         {"uid", meta.value("uid", "")},
         {"resourceVersion", meta.value("resourceVersion", "")}}},

@@ -38,7 +38,8 @@ class EventRecorder {
 
   // Posts an Event about `object` (its apiVersion, kind, namespace, name, uid
   // and resourceVersion): type Warning when `warning`, else Normal; `reason`
-  // in CamelCase; `message` for people.
+  // in CamelCase; `message` for people. An object without a namespace (a
+  // Node) gets its event in namespace default.
   void Record(const nlohmann::json& object, bool warning, const std::string& reason,
               const std::string& message);
 

@@ -139,7 +139,14 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
       status = DeleteObject(WeightedJobs().In(job.ns).Named(job.name), a->uid, true);
       if (status.ok()) spdlog::info("deleted finished job job={} ttlSecondsAfterFinished", job.key);
     } else if (const auto* a = std::get_if<RecordEvent>(&action)) {
-      events_.Record(*job.job, a->warning, ReasonName(a->reason), a->message);
+      if (a->node.empty()) {
+        events_.Record(*job.job, a->warning, ReasonName(a->reason), a->message);
+      } else {
+        const nlohmann::json node = {{"apiVersion", "v1"},
+                                     {"kind", "Node"},
+                                     {"metadata", {{"name", a->node}, {"uid", a->node_uid}}}};
+        events_.Record(node, a->warning, ReasonName(a->reason), a->message);
+      }
     }  // RecordSpeeds: the reconciler hands it to its HistorySource
     BALLAST_RETURN_IF_ERROR(status);
   }

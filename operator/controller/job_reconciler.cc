@@ -173,6 +173,10 @@ void JobReconciler::RecordHistory(const std::string& key,
           fmt::join(kept.brief, ","), kept.speeds.size());
     }
     if (kept.speeds.empty()) continue;
+    if (!record->winsorized.empty()) {
+      spdlog::info("speeds recorded at the edge of their band job={} below_baseline={}", key,
+                   fmt::join(record->winsorized, ","));
+    }
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     const Status recorded = options_.history->Record(record->workload, kept.speeds, now);

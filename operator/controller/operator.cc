@@ -479,9 +479,12 @@ class Operator::Impl {
     if (server_) {
       for (auto& family : server_->CollectMetrics()) families.push_back(std::move(family));
       if (informers_started) {
-        if (auto efficiency = JobEfficiencyFamily(jobs_->List())) {
+        const auto jobs = jobs_->List();
+        if (auto efficiency = JobEfficiencyFamily(jobs)) {
           families.push_back(std::move(*efficiency));
         }
+        if (auto baseline = NodeBaselineFamily(jobs)) families.push_back(std::move(*baseline));
+        if (auto energy = JobEnergyFamily(jobs)) families.push_back(std::move(*energy));
       }
     }
     return families;

@@ -107,6 +107,9 @@ enum class Reason {
   kForbidden,              // another 403 (RBAC, a namespace being deleted): waits
   kCreateFailed,           // 5xx, 429, a timeout, a connection error: waits
   kWorkersCreated,         // accepted again after refusals (WorkersRefused False)
+  // A finished job measured a node against its own baseline (core/health/deviation.h).
+  kNodeBelowBaseline,  // Slow: a Warning on the job and on the Node
+  kNodeAboveBaseline,  // Normal and well above it (fast): noted on both
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.
@@ -180,6 +183,14 @@ struct NodeRow {
   // share of the job's speed over the measured share, minus 1.
   std::optional<double> measured_speed;
   std::optional<double> prior_error;
+  // Set when the job succeeded and judged the node against its own baseline
+  // (core/health/deviation.h): measured / baseline, and "slow", "normal" or
+  // "fast".
+  std::optional<double> baseline_ratio;
+  std::optional<std::string> baseline_verdict;
+  // Set when the job succeeded and the node's board power is known
+  // (health::NodePower): its estimated energy in the job, joules.
+  std::optional<double> energy_joules;
   bool operator==(const NodeRow&) const = default;
 };
 
@@ -254,6 +265,9 @@ struct WeightedJobStatus {
   // (job_timing.h TimingToJson); set when the job succeeded.
   std::optional<nlohmann::json> timing;
   std::optional<CostModelStatus> cost_model;
+  // status.energy: the job's estimated energy (health::EstimateJobEnergy,
+  // EnergyToJson in decide_pods.cc); set when the job succeeded.
+  std::optional<nlohmann::json> energy;
   // One line that explains the efficiency figures: where the time before the
   // first report went (NOTE column).
   std::optional<std::string> efficiency_note;

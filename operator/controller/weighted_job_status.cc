@@ -77,8 +77,10 @@ constexpr const char* kReasonNames[] = {
     "Forbidden",
     "CreateFailed",
     "WorkersCreated",
+    "NodeBelowBaseline",
+    "NodeAboveBaseline",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kWorkersCreated) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNodeAboveBaseline) + 1);
 
 template <typename E, size_t N>
 std::optional<E> Named(const char* const (&names)[N], std::string_view name) {
@@ -103,6 +105,9 @@ json RowToJson(const NodeRow& row) {
   Put(out, "costSpeed", row.cost_speed);
   Put(out, "measuredSpeed", row.measured_speed);
   Put(out, "priorError", row.prior_error);
+  Put(out, "baselineRatio", row.baseline_ratio);
+  Put(out, "baselineVerdict", row.baseline_verdict);
+  Put(out, "energyJoules", row.energy_joules);
   return out;
 }
 
@@ -279,11 +284,17 @@ StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
   }
   for (const auto& [key, target] :
        {std::pair{"measuredSpeed", &row.measured_speed}, std::pair{"priorError", &row.prior_error},
-        std::pair{"cost", &row.cost}, std::pair{"costSpeed", &row.cost_speed}}) {
+        std::pair{"cost", &row.cost}, std::pair{"costSpeed", &row.cost_speed},
+        std::pair{"baselineRatio", &row.baseline_ratio},
+        std::pair{"energyJoules", &row.energy_joules}}) {
     if (const json* value = jr::Find(node, key)) {
       if (!value->is_number()) return jr::Expected(jr::Field(path, key), "a number", *value);
       *target = value->get<double>();
     }
+  }
+  if (const json* value = jr::Find(node, "baselineVerdict")) {
+    BALLAST_ASSIGN_OR_RETURN(row.baseline_verdict,
+                             jr::String(*value, jr::Field(path, "baselineVerdict")));
   }
   if (const json* value = jr::Find(node, "prior")) {
     BALLAST_ASSIGN_OR_RETURN(row.prior, PriorFromJson(*value, jr::Field(path, "prior")));
@@ -448,6 +459,7 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "estimatedIdealSeconds", status.estimated_ideal_seconds);
   Put(out, "estimatedEfficiency", status.estimated_efficiency);
   Put(out, "timing", status.timing);
+  Put(out, "energy", status.energy);
   if (status.cost_model) out["costModel"] = CostModelToJson(*status.cost_model);
   Put(out, "efficiencyNote", status.efficiency_note);
   Put(out, "checkpoint", status.checkpoint);
@@ -490,6 +502,7 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
       ReadNumber(node, "estimatedIdealSeconds", status.estimated_ideal_seconds));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "estimatedEfficiency", status.estimated_efficiency));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "timing", status.timing));
+  BALLAST_RETURN_IF_ERROR(ReadObject(node, "energy", status.energy));
   if (const json* value = jr::Find(node, "costModel")) {
     BALLAST_ASSIGN_OR_RETURN(status.cost_model, CostModelFromJson(*value, "status.costModel"));
   }

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "core/health/deviation.h"
+
 namespace ballast::history {
 namespace {
 
@@ -117,6 +119,88 @@ TEST(SpeedStoreTest, ReadingKeepsOnlyTheNewestSamplesOfALongList) {
   ASSERT_EQ(store->nodes["a"]["primes"].size(), 16u);
   EXPECT_DOUBLE_EQ(store->nodes["a"]["primes"].front().at, 24);
 }
+
+// The operator's store keeps a sample per job and their mean, no spread: a
+// job whose node is judged Slow against that mean enters it winsorized
+// (health::WinsorizeSpeeds: at baseline * slow_below), as the operator's
+// RecordSpeeds hands it over (decide_history.cc).
+namespace winsorized {
+
+const std::vector<std::string> kRack = {"a", "b", "c", "d"};
+
+// One job of 10 s on each node: `a` at `a_speed`, the others at 100; judged
+// against what the store holds, recorded as the operator records it.
+// Returns the verdict on `a`.
+health::NodeDeviation Job(SpeedStore& store, double a_speed, double now, bool winsorize) {
+  std::vector<health::JobMeasurement> measured;
+  std::map<std::string, double> speeds;
+  for (const auto& node : kRack) {
+    const double speed = node == "a" ? a_speed : 100;
+    measured.push_back({node, speed, 10, 0});
+    speeds[node] = speed;
+  }
+  const auto deviations =
+      health::JudgeDeviations(LookupHistory(store, "primes", kRack, now), measured, {});
+  RecordJob(store, "primes", winsorize ? health::WinsorizeSpeeds(speeds, deviations) : speeds, now,
+            {});
+  return deviations[0];
+}
+
+// The store's baseline of `a` against the others'.
+double Relative(const SpeedStore& store) {
+  const auto known = LookupHistory(store, "primes", kRack, 1e6);
+  return known[0].speed / known[1].speed;
+}
+
+SpeedStore Steady() {
+  SpeedStore store;
+  for (int i = 0; i < 4; ++i)
+    RecordJob(store, "primes", {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}}, i, {});
+  return store;
+}
+
+TEST(SpeedStoreTest, ASlowJobEntersAtTheEdgeOfTheBand) {
+  SpeedStore store = Steady();
+  const health::NodeDeviation slow = Job(store, 50, 10, true);
+  ASSERT_EQ(slow.verdict, health::Verdict::kSlow);
+  EXPECT_DOUBLE_EQ(slow.ratio, 0.5);
+  // Entered at 75 of 100 (mean 93.75): a 0.8, the others 1.0667; the
+  // store's means 0.96 and 1.0133.
+  EXPECT_NEAR(store.nodes["a"]["primes"].back().speed, 0.8, 1e-12);
+  EXPECT_NEAR(Relative(store), 0.96 / (4 + 100 / 93.75) * 5, 1e-12);  // 0.947
+  // As measured it would be 0.889.
+  SpeedStore as_measured = Steady();
+  Job(as_measured, 50, 10, false);
+  EXPECT_NEAR(Relative(as_measured), (4 + 50 / 87.5) / (4 + 100 / 87.5), 1e-12);
+  // How bad the day was does not matter.
+  SpeedStore worse = Steady();
+  Job(worse, 5, 10, true);
+  EXPECT_NEAR(Relative(worse), Relative(store), 1e-12);
+  // The next healthy job is Normal.
+  EXPECT_EQ(Job(store, 100, 20, true).verdict, health::Verdict::kNormal);
+}
+
+// A board that has really changed becomes the baseline: a lasting halving
+// is flagged job after job, each moving the baseline a bounded step, then
+// judged Normal and entered as measured. The store's plain mean of its last
+// 16 jobs follows slowly: 14 jobs flagged (8 entered as measured), Normal
+// from the 15th, within 10 % of the new speed after 20 (docs/history.md).
+TEST(SpeedStoreTest, ALastingChangeBecomesTheBaseline) {
+  for (const bool winsorize : {true, false}) {
+    SpeedStore store = Steady();
+    int flagged = 0, first_normal = 0;
+    for (int job = 1; job <= 20; ++job) {
+      const health::NodeDeviation d = Job(store, 50, 10 + job, winsorize);
+      if (d.verdict == health::Verdict::kSlow) ++flagged;
+      if (d.verdict == health::Verdict::kNormal && first_normal == 0) first_normal = job;
+    }
+    EXPECT_EQ(flagged, winsorize ? 14 : 8);
+    EXPECT_EQ(first_normal, winsorize ? 15 : 9);
+    EXPECT_LT(Relative(store), 0.55);
+  }
+}
+
+}  // namespace winsorized
 
 }  // namespace
 }  // namespace ballast::history

@@ -4,6 +4,7 @@
 // and the fuzzy weights, and a job that succeeds records what it measured.
 #include <gtest/gtest.h>
 
+#include "core/health/energy.h"
 #include "operator/controller/decide_internal.h"
 #include "tests/operator/controller/decide_world.h"
 
@@ -189,6 +190,201 @@ TEST(DecideHistoryTest, AFailedJobRecordsNothing) {
   world.view = View(900, /*done=*/true);
   world.view->verification.failure = "item 12 differs";
   EXPECT_TRUE(ActionsOf<RecordSpeeds>(world.Pass()).empty());
+}
+
+// --- node health: each node against its own baseline (decide.h) -------------
+
+// A running job whose session started from a steady history of the three
+// nodes (all alike, four jobs each, a minute old).
+World RunningWithBaseline() {
+  World world;
+  world.history = Known(
+      {{"pi3b-worker", 1.0, 4, 60}, {"pi4b-master", 1.0, 4, 60}, {"pi4b-worker", 1.0, 4, 60}});
+  world.Pass();  // registers
+  world.view = View(0);
+  world.Pass();  // creates the pods
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
+  }
+  world.Pass();
+  return world;
+}
+
+// The job finishes with pi3b-worker at `pi3b_speed` cost units per busy
+// second and the others at 80 (8 s computing each).
+Decision Finish(World& world, double pi3b_speed) {
+  world.view = View(2000, /*done=*/true);
+  world.view->workers[0].cost = 8 * pi3b_speed;
+  world.view->workers[1].cost = 640;
+  world.view->workers[2].cost = 640;
+  return world.Pass();
+}
+
+std::vector<RecordEvent> EventsOf(const Decision& decision, Reason reason) {
+  std::vector<RecordEvent> out;
+  for (const auto& event : ActionsOf<RecordEvent>(decision)) {
+    if (event.reason == reason) out.push_back(event);
+  }
+  return out;
+}
+
+const NodeRow& RowOf(const Decision& decision, const std::string& name) {
+  for (const auto& row : *decision.status.nodes) {
+    if (row.name == name) return row;
+  }
+  throw std::runtime_error("no row " + name);
+}
+
+// pi3b-worker measures 56 where the other two, at 80, put its baseline at
+// 80: 0.70 of it, under 0.75 (a steady history has no band of its own).
+TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
+  World world = RunningWithBaseline();
+  world.nodes[0]["metadata"]["uid"] = "node-uid-0";
+  world.nodes[0]["metadata"]["labels"]["ballast.io/power-ok"] = "false";
+  const Decision decision = Finish(world, 56);
+  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  const auto below = EventsOf(decision, Reason::kNodeBelowBaseline);
+  ASSERT_EQ(below.size(), 2u);
+  const std::string figures =
+      "pi3b-worker ran at 0.70 of its baseline (measured 56, baseline 80 cost units/s, slow "
+      "below 0.75, 8.0 s computing): slow; the probe reports under-voltage, frequency capping "
+      "or throttling since boot (ballast.io/power-ok=false)";
+  EXPECT_TRUE(below[0].warning);
+  EXPECT_EQ(below[0].node, "");  // on the job
+  EXPECT_EQ(below[0].message, figures);
+  EXPECT_TRUE(below[1].warning);
+  EXPECT_EQ(below[1].node, "pi3b-worker");  // on the Node
+  EXPECT_EQ(below[1].node_uid, "node-uid-0");
+  EXPECT_EQ(below[1].message, "WeightedJob ns/p: " + figures);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeAboveBaseline).empty());
+
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_ratio, 0.7);
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "slow");
+  // pi4b-master's baseline is set by 56 and 80: sqrt(56 * 80) = 66.93, 1.195 of it.
+  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 1.195);
+  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_verdict, "normal");
+  const json status = S(decision);
+  EXPECT_EQ(status["nodes"][0]["baselineRatio"], 0.7);
+  EXPECT_EQ(status["nodes"][0]["baselineVerdict"], "slow");
+
+  // Its speed enters the history at the edge of the band: 80 * 0.75.
+  const auto records = ActionsOf<RecordSpeeds>(decision);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi3b-worker"), 60);
+  EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi4b-master"), 80);
+  EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi4b-worker"), 80);
+  EXPECT_EQ(records[0].winsorized, std::vector<std::string>{"pi3b-worker"});
+  // The status shows what was measured.
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").measured_speed, 56);
+
+  // Once: the next pass of the finished job judges nothing again.
+  const Decision again = world.Pass();
+  EXPECT_TRUE(EventsOf(again, Reason::kNodeBelowBaseline).empty());
+  EXPECT_EQ(RowOf(again, "pi3b-worker").baseline_ratio, 0.7);
+}
+
+TEST(DecideHealthTest, ANodeWellAboveItsBaselineIsNotedAsNormal) {
+  World world = RunningWithBaseline();
+  const Decision decision = Finish(world, 120);
+  const auto above = EventsOf(decision, Reason::kNodeAboveBaseline);
+  ASSERT_EQ(above.size(), 2u);
+  EXPECT_FALSE(above[0].warning);
+  EXPECT_EQ(above[0].message,
+            "pi3b-worker ran at 1.50 of its baseline (measured 120, baseline 80 cost units/s, "
+            "slow below 0.75, 8.0 s computing): normal, fast");
+  EXPECT_EQ(above[1].node, "pi3b-worker");
+  EXPECT_FALSE(above[1].warning);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "fast");
+  // sqrt(120 * 80) = 97.98: the others at 0.816 of theirs, Normal.
+  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 0.816);
+  const auto records = ActionsOf<RecordSpeeds>(decision);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi3b-worker"), 120);  // as measured
+  EXPECT_TRUE(records[0].winsorized.empty());
+}
+
+TEST(DecideHealthTest, WithinItsBaselineANodeGivesNoEvent) {
+  World world = RunningWithBaseline();
+  const Decision decision = Finish(world, 76);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeAboveBaseline).empty());
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_ratio, 0.95);
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "normal");
+}
+
+// Without history there is no baseline: nothing is judged, whatever the
+// speeds; a node computing under min_busy_seconds has no verdict.
+TEST(DecideHealthTest, WithoutABaselineOrEnoughComputingNothingIsJudged) {
+  World world = Running();
+  Decision decision = Finish(world, 20);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  for (const auto& row : *decision.status.nodes) EXPECT_FALSE(row.baseline_ratio) << row.name;
+  EXPECT_TRUE(ActionsOf<RecordSpeeds>(decision).at(0).winsorized.empty());
+
+  World brief = RunningWithBaseline();
+  brief.options.deviation.min_busy_seconds = 10;  // each computed 8 s
+  decision = Finish(brief, 20);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_FALSE(RowOf(decision, "pi3b-worker").baseline_ratio);
+}
+
+// The threshold is a setting: at slow_ratio 0.65, 0.70 is Normal.
+TEST(DecideHealthTest, TheSlowRatioIsASetting) {
+  World world = RunningWithBaseline();
+  world.options.deviation.slow_ratio = 0.65;
+  const Decision decision = Finish(world, 56);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "normal");
+}
+
+// --- energy per job ----------------------------------------------------------
+
+// Each node at 2 W idle and 5 W computing (the labels that override a board's
+// figures), busy 8 s of the job's 10: 5 * 8 + 2 * 2 = 44 J each; pi4b-worker
+// without figures is left out of the total, which says so.
+TEST(DecideEnergyTest, ASucceededJobStatesItsEstimatedEnergyInTotalAndPerNode) {
+  World world = Running();
+  for (auto& node : world.nodes) {
+    node["metadata"]["labels"]["ballast.io/power-idle-w"] = "2";
+    node["metadata"]["labels"]["ballast.io/power-load-w"] = "5";
+  }
+  world.nodes[2]["metadata"]["labels"] = json::object();  // no board, no figures
+  world.view = View(2000, /*done=*/true);
+  const Decision decision = world.Pass();
+  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  ASSERT_TRUE(decision.status.energy);
+  const json& energy = *decision.status.energy;
+  EXPECT_EQ(energy["joules"], 88);
+  EXPECT_EQ(energy["joulesPerItem"], 0.06607);  // 88 J over pi3b's and pi4b-master's 1332 items
+  EXPECT_EQ(energy["complete"], false);
+  EXPECT_EQ(energy["estimate"], false);
+  EXPECT_EQ(energy["summary"],
+            "88.0 J (0.02444 Wh), 0.06607 J per item, 1 node without power figures");
+  EXPECT_EQ(RowOf(decision, "pi3b-worker").energy_joules, 44);
+  EXPECT_EQ(RowOf(decision, "pi4b-master").energy_joules, 44);
+  EXPECT_FALSE(RowOf(decision, "pi4b-worker").energy_joules);
+  const json status = S(decision);
+  EXPECT_EQ(status["energy"]["joules"], 88);
+  EXPECT_EQ(status["nodes"][0]["energyJoules"], 44);
+}
+
+// A node's board kind gives its figures: seed 000's boards are Pi 3B and
+// Pi 4B by their ARM cores (health::BoardPowers).
+TEST(DecideEnergyTest, ABoardKindGivesTheFiguresWithoutLabels) {
+  World world = Running();
+  world.view = View(2000, /*done=*/true);
+  const Decision decision = world.Pass();
+  ASSERT_TRUE(decision.status.energy);
+  std::vector<health::NodeUsage> usage;
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    const NodeView node = ReadNode(world.nodes[i]);
+    usage.push_back(
+        {kNodes[i], health::NodePower(node.meta.labels), 8, world.view->workers[i].items});
+  }
+  const health::JobEnergy want = health::EstimateJobEnergy(usage, 10);
+  EXPECT_NEAR((*decision.status.energy)["joules"].get<double>(), want.joules, 0.05);
+  EXPECT_EQ((*decision.status.energy)["complete"], want.complete);
 }
 
 }  // namespace

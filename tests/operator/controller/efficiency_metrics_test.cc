@@ -110,5 +110,85 @@ TEST(EfficiencyMetricsTest, FieldsOfTheWrongTypeLeaveTheJobOut) {
   EXPECT_FALSE(JobEfficiencyFamily(jobs).has_value());
 }
 
+// ballast_node_baseline_ratio: per node and workload kind, the ratio of the
+// finished job that judged the node last; a job that judged nothing adds
+// nothing, and the series go with the jobs.
+json JudgedJob(const std::string& name, const std::string& completed, json rows) {
+  json job = FinishedJob(
+      name, {{"phase", "Succeeded"}, {"completionTime", completed}, {"nodes", std::move(rows)}});
+  return job;
+}
+
+TEST(EfficiencyMetricsTest, ANodesBaselineRatioIsItsLastJudgedJobs) {
+  const json older = JudgedJob("a", "2027-01-15T08:00:00Z",
+                               {{{"name", "pi4b-1"}, {"baselineRatio", 1.02}},
+                                {{"name", "pi3b-0"}, {"baselineRatio", 0.97}}});
+  const json newer = JudgedJob("b", "2027-01-15T09:00:00Z",
+                               {{{"name", "pi4b-1"}, {"baselineRatio", 0.52}},
+                                {{"name", "pi5-0"}, {"measuredSpeed", 90}}});  // not judged
+  json running = JudgedJob("c", "", {{{"name", "pi4b-1"}, {"baselineRatio", 2.0}}});
+  running["status"]["phase"] = "Running";
+  const auto family = NodeBaselineFamily({Cached(newer), Cached(running), Cached(older)});
+  ASSERT_TRUE(family.has_value());
+  EXPECT_EQ(family->name, "ballast_node_baseline_ratio");
+  EXPECT_EQ(family->type, prometheus::MetricType::Gauge);
+  ASSERT_EQ(family->metric.size(), 2u);
+  EXPECT_EQ(SeriesLabels(family->metric[0]),
+            (std::map<std::string, std::string>{{"node", "pi3b-0"}, {"workload", "exec"}}));
+  EXPECT_EQ(family->metric[0].gauge.value, 0.97);
+  EXPECT_EQ(SeriesLabels(family->metric[1]),
+            (std::map<std::string, std::string>{{"node", "pi4b-1"}, {"workload", "exec"}}));
+  EXPECT_EQ(family->metric[1].gauge.value, 0.52);  // b finished last
+  // b deleted: a's figure again.
+  EXPECT_EQ(NodeBaselineFamily({Cached(older)})->metric[1].gauge.value, 1.02);
+  EXPECT_FALSE(NodeBaselineFamily({Cached(running)}).has_value());
+  EXPECT_FALSE(NodeBaselineFamily({}).has_value());
+}
+
+TEST(EfficiencyMetricsTest, ADecidedJobsJudgmentReachesTheGauge) {
+  decide_test::World world;
+  world.history = HistoryLookup{
+      {{"pi3b-worker", 1.0, 4, 60}, {"pi4b-master", 1.0, 4, 60}, {"pi4b-worker", 1.0, 4, 60}},
+      "ConfigMap ns/h",
+      ""};
+  world.Pass();  // registers
+  world.view = decide_test::View(0);
+  world.Pass();  // creates the pods
+  for (size_t i = 0; i < decide_test::kNodes.size(); ++i) {
+    world.pods.push_back(
+        decide_test::Pod(decide_test::kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
+  }
+  world.Pass();
+  world.view = decide_test::View(2000, /*done=*/true);
+  world.view->workers[0].cost = 448;  // 56 per busy second against 80: 0.70
+  world.view->workers[1].cost = 640;
+  world.view->workers[2].cost = 640;
+  json job = world.job;
+  job["status"] = decide_test::S(world.Pass());
+  const auto family = NodeBaselineFamily({Cached(job)});
+  ASSERT_TRUE(family.has_value());
+  ASSERT_EQ(family->metric.size(), 3u);
+  EXPECT_EQ(SeriesLabels(family->metric[0]).at("node"), "pi3b-worker");
+  EXPECT_EQ(SeriesLabels(family->metric[0]).at("workload"), "primes");
+  EXPECT_EQ(family->metric[0].gauge.value, 0.7);
+}
+
+TEST(EfficiencyMetricsTest, AFinishedJobsEnergyIsItsStatusFigure) {
+  const json done = FinishedJob(
+      "e", {{"phase", "Succeeded"}, {"energy", {{"joules", 4537.5}, {"complete", true}}}});
+  const json without = FinishedJob("f", {{"phase", "Succeeded"}});
+  json running = done;
+  running["status"]["phase"] = "Running";
+  const auto family = JobEnergyFamily({Cached(without), Cached(running), Cached(done)});
+  ASSERT_TRUE(family.has_value());
+  EXPECT_EQ(family->name, "ballast_job_energy_joules");
+  ASSERT_EQ(family->metric.size(), 1u);
+  EXPECT_EQ(family->metric[0].gauge.value, 4537.5);
+  const std::map<std::string, std::string> want = {
+      {"job", "e"}, {"namespace", "lab"}, {"workload", "exec"}};
+  EXPECT_EQ(SeriesLabels(family->metric[0]), want);
+  EXPECT_FALSE(JobEnergyFamily({Cached(without)}).has_value());
+}
+
 }  // namespace
 }  // namespace ballast::controller

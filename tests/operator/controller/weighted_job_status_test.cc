@@ -25,7 +25,8 @@ const json kFullStatus = json::parse(R"({
     {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
      "cost": 31000.5, "costSpeed": 1240.02, "steals": 1, "pod": "primes-pi4b-0",
      "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600},
-     "measuredSpeed": 1180.25, "priorError": -0.031}],
+     "measuredSpeed": 1180.25, "priorError": -0.031, "baselineRatio": 0.52,
+     "baselineVerdict": "slow", "energyJoules": 412.5}],
   "excludedNodes": [
     {"name": "pi3b-0", "reason": "ErrImageNeverPull", "message": "image not present"}],
   "progress": "42%", "completedItems": 63000, "completedCost": 70100.25, "items": 150000,
@@ -40,6 +41,8 @@ const json kFullStatus = json::parse(R"({
              "firstReportNode": "pi4b-0", "beforeFirstReport": {"containerStartSeconds": 16}},
   "costModel": {"startCost": 0.42, "learned": true, "samples": 64, "secondsPerCost": 0.0125,
                 "startSeconds": 0.00525},
+  "energy": {"joules": 412.5, "joulesPerItem": 0.0825, "complete": true, "estimate": false,
+             "summary": "412.5 J (0.115 Wh), 0.0825 J per item"},
   "efficiencyNote": "31.2 s end to end, 12.1 s computing",
   "checkpoint": {"completed": [[0, 63000]], "result": {"primes": {"count": 12000}}}
 })");
@@ -60,6 +63,10 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->nodes->at(0).prior->source, "blended");
   EXPECT_EQ(status->nodes->at(0).prior->age_seconds, 3600);
   EXPECT_EQ(status->nodes->at(0).prior_error, -0.031);
+  EXPECT_EQ(status->nodes->at(0).baseline_ratio, 0.52);
+  EXPECT_EQ(status->nodes->at(0).baseline_verdict, "slow");
+  EXPECT_EQ(status->nodes->at(0).energy_joules, 412.5);
+  EXPECT_EQ((*status->energy)["joules"], 412.5);
   EXPECT_EQ(status->failed_items, 2u);
   EXPECT_EQ(status->failed_item_values, (std::vector<std::string>{"a.jpg", "b.jpg"}));
   EXPECT_EQ(status->efficiency_note, "31.2 s end to end, 12.1 s computing");

@@ -41,7 +41,7 @@ cat >"$tmp/status.json" <<JSON
      "lastTransitionTime": "$now", "observedGeneration": 1}],
   "nodes": [
     {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0",
-     "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600}, "measuredSpeed": 1180.25, "priorError": -0.031},
+     "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600}, "measuredSpeed": 1180.25, "priorError": -0.031, "baselineRatio": 0.52, "baselineVerdict": "slow", "energyJoules": 412.5},
     {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
   "excludedNodes": [
     {"name": "pi5-0", "reason": "ArchitectureNotSupported", "message": "node pi5-0: architecture arm64 is not in --worker-architectures (amd64)"}],
@@ -51,6 +51,7 @@ cat >"$tmp/status.json" <<JSON
     "priors": {"blended": 1, "profile": 999}},
   "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
   "failedItems": 2, "failedItemValues": ["a.jpg", "b.jpg"],
+  "energy": {"joules": 412.5, "joulesPerItem": 0.0825, "complete": true, "estimate": false, "summary": "412.5 J (0.115 Wh), 0.0825 J per item"},
   "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
     "firstReportNode": "pi4b-0",
     "beforeFirstReport": {"operatorSeconds": 0.1, "waitingForNodesSeconds": 0, "podSchedulingSeconds": 1,
@@ -75,6 +76,11 @@ expect_eq "node table" "pi4b-0=5 pi3b-0=1" \
   "$(jp wj/primes '{range .status.nodes[*]}{.name}={.weight} {end}' | sed 's/ $//')"
 expect_eq "node priors" "pi4b-0=blended/4.5/2.5/3600/1180.25/-0.031" \
   "$(jp wj/primes '{range .status.nodes[?(@.prior)]}{.name}={.prior.source}/{.prior.value}/{.prior.samples}/{.prior.ageSeconds}/{.measuredSpeed}/{.priorError}{end}')"
+expect_eq "node baselines" "pi4b-0=0.52/slow" \
+  "$(jp wj/primes '{range .status.nodes[?(@.baselineRatio)]}{.name}={.baselineRatio}/{.baselineVerdict}{end}')"
+expect_eq "job energy" "412.5 true" "$(jp wj/primes '{.status.energy.joules} {.status.energy.complete}')"
+expect_eq "node energy" "pi4b-0=412.5" \
+  "$(jp wj/primes '{range .status.nodes[?(@.energyJoules)]}{.name}={.energyJoules}{end}')"
 expect_eq "excluded nodes" "pi5-0=ArchitectureNotSupported" \
   "$(jp wj/primes '{range .status.excludedNodes[*]}{.name}={.reason}{end}')"
 expect_eq "node summary" "1000 2 17 998/240/900.5/1200.5 999 101" \
