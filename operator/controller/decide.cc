@@ -103,16 +103,17 @@ void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::st
   const bool progressing = running || phase == JobPhase::kPending;
   const auto& now = in.now.rfc3339;
   // A finished job is not "not ready": Complete or Failed says what it is
-  // (as a Job's conditions do), so Ready goes.
-  bool moved =
-      status.Finished()
-          ? RemoveCondition(status, ConditionType::kReady)
-          : SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
-                         in.job.generation, now);
-  moved |=
-      SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
-                   in.job.generation, now);
-  transition |= changed || moved;
+  // (as a Job's conditions do), so Ready goes. The conditions are written
+  // within the status interval; the phase at once.
+  if (status.Finished()) {
+    RemoveCondition(status, ConditionType::kReady);
+  } else {
+    SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
+                 in.job.generation, now);
+  }
+  SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
+               in.job.generation, now);
+  write_at_once |= changed;
   if (changed) Event(warning, reason, message);
 }
 
@@ -120,7 +121,7 @@ void Pass::HandStatus(bool force) {
   const StatusChange change = ClassifyStatusChange(memory.status, status);
   const auto since =
       std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - memory.last_write);
-  if (!StatusWriteDue(change, since, force || transition, options.pacing)) return;
+  if (!StatusWriteDue(change, since, force || write_at_once, options.pacing)) return;
   memory.status = status;
   memory.last_write = in.now.steady;
   actions.push_back(WriteStatus{status, restate_conditions});
@@ -263,7 +264,7 @@ void Suspend(Pass& pass) {
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);
   pass.Transition(JobPhase::kSuspended, false, Reason::kSuspended, message);
-  pass.transition |= SetCondition(
+  SetCondition(
       pass.status,
       decide::Condition(ConditionType::kSuspended, true, Reason::kSuspendedByUser, message),
       pass.in.job.generation, pass.in.now.rfc3339);
@@ -348,10 +349,9 @@ void WaitForItems(Pass& pass, const std::string& missing) {
       missing, bound_s);
   if (first) pass.Event(true, Reason::kWaitingForItems, message);
   pass.status.phase = JobPhase::kPending;
-  pass.transition |= SetCondition(
-      pass.status,
-      decide::Condition(ConditionType::kReady, false, Reason::kWaitingForItems, message),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  SetCondition(pass.status,
+               decide::Condition(ConditionType::kReady, false, Reason::kWaitingForItems, message),
+               pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::min<milliseconds>(
       milliseconds(2000),
@@ -366,7 +366,7 @@ void RestoreConditions(Pass& pass) {
   if (!pass.in.job.claims_finished || pass.status.Finished()) return;
   pass.memory.status.conditions.clear();  // so that the pass writes the status now
   pass.restate_conditions = true;         // and the executor writes them whole
-  pass.transition = true;
+  pass.write_at_once = true;
   pass.Event(true, Reason::kConditionsRestored,
              "status.conditions said the job is finished while it runs; only the operator sets "
              "them: its own are written again");

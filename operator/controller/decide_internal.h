@@ -51,9 +51,8 @@ struct Pass {
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes.
   void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message);
-  // Hands `status` to the writer when it changed and the phase or a
-  // condition moved, `force`, or its pacing says the change is due
-  // (status_pacing.h).
+  // Hands `status` to the writer when it changed and `force`,
+  // write_at_once, or its pacing says the change is due (status_pacing.h).
   void HandStatus(bool force);
   // DeletePod for every pod of the job that is not finished or going.
   void DeletePods();
@@ -66,7 +65,9 @@ struct Pass {
   const std::string uid;
   std::vector<Action> actions;
   std::optional<std::chrono::milliseconds> requeue_after;
-  bool transition = false;          // phase or a condition moved: write at once
+  // The phase moved, or the conditions must be restated: the status goes out
+  // in this pass (a condition alone waits up to the status interval).
+  bool write_at_once = false;
   bool status_handed = false;       // this pass handed a status to the writer
   bool restate_conditions = false;  // the status write carries the conditions whole
   // The earliest deadline of a fault being watched (WatchImage), or of a

@@ -105,9 +105,9 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
   pass.status.phase = JobPhase::kPending;
-  pass.transition |= SetCondition(
-      pass.status, Condition(ConditionType::kReady, false, Reason::kNoEligibleNodes, message),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  SetCondition(pass.status,
+               Condition(ConditionType::kReady, false, Reason::kNoEligibleNodes, message),
+               pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
@@ -695,7 +695,7 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     pass.Event(false, Reason::kWorkersRunning, workers);
   }
   pass.memory.all_running_announced = all;
-  pass.transition |= SetCondition(
+  SetCondition(
       pass.status,
       Condition(ConditionType::kSuspended, false, Reason::kNotSuspended, "spec.suspend is false"),
       pass.in.job.generation, pass.in.now.rfc3339);

@@ -46,7 +46,7 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
     const std::string message = fmt::format(
         "the API server accepted the job's worker pods after {} refused creates", backoff.refusals);
     backoff = {};
-    pass.transition |= SetRefusedCondition(pass, false, Reason::kWorkersCreated, message);
+    pass.write_at_once |= SetRefusedCondition(pass, false, Reason::kWorkersCreated, message);
     pass.Event(false, Reason::kWorkersCreated, message);
     return std::nullopt;
   }
@@ -57,7 +57,8 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
   if (refusal.kind == RefusalClass::kInvalid) return refusal.message;  // as built: at once
   const Reason reason = RefusalReason(refusal.kind);
   const std::string message = RefusedMessage(refusal, options);
-  pass.transition |= SetRefusedCondition(pass, true, reason, message);
+  // Why the workers do not start is said at once (issue 46).
+  pass.write_at_once |= SetRefusedCondition(pass, true, reason, message);
   if (outcome.announce) pass.Event(true, reason, message);
   if (!outcome.fail) return std::nullopt;
   return fmt::format("{} (refused {} time{} in {:.0f} s)", refusal.message, backoff.of_class,

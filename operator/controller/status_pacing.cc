@@ -11,6 +11,8 @@ WeightedJobStatus WithoutProgress(WeightedJobStatus status) {
   status.completed_cost.reset();
   status.cost_model.reset();
   status.checkpoint.reset();
+  // The result merged so far: the finished one comes with the phase.
+  status.result.reset();
   if (status.nodes) {
     for (NodeRow& row : *status.nodes) {
       row.estimated_speed = 0;

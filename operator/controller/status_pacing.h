@@ -4,15 +4,16 @@
 // row each), so a running job writes only when what a reader sees changes:
 //
 //   what changed since the last write          written
-//   the phase or a condition (a transition)    at once
-//   anything else a reader sees: the workers,  after status_interval since the
-//     a node's row joining or leaving or its     last write (--status-interval,
-//     pod, the excluded nodes, failed items      2 s)
-//     or pods, the result and the figures
+//   the phase (a transition), WorkersRefused   at once
+//   anything else a reader sees: a condition,  after status_interval since the
+//     the workers, a node's row joining or       last write (--status-interval,
+//     leaving or its pod, the excluded nodes,    2 s)
+//     failed items or pods, the figures
 //   only progress: the Progress column,        after progress_interval since the
-//     completedItems and completedCost, each     last write (--progress-interval,
-//     node's items, cost, speeds and steals,     15 s)
-//     the learned cost model, the checkpoint
+//     completedItems and completedCost, the      last write (--progress-interval,
+//     result merged so far, each node's items,   15 s)
+//     cost, speeds and steals, the learned
+//     cost model, the checkpoint
 //
 // The checkpoint travels with every write, so progress_interval is also the
 // bound on what an operator that dies without warning makes a job redo: the
@@ -48,8 +49,8 @@ enum class StatusChange {
 StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const WeightedJobStatus& now);
 
 // Whether a change of kind `change` is written `since_last_write` after the
-// last write; `transition` (a phase or condition moved, or the status must go
-// out now) writes any change at once. kNone is never written.
+// last write; `transition` (the phase moved, or the status must go out now)
+// writes any change at once. kNone is never written.
 bool StatusWriteDue(StatusChange change, std::chrono::milliseconds since_last_write,
                     bool transition, const StatusPacing& pacing);
 
