@@ -18,8 +18,8 @@
 // The checkpoint travels with every write, so progress_interval is also the
 // bound on what an operator that dies without warning makes a job redo: the
 // items finished since the last write, at most progress_interval and one
-// pass (status_interval) old (and the ranges in flight then, as before). A stopping operator writes every
-// running job's status first, and redoes nothing.
+// pass (status_interval) old (and the ranges in flight then, as before). A stopping operator writes
+// every running job's status first, and redoes nothing.
 //
 // Thread-safety: pure functions.
 #pragma once

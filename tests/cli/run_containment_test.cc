@@ -25,11 +25,11 @@
 #include <thread>
 #include <vector>
 
+#include "cgroup/cgroup_tree.h"
 #include "cli/run_cleanup.h"
 #include "testbed/child_process.h"
 #include "tests/support/marked_processes.h"
 #include "tests/support/run_groups.h"
-#include "cgroup/cgroup_tree.h"
 
 namespace ballast::cli::run_containment_test {
 namespace {

@@ -21,8 +21,8 @@
 // After the standard headers: boost::asio, under cpprest, needs <utility> first.
 #include <cpprest/http_client.h>
 
-#include "tests/net/kube/e2e_support.h"
 #include "testbed/child_process.h"
+#include "tests/net/kube/e2e_support.h"
 #include "tests/support/metrics_text.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"

@@ -4,8 +4,8 @@
 // the operator's store; with Prometheus down, a job starts at once on the
 // fuzzy weights and an Event says why.
 // CTest names: operator_e2e_HistoryTest.<Test>, label e2e.
-#include "tests/operator/e2e/operator_e2e_support.h"
 #include "testbed/real_prometheus.h"
+#include "tests/operator/e2e/operator_e2e_support.h"
 
 namespace ballast::operator_e2e {
 namespace {

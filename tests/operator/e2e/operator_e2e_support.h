@@ -395,7 +395,8 @@ class OperatorTest : public ::testing::Test {
   std::vector<std::string> OperatorArgs() const {
     return {"operator", "--kubeconfig", TestenvDir() + "/kubeconfig", "--namespace", ns_,
             "--coordinator-listen", "127.0.0.1:" + std::to_string(port_), "--worker-image",
-            "ballast-worker:test", "--status-interval", "0.5", "--progress-interval", "0.5", "--identity", Lower(test_name_),
+            "ballast-worker:test", "--status-interval", "0.5", "--progress-interval", "0.5",
+            "--identity", Lower(test_name_),
             // The test's own history store: no test's jobs weigh another's.
             "--history-configmap", ns_ + "/history"};
   }

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/support/marked_processes.h"
 #include "cgroup/cgroup_tree.h"
+#include "tests/support/marked_processes.h"
 #include "worker/kernels/kernel.h"
 
 namespace ballast::kernels {
