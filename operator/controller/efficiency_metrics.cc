@@ -35,28 +35,6 @@ std::string WorkloadOf(const json& job) {
   return "";
 }
 
-// The series of `job`, when its status is finished with an efficiency.
-std::optional<prometheus::ClientMetric> SeriesOf(const json& job) {
-  if (!job.is_object()) return std::nullopt;
-  const auto status = job.find("status");
-  if (status == job.end() || !status->is_object()) return std::nullopt;
-  const std::string phase = StringAt(*status, "phase");
-  if (phase != "Succeeded" && phase != "Failed") return std::nullopt;
-  const auto efficiency = status->find("efficiency");
-  if (efficiency == status->end() || !efficiency->is_number()) return std::nullopt;
-  const double value = efficiency->get<double>();
-  if (!std::isfinite(value)) return std::nullopt;
-  const auto meta = job.find("metadata");
-  if (meta == job.end() || StringAt(*meta, "name").empty()) return std::nullopt;
-  prometheus::ClientMetric metric;
-  metric.label = {{"job", StringAt(*meta, "name")},
-                  {"namespace", StringAt(*meta, "namespace")},
-                  {"workload", WorkloadOf(job)},
-                  {"reference", StringAt(*status, "efficiencyReference")}};
-  metric.gauge.value = value;
-  return metric;
-}
-
 // The finished job's status, nullptr when it has none.
 const json* FinishedStatus(const json& job) {
   if (!job.is_object()) return nullptr;
@@ -64,6 +42,32 @@ const json* FinishedStatus(const json& job) {
   if (status == job.end() || !status->is_object()) return nullptr;
   const std::string phase = StringAt(*status, "phase");
   return phase == "Succeeded" || phase == "Failed" ? &*status : nullptr;
+}
+
+// The series of a finished job with `value`: labelled job, namespace and
+// workload; nullopt when the value is not finite or the job has no name.
+std::optional<prometheus::ClientMetric> JobSeries(const json& job, double value) {
+  const auto meta = job.find("metadata");
+  if (!std::isfinite(value) || meta == job.end() || StringAt(*meta, "name").empty()) {
+    return std::nullopt;
+  }
+  prometheus::ClientMetric metric;
+  metric.label = {{"job", StringAt(*meta, "name")},
+                  {"namespace", StringAt(*meta, "namespace")},
+                  {"workload", WorkloadOf(job)}};
+  metric.gauge.value = value;
+  return metric;
+}
+
+// The series of `job`, when its status is finished with an efficiency.
+std::optional<prometheus::ClientMetric> SeriesOf(const json& job) {
+  const json* status = FinishedStatus(job);
+  if (!status) return std::nullopt;
+  const auto efficiency = status->find("efficiency");
+  if (efficiency == status->end() || !efficiency->is_number()) return std::nullopt;
+  auto metric = JobSeries(job, efficiency->get<double>());
+  if (metric) metric->label.push_back({"reference", StringAt(*status, "efficiencyReference")});
+  return metric;
 }
 
 // A node's last judgment: what orders it, and the ratio.
@@ -146,15 +150,9 @@ std::optional<prometheus::MetricFamily> JobEnergyFamily(
     if (energy == status->end() || !energy->is_object()) continue;
     const auto joules = energy->find("joules");
     if (joules == energy->end() || !joules->is_number()) continue;
-    const double value = joules->get<double>();
-    const auto meta = job->find("metadata");
-    if (!std::isfinite(value) || meta == job->end() || StringAt(*meta, "name").empty()) continue;
-    prometheus::ClientMetric metric;
-    metric.label = {{"job", StringAt(*meta, "name")},
-                    {"namespace", StringAt(*meta, "namespace")},
-                    {"workload", WorkloadOf(*job)}};
-    metric.gauge.value = value;
-    family.metric.push_back(std::move(metric));
+    if (auto metric = JobSeries(*job, joules->get<double>())) {
+      family.metric.push_back(std::move(*metric));
+    }
   }
   if (family.metric.empty()) return std::nullopt;
   return family;

@@ -197,17 +197,8 @@ TEST(DecideHistoryTest, AFailedJobRecordsNothing) {
 // A running job whose session started from a steady history of the three
 // nodes (all alike, four jobs each, a minute old).
 World RunningWithBaseline() {
-  World world;
-  world.history = Known(
-      {{"pi3b-worker", 1.0, 4, 60}, {"pi4b-master", 1.0, 4, 60}, {"pi4b-worker", 1.0, 4, 60}});
-  world.Pass();  // registers
-  world.view = View(0);
-  world.Pass();  // creates the pods
-  for (size_t i = 0; i < kNodes.size(); ++i) {
-    world.pods.push_back(Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
-  }
-  world.Pass();
-  return world;
+  return Running(Known(
+      {{"pi3b-worker", 1.0, 4, 60}, {"pi4b-master", 1.0, 4, 60}, {"pi4b-worker", 1.0, 4, 60}}));
 }
 
 // The job finishes with pi3b-worker at `pi3b_speed` cost units per busy

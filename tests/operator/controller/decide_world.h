@@ -11,6 +11,7 @@
 
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "operator/controller/decide.h"
@@ -188,9 +189,11 @@ inline std::string ConditionReason(const json& status, const std::string& type) 
   return "";
 }
 
-// A world whose job has been registered and whose pods run.
-inline World Running() {
+// A world whose job has been registered (its session's prior from
+// `history`, when given) and whose pods run.
+inline World Running(std::optional<HistoryLookup> history = std::nullopt) {
   World world;
+  world.history = std::move(history);
   world.Pass();  // registers
   world.view = View(0);
   world.Pass();  // creates the pods
