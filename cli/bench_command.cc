@@ -173,7 +173,10 @@ class BenchRun {
   // Round by round, every policy once per round: a machine whose speed
   // drifts during the bench (a shared one) then weighs on every policy alike.
   Status RunAll(const std::vector<balance::PolicySpec>& specs) {
-    for (const auto& spec : specs) policies_.push_back({spec});
+    for (const auto& spec : specs) {
+      policies_.emplace_back();
+      policies_.back().spec = spec;
+    }
     fmt::print(stderr, "bench {}: {} items, {} nodes ({:.3g} cores), {} policies x {} runs{}\n",
                loaded_.job.name, loaded_.job.workload.items, loaded_.cluster.nodes.size(), cores_,
                specs.size(), flags_.repeat,
