@@ -320,6 +320,7 @@ int Run(const OperatorFlags& flags) {
 
 }  // namespace
 
+// size: a declarative table of the operator's flags, one entry each
 void RegisterOperator(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<OperatorFlags>();
   auto* cmd = app.add_subcommand(
