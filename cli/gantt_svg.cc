@@ -49,6 +49,50 @@ std::string EscapeXml(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// One policy's panel from `y` down: its title line, a row per worker (at
+// most `max_rows`) and the ideal's line; returns the panel's SVG and moves
+// `y` past it.
+std::string Panel(const sim::SimResult& result, double scale, size_t max_rows, double& y) {
+  std::string body = fmt::format(
+      R"(<text x="10" y="{:.1f}" font-weight="bold">{} — makespan {:.2f} s, ideal {:.2f} s, efficiency {:.3f}</text>)"
+      "\n",
+      y, EscapeXml(result.policy), result.makespan_s, result.ideal_s, result.efficiency);
+  y += 8;
+  const size_t rows = std::min(max_rows, result.workers.size());
+  const double top = y;
+  for (size_t i = 0; i < rows; ++i) {
+    const auto& worker = result.workers[i];
+    body += fmt::format(R"(<text x="10" y="{:.1f}" font-size="10">{}</text>)"
+                        "\n",
+                        y + kRow - 4, EscapeXml(worker.name));
+    for (const auto& segment : worker.timeline) {
+      const double w = std::max(0.5, (segment.end - segment.start) * scale);
+      body +=
+          fmt::format(R"(<rect x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{:.1f}" fill="{}"/>)"
+                      "\n",
+                      kLeft + segment.start * scale, y + 1, w, kRow - 2, Color(segment.kind));
+    }
+    y += kRow;
+  }
+  const double ideal_x = kLeft + result.ideal_s * scale;
+  body += fmt::format(
+      R"(<line x1="{:.2f}" y1="{:.1f}" x2="{:.2f}" y2="{:.1f}" stroke="#c0392b" stroke-dasharray="4 3"/>)"
+      "\n",
+      ideal_x, top, ideal_x, y);
+  if (result.workers.size() > rows) {
+    body += fmt::format(R"(<text x="10" y="{:.1f}" font-size="10">… and {} more workers</text>)"
+                        "\n",
+                        y + 10, result.workers.size() - rows);
+    y += 12;
+  }
+  y += kPanelGap;
+  return body;
+}
+
+}  // namespace
+
 std::string RenderGantt(const std::string& title, const std::vector<sim::SimResult>& results,
                         size_t max_rows) {
   double horizon = 0;
@@ -57,41 +101,7 @@ std::string RenderGantt(const std::string& title, const std::vector<sim::SimResu
   const double scale = kWidth / horizon;
   std::string body;
   double y = 40;
-  for (const auto& result : results) {
-    body += fmt::format(
-        R"(<text x="10" y="{:.1f}" font-weight="bold">{} — makespan {:.2f} s, ideal {:.2f} s, efficiency {:.3f}</text>)"
-        "\n",
-        y, EscapeXml(result.policy), result.makespan_s, result.ideal_s, result.efficiency);
-    y += 8;
-    const size_t rows = std::min(max_rows, result.workers.size());
-    const double top = y;
-    for (size_t i = 0; i < rows; ++i) {
-      const auto& worker = result.workers[i];
-      body += fmt::format(R"(<text x="10" y="{:.1f}" font-size="10">{}</text>)"
-                          "\n",
-                          y + kRow - 4, EscapeXml(worker.name));
-      for (const auto& segment : worker.timeline) {
-        const double w = std::max(0.5, (segment.end - segment.start) * scale);
-        body +=
-            fmt::format(R"(<rect x="{:.2f}" y="{:.1f}" width="{:.2f}" height="{:.1f}" fill="{}"/>)"
-                        "\n",
-                        kLeft + segment.start * scale, y + 1, w, kRow - 2, Color(segment.kind));
-      }
-      y += kRow;
-    }
-    const double ideal_x = kLeft + result.ideal_s * scale;
-    body += fmt::format(
-        R"(<line x1="{:.2f}" y1="{:.1f}" x2="{:.2f}" y2="{:.1f}" stroke="#c0392b" stroke-dasharray="4 3"/>)"
-        "\n",
-        ideal_x, top, ideal_x, y);
-    if (result.workers.size() > rows) {
-      body += fmt::format(R"(<text x="10" y="{:.1f}" font-size="10">… and {} more workers</text>)"
-                          "\n",
-                          y + 10, result.workers.size() - rows);
-      y += 12;
-    }
-    y += kPanelGap;
-  }
+  for (const auto& result : results) body += Panel(result, scale, max_rows, y);
   // Time axis labels at the bottom.
   std::string axis;
   for (int tick = 0; tick <= 10; ++tick) {
