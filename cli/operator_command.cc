@@ -255,6 +255,39 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   return options;
 }
 
+// Prometheus' /metrics on `listen` ("host:port"), serving `registry`; null
+// when `listen` is empty.
+StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
+    const std::string& listen, const std::shared_ptr<prometheus::Registry>& registry) {
+  if (listen.empty()) return std::unique_ptr<prometheus::Exposer>();
+  try {
+    auto exposer = std::make_unique<prometheus::Exposer>(listen);
+    exposer->RegisterCollectable(registry);
+    return exposer;
+  } catch (const std::exception& e) {
+    return Status::Unavailable(fmt::format("--metrics-listen {}: {}", listen, e.what()));
+  }
+}
+
+// Runs the operator until it ends by itself (lost leadership, no sync) or
+// one of `signals` (blocked in every thread) asks it to stop.
+Status RunUntilSignalled(controller::Operator& op, const sigset_t& signals) {
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (returned.load()) return;
+    spdlog::info("stopping signal={}", signal);
+    op.Stop();
+  });
+  const Status result = op.Run();
+  // Wake the waiter when Run ended by itself.
+  returned = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return result;
+}
+
 int Run(const OperatorFlags& flags) {
   // SIGINT / SIGTERM stop the operator from a thread of ours (a handler may
   // not take locks). Blocked before any thread starts, so every thread
@@ -280,32 +313,11 @@ int Run(const OperatorFlags& flags) {
   options->reconciler.history = std::move(*history);
 
   auto registry = std::make_shared<prometheus::Registry>();
-  std::unique_ptr<prometheus::Exposer> exposer;
-  if (!flags.metrics_listen.empty()) {
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(flags.metrics_listen);
-      exposer->RegisterCollectable(registry);
-    } catch (const std::exception& e) {
-      return ReportError(Status::Unavailable(
-          fmt::format("--metrics-listen {}: {}", flags.metrics_listen, e.what())));
-    }
-  }
+  auto exposer = ServeMetrics(flags.metrics_listen, registry);
+  if (!exposer.ok()) return ReportError(exposer.status());
   controller::Operator op(**client, *options, registry);
-  if (exposer) exposer->RegisterCollectable(op.collectable());
-
-  std::atomic<bool> returned{false};
-  std::thread waiter([&] {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    if (returned.load()) return;
-    spdlog::info("stopping signal={}", signal);
-    op.Stop();
-  });
-  const Status result = op.Run();
-  // Wake the waiter when Run ended by itself (lost leadership, no sync).
-  returned = true;
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
+  if (*exposer) (*exposer)->RegisterCollectable(op.collectable());
+  const Status result = RunUntilSignalled(op, signals);
   // Speeds recorded in the background are written while the client is here.
   if (options->reconciler.history) {
     if (Status flushed = options->reconciler.history->Flush(); !flushed.ok()) {
