@@ -338,18 +338,11 @@ std::string FormatSeconds(double seconds) {
   return fmt::format("{}s", total);
 }
 
-std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
-  width = std::max(width, kMinWidth);
-  const auto columns = static_cast<size_t>(width);
-  std::vector<std::string> lines;
-  lines.push_back(OneLine(HeaderLine(view), columns));
-  lines.push_back(TopProgressLine(view, width, trail));
-  if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
-  if (const std::string model = CostModelLine(view); !model.empty()) {
-    lines.push_back(OneLine(model, columns));
-  }
-  lines.emplace_back();
+namespace {
 
+// The table of nodes: its header and a row each, with a bar of the node's
+// work against its expected share.
+void NodeTable(const TopView& view, int width, TopTrail* trail, std::vector<std::string>& lines) {
   size_t name_width = kMinNameWidth;
   for (const TopNode& node : view.nodes) name_width = std::max(name_width, node.name.size());
   name_width = std::min(name_width, kMaxNameWidth);
@@ -378,6 +371,39 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
                                 Bar(fraction, bar), std::floor(100 * fraction), eta));
   }
   if (view.nodes.empty()) lines.emplace_back("(no nodes yet: the operator has not placed workers)");
+}
+
+// A finished job's efficiency (and what it is measured against) and result.
+void FinishedLines(const TopView& view, size_t columns, std::vector<std::string>& lines) {
+  if (view.efficiency) {
+    std::string against;
+    if (view.efficiency_reference == "estimate") {
+      against = " (the job's own estimate)";
+    } else if (!view.efficiency_reference.empty()) {
+      against = fmt::format(" (against {}{})", view.efficiency_reference,
+                            view.limit_bound.empty() ? "" : ", " + view.limit_bound + "-bound");
+    }
+    lines.push_back(
+        OneLine(fmt::format("efficiency {:.3f} of the physical limit{}", *view.efficiency, against),
+                columns));
+  }
+  if (!view.result.empty()) lines.push_back(OneLine("result " + view.result, columns));
+}
+
+}  // namespace
+
+std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
+  width = std::max(width, kMinWidth);
+  const auto columns = static_cast<size_t>(width);
+  std::vector<std::string> lines;
+  lines.push_back(OneLine(HeaderLine(view), columns));
+  lines.push_back(TopProgressLine(view, width, trail));
+  if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
+  if (const std::string model = CostModelLine(view); !model.empty()) {
+    lines.push_back(OneLine(model, columns));
+  }
+  lines.emplace_back();
+  NodeTable(view, width, trail, lines);
   if (view.node_count > view.nodes.size()) {
     lines.push_back(
         OneLine(fmt::format("{} of {} nodes shown, those furthest from their predicted speed; {} "
@@ -391,21 +417,7 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
                                         view.excluded, view.name),
                             columns));
   }
-  if (Finished(view)) {
-    if (view.efficiency) {
-      std::string against;
-      if (view.efficiency_reference == "estimate") {
-        against = " (the job's own estimate)";
-      } else if (!view.efficiency_reference.empty()) {
-        against = fmt::format(" (against {}{})", view.efficiency_reference,
-                              view.limit_bound.empty() ? "" : ", " + view.limit_bound + "-bound");
-      }
-      lines.push_back(OneLine(
-          fmt::format("efficiency {:.3f} of the physical limit{}", *view.efficiency, against),
-          columns));
-    }
-    if (!view.result.empty()) lines.push_back(OneLine("result " + view.result, columns));
-  }
+  if (Finished(view)) FinishedLines(view, columns, lines);
   std::string out;
   for (const std::string& line : lines) out += OneLine(line, columns) + "\n";
   return out;
