@@ -6,9 +6,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/local_runner.h"
-#include "cli/run_history.h"
-#include "cli/run_report.h"
+#include "cli/run/local_runner.h"
+#include "cli/run/run_history.h"
+#include "cli/run/run_report.h"
 #include "cli/scenario_loader.h"
 #include "core/common/stats.h"
 #include "core/common/utf8.h"

@@ -1,4 +1,4 @@
-#include "cli/plugin_report.h"
+#include "cli/plugin/plugin_report.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <optional>
 #include <vector>
 
-#include "cli/gantt_svg.h"
-#include "cli/plugin_top.h"
+#include "cli/simulate/gantt_svg.h"
+#include "cli/plugin/plugin_top.h"
 #include "core/common/utf8.h"
 #include "core/sim/simulator.h"
 #include "operator/controller/weighted_job.h"

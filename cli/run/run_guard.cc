@@ -1,4 +1,4 @@
-#include "cli/run_guard.h"
+#include "cli/run/run_guard.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,11 +1,11 @@
-#include "cli/run_report.h"
+#include "cli/run/run_report.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 
-#include "cli/gantt_svg.h"
+#include "cli/simulate/gantt_svg.h"
 #include "core/protocol/messages.h"
 #include "core/sim/simulator.h"
 

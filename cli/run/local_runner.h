@@ -44,7 +44,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_containment.h"
+#include "cli/run/run_containment.h"
 #include "coordinator/job_session.h"
 #include "core/balance/efficiency.h"
 #include "core/common/status.h"

@@ -1,4 +1,4 @@
-#include "cli/plugin_cluster.h"
+#include "cli/plugin/plugin_cluster.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include <cpprest/base_uri.h>
 
 #include "cli/cli_common.h"
-#include "cli/plugin_top.h"
+#include "cli/plugin/plugin_top.h"
 #include "core/common/duration.h"
 #include "core/history/prometheus_history.h"
 #include "core/history/speed_store.h"

@@ -1,4 +1,4 @@
-#include "cli/run_logs.h"
+#include "cli/run/run_logs.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string_view>
 
-#include "cli/run_cleanup.h"
+#include "cli/run/run_cleanup.h"
 
 namespace ballast::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "cli/run_containment.h"
+#include "cli/run/run_containment.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "coordinator/job_session.h"
 #include "core/fuzzy/model.h"
 #include "core/job/job_spec.h"

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/cpu_limit.h"
-#include "cli/run_containment.h"
-#include "cli/run_guard.h"
-#include "cli/run_orphans.h"
-#include "cli/worker_launch.h"
+#include "cli/run/cpu_limit.h"
+#include "cli/run/run_containment.h"
+#include "cli/run/run_guard.h"
+#include "cli/run/run_orphans.h"
+#include "cli/run/worker_launch.h"
 #include "core/common/status.h"
 #include "core/job/job_spec.h"
 

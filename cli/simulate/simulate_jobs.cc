@@ -1,4 +1,4 @@
-#include "cli/simulate_jobs.h"
+#include "cli/simulate/simulate_jobs.h"
 
 #include <fmt/format.h>
 

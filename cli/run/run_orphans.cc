@@ -1,4 +1,4 @@
-#include "cli/run_orphans.h"
+#include "cli/run/run_orphans.h"
 
 #include <signal.h>
 #include <spdlog/spdlog.h>

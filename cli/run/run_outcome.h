@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "coordinator/job_session.h"
 #include "core/fuzzy/model.h"
 #include "core/job/job_spec.h"

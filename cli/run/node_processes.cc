@@ -1,4 +1,4 @@
-#include "cli/node_processes.h"
+#include "cli/run/node_processes.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <thread>
 
-#include "cli/local_runner.h"
-#include "cli/run_cleanup.h"
+#include "cli/run/local_runner.h"
+#include "cli/run/run_cleanup.h"
 #include "core/common/names.h"
 
 namespace ballast::cli {

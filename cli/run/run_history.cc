@@ -1,4 +1,4 @@
-#include "cli/run_history.h"
+#include "cli/run/run_history.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

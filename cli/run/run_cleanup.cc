@@ -1,4 +1,4 @@
-#include "cli/run_cleanup.h"
+#include "cli/run/run_cleanup.h"
 
 #include <fmt/format.h>
 #include <signal.h>

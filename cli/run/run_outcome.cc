@@ -1,4 +1,4 @@
-#include "cli/run_outcome.h"
+#include "cli/run/run_outcome.h"
 
 #include <algorithm>
 #include <limits>

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "core/common/status.h"
 #include "core/fuzzy/history_file.h"
 #include "core/fuzzy/history_prior.h"

@@ -1,4 +1,4 @@
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -16,14 +16,14 @@
 #include <set>
 #include <thread>
 
-#include "cli/node_processes.h"
-#include "cli/run_cleanup.h"
-#include "cli/run_containment.h"
-#include "cli/run_guard.h"
-#include "cli/run_logs.h"
-#include "cli/run_orphans.h"
-#include "cli/run_outcome.h"
-#include "cli/worker_launch.h"
+#include "cli/run/node_processes.h"
+#include "cli/run/run_cleanup.h"
+#include "cli/run/run_containment.h"
+#include "cli/run/run_guard.h"
+#include "cli/run/run_logs.h"
+#include "cli/run/run_orphans.h"
+#include "cli/run/run_outcome.h"
+#include "cli/run/worker_launch.h"
 #include "coordinator/server.h"
 #include "core/balance/efficiency.h"
 #include "core/common/names.h"

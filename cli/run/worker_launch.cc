@@ -1,4 +1,4 @@
-#include "cli/worker_launch.h"
+#include "cli/run/worker_launch.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

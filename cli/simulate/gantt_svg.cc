@@ -1,4 +1,4 @@
-#include "cli/gantt_svg.h"
+#include "cli/simulate/gantt_svg.h"
 
 #include <fmt/format.h>
 

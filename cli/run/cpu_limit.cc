@@ -1,4 +1,4 @@
-#include "cli/cpu_limit.h"
+#include "cli/run/cpu_limit.h"
 
 #include <fmt/format.h>
 

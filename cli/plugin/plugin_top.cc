@@ -1,4 +1,4 @@
-#include "cli/plugin_top.h"
+#include "cli/plugin/plugin_top.h"
 
 #include <fmt/format.h>
 

@@ -7,10 +7,10 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/gantt_svg.h"
+#include "cli/simulate/gantt_svg.h"
 #include "cli/health_report.h"
 #include "cli/scenario_loader.h"
-#include "cli/simulate_jobs.h"
+#include "cli/simulate/simulate_jobs.h"
 #include "core/common/utf8.h"
 #include "core/sim/simulator.h"
 
