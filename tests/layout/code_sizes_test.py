@@ -3,9 +3,8 @@
 a function or class past its bound is named with its file, line and length,
 a `size:` line right above one excuses it, and tests/ is not measured."""
 import pathlib
-import subprocess
-import sys
-import tempfile
+
+from tree_check import expect, run_on_tree
 
 SCRIPT = pathlib.Path(__file__).with_name("code_sizes.py")
 
@@ -21,21 +20,7 @@ def cls(name, lines, comment=""):
 
 
 def run(files):
-    with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp)
-        for name, text in files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        done = subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True,
-                              text=True)
-        return done.returncode, done.stdout
-
-
-def expect(condition, what, output):
-    if not condition:
-        print(f"FAIL: {what}\n{output}")
-        sys.exit(1)
-    print(f"ok: {what}")
+    return run_on_tree(SCRIPT, files)
 
 
 code, out = run({"core/a.cc": function("Short", 60) + cls("Small", 400)})
