@@ -59,11 +59,18 @@ void Hold(Pass& pass, Reason reason, const std::string& message) {
   pass.status.workers = 0;
   const auto& now = pass.in.now.rfc3339;
   const int64_t generation = pass.in.job.generation;
+  // Why it waits goes out at once when it changes (not admitted yet,
+  // evicted); Kueue's words within the status interval.
+  const auto before =
+      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
+                   [](const StatusCondition& c) { return c.type == ConditionType::kAdmitted; });
+  pass.write_at_once |=
+      before == pass.status.conditions.end() || before->status || before->reason != reason;
   SetCondition(pass.status, Condition(ConditionType::kReady, false, reason, message), generation,
                now);
   SetCondition(pass.status, Condition(ConditionType::kAdmitted, false, reason, message), generation,
                now);
-  if (pass.memory.admission != "") pass.memory.admission.clear();
+  pass.memory.admission.clear();
   pass.HandStatus(false);
   if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
 }

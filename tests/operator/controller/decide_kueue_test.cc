@@ -107,6 +107,7 @@ TEST(DecideKueueTest, ALabelledJobGetsAWorkloadAndWaitsWithNoPodsNamingTheQueue)
   EXPECT_EQ(ConditionReason(S(decision), "Ready"), "WaitingForQueue");
   EXPECT_NE(decision.status.conditions.back().message.find("LocalQueue q"), std::string::npos);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WaitingForQueue"});
+  EXPECT_FALSE(ActionsOf<WriteStatus>(decision).empty()) << "why it waits goes out at once";
   // Until the cache shows it: asked again (AlreadyExists), announced once.
   decision = world.Pass();
   EXPECT_EQ(ActionsOf<CreateWorkload>(decision).size(), 1u);
