@@ -415,7 +415,11 @@ void Run(Pass& pass) {
   std::optional<fuzzy::Profile> profile;
   if (!pass.memory.registered && !(profile = ResolveProfile(pass))) return;
   EnsureToken(pass);
-  if (pass.spec().suspend) return Suspend(pass);
+  if (pass.spec().suspend) {
+    Suspend(pass);
+    if (pass.in.queue) decide::SuspendWorkload(pass);  // its quota back to the queue
+    return;
+  }
   if (pass.in.queue && !decide::Admission(pass)) return;  // held, or stopped by Kueue
   if (!pass.memory.registered) return Register(pass, *profile);
   decide::ManagePods(pass);

@@ -320,16 +320,17 @@ struct RecordSpeeds {
 struct CreateWorkload {
   nlohmann::json workload;
 };
-// A merge patch of the Workload `name`'s status, conditional on the
-// resourceVersion it carries.
-struct PatchWorkloadStatus {
+// A merge patch of the Workload `name` (of its status subresource, or of
+// the object: spec.active), conditional on the resourceVersion it carries.
+struct PatchWorkload {
   std::string name;
   nlohmann::json patch;
+  bool status = true;
 };
 
-using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
-                            WriteStatus, DeleteJob, RecordEvent, RecordSpeeds, CreateWorkload,
-                            PatchWorkloadStatus>;
+using Action =
+    std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
+                 WriteStatus, DeleteJob, RecordEvent, RecordSpeeds, CreateWorkload, PatchWorkload>;
 
 struct Decision {
   JobMemory memory;             // for the next pass

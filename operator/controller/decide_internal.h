@@ -114,6 +114,9 @@ bool StopSession(Pass& pass);
 bool Admission(Pass& pass);
 // For a queued job that runs: status.reclaimablePods of its Workload.
 void ReportReclaimable(Pass& pass);
+// For a queued job suspended (spec.suspend) and stopped: its Workload
+// deactivated, then its admission handed back once Kueue evicted it.
+void SuspendWorkload(Pass& pass);
 // For a queued job that finished: its Workload's Finished condition.
 void FinishWorkload(Pass& pass);
 

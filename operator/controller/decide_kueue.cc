@@ -12,12 +12,12 @@ namespace {
 constexpr std::chrono::milliseconds kHeldRetry{10000};
 constexpr std::chrono::milliseconds kLeavingRetry{500};
 
-// Patches the Workload's status, unless a patch against the version the
-// cache shows is on its way already.
-void PatchWorkload(Pass& pass, const WorkloadView& workload, nlohmann::json patch) {
+// Patches the Workload's status (or, `status` false, the object), unless a
+// patch against the version the cache shows is on its way already.
+void Patch(Pass& pass, const WorkloadView& workload, nlohmann::json patch, bool status = true) {
   if (pass.memory.workload_patched_version == workload.resource_version) return;
   pass.memory.workload_patched_version = workload.resource_version;
-  pass.actions.push_back(PatchWorkloadStatus{workload.meta.name, std::move(patch)});
+  pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
 }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -128,7 +128,7 @@ void Evict(Pass& pass, const WorkloadView& workload) {
   pass.memory.given_up.clear();
   pass.status.excluded_nodes.clear();
   if (workload.QuotaReserved()) {
-    PatchWorkload(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
+    Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
   Hold(pass, Reason::kEvicted, message);
 }
@@ -149,6 +149,12 @@ bool Admission(Pass& pass) {
     }
     if (!workload && !RequestWorkload(pass)) return false;  // no node to run on
     Hold(pass, Reason::kWaitingForQueue, Waiting(pass, nullptr));
+    return false;
+  }
+  if (!workload->active) {
+    // Deactivated while the job was suspended: queued again.
+    Patch(pass, *workload, ActivePatch(*workload, true), /*status=*/false);
+    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
     return false;
   }
   if (workload->Evicted() || !workload->Admitted()) {
@@ -192,7 +198,20 @@ void ReportReclaimable(Pass& pass) {
   const int32_t reclaimable = std::max(0, workload.count - needed);
   // Kueue refuses a count that goes down while admitted.
   if (reclaimable <= workload.reclaimable) return;
-  PatchWorkload(pass, workload, ReclaimablePatch(workload, reclaimable));
+  Patch(pass, workload, ReclaimablePatch(workload, reclaimable));
+}
+
+void SuspendWorkload(Pass& pass) {
+  const QueueInput& queue = *pass.in.queue;
+  pass.memory.admission.clear();
+  if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
+  if (pass.memory.registered || pass.OwnedPodsLeft()) return;  // still stopping
+  const WorkloadView& workload = *queue.workload;
+  if (workload.active) {
+    Patch(pass, workload, ActivePatch(workload, false), /*status=*/false);
+  } else if (workload.Evicted() && workload.QuotaReserved()) {
+    Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
+  }
 }
 
 void FinishWorkload(Pass& pass) {
@@ -206,8 +225,8 @@ void FinishWorkload(Pass& pass) {
       message += ": " + condition.message;
     }
   }
-  PatchWorkload(pass, *queue.workload,
-                FinishPatch(*queue.workload, succeeded, message, pass.in.now.rfc3339));
+  Patch(pass, *queue.workload,
+        FinishPatch(*queue.workload, succeeded, message, pass.in.now.rfc3339));
 }
 
 }  // namespace ballast::controller::decide

@@ -153,8 +153,10 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
       if (!created.ok() && created.status().code() != StatusCode::kConflict) {
         status = created.status();
       }
-    } else if (const auto* a = std::get_if<PatchWorkloadStatus>(&action)) {
-      auto patched = client_.PatchStatus(Workloads().In(job.ns).Named(a->name), a->patch);
+    } else if (const auto* a = std::get_if<PatchWorkload>(&action)) {
+      const auto ref = Workloads().In(job.ns).Named(a->name);
+      auto patched =
+          a->status ? client_.PatchStatus(ref, a->patch) : client_.MergePatch(ref, a->patch);
       // Conflict: Kueue changed the Workload since it was read; its change
       // comes through the cache and the next pass patches again from it.
       // NotFound: it is gone (the job's deletion took it).

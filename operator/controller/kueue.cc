@@ -71,7 +71,9 @@ WorkloadView ReadWorkload(const json& workload) {
   view.resource_version = MemberText(metadata, "resourceVersion");
   const json& generation = Member(metadata, "generation");
   if (generation.is_number_integer()) view.generation = generation.get<int64_t>();
-  view.count = MemberCount(WorkerEntry(Member(workload, "spec"), "podSets"), "count");
+  const json& spec = Member(workload, "spec");
+  view.count = MemberCount(WorkerEntry(spec, "podSets"), "count");
+  view.active = !Member(spec, "active").is_boolean() || Member(spec, "active").get<bool>();
   const json& status = Member(workload, "status");
   const json& conditions = Member(status, "conditions");
   if (conditions.is_array()) {
@@ -230,6 +232,14 @@ json FinishPatch(const WorkloadView& workload, bool succeeded, const std::string
 json ReclaimablePatch(const WorkloadView& workload, int32_t count) {
   return StatusPatch(
       workload, {{"reclaimablePods", json::array({{{"name", kWorkerPodSet}, {"count", count}}})}});
+}
+
+json ActivePatch(const WorkloadView& workload, bool active) {
+  json patch = {{"spec", {{"active", active}}}};
+  if (!workload.resource_version.empty()) {
+    patch["metadata"] = {{"resourceVersion", workload.resource_version}};
+  }
+  return patch;
 }
 
 }  // namespace ballast::controller

@@ -28,6 +28,10 @@
 //                                   admitted again
 //   finished                     -> the Workload's Finished condition (Succeeded
 //                                   or Failed): Kueue releases the quota
+//   spec.suspend                 -> once the job stopped, its Workload deactivated
+//                                   (spec.active false): Kueue evicts it, and its
+//                                   quota is handed back as above; activated
+//                                   again when the job is resumed
 //   job deleted                  -> the Workload goes with it (owner reference)
 //
 // The decisions are Decide's (decide_kueue.cc); this file holds the typed
@@ -74,6 +78,7 @@ struct WorkloadView {
   std::string resource_version;
   int64_t generation = 0;
   int32_t count = 0;                                 // spec.podSets[workers].count
+  bool active = true;                                // spec.active (Kueue's default: true)
   std::map<std::string, KueueCondition> conditions;  // by type
   // status.admission: the ClusterQueue and the flavors of the pod set's
   // resources (distinct, sorted); empty when none.
@@ -159,5 +164,9 @@ nlohmann::json FinishPatch(const WorkloadView& workload, bool succeeded, const s
                            const std::string& now);
 // The status patch setting status.reclaimablePods[workers] to `count`.
 nlohmann::json ReclaimablePatch(const WorkloadView& workload, int32_t count);
+// The patch of the Workload (not its status) setting spec.active: false
+// has Kueue evict it and keep it out of its queue (a suspended job), true
+// queues it again.
+nlohmann::json ActivePatch(const WorkloadView& workload, bool active);
 
 }  // namespace ballast::controller

@@ -159,17 +159,17 @@ TEST(DecideKueueTest, AdmittedJobStartsOnTheFlavorsNodesAndGivesTheRestBack) {
     EXPECT_EQ(pod["spec"]["tolerations"][0]["key"], "dedicated");
   }
   // Admitted for three, it runs two: one pod's quota goes back at once.
-  const auto patches = ActionsOf<PatchWorkloadStatus>(decision);
+  const auto patches = ActionsOf<PatchWorkload>(decision);
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_EQ(patches[0].name, kWorkload);
   EXPECT_EQ(patches[0].patch["status"]["reclaimablePods"],
             json::parse(R"([{"name":"workers","count":1}])"));
   EXPECT_EQ(patches[0].patch["metadata"]["resourceVersion"], "2");
   // Not again while the cache shows the Workload it was made against.
-  EXPECT_TRUE(ActionsOf<PatchWorkloadStatus>(world.Pass()).empty());
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(world.Pass()).empty());
   // Nor once the count is there.
   Admit(world, 3, world.queue->flavors[0], 1, "3");
-  EXPECT_TRUE(ActionsOf<PatchWorkloadStatus>(world.Pass()).empty());
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(world.Pass()).empty());
 }
 
 TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndResumesExactly) {
@@ -183,7 +183,7 @@ TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndR
   Decision decision = world.Pass();
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
   EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "workers hand back leases first";
-  EXPECT_TRUE(ActionsOf<PatchWorkloadStatus>(decision).empty()) << "the quota while pods run";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty()) << "the quota while pods run";
 
   world.pods.clear();
   decision = world.Pass();
@@ -194,7 +194,7 @@ TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndR
   EXPECT_TRUE(S(decision).contains("checkpoint"));
   EXPECT_EQ(S(decision)["completedItems"], 900);
   EXPECT_EQ(S(decision)["phase"], "Suspended");
-  const auto patches = ActionsOf<PatchWorkloadStatus>(decision);
+  const auto patches = ActionsOf<PatchWorkload>(decision);
   ASSERT_EQ(patches.size(), 1u);
   const json& status = patches[0].patch["status"];
   EXPECT_TRUE(status.contains("admission") && status["admission"].is_null());
@@ -205,7 +205,7 @@ TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndR
   EXPECT_EQ(set["Requeued"], "True");
   EXPECT_EQ(set["Evicted"], "True") << "Kueue's own conditions stay";
   EXPECT_EQ(patches[0].patch["metadata"]["resourceVersion"], "5");
-  EXPECT_TRUE(ActionsOf<PatchWorkloadStatus>(world.Pass()).empty()) << "on its way";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(world.Pass()).empty()) << "on its way";
 
   // Kueue queues it again: held, Suspended, until it is admitted.
   world.view.reset();
@@ -225,12 +225,67 @@ TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndR
   EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"Admitted", "Resumed"}));
 }
 
+// spec.suspend on a queued job gives its quota back: its Workload is
+// deactivated once the job stopped, and activated again when it resumes.
+TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedAgain) {
+  World world = QueuedRunning();
+  world.view = View(600);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 600});
+  world.job["spec"]["suspend"] = true;
+  world.job["metadata"]["generation"] = 2;
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty()) << "not while the workers leave";
+  world.pods.clear();
+  decision = world.Pass();
+  ASSERT_EQ(S(decision)["phase"], "Suspended");
+  auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_FALSE(patches[0].status);
+  EXPECT_EQ(patches[0].patch["spec"]["active"], false);
+
+  // Kueue evicts it (Deactivated): its admission is handed back, not requeued.
+  json object = WorkloadJson(3,
+                             {{"QuotaReserved", {true, "QuotaReserved", "reserved"}},
+                              {"Admitted", {true, "Admitted", "admitted"}},
+                              {"Evicted", {true, "Deactivated", "The workload is deactivated"}}},
+                             "default", 0, "8");
+  object["spec"]["active"] = false;
+  world.view.reset();
+  world.queue->workload = ReadWorkload(object);
+  patches = ActionsOf<PatchWorkload>(world.Pass());
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_TRUE(patches[0].status);
+  EXPECT_TRUE(patches[0].patch["status"]["admission"].is_null());
+  for (const auto& c : patches[0].patch["status"]["conditions"]) {
+    if (c["type"] == "Requeued") EXPECT_EQ(c["status"], "False");
+  }
+
+  // Resumed: activated, held until Kueue admits it again, then from the checkpoint.
+  world.job["spec"]["suspend"] = false;
+  world.job["metadata"]["generation"] = 3;
+  object["metadata"]["resourceVersion"] = "9";
+  object["status"].erase("admission");
+  object["status"]["conditions"] = json::array();
+  world.queue->workload = ReadWorkload(object);
+  decision = world.Pass();
+  patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].patch["spec"]["active"], true);
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "10");
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(registered[0].config.resume->completed.size(), 600u);
+}
+
 TEST(DecideKueueTest, AFinishedJobDeclaresItsWorkloadFinished) {
   World world = QueuedRunning();
   world.view = View(2000, /*done=*/true);
   const Decision decision = world.Pass();
   ASSERT_EQ(S(decision)["phase"], "Succeeded");
-  const auto patches = ActionsOf<PatchWorkloadStatus>(decision);
+  const auto patches = ActionsOf<PatchWorkload>(decision);
   ASSERT_EQ(patches.size(), 1u);
   bool finished = false;
   for (const auto& c : patches[0].patch["status"]["conditions"]) {
@@ -246,7 +301,7 @@ TEST(DecideKueueTest, WorkersWhosePodsFinishedAreReclaimable) {
   world.view->done = true;  // the session ended; its pods exit one by one
   world.view->finished_at = 10;
   const Decision decision = world.Pass();
-  const auto patches = ActionsOf<PatchWorkloadStatus>(decision);
+  const auto patches = ActionsOf<PatchWorkload>(decision);
   ASSERT_FALSE(patches.empty());
   EXPECT_EQ(patches[0].patch["status"]["reclaimablePods"][0]["count"], 1);
 }

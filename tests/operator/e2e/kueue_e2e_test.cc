@@ -215,6 +215,41 @@ TEST_F(KueueTest, AHigherPriorityJobPreemptsARunningOneThatResumesFromItsCheckpo
   EXPECT_TRUE(WorkloadCondition(*workload, "Finished"));
 }
 
+// spec.suspend on a queued job hands its quota back (its Workload
+// deactivated) and another job runs meanwhile; resumed, it is admitted again
+// and carries on from its checkpoint.
+TEST_F(KueueTest, ASuspendedJobGivesItsQuotaBackAndResumesWhenAdmittedAgain) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  constexpr uint64_t kLongLimit = 600000;
+  CreateJob(QueuedJob("paused", kLongLimit));
+  ASSERT_TRUE(WaitCheckpointed("paused"));
+  ASSERT_TRUE(
+      client_->MergePatch(kJobs.In(ns_).Named("paused"), {{"spec", {{"suspend", true}}}}).ok());
+  ASSERT_TRUE(WaitForJob(
+      "paused", [](const json& job) { return PhaseOf(job) == "Suspended"; }, seconds(60),
+      "the job to be suspended"));
+  EXPECT_TRUE(Poll(
+      [&] {
+        auto workload = WorkloadOf("paused");
+        return workload && !workload->value("/spec/active"_json_pointer, true) &&
+               !WorkloadCondition(*workload, "QuotaReserved");
+      },
+      seconds(30)))
+      << "the suspended job's Workload keeps its quota";
+  CreateJob(QueuedJob("meanwhile", kSmallLimit));
+  auto meanwhile = WaitSucceeded("meanwhile");
+  ASSERT_TRUE(meanwhile);
+  ExpectCompleteAndExact(*meanwhile, kSmallLimit);
+  EXPECT_EQ(PhaseOf(*GetJob("paused")), "Suspended");
+
+  ASSERT_TRUE(
+      client_->MergePatch(kJobs.In(ns_).Named("paused"), {{"spec", {{"suspend", false}}}}).ok());
+  auto paused = WaitSucceeded("paused", seconds(240));
+  ASSERT_TRUE(paused);
+  ExpectCompleteAndExact(*paused, kLongLimit);
+  EXPECT_TRUE(WaitEvent("paused", "Resumed"));
+}
+
 TEST_F(KueueTest, AFlavorRestrictsTheNodesAndThePodsLeftOutAreReclaimable) {
   // Of seed 000's three boards the flavor admits to the two Pi 4B.
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m", {{"ballast.io/board", "pi-4b"}}));
