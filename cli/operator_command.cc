@@ -43,6 +43,7 @@ struct OperatorFlags {
   double progress_interval_s = 15;
   int workers = 2;
   bool leader_elect = false;
+  bool kueue = false;
   std::string lease_namespace = "default";
   std::string lease_name = "ballast-operator";
   std::string identity;
@@ -236,6 +237,7 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   options.workers = flags.workers;
   options.identity = flags.identity.empty() ? Hostname() : flags.identity;
   options.leader_elect = flags.leader_elect;
+  options.reconciler.kueue = flags.kueue;
   options.lease_namespace = flags.lease_namespace;
   options.lease_name = flags.lease_name;
   options.reconciler.decide.pods.default_image = flags.worker_image;
@@ -456,6 +458,10 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "a finished job that measured a node below this ratio of its own baseline "
                   "(and below the band of its history) names it in a NodeBelowBaseline Warning")
       ->capture_default_str();
+  cmd->add_flag("--kueue", flags->kueue,
+                "admit jobs labelled kueue.x-k8s.io/queue-name through Kueue: each gets a "
+                "Workload and runs once Kueue admits it (Kueue's CRDs must be installed; "
+                "docs/operator.md, \"Kueue\")");
   cmd->add_flag("-v,--verbose", flags->verbose, "log debug messages");
   cmd->footer(
       "\nThe operator needs the CRDs (kubectl apply -f crds/ -f crds/profiles/) and RBAC to read\n"

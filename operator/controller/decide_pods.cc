@@ -101,6 +101,8 @@ Eligible EligibleNodes(const Pass& pass) {
   return eligible;
 }
 
+}  // namespace
+
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
@@ -111,6 +113,16 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
+
+std::vector<std::string> EligibleNodeNames(const Pass& pass, std::vector<std::string>* excluded) {
+  Eligible eligible = EligibleNodes(pass);
+  std::vector<std::string> names;
+  for (const auto& facts : eligible.facts) names.push_back(facts.name);
+  if (excluded) *excluded = std::move(eligible.excluded);
+  return names;
+}
+
+namespace {
 
 void FailInPass(Pass& pass, Reason reason, const std::string& message) {
   if (pass.memory.registered && pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
@@ -715,6 +727,14 @@ void JoinNodes(Pass& pass) {
   std::vector<const fuzzy::NodeFacts*> joining;
   for (const auto& facts : eligible.facts) {
     if (!known.contains(facts.name)) joining.push_back(&facts);
+  }
+  // Under Kueue, within the pods its Workload was admitted with: a node
+  // beyond them waits for the job's next admission (kueue.h).
+  if (pass.node_limit) {
+    const size_t room = pass.memory.nodes.size() < *pass.node_limit
+                            ? *pass.node_limit - pass.memory.nodes.size()
+                            : 0;
+    if (joining.size() > room) joining.resize(room);
   }
   if (joining.empty()) return;
   // Parsed only when someone joins, not on every pass. A profile deleted or

@@ -190,12 +190,21 @@ class Operator::Impl {
     return stop_;
   }
 
+  // The informers started (Kueue's only with --kueue).
+  std::vector<kube::Informer*> Informers() const {
+    std::vector<kube::Informer*> started;
+    for (const auto& informer : {&jobs_, &pods_, &nodes_, &profiles_, &workloads_, &flavors_}) {
+      if (*informer) started.push_back(informer->get());
+    }
+    return started;
+  }
+
   // Waits until every informer has synced (true), kSyncTimeout passed or
   // Stop was called (false); a SIGTERM while the API server refuses us stops
   // the process at once rather than after the timeout.
   bool AwaitSync() {
     const auto deadline = Clock::now() + kSyncTimeout;
-    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
+    for (auto* informer : Informers()) {
       while (!informer->WaitForSync(std::chrono::milliseconds(100))) {
         if (stopping() || Clock::now() > deadline) return false;
       }
@@ -253,9 +262,10 @@ class Operator::Impl {
     }
     ReconcilerOptions reconciler_options = options_.reconciler;
     reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
-    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
-                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
-                                                  events_, std::move(reconciler_options));
+    reconciler_ = std::make_unique<JobReconciler>(
+        client_, *server_,
+        Caches{*jobs_, *pods_, *nodes_, *profiles_, workloads_.get(), flavors_.get()}, events_,
+        std::move(reconciler_options));
     for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
     {
       std::lock_guard lock(mu_);
@@ -285,11 +295,11 @@ class Operator::Impl {
       }
       if (informers_started_) {
         const std::pair<const char*, const kube::Informer*> informers[] = {
-            {"weightedjobs", jobs_.get()},
-            {"pods", pods_.get()},
-            {"nodes", nodes_.get()},
-            {"weightprofiles", profiles_.get()}};
+            {"weightedjobs", jobs_.get()},   {"pods", pods_.get()},
+            {"nodes", nodes_.get()},         {"weightprofiles", profiles_.get()},
+            {"workloads", workloads_.get()}, {"resourceflavors", flavors_.get()}};
         for (const auto& [resource, informer] : informers) {
+          if (!informer) continue;  // Kueue's without --kueue
           const kube::InformerStats stats = informer->Stats();
           inputs.informers.push_back(
               {resource, informer->HasSynced(), stats.failing_since, stats.last_error});
@@ -362,6 +372,25 @@ class Operator::Impl {
         kube::InformerHandlers{[=](const json&) { enqueue_all(); },
                                [=](const json&, const json&) { enqueue_all(); },
                                [=](const json&) { enqueue_all(); }});
+    if (options_.reconciler.kueue) {
+      // A queued job's Workload (labelled with the job's name, as its pods
+      // are) and the flavors Kueue admits to (kueue.h).
+      kube::InformerOptions workload_options = trimmed;
+      workload_options.label_selector = std::string(kJobLabel);
+      workload_options.index_label = std::string(kJobLabel);
+      workloads_ = std::make_unique<kube::Informer>(
+          client_, Workloads().In(ns), workload_options,
+          kube::InformerHandlers{
+              enqueue_owner, [=](const json&, const json& workload) { enqueue_owner(workload); },
+              enqueue_owner});
+      flavors_ = std::make_unique<kube::Informer>(
+          client_, ResourceFlavors(), trimmed,
+          kube::InformerHandlers{[=](const json&) { enqueue_all(); },
+                                 [=](const json&, const json&) { enqueue_all(); },
+                                 [=](const json&) { enqueue_all(); }});
+      flavors_->Start();
+      workloads_->Start();
+    }
     // Jobs last: their first adds find the other caches filling.
     nodes_->Start();
     profiles_->Start();
@@ -502,9 +531,7 @@ class Operator::Impl {
     for (auto& thread : threads_) thread.join();
     threads_.clear();
     FlushCheckpoints();
-    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
-      if (informer) informer->Stop();
-    }
+    for (auto* informer : Informers()) informer->Stop();
     reconciler_.reset();
     // Close the listener before giving up the Lease, so that a successor on
     // this host can bind the port.
@@ -530,7 +557,7 @@ class Operator::Impl {
   std::mutex server_mu_;
   std::unique_ptr<coordinator::Server> server_;
   std::shared_ptr<ScrapedMetrics> scraped_ = std::make_shared<ScrapedMetrics>();
-  std::unique_ptr<kube::Informer> jobs_, pods_, nodes_, profiles_;
+  std::unique_ptr<kube::Informer> jobs_, pods_, nodes_, profiles_, workloads_, flavors_;
   std::unique_ptr<JobReconciler> reconciler_;
   std::vector<std::thread> threads_;
   std::atomic<bool> lost_leadership_{false};
