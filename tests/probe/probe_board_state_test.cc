@@ -1,7 +1,7 @@
-// The board's own account (docs/probe.md, "Throttling and temperature" and
-// "Node conditions"): the thermal zone and rpi_volt parsers, what the trees
-// of tests/probe/trees give, the conditions and their transitions, and the
-// gauges a probe serves for them.
+// The board's own account (docs/probe.md, "Facts and the files they come
+// from" and "Node conditions"): the thermal zone and rpi_volt parsers, what
+// the trees of tests/probe/trees give, the conditions and their transitions,
+// and the gauges a probe serves for them.
 #include <cpprest/http_client.h>
 #include <gtest/gtest.h>
 
