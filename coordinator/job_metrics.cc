@@ -219,6 +219,7 @@ std::vector<MetricFamily> JobMetricFamilies(const std::vector<JobSample>& jobs) 
   recorded.reserve(jobs.size());
   for (const JobSample& job : jobs) {
     recorded.push_back(SpeedsToRecord(job.view));
+    recorded.back().speeds = EnteredSpeeds(recorded.back(), job.view, job.baseline, job.deviation);
     AddJob(families, job, recorded.back());
   }
   for (const auto& [kind_node, unix_time] : SpeedMeasuredAt(jobs, recorded)) {

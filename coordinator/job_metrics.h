@@ -14,7 +14,9 @@
 // those jobs measured the node (what the history query dates a node's history
 // by, reading one series per node instead of one per job and node).
 // Prometheus's history reads ballast_node_recorded_speed_cost_units_per_second,
-// the speed gauge with the speeds history leaves out at 0.
+// the speed gauge with the speeds history leaves out at 0, and a node the job
+// measured Slow against its own baseline at the edge of its band, as the
+// operator's store enters it (recorded_speeds.h, EnteredSpeeds).
 //
 // Thread-safety: a pure function of its arguments.
 #pragma once
@@ -25,6 +27,8 @@
 #include <vector>
 
 #include "coordinator/job_session.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/health/deviation.h"
 
 namespace ballast::coordinator {
 
@@ -34,6 +38,10 @@ struct JobSample {
   std::string name;
   std::string ns;
   std::string workload;  // workload::WorkloadKindName
+  // The history the job's priors came from and the judgment's options
+  // (JobConfig): the recorded speed gauge carries EnteredSpeeds.
+  std::vector<fuzzy::NodeHistory> baseline;
+  health::DeviationOptions deviation;
   // The view's clock (seconds since the job was added) and unix time now:
   // a time t of the view happened at unix_now - (view_now - t).
   double view_now = 0;

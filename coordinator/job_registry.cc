@@ -120,6 +120,8 @@ std::vector<JobSample> JobRegistry::Samples(double unix_now) const {
       sample.name = config.metric_name.empty() ? config.id : config.metric_name;
       sample.ns = config.metric_namespace;
       sample.workload = workload::WorkloadKindName(config.workload.kind);
+      sample.baseline = config.baseline;
+      sample.deviation = config.deviation;
     }
     sample.unix_now = unix_now;
     samples.push_back(std::move(sample));

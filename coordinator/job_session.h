@@ -61,6 +61,8 @@
 #include "core/balance/policy_options.h"
 #include "core/balance/range.h"
 #include "core/common/status.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/health/deviation.h"
 #include "core/protocol/messages.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"
@@ -118,6 +120,12 @@ struct JobConfig {
   // (empty: the id) and `namespace` of every series of the job.
   std::string metric_name;
   std::string metric_namespace;
+  // The nodes' history the priors came from, and how a node is judged
+  // against it (core/health/deviation.h): the speeds exported for
+  // Prometheus's history enter winsorized as the operator's store enters
+  // them (recorded_speeds.h, EnteredSpeeds). Empty: exported as measured.
+  std::vector<fuzzy::NodeHistory> baseline;
+  health::DeviationOptions deviation;
 };
 
 // What the coordinator knows about one worker; for tables and status.

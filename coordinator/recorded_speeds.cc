@@ -22,4 +22,21 @@ RecordedSpeeds SpeedsToRecord(const JobView& view) {
   return recorded;
 }
 
+std::vector<health::JobMeasurement> JobMeasurements(const JobView& view) {
+  std::vector<health::JobMeasurement> measured;
+  for (const WorkerView& worker : view.workers) {
+    const double shared = view.sharing_sampled_s > 0 ? worker.shared_s / view.sharing_sampled_s : 0;
+    measured.push_back({worker.name, MeasuredSpeed(worker), worker.MergedBusySeconds(), shared});
+  }
+  return measured;
+}
+
+std::map<std::string, double> EnteredSpeeds(const RecordedSpeeds& recorded, const JobView& view,
+                                            const std::vector<fuzzy::NodeHistory>& baseline,
+                                            const health::DeviationOptions& options) {
+  if (baseline.empty() || recorded.speeds.empty()) return recorded.speeds;
+  return health::WinsorizeSpeeds(recorded.speeds,
+                                 health::JudgeDeviations(baseline, JobMeasurements(view), options));
+}
+
 }  // namespace ballast::coordinator

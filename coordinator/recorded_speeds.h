@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "coordinator/job_session.h"
+#include "core/fuzzy/history_prior.h"
+#include "core/health/deviation.h"
 
 namespace ballast::coordinator {
 
@@ -33,5 +35,20 @@ struct RecordedSpeeds {
 // those recorded and those left out by the rules above. Usable at any time:
 // while the job runs it says what would be recorded if it ended now.
 RecordedSpeeds SpeedsToRecord(const JobView& view);
+
+// What the finished session measured on each node, as health::JudgeDeviations
+// judges it: the speed (MeasuredSpeed), the merged busy seconds and the
+// fraction of the sampled run the node was shared. In the view's order.
+std::vector<health::JobMeasurement> JobMeasurements(const JobView& view);
+
+// The speeds a history that keeps each job's speeds as samples enters
+// (docs/history.md, "A node below its own baseline"): `recorded`'s speeds,
+// each node the view measured Slow against `baseline` raised to the edge of
+// its band (health::WinsorizeSpeeds), the others as they are. With an empty
+// `baseline` (no history), recorded.speeds unchanged. The operator's store
+// enters these; the coordinator exports them for Prometheus's history.
+std::map<std::string, double> EnteredSpeeds(const RecordedSpeeds& recorded, const JobView& view,
+                                            const std::vector<fuzzy::NodeHistory>& baseline,
+                                            const health::DeviationOptions& options);
 
 }  // namespace ballast::coordinator

@@ -51,22 +51,43 @@ sim::SimResult AsSimResult(const controller::WeightedJobStatus& status, const st
   return result;
 }
 
+// A node's estimated energy per item it finished, "-" without either.
+std::string JoulesPerItem(const controller::NodeRow& row) {
+  if (!row.energy_joules || row.items == 0) return "-";
+  return fmt::format("{:.4g}", *row.energy_joules / static_cast<double>(row.items));
+}
+
 std::string NodeTable(const controller::WeightedJobStatus& status) {
   std::string rows;
   for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
     rows += fmt::format(
         "<tr><td>{}</td><td>{:g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td></tr>\n",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         EscapeXml(row.name), row.weight, EscapeXml(row.prior ? row.prior->source : "-"),
         fmt::format("{:.4g}", row.estimated_speed), Figure(row.measured_speed, "{:.4g}"), row.items,
         row.steals, fmt::format("{:.2f}", BusySeconds(row)),
-        row.prior_error ? fmt::format("{:+.1f}%", 100 * *row.prior_error) : std::string("-"));
+        row.prior_error ? fmt::format("{:+.1f}%", 100 * *row.prior_error) : std::string("-"),
+        Figure(row.baseline_ratio, "{:.3f}"), Figure(row.energy_joules, "{:.1f}"),
+        JoulesPerItem(row));
   }
   return fmt::format(
       "<table>\n<tr><th>node</th><th>weight</th><th>prior</th><th>items/s</th>"
-      "<th>measured</th><th>items</th><th>steals</th><th>busy s</th><th>prior error</th></tr>\n"
+      "<th>measured</th><th>items</th><th>steals</th><th>busy s</th><th>prior error</th>"
+      "<th>of baseline</th><th>energy J</th><th>J/item</th></tr>\n"
       "{}</table>",
       rows);
+}
+
+// status.energy's summary line, or why there is none.
+std::string EnergyLine(const controller::WeightedJobStatus& status) {
+  if (status.energy && status.energy->is_object()) {
+    const auto summary = status.energy->find("summary");
+    if (summary != status.energy->end() && summary->is_string()) {
+      return "Estimated energy: " + summary->get<std::string>() +
+             " (each board's idle and load power over its idle and busy time).";
+    }
+  }
+  return "No energy estimate: the operator states one for a job that succeeds.";
 }
 
 }  // namespace
@@ -103,6 +124,7 @@ td, th {{ padding: 0.2em 0.8em; text-align: right; }} td:first-child, th:first-c
 job's own estimate {15});
 {6} items, {7} steals; started {8}, finished {9}.</p>
 <p>Result: <code>{10}</code></p>
+<p>{16}</p>
 <p>{11}</p>
 {12}
 <p>Each node's busy time is its items over its estimated speed, drawn from the start of the
@@ -117,7 +139,7 @@ makespan: the job's status keeps per-node totals, not the timeline of its leases
       EscapeXml(status.start_time.value_or("-")), EscapeXml(status.completion_time.value_or("-")),
       EscapeXml(ToValidUtf8(view.result.empty() ? "-" : view.result)),
       EscapeXml(ToValidUtf8(view.condition)), gantt, shown, NodeTable(status),
-      Figure(status.estimated_efficiency, "{:.3f}"));
+      Figure(status.estimated_efficiency, "{:.3f}"), EscapeXml(ToValidUtf8(EnergyLine(status))));
 }
 
 }  // namespace ballast::cli

@@ -1,8 +1,10 @@
 // `kubectl ballast report JOB`: the HTML report of a finished WeightedJob,
 // from what the object keeps once the job is over — status.nodes (each
-// node's weight, estimated and measured speed, items, steals, prior),
-// the makespan, the physical limit and the efficiency, the result — drawn
-// with the Gantt renderer of `ballast run --report` (gantt_svg.h).
+// node's weight, estimated and measured speed, items, steals, prior, its
+// speed over its own baseline, its estimated energy and energy per item),
+// the makespan, the physical limit and the efficiency, the job's estimated
+// energy (status.energy), the result — drawn with the Gantt renderer of
+// `ballast run --report` (gantt_svg.h).
 //
 // What it cannot show: the status keeps per-node totals, not the timeline of
 // leases that `ballast run --report` draws. Each node's busy time is its

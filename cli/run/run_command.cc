@@ -160,7 +160,7 @@ int Run(const RunFlags& flags) {
     fmt::print("{}\n", DumpJson(out, 2));
   }
   if (!flags.report.empty()) {
-    if (Status written = WriteFile(flags.report, RenderRunReport(loaded->job, *outcome));
+    if (Status written = WriteFile(flags.report, RenderRunReport(loaded->job, *outcome, energy));
         !written.ok()) {
       return ReportError(written);
     }

@@ -298,7 +298,30 @@ nlohmann::json ContainmentJson(const ContainmentReport& report) {
           {"clean", report.clean()}};
 }
 
-std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome) {
+std::string EnergyHtml(const health::JobEnergy& energy) {
+  std::string rows;
+  for (const health::NodeEnergy& n : energy.nodes) {
+    const std::string dash = "-";
+    rows += fmt::format(
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>\n",
+        EscapeXml(n.node), n.known ? fmt::format("{:g}{}", n.idle_w, n.estimate ? "*" : "") : dash,
+        n.known ? fmt::format("{:g}{}", n.load_w, n.estimate ? "*" : "") : dash, n.busy_seconds,
+        n.idle_seconds, n.known ? fmt::format("{:.1f}", n.joules) : dash, n.items,
+        n.known && n.items > 0 ? fmt::format("{:.4g}", n.joules / static_cast<double>(n.items))
+                               : dash);
+  }
+  return fmt::format(
+      "<h2>Energy</h2>\n<p>Estimated: {} (each board's idle and load power over its idle and "
+      "busy time in the run{}).</p>\n"
+      "<table>\n<tr><th>node</th><th>idle W</th><th>load W</th><th>busy s</th><th>idle s</th>"
+      "<th>energy J</th><th>items</th><th>J/item</th></tr>\n{}</table>",
+      EscapeXml(health::DescribeEnergy(energy)),
+      energy.estimate ? "; * an estimate, no published figure" : "", rows);
+}
+
+std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome,
+                            const health::JobEnergy& energy) {
   const std::string title = fmt::format("{} — {}", job.name, job.policy.display());
   const std::string gantt = RenderGantt(title, {AsSimResult(job, outcome)});
   return fmt::format(
@@ -312,12 +335,13 @@ Busy time is green, idle time grey; speeds emulated by {5}.</p>
 {6}
 <h2>Nodes</h2>
 {7}
+{9}
 </body></html>
 )",
       EscapeXml(title), outcome.makespan_s, outcome.ideal_s, outcome.efficiency,
       EscapeXml(outcome.view.result.Summary(job.workload.item_values.get())),
-      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome),
-      EscapeXml(CappedNote(outcome)));
+      EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome), EscapeXml(CappedNote(outcome)),
+      EnergyHtml(energy));
 }
 
 ProgressPrinter::ProgressPrinter(std::FILE* out)

@@ -13,6 +13,7 @@
 #include "cli/run/local_runner.h"
 #include "coordinator/job_session.h"
 #include "core/fuzzy/model.h"
+#include "core/health/energy.h"
 #include "core/job/job_spec.h"
 
 namespace ballast::cli {
@@ -47,8 +48,15 @@ std::string DescribeContainment(const ContainmentReport& report);
 nlohmann::json ContainmentJson(const ContainmentReport& report);
 
 // A self-contained HTML page: the Gantt chart of every node's busy and idle
-// time and the per-node table, both as inline SVG.
-std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome);
+// time and the per-node table, both as inline SVG, and the run's estimated
+// `energy` (health::EstimateJobEnergy) per node, per item and in total.
+std::string RenderRunReport(const job::JobSpec& job, const LocalRunOutcome& outcome,
+                            const health::JobEnergy& energy);
+
+// The energy section of that page: the total (health::DescribeEnergy) and a
+// table of each node's watts, busy and idle seconds, joules, items and
+// joules per item ("-" where a node has no power figure).
+std::string EnergyHtml(const health::JobEnergy& energy);
 
 // A progress bar with ETA, redrawn in place on a terminal; on anything else a
 // plain line every few seconds.

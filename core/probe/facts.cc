@@ -36,6 +36,7 @@ class Deriver {
     Os();
     Disk();
     Power();
+    Temperature();
     return std::move(result_);
   }
 
@@ -99,6 +100,8 @@ class Deriver {
   void Disk();
   void Power();
   void Throttling();
+  void VoltAlarm();
+  void Temperature();
   void Userland();
   void Revision();
   std::string RootDisk();
@@ -389,6 +392,7 @@ void Deriver::Power() {
            "unknown");
     }
   }
+  VoltAlarm();
   Throttling();
 }
 
@@ -419,6 +423,65 @@ void Deriver::Throttling() {
   }
 }
 
+// The rpi_volt hwmon device (Pi 4 and later kernels): its name file says
+// "rpi_volt", its in0_lcrit_alarm is 1 while the supply is under-voltage.
+// The first in path order is used.
+void Deriver::VoltAlarm() {
+  constexpr std::string_view kUnknown = "unknown";
+  for (const std::string& name_path : Matching("sys/class/hwmon/", "/name")) {
+    const auto name = Text(name_path, "under-voltage", kUnknown, Missing::kSilent);
+    if (!name || Trim(*name) != "rpi_volt") continue;
+    const std::string alarm_path =
+        name_path.substr(0, name_path.size() - std::string_view("name").size()) + "in0_lcrit_alarm";
+    if (auto text = Text(alarm_path, "under-voltage", kUnknown, Missing::kWarn)) {
+      auto alarm = ParseFlag(*text);
+      if (alarm.ok()) {
+        facts_.under_voltage_alarm = *alarm;
+        facts_.under_voltage_alarm_file = Shown(alarm_path);
+      } else {
+        Warn("under-voltage", alarm_path, alarm.status().message(), kUnknown);
+      }
+    }
+    return;
+  }
+}
+
+// The SoC's thermal zone: the first whose type names the CPU or the SoC
+// (cpu-thermal on a Pi 4 or 5, bcm2835_thermal on older kernels,
+// x86_pkg_temp on a PC), else the first zone in path order. Missing on a
+// machine without thermal zones, silently.
+void Deriver::Temperature() {
+  constexpr std::string_view kUnknown = "unknown, gauge not exported";
+  static constexpr std::string_view kSocTypes[] = {"cpu-thermal",     "cpu_thermal",
+                                                   "soc-thermal",     "soc_thermal",
+                                                   "bcm2835_thermal", "x86_pkg_temp"};
+  std::string zone;
+  for (const std::string& type_path : Matching("sys/class/thermal/", "/type")) {
+    const auto type = Text(type_path, "soc-temperature", kUnknown, Missing::kSilent);
+    if (!type) continue;
+    const std::string_view name = Trim(*type);
+    if (std::find(std::begin(kSocTypes), std::end(kSocTypes), name) != std::end(kSocTypes)) {
+      zone = type_path.substr(0, type_path.size() - std::string_view("type").size());
+      break;
+    }
+  }
+  std::string temp_path = zone + "temp";
+  if (zone.empty()) {
+    const auto temps = Matching("sys/class/thermal/", "/temp");
+    if (temps.empty()) return;
+    temp_path = temps.front();
+  }
+  if (auto text = Text(temp_path, "soc-temperature", kUnknown, Missing::kSilent)) {
+    auto celsius = ParseMilliCelsius(*text);
+    if (celsius.ok()) {
+      facts_.soc_temp_c = *celsius;
+      facts_.soc_temp_file = Shown(temp_path);
+    } else {
+      Warn("soc-temperature", temp_path, celsius.status().message(), kUnknown);
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<ProbeFile>& ProbeFiles() {
@@ -446,6 +509,10 @@ const std::vector<ProbeFile>& ProbeFiles() {
       // bound on matches never hides it among a Pi 5's many devices.
       {"sys/devices/platform/*firmware*/get_throttled", 64},
       {"sys/devices/platform/*/*firmware*/get_throttled", 64},
+      {"sys/class/hwmon/hwmon*/name", 64},
+      {"sys/class/hwmon/hwmon*/in0_lcrit_alarm", 64},
+      {"sys/class/thermal/thermal_zone*/type", 64},
+      {"sys/class/thermal/thermal_zone*/temp", 64},
   };
   return files;
 }

@@ -114,6 +114,17 @@ struct Facts {
   uint32_t supply_max_current_ma = 0;
   std::optional<Throttled> throttled;
   std::string throttled_file;
+  // The rpi_volt hwmon device's under-voltage alarm (in0_lcrit_alarm), where
+  // the kernel has that driver: under-voltage now, also where get_throttled
+  // is not exposed. It has no history since boot.
+  std::optional<bool> under_voltage_alarm;
+  std::string under_voltage_alarm_file;
+
+  // The SoC's temperature in degrees Celsius from its thermal zone (the zone
+  // whose type names the CPU or SoC, else the first zone), and the zone's
+  // temp file. Unknown where the kernel exposes no thermal zone (a VM).
+  std::optional<double> soc_temp_c;
+  std::string soc_temp_file;
 };
 
 struct ProbeResult {

@@ -34,6 +34,12 @@ ordered_json BoardJson(const Facts& facts) {
 ordered_json PowerJson(const Facts& facts) {
   ordered_json power;
   power["supply_max_current_ma"] = Number(facts.supply_max_current_ma);
+  if (facts.under_voltage_alarm) {
+    power["under_voltage_alarm"] = {{"file", facts.under_voltage_alarm_file},
+                                    {"under_voltage_now", *facts.under_voltage_alarm}};
+  } else {
+    power["under_voltage_alarm"] = nullptr;
+  }
   if (!facts.throttled) {
     power["throttled"] = nullptr;
     return power;
@@ -76,6 +82,11 @@ ordered_json FactsToJson(const Facts& facts) {
                  {"sd_card", facts.boot_disk_is_sd}, {"sd_manfid", Text(facts.sd_manfid)},
                  {"sd_maker", Text(facts.sd_maker)}, {"sd_date", Text(facts.sd_date)}};
   out["power"] = PowerJson(facts);
+  if (facts.soc_temp_c) {
+    out["temperature"] = {{"file", facts.soc_temp_file}, {"soc_celsius", *facts.soc_temp_c}};
+  } else {
+    out["temperature"] = {{"file", nullptr}, {"soc_celsius", nullptr}};
+  }
   return out;
 }
 

@@ -132,6 +132,17 @@ struct Throttled {
 // Returns the bits, or Invalid.
 StatusOr<Throttled> ParseThrottled(std::string_view text);
 
+// Parses a thermal zone's `temp` (sysfs, thermal_zone*/temp): a signed
+// decimal number of millidegrees Celsius, "48312", surrounding white space
+// ignored. Returns degrees Celsius, or Invalid for anything else: not an
+// integer, more than 7 digits, or outside -273 to 200 degrees (a zone that
+// reads its sensor wrong, or the -ENODATA some drivers print as a number).
+StatusOr<double> ParseMilliCelsius(std::string_view text);
+
+// Parses a sysfs flag such as an hwmon alarm (in0_lcrit_alarm): "0" or "1",
+// surrounding white space ignored. Returns it, or Invalid.
+StatusOr<bool> ParseFlag(std::string_view text);
+
 // Parses an SD card's sysfs `date` ("08/2020"). Returns "2020-08", or Invalid.
 StatusOr<std::string> ParseSdDate(std::string_view text);
 

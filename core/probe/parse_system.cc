@@ -182,6 +182,31 @@ StatusOr<Throttled> ParseThrottled(std::string_view text) {
   return Throttled{bits};
 }
 
+StatusOr<double> ParseMilliCelsius(std::string_view text) {
+  const std::string_view trimmed = Trim(text);
+  std::string_view digits = trimmed;
+  const bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.remove_prefix(1);
+  if (digits.empty() || digits.size() > 7 || !IsDigits(digits)) {
+    return Status::Invalid(
+        fmt::format("expected millidegrees Celsius, got {}", QuoteForMessage(trimmed)));
+  }
+  int64_t milli = 0;
+  for (char c : digits) milli = milli * 10 + (c - '0');
+  if (negative) milli = -milli;
+  if (milli < -273000 || milli > 200000) {
+    return Status::Invalid(fmt::format("{} millidegrees Celsius is not a temperature a board has",
+                                       QuoteForMessage(trimmed)));
+  }
+  return static_cast<double>(milli) / 1000;
+}
+
+StatusOr<bool> ParseFlag(std::string_view text) {
+  const std::string_view flag = Trim(text);
+  if (flag == "0" || flag == "1") return flag == "1";
+  return Status::Invalid(fmt::format("expected 0 or 1, got {}", QuoteForMessage(flag)));
+}
+
 StatusOr<std::string> ParseSdDate(std::string_view text) {
   const std::string_view date = Trim(text);
   const bool shaped = date.size() == 7 && IsDigits(date.substr(0, 2)) && date[2] == '/' &&

@@ -68,6 +68,9 @@ struct ObjectList {
 struct ApplyOptions {
   std::string field_manager = "ballast-operator";
   bool force = false;  // take ownership of fields other managers own
+  // "" for the object; "status" applies to its status subresource (a
+  // Node's conditions, which the object's own endpoint ignores).
+  std::string subresource;
 };
 
 struct DeleteOptions {

@@ -329,8 +329,9 @@ StatusOr<nlohmann::json> HttpKubeClient::MergePatch(const ResourceRef& ref,
 
 StatusOr<nlohmann::json> HttpKubeClient::Apply(const ResourceRef& ref, const nlohmann::json& object,
                                                const ApplyOptions& options) {
-  const std::string path = ref.Path() + Query({{"fieldManager", options.field_manager},
-                                               {"force", options.force ? "true" : ""}});
+  const std::string path =
+      ref.Path() + (options.subresource.empty() ? "" : "/" + options.subresource) +
+      Query({{"fieldManager", options.field_manager}, {"force", options.force ? "true" : ""}});
   // JSON is YAML: the apply content type takes either.
   return impl_->SendJson(
       {kPatch, methods::PATCH, path, DumpJson(object), "application/apply-patch+yaml"});

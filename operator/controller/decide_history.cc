@@ -103,22 +103,17 @@ void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
 
 namespace {
 
-// What the finished session measured on each node, as health judges it.
-std::vector<health::JobMeasurement> Measurements(const coordinator::JobView& view) {
-  std::vector<health::JobMeasurement> measured;
-  for (const auto& worker : view.workers) {
-    const double shared = view.sharing_sampled_s > 0 ? worker.shared_s / view.sharing_sampled_s : 0;
-    measured.push_back(
-        {worker.name, coordinator::MeasuredSpeed(worker), worker.MergedBusySeconds(), shared});
-  }
-  return measured;
-}
-
-// What the probe says of the node's power, for the deviation's message: ""
-// when it says nothing, or that all is well.
+// What the probe says of the node's board, for the deviation's message: its
+// True conditions with the time each began (probe::DescribeBoardProblems),
+// else its ballast.io/power-ok=false label; "" when it says nothing, or that
+// all is well.
 std::string ProbeNote(const Pass& pass, const std::string& node) {
   const NodeView* view = pass.NodeNamed(node);
   if (!view) return "";
+  if (const std::string problems = probe::DescribeBoardProblems(view->board_conditions);
+      !problems.empty()) {
+    return "; " + problems;
+  }
   auto it = view->meta.labels.find("ballast.io/power-ok");
   if (it == view->meta.labels.end() || it->second != "false") return "";
   return "; the probe reports under-voltage, frequency capping or throttling since boot "
@@ -131,7 +126,7 @@ std::string ProbeNote(const Pass& pass, const std::string& node) {
 std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
   if (pass.memory.baseline.empty()) return {};
   const std::vector<health::NodeDeviation> deviations = health::JudgeDeviations(
-      pass.memory.baseline, Measurements(*pass.in.view), pass.options.deviation);
+      pass.memory.baseline, coordinator::JobMeasurements(*pass.in.view), pass.options.deviation);
   std::map<std::string, const health::NodeDeviation*> judged;
   for (const health::NodeDeviation& d : deviations) {
     if (d.verdict == health::Verdict::kNone) continue;

@@ -291,6 +291,10 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.verify.fraction = job.verify_fraction;
   config.start_timeout_s = pass.options.start_timeout_s;
   config.workers = SessionPriors(pass, *weights);
+  // The history the priors came from: the speeds the coordinator exports for
+  // Prometheus's history enter winsorized, as the ConfigMap store's do.
+  config.baseline = pass.memory.baseline;
+  config.deviation = pass.options.deviation;
   // A worker's CPU seconds cannot exceed its node's cores over the time it
   // had (JobSession bounds them so).
   config.worker_cores = std::move(eligible.cores);

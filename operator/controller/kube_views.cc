@@ -176,6 +176,7 @@ NodeView ReadNode(const json& node) {
     view.taints.push_back({Text(*taint, "key"), Text(*taint, "value"), Text(*taint, "effect")});
   }
   view.cpu_cores = CpuCores(At(At(status, "capacity"), "cpu"));
+  view.board_conditions = probe::ReadBoardConditions(node);
   return view;
 }
 

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "core/probe/board_conditions.h"
+
 namespace ballast::controller {
 
 // metadata of any object.
@@ -99,6 +101,8 @@ struct NodeView {
   bool unschedulable = false;  // spec.unschedulable (cordoned)
   std::vector<Taint> taints;
   std::optional<double> cpu_cores;  // status.capacity.cpu (CpuCores)
+  // The node probe's conditions BallastBoard* (core/probe/board_conditions.h).
+  std::vector<probe::BoardCondition> board_conditions;
   bool operator==(const NodeView&) const = default;
 };
 

@@ -492,6 +492,12 @@ class Operator::Impl {
     families.push_back(GaugeFamily("ballast_operator_queue_depth",
                                    "WeightedJobs waiting in the work queue to be reconciled",
                                    static_cast<double>(queue_.Len())));
+    // The alert BallastNodeBelowBaseline compares each node's ratio with
+    // this (prometheus/ballast-rules.yaml), so one flag sets both.
+    families.push_back(GaugeFamily("ballast_operator_node_slow_ratio",
+                                   "The operator's --node-slow-ratio: a node measured below this "
+                                   "ratio to its own baseline (and below its band) is slow",
+                                   options_.reconciler.decide.deviation.slow_ratio));
     // The finished jobs' efficiency, from the cache of WeightedJobs: the
     // Run thread sets jobs_ before informers_started_, and keeps it until
     // this object is destroyed (after the scrapes are detached).

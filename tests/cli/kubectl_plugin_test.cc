@@ -346,6 +346,35 @@ TEST(JobReportTest, AFinishedJobHasItsGanttAndTable) {
   EXPECT_EQ(html->find("pi3b-<0>"), std::string::npos);
 }
 
+// The energy the operator stated (status.energy, status.nodes[].energyJoules)
+// and each node's ratio to its own baseline are in the report, per node and
+// per item.
+TEST(JobReportTest, TheReportStatesTheEnergyPerNodeAndPerItem) {
+  json job =
+      Job("Succeeded", 150000, {Node("pi4b-0", 5, 5000, 68000), Node("pi3b-0", 1, 1000, 14000)});
+  job["status"]["makespanSeconds"] = 14;
+  job["status"]["nodes"][0]["energyJoules"] = 85.4;
+  job["status"]["nodes"][0]["baselineRatio"] = 0.52;
+  job["status"]["nodes"][1]["energyJoules"] = 60.2;
+  job["status"]["energy"] = {{"joules", 145.6},
+                             {"joulesPerItem", 0.001776},
+                             {"complete", true},
+                             {"estimate", false},
+                             {"summary", "145.6 J (0.0404 Wh), 0.001776 J per item"}};
+  auto html = RenderJobReport(job);
+  ASSERT_TRUE(html.ok()) << html.status().ToString();
+  EXPECT_NE(html->find("Estimated energy: 145.6 J (0.0404 Wh), 0.001776 J per item"),
+            std::string::npos)
+      << *html;
+  EXPECT_NE(html->find("<td>0.520</td><td>85.4</td><td>0.001256</td>"), std::string::npos) << *html;
+  EXPECT_NE(html->find("<td>-</td><td>60.2</td><td>0.0043</td>"), std::string::npos) << *html;
+  // Without status.energy the report says why.
+  job["status"].erase("energy");
+  html = RenderJobReport(job);
+  ASSERT_TRUE(html.ok());
+  EXPECT_NE(html->find("No energy estimate"), std::string::npos);
+}
+
 TEST(JobReportTest, ARunningJobHasNoReportYet) {
   auto html = RenderJobReport(RunningJob());
   ASSERT_FALSE(html.ok());

@@ -99,3 +99,33 @@ TEST(DescribeContainmentTest, WithoutCgroupsNothingIsClaimedClean) {
 
 }  // namespace
 }  // namespace ballast::cli::run_report_test
+
+namespace ballast::cli::run_report_test {
+namespace {
+
+// The energy section of `ballast run --report`'s page: the total, and per
+// node its watts, seconds, joules and joules per item; a node without a
+// power figure has dashes, and an estimated figure a star.
+TEST(EnergyHtmlTest, EachNodesEnergyAndItsShareOfEachItem) {
+  health::JobEnergy energy = health::EstimateJobEnergy(
+      {{"pi4b-0", health::BoardPower{"pi-4b", 3.1, 6.1, false, "published"}, 10, 400},
+       {"pi5-0", health::BoardPower{"pi-5", 2.7, 8.8, true, "estimate"}, 8, 600},
+       {"pc-<0>", std::nullopt, 10, 100}},
+      10);
+  const std::string html = EnergyHtml(energy);
+  // 6.1 W over 10 s; 8.8 W over 8 s and 2.7 W over 2 s.
+  EXPECT_TRUE(Has(html,
+                  "<tr><td>pi4b-0</td><td>3.1</td><td>6.1</td><td>10.00</td><td>0.00</td>"
+                  "<td>61.0</td><td>400</td><td>0.1525</td></tr>"))
+      << html;
+  EXPECT_TRUE(Has(html,
+                  "<tr><td>pi5-0</td><td>2.7*</td><td>8.8*</td><td>8.00</td><td>2.00</td>"
+                  "<td>75.8</td><td>600</td><td>0.1263</td></tr>"))
+      << html;
+  EXPECT_TRUE(Has(html, "<td>pc-&lt;0&gt;</td><td>-</td><td>-</td>")) << html;
+  EXPECT_TRUE(Has(html, "Estimated: " + health::DescribeEnergy(energy))) << html;
+  EXPECT_TRUE(Has(html, "* an estimate")) << html;
+}
+
+}  // namespace
+}  // namespace ballast::cli::run_report_test

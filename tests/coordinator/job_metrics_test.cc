@@ -224,6 +224,30 @@ TEST(JobMetricsTest, TheRecordedSpeedIsZeroWhereHistoryLeavesTheNodeOut) {
   EXPECT_EQ(Values(families, "ballast_node_speed_cost_units_per_second").at("e"), 20);
 }
 
+// With the history the job's priors came from, a node measured Slow against
+// its own baseline is exported at the edge of its band, as the operator's
+// ConfigMap store enters it (recorded_speeds.h, EnteredSpeeds): c at 40
+// where a and b at 80 put its baseline at 80 is entered at 80 * 0.75.
+TEST(JobMetricsTest, TheRecordedSpeedOfASlowNodeIsWinsorizedAgainstItsBaseline) {
+  JobSample sample = Sample();
+  sample.view.workers = {Worker("a", 5, 800, 10), Worker("b", 5, 800, 10), Worker("c", 5, 400, 10)};
+  auto families = JobMetricFamilies({sample});
+  EXPECT_EQ(Values(families, "ballast_node_recorded_speed_cost_units_per_second"),
+            (std::map<std::string, double>{{"a", 80}, {"b", 80}, {"c", 40}}));
+  sample.baseline = {{"a", 1.0, 4, 60}, {"b", 1.0, 4, 60}, {"c", 1.0, 4, 60}};
+  families = JobMetricFamilies({sample});
+  const auto entered = Values(families, "ballast_node_recorded_speed_cost_units_per_second");
+  EXPECT_EQ(entered.at("a"), 80);
+  EXPECT_EQ(entered.at("b"), 80);
+  EXPECT_NEAR(entered.at("c"), 60, 1e-9);
+  // The measured speed is exported as measured.
+  EXPECT_EQ(Values(families, "ballast_node_speed_cost_units_per_second").at("c"), 40);
+  // A lower --node-slow-ratio: 0.5 is not slow below 0.45.
+  sample.deviation.slow_ratio = 0.45;
+  families = JobMetricFamilies({sample});
+  EXPECT_EQ(Values(families, "ballast_node_recorded_speed_cost_units_per_second").at("c"), 40);
+}
+
 TEST(JobMetricsTest, NoJobsNoFamilies) { EXPECT_TRUE(JobMetricFamilies({}).empty()); }
 
 // The label sets of a family the server collects; empty when it has none.

@@ -18,6 +18,7 @@
 #include "core/history/speed_store.h"
 #include "core/job/job_json.h"
 #include "core/job/job_spec.h"
+#include "core/probe/board_conditions.h"
 #include "core/probe/facts.h"
 #include "core/probe/facts_json.h"
 #include "core/probe/labels.h"
@@ -218,6 +219,16 @@ void ProbeFile(std::string_view text) {
   (void)probe::ParseSmapsPageSize(text);
   (void)probe::ParseThrottled(text);
   (void)probe::ParseSdDate(text);
+  (void)probe::ParseMilliCelsius(text);
+  (void)probe::ParseFlag(text);
+  // A Node's status as the API server returns it: the board conditions
+  // read from it, decided against, written back.
+  if (auto node = ParseBoundedJson(text, "node", {}); node.ok()) {
+    const auto on_node = probe::ReadBoardConditions(*node);
+    const auto decision = probe::DecideBoardConditions(on_node, on_node, "now", "");
+    if (!decision.write.empty() || !decision.events.empty()) Violated();
+    CheckJsonOutput(probe::BoardConditionsApplyObject("n", on_node, "now"));
+  }
   static const fuzzy::Profile profile = *fuzzy::BuiltinProfile("raspberry-pi");
   const auto check = [&](const probe::Snapshot& snapshot) {
     const probe::ProbeResult result = probe::DeriveFacts(snapshot);
@@ -232,6 +243,14 @@ void ProbeFile(std::string_view text) {
     std::vector<probe::Warning> warnings = result.warnings;
     warnings.insert(warnings.end(), labels.warnings.begin(), labels.warnings.end());
     json["warnings"] = probe::WarningsToJson(warnings);
+    // The Node conditions and the Events of their first transition.
+    const auto conditions = probe::BoardConditions(result.facts);
+    json["conditions"] = probe::BoardConditionsApplyObject("n", conditions, "now");
+    for (const auto& event :
+         probe::DecideBoardConditions({}, conditions, "now", probe::TemperatureNote(result.facts))
+             .events) {
+      json["events"].push_back(event.message);
+    }
     CheckJsonOutput(json);
   };
   // The glob components name one entry, as a tree would have it.

@@ -50,6 +50,8 @@ refused "an unknown resource" "worker.perArchitecture.arm.resources.limits: Addi
 refused "a bad pull policy" "image.pullPolicy must be one of the following" --set image.pullPolicy=Sometimes
 refused "a bad interval" "metrics.serviceMonitor.interval: Does not match pattern" \
   --set metrics.serviceMonitor.interval=often
+refused "a slow ratio of 1 or more" "operator.nodeSlowRatio: Must be less than 1" \
+  --set operator.nodeSlowRatio=1
 refused "a zero status interval" "operator.statusIntervalSeconds: Must be greater than 0" \
   --set operator.statusIntervalSeconds=0
 # Regression (issue 32): a table set to a boolean gave "cannot overwrite table

@@ -47,6 +47,16 @@ RATE_INTERVAL = "10s"
 NO_DATA_IN_RUN = {
     "ballast_job_efficiency": "the operator sets it when a WeightedJob finishes; the test's "
                               "job stays suspended, and `ballast run` has no operator",
+    "ballast_job_energy_joules": "the operator sets it when a WeightedJob succeeds; the test's "
+                                 "job stays suspended",
+    "ballast_node_baseline_ratio": "the operator sets it when a finished WeightedJob judged a "
+                                   "node against its history; the test's job stays suspended",
+    "ballast_node_soc_temperature_celsius": "the node probe exports it; the run has no probe",
+    "ballast_node_under_voltage": "the node probe exports it; the run has no probe",
+    "ballast_node_under_voltage_since_boot": "the node probe exports it; the run has no probe",
+    "ballast_node_throttled": "the node probe exports it; the run has no probe",
+    "ballast_node_freq_capped": "the node probe exports it; the run has no probe",
+    "ballast_node_soft_temp_limit": "the node probe exports it; the run has no probe",
 }
 
 

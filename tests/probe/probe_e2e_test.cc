@@ -17,13 +17,17 @@
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 // After the standard headers: boost::asio, under cpprest, needs <utility> first.
 #include <cpprest/http_client.h>
 
+#include "core/probe/board_conditions.h"
 #include "testbed/child_process.h"
 #include "tests/net/kube/e2e_support.h"
 #include "tests/support/metrics_text.h"
+#include "worker/probe/board_condition_writer.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
 
@@ -222,6 +226,97 @@ TEST_F(ProbeE2eTest, LabelsOthersSetAreOneNormalEventAndNotAWarning) {
   for (const json& e : events->items) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
 }
 
+// The board's conditions on the Node's status (docs/probe.md, "Node
+// conditions"): applied to the status subresource beside a condition another
+// manager owns, which stays; lastTransitionTime moves only when a status
+// flips; a Warning Event per condition that turns True, none for one that
+// appears False; a probe that restarts writes and tells nothing new.
+TEST_F(ProbeE2eTest, BoardConditionsOnTheNodesStatusAndTheirEvents) {
+  const json kubelet = json::parse(R"({"apiVersion": "v1", "kind": "Node",
+    "metadata": {"name": ")" + node_ +
+                                   R"("},
+    "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+      "message": "kubelet is posting ready status",
+      "lastTransitionTime": "2026-01-01T00:00:00Z", "lastHeartbeatTime": "2026-01-01T00:00:00Z"}]}})");
+  kube::ApplyOptions as_kubelet{"kubelet-like", true, "status"};
+  auto ready = client_->Apply(kNodes.Named(node_), kubelet, as_kubelet);
+  ASSERT_TRUE(ready.ok()) << ready.status().ToString();
+  const auto conditions = [&] {
+    auto node = client_->Get(kNodes.Named(node_));
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    std::map<std::string, json> by_type;
+    if (!node.ok()) return by_type;
+    for (const json& c : node->at("status").value("conditions", json::array())) {
+      by_type[c.value("type", "")] = c;
+    }
+    return by_type;
+  };
+  const auto events = [&] {
+    kube::ListOptions options;
+    options.field_selector = "involvedObject.name=" + node_ + ",source=ballast-probe";
+    auto list = client_->List(kEvents, options);
+    EXPECT_TRUE(list.ok()) << list.status().ToString();
+    std::vector<json> out;
+    if (!list.ok()) return out;
+    for (const json& e : list->items) {
+      const std::string reason = e.value("reason", "");
+      if (reason != "LabelsSetByOthers" && reason != "ProbeFactUnknown") out.push_back(e);
+    }
+    return out;
+  };
+  BoardConditionWriter writer(*client_, node_, "ballast-probe");
+  const ProbeReport healthy = TreeReport("pi4b-2gb");
+  ASSERT_TRUE(writer.Update(probe::BoardConditions(healthy.facts), "").ok());
+  auto now = conditions();
+  ASSERT_EQ(now.size(), 3u);
+  EXPECT_EQ(now["Ready"].value("reason", ""), "KubeletReady");  // the other manager's stays
+  EXPECT_EQ(now["BallastBoardUnderVoltage"].value("status", ""), "False");
+  EXPECT_EQ(now["BallastBoardUnderVoltage"].value("reason", ""), "SupplyOk");
+  EXPECT_EQ(now["BallastBoardThrottled"].value("reason", ""), "NotThrottled");
+  const std::string first = now["BallastBoardUnderVoltage"].value("lastTransitionTime", "");
+  EXPECT_FALSE(first.empty());
+  EXPECT_TRUE(events().empty());
+  // The same again: no write.
+  ASSERT_TRUE(writer.Update(probe::BoardConditions(healthy.facts), "").ok());
+  EXPECT_EQ(writer.writes(), 1);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // a new second to stamp
+  const ProbeReport sagging = TreeReport("pi4b-8gb");
+  ASSERT_TRUE(
+      writer.Update(probe::BoardConditions(sagging.facts), probe::TemperatureNote(sagging.facts))
+          .ok());
+  now = conditions();
+  EXPECT_EQ(now["Ready"].value("reason", ""), "KubeletReady");
+  EXPECT_EQ(now["BallastBoardUnderVoltage"].value("status", ""), "True");
+  EXPECT_EQ(now["BallastBoardUnderVoltage"].value("reason", ""), "UnderVoltageNow");
+  EXPECT_EQ(now["BallastBoardUnderVoltage"].value("message", ""),
+            "the board's supply is under-voltage now (get_throttled 0x50005; rpi_volt "
+            "in0_lcrit_alarm 1)");
+  EXPECT_NE(now["BallastBoardUnderVoltage"].value("lastTransitionTime", ""), first);
+  EXPECT_EQ(now["BallastBoardThrottled"].value("reason", ""), "ThrottledNow");
+  auto told = events();
+  ASSERT_EQ(told.size(), 2u);
+  std::map<std::string, json> by_reason;
+  for (const json& e : told) by_reason[e.value("reason", "")] = e;
+  EXPECT_EQ(by_reason["UnderVoltageNow"].value("type", ""), "Warning");
+  EXPECT_EQ(by_reason["UnderVoltageNow"].value("message", ""),
+            "the board's supply is under-voltage now (get_throttled 0x50005; rpi_volt "
+            "in0_lcrit_alarm 1); SoC at 71.5 °C");
+  EXPECT_FALSE(by_reason["UnderVoltageNow"].at("involvedObject").value("uid", "").empty());
+  EXPECT_EQ(by_reason["ThrottledNow"].value("type", ""), "Warning");
+
+  // A probe that restarts on the same board: nothing written, nothing told.
+  BoardConditionWriter restarted(*client_, node_, "ballast-probe");
+  ASSERT_TRUE(restarted.Update(probe::BoardConditions(sagging.facts), "").ok());
+  EXPECT_EQ(restarted.writes(), 0);
+  EXPECT_EQ(restarted.events(), 0);
+  EXPECT_EQ(events().size(), 2u);
+  // A PC exposes none of it: nothing written.
+  ASSERT_TRUE(restarted.Update(probe::BoardConditions(TreeReport("amd64").facts), "").ok());
+  EXPECT_EQ(restarted.writes(), 0);
+  for (const json& e : told) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
+}
+
 TEST_F(ProbeE2eTest, WrongNodeNameIsNotFoundAndCreatesNoNode) {
   NodeLabeller labeller(*client_, node_ + "-missing", "ballast-probe");
   const Status status = labeller.Apply(TreeReport("pi4b-2gb").labels);
@@ -293,6 +388,15 @@ TEST_F(ProbeE2eTest, LoopRelabelsWhenThrottlingAppearsAndStopsOnSigterm) {
   EXPECT_TRUE(WaitUntil([&] { return Gauge(FetchMetrics(port), "ballast_node_throttled") == 0; }));
   std::ofstream(throttled, std::ios::trunc) << "50005\n";
   EXPECT_TRUE(WaitUntil([&] { return Labels().value("ballast.io/power-ok", "") == "false"; }));
+  // The board's conditions follow (docs/probe.md, "Node conditions").
+  EXPECT_TRUE(WaitUntil([&] {
+    auto node = client_->Get(kNodes.Named(node_));
+    if (!node.ok()) return false;
+    for (const auto& c : probe::ReadBoardConditions(*node)) {
+      if (c.type == "BallastBoardUnderVoltage" && c.reason == "UnderVoltageNow") return true;
+    }
+    return false;
+  }));
   const std::string metrics = FetchMetrics(port);
   EXPECT_EQ(Gauge(metrics, "ballast_node_throttled"), 1) << metrics;
   EXPECT_EQ(Gauge(metrics, "ballast_node_under_voltage"), 1) << metrics;

@@ -18,6 +18,7 @@
 
 #include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
+#include "core/probe/board_conditions.h"
 #include "tests/support/shell_command.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/report.h"
@@ -416,6 +417,15 @@ TEST_F(DamagedTree, PiWithoutOrWithGarbledFirmwareNodeWarns) {
   EXPECT_TRUE(HasWarning(report, "throttled", "sys/devices/platform/*/*firmware*/get_throttled"))
       << Messages(report);
   EXPECT_EQ(report.labels.size(), 11u);  // all but power-ok
+  // The rpi_volt sensor alone still tells the supply, not the throttling.
+  Write("sys/class/hwmon/hwmon0/name", "rpi_volt\n");
+  Write("sys/class/hwmon/hwmon0/in0_lcrit_alarm", "1\n");
+  report = MustProbe(root_);
+  EXPECT_TRUE(HasWarning(report, "throttled", "sys/devices/platform/*/*firmware*/get_throttled"));
+  const auto conditions = probe::BoardConditions(report.facts);
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0].type, "BallastBoardUnderVoltage");
+  EXPECT_EQ(conditions[0].reason, "UnderVoltageNow");
 }
 
 // Regression: a glob bounded to 256 matches of any name missed a Pi 5's

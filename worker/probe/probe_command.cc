@@ -15,6 +15,7 @@
 #include "net/kube/http_client.h"
 #include "net/kube/kubeconfig.h"
 #include "worker/probe/benchmark.h"
+#include "worker/probe/board_condition_writer.h"
 #include "worker/probe/node_labeller.h"
 #include "worker/probe/probe_metrics.h"
 #include "worker/probe/report.h"
@@ -51,9 +52,11 @@ std::string LogWarnings(const ProbeReport& report) {
   return text;
 }
 
-// One pass: labels (when a labeller is given), event, metrics. Returns the
+// One pass: metrics, then (when a labeller is given) labels, their Events, and
+// the board's conditions with theirs (BoardConditionWriter). Returns the
 // API server's error, if any.
-Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& metrics) {
+Status Pass(const ProbeReport& report, NodeLabeller* labeller, BoardConditionWriter* conditions,
+            ProbeMetrics& metrics) {
   metrics.Update(report);
   if (labeller == nullptr) return Status::Ok();
   const int before = labeller->applies();
@@ -67,7 +70,17 @@ Status Pass(const ProbeReport& report, NodeLabeller* labeller, ProbeMetrics& met
       spdlog::info("warning {}", conflict.message);
     }
   }
-  return labeller->Report(labeller->Notice(ProfileWarnings(report), report.labels, report.facts));
+  BALLAST_RETURN_IF_ERROR(
+      labeller->Report(labeller->Notice(ProfileWarnings(report), report.labels, report.facts)));
+  const int writes = conditions->writes();
+  BALLAST_RETURN_IF_ERROR(conditions->Update(probe::BoardConditions(report.facts),
+                                             probe::TemperatureNote(report.facts)));
+  if (conditions->writes() != writes) {
+    for (const probe::BoardCondition& c : probe::BoardConditions(report.facts)) {
+      spdlog::info("node condition type={} status={} reason={}", c.type, c.status, c.reason);
+    }
+  }
+  return Status::Ok();
 }
 
 StatusOr<std::unique_ptr<kube::HttpKubeClient>> Connect(const ProbeOptions& options) {
@@ -115,6 +128,7 @@ int RunLoop(const ProbeOptions& options) {
   if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
   std::unique_ptr<kube::HttpKubeClient> client;
   std::unique_ptr<NodeLabeller> labeller;
+  std::unique_ptr<BoardConditionWriter> conditions;
   if (options.apply) {
     auto connected = Connect(options);
     if (!connected.ok()) {
@@ -123,6 +137,8 @@ int RunLoop(const ProbeOptions& options) {
     }
     client = std::move(connected).value();
     labeller = std::make_unique<NodeLabeller>(*client, options.node, options.field_manager);
+    conditions =
+        std::make_unique<BoardConditionWriter>(*client, options.node, options.field_manager);
   }
   const auto bench = MaybeBenchmark(options);
   if (!bench.ok()) {
@@ -146,7 +162,7 @@ int RunLoop(const ProbeOptions& options) {
       for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
       logged = text;
     }
-    const Status status = Pass(*report, labeller.get(), **metrics);
+    const Status status = Pass(*report, labeller.get(), conditions.get(), **metrics);
     if (!status.ok()) {
       spdlog::error("labelling failed node={} error=\"{}\"", options.node, status.ToString());
       if (options.interval_s <= 0) return 1;
@@ -170,7 +186,8 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
       "read this node's facts (board, CPU, RAM, word sizes, OS, boot disk, power) from\n"
       "ROOT's /proc, /sys and OS files and print the ballast.io/ labels they give, as\n"
       "key=value lines (warnings on stderr) or as JSON with the facts. With --apply, label\n"
-      "the Node by server-side apply and keep doing so every --interval (docs/probe.md).");
+      "the Node by server-side apply, write the board's throttling state as Node\n"
+      "conditions, and keep doing so every --interval (docs/probe.md).");
   // The last --root, --interval and --metrics-listen win: the chart's
   // probe.extraArgs can point the DaemonSet elsewhere (a tree per node).
   probe
@@ -183,7 +200,9 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
       ->capture_default_str();
   probe->add_flag("--apply", options->apply,
                   "label the Node by server-side apply (field manager --field-manager), post an "
-                  "Event when a fact the profile needs cannot be read");
+                  "Event when a fact the profile needs cannot be read, and write the board's "
+                  "conditions BallastBoardUnderVoltage and BallastBoardThrottled on the Node's "
+                  "status with an Event when one changes");
   probe->add_option("--node", options->node, "the Node to label [NODE_NAME]");
   probe->add_option("--kubeconfig", options->kubeconfig,
                     "kubeconfig (default: $KUBECONFIG, ~/.kube/config, else the pod's account)");

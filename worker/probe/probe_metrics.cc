@@ -70,14 +70,31 @@ void ProbeMetrics::Update(const ProbeReport& report) {
   Impl& m = *impl_;
   m.Set("ballast_node_throttled", "1 when the firmware reports throttling now, else 0",
         bit(&probe::Throttled::throttled_now));
-  m.Set("ballast_node_under_voltage", "1 when the firmware reports under-voltage now, else 0",
-        bit(&probe::Throttled::under_voltage_now));
+  // Under-voltage now: get_throttled's bit, else the rpi_volt hwmon alarm.
+  std::optional<double> under_voltage = bit(&probe::Throttled::under_voltage_now);
+  if (f.under_voltage_alarm && (!under_voltage || *f.under_voltage_alarm)) {
+    under_voltage = *f.under_voltage_alarm ? 1.0 : 0.0;
+  }
+  m.Set("ballast_node_under_voltage",
+        "1 when the firmware or the rpi_volt sensor reports under-voltage now, else 0",
+        under_voltage);
   m.Set("ballast_node_freq_capped", "1 when the firmware caps the ARM frequency now, else 0",
         bit(&probe::Throttled::freq_capped_now));
   m.Set("ballast_node_throttled_since_boot", "1 once throttling occurred since boot, else 0",
         bit(&probe::Throttled::throttled_since_boot));
   m.Set("ballast_node_under_voltage_since_boot", "1 once under-voltage occurred since boot, else 0",
         bit(&probe::Throttled::under_voltage_since_boot));
+  m.Set("ballast_node_freq_capped_since_boot",
+        "1 once the firmware capped the ARM frequency since boot, else 0",
+        bit(&probe::Throttled::freq_capped_since_boot));
+  m.Set("ballast_node_soft_temp_limit",
+        "1 when the firmware holds the soft temperature limit now, else 0",
+        bit(&probe::Throttled::soft_temp_limit_now));
+  m.Set("ballast_node_soft_temp_limit_since_boot",
+        "1 once the soft temperature limit was reached since boot, else 0",
+        bit(&probe::Throttled::soft_temp_limit_since_boot));
+  m.Set("ballast_node_soc_temperature_celsius",
+        "The SoC's temperature from its thermal zone, degrees Celsius", f.soc_temp_c);
   m.Set("ballast_node_cpu_cores", "CPUs of the node", known(f.cpu_cores));
   m.Set("ballast_node_cpu_max_hertz", "The highest maximum frequency of the node's CPUs",
         known(f.cpu_max_khz * 1000));

@@ -3,9 +3,14 @@
 //
 //   ballast_node_throttled                  1 when the firmware throttles now, else 0
 //   ballast_node_under_voltage              1 when the supply is under-voltage now, else 0
+//                                           (get_throttled, else the rpi_volt alarm)
 //   ballast_node_freq_capped                1 when the ARM frequency is capped now
+//   ballast_node_soft_temp_limit            1 when the soft temperature limit holds now
 //   ballast_node_throttled_since_boot       1 once throttling occurred since boot
 //   ballast_node_under_voltage_since_boot   1 once under-voltage occurred since boot
+//   ballast_node_freq_capped_since_boot     1 once the frequency was capped since boot
+//   ballast_node_soft_temp_limit_since_boot 1 once the soft limit held since boot
+//   ballast_node_soc_temperature_celsius    the SoC's thermal zone
 //   ballast_node_cpu_cores                  CPUs
 //   ballast_node_cpu_max_hertz              the highest maximum frequency of a CPU
 //   ballast_node_memory_bytes               MemTotal

@@ -274,6 +274,28 @@ TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
   EXPECT_EQ(RowOf(again, "pi3b-worker").baseline_ratio, 0.7);
 }
 
+// The probe's Node conditions (core/probe/board_conditions.h) name what the
+// board said and since when, in place of the power-ok label.
+TEST(DecideHealthTest, TheBelowBaselineEventNamesTheBoardsConditionsAndSince) {
+  World world = RunningWithBaseline();
+  world.nodes[0]["metadata"]["labels"]["ballast.io/power-ok"] = "false";
+  world.nodes[0]["status"]["conditions"] = json::parse(R"json([
+    {"type": "Ready", "status": "True", "reason": "KubeletReady"},
+    {"type": "BallastBoardUnderVoltage", "status": "True", "reason": "UnderVoltageNow",
+     "message": "the board's supply is under-voltage now (get_throttled 0x50005)",
+     "lastTransitionTime": "2026-11-27T08:40:00Z"},
+    {"type": "BallastBoardThrottled", "status": "False", "reason": "NotThrottled",
+     "message": "no frequency capping", "lastTransitionTime": "2026-11-27T08:00:00Z"}])json");
+  const Decision decision = Finish(world, 56);
+  const auto below = EventsOf(decision, Reason::kNodeBelowBaseline);
+  ASSERT_EQ(below.size(), 2u);
+  EXPECT_EQ(below[0].message,
+            "pi3b-worker ran at 0.70 of its baseline (measured 56, baseline 80 cost units/s, slow "
+            "below 0.75, 8.0 s computing): slow; under-voltage since 2026-11-27T08:40:00Z "
+            "(BallastBoardUnderVoltage: the board's supply is under-voltage now (get_throttled "
+            "0x50005))");
+}
+
 TEST(DecideHealthTest, ANodeWellAboveItsBaselineIsNotedAsNormal) {
   World world = RunningWithBaseline();
   const Decision decision = Finish(world, 120);
