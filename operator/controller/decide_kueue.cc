@@ -212,6 +212,21 @@ void SuspendWorkload(Pass& pass) {
   } else if (workload.Evicted() && workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
+  const auto before =
+      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
+                   [](const StatusCondition& c) { return c.type == ConditionType::kAdmitted; });
+  if (before != pass.status.conditions.end() && !before->status &&
+      before->reason == Reason::kSuspendedByUser) {
+    return;
+  }
+  SetCondition(pass.status,
+               Condition(ConditionType::kAdmitted, false, Reason::kSuspendedByUser,
+                         fmt::format("the job is suspended: its Workload {} is deactivated and its "
+                                     "quota goes back to the queue",
+                                     workload.meta.name)),
+               pass.in.job.generation, pass.in.now.rfc3339);
+  pass.write_at_once = true;
+  pass.HandStatus(false);
 }
 
 void FinishWorkload(Pass& pass) {

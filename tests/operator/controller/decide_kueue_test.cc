@@ -243,6 +243,9 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_FALSE(patches[0].status);
   EXPECT_EQ(patches[0].patch["spec"]["active"], false);
+  EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "SuspendedByUser");
+  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.status), "Admitted"), "SuspendedByUser")
+      << "handed to the writer";
 
   // Kueue evicts it (Deactivated): its admission is handed back, not requeued.
   json object = WorkloadJson(3,
