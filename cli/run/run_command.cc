@@ -82,27 +82,87 @@ StatusOr<fuzzy::HistoryFile> ApplyHistory(const RunFlags& flags, const LoadedJob
   return file;
 }
 
+// The job and its cluster as the flags say; with the table, its first lines
+// (the job, each node's weight).
+StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
+  BALLAST_ASSIGN_OR_RETURN(LoadedJob loaded, LoadJob(flags.job, flags.cluster));
+  if (!flags.policy.empty()) {
+    BALLAST_ASSIGN_OR_RETURN(loaded.job.policy, PolicyByName(flags.policy));
+  }
+  if (table) {
+    fmt::print("job {}: {} items of {}, policy {}, profile {}\n", loaded.job.name,
+               loaded.job.workload.items, workload::WorkloadKindName(loaded.job.workload.kind),
+               loaded.job.policy.display(), loaded.profile.name);
+    BALLAST_ASSIGN_OR_RETURN(const fuzzy::WeightResult weights,
+                             ClusterWeights(loaded.profile, loaded.cluster));
+    PrintWeights(loaded.cluster, weights);
+    std::fflush(stdout);
+  }
+  return loaded;
+}
+
+// With --history: each node judged against its baseline in the file, and the
+// run learned into it.
+StatusOr<std::vector<health::NodeDeviation>> LearnFromRun(const RunFlags& flags,
+                                                          const LoadedJob& loaded,
+                                                          const fuzzy::HistoryFile& history,
+                                                          const LocalRunOutcome& outcome) {
+  if (flags.history.empty()) return std::vector<health::NodeDeviation>{};
+  const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
+  const int64_t now = UnixNow();
+  std::vector<health::NodeDeviation> deviations = JudgeRun(history, kind, outcome, now);
+  BALLAST_RETURN_IF_ERROR(
+      SaveHistory(flags.history, Learn(history, kind, outcome, now, {}, deviations)));
+  return deviations;
+}
+
+// The outcome as the table or JSON, and the HTML report when asked for.
+Status PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRunOutcome& outcome,
+                    const std::vector<health::NodeDeviation>& deviations, bool table) {
+  const health::JobEnergy energy = RunEnergy(loaded.cluster, outcome);
+  if (table) {
+    PrintRunTable(loaded.job, outcome);
+    PrintRunHealth(energy, deviations);
+  } else {
+    nlohmann::json out = RunJson(loaded.job, outcome);
+    out["energy"] = EnergyJson(energy);
+    if (!flags.history.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const health::NodeDeviation& d : deviations) {
+        list.push_back(DeviationJson(d));
+        list.back()["name"] = d.node;
+      }
+      out["deviations"] = std::move(list);
+    }
+    fmt::print("{}\n", DumpJson(out, 2));
+  }
+  if (!flags.report.empty()) {
+    BALLAST_RETURN_IF_ERROR(WriteFile(flags.report, RenderRunReport(loaded.job, outcome, energy)));
+    if (table) fmt::print("report written to {}\n", flags.report);
+  }
+  return Status::Ok();
+}
+
+// The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
+// a failed item it does not tolerate and the run failed (its result above
+// still says what the other items did).
+int FailureVerdict(const LoadedJob& loaded, const LocalRunOutcome& outcome) {
+  const uint64_t failed = outcome.view.result.FailedItems();
+  const std::optional<uint64_t> max = loaded.job.max_failed_items;
+  if (!job::FailsAtTheEnd(failed, max)) return kExitOk;
+  fmt::print(stderr, "ballast: {} of {} item{} failed all attempts ({}{})\n", failed,
+             outcome.view.items, outcome.view.items == 1 ? "" : "s", job::FailurePolicyName(max),
+             max ? "" : "; set it to tolerate failed items");
+  return kExitFailure;
+}
+
 int Run(const RunFlags& flags) {
   // The embedded coordinator's and runner's logs: restarts and refusals are
   // info; the run's own output says what a user needs.
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
-  auto loaded = LoadJob(flags.job, flags.cluster);
-  if (!loaded.ok()) return ReportError(loaded.status());
-  if (!flags.policy.empty()) {
-    auto policy = PolicyByName(flags.policy);
-    if (!policy.ok()) return ReportError(policy.status());
-    loaded->job.policy = *policy;
-  }
   const bool table = flags.output == "table";
-  if (table) {
-    fmt::print("job {}: {} items of {}, policy {}, profile {}\n", loaded->job.name,
-               loaded->job.workload.items, workload::WorkloadKindName(loaded->job.workload.kind),
-               loaded->job.policy.display(), loaded->profile.name);
-    auto weights = ClusterWeights(loaded->profile, loaded->cluster);
-    if (!weights.ok()) return ReportError(weights.status());
-    PrintWeights(loaded->cluster, *weights);
-    std::fflush(stdout);
-  }
+  auto loaded = LoadForRun(flags, table);
+  if (!loaded.ok()) return ReportError(loaded.status());
   ProgressPrinter progress(stderr);
   // From here SIGINT and SIGTERM stop the job cleanly (the workers stopped,
   // what is left of the run killed, the cgroups removed) instead of ending
@@ -131,53 +191,12 @@ int Run(const RunFlags& flags) {
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
-  std::vector<health::NodeDeviation> deviations;
-  if (!flags.history.empty()) {
-    const std::string kind = workload::WorkloadKindName(loaded->job.workload.kind);
-    const int64_t now = UnixNow();
-    deviations = JudgeRun(history, kind, *outcome, now);
-    if (Status saved =
-            SaveHistory(flags.history, Learn(history, kind, *outcome, now, {}, deviations));
-        !saved.ok()) {
-      return ReportError(saved);
-    }
+  auto deviations = LearnFromRun(flags, *loaded, history, *outcome);
+  if (!deviations.ok()) return ReportError(deviations.status());
+  if (Status printed = PrintOutcome(flags, *loaded, *outcome, *deviations, table); !printed.ok()) {
+    return ReportError(printed);
   }
-  const health::JobEnergy energy = RunEnergy(loaded->cluster, *outcome);
-  if (table) {
-    PrintRunTable(loaded->job, *outcome);
-    PrintRunHealth(energy, deviations);
-  } else {
-    nlohmann::json out = RunJson(loaded->job, *outcome);
-    out["energy"] = EnergyJson(energy);
-    if (!flags.history.empty()) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const health::NodeDeviation& d : deviations) {
-        list.push_back(DeviationJson(d));
-        list.back()["name"] = d.node;
-      }
-      out["deviations"] = std::move(list);
-    }
-    fmt::print("{}\n", DumpJson(out, 2));
-  }
-  if (!flags.report.empty()) {
-    if (Status written = WriteFile(flags.report, RenderRunReport(loaded->job, *outcome, energy));
-        !written.ok()) {
-      return ReportError(written);
-    }
-    if (table) fmt::print("report written to {}\n", flags.report);
-  }
-  // The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
-  // a failed item it does not tolerate and the run failed (its result above
-  // still says what the other items did).
-  const uint64_t failed = outcome->view.result.FailedItems();
-  const std::optional<uint64_t> max = loaded->job.max_failed_items;
-  if (job::FailsAtTheEnd(failed, max)) {
-    fmt::print(stderr, "ballast: {} of {} item{} failed all attempts ({}{})\n", failed,
-               outcome->view.items, outcome->view.items == 1 ? "" : "s",
-               job::FailurePolicyName(max), max ? "" : "; set it to tolerate failed items");
-    return kExitFailure;
-  }
-  return kExitOk;
+  return FailureVerdict(*loaded, *outcome);
 }
 
 }  // namespace

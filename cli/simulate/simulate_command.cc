@@ -7,9 +7,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/simulate/gantt_svg.h"
 #include "cli/health_report.h"
 #include "cli/scenario_loader.h"
+#include "cli/simulate/gantt_svg.h"
 #include "cli/simulate/simulate_jobs.h"
 #include "core/common/utf8.h"
 #include "core/sim/simulator.h"
@@ -234,67 +234,90 @@ StatusOr<std::vector<sim::SimResult>> SimulateEach(const sim::Scenario& scenario
   return results;
 }
 
+// The policies to compare: the flag's, else the scenario's.
+StatusOr<std::vector<balance::PolicySpec>> PoliciesToRun(const SimulateOptions& options,
+                                                         const LoadedScenario& loaded) {
+  if (options.policies.empty()) return loaded.scenario.policies;
+  std::vector<balance::PolicySpec> specs;
+  for (const std::string& name : options.policies) {
+    BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, PolicyByName(name));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Every policy's run of one job, and beside it the same runs split the
+// other way (with item costs: what the costs buy) and dealt largest first
+// and as listed (told the costs).
+struct JobRuns {
+  std::vector<sim::SimResult> results;
+  std::vector<sim::SimResult> other;
+  std::vector<sim::SimResult> largest;
+  std::vector<sim::SimResult> listed;
+};
+
+StatusOr<JobRuns> SimulateJob(const SimulateOptions& options, const LoadedScenario& loaded,
+                              const std::vector<balance::PolicySpec>& specs, bool show_progress) {
+  JobRuns runs;
+  sim::SimOptions sim_options;
+  sim_options.timeline = !options.gantt.empty();
+  BALLAST_ASSIGN_OR_RETURN(
+      runs.results, SimulateEach(loaded.scenario, loaded, specs, sim_options, show_progress));
+  if (loaded.scenario.workload.item_costs) {
+    BALLAST_ASSIGN_OR_RETURN(
+        runs.other, SimulateEach(OtherSplit(loaded.scenario), loaded, specs, {}, show_progress));
+  }
+  if (DealsByCost(loaded.scenario)) {
+    BALLAST_ASSIGN_OR_RETURN(
+        runs.largest, SimulateEach(DealtIn(loaded.scenario, balance::ItemOrder::kLargestFirst),
+                                   loaded, specs, {}, show_progress));
+    BALLAST_ASSIGN_OR_RETURN(
+        runs.listed, SimulateEach(DealtIn(loaded.scenario, balance::ItemOrder::kListed), loaded,
+                                  specs, {}, show_progress));
+  }
+  return runs;
+}
+
+// A scenario of a series of jobs: no Gantt chart, one table.
+int RunSeries(const SimulateOptions& options, const LoadedScenario& loaded,
+              const std::vector<balance::PolicySpec>& specs, bool show_progress) {
+  if (!options.gantt.empty()) {
+    return ReportError(Status::Invalid("--gantt: not for a scenario with jobs"));
+  }
+  auto series = SimulateSeries(loaded, specs, show_progress);
+  if (!series.ok()) return ReportError(series.status());
+  if (options.output == "json") {
+    PrintSeriesJson(loaded, *series);
+  } else {
+    PrintSeriesTable(loaded, *series);
+  }
+  return kExitOk;
+}
+
 int RunSimulate(const SimulateOptions& options) {
   auto loaded = LoadScenario(options.scenario);
   if (!loaded.ok()) return ReportError(loaded.status());
   for (const std::string& warning : loaded->weights.warnings) {
     fmt::print(stderr, "warning: {}\n", warning);
   }
-  std::vector<balance::PolicySpec> specs = loaded->scenario.policies;
-  if (!options.policies.empty()) {
-    specs.clear();
-    for (const std::string& name : options.policies) {
-      auto spec = PolicyByName(name);
-      if (!spec.ok()) return ReportError(spec.status());
-      specs.push_back(*spec);
-    }
-  }
+  auto specs = PoliciesToRun(options, *loaded);
+  if (!specs.ok()) return ReportError(specs.status());
   const bool show_progress = isatty(STDERR_FILENO) || options.output == "table";
-  if (!loaded->scenario.jobs.empty()) {
-    if (!options.gantt.empty()) {
-      return ReportError(Status::Invalid("--gantt: not for a scenario with jobs"));
-    }
-    auto series = SimulateSeries(*loaded, specs, show_progress);
-    if (!series.ok()) return ReportError(series.status());
-    if (options.output == "json") {
-      PrintSeriesJson(*loaded, *series);
-    } else {
-      PrintSeriesTable(*loaded, *series);
-    }
-    return kExitOk;
-  }
-  sim::SimOptions sim_options;
-  sim_options.timeline = !options.gantt.empty();
-  auto results = SimulateEach(loaded->scenario, *loaded, specs, sim_options, show_progress);
-  if (!results.ok()) return ReportError(results.status());
-  // With item costs, the same runs split the other way, to show what the costs buy.
-  std::vector<sim::SimResult> other;
-  if (loaded->scenario.workload.item_costs) {
-    auto others = SimulateEach(OtherSplit(loaded->scenario), *loaded, specs, {}, show_progress);
-    if (!others.ok()) return ReportError(others.status());
-    other = std::move(*others);
-  }
-  // Told the costs, the same runs dealt largest first and as listed.
-  std::vector<sim::SimResult> largest;
-  std::vector<sim::SimResult> listed;
-  if (DealsByCost(loaded->scenario)) {
-    for (const auto& [order, runs] : {std::pair{balance::ItemOrder::kLargestFirst, &largest},
-                                      std::pair{balance::ItemOrder::kListed, &listed}}) {
-      auto done = SimulateEach(DealtIn(loaded->scenario, order), *loaded, specs, {}, show_progress);
-      if (!done.ok()) return ReportError(done.status());
-      *runs = std::move(*done);
-    }
-  }
+  if (!loaded->scenario.jobs.empty()) return RunSeries(options, *loaded, *specs, show_progress);
+  auto runs = SimulateJob(options, *loaded, *specs, show_progress);
+  if (!runs.ok()) return ReportError(runs.status());
   if (options.output == "json") {
-    fmt::print("{}\n", DumpJson(ToJson(*loaded, *results, other, largest, listed), 2));
+    fmt::print(
+        "{}\n",
+        DumpJson(ToJson(*loaded, runs->results, runs->other, runs->largest, runs->listed), 2));
   } else {
-    PrintTable(*loaded, *results);
-    if (!other.empty()) PrintSplitTable(loaded->scenario, *results, other);
-    if (!listed.empty()) PrintOrderTable(largest, listed, specs);
+    PrintTable(*loaded, runs->results);
+    if (!runs->other.empty()) PrintSplitTable(loaded->scenario, runs->results, runs->other);
+    if (!runs->listed.empty()) PrintOrderTable(runs->largest, runs->listed, *specs);
   }
   if (!options.gantt.empty()) {
     const std::string title = fmt::format("ballast simulate {}", loaded->scenario.name);
-    if (auto written = WriteFile(options.gantt, RenderGantt(title, *results)); !written.ok()) {
+    if (auto written = WriteFile(options.gantt, RenderGantt(title, runs->results)); !written.ok()) {
       return ReportError(written);
     }
     if (options.output != "json") fmt::print("\nGantt chart written to {}\n", options.gantt);
