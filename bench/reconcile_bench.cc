@@ -25,7 +25,7 @@
 
 #include "core/config/document.h"
 #include "operator/controller/decide.h"
-#include "operator/controller/job_status.h"
+#include "operator/api/job_status.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

@@ -1,5 +1,5 @@
 // ballast operator: runs the WeightedJob controller against a Kubernetes API
-// server until SIGINT or SIGTERM (operator/controller/operator.h).
+// server until SIGINT or SIGTERM (operator/runtime/operator.h).
 //
 // Thread-safety: runs once on the main thread; a signal thread stops it.
 #include <fmt/format.h>
@@ -25,8 +25,8 @@
 #include "net/kube/kubeconfig.h"
 #include "net/prometheus_history_source.h"
 #include "operator/controller/architectures.h"
-#include "operator/controller/history_configmap.h"
-#include "operator/controller/operator.h"
+#include "operator/runtime/history_configmap.h"
+#include "operator/runtime/operator.h"
 
 namespace ballast::cli {
 namespace {

@@ -14,10 +14,11 @@
 #include "cli/cli_common.h"
 #include "cli/plugin/plugin_top.h"
 #include "core/common/duration.h"
+#include "core/common/json_read.h"
 #include "core/history/prometheus_history.h"
 #include "core/history/speed_store.h"
-#include "operator/controller/history_configmap.h"
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
+#include "operator/runtime/history_configmap.h"
 
 namespace ballast::cli {
 namespace {
@@ -40,7 +41,7 @@ StatusOr<nlohmann::json> LeaderPod(kube::KubeClient& client) {
   options.label_selector = "ballast.io/coordinator=leader";
   BALLAST_ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(controller::Pods(), options));
   for (const nlohmann::json& pod : pods.items) {
-    if (StringField(MemberOf(pod, "status"), "phase") == "Running") return pod;
+    if (json_read::TextAt(json_read::At(pod, "status"), "phase") == "Running") return pod;
   }
   if (!pods.items.empty()) return pods.items.front();
   return Status::NotFound(
@@ -52,12 +53,12 @@ StatusOr<nlohmann::json> LeaderPod(kube::KubeClient& client) {
 // The operator container's arguments (the one whose args name a history
 // flag or --mark-leader-pod; else the first container's).
 std::vector<std::string> OperatorArgs(const nlohmann::json& pod) {
-  const nlohmann::json& containers = MemberOf(MemberOf(pod, "spec"), "containers");
+  const nlohmann::json& containers = json_read::At(json_read::At(pod, "spec"), "containers");
   std::vector<std::string> first;
   if (!containers.is_array()) return first;
   for (const auto& container : containers) {
     std::vector<std::string> args;
-    const nlohmann::json& container_args = MemberOf(container, "args");
+    const nlohmann::json& container_args = json_read::At(container, "args");
     if (!container_args.is_array()) continue;
     for (const auto& arg : container_args) {
       if (arg.is_string()) args.push_back(arg.get<std::string>());
@@ -118,7 +119,8 @@ StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& fl
   if (!object.ok()) {
     return Status(object.status().code(), fmt::format("{}: {}", what, object.status().message()));
   }
-  const std::string text = StringField(MemberOf(*object, "data"), controller::kHistoryDataKey);
+  const std::string text =
+      json_read::TextAt(json_read::At(*object, "data"), controller::kHistoryDataKey);
   auto store = history::StoreFromText(text, history::StoreLimits{});
   if (!store.ok()) {
     return Status::Invalid(
@@ -227,10 +229,11 @@ StatusOr<FitSpeeds> ClusterHistorySpeeds(kube::HttpKubeClient& client, const Fit
                            now);
   }
   BALLAST_ASSIGN_OR_RETURN(nlohmann::json pod, LeaderPod(client));
-  const nlohmann::json& meta = MemberOf(pod, "metadata");
-  const std::string pod_name = StringField(meta, "namespace") + "/" + StringField(meta, "name");
+  const nlohmann::json& meta = json_read::At(pod, "metadata");
+  const std::string pod_name =
+      json_read::TextAt(meta, "namespace") + "/" + json_read::TextAt(meta, "name");
   const OperatorHistory history =
-      OperatorHistoryFromArgs(OperatorArgs(pod), StringField(meta, "namespace"));
+      OperatorHistoryFromArgs(OperatorArgs(pod), json_read::TextAt(meta, "namespace"));
   if (history.disabled) {
     return Status::NotFound(fmt::format(
         "the operator (pod {}) runs with --no-history: it keeps no speeds; name a Prometheus "

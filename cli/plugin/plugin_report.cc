@@ -7,11 +7,11 @@
 #include <optional>
 #include <vector>
 
-#include "cli/simulate/gantt_svg.h"
 #include "cli/plugin/plugin_top.h"
+#include "cli/simulate/gantt_svg.h"
 #include "core/common/utf8.h"
 #include "core/sim/simulator.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::cli {
 namespace {
@@ -93,7 +93,9 @@ std::string EnergyLine(const controller::WeightedJobStatus& status) {
 }  // namespace
 
 StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
-  BALLAST_ASSIGN_OR_RETURN(TopView view, TopViewFromJob(job, 0));
+  BALLAST_ASSIGN_OR_RETURN(const controller::WeightedJobObject object,
+                           controller::WeightedJobFromJson(job));
+  const TopView view = TopViewOf(object, 0);
   if (!Finished(view)) {
     return Status(
         StatusCode::kTerminal,
@@ -101,8 +103,7 @@ StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
                     "or Failed); `kubectl ballast top {}` shows a running one",
                     view.ns, view.name, view.phase ? PhaseText(view) : "not started", view.name));
   }
-  BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
-                           controller::StatusFromJson(MemberOf(job, "status")));
+  const controller::WeightedJobStatus& status = object.status;
   const std::string policy = view.policy.empty() ? "adaptive" : view.policy;
   const std::string title = fmt::format("{}/{} — {}", view.ns, view.name, policy);
   const std::string gantt = RenderGantt(title, {AsSimResult(status, policy)});

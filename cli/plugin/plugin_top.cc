@@ -9,7 +9,7 @@
 #include "core/common/utf8.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::cli {
 namespace {
@@ -58,42 +58,18 @@ std::string FormatSpeed(double speed) {
 
 // The condition to show: the newest by lastTransitionTime among those whose
 // status is True, else among all; "Reason: message".
-std::string ConditionLine(const nlohmann::json& status) {
-  const auto conditions = status.find("conditions");
-  if (conditions == status.end() || !conditions->is_array()) return "";
-  const nlohmann::json* best = nullptr;
-  bool best_true = false;
-  std::string best_time;
-  for (const auto& condition : *conditions) {
-    if (!condition.is_object()) continue;
-    const bool is_true = StringField(condition, "status") == "True";
-    const std::string time = StringField(condition, "lastTransitionTime");
-    if (best == nullptr || (is_true && !best_true) || (is_true == best_true && time > best_time)) {
+std::string ConditionLine(const std::vector<controller::StatusCondition>& conditions) {
+  const controller::StatusCondition* best = nullptr;
+  for (const auto& condition : conditions) {
+    if (best == nullptr || (condition.status && !best->status) ||
+        (condition.status == best->status &&
+         condition.last_transition_time > best->last_transition_time)) {
       best = &condition;
-      best_true = is_true;
-      best_time = time;
     }
   }
   if (best == nullptr) return "";
-  const std::string reason = StringField(*best, "reason");
-  const std::string message = StringField(*best, "message");
-  return message.empty() ? reason : reason + ": " + message;
-}
-
-// spec.workload's kind and spec.policy's name, when the spec says.
-void ReadSpec(const nlohmann::json& spec, TopView& view) {
-  if (!spec.is_object()) return;
-  if (const auto workload = spec.find("workload");
-      workload != spec.end() && workload->is_object() && !workload->empty()) {
-    view.workload = workload->begin().key();
-  }
-  if (const auto policy = spec.find("policy"); policy != spec.end()) {
-    if (policy->is_string()) view.policy = policy->get<std::string>();
-    if (policy->is_object()) {
-      view.policy = StringField(*policy, "label");
-      if (view.policy.empty()) view.policy = StringField(*policy, "name");
-    }
-  }
+  const std::string reason = controller::ReasonName(best->reason);
+  return best->message.empty() ? reason : reason + ": " + best->message;
 }
 
 // The start cost per item the policy learned (status.costModel), in cost
@@ -180,21 +156,12 @@ std::string CostModelLine(const TopView& view) {
 
 // The result as `ballast run` prints it ("25997 primes, checksum 0x..."),
 // or its JSON when the workload's kind is not known here.
-std::string ResultText(const std::string& workload, const nlohmann::json& result) {
-  for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
-                    workload::WorkloadKind::kExec}) {
-    if (workload != workload::WorkloadKindName(kind)) continue;
-    auto parsed = workload::Result::FromJson(kind, result);
+std::string ResultText(std::optional<workload::WorkloadKind> kind, const nlohmann::json& result) {
+  if (kind) {
+    auto parsed = workload::Result::FromJson(*kind, result);
     if (parsed.ok()) return parsed->Summary();
   }
   return result.dump();
-}
-
-// object[key] when it is an integer >= 0.
-std::optional<uint64_t> Count(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer() || it->get<int64_t>() < 0) return std::nullopt;
-  return it->get<uint64_t>();
 }
 
 // Seconds until the job's end; nullopt when nothing says.
@@ -239,7 +206,7 @@ std::string HeaderLine(const TopView& view) {
   const std::string phase =
       view.phase ? controller::JobPhaseName(*view.phase) : "Pending (no status yet)";
   std::string line = fmt::format("WeightedJob {}/{}  {}", view.ns, view.name, phase);
-  if (!view.workload.empty()) line += "  " + view.workload;
+  if (view.workload) line += std::string("  ") + workload::WorkloadKindName(*view.workload);
   if (!view.policy.empty()) line += " (" + view.policy + ")";
   line += fmt::format("  {} workers", view.workers);
   if (view.elapsed_s) line += "  elapsed " + FormatSeconds(*view.elapsed_s);
@@ -268,33 +235,21 @@ std::string PhaseText(const TopView& view) {
   return view.phase ? controller::JobPhaseName(*view.phase) : "";
 }
 
-std::string StringField(const nlohmann::json& node, std::string_view key) {
-  const nlohmann::json& member = MemberOf(node, key);
-  return member.is_string() ? member.get<std::string>() : std::string();
-}
-
-const nlohmann::json& MemberOf(const nlohmann::json& node, std::string_view key) {
-  static const nlohmann::json kNull;
-  if (!node.is_object()) return kNull;
-  const auto it = node.find(key);
-  return it == node.end() ? kNull : *it;
-}
-
 StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
-  if (StringField(job, "kind") != "WeightedJob") {
-    return Status::Invalid("kind: expected WeightedJob");
-  }
+  BALLAST_ASSIGN_OR_RETURN(const controller::WeightedJobObject object,
+                           controller::WeightedJobFromJson(job));
+  return TopViewOf(object, now);
+}
+
+TopView TopViewOf(const controller::WeightedJobObject& object, double now) {
+  const controller::WeightedJobStatus& status = object.status;
   TopView view;
-  const nlohmann::json& meta = MemberOf(job, "metadata");
-  view.ns = StringField(meta, "namespace");
-  view.name = StringField(meta, "name");
-  ReadSpec(MemberOf(job, "spec"), view);
-  const nlohmann::json& status_member = MemberOf(job, "status");
-  const nlohmann::json status_json =
-      status_member.is_null() ? nlohmann::json::object() : status_member;
-  if (!status_json.is_object()) return Status::Invalid("status: expected an object");
-  BALLAST_ASSIGN_OR_RETURN(controller::WeightedJobStatus status,
-                           controller::StatusFromJson(status_json));
+  view.ns = object.ns;
+  view.name = object.name;
+  if (const auto& spec = object.spec.spec) {
+    view.workload = spec->job.workload.kind;
+    view.policy = spec->job.policy.display();
+  }
   view.phase = status.phase;
   view.completed = status.completed_items.value_or(0);
   view.items = status.items.value_or(0);
@@ -311,16 +266,10 @@ StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
                           row.cost ? row.cost_speed.value_or(0) : row.estimated_speed});
     view.steals += row.steals;
   }
-  view.node_count = view.nodes.size();
-  if (const auto summary = status_json.find("nodeSummary");
-      summary != status_json.end() && summary->is_object()) {
-    if (const auto nodes = Count(*summary, "nodes")) {
-      view.node_count = std::max(*nodes, view.node_count);
-    }
-    if (const auto steals = Count(*summary, "steals")) view.steals = *steals;
-  }
-  view.excluded = Count(status_json, "excludedNodeCount").value_or(status.excluded_nodes.size());
-  view.condition = ConditionLine(status_json);
+  view.node_count = std::max<uint64_t>(object.node_count.value_or(0), view.nodes.size());
+  if (object.steals) view.steals = *object.steals;
+  view.excluded = object.excluded_count.value_or(status.excluded_nodes.size());
+  view.condition = ConditionLine(status.conditions);
   view.makespan_s = status.makespan_seconds;
   view.efficiency = status.efficiency;
   view.efficiency_reference = status.efficiency_reference.value_or("");

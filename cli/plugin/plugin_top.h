@@ -31,7 +31,8 @@
 #include <vector>
 
 #include "core/common/status.h"
-#include "operator/controller/weighted_job.h"
+#include "core/workload/workload.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::cli {
 
@@ -51,8 +52,9 @@ struct TopView {
   std::string ns;
   std::string name;
   std::optional<controller::JobPhase> phase;  // unset when the operator has written no status yet
-  std::string workload;  // primes, matmul, exec; "" when the spec names none known
-  std::string policy;    // spec.policy's name; "" for the default
+  // What the spec runs; unset when its spec is not one this version runs.
+  std::optional<workload::WorkloadKind> workload;
+  std::string policy;  // spec.policy's name; "" for the default
   uint64_t completed = 0;
   uint64_t items = 0;
   double completed_cost = 0;  // of `items` (the job's cost); `completed` where unknown
@@ -73,12 +75,8 @@ struct TopView {
   std::optional<controller::CostModelStatus> cost_model;
 };
 
-// node[key] when node is an object and that member a string, else "": a
-// field of an object from the API server, whose type is checked, not trusted.
-std::string StringField(const nlohmann::json& node, std::string_view key);
-// node[key] when node is an object that has it, else null.
-const nlohmann::json& MemberOf(const nlohmann::json& node, std::string_view key);
-
+// The view of a WeightedJob read already (controller::WeightedJobFromJson).
+TopView TopViewOf(const controller::WeightedJobObject& object, double now);
 // The view of `job` (a WeightedJob as the API server returns it) at unix
 // time `now`. Invalid naming the field when the object is not a
 // WeightedJob or its status has a field of the wrong type.

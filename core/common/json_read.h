@@ -18,9 +18,12 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/common/status.h"
 #include "core/common/utf8.h"
@@ -203,6 +206,72 @@ inline StatusOr<std::string> LabelValue(const nlohmann::json& value, std::string
     return fmt::format("{}", value.get<double>());
   }
   return Expected(path, "a label value (a string)", value);
+}
+
+// Lenient reading, for fields shown or compared, never trusted: of an object
+// a person may have edited (a pod, a node, a status), what is absent or of
+// another type reads as nothing, and lookups chain:
+// TextAt(At(pod, "status"), "phase").
+
+// The member `key` of `node`, or null when absent, null, or `node` is not an
+// object.
+inline const nlohmann::json& At(const nlohmann::json& node, std::string_view key) {
+  static const nlohmann::json kAbsent;
+  const nlohmann::json* found = Find(node, key);
+  return found ? *found : kAbsent;
+}
+
+// The member `key` as a string; "" when it is not one.
+inline std::string TextAt(const nlohmann::json& node, std::string_view key) {
+  const nlohmann::json& value = At(node, key);
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
+// The member `key` as a bool; false when it is not one.
+inline bool FlagAt(const nlohmann::json& node, std::string_view key) {
+  const nlohmann::json& value = At(node, key);
+  return value.is_boolean() && value.get<bool>();
+}
+
+// The member `key` as a whole number in [min, max]; nullopt otherwise.
+inline std::optional<int64_t> IntegerAt(const nlohmann::json& node, std::string_view key,
+                                        int64_t min = std::numeric_limits<int64_t>::min(),
+                                        int64_t max = std::numeric_limits<int64_t>::max()) {
+  const nlohmann::json& value = At(node, key);
+  if (value.is_null()) return std::nullopt;
+  auto number = Int(value, key, min, max);
+  return number.ok() ? std::optional<int64_t>(*number) : std::nullopt;
+}
+
+// The member `key` when it is an object; nullptr otherwise.
+inline const nlohmann::json* ObjectAt(const nlohmann::json& node, std::string_view key) {
+  const nlohmann::json* value = Find(node, key);
+  return value && value->is_object() ? value : nullptr;
+}
+
+// The objects in the list `key`: none when it is absent or not a list;
+// elements that are not objects are left out.
+inline std::vector<const nlohmann::json*> ObjectsAt(const nlohmann::json& node,
+                                                    std::string_view key) {
+  std::vector<const nlohmann::json*> objects;
+  const nlohmann::json& list = At(node, key);
+  if (!list.is_array()) return objects;
+  for (const nlohmann::json& element : list) {
+    if (element.is_object()) objects.push_back(&element);
+  }
+  return objects;
+}
+
+// The entries of the map `key` whose values are strings.
+inline std::map<std::string, std::string> StringMapAt(const nlohmann::json& node,
+                                                      std::string_view key) {
+  std::map<std::string, std::string> out;
+  const nlohmann::json& map = At(node, key);
+  if (!map.is_object()) return out;
+  for (const auto& [name, value] : map.items()) {
+    if (value.is_string()) out.emplace(name, value.get<std::string>());
+  }
+  return out;
 }
 
 // The member `key` of `node` read by `read` (Uint, Hex64, String, Bool: a

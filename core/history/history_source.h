@@ -1,7 +1,7 @@
 // HistorySource: where the operator learns what earlier jobs measured on each
 // node — Prometheus (--prometheus-url, net/prometheus_history_source.h) or, without
 // it, the store of the speeds its own finished jobs recorded
-// (operator/controller/history_configmap.h). Decide turns the answer into the session's priors
+// (operator/runtime/history_configmap.h). Decide turns the answer into the session's priors
 // (operator/controller/decide.h, fuzzy/history_prior.h).
 //
 // Thread-safety: implementations are safe to call from several reconcile

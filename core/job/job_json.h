@@ -17,7 +17,7 @@
 // The Kubernetes-only keys (nodeSelector, tolerations, worker, template,
 // suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished) are allowed and
 // left to the operator, which reads them beside this
-// (operator/controller/weighted_job.h, kube_views.h).
+// (operator/api/weighted_job.h, kube_views.h).
 //
 // Thread-safety: pure functions.
 #pragma once

@@ -14,27 +14,15 @@ namespace {
 using nlohmann::json;
 namespace jr = json_read;
 
-// The string under `key` of `node`, or "" when it is not one.
-std::string StringAt(const json& node, std::string_view key) {
-  const json* value = jr::Find(node, key);
-  return value && value->is_string() ? value->get<std::string>() : "";
-}
-
-// The object under `key` of `node`, or nullptr when it is not one.
-const json* ObjectAt(const json& node, std::string_view key) {
-  const json* value = jr::Find(node, key);
-  return value && value->is_object() ? value : nullptr;
-}
-
 // The labels of `metadata`'s managedFields entries of the probe's manager.
 void ManagedLabels(const json& metadata, std::set<std::string>& out) {
   const json* fields = jr::Find(metadata, "managedFields");
   if (!fields || !fields->is_array()) return;
   for (const json& entry : *fields) {
-    if (!entry.is_object() || StringAt(entry, "manager") != kProbeFieldManager) continue;
-    const json* v1 = ObjectAt(entry, "fieldsV1");
-    const json* meta = v1 ? ObjectAt(*v1, "f:metadata") : nullptr;
-    const json* labels = meta ? ObjectAt(*meta, "f:labels") : nullptr;
+    if (!entry.is_object() || jr::TextAt(entry, "manager") != kProbeFieldManager) continue;
+    const json* v1 = jr::ObjectAt(entry, "fieldsV1");
+    const json* meta = v1 ? jr::ObjectAt(*v1, "f:metadata") : nullptr;
+    const json* labels = meta ? jr::ObjectAt(*meta, "f:labels") : nullptr;
     if (!labels) continue;
     for (const auto& [key, value] : labels->items()) {
       if (key.starts_with("f:")) out.insert(key.substr(2));
@@ -45,8 +33,8 @@ void ManagedLabels(const json& metadata, std::set<std::string>& out) {
 // The labels annotated as the probe's, when the Node carries them.
 std::set<std::string> NodeMarks(const json& metadata) {
   std::set<std::string> marks;
-  if (const json* annotations = ObjectAt(metadata, "annotations")) {
-    const std::string listed = StringAt(*annotations, kProbeLabelsAnnotation);
+  if (const json* annotations = jr::ObjectAt(metadata, "annotations")) {
+    const std::string listed = jr::TextAt(*annotations, kProbeLabelsAnnotation);
     size_t start = 0;
     while (start < listed.size()) {
       const size_t comma = listed.find(',', start);
@@ -57,7 +45,7 @@ std::set<std::string> NodeMarks(const json& metadata) {
     }
   }
   ManagedLabels(metadata, marks);
-  const json* labels = ObjectAt(metadata, "labels");
+  const json* labels = jr::ObjectAt(metadata, "labels");
   std::set<std::string> present;
   for (const std::string& key : marks) {
     if (labels && jr::Find(*labels, key)) present.insert(key);
@@ -69,15 +57,15 @@ std::set<std::string> NodeMarks(const json& metadata) {
 
 std::map<std::string, std::vector<std::string>> LabelOwners(const json& node) {
   std::map<std::string, std::vector<std::string>> owners;
-  const json* metadata = node.is_object() ? ObjectAt(node, "metadata") : nullptr;
+  const json* metadata = node.is_object() ? jr::ObjectAt(node, "metadata") : nullptr;
   const json* fields = metadata ? jr::Find(*metadata, "managedFields") : nullptr;
   if (!fields || !fields->is_array()) return owners;
   for (const json& entry : *fields) {
     if (!entry.is_object()) continue;
-    const std::string manager = StringAt(entry, "manager");
-    const json* v1 = ObjectAt(entry, "fieldsV1");
-    const json* meta = v1 ? ObjectAt(*v1, "f:metadata") : nullptr;
-    const json* labels = meta ? ObjectAt(*meta, "f:labels") : nullptr;
+    const std::string manager = jr::TextAt(entry, "manager");
+    const json* v1 = jr::ObjectAt(entry, "fieldsV1");
+    const json* meta = v1 ? jr::ObjectAt(*v1, "f:metadata") : nullptr;
+    const json* labels = meta ? jr::ObjectAt(*meta, "f:labels") : nullptr;
     if (!labels) continue;
     for (const auto& [key, value] : labels->items()) {
       if (key.starts_with("f:")) owners[key.substr(2)].push_back(manager);
@@ -93,7 +81,7 @@ StatusOr<std::map<std::string, std::set<std::string>>> ProbeLabelsOfNodes(
   const json& root = document.tree;
   std::map<std::string, std::set<std::string>> out;
   if (!root.is_object()) return out;
-  const std::string kind = StringAt(root, "kind");
+  const std::string kind = jr::TextAt(root, "kind");
   std::vector<const json*> items;
   if (kind == "Node") {
     items.push_back(&root);
@@ -104,9 +92,9 @@ StatusOr<std::map<std::string, std::set<std::string>>> ProbeLabelsOfNodes(
     }
   }
   for (const json* item : items) {
-    const json* metadata = ObjectAt(*item, "metadata");
+    const json* metadata = jr::ObjectAt(*item, "metadata");
     if (!metadata) continue;
-    const std::string name = StringAt(*metadata, "name");
+    const std::string name = jr::TextAt(*metadata, "name");
     std::set<std::string> marks = NodeMarks(*metadata);
     if (!name.empty() && !marks.empty()) out[name] = std::move(marks);
   }

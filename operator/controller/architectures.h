@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/common/status.h"
-#include "operator/controller/kube_views.h"
+#include "operator/api/kube_views.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

@@ -37,7 +37,7 @@
 #include <string>
 
 #include "core/common/status.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 

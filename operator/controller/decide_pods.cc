@@ -15,7 +15,7 @@
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/job_failures.h"
-#include "operator/controller/job_status.h"
+#include "operator/api/job_status.h"
 #include "operator/controller/job_timing.h"
 #include "operator/controller/node_selection.h"
 

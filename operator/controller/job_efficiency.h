@@ -43,7 +43,7 @@
 
 #include "coordinator/job_session.h"
 #include "core/balance/efficiency.h"
-#include "operator/controller/kube_views.h"
+#include "operator/api/kube_views.h"
 
 namespace ballast::controller {
 

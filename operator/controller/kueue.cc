@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/common/json_read.h"
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 

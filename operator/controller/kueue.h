@@ -49,8 +49,8 @@
 #include <string_view>
 #include <vector>
 
-#include "operator/controller/kube_views.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/kube_views.h"
+#include "operator/api/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

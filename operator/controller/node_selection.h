@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "operator/controller/kube_views.h"
+#include "operator/api/kube_views.h"
 
 namespace ballast::controller {
 

@@ -26,7 +26,7 @@
 
 #include <chrono>
 
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 

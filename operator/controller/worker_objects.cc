@@ -8,7 +8,7 @@
 #include <random>
 
 #include "core/common/json_read.h"
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "ballast/version.h"
-#include "operator/controller/kube_views.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/kube_views.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 

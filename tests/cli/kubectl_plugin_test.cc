@@ -61,7 +61,7 @@ TEST(TopViewTest, ReadsTheJobAndItsNodes) {
   EXPECT_EQ(view->ns, "default");
   EXPECT_EQ(view->name, "primes-300000");
   EXPECT_EQ(view->phase, controller::JobPhase::kRunning);
-  EXPECT_EQ(view->workload, "primes");
+  EXPECT_EQ(view->workload, workload::WorkloadKind::kPrimes);
   EXPECT_EQ(view->policy, "adaptive");
   EXPECT_EQ(view->completed, 75000u);
   EXPECT_EQ(view->items, 150000u);

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 #include "tests/support/primes_workload.h"
 #include "worker/kernels/reference.h"
 

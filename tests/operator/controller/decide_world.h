@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "operator/controller/decide.h"
-#include "operator/controller/job_status.h"
+#include "operator/api/job_status.h"
 #include "tests/operator/controller/yaml_to_json.h"
 
 namespace ballast::controller::decide_test {

@@ -1,8 +1,8 @@
-// The per-job efficiency gauge (operator/controller/efficiency_metrics.h):
+// The per-job efficiency gauge (operator/runtime/efficiency_metrics.h):
 // after a job finishes it carries the very figure its status holds, labelled
 // with what that figure is measured against, and a job that is not finished,
 // has no efficiency or is gone has no series.
-#include "operator/controller/efficiency_metrics.h"
+#include "operator/runtime/efficiency_metrics.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The operator's probes (operator/controller/health.h): what /healthz and
+// The operator's probes (operator/runtime/health.h): what /healthz and
 // /readyz answer for each state of the loops, as a table; and the server
 // answering them over a real loopback connection.
-#include "operator/controller/health.h"
+#include "operator/runtime/health.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>

@@ -1,11 +1,11 @@
-// The typed views Decide reads (operator/controller/kube_views.h): realistic
+// The typed views Decide reads (operator/api/kube_views.h): realistic
 // objects read field by field, and fields of the wrong type read as absent
 // without throwing.
-#include "operator/controller/kube_views.h"
+#include "operator/api/kube_views.h"
 
 #include <gtest/gtest.h>
 
-#include "operator/controller/job_reconciler.h"
+#include "operator/runtime/job_reconciler.h"
 
 namespace ballast::controller {
 namespace {

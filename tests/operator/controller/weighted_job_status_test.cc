@@ -1,4 +1,4 @@
-// WeightedJobStatus (operator/controller/weighted_job.h): it serializes to
+// WeightedJobStatus (operator/api/weighted_job.h): it serializes to
 // exactly the JSON of the CRD's status schema, reads it back, refuses a field
 // of the wrong type naming it, and sets conditions as metav1.Condition wants.
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "core/common/utf8.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 namespace {

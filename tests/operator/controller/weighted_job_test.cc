@@ -1,8 +1,8 @@
-// The typed WeightedJob spec (operator/controller/weighted_job.h) and the
+// The typed WeightedJob spec (operator/api/weighted_job.h) and the
 // JSON readers under it (core/job/job_json.h): what the operator reads from
 // the API server must mean what `ballast run` reads from the same YAML, and
 // every refusal names the field's path and what was there.
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The Executor (operator/controller/executor.h) against the real parts: the
+// The Executor (operator/runtime/executor.h) against the real parts: the
 // e2e control plane's API server and a coordinator::Server on loopback. Each
 // test checks the state of the world the actions leave (objects, status, the
 // coordinator's jobs) and what Collect reports of the writes in flight.
@@ -11,8 +11,8 @@
 #include "core/job/job_json.h"
 #include "net/kube/kubeconfig.h"
 #include "operator/controller/create_refusals.h"
-#include "operator/controller/executor.h"
-#include "operator/controller/resources.h"
+#include "operator/runtime/executor.h"
+#include "operator/api/resources.h"
 #include "operator/controller/worker_objects.h"
 #include "tests/net/kube/e2e_support.h"
 

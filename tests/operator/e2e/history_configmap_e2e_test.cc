@@ -1,4 +1,4 @@
-// ConfigMapHistory (operator/controller/history_configmap.h) against the real
+// ConfigMapHistory (operator/runtime/history_configmap.h) against the real
 // API server of the e2e fixture: the store survives a new operator (a new
 // instance), stays within its bounds, starts again from a corrupt text, keeps
 // every record of writers racing each other, writes a burst of records in one
@@ -12,7 +12,7 @@
 #include <chrono>
 #include <thread>
 
-#include "operator/controller/history_configmap.h"
+#include "operator/runtime/history_configmap.h"
 #include "tests/net/kube/e2e_support.h"
 
 namespace ballast::controller {

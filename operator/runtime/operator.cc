@@ -1,4 +1,4 @@
-#include "operator/controller/operator.h"
+#include "operator/runtime/operator.h"
 
 #include <fmt/format.h>
 #include <prometheus/collectable.h>
@@ -21,14 +21,14 @@
 #include "net/kube/informer.h"
 #include "net/kube/leader_election.h"
 #include "net/kube/work_queue.h"
-#include "operator/controller/efficiency_metrics.h"
-#include "operator/controller/event_recorder.h"
-#include "operator/controller/health.h"
-#include "operator/controller/kube_views.h"
-#include "operator/controller/leader_pod.h"
-#include "operator/controller/reconcile_metrics.h"
-#include "operator/controller/resources.h"
-#include "operator/controller/watch_caches.h"
+#include "operator/runtime/efficiency_metrics.h"
+#include "operator/runtime/event_recorder.h"
+#include "operator/runtime/health.h"
+#include "operator/api/kube_views.h"
+#include "operator/runtime/leader_pod.h"
+#include "operator/runtime/reconcile_metrics.h"
+#include "operator/api/resources.h"
+#include "operator/runtime/watch_caches.h"
 
 namespace ballast::controller {
 

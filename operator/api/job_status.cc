@@ -1,4 +1,4 @@
-#include "operator/controller/job_status.h"
+#include "operator/api/job_status.h"
 
 #include <fmt/format.h>
 

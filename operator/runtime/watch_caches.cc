@@ -1,7 +1,7 @@
-#include "operator/controller/watch_caches.h"
+#include "operator/runtime/watch_caches.h"
 
-#include "operator/controller/kube_views.h"
-#include "operator/controller/resources.h"
+#include "operator/api/kube_views.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 namespace {

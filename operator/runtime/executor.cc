@@ -1,4 +1,4 @@
-#include "operator/controller/executor.h"
+#include "operator/runtime/executor.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "net/kube/kubeconfig.h"
-#include "operator/controller/job_status.h"
-#include "operator/controller/kube_views.h"
-#include "operator/controller/resources.h"
+#include "operator/api/job_status.h"
+#include "operator/api/kube_views.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 

@@ -1,4 +1,4 @@
-#include "operator/controller/efficiency_metrics.h"
+#include "operator/runtime/efficiency_metrics.h"
 
 #include <cmath>
 #include <map>

@@ -1,4 +1,4 @@
-#include "operator/controller/history_configmap.h"
+#include "operator/runtime/history_configmap.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -6,7 +6,7 @@
 #include <iterator>
 #include <utility>
 
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 

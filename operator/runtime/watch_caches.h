@@ -18,7 +18,7 @@
 #include "net/kube/client.h"
 #include "net/kube/informer.h"
 #include "net/kube/work_queue.h"
-#include "operator/controller/job_reconciler.h"
+#include "operator/runtime/job_reconciler.h"
 
 namespace ballast::controller {
 

@@ -33,8 +33,8 @@
 #include "net/kube/client.h"
 #include "net/kube/informer.h"
 #include "operator/controller/decide.h"
-#include "operator/controller/event_recorder.h"
-#include "operator/controller/executor.h"
+#include "operator/runtime/event_recorder.h"
+#include "operator/runtime/executor.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

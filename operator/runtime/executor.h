@@ -35,7 +35,7 @@
 #include "core/common/status.h"
 #include "net/kube/client.h"
 #include "operator/controller/decide.h"
-#include "operator/controller/event_recorder.h"
+#include "operator/runtime/event_recorder.h"
 
 namespace ballast::controller {
 

@@ -23,7 +23,7 @@
 
 #include "core/common/status.h"
 #include "net/kube/client.h"
-#include "operator/controller/job_reconciler.h"
+#include "operator/runtime/job_reconciler.h"
 
 namespace prometheus {
 class Collectable;

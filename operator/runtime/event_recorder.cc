@@ -1,4 +1,4 @@
-#include "operator/controller/event_recorder.h"
+#include "operator/runtime/event_recorder.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 

@@ -1,4 +1,4 @@
-#include "operator/controller/health.h"
+#include "operator/runtime/health.h"
 
 #include <fmt/format.h>
 

@@ -326,6 +326,27 @@ nlohmann::json StatusToJson(const WeightedJobStatus& status);
 // ignored (the API server prunes them). Never throws.
 StatusOr<WeightedJobStatus> StatusFromJson(const nlohmann::json& status);
 
+// A WeightedJob object as a reader outside the controller sees it (the
+// kubectl plugin's top and report): its name, its spec and its status, each
+// read by the one reader of its part (ParseWeightedJobSpec, StatusFromJson),
+// and the counts status keeps for the rows it leaves out.
+struct WeightedJobObject {
+  std::string ns;
+  std::string name;
+  ParsedSpec spec;  // spec.spec unset when the spec is not one this version runs
+  WeightedJobStatus status;
+  // status.nodeSummary's, written when status.nodes is cut to kMaxNodeRows:
+  // every node's count and steals.
+  std::optional<uint64_t> node_count;
+  std::optional<uint64_t> steals;
+  // status.excludedNodeCount, likewise when status.excludedNodes is cut.
+  std::optional<uint64_t> excluded_count;
+};
+
+// Invalid "kind: expected WeightedJob" for another object, or the status's
+// error naming its field. Never throws.
+StatusOr<WeightedJobObject> WeightedJobFromJson(const nlohmann::json& object);
+
 // Sets `condition` (type, status, reason, message) in `status.conditions`
 // with observedGeneration `generation`; lastTransitionTime becomes `now`
 // only when the condition is new or its status flips. Returns true when

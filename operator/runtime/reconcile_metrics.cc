@@ -1,4 +1,4 @@
-#include "operator/controller/reconcile_metrics.h"
+#include "operator/runtime/reconcile_metrics.h"
 
 namespace ballast::controller {
 namespace {

@@ -1,4 +1,4 @@
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "operator/controller/leader_pod.h"
+#include "operator/runtime/leader_pod.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "operator/controller/resources.h"
+#include "operator/api/resources.h"
 
 namespace ballast::controller {
 

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "core/common/json_read.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 namespace {
@@ -534,6 +534,31 @@ bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, i
 bool RemoveCondition(WeightedJobStatus& status, ConditionType type) {
   return std::erase_if(status.conditions,
                        [type](const StatusCondition& c) { return c.type == type; }) > 0;
+}
+
+StatusOr<WeightedJobObject> WeightedJobFromJson(const json& object) {
+  const json* kind = jr::Find(object, "kind");
+  if (kind == nullptr || !kind->is_string() || *kind != "WeightedJob") {
+    return Status::Invalid("kind: expected WeightedJob");
+  }
+  WeightedJobObject out;
+  if (const json* meta = jr::Find(object, "metadata")) {
+    for (const auto& [key, field] : {std::pair{"namespace", &out.ns}, {"name", &out.name}}) {
+      const json* value = jr::Find(*meta, key);
+      if (value != nullptr && value->is_string()) *field = value->get<std::string>();
+    }
+  }
+  const json* spec = jr::Find(object, "spec");
+  out.spec = ParseWeightedJobSpec(spec != nullptr ? *spec : json::object(), out.name);
+  const json* status = jr::Find(object, "status");
+  BALLAST_ASSIGN_OR_RETURN(out.status, StatusFromJson(status != nullptr ? *status : json()));
+  if (status == nullptr) return out;
+  if (const json* summary = jr::Find(*status, "nodeSummary")) {
+    BALLAST_RETURN_IF_ERROR(ReadCount(*summary, "nodes", out.node_count));
+    BALLAST_RETURN_IF_ERROR(ReadCount(*summary, "steals", out.steals));
+  }
+  BALLAST_RETURN_IF_ERROR(ReadCount(*status, "excludedNodeCount", out.excluded_count));
+  return out;
 }
 
 }  // namespace ballast::controller

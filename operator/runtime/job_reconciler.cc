@@ -1,4 +1,4 @@
-#include "operator/controller/job_reconciler.h"
+#include "operator/runtime/job_reconciler.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,8 +9,8 @@
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 #include "core/workload/workload.h"
-#include "operator/controller/resources.h"
-#include "operator/controller/weighted_job.h"
+#include "operator/api/resources.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 

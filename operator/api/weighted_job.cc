@@ -1,4 +1,4 @@
-#include "operator/controller/weighted_job.h"
+#include "operator/api/weighted_job.h"
 
 #include <fmt/format.h>
 
