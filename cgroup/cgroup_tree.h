@@ -9,7 +9,7 @@
 //
 // The functions above the line are written with system calls only (open,
 // read, write, getdents64, rmdir, nanosleep) and fixed buffers: they are
-// async-signal-safe, for the run's guard (cli/run_guard.h), a forked child of
+// async-signal-safe, for the run's guard (cli/run/run_guard.h), a forked child of
 // a threaded process that never execs. Paths longer than kMaxCgroupPath fail.
 //
 // Thread-safety: no state; callable from any thread.

@@ -6,9 +6,9 @@
 
 #include "cli/cli_common.h"
 #include "cli/commands.h"
-#include "cli/local_runner.h"
-#include "cli/run_history.h"
-#include "cli/run_report.h"
+#include "cli/run/local_runner.h"
+#include "cli/run/run_history.h"
+#include "cli/run/run_report.h"
 #include "cli/scenario_loader.h"
 #include "core/common/stats.h"
 #include "core/common/utf8.h"
@@ -135,14 +135,205 @@ void PrintHistoryRuns(const std::vector<std::string>& policies,
   }
 }
 
-struct PolicyFigures {
-  std::string policy;
+// Everything a policy's runs gave, round by round.
+struct PolicyRuns {
+  balance::PolicySpec spec;
   std::vector<double> makespans;
   std::vector<double> ideals;
   std::vector<double> efficiencies;
-  uint64_t messages = 0;  // of the median run
-  uint64_t moved = 0;
+  // (makespan, (messages, moved items)) of every run: the median run's counts
+  std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>> counts;
   std::vector<std::string> results;
+  // --history: what the sequence learned so far, its runs, and one run on the
+  // exact speeds per sequence
+  fuzzy::HistoryFile history;
+  std::vector<HistoryRun> history_runs;
+  std::vector<HistoryRun> exact_runs;
+
+  // The median run's messages and moved items.
+  std::pair<uint64_t, uint64_t> MedianCounts() const {
+    auto sorted = counts;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2].second;
+  }
+};
+
+// One bench: the job and its nodes, and the runs of every policy.
+class BenchRun {
+ public:
+  BenchRun(const BenchFlags& flags, LoadedJob loaded, fuzzy::WeightResult weights)
+      : flags_(flags),
+        loaded_(std::move(loaded)),
+        weights_(std::move(weights)),
+        kind_(workload::WorkloadKindName(loaded_.job.workload.kind)),
+        sequences_(flags.history ? flags.sequences : 1) {
+    for (const auto& node : loaded_.cluster.nodes) cores_ += node.speed;
+  }
+
+  // Round by round, every policy once per round: a machine whose speed
+  // drifts during the bench (a shared one) then weighs on every policy alike.
+  Status RunAll(const std::vector<balance::PolicySpec>& specs) {
+    for (const auto& spec : specs) {
+      policies_.emplace_back();
+      policies_.back().spec = spec;
+    }
+    fmt::print(stderr, "bench {}: {} items, {} nodes ({:.3g} cores), {} policies x {} runs{}\n",
+               loaded_.job.name, loaded_.job.workload.items, loaded_.cluster.nodes.size(), cores_,
+               specs.size(), flags_.repeat,
+               sequences_ > 1 ? fmt::format(" x {} sequences", sequences_) : "");
+    for (int r = 0; r < flags_.repeat * sequences_; ++r) {
+      if (r % flags_.repeat == 0) {
+        // A sequence starts from the fuzzy weights.
+        for (auto& policy : policies_) policy.history = {};
+      }
+      // With --history each sequence ends with one run on the exact speeds.
+      const bool sequence_ends = flags_.history && r % flags_.repeat == flags_.repeat - 1;
+      for (int pass = 0; pass < (sequence_ends ? 2 : 1); ++pass) {
+        for (auto& policy : policies_) BALLAST_RETURN_IF_ERROR(RunOnce(policy, r, pass == 1));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Every run of every policy must give the same result.
+  bool ResultsAgree() const {
+    for (const auto& policy : policies_) {
+      for (const auto& result : policy.results) {
+        if (result != Reference()) return false;
+      }
+    }
+    return true;
+  }
+
+  void PrintJson() const {
+    nlohmann::json out = {{"job", loaded_.job.name},           {"repeat", flags_.repeat},
+                          {"sequences", sequences_},           {"cores", cores_},
+                          {"results_agree", ResultsAgree()},   {"result", Reference()},
+                          {"results", nlohmann::json::array()}};
+    for (const PolicyRuns& policy : policies_) {
+      const auto [messages, moved] = policy.MedianCounts();
+      out["results"].push_back({{"policy", policy.spec.display()},
+                                {"makespan_s", Median(policy.makespans)},
+                                {"ideal_s", Median(policy.ideals)},
+                                {"efficiency", Median(policy.efficiencies)},
+                                {"makespans_s", policy.makespans},
+                                {"messages", messages},
+                                {"moved_items", moved}});
+      if (flags_.history) {
+        out["results"].back()["history_runs"] = HistoryJson(policy.history_runs);
+        out["results"].back()["exact_speed_runs"] = HistoryJson(policy.exact_runs);
+      }
+    }
+    fmt::print("{}\n", DumpJson(out, 2));
+  }
+
+  void PrintTable() const {
+    fmt::print("\n{:<12} {:>12} {:>10} {:>11} {:>10} {:>8}   (medians of {} runs)\n", "POLICY",
+               "MAKESPAN_S", "IDEAL_S", "EFFICIENCY", "MESSAGES", "MOVED",
+               flags_.repeat * sequences_);
+    for (const PolicyRuns& policy : policies_) {
+      const auto [messages, moved] = policy.MedianCounts();
+      fmt::print("{:<12} {:>12.2f} {:>10.2f} {:>11.3f} {:>10} {:>8}\n", policy.spec.display(),
+                 Median(policy.makespans), Median(policy.ideals), Median(policy.efficiencies),
+                 messages, moved);
+    }
+    fmt::print(
+        "\nideal = measured single-core work / {:.3g} emulated cores (the physical limit); "
+        "efficiency = ideal / makespan, each run's (docs/efficiency.md)\n",
+        cores_);
+    fmt::print("result: {} ({})\n", Reference(),
+               ResultsAgree() ? "identical in every run" : "RUNS DISAGREE");
+    if (!flags_.history) return;
+    std::vector<std::string> names;
+    std::vector<std::vector<HistoryRun>> runs, exact_runs;
+    for (const PolicyRuns& policy : policies_) {
+      names.push_back(policy.spec.display());
+      runs.push_back(policy.history_runs);
+      exact_runs.push_back(policy.exact_runs);
+    }
+    PrintHistoryRuns(names, runs, exact_runs, sequences_);
+  }
+
+ private:
+  const std::string& Reference() const { return policies_.front().results.front(); }
+
+  // The priors of an --history run: the speeds learned so far, or with
+  // `exact` the emulated nodes' own speeds at full credibility: what perfect
+  // history would give, the reference the learning is measured against.
+  std::vector<fuzzy::NodePrior> Priors(const PolicyRuns& policy, bool exact) const {
+    std::vector<fuzzy::NodePrior> priors = RunPriors(weights_, policy.history, kind_, 0, {});
+    if (exact) {
+      for (size_t i = 0; i < priors.size(); ++i) {
+        priors[i].value = loaded_.cluster.nodes[i].speed;
+        priors[i].credibility = 1;
+        priors[i].source = fuzzy::PriorSource::kHistory;
+      }
+    }
+    return priors;
+  }
+
+  // Run `r` of a policy (with `exact`: the sequence's run on the exact speeds).
+  Status RunOnce(PolicyRuns& policy, int r, bool exact) {
+    const int sequence = r / flags_.repeat;
+    job::JobSpec job = loaded_.job;
+    job.policy = policy.spec;
+    LocalRunOptions options{
+        job, loaded_.cluster, loaded_.profile, flags_.worker, !flags_.no_cgroups, "", nullptr};
+    std::vector<fuzzy::NodePrior> priors;
+    if (flags_.history) {
+      priors = Priors(policy, exact);
+      for (const fuzzy::NodePrior& prior : priors) {
+        options.priors.push_back({prior.node, prior.value, prior.credibility});
+      }
+    }
+    BALLAST_ASSIGN_OR_RETURN(const LocalRunOutcome outcome, RunLocal(options));
+    policy.results.push_back(outcome.view.result.Summary());
+    if (flags_.history) {
+      const HistoryRun run = HistoryRunOf(sequence, outcome, priors, exact);
+      if (exact) {
+        policy.exact_runs.push_back(run);
+        fmt::print(stderr, "  {:<10} sequence {} on the exact speeds: efficiency {:.3f}\n",
+                   policy.spec.display(), sequence + 1, outcome.efficiency);
+        return Status::Ok();  // a reference, not one of the policy's runs
+      }
+      policy.history = Learn(policy.history, kind_, outcome, 0, {});
+      policy.history_runs.push_back(run);
+    }
+    fmt::print(stderr, "  {:<10} {}run {}: makespan {:.2f} s, efficiency {:.3f}\n",
+               policy.spec.display(),
+               sequences_ > 1 ? fmt::format("sequence {} ", sequence + 1) : "",
+               r % flags_.repeat + 1, outcome.makespan_s, outcome.efficiency);
+    policy.makespans.push_back(outcome.makespan_s);
+    policy.ideals.push_back(outcome.ideal_s);
+    policy.efficiencies.push_back(outcome.efficiency);
+    policy.counts.push_back(
+        {outcome.makespan_s, {outcome.view.messages, outcome.view.policy.moved_items}});
+    return Status::Ok();
+  }
+
+  HistoryRun HistoryRunOf(int sequence, const LocalRunOutcome& outcome,
+                          const std::vector<fuzzy::NodePrior>& priors, bool exact) const {
+    std::vector<double> values, speeds;
+    for (size_t i = 0; i < priors.size(); ++i) {
+      values.push_back(priors[i].value);
+      speeds.push_back(loaded_.cluster.nodes[i].speed);
+    }
+    return {sequence,
+            outcome.makespan_s,
+            outcome.efficiency,
+            outcome.view.messages,
+            outcome.view.policy.moved_items,
+            fuzzy::SplitError(values, speeds),
+            exact ? "exact speeds" : SourceCounts(priors)};
+  }
+
+  const BenchFlags& flags_;
+  const LoadedJob loaded_;
+  const fuzzy::WeightResult weights_;
+  const std::string kind_;
+  const int sequences_;
+  double cores_ = 0;
+  std::vector<PolicyRuns> policies_;
 };
 
 int Bench(const BenchFlags& flags) {
@@ -155,159 +346,18 @@ int Bench(const BenchFlags& flags) {
     if (!spec.ok()) return ReportError(spec.status());
     specs.push_back(*spec);
   }
-  double cores = 0;
-  for (const auto& node : loaded->cluster.nodes) cores += node.speed;
-  const int sequences = flags.history ? flags.sequences : 1;
-  fmt::print(stderr, "bench {}: {} items, {} nodes ({:.3g} cores), {} policies x {} runs{}\n",
-             loaded->job.name, loaded->job.workload.items, loaded->cluster.nodes.size(), cores,
-             specs.size(), flags.repeat,
-             sequences > 1 ? fmt::format(" x {} sequences", sequences) : "");
-
-  // Round by round, every policy once per round: a machine whose speed
-  // drifts during the bench (a shared one) then weighs on every policy alike.
-  std::vector<PolicyFigures> figures;
   // --history: each policy's runs learn from its earlier runs (in memory; the
   // clock stands still, so nothing goes stale).
   auto weights = ClusterWeights(loaded->profile, loaded->cluster);
   if (!weights.ok()) return ReportError(weights.status());
-  const std::string kind = workload::WorkloadKindName(loaded->job.workload.kind);
-  std::vector<fuzzy::HistoryFile> histories(specs.size());
-  std::vector<std::vector<HistoryRun>> history_runs(specs.size());
-  std::vector<std::vector<HistoryRun>> exact_runs(specs.size());  // one per sequence
-  std::vector<std::vector<std::pair<double, std::pair<uint64_t, uint64_t>>>> runs(specs.size());
-  for (const auto& spec : specs) {
-    figures.emplace_back();
-    figures.back().policy = spec.display();
-  }
-  // The priors of an --history run: the speeds learned so far, or with
-  // `exact` the emulated nodes' own speeds at full credibility: what perfect
-  // history would give, the reference the learning is measured against.
-  auto run_priors = [&](size_t p, bool exact) {
-    std::vector<fuzzy::NodePrior> priors = RunPriors(*weights, histories[p], kind, 0, {});
-    if (exact) {
-      for (size_t i = 0; i < priors.size(); ++i) {
-        priors[i].value = loaded->cluster.nodes[i].speed;
-        priors[i].credibility = 1;
-        priors[i].source = fuzzy::PriorSource::kHistory;
-      }
-    }
-    return priors;
-  };
-  for (int r = 0; r < flags.repeat * sequences; ++r) {
-    const int sequence = r / flags.repeat;
-    if (r % flags.repeat == 0) {
-      for (auto& history : histories) history = {};  // a sequence starts from the fuzzy weights
-    }
-    // With --history each sequence ends with one run on the exact speeds.
-    const bool sequence_ends = flags.history && r % flags.repeat == flags.repeat - 1;
-    for (int pass = 0; pass < (sequence_ends ? 2 : 1); ++pass) {
-      const bool exact = pass == 1;
-      for (size_t p = 0; p < specs.size(); ++p) {
-        job::JobSpec job = loaded->job;
-        job.policy = specs[p];
-        LocalRunOptions options{
-            job, loaded->cluster, loaded->profile, flags.worker, !flags.no_cgroups, "", nullptr};
-        std::vector<fuzzy::NodePrior> priors;
-        if (flags.history) {
-          priors = run_priors(p, exact);
-          for (const fuzzy::NodePrior& prior : priors) {
-            options.priors.push_back({prior.node, prior.value, prior.credibility});
-          }
-        }
-        auto outcome = RunLocal(options);
-        if (!outcome.ok()) return ReportError(outcome.status());
-        PolicyFigures& f = figures[p];
-        f.results.push_back(outcome->view.result.Summary());
-        if (flags.history) {
-          std::vector<double> values, speeds;
-          for (size_t i = 0; i < priors.size(); ++i) {
-            values.push_back(priors[i].value);
-            speeds.push_back(loaded->cluster.nodes[i].speed);
-          }
-          const HistoryRun run{sequence,
-                               outcome->makespan_s,
-                               outcome->efficiency,
-                               outcome->view.messages,
-                               outcome->view.policy.moved_items,
-                               fuzzy::SplitError(values, speeds),
-                               exact ? "exact speeds" : SourceCounts(priors)};
-          if (exact) {
-            exact_runs[p].push_back(run);
-            fmt::print(stderr, "  {:<10} sequence {} on the exact speeds: efficiency {:.3f}\n",
-                       specs[p].display(), sequence + 1, outcome->efficiency);
-            continue;  // a reference, not one of the policy's runs
-          }
-          histories[p] = Learn(histories[p], kind, *outcome, 0, {});
-          history_runs[p].push_back(run);
-        }
-        fmt::print(stderr, "  {:<10} {}run {}: makespan {:.2f} s, efficiency {:.3f}\n",
-                   specs[p].display(),
-                   sequences > 1 ? fmt::format("sequence {} ", sequence + 1) : "",
-                   r % flags.repeat + 1, outcome->makespan_s, outcome->efficiency);
-        f.makespans.push_back(outcome->makespan_s);
-        f.ideals.push_back(outcome->ideal_s);
-        f.efficiencies.push_back(outcome->efficiency);
-        runs[p].push_back(
-            {outcome->makespan_s, {outcome->view.messages, outcome->view.policy.moved_items}});
-      }
-    }
-  }
-  for (size_t p = 0; p < specs.size(); ++p) {
-    std::sort(runs[p].begin(), runs[p].end());
-    figures[p].messages = runs[p][runs[p].size() / 2].second.first;
-    figures[p].moved = runs[p][runs[p].size() / 2].second.second;
-  }
-
-  // Every run of every policy must give the same result.
-  const std::string& reference = figures.front().results.front();
-  bool agree = true;
-  for (const auto& f : figures) {
-    for (const auto& result : f.results) agree = agree && result == reference;
-  }
+  BenchRun bench(flags, std::move(*loaded), std::move(*weights));
+  if (const Status ran = bench.RunAll(specs); !ran.ok()) return ReportError(ran);
   if (flags.output == "json") {
-    nlohmann::json out = {{"job", loaded->job.name},
-                          {"repeat", flags.repeat},
-                          {"sequences", sequences},
-                          {"cores", cores},
-                          {"results_agree", agree},
-                          {"result", reference},
-                          {"results", nlohmann::json::array()}};
-    for (size_t p = 0; p < figures.size(); ++p) {
-      const PolicyFigures& f = figures[p];
-      out["results"].push_back({{"policy", f.policy},
-                                {"makespan_s", Median(f.makespans)},
-                                {"ideal_s", Median(f.ideals)},
-                                {"efficiency", Median(f.efficiencies)},
-                                {"makespans_s", f.makespans},
-                                {"messages", f.messages},
-                                {"moved_items", f.moved}});
-      if (flags.history) {
-        out["results"].back()["history_runs"] = HistoryJson(history_runs[p]);
-        out["results"].back()["exact_speed_runs"] = HistoryJson(exact_runs[p]);
-      }
-    }
-    fmt::print("{}\n", DumpJson(out, 2));
+    bench.PrintJson();
   } else {
-    fmt::print("\n{:<12} {:>12} {:>10} {:>11} {:>10} {:>8}   (medians of {} runs)\n", "POLICY",
-               "MAKESPAN_S", "IDEAL_S", "EFFICIENCY", "MESSAGES", "MOVED",
-               flags.repeat * sequences);
-    for (const auto& f : figures) {
-      fmt::print("{:<12} {:>12.2f} {:>10.2f} {:>11.3f} {:>10} {:>8}\n", f.policy,
-                 Median(f.makespans), Median(f.ideals), Median(f.efficiencies), f.messages,
-                 f.moved);
-    }
-    fmt::print(
-        "\nideal = measured single-core work / {:.3g} emulated cores (the physical limit); "
-        "efficiency = ideal / makespan, each run's (docs/efficiency.md)\n",
-        cores);
-    fmt::print("result: {} ({})\n", reference, agree ? "identical in every run" : "RUNS DISAGREE");
-    if (flags.history) {
-      std::vector<std::string> names;
-      for (const auto& f : figures) names.push_back(f.policy);
-      PrintHistoryRuns(names, history_runs, exact_runs, sequences);
-    }
+    bench.PrintTable();
   }
-  return agree ? kExitOk : kExitFailure;
+  return bench.ResultsAgree() ? kExitOk : kExitFailure;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "core/health/deviation.h"
 #include "core/health/energy.h"
 #include "core/job/job_spec.h"

@@ -43,6 +43,7 @@ struct OperatorFlags {
   double progress_interval_s = 15;
   int workers = 2;
   bool leader_elect = false;
+  bool kueue = false;
   std::string lease_namespace = "default";
   std::string lease_name = "ballast-operator";
   std::string identity;
@@ -236,6 +237,7 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   options.workers = flags.workers;
   options.identity = flags.identity.empty() ? Hostname() : flags.identity;
   options.leader_elect = flags.leader_elect;
+  options.reconciler.kueue = flags.kueue;
   options.lease_namespace = flags.lease_namespace;
   options.lease_name = flags.lease_name;
   options.reconciler.decide.pods.default_image = flags.worker_image;
@@ -253,6 +255,39 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   options.reconciler.decide.pacing.progress_interval = std::chrono::milliseconds(
       static_cast<int64_t>(std::max(flags.progress_interval_s, flags.status_interval_s) * 1000));
   return options;
+}
+
+// Prometheus' /metrics on `listen` ("host:port"), serving `registry`; null
+// when `listen` is empty.
+StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
+    const std::string& listen, const std::shared_ptr<prometheus::Registry>& registry) {
+  if (listen.empty()) return std::unique_ptr<prometheus::Exposer>();
+  try {
+    auto exposer = std::make_unique<prometheus::Exposer>(listen);
+    exposer->RegisterCollectable(registry);
+    return exposer;
+  } catch (const std::exception& e) {
+    return Status::Unavailable(fmt::format("--metrics-listen {}: {}", listen, e.what()));
+  }
+}
+
+// Runs the operator until it ends by itself (lost leadership, no sync) or
+// one of `signals` (blocked in every thread) asks it to stop.
+Status RunUntilSignalled(controller::Operator& op, const sigset_t& signals) {
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (returned.load()) return;
+    spdlog::info("stopping signal={}", signal);
+    op.Stop();
+  });
+  const Status result = op.Run();
+  // Wake the waiter when Run ended by itself.
+  returned = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return result;
 }
 
 int Run(const OperatorFlags& flags) {
@@ -280,32 +315,11 @@ int Run(const OperatorFlags& flags) {
   options->reconciler.history = std::move(*history);
 
   auto registry = std::make_shared<prometheus::Registry>();
-  std::unique_ptr<prometheus::Exposer> exposer;
-  if (!flags.metrics_listen.empty()) {
-    try {
-      exposer = std::make_unique<prometheus::Exposer>(flags.metrics_listen);
-      exposer->RegisterCollectable(registry);
-    } catch (const std::exception& e) {
-      return ReportError(Status::Unavailable(
-          fmt::format("--metrics-listen {}: {}", flags.metrics_listen, e.what())));
-    }
-  }
+  auto exposer = ServeMetrics(flags.metrics_listen, registry);
+  if (!exposer.ok()) return ReportError(exposer.status());
   controller::Operator op(**client, *options, registry);
-  if (exposer) exposer->RegisterCollectable(op.collectable());
-
-  std::atomic<bool> returned{false};
-  std::thread waiter([&] {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    if (returned.load()) return;
-    spdlog::info("stopping signal={}", signal);
-    op.Stop();
-  });
-  const Status result = op.Run();
-  // Wake the waiter when Run ended by itself (lost leadership, no sync).
-  returned = true;
-  pthread_kill(waiter.native_handle(), SIGTERM);
-  waiter.join();
+  if (*exposer) (*exposer)->RegisterCollectable(op.collectable());
+  const Status result = RunUntilSignalled(op, signals);
   // Speeds recorded in the background are written while the client is here.
   if (options->reconciler.history) {
     if (Status flushed = options->reconciler.history->Flush(); !flushed.ok()) {
@@ -320,6 +334,7 @@ int Run(const OperatorFlags& flags) {
 
 }  // namespace
 
+// size: a declarative table of the operator's flags, one entry each
 void RegisterOperator(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<OperatorFlags>();
   auto* cmd = app.add_subcommand(
@@ -443,6 +458,10 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "a finished job that measured a node below this ratio of its own baseline "
                   "(and below the band of its history) names it in a NodeBelowBaseline Warning")
       ->capture_default_str();
+  cmd->add_flag("--kueue", flags->kueue,
+                "admit jobs labelled kueue.x-k8s.io/queue-name through Kueue: each gets a "
+                "Workload and runs once Kueue admits it (Kueue's CRDs must be installed; "
+                "docs/operator.md, \"Kueue\")");
   cmd->add_flag("-v,--verbose", flags->verbose, "log debug messages");
   cmd->footer(
       "\nThe operator needs the CRDs (kubectl apply -f crds/ -f crds/profiles/) and RBAC to read\n"

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "cli/cli_common.h"
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "core/job/job_json.h"
 
 namespace ballast::cli {

@@ -8,7 +8,6 @@
 
 #include "core/common/json_read.h"
 #include "core/common/names.h"
-#include "core/workload/json_fields.h"
 
 namespace ballast::cli::selftest {
 namespace {

@@ -222,6 +222,21 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   }
 
   balance::Report event{id, now, {}, calc_seconds, report.position, report.idle};
+  MergeCompleted(id, report, *results, {calc_seconds, cpu_seconds}, now, event);
+  if (report.leaving) {
+    // Hand in what it finished, then give back the rest of its lease.
+    policy_->OnReport(event);
+    return Leave(id, now);
+  }
+  return Decide(id, event);
+}
+
+void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& report,
+                                const std::vector<workload::Result>& results,
+                                std::pair<double, double> seconds, double now,
+                                balance::Report& event) {
+  Worker& worker = workers_[id];
+  const auto [calc_seconds, cpu_seconds] = seconds;
   double handed_in_cost = 0;
   double dropped_cost = 0;
   for (size_t i = 0; i < report.completed.size(); ++i) {
@@ -233,14 +248,14 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
       continue;
     }
     // Merge cannot fail: both results are of the job's kind.
-    (void)result_.Merge((*results)[i]);
+    (void)result_.Merge(results[i]);
     accepted_.Add(range);
     event.completed.push_back(range);
     worker.view.items += range.size();
     // A failed item's declared cost was not computed: it measures nothing.
     double computed_cost = cost_.Cost(range);
-    if ((*results)[i].kind() == workload::WorkloadKind::kExec) {
-      for (const workload::ExecFailure& failure : (*results)[i].exec().failures) {
+    if (results[i].kind() == workload::WorkloadKind::kExec) {
+      for (const workload::ExecFailure& failure : results[i].exec().failures) {
         event.failed.push_back(failure.items);
         computed_cost -= cost_.Cost(failure.items);
       }
@@ -248,7 +263,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     worker.view.cost += std::max(0.0, computed_cost);
     worker.view.finished_at = now;
     if (accepted_.size() == config_.workload.items) finished_at_ = now;
-    verifier_.OnMerged(id, range, (*results)[i]);
+    verifier_.OnMerged(id, range, results[i]);
   }
   if (dropped_cost > 0) {
     // The report's seconds cover what it hands in; the dropped share was
@@ -257,13 +272,6 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     worker.view.dropped_busy_s += share * calc_seconds;
     worker.view.dropped_cpu_s += share * cpu_seconds;
   }
-
-  if (report.leaving) {
-    // Hand in what it finished, then give back the rest of its lease.
-    policy_->OnReport(event);
-    return Leave(id, now);
-  }
-  return Decide(id, event);
 }
 
 protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {

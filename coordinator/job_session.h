@@ -300,6 +300,13 @@ class JobSession {
   // Checks the completions and parses their results without changing state.
   StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
                                                            const protocol::ReportMessage& report);
+  // Merges the ranges a report hands in that nobody handed in first (into
+  // `event` for the policy); the seconds spent on the others count as
+  // dropped. `seconds`: the report's calc and CPU seconds as BoundedSeconds
+  // cut them.
+  void MergeCompleted(balance::WorkerId id, const protocol::ReportMessage& report,
+                      const std::vector<workload::Result>& results,
+                      std::pair<double, double> seconds, double now, balance::Report& event);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
   // A worker that is leaving: the rest of its lease goes back to the policy;
   // the reply is "done".

@@ -29,23 +29,11 @@
 #include <vector>
 
 #include "testbed/child_process.h"
+#include "testbed/free_port.h"
 
 extern char** environ;
 
 namespace ballast::testing {
-
-// A loopback port nothing listens on (bound, then closed).
-inline uint16_t UnusedLoopbackPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 // The status line of GET `path` on 127.0.0.1:`port` ("" when nothing answers).
 inline std::string HttpStatusLine(uint16_t port, const std::string& path) {
@@ -186,7 +174,7 @@ class RealPrometheus {
     if (promtool < 0 || WaitExit(promtool, std::chrono::seconds(300)) != 0) {
       return *why = "promtool tsdb create-blocks-from failed: " + server->Log(), nullptr;
     }
-    server->port_ = UnusedLoopbackPort();
+    server->port_ = FreePort();
     server->pid_ = Spawn(
         {"prometheus", "--config.file=" + server->dir_ + "/prometheus.yml",
          "--storage.tsdb.path=" + server->dir_ + "/data", "--storage.tsdb.retention.time=100y",

@@ -88,6 +88,55 @@ class CoordinatorClient::Impl {
         stopping_(std::move(stopping)),
         client_(MakeClient(address_.url, std::chrono::seconds(30))) {}
 
+  // What one try of an exchange gave: the answer to return, or why to try
+  // again (`unreachable`: no HTTP answer at all).
+  struct Attempt {
+    std::optional<StatusOr<nlohmann::json>> answer;
+    std::string failure;
+    bool unreachable = false;
+
+    static Attempt Answer(StatusOr<nlohmann::json> answer) {
+      Attempt attempt;
+      attempt.answer = std::move(answer);
+      return attempt;
+    }
+    static Attempt Retry(std::string failure, bool unreachable) {
+      Attempt attempt;
+      attempt.failure = std::move(failure);
+      attempt.unreachable = unreachable;
+      return attempt;
+    }
+  };
+
+  Attempt TryOnce(const web::http::method& method, const std::string& path, const std::string& body,
+                  const GiveUp& abandon) {
+    try {
+      std::optional<web::http::http_response> answered =
+          AwaitResponse(client_.request(Request(method, path, body)), abandon);
+      if (!answered)
+        return Attempt::Answer(Status::Unavailable(fmt::format("{}: abandoned", path)));
+      web::http::http_response& response = *answered;
+      const std::string text = BoundedBody(response);
+      const auto code = response.status_code();
+      if (code == web::http::status_codes::OK)
+        return Attempt::Answer(protocol::ParseJsonText(text));
+      const protocol::Refusal refusal = protocol::ParseRefusal(text);
+      if (code == web::http::status_codes::Conflict)
+        return Attempt::Answer(Status::Conflict(refusal.error));
+      const bool unknown_job = code == web::http::status_codes::NotFound &&
+                               refusal.reason == protocol::kReasonUnknownJob;
+      // 408: the request was too slow to arrive (a stalled network); again.
+      const bool timed_out = code == web::http::status_codes::RequestTimeout;
+      if (code < 500 && !unknown_job && !timed_out) {
+        return Attempt::Answer(
+            Status::Invalid(fmt::format("the coordinator refused {} ({}): {}", path, code, text)));
+      }
+      return Attempt::Retry(fmt::format("status {}: {}", code, refusal.error), false);
+    } catch (const std::exception& e) {
+      return Attempt::Retry(e.what(), true);
+    }
+  }
+
   // One HTTP exchange with retries: see PostReport for what it returns.
   StatusOr<nlohmann::json> Exchange(const web::http::method& method, const std::string& path,
                                     const std::string& body, const GiveUp& abandon) {
@@ -96,31 +145,10 @@ class CoordinatorClient::Impl {
     std::optional<Clock::time_point> diagnosed;  // when the last DiagnoseReach ran
     std::string cause;                           // what it said
     while (true) {
-      std::string failure;
-      bool unreachable = false;  // no HTTP answer at all
-      try {
-        std::optional<web::http::http_response> answered =
-            AwaitResponse(client_.request(Request(method, path, body)), abandon);
-        if (!answered) return Status::Unavailable(fmt::format("{}: abandoned", path));
-        web::http::http_response& response = *answered;
-        const std::string text = BoundedBody(response);
-        const auto code = response.status_code();
-        if (code == web::http::status_codes::OK) return protocol::ParseJsonText(text);
-        const protocol::Refusal refusal = protocol::ParseRefusal(text);
-        if (code == web::http::status_codes::Conflict) return Status::Conflict(refusal.error);
-        const bool unknown_job = code == web::http::status_codes::NotFound &&
-                                 refusal.reason == protocol::kReasonUnknownJob;
-        // 408: the request was too slow to arrive (a stalled network); again.
-        const bool timed_out = code == web::http::status_codes::RequestTimeout;
-        if (code < 500 && !unknown_job && !timed_out) {
-          return Status::Invalid(
-              fmt::format("the coordinator refused {} ({}): {}", path, code, text));
-        }
-        failure = fmt::format("status {}: {}", code, refusal.error);
-      } catch (const std::exception& e) {
-        failure = e.what();
-        unreachable = true;
-      }
+      Attempt attempt = TryOnce(method, path, body, abandon);
+      if (attempt.answer) return std::move(*attempt.answer);
+      const std::string& failure = attempt.failure;
+      const bool unreachable = attempt.unreachable;
       if (unreachable && (!diagnosed || SecondsSince(*diagnosed) > kDiagnoseEvery)) {
         cause = DiagnoseReach(address_.url, kConnectTimeout);
         if (cause.empty()) cause = "the TCP connection opens, but the exchange fails: " + failure;

@@ -112,18 +112,19 @@ int RunWorker(const ballast::worker::WorkerOptions& options, ballast::worker::Me
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const pid_t parent = getppid();
-  CLI::App app{
-      "ballast-worker computes a Ballast job's items: it asks the coordinator for a lease,\n"
-      "computes it on all the threads it is given, reports the results, and repeats until\n"
-      "the job is done. On SIGTERM it reports what it finished and hands back the rest.\n"
-      "Flags fall back to the environment variables shown, as set in worker pods.",
-      "ballast-worker"};
-  app.set_version_flag("--version", "ballast-worker " + std::string(ballast::kVersion));
+// The worker loop's flags, from the environment first (as set in worker pods).
+struct WorkerFlags {
   ballast::worker::WorkerOptions options;
+  std::string metrics_listen;
+  ballast::worker::MetricLabels metric_labels;
+  bool verbose = false;
+  std::string exec_cgroup;
+  CLI::Option* threads = nullptr;
+};
+
+WorkerFlags FlagsFromEnvironment() {
+  WorkerFlags flags;
+  ballast::worker::WorkerOptions& options = flags.options;
   options.coordinator = EnvOr("BALLAST_COORDINATOR", "");
   options.job = EnvOr("BALLAST_JOB", "");
   options.token = EnvOr("BALLAST_TOKEN", "");
@@ -136,12 +137,15 @@ int main(int argc, char** argv) {
               fmt::format("its node declares {} CPU, BALLAST_NODE_CPU", node_cpu));
   options.threads = cpu.Threads();
   options.threads_from = cpu.ToString();
-  std::string metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
-  ballast::worker::MetricLabels metric_labels{EnvOr("BALLAST_JOB_NAME", ""),
-                                              EnvOr("BALLAST_NAMESPACE", ""), ""};
-  bool verbose = false;
-  std::string exec_cgroup = EnvOr("BALLAST_EXEC_CGROUP", "");
+  flags.metrics_listen = EnvOr("BALLAST_METRICS_LISTEN", "");
+  flags.metric_labels = {EnvOr("BALLAST_JOB_NAME", ""), EnvOr("BALLAST_NAMESPACE", ""), ""};
+  flags.exec_cgroup = EnvOr("BALLAST_EXEC_CGROUP", "");
+  return flags;
+}
 
+// A declarative table of the loop's flags.
+void AddWorkerFlags(CLI::App& app, WorkerFlags& flags) {
+  ballast::worker::WorkerOptions& options = flags.options;
   app.add_option("--coordinator", options.coordinator,
                  "coordinator URL, e.g. http://127.0.0.1:8080 [BALLAST_COORDINATOR]");
   app.add_option("--job", options.job, "the job's id [BALLAST_JOB]");
@@ -150,14 +154,14 @@ int main(int argc, char** argv) {
   app.add_option("--name", options.name,
                  "this worker's name in the job, its node's name [BALLAST_WORKER_NAME, NODE_NAME]")
       ->capture_default_str();
-  CLI::Option* threads =
+  flags.threads =
       app.add_option("--threads", options.threads,
                      "compute threads, or exec commands at once, unless the job sets its "
                      "exec.concurrency (default: one per CPU this process may use: its cgroup's "
                      "CPU quota or its node's declared CPU [BALLAST_NODE_CPU] rounded up, else "
                      "the cores it may run on; here " +
-                         cpu.ToString() + ")");
-  threads->capture_default_str()->check(CLI::Range(1u, 1024u));
+                         options.threads_from + ")");
+  flags.threads->capture_default_str()->check(CLI::Range(1u, 1024u));
   app.add_option("--speed", options.speed,
                  "emulate a slower node: fraction of one core, by a duty cycle (1 = off)")
       ->capture_default_str()
@@ -171,28 +175,39 @@ int main(int argc, char** argv) {
                  "long")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 86400.0));
-  app.add_option("--metrics-listen", metrics_listen,
+  app.add_option("--metrics-listen", flags.metrics_listen,
                  "serve Prometheus /metrics on host:port (empty: off) [BALLAST_METRICS_LISTEN]");
-  app.add_option("--job-name", metric_labels.job,
+  app.add_option("--job-name", flags.metric_labels.job,
                  "the job's name in the metrics' `job` label (default: --job) [BALLAST_JOB_NAME]");
-  app.add_option("--namespace", metric_labels.ns,
+  app.add_option("--namespace", flags.metric_labels.ns,
                  "the job's namespace, the metrics' `namespace` label [BALLAST_NAMESPACE]");
-  app.add_option("--exec-cgroup", exec_cgroup,
+  app.add_option("--exec-cgroup", flags.exec_cgroup,
                  "a cgroup v2 directory: each exec command runs in a cgroup of its own below it, "
                  "and what it leaves running is killed when it ends (`ballast run` sets it) "
                  "[BALLAST_EXEC_CGROUP]");
-  app.add_flag("-v,--verbose", verbose, "log debug messages");
+  app.add_flag("-v,--verbose", flags.verbose, "log debug messages");
+}
+
+// `ballast-worker bundle` and `ballast-worker slice`.
+struct OtherCommands {
+  CLI::App* bundle = nullptr;
   std::string bundle_dir;
-  CLI::App* bundle = app.add_subcommand(
+  CLI::App* slice = nullptr;
+  ballast::worker::SliceRequest slice_request;
+  CLI::Option* slice_index = nullptr;
+  std::string slice_result_file;
+};
+
+// A declarative table of the two commands' flags.
+void AddOtherCommands(CLI::App& app, OtherCommands& commands) {
+  commands.bundle = app.add_subcommand(
       "bundle",
       "copy this worker, its dynamic loader and every shared library it has mapped into DIR,\n"
       "to run as DIR/ld.so --library-path DIR/lib DIR/ballast-worker in another image of the\n"
       "same architecture (the exec workload in the user's image). DIR must be empty, missing\n"
       "or a previous bundle.");
-  bundle->add_option("--to", bundle_dir, "the directory to write")->required();
-  ballast::worker::SliceRequest slice_request;
-  std::string slice_result_file;
-  CLI::App* slice = app.add_subcommand(
+  commands.bundle->add_option("--to", commands.bundle_dir, "the directory to write")->required();
+  commands.slice = app.add_subcommand(
       "slice",
       "compute share INDEX of COUNT shares of a job's items (equal counts, or equal costs), with "
       "no coordinator, and\n"
@@ -200,14 +215,16 @@ int main(int argc, char** argv) {
       "that compare one with a WeightedJob (bench/realnodes-bench).\n"
       "  ballast-worker slice --spec '{\"workload\":{\"primes\":{\"limit\":300000}}}' --index 0 "
       "--count 3");
-  slice->add_option("--spec", slice_request.spec_json, "a WeightedJob's spec as JSON")->required();
-  CLI::Option* slice_index =
-      slice->add_option("--index", slice_request.index, "the share, from 0 [JOB_COMPLETION_INDEX]");
-  slice->add_option("--count", slice_request.count, "how many shares")
+  commands.slice
+      ->add_option("--spec", commands.slice_request.spec_json, "a WeightedJob's spec as JSON")
+      ->required();
+  commands.slice_index = commands.slice->add_option("--index", commands.slice_request.index,
+                                                    "the share, from 0 [JOB_COMPLETION_INDEX]");
+  commands.slice->add_option("--count", commands.slice_request.count, "how many shares")
       ->required()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 32));
-  slice
-      ->add_option("--split", slice_request.split,
+  commands.slice
+      ->add_option("--split", commands.slice_request.split,
                    "count: equal numbers of items; cost: equal shares of the job's known cost "
                    "(its cost model), as a user who knows the costs would cut the shares")
       ->transform(CLI::CheckedTransformer(
@@ -216,29 +233,30 @@ int main(int argc, char** argv) {
               {"cost", ballast::worker::SliceSplit::kCost}},
           CLI::ignore_case))
       ->default_str("count");
-  slice->add_option("--result-file", slice_result_file,
-                    "also write the JSON there, e.g. /dev/termination-log");
-  ballast::worker::ProbeOptions probe_options;
-  CLI::App* probe = ballast::worker::AddProbeCommand(app, &probe_options);
-  CLI11_PARSE(app, argc, argv);
-  if (*bundle) return RunBundle(bundle_dir);
-  if (*probe) return ballast::worker::RunProbeCommand(probe_options);
-  if (*slice) {
-    const std::string from_env = EnvOr("JOB_COMPLETION_INDEX", "");
-    if (slice_index->count() == 0 && !from_env.empty()) {
-      const auto [end, error] =
-          std::from_chars(from_env.data(), from_env.data() + from_env.size(), slice_request.index);
-      if (error != std::errc() || end != from_env.data() + from_env.size()) {
-        std::fprintf(stderr, "ballast-worker slice: JOB_COMPLETION_INDEX=%s is not an index\n",
-                     from_env.c_str());
-        return 2;
-      }
-    }
-    return RunSliceCommand(slice_request, slice_result_file);
-  }
+  commands.slice->add_option("--result-file", commands.slice_result_file,
+                             "also write the JSON there, e.g. /dev/termination-log");
+}
 
+// `ballast-worker slice`, its index from --index or JOB_COMPLETION_INDEX.
+int RunSlice(OtherCommands& commands) {
+  const std::string from_env = EnvOr("JOB_COMPLETION_INDEX", "");
+  if (commands.slice_index->count() == 0 && !from_env.empty()) {
+    const auto [end, error] = std::from_chars(from_env.data(), from_env.data() + from_env.size(),
+                                              commands.slice_request.index);
+    if (error != std::errc() || end != from_env.data() + from_env.size()) {
+      std::fprintf(stderr, "ballast-worker slice: JOB_COMPLETION_INDEX=%s is not an index\n",
+                   from_env.c_str());
+      return 2;
+    }
+  }
+  return RunSliceCommand(commands.slice_request, commands.slice_result_file);
+}
+
+// The worker loop with its logger and metrics: returns the exit code.
+int RunWorkerCommand(WorkerFlags& flags, pid_t parent) {
+  ballast::worker::WorkerOptions& options = flags.options;
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-worker %v");
-  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+  spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
   for (const auto& [value, what] :
        {std::pair{options.coordinator, "--coordinator"}, std::pair{options.job, "--job"},
         std::pair{options.token, "--token"}}) {
@@ -247,19 +265,19 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (threads->count() > 0) options.threads_from = "--threads";
+  if (flags.threads->count() > 0) options.threads_from = "--threads";
   if (options.speed < 1) {  // the emulated speed is a fraction of one core
     options.threads = 1;
     options.threads_from = "--speed below 1";
   }
-  if (!ballast::kernels::SetCommandCgroupParent(exec_cgroup)) {
-    spdlog::error("--exec-cgroup {}: not a cgroup v2 group with cgroup.kill", exec_cgroup);
+  if (!ballast::kernels::SetCommandCgroupParent(flags.exec_cgroup)) {
+    spdlog::error("--exec-cgroup {}: not a cgroup v2 group with cgroup.kill", flags.exec_cgroup);
     return 2;
   }
 
-  if (metric_labels.job.empty()) metric_labels.job = options.job;
-  metric_labels.node = options.name;
-  auto metrics = ballast::worker::Metrics::Create(metrics_listen, metric_labels);
+  if (flags.metric_labels.job.empty()) flags.metric_labels.job = options.job;
+  flags.metric_labels.node = options.name;
+  auto metrics = ballast::worker::Metrics::Create(flags.metrics_listen, flags.metric_labels);
   if (!metrics.ok()) {
     spdlog::error("{}", metrics.status().message());
     return 1;
@@ -267,6 +285,32 @@ int main(int argc, char** argv) {
   if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
   const int code = RunWorker(options, metrics->get(), parent);
   metrics->reset();
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const pid_t parent = getppid();
+  CLI::App app{
+      "ballast-worker computes a Ballast job's items: it asks the coordinator for a lease,\n"
+      "computes it on all the threads it is given, reports the results, and repeats until\n"
+      "the job is done. On SIGTERM it reports what it finished and hands back the rest.\n"
+      "Flags fall back to the environment variables shown, as set in worker pods.",
+      "ballast-worker"};
+  app.set_version_flag("--version", "ballast-worker " + std::string(ballast::kVersion));
+  WorkerFlags flags = FlagsFromEnvironment();
+  AddWorkerFlags(app, flags);
+  OtherCommands commands;
+  AddOtherCommands(app, commands);
+  ballast::worker::ProbeOptions probe_options;
+  CLI::App* probe = ballast::worker::AddProbeCommand(app, &probe_options);
+  CLI11_PARSE(app, argc, argv);
+  if (*commands.bundle) return RunBundle(commands.bundle_dir);
+  if (*probe) return ballast::worker::RunProbeCommand(probe_options);
+  if (*commands.slice) return RunSlice(commands);
+
+  const int code = RunWorkerCommand(flags, parent);
   // Leaves without running static destructors. cpprestsdk's I/O pool is a
   // static made in RunWorker, so at exit() the statics made after it are
   // destroyed first while its threads still run the completion handlers of

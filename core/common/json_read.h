@@ -132,6 +132,41 @@ inline StatusOr<int64_t> Int(const nlohmann::json& value, std::string_view path,
   return number;
 }
 
+// A whole number >= 0 that fits 64 unsigned bits (a JSON integer, or a float
+// with no fraction below 9e18); Invalid naming the path otherwise.
+inline StatusOr<uint64_t> Uint(const nlohmann::json& value, std::string_view path) {
+  if (value.is_number_unsigned()) return value.get<uint64_t>();
+  if (value.is_number_integer() && value.get<int64_t>() >= 0) {
+    return static_cast<uint64_t>(value.get<int64_t>());
+  }
+  if (value.is_number_float()) {
+    const double real = value.get<double>();
+    if (std::isfinite(real) && real >= 0 && real == std::floor(real) && real <= 9e18) {
+      return static_cast<uint64_t>(real);
+    }
+  }
+  return Expected(path, "a whole number >= 0", value);
+}
+
+// "0x" and 16 lower-case hex digits: how 64-bit checksums travel (JSON
+// readers in other languages lose precision on integers above 2^53).
+inline StatusOr<uint64_t> Hex64(const nlohmann::json& value, std::string_view path) {
+  constexpr std::string_view kExpected = "\"0x\" and 16 lower-case hex digits";
+  if (!value.is_string()) return Expected(path, kExpected, value);
+  const std::string& text = value.get_ref<const std::string&>();
+  if (text.size() != 18 || text[0] != '0' || text[1] != 'x') {
+    return Expected(path, kExpected, value);
+  }
+  uint64_t number = 0;
+  for (size_t i = 2; i < text.size(); ++i) {
+    const char c = text[i];
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (digit < 0) return Expected(path, kExpected, value);
+    number = number << 4 | static_cast<uint64_t>(digit);
+  }
+  return number;
+}
+
 // A finite number > 0 (and <= max); Invalid naming the path otherwise.
 inline StatusOr<double> Positive(const nlohmann::json& value, std::string_view path,
                                  double max = std::numeric_limits<double>::max()) {
@@ -168,6 +203,17 @@ inline StatusOr<std::string> LabelValue(const nlohmann::json& value, std::string
     return fmt::format("{}", value.get<double>());
   }
   return Expected(path, "a label value (a string)", value);
+}
+
+// The member `key` of `node` read by `read` (Uint, Hex64, String, Bool: a
+// reader of a value and its path) as "<path>.<key>"; Invalid
+// "<path>.<key>: missing" when absent.
+template <typename Read>
+auto Member(const nlohmann::json& node, std::string_view path, std::string_view key, Read read)
+    -> decltype(read(node, path)) {
+  const nlohmann::json* found = Find(node, key);
+  if (!found) return Status::Invalid(fmt::format("{}: missing", Field(path, key)));
+  return read(*found, Field(path, key));
 }
 
 }  // namespace ballast::json_read

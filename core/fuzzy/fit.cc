@@ -178,12 +178,10 @@ double Rms(const std::vector<double>& errors) {
   return errors.empty() ? 0 : std::sqrt(sum / errors.size());
 }
 
-}  // namespace
-
-StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<NodeFacts>& nodes,
-                                    const std::map<std::string, double>& speeds,
-                                    const FitOptions& options) {
-  BALLAST_ASSIGN_OR_RETURN(WeightResult before, ComputeWeights(profile, nodes));
+// Ok when every speed is a node's, within bounds, and no node is more than
+// kMaxSpeedRatio times another.
+Status CheckSpeeds(const std::vector<NodeFacts>& nodes,
+                   const std::map<std::string, double>& speeds) {
   for (const auto& [key, speed] : speeds) {
     const std::string& node = key;  // a binding a lambda can capture (clang 14)
     const bool known = std::any_of(nodes.begin(), nodes.end(),
@@ -206,6 +204,34 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
           fast->first, fast->second / slow->second, slow->first, kMaxSpeedRatio));
     }
   }
+  return Status::Ok();
+}
+
+// Ranks held to kMaxRank. The upper bound, by scaling. Holding a rank at kMaxRank while the others
+// are solved again changes the ranks' proportions, and a slower node can
+// then weigh more than a faster one. Scaling the ranks above the floor by
+// one factor until the largest is kMaxRank keeps their proportions: every
+// node's log score over the floor's share is scaled alike, and the order of
+// the nodes is the fit's.
+Status ScaleBelowMaxRank(std::vector<double>& ranks, double min_rank) {
+  const double largest = *std::max_element(ranks.begin(), ranks.end());
+  if (!std::isfinite(largest)) {
+    return Status::Invalid("the fit of the ranks gave no finite ranks for these speeds");
+  }
+  if (largest > kMaxRank) {
+    const double scale = (kMaxRank - min_rank) / (largest - min_rank);
+    for (double& rank : ranks) rank = std::min(kMaxRank, min_rank + (rank - min_rank) * scale);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<NodeFacts>& nodes,
+                                    const std::map<std::string, double>& speeds,
+                                    const FitOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(WeightResult before, ComputeWeights(profile, nodes));
+  BALLAST_RETURN_IF_ERROR(CheckSpeeds(nodes, speeds));
   std::vector<size_t> fitted;  // indices into nodes
   std::vector<double> y, measured;
   Matrix x;
@@ -228,20 +254,7 @@ StatusOr<FitResult> FitProfileRanks(const Profile& profile, const std::vector<No
   const double ridge = options.ridge > 0 ? options.ridge : 1e-9;
   const double min_rank = std::clamp(options.min_rank, 1e-9, kMaxRank);
   std::vector<double> ranks = FitAboveFloor(x, y, prior, ridge, min_rank);
-  // The upper bound, by scaling. Holding a rank at kMaxRank while the others
-  // are solved again changes the ranks' proportions, and a slower node can
-  // then weigh more than a faster one. Scaling the ranks above the floor by
-  // one factor until the largest is kMaxRank keeps their proportions: every
-  // node's log score over the floor's share is scaled alike, and the order of
-  // the nodes is the fit's.
-  const double largest = *std::max_element(ranks.begin(), ranks.end());
-  if (!std::isfinite(largest)) {
-    return Status::Invalid("the fit of the ranks gave no finite ranks for these speeds");
-  }
-  if (largest > kMaxRank) {
-    const double scale = (kMaxRank - min_rank) / (largest - min_rank);
-    for (double& rank : ranks) rank = std::min(kMaxRank, min_rank + (rank - min_rank) * scale);
-  }
+  BALLAST_RETURN_IF_ERROR(ScaleBelowMaxRank(ranks, min_rank));
   FitResult result;
   result.profile = profile;
   result.profile.name = profile.name + "-fitted";

@@ -203,19 +203,11 @@ Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where)
   return Status::Ok();
 }
 
-StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(spec, path,
-                       {"name", "workload", "items", "itemsFrom", "policy", "profile",
-                        "leaseSeconds", "backoffLimit", "activeDeadlineSeconds", "verify",
-                        "nodeSelector", "tolerations", "worker", "template", "suspend",
-                        "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished", "failurePolicy"}));
-  JobSpec job;
-  job.name = std::string(name);
-  if (const json* own_name = jr::Find(spec, "name")) {
-    BALLAST_ASSIGN_OR_RETURN(job.name,
-                             ReadName(*own_name, jr::Field(path, "name"), NameKind::kDnsLabel));
-  }
+namespace {
+
+// spec.items or spec.itemsFrom, spec.workload and spec.policy: what the job
+// computes, in the order its policy deals it.
+Status ReadWork(const json& spec, std::string_view path, JobSpec& job) {
   std::optional<uint64_t> items;
   std::optional<workload::ItemList> listed;
   const std::string from_path = jr::Field(path, "itemsFrom");
@@ -251,6 +243,12 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
     BALLAST_RETURN_IF_ERROR(
         workload::AttachItems(&job.workload, std::move(*listed), jr::Field(from_path, "list")));
   }
+  return Status::Ok();
+}
+
+// spec.profile, leaseSeconds, backoffLimit, activeDeadlineSeconds, verify and
+// failurePolicy: how the job runs.
+Status ReadRunSettings(const json& spec, std::string_view path, JobSpec& job) {
   if (const json* profile = jr::Find(spec, "profile")) {
     const std::string profile_path = jr::Field(path, "profile");
     BALLAST_ASSIGN_OR_RETURN(job.profile, jr::String(*profile, profile_path));
@@ -290,6 +288,26 @@ StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::
       job.max_failed_items = static_cast<uint64_t>(value);
     }
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::string_view path) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(spec, path,
+                       {"name", "workload", "items", "itemsFrom", "policy", "profile",
+                        "leaseSeconds", "backoffLimit", "activeDeadlineSeconds", "verify",
+                        "nodeSelector", "tolerations", "worker", "template", "suspend",
+                        "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished", "failurePolicy"}));
+  JobSpec job;
+  job.name = std::string(name);
+  if (const json* own_name = jr::Find(spec, "name")) {
+    BALLAST_ASSIGN_OR_RETURN(job.name,
+                             ReadName(*own_name, jr::Field(path, "name"), NameKind::kDnsLabel));
+  }
+  BALLAST_RETURN_IF_ERROR(ReadWork(spec, path, job));
+  BALLAST_RETURN_IF_ERROR(ReadRunSettings(spec, path, job));
   return job;
 }
 

@@ -268,12 +268,8 @@ StatusOr<std::vector<SpeedChange>> ReadChanges(const json& node, const std::stri
   return changes;
 }
 
-StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(node, path,
-                       {"name", "labels", "speed", "changes", "latency", "bandwidth",
-                        "bytesPerItem", "failAt", "localItems", "joinAt", "leaveAt", "cores"}));
-  NodeSpec spec;
+// The node's name and labels.
+Status ReadNodeIdentity(const json& node, const std::string& path, NodeSpec& spec) {
   BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
   const std::string name_path = jr::Field(path, "name");
   BALLAST_ASSIGN_OR_RETURN(spec.name, jr::String(*name, name_path));
@@ -291,23 +287,11 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
                                jr::LabelValue(value, jr::Field(labels_path, key)));
     }
   }
-  BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));
-  BALLAST_ASSIGN_OR_RETURN(spec.speed, ReadIn(*speed, jr::Field(path, "speed"), Bounds::kMinSpeed,
-                                              Bounds::kMaxSpeed, "a speed"));
-  if (const json* changes = jr::Find(node, "changes")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.changes, ReadChanges(*changes, jr::Field(path, "changes")));
-  }
-  BALLAST_ASSIGN_OR_RETURN(spec.latency,
-                           ReadInOr(node, path, "latency", 0.0, 0, Bounds::kMaxLatency, "seconds"));
-  if (const json* bandwidth = jr::Find(node, "bandwidth")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth,
-                             ReadIn(*bandwidth, jr::Field(path, "bandwidth"), Bounds::kMinBandwidth,
-                                    Bounds::kMaxBandwidth, "bytes per second"));
-  }
-  if (const json* bytes = jr::Find(node, "bytesPerItem")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.bytes_per_item, ReadIn(*bytes, jr::Field(path, "bytesPerItem"), 0,
-                                                         Bounds::kMaxBytesPerItem, "bytes"));
-  }
+  return Status::Ok();
+}
+
+// When the node fails, joins and leaves, each after it joined.
+Status ReadNodeTimes(const json& node, const std::string& path, NodeSpec& spec) {
   if (const json* fail = jr::Find(node, "failAt")) {
     BALLAST_ASSIGN_OR_RETURN(
         spec.fail_at, ReadIn(*fail, jr::Field(path, "failAt"), 0, Bounds::kMaxTime, "seconds"));
@@ -329,6 +313,34 @@ StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
     return Status::Invalid(fmt::format("{}: expected a time after joinAt ({}), got {}",
                                        jr::Field(path, "failAt"), joins, *spec.fail_at));
   }
+  return Status::Ok();
+}
+
+StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path,
+                       {"name", "labels", "speed", "changes", "latency", "bandwidth",
+                        "bytesPerItem", "failAt", "localItems", "joinAt", "leaveAt", "cores"}));
+  NodeSpec spec;
+  BALLAST_RETURN_IF_ERROR(ReadNodeIdentity(node, path, spec));
+  BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));
+  BALLAST_ASSIGN_OR_RETURN(spec.speed, ReadIn(*speed, jr::Field(path, "speed"), Bounds::kMinSpeed,
+                                              Bounds::kMaxSpeed, "a speed"));
+  if (const json* changes = jr::Find(node, "changes")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.changes, ReadChanges(*changes, jr::Field(path, "changes")));
+  }
+  BALLAST_ASSIGN_OR_RETURN(spec.latency,
+                           ReadInOr(node, path, "latency", 0.0, 0, Bounds::kMaxLatency, "seconds"));
+  if (const json* bandwidth = jr::Find(node, "bandwidth")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth,
+                             ReadIn(*bandwidth, jr::Field(path, "bandwidth"), Bounds::kMinBandwidth,
+                                    Bounds::kMaxBandwidth, "bytes per second"));
+  }
+  if (const json* bytes = jr::Find(node, "bytesPerItem")) {
+    BALLAST_ASSIGN_OR_RETURN(spec.bytes_per_item, ReadIn(*bytes, jr::Field(path, "bytesPerItem"), 0,
+                                                         Bounds::kMaxBytesPerItem, "bytes"));
+  }
+  BALLAST_RETURN_IF_ERROR(ReadNodeTimes(node, path, spec));
   if (const json* local = jr::Find(node, "localItems")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*local, jr::Field(path, "localItems"), 0,
                                                     static_cast<int64_t>(Bounds::kMaxItems)));
@@ -458,6 +470,50 @@ ItemsAtOnceModel AtOnce(const NodeSpec& node, const Workload& workload) {
   return model;
 }
 
+namespace {
+
+// scenario.nodes: each node once, at least one there from the start.
+Status ReadNodes(const json& nodes, Scenario& scenario) {
+  BALLAST_RETURN_IF_ERROR(ExpectList(nodes, "nodes", "nodes"));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string node_path = jr::Element("nodes", i);
+    BALLAST_ASSIGN_OR_RETURN(NodeSpec node, ReadNode((nodes)[i], node_path));
+    for (const NodeSpec& other : scenario.nodes) {
+      if (other.name == node.name) {
+        return Status::Invalid(
+            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
+      }
+    }
+    scenario.nodes.push_back(std::move(node));
+  }
+  if (std::ranges::all_of(scenario.nodes,
+                          [](const NodeSpec& node) { return node.join_at.has_value(); })) {
+    return Status::Invalid(
+        "nodes: every node has joinAt; at least one must be there from the start");
+  }
+  return Status::Ok();
+}
+
+// scenario.policies: as listed, or every policy.
+Status ReadPolicies(const json& root, Scenario& scenario) {
+  if (const json* policies = jr::Find(root, "policies")) {
+    BALLAST_RETURN_IF_ERROR(ExpectList(*policies, "policies", "policies"));
+    for (size_t i = 0; i < policies->size(); ++i) {
+      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec,
+                               balance::PolicyFromJson((*policies)[i], jr::Element("policies", i)));
+      scenario.policies.push_back(std::move(spec));
+    }
+  } else {
+    for (const std::string& name : balance::PolicyNames()) {
+      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, balance::PolicyFromJson(name, "policies"));
+      scenario.policies.push_back(std::move(spec));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<Scenario> ScenarioFromJson(const json& root) {
   const std::string path;
   BALLAST_RETURN_IF_ERROR(
@@ -476,36 +532,8 @@ StatusOr<Scenario> ScenarioFromJson(const json& root) {
   BALLAST_ASSIGN_OR_RETURN(scenario.workload, ReadWorkload(*workload, "workload", scenario.seed));
   BALLAST_ASSIGN_OR_RETURN(scenario.profile, StringOr(root, path, "profile", "raspberry-pi"));
   BALLAST_ASSIGN_OR_RETURN(const json* nodes, jr::Require(root, path, "nodes"));
-  BALLAST_RETURN_IF_ERROR(ExpectList(*nodes, "nodes", "nodes"));
-  for (size_t i = 0; i < nodes->size(); ++i) {
-    const std::string node_path = jr::Element("nodes", i);
-    BALLAST_ASSIGN_OR_RETURN(NodeSpec node, ReadNode((*nodes)[i], node_path));
-    for (const NodeSpec& other : scenario.nodes) {
-      if (other.name == node.name) {
-        return Status::Invalid(
-            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
-      }
-    }
-    scenario.nodes.push_back(std::move(node));
-  }
-  if (std::ranges::all_of(scenario.nodes,
-                          [](const NodeSpec& node) { return node.join_at.has_value(); })) {
-    return Status::Invalid(
-        "nodes: every node has joinAt; at least one must be there from the start");
-  }
-  if (const json* policies = jr::Find(root, "policies")) {
-    BALLAST_RETURN_IF_ERROR(ExpectList(*policies, "policies", "policies"));
-    for (size_t i = 0; i < policies->size(); ++i) {
-      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec,
-                               balance::PolicyFromJson((*policies)[i], jr::Element("policies", i)));
-      scenario.policies.push_back(std::move(spec));
-    }
-  } else {
-    for (const std::string& name : balance::PolicyNames()) {
-      BALLAST_ASSIGN_OR_RETURN(balance::PolicySpec spec, balance::PolicyFromJson(name, "policies"));
-      scenario.policies.push_back(std::move(spec));
-    }
-  }
+  BALLAST_RETURN_IF_ERROR(ReadNodes(*nodes, scenario));
+  BALLAST_RETURN_IF_ERROR(ReadPolicies(root, scenario));
   if (const json* detection = jr::Find(root, "failureDetection")) {
     BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection, ReadIn(*detection, "failureDetection",
                                                                 1e-6, Bounds::kMaxTime, "seconds"));

@@ -9,12 +9,12 @@
 
 #include "core/common/json_read.h"
 #include "core/common/utf8.h"
-#include "core/workload/json_fields.h"
 
 namespace ballast::workload {
 namespace {
 
 using json = nlohmann::json;
+namespace jr = json_read;
 
 // A failure's error travels in reports and status: a line, not a log.
 constexpr size_t kMaxErrorBytes = 512;
@@ -55,62 +55,63 @@ void Canonicalize(std::vector<ExecFailure>* failures) {
   *failures = std::move(joined);
 }
 
+// One entry of exec.failures: a range that failed, how, and what it wrote.
+StatusOr<Result> FailureFromJson(const json& entry, const std::string& path) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(entry, path, {"begin", "end", "exitCode", "attempts", "error", "output"}));
+  BALLAST_ASSIGN_OR_RETURN(const uint64_t begin, jr::Member(entry, path, "begin", jr::Uint));
+  BALLAST_ASSIGN_OR_RETURN(const uint64_t end, jr::Member(entry, path, "end", jr::Uint));
+  if (end <= begin) {
+    return jr::Expected(jr::Field(path, "end"), fmt::format("a number > begin ({})", begin),
+                        entry["end"]);
+  }
+  // Whole numbers that fit what they are read into, never narrowed; what
+  // a job allows (1 to 255, the attempts its retries give) is checked by
+  // the coordinator (coordinator/result_bounds.h).
+  const json* code = jr::Find(entry, "exitCode");
+  if (code == nullptr)
+    return Status::Invalid(fmt::format("{}: missing", jr::Field(path, "exitCode")));
+  BALLAST_ASSIGN_OR_RETURN(const int64_t exit_code, jr::Int(*code, jr::Field(path, "exitCode"),
+                                                            std::numeric_limits<int>::min(),
+                                                            std::numeric_limits<int>::max()));
+  BALLAST_ASSIGN_OR_RETURN(const uint64_t attempts, jr::Member(entry, path, "attempts", jr::Uint));
+  if (attempts > std::numeric_limits<uint32_t>::max()) {
+    return jr::Expected(jr::Field(path, "attempts"), "a whole number of 32 bits",
+                        entry["attempts"]);
+  }
+  // A bounded string, or none.
+  auto bounded = [&](std::string_view key, size_t max) -> StatusOr<std::string> {
+    const json* found = jr::Find(entry, key);
+    if (found == nullptr) return std::string();
+    if (!found->is_string() || found->get_ref<const std::string&>().size() > max) {
+      return jr::Expected(jr::Field(path, key), fmt::format("a string of at most {} bytes", max),
+                          *found);
+    }
+    return found->get<std::string>();
+  };
+  BALLAST_ASSIGN_OR_RETURN(std::string error, bounded("error", kMaxErrorBytes));
+  BALLAST_ASSIGN_OR_RETURN(std::string output, bounded("output", kMaxFailureOutputBytes));
+  return Result::ExecFailed({begin, end}, static_cast<int>(exit_code),
+                            static_cast<uint32_t>(attempts), std::move(error), std::move(output));
+}
+
 StatusOr<Result> ExecFromJson(const json& node) {
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "exec", {"succeeded", "failures", "fields"}));
-  BALLAST_ASSIGN_OR_RETURN(uint64_t succeeded, RequireUint(node, "exec", "succeeded"));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, "exec", {"succeeded", "failures", "fields"}));
+  BALLAST_ASSIGN_OR_RETURN(const uint64_t succeeded,
+                           jr::Member(node, "exec", "succeeded", jr::Uint));
   UserFields fields;
-  if (auto found = node.find("fields"); found != node.end()) {
+  if (const json* found = jr::Find(node, "fields")) {
     BALLAST_ASSIGN_OR_RETURN(fields, FieldsFromJson(*found, "exec.fields"));
   }
   Result result = Result::ExecHandedBack(succeeded, std::move(fields));
-  auto failures = node.find("failures");
-  if (failures == node.end() || !failures->is_array()) {
-    return Status::Invalid("exec.failures: expected an array");
+  const json* failures = jr::Find(node, "failures");
+  if (failures == nullptr || !failures->is_array()) {
+    return jr::Expected("exec.failures", "an array", failures ? *failures : json());
   }
-  for (const json& entry : *failures) {
-    const std::string where = "exec.failures[]";
-    BALLAST_RETURN_IF_ERROR(
-        ExpectObject(entry, where, {"begin", "end", "exitCode", "attempts", "error", "output"}));
-    BALLAST_ASSIGN_OR_RETURN(uint64_t begin, RequireUint(entry, where, "begin"));
-    BALLAST_ASSIGN_OR_RETURN(uint64_t end, RequireUint(entry, where, "end"));
-    if (end <= begin) return Status::Invalid("exec.failures[].end: expected end > begin");
-    // Whole numbers that fit what they are read into, never narrowed; what
-    // a job allows (1 to 255, the attempts its retries give) is checked by
-    // the coordinator (coordinator/result_bounds.h).
-    auto code = entry.find("exitCode");
-    if (code == entry.end() || !code->is_number_integer() ||
-        code->get<int64_t>() < std::numeric_limits<int>::min() ||
-        code->get<int64_t>() > std::numeric_limits<int>::max() ||
-        (code->is_number_unsigned() && code->get<uint64_t>() > INT64_MAX)) {
-      return Status::Invalid("exec.failures[].exitCode: expected a whole number of 32 bits");
-    }
-    BALLAST_ASSIGN_OR_RETURN(uint64_t attempts, RequireUint(entry, where, "attempts"));
-    if (attempts > std::numeric_limits<uint32_t>::max()) {
-      return Status::Invalid("exec.failures[].attempts: expected a whole number of 32 bits");
-    }
-    std::string error;
-    if (auto found = entry.find("error"); found != entry.end()) {
-      if (!found->is_string() || found->get_ref<const std::string&>().size() > kMaxErrorBytes) {
-        return Status::Invalid(
-            fmt::format("exec.failures[].error: expected a string of at most "
-                        "{} bytes",
-                        kMaxErrorBytes));
-      }
-      error = found->get<std::string>();
-    }
-    std::string output;
-    if (auto found = entry.find("output"); found != entry.end()) {
-      if (!found->is_string() ||
-          found->get_ref<const std::string&>().size() > kMaxFailureOutputBytes) {
-        return Status::Invalid(
-            fmt::format("exec.failures[].output: expected a string of at most {} bytes",
-                        kMaxFailureOutputBytes));
-      }
-      output = found->get<std::string>();
-    }
-    BALLAST_RETURN_IF_ERROR(result.Merge(
-        Result::ExecFailed({begin, end}, static_cast<int>(code->get<int64_t>()),
-                           static_cast<uint32_t>(attempts), std::move(error), std::move(output))));
+  for (size_t i = 0; i < failures->size(); ++i) {
+    BALLAST_ASSIGN_OR_RETURN(const Result failure,
+                             FailureFromJson((*failures)[i], jr::Element("exec.failures", i)));
+    BALLAST_RETURN_IF_ERROR(result.Merge(failure));
   }
   return result;
 }
@@ -126,6 +127,8 @@ std::vector<std::string> ValuesOf(const std::vector<std::string>& values, balanc
 }
 
 }  // namespace
+
+std::string Hex64(uint64_t value) { return fmt::format("{:#018x}", value); }
 
 Result Result::Empty(WorkloadKind kind) {
   switch (kind) {
@@ -243,21 +246,23 @@ json Result::ToStatusJson(const std::vector<std::string>* values) const {
 
 StatusOr<Result> Result::FromJson(WorkloadKind kind, const json& node) {
   const std::string name = WorkloadKindName(kind);
-  BALLAST_RETURN_IF_ERROR(ExpectObject(node, "result", {name}));
-  auto body = node.find(name);
-  if (body == node.end()) return Status::Invalid(fmt::format("result.{}: missing", name));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, "result", {name}));
+  BALLAST_ASSIGN_OR_RETURN(const json* body, jr::Require(node, "result", name));
   switch (kind) {
     case WorkloadKind::kPrimes: {
-      BALLAST_RETURN_IF_ERROR(ExpectObject(*body, "primes", {"count", "sum"}));
-      BALLAST_ASSIGN_OR_RETURN(uint64_t count, RequireUint(*body, "primes", "count"));
-      BALLAST_ASSIGN_OR_RETURN(uint64_t sum, RequireHex64(*body, "primes", "sum"));
+      BALLAST_RETURN_IF_ERROR(jr::ExpectObject(*body, "primes", {"count", "sum"}));
+      BALLAST_ASSIGN_OR_RETURN(const uint64_t count,
+                               jr::Member(*body, "primes", "count", jr::Uint));
+      BALLAST_ASSIGN_OR_RETURN(const uint64_t sum, jr::Member(*body, "primes", "sum", jr::Hex64));
       return Primes(count, sum);
     }
     case WorkloadKind::kMatmul: {
-      BALLAST_RETURN_IF_ERROR(ExpectObject(*body, "matmul", {"blocks", "sum", "checksum"}));
-      BALLAST_ASSIGN_OR_RETURN(uint64_t blocks, RequireUint(*body, "matmul", "blocks"));
-      BALLAST_ASSIGN_OR_RETURN(uint64_t sum, RequireHex64(*body, "matmul", "sum"));
-      BALLAST_ASSIGN_OR_RETURN(uint64_t checksum, RequireHex64(*body, "matmul", "checksum"));
+      BALLAST_RETURN_IF_ERROR(jr::ExpectObject(*body, "matmul", {"blocks", "sum", "checksum"}));
+      BALLAST_ASSIGN_OR_RETURN(const uint64_t blocks,
+                               jr::Member(*body, "matmul", "blocks", jr::Uint));
+      BALLAST_ASSIGN_OR_RETURN(const uint64_t sum, jr::Member(*body, "matmul", "sum", jr::Hex64));
+      BALLAST_ASSIGN_OR_RETURN(const uint64_t checksum,
+                               jr::Member(*body, "matmul", "checksum", jr::Hex64));
       return Matmul(blocks, sum, checksum);
     }
     case WorkloadKind::kExec:

@@ -58,6 +58,11 @@ struct ExecFailure {
 inline constexpr size_t kMaxFailureOutputBytes = 256;
 inline constexpr size_t kFailuresWithOutput = 5;
 
+// "0x" and 16 lower-case hex digits: how 64-bit checksums travel (JSON
+// readers in other languages lose precision on integers above 2^53;
+// json_read::Hex64 reads it back).
+std::string Hex64(uint64_t value);
+
 // The last non-blank line of a failure's output, cut to about `max` bytes;
 // "" when it kept none. For messages: `item 7 (exit code 3 after 2 attempts;
 // it wrote "convert: corrupt JPEG data")`.

@@ -304,6 +304,64 @@ json FieldsToJson(const UserFields& fields) {
   return out;
 }
 
+namespace {
+
+// {"sum": n, "overflowed": bool}
+Status SumFromJson(const json& value, const std::string& path, FieldTotal& total) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {"sum", "overflowed"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* sum, jr::Require(value, path, "sum"));
+  BALLAST_ASSIGN_OR_RETURN(total.sum, jr::Int(*sum, jr::Field(path, "sum"), INT64_MIN));
+  if (const json* overflowed = jr::Find(value, "overflowed")) {
+    BALLAST_ASSIGN_OR_RETURN(total.overflowed,
+                             jr::Bool(*overflowed, jr::Field(path, "overflowed")));
+  }
+  return Status::Ok();
+}
+
+// {"min" or "max": x, "count": n}
+Status ExtremeFromJson(const json& value, const std::string& path, FieldTotal& total) {
+  const char* key = MergeRuleName(total.rule);
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {key, "count"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* extreme, jr::Require(value, path, key));
+  BALLAST_ASSIGN_OR_RETURN(total.extreme, Number(*extreme, jr::Field(path, key)));
+  BALLAST_ASSIGN_OR_RETURN(const json* count, jr::Require(value, path, "count"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t n, jr::Int(*count, jr::Field(path, "count"), 1));
+  total.count = static_cast<uint64_t>(n);
+  return Status::Ok();
+}
+
+// {"list": [[item, index, value], ...], "count": n, "limit": l}
+Status ListFromJson(const json& value, const std::string& path, FieldTotal& total) {
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {"list", "count", "limit"}));
+  BALLAST_ASSIGN_OR_RETURN(const json* entries, jr::Require(value, path, "list"));
+  const std::string list_path = jr::Field(path, "list");
+  if (!entries->is_array() || entries->size() > kMaxListLimit) {
+    return jr::Expected(list_path, fmt::format("a list of at most {} entries", kMaxListLimit),
+                        *entries);
+  }
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const json& entry = (*entries)[i];
+    const std::string entry_path = jr::Element(list_path, i);
+    if (!entry.is_array() || entry.size() != 3) {
+      return jr::Expected(entry_path, "[item, index, value]", entry);
+    }
+    BALLAST_ASSIGN_OR_RETURN(int64_t item, jr::Int(entry[0], entry_path, 0));
+    BALLAST_ASSIGN_OR_RETURN(int64_t index, jr::Int(entry[1], entry_path, 0, UINT32_MAX));
+    BALLAST_ASSIGN_OR_RETURN(ListEntry read, Entry(entry[2], static_cast<uint64_t>(item),
+                                                   static_cast<uint32_t>(index), entry_path));
+    total.kept.push_back(std::move(read));
+  }
+  BALLAST_ASSIGN_OR_RETURN(const json* count, jr::Require(value, path, "count"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t n, jr::Int(*count, jr::Field(path, "count"), 0));
+  BALLAST_ASSIGN_OR_RETURN(const json* limit, jr::Require(value, path, "limit"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t l, jr::Int(*limit, jr::Field(path, "limit"), 1, kMaxListLimit));
+  total.count = static_cast<uint64_t>(n);
+  total.limit = static_cast<uint32_t>(l);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<UserFields> FieldsFromJson(const json& node, std::string_view where) {
   if (!node.is_object()) return jr::Expected(where, "an object", node);
   if (node.size() > kMaxResultFields) {
@@ -322,55 +380,16 @@ StatusOr<UserFields> FieldsFromJson(const json& node, std::string_view where) {
     FieldTotal total;
     total.rule = *rule;
     switch (*rule) {
-      case MergeRule::kSum: {
-        BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {"sum", "overflowed"}));
-        BALLAST_ASSIGN_OR_RETURN(total.sum,
-                                 jr::Int(value["sum"], jr::Field(path, "sum"), INT64_MIN));
-        if (const json* overflowed = jr::Find(value, "overflowed")) {
-          BALLAST_ASSIGN_OR_RETURN(total.overflowed,
-                                   jr::Bool(*overflowed, jr::Field(path, "overflowed")));
-        }
+      case MergeRule::kSum:
+        BALLAST_RETURN_IF_ERROR(SumFromJson(value, path, total));
         break;
-      }
       case MergeRule::kMin:
-      case MergeRule::kMax: {
-        const char* key = MergeRuleName(*rule);
-        BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {key, "count"}));
-        BALLAST_ASSIGN_OR_RETURN(total.extreme, Number(value[key], jr::Field(path, key)));
-        BALLAST_ASSIGN_OR_RETURN(const json* count, jr::Require(value, path, "count"));
-        BALLAST_ASSIGN_OR_RETURN(int64_t n, jr::Int(*count, jr::Field(path, "count"), 1));
-        total.count = static_cast<uint64_t>(n);
+      case MergeRule::kMax:
+        BALLAST_RETURN_IF_ERROR(ExtremeFromJson(value, path, total));
         break;
-      }
-      case MergeRule::kList: {
-        BALLAST_RETURN_IF_ERROR(jr::ExpectObject(value, path, {"list", "count", "limit"}));
-        const json& entries = value["list"];
-        const std::string list_path = jr::Field(path, "list");
-        if (!entries.is_array() || entries.size() > kMaxListLimit) {
-          return jr::Expected(list_path, fmt::format("a list of at most {} entries", kMaxListLimit),
-                              entries);
-        }
-        for (size_t i = 0; i < entries.size(); ++i) {
-          const json& entry = entries[i];
-          const std::string entry_path = jr::Element(list_path, i);
-          if (!entry.is_array() || entry.size() != 3) {
-            return jr::Expected(entry_path, "[item, index, value]", entry);
-          }
-          BALLAST_ASSIGN_OR_RETURN(int64_t item, jr::Int(entry[0], entry_path, 0));
-          BALLAST_ASSIGN_OR_RETURN(int64_t index, jr::Int(entry[1], entry_path, 0, UINT32_MAX));
-          BALLAST_ASSIGN_OR_RETURN(ListEntry read, Entry(entry[2], static_cast<uint64_t>(item),
-                                                         static_cast<uint32_t>(index), entry_path));
-          total.kept.push_back(std::move(read));
-        }
-        BALLAST_ASSIGN_OR_RETURN(const json* count, jr::Require(value, path, "count"));
-        BALLAST_ASSIGN_OR_RETURN(int64_t n, jr::Int(*count, jr::Field(path, "count"), 0));
-        BALLAST_ASSIGN_OR_RETURN(const json* limit, jr::Require(value, path, "limit"));
-        BALLAST_ASSIGN_OR_RETURN(int64_t l,
-                                 jr::Int(*limit, jr::Field(path, "limit"), 1, kMaxListLimit));
-        total.count = static_cast<uint64_t>(n);
-        total.limit = static_cast<uint32_t>(l);
+      case MergeRule::kList:
+        BALLAST_RETURN_IF_ERROR(ListFromJson(value, path, total));
         break;
-      }
     }
     fields[name] = std::move(total);
   }

@@ -141,6 +141,29 @@ bool Pass::OwnedPodsLeft() const {
                      [&](const PodView& pod) { return pod.meta.OwnedBy(uid); });
 }
 
+bool StopSession(Pass& pass) {
+  pass.DeletePods();
+  const bool pods_left = pass.OwnedPodsLeft();
+  JobMemory& memory = pass.memory;
+  if (memory.registered) {
+    // Workers hand back their leases as they stop; save what they finished
+    // once they are gone.
+    if (pods_left) return false;
+    if (const auto& checkpoint = pass.in.checkpoint) {
+      KeepCheckpoint(pass, *checkpoint);
+      pass.status.completed_items = checkpoint->completed.size();
+      pass.status.progress =
+          ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
+      pass.status.result =
+          checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
+    }
+    pass.actions.push_back(RemoveJob{});
+    memory.registered = false;
+  }
+  pass.status.workers = 0;
+  return !pods_left;
+}
+
 }  // namespace decide
 
 namespace {
@@ -184,6 +207,7 @@ void DeleteFinishedPods(Pass& pass, double finished) {
 
 void AfterFinish(Pass& pass) {
   decide::RefineTiming(pass);
+  if (pass.in.queue) decide::FinishWorkload(pass);
   const bool failed = pass.status.Is(JobPhase::kFailed);
   if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;
@@ -235,30 +259,13 @@ void Fail(Pass& pass, Reason reason, const std::string& message) {
 }
 
 void Suspend(Pass& pass) {
-  pass.DeletePods();
-  const bool pods_left = pass.OwnedPodsLeft();
-  JobMemory& memory = pass.memory;
-  if (memory.registered) {
-    // Workers hand back their leases as they stop; save what they finished
-    // once they are gone.
-    if (pods_left) {
-      pass.requeue_after = kPodsLeavingRetry;
-      return;
-    }
-    if (const auto& checkpoint = pass.in.checkpoint) {
-      decide::KeepCheckpoint(pass, *checkpoint);
-      pass.status.completed_items = checkpoint->completed.size();
-      pass.status.progress =
-          ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
-      pass.status.result =
-          checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
-    }
-    pass.actions.push_back(RemoveJob{});
-    memory.registered = false;
+  const bool stopped = decide::StopSession(pass);
+  if (!stopped && pass.memory.registered) {
+    pass.requeue_after = kPodsLeavingRetry;  // the workers are leaving
+    return;
   }
-  pass.status.workers = 0;
   // Resuming tries every node again (an image imported since, say).
-  memory.given_up.clear();
+  pass.memory.given_up.clear();
   pass.status.excluded_nodes.clear();
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
@@ -269,7 +276,7 @@ void Suspend(Pass& pass) {
       decide::Condition(ConditionType::kSuspended, true, Reason::kSuspendedByUser, message),
       pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
-  if (pods_left) pass.requeue_after = kPodsLeavingRetry;
+  if (!stopped) pass.requeue_after = kPodsLeavingRetry;
 }
 
 // The profile the job names, parsed; nullopt after failing the job.
@@ -408,9 +415,15 @@ void Run(Pass& pass) {
   std::optional<fuzzy::Profile> profile;
   if (!pass.memory.registered && !(profile = ResolveProfile(pass))) return;
   EnsureToken(pass);
-  if (pass.spec().suspend) return Suspend(pass);
+  if (pass.spec().suspend) {
+    Suspend(pass);
+    if (pass.in.queue) decide::SuspendWorkload(pass);  // its quota back to the queue
+    return;
+  }
+  if (pass.in.queue && !decide::Admission(pass)) return;  // held, or stopped by Kueue
   if (!pass.memory.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
+  if (pass.in.queue) decide::ReportReclaimable(pass);
   pass.HandStatus(pass.in.flush_status);
   if (pass.status.Finished()) return AfterFinish(pass);
   milliseconds next = pass.options.pacing.status_interval;

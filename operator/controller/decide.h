@@ -65,6 +65,8 @@
 //   finished + podTTLSecondsAfterFinished -> DeletePod of each finished worker pod
 //     (else the operator's worker_pod_ttl_s; -1 keeps them)
 //   finished + ttlSecondsAfterFinished -> DeleteJob once the final status is written
+//   labelled kueue.x-k8s.io/queue-name -> held until Kueue admits its Workload,
+//     (input.queue set)                   suspended when Kueue evicts it: kueue.h
 //
 // Before any of this, a job no operator has written a status for yet is
 // Accepted (Accept below): phase Pending at once, before the slow work of
@@ -111,6 +113,7 @@
 #include "operator/controller/create_refusals.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/kube_views.h"
+#include "operator/controller/kueue.h"
 #include "operator/controller/status_pacing.h"
 #include "operator/controller/weighted_job.h"
 #include "operator/controller/worker_objects.h"
@@ -166,6 +169,15 @@ struct JobMemory {
   std::set<std::string> refused_nodes;  // workers lost while their pods wait (LoseRefusedWorkers)
   SteadyTime last_write{};
   std::optional<SteadyTime> done_at;
+  // A job queued in Kueue (kueue.h): the admission last announced
+  // ("ClusterQueue ... flavor ..."; "" while not admitted), whether its
+  // Workload was asked for, and the resourceVersion of the Workload the
+  // last status patch was made against: while the cache shows that one, the
+  // patch is on its way and not made again; a patch the API server refused
+  // as stale (Conflict) is made again from the newer one.
+  std::string admission;
+  bool workload_requested = false;
+  std::string workload_patched_version;
 };
 
 // What the Executor reports of the job's writes in flight.
@@ -244,6 +256,9 @@ struct DecideInput {
   // Why the job's last create task (its pods, its token Secret) failed,
   // classified (create_refusals.h); nullopt when it did not.
   std::optional<CreateRefusal> create_refusal;
+  // The job's queueing in Kueue, when it is labelled kueue.x-k8s.io/queue-name
+  // and the operator runs with --kueue; nullopt: it runs as soon as it can.
+  std::optional<QueueInput> queue;
   PassTime now;
 };
 
@@ -301,8 +316,21 @@ struct RecordSpeeds {
   std::vector<std::string> winsorized;  // the nodes entered at the band's edge
 };
 
-using Action = std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
-                            WriteStatus, DeleteJob, RecordEvent, RecordSpeeds>;
+// The job's Workload (kueue.h), to be created (AlreadyExists is success).
+struct CreateWorkload {
+  nlohmann::json workload;
+};
+// A merge patch of the Workload `name` (of its status subresource, or of
+// the object: spec.active), conditional on the resourceVersion it carries.
+struct PatchWorkload {
+  std::string name;
+  nlohmann::json patch;
+  bool status = true;
+};
+
+using Action =
+    std::variant<RegisterJob, RemoveJob, WorkerLost, AddWorker, CreateObjects, DeletePod,
+                 WriteStatus, DeleteJob, RecordEvent, RecordSpeeds, CreateWorkload, PatchWorkload>;
 
 struct Decision {
   JobMemory memory;             // for the next pass

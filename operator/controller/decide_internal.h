@@ -39,7 +39,9 @@ struct Pass {
     Index();
   }
 
-  const WeightedJobSpec& spec() const { return *in.spec->spec; }  // requires a valid spec
+  // The job's spec; once Kueue admitted a queued job, with its flavors'
+  // node labels and tolerations (PlaceOnFlavors). Requires a valid spec.
+  const WeightedJobSpec& spec() const { return placed ? *placed : *in.spec->spec; }
   // The input's pod, node and session worker of a name; nullptr when there
   // is none (the first, as listed, where a name repeats). Looked up in maps
   // built once: a pass asks for each of the job's nodes, up to thousands.
@@ -73,6 +75,11 @@ struct Pass {
   // The earliest deadline of a fault being watched (WatchImage), or of a
   // create's backoff (GateCreates).
   std::optional<std::chrono::milliseconds> fault_deadline;
+  // A queued job admitted by Kueue: its spec placed on the admitted flavors,
+  // and how many nodes its session may hold (the Workload's count less the
+  // pods it gave back), which caps the nodes that join mid-job.
+  std::optional<WeightedJobSpec> placed;
+  std::optional<size_t> node_limit;
 
  private:
   void Index();
@@ -87,6 +94,31 @@ struct Pass {
 // the Started / Resumed event. nullopt when the job waits for nodes (Pending,
 // NoEligibleNodes) or failed (InvalidProfile, InvalidCheckpoint).
 std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile);
+
+// The nodes the job would run on now (eligible, in name order), and why each
+// other node cannot (Ineligibility and the rest).
+std::vector<std::string> EligibleNodeNames(const Pass& pass, std::vector<std::string>* excluded);
+// Pending, Ready False NoEligibleNodes naming why; looks again in 10 s.
+void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded);
+// Stops the job's session for a suspension: deletes its pods; once they are
+// gone keeps the checkpoint in status (with its progress and result) and
+// removes the session. Returns true when no session and no pod is left.
+bool StopSession(Pass& pass);
+
+// --- Kueue (decide_kueue.cc; kueue.h) ------------------------------------------
+
+// For a queued job (in.queue): creates its Workload, holds it until Kueue
+// admits it, stops it when Kueue evicts it and hands the quota back. Returns
+// true when the job may run (admitted), with pass.placed and
+// pass.node_limit set.
+bool Admission(Pass& pass);
+// For a queued job that runs: status.reclaimablePods of its Workload.
+void ReportReclaimable(Pass& pass);
+// For a queued job suspended (spec.suspend) and stopped: its Workload
+// deactivated, then its admission handed back once Kueue evicted it.
+void SuspendWorkload(Pass& pass);
+// For a queued job that finished: its Workload's Finished condition.
+void FinishWorkload(Pass& pass);
 
 // --- faults of one node's worker (decide_faults.cc) ---------------------------
 

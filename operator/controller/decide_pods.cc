@@ -101,6 +101,8 @@ Eligible EligibleNodes(const Pass& pass) {
   return eligible;
 }
 
+}  // namespace
+
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
@@ -111,6 +113,16 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
+
+std::vector<std::string> EligibleNodeNames(const Pass& pass, std::vector<std::string>* excluded) {
+  Eligible eligible = EligibleNodes(pass);
+  std::vector<std::string> names;
+  for (const auto& facts : eligible.facts) names.push_back(facts.name);
+  if (excluded) *excluded = std::move(eligible.excluded);
+  return names;
+}
+
+namespace {
 
 void FailInPass(Pass& pass, Reason reason, const std::string& message) {
   if (pass.memory.registered && pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
@@ -712,39 +724,37 @@ namespace {
 // Nodes that became eligible since the session started (added, Ready,
 // uncordoned, labelled into the selector) join it: AddWorker with their
 // prior, a NodeJoined event; ManageNode then makes their pods.
-void JoinNodes(Pass& pass) {
-  if (pass.in.view->done || !pass.in.profile) return;
-  const Eligible eligible = EligibleNodes(pass);
-  const std::set<std::string> known(pass.memory.nodes.begin(), pass.memory.nodes.end());
+namespace {
+
+// The eligible nodes not yet in the session; under Kueue, within the pods
+// its Workload was admitted with: a node beyond them waits for the job's
+// next admission (kueue.h).
+std::vector<const fuzzy::NodeFacts*> JoiningNodes(const Pass& pass, const Eligible& eligible,
+                                                  const std::set<std::string>& known) {
   std::vector<const fuzzy::NodeFacts*> joining;
   for (const auto& facts : eligible.facts) {
     if (!known.contains(facts.name)) joining.push_back(&facts);
   }
-  if (joining.empty()) return;
-  // Parsed only when someone joins, not on every pass. A profile deleted or
-  // broken since the start cannot weigh a newcomer; the session goes on with
-  // the nodes it has.
-  const auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
-  if (!profile.ok()) return;
-  // Weighed with the session's nodes still here, and brought onto the
-  // session's scales through them: a weight is relative to the slowest node
-  // weighed (which a slower newcomer changes) and rounded, and the session's
-  // priors may be on history's scale. The ratio of the session nodes' weights
-  // and priors to their unrounded relative scores now maps the newcomer's
-  // score onto both. It has no history of its own here (credibility 0): its
-  // first measurement replaces the prior.
-  std::vector<fuzzy::NodeFacts> facts;
-  for (const auto* node : joining) facts.push_back(*node);
-  for (const auto& node : eligible.facts) {
-    if (known.contains(node.name)) facts.push_back(node);
+  if (pass.node_limit) {
+    const size_t room = pass.memory.nodes.size() < *pass.node_limit
+                            ? *pass.node_limit - pass.memory.nodes.size()
+                            : 0;
+    if (joining.size() > room) joining.resize(room);
   }
-  const auto weights = fuzzy::ComputeWeights(*profile, facts);
-  if (!weights.ok()) return;
+  return joining;
+}
+
+// The factors that bring a relative score onto the session's weights and
+// priors, from its nodes weighed again now (`weights` past the first
+// `joining`): the ratio of their weights and priors to their unrounded
+// relative scores; 1 and 1 when they say nothing.
+std::pair<double, double> SessionScales(const Pass& pass, const fuzzy::WeightResult& weights,
+                                        size_t joining) {
   double relative_sum = 0;
   double weight_sum = 0;
   double prior_sum = 0;
-  for (size_t i = joining.size(); i < weights->nodes.size(); ++i) {
-    const fuzzy::NodeWeight& now = weights->nodes[i];
+  for (size_t i = joining; i < weights.nodes.size(); ++i) {
+    const fuzzy::NodeWeight& now = weights.nodes[i];
     const auto prior = pass.memory.priors.find(now.name);
     const auto then =
         std::find_if(pass.memory.weights.nodes.begin(), pass.memory.weights.nodes.end(),
@@ -754,9 +764,36 @@ void JoinNodes(Pass& pass) {
     weight_sum += then->weight;
     prior_sum += prior->second.value;
   }
-  const bool mapped = relative_sum > 0 && weight_sum > 0 && prior_sum > 0;
-  const double to_weights = mapped ? weight_sum / relative_sum : 1;
-  const double to_priors = mapped ? prior_sum / relative_sum : 1;
+  if (!(relative_sum > 0 && weight_sum > 0 && prior_sum > 0)) return {1, 1};
+  return {weight_sum / relative_sum, prior_sum / relative_sum};
+}
+
+}  // namespace
+
+void JoinNodes(Pass& pass) {
+  if (pass.in.view->done || !pass.in.profile) return;
+  const Eligible eligible = EligibleNodes(pass);
+  const std::set<std::string> known(pass.memory.nodes.begin(), pass.memory.nodes.end());
+  const std::vector<const fuzzy::NodeFacts*> joining = JoiningNodes(pass, eligible, known);
+  if (joining.empty()) return;
+  // Parsed only when someone joins, not on every pass. A profile deleted or
+  // broken since the start cannot weigh a newcomer; the session goes on with
+  // the nodes it has.
+  const auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
+  if (!profile.ok()) return;
+  // Weighed with the session's nodes still here, and brought onto the
+  // session's scales through them: a weight is relative to the slowest node
+  // weighed (which a slower newcomer changes) and rounded, and the session's
+  // priors may be on history's scale. It has no history of its own here
+  // (credibility 0): its first measurement replaces the prior.
+  std::vector<fuzzy::NodeFacts> facts;
+  for (const auto* node : joining) facts.push_back(*node);
+  for (const auto& node : eligible.facts) {
+    if (known.contains(node.name)) facts.push_back(node);
+  }
+  const auto weights = fuzzy::ComputeWeights(*profile, facts);
+  if (!weights.ok()) return;
+  const auto [to_weights, to_priors] = SessionScales(pass, *weights, joining.size());
   for (size_t i = 0; i < joining.size(); ++i) {
     fuzzy::NodeWeight weight = weights->nodes[i];
     const double relative = weight.relative;

@@ -147,6 +147,26 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
                                      {"metadata", {{"name", a->node}, {"uid", a->node_uid}}}};
         events_.Record(node, a->warning, ReasonName(a->reason), a->message);
       }
+    } else if (const auto* a = std::get_if<CreateWorkload>(&action)) {
+      auto created = client_.Create(Workloads().In(job.ns), a->workload);
+      // AlreadyExists: made by an earlier pass the Workload cache has not shown yet.
+      if (!created.ok() && created.status().code() != StatusCode::kConflict) {
+        status = created.status();
+      }
+    } else if (const auto* a = std::get_if<PatchWorkload>(&action)) {
+      const auto ref = Workloads().In(job.ns).Named(a->name);
+      auto patched =
+          a->status ? client_.PatchStatus(ref, a->patch) : client_.MergePatch(ref, a->patch);
+      // Conflict: Kueue changed the Workload since it was read; its change
+      // comes through the cache and the next pass patches again from it.
+      // NotFound: it is gone (the job's deletion took it).
+      const StatusCode code = patched.status().code();
+      if (!patched.ok() && code != StatusCode::kConflict && code != StatusCode::kNotFound) {
+        status = patched.status();
+      } else if (!patched.ok()) {
+        spdlog::info("workload status not written job={} workload={} reason=\"{}\"", job.key,
+                     a->name, patched.status().message());
+      }
     }  // RecordSpeeds: the reconciler hands it to its HistorySource
     BALLAST_RETURN_IF_ERROR(status);
   }

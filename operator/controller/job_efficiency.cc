@@ -132,15 +132,12 @@ Reference ChooseReference(const std::map<std::string, NodeReference>& nodes) {
   return none;
 }
 
-EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double makespan_s,
-                                    const std::map<std::string, NodeReference>& nodes,
-                                    const ItemBound& items) {
-  std::map<std::string, NodeReference> job_nodes;
-  for (const auto& worker : view.workers) {
-    const auto found = nodes.find(worker.name);
-    job_nodes[worker.name] = found != nodes.end() ? found->second : NodeReference{};
-  }
-  const Reference reference = ChooseReference(job_nodes);
+namespace {
+
+// What the job's two limits are made of, worker by worker: the job's own
+// estimate (each worker's measured cost speed) and the reference (its speed
+// known outside the job, over the CPU seconds it spent).
+struct LimitInputs {
   double cost = 0;
   double weighed_cpu_s = 0;
   double fastest_estimated_item = 0;
@@ -148,6 +145,11 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
   std::vector<balance::Capacity> estimated;
   std::vector<balance::Capacity> referenced;
   uint64_t session_items = 0;
+};
+
+LimitInputs GatherLimitInputs(const coordinator::JobView& view, const Reference& reference,
+                              const ItemBound& items) {
+  LimitInputs in;
   const auto& checks = view.verification;
   for (size_t i = 0; i < view.workers.size(); ++i) {
     const auto& worker = view.workers[i];
@@ -155,7 +157,7 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
     const double check_cpu_s = i < checks.worker_cpu_s.size() ? checks.worker_cpu_s[i] : 0;
     const double check_busy_s = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
     const double busy_s = worker.MergedBusySeconds() - check_busy_s;
-    session_items += worker.items;
+    in.session_items += worker.items;
     const double from = std::max(0.0, worker.joined_at - view.started_at);
     const double until = worker.left_at ? std::max(from, *worker.left_at - view.started_at)
                                         : std::numeric_limits<double>::infinity();
@@ -166,29 +168,45 @@ EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double mak
         balance::ItemsAtOnce(cores != reference.cores.end() ? cores->second : 1, items.concurrency);
     if (reference.source != ReferenceSource::kEstimate) {
       const double speed = reference.speed.at(worker.name);
-      weighed_cpu_s +=
+      in.weighed_cpu_s +=
           (worker.cpu_s - worker.dropped_cpu_s - check_cpu_s) * reference.worth.at(worker.name);
-      referenced.push_back({from, until, speed});
-      fastest_reference_item = std::max(fastest_reference_item, speed / at_once);
+      in.referenced.push_back({from, until, speed});
+      in.fastest_reference_item = std::max(in.fastest_reference_item, speed / at_once);
     }
     if (busy_s <= 0 || worker.cost <= 0) continue;
-    cost += worker.cost;
-    estimated.push_back({from, until, worker.cost / busy_s});
-    fastest_estimated_item = std::max(fastest_estimated_item, worker.cost / busy_s / at_once);
+    in.cost += worker.cost;
+    in.estimated.push_back({from, until, worker.cost / busy_s});
+    in.fastest_estimated_item = std::max(in.fastest_estimated_item, worker.cost / busy_s / at_once);
   }
+  return in;
+}
+
+}  // namespace
+
+EfficiencyFigures ComputeEfficiency(const coordinator::JobView& view, double makespan_s,
+                                    const std::map<std::string, NodeReference>& nodes,
+                                    const ItemBound& items) {
+  std::map<std::string, NodeReference> job_nodes;
+  for (const auto& worker : view.workers) {
+    const auto found = nodes.find(worker.name);
+    job_nodes[worker.name] = found != nodes.end() ? found->second : NodeReference{};
+  }
+  const Reference reference = ChooseReference(job_nodes);
+  const LimitInputs in = GatherLimitInputs(view, reference, items);
   // The share of the job this session ran (1 unless it resumed).
-  const double scale =
-      session_items > 0 ? static_cast<double>(view.items) / static_cast<double>(session_items) : 1;
+  const double scale = in.session_items > 0
+                           ? static_cast<double>(view.items) / static_cast<double>(in.session_items)
+                           : 1;
   const auto scaled = [scale](double seconds) {
     return std::isfinite(seconds) ? seconds * scale : 0;
   };
   EfficiencyFigures figures;
   const balance::Limit own =
-      balance::JobLimit(cost, estimated, items.largest_share, fastest_estimated_item);
+      balance::JobLimit(in.cost, in.estimated, items.largest_share, in.fastest_estimated_item);
   figures.estimated_ideal_s = scaled(own.seconds);
   figures.estimated_efficiency = balance::Efficiency(figures.estimated_ideal_s, makespan_s);
-  const balance::Limit limit =
-      balance::JobLimit(weighed_cpu_s, referenced, items.largest_share, fastest_reference_item);
+  const balance::Limit limit = balance::JobLimit(in.weighed_cpu_s, in.referenced,
+                                                 items.largest_share, in.fastest_reference_item);
   if (reference.source != ReferenceSource::kEstimate && scaled(limit.seconds) > 0) {
     figures.source = reference.source;
     figures.ideal_s = scaled(limit.seconds);

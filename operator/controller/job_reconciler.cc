@@ -142,11 +142,43 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
   }
 }
 
+Status JobReconciler::GatherQueue(const JobState& state, DecideInput& input) const {
+  if (!options_.kueue || !caches_.workloads || !caches_.flavors) return Status::Ok();
+  const auto label = input.job.meta.labels.find(std::string(kQueueNameLabel));
+  if (label == input.job.meta.labels.end()) return Status::Ok();
+  QueueInput queue;
+  queue.queue = label->second;
+  const std::string name = WorkloadName(input.name, state.uid);
+  for (const auto& object : caches_.workloads->ListIndexed(input.ns, input.name)) {
+    WorkloadView workload = ReadWorkload(*object);
+    if (workload.meta.name == name) queue.workload = std::move(workload);
+  }
+  if (queue.workload) {
+    for (const std::string& flavor : queue.workload->flavors) {
+      if (auto object = caches_.flavors->Get(flavor)) queue.flavors.push_back(ReadFlavor(*object));
+    }
+  } else if (const auto priority = input.job.meta.labels.find(std::string(kPriorityClassLabel));
+             priority != input.job.meta.labels.end()) {
+    queue.priority_class = priority->second;
+    auto object = client_.Get(WorkloadPriorityClasses().Named(priority->second));
+    if (object.ok()) {
+      const json* value = json_read::Find(*object, "value");
+      if (value && value->is_number_integer()) queue.priority = value->get<int32_t>();
+    } else if (object.status().code() != StatusCode::kNotFound) {
+      return object.status();
+    }
+  }
+  input.queue = std::move(queue);
+  return Status::Ok();
+}
+
 void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) const {
   if (!options_.history || !state.spec.spec || state.memory.registered) return;
   if (state.memory.status.Finished() || state.spec.spec->suspend || !input.profile) {
     return;
   }
+  // A queued job starts only once admitted: its history is read then.
+  if (input.queue && (!input.queue->workload || !input.queue->workload->Admitted())) return;
   std::vector<std::string> nodes;
   for (const NodeView& node : input.nodes) nodes.push_back(node.meta.name);
   const char* workload = workload::WorkloadKindName(state.spec.spec->job.workload.kind);
@@ -293,6 +325,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   input.fresh_token = state.memory.token.empty() ? NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);
+  BALLAST_RETURN_IF_ERROR(GatherQueue(state, input));
   LookUpHistory(state, input);
 
   Decision decision = Decide(input, state.memory, options_.decide);
@@ -301,7 +334,11 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   // A registration that failed leaves memory.registered without a view at
   // the coordinator, which the next pass's Decide registers again.
   RecordHistory(key, decision.actions);
-  BALLAST_RETURN_IF_ERROR(executor_.Execute(ref, decision.actions));
+  if (Status executed = executor_.Execute(ref, decision.actions); !executed.ok()) {
+    // A Workload status patch that did not land is made again next pass.
+    state.memory.workload_patched_version.clear();
+    return executed;
+  }
   return ReconcileResult{decision.requeue_after};
 }
 

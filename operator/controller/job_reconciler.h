@@ -54,6 +54,9 @@ struct ReconcilerOptions {
   // another token), so the job is looked at again: the driver queues the
   // key. May be empty.
   std::function<void(const std::string& key)> requeue;
+  // Admit jobs labelled kueue.x-k8s.io/queue-name through Kueue (kueue.h):
+  // the caches of Workloads and ResourceFlavors must be given.
+  bool kueue = false;
 };
 
 // The informer caches a reconciler reads; they must outlive it.
@@ -62,6 +65,10 @@ struct Caches {
   const kube::Informer& pods;  // indexed by the job label (kJobLabel)
   const kube::Informer& nodes;
   const kube::Informer& profiles;
+  // With ReconcilerOptions::kueue: Workloads (indexed by the job label) and
+  // ResourceFlavors; null otherwise.
+  const kube::Informer* workloads = nullptr;
+  const kube::Informer* flavors = nullptr;
 };
 
 struct ReconcileResult {
@@ -106,6 +113,11 @@ class JobReconciler {
                                     const JobView& view, JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
   void GatherWorld(const JobState& state, DecideInput& input) const;
+  // input.queue, for a job labelled kueue.x-k8s.io/queue-name (with --kueue):
+  // its Workload and admitted flavors from the caches, and the value of the
+  // WorkloadPriorityClass it names while it has no Workload (a request that
+  // failed is returned).
+  Status GatherQueue(const JobState& state, DecideInput& input) const;
   // input.history, for a job about to start a session.
   void LookUpHistory(const JobState& state, DecideInput& input) const;
   // Hands the RecordSpeeds among `actions` to the history source.

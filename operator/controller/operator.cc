@@ -26,7 +26,9 @@
 #include "operator/controller/health.h"
 #include "operator/controller/kube_views.h"
 #include "operator/controller/leader_pod.h"
+#include "operator/controller/reconcile_metrics.h"
 #include "operator/controller/resources.h"
+#include "operator/controller/watch_caches.h"
 
 namespace ballast::controller {
 
@@ -40,15 +42,6 @@ constexpr std::chrono::seconds kSyncTimeout{60};
 // still propagating), and when stopping (within the grace period).
 constexpr std::chrono::seconds kLabelPatience{30};
 constexpr std::chrono::seconds kUnlabelOnStopPatience{3};
-
-// What of a Node decides where jobs run: its labels, readiness, taints and
-// cordon. Heartbeat-only updates change none of it and wake no job.
-json Placement(const json& node) {
-  return {{"labels", node["metadata"].value("labels", json::object())},
-          {"ready", ReadNode(node).ready},
-          {"taints", node.value("/spec/taints"_json_pointer, json::array())},
-          {"unschedulable", node.value("/spec/unschedulable"_json_pointer, false)}};
-}
 
 // CPU seconds the calling thread has used.
 double ThreadCpuSeconds() {
@@ -95,37 +88,7 @@ class Operator::Impl {
       : client_(client),
         options_(std::move(options)),
         registry_(registry ? registry : std::make_shared<prometheus::Registry>()),
-        reconcile_seconds_(
-            prometheus::BuildSummary()
-                .Name("ballast_operator_reconcile_seconds")
-                .Help("Time one reconcile pass of a WeightedJob took")
-                .Register(*registry_)
-                .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
-        reconcile_duration_(
-            prometheus::BuildHistogram()
-                .Name("ballast_operator_reconcile_duration_seconds")
-                .Help("Time one reconcile pass of a WeightedJob took (a histogram "
-                      "to aggregate across replicas)")
-                .Register(*registry_)
-                .Add({}, prometheus::Histogram::BucketBoundaries{1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3,
-                                                                 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,
-                                                                 0.25, 0.5, 1, 2.5, 5, 10})),
-        reconcile_cpu_seconds_(
-            prometheus::BuildSummary()
-                .Name("ballast_operator_reconcile_cpu_seconds")
-                .Help("CPU time of the reconcile thread in one pass (the "
-                      "rest of its wall time is waiting: API server, CPU)")
-                .Register(*registry_)
-                .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
-        reconciles_(prometheus::BuildCounter()
-                        .Name("ballast_operator_reconciles_total")
-                        .Help("Reconcile passes by result (ok, error)")
-                        .Register(*registry_)),
-        jobs_gauge_(prometheus::BuildGauge()
-                        .Name("ballast_operator_jobs")
-                        .Help("WeightedJobs the operator tracks")
-                        .Register(*registry_)
-                        .Add({})),
+        metrics_(*registry_),
         events_(client, options_.identity),
         queue_(std::chrono::milliseconds(5), std::chrono::milliseconds(30000)) {
     scraped_->Attach([this] { return Scrape(); });
@@ -195,7 +158,7 @@ class Operator::Impl {
   // the process at once rather than after the timeout.
   bool AwaitSync() {
     const auto deadline = Clock::now() + kSyncTimeout;
-    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
+    for (const auto& [resource, informer] : caches_->Started()) {
       while (!informer->WaitForSync(std::chrono::milliseconds(100))) {
         if (stopping() || Clock::now() > deadline) return false;
       }
@@ -242,7 +205,8 @@ class Operator::Impl {
       labelled_leader_ = true;
     }
     SetRole(HealthInputs::Role::kLeader);
-    StartInformers();
+    caches_ = std::make_unique<WatchCaches>(client_, options_.watch_namespace,
+                                            options_.reconciler.kueue, queue_);
     {
       std::lock_guard lock(mu_);
       informers_started_ = true;
@@ -253,10 +217,9 @@ class Operator::Impl {
     }
     ReconcilerOptions reconciler_options = options_.reconciler;
     reconciler_options.requeue = [this](const std::string& key) { queue_.Add(key); };
-    reconciler_ = std::make_unique<JobReconciler>(client_, *server_,
-                                                  Caches{*jobs_, *pods_, *nodes_, *profiles_},
+    reconciler_ = std::make_unique<JobReconciler>(client_, *server_, caches_->ForReconciler(),
                                                   events_, std::move(reconciler_options));
-    for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
+    for (const auto& job : caches_->jobs().List()) queue_.Add(kube::ObjectKey(*job));
     {
       std::lock_guard lock(mu_);
       running_.assign(std::max(1, options_.workers), std::nullopt);
@@ -284,12 +247,7 @@ class Operator::Impl {
         if (start) inputs.reconciles_running.push_back(*start);
       }
       if (informers_started_) {
-        const std::pair<const char*, const kube::Informer*> informers[] = {
-            {"weightedjobs", jobs_.get()},
-            {"pods", pods_.get()},
-            {"nodes", nodes_.get()},
-            {"weightprofiles", profiles_.get()}};
-        for (const auto& [resource, informer] : informers) {
+        for (const auto& [resource, informer] : caches_->Started()) {
           const kube::InformerStats stats = informer->Stats();
           inputs.informers.push_back(
               {resource, informer->HasSynced(), stats.failing_since, stats.last_error});
@@ -323,52 +281,6 @@ class Operator::Impl {
     return Status::Ok();
   }
 
-  void StartInformers() {
-    const std::string ns = options_.watch_namespace;
-    kube::InformerOptions trimmed;
-    trimmed.transform = kube::DropManagedFields;
-    auto enqueue_object = [this](const json& job) { queue_.Add(kube::ObjectKey(job)); };
-    jobs_ = std::make_unique<kube::Informer>(
-        client_, WeightedJobs().In(ns), trimmed,
-        kube::InformerHandlers{enqueue_object,
-                               [=](const json&, const json& job) { enqueue_object(job); },
-                               enqueue_object});
-    auto enqueue_owner = [this](const json& pod) {
-      const json labels = pod["metadata"].value("labels", json::object());
-      const std::string job = labels.value(std::string(kJobLabel), "");
-      if (!job.empty()) queue_.Add(pod["metadata"].value("namespace", "") + "/" + job);
-    };
-    kube::InformerOptions pod_options = trimmed;
-    pod_options.label_selector = std::string(kJobLabel);
-    pod_options.index_label = std::string(kJobLabel);
-    pods_ = std::make_unique<kube::Informer>(
-        client_, Pods().In(ns), pod_options,
-        kube::InformerHandlers{enqueue_owner,
-                               [=](const json&, const json& pod) { enqueue_owner(pod); },
-                               enqueue_owner});
-    auto enqueue_all = [this] {
-      if (!jobs_) return;
-      for (const auto& job : jobs_->List()) queue_.Add(kube::ObjectKey(*job));
-    };
-    nodes_ = std::make_unique<kube::Informer>(
-        client_, Nodes(), trimmed,
-        kube::InformerHandlers{[=](const json&) { enqueue_all(); },
-                               [=](const json& old_node, const json& node) {
-                                 if (Placement(old_node) != Placement(node)) enqueue_all();
-                               },
-                               [=](const json&) { enqueue_all(); }});
-    profiles_ = std::make_unique<kube::Informer>(
-        client_, WeightProfiles(), kube::InformerOptions{},
-        kube::InformerHandlers{[=](const json&) { enqueue_all(); },
-                               [=](const json&, const json&) { enqueue_all(); },
-                               [=](const json&) { enqueue_all(); }});
-    // Jobs last: their first adds find the other caches filling.
-    nodes_->Start();
-    profiles_->Start();
-    pods_->Start();
-    jobs_->Start();
-  }
-
   void Work(int index) {
     while (auto key = queue_.Get()) {
       const auto start = Clock::now();
@@ -382,8 +294,7 @@ class Operator::Impl {
       }
       SetRunning(index, std::nullopt);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      reconcile_cpu_seconds_.Observe(ThreadCpuSeconds() - cpu_start);
-      Record(seconds, result.ok());
+      Record(seconds, ThreadCpuSeconds() - cpu_start, result.ok());
       if (!result.ok() && Retried(result.status().code())) {
         spdlog::info("reconcile failed job={} retries={} error=\"{}\"", *key,
                      queue_.NumRequeues(*key), result.status().ToString());
@@ -407,9 +318,9 @@ class Operator::Impl {
   // writer at once: the checkpoint the next leader resumes from is the
   // newest; destroying the reconciler writes it.
   void FlushCheckpoints() {
-    if (!reconciler_ || !jobs_) return;
+    if (!reconciler_ || !caches_) return;
     size_t passes = 0;
-    for (const auto& job : jobs_->List()) {
+    for (const auto& job : caches_->jobs().List()) {
       const std::string key = kube::ObjectKey(*job);
       const auto result = reconciler_->Reconcile(key, /*flush_status=*/true);
       if (!result.ok()) {
@@ -434,11 +345,8 @@ class Operator::Impl {
     return code != StatusCode::kInvalid && code != StatusCode::kTerminal;
   }
 
-  void Record(double seconds, bool ok) {
-    reconcile_seconds_.Observe(seconds);
-    reconcile_duration_.Observe(seconds);
-    reconciles_.Add({{"result", ok ? "ok" : "error"}}).Increment();
-    jobs_gauge_.Set(static_cast<double>(reconciler_->TrackedJobs()));
+  void Record(double seconds, double cpu_seconds, bool ok) {
+    metrics_.Observe(seconds, cpu_seconds, ok, reconciler_->TrackedJobs());
     std::lock_guard lock(mu_);
     ++reconciles_total_;
     if (!ok) ++reconcile_errors_;
@@ -470,7 +378,7 @@ class Operator::Impl {
                                    "ratio to its own baseline (and below its band) is slow",
                                    options_.reconciler.decide.deviation.slow_ratio));
     // The finished jobs' efficiency, from the cache of WeightedJobs: the
-    // Run thread sets jobs_ before informers_started_, and keeps it until
+    // Run thread sets caches_ before informers_started_, and keeps it until
     // this object is destroyed (after the scrapes are detached).
     bool informers_started = false;
     {
@@ -485,7 +393,7 @@ class Operator::Impl {
     if (server_) {
       for (auto& family : server_->CollectMetrics()) families.push_back(std::move(family));
       if (informers_started) {
-        const auto jobs = jobs_->List();
+        const auto jobs = caches_->jobs().List();
         if (auto efficiency = JobEfficiencyFamily(jobs)) {
           families.push_back(std::move(*efficiency));
         }
@@ -508,9 +416,7 @@ class Operator::Impl {
     for (auto& thread : threads_) thread.join();
     threads_.clear();
     FlushCheckpoints();
-    for (auto* informer : {jobs_.get(), pods_.get(), nodes_.get(), profiles_.get()}) {
-      if (informer) informer->Stop();
-    }
+    if (caches_) caches_->Stop();
     reconciler_.reset();
     // Close the listener before giving up the Lease, so that a successor on
     // this host can bind the port.
@@ -524,11 +430,7 @@ class Operator::Impl {
   kube::KubeClient& client_;
   const OperatorOptions options_;
   std::shared_ptr<prometheus::Registry> registry_;
-  prometheus::Summary& reconcile_seconds_;  // windowed quantiles (bench/operator_bench)
-  prometheus::Histogram& reconcile_duration_;
-  prometheus::Summary& reconcile_cpu_seconds_;
-  prometheus::Family<prometheus::Counter>& reconciles_;
-  prometheus::Gauge& jobs_gauge_;
+  ReconcileMetrics metrics_;
   EventRecorder events_;
   kube::WorkQueue queue_;
   // Set and reset under server_mu_ by the Run thread (which alone reads it
@@ -536,7 +438,7 @@ class Operator::Impl {
   std::mutex server_mu_;
   std::unique_ptr<coordinator::Server> server_;
   std::shared_ptr<ScrapedMetrics> scraped_ = std::make_shared<ScrapedMetrics>();
-  std::unique_ptr<kube::Informer> jobs_, pods_, nodes_, profiles_;
+  std::unique_ptr<WatchCaches> caches_;
   std::unique_ptr<JobReconciler> reconciler_;
   std::vector<std::thread> threads_;
   std::atomic<bool> lost_leadership_{false};

@@ -32,5 +32,9 @@ kube::ResourceRef Pods();
 kube::ResourceRef Secrets();
 kube::ResourceRef Nodes();  // cluster-scoped
 kube::ResourceRef Events();
+// Kueue's (kueue.x-k8s.io/v1beta2; kueue.h).
+kube::ResourceRef Workloads();
+kube::ResourceRef ResourceFlavors();          // cluster-scoped
+kube::ResourceRef WorkloadPriorityClasses();  // cluster-scoped
 
 }  // namespace ballast::controller

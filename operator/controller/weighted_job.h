@@ -47,7 +47,15 @@ struct WeightedJobSpec {
 enum class JobPhase { kPending, kRunning, kSucceeded, kFailed, kSuspended };
 
 // status.conditions[].type, in the metav1.Condition shape.
-enum class ConditionType { kReady, kProgressing, kComplete, kFailed, kSuspended, kWorkersRefused };
+enum class ConditionType {
+  kReady,
+  kProgressing,
+  kComplete,
+  kFailed,
+  kSuspended,
+  kWorkersRefused,
+  kAdmitted,  // a queued job's admission by Kueue (kueue.h)
+};
 
 // The reasons the operator gives, in conditions and in Events; written as
 // their CamelCase names (ReasonName).
@@ -110,6 +118,10 @@ enum class Reason {
   // A finished job measured a node against its own baseline (core/health/deviation.h).
   kNodeBelowBaseline,  // Slow: a Warning on the job and on the Node
   kNodeAboveBaseline,  // Normal and well above it (fast): noted on both
+  // A job queued in Kueue (kueue.h): the Admitted condition's reasons.
+  kWaitingForQueue,  // its Workload waits for Kueue to admit it
+  kAdmitted,         // Kueue admitted its Workload: it runs
+  kEvicted,          // Kueue evicted its Workload (preempted, ...): suspended
 };
 
 // "Pending", "Ready", "InvalidSpec", ...: the names Kubernetes users see.

@@ -22,10 +22,9 @@ void Put(json& out, const char* key, const std::optional<T>& value) {
 
 // One table per enum, in the enum's order: the name at index i is value i's.
 constexpr const char* kPhaseNames[] = {"Pending", "Running", "Succeeded", "Failed", "Suspended"};
-constexpr const char* kConditionTypeNames[] = {"Ready",  "Progressing", "Complete",
-                                               "Failed", "Suspended",   "WorkersRefused"};
-static_assert(std::size(kConditionTypeNames) ==
-              static_cast<size_t>(ConditionType::kWorkersRefused) + 1);
+constexpr const char* kConditionTypeNames[] = {"Ready",     "Progressing",    "Complete", "Failed",
+                                               "Suspended", "WorkersRefused", "Admitted"};
+static_assert(std::size(kConditionTypeNames) == static_cast<size_t>(ConditionType::kAdmitted) + 1);
 constexpr const char* kReasonNames[] = {
     "InvalidSpec",
     "InvalidPolicy",
@@ -79,8 +78,11 @@ constexpr const char* kReasonNames[] = {
     "WorkersCreated",
     "NodeBelowBaseline",
     "NodeAboveBaseline",
+    "WaitingForQueue",
+    "Admitted",
+    "Evicted",
 };
-static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kNodeAboveBaseline) + 1);
+static_assert(std::size(kReasonNames) == static_cast<size_t>(Reason::kEvicted) + 1);
 
 template <typename E, size_t N>
 std::optional<E> Named(const char* const (&names)[N], std::string_view name) {

@@ -1,7 +1,7 @@
-// Tests of the CPU quota that holds an emulated node's speed (cli/cpu_limit.h):
+// Tests of the CPU quota that holds an emulated node's speed (cli/run/cpu_limit.h):
 // the quota and period chosen for each speed, and, where this machine allows
 // cgroups, the values the kernel was given.
-#include "cli/cpu_limit.h"
+#include "cli/run/cpu_limit.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/plugin_cluster.h"
-#include "cli/plugin_report.h"
-#include "cli/plugin_top.h"
+#include "cli/plugin/plugin_cluster.h"
+#include "cli/plugin/plugin_report.h"
+#include "cli/plugin/plugin_top.h"
 #include "tests/support/test_seed.h"
 
 namespace ballast::cli {

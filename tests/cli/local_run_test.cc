@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "core/balance/efficiency.h"
 #include "tests/support/marked_line.h"
 #include "tests/support/policy_spec.h"

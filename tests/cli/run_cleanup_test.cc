@@ -1,7 +1,7 @@
 // What a local run must not leave behind, piece by piece, with real
 // processes and real cgroups: the owner in a group's name, the processes a
 // dead worker's session left, and the groups of a run that died.
-#include "cli/run_cleanup.h"
+#include "cli/run/run_cleanup.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli/cpu_limit.h"
-#include "cli/run_containment.h"
+#include "cli/run/cpu_limit.h"
+#include "cli/run/run_containment.h"
 
 namespace ballast::cli {
 namespace {

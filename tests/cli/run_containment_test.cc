@@ -8,7 +8,7 @@
 // the run does not stall at its end, and the printout says what escaped. The
 // cgroup tests need root and cgroup v2 with cgroup.kill (names ending in
 // AsRoot, label root) and skip, saying so, elsewhere.
-#include "cli/run_containment.h"
+#include "cli/run/run_containment.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "cgroup/cgroup_tree.h"
-#include "cli/run_cleanup.h"
+#include "cli/run/run_cleanup.h"
 #include "testbed/child_process.h"
 #include "tests/support/marked_processes.h"
 #include "tests/support/run_groups.h"

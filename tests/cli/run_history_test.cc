@@ -1,6 +1,6 @@
-// The run-to-run history of `ballast run --history` (cli/run_history.h): real
+// The run-to-run history of `ballast run --history` (cli/run/run_history.h): real
 // runs on this machine, the second told the speeds the first measured.
-#include "cli/run_history.h"
+#include "cli/run/run_history.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "core/fuzzy/profile.h"
 #include "tests/support/primes_workload.h"
 #include "tests/support/shell_command.h"

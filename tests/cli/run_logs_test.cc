@@ -1,7 +1,7 @@
 // The log folders `ballast run` makes for itself, and the pruning of old
-// ones at a run's start (cli/run_logs.h): the decision over names, times and
+// ones at a run's start (cli/run/run_logs.h): the decision over names, times and
 // owners, then the adapter on a scratch directory.
-#include "cli/run_logs.h"
+#include "cli/run/run_logs.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -1,9 +1,9 @@
-// What the end of a local run kills beyond its cgroups (cli/run_orphans.h):
+// What the end of a local run kills beyond its cgroups (cli/run/run_orphans.h):
 // the decision over a process table, then the adapter with real processes —
 // an orphan that started a session of its own is found because the run is
 // its subreaper, and a child the caller had before is never touched. Neither
 // needs root.
-#include "cli/run_orphans.h"
+#include "cli/run/run_orphans.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "cli/run_cleanup.h"
+#include "cli/run/run_cleanup.h"
 
 namespace ballast::cli::run_orphans_test {
 namespace {

@@ -1,6 +1,6 @@
-// Tests of a local run's figures (cli/run_outcome.h), from a coordinator's
+// Tests of a local run's figures (cli/run/run_outcome.h), from a coordinator's
 // view and the supervision's record written by hand: no process, no clock.
-#include "cli/run_outcome.h"
+#include "cli/run/run_outcome.h"
 
 #include <gtest/gtest.h>
 

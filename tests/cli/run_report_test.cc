@@ -1,6 +1,6 @@
-// What `ballast run` prints of its processes at its end (cli/run_report.h):
+// What `ballast run` prints of its processes at its end (cli/run/run_report.h):
 // a sentence and a JSON object that claim nothing the run does not know.
-#include "cli/run_report.h"
+#include "cli/run/run_report.h"
 
 #include <gtest/gtest.h>
 

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "cli/local_runner.h"
-#include "cli/run_cleanup.h"
+#include "cli/run/local_runner.h"
+#include "cli/run/run_cleanup.h"
 #include "core/job/job_spec.h"
 #include "testbed/child_process.h"
 #include "tests/support/run_groups.h"

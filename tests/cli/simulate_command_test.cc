@@ -1,4 +1,4 @@
-// Tests of `ballast simulate` (cli/simulate_command.cc) on a scenario whose
+// Tests of `ballast simulate` (cli/simulate/simulate_command.cc) on a scenario whose
 // items carry costs: one run shows split by cost beside split by count, with
 // the physical limit, in the table and in JSON.
 #include <gtest/gtest.h>

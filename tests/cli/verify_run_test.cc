@@ -12,7 +12,7 @@
 #include <string>
 #include <thread>
 
-#include "cli/local_runner.h"
+#include "cli/run/local_runner.h"
 #include "tests/support/primes_workload.h"
 #include "tests/support/shell_command.h"
 #include "worker/kernels/reference.h"

@@ -193,7 +193,7 @@ TEST_F(WeightsFitPrometheusTest, FewerThanTwoNodesWithASpeedIsAnError) {
 }
 
 TEST(WeightsFitFaultsTest, PrometheusDownIsAnErrorNamingTheUrlAtOnce) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(testing::UnusedLoopbackPort());
+  const std::string url = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   const CommandRun run = Weights("--fit " + url + " --workload primes");
   EXPECT_EQ(run.code, 1) << run.err;
   EXPECT_EQ(run.out, "");
@@ -234,7 +234,7 @@ TEST(WeightsFitFaultsTest, GarbageIsAnErrorNamingTheUrlAndWhatWasWrong) {
 }
 
 TEST(WeightsFitFlagsTest, WrongFlagsAreRefusedNamingTheFlag) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(testing::UnusedLoopbackPort());
+  const std::string url = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   const std::string speeds =
       std::string(BALLAST_SOURCE_DIR) + "/examples/speeds/pi-mixed-rack.yaml";
   const std::pair<std::string, std::string> cases[] = {

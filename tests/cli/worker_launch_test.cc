@@ -1,6 +1,6 @@
 // Tests of a local run's worker command line, environment and cgroup files
-// (cli/worker_launch.h), and of starting a worker process: its log.
-#include "cli/worker_launch.h"
+// (cli/run/worker_launch.h), and of starting a worker process: its log.
+#include "cli/run/worker_launch.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

@@ -3,9 +3,8 @@
 passes, one it does not is named with its file and line, a folder without a
 row is named, a cycle between core's folders is found."""
 import pathlib
-import subprocess
-import sys
-import tempfile
+
+from tree_check import expect, run_on_tree
 
 SCRIPT = pathlib.Path(__file__).with_name("include_rules.py")
 TABLE = """# Developing
@@ -24,21 +23,7 @@ TABLE = """# Developing
 
 
 def run(files):
-    with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp)
-        (root / "DEVELOPERS.md").write_text(TABLE)
-        for name, text in files.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        done = subprocess.run([sys.executable, str(SCRIPT), str(root)], capture_output=True, text=True)
-        return done.returncode, done.stdout
-
-
-def expect(condition, what, output):
-    if not condition:
-        print(f"FAIL: {what}\n{output}")
-        sys.exit(1)
-    print(f"ok: {what}")
+    return run_on_tree(SCRIPT, {"DEVELOPERS.md": TABLE, **files})
 
 
 code, out = run({"core/a/x.h": '#include "core/common/s.h"\n', "net/n.cc": '#include "core/a/x.h"\n',

@@ -1,5 +1,5 @@
 // Test helper shared by the tests of `ballast run`'s cgroups: the groups a
-// run made, found by the owner its name records (cli/run_cleanup.h).
+// run made, found by the owner its name records (cli/run/run_cleanup.h).
 #pragma once
 
 #include <sys/types.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <system_error>
 
-#include "cli/run_cleanup.h"
+#include "cli/run/run_cleanup.h"
 
 namespace ballast::testing {
 

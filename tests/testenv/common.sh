@@ -26,7 +26,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/realnodes.sh"
 
 # Components in start order (the datastore is kine or etcd); testenv-down stops
 # them in reverse.
-components=(etcd kine kube-apiserver kube-scheduler kube-controller-manager ballast-node-agent)
+components=(etcd kine kube-apiserver kube-scheduler kube-controller-manager ballast-node-agent kueue)
 
 # stop_control_plane DIR: stops every component started from DIR (by its pid
 # file, and any leftover whose command line names DIR), then removes DIR.
@@ -48,7 +48,7 @@ stop_control_plane() {
   # Leftovers of a run whose pid files are gone or incomplete.
   for pid in $(grep -lsF "$dir/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent|kine)$'; then
+    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent|kine|kueue)$'; then
       kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
     fi
   done

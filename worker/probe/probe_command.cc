@@ -101,6 +101,35 @@ StatusOr<std::optional<probe::BenchmarkScore>> MaybeBenchmark(const ProbeOptions
   return std::optional<probe::BenchmarkScore>(std::move(score));
 }
 
+// MaybeBenchmark for the loop, its score logged.
+StatusOr<std::optional<probe::BenchmarkScore>> LoggedBenchmark(const ProbeOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(auto bench, MaybeBenchmark(options));
+  if (bench) {
+    spdlog::info("benchmark score={:.4g} bucket={} spread={:.3f} samples={}", bench->median,
+                 bench->bucket, bench->spread, bench->samples);
+  }
+  return bench;
+}
+
+// What --apply writes to the Node: its labels and its board's conditions,
+// through one client; all null without --apply.
+struct NodeWriters {
+  std::unique_ptr<kube::HttpKubeClient> client;
+  std::unique_ptr<NodeLabeller> labeller;
+  std::unique_ptr<BoardConditionWriter> conditions;
+
+  static StatusOr<NodeWriters> Connect(const ProbeOptions& options) {
+    NodeWriters writers;
+    if (!options.apply) return writers;
+    BALLAST_ASSIGN_OR_RETURN(writers.client, ballast::worker::Connect(options));
+    writers.labeller =
+        std::make_unique<NodeLabeller>(*writers.client, options.node, options.field_manager);
+    writers.conditions = std::make_unique<BoardConditionWriter>(*writers.client, options.node,
+                                                                options.field_manager);
+    return writers;
+  }
+};
+
 // --apply and/or --interval: probe, label, serve, repeat until a signal.
 int RunLoop(const ProbeOptions& options) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-probe %v");
@@ -126,28 +155,15 @@ int RunLoop(const ProbeOptions& options) {
     return 1;
   }
   if ((*metrics)->port() != 0) spdlog::info("metrics served port={}", (*metrics)->port());
-  std::unique_ptr<kube::HttpKubeClient> client;
-  std::unique_ptr<NodeLabeller> labeller;
-  std::unique_ptr<BoardConditionWriter> conditions;
-  if (options.apply) {
-    auto connected = Connect(options);
-    if (!connected.ok()) {
-      spdlog::error("no API server error=\"{}\"", connected.status().message());
-      return 1;
-    }
-    client = std::move(connected).value();
-    labeller = std::make_unique<NodeLabeller>(*client, options.node, options.field_manager);
-    conditions =
-        std::make_unique<BoardConditionWriter>(*client, options.node, options.field_manager);
+  auto writers = NodeWriters::Connect(options);
+  if (!writers.ok()) {
+    spdlog::error("no API server error=\"{}\"", writers.status().message());
+    return 1;
   }
-  const auto bench = MaybeBenchmark(options);
+  const auto bench = LoggedBenchmark(options);
   if (!bench.ok()) {
     spdlog::error("{}", bench.status().message());
     return 1;
-  }
-  if (*bench) {
-    spdlog::info("benchmark score={:.4g} bucket={} spread={:.3f} samples={}", (*bench)->median,
-                 (*bench)->bucket, (*bench)->spread, (*bench)->samples);
   }
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
   std::string logged;
@@ -162,7 +178,8 @@ int RunLoop(const ProbeOptions& options) {
       for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
       logged = text;
     }
-    const Status status = Pass(*report, labeller.get(), conditions.get(), **metrics);
+    const Status status =
+        Pass(*report, writers->labeller.get(), writers->conditions.get(), **metrics);
     if (!status.ok()) {
       spdlog::error("labelling failed node={} error=\"{}\"", options.node, status.ToString());
       if (options.interval_s <= 0) return 1;

@@ -126,7 +126,8 @@ TEST(ResultTest, FromJsonIsStrictAndNamesTheField) {
       {WorkloadKind::kPrimes, R"({"primes": {"count": 1, "sum": 5}})", "primes.sum"},
       {WorkloadKind::kPrimes, R"({"primes": {"count": 1, "sum": "0x00000000000000zz"}})",
        "primes.sum"},
-      {WorkloadKind::kPrimes, R"({"matmul": {"blocks": 1}})", "'matmul'"},
+      {WorkloadKind::kPrimes, R"({"matmul": {"blocks": 1}})",
+       R"(result.matmul: unknown field "matmul" (allowed: primes))"},
       {WorkloadKind::kMatmul, R"({"matmul": {"blocks": 1, "sum": "0x0000000000000000"}})",
        "matmul.checksum"},
       {WorkloadKind::kExec, R"({"exec": {"succeeded": 1}})", "exec.failures"},
@@ -144,7 +145,8 @@ TEST(ResultTest, FromJsonIsStrictAndNamesTheField) {
       {WorkloadKind::kExec,
        R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": 4294967297,
            "attempts": 1}]}})",
-       "exitCode: expected a whole number of 32 bits"},
+       "exec.failures[0].exitCode: expected an integer in [-2147483648, 2147483647], got "
+       "4294967297"},
       {WorkloadKind::kExec,
        R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": -4294967297,
            "attempts": 1}]}})",
@@ -153,7 +155,8 @@ TEST(ResultTest, FromJsonIsStrictAndNamesTheField) {
        R"({"exec": {"succeeded": 1, "failures": [{"begin": 1, "end": 2, "exitCode": 1,
            "attempts": 4294967297}]}})",
        "attempts: expected a whole number of 32 bits"},
-      {WorkloadKind::kExec, R"({"exec": {"succeeded": 1, "failures": [], "extra": 0}})", "'extra'"},
+      {WorkloadKind::kExec, R"({"exec": {"succeeded": 1, "failures": [], "extra": 0}})",
+       R"(exec.extra: unknown field "extra")"},
       {WorkloadKind::kMatmul, R"("0x01")", "object"},
   };
   for (const auto& [kind, text, fragment] : cases) {

@@ -127,6 +127,7 @@ struct World {
   }();
   bool flush_status = false;
   std::optional<HistoryLookup> history;
+  std::optional<QueueInput> queue;  // the job is queued in Kueue (decide_kueue_test.cc)
 
   // One pass: Decide on what is set, its memory kept for the next.
   Decision Pass() {
@@ -151,6 +152,7 @@ struct World {
     input.items_missing = items_missing;
     input.flush_status = flush_status;
     input.history = history;
+    input.queue = queue;
     input.now = {wall, steady, Rfc3339(wall)};
     Decision decision = Decide(input, memory, options);
     memory = decision.memory;

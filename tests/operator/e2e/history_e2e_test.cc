@@ -120,7 +120,7 @@ TEST_F(HistoryTest, WithPrometheusAJobStartsFromTheSpeedsItHolds) {
 }
 
 TEST_F(HistoryTest, WithPrometheusDownAJobStartsOnTheFuzzyWeightsAndAnEventSaysWhy) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(testing::UnusedLoopbackPort());
+  const std::string url = "http://127.0.0.1:" + std::to_string(testing::FreePort());
   ASSERT_NO_FATAL_FAILURE(RestartWith({"--prometheus-url", url, "--prometheus-timeout", "2"}));
   ASSERT_FALSE(CreateJob(PrimesJob("primes", kSmallLimit)).is_null());
   auto event = WaitEvent("primes", "HistoryUnavailable");

@@ -1,0 +1,249 @@
+// ballast run JOB.yaml [--cluster CLUSTER.yaml] [-o table|json] [--report FILE.html]
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <csignal>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/health_report.h"
+#include "cli/run/local_runner.h"
+#include "cli/run/run_history.h"
+#include "cli/run/run_report.h"
+#include "cli/scenario_loader.h"
+#include "cli/stop_signals.h"
+#include "core/common/utf8.h"
+#include "core/job/failure_policy.h"
+
+namespace ballast::cli {
+namespace {
+
+struct RunFlags {
+  std::string job;
+  std::string cluster;
+  std::string output = "table";
+  std::string report;
+  std::string policy;
+  std::string worker = DefaultWorkerBinary();
+  std::string logs;
+  std::string history;
+  bool no_cgroups = false;
+  bool verbose = false;
+  uint16_t metrics_port = 0;
+  double linger_s = 0;
+};
+
+// What a run stopped by `signal` did: the items finished of the total, the
+// result of those items, the time. Returns the exit code, 128 + signal.
+int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
+  const char* name = signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "a signal";
+  const auto& view = outcome.view;
+  if (table) {
+    fmt::print(
+        "stopped by {} after {:.1f} s: {} of {} items finished ({:.1f} %); {}\npartial result "
+        "(the finished items only): {}\n",
+        name, outcome.elapsed_s, view.completed, view.items,
+        view.items > 0 ? 100.0 * view.completed / view.items : 0.0,
+        DescribeContainment(outcome.containment), view.result.Summary());
+  } else {
+    const nlohmann::json out = {{"stopped_by", name},
+                                {"elapsed_s", outcome.elapsed_s},
+                                {"items", view.items},
+                                {"completed", view.completed},
+                                {"result", view.result.ToJson()},
+                                {"processes", ContainmentJson(outcome.containment)},
+                                {"exit_code", 128 + signal}};
+    fmt::print("{}\n", DumpJson(out, 2));
+  }
+  return 128 + signal;
+}
+
+int64_t UnixNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// With --history: the priors from the file (printed in the table), put into
+// `options`; the file as read, to merge the run into. Returns the error of
+// a file that cannot be read or parsed.
+StatusOr<fuzzy::HistoryFile> ApplyHistory(const RunFlags& flags, const LoadedJob& loaded,
+                                          bool table, LocalRunOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(fuzzy::HistoryFile file, LoadHistory(flags.history));
+  BALLAST_ASSIGN_OR_RETURN(fuzzy::WeightResult weights,
+                           ClusterWeights(loaded.profile, loaded.cluster));
+  const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
+  for (const fuzzy::NodePrior& prior : RunPriors(weights, file, kind, UnixNow(), {})) {
+    options.priors.push_back({prior.node, prior.value, prior.credibility});
+    if (table) fmt::print("prior {:<18} {}\n", prior.node, DescribePrior(prior));
+  }
+  return file;
+}
+
+// The job and its cluster as the flags say; with the table, its first lines
+// (the job, each node's weight).
+StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
+  BALLAST_ASSIGN_OR_RETURN(LoadedJob loaded, LoadJob(flags.job, flags.cluster));
+  if (!flags.policy.empty()) {
+    BALLAST_ASSIGN_OR_RETURN(loaded.job.policy, PolicyByName(flags.policy));
+  }
+  if (table) {
+    fmt::print("job {}: {} items of {}, policy {}, profile {}\n", loaded.job.name,
+               loaded.job.workload.items, workload::WorkloadKindName(loaded.job.workload.kind),
+               loaded.job.policy.display(), loaded.profile.name);
+    BALLAST_ASSIGN_OR_RETURN(const fuzzy::WeightResult weights,
+                             ClusterWeights(loaded.profile, loaded.cluster));
+    PrintWeights(loaded.cluster, weights);
+    std::fflush(stdout);
+  }
+  return loaded;
+}
+
+// With --history: each node judged against its baseline in the file, and the
+// run learned into it.
+StatusOr<std::vector<health::NodeDeviation>> LearnFromRun(const RunFlags& flags,
+                                                          const LoadedJob& loaded,
+                                                          const fuzzy::HistoryFile& history,
+                                                          const LocalRunOutcome& outcome) {
+  if (flags.history.empty()) return std::vector<health::NodeDeviation>{};
+  const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
+  const int64_t now = UnixNow();
+  std::vector<health::NodeDeviation> deviations = JudgeRun(history, kind, outcome, now);
+  BALLAST_RETURN_IF_ERROR(
+      SaveHistory(flags.history, Learn(history, kind, outcome, now, {}, deviations)));
+  return deviations;
+}
+
+// The outcome as the table or JSON, and the HTML report when asked for.
+Status PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRunOutcome& outcome,
+                    const std::vector<health::NodeDeviation>& deviations, bool table) {
+  const health::JobEnergy energy = RunEnergy(loaded.cluster, outcome);
+  if (table) {
+    PrintRunTable(loaded.job, outcome);
+    PrintRunHealth(energy, deviations);
+  } else {
+    nlohmann::json out = RunJson(loaded.job, outcome);
+    out["energy"] = EnergyJson(energy);
+    if (!flags.history.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const health::NodeDeviation& d : deviations) {
+        list.push_back(DeviationJson(d));
+        list.back()["name"] = d.node;
+      }
+      out["deviations"] = std::move(list);
+    }
+    fmt::print("{}\n", DumpJson(out, 2));
+  }
+  if (!flags.report.empty()) {
+    BALLAST_RETURN_IF_ERROR(WriteFile(flags.report, RenderRunReport(loaded.job, outcome, energy)));
+    if (table) fmt::print("report written to {}\n", flags.report);
+  }
+  return Status::Ok();
+}
+
+// The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
+// a failed item it does not tolerate and the run failed (its result above
+// still says what the other items did).
+int FailureVerdict(const LoadedJob& loaded, const LocalRunOutcome& outcome) {
+  const uint64_t failed = outcome.view.result.FailedItems();
+  const std::optional<uint64_t> max = loaded.job.max_failed_items;
+  if (!job::FailsAtTheEnd(failed, max)) return kExitOk;
+  fmt::print(stderr, "ballast: {} of {} item{} failed all attempts ({}{})\n", failed,
+             outcome.view.items, outcome.view.items == 1 ? "" : "s", job::FailurePolicyName(max),
+             max ? "" : "; set it to tolerate failed items");
+  return kExitFailure;
+}
+
+int Run(const RunFlags& flags) {
+  // The embedded coordinator's and runner's logs: restarts and refusals are
+  // info; the run's own output says what a user needs.
+  spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
+  const bool table = flags.output == "table";
+  auto loaded = LoadForRun(flags, table);
+  if (!loaded.ok()) return ReportError(loaded.status());
+  ProgressPrinter progress(stderr);
+  // From here SIGINT and SIGTERM stop the job cleanly (the workers stopped,
+  // what is left of the run killed, the cgroups removed) instead of ending
+  // the process.
+  StopSignals stop;
+  LocalRunOptions options{loaded->job,
+                          loaded->cluster,
+                          loaded->profile,
+                          flags.worker,
+                          !flags.no_cgroups,
+                          flags.logs,
+                          [&](const coordinator::JobView& view, const auto&) {
+                            progress.Update(view);
+                            return stop.signal() == 0;
+                          },
+                          flags.metrics_port,
+                          flags.linger_s};
+  fuzzy::HistoryFile history;
+  if (!flags.history.empty()) {
+    auto applied = ApplyHistory(flags, *loaded, table, options);
+    if (!applied.ok()) return ReportError(applied.status());
+    history = std::move(*applied);
+    if (table) std::fflush(stdout);
+  }
+  auto outcome = RunLocal(options);
+  progress.Finish();
+  if (!outcome.ok()) return ReportError(outcome.status());
+  if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
+  auto deviations = LearnFromRun(flags, *loaded, history, *outcome);
+  if (!deviations.ok()) return ReportError(deviations.status());
+  if (Status printed = PrintOutcome(flags, *loaded, *outcome, *deviations, table); !printed.ok()) {
+    return ReportError(printed);
+  }
+  return FailureVerdict(*loaded, *outcome);
+}
+
+}  // namespace
+
+void RegisterRun(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run a job on this machine: an embedded coordinator and one ballast-worker process per\n"
+      "emulated node, each slowed to its node's speed. Prints the weights, a live progress\n"
+      "line, then a per-node table and the result. SIGINT (Ctrl-C) or SIGTERM stops the job:\n"
+      "the workers are stopped, what was done is printed, and the exit code is 130 or 143.\n"
+      "  ballast run examples/jobs/primes-300000.yaml\n"
+      "  ballast run examples/jobs/matmul-4096.yaml --cluster examples/clusters/pi-mixed.yaml "
+      "--report run.html");
+  run->add_option("job", flags->job, "job file (a WeightedJob or its spec)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  run->add_option("--cluster", flags->cluster,
+                  "emulated nodes (default: seed 000's two Pi 4B and one Pi 3B)")
+      ->check(CLI::ExistingFile);
+  run->add_option("-o,--output", flags->output, "table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+  run->add_option("--report", flags->report, "write an HTML report (Gantt chart, node table)");
+  run->add_option("--policy", flags->policy, "override the job's policy (its default options)");
+  run->add_option("--worker", flags->worker, "the ballast-worker binary")->capture_default_str();
+  run->add_option("--history", flags->history,
+                  "history file: earlier runs' measured speeds are this run's prior, and this "
+                  "run's are merged in (created when missing; docs/history.md)");
+  run->add_option("--logs", flags->logs,
+                  "directory for the workers' logs (default: a new one in the temporary directory; "
+                  "a run keeps the last 10 of those and removes older ones)");
+  run->add_flag("--no-cgroups", flags->no_cgroups,
+                "make no cgroups: emulate speeds with the workers' duty cycle, and stop what the "
+                "commands start by session and process group, and at the run's end as its "
+                "orphans (a process that starts its own session outlives its command; the "
+                "output says what was found)");
+  run->add_option("--metrics-port", flags->metrics_port,
+                  "serve Prometheus /metrics: the coordinator on 127.0.0.1:PORT, the i-th node's "
+                  "worker on PORT+1+i (default 0: the coordinator on a free port, workers none)");
+  run->add_option("--linger", flags->linger_s,
+                  "seconds to keep the coordinator's /metrics up after the job finished")
+      ->check(CLI::Range(0.0, 3600.0));
+  run->add_flag("-v,--verbose", flags->verbose,
+                "log debug messages (the workers' too, in their logs)");
+  run->callback([flags, exit_code] { *exit_code = Run(*flags); });
+}
+
+}  // namespace ballast::cli

@@ -1,0 +1,247 @@
+// Decide's part for a job queued in Kueue (kueue.h; decide_internal.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "operator/controller/decide_internal.h"
+
+namespace ballast::controller::decide {
+
+namespace {
+
+constexpr std::chrono::milliseconds kHeldRetry{10000};
+constexpr std::chrono::milliseconds kLeavingRetry{500};
+
+// Patches the Workload's status (or, `status` false, the object), unless a
+// patch against the version the cache shows is on its way already.
+void Patch(Pass& pass, const WorkloadView& workload, nlohmann::json patch, bool status = true) {
+  if (pass.memory.workload_patched_version == workload.resource_version) return;
+  pass.memory.workload_patched_version = workload.resource_version;
+  pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ","));
+}
+
+// Makes the job's Workload: one pod set of as many pods as the job has
+// nodes to run on now; returns true. No node: the job waits for one, as any
+// job does (false).
+bool RequestWorkload(Pass& pass) {
+  std::vector<std::string> excluded;
+  const std::vector<std::string> nodes = EligibleNodeNames(pass, &excluded);
+  if (nodes.empty()) {
+    WaitForNodes(pass, excluded);
+    return false;
+  }
+  const QueueInput& queue = *pass.in.queue;
+  WorkerPodSettings settings = pass.options.pods;
+  settings.coordinator_job = pass.in.id;
+  pass.actions.push_back(CreateWorkload{
+      BuildWorkload(pass.in.job.meta, pass.spec(), settings, queue.queue,
+                    static_cast<int32_t>(nodes.size()), queue.priority_class, queue.priority)});
+  // Until the Workload cache shows it, a create again is AlreadyExists.
+  if (pass.memory.workload_requested) return true;
+  pass.memory.workload_requested = true;
+  pass.Event(false, Reason::kWaitingForQueue,
+             fmt::format("created Workload {} for {} workers in LocalQueue {}; the job starts "
+                         "when Kueue admits it",
+                         WorkloadName(pass.in.name, pass.uid), nodes.size(), queue.queue));
+  return true;
+}
+
+// The job waits for Kueue: Pending (Suspended once it was evicted, until it
+// is admitted again), Ready and Admitted False, naming the queue, the
+// Workload and what Kueue says.
+void Hold(Pass& pass, Reason reason, const std::string& message) {
+  const bool suspended = pass.status.Is(JobPhase::kSuspended);
+  pass.status.phase = suspended ? JobPhase::kSuspended : JobPhase::kPending;
+  pass.status.workers = 0;
+  const auto& now = pass.in.now.rfc3339;
+  const int64_t generation = pass.in.job.generation;
+  // Why it waits goes out at once when it changes (not admitted yet,
+  // evicted); Kueue's words within the status interval.
+  const auto before =
+      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
+                   [](const StatusCondition& c) { return c.type == ConditionType::kAdmitted; });
+  pass.write_at_once |=
+      before == pass.status.conditions.end() || before->status || before->reason != reason;
+  SetCondition(pass.status, Condition(ConditionType::kReady, false, reason, message), generation,
+               now);
+  SetCondition(pass.status, Condition(ConditionType::kAdmitted, false, reason, message), generation,
+               now);
+  pass.memory.admission.clear();
+  pass.HandStatus(false);
+  if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
+}
+
+// Why Kueue has not admitted `workload` yet, in its own words.
+std::string Waiting(const Pass& pass, const WorkloadView* workload) {
+  const std::string& queue = pass.in.queue->queue;
+  const std::string name = WorkloadName(pass.in.name, pass.uid);
+  std::string message =
+      fmt::format("waiting for Kueue to admit Workload {} in LocalQueue {}", name, queue);
+  if (!workload) return message;
+  const auto reserved = workload->conditions.find("QuotaReserved");
+  if (reserved != workload->conditions.end() && !reserved->second.message.empty()) {
+    message += ": " + reserved->second.message;
+  } else if (workload->QuotaReserved()) {
+    message += ": quota reserved in ClusterQueue " + workload->cluster_queue +
+               ", waiting for its admission checks";
+  }
+  return message;
+}
+
+// Kueue took the admission back (Evicted: preempted, deactivated, ...):
+// the job stops as for spec.suspend, keeping its checkpoint; once no pod is
+// left the Workload's quota is handed back and the job waits to be admitted
+// again.
+void Evict(Pass& pass, const WorkloadView& workload) {
+  const auto evicted = workload.conditions.find("Evicted");
+  const std::string why =
+      evicted != workload.conditions.end()
+          ? fmt::format("{}: {}", evicted->second.reason, evicted->second.message)
+          : "its admission was withdrawn";
+  const bool was_running = pass.memory.registered;
+  if (!StopSession(pass)) {
+    pass.requeue_after = kLeavingRetry;
+    if (was_running) return;  // the workers hand back their leases first
+  }
+  // The checkpoint was taken from the session just removed: it goes out now.
+  if (was_running) pass.write_at_once = true;
+  const std::string message = fmt::format(
+      "Kueue evicted Workload {} ({}); {} of {} items kept, the job resumes when it is "
+      "admitted again",
+      workload.meta.name, why, pass.status.completed_items.value_or(0),
+      pass.spec().job.workload.items);
+  // A job that never started stays Pending: it has nothing to keep.
+  if (pass.status.start_time && !pass.status.Is(JobPhase::kSuspended)) {
+    pass.Transition(JobPhase::kSuspended, false, Reason::kEvicted, message);
+    SetCondition(pass.status, Condition(ConditionType::kSuspended, true, Reason::kEvicted, message),
+                 pass.in.job.generation, pass.in.now.rfc3339);
+  }
+  if (pass.OwnedPodsLeft()) {
+    Hold(pass, Reason::kEvicted, message);
+    return;
+  }
+  // Resuming tries every node again.
+  pass.memory.given_up.clear();
+  pass.status.excluded_nodes.clear();
+  if (workload.QuotaReserved()) {
+    Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
+  }
+  Hold(pass, Reason::kEvicted, message);
+}
+
+}  // namespace
+
+bool Admission(Pass& pass) {
+  const QueueInput& queue = *pass.in.queue;
+  const WorkloadView* workload = queue.workload ? &*queue.workload : nullptr;
+  const bool owned = workload && workload->meta.OwnedBy(pass.uid) && !workload->meta.deleting;
+  if (!owned) {
+    // Deleted under a running job (or not made yet): stop, then ask again.
+    if (pass.memory.registered || pass.OwnedPodsLeft()) {
+      if (!StopSession(pass)) {
+        pass.requeue_after = kLeavingRetry;
+        return false;
+      }
+    }
+    if (!workload && !RequestWorkload(pass)) return false;  // no node to run on
+    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, nullptr));
+    return false;
+  }
+  if (!workload->active) {
+    // Deactivated while the job was suspended: queued again.
+    Patch(pass, *workload, ActivePatch(*workload, true), /*status=*/false);
+    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
+    return false;
+  }
+  if (workload->Evicted() || !workload->Admitted()) {
+    if (workload->Evicted() || pass.memory.registered || pass.OwnedPodsLeft()) {
+      Evict(pass, *workload);
+      return false;
+    }
+    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
+    return false;
+  }
+  // Admitted: on the admitted flavors' nodes, within the admitted pods.
+  pass.placed = PlaceOnFlavors(*pass.in.spec->spec, queue.flavors);
+  pass.node_limit = static_cast<size_t>(std::max(0, workload->count - workload->reclaimable));
+  const std::string admission =
+      fmt::format("ClusterQueue {} flavor {}", workload->cluster_queue, Joined(workload->flavors));
+  if (pass.memory.admission != admission) {
+    pass.memory.admission = admission;
+    const std::string message =
+        fmt::format("Kueue admitted Workload {} to {}", workload->meta.name, admission);
+    pass.Event(false, Reason::kAdmitted, message);
+    SetCondition(pass.status, Condition(ConditionType::kAdmitted, true, Reason::kAdmitted, message),
+                 pass.in.job.generation, pass.in.now.rfc3339);
+    pass.write_at_once = true;
+  }
+  return true;
+}
+
+void ReportReclaimable(Pass& pass) {
+  const QueueInput& queue = *pass.in.queue;
+  if (!queue.workload || !pass.memory.registered || !pass.in.view) return;
+  const WorkloadView& workload = *queue.workload;
+  // The workers that may still compute: the session's, less those given up
+  // and those whose pod finished (the job is done with them).
+  int32_t needed = 0;
+  for (const std::string& node : pass.memory.nodes) {
+    if (pass.memory.given_up.contains(node)) continue;
+    const PodView* pod = pass.PodNamed(WorkerPodName(pass.in.name, node));
+    if (pod && pod->meta.OwnedBy(pass.uid) && pod->phase == PodPhase::kSucceeded) continue;
+    ++needed;
+  }
+  const int32_t reclaimable = std::max(0, workload.count - needed);
+  // Kueue refuses a count that goes down while admitted.
+  if (reclaimable <= workload.reclaimable) return;
+  Patch(pass, workload, ReclaimablePatch(workload, reclaimable));
+}
+
+void SuspendWorkload(Pass& pass) {
+  const QueueInput& queue = *pass.in.queue;
+  pass.memory.admission.clear();
+  if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
+  if (pass.memory.registered || pass.OwnedPodsLeft()) return;  // still stopping
+  const WorkloadView& workload = *queue.workload;
+  if (workload.active) {
+    Patch(pass, workload, ActivePatch(workload, false), /*status=*/false);
+  } else if (workload.Evicted() && workload.QuotaReserved()) {
+    Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
+  }
+  const auto before =
+      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
+                   [](const StatusCondition& c) { return c.type == ConditionType::kAdmitted; });
+  if (before != pass.status.conditions.end() && !before->status &&
+      before->reason == Reason::kSuspendedByUser) {
+    return;
+  }
+  SetCondition(pass.status,
+               Condition(ConditionType::kAdmitted, false, Reason::kSuspendedByUser,
+                         fmt::format("the job is suspended: its Workload {} is deactivated and its "
+                                     "quota goes back to the queue",
+                                     workload.meta.name)),
+               pass.in.job.generation, pass.in.now.rfc3339);
+  pass.write_at_once = true;
+  pass.HandStatus(false);
+}
+
+void FinishWorkload(Pass& pass) {
+  const QueueInput& queue = *pass.in.queue;
+  if (!queue.workload || queue.workload->Finished()) return;
+  if (!queue.workload->meta.OwnedBy(pass.uid)) return;
+  const bool succeeded = pass.status.Is(JobPhase::kSucceeded);
+  std::string message = succeeded ? "the WeightedJob succeeded" : "the WeightedJob failed";
+  for (const StatusCondition& condition : pass.status.conditions) {
+    if (condition.type == ConditionType::kFailed && condition.status) {
+      message += ": " + condition.message;
+    }
+  }
+  Patch(pass, *queue.workload,
+        FinishPatch(*queue.workload, succeeded, message, pass.in.now.rfc3339));
+}
+
+}  // namespace ballast::controller::decide

@@ -1,0 +1,419 @@
+// Decide for a job queued in Kueue (operator/controller/kueue.h,
+// decide_kueue.cc): held until admitted, placed on the admitted flavors,
+// stopped with its checkpoint when evicted and resumed exactly, its
+// Workload's reclaimable pods and Finished condition. And the builders and
+// readers of kueue.h. Pure: no API server, no Kueue.
+#include <gtest/gtest.h>
+
+#include "operator/controller/kueue.h"
+#include "tests/operator/controller/decide_world.h"
+
+namespace ballast::controller::decide_test {
+namespace {
+
+constexpr char kWorkload[] = "weightedjob-p-job-u";
+
+// The Workload as the API server holds it: `count` workers, the conditions
+// given (type -> status, reason, message), admitted to `flavor` when given.
+json WorkloadJson(int count, const std::map<std::string, KueueCondition>& conditions,
+                  const std::string& flavor = "", int reclaimable = 0,
+                  const std::string& version = "1") {
+  json object = {{"metadata",
+                  {{"name", kWorkload},
+                   {"namespace", "ns"},
+                   {"uid", "wl-uid"},
+                   {"resourceVersion", version},
+                   {"generation", 1},
+                   {"ownerReferences", json::array({{{"uid", "job-uid"}}})}}},
+                 {"spec", {{"podSets", json::array({{{"name", "workers"}, {"count", count}}})}}},
+                 {"status", json::object()}};
+  json list = json::array();
+  for (const auto& [type, c] : conditions) {
+    list.push_back({{"type", type},
+                    {"status", c.status ? "True" : "False"},
+                    {"reason", c.reason},
+                    {"message", c.message},
+                    {"lastTransitionTime", "2027-01-15T08:00:00Z"}});
+  }
+  object["status"]["conditions"] = list;
+  if (!flavor.empty()) {
+    object["status"]["admission"] = {
+        {"clusterQueue", "cq"},
+        {"podSetAssignments",
+         json::array({{{"name", "workers"}, {"flavors", {{"cpu", flavor}, {"memory", flavor}}}}})}};
+  }
+  if (reclaimable > 0) {
+    object["status"]["reclaimablePods"] =
+        json::array({{{"name", "workers"}, {"count", reclaimable}}});
+  }
+  return object;
+}
+
+std::map<std::string, KueueCondition> AdmittedConditions() {
+  return {{"QuotaReserved", {true, "QuotaReserved", "Quota reserved in ClusterQueue cq"}},
+          {"Admitted", {true, "Admitted", "The workload is admitted"}}};
+}
+
+// A world whose job is labelled into LocalQueue q.
+World Queued() {
+  World world;
+  world.job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "q"}};
+  world.queue = QueueInput{};
+  world.queue->queue = "q";
+  return world;
+}
+
+// Admits the queued world's Workload (of `count`) to flavor `flavor`.
+void Admit(World& world, int count, const FlavorView& flavor, int reclaimable = 0,
+           const std::string& version = "2") {
+  world.queue->workload =
+      ReadWorkload(WorkloadJson(count, AdmittedConditions(), flavor.name, reclaimable, version));
+  world.queue->flavors = {flavor};
+}
+
+// A queued job admitted to a flavor without node labels, whose pods run.
+World QueuedRunning() {
+  World world = Queued();
+  world.Pass();  // asks for the Workload
+  Admit(world, 3, FlavorView{"default", {}, json::array()});
+  world.Pass();  // registers
+  world.view = View(0);
+  world.Pass();  // creates the pods
+  for (size_t i = 0; i < kNodes.size(); ++i) {
+    world.pods.push_back(Pod(kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
+  }
+  world.Pass();
+  return world;
+}
+
+TEST(DecideKueueTest, ALabelledJobGetsAWorkloadAndWaitsWithNoPodsNamingTheQueue) {
+  World world = Queued();
+  Decision decision = world.Pass();
+  const auto created = ActionsOf<CreateWorkload>(decision);
+  ASSERT_EQ(created.size(), 1u);
+  const json& workload = created[0].workload;
+  EXPECT_EQ(workload["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(workload["metadata"]["name"], kWorkload);
+  EXPECT_EQ(workload["metadata"]["labels"]["ballast.io/job"], "p");
+  EXPECT_EQ(workload["metadata"]["ownerReferences"][0]["uid"], "job-uid");
+  EXPECT_EQ(workload["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(workload["spec"]["queueName"], "q");
+  EXPECT_EQ(workload["spec"]["podSets"][0]["name"], "workers");
+  EXPECT_EQ(workload["spec"]["podSets"][0]["count"], 3) << "one worker per node it would use";
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty());
+  EXPECT_EQ(S(decision)["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "WaitingForQueue");
+  EXPECT_EQ(ConditionReason(S(decision), "Ready"), "WaitingForQueue");
+  EXPECT_NE(decision.status.conditions.back().message.find("LocalQueue q"), std::string::npos);
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WaitingForQueue"});
+  EXPECT_FALSE(ActionsOf<WriteStatus>(decision).empty()) << "why it waits goes out at once";
+  // Until the cache shows it: asked again (AlreadyExists), announced once.
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<CreateWorkload>(decision).size(), 1u);
+  EXPECT_TRUE(Events(decision).empty());
+}
+
+TEST(DecideKueueTest, AWorkloadNotAdmittedHoldsTheJobWithKueuesReason) {
+  World world = Queued();
+  world.Pass();
+  world.queue->workload = ReadWorkload(WorkloadJson(
+      3, {{"QuotaReserved", {false, "Pending", "insufficient quota for cpu in flavor default"}}}));
+  const Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<CreateWorkload>(decision).empty());
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_EQ(S(decision)["phase"], "Pending");
+  std::string message;
+  for (const auto& c : decision.status.conditions) {
+    if (c.type == ConditionType::kAdmitted) message = c.message;
+  }
+  EXPECT_NE(message.find("insufficient quota for cpu"), std::string::npos) << message;
+  EXPECT_NE(message.find(kWorkload), std::string::npos) << message;
+}
+
+TEST(DecideKueueTest, AdmittedJobStartsOnTheFlavorsNodesAndGivesTheRestBack) {
+  World world = Queued();
+  world.nodes[1]["metadata"]["labels"]["pool"] = "fast";
+  world.nodes[2]["metadata"]["labels"]["pool"] = "fast";
+  world.Pass();
+  Admit(world, 3,
+        FlavorView{"fast",
+                   {{"pool", "fast"}},
+                   json::array({{{"key", "dedicated"}, {"operator", "Exists"}}})});
+  Decision decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  std::vector<std::string> nodes;
+  for (const auto& worker : registered[0].config.workers) nodes.push_back(worker.name);
+  EXPECT_EQ(nodes, (std::vector<std::string>{"pi4b-master", "pi4b-worker"}));
+  EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "Admitted");
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"Admitted", "Started"}));
+
+  world.view = View(0);
+  decision = world.Pass();
+  const auto created = ActionsOf<CreateObjects>(decision);
+  ASSERT_EQ(created.size(), 1u);
+  ASSERT_EQ(created[0].pods.size(), 2u);
+  for (const json& pod : created[0].pods) {
+    EXPECT_EQ(pod["spec"]["nodeSelector"]["pool"], "fast");
+    EXPECT_EQ(pod["spec"]["tolerations"][0]["key"], "dedicated");
+  }
+  // Admitted for three, it runs two: one pod's quota goes back at once.
+  const auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].name, kWorkload);
+  EXPECT_EQ(patches[0].patch["status"]["reclaimablePods"],
+            json::parse(R"([{"name":"workers","count":1}])"));
+  EXPECT_EQ(patches[0].patch["metadata"]["resourceVersion"], "2");
+  // Not again while the cache shows the Workload it was made against.
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(world.Pass()).empty());
+  // Nor once the count is there.
+  Admit(world, 3, world.queue->flavors[0], 1, "3");
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(world.Pass()).empty());
+}
+
+TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndResumesExactly) {
+  World world = QueuedRunning();
+  world.view = View(900);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 900});
+  auto conditions = AdmittedConditions();
+  conditions["Evicted"] = {true, "Preempted", "Preempted to accommodate a workload (UID: x)"};
+  world.queue->workload = ReadWorkload(WorkloadJson(3, conditions, "default", 0, "5"));
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
+  EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "workers hand back leases first";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty()) << "the quota while pods run";
+
+  world.pods.clear();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_FALSE(ActionsOf<WriteStatus>(decision).empty()) << "the checkpoint goes out at once";
+  EXPECT_EQ(ConditionReason(S(decision), "Suspended"), "Evicted");
+  EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Evicted"});
+  EXPECT_TRUE(S(decision).contains("checkpoint"));
+  EXPECT_EQ(S(decision)["completedItems"], 900);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  const auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  const json& status = patches[0].patch["status"];
+  EXPECT_TRUE(status.contains("admission") && status["admission"].is_null());
+  std::map<std::string, std::string> set;
+  for (const auto& c : status["conditions"]) set[c["type"]] = c["status"];
+  EXPECT_EQ(set["QuotaReserved"], "False");
+  EXPECT_EQ(set["Admitted"], "False");
+  EXPECT_EQ(set["Requeued"], "True");
+  EXPECT_EQ(set["Evicted"], "True") << "Kueue's own conditions stay";
+  EXPECT_EQ(patches[0].patch["metadata"]["resourceVersion"], "5");
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(world.Pass()).empty()) << "on its way";
+
+  // Kueue queues it again: held, Suspended, until it is admitted.
+  world.view.reset();
+  world.queue->workload = ReadWorkload(WorkloadJson(
+      3, {{"QuotaReserved", {false, "Pending", "waiting"}}, {"Evicted", conditions["Evicted"]}}, "",
+      0, "6"));
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "7");
+  decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(registered[0].config.resume->completed.size(), 900u) << "resumed from the checkpoint";
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"Admitted", "Resumed"}));
+}
+
+// spec.suspend on a queued job gives its quota back: its Workload is
+// deactivated once the job stopped, and activated again when it resumes.
+TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedAgain) {
+  World world = QueuedRunning();
+  world.view = View(600);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 600});
+  world.job["spec"]["suspend"] = true;
+  world.job["metadata"]["generation"] = 2;
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty()) << "not while the workers leave";
+  world.pods.clear();
+  decision = world.Pass();
+  ASSERT_EQ(S(decision)["phase"], "Suspended");
+  auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_FALSE(patches[0].status);
+  EXPECT_EQ(patches[0].patch["spec"]["active"], false);
+  EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "SuspendedByUser");
+  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.status), "Admitted"), "SuspendedByUser")
+      << "handed to the writer";
+
+  // Kueue evicts it (Deactivated): its admission is handed back, not requeued.
+  json object = WorkloadJson(3,
+                             {{"QuotaReserved", {true, "QuotaReserved", "reserved"}},
+                              {"Admitted", {true, "Admitted", "admitted"}},
+                              {"Evicted", {true, "Deactivated", "The workload is deactivated"}}},
+                             "default", 0, "8");
+  object["spec"]["active"] = false;
+  world.view.reset();
+  world.queue->workload = ReadWorkload(object);
+  patches = ActionsOf<PatchWorkload>(world.Pass());
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_TRUE(patches[0].status);
+  EXPECT_TRUE(patches[0].patch["status"]["admission"].is_null());
+  for (const auto& c : patches[0].patch["status"]["conditions"]) {
+    if (c["type"] == "Requeued") EXPECT_EQ(c["status"], "False");
+  }
+
+  // Resumed: activated, held until Kueue admits it again, then from the checkpoint.
+  world.job["spec"]["suspend"] = false;
+  world.job["metadata"]["generation"] = 3;
+  object["metadata"]["resourceVersion"] = "9";
+  object["status"].erase("admission");
+  object["status"]["conditions"] = json::array();
+  world.queue->workload = ReadWorkload(object);
+  decision = world.Pass();
+  patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].patch["spec"]["active"], true);
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "10");
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(registered[0].config.resume->completed.size(), 600u);
+}
+
+TEST(DecideKueueTest, AFinishedJobDeclaresItsWorkloadFinished) {
+  World world = QueuedRunning();
+  world.view = View(2000, /*done=*/true);
+  const Decision decision = world.Pass();
+  ASSERT_EQ(S(decision)["phase"], "Succeeded");
+  const auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  bool finished = false;
+  for (const auto& c : patches[0].patch["status"]["conditions"]) {
+    finished |= c["type"] == "Finished" && c["status"] == "True" && c["reason"] == "Succeeded";
+  }
+  EXPECT_TRUE(finished) << patches[0].patch.dump();
+}
+
+TEST(DecideKueueTest, WorkersWhosePodsFinishedAreReclaimable) {
+  World world = QueuedRunning();
+  world.view = View(1990);
+  world.pods[0]["status"]["phase"] = "Succeeded";
+  world.view->done = true;  // the session ended; its pods exit one by one
+  world.view->finished_at = 10;
+  const Decision decision = world.Pass();
+  const auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_FALSE(patches.empty());
+  EXPECT_EQ(patches[0].patch["status"]["reclaimablePods"][0]["count"], 1);
+}
+
+// docs/operator.md, "A node joining mid-job under Kueue": within the pods
+// the Workload was admitted with, a node that becomes eligible waits.
+TEST(DecideKueueTest, ANodeJoiningMidJobJoinsOnlyWithinTheAdmittedCount) {
+  World world = Queued();
+  world.nodes[0] = Node(kNodes[0], /*ready=*/false);
+  world.Pass();
+  Admit(world, 2, FlavorView{"default", {}, json::array()});
+  world.Pass();
+  world.view = View(0);
+  world.view->workers.erase(world.view->workers.begin());  // the two nodes that run
+  world.Pass();
+  world.nodes[0] = Node(kNodes[0], /*ready=*/true);
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<AddWorker>(decision).empty());
+  // Without Kueue the same node joins.
+  world.queue.reset();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<AddWorker>(decision).size(), 1u);
+}
+
+TEST(DecideKueueTest, AJobWithoutAQueueRunsAsBefore) {
+  World world;
+  const Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
+  EXPECT_TRUE(ActionsOf<CreateWorkload>(decision).empty());
+  EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "");
+}
+
+TEST(KueueTest, ReadsAWorkloadAndAFlavor) {
+  auto conditions = AdmittedConditions();
+  const WorkloadView workload = ReadWorkload(WorkloadJson(4, conditions, "fast", 2, "9"));
+  EXPECT_EQ(workload.meta.name, kWorkload);
+  EXPECT_EQ(workload.resource_version, "9");
+  EXPECT_EQ(workload.count, 4);
+  EXPECT_TRUE(workload.Admitted());
+  EXPECT_TRUE(workload.QuotaReserved());
+  EXPECT_FALSE(workload.Evicted());
+  EXPECT_EQ(workload.cluster_queue, "cq");
+  EXPECT_EQ(workload.flavors, std::vector<std::string>{"fast"});
+  EXPECT_EQ(workload.reclaimable, 2);
+  const WorkloadView odd = ReadWorkload(json::parse(
+      R"({"metadata":{"name":5},"spec":{"podSets":"x"},"status":{"conditions":[1,{"type":"Admitted","status":"True"}]}})"));
+  EXPECT_EQ(odd.count, 0);
+  EXPECT_TRUE(odd.Admitted());
+  const FlavorView flavor = ReadFlavor(json::parse(
+      R"({"metadata":{"name":"f"},"spec":{"nodeLabels":{"a":"b","n":1},"tolerations":[{"key":"k"}]}})"));
+  EXPECT_EQ(flavor.name, "f");
+  EXPECT_EQ(flavor.node_labels, (std::map<std::string, std::string>{{"a", "b"}}));
+  EXPECT_EQ(flavor.tolerations.size(), 1u);
+}
+
+TEST(KueueTest, TheWorkloadCarriesTheWorkerPodsRequestsSelectorAndPriority) {
+  const ParsedSpec parsed = ParseWeightedJobSpec(
+      json::parse(R"({"workload":{"primes":{"limit":4000}},"nodeSelector":{"pool":"a"},
+        "worker":{"resources":{"requests":{"cpu":"500m"},"limits":{"cpu":"1"}}}})"),
+      "p");
+  ASSERT_TRUE(parsed.spec) << parsed.error.status.message();
+  ObjectMeta job;
+  job.name = "p";
+  job.ns = "ns";
+  job.uid = "abcdef-123";
+  const json workload = BuildWorkload(job, *parsed.spec, WorkerPodSettings{}, "q", 2, "high", 1000);
+  EXPECT_EQ(workload["metadata"]["name"], "weightedjob-p-abcde");
+  const json& pod = workload["spec"]["podSets"][0]["template"]["spec"];
+  EXPECT_EQ(pod["containers"][0]["resources"]["requests"]["cpu"], "500m");
+  EXPECT_EQ(pod["nodeSelector"]["pool"], "a");
+  EXPECT_EQ(workload["spec"]["priority"], 1000);
+  EXPECT_EQ(workload["spec"]["priorityClassRef"]["kind"], "WorkloadPriorityClass");
+  EXPECT_EQ(workload["spec"]["priorityClassRef"]["name"], "high");
+  const json plain =
+      BuildWorkload(job, *parsed.spec, WorkerPodSettings{}, "q", 2, "", std::nullopt);
+  EXPECT_FALSE(plain["spec"].contains("priority"));
+}
+
+TEST(KueueTest, PlacingOnAFlavorKeepsTheJobsOwnSelection) {
+  const ParsedSpec parsed = ParseWeightedJobSpec(
+      json::parse(R"({"workload":{"primes":{"limit":4000}},"nodeSelector":{"pool":"a"}})"), "p");
+  ASSERT_TRUE(parsed.spec);
+  const WeightedJobSpec placed = PlaceOnFlavors(
+      *parsed.spec,
+      {FlavorView{"f", {{"pool", "b"}, {"zone", "z"}}, json::array({{{"key", "t"}}})}});
+  EXPECT_EQ(placed.pod_template.node_selector,
+            (std::map<std::string, std::string>{{"pool", "a"}, {"zone", "z"}}));
+  EXPECT_EQ(placed.pod_template.spec["nodeSelector"]["zone"], "z");
+  EXPECT_EQ(placed.pod_template.tolerations.size(), 1u);
+}
+
+TEST(KueueTest, AConditionKeepsItsTransitionTimeWhileItsStatusStays) {
+  json conditions = WithCondition(json::array(), "Finished", false, "A", "a", 1, "t1");
+  conditions = WithCondition(conditions, "Finished", false, "B", "b", 2, "t2");
+  ASSERT_EQ(conditions.size(), 1u);
+  EXPECT_EQ(conditions[0]["lastTransitionTime"], "t1");
+  EXPECT_EQ(conditions[0]["reason"], "B");
+  conditions = WithCondition(conditions, "Finished", true, "C", "c", 2, "t3");
+  EXPECT_EQ(conditions[0]["lastTransitionTime"], "t3");
+}
+
+TEST(KueueTest, ADeactivatedWorkloadIsNotRequeued) {
+  auto conditions = AdmittedConditions();
+  conditions["Evicted"] = {true, "Deactivated", "The workload is deactivated"};
+  const json patch = ClearAdmissionPatch(ReadWorkload(WorkloadJson(1, conditions, "f")), "t");
+  for (const auto& c : patch["status"]["conditions"]) {
+    if (c["type"] == "Requeued") EXPECT_EQ(c["status"], "False");
+  }
+}
+
+}  // namespace
+}  // namespace ballast::controller::decide_test

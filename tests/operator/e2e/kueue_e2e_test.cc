@@ -1,0 +1,281 @@
+// WeightedJobs admitted by the real Kueue (scripts/testenv-kueue; the CTest
+// fixture kueue_up) through the operator started with --kueue: quota for one
+// job of two, a higher-priority job preempting a running one that resumes
+// from its checkpoint, a flavor restricting the nodes (and the pods it leaves
+// out given back as reclaimable), and a job's Workload deleted with it. Each
+// test makes its own ResourceFlavor, ClusterQueue (named after its namespace)
+// and LocalQueue, and removes them. docs/operator.md, "Kueue".
+#include "tests/operator/e2e/operator_e2e_support.h"
+
+namespace ballast::operator_e2e {
+namespace {
+
+const ResourceRef kWorkloads = {"kueue.x-k8s.io", "v1beta2", "workloads", true, "", ""};
+const ResourceRef kLocalQueues = {"kueue.x-k8s.io", "v1beta2", "localqueues", true, "", ""};
+const ResourceRef kClusterQueues = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false, "", ""};
+const ResourceRef kFlavors = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false, "", ""};
+const ResourceRef kPriorityClasses = {
+    "kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false, "", ""};
+
+// The CPU each worker pod asks for: a job on seed 000's three boards needs
+// 300m of a queue's quota.
+constexpr char kWorkerCpu[] = "100m";
+
+class KueueTest : public OperatorTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(OperatorTest::SetUp());
+    ASSERT_TRUE(client_->List(kClusterQueues).ok())
+        << "Kueue's CRDs are not installed: the fixture kueue_up (scripts/testenv-kueue up) "
+           "starts Kueue";
+    ASSERT_NO_FATAL_FAILURE(RestartWith({"--kueue"}));
+  }
+
+  void TearDown() override {
+    OperatorTest::TearDown();  // the namespace, its jobs and Workloads
+    for (const auto& ref : cluster_objects_) (void)client_->Delete(ref);
+    // Nothing left behind: a ClusterQueue goes once no Workload uses it.
+    for (const auto& ref : cluster_objects_) {
+      EXPECT_TRUE(Poll([&] { return client_->Get(ref).status().code() == StatusCode::kNotFound; },
+                       seconds(60)))
+          << ref.resource << " " << ref.name << " is still there";
+    }
+  }
+
+  void CreateCluster(const ResourceRef& ref, const json& object) {
+    auto created = client_->Create(ref, object);
+    ASSERT_TRUE(created.ok()) << created.status().ToString() << "\n" << object.dump(2);
+    cluster_objects_.push_back(ref.Named(object["metadata"]["name"].get<std::string>()));
+  }
+
+  // A flavor with `node_labels`, a ClusterQueue of `cpu` in it (preempting
+  // lower priorities within itself) and the LocalQueue "jobs" of the test's
+  // namespace pointing at it. Kueue's webhooks default and check each.
+  void MakeQueues(const std::string& cpu, const json& node_labels = json::object()) {
+    flavor_ = ns_ + "-flavor";
+    json flavor = {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                   {"kind", "ResourceFlavor"},
+                   {"metadata", {{"name", flavor_}}},
+                   {"spec", json::object()}};
+    if (!node_labels.empty()) flavor["spec"]["nodeLabels"] = node_labels;
+    ASSERT_NO_FATAL_FAILURE(CreateCluster(kFlavors, flavor));
+    const json queue = {
+        {"apiVersion", "kueue.x-k8s.io/v1beta2"},
+        {"kind", "ClusterQueue"},
+        {"metadata", {{"name", ns_}}},
+        {"spec",
+         {{"namespaceSelector", {{"matchLabels", {{"kubernetes.io/metadata.name", ns_}}}}},
+          {"preemption", {{"withinClusterQueue", "LowerPriority"}}},
+          {"resourceGroups",
+           json::array(
+               {{{"coveredResources", json::array({"cpu"})},
+                 {"flavors",
+                  json::array({{{"name", flavor_},
+                                {"resources", json::array({{{"name", "cpu"},
+                                                            {"nominalQuota", cpu}}})}}})}}})}}}};
+    ASSERT_NO_FATAL_FAILURE(CreateCluster(kClusterQueues, queue));
+    auto local = client_->Create(kLocalQueues.In(ns_), {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                                        {"kind", "LocalQueue"},
+                                                        {"metadata", {{"name", "jobs"}}},
+                                                        {"spec", {{"clusterQueue", ns_}}}});
+    ASSERT_TRUE(local.ok()) << local.status().ToString();
+  }
+
+  // A primes job in LocalQueue "jobs", each worker asking for kWorkerCpu.
+  static json QueuedJob(const std::string& name, uint64_t limit,
+                        const std::string& priority_class = "") {
+    json job = PrimesJob(name, limit);
+    job["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "jobs"}};
+    if (!priority_class.empty()) {
+      job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = priority_class;
+    }
+    job["spec"]["worker"] = {{"resources", {{"requests", {{"cpu", kWorkerCpu}}}}}};
+    return job;
+  }
+
+  // The Workload of job `name` (labelled with it), when there is one.
+  std::optional<json> WorkloadOf(const std::string& name) {
+    kube::ListOptions options;
+    options.label_selector = "ballast.io/job=" + name;
+    auto list = client_->List(kWorkloads.In(ns_), options);
+    if (!list.ok() || list->items.empty()) return std::nullopt;
+    return list->items[0];
+  }
+
+  static bool WorkloadCondition(const json& workload, const std::string& type) {
+    for (const auto& c : workload.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == type) return c.value("status", "") == "True";
+    }
+    return false;
+  }
+
+  std::vector<std::string> PodNodes(const std::string& job) {
+    std::vector<std::string> nodes;
+    for (const json& pod : JobPods(job)) {
+      nodes.push_back(pod.value("/metadata/labels/ballast.io~1node"_json_pointer, ""));
+    }
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  }
+
+  std::vector<ResourceRef> cluster_objects_;
+  std::string flavor_;
+};
+
+TEST_F(KueueTest, TwoJobsAgainstQuotaForOneRunOneAfterTheOther) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  CreateJob(QueuedJob("first", kMidRunLimit));
+  ASSERT_TRUE(WaitForJob(
+      "first", [](const json& job) { return PhaseOf(job) == "Running"; }, seconds(90),
+      "the first job to be admitted and run"));
+  CreateJob(QueuedJob("second", kSmallLimit));
+  // The second waits, with no pods, its condition naming the queue.
+  auto waiting = WaitForJob(
+      "second",
+      [](const json& job) {
+        const json admitted = ConditionOf(job, "Admitted");
+        return admitted.value("reason", "") == "WaitingForQueue" &&
+               admitted.value("message", "").find("LocalQueue jobs") != std::string::npos;
+      },
+      seconds(30), "the second job to wait for Kueue");
+  ASSERT_TRUE(waiting);
+  EXPECT_EQ(PhaseOf(*waiting), "Pending");
+  auto second_workload = WorkloadOf("second");
+  ASSERT_TRUE(second_workload);
+  EXPECT_FALSE(WorkloadCondition(*second_workload, "QuotaReserved"));
+  EXPECT_EQ(second_workload->value("/spec/podSets/0/count"_json_pointer, 0), 3);
+  EXPECT_TRUE(JobPods("second").empty()) << "held with no pods";
+
+  // The first finishes and hands its quota back; the second runs then.
+  auto first = WaitSucceeded("first");
+  ASSERT_TRUE(first);
+  auto second = WaitSucceeded("second");
+  ASSERT_TRUE(second);
+  ExpectCompleteAndExact(*first, kMidRunLimit);
+  ExpectCompleteAndExact(*second, kSmallLimit);
+  for (const char* name : {"first", "second"}) {
+    auto workload = WorkloadOf(name);
+    ASSERT_TRUE(workload);
+    EXPECT_TRUE(WorkloadCondition(*workload, "Finished")) << workload->dump(2);
+  }
+  EXPECT_EQ(ConditionOf(*second, "Admitted").value("status", ""), "True");
+
+  // Deleting a job deletes its Workload (its owner reference).
+  ASSERT_TRUE(client_->Delete(kJobs.In(ns_).Named("first")).ok());
+  EXPECT_TRUE(Poll([&] { return !WorkloadOf("first"); }, seconds(60)))
+      << "the Workload outlived its job";
+}
+
+TEST_F(KueueTest, AHigherPriorityJobPreemptsARunningOneThatResumesFromItsCheckpoint) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  for (const auto& [name, value] : {std::pair{"low", 100}, std::pair{"high", 1000}}) {
+    ASSERT_NO_FATAL_FAILURE(
+        CreateCluster(kPriorityClasses, {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                         {"kind", "WorkloadPriorityClass"},
+                                         {"metadata", {{"name", ns_ + "-" + name}}},
+                                         {"value", value}}));
+  }
+  constexpr uint64_t kLowLimit = 600000;
+  CreateJob(QueuedJob("low", kLowLimit, ns_ + "-low"));
+  ASSERT_TRUE(WaitCheckpointed("low"));
+  CreateJob(QueuedJob("high", kSmallLimit, ns_ + "-high"));
+
+  // Kueue evicts the low job: it stops with its checkpoint, no pods left.
+  auto evicted = WaitForJob(
+      "low",
+      [](const json& job) {
+        return PhaseOf(job) == "Suspended" &&
+               ConditionOf(job, "Suspended").value("reason", "") == "Evicted";
+      },
+      seconds(60), "the low job to be evicted");
+  ASSERT_TRUE(evicted);
+  auto high = WaitSucceeded("high");
+  ASSERT_TRUE(high);
+  ExpectCompleteAndExact(*high, kSmallLimit);
+  const auto suspended = GetJob("low");
+  ASSERT_TRUE(suspended);
+  const uint64_t kept = CheckpointItems(*suspended);
+  EXPECT_GT(kept, 0u) << "the checkpoint is kept";
+
+  // Admitted again, it resumes from the checkpoint and its result is exact.
+  auto low = WaitSucceeded("low", seconds(240));
+  ASSERT_TRUE(low);
+  ExpectCompleteAndExact(*low, kLowLimit);
+  for (const char* reason : {"Evicted", "Admitted", "Resumed"}) {
+    EXPECT_TRUE(WaitEvent("low", reason)) << "no " << reason << " event of the low job";
+  }
+  // "resumed from the checkpoint at N of 300000 items", N > 0.
+  const auto resumed = FindEvent("low", "Resumed");
+  ASSERT_TRUE(resumed);
+  const std::string message = resumed->value("message", "");
+  EXPECT_NE(message.find("resumed from the checkpoint at "), std::string::npos) << message;
+  EXPECT_EQ(message.find("checkpoint at 0 of"), std::string::npos) << message;
+  auto workload = WorkloadOf("low");
+  ASSERT_TRUE(workload);
+  EXPECT_TRUE(WorkloadCondition(*workload, "Finished"));
+}
+
+// spec.suspend on a queued job hands its quota back (its Workload
+// deactivated) and another job runs meanwhile; resumed, it is admitted again
+// and carries on from its checkpoint.
+TEST_F(KueueTest, ASuspendedJobGivesItsQuotaBackAndResumesWhenAdmittedAgain) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  constexpr uint64_t kLongLimit = 600000;
+  CreateJob(QueuedJob("paused", kLongLimit));
+  ASSERT_TRUE(WaitCheckpointed("paused"));
+  ASSERT_TRUE(
+      client_->MergePatch(kJobs.In(ns_).Named("paused"), {{"spec", {{"suspend", true}}}}).ok());
+  ASSERT_TRUE(WaitForJob(
+      "paused", [](const json& job) { return PhaseOf(job) == "Suspended"; }, seconds(60),
+      "the job to be suspended"));
+  EXPECT_TRUE(Poll(
+      [&] {
+        auto workload = WorkloadOf("paused");
+        return workload && !workload->value("/spec/active"_json_pointer, true) &&
+               !WorkloadCondition(*workload, "QuotaReserved");
+      },
+      seconds(30)))
+      << "the suspended job's Workload keeps its quota";
+  CreateJob(QueuedJob("meanwhile", kSmallLimit));
+  auto meanwhile = WaitSucceeded("meanwhile");
+  ASSERT_TRUE(meanwhile);
+  ExpectCompleteAndExact(*meanwhile, kSmallLimit);
+  EXPECT_EQ(PhaseOf(*GetJob("paused")), "Suspended");
+
+  ASSERT_TRUE(
+      client_->MergePatch(kJobs.In(ns_).Named("paused"), {{"spec", {{"suspend", false}}}}).ok());
+  auto paused = WaitSucceeded("paused", seconds(240));
+  ASSERT_TRUE(paused);
+  ExpectCompleteAndExact(*paused, kLongLimit);
+  EXPECT_TRUE(WaitEvent("paused", "Resumed"));
+}
+
+TEST_F(KueueTest, AFlavorRestrictsTheNodesAndThePodsLeftOutAreReclaimable) {
+  // Of seed 000's three boards the flavor admits to the two Pi 4B.
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m", {{"ballast.io/board", "pi-4b"}}));
+  CreateJob(QueuedJob("fast", kMidRunLimit));
+  ASSERT_TRUE(WaitForJob(
+      "fast", [](const json& job) { return PhaseOf(job) == "Running"; }, seconds(90),
+      "the job to be admitted and run"));
+  EXPECT_EQ(PodNodes("fast"), (std::vector<std::string>{"pi4b-0", "pi4b-1"}));
+  // Admitted for three workers, it runs two: one pod's quota goes back.
+  json workload;
+  EXPECT_TRUE(Poll(
+      [&] {
+        auto found = WorkloadOf("fast");
+        if (found) workload = *found;
+        return found && found->value("/status/reclaimablePods/0/count"_json_pointer, 0) == 1;
+      },
+      seconds(30)))
+      << workload.dump(2);
+  auto done = WaitSucceeded("fast");
+  ASSERT_TRUE(done);
+  ExpectCompleteAndExact(*done, kMidRunLimit);
+  std::vector<std::string> rows;
+  for (const auto& row : StatusOf(*done).value("nodes", json::array())) rows.push_back(row["name"]);
+  EXPECT_EQ(rows, (std::vector<std::string>{"pi4b-0", "pi4b-1"}));
+  EXPECT_NE(ConditionOf(*done, "Admitted").value("message", "").find(flavor_), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ballast::operator_e2e
