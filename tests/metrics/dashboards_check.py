@@ -11,8 +11,9 @@ Prometheus that scraped a real job run.
 2. Starts Debian's `prometheus` on loopback (a temporary config and data
    directory, scrape interval 1 s, honor_labels, the rules file loaded), the
    operator against $KUBECONFIG's API server for namespace NS (a suspended
-   WeightedJob applied there gives it a reconcile), and `ballast run` of a
-   primes job with its coordinator's and workers' /metrics scraped.
+   WeightedJob applied there gives it a reconcile), the node probe on the
+   captured tree of a throttled Pi 4B, and `ballast run` of a primes job,
+   the probe's, coordinator's and workers' /metrics scraped.
 3. Every query variable returns values, and every panel's query parses
    (/api/v1/query: Prometheus 2.42 has no parse-only endpoint) and returns
    a series with a non-NaN value over the run (/api/v1/query_range), but
@@ -51,12 +52,6 @@ NO_DATA_IN_RUN = {
                                  "job stays suspended",
     "ballast_node_baseline_ratio": "the operator sets it when a finished WeightedJob judged a "
                                    "node against its history; the test's job stays suspended",
-    "ballast_node_soc_temperature_celsius": "the node probe exports it; the run has no probe",
-    "ballast_node_under_voltage": "the node probe exports it; the run has no probe",
-    "ballast_node_under_voltage_since_boot": "the node probe exports it; the run has no probe",
-    "ballast_node_throttled": "the node probe exports it; the run has no probe",
-    "ballast_node_freq_capped": "the node probe exports it; the run has no probe",
-    "ballast_node_soft_temp_limit": "the node probe exports it; the run has no probe",
 }
 
 
@@ -260,15 +255,18 @@ def check_live(prometheus, dashboards, start, end):
 
 
 def run_everything(args, dashboards, work):
-    base = exposition.free_ports(5)
-    targets = [f"127.0.0.1:{base + i}" for i in range(4)]
+    base = exposition.free_ports(6)
+    # ballast run's coordinator and three workers, and the node probe.
+    targets = [f"127.0.0.1:{base + i}" for i in range(4)] + [f"127.0.0.1:{base + 5}"]
     operator = None
+    probe = None
     if args.namespace:
         targets.append(f"127.0.0.1:{base + 4}")
     prometheus = Prometheus(work, targets, os.path.join(args.source_dir, "prometheus",
                                                         "ballast-rules.yaml"))
     start = time.time()
     try:
+        probe = start_probe(args, base + 5, work)
         if args.namespace:
             operator = start_operator(args, base + 4, work)
             # Scraped before it reconciles, so that the reconcile shows in a rate.
@@ -290,10 +288,31 @@ def run_everything(args, dashboards, work):
         end = time.time()
         return check_live(prometheus, dashboards, start, end), start, end
     finally:
-        if operator:
-            operator.terminate()
-            operator.wait(timeout=30)
+        for process in (operator, probe):
+            if process:
+                process.terminate()
+                process.wait(timeout=30)
         prometheus.stop()
+
+
+def start_probe(args, port, work):
+    """The node probe on the tree of a Pi 4B that is under-voltage and throttled
+    (tests/probe/trees/pi4b-8gb), as one of the run's boards: the cluster
+    view's temperature and throttling panels read its gauges."""
+    log = open(os.path.join(work, "probe.log"), "w", encoding="utf-8")
+    process = subprocess.Popen(
+        [args.worker, "probe", "--root",
+         os.path.join(args.source_dir, "tests", "probe", "trees", "pi4b-8gb"), "--node",
+         "pi4b-worker", "--interval", "1", "--metrics-listen", f"127.0.0.1:{port}"],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while "ballast_node_soc_temperature_celsius" not in (exposition.scrape(
+            f"http://127.0.0.1:{port}/metrics") or ""):
+        if process.poll() is not None or time.monotonic() > deadline:
+            fail(f"the probe serves no gauges (exit {process.poll()})")
+        time.sleep(0.2)
+    ok("the node probe serves a throttled Pi 4B's gauges")
+    return process
 
 
 def start_operator(args, port, work):
