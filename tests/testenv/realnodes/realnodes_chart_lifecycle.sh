@@ -12,7 +12,8 @@
 #   the job stays;
 # - `helm test --logs` prints the test's log;
 # - `helm uninstall` leaves in the namespace exactly what "Uninstalling"
-#   lists, and its loop removes the labels and annotations the probe alone set.
+#   lists, and its loop removes the labels and annotations the probe alone set;
+#   the history ConfigMap it keeps is taken back by a reinstall.
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -148,7 +149,7 @@ unlisted() {
   for object in $(kubectl get all,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,leases,configmaps,secrets \
     -n "$ns" -o name); do
     case $object in
-      serviceaccount/default | configmap/kube-root-ca.crt | "pod/$release-selftest") ;;
+      serviceaccount/default | configmap/kube-root-ca.crt | "pod/$release-selftest" | "configmap/$release-history") ;;
       pod/* | secret/*) owned_by_job "${object%%/*}" "${object#*/}" || echo "$object" ;;
       *) echo "$object" ;;
     esac
@@ -163,7 +164,23 @@ done
 kubectl get pod -n "$ns" "$release-selftest" >/dev/null 2>&1 ||
   fail "the helm test pod docs/helm.md says stays is gone"
 expect_eq "the WeightedJob kept" "$job" "$(kubectl get weightedjobs -n "$ns" -o jsonpath='{.items[*].metadata.name}')"
-pass "helm uninstall left what docs/helm.md lists: the test pod, the job and its Secret, the CRDs"
+pass "helm uninstall left what docs/helm.md lists: the test pod, the job and its Secret, the CRDs, the history"
+
+# The history store is kept (history.keepOnUninstall): with the job's samples,
+# taken back by a reinstall of the same release (the same object: Helm adopts
+# it), and gone with docs/helm.md's command.
+history_field() { kubectl get configmap -n "$ns" "$release-history" -o "jsonpath=$1"; }
+kept_uid=$(history_field '{.metadata.uid}') || fail "the history ConfigMap was not kept"
+kept_data=$(history_field '{.data}')
+[[ -n $kept_data && $kept_data != "{}" ]] || fail "the kept history ConfigMap holds no samples"
+pass "the history ConfigMap kept, with the job's samples"
+helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --set operator.replicas=1 \
+  --wait --timeout 240s >"$tmp/reinstall" || fail "helm install over the kept history: $(cat "$tmp/reinstall")"
+expect_eq "the history ConfigMap after a reinstall (its uid)" "$kept_uid" "$(history_field '{.metadata.uid}')"
+expect_eq "the history's samples after a reinstall" "$kept_data" "$(history_field '{.data}')"
+helm uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm uninstall after the reinstall"
+kubectl -n "$ns" delete configmap "$release-history" >/dev/null || fail "docs/helm.md's delete of the history"
+wait_until "no history ConfigMap" 30 bash -c "! kubectl get configmap -n $ns $release-history"
 
 # The probe's labels: docs/helm.md's loop, once no probe pod is left.
 no_probe_pods() { [[ -z $(kubectl get pods -n "$ns" -l app.kubernetes.io/component=probe -o name) ]]; }

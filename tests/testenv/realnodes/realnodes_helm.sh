@@ -176,13 +176,13 @@ helm test "$release" -n "$ns" --logs --timeout 300s >"$tmp/test" 2>&1 || fail "h
 grep -q "selftest: passed: " "$tmp/test" || fail "helm test --logs printed no log: $(cat "$tmp/test")"
 pass "helm test, its log read"
 
-# --- uninstall: only the CRDs and the last test's pod stay (docs/helm.md) ----------
+# --- uninstall: only the CRDs, the last test's pod and the history stay (docs/helm.md)
 kubectl delete weightedjobs -n "$ns" --all --wait=true >/dev/null
 helm uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm uninstall"
 left() {
   kubectl get all,serviceaccounts,roles,rolebindings,networkpolicies,poddisruptionbudgets,leases,configmaps,secrets \
     -n "$ns" -o name | grep -v -e '^serviceaccount/default$' -e '^configmap/kube-root-ca.crt$' \
-    -e "^pod/$release-selftest\$"
+    -e "^pod/$release-selftest\$" -e "^configmap/$release-history\$"
   kubectl get clusterroles,clusterrolebindings,weightprofiles -l "app.kubernetes.io/instance=$release" -o name
 }
 deadline=$((SECONDS + 90))
@@ -190,5 +190,9 @@ until [[ -z $(left) ]]; do
   ((SECONDS < deadline)) || fail "left after helm uninstall: $(left | paste -sd' ')"
   sleep 0.5
 done
-pass "nothing of the release left"
+pass "nothing of the release left but what docs/helm.md lists"
+kubectl get configmap -n "$ns" "$release-history" >/dev/null 2>&1 ||
+  fail "the history ConfigMap was not kept (history.keepOnUninstall)"
+kubectl -n "$ns" delete configmap "$release-history" >/dev/null || fail "delete the kept history"
+pass "the history ConfigMap kept, then deleted as docs/helm.md says"
 expect_eq "CRDs kept" "2" "$(kubectl get crds -o name | grep -c '\.ballast\.io$')"
