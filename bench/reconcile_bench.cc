@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "core/config/document.h"
-#include "operator/controller/decide.h"
 #include "operator/api/job_status.h"
+#include "operator/controller/decide.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

@@ -11,10 +11,10 @@
 
 #include "core/common/names.h"
 #include "core/fuzzy/profile_json.h"
-#include "operator/controller/decide_internal.h"
 #include "operator/api/job_status.h"
-#include "operator/controller/node_selection.h"
 #include "operator/api/weighted_job.h"
+#include "operator/controller/decide_internal.h"
+#include "operator/controller/node_selection.h"
 
 namespace ballast::controller {
 

@@ -109,13 +109,13 @@
 #include "core/fuzzy/model.h"
 #include "core/health/deviation.h"
 #include "core/history/history_source.h"
+#include "operator/api/kube_views.h"
+#include "operator/api/weighted_job.h"
 #include "operator/controller/architectures.h"
 #include "operator/controller/create_refusals.h"
 #include "operator/controller/job_efficiency.h"
-#include "operator/api/kube_views.h"
 #include "operator/controller/kueue.h"
 #include "operator/controller/status_pacing.h"
-#include "operator/api/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {

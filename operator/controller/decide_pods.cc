@@ -11,11 +11,11 @@
 #include "core/common/utf8.h"
 #include "core/fuzzy/profile_json.h"
 #include "core/job/failure_policy.h"
+#include "operator/api/job_status.h"
 #include "operator/controller/checkpoint_seal.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/job_efficiency.h"
 #include "operator/controller/job_failures.h"
-#include "operator/api/job_status.h"
 #include "operator/controller/job_timing.h"
 #include "operator/controller/node_selection.h"
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/common/json_read.h"
-#include "operator/runtime/leader_pod.h"
 #include "operator/api/resources.h"
+#include "operator/runtime/leader_pod.h"
 
 namespace ballast::controller {
 namespace {

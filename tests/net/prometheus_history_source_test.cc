@@ -302,9 +302,9 @@ TEST_F(RealPrometheusTest, HistoryAnswersEveryNodePrometheusKnows) {
   for (const auto& node : *history) nodes.push_back(node.node);
   EXPECT_EQ(nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
   EXPECT_NEAR((*history)[2].speed, 1.5, 1e-9);
-  auto down = SourceAt("http://127.0.0.1:" + std::to_string(testing::FreePort()),
-                       milliseconds(2000))
-                  ->History("primes", now_);
+  auto down =
+      SourceAt("http://127.0.0.1:" + std::to_string(testing::FreePort()), milliseconds(2000))
+          ->History("primes", now_);
   ASSERT_FALSE(down.ok());
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
 }
@@ -321,8 +321,8 @@ TEST_F(RealPrometheusTest, AQueryPrometheusRefusesIsUnavailableWithItsError) {
 }
 
 TEST(PrometheusHistoryFaultsTest, PrometheusDownIsTroubleAtOnce) {
-  auto source = SourceAt("http://127.0.0.1:" + std::to_string(testing::FreePort()),
-                         milliseconds(2000));
+  auto source =
+      SourceAt("http://127.0.0.1:" + std::to_string(testing::FreePort()), milliseconds(2000));
   const auto start = Clock::now();
   const HistoryLookup lookup = source->Lookup("primes", {"n1"}, WallNow());
   EXPECT_LT(Clock::now() - start, milliseconds(2000));  // refused, not timed out

@@ -14,8 +14,8 @@
 #include <optional>
 #include <sstream>
 
-#include "operator/controller/decide.h"
 #include "operator/api/job_status.h"
+#include "operator/controller/decide.h"
 #include "tests/operator/controller/yaml_to_json.h"
 
 namespace ballast::controller::decide_test {

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "operator/controller/node_selection.h"
 #include "operator/api/weighted_job.h"
+#include "operator/controller/node_selection.h"
 #include "operator/controller/worker_objects.h"
 
 // A namespace of its own: the unity build compiles this file with the other
