@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/common/utf8.h"
+
 namespace ballast {
 namespace {
 
@@ -52,8 +54,14 @@ class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
   }
   bool parse_error(std::size_t position, const std::string& token,
                    const nlohmann::detail::exception& error) {
-    error_ = fmt::format("not JSON at byte {} (near '{}'): {}", position, token.substr(0, 20),
-                         error.what());
+    // The library's message quotes the whole token it last read, each
+    // control character as 8 bytes ("<U+0009>"): cut, so that an error
+    // stays short whatever the text held.
+    constexpr size_t kMaxDetail = 240;
+    std::string detail = error.what();
+    if (detail.size() > kMaxDetail) detail = std::string(Utf8Prefix(detail, kMaxDetail)) + "...";
+    error_ =
+        fmt::format("not JSON at byte {} (near '{}'): {}", position, token.substr(0, 20), detail);
     return false;
   }
 

@@ -53,6 +53,17 @@ TEST(BoundedJson, GarbageNamesWhereParsingStopped) {
   }
 }
 
+// The library's message quotes the whole token it last read, a control
+// character as 8 bytes: 243 tabs and a bad literal once made a 2 KiB error
+// (found by fuzz_result).
+TEST(BoundedJson, AnErrorStaysShortWhateverTheTextHeld) {
+  const std::string text = std::string(1000, '\t') + "I0" + std::string(1000, '\t') + "I0";
+  auto parsed = ParseBoundedJson(text, "body");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().message().rfind("body: not JSON at byte ", 0), 0u);
+  EXPECT_LE(parsed.status().message().size(), 400u) << parsed.status().message();
+}
+
 // 1e-400 read as 0 without a word (a result file's `max` became 0.0).
 TEST(BoundedJson, ANumberThatUnderflowsToZeroIsRefusedNamingItsKey) {
   auto top = ParseBoundedJson(R"({"a": 1, "least": 1e-400})", "result");
