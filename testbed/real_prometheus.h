@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -87,6 +88,22 @@ inline std::string SpeedSample(const std::string& job, const std::string& worklo
                                const std::string& node, double speed, double time) {
   return JobNodeSample("ballast_node_speed_cost_units_per_second", job, workload, node, speed,
                        time);
+}
+
+// Three earlier primes jobs ("earlier-0" to "earlier-2", one, two and three
+// hours before `now`) as the coordinator's speed gauge was scraped: ten
+// samples 15 s apart of each node's `speeds`.
+inline std::string EarlierPrimesJobs(const std::map<std::string, double>& speeds, double now) {
+  std::string samples;
+  for (int job = 0; job < 3; ++job) {
+    for (const auto& [node, speed] : speeds) {
+      for (int k = 0; k < 10; ++k) {
+        samples += SpeedSample("earlier-" + std::to_string(job), "primes", node, speed,
+                               now - 3600 * (job + 1) - (9 - k) * 15);
+      }
+    }
+  }
+  return samples;
 }
 
 // One sample line of the coordinator's recorded speed: the measured speed, or

@@ -82,16 +82,8 @@ TEST_F(HealthTest, ABoardThrottledMidJobIsNamedWithWhatItsProbeSaw) {
   // Three earlier jobs, as the coordinator's gauge was scraped: the boards at
   // their emulated speeds, 0.5 / 0.5 / 0.2.
   const double now = static_cast<double>(std::time(nullptr));
-  std::string samples;
-  for (int job = 0; job < 3; ++job) {
-    for (const auto& [node, speed] :
-         std::map<std::string, double>{{"pi4b-0", 50}, {"pi4b-1", 50}, {"pi3b-0", 20}}) {
-      for (int k = 0; k < 10; ++k) {
-        samples += testing::SpeedSample("earlier-" + std::to_string(job), "primes", node, speed,
-                                        now - 3600 * (job + 1) - (9 - k) * 15);
-      }
-    }
-  }
+  const std::string samples =
+      testing::EarlierPrimesJobs({{"pi4b-0", 50}, {"pi4b-1", 50}, {"pi3b-0", 20}}, now);
   std::string why;
   auto prometheus = testing::RealPrometheus::Start(samples, &why);
   ASSERT_TRUE(prometheus) << why;

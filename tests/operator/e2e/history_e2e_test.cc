@@ -76,16 +76,8 @@ TEST_F(HistoryTest, WithPrometheusAJobStartsFromTheSpeedsItHolds) {
   // ballast_node_speed_timestamp_seconds, as an older coordinator's: the
   // operator dates them by its second query, the subquery's.
   const double now = static_cast<double>(std::time(nullptr));
-  std::string samples;
-  for (int job = 0; job < 3; ++job) {
-    for (const auto& [node, speed] :
-         std::map<std::string, double>{{"pi4b-0", 50}, {"pi4b-1", 50}, {"pi3b-0", 5}}) {
-      for (int k = 0; k < 10; ++k) {
-        samples += testing::SpeedSample("earlier-" + std::to_string(job), "primes", node, speed,
-                                        now - 3600 * (job + 1) - (9 - k) * 15);
-      }
-    }
-  }
+  const std::string samples =
+      testing::EarlierPrimesJobs({{"pi4b-0", 50}, {"pi4b-1", 50}, {"pi3b-0", 5}}, now);
   std::string why;
   auto prometheus = testing::RealPrometheus::Start(samples, &why);
   ASSERT_TRUE(prometheus) << why;
