@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace ballast::balance {
 
@@ -379,8 +380,10 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
   // What earlier workers got short of (or, with per-item costs, beyond)
   // their share, by whole items.
   double owed = 0;
-  for (WorkerId id = 0; id < workers_.size(); ++id) {
-    const bool last = id + 1 == workers_.size();
+  const std::vector<WorkerId> walk = ReserveOrder(shares);
+  for (size_t n = 0; n < walk.size(); ++n) {
+    const WorkerId id = walk[n];
+    const bool last = n + 1 == walk.size();
     double want =
         owed + (total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / workers_.size());
     IntervalSet share;
@@ -402,6 +405,16 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
     reserved_cost_ += workers_[id].reserved_cost;
     workers_[id].reserved = std::move(share);
   }
+}
+
+std::vector<WorkerId> PolicyBase::ReserveOrder(const std::vector<double>& shares) const {
+  std::vector<WorkerId> order(workers_.size());
+  std::iota(order.begin(), order.end(), WorkerId{0});
+  if (cost_.per_item()) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](WorkerId a, WorkerId b) { return shares[a] > shares[b]; });
+  }
+  return order;
 }
 
 uint64_t PolicyBase::ShareEnd(Range rest, double want) const {

@@ -118,9 +118,19 @@ class PolicyBase : public Policy {
   // Asks one worker to contact the coordinator now.
   void Signal(WorkerId worker) { signals_.push_back(worker); }
   // Plans each worker's reserved share in proportion to `shares` (by cost),
-  // contiguous in pool order; each ends at a whole item, and what it got short
-  // of (with per-item costs, also beyond) its share moves to the next worker.
+  // contiguous in pool order; each ends at a whole item, and what it got
+  // short of (with per-item costs, also beyond) its share moves to the next
+  // worker walked. The workers are walked by id, or with per-item costs by
+  // decreasing share (ReserveOrder).
   void ReserveProportional(const std::vector<double>& shares);
+  // With per-item costs the pool's front holds the items dealt first, the
+  // largest when they are dealt largest first, and an indivisible item of a
+  // tenth of the job is the job's end on the slowest node and one of the
+  // first finished on the fastest. So the shares are walked by decreasing
+  // share (ties by id): the fastest worker's comes first and the slowest's
+  // is the smallest items, at the pool's back, whatever order the nodes are
+  // listed in (a cluster lists them by name).
+  std::vector<WorkerId> ReserveOrder(const std::vector<double>& shares) const;
   // `range` without the finished items at its front.
   Range SkipFinished(Range range) const;
   // The first and the last stretch of `range` that holds no finished item

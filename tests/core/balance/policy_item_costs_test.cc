@@ -178,6 +178,28 @@ TEST(PolicyItemCostsTest, AShareEndsAtTheItemBoundaryNearestItsCost) {
   EXPECT_EQ(policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease, (Range{9, 19}));
 }
 
+// With per-item costs the shares are handed out fastest first, whatever the
+// workers' order: dealt largest first, the three items of 10 lead the pool,
+// and the slowest worker (listed first, as a cluster lists a pi3b before a
+// pi4b) gets the smallest items at the back, not one of 10 it would take
+// five times as long over as the others.
+TEST(PolicyItemCostsTest, TheFastestWorkersShareLeadsThePoolWhateverTheWorkersOrder) {
+  std::vector<double> costs = {10, 10, 10, 6, 6, 5, 3, 2};
+  costs.resize(30, 1.0);
+  for (const char* name : {"weighted", "mms", "adaptive"}) {
+    SCOPED_TRACE(name);
+    auto policy = MakePolicy(testing_support::PolicyNamed(name));
+    ASSERT_TRUE(policy->Start(CostlyJob(30, {1, 5, 5}, SharedCosts(costs)), 0).ok());
+    const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
+    const Range fast = policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease;
+    const Range next = policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease;
+    EXPECT_EQ(fast.begin, 0u);
+    EXPECT_GT(next.begin, fast.begin);
+    EXPECT_GT(slow.begin, next.begin);
+    EXPECT_EQ(slow.end, 30u);
+  }
+}
+
 // A giant item cannot be split: the policy that wants less than it still
 // leases it whole, and every item is leased once.
 TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
