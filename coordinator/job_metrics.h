@@ -37,7 +37,7 @@ struct JobSample {
   JobView view;  // JobSession::View(false): segments are not needed
   std::string name;
   std::string ns;
-  std::string workload;  // workload::WorkloadKindName
+  std::string workload;  // JobConfig::history_key, else workload::WorkloadKindName
   // The history the job's priors came from and the judgment's options
   // (JobConfig): the recorded speed gauge carries EnteredSpeeds.
   std::vector<fuzzy::NodeHistory> baseline;

@@ -119,7 +119,9 @@ std::vector<JobSample> JobRegistry::Samples(double unix_now) const {
       const JobConfig& config = entry->session->config();
       sample.name = config.metric_name.empty() ? config.id : config.metric_name;
       sample.ns = config.metric_namespace;
-      sample.workload = workload::WorkloadKindName(config.workload.kind);
+      sample.workload = config.history_key.empty()
+                            ? std::string(workload::WorkloadKindName(config.workload.kind))
+                            : config.history_key;
       sample.baseline = config.baseline;
       sample.deviation = config.deviation;
     }

@@ -120,6 +120,10 @@ struct JobConfig {
   // (empty: the id) and `namespace` of every series of the job.
   std::string metric_name;
   std::string metric_namespace;
+  // The label `workload` of its series, which Prometheus's history is read
+  // by: what the job's history is kept under (the operator's HistoryKey:
+  // the kind, for exec with its image). Empty: the workload kind.
+  std::string history_key;
   // The nodes' history the priors came from, and how a node is judged
   // against it (core/health/deviation.h): the speeds exported for
   // Prometheus's history enter winsorized as the operator's store enters

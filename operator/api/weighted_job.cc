@@ -127,4 +127,22 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
   return parsed;
 }
 
+std::string HistoryKey(const WeightedJobSpec& spec) {
+  const char* kind = workload::WorkloadKindName(spec.job.workload.kind);
+  if (spec.job.workload.kind != workload::WorkloadKind::kExec) return kind;
+  const json& containers = spec.pod_template.spec.value("containers", json::array());
+  if (!containers.is_array() || containers.empty()) return kind;
+  const json& image = containers.front().value("image", json());
+  if (!image.is_string() || image.get<std::string>().empty()) return kind;
+  std::string repository = image.get<std::string>();
+  repository = repository.substr(0, repository.find('@'));  // without a digest
+  const size_t colon = repository.rfind(':');
+  const size_t slash = repository.rfind('/');
+  // A tag is after the last colon past the last slash (host:port/name has one before).
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
+    repository.resize(colon);
+  }
+  return fmt::format("{}:{}", kind, repository);
+}
+
 }  // namespace ballast::controller

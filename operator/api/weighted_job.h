@@ -154,6 +154,16 @@ struct ParsedSpec {
 };
 ParsedSpec ParseWeightedJobSpec(const nlohmann::json& spec, const std::string& name);
 
+// What the history of node speeds is kept under for jobs of `spec`
+// (docs/history.md, "What a history is kept under"): the workload kind
+// (primes, matmul), and for exec the kind and the worker container's image
+// without its tag or digest ("exec:registry.local/recompress"), so that a
+// shell script and a Python script on the same boards each keep their own:
+// the boards' speeds relative to each other differ between them (a start
+// cost per item weighs most on the slowest board). A new tag of the same
+// image keeps its history. "exec" when the template names no image.
+std::string HistoryKey(const WeightedJobSpec& spec);
+
 // A condition in the metav1.Condition shape.
 // A condition read back from the status whose type or reason this operator
 // does not know is dropped (StatusFromJson); the next write leaves it out.

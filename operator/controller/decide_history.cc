@@ -54,8 +54,7 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
     pass.Event(true, Reason::kHistoryUnavailable,
                fmt::format("no history of {} speeds from {}: {}; the job starts on the fuzzy "
                            "weights",
-                           workload::WorkloadKindName(pass.spec().job.workload.kind),
-                           history->origin, history->trouble));
+                           HistoryKey(pass.spec()), history->origin, history->trouble));
   }
   const auto blended =
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
@@ -183,7 +182,7 @@ void MeasuredColumns(Pass& pass) {
     }
   }
   const std::vector<health::NodeDeviation> deviations = JudgeNodes(pass);
-  RecordSpeeds record{workload::WorkloadKindName(pass.spec().job.workload.kind),
+  RecordSpeeds record{HistoryKey(pass.spec()),
                       coordinator::SpeedsToRecord(view),
                       {}};
   const auto entered = health::WinsorizeSpeeds(record.recorded.speeds, deviations);

@@ -284,6 +284,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.id = pass.in.id;
   config.metric_name = pass.in.name;
   config.metric_namespace = pass.in.ns;
+  config.history_key = HistoryKey(pass.spec());
   config.token = pass.memory.token;
   config.workload = job.workload;
   config.policy = job.policy;

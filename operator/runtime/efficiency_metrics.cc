@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/workload/workload.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 namespace {
@@ -19,11 +20,16 @@ std::string StringAt(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// The workload kind spec.workload names ("primes", "matmul", "exec"); ""
-// when it names none.
+// What the job's history is kept under (HistoryKey: the workload kind, for
+// exec with its image), the label its speeds carry at the coordinator; when
+// the spec does not read whole, the kind spec.workload names; "" when it
+// names none.
 std::string WorkloadOf(const json& job) {
   const auto spec = job.find("spec");
   if (spec == job.end() || !spec->is_object()) return "";
+  const ParsedSpec parsed =
+      ParseWeightedJobSpec(*spec, StringAt(job.value("metadata", json()), "name"));
+  if (parsed.spec) return HistoryKey(*parsed.spec);
   const auto workload = spec->find("workload");
   if (workload == spec->end() || !workload->is_object()) return "";
   for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,

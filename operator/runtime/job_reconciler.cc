@@ -181,7 +181,7 @@ void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) con
   if (input.queue && (!input.queue->workload || !input.queue->workload->Admitted())) return;
   std::vector<std::string> nodes;
   for (const NodeView& node : input.nodes) nodes.push_back(node.meta.name);
-  const char* workload = workload::WorkloadKindName(state.spec.spec->job.workload.kind);
+  const std::string workload = HistoryKey(*state.spec.spec);
   input.history = options_.history->Lookup(workload, nodes, input.now.wall);
   if (!input.history->trouble.empty()) {
     spdlog::info("no history job={}/{} source=\"{}\" error=\"{}\"", input.ns, input.name,

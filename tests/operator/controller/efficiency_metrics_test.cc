@@ -119,6 +119,26 @@ json JudgedJob(const std::string& name, const std::string& completed, json rows)
   return job;
 }
 
+// Two exec jobs in different images are judged apart: each node's ratio per
+// image, the label the coordinator's speeds carry (HistoryKey).
+TEST(EfficiencyMetricsTest, ExecJobsInTwoImagesKeepTwoBaselineRatios) {
+  json shell =
+      JudgedJob("a", "2027-01-15T08:00:00Z", {{{"name", "pi3b-0"}, {"baselineRatio", 1.0}}});
+  json python =
+      JudgedJob("b", "2027-01-15T09:00:00Z", {{{"name", "pi3b-0"}, {"baselineRatio", 0.9}}});
+  shell["spec"] = {{"items", 2},
+                   {"workload", {{"exec", {{"command", {"run"}}, {"image", "lab/shell:1"}}}}}};
+  python["spec"] = {{"items", 2},
+                    {"workload", {{"exec", {{"command", {"run"}}, {"image", "lab/python:3"}}}}}};
+  const auto family = NodeBaselineFamily({Cached(shell), Cached(python)});
+  ASSERT_TRUE(family.has_value());
+  ASSERT_EQ(family->metric.size(), 2u);
+  EXPECT_EQ(SeriesLabels(family->metric[0]).at("workload"), "exec:lab/python");
+  EXPECT_EQ(family->metric[0].gauge.value, 0.9);
+  EXPECT_EQ(SeriesLabels(family->metric[1]).at("workload"), "exec:lab/shell");
+  EXPECT_EQ(family->metric[1].gauge.value, 1.0);
+}
+
 TEST(EfficiencyMetricsTest, ANodesBaselineRatioIsItsLastJudgedJobs) {
   const json older = JudgedJob("a", "2027-01-15T08:00:00Z",
                                {{{"name", "pi4b-1"}, {"baselineRatio", 1.02}},

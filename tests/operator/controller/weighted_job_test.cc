@@ -65,6 +65,25 @@ TEST(WeightedJobSpecTest, DefaultsAreThoseOfTheJobFile) {
   EXPECT_TRUE(parsed.spec->pod_template.node_selector.empty());
 }
 
+// History is kept by workload kind, and an exec job's by its image without
+// tag or digest: two scripts on the same boards do not share a baseline.
+TEST(WeightedJobSpecTest, TheHistoryKeyIsTheKindAndForExecTheImagesRepository) {
+  EXPECT_EQ(HistoryKey(*ParseWeightedJobSpec(PrimesSpec(), "p").spec), "primes");
+  const auto exec_key = [](const json& image) {
+    json exec = {{"command", {"run"}}};
+    if (!image.is_null()) exec["image"] = image;
+    const json spec = {{"items", 3}, {"workload", {{"exec", exec}}}};
+    ParsedSpec parsed = ParseWeightedJobSpec(spec, "e");
+    EXPECT_TRUE(parsed.spec) << parsed.error.status.message();
+    return parsed.spec ? HistoryKey(*parsed.spec) : std::string();
+  };
+  EXPECT_EQ(exec_key("localhost/recompress:1"), "exec:localhost/recompress");
+  EXPECT_EQ(exec_key("localhost/recompress:2"), "exec:localhost/recompress");
+  EXPECT_EQ(exec_key("registry.lan:5000/team/anomalies"), "exec:registry.lan:5000/team/anomalies");
+  EXPECT_EQ(exec_key("registry.lan:5000/py:3.13@sha256:0123"), "exec:registry.lan:5000/py");
+  EXPECT_EQ(exec_key(nullptr), "exec");
+}
+
 TEST(WeightedJobSpecTest, KubernetesKeysAreTyped) {
   json spec = PrimesSpec();
   spec["suspend"] = true;
