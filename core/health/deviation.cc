@@ -136,6 +136,11 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
     }
     const double refs = static_cast<double>(log_ratios.size());
     const fuzzy::NodeHistory& h = known.at(d.node);
+    // Two references' median is their mean, which one slow board drags: with
+    // a board at a fifth of itself the other of three read fast by 2.2. The
+    // node's own ratio joins them, and one board apart from the other two
+    // cannot move the median of three.
+    if (log_ratios.size() == 2) log_ratios.push_back(references.at(d.node).log_ratio);
     d.baseline = std::exp(std::log(h.speed) + Median(std::move(log_ratios)));
     d.ratio = d.measured / d.baseline;
     const double sigma = std::sqrt(RatioVariance(d.spread, spreads / refs, refs));

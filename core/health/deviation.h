@@ -10,7 +10,9 @@
 // history_j). A reference node is one that could be judged itself (usable
 // history, enough computing, not shared). Leaving node i out means a slow node
 // does not drag its own baseline down; the median means one other slow node
-// does not either (with three or more references).
+// does not either (with three or more references). With exactly two, node
+// i's own ratio joins them: their median would be their mean, and the median
+// of the three is moved by no one board apart from the other two.
 //
 //   ratio_i    = measured_i / baseline_i
 //   sigma_i^2  = max(spread_i, mean_j spread_j) / (1 - 1/n) * (1 + pi / (2 m))

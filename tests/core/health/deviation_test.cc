@@ -65,6 +65,26 @@ TEST(Deviation, HalfItsBaselineIsSlowWithTheFigures) {
   }
 }
 
+// Three boards, as the real-node test bed's: one at a fifth of itself is
+// Slow, and the other two read at their baselines, not fast by the mean of a
+// healthy and a slow reference (2.2 each before their own ratio joined).
+TEST(Deviation, OfThreeBoardsOneSlowDoesNotMakeTheOtherTwoFast) {
+  const std::vector<NodeHistory> three = {
+      {"pi3b-0", 1, 10, 3600, 0}, {"pi4b-0", 2.5, 10, 3600, 0}, {"pi4b-1", 2.5, 10, 3600, 0}};
+  const std::vector<JobMeasurement> job = {
+      {"pi3b-0", 4, 30, 0}, {"pi4b-0", 10, 30, 0}, {"pi4b-1", 10 * 0.2, 30, 0}};
+  const auto all = JudgeDeviations(three, job, {});
+  const NodeDeviation& slow = Find(all, "pi4b-1");
+  EXPECT_EQ(slow.verdict, Verdict::kSlow);
+  EXPECT_NEAR(slow.ratio, 0.2, 1e-12);
+  EXPECT_EQ(slow.references, 2u);
+  for (const char* node : {"pi3b-0", "pi4b-0"}) {
+    EXPECT_EQ(Find(all, node).verdict, Verdict::kNormal) << node;
+    EXPECT_FALSE(Find(all, node).fast) << node;
+    EXPECT_NEAR(Find(all, node).ratio, 1, 1e-12) << node;
+  }
+}
+
 TEST(Deviation, TheThresholdIsTheRatio) {
   // 0.76 of the baseline is Normal, 0.74 Slow: no band with a steady history.
   EXPECT_EQ(Find(JudgeDeviations(Rack(), Job(1, 0.76), {}), "pi4b-1").verdict, Verdict::kNormal);

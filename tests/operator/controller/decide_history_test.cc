@@ -251,8 +251,9 @@ TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
 
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_ratio, 0.7);
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "slow");
-  // pi4b-master's baseline is set by 56 and 80: sqrt(56 * 80) = 66.93, 1.195 of it.
-  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 1.195);
+  // pi4b-master's baseline is the median of its own 80, pi4b-worker's 80 and
+  // pi3b-worker's 56 against their histories: 80, not dragged by the slow one.
+  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 1);
   EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_verdict, "normal");
   const json status = S(decision);
   EXPECT_EQ(status["nodes"][0]["baselineRatio"], 0.7);
@@ -309,8 +310,8 @@ TEST(DecideHealthTest, ANodeWellAboveItsBaselineIsNotedAsNormal) {
   EXPECT_FALSE(above[1].warning);
   EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "fast");
-  // sqrt(120 * 80) = 97.98: the others at 0.816 of theirs, Normal.
-  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 0.816);
+  // The others at their baselines: the median of three ignores the fast one.
+  EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 1);
   const auto records = ActionsOf<RecordSpeeds>(decision);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi3b-worker"), 120);  // as measured
