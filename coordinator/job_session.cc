@@ -203,6 +203,14 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   }
   const WorkerId id = found->second;
   Worker& worker = workers_[id];
+  if (worker.view.released) {
+    // Released in the tail, it holds nothing: it asks again only when it did
+    // not hear the first "done".
+    ++messages_;
+    protocol::ReplyMessage done;
+    done.kind = Reply::Kind::kDone;
+    return done;
+  }
   if (Status numbers = CheckNumbers(report); !numbers.ok()) {
     ++refused_;
     return numbers;
@@ -284,6 +292,40 @@ protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {
   return done;
 }
 
+IdleFacts JobSession::IdleFactsOf(WorkerId id, bool idle, Reply::Kind reply) const {
+  IdleFacts facts;
+  facts.enabled = config_.release_idle;
+  facts.verifying = verifier_.enabled();
+  facts.idle = idle;
+  facts.told_wait = reply == Reply::Kind::kWait;
+  // The rest is worth counting only when it can change the answer.
+  if (!facts.enabled || facts.verifying || !idle || !facts.told_wait) return facts;
+  facts.unassigned = UnassignedItems();
+  for (WorkerId other = 0; other < workers_.size(); ++other) {
+    const WorkerView& view = workers_[other].view;
+    if (other != id && view.contacted && !view.left_at && !view.released) ++facts.other_live;
+  }
+  return facts;
+}
+
+uint64_t JobSession::UnassignedItems() const {
+  // Two workers may hold the same items (a backup and its original).
+  balance::IntervalSet leased;
+  for (WorkerId id = 0; id < workers_.size(); ++id) leased.Add(policy_->LeaseOf(id));
+  uint64_t leased_open = 0;
+  for (const balance::Range& range : leased.Ranges()) {
+    leased_open += range.size() - accepted_.CountIn(range);
+  }
+  return config_.workload.items - accepted_.size() - leased_open;
+}
+
+protocol::ReplyMessage JobSession::Release(WorkerId id, double now) {
+  Worker& worker = workers_[id];
+  verifier_.SetWaiting(id, false);
+  worker.view.released = true;
+  return Leave(id, now);
+}
+
 std::pair<double, double> JobSession::BoundedSeconds(const Worker& worker,
                                                      const protocol::ReportMessage& report,
                                                      double now) {
@@ -323,6 +365,7 @@ void JobSession::RecordContact(Worker& worker, double calc_seconds, double cpu_s
 protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event) {
   Worker& worker = workers_[id];
   const Reply reply = WithChecks(id, policy_->OnReport(event));
+  if (ReleaseIdle(IdleFactsOf(id, event.idle, reply.kind))) return Release(id, event.now);
   ++messages_;
   if (reply.kind == Reply::Kind::kLease) {
     worker.granted.Add(reply.lease);
@@ -350,6 +393,7 @@ Status JobSession::WorkerLost(const std::string& name, double now) {
     return Status::NotFound(fmt::format("no worker '{}' in job '{}'", name, config_.id));
   }
   Worker& worker = workers_[found->second];
+  if (worker.view.released) return Status::Ok();  // it left the job already
   policy_->OnWorkerLost(found->second, now);
   verifier_.Release(found->second);
   worker.holds_lease = false;

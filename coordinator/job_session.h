@@ -41,6 +41,13 @@
 //   recomputing a range is outside the policy's view until it hands the
 //   range in; the job is finished when the policy is and every check is
 //   compared, or at the first mismatch.
+// - with JobConfig::release_idle on, a worker that asks for work in the
+//   job's tail and would be told "wait" is released instead — told "done",
+//   so it exits — when ReleaseIdle says so (idle_release.h: nothing left
+//   unassigned, verification off, two other live workers stay to take over
+//   a lost one's items). A released worker is out of the policy's view as one
+//   that left; its later reports are answered "done" and change nothing, and
+//   WorkerLost leaves it as it is (WorkerView::released).
 //
 // Time is passed in (seconds on any monotonic clock); nothing here reads a
 // clock, sleeps or starts a thread.
@@ -56,6 +63,7 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/idle_release.h"
 #include "coordinator/verification.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
@@ -130,6 +138,12 @@ struct JobConfig {
   // them (recorded_speeds.h, EnteredSpeeds). Empty: exported as measured.
   std::vector<fuzzy::NodeHistory> baseline;
   health::DeviationOptions deviation;
+  // Release idle workers in the job's tail (idle_release.h): a worker that
+  // asks for work when none is left to give it is told "done" instead of
+  // "wait", so that it exits and its pod's resources go back (the operator
+  // sets it for jobs queued by Kueue, whose quota returns early). Off: every
+  // worker stays to the job's end, ready to steal, back up or take over.
+  bool release_idle = false;
 };
 
 // What the coordinator knows about one worker; for tables and status.
@@ -157,6 +171,10 @@ struct WorkerView {
   // When it was last declared lost or left, unless it has reported since:
   // the end of its time in the job, as far as the coordinator knows.
   std::optional<double> left_at;
+  // It was released in the job's tail (JobConfig::release_idle): told "done"
+  // while the job ran, at left_at. It computes nothing more; its pod's exit
+  // is its end, not a failure.
+  bool released = false;
   double last_measured = 0;  // its last report of computing time (0: none yet)
   // Of JobView::sharing_sampled_s, the seconds a worker of another job on its
   // node held work (JobSession::SampleSharing).
@@ -315,6 +333,15 @@ class JobSession {
   // A worker that is leaving: the rest of its lease goes back to the policy;
   // the reply is "done".
   protocol::ReplyMessage Leave(balance::WorkerId id, double now);
+  // What ReleaseIdle decides on for worker `id`, which asked for work
+  // (`idle`) and would be told `reply` (idle_release.h).
+  IdleFacts IdleFactsOf(balance::WorkerId id, bool idle, balance::Reply::Kind reply) const;
+  // Unfinished items that are in no worker's lease (the policy's LeaseOf):
+  // in its pool or in a planned share.
+  uint64_t UnassignedItems() const;
+  // Releases worker `id` in the job's tail: it leaves the policy's view, as
+  // one leaving does, and is marked released; the reply is "done".
+  protocol::ReplyMessage Release(balance::WorkerId id, double now);
   // Verification's hooks (verification.h). A report from a worker holding a
   // check: hands the check in when it is complete, then asks the policy.
   // `seconds`: the report's calc and CPU seconds as BoundedSeconds cut them.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -104,6 +105,11 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded);
 // gone keeps the checkpoint in status (with its progress and result) and
 // removes the session. Returns true when no session and no pod is left.
 bool StopSession(Pass& pass);
+// The nodes whose worker the session released in the job's tail
+// (coordinator::WorkerView::released; a queued job's session releases them,
+// idle_release.h): their pods exit 0 and are finished, not failed, and are
+// not made again.
+std::set<std::string> ReleasedNodes(const coordinator::JobView& view);
 
 // --- Kueue (decide_kueue.cc; kueue.h) ------------------------------------------
 

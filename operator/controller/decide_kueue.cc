@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "operator/controller/decide_internal.h"
 
@@ -186,13 +187,17 @@ void ReportReclaimable(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
   if (!queue.workload || !pass.memory.registered || !pass.in.view) return;
   const WorkloadView& workload = *queue.workload;
-  // The workers that may still compute: the session's, less those given up
-  // and those whose pod finished (the job is done with them).
+  // The workers that may still compute: the session's, less those given up,
+  // those whose pod finished (the job is done with them: at its end, or
+  // released in its tail) and those released whose pod is gone.
+  const std::set<std::string> released = ReleasedNodes(*pass.in.view);
   int32_t needed = 0;
   for (const std::string& node : pass.memory.nodes) {
     if (pass.memory.given_up.contains(node)) continue;
     const PodView* pod = pass.PodNamed(WorkerPodName(pass.in.name, node));
-    if (pod && pod->meta.OwnedBy(pass.uid) && pod->phase == PodPhase::kSucceeded) continue;
+    const bool owned = pod && pod->meta.OwnedBy(pass.uid);
+    if (owned && pod->phase == PodPhase::kSucceeded) continue;
+    if (!owned && released.contains(node)) continue;
     ++needed;
   }
   const int32_t reclaimable = std::max(0, workload.count - needed);

@@ -103,6 +103,14 @@ Eligible EligibleNodes(const Pass& pass) {
 
 }  // namespace
 
+std::set<std::string> ReleasedNodes(const coordinator::JobView& view) {
+  std::set<std::string> nodes;
+  for (const coordinator::WorkerView& worker : view.workers) {
+    if (worker.released) nodes.insert(worker.name);
+  }
+  return nodes;
+}
+
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
@@ -290,6 +298,10 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   config.policy = job.policy;
   config.lease_seconds = job.lease_seconds;
   config.verify.fraction = job.verify_fraction;
+  // Under Kueue an idle worker's pod holds quota another job could use: the
+  // session lets idle workers go in the tail (idle_release.h). Elsewhere they
+  // stay, ready to steal or back up to the end.
+  config.release_idle = pass.in.queue.has_value();
   config.start_timeout_s = pass.options.start_timeout_s;
   config.workers = SessionPriors(pass, *weights);
   // The history the priors came from: the speeds the coordinator exports for
@@ -313,7 +325,9 @@ namespace {
 // What ManagePods counts while it walks the session's nodes.
 struct PodCount {
   int running = 0;
-  int alive = 0;  // pods that may still compute (Pending or Running), or about to be made
+  int alive = 0;     // pods that may still compute (Pending or Running), or about to be made
+  int released = 0;  // workers released in the tail whose pods are finished or gone
+  std::set<std::string> released_nodes;  // ReleasedNodes of the session
   std::vector<json> missing;
   std::vector<std::string> missing_nodes;  // the nodes of `missing`, in its order
 };
@@ -360,12 +374,24 @@ void CountFailure(Pass& pass, const std::string& node, const PodView& pod) {
   if (!pod.meta.deleting) pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
 }
 
+// For a node whose worker the session released: true, counted as released,
+// when its pod is gone or Succeeded (the worker exited 0 on its "done"),
+// which is neither made again nor a failure; false while it still runs (or
+// failed), which ManageNode counts as any other pod.
+bool ReleasedPodFinished(const PodView* pod, bool owned, PodCount& count) {
+  if (pod && owned && pod->phase != PodPhase::kSucceeded) return false;
+  ++count.released;
+  return true;
+}
+
 void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   const PodView* pod = PodOf(pass, node);
   const NodeView* node_object = pass.NodeNamed(node);
   const bool owned = pod && pod->meta.OwnedBy(pass.uid);
   const bool done = pass.in.view->done;
   if (GivenUp(pass, node, pod, owned)) return;
+  // Released: its node may go or turn ineligible now without loss.
+  if (count.released_nodes.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
   const PodTemplate& pods = pass.spec().pod_template;
   const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
                                                       pods.tolerations, pods.node_affinity_terms)
@@ -698,8 +724,12 @@ void RunningStatus(Pass& pass, const PodCount& count) {
                  pass.in.job.generation, pass.in.now.rfc3339);
     return;
   }
-  const std::string workers =
+  std::string workers =
       fmt::format("{} of {} workers running", count.running, pass.memory.nodes.size());
+  if (count.released > 0) {
+    workers += fmt::format(", {} released (the job has no work left for {})", count.released,
+                           count.released == 1 ? "it" : "them");
+  }
   const bool was_running = pass.status.Is(JobPhase::kRunning);
   pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
                   count.running > 0 ? Reason::kWorkersRunning : Reason::kWaitingForWorkers,
@@ -830,6 +860,7 @@ void JoinNodes(Pass& pass) {
 void ManagePods(Pass& pass) {
   JoinNodes(pass);
   PodCount count;
+  count.released_nodes = ReleasedNodes(*pass.in.view);
   for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
   LoseRefusedWorkers(pass, count.missing_nodes);
   GateCreates(pass, count.missing);

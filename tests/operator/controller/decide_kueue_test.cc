@@ -309,6 +309,58 @@ TEST(DecideKueueTest, WorkersWhosePodsFinishedAreReclaimable) {
   EXPECT_EQ(patches[0].patch["status"]["reclaimablePods"][0]["count"], 1);
 }
 
+// A queued job's session releases idle workers in the tail (idle_release.h);
+// one not queued keeps them to the end.
+TEST(DecideKueueTest, OnlyAQueuedJobsSessionReleasesIdleWorkers) {
+  World queued = Queued();
+  queued.Pass();
+  Admit(queued, 3, FlavorView{"default", {}, json::array()});
+  const auto registered = ActionsOf<RegisterJob>(queued.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_TRUE(registered[0].config.release_idle);
+  World plain;
+  const auto alone = ActionsOf<RegisterJob>(plain.Pass());
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_FALSE(alone[0].config.release_idle);
+}
+
+// A worker released in the tail exits 0 while the job runs: its Succeeded
+// pod is finished, not a failure, not deleted or made again; its quota is
+// reclaimable and the job's condition says it was released.
+TEST(DecideKueueTest, AReleasedWorkersSucceededPodIsFinishedAndReclaimable) {
+  World world = QueuedRunning();
+  world.view = View(1990);
+  world.view->workers[0].released = true;
+  world.pods[0]["status"]["phase"] = "Succeeded";
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<WorkerLost>(decision).empty());
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty());
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty());
+  EXPECT_EQ(S(decision)["phase"], "Running");
+  EXPECT_EQ(S(decision).value("failedPods", 0), 0);
+  EXPECT_EQ(S(decision)["workers"], 2);
+  std::string running;
+  for (const auto& condition : S(decision).value("conditions", json::array())) {
+    if (condition["type"] == "Ready") running = condition.value("message", "");
+  }
+  EXPECT_NE(running.find("2 of 3 workers running, 1 released"), std::string::npos) << running;
+  auto patches = ActionsOf<PatchWorkload>(decision);
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].patch["status"]["reclaimablePods"][0]["count"], 1);
+  // Its pod gone (deleted by hand, its node drained): not made again.
+  world.pods.erase(world.pods.begin());
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty());
+  EXPECT_TRUE(ActionsOf<WorkerLost>(decision).empty());
+  // The same pod of a worker not released is a failure, replaced.
+  World failed = QueuedRunning();
+  failed.view = View(1990);
+  failed.pods[0]["status"]["phase"] = "Succeeded";
+  decision = failed.Pass();
+  EXPECT_EQ(ActionsOf<WorkerLost>(decision).size(), 1u);
+  EXPECT_EQ(S(decision).value("failedPods", 0), 1);
+}
+
 // docs/operator.md, "A node joining mid-job under Kueue": within the pods
 // the Workload was admitted with, a node that becomes eligible waits.
 TEST(DecideKueueTest, ANodeJoiningMidJobJoinsOnlyWithinTheAdmittedCount) {

@@ -2,7 +2,8 @@
 // fixture kueue_up) through the operator started with --kueue: quota for one
 // job of two, a higher-priority job preempting a running one that resumes
 // from its checkpoint, a flavor restricting the nodes (and the pods it leaves
-// out given back as reclaimable), and a job's Workload deleted with it. Each
+// out given back as reclaimable), a worker idle in the tail released and its
+// pod reclaimable while the job runs, and a job's Workload deleted with it. Each
 // test makes its own ResourceFlavor, ClusterQueue (named after its namespace)
 // and LocalQueue, and removes them. docs/operator.md, "Kueue".
 #include "tests/operator/e2e/operator_e2e_support.h"
@@ -275,6 +276,66 @@ TEST_F(KueueTest, AFlavorRestrictsTheNodesAndThePodsLeftOutAreReclaimable) {
   for (const auto& row : StatusOf(*done).value("nodes", json::array())) rows.push_back(row["name"]);
   EXPECT_EQ(rows, (std::vector<std::string>{"pi4b-0", "pi4b-1"}));
   EXPECT_NE(ConditionOf(*done, "Admitted").value("message", "").find(flavor_), std::string::npos);
+}
+
+// docs/operator.md, "Kueue", the row "running": a queued job's session
+// releases idle workers in its tail, so their quota returns before the job
+// ends. Under `equal` the Pi 3B (0.2 of a core) gets as many items as each
+// Pi 4B (0.5): the Pi 4B finish their shares first and wait for it. The first
+// of them to ask is released (two others stay), exits 0 and its pod
+// Succeeds: reclaimable while the job still runs; the second stays to the end.
+TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobRuns) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  constexpr uint64_t kTailLimit = 500000;
+  json job = QueuedJob("tail", kTailLimit);
+  job["spec"]["policy"] = "equal";
+  CreateJob(job);
+  json workload;
+  std::string phase_then;
+  const bool reclaimed = Poll(
+      [&] {
+        auto found = WorkloadOf("tail");
+        if (!found) return false;
+        workload = *found;
+        if (found->value("/status/reclaimablePods/0/count"_json_pointer, 0) < 1) return false;
+        // Read after the Workload: Running now was Running then.
+        auto now = GetJob("tail");
+        phase_then = now ? PhaseOf(*now) : "";
+        return true;
+      },
+      seconds(150));
+  ASSERT_TRUE(reclaimed) << workload.dump(2) << "\n" << Describe("tail");
+  EXPECT_EQ(phase_then, "Running") << "reclaimable only once the job was over\n"
+                                   << Describe("tail");
+  EXPECT_EQ(workload.value("/status/reclaimablePods/0/count"_json_pointer, 0), 1)
+      << "two workers stay to take over a lost one's items";
+  const auto reclaimed_at = Clock::now();
+  std::string released;
+  for (const json& pod : JobPods("tail")) {
+    if (pod.value("/status/phase"_json_pointer, "") != "Succeeded") continue;
+    released += " " + pod.value("/metadata/labels/ballast.io~1node"_json_pointer, "");
+  }
+  EXPECT_FALSE(released.empty()) << Describe("tail");
+
+  auto done = WaitSucceeded("tail", seconds(240));
+  ASSERT_TRUE(done);
+  std::printf("released:%s; reclaimable %.1f s before the job succeeded (makespan %.1f s)\n",
+              released.c_str(), std::chrono::duration<double>(Clock::now() - reclaimed_at).count(),
+              StatusOf(*done).value("makespanSeconds", 0.0));
+  ExpectCompleteAndExact(*done, kTailLimit);
+  EXPECT_EQ(StatusOf(*done).value("failedPods", 0), 0) << "a released worker is no failure";
+  EXPECT_FALSE(FindEvent("tail", "WorkerFailed")) << Describe("tail");
+  ASSERT_TRUE(Poll(
+      [&] {
+        auto found = WorkloadOf("tail");
+        return found && WorkloadCondition(*found, "Finished");
+      },
+      seconds(30)))
+      << "the Workload is not Finished";
+  // Nothing left behind: the job deleted, its pods and Workload go with it.
+  ASSERT_TRUE(client_->Delete(kJobs.In(ns_).Named("tail")).ok());
+  EXPECT_TRUE(Poll([&] { return JobPods("tail").empty() && !WorkloadOf("tail"); }, seconds(60)))
+      << Describe("tail");
 }
 
 }  // namespace
