@@ -65,7 +65,7 @@ Cluster MakeCluster(size_t nodes, uint64_t items) {
   scenario.nodes.reserve(nodes);
   for (size_t i = 0; i < nodes; ++i) {
     const SpeedClass& type = kClasses[i % std::size(kClasses)];
-    NodeSpec node;
+    EmulatedNode node;
     node.name = fmt::format("{}-{}", type.board, i);
     node.speed = type.speed;
     node.latency = kLatency;

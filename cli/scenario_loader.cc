@@ -31,7 +31,8 @@ StatusOr<LoadedScenario> LoadScenario(const std::string& path) {
   const std::string base = std::filesystem::path(path).parent_path().string();
   BALLAST_ASSIGN_OR_RETURN(loaded.profile, LoadProfile(loaded.scenario.profile, base));
   std::vector<fuzzy::NodeFacts> facts;
-  for (const sim::NodeSpec& node : loaded.scenario.nodes) facts.push_back({node.name, node.labels});
+  for (const sim::EmulatedNode& node : loaded.scenario.nodes)
+    facts.push_back({node.name, node.labels});
   BALLAST_ASSIGN_OR_RETURN(loaded.weights, fuzzy::ComputeWeights(loaded.profile, facts));
   for (const fuzzy::NodeWeight& weight : loaded.weights.nodes) {
     loaded.priors.push_back({weight.name, weight.weight});

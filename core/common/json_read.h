@@ -182,6 +182,17 @@ inline StatusOr<double> Positive(const nlohmann::json& value, std::string_view p
   return number;
 }
 
+// A finite number in [min, max]; Invalid "<path>: expected <what> in [min,
+// max], got ..." otherwise (the bounds written as %g writes them).
+inline StatusOr<double> InRange(const nlohmann::json& value, std::string_view path, double min,
+                                double max, std::string_view what) {
+  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < min ||
+      value.get<double>() > max) {
+    return Expected(path, fmt::format("{} in [{:g}, {:g}]", what, min, max), value);
+  }
+  return value.get<double>();
+}
+
 // A string; Invalid naming the path otherwise.
 inline StatusOr<std::string> String(const nlohmann::json& value, std::string_view path) {
   if (!value.is_string()) return Expected(path, "a string", value);

@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "core/balance/policy_options.h"
+#include "core/cluster/emulated_node.h"
 #include "core/common/json_read.h"
 #include "core/common/names.h"
 #include "core/workload/workload.h"
@@ -29,49 +30,6 @@ StatusOr<std::string> ReadName(const json& value, const std::string& path, NameK
     return Status::Invalid(fmt::format("{}: {}", path, checked.message()));
   }
   return name;
-}
-
-StatusOr<EmulatedNode> ReadNode(const json& node, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(node, path, {"name", "speed", "labels", "joinAt", "leaveAt"}));
-  EmulatedNode out;
-  BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
-  BALLAST_ASSIGN_OR_RETURN(out.name,
-                           ReadName(*name, jr::Field(path, "name"), NameKind::kDnsSubdomain));
-  BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));
-  const bool in_range = speed->is_number() && speed->get<double>() >= kMinNodeSpeed &&
-                        speed->get<double>() <= kMaxNodeSpeed;
-  if (!in_range) {
-    return jr::Expected(
-        jr::Field(path, "speed"),
-        fmt::format("a fraction of one core in [{}, {}]", kMinNodeSpeed, kMaxNodeSpeed), *speed);
-  }
-  out.speed = speed->get<double>();
-  if (const json* labels = jr::Find(node, "labels")) {
-    const std::string labels_path = jr::Field(path, "labels");
-    if (!labels->is_object()) return jr::Expected(labels_path, "a map of label: value", *labels);
-    for (const auto& [key, value] : labels->items()) {
-      BALLAST_ASSIGN_OR_RETURN(out.labels[key], jr::LabelValue(value, jr::Field(labels_path, key)));
-    }
-  }
-  for (const auto& [key, at] : {std::pair{"joinAt", &out.join_at}, {"leaveAt", &out.leave_at}}) {
-    const json* time = jr::Find(node, key);
-    if (time == nullptr) continue;
-    if (!time->is_number() || !(time->get<double>() >= 0) ||
-        !(time->get<double>() <= kMaxNodeEventSeconds)) {
-      return jr::Expected(
-          jr::Field(path, key),
-          fmt::format("seconds from the job's start in [0, {:g}]", kMaxNodeEventSeconds), *time);
-    }
-    *at = time->get<double>();
-  }
-  if (out.join_at == 0.0) out.join_at.reset();  // joinAt 0: there from the start
-  if (out.leave_at && !(*out.leave_at > out.join_at.value_or(0))) {
-    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({:g}), got {:g}",
-                                       jr::Field(path, "leaveAt"), out.join_at.value_or(0),
-                                       *out.leave_at));
-  }
-  return out;
 }
 
 // A key of a ConfigMap's data, as the API server accepts them.
@@ -315,26 +273,9 @@ StatusOr<ClusterSpec> ClusterFromJson(const json& cluster, std::string_view path
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(cluster, path, {"nodes"}));
   BALLAST_ASSIGN_OR_RETURN(const json* nodes, jr::Require(cluster, path, "nodes"));
   const std::string nodes_path = jr::Field(path, "nodes");
-  if (!nodes->is_array() || nodes->empty()) {
-    return jr::Expected(nodes_path, "a non-empty list of nodes", *nodes);
-  }
   ClusterSpec out;
-  for (size_t i = 0; i < nodes->size(); ++i) {
-    const std::string node_path = jr::Element(nodes_path, i);
-    BALLAST_ASSIGN_OR_RETURN(EmulatedNode node, ReadNode((*nodes)[i], node_path));
-    for (const EmulatedNode& other : out.nodes) {
-      if (other.name == node.name) {
-        return Status::Invalid(
-            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
-      }
-    }
-    out.nodes.push_back(std::move(node));
-  }
-  if (std::ranges::all_of(out.nodes,
-                          [](const EmulatedNode& node) { return node.join_at.has_value(); })) {
-    return Status::Invalid(fmt::format(
-        "{}: every node has joinAt; at least one must be there from the start", nodes_path));
-  }
+  BALLAST_ASSIGN_OR_RETURN(out.nodes,
+                           cluster::NodesFromJson(*nodes, nodes_path, cluster::kRunNodes));
   return out;
 }
 

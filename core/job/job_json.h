@@ -47,8 +47,9 @@ Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where)
 // The cluster described by `cluster` ({nodes: [...]}). Returns Invalid
 // "<path>.nodes[i].<field>: ..." for an empty node list, a node name that is
 // not a DNS-1123 subdomain (as Kubernetes names nodes), a duplicate name, a
-// speed outside [kMinNodeSpeed, kMaxNodeSpeed], or a label value that is not
-// a string, number or boolean.
+// speed outside [cluster::kMinRunSpeed, cluster::kMaxRunSpeed], a label value
+// that is not a string, number or boolean, or a field only a scenario's node
+// has (cluster::NodesFromJson under cluster::kRunNodes).
 StatusOr<ClusterSpec> ClusterFromJson(const nlohmann::json& cluster, std::string_view path = "");
 
 }  // namespace ballast::job

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "core/balance/policy_options.h"
+#include "core/cluster/emulated_node.h"
 #include "core/common/status.h"
 #include "core/workload/workload.h"
 
@@ -72,28 +73,10 @@ struct JobSpec {
   ItemSource item_source;
 };
 
-// The speeds an emulated node may have, in cores of this machine. The
-// smallest is the smallest share either way of holding it can apply: a CPU
-// quota of 1000 us (the kernel's minimum) every 1 s (its longest period), or
-// the worker's duty cycle (ballast-worker --speed). Below it a node would get
-// more than its speed and every figure computed from its speed would be off.
-inline constexpr double kMinNodeSpeed = 0.001;
-inline constexpr double kMaxNodeSpeed = 64;
-
-struct EmulatedNode {
-  std::string name;  // a DNS-1123 subdomain
-  std::map<std::string, std::string> labels;
-  double speed = 1;  // fraction of one core
-  // Seconds from the job's start when the node joins it (its worker is
-  // added to the running job then); none: from the start.
-  std::optional<double> join_at;
-  // Seconds from the job's start when the node is drained (its worker is
-  // stopped and hands back the rest of its lease); after join_at.
-  std::optional<double> leave_at;
-};
-
-// The most seconds a cluster file's joinAt or leaveAt may say (a year).
-inline constexpr double kMaxNodeEventSeconds = 365.0 * 24 * 3600;
+// A node of a cluster file: the one node record (cluster/emulated_node.h),
+// read under cluster::kRunNodes (speed in [0.001, 64] cores of this machine,
+// joinAt and leaveAt within a year; the simulator's own fields refused).
+using cluster::EmulatedNode;
 
 struct ClusterSpec {
   std::vector<EmulatedNode> nodes;
@@ -109,8 +92,9 @@ StatusOr<JobSpec> ParseJob(std::string_view yaml, const std::string& file_name);
 // The cluster in the YAML text of a cluster file, read by ClusterFromJson
 // (job_json.h). Returns Invalid "file:line:col: <path>: ..." (an empty node
 // list, a node name that is not a DNS-1123 subdomain, as Kubernetes names
-// nodes, a duplicate name, a speed outside [kMinNodeSpeed, kMaxNodeSpeed], a
-// joinAt or leaveAt outside [0, kMaxNodeEventSeconds], a leaveAt not after
+// nodes, a duplicate name, a speed outside [cluster::kMinRunSpeed,
+// cluster::kMaxRunSpeed], a joinAt or leaveAt outside [0,
+// cluster::kMaxRunEventSeconds], a simulator's field, a leaveAt not after
 // its joinAt, every node joining late).
 StatusOr<ClusterSpec> ParseCluster(std::string_view yaml, const std::string& file_name);
 

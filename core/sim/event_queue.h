@@ -23,15 +23,15 @@ using Message = std::variant<std::monostate, balance::Report, balance::Reply>;
 struct Event {
   enum class Kind {
     kWake,         // a worker reaches its next decision point (SimWorker::Wake)
-    kSpeedChange,  // the node's true speed changes (NodeSpec::changes)
+    kSpeedChange,  // the node's true speed changes (EmulatedNode::changes)
     kArrive,       // a report reaches the coordinator
     kDeliver,      // a reply reaches the worker
     kSignal,       // the coordinator's signal reaches the worker
-    kFail,         // the node dies (NodeSpec::fail_at)
+    kFail,         // the node dies (EmulatedNode::fail_at)
     kLost,         // the coordinator declares the dead node's worker lost
     kTick,         // the policy's timer (Policy::NextTick)
-    kJoin,         // the node joins the running job (NodeSpec::join_at)
-    kLeave,        // the node is drained (NodeSpec::leave_at)
+    kJoin,         // the node joins the running job (EmulatedNode::join_at)
+    kLeave,        // the node is drained (EmulatedNode::leave_at)
     kLeaving,      // a drained worker's last report reaches the coordinator
   };
   double time = 0;

@@ -7,7 +7,7 @@ namespace ballast::sim {
 
 using balance::Range;
 
-InputLink::InputLink(const NodeSpec& node, const Workload& workload, Range local)
+InputLink::InputLink(const EmulatedNode& node, const Workload& workload, Range local)
     : bandwidth_(node.bandwidth),
       bytes_per_item_(node.bytes_per_item.value_or(workload.bytes_per_item)),
       transfer_(workload.transfer),

@@ -1,5 +1,5 @@
 // InputLink: a simulated node's link to the job's inputs. The inputs of some
-// items sit on the node already (NodeSpec::local_items); the others cross
+// items sit on the node already (EmulatedNode::local_items); the others cross
 // the link at its bandwidth. Streamed, a lease's items arrive one after
 // another while it computes, and the link may cap how fast it computes;
 // as a block, a lease computes once all its inputs are there, and the
@@ -23,7 +23,7 @@ class InputLink {
   // The link of `node` under `workload` (its bandwidth, the bytes per item
   // its own or the workload's, the workload's transfer); `local`: the items
   // whose inputs are on the node from the start.
-  InputLink(const NodeSpec& node, const Workload& workload, balance::Range local);
+  InputLink(const EmulatedNode& node, const Workload& workload, balance::Range local);
 
   // True when inputs cross this link at all: the node is shipped bytes per
   // item over a finite bandwidth.

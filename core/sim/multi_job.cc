@@ -18,7 +18,7 @@ std::vector<fuzzy::NodePrior> Priors(const Scenario& scenario, const std::vector
     by_node.emplace(prior.node, std::move(prior));
   }
   std::vector<fuzzy::NodePrior> priors;
-  for (const NodeSpec& node : scenario.nodes) priors.push_back(by_node.at(node.name));
+  for (const EmulatedNode& node : scenario.nodes) priors.push_back(by_node.at(node.name));
   return priors;
 }
 
@@ -77,7 +77,7 @@ StatusOr<JobSeries> SimulateJobs(const Scenario& scenario, const std::vector<dou
   std::vector<fuzzy::NodeHistory> known;
   for (size_t k = 0; k < steps.size(); ++k) {
     for (size_t i = 0; i < job.nodes.size(); ++i) {
-      NodeSpec& node = job.nodes[i];
+      EmulatedNode& node = job.nodes[i];
       auto drift = steps[k].speeds.find(node.name);
       if (drift != steps[k].speeds.end()) node.speed = drift->second;
       auto within = steps[k].changes.find(node.name);

@@ -17,42 +17,17 @@
 #include "core/balance/cost_model.h"
 #include "core/balance/item_order.h"
 #include "core/balance/policy_options.h"
+#include "core/cluster/emulated_node.h"
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
 
 namespace ballast::sim {
 
-struct SpeedChange {
-  double at = 0;     // seconds from the start
-  double speed = 1;  // new speed, > 0
-};
-
-struct NodeSpec {
-  std::string name;
-  std::map<std::string, std::string> labels;
-  double speed = 1;                      // true speed in cores of speed 1; unknown to policies
-  std::vector<SpeedChange> changes;      // in ascending time
-  double latency = 0;                    // one-way seconds per message
-  double bandwidth = 0;                  // bytes/s of its link; 0 = unlimited
-  std::optional<double> bytes_per_item;  // overrides the workload's
-  std::optional<double> fail_at;         // the node dies at this time
-  // The node joins the running job at this time (added, Ready, uncordoned):
-  // its worker is added to the policy then (Policy::OnWorkerJoined). None:
-  // from the start. At least one node of a scenario has none.
-  std::optional<double> join_at;
-  // The node is drained at this time (after join_at): its worker hands in
-  // what it finished and stops, and the coordinator gives the rest of its
-  // lease to the others at once (no failure detection to wait for).
-  std::optional<double> leave_at;
-  // Items whose inputs already sit on this node (they cross no link when it
-  // computes them). Nodes hold consecutive blocks in file order from item 0.
-  uint64_t local_items = 0;
-  // The node's CPU quota in cores (its `speed` is what the whole quota
-  // computes), or none: no quota, and each item it runs at once has a core
-  // of its own. Under a quota it runs Workload::concurrency items at once, or
-  // by default one per started core (balance::ItemsAtOnce, the worker's rule).
-  std::optional<double> cores;
-};
+// A node of a scenario: the one node record (cluster/emulated_node.h),
+// read under cluster::kSimulatedNodes; its `speed` is its true speed in cores
+// of speed 1, unknown to the policies.
+using cluster::EmulatedNode;
+using cluster::SpeedChange;
 
 // An item that fails every attempt (a corrupt input): each attempt takes
 // `attempt_seconds` at speed 1 and the worker makes Workload::retries + 1 of
@@ -102,7 +77,7 @@ struct Workload {
   // coordinator never computes twice on purpose (JobInfo::repeatable).
   bool repeatable = true;
   // Items a node runs at once (exec.concurrency; 0: one per started core of
-  // each node's quota, NodeSpec::cores). Items running at once share the
+  // each node's quota, EmulatedNode::cores). Items running at once share the
   // node's speed.
   uint32_t concurrency = 0;
   // Extra work per item, as a fraction, while a node runs more items at
@@ -138,7 +113,7 @@ struct Scenario {
   std::string description;
   Workload workload;
   std::string profile = "raspberry-pi";  // a built-in name or a path relative to the file
-  std::vector<NodeSpec> nodes;
+  std::vector<EmulatedNode> nodes;
   std::vector<balance::PolicySpec> policies;
   uint64_t seed = 1;
   // Seconds after a node dies that the coordinator declares it lost.
@@ -156,13 +131,14 @@ struct ScenarioBounds {
   static constexpr uint64_t kMaxItems = 1'000'000'000'000ULL;  // items, localItems
   static constexpr double kMinItemSeconds = 1e-9;
   static constexpr double kMaxItemSeconds = 1e6;
-  static constexpr double kMinSpeed = 1e-6;  // speed, changes[].speed
-  static constexpr double kMaxSpeed = 1e6;
-  static constexpr double kMaxLatency = 3600;  // seconds one way
-  static constexpr double kMinBandwidth = 1;   // bytes/s
-  static constexpr double kMaxBandwidth = 1e15;
-  static constexpr double kMaxBytesPerItem = 1e12;
-  static constexpr double kMaxTime = 1e9;     // changes[].at, failAt, failureDetection (s)
+  // A node's (cluster::SimulatedNodeBounds); the speeds and times of `jobs` too.
+  static constexpr double kMinSpeed = cluster::SimulatedNodeBounds::kMinSpeed;
+  static constexpr double kMaxSpeed = cluster::SimulatedNodeBounds::kMaxSpeed;
+  static constexpr double kMaxLatency = cluster::SimulatedNodeBounds::kMaxLatency;
+  static constexpr double kMinBandwidth = cluster::SimulatedNodeBounds::kMinBandwidth;
+  static constexpr double kMaxBandwidth = cluster::SimulatedNodeBounds::kMaxBandwidth;
+  static constexpr double kMaxBytesPerItem = cluster::SimulatedNodeBounds::kMaxBytesPerItem;
+  static constexpr double kMaxTime = cluster::SimulatedNodeBounds::kMaxTime;  // failureDetection
   static constexpr int64_t kMaxJobs = 1000;   // jobs, repeats expanded
   static constexpr double kMaxSamples = 1e9;  // history.fullTrustSamples
   // items with itemCosts: one cost per item is kept, as a job's item list.
@@ -171,7 +147,7 @@ struct ScenarioBounds {
   static constexpr double kMaxParetoAlpha = 100;
   static constexpr double kMaxParetoMinimum = 1e12;  // itemCosts.pareto.minimum
   static constexpr double kMaxStartCost = 1e3;       // startCost, in mean items
-  static constexpr double kMaxCores = 1e6;           // nodes[].cores (min kMinSpeed)
+  static constexpr double kMaxCores = cluster::SimulatedNodeBounds::kMaxCores;
   static constexpr int64_t kMaxConcurrency = 256;    // as exec.concurrency
   static constexpr double kMaxSliceOverhead = 10;    // sliceOverhead, a fraction
   static constexpr int64_t kMaxRetries = 100;        // as exec.retries
@@ -194,9 +170,9 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
 StatusOr<Scenario> ScenarioFromJson(const nlohmann::json& root);
 
 // The node's speed at time t (after the changes at or before t).
-double SpeedAt(const NodeSpec& node, double t);
+double SpeedAt(const EmulatedNode& node, double t);
 
-// How a node computes the items it runs at once (NodeSpec::cores,
+// How a node computes the items it runs at once (EmulatedNode::cores,
 // Workload::concurrency, Workload::slice_overhead).
 struct ItemsAtOnceModel {
   int items = 1;        // items running at once
@@ -207,6 +183,6 @@ struct ItemsAtOnceModel {
 };
 // The model of `node` under `workload`: without cores, one item at a time
 // (or `concurrency`, each on a core of its own) at the node's speed.
-ItemsAtOnceModel AtOnce(const NodeSpec& node, const Workload& workload);
+ItemsAtOnceModel AtOnce(const EmulatedNode& node, const Workload& workload);
 
 }  // namespace ballast::sim

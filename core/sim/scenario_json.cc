@@ -7,7 +7,6 @@
 
 #include "core/balance/efficiency.h"
 #include "core/common/json_read.h"
-#include "core/common/names.h"
 #include "core/config/document.h"
 #include "core/sim/scenario.h"
 #include "core/sim/true_cost.h"
@@ -22,11 +21,7 @@ using Bounds = ScenarioBounds;
 // A finite number in [min, max]; Invalid "<path>: expected <what> in [min, max], got ...".
 StatusOr<double> ReadIn(const json& value, const std::string& path, double min, double max,
                         std::string_view what) {
-  if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < min ||
-      value.get<double>() > max) {
-    return jr::Expected(path, fmt::format("{} in [{:g}, {:g}]", what, min, max), value);
-  }
-  return value.get<double>();
+  return jr::InRange(value, path, min, max, what);
 }
 
 // ReadIn of the member `key` of `node`, or `fallback` when it is not written.
@@ -246,116 +241,9 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
   return workload;
 }
 
-StatusOr<std::vector<SpeedChange>> ReadChanges(const json& node, const std::string& path) {
-  if (!node.is_array()) return jr::Expected(path, "a list of {at, speed}", node);
-  std::vector<SpeedChange> changes;
-  for (size_t i = 0; i < node.size(); ++i) {
-    const std::string element_path = jr::Element(path, i);
-    const json& element = node[i];
-    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(element, element_path, {"at", "speed"}));
-    SpeedChange change;
-    BALLAST_ASSIGN_OR_RETURN(const json* at, jr::Require(element, element_path, "at"));
-    const std::string at_path = jr::Field(element_path, "at");
-    BALLAST_ASSIGN_OR_RETURN(change.at, ReadIn(*at, at_path, 0, Bounds::kMaxTime, "seconds"));
-    if (!changes.empty() && change.at <= changes.back().at) {
-      return jr::Expected(at_path, fmt::format("a time after {}", changes.back().at), *at);
-    }
-    BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(element, element_path, "speed"));
-    BALLAST_ASSIGN_OR_RETURN(change.speed, ReadIn(*speed, jr::Field(element_path, "speed"),
-                                                  Bounds::kMinSpeed, Bounds::kMaxSpeed, "a speed"));
-    changes.push_back(change);
-  }
-  return changes;
-}
-
-// The node's name and labels.
-Status ReadNodeIdentity(const json& node, const std::string& path, NodeSpec& spec) {
-  BALLAST_ASSIGN_OR_RETURN(const json* name, jr::Require(node, path, "name"));
-  const std::string name_path = jr::Field(path, "name");
-  BALLAST_ASSIGN_OR_RETURN(spec.name, jr::String(*name, name_path));
-  // Node names as Kubernetes names nodes, as in cluster files.
-  if (Status checked = CheckName(spec.name, NameKind::kDnsSubdomain); !checked.ok()) {
-    return Status::Invalid(fmt::format("{}: {}", name_path, checked.message()));
-  }
-  if (const json* labels = jr::Find(node, "labels")) {
-    const std::string labels_path = jr::Field(path, "labels");
-    if (!labels->is_object()) {
-      return jr::Expected(labels_path, "a map of label names to values", *labels);
-    }
-    for (const auto& [key, value] : labels->items()) {
-      BALLAST_ASSIGN_OR_RETURN(spec.labels[key],
-                               jr::LabelValue(value, jr::Field(labels_path, key)));
-    }
-  }
-  return Status::Ok();
-}
-
-// When the node fails, joins and leaves, each after it joined.
-Status ReadNodeTimes(const json& node, const std::string& path, NodeSpec& spec) {
-  if (const json* fail = jr::Find(node, "failAt")) {
-    BALLAST_ASSIGN_OR_RETURN(
-        spec.fail_at, ReadIn(*fail, jr::Field(path, "failAt"), 0, Bounds::kMaxTime, "seconds"));
-  }
-  for (const auto& [key, at] : {std::pair{"joinAt", &spec.join_at}, {"leaveAt", &spec.leave_at}}) {
-    if (const json* time = jr::Find(node, key)) {
-      BALLAST_ASSIGN_OR_RETURN(*at,
-                               ReadIn(*time, jr::Field(path, key), 0, Bounds::kMaxTime, "seconds"));
-    }
-  }
-  // A node present from the start has no joinAt: joinAt 0 says the same.
-  if (spec.join_at && *spec.join_at == 0) spec.join_at.reset();
-  const double joins = spec.join_at.value_or(0);
-  if (spec.leave_at && !(*spec.leave_at > joins)) {
-    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({}), got {}",
-                                       jr::Field(path, "leaveAt"), joins, *spec.leave_at));
-  }
-  if (spec.fail_at && spec.join_at && !(*spec.fail_at > joins)) {
-    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({}), got {}",
-                                       jr::Field(path, "failAt"), joins, *spec.fail_at));
-  }
-  return Status::Ok();
-}
-
-StatusOr<NodeSpec> ReadNode(const json& node, const std::string& path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(node, path,
-                       {"name", "labels", "speed", "changes", "latency", "bandwidth",
-                        "bytesPerItem", "failAt", "localItems", "joinAt", "leaveAt", "cores"}));
-  NodeSpec spec;
-  BALLAST_RETURN_IF_ERROR(ReadNodeIdentity(node, path, spec));
-  BALLAST_ASSIGN_OR_RETURN(const json* speed, jr::Require(node, path, "speed"));
-  BALLAST_ASSIGN_OR_RETURN(spec.speed, ReadIn(*speed, jr::Field(path, "speed"), Bounds::kMinSpeed,
-                                              Bounds::kMaxSpeed, "a speed"));
-  if (const json* changes = jr::Find(node, "changes")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.changes, ReadChanges(*changes, jr::Field(path, "changes")));
-  }
-  BALLAST_ASSIGN_OR_RETURN(spec.latency,
-                           ReadInOr(node, path, "latency", 0.0, 0, Bounds::kMaxLatency, "seconds"));
-  if (const json* bandwidth = jr::Find(node, "bandwidth")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.bandwidth,
-                             ReadIn(*bandwidth, jr::Field(path, "bandwidth"), Bounds::kMinBandwidth,
-                                    Bounds::kMaxBandwidth, "bytes per second"));
-  }
-  if (const json* bytes = jr::Find(node, "bytesPerItem")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.bytes_per_item, ReadIn(*bytes, jr::Field(path, "bytesPerItem"), 0,
-                                                         Bounds::kMaxBytesPerItem, "bytes"));
-  }
-  BALLAST_RETURN_IF_ERROR(ReadNodeTimes(node, path, spec));
-  if (const json* local = jr::Find(node, "localItems")) {
-    BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*local, jr::Field(path, "localItems"), 0,
-                                                    static_cast<int64_t>(Bounds::kMaxItems)));
-    spec.local_items = static_cast<uint64_t>(count);
-  }
-  if (const json* cores = jr::Find(node, "cores")) {
-    BALLAST_ASSIGN_OR_RETURN(spec.cores, ReadIn(*cores, jr::Field(path, "cores"), Bounds::kMinSpeed,
-                                                Bounds::kMaxCores, "cores"));
-  }
-  return spec;
-}
-
 // `changes` of one job: node name -> its speed changes within that job.
 Status ReadJobChanges(const json& changes, const std::string& path,
-                      const std::vector<NodeSpec>& nodes, JobStep& job) {
+                      const std::vector<EmulatedNode>& nodes, JobStep& job) {
   if (!changes.is_object()) {
     return jr::Expected(path, "a map of node names to speed changes", changes);
   }
@@ -363,18 +251,19 @@ Status ReadJobChanges(const json& changes, const std::string& path,
     const std::string& node = key;  // a binding a lambda can capture (clang 14)
     const std::string node_path = jr::Field(path, node);
     const bool known = std::any_of(nodes.begin(), nodes.end(),
-                                   [&](const NodeSpec& spec) { return spec.name == node; });
+                                   [&](const EmulatedNode& spec) { return spec.name == node; });
     if (!known) {
       return Status::Invalid(
           fmt::format("{}: no node named '{}' in the scenario", node_path, jr::Cut(node)));
     }
-    BALLAST_ASSIGN_OR_RETURN(job.changes[node], ReadChanges(value, node_path));
+    BALLAST_ASSIGN_OR_RETURN(job.changes[node], cluster::SpeedChangesFromJson(
+                                                    value, node_path, cluster::kSimulatedNodes));
   }
   return Status::Ok();
 }
 
 // One element of `jobs`: {name, speeds, changes, repeat}, appended `repeat` times.
-Status ReadJob(const json& element, const std::string& path, const std::vector<NodeSpec>& nodes,
+Status ReadJob(const json& element, const std::string& path, const std::vector<EmulatedNode>& nodes,
                std::vector<JobStep>& jobs) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(element, path, {"name", "speeds", "changes", "repeat"}));
   JobStep job;
@@ -388,7 +277,7 @@ Status ReadJob(const json& element, const std::string& path, const std::vector<N
       const std::string& node = key;  // a binding a lambda can capture (clang 14)
       const std::string speed_path = jr::Field(speeds_path, node);
       const bool known = std::any_of(nodes.begin(), nodes.end(),
-                                     [&](const NodeSpec& spec) { return spec.name == node; });
+                                     [&](const EmulatedNode& spec) { return spec.name == node; });
       if (!known) {
         return Status::Invalid(
             fmt::format("{}: no node named '{}' in the scenario", speed_path, jr::Cut(node)));
@@ -446,7 +335,7 @@ Status ExpectList(const json& node, const std::string& path, std::string_view wh
 
 const char* SplitName(Split split) { return split == Split::kCount ? "count" : "cost"; }
 
-double SpeedAt(const NodeSpec& node, double t) {
+double SpeedAt(const EmulatedNode& node, double t) {
   double speed = node.speed;
   for (const SpeedChange& change : node.changes) {
     if (change.at <= t) speed = change.speed;
@@ -454,7 +343,7 @@ double SpeedAt(const NodeSpec& node, double t) {
   return speed;
 }
 
-ItemsAtOnceModel AtOnce(const NodeSpec& node, const Workload& workload) {
+ItemsAtOnceModel AtOnce(const EmulatedNode& node, const Workload& workload) {
   ItemsAtOnceModel model;
   if (!node.cores) {
     model.items = workload.concurrency > 0 ? static_cast<int>(workload.concurrency) : 1;
@@ -471,28 +360,6 @@ ItemsAtOnceModel AtOnce(const NodeSpec& node, const Workload& workload) {
 }
 
 namespace {
-
-// scenario.nodes: each node once, at least one there from the start.
-Status ReadNodes(const json& nodes, Scenario& scenario) {
-  BALLAST_RETURN_IF_ERROR(ExpectList(nodes, "nodes", "nodes"));
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const std::string node_path = jr::Element("nodes", i);
-    BALLAST_ASSIGN_OR_RETURN(NodeSpec node, ReadNode((nodes)[i], node_path));
-    for (const NodeSpec& other : scenario.nodes) {
-      if (other.name == node.name) {
-        return Status::Invalid(
-            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
-      }
-    }
-    scenario.nodes.push_back(std::move(node));
-  }
-  if (std::ranges::all_of(scenario.nodes,
-                          [](const NodeSpec& node) { return node.join_at.has_value(); })) {
-    return Status::Invalid(
-        "nodes: every node has joinAt; at least one must be there from the start");
-  }
-  return Status::Ok();
-}
 
 // scenario.policies: as listed, or every policy.
 Status ReadPolicies(const json& root, Scenario& scenario) {
@@ -532,7 +399,8 @@ StatusOr<Scenario> ScenarioFromJson(const json& root) {
   BALLAST_ASSIGN_OR_RETURN(scenario.workload, ReadWorkload(*workload, "workload", scenario.seed));
   BALLAST_ASSIGN_OR_RETURN(scenario.profile, StringOr(root, path, "profile", "raspberry-pi"));
   BALLAST_ASSIGN_OR_RETURN(const json* nodes, jr::Require(root, path, "nodes"));
-  BALLAST_RETURN_IF_ERROR(ReadNodes(*nodes, scenario));
+  BALLAST_ASSIGN_OR_RETURN(scenario.nodes,
+                           cluster::NodesFromJson(*nodes, "nodes", cluster::kSimulatedNodes));
   BALLAST_RETURN_IF_ERROR(ReadPolicies(root, scenario));
   if (const json* detection = jr::Find(root, "failureDetection")) {
     BALLAST_ASSIGN_OR_RETURN(scenario.failure_detection, ReadIn(*detection, "failureDetection",

@@ -29,7 +29,7 @@ balance::Limit ScenarioLimit(const Scenario& scenario, const TrueCost& cost) {
   // A node computes one item at a time at its speed: the largest item
   // takes at least its seconds over the fastest speed any node reaches.
   double fastest = 0;
-  for (const NodeSpec& node : scenario.nodes) {
+  for (const EmulatedNode& node : scenario.nodes) {
     fastest = std::max(fastest, node.speed);
     for (const SpeedChange& change : node.changes) fastest = std::max(fastest, change.speed);
   }
@@ -46,7 +46,7 @@ double PackingSeconds(const Scenario& scenario, const TrueCost& cost) {
     seconds[i] = cost.Cost({i, i + 1}) * scenario.workload.item_seconds;
   }
   std::vector<double> speeds;
-  for (const NodeSpec& node : scenario.nodes) {
+  for (const EmulatedNode& node : scenario.nodes) {
     if (!node.join_at) speeds.push_back(node.speed);
   }
   return LptMakespan(std::move(seconds), speeds);
@@ -59,7 +59,7 @@ double IdealMakespan(const Scenario& scenario, double work_seconds, double max_i
   // Each node's capacity while it is in the job (from joining to failing or
   // being drained), one span per stretch between its speed changes.
   std::vector<balance::Capacity> spans;
-  for (const NodeSpec& node : scenario.nodes) {
+  for (const EmulatedNode& node : scenario.nodes) {
     const double from = node.join_at.value_or(0);
     const double until = std::min(node.fail_at.value_or(std::numeric_limits<double>::infinity()),
                                   node.leave_at.value_or(std::numeric_limits<double>::infinity()));

@@ -34,7 +34,7 @@ struct WorkerResult {
   double busy_s = 0;
   double idle_s = 0;  // not computing, until the makespan (transfer included)
   bool failed = false;
-  bool left = false;              // drained mid-job (NodeSpec::leave_at)
+  bool left = false;              // drained mid-job (EmulatedNode::leave_at)
   std::vector<Segment> timeline;  // filled when SimOptions::timeline
 };
 

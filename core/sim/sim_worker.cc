@@ -30,7 +30,7 @@ Report Computed(double calc_seconds, uint64_t position) {
 
 }  // namespace
 
-SimWorker::SimWorker(const NodeSpec& node, const Workload& workload, const WorkerModel& model,
+SimWorker::SimWorker(const EmulatedNode& node, const Workload& workload, const WorkerModel& model,
                      Range local, double prior_speed)
     : node_(&node),
       model_(model),

@@ -58,10 +58,10 @@ class SimWorker {
   // The worker of `node` under `workload`; `local`: the items whose inputs
   // are on the node; `prior_speed`: what the policy is told of it (for the
   // result). It starts absent.
-  SimWorker(const NodeSpec& node, const Workload& workload, const WorkerModel& model,
+  SimWorker(const EmulatedNode& node, const Workload& workload, const WorkerModel& model,
             balance::Range local, double prior_speed);
 
-  const NodeSpec& node() const { return *node_; }
+  const EmulatedNode& node() const { return *node_; }
   const InputLink& link() const { return link_; }
   balance::WorkerId id() const { return id_; }  // its id in the policy, once it joined
   Phase phase() const { return phase_; }
@@ -139,7 +139,7 @@ class SimWorker {
   WorkerStep Stop(uint64_t stop_at, double now);
   balance::Report Progress(uint64_t position);
 
-  const NodeSpec* node_;
+  const EmulatedNode* node_;
   WorkerModel model_;
   ItemsAtOnceModel at_once_;  // how many items it runs at once, and at what cost
   double item_seconds_;       // seconds of a mean item at speed 1

@@ -56,7 +56,7 @@ class Simulation {
     workers_.reserve(scenario.nodes.size());
     uint64_t local_begin = 0;
     for (size_t i = 0; i < scenario.nodes.size(); ++i) {
-      const NodeSpec& node = scenario.nodes[i];
+      const EmulatedNode& node = scenario.nodes[i];
       workers_.emplace_back(node, scenario.workload, model_,
                             Range{local_begin, local_begin + node.local_items}, priors[i].speed);
       local_begin += node.local_items;
@@ -106,7 +106,7 @@ class Simulation {
     // transfers; streamed inputs already arrive while the lease computes.
     job.inputs_cross_links = std::any_of(
         scenario.nodes.begin(), scenario.nodes.end(),
-        [&](const NodeSpec& node) { return InputLink(node, scenario.workload, {}).carries(); });
+        [&](const EmulatedNode& node) { return InputLink(node, scenario.workload, {}).carries(); });
     job.inputs_move = scenario.workload.transfer == Transfer::kBlock && job.inputs_cross_links;
     job.repeatable = scenario.workload.repeatable;
     return job;
@@ -116,7 +116,7 @@ class Simulation {
   // them; the nodes' joins, speed changes, failures and drains are events.
   void ScheduleNodes() {
     for (size_t node = 0; node < workers_.size(); ++node) {
-      const NodeSpec& spec = workers_[node].node();
+      const EmulatedNode& spec = workers_[node].node();
       if (spec.join_at) {
         queue_.Push(*spec.join_at, Event::Kind::kJoin, node);
       } else {

@@ -13,8 +13,8 @@ namespace {
 using balance::Range;
 
 // 10 bytes an item over 20 bytes/s: half a second an item.
-NodeSpec LinkedNode() {
-  NodeSpec node;
+EmulatedNode LinkedNode() {
+  EmulatedNode node;
   node.name = "linked";
   node.bandwidth = 20;
   return node;
@@ -29,12 +29,12 @@ Workload LinkWorkload(Transfer transfer) {
 }
 
 TEST(InputLinkTest, ANodeWithoutBandwidthOrBytesCarriesNothing) {
-  NodeSpec node;
+  EmulatedNode node;
   node.name = "plain";
   const InputLink plain(node, LinkWorkload(Transfer::kBlock), {});
   EXPECT_FALSE(plain.carries());
   EXPECT_EQ(plain.TransferSeconds(10), 0);
-  NodeSpec own_bytes = LinkedNode();
+  EmulatedNode own_bytes = LinkedNode();
   own_bytes.bytes_per_item = 0;  // the node's own figure wins over the workload's
   EXPECT_FALSE(InputLink(own_bytes, LinkWorkload(Transfer::kBlock), {}).carries());
   EXPECT_TRUE(InputLink(LinkedNode(), LinkWorkload(Transfer::kBlock), {}).carries());

@@ -229,7 +229,7 @@ TEST(MultiJobTest, ABoardThrottledMidJobIsNamedInThatJob) {
   auto profile = fuzzy::BuiltinProfile(s->profile);
   ASSERT_TRUE(profile.ok());
   std::vector<fuzzy::NodeFacts> facts;
-  for (const NodeSpec& node : s->nodes) facts.push_back({node.name, node.labels});
+  for (const EmulatedNode& node : s->nodes) facts.push_back({node.name, node.labels});
   auto weights = fuzzy::ComputeWeights(*profile, facts);
   ASSERT_TRUE(weights.ok());
   std::vector<double> fuzzy_weights;
@@ -298,7 +298,7 @@ std::vector<double> RackFuzzyWeights(const Scenario& s) {
   auto profile = fuzzy::BuiltinProfile(s.profile);
   EXPECT_TRUE(profile.ok());
   std::vector<fuzzy::NodeFacts> facts;
-  for (const NodeSpec& node : s.nodes) facts.push_back({node.name, node.labels});
+  for (const EmulatedNode& node : s.nodes) facts.push_back({node.name, node.labels});
   auto weights = fuzzy::ComputeWeights(*profile, facts);
   EXPECT_TRUE(weights.ok());
   std::vector<double> out;
@@ -331,7 +331,7 @@ NoisyRuns RunNoisy(uint64_t seed, int jobs, double sigma, int throttled_job) {
   for (int k = 0; k < jobs; ++k) {
     JobStep step;
     step.name = "run-" + std::to_string(k + 1);
-    for (const NodeSpec& node : s.nodes) {
+    for (const EmulatedNode& node : s.nodes) {
       step.speeds[node.name] = node.speed * std::clamp(noise(rng), 0.5, 1.5);
     }
     if (k == throttled_job) {

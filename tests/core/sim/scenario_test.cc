@@ -88,7 +88,7 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   EXPECT_EQ(std::get<balance::AdaptiveOptions>(s.policies[2].options), no_comp);
 
   ASSERT_EQ(s.nodes.size(), 2u);
-  const NodeSpec& a = s.nodes[0];
+  const EmulatedNode& a = s.nodes[0];
   EXPECT_EQ(a.name, "pi4b-1");
   EXPECT_EQ(a.labels, (std::map<std::string, std::string>{{"ballast.io/cpu-model", "cortex-a72"},
                                                           {"ballast.io/os-bits", "64"}}));
@@ -107,7 +107,7 @@ TEST(ScenarioTest, EveryFieldOfAGoodDocumentArrives) {
   EXPECT_EQ(a.local_items, 300u);
 
   // The second node takes every default.
-  const NodeSpec& b = s.nodes[1];
+  const EmulatedNode& b = s.nodes[1];
   EXPECT_EQ(b.name, "pi3b");
   EXPECT_TRUE(b.labels.empty());
   EXPECT_DOUBLE_EQ(b.speed, 2);
@@ -148,7 +148,7 @@ nodes:
 }
 
 TEST(ScenarioTest, SpeedAtFollowsTheChanges) {
-  NodeSpec node;
+  EmulatedNode node;
   node.speed = 1;
   node.changes = {{10, 3}, {20, 0.5}};
   EXPECT_EQ(SpeedAt(node, 0), 1);
@@ -753,7 +753,7 @@ TEST(ScenarioTest, AtOnceFollowsTheWorkersRule) {
   };
   for (const AtOnceCase& c : cases) {
     SCOPED_TRACE(c.title);
-    NodeSpec node;
+    EmulatedNode node;
     node.cores = c.cores;
     Workload workload;
     workload.concurrency = c.concurrency;

@@ -48,10 +48,10 @@ Scenario TwoNodes() {
   scenario.workload.item_seconds = 1;
   scenario.workload.item_costs =
       std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 1, 9});
-  NodeSpec fast;
+  EmulatedNode fast;
   fast.name = "fast";
   fast.speed = 2;
-  NodeSpec slow;
+  EmulatedNode slow;
   slow.name = "slow";
   slow.speed = 1;
   scenario.nodes = {fast, slow};

@@ -27,7 +27,7 @@ class SimWorkerTest : public ::testing::Test {
  protected:
   void SetUp() override { workload_.items = 100; }
 
-  SimWorker& Make(NodeSpec node, bool timeline = false) {
+  SimWorker& Make(EmulatedNode node, bool timeline = false) {
     node_ = std::move(node);
     // As the simulation makes it: a failing item costs its attempts.
     cost_.emplace(balance::CostModel(workload_.items, balance::CostShape::kUniform), 0.0, 1,
@@ -39,8 +39,8 @@ class SimWorkerTest : public ::testing::Test {
     return *worker_;
   }
 
-  static NodeSpec NodeOfSpeed(double speed) {
-    NodeSpec node;
+  static EmulatedNode NodeOfSpeed(double speed) {
+    EmulatedNode node;
     node.name = "n";
     node.speed = speed;
     return node;
@@ -73,7 +73,7 @@ class SimWorkerTest : public ::testing::Test {
   }
 
   Workload workload_;
-  NodeSpec node_;
+  EmulatedNode node_;
   std::optional<TrueCost> cost_;
   std::optional<FailingItems> failing_;
   std::optional<SimWorker> worker_;
@@ -83,7 +83,7 @@ TEST_F(SimWorkerTest, JoiningAsksForWorkUnderItsPolicyId) {
   workload_.items = 10;
   cost_.emplace(workload_.items, balance::CostShape::kUniform, 0.0, 1);
   failing_.emplace(workload_, std::vector<size_t>{});
-  const NodeSpec node = NodeOfSpeed(1);
+  const EmulatedNode node = NodeOfSpeed(1);
   SimWorker worker(node, workload_, WorkerModel{&*cost_, &*failing_, false}, Range{}, 1);
   EXPECT_EQ(worker.phase(), Phase::kAbsent);
   const WorkerStep step = worker.Join(7, 3);
@@ -202,7 +202,7 @@ TEST_F(SimWorkerTest, AWaitAnsweringAnOlderReportLeavesAComputingWorkerBe) {
 }
 
 TEST_F(SimWorkerTest, ASpeedChangeReplansTheRestAtTheNewSpeed) {
-  NodeSpec node = NodeOfSpeed(1);
+  EmulatedNode node = NodeOfSpeed(1);
   node.changes = {{1, 2}};
   SimWorker& worker = Make(node);
   EXPECT_DOUBLE_EQ(StartComputing({0, 4}, 0), 4);
@@ -215,7 +215,7 @@ TEST_F(SimWorkerTest, ItemsRunAtOnceShareTheQuotaAndPayTheSliceOverhead) {
   // Two items at once in a quota of one core: time-sliced, 50 % more work.
   workload_.concurrency = 2;
   workload_.slice_overhead = 0.5;
-  NodeSpec node = NodeOfSpeed(1);
+  EmulatedNode node = NodeOfSpeed(1);
   node.cores = 1;
   Make(node);
   EXPECT_DOUBLE_EQ(StartComputing({0, 3}, 0), 3 * 1.5);
@@ -224,7 +224,7 @@ TEST_F(SimWorkerTest, ItemsRunAtOnceShareTheQuotaAndPayTheSliceOverhead) {
 TEST_F(SimWorkerTest, ItemsRunAtOnceUseTheirShareOfAWiderQuota) {
   // Two items in a quota of four cores use half of it (a process, a core).
   workload_.concurrency = 2;
-  NodeSpec node = NodeOfSpeed(2);
+  EmulatedNode node = NodeOfSpeed(2);
   node.cores = 4;
   Make(node);
   EXPECT_DOUBLE_EQ(StartComputing({0, 3}, 0), 3 / (2 * 0.5));
@@ -232,7 +232,7 @@ TEST_F(SimWorkerTest, ItemsRunAtOnceUseTheirShareOfAWiderQuota) {
 
 TEST_F(SimWorkerTest, SignalledWhileRunningSeveralAtOnceItFinishesThoseItBegan) {
   workload_.concurrency = 2;
-  NodeSpec node = NodeOfSpeed(1);
+  EmulatedNode node = NodeOfSpeed(1);
   node.cores = 2;
   SimWorker& worker = Make(node);
   StartComputing({0, 10}, 0);
@@ -257,7 +257,7 @@ TEST_F(SimWorkerTest, AFailedWorkerLosesWhatItHadNotReported) {
 }
 
 TEST_F(SimWorkerTest, ADrainedWorkerHandsInTheItemsItFinished) {
-  NodeSpec node = NodeOfSpeed(1);
+  EmulatedNode node = NodeOfSpeed(1);
   node.leave_at = 3.5;
   SimWorker& worker = Make(node);
   StartComputing({0, 10}, 0);
@@ -288,7 +288,7 @@ TEST_F(SimWorkerTest, AFailingItemIsNamedFailedInTheReportThatHandsItIn) {
 TEST_F(SimWorkerTest, ItsTimelineNamesTransferComputingAndIdleTime) {
   workload_.bytes_per_item = 10;
   workload_.transfer = Transfer::kBlock;
-  NodeSpec node = NodeOfSpeed(1);
+  EmulatedNode node = NodeOfSpeed(1);
   node.bandwidth = 20;  // 2 items a second cross the link
   SimWorker& worker = Make(node, /*timeline=*/true);
   const WorkerStep arrived = worker.Deliver(Lease({0, 4}), 1);

@@ -37,15 +37,15 @@
 namespace ballast::sim {
 namespace {
 
-NodeSpec Node(const std::string& name, double speed, double latency = 0) {
-  NodeSpec node;
+EmulatedNode Node(const std::string& name, double speed, double latency = 0) {
+  EmulatedNode node;
   node.name = name;
   node.speed = speed;
   node.latency = latency;
   return node;
 }
 
-Scenario MakeScenario(uint64_t items, double item_seconds, std::vector<NodeSpec> nodes,
+Scenario MakeScenario(uint64_t items, double item_seconds, std::vector<EmulatedNode> nodes,
                       balance::CostShape cost = balance::CostShape::kUniform) {
   Scenario scenario;
   scenario.name = "test";
@@ -111,7 +111,7 @@ TEST(SimulatorTest, EqualSplitOnEqualNodesCostsThreeLatencies) {
   // its final report takes L more: makespan = W / P + 3L.
   for (const LatencyCase& c : std::vector<LatencyCase>{{2, 0.5}, {2, 0}, {4, 0.25}, {5, 0.01}}) {
     SCOPED_TRACE("P=" + std::to_string(c.nodes) + " L=" + std::to_string(c.latency));
-    std::vector<NodeSpec> nodes;
+    std::vector<EmulatedNode> nodes;
     for (size_t i = 0; i < c.nodes; ++i)
       nodes.push_back(Node("n" + std::to_string(i), 1, c.latency));
     const Scenario scenario = MakeScenario(100, 0.1, nodes);
@@ -127,7 +127,7 @@ TEST(SimulatorTest, EqualSplitSendsFourMessagesPerWorkerButTheLastReply) {
   // 4P - 1 messages, no signals.
   for (size_t count : {1u, 2u, 3u, 5u}) {
     SCOPED_TRACE("P=" + std::to_string(count));
-    std::vector<NodeSpec> nodes;
+    std::vector<EmulatedNode> nodes;
     for (size_t i = 0; i < count; ++i) {
       nodes.push_back(Node("n" + std::to_string(i), 0.5 + i, 0.001 * (i + 1)));
     }
@@ -140,7 +140,7 @@ TEST(SimulatorTest, EqualSplitSendsFourMessagesPerWorkerButTheLastReply) {
 
 TEST(SimulatorTest, WeightedWithTruePriorsReachesTheLimit) {
   const std::vector<double> speeds = {1, 2, 0.5, 4};
-  std::vector<NodeSpec> nodes;
+  std::vector<EmulatedNode> nodes;
   for (size_t i = 0; i < speeds.size(); ++i)
     nodes.push_back(Node("n" + std::to_string(i), speeds[i]));
   const Scenario scenario = MakeScenario(10000, 0.01, nodes);
@@ -270,7 +270,7 @@ TEST(SimulatorTest, LocalItemsAreNotCappedByTheLinkWhenStreaming) {
 // crossed their links and adaptive lost to mms by 28 %. Its first such lease
 // is now a probe, and a rise in measured communication is believed at once.
 Scenario SeedFourScenarioB(std::vector<double>* priors) {
-  std::vector<NodeSpec> nodes;
+  std::vector<EmulatedNode> nodes;
   for (int i = 0; i < 6; ++i) {
     nodes.push_back(Node("node" + std::to_string(i + 1), 1, 0.001));
     nodes.back().bandwidth = 100;  // tasks of 1 byte: 100 tasks/s
@@ -332,7 +332,8 @@ TEST(SimulatorTest, AdaptivePrefetchOverlapsTransfersWithComputing) {
 TEST(SimulatorTest, EveryPolicyFinishesEveryItemWhenANodeDies) {
   // Three nodes; the second dies at t = 4, mid-lease, and is declared lost
   // 2 s later. Whatever it had not reported is computed by the others.
-  std::vector<NodeSpec> nodes = {Node("a", 1, 0.001), Node("b", 1, 0.001), Node("c", 0.5, 0.001)};
+  std::vector<EmulatedNode> nodes = {Node("a", 1, 0.001), Node("b", 1, 0.001),
+                                     Node("c", 0.5, 0.001)};
   nodes[1].fail_at = 4;
   Scenario scenario = MakeScenario(300, 0.1, nodes);
   scenario.failure_detection = 2;
@@ -367,7 +368,7 @@ TEST(SimulatorTest, IdealMakespanCountsOnlyTheCapacityTheJobHad) {
 
 TEST(SimulatorTest, EveryPolicyTakesInAJoiningNodeAndFinishesEveryItem) {
   // b joins at a third of a's lone time; c is drained mid-job.
-  std::vector<NodeSpec> nodes = {Node("a", 1, 0.001), Node("b", 2, 0.001), Node("c", 1, 0.001)};
+  std::vector<EmulatedNode> nodes = {Node("a", 1, 0.001), Node("b", 2, 0.001), Node("c", 1, 0.001)};
   nodes[1].join_at = 10;
   nodes[2].leave_at = 7;
   Scenario scenario = MakeScenario(600, 0.1, nodes);
@@ -394,8 +395,8 @@ TEST(SimulatorTest, EveryPolicyTakesInAJoiningNodeAndFinishesEveryItem) {
 TEST(SimulatorTest, AdaptiveWithANodeJoiningAThirdOfTheWayIsNearTheElasticLimit) {
   // Two boards computing, a third joining a third of the way through (the
   // issue's real-node case, in virtual time).
-  std::vector<NodeSpec> nodes = {Node("pi4b-a", 0.5, 0.001), Node("pi4b-b", 0.5, 0.001),
-                                 Node("pi3b", 0.1, 0.001)};
+  std::vector<EmulatedNode> nodes = {Node("pi4b-a", 0.5, 0.001), Node("pi4b-b", 0.5, 0.001),
+                                     Node("pi3b", 0.1, 0.001)};
   const double alone = 3000 * 0.02 / 1.0;  // the first two alone: 60 s
   nodes[2].join_at = alone / 3;
   const Scenario scenario = MakeScenario(3000, 0.02, nodes);
@@ -410,7 +411,7 @@ TEST(SimulatorTest, EqualRecomputesTheLostShareAfterDetection) {
   // dies at 4 having reported nothing (equal asks for no progress reports);
   // it is declared lost at 6. Node a finishes its share at 10, asks, and
   // computes b's whole share: makespan 20.
-  std::vector<NodeSpec> nodes = {Node("a", 1), Node("b", 1)};
+  std::vector<EmulatedNode> nodes = {Node("a", 1), Node("b", 1)};
   nodes[1].fail_at = 4;
   Scenario scenario = MakeScenario(200, 0.1, nodes);
   scenario.failure_detection = 2;
@@ -423,8 +424,8 @@ TEST(SimulatorTest, EqualRecomputesTheLostShareAfterDetection) {
 
 TEST(SimulatorTest, AdaptiveLearnsTheSpeedsPriorsGotWrong) {
   // Four heterogeneous nodes, priors all 1, cost growing with the index.
-  std::vector<NodeSpec> nodes = {Node("a", 2, 0.001), Node("b", 1, 0.001), Node("c", 0.5, 0.001),
-                                 Node("d", 0.25, 0.001)};
+  std::vector<EmulatedNode> nodes = {Node("a", 2, 0.001), Node("b", 1, 0.001),
+                                     Node("c", 0.5, 0.001), Node("d", 0.25, 0.001)};
   const Scenario scenario = MakeScenario(20000, 0.005, nodes, balance::CostShape::kLinear);
   const SimResult adaptive = SimulateOk(scenario, FlatPriors(4), "adaptive");
   EXPECT_NEAR(adaptive.ideal_s, 100.0 / 3.75, 1e-9);
@@ -467,7 +468,7 @@ TEST(SimulatorTest, AdaptiveFinishesAnItemOfDaysOnANodeFarSlowerThanItsPrior) {
 TEST(SimulatorTest, AdaptiveReportFloorScalesWithTheJobsLength) {
   constexpr size_t kNodes = 3000;
   const double speeds[] = {0.1, 0.5, 1.0};
-  std::vector<NodeSpec> nodes;
+  std::vector<EmulatedNode> nodes;
   std::vector<double> priors;
   for (size_t i = 0; i < kNodes; ++i) {
     nodes.push_back(Node("n" + std::to_string(i), speeds[i % 3], 0.001));
@@ -484,7 +485,7 @@ TEST(SimulatorTest, AdaptiveReportFloorScalesWithTheJobsLength) {
 }
 
 TEST(SimulatorTest, ResultsAreAFunctionOfTheInputs) {
-  std::vector<NodeSpec> nodes = {Node("a", 1.5, 0.01), Node("b", 0.7, 0.02)};
+  std::vector<EmulatedNode> nodes = {Node("a", 1.5, 0.01), Node("b", 0.7, 0.02)};
   nodes[0].changes = {{3, 0.5}};
   Scenario scenario = MakeScenario(500, 0.02, nodes, balance::CostShape::kSqrt);
   scenario.workload.cost_jitter = 0.4;
@@ -541,7 +542,7 @@ std::pair<Scenario, std::vector<balance::WorkerPrior>> ParetoExample() {
   auto profile = fuzzy::BuiltinProfile(scenario->profile);
   EXPECT_TRUE(profile.ok()) << profile.status().ToString();
   std::vector<fuzzy::NodeFacts> facts;
-  for (const NodeSpec& node : scenario->nodes) facts.push_back({node.name, node.labels});
+  for (const EmulatedNode& node : scenario->nodes) facts.push_back({node.name, node.labels});
   auto weights = fuzzy::ComputeWeights(*profile, facts);
   EXPECT_TRUE(weights.ok()) << weights.status().ToString();
   std::vector<balance::WorkerPrior> priors;
@@ -622,7 +623,7 @@ TEST(SimulatorTest, BadInputsAreInvalid) {
 }
 
 TEST(SimulatorTest, AJobWhoseEveryNodeDiesIsTerminal) {
-  std::vector<NodeSpec> nodes = {Node("a", 1), Node("b", 1)};
+  std::vector<EmulatedNode> nodes = {Node("a", 1), Node("b", 1)};
   nodes[0].fail_at = 1;
   nodes[1].fail_at = 2;
   Scenario scenario = MakeScenario(100, 1, nodes);
@@ -643,7 +644,7 @@ TEST(SimulatorTest, AJobWhoseEveryNodeDiesIsTerminal) {
 //   1.7 per item, so 0.85 cost/s through the link): b ends at 2 + 60 = 62 s,
 //   while IdealMakespan says no schedule ends before 100 / 1.5 = 66.7 s.
 TEST(SimulatorTest, IdealMakespanIsALowerBoundWhenLinkCappedNodesTakeCostlyItems) {
-  NodeSpec capped = Node("b", 1);
+  EmulatedNode capped = Node("b", 1);
   capped.bandwidth = 1;
   capped.bytes_per_item = 2;
   const Scenario scenario =
@@ -659,8 +660,8 @@ TEST(SimulatorTest, IdealMakespanIsALowerBoundWhenLinkCappedNodesTakeCostlyItems
 // lease that answered its previous progress report (see policy_test.cc,
 // AnIdleReportThatCrossedALeaseDoesNotLoseIt).
 TEST(SimulatorTest, AdaptiveFinishesWhenAReportCrossesALease) {
-  std::vector<NodeSpec> nodes = {Node("a", 0.187482, 0.0454347), Node("b", 0.340054, 0.0284067),
-                                 Node("c", 0.172753, 0.0245484), Node("d", 3.08341, 0.0366116)};
+  std::vector<EmulatedNode> nodes = {Node("a", 0.187482, 0.0454347), Node("b", 0.340054, 0.0284067),
+                                     Node("c", 0.172753, 0.0245484), Node("d", 3.08341, 0.0366116)};
   nodes[3].changes = {{1.590160, 1.813338}};
   Scenario scenario = MakeScenario(2563, 0.0237861, nodes);
   scenario.workload.cost_jitter = 0.489636;
@@ -678,9 +679,9 @@ TEST(SimulatorTest, AdaptiveFinishesWhenAReportCrossesALease) {
 // the pool. When a is declared lost, its lease adds nothing to the pool (all
 // finished), so nobody was woken: every worker waited with 2 items unfinished.
 TEST(SimulatorTest, AdaptiveWakesWaitingWorkersWhenALostLeaseWasFinishedByOthers) {
-  std::vector<NodeSpec> nodes = {Node("a", 2.05469), Node("b", 1.01788, 0.0205481),
-                                 Node("c", 1.82143, 0.0116106), Node("d", 1.30799, 0.0244584),
-                                 Node("e", 2.2852, 0.0420829)};
+  std::vector<EmulatedNode> nodes = {Node("a", 2.05469), Node("b", 1.01788, 0.0205481),
+                                     Node("c", 1.82143, 0.0116106), Node("d", 1.30799, 0.0244584),
+                                     Node("e", 2.2852, 0.0420829)};
   nodes[0].fail_at = 0.704758;
   nodes[1].fail_at = 9.15909;
   nodes[2].fail_at = 9.75514;
@@ -804,7 +805,7 @@ Scenario RandomScenario(std::mt19937_64& random, std::vector<double>* priors) {
   for (size_t i = 0; i < count; ++i) {
     const double speed = 0.1 + 3 * unit(random);
     const double latency = unit(random) < 0.5 ? 0 : 0.05 * unit(random);
-    NodeSpec node = Node("n" + std::to_string(i), speed, latency);
+    EmulatedNode node = Node("n" + std::to_string(i), speed, latency);
     if (links) node.bandwidth = 1000 + 1e5 * unit(random);
     if (unit(random) < 0.3) {
       const double at = 5 * unit(random);
@@ -883,7 +884,7 @@ TEST(SimulatorTest, ItemsTimeSlicedInAQuotaPayTheirOverhead) {
   };
   for (const QuotaCase& c : cases) {
     SCOPED_TRACE(c.title);
-    NodeSpec node = Node("board", 0.5);
+    EmulatedNode node = Node("board", 0.5);
     node.cores = 0.5;
     Scenario scenario = MakeScenario(10, 1, {node});
     scenario.workload.concurrency = c.concurrency;
@@ -902,7 +903,7 @@ TEST(SimulatorTest, ItemsTimeSlicedInAQuotaPayTheirOverhead) {
 TEST(SimulatorTest, ASingleItemOnAQuotaOfSeveralCoresUsesOneOfThem) {
   // Four cores that compute at speed 4 together, one item at a time
   // (concurrency 1): each item has one core, a quarter of the speed.
-  NodeSpec node = Node("big", 4);
+  EmulatedNode node = Node("big", 4);
   node.cores = 4;
   Scenario scenario = MakeScenario(8, 1, {node});
   scenario.workload.concurrency = 1;
