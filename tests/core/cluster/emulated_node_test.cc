@@ -59,7 +59,7 @@ TEST(EmulatedNodeTest, ASimulatorsFieldInAClusterFileIsNamedAsSuch) {
   auto cluster = job::ParseCluster("nodes:\n  - {name: a, speed: 0.5, latency: 0.001}\n", "c.yaml");
   ASSERT_FALSE(cluster.ok());
   EXPECT_EQ(cluster.status().message(),
-            "c.yaml:2:38: nodes[0].latency: a simulated node's field (ballast simulate), not a "
+            "c.yaml:2:36: nodes[0].latency: a simulated node's field (ballast simulate), not a "
             "cluster file's; a node here has name, speed, labels, joinAt, leaveAt");
   auto unknown = job::ParseCluster("nodes:\n  - {name: a, speed: 0.5, sped: 1}\n", "c.yaml");
   ASSERT_FALSE(unknown.ok());
@@ -90,7 +90,7 @@ TEST(EmulatedNodeTest, EachFileKindKeepsItsOwnBounds) {
   ASSERT_FALSE(late_run.ok());
   EXPECT_EQ(late_run.status().message(),
             "nodes[1].joinAt: expected seconds from the job's start in [0, 3.1536e+07], got "
-            "100000000");
+            "100000000.0");
 }
 
 // Every shipped cluster file's nodes read as a scenario's nodes too: what a
