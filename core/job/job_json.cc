@@ -42,44 +42,6 @@ bool IsConfigMapKey(std::string_view key) {
   });
 }
 
-// One entry of items.list: a value, or {value, cost}.
-Status ReadListedItem(const json& entry, const std::string& path, workload::ItemList* list,
-                      bool* costed) {
-  if (entry.is_object()) {
-    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(entry, path, {"value", "cost"}));
-    BALLAST_ASSIGN_OR_RETURN(const json* value, jr::Require(entry, path, "value"));
-    BALLAST_ASSIGN_OR_RETURN(const json* cost, jr::Require(entry, path, "cost"));
-    BALLAST_ASSIGN_OR_RETURN(list->values.emplace_back(),
-                             jr::String(*value, jr::Field(path, "value")));
-    BALLAST_ASSIGN_OR_RETURN(list->costs.emplace_back(),
-                             jr::Positive(*cost, jr::Field(path, "cost"), workload::kMaxItemCost));
-    *costed = true;
-    return Status::Ok();
-  }
-  if (!entry.is_string()) {
-    return jr::Expected(path, "a string or {value, cost} (quote a value YAML reads as a number)",
-                        entry);
-  }
-  list->values.push_back(entry.get<std::string>());
-  list->costs.push_back(1);
-  return Status::Ok();
-}
-
-// items.list: inline values, some with costs (the others cost 1 then).
-StatusOr<workload::ItemList> ReadInlineList(const json& node, const std::string& path) {
-  if (!node.is_array() || node.empty() || node.size() > workload::kMaxListedItems) {
-    return jr::Expected(path, fmt::format("a list of 1 to {} items", workload::kMaxListedItems),
-                        node);
-  }
-  workload::ItemList list;
-  bool costed = false;
-  for (size_t i = 0; i < node.size(); ++i) {
-    BALLAST_RETURN_IF_ERROR(ReadListedItem(node[i], jr::Element(path, i), &list, &costed));
-  }
-  if (!costed) list.costs.clear();
-  return list;
-}
-
 // items.configMap: {name, key}.
 Status ReadConfigMapSource(const json& node, const std::string& path, ItemSource* source) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"name", "key"}));
@@ -134,7 +96,8 @@ Status ReadItemsObject(const json& node, const std::string& path, workload::Item
     source->order = *parsed;
   }
   if (const json* list = jr::Find(node, "list")) {
-    BALLAST_ASSIGN_OR_RETURN(*inline_list, ReadInlineList(*list, jr::Field(path, "list")));
+    BALLAST_ASSIGN_OR_RETURN(*inline_list,
+                             workload::InlineItemsFromJson(*list, jr::Field(path, "list")));
     inline_list->order = source->order;
   } else if (const json* config_map = jr::Find(node, "configMap")) {
     BALLAST_RETURN_IF_ERROR(ReadConfigMapSource(*config_map, jr::Field(path, "configMap"), source));

@@ -61,8 +61,10 @@ struct Workload {
   // speed 1. Policies are not told of it; adaptive may learn it.
   double start_cost = 0;
   // One true cost per item (relative: the mean item takes item_seconds), or
-  // null for the shape `cost`. Given in the file or drawn from a
-  // distribution (`itemCosts`); at most ScenarioBounds::kMaxItemCosts items.
+  // null for the shape `cost`. Listed as a job lists its items
+  // (`itemsFrom.list`, each item's `cost`) or drawn from a distribution
+  // (`itemsFrom.pareto`); `itemCosts`, whose list is one number per item, is
+  // the older spelling, still read. At most ScenarioBounds::kMaxItemCosts items.
   balance::ItemCosts item_costs;
   Split split = Split::kCost;
   // How items with costs the policies are told (split: cost) are dealt, as a
@@ -141,11 +143,11 @@ struct ScenarioBounds {
   static constexpr double kMaxTime = cluster::SimulatedNodeBounds::kMaxTime;  // failureDetection
   static constexpr int64_t kMaxJobs = 1000;   // jobs, repeats expanded
   static constexpr double kMaxSamples = 1e9;  // history.fullTrustSamples
-  // items with itemCosts: one cost per item is kept, as a job's item list.
+  // items with item costs (itemsFrom): one cost per item is kept, as a job's item list.
   static constexpr int64_t kMaxItemCosts = 100'000;
-  static constexpr double kMinParetoAlpha = 0.5;  // itemCosts.pareto.alpha
+  static constexpr double kMinParetoAlpha = 0.5;  // itemsFrom.pareto.alpha
   static constexpr double kMaxParetoAlpha = 100;
-  static constexpr double kMaxParetoMinimum = 1e12;  // itemCosts.pareto.minimum
+  static constexpr double kMaxParetoMinimum = 1e12;  // itemsFrom.pareto.minimum
   static constexpr double kMaxStartCost = 1e3;       // startCost, in mean items
   static constexpr double kMaxCores = cluster::SimulatedNodeBounds::kMaxCores;
   static constexpr int64_t kMaxConcurrency = 256;    // as exec.concurrency
@@ -162,8 +164,9 @@ struct ScenarioBounds {
 // (common/names.h), an empty node list, unknown policies or options, more
 // than kMaxJobs jobs, a leaveAt (or a joining node's failAt) not after its
 // joinAt, every node joining late, a job's speed for a node the scenario does not have, or
-// itemCosts that are not one positive number per item (at most
-// kMaxItemCosts items) or come with a costModel, or a failing item outside
+// item costs (itemsFrom, or the older itemCosts) that are not one positive
+// number per item (at most kMaxItemCosts items), a list of items beside a
+// count (items), costs with a costModel, both spellings, or a failing item outside
 // the workload or named twice.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 // The one reader of a scenario, from its tree; Invalid "<path>: ..." as above.

@@ -10,6 +10,8 @@
 #include "core/config/document.h"
 #include "core/sim/scenario.h"
 #include "core/sim/true_cost.h"
+#include "core/workload/item_list.h"
+#include "core/workload/workload.h"
 
 namespace ballast::sim {
 namespace {
@@ -70,10 +72,25 @@ StatusOr<std::vector<double>> ReadPareto(const json& node, const std::string& pa
   return ParetoCosts(items, alpha, minimum, seed);
 }
 
-// workload.itemCosts: {pareto: {alpha, minimum}, seed} or {list: [...]}, for
-// a workload of `items` items; `seed` defaults to the scenario's.
+// The costs of itemsFrom.list, listed as a job lists its items (a value, cost
+// 1, or {value, cost}; workload::InlineItemsFromJson): the values are
+// checked as a job's and not kept.
+StatusOr<std::vector<double>> ReadListedCosts(const json& node, const std::string& path) {
+  BALLAST_ASSIGN_OR_RETURN(workload::ItemList list, workload::InlineItemsFromJson(node, path));
+  for (size_t i = 0; i < list.values.size(); ++i) {
+    BALLAST_RETURN_IF_ERROR(
+        workload::CheckItemValue(list.values[i], jr::Field(jr::Element(path, i), "value")));
+  }
+  if (list.costs.empty()) list.costs.assign(list.values.size(), 1.0);
+  return std::move(list.costs);
+}
+
+// workload.itemsFrom: {list: [...]} as a job's, or {pareto: {alpha, minimum},
+// seed}; or its older spelling workload.itemCosts (`listed`: false), whose
+// list is one number per item. For a workload of `items` items; `seed`
+// defaults to the scenario's.
 StatusOr<balance::ItemCosts> ReadItemCosts(const json& node, const std::string& path,
-                                           uint64_t items, uint64_t scenario_seed) {
+                                           uint64_t items, uint64_t scenario_seed, bool listed) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"pareto", "list", "seed"}));
   if (items > static_cast<uint64_t>(Bounds::kMaxItemCosts)) {
     return Status::Invalid(fmt::format("{}: needs items <= {} (one cost per item is kept), got {}",
@@ -90,7 +107,9 @@ StatusOr<balance::ItemCosts> ReadItemCosts(const json& node, const std::string& 
       return Status::Invalid(
           fmt::format("{}: a seed is for pareto, not for a list", jr::Field(path, "seed")));
     }
-    BALLAST_ASSIGN_OR_RETURN(costs, ReadCostList(*list, jr::Field(path, "list"), items));
+    const std::string list_path = jr::Field(path, "list");
+    BALLAST_ASSIGN_OR_RETURN(
+        costs, listed ? ReadListedCosts(*list, list_path) : ReadCostList(*list, list_path, items));
   } else {
     uint64_t seed = scenario_seed;
     if (const json* value = jr::Find(node, "seed")) {
@@ -102,17 +121,44 @@ StatusOr<balance::ItemCosts> ReadItemCosts(const json& node, const std::string& 
   return std::make_shared<const std::vector<double>>(std::move(costs));
 }
 
-// workload.itemCosts and workload.split into `workload` (its items read).
+// workload.items, or the length of workload.itemsFrom.list (a job gives one
+// or the other, and so does a scenario).
+StatusOr<uint64_t> ReadItemCount(const json& node, const std::string& path) {
+  const json* from = jr::Find(node, "itemsFrom");
+  const json* list = from != nullptr ? jr::Find(*from, "list") : nullptr;
+  if (list != nullptr) {
+    if (jr::Find(node, "items")) {
+      return Status::Invalid(
+          fmt::format("{}: give the items' count (items) or their list (itemsFrom.list), not both",
+                      jr::Field(path, "itemsFrom")));
+    }
+    // A list that is no list is refused when it is read (ReadListedCosts).
+    return list->is_array() && !list->empty() ? list->size() : 1;
+  }
+  BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
+  BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,
+                                                  static_cast<int64_t>(Bounds::kMaxItems)));
+  return static_cast<uint64_t>(count);
+}
+
+// workload.itemsFrom (or itemCosts), workload.split and workload.order into
+// `workload` (its items read).
 Status ReadCosts(const json& node, const std::string& path, uint64_t scenario_seed,
                  Workload& workload) {
-  if (const json* costs = jr::Find(node, "itemCosts")) {
-    const std::string costs_path = jr::Field(path, "itemCosts");
+  const json* from = jr::Find(node, "itemsFrom");
+  const json* old = jr::Find(node, "itemCosts");
+  if (from != nullptr && old != nullptr) {
+    return Status::Invalid(fmt::format("{}: itemCosts is the older spelling of itemsFrom; give one",
+                                       jr::Field(path, "itemCosts")));
+  }
+  if (const json* costs = from != nullptr ? from : old) {
+    const std::string costs_path = jr::Field(path, from != nullptr ? "itemsFrom" : "itemCosts");
     if (jr::Find(node, "costModel")) {
       return Status::Invalid(
           fmt::format("{}: not with costModel (the item costs replace the shape)", costs_path));
     }
-    BALLAST_ASSIGN_OR_RETURN(workload.item_costs,
-                             ReadItemCosts(*costs, costs_path, workload.items, scenario_seed));
+    BALLAST_ASSIGN_OR_RETURN(workload.item_costs, ReadItemCosts(*costs, costs_path, workload.items,
+                                                                scenario_seed, from != nullptr));
   }
   if (const json* split = jr::Find(node, "split")) {
     if (*split != "cost" && *split != "count") {
@@ -192,14 +238,11 @@ Status ReadExec(const json& node, const std::string& path, Workload& workload) {
 StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint64_t scenario_seed) {
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(node, path,
-                       {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemCosts",
-                        "split", "order", "bytesPerItem", "transfer", "repeatable", "concurrency",
-                        "sliceOverhead", "retries", "failingItems"}));
+                       {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemsFrom",
+                        "itemCosts", "split", "order", "bytesPerItem", "transfer", "repeatable",
+                        "concurrency", "sliceOverhead", "retries", "failingItems"}));
   Workload workload;
-  BALLAST_ASSIGN_OR_RETURN(const json* items, jr::Require(node, path, "items"));
-  BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*items, jr::Field(path, "items"), 1,
-                                                  static_cast<int64_t>(Bounds::kMaxItems)));
-  workload.items = static_cast<uint64_t>(count);
+  BALLAST_ASSIGN_OR_RETURN(workload.items, ReadItemCount(node, path));
   BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
                            ReadInOr(node, path, "itemSeconds", 1.0, Bounds::kMinItemSeconds,
                                     Bounds::kMaxItemSeconds, "seconds"));

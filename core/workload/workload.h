@@ -102,6 +102,15 @@ inline constexpr uint64_t kSieveItemWidth = uint64_t{1} << 22;
 StatusOr<WorkloadSpec> WorkloadSpecFromJson(const nlohmann::json& workload,
                                             std::optional<uint64_t> items, std::string_view path);
 
+// The items of a job's inline list (`itemsFrom.list`, docs/workloads.md), or
+// of a scenario's, which lists items as a job does: each entry a value (cost
+// 1) or {value, cost}. Costs are kept only when one is written. Returns
+// Invalid "<path>[i]...: ..." for a list that is empty or longer than
+// kMaxListedItems, an entry of another shape (a bare number: a value YAML
+// read as a number must be quoted), or a cost not in (0, kMaxItemCost].
+// Values are checked when they are attached (AttachItems, CheckItemValue).
+StatusOr<ItemList> InlineItemsFromJson(const nlohmann::json& list, std::string_view path);
+
 // Gives `spec` (an exec workload) the items of `list`, dealt in list.order
 // when costs are given (balance/item_order.h: largest first by default, so
 // item i is then the i-th largest), as listed otherwise. Sets items to the
@@ -132,7 +141,13 @@ std::string ItemsDigest(const WorkloadSpec& spec);
 Status ValidateWorkload(const WorkloadSpec& spec);
 
 // {"primes": {"limit": .., "method": ..}, "items": .., "costModel": ..} (or
-// "matmul" / "exec" with the keys a job writes). Never fails.
+// "matmul" / "exec" with the keys a job writes), and a listed job's items as
+// two lists of one length, "values" and "costs". Never fails. This is the
+// wire, not a file: a user spells an item's cost `cost` (a job's and a
+// scenario's itemsFrom.list); the wire keeps "costs" because a worker's
+// image may be another version than the coordinator's (helm's
+// worker.image.tag, a user's own image with the bundle) and nothing promises
+// that they match, so renaming it would make such a worker refuse its leases.
 nlohmann::json WorkloadToJson(const WorkloadSpec& spec);
 // The inverse, read with the job's own member readers: a missing, mistyped or
 // unknown field is Invalid naming it ("workload.items: missing"), and the

@@ -254,6 +254,45 @@ StatusOr<ItemList> ReadSentList(const json& node, std::string_view path) {
 
 }  // namespace
 
+namespace {
+
+// One entry of items.list: a value, or {value, cost}.
+Status ReadListedItem(const json& entry, std::string_view path, ItemList* list, bool* costed) {
+  if (entry.is_object()) {
+    BALLAST_RETURN_IF_ERROR(jr::ExpectObject(entry, path, {"value", "cost"}));
+    BALLAST_ASSIGN_OR_RETURN(const json* value, jr::Require(entry, path, "value"));
+    BALLAST_ASSIGN_OR_RETURN(const json* cost, jr::Require(entry, path, "cost"));
+    BALLAST_ASSIGN_OR_RETURN(list->values.emplace_back(),
+                             jr::String(*value, jr::Field(path, "value")));
+    BALLAST_ASSIGN_OR_RETURN(list->costs.emplace_back(),
+                             jr::Positive(*cost, jr::Field(path, "cost"), kMaxItemCost));
+    *costed = true;
+    return Status::Ok();
+  }
+  if (!entry.is_string()) {
+    return jr::Expected(path, "a string or {value, cost} (quote a value YAML reads as a number)",
+                        entry);
+  }
+  list->values.push_back(entry.get<std::string>());
+  list->costs.push_back(1);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ItemList> InlineItemsFromJson(const json& node, std::string_view path) {
+  if (!node.is_array() || node.empty() || node.size() > kMaxListedItems) {
+    return jr::Expected(path, fmt::format("a list of 1 to {} items", kMaxListedItems), node);
+  }
+  ItemList list;
+  bool costed = false;
+  for (size_t i = 0; i < node.size(); ++i) {
+    BALLAST_RETURN_IF_ERROR(ReadListedItem(node[i], jr::Element(path, i), &list, &costed));
+  }
+  if (!costed) list.costs.clear();
+  return list;
+}
+
 StatusOr<WorkloadSpec> WorkloadSpecFromJson(const json& workload, std::optional<uint64_t> items,
                                             std::string_view path) {
   WorkloadSpec spec;

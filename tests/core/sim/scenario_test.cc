@@ -598,6 +598,82 @@ TEST(ScenarioTest, ItemCostsMayBeListed) {
   EXPECT_EQ(*parsed->workload.item_costs, (std::vector<double>{3, 0.5, 1e9}));
 }
 
+// One spelling of item costs: a scenario lists its items as a job does
+// (itemsFrom.list, each item's `cost`; a bare value costs 1), and the count is
+// the list's.
+TEST(ScenarioTest, ItemsAreListedAsAJobListsThem) {
+  auto parsed = ParseScenario(WithWorkload(R"(  itemsFrom:
+    list: [{value: a.jpg, cost: 3}, {value: b.jpg, cost: 0.5}, c.jpg]
+)"),
+                              "list.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->workload.items, 3u);
+  ASSERT_NE(parsed->workload.item_costs, nullptr);
+  EXPECT_EQ(*parsed->workload.item_costs, (std::vector<double>{3, 0.5, 1}));
+}
+
+// The older spelling, itemCosts, is still read and means the same.
+TEST(ScenarioTest, TheOlderItemCostsSpellingReadsAsItemsFrom) {
+  auto older = ParseScenario(
+      WithWorkload("  items: 600\n  itemCosts: {pareto: {alpha: 1.16, minimum: 2}, seed: 7}\n"),
+      "old.yaml");
+  auto newer = ParseScenario(
+      WithWorkload("  items: 600\n  itemsFrom: {pareto: {alpha: 1.16, minimum: 2}, seed: 7}\n"),
+      "new.yaml");
+  ASSERT_TRUE(older.ok()) << older.status().ToString();
+  ASSERT_TRUE(newer.ok()) << newer.status().ToString();
+  ASSERT_NE(newer->workload.item_costs, nullptr);
+  EXPECT_EQ(*older->workload.item_costs, *newer->workload.item_costs);
+  auto listed_older =
+      ParseScenario(WithWorkload("  items: 2\n  itemCosts: {list: [3, 1]}\n"), "old.yaml");
+  auto listed_newer = ParseScenario(
+      WithWorkload("  itemsFrom: {list: [{value: a, cost: 3}, {value: b, cost: 1}]}\n"),
+      "new.yaml");
+  ASSERT_TRUE(listed_older.ok()) << listed_older.status().ToString();
+  ASSERT_TRUE(listed_newer.ok()) << listed_newer.status().ToString();
+  EXPECT_EQ(*listed_older->workload.item_costs, *listed_newer->workload.item_costs);
+  EXPECT_EQ(listed_older->workload.items, listed_newer->workload.items);
+}
+
+TEST(ScenarioTest, BadItemsFromNameFileLineAndExpectation) {
+  const std::vector<BadDocument> cases = {
+      {"both spellings",
+       WithWorkload("  items: 2\n  itemsFrom: {pareto: {alpha: 2}}\n  itemCosts: {pareto: "
+                    "{alpha: 2}}  # <-\n"),
+       {"workload.itemCosts", "itemCosts is the older spelling of itemsFrom; give one"}},
+      {"a count beside the list",
+       WithWorkload("  items: 2\n  itemsFrom: {list: [a, b]}  # <-\n"),
+       {"workload.itemsFrom",
+        "give the items' count (items) or their list (itemsFrom.list), "
+        "not both"}},
+      {"a bare number, as a job refuses it",
+       WithWorkload("  itemsFrom: {list: [a, 2]}  # <-\n"),
+       {"workload.itemsFrom.list[1]", "expected a string or {value, cost}"}},
+      {"a cost that is no cost",
+       WithWorkload("  itemsFrom: {list: [{value: a, cost: 0}]}  # <-\n"),
+       {"workload.itemsFrom.list[0].cost", "expected a number > 0"}},
+      {"a value a job refuses",
+       WithWorkload("  itemsFrom: {list: [\"a\\tb\"]}  # <-\n"),
+       {"workload.itemsFrom.list[0].value"}},
+      {"an empty list",
+       WithWorkload("  itemsFrom: {list: []}  # <-\n"),
+       {"workload.itemsFrom.list", "expected a list of 1 to 100000 items"}},
+  };
+  const std::string file = "items.yaml";
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto parsed = ParseScenario(c.yaml, file);
+    ASSERT_FALSE(parsed.ok());
+    const std::string where = file + ":" + std::to_string(MarkedLine(c.yaml)) + ":";
+    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
+        << "message does not start with " << where << ": " << parsed.status().message();
+    for (const std::string& part : c.says) {
+      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
+          << "message does not say '" << part << "': " << parsed.status().message();
+    }
+  }
+}
+
 TEST(ScenarioTest, SplitByCountNeedsNoItemCosts) {
   auto parsed = ParseScenario(WithWorkload("  items: 10\n  costModel: linear\n  split: count\n"),
                               "count.yaml");
