@@ -31,10 +31,11 @@ Status ExpectNodeFields(const json& node, const std::string& path, const NodeRul
   if (node.is_object()) {
     for (std::string_view field : kSimulatorFields) {
       if (jr::Find(node, field) != nullptr) {
-        return Status::Invalid(fmt::format(
-            "{}: a simulated node's field (ballast simulate), not a {}'s; a node here has name, "
-            "speed, labels, joinAt, leaveAt",
-            jr::Field(path, field), rules.file_kind));
+        return Status::InvalidAt(
+            jr::Field(path, field),
+            fmt::format("a simulated node's field (ballast simulate), not a {}'s; a node here has "
+                        "name, speed, labels, joinAt, leaveAt",
+                        rules.file_kind));
       }
     }
   }
@@ -48,7 +49,7 @@ Status ReadIdentity(const json& node, const std::string& path, EmulatedNode& out
   BALLAST_ASSIGN_OR_RETURN(out.name, jr::String(*name, name_path));
   // Node names as Kubernetes names nodes.
   if (Status checked = CheckName(out.name, NameKind::kDnsSubdomain); !checked.ok()) {
-    return Status::Invalid(fmt::format("{}: {}", name_path, checked.message()));
+    return Status::InvalidAt(name_path, checked.message());
   }
   if (const json* labels = jr::Find(node, "labels")) {
     const std::string labels_path = jr::Field(path, "labels");
@@ -77,12 +78,14 @@ Status ReadTimes(const json& node, const std::string& path, const NodeRules& rul
   if (out.join_at && *out.join_at == 0) out.join_at.reset();
   const double joins = out.join_at.value_or(0);
   if (out.leave_at && !(*out.leave_at > joins)) {
-    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({:g}), got {:g}",
-                                       jr::Field(path, "leaveAt"), joins, *out.leave_at));
+    return Status::InvalidAt(
+        jr::Field(path, "leaveAt"),
+        fmt::format("expected a time after joinAt ({:g}), got {:g}", joins, *out.leave_at));
   }
   if (out.fail_at && out.join_at && !(*out.fail_at > joins)) {
-    return Status::Invalid(fmt::format("{}: expected a time after joinAt ({:g}), got {:g}",
-                                       jr::Field(path, "failAt"), joins, *out.fail_at));
+    return Status::InvalidAt(
+        jr::Field(path, "failAt"),
+        fmt::format("expected a time after joinAt ({:g}), got {:g}", joins, *out.fail_at));
   }
   return Status::Ok();
 }
@@ -170,15 +173,15 @@ StatusOr<std::vector<EmulatedNode>> NodesFromJson(const json& nodes, const std::
     BALLAST_ASSIGN_OR_RETURN(EmulatedNode node, ReadNode(nodes[i], node_path, rules));
     for (const EmulatedNode& other : out) {
       if (other.name == node.name) {
-        return Status::Invalid(
-            fmt::format("{}: duplicate node name '{}'", jr::Field(node_path, "name"), node.name));
+        return Status::InvalidAt(jr::Field(node_path, "name"),
+                                 fmt::format("duplicate node name '{}'", node.name));
       }
     }
     out.push_back(std::move(node));
   }
   if (std::ranges::all_of(out, [](const EmulatedNode& node) { return node.join_at.has_value(); })) {
-    return Status::Invalid(
-        fmt::format("{}: every node has joinAt; at least one must be there from the start", path));
+    return Status::InvalidAt(path,
+                             "every node has joinAt; at least one must be there from the start");
   }
   return out;
 }

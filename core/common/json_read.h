@@ -65,11 +65,13 @@ inline std::string Shown(const nlohmann::json& value) {
   return text;
 }
 
-// Invalid "<path>: expected <expected>, got <value>".
+// Invalid "<path>: expected <expected>, got <value>", the path as data
+// (Status::InvalidAt; "document" for the whole document, which has none).
 inline Status Expected(std::string_view path, std::string_view expected,
                        const nlohmann::json& got) {
-  return Status::Invalid(fmt::format("{}: expected {}, got {}", path.empty() ? "document" : path,
-                                     expected, Shown(got)));
+  const std::string detail = fmt::format("expected {}, got {}", expected, Shown(got));
+  if (path.empty()) return Status::Invalid("document: " + detail);
+  return Status::InvalidAt(std::string(path), detail);
 }
 
 // Ok when `node` is an object whose keys are all in `allowed`; Invalid
@@ -82,8 +84,8 @@ inline Status ExpectObject(const nlohmann::json& node, std::string_view path,
     bool known = false;
     for (std::string_view name : allowed) known = known || key == name;
     if (!known) {
-      return Status::Invalid(fmt::format("{}: unknown field \"{}\" (allowed: {})", Field(path, key),
-                                         Cut(key), fmt::join(allowed, ", ")));
+      return Status::InvalidAt(Field(path, key), fmt::format("unknown field \"{}\" (allowed: {})",
+                                                             Cut(key), fmt::join(allowed, ", ")));
     }
   }
   return Status::Ok();
@@ -102,7 +104,7 @@ inline const nlohmann::json* Find(const nlohmann::json& node, std::string_view k
 inline StatusOr<const nlohmann::json*> Require(const nlohmann::json& node, std::string_view path,
                                                std::string_view key) {
   const nlohmann::json* found = Find(node, key);
-  if (!found) return Status::Invalid(fmt::format("{}: missing", Field(path, key)));
+  if (!found) return Status::InvalidAt(Field(path, key), "missing");
   return found;
 }
 
@@ -292,7 +294,7 @@ template <typename Read>
 auto Member(const nlohmann::json& node, std::string_view path, std::string_view key, Read read)
     -> decltype(read(node, path)) {
   const nlohmann::json* found = Find(node, key);
-  if (!found) return Status::Invalid(fmt::format("{}: missing", Field(path, key)));
+  if (!found) return Status::InvalidAt(Field(path, key), "missing");
   return read(*found, Field(path, key));
 }
 

@@ -22,6 +22,21 @@ const char* StatusCodeName(StatusCode code) {
   return "unknown";
 }
 
+Status Status::InvalidAt(std::string path, std::string_view detail) {
+  Status status(StatusCode::kInvalid,
+                path.empty() ? std::string(detail) : path + ": " + std::string(detail));
+  status.detail_at_ = status.message_.size() - detail.size();
+  status.path_ = std::move(path);
+  return status;
+}
+
+Status Status::WithPrefix(std::string_view prefix) const {
+  Status status = *this;
+  status.message_.insert(0, prefix);
+  status.detail_at_ += prefix.size();
+  return status;
+}
+
 std::string Status::ToString() const {
   if (ok()) return "ok";
   return std::string(StatusCodeName(code_)) + ": " + message_;

@@ -2,14 +2,19 @@
 //
 // A Status is a code plus a human message; the code is what callers act on
 // (a reconciler retries Unavailable and Conflict, gives up on Invalid and
-// Terminal). Library exceptions are caught in the one adapter file that calls
-// each library and converted to a Status there.
+// Terminal). A reader's error may also carry the path of the field it is
+// about ("spec.workload.primes.limit") as data (InvalidAt): the message is
+// then formed from it, "<path>: <detail>", and whoever places the error (a
+// file's line, config/document.h) reads the path, not the message. Library exceptions are caught in
+// the one adapter file that calls each library and converted to a Status there.
 //
 // Thread-safety: values; safe to copy across threads, not to mutate concurrently.
 #pragma once
 
 #include <cassert>
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -35,6 +40,10 @@ class Status {
 
   static Status Ok() { return Status(); }
   static Status Invalid(std::string message) { return {StatusCode::kInvalid, std::move(message)}; }
+  // Invalid about the field at `path` (as the user writes it,
+  // "spec.tolerations[2].key"): message() is "<path>: <detail>" ("<detail>"
+  // for an empty path), path() is `path` and detail() is `detail`.
+  static Status InvalidAt(std::string path, std::string_view detail);
   static Status NotFound(std::string message) {
     return {StatusCode::kNotFound, std::move(message)};
   }
@@ -49,12 +58,22 @@ class Status {
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }
   const std::string& message() const { return message_; }
+  // The path of the field the error is about, or "" when none was given.
+  const std::string& path() const { return path_; }
+  // The message without what precedes the detail: "<path>: " and any prefix
+  // (the whole message when neither was given).
+  std::string_view detail() const { return std::string_view(message_).substr(detail_at_); }
+  // The same error with `prefix` before its message (where it was written:
+  // "file:3:7: "), its code, path and detail kept.
+  Status WithPrefix(std::string_view prefix) const;
   // "invalid: <message>", or "ok".
   std::string ToString() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  std::string path_;
+  size_t detail_at_ = 0;  // where the detail starts in message_
 };
 
 // Either a value or a non-ok Status.

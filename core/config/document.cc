@@ -360,13 +360,17 @@ std::optional<Position> SourceMap::Find(std::string_view path) const {
 
 Status SourceMap::Locate(const Status& status) const {
   if (status.ok() || file_.empty()) return status;
-  const std::string& message = status.message();
-  const size_t colon = message.find(": ");
   std::optional<Position> position;
-  if (colon != std::string::npos) position = Find(std::string_view(message).substr(0, colon));
-  if (!position) return Status(status.code(), fmt::format("{}: {}", file_, message));
-  return Status(status.code(),
-                fmt::format("{}:{}:{}: {}", file_, position->line, position->column, message));
+  if (!status.path().empty()) {
+    position = Find(status.path());
+  } else {
+    // An error that does not carry its path as data starts with it.
+    const std::string& message = status.message();
+    const size_t colon = message.find(": ");
+    if (colon != std::string::npos) position = Find(std::string_view(message).substr(0, colon));
+  }
+  if (!position) return status.WithPrefix(fmt::format("{}: ", file_));
+  return status.WithPrefix(fmt::format("{}:{}:{}: ", file_, position->line, position->column));
 }
 
 json ResolvePlainScalar(std::string_view text) {

@@ -73,11 +73,13 @@ class SourceMap {
   // The position of `path`, or of its nearest ancestor that was written;
   // nullopt when none was.
   std::optional<Position> Find(std::string_view path) const;
-  // `status` located: its message starts with a field path ("spec.items:
-  // expected ...", as every reader writes them), and "file:line:col: " of
-  // that path (or of its nearest written ancestor) is put in front; "file: "
-  // when the path was not written. Ok, and any status when there is no file,
-  // are returned as they are.
+  // `status` located: "file:line:col: " of its field's path (or of its
+  // nearest written ancestor) is put in front (Status::WithPrefix, the path
+  // and detail kept); "file: " when the path was not written. The path is
+  // the status's path() (Status::InvalidAt, as common/json_read.h makes
+  // them), or else the start of its message up to ": " ("spec.items:
+  // expected ...", as readers wrote them before). Ok, and any status when
+  // there is no file, are returned as they are.
   Status Locate(const Status& status) const;
 
  private:

@@ -27,7 +27,7 @@ constexpr size_t kMaxProfileBytes = 4096;
 StatusOr<std::string> ReadName(const json& value, const std::string& path, NameKind kind) {
   BALLAST_ASSIGN_OR_RETURN(std::string name, jr::String(value, path));
   if (Status checked = CheckName(name, kind); !checked.ok()) {
-    return Status::Invalid(fmt::format("{}: {}", path, checked.message()));
+    return Status::InvalidAt(path, checked.message());
   }
   return name;
 }
@@ -68,10 +68,11 @@ Status ReadItemsObject(const json& node, const std::string& path, workload::Item
     if (jr::Find(node, name)) members.push_back(name);
   }
   if (members.size() != 1) {
-    return Status::Invalid(fmt::format(
-        "{}: expected exactly one of list, configMap, file, got {}",
+    return Status::InvalidAt(
         members.size() > 1 ? jr::Field(path, members[1]) : path,
-        members.empty() ? std::string("none") : fmt::format("{}", fmt::join(members, " and "))));
+        fmt::format("expected exactly one of list, configMap, file, got {}",
+                    members.empty() ? std::string("none")
+                                    : fmt::format("{}", fmt::join(members, " and "))));
   }
   if (const json* format = jr::Find(node, "format")) {
     const std::string format_path = jr::Field(path, "format");
@@ -79,10 +80,9 @@ Status ReadItemsObject(const json& node, const std::string& path, workload::Item
         format->is_string() ? workload::ParseLineFormat(format->get<std::string>()) : std::nullopt;
     if (!parsed) return jr::Expected(format_path, "\"value\" or \"cost-value\"", *format);
     if (members[0] == "list") {
-      return Status::Invalid(fmt::format(
-          "{}: format is for a list given one item a line (configMap, file); in `list` give "
-          "{{value, cost}}",
-          format_path));
+      return Status::InvalidAt(format_path,
+                               "format is for a list given one item a line (configMap, file); in "
+                               "`list` give {value, cost}");
     }
     source->format = *parsed;
   }
@@ -136,8 +136,8 @@ Status ReadWork(const json& spec, std::string_view path, JobSpec& job) {
     BALLAST_ASSIGN_OR_RETURN(int64_t value, jr::Int(*node, jr::Field(path, "items"), 1));
     items = static_cast<uint64_t>(value);
     if (jr::Find(spec, "itemsFrom")) {
-      return Status::Invalid(fmt::format(
-          "{}: give the items' count (items) or their list (itemsFrom), not both", from_path));
+      return Status::InvalidAt(from_path,
+                               "give the items' count (items) or their list (itemsFrom), not both");
     }
   } else if (const json* from = jr::Find(spec, "itemsFrom")) {
     listed.emplace();
@@ -149,9 +149,11 @@ Status ReadWork(const json& spec, std::string_view path, JobSpec& job) {
   BALLAST_ASSIGN_OR_RETURN(
       job.workload, workload::WorkloadSpecFromJson(*workload, items, jr::Field(path, "workload")));
   if (listed && job.workload.kind != workload::WorkloadKind::kExec) {
-    return Status::Invalid(fmt::format(
-        "{}: a list of items is for exec workloads; {} numbers its own items (give a count)",
-        from_path, workload::WorkloadKindName(job.workload.kind)));
+    return Status::InvalidAt(
+        from_path,
+        fmt::format(
+            "a list of items is for exec workloads; {} numbers its own items (give a count)",
+            workload::WorkloadKindName(job.workload.kind)));
   }
   if (const json* policy = jr::Find(spec, "policy")) {
     BALLAST_ASSIGN_OR_RETURN(job.policy,

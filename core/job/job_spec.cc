@@ -46,7 +46,7 @@ StatusOr<SpecAt> FindSpec(const json& root) {
     if (const json* name = jr::Find(*metadata, "name")) {
       BALLAST_ASSIGN_OR_RETURN(at.name, jr::String(*name, "metadata.name"));
       if (Status checked = CheckName(at.name, NameKind::kDnsLabel); !checked.ok()) {
-        return Status::Invalid(fmt::format("metadata.name: {}", checked.message()));
+        return Status::InvalidAt("metadata.name", checked.message());
       }
     }
   }

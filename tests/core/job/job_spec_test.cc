@@ -6,6 +6,7 @@
 // invalid WeightProfiles with the profile parser (core/fuzzy/profile.h).
 #include "core/job/job_spec.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,6 +42,32 @@ std::vector<fs::path> YamlFiles(const fs::path& dir) {
   }
   std::sort(files.begin(), files.end());
   return files;
+}
+
+// Errors carry their field's path as data (Status::path), whether the job
+// came from a file (located at its line) or from the API server's tree.
+TEST(JobSpecTest, AnErrorCarriesItsFieldPathAsData) {
+  auto parsed = ParseJob("workload:\n  primes: {limit: abc}\n", "job.yaml");
+  ASSERT_FALSE(parsed.ok());
+  // A bare spec's paths are the file's own: no "spec." before them.
+  EXPECT_EQ(parsed.status().path(), "workload.primes.limit");
+  EXPECT_EQ(parsed.status().message(),
+            fmt::format("job.yaml:2:19: workload.primes.limit: {}", parsed.status().detail()));
+  EXPECT_EQ(parsed.status().detail().rfind("expected an integer", 0), 0u);
+  auto tree =
+      JobSpecFromJson(nlohmann::json::parse(R"({"workload": {"primes": {}}, "itemz": 1})"), "job");
+  ASSERT_FALSE(tree.ok());
+  EXPECT_EQ(tree.status().path(), "spec.itemz");
+  EXPECT_EQ(tree.status().detail().rfind("unknown field \"itemz\"", 0), 0u)
+      << tree.status().message();
+  auto both = JobSpecFromJson(
+      nlohmann::json::parse(
+          R"({"workload": {"exec": {"command": ["true"]}}, "items": 2, "itemsFrom": {"list": ["a"]}})"),
+      "job");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().path(), "spec.itemsFrom");
+  EXPECT_EQ(both.status().detail(),
+            "give the items' count (items) or their list (itemsFrom), not both");
 }
 
 TEST(JobSpecExamplesTest, EveryExampleJobParses) {
