@@ -165,11 +165,11 @@ StatusOr<PolicySpec> PolicyFromJson(const json& node, std::string_view path) {
       continue;
     }
     if (std::find(entry.options.begin(), entry.options.end(), key) == entry.options.end()) {
-      return Status::Invalid(fmt::format("{}: policy {} has no option \"{}\" (its options: {})",
-                                         jr::Field(path, key), entry.name, jr::Cut(key),
-                                         entry.options.empty()
-                                             ? std::string("none")
-                                             : fmt::format("{}", fmt::join(entry.options, ", "))));
+      return Status::InvalidAt(
+          jr::Field(path, key),
+          fmt::format("policy {} has no option \"{}\" (its options: {})", entry.name, jr::Cut(key),
+                      entry.options.empty() ? std::string("none")
+                                            : fmt::format("{}", fmt::join(entry.options, ", "))));
     }
   }
   BALLAST_ASSIGN_OR_RETURN(spec.options, ReadOptions(*index, node, path));

@@ -93,19 +93,19 @@ StatusOr<balance::ItemCosts> ReadItemCosts(const json& node, const std::string& 
                                            uint64_t items, uint64_t scenario_seed, bool listed) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"pareto", "list", "seed"}));
   if (items > static_cast<uint64_t>(Bounds::kMaxItemCosts)) {
-    return Status::Invalid(fmt::format("{}: needs items <= {} (one cost per item is kept), got {}",
-                                       path, Bounds::kMaxItemCosts, items));
+    return Status::InvalidAt(path,
+                             fmt::format("needs items <= {} (one cost per item is kept), got {}",
+                                         Bounds::kMaxItemCosts, items));
   }
   const json* pareto = jr::Find(node, "pareto");
   const json* list = jr::Find(node, "list");
   if ((pareto != nullptr) == (list != nullptr)) {
-    return Status::Invalid(fmt::format("{}: expected exactly one of pareto, list", path));
+    return Status::InvalidAt(path, "expected exactly one of pareto, list");
   }
   std::vector<double> costs;
   if (list) {
     if (jr::Find(node, "seed")) {
-      return Status::Invalid(
-          fmt::format("{}: a seed is for pareto, not for a list", jr::Field(path, "seed")));
+      return Status::InvalidAt(jr::Field(path, "seed"), "a seed is for pareto, not for a list");
     }
     const std::string list_path = jr::Field(path, "list");
     BALLAST_ASSIGN_OR_RETURN(
@@ -128,9 +128,9 @@ StatusOr<uint64_t> ReadItemCount(const json& node, const std::string& path) {
   const json* list = from != nullptr ? jr::Find(*from, "list") : nullptr;
   if (list != nullptr) {
     if (jr::Find(node, "items")) {
-      return Status::Invalid(
-          fmt::format("{}: give the items' count (items) or their list (itemsFrom.list), not both",
-                      jr::Field(path, "itemsFrom")));
+      return Status::InvalidAt(
+          jr::Field(path, "itemsFrom"),
+          "give the items' count (items) or their list (itemsFrom.list), not both");
     }
     // A list that is no list is refused when it is read (ReadListedCosts).
     return list->is_array() && !list->empty() ? list->size() : 1;
@@ -148,14 +148,13 @@ Status ReadCosts(const json& node, const std::string& path, uint64_t scenario_se
   const json* from = jr::Find(node, "itemsFrom");
   const json* old = jr::Find(node, "itemCosts");
   if (from != nullptr && old != nullptr) {
-    return Status::Invalid(fmt::format("{}: itemCosts is the older spelling of itemsFrom; give one",
-                                       jr::Field(path, "itemCosts")));
+    return Status::InvalidAt(jr::Field(path, "itemCosts"),
+                             "itemCosts is the older spelling of itemsFrom; give one");
   }
   if (const json* costs = from != nullptr ? from : old) {
     const std::string costs_path = jr::Field(path, from != nullptr ? "itemsFrom" : "itemCosts");
     if (jr::Find(node, "costModel")) {
-      return Status::Invalid(
-          fmt::format("{}: not with costModel (the item costs replace the shape)", costs_path));
+      return Status::InvalidAt(costs_path, "not with costModel (the item costs replace the shape)");
     }
     BALLAST_ASSIGN_OR_RETURN(workload.item_costs, ReadItemCosts(*costs, costs_path, workload.items,
                                                                 scenario_seed, from != nullptr));
@@ -197,8 +196,8 @@ StatusOr<std::vector<FailingItem>> ReadFailingItems(const json& node, const std:
                                                     static_cast<int64_t>(items) - 1));
     for (const FailingItem& other : failing) {
       if (other.item == static_cast<uint64_t>(index)) {
-        return Status::Invalid(
-            fmt::format("{}: item {} is already listed", jr::Field(element_path, "item"), index));
+        return Status::InvalidAt(jr::Field(element_path, "item"),
+                                 fmt::format("item {} is already listed", index));
       }
     }
     BALLAST_ASSIGN_OR_RETURN(const json* seconds,
@@ -261,8 +260,8 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
     }
     workload.cost_jitter = jitter->get<double>();
     if (workload.cost_jitter > 0 && workload.items > 50'000'000) {
-      return Status::Invalid(fmt::format(
-          "{}: costJitter needs items <= 50000000 (one cost per item is kept)", jitter_path));
+      return Status::InvalidAt(jitter_path,
+                               "costJitter needs items <= 50000000 (one cost per item is kept)");
     }
   }
   BALLAST_ASSIGN_OR_RETURN(workload.start_cost, ReadInOr(node, path, "startCost", 0.0, 0,
@@ -296,8 +295,8 @@ Status ReadJobChanges(const json& changes, const std::string& path,
     const bool known = std::any_of(nodes.begin(), nodes.end(),
                                    [&](const EmulatedNode& spec) { return spec.name == node; });
     if (!known) {
-      return Status::Invalid(
-          fmt::format("{}: no node named '{}' in the scenario", node_path, jr::Cut(node)));
+      return Status::InvalidAt(node_path,
+                               fmt::format("no node named '{}' in the scenario", jr::Cut(node)));
     }
     BALLAST_ASSIGN_OR_RETURN(job.changes[node], cluster::SpeedChangesFromJson(
                                                     value, node_path, cluster::kSimulatedNodes));
@@ -322,8 +321,8 @@ Status ReadJob(const json& element, const std::string& path, const std::vector<E
       const bool known = std::any_of(nodes.begin(), nodes.end(),
                                      [&](const EmulatedNode& spec) { return spec.name == node; });
       if (!known) {
-        return Status::Invalid(
-            fmt::format("{}: no node named '{}' in the scenario", speed_path, jr::Cut(node)));
+        return Status::InvalidAt(speed_path,
+                                 fmt::format("no node named '{}' in the scenario", jr::Cut(node)));
       }
       BALLAST_ASSIGN_OR_RETURN(job.speeds[node], ReadIn(value, speed_path, Bounds::kMinSpeed,
                                                         Bounds::kMaxSpeed, "a speed"));
@@ -338,7 +337,7 @@ Status ReadJob(const json& element, const std::string& path, const std::vector<E
                              jr::Int(*count, jr::Field(path, "repeat"), 1, Bounds::kMaxJobs));
   }
   if (static_cast<int64_t>(jobs.size()) + repeat > Bounds::kMaxJobs) {
-    return Status::Invalid(fmt::format("{}: more than {} jobs", path, Bounds::kMaxJobs));
+    return Status::InvalidAt(path, fmt::format("more than {} jobs", Bounds::kMaxJobs));
   }
   for (int64_t i = 0; i < repeat; ++i) {
     jobs.push_back(job);

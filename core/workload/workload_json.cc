@@ -80,22 +80,24 @@ StatusOr<std::map<std::string, MergeRule>> ReadMerge(const json& node, std::stri
   for (const auto& [name, rule] : node.items()) {
     const std::string field_path = jr::Field(path, name);
     if (name.empty() || name.size() > kMaxFieldNameBytes) {
-      return Status::Invalid(
-          fmt::format("{}: a field's name is 1 to {} bytes", field_path, kMaxFieldNameBytes));
+      return Status::InvalidAt(field_path,
+                               fmt::format("a field's name is 1 to {} bytes", kMaxFieldNameBytes));
     }
     if (name == kFailedItemsKey) {
-      return Status::Invalid(
-          fmt::format("{}: {} is reserved: a result file names the run's failed items with it",
-                      field_path, kFailedItemsKey));
+      return Status::InvalidAt(
+          field_path,
+          fmt::format("{} is reserved: a result file names the run's failed items with it",
+                      kFailedItemsKey));
     }
     // kubectl (YAML 1.1) sends an unquoted y, n, yes, no, on, off, true or
     // false as "true" or "false", and so does `ballast run` (config/document.h):
     // a command writing {"n": ...} would then match no field.
     if (name == "true" || name == "false") {
-      return Status::Invalid(fmt::format(
-          "{}: a field named {} is what YAML makes of an unquoted {}; quote the name "
-          "(\"n\": sum) or choose another",
-          field_path, name, name == "true" ? "y, yes, on or true" : "n, no, off or false"));
+      return Status::InvalidAt(
+          field_path,
+          fmt::format("a field named {} is what YAML makes of an unquoted {}; quote the name "
+                      "(\"n\": sum) or choose another",
+                      name, name == "true" ? "y, yes, on or true" : "n, no, off or false"));
     }
     const auto parsed = rule.is_string() ? ParseMergeRule(rule.get<std::string>()) : std::nullopt;
     if (!parsed) return jr::Expected(field_path, "sum, min, max or list", rule);
@@ -124,10 +126,11 @@ StatusOr<ResultSpec> ReadResult(const json& node, std::string_view path) {
     return field.second == MergeRule::kList;
   });
   if (lists * result.list_limit > kMaxListLimit) {
-    return Status::Invalid(fmt::format(
-        "{}: {} list fields keeping {} entries each, more than {} in all (they go into the "
-        "job's status); lower listLimit and keep the rest with keepDir",
-        jr::Field(path, "listLimit"), lists, result.list_limit, kMaxListLimit));
+    return Status::InvalidAt(
+        jr::Field(path, "listLimit"),
+        fmt::format("{} list fields keeping {} entries each, more than {} in all (they go into the "
+                    "job's status); lower listLimit and keep the rest with keepDir",
+                    lists, result.list_limit, kMaxListLimit));
   }
   if (const json* keep = jr::Find(node, "keepDir")) {
     const std::string keep_path = jr::Field(path, "keepDir");
@@ -206,9 +209,10 @@ Status ReadMember(const json& node, std::string_view path,
     const std::string at = members.size() > 1 ? jr::Field(path, members[1])
                            : path.empty()     ? std::string("workload")
                                               : std::string(path);
-    return Status::Invalid(fmt::format(
-        "{}: expected exactly one of primes, matmul, exec, got {}", at,
-        members.empty() ? std::string("none") : fmt::format("{}", fmt::join(members, " and "))));
+    return Status::InvalidAt(
+        at, fmt::format("expected exactly one of primes, matmul, exec, got {}",
+                        members.empty() ? std::string("none")
+                                        : fmt::format("{}", fmt::join(members, " and "))));
   }
   const std::string& name = members[0];
   const json& member = node.at(name);
@@ -298,8 +302,8 @@ StatusOr<WorkloadSpec> WorkloadSpecFromJson(const json& workload, std::optional<
   WorkloadSpec spec;
   BALLAST_RETURN_IF_ERROR(ReadMember(workload, path, {"primes", "matmul", "exec"}, &spec));
   if (spec.kind == WorkloadKind::kExec && !items) {
-    return Status::Invalid(
-        fmt::format("{}: exec needs the job's items (how many to run)", jr::Field(path, "exec")));
+    return Status::InvalidAt(jr::Field(path, "exec"),
+                             "exec needs the job's items (how many to run)");
   }
   spec.items = items ? *items : DefaultItems(spec);
   spec.cost = DefaultCost(spec);
@@ -307,8 +311,7 @@ StatusOr<WorkloadSpec> WorkloadSpecFromJson(const json& workload, std::optional<
   // are not in this object, so the message names the workload.
   Status valid = ValidateWorkload(spec);
   if (!valid.ok()) {
-    return Status::Invalid(
-        fmt::format("{}: {}", jr::Field(path, WorkloadKindName(spec.kind)), valid.message()));
+    return Status::InvalidAt(jr::Field(path, WorkloadKindName(spec.kind)), valid.message());
   }
   return spec;
 }
