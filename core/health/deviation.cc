@@ -74,6 +74,43 @@ double RatioVariance(double own, double pooled, double refs) {
   return per_node * (1 + scale);
 }
 
+// A judgeable node's log ratio of measured to history, and its spread.
+struct Reference {
+  double log_ratio;
+  double spread;
+};
+
+// The verdict of `d` (judgeable, its history `h`) against the other
+// references' scale (deviation.h).
+void Judge(NodeDeviation& d, const fuzzy::NodeHistory& h,
+           const std::map<std::string, Reference>& references, const DeviationOptions& o) {
+  std::vector<double> log_ratios;
+  double spreads = 0;
+  for (const auto& [node, ref] : references) {
+    if (node == d.node) continue;
+    log_ratios.push_back(ref.log_ratio);
+    spreads += ref.spread;
+  }
+  d.references = log_ratios.size();
+  if (log_ratios.size() < o.min_reference_nodes) {
+    d.reason = kNoReference;
+    return;
+  }
+  const double refs = static_cast<double>(log_ratios.size());
+  // Two references' median is their mean, which one slow board drags: with
+  // a board at a fifth of itself the other of three read fast by 2.2. The
+  // node's own ratio joins them, and one board apart from the other two
+  // cannot move the median of three.
+  if (log_ratios.size() == 2) log_ratios.push_back(references.at(d.node).log_ratio);
+  d.baseline = std::exp(std::log(h.speed) + Median(std::move(log_ratios)));
+  d.ratio = d.measured / d.baseline;
+  const double sigma = std::sqrt(RatioVariance(d.spread, spreads / refs, refs));
+  d.slow_below = std::min(o.slow_ratio, std::exp(-o.band_sigmas * sigma));
+  const double fast_above = std::max(o.fast_ratio, std::exp(o.band_sigmas * sigma));
+  d.verdict = d.ratio < d.slow_below ? Verdict::kSlow : Verdict::kNormal;
+  d.fast = d.verdict == Verdict::kNormal && d.ratio > fast_above;
+}
+
 }  // namespace
 
 const char* VerdictName(Verdict verdict) {
@@ -95,11 +132,6 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
   const std::map<std::string, fuzzy::NodeHistory> known = ByNode(history);
   std::vector<NodeDeviation> out;
   out.reserve(measured.size());
-  // Each judgeable node's log ratio of measured to history, and its spread.
-  struct Reference {
-    double log_ratio;
-    double spread;
-  };
   std::map<std::string, Reference> references;
   std::set<std::string> seen;
   for (const JobMeasurement& m : measured) {
@@ -121,33 +153,7 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
     out.push_back(std::move(d));
   }
   for (NodeDeviation& d : out) {
-    if (!d.reason.empty()) continue;
-    std::vector<double> log_ratios;
-    double spreads = 0;
-    for (const auto& [node, ref] : references) {
-      if (node == d.node) continue;
-      log_ratios.push_back(ref.log_ratio);
-      spreads += ref.spread;
-    }
-    d.references = log_ratios.size();
-    if (log_ratios.size() < o.min_reference_nodes) {
-      d.reason = kNoReference;
-      continue;
-    }
-    const double refs = static_cast<double>(log_ratios.size());
-    const fuzzy::NodeHistory& h = known.at(d.node);
-    // Two references' median is their mean, which one slow board drags: with
-    // a board at a fifth of itself the other of three read fast by 2.2. The
-    // node's own ratio joins them, and one board apart from the other two
-    // cannot move the median of three.
-    if (log_ratios.size() == 2) log_ratios.push_back(references.at(d.node).log_ratio);
-    d.baseline = std::exp(std::log(h.speed) + Median(std::move(log_ratios)));
-    d.ratio = d.measured / d.baseline;
-    const double sigma = std::sqrt(RatioVariance(d.spread, spreads / refs, refs));
-    d.slow_below = std::min(o.slow_ratio, std::exp(-o.band_sigmas * sigma));
-    const double fast_above = std::max(o.fast_ratio, std::exp(o.band_sigmas * sigma));
-    d.verdict = d.ratio < d.slow_below ? Verdict::kSlow : Verdict::kNormal;
-    d.fast = d.verdict == Verdict::kNormal && d.ratio > fast_above;
+    if (d.reason.empty()) Judge(d, known.at(d.node), references, o);
   }
   return out;
 }
