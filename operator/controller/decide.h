@@ -216,7 +216,18 @@ struct DecideOptions {
   // changes fails the job (create_refusals.h).
   CreateBackoffOptions create_backoff{};
   // When a node is judged below or above its own baseline (health/deviation.h).
-  health::DeviationOptions deviation{};
+  // The operator's histories (the ConfigMap store, Prometheus) count jobs,
+  // and a baseline of one job has no spread: its band is the ratio alone,
+  // while what one job measures of a node depends on the items it drew (on
+  // the real-node bed two equal boards read 0.45 and 1.03 cost units a
+  // second when the declared sizes misstated the archives' costs). So a
+  // node is judged from its third job on, against two or more.
+  health::DeviationOptions deviation = DeviationOfJobs();
+  static health::DeviationOptions DeviationOfJobs() {
+    health::DeviationOptions options;
+    options.min_history_samples = 2;
+    return options;
+  }
 };
 
 // What the history of measured speeds says for a job about to start

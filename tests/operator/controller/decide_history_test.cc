@@ -226,6 +226,19 @@ const NodeRow& RowOf(const Decision& decision, const std::string& name) {
   throw std::runtime_error("no row " + name);
 }
 
+// A baseline of one job is no baseline: its spread is unknown, and what one
+// job measures of a node depends on the items it drew. Judged from two jobs.
+TEST(DecideHealthTest, ABaselineOfOneJobJudgesNothing) {
+  World one = Running(Known(
+      {{"pi3b-worker", 1.0, 1, 60}, {"pi4b-master", 1.0, 1, 60}, {"pi4b-worker", 1.0, 1, 60}}));
+  const Decision decision = Finish(one, 40);
+  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_FALSE(RowOf(decision, "pi3b-worker").baseline_ratio);
+  World two = Running(Known(
+      {{"pi3b-worker", 1.0, 2, 60}, {"pi4b-master", 1.0, 2, 60}, {"pi4b-worker", 1.0, 2, 60}}));
+  EXPECT_EQ(EventsOf(Finish(two, 40), Reason::kNodeBelowBaseline).size(), 2u);
+}
+
 // pi3b-worker measures 56 where the other two, at 80, put its baseline at
 // 80: 0.70 of it, under 0.75 (a steady history has no band of its own).
 TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
