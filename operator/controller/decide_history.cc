@@ -182,9 +182,7 @@ void MeasuredColumns(Pass& pass) {
     }
   }
   const std::vector<health::NodeDeviation> deviations = JudgeNodes(pass);
-  RecordSpeeds record{HistoryKey(pass.spec()),
-                      coordinator::SpeedsToRecord(view),
-                      {}};
+  RecordSpeeds record{HistoryKey(pass.spec()), coordinator::SpeedsToRecord(view), {}};
   const auto entered = health::WinsorizeSpeeds(record.recorded.speeds, deviations);
   for (const auto& [node, speed] : entered) {
     if (speed != record.recorded.speeds.at(node)) record.winsorized.push_back(node);
