@@ -13,6 +13,7 @@
 #include "coordinator/job_session.h"
 #include "coordinator/result_bounds.h"
 #include "core/balance/efficiency.h"
+#include "tests/coordinator/session_reports.h"
 #include "tests/support/policy_spec.h"
 #include "tests/support/primes_workload.h"
 #include "tests/support/test_seed.h"
@@ -24,6 +25,7 @@ namespace {
 using balance::Range;
 using balance::Reply;
 using protocol::ReportMessage;
+using session_reports::Idle;
 using workload::Result;
 
 // A job whose workers get equal shares in one lease each, unless `policy`
@@ -62,13 +64,6 @@ std::unique_ptr<JobSession> NewSession(JobConfig config) {
   auto session = JobSession::Create(std::move(config), 0);
   EXPECT_TRUE(session.ok()) << session.status().ToString();
   return std::move(session).value();
-}
-
-ReportMessage Idle(const std::string& worker) {
-  ReportMessage report;
-  report.worker = worker;
-  report.idle = true;
-  return report;
 }
 
 // The lease `worker` gets first.

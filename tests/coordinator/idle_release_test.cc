@@ -9,6 +9,7 @@
 #include <set>
 
 #include "coordinator/job_session.h"
+#include "tests/coordinator/session_reports.h"
 #include "tests/support/policy_spec.h"
 #include "tests/support/primes_workload.h"
 #include "worker/kernels/kernel.h"
@@ -22,6 +23,8 @@ namespace {
 using balance::Range;
 using balance::Reply;
 using protocol::ReportMessage;
+using session_reports::Finished;
+using session_reports::Idle;
 
 // The facts of a worker that may be released: every condition holds.
 IdleFacts Releasable() {
@@ -70,26 +73,6 @@ JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
   config.lease_seconds = 10;
   config.release_idle = true;
   return config;
-}
-
-ReportMessage Idle(const std::string& worker) {
-  ReportMessage report;
-  report.worker = worker;
-  report.idle = true;
-  return report;
-}
-
-// `worker` hands in `range`, computed, and asks for more.
-ReportMessage Finished(const JobSession& session, const std::string& worker, Range range) {
-  auto kernel = kernels::MakeKernel(session.config().workload);
-  EXPECT_TRUE(kernel.ok());
-  auto result = (*kernel)->Compute(range);
-  EXPECT_TRUE(result.ok());
-  ReportMessage report = Idle(worker);
-  report.completed.push_back({range, result->ToJson()});
-  report.position = range.end;
-  report.calc_seconds = 0.1;
-  return report;
 }
 
 workload::Result Reference(const JobSession& session) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "tests/coordinator/session_reports.h"
 #include "tests/support/policy_spec.h"
 #include "tests/support/primes_workload.h"
 #include "worker/kernels/kernel.h"
@@ -18,6 +19,9 @@ namespace {
 using balance::Range;
 using balance::Reply;
 using protocol::ReportMessage;
+using session_reports::Compute;
+using session_reports::Finished;
+using session_reports::Idle;
 
 // A primes job of `limit` (trial division, one item per odd candidate).
 JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
@@ -47,34 +51,10 @@ JobConfig ExecJob(uint64_t items, std::string policy, std::vector<std::string> w
   return config;
 }
 
-// The true result of `range`, as a worker would compute it.
-nlohmann::json Compute(const workload::WorkloadSpec& spec, Range range) {
-  auto kernel = kernels::MakeKernel(spec);
-  EXPECT_TRUE(kernel.ok());
-  auto result = (*kernel)->Compute(range);
-  EXPECT_TRUE(result.ok());
-  return result->ToJson();
-}
-
 workload::Result Reference(const workload::WorkloadSpec& spec) {
   auto reference = kernels::ReferenceResult(spec);
   EXPECT_TRUE(reference.ok());
   return *reference;
-}
-
-ReportMessage Idle(const std::string& worker) {
-  ReportMessage report;
-  report.worker = worker;
-  report.idle = true;
-  return report;
-}
-
-ReportMessage Finished(const JobSession& session, const std::string& worker, Range range) {
-  ReportMessage report = Idle(worker);
-  report.completed.push_back({range, Compute(session.config().workload, range)});
-  report.position = range.end;
-  report.calc_seconds = 0.1;
-  return report;
 }
 
 std::unique_ptr<JobSession> NewSession(JobConfig config) {
