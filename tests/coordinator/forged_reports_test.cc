@@ -26,6 +26,7 @@ using balance::Range;
 using balance::Reply;
 using protocol::ReportMessage;
 using session_reports::Idle;
+using session_reports::NewSession;
 using workload::Result;
 
 // A job whose workers get equal shares in one lease each, unless `policy`
@@ -58,12 +59,6 @@ workload::WorkloadSpec ExecWorkload(uint64_t items) {
   spec.items = items;
   spec.cost = workload::DefaultCost(spec);
   return spec;
-}
-
-std::unique_ptr<JobSession> NewSession(JobConfig config) {
-  auto session = JobSession::Create(std::move(config), 0);
-  EXPECT_TRUE(session.ok()) << session.status().ToString();
-  return std::move(session).value();
 }
 
 // The lease `worker` gets first.

@@ -25,6 +25,8 @@ using balance::Reply;
 using protocol::ReportMessage;
 using session_reports::Finished;
 using session_reports::Idle;
+using session_reports::NewSession;
+using session_reports::Reference;
 
 // The facts of a worker that may be released: every condition holds.
 IdleFacts Releasable() {
@@ -75,18 +77,6 @@ JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
   return config;
 }
 
-workload::Result Reference(const JobSession& session) {
-  auto reference = kernels::ReferenceResult(session.config().workload);
-  EXPECT_TRUE(reference.ok());
-  return *reference;
-}
-
-std::unique_ptr<JobSession> NewSession(JobConfig config) {
-  auto session = JobSession::Create(std::move(config), 0);
-  EXPECT_TRUE(session.ok()) << session.status().ToString();
-  return std::move(session).value();
-}
-
 // Asks for `worker` and returns its lease; a test failure when it gets none.
 Range LeaseOf(JobSession& session, const std::string& worker, double now) {
   auto reply = session.HandleReport(Idle(worker), now);
@@ -122,7 +112,7 @@ TEST(JobSessionReleaseTest, AnIdleWorkerInTheTailIsToldDoneWhileTwoOthersCompute
   EXPECT_FALSE(Released(*session, 1));
   EXPECT_EQ(HandIn(*session, "c", c, 4), Reply::Kind::kDone);
   EXPECT_TRUE(session->Finished());
-  EXPECT_EQ(session->View().result, Reference(*session));
+  EXPECT_EQ(session->View().result, Reference(session->config().workload));
   EXPECT_EQ(session->View().completed, session->config().workload.items);
 }
 
@@ -150,7 +140,7 @@ TEST(JobSessionReleaseTest, NeverTheLastTwoLiveWorkers) {
   EXPECT_FALSE(Released(*session, 0));
   EXPECT_EQ(HandIn(*session, "b", b, 3), Reply::Kind::kDone);
   EXPECT_TRUE(session->Finished());
-  EXPECT_EQ(session->View().result, Reference(*session));
+  EXPECT_EQ(session->View().result, Reference(session->config().workload));
 
   // A lost worker does not count as one that stays: with c lost, a and b
   // are the last two.
@@ -166,7 +156,7 @@ TEST(JobSessionReleaseTest, NeverTheLastTwoLiveWorkers) {
   EXPECT_FALSE(Released(*three, 0));
   EXPECT_EQ(HandIn(*three, "b", taken->lease, 5), Reply::Kind::kDone);
   EXPECT_TRUE(three->Finished());
-  EXPECT_EQ(three->View().result, Reference(*three));
+  EXPECT_EQ(three->View().result, Reference(three->config().workload));
 }
 
 TEST(JobSessionReleaseTest, ALostWorkersItemsAreTakenOverByOneThatStayed) {
@@ -187,7 +177,7 @@ TEST(JobSessionReleaseTest, ALostWorkersItemsAreTakenOverByOneThatStayed) {
     lease = next->kind == Reply::Kind::kLease ? next->lease : Range{};
   }
   EXPECT_TRUE(session->Finished());
-  EXPECT_EQ(session->View().result, Reference(*session));
+  EXPECT_EQ(session->View().result, Reference(session->config().workload));
   // a was released, not lost: losing it afterwards changes nothing.
   ASSERT_TRUE(session->WorkerLost("a", 101).ok());
   EXPECT_EQ(session->View().workers[0].lost, 0u);
@@ -249,7 +239,7 @@ TEST(JobSessionReleaseTest, AdaptiveReleasesIdleWorkersInTheTailAndTheResultIsEx
     }
   }
   ASSERT_TRUE(session->Finished());
-  EXPECT_EQ(session->View().result, Reference(*session));
+  EXPECT_EQ(session->View().result, Reference(session->config().workload));
   size_t released = 0;
   for (const WorkerView& worker : session->View().workers) released += worker.released ? 1 : 0;
   EXPECT_EQ(released, gone.size());

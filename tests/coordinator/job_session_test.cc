@@ -22,6 +22,8 @@ using protocol::ReportMessage;
 using session_reports::Compute;
 using session_reports::Finished;
 using session_reports::Idle;
+using session_reports::NewSession;
+using session_reports::Reference;
 
 // A primes job of `limit` (trial division, one item per odd candidate).
 JobConfig PrimesJob(uint64_t limit, std::vector<std::string> workers,
@@ -49,18 +51,6 @@ JobConfig ExecJob(uint64_t items, std::string policy, std::vector<std::string> w
   for (auto& name : workers) config.workers.push_back({name, 1.0});
   config.lease_seconds = 10;
   return config;
-}
-
-workload::Result Reference(const workload::WorkloadSpec& spec) {
-  auto reference = kernels::ReferenceResult(spec);
-  EXPECT_TRUE(reference.ok());
-  return *reference;
-}
-
-std::unique_ptr<JobSession> NewSession(JobConfig config) {
-  auto session = JobSession::Create(std::move(config), 0);
-  EXPECT_TRUE(session.ok()) << session.status().ToString();
-  return std::move(session).value();
 }
 
 // Runs the job to its end with the workers taking turns; returns the result.
