@@ -335,12 +335,26 @@ start_real_nodes() {
   realnodes_start_netpol
   wait_for "real nodes Ready" 120 "${kubectl[@]}" wait --for=condition=Ready \
     $(sed 's|^|node/|' "$dir/realnodes/nodes") --timeout=1s
+  # Ready is the kubelet's word; the node lifecycle controller lifts the
+  # not-ready taints on its next pass (up to --node-monitor-period later), and
+  # until then a pod without the default tolerations is not scheduled there.
+  wait_for "real nodes' condition taints lifted" 60 realnodes_condition_taints_lifted
   for node in $(<"$dir/realnodes/nodes"); do
     wait_for "$node's NetworkPolicy controller" 60 realnodes_netpol_ready "$node"
   done
   for node in $(<"$dir/realnodes/nodes"); do
     wait_for "$node's kube-proxy healthy" 30 $(realnodes_in_netns "$node") \
       curl -sf "http://127.0.0.1:$((port_base + 12))/healthz"
+  done
+}
+
+# realnodes_condition_taints_lifted: whether no real node still carries a
+# taint the control plane sets from a node condition (node.kubernetes.io/...).
+realnodes_condition_taints_lifted() {
+  local node keys
+  for node in $(<"$dir/realnodes/nodes"); do
+    keys=$("${kubectl[@]}" get node "$node" -o jsonpath='{.spec.taints[*].key}') || return 1
+    [[ $keys != *node.kubernetes.io/* ]] || return 1
   done
 }
 
