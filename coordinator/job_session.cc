@@ -247,6 +247,7 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
   const auto [calc_seconds, cpu_seconds] = seconds;
   double handed_in_cost = 0;
   double dropped_cost = 0;
+  double merged_cost = 0;
   for (size_t i = 0; i < report.completed.size(); ++i) {
     const balance::Range range = report.completed[i].range;
     handed_in_cost += cost_.Cost(range);
@@ -269,17 +270,28 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
       }
     }
     worker.view.cost += std::max(0.0, computed_cost);
+    merged_cost += std::max(0.0, computed_cost);
     worker.view.finished_at = now;
     if (accepted_.size() == config_.workload.items) finished_at_ = now;
     verifier_.OnMerged(id, range, results[i]);
   }
+  double dropped_share = 0;
   if (dropped_cost > 0) {
     // The report's seconds cover what it hands in; the dropped share was
     // spent on work someone else's result already stands for.
-    const double share = std::min(1.0, dropped_cost / handed_in_cost);
-    worker.view.dropped_busy_s += share * calc_seconds;
-    worker.view.dropped_cpu_s += share * cpu_seconds;
+    dropped_share = std::min(1.0, dropped_cost / handed_in_cost);
+    worker.view.dropped_busy_s += dropped_share * calc_seconds;
+    worker.view.dropped_cpu_s += dropped_share * cpu_seconds;
   }
+  SampleSpeed(worker, report.completed.empty() ? -1 : merged_cost,
+              calc_seconds * (1 - dropped_share));
+}
+
+void JobSession::SampleSpeed(Worker& worker, double merged_cost, double calc_seconds) {
+  worker.unsampled_busy_s += calc_seconds;
+  if (merged_cost < 0) return;  // nothing handed in: the seconds wait for what is
+  health::AddSpeedSample(worker.view.speed_samples, {merged_cost, worker.unsampled_busy_s});
+  worker.unsampled_busy_s = 0;
 }
 
 protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {

@@ -71,6 +71,7 @@
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
+#include "core/health/measurement_noise.h"
 #include "core/protocol/messages.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"
@@ -183,6 +184,11 @@ struct WorkerView {
   // Stretches it spent computing, [start, end), from its reports (the last
   // ones merged when there are more than kMaxSegments); for Gantt charts.
   std::vector<std::pair<double, double>> busy;
+  // Its reports that handed in finished items, each the declared cost merged
+  // over the computing seconds since the previous one (the progress reports
+  // between them included): how much its items' real costs scatter around
+  // their declared costs (health::MeasurementVariances).
+  std::vector<health::SpeedSample> speed_samples;
 
   // Computing seconds spent on items whose results were merged: what its
   // measured speed is taken over.
@@ -308,6 +314,9 @@ class JobSession {
     double measured_from = 0;
     double MeasuredFrom() const { return std::max(joined_at, measured_from); }
     bool shared_when_sampled = false;  // at SampleSharing's last sample
+    // Computing seconds reported since its last report that handed in
+    // finished items: what the next such report's cost was computed in.
+    double unsampled_busy_s = 0;
   };
 
   // True when `report` comes from an earlier session of the job: it names
@@ -329,6 +338,10 @@ class JobSession {
   void MergeCompleted(balance::WorkerId id, const protocol::ReportMessage& report,
                       const std::vector<workload::Result>& results,
                       std::pair<double, double> seconds, double now, balance::Report& event);
+  // Adds `calc_seconds` to the worker's unsampled seconds and, when the
+  // report handed in finished items (merged_cost >= 0; the cost merged, 0
+  // when none was), ends a speed sample there (WorkerView::speed_samples).
+  void SampleSpeed(Worker& worker, double merged_cost, double calc_seconds);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
   // A worker that is leaving: the rest of its lease goes back to the policy;
   // the reply is "done".

@@ -22,11 +22,21 @@ RecordedSpeeds SpeedsToRecord(const JobView& view) {
   return recorded;
 }
 
+std::vector<double> MeasurementVariances(const JobView& view) {
+  std::vector<std::vector<health::SpeedSample>> samples;
+  samples.reserve(view.workers.size());
+  for (const WorkerView& worker : view.workers) samples.push_back(worker.speed_samples);
+  return health::MeasurementVariances(samples);
+}
+
 std::vector<health::JobMeasurement> JobMeasurements(const JobView& view) {
   std::vector<health::JobMeasurement> measured;
-  for (const WorkerView& worker : view.workers) {
+  const std::vector<double> variances = MeasurementVariances(view);
+  for (size_t i = 0; i < view.workers.size(); ++i) {
+    const WorkerView& worker = view.workers[i];
     const double shared = view.sharing_sampled_s > 0 ? worker.shared_s / view.sharing_sampled_s : 0;
-    measured.push_back({worker.name, MeasuredSpeed(worker), worker.MergedBusySeconds(), shared});
+    measured.push_back(
+        {worker.name, MeasuredSpeed(worker), worker.MergedBusySeconds(), shared, variances[i]});
   }
   return measured;
 }

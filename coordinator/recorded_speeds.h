@@ -37,9 +37,15 @@ struct RecordedSpeeds {
 RecordedSpeeds SpeedsToRecord(const JobView& view);
 
 // What the finished session measured on each node, as health::JudgeDeviations
-// judges it: the speed (MeasuredSpeed), the merged busy seconds and the
-// fraction of the sampled run the node was shared. In the view's order.
+// judges it: the speed (MeasuredSpeed), the merged busy seconds, the
+// fraction of the sampled run the node was shared and the variance its items'
+// scatter around their declared costs leaves in that speed
+// (MeasurementVariances). In the view's order.
 std::vector<health::JobMeasurement> JobMeasurements(const JobView& view);
+
+// health::MeasurementVariances of the view's workers' speed samples, in the
+// view's order.
+std::vector<double> MeasurementVariances(const JobView& view);
 
 // The speeds a history that keeps each job's speeds as samples enters
 // (docs/history.md, "A node below its own baseline"): `recorded`'s speeds,

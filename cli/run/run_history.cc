@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cli/cli_common.h"
+#include "coordinator/recorded_speeds.h"
 
 namespace ballast::cli {
 
@@ -75,12 +76,13 @@ std::vector<health::NodeDeviation> JudgeRun(const fuzzy::HistoryFile& file, cons
                                             const LocalRunOutcome& outcome, int64_t now) {
   std::vector<health::JobMeasurement> measured;
   const auto& view = outcome.view;
+  const std::vector<double> variances = coordinator::MeasurementVariances(view);
   for (size_t i = 0; i < view.workers.size(); ++i) {
     const double busy = RunBusy(outcome, i);
     const double shared =
         view.sharing_sampled_s > 0 ? view.workers[i].shared_s / view.sharing_sampled_s : 0;
-    measured.push_back(
-        {view.workers[i].name, fuzzy::MeasuredSpeed(view.workers[i].cost, busy), busy, shared});
+    measured.push_back({view.workers[i].name, fuzzy::MeasuredSpeed(view.workers[i].cost, busy),
+                        busy, shared, variances[i]});
   }
   return health::JudgeDeviations(Kept(file, kind, now), measured, {});
 }

@@ -68,16 +68,19 @@ double Median(std::vector<double> values) {
 // mean of all n = refs + 1 nodes including the node itself, which hides 1/n
 // of the node's variance; the median of `refs` references adds pi / (2 refs)
 // of it (the mean's 1 / refs for one or two).
+// The share of one node's variance the median of `refs` references carries.
+double MedianShare(double refs) { return refs >= 3 ? M_PI / (2 * refs) : 1 / refs; }
+
 double RatioVariance(double own, double pooled, double refs) {
   const double per_node = std::max(own, pooled) / (1 - 1 / (refs + 1));
-  const double scale = refs >= 3 ? M_PI / (2 * refs) : 1 / refs;
-  return per_node * (1 + scale);
+  return per_node * (1 + MedianShare(refs));
 }
 
 // A judgeable node's log ratio of measured to history, and its spread.
 struct Reference {
   double log_ratio;
   double spread;
+  double measurement_variance;
 };
 
 // The verdict of `d` (judgeable, its history `h`) against the other
@@ -86,10 +89,12 @@ void Judge(NodeDeviation& d, const fuzzy::NodeHistory& h,
            const std::map<std::string, Reference>& references, const DeviationOptions& o) {
   std::vector<double> log_ratios;
   double spreads = 0;
+  double measurement_variances = 0;
   for (const auto& [node, ref] : references) {
     if (node == d.node) continue;
     log_ratios.push_back(ref.log_ratio);
     spreads += ref.spread;
+    measurement_variances += ref.measurement_variance;
   }
   d.references = log_ratios.size();
   if (log_ratios.size() < o.min_reference_nodes) {
@@ -104,7 +109,9 @@ void Judge(NodeDeviation& d, const fuzzy::NodeHistory& h,
   if (log_ratios.size() == 2) log_ratios.push_back(references.at(d.node).log_ratio);
   d.baseline = std::exp(std::log(h.speed) + Median(std::move(log_ratios)));
   d.ratio = d.measured / d.baseline;
-  const double sigma = std::sqrt(RatioVariance(d.spread, spreads / refs, refs));
+  const double sigma =
+      std::sqrt(RatioVariance(d.spread, spreads / refs, refs) + d.measurement_variance +
+                MedianShare(refs) * measurement_variances / refs);
   d.slow_below = std::min(o.slow_ratio, std::exp(-o.band_sigmas * sigma));
   const double fast_above = std::max(o.fast_ratio, std::exp(o.band_sigmas * sigma));
   d.verdict = d.ratio < d.slow_below ? Verdict::kSlow : Verdict::kNormal;
@@ -145,10 +152,12 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
       d.spread = Spread(h->spread);
       d.history_samples = h->samples;
     }
+    d.measurement_variance = Spread(m.log_variance);
     d.reason = Unjudgeable(m, h, o);
     // A node measured twice: the first measurement alone sets the scale.
     if (d.reason.empty() && seen.insert(m.node).second) {
-      references[m.node] = {std::log(m.speed) - std::log(h->speed), d.spread};
+      references[m.node] = {std::log(m.speed) - std::log(h->speed), d.spread,
+                            d.measurement_variance};
     }
     out.push_back(std::move(d));
   }

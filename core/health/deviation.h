@@ -16,12 +16,15 @@
 //
 //   ratio_i    = measured_i / baseline_i
 //   sigma_i^2  = max(spread_i, mean_j spread_j) / (1 - 1/n) * (1 + pi / (2 m))
+//                + v_i + pi / (2 m) * mean_j v_j
 //   slow_below = min(slow_ratio, exp(-band_sigmas * sigma_i))
 //
 // with spread the variance of log speed between jobs that MergeJobSpeeds
 // keeps (measured against the mean of all n = m + 1 nodes, which hides 1/n of
 // it), m the references (their median adds pi / (2 m) of a node's variance;
-// 1 / m for one or two).
+// 1 / m for one or two), and v the variance this job's own measurement
+// carries (JobMeasurement::log_variance: items whose real costs scatter
+// around their declared costs, measurement_noise.h).
 //   verdict    = Slow   when ratio_i < slow_below
 //                Normal otherwise; `fast` noted when ratio_i > max(fast_ratio,
 //                exp(band_sigmas * sigma_i))
@@ -88,6 +91,9 @@ struct JobMeasurement {
   double speed = 0;            // cost units per busy second (fuzzy::MeasuredSpeed)
   double busy_seconds = 0;     // computing seconds in the job
   double shared_fraction = 0;  // of the job's run, in [0, 1]
+  // The variance of log(speed) that the job's own measurement carries
+  // (health::MeasurementVariances; 0: exact declared costs).
+  double log_variance = 0;
 };
 
 // Reasons for kNone.
@@ -102,16 +108,17 @@ inline constexpr const char* kNoReference = "no-reference-nodes";
 struct NodeDeviation {
   std::string node;
   Verdict verdict = Verdict::kNone;
-  std::string reason;          // for kNone, one of the reasons above; else ""
-  bool fast = false;           // kNormal and well above the baseline
-  double measured = 0;         // this job's speed, cost units per busy second
-  double baseline = 0;         // the history on this job's scale (0: none)
-  double ratio = 0;            // measured / baseline (0: none)
-  double spread = 0;           // the node's history spread (variance of log speed)
-  double slow_below = 0;       // the ratio under which it is Slow (0: not judged)
-  double busy_seconds = 0;     // as measured
-  double history_samples = 0;  // weighted samples of the history (0: none)
-  size_t references = 0;       // reference nodes that set the scale
+  std::string reason;               // for kNone, one of the reasons above; else ""
+  bool fast = false;                // kNormal and well above the baseline
+  double measured = 0;              // this job's speed, cost units per busy second
+  double baseline = 0;              // the history on this job's scale (0: none)
+  double ratio = 0;                 // measured / baseline (0: none)
+  double spread = 0;                // the node's history spread (variance of log speed)
+  double measurement_variance = 0;  // JobMeasurement::log_variance, as used
+  double slow_below = 0;            // the ratio under which it is Slow (0: not judged)
+  double busy_seconds = 0;          // as measured
+  double history_samples = 0;       // weighted samples of the history (0: none)
+  size_t references = 0;            // reference nodes that set the scale
 };
 
 // One NodeDeviation per entry of `measured`, in its order. `history`: what

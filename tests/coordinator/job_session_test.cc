@@ -624,6 +624,48 @@ TEST(JobSessionTest, AFailedItemsCostDoesNotCountTowardItsNodesSpeed) {
   EXPECT_TRUE(session->Finished());
 }
 
+// The speed samples health::MeasurementVariances reads: each report that
+// hands in finished items is one, its merged cost over the computing seconds
+// since the previous one (a progress report's between them included); a
+// failed item's cost is not in it, and a report with nothing handed in makes
+// none.
+TEST(JobSessionTest, EveryHandInIsASpeedSampleOverTheSecondsSinceTheLast) {
+  JobConfig config = ExecJob(4, "equal");
+  config.workload.item_costs =
+      std::make_shared<std::vector<double>>(std::vector<double>{3, 1, 1, 1});
+  auto session = NewSession(config);
+  auto lease = session->HandleReport(Idle("a"), 1);
+  ASSERT_TRUE(lease.ok());
+  ASSERT_EQ(lease->lease, (Range{0, 4}));
+  ReportMessage progress = Idle("a");
+  progress.idle = false;
+  progress.position = 0;
+  progress.calc_seconds = 2;
+  ASSERT_TRUE(session->HandleReport(progress, 3).ok());
+  EXPECT_TRUE(session->View().workers[0].speed_samples.empty());
+  ReportMessage first = Idle("a");
+  first.idle = false;
+  first.completed.push_back({{0, 1}, workload::Result::ExecSucceeded(1).ToJson()});
+  first.position = 1;
+  first.calc_seconds = 1;
+  ASSERT_TRUE(session->HandleReport(first, 4).ok());
+  ReportMessage rest = Idle("a");
+  workload::Result result = workload::Result::ExecSucceeded(2);
+  ASSERT_TRUE(result.Merge(workload::Result::ExecFailed({2, 3}, 1, 3)).ok());
+  rest.completed.push_back({{1, 4}, result.ToJson()});
+  rest.position = 4;
+  rest.calc_seconds = 1.5;
+  ASSERT_TRUE(session->HandleReport(rest, 6).ok());
+  const JobView view = session->View();
+  const auto& samples = view.workers[0].speed_samples;
+  ASSERT_EQ(samples.size(), 2u);
+  // Costs in units where the job costs its 4 items: 3, 1, 1, 1 of 6.
+  EXPECT_NEAR(samples[0].cost, 3 * 4.0 / 6, 1e-9);
+  EXPECT_DOUBLE_EQ(samples[0].busy_seconds, 3);  // the progress report's 2 s and its own 1
+  EXPECT_NEAR(samples[1].cost, 2 * 4.0 / 6, 1e-9) << "item 2 failed: its cost is not in it";
+  EXPECT_DOUBLE_EQ(samples[1].busy_seconds, 1.5);
+}
+
 // Progress by cost (kubectl ballast top): the completed items' declared
 // cost, where the whole job costs its item count.
 TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {

@@ -124,6 +124,27 @@ TEST(Deviation, ANoisyHistoryWidensTheBand) {
   EXPECT_NEAR(d.slow_below, std::exp(-3 * std::sqrt(0.03 / 0.75 * (1 + M_PI / 6))), 1e-12);
 }
 
+TEST(Deviation, TheJobsOwnMeasurementNoiseWidensTheBand) {
+  // Items whose real costs scatter around their declared ones leave each
+  // node's speed uncertain by log_variance 0.04 (a steady history): sigma^2
+  // = 0.04 for the node + pi / 6 of the three references' mean 0.04,
+  // slow below exp(-3 sigma) = 0.477 instead of 0.75.
+  auto job = Job(1, 0.6);
+  for (JobMeasurement& m : job) m.log_variance = 0.04;
+  const NodeDeviation d = Find(JudgeDeviations(Rack(), job, {}), "pi4b-1");
+  EXPECT_EQ(d.verdict, Verdict::kNormal);
+  EXPECT_DOUBLE_EQ(d.measurement_variance, 0.04);
+  EXPECT_NEAR(d.slow_below, std::exp(-3 * std::sqrt(0.04 * (1 + M_PI / 6))), 1e-12);
+  EXPECT_NEAR(d.slow_below, 0.477, 1e-3);
+  job = Job(1, 0.45);
+  for (JobMeasurement& m : job) m.log_variance = 0.04;
+  EXPECT_EQ(Find(JudgeDeviations(Rack(), job, {}), "pi4b-1").verdict, Verdict::kSlow);
+  // Exact costs (0) judge as before; a hostile variance is none.
+  job = Job(1, 0.6);
+  job[2].log_variance = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(Find(JudgeDeviations(Rack(), job, {}), "pi4b-1").verdict, Verdict::kSlow);
+}
+
 TEST(Deviation, NoHistoryNoVerdict) {
   auto history = Rack();
   history.erase(history.begin() + 2);  // pi4b-1 is new
