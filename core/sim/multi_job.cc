@@ -25,10 +25,13 @@ std::vector<fuzzy::NodePrior> Priors(const Scenario& scenario, const std::vector
 // Each node's deviation from the history before the job, in node order.
 std::vector<health::NodeDeviation> Judge(const Scenario& scenario, const JobRun& run,
                                          const std::vector<fuzzy::NodeHistory>& history) {
+  std::vector<std::vector<health::SpeedSample>> samples;
+  for (const WorkerResult& w : run.result.workers) samples.push_back(w.speed_samples);
+  const std::vector<double> variances = health::MeasurementVariances(samples);
   std::vector<health::JobMeasurement> measured;
   for (size_t i = 0; i < run.result.workers.size(); ++i) {
     const WorkerResult& w = run.result.workers[i];
-    measured.push_back({w.name, run.measured_speeds[i], w.busy_s, 0});
+    measured.push_back({w.name, run.measured_speeds[i], w.busy_s, 0, variances[i]});
   }
   health::DeviationOptions options;
   options.max_age_seconds = scenario.history.prior.max_age_seconds;

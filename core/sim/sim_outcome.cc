@@ -11,17 +11,27 @@ namespace ballast::sim {
 using balance::Range;
 
 OutcomeLedger::OutcomeLedger(size_t nodes, balance::CostModel declared)
-    : declared_(std::move(declared)), items_(nodes, 0), cost_(nodes, 0.0) {}
+    : declared_(std::move(declared)),
+      items_(nodes, 0),
+      cost_(nodes, 0.0),
+      samples_(nodes),
+      unsampled_s_(nodes, 0.0) {}
 
 void OutcomeLedger::Account(size_t node, const balance::Report& report) {
   for (const Range& failed : report.failed) failed_.Add(failed);
+  double merged = 0;
   for (const Range& range : report.completed) {
     const uint64_t fresh = arrived_.Add(range);
     if (fresh == 0) continue;
     items_[node] += fresh;
-    cost_[node] +=
+    merged +=
         declared_.Cost(range) * static_cast<double>(fresh) / static_cast<double>(range.size());
   }
+  cost_[node] += merged;
+  unsampled_s_[node] += std::max(0.0, report.calc_seconds);
+  if (report.completed.empty()) return;
+  health::AddSpeedSample(samples_[node], {merged, unsampled_s_[node]});
+  unsampled_s_[node] = 0;
 }
 
 balance::Limit ScenarioLimit(const Scenario& scenario, const TrueCost& cost) {

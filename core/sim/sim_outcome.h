@@ -15,6 +15,7 @@
 #include "core/balance/efficiency.h"
 #include "core/balance/policy.h"
 #include "core/balance/range.h"
+#include "core/health/measurement_noise.h"
 #include "core/sim/scenario.h"
 #include "core/sim/true_cost.h"
 
@@ -37,6 +38,13 @@ class OutcomeLedger {
   // The items node `node`'s worker handed in first, and their declared cost.
   uint64_t items(size_t node) const { return items_[node]; }
   double cost(size_t node) const { return cost_[node]; }
+  // Node `node`'s speed samples as the coordinator takes them
+  // (coordinator::WorkerView::speed_samples): each report that handed in
+  // items, the declared cost it merged over the computing seconds since the
+  // previous one.
+  const std::vector<health::SpeedSample>& speed_samples(size_t node) const {
+    return samples_[node];
+  }
   // Items reported failed (Workload::failing_items).
   uint64_t failed_items() const { return failed_.size(); }
 
@@ -46,6 +54,8 @@ class OutcomeLedger {
   balance::IntervalSet failed_;   // failed items whose report reached the coordinator
   std::vector<uint64_t> items_;   // by node
   std::vector<double> cost_;      // by node
+  std::vector<std::vector<health::SpeedSample>> samples_;  // by node
+  std::vector<double> unsampled_s_;                        // by node
 };
 
 // The physical limit of `scenario`, whose items' true costs are `cost`: the

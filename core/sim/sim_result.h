@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/balance/efficiency.h"
+#include "core/health/measurement_noise.h"
 
 namespace ballast::sim {
 
@@ -36,6 +37,9 @@ struct WorkerResult {
   bool failed = false;
   bool left = false;              // drained mid-job (EmulatedNode::leave_at)
   std::vector<Segment> timeline;  // filled when SimOptions::timeline
+  // Its reports' speed samples, as the coordinator keeps them
+  // (OutcomeLedger::speed_samples): what health::MeasurementVariances reads.
+  std::vector<health::SpeedSample> speed_samples;
 };
 
 struct SimResult {

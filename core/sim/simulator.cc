@@ -275,6 +275,7 @@ class Simulation {
       WorkerResult worker = workers_[node].Finish(makespan_);
       worker.items = ledger_.items(node);
       worker.cost = ledger_.cost(node);
+      worker.speed_samples = ledger_.speed_samples(node);
       result.workers.push_back(std::move(worker));
     }
     return result;
