@@ -148,13 +148,16 @@ std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std
 std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
   std::string text = DumpJson(ToJson(store));
   if (text.size() <= limits.max_bytes) return text;
-  // The stalest entries leave first, a few at a time: one dump per round.
+  // The stalest entries leave first, one dump per round: each round about as
+  // many as the excess holds at the entries' mean size, so that what fits
+  // stays (entries of 16 samples are some 300 bytes, of one 20).
   const auto order = StalestFirst(store);
   SpeedStore kept = store;
   size_t next = 0;
   while (text.size() > limits.max_bytes && next < order.size()) {
-    const size_t rounds = std::max<size_t>(1, (text.size() - limits.max_bytes) / 64);
-    for (size_t i = 0; i < rounds && next < order.size(); ++i, ++next) {
+    const size_t mean_bytes = std::max<size_t>(1, text.size() / (order.size() - next));
+    const size_t drops = std::max<size_t>(1, (text.size() - limits.max_bytes) / mean_bytes);
+    for (size_t i = 0; i < drops && next < order.size(); ++i, ++next) {
       const auto& [node, kind] = order[next];
       kept.nodes[node].erase(kind);
       if (kept.nodes[node].empty()) kept.nodes.erase(node);
