@@ -1,7 +1,8 @@
 // SpeedStore: the history of measured node speeds that the operator keeps
 // without Prometheus — what the jobs it finished measured, per node and
 // workload kind — and its text form (the ConfigMap the chart owns holds it,
-// operator/runtime/history_configmap.h). Every decision about it is here
+// operator/runtime/history_configmap.h; so does the file of `ballast run
+// --history`, history_file.h). Every decision about it is here
 // and pure: what a finished job adds, what is kept within the bounds, what a
 // new job is told, how the text is written and read back.
 //
