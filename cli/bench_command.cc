@@ -146,7 +146,7 @@ struct PolicyRuns {
   std::vector<std::string> results;
   // --history: what the sequence learned so far, its runs, and one run on the
   // exact speeds per sequence
-  fuzzy::HistoryFile history;
+  history::SpeedStore history;
   std::vector<HistoryRun> history_runs;
   std::vector<HistoryRun> exact_runs;
 
@@ -165,7 +165,6 @@ class BenchRun {
       : flags_(flags),
         loaded_(std::move(loaded)),
         weights_(std::move(weights)),
-        kind_(workload::WorkloadKindName(loaded_.job.workload.kind)),
         sequences_(flags.history ? flags.sequences : 1) {
     for (const auto& node : loaded_.cluster.nodes) cores_ += node.speed;
   }
@@ -261,7 +260,8 @@ class BenchRun {
   // `exact` the emulated nodes' own speeds at full credibility: what perfect
   // history would give, the reference the learning is measured against.
   std::vector<fuzzy::NodePrior> Priors(const PolicyRuns& policy, bool exact) const {
-    std::vector<fuzzy::NodePrior> priors = RunPriors(weights_, policy.history, kind_, 0, {});
+    std::vector<fuzzy::NodePrior> priors =
+        RunPriors(weights_, policy.history, loaded_.history_key, 0);
     if (exact) {
       for (size_t i = 0; i < priors.size(); ++i) {
         priors[i].value = loaded_.cluster.nodes[i].speed;
@@ -296,7 +296,7 @@ class BenchRun {
                    policy.spec.display(), sequence + 1, outcome.efficiency);
         return Status::Ok();  // a reference, not one of the policy's runs
       }
-      policy.history = Learn(policy.history, kind_, outcome, 0, {});
+      policy.history = Learn(policy.history, loaded_.history_key, outcome, 0);
       policy.history_runs.push_back(run);
     }
     fmt::print(stderr, "  {:<10} {}run {}: makespan {:.2f} s, efficiency {:.3f}\n",
@@ -330,7 +330,6 @@ class BenchRun {
   const BenchFlags& flags_;
   const LoadedJob loaded_;
   const fuzzy::WeightResult weights_;
-  const std::string kind_;
   const int sequences_;
   double cores_ = 0;
   std::vector<PolicyRuns> policies_;

@@ -21,6 +21,7 @@
 #include "ballast/version.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "core/history/speed_store.h"
 #include "net/kube/http_client.h"
 #include "net/kube/kubeconfig.h"
 #include "net/prometheus_history_source.h"
@@ -63,7 +64,7 @@ struct OperatorFlags {
   double prometheus_timeout_s = 2;
   std::string history_configmap;
   bool no_history = false;
-  double history_full_trust_samples = 3;
+  double history_full_trust_samples = history::kFullTrustJobs;
   double history_max_age_s = 7 * 24 * 3600;
   double node_slow_ratio = 0.75;  // health::DeviationOptions::slow_ratio
   bool verbose = false;

@@ -7,7 +7,10 @@
 
 #include "cli/cli_common.h"
 #include "cli/run/local_runner.h"
+#include "core/common/json_read.h"
+#include "core/config/document.h"
 #include "core/job/job_json.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::cli {
 
@@ -71,10 +74,32 @@ Status ReadListedItems(job::JobSpec* job, const std::string& job_path,
   return job::ResolveItems(job, *text, path.string());
 }
 
+namespace {
+
+// The history key of the job in `text` (LoadedJob::history_key), `job` as
+// ParseJob read it.
+std::string HistoryKeyOf(std::string_view text, const std::string& job_path,
+                         const job::JobSpec& job) {
+  const std::string kind = workload::WorkloadKindName(job.workload.kind);
+  if (job.workload.kind != workload::WorkloadKind::kExec) return kind;
+  auto document = config::ParseYaml(text, job_path);
+  if (!document.ok()) return kind;
+  const nlohmann::json& tree = document->tree;
+  // A bare spec, or the spec of a WeightedJob manifest (job::ParseJob's rule).
+  const bool manifest = json_read::Find(tree, "kind") || json_read::Find(tree, "spec");
+  const nlohmann::json* spec = manifest ? json_read::Find(tree, "spec") : &tree;
+  if (!spec) return kind;
+  const controller::ParsedSpec parsed = controller::ParseWeightedJobSpec(*spec, job.name);
+  return parsed.spec ? controller::HistoryKey(*parsed.spec) : kind;
+}
+
+}  // namespace
+
 StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path) {
   LoadedJob loaded;
   BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(job_path));
   BALLAST_ASSIGN_OR_RETURN(loaded.job, job::ParseJob(text, job_path));
+  loaded.history_key = HistoryKeyOf(text, job_path, loaded.job);
   const std::string base = std::filesystem::path(job_path).parent_path().string();
   BALLAST_RETURN_IF_ERROR(ReadListedItems(&loaded.job, job_path, base));
   if (cluster_path.empty()) {

@@ -35,6 +35,10 @@ struct LoadedJob {
   job::JobSpec job;
   job::ClusterSpec cluster;
   fuzzy::Profile profile;
+  // What the job's history is kept under, as the operator keeps it
+  // (controller::HistoryKey): the workload kind, for exec "exec:" and the
+  // worker container's image without tag or digest ("exec" without one).
+  std::string history_key;
 };
 
 // Reads the items a job lists in a file (spec.itemsFrom.file, relative to
@@ -44,7 +48,10 @@ struct LoadedJob {
 Status ReadListedItems(job::JobSpec* job, const std::string& job_path, const std::string& base_dir);
 
 // Loads the job, the cluster (the built-in seed-000 cluster when
-// `cluster_path` is empty) and the job's profile (relative to the job file).
+// `cluster_path` is empty), the job's profile (relative to the job file) and
+// its history key (the file's spec read as the operator reads a WeightedJob's;
+// a spec the operator would refuse, for a template field `ballast run`
+// ignores, is kept under the workload kind).
 // Returns the readers' errors, "file:line:col: ..." (a file that is not
 // UTF-8 among them: what a job says reaches the workers as JSON).
 StatusOr<LoadedJob> LoadJob(const std::string& job_path, const std::string& cluster_path);

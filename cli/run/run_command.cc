@@ -69,17 +69,17 @@ int64_t UnixNow() {
 // With --history: the priors from the file (printed in the table), put into
 // `options`; the file as read, to merge the run into. Returns the error of
 // a file that cannot be read or parsed.
-StatusOr<fuzzy::HistoryFile> ApplyHistory(const RunFlags& flags, const LoadedJob& loaded,
-                                          bool table, LocalRunOptions& options) {
-  BALLAST_ASSIGN_OR_RETURN(fuzzy::HistoryFile file, LoadHistory(flags.history));
+StatusOr<history::SpeedStore> ApplyHistory(const RunFlags& flags, const LoadedJob& loaded,
+                                           bool table, LocalRunOptions& options) {
+  BALLAST_ASSIGN_OR_RETURN(history::SpeedStore store, LoadHistory(flags.history));
   BALLAST_ASSIGN_OR_RETURN(fuzzy::WeightResult weights,
                            ClusterWeights(loaded.profile, loaded.cluster));
-  const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
-  for (const fuzzy::NodePrior& prior : RunPriors(weights, file, kind, UnixNow(), {})) {
+  const auto now = static_cast<double>(UnixNow());
+  for (const fuzzy::NodePrior& prior : RunPriors(weights, store, loaded.history_key, now)) {
     options.priors.push_back({prior.node, prior.value, prior.credibility});
     if (table) fmt::print("prior {:<18} {}\n", prior.node, DescribePrior(prior));
   }
-  return file;
+  return store;
 }
 
 // The job and its cluster as the flags say; with the table, its first lines
@@ -105,14 +105,14 @@ StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
 // run learned into it.
 StatusOr<std::vector<health::NodeDeviation>> LearnFromRun(const RunFlags& flags,
                                                           const LoadedJob& loaded,
-                                                          const fuzzy::HistoryFile& history,
+                                                          const history::SpeedStore& history,
                                                           const LocalRunOutcome& outcome) {
   if (flags.history.empty()) return std::vector<health::NodeDeviation>{};
-  const std::string kind = workload::WorkloadKindName(loaded.job.workload.kind);
-  const int64_t now = UnixNow();
-  std::vector<health::NodeDeviation> deviations = JudgeRun(history, kind, outcome, now);
+  const std::string& key = loaded.history_key;
+  const auto now = static_cast<double>(UnixNow());
+  std::vector<health::NodeDeviation> deviations = JudgeRun(history, key, outcome, now);
   BALLAST_RETURN_IF_ERROR(
-      SaveHistory(flags.history, Learn(history, kind, outcome, now, {}, deviations)));
+      SaveHistory(flags.history, Learn(history, key, outcome, now, deviations)));
   return deviations;
 }
 
@@ -180,7 +180,7 @@ int Run(const RunFlags& flags) {
                           },
                           flags.metrics_port,
                           flags.linger_s};
-  fuzzy::HistoryFile history;
+  history::SpeedStore history;
   if (!flags.history.empty()) {
     auto applied = ApplyHistory(flags, *loaded, table, options);
     if (!applied.ok()) return ReportError(applied.status());

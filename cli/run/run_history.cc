@@ -3,29 +3,30 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 
 #include "cli/cli_common.h"
 #include "coordinator/recorded_speeds.h"
+#include "core/history/history_file.h"
 
 namespace ballast::cli {
 
-StatusOr<fuzzy::HistoryFile> LoadHistory(const std::string& path) {
+StatusOr<history::SpeedStore> LoadHistory(const std::string& path) {
   std::error_code error;
-  if (!std::filesystem::exists(path, error)) return fuzzy::HistoryFile{};
-  if (std::filesystem::file_size(path, error) > fuzzy::kMaxHistoryBytes) {
-    return Status::Invalid(
-        fmt::format("{}: larger than {} bytes: not a history file", path, fuzzy::kMaxHistoryBytes));
+  if (!std::filesystem::exists(path, error)) return history::SpeedStore{};
+  if (std::filesystem::file_size(path, error) > history::kMaxHistoryFileBytes) {
+    return Status::Invalid(fmt::format("{}: larger than {} bytes: not a history file", path,
+                                       history::kMaxHistoryFileBytes));
   }
   BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return fuzzy::ParseHistoryFile(text, path);
+  return history::ReadHistoryFile(text, path, history::StoreLimits{});
 }
 
-Status SaveHistory(const std::string& path, const fuzzy::HistoryFile& file) {
+Status SaveHistory(const std::string& path, const history::SpeedStore& store) {
   const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
-  BALLAST_RETURN_IF_ERROR(WriteFile(temporary, fuzzy::FormatHistoryFile(file)));
+  BALLAST_RETURN_IF_ERROR(
+      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}) + "\n"));
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
   if (error) {
@@ -35,74 +36,70 @@ Status SaveHistory(const std::string& path, const fuzzy::HistoryFile& file) {
   return Status::Ok();
 }
 
+fuzzy::HistoryPriorOptions RunPriorOptions() {
+  fuzzy::HistoryPriorOptions options;
+  options.full_trust_samples = history::kFullTrustJobs;
+  return options;
+}
+
 std::vector<fuzzy::NodePrior> RunPriors(const fuzzy::WeightResult& weights,
-                                        const fuzzy::HistoryFile& file, const std::string& kind,
-                                        int64_t now, const fuzzy::HistoryPriorOptions& options) {
+                                        const history::SpeedStore& store, const std::string& key,
+                                        double now, const fuzzy::HistoryPriorOptions& options) {
   std::map<std::string, double> fuzzy_weights;
-  for (const fuzzy::NodeWeight& node : weights.nodes) fuzzy_weights[node.name] = node.weight;
-  std::vector<fuzzy::NodeHistory> history;
-  if (auto it = file.workloads.find(kind); it != file.workloads.end()) {
-    history = fuzzy::HistoryAt(it->second, now);
+  std::vector<std::string> names;
+  for (const fuzzy::NodeWeight& node : weights.nodes) {
+    fuzzy_weights[node.name] = node.weight;
+    names.push_back(node.name);
   }
+  const auto known = history::LookupHistory(store, key, names, now);
   std::map<std::string, fuzzy::NodePrior> by_node;
-  for (fuzzy::NodePrior& prior : fuzzy::BlendHistoryPrior(fuzzy_weights, history, options)) {
+  for (fuzzy::NodePrior& prior : fuzzy::BlendHistoryPrior(fuzzy_weights, known, options)) {
     by_node.emplace(prior.node, std::move(prior));
   }
   std::vector<fuzzy::NodePrior> priors;
-  for (const fuzzy::NodeWeight& node : weights.nodes) priors.push_back(by_node.at(node.name));
+  for (const std::string& name : names) priors.push_back(by_node.at(name));
   return priors;
 }
 
 namespace {
 
-// The history of `kind` in `file`, aged to `now`.
-std::vector<fuzzy::NodeHistory> Kept(const fuzzy::HistoryFile& file, const std::string& kind,
-                                     int64_t now) {
-  auto it = file.workloads.find(kind);
-  return it == file.workloads.end() ? std::vector<fuzzy::NodeHistory>{}
-                                    : fuzzy::HistoryAt(it->second, now);
+// The run's view as history measures it: each worker's busy seconds without
+// those it spent recomputing others' ranges for verification (which earn it
+// no declared cost).
+coordinator::JobView MeasuredView(const LocalRunOutcome& outcome) {
+  coordinator::JobView view = outcome.view;
+  const auto& checks = view.verification.worker_busy_s;
+  for (size_t i = 0; i < view.workers.size() && i < checks.size(); ++i) {
+    view.workers[i].dropped_busy_s += checks[i];
+  }
+  return view;
 }
 
-// A worker's computing seconds on merged items, verification's left out.
-double RunBusy(const LocalRunOutcome& outcome, size_t i) {
-  const auto& checks = outcome.view.verification;
-  const double check_busy = i < checks.worker_busy_s.size() ? checks.worker_busy_s[i] : 0;
-  return outcome.view.workers[i].MergedBusySeconds() - check_busy;
+// The store's history of `key` for the run's nodes at `now`.
+std::vector<fuzzy::NodeHistory> Baseline(const history::SpeedStore& store, const std::string& key,
+                                         const coordinator::JobView& view, double now) {
+  std::vector<std::string> names;
+  for (const auto& worker : view.workers) names.push_back(worker.name);
+  return history::LookupHistory(store, key, names, now);
 }
 
 }  // namespace
 
-std::vector<health::NodeDeviation> JudgeRun(const fuzzy::HistoryFile& file, const std::string& kind,
-                                            const LocalRunOutcome& outcome, int64_t now) {
-  std::vector<health::JobMeasurement> measured;
-  const auto& view = outcome.view;
-  const std::vector<double> variances = coordinator::MeasurementVariances(view);
-  for (size_t i = 0; i < view.workers.size(); ++i) {
-    const double busy = RunBusy(outcome, i);
-    const double shared =
-        view.sharing_sampled_s > 0 ? view.workers[i].shared_s / view.sharing_sampled_s : 0;
-    measured.push_back({view.workers[i].name, fuzzy::MeasuredSpeed(view.workers[i].cost, busy),
-                        busy, shared, variances[i]});
-  }
-  return health::JudgeDeviations(Kept(file, kind, now), measured, {});
+std::vector<health::NodeDeviation> JudgeRun(const history::SpeedStore& store,
+                                            const std::string& key, const LocalRunOutcome& outcome,
+                                            double now) {
+  const coordinator::JobView view = MeasuredView(outcome);
+  return health::JudgeDeviations(Baseline(store, key, view, now),
+                                 coordinator::JobMeasurements(view), {});
 }
 
-fuzzy::HistoryFile Learn(const fuzzy::HistoryFile& file, const std::string& kind,
-                         const LocalRunOutcome& outcome, int64_t now,
-                         const fuzzy::HistoryPriorOptions& options,
-                         const std::vector<health::NodeDeviation>& deviations) {
-  std::vector<fuzzy::NodeHistory> measured;
-  const auto& view = outcome.view;
-  for (size_t i = 0; i < view.workers.size(); ++i) {
-    const auto& worker = view.workers[i];
-    const double busy = RunBusy(outcome, i);
-    const double speed = fuzzy::MeasuredSpeed(worker.cost, busy);
-    const double samples = fuzzy::JobSamples(static_cast<double>(worker.reports), busy, options);
-    if (speed > 0 && samples > 0) measured.push_back({worker.name, speed, samples, 0});
-  }
-  fuzzy::HistoryFile out = file;
-  out.workloads[kind] =
-      fuzzy::RecordsAt(health::EnterJob(Kept(file, kind, now), measured, deviations, options), now);
+history::SpeedStore Learn(const history::SpeedStore& store, const std::string& key,
+                          const LocalRunOutcome& outcome, double now,
+                          const std::vector<health::NodeDeviation>& deviations) {
+  const coordinator::RecordedSpeeds recorded = coordinator::SpeedsToRecord(MeasuredView(outcome));
+  history::SpeedStore out = store;
+  history::RecordJob(out, key, health::WinsorizeSpeeds(recorded.speeds, deviations), now,
+                     history::StoreLimits{});
   return out;
 }
 

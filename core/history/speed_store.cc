@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "core/common/bounded_json.h"
 #include "core/common/json_read.h"
@@ -21,11 +23,6 @@ namespace {
 constexpr int kFormatVersion = 1;
 // Names as the API server allows them (a node name is a DNS subdomain).
 constexpr size_t kMaxNameBytes = 253;
-
-// A relative speed is near 1; these bounds only keep the text form's numbers
-// finite through its rounding.
-constexpr double kMaxSpeed = 1e9;
-constexpr double kMaxTime = 1e11;  // seconds since the epoch: the year 5138
 
 bool Usable(double speed) { return std::isfinite(speed) && speed > 0; }
 
@@ -51,20 +48,21 @@ json ToJson(const SpeedStore& store) {
   return {{"version", kFormatVersion}, {"nodes", std::move(nodes)}};
 }
 
-// The entry (node, kind) whose newest sample is the oldest of all.
-std::pair<std::string, std::string> Stalest(const SpeedStore& store) {
-  std::pair<std::string, std::string> stalest;
-  double oldest = std::numeric_limits<double>::infinity();
+// The entries (node, kind) by their newest sample, the stalest first (of
+// equal ones, in the store's order).
+std::vector<std::pair<std::string, std::string>> StalestFirst(const SpeedStore& store) {
+  std::vector<std::tuple<double, std::string, std::string>> entries;
   for (const auto& [node, kinds] : store.nodes) {
     for (const auto& [kind, samples] : kinds) {
-      const double newest = samples.empty() ? -1 : samples.back().at;
-      if (newest < oldest) {
-        oldest = newest;
-        stalest = {node, kind};
-      }
+      entries.emplace_back(samples.empty() ? -1 : samples.back().at, node, kind);
     }
   }
-  return stalest;
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  std::vector<std::pair<std::string, std::string>> order;
+  order.reserve(entries.size());
+  for (auto& [newest, node, kind] : entries) order.emplace_back(std::move(node), std::move(kind));
+  return order;
 }
 
 StatusOr<SpeedSample> SampleFromJson(const json& value, const std::string& path) {
@@ -72,8 +70,8 @@ StatusOr<SpeedSample> SampleFromJson(const json& value, const std::string& path)
     return jr::Expected(path, "[speed, time]", value);
   }
   const SpeedSample sample{value[0].get<double>(), value[1].get<double>()};
-  if (!Usable(sample.speed) || sample.speed > kMaxSpeed || !(sample.at >= 0) ||
-      sample.at > kMaxTime) {
+  if (!Usable(sample.speed) || sample.speed > kMaxRelativeSpeed || !(sample.at >= 0) ||
+      sample.at > kMaxSampleTime) {
     return jr::Expected(path, "[speed, time] with speed in (0, 1e9] and time in [0, 1e11]", value);
   }
   return sample;
@@ -117,7 +115,8 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
   for (const auto& [node, speed] : measured) {
     if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;
     auto& samples = store.nodes[node][workload];
-    samples.push_back({std::min(speed / mean, kMaxSpeed), std::clamp(now, 0.0, kMaxTime)});
+    samples.push_back(
+        {std::min(speed / mean, kMaxRelativeSpeed), std::clamp(now, 0.0, kMaxSampleTime)});
     if (samples.size() > limits.samples_per_node) {
       samples.erase(samples.begin(),
                     samples.end() - static_cast<ptrdiff_t>(limits.samples_per_node));
@@ -147,13 +146,19 @@ std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std
 }
 
 std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
+  std::string text = DumpJson(ToJson(store));
+  if (text.size() <= limits.max_bytes) return text;
+  // The stalest entries leave first, one dump per round: each round about as
+  // many as the excess holds at the entries' mean size, so that what fits
+  // stays (entries of 16 samples are some 300 bytes, of one 20).
+  const auto order = StalestFirst(store);
   SpeedStore kept = store;
-  std::string text = DumpJson(ToJson(kept));
-  while (text.size() > limits.max_bytes && !kept.nodes.empty()) {
-    // Drop a few stale entries at a time: one dump per round.
-    const size_t rounds = std::max<size_t>(1, (text.size() - limits.max_bytes) / 64);
-    for (size_t i = 0; i < rounds && !kept.nodes.empty(); ++i) {
-      const auto [node, kind] = Stalest(kept);
+  size_t next = 0;
+  while (text.size() > limits.max_bytes && next < order.size()) {
+    const size_t mean_bytes = std::max<size_t>(1, text.size() / (order.size() - next));
+    const size_t drops = std::max<size_t>(1, (text.size() - limits.max_bytes) / mean_bytes);
+    for (size_t i = 0; i < drops && next < order.size(); ++i, ++next) {
+      const auto& [node, kind] = order[next];
       kept.nodes[node].erase(kind);
       if (kept.nodes[node].empty()) kept.nodes.erase(node);
     }
@@ -163,24 +168,30 @@ std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
 }
 
 StatusOr<SpeedStore> StoreFromText(std::string_view text, const StoreLimits& limits) {
-  SpeedStore store;
-  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return store;
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return SpeedStore{};
   BALLAST_ASSIGN_OR_RETURN(json root, ParseBoundedJson(text, "history", {4 * limits.max_bytes, 8}));
-  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(root, "history", {"version", "nodes"}));
+  return StoreFromJson(root, "history", limits);
+}
+
+StatusOr<SpeedStore> StoreFromJson(const json& root, std::string_view path,
+                                   const StoreLimits& limits) {
+  SpeedStore store;
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(root, path, {"version", "nodes"}));
   const json* version = jr::Find(root, "version");
   if (!version || *version != kFormatVersion) {
-    return jr::Expected("history.version", fmt::format("{}", kFormatVersion),
+    return jr::Expected(jr::Field(path, "version"), fmt::format("{}", kFormatVersion),
                         version ? *version : json());
   }
   const json* nodes = jr::Find(root, "nodes");
   if (!nodes) return store;
-  if (!nodes->is_object()) return jr::Expected("history.nodes", "an object of nodes", *nodes);
+  const std::string nodes_path = jr::Field(path, "nodes");
+  if (!nodes->is_object()) return jr::Expected(nodes_path, "an object of nodes", *nodes);
   for (const auto& [node, kinds] : nodes->items()) {
     if (node.empty() || node.size() > kMaxNameBytes) {
-      return jr::Expected("history.nodes", "node names of 1 to 253 bytes", json(node));
+      return jr::Expected(nodes_path, "node names of 1 to 253 bytes", json(node));
     }
     std::map<std::string, std::vector<SpeedSample>> by_kind;
-    BALLAST_RETURN_IF_ERROR(ReadKinds(kinds, jr::Field("history.nodes", node), limits, by_kind));
+    BALLAST_RETURN_IF_ERROR(ReadKinds(kinds, jr::Field(nodes_path, node), limits, by_kind));
     if (!by_kind.empty()) store.nodes[node] = std::move(by_kind);
   }
   return store;

@@ -1,7 +1,8 @@
 // SpeedStore: the history of measured node speeds that the operator keeps
 // without Prometheus — what the jobs it finished measured, per node and
 // workload kind — and its text form (the ConfigMap the chart owns holds it,
-// operator/runtime/history_configmap.h). Every decision about it is here
+// operator/runtime/history_configmap.h; so does the file of `ballast run
+// --history`, history_file.h). Every decision about it is here
 // and pure: what a finished job adds, what is kept within the bounds, what a
 // new job is told, how the text is written and read back.
 //
@@ -19,6 +20,7 @@
 
 #include <cstddef>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,17 @@
 #include "core/fuzzy/history_prior.h"
 
 namespace ballast::history {
+
+// A relative speed is near 1; these bounds only keep the text form's numbers
+// finite through its rounding.
+inline constexpr double kMaxRelativeSpeed = 1e9;
+inline constexpr double kMaxSampleTime = 1e11;  // seconds since the epoch: the year 5138
+
+// A store's samples are jobs, one per job that measured a node: a prior from
+// it is trusted fully (fuzzy::HistoryPriorOptions::full_trust_samples) at this
+// many, the default of the operator's --history-full-trust-samples and of
+// `ballast run --history`.
+inline constexpr double kFullTrustJobs = 3;
 
 struct SpeedSample {
   double speed = 0;  // relative to its job's mean speed
@@ -70,5 +83,12 @@ std::string StoreToText(const SpeedStore& store, const StoreLimits& limits);
 // [speed, time] with speed in (0, 1e9] and time in [0, 1e11], got ...") for anything else, and for
 // a text past 4 * limits.max_bytes or nested deeper than JSON's form needs. Never throws.
 StatusOr<SpeedStore> StoreFromText(std::string_view text, const StoreLimits& limits);
+
+// The store of `root`, StoreToText's form already parsed (ParseBoundedJson),
+// its fields named from `path` ("history" for StoreFromText, "" for a file:
+// "nodes.pi5-0.primes[2]: ..."). Keeps the newest limits.samples_per_node
+// samples per node and kind. Invalid as StoreFromText says. Never throws.
+StatusOr<SpeedStore> StoreFromJson(const nlohmann::json& root, std::string_view path,
+                                   const StoreLimits& limits);
 
 }  // namespace ballast::history

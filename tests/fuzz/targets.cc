@@ -10,10 +10,10 @@
 #include "core/common/utf8.h"
 #include "core/config/document.h"
 #include "core/fuzzy/fit.h"
-#include "core/fuzzy/history_file.h"
 #include "core/fuzzy/model.h"
 #include "core/fuzzy/profile.h"
 #include "core/fuzzy/profile_json.h"
+#include "core/history/history_file.h"
 #include "core/history/prometheus_history.h"
 #include "core/history/speed_store.h"
 #include "core/job/job_json.h"
@@ -173,11 +173,17 @@ void ProtocolBody(std::string_view text) {
 }
 
 void HistoryFileText(std::string_view text) {
-  auto file = fuzzy::ParseHistoryFile(text, "history.json");
-  if (!file.ok()) return;
-  // What parses must format to a file that parses back to the same records.
-  auto again = fuzzy::ParseHistoryFile(fuzzy::FormatHistoryFile(*file), "again.json");
-  if (!again.ok() || again->workloads.size() != file->workloads.size()) Violated();
+  history::StoreLimits limits;
+  limits.max_bytes = 4096;
+  auto store = history::ReadHistoryFile(text, "history.json", limits);
+  if (!store.ok()) return;
+  (void)history::LookupHistory(*store, "primes", {"a", "pi5-0"}, 1.8e9);
+  // What reads (in either form) must write, within its bytes, a file in the
+  // store's form that reads back and writes the same.
+  const std::string written = history::StoreToText(*store, limits);
+  if (written.size() > limits.max_bytes) Violated();
+  auto again = history::ReadHistoryFile(written, "again.json", limits);
+  if (!again.ok() || history::StoreToText(*again, limits) != written) Violated();
 }
 
 void SpeedsFile(std::string_view text) {

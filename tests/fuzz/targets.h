@@ -41,7 +41,8 @@ void NodesFile(std::string_view text);
 // A protocol body (core/protocol): one text read as a report, a reply, a job
 // description and a refusal, as either side of the wire may receive it.
 void ProtocolBody(std::string_view text);
-// The run-to-run history file of `ballast run --history` (ParseHistoryFile).
+// The history file of `ballast run --history` (history::ReadHistoryFile):
+// the store's form and the earlier form it converts.
 void HistoryFileText(std::string_view text);
 // The speeds file of `ballast weights --fit` (ParseSpeeds).
 void SpeedsFile(std::string_view text);

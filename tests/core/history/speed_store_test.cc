@@ -81,6 +81,29 @@ TEST(SpeedStoreTest, TextStaysWithinItsBytesDroppingTheStalestEntries) {
   EXPECT_FALSE(back->nodes.contains("node-0"));
 }
 
+// Entries of 16 samples are some 300 bytes each: leaving out as many as the
+// excess over 64 bytes (as the text once did) dropped the whole store when it
+// was four times too long. What fits stays, the newest entries.
+TEST(SpeedStoreTest, TextPastItsBytesKeepsTheNewestEntriesThatFit) {
+  SpeedStore store;
+  StoreLimits limits;
+  limits.max_bytes = 20000;
+  for (int job = 0; job < 16; ++job) {
+    for (int node = 0; node < 200; node += 2) {
+      const std::string a = "node-" + std::to_string(node), b = "node-" + std::to_string(node + 1);
+      RecordJob(store, "primes", {{a, 1.0 + job % 3}, {b, 1}}, 1e6 + node * 100 + job, limits);
+    }
+  }
+  const std::string text = StoreToText(store, limits);
+  EXPECT_LE(text.size(), limits.max_bytes);
+  EXPECT_GE(text.size(), limits.max_bytes * 3 / 4) << text.size();
+  auto back = StoreFromText(text, limits);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->nodes.contains("node-199"));
+  EXPECT_FALSE(back->nodes.contains("node-0"));
+  for (const auto& [node, kinds] : back->nodes) EXPECT_EQ(kinds.at("primes").size(), 16u) << node;
+}
+
 TEST(SpeedStoreTest, EmptyTextIsAnEmptyStore) {
   auto store = StoreFromText("  \n", {});
   ASSERT_TRUE(store.ok());
