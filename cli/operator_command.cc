@@ -364,8 +364,7 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--status-interval", flags->status_interval_s,
                   "seconds between passes over a running job, and the least time between two "
-                  "status writes of a change other than progress (a phase or condition is "
-                  "written at once)")
+                  "status writes of a change other than progress (a phase is written at once)")
       ->capture_default_str();
   cmd->add_option("--progress-interval", flags->progress_interval_s,
                   "seconds between status writes of a running job's progress and checkpoint: "

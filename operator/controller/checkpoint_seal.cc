@@ -11,14 +11,21 @@ namespace {
 constexpr std::string_view kSchemePrefix = "hmac-sha256:";
 
 // What the seal covers, one field a line: a version, the item list's digest,
-// the claims (v2) and the checkpoint's compact JSON (nlohmann dumps object
-// keys sorted). v1, without claims, is what operators before claims sealed.
+// the claims and the checkpoint's compact JSON (nlohmann dumps object keys
+// sorted). v1, without claims, is what operators before claims sealed; v2
+// has startTime and failedPods; v3 the released nodes too (a JSON list), and
+// only when there are some, so that a seal without them reads as before.
 std::string SealedText(const coordinator::Checkpoint& checkpoint, std::string_view items_digest,
                        const std::optional<SealedClaims>& claims) {
   const std::string body = coordinator::CheckpointToJson(checkpoint).dump();
   if (!claims) return fmt::format("ballast-checkpoint-v1\n{}\n{}", items_digest, body);
-  return fmt::format("ballast-checkpoint-v2\n{}\n{}\n{}\n{}", items_digest,
-                     nlohmann::json(claims->start_time).dump(), claims->failed_pods, body);
+  const std::string start = nlohmann::json(claims->start_time).dump();
+  if (claims->released_nodes.empty()) {
+    return fmt::format("ballast-checkpoint-v2\n{}\n{}\n{}\n{}", items_digest, start,
+                       claims->failed_pods, body);
+  }
+  return fmt::format("ballast-checkpoint-v3\n{}\n{}\n{}\n{}\n{}", items_digest, start,
+                     claims->failed_pods, nlohmann::json(claims->released_nodes).dump(), body);
 }
 
 std::string Mac(std::string_view token, const std::string& text) {
@@ -29,6 +36,23 @@ std::string Mac(std::string_view token, const std::string& text) {
   std::string seal(kSchemePrefix);
   for (unsigned int i = 0; i < length; ++i) seal += fmt::format("{:02x}", mac[i]);
   return seal;
+}
+
+// checkpoint.claims.releasedNodes: node names in ascending order, each once,
+// none empty (as ClaimsJson writes them); Invalid otherwise.
+StatusOr<std::vector<std::string>> ReleasedNames(const nlohmann::json& json) {
+  const auto invalid = [] {
+    return Status::Invalid(
+        "checkpoint.claims.releasedNodes: expected node names in ascending order, each once");
+  };
+  if (!json.is_array() || json.empty()) return invalid();
+  std::vector<std::string> names;
+  for (const nlohmann::json& name : json) {
+    if (!name.is_string() || name.get_ref<const std::string&>().empty()) return invalid();
+    if (!names.empty() && !(names.back() < name.get_ref<const std::string&>())) return invalid();
+    names.push_back(name.get<std::string>());
+  }
+  return names;
 }
 
 // The claims in status.checkpoint.claims; none when the key is absent (a v1
@@ -46,14 +70,21 @@ StatusOr<std::optional<SealedClaims>> ReadClaims(const nlohmann::json& json) {
   if (failed == claims.end() || !failed->is_number_unsigned()) {
     return Status::Invalid("checkpoint.claims.failedPods: expected a count");
   }
-  return std::optional<SealedClaims>(
-      SealedClaims{start->get<std::string>(), failed->get<uint64_t>()});
+  SealedClaims read{start->get<std::string>(), failed->get<uint64_t>(), {}};
+  if (const auto released = claims.find("releasedNodes"); released != claims.end()) {
+    auto names = ReleasedNames(*released);
+    if (!names.ok()) return names.status();
+    read.released_nodes = std::move(*names);
+  }
+  return std::optional<SealedClaims>(std::move(read));
 }
 
 }  // namespace
 
 nlohmann::json ClaimsJson(const SealedClaims& claims) {
-  return {{"startTime", claims.start_time}, {"failedPods", claims.failed_pods}};
+  nlohmann::json json = {{"startTime", claims.start_time}, {"failedPods", claims.failed_pods}};
+  if (!claims.released_nodes.empty()) json["releasedNodes"] = claims.released_nodes;
+  return json;
 }
 
 std::string CheckpointSeal(const coordinator::Checkpoint& checkpoint, std::string_view token,

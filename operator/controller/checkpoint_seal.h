@@ -4,8 +4,9 @@
 // anyone with status-write rights alone is told from the operator's own and
 // not resumed from. The seal covers the finished ranges, the merged result,
 // the digest of the job's item list and the claims the operator makes beside
-// them (status.startTime and status.failedPods: a restarted operator takes
-// these from its sealed record, not from what status says), as the operator
+// them (status.startTime, status.failedPods and the workers released in a
+// queued job's tail: a restarted operator takes these from its sealed
+// record, not from what status says), as the operator
 // reads them back: it is computed over the parsed checkpoint's canonical JSON,
 // so the API server re-encoding numbers does not break it.
 //
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "coordinator/job_session.h"
 #include "core/common/status.h"
@@ -30,14 +32,20 @@ inline constexpr const char* kCheckpointSealKey = "seal";
 inline constexpr const char* kCheckpointClaimsKey = "claims";
 
 // What the operator says of a job beside its checkpoint, sealed with it:
-// {"startTime": "...", "failedPods": N} in status.checkpoint.claims.
+// {"startTime": "...", "failedPods": N, "releasedNodes": [...]} in
+// status.checkpoint.claims ("releasedNodes" only when there are some).
 struct SealedClaims {
   std::string start_time;    // status.startTime as the operator set it ("" before)
   uint64_t failed_pods = 0;  // status.failedPods
+  // The nodes whose worker a queued job's session released in its tail
+  // (coordinator/idle_release.h), in name order, each once: a restarted
+  // operator makes no pod there again and keeps them reclaimable.
+  std::vector<std::string> released_nodes;
   bool operator==(const SealedClaims&) const = default;
 };
 
-// {"startTime": ..., "failedPods": ...}, as status.checkpoint.claims holds them.
+// {"startTime": ..., "failedPods": ..., "releasedNodes": [...]}, as
+// status.checkpoint.claims holds them; "releasedNodes" only when not empty.
 nlohmann::json ClaimsJson(const SealedClaims& claims);
 
 // A checkpoint as the operator sealed it. `claims` is empty for a seal of an

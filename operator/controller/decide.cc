@@ -137,8 +137,9 @@ void Pass::DeletePods() {
 }
 
 bool Pass::OwnedPodsLeft() const {
-  return std::any_of(in.pods.begin(), in.pods.end(),
-                     [&](const PodView& pod) { return pod.meta.OwnedBy(uid); });
+  return std::any_of(in.pods.begin(), in.pods.end(), [&](const PodView& pod) {
+    return pod.meta.OwnedBy(uid) && pod.phase != PodPhase::kSucceeded;
+  });
 }
 
 bool StopSession(Pass& pass) {

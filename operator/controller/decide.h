@@ -145,6 +145,13 @@ struct JobMemory {
   // Nodes whose worker was given up (its image could not start): no pod
   // again until the job is suspended and resumed. Kept in status.excludedNodes.
   std::map<std::string, ExcludedNode> given_up;
+  // Nodes whose worker a queued job's session released in its tail
+  // (coordinator/idle_release.h): their pods exited 0 and their quota is
+  // reclaimable; no pod is made there again while the job's Workload lives
+  // (its reclaimablePods keep them: through a restart, a suspension or an
+  // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
+  // where a restarted operator reads them back.
+  std::set<std::string> released;
   std::map<std::string, SteadyTime> image_trouble_since;  // by node: waiting since
   std::set<std::string> unreachable_reported;  // nodes with a CoordinatorUnreachable event
   bool checkpoint_too_large_reported = false;  // a CheckpointTooLarge event was recorded

@@ -59,6 +59,9 @@ struct Pass {
   void HandStatus(bool force);
   // DeletePod for every pod of the job that is not finished or going.
   void DeletePods();
+  // True while a pod of the job that has not Succeeded is left: a stopping
+  // job waits for them. A Succeeded one (a worker released in the tail, which
+  // DeletePods leaves, as a Job's finished pods stay) has stopped already.
   bool OwnedPodsLeft() const;
 
   const DecideInput& in;
@@ -110,6 +113,19 @@ bool StopSession(Pass& pass);
 // idle_release.h): their pods exit 0 and are finished, not failed, and are
 // not made again.
 std::set<std::string> ReleasedNodes(const coordinator::JobView& view);
+// Takes the nodes the session released since the last pass into
+// memory.released; the status goes out at once when there are new ones (the
+// claims sealed beside the checkpoint name them), so that an operator that
+// dies after a release makes no pod there again.
+void TakeReleases(Pass& pass);
+// memory.released from the claims sealed beside status.checkpoint (an
+// operator restarted after a release); nothing when the checkpoint does not
+// open with the job's token (TrustedCheckpoint says why at registration).
+void RestoreReleased(Pass& pass);
+// Forgets the released nodes, in memory and in the claims beside
+// status.checkpoint: the job's Workload is gone, and with it the
+// reclaimablePods that counted them; a new one runs every node again.
+void ForgetReleased(Pass& pass);
 
 // --- Kueue (decide_kueue.cc; kueue.h) ------------------------------------------
 

@@ -148,6 +148,8 @@ bool Admission(Pass& pass) {
         return false;
       }
     }
+    // A new Workload counts no pod reclaimable: every node runs again.
+    ForgetReleased(pass);
     if (!workload && !RequestWorkload(pass)) return false;  // no node to run on
     Hold(pass, Reason::kWaitingForQueue, Waiting(pass, nullptr));
     return false;
@@ -189,8 +191,9 @@ void ReportReclaimable(Pass& pass) {
   const WorkloadView& workload = *queue.workload;
   // The workers that may still compute: the session's, less those given up,
   // those whose pod finished (the job is done with them: at its end, or
-  // released in its tail) and those released whose pod is gone.
-  const std::set<std::string> released = ReleasedNodes(*pass.in.view);
+  // released in its tail) and those released whose pod is gone. A worker an
+  // earlier session released is not in this one (memory.released).
+  const std::set<std::string>& released = pass.memory.released;
   int32_t needed = 0;
   for (const std::string& node : pass.memory.nodes) {
     if (pass.memory.given_up.contains(node)) continue;

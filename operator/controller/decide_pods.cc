@@ -82,6 +82,9 @@ Eligible EligibleNodes(const Pass& pass) {
       why = fmt::format("node {}: its worker was given up ({})", name,
                         pass.memory.given_up.at(name).reason);
     }
+    if (why.empty() && pass.memory.released.contains(name)) {
+      why = fmt::format("node {}: its worker was released in the job's tail", name);
+    }
     if (!why.empty()) {
       eligible.excluded.push_back(why);
       continue;
@@ -109,6 +112,21 @@ std::set<std::string> ReleasedNodes(const coordinator::JobView& view) {
     if (worker.released) nodes.insert(worker.name);
   }
   return nodes;
+}
+
+void TakeReleases(Pass& pass) {
+  const size_t before = pass.memory.released.size();
+  pass.memory.released.merge(ReleasedNodes(*pass.in.view));
+  if (pass.memory.released.size() > before) pass.write_at_once = true;
+}
+
+void RestoreReleased(Pass& pass) {
+  if (!pass.status.checkpoint || pass.memory.token.empty()) return;
+  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
+                                     pass.memory.token, pass.status.items_digest.value_or(""));
+  if (!record.ok() || !record->claims) return;
+  const auto& names = record->claims->released_nodes;
+  pass.memory.released.insert(names.begin(), names.end());
 }
 
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
@@ -213,6 +231,7 @@ void BoundUntrustedClaims(Pass& pass) {
 // put back with a Warning, so activeDeadlineSeconds and backoffLimit count
 // from what happened.
 void RestoreClaims(Pass& pass, const SealedClaims& claims) {
+  pass.memory.released.insert(claims.released_nodes.begin(), claims.released_nodes.end());
   std::vector<std::string> changed;
   const std::string start = pass.status.start_time.value_or("");
   if (!claims.start_time.empty() && start != claims.start_time) {
@@ -272,6 +291,7 @@ std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
 
 std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile) {
   RestoreGivenUp(pass);
+  RestoreReleased(pass);
   Eligible eligible = EligibleNodes(pass);
   AnnounceArchitectureExclusions(pass, eligible.architecture_excluded);
   pass.memory.architecture_excluded = std::move(eligible.architecture_excluded);
@@ -327,7 +347,9 @@ struct PodCount {
   int running = 0;
   int alive = 0;     // pods that may still compute (Pending or Running), or about to be made
   int released = 0;  // workers released in the tail whose pods are finished or gone
-  std::set<std::string> released_nodes;  // ReleasedNodes of the session
+  // Released by an earlier session of the job (before the operator
+  // restarted, or the job was stopped): not in this one.
+  int released_before = 0;
   std::vector<json> missing;
   std::vector<std::string> missing_nodes;  // the nodes of `missing`, in its order
 };
@@ -391,7 +413,7 @@ void ManageNode(Pass& pass, const std::string& node, PodCount& count) {
   const bool done = pass.in.view->done;
   if (GivenUp(pass, node, pod, owned)) return;
   // Released: its node may go or turn ineligible now without loss.
-  if (count.released_nodes.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
+  if (pass.memory.released.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
   const PodTemplate& pods = pass.spec().pod_template;
   const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
                                                       pods.tolerations, pods.node_affinity_terms)
@@ -481,6 +503,13 @@ void NodeTable(Pass& pass) {
     row.steals = worker.cuts;
     row.pod = WorkerPodName(pass.in.name, worker.name);
     rows.push_back(std::move(row));
+  }
+  // A worker an earlier session released keeps its row as last written:
+  // its items count in the job's.
+  for (const NodeRow& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
+    if (pass.memory.released.contains(row.name) && !weights.contains(row.name)) {
+      rows.push_back(row);
+    }
   }
   PriorColumns(pass, rows);
   pass.status.nodes = std::move(rows);
@@ -628,10 +657,31 @@ void ResealClaims(Pass& pass, const SealedClaims& claims) {
       SealedCheckpointJson(record->checkpoint, pass.memory.token, digest, claims);
 }
 
+// The claims sealed beside the checkpoint now.
+SealedClaims ClaimsNow(const Pass& pass) {
+  return SealedClaims{
+      pass.status.start_time.value_or(""), pass.memory.failures,
+      std::vector<std::string>(pass.memory.released.begin(), pass.memory.released.end())};
+}
+
 }  // namespace
 
+void ForgetReleased(Pass& pass) {
+  pass.memory.released.clear();
+  if (!pass.status.checkpoint || pass.memory.token.empty()) return;
+  const std::string digest = pass.status.items_digest.value_or("");
+  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
+                                     pass.memory.token, digest);
+  if (!record.ok() || !record->claims || record->claims->released_nodes.empty()) return;
+  // The other claims as sealed: this operator may not have taken them yet.
+  SealedClaims claims = *record->claims;
+  claims.released_nodes.clear();
+  pass.status.checkpoint =
+      SealedCheckpointJson(record->checkpoint, pass.memory.token, digest, claims);
+}
+
 void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
-  const SealedClaims claims{pass.status.start_time.value_or(""), pass.memory.failures};
+  const SealedClaims claims = ClaimsNow(pass);
   json compact = SealedCheckpointJson(checkpoint, pass.memory.token,
                                       pass.status.items_digest.value_or(""), claims);
   const size_t bytes = DumpJson(compact).size();
@@ -724,11 +774,12 @@ void RunningStatus(Pass& pass, const PodCount& count) {
                  pass.in.job.generation, pass.in.now.rfc3339);
     return;
   }
-  std::string workers =
-      fmt::format("{} of {} workers running", count.running, pass.memory.nodes.size());
-  if (count.released > 0) {
-    workers += fmt::format(", {} released (the job has no work left for {})", count.released,
-                           count.released == 1 ? "it" : "them");
+  const int released = count.released + count.released_before;
+  std::string workers = fmt::format("{} of {} workers running", count.running,
+                                    pass.memory.nodes.size() + count.released_before);
+  if (released > 0) {
+    workers += fmt::format(", {} released (the job has no work left for {})", released,
+                           released == 1 ? "it" : "them");
   }
   const bool was_running = pass.status.Is(JobPhase::kRunning);
   pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
@@ -858,10 +909,12 @@ void JoinNodes(Pass& pass) {
 }  // namespace
 
 void ManagePods(Pass& pass) {
+  TakeReleases(pass);
   JoinNodes(pass);
   PodCount count;
-  count.released_nodes = ReleasedNodes(*pass.in.view);
   for (const auto& node : pass.memory.nodes) ManageNode(pass, node, count);
+  const std::set<std::string> in_session(pass.memory.nodes.begin(), pass.memory.nodes.end());
+  for (const auto& node : pass.memory.released) count.released_before += !in_session.contains(node);
   LoseRefusedWorkers(pass, count.missing_nodes);
   GateCreates(pass, count.missing);
   if (!count.missing.empty()) {

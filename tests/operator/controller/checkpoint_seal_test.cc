@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 using workload::WorkloadKind;
 
-const SealedClaims kClaims{"2026-11-27T05:00:00Z", 2};
+const SealedClaims kClaims{"2026-11-27T05:00:00Z", 2, {}};
 
 coordinator::Checkpoint ExecCheckpoint() {
   workload::UserFields fields;
@@ -121,6 +121,51 @@ TEST(CheckpointSealTest, ChangedOrRemovedClaimsBreakTheSeal) {
   auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, mistyped, "token-a", "");
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.status().message().find("checkpoint.claims.failedPods"), std::string::npos);
+}
+
+// Issue 44: the workers a queued job released in its tail are claims too:
+// sealed, read back in name order, and neither dropped nor added without
+// breaking the seal. Without any, the claims and the seal are those an
+// operator from before them wrote (v2), which still open.
+TEST(CheckpointSealTest, ReleasedNodesAreSealedWithTheClaims) {
+  const SealedClaims released{"2026-11-27T05:00:00Z", 2, {"pi4b-0", "pi4b-1"}};
+  const json sealed = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", released);
+  EXPECT_EQ(sealed["claims"]["releasedNodes"], json::array({"pi4b-0", "pi4b-1"}));
+  auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, sealed, "token-a", "");
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_EQ(opened->claims, released);
+  json fewer = sealed;
+  fewer["claims"]["releasedNodes"] = json::array({"pi4b-0"});
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, fewer, "token-a", "").ok());
+  json none = sealed;
+  none["claims"].erase("releasedNodes");
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, none, "token-a", "").ok());
+  json added = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", kClaims);
+  EXPECT_FALSE(added["claims"].contains("releasedNodes"));
+  added["claims"]["releasedNodes"] = json::array({"pi4b-0"});
+  EXPECT_FALSE(OpenSealedCheckpoint(WorkloadKind::kExec, added, "token-a", "").ok());
+  for (const json& bad : {json::array({"b", "a"}), json::array({"a", "a"}), json::array(),
+                          json::array({1}), json("a")}) {
+    json malformed = sealed;
+    malformed["claims"]["releasedNodes"] = bad;
+    auto read = OpenSealedCheckpoint(WorkloadKind::kExec, malformed, "token-a", "");
+    ASSERT_FALSE(read.ok()) << bad.dump();
+    EXPECT_NE(read.status().message().find("checkpoint.claims.releasedNodes"), std::string::npos)
+        << read.status().message();
+  }
+  // The v2 text an operator from before released nodes sealed: the same seal.
+  const json v2 = SealedCheckpointJson(ExecCheckpoint(), "token-a", "", kClaims);
+  const std::string text =
+      fmt::format("ballast-checkpoint-v2\n\n{}\n{}\n{}", json(kClaims.start_time).dump(),
+                  kClaims.failed_pods, coordinator::CheckpointToJson(ExecCheckpoint()).dump());
+  const std::string token = "token-a";
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+       reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac, &length);
+  std::string seal = "hmac-sha256:";
+  for (unsigned int i = 0; i < length; ++i) seal += fmt::format("{:02x}", mac[i]);
+  EXPECT_EQ(v2["seal"], seal);
 }
 
 // What an operator from before the claims wrote: the seal over a version

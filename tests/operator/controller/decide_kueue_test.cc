@@ -361,6 +361,154 @@ TEST(DecideKueueTest, AReleasedWorkersSucceededPodIsFinishedAndReclaimable) {
   EXPECT_EQ(S(decision).value("failedPods", 0), 1);
 }
 
+// A queued job whose session released the worker of pi4b-master in its
+// tail: that worker exited 0 and its pod Succeeded.
+World ReleasedInTheTail() {
+  World world = QueuedRunning();
+  world.view = View(1990);
+  world.view->workers[1].released = true;
+  world.pods[1]["status"]["phase"] = "Succeeded";
+  return world;
+}
+
+// What a restarted operator starts from: no memory but the job's status as
+// the API server holds it (the last one written), and the token read from
+// the job's Secret; the coordinator's session went with the old process.
+void RestartOperator(World& world) {
+  auto status = StatusFromJson(StatusToJson(world.memory.status));
+  ASSERT_TRUE(status.ok()) << status.status().ToString();
+  world.memory = JobMemory{};
+  world.memory.status = std::move(*status);
+  world.secret_token = "fresh";
+  world.view.reset();
+}
+
+std::vector<std::string> SessionNodes(const RegisterJob& registered) {
+  std::vector<std::string> nodes;
+  for (const auto& worker : registered.config.workers) nodes.push_back(worker.name);
+  return nodes;
+}
+
+// Issue 44: a release is sealed beside the checkpoint (claims.releasedNodes)
+// and goes out at once, not at the next progress write: an operator that
+// dies after it must know.
+TEST(DecideKueueTest, AReleaseIsSealedBesideTheCheckpointAndWrittenAtOnce) {
+  World world = ReleasedInTheTail();
+  const Decision decision = world.Pass();  // no time passed since the last write
+  const auto writes = ActionsOf<WriteStatus>(decision);
+  ASSERT_EQ(writes.size(), 1u) << "the release waits for the pacing";
+  const json status = StatusToJson(writes[0].status);
+  EXPECT_EQ(status["checkpoint"]["claims"]["releasedNodes"], json::array({"pi4b-master"}))
+      << status["checkpoint"].dump();
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "once";
+}
+
+// Issue 44: an operator restarted after a release makes no pod for the
+// released worker again (its session leaves the node out), does not count
+// its Succeeded pod a failure, keeps its quota reclaimable and its row.
+TEST(DecideKueueTest, ARestartedOperatorMakesNoPodForAReleasedWorkerAndKeepsItReclaimable) {
+  World world = ReleasedInTheTail();
+  world.Pass();
+  // Kueue took the count the operator patched.
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 1, "3");
+  world.Pass();
+  ASSERT_NO_FATAL_FAILURE(RestartOperator(world));
+
+  Decision decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_EQ(SessionNodes(registered[0]), (std::vector<std::string>{"pi3b-worker", "pi4b-worker"}));
+  EXPECT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(EventReasons(decision), (std::vector<std::string>{"Admitted", "Resumed"}));
+
+  world.view = View(1990);
+  world.view->workers.erase(world.view->workers.begin() + 1);
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty()) << "the released pod made again";
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty());
+  EXPECT_TRUE(ActionsOf<WorkerLost>(decision).empty());
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty()) << "reclaimablePods 1 stays";
+  EXPECT_EQ(S(decision).value("failedPods", 0), 0);
+  const json status = S(decision);
+  EXPECT_EQ(status["workers"], 2);
+  std::string ready;
+  for (const auto& condition : status["conditions"]) {
+    if (condition["type"] == "Ready") ready = condition.value("message", "");
+  }
+  EXPECT_NE(ready.find("2 of 3 workers running, 1 released"), std::string::npos) << ready;
+  std::vector<std::string> rows;
+  for (const auto& row : status["nodes"]) rows.push_back(row["name"]);
+  EXPECT_EQ(rows, (std::vector<std::string>{"pi3b-worker", "pi4b-worker", "pi4b-master"}))
+      << "the released worker's items still count";
+  EXPECT_EQ(status["checkpoint"]["claims"]["releasedNodes"], json::array({"pi4b-master"}))
+      << "sealed again for the next restart";
+
+  // Its pod gone (deleted by hand, its node drained) after the restart: not
+  // made again.
+  world.pods.erase(world.pods.begin() + 1);
+  decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty());
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty());
+}
+
+// A released node claimed in status by someone with status rights breaks
+// the seal: the restarted operator does not leave the node out.
+TEST(DecideKueueTest, AReleaseNotSealedByTheOperatorLeavesNoNodeOut) {
+  World world = QueuedRunning();
+  world.view = View(1990);
+  world.Pass();
+  ASSERT_TRUE(world.memory.status.checkpoint && world.memory.status.checkpoint->contains("claims"));
+  (*world.memory.status.checkpoint)["claims"]["releasedNodes"] = json::array({"pi4b-master"});
+  ASSERT_NO_FATAL_FAILURE(RestartOperator(world));
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_EQ(SessionNodes(registered[0]), kNodes);
+  EXPECT_FALSE(registered[0].config.resume) << "nor resumes from the checkpoint";
+}
+
+// A job evicted (or suspended) after a release stops: the released worker's
+// Succeeded pod does not hold the stop. Admitted again with the Workload's
+// reclaimablePods, it runs on the others.
+TEST(DecideKueueTest, AJobEvictedAfterAReleaseStopsAndResumesWithoutTheReleasedWorker) {
+  World world = ReleasedInTheTail();
+  world.Pass();
+  auto conditions = AdmittedConditions();
+  conditions["Evicted"] = {true, "Preempted", "Preempted to accommodate a workload (UID: x)"};
+  world.queue->workload = ReadWorkload(WorkloadJson(3, conditions, "default", 1, "5"));
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 2u) << "the Succeeded pod stays";
+  world.pods.erase(world.pods.begin() + 2);
+  world.pods.erase(world.pods.begin());
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  ASSERT_EQ(ActionsOf<PatchWorkload>(decision).size(), 1u) << "the quota handed back";
+
+  world.view.reset();
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 1, "7");
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  EXPECT_EQ(SessionNodes(registered[0]), (std::vector<std::string>{"pi3b-worker", "pi4b-worker"}));
+}
+
+// A Workload deleted under the job is made again with no reclaimable pods:
+// every node runs again, the release forgotten in memory and in the seal.
+TEST(DecideKueueTest, AWorkloadMadeAgainForgetsTheReleasedWorkers) {
+  World world = ReleasedInTheTail();
+  world.Pass();
+  world.queue->workload.reset();
+  world.Pass();  // stops the session
+  world.pods.erase(world.pods.begin() + 2);
+  world.pods.erase(world.pods.begin());
+  const Decision decision = world.Pass();
+  const auto created = ActionsOf<CreateWorkload>(decision);
+  ASSERT_EQ(created.size(), 1u);
+  EXPECT_EQ(created[0].workload["spec"]["podSets"][0]["count"], 3);
+  EXPECT_TRUE(decision.memory.released.empty());
+  ASSERT_TRUE(S(decision).contains("checkpoint"));
+  EXPECT_FALSE(S(decision)["checkpoint"]["claims"].contains("releasedNodes"));
+}
+
 // docs/operator.md, "A node joining mid-job under Kueue": within the pods
 // the Workload was admitted with, a node that becomes eligible waits.
 TEST(DecideKueueTest, ANodeJoiningMidJobJoinsOnlyWithinTheAdmittedCount) {

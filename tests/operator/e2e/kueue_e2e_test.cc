@@ -3,7 +3,8 @@
 // job of two, a higher-priority job preempting a running one that resumes
 // from its checkpoint, a flavor restricting the nodes (and the pods it leaves
 // out given back as reclaimable), a worker idle in the tail released and its
-// pod reclaimable while the job runs, and a job's Workload deleted with it. Each
+// pod reclaimable while the job runs, the release kept across an operator
+// restart, and a job's Workload deleted with it. Each
 // test makes its own ResourceFlavor, ClusterQueue (named after its namespace)
 // and LocalQueue, and removes them. docs/operator.md, "Kueue".
 #include "tests/operator/e2e/operator_e2e_support.h"
@@ -332,6 +333,118 @@ TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobR
       },
       seconds(30)))
       << "the Workload is not Finished";
+  // Nothing left behind: the job deleted, its pods and Workload go with it.
+  ASSERT_TRUE(client_->Delete(kJobs.In(ns_).Named("tail")).ok());
+  EXPECT_TRUE(Poll([&] { return JobPods("tail").empty() && !WorkloadOf("tail"); }, seconds(60)))
+      << Describe("tail");
+}
+
+// Issue 44: the workers released in a queued job's tail survive an operator
+// restart. The operator is killed (SIGKILL: no last write) once the job's
+// status seals the release beside its checkpoint, the released pod
+// Succeeded and its quota is reclaimable; the restarted one resumes on the
+// workers that stay: no pod is made again (every pod is one from before the
+// kill), none counts as failed, reclaimablePods stays, the result is exact.
+TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItReclaimable) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  constexpr uint64_t kTailLimit = 500000;
+  json job = QueuedJob("tail", kTailLimit);
+  job["spec"]["policy"] = "equal";
+  CreateJob(job);
+  const auto released_of = [](const json& job) {
+    return StatusOf(job).value("/checkpoint/claims/releasedNodes"_json_pointer, json::array());
+  };
+  // The release sealed in status, its pod Succeeded and counted by Kueue.
+  json released;
+  json workload;
+  const bool ready_to_kill = Poll(
+      [&] {
+        auto now = GetJob("tail");
+        if (!now || PhaseOf(*now) != "Running" || released_of(*now).empty()) return false;
+        released = released_of(*now);
+        for (const json& pod : JobPods("tail")) {
+          const std::string node = pod.value("/metadata/labels/ballast.io~1node"_json_pointer, "");
+          const bool done = pod.value("/status/phase"_json_pointer, "") == "Succeeded";
+          if (!done && std::find(released.begin(), released.end(), node) != released.end()) {
+            return false;
+          }
+        }
+        auto found = WorkloadOf("tail");
+        if (found) workload = *found;
+        return found && found->value("/status/reclaimablePods/0/count"_json_pointer, 0) >= 1;
+      },
+      seconds(150));
+  ASSERT_TRUE(ready_to_kill) << released.dump() << "\n"
+                             << workload.dump(2) << "\n"
+                             << Describe("tail");
+  const int reclaimable = workload.value("/status/reclaimablePods/0/count"_json_pointer, 0);
+
+  operator_->Kill(SIGKILL);
+  const auto at_kill = GetJob("tail");
+  ASSERT_TRUE(at_kill);
+  ASSERT_EQ(PhaseOf(*at_kill), "Running") << "the job ended before the kill";
+  std::map<std::string, std::string> pods_at_kill;  // name -> uid
+  for (const json& pod : JobPods("tail")) {
+    pods_at_kill[pod["metadata"]["name"]] = pod["metadata"]["uid"];
+  }
+  ASSERT_EQ(pods_at_kill.size(), 3u) << Describe("tail");
+  const auto killed_at = Clock::now();
+  ASSERT_NO_FATAL_FAILURE(RestartWith({"--kueue"}));
+
+  // Until the job succeeds: only the pods from before the kill, the
+  // released one still Succeeded; Kueue's count never below what it was.
+  std::string trouble;
+  std::optional<json> done;
+  const bool finished = Poll(
+      [&] {
+        for (const json& pod : JobPods("tail")) {
+          const std::string name = pod["metadata"]["name"];
+          const std::string node = pod.value("/metadata/labels/ballast.io~1node"_json_pointer, "");
+          if (pods_at_kill.count(name) == 0 || pods_at_kill[name] != pod["metadata"]["uid"]) {
+            trouble = "pod " + name + " was made again";
+          }
+          const bool was_released =
+              std::find(released.begin(), released.end(), node) != released.end();
+          if (was_released && pod.value("/status/phase"_json_pointer, "") != "Succeeded") {
+            trouble = "the released pod " + name + " is not Succeeded";
+          }
+        }
+        auto found = WorkloadOf("tail");
+        if (found &&
+            found->value("/status/reclaimablePods/0/count"_json_pointer, 0) < reclaimable) {
+          trouble = "reclaimablePods went down: " + found->dump();
+        }
+        done = GetJob("tail");
+        return !trouble.empty() || (done && PhaseOf(*done) == "Succeeded");
+      },
+      seconds(240));
+  ASSERT_TRUE(finished) << Describe("tail");
+  ASSERT_EQ(trouble, "") << Describe("tail");
+  ASSERT_TRUE(done);
+  std::printf(
+      "released: %s; the operator killed with %llu items in status, restarted; the job "
+      "succeeded %.1f s later (makespan %.1f s)\n",
+      released.dump().c_str(), static_cast<unsigned long long>(CompletedOf(*at_kill)),
+      std::chrono::duration<double>(Clock::now() - killed_at).count(),
+      StatusOf(*done).value("makespanSeconds", 0.0));
+  ExpectCompleteAndExact(*done, kTailLimit);
+  EXPECT_EQ(StatusOf(*done).value("failedPods", 0), 0) << "a released worker is no failure";
+  EXPECT_FALSE(FindEvent("tail", "WorkerFailed")) << Describe("tail");
+  EXPECT_TRUE(WaitEvent("tail", "Resumed")) << "the restarted operator resumed the job";
+  uint64_t items = 0;
+  for (const auto& row : StatusOf(*done).value("nodes", json::array())) {
+    items += row.value("items", uint64_t{0});
+  }
+  EXPECT_GE(items, kTailLimit / 2) << "the released worker's row is kept";
+  ASSERT_TRUE(Poll(
+      [&] {
+        auto found = WorkloadOf("tail");
+        if (found) workload = *found;
+        return found && WorkloadCondition(*found, "Finished");
+      },
+      seconds(30)))
+      << "the Workload is not Finished";
+  EXPECT_GE(workload.value("/status/reclaimablePods/0/count"_json_pointer, 0), reclaimable);
   // Nothing left behind: the job deleted, its pods and Workload go with it.
   ASSERT_TRUE(client_->Delete(kJobs.In(ns_).Named("tail")).ok());
   EXPECT_TRUE(Poll([&] { return JobPods("tail").empty() && !WorkloadOf("tail"); }, seconds(60)))
