@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "core/common/stats.h"
+
 namespace ballast::health {
 namespace {
 
@@ -53,12 +55,6 @@ std::string Unjudgeable(const JobMeasurement& m, const fuzzy::NodeHistory* h,
   if (!(m.busy_seconds >= o.min_busy_seconds)) return kShortComputing;
   if (std::isnan(m.shared_fraction) || m.shared_fraction > o.max_shared_fraction) return kShared;
   return "";
-}
-
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 // The variance of a node's log ratio to its baseline. `own`: the node's

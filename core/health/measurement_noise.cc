@@ -3,21 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/common/stats.h"
+
 namespace ballast::health {
 namespace {
 
 bool UsableSample(const SpeedSample& s) {
   return std::isfinite(s.cost) && std::isfinite(s.busy_seconds) && s.cost > 0 && s.busy_seconds > 0;
-}
-
-// The median (of an even count, the mean of the middle two); 0 when empty.
-double MedianOf(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + mid, values.end());
-  if (values.size() % 2) return values[mid];
-  const double upper = values[mid];
-  return (*std::max_element(values.begin(), values.begin() + mid) + upper) / 2;
 }
 
 }  // namespace
@@ -32,14 +24,14 @@ double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node) {
     }
     if (logs.size() < 2) continue;
     ++nodes;
-    const double center = MedianOf(logs);
+    const double center = Median(logs);
     for (double log_speed : logs) deviations.push_back(std::fabs(log_speed - center));
   }
   if (deviations.size() < kMinScatterSamples) return 0;
   // Each node's centre is taken from its own samples, which makes them look
   // closer to it than they are: one degree of freedom a node.
   const double n = static_cast<double>(deviations.size());
-  return 1.4826 * MedianOf(std::move(deviations)) * std::sqrt(n / (n - nodes));
+  return 1.4826 * Median(std::move(deviations)) * std::sqrt(n / (n - nodes));
 }
 
 std::vector<double> MeasurementVariances(const std::vector<std::vector<SpeedSample>>& per_node) {
