@@ -48,6 +48,17 @@ json AsTheApiServerStoresIt(const json& value) {
   return value;
 }
 
+// The seal an operator writes over `text` with `token`, computed here by hand
+// (HMAC-SHA256, hex): what an earlier operator's checkpoint carries.
+std::string SealOf(const std::string& text, const std::string& token) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
+       reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac, &length);
+  std::string seal = "hmac-sha256:";
+  for (unsigned int i = 0; i < length; ++i) seal += fmt::format("{:02x}", mac[i]);
+  return seal;
+}
 TEST(CheckpointSealTest, ASealedCheckpointOpensWithItsTokenAfterTheApiServerStoredIt) {
   const auto checkpoint = ExecCheckpoint();
   const json sealed = SealedCheckpointJson(checkpoint, "token-a", "sha256:list", kClaims);
@@ -158,13 +169,7 @@ TEST(CheckpointSealTest, ReleasedNodesAreSealedWithTheClaims) {
   const std::string text =
       fmt::format("ballast-checkpoint-v2\n\n{}\n{}\n{}", json(kClaims.start_time).dump(),
                   kClaims.failed_pods, coordinator::CheckpointToJson(ExecCheckpoint()).dump());
-  const std::string token = "token-a";
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-       reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac, &length);
-  std::string seal = "hmac-sha256:";
-  for (unsigned int i = 0; i < length; ++i) seal += fmt::format("{:02x}", mac[i]);
+  const std::string seal = SealOf(text, "token-a");
   EXPECT_EQ(v2["seal"], seal);
 }
 
@@ -173,13 +178,7 @@ TEST(CheckpointSealTest, ReleasedNodesAreSealedWithTheClaims) {
 TEST(CheckpointSealTest, ASealWithoutClaimsFromAnEarlierOperatorStillOpens) {
   json old = coordinator::CheckpointToJson(ExecCheckpoint());
   const std::string text = "ballast-checkpoint-v1\nsha256:list\n" + old.dump();
-  const std::string token = "token-a";
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  HMAC(EVP_sha256(), token.data(), static_cast<int>(token.size()),
-       reinterpret_cast<const unsigned char*>(text.data()), text.size(), mac, &length);
-  std::string seal = "hmac-sha256:";
-  for (unsigned int i = 0; i < length; ++i) seal += fmt::format("{:02x}", mac[i]);
+  const std::string seal = SealOf(text, "token-a");
   old["seal"] = seal;
   auto opened = OpenSealedCheckpoint(WorkloadKind::kExec, old, "token-a", "sha256:list");
   ASSERT_TRUE(opened.ok()) << opened.status().message();
