@@ -187,7 +187,7 @@ struct WorkerView {
   // Its reports that handed in finished items, each the declared cost merged
   // over the computing seconds since the previous one (the progress reports
   // between them included): how much its items' real costs scatter around
-  // their declared costs (health::MeasurementVariances).
+  // their declared costs (health::MeasurementNoise).
   std::vector<health::SpeedSample> speed_samples;
 
   // Computing seconds spent on items whose results were merged: what its

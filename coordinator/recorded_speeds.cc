@@ -22,21 +22,21 @@ RecordedSpeeds SpeedsToRecord(const JobView& view) {
   return recorded;
 }
 
-std::vector<double> MeasurementVariances(const JobView& view) {
+std::vector<health::NodeMeasurementNoise> MeasurementNoise(const JobView& view) {
   std::vector<std::vector<health::SpeedSample>> samples;
   samples.reserve(view.workers.size());
   for (const WorkerView& worker : view.workers) samples.push_back(worker.speed_samples);
-  return health::MeasurementVariances(samples);
+  return health::MeasurementNoise(samples);
 }
 
 std::vector<health::JobMeasurement> JobMeasurements(const JobView& view) {
   std::vector<health::JobMeasurement> measured;
-  const std::vector<double> variances = MeasurementVariances(view);
+  const std::vector<health::NodeMeasurementNoise> noise = MeasurementNoise(view);
   for (size_t i = 0; i < view.workers.size(); ++i) {
     const WorkerView& worker = view.workers[i];
     const double shared = view.sharing_sampled_s > 0 ? worker.shared_s / view.sharing_sampled_s : 0;
-    measured.push_back(
-        {worker.name, MeasuredSpeed(worker), worker.MergedBusySeconds(), shared, variances[i]});
+    measured.push_back({worker.name, MeasuredSpeed(worker), worker.MergedBusySeconds(), shared,
+                        noise[i].log_variance, noise[i].speed_factor});
   }
   return measured;
 }

@@ -22,6 +22,7 @@
 #include "coordinator/job_session.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
+#include "core/health/measurement_noise.h"
 
 namespace ballast::coordinator {
 
@@ -38,14 +39,15 @@ RecordedSpeeds SpeedsToRecord(const JobView& view);
 
 // What the finished session measured on each node, as health::JudgeDeviations
 // judges it: the speed (MeasuredSpeed), the merged busy seconds, the
-// fraction of the sampled run the node was shared and the variance its items'
-// scatter around their declared costs leaves in that speed
-// (MeasurementVariances). In the view's order.
+// fraction of the sampled run the node was shared, the variance its items'
+// scatter around their declared costs leaves in that speed and the factor
+// that brings it to the job's common item size (MeasurementNoise). In the
+// view's order.
 std::vector<health::JobMeasurement> JobMeasurements(const JobView& view);
 
-// health::MeasurementVariances of the view's workers' speed samples, in the
+// health::MeasurementNoise of the view's workers' speed samples, in the
 // view's order.
-std::vector<double> MeasurementVariances(const JobView& view);
+std::vector<health::NodeMeasurementNoise> MeasurementNoise(const JobView& view);
 
 // The speeds a history that keeps each job's speeds as samples enters
 // (docs/history.md, "A node below its own baseline"): `recorded`'s speeds,

@@ -140,7 +140,8 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
   for (const JobMeasurement& m : measured) {
     NodeDeviation d;
     d.node = m.node;
-    d.measured = Positive(m.speed) ? m.speed : 0;
+    d.size_factor = Positive(m.size_factor) && std::isfinite(m.size_factor) ? m.size_factor : 1;
+    d.measured = Positive(m.speed) ? m.speed * d.size_factor : 0;
     d.busy_seconds = Positive(m.busy_seconds) ? m.busy_seconds : 0;
     auto it = known.find(m.node);
     const fuzzy::NodeHistory* h = it == known.end() ? nullptr : &it->second;
@@ -152,7 +153,7 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
     d.reason = Unjudgeable(m, h, o);
     // A node measured twice: the first measurement alone sets the scale.
     if (d.reason.empty() && seen.insert(m.node).second) {
-      references[m.node] = {std::log(m.speed) - std::log(h->speed), d.spread,
+      references[m.node] = {std::log(d.measured) - std::log(h->speed), d.spread,
                             d.measurement_variance};
     }
     out.push_back(std::move(d));
@@ -177,10 +178,14 @@ std::string DescribeDeviation(const NodeDeviation& d, const DeviationOptions& op
     return fmt::format("{}: no verdict ({}{})", d.node, d.reason, detail);
   }
   const char* what = d.verdict == Verdict::kSlow ? "slow" : d.fast ? "normal, fast" : "normal";
+  // Named when the items' sizes moved the measurement by 1 % or more.
+  const std::string sizes = std::fabs(std::log(d.size_factor)) >= 0.01
+                                ? fmt::format(", x{:.2f} for the sizes of its items", d.size_factor)
+                                : "";
   return fmt::format(
-      "{} ran at {:.2f} of its baseline (measured {:.4g}, baseline {:.4g} cost units/s, "
+      "{} ran at {:.2f} of its baseline (measured {:.4g}{}, baseline {:.4g} cost units/s, "
       "slow below {:.2f}, {:.1f} s computing): {}",
-      d.node, d.ratio, d.measured, d.baseline, d.slow_below, d.busy_seconds, what);
+      d.node, d.ratio, d.measured, sizes, d.baseline, d.slow_below, d.busy_seconds, what);
 }
 
 std::vector<fuzzy::NodeHistory> EnterJob(const std::vector<fuzzy::NodeHistory>& kept,

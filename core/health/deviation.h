@@ -92,8 +92,12 @@ struct JobMeasurement {
   double busy_seconds = 0;     // computing seconds in the job
   double shared_fraction = 0;  // of the job's run, in [0, 1]
   // The variance of log(speed) that the job's own measurement carries
-  // (health::MeasurementVariances; 0: exact declared costs).
+  // (health::MeasurementNoise; 0: exact declared costs).
   double log_variance = 0;
+  // What brings `speed` to the job's common item size when items' costs do
+  // not grow as their declared costs (health::MeasurementNoise; 1: they do).
+  // The node is judged at speed * size_factor.
+  double size_factor = 1;
 };
 
 // Reasons for kNone.
@@ -110,7 +114,9 @@ struct NodeDeviation {
   Verdict verdict = Verdict::kNone;
   std::string reason;               // for kNone, one of the reasons above; else ""
   bool fast = false;                // kNormal and well above the baseline
-  double measured = 0;              // this job's speed, cost units per busy second
+  double measured = 0;              // this job's speed, cost units per busy second, at
+                                    // the job's common item size (speed * size_factor)
+  double size_factor = 1;           // JobMeasurement::size_factor, as used
   double baseline = 0;              // the history on this job's scale (0: none)
   double ratio = 0;                 // measured / baseline (0: none)
   double spread = 0;                // the node's history spread (variance of log speed)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/common/stats.h"
 
@@ -12,20 +13,64 @@ bool UsableSample(const SpeedSample& s) {
   return std::isfinite(s.cost) && std::isfinite(s.busy_seconds) && s.cost > 0 && s.busy_seconds > 0;
 }
 
+// A node's usable samples as (x, y) = (log c, log(c / t)).
+std::vector<std::pair<double, double>> LogSamples(const std::vector<SpeedSample>& samples) {
+  std::vector<std::pair<double, double>> logs;
+  for (const SpeedSample& s : samples) {
+    if (UsableSample(s)) logs.emplace_back(std::log(s.cost), std::log(s.cost / s.busy_seconds));
+  }
+  return logs;
+}
+
+// At most this many of a node's samples, evenly spread, give the slope its
+// pairs (a node keeps up to 1,024 samples: half a million pairs).
+constexpr size_t kMaxSlopeSamples = 256;
+
+// Costs at least 2x apart make a pair (less a rounding's worth: 2 and 4
+// are 2x apart).
+const double kMinPairSpan = std::log(2.0) - 1e-9;
+
 }  // namespace
 
-double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node) {
+double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
+  std::vector<double> node_slopes;
+  for (const std::vector<SpeedSample>& samples : per_node) {
+    const std::vector<std::pair<double, double>> all = LogSamples(samples);
+    const size_t stride = all.size() / kMaxSlopeSamples + 1;
+    std::vector<std::pair<double, double>> logs;
+    for (size_t k = 0; k < all.size(); k += stride) logs.push_back(all[k]);
+    std::vector<double> slopes;
+    for (size_t k = 0; k < logs.size(); ++k) {
+      for (size_t l = k + 1; l < logs.size(); ++l) {
+        const double dx = logs[k].first - logs[l].first;
+        if (std::fabs(dx) >= kMinPairSpan) slopes.push_back((logs[k].second - logs[l].second) / dx);
+      }
+    }
+    if (slopes.size() >= kMinSlopePairs) node_slopes.push_back(Median(std::move(slopes)));
+  }
+  if (node_slopes.size() < 2) return 0;
+  // Each node one vote; of an even count's middle two, the one nearer 0 (0
+  // when they differ in sign): two nodes, one throttled mid-job, give none.
+  std::sort(node_slopes.begin(), node_slopes.end());
+  const size_t n = node_slopes.size();
+  double slope = node_slopes[n / 2];
+  if (n % 2 == 0) {
+    const double low = node_slopes[n / 2 - 1];
+    slope = low * slope <= 0 ? 0 : (std::fabs(low) < std::fabs(slope) ? low : slope);
+  }
+  return std::clamp(slope, -kMaxSizeSlope, kMaxSizeSlope);
+}
+
+double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double slope) {
   std::vector<double> deviations;  // |r_k|
   size_t nodes = 0;
   for (const std::vector<SpeedSample>& samples : per_node) {
-    std::vector<double> logs;
-    for (const SpeedSample& s : samples) {
-      if (UsableSample(s)) logs.push_back(std::log(s.cost / s.busy_seconds));
-    }
-    if (logs.size() < 2) continue;
+    std::vector<double> levels;  // y - slope * x
+    for (const auto& [x, y] : LogSamples(samples)) levels.push_back(y - slope * x);
+    if (levels.size() < 2) continue;
     ++nodes;
-    const double center = Median(logs);
-    for (double log_speed : logs) deviations.push_back(std::fabs(log_speed - center));
+    const double center = Median(levels);
+    for (double level : levels) deviations.push_back(std::fabs(level - center));
   }
   if (deviations.size() < kMinScatterSamples) return 0;
   // Each node's centre is taken from its own samples, which makes them look
@@ -34,22 +79,38 @@ double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node) {
   return 1.4826 * Median(std::move(deviations)) * std::sqrt(n / (n - nodes));
 }
 
-std::vector<double> MeasurementVariances(const std::vector<std::vector<SpeedSample>>& per_node) {
-  const double sigma = CostScatter(per_node);
+std::vector<NodeMeasurementNoise> MeasurementNoise(
+    const std::vector<std::vector<SpeedSample>>& per_node) {
+  const double slope = SizeSlope(per_node);
+  const double sigma = CostScatter(per_node, slope);
   // A speed is a ratio of sums, not of logs: an item's cost factor of log
   // spread sigma has a relative variance of exp(sigma^2) - 1 (log-normal).
   const double relative = std::expm1(std::min(sigma * sigma, 50.0));
-  std::vector<double> out;
-  out.reserve(per_node.size());
-  for (const std::vector<SpeedSample>& samples : per_node) {
+  std::vector<NodeMeasurementNoise> out(per_node.size());
+  std::vector<bool> measured(per_node.size(), false);
+  double log_factors = 0;  // summed over the measured nodes
+  for (size_t i = 0; i < per_node.size(); ++i) {
     double sum = 0;
     double squares = 0;
-    for (const SpeedSample& s : samples) {
+    double at_slope = 0;  // sum c^(1 - slope)
+    for (const SpeedSample& s : per_node[i]) {
       if (!UsableSample(s)) continue;
       sum += s.cost;
       squares += s.cost * s.cost;
+      at_slope += std::pow(s.cost, 1 - slope);
     }
-    out.push_back(sum > 0 ? relative * squares / (sum * sum) : 0);
+    if (sum <= 0) continue;
+    out[i].log_variance = relative * squares / (sum * sum);
+    out[i].speed_factor = at_slope / sum;
+    log_factors += std::log(out[i].speed_factor);
+    measured[i] = true;
+  }
+  // c_0^slope: the factors' geometric mean 1.
+  const auto count = static_cast<double>(std::count(measured.begin(), measured.end(), true));
+  if (count == 0) return out;
+  const double scale = std::exp(-log_factors / count);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (measured[i]) out[i].speed_factor *= scale;
   }
   return out;
 }

@@ -27,11 +27,12 @@ std::vector<health::NodeDeviation> Judge(const Scenario& scenario, const JobRun&
                                          const std::vector<fuzzy::NodeHistory>& history) {
   std::vector<std::vector<health::SpeedSample>> samples;
   for (const WorkerResult& w : run.result.workers) samples.push_back(w.speed_samples);
-  const std::vector<double> variances = health::MeasurementVariances(samples);
+  const std::vector<health::NodeMeasurementNoise> noise = health::MeasurementNoise(samples);
   std::vector<health::JobMeasurement> measured;
   for (size_t i = 0; i < run.result.workers.size(); ++i) {
     const WorkerResult& w = run.result.workers[i];
-    measured.push_back({w.name, run.measured_speeds[i], w.busy_s, 0, variances[i]});
+    measured.push_back({w.name, run.measured_speeds[i], w.busy_s, 0, noise[i].log_variance,
+                        noise[i].speed_factor});
   }
   health::DeviationOptions options;
   options.max_age_seconds = scenario.history.prior.max_age_seconds;

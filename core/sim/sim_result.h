@@ -38,7 +38,7 @@ struct WorkerResult {
   bool left = false;              // drained mid-job (EmulatedNode::leave_at)
   std::vector<Segment> timeline;  // filled when SimOptions::timeline
   // Its reports' speed samples, as the coordinator keeps them
-  // (OutcomeLedger::speed_samples): what health::MeasurementVariances reads.
+  // (OutcomeLedger::speed_samples): what health::MeasurementNoise reads.
   std::vector<health::SpeedSample> speed_samples;
 };
 

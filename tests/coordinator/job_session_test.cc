@@ -624,7 +624,7 @@ TEST(JobSessionTest, AFailedItemsCostDoesNotCountTowardItsNodesSpeed) {
   EXPECT_TRUE(session->Finished());
 }
 
-// The speed samples health::MeasurementVariances reads: each report that
+// The speed samples health::MeasurementNoise reads: each report that
 // hands in finished items is one, its merged cost over the computing seconds
 // since the previous one (a progress report's between them included); a
 // failed item's cost is not in it, and a report with nothing handed in makes
