@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/common/json_read.h"
 #include "core/workload/workload.h"
 #include "operator/api/weighted_job.h"
 
@@ -13,67 +14,81 @@ namespace {
 
 using nlohmann::json;
 
-// object[key] when object is an object and that member a string, else "".
-std::string StringAt(const json& object, const char* key) {
-  if (!object.is_object()) return "";
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
+// A finished WeightedJob as the families read it: its status read by the one
+// reader of a status (StatusFromJson).
+struct FinishedJob {
+  std::string name;
+  std::string ns;
+  std::string workload;  // WorkloadOf
+  WeightedJobStatus status;
+};
 
 // What the job's history is kept under (HistoryKey: the workload kind, for
 // exec with its image), the label its speeds carry at the coordinator; when
-// the spec does not read whole, the kind spec.workload names; "" when it
-// names none.
-std::string WorkloadOf(const json& job) {
-  const auto spec = job.find("spec");
-  if (spec == job.end() || !spec->is_object()) return "";
-  const ParsedSpec parsed =
-      ParseWeightedJobSpec(*spec, StringAt(job.value("metadata", json()), "name"));
+// the spec is not one this version runs, the kind spec.workload names; ""
+// when it names none.
+std::string WorkloadOf(const json& spec, const std::string& name) {
+  const ParsedSpec parsed = ParseWeightedJobSpec(spec, name);
   if (parsed.spec) return HistoryKey(*parsed.spec);
-  const auto workload = spec->find("workload");
-  if (workload == spec->end() || !workload->is_object()) return "";
+  const json& workload = json_read::At(spec, "workload");
   for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
                     workload::WorkloadKind::kExec}) {
-    if (workload->contains(workload::WorkloadKindName(kind))) {
+    if (workload.is_object() && workload.contains(workload::WorkloadKindName(kind))) {
       return workload::WorkloadKindName(kind);
     }
   }
   return "";
 }
 
-// The finished job's status, nullptr when it has none.
-const json* FinishedStatus(const json& job) {
-  if (!job.is_object()) return nullptr;
-  const auto status = job.find("status");
-  if (status == job.end() || !status->is_object()) return nullptr;
-  const std::string phase = StringAt(*status, "phase");
-  return phase == "Succeeded" || phase == "Failed" ? &*status : nullptr;
-}
-
-// The series of a finished job with `value`: labelled job, namespace and
-// workload; nullopt when the value is not finite or the job has no name.
-std::optional<prometheus::ClientMetric> JobSeries(const json& job, double value) {
-  const auto meta = job.find("metadata");
-  if (!std::isfinite(value) || meta == job.end() || StringAt(*meta, "name").empty()) {
+// `job` when it is named and its status reads and says Succeeded or Failed.
+std::optional<FinishedJob> ReadFinished(const json& job) {
+  const json& meta = json_read::At(job, "metadata");
+  FinishedJob out{json_read::TextAt(meta, "name"), json_read::TextAt(meta, "namespace"), "", {}};
+  const json& status = json_read::At(job, "status");
+  if (out.name.empty() || !status.is_object()) return std::nullopt;
+  StatusOr<WeightedJobStatus> read = StatusFromJson(status);
+  if (!read.ok() || (read->phase != JobPhase::kSucceeded && read->phase != JobPhase::kFailed)) {
     return std::nullopt;
   }
-  prometheus::ClientMetric metric;
-  metric.label = {{"job", StringAt(*meta, "name")},
-                  {"namespace", StringAt(*meta, "namespace")},
-                  {"workload", WorkloadOf(job)}};
-  metric.gauge.value = value;
-  return metric;
+  out.status = std::move(*read);
+  out.workload = WorkloadOf(json_read::At(job, "spec"), out.name);
+  return out;
 }
 
-// The series of `job`, when its status is finished with an efficiency.
-std::optional<prometheus::ClientMetric> SeriesOf(const json& job) {
-  const json* status = FinishedStatus(job);
-  if (!status) return std::nullopt;
-  const auto efficiency = status->find("efficiency");
-  if (efficiency == status->end() || !efficiency->is_number()) return std::nullopt;
-  auto metric = JobSeries(job, efficiency->get<double>());
-  if (metric) metric->label.push_back({"reference", StringAt(*status, "efficiencyReference")});
-  return metric;
+// The finished jobs of `jobs`, in their order.
+std::vector<FinishedJob> FinishedJobs(const std::vector<std::shared_ptr<const json>>& jobs) {
+  std::vector<FinishedJob> finished;
+  for (const auto& job : jobs) {
+    if (!job) continue;
+    if (auto read = ReadFinished(*job)) finished.push_back(std::move(*read));
+  }
+  return finished;
+}
+
+// One job's series: its value, and labels beside job, namespace and workload.
+struct JobValue {
+  double value = 0;
+  std::vector<prometheus::ClientMetric::Label> labels;
+};
+
+// A gauge family of one series per finished job that `value_of` gives a
+// finite value, in the order given; nullopt when no job has one.
+template <typename ValueOf>
+std::optional<prometheus::MetricFamily> PerJobFamily(
+    const char* name, const char* help, const std::vector<std::shared_ptr<const json>>& jobs,
+    ValueOf value_of) {
+  prometheus::MetricFamily family{name, help, prometheus::MetricType::Gauge, {}};
+  for (const FinishedJob& job : FinishedJobs(jobs)) {
+    std::optional<JobValue> value = value_of(job);
+    if (!value || !std::isfinite(value->value)) continue;
+    prometheus::ClientMetric metric;
+    metric.label = {{"job", job.name}, {"namespace", job.ns}, {"workload", job.workload}};
+    for (auto& label : value->labels) metric.label.push_back(std::move(label));
+    metric.gauge.value = value->value;
+    family.metric.push_back(std::move(metric));
+  }
+  if (family.metric.empty()) return std::nullopt;
+  return family;
 }
 
 // A node's last judgment: what orders it, and the ratio.
@@ -87,25 +102,13 @@ struct Judged {
 std::optional<prometheus::MetricFamily> NodeBaselineFamily(
     const std::vector<std::shared_ptr<const json>>& jobs) {
   std::map<std::pair<std::string, std::string>, Judged> last;  // (node, workload)
-  for (const auto& job : jobs) {
-    if (!job) continue;
-    const json* status = FinishedStatus(*job);
-    if (!status) continue;
-    const auto nodes = status->find("nodes");
-    if (nodes == status->end() || !nodes->is_array()) continue;
-    const auto meta = job->find("metadata");
-    if (meta == job->end()) continue;
-    const std::tuple order{StringAt(*status, "completionTime"), StringAt(*meta, "namespace"),
-                           StringAt(*meta, "name")};
-    const std::string workload = WorkloadOf(*job);
-    for (const json& row : *nodes) {
-      const std::string node = StringAt(row, "name");
-      const auto ratio = row.is_object() ? row.find("baselineRatio") : row.end();
-      if (node.empty() || ratio == row.end() || !ratio->is_number()) continue;
-      const double value = ratio->get<double>();
-      if (!std::isfinite(value)) continue;
-      auto [it, inserted] = last.try_emplace({node, workload}, Judged{order, value});
-      if (!inserted && it->second.order < order) it->second = {order, value};
+  for (const FinishedJob& job : FinishedJobs(jobs)) {
+    const std::tuple order{job.status.completion_time.value_or(""), job.ns, job.name};
+    for (const NodeRow& row : job.status.nodes.value_or(std::vector<NodeRow>{})) {
+      if (row.name.empty() || !row.baseline_ratio || !std::isfinite(*row.baseline_ratio)) continue;
+      auto [it, inserted] =
+          last.try_emplace({row.name, job.workload}, Judged{order, *row.baseline_ratio});
+      if (!inserted && it->second.order < order) it->second = {order, *row.baseline_ratio};
     }
   }
   if (last.empty()) return std::nullopt;
@@ -126,42 +129,30 @@ std::optional<prometheus::MetricFamily> NodeBaselineFamily(
 
 std::optional<prometheus::MetricFamily> JobEfficiencyFamily(
     const std::vector<std::shared_ptr<const json>>& jobs) {
-  prometheus::MetricFamily family{kJobEfficiencyMetric,
-                                  "The efficiency of a finished WeightedJob against the physical "
-                                  "limit (status.efficiency), measured against `reference` "
-                                  "(status.efficiencyReference)",
-                                  prometheus::MetricType::Gauge,
-                                  {}};
-  for (const auto& job : jobs) {
-    if (!job) continue;
-    if (auto series = SeriesOf(*job)) family.metric.push_back(std::move(*series));
-  }
-  if (family.metric.empty()) return std::nullopt;
-  return family;
+  return PerJobFamily(kJobEfficiencyMetric,
+                      "The efficiency of a finished WeightedJob against the physical "
+                      "limit (status.efficiency), measured against `reference` "
+                      "(status.efficiencyReference)",
+                      jobs, [](const FinishedJob& job) -> std::optional<JobValue> {
+                        if (!job.status.efficiency) return std::nullopt;
+                        return JobValue{
+                            *job.status.efficiency,
+                            {{"reference", job.status.efficiency_reference.value_or("")}}};
+                      });
 }
 
 std::optional<prometheus::MetricFamily> JobEnergyFamily(
     const std::vector<std::shared_ptr<const json>>& jobs) {
-  prometheus::MetricFamily family{kJobEnergyMetric,
-                                  "The estimated energy of a finished WeightedJob, joules, from "
-                                  "each board's idle and load power over its idle and busy time "
-                                  "(status.energy.joules)",
-                                  prometheus::MetricType::Gauge,
-                                  {}};
-  for (const auto& job : jobs) {
-    if (!job) continue;
-    const json* status = FinishedStatus(*job);
-    if (!status) continue;
-    const auto energy = status->find("energy");
-    if (energy == status->end() || !energy->is_object()) continue;
-    const auto joules = energy->find("joules");
-    if (joules == energy->end() || !joules->is_number()) continue;
-    if (auto metric = JobSeries(*job, joules->get<double>())) {
-      family.metric.push_back(std::move(*metric));
-    }
-  }
-  if (family.metric.empty()) return std::nullopt;
-  return family;
+  return PerJobFamily(kJobEnergyMetric,
+                      "The estimated energy of a finished WeightedJob, joules, from "
+                      "each board's idle and load power over its idle and busy time "
+                      "(status.energy.joules)",
+                      jobs, [](const FinishedJob& job) -> std::optional<JobValue> {
+                        if (!job.status.energy) return std::nullopt;
+                        const json& joules = json_read::At(*job.status.energy, "joules");
+                        if (!joules.is_number()) return std::nullopt;
+                        return JobValue{joules.get<double>(), {}};
+                      });
 }
 
 }  // namespace ballast::controller
