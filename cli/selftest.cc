@@ -8,6 +8,7 @@
 
 #include "core/common/json_read.h"
 #include "core/common/names.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::cli::selftest {
 namespace {
@@ -18,17 +19,11 @@ using nlohmann::json;
 // the selftest deletes it itself).
 constexpr int kTtlAfterFinished = 600;
 
-// `status.conditions[type=Failed]`'s "Reason: message", or "" when absent.
-std::string FailedCondition(const json& status) {
-  const auto conditions = status.find("conditions");
-  if (conditions == status.end() || !conditions->is_array()) return "";
-  for (const auto& condition : *conditions) {
-    if (!condition.is_object() || condition.value("type", json()) != "Failed") continue;
-    const json reason = condition.value("reason", json(""));
-    const json message = condition.value("message", json(""));
-    return fmt::format(
-        "{}: {}", reason.is_string() ? reason.get<std::string>() : json_read::Shown(reason),
-        message.is_string() ? message.get<std::string>() : json_read::Shown(message));
+// The Failed condition's "Reason: message", or "" when absent.
+std::string FailedCondition(const controller::WeightedJobStatus& status) {
+  for (const controller::StatusCondition& condition : status.conditions) {
+    if (condition.type != controller::ConditionType::kFailed) continue;
+    return fmt::format("{}: {}", controller::ReasonName(condition.reason), condition.message);
   }
   return "";
 }
@@ -36,28 +31,24 @@ std::string FailedCondition(const json& status) {
 // "Running 42% (63000/150000 items), 3 workers", from what status has. A
 // status without observedGeneration was written by no operator (its phase
 // Pending is the CRD's default).
-std::string ProgressLine(const std::string& phase, const json& status) {
+std::string ProgressLine(const controller::WeightedJobStatus& status) {
   const bool waiting =
-      phase.empty() || (phase == "Pending" && !status.contains("observedGeneration"));
-  std::string line = waiting ? "waiting for the operator (not taken in yet)" : phase;
-  const json progress = status.value("progress", json());
-  if (progress.is_string()) line += " " + progress.get<std::string>();
-  const json done = status.value("completedItems", json());
-  const json items = status.value("items", json());
-  if (done.is_number_integer() && items.is_number_integer()) {
-    line += fmt::format(" ({}/{} items)", done.get<int64_t>(), items.get<int64_t>());
+      !status.phase || (status.Is(controller::JobPhase::kPending) && !status.observed_generation);
+  std::string line = waiting ? "waiting for the operator (not taken in yet)"
+                             : controller::JobPhaseName(*status.phase);
+  if (status.progress) line += " " + *status.progress;
+  if (status.completed_items && status.items) {
+    line += fmt::format(" ({}/{} items)", *status.completed_items, *status.items);
   }
-  const json workers = status.value("workers", json());
-  if (workers.is_number_integer()) line += fmt::format(", {} workers", workers.get<int64_t>());
+  if (status.workers) line += fmt::format(", {} workers", *status.workers);
   return line;
 }
 
 // The verdict on a Succeeded job's status.result.
-Assessment CompareResult(const json& status, const workload::Result& expected) {
-  const auto result_json = status.find("result");
-  if (result_json == status.end()) {
-    return {Verdict::kFailed, "the job Succeeded without status.result"};
-  }
+Assessment CompareResult(const controller::WeightedJobStatus& status,
+                         const workload::Result& expected) {
+  if (!status.result) return {Verdict::kFailed, "the job Succeeded without status.result"};
+  const json* result_json = &*status.result;
   auto result = workload::Result::FromJson(workload::WorkloadKind::kPrimes, *result_json);
   if (!result.ok()) {
     return {Verdict::kFailed,
@@ -140,20 +131,18 @@ workload::Result ExpectedPrimes(uint64_t limit) {
 }
 
 Assessment Assess(const json& job, const workload::Result& expected) {
-  const json status = job.is_object() ? job.value("status", json::object()) : json::object();
-  if (!status.is_object())
-    return {Verdict::kFailed, "status is not an object: " + json_read::Shown(status)};
-  const json phase_json = status.value("phase", json(""));
-  if (!phase_json.is_string())
-    return {Verdict::kFailed, "status.phase: " + json_read::Shown(phase_json)};
-  const std::string phase = phase_json.get<std::string>();
-  if (phase == "Succeeded") return CompareResult(status, expected);
-  if (phase == "Failed") {
-    const std::string condition = FailedCondition(status);
+  // The status by the one reader of a WeightedJob's status (an error names
+  // the field); none yet is waiting.
+  StatusOr<controller::WeightedJobStatus> status =
+      controller::StatusFromJson(json_read::At(job, "status"));
+  if (!status.ok()) return {Verdict::kFailed, status.status().message()};
+  if (status->Is(controller::JobPhase::kSucceeded)) return CompareResult(*status, expected);
+  if (status->Is(controller::JobPhase::kFailed)) {
+    const std::string condition = FailedCondition(*status);
     return {Verdict::kFailed,
             "the job Failed" + (condition.empty() ? std::string() : " (" + condition + ")")};
   }
-  return {Verdict::kWaiting, ProgressLine(phase, status)};
+  return {Verdict::kWaiting, ProgressLine(*status)};
 }
 
 }  // namespace ballast::cli::selftest

@@ -118,7 +118,12 @@ TEST(SelftestTest, AMissingOrMalformedResultFailsNamingIt) {
   EXPECT_EQ(verdict.message.rfind("status.result {\"matmul\"", 0), 0u) << verdict.message;
   verdict = Assess(JobWithStatus({{"phase", 3}}), expected);
   EXPECT_EQ(verdict.verdict, Verdict::kFailed);
-  EXPECT_EQ(verdict.message, "status.phase: 3");
+  EXPECT_EQ(verdict.message, "status.phase: expected a string, got 3");
+  // Read by the status's one reader: a phase it does not know is named too.
+  verdict = Assess(JobWithStatus({{"phase", "Done"}}), expected);
+  EXPECT_EQ(verdict.verdict, Verdict::kFailed);
+  EXPECT_EQ(verdict.message.rfind("status.phase: expected Pending, Running", 0), 0u)
+      << verdict.message;
 }
 
 TEST(SelftestTest, FailedJobFailsWithItsCondition) {
