@@ -32,8 +32,19 @@ const double kMinPairSpan = std::log(2.0) - 1e-9;
 
 }  // namespace
 
-double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
+namespace {
+
+// The slope and the sizes it was measured over: [low, high] of log c over
+// the samples of the nodes that voted (empty, low > high, without a slope).
+struct SlopeFit {
+  double slope = 0;
+  double low = 1;
+  double high = 0;
+};
+
+SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
   std::vector<double> node_slopes;
+  SlopeFit fit{0, HUGE_VAL, -HUGE_VAL};
   for (const std::vector<SpeedSample>& samples : per_node) {
     const std::vector<std::pair<double, double>> all = LogSamples(samples);
     const size_t stride = all.size() / kMaxSlopeSamples + 1;
@@ -46,9 +57,11 @@ double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
         if (std::fabs(dx) >= kMinPairSpan) slopes.push_back((logs[k].second - logs[l].second) / dx);
       }
     }
-    if (slopes.size() >= kMinSlopePairs) node_slopes.push_back(Median(std::move(slopes)));
+    if (slopes.size() < kMinSlopePairs) continue;
+    node_slopes.push_back(Median(std::move(slopes)));
+    for (const auto& [x, y] : all) fit.low = std::min(fit.low, x), fit.high = std::max(fit.high, x);
   }
-  if (node_slopes.size() < 2) return 0;
+  if (node_slopes.size() < 2) return {};
   // Each node one vote; of an even count's middle two, the one nearer 0 (0
   // when they differ in sign): two nodes, one throttled mid-job, give none.
   std::sort(node_slopes.begin(), node_slopes.end());
@@ -58,7 +71,14 @@ double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
     const double low = node_slopes[n / 2 - 1];
     slope = low * slope <= 0 ? 0 : (std::fabs(low) < std::fabs(slope) ? low : slope);
   }
-  return std::clamp(slope, -kMaxSizeSlope, kMaxSizeSlope);
+  fit.slope = std::clamp(slope, -kMaxSizeSlope, kMaxSizeSlope);
+  return fit;
+}
+
+}  // namespace
+
+double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
+  return FitSizeSlope(per_node).slope;
 }
 
 double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double slope) {
@@ -81,7 +101,8 @@ double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double
 
 std::vector<NodeMeasurementNoise> MeasurementNoise(
     const std::vector<std::vector<SpeedSample>>& per_node) {
-  const double slope = SizeSlope(per_node);
+  const SlopeFit fit = FitSizeSlope(per_node);
+  const double slope = fit.slope;
   const double sigma = CostScatter(per_node, slope);
   // A speed is a ratio of sums, not of logs: an item's cost factor of log
   // spread sigma has a relative variance of exp(sigma^2) - 1 (log-normal).
@@ -93,14 +114,21 @@ std::vector<NodeMeasurementNoise> MeasurementNoise(
     double sum = 0;
     double squares = 0;
     double at_slope = 0;  // sum c^(1 - slope)
+    double log_size = 0;  // sum c log c
     for (const SpeedSample& s : per_node[i]) {
       if (!UsableSample(s)) continue;
       sum += s.cost;
       squares += s.cost * s.cost;
       at_slope += std::pow(s.cost, 1 - slope);
+      log_size += s.cost * std::log(s.cost);
     }
     if (sum <= 0) continue;
-    out[i].log_variance = relative * squares / (sum * sum);
+    // How far the node's items lie outside the sizes the slope was measured
+    // over: there the slope may be anything it is held to.
+    const double outside =
+        fit.low > fit.high ? 0
+                           : std::max({0.0, log_size / sum - fit.high, fit.low - log_size / sum});
+    out[i].log_variance = relative * squares / (sum * sum) + std::pow(kSizeSlopeDoubt * outside, 2);
     out[i].speed_factor = at_slope / sum;
     log_factors += std::log(out[i].speed_factor);
     measured[i] = true;

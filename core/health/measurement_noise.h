@@ -54,7 +54,17 @@
 //
 // brings the measured speed to items of one size, c_0 chosen so that the
 // factors' geometric mean over the nodes with samples is 1 (the job's scale
-// kept). The residuals r_k above are then taken around y - gamma x. With
+// kept). The residuals r_k above are then taken around y - gamma x.
+//
+// A node whose items lie outside the sizes the slope was measured over (the
+// voting nodes' samples, [x_lo, x_hi]) cannot be told from dear items of a
+// size no other node ran: a board dealt only the few largest archives. Its
+// variance gains the slope's doubt over that distance:
+//
+//   d_i      = max(0, xbar_i - x_hi, x_lo - xbar_i), xbar_i = sum c log c / sum c
+//   variance_i += (0.25 * d_i)^2
+//
+// (0.25: about the standard deviation of a slope anywhere in +-0.5). With
 // costs that state items' costs gamma is about 0 and every factor 1. Tested
 // on jobs whose items cost (declared / mean)^0.3 more per declared unit and
 // scatter by exp(0.3 N): 252 false alarms in 1,500 verdicts judged as if the
@@ -83,6 +93,9 @@ inline constexpr size_t kMinScatterSamples = 6;
 inline constexpr size_t kMinSlopePairs = 20;
 // The slope is held to [-kMaxSizeSlope, kMaxSizeSlope].
 inline constexpr double kMaxSizeSlope = 0.5;
+// The standard deviation of the slope outside the sizes it was measured
+// over (about that of a uniform slope on +-kMaxSizeSlope).
+inline constexpr double kSizeSlopeDoubt = 0.25;
 
 // gamma above (0 when unknown). Samples that are not finite or not positive
 // are ignored here and below.
