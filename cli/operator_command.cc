@@ -41,7 +41,8 @@ struct OperatorFlags {
   std::string worker_image{kDefaultWorkerImage};
   int worker_metrics_port = 0;
   double status_interval_s = 2;
-  double progress_interval_s = 15;
+  double progress_interval_s = 60;
+  double progress_step = 25;
   int workers = 2;
   bool leader_elect = false;
   bool kueue = false;
@@ -234,6 +235,10 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
     return Status::Invalid(fmt::format("--progress-interval {}: expected seconds in (0, 3600]",
                                        flags.progress_interval_s));
   }
+  if (!(flags.progress_step > 0 && flags.progress_step <= 100)) {
+    return Status::Invalid(fmt::format("--progress-step {}: expected percentage points in (0, 100]",
+                                       flags.progress_step));
+  }
   options.watch_namespace = flags.watch_namespace;
   options.workers = flags.workers;
   options.identity = flags.identity.empty() ? Hostname() : flags.identity;
@@ -255,6 +260,7 @@ StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   // Progress is never written more often than any other change.
   options.reconciler.decide.pacing.progress_interval = std::chrono::milliseconds(
       static_cast<int64_t>(std::max(flags.progress_interval_s, flags.status_interval_s) * 1000));
+  options.reconciler.decide.pacing.progress_step = flags.progress_step;
   return options;
 }
 
@@ -367,9 +373,14 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "status writes of a change other than progress (a phase is written at once)")
       ->capture_default_str();
   cmd->add_option("--progress-interval", flags->progress_interval_s,
-                  "seconds between status writes of a running job's progress and checkpoint: "
-                  "the most a job redoes after an operator dies without warning (at least "
-                  "--status-interval)")
+                  "the most seconds between status writes of a running job's progress and "
+                  "checkpoint, and so the most a job redoes after an operator dies without "
+                  "warning (at least --status-interval)")
+      ->capture_default_str();
+  cmd->add_option("--progress-step", flags->progress_step,
+                  "percentage points of a running job's items or cost that write its progress "
+                  "and checkpoint before --progress-interval (no sooner than --status-interval); "
+                  "a job shorter than 100 / step intervals redoes at most a step")
       ->capture_default_str();
   cmd->add_option("--workers", flags->workers, "jobs reconciled at once")
       ->check(CLI::Range(1, 64))

@@ -213,12 +213,42 @@ std::string HeaderLine(const TopView& view) {
   return line;
 }
 
+// `object[key]` when it is a string; "" otherwise.
+std::string StringAt(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// When the status was last written: the newest time of the object's
+// managedFields entries for the status subresource; nullopt when none says.
+std::optional<double> StatusWrittenAt(const nlohmann::json& job) {
+  const nlohmann::json* entries = nullptr;
+  if (job.is_object()) {
+    const auto metadata = job.find("metadata");
+    if (metadata != job.end() && metadata->is_object()) {
+      const auto fields = metadata->find("managedFields");
+      if (fields != metadata->end() && fields->is_array()) entries = &*fields;
+    }
+  }
+  if (!entries) return std::nullopt;
+  std::optional<double> newest;
+  for (const nlohmann::json& entry : *entries) {
+    if (!entry.is_object() || StringAt(entry, "subresource") != "status") continue;
+    const auto time = ParseTime(StringAt(entry, "time"));
+    if (time && (!newest || *time > *newest)) newest = time;
+  }
+  return newest;
+}
+
 std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
   double fraction = view.phase == controller::JobPhase::kSucceeded ? 1 : JobFraction(view);
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
   std::string tail = fmt::format(" {:5.1f}% of the {}  {}/{} items", 100 * fraction,
                                  StartCost(view) > 0 ? "work" : "cost", view.completed, view.items);
   if (const auto eta = JobEta(view)) tail += "  ETA " + FormatSeconds(*eta);
+  if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
+    tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
+  }
   if (Finished(view) && view.makespan_s) tail += "  makespan " + FormatSeconds(*view.makespan_s);
   const int bar = std::clamp(width - static_cast<int>(tail.size()) - 2, 10, kMaxBar * 2);
   return Bar(fraction, bar) + tail;
@@ -238,7 +268,9 @@ std::string PhaseText(const TopView& view) {
 StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
   BALLAST_ASSIGN_OR_RETURN(const controller::WeightedJobObject object,
                            controller::WeightedJobFromJson(job));
-  return TopViewOf(object, now);
+  TopView view = TopViewOf(object, now);
+  if (const auto written = StatusWrittenAt(job)) view.status_age_s = std::max(0.0, now - *written);
+  return view;
 }
 
 TopView TopViewOf(const controller::WeightedJobObject& object, double now) {

@@ -19,6 +19,12 @@
 // model. Across redraws a TopTrail keeps every bar from going backwards (a
 // node's expected share moves as its speed is learned).
 //
+// The status is what the operator last wrote: a running job's progress goes
+// out at steps of the job or every --progress-interval (a minute by default;
+// docs/operator.md), so what top shows may be that old. When the last
+// status write (the newest managedFields entry of the status subresource)
+// is kStaleStatusSeconds old or more, the progress line says how old.
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -73,9 +79,16 @@ struct TopView {
   // status.costModel: the start cost per item the policy splits by; absent
   // when its policy learns no costs.
   std::optional<controller::CostModelStatus> cost_model;
+  // Since the status was last written (metadata.managedFields' newest entry
+  // of the status subresource); unset when the object does not say.
+  std::optional<double> status_age_s;
 };
 
-// The view of a WeightedJob read already (controller::WeightedJobFromJson).
+// From this age on, a running job's progress line says how old its status is.
+constexpr double kStaleStatusSeconds = 10;
+
+// The view of a WeightedJob read already (controller::WeightedJobFromJson);
+// without its managedFields, so status_age_s is unset.
 TopView TopViewOf(const controller::WeightedJobObject& object, double now);
 // The view of `job` (a WeightedJob as the API server returns it) at unix
 // time `now`. Invalid naming the field when the object is not a

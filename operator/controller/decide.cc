@@ -121,7 +121,10 @@ void Pass::HandStatus(bool force) {
   const StatusChange change = ClassifyStatusChange(memory.status, status);
   const auto since =
       std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - memory.last_write);
-  if (!StatusWriteDue(change, since, force || write_at_once, options.pacing)) return;
+  if (!StatusWriteDue(change, since, ProgressMoved(memory.status, status), force || write_at_once,
+                      options.pacing)) {
+    return;
+  }
   memory.status = status;
   memory.last_write = in.now.steady;
   actions.push_back(WriteStatus{status, restate_conditions});

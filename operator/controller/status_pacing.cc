@@ -1,5 +1,8 @@
 #include "operator/controller/status_pacing.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ballast::controller {
 namespace {
 
@@ -33,15 +36,27 @@ StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const Weight
                                                           : StatusChange::kVisible;
 }
 
+double ProgressMoved(const WeightedJobStatus& written, const WeightedJobStatus& now) {
+  if (!now.items || *now.items == 0) return 0;
+  const auto moved = [&](const auto& field) {
+    return std::abs(static_cast<double>(field(now).value_or(0)) -
+                    static_cast<double>(field(written).value_or(0)));
+  };
+  const double by_items = moved([](const WeightedJobStatus& s) { return s.completed_items; });
+  const double by_cost = moved([](const WeightedJobStatus& s) { return s.completed_cost; });
+  return std::max(by_items, by_cost) * 100 / static_cast<double>(*now.items);
+}
+
 bool StatusWriteDue(StatusChange change, std::chrono::milliseconds since_last_write,
-                    bool transition, const StatusPacing& pacing) {
+                    double progress_moved, bool transition, const StatusPacing& pacing) {
   switch (change) {
     case StatusChange::kNone:
       return false;
     case StatusChange::kVisible:
       return transition || since_last_write >= pacing.status_interval;
     case StatusChange::kProgress:
-      return transition || since_last_write >= pacing.progress_interval;
+      return transition || since_last_write >= pacing.progress_interval ||
+             (since_last_write >= pacing.status_interval && progress_moved >= pacing.progress_step);
   }
   return true;
 }

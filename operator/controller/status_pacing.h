@@ -9,17 +9,32 @@
 //     the workers, a node's row joining or       last write (--status-interval,
 //     leaving or its pod, the excluded nodes,    2 s)
 //     failed items or pods, the figures
-//   only progress: the Progress column,        after progress_interval since the
-//     completedItems and completedCost, the      last write (--progress-interval,
-//     result merged so far, each node's items,   15 s)
-//     cost, speeds and steals, the learned
-//     cost model, the checkpoint
+//   only progress: the Progress column,        once it moved progress_step
+//     completedItems and completedCost, the      points of the job's items or
+//     result merged so far, each node's items,   cost (--progress-step, 25) and
+//     cost, speeds and steals, the learned       status_interval passed; else
+//     cost model, the checkpoint                 progress_interval after the
+//                                                last write (--progress-interval,
+//                                                60 s)
 //
-// The checkpoint travels with every write, so progress_interval is also the
-// bound on what an operator that dies without warning makes a job redo: the
-// items finished since the last write, at most progress_interval and one
-// pass (status_interval) old (and the ranges in flight then, as before). A stopping operator writes
-// every running job's status first, and redoes nothing.
+// So a job writes its progress about 100 / progress_step - 1 times for its
+// steps (a short job's Progress column still moves: 25, 50, 75 %) and
+// otherwise once every progress_interval (a long job: a row a minute).
+//
+// The checkpoint travels with every write, so these also bound what an
+// operator that dies without warning makes a job redo: the work finished
+// since the last write, which is less than progress_interval of the job's
+// work, and less than progress_step of its items and cost or
+// status_interval of its work, whichever is more; and the pass that writes
+// it comes up to one pass (status_interval) later. With the ranges in
+// flight then, as before:
+//
+//   redo <= min(progress_interval, max(status_interval, time of progress_step))
+//           + status_interval
+//
+// at the defaults at most a minute and 2 s of the job's work, and for a job
+// shorter than four minutes a quarter of it and 2 s. A stopping operator
+// writes every running job's status first, and redoes nothing.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -33,9 +48,13 @@ namespace ballast::controller {
 struct StatusPacing {
   // The least time between two writes of a change that is not a transition.
   std::chrono::milliseconds status_interval{2000};
-  // The least time between two writes of progress alone, and so the most a
-  // running job's written progress and checkpoint lag behind the job.
-  std::chrono::milliseconds progress_interval{15000};
+  // Progress alone is written once it moved this many percentage points of
+  // the job's cost since the last write (and status_interval passed).
+  double progress_step = 25;
+  // The most time between a write and the next of progress alone, and so
+  // the most a running job's written progress and checkpoint lag behind the
+  // job (and one pass).
+  std::chrono::milliseconds progress_interval{60000};
 };
 
 enum class StatusChange {
@@ -48,10 +67,17 @@ enum class StatusChange {
 // `now`.
 StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const WeightedJobStatus& now);
 
+// How far the job's progress moved from `written` to `now`, in percentage
+// points of the job: the more of its items (the Progress column) and its
+// cost (completedCost, of `items`: kubectl ballast top's bar); 0 when `now`
+// does not say how many items the job has.
+double ProgressMoved(const WeightedJobStatus& written, const WeightedJobStatus& now);
+
 // Whether a change of kind `change` is written `since_last_write` after the
-// last write; `transition` (the phase moved, or the status must go out now)
-// writes any change at once. kNone is never written.
+// last write, progress having moved `progress_moved` percentage points
+// (ProgressMoved) since; `transition` (the phase moved, or the status must
+// go out now) writes any change at once. kNone is never written.
 bool StatusWriteDue(StatusChange change, std::chrono::milliseconds since_last_write,
-                    bool transition, const StatusPacing& pacing);
+                    double progress_moved, bool transition, const StatusPacing& pacing);
 
 }  // namespace ballast::controller

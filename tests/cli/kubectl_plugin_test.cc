@@ -132,6 +132,38 @@ TEST(RenderTopTest, DrawsTheJobBarEtaAndOneRowPerNode) {
   for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
 }
 
+// The operator writes a running job's progress at steps or every
+// --progress-interval (a minute): top says how old the status is once it
+// is kStaleStatusSeconds old, from the status subresource's managedFields.
+TEST(RenderTopTest, AStatusWrittenLongAgoSaysHowOld) {
+  json job = RunningJob();
+  job["metadata"]["managedFields"] = json::parse(R"([
+      {"manager": "ballast", "operation": "Update", "subresource": "status",
+       "time": "2026-11-26T06:00:03Z"},
+      {"manager": "ballast", "operation": "Update", "subresource": "status",
+       "time": "2026-11-26T06:00:10Z"},
+      {"manager": "kubectl", "operation": "Update", "time": "2026-11-26T06:00:20Z"}])");
+  auto view = TopViewFromJob(job, kStart + 52);
+  ASSERT_TRUE(view.ok());
+  ASSERT_TRUE(view->status_age_s);
+  EXPECT_DOUBLE_EQ(*view->status_age_s, 42) << "the newest status write; the spec's is not one";
+  EXPECT_NE(Lines(RenderTop(*view, 100))[1].find("ETA 7s  as of 42s ago"), std::string::npos)
+      << Lines(RenderTop(*view, 100))[1];
+  // Fresher than kStaleStatusSeconds: nothing said.
+  view = TopViewFromJob(job, kStart + 15);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(Lines(RenderTop(*view, 100))[1].find("ago"), std::string::npos);
+  // A finished job's status is final.
+  job["status"]["phase"] = "Succeeded";
+  view = TopViewFromJob(job, kStart + 600);
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(Lines(RenderTop(*view, 100))[1].find("ago"), std::string::npos);
+  // No managedFields (or none of the status): no age.
+  EXPECT_FALSE(TopViewFromJob(RunningJob(), kStart + 600)->status_age_s);
+  job["metadata"]["managedFields"] = json::array({{{"subresource", 3}, {"time", "x"}}});
+  EXPECT_FALSE(TopViewFromJob(job, kStart + 600)->status_age_s);
+}
+
 TEST(RenderTopTest, EveryLineFitsTheWidthAndLongNamesAreCut) {
   json job = RunningJob();
   job["status"]["nodes"][0]["name"] = std::string(60, 'n');

@@ -164,26 +164,33 @@ TEST(DecideTest, WorkersRunningIsAnnouncedAgainWhenEveryWorkerRuns) {
   EXPECT_TRUE(EventReasons(at_once.Pass()).empty());
 }
 
-// With the default pacing (status_pacing.h): progress alone waits for the
-// progress interval, a change a reader sees beside it for the status
-// interval, a transition for nothing.
-TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceVisibleChangesSoonAndProgressSeldom) {
+// With the default pacing (status_pacing.h): progress alone waits for a
+// step of the job or the progress interval, a change a reader sees beside it
+// for the status interval, a transition for nothing.
+TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceVisibleChangesSoonAndProgressByStepsOrSeldom) {
   World world = Running();
   world.options.pacing = StatusPacing{};
-  world.view = View(300);
+  world.view = View(300);  // 15 % of the job
   world.steady += std::chrono::seconds(3);
-  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "progress alone waits";
-  world.steady += std::chrono::seconds(11);  // 14 s since the last write
-  world.view = View(400);
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "less than a step waits";
+  world.steady += std::chrono::seconds(11);
+  world.view = View(500);  // 25 %: a step
   world.checkpoint = coordinator::Checkpoint{};
-  world.checkpoint->completed.Add({0, 400});
-  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "progress alone waits";
-  world.steady += std::chrono::seconds(1);
+  world.checkpoint->completed.Add({0, 500});
   Decision decision = world.Pass();
-  ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "15 s: the progress interval";
-  EXPECT_EQ(S(decision)["progress"], "20%");
-  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 400}})) << "the checkpoint with it";
-  world.steady += std::chrono::seconds(20);
+  ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "a step";
+  EXPECT_EQ(S(decision)["progress"], "25%");
+  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 500}})) << "the checkpoint with it";
+  world.steady += std::chrono::seconds(30);
+  world.view = View(600);
+  world.checkpoint->completed.Add({500, 600});
+  EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "5 points wait";
+  world.steady += std::chrono::seconds(30);
+  decision = world.Pass();
+  ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "60 s: the progress interval";
+  EXPECT_EQ(S(decision)["progress"], "30%");
+  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 600}}));
+  world.steady += std::chrono::seconds(120);
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "nothing changed";
   // A worker's pod is Pending again: the Ready condition's message moves, a
   // transition, written at once.

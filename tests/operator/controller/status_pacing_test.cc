@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace ballast::controller {
@@ -79,17 +80,77 @@ TEST(StatusPacingTest, WhatAReaderSeesBesideProgressIsVisible) {
             StatusChange::kVisible);
 }
 
-TEST(StatusPacingTest, ProgressWaitsForItsIntervalOtherChangesForTheStatusInterval) {
-  const StatusPacing pacing;  // the defaults: 2 s and 15 s
-  EXPECT_FALSE(StatusWriteDue(StatusChange::kProgress, seconds(14), false, pacing));
-  EXPECT_TRUE(StatusWriteDue(StatusChange::kProgress, seconds(15), false, pacing));
-  EXPECT_FALSE(StatusWriteDue(StatusChange::kVisible, milliseconds(1999), false, pacing));
-  EXPECT_TRUE(StatusWriteDue(StatusChange::kVisible, seconds(2), false, pacing));
+TEST(StatusPacingTest, ProgressMovedIsTheMoreOfItemsAndCostInPointsOfTheJob) {
+  const WeightedJobStatus written = RunningStatus();  // 60 of 600 items, cost 60
+  WeightedJobStatus now = written;
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 0);
+  now.completed_items = 120;  // 10 points of the items
+  now.completed_cost = 90;    // 5 points of the cost
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 10);
+  now.completed_cost = 210;  // cheap items first: 25 points of the cost
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 25);
+  // A checkpoint refused starts the job again from 0: that moved too.
+  now.completed_items = 0;
+  now.completed_cost = 0;
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 10);
+  // No cost reported: the items alone.
+  now.completed_cost.reset();
+  now.completed_items = 210;
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 25);
+  // A status that does not say how many items the job has moved nowhere.
+  now.items.reset();
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 0);
+}
+
+TEST(StatusPacingTest, ProgressWaitsForAStepOrItsIntervalOtherChangesForTheStatusInterval) {
+  const StatusPacing pacing;  // the defaults: 2 s, 25 points, 60 s
+  // Progress alone, less than a step: at the progress interval.
+  EXPECT_FALSE(StatusWriteDue(StatusChange::kProgress, milliseconds(59999), 24.9, false, pacing));
+  EXPECT_TRUE(StatusWriteDue(StatusChange::kProgress, seconds(60), 0.1, false, pacing));
+  // A step: at once, but no sooner than the status interval.
+  EXPECT_TRUE(StatusWriteDue(StatusChange::kProgress, seconds(2), 25, false, pacing));
+  EXPECT_FALSE(StatusWriteDue(StatusChange::kProgress, milliseconds(1999), 80, false, pacing));
+  // Other changes a reader sees: the status interval, however far progress moved.
+  EXPECT_FALSE(StatusWriteDue(StatusChange::kVisible, milliseconds(1999), 0, false, pacing));
+  EXPECT_TRUE(StatusWriteDue(StatusChange::kVisible, seconds(2), 0, false, pacing));
   // A transition goes out at once, whatever else changed with it.
-  EXPECT_TRUE(StatusWriteDue(StatusChange::kProgress, seconds(0), true, pacing));
-  EXPECT_TRUE(StatusWriteDue(StatusChange::kVisible, seconds(0), true, pacing));
+  EXPECT_TRUE(StatusWriteDue(StatusChange::kProgress, seconds(0), 0, true, pacing));
+  EXPECT_TRUE(StatusWriteDue(StatusChange::kVisible, seconds(0), 0, true, pacing));
   // Nothing changed: nothing is written, however long ago the last write.
-  EXPECT_FALSE(StatusWriteDue(StatusChange::kNone, std::chrono::hours(1), true, pacing));
+  EXPECT_FALSE(StatusWriteDue(StatusChange::kNone, std::chrono::hours(1), 100, true, pacing));
+}
+
+// The restart bound (status_pacing.h): after each pass, the progress left
+// unwritten is less than progress_interval old, and less than a step or
+// status_interval old, whichever is more (the bound's added pass is the time
+// to the next pass; here they come every 500 ms). A job at a steady rate.
+TEST(StatusPacingTest, UnwrittenProgressStaysWithinTheStatedBound) {
+  const StatusPacing pacing;
+  struct Job {
+    double seconds;  // the job's length
+    int writes_at_most;
+  };
+  // A 90 s job: its steps, three (25, 50, 75 %). A 10 min job: a write a
+  // minute, nine. A 10 s job: its steps, no sooner than 2 s apart.
+  for (const Job& job : {Job{90, 3}, Job{600, 9}, Job{10, 3}}) {
+    const auto length = milliseconds(static_cast<int64_t>(job.seconds * 1000));
+    const milliseconds step_time(static_cast<int64_t>(job.seconds * pacing.progress_step * 10));
+    const milliseconds bound =
+        std::min(pacing.progress_interval, std::max(pacing.status_interval, step_time));
+    const auto points = [&](milliseconds t) { return 100.0 * t.count() / length.count(); };
+    milliseconds written(0);
+    int writes = 0;
+    for (milliseconds t(0); t < length; t += milliseconds(500)) {
+      if (StatusWriteDue(StatusChange::kProgress, t - written, points(t) - points(written), false,
+                         pacing)) {
+        written = t;
+        ++writes;
+      }
+      EXPECT_LT(t - written, bound) << job.seconds << " s job at " << t.count() << " ms";
+    }
+    EXPECT_LE(writes, job.writes_at_most) << job.seconds << " s job";
+    EXPECT_GE(writes, job.writes_at_most - 1) << job.seconds << " s job";
+  }
 }
 
 }  // namespace
