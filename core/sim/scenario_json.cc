@@ -42,7 +42,8 @@ StatusOr<std::string> StringOr(const json& node, const std::string& path, std::s
   return jr::String(*value, jr::Field(path, key));
 }
 
-// itemCosts.list: exactly `items` positive numbers.
+// The older spelling's list, itemCosts.list: exactly `items` positive
+// numbers, one per item.
 StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& path,
                                            uint64_t items) {
   const std::string expected = fmt::format("a list of {} positive costs, one per item", items);
@@ -56,7 +57,8 @@ StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& 
   return costs;
 }
 
-// itemCosts.pareto {alpha, minimum}: `items` costs drawn with `seed`.
+// itemsFrom.pareto (or the older itemCosts.pareto) {alpha, minimum}: `items`
+// costs drawn with `seed`.
 StatusOr<std::vector<double>> ReadPareto(const json& node, const std::string& path, uint64_t items,
                                          uint64_t seed) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"alpha", "minimum"}));
