@@ -467,6 +467,14 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
   BALLAST_ASSIGN_OR_RETURN(config::Document document, config::ParseYaml(yaml, file_name));
   auto scenario = ScenarioFromJson(document.tree);
   if (!scenario.ok()) return document.source.Locate(scenario.status());
+  if (jr::Find(jr::At(document.tree, "workload"), "itemCosts") != nullptr) {
+    // Placed as an error would be, by the path of the field it is about.
+    const Status placed = document.source.Locate(Status::InvalidAt(
+        "workload.itemCosts",
+        "the older spelling of workload.itemsFrom, still read; write itemsFrom (a list as a "
+        "job's: itemsFrom.list entries {value, cost}; docs/simulator.md)"));
+    scenario->warnings.push_back(placed.message());
+  }
   return scenario;
 }
 
