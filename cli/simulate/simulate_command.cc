@@ -297,6 +297,9 @@ int RunSeries(const SimulateOptions& options, const LoadedScenario& loaded,
 int RunSimulate(const SimulateOptions& options) {
   auto loaded = LoadScenario(options.scenario);
   if (!loaded.ok()) return ReportError(loaded.status());
+  for (const std::string& warning : loaded->scenario.warnings) {
+    fmt::print(stderr, "warning: {}\n", warning);
+  }
   for (const std::string& warning : loaded->weights.warnings) {
     fmt::print(stderr, "warning: {}\n", warning);
   }

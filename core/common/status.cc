@@ -30,6 +30,11 @@ Status Status::InvalidAt(std::string path, std::string_view detail) {
   return status;
 }
 
+bool Status::IsAbout(std::string_view field) const {
+  if (field.empty() || !std::string_view(path_).starts_with(field)) return false;
+  return path_.size() == field.size() || path_[field.size()] == '.' || path_[field.size()] == '[';
+}
+
 Status Status::WithPrefix(std::string_view prefix) const {
   Status status = *this;
   status.message_.insert(0, prefix);

@@ -60,6 +60,11 @@ class Status {
   const std::string& message() const { return message_; }
   // The path of the field the error is about, or "" when none was given.
   const std::string& path() const { return path_; }
+  // Whether the error is about the field at `field` or one inside it: path()
+  // is `field`, or `field` followed by '.' or '[' ("spec.policy" is about
+  // spec.policy, spec.policy.chunk and spec.policy[0], not spec.policyX).
+  // False for an error without a path, whatever its message says.
+  bool IsAbout(std::string_view field) const;
   // The message without what precedes the detail: "<path>: " and any prefix
   // (the whole message when neither was given).
   std::string_view detail() const { return std::string_view(message_).substr(detail_at_); }

@@ -119,7 +119,12 @@ Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where)
   BALLAST_ASSIGN_OR_RETURN(workload::ItemList list,
                            workload::ParseItemLines(text, job->item_source.format, where));
   list.order = balance::EffectiveItemOrder(job->item_source.order, job->policy.name());
-  BALLAST_RETURN_IF_ERROR(workload::AttachItems(&job->workload, std::move(list), where));
+  // `where` names a file or a ConfigMap's key, not a field: the error keeps
+  // its text and carries no path.
+  if (Status attached = workload::AttachItems(&job->workload, std::move(list), where);
+      !attached.ok()) {
+    return Status(attached.code(), attached.message());
+  }
   job->item_source = {};
   return Status::Ok();
 }
@@ -129,6 +134,13 @@ namespace {
 // spec.items or spec.itemsFrom, spec.workload and spec.policy: what the job
 // computes, in the order its policy deals it.
 Status ReadWork(const json& spec, std::string_view path, JobSpec& job) {
+  // The policy first: of a spec wrong in its policy and elsewhere, the
+  // policy's error is the one told (the operator gives it a reason of its
+  // own, InvalidPolicy).
+  if (const json* policy = jr::Find(spec, "policy")) {
+    BALLAST_ASSIGN_OR_RETURN(job.policy,
+                             balance::PolicyFromJson(*policy, jr::Field(path, "policy")));
+  }
   std::optional<uint64_t> items;
   std::optional<workload::ItemList> listed;
   const std::string from_path = jr::Field(path, "itemsFrom");
@@ -154,10 +166,6 @@ Status ReadWork(const json& spec, std::string_view path, JobSpec& job) {
         fmt::format(
             "a list of items is for exec workloads; {} numbers its own items (give a count)",
             workload::WorkloadKindName(job.workload.kind)));
-  }
-  if (const json* policy = jr::Find(spec, "policy")) {
-    BALLAST_ASSIGN_OR_RETURN(job.policy,
-                             balance::PolicyFromJson(*policy, jr::Field(path, "policy")));
   }
   if (job.item_source.pending()) {
     job.workload.items = 0;

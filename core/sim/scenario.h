@@ -124,6 +124,10 @@ struct Scenario {
   // expanded, so each element is one job.
   std::vector<JobStep> jobs;
   HistorySettings history;
+  // What the file says in a spelling still read but deprecated, each placed
+  // at its file and line ("s.yaml:4:3: workload.itemCosts: ..."); ParseScenario
+  // fills it, `ballast simulate` prints each as a warning.
+  std::vector<std::string> warnings;
 };
 
 // Bounds of a scenario's numbers (docs/simulator.md states each one): wide
@@ -167,7 +171,8 @@ struct ScenarioBounds {
 // item costs (itemsFrom, or the older itemCosts) that are not one positive
 // number per item (at most kMaxItemCosts items), a list of items beside a
 // count (items), costs with a costModel, both spellings, or a failing item outside
-// the workload or named twice.
+// the workload or named twice. A workload written with the older itemCosts
+// is read as itemsFrom and gains a warning naming its line.
 StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_name);
 // The one reader of a scenario, from its tree; Invalid "<path>: ..." as above.
 StatusOr<Scenario> ScenarioFromJson(const nlohmann::json& root);

@@ -42,7 +42,8 @@ StatusOr<std::string> StringOr(const json& node, const std::string& path, std::s
   return jr::String(*value, jr::Field(path, key));
 }
 
-// itemCosts.list: exactly `items` positive numbers.
+// The older spelling's list, itemCosts.list: exactly `items` positive
+// numbers, one per item.
 StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& path,
                                            uint64_t items) {
   const std::string expected = fmt::format("a list of {} positive costs, one per item", items);
@@ -56,7 +57,8 @@ StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& 
   return costs;
 }
 
-// itemCosts.pareto {alpha, minimum}: `items` costs drawn with `seed`.
+// itemsFrom.pareto (or the older itemCosts.pareto) {alpha, minimum}: `items`
+// costs drawn with `seed`.
 StatusOr<std::vector<double>> ReadPareto(const json& node, const std::string& path, uint64_t items,
                                          uint64_t seed) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"alpha", "minimum"}));
@@ -465,6 +467,14 @@ StatusOr<Scenario> ParseScenario(std::string_view yaml, const std::string& file_
   BALLAST_ASSIGN_OR_RETURN(config::Document document, config::ParseYaml(yaml, file_name));
   auto scenario = ScenarioFromJson(document.tree);
   if (!scenario.ok()) return document.source.Locate(scenario.status());
+  if (jr::Find(jr::At(document.tree, "workload"), "itemCosts") != nullptr) {
+    // Placed as an error would be, by the path of the field it is about.
+    const Status placed = document.source.Locate(Status::InvalidAt(
+        "workload.itemCosts",
+        "the older spelling of workload.itemsFrom, still read; write itemsFrom (a list as a "
+        "job's: itemsFrom.list entries {value, cost}; docs/simulator.md)"));
+    scenario->warnings.push_back(placed.message());
+  }
   return scenario;
 }
 

@@ -5,7 +5,8 @@
 // kept (one double per item). A start cost adds the same amount to every
 // item after the jitter (a process started per item), in the same units.
 //
-// ParetoCosts draws the item costs of a scenario's `itemCosts: {pareto: ..}`.
+// ParetoCosts draws the item costs of a scenario's `itemsFrom: {pareto: ..}`
+// (and of its older spelling, `itemCosts: {pareto: ..}`).
 //
 // Thread-safety: immutable after construction; ParetoCosts is a pure function.
 #pragma once

@@ -96,10 +96,17 @@ size_t ValueBytes(std::string_view value) { return JsonStringBytes(value) + 1; }
 size_t CostBytes(double cost) { return DumpJson(nlohmann::json(cost)).size() + 1; }
 
 Status TooLong(std::string_view where) {
-  return Status::Invalid(fmt::format(
-      "{}: the list takes more than {} KiB as sent to every worker (its values and costs as "
-      "JSON)",
-      where, kMaxItemListBytes >> 10));
+  return Status::InvalidAt(
+      std::string(where),
+      fmt::format("the list takes more than {} KiB as sent to every worker (its values and costs "
+                  "as JSON)",
+                  kMaxItemListBytes >> 10));
+}
+
+// `status` with its text and without a path: what a line of a text list is
+// refused with (a line is not a field).
+Status AtLine(const Status& status) {
+  return status.ok() ? status : Status(status.code(), status.message());
 }
 
 }  // namespace
@@ -115,21 +122,22 @@ std::optional<LineFormat> ParseLineFormat(std::string_view name) {
 }
 
 Status CheckItemValue(std::string_view value, std::string_view where) {
-  if (value.empty()) return Status::Invalid(fmt::format("{}: an item's value is empty", where));
+  const std::string at(where);
+  if (value.empty()) return Status::InvalidAt(at, "an item's value is empty");
   if (value.size() > kMaxItemValueBytes) {
-    return Status::Invalid(fmt::format("{}: an item's value is {} bytes, more than {}: \"{}\"",
-                                       where, value.size(), kMaxItemValueBytes,
-                                       json_read::Cut(value)));
+    return Status::InvalidAt(
+        at, fmt::format("an item's value is {} bytes, more than {}: \"{}\"", value.size(),
+                        kMaxItemValueBytes, json_read::Cut(value)));
   }
   if (FindInvalidUtf8(value) != std::string_view::npos) {
-    return Status::Invalid(fmt::format("{}: an item's value is not UTF-8 text", where));
+    return Status::InvalidAt(at, "an item's value is not UTF-8 text");
   }
   size_t length = 0;
   for (size_t i = 0; i < value.size(); i += length) {
     const char32_t point = CodePointAt(value, i, &length);
     if (const char* what = RefusedInValue(point)) {
-      return Status::Invalid(fmt::format("{}: an item's value holds {} U+{:04X} at byte {}", where,
-                                         what, static_cast<uint32_t>(point), i));
+      return Status::InvalidAt(at, fmt::format("an item's value holds {} U+{:04X} at byte {}", what,
+                                               static_cast<uint32_t>(point), i));
     }
   }
   return Status::Ok();
@@ -137,8 +145,9 @@ Status CheckItemValue(std::string_view value, std::string_view where) {
 
 Status CheckItemCost(double cost, std::string_view where) {
   if (!std::isfinite(cost) || cost <= 0 || cost > kMaxItemCost) {
-    return Status::Invalid(
-        fmt::format("{}: expected a cost > 0 and <= {:g}, got {}", where, kMaxItemCost, cost));
+    return Status::InvalidAt(
+        std::string(where),
+        fmt::format("expected a cost > 0 and <= {:g}, got {}", kMaxItemCost, cost));
   }
   return Status::Ok();
 }
@@ -172,16 +181,16 @@ StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format,
     std::string_view value = line;
     if (format == LineFormat::kCostValue) {
       double cost = 0;
-      BALLAST_RETURN_IF_ERROR(SplitCostValue(line, at, &cost, &value));
+      BALLAST_RETURN_IF_ERROR(AtLine(SplitCostValue(line, at, &cost, &value)));
       list.costs.push_back(cost);
       bytes += CostBytes(cost);
     }
-    BALLAST_RETURN_IF_ERROR(CheckItemValue(value, at));
+    BALLAST_RETURN_IF_ERROR(AtLine(CheckItemValue(value, at)));
     if (list.values.size() == kMaxListedItems) {
       return Status::Invalid(fmt::format("{}: more than {} items", at, kMaxListedItems));
     }
     bytes += ValueBytes(value);
-    if (bytes > kMaxItemListBytes) return TooLong(at);
+    if (bytes > kMaxItemListBytes) return AtLine(TooLong(at));
     list.values.emplace_back(value);
   }
   if (list.values.empty()) return Status::Invalid(fmt::format("{}: no items", where));

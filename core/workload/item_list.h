@@ -58,23 +58,25 @@ struct ItemList {
 // Ok when `value` may be an item's value: 1..kMaxItemValueBytes bytes of
 // UTF-8 without the characters above. Otherwise Invalid "<where>: ..." saying
 // what is wrong with it (the value cut, common/json_read.h Cut; a refused
-// character as U+XXXX with its byte offset in the value).
+// character as U+XXXX with its byte offset in the value), about the field at
+// `where` (Status::InvalidAt: its path() is `where`).
 Status CheckItemValue(std::string_view value, std::string_view where);
-// Ok when `cost` is finite, > 0 and <= kMaxItemCost.
+// Ok when `cost` is finite, > 0 and <= kMaxItemCost; Invalid about the field
+// at `where` otherwise.
 Status CheckItemCost(double cost, std::string_view where);
 
 // The items of a text list, one per non-blank line. Invalid
 // "<where>:<line>: ..." for a bad value or cost, more than kMaxListedItems
 // items, or more than kMaxItemListBytes; Invalid "<where>: no items" for a
-// list with none.
+// list with none. A line is not a field: these errors carry no path.
 StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format, std::string_view where);
 
 // The bytes the list takes against kMaxItemListBytes: each value as a JSON
 // string (its bytes and two quotes; `"` and `\` escaped) and each cost as a
 // JSON number (DumpJson: 2048000 is "2048000.0"), each with a comma.
 size_t ItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs);
-// Ok, or Invalid "<where>: the list takes more than 768 KiB ..." when
-// ItemListBytes is over kMaxItemListBytes.
+// Ok, or Invalid "<where>: the list takes more than 768 KiB ..." (about the
+// field at `where`) when ItemListBytes is over kMaxItemListBytes.
 Status CheckItemListBytes(const std::vector<std::string>& values, const std::vector<double>& costs,
                           std::string_view where);
 

@@ -102,19 +102,22 @@ bool WorkloadSpec::operator==(const WorkloadSpec& other) const {
 }
 
 Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path) {
+  const std::string at_list(path);
   if (spec->kind != WorkloadKind::kExec) {
-    return Status::Invalid(fmt::format(
-        "{}: a list of items is for exec workloads; {} numbers its own items (give a count)", path,
-        WorkloadKindName(spec->kind)));
+    return Status::InvalidAt(
+        at_list,
+        fmt::format(
+            "a list of items is for exec workloads; {} numbers its own items (give a count)",
+            WorkloadKindName(spec->kind)));
   }
-  if (list.values.empty()) return Status::Invalid(fmt::format("{}: no items", path));
+  if (list.values.empty()) return Status::InvalidAt(at_list, "no items");
   if (!list.costs.empty() && list.costs.size() != list.values.size()) {
-    return Status::Invalid(
-        fmt::format("{}: {} costs for {} items", path, list.costs.size(), list.values.size()));
+    return Status::InvalidAt(
+        at_list, fmt::format("{} costs for {} items", list.costs.size(), list.values.size()));
   }
   if (list.values.size() > kMaxListedItems) {
-    return Status::Invalid(
-        fmt::format("{}: {} items, more than {}", path, list.values.size(), kMaxListedItems));
+    return Status::InvalidAt(
+        at_list, fmt::format("{} items, more than {}", list.values.size(), kMaxListedItems));
   }
   BALLAST_RETURN_IF_ERROR(CheckItemListBytes(list.values, list.costs, path));
   for (size_t i = 0; i < list.values.size(); ++i) {

@@ -114,9 +114,10 @@ StatusOr<ItemList> InlineItemsFromJson(const nlohmann::json& list, std::string_v
 // Gives `spec` (an exec workload) the items of `list`, dealt in list.order
 // when costs are given (balance/item_order.h: largest first by default, so
 // item i is then the i-th largest), as listed otherwise. Sets items to the
-// list's size. Invalid "<path>: ..." for another workload kind (primes
-// and matmul number their own items), a list past item_list.h's bounds or a
-// bad value or cost, or a spec the items do not fit.
+// list's size. Invalid "<path>: ..." (its path as data; "<path>[i]: ..." for
+// an item) for another workload kind (primes and matmul number their own
+// items), a list past item_list.h's bounds or a bad value or cost; Invalid
+// "items: ..." for a spec the items do not fit.
 Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path);
 
 // The default number of items: trial limit/2 (one per odd candidate), sieve

@@ -369,8 +369,9 @@ StatusOr<WorkloadSpec> WorkloadFromJson(const json& node) {
     BALLAST_ASSIGN_OR_RETURN(ItemList list, ReadSentList(node, path));
     list.order = balance::ItemOrder::kListed;  // dealt by the coordinator already
     if (list.values.size() != spec.items) {
-      return Status::Invalid(fmt::format("{}: {} values for {} items", jr::Field(path, "values"),
-                                         list.values.size(), spec.items));
+      return Status::InvalidAt(
+          jr::Field(path, "values"),
+          fmt::format("{} values for {} items", list.values.size(), spec.items));
     }
     BALLAST_RETURN_IF_ERROR(AttachItems(&spec, std::move(list), jr::Field(path, "values")));
   }

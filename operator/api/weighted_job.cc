@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "core/balance/policy_options.h"
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 
@@ -103,17 +102,13 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
     parsed.error = {Reason::kInvalidSpec, ttls};
     return parsed;
   }
-  // An error in spec.policy carries its own reason: the policy is read on its
-  // own first, as JobSpecFromJson reads it.
-  if (const json* policy = jr::Find(spec, "policy")) {
-    if (auto read = balance::PolicyFromJson(*policy, "spec.policy"); !read.ok()) {
-      parsed.error = {Reason::kInvalidPolicy, read.status()};
-      return parsed;
-    }
-  }
   auto job = job::JobSpecFromJson(spec, name);
   if (!job.ok()) {
-    parsed.error = {Reason::kInvalidSpec, job.status()};
+    // An error in spec.policy carries its own reason, told by the field the
+    // error is about (its path), not by its text.
+    const Status& error = job.status();
+    parsed.error = {error.IsAbout("spec.policy") ? Reason::kInvalidPolicy : Reason::kInvalidSpec,
+                    error};
     return parsed;
   }
   WeightedJobSpec out;

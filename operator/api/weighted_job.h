@@ -135,8 +135,10 @@ std::optional<Reason> ReasonNamed(std::string_view name);
 
 // Why a spec was refused: the reason of the Failed condition and the message.
 struct SpecError {
-  Reason reason = Reason::kInvalidSpec;  // kInvalidPolicy when spec.policy is wrong
-  Status status;                         // Invalid "<path>: expected ..., got ..."
+  // kInvalidPolicy when the error is about spec.policy (status.IsAbout).
+  Reason reason = Reason::kInvalidSpec;
+  // Invalid "<path>: expected ..., got ...", the path as data (path()).
+  Status status;
 };
 
 // The spec `spec` of the WeightedJob `name`, or the error that fails the job.

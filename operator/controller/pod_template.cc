@@ -26,9 +26,9 @@ constexpr std::array<std::string_view, 8> kOwnedEnv = {
     "BALLAST_COORDINATOR", "BALLAST_JOB",   "BALLAST_WORKER_NAME",    "BALLAST_JOB_NAME",
     "BALLAST_NAMESPACE",   "BALLAST_TOKEN", "BALLAST_METRICS_LISTEN", "NODE_NAME"};
 
-// Invalid "<path>: <why>".
+// Invalid "<path>: <why>", about the field at `path`.
 Status Owned(std::string_view path, std::string_view why) {
-  return Status::Invalid(fmt::format("{}: {}", path, why));
+  return Status::InvalidAt(std::string(path), why);
 }
 
 bool Contains(std::string_view name, std::initializer_list<std::string_view> names) {
@@ -218,6 +218,7 @@ Status WriteShortForm(json& target, std::string_view key, const std::string& pat
   if (!short_value) return Status::Ok();
   const json* given = jr::Find(target, key);
   if (given && *given != *short_value) {
+    // About two fields at once: the message names both, and no one path.
     return Status::Invalid(
         fmt::format("{} and {} say different things ({} and {}): give one of them", short_path,
                     jr::Field(path, key), jr::Shown(*short_value), jr::Shown(*given)));

@@ -224,9 +224,10 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
   job::JobSpec& job = state.spec.spec->job;
   if (job.item_source.config_map.empty()) {
     state.spec.error = {Reason::kInvalidSpec,
-                        Status::Invalid("spec.itemsFrom.file: a file is read by `ballast run`; on "
-                                        "Kubernetes give spec.itemsFrom.configMap (kubectl create "
-                                        "configmap NAME --from-file=FILE)")};
+                        Status::InvalidAt("spec.itemsFrom.file",
+                                          "a file is read by `ballast run`; on Kubernetes give "
+                                          "spec.itemsFrom.configMap (kubectl create configmap "
+                                          "NAME --from-file=FILE)")};
     state.spec.spec.reset();
     return Status::Ok();
   }
@@ -235,7 +236,7 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
       fmt::format("ConfigMap {}/{} key {}", ns, job.item_source.config_map, job.item_source.key);
   auto invalid = [&](const std::string& message) {
     state.spec.error = {Reason::kInvalidSpec,
-                        Status::Invalid(fmt::format("spec.itemsFrom.configMap: {}", message))};
+                        Status::InvalidAt("spec.itemsFrom.configMap", message)};
     state.spec.spec.reset();
     return Status::Ok();
   };

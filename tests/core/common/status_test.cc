@@ -35,5 +35,19 @@ TEST(StatusTest, AMessageWithoutAPathIsAllDetail) {
   EXPECT_EQ(status.WithPrefix("f: ").message(), "f: spec.items: written by hand");
 }
 
+TEST(StatusTest, IsAboutAFieldAndTheFieldsInsideIt) {
+  const Status policy = Status::InvalidAt("spec.policy", "expected a policy");
+  EXPECT_TRUE(policy.IsAbout("spec.policy"));
+  EXPECT_TRUE(policy.IsAbout("spec"));
+  EXPECT_TRUE(Status::InvalidAt("spec.policy.chunk", "x").IsAbout("spec.policy"));
+  EXPECT_TRUE(Status::InvalidAt("spec.policy[0]", "x").IsAbout("spec.policy"));
+  EXPECT_FALSE(Status::InvalidAt("spec.policyTimeout", "x").IsAbout("spec.policy"));
+  EXPECT_FALSE(Status::InvalidAt("spec", "x").IsAbout("spec.policy"));
+  EXPECT_FALSE(policy.IsAbout(""));
+  // A message that starts with the path is not a path.
+  EXPECT_FALSE(Status::Invalid("spec.policy: written by hand").IsAbout("spec.policy"));
+  EXPECT_TRUE(policy.WithPrefix("job.yaml:3:8: ").IsAbout("spec.policy"));
+}
+
 }  // namespace
 }  // namespace ballast

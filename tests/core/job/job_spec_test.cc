@@ -388,6 +388,11 @@ TEST(JobSpecItemsFromTest, AListByReferenceWaitsForResolveItems) {
   Status bad = ResolveItems(&*job, "10 a\n12k b\n", "photos.txt");
   EXPECT_NE(bad.message().find("photos.txt:2: expected a cost"), std::string::npos)
       << bad.message();
+  EXPECT_EQ(bad.path(), "") << "a line of a file is not a field";
+  // Nor is the file: a list of no items names it, with no path.
+  Status empty = ResolveItems(&*job, "\n", "photos.txt");
+  EXPECT_EQ(empty.message(), "photos.txt: no items");
+  EXPECT_EQ(empty.path(), "");
   ASSERT_TRUE(ResolveItems(&*job, "10 a\n\n20\tb c\n", "photos.txt").ok());
   EXPECT_FALSE(job->item_source.pending());
   EXPECT_EQ(job->workload.items, 2u);

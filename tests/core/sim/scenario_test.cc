@@ -633,6 +633,16 @@ TEST(ScenarioTest, TheOlderItemCostsSpellingReadsAsItemsFrom) {
   ASSERT_TRUE(listed_newer.ok()) << listed_newer.status().ToString();
   EXPECT_EQ(*listed_older->workload.item_costs, *listed_newer->workload.item_costs);
   EXPECT_EQ(listed_older->workload.items, listed_newer->workload.items);
+  // The older spelling is read with a warning that names its line and the
+  // newer spelling; the newer one warns of nothing.
+  ASSERT_EQ(older->warnings.size(), 1u);
+  EXPECT_EQ(older->warnings[0].rfind("old.yaml:4:14: workload.itemCosts: the older spelling of "
+                                     "workload.itemsFrom",
+                                     0),
+            0u)
+      << older->warnings[0];
+  EXPECT_TRUE(newer->warnings.empty());
+  EXPECT_TRUE(listed_newer->warnings.empty());
 }
 
 TEST(ScenarioTest, BadItemsFromNameFileLineAndExpectation) {

@@ -1,6 +1,6 @@
 // Tests of TrueCost and ParetoCosts (core/sim/true_cost.h): the simulator's
 // true item costs from a shape or from one cost per item, and the seeded
-// Pareto costs a scenario's `itemCosts` draws.
+// Pareto costs a scenario's `itemsFrom.pareto` draws.
 #include "core/sim/true_cost.h"
 
 #include <gtest/gtest.h>

@@ -181,7 +181,48 @@ TEST(WeightedJobSpecTest, RefusalsNameTheFieldPathAndWhatWasThere) {
     EXPECT_EQ(parsed.error.status.message().substr(0, std::string(refusal.message).size()),
               refusal.message)
         << parsed.error.status.message();
+    // The path is data: the message is formed from it.
+    const Status& error = parsed.error.status;
+    EXPECT_FALSE(error.path().empty()) << error.message();
+    EXPECT_EQ(error.message(), error.path() + ": " + std::string(error.detail()));
   }
+}
+
+// The reason is read from the path of the field the error is about, not from
+// its text: an unknown key whose name starts with "policy" is not the policy.
+TEST(WeightedJobSpecTest, TheReasonFollowsTheErrorsPathNotItsText) {
+  json spec = PrimesSpec();
+  spec["policyTimeout"] = 30;
+  ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
+  ASSERT_FALSE(parsed.spec);
+  EXPECT_EQ(parsed.error.status.path(), "spec.policyTimeout");
+  EXPECT_EQ(parsed.error.status.message().rfind("spec.policy", 0), 0u);
+  EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
+  // A spec wrong in its policy and in its workload is refused for its policy.
+  spec = PrimesSpec();
+  spec["workload"]["primes"]["limit"] = "abc";
+  spec["policy"] = {{"name", "guided"}, {"chunk", -1}};
+  parsed = ParseWeightedJobSpec(spec, "p");
+  ASSERT_FALSE(parsed.spec);
+  EXPECT_EQ(parsed.error.status.path(), "spec.policy.chunk");
+  EXPECT_EQ(parsed.error.reason, Reason::kInvalidPolicy);
+}
+
+// A refusal of the template, and of a listed item, carries its path.
+TEST(WeightedJobSpecTest, TemplateAndItemRefusalsCarryTheirPath) {
+  json spec = PrimesSpec();
+  spec["template"] = {{"spec", {{"nodeName", "pi-1"}}}};
+  ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
+  ASSERT_FALSE(parsed.spec);
+  EXPECT_EQ(parsed.error.status.path(), "spec.template.spec.nodeName");
+  json exec = {{"workload", {{"exec", {{"command", {"true"}}}}}},
+               {"itemsFrom", {{"list", {"a", std::string("b\x01")}}}}};
+  parsed = ParseWeightedJobSpec(exec, "p");
+  ASSERT_FALSE(parsed.spec);
+  EXPECT_EQ(parsed.error.status.path(), "spec.itemsFrom.list[1]");
+  EXPECT_EQ(parsed.error.reason, Reason::kInvalidSpec);
+  EXPECT_EQ(parsed.error.status.message(),
+            parsed.error.status.path() + ": " + std::string(parsed.error.status.detail()));
 }
 
 TEST(WeightedJobSpecTest, PolicyOptionsOfAnyJsonTypeReachThePolicyTyped) {
