@@ -14,6 +14,7 @@
 #include "bench/operator_bench/phases.h"
 #include "core/common/stats.h"
 #include "core/common/utf8.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::operator_bench {
 namespace {
@@ -60,10 +61,13 @@ class EfficiencyPhase {
       std::cerr << name << ": not finished within 300 s\n";
     } else {
       const json status = context_.Job(name)->value("status", json::object());
-      if (status.value("phase", "") == "Succeeded") {
-        runs_[policy].push_back(status);
+      // By the one reader of a WeightedJob's status.
+      StatusOr<controller::WeightedJobStatus> read = controller::StatusFromJson(status);
+      if (read.ok() && read->Is(controller::JobPhase::kSucceeded)) {
+        runs_[policy].push_back(std::move(*read));
       } else {
-        std::cerr << name << ": " << status.value("phase", "") << " " << DumpJson(status) << "\n";
+        std::cerr << name << ": " << (read.ok() ? "not Succeeded" : read.status().message()) << " "
+                  << DumpJson(status) << "\n";
       }
     }
     context_.DeleteJobs({name});
@@ -92,13 +96,13 @@ class EfficiencyPhase {
     for (const auto& policy : policies_) {
       std::vector<double> eff, makespan, ideal, estimated;
       std::string each;
-      for (const auto& status : runs_[policy]) {
-        eff.push_back(status.value("efficiency", NAN));
-        makespan.push_back(status.value("makespanSeconds", NAN));
-        ideal.push_back(status.value("idealSeconds", NAN));
-        estimated.push_back(status.value("estimatedEfficiency", NAN));
-        references.insert(status.value("efficiencyReference", "?") + ", " +
-                          status.value("limitBound", "?") + "-bound");
+      for (const controller::WeightedJobStatus& status : runs_[policy]) {
+        eff.push_back(status.efficiency.value_or(NAN));
+        makespan.push_back(status.makespan_seconds.value_or(NAN));
+        ideal.push_back(status.ideal_seconds.value_or(NAN));
+        estimated.push_back(status.estimated_efficiency.value_or(NAN));
+        references.insert(status.efficiency_reference.value_or("?") + ", " +
+                          status.limit_bound.value_or("?") + "-bound");
         each += fmt::format("{}{:.3f}", each.empty() ? "" : " ", eff.back());
       }
       results->efficiency.emplace_back(policy, Median(eff));
@@ -121,12 +125,12 @@ class EfficiencyPhase {
     for (const auto& policy : policies_) {
       if (runs_[policy].empty()) continue;
       std::string line;
-      for (const json& row : runs_[policy].front().value("nodes", json::array())) {
-        const json prior = row.value("prior", json::object());
-        line +=
-            fmt::format("  {} {} {} ({}) {}", row.value("name", ""), prior.value("source", "-"),
-                        Fixed(prior.value("value", NAN), 3), Fixed(prior.value("samples", NAN), 0),
-                        Fixed(row.value("priorError", NAN), 3));
+      const auto& rows = runs_[policy].front().nodes;
+      for (const controller::NodeRow& row : rows.value_or(std::vector<controller::NodeRow>{})) {
+        const controller::NodePriorRow prior =
+            row.prior.value_or(controller::NodePriorRow{"-", NAN, NAN, 0});
+        line += fmt::format("  {} {} {} ({}) {}", row.name, prior.source, Fixed(prior.value, 3),
+                            Fixed(prior.samples, 0), Fixed(row.prior_error.value_or(NAN), 3));
       }
       std::cout << fmt::format("  {:<10}{}\n", policy, line);
     }
@@ -134,8 +138,9 @@ class EfficiencyPhase {
 
   Context& context_;
   const Flags& flags_;
-  std::vector<std::string> policies_;              // in --policies' order
-  std::map<std::string, std::vector<json>> runs_;  // policy -> the statuses of its runs
+  std::vector<std::string> policies_;  // in --policies' order
+  // policy -> the statuses of its runs
+  std::map<std::string, std::vector<controller::WeightedJobStatus>> runs_;
 };
 
 }  // namespace

@@ -14,6 +14,8 @@
 
 #include "bench/operator_bench/phases.h"
 #include "core/common/utf8.h"
+#include "core/workload/result.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::operator_bench {
 namespace {
@@ -131,16 +133,26 @@ class WidePhase {
     }
   }
 
-  void PrintOutcome(const json& status, bool finished, double create_ms) const {
-    const json count = status.value("/result/primes/count"_json_pointer, json());
+  void PrintOutcome(const json& status_json, bool finished, double create_ms) const {
+    // By the one reader of a WeightedJob's status, and of a primes result.
+    const StatusOr<controller::WeightedJobStatus> read = controller::StatusFromJson(status_json);
+    const controller::WeightedJobStatus status =
+        read.ok() ? *read : controller::WeightedJobStatus{};
+    std::optional<uint64_t> count;
+    if (status.result) {
+      const auto result =
+          workload::Result::FromJson(workload::WorkloadKind::kPrimes, *status.result);
+      if (result.ok()) count = result->primes().count;
+    }
     const uint64_t expected = PrimesBelow(flags_.wide_limit);
     std::cout << fmt::format(
         "  {} ({}), {} of {} items; result {} primes ({}: {} below {}); Create took {:.0f} ms\n",
-        status.value("phase", "no phase"), finished ? "finished" : "gave up after 20 min",
-        status.value("completedItems", 0), status.value("items", 0),
-        count.is_number() ? count.dump() : "none",
-        count.is_number() && count.get<uint64_t>() == expected ? "exact" : "WRONG", expected,
-        flags_.wide_limit, create_ms);
+        !read.ok()     ? read.status().message()
+        : status.phase ? controller::JobPhaseName(*status.phase)
+                       : "no phase",
+        finished ? "finished" : "gave up after 20 min", status.completed_items.value_or(0),
+        status.items.value_or(0), count ? std::to_string(*count) : "none",
+        count == expected ? "exact" : "WRONG", expected, flags_.wide_limit, create_ms);
   }
 
   // Seconds from the apply to every pod seen, to each share of the workers
