@@ -172,6 +172,20 @@ std::vector<NodeMeasurementNoise> NoiseFor(const std::vector<std::vector<SpeedSa
   return noise;
 }
 
+// What each board measured of its `samples`, with `noise`'s variance and
+// factor.
+std::vector<JobMeasurement> Measured(const std::vector<std::vector<SpeedSample>>& samples,
+                                     const std::vector<NodeMeasurementNoise>& noise) {
+  std::vector<JobMeasurement> measured;
+  for (size_t b = 0; b < kBoards.size(); ++b) {
+    double cost = 0, busy = 0;
+    for (const SpeedSample& s : samples[b]) cost += s.cost, busy += s.busy_seconds;
+    measured.push_back(
+        {kBoards[b].name, cost / busy, busy, 0, noise[b].log_variance, noise[b].speed_factor});
+  }
+  return measured;
+}
+
 // One job of 60 Pareto-sized items (shape 1.2, the largest at most a tenth
 // of all), 100 declared units in all, costing as `shape` says, dealt largest
 // first to whichever board is free first (the fast boards draw the largest).
@@ -204,15 +218,7 @@ std::vector<JobMeasurement> RunJob(std::mt19937_64& rng, const JobShape& shape, 
     free_at[b] += seconds;
     samples[b].push_back({declared, seconds});
   }
-  const std::vector<NodeMeasurementNoise> noise = NoiseFor(samples, judged);
-  std::vector<JobMeasurement> measured;
-  for (size_t b = 0; b < kBoards.size(); ++b) {
-    double cost = 0, busy = 0;
-    for (const SpeedSample& s : samples[b]) cost += s.cost, busy += s.busy_seconds;
-    measured.push_back(
-        {kBoards[b].name, cost / busy, busy, 0, noise[b].log_variance, noise[b].speed_factor});
-  }
-  return measured;
+  return Measured(samples, NoiseFor(samples, judged));
 }
 
 // Of `jobs` jobs judged against a steady history, the Slow verdicts on
@@ -317,14 +323,7 @@ std::vector<NodeDeviation> LargestOnOneBoard(bool healthy_large) {
     pi4b1 = small(0.5 * 0.5, 30);
   }
   const std::vector<std::vector<SpeedSample>> samples = {small(0.2, 59), small(0.5, 57), pi4b1};
-  const std::vector<NodeMeasurementNoise> noise = MeasurementNoise(samples);
-  std::vector<JobMeasurement> measured;
-  for (size_t b = 0; b < kBoards.size(); ++b) {
-    double cost = 0, busy = 0;
-    for (const SpeedSample& s : samples[b]) cost += s.cost, busy += s.busy_seconds;
-    measured.push_back(
-        {kBoards[b].name, cost / busy, busy, 0, noise[b].log_variance, noise[b].speed_factor});
-  }
+  const std::vector<JobMeasurement> measured = Measured(samples, MeasurementNoise(samples));
   std::vector<fuzzy::NodeHistory> history;
   for (const Board& b : kBoards) history.push_back({b.name, b.speed, 10, 3600, 0});
   return JudgeDeviations(history, measured, {});
