@@ -95,6 +95,18 @@ class KueueTest : public OperatorTest {
     return job;
   }
 
+  // Primes below this in the tail tests: long enough that the Pi 4Bs finish
+  // their `equal` shares well before the Pi 3B.
+  static constexpr uint64_t kTailLimit = 500000;
+
+  // The tail tests' job "tail": queues of 300m, the job under `equal`.
+  void CreateTailJob() {
+    ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+    json job = QueuedJob("tail", kTailLimit);
+    job["spec"]["policy"] = "equal";
+    CreateJob(job);
+  }
+
   // The Workload of job `name` (labelled with it), when there is one.
   std::optional<json> WorkloadOf(const std::string& name) {
     kube::ListOptions options;
@@ -286,11 +298,7 @@ TEST_F(KueueTest, AFlavorRestrictsTheNodesAndThePodsLeftOutAreReclaimable) {
 // of them to ask is released (two others stay), exits 0 and its pod
 // Succeeds: reclaimable while the job still runs; the second stays to the end.
 TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobRuns) {
-  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kTailLimit = 500000;
-  json job = QueuedJob("tail", kTailLimit);
-  job["spec"]["policy"] = "equal";
-  CreateJob(job);
+  ASSERT_NO_FATAL_FAILURE(CreateTailJob());
   json workload;
   std::string phase_then;
   const bool reclaimed = Poll(
@@ -346,11 +354,7 @@ TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobR
 // workers that stay: no pod is made again (every pod is one from before the
 // kill), none counts as failed, reclaimablePods stays, the result is exact.
 TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItReclaimable) {
-  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kTailLimit = 500000;
-  json job = QueuedJob("tail", kTailLimit);
-  job["spec"]["policy"] = "equal";
-  CreateJob(job);
+  ASSERT_NO_FATAL_FAILURE(CreateTailJob());
   const auto released_of = [](const json& job) {
     return StatusOf(job).value("/checkpoint/claims/releasedNodes"_json_pointer, json::array());
   };
