@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/common/json_read.h"
@@ -44,6 +45,24 @@ std::string ProgressLine(const controller::WeightedJobStatus& status) {
   return line;
 }
 
+// ", on 3 nodes (pi-a, pi-b, pi-c)" from a finished job's node rows, the
+// first kListedNodes by name; "" when it has none.
+std::string NodesThatRanIt(const controller::WeightedJobStatus& status) {
+  constexpr size_t kListedNodes = 6;
+  if (!status.nodes || status.nodes->empty()) return "";
+  std::vector<std::string> names;
+  for (const controller::NodeRow& row : *status.nodes) names.push_back(row.name);
+  std::sort(names.begin(), names.end());
+  const size_t count = names.size();
+  std::string more;
+  if (count > kListedNodes) {
+    more = fmt::format(" and {} more", count - kListedNodes);
+    names.resize(kListedNodes);
+  }
+  return fmt::format(", on {} node{} ({}{})", count, count == 1 ? "" : "s",
+                     fmt::join(names, ", "), more);
+}
+
 // The verdict on a Succeeded job's status.result.
 Assessment CompareResult(const controller::WeightedJobStatus& status,
                          const workload::Result& expected) {
@@ -68,7 +87,8 @@ Assessment CompareResult(const controller::WeightedJobStatus& status,
     return {Verdict::kFailed, fmt::format("the job's result differs from the sieve's here: {}",
                                           fmt::join(differences, "; "))};
   }
-  return {Verdict::kPassed, fmt::format("{}, as the sieve here counts them", result->Summary())};
+  return {Verdict::kPassed, fmt::format("{}, as the sieve here counts them{}", result->Summary(),
+                                        NodesThatRanIt(status))};
 }
 
 }  // namespace

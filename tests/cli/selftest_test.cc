@@ -3,6 +3,7 @@
 // kernel, and the verdict on a job says exactly what differed.
 #include "cli/selftest.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "operator/api/weighted_job.h"
@@ -83,6 +84,26 @@ TEST(SelftestTest, SucceededWithTheExactResultPasses) {
   EXPECT_EQ(verdict.verdict, Verdict::kPassed);
   EXPECT_EQ(verdict.message,
             "2262 primes, checksum 0x0000000001430bf7, as the sieve here counts them");
+}
+
+// The nodes that ran it come from the finished job's rows, by name, the
+// first six listed: what a short job's progress lines may never show.
+TEST(SelftestTest, PassingLineNamesTheNodesThatRanIt) {
+  const auto expected = ExpectedPrimes(20000);
+  json status = {{"phase", "Succeeded"},
+                 {"result", expected.ToJson()},
+                 {"nodes", json::array({{{"name", "pi-b"}}, {{"name", "pi-a"}}})}};
+  EXPECT_EQ(Assess(JobWithStatus(status), expected).message,
+            "2262 primes, checksum 0x0000000001430bf7, as the sieve here counts them, "
+            "on 2 nodes (pi-a, pi-b)");
+  status["nodes"] = json::array({{{"name", "pi-a"}}});
+  EXPECT_NE(Assess(JobWithStatus(status), expected).message.find(", on 1 node (pi-a)"),
+            std::string::npos);
+  status["nodes"] = json::array();
+  for (int n = 8; n >= 1; --n) status["nodes"].push_back({{"name", fmt::format("n{}", n)}});
+  EXPECT_NE(Assess(JobWithStatus(status), expected)
+                .message.find(", on 8 nodes (n1, n2, n3, n4, n5, n6 and 2 more)"),
+            std::string::npos);
 }
 
 TEST(SelftestTest, AnotherCountOrChecksumFailsSayingWhatDiffered) {
