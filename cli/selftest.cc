@@ -59,8 +59,8 @@ std::string NodesThatRanIt(const controller::WeightedJobStatus& status) {
     more = fmt::format(" and {} more", count - kListedNodes);
     names.resize(kListedNodes);
   }
-  return fmt::format(", on {} node{} ({}{})", count, count == 1 ? "" : "s",
-                     fmt::join(names, ", "), more);
+  return fmt::format(", on {} node{} ({}{})", count, count == 1 ? "" : "s", fmt::join(names, ", "),
+                     more);
 }
 
 // The verdict on a Succeeded job's status.result.

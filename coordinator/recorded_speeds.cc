@@ -36,7 +36,7 @@ std::vector<health::JobMeasurement> JobMeasurements(const JobView& view) {
     const WorkerView& worker = view.workers[i];
     const double shared = view.sharing_sampled_s > 0 ? worker.shared_s / view.sharing_sampled_s : 0;
     measured.push_back({worker.name, MeasuredSpeed(worker), worker.MergedBusySeconds(), shared,
-                        noise[i].log_variance, noise[i].speed_factor});
+                        noise[i].log_variance, noise[i].speed_factor, noise[i].size_variance});
   }
   return measured;
 }

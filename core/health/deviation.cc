@@ -149,12 +149,14 @@ std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>
       d.spread = Spread(h->spread);
       d.history_samples = h->samples;
     }
-    d.measurement_variance = Spread(m.log_variance);
+    d.measurement_variance = Spread(m.log_variance) + Spread(m.size_variance);
     d.reason = Unjudgeable(m, h, o);
-    // A node measured twice: the first measurement alone sets the scale.
+    // A node measured twice: the first measurement alone sets the scale. As
+    // a reference it carries its own scatter, not the slope's doubt (that
+    // moves all nodes together and is counted for the node judged).
     if (d.reason.empty() && seen.insert(m.node).second) {
       references[m.node] = {std::log(d.measured) - std::log(h->speed), d.spread,
-                            d.measurement_variance};
+                            Spread(m.log_variance)};
     }
     out.push_back(std::move(d));
   }

@@ -98,6 +98,9 @@ struct JobMeasurement {
   // not grow as their declared costs (health::MeasurementNoise; 1: they do).
   // The node is judged at speed * size_factor.
   double size_factor = 1;
+  // The variance that factor's slope adds when the node is judged against
+  // the others (health::NodeMeasurementNoise::size_variance; 0: none).
+  double size_variance = 0;
 };
 
 // Reasons for kNone.

@@ -34,19 +34,38 @@ const double kMinPairSpan = std::log(2.0) - 1e-9;
 
 namespace {
 
-// The slope and the sizes it was measured over: [low, high] of log c over
-// the samples of the nodes that voted (empty, low > high, without a slope).
+// The slope, each node's vote (NaN: none) and the sizes it was measured
+// over: [low, high] of log c over the samples of the nodes that voted
+// (empty, low > high, without a slope).
 struct SlopeFit {
   double slope = 0;
+  std::vector<double> votes;
   double low = 1;
   double high = 0;
 };
 
+// How surely the slope is known when it brings `node` to the others: the
+// robust spread of the other nodes' votes (1.4826 times their median
+// distance from their median). Its own vote aside: a board throttled
+// mid-job votes oddly and would widen its own band. With fewer than two
+// other votes the slope is not known at all: kSizeSlopeDoubt.
+double SlopeDoubt(const SlopeFit& fit, size_t node) {
+  std::vector<double> others;
+  for (size_t i = 0; i < fit.votes.size(); ++i) {
+    if (i != node && !std::isnan(fit.votes[i])) others.push_back(fit.votes[i]);
+  }
+  if (others.size() < 2) return kSizeSlopeDoubt;
+  const double center = Median(others);
+  for (double& vote : others) vote = std::fabs(vote - center);
+  return 1.4826 * Median(std::move(others));
+}
+
 SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
   std::vector<double> node_slopes;
-  SlopeFit fit{0, HUGE_VAL, -HUGE_VAL};
-  for (const std::vector<SpeedSample>& samples : per_node) {
-    const std::vector<std::pair<double, double>> all = LogSamples(samples);
+  SlopeFit fit{0, std::vector<double>(per_node.size(), NAN), HUGE_VAL, -HUGE_VAL};
+  size_t node = 0;
+  for (; node < per_node.size(); ++node) {
+    const std::vector<std::pair<double, double>> all = LogSamples(per_node[node]);
     const size_t stride = all.size() / kMaxSlopeSamples + 1;
     std::vector<std::pair<double, double>> logs;
     for (size_t k = 0; k < all.size(); k += stride) logs.push_back(all[k]);
@@ -58,10 +77,11 @@ SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
       }
     }
     if (slopes.size() < kMinSlopePairs) continue;
-    node_slopes.push_back(Median(std::move(slopes)));
+    fit.votes[node] = std::clamp(Median(std::move(slopes)), -kMaxSizeSlope, kMaxSizeSlope);
+    node_slopes.push_back(fit.votes[node]);
     for (const auto& [x, y] : all) fit.low = std::min(fit.low, x), fit.high = std::max(fit.high, x);
   }
-  if (node_slopes.size() < 2) return {};
+  if (node_slopes.size() < 2) return {0, fit.votes, HUGE_VAL, -HUGE_VAL};
   // Each node one vote; of an even count's middle two, the one nearer 0 (0
   // when they differ in sign): two nodes, one throttled mid-job, give none.
   std::sort(node_slopes.begin(), node_slopes.end());
@@ -71,7 +91,7 @@ SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
     const double low = node_slopes[n / 2 - 1];
     slope = low * slope <= 0 ? 0 : (std::fabs(low) < std::fabs(slope) ? low : slope);
   }
-  fit.slope = std::clamp(slope, -kMaxSizeSlope, kMaxSizeSlope);
+  fit.slope = slope;
   return fit;
 }
 
@@ -107,29 +127,44 @@ std::vector<NodeMeasurementNoise> MeasurementNoise(
   // A speed is a ratio of sums, not of logs: an item's cost factor of log
   // spread sigma has a relative variance of exp(sigma^2) - 1 (log-normal).
   const double relative = std::expm1(std::min(sigma * sigma, 50.0));
+  struct Sums {
+    double cost = 0;      // sum c
+    double squares = 0;   // sum c^2
+    double at_slope = 0;  // sum c^(1 - slope)
+    double log_size = 0;  // sum c log c
+  };
+  std::vector<Sums> sums(per_node.size());
+  Sums job;
+  for (size_t i = 0; i < per_node.size(); ++i) {
+    for (const SpeedSample& s : per_node[i]) {
+      if (!UsableSample(s)) continue;
+      sums[i].cost += s.cost;
+      sums[i].squares += s.cost * s.cost;
+      sums[i].at_slope += std::pow(s.cost, 1 - slope);
+      sums[i].log_size += s.cost * std::log(s.cost);
+    }
+    job.cost += sums[i].cost;
+    job.log_size += sums[i].log_size;
+  }
   std::vector<NodeMeasurementNoise> out(per_node.size());
   std::vector<bool> measured(per_node.size(), false);
   double log_factors = 0;  // summed over the measured nodes
   for (size_t i = 0; i < per_node.size(); ++i) {
-    double sum = 0;
-    double squares = 0;
-    double at_slope = 0;  // sum c^(1 - slope)
-    double log_size = 0;  // sum c log c
-    for (const SpeedSample& s : per_node[i]) {
-      if (!UsableSample(s)) continue;
-      sum += s.cost;
-      squares += s.cost * s.cost;
-      at_slope += std::pow(s.cost, 1 - slope);
-      log_size += s.cost * std::log(s.cost);
-    }
-    if (sum <= 0) continue;
-    // How far the node's items lie outside the sizes the slope was measured
-    // over: there the slope may be anything it is held to.
+    const Sums& node = sums[i];
+    if (node.cost <= 0) continue;
+    // How far the node's item sizes lie from the other nodes': its speed is
+    // brought to theirs by a slope known only as surely as they agree on it.
+    // Outside the sizes the slope was measured over, it may be anything it
+    // is held to.
+    const double size = node.log_size / node.cost;
+    const double others = job.cost - node.cost;
+    const double apart = others > 0 ? std::fabs(size - (job.log_size - node.log_size) / others) : 0;
     const double outside =
-        fit.low > fit.high ? 0
-                           : std::max({0.0, log_size / sum - fit.high, fit.low - log_size / sum});
-    out[i].log_variance = relative * squares / (sum * sum) + std::pow(kSizeSlopeDoubt * outside, 2);
-    out[i].speed_factor = at_slope / sum;
+        fit.low > fit.high ? 0 : std::max({0.0, size - fit.high, fit.low - size});
+    out[i].log_variance = relative * node.squares / (node.cost * node.cost);
+    out[i].size_variance =
+        std::pow(SlopeDoubt(fit, i) * apart, 2) + std::pow(kSizeSlopeDoubt * outside, 2);
+    out[i].speed_factor = node.at_slope / node.cost;
     log_factors += std::log(out[i].speed_factor);
     measured[i] = true;
   }

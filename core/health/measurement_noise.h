@@ -56,19 +56,35 @@
 // factors' geometric mean over the nodes with samples is 1 (the job's scale
 // kept). The residuals r_k above are then taken around y - gamma x.
 //
-// A node whose items lie outside the sizes the slope was measured over (the
-// voting nodes' samples, [x_lo, x_hi]) cannot be told from dear items of a
-// size no other node ran: a board dealt only the few largest archives. Its
-// variance gains the slope's doubt over that distance:
+// The slope is known only as surely as the nodes agree on it, and an error
+// in it moves a node's speed by that error times how far the node's item
+// sizes lie from the others'. recompress's archives are text, whose cost
+// per byte rises with size, and one in seven random bytes, whose cost per
+// byte falls: two boards' slopes came out -0.18 and +0.27, and a third
+// board that ran only the three largest archives read at 0.41 of an equal
+// board. So a node's speed also carries the slope's doubt over that
+// distance:
 //
-//   d_i      = max(0, xbar_i - x_hi, x_lo - xbar_i), xbar_i = sum c log c / sum c
-//   variance_i += (0.25 * d_i)^2
+//   apart_i  = |xbar_i - xbar_others|, xbar = sum c log c / sum c (node i's
+//              samples; the other nodes' pooled)
+//   doubt_i  = 1.4826 * the median distance of the other nodes' votes from
+//              their median (node i's own vote aside: a board throttled
+//              mid-job votes oddly); kSizeSlopeDoubt with fewer than two
+//              other votes (the slope may be anything it is held to)
+//   d_i      = max(0, xbar_i - x_hi, x_lo - xbar_i), [x_lo, x_hi]: log c
+//              over the voting nodes' samples
+//   size_variance_i = (doubt_i * apart_i)^2 + (kSizeSlopeDoubt * d_i)^2
 //
-// (0.25: about the standard deviation of a slope anywhere in +-0.5). With
-// costs that state items' costs gamma is about 0 and every factor 1. Tested
-// on jobs whose items cost (declared / mean)^0.3 more per declared unit and
-// scatter by exp(0.3 N): 252 false alarms in 1,500 verdicts judged as if the
-// costs were exact, 9 with the scatter alone, 2 with the slope.
+// (the second term: outside the sizes the slope was measured over it may
+// be anything it is held to). Because a slope's error moves every node
+// together, size_variance counts for the node judged and not again for the
+// nodes it is judged against (health::JobMeasurement::size_variance). With
+// costs that state items' costs, the votes agree near 0 and it is about 0.
+// Tested on jobs whose items cost (declared / mean)^0.3 more per declared
+// unit and scatter by exp(0.3 N): 252 false alarms in 1,500 verdicts judged
+// as if the costs were exact, 9 with the scatter alone, 0 with the slope;
+// on text among noise dealt as that bench round was, 490 of 500 jobs named
+// the healthy board slow judged as if exact, 1 with both terms.
 //
 // Thread-safety: pure functions over values; safe from any thread.
 #pragma once
@@ -109,6 +125,11 @@ double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double
 struct NodeMeasurementNoise {
   double speed_factor = 1;  // factor_i above (1 for a node without samples)
   double log_variance = 0;  // variance_i above (0 without samples or sigma)
+  // The variance the slope's doubt adds to this node's speed brought to the
+  // others' item sizes (size_variance_i above): an error of the slope moves
+  // every node's speed together, so it counts for the node judged, not
+  // again for the nodes it is judged against.
+  double size_variance = 0;
 };
 
 // One per entry of `per_node` in its order, with the job's gamma and sigma.

@@ -32,7 +32,7 @@ std::vector<health::NodeDeviation> Judge(const Scenario& scenario, const JobRun&
   for (size_t i = 0; i < run.result.workers.size(); ++i) {
     const WorkerResult& w = run.result.workers[i];
     measured.push_back({w.name, run.measured_speeds[i], w.busy_s, 0, noise[i].log_variance,
-                        noise[i].speed_factor});
+                        noise[i].speed_factor, noise[i].size_variance});
   }
   health::DeviationOptions options;
   options.max_age_seconds = scenario.history.prior.max_age_seconds;

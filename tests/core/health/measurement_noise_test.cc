@@ -145,6 +145,14 @@ struct JobShape {
   // ... times (declared / mean declared)^size_power (> 0: the largest items
   // cost more per declared unit, as archives of text among noise).
   double size_power = 0;
+  // One item in seven (of the job's 60 by size) costs this much of the
+  // others per declared unit (random bytes among text, for a compressor):
+  // 1 for none.
+  double mixture = 1;
+  // As the real-node bench's adaptive policy once dealt recompress: pi4b-1
+  // the three largest items, pi4b-0 the next 22, pi3b-0 the 35 smallest;
+  // else largest first to whichever board is free first.
+  bool three_largest_to_one = false;
   // pi4b-1 runs at `throttle` of its speed from the item `throttle_from` of
   // the job's 60 on (dealt largest first).
   double throttle = 1;
@@ -180,8 +188,8 @@ std::vector<JobMeasurement> Measured(const std::vector<std::vector<SpeedSample>>
   for (size_t b = 0; b < kBoards.size(); ++b) {
     double cost = 0, busy = 0;
     for (const SpeedSample& s : samples[b]) cost += s.cost, busy += s.busy_seconds;
-    measured.push_back(
-        {kBoards[b].name, cost / busy, busy, 0, noise[b].log_variance, noise[b].speed_factor});
+    measured.push_back({kBoards[b].name, cost / busy, busy, 0, noise[b].log_variance,
+                        noise[b].speed_factor, noise[b].size_variance});
   }
   return measured;
 }
@@ -207,13 +215,14 @@ std::vector<JobMeasurement> RunJob(std::mt19937_64& rng, const JobShape& shape, 
   std::vector<std::vector<SpeedSample>> samples(kBoards.size());
   for (size_t item = 0; item < sizes.size(); ++item) {
     const double declared = sizes[item];
-    const size_t b =
+    size_t b =
         static_cast<size_t>(std::min_element(free_at.begin(), free_at.end()) - free_at.begin());
+    if (shape.three_largest_to_one) b = item < 3 ? 2 : item < 25 ? 1 : 0;
     const bool throttled =
         kBoards[b].name == "pi4b-1" && static_cast<int>(item) >= shape.throttle_from;
     const double speed = kBoards[b].speed * (throttled ? shape.throttle : 1);
     const double real = declared * std::pow(declared / (100.0 / 60), shape.size_power) *
-                        std::exp(shape.scatter * Normal(rng));
+                        std::exp(shape.scatter * Normal(rng)) * (item % 7 == 3 ? shape.mixture : 1);
     const double seconds = real / speed;
     free_at[b] += seconds;
     samples[b].push_back({declared, seconds});
@@ -243,11 +252,11 @@ TEST(MeasurementNoise, DearItemsDrawnByOneHealthyBoardRaiseFewAlarms) {
   // 1,500 verdicts. Judged as if the costs were exact, a board that drew a
   // few dear items is named slow in one verdict of nine; with the job's own
   // scatter, as often as a 3-sigma band promises (0.13 %); the size slope,
-  // about 0 here but measured with noise, costs a verdict at most. Costs
+  // about 0 here but measured with noise, changes a verdict at most. Costs
   // that scatter little (exp(0.1 N)) are judged alike every way.
   for (const auto& [scatter, exact, with_scatter, full] :
        std::vector<std::tuple<double, int, int, int>>{
-           {0.6, 163, 2, 3}, {1.0, 263, 0, 1}, {0.1, 1, 1, 1}}) {
+           {0.6, 163, 2, 2}, {1.0, 263, 0, 1}, {0.1, 1, 1, 1}}) {
     SCOPED_TRACE(scatter);
     const JobShape shape{.scatter = scatter};
     EXPECT_EQ(SlowVerdicts(47, 500, shape, Judged::kExact), exact);
@@ -262,23 +271,57 @@ TEST(MeasurementNoise, CostsThatGrowFasterThanDeclaredRaiseFewAlarms) {
   // with exp(0.3 N) of scatter besides. The fast boards draw the largest
   // items and read slow job after job: 252 false alarms in 1,500 verdicts
   // judged as if costs were exact. The scatter within a node hardly sees a
-  // misstatement that is steady within it (9); the size slope does (2).
+  // misstatement that is steady within it (9); the size slope does (0).
   const JobShape shape{.scatter = 0.3, .size_power = 0.3};
   EXPECT_EQ(SlowVerdicts(49, 500, shape, Judged::kExact), 252);
   EXPECT_EQ(SlowVerdicts(49, 500, shape, Judged::kScatter), 9);
-  EXPECT_EQ(SlowVerdicts(49, 500, shape, Judged::kFull), 2);
+  EXPECT_EQ(SlowVerdicts(49, 500, shape, Judged::kFull), 0);
+}
+
+TEST(MeasurementNoise, TextAmongNoiseRaisesFewAlarms) {
+  // recompress's archives as measured one by one on one core: one in seven
+  // is random bytes at about a fifth of text's cost per declared byte, and
+  // text costs more per byte the larger it is (0.8x the mean at a fifth of
+  // a megabyte, 1.8x at ten). The nodes' slopes disagree (text's rises,
+  // noise's falls), and a board whose items lie far from the others' sizes
+  // is judged no surer than that disagreement allows; where fewer than two
+  // other boards measured a slope, as if it could be anything in +-0.5.
+  // Dealt largest first to whichever board is free: 262 false alarms in
+  // 1,500 verdicts judged as if the costs were exact, 38 with the scatter,
+  // 1 with the slope (2 when the slope's doubt counted only outside the
+  // sizes it was measured over); a board throttled to 0.34 named in 476 of
+  // 500 jobs (493 then).
+  const JobShape shape{.scatter = 0.1, .size_power = 0.2, .mixture = 0.2};
+  EXPECT_EQ(SlowVerdicts(52, 500, shape, Judged::kExact), 262);
+  EXPECT_EQ(SlowVerdicts(52, 500, shape, Judged::kScatter), 38);
+  EXPECT_EQ(SlowVerdicts(52, 500, shape, Judged::kFull), 1);
+  const JobShape throttled{.scatter = 0.1, .size_power = 0.2, .mixture = 0.2, .throttle = 0.34};
+  EXPECT_EQ(SlowVerdicts(52, 500, throttled, Judged::kFull, "pi4b-1"), 476);
+  // Dealt as the real-node bench's round that raised a false alarm: pi4b-1
+  // ran only the three largest items. Named slow in 490 of 500 jobs judged
+  // as if the costs were exact, 487 with the scatter, 394 when the slope's
+  // doubt counted only outside the sizes it was measured over; now 1.
+  const JobShape dealt{
+      .scatter = 0.1, .size_power = 0.2, .mixture = 0.2, .three_largest_to_one = true};
+  EXPECT_EQ(SlowVerdicts(52, 500, dealt, Judged::kExact, "pi4b-1"), 490);
+  EXPECT_EQ(SlowVerdicts(52, 500, dealt, Judged::kScatter, "pi4b-1"), 487);
+  EXPECT_EQ(SlowVerdicts(52, 500, dealt, Judged::kFull, "pi4b-1"), 1);
+  EXPECT_EQ(SlowVerdicts(52, 500, dealt, Judged::kFull), 1);
 }
 
 TEST(MeasurementNoise, AThrottledBoardIsStillFound) {
   // pi4b-1 at 0.34 of itself (the real-node test's cut): with costs that
-  // state items' costs found every time. With costs that scatter by
-  // exp(0.6 N), one job cannot tell a halving from a bad draw as surely:
-  // found in 192 of 500 jobs (200 without the size slope, 466 when judged
-  // as if the costs were exact, at the price of the false alarms above).
+  // state items' costs found in 497 of 500 jobs (the three missed drew
+  // items of other sizes than the boards that measured a slope; 500 when
+  // the slope's doubt counted only outside the sizes it was measured
+  // over). With costs that scatter by exp(0.6 N), one job cannot tell a
+  // halving from a bad draw as surely: found in 187 of 500 jobs (200
+  // without the size slope, 466 when judged as if the costs were exact, at
+  // the price of the false alarms above).
   EXPECT_EQ(SlowVerdicts(48, 500, {.scatter = 0.02, .throttle = 0.34}, Judged::kFull, "pi4b-1"),
-            500);
+            497);
   const JobShape noisy{.scatter = 0.6, .throttle = 0.34};
-  EXPECT_EQ(SlowVerdicts(48, 500, noisy, Judged::kFull, "pi4b-1"), 192);
+  EXPECT_EQ(SlowVerdicts(48, 500, noisy, Judged::kFull, "pi4b-1"), 187);
   EXPECT_EQ(SlowVerdicts(48, 500, noisy, Judged::kScatter, "pi4b-1"), 200);
   EXPECT_EQ(SlowVerdicts(48, 500, noisy, Judged::kExact, "pi4b-1"), 466);
 }
@@ -287,16 +330,16 @@ TEST(MeasurementNoise, ABoardThrottledMidJobIsStillFound) {
   // Throttled from the 7th item on (after the largest, which it ran at full
   // speed): its later, smaller items run slow, which within that node reads
   // as speed rising with size; the other boards outvote it. With costs
-  // that state items' costs: 499 of 500 either way (the one job where it
-  // is missed drew little work after the cut; 494 with the size slope,
-  // whose doubt widens the band of a board whose items lay outside the sizes
-  // the slope was measured over). With costs that grow as declared^1.3 and
-  // scatter by exp(0.3 N): 141 with the size slope, 120 without.
+  // that state items' costs: 499 of 500 without the size slope (the one job
+  // where it is missed drew little work after the cut), 483 with it, whose
+  // doubt widens the band of a board whose items lay apart from the others'
+  // sizes (its own odd vote aside). With costs that grow as declared^1.3
+  // and scatter by exp(0.3 N): 136 with the size slope, 120 without.
   const JobShape exact{.scatter = 0.02, .throttle = 0.34, .throttle_from = 6};
-  EXPECT_EQ(SlowVerdicts(50, 500, exact, Judged::kFull, "pi4b-1"), 494);
+  EXPECT_EQ(SlowVerdicts(50, 500, exact, Judged::kFull, "pi4b-1"), 483);
   EXPECT_EQ(SlowVerdicts(50, 500, exact, Judged::kScatter, "pi4b-1"), 499);
   const JobShape sized{.scatter = 0.3, .size_power = 0.3, .throttle = 0.34, .throttle_from = 6};
-  EXPECT_EQ(SlowVerdicts(50, 500, sized, Judged::kFull, "pi4b-1"), 141);
+  EXPECT_EQ(SlowVerdicts(50, 500, sized, Judged::kFull, "pi4b-1"), 136);
   EXPECT_EQ(SlowVerdicts(50, 500, sized, Judged::kScatter, "pi4b-1"), 120);
 }
 
