@@ -60,9 +60,10 @@
 // in it moves a node's speed by that error times how far the node's item
 // sizes lie from the others'. recompress's archives are text, whose cost
 // per byte rises with size, and one in seven random bytes, whose cost per
-// byte falls: two boards' slopes came out -0.18 and +0.27, and a third
-// board that ran only the three largest archives read at 0.41 of an equal
-// board. So a node's speed also carries the slope's doubt over that
+// byte falls. A board that ran only the three largest archives read 0.47
+// of an equal board on the real-node bench, and replayed from each
+// archive's CPU time with that deal, the other two boards' slopes come out
+// -0.18 and +0.27. So a node's speed also carries the slope's doubt over that
 // distance:
 //
 //   apart_i  = |xbar_i - xbar_others|, xbar = sum c log c / sum c (node i's
