@@ -75,7 +75,7 @@ StatusOr<JobSeries> SimulateJobs(const Scenario& scenario, const std::vector<dou
         fmt::format("{} weights for {} nodes", fuzzy_weights.size(), scenario.nodes.size()));
   }
   std::vector<JobStep> steps = scenario.jobs;
-  if (steps.empty()) steps.push_back({scenario.name, {}});
+  if (steps.empty()) steps.push_back({scenario.name, {}, {}});
   JobSeries series{policy.display(), history, {}};
   Scenario job = scenario;  // its nodes' speeds drift from job to job
   std::vector<fuzzy::NodeHistory> known;
