@@ -248,6 +248,7 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
   double handed_in_cost = 0;
   double dropped_cost = 0;
   double merged_cost = 0;
+  double merged_squares = 0;  // of its items' costs (health::SpeedSample)
   for (size_t i = 0; i < report.completed.size(); ++i) {
     const balance::Range range = report.completed[i].range;
     handed_in_cost += cost_.Cost(range);
@@ -263,14 +264,17 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
     worker.view.items += range.size();
     // A failed item's declared cost was not computed: it measures nothing.
     double computed_cost = cost_.Cost(range);
+    double computed_squares = cost_.SquaredCost(range);
     if (results[i].kind() == workload::WorkloadKind::kExec) {
       for (const workload::ExecFailure& failure : results[i].exec().failures) {
         event.failed.push_back(failure.items);
         computed_cost -= cost_.Cost(failure.items);
+        computed_squares -= cost_.SquaredCost(failure.items);
       }
     }
     worker.view.cost += std::max(0.0, computed_cost);
     merged_cost += std::max(0.0, computed_cost);
+    merged_squares += std::max(0.0, computed_squares);
     worker.view.finished_at = now;
     if (accepted_.size() == config_.workload.items) finished_at_ = now;
     verifier_.OnMerged(id, range, results[i]);
@@ -283,14 +287,16 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
     worker.view.dropped_busy_s += dropped_share * calc_seconds;
     worker.view.dropped_cpu_s += dropped_share * cpu_seconds;
   }
-  SampleSpeed(worker, report.completed.empty() ? -1 : merged_cost,
+  SampleSpeed(worker, report.completed.empty() ? -1 : merged_cost, merged_squares,
               calc_seconds * (1 - dropped_share));
 }
 
-void JobSession::SampleSpeed(Worker& worker, double merged_cost, double calc_seconds) {
+void JobSession::SampleSpeed(Worker& worker, double merged_cost, double merged_squares,
+                             double calc_seconds) {
   worker.unsampled_busy_s += calc_seconds;
   if (merged_cost < 0) return;  // nothing handed in: the seconds wait for what is
-  health::AddSpeedSample(worker.view.speed_samples, {merged_cost, worker.unsampled_busy_s});
+  health::AddSpeedSample(worker.view.speed_samples,
+                         {merged_cost, worker.unsampled_busy_s, merged_squares});
   worker.unsampled_busy_s = 0;
 }
 

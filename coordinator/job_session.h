@@ -341,7 +341,7 @@ class JobSession {
   // Adds `calc_seconds` to the worker's unsampled seconds and, when the
   // report handed in finished items (merged_cost >= 0; the cost merged, 0
   // when none was), ends a speed sample there (WorkerView::speed_samples).
-  void SampleSpeed(Worker& worker, double merged_cost, double calc_seconds);
+  void SampleSpeed(Worker& worker, double merged_cost, double merged_squares, double calc_seconds);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
   // A worker that is leaving: the rest of its lease goes back to the policy;
   // the reply is "done".

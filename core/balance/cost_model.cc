@@ -44,6 +44,16 @@ std::vector<double> NormalisedPrefix(const std::vector<double>& costs) {
   return prefix;
 }
 
+// The prefix sums of the squares of the items' costs that `prefix` sums.
+std::vector<double> SquaresPrefix(const std::vector<double>& prefix) {
+  std::vector<double> squares(prefix.size(), 0.0);
+  for (size_t i = 1; i < prefix.size(); ++i) {
+    const double cost = prefix[i] - prefix[i - 1];
+    squares[i] = squares[i - 1] + cost * cost;
+  }
+  return squares;
+}
+
 }  // namespace
 
 CostModel::CostModel(uint64_t items, CostShape shape) : items_(items), shape_(shape) {
@@ -52,7 +62,8 @@ CostModel::CostModel(uint64_t items, CostShape shape) : items_(items), shape_(sh
 
 CostModel::CostModel(ItemCosts item_costs)
     : items_(item_costs->size()),
-      prefix_(std::make_shared<const std::vector<double>>(NormalisedPrefix(*item_costs))) {}
+      prefix_(std::make_shared<const std::vector<double>>(NormalisedPrefix(*item_costs))),
+      squares_(std::make_shared<const std::vector<double>>(SquaresPrefix(*prefix_))) {}
 
 CostModel::CostModel(uint64_t items, CostShape shape, ItemCosts item_costs)
     : CostModel(item_costs ? CostModel(std::move(item_costs)) : CostModel(items, shape)) {}
@@ -172,6 +183,20 @@ uint64_t CostModel::RetreatBySearch(uint64_t to, uint64_t limit, double cost) co
     }
   }
   return high;
+}
+
+double CostModel::SquaredCost(Range range) const {
+  range.end = std::min(range.end, items_);
+  if (range.begin >= range.end) return 0;
+  const auto n = static_cast<double>(range.end - range.begin);
+  if (!squares_) {
+    const double cost = Cost(range);
+    return cost * cost / n;
+  }
+  // (c + a)^2 summed: the squares, twice a times the declared cost, n a^2.
+  const double declared = (*prefix_)[range.end] - (*prefix_)[range.begin];
+  const double squares = (*squares_)[range.end] - (*squares_)[range.begin];
+  return squares + 2 * start_cost_ * declared + n * start_cost_ * start_cost_;
 }
 
 double CostModel::MaxItemCost() const {

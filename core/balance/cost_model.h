@@ -70,6 +70,12 @@ class CostModel {
   double Cumulative(uint64_t i) const;
   // Cost of a range in the same units (an item of mean cost costs 1).
   double Cost(Range range) const { return Cumulative(range.end) - Cumulative(range.begin); }
+  // The sum of the squares of a range's item costs, in the same units: with
+  // Cost(range), how many items' worth of independent costs the range holds
+  // (Cost^2 / SquaredCost: 1 for one item, n for n equal ones). O(1): per-item
+  // costs keep their squares' prefix sums; a shape counts its range's items
+  // as equal (exact for uniform).
+  double SquaredCost(Range range) const;
   // The cost of the costliest item (0 for no items); O(items) for per-item
   // costs, O(1) for a shape (monotone: the first or the last item).
   double MaxItemCost() const;
@@ -96,6 +102,9 @@ class CostModel {
   double exponent_ = 1.0;
   // Per-item costs: prefix[i] = Cumulative(i), non-decreasing; null for a shape.
   std::shared_ptr<const std::vector<double>> prefix_;
+  // Per-item costs: squares[i] = the sum of the squares of items [0, i)'
+  // declared costs; null for a shape.
+  std::shared_ptr<const std::vector<double>> squares_;
   double start_cost_ = 0;  // added to every item's cost
 };
 

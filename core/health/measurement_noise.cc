@@ -13,11 +13,28 @@ bool UsableSample(const SpeedSample& s) {
   return std::isfinite(s.cost) && std::isfinite(s.busy_seconds) && s.cost > 0 && s.busy_seconds > 0;
 }
 
-// A node's usable samples as (x, y) = (log c, log(c / t)).
-std::vector<std::pair<double, double>> LogSamples(const std::vector<SpeedSample>& samples) {
-  std::vector<std::pair<double, double>> logs;
+// A sample's squares (SpeedSample): cost^2 for one item or when not given,
+// and never more (n items' squares sum to at most their cost squared).
+double Squares(const SpeedSample& s) {
+  const double one = s.cost * s.cost;
+  return std::isfinite(s.squares) && s.squares > 0 ? std::min(s.squares, one) : one;
+}
+
+// A usable sample in logs: x = log of its items' size (squares / c), y =
+// log(c / t), and share = squares / c^2.
+struct LogSample {
+  double x;
+  double y;
+  double share;
+};
+
+std::vector<LogSample> LogSamples(const std::vector<SpeedSample>& samples) {
+  std::vector<LogSample> logs;
   for (const SpeedSample& s : samples) {
-    if (UsableSample(s)) logs.emplace_back(std::log(s.cost), std::log(s.cost / s.busy_seconds));
+    if (!UsableSample(s)) continue;
+    const double squares = Squares(s);
+    logs.push_back({std::log(squares / s.cost), std::log(s.cost / s.busy_seconds),
+                    squares / (s.cost * s.cost)});
   }
   return logs;
 }
@@ -34,54 +51,76 @@ const double kMinPairSpan = std::log(2.0) - 1e-9;
 
 namespace {
 
-// The slope, each node's vote (NaN: none) and the sizes it was measured
-// over: [low, high] of log c over the samples of the nodes that voted
-// (empty, low > high, without a slope).
+// The slope, each node's vote (NaN: none) and the robust spread of the
+// pairs' slopes it is the median of, and the sizes it was measured over:
+// [low, high] of log c over the samples of the nodes that voted (empty, low
+// > high, without a slope).
 struct SlopeFit {
   double slope = 0;
   std::vector<double> votes;
+  std::vector<double> spreads;
+  std::vector<double> samples;  // how many samples gave each vote its pairs
   double low = 1;
   double high = 0;
 };
 
-// How surely the slope is known when it brings `node` to the others: the
-// robust spread of the other nodes' votes (1.4826 times their median
-// distance from their median). Its own vote aside: a board throttled
-// mid-job votes oddly and would widen its own band. With fewer than two
-// other votes the slope is not known at all: kSizeSlopeDoubt.
+// How surely the slope is known when it brings `node` to the others, from
+// the other nodes' votes (its own aside: a board throttled mid-job votes
+// oddly and would widen its own band):
+//  - two votes or more: the larger of their robust spread (1.4826 times
+//    their median distance from their median) and their median standard
+//    error (a vote's pairs' spread over the square root of its samples);
+//  - one: how much the slope differs from pair to pair within it, the
+//    pairs' spread, held to kSizeSlopeDoubt (one node cannot show how its
+//    items' slope differs from another's; the pairs show how much it
+//    depends on the items: about 0 for costs that state items' costs);
+//  - none: kSizeSlopeDoubt (the slope may be anything it is held to).
 double SlopeDoubt(const SlopeFit& fit, size_t node) {
-  std::vector<double> others;
+  std::vector<size_t> voters;
   for (size_t i = 0; i < fit.votes.size(); ++i) {
-    if (i != node && !std::isnan(fit.votes[i])) others.push_back(fit.votes[i]);
+    if (i != node && !std::isnan(fit.votes[i])) voters.push_back(i);
   }
-  if (others.size() < 2) return kSizeSlopeDoubt;
-  const double center = Median(others);
-  for (double& vote : others) vote = std::fabs(vote - center);
-  return 1.4826 * Median(std::move(others));
+  if (voters.empty()) return kSizeSlopeDoubt;
+  if (voters.size() == 1) return std::min(kSizeSlopeDoubt, fit.spreads[voters.front()]);
+  std::vector<double> votes;
+  std::vector<double> errors;
+  for (size_t i : voters) {
+    votes.push_back(fit.votes[i]);
+    errors.push_back(fit.spreads[i] / std::sqrt(fit.samples[i]));
+  }
+  const double center = Median(votes);
+  for (double& vote : votes) vote = std::fabs(vote - center);
+  return std::max(Median(std::move(errors)), 1.4826 * Median(std::move(votes)));
 }
 
 SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
   std::vector<double> node_slopes;
-  SlopeFit fit{0, std::vector<double>(per_node.size(), NAN), HUGE_VAL, -HUGE_VAL};
+  const std::vector<double> none(per_node.size(), NAN);
+  SlopeFit fit{0, none, none, none, HUGE_VAL, -HUGE_VAL};
   size_t node = 0;
   for (; node < per_node.size(); ++node) {
-    const std::vector<std::pair<double, double>> all = LogSamples(per_node[node]);
+    const std::vector<LogSample> all = LogSamples(per_node[node]);
     const size_t stride = all.size() / kMaxSlopeSamples + 1;
-    std::vector<std::pair<double, double>> logs;
+    std::vector<LogSample> logs;
     for (size_t k = 0; k < all.size(); k += stride) logs.push_back(all[k]);
     std::vector<double> slopes;
     for (size_t k = 0; k < logs.size(); ++k) {
       for (size_t l = k + 1; l < logs.size(); ++l) {
-        const double dx = logs[k].first - logs[l].first;
-        if (std::fabs(dx) >= kMinPairSpan) slopes.push_back((logs[k].second - logs[l].second) / dx);
+        const double dx = logs[k].x - logs[l].x;
+        if (std::fabs(dx) >= kMinPairSpan) slopes.push_back((logs[k].y - logs[l].y) / dx);
       }
     }
     if (slopes.size() < kMinSlopePairs) continue;
-    fit.votes[node] = std::clamp(Median(std::move(slopes)), -kMaxSizeSlope, kMaxSizeSlope);
+    const double vote = Median(slopes);
+    fit.votes[node] = std::clamp(vote, -kMaxSizeSlope, kMaxSizeSlope);
+    for (double& slope : slopes) slope = std::fabs(slope - vote);
+    fit.spreads[node] = 1.4826 * Median(std::move(slopes));
+    fit.samples[node] = static_cast<double>(logs.size());
     node_slopes.push_back(fit.votes[node]);
-    for (const auto& [x, y] : all) fit.low = std::min(fit.low, x), fit.high = std::max(fit.high, x);
+    for (const LogSample& l : all)
+      fit.low = std::min(fit.low, l.x), fit.high = std::max(fit.high, l.x);
   }
-  if (node_slopes.size() < 2) return {0, fit.votes, HUGE_VAL, -HUGE_VAL};
+  if (node_slopes.size() < 2) return {0, fit.votes, fit.spreads, fit.samples, HUGE_VAL, -HUGE_VAL};
   // Each node one vote; of an even count's middle two, the one nearer 0 (0
   // when they differ in sign): two nodes, one throttled mid-job, give none.
   std::sort(node_slopes.begin(), node_slopes.end());
@@ -102,15 +141,18 @@ double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
 }
 
 double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double slope) {
-  std::vector<double> deviations;  // |r_k|
+  std::vector<double> deviations;  // |r_k| / sqrt(share_k)
   size_t nodes = 0;
   for (const std::vector<SpeedSample>& samples : per_node) {
-    std::vector<double> levels;  // y - slope * x
-    for (const auto& [x, y] : LogSamples(samples)) levels.push_back(y - slope * x);
-    if (levels.size() < 2) continue;
+    const std::vector<LogSample> logs = LogSamples(samples);
+    if (logs.size() < 2) continue;
     ++nodes;
+    std::vector<double> levels;  // y - slope * x
+    for (const LogSample& l : logs) levels.push_back(l.y - slope * l.x);
     const double center = Median(levels);
-    for (double level : levels) deviations.push_back(std::fabs(level - center));
+    for (size_t k = 0; k < logs.size(); ++k) {
+      deviations.push_back(std::fabs(levels[k] - center) / std::sqrt(logs[k].share));
+    }
   }
   if (deviations.size() < kMinScatterSamples) return 0;
   // Each node's centre is taken from its own samples, which makes them look
@@ -129,19 +171,21 @@ std::vector<NodeMeasurementNoise> MeasurementNoise(
   const double relative = std::expm1(std::min(sigma * sigma, 50.0));
   struct Sums {
     double cost = 0;      // sum c
-    double squares = 0;   // sum c^2
-    double at_slope = 0;  // sum c^(1 - slope)
-    double log_size = 0;  // sum c log c
+    double squares = 0;   // sum of the samples' squares (c^2 for one item)
+    double at_slope = 0;  // sum c z^-slope, z = squares / c (c^(1 - slope) for one item)
+    double log_size = 0;  // sum c log z
   };
   std::vector<Sums> sums(per_node.size());
   Sums job;
   for (size_t i = 0; i < per_node.size(); ++i) {
     for (const SpeedSample& s : per_node[i]) {
       if (!UsableSample(s)) continue;
+      const double squares = Squares(s);
+      const double size = squares / s.cost;  // its items', as if all of one size
       sums[i].cost += s.cost;
-      sums[i].squares += s.cost * s.cost;
-      sums[i].at_slope += std::pow(s.cost, 1 - slope);
-      sums[i].log_size += s.cost * std::log(s.cost);
+      sums[i].squares += squares;
+      sums[i].at_slope += s.cost * std::pow(size, -slope);
+      sums[i].log_size += s.cost * std::log(size);
     }
     job.cost += sums[i].cost;
     job.log_size += sums[i].log_size;
@@ -181,8 +225,10 @@ std::vector<NodeMeasurementNoise> MeasurementNoise(
 void AddSpeedSample(std::vector<SpeedSample>& samples, SpeedSample sample, size_t cap) {
   if (!UsableSample(sample)) return;
   if (!samples.empty() && samples.size() >= std::max<size_t>(1, cap)) {
-    samples.back().cost += sample.cost;
-    samples.back().busy_seconds += sample.busy_seconds;
+    SpeedSample& last = samples.back();
+    last.squares = Squares(last) + Squares(sample);
+    last.cost += sample.cost;
+    last.busy_seconds += sample.busy_seconds;
     return;
   }
   samples.push_back(sample);

@@ -8,18 +8,22 @@
 //
 // The job measures the noise itself: every report that hands in finished
 // items is one sample, the declared cost it merged over the computing seconds
-// since the worker's previous such report. For node i with samples (c_k, t_k):
+// since the worker's previous such report, and the sum of its items' costs
+// squared (q_k; c_k^2 for one item). A report of many items averages their
+// misstatements, keeping h_k = q_k / c_k^2 of one item's scatter; its items'
+// size is z_k = q_k / c_k. For node i with samples (c_k, t_k, q_k):
 //
 //   r_k      = log(c_k / t_k) - m_i       m_i: the median of log(c_k / t_k)
 //                                          over node i's samples
-//   sigma    = 1.4826 * median |r_k| * sqrt(K / (K - N)), pooled over the
-//              K samples of the N nodes with two samples or more (one
-//              throttled board's two speeds do not make the scatter; a node
-//              of one sample tells none; a node's own median takes one
-//              degree of freedom). Every sample counts once: weighted by
-//              cost, the few dearest items would be their nodes' medians
-//              and the scatter would read as none.
-//   n_eff_i  = (sum c_k)^2 / sum c_k^2     (a node whose work was one item: 1)
+//   sigma    = 1.4826 * median |r_k| / sqrt(h_k) * sqrt(K / (K - N)), pooled
+//              over the K samples of the N nodes with two samples or more
+//              (an item's scatter; one throttled board's two speeds do not
+//              make it; a node of one sample tells none; a node's own median
+//              takes one degree of freedom). Every sample counts once:
+//              weighted by cost, the few dearest items would be their
+//              nodes' medians and the scatter would read as none.
+//   n_eff_i  = (sum c_k)^2 / sum q_k       (items' worth: a node whose work
+//                                           was one item, 1)
 //   variance_i = (exp(sigma^2) - 1) / n_eff_i
 //
 // the variance of node i's measured speed (relative; a ratio of sums of
@@ -34,11 +38,11 @@
 // no scatter: when the largest archives are text and cost more per declared
 // byte than the small ones, the boards dealt the largest measure slow every
 // time. The nodes share it, so the job measures it too, as the slope of log
-// speed in log declared cost within each node:
+// speed in log item size within each node:
 //
 //   gamma    = the median over nodes of each node's median, over pairs of
-//              its samples whose costs differ by 2x or more, of
-//              (y_k - y_l) / (x_k - x_l), with x = log c, y = log(c / t);
+//              its samples whose items' sizes differ by 2x or more, of
+//              (y_k - y_l) / (x_k - x_l), with x = log z, y = log(c / t);
 //              a node votes with 20 such pairs or more; 0 with fewer than
 //              two votes; of an even count's middle two, the one nearer 0
 //              (0 when they differ in sign); held to [-0.5, 0.5] (a cost
@@ -47,10 +51,10 @@
 // (Theil-Sen within nodes: a node's own speed cancels in each pair; a board
 // throttled mid-job, whose late small items run slow, is outvoted). If an
 // item of declared cost c costs c^(1 - gamma) / s_i on node i, the node's
-// measured speed sum c / sum t is s_i * sum c / sum c^(1 - gamma), and its speed at a
-// common item size c_0 is s_i * c_0^gamma; so
+// measured speed sum c / sum t is s_i * sum c / sum c z^-gamma, and its
+// speed at a common item size c_0 is s_i * c_0^gamma; so
 //
-//   factor_i = c_0^gamma * sum c^(1 - gamma) / sum c   (over node i's samples)
+//   factor_i = c_0^gamma * sum c z^-gamma / sum c   (over node i's samples)
 //
 // brings the measured speed to items of one size, c_0 chosen so that the
 // factors' geometric mean over the nodes with samples is 1 (the job's scale
@@ -63,16 +67,20 @@
 // byte falls. A board that ran only the three largest archives read 0.47
 // of an equal board on the real-node bench, and replayed from each
 // archive's CPU time with that deal, the other two boards' slopes come out
-// -0.18 and +0.27. So a node's speed also carries the slope's doubt over that
-// distance:
+// -0.18 and +0.27. So a node's speed also carries the slope's doubt over
+// that distance:
 //
-//   apart_i  = |xbar_i - xbar_others|, xbar = sum c log c / sum c (node i's
+//   apart_i  = |xbar_i - xbar_others|, xbar = sum c log z / sum c (node i's
 //              samples; the other nodes' pooled)
-//   doubt_i  = 1.4826 * the median distance of the other nodes' votes from
-//              their median (node i's own vote aside: a board throttled
-//              mid-job votes oddly); kSizeSlopeDoubt with fewer than two
-//              other votes (the slope may be anything it is held to)
-//   d_i      = max(0, xbar_i - x_hi, x_lo - xbar_i), [x_lo, x_hi]: log c
+//   doubt_i  = from the other nodes' votes (node i's own aside: a board
+//              throttled mid-job votes oddly): with two or more, the larger
+//              of their robust spread and their median standard error (a
+//              vote's pairs' robust spread over the square root of its
+//              samples); with one, its pairs' robust spread (how much the
+//              slope depends on the items: about 0 where costs state items'
+//              costs); with none, kSizeSlopeDoubt; never more than that
+//              with fewer than two
+//   d_i      = max(0, xbar_i - x_hi, x_lo - xbar_i), [x_lo, x_hi]: log z
 //              over the voting nodes' samples
 //   size_variance_i = (doubt_i * apart_i)^2 + (kSizeSlopeDoubt * d_i)^2
 //
@@ -81,11 +89,13 @@
 // together, size_variance counts for the node judged and not again for the
 // nodes it is judged against (health::JobMeasurement::size_variance). With
 // costs that state items' costs, the votes agree near 0 and it is about 0.
-// Tested on jobs whose items cost (declared / mean)^0.3 more per declared
-// unit and scatter by exp(0.3 N): 252 false alarms in 1,500 verdicts judged
-// as if the costs were exact, 9 with the scatter alone, 0 with the slope;
-// on text among noise dealt as that bench round was, 490 of 500 jobs named
-// the healthy board slow judged as if exact, 1 with both terms.
+// Figures (tests/core/health/measurement_noise_test.cc, 500 healthy jobs):
+// items that cost (declared / mean)^0.3 more per declared unit with exp(0.3
+// N) of scatter, 252 false alarms in 1,500 verdicts judged as if the costs
+// were exact, 9 with the scatter alone, 0 with the slope; text among noise
+// dealt as that bench round, 490 of 500 jobs named the healthy board slow
+// as if exact, 1 with the slope's doubt; the same with the other boards'
+// reports of ten items, 46 judged by reports, 0 by items.
 //
 // Thread-safety: pure functions over values; safe from any thread.
 #pragma once
@@ -95,11 +105,16 @@
 
 namespace ballast::health {
 
-// One report's finished work: its declared cost (> 0) and the computing
-// seconds it took (> 0).
+// One report's finished work: its declared cost (> 0), the computing
+// seconds it took (> 0), and the sum of the squares of its items' declared
+// costs (balance::CostModel::SquaredCost; 0: one item, cost^2). A report of
+// many items averages their costs' misstatements: squares / cost is its
+// items' size (cost-weighted), squares / cost^2 the share of one item's
+// scatter it keeps.
 struct SpeedSample {
   double cost = 0;
   double busy_seconds = 0;
+  double squares = 0;
 };
 
 // Fewer pooled samples (of nodes with two or more): sigma is 0 (unknown;
@@ -110,8 +125,9 @@ inline constexpr size_t kMinScatterSamples = 6;
 inline constexpr size_t kMinSlopePairs = 20;
 // The slope is held to [-kMaxSizeSlope, kMaxSizeSlope].
 inline constexpr double kMaxSizeSlope = 0.5;
-// The standard deviation of the slope outside the sizes it was measured
-// over (about that of a uniform slope on +-kMaxSizeSlope).
+// The standard deviation of a slope not measured: outside the sizes it was
+// measured over, or where no other node voted (about that of a uniform
+// slope on +-kMaxSizeSlope).
 inline constexpr double kSizeSlopeDoubt = 0.25;
 
 // gamma above (0 when unknown). Samples that are not finite or not positive

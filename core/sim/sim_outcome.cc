@@ -20,17 +20,19 @@ OutcomeLedger::OutcomeLedger(size_t nodes, balance::CostModel declared)
 void OutcomeLedger::Account(size_t node, const balance::Report& report) {
   for (const Range& failed : report.failed) failed_.Add(failed);
   double merged = 0;
+  double squares = 0;  // of its items' declared costs (health::SpeedSample)
   for (const Range& range : report.completed) {
     const uint64_t fresh = arrived_.Add(range);
     if (fresh == 0) continue;
     items_[node] += fresh;
-    merged +=
-        declared_.Cost(range) * static_cast<double>(fresh) / static_cast<double>(range.size());
+    const double share = static_cast<double>(fresh) / static_cast<double>(range.size());
+    merged += declared_.Cost(range) * share;
+    squares += declared_.SquaredCost(range) * share;
   }
   cost_[node] += merged;
   unsampled_s_[node] += std::max(0.0, report.calc_seconds);
   if (report.completed.empty()) return;
-  health::AddSpeedSample(samples_[node], {merged, unsampled_s_[node]});
+  health::AddSpeedSample(samples_[node], {merged, unsampled_s_[node], squares});
   unsampled_s_[node] = 0;
 }
 

@@ -69,6 +69,27 @@ TEST(CostModelTest, ItemCostsFollowTheDeclaredShape) {
   }
 }
 
+// A range's squared costs: its items' costs squared and summed, in the
+// model's units (the mean item costs 1), with a start cost inside each.
+TEST(CostModelTest, SquaredCostSumsTheItemsSquares) {
+  // Costs 1, 3, 4 of mean 8/3: in units, 3/8, 9/8, 12/8.
+  const CostModel costs(std::make_shared<const std::vector<double>>(std::vector<double>{1, 3, 4}));
+  EXPECT_DOUBLE_EQ(costs.SquaredCost({0, 1}), 9.0 / 64);
+  EXPECT_DOUBLE_EQ(costs.SquaredCost({1, 3}), (81.0 + 144) / 64);
+  EXPECT_DOUBLE_EQ(costs.SquaredCost({0, 3}), (9.0 + 81 + 144) / 64);
+  EXPECT_DOUBLE_EQ(costs.SquaredCost({2, 2}), 0);
+  EXPECT_DOUBLE_EQ(costs.SquaredCost({2, 9}), 144.0 / 64) << "clamped to the items";
+  // One item: its cost squared, so a report of one item is one item's worth.
+  EXPECT_DOUBLE_EQ(costs.SquaredCost({1, 2}), costs.Cost({1, 2}) * costs.Cost({1, 2}));
+  const CostModel started = costs.WithStartCost(0.5);
+  EXPECT_DOUBLE_EQ(started.SquaredCost({1, 3}),
+                   (9.0 / 8 + 0.5) * (9.0 / 8 + 0.5) + (12.0 / 8 + 0.5) * (12.0 / 8 + 0.5));
+  // A shape counts its range's items as equal: uniform exactly.
+  EXPECT_DOUBLE_EQ(CostModel(10, CostShape::kUniform).SquaredCost({2, 6}), 4);
+  const CostModel linear(10, CostShape::kLinear);
+  EXPECT_DOUBLE_EQ(linear.SquaredCost({2, 6}), linear.Cost({2, 6}) * linear.Cost({2, 6}) / 4);
+}
+
 TEST(CostModelTest, LinearSecondHalfCostsThreeTimesTheFirst) {
   for (uint64_t n : {2ull, 10ull, 100ull, 1'000'000ull}) {
     SCOPED_TRACE("N=" + std::to_string(n));
