@@ -130,7 +130,11 @@ SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
     const double low = node_slopes[n / 2 - 1];
     slope = low * slope <= 0 ? 0 : (std::fabs(low) < std::fabs(slope) ? low : slope);
   }
-  fit.slope = slope;
+  // A slope the nodes' votes cannot tell from 0 corrects nothing: applied
+  // to a board whose items lie apart from the voters', a slope of mixed
+  // items (text that grows dearer per byte, noise cheaper) points either way.
+  // Its doubt still widens the bands.
+  fit.slope = std::fabs(slope) >= kSlopeSignificance * SlopeDoubt(fit, per_node.size()) ? slope : 0;
   return fit;
 }
 

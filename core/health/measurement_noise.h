@@ -46,7 +46,11 @@
 //              a node votes with 20 such pairs or more; 0 with fewer than
 //              two votes; of an even count's middle two, the one nearer 0
 //              (0 when they differ in sign); held to [-0.5, 0.5] (a cost
-//              that grows as declared^0.5 to declared^1.5)
+//              that grows as declared^0.5 to declared^1.5); 0 when less
+//              than twice its doubt (below) from every node's vote: a slope
+//              of mixed items, applied to a board whose items lie apart,
+//              can point either way (a real-node round read x0.58 for a
+//              board of the three largest archives)
 //
 // (Theil-Sen within nodes: a node's own speed cancels in each pair; a board
 // throttled mid-job, whose late small items run slow, is outvoted). If an
@@ -123,6 +127,9 @@ inline constexpr size_t kMinScatterSamples = 6;
 
 // Pairs of a node's samples (costs 2x apart or more) it needs for a slope of its own.
 inline constexpr size_t kMinSlopePairs = 20;
+// A slope smaller than this many times its doubt (from every vote) is taken
+// as 0.
+inline constexpr double kSlopeSignificance = 2;
 // The slope is held to [-kMaxSizeSlope, kMaxSizeSlope].
 inline constexpr double kMaxSizeSlope = 0.5;
 // The standard deviation of a slope not measured: outside the sizes it was
