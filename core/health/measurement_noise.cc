@@ -21,20 +21,17 @@ double Squares(const SpeedSample& s) {
 }
 
 // A usable sample in logs: x = log of its items' size (squares / c), y =
-// log(c / t), and share = squares / c^2.
+// log(c / t).
 struct LogSample {
   double x;
   double y;
-  double share;
 };
 
 std::vector<LogSample> LogSamples(const std::vector<SpeedSample>& samples) {
   std::vector<LogSample> logs;
   for (const SpeedSample& s : samples) {
     if (!UsableSample(s)) continue;
-    const double squares = Squares(s);
-    logs.push_back({std::log(squares / s.cost), std::log(s.cost / s.busy_seconds),
-                    squares / (s.cost * s.cost)});
+    logs.push_back({std::log(Squares(s) / s.cost), std::log(s.cost / s.busy_seconds)});
   }
   return logs;
 }
@@ -43,17 +40,13 @@ std::vector<LogSample> LogSamples(const std::vector<SpeedSample>& samples) {
 // pairs (a node keeps up to 1,024 samples: half a million pairs).
 constexpr size_t kMaxSlopeSamples = 256;
 
-// Costs at least 2x apart make a pair (less a rounding's worth: 2 and 4
-// are 2x apart).
+// Items' sizes at least 2x apart make a pair (less a rounding's worth: 2
+// and 4 are 2x apart).
 const double kMinPairSpan = std::log(2.0) - 1e-9;
-
-}  // namespace
-
-namespace {
 
 // The slope, each node's vote (NaN: none) and the robust spread of the
 // pairs' slopes it is the median of, and the sizes it was measured over:
-// [low, high] of log c over the samples of the nodes that voted (empty, low
+// [low, high] of log z over the samples of the nodes that voted (empty, low
 // > high, without a slope).
 struct SlopeFit {
   double slope = 0;
@@ -74,13 +67,18 @@ struct SlopeFit {
 //    pairs' spread, held to kSizeSlopeDoubt (one node cannot show how its
 //    items' slope differs from another's; the pairs show how much it
 //    depends on the items: about 0 for costs that state items' costs);
-//  - none: kSizeSlopeDoubt (the slope may be anything it is held to).
-double SlopeDoubt(const SlopeFit& fit, size_t node) {
+//  - none: `unmeasured`, what the job's reports say of how far declared
+//    costs may be off (MeasurementNoise: their scatter, held to
+//    kSizeSlopeDoubt): about 0 for costs that state items' costs, so a
+//    short job of many small ranges is judged as if exact (a board
+//    throttled to 0.34 mid-job on the e2e bed was missed with
+//    kSizeSlopeDoubt here).
+double SlopeDoubt(const SlopeFit& fit, size_t node, double unmeasured = 0) {
   std::vector<size_t> voters;
   for (size_t i = 0; i < fit.votes.size(); ++i) {
     if (i != node && !std::isnan(fit.votes[i])) voters.push_back(i);
   }
-  if (voters.empty()) return kSizeSlopeDoubt;
+  if (voters.empty()) return unmeasured;
   if (voters.size() == 1) return std::min(kSizeSlopeDoubt, fit.spreads[voters.front()]);
   std::vector<double> votes;
   std::vector<double> errors;
@@ -97,8 +95,7 @@ SlopeFit FitSizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
   std::vector<double> node_slopes;
   const std::vector<double> none(per_node.size(), NAN);
   SlopeFit fit{0, none, none, none, HUGE_VAL, -HUGE_VAL};
-  size_t node = 0;
-  for (; node < per_node.size(); ++node) {
+  for (size_t node = 0; node < per_node.size(); ++node) {
     const std::vector<LogSample> all = LogSamples(per_node[node]);
     const size_t stride = all.size() / kMaxSlopeSamples + 1;
     std::vector<LogSample> logs;
@@ -145,18 +142,15 @@ double SizeSlope(const std::vector<std::vector<SpeedSample>>& per_node) {
 }
 
 double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double slope) {
-  std::vector<double> deviations;  // |r_k| / sqrt(share_k)
+  std::vector<double> deviations;  // |r_k|
   size_t nodes = 0;
   for (const std::vector<SpeedSample>& samples : per_node) {
-    const std::vector<LogSample> logs = LogSamples(samples);
-    if (logs.size() < 2) continue;
-    ++nodes;
     std::vector<double> levels;  // y - slope * x
-    for (const LogSample& l : logs) levels.push_back(l.y - slope * l.x);
+    for (const LogSample& l : LogSamples(samples)) levels.push_back(l.y - slope * l.x);
+    if (levels.size() < 2) continue;
+    ++nodes;
     const double center = Median(levels);
-    for (size_t k = 0; k < logs.size(); ++k) {
-      deviations.push_back(std::fabs(levels[k] - center) / std::sqrt(logs[k].share));
-    }
+    for (double level : levels) deviations.push_back(std::fabs(level - center));
   }
   if (deviations.size() < kMinScatterSamples) return 0;
   // Each node's centre is taken from its own samples, which makes them look
@@ -165,29 +159,37 @@ double CostScatter(const std::vector<std::vector<SpeedSample>>& per_node, double
   return 1.4826 * Median(std::move(deviations)) * std::sqrt(n / (n - nodes));
 }
 
+namespace {
+
+// A node's samples summed (MeasurementNoise).
+struct Sums {
+  double cost = 0;      // sum c
+  double squares = 0;   // sum c^2 (of reports: their scatter is a report's)
+  double at_slope = 0;  // sum c z^-slope, z = squares / c (c^(1 - slope) for one item)
+  double log_size = 0;  // sum c log z
+};
+
+}  // namespace
+
 std::vector<NodeMeasurementNoise> MeasurementNoise(
     const std::vector<std::vector<SpeedSample>>& per_node) {
   const SlopeFit fit = FitSizeSlope(per_node);
   const double slope = fit.slope;
   const double sigma = CostScatter(per_node, slope);
+  // Without a slope measured, how far the reports' speeds scatter bounds how
+  // far a slope could move a node.
+  const double unmeasured = std::min(kSizeSlopeDoubt, sigma);
   // A speed is a ratio of sums, not of logs: an item's cost factor of log
   // spread sigma has a relative variance of exp(sigma^2) - 1 (log-normal).
   const double relative = std::expm1(std::min(sigma * sigma, 50.0));
-  struct Sums {
-    double cost = 0;      // sum c
-    double squares = 0;   // sum of the samples' squares (c^2 for one item)
-    double at_slope = 0;  // sum c z^-slope, z = squares / c (c^(1 - slope) for one item)
-    double log_size = 0;  // sum c log z
-  };
   std::vector<Sums> sums(per_node.size());
   Sums job;
   for (size_t i = 0; i < per_node.size(); ++i) {
     for (const SpeedSample& s : per_node[i]) {
       if (!UsableSample(s)) continue;
-      const double squares = Squares(s);
-      const double size = squares / s.cost;  // its items', as if all of one size
+      const double size = Squares(s) / s.cost;  // its items', as if all of one size
       sums[i].cost += s.cost;
-      sums[i].squares += squares;
+      sums[i].squares += s.cost * s.cost;
       sums[i].at_slope += s.cost * std::pow(size, -slope);
       sums[i].log_size += s.cost * std::log(size);
     }
@@ -210,8 +212,8 @@ std::vector<NodeMeasurementNoise> MeasurementNoise(
     const double outside =
         fit.low > fit.high ? 0 : std::max({0.0, size - fit.high, fit.low - size});
     out[i].log_variance = relative * node.squares / (node.cost * node.cost);
-    out[i].size_variance =
-        std::pow(SlopeDoubt(fit, i) * apart, 2) + std::pow(kSizeSlopeDoubt * outside, 2);
+    out[i].size_variance = std::pow(SlopeDoubt(fit, i, unmeasured) * apart, 2) +
+                           std::pow(kSizeSlopeDoubt * outside, 2);
     out[i].speed_factor = node.at_slope / node.cost;
     log_factors += std::log(out[i].speed_factor);
     measured[i] = true;
