@@ -187,10 +187,7 @@ std::vector<NodeMeasurementNoise> NoiseFor(const std::vector<std::vector<SpeedSa
   const double sigma = CostScatter(samples, 0);
   for (size_t b = 0; b < samples.size(); ++b) {
     double sum = 0, squares = 0;
-    for (const SpeedSample& s : samples[b]) {
-      sum += s.cost;
-      squares += s.squares > 0 ? s.squares : s.cost * s.cost;
-    }
+    for (const SpeedSample& s : samples[b]) sum += s.cost, squares += s.cost * s.cost;
     noise[b].log_variance = sum > 0 ? std::expm1(sigma * sigma) * squares / (sum * sum) : 0;
   }
   return noise;
