@@ -8,16 +8,25 @@
 
 namespace ballast::worker {
 
-double ProcessCpuSeconds() {
+namespace {
+
+double RusageSeconds(int who) {
+  rusage usage{};
+  getrusage(who, &usage);
   double total = 0;
-  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
-    rusage usage{};
-    getrusage(who, &usage);
-    for (const timeval& t : {usage.ru_utime, usage.ru_stime}) {
-      total += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
-    }
+  for (const timeval& t : {usage.ru_utime, usage.ru_stime}) {
+    total += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
   }
   return total;
+}
+
+}  // namespace
+
+ProcessCpu ProcessCpuSplit() { return {RusageSeconds(RUSAGE_SELF), RusageSeconds(RUSAGE_CHILDREN)}; }
+
+double ProcessCpuSeconds() {
+  const ProcessCpu cpu = ProcessCpuSplit();
+  return cpu.own + cpu.children;
 }
 
 LeaseLedger::LeaseLedger(CpuClock cpu_seconds)

@@ -26,8 +26,16 @@
 
 namespace ballast::worker {
 
-// CPU seconds of this process and of its children that have ended (the exec
-// workload's commands do their work in children).
+// CPU seconds of this process (its own: leases, reports, the kernels that
+// compute in it) and of its children that have ended (the exec workload's
+// commands, a stopped backup copy among them).
+struct ProcessCpu {
+  double own = 0;
+  double children = 0;
+};
+ProcessCpu ProcessCpuSplit();
+
+// ProcessCpuSplit's own and children's, summed.
 double ProcessCpuSeconds();
 
 class LeaseLedger {

@@ -4,6 +4,10 @@
 #include "worker/lease_ledger.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 
 namespace ballast::worker {
 namespace {
@@ -135,6 +139,33 @@ TEST(LeaseLedgerTest, DropForgetsTheLeaseItsSessionAndWhatWasNotReported) {
   ledger.Fill(report);
   EXPECT_TRUE(report.completed.empty());
   EXPECT_EQ(report.calc_seconds, 0);
+}
+
+// Spins on this thread's CPU for about `seconds` of wall time.
+void Spin(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  volatile uint64_t sink = 0;
+  while (std::chrono::steady_clock::now() < until) sink = sink + 1;
+}
+
+TEST(ProcessCpuTest, AReapedChildsCpuIsTheChildrensAndThisProcesssOwnIsApart) {
+  const ProcessCpu before = ProcessCpuSplit();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    Spin(0.15);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const ProcessCpu reaped = ProcessCpuSplit();
+  EXPECT_GE(reaped.children - before.children, 0.05);
+  EXPECT_LT(reaped.own - before.own, 0.05);  // waiting costs this process nothing that shows
+  Spin(0.15);
+  const ProcessCpu spun = ProcessCpuSplit();
+  EXPECT_GE(spun.own - reaped.own, 0.05);
+  EXPECT_DOUBLE_EQ(spun.children, reaped.children);
+  EXPECT_NEAR(ProcessCpuSeconds(), spun.own + spun.children, 0.05);
 }
 
 }  // namespace
