@@ -22,7 +22,9 @@ double RusageSeconds(int who) {
 
 }  // namespace
 
-ProcessCpu ProcessCpuSplit() { return {RusageSeconds(RUSAGE_SELF), RusageSeconds(RUSAGE_CHILDREN)}; }
+ProcessCpu ProcessCpuSplit() {
+  return {RusageSeconds(RUSAGE_SELF), RusageSeconds(RUSAGE_CHILDREN)};
+}
 
 double ProcessCpuSeconds() {
   const ProcessCpu cpu = ProcessCpuSplit();
