@@ -62,17 +62,19 @@ std::string NodeTable(const controller::WeightedJobStatus& status) {
   for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
     rows += fmt::format(
         "<tr><td>{}</td><td>{:g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
         EscapeXml(row.name), row.weight, EscapeXml(row.prior ? row.prior->source : "-"),
         fmt::format("{:.4g}", row.estimated_speed), Figure(row.measured_speed, "{:.4g}"), row.items,
         row.steals, fmt::format("{:.2f}", BusySeconds(row)),
+        Figure(row.duplicate_seconds, "{:.2f}"),
         row.prior_error ? fmt::format("{:+.1f}%", 100 * *row.prior_error) : std::string("-"),
         Figure(row.baseline_ratio, "{:.3f}"), Figure(row.energy_joules, "{:.1f}"),
         JoulesPerItem(row));
   }
   return fmt::format(
       "<table>\n<tr><th>node</th><th>weight</th><th>prior</th><th>items/s</th>"
-      "<th>measured</th><th>items</th><th>steals</th><th>busy s</th><th>prior error</th>"
+      "<th>measured</th><th>items</th><th>steals</th><th>busy s</th><th>dropped s</th>"
+      "<th>prior error</th>"
       "<th>of baseline</th><th>energy J</th><th>J/item</th></tr>\n"
       "{}</table>",
       rows);

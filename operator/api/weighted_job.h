@@ -201,6 +201,10 @@ struct NodeRow {
   std::optional<double> cost;
   std::optional<double> cost_speed;
   uint64_t steals = 0;
+  // Busy seconds it spent on items another node had handed in first (an
+  // endgame copy that lost, or items past a steal's cut it had begun):
+  // their results were dropped. Set when there were any.
+  std::optional<double> duplicate_seconds;
   std::string pod;
   std::optional<NodePriorRow> prior;
   // Set when the job succeeded: cost units per busy second, and the prior's

@@ -105,6 +105,7 @@ json RowToJson(const NodeRow& row) {
   }
   Put(out, "cost", row.cost);
   Put(out, "costSpeed", row.cost_speed);
+  Put(out, "duplicateSeconds", row.duplicate_seconds);
   Put(out, "measuredSpeed", row.measured_speed);
   Put(out, "priorError", row.prior_error);
   Put(out, "baselineRatio", row.baseline_ratio);
@@ -287,6 +288,7 @@ StatusOr<NodeRow> RowFromJson(const json& node, const std::string& path) {
   for (const auto& [key, target] :
        {std::pair{"measuredSpeed", &row.measured_speed}, std::pair{"priorError", &row.prior_error},
         std::pair{"cost", &row.cost}, std::pair{"costSpeed", &row.cost_speed},
+        std::pair{"duplicateSeconds", &row.duplicate_seconds},
         std::pair{"baselineRatio", &row.baseline_ratio},
         std::pair{"energyJoules", &row.energy_joules}}) {
     if (const json* value = jr::Find(node, key)) {

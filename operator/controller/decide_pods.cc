@@ -501,6 +501,7 @@ void NodeTable(Pass& pass) {
     if (busy_s > 0) row.cost_speed = Rounded(worker.cost / busy_s);
     row.items = pass.memory.base_items[worker.name] + worker.items;
     row.steals = worker.cuts;
+    if (worker.dropped_busy_s > 0) row.duplicate_seconds = Rounded(worker.dropped_busy_s);
     row.pod = WorkerPodName(pass.in.name, worker.name);
     rows.push_back(std::move(row));
   }

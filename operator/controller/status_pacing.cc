@@ -23,6 +23,7 @@ WeightedJobStatus WithoutProgress(WeightedJobStatus status) {
       row.cost.reset();
       row.cost_speed.reset();
       row.steals = 0;
+      row.duplicate_seconds.reset();
     }
   }
   return status;

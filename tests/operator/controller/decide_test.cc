@@ -130,9 +130,22 @@ TEST(DecideTest, RunningPodsMakeTheJobRunningAndStatusShowsTheView) {
   EXPECT_EQ(S(decision)["progress"], "30%");
   EXPECT_EQ(S(decision)["nodes"].size(), 3u);
   EXPECT_EQ(S(decision)["nodes"][1]["pod"], "p-pi4b-master");
+  EXPECT_FALSE(S(decision)["nodes"][1].contains("duplicateSeconds"));  // no copy dropped
   EXPECT_TRUE(S(decision).contains("checkpoint"));
   EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
   EXPECT_EQ(decision.requeue_after, milliseconds(2000));
+}
+
+// Busy seconds a node spent on items another handed in first (an endgame
+// copy that lost) are shown in its row.
+TEST(DecideTest, ANodesDroppedCopiesAreShownInItsRow) {
+  World world = Running();
+  world.view = View(600);
+  world.view->workers[1].dropped_busy_s = 1.23456;
+  world.steady += std::chrono::seconds(3);
+  const Decision decision = world.Pass();
+  EXPECT_EQ(S(decision)["nodes"][1]["duplicateSeconds"], 1.235);
+  EXPECT_FALSE(S(decision)["nodes"][0].contains("duplicateSeconds"));
 }
 
 // The move to Running counts the workers then ("1 of 3"); once all run,

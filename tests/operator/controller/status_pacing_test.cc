@@ -46,6 +46,7 @@ TEST(StatusPacingTest, ProgressCheckpointAndANodesCountsAreProgressAlone) {
   (*now.nodes)[0].cost_speed = 2.5;
   (*now.nodes)[0].estimated_speed = 3;
   (*now.nodes)[0].steals = 1;
+  (*now.nodes)[0].duplicate_seconds = 0.4;  // a copy that lost, handed in
   now.cost_model = CostModelStatus{};
   now.result = nlohmann::json{{"primes", {{"count", 6}}}};  // merged so far
   EXPECT_EQ(ClassifyStatusChange(written, now), StatusChange::kProgress);

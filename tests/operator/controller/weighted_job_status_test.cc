@@ -23,7 +23,8 @@ const json kFullStatus = json::parse(R"({
      "lastTransitionTime": "2026-11-22T10:00:00Z", "observedGeneration": 1}],
   "nodes": [
     {"name": "pi4b-0", "weight": 5.0, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000,
-     "cost": 31000.5, "costSpeed": 1240.02, "steals": 1, "pod": "primes-pi4b-0",
+     "cost": 31000.5, "costSpeed": 1240.02, "steals": 1, "duplicateSeconds": 0.75,
+     "pod": "primes-pi4b-0",
      "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600},
      "measuredSpeed": 1180.25, "priorError": -0.031, "baselineRatio": 0.52,
      "baselineVerdict": "slow", "energyJoules": 412.5}],
@@ -58,6 +59,7 @@ TEST(WeightedJobStatusTest, EveryDeclaredFieldRoundTripsExactly) {
   EXPECT_EQ(status->estimated_efficiency, 0.57);
   EXPECT_EQ(status->completed_cost, 70100.25);
   EXPECT_EQ(status->nodes->at(0).cost_speed, 1240.02);
+  EXPECT_EQ(status->nodes->at(0).duplicate_seconds, 0.75);
   EXPECT_EQ(status->efficiency_reference, "declared speeds");
   EXPECT_EQ(status->excluded_nodes.at(0).reason, "ErrImageNeverPull");
   EXPECT_EQ(status->nodes->at(0).prior->source, "blended");

@@ -40,7 +40,7 @@ cat >"$tmp/status.json" <<JSON
     {"type": "Progressing", "status": "True", "reason": "ItemsFinishing", "message": "63000 of 150000",
      "lastTransitionTime": "$now", "observedGeneration": 1}],
   "nodes": [
-    {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "pod": "primes-pi4b-0",
+    {"name": "pi4b-0", "weight": 5, "score": 0.975, "estimatedSpeed": 1200.5, "items": 30000, "steals": 1, "duplicateSeconds": 0.75, "pod": "primes-pi4b-0",
      "prior": {"source": "blended", "value": 4.5, "samples": 2.5, "ageSeconds": 3600}, "measuredSpeed": 1180.25, "priorError": -0.031, "baselineRatio": 0.52, "baselineVerdict": "slow", "energyJoules": 412.5},
     {"name": "pi3b-0", "weight": 1, "score": 0.229, "estimatedSpeed": 240, "items": 3000, "steals": 0, "pod": "primes-pi3b-0"}],
   "excludedNodes": [
