@@ -375,35 +375,108 @@ void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
   // finished items), handing each worker its share of the pool's cost.
   const std::vector<Range> ranges = pool_.Ranges();
   const double whole = pool_cost();
-  size_t index = 0;
-  uint64_t at = ranges.empty() ? 0 : ranges.front().begin;
+  const size_t count = workers_.size();
+  std::vector<double> target(count);
+  for (WorkerId id = 0; id < count; ++id) {
+    target[id] = total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / count;
+  }
+  const std::vector<WorkerId> walk = ReserveOrder(shares);
+  std::vector<IntervalSet> reserved(count);
+  std::vector<double> got(count, 0.0);
+  PoolCursor cursor{ranges, 0, ranges.empty() ? 0 : ranges.front().begin};
+  if (cost_.per_item()) SpreadLargeItems(cursor, target, walk, reserved, got);
+  // The rest of the pool in contiguous shares: what each worker still lacks
+  // of its target, in proportion (all of it when no item was large).
+  double lacking = 0;
+  double spread = 0;
+  for (WorkerId id = 0; id < count; ++id) {
+    lacking += std::max(0.0, target[id] - got[id]);
+    spread += got[id];
+  }
   // What earlier workers got short of (or, with per-item costs, beyond)
   // their share, by whole items.
   double owed = 0;
-  const std::vector<WorkerId> walk = ReserveOrder(shares);
   for (size_t n = 0; n < walk.size(); ++n) {
     const WorkerId id = walk[n];
     const bool last = n + 1 == walk.size();
-    double want =
-        owed + (total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / workers_.size());
-    IntervalSet share;
-    while (index < ranges.size() && (last || want > 0)) {
-      const Range rest{std::max(at, ranges[index].begin), ranges[index].end};
+    double want = owed;
+    if (spread == 0) {
+      want += target[id];
+    } else if (lacking > 0) {
+      want += std::max(0.0, target[id] - got[id]) / lacking * (whole - spread);
+    }
+    while (cursor.index < ranges.size() && (last || want > 0)) {
+      const Range rest{std::max(cursor.at, ranges[cursor.index].begin), ranges[cursor.index].end};
       const uint64_t end = last ? rest.end : ShareEnd(rest, want);
-      if (end > rest.begin) share.Add({rest.begin, end});
+      if (end > rest.begin) reserved[id].Add({rest.begin, end});
       want -= cost_.Cost({rest.begin, end});
-      at = end;
+      cursor.at = end;
       if (end < rest.end) break;
-      ++index;
+      ++cursor.index;
     }
     owed = cost_.per_item() ? want : std::max(0.0, want);
+  }
+  for (WorkerId id = 0; id < count; ++id) {
     workers_[id].reserved_cost = 0;
-    for (const Range& range : share.Ranges()) {
+    for (const Range& range : reserved[id].Ranges()) {
       workers_[id].reserved_cost += cost_.Cost(range);
       PoolRemove(range);
     }
     reserved_cost_ += workers_[id].reserved_cost;
-    workers_[id].reserved = std::move(share);
+    workers_[id].reserved = std::move(reserved[id]);
+  }
+}
+
+void PolicyBase::SpreadLargeItems(PoolCursor& cursor, const std::vector<double>& target,
+                                  const std::vector<WorkerId>& walk,
+                                  std::vector<IntervalSet>& reserved,
+                                  std::vector<double>& got) const {
+  double whole = 0;
+  size_t takers = 0;
+  for (double wanted : target) {
+    whole += wanted;
+    if (wanted > 0) ++takers;
+  }
+  if (takers < 2) return;
+  // Items of at least this cost are large: at most kLargeItemShares x
+  // takers of them, so the deal is O(takers^2) at worst, once a job.
+  const double large = whole / (kLargeItemShares * static_cast<double>(takers));
+  const std::vector<Range>& ranges = cursor.ranges;
+  // Only a pool dealt largest first leads with its large items: one that
+  // does not (items as listed) is cut in contiguous shares as it comes.
+  double costliest = 0;
+  for (const Range& range : ranges) {
+    for (uint64_t item = range.begin; item < range.end; ++item) {
+      costliest = std::max(costliest, cost_.Cost({item, item + 1}));
+    }
+  }
+  if (ranges.empty() || cost_.Cost({ranges.front().begin, ranges.front().begin + 1}) < costliest) {
+    return;
+  }
+  while (cursor.index < ranges.size()) {
+    const uint64_t item = std::max(cursor.at, ranges[cursor.index].begin);
+    if (item >= ranges[cursor.index].end) {
+      ++cursor.index;
+      continue;
+    }
+    const double cost = cost_.Cost({item, item + 1});
+    if (cost < large) return;
+    // The worker it leaves least full against its target (ties in walk
+    // order): the one that would finish it first, as LPT places an item.
+    std::optional<WorkerId> best;
+    double best_fill = 0;
+    for (WorkerId id : walk) {
+      if (!(target[id] > 0) || cost > 0.5 * target[id]) continue;
+      const double fill = (got[id] + cost) / target[id];
+      if (!best || fill < best_fill) {
+        best = id;
+        best_fill = fill;
+      }
+    }
+    if (!best) return;
+    reserved[*best].Add({item, item + 1});
+    got[*best] += cost;
+    cursor.at = item + 1;
   }
 }
 

@@ -121,8 +121,31 @@ class PolicyBase : public Policy {
   // contiguous in pool order; each ends at a whole item, and what it got
   // short of (with per-item costs, also beyond) its share moves to the next
   // worker walked. The workers are walked by id, or with per-item costs by
-  // decreasing share (ReserveOrder).
+  // decreasing share (ReserveOrder). With per-item costs the large items at
+  // the pool's front are spread first (SpreadLargeItems), and the contiguous
+  // shares made of the rest.
   void ReserveProportional(const std::vector<double>& shares);
+  // Dealt largest first, the pool's front holds the largest items: cut in
+  // contiguous shares, they would all fall to the first worker walked,
+  // whose share they may exceed on their own (on real nodes, three archives
+  // of a tenth of the job each, all on one board, ended the job 12 s after
+  // the other boards ran dry). So each leading item worth at least
+  // 1 / kLargeItemShares of a mean share goes, one at a time, to the worker
+  // whose target it fills least, as LPT places an item on the machine that
+  // finishes it first; `got` adds up what each got. A worker is not given
+  // an item worth more than half its target (the slowest's share stays the
+  // smallest items, ReserveOrder). Stops at the first smaller item, or one
+  // no worker may take; spreads nothing unless the pool leads with its
+  // costliest item (dealt largest first: the as-listed deal is kept whole).
+  struct PoolCursor {
+    const std::vector<Range>& ranges;  // the pool's, in order
+    size_t index = 0;                  // the range being walked
+    uint64_t at = 0;                   // the next item, once within it
+  };
+  static constexpr double kLargeItemShares = 4;
+  void SpreadLargeItems(PoolCursor& cursor, const std::vector<double>& target,
+                        const std::vector<WorkerId>& walk, std::vector<IntervalSet>& reserved,
+                        std::vector<double>& got) const;
   // With per-item costs the pool's front holds the items dealt first, the
   // largest when they are dealt largest first, and an indivisible item of a
   // tenth of the job is the job's end on the slowest node and one of the

@@ -200,6 +200,33 @@ TEST(PolicyItemCostsTest, TheFastestWorkersShareLeadsThePoolWhateverTheWorkersOr
   }
 }
 
+// Dealt largest first, the large items lead the pool; cut in contiguous
+// shares, the first worker's share would hold them all (on real nodes: three
+// archives of a tenth of the job each on one board, which ended the job
+// while the others stood idle). They are spread one at a time to the worker
+// they fill least, as LPT places them: each fast worker starts on one, the
+// third goes to the first again (a tie), and the slow worker, whose share is
+// smaller than twice any of them, gets none and keeps the smallest items.
+TEST(PolicyItemCostsTest, TheLargeItemsAtThePoolsFrontAreSpreadOverTheWorkers) {
+  std::vector<double> costs = {10, 10, 9, 2, 2, 2};
+  costs.resize(40, 1.0);  // 69 in all
+  for (const char* name : {"weighted", "mms", "adaptive"}) {
+    SCOPED_TRACE(name);
+    auto policy = MakePolicy(testing_support::PolicyNamed(name));
+    ASSERT_TRUE(policy->Start(CostlyJob(40, {1, 5, 5}, SharedCosts(costs)), 0).ok());
+    const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
+    const Range first = policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease;
+    const Range second = policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease;
+    EXPECT_EQ(first, (Range{0, 1}));
+    EXPECT_EQ(second, (Range{1, 2}));
+    EXPECT_GE(slow.begin, 6u) << "the slow worker drew a large item";
+    EXPECT_EQ(slow.end, 40u);
+    // The first worker's next lease goes on from the third large item.
+    const Range next = policy->OnReport(Report{1, 1, {first}, 1, first.end, true}).lease;
+    EXPECT_EQ(next.begin, 2u);
+  }
+}
+
 // A giant item cannot be split: the policy that wants less than it still
 // leases it whole, and every item is leased once.
 TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
