@@ -439,7 +439,8 @@ void PolicyBase::SpreadLargeItems(PoolCursor& cursor, const std::vector<double>&
   }
   if (takers < 2) return;
   // Items of at least this cost are large: at most kLargeItemShares x
-  // takers of them, so the deal is O(takers^2) at worst, once a job.
+  // takers of them, and at most kMaxSpreadItems are spread, each weighed
+  // against every worker once a job.
   const double large = whole / (kLargeItemShares * static_cast<double>(takers));
   const std::vector<Range>& ranges = cursor.ranges;
   // Only a pool dealt largest first leads with its large items: one that
@@ -453,7 +454,7 @@ void PolicyBase::SpreadLargeItems(PoolCursor& cursor, const std::vector<double>&
   if (ranges.empty() || cost_.Cost({ranges.front().begin, ranges.front().begin + 1}) < costliest) {
     return;
   }
-  while (cursor.index < ranges.size()) {
+  for (size_t spread = 0; cursor.index < ranges.size() && spread < kMaxSpreadItems;) {
     const uint64_t item = std::max(cursor.at, ranges[cursor.index].begin);
     if (item >= ranges[cursor.index].end) {
       ++cursor.index;
@@ -477,6 +478,7 @@ void PolicyBase::SpreadLargeItems(PoolCursor& cursor, const std::vector<double>&
     reserved[*best].Add({item, item + 1});
     got[*best] += cost;
     cursor.at = item + 1;
+    ++spread;
   }
 }
 

@@ -127,15 +127,16 @@ class PolicyBase : public Policy {
   void ReserveProportional(const std::vector<double>& shares);
   // Dealt largest first, the pool's front holds the largest items: cut in
   // contiguous shares, they would all fall to the first worker walked,
-  // whose share they may exceed on their own (on real nodes, three archives
-  // of a tenth of the job each, all on one board, ended the job 12 s after
-  // the other boards ran dry). So each leading item worth at least
-  // 1 / kLargeItemShares of a mean share goes, one at a time, to the worker
-  // whose target it fills least, as LPT places an item on the machine that
-  // finishes it first; `got` adds up what each got. A worker is not given
-  // an item worth more than half its target (the slowest's share stays the
-  // smallest items, ReserveOrder). Stops at the first smaller item, or one
-  // no worker may take; spreads nothing unless the pool leads with its
+  // whose share they may exceed on their own (on real nodes, the three
+  // largest archives of a job, a quarter of its declared work, all on one
+  // board, kept it busy 6 s after the others ran dry). So each leading item
+  // worth at least 1 / kLargeItemShares of a mean share goes, one at a
+  // time, to the worker whose target it fills least, as LPT places an item
+  // on the machine that finishes it first; `got` adds up what each got. A
+  // worker is not given an item worth more than half its target (the
+  // slowest's share stays the smallest items, ReserveOrder). Stops at the
+  // first smaller item, or one no worker may take, or after
+  // kMaxSpreadItems; spreads nothing unless the pool leads with its
   // costliest item (dealt largest first: the as-listed deal is kept whole).
   struct PoolCursor {
     const std::vector<Range>& ranges;  // the pool's, in order
@@ -143,6 +144,9 @@ class PolicyBase : public Policy {
     uint64_t at = 0;                   // the next item, once within it
   };
   static constexpr double kLargeItemShares = 4;
+  // At most this many items are spread: each is weighed against every
+  // worker, and beyond a few per worker a contiguous share holds many.
+  static constexpr size_t kMaxSpreadItems = 256;
   void SpreadLargeItems(PoolCursor& cursor, const std::vector<double>& target,
                         const std::vector<WorkerId>& walk, std::vector<IntervalSet>& reserved,
                         std::vector<double>& got) const;

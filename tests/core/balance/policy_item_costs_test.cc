@@ -227,6 +227,28 @@ TEST(PolicyItemCostsTest, TheLargeItemsAtThePoolsFrontAreSpreadOverTheWorkers) {
   }
 }
 
+// Spreading weighs each item against every worker, so it stops after a
+// bounded number of items: on 600 workers every one of 1,200 equal items is
+// large (a share is two), the first 256 go one to a worker, and the rest
+// are cut in contiguous shares of what each still lacks.
+TEST(PolicyItemCostsTest, SpreadingStopsAfterABoundedNumberOfItems) {
+  constexpr WorkerId kWorkers = 600;
+  auto policy = MakePolicy(testing_support::PolicyNamed("weighted"));
+  ASSERT_TRUE(policy
+                  ->Start(CostlyJob(1200, std::vector<double>(kWorkers, 1.0),
+                                    SharedCosts(std::vector<double>(1200, 1.0))),
+                          0)
+                  .ok());
+  IntervalSet leased;
+  for (WorkerId id = 0; id < kWorkers; ++id) {
+    const Range lease = policy->OnReport(Report{id, 0, {}, 0, 0, true}).lease;
+    EXPECT_EQ(leased.CountIn(lease), 0u) << "leased twice: " << lease.ToString();
+    leased.Add(lease);
+    if (id < 256) EXPECT_EQ(lease, (Range{id, id + 1})) << id;
+    if (id >= 256) EXPECT_EQ(lease.size(), 2u) << id;
+  }
+}
+
 // A giant item cannot be split: the policy that wants less than it still
 // leases it whole, and every item is leased once.
 TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
