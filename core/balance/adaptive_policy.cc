@@ -37,22 +37,19 @@
 //      at most twice the last (slow start; only when the job's inputs cross
 //      links at all, JobInfo::inputs_cross_links).
 //   5. Tail stealing: an idle worker with nothing in the pool takes the far end
-//      of the lease of the worker predicted to finish last, sized so both
-//      finish together; the victim learns its new end in its next reply and
-//      never pauses. The cut leaves the victim what it may reach by then at
-//      the rate it has shown (a worker that ran ahead of its predictions is
-//      given that lead, less of it when the thief is much faster), and a
-//      worker whose report puts its end well past its prediction wakes the
-//      workers told to wait, so that they may steal.
-//      When nothing is worth stealing, an idle worker that can compute the
-//      whole unfinished rest of the last worker's lease before that worker
-//      is predicted to finish computes a copy of it (a backup, after the
-//      backup tasks of MapReduce); the victim keeps its lease, the first to
-//      hand in an item has it counted and the other's copy is dropped. A
-//      prediction holds on average only: a worker throttled by a CPU quota,
-//      or paused mid-step, hands in its last items a pause late while the
-//      fast workers stand idle. One backup per lease, and none for items
-//      that must not run twice (JobInfo::repeatable: exec.backups false).
+//      of the lease of the worker predicted to finish last (when that one has
+//      nothing to give, of the next latest), sized so both finish together; the victim learns its
+//      new end in its next reply and never pauses. The cut leaves the victim what it may reach by
+//      then at the rate it has shown (a worker that ran ahead of its predictions is given that
+//      lead, less of it when the thief is much faster), and a worker whose report puts its end well
+//      past its prediction wakes the workers told to wait, so that they may steal. When nothing is
+//      worth stealing, an idle worker that can compute the whole unfinished rest of the last
+//      worker's lease before that worker is predicted to finish computes a copy of it (a backup,
+//      after the backup tasks of MapReduce); the victim keeps its lease, the first to hand in an
+//      item has it counted and the other's copy is dropped. A prediction holds on average only: a
+//      worker throttled by a CPU quota, or paused mid-step, hands in its last items a pause late
+//      while the fast workers stand idle. One backup per lease, and none for items that must not
+//      run twice (JobInfo::repeatable: exec.backups false).
 //   6. Hysteresis: no move whose gain is below the thief's measured per-lease
 //      overhead, no cut of a lease into the region the victim may already be
 //      working on.
@@ -88,6 +85,8 @@ constexpr double kWakeFloors = 4;
 // items vary in length moves its end by a fraction of an item at every report.
 constexpr double kWakeShare = 0.5;
 constexpr double kProbeReports = 4;  // length of a probe lease, in report floors
+// A steal looks at most this many workers, from the last predicted to finish.
+constexpr int kStealVictims = 4;
 // Rebalancing moves an excess above this share of a worker's remaining
 // time, down to the second for a fully credible prior (RebalanceShare).
 constexpr double kRebalanceShare = 0.1;
@@ -226,15 +225,28 @@ class AdaptivePolicy : public AdaptiveForecast {
     return GrantTimed(worker, range, now);
   }
 
+  // The victim: the worker predicted to finish last (the thief holds no
+  // lease, so it is not among them). When it has nothing to give (one
+  // indivisible item under way, or a lease computed twice already), the next
+  // latest, down to kStealVictims of them: an idle thief must not wait out a
+  // fast worker's last large item beside a slow one that still holds many
+  // small items, whose prediction may be the one that is wrong.
   std::optional<Reply> Steal(WorkerId thief, double now) {
-    // The victim: the worker predicted to finish last (the thief holds no
-    // lease, so it is not among them).
-    const auto last = finish_times().Latest(now);
-    if (!last || last->first == thief || !Busy(last->first)) return std::nullopt;
-    const auto [victim, latest] = *last;
-    // A backed-up lease and its copy are computed twice already; cutting
-    // either would only bring in a third worker.
-    if (Doubled(victim)) return std::nullopt;
+    auto candidate = finish_times().Latest(now);
+    for (int tried = 0; candidate && tried < kStealVictims; ++tried) {
+      const auto [victim, finish] = *candidate;
+      if (victim != thief && Busy(victim) && !Doubled(victim)) {
+        if (auto stolen = StealFrom(thief, victim, finish, now)) return stolen;
+      }
+      candidate = finish_times().Preceding(victim, now);
+    }
+    return std::nullopt;
+  }
+
+  // A steal from `victim`, predicted to finish at `latest`. A backed-up lease
+  // and its copy are computed twice already (Doubled); cutting either would
+  // only bring in a third worker.
+  std::optional<Reply> StealFrom(WorkerId thief, WorkerId victim, double latest, double now) {
     const WorkerState& v = state(victim);
     // The victim learns its new end with the reply to its next report. When
     // that comes too late for any steal (a slow victim with a long cadence,

@@ -94,6 +94,23 @@ std::optional<std::pair<WorkerId, double>> FinishTimes::Earliest() const {
   return std::make_pair(node, nodes_[node].finish);
 }
 
+std::optional<std::pair<WorkerId, double>> FinishTimes::Preceding(WorkerId worker,
+                                                                  double now) const {
+  const double finish = nodes_[worker].finish;
+  // The last node on the search path whose key is before the worker's.
+  uint32_t found = kNil;
+  for (uint32_t node = root_; node != kNil;) {
+    if (Less(node, finish, worker)) {
+      found = node;
+      node = nodes_[node].right;
+    } else {
+      node = nodes_[node].left;
+    }
+  }
+  if (found == kNil || nodes_[found].finish <= now) return std::nullopt;
+  return std::make_pair(found, nodes_[found].finish);
+}
+
 bool FinishTimes::Less(uint32_t a, double finish, uint32_t b) const {
   return nodes_[a].finish != finish ? nodes_[a].finish < finish : a < b;
 }

@@ -62,6 +62,11 @@ class FinishTimes {
   // The worker with the earliest finish (the one idle longest, if any is), and
   // that finish; nullopt when there are no predictions.
   std::optional<std::pair<WorkerId, double>> Earliest() const;
+  // The worker whose prediction comes next before `worker`'s in (finish,
+  // worker) order, if its finish is after `now`, and that finish: with
+  // Latest, the workers from the last to finish down. Requires `worker` to
+  // have a prediction.
+  std::optional<std::pair<WorkerId, double>> Preceding(WorkerId worker, double now) const;
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;

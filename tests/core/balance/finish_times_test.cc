@@ -49,6 +49,19 @@ struct Walk {
     }
     return latest;
   }
+  // The worker just before `worker` in (finish, worker) order, if its
+  // finish is after `now`.
+  std::optional<WorkerId> Preceding(WorkerId worker, double now) const {
+    const auto before = [&](WorkerId a, WorkerId b) {
+      return entries[a].finish != entries[b].finish ? entries[a].finish < entries[b].finish : a < b;
+    };
+    std::optional<WorkerId> found;
+    for (WorkerId id = 0; id < entries.size(); ++id) {
+      if (entries[id].set && before(id, worker) && (!found || before(*found, id))) found = id;
+    }
+    if (!found || entries[*found].finish <= now) return std::nullopt;
+    return found;
+  }
   std::optional<double> Earliest() const {
     std::optional<double> earliest;
     for (const Entry& e : entries) {
@@ -110,6 +123,21 @@ TEST(FinishTimesTest, EqualFinishTimesAreKeptApart) {
   EXPECT_DOUBLE_EQ(times.RemainingCost(1), 12);
 }
 
+// From the last to finish down, ties by worker; none at or before `now`.
+TEST(FinishTimesTest, PrecedingWalksTheWorkersFromTheLastToFinishDown) {
+  FinishTimes times(4);
+  times.Set(0, 5, 1);
+  times.Set(1, 9, 1);
+  times.Set(2, 7, 1);
+  times.Set(3, 9, 1);
+  EXPECT_EQ(times.Latest(0), std::make_pair(WorkerId{3}, 9.0));
+  EXPECT_EQ(times.Preceding(3, 0), std::make_pair(WorkerId{1}, 9.0));
+  EXPECT_EQ(times.Preceding(1, 0), std::make_pair(WorkerId{2}, 7.0));
+  EXPECT_EQ(times.Preceding(2, 0), std::make_pair(WorkerId{0}, 5.0));
+  EXPECT_FALSE(times.Preceding(0, 0));
+  EXPECT_FALSE(times.Preceding(2, 6)) << "worker 0 has run out by 6";
+}
+
 TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
   const uint64_t seed = testing_support::TestSeed();
   std::cout << "seed " << seed << " (BALLAST_TEST_SEED replays it)\n";
@@ -142,6 +170,12 @@ TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
     if (latest) {
       ASSERT_EQ(latest->second, *walk.Latest(now));
       ASSERT_EQ(walk.entries[latest->first].finish, latest->second);
+    }
+    if (walk.entries[id].set) {
+      const auto preceding = times.Preceding(id, now);
+      const auto walked = walk.Preceding(id, now);
+      ASSERT_EQ(preceding.has_value(), walked.has_value()) << "step " << step;
+      if (preceding) ASSERT_EQ(preceding->first, *walked) << "step " << step;
     }
     const auto earliest = times.Earliest();
     if (earliest) {

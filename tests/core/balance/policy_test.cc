@@ -1850,6 +1850,35 @@ TEST(PolicyTest, AdaptiveBacksUpTheLastLeaseWhenNothingIsWorthStealing) {
   }
 }
 
+// The worker predicted to finish last may have nothing to give: one
+// indivisible item under way. The idle thief then steals from the next
+// latest, which still holds many items, instead of waiting (or copying that
+// one item): worker 0 (a tiny prior, an item in 30 s) computes its last
+// item until about t = 60, worker 1 has 21 items left to about t = 35,
+// worker 2 is done at t = 30.
+TEST(PolicyTest, AdaptiveStealsFromTheNextLatestWhenTheLastHasNothingToGive) {
+  for (const char* backup : {"off", "on"}) {
+    SCOPED_TRACE(backup);
+    auto policy =
+        Make("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}, {"backup", backup}});
+    policy->Start(Job(300, {0.02, 1, 1}), 0);
+    const Range slow = Ask(*policy, 0, 0).lease;
+    const Range next = Ask(*policy, 1, 0).lease;
+    const Range thief = Ask(*policy, 2, 0).lease;
+    ASSERT_EQ(slow, (Range{0, 2}));
+    ASSERT_EQ(next.begin, 2u);
+    ASSERT_EQ(thief.end, 300u);
+    ASSERT_LT(next.end, 160u);
+    Progress(*policy, 0, {0, 1}, 30, 30);
+    Progress(*policy, 1, {2, 130}, 30, 30);
+    const Reply stolen = Finish(*policy, 2, thief, 30, 30);
+    ASSERT_EQ(KindName(stolen.kind), "kLease");
+    EXPECT_GT(stolen.lease.begin, 130u);
+    EXPECT_EQ(stolen.lease.end, next.end) << stolen.lease.ToString();
+    EXPECT_EQ(policy->stats().backups, 0u);
+  }
+}
+
 TEST(PolicyTest, AdaptiveWithoutStealingLetsTheFastWorkerWait) {
   auto policy = Make("adaptive", {{"stealing", "off"}});
   policy->Start(Job(100, {1, 1}), 0);
