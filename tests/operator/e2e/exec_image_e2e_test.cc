@@ -82,7 +82,7 @@ TEST_F(OperatorTest, ExecJobWithAnImageRunsTheBundledWorkerOnEveryNode) {
     EXPECT_TRUE(program.ends_with("/volumes/ballast-bundle/ld.so"))
         << "item " << item << " ran under '" << program << "'";
   }
-  fs::remove_all(out);
+  RemoveCommandOutputs(out);
 }
 
 }  // namespace

@@ -76,6 +76,21 @@ inline std::string TestenvDir() {
   return dir ? dir : "";
 }
 
+// Removes a directory a job's commands write into. An endgame copy that lost
+// may still run when the job says Succeeded, until its worker's next
+// heartbeat or its pod's deletion stops it, and write into the directory
+// while it is removed ("Directory not empty"); once the directory is gone
+// its writes fail. Retried for up to 10 s.
+inline void RemoveCommandOutputs(const fs::path& dir) {
+  std::error_code error;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fs::remove_all(dir, error);
+    if (!error) return;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  ADD_FAILURE() << "cannot remove " << dir << ": " << error.message();
+}
+
 inline std::string Lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
     return std::isalnum(c) ? static_cast<char>(std::tolower(c)) : '-';

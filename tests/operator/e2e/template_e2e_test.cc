@@ -144,7 +144,7 @@ TEST_F(OperatorTest, TemplateJobsPodsCarryTheUsersFieldsAndBallastsParts) {
   const auto pods = JobPods(name);
   ASSERT_EQ(pods.size(), kSeed000Weights.size()) << Describe(name);
   for (const json& pod : pods) ExpectTheTemplateAndBallastsParts(pod, priority_class);
-  fs::remove_all(out);
+  RemoveCommandOutputs(out);
 }
 
 TEST_F(OperatorTest, ATemplateThatSetsAFieldBallastOwnsFailsTheJobNamingIt) {
