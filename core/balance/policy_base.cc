@@ -445,14 +445,13 @@ void PolicyBase::SpreadLargeItems(PoolCursor& cursor, const std::vector<double>&
   const std::vector<Range>& ranges = cursor.ranges;
   // Only a pool dealt largest first leads with its large items: one that
   // does not (items as listed) is cut in contiguous shares as it comes.
-  double costliest = 0;
+  if (ranges.empty()) return;
+  const double front = cost_.Cost({ranges.front().begin, ranges.front().begin + 1});
+  if (front < large) return;
   for (const Range& range : ranges) {
     for (uint64_t item = range.begin; item < range.end; ++item) {
-      costliest = std::max(costliest, cost_.Cost({item, item + 1}));
+      if (cost_.Cost({item, item + 1}) > front) return;
     }
-  }
-  if (ranges.empty() || cost_.Cost({ranges.front().begin, ranges.front().begin + 1}) < costliest) {
-    return;
   }
   for (size_t spread = 0; cursor.index < ranges.size() && spread < kMaxSpreadItems;) {
     const uint64_t item = std::max(cursor.at, ranges[cursor.index].begin);
