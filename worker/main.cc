@@ -25,6 +25,7 @@
 #include "worker/probe/probe_command.h"
 #include "worker/slice.h"
 #include "worker/stop_signals.h"
+#include "worker/token_file.h"
 #include "worker/worker_loop.h"
 
 namespace {
@@ -119,6 +120,7 @@ struct WorkerFlags {
   ballast::worker::MetricLabels metric_labels;
   bool verbose = false;
   std::string exec_cgroup;
+  std::string token_file;
   CLI::Option* threads = nullptr;
 };
 
@@ -128,6 +130,7 @@ WorkerFlags FlagsFromEnvironment() {
   options.coordinator = EnvOr("BALLAST_COORDINATOR", "");
   options.job = EnvOr("BALLAST_JOB", "");
   options.token = EnvOr("BALLAST_TOKEN", "");
+  flags.token_file = EnvOr("BALLAST_TOKEN_FILE", "");
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   options.name = EnvOr("BALLAST_WORKER_NAME", EnvOr("NODE_NAME", host));
@@ -151,6 +154,9 @@ void AddWorkerFlags(CLI::App& app, WorkerFlags& flags) {
   app.add_option("--job", options.job, "the job's id [BALLAST_JOB]");
   app.add_option("--token", options.token,
                  "the job's token; prefer the environment [BALLAST_TOKEN]");
+  app.add_option("--token-file", flags.token_file,
+                 "read the job's token from this file instead, as worker pods do (the file of "
+                 "a Secret volume) [BALLAST_TOKEN_FILE]");
   app.add_option("--name", options.name,
                  "this worker's name in the job, its node's name [BALLAST_WORKER_NAME, NODE_NAME]")
       ->capture_default_str();
@@ -257,6 +263,14 @@ int RunWorkerCommand(WorkerFlags& flags, pid_t parent) {
   ballast::worker::WorkerOptions& options = flags.options;
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-worker %v");
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::info);
+  if (!flags.token_file.empty()) {
+    auto token = ballast::worker::ReadTokenFile(flags.token_file);
+    if (!token.ok()) {
+      spdlog::error("{}", token.status().message());
+      return 2;
+    }
+    options.token = std::move(*token);
+  }
   for (const auto& [value, what] :
        {std::pair{options.coordinator, "--coordinator"}, std::pair{options.job, "--job"},
         std::pair{options.token, "--token"}}) {

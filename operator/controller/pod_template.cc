@@ -22,9 +22,15 @@ constexpr std::string_view kSpecPath = "spec.template.spec";
 constexpr std::string_view kWorkerPath = "spec.template.spec.containers[0]";
 
 // The env the worker container gets from Ballast (worker_objects.cc).
-constexpr std::array<std::string_view, 8> kOwnedEnv = {
-    "BALLAST_COORDINATOR", "BALLAST_JOB",   "BALLAST_WORKER_NAME",    "BALLAST_JOB_NAME",
-    "BALLAST_NAMESPACE",   "BALLAST_TOKEN", "BALLAST_METRICS_LISTEN", "NODE_NAME"};
+constexpr std::array<std::string_view, 9> kOwnedEnv = {"BALLAST_COORDINATOR",
+                                                       "BALLAST_JOB",
+                                                       "BALLAST_WORKER_NAME",
+                                                       "BALLAST_JOB_NAME",
+                                                       "BALLAST_NAMESPACE",
+                                                       "BALLAST_TOKEN",
+                                                       "BALLAST_TOKEN_FILE",
+                                                       "BALLAST_METRICS_LISTEN",
+                                                       "NODE_NAME"};
 
 // Invalid "<path>: <why>", about the field at `path`.
 Status Owned(std::string_view path, std::string_view why) {
@@ -78,14 +84,14 @@ StatusOr<const json*> OptionalObject(const json& node, const std::string& path,
 }
 
 // The names of a list of objects are Ballast's or not.
-Status CheckNames(const json& list, const std::string& path, std::string_view owned,
-                  std::string_view owned_too, std::string_view what) {
+Status CheckNames(const json& list, const std::string& path,
+                  std::initializer_list<std::string_view> owned, std::string_view what) {
   for (size_t i = 0; i < list.size(); ++i) {
     const std::string name_path = jr::Field(jr::Element(path, i), "name");
     const json* name = jr::Find(list[i], "name");
     if (!name) continue;  // the API server requires it; nothing of Ballast's
     BALLAST_ASSIGN_OR_RETURN(std::string text, jr::String(*name, name_path));
-    if (text == owned || (!owned_too.empty() && text == owned_too)) {
+    if (Contains(text, owned)) {
       return Owned(name_path,
                    fmt::format("\"{}\" is the name of Ballast's {}; choose another", text, what));
     }
@@ -138,19 +144,21 @@ Status CheckWorkerEnv(const json& container) {
 Status CheckWorkerMounts(const json& container) {
   BALLAST_ASSIGN_OR_RETURN(json mounts, ObjectList(container, kWorkerPath, "volumeMounts"));
   const std::string path = jr::Field(kWorkerPath, "volumeMounts");
-  const std::string bundle(kBundleMountPath);
   for (size_t i = 0; i < mounts.size(); ++i) {
     const json* given = jr::Find(mounts[i], "mountPath");
     if (!given) continue;  // the API server requires it
     const std::string mount_path_path = jr::Field(jr::Element(path, i), "mountPath");
     BALLAST_ASSIGN_OR_RETURN(std::string text, jr::String(*given, mount_path_path));
     const std::string normal = NormalMountPath(text);
-    // At /ballast it hides the bundle; below it, it hides part of it.
-    if (normal == bundle || normal.starts_with(bundle + "/")) {
-      return Owned(mount_path_path,
-                   fmt::format("{} is {}/ballast, where Ballast mounts its worker bundle; choose "
-                               "a path outside it",
-                               jr::Shown(*given), normal == bundle ? "" : "inside "));
+    // At Ballast's mount it hides it; below it, it hides part of it.
+    for (const auto& [owned, what] :
+         {std::pair<std::string, const char*>{kBundleMountPath, "its worker bundle"},
+          {kTokenMountPath, "the job's token"}}) {
+      if (normal == owned || normal.starts_with(owned + "/")) {
+        return Owned(mount_path_path,
+                     fmt::format("{} is {}{}, where Ballast mounts {}; choose a path outside it",
+                                 jr::Shown(*given), normal == owned ? "" : "inside ", owned, what));
+      }
     }
   }
   return Status::Ok();
@@ -203,11 +211,11 @@ Status CheckPodSpec(const json& spec) {
   BALLAST_ASSIGN_OR_RETURN(json init, ObjectList(spec, kSpecPath, "initContainers"));
   BALLAST_ASSIGN_OR_RETURN(json volumes, ObjectList(spec, kSpecPath, "volumes"));
   BALLAST_RETURN_IF_ERROR(CheckNames(containers, jr::Field(kSpecPath, "containers"),
-                                     kBundleContainer, "", "init container"));
-  BALLAST_RETURN_IF_ERROR(CheckNames(init, jr::Field(kSpecPath, "initContainers"), kBundleContainer,
-                                     "", "init container"));
-  BALLAST_RETURN_IF_ERROR(
-      CheckNames(volumes, jr::Field(kSpecPath, "volumes"), kBundleVolume, kTmpVolume, "volumes"));
+                                     {kBundleContainer}, "init container"));
+  BALLAST_RETURN_IF_ERROR(CheckNames(init, jr::Field(kSpecPath, "initContainers"),
+                                     {kBundleContainer}, "init container"));
+  BALLAST_RETURN_IF_ERROR(CheckNames(volumes, jr::Field(kSpecPath, "volumes"),
+                                     {kBundleVolume, kTmpVolume, kTokenVolume}, "volumes"));
   return containers.empty() ? Status::Ok() : CheckWorkerContainer(containers[0]);
 }
 

@@ -44,6 +44,14 @@ inline constexpr const char* kBundleVolume = "ballast-bundle";
 inline constexpr const char* kTmpVolume = "ballast-tmp";
 // Where the bundle of the worker is mounted in the worker container.
 inline constexpr const char* kBundleMountPath = "/ballast";
+// The job's token reaches the worker container as a file of a Secret
+// volume, not as an environment variable from the Secret: a kubelet that
+// asks for the Secret before the API server relates the new pod to its node
+// is refused, and a refused variable fails the pod's sync, retried 10 s
+// later; a refused volume is mounted again within a second.
+inline constexpr const char* kTokenVolume = "ballast-token";
+inline constexpr const char* kTokenMountPath = "/var/run/secrets/ballast.io";
+inline constexpr const char* kTokenFile = "/var/run/secrets/ballast.io/token";
 
 // The short forms of a spec, read and type-checked (weighted_job.cc).
 struct ShortForms {

@@ -106,9 +106,7 @@ json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSe
       // The metrics' job and namespace labels (docs/metrics.md).
       EnvValue("BALLAST_JOB_NAME", job.name),
       EnvValue("BALLAST_NAMESPACE", job.ns),
-      {{"name", "BALLAST_TOKEN"},
-       {"valueFrom",
-        {{"secretKeyRef", {{"name", TokenSecretName(job.name)}, {"key", kTokenKey}}}}}},
+      EnvValue("BALLAST_TOKEN_FILE", kTokenFile),
       NodeNameEnv(),
   });
   if (settings.metrics_port > 0) {
@@ -254,6 +252,16 @@ json WorkerPodSpec(const ObjectMeta& job, const WeightedJobSpec& spec, const std
   pod_spec["containers"][0] = WorkerContainer(job, spec, node, settings, image);
   const bool exec = spec.job.workload.kind == workload::WorkloadKind::kExec;
   if (exec && image != ballast_image) RunInUserImage(pod_spec, ballast_image);
+  // The job's token as a file (pod_template.h, kTokenVolume), readable by
+  // whatever user the template runs the worker as.
+  Append(pod_spec["containers"][0], "volumeMounts",
+         {{"name", kTokenVolume}, {"mountPath", kTokenMountPath}, {"readOnly", true}});
+  Append(pod_spec, "volumes",
+         {{"name", kTokenVolume},
+          {"secret",
+           {{"secretName", TokenSecretName(job.name)},
+            {"items", json::array({{{"key", kTokenKey}, {"path", "token"}}})},
+            {"defaultMode", 0444}}}});
   return pod_spec;
 }
 

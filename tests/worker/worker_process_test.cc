@@ -182,6 +182,33 @@ TEST(WorkerProcessTest, AWrongTokenStopsTheWorkerWithAClearError) {
   EXPECT_EQ((*server)->View("metrics-job")->workers[0].reports, 0u);
 }
 
+// Worker pods get the token as a file of a Secret volume (BALLAST_TOKEN_FILE,
+// worker/token_file.h); the file's token is the one used.
+TEST(WorkerProcessTest, TakesTheTokenFromItsFile) {
+  auto server = coordinator::Server::Start({});
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE((*server)->AddJob(PrimesJob(1000)).ok());
+  const std::string file = ::testing::TempDir() + "worker-token";
+  std::ofstream(file) << "right-token\n";
+  const pid_t pid = StartWorker((*server)->url(), "wrong-token", {"--token-file", file},
+                                ::testing::TempDir() + "token-file.log");
+  EXPECT_EQ(WaitExit(pid), 0);
+  EXPECT_TRUE((*server)->View("metrics-job")->done);
+}
+
+TEST(WorkerProcessTest, AnUnreadableTokenFileStopsTheWorkerNamingIt) {
+  auto server = coordinator::Server::Start({});
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE((*server)->AddJob(PrimesJob(1000)).ok());
+  const std::string file = ::testing::TempDir() + "absent-token";
+  const std::string log = ::testing::TempDir() + "absent-token.log";
+  const pid_t pid = StartWorker((*server)->url(), "right-token", {"--token-file", file}, log);
+  EXPECT_EQ(WaitExit(pid), 2);
+  EXPECT_NE(ReadFile(log).find("the token file " + file + " cannot be read"), std::string::npos)
+      << ReadFile(log);
+  EXPECT_EQ((*server)->View("metrics-job")->workers[0].reports, 0u);
+}
+
 TEST(WorkerProcessTest, ComputesExactlyOnTwoThreadsAndReportsCpuSeconds) {
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());

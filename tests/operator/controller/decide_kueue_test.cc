@@ -261,7 +261,9 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   EXPECT_TRUE(patches[0].status);
   EXPECT_TRUE(patches[0].patch["status"]["admission"].is_null());
   for (const auto& c : patches[0].patch["status"]["conditions"]) {
-    if (c["type"] == "Requeued") EXPECT_EQ(c["status"], "False");
+    if (c["type"] == "Requeued") {
+      EXPECT_EQ(c["status"], "False");
+    }
   }
 
   // Resumed: activated, held until Kueue admits it again, then from the checkpoint.
@@ -611,7 +613,9 @@ TEST(KueueTest, ADeactivatedWorkloadIsNotRequeued) {
   conditions["Evicted"] = {true, "Deactivated", "The workload is deactivated"};
   const json patch = ClearAdmissionPatch(ReadWorkload(WorkloadJson(1, conditions, "f")), "t");
   for (const auto& c : patch["status"]["conditions"]) {
-    if (c["type"] == "Requeued") EXPECT_EQ(c["status"], "False");
+    if (c["type"] == "Requeued") {
+      EXPECT_EQ(c["status"], "False");
+    }
   }
 }
 

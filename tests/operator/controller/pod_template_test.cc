@@ -103,6 +103,18 @@ TEST(PodTemplateTest, EveryFieldBallastOwnsIsRefusedNamingItsPath) {
        with_worker({{"volumeMounts", {{{"name", "v"}, {"mountPath", "/ballast"}}}}}),
        "spec.template.spec.containers[0].volumeMounts[0].mountPath: \"/ballast\" is /ballast, "
        "where Ballast mounts its worker bundle"},
+      {"the token file's variable",
+       with_worker({{"env", {{{"name", "BALLAST_TOKEN_FILE"}, {"value", "/t"}}}}}),
+       "spec.template.spec.containers[0].env[0].name: Ballast sets BALLAST_TOKEN_FILE"},
+      {"a mount inside the token's",
+       with_worker(
+           {{"volumeMounts", {{{"name", "v"}, {"mountPath", "/var/run/secrets/ballast.io/x"}}}}}),
+       "spec.template.spec.containers[0].volumeMounts[0].mountPath: "
+       "\"/var/run/secrets/ballast.io/x\" is inside /var/run/secrets/ballast.io, where Ballast "
+       "mounts the job's token"},
+      {"a volume named as the token's",
+       with_pod({{"volumes", {{{"name", "ballast-token"}, {"emptyDir", json::object()}}}}}),
+       "spec.template.spec.volumes[0].name: \"ballast-token\" is the name of Ballast's"},
       {"an init container named as Ballast's",
        with_pod({{"initContainers", {{{"name", "ballast-bundle"}, {"image", "x"}}}}}),
        "spec.template.spec.initContainers[0].name: \"ballast-bundle\" is the name of Ballast's"},
@@ -325,15 +337,19 @@ TEST(PodTemplateTest, EveryFieldOfTheUsersIsInThePodBesideBallastsParts) {
       PodOf(WithTemplate(PrimesSpec(), user, {{"labels", labels}, {"annotations", annotations}}));
   const json& spec = pod["spec"];
   // Untouched pod fields, one by one.
-  for (const char* key :
-       {"initContainers", "volumes", "serviceAccountName", "automountServiceAccountToken",
-        "imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations", "dnsPolicy",
-        "hostAliases", "runtimeClassName", "schedulerName", "terminationGracePeriodSeconds",
-        "enableServiceLinks", "restartPolicy"}) {
+  for (const char* key : {"initContainers", "serviceAccountName", "automountServiceAccountToken",
+                          "imagePullSecrets", "priorityClassName", "nodeSelector", "tolerations",
+                          "dnsPolicy", "hostAliases", "runtimeClassName", "schedulerName",
+                          "terminationGracePeriodSeconds", "enableServiceLinks", "restartPolicy"}) {
     SCOPED_TRACE(key);
     EXPECT_EQ(spec[key], user[key]);
   }
   EXPECT_EQ(spec["containers"][1], user["containers"][1]);
+  // The user's volumes, then the token's.
+  json volumes = user["volumes"];
+  volumes.push_back(spec["volumes"].back());
+  EXPECT_EQ(spec["volumes"], volumes);
+  EXPECT_EQ(spec["volumes"].back()["name"], "ballast-token");
   // The user's metadata beside Ballast's labels.
   EXPECT_EQ(pod["metadata"]["labels"]["team"], "imaging");
   EXPECT_EQ(pod["metadata"]["labels"]["ballast.io/job"], "p");
@@ -355,11 +371,15 @@ TEST(PodTemplateTest, EveryFieldOfTheUsersIsInThePodBesideBallastsParts) {
   // The worker container: the user's, with Ballast's env first and its command.
   const json& worker = spec["containers"][0];
   const json& mine = user["containers"][0];
-  for (const char* key :
-       {"name", "image", "envFrom", "volumeMounts", "workingDir", "resources", "ports"}) {
+  for (const char* key : {"name", "image", "envFrom", "workingDir", "resources", "ports"}) {
     SCOPED_TRACE(key);
     EXPECT_EQ(worker[key], mine[key]);
   }
+  json mounts = mine["volumeMounts"];
+  mounts.push_back({{"name", "ballast-token"},
+                    {"mountPath", "/var/run/secrets/ballast.io"},
+                    {"readOnly", true}});
+  EXPECT_EQ(worker["volumeMounts"], mounts);
   EXPECT_FALSE(worker["securityContext"]["readOnlyRootFilesystem"].get<bool>());
   EXPECT_FALSE(worker["securityContext"]["allowPrivilegeEscalation"].get<bool>());
   const json& env = worker["env"];
@@ -437,8 +457,8 @@ TEST(PodTemplateTest, AnExecJobRunsInTheWorkerContainersImageBundledOnlyWhenItIs
       {{"name", "scratch"}, {"mountPath", "/tmp"}}};
   own_tmp["template"]["spec"]["volumes"] = {{{"name", "scratch"}, {"emptyDir", json::object()}}};
   const json with_tmp = PodOf(own_tmp)["spec"];
-  EXPECT_EQ(with_tmp["volumes"].size(), 2u);  // scratch and the bundle
-  EXPECT_EQ(with_tmp["containers"][0]["volumeMounts"].size(), 2u);
+  EXPECT_EQ(with_tmp["volumes"].size(), 3u);  // scratch, the bundle and the token
+  EXPECT_EQ(with_tmp["containers"][0]["volumeMounts"].size(), 3u);
   // The worker's own image needs no bundle.
   json plain = mine;
   plain["template"]["spec"]["containers"][0]["image"] = "ballast-worker:default";

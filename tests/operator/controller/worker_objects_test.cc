@@ -99,8 +99,16 @@ TEST(BuildWorkerPod, PinsTheNodeOwnsThePodAndTakesTheTokenFromTheSecret) {
   // The worker's metrics' job and namespace labels (docs/metrics.md).
   EXPECT_EQ(env["BALLAST_JOB_NAME"]["value"], "primes");
   EXPECT_EQ(env["BALLAST_NAMESPACE"]["value"], "lab");
-  EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["name"], "primes-token");
-  EXPECT_EQ(env["BALLAST_TOKEN"]["valueFrom"]["secretKeyRef"]["key"], "token");
+  // The token is a file of a Secret volume, not a variable from the Secret:
+  // a kubelet refused the Secret at first mounts a volume again within a
+  // second, where a variable fails the pod's sync for 10 s.
+  EXPECT_FALSE(env.count("BALLAST_TOKEN"));
+  EXPECT_EQ(env["BALLAST_TOKEN_FILE"]["value"], "/var/run/secrets/ballast.io/token");
+  EXPECT_EQ(container["volumeMounts"], json::parse(R"([{"name": "ballast-token",
+      "mountPath": "/var/run/secrets/ballast.io", "readOnly": true}])"));
+  EXPECT_EQ(pod["spec"]["volumes"], json::parse(R"([{"name": "ballast-token", "secret": {
+      "secretName": "primes-token", "items": [{"key": "token", "path": "token"}],
+      "defaultMode": 292}}])"));
   EXPECT_FALSE(env.count("BALLAST_METRICS_LISTEN"));  // metrics_port 0
   EXPECT_FALSE(env.count("BALLAST_NODE_CPU"));        // the node declares no CPU
 }
@@ -144,7 +152,8 @@ TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
     const json& spec = pod["spec"];
     ASSERT_EQ(spec["containers"].size(), 1u);
     EXPECT_EQ(spec.contains("initContainers"), c.in_user_image);
-    EXPECT_EQ(spec.contains("volumes"), c.in_user_image);
+    // The bundle's and /tmp's beside the token's.
+    EXPECT_EQ(spec["volumes"].size(), c.in_user_image ? 3u : 1u);
     EXPECT_EQ(spec["containers"][0]["image"],
               c.in_user_image ? "busybox:1" : "ballast-worker:0.1.0");
     // The worker image's entrypoint is ballast-worker; only the user's image
@@ -205,9 +214,11 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
   EXPECT_TRUE(worker["securityContext"]["readOnlyRootFilesystem"].get<bool>());
   EXPECT_EQ(worker["volumeMounts"], json::parse(R"([
       {"name": "ballast-bundle", "mountPath": "/ballast", "readOnly": true},
-      {"name": "ballast-tmp", "mountPath": "/tmp"}])"));
-  EXPECT_EQ(spec["volumes"], json::parse(R"([{"name": "ballast-bundle", "emptyDir": {}},
-                                             {"name": "ballast-tmp", "emptyDir": {}}])"));
+      {"name": "ballast-tmp", "mountPath": "/tmp"},
+      {"name": "ballast-token", "mountPath": "/var/run/secrets/ballast.io", "readOnly": true}])"));
+  EXPECT_EQ(spec["volumes"][0], json::parse(R"({"name": "ballast-bundle", "emptyDir": {}})"));
+  EXPECT_EQ(spec["volumes"][1], json::parse(R"({"name": "ballast-tmp", "emptyDir": {}})"));
+  EXPECT_EQ(spec["volumes"][2], plain["spec"]["volumes"][0]);  // the token's
 }
 
 // The template's container securityContext is the worker container's: it
@@ -248,8 +259,9 @@ TEST(BuildWorkerPod, ATemplatesTmpWrittenWithASlashGetsNoSecondMount) {
         "containers": [{"name": "main", "volumeMounts": [{"name": "s", "mountPath": "/tmp/"}]}],
         "volumes": [{"name": "s", "emptyDir": {}}]}}})"));
   const json spec = WorkerPodOf(job, "pi4b-0", WorkerPodSettings{})["spec"];
-  EXPECT_EQ(spec["containers"][0]["volumeMounts"].size(), 2u);  // /tmp/ and the bundle
-  EXPECT_EQ(spec["volumes"].size(), 2u);
+  // /tmp/, the bundle and the token
+  EXPECT_EQ(spec["containers"][0]["volumeMounts"].size(), 3u);
+  EXPECT_EQ(spec["volumes"].size(), 3u);
 }
 
 TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {

@@ -95,7 +95,8 @@ void ExpectTheTemplateAndBallastsParts(const json& pod, const std::string& prior
   EXPECT_EQ(spec.value("/securityContext/fsGroup"_json_pointer, 0), 2000);
   EXPECT_EQ(Names(spec, "initContainers"), (std::vector<std::string>{"ballast-bundle", "prepare"}));
   const auto volumes = Names(spec, "volumes");
-  for (const char* volume : {"scratch", "settings", "ballast-bundle", "ballast-tmp"}) {
+  for (const char* volume :
+       {"scratch", "settings", "ballast-bundle", "ballast-tmp", "ballast-token"}) {
     EXPECT_TRUE(Has(volumes, volume)) << volume << " in " << spec["volumes"].dump();
   }
   const json& worker = spec["containers"][0];
@@ -106,7 +107,8 @@ void ExpectTheTemplateAndBallastsParts(const json& pod, const std::string& prior
   const auto mounts = worker.value("volumeMounts", json::array()).dump();
   EXPECT_NE(mounts.find("/scratch"), std::string::npos) << mounts;
   // Ballast's.
-  EXPECT_TRUE(Has(env, "MY_ENV") && Has(env, "BALLAST_TOKEN") && Has(env, "BALLAST_COORDINATOR"))
+  EXPECT_TRUE(Has(env, "MY_ENV") && Has(env, "BALLAST_TOKEN_FILE") &&
+              Has(env, "BALLAST_COORDINATOR"))
       << worker["env"].dump();
   EXPECT_NE(mounts.find("/ballast"), std::string::npos) << mounts;
   EXPECT_EQ(worker.value("/command/0"_json_pointer, ""), "/ballast/ld.so");

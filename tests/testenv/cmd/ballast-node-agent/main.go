@@ -6,8 +6,9 @@
 // cgroup, and reports pod phase and container statuses back.
 //
 // It is a test tool: no images, probes, ports, exec or logs API; of volumes,
-// only emptyDir, as a directory of the pod that words of the command under
-// the mountPath are moved to (readOnly is not enforced).
+// only emptyDir and Secret, each as a directory of the pod that words of the
+// command and values of the environment under the mountPath are moved to
+// (readOnly is not enforced).
 // Containers share the host's network (pod IP 127.0.0.1) and file system.
 package main
 

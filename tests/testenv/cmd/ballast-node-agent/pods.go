@@ -227,21 +227,84 @@ func (r *podRun) emptyDir(name string) string {
 }
 
 // mounts maps each mountPath of c that mounts an emptyDir volume to the
-// volume's directory (created, writable by every user, as an emptyDir is);
-// other volume kinds are not mapped.
-func (r *podRun) mounts(c *corev1.Container) map[string]string {
+// volume's directory (created, writable by every user, as an emptyDir is),
+// and each that mounts a Secret volume to a directory holding the Secret's
+// files (secretVolume); other volume kinds are not mapped. Fails, as the
+// kubelet's mount does, when a non-optional Secret or key is missing.
+func (r *podRun) mounts(ctx context.Context, c *corev1.Container) (map[string]string, error) {
 	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
-		dir := r.emptyDir(m.Name)
-		if dir == "" {
+		if dir := r.emptyDir(m.Name); dir != "" {
+			if err := os.MkdirAll(dir, 0o777); err == nil {
+				os.Chmod(dir, 0o777)
+			}
+			mounts[m.MountPath] = dir
 			continue
 		}
-		if err := os.MkdirAll(dir, 0o777); err == nil {
-			os.Chmod(dir, 0o777)
+		for _, v := range r.pod.Spec.Volumes {
+			if v.Name != m.Name || v.Secret == nil {
+				continue
+			}
+			dir, err := r.secretVolume(ctx, v.Name, v.Secret)
+			if err != nil {
+				return nil, err
+			}
+			mounts[m.MountPath] = dir
 		}
-		mounts[m.MountPath] = dir
 	}
-	return mounts
+	return mounts, nil
+}
+
+// secretVolume writes the Secret's keys (or the items it names, at their
+// paths) as files of the pod's directory volumes/NAME, each with the
+// volume's defaultMode (the item's mode when it gives one), as the kubelet's
+// Secret volume holds them; returns the directory.
+func (r *podRun) secretVolume(ctx context.Context, name string, source *corev1.SecretVolumeSource) (string, error) {
+	dir := filepath.Join(r.dir, "volumes", name)
+	optional := source.Optional != nil && *source.Optional
+	secret, err := r.a.cs.CoreV1().Secrets(r.pod.Namespace).Get(ctx, source.SecretName, metav1.GetOptions{})
+	if err != nil && !(optional && apierrors.IsNotFound(err)) {
+		return "", fmt.Errorf("MountVolume.SetUp failed for volume %q: %w", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	if secret == nil || err != nil {
+		return dir, nil
+	}
+	mode := int32(0o644)
+	if source.DefaultMode != nil {
+		mode = *source.DefaultMode
+	}
+	items := source.Items
+	if len(items) == 0 {
+		for key := range secret.Data {
+			items = append(items, corev1.KeyToPath{Key: key, Path: key})
+		}
+	}
+	for _, item := range items {
+		data, ok := secret.Data[item.Key]
+		if !ok {
+			if optional {
+				continue
+			}
+			return "", fmt.Errorf("MountVolume.SetUp failed for volume %q: couldn't find key %s in Secret %s/%s",
+				name, item.Key, r.pod.Namespace, source.SecretName)
+		}
+		fileMode := mode
+		if item.Mode != nil {
+			fileMode = *item.Mode
+		}
+		path := filepath.Join(dir, filepath.Clean("/"+item.Path))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, data, os.FileMode(fileMode)); err != nil {
+			return "", err
+		}
+		os.Chmod(path, os.FileMode(fileMode))
+	}
+	return dir, nil
 }
 
 // runOnce starts c's process and waits for it (or for the pod to stop).
@@ -249,8 +312,19 @@ func (r *podRun) mounts(c *corev1.Container) map[string]string {
 func (r *podRun) runOnce(ctx context.Context, c *containerRun) (int32, string, string) {
 	env, envMap, err := r.a.containerEnv(ctx, r.pod, c.spec)
 	var argv []string
+	var mounts map[string]string
 	if err == nil {
-		argv, err = r.a.commandLine(c.spec, envMap, r.mounts(c.spec))
+		mounts, err = r.mounts(ctx, c.spec)
+	}
+	if err == nil {
+		argv, err = r.a.commandLine(c.spec, envMap, mounts)
+		// A variable naming a file of a volume (BALLAST_TOKEN_FILE) names
+		// it where the volume is on this host.
+		for i, entry := range env {
+			if k, v, ok := strings.Cut(entry, "="); ok {
+				env[i] = k + "=" + underMounts(v, mounts)
+			}
+		}
 	}
 	if err != nil {
 		r.log().Info("container cannot run", "container", c.spec.Name, "err", err)
