@@ -24,15 +24,6 @@ struct SimulateOptions {
   std::vector<std::string> policies;
 };
 
-// "linear cost", "item costs, split by cost", "uniform cost, split by count".
-std::string CostLabel(const sim::Workload& workload) {
-  const std::string costs = workload.item_costs
-                                ? std::string("item costs")
-                                : fmt::format("{} cost", balance::CostShapeName(workload.cost));
-  if (!workload.item_costs && workload.split == sim::Split::kCost) return costs;
-  return fmt::format("{}, split by {}", costs, sim::SplitName(workload.split));
-}
-
 // The same scenario, its policies told the other way of the costs.
 sim::Scenario OtherSplit(const sim::Scenario& scenario) {
   sim::Scenario other = scenario;

@@ -54,12 +54,19 @@ StatusOr<std::vector<sim::JobSeries>> SimulateSeries(const LoadedScenario& loade
   return all;
 }
 
+std::string CostLabel(const sim::Workload& workload) {
+  const std::string costs = workload.item_costs
+                                ? std::string("item costs")
+                                : fmt::format("{} cost", balance::CostShapeName(workload.cost));
+  if (!workload.item_costs && workload.split == sim::Split::kCost) return costs;
+  return fmt::format("{}, split by {}", costs, sim::SplitName(workload.split));
+}
+
 void PrintSeriesTable(const LoadedScenario& loaded, const std::vector<sim::JobSeries>& series) {
   const sim::Scenario& s = loaded.scenario;
-  fmt::print("scenario {}: {} nodes, {} items ({} cost), profile {}, {} jobs\n",
+  fmt::print("scenario {}: {} nodes, {} items ({}), profile {}, {} jobs\n",
              s.name.empty() ? "(unnamed)" : s.name, s.nodes.size(), s.workload.items,
-             balance::CostShapeName(s.workload.cost), loaded.profile.name,
-             std::max<size_t>(1, s.jobs.size()));
+             CostLabel(s.workload), loaded.profile.name, std::max<size_t>(1, s.jobs.size()));
   for (const sim::JobSeries& one : series) {
     fmt::print("\n{} {} history\n", one.policy, one.history ? "with" : "without");
     fmt::print("{:<14} {:>11} {:>10} {:>10} {:>9} {:>8} {:>11} {:>10}  {}\n", "job", "makespan_s",

@@ -17,6 +17,10 @@
 
 namespace ballast::cli {
 
+// How a scenario's items cost and how its policies are told: "linear cost",
+// "item costs, split by cost", "uniform cost, split by count".
+std::string CostLabel(const sim::Workload& workload);
+
 // Every policy's two series (with history first), in `specs` order.
 // Returns the first simulation's error.
 StatusOr<std::vector<sim::JobSeries>> SimulateSeries(const LoadedScenario& loaded,

@@ -93,7 +93,7 @@ const coordinator::WorkerView* Pass::WorkerNamed(std::string_view name) const {
 }
 
 void Pass::Event(bool warning, Reason reason, std::string message) {
-  actions.push_back(RecordEvent{warning, reason, std::move(message)});
+  actions.push_back(RecordEvent{warning, reason, std::move(message), /*node=*/"", /*node_uid=*/""});
 }
 
 void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message) {

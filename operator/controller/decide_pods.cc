@@ -75,7 +75,8 @@ Eligible EligibleNodes(const Pass& pass) {
       // A node the job selects, whose architecture the operator has no worker for.
       why = ArchitectureExclusion(node, pass.options.architectures);
       if (!why.empty()) {
-        eligible.architecture_excluded.push_back({name, "ArchitectureNotSupported", why});
+        eligible.architecture_excluded.push_back(
+            {name, "ArchitectureNotSupported", why, /*cause=*/""});
       }
     }
     if (why.empty() && pass.memory.given_up.contains(name)) {

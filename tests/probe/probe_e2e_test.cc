@@ -70,7 +70,7 @@ class ProbeE2eTest : public ::testing::Test {
     const json other = {{"apiVersion", "v1"},
                         {"kind", "Node"},
                         {"metadata", {{"name", node_}, {"labels", {{"other.io/zone", "a"}}}}}};
-    auto applied = client_->Apply(kNodes.Named(node_), other, {"other-manager", false});
+    auto applied = client_->Apply(kNodes.Named(node_), other, {"other-manager", false, ""});
     ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   }
   void TearDown() override {
@@ -189,7 +189,7 @@ TEST_F(ProbeE2eTest, LabelsOthersSetAreOneNormalEventAndNotAWarning) {
   const json power = {{"apiVersion", "v1"},
                       {"kind", "Node"},
                       {"metadata", {{"name", node_}, {"labels", {{"ballast.io/power-w", "6.4"}}}}}};
-  ASSERT_TRUE(client_->Apply(kNodes.Named(node_), power, {"other-manager", false}).ok());
+  ASSERT_TRUE(client_->Apply(kNodes.Named(node_), power, {"other-manager", false, ""}).ok());
   const ProbeReport pc = TreeReport("amd64");
   ASSERT_EQ(pc.labels.count("ballast.io/power-w"), 0u);
   NodeLabeller labeller(*client_, node_, "ballast-probe");

@@ -78,7 +78,7 @@ inline void InstallGizmoCrd(KubeClient& client) {
   std::stringstream text;
   text << in.rdbuf();
   const json crd = json::parse(text.str());
-  auto applied = client.Apply(kCrdsRef.Named(crd["metadata"]["name"]), crd, {"kube-e2e", true});
+  auto applied = client.Apply(kCrdsRef.Named(crd["metadata"]["name"]), crd, {"kube-e2e", true, ""});
   ASSERT_TRUE(applied.ok()) << applied.status().ToString();
   ASSERT_TRUE(WaitUntil([&] {
     auto got = client.Get(kCrdsRef.Named(crd["metadata"]["name"]));

@@ -114,17 +114,17 @@ TEST_F(KubeE2eTest, MergePatchAndServerSideApply) {
   // Apply creates, then owns its fields.
   json applied = ConfigMap("applied", {{"owned", "by-x"}});
   applied["metadata"]["namespace"] = ns_;
-  auto first = client_->Apply(Maps().Named("applied"), applied, {"manager-x", false});
+  auto first = client_->Apply(Maps().Named("applied"), applied, {"manager-x", false, ""});
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->at("data").at("owned"), "by-x");
 
   json rival = ConfigMap("applied", {{"owned", "by-y"}});
-  auto conflict = client_->Apply(Maps().Named("applied"), rival, {"manager-y", false});
+  auto conflict = client_->Apply(Maps().Named("applied"), rival, {"manager-y", false, ""});
   EXPECT_EQ(conflict.status().code(), StatusCode::kConflict) << conflict.status().ToString();
   EXPECT_NE(conflict.status().message().find("manager-x"), std::string::npos)
       << conflict.status().message();
 
-  auto forced = client_->Apply(Maps().Named("applied"), rival, {"manager-y", true});
+  auto forced = client_->Apply(Maps().Named("applied"), rival, {"manager-y", true, ""});
   ASSERT_TRUE(forced.ok()) << forced.status().ToString();
   EXPECT_EQ(forced->at("data").at("owned"), "by-y");
   bool y_manages = false;

@@ -218,7 +218,7 @@ TEST(WeightedJobStatusTest, AThousandNodesStayUnder256KiBWithASummary) {
     row.prior = NodePriorRow{i % 2 ? "history" : "profile", 4.5, 2.5, 3600};
     status.nodes->push_back(row);
     status.excluded_nodes.push_back(
-        {name, "ErrImagePull", "failed to pull and unpack image: " + std::string(150, 'm')});
+        {name, "ErrImagePull", "failed to pull and unpack image: " + std::string(150, 'm'), ""});
   }
   // A checkpoint as large as the operator writes one (kMaxCheckpointBytes).
   json ranges = json::array();
