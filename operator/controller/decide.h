@@ -295,9 +295,14 @@ struct AddWorker {
   std::optional<double> cores;  // the node's status.capacity.cpu, where it reports one
 };
 struct CreateObjects {
-  std::optional<nlohmann::json> secret;  // the token Secret, when still to be made
-  std::string token;                     // the token the session holds
+  // The token Secret: to be made with the job's first pods (its token read
+  // back when one of the job's is there already), or, with `restore`, made
+  // before and made again only when it is gone (deleted by hand): the pods
+  // mount it and would wait for it.
+  std::optional<nlohmann::json> secret;
+  std::string token;  // the token the session holds
   std::vector<nlohmann::json> pods;
+  bool restore = false;
 };
 struct DeletePod {
   std::string name;

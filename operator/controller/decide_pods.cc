@@ -920,10 +920,9 @@ void ManagePods(Pass& pass) {
   LoseRefusedWorkers(pass, count.missing_nodes);
   GateCreates(pass, count.missing);
   if (!count.missing.empty()) {
-    std::optional<json> secret;
-    if (pass.memory.secret_pending) secret = BuildTokenSecret(pass.in.job.meta, pass.memory.token);
-    pass.actions.push_back(
-        CreateObjects{std::move(secret), pass.memory.token, std::move(count.missing)});
+    pass.actions.push_back(CreateObjects{BuildTokenSecret(pass.in.job.meta, pass.memory.token),
+                                         pass.memory.token, std::move(count.missing),
+                                         /*restore=*/!pass.memory.secret_pending});
   }
   const coordinator::JobView& view = *pass.in.view;
   pass.status.failed_pods = pass.memory.failures;

@@ -262,12 +262,16 @@ void Executor::RunCreates(const std::string& key, const std::string& ns, const s
                           const CreateObjects& create, Writes& writes) {
   Status status = Status::Ok();
   std::optional<std::string> adopted;
-  if (create.secret) {
+  if (create.secret && create.restore) {
+    // Made again only when gone; one that is there is the pods' as it is.
+    auto made = client_.Create(Secrets().In(ns), *create.secret);
+    if (!made.ok() && made.status().code() != StatusCode::kConflict) status = made.status();
+  } else if (create.secret) {
     auto in_effect = CreateOrReadSecret(ns, *create.secret, uid, create.token);
     status = in_effect.status();
     if (in_effect.ok() && *in_effect != create.token) adopted = *in_effect;
   }
-  const bool secret_made = create.secret && status.ok();
+  const bool secret_made = create.secret && !create.restore && status.ok();
   // The pods only once their Secret exists (a worker started without it
   // fails), and only once the session holds the Secret's token: with another
   // one the next pass registers the session again first, then makes them.

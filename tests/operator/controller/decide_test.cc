@@ -43,6 +43,7 @@ TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
   auto creates = ActionsOf<CreateObjects>(decision);
   ASSERT_EQ(creates.size(), 1u);
   EXPECT_TRUE(creates[0].secret);
+  EXPECT_FALSE(creates[0].restore);
   EXPECT_EQ(creates[0].token, "fresh");
   ASSERT_EQ(creates[0].pods.size(), 3u);
   EXPECT_EQ(creates[0].pods[0]["metadata"]["name"], "p-pi3b-worker");
@@ -60,7 +61,9 @@ TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
   world.pods = {Pod("pi3b-worker", "Running", "u0")};  // two pods went missing
   creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
-  EXPECT_FALSE(creates[0].secret) << "the Secret exists";
+  // The Secret exists: made again only if it is gone (the pods mount it).
+  ASSERT_TRUE(creates[0].secret);
+  EXPECT_TRUE(creates[0].restore);
   EXPECT_EQ(creates[0].pods.size(), 2u);
 }
 
@@ -725,7 +728,7 @@ TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
   world.view = View(0);
   const auto creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
-  EXPECT_FALSE(creates[0].secret);
+  EXPECT_TRUE(creates[0].restore) << "the earlier operator's Secret is not read again";
 }
 
 TEST(DecideTest, ATokenTheWriterFoundInAnExistingSecretReplacesTheSessions) {

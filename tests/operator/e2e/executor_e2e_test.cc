@@ -90,8 +90,10 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
 };
 
 TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCached) {
-  const CreateObjects create{
-      BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node"), Pod("no-such-node-2")}};
+  const CreateObjects create{BuildTokenSecret(job_meta_, "fresh"),
+                             "fresh",
+                             {Pod("no-such-node"), Pod("no-such-node-2")},
+                             /*restore=*/false};
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   Collected collected = Settled();
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
@@ -125,7 +127,7 @@ TEST_F(ExecutorTest, AQuotaThatAdmitsOnePodLeavesItExpectedAndTheTaskEndsAtTheRe
     auto quota = client_->Get(quotas.Named("pods-1"));
     return quota.ok() && quota->value("/status/hard/pods"_json_pointer, "") == "1";
   }));
-  CreateObjects create{std::nullopt, "t", {}};
+  CreateObjects create{std::nullopt, "t", {}, false};
   for (int i = 0; i < 20; ++i) create.pods.push_back(Pod("no-such-node-" + std::to_string(i)));
   const uint64_t before = client_->RequestCounts()["create"];
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
@@ -142,7 +144,8 @@ TEST_F(ExecutorTest, AQuotaThatAdmitsOnePodLeavesItExpectedAndTheTaskEndsAtTheRe
 
 TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
   ASSERT_TRUE(client_->Create(Secrets().In(ns_), BuildTokenSecret(job_meta_, "earlier")).ok());
-  const CreateObjects create{BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node")}};
+  const CreateObjects create{
+      BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node")}, false};
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   const Collected collected = Settled();
   ASSERT_TRUE(collected.writes.adopted_token);
@@ -151,6 +154,32 @@ TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
             StatusCode::kNotFound)
       << "pods wait until the session holds the Secret's token";
   EXPECT_TRUE(WaitUntil([&] { return requeues_ > 0; })) << "the job needs a pass of its own";
+}
+
+// Replacement pods mount the token Secret: one deleted by hand is made
+// again before them; one that is there is left as it is and not read.
+TEST_F(ExecutorTest, ATokenSecretDeletedByHandIsMadeAgainBeforeReplacementPods) {
+  const CreateObjects restore{
+      BuildTokenSecret(job_meta_, "held"), "held", {Pod("no-such-node")}, /*restore=*/true};
+  ASSERT_TRUE(executor_->Execute(ref_, {restore}).ok());
+  Collected collected = Settled();
+  EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
+  EXPECT_FALSE(collected.writes.secret_created) << "not the job's first Secret";
+  auto secret = client_->Get(Secrets().In(ns_).Named(TokenSecretName("j")));
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "held");
+  EXPECT_TRUE(client_->Get(Pods().In(ns_).Named("j-no-such-node")).ok());
+
+  const CreateObjects again{
+      BuildTokenSecret(job_meta_, "other"), "other", {Pod("no-such-node-2")}, /*restore=*/true};
+  ASSERT_TRUE(executor_->Execute(ref_, {again}).ok());
+  collected = Settled({"j-no-such-node"});
+  EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
+  EXPECT_FALSE(collected.writes.adopted_token) << "a restore reads no token back";
+  secret = client_->Get(Secrets().In(ns_).Named(TokenSecretName("j")));
+  ASSERT_TRUE(secret.ok());
+  EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "held");
+  EXPECT_TRUE(client_->Get(Pods().In(ns_).Named("j-no-such-node-2")).ok());
 }
 
 TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {

@@ -149,6 +149,32 @@ TEST_F(OperatorTest, KilledWorkerIsReplacedAndTheResultStaysExact) {
       << failed->value("message", "");
 }
 
+// Worker pods mount the token Secret: one deleted by hand mid-job is made
+// again, with the session's token, before the replacement of a killed
+// worker, which then starts and reports (the test bed's node agent fails a
+// container whose Secret volume is missing).
+TEST_F(OperatorTest, ATokenSecretDeletedMidJobIsMadeAgainForTheReplacementWorker) {
+  const std::string name = "primes";
+  ASSERT_FALSE(CreateJob(PrimesJob(name, kMidRunLimit)).is_null());
+  ASSERT_TRUE(WaitMidRun(name));
+  auto secret = client_->Get(kSecrets.In(ns_).Named(name + "-token"));
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  const std::string token = secret->value("/data/token"_json_pointer, "");
+  ASSERT_TRUE(client_->Delete(kSecrets.In(ns_).Named(name + "-token")).ok());
+
+  const auto pids = WorkerPids(JobId(name), "pi4b-0");
+  ASSERT_EQ(pids.size(), 1u) << Describe(name);
+  ASSERT_EQ(kill(pids[0], SIGKILL), 0);
+  ASSERT_TRUE(WaitEvent(name, "WorkerFailed", seconds(30)));
+  auto job = WaitSucceeded(name);
+  ASSERT_TRUE(job) << Describe(name);
+  ExpectCompleteAndExact(*job, kMidRunLimit);
+  EXPECT_EQ(StatusOf(*job).value("failedPods", 0), 1) << "the replacement did not fail";
+  secret = client_->Get(kSecrets.In(ns_).Named(name + "-token"));
+  ASSERT_TRUE(secret.ok()) << secret.status().ToString();
+  EXPECT_EQ(secret->value("/data/token"_json_pointer, ""), token) << "the session's token";
+}
+
 // The workers outlive the coordinator's restart (404 while the job registers
 // again -> retry; 409 for a stale lease -> start over: worker/worker_loop.h),
 // so no pod fails.
