@@ -44,10 +44,10 @@ class CommandGroup {
   CommandGroup(const CommandGroup&) = delete;
   ~CommandGroup();
 
-  // In the child, between fork and exec (async-signal-safe): leads a process
-  // group of its own and moves into the cgroup, when there is one. Returns
-  // false when the cgroup could not be joined: the child must not run the
-  // command then, or what it starts could escape.
+  // In the child, between its start and exec (async-signal-safe, no memory written): leads a
+  // process group of its own and moves into the cgroup, when there is one. Returns false when the
+  // cgroup could not be joined: the child must not run the command then, or what it starts could
+  // escape.
   bool JoinInChild() const;
 
   // Waits for the command's first process `leader` (the forked child) to
