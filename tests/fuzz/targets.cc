@@ -30,6 +30,7 @@
 #include "core/workload/result.h"
 #include "core/workload/user_result.h"
 #include "core/workload/workload.h"
+#include "worker/token_file.h"
 
 namespace ballast::fuzz {
 namespace {
@@ -333,6 +334,18 @@ void ResultFileText(std::string_view text) {
   CheckMessage(workload::FieldsSummary(twice));
 }
 
+void TokenFileText(std::string_view text) {
+  auto token = worker::ParseTokenFile(text);
+  if (!token.ok()) {
+    CheckMessage(token.status().message());
+    return;
+  }
+  if (token->empty() || text.find(*token) == std::string_view::npos) Violated();
+  for (char c : *token) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) Violated();
+  }
+}
+
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},           {"cluster", ClusterFile},
@@ -342,6 +355,7 @@ const std::vector<NamedTarget>& AllTargets() {
       {"probe", ProbeFile},       {"history", HistoryFileText},
       {"speeds", SpeedsFile},     {"speedstore", SpeedStoreText},
       {"items", ItemListText},    {"result", ResultFileText},
+      {"token", TokenFileText},
   };
   return targets;
 }

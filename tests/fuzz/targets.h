@@ -71,6 +71,11 @@ void ItemListText(std::string_view text);
 // the coordinator's check; every error names the file and is bounded.
 void ResultFileText(std::string_view text);
 
+// The worker's token file (worker/token_file.h ParseTokenFile): a token
+// that reads is one word of printable bytes from the text; every error is
+// bounded.
+void TokenFileText(std::string_view text);
+
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();
 
