@@ -55,9 +55,10 @@ StatusOr<std::vector<sim::JobSeries>> SimulateSeries(const LoadedScenario& loade
 }
 
 std::string CostLabel(const sim::Workload& workload) {
-  const std::string costs = workload.item_costs
-                                ? std::string("item costs")
-                                : fmt::format("{} cost", balance::CostShapeName(workload.cost));
+  std::string costs = workload.item_costs
+                          ? std::string("item costs")
+                          : fmt::format("{} cost", balance::CostShapeName(workload.cost));
+  if (workload.true_costs) costs += " declared, true costs listed";
   if (!workload.item_costs && workload.split == sim::Split::kCost) return costs;
   return fmt::format("{}, split by {}", costs, sim::SplitName(workload.split));
 }

@@ -66,6 +66,13 @@ struct Workload {
   // (`itemsFrom.pareto`); `itemCosts`, whose list is one number per item, is
   // the older spelling, still read. At most ScenarioBounds::kMaxItemCosts items.
   balance::ItemCosts item_costs;
+  // One true cost per item as listed (`trueCosts`), where it is not the
+  // declared one: item_costs (or the shape) is what the policies are told,
+  // these are what the items cost (relative: the mean item takes
+  // item_seconds), before the jitter. Null: the declared costs are the true
+  // ones. A user's sizes that track the cost only roughly (an archive of
+  // text costs more per byte than one of noise) are modelled so.
+  balance::ItemCosts true_costs;
   Split split = Split::kCost;
   // How items with costs the policies are told (split: cost) are dealt, as a
   // job's itemsFrom.order (balance/item_order.h): each policy's own order by

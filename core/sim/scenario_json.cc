@@ -42,8 +42,8 @@ StatusOr<std::string> StringOr(const json& node, const std::string& path, std::s
   return jr::String(*value, jr::Field(path, key));
 }
 
-// The older spelling's list, itemCosts.list: exactly `items` positive
-// numbers, one per item.
+// The older spelling's list, itemCosts.list, and workload.trueCosts: exactly
+// `items` positive numbers, one per item.
 StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& path,
                                            uint64_t items) {
   const std::string expected = fmt::format("a list of {} positive costs, one per item", items);
@@ -240,8 +240,8 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
   BALLAST_RETURN_IF_ERROR(
       jr::ExpectObject(node, path,
                        {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemsFrom",
-                        "itemCosts", "split", "order", "bytesPerItem", "transfer", "repeatable",
-                        "concurrency", "sliceOverhead", "retries", "failingItems"}));
+                        "itemCosts", "trueCosts", "split", "order", "bytesPerItem", "transfer",
+                        "repeatable", "concurrency", "sliceOverhead", "retries", "failingItems"}));
   Workload workload;
   BALLAST_ASSIGN_OR_RETURN(workload.items, ReadItemCount(node, path));
   BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
@@ -269,6 +269,17 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
   BALLAST_ASSIGN_OR_RETURN(workload.start_cost, ReadInOr(node, path, "startCost", 0.0, 0,
                                                          Bounds::kMaxStartCost, "mean items"));
   BALLAST_RETURN_IF_ERROR(ReadCosts(node, path, scenario_seed, workload));
+  if (const json* true_costs = jr::Find(node, "trueCosts")) {
+    const std::string true_path = jr::Field(path, "trueCosts");
+    if (workload.items > static_cast<uint64_t>(Bounds::kMaxItemCosts)) {
+      return Status::InvalidAt(true_path,
+                               fmt::format("needs items <= {} (one cost per item is kept), got {}",
+                                           Bounds::kMaxItemCosts, workload.items));
+    }
+    BALLAST_ASSIGN_OR_RETURN(std::vector<double> costs,
+                             ReadCostList(*true_costs, true_path, workload.items));
+    workload.true_costs = std::make_shared<const std::vector<double>>(std::move(costs));
+  }
   BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, ReadInOr(node, path, "bytesPerItem", 0.0, 0,
                                                              Bounds::kMaxBytesPerItem, "bytes"));
   if (const json* transfer = jr::Find(node, "transfer")) {

@@ -46,7 +46,8 @@ class Simulation {
         policy_(std::move(policy)),
         failing_(scenario.workload, dealt),
         cost_(balance::CostModel(scenario.workload.items, scenario.workload.cost,
-                                 scenario.workload.item_costs),
+                                 scenario.workload.true_costs ? scenario.workload.true_costs
+                                                              : scenario.workload.item_costs),
               scenario.workload.cost_jitter, scenario.seed, dealt, scenario.workload.start_cost,
               FailingItems::Costs(scenario.workload)),
         model_{&cost_, &failing_, options.timeline},
@@ -309,6 +310,9 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
   if (const balance::ItemCosts& costs = scenario.workload.item_costs) {
     BALLAST_RETURN_IF_ERROR(balance::CheckItemCosts(*costs, scenario.workload.items));
   }
+  if (const balance::ItemCosts& costs = scenario.workload.true_costs) {
+    BALLAST_RETURN_IF_ERROR(balance::CheckItemCosts(*costs, scenario.workload.items));
+  }
   if (priors.size() != scenario.nodes.size()) {
     return Status::Invalid(
         fmt::format("{} priors for {} nodes", priors.size(), scenario.nodes.size()));
@@ -326,6 +330,11 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
     dealt_scenario = scenario;
     dealt_scenario.workload.item_costs =
         std::make_shared<const std::vector<double>>(balance::Dealt(*workload.item_costs, dealt));
+    // The true costs move with their items.
+    if (workload.true_costs) {
+      dealt_scenario.workload.true_costs =
+          std::make_shared<const std::vector<double>>(balance::Dealt(*workload.true_costs, dealt));
+    }
     run = &dealt_scenario;
   }
   return Simulation(*run, std::move(policy), priors, options, dealt, spec.display()).Run();

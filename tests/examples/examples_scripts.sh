@@ -53,6 +53,25 @@ recompress || true
 [[ -z $(find "$tmp/out" -name '*.part') ]] || fail "recompress: a .part file was left"
 pass "recompress: a second run leaves the same outputs and no .part file"
 
+# cost-scenario: the same archives measured one by one into a scenario that
+# lists the good ones (not the corrupt one) with their sizes declared and a
+# positive CPU time each as true costs.
+"$examples/recompress/cost-scenario" "$tmp/archives" --level 3 --repeat 2 >"$tmp/scenario.yaml" 2>/dev/null ||
+  fail "cost-scenario failed"
+python3 - "$tmp/scenario.yaml" "$tmp/archives" <<'PY' || fail "cost-scenario's scenario: $(head -c 2000 "$tmp/scenario.yaml")"
+import os, re, sys
+text = open(sys.argv[1]).read()
+listed = re.findall(r"- \{value: (\S+), cost: (\d+)\}", text)
+assert len(listed) == 12, listed
+for path, size in listed:
+    assert not path.startswith("corrupt/"), path
+    assert os.path.getsize(os.path.join(sys.argv[2], path)) == int(size), (path, size)
+true = [float(x) for x in re.search(r"trueCosts: \[([^\]]*)\]", text).group(1).split(",")]
+assert len(true) == 12 and all(x > 0 for x in true), true
+assert "{name: run, repeat: 2}" in text, text
+PY
+pass "cost-scenario: 12 archives listed by size, each with a measured CPU time"
+
 # --- anomalies -------------------------------------------------------------------
 "$examples/anomalies/make-series" "$tmp/series" --count 6 --points 3000 --seed 5 --corrupt >/dev/null
 anomalies() {

@@ -612,6 +612,54 @@ TEST(ScenarioTest, ItemsAreListedAsAJobListsThem) {
   EXPECT_EQ(*parsed->workload.item_costs, (std::vector<double>{3, 0.5, 1}));
 }
 
+// The true costs, where the declared ones only track them: one number per
+// listed item, kept apart from what the policies are told.
+TEST(ScenarioTest, TrueCostsAreListedBesideTheDeclaredOnes) {
+  auto parsed = ParseScenario(WithWorkload(R"(  itemsFrom:
+    list: [{value: text.gz, cost: 1}, {value: noise.gz, cost: 4}]
+  trueCosts: [3, 0.5]
+)"),
+                              "true.yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_NE(parsed->workload.item_costs, nullptr);
+  EXPECT_EQ(*parsed->workload.item_costs, (std::vector<double>{1, 4}));
+  ASSERT_NE(parsed->workload.true_costs, nullptr);
+  EXPECT_EQ(*parsed->workload.true_costs, (std::vector<double>{3, 0.5}));
+  auto without = ParseScenario(WithWorkload("  items: 2\n"), "plain.yaml");
+  ASSERT_TRUE(without.ok()) << without.status().ToString();
+  EXPECT_EQ(without->workload.true_costs, nullptr);
+}
+
+TEST(ScenarioTest, BadTrueCostsNameFileLineAndExpectation) {
+  const std::vector<BadDocument> cases = {
+      {"one short",
+       WithWorkload("  itemsFrom: {list: [a, b]}\n  trueCosts: [1]  # <-\n"),
+       {"workload.trueCosts", "expected a list of 2 positive costs, one per item"}},
+      {"not a list",
+       WithWorkload("  items: 2\n  trueCosts: 3  # <-\n"),
+       {"workload.trueCosts", "expected a list of 2 positive costs"}},
+      {"a cost that is no cost",
+       WithWorkload("  items: 2\n  trueCosts: [1, -2]  # <-\n"),
+       {"workload.trueCosts[1]", "expected a number > 0"}},
+      {"too many items to keep one each",
+       WithWorkload("  items: 100001\n  trueCosts: [1]  # <-\n"),
+       {"workload.trueCosts", "needs items <= 100000 (one cost per item is kept), got 100001"}},
+  };
+  const std::string file = "true.yaml";
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto parsed = ParseScenario(c.yaml, file);
+    ASSERT_FALSE(parsed.ok());
+    const std::string where = file + ":" + std::to_string(MarkedLine(c.yaml)) + ":";
+    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
+        << "message does not start with " << where << ": " << parsed.status().message();
+    for (const std::string& part : c.says) {
+      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
+          << "message does not say '" << part << "': " << parsed.status().message();
+    }
+  }
+}
+
 // The older spelling, itemCosts, is still read and means the same.
 TEST(ScenarioTest, TheOlderItemCostsSpellingReadsAsItemsFrom) {
   auto older = ParseScenario(

@@ -529,6 +529,33 @@ TEST(SimulatorTest, ItemCostsAreTheTruthAndTheSplitSaysWhatThePoliciesAreTold) {
   EXPECT_NEAR(by_count.workers[1].cost, 2.0, 1e-9) << "counted as the policy counts: items";
 }
 
+// Declared costs 1, 1 and 4 whose true costs are 4, 1 and 1 (the large file
+// is cheap, the first small one dear): `equal` split by the declared cost
+// gives node a items 0-1 and node b item 2, so a computes 5 of the 6 true
+// units. The limit and the packing follow the true costs.
+TEST(SimulatorTest, TrueCostsBesideTheDeclaredOnesAreWhatTheItemsTake) {
+  Scenario scenario = MakeScenario(3, 1, {Node("a", 1), Node("b", 1)});
+  scenario.workload.item_costs =
+      std::make_shared<const std::vector<double>>(std::vector<double>{1, 1, 4});
+  scenario.workload.true_costs =
+      std::make_shared<const std::vector<double>>(std::vector<double>{4, 1, 1});
+  // True mean 2: item 0 takes 2 s, items 1 and 2 0.5 s each.
+  const SimResult result = SimulateOk(scenario, FlatPriors(2), "equal");
+  ASSERT_EQ(result.workers.size(), 2u);
+  EXPECT_EQ(result.workers[0].items, 2u) << "split by the declared costs";
+  EXPECT_NEAR(result.makespan_s, 2.5, 1e-9);
+  EXPECT_NEAR(result.ideal_s, 2.0, 1e-9) << "item 0's 2 s on a node, the bound of the limit";
+  EXPECT_EQ(result.ideal_bound, balance::LimitBound::kLargestItem);
+  // Dealt largest first by the declared costs, item 2 (declared 4) leads and
+  // keeps its true cost: `weighted` on equal nodes gives a the declared
+  // half, [item 2], and b items 0-1 (true 2.5 s).
+  const SimResult dealt = SimulateOk(scenario, FlatPriors(2), "weighted");
+  EXPECT_NEAR(dealt.makespan_s, 2.5, 1e-9);
+  ASSERT_EQ(dealt.workers.size(), 2u);
+  EXPECT_EQ(dealt.workers[0].items, 1u);
+  EXPECT_EQ(dealt.workers[1].items, 2u);
+}
+
 // The scenario of examples/scenarios/pareto-files.yaml with its fuzzy weights.
 std::pair<Scenario, std::vector<balance::WorkerPrior>> ParetoExample() {
   const std::filesystem::path path =
