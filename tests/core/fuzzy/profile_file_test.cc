@@ -19,7 +19,7 @@
 namespace ballast::fuzzy {
 namespace {
 
-using ::ballast::testing::MarkedLine;
+using ::ballast::testing::ExpectInvalidAtMarkedLine;
 
 struct BadDocument {
   std::string title;
@@ -29,13 +29,7 @@ struct BadDocument {
 
 void ExpectNamesFileLineAndExpectation(const Status& status, const BadDocument& c,
                                        const std::string& file) {
-  ASSERT_FALSE(status.ok());
-  EXPECT_EQ(status.code(), StatusCode::kInvalid);
-  const int line = MarkedLine(c.yaml);
-  ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
-  const std::string where = file + ":" + std::to_string(line) + ":";
-  EXPECT_EQ(status.message().rfind(where, 0), 0u)
-      << "message does not start with " << where << ": " << status.message();
+  ExpectInvalidAtMarkedLine(status, c.yaml, file);
   EXPECT_NE(status.message().find(c.expectation), std::string::npos)
       << "message does not say '" << c.expectation << "': " << status.message();
 }

@@ -22,7 +22,7 @@
 namespace ballast::sim {
 namespace {
 
-using ::ballast::testing::MarkedLine;
+using ::ballast::testing::ExpectInvalidAtMarkedLine;
 
 const char kFull[] = R"(# Every field, none at its default.
 name: full
@@ -163,6 +163,21 @@ struct BadDocument {
   std::string yaml;
   std::vector<std::string> says;  // substrings the message must contain
 };
+
+// Each case is refused as Invalid with a message that starts with `file`
+// and the line of its '# <-' marker and says each of its `says`.
+void ExpectRefused(const std::vector<BadDocument>& cases, const std::string& file) {
+  for (const BadDocument& c : cases) {
+    SCOPED_TRACE(c.title);
+    auto parsed = ParseScenario(c.yaml, file);
+    ASSERT_FALSE(parsed.ok());
+    ExpectInvalidAtMarkedLine(parsed.status(), c.yaml, file);
+    for (const std::string& part : c.says) {
+      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
+          << "message does not say '" << part << "': " << parsed.status().message();
+    }
+  }
+}
 
 // A document that is good up to the nodes, which each case supplies.
 std::string WithNodes(const std::string& nodes) {
@@ -531,23 +546,7 @@ nodes:
 )"),
        {"nodes[0].localItems", "expected an integer in [0, 1000000000000]"}},
   };
-  const std::string file = "bad.yaml";
-  for (const BadDocument& c : cases) {
-    SCOPED_TRACE(c.title);
-    auto parsed = ParseScenario(c.yaml, file);
-    ASSERT_FALSE(parsed.ok());
-    const Status& status = parsed.status();
-    EXPECT_EQ(status.code(), StatusCode::kInvalid);
-    const int line = MarkedLine(c.yaml);
-    ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
-    const std::string where = file + ":" + std::to_string(line) + ":";
-    EXPECT_EQ(status.message().rfind(where, 0), 0u)
-        << "message does not start with " << where << ": " << status.message();
-    for (const std::string& part : c.says) {
-      EXPECT_NE(status.message().find(part), std::string::npos)
-          << "message does not say '" << part << "': " << status.message();
-    }
-  }
+  ExpectRefused(cases, "bad.yaml");
 }
 
 // ---------------------------------------------------------------------------
@@ -645,19 +644,7 @@ TEST(ScenarioTest, BadTrueCostsNameFileLineAndExpectation) {
        WithWorkload("  items: 100001\n  trueCosts: [1]  # <-\n"),
        {"workload.trueCosts", "needs items <= 100000 (one cost per item is kept), got 100001"}},
   };
-  const std::string file = "true.yaml";
-  for (const BadDocument& c : cases) {
-    SCOPED_TRACE(c.title);
-    auto parsed = ParseScenario(c.yaml, file);
-    ASSERT_FALSE(parsed.ok());
-    const std::string where = file + ":" + std::to_string(MarkedLine(c.yaml)) + ":";
-    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
-        << "message does not start with " << where << ": " << parsed.status().message();
-    for (const std::string& part : c.says) {
-      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
-          << "message does not say '" << part << "': " << parsed.status().message();
-    }
-  }
+  ExpectRefused(cases, "true.yaml");
 }
 
 // The older spelling, itemCosts, is still read and means the same.
@@ -717,19 +704,7 @@ TEST(ScenarioTest, BadItemsFromNameFileLineAndExpectation) {
        WithWorkload("  itemsFrom: {list: []}  # <-\n"),
        {"workload.itemsFrom.list", "expected a list of 1 to 100000 items"}},
   };
-  const std::string file = "items.yaml";
-  for (const BadDocument& c : cases) {
-    SCOPED_TRACE(c.title);
-    auto parsed = ParseScenario(c.yaml, file);
-    ASSERT_FALSE(parsed.ok());
-    const std::string where = file + ":" + std::to_string(MarkedLine(c.yaml)) + ":";
-    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
-        << "message does not start with " << where << ": " << parsed.status().message();
-    for (const std::string& part : c.says) {
-      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
-          << "message does not say '" << part << "': " << parsed.status().message();
-    }
-  }
+  ExpectRefused(cases, "items.yaml");
 }
 
 TEST(ScenarioTest, SplitByCountNeedsNoItemCosts) {
@@ -806,22 +781,7 @@ TEST(ScenarioTest, BadItemCostsNameFileLineAndExpectation) {
        WithWorkload("  items: 2\n  split: size  # <-\n"),
        {"workload.split", "expected cost or count, got \"size\""}},
   };
-  const std::string file = "costs.yaml";
-  for (const BadDocument& c : cases) {
-    SCOPED_TRACE(c.title);
-    auto parsed = ParseScenario(c.yaml, file);
-    ASSERT_FALSE(parsed.ok());
-    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalid);
-    const int line = MarkedLine(c.yaml);
-    ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
-    const std::string where = file + ":" + std::to_string(line) + ":";
-    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
-        << "message does not start with " << where << ": " << parsed.status().message();
-    for (const std::string& part : c.says) {
-      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
-          << "message does not say '" << part << "': " << parsed.status().message();
-    }
-  }
+  ExpectRefused(cases, "costs.yaml");
 }
 
 // ---------------------------------------------------------------------------
@@ -940,22 +900,7 @@ TEST(ScenarioTest, BadQuotaAndFailingItemsNameFileLineAndExpectation) {
        "name: t\nworkload: {items: 2}\nnodes:\n  - {name: a, speed: 1, cores: 0}  # <-\n",
        {"nodes[0].cores", "expected cores in [1e-06, 1e+06], got 0"}},
   };
-  const std::string file = "quota.yaml";
-  for (const BadDocument& c : cases) {
-    SCOPED_TRACE(c.title);
-    auto parsed = ParseScenario(c.yaml, file);
-    ASSERT_FALSE(parsed.ok());
-    EXPECT_EQ(parsed.status().code(), StatusCode::kInvalid);
-    const int line = MarkedLine(c.yaml);
-    ASSERT_GT(line, 0) << "the test document needs a '# <-' marker";
-    const std::string where = file + ":" + std::to_string(line) + ":";
-    EXPECT_EQ(parsed.status().message().rfind(where, 0), 0u)
-        << "message does not start with " << where << ": " << parsed.status().message();
-    for (const std::string& part : c.says) {
-      EXPECT_NE(parsed.status().message().find(part), std::string::npos)
-          << "message does not say '" << part << "': " << parsed.status().message();
-    }
-  }
+  ExpectRefused(cases, "quota.yaml");
 }
 
 TEST(ScenarioTest, AnEmptyDocumentIsInvalidAndNamesTheFile) {
