@@ -179,7 +179,12 @@ struct ChildStart {
   _exit(127);
 }
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)  // clang
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define BALLAST_EXEC_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__) || defined(BALLAST_EXEC_SANITIZED)
 constexpr bool kSanitized = true;  // their interceptors must not run in a child sharing memory
 #else
 constexpr bool kSanitized = false;
