@@ -72,8 +72,11 @@ class MmsPolicy : public PolicyBase {
   void BeginStop() {
     phase_ = Phase::kStopping;
     for (WorkerId id = 0; id < worker_count(); ++id) {
-      const Range rest = TakeReserved(id);
-      if (!rest.empty()) ReturnToPool(rest, /*wake=*/false);
+      // Every range set aside goes back, not only the first: large items
+      // spread one at a time leave a worker several (ReserveProportional).
+      for (Range rest = TakeReserved(id); !rest.empty(); rest = TakeReserved(id)) {
+        ReturnToPool(rest, /*wake=*/false);
+      }
       if (!Unfinished(id).empty()) Signal(id);
     }
   }

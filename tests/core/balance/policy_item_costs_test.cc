@@ -227,6 +227,44 @@ TEST(PolicyItemCostsTest, TheLargeItemsAtThePoolsFrontAreSpreadOverTheWorkers) {
   }
 }
 
+// Four large items spread over the two fast workers leave each of them
+// three ranges set aside ({0}, {2} and a contiguous share; {1}, {3} and the
+// next). When the slow worker runs out first, mms ends its static phase
+// with both fast workers not yet started: every range they had set aside
+// must go back to the pool, not only the first, or the job never ends.
+TEST(PolicyItemCostsTest, MmsReturnsEveryRangeSetAsideWhenItsStaticPhaseEnds) {
+  std::vector<double> costs = {10, 10, 9, 9};
+  costs.resize(40, 1.0);  // 74 in all
+  auto policy = MakePolicy(testing_support::PolicyNamed("mms"));
+  ASSERT_TRUE(policy->Start(CostlyJob(40, {1, 5, 5}, SharedCosts(costs)), 0).ok());
+  const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
+  ASSERT_GE(slow.begin, 4u) << "the slow worker drew a large item";
+  // It finishes its share before the others ask: the static phase ends.
+  Reply reply = policy->OnReport(Report{0, 1, {slow}, 1, slow.end, true});
+  IntervalSet done;
+  done.Add(slow);
+  // Each worker in turn finishes what it holds and asks again, until every
+  // one is told the job is done (at most one lease per item and worker).
+  std::vector<Range> held(3);
+  held[0] = reply.kind == Reply::Kind::kLease ? reply.lease : Range{};
+  for (int round = 0; round < 3 * 40 && policy->stats().completed_items < 40; ++round) {
+    for (WorkerId id = 0; id < 3; ++id) {
+      const Range mine = held[id];
+      std::vector<Range> completed;
+      if (!mine.empty()) completed.push_back(mine);
+      const double now = 2 + round;
+      reply = policy->OnReport(Report{id, now, completed, 1, mine.end, true});
+      for (const Range& range : completed) {
+        EXPECT_EQ(done.CountIn(range), 0u) << "computed twice: " << range.ToString();
+        done.Add(range);
+      }
+      held[id] = reply.kind == Reply::Kind::kLease ? reply.lease : Range{};
+    }
+  }
+  EXPECT_EQ(policy->stats().completed_items, 40u) << "the job stalled";
+  EXPECT_EQ(done.CountIn({0, 40}), 40u);
+}
+
 // Spreading weighs each item against every worker, so it stops after a
 // bounded number of items: on 600 workers every one of 1,200 equal items is
 // large (a share is two), the first 256 go one to a worker, and the rest
