@@ -123,10 +123,11 @@ class AdaptivePolicy : public AdaptiveForecast {
     if (!share.empty()) return GrantTimed(worker, share, now);
     if (!pool().empty()) return FromPool(worker, now);
     if (options_.stealing) {
-      if (auto stolen = Steal(worker, now)) return *stolen;
+      if (auto stolen = Steal(worker, now, Far::kSized)) return *stolen;
       if (options_.backup) {
         if (auto copy = Backup(worker, now)) return *copy;
       }
+      if (auto stolen = Steal(worker, now, Far::kWholeItem)) return *stolen;
     }
     return Wait();
   }
@@ -231,12 +232,20 @@ class AdaptivePolicy : public AdaptiveForecast {
   // latest, down to kStealVictims of them: an idle thief must not wait out a
   // fast worker's last large item beside a slow one that still holds many
   // small items, whose prediction may be the one that is wrong.
-  std::optional<Reply> Steal(WorkerId thief, double now) {
+  // How much of a victim's far end a steal may take: what makes both finish
+  // together, or, when that is worth less than the last item (which cannot
+  // be split), that item whole if the thief still finishes it before the
+  // victim would have. The whole item is the last resort, after a backup:
+  // a much faster thief's copy of the victim's last items may end the job
+  // sooner still, and covers a victim that is paused.
+  enum class Far { kSized, kWholeItem };
+
+  std::optional<Reply> Steal(WorkerId thief, double now, Far far) {
     auto candidate = finish_times().Latest(now);
     for (int tried = 0; candidate && tried < kStealVictims; ++tried) {
       const auto [victim, finish] = *candidate;
       if (victim != thief && Busy(victim) && !Doubled(victim)) {
-        if (auto stolen = StealFrom(thief, victim, finish, now)) return stolen;
+        if (auto stolen = StealFrom(thief, victim, finish, now, far)) return stolen;
       }
       candidate = finish_times().Preceding(victim, now);
     }
@@ -246,7 +255,8 @@ class AdaptivePolicy : public AdaptiveForecast {
   // A steal from `victim`, predicted to finish at `latest`. A backed-up lease
   // and its copy are computed twice already (Doubled); cutting either would
   // only bring in a third worker.
-  std::optional<Reply> StealFrom(WorkerId thief, WorkerId victim, double latest, double now) {
+  std::optional<Reply> StealFrom(WorkerId thief, WorkerId victim, double latest, double now,
+                                 Far far) {
     const WorkerState& v = state(victim);
     // The victim learns its new end with the reply to its next report. When
     // that comes too late for any steal (a slow victim with a long cadence,
@@ -254,10 +264,10 @@ class AdaptivePolicy : public AdaptiveForecast {
     // about a report floor from now, and the steal is sized for that.
     if (v.reserved_cost > 0) return StealReserved(thief, victim, latest, now);
     const double next_report = std::max(now, v.last_contact + v.report_every_s);
-    if (auto stolen = StealAt(thief, victim, latest, next_report, now)) return stolen;
+    if (auto stolen = StealAt(thief, victim, latest, next_report, now, far)) return stolen;
     const double signalled = now + ReportFloor(now);
     if (signalled >= next_report) return std::nullopt;
-    auto stolen = StealAt(thief, victim, latest, signalled, now);
+    auto stolen = StealAt(thief, victim, latest, signalled, now, far);
     if (stolen) Signal(victim);
     return stolen;
   }
@@ -328,7 +338,7 @@ class AdaptivePolicy : public AdaptiveForecast {
   // finish together when the victim learns its new end at `learns`; nullopt
   // when nothing worth moving is left by then.
   std::optional<Reply> StealAt(WorkerId thief, WorkerId victim, double latest, double learns,
-                               double now) {
+                               double now, Far far) {
     const WorkerState& v = state(victim);
     const double v_speed = Speed(victim);
     const double t_speed = Speed(thief);
@@ -354,8 +364,14 @@ class AdaptivePolicy : public AdaptiveForecast {
     // floor is short beside an item) would steal nothing, ever.
     const double last_item = cost().Cost({left.end - 1, left.end});
     amount = std::min({amount, rest, std::max(SlowStartCap(thief, now), last_item)});
-    const uint64_t cut = cost().Retreat(left.end, safe, amount);
-    if (cut >= left.end) return std::nullopt;
+    // Sized for both to finish together, the far end may be worth less than
+    // its last item, which cannot be split: Far::kWholeItem then takes that
+    // item whole when the thief still finishes it before the victim would
+    // have (WorthStealing, below), which moves the job's end earlier though
+    // not to a common one (on real nodes an idle Pi 4B was told to wait 8 s
+    // beside the other's last archive, worth more than the amount).
+    uint64_t cut = cost().Retreat(left.end, safe, amount);
+    if (far == Far::kWholeItem) cut = std::min(cut, left.end - 1);
     // The victim may already have finished the start of it (it overshot an
     // earlier cut before learning of it): the thief starts after those.
     const Range stolen = SkipFinished({cut, left.end});

@@ -265,6 +265,34 @@ TEST(PolicyItemCostsTest, MmsReturnsEveryRangeSetAsideWhenItsStaticPhaseEnds) {
   EXPECT_EQ(done.CountIn({0, 40}), 40u);
 }
 
+// Worker 1's last two items cost 1 and 4. When worker 0 runs dry at t = 7.5,
+// worker 1 (a unit a second) has item 18 under way and item 19 left: a
+// steal sized for both to finish together is worth about 2.6, less than
+// item 19, which cannot be split. Taken whole, the thief (1.47 units a
+// second) finishes it at about t = 10.4, where worker 1 would at t = 12: the
+// thief takes it, and worker 1 is signalled to learn its new end.
+TEST(PolicyItemCostsTest, AdaptiveStealsALastItemWholeWhenThatEndsTheJobSooner) {
+  std::vector<double> costs(20, 1.0);
+  costs[19] = 4;  // 23 in all: worker 0 plans [0, 11), worker 1 [11, 20)
+  auto policy = MakePolicy(testing_support::PolicyNamed(
+      "adaptive", {{"slowStart", "off"}, {"rebalance", "off"}, {"backup", "off"}}));
+  ASSERT_TRUE(policy->Start(CostlyJob(20, {1, 1}, SharedCosts(costs)), 0).ok());
+  const Range share0 = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
+  const Range share1 = policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease;
+  ASSERT_EQ(share0, (Range{0, 11}));
+  ASSERT_EQ(share1, (Range{11, 20}));
+  policy->OnReport(Report{1, 1, {{11, 12}}, 1, 12, false});
+  policy->OnReport(Report{1, 7, {{12, 18}}, 6, 18, false});
+  policy->OnReport(Report{0, 3.75, {{0, 5}}, 3.75, 5, false});
+  (void)policy->TakeSignals();
+  const Reply stolen = policy->OnReport(Report{0, 7.5, {{5, 11}}, 3.75, 11, true});
+  ASSERT_EQ(stolen.kind, Reply::Kind::kLease) << "told to wait beside an item it would end sooner";
+  EXPECT_EQ(stolen.lease, (Range{19, 20}));
+  EXPECT_EQ(policy->TakeSignals(), std::vector<WorkerId>{1});
+  const Reply learned = policy->OnReport(Report{1, 7.6, {}, 0.6, 18, false});
+  EXPECT_EQ(learned.lease.end, 19u);
+}
+
 // Spreading weighs each item against every worker, so it stops after a
 // bounded number of items: on 600 workers every one of 1,200 equal items is
 // large (a share is two), the first 256 go one to a worker, and the rest
