@@ -226,12 +226,6 @@ class AdaptivePolicy : public AdaptiveForecast {
     return GrantTimed(worker, range, now);
   }
 
-  // The victim: the worker predicted to finish last (the thief holds no
-  // lease, so it is not among them). When it has nothing to give (one
-  // indivisible item under way, or a lease computed twice already), the next
-  // latest, down to kStealVictims of them: an idle thief must not wait out a
-  // fast worker's last large item beside a slow one that still holds many
-  // small items, whose prediction may be the one that is wrong.
   // How much of a victim's far end a steal may take: what makes both finish
   // together, or, when that is worth less than the last item (which cannot
   // be split), that item whole if the thief still finishes it before the
@@ -240,6 +234,12 @@ class AdaptivePolicy : public AdaptiveForecast {
   // sooner still, and covers a victim that is paused.
   enum class Far { kSized, kWholeItem };
 
+  // The victim: the worker predicted to finish last (the thief holds no
+  // lease, so it is not among them). When it has nothing to give (one
+  // indivisible item under way, or a lease computed twice already), the next
+  // latest, down to kStealVictims of them: an idle thief must not wait out a
+  // fast worker's last large item beside a slow one that still holds many
+  // small items, whose prediction may be the one that is wrong.
   std::optional<Reply> Steal(WorkerId thief, double now, Far far) {
     auto candidate = finish_times().Latest(now);
     for (int tried = 0; candidate && tried < kStealVictims; ++tried) {
