@@ -26,7 +26,7 @@ struct WorkerResult {
   std::string name;
   double prior_speed = 0;  // what the policy was told (the fuzzy weight)
   double true_speed = 0;   // the node's initial true speed
-  uint64_t items = 0;      // items it reported finished (a duplicate counts)
+  uint64_t items = 0;      // items it handed in first (a duplicate does not count)
   uint64_t leases = 0;
   // Reports that carried computing time (progress and lease ends): each is
   // one measurement of its speed, a history sample (docs/history.md).
