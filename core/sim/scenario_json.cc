@@ -42,6 +42,14 @@ StatusOr<std::string> StringOr(const json& node, const std::string& path, std::s
   return jr::String(*value, jr::Field(path, key));
 }
 
+// Invalid at `path` when `items` are too many to keep a cost each.
+Status CheckCostsKept(const std::string& path, uint64_t items) {
+  if (items <= static_cast<uint64_t>(Bounds::kMaxItemCosts)) return Status::Ok();
+  return Status::InvalidAt(path,
+                           fmt::format("needs items <= {} (one cost per item is kept), got {}",
+                                       Bounds::kMaxItemCosts, items));
+}
+
 // The older spelling's list, itemCosts.list, and workload.trueCosts: exactly
 // `items` positive numbers, one per item.
 StatusOr<std::vector<double>> ReadCostList(const json& node, const std::string& path,
@@ -94,11 +102,7 @@ StatusOr<std::vector<double>> ReadListedCosts(const json& node, const std::strin
 StatusOr<balance::ItemCosts> ReadItemCosts(const json& node, const std::string& path,
                                            uint64_t items, uint64_t scenario_seed, bool listed) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(node, path, {"pareto", "list", "seed"}));
-  if (items > static_cast<uint64_t>(Bounds::kMaxItemCosts)) {
-    return Status::InvalidAt(path,
-                             fmt::format("needs items <= {} (one cost per item is kept), got {}",
-                                         Bounds::kMaxItemCosts, items));
-  }
+  BALLAST_RETURN_IF_ERROR(CheckCostsKept(path, items));
   const json* pareto = jr::Find(node, "pareto");
   const json* list = jr::Find(node, "list");
   if ((pareto != nullptr) == (list != nullptr)) {
@@ -271,11 +275,7 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
   BALLAST_RETURN_IF_ERROR(ReadCosts(node, path, scenario_seed, workload));
   if (const json* true_costs = jr::Find(node, "trueCosts")) {
     const std::string true_path = jr::Field(path, "trueCosts");
-    if (workload.items > static_cast<uint64_t>(Bounds::kMaxItemCosts)) {
-      return Status::InvalidAt(true_path,
-                               fmt::format("needs items <= {} (one cost per item is kept), got {}",
-                                           Bounds::kMaxItemCosts, workload.items));
-    }
+    BALLAST_RETURN_IF_ERROR(CheckCostsKept(true_path, workload.items));
     BALLAST_ASSIGN_OR_RETURN(std::vector<double> costs,
                              ReadCostList(*true_costs, true_path, workload.items));
     workload.true_costs = std::make_shared<const std::vector<double>>(std::move(costs));
