@@ -69,8 +69,20 @@ for path, size in listed:
 true = [float(x) for x in re.search(r"trueCosts: \[([^\]]*)\]", text).group(1).split(",")]
 assert len(true) == 12 and all(x > 0 for x in true), true
 assert "{name: run, repeat: 2}" in text, text
+# The boards are the bench's node file's pool: two Pi 4B at half a core, a Pi 3B at a fifth.
+nodes = re.findall(r"- name: (\S+)\n    speed: (\S+)\n", text)
+assert nodes == [("pi4b-0", "0.5"), ("pi4b-1", "0.5"), ("pi3b-0", "0.2")], nodes
+assert 'ballast.io/cpu-model: "cortex-a53"' in text, text
 PY
-pass "cost-scenario: 12 archives listed by size, each with a measured CPU time"
+pass "cost-scenario: 12 archives listed by size, each with a measured CPU time, on the bench's boards"
+# A node file without the pool's facts is refused, naming the node and what it lacks.
+printf 'nodes:\n  - name: pi-x\n    labels: {ballast.io/pool: seed000}\n' >"$tmp/nodes.yaml"
+if message=$("$examples/recompress/cost-scenario" "$tmp/archives" --nodes "$tmp/nodes.yaml" 2>&1); then
+  fail "cost-scenario took a node without its emulated speed"
+fi
+[[ $message == *"node 'pi-x'"*"ballast.io/emulated-speed"*"ballast.io/cpu-model"* ]] ||
+  fail "cost-scenario's refusal: $message"
+pass "cost-scenario: a node file lacking a board's speed or facts is refused with the node's name"
 
 # --- anomalies -------------------------------------------------------------------
 "$examples/anomalies/make-series" "$tmp/series" --count 6 --points 3000 --seed 5 --corrupt >/dev/null
