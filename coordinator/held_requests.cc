@@ -85,6 +85,14 @@ void LogDecision(const JobEntry& entry, const protocol::ReportMessage& report,
       entry.session->config().id, report.worker, entry.Now(), report.seq, report.idle,
       report.position, report.calc_seconds, completed, protocol::ReplyKindName(reply.kind),
       reply.lease.ToString(), reply.report_every_s);
+  // An idle worker told to wait: why nothing of the others' was worth taking.
+  if (reply.kind == balance::Reply::Kind::kWait && report.idle) {
+    const std::string why = entry.session->WaitReason();
+    if (!why.empty()) {
+      spdlog::debug("wait job={} worker={} why=\"{}\"", entry.session->config().id, report.worker,
+                    why);
+    }
+  }
 }
 
 void ReleaseHeldReport(JobEntry& entry, const std::string& worker) {

@@ -487,6 +487,18 @@ std::set<std::string> JobSession::NamesOfWorkers() const {
   return names;
 }
 
+std::string JobSession::WaitReason() const {
+  std::string reason;
+  for (const balance::WaitNote& note : policy_->WaitNotes()) {
+    if (!reason.empty()) reason += "; ";
+    if (note.victim && *note.victim < workers_.size()) {
+      reason += workers_[*note.victim].view.name + ": ";
+    }
+    reason += note.why;
+  }
+  return reason;
+}
+
 void JobSession::SampleSharing(const std::set<std::string>& shared, double now) {
   if (Finished()) return;
   if (sharing_sampled_at_) {

@@ -286,6 +286,10 @@ class JobSession {
   std::set<std::string> HoldingLeases(const std::set<std::string>& names) const;
   // Every worker's name, those added mid-job included.
   std::set<std::string> NamesOfWorkers() const;
+  // Why the policy's last reply to an idle worker was to wait, each worker
+  // it looked at by name ("pi4b-1: sized (learning at 112.27 s): ...; ...");
+  // empty where the policy keeps no notes (balance::Policy::WaitNotes).
+  std::string WaitReason() const;
   // The host's sample, at `now`, of which of the job's workers share their
   // node with another job's worker that holds work (`shared`, by name). The
   // time since the previous sample counts toward JobView::sharing_sampled_s,

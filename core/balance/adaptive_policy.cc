@@ -62,14 +62,16 @@
 //
 // Every decision costs O(log P): total load and total speed are running sums,
 // and predicted finish times sit in a FinishTimes treap (adaptive_forecast.h,
-// which keeps the predictions this file's decisions read).
+// which keeps the predictions this file's decisions read). Slow start (step
+// 4) and the tail's moves (step 5) are adaptive_tail.h's, which also says
+// why an idle worker was told to wait (Policy::WaitNotes).
 
 #include <algorithm>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "core/balance/adaptive_forecast.h"
+#include "core/balance/adaptive_tail.h"
 #include "core/balance/compensation.h"
 #include "core/balance/initial_split.h"
 #include "core/balance/policies.h"
@@ -84,18 +86,14 @@ constexpr double kWakeFloors = 4;
 // ... and by more than this share of the time it has left: a worker whose
 // items vary in length moves its end by a fraction of an item at every report.
 constexpr double kWakeShare = 0.5;
-constexpr double kProbeReports = 4;  // length of a probe lease, in report floors
-// A steal looks at most this many workers, from the last predicted to finish.
-constexpr int kStealVictims = 4;
 // Rebalancing moves an excess above this share of a worker's remaining
 // time, down to the second for a fully credible prior (RebalanceShare).
 constexpr double kRebalanceShare = 0.1;
 constexpr double kTrustedRebalanceShare = 0.02;
 
-class AdaptivePolicy : public AdaptiveForecast {
+class AdaptivePolicy : public AdaptiveTail {
  public:
-  explicit AdaptivePolicy(AdaptiveOptions options)
-      : AdaptiveForecast(options.min_report_seconds), options_(options) {
+  explicit AdaptivePolicy(const AdaptiveOptions& options) : AdaptiveTail(options) {
     LearnStartCost(options.learn_costs);
   }
 
@@ -105,12 +103,9 @@ class AdaptivePolicy : public AdaptiveForecast {
   // Step 1: the reserved shares in proportion to the priors, hedged.
   void Plan(double /*now*/) override {
     StartForecast();
-    backed_up_.assign(worker_count(), false);
-    copy_.assign(worker_count(), false);
-    partner_.assign(worker_count(), std::nullopt);
-    unplanned_cost_.assign(worker_count(), 0);
+    StartTail();
     const InitialSplit split =
-        SplitByPriors(job().workers, cost().Cost({0, job().items}), options_.hedge);
+        SplitByPriors(job().workers, cost().Cost({0, job().items}), options().hedge);
     for (WorkerId id = 0; id < worker_count(); ++id) {
       speeds().SetPlannedCost(id, split.planned_cost[id]);
     }
@@ -118,16 +113,15 @@ class AdaptivePolicy : public AdaptiveForecast {
   }
 
   Reply Assign(WorkerId worker, double now) override {
+    ClearWaitNotes();
     Track(worker, now);
     const Range share = TakeReserved(worker);
     if (!share.empty()) return GrantTimed(worker, share, now);
     if (!pool().empty()) return FromPool(worker, now);
-    if (options_.stealing) {
-      if (auto stolen = Steal(worker, now, Far::kSized)) return *stolen;
-      if (options_.backup) {
-        if (auto copy = Backup(worker, now)) return *copy;
-      }
-      if (auto stolen = Steal(worker, now, Far::kWholeItem)) return *stolen;
+    if (options().stealing) {
+      if (auto taken = FromTail(worker, now)) return *taken;
+    } else {
+      Note(std::nullopt, "stealing is off");
     }
     return Wait();
   }
@@ -142,14 +136,14 @@ class AdaptivePolicy : public AdaptiveForecast {
     // with items left beyond the one it computes, has work for them again.
     const double moved = predicted && finish ? *finish - *predicted : 0;
     // (A lone item left can still be copied by a backup, where backups are on.)
-    const bool copyable = options_.backup && job().repeatable && !Doubled(worker);
+    const bool copyable = options().backup && job().repeatable && !Doubled(worker);
     const bool late = moved > kWakeFloors * ReportFloor(now) &&
                       moved > kWakeShare * (*finish - now) &&
                       (Unfinished(worker).size() >= 2 || copyable);
-    if (options_.rebalance) Rebalance(worker, now);
-    if (options_.prefetch && job().inputs_move) SetAsideNext(worker, now);
+    if (options().rebalance) Rebalance(worker, now);
+    if (options().prefetch && job().inputs_move) SetAsideNext(worker, now);
     SetCadence(worker, Cadence(worker, cost().Cost(state(worker).lease), now));
-    if (options_.stealing && late && AnyTold()) WakeWaiting();
+    if (options().stealing && late && AnyTold()) WakeWaiting();
     return std::nullopt;
   }
 
@@ -157,7 +151,7 @@ class AdaptivePolicy : public AdaptiveForecast {
   // unplanned lease follows the job's, then the forecast is restated.
   void AfterCostChanged(double old_start_cost, double now) override {
     const double scale = JobCostScale(old_start_cost);
-    for (double& unplanned : unplanned_cost_) unplanned *= scale;
+    for (double& unplanned : unplanned_cost()) unplanned *= scale;
     AdaptiveForecast::AfterCostChanged(old_start_cost, now);
   }
 
@@ -165,33 +159,11 @@ class AdaptivePolicy : public AdaptiveForecast {
   // the others' and has had no unplanned lease. It gets work when it asks:
   // from the pool, or by a steal sized to finish with the last worker.
   void AfterJoined(WorkerId worker, double now) override {
-    backed_up_.push_back(false);
-    copy_.push_back(false);
-    partner_.push_back(std::nullopt);
-    unplanned_cost_.push_back(0);
+    JoinTail();
     AdaptiveForecast::AfterJoined(worker, now);
   }
 
-  // A backup's victim and thief hold the copied items both: when one lets
-  // its lease go (lost, stopped, idle), what the other still holds of them
-  // stays with the other instead of going back to the pool, where a third
-  // worker would be leased items that are held already.
-  Range SharedLease(WorkerId id) const override {
-    const auto other = partner_[id];
-    if (!other || !Alive(*other)) return {};
-    const Range mine = state(id).lease;
-    const Range theirs = state(*other).lease;
-    return {std::max(mine.begin, theirs.begin), std::min(mine.end, theirs.end)};
-  }
-
  private:
-  Reply GrantTimed(WorkerId worker, Range range, double now) {
-    backed_up_[worker] = copy_[worker] = false;
-    const Reply reply = Grant(worker, range, now, Cadence(worker, cost().Cost(range), now));
-    Predict(worker, now);
-    return reply;
-  }
-
   Reply FromPool(WorkerId worker, double now) {
     const double remaining = CommonRemainingTime(now);
     const Range first = pool().First();
@@ -199,7 +171,10 @@ class AdaptivePolicy : public AdaptiveForecast {
     double amount = Speed(worker) * remaining;
     // A worker that cannot finish even one item by the common end is kept out
     // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
-    if (amount < 0.5 * one_item && busy_count() > 0) return Wait();
+    if (amount < 0.5 * one_item && busy_count() > 0) {
+      Note(std::nullopt, "the pool's next item would end after the others' work");
+      return Wait();
+    }
     // Hysteresis: a pool the worker can finish within a report floor goes to
     // it whole. In the tail the common end is near, and the pool's last items
     // would otherwise go out in slivers of a few items, each a round trip
@@ -208,178 +183,6 @@ class AdaptivePolicy : public AdaptiveForecast {
     if (pool_cost() <= Speed(worker) * ReportFloor(now)) amount = std::max(amount, pool_cost());
     amount = std::max(std::min(amount, SlowStartCap(worker, now)), one_item);
     return GrantUnplanned(worker, TakeCostFromPool(amount), now);
-  }
-
-  // Items from outside a worker's planned share may cost it more than its
-  // own did (their inputs may have to cross its link, which no measurement
-  // so far shows): its first such lease is a probe of kProbeReports report
-  // intervals, and each next one at most twice the last (slow start). A job
-  // whose items carry no inputs across links (JobInfo::inputs_cross_links)
-  // has nothing to probe: its leases are sized as predicted at once.
-  double SlowStartCap(WorkerId worker, double now) {
-    if (!options_.slow_start || !job().inputs_cross_links) return kNever;
-    return std::max(kProbeReports * ReportFloor(now) * Speed(worker), 2 * unplanned_cost_[worker]);
-  }
-
-  Reply GrantUnplanned(WorkerId worker, Range range, double now) {
-    unplanned_cost_[worker] = cost().Cost(range);
-    return GrantTimed(worker, range, now);
-  }
-
-  // How much of a victim's far end a steal may take: what makes both finish
-  // together, or, when that is worth less than the last item (which cannot
-  // be split), that item whole if the thief still finishes it before the
-  // victim would have. The whole item is the last resort, after a backup:
-  // a much faster thief's copy of the victim's last items may end the job
-  // sooner still, and covers a victim that is paused.
-  enum class Far { kSized, kWholeItem };
-
-  // The victim: the worker predicted to finish last (the thief holds no
-  // lease, so it is not among them). When it has nothing to give (one
-  // indivisible item under way, or a lease computed twice already), the next
-  // latest, down to kStealVictims of them: an idle thief must not wait out a
-  // fast worker's last large item beside a slow one that still holds many
-  // small items, whose prediction may be the one that is wrong.
-  std::optional<Reply> Steal(WorkerId thief, double now, Far far) {
-    auto candidate = finish_times().Latest(now);
-    for (int tried = 0; candidate && tried < kStealVictims; ++tried) {
-      const auto [victim, finish] = *candidate;
-      if (victim != thief && Busy(victim) && !Doubled(victim)) {
-        if (auto stolen = StealFrom(thief, victim, finish, now, far)) return stolen;
-      }
-      candidate = finish_times().Preceding(victim, now);
-    }
-    return std::nullopt;
-  }
-
-  // A steal from `victim`, predicted to finish at `latest`. A backed-up lease
-  // and its copy are computed twice already (Doubled); cutting either would
-  // only bring in a third worker.
-  std::optional<Reply> StealFrom(WorkerId thief, WorkerId victim, double latest, double now,
-                                 Far far) {
-    const WorkerState& v = state(victim);
-    // The victim learns its new end with the reply to its next report. When
-    // that comes too late for any steal (a slow victim with a long cadence,
-    // in the tail), it is signalled to report at its next item boundary,
-    // about a report floor from now, and the steal is sized for that.
-    if (v.reserved_cost > 0) return StealReserved(thief, victim, latest, now);
-    const double next_report = std::max(now, v.last_contact + v.report_every_s);
-    if (auto stolen = StealAt(thief, victim, latest, next_report, now, far)) return stolen;
-    const double signalled = now + ReportFloor(now);
-    if (signalled >= next_report) return std::nullopt;
-    auto stolen = StealAt(thief, victim, latest, signalled, now, far);
-    if (stolen) Signal(victim);
-    return stolen;
-  }
-
-  // The backup of step 5: the thief computes a copy of the whole unfinished
-  // rest of the last worker's lease, from its last reported position, when it
-  // can finish it before that worker is predicted to. The victim is not cut
-  // and not told: if its prediction holds, it finishes first and the copy
-  // is dropped; if it is paused (a CPU quota's throttled period, a step
-  // held up), the copy ends the job. Only the thief's idle time is spent.
-  std::optional<Reply> Backup(WorkerId thief, double now) {
-    const auto last = finish_times().Latest(now);
-    if (!last || last->first == thief || !Busy(last->first)) return std::nullopt;
-    const auto [victim, latest] = *last;
-    if (!job().repeatable || Doubled(victim) || state(victim).reserved_cost > 0) {
-      return std::nullopt;
-    }
-    const Range copy = FirstOpenPart(Unfinished(victim));
-    if (copy.empty() || !WorthStealing(thief, copy, latest, now)) return std::nullopt;
-    mutable_stats().backups++;
-    const Reply reply = GrantStolen(thief, copy, now);
-    backed_up_[victim] = true;
-    copy_[thief] = true;
-    partner_[victim] = thief;
-    partner_[thief] = victim;
-    return reply;
-  }
-
-  // The worker's lease has a backup copy, or is one: its items are held by
-  // two workers, and none of them may be cut for a third or go to the pool.
-  bool Doubled(WorkerId id) const { return backed_up_[id] || copy_[id]; }
-
-  // Takes work the victim has set aside after its lease, sized so both
-  // finish together; the victim needs not learn of it before it asks.
-  std::optional<Reply> StealReserved(WorkerId thief, WorkerId victim, double latest, double now) {
-    const double amount = std::min((latest - now) / (1.0 / Speed(thief) + 1.0 / Speed(victim)),
-                                   SlowStartCap(thief, now));
-    if (!(amount > 0)) return std::nullopt;
-    const Range last = LastOpenPart(state(victim).reserved.Last());
-    if (last.empty()) return std::nullopt;
-    const Range stolen = FarEnd(last, amount);
-    if (!WorthStealing(thief, stolen, latest, now)) return std::nullopt;
-    Unreserve(victim, stolen);
-    Predict(victim, now);
-    return GrantStolen(thief, stolen, now);
-  }
-
-  // Hysteresis: a steal must move the victim's finish (`latest`) earlier by
-  // more than the thief's overhead of starting a lease.
-  bool WorthStealing(WorkerId thief, Range stolen, double latest, double now) const {
-    const double thief_finish =
-        now + speeds().estimate(thief).overhead_s + cost().Cost(stolen) / Speed(thief);
-    return thief_finish + speeds().estimate(thief).overhead_s < latest;
-  }
-
-  Reply GrantStolen(WorkerId thief, Range stolen, double now) {
-    mutable_stats().steals++;
-    mutable_stats().moved_items += stolen.size();
-    return GrantUnplanned(thief, stolen, now);
-  }
-
-  // The far end of `range` worth at most `amount`, and at least one item.
-  Range FarEnd(Range range, double amount) const {
-    return {std::min(cost().Retreat(range.end, range.begin, amount), range.end - 1), range.end};
-  }
-
-  // Cuts the far end of the victim's lease for the thief, sized so both
-  // finish together when the victim learns its new end at `learns`; nullopt
-  // when nothing worth moving is left by then.
-  std::optional<Reply> StealAt(WorkerId thief, WorkerId victim, double latest, double learns,
-                               double now, Far far) {
-    const WorkerState& v = state(victim);
-    const double v_speed = Speed(victim);
-    const double t_speed = Speed(thief);
-    const Range left = Unfinished(victim);
-    // Where the victim may be when it learns of the cut: as far as its speed
-    // says, and further by as much as it has run ahead of its predictions,
-    // the lead weighed by what a wrong cut costs. A cut the victim has not
-    // reached leaves it items at its speed; one it has passed has the thief
-    // compute again what the victim did, at the thief's. So the lead counts
-    // fully for a victim at least as fast as the thief, and in proportion
-    // 2 v / (v + t) for a slower one: a slow victim beside a fast thief is
-    // better cut short than left items it may not reach.
-    const double lead =
-        speeds().estimate(victim).lead * std::min(1.0, 2 * v_speed / (v_speed + t_speed));
-    const double travel = v_speed * (1 + lead) * (learns - v.last_contact);
-    uint64_t safe = cost().Advance(left.begin, left.end, travel);
-    safe = std::min(left.end, safe + 1);  // the item it may have begun
-    if (safe >= left.end) return std::nullopt;
-    const double rest = cost().Cost({safe, left.end});
-    double amount = (rest / v_speed + (learns - now)) / (1.0 / t_speed + 1.0 / v_speed);
-    // Slow start caps the steal, but never below the last item: a probe
-    // shorter than one item (a thief that joined mid-job, whose report
-    // floor is short beside an item) would steal nothing, ever.
-    const double last_item = cost().Cost({left.end - 1, left.end});
-    amount = std::min({amount, rest, std::max(SlowStartCap(thief, now), last_item)});
-    // Sized for both to finish together, the far end may be worth less than
-    // its last item, which cannot be split: Far::kWholeItem then takes that
-    // item whole when the thief still finishes it before the victim would
-    // have (WorthStealing, below), which moves the job's end earlier though
-    // not to a common one (on real nodes an idle Pi 4B was told to wait 8 s
-    // beside the other's last archive, worth more than the amount).
-    uint64_t cut = cost().Retreat(left.end, safe, amount);
-    if (far == Far::kWholeItem) cut = std::min(cut, left.end - 1);
-    // The victim may already have finished the start of it (it overshot an
-    // earlier cut before learning of it): the thief starts after those.
-    const Range stolen = SkipFinished({cut, left.end});
-    if (stolen.empty()) return std::nullopt;
-    if (!WorthStealing(thief, stolen, latest, now)) return std::nullopt;
-    Cut(victim, cut);
-    Predict(victim, now);
-    return GrantStolen(thief, stolen, now);
   }
 
   void Rebalance(WorkerId worker, double now) {
@@ -397,7 +200,7 @@ class AdaptivePolicy : public AdaptiveForecast {
         std::max(2 * speeds().estimate(worker).overhead_s, RebalanceShare(worker) * load / speed) *
         speed;
     if (excess <= threshold) return;
-    const double k = options_.compensation ? Compensation(excess, now) : 1.0;
+    const double k = options().compensation ? Compensation(excess, now) : 1.0;
     double amount = k * excess;
     bool moved = false;
     auto give_back = [&](Range range) {
@@ -445,7 +248,7 @@ class AdaptivePolicy : public AdaptiveForecast {
     const double one_item = cost().Cost({first.begin, first.begin + 1});
     if (!(want >= std::max(one_item, speed * speeds().estimate(worker).overhead_s))) return;
     const Range range = TakeCostFromPool(std::min(want, SlowStartCap(worker, now)));
-    unplanned_cost_[worker] = cost().Cost(range);
+    unplanned_cost()[worker] = cost().Cost(range);
     SetAside(worker, range);
     Predict(worker, now);
   }
@@ -479,15 +282,6 @@ class AdaptivePolicy : public AdaptiveForecast {
     return CompensatingFactor(1.0 / std::max(e.calc_per_cost, 1e-12), transfer_rate, soonest,
                               transfer_time);
   }
-
-  AdaptiveOptions options_;
-  std::vector<bool> backed_up_;  // its lease has a backup copy (Backup)
-  std::vector<bool> copy_;       // its lease is such a copy
-  // The other worker of its latest backup (victim or thief), if any.
-  std::vector<std::optional<WorkerId>> partner_;
-  // Cost of each worker's last lease from outside its planned share (0:
-  // none), what its next one may double (SlowStartCap).
-  std::vector<double> unplanned_cost_;
 };
 
 }  // namespace

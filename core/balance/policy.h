@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +134,13 @@ struct Reply {
   std::vector<Range> prefetch;
 };
 
+// Why an idle worker was told to wait: a worker the policy looked at for
+// work (none: the job as a whole) and why it gave none.
+struct WaitNote {
+  std::optional<WorkerId> victim;
+  std::string why;
+};
+
 // Counters every policy keeps; drivers print them.
 struct PolicyStats {
   uint64_t moved_items = 0;      // items taken from one worker's lease for another
@@ -211,6 +219,9 @@ class Policy {
   // it with the worker's signal, so that the worker stops at the cut as soon
   // as the signal arrives.
   virtual Range LeaseOf(WorkerId worker) const = 0;
+  // After a kWait reply, why the worker was given nothing (empty where the
+  // policy keeps no notes); a driver may log them beside the reply.
+  virtual std::vector<WaitNote> WaitNotes() const { return {}; }
 };
 
 }  // namespace ballast::balance

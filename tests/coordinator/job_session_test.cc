@@ -752,6 +752,42 @@ TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
   }
 }
 
+// An idle worker told to wait: the session says why, each worker the policy
+// looked at by its name (what the coordinator logs at --verbose).
+TEST(JobSessionTest, AnIdleWorkerToldToWaitIsToldWhyByTheOthersNames) {
+  JobConfig config = ExecJob(100, "adaptive");
+  config.workload.exec.backups = false;
+  config.policy =
+      testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
+  config.workers = {{"a", 10.0}, {"b", 1.0}};
+  config.lease_seconds = 60;
+  auto session = NewSession(config);
+  EXPECT_EQ(session->HandleReport(Idle("a"), 0)->lease, (Range{0, 90}));
+  EXPECT_EQ(session->HandleReport(Idle("b"), 0)->lease, (Range{90, 100}));
+  EXPECT_EQ(session->WaitReason(), "");
+  // b is in its last item at t = 9; a is done with its 90 at t = 9.1.
+  ReportMessage b = Idle("b");
+  b.idle = false;
+  b.completed.push_back({{90, 99}, workload::Result::ExecSucceeded(9).ToJson()});
+  b.position = 99;
+  b.calc_seconds = 9;
+  ASSERT_TRUE(session->HandleReport(b, 9).ok());
+  ReportMessage a = Idle("a");
+  a.completed.push_back({{0, 90}, workload::Result::ExecSucceeded(90).ToJson()});
+  a.position = 90;
+  a.calc_seconds = 9.1;
+  const auto reply = session->HandleReport(a, 9.1);
+  ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+  ASSERT_EQ(reply->kind, Reply::Kind::kWait);
+  const std::string why = session->WaitReason();
+  for (const char* part :
+       {"b: sized (learning at ", "it may be in its last item [99, 100) by then",
+        "backup: the job's items must not run twice", "b: whole item (learning at "}) {
+    EXPECT_NE(why.find(part), std::string::npos) << part << " in: " << why;
+  }
+  EXPECT_EQ(why.find("a: "), std::string::npos) << why;
+}
+
 TEST(JobSessionTest, AFirstReportIsBoundedByTheTimeSinceTheJobStarted) {
   auto session = NewSession(PrimesJob(10000, {"a"}));
   ReportMessage first = Idle("a");

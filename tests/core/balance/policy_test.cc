@@ -1563,6 +1563,47 @@ TEST(PolicyTest, AWorkerThatSlowsDownWakesTheWaitingWorkers) {
   }
 }
 
+// Told to wait, an idle worker's notes say whom adaptive looked at and why
+// each gave nothing: here worker 0's last 0.05 s, whose steal would end no
+// sooner than worker 0 itself.
+TEST(PolicyTest, AnIdleWorkerToldToWaitIsToldWhyVictimByVictim) {
+  auto policy = Make("adaptive");
+  policy->Start(Job(1000, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 500});
+  ExpectLease(Ask(*policy, 1, 0), {500, 1000});
+  Progress(*policy, 0, {0, 100}, 1, 1);
+  Progress(*policy, 1, {500, 600}, 1, 1);
+  Progress(*policy, 0, {100, 490}, 4.9, 3.9);
+  ASSERT_EQ(KindName(Finish(*policy, 1, {600, 1000}, 4.95, 3.95).kind), "kWait");
+  const std::vector<WaitNote> notes = policy->WaitNotes();
+  std::string all;
+  for (const WaitNote& note : notes) all += note.why + "\n";
+  SCOPED_TRACE(all);
+  ASSERT_FALSE(notes.empty());
+  // Sized or whole, by its next report or by a signal, worker 0 may be in
+  // its last item when it learns of a cut; a copy of its last ten items
+  // would end after it.
+  bool sized = false, backup = false, whole = false;
+  for (const WaitNote& note : notes) {
+    ASSERT_TRUE(note.victim.has_value());
+    EXPECT_EQ(*note.victim, 0u);  // the thief is never its own victim
+    const bool last_item = note.why.ends_with("it may be in its last item [499, 500) by then");
+    sized |= note.why.starts_with("sized (learning at ") && last_item;
+    whole |= note.why.starts_with("whole item (learning at ") && last_item;
+    backup |= note.why ==
+              "backup: the thief would end [490, 500) at 5.05 s (5.05 s with its overhead), not "
+              "before the victim's end at 5.00 s";
+  }
+  EXPECT_TRUE(sized);
+  EXPECT_TRUE(backup);
+  EXPECT_TRUE(whole);
+  // A policy that keeps no notes has none.
+  auto mms = Make("mms");
+  mms->Start(Job(10, {1}), 0);
+  Ask(*mms, 0, 0);
+  EXPECT_TRUE(mms->WaitNotes().empty());
+}
+
 TEST(PolicyTest, SelfSchedHandsOutFixedChunks) {
   auto policy = Make("selfsched", {{"chunk", "7"}});
   policy->Start(Job(30, {1, 1}), 0);
@@ -1891,6 +1932,9 @@ TEST(PolicyTest, AdaptiveWithoutStealingLetsTheFastWorkerWait) {
   Progress(*policy, 1, {50, 51}, 1, 1);
   EXPECT_EQ(KindName(Finish(*policy, 0, {0, 50}, 5, 5).kind), "kWait");
   EXPECT_EQ(policy->stats().steals, 0u);
+  ASSERT_EQ(policy->WaitNotes().size(), 1u);
+  EXPECT_EQ(policy->WaitNotes()[0].why, "stealing is off");
+  EXPECT_FALSE(policy->WaitNotes()[0].victim.has_value());
 }
 
 struct BadSpec {
