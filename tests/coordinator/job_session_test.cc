@@ -693,17 +693,24 @@ TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
 // first result is merged, the other dropped. exec.backups: false keeps a
 // command from running twice at once. (The policy's side:
 // PolicyTest.AdaptiveBacksUpTheLastLease...)
+// An exec job of 100 items, adaptive without slow start or rebalancing, on
+// a (10 items a second) and b (1): leased [0, 90) and [90, 100).
+std::unique_ptr<JobSession> TwoSpeedExecSession(bool backups) {
+  JobConfig config = ExecJob(100, "adaptive");
+  config.workload.exec.backups = backups;
+  config.policy =
+      testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
+  config.workers = {{"a", 10.0}, {"b", 1.0}};
+  config.lease_seconds = 60;
+  auto session = NewSession(config);
+  EXPECT_EQ(session->HandleReport(Idle("a"), 0)->lease, (Range{0, 90}));
+  EXPECT_EQ(session->HandleReport(Idle("b"), 0)->lease, (Range{90, 100}));
+  return session;
+}
+
 TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
   const auto endgame = [](bool backups) {
-    JobConfig config = ExecJob(100, "adaptive");
-    config.workload.exec.backups = backups;
-    config.policy =
-        testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
-    config.workers = {{"a", 10.0}, {"b", 1.0}};
-    config.lease_seconds = 60;
-    auto session = NewSession(config);
-    EXPECT_EQ(session->HandleReport(Idle("a"), 0)->lease, (Range{0, 90}));
-    EXPECT_EQ(session->HandleReport(Idle("b"), 0)->lease, (Range{90, 100}));
+    auto session = TwoSpeedExecSession(backups);
     // b computes about an item a second and is at item 98 at t = 8.5.
     const auto progress = [&](const std::string& worker, Range range, double now, double calc,
                               bool idle) {
@@ -755,15 +762,7 @@ TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
 // An idle worker told to wait: the session says why, each worker the policy
 // looked at by its name (what the coordinator logs at --verbose).
 TEST(JobSessionTest, AnIdleWorkerToldToWaitIsToldWhyByTheOthersNames) {
-  JobConfig config = ExecJob(100, "adaptive");
-  config.workload.exec.backups = false;
-  config.policy =
-      testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
-  config.workers = {{"a", 10.0}, {"b", 1.0}};
-  config.lease_seconds = 60;
-  auto session = NewSession(config);
-  EXPECT_EQ(session->HandleReport(Idle("a"), 0)->lease, (Range{0, 90}));
-  EXPECT_EQ(session->HandleReport(Idle("b"), 0)->lease, (Range{90, 100}));
+  auto session = TwoSpeedExecSession(/*backups=*/false);
   EXPECT_EQ(session->WaitReason(), "");
   // b is in its last item at t = 9; a is done with its 90 at t = 9.1.
   ReportMessage b = Idle("b");

@@ -1542,18 +1542,25 @@ TEST(PolicyTest, AFastThiefLeavesASlowVictimLessOfItsLead) {
 // when a computing worker reports that its end is later than predicted by
 // more than four report floors and half the time it now has left; not when
 // it is on time.
+// Two workers of equal speed on 1000 items: worker 0 has 10 items left, done
+// at 5.0 s, when worker 1 is done with its lease at 4.95 s and asks; 0.05 s
+// of worker 0's is not worth a steal, and worker 1 is told to wait.
+std::unique_ptr<Policy> ToldToWaitBesideALastTenItems() {
+  auto policy = Make("adaptive");
+  policy->Start(Job(1000, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 500});
+  ExpectLease(Ask(*policy, 1, 0), {500, 1000});
+  Progress(*policy, 0, {0, 100}, 1, 1);
+  Progress(*policy, 1, {500, 600}, 1, 1);
+  Progress(*policy, 0, {100, 490}, 4.9, 3.9);
+  EXPECT_EQ(KindName(Finish(*policy, 1, {600, 1000}, 4.95, 3.95).kind), "kWait");
+  return policy;
+}
+
 TEST(PolicyTest, AWorkerThatSlowsDownWakesTheWaitingWorkers) {
   for (const bool slowed : {false, true}) {
     SCOPED_TRACE(slowed ? "slowed down" : "on time");
-    auto policy = Make("adaptive");
-    policy->Start(Job(1000, {1, 1}), 0);
-    ExpectLease(Ask(*policy, 0, 0), {0, 500});
-    ExpectLease(Ask(*policy, 1, 0), {500, 1000});
-    Progress(*policy, 0, {0, 100}, 1, 1);
-    Progress(*policy, 1, {500, 600}, 1, 1);
-    Progress(*policy, 0, {100, 490}, 4.9, 3.9);  // 10 items left: done at 5.0
-    // Worker 1 is done with its lease; 0.05 s of worker 0's is not worth a steal.
-    ASSERT_EQ(KindName(Finish(*policy, 1, {600, 1000}, 4.95, 3.95).kind), "kWait");
+    auto policy = ToldToWaitBesideALastTenItems();
     policy->TakeSignals();
     // Five items in 0.05 s as predicted, or in 0.6 s (its end now 5.8 s).
     const double now = slowed ? 5.5 : 4.95;
@@ -1564,17 +1571,9 @@ TEST(PolicyTest, AWorkerThatSlowsDownWakesTheWaitingWorkers) {
 }
 
 // Told to wait, an idle worker's notes say whom adaptive looked at and why
-// each gave nothing: here worker 0's last 0.05 s, whose steal would end no
-// sooner than worker 0 itself.
+// each gave nothing: here worker 0's last 0.05 s (ToldToWaitBesideALastTenItems).
 TEST(PolicyTest, AnIdleWorkerToldToWaitIsToldWhyVictimByVictim) {
-  auto policy = Make("adaptive");
-  policy->Start(Job(1000, {1, 1}), 0);
-  ExpectLease(Ask(*policy, 0, 0), {0, 500});
-  ExpectLease(Ask(*policy, 1, 0), {500, 1000});
-  Progress(*policy, 0, {0, 100}, 1, 1);
-  Progress(*policy, 1, {500, 600}, 1, 1);
-  Progress(*policy, 0, {100, 490}, 4.9, 3.9);
-  ASSERT_EQ(KindName(Finish(*policy, 1, {600, 1000}, 4.95, 3.95).kind), "kWait");
+  auto policy = ToldToWaitBesideALastTenItems();
   const std::vector<WaitNote> notes = policy->WaitNotes();
   std::string all;
   for (const WaitNote& note : notes) all += note.why + "\n";
