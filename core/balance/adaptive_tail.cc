@@ -194,8 +194,11 @@ std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, doub
   const double v_speed = Speed(victim);
   const double t_speed = Speed(thief);
   const Range left = Unfinished(victim);
-  const std::string what =
-      fmt::format("{} (learning at {:.2f} s)", far == Far::kSized ? "sized" : "whole item", learns);
+  // Named only when noted: a steal that succeeds formats nothing.
+  const auto what = [&] {
+    return fmt::format("{} (learning at {:.2f} s)", far == Far::kSized ? "sized" : "whole item",
+                       learns);
+  };
   // Where the victim may be when it learns of the cut: as far as its speed
   // says, and further by as much as it has run ahead of its predictions,
   // the lead weighed by what a wrong cut costs. A cut the victim has not
@@ -210,7 +213,7 @@ std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, doub
   uint64_t safe = cost().Advance(left.begin, left.end, travel);
   safe = std::min(left.end, safe + 1);  // the item it may have begun
   if (safe >= left.end) {
-    Note(victim, fmt::format("{}: it may be in its last item {} by then", what,
+    Note(victim, fmt::format("{}: it may be in its last item {} by then", what(),
                              Range{left.end - 1, left.end}.ToString()));
     return std::nullopt;
   }
@@ -233,11 +236,12 @@ std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, doub
   // earlier cut before learning of it): the thief starts after those.
   const Range stolen = SkipFinished({cut, left.end});
   if (stolen.empty()) {
-    Note(victim, fmt::format("{}: it finished {} already", what, Range{cut, left.end}.ToString()));
+    Note(victim,
+         fmt::format("{}: it finished {} already", what(), Range{cut, left.end}.ToString()));
     return std::nullopt;
   }
   if (!WorthStealing(thief, stolen, latest, now)) {
-    NoteNotWorth(thief, victim, what, stolen, latest, now);
+    NoteNotWorth(thief, victim, what(), stolen, latest, now);
     return std::nullopt;
   }
   Cut(victim, cut);
