@@ -75,12 +75,14 @@ std::optional<Reply> AdaptiveTail::Steal(WorkerId thief, double now, Far far) {
   if (!candidate) Note(std::nullopt, "no worker is predicted to finish later");
   for (int tried = 0; candidate && tried < kStealVictims; ++tried) {
     const auto [victim, finish] = *candidate;
-    if (victim != thief && !Busy(victim)) Note(victim, "not computing");
-    if (victim != thief && Busy(victim) && Doubled(victim)) {
+    if (victim == thief) {
+      // The thief holds no lease: nothing of its own to note.
+    } else if (!Busy(victim)) {
+      Note(victim, "not computing");
+    } else if (Doubled(victim)) {
       Note(victim, "its lease and a backup copy are computed twice already");
-    }
-    if (victim != thief && Busy(victim) && !Doubled(victim)) {
-      if (auto stolen = StealFrom(thief, victim, finish, now, far)) return stolen;
+    } else if (auto stolen = StealFrom(thief, victim, finish, now, far)) {
+      return stolen;
     }
     candidate = finish_times().Preceding(victim, now);
   }
