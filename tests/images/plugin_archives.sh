@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/plugin-archives (docs/kubectl-plugin.md): the archive of the kubectl plugin and its
 # krew manifest, packed from this machine's build of ballast (--binary; the images' archives
-# are packed the same way from the image's root). The archive holds the launcher and lib/,
-# the manifest names the archive's sha256 and the layout krew installs, and the launcher runs
+# are packed the same way from the image's root). The archive holds the launcher, lib/ and
+# the project's LICENSE and NOTICE, the manifest names the project's homepage, the archive's
+# sha256 and the layout krew installs (the license with it), and the launcher runs
 # the program as kubectl-ballast through a symlink (as krew links it) with no library of this
 # machine's search path.
 #   usage: plugin_archives.sh BALLAST_BINARY
@@ -28,6 +29,13 @@ for file in lib/ballast lib/ld.so lib/libc.so.6 lib/libcpprest.so.2.10 lib/libya
   grep -qx "$file" "$tmp/files" || fail "no $file in the archive: $(cat "$tmp/files")"
 done
 pass "the archive holds kubectl-ballast and lib/ ($(wc -l <"$tmp/files") entries)"
+mkdir "$tmp/top"
+for file in LICENSE NOTICE; do
+  grep -qx "$file" "$tmp/files" || fail "no $file at the archive's root: $(cat "$tmp/files")"
+  tar -C "$tmp/top" -xzf "$archive" "$file"
+  cmp -s "$source_dir/$file" "$tmp/top/$file" || fail "the archive's $file differs from the repository's"
+done
+pass "the archive holds the repository's LICENSE and NOTICE at its root"
 
 python3 - "$tmp/out/ballast.yaml" "$arch" "$(sha256sum "$archive" | cut -d' ' -f1)" "$version" <<'PY' ||
 import sys, yaml
@@ -37,15 +45,16 @@ assert doc["apiVersion"] == "krew.googlecontainertools.github.com/v1alpha2", doc
 assert doc["kind"] == "Plugin" and doc["metadata"]["name"] == "ballast"
 assert doc["spec"]["version"] == "v" + version, doc["spec"]["version"]
 assert doc["spec"]["shortDescription"]
+assert doc["spec"]["homepage"] == "https://github.com/ballast-io/ballast", doc["spec"].get("homepage")
 (platform,) = doc["spec"]["platforms"]
 assert platform["selector"]["matchLabels"] == {"os": "linux", "arch": arch}, platform
 assert platform["sha256"] == sha, (platform["sha256"], sha)
 assert platform["uri"] == f"https://releases.invalid/ballast/kubectl-ballast-{version}-linux-{arch}.tar.gz", platform["uri"]
 assert platform["bin"] == "kubectl-ballast"
-assert {f["from"] for f in platform["files"]} == {"kubectl-ballast", "lib"}
+assert {f["from"] for f in platform["files"]} == {"kubectl-ballast", "lib", "LICENSE", "NOTICE"}, platform["files"]
 PY
   fail "the manifest is wrong"
-pass "the manifest names the archive's sha256, URI and layout"
+pass "the manifest names the homepage, the archive's sha256, URI and layout, LICENSE and NOTICE among its files"
 
 # Installed as krew does: unpacked, and linked from a directory on PATH.
 mkdir -p "$tmp/install" "$tmp/bin"
