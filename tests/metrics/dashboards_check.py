@@ -5,11 +5,14 @@ Prometheus that scraped a real job run.
   dashboards_check.py --source-dir DIR --ballast BALLAST --worker WORKER
                       [--namespace NS] [--render OUT_DIR]
 
-1. Statically: every panel and target uses the `${datasource}` variable, the
-   JSON names no other uid, and every metric a query names is a family of
-   docs/metrics.md (or a recording rule of prometheus/ballast-rules.yaml).
+1. Statically: every panel and target uses the `${datasource}` variable,
+   the JSON names no uid, no query, legend or variable names `job` or
+   `namespace` (the scrape's labels, not the WeightedJob's), and every
+   metric a query names is a family of docs/metrics.md (or a recording rule
+   of prometheus/ballast-rules.yaml).
 2. Starts Debian's `prometheus` on loopback (a temporary config and data
-   directory, scrape interval 1 s, honor_labels, the rules file loaded), the
+   directory, scrape interval 1 s, without honor_labels as a shared
+   Prometheus scrapes, the rules file loaded), the
    operator against $KUBECONFIG's API server for namespace NS (a suspended
    WeightedJob applied there gives it a reconcile), the node probe on the
    captured tree of a throttled Pi 4B, and `ballast run` of a primes job,
@@ -102,6 +105,27 @@ def recorded_names(rules_path):
         return set(re.findall(r"^\s*- record: (\S+)", handle.read(), re.MULTILINE))
 
 
+# A query that names the scrape's `job` or `namespace` as if they were the
+# WeightedJob's: a filter, a grouping, a match or a legend.
+TARGET_LABEL_RE = re.compile(r"(?<![\w])(job|namespace)\s*(=~|!~|!=|=)|"
+                             r"\b(by|on|without|ignoring)\s*\(([^)]*)\)|"
+                             r"\{\{\s*(job|namespace)\s*\}\}")
+
+
+def target_labels(expr):
+    """The scrape's labels `expr` names: `job`, `namespace`."""
+    found = []
+    for match in TARGET_LABEL_RE.finditer(expr):
+        if match.group(1):
+            found.append(match.group(1))
+        elif match.group(4) is not None:
+            found += [label for label in re.split(r"\s*,\s*", match.group(4).strip())
+                      if label in ("job", "namespace")]
+        elif match.group(5):
+            found.append(match.group(5))
+    return found
+
+
 METRIC_RE = re.compile(r"\b(ballast(?:_[a-z0-9]+)+|ballast:[a-zA-Z0-9_:]+)")
 
 
@@ -142,16 +166,32 @@ def check_static(dashboards, contract, recorded):
                 unknown = unknown_metrics(target["expr"], contract, recorded)
                 if unknown:
                     fail(f"{where}: {', '.join(unknown)} not in docs/metrics.md or the rules")
+                named = target_labels(target["expr"] + " " + target.get("legendFormat", ""))
+                if named:
+                    fail(f"{where}: names the scrape's {', '.join(named)}, not weightedjob or "
+                         f"job_namespace: {target['expr']}")
                 count += 1
+        for variable in variables:
+            named = target_labels(variable.get("definition", ""))
+            if named:
+                fail(f"{name}: variable {variable['name']} names the scrape's {', '.join(named)}")
     # The check sees a wrong name (it is not vacuous).
     if not unknown_metrics("rate(ballast_node_no_such_total[1m])", contract, recorded):
         fail("an undocumented metric passed the name check")
+    for old in ('ballast_job_items{namespace=~"$namespace",job=~"$job"}',
+                "sum by (job, namespace) (ballast_job_items)", "{{job}}"):
+        if not target_labels(old):
+            fail(f"the scrape's labels passed the label check in {old}")
+    if target_labels('sum by (weightedjob, job_namespace) (ballast_job_items{'
+                     'job_namespace=~"$job_namespace",weightedjob=~"$weightedjob"}) '
+                     '{{weightedjob}}'):
+        fail("the label check refused weightedjob and job_namespace")
     ok(f"{count} queries of {len(dashboards)} dashboards use ${{datasource}}, no hard-coded uid, "
-       "and name only documented metrics")
+       "name only documented metrics, and no label of the scrape's")
 
 
 def substitute(expr, span_s):
-    for variable in ("$namespace", "$job", "$node"):
+    for variable in ("$job_namespace", "$weightedjob", "$node"):
         expr = expr.replace(f'=~"{variable}"', '=~".*"')
     return (expr.replace("$__rate_interval", RATE_INTERVAL)
             .replace("$__range", f"{max(1, int(span_s))}s").replace("$__interval", "1s"))
@@ -168,7 +208,10 @@ class Prometheus:
             json.dump({
                 "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                 "rule_files": [rules],
-                "scrape_configs": [{"job_name": "ballast", "honor_labels": True,
+                # Without honor_labels (the default), as a shared Prometheus
+                # scrapes: the series' weightedjob and job_namespace arrive as
+                # exported, beside the target's job and instance.
+                "scrape_configs": [{"job_name": "ballast", "honor_labels": False,
                                     "scrape_timeout": "900ms",
                                     "static_configs": [{"targets": targets}]}],
             }, handle)
