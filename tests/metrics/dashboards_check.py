@@ -5,11 +5,13 @@ Prometheus that scraped a real job run.
   dashboards_check.py --source-dir DIR --ballast BALLAST --worker WORKER
                       [--namespace NS] [--render OUT_DIR]
 
-1. Statically: every panel and target uses the `${datasource}` variable,
-   the JSON names no uid, no query, legend or variable names `job` or
-   `namespace` (the scrape's labels, not the WeightedJob's), and every
-   metric a query names is a family of docs/metrics.md (or a recording rule
-   of prometheus/ballast-rules.yaml).
+1. Statically: each dashboard has its fixed uid, `ballast-` and its file's
+   name, and a link to another dashboard names one of those uids; every
+   panel and target uses the `${datasource}` variable, the JSON names no
+   other uid, no query, legend or variable names `job` or `namespace` (the
+   scrape's labels, not the WeightedJob's), and every metric a query names
+   is a family of docs/metrics.md (or a recording rule of
+   prometheus/ballast-rules.yaml).
 2. Starts Debian's `prometheus` on loopback (a temporary config and data
    directory, scrape interval 1 s, without honor_labels as a shared
    Prometheus scrapes, the rules file loaded), the
@@ -27,6 +29,7 @@ With --render, each panel's data is drawn to OUT_DIR/DASHBOARD-PANEL.png
 """
 
 import argparse
+import copy
 import json
 import math
 import os
@@ -89,10 +92,10 @@ def panels_of(dashboard):
 
 
 def uids(node, path="$"):
-    """Every (path, value) of a 'uid' key in the JSON."""
+    """Every (path, value) of a 'uid' key in the JSON but the dashboard's own."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "uid":
+            if key == "uid" and path != "$":
                 yield path + ".uid", value
             yield from uids(value, f"{path}.{key}")
     elif isinstance(node, list):
@@ -126,6 +129,45 @@ def target_labels(expr):
     return found
 
 
+def dashboard_links(dashboard):
+    """(where, url) of every link of the dashboard and its panels."""
+    for link in dashboard.get("links", []):
+        yield "links", link.get("url", "")
+    for panel in panels_of(dashboard):
+        for link in panel.get("links", []):
+            yield f"panel {panel.get('title')!r}", link.get("url", "")
+
+
+def uid_problems(dashboards):
+    """Each dashboard's uid must be ballast-NAME, and a link to /d/UID name one
+    of them; the problems found."""
+    problems = []
+    own = {f"ballast-{name}" for name in dashboards}
+    for name, dashboard in dashboards.items():
+        if dashboard.get("uid") != f"ballast-{name}":
+            problems.append(f"{name}: uid is {dashboard.get('uid')!r}, expected 'ballast-{name}'")
+        for where, url in dashboard_links(dashboard):
+            match = re.match(r"^/d/([^/?]+)", url)
+            if match and match.group(1) not in own:
+                problems.append(f"{name}: {where} links {url}, no dashboard's uid")
+    return problems
+
+
+def check_uids(dashboards):
+    for problem in uid_problems(dashboards):
+        fail(problem)
+    # The check sees a missing uid and a link to no dashboard (it is not vacuous).
+    broken = copy.deepcopy(dashboards)
+    name = sorted(broken)[0]
+    del broken[name]["uid"]
+    broken[name].setdefault("links", []).append({"title": "x", "type": "link",
+                                                 "url": "/d/no-such-dashboard"})
+    if len(uid_problems(broken)) != 2:
+        fail(f"the uid check missed a problem: {uid_problems(broken)}")
+    ok(f"{len(dashboards)} dashboards have their fixed uids: "
+       f"{', '.join(sorted(d['uid'] for d in dashboards.values()))}")
+
+
 METRIC_RE = re.compile(r"\b(ballast(?:_[a-z0-9]+)+|ballast:[a-zA-Z0-9_:]+)")
 
 
@@ -147,6 +189,7 @@ def unknown_metrics(expr, contract, recorded):
 
 
 def check_static(dashboards, contract, recorded):
+    check_uids(dashboards)
     count = 0
     for name, dashboard in dashboards.items():
         variables = dashboard.get("templating", {}).get("list", [])
