@@ -135,7 +135,7 @@ size_t Ask(ballast::net::PrometheusHistory& source, const std::string& query, do
 // Only asked here; its answer is not today's form.
 std::string JobEstimatesOnce(const std::string& workload, double window_seconds) {
   return fmt::format(
-      "max by (job, exported_job, namespace, exported_namespace, node) "
+      "max by (weightedjob, job_namespace, job, exported_job, namespace, exported_namespace, node) "
       "(last_over_time(ballast_node_speed_cost_units_per_second{{workload=\"{}\"}}[{:.0f}s]))",
       workload, window_seconds);
 }

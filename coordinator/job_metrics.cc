@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "coordinator/recorded_speeds.h"
+#include "core/common/metric_labels.h"
 
 namespace ballast::coordinator {
 namespace {
@@ -130,7 +131,7 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job,
   const JobView& view = job.view;
   const auto unix_time = [&](double t) { return job.unix_now - (job.view_now - t); };
   const std::vector<ClientMetric::Label> labels = {
-      {"job", job.name}, {"namespace", job.ns}, {"workload", job.workload}};
+      {kWeightedJobLabel, job.name}, {kJobNamespaceLabel, job.ns}, {"workload", job.workload}};
   Add(families[kItems], labels, static_cast<double>(view.items));
   Add(families[kItemsCompleted], labels, static_cast<double>(view.completed));
   Add(families[kProgress], labels,

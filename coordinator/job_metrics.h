@@ -6,10 +6,10 @@
 // hosts the job and end when it is removed (the operator removes a finished
 // job once its pods are gone; `ballast run` exits).
 //
-// Labels: `job`, `namespace` and `workload` (the workload kind) on every
-// series of a job, and `node` on the per-node ones. A job has at most 12
-// series plus 12 per node. Beside them one series per workload kind and node
-// that a hosted job has measured as history counts it (recorded_speeds.h),
+// Labels: `weightedjob`, `job_namespace` (core/common/metric_labels.h) and
+// `workload` (the workload kind) on every series of a job, and `node` on the per-node ones. A job
+// has at most 12 series plus 12 per node. Beside them one series per workload kind and node that a
+// hosted job has measured as history counts it (recorded_speeds.h),
 // ballast_node_speed_timestamp_seconds{workload,node}: the newest time any of
 // those jobs measured the node (what the history query dates a node's history
 // by, reading one series per node instead of one per job and node).

@@ -125,8 +125,9 @@ struct JobConfig {
   // Recompute a sample of the finished ranges on other workers (off by
   // default); Create refuses it with fewer than two workers.
   VerifyOptions verify;
-  // How the job is named in its metrics (docs/metrics.md): the labels `job`
-  // (empty: the id) and `namespace` of every series of the job.
+  // How the job is named in its metrics (docs/metrics.md): the labels
+  // `weightedjob` (empty: the id) and `job_namespace` of every series of the
+  // job.
   std::string metric_name;
   std::string metric_namespace;
   // The label `workload` of its series, which Prometheus's history is read

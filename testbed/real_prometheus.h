@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/common/metric_labels.h"
 #include "testbed/child_process.h"
 #include "testbed/free_port.h"
 
@@ -72,14 +73,16 @@ inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& log)
 }
 
 // One sample line of a per-node series of the coordinator's (job_metrics.h),
-// of a job in namespace default.
+// of a job in namespace default, with the labels `weightedjob` and
+// `job_namespace` (core/common/metric_labels.h).
 inline std::string JobNodeSample(const std::string& metric, const std::string& job,
                                  const std::string& workload, const std::string& node, double value,
                                  double time) {
   std::ostringstream line;
   line.precision(17);
-  line << metric << "{job=\"" << job << "\",namespace=\"default\",workload=\"" << workload
-       << "\",node=\"" << node << "\"} " << value << " " << static_cast<int64_t>(time) << "\n";
+  line << metric << "{" << kWeightedJobLabel << "=\"" << job << "\"," << kJobNamespaceLabel
+       << "=\"default\",workload=\"" << workload << "\",node=\"" << node << "\"} " << value << " "
+       << static_cast<int64_t>(time) << "\n";
   return line.str();
 }
 

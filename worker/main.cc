@@ -184,9 +184,10 @@ void AddWorkerFlags(CLI::App& app, WorkerFlags& flags) {
   app.add_option("--metrics-listen", flags.metrics_listen,
                  "serve Prometheus /metrics on host:port (empty: off) [BALLAST_METRICS_LISTEN]");
   app.add_option("--job-name", flags.metric_labels.job,
-                 "the job's name in the metrics' `job` label (default: --job) [BALLAST_JOB_NAME]");
+                 "the job's name in the metrics' `weightedjob` label (default: --job) "
+                 "[BALLAST_JOB_NAME]");
   app.add_option("--namespace", flags.metric_labels.ns,
-                 "the job's namespace, the metrics' `namespace` label [BALLAST_NAMESPACE]");
+                 "the job's namespace, the metrics' `job_namespace` label [BALLAST_NAMESPACE]");
   app.add_option("--exec-cgroup", flags.exec_cgroup,
                  "a cgroup v2 directory: each exec command runs in a cgroup of its own below it, "
                  "and what it leaves running is killed when it ends (`ballast run` sets it) "

@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/common/metric_labels.h"
 #include "worker/metrics_server.h"
 
 namespace ballast::worker {
@@ -36,7 +37,9 @@ class Metrics::Impl {
  public:
   explicit Impl(const MetricLabels& labels)
       : registry_(std::make_shared<prometheus::Registry>()),
-        labels_{{"job", labels.job}, {"namespace", labels.ns}, {"node", labels.node}} {}
+        labels_{{kWeightedJobLabel, labels.job},
+                {kJobNamespaceLabel, labels.ns},
+                {"node", labels.node}} {}
 
   void Bind(const std::string& workload) {
     std::lock_guard lock(bind_mutex_);

@@ -1,6 +1,7 @@
 // Metrics: the worker's Prometheus metrics (prometheus-cpp), served on
 // /metrics when a listen address is given. Every series carries the labels
-// job, namespace, workload and node (docs/metrics.md):
+// weightedjob, job_namespace (core/common/metric_labels.h), workload and node
+// (docs/metrics.md):
 //   ballast_worker_items_completed_total        items finished
 //   ballast_worker_item_seconds                 histogram of seconds per item (per step)
 //   ballast_worker_busy_seconds_total           seconds computing

@@ -129,7 +129,7 @@ class ChurnPhase {
     sample.hosted = Metric(metrics, "ballast_coordinator_jobs");
     sample.series = metrics.size();
     for (const auto& [key, value] : metrics) {
-      sample.deleted_series += key.find("job=\"churn-") != std::string::npos;
+      sample.deleted_series += key.find("weightedjob=\"churn-") != std::string::npos;
     }
     sample.pods_left = PodsLeft();
     std::cout << fmt::format(

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/operator_bench/phases.h"
+#include "core/common/metric_labels.h"
 #include "core/common/utf8.h"
 #include "core/workload/result.h"
 #include "operator/api/weighted_job.h"
@@ -27,12 +28,12 @@ constexpr char kWideJob[] = "wide";
 constexpr std::array<double, 4> kShares = {0.5, 0.9, 0.99, 1.0};
 
 // Nodes of job `name` in `ns` whose worker has reported to the coordinator,
-// from the operator's /metrics (ballast_node_reports_total{job,namespace,node};
-// `job` is the WeightedJob's name).
+// from the operator's /metrics (ballast_node_reports_total{weightedjob,
+// job_namespace,workload,node}).
 int NodesReporting(const Metrics& metrics, const std::string& ns, const std::string& name) {
   const std::string prefix = "ballast_node_reports_total{";
-  const std::string job = fmt::format("job=\"{}\"", name);
-  const std::string in = fmt::format("namespace=\"{}\"", ns);
+  const std::string job = fmt::format("{}=\"{}\"", kWeightedJobLabel, name);
+  const std::string in = fmt::format("{}=\"{}\"", kJobNamespaceLabel, ns);
   int count = 0;
   for (auto it = metrics.lower_bound(prefix); it != metrics.end(); ++it) {
     if (it->first.rfind(prefix, 0) != 0) break;

@@ -33,7 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The `namespace` label of a local run's series (docs/metrics.md).
+// The `job_namespace` label of a local run's series (docs/metrics.md).
 constexpr char kLocalNamespace[] = "local";
 using Clock = std::chrono::steady_clock;
 

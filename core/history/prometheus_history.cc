@@ -21,8 +21,14 @@ constexpr const char* kSpeedMetric = "ballast_node_speed_cost_units_per_second";
 constexpr const char* kRecordedMetric = "ballast_node_recorded_speed_cost_units_per_second";
 constexpr const char* kMeasuredAtMetric = "ballast_node_speed_timestamp_seconds";
 constexpr const char* kThrottledMetric = "ballast_node_throttled";
-// A job's series, whether the scrape honoured its labels or renamed them.
-constexpr const char* kJobLabels = "job, exported_job, namespace, exported_namespace";
+// The labels that tell a job's series apart: weightedjob and job_namespace
+// (core/common/metric_labels.h), and those that named the job before them,
+// job and namespace, or exported_job and exported_namespace where a scrape
+// without honor_labels renamed them; a window of history reaches back over
+// an upgrade. Series of the current names carry the scrape's own job and
+// namespace too, the same for every series of a job.
+constexpr const char* kJobLabels =
+    "weightedjob, job_namespace, job, exported_job, namespace, exported_namespace";
 
 // `text` as a PromQL double-quoted string.
 std::string Quoted(const std::string& text) {

@@ -4,7 +4,7 @@
 // the HTTP request is made by net/prometheus_history_source.h.
 //
 // The query reads the coordinator's gauges
-// ballast_node_recorded_speed_cost_units_per_second{job,namespace,workload,node}
+// ballast_node_recorded_speed_cost_units_per_second{weightedjob,job_namespace,workload,node}
 // (the measured speed where history counts it, 0 where it leaves the node
 // out: coordinator/recorded_speeds.h) and
 // ballast_node_speed_timestamp_seconds{workload,node} (docs/metrics.md) and
@@ -25,9 +25,11 @@
 //
 // A sample taken while the node was throttled counts half:
 //   weighted samples = samples * (1 - throttled / 2).
-// (`job` and `namespace` may have been renamed `exported_job` and
-// `exported_namespace` by a scrape without honor_labels: the query groups a
-// job's series by all four.)
+// A job's series are grouped by `weightedjob` and `job_namespace`, and by the
+// labels coordinators before those names exported instead, `job` and
+// `namespace` (`exported_job` and `exported_namespace` where a scrape without
+// honor_labels renamed them): a window reaching back over an upgrade reads
+// both.
 //
 // Jobs of coordinators older than the recorded gauge exported only
 // ballast_node_speed_cost_units_per_second, some without the timestamp

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/common/json_read.h"
+#include "core/common/metric_labels.h"
 #include "core/workload/workload.h"
 #include "operator/api/weighted_job.h"
 
@@ -65,7 +66,8 @@ std::vector<FinishedJob> FinishedJobs(const std::vector<std::shared_ptr<const js
   return finished;
 }
 
-// One job's series: its value, and labels beside job, namespace and workload.
+// One job's series: its value, and labels beside weightedjob, job_namespace
+// and workload.
 struct JobValue {
   double value = 0;
   std::vector<prometheus::ClientMetric::Label> labels;
@@ -82,7 +84,8 @@ std::optional<prometheus::MetricFamily> PerJobFamily(
     std::optional<JobValue> value = value_of(job);
     if (!value || !std::isfinite(value->value)) continue;
     prometheus::ClientMetric metric;
-    metric.label = {{"job", job.name}, {"namespace", job.ns}, {"workload", job.workload}};
+    metric.label = {
+        {kWeightedJobLabel, job.name}, {kJobNamespaceLabel, job.ns}, {"workload", job.workload}};
     for (auto& label : value->labels) metric.label.push_back(std::move(label));
     metric.gauge.value = value->value;
     family.metric.push_back(std::move(metric));

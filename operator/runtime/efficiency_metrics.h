@@ -1,6 +1,6 @@
 // The per-job efficiency gauge the operator exports (docs/metrics.md):
 //
-//   ballast_job_efficiency{job,namespace,workload,reference}
+//   ballast_job_efficiency{weightedjob,job_namespace,workload,reference}
 //
 // one series per finished WeightedJob whose status has an efficiency
 // (Succeeded, or Failed once an efficiency was computed), its value exactly
@@ -25,7 +25,7 @@
 //
 // And per finished job, from the same cache:
 //
-//   ballast_job_energy_joules{job,namespace,workload}
+//   ballast_job_energy_joules{weightedjob,job_namespace,workload}
 //
 // exactly status.energy.joules (the estimate over the nodes whose board
 // power is known; status.energy.complete says whether that was all of them).

@@ -225,7 +225,7 @@ for job, end in (("primes-a", now - 3600), ("primes-b", now - 3000)):
     for node, speed in (("pi4b-0", 125), ("pi4b-1", 120), ("pi3b-0", 30)):
         for k in range(10):
             t = end - (9 - k) * 15
-            labels = f'job="{job}",namespace="default",workload="primes",node="{node}"'
+            labels = f'weightedjob="{job}",job_namespace="default",workload="primes",node="{node}"'
             lines.append((t, f"ballast_node_recorded_speed_cost_units_per_second{{{labels}}} {speed} {t}"))
             lines.append((t, f'ballast_node_speed_timestamp_seconds{{workload="primes",node="{node}"}} {t} {t}'))
 lines.sort(key=lambda line: line[0])

@@ -102,6 +102,24 @@ TEST(JobMetricsTest, NoPredictionBeforeAnySpeedIsMeasured) {
   EXPECT_EQ(Find(families, "ballast_node_speed_cost_units_per_second"), nullptr);
 }
 
+// Prometheus gives every scraped series `job` and `namespace` of its own and,
+// unless the scrape honours a series' labels, renames the series' own; a
+// shared Prometheus may refuse to honour them. No series names its
+// WeightedJob by those labels (docs/metrics.md, "Labels").
+TEST(JobMetricsTest, NoSeriesCarriesAPrometheusTargetLabel) {
+  const auto families = JobMetricFamilies({Sample()});
+  ASSERT_GT(families.size(), 20u);
+  for (const MetricFamily& family : families) {
+    for (const auto& metric : family.metric) {
+      for (const auto& label : metric.label) {
+        for (const char* target : {"job", "namespace", "instance", "pod", "service"}) {
+          EXPECT_NE(label.name, target) << family.name;
+        }
+      }
+    }
+  }
+}
+
 TEST(JobMetricsTest, SeriesCarryTheJobsLabelsAndValues) {
   const auto families = JobMetricFamilies({Sample()});
   const MetricFamily* speed = Find(families, "ballast_node_speed_cost_units_per_second");
@@ -109,7 +127,7 @@ TEST(JobMetricsTest, SeriesCarryTheJobsLabelsAndValues) {
   EXPECT_EQ(speed->type, prometheus::MetricType::Gauge);
   ASSERT_EQ(speed->metric.size(), 2u);  // c has measured nothing
   const std::vector<prometheus::ClientMetric::Label> labels = {
-      {"job", "primes"}, {"namespace", "lab"}, {"workload", "primes"}, {"node", "a"}};
+      {"weightedjob", "primes"}, {"job_namespace", "lab"}, {"workload", "primes"}, {"node", "a"}};
   EXPECT_EQ(speed->metric[0].label, labels);
   EXPECT_EQ(Values(families, "ballast_node_speed_cost_units_per_second"),
             (std::map<std::string, double>{{"a", 100}, {"b", 50}}));
@@ -276,7 +294,7 @@ TEST(JobMetricsTest, AJobsSeriesEndWhenTheServerForgetsIt) {
   config.metric_namespace = "lab";
   ASSERT_TRUE((*server)->AddJob(config).ok());
   const std::vector<prometheus::ClientMetric::Label> job = {
-      {"job", "primes"}, {"namespace", "lab"}, {"workload", "primes"}};
+      {"weightedjob", "primes"}, {"job_namespace", "lab"}, {"workload", "primes"}};
   EXPECT_EQ(LabelSets(**server, "ballast_job_items"),
             (std::vector<std::vector<prometheus::ClientMetric::Label>>{job}));
   EXPECT_EQ(LabelSets(**server, "ballast_node_weight").size(), 2u);
@@ -299,7 +317,7 @@ TEST(JobMetricsTest, AJobWithoutAMetricNameIsNamedByItsId) {
   config.workers = {{"a", 1}};
   ASSERT_TRUE((*server)->AddJob(config).ok());
   const std::vector<prometheus::ClientMetric::Label> job = {
-      {"job", "run-1"}, {"namespace", ""}, {"workload", "primes"}};
+      {"weightedjob", "run-1"}, {"job_namespace", ""}, {"workload", "primes"}};
   EXPECT_EQ(LabelSets(**server, "ballast_job_items"),
             (std::vector<std::vector<prometheus::ClientMetric::Label>>{job}));
 }

@@ -5,11 +5,16 @@ Prometheus that scraped a real job run.
   dashboards_check.py --source-dir DIR --ballast BALLAST --worker WORKER
                       [--namespace NS] [--render OUT_DIR]
 
-1. Statically: every panel and target uses the `${datasource}` variable, the
-   JSON names no other uid, and every metric a query names is a family of
-   docs/metrics.md (or a recording rule of prometheus/ballast-rules.yaml).
+1. Statically: each dashboard has its fixed uid, `ballast-` and its file's
+   name, and a link to another dashboard names one of those uids; every
+   panel and target uses the `${datasource}` variable, the JSON names no
+   other uid, no query, legend or variable names `job` or `namespace` (the
+   scrape's labels, not the WeightedJob's), and every metric a query names
+   is a family of docs/metrics.md (or a recording rule of
+   prometheus/ballast-rules.yaml).
 2. Starts Debian's `prometheus` on loopback (a temporary config and data
-   directory, scrape interval 1 s, honor_labels, the rules file loaded), the
+   directory, scrape interval 1 s, without honor_labels as a shared
+   Prometheus scrapes, the rules file loaded), the
    operator against $KUBECONFIG's API server for namespace NS (a suspended
    WeightedJob applied there gives it a reconcile), the node probe on the
    captured tree of a throttled Pi 4B, and `ballast run` of a primes job,
@@ -24,6 +29,7 @@ With --render, each panel's data is drawn to OUT_DIR/DASHBOARD-PANEL.png
 """
 
 import argparse
+import copy
 import json
 import math
 import os
@@ -86,10 +92,10 @@ def panels_of(dashboard):
 
 
 def uids(node, path="$"):
-    """Every (path, value) of a 'uid' key in the JSON."""
+    """Every (path, value) of a 'uid' key in the JSON but the dashboard's own."""
     if isinstance(node, dict):
         for key, value in node.items():
-            if key == "uid":
+            if key == "uid" and path != "$":
                 yield path + ".uid", value
             yield from uids(value, f"{path}.{key}")
     elif isinstance(node, list):
@@ -100,6 +106,66 @@ def uids(node, path="$"):
 def recorded_names(rules_path):
     with open(rules_path, encoding="utf-8") as handle:
         return set(re.findall(r"^\s*- record: (\S+)", handle.read(), re.MULTILINE))
+
+
+# A query that names the scrape's `job` or `namespace` as if they were the
+# WeightedJob's: a filter, a grouping, a match or a legend.
+TARGET_LABEL_RE = re.compile(r"(?<![\w])(job|namespace)\s*(=~|!~|!=|=)|"
+                             r"\b(by|on|without|ignoring)\s*\(([^)]*)\)|"
+                             r"\{\{\s*(job|namespace)\s*\}\}")
+
+
+def target_labels(expr):
+    """The scrape's labels `expr` names: `job`, `namespace`."""
+    found = []
+    for match in TARGET_LABEL_RE.finditer(expr):
+        if match.group(1):
+            found.append(match.group(1))
+        elif match.group(4) is not None:
+            found += [label for label in re.split(r"\s*,\s*", match.group(4).strip())
+                      if label in ("job", "namespace")]
+        elif match.group(5):
+            found.append(match.group(5))
+    return found
+
+
+def dashboard_links(dashboard):
+    """(where, url) of every link of the dashboard and its panels."""
+    for link in dashboard.get("links", []):
+        yield "links", link.get("url", "")
+    for panel in panels_of(dashboard):
+        for link in panel.get("links", []):
+            yield f"panel {panel.get('title')!r}", link.get("url", "")
+
+
+def uid_problems(dashboards):
+    """Each dashboard's uid must be ballast-NAME, and a link to /d/UID name one
+    of them; the problems found."""
+    problems = []
+    own = {f"ballast-{name}" for name in dashboards}
+    for name, dashboard in dashboards.items():
+        if dashboard.get("uid") != f"ballast-{name}":
+            problems.append(f"{name}: uid is {dashboard.get('uid')!r}, expected 'ballast-{name}'")
+        for where, url in dashboard_links(dashboard):
+            match = re.match(r"^/d/([^/?]+)", url)
+            if match and match.group(1) not in own:
+                problems.append(f"{name}: {where} links {url}, no dashboard's uid")
+    return problems
+
+
+def check_uids(dashboards):
+    for problem in uid_problems(dashboards):
+        fail(problem)
+    # The check sees a missing uid and a link to no dashboard (it is not vacuous).
+    broken = copy.deepcopy(dashboards)
+    name = sorted(broken)[0]
+    del broken[name]["uid"]
+    broken[name].setdefault("links", []).append({"title": "x", "type": "link",
+                                                 "url": "/d/no-such-dashboard"})
+    if len(uid_problems(broken)) != 2:
+        fail(f"the uid check missed a problem: {uid_problems(broken)}")
+    ok(f"{len(dashboards)} dashboards have their fixed uids: "
+       f"{', '.join(sorted(d['uid'] for d in dashboards.values()))}")
 
 
 METRIC_RE = re.compile(r"\b(ballast(?:_[a-z0-9]+)+|ballast:[a-zA-Z0-9_:]+)")
@@ -123,6 +189,7 @@ def unknown_metrics(expr, contract, recorded):
 
 
 def check_static(dashboards, contract, recorded):
+    check_uids(dashboards)
     count = 0
     for name, dashboard in dashboards.items():
         variables = dashboard.get("templating", {}).get("list", [])
@@ -142,16 +209,32 @@ def check_static(dashboards, contract, recorded):
                 unknown = unknown_metrics(target["expr"], contract, recorded)
                 if unknown:
                     fail(f"{where}: {', '.join(unknown)} not in docs/metrics.md or the rules")
+                named = target_labels(target["expr"] + " " + target.get("legendFormat", ""))
+                if named:
+                    fail(f"{where}: names the scrape's {', '.join(named)}, not weightedjob or "
+                         f"job_namespace: {target['expr']}")
                 count += 1
+        for variable in variables:
+            named = target_labels(variable.get("definition", ""))
+            if named:
+                fail(f"{name}: variable {variable['name']} names the scrape's {', '.join(named)}")
     # The check sees a wrong name (it is not vacuous).
     if not unknown_metrics("rate(ballast_node_no_such_total[1m])", contract, recorded):
         fail("an undocumented metric passed the name check")
+    for old in ('ballast_job_items{namespace=~"$namespace",job=~"$job"}',
+                "sum by (job, namespace) (ballast_job_items)", "{{job}}"):
+        if not target_labels(old):
+            fail(f"the scrape's labels passed the label check in {old}")
+    if target_labels('sum by (weightedjob, job_namespace) (ballast_job_items{'
+                     'job_namespace=~"$job_namespace",weightedjob=~"$weightedjob"}) '
+                     '{{weightedjob}}'):
+        fail("the label check refused weightedjob and job_namespace")
     ok(f"{count} queries of {len(dashboards)} dashboards use ${{datasource}}, no hard-coded uid, "
-       "and name only documented metrics")
+       "name only documented metrics, and no label of the scrape's")
 
 
 def substitute(expr, span_s):
-    for variable in ("$namespace", "$job", "$node"):
+    for variable in ("$job_namespace", "$weightedjob", "$node"):
         expr = expr.replace(f'=~"{variable}"', '=~".*"')
     return (expr.replace("$__rate_interval", RATE_INTERVAL)
             .replace("$__range", f"{max(1, int(span_s))}s").replace("$__interval", "1s"))
@@ -168,7 +251,10 @@ class Prometheus:
             json.dump({
                 "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
                 "rule_files": [rules],
-                "scrape_configs": [{"job_name": "ballast", "honor_labels": True,
+                # Without honor_labels (the default), as a shared Prometheus
+                # scrapes: the series' weightedjob and job_namespace arrive as
+                # exported, beside the target's job and instance.
+                "scrape_configs": [{"job_name": "ballast", "honor_labels": False,
                                     "scrape_timeout": "900ms",
                                     "static_configs": [{"targets": targets}]}],
             }, handle)

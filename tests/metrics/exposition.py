@@ -13,6 +13,9 @@ MAX_SCRAPE_BYTES = 16 << 20
 SUFFIXES = {"histogram": ("_bucket", "_sum", "_count"), "summary": ("_sum", "_count")}
 # Labels a family's type adds to its samples.
 TYPE_LABELS = {"le", "quantile"}
+# Labels Prometheus gives every scraped series itself: an exposed series that
+# has one of its own loses it to the target's, or needs honor_labels.
+TARGET_LABELS = {"job", "namespace", "instance"}
 
 
 class Family:
@@ -153,6 +156,10 @@ def compare(contract, seen, exporters):
         if family.labels != labels:
             problems.append(f"{name}: exposed with labels {sorted(family.labels)}, "
                             f"listed with {sorted(labels)}")
+        clashing = sorted(family.labels & TARGET_LABELS)
+        if clashing:
+            problems.append(f"{name}: carries {', '.join(clashing)}, which a scrape sets "
+                            "itself (docs/metrics.md, \"Labels\")")
     for name, (_, _, exporter) in sorted(contract.items()):
         if exporter in exporters and name not in seen:
             problems.append(f"{name} is listed for {exporter} but was not exposed")

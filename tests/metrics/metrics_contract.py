@@ -159,7 +159,8 @@ def check_efficiency(text, namespace, job):
          "jsonpath={.metadata.name} {.status.efficiency} {.status.efficiencyReference}"],
         capture_output=True, text=True, check=True).stdout.strip()
     name, efficiency, reference = status.split(" ", 2)
-    want = {"job": name, "namespace": namespace, "workload": "primes", "reference": reference}
+    want = {"weightedjob": name, "job_namespace": namespace, "workload": "primes",
+            "reference": reference}
     values = [value for labels, value in exposition.samples(text, "ballast_job_efficiency")
               if labels == want]
     if len(values) != 1:

@@ -51,8 +51,13 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
   // were measured by coordinators older than the recorded gauge: `legacy` by
   // one without ballast_node_speed_timestamp_seconds, `mixed` by one (2 and 3
   // hours ago) and, on m1, by a newer one with the timestamp gauge an hour
-  // ago. The kind `relabelled` was scraped without honor_labels: two jobs of
-  // one name in two namespaces. The kind `sharing` has a job that left a node
+  // ago. The kind `relabelled` was measured by coordinators before the labels
+  // weightedjob and job_namespace, which named the job `job` and `namespace`,
+  // and scraped without honor_labels: two jobs of one name in two namespaces.
+  // The kind `renamed` straddles that upgrade: a job `same` in team-a before
+  // it, its labels honoured, and after it two jobs `same` in team-a and
+  // team-b with today's labels, scraped without honor_labels (so beside the
+  // target's job and namespace). The kind `sharing` has a job that left a node
   // out of history (recorded speed 0), one that recorded nothing (a job left
   // with one node), and one of a coordinator older than the recorded gauge.
   static void SetUpTestSuite() {
@@ -105,6 +110,28 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
       }
       for (const char* node : {"r1", "r2"}) {
         samples += testing::SpeedTimestampSample("relabelled", node, t, t);
+      }
+      // `renamed`: before the upgrade 10 and 30, after it 40 and 40 in team-a
+      // and 10 and 30 in team-b (as one group, the four would give other
+      // ratios).
+      for (const auto& [node, speed] : {std::pair{"q1", 10.0}, {"q2", 30.0}}) {
+        samples += fmt::format(
+            "ballast_node_recorded_speed_cost_units_per_second{{job=\"same\",namespace=\"team-a\","
+            "workload=\"renamed\",node=\"{}\"}} {} {}\n",
+            node, speed, static_cast<int64_t>(t - 3600));
+      }
+      for (const auto& [ns, speeds] : std::map<std::string, std::pair<double, double>>{
+               {"team-a", {40, 40}}, {"team-b", {10, 30}}}) {
+        for (const auto& [node, speed] : {std::pair{"q1", speeds.first}, {"q2", speeds.second}}) {
+          samples += fmt::format(
+              "ballast_node_recorded_speed_cost_units_per_second{{job=\"ballast-metrics\","
+              "namespace=\"ballast-system\",weightedjob=\"same\",job_namespace=\"{}\","
+              "workload=\"renamed\",node=\"{}\",instance=\"10.0.0.1:9090\"}} {} {}\n",
+              ns, node, speed, static_cast<int64_t>(t));
+        }
+      }
+      for (const char* node : {"q1", "q2"}) {
+        samples += testing::SpeedTimestampSample("renamed", node, t, t);
       }
     }
     // The kind `straddle`, by an older coordinator, around a boundary T of
@@ -283,6 +310,22 @@ TEST_F(RealPrometheusTest, AScrapeWithoutHonorLabelsKeepsJobsOfOneNameInTwoNames
   EXPECT_NEAR(lookup.nodes[1].speed, (1.5 + 1) / 2, 1e-9);
   EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 2);
   EXPECT_NEAR(lookup.nodes[0].age_seconds, 7200, 1);
+}
+
+// Coordinators before and after the labels weightedjob and job_namespace, in
+// one window: each job is its own group, whichever labels name it.
+TEST_F(RealPrometheusTest, JobsBeforeAndAfterTheLabelRenameAreEachTheirOwnJob) {
+  auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
+  const HistoryLookup lookup = source->Lookup("renamed", {"q1", "q2"}, now_);
+  ASSERT_EQ(lookup.trouble, "") << server_->Log();
+  ASSERT_EQ(lookup.nodes.size(), 2u);
+  // Before: q1 10 / 20, q2 30 / 20; after, team-a: 1 and 1; team-b: 10 / 20
+  // and 30 / 20.
+  EXPECT_EQ(lookup.nodes[0].node, "q1");
+  EXPECT_NEAR(lookup.nodes[0].speed, (0.5 + 1 + 0.5) / 3, 1e-9);
+  EXPECT_NEAR(lookup.nodes[1].speed, (1.5 + 1 + 1.5) / 3, 1e-9);
+  EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 3);
+  EXPECT_DOUBLE_EQ(lookup.nodes[1].samples, 3);
 }
 
 TEST_F(RealPrometheusTest, AWindowThatEndsBeforeTheHistoryFindsNone) {

@@ -139,9 +139,11 @@ TEST(WorkerProcessTest, ServesValidPrometheusMetricsWhileComputing) {
   ASSERT_TRUE((*server)->AddJob(PrimesJob(150000)).ok());
   const uint16_t port = testing_support::FreePort();
   ASSERT_NE(port, 0);
-  const pid_t pid = StartWorker(
-      (*server)->url(), "right-token",
-      {"--threads", "1", "--metrics-listen", "127.0.0.1:" + std::to_string(port)}, "/dev/null");
+  const pid_t pid =
+      StartWorker((*server)->url(), "right-token",
+                  {"--threads", "1", "--metrics-listen", "127.0.0.1:" + std::to_string(port),
+                   "--job-name", "primes", "--namespace", "lab"},
+                  "/dev/null");
   const std::string url = "http://127.0.0.1:" + std::to_string(port);
   std::string metrics;
   const auto deadline = Clock::now() + std::chrono::seconds(30);
@@ -158,6 +160,16 @@ TEST(WorkerProcessTest, ServesValidPrometheusMetricsWhileComputing) {
   }
   EXPECT_GT(Sample(metrics, "ballast_worker_items_completed_total"), 0);
   EXPECT_GT(Sample(metrics, "ballast_worker_leases_total"), 0);
+  // The job is named by weightedjob and job_namespace, never by the labels a
+  // scrape sets itself, job and namespace (docs/metrics.md, "Labels").
+  EXPECT_NE(metrics.find(R"(ballast_worker_leases_total{job_namespace="lab",node="w0",)"
+                         R"(weightedjob="primes",workload="primes"})"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("{job="), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find(",job="), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("{namespace="), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find(",namespace="), std::string::npos) << metrics;
   // Prometheus's own checker accepts the exposition.
   const std::string file = ::testing::TempDir() + "worker-metrics.txt";
   std::ofstream(file) << metrics;

@@ -33,15 +33,22 @@ TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
   EXPECT_EQ(query.find(":"), std::string::npos);
   EXPECT_NE(query.find("ballast_node_throttled[3600s]"), std::string::npos);
   EXPECT_EQ(query.find("node=\""), std::string::npos);  // no per-node selector
-  // A scrape without honor_labels renames job and namespace: both forms group a job.
-  EXPECT_NE(query.find("on(job, exported_job, namespace, exported_namespace)"), std::string::npos);
+  // A job's series are grouped by weightedjob and job_namespace, and by the
+  // labels older coordinators named the job with (job, namespace), as
+  // exported or renamed by a scrape without honor_labels.
+  EXPECT_NE(query.find("on(weightedjob, job_namespace, job, exported_job, namespace, "
+                       "exported_namespace)"),
+            std::string::npos);
+  EXPECT_NE(query.find("avg by (weightedjob, job_namespace, job, exported_job, namespace, "
+                       "exported_namespace)"),
+            std::string::npos);
 }
 
 TEST(PrometheusHistoryTest, TheLegacyFormReadsTheSpeedsOfJobsWithoutARecordedSpeed) {
   const std::string query = LegacyHistoryQuery("primes", 3600);
   EXPECT_NE(
       query.find(
-          R"((last_over_time(ballast_node_speed_cost_units_per_second{workload="primes"}[3600s]) unless on(job, exported_job, namespace, exported_namespace) last_over_time(ballast_node_recorded_speed_cost_units_per_second{workload="primes"}[3600s])))"),
+          R"((last_over_time(ballast_node_speed_cost_units_per_second{workload="primes"}[3600s]) unless on(weightedjob, job_namespace, job, exported_job, namespace, exported_namespace) last_over_time(ballast_node_recorded_speed_cost_units_per_second{workload="primes"}[3600s])))"),
       std::string::npos);
   // Dated by the speeds alone, to within window / 20.
   EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);

@@ -51,8 +51,10 @@ TEST(EfficiencyMetricsTest, AFinishedJobsGaugeIsItsStatusFigureAgainstItsReferen
   EXPECT_EQ(family->type, prometheus::MetricType::Gauge);
   ASSERT_EQ(family->metric.size(), 1u);
   EXPECT_EQ(family->metric[0].gauge.value, status["efficiency"].get<double>());
-  const std::map<std::string, std::string> want = {
-      {"job", "p"}, {"namespace", "ns"}, {"workload", "primes"}, {"reference", "declared speeds"}};
+  const std::map<std::string, std::string> want = {{"weightedjob", "p"},
+                                                   {"job_namespace", "ns"},
+                                                   {"workload", "primes"},
+                                                   {"reference", "declared speeds"}};
   EXPECT_EQ(SeriesLabels(family->metric[0]), want);
 }
 
@@ -79,11 +81,11 @@ TEST(EfficiencyMetricsTest, AFailedJobHasASeriesOnlyWhenItsStatusHasAnEfficiency
   const auto family = JobEfficiencyFamily(jobs);
   ASSERT_TRUE(family.has_value());
   ASSERT_EQ(family->metric.size(), 2u);
-  EXPECT_EQ(SeriesLabels(family->metric[0])["job"], "measured");
+  EXPECT_EQ(SeriesLabels(family->metric[0])["weightedjob"], "measured");
   EXPECT_EQ(SeriesLabels(family->metric[0])["reference"], "CPU budgets");
   EXPECT_EQ(SeriesLabels(family->metric[0])["workload"], "exec");
   EXPECT_EQ(family->metric[0].gauge.value, 0.61);
-  EXPECT_EQ(SeriesLabels(family->metric[1])["job"], "estimated");
+  EXPECT_EQ(SeriesLabels(family->metric[1])["weightedjob"], "estimated");
   EXPECT_EQ(SeriesLabels(family->metric[1])["reference"], "estimate");
 }
 
@@ -94,7 +96,7 @@ TEST(EfficiencyMetricsTest, ADeletedJobsSeriesIsGoneWithItFromTheCache) {
   ASSERT_EQ(JobEfficiencyFamily({a, b})->metric.size(), 2u);
   const auto family = JobEfficiencyFamily({b});
   ASSERT_EQ(family->metric.size(), 1u);
-  EXPECT_EQ(SeriesLabels(family->metric[0])["job"], "b");
+  EXPECT_EQ(SeriesLabels(family->metric[0])["weightedjob"], "b");
 }
 
 TEST(EfficiencyMetricsTest, FieldsOfTheWrongTypeLeaveTheJobOut) {
@@ -205,7 +207,7 @@ TEST(EfficiencyMetricsTest, AFinishedJobsEnergyIsItsStatusFigure) {
   ASSERT_EQ(family->metric.size(), 1u);
   EXPECT_EQ(family->metric[0].gauge.value, 4537.5);
   const std::map<std::string, std::string> want = {
-      {"job", "e"}, {"namespace", "lab"}, {"workload", "exec"}};
+      {"weightedjob", "e"}, {"job_namespace", "lab"}, {"workload", "exec"}};
   EXPECT_EQ(SeriesLabels(family->metric[0]), want);
   EXPECT_FALSE(JobEnergyFamily({Cached(without)}).has_value());
 }

@@ -69,7 +69,7 @@ chaos_job() {
 metrics() { curl -sf --max-time 2 "http://$operator_ip:9090/metrics"; }
 # metric NAME NODE: the job's series NAME of NODE (0 when absent).
 metric() {
-  metrics | awk -v name="$1" -v node="node=\"$2\"" -v job="job=\"$job\"" \
+  metrics | awk -v name="$1" -v node="node=\"$2\"" -v job="weightedjob=\"$job\"" \
     'index($0, name "{") == 1 && index($0, node) && index($0, job) { v = $NF } END { print v + 0 }'
 }
 
@@ -116,7 +116,7 @@ start_sampler() {
       for node in "${boards[@]}"; do
         echo "workers $node $(worker_pids "$node" | wc -l)"
       done
-      metrics | awk -v job="job=\"$job\"" 'index($0, "ballast_node_lost_total{") == 1 && index($0, job) {
+      metrics | awk -v job="weightedjob=\"$job\"" 'index($0, "ballast_node_lost_total{") == 1 && index($0, job) {
           match($0, /node="[^"]*"/); print "lost", substr($0, RSTART + 6, RLENGTH - 7), $NF }' || true
       sleep 0.5
     done
