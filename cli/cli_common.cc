@@ -6,21 +6,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/common/json_read.h"
 #include "core/config/document.h"
+#include "fileio/bounded_file.h"
 
 namespace ballast::cli {
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::Unavailable(fmt::format("{}: read failed", path));
-  return text.str();
+StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  return fileio::ReadBoundedFile(path, max_bytes);
 }
 
 Status WriteFile(const std::string& path, const std::string& text) {

@@ -9,6 +9,7 @@
 
 #include "core/balance/policy_options.h"
 #include "core/common/status.h"
+#include "core/config/document.h"
 
 namespace ballast::cli {
 
@@ -17,8 +18,15 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;   // the command ran and something failed
 inline constexpr int kExitBadInput = 2;  // a file or flag is wrong; the message says which
 
-// Returns the whole file, or NotFound naming the path.
-StatusOr<std::string> ReadFile(const std::string& path);
+// The most a file a user names is read to by default: what a YAML reader
+// parses (config::YamlLimits), so nothing larger is read only to be refused.
+inline constexpr size_t kMaxUserFileBytes = config::YamlLimits{}.max_bytes;
+
+// Returns the whole text of the regular file `path` when it holds at most
+// `max_bytes` (fileio::ReadBoundedFile): NotFound naming the path when there
+// is none; Invalid naming the path and what it is instead of a regular file
+// (a directory, a FIFO, a device), or the bound when it holds more.
+StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes = kMaxUserFileBytes);
 // Writes `text` to `path` atomically (a temporary file, then rename).
 Status WriteFile(const std::string& path, const std::string& text);
 // Prints "ballast: <message>" on stderr and returns the exit code for it:

@@ -13,14 +13,10 @@
 namespace ballast::cli {
 
 StatusOr<history::SpeedStore> LoadHistory(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) return history::SpeedStore{};
-  if (std::filesystem::file_size(path, error) > history::kMaxHistoryFileBytes) {
-    return Status::Invalid(fmt::format("{}: larger than {} bytes: not a history file", path,
-                                       history::kMaxHistoryFileBytes));
-  }
-  BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return history::ReadHistoryFile(text, path, history::StoreLimits{});
+  auto text = ReadFile(path, history::kMaxHistoryFileBytes);
+  if (text.status().code() == StatusCode::kNotFound) return history::SpeedStore{};
+  if (!text.ok()) return text.status();
+  return history::ReadHistoryFile(*text, path, history::StoreLimits{});
 }
 
 Status SaveHistory(const std::string& path, const history::SpeedStore& store) {

@@ -3,6 +3,7 @@
 // or read with a warning, and nothing hangs. Every command runs under
 // `timeout 60`, so a hang fails the test (exit 124) instead of stalling it.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -274,6 +275,52 @@ TEST(HostileInputsTest, OperatorHistoryFlagsAreRefusedBeforeAnythingStarts) {
     EXPECT_EQ(code, 2) << flags << ": " << out;
     EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
   }
+}
+
+// Regression (issue 61): an itemsFrom.file or profile naming /dev/zero or
+// /dev/urandom made `ballast run` grow without bound, a FIFO nobody writes
+// blocked it for good, and --history on a FIFO, directory or device said
+// "larger than 4194304 bytes". Every file a user names is read by one
+// bounded reader: each is refused at once, exit 2, naming the file and what
+// it is.
+TEST(HostileInputsTest, DevZeroFifoOrDirectoryNamedAsAFileIsRefusedAtOnceNamingIt) {
+  const fs::path dir = TestDir();
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string good = (dir / "job.yaml").string();
+  Write(good, "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const std::string cluster = " --cluster " + (dir / "cluster.yaml").string();
+  Write(dir / "zero-items.yaml",
+        "workload: {exec: {command: [\"true\"]}}\nitemsFrom: {file: /dev/zero}\n");
+  Write(dir / "fifo-items.yaml",
+        "workload: {exec: {command: [\"true\"]}}\nitemsFrom: {file: fifo}\n");
+  Write(dir / "urandom-profile.yaml", "workload: {primes: {limit: 1000}}\nprofile: /dev/urandom\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"run " + (dir / "zero-items.yaml").string() + cluster,
+       "spec.itemsFrom.file: /dev/zero: a device, not a regular file"},
+      {"run " + (dir / "fifo-items.yaml").string() + cluster,
+       "spec.itemsFrom.file: " + fifo + ": a FIFO, not a regular file"},
+      {"run " + (dir / "urandom-profile.yaml").string() + cluster,
+       "/dev/urandom: a device, not a regular file"},
+      {"run /dev/zero" + cluster, "/dev/zero: a device, not a regular file"},
+      {"run " + good + " --cluster " + fifo, fifo + ": a FIFO, not a regular file"},
+      {"run " + good + cluster + " --history " + fifo, fifo + ": a FIFO, not a regular file"},
+      {"run " + good + cluster + " --history " + dir.string(),
+       dir.string() + ": a directory, not a regular file"},
+      {"run " + good + cluster + " --history /dev/zero", "/dev/zero: a device, not a regular file"},
+      {"simulate " + fifo, fifo + ": a FIFO, not a regular file"},
+      {"weights --nodes /dev/zero", "/dev/zero: a device, not a regular file"},
+      {"weights --fit " + fifo + " --nodes " + (kSource / "examples/nodes/seed000.yaml").string(),
+       fifo + ": a FIFO, not a regular file"},
+  };
+  for (const auto& [arguments, says] : cases) {
+    const auto [code, out] = Ballast(arguments);
+    EXPECT_EQ(code, 2) << arguments << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << arguments << ": " << out;
+    EXPECT_EQ(out.find("larger than"), std::string::npos) << arguments << ": " << out;
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace
