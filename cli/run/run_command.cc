@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <nlohmann/json.hpp>
@@ -101,46 +102,78 @@ StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
   return loaded;
 }
 
-// With --history: each node judged against its baseline in the file, and the
-// run learned into it.
-StatusOr<std::vector<health::NodeDeviation>> LearnFromRun(const RunFlags& flags,
-                                                          const LoadedJob& loaded,
-                                                          const history::SpeedStore& history,
-                                                          const LocalRunOutcome& outcome) {
-  if (flags.history.empty()) return std::vector<health::NodeDeviation>{};
-  const std::string& key = loaded.history_key;
-  const auto now = static_cast<double>(UnixNow());
-  std::vector<health::NodeDeviation> deviations = JudgeRun(history, key, outcome, now);
-  BALLAST_RETURN_IF_ERROR(
-      SaveHistory(flags.history, Learn(history, key, outcome, now, deviations)));
-  return deviations;
+// The output files the flags name (--history, --report): Invalid naming the
+// flag and what is wrong when one cannot be written (CheckWritable), so that
+// a run is refused before it starts rather than its result lost at its end.
+Status CheckOutputs(const RunFlags& flags) {
+  if (!flags.history.empty()) BALLAST_RETURN_IF_ERROR(CheckWritable(flags.history, "--history"));
+  if (!flags.report.empty()) BALLAST_RETURN_IF_ERROR(CheckWritable(flags.report, "--report"));
+  return Status::Ok();
 }
 
-// The outcome as the table or JSON, and the HTML report when asked for.
-Status PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRunOutcome& outcome,
-                    const std::vector<health::NodeDeviation>& deviations, bool table) {
-  const health::JobEnergy energy = RunEnergy(loaded.cluster, outcome);
-  if (table) {
-    PrintRunTable(loaded.job, outcome);
-    PrintRunHealth(energy, deviations);
-  } else {
-    nlohmann::json out = RunJson(loaded.job, outcome);
-    out["energy"] = EnergyJson(energy);
-    if (!flags.history.empty()) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const health::NodeDeviation& d : deviations) {
-        list.push_back(DeviationJson(d));
-        list.back()["name"] = d.node;
-      }
-      out["deviations"] = std::move(list);
-    }
-    fmt::print("{}\n", DumpJson(out, 2));
+// What a finished run gives beside its result: each node judged against its
+// baseline in the history (none without --history), and its energy.
+struct RunFindings {
+  double now = 0;
+  std::vector<health::NodeDeviation> deviations;
+  health::JobEnergy energy;
+};
+
+// An output file that could not be written: its flag and the error.
+struct LostOutput {
+  std::string flag;
+  Status error;
+  std::string Message() const { return fmt::format("{}: {}", flag, error.message()); }
+};
+
+// Writes the output files: the run learned into --history, the --report.
+// Returns each that could not be written.
+std::vector<LostOutput> WriteOutputs(const RunFlags& flags, const LoadedJob& loaded,
+                                     const history::SpeedStore& history,
+                                     const LocalRunOutcome& outcome, const RunFindings& findings) {
+  std::vector<LostOutput> lost;
+  if (!flags.history.empty()) {
+    const Status saved = SaveHistory(flags.history, Learn(history, loaded.history_key, outcome,
+                                                          findings.now, findings.deviations));
+    if (!saved.ok()) lost.push_back({"--history", saved});
   }
   if (!flags.report.empty()) {
-    BALLAST_RETURN_IF_ERROR(WriteFile(flags.report, RenderRunReport(loaded.job, outcome, energy)));
-    if (table) fmt::print("report written to {}\n", flags.report);
+    const Status written =
+        WriteFile(flags.report, RenderRunReport(loaded.job, outcome, findings.energy));
+    if (!written.ok()) lost.push_back({"--report", written});
   }
-  return Status::Ok();
+  return lost;
+}
+
+// The outcome as the table or JSON; `lost`, the outputs not written, in the
+// JSON as "output_errors".
+void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRunOutcome& outcome,
+                  const RunFindings& findings, const std::vector<LostOutput>& lost, bool table) {
+  if (table) {
+    PrintRunTable(loaded.job, outcome);
+    PrintRunHealth(findings.energy, findings.deviations);
+    const bool report_lost = std::any_of(lost.begin(), lost.end(),
+                                         [](const LostOutput& o) { return o.flag == "--report"; });
+    if (!flags.report.empty() && !report_lost) {
+      fmt::print("report written to {}\n", flags.report);
+    }
+    return;
+  }
+  nlohmann::json out = RunJson(loaded.job, outcome);
+  out["energy"] = EnergyJson(findings.energy);
+  if (!flags.history.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const health::NodeDeviation& d : findings.deviations) {
+      list.push_back(DeviationJson(d));
+      list.back()["name"] = d.node;
+    }
+    out["deviations"] = std::move(list);
+  }
+  if (!lost.empty()) {
+    out["output_errors"] = nlohmann::json::array();
+    for (const LostOutput& output : lost) out["output_errors"].push_back(output.Message());
+  }
+  fmt::print("{}\n", DumpJson(out, 2));
 }
 
 // The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
@@ -156,11 +189,35 @@ int FailureVerdict(const LoadedJob& loaded, const LocalRunOutcome& outcome) {
   return kExitFailure;
 }
 
+// A finished run: its output files written, then its result printed, then
+// what could not be written (the result is never lost for an output), then
+// the failure policy's verdict. Returns the exit code: the verdict's, else
+// kExitOutputLost when an output was not written.
+int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::SpeedStore& history,
+              const LocalRunOutcome& outcome, bool table) {
+  RunFindings findings;
+  findings.now = static_cast<double>(UnixNow());
+  if (!flags.history.empty()) {
+    findings.deviations = JudgeRun(history, loaded.history_key, outcome, findings.now);
+  }
+  findings.energy = RunEnergy(loaded.cluster, outcome);
+  const std::vector<LostOutput> lost = WriteOutputs(flags, loaded, history, outcome, findings);
+  PrintOutcome(flags, loaded, outcome, findings, lost, table);
+  std::fflush(stdout);
+  for (const LostOutput& output : lost) {
+    fmt::print(stderr, "ballast: {} (the run finished; its result is printed above)\n",
+               output.Message());
+  }
+  const int verdict = FailureVerdict(loaded, outcome);
+  return verdict != kExitOk || lost.empty() ? verdict : kExitOutputLost;
+}
+
 int Run(const RunFlags& flags) {
   // The embedded coordinator's and runner's logs: restarts and refusals are
   // info; the run's own output says what a user needs.
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
   const bool table = flags.output == "table";
+  if (Status writable = CheckOutputs(flags); !writable.ok()) return ReportError(writable);
   auto loaded = LoadForRun(flags, table);
   if (!loaded.ok()) return ReportError(loaded.status());
   ProgressPrinter progress(stderr);
@@ -191,12 +248,7 @@ int Run(const RunFlags& flags) {
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
-  auto deviations = LearnFromRun(flags, *loaded, history, *outcome);
-  if (!deviations.ok()) return ReportError(deviations.status());
-  if (Status printed = PrintOutcome(flags, *loaded, *outcome, *deviations, table); !printed.ok()) {
-    return ReportError(printed);
-  }
-  return FailureVerdict(*loaded, *outcome);
+  return FinishRun(flags, *loaded, history, *outcome, table);
 }
 
 }  // namespace
@@ -212,6 +264,11 @@ void RegisterRun(CLI::App& app, int* exit_code) {
       "  ballast run examples/jobs/primes-300000.yaml\n"
       "  ballast run examples/jobs/matmul-4096.yaml --cluster examples/clusters/pi-mixed.yaml "
       "--report run.html");
+  run->footer(
+      "Exit codes: 0 the job finished (failed items within its failurePolicy), 1 the job failed,\n"
+      "2 bad input before anything ran (a file, a flag, an output file that cannot be written),\n"
+      "3 the job finished and its result is printed, but --history or --report could not be\n"
+      "written, 130/143 stopped by SIGINT/SIGTERM (docs/local-mode.md, \"Exit codes\").");
   run->add_option("job", flags->job, "job file (a WeightedJob or its spec)")
       ->required()
       ->check(CLI::ExistingFile);

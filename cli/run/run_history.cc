@@ -21,8 +21,11 @@ StatusOr<history::SpeedStore> LoadHistory(const std::string& path) {
 
 Status SaveHistory(const std::string& path, const history::SpeedStore& store) {
   const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
-  BALLAST_RETURN_IF_ERROR(
-      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}) + "\n"));
+  const Status written =
+      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}) + "\n");
+  if (!written.ok()) {
+    return Status::Unavailable(fmt::format("cannot write {}: {}", path, written.message()));
+  }
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
   if (error) {

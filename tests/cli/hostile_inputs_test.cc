@@ -323,5 +323,74 @@ TEST(HostileInputsTest, DevZeroFifoOrDirectoryNamedAsAFileIsRefusedAtOnceNamingI
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): a --history whose directory is missing let the job
+// run to its end, then exit 2 with no node table, no result line and an
+// empty `-o json`. An output file that cannot be written is refused before
+// the run, naming its flag and why, exit 2.
+TEST(HostileInputsTest, AnOutputThatCannotBeWrittenIsRefusedBeforeTheRun) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  Write(dir / "file", "x");
+  const std::string run =
+      "run " + (dir / "job.yaml").string() + " --cluster " + (dir / "cluster.yaml").string();
+  const std::string missing = (dir / "missing").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {" --history " + missing + "/h.json",
+       "--history " + missing + "/h.json: the directory " + missing + " does not exist"},
+      {" --report " + missing + "/r.html -o json",
+       "--report " + missing + "/r.html: the directory " + missing + " does not exist"},
+      {" --report " + (dir / "file").string() + "/r.html",
+       (dir / "file").string() + " is a regular file, not a directory"},
+  };
+  for (const auto& [flags, says] : cases) {
+    const auto [code, out] = Ballast(run + flags);
+    EXPECT_EQ(code, 2) << flags << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
+    EXPECT_EQ(out.find("result:"), std::string::npos) << "nothing ran: " << out;
+  }
+  fs::remove_all(dir);
+}
+
+// An output that still cannot be written at the end (its place taken during
+// the run) loses nothing of the result: the table or JSON is printed whole,
+// then the error, and the exit code is 3 (kExitOutputLost), not 2.
+TEST(HostileInputsTest, AnOutputThatFailsAfterTheRunLeavesTheResultPrintedAndExitsThree) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const std::string run = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                          " --cluster " + (dir / "cluster.yaml").string();
+  // The report is written beside itself first (r.html.tmp): a directory there
+  // fails the write, and nothing before the run can see it coming.
+  const std::string report = (dir / "r.html").string();
+  fs::create_directories(report + ".tmp");
+  const auto [code, out] = testing::RunShellCommand("timeout 60 " + run + " --report " + report +
+                                                    " -o json 2>/dev/null");
+  EXPECT_EQ(code, 3) << out;
+  nlohmann::json json;
+  ASSERT_NO_THROW(json = nlohmann::json::parse(out)) << out;
+  EXPECT_EQ(json["result"]["primes"]["count"], 168) << out;
+  ASSERT_EQ(json["output_errors"].size(), 1u) << out;
+  EXPECT_NE(json["output_errors"][0].get<std::string>().find("--report: " + report),
+            std::string::npos)
+      << out;
+  // The history is written beside itself as <file>.<pid>.tmp: a directory
+  // there (the shell's pid is the run's, exec keeps it) fails the rename.
+  const std::string history = (dir / "h.json").string();
+  const auto [table_code, table] =
+      testing::RunShellCommand("timeout 60 sh -c 'mkdir \"$0.$$.tmp\" && exec " + run +
+                               " --history \"$0\"' " + history + " 2>&1");
+  EXPECT_EQ(table_code, 3) << table;
+  const size_t result = table.find("\nresult: ");
+  const size_t error = table.find("ballast: --history: cannot write " + history);
+  EXPECT_NE(result, std::string::npos) << table;
+  ASSERT_NE(error, std::string::npos) << table;
+  EXPECT_LT(result, error) << "the result comes first: " << table;
+  EXPECT_NE(table.find("the run finished; its result is printed above"), std::string::npos)
+      << table;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ballast::cli
