@@ -71,7 +71,7 @@ class Runner {
     if (status.ok()) status = Monitor();
     elapsed_s_ = std::chrono::duration<double>(Clock::now() - started_).count();
     containment_report_ = nodes_->StopAll();
-    if (status.ok() && !stopped_ && options_.linger_s > 0) {
+    if (status.ok() && !stopped_ && !failed_items_stopped_ && options_.linger_s > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(options_.linger_s));
     }
     if (!status.ok()) return status;
@@ -251,6 +251,10 @@ class Runner {
         stopped_ = true;
         return Status::Ok();
       }
+      if (view && !done && PastFailurePolicy(*view, options_.job)) {
+        failed_items_stopped_ = true;
+        return Status::Ok();
+      }
       const bool all_exited = nodes_->AllExited();
       if (done && (all_exited || Clock::now() - *done_at > std::chrono::seconds(5))) {
         return Status::Ok();
@@ -288,6 +292,7 @@ class Runner {
     out.speed_method = speed_method_;
     out.log_dir = log_dir_;
     out.stopped = stopped_;
+    out.failed_items_stopped = failed_items_stopped_;
     out.elapsed_s = elapsed_s_;
     out.containment = containment_report_;
     return out;
@@ -305,8 +310,9 @@ class Runner {
   std::string log_dir_;
   std::string speed_method_;
   Clock::time_point started_;
-  double elapsed_s_ = 0;  // from adding the job to the end of monitoring
-  bool stopped_ = false;  // on_progress stopped the job
+  double elapsed_s_ = 0;               // from adding the job to the end of monitoring
+  bool stopped_ = false;               // on_progress stopped the job
+  bool failed_items_stopped_ = false;  // past failurePolicy.maxFailedItems
 };
 
 }  // namespace

@@ -12,11 +12,11 @@
 #include "cli/health_report.h"
 #include "cli/run/local_runner.h"
 #include "cli/run/run_history.h"
+#include "cli/run/run_outcome.h"
 #include "cli/run/run_report.h"
 #include "cli/scenario_loader.h"
 #include "cli/stop_signals.h"
 #include "core/common/utf8.h"
-#include "core/job/failure_policy.h"
 
 namespace ballast::cli {
 namespace {
@@ -117,6 +117,7 @@ struct RunFindings {
   double now = 0;
   std::vector<health::NodeDeviation> deviations;
   health::JobEnergy energy;
+  std::optional<controller::FailedItemsFailure> failure;  // RunFailure
 };
 
 // An output file that could not be written: its flag and the error.
@@ -132,7 +133,9 @@ std::vector<LostOutput> WriteOutputs(const RunFlags& flags, const LoadedJob& loa
                                      const history::SpeedStore& history,
                                      const LocalRunOutcome& outcome, const RunFindings& findings) {
   std::vector<LostOutput> lost;
-  if (!flags.history.empty()) {
+  // A run its failure policy stopped measured only its start: not learned,
+  // as a job that failed is not recorded by the operator.
+  if (!flags.history.empty() && !outcome.failed_items_stopped) {
     const Status saved = SaveHistory(flags.history, Learn(history, loaded.history_key, outcome,
                                                           findings.now, findings.deviations));
     if (!saved.ok()) lost.push_back({"--history", saved});
@@ -169,6 +172,10 @@ void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRun
     }
     out["deviations"] = std::move(list);
   }
+  if (findings.failure) {
+    out["failure"] = {{"reason", controller::ReasonName(findings.failure->reason)},
+                      {"message", findings.failure->message}};
+  }
   if (!lost.empty()) {
     out["output_errors"] = nlohmann::json::array();
     for (const LostOutput& output : lost) out["output_errors"].push_back(output.Message());
@@ -176,16 +183,14 @@ void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRun
   fmt::print("{}\n", DumpJson(out, 2));
 }
 
-// The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
-// a failed item it does not tolerate and the run failed (its result above
-// still says what the other items did).
-int FailureVerdict(const LoadedJob& loaded, const LocalRunOutcome& outcome) {
-  const uint64_t failed = outcome.view.result.FailedItems();
-  const std::optional<uint64_t> max = loaded.job.max_failed_items;
-  if (!job::FailsAtTheEnd(failed, max)) return kExitOk;
-  fmt::print(stderr, "ballast: {} of {} item{} failed all attempts ({}{})\n", failed,
-             outcome.view.items, outcome.view.items == 1 ? "" : "s", job::FailurePolicyName(max),
-             max ? "" : "; set it to tolerate failed items");
+// The failure policy's verdict (RunFailure, as the operator's): a job it
+// failed is named with the operator's reason and message on stderr (its
+// result above still says what the other items did). Returns kExitFailure
+// then, else kExitOk.
+int FailureVerdict(const RunFindings& findings) {
+  if (!findings.failure) return kExitOk;
+  fmt::print(stderr, "ballast: the job failed ({}): {}\n",
+             controller::ReasonName(findings.failure->reason), findings.failure->message);
   return kExitFailure;
 }
 
@@ -201,6 +206,7 @@ int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::Spe
     findings.deviations = JudgeRun(history, loaded.history_key, outcome, findings.now);
   }
   findings.energy = RunEnergy(loaded.cluster, outcome);
+  findings.failure = RunFailure(loaded.job, outcome);
   const std::vector<LostOutput> lost = WriteOutputs(flags, loaded, history, outcome, findings);
   PrintOutcome(flags, loaded, outcome, findings, lost, table);
   std::fflush(stdout);
@@ -208,7 +214,7 @@ int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::Spe
     fmt::print(stderr, "ballast: {} (the run finished; its result is printed above)\n",
                output.Message());
   }
-  const int verdict = FailureVerdict(loaded, outcome);
+  const int verdict = FailureVerdict(findings);
   return verdict != kExitOk || lost.empty() ? verdict : kExitOutputLost;
 }
 
