@@ -76,6 +76,13 @@ StatusOr<history::SpeedStore> ApplyHistory(const RunFlags& flags, const LoadedJo
   BALLAST_ASSIGN_OR_RETURN(fuzzy::WeightResult weights,
                            ClusterWeights(loaded.profile, loaded.cluster));
   const auto now = static_cast<double>(UnixNow());
+  // Samples dated in the future (history::DropFutureSamples) are left out of
+  // the prior and of the file written at the end, and named.
+  const history::DroppedSamples dropped = history::DropFutureSamples(store, now);
+  if (dropped.count > 0) {
+    fmt::print(stderr, "ballast: warning: --history {}: {}\n", flags.history,
+               history::DescribeDropped(dropped));
+  }
   for (const fuzzy::NodePrior& prior : RunPriors(weights, store, loaded.history_key, now)) {
     options.priors.push_back({prior.node, prior.value, prior.credibility});
     if (table) fmt::print("prior {:<18} {}\n", prior.node, DescribePrior(prior));

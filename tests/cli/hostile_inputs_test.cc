@@ -392,5 +392,29 @@ TEST(HostileInputsTest, AnOutputThatFailsAfterTheRunLeavesTheResultPrintedAndExi
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): history samples dated in the future (recorded by
+// a clock set wrong; a Raspberry Pi has no real-time clock) stayed the
+// newest of their node for good, pinning the store. A run drops them, says
+// so, and writes the file without them.
+TEST(HostileInputsTest, HistorySamplesDatedInTheFutureAreDroppedAndNamed) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "h.json", R"({"version": 1, "nodes": {"pi4b-master": {"primes": [[1.2, 4102444800], )"
+                        R"([1.1, 1700000000]]}, "pi3b-worker": {"primes": [[0.4, 1700000000]]}}})");
+  const auto [code, out] =
+      Ballast("run " + (dir / "job.yaml").string() + " --history " + (dir / "h.json").string());
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("ballast: warning: --history " + (dir / "h.json").string() +
+                     ": dropped 1 sample dated more than 3600 s after now (the latest "
+                     "4102444800; recorded by a clock set wrong?): pi4b-master primes 1"),
+            std::string::npos)
+      << out;
+  std::ifstream in(dir / "h.json");
+  const std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written.find("4102444800"), std::string::npos) << written;
+  EXPECT_NE(written.find("1700000000"), std::string::npos) << "the real samples stay: " << written;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ballast::cli
