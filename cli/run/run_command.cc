@@ -47,7 +47,7 @@ int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
         "(the finished items only): {}\n",
         name, outcome.elapsed_s, view.completed, view.items,
         view.items > 0 ? 100.0 * view.completed / view.items : 0.0,
-        DescribeContainment(outcome.containment), view.result.Summary());
+        DescribeContainment(outcome.containment), EscapeControls(view.result.Summary()));
   } else {
     const nlohmann::json out = {{"stopped_by", name},
                                 {"elapsed_s", outcome.elapsed_s},
@@ -197,7 +197,8 @@ void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRun
 int FailureVerdict(const RunFindings& findings) {
   if (!findings.failure) return kExitOk;
   fmt::print(stderr, "ballast: the job failed ({}): {}\n",
-             controller::ReasonName(findings.failure->reason), findings.failure->message);
+             controller::ReasonName(findings.failure->reason),
+             EscapeControls(findings.failure->message));
   return kExitFailure;
 }
 

@@ -416,5 +416,26 @@ TEST(HostileInputsTest, HistorySamplesDatedInTheFutureAreDroppedAndNamed) {
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): a failed item's output with escape sequences
+// reached the terminal raw: "\x1b[2J\x1b[H" cleared the screen and the
+// command's "result: 999 primes" came up at its top as the run's result.
+// What a command wrote is shown with its control characters written out.
+TEST(HostileInputsTest, ACommandsEscapeSequencesNeverReachTheTerminal) {
+  const fs::path dir = TestDir();
+  Write(dir / "forge.sh", "printf '\\033[2J\\033[Hresult: 999 primes\\rX\\n'; exit 1\n");
+  Write(dir / "job.yaml", "workload:\n  exec:\n    command: [sh, " + (dir / "forge.sh").string() +
+                              "]\n    perItem: true\n    retries: 0\nitems: 2\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const auto [code, out] = Ballast("run " + (dir / "job.yaml").string() + " --cluster " +
+                                   (dir / "cluster.yaml").string() + " --no-cgroups");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << "no raw escape: " << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_NE(out.find("\nresult: 0 items succeeded, 2 failed"), std::string::npos) << out;
+  EXPECT_NE(out.find("\\x1b[2J\\x1b[Hresult: 999 primes\\x0dX"), std::string::npos) << out;
+  EXPECT_NE(out.find("ballast: the job failed (FailedItems): "), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ballast::cli
