@@ -91,9 +91,16 @@ StatusOr<history::SpeedStore> ApplyHistory(const RunFlags& flags, const LoadedJo
 }
 
 // The job and its cluster as the flags say; with the table, its first lines
-// (the job, each node's weight).
+// (the job, each node's weight). Invalid when --metrics-port leaves the
+// cluster's workers (PORT+1 to PORT+N) no ports below 65536.
 StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
   BALLAST_ASSIGN_OR_RETURN(LoadedJob loaded, LoadJob(flags.job, flags.cluster));
+  const size_t nodes = loaded.cluster.nodes.size();
+  if (flags.metrics_port != 0 && flags.metrics_port + nodes > 65535) {
+    return Status::Invalid(fmt::format(
+        "--metrics-port {}: the {} nodes' workers serve /metrics on ports {} to {}, past 65535",
+        flags.metrics_port, nodes, flags.metrics_port + 1, flags.metrics_port + nodes));
+  }
   if (!flags.policy.empty()) {
     BALLAST_ASSIGN_OR_RETURN(loaded.job.policy, PolicyByName(flags.policy));
   }

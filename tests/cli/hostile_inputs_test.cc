@@ -437,5 +437,38 @@ TEST(HostileInputsTest, ACommandsEscapeSequencesNeverReachTheTerminal) {
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): ports past 65535 were taken: `ballast run
+// --metrics-port 65535` gave its workers 65536 and up, `--worker-metrics-port
+// 70000` went into every worker pod, a Prometheus URL's port 70000 was
+// kept in 16 bits, and "HOST:8080x" read as 8080. Each is refused, exit 2.
+TEST(HostileInputsTest, PortsPast65535AreRefused) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 1}\n");
+  const std::string nodes = (kSource / "examples/nodes/seed000.yaml").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"run " + (dir / "job.yaml").string() + " --cluster " + (dir / "cluster.yaml").string() +
+           " --metrics-port 65535",
+       "--metrics-port 65535: the 2 nodes' workers serve /metrics on ports 65536 to 65537, past "
+       "65535"},
+      {"run " + (dir / "job.yaml").string() + " --metrics-port 70000", "--metrics-port"},
+      {"operator --kubeconfig /nonexistent --worker-metrics-port 70000",
+       "--worker-metrics-port: Value 70000 not in range 0 to 65535"},
+      {"operator --kubeconfig /nonexistent --coordinator-listen 0.0.0.0:8080x",
+       "--coordinator-listen 0.0.0.0:8080x: expected HOST:PORT"},
+      {"operator --kubeconfig /nonexistent --health-listen :70000",
+       "--health-listen :70000: expected HOST:PORT"},
+      {"weights --nodes " + nodes + " --fit http://127.0.0.1:70000 --workload primes",
+       "--fit: expected a port of 1 to 65535, got \"http://127.0.0.1:70000\""},
+  };
+  for (const auto& [arguments, says] : cases) {
+    const auto [code, out] = Ballast(arguments);
+    EXPECT_EQ(code, 2) << arguments << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << arguments << ": " << out;
+    EXPECT_EQ(out.find("result:"), std::string::npos) << arguments << ": " << out;
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace ballast::cli
