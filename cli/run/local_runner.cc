@@ -119,15 +119,16 @@ class Runner {
   // (run_logs.h); then this run's, unless --logs names one.
   Status PrepareLogDir() {
     std::error_code error;
-    const fs::path temp = fs::temp_directory_path(error);
-    if (!error) PruneLogDirs(temp.string());
+    const std::string temp = TemporaryDirectory();
+    const bool temp_usable = fs::is_directory(temp, error);
+    if (temp_usable) PruneLogDirs(temp);
     log_dir_ = options_.log_dir;
     if (log_dir_.empty()) {
-      if (error) {
-        return Status::Unavailable(
-            fmt::format("no temporary directory for the logs: {}", error.message()));
+      if (!temp_usable) {
+        return Status::Unavailable(fmt::format(
+            "no temporary directory for the logs: {} is not a directory (TMPDIR)", temp));
       }
-      BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp.string(), config_.id));
+      BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp, config_.id));
       return Status::Ok();
     }
     error.clear();

@@ -437,6 +437,21 @@ TEST(HostileInputsTest, ACommandsEscapeSequencesNeverReachTheTerminal) {
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): `TMPDIR=` (set, empty) stopped every run: the
+// temporary directory was taken to be the path "". Empty is unset: /tmp.
+TEST(HostileInputsTest, AnEmptyTmpdirDoesNotStopARun) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const auto [code, out] = testing::RunShellCommand(
+      "TMPDIR= timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+      " --cluster " + (dir / "cluster.yaml").string() + " 2>&1");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\nresult: 168 primes"), std::string::npos) << out;
+  EXPECT_NE(out.find("workers' logs in "), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
 // Regression (issue 61): ports past 65535 were taken: `ballast run
 // --metrics-port 65535` gave its workers 65536 and up, `--worker-metrics-port
 // 70000` went into every worker pod, a Prometheus URL's port 70000 was
