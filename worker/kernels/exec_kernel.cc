@@ -607,6 +607,13 @@ size_t RemoveStaleRunDirs(const std::string& parent) {
     if (parsed != std::errc() || end == rest.data() || *end != '-' || pid <= 0) continue;
     // A worker still running keeps its own; one gone left these behind.
     if (kill(pid, 0) == 0 || errno != ESRCH) continue;
+    // Only a directory of this user's own, not a symbolic link: /tmp is
+    // shared, and another user's tree (or a link to one) named so is theirs.
+    struct stat info {};
+    if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_uid != geteuid()) {
+      continue;
+    }
     std::error_code ignored;
     if (std::filesystem::remove_all(entry.path(), ignored) > 0) ++removed;
   }

@@ -418,6 +418,29 @@ TEST_F(ExecKernelTest, RunDirectoriesOfWorkersThatAreGoneAreRemoved) {
   EXPECT_TRUE(std::filesystem::exists(tmp / "other"));
 }
 
+// Regression (issue 61): a worker removed every TMPDIR/ballast-run-<gone pid>-*
+// tree, another user's too, and whatever a link of that name led to. Only
+// a directory of this user's own is removed; a link is never followed.
+TEST_F(ExecKernelTest, RunDirectoriesOfOtherUsersAndLinksAreNeverRemoved) {
+  const std::filesystem::path tmp = dir_ / "tmp";
+  std::filesystem::create_directories(tmp / "precious");
+  std::ofstream(tmp / "precious" / "data") << "keep\n";
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = "ballast-run-" + std::to_string(gone);
+  std::filesystem::create_directory_symlink(tmp / "precious", tmp / (stale + "-link"));
+  std::filesystem::create_directories(tmp / (stale + "-theirs"));
+  std::ofstream(tmp / (stale + "-theirs") / "items") << "a\n";
+  const bool root = geteuid() == 0;
+  if (root) ASSERT_EQ(chown((tmp / (stale + "-theirs")).c_str(), 65534, 65534), 0);
+  std::filesystem::create_directories(tmp / (stale + "-mine"));
+  EXPECT_EQ(RemoveStaleRunDirs(tmp.string()), root ? 1u : 2u);
+  EXPECT_FALSE(std::filesystem::exists(tmp / (stale + "-mine")));
+  EXPECT_TRUE(std::filesystem::is_symlink(tmp / (stale + "-link"))) << "the link stays";
+  EXPECT_TRUE(std::filesystem::exists(tmp / "precious" / "data")) << "and what it leads to";
+  if (root) EXPECT_TRUE(std::filesystem::exists(tmp / (stale + "-theirs") / "items"));
+}
 
 // A process the command leaves running that escapes its group (a session of
 // its own) with the output's pipe open does not hold the run: the record is
