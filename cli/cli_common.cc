@@ -2,38 +2,62 @@
 
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "core/common/json_read.h"
 #include "core/config/document.h"
+#include "fileio/bounded_file.h"
 
 namespace ballast::cli {
 
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("{}: cannot open file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::Unavailable(fmt::format("{}: read failed", path));
-  return text.str();
+StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
+  return fileio::ReadBoundedFile(path, max_bytes);
 }
 
 Status WriteFile(const std::string& path, const std::string& text) {
   const std::string temp = path + ".tmp";
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::NotFound(fmt::format("{}: cannot create file", path));
+    if (!out) {
+      return Status::NotFound(
+          fmt::format("{}: cannot create file: {}", path, std::strerror(errno)));
+    }
     out << text;
     if (!out.flush()) return Status::Unavailable(fmt::format("{}: write failed", path));
   }
   std::error_code error;
   std::filesystem::rename(temp, path, error);
   if (error) return Status::Unavailable(fmt::format("{}: {}", path, error.message()));
+  return Status::Ok();
+}
+
+Status CheckWritable(const std::string& path, std::string_view flag) {
+  const std::filesystem::path file(path);
+  const std::string dir = file.has_parent_path() ? file.parent_path().string() : ".";
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0) {
+    return Status::Invalid(fmt::format("{} {}: the directory {} does not exist", flag, path, dir));
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    return Status::Invalid(fmt::format("{} {}: {} is {}, not a directory", flag, path, dir,
+                                       fileio::FileKind(info.st_mode)));
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Status::Invalid(fmt::format("{} {}: the directory {} is not writable: {}", flag, path,
+                                       dir, std::strerror(errno)));
+  }
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return Status::Invalid(
+        fmt::format("{} {}: {}, not a regular file", flag, path, fileio::FileKind(info.st_mode)));
+  }
   return Status::Ok();
 }
 

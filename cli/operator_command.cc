@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <cstdlib>
 #include <limits>
@@ -77,10 +78,11 @@ Status SplitHostPort(const std::string& text, const std::string& flag, std::stri
   const auto colon = text.rfind(':');
   int value = -1;
   if (colon != std::string::npos) {
-    try {
-      value = std::stoi(text.substr(colon + 1));
-    } catch (const std::exception&) {
-    }
+    // The whole rest, digits only: "8080x" or "+80" is no port.
+    const char* first = text.data() + colon + 1;
+    const char* last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(first, last, value);
+    if (error != std::errc() || end != last || first == last) value = -1;
   }
   if (colon == std::string::npos || value < 0 || value > 65535) {
     return Status::Invalid(fmt::format("{} {}: expected HOST:PORT, e.g. 0.0.0.0:8080", flag, text));
@@ -367,6 +369,7 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--worker-metrics-port", flags->worker_metrics_port,
                   "port of each worker pod's /metrics (0: off)")
+      ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   cmd->add_option("--status-interval", flags->status_interval_s,
                   "seconds between passes over a running job, and the least time between two "

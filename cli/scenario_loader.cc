@@ -20,10 +20,11 @@ StatusOr<fuzzy::Profile> LoadProfile(const std::string& reference, const std::st
   std::filesystem::path path(reference);
   if (path.is_relative() && !base_dir.empty()) path = std::filesystem::path(base_dir) / path;
   auto text = ReadFile(path.string());
-  if (!text.ok()) {
+  if (text.status().code() == StatusCode::kNotFound) {
     return Status::NotFound(reference + ": neither a built-in profile nor a readable file (" +
                             builtin.status().message() + ")");
   }
+  if (!text.ok()) return text.status();  // a file that is there, but not one to read
   return fuzzy::ParseProfile(*text, path.string());
 }
 
@@ -58,18 +59,10 @@ Status ReadListedItems(job::JobSpec* job, const std::string& job_path,
   // Only keeps a huge file from being read whole: the list's own bound is
   // checked as it is read, and a file holds more than it (blank lines, "\r",
   // blanks, costs written longer than JSON writes them).
-  constexpr uintmax_t kMostBytes = 4 * workload::kMaxItemListBytes;
-  std::error_code error;
-  const uintmax_t size = std::filesystem::file_size(path, error);
-  if (!error && size > kMostBytes) {
-    return Status::Invalid(
-        fmt::format("{}: {} bytes, more than a list of items is read from ({} KiB)", path.string(),
-                    size, kMostBytes >> 10));
-  }
-  auto text = ReadFile(path.string());
+  constexpr size_t kMostBytes = 4 * workload::kMaxItemListBytes;
+  auto text = ReadFile(path.string(), kMostBytes);
   if (!text.ok()) {
-    return Status::NotFound(
-        fmt::format("{}: spec.itemsFrom.file: {}", job_path, text.status().message()));
+    return text.status().WithPrefix(fmt::format("{}: spec.itemsFrom.file: ", job_path));
   }
   return job::ResolveItems(job, *text, path.string());
 }

@@ -27,7 +27,9 @@ struct LoadedScenario {
 StatusOr<LoadedScenario> LoadScenario(const std::string& path);
 
 // Resolves a profile reference: a built-in name, else a file path relative to
-// `base_dir` (or absolute).
+// `base_dir` (or absolute). NotFound when it is neither; the reader's error
+// (ReadFile) for a path that names something not to read (a directory, a
+// FIFO, a device, a file too large).
 StatusOr<fuzzy::Profile> LoadProfile(const std::string& reference, const std::string& base_dir);
 
 // A job file with the cluster it runs on and its profile.
@@ -44,7 +46,9 @@ struct LoadedJob {
 // Reads the items a job lists in a file (spec.itemsFrom.file, relative to
 // `base_dir`, the job file's directory) into it. Ok when the job lists none
 // outside itself; Invalid for a ConfigMap (Kubernetes only), a file too
-// large, or a bad line ("file:line: ..."); NotFound when it cannot be read.
+// large (more than 4 * workload::kMaxItemListBytes), what is not a regular
+// file (a directory, a FIFO, a device: never read), or a bad line
+// ("file:line: ..."); NotFound when there is no such file.
 Status ReadListedItems(job::JobSpec* job, const std::string& job_path, const std::string& base_dir);
 
 // Loads the job, the cluster (the built-in seed-000 cluster when

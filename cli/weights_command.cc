@@ -54,11 +54,20 @@ StatusOr<fuzzy::Profile> LoadProfile(const std::string& spec) {
                   spec, fmt::join(fuzzy::BuiltinProfileNames(), ", ")));
 }
 
-// Returns the text of `path`, or of standard input when path is "-".
+// Returns the text of `path`, or of standard input when path is "-"; either
+// within kMaxUserFileBytes (Invalid past it: a `yes |` is no nodes file).
 StatusOr<std::string> ReadInput(const std::string& path) {
   if (path != "-") return ReadFile(path);
-  std::string text(std::istreambuf_iterator<char>(std::cin), {});
+  std::string text;
+  char buffer[16 << 10];
+  while (text.size() <= kMaxUserFileBytes && std::cin) {
+    std::cin.read(buffer, sizeof buffer);
+    text.append(buffer, static_cast<size_t>(std::cin.gcount()));
+  }
   if (std::cin.bad()) return Status::Unavailable("<stdin>: read failed");
+  if (text.size() > kMaxUserFileBytes) {
+    return Status::Invalid(fmt::format("<stdin>: larger than {} bytes", kMaxUserFileBytes));
+  }
   return text;
 }
 

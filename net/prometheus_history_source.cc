@@ -90,6 +90,11 @@ StatusOr<std::unique_ptr<PrometheusHistory>> PrometheusHistory::Create(
       return Status::Invalid(
           fmt::format("{}: expected an http(s) URL, got \"{}\"", options.flag, options.url));
     }
+    // The client keeps a port in 16 bits: 70000 would be port 4464.
+    if (uri.port() < 0 || uri.port() > 65535) {
+      return Status::Invalid(
+          fmt::format("{}: expected a port of 1 to 65535, got \"{}\"", options.flag, options.url));
+    }
     http_client_config config;
     config.set_timeout(std::chrono::duration_cast<std::chrono::seconds>(options.timeout) +
                        std::chrono::seconds(1));

@@ -44,7 +44,8 @@ struct PrometheusHistoryOptions {
 
 class PrometheusHistory final : public HistorySource {
  public:
-  // Invalid, naming options.flag, when options.url is not an http(s) URL.
+  // Invalid, naming options.flag, when options.url is not an http(s) URL
+  // or names a port past 65535.
   static StatusOr<std::unique_ptr<PrometheusHistory>> Create(PrometheusHistoryOptions options);
   ~PrometheusHistory() override;
 

@@ -16,6 +16,8 @@
 #include <system_error>
 #include <utility>
 
+#include "fileio/bounded_file.h"
+
 namespace ballast::worker {
 namespace {
 
@@ -153,7 +155,10 @@ StatusOr<BundleSummary> WriteBundle(const std::string& dir_name) {
   BALLAST_ASSIGN_OR_RETURN(const std::vector<std::string> entries, Entries(dir));
   std::optional<std::string> manifest;
   if (fs::exists(dir / kBundleManifest, error)) {
-    BALLAST_ASSIGN_OR_RETURN(manifest, ReadWhole((dir / kBundleManifest).string()));
+    // A manifest lists a bundle's entries: a few dozen names, far below the
+    // bound; a FIFO or device in its place is refused, not read.
+    BALLAST_ASSIGN_OR_RETURN(
+        manifest, fileio::ReadBoundedFile((dir / kBundleManifest).string(), size_t{1} << 20));
   }
   BALLAST_ASSIGN_OR_RETURN(const std::vector<std::string> previous,
                            CheckBundleTarget(dir_name, entries, manifest));

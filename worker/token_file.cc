@@ -2,9 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include "fileio/bounded_file.h"
 
 namespace ballast::worker {
 
@@ -28,19 +26,12 @@ StatusOr<std::string> ParseTokenFile(std::string_view text) {
 }
 
 StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::Unavailable(
-        fmt::format("the token file {} cannot be read: {}", path, std::strerror(errno)));
+  auto text = fileio::ReadBoundedFile(path, kMaxTokenFileBytes);
+  if (text.status().code() == StatusCode::kNotFound) {
+    return Status::Unavailable("the token file " + text.status().message());
   }
-  std::string text(kMaxTokenFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kMaxTokenFileBytes) {
-    return Status::Invalid(
-        fmt::format("the token file {} is larger than {} bytes", path, kMaxTokenFileBytes));
-  }
-  auto token = ParseTokenFile(text);
+  if (!text.ok()) return text.status().WithPrefix("the token file ");
+  auto token = ParseTokenFile(*text);
   if (!token.ok()) {
     return Status::Invalid(
         fmt::format("the token file {} holds no token: {}", path, token.status().message()));

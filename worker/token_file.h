@@ -22,9 +22,11 @@ inline constexpr size_t kMaxTokenFileBytes = 4096;
 // end or space inside (a file of something else).
 StatusOr<std::string> ParseTokenFile(std::string_view text);
 
-// The token in the file at `path`: Unavailable when it cannot be read,
-// Invalid when it is larger than kMaxTokenFileBytes or not a token
-// (ParseTokenFile); each message names the file.
+// The token in the file at `path`: Unavailable when there is no such file
+// (yet: the kubelet mounts a Secret late), Invalid when it is larger than
+// kMaxTokenFileBytes, not a regular file (a directory, a FIFO, a device:
+// fileio::ReadBoundedFile) or not a token (ParseTokenFile); each message
+// names the file.
 StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 }  // namespace ballast::worker

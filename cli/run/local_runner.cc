@@ -71,7 +71,7 @@ class Runner {
     if (status.ok()) status = Monitor();
     elapsed_s_ = std::chrono::duration<double>(Clock::now() - started_).count();
     containment_report_ = nodes_->StopAll();
-    if (status.ok() && !stopped_ && options_.linger_s > 0) {
+    if (status.ok() && !stopped_ && !failed_items_stopped_ && options_.linger_s > 0) {
       std::this_thread::sleep_for(std::chrono::duration<double>(options_.linger_s));
     }
     if (!status.ok()) return status;
@@ -119,15 +119,16 @@ class Runner {
   // (run_logs.h); then this run's, unless --logs names one.
   Status PrepareLogDir() {
     std::error_code error;
-    const fs::path temp = fs::temp_directory_path(error);
-    if (!error) PruneLogDirs(temp.string());
+    const std::string temp = TemporaryDirectory();
+    const bool temp_usable = fs::is_directory(temp, error);
+    if (temp_usable) PruneLogDirs(temp);
     log_dir_ = options_.log_dir;
     if (log_dir_.empty()) {
-      if (error) {
-        return Status::Unavailable(
-            fmt::format("no temporary directory for the logs: {}", error.message()));
+      if (!temp_usable) {
+        return Status::Unavailable(fmt::format(
+            "no temporary directory for the logs: {} is not a directory (TMPDIR)", temp));
       }
-      BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp.string(), config_.id));
+      BALLAST_ASSIGN_OR_RETURN(log_dir_, MakeLogDir(temp, config_.id));
       return Status::Ok();
     }
     error.clear();
@@ -251,6 +252,10 @@ class Runner {
         stopped_ = true;
         return Status::Ok();
       }
+      if (view && !done && PastFailurePolicy(*view, options_.job)) {
+        failed_items_stopped_ = true;
+        return Status::Ok();
+      }
       const bool all_exited = nodes_->AllExited();
       if (done && (all_exited || Clock::now() - *done_at > std::chrono::seconds(5))) {
         return Status::Ok();
@@ -288,6 +293,7 @@ class Runner {
     out.speed_method = speed_method_;
     out.log_dir = log_dir_;
     out.stopped = stopped_;
+    out.failed_items_stopped = failed_items_stopped_;
     out.elapsed_s = elapsed_s_;
     out.containment = containment_report_;
     return out;
@@ -305,8 +311,9 @@ class Runner {
   std::string log_dir_;
   std::string speed_method_;
   Clock::time_point started_;
-  double elapsed_s_ = 0;  // from adding the job to the end of monitoring
-  bool stopped_ = false;  // on_progress stopped the job
+  double elapsed_s_ = 0;               // from adding the job to the end of monitoring
+  bool stopped_ = false;               // on_progress stopped the job
+  bool failed_items_stopped_ = false;  // past failurePolicy.maxFailedItems
 };
 
 }  // namespace

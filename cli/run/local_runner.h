@@ -121,7 +121,11 @@ struct LocalRunOutcome {
   std::string speed_method;  // how the speeds were emulated
   std::string log_dir;       // the workers' logs, one file per node (NodeOutcome::log_file)
   bool stopped = false;      // on_progress stopped the job before its end: view holds what was done
-  double elapsed_s = 0;      // from adding the job to its end or its stop
+  // The job failed past failurePolicy.maxFailedItems before its end
+  // (job::JudgeFailedItems said kFailNow, as the operator's verdict does):
+  // it was stopped there, the rest not computed; view holds what was done.
+  bool failed_items_stopped = false;
+  double elapsed_s = 0;  // from adding the job to its end or its stop
   // The ideal was longer than the makespan (balance::EfficiencyCapped): the
   // workers' CPU seconds say more than the nodes' speeds allow.
   bool efficiency_capped = false;
@@ -129,8 +133,10 @@ struct LocalRunOutcome {
   ContainmentReport containment;
 };
 
-// Runs the job to its end, or until on_progress stops it. Returns the
-// outcome (`stopped` set in the second case); Invalid for an empty cluster or
+// Runs the job to its end, until on_progress stops it, or until more items
+// failed than the job's failurePolicy.maxFailedItems tolerates. Returns the
+// outcome (`stopped` set in the second case, `failed_items_stopped` in the
+// third); Invalid for an empty cluster or
 // bad profile; Unavailable when the coordinator cannot listen, the worker
 // binary cannot start or a node's log cannot be created (naming the file);
 // Terminal when every worker failed past its restarts, the deadline passed,

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <nlohmann/json.hpp>
@@ -11,11 +12,11 @@
 #include "cli/health_report.h"
 #include "cli/run/local_runner.h"
 #include "cli/run/run_history.h"
+#include "cli/run/run_outcome.h"
 #include "cli/run/run_report.h"
 #include "cli/scenario_loader.h"
 #include "cli/stop_signals.h"
 #include "core/common/utf8.h"
-#include "core/job/failure_policy.h"
 
 namespace ballast::cli {
 namespace {
@@ -46,7 +47,7 @@ int ReportStopped(const LocalRunOutcome& outcome, int signal, bool table) {
         "(the finished items only): {}\n",
         name, outcome.elapsed_s, view.completed, view.items,
         view.items > 0 ? 100.0 * view.completed / view.items : 0.0,
-        DescribeContainment(outcome.containment), view.result.Summary());
+        DescribeContainment(outcome.containment), EscapeControls(view.result.Summary()));
   } else {
     const nlohmann::json out = {{"stopped_by", name},
                                 {"elapsed_s", outcome.elapsed_s},
@@ -75,6 +76,13 @@ StatusOr<history::SpeedStore> ApplyHistory(const RunFlags& flags, const LoadedJo
   BALLAST_ASSIGN_OR_RETURN(fuzzy::WeightResult weights,
                            ClusterWeights(loaded.profile, loaded.cluster));
   const auto now = static_cast<double>(UnixNow());
+  // Samples dated in the future (history::DropFutureSamples) are left out of
+  // the prior and of the file written at the end, and named.
+  const history::DroppedSamples dropped = history::DropFutureSamples(store, now);
+  if (dropped.count > 0) {
+    fmt::print(stderr, "ballast: warning: --history {}: {}\n", flags.history,
+               history::DescribeDropped(dropped));
+  }
   for (const fuzzy::NodePrior& prior : RunPriors(weights, store, loaded.history_key, now)) {
     options.priors.push_back({prior.node, prior.value, prior.credibility});
     if (table) fmt::print("prior {:<18} {}\n", prior.node, DescribePrior(prior));
@@ -83,9 +91,16 @@ StatusOr<history::SpeedStore> ApplyHistory(const RunFlags& flags, const LoadedJo
 }
 
 // The job and its cluster as the flags say; with the table, its first lines
-// (the job, each node's weight).
+// (the job, each node's weight). Invalid when --metrics-port leaves the
+// cluster's workers (PORT+1 to PORT+N) no ports below 65536.
 StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
   BALLAST_ASSIGN_OR_RETURN(LoadedJob loaded, LoadJob(flags.job, flags.cluster));
+  const size_t nodes = loaded.cluster.nodes.size();
+  if (flags.metrics_port != 0 && flags.metrics_port + nodes > 65535) {
+    return Status::Invalid(fmt::format(
+        "--metrics-port {}: the {} nodes' workers serve /metrics on ports {} to {}, past 65535",
+        flags.metrics_port, nodes, flags.metrics_port + 1, flags.metrics_port + nodes));
+  }
   if (!flags.policy.empty()) {
     BALLAST_ASSIGN_OR_RETURN(loaded.job.policy, PolicyByName(flags.policy));
   }
@@ -101,59 +116,121 @@ StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
   return loaded;
 }
 
-// With --history: each node judged against its baseline in the file, and the
-// run learned into it.
-StatusOr<std::vector<health::NodeDeviation>> LearnFromRun(const RunFlags& flags,
-                                                          const LoadedJob& loaded,
-                                                          const history::SpeedStore& history,
-                                                          const LocalRunOutcome& outcome) {
-  if (flags.history.empty()) return std::vector<health::NodeDeviation>{};
-  const std::string& key = loaded.history_key;
-  const auto now = static_cast<double>(UnixNow());
-  std::vector<health::NodeDeviation> deviations = JudgeRun(history, key, outcome, now);
-  BALLAST_RETURN_IF_ERROR(
-      SaveHistory(flags.history, Learn(history, key, outcome, now, deviations)));
-  return deviations;
-}
-
-// The outcome as the table or JSON, and the HTML report when asked for.
-Status PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRunOutcome& outcome,
-                    const std::vector<health::NodeDeviation>& deviations, bool table) {
-  const health::JobEnergy energy = RunEnergy(loaded.cluster, outcome);
-  if (table) {
-    PrintRunTable(loaded.job, outcome);
-    PrintRunHealth(energy, deviations);
-  } else {
-    nlohmann::json out = RunJson(loaded.job, outcome);
-    out["energy"] = EnergyJson(energy);
-    if (!flags.history.empty()) {
-      nlohmann::json list = nlohmann::json::array();
-      for (const health::NodeDeviation& d : deviations) {
-        list.push_back(DeviationJson(d));
-        list.back()["name"] = d.node;
-      }
-      out["deviations"] = std::move(list);
-    }
-    fmt::print("{}\n", DumpJson(out, 2));
-  }
-  if (!flags.report.empty()) {
-    BALLAST_RETURN_IF_ERROR(WriteFile(flags.report, RenderRunReport(loaded.job, outcome, energy)));
-    if (table) fmt::print("report written to {}\n", flags.report);
-  }
+// The output files the flags name (--history, --report): Invalid naming the
+// flag and what is wrong when one cannot be written (CheckWritable), so that
+// a run is refused before it starts rather than its result lost at its end.
+Status CheckOutputs(const RunFlags& flags) {
+  if (!flags.history.empty()) BALLAST_RETURN_IF_ERROR(CheckWritable(flags.history, "--history"));
+  if (!flags.report.empty()) BALLAST_RETURN_IF_ERROR(CheckWritable(flags.report, "--report"));
   return Status::Ok();
 }
 
-// The job's failure policy, as a WeightedJob's (core/job/failure_policy.h):
-// a failed item it does not tolerate and the run failed (its result above
-// still says what the other items did).
-int FailureVerdict(const LoadedJob& loaded, const LocalRunOutcome& outcome) {
-  const uint64_t failed = outcome.view.result.FailedItems();
-  const std::optional<uint64_t> max = loaded.job.max_failed_items;
-  if (!job::FailsAtTheEnd(failed, max)) return kExitOk;
-  fmt::print(stderr, "ballast: {} of {} item{} failed all attempts ({}{})\n", failed,
-             outcome.view.items, outcome.view.items == 1 ? "" : "s", job::FailurePolicyName(max),
-             max ? "" : "; set it to tolerate failed items");
+// What a finished run gives beside its result: each node judged against its
+// baseline in the history (none without --history), and its energy.
+struct RunFindings {
+  double now = 0;
+  std::vector<health::NodeDeviation> deviations;
+  health::JobEnergy energy;
+  std::optional<controller::FailedItemsFailure> failure;  // RunFailure
+};
+
+// An output file that could not be written: its flag and the error.
+struct LostOutput {
+  std::string flag;
+  Status error;
+  std::string Message() const { return fmt::format("{}: {}", flag, error.message()); }
+};
+
+// Writes the output files: the run learned into --history, the --report.
+// Returns each that could not be written.
+std::vector<LostOutput> WriteOutputs(const RunFlags& flags, const LoadedJob& loaded,
+                                     const history::SpeedStore& history,
+                                     const LocalRunOutcome& outcome, const RunFindings& findings) {
+  std::vector<LostOutput> lost;
+  // A run its failure policy stopped measured only its start: not learned,
+  // as a job that failed is not recorded by the operator.
+  if (!flags.history.empty() && !outcome.failed_items_stopped) {
+    const Status saved = SaveHistory(flags.history, Learn(history, loaded.history_key, outcome,
+                                                          findings.now, findings.deviations));
+    if (!saved.ok()) lost.push_back({"--history", saved});
+  }
+  if (!flags.report.empty()) {
+    const Status written =
+        WriteFile(flags.report, RenderRunReport(loaded.job, outcome, findings.energy));
+    if (!written.ok()) lost.push_back({"--report", written});
+  }
+  return lost;
+}
+
+// The outcome as the table or JSON; `lost`, the outputs not written, in the
+// JSON as "output_errors".
+void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRunOutcome& outcome,
+                  const RunFindings& findings, const std::vector<LostOutput>& lost, bool table) {
+  if (table) {
+    PrintRunTable(loaded.job, outcome);
+    PrintRunHealth(findings.energy, findings.deviations);
+    const bool report_lost = std::any_of(lost.begin(), lost.end(),
+                                         [](const LostOutput& o) { return o.flag == "--report"; });
+    if (!flags.report.empty() && !report_lost) {
+      fmt::print("report written to {}\n", flags.report);
+    }
+    return;
+  }
+  nlohmann::json out = RunJson(loaded.job, outcome);
+  out["energy"] = EnergyJson(findings.energy);
+  if (!flags.history.empty()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const health::NodeDeviation& d : findings.deviations) {
+      list.push_back(DeviationJson(d));
+      list.back()["name"] = d.node;
+    }
+    out["deviations"] = std::move(list);
+  }
+  if (findings.failure) {
+    out["failure"] = {{"reason", controller::ReasonName(findings.failure->reason)},
+                      {"message", findings.failure->message}};
+  }
+  if (!lost.empty()) {
+    out["output_errors"] = nlohmann::json::array();
+    for (const LostOutput& output : lost) out["output_errors"].push_back(output.Message());
+  }
+  fmt::print("{}\n", DumpJson(out, 2));
+}
+
+// The failure policy's verdict (RunFailure, as the operator's): a job it
+// failed is named with the operator's reason and message on stderr (its
+// result above still says what the other items did). Returns kExitFailure
+// then, else kExitOk.
+int FailureVerdict(const RunFindings& findings) {
+  if (!findings.failure) return kExitOk;
+  fmt::print(stderr, "ballast: the job failed ({}): {}\n",
+             controller::ReasonName(findings.failure->reason),
+             EscapeControls(findings.failure->message));
   return kExitFailure;
+}
+
+// A finished run: its output files written, then its result printed, then
+// what could not be written (the result is never lost for an output), then
+// the failure policy's verdict. Returns the exit code: the verdict's, else
+// kExitOutputLost when an output was not written.
+int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::SpeedStore& history,
+              const LocalRunOutcome& outcome, bool table) {
+  RunFindings findings;
+  findings.now = static_cast<double>(UnixNow());
+  if (!flags.history.empty()) {
+    findings.deviations = JudgeRun(history, loaded.history_key, outcome, findings.now);
+  }
+  findings.energy = RunEnergy(loaded.cluster, outcome);
+  findings.failure = RunFailure(loaded.job, outcome);
+  const std::vector<LostOutput> lost = WriteOutputs(flags, loaded, history, outcome, findings);
+  PrintOutcome(flags, loaded, outcome, findings, lost, table);
+  std::fflush(stdout);
+  for (const LostOutput& output : lost) {
+    fmt::print(stderr, "ballast: {} (the run finished; its result is printed above)\n",
+               output.Message());
+  }
+  const int verdict = FailureVerdict(findings);
+  return verdict != kExitOk || lost.empty() ? verdict : kExitOutputLost;
 }
 
 int Run(const RunFlags& flags) {
@@ -161,6 +238,7 @@ int Run(const RunFlags& flags) {
   // info; the run's own output says what a user needs.
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
   const bool table = flags.output == "table";
+  if (Status writable = CheckOutputs(flags); !writable.ok()) return ReportError(writable);
   auto loaded = LoadForRun(flags, table);
   if (!loaded.ok()) return ReportError(loaded.status());
   ProgressPrinter progress(stderr);
@@ -191,12 +269,7 @@ int Run(const RunFlags& flags) {
   progress.Finish();
   if (!outcome.ok()) return ReportError(outcome.status());
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
-  auto deviations = LearnFromRun(flags, *loaded, history, *outcome);
-  if (!deviations.ok()) return ReportError(deviations.status());
-  if (Status printed = PrintOutcome(flags, *loaded, *outcome, *deviations, table); !printed.ok()) {
-    return ReportError(printed);
-  }
-  return FailureVerdict(*loaded, *outcome);
+  return FinishRun(flags, *loaded, history, *outcome, table);
 }
 
 }  // namespace
@@ -212,6 +285,11 @@ void RegisterRun(CLI::App& app, int* exit_code) {
       "  ballast run examples/jobs/primes-300000.yaml\n"
       "  ballast run examples/jobs/matmul-4096.yaml --cluster examples/clusters/pi-mixed.yaml "
       "--report run.html");
+  run->footer(
+      "Exit codes: 0 the job finished (failed items within its failurePolicy), 1 the job failed,\n"
+      "2 bad input before anything ran (a file, a flag, an output file that cannot be written),\n"
+      "3 the job finished and its result is printed, but --history or --report could not be\n"
+      "written, 130/143 stopped by SIGINT/SIGTERM (docs/local-mode.md, \"Exit codes\").");
   run->add_option("job", flags->job, "job file (a WeightedJob or its spec)")
       ->required()
       ->check(CLI::ExistingFile);

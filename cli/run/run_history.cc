@@ -13,20 +13,19 @@
 namespace ballast::cli {
 
 StatusOr<history::SpeedStore> LoadHistory(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::exists(path, error)) return history::SpeedStore{};
-  if (std::filesystem::file_size(path, error) > history::kMaxHistoryFileBytes) {
-    return Status::Invalid(fmt::format("{}: larger than {} bytes: not a history file", path,
-                                       history::kMaxHistoryFileBytes));
-  }
-  BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  return history::ReadHistoryFile(text, path, history::StoreLimits{});
+  auto text = ReadFile(path, history::kMaxHistoryFileBytes);
+  if (text.status().code() == StatusCode::kNotFound) return history::SpeedStore{};
+  if (!text.ok()) return text.status();
+  return history::ReadHistoryFile(*text, path, history::StoreLimits{});
 }
 
 Status SaveHistory(const std::string& path, const history::SpeedStore& store) {
   const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
-  BALLAST_RETURN_IF_ERROR(
-      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}) + "\n"));
+  const Status written =
+      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}) + "\n");
+  if (!written.ok()) {
+    return Status::Unavailable(fmt::format("cannot write {}: {}", path, written.message()));
+  }
   std::error_code error;
   std::filesystem::rename(temporary, path, error);
   if (error) {

@@ -23,9 +23,9 @@ namespace ballast::cli {
 
 // The store in the file at `path` (history::ReadHistoryFile: the store's form,
 // or the earlier form converted); an empty store when it does not exist.
-// Invalid (naming the file and field) for a file that does not parse or is
-// larger than history::kMaxHistoryFileBytes, Unavailable when it cannot be
-// read.
+// Invalid (naming the file and field) for a file that does not parse, is
+// larger than history::kMaxHistoryFileBytes or is not a regular file (a
+// directory, a FIFO, a device: ReadFile), Unavailable when a read fails.
 StatusOr<history::SpeedStore> LoadHistory(const std::string& path);
 
 // Writes the store in its text form within history::StoreLimits{}'s bytes

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +35,11 @@ bool MadeByARun(const fs::path& dir) {
 }
 
 }  // namespace
+
+std::string TemporaryDirectory() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
 
 std::string LogDirName(pid_t owner, const std::string& job_id) {
   return fmt::format("{}{}-{}", kLogDirPrefix, owner, job_id);

@@ -36,6 +36,11 @@ inline constexpr size_t kKeptLogDirs = 10;
 // The file in each folder a run made itself.
 inline constexpr char kLogDirMarker[] = ".ballast-run-logs";
 
+// The temporary directory: $TMPDIR, or /tmp when it is unset or empty (an
+// empty TMPDIR names no directory, as for mktemp(1); std::filesystem's
+// temp_directory_path took it for the path "" and the run stopped).
+std::string TemporaryDirectory();
+
 // "ballast-logs-<owner>-<job id>": the folder process `owner` makes for the
 // logs of job `job_id`.
 std::string LogDirName(pid_t owner, const std::string& job_id);

@@ -1,11 +1,14 @@
 #include "cli/run/run_outcome.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <utility>
 
 #include "core/balance/efficiency.h"
+#include "core/job/failure_policy.h"
 
 namespace ballast::cli {
 namespace {
@@ -107,6 +110,24 @@ LocalRunOutcome RunOutcome(coordinator::JobView view, fuzzy::WeightResult weight
                                 seconds_per_cost, out.makespan_s));
   }
   return out;
+}
+
+bool PastFailurePolicy(const coordinator::JobView& view, const job::JobSpec& job) {
+  return job::JudgeFailedItems(view.result.FailedItems(), job.max_failed_items) ==
+         job::FailedItemsVerdict::kFailNow;
+}
+
+std::optional<controller::FailedItemsFailure> RunFailure(const job::JobSpec& job,
+                                                         const LocalRunOutcome& outcome) {
+  const coordinator::JobView& view = outcome.view;
+  auto failure =
+      controller::FailureByItems(view.result, view.items, view.done, job.max_failed_items,
+                                 job.workload.item_values.get(), "printed above");
+  if (failure && outcome.failed_items_stopped) {
+    failure->message += fmt::format("; the job was stopped there, {} of {} items not computed",
+                                    view.items - view.completed, view.items);
+  }
+  return failure;
 }
 
 }  // namespace ballast::cli

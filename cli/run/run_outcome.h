@@ -17,6 +17,7 @@
 #include "core/fuzzy/model.h"
 #include "core/job/job_spec.h"
 #include "core/workload/workload.h"
+#include "operator/controller/job_failures.h"
 
 namespace ballast::cli {
 
@@ -50,5 +51,20 @@ struct NodeRecord {
 LocalRunOutcome RunOutcome(coordinator::JobView view, fuzzy::WeightResult weights,
                            const workload::WorkloadSpec& workload,
                            const std::vector<NodeRecord>& nodes);
+
+// Whether a running job whose coordinator sees `view` is past its failure
+// policy: more items failed than job.max_failed_items tolerates
+// (job::JudgeFailedItems kFailNow), where the operator fails a WeightedJob at
+// once (TooManyFailedItems) and RunLocal stops the run.
+bool PastFailurePolicy(const coordinator::JobView& view, const job::JobSpec& job);
+
+// The failure policy's verdict on a run that ended with `outcome`, as the
+// operator's on a WeightedJob (controller::FailureByItems, the other items'
+// result "printed above"): TooManyFailedItems for a run stopped past
+// maxFailedItems (its message then says how many items were not computed),
+// FailedItems for one that attempted every item with maxFailedItems unset
+// and had some fail; nullopt when the job succeeded.
+std::optional<controller::FailedItemsFailure> RunFailure(const job::JobSpec& job,
+                                                         const LocalRunOutcome& outcome);
 
 }  // namespace ballast::cli

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cli/simulate/gantt_svg.h"
+#include "core/common/utf8.h"
 #include "core/protocol/messages.h"
 #include "core/sim/simulator.h"
 
@@ -192,7 +193,8 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
   fmt::print("speeds emulated by {}\n", outcome.speed_method);
   fmt::print("processes: {}\n", DescribeContainment(outcome.containment));
   PrintLogs(outcome);
-  fmt::print("result: {}\n", view.result.Summary(job.workload.item_values.get()));
+  // What a command wrote is in it: its control characters written out.
+  fmt::print("result: {}\n", EscapeControls(view.result.Summary(job.workload.item_values.get())));
 }
 
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) {

@@ -34,12 +34,21 @@ class DepthLimitedSax : public nlohmann::detail::json_sax_dom_parser<json> {
     return json_sax_dom_parser::key(name);
   }
   // A number too small for a double reads as 0 (strtod's underflow), which is
-  // not what its writer meant: refused, naming the key it is under.
+  // not what its writer meant: refused, naming the key it is under. So is a
+  // whole number past 64 bits (written without a point or an exponent, it
+  // reaches here only because no integer holds it): as a double it would be
+  // rounded, 18446744073709551616 + 1 read as 1.8446744073709552e+19.
   bool number_float(double value, const std::string& text) {
+    const std::string where = keys_.empty() ? "" : fmt::format(" (in \"{}\")", keys_.back());
     if (value == 0 && text.find_first_of("123456789") < text.find_first_of("eE")) {
       error_ = fmt::format("the number {}{} is too small for a double, which would read it as 0",
-                           text.substr(0, 40),
-                           keys_.empty() ? "" : fmt::format(" (in \"{}\")", keys_.back()));
+                           text.substr(0, 40), where);
+      return false;
+    }
+    if (text.find_first_of(".eE") == std::string::npos) {
+      error_ = fmt::format(
+          "the whole number {}{} is past 64 bits (-2^63 to 2^64 - 1), which would round it",
+          text.size() > 40 ? text.substr(0, 40) + "..." : text, where);
       return false;
     }
     return json_sax_dom_parser::number_float(value, text);

@@ -65,6 +65,26 @@ std::string ToValidUtf8(std::string_view text) {
   return out;
 }
 
+std::string EscapeControls(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::string valid = ToValidUtf8(text);
+  std::string out;
+  out.reserve(valid.size());
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(valid[i]);
+    const auto next = i + 1 < valid.size() ? static_cast<unsigned char>(valid[i + 1]) : 0;
+    if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f) {
+      out += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xf]};
+    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {  // U+0080 to U+009F
+      out += {'\\', 'u', '0', '0', kHex[next >> 4], kHex[next & 0xf]};
+      ++i;
+    } else {
+      out += valid[i];
+    }
+  }
+  return out;
+}
+
 std::string_view Utf8Prefix(std::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   size_t end = 0;

@@ -40,6 +40,19 @@ size_t FindInvalidUtf8(std::string_view text);
 // it is valid already.
 std::string ToValidUtf8(std::string_view text);
 
+// `text` as a terminal, a Kubernetes Event or a condition may show it: what
+// a user's command wrote (its error, the end of its output, a failed item's
+// value) reaches them as it is, and a control character acts on a terminal —
+// "\x1b[2J\x1b[H" clears the screen and moves to its top, "\r" goes back to
+// the start of the line — so a command could wipe what was printed and
+// forge a result line. Returns the text valid UTF-8 (ToValidUtf8) with each
+// control character but line feed and tab written out: C0 (U+0000–U+001F)
+// and DEL as "\x1b", C1 (U+0080–U+009F, which some terminals also obey) as
+// "\u009b". Applying it twice gives what once gives. Every such sink uses
+// it: `ballast run`'s table and messages, the operator's Events
+// (EventRecorder) and conditions (SetCondition).
+std::string EscapeControls(std::string_view text);
+
 // The longest prefix of `text` of at most `max_bytes` bytes that does not end
 // inside a multi-byte character of valid UTF-8 (an invalid byte counts as one
 // character). Use it to cut text before ToValidUtf8, so that a cut never

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/common/json_read.h"
 #include "core/common/names.h"
 #include "core/common/utf8.h"
 #include "core/config/document.h"
+#include "core/fuzzy/job_speeds.h"
 #include "core/fuzzy/model.h"
 
 namespace ballast::fuzzy {
@@ -355,9 +357,9 @@ StatusOr<std::map<std::string, double>> JobSpeeds(const json& job, const std::st
 
 // The speeds that finished jobs measured. Each job counts in its own cost
 // units, so log s(job, node) = c(job) + x(node) is fitted by least squares
-// (alternating means, which converge for this model) and exp(x) returned:
-// ratios measured within one job are kept, and jobs that share nodes put the
-// others on one scale.
+// (solved exactly, SpeedsOnOneScale) and exp(x) returned: ratios measured
+// within one job are kept, and jobs that share nodes put the others on one
+// scale. The bound on the ratio is judged on that exact fit.
 StatusOr<std::map<std::string, double>> SpeedsFromJobs(const json& root,
                                                        const config::SourceMap& source) {
   std::vector<std::pair<const json*, std::string>> documents = {{&root, ""}};
@@ -367,42 +369,25 @@ StatusOr<std::map<std::string, double>> SpeedsFromJobs(const json& root,
       documents.emplace_back(&(*items)[i], jr::Element("items", i));
     }
   }
-  std::vector<std::map<std::string, double>> jobs;  // log speeds by node
-  std::map<std::string, double> x;
+  SpeedsOfJobs jobs;
+  std::set<std::string> nodes;
   for (const auto& [document, path] : documents) {
     BALLAST_ASSIGN_OR_RETURN(auto speeds, JobSpeeds(*document, path, source));
     if (speeds.empty()) continue;
-    for (auto& [node, speed] : speeds) {
-      speed = std::log(speed);
-      x[node] = 0;
-    }
+    for (const auto& [node, speed] : speeds) nodes.insert(node);
     jobs.push_back(std::move(speeds));
   }
-  if (x.empty()) {
+  if (nodes.empty()) {
     return Status::Invalid(
         "document: no job here has status.nodes[].measuredSpeed (a job's speeds are "
         "recorded when it succeeds)");
   }
-  if (x.size() > kMaxSpeedNodes) {
+  if (nodes.size() > kMaxSpeedNodes) {
     return Status::Invalid(fmt::format("document: more than {} nodes", kMaxSpeedNodes));
   }
-  std::vector<double> c(jobs.size(), 0);
-  for (int round = 0; round < 200; ++round) {
-    for (size_t j = 0; j < jobs.size(); ++j) {
-      c[j] = 0;
-      for (const auto& [node, log_speed] : jobs[j]) c[j] += (log_speed - x[node]) / jobs[j].size();
-    }
-    std::map<std::string, std::pair<double, int>> sums;
-    for (size_t j = 0; j < jobs.size(); ++j) {
-      for (const auto& [node, log_speed] : jobs[j]) {
-        sums[node].first += log_speed - c[j];
-        ++sums[node].second;
-      }
-    }
-    for (auto& [node, value] : x) value = sums[node].first / sums[node].second;
-  }
-  std::map<std::string, double> speeds;
-  for (const auto& [node, value] : x) speeds[node] = std::exp(value);
+  auto solved = SpeedsOnOneScale(jobs);
+  if (!solved.ok()) return solved.status().WithPrefix("document: ");
+  const std::map<std::string, double>& speeds = *solved;
   // Each job's speeds are within the ratio; jobs that share only some nodes
   // can still chain past it.
   const auto [slow, fast] =

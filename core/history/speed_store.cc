@@ -1,10 +1,12 @@
 #include "core/history/speed_store.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
 #include <tuple>
 #include <utility>
@@ -102,6 +104,63 @@ Status ReadKinds(const json& kinds, const std::string& path, const StoreLimits& 
 
 }  // namespace
 
+namespace {
+
+// `samples` without those dated past now + slack, those within it dated now,
+// oldest first. Returns how many were taken out and the latest date of those.
+std::pair<size_t, double> DropFuture(std::vector<SpeedSample>& samples, double now, double slack) {
+  size_t dropped = 0;
+  double latest = 0;
+  std::erase_if(samples, [&](const SpeedSample& sample) {
+    if (!(sample.at > now + slack)) return false;
+    ++dropped;
+    latest = std::max(latest, sample.at);
+    return true;
+  });
+  for (SpeedSample& sample : samples) sample.at = std::min(sample.at, now);
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const SpeedSample& a, const SpeedSample& b) { return a.at < b.at; });
+  return {dropped, latest};
+}
+
+}  // namespace
+
+DroppedSamples DropFutureSamples(SpeedStore& store, double now, double slack) {
+  DroppedSamples dropped;
+  for (auto node = store.nodes.begin(); node != store.nodes.end();) {
+    for (auto kind = node->second.begin(); kind != node->second.end();) {
+      const auto [count, latest] = DropFuture(kind->second, now, slack);
+      if (count > 0) {
+        dropped.count += count;
+        dropped.by_entry[{node->first, kind->first}] = count;
+        dropped.latest = std::max(dropped.latest, latest);
+      }
+      kind = kind->second.empty() ? node->second.erase(kind) : std::next(kind);
+    }
+    node = node->second.empty() ? store.nodes.erase(node) : std::next(node);
+  }
+  return dropped;
+}
+
+std::string DescribeDropped(const DroppedSamples& dropped, double slack) {
+  if (dropped.count == 0) return "";
+  constexpr size_t kNamed = 10;
+  std::vector<std::string> named;
+  for (const auto& [entry, count] : dropped.by_entry) {
+    if (named.size() == kNamed) break;
+    named.push_back(fmt::format("{} {} {}", entry.first, entry.second, count));
+  }
+  std::string more;
+  if (dropped.by_entry.size() > kNamed) {
+    more = fmt::format(", and {} more", dropped.by_entry.size() - kNamed);
+  }
+  return fmt::format(
+      "dropped {} sample{} dated more than {:g} s after now (the latest {:.0f}; recorded by a "
+      "clock set wrong?): {}{}",
+      dropped.count, dropped.count == 1 ? "" : "s", slack, dropped.latest, fmt::join(named, ", "),
+      more);
+}
+
 bool RecordJob(SpeedStore& store, const std::string& workload,
                const std::map<std::string, double>& measured, double now,
                const StoreLimits& limits) {
@@ -115,8 +174,9 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
   for (const auto& [node, speed] : measured) {
     if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;
     auto& samples = store.nodes[node][workload];
-    samples.push_back(
-        {std::min(speed / mean, kMaxRelativeSpeed), std::clamp(now, 0.0, kMaxSampleTime)});
+    const double at = std::clamp(now, 0.0, kMaxSampleTime);
+    DropFuture(samples, at, kFutureSlackSeconds);
+    samples.push_back({std::min(speed / mean, kMaxRelativeSpeed), at});
     if (samples.size() > limits.samples_per_node) {
       samples.erase(samples.begin(),
                     samples.end() - static_cast<ptrdiff_t>(limits.samples_per_node));
@@ -133,14 +193,17 @@ std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std
     if (by_node == store.nodes.end()) continue;
     auto by_kind = by_node->second.find(workload);
     if (by_kind == by_node->second.end() || by_kind->second.empty()) continue;
-    const auto& samples = by_kind->second;
     double sum = 0, newest = 0;
-    for (const auto& sample : samples) {
+    size_t count = 0;
+    for (const auto& sample : by_kind->second) {
+      if (sample.at > now + kFutureSlackSeconds) continue;  // DropFutureSamples
       sum += sample.speed;
       newest = std::max(newest, sample.at);
+      ++count;
     }
-    known.push_back({node, sum / static_cast<double>(samples.size()),
-                     static_cast<double>(samples.size()), std::max(0.0, now - newest)});
+    if (count == 0) continue;
+    known.push_back({node, sum / static_cast<double>(count), static_cast<double>(count),
+                     std::max(0.0, now - newest)});
   }
   return known;
 }

@@ -47,6 +47,15 @@ struct SpeedSample {
   bool operator==(const SpeedSample&) const = default;
 };
 
+// How far after the reader's clock a sample may be dated and still be kept
+// (dated then at that clock): clocks of the machines that record differ by
+// seconds, at most minutes. Past it, no one knows when the sample was
+// measured (a Raspberry Pi has no real-time clock, and one that booted
+// without the network can be years off), and dated in the future it would
+// stay the newest of its node for good: every real sample would be trimmed
+// before it, and its age would read 0. Such a sample is dropped.
+inline constexpr double kFutureSlackSeconds = 3600;
+
 struct StoreLimits {
   size_t samples_per_node = 16;          // per node and workload kind: the newest kept
   size_t max_bytes = size_t{256} << 10;  // of the text form (a ConfigMap holds 1 MiB)
@@ -58,19 +67,43 @@ struct SpeedStore {
   bool operator==(const SpeedStore&) const = default;
 };
 
+// What DropFutureSamples took out of a store.
+struct DroppedSamples {
+  size_t count = 0;
+  std::map<std::pair<std::string, std::string>, size_t> by_entry;  // (node, kind) -> samples
+  double latest = 0;                                               // the latest date among them
+  bool operator==(const DroppedSamples&) const = default;
+};
+
+// Takes out of `store` each sample dated more than `slack` seconds after
+// `now` (kFutureSlackSeconds) and dates `now` those within the slack, so
+// that no sample is dated after `now`; each entry stays oldest first.
+// Returns what was taken out (count 0: nothing).
+DroppedSamples DropFutureSamples(SpeedStore& store, double now, double slack = kFutureSlackSeconds);
+
+// What was dropped, for a warning: "dropped 3 samples dated more than 3600 s
+// after now (the latest 4102444800; recorded by a clock set wrong?):
+// pi4b-a primes 1, pi5-a primes 2" (at most 10 entries named, then "and N
+// more"); "" when nothing was.
+std::string DescribeDropped(const DroppedSamples& dropped, double slack = kFutureSlackSeconds);
+
 // Adds what a finished job of `workload` measured: `measured` maps node ->
 // speed (cost units per busy second; nodes with a speed <= 0 or not finite
-// are skipped), stored relative to their mean, at time `now`. Keeps the
-// newest limits.samples_per_node per node and kind. Returns false (and
-// changes nothing) when fewer than two nodes have a usable speed: one node's
-// speed relative to itself says nothing.
+// are skipped), stored relative to their mean, at time `now`. Each entry it
+// adds to is first rid of samples dated past `now` (DropFutureSamples's rule,
+// what a reader should have reported already), then sorted by date and
+// trimmed to the newest limits.samples_per_node. Returns false (and changes
+// nothing) when fewer than two nodes have a usable speed: one node's speed
+// relative to itself says nothing.
 bool RecordJob(SpeedStore& store, const std::string& workload,
                const std::map<std::string, double>& measured, double now,
                const StoreLimits& limits);
 
 // What the store knows of `nodes` for `workload` at `now`: per node with
 // samples, the mean relative speed, the number of samples and the age of the
-// newest, in the order of `nodes`. Nodes it knows nothing of are absent.
+// newest, in the order of `nodes`. Samples dated more than
+// kFutureSlackSeconds after `now` are passed over (DropFutureSamples); nodes
+// it knows nothing else of are absent.
 std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std::string& workload,
                                               const std::vector<std::string>& nodes, double now);
 

@@ -248,11 +248,11 @@ StatusOr<uint64_t> ParseMemTotalKb(std::string_view text) {
       return false;
     }
     auto number = ParseUnsigned(value.substr(0, value.size() - 3));
-    result =
-        number.ok() && *number > 0
-            ? StatusOr<uint64_t>(*number)
-            : StatusOr<uint64_t>(Status::Invalid(fmt::format(
-                  "MemTotal: expected a positive number of kB, got {}", QuoteForMessage(value))));
+    result = number.ok() && *number > 0 && *number <= kMaxMemTotalKb
+                 ? StatusOr<uint64_t>(*number)
+                 : StatusOr<uint64_t>(Status::Invalid(
+                       fmt::format("MemTotal: expected a number of kB in [1, {}] (1 PiB), got {}",
+                                   kMaxMemTotalKb, QuoteForMessage(value))));
     return false;
   });
   return result;

@@ -74,7 +74,12 @@ StatusOr<CpuInfo> ParseCpuInfo(std::string_view text);
 // the implementer is Arm Ltd (0x41) and the part is known, else "".
 std::string ArmCoreName(std::string_view implementer, std::string_view part);
 
-// Parses /proc/meminfo. Returns MemTotal in kB, or Invalid.
+// The most MemTotal a node's /proc/meminfo may say: 2^40 kB (1 PiB). A
+// larger figure is garbled, and in bytes (x 1024) it would not even fit 64
+// bits past 2^54 kB: the memory gauge read 1024 for 2^54 + 1 kB.
+inline constexpr uint64_t kMaxMemTotalKb = uint64_t{1} << 40;
+
+// Parses /proc/meminfo. Returns MemTotal in kB (1 to kMaxMemTotalKb), or Invalid.
 StatusOr<uint64_t> ParseMemTotalKb(std::string_view text);
 
 // Parses a CPU list such as /sys/devices/system/cpu/present: "0-3", "0,2-5".

@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
 
 #include "core/common/json_read.h"
 #include "core/config/document.h"
+#include "fileio/bounded_file.h"
 
 namespace ballast::kube {
 namespace {
@@ -18,12 +17,16 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 namespace jr = json_read;
 
+// The text of `path`, the kubeconfig or a file it names (`what`), read
+// within what a YAML reader parses (config::YamlLimits): a kubeconfig,
+// certificate or token named as /dev/zero or a FIFO is refused, not read
+// without end. Invalid naming what it is for and the reader's reason.
 StatusOr<std::string> ReadFile(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::Invalid(fmt::format("{}: cannot read {}", path, what));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = fileio::ReadBoundedFile(path, config::YamlLimits{}.max_bytes);
+  if (!text.ok()) {
+    return Status::Invalid(fmt::format("cannot read {}: {}", what, text.status().message()));
+  }
+  return text;
 }
 
 std::string Trim(std::string s) {

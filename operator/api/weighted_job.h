@@ -364,9 +364,10 @@ struct WeightedJobObject {
 StatusOr<WeightedJobObject> WeightedJobFromJson(const nlohmann::json& object);
 
 // Sets `condition` (type, status, reason, message) in `status.conditions`
-// with observedGeneration `generation`; lastTransitionTime becomes `now`
-// only when the condition is new or its status flips. Returns true when
-// anything changed.
+// with observedGeneration `generation`, its message's control characters
+// written out (EscapeControls: a user's command's output may be in it);
+// lastTransitionTime becomes `now` only when the condition is new or its
+// status flips. Returns true when anything changed.
 bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, int64_t generation,
                   const std::string& now);
 // Removes the condition of `type`; returns true when there was one.

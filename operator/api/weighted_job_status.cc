@@ -7,6 +7,7 @@
 #include <map>
 
 #include "core/common/json_read.h"
+#include "core/common/utf8.h"
 #include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
@@ -518,6 +519,9 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
 bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, int64_t generation,
                   const std::string& now) {
   StatusCondition wanted = condition;
+  // A condition's message may carry a user's command's error or output, and
+  // `kubectl describe` prints it to a terminal as it is.
+  wanted.message = EscapeControls(condition.message);
   wanted.observed_generation = generation;
   wanted.last_transition_time = now;
   for (auto& existing : status.conditions) {

@@ -725,21 +725,10 @@ bool CountFailedItems(Pass& pass) {
                fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
                            failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
   }
-  const job::FailedItemsVerdict verdict = job::JudgeFailedItems(failed, max);
-  if (verdict == job::FailedItemsVerdict::kFailNow) {
-    FailInPass(pass, Reason::kTooManyFailedItems,
-               fmt::format("{} item{} failed all attempts, more than "
-                           "failurePolicy.maxFailedItems ({}): {}",
-                           failed, failed == 1 ? "" : "s", max.value_or(0), named));
-    return true;
-  }
-  if (verdict != job::FailedItemsVerdict::kRunTheRest || !pass.in.view->done) return false;
-  const uint64_t items = pass.in.view->items;
-  FailInPass(pass, Reason::kFailedItems,
-             fmt::format("{} of {} item{} failed all attempts; the other {} finished and their "
-                         "merged result is in status.result (set "
-                         "failurePolicy.maxFailedItems to tolerate failed items): {}",
-                         failed, items, items == 1 ? "" : "s", items - failed, named));
+  const auto failure = FailureByItems(result, pass.in.view->items, pass.in.view->done, max, values,
+                                      "in status.result");
+  if (!failure) return false;
+  FailInPass(pass, failure->reason, failure->message);
   return true;
 }
 

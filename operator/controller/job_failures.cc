@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/common/json_read.h"
+#include "core/job/failure_policy.h"
 
 namespace ballast::controller {
 
@@ -51,6 +52,30 @@ std::string NameFailedItems(const workload::Result& result, const std::vector<st
     text += fmt::format("; and {} more ranges", failures.size() - shown);
   }
   return text;
+}
+
+std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result, uint64_t items,
+                                                 bool done,
+                                                 std::optional<uint64_t> max_failed_items,
+                                                 const std::vector<std::string>* values,
+                                                 std::string_view result_is) {
+  const uint64_t failed = result.FailedItems();
+  const job::FailedItemsVerdict verdict = job::JudgeFailedItems(failed, max_failed_items);
+  if (verdict == job::FailedItemsVerdict::kFailNow) {
+    return FailedItemsFailure{
+        Reason::kTooManyFailedItems,
+        fmt::format(
+            "{} item{} failed all attempts, more than failurePolicy.maxFailedItems ({}): {}",
+            failed, failed == 1 ? "" : "s", max_failed_items.value_or(0),
+            NameFailedItems(result, values))};
+  }
+  if (verdict != job::FailedItemsVerdict::kRunTheRest || !done) return std::nullopt;
+  return FailedItemsFailure{
+      Reason::kFailedItems,
+      fmt::format("{} of {} item{} failed all attempts; the other {} finished and their merged "
+                  "result is {} (set failurePolicy.maxFailedItems to tolerate failed items): {}",
+                  failed, items, items == 1 ? "" : "s", items - failed, result_is,
+                  NameFailedItems(result, values))};
 }
 
 }  // namespace ballast::controller

@@ -1,14 +1,18 @@
-// The words that name a job's failed items in events and conditions. What
-// failed items mean for the job is core/job/failure_policy.h.
+// The words that name a job's failed items in events and conditions, and the
+// verdict on them that the operator and `ballast run` both reach. When
+// failed items fail a job is core/job/failure_policy.h.
 //
 // Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/workload/result.h"
+#include "operator/api/weighted_job.h"
 
 namespace ballast::controller {
 
@@ -22,5 +26,25 @@ inline constexpr size_t kNamedFailures = 5;
 // joined by "; ", then "; and N more ranges". "" when none failed.
 std::string NameFailedItems(const workload::Result& result, const std::vector<std::string>* values,
                             size_t shown = kNamedFailures);
+
+// A job that its failed items failed: why (TooManyFailedItems past
+// maxFailedItems, at once; FailedItems once every item was attempted, with
+// maxFailedItems unset) and what to tell people.
+struct FailedItemsFailure {
+  Reason reason;
+  std::string message;
+};
+
+// The failure policy's verdict (job::JudgeFailedItems) on `result`, the
+// merged result of a job of `items` items whose every item was attempted
+// when `done`, with its policy `max_failed_items` and its item `values` (or
+// nullptr). Returns the failure, naming the failed items (NameFailedItems);
+// nullopt while the job goes on, or when it succeeds. `result_is` says where
+// the other items' result is ("in status.result", "printed above").
+std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result, uint64_t items,
+                                                 bool done,
+                                                 std::optional<uint64_t> max_failed_items,
+                                                 const std::vector<std::string>* values,
+                                                 std::string_view result_is);
 
 }  // namespace ballast::controller

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "core/common/utf8.h"
 #include "operator/api/resources.h"
 
 namespace ballast::controller {
@@ -50,23 +51,16 @@ void EventRecorder::Post() {
   }
 }
 
-void EventRecorder::Record(const json& object, bool warning, const std::string& reason,
-                           const std::string& message) {
+json EventObject(const json& object, bool warning, const std::string& reason,
+                 const std::string& message, const std::string& name, const std::string& now,
+                 const std::string& instance) {
   const json& meta = object["metadata"];
   // A cluster-scoped object (a Node) has no namespace: its events live in
   // default, and name none in involvedObject (`kubectl describe node` looks
   // them up so).
   const std::string object_ns = meta.value("namespace", "");
   const std::string ns = object_ns.empty() ? "default" : object_ns;
-  const std::string now = RfcTimeNow();
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  // Unique like client-go's "<name>.<unix nanos in hex>"; the sequence
-  // separates two events of one nanosecond.
-  const std::string name =
-      fmt::format("{}.{:x}{:x}", meta.value("name", "object"), nanos, sequence_.fetch_add(1));
-  const json event = {
+  return {
       {"apiVersion", "v1"},
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", ns}}},
@@ -79,14 +73,28 @@ void EventRecorder::Record(const json& object, bool warning, const std::string& 
         {"resourceVersion", meta.value("resourceVersion", "")}}},
       {"type", warning ? "Warning" : "Normal"},
       {"reason", reason},
-      {"message", message},
+      {"message", EscapeControls(message)},
       {"source", {{"component", kManagedBy}}},
       {"reportingComponent", "ballast.io/operator"},
-      {"reportingInstance", instance_},
+      {"reportingInstance", instance},
       {"firstTimestamp", now},
       {"lastTimestamp", now},
       {"count", 1},
   };
+}
+
+void EventRecorder::Record(const json& object, bool warning, const std::string& reason,
+                           const std::string& message) {
+  const json& meta = object["metadata"];
+  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  // Unique like client-go's "<name>.<unix nanos in hex>"; the sequence
+  // separates two events of one nanosecond.
+  const std::string name =
+      fmt::format("{}.{:x}{:x}", meta.value("name", "object"), nanos, sequence_.fetch_add(1));
+  const json event = EventObject(object, warning, reason, message, name, RfcTimeNow(), instance_);
+  const std::string ns = event["metadata"]["namespace"];
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= kMaxQueued) {

@@ -62,6 +62,16 @@ class EventRecorder {
   std::thread thread_;
 };
 
+// The core/v1 Event that Record posts about `object` (its arguments), named
+// `name`, at `now` (RFC 3339), from `instance`. Its message has its control
+// characters written out (EscapeControls, core/common/utf8.h): a user's
+// command's error or output reaches it, and `kubectl describe` and `kubectl
+// get events` print it as it is to a terminal. The namespace is the
+// object's, or default for a cluster-scoped one.
+nlohmann::json EventObject(const nlohmann::json& object, bool warning, const std::string& reason,
+                           const std::string& message, const std::string& name,
+                           const std::string& now, const std::string& instance);
+
 // The time as RFC 3339 in UTC with seconds: "2026-11-22T10:00:00Z".
 std::string RfcTimeNow();
 

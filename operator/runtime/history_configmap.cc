@@ -159,7 +159,15 @@ Status ConfigMapHistory::WriteBatch(const std::vector<Queued>& batch) {
       BALLAST_ASSIGN_OR_RETURN(held, ReadStore());
     }
     Read read = std::move(*held);
-    bool changed = false;
+    // Samples dated in the future (a clock set wrong) would stay the newest
+    // for good: dropped, said once in the log, and the store written without.
+    const history::DroppedSamples dropped =
+        history::DropFutureSamples(read.store, batch.empty() ? 0 : batch.back().now);
+    bool changed = dropped.count > 0;
+    if (changed) {
+      spdlog::info("history samples dated in the future dropped configmap={} dropped=\"{}\"",
+                   Describe(), history::DescribeDropped(dropped));
+    }
     for (const Queued& job : batch) {
       changed |= history::RecordJob(read.store, job.workload, job.speeds, job.now, options_.limits);
     }

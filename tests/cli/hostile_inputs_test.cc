@@ -3,6 +3,7 @@
 // or read with a warning, and nothing hangs. Every command runs under
 // `timeout 60`, so a hang fails the test (exit 124) instead of stalling it.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -274,6 +275,214 @@ TEST(HostileInputsTest, OperatorHistoryFlagsAreRefusedBeforeAnythingStarts) {
     EXPECT_EQ(code, 2) << flags << ": " << out;
     EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
   }
+}
+
+// Regression (issue 61): an itemsFrom.file or profile naming /dev/zero or
+// /dev/urandom made `ballast run` grow without bound, a FIFO nobody writes
+// blocked it for good, and --history on a FIFO, directory or device said
+// "larger than 4194304 bytes". Every file a user names is read by one
+// bounded reader: each is refused at once, exit 2, naming the file and what
+// it is.
+TEST(HostileInputsTest, DevZeroFifoOrDirectoryNamedAsAFileIsRefusedAtOnceNamingIt) {
+  const fs::path dir = TestDir();
+  const std::string fifo = (dir / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string good = (dir / "job.yaml").string();
+  Write(good, "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const std::string cluster = " --cluster " + (dir / "cluster.yaml").string();
+  Write(dir / "zero-items.yaml",
+        "workload: {exec: {command: [\"true\"]}}\nitemsFrom: {file: /dev/zero}\n");
+  Write(dir / "fifo-items.yaml",
+        "workload: {exec: {command: [\"true\"]}}\nitemsFrom: {file: fifo}\n");
+  Write(dir / "urandom-profile.yaml", "workload: {primes: {limit: 1000}}\nprofile: /dev/urandom\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"run " + (dir / "zero-items.yaml").string() + cluster,
+       "spec.itemsFrom.file: /dev/zero: a device, not a regular file"},
+      {"run " + (dir / "fifo-items.yaml").string() + cluster,
+       "spec.itemsFrom.file: " + fifo + ": a FIFO, not a regular file"},
+      {"run " + (dir / "urandom-profile.yaml").string() + cluster,
+       "/dev/urandom: a device, not a regular file"},
+      {"run /dev/zero" + cluster, "/dev/zero: a device, not a regular file"},
+      {"run " + good + " --cluster " + fifo, fifo + ": a FIFO, not a regular file"},
+      {"run " + good + cluster + " --history " + fifo, fifo + ": a FIFO, not a regular file"},
+      {"run " + good + cluster + " --history " + dir.string(),
+       dir.string() + ": a directory, not a regular file"},
+      {"run " + good + cluster + " --history /dev/zero", "/dev/zero: a device, not a regular file"},
+      {"simulate " + fifo, fifo + ": a FIFO, not a regular file"},
+      {"weights --nodes /dev/zero", "/dev/zero: a device, not a regular file"},
+      {"weights --fit " + fifo + " --nodes " + (kSource / "examples/nodes/seed000.yaml").string(),
+       fifo + ": a FIFO, not a regular file"},
+  };
+  for (const auto& [arguments, says] : cases) {
+    const auto [code, out] = Ballast(arguments);
+    EXPECT_EQ(code, 2) << arguments << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << arguments << ": " << out;
+    EXPECT_EQ(out.find("larger than"), std::string::npos) << arguments << ": " << out;
+  }
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): a --history whose directory is missing let the job
+// run to its end, then exit 2 with no node table, no result line and an
+// empty `-o json`. An output file that cannot be written is refused before
+// the run, naming its flag and why, exit 2.
+TEST(HostileInputsTest, AnOutputThatCannotBeWrittenIsRefusedBeforeTheRun) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  Write(dir / "file", "x");
+  const std::string run =
+      "run " + (dir / "job.yaml").string() + " --cluster " + (dir / "cluster.yaml").string();
+  const std::string missing = (dir / "missing").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {" --history " + missing + "/h.json",
+       "--history " + missing + "/h.json: the directory " + missing + " does not exist"},
+      {" --report " + missing + "/r.html -o json",
+       "--report " + missing + "/r.html: the directory " + missing + " does not exist"},
+      {" --report " + (dir / "file").string() + "/r.html",
+       (dir / "file").string() + " is a regular file, not a directory"},
+  };
+  for (const auto& [flags, says] : cases) {
+    const auto [code, out] = Ballast(run + flags);
+    EXPECT_EQ(code, 2) << flags << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
+    EXPECT_EQ(out.find("result:"), std::string::npos) << "nothing ran: " << out;
+  }
+  fs::remove_all(dir);
+}
+
+// An output that still cannot be written at the end (its place taken during
+// the run) loses nothing of the result: the table or JSON is printed whole,
+// then the error, and the exit code is 3 (kExitOutputLost), not 2.
+TEST(HostileInputsTest, AnOutputThatFailsAfterTheRunLeavesTheResultPrintedAndExitsThree) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const std::string run = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                          " --cluster " + (dir / "cluster.yaml").string();
+  // The report is written beside itself first (r.html.tmp): a directory there
+  // fails the write, and nothing before the run can see it coming.
+  const std::string report = (dir / "r.html").string();
+  fs::create_directories(report + ".tmp");
+  const auto [code, out] = testing::RunShellCommand("timeout 60 " + run + " --report " + report +
+                                                    " -o json 2>/dev/null");
+  EXPECT_EQ(code, 3) << out;
+  nlohmann::json json;
+  ASSERT_NO_THROW(json = nlohmann::json::parse(out)) << out;
+  EXPECT_EQ(json["result"]["primes"]["count"], 168) << out;
+  ASSERT_EQ(json["output_errors"].size(), 1u) << out;
+  EXPECT_NE(json["output_errors"][0].get<std::string>().find("--report: " + report),
+            std::string::npos)
+      << out;
+  // The history is written beside itself as <file>.<pid>.tmp: a directory
+  // there (the shell's pid is the run's, exec keeps it) fails the rename.
+  const std::string history = (dir / "h.json").string();
+  const auto [table_code, table] =
+      testing::RunShellCommand("timeout 60 sh -c 'mkdir \"$0.$$.tmp\" && exec " + run +
+                               " --history \"$0\"' " + history + " 2>&1");
+  EXPECT_EQ(table_code, 3) << table;
+  const size_t result = table.find("\nresult: ");
+  const size_t error = table.find("ballast: --history: cannot write " + history);
+  EXPECT_NE(result, std::string::npos) << table;
+  ASSERT_NE(error, std::string::npos) << table;
+  EXPECT_LT(result, error) << "the result comes first: " << table;
+  EXPECT_NE(table.find("the run finished; its result is printed above"), std::string::npos)
+      << table;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): history samples dated in the future (recorded by
+// a clock set wrong; a Raspberry Pi has no real-time clock) stayed the
+// newest of their node for good, pinning the store. A run drops them, says
+// so, and writes the file without them.
+TEST(HostileInputsTest, HistorySamplesDatedInTheFutureAreDroppedAndNamed) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "h.json", R"({"version": 1, "nodes": {"pi4b-master": {"primes": [[1.2, 4102444800], )"
+                        R"([1.1, 1700000000]]}, "pi3b-worker": {"primes": [[0.4, 1700000000]]}}})");
+  const auto [code, out] =
+      Ballast("run " + (dir / "job.yaml").string() + " --history " + (dir / "h.json").string());
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("ballast: warning: --history " + (dir / "h.json").string() +
+                     ": dropped 1 sample dated more than 3600 s after now (the latest "
+                     "4102444800; recorded by a clock set wrong?): pi4b-master primes 1"),
+            std::string::npos)
+      << out;
+  std::ifstream in(dir / "h.json");
+  const std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written.find("4102444800"), std::string::npos) << written;
+  EXPECT_NE(written.find("1700000000"), std::string::npos) << "the real samples stay: " << written;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): a failed item's output with escape sequences
+// reached the terminal raw: "\x1b[2J\x1b[H" cleared the screen and the
+// command's "result: 999 primes" came up at its top as the run's result.
+// What a command wrote is shown with its control characters written out.
+TEST(HostileInputsTest, ACommandsEscapeSequencesNeverReachTheTerminal) {
+  const fs::path dir = TestDir();
+  Write(dir / "forge.sh", "printf '\\033[2J\\033[Hresult: 999 primes\\rX\\n'; exit 1\n");
+  Write(dir / "job.yaml", "workload:\n  exec:\n    command: [sh, " + (dir / "forge.sh").string() +
+                              "]\n    perItem: true\n    retries: 0\nitems: 2\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const auto [code, out] = Ballast("run " + (dir / "job.yaml").string() + " --cluster " +
+                                   (dir / "cluster.yaml").string() + " --no-cgroups");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << "no raw escape: " << out;
+  EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+  EXPECT_NE(out.find("\nresult: 0 items succeeded, 2 failed"), std::string::npos) << out;
+  EXPECT_NE(out.find("\\x1b[2J\\x1b[Hresult: 999 primes\\x0dX"), std::string::npos) << out;
+  EXPECT_NE(out.find("ballast: the job failed (FailedItems): "), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): `TMPDIR=` (set, empty) stopped every run: the
+// temporary directory was taken to be the path "". Empty is unset: /tmp.
+TEST(HostileInputsTest, AnEmptyTmpdirDoesNotStopARun) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const auto [code, out] = testing::RunShellCommand(
+      "TMPDIR= timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+      " --cluster " + (dir / "cluster.yaml").string() + " 2>&1");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\nresult: 168 primes"), std::string::npos) << out;
+  EXPECT_NE(out.find("workers' logs in "), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): ports past 65535 were taken: `ballast run
+// --metrics-port 65535` gave its workers 65536 and up, `--worker-metrics-port
+// 70000` went into every worker pod, a Prometheus URL's port 70000 was
+// kept in 16 bits, and "HOST:8080x" read as 8080. Each is refused, exit 2.
+TEST(HostileInputsTest, PortsPast65535AreRefused) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 1}\n");
+  const std::string nodes = (kSource / "examples/nodes/seed000.yaml").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"run " + (dir / "job.yaml").string() + " --cluster " + (dir / "cluster.yaml").string() +
+           " --metrics-port 65535",
+       "--metrics-port 65535: the 2 nodes' workers serve /metrics on ports 65536 to 65537, past "
+       "65535"},
+      {"run " + (dir / "job.yaml").string() + " --metrics-port 70000", "--metrics-port"},
+      {"operator --kubeconfig /nonexistent --worker-metrics-port 70000",
+       "--worker-metrics-port: Value 70000 not in range 0 to 65535"},
+      {"operator --kubeconfig /nonexistent --coordinator-listen 0.0.0.0:8080x",
+       "--coordinator-listen 0.0.0.0:8080x: expected HOST:PORT"},
+      {"operator --kubeconfig /nonexistent --health-listen :70000",
+       "--health-listen :70000: expected HOST:PORT"},
+      {"weights --nodes " + nodes + " --fit http://127.0.0.1:70000 --workload primes",
+       "--fit: expected a port of 1 to 65535, got \"http://127.0.0.1:70000\""},
+  };
+  for (const auto& [arguments, says] : cases) {
+    const auto [code, out] = Ballast(arguments);
+    EXPECT_EQ(code, 2) << arguments << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << arguments << ": " << out;
+    EXPECT_EQ(out.find("result:"), std::string::npos) << arguments << ": " << out;
+  }
+  fs::remove_all(dir);
 }
 
 }  // namespace

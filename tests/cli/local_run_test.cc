@@ -366,10 +366,55 @@ failurePolicy: {maxFailedItems: 1}
       std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() + " --cluster " +
       (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>&1 >/dev/null");
   EXPECT_EQ(strict_code, 1) << err;
-  EXPECT_NE(err.find("1 of 40 items failed all attempts (failurePolicy.maxFailedItems unset; "
-                     "set it to tolerate failed items)"),
+  EXPECT_NE(err.find("ballast: the job failed (FailedItems): 1 of 40 items failed all attempts; "
+                     "the other 39 finished and their merged result is printed above (set "
+                     "failurePolicy.maxFailedItems to tolerate failed items): bad file.txt"),
             std::string::npos)
       << err;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): `ballast run` did not keep failurePolicy as
+// docs/crds.md says: with maxFailedItems: 0, 60 of 60 failing items ran
+// anyway. The run stops where the operator fails the job, at the first
+// failed item (TooManyFailedItems), and says so; what was not computed is
+// not run.
+TEST(LocalRunCliTest, MaxFailedItemsZeroStopsTheRunAtTheFirstFailedItem) {
+  const fs::path dir = fs::temp_directory_path() / "ballast-run-max-failed-zero";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "job.yaml")
+      << "workload:\n  exec:\n    command: [sh, -c, 'echo run >> \"$0/runs\"; "
+         "sleep 0.2; exit 3', "
+      << dir.string()
+      << "]\n    perItem: true\n    retries: 0\nitems: 60\n"
+         "failurePolicy: {maxFailedItems: 0}\n";
+  std::ofstream(dir / "cluster.yaml")
+      << "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 1}\n";
+  const auto [code, out] = testing::RunShellCommand(
+      "timeout 120 " + std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+      " --cluster " + (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>" +
+      (dir / "err").string());
+  std::string err;
+  {
+    std::ifstream in(dir / "err");
+    err.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_EQ(code, 1) << out << err;
+  const auto json = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << out;
+  EXPECT_EQ(json["failure"]["reason"], "TooManyFailedItems") << out;
+  EXPECT_NE(err.find("ballast: the job failed (TooManyFailedItems): "), std::string::npos) << err;
+  EXPECT_NE(err.find("more than failurePolicy.maxFailedItems (0): item "), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("; the job was stopped there, "), std::string::npos) << err;
+  size_t runs = 0;
+  {
+    std::ifstream in(dir / "runs");
+    for (std::string line; std::getline(in, line);) ++runs;
+  }
+  EXPECT_GE(runs, 1u);
+  EXPECT_LT(runs, 60u) << "the rest is not computed";
   fs::remove_all(dir);
 }
 

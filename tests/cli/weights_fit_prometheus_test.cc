@@ -247,7 +247,7 @@ TEST(WeightsFitFlagsTest, WrongFlagsAreRefusedNamingTheFlag) {
       {"--fit http:// --workload primes", "ballast: --fit: "},
       {"--fit " + speeds + " --workload primes", "--workload: only with --fit URL"},
       {"--fit " + speeds + " --window 7d", "--window: only with --fit URL"},
-      {"--fit no-such-file.yaml", "no-such-file.yaml: cannot open file"},
+      {"--fit no-such-file.yaml", "no-such-file.yaml: no such file"},
   };
   for (const auto& [flags, says] : cases) {
     const CommandRun run = Weights(flags);

@@ -1,5 +1,8 @@
 #include "tests/fuzz/targets.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -30,6 +33,7 @@
 #include "core/workload/result.h"
 #include "core/workload/user_result.h"
 #include "core/workload/workload.h"
+#include "fileio/bounded_file.h"
 #include "worker/token_file.h"
 
 namespace ballast::fuzz {
@@ -346,6 +350,31 @@ void TokenFileText(std::string_view text) {
   }
 }
 
+void BoundedFileText(std::string_view text) {
+  const int fd = memfd_create("ballast-fuzz-file", MFD_CLOEXEC);
+  if (fd < 0) Violated();  // no file to read: the target cannot run at all
+  for (size_t written = 0; written < text.size();) {
+    const ssize_t n = write(fd, text.data() + written, text.size() - written);
+    if (n <= 0) Violated();
+    written += static_cast<size_t>(n);
+  }
+  // A path that opens the same regular file afresh, as a user's path would.
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const size_t size = text.size();
+  const size_t picked = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+  for (const size_t bound : {size == 0 ? 0 : size - 1, size, size + 1, picked}) {
+    const auto read = fileio::ReadBoundedFile(path, bound);
+    if (size <= bound) {
+      if (!read.ok() || *read != text) Violated();
+    } else if (read.status().code() != StatusCode::kInvalid ||
+               read.status().message() !=
+                   path + ": larger than " + std::to_string(bound) + " bytes") {
+      Violated();
+    }
+  }
+  close(fd);
+}
+
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
       {"job", JobFile},           {"cluster", ClusterFile},
@@ -355,7 +384,7 @@ const std::vector<NamedTarget>& AllTargets() {
       {"probe", ProbeFile},       {"history", HistoryFileText},
       {"speeds", SpeedsFile},     {"speedstore", SpeedStoreText},
       {"items", ItemListText},    {"result", ResultFileText},
-      {"token", TokenFileText},
+      {"token", TokenFileText},   {"file", BoundedFileText},
   };
   return targets;
 }

@@ -76,6 +76,12 @@ void ResultFileText(std::string_view text);
 // bounded.
 void TokenFileText(std::string_view text);
 
+// The bounded reader of a file a user names (fileio::ReadBoundedFile): the
+// text as a regular file (in memory), read under bounds below, at and above
+// its size and one the text's first byte picks; a read within the bound is
+// the text exactly, one past it an Invalid naming the file and the bound.
+void BoundedFileText(std::string_view text);
+
 // Every target above, by name.
 const std::vector<NamedTarget>& AllTargets();
 

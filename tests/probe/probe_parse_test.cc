@@ -101,6 +101,12 @@ TEST(ProbeParse, NumbersListsAndMeminfo) {
   EXPECT_FALSE(ParseMemTotalKb("MemTotal: 948304\n").ok());
   EXPECT_FALSE(ParseMemTotalKb("MemTotal: 0 kB\n").ok());
   EXPECT_FALSE(ParseMemTotalKb("MemTotal: 99999999999999999999999 kB\n").ok());
+  // Regression (issue 61): 2^54 + 1 kB parsed, and the memory gauge, in
+  // bytes, wrapped to 1024. Past 1 PiB a MemTotal is garbled.
+  EXPECT_EQ(*ParseMemTotalKb("MemTotal: 1099511627776 kB\n"), kMaxMemTotalKb);
+  EXPECT_EQ(ParseMemTotalKb("MemTotal: 18014398509481985 kB\n").status().message(),
+            "MemTotal: expected a number of kB in [1, 1099511627776] (1 PiB), got "
+            "'18014398509481985 kB'");
   EXPECT_EQ(*ParseCpuListCount("0-3\n"), 4u);
   EXPECT_EQ(*ParseCpuListCount("0,2-5"), 5u);
   for (const char* bad : {"", "3-0", "0-", "a", "0-70000", "0,,1"}) {

@@ -4,6 +4,7 @@
 #include "worker/token_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -53,17 +54,25 @@ TEST_F(TokenFileOnDiskTest, AMissingFileIsNamed) {
   const std::string path = (dir_ / "absent").string();
   const auto token = ReadTokenFile(path);
   EXPECT_EQ(token.status().code(), StatusCode::kUnavailable);
-  EXPECT_EQ(token.status().message(),
-            "the token file " + path + " cannot be read: No such file or directory");
+  EXPECT_EQ(token.status().message(), "the token file " + path + ": no such file");
 }
 
 TEST_F(TokenFileOnDiskTest, ALargeFileIsRefusedWithoutReadingItWhole) {
   const std::string path = Write("large", std::string(kMaxTokenFileBytes + 1, 'a'));
   const auto token = ReadTokenFile(path);
   EXPECT_EQ(token.status().code(), StatusCode::kInvalid);
-  EXPECT_EQ(token.status().message(), "the token file " + path + " is larger than 4096 bytes");
+  EXPECT_EQ(token.status().message(), "the token file " + path + ": larger than 4096 bytes");
   EXPECT_EQ(ReadTokenFile(Write("fits", std::string(kMaxTokenFileBytes, 'a'))).value().size(),
             kMaxTokenFileBytes);
+}
+
+// A FIFO in the token file's place blocked the worker's start for good.
+TEST_F(TokenFileOnDiskTest, AFifoIsRefusedAtOnceNamingIt) {
+  const std::string path = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const auto token = ReadTokenFile(path);
+  EXPECT_EQ(token.status().code(), StatusCode::kInvalid);
+  EXPECT_EQ(token.status().message(), "the token file " + path + ": a FIFO, not a regular file");
 }
 
 TEST_F(TokenFileOnDiskTest, AFileOfSomethingElseIsNamedWithWhatItHolds) {

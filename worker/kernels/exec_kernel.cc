@@ -18,7 +18,9 @@
 // exit code (128 + signal when killed, 127 when it could not start) and the end of its output. A
 // range of several items that failed is not retried whole but halved at once until the items
 // that fail alone are found (Narrow), so that one bad item among thousands counts as one failed
-// item, as one index of a Job would. A run whose result file names its failed items
+// item, as one index of a Job would. A command that has failed every run on this worker, 128 of
+// them, is taken to fail for every item: from then on, for the whole job, nothing it fails is run
+// again (run_budget.h). A run whose result file names its failed items
 // (failedItems, user_result.h) settles the rest: only those items run again, alone. The child
 // starts with no signal blocked and SIGTERM, SIGINT, SIGPIPE and the like at their defaults,
 // whatever the worker does with them.
@@ -62,6 +64,7 @@
 #include "worker/kernels/command_group.h"
 #include "worker/kernels/factories.h"
 #include "worker/kernels/output_tail.h"
+#include "worker/kernels/run_budget.h"
 
 extern char** environ;
 
@@ -407,9 +410,10 @@ class ExecKernel : public Kernel {
   }
 
  private:
-  // The runs a failed range may spend finding the items that fail alone; a
-  // command that fails for every item stops there. One failing item among
-  // 2^30 takes 2 runs a halving and its own attempts: about 63.
+  // The runs a failed range may spend finding the items that fail alone, per
+  // step. One failing item among 2^30 takes 2 runs a halving and its own
+  // attempts: about 63. A command that fails for every item is bounded for
+  // the whole job by run_budget_ instead.
   static constexpr int kMaxNarrowingRuns = 128;
 
   // The failure of `result` when its command exited non-zero and said
@@ -436,7 +440,7 @@ class ExecKernel : public Kernel {
     for (const balance::Range half :
          {balance::Range{items.begin, middle}, balance::Range{middle, items.end}}) {
       const uint32_t retries = half.size() == 1 ? spec_.exec.retries : 0;
-      if (*budget < static_cast<int>(retries) + 1) {
+      if (*budget < static_cast<int>(retries) + 1 || !run_budget_.MayRepeat(retries + 1)) {
         BALLAST_RETURN_IF_ERROR(total.Merge(
             Result::ExecFailed(half, failed.exit_code, failed.attempts, "", failed.output)));
         continue;
@@ -471,6 +475,7 @@ class ExecKernel : public Kernel {
     std::string error;   // what the last attempt's result file said of its one item
     uint32_t attempts = 0;
     while (attempts <= retries) {
+      if (attempts > 0 && !run_budget_.MayRepeat()) break;  // it fails for every item
       ++attempts;
       files->ClearResult();
       std::tie(code, output) = RunOnce(env);
@@ -479,6 +484,7 @@ class ExecKernel : public Kernel {
             fmt::format("stopped: the command for items {} was ended", items.ToString()));
       }
       auto back = files->TakeResult(spec_.exec.result, items, code);
+      run_budget_.Note(code == 0 || (back.ok() && !back->failed.empty()));
       // A run that names its failed items settles the others, whatever it
       // exited with (a tool that failed for some items often exits 1).
       if (back.ok() && !back->failed.empty()) {
@@ -566,6 +572,10 @@ class ExecKernel : public Kernel {
   }
 
   WorkloadSpec spec_;
+  // The failed runs the job's steps on this worker may still repeat
+  // (run_budget.h): a command that fails for every item stops being retried
+  // and narrowed once it has failed that many runs.
+  mutable RunBudget run_budget_;
 };
 
 // Waits until no command runs, at most `patience`. Returns true when none
@@ -597,6 +607,13 @@ size_t RemoveStaleRunDirs(const std::string& parent) {
     if (parsed != std::errc() || end == rest.data() || *end != '-' || pid <= 0) continue;
     // A worker still running keeps its own; one gone left these behind.
     if (kill(pid, 0) == 0 || errno != ESRCH) continue;
+    // Only a directory of this user's own, not a symbolic link: /tmp is
+    // shared, and another user's tree (or a link to one) named so is theirs.
+    struct stat info {};
+    if (lstat(entry.path().c_str(), &info) != 0 || !S_ISDIR(info.st_mode) ||
+        info.st_uid != geteuid()) {
+      continue;
+    }
     std::error_code ignored;
     if (std::filesystem::remove_all(entry.path(), ignored) > 0) ++removed;
   }

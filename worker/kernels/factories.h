@@ -18,8 +18,10 @@ std::unique_ptr<Kernel> MakeMatmulKernel(const workload::WorkloadSpec& spec);
 std::unique_ptr<Kernel> MakeExecKernel(const workload::WorkloadSpec& spec);
 
 // Removes the run directories (TMPDIR/ballast-run-<pid>-*) in `parent` of
-// workers that are gone (killed before they removed them); MakeExecKernel
-// calls it. Returns how many it removed.
+// workers that are gone (killed before they removed them): only directories
+// this user owns, never a symbolic link (nor anything one leads to), so a
+// shared /tmp's trees of other users stay. MakeExecKernel calls it. Returns
+// how many it removed.
 size_t RemoveStaleRunDirs(const std::string& parent);
 
 // Ok when `items` lies within the job's [0, spec.items); Invalid otherwise.

@@ -60,8 +60,10 @@ uint16_t ProbeMetrics::port() const { return MetricsPort(impl_->exposer_.get());
 
 void ProbeMetrics::Update(const ProbeReport& report) {
   const probe::Facts& f = report.facts;
-  const auto known = [](uint64_t v) -> std::optional<double> {
-    return v == 0 ? std::nullopt : std::optional<double>(static_cast<double>(v));
+  // `v` units of `unit` each, in a double: a product in 64 bits would wrap
+  // on a garbled figure (MemTotal 2^54 + 1 kB read 1024 bytes).
+  const auto known = [](uint64_t v, double unit = 1) -> std::optional<double> {
+    return v == 0 ? std::nullopt : std::optional<double>(static_cast<double>(v) * unit);
   };
   const auto bit = [&](bool (probe::Throttled::*get)() const) -> std::optional<double> {
     if (!f.throttled) return std::nullopt;
@@ -97,8 +99,8 @@ void ProbeMetrics::Update(const ProbeReport& report) {
         "The SoC's temperature from its thermal zone, degrees Celsius", f.soc_temp_c);
   m.Set("ballast_node_cpu_cores", "CPUs of the node", known(f.cpu_cores));
   m.Set("ballast_node_cpu_max_hertz", "The highest maximum frequency of the node's CPUs",
-        known(f.cpu_max_khz * 1000));
-  m.Set("ballast_node_memory_bytes", "MemTotal of the node", known(f.mem_total_kb * 1024));
+        known(f.cpu_max_khz, 1000));
+  m.Set("ballast_node_memory_bytes", "MemTotal of the node", known(f.mem_total_kb, 1024));
   m.Set("ballast_node_boot_disk_bytes", "Size of the node's boot disk (the SD card on a Pi)",
         known(f.boot_disk_bytes));
   m.Set("ballast_node_page_size_bytes", "The kernel's page size", known(f.page_size));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 
 namespace ballast {
@@ -84,6 +85,33 @@ TEST(BoundedJson, ANumberThatUnderflowsToZeroIsRefusedNamingItsKey) {
   auto fine = ParseBoundedJson("[0, 0.0, -0.0, 0e-999, 0.000E+5, 1e-300, 4.9e-324]", "body");
   ASSERT_TRUE(fine.ok()) << fine.status().message();
   EXPECT_EQ(fine->size(), 7u);
+}
+
+// Regression (issue 61): a whole number past 64 bits was read as a double,
+// rounded: a result file's `max` of 18446744073709551616 + 1 became
+// 1.8446744073709552e+19, a `list` entry written back as that.
+TEST(BoundedJson, AWholeNumberPast64BitsIsRefusedNotRounded) {
+  auto max = ParseBoundedJson(R"({"largest": 18446744073709551617})", "result");
+  ASSERT_FALSE(max.ok());
+  EXPECT_EQ(max.status().message(),
+            "result: the whole number 18446744073709551617 (in \"largest\") is past 64 bits "
+            "(-2^63 to 2^64 - 1), which would round it");
+  for (const char* text : {"[18446744073709551616]", "[-9223372036854775809]",
+                           "[123456789012345678901234567890123456789012345678901234567890]"}) {
+    auto parsed = ParseBoundedJson(text, "body");
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_NE(parsed.status().message().find("is past 64 bits"), std::string::npos)
+        << parsed.status().message();
+    EXPECT_LE(parsed.status().message().size(), 160u) << parsed.status().message();
+  }
+  // The edges of 64 bits are whole numbers still; with a point or an
+  // exponent a number is a double by its writer's choice.
+  auto fine = ParseBoundedJson(
+      "[18446744073709551615, -9223372036854775808, 18446744073709551616.0, 1.8e19, 2e300]",
+      "body");
+  ASSERT_TRUE(fine.ok()) << fine.status().message();
+  EXPECT_EQ((*fine)[0].get<uint64_t>(), 18446744073709551615u);
+  EXPECT_EQ((*fine)[1].get<int64_t>(), INT64_MIN);
 }
 
 }  // namespace

@@ -73,5 +73,26 @@ TEST(Utf8Test, DumpJsonOfLatin1NeverThrowsAndParsesBack) {
             nlohmann::json(ToValidUtf8("ACME board \xe9")).dump());
 }
 
+// Regression (issue 61): a command's error or output with escape sequences
+// reached the terminal, Events and conditions raw: "\x1b[2J\x1b[H" cleared
+// the screen and a forged result line came up at its top.
+TEST(Utf8Test, EscapeControlsWritesOutEveryControlButLineFeedAndTab) {
+  EXPECT_EQ(EscapeControls("\x1b[2J\x1b[Hresult: 0 primes"), "\\x1b[2J\\x1b[Hresult: 0 primes");
+  EXPECT_EQ(EscapeControls("done\rresult: forged"), "done\\x0dresult: forged");
+  EXPECT_EQ(EscapeControls(std::string("a\0b\x7f\x07", 5)), "a\\x00b\\x7f\\x07");
+  EXPECT_EQ(EscapeControls("line one\n\tline two"), "line one\n\tline two");
+  // C1 controls (U+0080 to U+009F; CSI is U+009B) as characters; U+00A0 is not one.
+  EXPECT_EQ(EscapeControls("\xc2\x9b"
+                           "2J \xc2\x85 \xc2\xa0"),
+            "\\u009b2J \\u0085 \xc2\xa0");
+  // Invalid UTF-8 first becomes U+FFFD, so a lone 0x9b byte is no control.
+  EXPECT_EQ(EscapeControls("\x9b"
+                           "2J"),
+            kFffd + "2J");
+  EXPECT_EQ(EscapeControls("caf\xc3\xa9 \xe2\x9c\x93"), "caf\xc3\xa9 \xe2\x9c\x93");
+  const std::string once = EscapeControls("\x1b]0;title\x07\xc2\x9b");
+  EXPECT_EQ(EscapeControls(once), once) << "escaping twice changes nothing more";
+}
+
 }  // namespace
 }  // namespace ballast

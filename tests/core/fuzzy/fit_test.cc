@@ -345,6 +345,33 @@ TEST(ParseSpeeds, SpeedsThatAreNoPhysicalRatioAreRefusedWithTheLine) {
   ASSERT_TRUE(bound.ok()) << bound.status().ToString();
 }
 
+// `count` two-node jobs in a chain, each measuring its second node at twice
+// its first, as `kubectl get weightedjobs -o yaml` lists them.
+std::string ChainOfJobs(int count) {
+  std::string text = "kind: List\nitems:\n";
+  for (int i = 0; i < count; ++i) {
+    text += "  - {kind: WeightedJob, status: {nodes: [{name: n" + std::to_string(100 + i) +
+            ", measuredSpeed: 1}, {name: n" + std::to_string(101 + i) + ", measuredSpeed: 2}]}}\n";
+  }
+  return text;
+}
+
+// Regression (issue 61): 200 fixed rounds of alternating means did not
+// converge on a chain of jobs: 19 jobs each measuring 2x gave the ends a
+// ratio of 34,447 for 2^19 = 524,288. The fit is now the exact least
+// squares, and the 10^6 bound is judged on it: 20 such jobs (2^20) are refused.
+TEST(ParseSpeeds, AChainOfJobsKeepsItsExactRatioAndTheBoundIsJudgedOnIt) {
+  auto speeds = ParseSpeeds(ChainOfJobs(19), "jobs.yaml");
+  ASSERT_TRUE(speeds.ok()) << speeds.status().ToString();
+  EXPECT_NEAR(speeds->at("n119") / speeds->at("n100") / 524288.0, 1.0, 1e-12);
+  auto past = ParseSpeeds(ChainOfJobs(20), "jobs.yaml");
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("the jobs' speeds put node n120 at 1.05e+06 times node "
+                                         "n100"),
+            std::string::npos)
+      << past.status().message();
+}
+
 TEST(ParseSpeeds, JobsWithoutMeasuredSpeedsAreRefusedSayingWhy) {
   auto speeds = ParseSpeeds("kind: List\nitems: []\n", "jobs.yaml");
   ASSERT_FALSE(speeds.ok());

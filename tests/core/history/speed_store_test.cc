@@ -55,6 +55,54 @@ TEST(SpeedStoreTest, LookupAnswersTheAskedNodesOfTheKind) {
   EXPECT_DOUBLE_EQ(known[0].age_seconds, 40);
 }
 
+// Regression (issue 61): samples dated in the future (recorded by a clock
+// set wrong: a Raspberry Pi has no real-time clock) stayed the newest of
+// their node for good. Every real sample was trimmed before them, and the
+// node's history read 0 s old forever.
+constexpr double kNow = 1'800'000'000;
+constexpr double kYear2100 = 4'102'444'800;
+
+SpeedStore StoreWithFutureSamples() {
+  SpeedStore store;
+  store.nodes["pi5-a"]["primes"] = {{1.5, kNow - 100}, {9, kYear2100}, {8, kYear2100 + 1}};
+  store.nodes["pi3b-a"]["primes"] = {{0.5, kNow - 100}, {0.6, kNow + 60}};  // within the slack
+  store.nodes["pi3b-a"]["matmul"] = {{3, kYear2100}};
+  return store;
+}
+
+TEST(SpeedStoreTest, SamplesDatedInTheFutureAreDroppedAndNamed) {
+  SpeedStore store = StoreWithFutureSamples();
+  const DroppedSamples dropped = DropFutureSamples(store, kNow);
+  EXPECT_EQ(dropped.count, 3u);
+  EXPECT_EQ(dropped.latest, kYear2100 + 1);
+  EXPECT_EQ(DescribeDropped(dropped),
+            "dropped 3 samples dated more than 3600 s after now (the latest 4102444801; recorded "
+            "by a clock set wrong?): pi3b-a matmul 1, pi5-a primes 2");
+  EXPECT_EQ(store.nodes["pi5-a"]["primes"], (std::vector<SpeedSample>{{1.5, kNow - 100}}));
+  // A sample within the slack of a clock a minute ahead is kept, dated now.
+  EXPECT_EQ(store.nodes["pi3b-a"]["primes"],
+            (std::vector<SpeedSample>{{0.5, kNow - 100}, {0.6, kNow}}));
+  EXPECT_FALSE(store.nodes["pi3b-a"].contains("matmul")) << "an entry left empty goes";
+  EXPECT_EQ(DropFutureSamples(store, kNow).count, 0u);
+  EXPECT_EQ(DescribeDropped({}), "");
+}
+
+TEST(SpeedStoreTest, SamplesDatedInTheFutureNoLongerPinTheNewestKept) {
+  SpeedStore store = StoreWithFutureSamples();
+  StoreLimits limits;
+  limits.samples_per_node = 2;
+  for (int job = 1; job <= 3; ++job) {
+    ASSERT_TRUE(RecordJob(store, "primes", {{"pi5-a", 2}, {"pi3b-a", 1}}, kNow + job, limits));
+  }
+  // The jobs just recorded are kept, the newest last; not the ones of 2100.
+  EXPECT_EQ(store.nodes["pi5-a"]["primes"],
+            (std::vector<SpeedSample>{{4.0 / 3, kNow + 2}, {4.0 / 3, kNow + 3}}));
+  const auto known = LookupHistory(StoreWithFutureSamples(), "primes", {"pi5-a"}, kNow);
+  ASSERT_EQ(known.size(), 1u);
+  EXPECT_DOUBLE_EQ(known[0].speed, 1.5) << "the samples of 2100 are not the node's speed";
+  EXPECT_DOUBLE_EQ(known[0].age_seconds, 100);
+}
+
 TEST(SpeedStoreTest, TextRoundTrips) {
   SpeedStore store;
   RecordJob(store, "primes", {{"pi5-0", 3}, {"pi4b-0", 1}}, 1763900000, {});

@@ -90,6 +90,13 @@ TEST(UserResultTest, ANumberMinOrMaxCannotKeepExactlyIsRefusedNamingTheField) {
        "read it as 0"},
       {R"({"errors": [{"tiny": -0.5e-330}]})", "the number -0.5e-330 (in \"tiny\") is too small"},
       {R"({"errors": [1, 1e-9999]})", "the number 1e-9999 (in \"errors\") is too small"},
+      // Regression (issue 61): past 64 bits a whole number was a rounded
+      // double, kept (1.8446744073709552e+19) instead of refused.
+      {R"({"largest": 18446744073709551616})",
+       "result file: the whole number 18446744073709551616 (in \"largest\") is past 64 bits"},
+      {R"({"smallest": -18446744073709551616})", "the whole number -18446744073709551616"},
+      {R"({"errors": [18446744073709551617]})",
+       "the whole number 18446744073709551617 (in \"errors\") is past 64 bits"},
   };
   for (const auto& [text, expected] : refused) {
     auto back = ReadResultFile(text, Spec(), {0, 10}, "result file");

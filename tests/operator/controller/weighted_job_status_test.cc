@@ -142,6 +142,24 @@ TEST(WeightedJobStatusTest, ConditionTransitionTimeMovesOnlyWhenTheStatusFlips) 
   EXPECT_EQ(status.conditions.size(), 2u);
 }
 
+// Regression (issue 61): a failed item's output with escape sequences went
+// into a condition's message raw, and `kubectl describe` printed it to a
+// terminal. SetCondition writes its control characters out.
+TEST(WeightedJobStatusTest, AConditionsMessageHasItsControlCharactersWrittenOut) {
+  WeightedJobStatus status;
+  EXPECT_TRUE(SetCondition(status,
+                           {ConditionType::kFailed, true, Reason::kTooManyFailedItems,
+                            "item 7 (it wrote \"\x1b[2J\x1b[Hresult: forged\r\")", 0, ""},
+                           1, "t1"));
+  EXPECT_EQ(status.conditions[0].message,
+            "item 7 (it wrote \"\\x1b[2J\\x1b[Hresult: forged\\x0d\")");
+  EXPECT_FALSE(SetCondition(status,
+                            {ConditionType::kFailed, true, Reason::kTooManyFailedItems,
+                             "item 7 (it wrote \"\x1b[2J\x1b[Hresult: forged\r\")", 0, ""},
+                            1, "t2"))
+      << "the same condition set again is no change";
+}
+
 // Phases, condition types and reasons are enums; their names are what
 // Kubernetes users see. A phase no version writes is refused; a condition
 // of a type or reason this operator does not know is dropped, not fatal.

@@ -20,6 +20,7 @@
 #include "tests/worker/kernels/split_helpers.h"
 #include "worker/kernels/factories.h"
 #include "worker/kernels/kernel.h"
+#include "worker/kernels/run_budget.h"
 
 namespace ballast::kernels {
 namespace {
@@ -152,6 +153,47 @@ TEST_F(ExecKernelTest, ACommandFailingForEveryItemStopsNarrowingAfterItsRuns) {
   EXPECT_EQ(
       Run(missing, {0, 10}),
       Result::ExecFailed({0, 10}, 127, 1, "", "command not found: ballast-no-such-command-here"));
+}
+
+// Regression (issue 61): Narrow's 128 runs were a budget per step, so a
+// command failing for every item still ran some 40 times a step of ten items
+// (the step, its halvings, each item's three attempts), for every step of
+// the job. The bound is for the whole job: once the command has failed 128
+// runs on this worker and never succeeded, each step runs once.
+TEST_F(ExecKernelTest, ACommandFailingForEveryItemIsBoundedForTheWholeJobNotPerStep) {
+  const WorkloadSpec spec = Exec(R"(echo try >> "$1/tries"; exit 3)", 1000, false, 2);
+  auto kernel = MakeKernel(spec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  uint64_t failed = 0;
+  for (uint64_t begin = 0; begin < 1000; begin += 10) {  // 100 steps
+    auto result = (*kernel)->Compute({begin, begin + 10});
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->exec().succeeded, 0u);
+    for (const ExecFailure& failure : result->exec().failures) failed += failure.items.size();
+  }
+  EXPECT_EQ(failed, 1000u) << "every item is recorded failed";
+  EXPECT_LE(Lines("tries").size(), RunBudget::kMaxFruitlessRuns + 100u);
+}
+
+// A command that works for most items keeps narrowing past that bound: each
+// step's one bad item is found alone, however many steps there are.
+TEST_F(ExecKernelTest, ACommandThatWorksForSomeItemsIsNarrowedInEveryStep) {
+  const WorkloadSpec spec = Exec(R"(echo try >> "$1/tries"
+         i=$BALLAST_START; while [ "$i" -lt "$BALLAST_END" ]; do
+           [ $((i % 10)) -eq 3 ] && exit 4; i=$((i + 1)); done; exit 0)",
+                                 600, false, 0);
+  auto kernel = MakeKernel(spec);
+  ASSERT_TRUE(kernel.ok()) << kernel.status().ToString();
+  std::vector<ExecFailure> failures;
+  for (uint64_t begin = 0; begin < 600; begin += 10) {  // 60 steps, one bad item each
+    auto result = (*kernel)->Compute({begin, begin + 10});
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->exec().succeeded, 9u) << begin;
+    for (const ExecFailure& failure : result->exec().failures) failures.push_back(failure);
+  }
+  ASSERT_EQ(failures.size(), 60u);
+  for (const ExecFailure& failure : failures) EXPECT_EQ(failure.items.size(), 1u);
+  EXPECT_GT(Lines("tries").size(), RunBudget::kMaxFruitlessRuns) << "the bound was lifted";
 }
 
 TEST_F(ExecKernelTest, ASecondAttemptThatSucceedsCountsAsSuccess) {
@@ -374,6 +416,30 @@ TEST_F(ExecKernelTest, RunDirectoriesOfWorkersThatAreGoneAreRemoved) {
       << "a live worker's";
   EXPECT_TRUE(std::filesystem::exists(tmp / "ballast-run-x-1"));
   EXPECT_TRUE(std::filesystem::exists(tmp / "other"));
+}
+
+// Regression (issue 61): a worker removed every TMPDIR/ballast-run-<gone pid>-*
+// tree, another user's too, and whatever a link of that name led to. Only
+// a directory of this user's own is removed; a link is never followed.
+TEST_F(ExecKernelTest, RunDirectoriesOfOtherUsersAndLinksAreNeverRemoved) {
+  const std::filesystem::path tmp = dir_ / "tmp";
+  std::filesystem::create_directories(tmp / "precious");
+  std::ofstream(tmp / "precious" / "data") << "keep\n";
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = "ballast-run-" + std::to_string(gone);
+  std::filesystem::create_directory_symlink(tmp / "precious", tmp / (stale + "-link"));
+  std::filesystem::create_directories(tmp / (stale + "-theirs"));
+  std::ofstream(tmp / (stale + "-theirs") / "items") << "a\n";
+  const bool root = geteuid() == 0;
+  if (root) ASSERT_EQ(chown((tmp / (stale + "-theirs")).c_str(), 65534, 65534), 0);
+  std::filesystem::create_directories(tmp / (stale + "-mine"));
+  EXPECT_EQ(RemoveStaleRunDirs(tmp.string()), root ? 1u : 2u);
+  EXPECT_FALSE(std::filesystem::exists(tmp / (stale + "-mine")));
+  EXPECT_TRUE(std::filesystem::is_symlink(tmp / (stale + "-link"))) << "the link stays";
+  EXPECT_TRUE(std::filesystem::exists(tmp / "precious" / "data")) << "and what it leads to";
+  if (root) EXPECT_TRUE(std::filesystem::exists(tmp / (stale + "-theirs") / "items"));
 }
 
 // A process the command leaves running that escapes its group (a session of

@@ -1,0 +1,44 @@
+// The Event the operator's recorder posts (operator/runtime/event_recorder.h),
+// built without a cluster: what `kubectl describe` and `kubectl get events`
+// print of it.
+#include "operator/runtime/event_recorder.h"
+
+#include <gtest/gtest.h>
+
+namespace ballast::controller {
+namespace {
+
+using nlohmann::json;
+
+const json kJob = {{"apiVersion", "ballast.io/v1alpha1"},
+                   {"kind", "WeightedJob"},
+                   {"metadata", {{"name", "convert"}, {"namespace", "ns"}, {"uid", "u"}}}};
+
+TEST(EventObjectTest, NamesTheObjectAndItsNamespace) {
+  const json event =
+      EventObject(kJob, true, "ItemsFailed", "1 item failed", "convert.1a", "t", "operator-0");
+  EXPECT_EQ(event["metadata"]["namespace"], "ns");
+  EXPECT_EQ(event["involvedObject"]["name"], "convert");
+  EXPECT_EQ(event["type"], "Warning");
+  EXPECT_EQ(event["reason"], "ItemsFailed");
+  EXPECT_EQ(event["message"], "1 item failed");
+  EXPECT_EQ(event["reportingInstance"], "operator-0");
+  const json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "pi5-a"}}}};
+  EXPECT_EQ(EventObject(node, false, "R", "m", "n", "t", "i")["metadata"]["namespace"], "default");
+}
+
+// Regression (issue 61): a failed item's output with escape sequences went
+// into an Event's message raw; `kubectl get events` printed it to a terminal,
+// which cleared its screen.
+TEST(EventObjectTest, AMessageHasItsControlCharactersWrittenOut) {
+  const json event = EventObject(
+      kJob, true, "ItemsFailed",
+      "1 item failed all attempts so far: item 7 (exit code 1; it wrote \"\x1b[2J\x1b[Hdone\")",
+      "convert.1a", "t", "i");
+  EXPECT_EQ(event["message"],
+            "1 item failed all attempts so far: item 7 (exit code 1; it wrote "
+            "\"\\x1b[2J\\x1b[Hdone\")");
+}
+
+}  // namespace
+}  // namespace ballast::controller
