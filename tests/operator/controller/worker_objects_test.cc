@@ -133,6 +133,14 @@ TEST(BuildWorkerPod, UsesTheOperatorsImageWhenTheJobNamesNone) {
   EXPECT_FALSE(pod["spec"].contains("tolerations"));
 }
 
+// Regression (issue 58): the default was the bare name ballast-worker:VERSION,
+// which a node without the image pulls from Docker Hub, where there is none.
+TEST(BuildWorkerPod, DefaultImageIsThePublishedOneWithItsRegistry) {
+  const json pod = WorkerPodOf(Job(), "pi5-0", WorkerPodSettings{});
+  EXPECT_EQ(pod["spec"]["containers"][0]["image"],
+            "ghcr.io/ballast-io/ballast-worker:" + std::string(kVersion));
+}
+
 TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
   struct Case {
     const char* name;
