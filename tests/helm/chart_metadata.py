@@ -102,7 +102,7 @@ def image_name(registry, name):
     """NAME under REGISTRY, as the chart's "ballast.imageName" composes it:
     as is when its first path component names a registry (a dot, a port,
     localhost) or REGISTRY is empty."""
-    registry = (registry or "").rstrip("/")
+    registry = registry or ""
     first, slash, _ = name.partition("/")
     if (slash and ("." in first or ":" in first or first == "localhost")) or not registry:
         return name

@@ -71,7 +71,7 @@ An empty imageRegistry leaves every name as it is.
 */}}
 {{- define "ballast.imageName" -}}
 {{- $name := .name }}
-{{- $registry := .root.Values.imageRegistry | default "" | trimSuffix "/" }}
+{{- $registry := .root.Values.imageRegistry | default "" }}
 {{- $first := index (splitList "/" $name) 0 }}
 {{- $qualified := and (contains "/" $name) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) }}
 {{- if or $qualified (not $registry) }}
