@@ -163,7 +163,7 @@ TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
     // The bundle's and /tmp's beside the token's.
     EXPECT_EQ(spec["volumes"].size(), c.in_user_image ? 3u : 1u);
     EXPECT_EQ(spec["containers"][0]["image"],
-              c.in_user_image ? "busybox:1" : "ballast-worker:0.1.0");
+              c.in_user_image ? "busybox:1" : std::string(kDefaultWorkerImage));
     // The worker image's entrypoint is ballast-worker; only the user's image
     // needs a command.
     EXPECT_EQ(spec["containers"][0].contains("command"), c.in_user_image);
