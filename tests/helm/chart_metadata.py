@@ -6,9 +6,11 @@ to the chart and the repository.
 
 Checks that Chart.yaml names the project's home and sources and the license
 of the LICENSE file (artifacthub.io/license); that every annotation is a
-string, as Helm requires; that artifacthub.io/images lists the images the
-chart's values name (image.repository, worker.image.repository, by their
-last path component), each tagged with the chart's appVersion; that
+string, as Helm requires; that artifacthub.io/images lists exactly the
+images the chart runs with its default values (imageRegistry composed with
+image.repository and worker.image.repository as templates/_helpers.tpl
+composes them, each listed by its last path component), each tagged with
+the chart's appVersion; that
 artifacthub.io/crds lists exactly the CRDs of helm/ballast/crds/ (kind,
 storage version, name), each with a displayName and a description; and that
 each of artifacthub.io/crdsExamples is of a listed CRD and equals the
@@ -96,6 +98,17 @@ def check(chart, values, crds, examples, spdx):
     return errors
 
 
+def image_name(registry, name):
+    """NAME under REGISTRY, as the chart's "ballast.imageName" composes it:
+    as is when its first path component names a registry (a dot, a port,
+    localhost) or REGISTRY is empty."""
+    registry = registry or ""
+    first, slash, _ = name.partition("/")
+    if (slash and ("." in first or ":" in first or first == "localhost")) or not registry:
+        return name
+    return f"{registry}/{name}"
+
+
 def check_images(chart, values):
     errors = []
     try:
@@ -110,11 +123,17 @@ def check_images(chart, values):
             errors.append(f"artifacthub.io/images: {reference} is not tagged with appVersion {app_version}")
         if repository.rsplit("/", 1)[-1] != entry.get("name"):
             errors.append(f"artifacthub.io/images: {reference} is listed as '{entry.get('name')}'")
-    listed = {entry.get("name") for entry in images}
+    listed = {entry.get("name"): entry.get("image") for entry in images}
+    registry = values.get("imageRegistry", "")
     for key, repository in (("image.repository", values["image"]["repository"]),
                             ("worker.image.repository", values["worker"]["image"]["repository"])):
-        if repository.rsplit("/", 1)[-1] not in listed:
-            errors.append(f"artifacthub.io/images lists no {repository} ({key} in values.yaml)")
+        runs = f"{image_name(registry, repository)}:{app_version}"
+        name = repository.rsplit("/", 1)[-1]
+        if name not in listed:
+            errors.append(f"artifacthub.io/images lists no {name} ({key} in values.yaml)")
+        elif listed[name] != runs:
+            errors.append(f"artifacthub.io/images lists {listed[name]}, but the chart runs {runs} "
+                          f"(imageRegistry '{registry}' and {key} '{repository}' in values.yaml)")
     return errors
 
 
@@ -163,6 +182,13 @@ def self_test(chart, values, crds, examples, spdx):
         change(bad)
         return check(bad, values, crds, examples, spdx)
 
+    def broken_values(change):
+        def check_values(_):
+            bad = copy.deepcopy(values)
+            change(bad)
+            return check(chart, bad, crds, examples, spdx)
+        return check_values
+
     def set_annotation(key, parse_and_change):
         def change(bad):
             parsed = yaml.safe_load(bad["annotations"][key])
@@ -172,6 +198,9 @@ def self_test(chart, values, crds, examples, spdx):
 
     def retag(images):
         images[0]["image"] = images[0]["image"].rsplit(":", 1)[0] + ":0.0.9"
+
+    def move(images):
+        images[0]["image"] = "docker.io/library/" + images[0]["image"].rsplit("/", 1)[-1]
 
     def drift_example(examples_listed):
         examples_listed[0]["spec"]["policy"] = "equal"
@@ -183,15 +212,26 @@ def self_test(chart, values, crds, examples, spdx):
         "an unquoted boolean": lambda bad: bad["annotations"].update({"artifacthub.io/operator": True}),
         "an image of another tag": set_annotation("artifacthub.io/images", retag),
         "an image left out": set_annotation("artifacthub.io/images", lambda images: images.pop()),
+        "an image of another registry": set_annotation("artifacthub.io/images", move),
         "a CRD left out": set_annotation("artifacthub.io/crds", lambda listed: listed.pop()),
         "a CRD of another version": set_annotation(
             "artifacthub.io/crds", lambda listed: listed[0].update({"version": "v1"})),
         "an example that drifted": set_annotation("artifacthub.io/crdsExamples", drift_example),
     }
+    values_cases = {
+        "bare image names (issue 58)": lambda bad: bad.update({"imageRegistry": ""}),
+        "another registry": lambda bad: bad.update({"imageRegistry": "registry.lan:5000/ballast-io"}),
+        "a worker repository with a registry": lambda bad: bad["worker"]["image"].update(
+            {"repository": "quay.io/ballast-io/ballast-worker"}),
+    }
     for what, change in cases.items():
         if not broken(change):
             fail(f"the check passes a Chart.yaml with {what}")
-    print(f"ok: the check fails a Chart.yaml broken in each of {len(cases)} ways")
+    for what, change in values_cases.items():
+        if not broken_values(change)(None):
+            fail(f"the check passes values.yaml with {what} against Chart.yaml's images")
+    print(f"ok: the check fails a Chart.yaml broken in each of {len(cases)} ways, "
+          f"and values.yaml changed in each of {len(values_cases)} ways")
 
 
 def main():
@@ -213,7 +253,8 @@ def main():
         sys.exit(1)
     print(f"ok: Chart.yaml names home {chart['home']}, license {spdx} (LICENSE), "
           f"{len(chart['sources'])} source(s)")
-    print(f"ok: artifacthub.io/images tagged {chart['appVersion']} (appVersion), "
+    print(f"ok: artifacthub.io/images are the images the chart runs ({values['imageRegistry']}, "
+          f"tagged {chart['appVersion']}, appVersion), "
           f"artifacthub.io/crds = the {len(crds)} CRDs of crds/, crdsExamples from examples/")
     self_test(chart, values, crds, examples, spdx)
 

@@ -47,6 +47,10 @@ refused "a bad quantity" "worker.perArchitecture.arm.resources.limits.memory: Do
   --set worker.perArchitecture.arm.resources.limits.memory=lots
 refused "an unknown resource" "worker.perArchitecture.arm.resources.limits: Additional property gpu is not allowed" \
   --set worker.perArchitecture.arm.resources.limits.gpu=1
+refused "a URL for imageRegistry" "imageRegistry: Does not match pattern" \
+  --set imageRegistry=https://ghcr.io/ballast-io
+refused "an image with a tag for imageRegistry" "imageRegistry: Does not match pattern" \
+  --set imageRegistry=ghcr.io/ballast-io/ballast:0.1.0
 refused "a bad pull policy" "image.pullPolicy must be one of the following" --set image.pullPolicy=Sometimes
 refused "a bad interval" "metrics.serviceMonitor.interval: Does not match pattern" \
   --set metrics.serviceMonitor.interval=often

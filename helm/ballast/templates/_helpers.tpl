@@ -61,14 +61,48 @@ app.kubernetes.io/component: operator
 {{- end }}
 {{- end }}
 
+{{/*
+An image name under imageRegistry: (dict "name" NAME "root" $). NAME is used
+as is when it starts with a registry, as a container runtime reads a name: a
+first path component with a dot or a port, or "localhost"
+(registry.lan:5000/ballast, docker.io/me/ballast); otherwise, and for a bare
+name, it goes under imageRegistry (ballast -> ghcr.io/ballast-io/ballast).
+An empty imageRegistry leaves every name as it is.
+*/}}
+{{- define "ballast.imageName" -}}
+{{- $name := .name }}
+{{- $registry := .root.Values.imageRegistry | default "" }}
+{{- $first := index (splitList "/" $name) 0 }}
+{{- $qualified := and (contains "/" $name) (or (contains "." $first) (contains ":" $first) (eq $first "localhost")) }}
+{{- if or $qualified (not $registry) }}
+{{- $name }}
+{{- else }}
+{{- printf "%s/%s" $registry $name }}
+{{- end }}
+{{- end }}
+
 {{/* The ballast image with its tag (the chart's appVersion by default). */}}
 {{- define "ballast.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $name := include "ballast.imageName" (dict "name" .Values.image.repository "root" .) }}
+{{- printf "%s:%s" $name (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
 {{/* The default worker image with its tag. */}}
 {{- define "ballast.workerImage" -}}
-{{- printf "%s:%s" .Values.worker.image.repository (default .Chart.AppVersion .Values.worker.image.tag) }}
+{{- $name := include "ballast.imageName" (dict "name" .Values.worker.image.repository "root" .) }}
+{{- printf "%s:%s" $name (default .Chart.AppVersion .Values.worker.image.tag) }}
+{{- end }}
+
+{{/*
+The worker image of one architecture, (dict "arch" ARCH "root" $):
+worker.perArchitecture.<arch>.image under imageRegistry as above, or ""
+when it is not set (the operator then gives that architecture --worker-image).
+*/}}
+{{- define "ballast.archWorkerImage" -}}
+{{- $settings := get .root.Values.worker.perArchitecture .arch | default dict }}
+{{- with $settings.image }}
+{{- include "ballast.imageName" (dict "name" . "root" $.root) }}
+{{- end }}
 {{- end }}
 
 {{/* The coordinator Service's name. */}}

@@ -115,7 +115,7 @@ TEST(DecideFaultsTest, WorkerPodsTakeTheirArchitecturesImageAndResourcesUnlessTh
   }
   EXPECT_EQ(containers["p-pi3b-worker"]["image"], "worker-armv7:1");
   EXPECT_EQ(containers["p-pi3b-worker"]["resources"]["limits"]["memory"], "256Mi");
-  EXPECT_EQ(containers["p-pi4b-worker"]["image"], "ballast-worker:0.1.0");
+  EXPECT_EQ(containers["p-pi4b-worker"]["image"], std::string(kDefaultWorkerImage));
   EXPECT_FALSE(containers["p-pi4b-worker"].contains("resources"));
 
   World own = ArmWorld();

@@ -133,6 +133,14 @@ TEST(BuildWorkerPod, UsesTheOperatorsImageWhenTheJobNamesNone) {
   EXPECT_FALSE(pod["spec"].contains("tolerations"));
 }
 
+// Regression (issue 58): the default was the bare name ballast-worker:VERSION,
+// which a node without the image pulls from Docker Hub, where there is none.
+TEST(BuildWorkerPod, DefaultImageIsThePublishedOneWithItsRegistry) {
+  const json pod = WorkerPodOf(Job(), "pi5-0", WorkerPodSettings{});
+  EXPECT_EQ(pod["spec"]["containers"][0]["image"],
+            "ghcr.io/ballast-io/ballast-worker:" + std::string(kVersion));
+}
+
 TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
   struct Case {
     const char* name;
@@ -155,7 +163,7 @@ TEST(BuildWorkerPod, OnlyAnExecJobWithAnImageRunsInTheUsersImage) {
     // The bundle's and /tmp's beside the token's.
     EXPECT_EQ(spec["volumes"].size(), c.in_user_image ? 3u : 1u);
     EXPECT_EQ(spec["containers"][0]["image"],
-              c.in_user_image ? "busybox:1" : "ballast-worker:0.1.0");
+              c.in_user_image ? "busybox:1" : std::string(kDefaultWorkerImage));
     // The worker image's entrypoint is ballast-worker; only the user's image
     // needs a command.
     EXPECT_EQ(spec["containers"][0].contains("command"), c.in_user_image);

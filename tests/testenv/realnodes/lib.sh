@@ -43,7 +43,15 @@ wait_phase() { wait_until "pod $1 $2" "$3" phase_is "$1" "$2"; }
 # puts it.
 chart=$source_dir/helm/ballast
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
-helm_args=(--set image.pullPolicy=Never)
+# The images as the bed has them, for every install and upgrade of the chart
+# here: the nodes import scripts/images' archives, named ballast:VERSION and
+# ballast-worker:VERSION, which containerd holds as docker.io/library/...;
+# the chart's default registry is the published one, ghcr.io/ballast-io
+# (issue 58), which no node here has and none may pull (Never), so this is
+# the one value a user importing the archives sets too (docs/getting-started.md).
+bed_registry=docker.io/library
+bed_image_args=(--set "imageRegistry=$bed_registry" --set image.pullPolicy=Never)
+helm_args=("${bed_image_args[@]}")
 if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
   [[ $(kubectl get node "$BALLAST_REALNODES_CONTROL" -o jsonpath='{.metadata.labels.node-role\.kubernetes\.io/control-plane}') == true ]] ||
     fail "$BALLAST_REALNODES_CONTROL should carry node-role.kubernetes.io/control-plane=true, as a k3s server does"
@@ -55,7 +63,7 @@ require_ballast_images() {
   local images image
   images=$(kubectl get nodes -o jsonpath='{.items[*].status.images[*].names}')
   for image in ballast ballast-worker; do
-    [[ $images == *"\"docker.io/library/$image:$version\""* ]] ||
+    [[ $images == *"\"$bed_registry/$image:$version\""* ]] ||
       fail "no node has the image $image:$version (scripts/images --arch amd64, then restart the real nodes)"
   done
 }

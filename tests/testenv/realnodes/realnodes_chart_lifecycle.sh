@@ -128,7 +128,9 @@ helm upgrade "$release" "$chart" -n "$ns" --reuse-values \
 placed=$(kubectl get deployment "$release" -n "$ns" -o jsonpath='{.spec.template.spec.nodeSelector}')
 [[ $placed == *'"kubernetes.io/hostname":"server-0"'* ]] ||
   fail "the upgrade with --set-json operator.nodeSelector left the selector at $placed"
-helm upgrade "$release" "$chart" -n "$ns" --set image.pullPolicy=Never --set operator.replicas=1 \
+# Without --reuse-values every value but these goes: the bed's images stay
+# (bed_image_args, lib.sh), the selector is dropped.
+helm upgrade "$release" "$chart" -n "$ns" "${bed_image_args[@]}" --set operator.replicas=1 \
   --wait --timeout 120s >"$tmp/upgrade" 2>&1 || fail "helm upgrade: $(cat "$tmp/upgrade")"
 grep -q "WARNING: this upgrade dropped operator.nodeSelector $placed" "$tmp/upgrade" ||
   fail "the upgrade that dropped operator.nodeSelector did not say so: $(cat "$tmp/upgrade")"
