@@ -105,7 +105,17 @@ if [[ " ${built[*]} " != *" arm64 "* ]]; then
 fi
 
 # --- the release -------------------------------------------------------------------------------
+# The archive's index and manifests as they are now, under scripts/images' lock (it rewrites
+# them while it builds); a rebuild during the test would make them differ from what was pushed.
+mkdir "$tmp/oci"
+exec 9>"$cache/images/lock"
+flock 9
+tar -C "$tmp/oci" -xf "$images/ballast-$version.oci.tar" ./index.json ./blobs
+archive_stamp=$(stat -c '%s %Y' "$images/ballast-$version.oci.tar")
+flock -u 9
 "${release[@]}" >"$tmp/release.log" 2>&1 || fail "scripts/release: $(cat "$tmp/release.log")"
+[[ $(stat -c '%s %Y' "$images/ballast-$version.oci.tar") == "$archive_stamp" ]] ||
+  fail "scripts/images rewrote $images/ballast-$version.oci.tar during the test: run it again"
 cat "$tmp/release.log"
 for step in check chart plugin sums "push images" "push chart"; do
   grep -Eq "^release: \[[0-9]/6\] $step: done in [0-9]+\.[0-9] s$" "$tmp/release.log" ||
@@ -116,9 +126,7 @@ expect_catalog="ballast-io/ballast ballast-io/ballast-worker ballast-io/charts/b
 [[ $(catalog) == "$expect_catalog" ]] || fail "the registry holds '$(catalog)', expected '$expect_catalog'"
 pass "the registry holds $expect_catalog"
 
-# The archive's amd64 manifest of each image, as scripts/images built it.
-mkdir "$tmp/oci"
-tar -C "$tmp/oci" -xf "$images/ballast-$version.oci.tar" ./index.json ./blobs
+# Each image against the archive's amd64 manifest, as scripts/images built it.
 for image in ballast ballast-worker; do
   skopeo inspect --raw --tls-verify=false "docker://$registry/$image:$version" >"$tmp/$image.index" ||
     fail "skopeo inspect --raw $registry/$image:$version"
@@ -151,6 +159,7 @@ PY
 done
 
 # --- the chart, as a user pulls it ----------------------------------------------------------------
+mkdir "$tmp/pulled"
 "$helm" pull "oci://$registry/charts/ballast" --version "$chart_version" --plain-http -d "$tmp/pulled" \
   >"$tmp/pull.log" 2>&1 || fail "helm pull: $(cat "$tmp/pull.log")"
 cmp -s "$tmp/pulled/ballast-$chart_version.tgz" "$tmp/out/ballast-$chart_version.tgz" ||
