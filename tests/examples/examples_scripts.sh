@@ -91,7 +91,7 @@ anomalies() {
   IN=$tmp/series BALLAST_ITEMS_FILE=$tmp/item BALLAST_RESULT_FILE=$tmp/series.json \
     python3 "$examples/anomalies/anomalies.py"
 }
-item=$(cd "$tmp/series" && find . -name '*.csv' -not -path './corrupt/*' -printf '%P\n' | sort | head -1)
+item=$(cd "$tmp/series" && find . -name '*.csv' -not -path './corrupt/*' -printf '%P\n' | sort | awk 'NR == 1')
 anomalies "$item"
 python3 - "$tmp/series/$item" "$tmp/series.json" <<'PY' || fail "anomalies' result for $item: $(cat "$tmp/series.json")"
 import csv, json, sys
