@@ -9,87 +9,11 @@
 // randomness of its own: `now` and a fresh token are inputs, so tests are
 // exact and take microseconds.
 //
-//   spec invalid / profile missing  -> Failed (InvalidSpec, InvalidPolicy,
-//                                       ProfileNotFound, InvalidProfile)
-//   no session at the coordinator   -> weigh the eligible nodes, RegisterJob
-//                                       (from status.checkpoint when there is one)
-//   no eligible node                -> Pending, Ready False NoEligibleNodes,
-//                                       look again in 10 s
-//   a node's pod missing            -> CreateObjects (with the token Secret
-//                                       while it is still to be made)
-//   a pod Failed                    -> WorkerLost, DeletePod (uid precondition);
-//                                       replaced while failures <= backoffLimit,
-//                                       past it Failed (BackoffLimitExceeded)
-//   a node not Ready                -> WorkerLost, its pod deleted; back when Ready
-//   a node no longer eligible       -> the same at once (NodeLeft): cordoned or
-//     (cordoned, drained, labelled     drained, its lease moves with no wait for
-//     out of the selector)             it to expire; back when eligible again
-//   a node eligible mid-job         -> AddWorker (NodeJoined), then its pod: the
-//     (added, Ready, uncordoned,       policy takes the worker in and gives it
-//     labelled in)                     work from the pool or by stealing
-//   a node's architecture not in    -> no worker there; status.excludedNodes
-//     --worker-architectures           names it (ArchitectureNotSupported)
-//   a worker's image cannot start   -> after worker_start_timeout: WorkerLost, pod
-//     (ErrImagePull, ...)              deleted, not replaced; excludedNodes and a
-//                                      WorkerCannotStart event name node and
-//                                      reason; the others take its share. Every
-//                                      node given up: Failed (NoWorkerCanStart)
-//   the API server refuses a        -> no create before a backoff (1 s doubling to
-//     create (its pods, its token      5 min), then one pod at a time; condition
-//     Secret): create_refusals.h       WorkersRefused True with the class as reason
-//                                      and the server's message, a Warning event
-//                                      when a row starts or its class changes.
-//                                      PodSecurity, a missing PriorityClass, a
-//                                      webhook's denial: Failed (WorkerPodRefused)
-//                                      once refused for fail_after; 400/422 at
-//                                      once; a quota and the rest: waits, the
-//                                      workers without pods lost meanwhile (their
-//                                      share to those that run). A create that
-//                                      succeeds ends it (WorkersCreated)
-//   a worker cannot reach the       -> CoordinatorUnreachable event naming the
-//     coordinator                      node: its pod failed saying so, or it runs
-//                                      and has not reported within
-//                                      worker_start_timeout
-//   spec.suspend                    -> pods deleted, checkpoint kept once they
-//                                       are gone, session removed; Suspended
-//   items failed all their attempts -> ItemsFailed Warning as they are reported;
-//                                       past failurePolicy.maxFailedItems Failed
-//                                       (TooManyFailedItems), naming them
-//   all items finished              -> Succeeded with the efficiency figures
-//                                       and the timing (job_timing.h); Complete
-//                                       (AllItemsFinished, or
-//                                       CompletedWithFailedItems); no Ready
-//                                       condition once finished; the session
-//                                       lingers while pods exit
-//   past activeDeadlineSeconds      -> Failed (DeadlineExceeded), pods deleted
-//   finished + podTTLSecondsAfterFinished -> DeletePod of each finished worker pod
-//     (else the operator's worker_pod_ttl_s; -1 keeps them)
-//   finished + ttlSecondsAfterFinished -> DeleteJob once the final status is written
-//   labelled kueue.x-k8s.io/queue-name -> held until Kueue admits its Workload,
-//     (input.queue set)                   suspended when Kueue evicts it: kueue.h
-//
-// Before any of this, a job no operator has written a status for yet is
-// Accepted (Accept below): phase Pending at once, before the slow work of
-// the first pass (history, item lists).
-//
-// History as the prior (decide_history.cc): a session's worker priors are
-// BlendHistoryPrior(fuzzy weights, input.history); status.nodes[].prior says
-// per node where each came from; a history source that could not answer
-// gives a HistoryUnavailable event and the fuzzy prior. A job that succeeds
-// records its nodes' measured speeds (RecordSpeeds) and shows them against
-// the priors (status.nodes[].measuredSpeed, priorError).
-//
-// Node health (decide_history.cc, core/health/deviation.h): a job that
-// succeeds judges each node's measured speed against its own baseline, the
-// history the session's priors came from (memory.baseline):
-//   Slow                            -> NodeBelowBaseline Warning on the job and
-//                                       on the Node (both figures, and the probe's
-//                                       ballast.io/power-ok=false when it says so);
-//                                       its speed recorded winsorized (baseline x
-//                                       slow_below; RecordSpeeds.winsorized)
-//   Normal, well above (fast)       -> NodeAboveBaseline, Normal, on both
-//   no verdict, no history          -> nothing (status.nodes[].baselineRatio unset)
-// status.nodes[].baselineRatio shows each judged node's measured / baseline.
+// What it does in each state of the job — the job's state machine — is
+// written once, in docs/operator.md, "What the operator does with a job"
+// (and, for the priors and the nodes' baselines, in that page's "History as
+// the prior"). Which decide*.cc file decides which part, and the actions
+// below: docs/operator-internals.md, "Decide's files".
 //
 // Thread-safety: a pure function.
 #pragma once
