@@ -13,7 +13,7 @@
 //            server's part of the actions; creates and status writes go to
 //            its writer pool, so a pass never waits for them
 //
-// What Decide does in each state, and why, is written in decide.h.
+// What Decide does in each state, and why: docs/operator.md, "What the operator does with a job".
 //
 // Thread-safety: Reconcile may run on several threads for different keys at
 // once (the work queue never hands one key to two workers).
