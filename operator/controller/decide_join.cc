@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/fuzzy/profile_json.h"
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/node_selection.h"
 

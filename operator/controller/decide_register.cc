@@ -52,7 +52,6 @@ Eligible EligibleNodes(const PassView& view, const NodeFaults& faults) {
   return eligible;
 }
 
-
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
