@@ -294,7 +294,7 @@ struct WeightedJobStatus {
   std::optional<nlohmann::json> timing;
   std::optional<CostModelStatus> cost_model;
   // status.energy: the job's estimated energy (health::EstimateJobEnergy,
-  // EnergyToJson in decide_pods.cc); set when the job succeeded.
+  // EnergyColumns in decide_history.cc); set when the job succeeded.
   std::optional<nlohmann::json> energy;
   // One line that explains the efficiency figures: where the time before the
   // first report went (NOTE column).

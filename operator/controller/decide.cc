@@ -1,5 +1,6 @@
-// Decide: the flow of one pass (decide.h). The per-pod and status-building
-// parts are in decide_pods.cc.
+// Decide: the flow of one pass (decide.h), from the job's spec to its
+// session's outcome. The pass itself is in decide_pass.cc, its steps in the
+// other decide_*.cc files (decide_internal.h says which).
 #include "operator/controller/decide.h"
 
 #include <fmt/format.h>
@@ -22,134 +23,11 @@ using std::chrono::milliseconds;
 
 namespace decide {
 
-std::string ListSome(const std::vector<std::string>& items, size_t shown, const char* separator) {
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < shown; ++i) {
-    if (i > 0) out += separator;
-    out += items[i];
-  }
-  if (items.size() > shown) out += fmt::format("{}and {} more", separator, items.size() - shown);
-  return out;
-}
-
-std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warnings) {
-  std::vector<std::string> order;  // each distinct what (or whole other warning), first seen
-  std::map<std::string, std::vector<std::string>> nodes;
-  for (const std::string& warning : warnings) {
-    const size_t colon = warning.find(": ");
-    const bool per_node = warning.rfind("node ", 0) == 0 && colon != std::string::npos;
-    const std::string what = per_node ? warning.substr(colon + 2) : warning;
-    auto [it, added] = nodes.try_emplace(what);
-    if (added) order.push_back(what);
-    if (per_node) it->second.push_back(warning.substr(5, colon - 5));
-  }
-  std::vector<std::string> out;
-  for (const std::string& what : order) {
-    const auto& names = nodes.at(what);
-    if (names.empty()) {
-      out.push_back(what);
-    } else if (names.size() == 1) {
-      out.push_back(fmt::format("node {}: {}", names[0], what));
-    } else {
-      out.push_back(
-          fmt::format("{}, on {} nodes: {}", what, names.size(), ListSome(names, 10, ", ")));
-    }
-  }
-  return out;
-}
-
-std::optional<double> ParseRfcTime(const std::string& text) {
-  std::tm tm{};
-  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
-  return static_cast<double>(timegm(&tm));
-}
-
-StatusCondition Condition(ConditionType type, bool value, Reason reason,
-                          const std::string& message) {
-  return {type, value, reason, message, 0, ""};
-}
-
-void Pass::Index() {
-  for (const PodView& pod : in.pods) pods_by_name_.emplace(pod.meta.name, &pod);
-  for (const NodeView& node : in.nodes) nodes_by_name_.emplace(node.meta.name, &node);
-  if (in.view) {
-    for (const auto& worker : in.view->workers) workers_by_name_.emplace(worker.name, &worker);
-  }
-}
-
-template <typename T>
-static const T* Named(const std::unordered_map<std::string_view, const T*>& index,
-                      std::string_view name) {
-  const auto it = index.find(name);
-  return it == index.end() ? nullptr : it->second;
-}
-
-const PodView* Pass::PodNamed(std::string_view name) const { return Named(pods_by_name_, name); }
-
-const NodeView* Pass::NodeNamed(std::string_view name) const { return Named(nodes_by_name_, name); }
-
-const coordinator::WorkerView* Pass::WorkerNamed(std::string_view name) const {
-  return Named(workers_by_name_, name);
-}
-
-void Pass::Event(bool warning, Reason reason, std::string message) {
-  actions.push_back(RecordEvent{warning, reason, std::move(message), /*node=*/"", /*node_uid=*/""});
-}
-
-void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message) {
-  const bool changed = !status.Is(phase);
-  status.phase = phase;
-  const bool running = phase == JobPhase::kRunning;
-  const bool progressing = running || phase == JobPhase::kPending;
-  const auto& now = in.now.rfc3339;
-  // A finished job is not "not ready": Complete or Failed says what it is
-  // (as a Job's conditions do), so Ready goes. The conditions are written
-  // within the status interval; the phase at once.
-  if (status.Finished()) {
-    RemoveCondition(status, ConditionType::kReady);
-  } else {
-    SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
-                 in.job.generation, now);
-  }
-  SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
-               in.job.generation, now);
-  write_at_once |= changed;
-  if (changed) Event(warning, reason, message);
-}
-
-void Pass::HandStatus(bool force) {
-  const StatusChange change = ClassifyStatusChange(memory.status, status);
-  const auto since =
-      std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - memory.last_write);
-  if (!StatusWriteDue(change, since, ProgressMoved(memory.status, status), force || write_at_once,
-                      options.pacing)) {
-    return;
-  }
-  memory.status = status;
-  memory.last_write = in.now.steady;
-  actions.push_back(WriteStatus{status, restate_conditions});
-  status_handed = true;
-}
-
-void Pass::DeletePods() {
-  for (const PodView& pod : in.pods) {
-    if (!pod.meta.OwnedBy(uid) || pod.meta.deleting) continue;
-    if (pod.phase == PodPhase::kSucceeded) continue;  // finished workers stay, as a Job's pods do
-    actions.push_back(DeletePod{pod.meta.name, ""});
-  }
-}
-
-bool Pass::OwnedPodsLeft() const {
-  return std::any_of(in.pods.begin(), in.pods.end(), [&](const PodView& pod) {
-    return pod.meta.OwnedBy(uid) && pod.phase != PodPhase::kSucceeded;
-  });
-}
-
 bool StopSession(Pass& pass) {
   pass.DeletePods();
   const bool pods_left = pass.OwnedPodsLeft();
   JobMemory& memory = pass.memory;
-  if (memory.registered) {
+  if (memory.session.registered) {
     // Workers hand back their leases as they stop; save what they finished
     // once they are gone.
     if (pods_left) return false;
@@ -162,7 +40,7 @@ bool StopSession(Pass& pass) {
           checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
     }
     pass.actions.push_back(RemoveJob{});
-    memory.registered = false;
+    memory.session.registered = false;
   }
   pass.status.workers = 0;
   return !pods_left;
@@ -215,7 +93,7 @@ void AfterFinish(Pass& pass) {
   const bool failed = pass.status.Is(JobPhase::kFailed);
   if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;
-  if (memory.registered) {
+  if (memory.session.registered) {
     // A finished job stays registered while its workers hear "done" and exit.
     bool pods_running = false;
     for (const PodView& pod : pass.in.pods) {
@@ -226,13 +104,13 @@ void AfterFinish(Pass& pass) {
     // are waited for too: the timing reads the first reporter's pod.
     const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
     const bool lingered =
-        memory.done_at && pass.in.now.steady - *memory.done_at > pass.options.linger;
+        memory.clock.done_at && pass.in.now.steady - *memory.clock.done_at > pass.options.linger;
     if (!failed && (pods_running || pods_unseen) && !lingered) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }
     pass.actions.push_back(RemoveJob{});
-    memory.registered = false;
+    memory.session.registered = false;
   }
   const std::optional<int64_t> ttl = pass.in.spec->ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
@@ -252,24 +130,18 @@ void AfterFinish(Pass& pass) {
 }
 
 void Fail(Pass& pass, Reason reason, const std::string& message) {
-  if (pass.memory.registered && pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
-  pass.status.completion_time = pass.in.now.rfc3339;
-  pass.status.workers = 0;
-  pass.Transition(JobPhase::kFailed, true, reason, message);
-  SetCondition(pass.status, decide::Condition(ConditionType::kFailed, true, reason, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
-  pass.HandStatus(true);
+  decide::FailInPass(pass, reason, message);
   AfterFinish(pass);
 }
 
 void Suspend(Pass& pass) {
   const bool stopped = decide::StopSession(pass);
-  if (!stopped && pass.memory.registered) {
+  if (!stopped && pass.memory.session.registered) {
     pass.requeue_after = kPodsLeavingRetry;  // the workers are leaving
     return;
   }
   // Resuming tries every node again (an image imported since, say).
-  pass.memory.given_up.clear();
+  pass.memory.faults.given_up.clear();
   pass.status.excluded_nodes.clear();
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
@@ -309,15 +181,15 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
 void TakeWrites(Pass& pass) {
   JobMemory& memory = pass.memory;
   const WritesInFlight& writes = pass.in.writes;
-  if (writes.secret_created) memory.secret_pending = false;
-  if (writes.adopted_token && *writes.adopted_token != memory.token) {
+  if (writes.secret_created) memory.token.secret_pending = false;
+  if (writes.adopted_token && *writes.adopted_token != memory.token.value) {
     // An earlier operator made this job's Secret before it could record the
     // job's start: the workers read that token, so the session takes it.
-    memory.token = *writes.adopted_token;
-    memory.secret_pending = false;
-    if (memory.registered) {
+    memory.token.value = *writes.adopted_token;
+    memory.token.secret_pending = false;
+    if (memory.session.registered) {
       pass.actions.push_back(RemoveJob{});
-      memory.registered = false;
+      memory.session.registered = false;
     }
   }
 }
@@ -326,13 +198,13 @@ void TakeWrites(Pass& pass) {
 // job's Secret, or a fresh one whose Secret is still to be made.
 void EnsureToken(Pass& pass) {
   JobMemory& memory = pass.memory;
-  if (!memory.token.empty()) return;
+  if (!memory.token.value.empty()) return;
   if (pass.in.secret_token) {
-    memory.token = *pass.in.secret_token;
+    memory.token.value = *pass.in.secret_token;
     return;
   }
-  memory.token = pass.in.fresh_token;
-  memory.secret_pending = true;
+  memory.token.value = pass.in.fresh_token;
+  memory.token.secret_pending = true;
 }
 
 // The job's session at the coordinator, or why there is none yet.
@@ -347,9 +219,9 @@ void Register(Pass& pass, const fuzzy::Profile& profile) {
 // missing): Pending, saying so at once, until they come or items_wait runs
 // out, as a pod waits for its ConfigMap; then it fails, naming what is missing.
 void WaitForItems(Pass& pass, const std::string& missing) {
-  const bool first = !pass.memory.items_missing_since;
-  if (first) pass.memory.items_missing_since = pass.in.now.steady;
-  const auto waited = pass.in.now.steady - *pass.memory.items_missing_since;
+  const bool first = !pass.memory.clock.items_missing_since;
+  if (first) pass.memory.clock.items_missing_since = pass.in.now.steady;
+  const auto waited = pass.in.now.steady - *pass.memory.clock.items_missing_since;
   const double bound_s = std::chrono::duration<double>(pass.options.items_wait).count();
   if (waited >= pass.options.items_wait) {
     return Fail(pass, Reason::kInvalidSpec,
@@ -375,7 +247,7 @@ void WaitForItems(Pass& pass, const std::string& missing) {
 // conditions back in this pass's write.
 void RestoreConditions(Pass& pass) {
   if (!pass.in.job.claims_finished || pass.status.Finished()) return;
-  pass.memory.status.conditions.clear();  // so that the pass writes the status now
+  pass.memory.written.status.conditions.clear();  // so that the pass writes the status now
   pass.restate_conditions = true;         // and the executor writes them whole
   pass.write_at_once = true;
   pass.Event(true, Reason::kConditionsRestored,
@@ -394,7 +266,7 @@ void Run(Pass& pass) {
     return Fail(pass, Reason::kWorkerPodRefused, *refused);
   }
   if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
-  pass.memory.items_missing_since.reset();
+  pass.memory.clock.items_missing_since.reset();
   // A job's listed items are fixed at its start: read again after a restart
   // and changed, the checkpoint would be of another list.
   const std::string digest = workload::ItemsDigest(pass.spec().job.workload);
@@ -415,9 +287,9 @@ void Run(Pass& pass) {
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
   // The coordinator forgot the session (it restarted): register it again.
-  if (pass.memory.registered && !pass.in.view) pass.memory.registered = false;
+  if (pass.memory.session.registered && !pass.in.view) pass.memory.session.registered = false;
   std::optional<fuzzy::Profile> profile;
-  if (!pass.memory.registered && !(profile = ResolveProfile(pass))) return;
+  if (!pass.memory.session.registered && !(profile = ResolveProfile(pass))) return;
   EnsureToken(pass);
   if (pass.spec().suspend) {
     Suspend(pass);
@@ -425,7 +297,7 @@ void Run(Pass& pass) {
     return;
   }
   if (pass.in.queue && !decide::Admission(pass)) return;  // held, or stopped by Kueue
-  if (!pass.memory.registered) return Register(pass, *profile);
+  if (!pass.memory.session.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
   if (pass.in.queue) decide::ReportReclaimable(pass);
   pass.HandStatus(pass.in.flush_status);
@@ -450,7 +322,7 @@ Decision Accept(const DecideInput& input, const JobMemory& memory) {
   pass.status.observed_generation = input.job.generation;
   // A job started by an operator that wrote no phase (an earlier version):
   // its time of acceptance is unknown.
-  if (!pass.status.start_time) pass.memory.accepted_wall = input.now.wall;
+  if (!pass.status.start_time) pass.memory.clock.accepted_wall = input.now.wall;
   const auto created = decide::ParseRfcTime(input.job.meta.creation_timestamp);
   const double waited = created ? std::max(0.0, input.now.wall - *created) : 0;
   const bool late = waited >= kLateSeconds;

@@ -51,24 +51,54 @@ struct PassTime {
   std::string rfc3339;  // conditions, startTime, completionTime
 };
 
-// What the operator remembers of a job between passes (the rest it reads
-// again each pass). Decide returns the next one.
-struct JobMemory {
-  std::string token;               // the job's token ("" until made or read)
-  bool secret_pending = false;     // the Secret holding `token` is still to be created
+// What the operator remembers of a job between passes: only what no view
+// or status gives back. Everything else (the pods, the nodes, the session's
+// progress, the phase) is read again each pass. Each part has one owner
+// among the decision's steps (decide_internal.h); a restarted operator
+// builds it from the job's status by MemoryFromStatus, then at registration
+// from what is sealed beside the checkpoint (RestoreSealed).
+
+// The job's token, which its workers read from its Secret (decide.cc:
+// TakeWrites, EnsureToken).
+struct TokenMemory {
+  std::string value;            // "" until made or read
+  bool secret_pending = false;  // the Secret holding it is still to be created
+};
+
+// The job's session at the coordinator (decide_register.cc starts it,
+// decide_join.cc adds the nodes that join mid-job).
+struct SessionMemory {
   bool registered = false;         // the coordinator runs a session of this job
-  std::vector<std::string> nodes;  // the session's workers, one per node
-  fuzzy::WeightResult weights;     // the session's weights, in `nodes` order
+  fuzzy::WeightResult weights;     // its workers, one per node, and their weights
   std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
   std::map<std::string, uint64_t> base_items;       // items per node before this session
-  std::set<std::string> lost_nodes;        // not Ready or not eligible: worker lost, pod deleted
-  std::set<std::string> left_nodes;        // those of lost_nodes that were Ready (NodeLeft)
+  // Its prior per node (status.nodes[].prior).
+  std::map<std::string, NodePriorRow> priors;
+  // The history those priors came from (input.history at registration):
+  // each node's baseline when the job succeeds. Empty without history, and
+  // for a session an earlier operator started (nothing is judged then).
+  std::vector<fuzzy::NodeHistory> baseline;
+  bool resumed = false;        // started from a checkpoint
+  double registered_wall = 0;  // when it started, seconds since the epoch
+
+  // Its workers' nodes, in session order (derived from `weights`).
+  std::vector<std::string> Nodes() const;
+  size_t NodeCount() const { return weights.nodes.size(); }
+};
+
+// What became of the job's nodes and pods (decide_nodes.cc; their faults:
+// decide_faults.cc, decide_refusals.cc; released nodes: decide_claims.cc).
+struct NodeFaults {
+  uint32_t failed_pods = 0;                // counted against backoffLimit
   std::set<std::string> counted_failures;  // uids of failed pods already counted
+  std::set<std::string> lost;              // not Ready or not eligible: worker lost, pod deleted
+  std::set<std::string> left;              // those of `lost` that were Ready (NodeLeft)
   // Nodes skipped for their architecture at registration.
   std::vector<ExcludedNode> architecture_excluded;
   // Nodes whose worker was given up (its image could not start): no pod
   // again until the job is suspended and resumed. Kept in status.excludedNodes.
   std::map<std::string, ExcludedNode> given_up;
+  std::map<std::string, SteadyTime> image_trouble_since;  // by pod uid: waiting since
   // Nodes whose worker a queued job's session released in its tail
   // (coordinator/idle_release.h): their pods exited 0 and their quota is
   // reclaimable; no pod is made there again while the job's Workload lives
@@ -76,40 +106,63 @@ struct JobMemory {
   // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
   // where a restarted operator reads them back.
   std::set<std::string> released;
-  std::map<std::string, SteadyTime> image_trouble_since;  // by node: waiting since
-  std::set<std::string> unreachable_reported;  // nodes with a CoordinatorUnreachable event
-  bool checkpoint_too_large_reported = false;  // a CheckpointTooLarge event was recorded
-  // The session's prior per node (status.nodes[].prior).
-  std::map<std::string, NodePriorRow> priors;
-  // The history those priors came from (input.history at registration):
-  // each node's baseline when the job succeeds. Empty without history, and
-  // for a session an earlier operator started (nothing is judged then).
-  std::vector<fuzzy::NodeHistory> baseline;
-  uint32_t failures = 0;
-  uint64_t failed_items_reported = 0;  // failed items an ItemsFailed event counted
-  // Since when the job has waited for the ConfigMap of its items.
-  std::optional<SteadyTime> items_missing_since;
+  CreateBackoff create_backoff;  // the job's creates refused in a row (create_refusals.h)
+  std::set<std::string> refused;  // workers lost while their pods wait (LoseRefusedWorkers)
+};
+
+// Events said once, and what they counted (so that a pass does not say
+// them again).
+struct Announced {
+  std::set<std::string> unreachable;  // nodes with a CoordinatorUnreachable event
+  bool checkpoint_too_large = false;  // a CheckpointTooLarge event
+  uint64_t failed_items = 0;          // the failed items the last ItemsFailed event counted
   // Whether the last WorkersRunning event said every worker runs: the job's
   // first one may say "1 of 3"; one more says "3 of 3" when all are.
-  bool all_running_announced = false;
-  double accepted_wall = 0;             // when this operator accepted the job (0: another did)
-  bool resumed = false;                 // the session started from a checkpoint
-  double registered_wall = 0;           // when the session started
-  WeightedJobStatus status;             // as last handed to the writer
-  CreateBackoff create_backoff;         // the job's creates refused in a row (create_refusals.h)
-  std::set<std::string> refused_nodes;  // workers lost while their pods wait (LoseRefusedWorkers)
-  SteadyTime last_write{};
-  std::optional<SteadyTime> done_at;
-  // A job queued in Kueue (kueue.h): the admission last announced
-  // ("ClusterQueue ... flavor ..."; "" while not admitted), whether its
-  // Workload was asked for, and the resourceVersion of the Workload the
-  // last status patch was made against: while the cache shows that one, the
-  // patch is on its way and not made again; a patch the API server refused
-  // as stale (Conflict) is made again from the newer one.
+  bool all_running = false;
+};
+
+// The status as last handed to the writer, and when (Pass::HandStatus,
+// status_pacing.h). A pass starts from it.
+struct WrittenStatus {
+  WeightedJobStatus status;
+  SteadyTime at{};
+};
+
+// The moments the decision counts waits from.
+struct JobClock {
+  double accepted_wall = 0;  // when this operator accepted the job (0: another did)
+  // Since when the job has waited for the ConfigMap of its items.
+  std::optional<SteadyTime> items_missing_since;
+  std::optional<SteadyTime> done_at;  // when the session was seen done (the linger)
+};
+
+// A job queued in Kueue (kueue.h; decide_kueue.cc): the admission last
+// announced ("ClusterQueue ... flavor ..."; "" while not admitted), whether
+// its Workload was asked for, and the resourceVersion of the Workload the
+// last status patch was made against: while the cache shows that one, the
+// patch is on its way and not made again; a patch the API server refused as
+// stale (Conflict) is made again from the newer one.
+struct KueueMemory {
   std::string admission;
   bool workload_requested = false;
-  std::string workload_patched_version;
+  std::string patched_version;
 };
+
+struct JobMemory {
+  TokenMemory token;
+  SessionMemory session;
+  NodeFaults faults;
+  Announced announced;
+  WrittenStatus written;
+  JobClock clock;
+  KueueMemory kueue;
+};
+
+// The memory of a job this operator has not seen before, from its stored
+// status (a restart, a new leader): the status as written, the pod failures
+// and failed items it counted. The rest that a restart restores needs the
+// job's token (sealed beside the checkpoint) and is taken at registration.
+JobMemory MemoryFromStatus(WeightedJobStatus status);
 
 // What the Executor reports of the job's writes in flight.
 struct WritesInFlight {
@@ -300,7 +353,7 @@ Decision Decide(const DecideInput& input, const JobMemory& memory, const DecideO
 Decision Accept(const DecideInput& input, const JobMemory& memory);
 // True when `memory` says no operator has taken the job in (Accept's case).
 inline bool NeedsAccept(const JobMemory& memory) {
-  return !memory.status.observed_generation && !memory.status.Finished();
+  return !memory.written.status.observed_generation && !memory.written.status.Finished();
 }
 
 }  // namespace ballast::controller

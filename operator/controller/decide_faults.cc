@@ -62,17 +62,18 @@ std::string After(std::string_view text, std::string_view prefix, char end) {
   return std::string(rest.substr(0, rest.find(end)));
 }
 
-void GiveUp(Pass& pass, const std::string& node, const PodView& pod, const StartTrouble& trouble) {
-  const double waited = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
+void GiveUp(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+            const PodView& pod, const StartTrouble& trouble) {
+  const double waited = std::chrono::duration<double>(view.options.worker_start_timeout).count();
   const std::string message = fmt::format(
       "node {}: the worker could not start for {:.0f} s: {} ({}); its share goes to the other "
       "workers",
       node, waited, trouble.cause, trouble.detail);
-  pass.memory.given_up[node] = ExcludedNode{node, trouble.reason, message, trouble.cause};
-  pass.memory.image_trouble_since.erase(pod.meta.uid);
-  if (!pass.in.view->done) pass.actions.push_back(WorkerLost{node});
-  pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
-  pass.Event(true, Reason::kWorkerCannotStart, message);
+  faults.given_up[node] = ExcludedNode{node, trouble.reason, message, trouble.cause};
+  faults.image_trouble_since.erase(pod.meta.uid);
+  if (!view.in.view->done) out.actions.push_back(WorkerLost{node});
+  out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
+  out.Event(true, Reason::kWorkerCannotStart, message);
 }
 
 // When the pod's worker container started (seconds since the epoch).
@@ -109,88 +110,93 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
   return fmt::format("the container cannot be created ({})", reason);
 }
 
-void RestoreGivenUp(Pass& pass) {
-  for (const auto& excluded : pass.status.excluded_nodes) {
-    if (excluded.reason != kArchitectureReason) pass.memory.given_up[excluded.name] = excluded;
+void RestoreGivenUp(const WeightedJobStatus& status, NodeFaults& faults) {
+  for (const auto& excluded : status.excluded_nodes) {
+    if (excluded.reason != kArchitectureReason) faults.given_up[excluded.name] = excluded;
   }
 }
 
-void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>& excluded) {
-  if (excluded.empty() || excluded == pass.memory.architecture_excluded) return;
+void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
+                                    const std::vector<ExcludedNode>& excluded) {
+  if (excluded.empty() || excluded == faults.architecture_excluded) return;
   std::vector<std::string> messages;
   for (const auto& node : excluded) messages.push_back(node.message);
-  pass.Event(true, Reason::kArchitectureNotSupported,
+  out.Event(true, Reason::kArchitectureNotSupported,
              fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
 }
 
-void ExcludedStatus(Pass& pass) {
-  std::vector<ExcludedNode> rows = pass.memory.architecture_excluded;
-  for (const auto& [node, excluded] : pass.memory.given_up) rows.push_back(excluded);
-  pass.status.excluded_nodes = std::move(rows);
+void ExcludedStatus(const NodeFaults& faults, WeightedJobStatus& status) {
+  std::vector<ExcludedNode> rows = faults.architecture_excluded;
+  for (const auto& [node, excluded] : faults.given_up) rows.push_back(excluded);
+  status.excluded_nodes = std::move(rows);
 }
 
-bool GivenUp(Pass& pass, const std::string& node, const PodView* pod, bool owned) {
-  if (!pass.memory.given_up.contains(node)) return false;
+bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, const PodView* pod,
+             bool owned) {
+  if (!faults.given_up.contains(node)) return false;
   const bool finished =
       pod && (pod->phase == PodPhase::kSucceeded || pod->phase == PodPhase::kFailed);
   if (owned && !pod->meta.deleting && !finished) {
-    pass.actions.push_back(DeletePod{pod->meta.name, pod->meta.uid});
+    out.actions.push_back(DeletePod{pod->meta.name, pod->meta.uid});
   }
   return true;
 }
 
-bool WatchImage(Pass& pass, const std::string& node, const PodView& pod) {
+bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+                const PodView& pod) {
   const auto trouble = ImageTrouble(pod);
   if (!trouble) {
-    pass.memory.image_trouble_since.erase(pod.meta.uid);
+    faults.image_trouble_since.erase(pod.meta.uid);
     return false;
   }
   const auto [at, first_sight] =
-      pass.memory.image_trouble_since.try_emplace(pod.meta.uid, pass.in.now.steady);
-  const auto waited = pass.in.now.steady - at->second;
-  if (waited >= pass.options.worker_start_timeout) {
-    GiveUp(pass, node, pod, *trouble);
+      faults.image_trouble_since.try_emplace(pod.meta.uid, view.in.now.steady);
+  const auto waited = view.in.now.steady - at->second;
+  if (waited >= view.options.worker_start_timeout) {
+    GiveUp(view, faults, out, node, pod, *trouble);
     return true;
   }
   if (first_sight) {
     // Said as soon as the kubelet says it: the user may fix it (create the
     // Secret, push the image) before the node is given up.
-    pass.Event(
+    out.Event(
         true, Reason::kWorkerStartBlocked,
         fmt::format("node {}: the worker cannot start: {} ({}); the node is given up "
                     "after {:.0f} s unless that changes",
                     node, trouble->cause, trouble->detail,
-                    std::chrono::duration<double>(pass.options.worker_start_timeout).count()));
+                    std::chrono::duration<double>(view.options.worker_start_timeout).count()));
   }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        pass.options.worker_start_timeout - waited) +
+                        view.options.worker_start_timeout - waited) +
                     std::chrono::milliseconds(1);
   // ManagePods' caller sets the status interval as the next pass; an earlier
   // deadline wins (Run takes the minimum).
-  pass.fault_deadline = pass.fault_deadline ? std::min(*pass.fault_deadline, left) : left;
+  out.WakeBy(left);
   return false;
 }
 
-void WatchReach(Pass& pass, const std::string& node, const PodView& pod) {
-  if (pass.memory.unreachable_reported.contains(node) || pass.in.view->done) return;
-  const coordinator::WorkerView* worker = pass.WorkerNamed(node);
+void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
+                const std::string& node, const PodView& pod) {
+  if (announced.unreachable.contains(node) || view.in.view->done) return;
+  const coordinator::WorkerView* worker = view.WorkerNamed(node);
   if (!worker || worker->contacted) return;
   const auto started = StartedAt(pod);
-  const double timeout = std::chrono::duration<double>(pass.options.worker_start_timeout).count();
+  const double timeout = std::chrono::duration<double>(view.options.worker_start_timeout).count();
   if (!started) return;
   // A worker that ran before this session (the operator restarted) has had
   // only since the session started to report to it.
-  const double since = std::max(*started, pass.memory.registered_wall);
-  if (pass.in.now.wall - since < timeout) return;
-  pass.memory.unreachable_reported.insert(node);
-  pass.Event(true, Reason::kCoordinatorUnreachable,
+  const double since = std::max(*started, registered_wall);
+  if (view.in.now.wall - since < timeout) return;
+  announced.unreachable.insert(node);
+  out.Event(true, Reason::kCoordinatorUnreachable,
              fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
                          "coordinator at {}; its log says why (kubectl logs {})",
-                         node, pod.meta.name, pass.in.now.wall - since,
-                         pass.options.pods.coordinator_url, pod.meta.name));
+                         node, pod.meta.name, view.in.now.wall - since,
+                         view.options.pods.coordinator_url, pod.meta.name));
 }
 
-void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView& pod) {
+void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
+                              const std::string& node, const PodView& pod) {
   std::string failure;
   for (const ContainerView& container : pod.containers) {
     if (container.terminated) failure += container.terminated->message;
@@ -203,10 +209,10 @@ void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView
          (line.back() == '"' || std::isspace(static_cast<unsigned char>(line.back())))) {
     line.pop_back();  // the log line's closing quote
   }
-  pass.memory.unreachable_reported.insert(node);
-  pass.Event(true, Reason::kCoordinatorUnreachable,
+  announced.unreachable.insert(node);
+  out.Event(true, Reason::kCoordinatorUnreachable,
              fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
-                         pass.options.pods.coordinator_url));
+                         view.options.pods.coordinator_url));
 }
 
 }  // namespace ballast::controller::decide

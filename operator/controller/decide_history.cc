@@ -59,22 +59,22 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
   const auto blended =
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
                                pass.options.history_prior);
-  pass.memory.priors.clear();
-  pass.memory.baseline = history ? history->nodes : std::vector<fuzzy::NodeHistory>{};
+  pass.memory.session.priors.clear();
+  pass.memory.session.baseline = history ? history->nodes : std::vector<fuzzy::NodeHistory>{};
   std::map<std::string, double> credibility;
   for (const auto& prior : blended) {
     credibility[prior.node] = prior.credibility;
     // Never zero, whatever the blend says: the fuzzy weight stands in.
     const double value =
         prior.value > 0 && std::isfinite(prior.value) ? prior.value : fuzzy.at(prior.node);
-    pass.memory.priors[prior.node] = {SourceName(prior.source), Significant(value),
+    pass.memory.session.priors[prior.node] = {SourceName(prior.source), Significant(value),
                                       Significant(prior.samples), std::round(prior.age_seconds)};
   }
   const std::map<std::string, double> duties = NodeDuties(pass);
   std::vector<balance::WorkerPrior> priors;
   for (const auto& node : weights.nodes) {
-    auto it = pass.memory.priors.find(node.name);
-    if (it == pass.memory.priors.end()) {
+    auto it = pass.memory.session.priors.find(node.name);
+    if (it == pass.memory.session.priors.end()) {
       priors.push_back({node.name, node.weight});
     } else {
       priors.push_back({node.name, it->second.value, credibility[node.name]});
@@ -85,17 +85,18 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
   return priors;
 }
 
-void PriorColumns(Pass& pass, std::vector<NodeRow>& rows) {
-  std::map<std::string, NodePriorRow> shown;
-  for (const auto& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
-    if (row.prior) shown[row.name] = *row.prior;
+void PriorColumns(const SessionMemory& session, const std::vector<NodeRow>& shown,
+                  std::vector<NodeRow>& rows) {
+  std::map<std::string, NodePriorRow> priors_shown;
+  for (const auto& row : shown) {
+    if (row.prior) priors_shown[row.name] = *row.prior;
   }
   for (auto& row : rows) {
-    auto it = pass.memory.priors.find(row.name);
-    if (it != pass.memory.priors.end()) {
+    auto it = session.priors.find(row.name);
+    if (it != session.priors.end()) {
       row.prior = it->second;
-    } else if (shown.contains(row.name)) {
-      row.prior = shown.at(row.name);
+    } else if (priors_shown.contains(row.name)) {
+      row.prior = priors_shown.at(row.name);
     }
   }
 }
@@ -119,13 +120,13 @@ std::string ProbeNote(const Pass& pass, const std::string& node) {
          "(ballast.io/power-ok=false)";
 }
 
-// Each node judged against its own baseline (memory.baseline): events on
+// Each node judged against its own baseline (memory.session.baseline): events on
 // the job and the Node for a Slow or fast one, status.nodes[].baselineRatio
 // and baselineVerdict. Returns the verdicts (empty without a baseline).
 std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
-  if (pass.memory.baseline.empty()) return {};
+  if (pass.memory.session.baseline.empty()) return {};
   const std::vector<health::NodeDeviation> deviations = health::JudgeDeviations(
-      pass.memory.baseline, coordinator::JobMeasurements(*pass.in.view), pass.options.deviation);
+      pass.memory.session.baseline, coordinator::JobMeasurements(*pass.in.view), pass.options.deviation);
   std::map<std::string, const health::NodeDeviation*> judged;
   for (const health::NodeDeviation& d : deviations) {
     if (d.verdict == health::Verdict::kNone) continue;

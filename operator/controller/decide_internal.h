@@ -5,6 +5,8 @@
 // Thread-safety: a Pass belongs to one call of Decide.
 #pragma once
 
+#include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,15 +32,11 @@ std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warni
 StatusCondition Condition(ConditionType type, bool value, Reason reason,
                           const std::string& message);
 
-struct Pass {
-  Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
-      : in(input),
-        options(decide_options),
-        memory(previous),
-        status(previous.status),
-        uid(input.job.meta.uid) {
-    Index();
-  }
+// What a pass reads: its input, the decision's options and the job's spec,
+// with the input's objects looked up by name. A step takes it const.
+class PassView {
+ public:
+  PassView(const DecideInput& input, const DecideOptions& decide_options);
 
   // The job's spec; once Kueue admitted a queued job, with its flavors'
   // node labels and tolerations (PlaceOnFlavors). Requires a valid spec.
@@ -49,16 +47,8 @@ struct Pass {
   const PodView* PodNamed(std::string_view name) const;
   const NodeView* NodeNamed(std::string_view name) const;
   const coordinator::WorkerView* WorkerNamed(std::string_view name) const;  // requires in.view
-  // Appends a RecordEvent.
-  void Event(bool warning, Reason reason, std::string message);
-  // Sets the phase and the Ready / Progressing conditions that go with it;
-  // an Event when the phase changes.
-  void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message);
-  // Hands `status` to the writer when it changed and `force`,
-  // write_at_once, or its pacing says the change is due (status_pacing.h).
-  void HandStatus(bool force);
-  // DeletePod for every pod of the job that is not finished or going.
-  void DeletePods();
+  // The job's worker pod on `node`, by its name; nullptr when there is none.
+  const PodView* WorkerPod(const std::string& node) const;
   // True while a pod of the job that has not Succeeded is left: a stopping
   // job waits for them. A Succeeded one (a worker released in the tail, which
   // DeletePods leaves, as a Job's finished pods stay) has stopped already.
@@ -66,66 +56,172 @@ struct Pass {
 
   const DecideInput& in;
   const DecideOptions& options;
-  JobMemory memory;
-  WeightedJobStatus status;
   const std::string uid;
-  std::vector<Action> actions;
-  std::optional<std::chrono::milliseconds> requeue_after;
-  // The phase moved, or the conditions must be restated: the status goes out
-  // in this pass (a condition alone waits up to the status interval).
-  bool write_at_once = false;
-  bool status_handed = false;       // this pass handed a status to the writer
-  bool restate_conditions = false;  // the status write carries the conditions whole
-  // The earliest deadline of a fault being watched (WatchImage), or of a
-  // create's backoff (GateCreates).
-  std::optional<std::chrono::milliseconds> fault_deadline;
-  // A queued job admitted by Kueue: its spec placed on the admitted flavors,
-  // and how many nodes its session may hold (the Workload's count less the
-  // pods it gave back), which caps the nodes that join mid-job.
+  // A queued job admitted by Kueue (Admission sets them): its spec placed
+  // on the admitted flavors, and how many nodes its session may hold (the
+  // Workload's count less the pods it gave back), which caps the nodes that
+  // join mid-job.
   std::optional<WeightedJobSpec> placed;
   std::optional<size_t> node_limit;
 
  private:
-  void Index();
   // Keys view the names in `in`, which outlives the pass.
   std::unordered_map<std::string_view, const PodView*> pods_by_name_;
   std::unordered_map<std::string_view, const NodeView*> nodes_by_name_;
   std::unordered_map<std::string_view, const coordinator::WorkerView*> workers_by_name_;
 };
 
-// The session's configuration: the eligible nodes weighed with `profile`,
-// resuming from status.checkpoint; records the session in pass.memory and
-// the Started / Resumed event. nullopt when the job waits for nodes (Pending,
-// NoEligibleNodes) or failed (InvalidProfile, InvalidCheckpoint).
-std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile);
+// What a pass emits: the actions in order, and the earliest moment a step
+// asks to be looked at again (a fault being watched, WatchImage; a create's
+// backoff, GateCreates).
+struct PassOut {
+  std::vector<Action> actions;
+  std::optional<std::chrono::milliseconds> fault_deadline;
 
-// The nodes the job would run on now (eligible, in name order), and why each
-// other node cannot (Ineligibility and the rest).
-std::vector<std::string> EligibleNodeNames(const Pass& pass, std::vector<std::string>* excluded);
+  // Appends a RecordEvent about the job.
+  void Event(bool warning, Reason reason, std::string message);
+  // Asks for a pass `wait` from now at the latest.
+  void WakeBy(std::chrono::milliseconds wait);
+  // DeletePod for every pod of the job that is not finished or going.
+  void DeletePods(const PassView& view);
+};
+
+// One call of Decide: what it reads, what it emits, the memory it carries
+// on and the status it builds. The steps that change the job's phase or
+// status take the whole pass; the others take the view, their own part of
+// the memory and the output.
+struct Pass : PassView, PassOut {
+  Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
+      : PassView(input, decide_options), memory(previous), status(previous.written.status) {}
+
+  // Sets the phase and the Ready / Progressing conditions that go with it;
+  // an Event when the phase changes.
+  void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message);
+  // Hands `status` to the writer when it changed and `force`,
+  // write_at_once, or its pacing says the change is due (status_pacing.h).
+  void HandStatus(bool force);
+  void DeletePods() { PassOut::DeletePods(*this); }
+
+  JobMemory memory;
+  WeightedJobStatus status;
+  std::optional<std::chrono::milliseconds> requeue_after;
+  // The phase moved, or the conditions must be restated: the status goes out
+  // in this pass (a condition alone waits up to the status interval).
+  bool write_at_once = false;
+  bool status_handed = false;       // this pass handed a status to the writer
+  bool restate_conditions = false;  // the status write carries the conditions whole
+};
+
+// Fails the job in this pass: keeps the checkpoint a running session has,
+// phase Failed with the Failed condition of `reason`, the status handed at
+// once. What follows a finish (the session's end, the TTLs) is the caller's.
+void FailInPass(Pass& pass, Reason reason, const std::string& message);
+// `value` to three decimals, as status shows seconds and ratios.
+double Rounded(double value);
+
+// --- registration (decide_register.cc) -----------------------------------------
+
+// The nodes the job may run on now and what the session needs of them; the
+// others with why not.
+struct Eligible {
+  std::vector<fuzzy::NodeFacts> facts;              // in name order
+  std::map<std::string, NodeReference> references;  // for the efficiency (job_efficiency.h)
+  std::map<std::string, double> cores;  // status.capacity.cpu, where the node reports it
+  std::vector<std::string> excluded;    // why each other node cannot run a worker
+  std::vector<ExcludedNode> architecture_excluded;
+};
+// Selected by the job's pod template, of an architecture the operator has a
+// worker for, and neither given up nor released (faults).
+Eligible EligibleNodes(const PassView& view, const NodeFaults& faults);
+
+// The session's configuration: the eligible nodes weighed with `profile`,
+// resuming from status.checkpoint; records the session in memory.session and
+// the Started / Resumed event. Before all this, what a restarted operator
+// keeps of the job is restored from its status (RestoreSealed). nullopt when
+// the job waits for nodes (Pending, NoEligibleNodes) or failed
+// (InvalidProfile).
+std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile);
+// What a restart restores of a job that needs its token: the nodes given up
+// (status.excludedNodes), and the claims sealed beside status.checkpoint
+// (the nodes released, startTime, failedPods) when the checkpoint opens with
+// the job's token. Returns the checkpoint to resume from; one that does not
+// open is dropped with a CheckpointRejected Warning (the job starts again
+// from its first item). MemoryFromStatus (decide.h) restores the rest.
+std::optional<coordinator::Checkpoint> RestoreSealed(Pass& pass);
 // Pending, Ready False NoEligibleNodes naming why; looks again in 10 s.
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded);
 // Stops the job's session for a suspension: deletes its pods; once they are
 // gone keeps the checkpoint in status (with its progress and result) and
 // removes the session. Returns true when no session and no pod is left.
 bool StopSession(Pass& pass);
+
+// --- nodes that join a running session (decide_join.cc) ------------------------
+
+// Nodes that became eligible since the session started (added, Ready,
+// uncordoned, labelled into the selector; under Kueue within view.node_limit)
+// join it: AddWorker with their prior, on the session's scales, and a
+// NodeJoined event; ManageNode then makes their pods.
+void JoinNodes(const PassView& view, const NodeFaults& faults, SessionMemory& session,
+               PassOut& out);
+
+// --- the session's nodes and pods (decide_nodes.cc) ----------------------------
+
+// What ManageNode counts while it walks the session's nodes.
+struct PodCount {
+  int running = 0;
+  int alive = 0;     // pods that may still compute (Pending or Running), or about to be made
+  int released = 0;  // workers released in the tail whose pods are finished or gone
+  // Released by an earlier session of the job (before the operator
+  // restarted, or the job was stopped): not in this one.
+  int released_before = 0;
+  std::vector<nlohmann::json> missing;     // the pods to create
+  std::vector<std::string> missing_nodes;  // their nodes, in the same order
+};
+// One node of the session: its worker given up, released, lost (node not
+// Ready or no longer eligible) or back; its pod to create, watched
+// (WatchImage, WatchReach) or failed (counted against backoffLimit).
+void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& faults,
+                Announced& announced, PassOut& out, const std::string& node, PodCount& count);
+
+// --- released nodes and the checkpoint's claims (decide_claims.cc) -------------
+
 // The nodes whose worker the session released in the job's tail
 // (coordinator::WorkerView::released; a queued job's session releases them,
 // idle_release.h): their pods exit 0 and are finished, not failed, and are
 // not made again.
 std::set<std::string> ReleasedNodes(const coordinator::JobView& view);
 // Takes the nodes the session released since the last pass into
-// memory.released; the status goes out at once when there are new ones (the
-// claims sealed beside the checkpoint name them), so that an operator that
-// dies after a release makes no pod there again.
-void TakeReleases(Pass& pass);
-// memory.released from the claims sealed beside status.checkpoint (an
-// operator restarted after a release); nothing when the checkpoint does not
-// open with the job's token (TrustedCheckpoint says why at registration).
-void RestoreReleased(Pass& pass);
+// faults.released. True when there are new ones: the status goes out at once
+// (the claims sealed beside the checkpoint name them), so that an operator
+// that dies after a release makes no pod there again.
+bool TakeReleases(const coordinator::JobView& view, NodeFaults& faults);
 // Forgets the released nodes, in memory and in the claims beside
 // status.checkpoint: the job's Workload is gone, and with it the
 // reclaimablePods that counted them; a new one runs every node again.
 void ForgetReleased(Pass& pass);
+// status.checkpoint = `checkpoint`, sealed with the claims now, when it fits
+// in kMaxCheckpointBytes; otherwise the last one stays, with a Warning the
+// first time. A failed job's status keeps its newest that fit too: what was
+// finished.
+void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint);
+
+// --- the outcome of a running session (decide_outcome.cc) ----------------------
+
+// The status the session's view gives (per-node table, progress, result,
+// checkpoint) and the phase it leads to: Succeeded with the efficiency
+// figures when done, Failed when items or pods failed past their bounds or
+// no node could start a worker, else Running or Pending.
+void SessionOutcome(Pass& pass, const PodCount& count);
+// For a job that succeeded and whose session lingers while its pods exit:
+// status.timing again, with the first reporter's pod as the pod cache shows
+// it now (a short job can finish before the cache saw its pod scheduled and
+// started); the status handed over when that changed it.
+void RefineTiming(Pass& pass);
+
+// Pods of a running session, then its outcome: nodes joined, each node
+// managed (ManageNode), the missing pods created within the create backoff,
+// SessionOutcome.
+void ManagePods(Pass& pass);
 
 // --- Kueue (decide_kueue.cc; kueue.h) ------------------------------------------
 
@@ -146,21 +242,24 @@ void FinishWorkload(Pass& pass);
 
 // Takes the given-up nodes recorded in status.excludedNodes (an operator
 // restarted mid-job does not try them again).
-void RestoreGivenUp(Pass& pass);
+void RestoreGivenUp(const WeightedJobStatus& status, NodeFaults& faults);
 // One Warning event naming the nodes skipped for their architecture, when
-// there are any.
-void AnnounceArchitectureExclusions(Pass& pass, const std::vector<ExcludedNode>& excluded);
+// they are not the ones already named (faults.architecture_excluded).
+void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
+                                    const std::vector<ExcludedNode>& excluded);
 // status.excludedNodes: the architecture exclusions, then the given-up nodes.
-void ExcludedStatus(Pass& pass);
+void ExcludedStatus(const NodeFaults& faults, WeightedJobStatus& status);
 // True when `node`'s worker is given up; deletes its pod if one is left.
-bool GivenUp(Pass& pass, const std::string& node, const PodView* pod, bool owned);
+bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, const PodView* pod,
+             bool owned);
 // For a Pending pod: when a container waits because it cannot start
 // (ErrImagePull, ImagePullBackOff, CreateContainerConfigError, ...), says so
 // at once (a WorkerStartBlocked Warning naming the cause), and after
 // worker_start_timeout gives the node up — WorkerLost, the pod deleted, a
 // WorkerCannotStart event — and returns true; before that asks for a pass at
 // the deadline.
-bool WatchImage(Pass& pass, const std::string& node, const PodView& pod);
+bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+                const PodView& pod);
 // What keeps a container from starting, short, from the kubelet's waiting
 // `reason` and `message` and the container's `image`: "the Secret s3-creds
 // does not exist", "the ConfigMap ns/c has no key k", "the image x:1 cannot
@@ -169,32 +268,36 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
                              const std::string& image);
 // For a Running pod: a CoordinatorUnreachable event (once per node) when its
 // worker has not reported to the coordinator within worker_start_timeout of
-// starting.
-void WatchReach(Pass& pass, const std::string& node, const PodView& pod);
+// starting (or of the session's start, `registered_wall`, when later).
+void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
+                const std::string& node, const PodView& pod);
 // For a failed pod: a CoordinatorUnreachable event when its termination
 // message says the worker could not reach the coordinator.
-void ReportUnreachableFailure(Pass& pass, const std::string& node, const PodView& pod);
+void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
+                              const std::string& node, const PodView& pod);
 
 // --- refused creates (decide_refusals.cc) ---------------------------------------
 
 // Takes what the job's last create task left. A refusal (in.create_refusal)
-// is counted into memory.create_backoff (TakeRefusal) and sets the condition
-// WorkersRefused True, its reason the class, with a Warning event of that
-// reason when a row of refusals starts or its class changes; the returned
-// message, when there is one, is the job's failure (WorkerPodRefused). Pods
-// created after refusals (in.writes.pods_created) end the row: WorkersRefused
-// False (WorkersCreated) and a Normal event.
+// is counted into memory.faults.create_backoff (TakeRefusal) and sets the
+// condition WorkersRefused True, its reason the class, with a Warning event
+// of that reason when a row of refusals starts or its class changes; the
+// returned message, when there is one, is the job's failure
+// (WorkerPodRefused). Pods created after refusals (in.writes.pods_created)
+// end the row: WorkersRefused False (WorkersCreated) and a Normal event.
 std::optional<std::string> TakeCreateOutcome(Pass& pass);
 // While the job's creates are refused for what waiting may change (a quota,
 // another 403, a transient failure), the workers of `without_pods` (nodes
 // whose pods are missing) are declared lost, once each: their planned share
 // goes to the workers that run instead of waiting for the coordinator's
 // start timeout; one that starts later reports again. A node leaves
-// memory.refused_nodes once its pod exists.
-void LoseRefusedWorkers(Pass& pass, const std::vector<std::string>& without_pods);
-// Cuts `missing` to the pods memory.create_backoff lets this pass create
+// faults.refused once its pod exists.
+void LoseRefusedWorkers(const PassView& view, NodeFaults& faults, PassOut& out,
+                        const std::vector<std::string>& without_pods);
+// Cuts `missing` to the pods faults.create_backoff lets this pass create
 // (CreatesAllowed), asking for a pass when the next create may go.
-void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing);
+void GateCreates(const PassView& view, const NodeFaults& faults, PassOut& out,
+                 std::vector<nlohmann::json>& missing);
 
 // --- history as the prior (decide_history.cc) ---------------------------------
 
@@ -202,12 +305,13 @@ void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing);
 // with in.history (BlendHistoryPrior), each with its credibility (how far
 // `adaptive` trusts it against the first measurements) and the duty its
 // worker pod's CPU limit gives it (WorkerDuty). Records them in
-// memory.priors; a HistoryUnavailable event when the history source could
-// not answer.
+// memory.session.priors; a HistoryUnavailable event when the history source
+// could not answer.
 std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights);
-// Fills status.nodes[].prior from memory.priors (rows of a session started by
-// an earlier operator keep the prior their status shows).
-void PriorColumns(Pass& pass, std::vector<NodeRow>& rows);
+// Fills `rows`' prior from session.priors (rows of a session started by an
+// earlier operator keep the prior `shown` in status).
+void PriorColumns(const SessionMemory& session, const std::vector<NodeRow>& shown,
+                  std::vector<NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
 // priorError, and a RecordSpeeds action (coordinator::SpeedsToRecord).
 void MeasuredColumns(Pass& pass);
@@ -215,20 +319,5 @@ void MeasuredColumns(Pass& pass);
 // status.nodes[].energyJoules, each node's board power from its labels
 // (health::NodePower) over its busy and idle time (health::EstimateJobEnergy).
 void EnergyColumns(Pass& pass, double span_seconds);
-
-// Pods of a running session: creates the missing, replaces the failed (up to
-// backoffLimit), loses the workers of nodes not Ready; then the status the
-// view gives (per-node table, progress, result, checkpoint; Succeeded with the
-// efficiency figures when done, Failed past backoffLimit).
-void ManagePods(Pass& pass);
-// For a job that succeeded and whose session lingers while its pods exit:
-// status.timing again, with the first reporter's pod as the pod cache shows
-// it now (a short job can finish before the cache saw its pod scheduled and
-// started); the status handed over when that changed it.
-void RefineTiming(Pass& pass);
-// status.checkpoint = `checkpoint` when it fits in kMaxCheckpointBytes;
-// otherwise the last one stays, with a Warning the first time. A failed
-// job's status keeps its newest that fit too: what was finished.
-void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint);
 
 }  // namespace ballast::controller::decide

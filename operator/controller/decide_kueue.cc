@@ -16,8 +16,8 @@ constexpr std::chrono::milliseconds kLeavingRetry{500};
 // Patches the Workload's status (or, `status` false, the object), unless a
 // patch against the version the cache shows is on its way already.
 void Patch(Pass& pass, const WorkloadView& workload, nlohmann::json patch, bool status = true) {
-  if (pass.memory.workload_patched_version == workload.resource_version) return;
-  pass.memory.workload_patched_version = workload.resource_version;
+  if (pass.memory.kueue.patched_version == workload.resource_version) return;
+  pass.memory.kueue.patched_version = workload.resource_version;
   pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
 }
 
@@ -29,25 +29,25 @@ std::string Joined(const std::vector<std::string>& names) {
 // nodes to run on now; returns true. No node: the job waits for one, as any
 // job does (false).
 bool RequestWorkload(Pass& pass) {
-  std::vector<std::string> excluded;
-  const std::vector<std::string> nodes = EligibleNodeNames(pass, &excluded);
-  if (nodes.empty()) {
-    WaitForNodes(pass, excluded);
+  const Eligible eligible = EligibleNodes(pass, pass.memory.faults);
+  if (eligible.facts.empty()) {
+    WaitForNodes(pass, eligible.excluded);
     return false;
   }
+  const size_t nodes = eligible.facts.size();
   const QueueInput& queue = *pass.in.queue;
   WorkerPodSettings settings = pass.options.pods;
   settings.coordinator_job = pass.in.id;
   pass.actions.push_back(CreateWorkload{
       BuildWorkload(pass.in.job.meta, pass.spec(), settings, queue.queue,
-                    static_cast<int32_t>(nodes.size()), queue.priority_class, queue.priority)});
+                    static_cast<int32_t>(nodes), queue.priority_class, queue.priority)});
   // Until the Workload cache shows it, a create again is AlreadyExists.
-  if (pass.memory.workload_requested) return true;
-  pass.memory.workload_requested = true;
+  if (pass.memory.kueue.workload_requested) return true;
+  pass.memory.kueue.workload_requested = true;
   pass.Event(false, Reason::kWaitingForQueue,
              fmt::format("created Workload {} for {} workers in LocalQueue {}; the job starts "
                          "when Kueue admits it",
-                         WorkloadName(pass.in.name, pass.uid), nodes.size(), queue.queue));
+                         WorkloadName(pass.in.name, pass.uid), nodes, queue.queue));
   return true;
 }
 
@@ -71,7 +71,7 @@ void Hold(Pass& pass, Reason reason, const std::string& message) {
                now);
   SetCondition(pass.status, Condition(ConditionType::kAdmitted, false, reason, message), generation,
                now);
-  pass.memory.admission.clear();
+  pass.memory.kueue.admission.clear();
   pass.HandStatus(false);
   if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
 }
@@ -103,7 +103,7 @@ void Evict(Pass& pass, const WorkloadView& workload) {
       evicted != workload.conditions.end()
           ? fmt::format("{}: {}", evicted->second.reason, evicted->second.message)
           : "its admission was withdrawn";
-  const bool was_running = pass.memory.registered;
+  const bool was_running = pass.memory.session.registered;
   if (!StopSession(pass)) {
     pass.requeue_after = kLeavingRetry;
     if (was_running) return;  // the workers hand back their leases first
@@ -126,7 +126,7 @@ void Evict(Pass& pass, const WorkloadView& workload) {
     return;
   }
   // Resuming tries every node again.
-  pass.memory.given_up.clear();
+  pass.memory.faults.given_up.clear();
   pass.status.excluded_nodes.clear();
   if (workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
@@ -142,7 +142,7 @@ bool Admission(Pass& pass) {
   const bool owned = workload && workload->meta.OwnedBy(pass.uid) && !workload->meta.deleting;
   if (!owned) {
     // Deleted under a running job (or not made yet): stop, then ask again.
-    if (pass.memory.registered || pass.OwnedPodsLeft()) {
+    if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
       if (!StopSession(pass)) {
         pass.requeue_after = kLeavingRetry;
         return false;
@@ -161,7 +161,7 @@ bool Admission(Pass& pass) {
     return false;
   }
   if (workload->Evicted() || !workload->Admitted()) {
-    if (workload->Evicted() || pass.memory.registered || pass.OwnedPodsLeft()) {
+    if (workload->Evicted() || pass.memory.session.registered || pass.OwnedPodsLeft()) {
       Evict(pass, *workload);
       return false;
     }
@@ -173,8 +173,8 @@ bool Admission(Pass& pass) {
   pass.node_limit = static_cast<size_t>(std::max(0, workload->count - workload->reclaimable));
   const std::string admission =
       fmt::format("ClusterQueue {} flavor {}", workload->cluster_queue, Joined(workload->flavors));
-  if (pass.memory.admission != admission) {
-    pass.memory.admission = admission;
+  if (pass.memory.kueue.admission != admission) {
+    pass.memory.kueue.admission = admission;
     const std::string message =
         fmt::format("Kueue admitted Workload {} to {}", workload->meta.name, admission);
     pass.Event(false, Reason::kAdmitted, message);
@@ -187,17 +187,17 @@ bool Admission(Pass& pass) {
 
 void ReportReclaimable(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
-  if (!queue.workload || !pass.memory.registered || !pass.in.view) return;
+  if (!queue.workload || !pass.memory.session.registered || !pass.in.view) return;
   const WorkloadView& workload = *queue.workload;
   // The workers that may still compute: the session's, less those given up,
   // those whose pod finished (the job is done with them: at its end, or
   // released in its tail) and those released whose pod is gone. A worker an
-  // earlier session released is not in this one (memory.released).
-  const std::set<std::string>& released = pass.memory.released;
+  // earlier session released is not in this one (memory.faults.released).
+  const std::set<std::string>& released = pass.memory.faults.released;
   int32_t needed = 0;
-  for (const std::string& node : pass.memory.nodes) {
-    if (pass.memory.given_up.contains(node)) continue;
-    const PodView* pod = pass.PodNamed(WorkerPodName(pass.in.name, node));
+  for (const std::string& node : pass.memory.session.Nodes()) {
+    if (pass.memory.faults.given_up.contains(node)) continue;
+    const PodView* pod = pass.WorkerPod(node);
     const bool owned = pod && pod->meta.OwnedBy(pass.uid);
     if (owned && pod->phase == PodPhase::kSucceeded) continue;
     if (!owned && released.contains(node)) continue;
@@ -211,9 +211,9 @@ void ReportReclaimable(Pass& pass) {
 
 void SuspendWorkload(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
-  pass.memory.admission.clear();
+  pass.memory.kueue.admission.clear();
   if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
-  if (pass.memory.registered || pass.OwnedPodsLeft()) return;  // still stopping
+  if (pass.memory.session.registered || pass.OwnedPodsLeft()) return;  // still stopping
   const WorkloadView& workload = *queue.workload;
   if (workload.active) {
     Patch(pass, workload, ActivePatch(workload, false), /*status=*/false);

@@ -40,7 +40,7 @@ bool SetRefusedCondition(Pass& pass, bool refused, Reason reason, const std::str
 }  // namespace
 
 std::optional<std::string> TakeCreateOutcome(Pass& pass) {
-  CreateBackoff& backoff = pass.memory.create_backoff;
+  CreateBackoff& backoff = pass.memory.faults.create_backoff;
   if (!pass.in.create_refusal) {
     if (!pass.in.writes.pods_created || !backoff.refused()) return std::nullopt;
     const std::string message = fmt::format(
@@ -65,30 +65,30 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
                      backoff.of_class == 1 ? "" : "s", Seconds(outcome.refused_for));
 }
 
-void LoseRefusedWorkers(Pass& pass, const std::vector<std::string>& without_pods) {
-  std::set<std::string>& lost = pass.memory.refused_nodes;
-  std::erase_if(lost, [&](const std::string& node) {
-    return pass.PodNamed(WorkerPodName(pass.in.name, node)) != nullptr;
-  });
-  const CreateBackoff& backoff = pass.memory.create_backoff;
+void LoseRefusedWorkers(const PassView& view, NodeFaults& faults, PassOut& out,
+                        const std::vector<std::string>& without_pods) {
+  std::set<std::string>& lost = faults.refused;
+  std::erase_if(lost, [&](const std::string& node) { return view.WorkerPod(node) != nullptr; });
+  const CreateBackoff& backoff = faults.create_backoff;
   const RefusalClass kind = backoff.last.kind;
   const bool waits = backoff.refused() && !FailsAfterBound(kind) && kind != RefusalClass::kInvalid;
-  if (!waits || pass.in.view->done) return;
+  if (!waits || view.in.view->done) return;
   for (const std::string& node : without_pods) {
-    if (lost.insert(node).second) pass.actions.push_back(WorkerLost{node});
+    if (lost.insert(node).second) out.actions.push_back(WorkerLost{node});
   }
 }
 
-void GateCreates(Pass& pass, std::vector<nlohmann::json>& missing) {
+void GateCreates(const PassView& view, const NodeFaults& faults, PassOut& out,
+                 std::vector<nlohmann::json>& missing) {
   if (missing.empty()) return;
-  const CreateBackoff& backoff = pass.memory.create_backoff;
-  const SteadyTime now = pass.in.now.steady;
-  const size_t allowed = CreatesAllowed(backoff, missing.size(), now, pass.in.job.generation);
+  const CreateBackoff& backoff = faults.create_backoff;
+  const SteadyTime now = view.in.now.steady;
+  const size_t allowed = CreatesAllowed(backoff, missing.size(), now, view.in.job.generation);
   missing.resize(allowed);
   if (allowed > 0) return;
   // A pass when the next create may go (+1 ms: not a moment before).
   const milliseconds wait = std::chrono::ceil<milliseconds>(backoff.next - now) + milliseconds(1);
-  if (!pass.fault_deadline || wait < *pass.fault_deadline) pass.fault_deadline = wait;
+  out.WakeBy(wait);
 }
 
 }  // namespace ballast::controller::decide

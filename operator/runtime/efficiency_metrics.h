@@ -11,7 +11,7 @@
 // status, and ends when the job is deleted (kubectl delete, or
 // ttlSecondsAfterFinished), and a new leader serves the same series. The
 // coordinator cannot export it: it forgets a job at most `linger` after the
-// job finished, and the figure is the operator's (decide_pods.cc).
+// job finished, and the figure is the operator's (decide_outcome.cc).
 //
 // And per node and workload kind, from the same cache:
 //

@@ -83,9 +83,7 @@ StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& ke
   }
   auto state = std::make_unique<JobState>();
   state->uid = uid;
-  state->memory.failures = static_cast<uint32_t>(status->failed_pods.value_or(0));
-  state->memory.failed_items_reported = status->failed_items.value_or(0);
-  state->memory.status = std::move(*status);
+  state->memory = MemoryFromStatus(std::move(*status));
   executor_.Seed(key, stored);
   std::lock_guard lock(mu_);
   return (states_[key] = std::move(state)).get();
@@ -102,7 +100,7 @@ void JobReconciler::Forget(const std::string& key) {
   }
   executor_.Forget(key);
   const auto slash = key.find('/');
-  if (state->memory.registered) {
+  if (state->memory.session.registered) {
     coordinator_.RemoveJob(CoordinatorJobId(key.substr(0, slash), key.substr(slash + 1)));
   }
 }
@@ -132,7 +130,7 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
   if (state.spec.spec) {
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
-  if (state.memory.registered) {
+  if (state.memory.session.registered) {
     input.view = coordinator_.View(input.id);
     input.checkpoint = coordinator_.TakeCheckpoint(input.id);
     // Each pass of a running job samples which of its nodes another job's
@@ -173,8 +171,8 @@ Status JobReconciler::GatherQueue(const JobState& state, DecideInput& input) con
 }
 
 void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) const {
-  if (!options_.history || !state.spec.spec || state.memory.registered) return;
-  if (state.memory.status.Finished() || state.spec.spec->suspend || !input.profile) {
+  if (!options_.history || !state.spec.spec || state.memory.session.registered) return;
+  if (state.memory.written.status.Finished() || state.spec.spec->suspend || !input.profile) {
     return;
   }
   // A queued job starts only once admitted: its history is read then.
@@ -264,7 +262,7 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
 
 Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
-  if (!memory.token.empty() || !memory.status.start_time || memory.status.Finished()) {
+  if (!memory.token.value.empty() || !memory.written.status.start_time || memory.written.status.Finished()) {
     return Status::Ok();
   }
   // A job that ran before this operator started: its workers read the
@@ -323,7 +321,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
                  input.create_refusal->message);
   }
   if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
-  input.fresh_token = state.memory.token.empty() ? NewToken() : "";
+  input.fresh_token = state.memory.token.value.empty() ? NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);
   BALLAST_RETURN_IF_ERROR(GatherQueue(state, input));
@@ -332,12 +330,12 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   Decision decision = Decide(input, state.memory, options_.decide);
   state.memory = std::move(decision.memory);
   const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
-  // A registration that failed leaves memory.registered without a view at
+  // A registration that failed leaves memory.session.registered without a view at
   // the coordinator, which the next pass's Decide registers again.
   RecordHistory(key, decision.actions);
   if (Status executed = executor_.Execute(ref, decision.actions); !executed.ok()) {
     // A Workload status patch that did not land is made again next pass.
-    state.memory.workload_patched_version.clear();
+    state.memory.kueue.patched_version.clear();
     return executed;
   }
   return ReconcileResult{decision.requeue_after};

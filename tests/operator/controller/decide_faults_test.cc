@@ -254,7 +254,7 @@ TEST(DecideFaultsTest, GivenUpNodesStayExcludedAfterARestartUntilSuspendAndResum
 
   // A new operator: memory from status only, the coordinator empty.
   world.memory = JobMemory{};
-  world.memory.status = given_up.status;
+  world.memory.written.status = given_up.status;
   world.view.reset();
   const auto registered = ActionsOf<RegisterJob>(world.Pass());
   ASSERT_EQ(registered.size(), 1u);

@@ -244,7 +244,7 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   EXPECT_FALSE(patches[0].status);
   EXPECT_EQ(patches[0].patch["spec"]["active"], false);
   EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "SuspendedByUser");
-  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.status), "Admitted"), "SuspendedByUser")
+  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.written.status), "Admitted"), "SuspendedByUser")
       << "handed to the writer";
 
   // Kueue evicts it (Deactivated): its admission is handed back, not requeued.
@@ -377,10 +377,10 @@ World ReleasedInTheTail() {
 // the API server holds it (the last one written), and the token read from
 // the job's Secret; the coordinator's session went with the old process.
 void RestartOperator(World& world) {
-  auto status = StatusFromJson(StatusToJson(world.memory.status));
+  auto status = StatusFromJson(StatusToJson(world.memory.written.status));
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   world.memory = JobMemory{};
-  world.memory.status = std::move(*status);
+  world.memory.written.status = std::move(*status);
   world.secret_token = "fresh";
   world.view.reset();
 }
@@ -459,8 +459,8 @@ TEST(DecideKueueTest, AReleaseNotSealedByTheOperatorLeavesNoNodeOut) {
   World world = QueuedRunning();
   world.view = View(1990);
   world.Pass();
-  ASSERT_TRUE(world.memory.status.checkpoint && world.memory.status.checkpoint->contains("claims"));
-  (*world.memory.status.checkpoint)["claims"]["releasedNodes"] = json::array({"pi4b-master"});
+  ASSERT_TRUE(world.memory.written.status.checkpoint && world.memory.written.status.checkpoint->contains("claims"));
+  (*world.memory.written.status.checkpoint)["claims"]["releasedNodes"] = json::array({"pi4b-master"});
   ASSERT_NO_FATAL_FAILURE(RestartOperator(world));
   const auto registered = ActionsOf<RegisterJob>(world.Pass());
   ASSERT_EQ(registered.size(), 1u);
@@ -506,7 +506,7 @@ TEST(DecideKueueTest, AWorkloadMadeAgainForgetsTheReleasedWorkers) {
   const auto created = ActionsOf<CreateWorkload>(decision);
   ASSERT_EQ(created.size(), 1u);
   EXPECT_EQ(created[0].workload["spec"]["podSets"][0]["count"], 3);
-  EXPECT_TRUE(decision.memory.released.empty());
+  EXPECT_TRUE(decision.memory.faults.released.empty());
   ASSERT_TRUE(S(decision).contains("checkpoint"));
   EXPECT_FALSE(S(decision)["checkpoint"]["claims"].contains("releasedNodes"));
 }

@@ -51,7 +51,7 @@ TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEven
   EXPECT_FALSE(Events(decision)[0].warning);
   EXPECT_EQ(Events(decision)[0].message, "an operator took the job in 2 s after it was created");
   EXPECT_FALSE(NeedsAccept(world.memory));
-  EXPECT_EQ(world.memory.accepted_wall, kStart);
+  EXPECT_EQ(world.memory.clock.accepted_wall, kStart);
   // The next pass, a millisecond later, registers as a job's first pass
   // does, and hands its startTime over at once (regression: it waited for
   // the status interval and was lost).
@@ -62,7 +62,7 @@ TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEven
   const auto writes = ActionsOf<WriteStatus>(registered);
   ASSERT_EQ(writes.size(), 1u);
   EXPECT_TRUE(writes[0].status.start_time);
-  EXPECT_TRUE(world.memory.status.start_time);
+  EXPECT_TRUE(world.memory.written.status.start_time);
 }
 
 // The CRD defaults status.phase to Pending: what tells a job no operator
@@ -70,7 +70,7 @@ TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEven
 // the same.
 TEST(DecideOutcomeTest, ThePhaseTheSchemaDefaultsDoesNotHideThatNoOperatorTookTheJobIn) {
   World world;
-  world.memory.status = *StatusFromJson(json{{"phase", "Pending"}});
+  world.memory.written.status = *StatusFromJson(json{{"phase", "Pending"}});
   ASSERT_TRUE(NeedsAccept(world.memory));
   const Decision decision = AcceptPass(world);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Accepted"});
@@ -376,7 +376,7 @@ TEST(DecideOutcomeTest, AJobWaitsForItsItemsConfigMapWithinABound) {
   world.items_missing.reset();
   decision = world.Pass();
   EXPECT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
-  EXPECT_FALSE(world.memory.items_missing_since);
+  EXPECT_FALSE(world.memory.clock.items_missing_since);
 
   // One that never comes fails the job, naming it, once the bound is past.
   World never;

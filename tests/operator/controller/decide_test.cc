@@ -28,8 +28,8 @@ TEST(DecideTest, ANewJobIsWeighedAndRegisteredOnEveryEligibleNodeWithAFreshToken
   EXPECT_EQ(config.workers[0].name, "pi3b-worker");
   EXPECT_LT(config.workers[0].speed, config.workers[1].speed) << "a Pi 3B weighs less";
   EXPECT_FALSE(config.resume);
-  EXPECT_TRUE(decision.memory.registered);
-  EXPECT_TRUE(decision.memory.secret_pending);
+  EXPECT_TRUE(decision.memory.session.registered);
+  EXPECT_TRUE(decision.memory.token.secret_pending);
   EXPECT_EQ(S(decision)["startTime"], "2027-01-15T08:00:00Z");
   EXPECT_EQ(decision.requeue_after, milliseconds(1));
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Started"});
@@ -56,7 +56,7 @@ TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
   world.writes.secret_created = true;
   world.writes.on_their_way = {"p-pi3b-worker", "p-pi4b-master", "p-pi4b-worker"};
   EXPECT_TRUE(ActionsOf<CreateObjects>(world.Pass()).empty());
-  EXPECT_FALSE(world.memory.secret_pending);
+  EXPECT_FALSE(world.memory.token.secret_pending);
   world.writes = {};
   world.pods = {Pod("pi3b-worker", "Running", "u0")};  // two pods went missing
   creates = ActionsOf<CreateObjects>(world.Pass());
@@ -229,7 +229,7 @@ TEST(DecideTest, AFailedPodIsLostDeletedByUidAndReplacedWithinBackoffLimit) {
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WorkerFailed"});
   // The same failed pod seen again is not counted again.
   EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty());
-  EXPECT_EQ(world.memory.failures, 1u);
+  EXPECT_EQ(world.memory.faults.failed_pods, 1u);
   world.pods.erase(world.pods.begin() + 1);  // deleted: made again
   const auto creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
@@ -279,11 +279,11 @@ TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   World world = Running();
   for (auto& pod : world.pods) pod["status"]["phase"] = "Failed";
   Decision decision = world.Pass();
-  EXPECT_EQ(decision.memory.failures, 3u);
+  EXPECT_EQ(decision.memory.faults.failed_pods, 3u);
   EXPECT_EQ(S(decision)["phase"], "Failed");
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "BackoffLimitExceeded");
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
-  EXPECT_FALSE(decision.memory.registered);
+  EXPECT_FALSE(decision.memory.session.registered);
   world.pods.clear();
   world.view.reset();
   decision = world.Pass();
@@ -298,7 +298,7 @@ TEST(DecideTest, ANodeThatIsNotReadyLosesItsWorkerAndGetsOneAgainWhenReady) {
   ASSERT_EQ(ActionsOf<WorkerLost>(decision).size(), 1u);
   EXPECT_EQ(ActionsOf<DeletePod>(decision).at(0).name, "p-pi4b-worker");
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeNotReady"});
-  EXPECT_EQ(decision.memory.failures, 0u) << "a lost node is not a failed pod";
+  EXPECT_EQ(decision.memory.faults.failed_pods, 0u) << "a lost node is not a failed pod";
   world.pods.pop_back();
   EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty()) << "lost once";
   world.nodes[2] = Node("pi4b-worker");
@@ -345,7 +345,7 @@ TEST(DecideTest, ANodeEligibleMidJobJoinsTheSessionBeforeItsPodIsMade) {
   world.pods = {Pod(kNodes[0], "Running", "u0"), Pod(kNodes[1], "Running", "u1")};
   Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<AddWorker>(decision).empty());
-  ASSERT_EQ(world.memory.nodes.size(), 2u);
+  ASSERT_EQ(world.memory.session.NodeCount(), 2u);
 
   world.nodes.push_back(Node("pi4b-worker"));  // plugged in
   decision = world.Pass();
@@ -354,7 +354,7 @@ TEST(DecideTest, ANodeEligibleMidJobJoinsTheSessionBeforeItsPodIsMade) {
   EXPECT_EQ(added[0].prior.name, "pi4b-worker");
   // The same labels as pi4b-master: its weight, on the session's scale (the
   // session's weights are rounded, the newcomer's mapped from its score).
-  EXPECT_NEAR(added[0].prior.speed, world.memory.weights.nodes[1].weight, 0.25);
+  EXPECT_NEAR(added[0].prior.speed, world.memory.session.weights.nodes[1].weight, 0.25);
   EXPECT_EQ(added[0].prior.credibility, 0);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeJoined"});
   // AddWorker comes before the pod's creation.
@@ -366,7 +366,7 @@ TEST(DecideTest, ANodeEligibleMidJobJoinsTheSessionBeforeItsPodIsMade) {
   EXPECT_LT(add_at, create_at);
   EXPECT_EQ(ActionsOf<CreateObjects>(decision).at(0).pods.at(0)["metadata"]["name"],
             "p-pi4b-worker");
-  ASSERT_EQ(world.memory.nodes.size(), 3u);
+  ASSERT_EQ(world.memory.session.NodeCount(), 3u);
   // Joined once: the next pass adds nothing.
   EXPECT_TRUE(ActionsOf<AddWorker>(world.Pass()).empty());
   // The per-node table shows it once the coordinator does.
@@ -388,7 +388,7 @@ TEST(DecideTest, ASlowerNewcomerIsWeighedOnTheSessionsScale) {
   world.Pass();
   // The session's priors: the two Pi 4B, by their (rounded) weights.
   double session = 0;
-  for (const auto& [node, prior] : world.memory.priors) session += prior.value;
+  for (const auto& [node, prior] : world.memory.session.priors) session += prior.value;
   world.nodes.push_back(Node("pi3b-worker"));
   const auto added = ActionsOf<AddWorker>(world.Pass());
   ASSERT_EQ(added.size(), 1u);
@@ -527,11 +527,11 @@ TEST(DecideTest, ACheckpointTheOperatorDidNotSealIsNotResumedFrom) {
   Decision decision = world.Pass();
   ASSERT_EQ(S(decision)["phase"], "Suspended");
   // As a restarted operator reads it back from the job's status.
-  ASSERT_TRUE(world.memory.status.checkpoint);
-  json& checkpoint = *world.memory.status.checkpoint;
+  ASSERT_TRUE(world.memory.written.status.checkpoint);
+  json& checkpoint = *world.memory.written.status.checkpoint;
   ASSERT_TRUE(checkpoint.contains("seal")) << checkpoint.dump();
   checkpoint["completed"] = json::parse("[[0, 590]]");
-  world.memory.status.completed_items = 590;
+  world.memory.written.status.completed_items = 590;
 
   world.view.reset();
   world.job["spec"]["suspend"] = false;
@@ -554,17 +554,17 @@ TEST(DecideTest, ACheckpointTheOperatorDidNotSealIsNotResumedFrom) {
 TEST(DecideTest, AStartTimeOrFailedPodsPatchedInStatusArePutBackFromTheSeal) {
   World world = Running();
   world.view = View(900);
-  const std::string started = *world.memory.status.start_time;
+  const std::string started = *world.memory.written.status.start_time;
   world.job["spec"]["suspend"] = true;
   world.Pass();
   world.pods.clear();
   ASSERT_EQ(S(world.Pass())["phase"], "Suspended");
-  const json& claims = world.memory.status.checkpoint->at("claims");
+  const json& claims = world.memory.written.status.checkpoint->at("claims");
   EXPECT_EQ(claims, (json{{"startTime", started}, {"failedPods", 0}}));
   // As a restarted operator reads the patched status back.
-  world.memory.status.start_time = "2020-01-01T00:00:00Z";
-  world.memory.status.failed_pods = 7;
-  world.memory.failures = 7;
+  world.memory.written.status.start_time = "2020-01-01T00:00:00Z";
+  world.memory.written.status.failed_pods = 7;
+  world.memory.faults.failed_pods = 7;
 
   world.view.reset();
   world.job["spec"]["suspend"] = false;
@@ -577,7 +577,7 @@ TEST(DecideTest, AStartTimeOrFailedPodsPatchedInStatusArePutBackFromTheSeal) {
       << message;
   EXPECT_NE(message.find("failedPods 0 (was 7)"), std::string::npos) << message;
   EXPECT_EQ(S(decision)["startTime"], started);
-  EXPECT_EQ(decision.memory.failures, 0u);
+  EXPECT_EQ(decision.memory.faults.failed_pods, 0u);
 }
 
 // Without claims it can trust (no checkpoint yet, or a rejected one), a
@@ -585,18 +585,18 @@ TEST(DecideTest, AStartTimeOrFailedPodsPatchedInStatusArePutBackFromTheSeal) {
 TEST(DecideTest, AStartTimeWithoutSealedClaimsIsBoundedByTheJobsCreation) {
   World world;
   world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 5);
-  world.memory.status.observed_generation = 1;
-  world.memory.status.phase = JobPhase::kRunning;
-  world.memory.status.start_time = "2020-01-01T00:00:00Z";  // before the job existed
+  world.memory.written.status.observed_generation = 1;
+  world.memory.written.status.phase = JobPhase::kRunning;
+  world.memory.written.status.start_time = "2020-01-01T00:00:00Z";  // before the job existed
   Decision decision = world.Pass();
   ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
   EXPECT_EQ(EventReasons(decision).at(0), "StatusRestored");
   EXPECT_EQ(S(decision)["startTime"], Rfc3339(kStart - 5));
 
   World later;
-  later.memory.status.observed_generation = 1;
-  later.memory.status.phase = JobPhase::kRunning;
-  later.memory.status.start_time = Rfc3339(kStart + 3600);  // still to come
+  later.memory.written.status.observed_generation = 1;
+  later.memory.written.status.phase = JobPhase::kRunning;
+  later.memory.written.status.start_time = Rfc3339(kStart + 3600);  // still to come
   decision = later.Pass();
   EXPECT_EQ(S(decision)["startTime"], Rfc3339(kStart));
 }
@@ -630,7 +630,7 @@ TEST(DecideTest, BeforeTheDeadlineThePassComesBackAtIt) {
 TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
   World world;
   world.job["spec"]["ttlSecondsAfterFinished"] = 30;
-  world.memory.status =
+  world.memory.written.status =
       *StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   const double finished = 1800000000;  // 2027-01-15T08:00:00Z
   world.wall = finished + 10;
@@ -650,7 +650,7 @@ TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
 // A finished job whose workers exited: `pods` of kNodes in `phase`.
 World FinishedWithPods(const std::string& phase) {
   World world;
-  world.memory.status =
+  world.memory.written.status =
       *StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   for (size_t i = 0; i < kNodes.size(); ++i) {
     world.pods.push_back(Pod(kNodes[i], phase, "u" + std::to_string(i)));
@@ -718,13 +718,13 @@ TEST(DecideTest, ThePodTtlAndTheJobTtlWakeThePassAtTheEarlierOfThem) {
 
 TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
   World world;
-  world.memory.status =
+  world.memory.written.status =
       *StatusFromJson(json{{"phase", "Running"}, {"startTime", Rfc3339(kStart - 60)}});
   world.secret_token = "earlier";
   Decision decision = world.Pass();
   ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
   EXPECT_EQ(ActionsOf<RegisterJob>(decision)[0].config.token, "earlier");
-  EXPECT_FALSE(decision.memory.secret_pending);
+  EXPECT_FALSE(decision.memory.token.secret_pending);
   world.view = View(0);
   const auto creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
@@ -742,7 +742,7 @@ TEST(DecideTest, ATokenTheWriterFoundInAnExistingSecretReplacesTheSessions) {
   const auto registered = ActionsOf<RegisterJob>(decision);
   ASSERT_EQ(registered.size(), 1u);
   EXPECT_EQ(registered[0].config.token, "earlier");
-  EXPECT_FALSE(decision.memory.secret_pending);
+  EXPECT_FALSE(decision.memory.token.secret_pending);
 }
 
 TEST(DecideTest, TheCoordinatorForgettingASessionRegistersItAgain) {
@@ -805,7 +805,7 @@ TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
   world.job["spec"]["nodeSelector"] = {{"ballast.io/pool", "gpu"}};
   const Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
-  EXPECT_FALSE(decision.memory.registered);
+  EXPECT_FALSE(decision.memory.session.registered);
   EXPECT_EQ(S(decision)["phase"], "Pending");
   EXPECT_EQ(ConditionReason(S(decision), "Ready"), "NoEligibleNodes");
   EXPECT_EQ(decision.requeue_after, milliseconds(10000));
@@ -829,7 +829,7 @@ TEST(DecideTest, TheSameInputsGiveTheSameDecision) {
   const Decision first = world.Pass();
   const Decision second = again.Pass();
   EXPECT_EQ(first.status, second.status);
-  EXPECT_EQ(first.memory.status, second.memory.status);
+  EXPECT_EQ(first.memory.written.status, second.memory.written.status);
   EXPECT_EQ(first.actions.size(), second.actions.size());
   EXPECT_EQ(first.requeue_after, second.requeue_after);
 }

@@ -1,0 +1,180 @@
+// Decide's claims sealed beside the checkpoint (decide_internal.h,
+// checkpoint_seal.h): the nodes released in the tail, startTime and
+// failedPods, sealed with the job's token so that a restarted operator can
+// tell them from a status someone else wrote; what a restart restores from
+// them; and the checkpoint kept in status.
+#include <fmt/format.h>
+
+#include "operator/api/job_status.h"
+#include "operator/controller/checkpoint_seal.h"
+#include "operator/controller/decide_internal.h"
+
+namespace ballast::controller::decide {
+
+using nlohmann::json;
+
+std::set<std::string> ReleasedNodes(const coordinator::JobView& view) {
+  std::set<std::string> nodes;
+  for (const coordinator::WorkerView& worker : view.workers) {
+    if (worker.released) nodes.insert(worker.name);
+  }
+  return nodes;
+}
+
+bool TakeReleases(const coordinator::JobView& view, NodeFaults& faults) {
+  const size_t before = faults.released.size();
+  faults.released.merge(ReleasedNodes(view));
+  return faults.released.size() > before;
+}
+
+namespace {
+
+// What a restarted operator says the job started at, and how many of its
+// pods failed, when status.checkpoint holds no claims it can trust: the
+// start within [created, now] (a start before the job existed, or one still
+// to come, is not one the operator wrote), the failures as written.
+void BoundUntrustedClaims(Pass& pass) {
+  const auto created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
+  const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
+  if (!pass.status.start_time) return;
+  std::string bounded;
+  if (!started || (created && *started < *created)) {
+    bounded = pass.in.job.meta.creation_timestamp;
+  } else if (*started > pass.in.now.wall) {
+    bounded = pass.in.now.rfc3339;
+  }
+  if (bounded.empty() || bounded == *pass.status.start_time) return;
+  pass.Event(true, Reason::kStatusRestored,
+             fmt::format("status.startTime {} is not a time this job started (it was created "
+                         "at {}); it counts from {}",
+                         *pass.status.start_time, pass.in.job.meta.creation_timestamp, bounded));
+  pass.status.start_time = bounded;
+}
+
+// status.startTime and status.failedPods as the operator sealed them beside
+// the checkpoint: changed since (by someone with status rights), they are
+// put back with a Warning, so activeDeadlineSeconds and backoffLimit count
+// from what happened.
+void RestoreClaims(Pass& pass, const SealedClaims& claims) {
+  pass.memory.faults.released.insert(claims.released_nodes.begin(), claims.released_nodes.end());
+  std::vector<std::string> changed;
+  const std::string start = pass.status.start_time.value_or("");
+  if (!claims.start_time.empty() && start != claims.start_time) {
+    changed.push_back(fmt::format("startTime {} (was {})", claims.start_time, start));
+    pass.status.start_time = claims.start_time;
+  }
+  if (pass.memory.faults.failed_pods != claims.failed_pods) {
+    changed.push_back(
+        fmt::format("failedPods {} (was {})", claims.failed_pods, pass.memory.faults.failed_pods));
+    pass.memory.faults.failed_pods = static_cast<uint32_t>(claims.failed_pods);
+    pass.status.failed_pods = static_cast<int64_t>(claims.failed_pods);
+  }
+  if (changed.empty()) return;
+  pass.Event(true, Reason::kStatusRestored,
+             fmt::format("status was changed since the operator wrote it; put back what it "
+                         "sealed beside the checkpoint: {}",
+                         fmt::join(changed, ", ")));
+}
+
+// The checkpoint in status to resume from, when the operator sealed it with
+// the job's token (checkpoint_seal.h), with the claims sealed beside it put
+// back. One it did not (written by someone with status rights) is not
+// resumed from: the job starts again from its first item, its claimed
+// progress and per-node counts dropped, with a Warning saying why. Redoing
+// work is safe; counting items that never ran is not.
+std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
+  if (!pass.status.checkpoint) {
+    BoundUntrustedClaims(pass);
+    return std::nullopt;
+  }
+  const auto& workload = pass.spec().job.workload;
+  auto record = OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token.value,
+                                     pass.status.items_digest.value_or(""));
+  if (record.ok()) {
+    if (record->claims) {
+      RestoreClaims(pass, *record->claims);
+    } else {
+      BoundUntrustedClaims(pass);
+    }
+    return std::move(record->checkpoint);
+  }
+  pass.Event(true, Reason::kCheckpointRejected,
+             fmt::format("status.checkpoint is not resumed from: {}; the job starts again from "
+                         "its first item",
+                         record.status().message()));
+  pass.status.checkpoint.reset();
+  pass.status.completed_items = 0;
+  pass.status.completed_cost.reset();
+  pass.status.progress = ProgressText(0, workload.items);
+  pass.status.result.reset();
+  pass.status.nodes.reset();
+  BoundUntrustedClaims(pass);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<coordinator::Checkpoint> RestoreSealed(Pass& pass) {
+  RestoreGivenUp(pass.status, pass.memory.faults);
+  return TrustedCheckpoint(pass);
+}
+
+namespace {
+
+// The last checkpoint that fit, sealed again with `claims` when they changed
+// since (a pod failed), so that a restart does not take the claims in status
+// for changed ones.
+void ResealClaims(Pass& pass, const SealedClaims& claims) {
+  if (!pass.status.checkpoint) return;
+  if (pass.status.checkpoint->value(kCheckpointClaimsKey, json()) == ClaimsJson(claims)) return;
+  const std::string digest = pass.status.items_digest.value_or("");
+  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
+                                     pass.memory.token.value, digest);
+  if (!record.ok() || record->claims == claims) return;
+  pass.status.checkpoint =
+      SealedCheckpointJson(record->checkpoint, pass.memory.token.value, digest, claims);
+}
+
+// The claims sealed beside the checkpoint now.
+SealedClaims ClaimsNow(const Pass& pass) {
+  return SealedClaims{
+      pass.status.start_time.value_or(""), pass.memory.faults.failed_pods,
+      std::vector<std::string>(pass.memory.faults.released.begin(), pass.memory.faults.released.end())};
+}
+
+}  // namespace
+
+void ForgetReleased(Pass& pass) {
+  pass.memory.faults.released.clear();
+  if (!pass.status.checkpoint || pass.memory.token.value.empty()) return;
+  const std::string digest = pass.status.items_digest.value_or("");
+  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
+                                     pass.memory.token.value, digest);
+  if (!record.ok() || !record->claims || record->claims->released_nodes.empty()) return;
+  // The other claims as sealed: this operator may not have taken them yet.
+  SealedClaims claims = *record->claims;
+  claims.released_nodes.clear();
+  pass.status.checkpoint =
+      SealedCheckpointJson(record->checkpoint, pass.memory.token.value, digest, claims);
+}
+
+void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
+  const SealedClaims claims = ClaimsNow(pass);
+  json compact = SealedCheckpointJson(checkpoint, pass.memory.token.value,
+                                      pass.status.items_digest.value_or(""), claims);
+  const size_t bytes = DumpJson(compact).size();
+  if (bytes <= kMaxCheckpointBytes) {
+    pass.status.checkpoint = std::move(compact);
+    return;
+  }
+  ResealClaims(pass, claims);
+  if (pass.memory.announced.checkpoint_too_large) return;
+  pass.memory.announced.checkpoint_too_large = true;
+  pass.Event(
+      true, Reason::kCheckpointTooLarge,
+      fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
+                  "status; the last one that fit stays (a resume would redo more work)",
+                  checkpoint.completed.Ranges().size(), bytes >> 10, kMaxCheckpointBytes >> 10));
+}
+
+}  // namespace ballast::controller::decide

@@ -1,0 +1,163 @@
+// Decide's management of a running session's nodes and pods
+// (decide_internal.h): each node's worker pod made, watched, replaced or
+// given up, its worker lost when its node goes and back when it returns.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "operator/controller/decide_internal.h"
+#include "operator/controller/node_selection.h"
+
+namespace ballast::controller::decide {
+
+namespace {
+
+// "exit code 3: <message>" of a failed pod's worker container, for events;
+// "init container bundle: exit code 2: <message>" when an init container
+// failed first (the worker in the user's image, worker_objects.h).
+std::string PodFailure(const PodView& pod) {
+  for (const ContainerView& init : pod.init_containers) {
+    const auto& terminated = init.terminated;
+    if (!terminated || terminated->exit_code.value_or(0) == 0) continue;
+    std::string text =
+        fmt::format("init container {}: exit code {}", init.name, *terminated->exit_code);
+    if (!terminated->message.empty()) text += ": " + terminated->message.substr(0, 300);
+    return text;
+  }
+  for (const ContainerView& container : pod.containers) {
+    const auto& terminated = container.terminated;
+    if (!terminated) continue;
+    std::string text = fmt::format("exit code {}", terminated->exit_code.value_or(-1));
+    std::string message = terminated->message;
+    // The end of the message: a log's tail ends with what went wrong.
+    if (message.size() > 300) message = "..." + message.substr(message.size() - 300);
+    if (!message.empty()) text += ": " + message;
+    return text;
+  }
+  return pod.reason.empty() ? "no container status" : pod.reason;
+}
+
+// The node cannot run the job's worker now: not Ready, gone, or no longer
+// one the job would be placed on (`why`: cordoned, drained, labelled out of
+// the selector, tainted). Its worker is lost at once, so that its lease moves
+// with no wait for it to expire, and its pod is deleted.
+void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+              const NodeView* object, const std::string& why, const PodView* pod, bool owned) {
+  const bool done = view.in.view->done;
+  if (faults.lost.insert(node).second && !done) {
+    out.actions.push_back(WorkerLost{node});
+    if (!object || !object->ready) {
+      out.Event(
+          true, Reason::kNodeNotReady,
+          fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
+    } else {
+      faults.left.insert(node);
+      out.Event(false, Reason::kNodeLeft,
+                 fmt::format("{}; its worker leaves the job and its unfinished items go to the "
+                             "other workers",
+                             why));
+    }
+  }
+  if (owned && !pod->meta.deleting) out.actions.push_back(DeletePod{pod->meta.name, ""});
+}
+
+void CountFailure(const PassView& view, NodeFaults& faults, Announced& announced, PassOut& out,
+                  const std::string& node, const PodView& pod) {
+  const uint32_t limit = view.spec().job.backoff_limit;
+  if (faults.counted_failures.insert(pod.meta.uid).second) {
+    const uint32_t failures = ++faults.failed_pods;
+    out.actions.push_back(WorkerLost{node});
+    out.Event(true, Reason::kWorkerFailed,
+               fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
+                           pod.meta.name, node, PodFailure(pod), failures, limit,
+                           failures <= limit ? ", replacing it" : ", not replaced"));
+    ReportUnreachableFailure(view, announced, out, node, pod);
+  }
+  if (!pod.meta.deleting) out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
+}
+
+// For a node whose worker the session released: true, counted as released,
+// when its pod is gone or Succeeded (the worker exited 0 on its "done"),
+// which is neither made again nor a failure; false while it still runs (or
+// failed), which ManageNode counts as any other pod.
+bool ReleasedPodFinished(const PodView* pod, bool owned, PodCount& count) {
+  if (pod && owned && pod->phase != PodPhase::kSucceeded) return false;
+  ++count.released;
+  return true;
+}
+
+}  // namespace
+
+void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& faults,
+                Announced& announced, PassOut& out, const std::string& node, PodCount& count) {
+  const PodView* pod = view.WorkerPod(node);
+  const NodeView* node_object = view.NodeNamed(node);
+  const bool owned = pod && pod->meta.OwnedBy(view.uid);
+  const bool done = view.in.view->done;
+  if (GivenUp(faults, out, node, pod, owned)) return;
+  // Released: its node may go or turn ineligible now without loss.
+  if (faults.released.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
+  const PodTemplate& pods = view.spec().pod_template;
+  const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
+                                                      pods.tolerations, pods.node_affinity_terms)
+                                      : "gone";
+  if (!why.empty()) return LoseNode(view, faults, out, node, node_object, why, pod, owned);
+  if (faults.lost.erase(node) && !done) {
+    if (faults.left.erase(node)) {
+      out.Event(
+          false, Reason::kNodeEligible,
+          fmt::format("node {} can run the job's worker again; its worker starts again", node));
+    } else {
+      out.Event(false, Reason::kNodeReady,
+                 fmt::format("node {} is Ready again; its worker starts again", node));
+    }
+  }
+  if (!pod) {
+    if (done || faults.failed_pods > view.spec().job.backoff_limit) return;
+    const std::string name = WorkerPodName(view.in.name, node);
+    if (!view.in.writes.creating && !view.in.writes.on_their_way.contains(name)) {
+      WorkerPodSettings settings = SettingsForArchitecture(
+          view.options.pods, view.options.architectures, NodeArchitecture(*node_object));
+      settings.coordinator_job = view.in.id;
+      settings.node_cpu = DeclaredSpeed(*node_object);
+      count.missing.push_back(BuildWorkerPod(view.in.job.meta, view.spec(), node, settings));
+      count.missing_nodes.push_back(node);
+    }
+    ++count.alive;
+    return;
+  }
+  if (!owned) return;  // an earlier job's pod of this name, on its way out
+  const PodPhase phase = pod->phase;
+  const bool deleting = pod->meta.deleting;
+  if (phase == PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod)) return;
+  if (phase == PodPhase::kRunning) WatchReach(view, session.registered_wall, announced, out, node, *pod);
+  if (phase == PodPhase::kRunning) ++count.running;
+  if ((phase == PodPhase::kRunning || phase == PodPhase::kPending) && !deleting) ++count.alive;
+  if (phase == PodPhase::kFailed || (phase == PodPhase::kSucceeded && !done)) {
+    CountFailure(view, faults, announced, out, node, *pod);
+  }
+}
+
+void ManagePods(Pass& pass) {
+  JobMemory& memory = pass.memory;
+  if (TakeReleases(*pass.in.view, memory.faults)) pass.write_at_once = true;
+  JoinNodes(pass, memory.faults, memory.session, pass);
+  PodCount count;
+  const std::vector<std::string> nodes = memory.session.Nodes();
+  for (const auto& node : nodes) {
+    ManageNode(pass, memory.session, memory.faults, memory.announced, pass, node, count);
+  }
+  const std::set<std::string> in_session(nodes.begin(), nodes.end());
+  for (const auto& node : memory.faults.released) count.released_before += !in_session.contains(node);
+  LoseRefusedWorkers(pass, memory.faults, pass, count.missing_nodes);
+  GateCreates(pass, memory.faults, pass, count.missing);
+  if (!count.missing.empty()) {
+    const TokenMemory& token = memory.token;
+    pass.actions.push_back(CreateObjects{BuildTokenSecret(pass.in.job.meta, token.value),
+                                         token.value, std::move(count.missing),
+                                         /*restore=*/!token.secret_pending});
+  }
+  SessionOutcome(pass, count);
+}
+
+}  // namespace ballast::controller::decide

@@ -1,0 +1,337 @@
+// Decide's outcome of a running session (decide_internal.h): the status its
+// view gives — per-node table, progress, result, checkpoint, the cost model —
+// and the phase that follows: Succeeded with the efficiency figures and the
+// timing, Failed when items, pods or every node's start failed, else
+// Running or Pending.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+
+#include "core/common/json_read.h"
+#include "core/job/failure_policy.h"
+#include "operator/api/job_status.h"
+#include "operator/controller/decide_internal.h"
+#include "operator/controller/job_efficiency.h"
+#include "operator/controller/job_failures.h"
+#include "operator/controller/job_timing.h"
+
+namespace ballast::controller::decide {
+
+namespace {
+
+// The longest status.efficiencyNote (the CRD's maxLength is 1024).
+constexpr size_t kMaxNoteBytes = 1000;
+
+// `value` to four significant digits, as status shows speeds (seconds per
+// cost unit may be far below a millisecond).
+double FourDigits(double value) {
+  return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
+}
+
+// status.costModel of the session's view (weighted_job.h): nullopt when its
+// policy learns no costs.
+std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view) {
+  if (!view.policy.learning_costs) return std::nullopt;
+  CostModelStatus model;
+  model.start_cost = FourDigits(view.policy.start_cost);
+  model.learned = view.policy.start_cost > 0;
+  model.samples = view.policy.cost_samples;
+  double busy_s = 0;
+  double work = 0;  // in the model's units
+  for (const auto& worker : view.workers) {
+    busy_s += worker.MergedBusySeconds();
+    work += worker.cost + view.policy.start_cost * static_cast<double>(worker.items);
+  }
+  if (busy_s > 0 && work > 0) {
+    model.seconds_per_cost = FourDigits(busy_s / work);
+    model.start_seconds = FourDigits(view.policy.start_cost * busy_s / work);
+  }
+  return model;
+}
+
+void NodeTable(Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  std::map<std::string, const fuzzy::NodeWeight*> weights;
+  for (const auto& weight : pass.memory.session.weights.nodes) weights[weight.name] = &weight;
+  std::vector<NodeRow> rows;
+  for (const auto& worker : view.workers) {
+    const auto found = weights.find(worker.name);
+    if (found == weights.end()) continue;
+    const fuzzy::NodeWeight& weight = *found->second;
+    NodeRow row;
+    row.name = worker.name;
+    row.weight = weight.weight;
+    row.score = std::round(weight.score * 1e4) / 1e4;
+    const double busy_s = worker.MergedBusySeconds();
+    row.estimated_speed = busy_s > 0 ? std::round(worker.items / busy_s * 100) / 100 : 0.0;
+    row.cost = Rounded(worker.cost);
+    if (busy_s > 0) row.cost_speed = Rounded(worker.cost / busy_s);
+    row.items = pass.memory.session.base_items[worker.name] + worker.items;
+    row.steals = worker.cuts;
+    if (worker.dropped_busy_s > 0) row.duplicate_seconds = Rounded(worker.dropped_busy_s);
+    row.pod = WorkerPodName(pass.in.name, worker.name);
+    rows.push_back(std::move(row));
+  }
+  // A worker an earlier session released keeps its row as last written:
+  // its items count in the job's.
+  for (const NodeRow& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
+    if (pass.memory.faults.released.contains(row.name) && !weights.contains(row.name)) {
+      rows.push_back(row);
+    }
+  }
+  PriorColumns(pass.memory.session, pass.status.nodes.value_or(std::vector<NodeRow>{}), rows);
+  pass.status.nodes = std::move(rows);
+}
+
+// The moments of the session's first report, in unix seconds (decide.h's
+// view times are the coordinator's: the session started at
+// memory.session.registered_wall).
+TimingMoments Moments(const Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  const JobMemory& memory = pass.memory;
+  const auto unix_time = [&](double t) { return memory.session.registered_wall + (t - view.started_at); };
+  TimingMoments moments;
+  moments.created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
+  if (memory.clock.accepted_wall > 0) moments.accepted = memory.clock.accepted_wall;
+  moments.started = memory.session.registered_wall;
+  moments.finished = unix_time(view.finished_at);
+  moments.resumed = memory.session.resumed;
+  const coordinator::WorkerView* first = nullptr;
+  for (const auto& worker : view.workers) {
+    if (worker.contacted && (!first || worker.first_contact < first->first_contact)) {
+      first = &worker;
+    }
+  }
+  if (!first) return moments;
+  moments.first_report = unix_time(first->first_contact);
+  moments.first_node = first->name;
+  const PodView* pod = pass.WorkerPod(first->name);
+  if (!pod || !pod->meta.OwnedBy(pass.uid)) return moments;
+  moments.scheduled = ParseRfcTime(pod->scheduled_at);
+  moments.sandbox_ready = ParseRfcTime(pod->sandbox_ready_at);
+  if (!pod->containers.empty()) {
+    const ContainerView& worker = pod->containers[0];
+    const std::string& started =
+        worker.terminated ? worker.terminated->started_at : worker.started_at;
+    moments.container_started = ParseRfcTime(started);
+  }
+  for (const ContainerView& init : pod->init_containers) {
+    const auto finished =
+        init.terminated ? ParseRfcTime(init.terminated->finished_at) : std::nullopt;
+    if (finished) moments.init_finished = std::max(moments.init_finished.value_or(0), *finished);
+  }
+  return moments;
+}
+
+// The efficiency figures of the pass's finished session, which took `makespan_s`.
+EfficiencyFigures JobEfficiency(const Pass& pass, double makespan_s) {
+  const auto& workload = pass.spec().job.workload;
+  ItemBound items;
+  items.largest_share = workload::LargestItemShare(workload);
+  if (workload.kind == workload::WorkloadKind::kExec) items.concurrency = workload.exec.concurrency;
+  return ComputeEfficiency(*pass.in.view, makespan_s, pass.memory.session.references, items);
+}
+
+// status.timing and status.efficiencyNote of a finished session.
+void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
+  const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
+  pass.status.timing = TimingToJson(timing);
+  pass.status.efficiency_note = json_read::Cut(TimingSummary(timing), kMaxNoteBytes);
+}
+
+// The Completed event's and the Ready condition's message of a job that
+// succeeded: its items, its makespan, its efficiency against the reference
+// it was measured with, and the efficiency note (where the time went).
+std::string CompletedMessage(const Pass& pass, const EfficiencyFigures& figures, double makespan) {
+  const coordinator::JobView& view = *pass.in.view;
+  const WeightedJobStatus& status = pass.status;
+  const uint64_t failed = status.failed_items.value_or(0);
+  const std::string against =
+      figures.source == ReferenceSource::kEstimate
+          ? fmt::format("the job's own estimate: {}", figures.missing)
+          : fmt::format("against {}, {}-bound; the job's own estimate {:.3f}",
+                        ReferenceSourceName(figures.source), balance::LimitBoundName(figures.bound),
+                        status.estimated_efficiency.value_or(0));
+  std::string message =
+      failed == 0
+          ? fmt::format("all {} items finished", view.items)
+          : fmt::format("{} of {} items succeeded, {} failed ({})", view.items - failed, view.items,
+                        failed, job::FailurePolicyName(pass.spec().job.max_failed_items));
+  message +=
+      fmt::format(" in {:.1f} s on {} nodes (efficiency {:.3f}, {}); {}",
+                  status.makespan_seconds.value_or(makespan), view.workers.size(),
+                  status.efficiency.value_or(0), against, status.efficiency_note.value_or(""));
+  return message;
+}
+
+void Succeed(Pass& pass) {
+  const coordinator::JobView& view = *pass.in.view;
+  JobMemory& memory = pass.memory;
+  if (!memory.clock.done_at) memory.clock.done_at = pass.in.now.steady;
+  double makespan = view.finished_at - view.started_at;
+  if (memory.session.resumed) {
+    const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
+    if (started) makespan += memory.session.registered_wall - *started;
+  }
+  const EfficiencyFigures figures = JobEfficiency(pass, makespan);
+  WeightedJobStatus& status = pass.status;
+  const bool first_time = !status.Is(JobPhase::kSucceeded);
+  if (first_time) {
+    // The figures of the pass that saw the job finish; later passes (while
+    // the pods exit) keep them.
+    status.completion_time = pass.in.now.rfc3339;
+    status.makespan_seconds = Rounded(makespan);
+    status.ideal_seconds = Rounded(figures.ideal_s);
+    status.efficiency = Rounded(figures.efficiency);
+    status.efficiency_reference = ReferenceSourceName(figures.source);
+    status.limit_bound = balance::LimitBoundName(figures.bound);
+    status.estimated_ideal_seconds = Rounded(figures.estimated_ideal_s);
+    status.estimated_efficiency = Rounded(figures.estimated_efficiency);
+    TimingColumns(pass, figures);
+    MeasuredColumns(pass);
+    EnergyColumns(pass, makespan);
+  }
+  status.workers = 0;
+  status.checkpoint.reset();  // the result is final
+  const uint64_t failed = status.failed_items.value_or(0);
+  pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted,
+                  CompletedMessage(pass, figures, makespan));
+  const std::string complete =
+      failed == 0 ? "every item's result is merged"
+                  : fmt::format("{} item{} failed all attempts, within {}: {}", failed,
+                                failed == 1 ? "" : "s",
+                                job::FailurePolicyName(pass.spec().job.max_failed_items),
+                                NameFailedItems(view.result,
+                                                pass.spec().job.workload.item_values.get()));
+  SetCondition(
+      status,
+      Condition(ConditionType::kComplete, true,
+                failed == 0 ? Reason::kAllItemsFinished : Reason::kCompletedWithFailedItems,
+                complete),
+      pass.in.job.generation, pass.in.now.rfc3339);
+}
+
+}  // namespace
+
+void RefineTiming(Pass& pass) {
+  const bool lingering = pass.memory.session.registered && pass.in.view && pass.in.view->done;
+  if (!pass.status.Is(JobPhase::kSucceeded) || !lingering) return;
+  TimingColumns(pass, JobEfficiency(pass, pass.status.makespan_seconds.value_or(0)));
+  pass.HandStatus(true);
+}
+
+namespace {
+
+// status.failedItems and failedItemValues from the view's result; an
+// ItemsFailed Warning when more items failed since the last one; the job
+// Failed as core/job/failure_policy.h says: at once (TooManyFailedItems) past
+// spec.failurePolicy.maxFailedItems, or once every item was attempted
+// (FailedItems) when it is unset. Returns true when it failed the job.
+bool CountFailedItems(Pass& pass) {
+  const workload::Result& result = pass.in.view->result;
+  const uint64_t failed = result.FailedItems();
+  const std::optional<uint64_t> max = pass.spec().job.max_failed_items;
+  const std::vector<std::string>* values = pass.spec().job.workload.item_values.get();
+  pass.status.failed_items = failed;
+  pass.status.failed_item_values =
+      values ? result.FailedValues(*values, workload::Result::kShownFailedValues)
+             : std::vector<std::string>{};
+  if (failed == 0) return false;
+  const std::string named = NameFailedItems(result, values);
+  if (failed > pass.memory.announced.failed_items) {
+    pass.memory.announced.failed_items = failed;
+    pass.Event(true, Reason::kItemsFailed,
+               fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
+                           failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
+  }
+  const auto failure = FailureByItems(result, pass.in.view->items, pass.in.view->done, max, values,
+                                      "in status.result");
+  if (!failure) return false;
+  FailInPass(pass, failure->reason, failure->message);
+  return true;
+}
+
+void RunningStatus(Pass& pass, const PodCount& count) {
+  const uint32_t limit = pass.spec().job.backoff_limit;
+  if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
+  const size_t nodes = pass.memory.session.NodeCount();
+  if (nodes > 0 && pass.memory.faults.given_up.size() >= nodes) {
+    // Grouped by cause: "the Secret s3 does not exist (pi3b-0, pi4b-0)".
+    std::map<std::string, std::vector<std::string>> nodes_by_cause;
+    for (const auto& [node, excluded] : pass.memory.faults.given_up) {
+      nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
+    }
+    std::vector<std::string> why;
+    for (const auto& [cause, names] : nodes_by_cause) {
+      why.push_back(fmt::format("{} ({})", cause, ListSome(names, 10, ", ")));
+    }
+    const std::string message =
+        fmt::format("no node could start the job's worker: {}", fmt::join(why, "; "));
+    pass.status.completion_time = pass.in.now.rfc3339;
+    pass.Transition(JobPhase::kFailed, true, Reason::kNoWorkerCanStart, message);
+    SetCondition(pass.status,
+                 Condition(ConditionType::kFailed, true, Reason::kNoWorkerCanStart, message),
+                 pass.in.job.generation, pass.in.now.rfc3339);
+    return;
+  }
+  if (pass.memory.faults.failed_pods > limit && count.alive == 0) {
+    const std::string message = fmt::format(
+        "{} worker pods failed (backoffLimit {}) and none is left", pass.memory.faults.failed_pods, limit);
+    pass.status.completion_time = pass.in.now.rfc3339;
+    pass.Transition(JobPhase::kFailed, true, Reason::kBackoffLimitExceeded, message);
+    SetCondition(pass.status,
+                 Condition(ConditionType::kFailed, true, Reason::kBackoffLimitExceeded,
+                           "worker pods failed"),
+                 pass.in.job.generation, pass.in.now.rfc3339);
+    return;
+  }
+  const int released = count.released + count.released_before;
+  std::string workers = fmt::format("{} of {} workers running", count.running,
+                                    nodes + count.released_before);
+  if (released > 0) {
+    workers += fmt::format(", {} released (the job has no work left for {})", released,
+                           released == 1 ? "it" : "them");
+  }
+  const bool was_running = pass.status.Is(JobPhase::kRunning);
+  pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
+                  count.running > 0 ? Reason::kWorkersRunning : Reason::kWaitingForWorkers,
+                  workers);
+  // The event of the move to Running counts the workers then; once every
+  // worker runs, another says so (and again after one was replaced).
+  const bool all = nodes > 0 && static_cast<size_t>(count.running) >= nodes;
+  if (all && was_running && !pass.memory.announced.all_running) {
+    pass.Event(false, Reason::kWorkersRunning, workers);
+  }
+  pass.memory.announced.all_running = all;
+  SetCondition(
+      pass.status,
+      Condition(ConditionType::kSuspended, false, Reason::kNotSuspended, "spec.suspend is false"),
+      pass.in.job.generation, pass.in.now.rfc3339);
+}
+
+}  // namespace
+
+void SessionOutcome(Pass& pass, const PodCount& count) {
+  const coordinator::JobView& view = *pass.in.view;
+  pass.status.failed_pods = pass.memory.faults.failed_pods;
+  pass.status.workers = count.running;
+  pass.status.completed_items = view.completed;
+  pass.status.completed_cost = Rounded(view.completed_cost);
+  pass.status.cost_model = CostModelOf(view);
+  pass.status.progress = ProgressText(view.completed, view.items);
+  pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
+  NodeTable(pass);
+  ExcludedStatus(pass.memory.faults, pass.status);
+  // A failed verification also ends the session (view.done): it fails the job.
+  if (!view.verification.failure.empty()) {
+    return FailInPass(pass, Reason::kVerificationFailed, view.verification.failure);
+  }
+  if (CountFailedItems(pass)) return;
+  if (view.done) return Succeed(pass);
+  RunningStatus(pass, count);
+}
+
+}  // namespace ballast::controller::decide

@@ -1,0 +1,184 @@
+// Decide's pass (decide_internal.h): what it reads, what it emits, the
+// phase transitions and the pacing of status writes; the job's memory
+// (decide.h) and the small helpers the steps share.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <map>
+
+#include "operator/api/job_status.h"
+#include "operator/controller/decide_internal.h"
+
+namespace ballast::controller {
+
+namespace decide {
+
+std::string ListSome(const std::vector<std::string>& items, size_t shown, const char* separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < shown; ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  if (items.size() > shown) out += fmt::format("{}and {} more", separator, items.size() - shown);
+  return out;
+}
+
+std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warnings) {
+  std::vector<std::string> order;  // each distinct what (or whole other warning), first seen
+  std::map<std::string, std::vector<std::string>> nodes;
+  for (const std::string& warning : warnings) {
+    const size_t colon = warning.find(": ");
+    const bool per_node = warning.rfind("node ", 0) == 0 && colon != std::string::npos;
+    const std::string what = per_node ? warning.substr(colon + 2) : warning;
+    auto [it, added] = nodes.try_emplace(what);
+    if (added) order.push_back(what);
+    if (per_node) it->second.push_back(warning.substr(5, colon - 5));
+  }
+  std::vector<std::string> out;
+  for (const std::string& what : order) {
+    const auto& names = nodes.at(what);
+    if (names.empty()) {
+      out.push_back(what);
+    } else if (names.size() == 1) {
+      out.push_back(fmt::format("node {}: {}", names[0], what));
+    } else {
+      out.push_back(
+          fmt::format("{}, on {} nodes: {}", what, names.size(), ListSome(names, 10, ", ")));
+    }
+  }
+  return out;
+}
+
+std::optional<double> ParseRfcTime(const std::string& text) {
+  std::tm tm{};
+  if (!strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm)) return std::nullopt;
+  return static_cast<double>(timegm(&tm));
+}
+
+StatusCondition Condition(ConditionType type, bool value, Reason reason,
+                          const std::string& message) {
+  return {type, value, reason, message, 0, ""};
+}
+
+double Rounded(double value) { return std::round(value * 1000) / 1000; }
+
+PassView::PassView(const DecideInput& input, const DecideOptions& decide_options)
+    : in(input), options(decide_options), uid(input.job.meta.uid) {
+  for (const PodView& pod : in.pods) pods_by_name_.emplace(pod.meta.name, &pod);
+  for (const NodeView& node : in.nodes) nodes_by_name_.emplace(node.meta.name, &node);
+  if (in.view) {
+    for (const auto& worker : in.view->workers) workers_by_name_.emplace(worker.name, &worker);
+  }
+}
+
+template <typename T>
+static const T* Named(const std::unordered_map<std::string_view, const T*>& index,
+                      std::string_view name) {
+  const auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+const PodView* PassView::PodNamed(std::string_view name) const {
+  return Named(pods_by_name_, name);
+}
+
+const NodeView* PassView::NodeNamed(std::string_view name) const {
+  return Named(nodes_by_name_, name);
+}
+
+const coordinator::WorkerView* PassView::WorkerNamed(std::string_view name) const {
+  return Named(workers_by_name_, name);
+}
+
+const PodView* PassView::WorkerPod(const std::string& node) const {
+  return PodNamed(WorkerPodName(in.name, node));
+}
+
+bool PassView::OwnedPodsLeft() const {
+  return std::any_of(in.pods.begin(), in.pods.end(), [&](const PodView& pod) {
+    return pod.meta.OwnedBy(uid) && pod.phase != PodPhase::kSucceeded;
+  });
+}
+
+void PassOut::Event(bool warning, Reason reason, std::string message) {
+  actions.push_back(RecordEvent{warning, reason, std::move(message), /*node=*/"", /*node_uid=*/""});
+}
+
+void PassOut::WakeBy(std::chrono::milliseconds wait) {
+  if (!fault_deadline || wait < *fault_deadline) fault_deadline = wait;
+}
+
+void PassOut::DeletePods(const PassView& view) {
+  for (const PodView& pod : view.in.pods) {
+    if (!pod.meta.OwnedBy(view.uid) || pod.meta.deleting) continue;
+    if (pod.phase == PodPhase::kSucceeded) continue;  // finished workers stay, as a Job's pods do
+    actions.push_back(DeletePod{pod.meta.name, ""});
+  }
+}
+
+void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message) {
+  const bool changed = !status.Is(phase);
+  status.phase = phase;
+  const bool running = phase == JobPhase::kRunning;
+  const bool progressing = running || phase == JobPhase::kPending;
+  const auto& now = in.now.rfc3339;
+  // A finished job is not "not ready": Complete or Failed says what it is
+  // (as a Job's conditions do), so Ready goes. The conditions are written
+  // within the status interval; the phase at once.
+  if (status.Finished()) {
+    RemoveCondition(status, ConditionType::kReady);
+  } else {
+    SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
+                 in.job.generation, now);
+  }
+  SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
+               in.job.generation, now);
+  write_at_once |= changed;
+  if (changed) Event(warning, reason, message);
+}
+
+void Pass::HandStatus(bool force) {
+  WrittenStatus& written = memory.written;
+  const StatusChange change = ClassifyStatusChange(written.status, status);
+  const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - written.at);
+  if (!StatusWriteDue(change, since, ProgressMoved(written.status, status), force || write_at_once,
+                      options.pacing)) {
+    return;
+  }
+  written.status = status;
+  written.at = in.now.steady;
+  actions.push_back(WriteStatus{status, restate_conditions});
+  status_handed = true;
+}
+
+void FailInPass(Pass& pass, Reason reason, const std::string& message) {
+  if (pass.memory.session.registered && pass.in.checkpoint) {
+    KeepCheckpoint(pass, *pass.in.checkpoint);
+  }
+  pass.status.completion_time = pass.in.now.rfc3339;
+  pass.status.workers = 0;
+  pass.Transition(JobPhase::kFailed, true, reason, message);
+  SetCondition(pass.status, Condition(ConditionType::kFailed, true, reason, message),
+               pass.in.job.generation, pass.in.now.rfc3339);
+  pass.HandStatus(true);
+}
+
+}  // namespace decide
+
+std::vector<std::string> SessionMemory::Nodes() const {
+  std::vector<std::string> names;
+  names.reserve(weights.nodes.size());
+  for (const auto& node : weights.nodes) names.push_back(node.name);
+  return names;
+}
+
+JobMemory MemoryFromStatus(WeightedJobStatus status) {
+  JobMemory memory;
+  memory.faults.failed_pods = static_cast<uint32_t>(status.failed_pods.value_or(0));
+  memory.announced.failed_items = status.failed_items.value_or(0);
+  memory.written.status = std::move(status);
+  return memory;
+}
+}  // namespace ballast::controller
