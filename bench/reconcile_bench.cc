@@ -117,7 +117,7 @@ struct World {
     Pass(true);  // creates the pods
     for (size_t i = 0; i < n; ++i) pods.push_back(PodJson(nodes[i]["metadata"]["name"], i));
     Pass(true);
-    if (!memory.registered) throw std::runtime_error("the job did not register");
+    if (!memory.session.registered) throw std::runtime_error("the job did not register");
   }
 
   Decision Pass(bool with_view) {
