@@ -8,7 +8,7 @@
 #include <random>
 
 #include "core/common/json_read.h"
-#include "operator/api/resources.h"
+#include "operator/api/labels.h"
 
 namespace ballast::controller {
 namespace {

@@ -7,7 +7,7 @@
 #include <chrono>
 
 #include "core/common/utf8.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 

@@ -12,7 +12,7 @@
 #include "net/kube/kubeconfig.h"
 #include "operator/api/job_status.h"
 #include "operator/api/kube_views.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <utility>
 
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 

@@ -9,8 +9,9 @@
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 #include "core/workload/workload.h"
-#include "operator/api/resources.h"
+#include "operator/api/kueue_views.h"
 #include "operator/api/weighted_job.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 

@@ -1,7 +1,7 @@
 #include "operator/runtime/watch_caches.h"
 
 #include "operator/api/kube_views.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 namespace {
