@@ -20,7 +20,7 @@
 #include "cli/stop_signals.h"
 #include "net/kube/http_client.h"
 #include "net/kube/kubeconfig.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::cli {
 namespace {

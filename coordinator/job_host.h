@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/common/status.h"
 
 namespace ballast::coordinator {

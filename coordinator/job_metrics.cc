@@ -187,11 +187,6 @@ std::map<std::pair<std::string, std::string>, double> SpeedMeasuredAt(
 
 }  // namespace
 
-double MeasuredSpeed(const WorkerView& worker) {
-  const double busy = worker.MergedBusySeconds();
-  return busy > 0 && worker.cost > 0 ? worker.cost / busy : 0;
-}
-
 double PredictedFinish(const JobView& view, double view_now) {
   if (view.done) return view.finished_at;
   double cost_done = 0;

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
 
@@ -53,10 +53,6 @@ struct JobSample {
 // since they last reported; its finish when done. Returns a negative number
 // when nothing is measured yet (no prediction).
 double PredictedFinish(const JobView& view, double view_now);
-
-// A node's measured speed, cost units per second of computing; 0 before it
-// has reported computing time.
-double MeasuredSpeed(const WorkerView& worker);
 
 // The job families that have series (a family with none is left out, as
 // prometheus-cpp leaves out a family without children); the jobs' series in

@@ -64,6 +64,7 @@
 #include <vector>
 
 #include "coordinator/idle_release.h"
+#include "coordinator/job_types.h"
 #include "coordinator/verification.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
@@ -78,152 +79,11 @@
 
 namespace ballast::coordinator {
 
-// What a job has finished so far: enough to resume it after the coordinator
-// restarts with every finished item's result kept and nothing counted twice.
-// The operator writes it into the WeightedJob's status.
-struct Checkpoint {
-  balance::IntervalSet completed;  // items whose results are merged
-  workload::Result result = workload::Result::Empty(workload::WorkloadKind::kPrimes);
-};
-
-// {"completed": [[begin, end], ...], "result": {...}}.
-nlohmann::json CheckpointToJson(const Checkpoint& checkpoint);
-// The inverse for a job of `kind`; Invalid naming the field that is wrong
-// (ranges must be ascending, disjoint and non-empty).
-StatusOr<Checkpoint> CheckpointFromJson(workload::WorkloadKind kind, const nlohmann::json& json);
-
-struct JobConfig {
-  std::string id;
-  std::string token;  // every request must carry it
-  workload::WorkloadSpec workload;
-  balance::PolicySpec policy;
-  // One per worker, in a fixed order: name and prior speed (fuzzy weight or
-  // a measured speed).
-  std::vector<balance::WorkerPrior> workers;
-  // The most cores one worker computes with: a report's cpuSeconds is
-  // bounded by the seconds the coordinator saw pass times this. Set it to
-  // the nodes' core count where it is known.
-  double max_worker_cores = 64;
-  // The cores each worker computes with, by name, where they are known (the
-  // CPU quota of an emulated node, a node's capacity): its cpuSeconds are
-  // bounded by them instead of max_worker_cores. Each value finite and > 0.
-  std::map<std::string, double> worker_cores;
-  // A worker holding a lease that is silent this long is declared lost and
-  // its unfinished items return to the pool.
-  double lease_seconds = 30;
-  // A worker that has never reported this long after the start is declared
-  // lost (its planned share goes to the others).
-  double start_timeout_s = 120;
-  // Resume from a checkpoint: its items are finished from the outset (never
-  // leased again) and its result is the starting result.
-  std::optional<Checkpoint> resume;
-  // Names this session in every reply; workers echo the one of their lease's
-  // reply in reports. Server::AddJob draws a fresh random one when it is
-  // empty, so a coordinator that restarted tells the leases its earlier
-  // incarnation granted from bad reports. "" here: no report is stale.
-  std::string session;
-  // Recompute a sample of the finished ranges on other workers (off by
-  // default); Create refuses it with fewer than two workers.
-  VerifyOptions verify;
-  // How the job is named in its metrics (docs/metrics.md): the labels
-  // `weightedjob` (empty: the id) and `job_namespace` of every series of the
-  // job.
-  std::string metric_name;
-  std::string metric_namespace;
-  // The label `workload` of its series, which Prometheus's history is read
-  // by: what the job's history is kept under (the operator's HistoryKey:
-  // the kind, for exec with its image). Empty: the workload kind.
-  std::string history_key;
-  // The nodes' history the priors came from, and how a node is judged
-  // against it (core/health/deviation.h): the speeds exported for
-  // Prometheus's history enter winsorized as the operator's store enters
-  // them (recorded_speeds.h, EnteredSpeeds). Empty: exported as measured.
-  std::vector<fuzzy::NodeHistory> baseline;
-  health::DeviationOptions deviation;
-  // Release idle workers in the job's tail (idle_release.h): a worker that
-  // asks for work when none is left to give it is told "done" instead of
-  // "wait", so that it exits and its pod's resources go back (the operator
-  // sets it for jobs queued by Kueue, whose quota returns early). Off: every
-  // worker stays to the job's end, ready to steal, back up or take over.
-  bool release_idle = false;
-};
-
-// What the coordinator knows about one worker; for tables and status.
-struct WorkerView {
-  std::string name;
-  double prior_speed = 0;
-  uint64_t items = 0;  // items whose results it delivered (merged)
-  double cost = 0;     // their declared cost (an item of mean cost is 1)
-  double busy_s = 0;   // computing seconds it reported (wall time)
-  double cpu_s = 0;    // CPU seconds it reported: its work, in this machine's cores
-  // The share of busy_s and cpu_s spent on completions another worker had
-  // handed in first (a backup's copy, a step past a cut), by declared cost:
-  // work done twice, which counts neither as work nor toward its speed.
-  double dropped_busy_s = 0;
-  double dropped_cpu_s = 0;
-  uint64_t reports = 0;
-  uint64_t leases = 0;       // leases granted
-  uint64_t cuts = 0;         // times its lease was shrunk (stolen from, rebalanced)
-  uint64_t lost = 0;         // times it was declared lost
-  bool contacted = false;    // it has reported at least once
-  bool holds_lease = false;  // its last reply gave it work (a lease or a check)
-  double first_contact = 0;
-  double last_contact = 0;
-  double joined_at = 0;  // when it joined the job: the job's start, or AddWorker's time
-  // When it was last declared lost or left, unless it has reported since:
-  // the end of its time in the job, as far as the coordinator knows.
-  std::optional<double> left_at;
-  // It was released in the job's tail (JobConfig::release_idle): told "done"
-  // while the job ran, at left_at. It computes nothing more; its pod's exit
-  // is its end, not a failure.
-  bool released = false;
-  double last_measured = 0;  // its last report of computing time (0: none yet)
-  // Of JobView::sharing_sampled_s, the seconds a worker of another job on its
-  // node held work (JobSession::SampleSharing).
-  double shared_s = 0;
-  double finished_at = 0;  // its last completion
-  // Stretches it spent computing, [start, end), from its reports (the last
-  // ones merged when there are more than kMaxSegments); for Gantt charts.
-  std::vector<std::pair<double, double>> busy;
-  // Its reports that handed in finished items, each the declared cost merged
-  // over the computing seconds since the previous one (the progress reports
-  // between them included): how much its items' real costs scatter around
-  // their declared costs (health::MeasurementNoise).
-  std::vector<health::SpeedSample> speed_samples;
-
-  // Computing seconds spent on items whose results were merged: what its
-  // measured speed is taken over.
-  double MergedBusySeconds() const { return std::max(0.0, busy_s - dropped_busy_s); }
-};
-
 inline constexpr size_t kMaxSegments = 4096;
 // How much a report's calcSeconds may exceed the seconds the coordinator saw
 // pass since the worker's previous report: the two reports' transit times
 // differ, and a worker keeps computing while a progress report travels.
 inline constexpr double kReportSlackSeconds = 1.0;
-
-struct JobView {
-  std::string id;
-  uint64_t items = 0;
-  uint64_t completed = 0;
-  // The declared cost of the completed items, in units where the whole job
-  // costs `items` (balance::CostModel): progress by cost, not count.
-  double completed_cost = 0;
-  bool done = false;
-  double started_at = 0;
-  double finished_at = 0;  // when the last item's result was merged
-  workload::Result result = workload::Result::Empty(workload::WorkloadKind::kPrimes);
-  balance::PolicyStats policy;
-  uint64_t messages = 0;             // reports, replies and signals
-  uint64_t refused_reports = 0;      // reports refused as a whole
-  uint64_t dropped_completions = 0;  // completions overlapping finished items
-  uint64_t clamped_reports = 0;      // reports whose calc or CPU seconds were cut
-  std::vector<WorkerView> workers;
-  // The seconds of the run JobSession::SampleSharing has covered.
-  double sharing_sampled_s = 0;
-  // Set when the job failed verification: verification.failure says why.
-  VerificationView verification;
-};
 
 class JobSession {
  public:

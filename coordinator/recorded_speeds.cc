@@ -1,6 +1,5 @@
 #include "coordinator/recorded_speeds.h"
 
-#include "coordinator/job_metrics.h"
 #include "core/history/history_source.h"
 
 namespace ballast::coordinator {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
 #include "core/health/measurement_noise.h"

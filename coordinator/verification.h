@@ -33,21 +33,13 @@
 #include <string>
 #include <vector>
 
+#include "coordinator/job_types.h"
 #include "core/balance/policy.h"
 #include "core/balance/range.h"
 #include "core/common/status.h"
 #include "core/workload/result.h"
 
 namespace ballast::coordinator {
-
-struct VerifyOptions {
-  // The expected share of finished items recomputed on another worker;
-  // 0: verification off. Otherwise 0 < fraction <= 1.
-  double fraction = 0;
-  // Decides which completions are sampled. Secret from the workers:
-  // Server::AddJob draws a random one when it is 0.
-  uint64_t seed = 0;
-};
 
 // Returns Ok when verification is off or well formed for a job of `workers`
 // workers; Invalid naming the rule otherwise (a fraction outside (0, 1], not
@@ -64,25 +56,6 @@ bool Sampled(const VerifyOptions& options, balance::Range range);
 // the same items succeeded and the same ranges failed with the same exit
 // codes (the number of attempts may differ).
 bool SameResult(const workload::Result& a, const workload::Result& b);
-
-// What verification did, for tables and status.
-struct VerificationView {
-  double fraction = 0;     // 0: off
-  uint64_t ranges = 0;     // completions merged (each a candidate)
-  uint64_t sampled = 0;    // completions picked for recomputation
-  uint64_t checked = 0;    // recomputed and found equal
-  uint64_t items = 0;      // items recomputed and compared: the cost
-  uint64_t pending = 0;    // checks not compared yet (waiting or in progress)
-  double cpu_s = 0;        // CPU seconds the recomputations used
-  double finished_at = 0;  // when the last check was compared (0: none yet)
-  // Per worker, in the job's worker order: CPU and busy seconds spent
-  // recomputing others' ranges (already included in WorkerView's cpu_s and
-  // busy_s, which count everything a worker did).
-  std::vector<double> worker_cpu_s;
-  std::vector<double> worker_busy_s;
-  // Empty, or why the job failed: the range, both workers and both results.
-  std::string failure;
-};
 
 class Verifier {
  public:

@@ -2,7 +2,7 @@
 // volume (BALLAST_TOKEN_FILE), which the kubelet mounts again within a second
 // when the API server refuses it the Secret at first, where an environment
 // variable from the Secret would fail the pod's sync for 10 s
-// (operator/controller/pod_template.h).
+// (operator/api/pod_template.h).
 //
 // Thread-safety: no state; callable from any thread.
 #pragma once

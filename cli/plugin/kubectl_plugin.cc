@@ -35,7 +35,7 @@
 #include "core/fuzzy/profile.h"
 #include "core/fuzzy/profile_json.h"
 #include "net/kube/http_client.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::cli {
 namespace {

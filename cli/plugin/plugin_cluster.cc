@@ -17,8 +17,8 @@
 #include "core/common/json_read.h"
 #include "core/history/prometheus_history.h"
 #include "core/history/speed_store.h"
-#include "operator/api/resources.h"
 #include "operator/runtime/history_configmap.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::cli {
 namespace {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/common/json_read.h"
 #include "core/common/utf8.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"
@@ -213,28 +214,14 @@ std::string HeaderLine(const TopView& view) {
   return line;
 }
 
-// `object[key]` when it is a string; "" otherwise.
-std::string StringAt(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // When the status was last written: the newest time of the object's
 // managedFields entries for the status subresource; nullopt when none says.
 std::optional<double> StatusWrittenAt(const nlohmann::json& job) {
-  const nlohmann::json* entries = nullptr;
-  if (job.is_object()) {
-    const auto metadata = job.find("metadata");
-    if (metadata != job.end() && metadata->is_object()) {
-      const auto fields = metadata->find("managedFields");
-      if (fields != metadata->end() && fields->is_array()) entries = &*fields;
-    }
-  }
-  if (!entries) return std::nullopt;
   std::optional<double> newest;
-  for (const nlohmann::json& entry : *entries) {
-    if (!entry.is_object() || StringAt(entry, "subresource") != "status") continue;
-    const auto time = ParseTime(StringAt(entry, "time"));
+  for (const nlohmann::json* entry :
+       json_read::ObjectsAt(json_read::At(job, "metadata"), "managedFields")) {
+    if (json_read::TextAt(*entry, "subresource") != "status") continue;
+    const auto time = ParseTime(json_read::TextAt(*entry, "time"));
     if (time && (!newest || *time > *newest)) newest = time;
   }
   return newest;

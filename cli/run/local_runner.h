@@ -45,7 +45,7 @@
 #include <vector>
 
 #include "cli/run/run_containment.h"
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/balance/efficiency.h"
 #include "core/common/status.h"
 #include "core/fuzzy/model.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "cli/run/local_runner.h"
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/fuzzy/model.h"
 #include "core/job/job_spec.h"
 #include "core/workload/workload.h"

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "cli/run/local_runner.h"
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/fuzzy/model.h"
 #include "core/health/energy.h"
 #include "core/job/job_spec.h"

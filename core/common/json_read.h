@@ -275,6 +275,18 @@ inline std::vector<const nlohmann::json*> ObjectsAt(const nlohmann::json& node,
   return objects;
 }
 
+// The strings in the list `key`: none when it is absent or not a list;
+// elements that are not strings are left out.
+inline std::vector<std::string> StringsAt(const nlohmann::json& node, std::string_view key) {
+  std::vector<std::string> strings;
+  const nlohmann::json& list = At(node, key);
+  if (!list.is_array()) return strings;
+  for (const nlohmann::json& element : list) {
+    if (element.is_string()) strings.push_back(element.get<std::string>());
+  }
+  return strings;
+}
+
 // The entries of the map `key` whose values are strings.
 inline std::map<std::string, std::string> StringMapAt(const nlohmann::json& node,
                                                       std::string_view key) {

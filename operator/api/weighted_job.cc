@@ -125,11 +125,10 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
 std::string HistoryKey(const WeightedJobSpec& spec) {
   const char* kind = workload::WorkloadKindName(spec.job.workload.kind);
   if (spec.job.workload.kind != workload::WorkloadKind::kExec) return kind;
-  const json& containers = spec.pod_template.spec.value("containers", json::array());
+  const json& containers = jr::At(spec.pod_template.spec, "containers");
   if (!containers.is_array() || containers.empty()) return kind;
-  const json& image = containers.front().value("image", json());
-  if (!image.is_string() || image.get<std::string>().empty()) return kind;
-  std::string repository = image.get<std::string>();
+  std::string repository = jr::TextAt(containers.front(), "image");
+  if (repository.empty()) return kind;
   repository = repository.substr(0, repository.find('@'));  // without a digest
   const size_t colon = repository.rfind(':');
   const size_t slash = repository.rfind('/');

@@ -26,7 +26,7 @@
 
 #include "core/common/status.h"
 #include "core/job/job_spec.h"
-#include "operator/controller/pod_template.h"
+#include "operator/api/pod_template.h"
 
 namespace ballast::controller {
 

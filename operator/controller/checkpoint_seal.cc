@@ -5,8 +5,12 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "core/common/json_read.h"
+
 namespace ballast::controller {
 namespace {
+
+namespace jr = json_read;
 
 constexpr std::string_view kSchemePrefix = "hmac-sha256:";
 
@@ -58,23 +62,15 @@ StatusOr<std::vector<std::string>> ReleasedNames(const nlohmann::json& json) {
 // The claims in status.checkpoint.claims; none when the key is absent (a v1
 // seal), Invalid naming the field when present and malformed.
 StatusOr<std::optional<SealedClaims>> ReadClaims(const nlohmann::json& json) {
-  const auto found = json.find(kCheckpointClaimsKey);
-  if (found == json.end()) return std::optional<SealedClaims>();
-  const nlohmann::json& claims = *found;
-  if (!claims.is_object()) return Status::Invalid("checkpoint.claims: expected an object");
-  const auto start = claims.find("startTime");
-  const auto failed = claims.find("failedPods");
-  if (start == claims.end() || !start->is_string()) {
-    return Status::Invalid("checkpoint.claims.startTime: expected a string");
-  }
-  if (failed == claims.end() || !failed->is_number_unsigned()) {
-    return Status::Invalid("checkpoint.claims.failedPods: expected a count");
-  }
-  SealedClaims read{start->get<std::string>(), failed->get<uint64_t>(), {}};
-  if (const auto released = claims.find("releasedNodes"); released != claims.end()) {
-    auto names = ReleasedNames(*released);
-    if (!names.ok()) return names.status();
-    read.released_nodes = std::move(*names);
+  const nlohmann::json* claims = jr::Find(json, kCheckpointClaimsKey);
+  if (!claims) return std::optional<SealedClaims>();
+  constexpr std::string_view kPath = "checkpoint.claims";
+  if (!claims->is_object()) return jr::Expected(kPath, "an object", *claims);
+  SealedClaims read;
+  BALLAST_ASSIGN_OR_RETURN(read.start_time, jr::Member(*claims, kPath, "startTime", jr::String));
+  BALLAST_ASSIGN_OR_RETURN(read.failed_pods, jr::Member(*claims, kPath, "failedPods", jr::Uint));
+  if (const nlohmann::json* released = jr::Find(*claims, "releasedNodes")) {
+    BALLAST_ASSIGN_OR_RETURN(read.released_nodes, ReleasedNames(*released));
   }
   return std::optional<SealedClaims>(std::move(read));
 }
@@ -107,8 +103,8 @@ StatusOr<SealedRecord> OpenSealedCheckpoint(workload::WorkloadKind kind, const n
   if (!checkpoint.ok()) return checkpoint.status();
   auto claims = ReadClaims(json);
   if (!claims.ok()) return claims.status();
-  const auto seal = json.find(kCheckpointSealKey);
-  if (seal == json.end() || !seal->is_string()) {
+  const nlohmann::json* seal = jr::Find(json, kCheckpointSealKey);
+  if (!seal || !seal->is_string()) {
     return Status::Invalid(
         "checkpoint.seal: missing (the checkpoint was not written by an operator holding the "
         "job's token)");

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/common/status.h"
 #include "core/workload/workload.h"
 

@@ -27,7 +27,7 @@
 #include <variant>
 #include <vector>
 
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "coordinator/recorded_speeds.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/fuzzy/model.h"

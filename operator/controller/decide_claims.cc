@@ -5,6 +5,7 @@
 // them; and the checkpoint kept in status.
 #include <fmt/format.h>
 
+#include "core/common/utf8.h"
 #include "operator/api/job_status.h"
 #include "operator/controller/checkpoint_seal.h"
 #include "operator/controller/decide_internal.h"

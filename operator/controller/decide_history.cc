@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "coordinator/job_metrics.h"
+#include "coordinator/job_types.h"
 #include "core/health/energy.h"
 #include "core/workload/workload.h"
 #include "operator/controller/architectures.h"

@@ -41,7 +41,7 @@
 #include <string>
 #include <string_view>
 
-#include "coordinator/job_session.h"
+#include "coordinator/job_types.h"
 #include "core/balance/efficiency.h"
 #include "operator/api/kube_views.h"
 

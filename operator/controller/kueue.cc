@@ -3,49 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
-#include <set>
 
 #include "core/common/json_read.h"
-#include "operator/api/resources.h"
+#include "operator/api/labels.h"
 
 namespace ballast::controller {
 
 using nlohmann::json;
 
-// (Named apart from kube_views.cc's readers: a unity batch may hold both.)
 namespace {
 
 namespace jr = json_read;
-
-const json& Member(const json& node, std::string_view key) {
-  static const json kAbsent;
-  const json* found = jr::Find(node, key);
-  return found ? *found : kAbsent;
-}
-
-std::string MemberText(const json& node, std::string_view key) {
-  const json& value = Member(node, key);
-  return value.is_string() ? value.get<std::string>() : std::string();
-}
-
-int32_t MemberCount(const json& node, std::string_view key) {
-  const json& value = Member(node, key);
-  if (!value.is_number_integer()) return 0;
-  const int64_t count = value.get<int64_t>();
-  return static_cast<int32_t>(std::clamp<int64_t>(count, 0, std::numeric_limits<int32_t>::max()));
-}
-
-// The element of the list `key` whose name is kWorkerPodSet; null when none.
-const json& WorkerEntry(const json& node, std::string_view key) {
-  static const json kAbsent;
-  const json& list = Member(node, key);
-  if (!list.is_array()) return kAbsent;
-  for (const json& entry : list) {
-    if (entry.is_object() && MemberText(entry, "name") == kWorkerPodSet) return entry;
-  }
-  return kAbsent;
-}
 
 // The status patch of `workload` that writes `fields`, conditional on the
 // resourceVersion read.
@@ -58,62 +26,6 @@ json StatusPatch(const WorkloadView& workload, json fields) {
 }
 
 }  // namespace
-
-bool WorkloadView::Has(const std::string& type) const {
-  const auto found = conditions.find(type);
-  return found != conditions.end() && found->second.status;
-}
-
-WorkloadView ReadWorkload(const json& workload) {
-  WorkloadView view;
-  view.meta = ReadMeta(workload);
-  const json& metadata = Member(workload, "metadata");
-  view.resource_version = MemberText(metadata, "resourceVersion");
-  const json& generation = Member(metadata, "generation");
-  if (generation.is_number_integer()) view.generation = generation.get<int64_t>();
-  const json& spec = Member(workload, "spec");
-  view.count = MemberCount(WorkerEntry(spec, "podSets"), "count");
-  view.active = !Member(spec, "active").is_boolean() || Member(spec, "active").get<bool>();
-  const json& status = Member(workload, "status");
-  const json& conditions = Member(status, "conditions");
-  if (conditions.is_array()) {
-    view.raw_conditions = conditions;
-    for (const json& condition : conditions) {
-      if (!condition.is_object()) continue;
-      view.conditions[MemberText(condition, "type")] = {MemberText(condition, "status") == "True",
-                                                        MemberText(condition, "reason"),
-                                                        MemberText(condition, "message")};
-    }
-  }
-  const json& admission = Member(status, "admission");
-  view.cluster_queue = MemberText(admission, "clusterQueue");
-  const json& assignment = WorkerEntry(admission, "podSetAssignments");
-  std::set<std::string> flavors;
-  const json& assigned = Member(assignment, "flavors");
-  if (assigned.is_object()) {
-    for (const auto& [resource, flavor] : assigned.items()) {
-      if (flavor.is_string()) flavors.insert(flavor.get<std::string>());
-    }
-  }
-  view.flavors.assign(flavors.begin(), flavors.end());
-  view.reclaimable = MemberCount(WorkerEntry(status, "reclaimablePods"), "count");
-  return view;
-}
-
-FlavorView ReadFlavor(const json& flavor) {
-  FlavorView view;
-  view.name = MemberText(Member(flavor, "metadata"), "name");
-  const json& spec = Member(flavor, "spec");
-  const json& labels = Member(spec, "nodeLabels");
-  if (labels.is_object()) {
-    for (const auto& [key, value] : labels.items()) {
-      if (value.is_string()) view.node_labels.emplace(key, value.get<std::string>());
-    }
-  }
-  const json& tolerations = Member(spec, "tolerations");
-  if (tolerations.is_array()) view.tolerations = tolerations;
-  return view;
-}
 
 std::string WorkloadName(const std::string& job_name, const std::string& uid) {
   // A job's name is a DNS label (at most 63 characters): the name stays
@@ -191,9 +103,9 @@ json WithCondition(json conditions, const std::string& type, bool status, const 
                     {"lastTransitionTime", now},
                     {"observedGeneration", generation}};
   for (json& existing : conditions) {
-    if (!existing.is_object() || MemberText(existing, "type") != type) continue;
-    if (MemberText(existing, "status") == value &&
-        Member(existing, "lastTransitionTime").is_string()) {
+    if (!existing.is_object() || jr::TextAt(existing, "type") != type) continue;
+    if (jr::TextAt(existing, "status") == value &&
+        jr::At(existing, "lastTransitionTime").is_string()) {
       condition["lastTransitionTime"] = existing["lastTransitionTime"];
     }
     existing = std::move(condition);

@@ -34,9 +34,10 @@
 //                                   again when the job is resumed
 //   job deleted                  -> the Workload goes with it (owner reference)
 //
-// The decisions are Decide's (decide_kueue.cc); this file holds the typed
-// views of Kueue's objects the reconciler reads and the pure builders of what
-// the operator writes.
+// The decisions are Decide's (decide_kueue.cc); the typed views of Kueue's
+// objects the reconciler reads are the model's (operator/api/kueue_views.h);
+// this file holds what Decide sees of a job's queueing and the pure builders
+// of what the operator writes.
 //
 // Thread-safety: values and pure functions.
 #pragma once
@@ -50,60 +51,11 @@
 #include <vector>
 
 #include "operator/api/kube_views.h"
+#include "operator/api/kueue_views.h"
 #include "operator/api/weighted_job.h"
 #include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {
-
-// The label that puts a job in a LocalQueue of its namespace (Kueue's).
-inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
-// The label naming a WorkloadPriorityClass for the job's Workload (Kueue's).
-inline constexpr std::string_view kPriorityClassLabel = "kueue.x-k8s.io/priority-class";
-inline constexpr std::string_view kKueueGroup = "kueue.x-k8s.io";
-inline constexpr std::string_view kKueueApiVersion = "kueue.x-k8s.io/v1beta2";
-// The one pod set of a WeightedJob's Workload.
-inline constexpr std::string_view kWorkerPodSet = "workers";
-
-// A condition of a Kueue object, as read.
-struct KueueCondition {
-  bool status = false;
-  std::string reason;
-  std::string message;
-  bool operator==(const KueueCondition&) const = default;
-};
-
-// What the operator reads of a Workload.
-struct WorkloadView {
-  ObjectMeta meta;
-  std::string resource_version;
-  int64_t generation = 0;
-  int32_t count = 0;                                 // spec.podSets[workers].count
-  bool active = true;                                // spec.active (Kueue's default: true)
-  std::map<std::string, KueueCondition> conditions;  // by type
-  // status.admission: the ClusterQueue and the flavors of the pod set's
-  // resources (distinct, sorted); empty when none.
-  std::string cluster_queue;
-  std::vector<std::string> flavors;
-  int32_t reclaimable = 0;  // status.reclaimablePods[workers].count
-  // status.conditions as the API server has them: a status patch writes
-  // them whole (a merge patch replaces a list).
-  nlohmann::json raw_conditions = nlohmann::json::array();
-
-  bool Has(const std::string& type) const;  // the condition is there and True
-  bool Admitted() const { return Has("Admitted"); }
-  bool QuotaReserved() const { return Has("QuotaReserved"); }
-  bool Evicted() const { return Has("Evicted"); }
-  bool Finished() const { return Has("Finished"); }
-  bool operator==(const WorkloadView&) const = default;
-};
-
-// What the operator reads of a ResourceFlavor.
-struct FlavorView {
-  std::string name;
-  std::map<std::string, std::string> node_labels;        // spec.nodeLabels
-  nlohmann::json tolerations = nlohmann::json::array();  // spec.tolerations
-  bool operator==(const FlavorView&) const = default;
-};
 
 // What Decide sees of a job's queueing (DecideInput::queue; nullopt: the job
 // is not queued, or the operator runs without --kueue).
@@ -118,10 +70,6 @@ struct QueueInput {
   std::string priority_class;
   std::optional<int32_t> priority;
 };
-
-// The views of a Workload and a ResourceFlavor. Never fail, never throw.
-WorkloadView ReadWorkload(const nlohmann::json& workload);
-FlavorView ReadFlavor(const nlohmann::json& flavor);
 
 // The name of the Workload of job `job_name` (of metadata.uid `uid`):
 // "weightedjob-NAME-UID5", within 253 characters. The uid's first five

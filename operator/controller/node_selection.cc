@@ -17,14 +17,15 @@ using nlohmann::json;
 
 bool Tolerates(const json& tolerations, const Taint& taint) {
   if (!tolerations.is_array()) return false;
-  for (const auto& toleration : tolerations) {
-    const std::string t_effect = toleration.value("effect", "");
+  for (const json& toleration : tolerations) {
+    // A field absent or of another type reads as "" (a flavor's tolerations
+    // reach here unchecked); an operator "" is Equal, Kubernetes' default.
+    const std::string t_effect = json_read::TextAt(toleration, "effect");
     if (!t_effect.empty() && t_effect != taint.effect) continue;
-    const std::string t_key = toleration.value("key", "");
-    const std::string op = toleration.value("operator", "Equal");
-    if (op == "Exists") {
+    const std::string t_key = json_read::TextAt(toleration, "key");
+    if (json_read::TextAt(toleration, "operator") == "Exists") {
       if (t_key.empty() || t_key == taint.key) return true;
-    } else if (t_key == taint.key && toleration.value("value", "") == taint.value) {
+    } else if (t_key == taint.key && json_read::TextAt(toleration, "value") == taint.value) {
       return true;
     }
   }
@@ -32,16 +33,6 @@ bool Tolerates(const json& tolerations, const Taint& taint) {
 }
 
 namespace {
-
-// The strings of `values` (anything else is left out).
-std::vector<std::string> Strings(const json* values) {
-  std::vector<std::string> out;
-  if (!values || !values->is_array()) return out;
-  for (const json& value : *values) {
-    if (value.is_string()) out.push_back(value.get<std::string>());
-  }
-  return out;
-}
 
 std::optional<int64_t> Integer(const std::string& text) {
   int64_t value = 0;
@@ -53,9 +44,8 @@ std::optional<int64_t> Integer(const std::string& text) {
 // One NodeSelectorRequirement against `value` (the label's, or the field's;
 // nullopt when the node has none).
 bool Holds(const json& requirement, const std::optional<std::string>& value) {
-  const json* op = json_read::Find(requirement, "operator");
-  const std::string name = op && op->is_string() ? op->get<std::string>() : "";
-  const std::vector<std::string> values = Strings(json_read::Find(requirement, "values"));
+  const std::string name = json_read::TextAt(requirement, "operator");
+  const std::vector<std::string> values = json_read::StringsAt(requirement, "values");
   const bool listed = value && std::find(values.begin(), values.end(), *value) != values.end();
   if (name == "In") return listed;
   if (name == "NotIn") return !listed;

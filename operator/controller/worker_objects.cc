@@ -8,7 +8,7 @@
 #include <random>
 
 #include "core/common/json_read.h"
-#include "operator/api/resources.h"
+#include "operator/api/labels.h"
 
 namespace ballast::controller {
 namespace {
@@ -87,8 +87,7 @@ json PinnedAffinity(json affinity, const std::string& node) {
   const json pin = {{"key", "metadata.name"}, {"operator", "In"}, {"values", json::array({node})}};
   if (!affinity.is_object()) affinity = json::object();
   json& required = affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
-  json terms =
-      required.is_object() ? required.value("nodeSelectorTerms", json::array()) : json::array();
+  json terms = json_read::At(required, "nodeSelectorTerms");
   if (!terms.is_array() || terms.empty()) terms = json::array({json::object()});
   for (json& term : terms) term["matchFields"].push_back(pin);
   required = {{"nodeSelectorTerms", terms}};
@@ -137,9 +136,9 @@ json WorkerContainer(const ObjectMeta& job, const WeightedJobSpec& spec, const s
                      const WorkerPodSettings& settings, const std::string& image) {
   json container = spec.pod_template.spec["containers"][0];
   container["image"] = image;
-  container["env"] = WorkerEnv(job, node, settings, container.value("env", json()));
+  container["env"] = WorkerEnv(job, node, settings, json_read::At(container, "env"));
   container["securityContext"] =
-      Merged(ContainerSecurity(), container.value("securityContext", json()));
+      Merged(ContainerSecurity(), json_read::At(container, "securityContext"));
   if (!container.contains("terminationMessagePolicy")) {
     container["terminationMessagePolicy"] = "FallbackToLogsOnError";
   }
@@ -202,7 +201,7 @@ void RunInUserImage(json& pod_spec, const std::string& ballast_image) {
       {"args", json::array({"bundle", "--to", kBundleMountPath})},
       {"volumeMounts", json::array({{{"name", kBundleVolume}, {"mountPath", kBundleMountPath}}})},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
-      {"securityContext", BundleSecurity(pod_spec.value("securityContext", json()))},
+      {"securityContext", BundleSecurity(json_read::At(pod_spec, "securityContext"))},
   };
   for (const char* key : {"imagePullPolicy", "resources"}) {
     if (worker.contains(key)) bundle[key] = worker[key];
@@ -218,8 +217,8 @@ void RunInUserImage(json& pod_spec, const std::string& ballast_image) {
     Append(pod_spec, "volumes", {{"name", kTmpVolume}, {"emptyDir", json::object()}});
   }
   json init = json::array({bundle});
-  for (const json& container : pod_spec.value("initContainers", json::array())) {
-    init.push_back(container);
+  for (const json* container : json_read::ObjectsAt(pod_spec, "initContainers")) {
+    init.push_back(*container);
   }
   pod_spec["initContainers"] = init;
 }
@@ -244,8 +243,8 @@ json WorkerPodSpec(const ObjectMeta& job, const WeightedJobSpec& spec, const std
                                         {"runAsUser", kNonRootUid},
                                         {"runAsGroup", kNonRootUid},
                                         {"seccompProfile", {{"type", "RuntimeDefault"}}}},
-                                       pod_spec.value("securityContext", json()));
-  pod_spec["affinity"] = PinnedAffinity(pod_spec.value("affinity", json()), node);
+                                       json_read::At(pod_spec, "securityContext"));
+  pod_spec["affinity"] = PinnedAffinity(json_read::At(pod_spec, "affinity"), node);
   const std::string ballast_image = BallastImage(spec, settings);
   const json* given = json_read::Find(spec.pod_template.spec["containers"][0], "image");
   const std::string image = given ? given->get<std::string>() : ballast_image;
@@ -295,7 +294,7 @@ double WorkerDuty(const WeightedJobSpec& spec, const NodeView& node,
                   const WorkerPodSettings& settings) {
   const json resources = WorkerResources(spec, settings);
   if (!resources.is_object()) return 1;
-  const auto limit = CpuCores(resources.value("/limits/cpu"_json_pointer, json()));
+  const auto limit = CpuCores(json_read::At(json_read::At(resources, "limits"), "cpu"));
   if (!limit || !node.cpu_cores) return 1;
   return std::min(1.0, *limit / *node.cpu_cores);
 }

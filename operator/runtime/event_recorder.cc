@@ -6,8 +6,9 @@
 
 #include <chrono>
 
+#include "core/common/json_read.h"
 #include "core/common/utf8.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 
@@ -44,8 +45,8 @@ void EventRecorder::Post() {
     } else {
       failed_.fetch_add(1);
       spdlog::info("event not posted object={}/{} reason={} error=\"{}\"", ns,
-                   event["involvedObject"].value("name", ""), event.value("reason", ""),
-                   created.status().ToString());
+                   json_read::TextAt(json_read::At(event, "involvedObject"), "name"),
+                   json_read::TextAt(event, "reason"), created.status().ToString());
     }
     lock.lock();
   }
@@ -54,23 +55,23 @@ void EventRecorder::Post() {
 json EventObject(const json& object, bool warning, const std::string& reason,
                  const std::string& message, const std::string& name, const std::string& now,
                  const std::string& instance) {
-  const json& meta = object["metadata"];
+  const json& meta = json_read::At(object, "metadata");
   // A cluster-scoped object (a Node) has no namespace: its events live in
   // default, and name none in involvedObject (`kubectl describe node` looks
   // them up so).
-  const std::string object_ns = meta.value("namespace", "");
+  const std::string object_ns = json_read::TextAt(meta, "namespace");
   const std::string ns = object_ns.empty() ? "default" : object_ns;
   return {
       {"apiVersion", "v1"},
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", ns}}},
       {"involvedObject",
-       {{"apiVersion", object.value("apiVersion", "")},
-        {"kind", object.value("kind", "")},
+       {{"apiVersion", json_read::TextAt(object, "apiVersion")},
+        {"kind", json_read::TextAt(object, "kind")},
         {"namespace", object_ns},
-        {"name", meta.value("name", "")},
-        {"uid", meta.value("uid", "")},
-        {"resourceVersion", meta.value("resourceVersion", "")}}},
+        {"name", json_read::TextAt(meta, "name")},
+        {"uid", json_read::TextAt(meta, "uid")},
+        {"resourceVersion", json_read::TextAt(meta, "resourceVersion")}}},
       {"type", warning ? "Warning" : "Normal"},
       {"reason", reason},
       {"message", EscapeControls(message)},
@@ -85,14 +86,14 @@ json EventObject(const json& object, bool warning, const std::string& reason,
 
 void EventRecorder::Record(const json& object, bool warning, const std::string& reason,
                            const std::string& message) {
-  const json& meta = object["metadata"];
+  const std::string object_name = json_read::TextAt(json_read::At(object, "metadata"), "name");
   const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   // Unique like client-go's "<name>.<unix nanos in hex>"; the sequence
   // separates two events of one nanosecond.
-  const std::string name =
-      fmt::format("{}.{:x}{:x}", meta.value("name", "object"), nanos, sequence_.fetch_add(1));
+  const std::string name = fmt::format("{}.{:x}{:x}", object_name.empty() ? "object" : object_name,
+                                       nanos, sequence_.fetch_add(1));
   const json event = EventObject(object, warning, reason, message, name, RfcTimeNow(), instance_);
   const std::string ns = event["metadata"]["namespace"];
   {

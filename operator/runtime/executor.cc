@@ -9,10 +9,11 @@
 #include <future>
 #include <optional>
 
+#include "core/common/json_read.h"
 #include "net/kube/kubeconfig.h"
 #include "operator/api/job_status.h"
 #include "operator/api/kube_views.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 
@@ -211,7 +212,7 @@ StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const 
     return Status::Unavailable(fmt::format(
         "Secret {}/{} belonged to an earlier job of this name; deleted it", ns, ref.name));
   }
-  auto stored = kube::DecodeBase64(existing->value("/data/token"_json_pointer, ""));
+  auto stored = kube::DecodeBase64(json_read::TextAt(json_read::At(*existing, "data"), kTokenKey));
   if (!stored.ok() || stored->empty()) {
     return Status::Invalid(fmt::format("Secret {}/{} has no data.token", ns, ref.name));
   }

@@ -6,7 +6,8 @@
 #include <iterator>
 #include <utility>
 
-#include "operator/api/resources.h"
+#include "core/common/json_read.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 
@@ -45,11 +46,16 @@ StatusOr<ConfigMapHistory::Read> ConfigMapHistory::ReadStore() {
 
 ConfigMapHistory::Read ConfigMapHistory::FromObject(json object) const {
   Read read;
-  const json text =
-      object.value("/data"_json_pointer, json::object()).value(kHistoryDataKey, json(""));
+  // No data or no key: no history yet. A value that is not text is as
+  // unreadable as text that is not a store.
+  const json& text = json_read::At(json_read::At(object, "data"), kHistoryDataKey);
+  StatusOr<history::SpeedStore> store = history::SpeedStore{};
+  if (text.is_string()) {
+    store = history::StoreFromText(text.get_ref<const std::string&>(), options_.limits);
+  } else if (!text.is_null()) {
+    store = json_read::Expected(json_read::Field("data", kHistoryDataKey), "a string", text);
+  }
   read.config_map = std::move(object);
-  auto store =
-      history::StoreFromText(text.is_string() ? text.get<std::string>() : "{", options_.limits);
   if (store.ok()) {
     read.store = std::move(*store);
   } else {

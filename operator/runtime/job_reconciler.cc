@@ -4,13 +4,15 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include <limits>
 #include <set>
 
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 #include "core/workload/workload.h"
-#include "operator/api/resources.h"
+#include "operator/api/kueue_views.h"
 #include "operator/api/weighted_job.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 
@@ -76,7 +78,8 @@ StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& ke
   }
   Forget(key);  // a job of the same name was deleted and created again
   // What an earlier pass (or operator) wrote: the checkpoint, failures, start.
-  const json stored = job.value("status", json::object());
+  const json& written = json_read::At(job, "status");
+  const json stored = written.is_null() ? json::object() : written;
   auto status = StatusFromJson(stored);
   if (!status.ok()) {
     return Status::Invalid(fmt::format("{}: {}", key, status.status().message()));
@@ -160,8 +163,9 @@ Status JobReconciler::GatherQueue(const JobState& state, DecideInput& input) con
     queue.priority_class = priority->second;
     auto object = client_.Get(WorkloadPriorityClasses().Named(priority->second));
     if (object.ok()) {
-      const json* value = json_read::Find(*object, "value");
-      if (value && value->is_number_integer()) queue.priority = value->get<int32_t>();
+      const auto value = json_read::IntegerAt(*object, "value", std::numeric_limits<int32_t>::min(),
+                                              std::numeric_limits<int32_t>::max());
+      if (value) queue.priority = static_cast<int32_t>(*value);
     } else if (object.status().code() != StatusCode::kNotFound) {
       return object.status();
     }
@@ -292,7 +296,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   input.now = Now();
   // The spec changes only with the generation: parse it once per generation.
   if (state.spec_generation != view.generation) {
-    state.spec = ParseWeightedJobSpec(job.value("spec", json::object()), input.name);
+    state.spec = ParseWeightedJobSpec(json_read::At(job, "spec"), input.name);
     state.spec_generation = view.generation;
   }
   input.spec = &state.spec;

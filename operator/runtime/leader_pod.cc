@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 

@@ -1,8 +1,9 @@
 // --mark-leader-pod: the replica that holds the leader Lease labels its own
-// pod ballast.io/coordinator=leader once its coordinator listens, so that a
-// Service selecting that label sends workers to the leader alone; every
-// replica removes the label from its own pod when it starts (a restarted
-// former leader must not attract workers) and when it stops.
+// pod ballast.io/coordinator=leader (kCoordinatorLabel, operator/api/labels.h)
+// once its coordinator listens, so that a Service selecting that label sends
+// workers to the leader alone; every replica removes the label from its own
+// pod when it starts (a restarted former leader must not attract workers)
+// and when it stops.
 //
 // Thread-safety: SetLeaderLabel may be called from any thread (the client is
 // thread-safe).
@@ -10,15 +11,12 @@
 
 #include <chrono>
 #include <string>
-#include <string_view>
 
 #include "core/common/status.h"
 #include "net/kube/client.h"
+#include "operator/api/labels.h"
 
 namespace ballast::controller {
-
-inline constexpr std::string_view kCoordinatorLabel = "ballast.io/coordinator";
-inline constexpr std::string_view kLeaderValue = "leader";
 
 // The operator's own pod, from the environment of its container.
 struct OwnPod {

@@ -21,13 +21,13 @@
 #include "net/kube/informer.h"
 #include "net/kube/leader_election.h"
 #include "net/kube/work_queue.h"
+#include "operator/api/kube_views.h"
 #include "operator/runtime/efficiency_metrics.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/health.h"
-#include "operator/api/kube_views.h"
 #include "operator/runtime/leader_pod.h"
 #include "operator/runtime/reconcile_metrics.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 #include "operator/runtime/watch_caches.h"
 
 namespace ballast::controller {

@@ -1,7 +1,8 @@
 #include "operator/runtime/watch_caches.h"
 
+#include "core/common/json_read.h"
 #include "operator/api/kube_views.h"
-#include "operator/api/resources.h"
+#include "operator/runtime/resources.h"
 
 namespace ballast::controller {
 namespace {
@@ -11,10 +12,13 @@ using nlohmann::json;
 // What of a Node decides where jobs run: its labels, readiness, taints and
 // cordon. Heartbeat-only updates change none of it and wake no job.
 json Placement(const json& node) {
-  return {{"labels", node["metadata"].value("labels", json::object())},
+  const json& spec = json_read::At(node, "spec");
+  json taints = json::array();
+  for (const json* taint : json_read::ObjectsAt(spec, "taints")) taints.push_back(*taint);
+  return {{"labels", json_read::StringMapAt(json_read::At(node, "metadata"), "labels")},
           {"ready", ReadNode(node).ready},
-          {"taints", node.value("/spec/taints"_json_pointer, json::array())},
-          {"unschedulable", node.value("/spec/unschedulable"_json_pointer, false)}};
+          {"taints", std::move(taints)},
+          {"unschedulable", json_read::FlagAt(spec, "unschedulable")}};
 }
 
 // The same handler for an add, an update (the new object) and a delete.
@@ -33,9 +37,9 @@ WatchCaches::WatchCaches(kube::KubeClient& client, const std::string& ns, bool k
       OnEveryChange([&queue](const json& job) { queue.Add(kube::ObjectKey(job)); }));
   // A pod's or a Workload's job, by the label it carries.
   auto enqueue_owner = [&queue](const json& object) {
-    const json labels = object["metadata"].value("labels", json::object());
-    const std::string job = labels.value(std::string(kJobLabel), "");
-    if (!job.empty()) queue.Add(object["metadata"].value("namespace", "") + "/" + job);
+    const json& metadata = json_read::At(object, "metadata");
+    const std::string job = json_read::TextAt(json_read::At(metadata, "labels"), kJobLabel);
+    if (!job.empty()) queue.Add(json_read::TextAt(metadata, "namespace") + "/" + job);
   };
   kube::InformerOptions by_job = trimmed;
   by_job.label_selector = std::string(kJobLabel);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -23,10 +24,12 @@ namespace fs = std::filesystem;
 const fs::path kSource = BALLAST_SOURCE_DIR;
 
 // A directory of its own for the running test (ctest runs tests in parallel).
+// One directory per test and process: two runs of the suite on one machine
+// (two checkouts) once removed each other's files mid-test.
 fs::path TestDir() {
   const fs::path dir =
       fs::temp_directory_path() /
-      ("ballast-hostile-" +
+      ("ballast-hostile-" + std::to_string(getpid()) + "-" +
        std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   fs::remove_all(dir);
   fs::create_directories(dir);

@@ -5,6 +5,14 @@ each other without a cycle.
 
   include_rules.py REPO_ROOT
 
+A row names a folder (`net`, `operator/api`); a folder with rows for its
+subfolders (core/, operator/) is split into them. A cell names folders,
+each allowing what lies below it (`core`: every folder of core/), or single
+headers (`coordinator/job_types.h`): a room may take one header of a folder
+it may not include, and then what that header includes must be allowed to
+the room as well, so a header named in a cell cannot bring the rest of its
+folder in.
+
 Exits 1 naming each include that breaks the table (file, line, what it
 includes, what its folder may include) and each cycle; 0 when none does.
 """
@@ -27,39 +35,81 @@ def read_table(root):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 2 or not cells[0].startswith("`"):
             continue
-        folder = cells[0].strip("`")
+        folder = cells[0].strip("`").rstrip("/")
         if cells[1] == "every folder":
             rules[folder] = None
         else:
-            rules[folder] = {c.strip().strip("`") for c in cells[1].split(",") if c.strip() not in ("—", "")}
+            rules[folder] = {c.strip().strip("`").rstrip("/") for c in cells[1].split(",")
+                             if c.strip() not in ("—", "")}
     if not rules:
         sys.exit("include_rules: the table in DEVELOPERS.md has no rows")
     return rules
 
 
-def folder_of(path):
-    """The table's name for a repository path: core/<x> for core, else the top folder."""
+def folder_of(rules, path):
+    """The table's name for the folder of a repository path: its top folder,
+    or top/sub when the table splits the top folder (core/<x> always)."""
     parts = pathlib.PurePosixPath(path).parts
     if len(parts) < 2:
         return None
-    return "/".join(parts[:2]) if parts[0] == "core" else parts[0]
+    split = parts[0] == "core" or any(name.startswith(parts[0] + "/") for name in rules)
+    return "/".join(parts[:2]) if split and len(parts) > 2 else parts[0]
 
 
 def rule_of(rules, folder):
-    """What `folder` may include: a set of folders, None for every folder, or
-    False when the table has no row for it."""
+    """What `folder` may include: a set of names, None for every folder, or
+    False when the table has no row for it (nor for its top folder)."""
     if folder in rules:
         return rules[folder]
-    if folder.startswith("core/") and "core" in rules:
-        return rules["core"]
+    top = folder.split("/")[0]
+    if top != folder and top in rules:
+        return rules[top]
     return False
 
 
-def allowed(rule, source, target):
-    """Whether `source`, whose rule is `rule`, may include folder `target`."""
-    if rule is None or source == target:
-        return True
-    return target in rule or (target.startswith("core/") and "core" in rule)
+def below(name, entry):
+    return name == entry or name.startswith(entry + "/")
+
+
+def allowed(rule, source, target, included):
+    """How `source`, whose rule is `rule`, may include `included` (of folder
+    `target`): "folder" when the table allows its folder, "header" when the
+    table names that header alone, None when it may not."""
+    if rule is None or source == target or any(below(target, e) for e in rule if not e.endswith(".h")):
+        return "folder"
+    return "header" if included in rule else None
+
+
+def quoted_includes(path):
+    """(line number, included path) of each quoted include with a folder."""
+    found = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        match = INCLUDE.match(line)
+        if match and "/" in match.group(1):
+            found.append((number, match.group(1)))
+    return found
+
+
+def through_header(root, rules, rule, source, header, seen):
+    """What `header`, named alone in `source`'s cell, includes that `source`
+    may not: (the chain of headers, what it includes), following headers
+    named alone on."""
+    path = root / header
+    if header in seen or not path.is_file():
+        return []
+    seen.add(header)
+    breaks = []
+    for _, included in quoted_includes(path):
+        target = folder_of(rules, included)
+        if target is None:
+            continue
+        how = allowed(rule, source, target, included)
+        if how is None:
+            breaks.append(([header], included))
+        elif how == "header":
+            breaks += [([header] + chain, what)
+                       for chain, what in through_header(root, rules, rule, source, included, seen)]
+    return breaks
 
 
 def main():
@@ -76,23 +126,25 @@ def main():
         if path.suffix not in (".h", ".cc") or not path.is_file():
             continue
         rel = path.relative_to(root).as_posix()
-        source = folder_of(rel)
+        source = folder_of(rules, rel)
         if source is None:
             continue
         rule = rule_of(rules, source)
         if rule is False:
             problems.append(f"{rel}: its folder {source} has no row in the table")
             continue
-        for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            match = INCLUDE.match(line)
-            if not match or "/" not in match.group(1):
-                continue
-            target = folder_of(match.group(1))
+        may = ", ".join(sorted(rule or [])) or "nothing of ours"
+        for number, included in quoted_includes(path):
+            target = folder_of(rules, included)
             if target is None:
                 continue
-            if not allowed(rule, source, target):
-                problems.append(f"{rel}:{number}: includes {match.group(1)}, but {source} may include "
-                                f"only {', '.join(sorted(rule)) or 'nothing of ours'}")
+            how = allowed(rule, source, target, included)
+            if how is None:
+                problems.append(f"{rel}:{number}: includes {included}, but {source} may include only {may}")
+            elif how == "header":
+                for chain, what in through_header(root, rules, rule, source, included, set()):
+                    problems.append(f"{rel}:{number}: includes {included}, which brings in {what} "
+                                    f"(through {' -> '.join(chain)}), but {source} may include only {may}")
             if source.startswith("core/") and target.startswith("core/") and source != target:
                 core_edges[source].add(target)
     # A cycle between core's folders: a depth-first search.

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """include_rules.py on a small tree of its own: an include the table allows
 passes, one it does not is named with its file and line, a folder without a
-row is named, a cycle between core's folders is found."""
+row is named, a cycle between core's folders is found; a folder split into
+rows (operator/) is checked room by room, and a header a cell names alone
+may not bring in what the room may not include."""
 import pathlib
 
 from tree_check import expect, run_on_tree
@@ -16,6 +18,11 @@ TABLE = """# Developing
 | `core/common` | — |
 | `core` | `core` |
 | `net` | `core` |
+| `coordinator` | `core`, `net` |
+| `operator/api` | `core` |
+| `operator/controller` | `core`, `operator/api`, `coordinator/types.h` |
+| `operator/runtime` | `core`, `net`, `coordinator`, `operator/api`, `operator/controller` |
+| `cli` | `core`, `operator` |
 | `tests` | every folder |
 
 ## Next
@@ -41,3 +48,33 @@ expect(code == 1 and "worker/w.cc: its folder worker has no row in the table" in
 code, out = run({"core/a/x.h": '#include "core/b/y.h"\n', "core/b/y.h": '#include "core/a/x.h"\n'})
 expect(code == 1 and "a cycle between core's folders: core/a -> core/b -> core/a" in out,
        "a cycle between core's folders is found", out)
+
+# The rooms of operator/.
+code, out = run({"operator/api/job.h": '#include "core/common/s.h"\n',
+                 "operator/controller/decide.h": '#include "operator/api/job.h"\n#include "coordinator/types.h"\n',
+                 "operator/runtime/loop.cc": '#include "operator/controller/decide.h"\n#include "net/n.h"\n',
+                 "coordinator/types.h": '#include "core/common/s.h"\n',
+                 "cli/c.cc": '#include "operator/runtime/loop.h"\n#include "operator/api/job.h"\n'})
+expect(code == 0, "each room of operator/ includes what its row allows; `operator` allows every room", out)
+code, out = run({"operator/api/job.h": '#include "operator/controller/template.h"\n'})
+expect(code == 1 and "operator/api/job.h:1: includes operator/controller/template.h, but operator/api may "
+       "include only core" in out, "the model may not include the decisions", out)
+code, out = run({"operator/controller/template.cc": '#include "core/common/s.h"\n#include "operator/runtime/leader.h"\n'})
+expect(code == 1 and "operator/controller/template.cc:2: includes operator/runtime/leader.h, but "
+       "operator/controller may include only coordinator/types.h, core, operator/api" in out,
+       "the decisions may not include the runtime", out)
+code, out = run({"operator/controller/d.h": '#include "net/kube/client.h"\n'})
+expect(code == 1 and "operator/controller/d.h:1: includes net/kube/client.h" in out,
+       "the decisions may not include the network", out)
+code, out = run({"operator/controller/d.h": '#include "coordinator/session.h"\n'})
+expect(code == 1 and "operator/controller/d.h:1: includes coordinator/session.h, but operator/controller" in out,
+       "of a folder a row names one header of, another header is refused", out)
+code, out = run({"operator/controller/d.h": '#include "coordinator/types.h"\n',
+                 "coordinator/types.h": '#include "coordinator/more.h"\n',
+                 "coordinator/more.h": '#include "net/n.h"\n'})
+expect(code == 1 and "operator/controller/d.h:1: includes coordinator/types.h, which brings in "
+       "coordinator/more.h (through coordinator/types.h)" in out,
+       "a header named alone may not bring in the rest of its folder", out)
+code, out = run({"operator/webhook/w.cc": "int x;\n"})
+expect(code == 1 and "operator/webhook/w.cc: its folder operator/webhook has no row in the table" in out,
+       "a new room of a split folder needs a row of its own", out)

@@ -5,6 +5,7 @@
 // share to the others), and a worker that cannot reach the coordinator.
 #include <gtest/gtest.h>
 
+#include "operator/controller/decide_internal.h"
 #include "tests/operator/controller/decide_world.h"
 
 namespace ballast::controller {

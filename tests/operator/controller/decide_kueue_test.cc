@@ -1,8 +1,9 @@
 // Decide for a job queued in Kueue (operator/controller/kueue.h,
 // decide_kueue.cc): held until admitted, placed on the admitted flavors,
 // stopped with its checkpoint when evicted and resumed exactly, its
-// Workload's reclaimable pods and Finished condition. And the builders and
-// readers of kueue.h. Pure: no API server, no Kueue.
+// Workload's reclaimable pods and Finished condition. And the builders of
+// kueue.h (the readers of Kueue's objects: tests/operator/api/
+// kueue_views_test.cc). Pure: no API server, no Kueue.
 #include <gtest/gtest.h>
 
 #include "operator/controller/kueue.h"
@@ -537,29 +538,6 @@ TEST(DecideKueueTest, AJobWithoutAQueueRunsAsBefore) {
   EXPECT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
   EXPECT_TRUE(ActionsOf<CreateWorkload>(decision).empty());
   EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "");
-}
-
-TEST(KueueTest, ReadsAWorkloadAndAFlavor) {
-  auto conditions = AdmittedConditions();
-  const WorkloadView workload = ReadWorkload(WorkloadJson(4, conditions, "fast", 2, "9"));
-  EXPECT_EQ(workload.meta.name, kWorkload);
-  EXPECT_EQ(workload.resource_version, "9");
-  EXPECT_EQ(workload.count, 4);
-  EXPECT_TRUE(workload.Admitted());
-  EXPECT_TRUE(workload.QuotaReserved());
-  EXPECT_FALSE(workload.Evicted());
-  EXPECT_EQ(workload.cluster_queue, "cq");
-  EXPECT_EQ(workload.flavors, std::vector<std::string>{"fast"});
-  EXPECT_EQ(workload.reclaimable, 2);
-  const WorkloadView odd = ReadWorkload(json::parse(
-      R"({"metadata":{"name":5},"spec":{"podSets":"x"},"status":{"conditions":[1,{"type":"Admitted","status":"True"}]}})"));
-  EXPECT_EQ(odd.count, 0);
-  EXPECT_TRUE(odd.Admitted());
-  const FlavorView flavor = ReadFlavor(json::parse(
-      R"({"metadata":{"name":"f"},"spec":{"nodeLabels":{"a":"b","n":1},"tolerations":[{"key":"k"}]}})"));
-  EXPECT_EQ(flavor.name, "f");
-  EXPECT_EQ(flavor.node_labels, (std::map<std::string, std::string>{{"a", "b"}}));
-  EXPECT_EQ(flavor.tolerations.size(), 1u);
 }
 
 TEST(KueueTest, TheWorkloadCarriesTheWorkerPodsRequestsSelectorAndPriority) {

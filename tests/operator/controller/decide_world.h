@@ -16,7 +16,7 @@
 
 #include "operator/api/job_status.h"
 #include "operator/controller/decide.h"
-#include "tests/operator/controller/yaml_to_json.h"
+#include "tests/support/yaml_to_json.h"
 
 namespace ballast::controller::decide_test {
 

@@ -83,6 +83,20 @@ TEST(Tolerates, FollowsTheSchedulersMatchingRules) {
   EXPECT_FALSE(Tolerates(json::array(), taint));
 }
 
+// A ResourceFlavor's tolerations reach Tolerates unchecked (PlaceOnFlavors):
+// a field of another type reads as absent, an element that is not an object
+// as a toleration with no fields, and nothing throws.
+TEST(Tolerates, FieldsOfAnotherTypeReadAsAbsent) {
+  const Taint taint{"k", "v", "NoExecute"};
+  EXPECT_FALSE(Tolerates(json::array({{{"key", "k"}, {"operator", 3}}}), taint))
+      << "an operator that is not text is Equal, and the value \"\" is not v";
+  EXPECT_TRUE(Tolerates(json::array({{{"key", 5}, {"operator", "Exists"}}}), taint))
+      << "a key that is not text is no key: Exists then matches every taint";
+  EXPECT_FALSE(Tolerates(json::array({{{"key", "k"}, {"value", 1}}}), taint));
+  EXPECT_FALSE(Tolerates(json::array({"k", 7, nullptr, json::array()}), taint));
+  EXPECT_TRUE(Tolerates(json::array({"k", {{"key", "k"}, {"value", "v"}}}), taint));
+}
+
 struct TermsCase {
   const char* name;
   json terms;  // nodeSelectorTerms

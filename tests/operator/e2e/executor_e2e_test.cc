@@ -10,10 +10,10 @@
 #include "coordinator/server.h"
 #include "core/job/job_json.h"
 #include "net/kube/kubeconfig.h"
-#include "operator/api/resources.h"
 #include "operator/controller/create_refusals.h"
 #include "operator/controller/worker_objects.h"
 #include "operator/runtime/executor.h"
+#include "operator/runtime/resources.h"
 #include "tests/net/kube/e2e_support.h"
 
 namespace ballast::controller {

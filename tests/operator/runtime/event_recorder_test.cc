@@ -40,5 +40,20 @@ TEST(EventObjectTest, AMessageHasItsControlCharactersWrittenOut) {
             "\"\\x1b[2J\\x1b[Hdone\")");
 }
 
+// The object is the API server's: a field absent or of another type is left
+// empty in the Event, and nothing throws.
+TEST(EventObjectTest, FieldsOfAnotherTypeLeaveTheirPlaceEmpty) {
+  const json odd = {{"apiVersion", 1}, {"metadata", {{"name", 5}, {"namespace", json::array()}}}};
+  const json event = EventObject(odd, false, "R", "m", "n", "t", "i");
+  EXPECT_EQ(event["metadata"]["namespace"], "default");
+  EXPECT_EQ(event["involvedObject"]["name"], "");
+  EXPECT_EQ(event["involvedObject"]["apiVersion"], "");
+  EXPECT_EQ(event["involvedObject"]["kind"], "");
+  const json bare = EventObject(json::object(), false, "R", "m", "n", "t", "i");
+  EXPECT_EQ(bare["involvedObject"]["uid"], "");
+  EXPECT_EQ(EventObject(json("x"), false, "R", "m", "n", "t", "i")["metadata"]["namespace"],
+            "default");
+}
+
 }  // namespace
 }  // namespace ballast::controller

@@ -1,12 +1,12 @@
-// The Kubernetes resources the operator reads and writes, as ResourceRefs of
-// the kube client, and the labels it puts on what it creates.
+// The names the operator's objects go by: its API group, version and kind,
+// the labels it puts on what it creates, and the labels of its own pods
+// (the chart's), which the coordinator Service selects and no worker pod may
+// carry.
 //
-// Thread-safety: constants and pure functions.
+// Thread-safety: constants.
 #pragma once
 
 #include <string_view>
-
-#include "net/kube/client.h"
 
 namespace ballast::controller {
 
@@ -21,20 +21,14 @@ inline constexpr std::string_view kNodeLabel = "ballast.io/node";
 inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr std::string_view kManagedBy = "ballast";
 // The chart's labels of the operator's own pods (its selector, and the
-// coordinator Service's with ballast.io/coordinator=leader, leader_pod.h): no
-// worker pod may carry them.
+// coordinator Service's with kCoordinatorLabel=kLeaderValue): no worker pod
+// may carry them.
 inline constexpr std::string_view kComponentLabel = "app.kubernetes.io/component";
 inline constexpr std::string_view kOperatorComponent = "operator";
-
-kube::ResourceRef WeightedJobs();
-kube::ResourceRef WeightProfiles();  // cluster-scoped
-kube::ResourceRef Pods();
-kube::ResourceRef Secrets();
-kube::ResourceRef Nodes();  // cluster-scoped
-kube::ResourceRef Events();
-// Kueue's (kueue.x-k8s.io/v1beta2; kueue.h).
-kube::ResourceRef Workloads();
-kube::ResourceRef ResourceFlavors();          // cluster-scoped
-kube::ResourceRef WorkloadPriorityClasses();  // cluster-scoped
+// The label the leader replica puts on its own pod once its coordinator
+// listens (operator/runtime/leader_pod.h, --mark-leader-pod), which the
+// coordinator Service selects.
+inline constexpr std::string_view kCoordinatorLabel = "ballast.io/coordinator";
+inline constexpr std::string_view kLeaderValue = "leader";
 
 }  // namespace ballast::controller

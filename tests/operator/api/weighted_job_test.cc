@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "core/job/job_json.h"
-#include "tests/operator/controller/yaml_to_json.h"
+#include "tests/support/yaml_to_json.h"
 
 namespace ballast::controller {
 namespace {

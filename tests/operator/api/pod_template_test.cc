@@ -1,9 +1,9 @@
-// The worker pods' template (operator/controller/pod_template.h) through the
+// The worker pods' template (operator/api/pod_template.h) through the
 // spec's reader and the pod builder: every field Ballast owns is refused
 // naming its path, every field of the user's is in the pod as written, and
 // the short forms (spec.worker, spec.nodeSelector, spec.tolerations,
 // spec.workload.exec.image) give the same pods as the template written out.
-#include "operator/controller/pod_template.h"
+#include "operator/api/pod_template.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "operator/controller/pod_template.h"
+#include "operator/api/pod_template.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,7 @@
 #include <vector>
 
 #include "core/common/json_read.h"
-#include "operator/api/resources.h"
-#include "operator/runtime/leader_pod.h"
+#include "operator/api/labels.h"
 
 namespace ballast::controller {
 namespace {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/operator/controller/yaml_to_json.h"
+#include "tests/support/yaml_to_json.h"
 
 namespace ballast::fuzzy {
 namespace {

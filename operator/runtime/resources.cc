@@ -1,4 +1,5 @@
-#include "operator/api/resources.h"
+// The ResourceRefs of resources.h.
+#include "operator/runtime/resources.h"
 
 #include <string>
 

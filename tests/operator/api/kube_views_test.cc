@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include "operator/runtime/job_reconciler.h"
-
 namespace ballast::controller {
 namespace {
 
@@ -228,16 +226,6 @@ TEST(CpuCores, ReadsMillicoresAndDecimalsAndRefusesTheRest) {
                           json(""), json("1.5.2"), json(std::string(40, '1')), json(-2.0),
                           json(nullptr), json::object(), json(true)}) {
     EXPECT_FALSE(CpuCores(bad)) << bad.dump();
-  }
-}
-
-// The coordinator names a job "namespace.name"; the operator's work queue
-// "namespace/name". A name may hold dots, a namespace may not.
-TEST(CoordinatorJobIdTest, TheQueueKeyComesBackFromTheId) {
-  for (const auto& [ns, name] :
-       {std::pair{"lab", "primes"}, std::pair{"lab", "thumbs.v2.run"}, std::pair{"a-b", "x"}}) {
-    EXPECT_EQ(JobReconciler::KeyOfCoordinatorJobId(JobReconciler::CoordinatorJobId(ns, name)),
-              std::string(ns) + "/" + name);
   }
 }
 
