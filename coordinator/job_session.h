@@ -72,6 +72,7 @@
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
 #include "core/health/measurement_noise.h"
+#include "core/history/history_key.h"
 #include "core/protocol/messages.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"
@@ -133,7 +134,7 @@ struct JobConfig {
   // The label `workload` of its series, which Prometheus's history is read
   // by: what the job's history is kept under (the operator's HistoryKey:
   // the kind, for exec with its image). Empty: the workload kind.
-  std::string history_key;
+  history::HistoryKey history_key;
   // The nodes' history the priors came from, and how a node is judged
   // against it (core/health/deviation.h): the speeds exported for
   // Prometheus's history enter winsorized as the operator's store enters
