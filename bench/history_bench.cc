@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/history/history_key.h"
 #include "core/history/speed_store.h"
 #include "net/prometheus_history_source.h"
 #include "testbed/real_prometheus.h"
@@ -37,6 +38,8 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using ballast::history::HistoryKey;
+using ballast::workload::WorkloadKind;
 constexpr int kJobs = 20;
 constexpr int kLookups = 30;
 
@@ -192,9 +195,9 @@ void Compare(ballast::net::PrometheusHistory& source, pid_t server, int nodes, d
   std::vector<std::string> names;
   for (int i = 0; i < nodes; ++i) names.push_back(NodeName(i));
   const double window = ballast::net::PrometheusHistoryOptions{}.window_seconds;
-  const std::vector<std::string> now_parts =
-      Parts(ballast::history::HistoryQuery("primes", window));
-  const std::string subquery = ballast::history::LegacyHistoryQuery("primes", window);
+  const HistoryKey primes(WorkloadKind::kPrimes);
+  const std::vector<std::string> now_parts = Parts(ballast::history::HistoryQuery(primes, window));
+  const std::string subquery = ballast::history::LegacyHistoryQuery(primes, window);
   const std::vector<std::string> subquery_parts = Parts(subquery);
   if (now_parts.size() != 4 || subquery_parts.size() != 4) {
     fmt::print("  the queries have {} and {} parts, not 4 each: not compared\n", now_parts.size(),
@@ -206,7 +209,7 @@ void Compare(ballast::net::PrometheusHistory& source, pid_t server, int nodes, d
   Figures now_form, subquery_form, alternative_form;
   for (int i = 0; i < kLookups; ++i) {
     TimeOne(now_form, server, [&] {
-      const auto lookup = source.Lookup("primes", names, now);
+      const auto lookup = source.Lookup(primes, names, now);
       if (!lookup.trouble.empty()) fmt::print("  lookup trouble: {}\n", lookup.trouble);
       return lookup.nodes.size();
     });
@@ -235,10 +238,10 @@ void StoreFigures() {
   std::vector<std::string> names;
   for (int i = 0; i < 100; ++i) names.push_back(NodeName(i));
   for (int job = 0; job < 16; ++job) {
-    for (const char* workload : {"primes", "matmul", "exec"}) {
+    for (WorkloadKind kind : {WorkloadKind::kPrimes, WorkloadKind::kMatmul, WorkloadKind::kExec}) {
       std::map<std::string, double> speeds;
       for (int i = 0; i < 100; ++i) speeds[NodeName(i)] = 1 + (i + job) % 7;
-      ballast::history::RecordJob(store, workload, speeds, 1.8e9 + job, limits);
+      ballast::history::RecordJob(store, HistoryKey(kind), speeds, 1.8e9 + job, limits);
     }
   }
   const std::string text = ballast::history::StoreToText(store, limits);
@@ -247,7 +250,9 @@ void StoreFigures() {
   for (int i = 0; i < kLookups; ++i) {
     auto read = ballast::history::StoreFromText(text, limits);
     if (read.ok())
-      found = ballast::history::LookupHistory(*read, "primes", names, 1.8e9 + 20).size();
+      found = ballast::history::LookupHistory(*read, HistoryKey(WorkloadKind::kPrimes), names,
+                                              1.8e9 + 20)
+                  .size();
   }
   fmt::print(
       "store (no Prometheus): 100 nodes x 3 kinds x 16 jobs, {} bytes of text: read + "
@@ -283,7 +288,8 @@ int main() {
     options.timeout = std::chrono::milliseconds(10000);
     auto source = ballast::net::PrometheusHistory::Create(options);
     if (!source.ok()) return 1;
-    (void)(*source)->Lookup("primes", {}, now);  // first touch of the blocks
+    // The first touch of the blocks.
+    (void)(*source)->Lookup(HistoryKey(WorkloadKind::kPrimes), {}, now);
     fmt::print(
         "prometheus: {} nodes, 2 kinds x {} jobs in a 7-day window ({:.1f} s to set up), {} "
         "lookups of each form in turn ({}):\n",

@@ -12,6 +12,7 @@
 #include "core/common/duration.h"
 #include "core/common/names.h"
 #include "core/fuzzy/fit.h"
+#include "core/history/history_key.h"
 #include "core/workload/workload.h"
 #include "net/prometheus_history_source.h"
 
@@ -33,13 +34,13 @@ std::string NameList(const std::vector<std::string>& names) {
   return fmt::format("{} and {} more", fmt::join(shown, ", "), names.size() - kNamesShown);
 }
 
-// The workload kind of --workload; Invalid naming the flag.
-StatusOr<std::string> WorkloadKind(const std::string& workload) {
+// The history key of the workload kind --workload names; Invalid naming the flag.
+StatusOr<history::HistoryKey> KindKey(const std::string& workload) {
   std::vector<std::string> kinds;
   for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
                     workload::WorkloadKind::kExec}) {
     kinds.emplace_back(workload::WorkloadKindName(kind));
-    if (kinds.back() == workload) return workload;
+    if (kinds.back() == workload) return history::HistoryKey(kind);
   }
   if (workload.empty()) {
     return Status::Invalid(fmt::format(
@@ -68,13 +69,13 @@ StatusOr<std::unique_ptr<net::PrometheusHistory>> Connect(const FitSpeedsOptions
 
 StatusOr<FitSpeeds> PrometheusSpeeds(const FitSpeedsOptions& options,
                                      const std::vector<fuzzy::NodeFacts>& nodes) {
-  BALLAST_ASSIGN_OR_RETURN(std::string workload, WorkloadKind(options.workload));
+  BALLAST_ASSIGN_OR_RETURN(history::HistoryKey key, KindKey(options.workload));
   BALLAST_ASSIGN_OR_RETURN(double window_s, FitWindowSeconds(options.window));
   BALLAST_ASSIGN_OR_RETURN(auto prometheus, Connect(options, window_s));
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-  const std::string asked = fmt::format("--fit {} (workload {}, --window {})", options.source,
-                                        workload, FormatDuration(window_s));
-  auto history = prometheus->History(workload, static_cast<double>(now.time_since_epoch().count()));
+  const std::string asked = fmt::format("--fit {} (workload {}, --window {})", options.source, key,
+                                        FormatDuration(window_s));
+  auto history = prometheus->History(key, static_cast<double>(now.time_since_epoch().count()));
   if (!history.ok()) {
     return Status::Unavailable(
         fmt::format("{}: Prometheus gave no speeds: {}", asked, history.status().message()));
@@ -83,7 +84,7 @@ StatusOr<FitSpeeds> PrometheusSpeeds(const FitSpeedsOptions& options,
       *history, nodes,
       fmt::format("Prometheus at {}, workload {}, the {} up to {:%Y-%m-%dT%H:%M:%SZ} (the "
                   "operator's history query)",
-                  options.source, workload, FormatDuration(window_s), now));
+                  options.source, key, FormatDuration(window_s), now));
   if (!speeds.ok()) {
     return Status(speeds.status().code(), fmt::format("{}: {}", asked, speeds.status().message()));
   }

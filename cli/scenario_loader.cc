@@ -71,9 +71,9 @@ namespace {
 
 // The history key of the job in `text` (LoadedJob::history_key), `job` as
 // ParseJob read it.
-std::string HistoryKeyOf(std::string_view text, const std::string& job_path,
-                         const job::JobSpec& job) {
-  const std::string kind = workload::WorkloadKindName(job.workload.kind);
+history::HistoryKey HistoryKeyOf(std::string_view text, const std::string& job_path,
+                                 const job::JobSpec& job) {
+  const history::HistoryKey kind(job.workload.kind);
   if (job.workload.kind != workload::WorkloadKind::kExec) return kind;
   auto document = config::ParseYaml(text, job_path);
   if (!document.ok()) return kind;

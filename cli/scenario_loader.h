@@ -11,6 +11,7 @@
 #include "core/balance/policy.h"
 #include "core/common/status.h"
 #include "core/fuzzy/model.h"
+#include "core/history/history_key.h"
 #include "core/job/job_spec.h"
 #include "core/sim/scenario.h"
 
@@ -40,7 +41,7 @@ struct LoadedJob {
   // What the job's history is kept under, as the operator keeps it
   // (controller::HistoryKey): the workload kind, for exec "exec:" and the
   // worker container's image without tag or digest ("exec" without one).
-  std::string history_key;
+  history::HistoryKey history_key;
 };
 
 // Reads the items a job lists in a file (spec.itemsFrom.file, relative to

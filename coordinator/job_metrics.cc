@@ -130,8 +130,9 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job,
             const RecordedSpeeds& recorded) {
   const JobView& view = job.view;
   const auto unix_time = [&](double t) { return job.unix_now - (job.view_now - t); };
-  const std::vector<ClientMetric::Label> labels = {
-      {kWeightedJobLabel, job.name}, {kJobNamespaceLabel, job.ns}, {"workload", job.workload}};
+  const std::vector<ClientMetric::Label> labels = {{kWeightedJobLabel, job.name},
+                                                   {kJobNamespaceLabel, job.ns},
+                                                   {"workload", job.history_key.text()}};
   Add(families[kItems], labels, static_cast<double>(view.items));
   Add(families[kItemsCompleted], labels, static_cast<double>(view.completed));
   Add(families[kProgress], labels,
@@ -168,7 +169,7 @@ void AddJob(std::vector<MetricFamily>& families, const JobSample& job,
   }
 }
 
-// Per (workload kind, node): the newest unix time a job measured the node's
+// Per (history key's text, node): the newest unix time a job measured the node's
 // speed, over the nodes whose speeds count as history (`recorded`, by job).
 std::map<std::pair<std::string, std::string>, double> SpeedMeasuredAt(
     const std::vector<JobSample>& jobs, const std::vector<RecordedSpeeds>& recorded) {
@@ -178,7 +179,7 @@ std::map<std::pair<std::string, std::string>, double> SpeedMeasuredAt(
     for (const WorkerView& worker : job.view.workers) {
       if (!recorded[i].speeds.contains(worker.name)) continue;
       const double unix_time = job.unix_now - (job.view_now - worker.last_measured);
-      auto [it, added] = newest.try_emplace({job.workload, worker.name}, unix_time);
+      auto [it, added] = newest.try_emplace({job.history_key.text(), worker.name}, unix_time);
       if (!added) it->second = std::max(it->second, unix_time);
     }
   }

@@ -7,9 +7,10 @@
 // job once its pods are gone; `ballast run` exits).
 //
 // Labels: `weightedjob`, `job_namespace` (core/common/metric_labels.h) and
-// `workload` (the workload kind) on every series of a job, and `node` on the per-node ones. A job
-// has at most 12 series plus 12 per node. Beside them one series per workload kind and node that a
-// hosted job has measured as history counts it (recorded_speeds.h),
+// `workload` (the text of the job's history key, history_key.h) on every series of a job, and
+// `node` on the per-node ones. A job has at most 12 series plus 12 per node. Beside them one
+// series per history key and node that a hosted job has measured as history counts it
+// (recorded_speeds.h),
 // ballast_node_speed_timestamp_seconds{workload,node}: the newest time any of
 // those jobs measured the node (what the history query dates a node's history
 // by, reading one series per node instead of one per job and node).
@@ -29,6 +30,7 @@
 #include "coordinator/job_types.h"
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
+#include "core/history/history_key.h"
 
 namespace ballast::coordinator {
 
@@ -37,7 +39,7 @@ struct JobSample {
   JobView view;  // JobSession::View(false): segments are not needed
   std::string name;
   std::string ns;
-  std::string workload;  // JobConfig::history_key, else workload::WorkloadKindName
+  history::HistoryKey history_key;  // JobConfig::history_key, else the workload kind's
   // The history the job's priors came from and the judgment's options
   // (JobConfig): the recorded speed gauge carries EnteredSpeeds.
   std::vector<fuzzy::NodeHistory> baseline;

@@ -119,9 +119,8 @@ std::vector<JobSample> JobRegistry::Samples(double unix_now) const {
       const JobConfig& config = entry->session->config();
       sample.name = config.metric_name.empty() ? config.id : config.metric_name;
       sample.ns = config.metric_namespace;
-      sample.workload = config.history_key.empty()
-                            ? std::string(workload::WorkloadKindName(config.workload.kind))
-                            : config.history_key;
+      sample.history_key = config.history_key.empty() ? history::HistoryKey(config.workload.kind)
+                                                      : config.history_key;
       sample.baseline = config.baseline;
       sample.deviation = config.deviation;
     }

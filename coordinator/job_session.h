@@ -73,6 +73,7 @@
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
 #include "core/health/measurement_noise.h"
+#include "core/history/history_key.h"
 #include "core/protocol/messages.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/history/history_key.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
 #include "core/balance/range.h"
@@ -113,7 +114,7 @@ struct JobConfig {
   // The label `workload` of its series, which Prometheus's history is read
   // by: what the job's history is kept under (the operator's HistoryKey:
   // the kind, for exec with its image). Empty: the workload kind.
-  std::string history_key;
+  history::HistoryKey history_key;
   // The nodes' history the priors came from, and how a node is judged
   // against it (core/health/deviation.h): the speeds exported for
   // Prometheus's history enter winsorized as the operator's store enters

@@ -150,12 +150,11 @@ StatusOr<std::string> PrometheusHistory::Query(const std::string& query, double 
   return answer.get();
 }
 
-StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::History(const std::string& workload,
+StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::History(const history::HistoryKey& key,
                                                                      double time) {
   const double window = impl_->options.window_seconds;
-  auto history = Ask(history::HistoryQuery(workload, window), time);
-  if (history.ok() && history->empty())
-    return Ask(history::LegacyHistoryQuery(workload, window), time);
+  auto history = Ask(history::HistoryQuery(key, window), time);
+  if (history.ok() && history->empty()) return Ask(history::LegacyHistoryQuery(key, window), time);
   return history;
 }
 
@@ -165,7 +164,7 @@ StatusOr<std::vector<fuzzy::NodeHistory>> PrometheusHistory::Ask(const std::stri
   return history::ParseHistoryAnswer(body, impl_->options.limits);
 }
 
-HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
+HistoryLookup PrometheusHistory::Lookup(const history::HistoryKey& key,
                                         const std::vector<std::string>& nodes, double now) {
   HistoryLookup lookup;
   lookup.origin = "Prometheus at " + impl_->options.url;
@@ -174,7 +173,7 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   if (!lookup.trouble.empty()) return lookup;
   const double window = impl_->options.window_seconds;
   const std::set<std::string> wanted(nodes.begin(), nodes.end());
-  auto history = Ask(history::HistoryQuery(workload, window), now);
+  auto history = Ask(history::HistoryQuery(key, window), now);
   // None of the nodes recorded: what coordinators older than the recorded
   // gauge measured, if any (at most until a job of the kind is recorded
   // after an upgrade; an empty read for a kind never measured).
@@ -182,9 +181,9 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
       history.ok() && std::ranges::none_of(*history, [&](const fuzzy::NodeHistory& node) {
         return wanted.contains(node.node);
       });
-  if (legacy) history = Ask(history::LegacyHistoryQuery(workload, window), now);
+  if (legacy) history = Ask(history::LegacyHistoryQuery(key, window), now);
   spdlog::debug(
-      "history query workload={} ok={} legacy={} ms={:.1f}", workload, history.ok(), legacy,
+      "history query workload={} ok={} legacy={} ms={:.1f}", key, history.ok(), legacy,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   impl_->Remember(history.status());
   if (!history.ok()) {
@@ -197,7 +196,8 @@ HistoryLookup PrometheusHistory::Lookup(const std::string& workload,
   return lookup;
 }
 
-Status PrometheusHistory::Record(const std::string&, const std::map<std::string, double>&, double) {
+Status PrometheusHistory::Record(const history::HistoryKey&, const std::map<std::string, double>&,
+                                 double) {
   return Status::Ok();
 }
 

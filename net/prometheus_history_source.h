@@ -49,19 +49,19 @@ class PrometheusHistory final : public HistorySource {
   static StatusOr<std::unique_ptr<PrometheusHistory>> Create(PrometheusHistoryOptions options);
   ~PrometheusHistory() override;
 
-  HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
+  HistoryLookup Lookup(const history::HistoryKey& key, const std::vector<std::string>& nodes,
                        double now) override;
   // Ok: Prometheus scrapes the speeds from the coordinator.
-  Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
+  Status Record(const history::HistoryKey& key, const std::map<std::string, double>& speeds,
                 double now) override;
 
-  // Every node's history of `workload` (a workload kind) over the window, as
+  // Every node's history kept under `key` over the window, as
   // Prometheus answers the history query at `time` (seconds since the
   // epoch), sorted by node; when no node was recorded, the legacy query's
   // answer. The errors of Query and of ParseHistoryAnswer.
   // Asks whatever the last failure was (retry_after is Lookup's) and
   // within the timeout.
-  StatusOr<std::vector<fuzzy::NodeHistory>> History(const std::string& workload, double time);
+  StatusOr<std::vector<fuzzy::NodeHistory>> History(const history::HistoryKey& key, double time);
 
   // The body of Prometheus's answer to `query` evaluated at `time` (seconds
   // since the epoch). Unavailable for a connection that fails, no answer

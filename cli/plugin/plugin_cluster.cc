@@ -95,11 +95,12 @@ StatusOr<FitSpeeds> ProxiedPrometheusSpeeds(kube::HttpKubeClient& client, const 
     }
     return answer;
   };
-  BALLAST_ASSIGN_OR_RETURN(auto answer, ask(history::HistoryQuery(flags.workload, window_s)));
+  const auto key = history::HistoryKey::FromText(flags.workload);
+  BALLAST_ASSIGN_OR_RETURN(auto answer, ask(history::HistoryQuery(key, window_s)));
   // Nothing recorded yet: what coordinators older than the recorded gauge
   // measured (PrometheusHistory::History does the same).
   if (answer.empty()) {
-    BALLAST_ASSIGN_OR_RETURN(answer, ask(history::LegacyHistoryQuery(flags.workload, window_s)));
+    BALLAST_ASSIGN_OR_RETURN(answer, ask(history::LegacyHistoryQuery(key, window_s)));
   }
   const auto at = std::chrono::sys_seconds(std::chrono::seconds(static_cast<int64_t>(now)));
   return SelectNodeSpeeds(
@@ -129,7 +130,8 @@ StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& fl
   std::vector<std::string> names;
   for (const fuzzy::NodeFacts& node : nodes) names.push_back(node.name);
   return SelectNodeSpeeds(
-      history::LookupHistory(*store, flags.workload, names, now), nodes,
+      history::LookupHistory(*store, history::HistoryKey::FromText(flags.workload), names, now),
+      nodes,
       fmt::format("{}, workload {} (the speeds of the jobs the operator finished, relative to "
                   "each job's mean)",
                   what, flags.workload),

@@ -42,8 +42,9 @@ fuzzy::HistoryPriorOptions RunPriorOptions() {
 }
 
 std::vector<fuzzy::NodePrior> RunPriors(const fuzzy::WeightResult& weights,
-                                        const history::SpeedStore& store, const std::string& key,
-                                        double now, const fuzzy::HistoryPriorOptions& options) {
+                                        const history::SpeedStore& store,
+                                        const history::HistoryKey& key, double now,
+                                        const fuzzy::HistoryPriorOptions& options) {
   std::map<std::string, double> fuzzy_weights;
   std::vector<std::string> names;
   for (const fuzzy::NodeWeight& node : weights.nodes) {
@@ -75,7 +76,8 @@ coordinator::JobView MeasuredView(const LocalRunOutcome& outcome) {
 }
 
 // The store's history of `key` for the run's nodes at `now`.
-std::vector<fuzzy::NodeHistory> Baseline(const history::SpeedStore& store, const std::string& key,
+std::vector<fuzzy::NodeHistory> Baseline(const history::SpeedStore& store,
+                                         const history::HistoryKey& key,
                                          const coordinator::JobView& view, double now) {
   std::vector<std::string> names;
   for (const auto& worker : view.workers) names.push_back(worker.name);
@@ -85,14 +87,14 @@ std::vector<fuzzy::NodeHistory> Baseline(const history::SpeedStore& store, const
 }  // namespace
 
 std::vector<health::NodeDeviation> JudgeRun(const history::SpeedStore& store,
-                                            const std::string& key, const LocalRunOutcome& outcome,
-                                            double now) {
+                                            const history::HistoryKey& key,
+                                            const LocalRunOutcome& outcome, double now) {
   const coordinator::JobView view = MeasuredView(outcome);
   return health::JudgeDeviations(Baseline(store, key, view, now),
                                  coordinator::JobMeasurements(view), {});
 }
 
-history::SpeedStore Learn(const history::SpeedStore& store, const std::string& key,
+history::SpeedStore Learn(const history::SpeedStore& store, const history::HistoryKey& key,
                           const LocalRunOutcome& outcome, double now,
                           const std::vector<health::NodeDeviation>& deviations) {
   const coordinator::RecordedSpeeds recorded = coordinator::SpeedsToRecord(MeasuredView(outcome));

@@ -17,6 +17,7 @@
 #include "core/fuzzy/history_prior.h"
 #include "core/fuzzy/model.h"
 #include "core/health/deviation.h"
+#include "core/history/history_key.h"
 #include "core/history/speed_store.h"
 
 namespace ballast::cli {
@@ -41,15 +42,16 @@ fuzzy::HistoryPriorOptions RunPriorOptions();
 // The priors of a run of a job kept under `key` on nodes of these fuzzy
 // weights, at `now` (Unix seconds): one per node, in the weights' order.
 std::vector<fuzzy::NodePrior> RunPriors(
-    const fuzzy::WeightResult& weights, const history::SpeedStore& store, const std::string& key,
-    double now, const fuzzy::HistoryPriorOptions& options = RunPriorOptions());
+    const fuzzy::WeightResult& weights, const history::SpeedStore& store,
+    const history::HistoryKey& key, double now,
+    const fuzzy::HistoryPriorOptions& options = RunPriorOptions());
 
 // Each node's deviation from its own baseline, the store's history of `key`
 // at `now` (health::JudgeDeviations, default options), in the order of the
 // run's workers: what the operator judges a finished job by.
 std::vector<health::NodeDeviation> JudgeRun(const history::SpeedStore& store,
-                                            const std::string& key, const LocalRunOutcome& outcome,
-                                            double now);
+                                            const history::HistoryKey& key,
+                                            const LocalRunOutcome& outcome, double now);
 
 // The store with a finished run recorded under `key` at `now` as the operator
 // records a job: the speeds coordinator::SpeedsToRecord keeps (each node's
@@ -57,7 +59,7 @@ std::vector<health::NodeDeviation> JudgeRun(const history::SpeedStore& store,
 // left out; not a node computing under 0.5 s, nor one shared with another
 // job), those `deviations` judged Slow winsorized (health::WinsorizeSpeeds),
 // then history::RecordJob. Unchanged when fewer than two nodes are kept.
-history::SpeedStore Learn(const history::SpeedStore& store, const std::string& key,
+history::SpeedStore Learn(const history::SpeedStore& store, const history::HistoryKey& key,
                           const LocalRunOutcome& outcome, double now,
                           const std::vector<health::NodeDeviation>& deviations = {});
 

@@ -79,7 +79,7 @@ void PrintOrderTable(const std::vector<sim::SimResult>& largest,
                largest[i].policy, largest[i].makespan_s, listed[i].makespan_s, largest[i].ideal_s,
                largest[i].efficiency, listed[i].efficiency,
                listed[i].makespan_s / largest[i].makespan_s,
-               balance::ItemOrderName(balance::PolicyItemOrder(specs[i].name())));
+               balance::ItemOrderName(balance::PolicyItemOrder(specs[i])));
   }
   fmt::print(
       "\nlargest first: the items with the largest declared costs are dealt first and the small "

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <variant>
+
+#include "core/balance/policy_options.h"
 
 namespace ballast::balance {
 
@@ -24,13 +27,11 @@ std::optional<ItemOrder> ParseItemOrder(std::string_view name) {
   return std::nullopt;
 }
 
-ItemOrder PolicyItemOrder(std::string_view policy) {
-  const bool largest_first =
-      policy == "weighted" || policy == "selfsched" || policy == "mms" || policy == "adaptive";
-  return largest_first ? ItemOrder::kLargestFirst : ItemOrder::kListed;
+ItemOrder PolicyItemOrder(const PolicySpec& policy) {
+  return std::visit([](const auto& options) { return options.kItemOrder; }, policy.options);
 }
 
-ItemOrder EffectiveItemOrder(ItemOrder order, std::string_view policy) {
+ItemOrder EffectiveItemOrder(ItemOrder order, const PolicySpec& policy) {
   return order == ItemOrder::kPolicy ? PolicyItemOrder(policy) : order;
 }
 

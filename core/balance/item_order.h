@@ -23,6 +23,8 @@
 
 namespace ballast::balance {
 
+struct PolicySpec;  // policy_options.h
+
 enum class ItemOrder {
   kPolicy,        // the job's policy's own (PolicyItemOrder): the default
   kLargestFirst,  // by declared cost, largest first
@@ -33,19 +35,20 @@ enum class ItemOrder {
 const char* ItemOrderName(ItemOrder order);
 std::optional<ItemOrder> ParseItemOrder(std::string_view name);
 
-// The order a policy deals items in, by its name (PolicySpec::name()), as
-// measured on Pareto-sized items (bench/pareto-seeds: 20 draws, declared
-// costs exact and off by up to 30 % and 60 %): largest first for weighted,
-// selfsched, mms and adaptive, which it brings on average from 0.68-0.85 to
-// 0.72-0.96 of the limit; as listed for equal, guided and factoring, which it
-// does not help (equal gives every node the same share whatever is in it;
-// guided and factoring hand their largest chunks out first, and a chunk of
-// the largest items goes to whoever asks). `simulate` of a scenario with
-// item costs shows both for every policy.
-ItemOrder PolicyItemOrder(std::string_view policy);
+// The order a policy deals items in, as its options carry it (each options
+// type's kItemOrder, policy_options.h), chosen as measured on Pareto-sized
+// items (bench/pareto-seeds: 20 draws, declared costs exact and off by up to
+// 30 % and 60 %): largest first for weighted, selfsched, mms and adaptive,
+// which it brings on average from 0.68-0.85 to 0.72-0.96 of the limit; as
+// listed for equal, guided and factoring, which it does not help (equal gives
+// every node the same share whatever is in it; guided and factoring hand
+// their largest chunks out first, and a chunk of the largest items goes to
+// whoever asks). `simulate` of a scenario with item costs shows both for
+// every policy. Never kPolicy; the policy's name and label play no part.
+ItemOrder PolicyItemOrder(const PolicySpec& policy);
 
 // `order` with kPolicy resolved for `policy`.
-ItemOrder EffectiveItemOrder(ItemOrder order, std::string_view policy);
+ItemOrder EffectiveItemOrder(ItemOrder order, const PolicySpec& policy);
 
 // The listed index of each dealt item: dealt[i] is the list position of the
 // i-th item dealt. Identity for kListed; for kLargestFirst a stable sort of

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <utility>
+#include <variant>
 
 #include "core/balance/policies.h"
 #include "core/common/json_read.h"
@@ -15,27 +18,6 @@ namespace jr = json_read;
 
 // The largest chunk a policy takes: more items than any job has.
 constexpr int64_t kMaxChunk = 1'000'000'000'000'000;
-
-struct Entry {
-  std::string name;
-  std::vector<std::string> options;  // as written
-};
-
-// In PolicyOptions' order: the variant's index is the entry's.
-const std::vector<Entry>& Registry() {
-  static const std::vector<Entry> registry = {
-      {"equal", {}},
-      {"weighted", {}},
-      {"selfsched", {"chunk"}},
-      {"guided", {"minChunk"}},
-      {"factoring", {"minChunk"}},
-      {"mms", {"chunk"}},
-      {"adaptive",
-       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "hedge",
-        "learnCosts", "minReportSeconds"}},
-  };
-  return registry;
-}
 
 // The option `key` of `node` when written (and not null), or nullptr.
 const json* Option(const json& node, std::string_view key) { return jr::Find(node, key); }
@@ -87,53 +69,82 @@ StatusOr<AdaptiveOptions> ReadAdaptive(const json& node, std::string_view path) 
   return options;
 }
 
-// The options of policy `index` (Registry()'s order) from `node`, whose keys
-// have been checked against the policy's.
-StatusOr<PolicyOptions> ReadOptions(size_t index, const json& node, std::string_view path) {
-  switch (index) {
-    case 0:
-      return PolicyOptions(EqualOptions{});
-    case 1:
-      return PolicyOptions(WeightedOptions{});
-    case 2: {
-      BALLAST_ASSIGN_OR_RETURN(uint64_t chunk, Chunk(node, path, "chunk", 0));
-      return PolicyOptions(SelfSchedOptions{chunk});
-    }
-    case 3: {
-      BALLAST_ASSIGN_OR_RETURN(uint64_t min_chunk, Chunk(node, path, "minChunk", 1));
-      return PolicyOptions(GuidedOptions{min_chunk});
-    }
-    case 4: {
-      BALLAST_ASSIGN_OR_RETURN(uint64_t min_chunk, Chunk(node, path, "minChunk", 1));
-      return PolicyOptions(FactoringOptions{min_chunk});
-    }
-    case 5: {
-      BALLAST_ASSIGN_OR_RETURN(uint64_t chunk, Chunk(node, path, "chunk", 0));
-      return PolicyOptions(MmsOptions{chunk});
-    }
-    default: {
-      BALLAST_ASSIGN_OR_RETURN(AdaptiveOptions options, ReadAdaptive(node, path));
-      return PolicyOptions(options);
-    }
-  }
+// Each policy's options from `node`, whose keys have been checked against
+// the policy's (Entry::options).
+StatusOr<EqualOptions> ReadEqual(const json&, std::string_view) { return EqualOptions{}; }
+
+StatusOr<WeightedOptions> ReadWeighted(const json&, std::string_view) { return WeightedOptions{}; }
+
+StatusOr<SelfSchedOptions> ReadSelfSched(const json& node, std::string_view path) {
+  BALLAST_ASSIGN_OR_RETURN(uint64_t chunk, Chunk(node, path, "chunk", 0));
+  return SelfSchedOptions{chunk};
 }
 
-std::optional<size_t> IndexOf(std::string_view name) {
-  const auto& registry = Registry();
-  for (size_t i = 0; i < registry.size(); ++i) {
-    if (registry[i].name == name) return i;
+StatusOr<GuidedOptions> ReadGuided(const json& node, std::string_view path) {
+  BALLAST_ASSIGN_OR_RETURN(uint64_t min_chunk, Chunk(node, path, "minChunk", 1));
+  return GuidedOptions{min_chunk};
+}
+
+StatusOr<FactoringOptions> ReadFactoring(const json& node, std::string_view path) {
+  BALLAST_ASSIGN_OR_RETURN(uint64_t min_chunk, Chunk(node, path, "minChunk", 1));
+  return FactoringOptions{min_chunk};
+}
+
+StatusOr<MmsOptions> ReadMms(const json& node, std::string_view path) {
+  BALLAST_ASSIGN_OR_RETURN(uint64_t chunk, Chunk(node, path, "chunk", 0));
+  return MmsOptions{chunk};
+}
+
+// A reader of one policy's options, as the variant.
+using OptionsReader = StatusOr<PolicyOptions> (*)(const json& node, std::string_view path);
+
+template <auto read>
+StatusOr<PolicyOptions> AsPolicyOptions(const json& node, std::string_view path) {
+  BALLAST_ASSIGN_OR_RETURN(auto options, read(node, path));
+  return PolicyOptions(std::move(options));
+}
+
+struct Entry {
+  std::string name;
+  std::vector<std::string> options;  // as written
+  OptionsReader read;
+};
+
+// In PolicyOptions' order: the variant's index is the entry's (PolicySpec::name).
+using Registry = std::array<Entry, std::variant_size_v<PolicyOptions>>;
+
+const Registry& Policies() {
+  static const Registry registry = {{
+      {"equal", {}, AsPolicyOptions<ReadEqual>},
+      {"weighted", {}, AsPolicyOptions<ReadWeighted>},
+      {"selfsched", {"chunk"}, AsPolicyOptions<ReadSelfSched>},
+      {"guided", {"minChunk"}, AsPolicyOptions<ReadGuided>},
+      {"factoring", {"minChunk"}, AsPolicyOptions<ReadFactoring>},
+      {"mms", {"chunk"}, AsPolicyOptions<ReadMms>},
+      {"adaptive",
+       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "hedge",
+        "learnCosts", "minReportSeconds"},
+       AsPolicyOptions<ReadAdaptive>},
+  }};
+  return registry;
+}
+
+// The policy named `name`, or nullptr.
+const Entry* Named(std::string_view name) {
+  for (const Entry& entry : Policies()) {
+    if (entry.name == name) return &entry;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 }  // namespace
 
-std::string PolicySpec::name() const { return Registry()[options.index()].name; }
+std::string PolicySpec::name() const { return Policies()[options.index()].name; }
 
 const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const Entry& entry : Registry()) out.push_back(entry.name);
+    for (const Entry& entry : Policies()) out.push_back(entry.name);
     return out;
   }();
   return names;
@@ -147,32 +158,31 @@ StatusOr<PolicySpec> PolicyFromJson(const json& node, std::string_view path) {
   } else if (!node.is_string()) {
     return jr::Expected(path, "a policy name or an object with name and options", node);
   }
-  const auto index = name->is_string() ? IndexOf(name->get<std::string>()) : std::nullopt;
-  if (!index) {
+  const Entry* entry = name->is_string() ? Named(name->get<std::string>()) : nullptr;
+  if (!entry) {
     return jr::Expected(name_path, fmt::format("a policy: {}", fmt::join(PolicyNames(), ", ")),
                         *name);
   }
   PolicySpec spec;
   if (!node.is_object()) {
-    BALLAST_ASSIGN_OR_RETURN(spec.options, ReadOptions(*index, json::object(), path));
+    BALLAST_ASSIGN_OR_RETURN(spec.options, entry->read(json::object(), path));
     return spec;
   }
-  const Entry& entry = Registry()[*index];
   for (const auto& [key, value] : node.items()) {
     if (key == "name") continue;
     if (key == "label") {
       BALLAST_ASSIGN_OR_RETURN(spec.label, jr::String(value, jr::Field(path, "label")));
       continue;
     }
-    if (std::find(entry.options.begin(), entry.options.end(), key) == entry.options.end()) {
+    if (std::find(entry->options.begin(), entry->options.end(), key) == entry->options.end()) {
       return Status::InvalidAt(
           jr::Field(path, key),
-          fmt::format("policy {} has no option \"{}\" (its options: {})", entry.name, jr::Cut(key),
-                      entry.options.empty() ? std::string("none")
-                                            : fmt::format("{}", fmt::join(entry.options, ", "))));
+          fmt::format("policy {} has no option \"{}\" (its options: {})", entry->name, jr::Cut(key),
+                      entry->options.empty() ? std::string("none")
+                                             : fmt::format("{}", fmt::join(entry->options, ", "))));
     }
   }
-  BALLAST_ASSIGN_OR_RETURN(spec.options, ReadOptions(*index, node, path));
+  BALLAST_ASSIGN_OR_RETURN(spec.options, entry->read(node, path));
   return spec;
 }
 

@@ -18,16 +18,23 @@
 #include <variant>
 #include <vector>
 
+#include "core/balance/item_order.h"
 #include "core/balance/policy.h"
 #include "core/common/status.h"
 
 namespace ballast::balance {
 
+// Each options type says the order the policy deals a job's listed items in
+// when the job leaves it to the policy (kItemOrder; item_order.h,
+// PolicyItemOrder, says why each).
+//
 // equal: N/P of the job's cost each; weighted: cost in proportion to the weights.
 struct EqualOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kListed;
   bool operator==(const EqualOptions&) const = default;
 };
 struct WeightedOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   bool operator==(const WeightedOptions&) const = default;
 };
 // Chunks are counted in items; for a job with one cost per item
@@ -35,25 +42,30 @@ struct WeightedOptions {
 // items, and holds at least one item).
 // selfsched: a fixed chunk per request; 0: the policy picks one.
 struct SelfSchedOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   uint64_t chunk = 0;
   bool operator==(const SelfSchedOptions&) const = default;
 };
 // guided and factoring: no chunk below min_chunk.
 struct GuidedOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kListed;
   uint64_t min_chunk = 1;
   bool operator==(const GuidedOptions&) const = default;
 };
 struct FactoringOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kListed;
   uint64_t min_chunk = 1;
   bool operator==(const FactoringOptions&) const = default;
 };
 // mms: the tail's chunk; 0: the policy picks one.
 struct MmsOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   uint64_t chunk = 0;
   bool operator==(const MmsOptions&) const = default;
 };
 // adaptive: each part of the policy can be turned off (docs/simulator.md).
 struct AdaptiveOptions {
+  static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   bool compensation = true;  // Method 3 (written `compensation: method3`, or `none`)
   bool stealing = true;
   bool rebalance = true;

@@ -14,6 +14,7 @@
 
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
+#include "core/history/history_key.h"
 
 namespace ballast::history {
 
@@ -28,7 +29,7 @@ namespace ballast::history {
 inline constexpr double kMaxSharedFraction = 0.25;
 inline constexpr double kMinRecordedBusySeconds = 0.5;
 
-// What a source knew of a workload on the nodes asked, or why it knew nothing.
+// What a source knew under a key on the nodes asked, or why it knew nothing.
 struct HistoryLookup {
   std::vector<fuzzy::NodeHistory> nodes;
   std::string origin;   // where it came from, for messages: "Prometheus at http://..."
@@ -39,19 +40,19 @@ class HistorySource {
  public:
   virtual ~HistorySource() = default;
 
-  // What is known of `workload` (primes, matmul, exec) on `nodes` at `now`
+  // What is known under `key` (the job's HistoryKey) on `nodes` at `now`
   // (seconds since the epoch). Never fails and never blocks past the
   // source's timeout: when the source cannot answer, the lookup has no nodes
   // and `trouble` says why.
-  virtual HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
+  virtual HistoryLookup Lookup(const HistoryKey& key, const std::vector<std::string>& nodes,
                                double now) = 0;
 
-  // What a job of `workload` that succeeded measured (node -> cost units per
+  // What a job kept under `key` that succeeded measured (node -> cost units per
   // busy second), at `now`. Returns the error of a write that failed, or of
   // a record that could not be queued (a source that writes in the
   // background reports its writes' errors from Flush); a source that
   // records nothing itself (Prometheus scrapes the coordinator) returns Ok.
-  virtual Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
+  virtual Status Record(const HistoryKey& key, const std::map<std::string, double>& speeds,
                         double now) = 0;
 
   // Waits until every Record made before the call is written (a source that

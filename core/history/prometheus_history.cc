@@ -102,8 +102,8 @@ std::string Window(double window_seconds) {
   return fmt::format("{:.0f}s", std::max(60.0, std::round(window_seconds)));
 }
 
-std::string Selector(const char* metric, const std::string& workload) {
-  return fmt::format("{}{{workload={}}}", metric, Quoted(workload));
+std::string Selector(const char* metric, const HistoryKey& key) {
+  return fmt::format("{}{{workload={}}}", metric, Quoted(key.text()));
 }
 
 // The query from `last`, each job's last speed of each node it counts, and
@@ -120,31 +120,30 @@ std::string QueryOf(const std::string& last, const std::string& window, const st
 
 }  // namespace
 
-std::string HistoryQuery(const std::string& workload, double window_seconds) {
+std::string HistoryQuery(const HistoryKey& key, double window_seconds) {
   const std::string window = Window(window_seconds);
   // The recorded speed is 0 where history leaves the node out: `> 0` drops
   // those from the ratios and the counts alike. The age: one series per node
   // and kind, a read that costs a fraction of the subquery's
   // (docs/operator.md).
   return QueryOf(
-      fmt::format("(last_over_time({}[{}]) > 0)", Selector(kRecordedMetric, workload), window),
-      window,
+      fmt::format("(last_over_time({}[{}]) > 0)", Selector(kRecordedMetric, key), window), window,
       fmt::format("time() - max by (node) (max_over_time({}[{}]))",
-                  Selector(kMeasuredAtMetric, workload), window));
+                  Selector(kMeasuredAtMetric, key), window));
 }
 
-std::string LegacyHistoryQuery(const std::string& workload, double window_seconds) {
+std::string LegacyHistoryQuery(const HistoryKey& key, double window_seconds) {
   const double window_s = std::max(60.0, std::round(window_seconds));
   const std::string window = Window(window_s);
   const std::string step = fmt::format("{:.0f}s", std::max(60.0, std::round(window_s / 20)));
-  const std::string speed = Selector(kSpeedMetric, workload);
+  const std::string speed = Selector(kSpeedMetric, key);
   // Each step T of the subquery stands for the samples in (T - step, T]; its
   // steps are aligned to multiples of `step`, so the samples after the last
   // one belong to the step that ends now, which takes precedence. The age is
   // short by less than one step, never longer than the newest sample's.
   const std::string newest_step = fmt::format("timestamp(last_over_time({}[{}]))", speed, step);
   return QueryOf(fmt::format("(last_over_time({}[{}]) unless on({}) last_over_time({}[{}]))", speed,
-                             window, kJobLabels, Selector(kRecordedMetric, workload), window),
+                             window, kJobLabels, Selector(kRecordedMetric, key), window),
                  window,
                  fmt::format("time() - (max by (node) ({}) or max by (node) "
                              "(max_over_time({}[{}:{}])))",

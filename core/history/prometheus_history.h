@@ -1,7 +1,8 @@
 // The history of measured node speeds as Prometheus holds it: the one PromQL
-// query that asks, for every node at once, what the jobs of one workload kind
-// measured there over a window, and the reader of Prometheus's answer. Pure:
-// the HTTP request is made by net/prometheus_history_source.h.
+// query that asks, for every node at once, what the jobs kept under one key
+// (history_key.h) measured there over a window, and the reader of
+// Prometheus's answer. Pure: the HTTP request is made by
+// net/prometheus_history_source.h.
 //
 // The query reads the coordinator's gauges
 // ballast_node_recorded_speed_cost_units_per_second{weightedjob,job_namespace,workload,node}
@@ -44,12 +45,13 @@
 
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
+#include "core/history/history_key.h"
 
 namespace ballast::history {
 
-// The PromQL of the history of `workload` (a workload kind: primes, matmul,
-// exec) over the last `window_seconds` (>= 60).
-std::string HistoryQuery(const std::string& workload, double window_seconds);
+// The PromQL of the history kept under `key` (its text the label `workload`
+// of the series read) over the last `window_seconds` (>= 60).
+std::string HistoryQuery(const HistoryKey& key, double window_seconds);
 
 // The history that coordinators older than the recorded gauge measured: the
 // same four series from the speed gauge of the jobs that have no recorded
@@ -60,7 +62,7 @@ std::string HistoryQuery(const std::string& workload, double window_seconds);
 // (docs/operator.md): PrometheusHistory asks it only when HistoryQuery's
 // answer has none of the nodes asked (after an upgrade, until a job of the
 // kind has been recorded).
-std::string LegacyHistoryQuery(const std::string& workload, double window_seconds);
+std::string LegacyHistoryQuery(const HistoryKey& key, double window_seconds);
 
 struct AnswerLimits {
   size_t max_bytes = size_t{4} << 20;  // a body longer than this is refused unread

@@ -161,7 +161,7 @@ std::string DescribeDropped(const DroppedSamples& dropped, double slack) {
       more);
 }
 
-bool RecordJob(SpeedStore& store, const std::string& workload,
+bool RecordJob(SpeedStore& store, const HistoryKey& key,
                const std::map<std::string, double>& measured, double now,
                const StoreLimits& limits) {
   double sum = 0;
@@ -173,7 +173,7 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
   const double mean = sum / static_cast<double>(count);
   for (const auto& [node, speed] : measured) {
     if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;
-    auto& samples = store.nodes[node][workload];
+    auto& samples = store.nodes[node][key.text()];
     const double at = std::clamp(now, 0.0, kMaxSampleTime);
     DropFuture(samples, at, kFutureSlackSeconds);
     samples.push_back({std::min(speed / mean, kMaxRelativeSpeed), at});
@@ -185,13 +185,13 @@ bool RecordJob(SpeedStore& store, const std::string& workload,
   return true;
 }
 
-std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std::string& workload,
+std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const HistoryKey& key,
                                               const std::vector<std::string>& nodes, double now) {
   std::vector<fuzzy::NodeHistory> known;
   for (const auto& node : nodes) {
     auto by_node = store.nodes.find(node);
     if (by_node == store.nodes.end()) continue;
-    auto by_kind = by_node->second.find(workload);
+    auto by_kind = by_node->second.find(key.text());
     if (by_kind == by_node->second.end() || by_kind->second.empty()) continue;
     double sum = 0, newest = 0;
     size_t count = 0;

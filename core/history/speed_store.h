@@ -27,6 +27,7 @@
 
 #include "core/common/status.h"
 #include "core/fuzzy/history_prior.h"
+#include "core/history/history_key.h"
 
 namespace ballast::history {
 
@@ -62,7 +63,7 @@ struct StoreLimits {
 };
 
 struct SpeedStore {
-  // node -> workload kind -> samples, oldest first.
+  // node -> history key (HistoryKey::text) -> samples, oldest first.
   std::map<std::string, std::map<std::string, std::vector<SpeedSample>>> nodes;
   bool operator==(const SpeedStore&) const = default;
 };
@@ -87,7 +88,7 @@ DroppedSamples DropFutureSamples(SpeedStore& store, double now, double slack = k
 // more"); "" when nothing was.
 std::string DescribeDropped(const DroppedSamples& dropped, double slack = kFutureSlackSeconds);
 
-// Adds what a finished job of `workload` measured: `measured` maps node ->
+// Adds what a finished job kept under `key` measured: `measured` maps node ->
 // speed (cost units per busy second; nodes with a speed <= 0 or not finite
 // are skipped), stored relative to their mean, at time `now`. Each entry it
 // adds to is first rid of samples dated past `now` (DropFutureSamples's rule,
@@ -95,16 +96,16 @@ std::string DescribeDropped(const DroppedSamples& dropped, double slack = kFutur
 // trimmed to the newest limits.samples_per_node. Returns false (and changes
 // nothing) when fewer than two nodes have a usable speed: one node's speed
 // relative to itself says nothing.
-bool RecordJob(SpeedStore& store, const std::string& workload,
+bool RecordJob(SpeedStore& store, const HistoryKey& key,
                const std::map<std::string, double>& measured, double now,
                const StoreLimits& limits);
 
-// What the store knows of `nodes` for `workload` at `now`: per node with
+// What the store knows of `nodes` under `key` at `now`: per node with
 // samples, the mean relative speed, the number of samples and the age of the
 // newest, in the order of `nodes`. Samples dated more than
 // kFutureSlackSeconds after `now` are passed over (DropFutureSamples); nodes
 // it knows nothing else of are absent.
-std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const std::string& workload,
+std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const HistoryKey& key,
                                               const std::vector<std::string>& nodes, double now);
 
 // The text form, at most limits.max_bytes long: the node-and-kind entries

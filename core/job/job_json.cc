@@ -118,7 +118,7 @@ Status ReadItemsObject(const json& node, const std::string& path, workload::Item
 Status ResolveItems(JobSpec* job, std::string_view text, std::string_view where) {
   BALLAST_ASSIGN_OR_RETURN(workload::ItemList list,
                            workload::ParseItemLines(text, job->item_source.format, where));
-  list.order = balance::EffectiveItemOrder(job->item_source.order, job->policy.name());
+  list.order = balance::EffectiveItemOrder(job->item_source.order, job->policy);
   // `where` names a file or a ConfigMap's key, not a field: the error keeps
   // its text and carries no path.
   if (Status attached = workload::AttachItems(&job->workload, std::move(list), where);
@@ -170,7 +170,7 @@ Status ReadWork(const json& spec, std::string_view path, JobSpec& job) {
   if (job.item_source.pending()) {
     job.workload.items = 0;
   } else if (listed) {
-    listed->order = balance::EffectiveItemOrder(listed->order, job.policy.name());
+    listed->order = balance::EffectiveItemOrder(listed->order, job.policy);
     BALLAST_RETURN_IF_ERROR(
         workload::AttachItems(&job.workload, std::move(*listed), jr::Field(from_path, "list")));
   }

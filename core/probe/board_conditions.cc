@@ -121,23 +121,36 @@ std::string DescribeBoardProblems(const std::vector<BoardCondition>& conditions)
   return out;
 }
 
-std::vector<BoardCondition> ReadBoardConditions(const json& node) {
+std::vector<BoardCondition> ReadNodeConditions(const json& node) {
   std::vector<BoardCondition> conditions;
   const json* status = Member(node, "status");
   const json* list = status ? Member(*status, "conditions") : nullptr;
   if (!list || !list->is_array()) return conditions;
   for (const json& entry : *list) {
-    const std::string type = StringOf(entry, "type");
-    if (!type.starts_with(kBoardConditionPrefix)) continue;
-    // A list map holds one of each type; the first counts.
-    if (std::any_of(conditions.begin(), conditions.end(),
-                    [&](const BoardCondition& c) { return c.type == type; })) {
-      continue;
-    }
-    conditions.push_back({type, StringOf(entry, "status"), StringOf(entry, "reason"),
-                          StringOf(entry, "message"), StringOf(entry, "lastTransitionTime")});
+    if (!entry.is_object()) continue;
+    conditions.push_back({StringOf(entry, "type"), StringOf(entry, "status"),
+                          StringOf(entry, "reason"), StringOf(entry, "message"),
+                          StringOf(entry, "lastTransitionTime")});
   }
   return conditions;
+}
+
+std::vector<BoardCondition> BoardConditionsAmong(const std::vector<BoardCondition>& conditions) {
+  std::vector<BoardCondition> board;
+  for (const BoardCondition& condition : conditions) {
+    if (!condition.type.starts_with(kBoardConditionPrefix)) continue;
+    // A list map holds one of each type; the first counts.
+    if (std::any_of(board.begin(), board.end(),
+                    [&](const BoardCondition& c) { return c.type == condition.type; })) {
+      continue;
+    }
+    board.push_back(condition);
+  }
+  return board;
+}
+
+std::vector<BoardCondition> ReadBoardConditions(const json& node) {
+  return BoardConditionsAmong(ReadNodeConditions(node));
 }
 
 BoardConditionDecision DecideBoardConditions(const std::vector<BoardCondition>& on_node,

@@ -67,9 +67,20 @@ std::string TemperatureNote(const Facts& facts);
 // A condition without a time says "(time unknown)" in its place.
 std::string DescribeBoardProblems(const std::vector<BoardCondition>& conditions);
 
+// Every condition in a Node object's status.conditions, in the Node's order,
+// each in BoardCondition's shape (metav1.Condition's fields as written; a
+// field that is not a string reads ""): Ready and the others as well as the
+// probe's. Entries that are not objects are skipped. Never fails.
+std::vector<BoardCondition> ReadNodeConditions(const nlohmann::json& node);
+
+// Of a Node's conditions (ReadNodeConditions), those of types starting with
+// kBoardConditionPrefix, in the Node's order, the first of each type.
+std::vector<BoardCondition> BoardConditionsAmong(const std::vector<BoardCondition>& conditions);
+
 // The conditions of types starting with kBoardConditionPrefix in a Node
 // object's status.conditions, in the Node's order, the first of each type;
 // entries of other shapes are skipped. Never fails.
+// BoardConditionsAmong(ReadNodeConditions(node)).
 std::vector<BoardCondition> ReadBoardConditions(const nlohmann::json& node);
 
 struct ConditionEvent {

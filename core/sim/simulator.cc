@@ -323,7 +323,7 @@ StatusOr<SimResult> Simulate(const Scenario& scenario,
   const Scenario* run = &scenario;
   std::vector<size_t> dealt;
   const Workload& workload = scenario.workload;
-  const balance::ItemOrder order = balance::EffectiveItemOrder(workload.order, spec.name());
+  const balance::ItemOrder order = balance::EffectiveItemOrder(workload.order, spec);
   if (workload.item_costs && workload.split == Split::kCost &&
       order == balance::ItemOrder::kLargestFirst) {
     dealt = balance::DealOrder(*workload.item_costs, order);

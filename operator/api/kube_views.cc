@@ -53,11 +53,10 @@ std::vector<ContainerView> ReadContainers(const json& status, std::string_view k
 }
 
 // The status of the node's Ready condition is "True" (the first one, when
-// there are several).
-bool ReadyCondition(const json& status) {
-  for (const json* condition : jr::ObjectsAt(status, "conditions")) {
-    if (jr::TextAt(*condition, "type") == "Ready")
-      return jr::TextAt(*condition, "status") == "True";
+// there are several), among its conditions (probe::ReadNodeConditions).
+bool ReadyCondition(const std::vector<probe::BoardCondition>& conditions) {
+  for (const probe::BoardCondition& condition : conditions) {
+    if (condition.type == "Ready") return condition.status == "True";
   }
   return false;
 }
@@ -121,14 +120,16 @@ NodeView ReadNode(const json& node) {
   view.meta = ReadMeta(node);
   const json& spec = At(node, "spec");
   const json& status = At(node, "status");
-  view.ready = ReadyCondition(status);
+  // status.conditions, read once: Ready and the probe's among them.
+  const std::vector<probe::BoardCondition> conditions = probe::ReadNodeConditions(node);
+  view.ready = ReadyCondition(conditions);
   view.unschedulable = jr::FlagAt(spec, "unschedulable");
   for (const json* taint : jr::ObjectsAt(spec, "taints")) {
     view.taints.push_back(
         {jr::TextAt(*taint, "key"), jr::TextAt(*taint, "value"), jr::TextAt(*taint, "effect")});
   }
   view.cpu_cores = CpuCores(At(At(status, "capacity"), "cpu"));
-  view.board_conditions = probe::ReadBoardConditions(node);
+  view.board_conditions = probe::BoardConditionsAmong(conditions);
   return view;
 }
 

@@ -1,7 +1,5 @@
 #include "operator/api/weighted_job.h"
 
-#include <fmt/format.h>
-
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 
@@ -122,13 +120,14 @@ ParsedSpec ParseWeightedJobSpec(const json& spec, const std::string& name) {
   return parsed;
 }
 
-std::string HistoryKey(const WeightedJobSpec& spec) {
-  const char* kind = workload::WorkloadKindName(spec.job.workload.kind);
-  if (spec.job.workload.kind != workload::WorkloadKind::kExec) return kind;
+history::HistoryKey HistoryKey(const WeightedJobSpec& spec) {
+  const workload::WorkloadKind kind = spec.job.workload.kind;
+  const history::HistoryKey by_kind(kind);
+  if (kind != workload::WorkloadKind::kExec) return by_kind;
   const json& containers = jr::At(spec.pod_template.spec, "containers");
-  if (!containers.is_array() || containers.empty()) return kind;
+  if (!containers.is_array() || containers.empty()) return by_kind;
   std::string repository = jr::TextAt(containers.front(), "image");
-  if (repository.empty()) return kind;
+  if (repository.empty()) return by_kind;
   repository = repository.substr(0, repository.find('@'));  // without a digest
   const size_t colon = repository.rfind(':');
   const size_t slash = repository.rfind('/');
@@ -136,7 +135,7 @@ std::string HistoryKey(const WeightedJobSpec& spec) {
   if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) {
     repository.resize(colon);
   }
-  return fmt::format("{}:{}", kind, repository);
+  return history::HistoryKey(kind, repository);
 }
 
 }  // namespace ballast::controller

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/common/status.h"
+#include "core/history/history_key.h"
 #include "core/job/job_spec.h"
 #include "operator/api/pod_template.h"
 
@@ -164,7 +165,7 @@ ParsedSpec ParseWeightedJobSpec(const nlohmann::json& spec, const std::string& n
 // the boards' speeds relative to each other differ between them (a start
 // cost per item weighs most on the slowest board). A new tag of the same
 // image keeps its history. "exec" when the template names no image.
-std::string HistoryKey(const WeightedJobSpec& spec);
+history::HistoryKey HistoryKey(const WeightedJobSpec& spec);
 
 // A condition in the metav1.Condition shape.
 // A condition read back from the status whose type or reason this operator

@@ -308,7 +308,7 @@ struct RecordEvent {
 // record (node -> cost units per busy second) and the nodes left out, and
 // why (coordinator/recorded_speeds.h).
 struct RecordSpeeds {
-  std::string workload;  // the workload kind: primes, matmul, exec
+  history::HistoryKey history_key;  // what the job's history is kept under (HistoryKey)
   // As the history is to enter them: a node judged Slow against its own
   // baseline at the edge of its band (health::WinsorizeSpeeds), the others
   // as measured.

@@ -20,31 +20,31 @@ using nlohmann::json;
 struct FinishedJob {
   std::string name;
   std::string ns;
-  std::string workload;  // WorkloadOf
+  history::HistoryKey history_key;  // HistoryKeyOf
   WeightedJobStatus status;
 };
 
 // What the job's history is kept under (HistoryKey: the workload kind, for
 // exec with its image), the label its speeds carry at the coordinator; when
-// the spec is not one this version runs, the kind spec.workload names; ""
-// when it names none.
-std::string WorkloadOf(const json& spec, const std::string& name) {
+// the spec is not one this version runs, the kind spec.workload names; no
+// key (text "") when it names none.
+history::HistoryKey HistoryKeyOf(const json& spec, const std::string& name) {
   const ParsedSpec parsed = ParseWeightedJobSpec(spec, name);
   if (parsed.spec) return HistoryKey(*parsed.spec);
   const json& workload = json_read::At(spec, "workload");
   for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
                     workload::WorkloadKind::kExec}) {
     if (workload.is_object() && workload.contains(workload::WorkloadKindName(kind))) {
-      return workload::WorkloadKindName(kind);
+      return history::HistoryKey(kind);
     }
   }
-  return "";
+  return {};
 }
 
 // `job` when it is named and its status reads and says Succeeded or Failed.
 std::optional<FinishedJob> ReadFinished(const json& job) {
   const json& meta = json_read::At(job, "metadata");
-  FinishedJob out{json_read::TextAt(meta, "name"), json_read::TextAt(meta, "namespace"), "", {}};
+  FinishedJob out{json_read::TextAt(meta, "name"), json_read::TextAt(meta, "namespace"), {}, {}};
   const json& status = json_read::At(job, "status");
   if (out.name.empty() || !status.is_object()) return std::nullopt;
   StatusOr<WeightedJobStatus> read = StatusFromJson(status);
@@ -52,7 +52,7 @@ std::optional<FinishedJob> ReadFinished(const json& job) {
     return std::nullopt;
   }
   out.status = std::move(*read);
-  out.workload = WorkloadOf(json_read::At(job, "spec"), out.name);
+  out.history_key = HistoryKeyOf(json_read::At(job, "spec"), out.name);
   return out;
 }
 
@@ -84,8 +84,9 @@ std::optional<prometheus::MetricFamily> PerJobFamily(
     std::optional<JobValue> value = value_of(job);
     if (!value || !std::isfinite(value->value)) continue;
     prometheus::ClientMetric metric;
-    metric.label = {
-        {kWeightedJobLabel, job.name}, {kJobNamespaceLabel, job.ns}, {"workload", job.workload}};
+    metric.label = {{kWeightedJobLabel, job.name},
+                    {kJobNamespaceLabel, job.ns},
+                    {"workload", job.history_key.text()}};
     for (auto& label : value->labels) metric.label.push_back(std::move(label));
     metric.gauge.value = value->value;
     family.metric.push_back(std::move(metric));
@@ -104,13 +105,13 @@ struct Judged {
 
 std::optional<prometheus::MetricFamily> NodeBaselineFamily(
     const std::vector<std::shared_ptr<const json>>& jobs) {
-  std::map<std::pair<std::string, std::string>, Judged> last;  // (node, workload)
+  std::map<std::pair<std::string, history::HistoryKey>, Judged> last;  // (node, history key)
   for (const FinishedJob& job : FinishedJobs(jobs)) {
     const std::tuple order{job.status.completion_time.value_or(""), job.ns, job.name};
     for (const NodeRow& row : job.status.nodes.value_or(std::vector<NodeRow>{})) {
       if (row.name.empty() || !row.baseline_ratio || !std::isfinite(*row.baseline_ratio)) continue;
       auto [it, inserted] =
-          last.try_emplace({row.name, job.workload}, Judged{order, *row.baseline_ratio});
+          last.try_emplace({row.name, job.history_key}, Judged{order, *row.baseline_ratio});
       if (!inserted && it->second.order < order) it->second = {order, *row.baseline_ratio};
     }
   }
@@ -123,7 +124,7 @@ std::optional<prometheus::MetricFamily> NodeBaselineFamily(
                                   {}};
   for (const auto& [key, judged] : last) {
     prometheus::ClientMetric metric;
-    metric.label = {{"node", key.first}, {"workload", key.second}};
+    metric.label = {{"node", key.first}, {"workload", key.second.text()}};
     metric.gauge.value = judged.ratio;
     family.metric.push_back(std::move(metric));
   }

@@ -88,7 +88,7 @@ void ConfigMapHistory::Remember(Read read) {
   last_at_ = options_.clock();
 }
 
-HistoryLookup ConfigMapHistory::Lookup(const std::string& workload,
+HistoryLookup ConfigMapHistory::Lookup(const history::HistoryKey& key,
                                        const std::vector<std::string>& nodes, double now) {
   HistoryLookup lookup;
   lookup.origin = Describe();
@@ -123,11 +123,11 @@ HistoryLookup ConfigMapHistory::Lookup(const std::string& workload,
         corrupt);
     return lookup;
   }
-  lookup.nodes = history::LookupHistory(*store, workload, nodes, now);
+  lookup.nodes = history::LookupHistory(*store, key, nodes, now);
   return lookup;
 }
 
-Status ConfigMapHistory::Record(const std::string& workload,
+Status ConfigMapHistory::Record(const history::HistoryKey& key,
                                 const std::map<std::string, double>& speeds, double now) {
   {
     std::lock_guard lock(mutex_);
@@ -135,7 +135,7 @@ Status ConfigMapHistory::Record(const std::string& workload,
       return Status::Unavailable(
           fmt::format("{} records wait to be written to {} already", queue_.size(), Describe()));
     }
-    queue_.push_back({workload, speeds, now});
+    queue_.push_back({key, speeds, now});
     ++queued_total_;
   }
   changed_.notify_all();
@@ -175,7 +175,7 @@ Status ConfigMapHistory::WriteBatch(const std::vector<Queued>& batch) {
                    Describe(), history::DescribeDropped(dropped));
     }
     for (const Queued& job : batch) {
-      changed |= history::RecordJob(read.store, job.workload, job.speeds, job.now, options_.limits);
+      changed |= history::RecordJob(read.store, job.key, job.speeds, job.now, options_.limits);
     }
     if (!changed && !read_from_api) return Status::Ok();  // the copy stays as old as it is
     if (changed) {

@@ -68,10 +68,10 @@ class ConfigMapHistory final : public history::HistorySource {
   ConfigMapHistory(const ConfigMapHistory&) = delete;
   ConfigMapHistory& operator=(const ConfigMapHistory&) = delete;
 
-  history::HistoryLookup Lookup(const std::string& workload, const std::vector<std::string>& nodes,
-                                double now) override;
+  history::HistoryLookup Lookup(const history::HistoryKey& key,
+                                const std::vector<std::string>& nodes, double now) override;
   // Queues; Unavailable when max_queued records wait already.
-  Status Record(const std::string& workload, const std::map<std::string, double>& speeds,
+  Status Record(const history::HistoryKey& key, const std::map<std::string, double>& speeds,
                 double now) override;
   // Conflict after five tries, or the API server's error, of the last write
   // that failed since the previous Flush.
@@ -82,7 +82,7 @@ class ConfigMapHistory final : public history::HistorySource {
 
  private:
   struct Queued {
-    std::string workload;
+    history::HistoryKey key;
     std::map<std::string, double> speeds;
     double now = 0;
   };

@@ -183,8 +183,7 @@ void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) con
   if (input.queue && (!input.queue->workload || !input.queue->workload->Admitted())) return;
   std::vector<std::string> nodes;
   for (const NodeView& node : input.nodes) nodes.push_back(node.meta.name);
-  const std::string workload = HistoryKey(*state.spec.spec);
-  input.history = options_.history->Lookup(workload, nodes, input.now.wall);
+  input.history = options_.history->Lookup(HistoryKey(*state.spec.spec), nodes, input.now.wall);
   if (!input.history->trouble.empty()) {
     spdlog::info("no history job={}/{} source=\"{}\" error=\"{}\"", input.ns, input.name,
                  input.history->origin, input.history->trouble);
@@ -213,7 +212,7 @@ void JobReconciler::RecordHistory(const std::string& key,
     }
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const Status recorded = options_.history->Record(record->workload, kept.speeds, now);
+    const Status recorded = options_.history->Record(record->history_key, kept.speeds, now);
     // The job has succeeded either way; its speeds are only lost to the next.
     if (!recorded.ok()) {
       spdlog::info("speeds not recorded job={} error=\"{}\"", key, recorded.ToString());

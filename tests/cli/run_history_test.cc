@@ -18,6 +18,7 @@
 #include "coordinator/recorded_speeds.h"
 #include "core/fuzzy/profile.h"
 #include "core/history/history_file.h"
+#include "tests/support/history_keys.h"
 #include "tests/support/primes_workload.h"
 #include "tests/support/shell_command.h"
 
@@ -50,12 +51,12 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
   LocalRunOptions options = PrimesOptions();
   auto weights = ClusterWeights(options.profile, options.cluster);
   ASSERT_TRUE(weights.ok());
-  for (const fuzzy::NodePrior& prior : RunPriors(*weights, {}, "primes", 1000)) {
+  for (const fuzzy::NodePrior& prior : RunPriors(*weights, {}, testing::kPrimesKey, 1000)) {
     EXPECT_EQ(prior.source, fuzzy::PriorSource::kProfile) << prior.node;
   }
   auto first = RunLocal(options);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  const history::SpeedStore learned = Learn({}, "primes", *first, 1000);
+  const history::SpeedStore learned = Learn({}, testing::kPrimesKey, *first, 1000);
   const auto recorded = coordinator::SpeedsToRecord(first->view).speeds;
   ASSERT_GE(recorded.size(), 2u) << "the nodes computed too briefly to be recorded";
   double mean = 0;
@@ -71,7 +72,7 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
     EXPECT_NEAR(samples[0].speed, it->second / mean, 1e-12) << worker.name;
     EXPECT_EQ(samples[0].at, 1000);
   }
-  const auto priors = RunPriors(*weights, learned, "primes", 1060);
+  const auto priors = RunPriors(*weights, learned, testing::kPrimesKey, 1060);
   for (const fuzzy::NodePrior& prior : priors) {
     options.priors.push_back({prior.node, prior.value, prior.credibility});
     if (!recorded.contains(prior.node)) {
@@ -85,7 +86,8 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
     EXPECT_TRUE(std::isfinite(prior.value) && prior.value > 0);
   }
   // Another history key has none.
-  EXPECT_EQ(RunPriors(*weights, learned, "exec", 1060)[0].source, fuzzy::PriorSource::kProfile);
+  EXPECT_EQ(RunPriors(*weights, learned, testing::kExecKey, 1060)[0].source,
+            fuzzy::PriorSource::kProfile);
   auto second = RunLocal(options);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   for (size_t i = 0; i < priors.size(); ++i) {
@@ -93,7 +95,7 @@ TEST(RunHistoryTest, TheSecondRunStartsFromWhatTheFirstMeasured) {
   }
   EXPECT_EQ(second->view.result.Summary(), first->view.result.Summary());
   // A second job adds a sample to each node it records.
-  const history::SpeedStore twice = Learn(learned, "primes", *second, 1100);
+  const history::SpeedStore twice = Learn(learned, testing::kPrimesKey, *second, 1100);
   for (const auto& [node, speed] : coordinator::SpeedsToRecord(second->view).speeds) {
     EXPECT_EQ(twice.nodes.at(node).at("primes").size(), recorded.contains(node) ? 2u : 1u);
   }
@@ -114,8 +116,8 @@ TEST(RunHistoryTest, ASlowNodeIsRecordedAtTheEdgeOfItsBand) {
   slow.baseline = 2 * measured;  // measured at half its baseline
   slow.ratio = 0.5;
   slow.slow_below = 0.75;
-  const history::SpeedStore plain = Learn({}, "primes", *run, 1000);
-  const history::SpeedStore winsorized = Learn({}, "primes", *run, 1000, {slow});
+  const history::SpeedStore plain = Learn({}, testing::kPrimesKey, *run, 1000);
+  const history::SpeedStore winsorized = Learn({}, testing::kPrimesKey, *run, 1000, {slow});
   const auto relative = [&](const history::SpeedStore& store) {
     const std::string other = std::next(recorded.begin())->first;
     return store.nodes.at(slow_node).at("primes")[0].speed /
@@ -301,7 +303,7 @@ TEST(RunHistoryCliTest, AnExecJobIsKeptUnderItsImage) {
     std::ofstream(dir / "key.yaml") << text;
     auto loaded = LoadJob((dir / "key.yaml").string(), "");
     ASSERT_TRUE(loaded.ok()) << text << loaded.status().ToString();
-    EXPECT_EQ(loaded->history_key, key) << text;
+    EXPECT_EQ(loaded->history_key.text(), key) << text;
   }
   fs::remove_all(dir);
 }

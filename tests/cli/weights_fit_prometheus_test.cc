@@ -149,7 +149,7 @@ TEST_F(WeightsFitPrometheusTest, FitsAsTheSameSpeedsInAFileDo) {
   options.timeout = std::chrono::seconds(10);
   auto source = net::PrometheusHistory::Create(options);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
-  auto history = (*source)->History("primes", now_);
+  auto history = (*source)->History(history::HistoryKey(workload::WorkloadKind::kPrimes), now_);
   ASSERT_TRUE(history.ok()) << history.status().ToString();
   const fs::path file =
       fs::temp_directory_path() / ("ballast-fit-speeds-" + std::to_string(getpid()));

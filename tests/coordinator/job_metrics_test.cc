@@ -38,7 +38,7 @@ JobSample Sample() {
   sample.view.workers = {Worker("a", 5, 300, 3), Worker("b", 5, 100, 2), Worker("c", 1, 0, 0)};
   sample.name = "primes";
   sample.ns = "lab";
-  sample.workload = "primes";
+  sample.history_key = history::HistoryKey(workload::WorkloadKind::kPrimes);
   sample.view_now = 10;
   sample.unix_now = 1010;
   return sample;
@@ -187,7 +187,7 @@ TEST(JobMetricsTest, SpeedTimestampIsTheNewestMeasurementPerKindAndNode) {
   second.view.workers[2].last_measured = 4;  // unix 1094
   JobSample other = Sample();
   other.name = "matmul";
-  other.workload = "matmul";
+  other.history_key = history::HistoryKey(workload::WorkloadKind::kMatmul);
   other.view.workers[0].last_measured = 1;
   const auto families = JobMetricFamilies({first, second, other});
   const MetricFamily* measured = Find(families, "ballast_node_speed_timestamp_seconds");

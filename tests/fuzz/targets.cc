@@ -182,7 +182,8 @@ void HistoryFileText(std::string_view text) {
   limits.max_bytes = 4096;
   auto store = history::ReadHistoryFile(text, "history.json", limits);
   if (!store.ok()) return;
-  (void)history::LookupHistory(*store, "primes", {"a", "pi5-0"}, 1.8e9);
+  (void)history::LookupHistory(*store, history::HistoryKey(workload::WorkloadKind::kPrimes),
+                               {"a", "pi5-0"}, 1.8e9);
   // What reads (in either form) must write, within its bytes, a file in the
   // store's form that reads back and writes the same.
   const std::string written = history::StoreToText(*store, limits);
@@ -290,7 +291,8 @@ void SpeedStoreText(std::string_view text) {
   limits.max_bytes = 4096;
   auto store = history::StoreFromText(text, limits);
   if (!store.ok()) return;
-  (void)history::LookupHistory(*store, "primes", {"a", "pi5-0"}, 1.8e9);
+  (void)history::LookupHistory(*store, history::HistoryKey(workload::WorkloadKind::kPrimes),
+                               {"a", "pi5-0"}, 1.8e9);
   const std::string written = history::StoreToText(*store, limits);
   if (written.size() > limits.max_bytes) Violated();
   auto again = history::StoreFromText(written, limits);

@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "tests/support/history_keys.h"
 #include "tests/support/loopback_server.h"
 #include "tests/support/shared_prometheus_suite.h"
 
@@ -170,7 +171,7 @@ class RealPrometheusTest : public testing::SharedPrometheusSuite<RealPrometheusT
 
 TEST_F(RealPrometheusTest, OneQueryAnswersEveryNodesRelativeSpeedSamplesAndAge) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 10000);
-  const HistoryLookup lookup = source->Lookup("primes", {"n1", "n2", "n3", "n4"}, now_);
+  const HistoryLookup lookup = source->Lookup(testing::kPrimesKey, {"n1", "n2", "n3", "n4"}, now_);
   ASSERT_EQ(lookup.trouble, "") << server_->Log();
   ASSERT_EQ(lookup.nodes.size(), 3u);
   // Relative to each job's mean: first n1 10/7.5, n2 5/7.5; second n1 1, n2 0.5, n3 1.5.
@@ -189,13 +190,13 @@ TEST_F(RealPrometheusTest, OneQueryAnswersEveryNodesRelativeSpeedSamplesAndAge) 
 
 TEST_F(RealPrometheusTest, AnotherWorkloadKindHasItsOwnHistory) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
-  const HistoryLookup lookup = source->Lookup("matmul", {"n1", "n2"}, now_);
+  const HistoryLookup lookup = source->Lookup(testing::kMatmulKey, {"n1", "n2"}, now_);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
   EXPECT_DOUBLE_EQ(lookup.nodes[0].speed, 1.5);  // 3 against the job's mean of 2
   EXPECT_DOUBLE_EQ(lookup.nodes[1].speed, 0.5);
   // The only exec job ran on one node and recorded nothing.
-  const HistoryLookup exec = source->Lookup("exec", {"n1"}, now_);
+  const HistoryLookup exec = source->Lookup(testing::kExecKey, {"n1"}, now_);
   EXPECT_EQ(exec.trouble, "");
   EXPECT_TRUE(exec.nodes.empty());
 }
@@ -206,7 +207,8 @@ TEST_F(RealPrometheusTest, AnotherWorkloadKindHasItsOwnHistory) {
 // coordinators (nothing left out) are not mixed in.
 TEST_F(RealPrometheusTest, NodesHistoryLeavesOutAreNotReadAndOlderJobsNotMixedIn) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
-  const HistoryLookup lookup = source->Lookup("sharing", {"x1", "x2", "x3", "x4"}, now_);
+  const HistoryLookup lookup =
+      source->Lookup(testing::KeyOf("sharing"), {"x1", "x2", "x3", "x4"}, now_);
   ASSERT_EQ(lookup.trouble, "") << server_->Log();
   ASSERT_EQ(lookup.nodes.size(), 2u);
   // `shared` without x1: x2 10 and x3 30 against their mean of 20. `alone`
@@ -218,7 +220,7 @@ TEST_F(RealPrometheusTest, NodesHistoryLeavesOutAreNotReadAndOlderJobsNotMixedIn
   EXPECT_EQ(lookup.nodes[1].node, "x3");
   EXPECT_NEAR(lookup.nodes[1].speed, 1.5, 1e-9);
   // The legacy query reads only the jobs without a recorded speed: `older`.
-  auto body = source->Query(history::LegacyHistoryQuery("sharing", 86400), now_);
+  auto body = source->Query(history::LegacyHistoryQuery(testing::KeyOf("sharing"), 86400), now_);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
   auto legacy = history::ParseHistoryAnswer(*body);
   ASSERT_TRUE(legacy.ok()) << legacy.status().ToString();
@@ -230,8 +232,8 @@ TEST_F(RealPrometheusTest, NodesHistoryLeavesOutAreNotReadAndOlderJobsNotMixedIn
 }
 
 TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNone) {
-  auto day =
-      SourceAt(server_->url(), milliseconds(5000), 86400)->Lookup("primes", {"n1", "n4"}, now_);
+  auto day = SourceAt(server_->url(), milliseconds(5000), 86400)
+                 ->Lookup(testing::kPrimesKey, {"n1", "n4"}, now_);
   ASSERT_EQ(day.trouble, "");
   ASSERT_EQ(day.nodes.size(), 2u);
   EXPECT_EQ(day.nodes[0].node, "n1");
@@ -241,8 +243,8 @@ TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNo
   EXPECT_NEAR(day.nodes[1].age_seconds, 72000, 1);
   EXPECT_DOUBLE_EQ(day.nodes[1].samples, 1);
   // Ten hours: n4's job lies before the window, n1 has its two recent ones.
-  auto hours =
-      SourceAt(server_->url(), milliseconds(5000), 36000)->Lookup("primes", {"n1", "n4"}, now_);
+  auto hours = SourceAt(server_->url(), milliseconds(5000), 36000)
+                   ->Lookup(testing::kPrimesKey, {"n1", "n4"}, now_);
   ASSERT_EQ(hours.nodes.size(), 1u);
   EXPECT_EQ(hours.nodes[0].node, "n1");
   EXPECT_DOUBLE_EQ(hours.nodes[0].samples, 2);
@@ -251,14 +253,14 @@ TEST_F(RealPrometheusTest, ANodeMeasuredLongAgoHasThatAgeAndOneBeforeTheWindowNo
 TEST_F(RealPrometheusTest, AHistoryFromBeforeTheRecordedGaugeIsReadAndDatedByTheSubquery) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
   // The history query finds nothing recorded...
-  auto body = source->Query(history::HistoryQuery("legacy", 86400), now_);
+  auto body = source->Query(history::HistoryQuery(testing::KeyOf("legacy"), 86400), now_);
   ASSERT_TRUE(body.ok()) << body.status().ToString();
   auto recorded = history::ParseHistoryAnswer(*body);
   ASSERT_TRUE(recorded.ok()) << recorded.status().ToString();
   EXPECT_TRUE(recorded->empty());
   // ...so the lookup asks the legacy form, its age by the subquery: up to
   // one step (86400 s / 20) less.
-  const HistoryLookup lookup = source->Lookup("legacy", {"l1", "l2"}, now_);
+  const HistoryLookup lookup = source->Lookup(testing::KeyOf("legacy"), {"l1", "l2"}, now_);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
   for (const auto& node : lookup.nodes) {
@@ -270,7 +272,7 @@ TEST_F(RealPrometheusTest, AHistoryFromBeforeTheRecordedGaugeIsReadAndDatedByThe
   // Every node of the legacy form is dated by the subquery: m1's newest
   // sample is an hour old (a coordinator with the timestamp gauge), m2's two
   // hours.
-  const HistoryLookup mixed = source->Lookup("mixed", {"m1", "m2"}, now_);
+  const HistoryLookup mixed = source->Lookup(testing::KeyOf("mixed"), {"m1", "m2"}, now_);
   ASSERT_EQ(mixed.trouble, "");
   ASSERT_EQ(mixed.nodes.size(), 2u);
   EXPECT_LE(mixed.nodes[0].age_seconds, 3600);
@@ -285,8 +287,8 @@ TEST_F(RealPrometheusTest, TheSubquerysAgeIsNeverOlderThanTheNewestSampleAcrossA
   // newest job (T + 600) lies after it, its older one before. Its age must
   // come from the newest job, not from the step that holds the older one.
   const double at = straddle_ + 4000;
-  const HistoryLookup lookup =
-      SourceAt(server_->url(), milliseconds(5000), 86400)->Lookup("straddle", {"s1", "s2"}, at);
+  const HistoryLookup lookup = SourceAt(server_->url(), milliseconds(5000), 86400)
+                                   ->Lookup(testing::KeyOf("straddle"), {"s1", "s2"}, at);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
   const struct {
@@ -302,7 +304,7 @@ TEST_F(RealPrometheusTest, TheSubquerysAgeIsNeverOlderThanTheNewestSampleAcrossA
 
 TEST_F(RealPrometheusTest, AScrapeWithoutHonorLabelsKeepsJobsOfOneNameInTwoNamespacesApart) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
-  const HistoryLookup lookup = source->Lookup("relabelled", {"r1", "r2"}, now_);
+  const HistoryLookup lookup = source->Lookup(testing::KeyOf("relabelled"), {"r1", "r2"}, now_);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
   // team-a's job: r1 10 / 20, r2 30 / 20; team-b's: 1 and 1.
@@ -316,7 +318,7 @@ TEST_F(RealPrometheusTest, AScrapeWithoutHonorLabelsKeepsJobsOfOneNameInTwoNames
 // one window: each job is its own group, whichever labels name it.
 TEST_F(RealPrometheusTest, JobsBeforeAndAfterTheLabelRenameAreEachTheirOwnJob) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 86400);
-  const HistoryLookup lookup = source->Lookup("renamed", {"q1", "q2"}, now_);
+  const HistoryLookup lookup = source->Lookup(testing::KeyOf("renamed"), {"q1", "q2"}, now_);
   ASSERT_EQ(lookup.trouble, "") << server_->Log();
   ASSERT_EQ(lookup.nodes.size(), 2u);
   // Before: q1 10 / 20, q2 30 / 20; after, team-a: 1 and 1; team-b: 10 / 20
@@ -330,7 +332,7 @@ TEST_F(RealPrometheusTest, JobsBeforeAndAfterTheLabelRenameAreEachTheirOwnJob) {
 
 TEST_F(RealPrometheusTest, AWindowThatEndsBeforeTheHistoryFindsNone) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 1800);
-  const HistoryLookup lookup = source->Lookup("primes", {"n1", "n2", "n3"}, now_);
+  const HistoryLookup lookup = source->Lookup(testing::kPrimesKey, {"n1", "n2", "n3"}, now_);
   EXPECT_EQ(lookup.trouble, "");
   EXPECT_TRUE(lookup.nodes.empty());
 }
@@ -339,7 +341,7 @@ TEST_F(RealPrometheusTest, AWindowThatEndsBeforeTheHistoryFindsNone) {
 // none filtered out, and a failure as a Status rather than trouble.
 TEST_F(RealPrometheusTest, HistoryAnswersEveryNodePrometheusKnows) {
   auto source = SourceAt(server_->url(), milliseconds(5000), 10000);
-  auto history = source->History("primes", now_);
+  auto history = source->History(testing::kPrimesKey, now_);
   ASSERT_TRUE(history.ok()) << history.status().ToString();
   std::vector<std::string> nodes;
   for (const auto& node : *history) nodes.push_back(node.node);
@@ -347,7 +349,7 @@ TEST_F(RealPrometheusTest, HistoryAnswersEveryNodePrometheusKnows) {
   EXPECT_NEAR((*history)[2].speed, 1.5, 1e-9);
   auto down =
       SourceAt("http://127.0.0.1:" + std::to_string(testing::FreePort()), milliseconds(2000))
-          ->History("primes", now_);
+          ->History(testing::kPrimesKey, now_);
   ASSERT_FALSE(down.ok());
   EXPECT_EQ(down.status().code(), StatusCode::kUnavailable);
 }
@@ -367,7 +369,7 @@ TEST(PrometheusHistoryFaultsTest, PrometheusDownIsTroubleAtOnce) {
   auto source =
       SourceAt("http://127.0.0.1:" + std::to_string(testing::FreePort()), milliseconds(2000));
   const auto start = Clock::now();
-  const HistoryLookup lookup = source->Lookup("primes", {"n1"}, WallNow());
+  const HistoryLookup lookup = source->Lookup(testing::kPrimesKey, {"n1"}, WallNow());
   EXPECT_LT(Clock::now() - start, milliseconds(2000));  // refused, not timed out
   EXPECT_TRUE(lookup.nodes.empty());
   EXPECT_NE(lookup.trouble, "");
@@ -378,7 +380,7 @@ TEST(PrometheusHistoryFaultsTest, PrometheusThatNeverAnswersIsTroubleAfterTheTim
   LoopbackServer silent("");
   auto source = SourceAt(silent.url(), milliseconds(300));
   const auto start = Clock::now();
-  const HistoryLookup lookup = source->Lookup("primes", {"n1"}, WallNow());
+  const HistoryLookup lookup = source->Lookup(testing::kPrimesKey, {"n1"}, WallNow());
   const auto took = Clock::now() - start;
   EXPECT_GE(took, milliseconds(300));
   EXPECT_LT(took, milliseconds(5000));  // bounded, whatever the server does
@@ -389,14 +391,16 @@ TEST(PrometheusHistoryFaultsTest, PrometheusThatNeverAnswersIsTroubleAfterTheTim
 TEST(PrometheusHistoryFaultsTest, AfterAFailureTheNextLookupsAreTroubleAtOnceUntilRetryAfter) {
   LoopbackServer silent("");
   auto source = SourceAt(silent.url(), milliseconds(300), 86400, milliseconds(1500));
-  EXPECT_EQ(source->Lookup("primes", {"n1"}, WallNow()).trouble, "no answer within 300 ms");
+  EXPECT_EQ(source->Lookup(testing::kPrimesKey, {"n1"}, WallNow()).trouble,
+            "no answer within 300 ms");
   const auto start = Clock::now();
-  const HistoryLookup again = source->Lookup("primes", {"n1"}, WallNow());
+  const HistoryLookup again = source->Lookup(testing::kPrimesKey, {"n1"}, WallNow());
   EXPECT_LT(Clock::now() - start, milliseconds(300));  // not asked: no wait
   EXPECT_EQ(again.trouble, "no answer within 300 ms (0 s ago; not asked again for 1 s)");
   std::this_thread::sleep_for(milliseconds(1600));
   const auto retry = Clock::now();
-  EXPECT_EQ(source->Lookup("primes", {"n1"}, WallNow()).trouble, "no answer within 300 ms");
+  EXPECT_EQ(source->Lookup(testing::kPrimesKey, {"n1"}, WallNow()).trouble,
+            "no answer within 300 ms");
   EXPECT_GE(Clock::now() - retry, milliseconds(300));  // asked again
 }
 
@@ -415,7 +419,7 @@ TEST(PrometheusHistoryFaultsTest, GarbageIsTroubleNamingWhatWasWrong) {
   for (const auto& [reply, says] : cases) {
     LoopbackServer server(reply);
     auto source = SourceAt(server.url(), milliseconds(2000));
-    const HistoryLookup lookup = source->Lookup("primes", {"n1"}, WallNow());
+    const HistoryLookup lookup = source->Lookup(testing::kPrimesKey, {"n1"}, WallNow());
     EXPECT_TRUE(lookup.nodes.empty()) << reply.substr(0, 80);
     ASSERT_NE(lookup.trouble, "") << reply.substr(0, 80);
     EXPECT_NE(lookup.trouble.find(says), std::string::npos)
@@ -431,7 +435,7 @@ TEST(PrometheusHistoryFaultsTest, AnAnswerLongerThanTheBoundIsRefusedWhileReadin
   reply += "0\r\n\r\n";
   LoopbackServer server(reply);
   auto source = SourceAt(server.url(), milliseconds(5000));
-  const HistoryLookup lookup = source->Lookup("primes", {"n1"}, WallNow());
+  const HistoryLookup lookup = source->Lookup(testing::kPrimesKey, {"n1"}, WallNow());
   EXPECT_NE(lookup.trouble.find("longer than the 4194304 bytes allowed"), std::string::npos)
       << lookup.trouble;
 }

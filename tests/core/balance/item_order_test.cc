@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/balance/policy_options.h"
+#include "tests/support/policy_spec.h"
+
 namespace ballast::balance {
 namespace {
 
@@ -23,16 +26,39 @@ TEST(ItemOrderTest, LargestFirstIsAStableSortByDecreasingCost) {
   EXPECT_TRUE(DealOrder({}, ItemOrder::kLargestFirst).empty());
 }
 
+using testing_support::PolicyNamed;
+
 TEST(ItemOrderTest, EachPolicyDealsInItsOwnOrderUnlessTheJobSays) {
   for (const char* policy : {"weighted", "selfsched", "mms", "adaptive"}) {
-    EXPECT_EQ(PolicyItemOrder(policy), ItemOrder::kLargestFirst) << policy;
+    EXPECT_EQ(PolicyItemOrder(PolicyNamed(policy)), ItemOrder::kLargestFirst) << policy;
   }
   for (const char* policy : {"equal", "guided", "factoring"}) {
-    EXPECT_EQ(PolicyItemOrder(policy), ItemOrder::kListed) << policy;
+    EXPECT_EQ(PolicyItemOrder(PolicyNamed(policy)), ItemOrder::kListed) << policy;
   }
-  EXPECT_EQ(EffectiveItemOrder(ItemOrder::kPolicy, "guided"), ItemOrder::kListed);
-  EXPECT_EQ(EffectiveItemOrder(ItemOrder::kLargestFirst, "guided"), ItemOrder::kLargestFirst);
-  EXPECT_EQ(EffectiveItemOrder(ItemOrder::kListed, "adaptive"), ItemOrder::kListed);
+  EXPECT_EQ(EffectiveItemOrder(ItemOrder::kPolicy, PolicyNamed("guided")), ItemOrder::kListed);
+  EXPECT_EQ(EffectiveItemOrder(ItemOrder::kLargestFirst, PolicyNamed("guided")),
+            ItemOrder::kLargestFirst);
+  EXPECT_EQ(EffectiveItemOrder(ItemOrder::kListed, PolicyNamed("adaptive")), ItemOrder::kListed);
+}
+
+// The order is the options' (each options type's kItemOrder), not read from
+// a name: whatever the policy is labelled, and with options set or not.
+TEST(ItemOrderTest, ThePolicysOrderComesFromItsOptions) {
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{GuidedOptions{4}, "adaptive"}), ItemOrder::kListed);
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{FactoringOptions{}, "weighted"}), ItemOrder::kListed);
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{EqualOptions{}, ""}), ItemOrder::kListed);
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{WeightedOptions{}, "equal"}), ItemOrder::kLargestFirst);
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{SelfSchedOptions{8}, ""}), ItemOrder::kLargestFirst);
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{MmsOptions{}, "guided"}), ItemOrder::kLargestFirst);
+  AdaptiveOptions plain;
+  plain.stealing = plain.rebalance = plain.learn_costs = false;
+  EXPECT_EQ(PolicyItemOrder(PolicySpec{plain, "no-steal"}), ItemOrder::kLargestFirst);
+  EXPECT_EQ(PolicyItemOrder(PolicyNamed("selfsched", {{"chunk", "8"}}, "listed")),
+            ItemOrder::kLargestFirst);
+  // Every policy has an order of its own: kPolicy is never one.
+  for (const std::string& name : PolicyNames()) {
+    EXPECT_NE(PolicyItemOrder(PolicyNamed(name)), ItemOrder::kPolicy) << name;
+  }
 }
 
 TEST(ItemOrderTest, NamesReadBack) {

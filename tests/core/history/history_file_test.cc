@@ -8,15 +8,17 @@
 #include <string>
 
 #include "core/fuzzy/history_prior.h"
+#include "tests/support/history_keys.h"
 
 namespace ballast::history {
 namespace {
 
 TEST(HistoryFileTest, ReadsTheStoresForm) {
   SpeedStore store;
-  ASSERT_TRUE(RecordJob(store, "primes", {{"pi4b-a", 3}, {"pi3b", 1}}, 1000, {}));
-  ASSERT_TRUE(
-      RecordJob(store, "exec:registry.local/recompress", {{"pi4b-a", 2}, {"pi3b", 2}}, 1100, {}));
+  ASSERT_TRUE(RecordJob(store, testing::kPrimesKey, {{"pi4b-a", 3}, {"pi3b", 1}}, 1000, {}));
+  ASSERT_TRUE(RecordJob(store,
+                        HistoryKey(workload::WorkloadKind::kExec, "registry.local/recompress"),
+                        {{"pi4b-a", 2}, {"pi3b", 2}}, 1100, {}));
   auto read = ReadHistoryFile(StoreToText(store, {}) + "\n", "h.json", {});
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(*read, store);
@@ -48,7 +50,8 @@ TEST(HistoryFileTest, AnOldFileGivesEachNodeOneRelativeSample) {
   want.nodes["pi3b"]["primes"] = {{0.5, 1795000100}};
   EXPECT_EQ(*read, want);
   // The prior it gives: the ratio 3, one sample each.
-  const auto known = LookupHistory(*read, "primes", {"pi4b-a", "pi3b", "pi5-a"}, 1795000160);
+  const auto known =
+      LookupHistory(*read, testing::kPrimesKey, {"pi4b-a", "pi3b", "pi5-a"}, 1795000160);
   ASSERT_EQ(known.size(), 2u);
   EXPECT_DOUBLE_EQ(known[0].samples, 1);
   EXPECT_DOUBLE_EQ(known[0].age_seconds, 160);

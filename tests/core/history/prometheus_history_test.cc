@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "tests/support/history_keys.h"
+
 namespace ballast::history {
 namespace {
 
@@ -19,7 +21,7 @@ std::string Answer(const std::vector<std::string>& series) {
 }
 
 TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
-  const std::string query = HistoryQuery("primes", 3600);
+  const std::string query = HistoryQuery(testing::kPrimesKey, 3600);
   // The recorded speed, 0 where history leaves the node out: those dropped.
   EXPECT_NE(
       query.find(
@@ -45,7 +47,7 @@ TEST(PrometheusHistoryTest, QueryAsksOneVectorForAllNodes) {
 }
 
 TEST(PrometheusHistoryTest, TheLegacyFormReadsTheSpeedsOfJobsWithoutARecordedSpeed) {
-  const std::string query = LegacyHistoryQuery("primes", 3600);
+  const std::string query = LegacyHistoryQuery(testing::kPrimesKey, 3600);
   EXPECT_NE(
       query.find(
           R"((last_over_time(ballast_node_speed_cost_units_per_second{workload="primes"}[3600s]) unless on(weightedjob, job_namespace, job, exported_job, namespace, exported_namespace) last_over_time(ballast_node_recorded_speed_cost_units_per_second{workload="primes"}[3600s])))"),
@@ -54,15 +56,17 @@ TEST(PrometheusHistoryTest, TheLegacyFormReadsTheSpeedsOfJobsWithoutARecordedSpe
   EXPECT_NE(query.find("[3600s:180s]"), std::string::npos);
   EXPECT_EQ(query.find("ballast_node_speed_timestamp_seconds"), std::string::npos);
   // The throttled part is HistoryQuery's.
-  const std::string rest = HistoryQuery("primes", 3600);
+  const std::string rest = HistoryQuery(testing::kPrimesKey, 3600);
   const std::string throttled = "label_replace(avg by (node) (avg_over_time(ballast_node_throttled";
   EXPECT_EQ(query.substr(query.find(throttled)), rest.substr(rest.find(throttled)));
-  EXPECT_NE(LegacyHistoryQuery("primes", 10).find("[60s:60s]"), std::string::npos);
+  EXPECT_NE(LegacyHistoryQuery(testing::kPrimesKey, 10).find("[60s:60s]"), std::string::npos);
 }
 
 TEST(PrometheusHistoryTest, QueryQuotesTheWorkloadKind) {
-  EXPECT_NE(HistoryQuery("a\"b\\c", 10).find(R"(workload="a\"b\\c")"), std::string::npos);
-  EXPECT_NE(HistoryQuery("primes", 10).find("[60s]"), std::string::npos);  // at least 60 s
+  EXPECT_NE(HistoryQuery(HistoryKey::FromText("a\"b\\c"), 10).find(R"(workload="a\"b\\c")"),
+            std::string::npos);
+  EXPECT_NE(HistoryQuery(testing::kPrimesKey, 10).find("[60s]"),
+            std::string::npos);  // at least 60 s
 }
 
 TEST(PrometheusHistoryTest, ReadsPerNodeStatsAndDiscountsThrottledSamples) {

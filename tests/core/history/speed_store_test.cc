@@ -5,13 +5,14 @@
 #include <cmath>
 
 #include "core/health/deviation.h"
+#include "tests/support/history_keys.h"
 
 namespace ballast::history {
 namespace {
 
 TEST(SpeedStoreTest, RecordKeepsSpeedsRelativeToTheJobMean) {
   SpeedStore store;
-  ASSERT_TRUE(RecordJob(store, "primes", {{"a", 30}, {"b", 10}}, 1000, {}));
+  ASSERT_TRUE(RecordJob(store, testing::kPrimesKey, {{"a", 30}, {"b", 10}}, 1000, {}));
   EXPECT_DOUBLE_EQ(store.nodes["a"]["primes"][0].speed, 1.5);
   EXPECT_DOUBLE_EQ(store.nodes["b"]["primes"][0].speed, 0.5);
   EXPECT_DOUBLE_EQ(store.nodes["b"]["primes"][0].at, 1000);
@@ -19,13 +20,14 @@ TEST(SpeedStoreTest, RecordKeepsSpeedsRelativeToTheJobMean) {
 
 TEST(SpeedStoreTest, RecordSkipsUnusableSpeedsAndRefusesAJobWithFewerThanTwoLeft) {
   SpeedStore store;
-  EXPECT_FALSE(RecordJob(store, "primes", {{"a", 0}, {"b", -1}}, 1, {}));
+  EXPECT_FALSE(RecordJob(store, testing::kPrimesKey, {{"a", 0}, {"b", -1}}, 1, {}));
   EXPECT_TRUE(store.nodes.empty());
   // One usable speed is only itself relative to itself: nothing to learn.
-  EXPECT_FALSE(RecordJob(store, "primes", {{"a", 4}, {"b", 0}, {"c", std::nan("")}}, 1, {}));
-  EXPECT_FALSE(RecordJob(store, "primes", {{"a", 4}}, 1, {}));
+  EXPECT_FALSE(
+      RecordJob(store, testing::kPrimesKey, {{"a", 4}, {"b", 0}, {"c", std::nan("")}}, 1, {}));
+  EXPECT_FALSE(RecordJob(store, testing::kPrimesKey, {{"a", 4}}, 1, {}));
   EXPECT_TRUE(store.nodes.empty());
-  ASSERT_TRUE(RecordJob(store, "primes", {{"a", 4}, {"b", 0}, {"c", 2}}, 1, {}));
+  ASSERT_TRUE(RecordJob(store, testing::kPrimesKey, {{"a", 4}, {"b", 0}, {"c", 2}}, 1, {}));
   EXPECT_EQ(store.nodes.size(), 2u);
   EXPECT_DOUBLE_EQ(store.nodes["a"]["primes"][0].speed, 4.0 / 3);
   EXPECT_FALSE(store.nodes.contains("b"));
@@ -35,8 +37,9 @@ TEST(SpeedStoreTest, KeepsTheNewestSamplesPerNodeAndKind) {
   SpeedStore store;
   StoreLimits limits;
   limits.samples_per_node = 3;
-  for (int i = 0; i < 5; ++i) RecordJob(store, "primes", {{"a", 1}, {"b", 1.0 + i}}, i, limits);
-  RecordJob(store, "matmul", {{"a", 1}, {"b", 1}}, 9, limits);
+  for (int i = 0; i < 5; ++i)
+    RecordJob(store, testing::kPrimesKey, {{"a", 1}, {"b", 1.0 + i}}, i, limits);
+  RecordJob(store, testing::kMatmulKey, {{"a", 1}, {"b", 1}}, 9, limits);
   ASSERT_EQ(store.nodes["a"]["primes"].size(), 3u);
   EXPECT_DOUBLE_EQ(store.nodes["a"]["primes"].front().at, 2);
   EXPECT_EQ(store.nodes["a"]["matmul"].size(), 1u);
@@ -44,10 +47,10 @@ TEST(SpeedStoreTest, KeepsTheNewestSamplesPerNodeAndKind) {
 
 TEST(SpeedStoreTest, LookupAnswersTheAskedNodesOfTheKind) {
   SpeedStore store;
-  RecordJob(store, "primes", {{"a", 3}, {"b", 1}}, 100, {});  // a 1.5, b 0.5
-  RecordJob(store, "primes", {{"a", 1}, {"b", 1}}, 160, {});  // a 1, b 1
-  RecordJob(store, "matmul", {{"c", 1}, {"d", 1}}, 170, {});
-  const auto known = LookupHistory(store, "primes", {"a", "c", "z"}, 200);
+  RecordJob(store, testing::kPrimesKey, {{"a", 3}, {"b", 1}}, 100, {});  // a 1.5, b 0.5
+  RecordJob(store, testing::kPrimesKey, {{"a", 1}, {"b", 1}}, 160, {});  // a 1, b 1
+  RecordJob(store, testing::kMatmulKey, {{"c", 1}, {"d", 1}}, 170, {});
+  const auto known = LookupHistory(store, testing::kPrimesKey, {"a", "c", "z"}, 200);
   ASSERT_EQ(known.size(), 1u);
   EXPECT_EQ(known[0].node, "a");
   EXPECT_DOUBLE_EQ(known[0].speed, 1.25);
@@ -92,12 +95,13 @@ TEST(SpeedStoreTest, SamplesDatedInTheFutureNoLongerPinTheNewestKept) {
   StoreLimits limits;
   limits.samples_per_node = 2;
   for (int job = 1; job <= 3; ++job) {
-    ASSERT_TRUE(RecordJob(store, "primes", {{"pi5-a", 2}, {"pi3b-a", 1}}, kNow + job, limits));
+    ASSERT_TRUE(
+        RecordJob(store, testing::kPrimesKey, {{"pi5-a", 2}, {"pi3b-a", 1}}, kNow + job, limits));
   }
   // The jobs just recorded are kept, the newest last; not the ones of 2100.
   EXPECT_EQ(store.nodes["pi5-a"]["primes"],
             (std::vector<SpeedSample>{{4.0 / 3, kNow + 2}, {4.0 / 3, kNow + 3}}));
-  const auto known = LookupHistory(StoreWithFutureSamples(), "primes", {"pi5-a"}, kNow);
+  const auto known = LookupHistory(StoreWithFutureSamples(), testing::kPrimesKey, {"pi5-a"}, kNow);
   ASSERT_EQ(known.size(), 1u);
   EXPECT_DOUBLE_EQ(known[0].speed, 1.5) << "the samples of 2100 are not the node's speed";
   EXPECT_DOUBLE_EQ(known[0].age_seconds, 100);
@@ -105,8 +109,8 @@ TEST(SpeedStoreTest, SamplesDatedInTheFutureNoLongerPinTheNewestKept) {
 
 TEST(SpeedStoreTest, TextRoundTrips) {
   SpeedStore store;
-  RecordJob(store, "primes", {{"pi5-0", 3}, {"pi4b-0", 1}}, 1763900000, {});
-  RecordJob(store, "exec", {{"pi5-0", 2}, {"pi4b-0", 2}}, 1763900100, {});
+  RecordJob(store, testing::kPrimesKey, {{"pi5-0", 3}, {"pi4b-0", 1}}, 1763900000, {});
+  RecordJob(store, testing::kExecKey, {{"pi5-0", 2}, {"pi4b-0", 2}}, 1763900100, {});
   const std::string text = StoreToText(store, {});
   auto back = StoreFromText(text, {});
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -116,7 +120,8 @@ TEST(SpeedStoreTest, TextRoundTrips) {
 TEST(SpeedStoreTest, TextStaysWithinItsBytesDroppingTheStalestEntries) {
   SpeedStore store;
   for (int node = 0; node < 200; ++node) {
-    RecordJob(store, "primes", {{"node-" + std::to_string(node), 1}, {"fresh", 2}}, node, {});
+    RecordJob(store, testing::kPrimesKey, {{"node-" + std::to_string(node), 1}, {"fresh", 2}}, node,
+              {});
   }
   StoreLimits limits;
   limits.max_bytes = 2000;
@@ -139,7 +144,8 @@ TEST(SpeedStoreTest, TextPastItsBytesKeepsTheNewestEntriesThatFit) {
   for (int job = 0; job < 16; ++job) {
     for (int node = 0; node < 200; node += 2) {
       const std::string a = "node-" + std::to_string(node), b = "node-" + std::to_string(node + 1);
-      RecordJob(store, "primes", {{a, 1.0 + job % 3}, {b, 1}}, 1e6 + node * 100 + job, limits);
+      RecordJob(store, testing::kPrimesKey, {{a, 1.0 + job % 3}, {b, 1}}, 1e6 + node * 100 + job,
+                limits);
     }
   }
   const std::string text = StoreToText(store, limits);
@@ -211,22 +217,22 @@ health::NodeDeviation Job(SpeedStore& store, double a_speed, double now, bool wi
     speeds[node] = speed;
   }
   const auto deviations =
-      health::JudgeDeviations(LookupHistory(store, "primes", kRack, now), measured, {});
-  RecordJob(store, "primes", winsorize ? health::WinsorizeSpeeds(speeds, deviations) : speeds, now,
-            {});
+      health::JudgeDeviations(LookupHistory(store, testing::kPrimesKey, kRack, now), measured, {});
+  RecordJob(store, testing::kPrimesKey,
+            winsorize ? health::WinsorizeSpeeds(speeds, deviations) : speeds, now, {});
   return deviations[0];
 }
 
 // The store's baseline of `a` against the others'.
 double Relative(const SpeedStore& store) {
-  const auto known = LookupHistory(store, "primes", kRack, 1e6);
+  const auto known = LookupHistory(store, testing::kPrimesKey, kRack, 1e6);
   return known[0].speed / known[1].speed;
 }
 
 SpeedStore Steady() {
   SpeedStore store;
   for (int i = 0; i < 4; ++i)
-    RecordJob(store, "primes", {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}}, i, {});
+    RecordJob(store, testing::kPrimesKey, {{"a", 1}, {"b", 1}, {"c", 1}, {"d", 1}}, i, {});
   return store;
 }
 

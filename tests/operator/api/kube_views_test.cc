@@ -138,6 +138,35 @@ TEST(KubeViewsTest, ANodeIsReadyOnlyWhenItsReadyConditionIsTrue) {
   EXPECT_FALSE(ReadNode(json{{"metadata", {{"name", "x"}}}}).ready);
 }
 
+// status.conditions is read once: Ready and the probe's BallastBoard*
+// conditions both come from the one list (probe::ReadNodeConditions), the
+// first of each type counting.
+TEST(KubeViewsTest, ANodesReadyAndBoardConditionsComeFromOneReadOfItsConditions) {
+  json node = ReadyNode();
+  node["status"]["conditions"] = json::parse(R"([
+    "Ready",
+    {"type": "BallastBoardThrottled", "status": "True", "reason": "ThrottledNow",
+     "message": "get_throttled 0x4", "lastTransitionTime": "2027-01-15T08:00:00Z"},
+    {"type": "MemoryPressure", "status": "False"},
+    {"type": "Ready", "status": "True"},
+    {"type": "Ready", "status": "False"},
+    {"type": "BallastBoardThrottled", "status": "False", "reason": "NotThrottled"},
+    {"type": "BallastBoardUnderVoltage", "status": "False", "reason": "SupplyOk", "message": 3}
+  ])");
+  const std::vector<probe::BoardCondition> all = probe::ReadNodeConditions(node);
+  ASSERT_EQ(all.size(), 6u) << "every object, the string left out";
+  EXPECT_EQ(all[2].type, "Ready");
+  EXPECT_EQ(all[5].message, "") << "not a string";
+  const NodeView view = ReadNode(node);
+  EXPECT_TRUE(view.ready) << "the first Ready counts";
+  EXPECT_EQ(view.board_conditions, (std::vector<probe::BoardCondition>{
+                                       {"BallastBoardThrottled", "True", "ThrottledNow",
+                                        "get_throttled 0x4", "2027-01-15T08:00:00Z"},
+                                       {"BallastBoardUnderVoltage", "False", "SupplyOk", "", ""}}));
+  EXPECT_EQ(view.board_conditions, probe::ReadBoardConditions(node));
+  EXPECT_EQ(view.board_conditions, probe::BoardConditionsAmong(all));
+}
+
 TEST(KubeViewsTest, AJobsMetadataAndGenerationAreRead) {
   const JobView job = ReadJob(json::parse(R"({
     "metadata": {"name": "primes", "namespace": "lab", "uid": "job-1", "generation": 3},

@@ -68,14 +68,14 @@ TEST(WeightedJobSpecTest, DefaultsAreThoseOfTheJobFile) {
 // History is kept by workload kind, and an exec job's by its image without
 // tag or digest: two scripts on the same boards do not share a baseline.
 TEST(WeightedJobSpecTest, TheHistoryKeyIsTheKindAndForExecTheImagesRepository) {
-  EXPECT_EQ(HistoryKey(*ParseWeightedJobSpec(PrimesSpec(), "p").spec), "primes");
+  EXPECT_EQ(HistoryKey(*ParseWeightedJobSpec(PrimesSpec(), "p").spec).text(), "primes");
   const auto exec_key = [](const json& image) {
     json exec = {{"command", {"run"}}};
     if (!image.is_null()) exec["image"] = image;
     const json spec = {{"items", 3}, {"workload", {{"exec", exec}}}};
     ParsedSpec parsed = ParseWeightedJobSpec(spec, "e");
     EXPECT_TRUE(parsed.spec) << parsed.error.status.message();
-    return parsed.spec ? HistoryKey(*parsed.spec) : std::string();
+    return parsed.spec ? HistoryKey(*parsed.spec).text() : std::string();
   };
   EXPECT_EQ(exec_key("localhost/recompress:1"), "exec:localhost/recompress");
   EXPECT_EQ(exec_key("localhost/recompress:2"), "exec:localhost/recompress");

@@ -146,7 +146,7 @@ TEST(DecideHistoryTest, ASucceededJobRecordsItsSpeedsAndShowsThemAgainstThePrior
   ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
   const auto records = ActionsOf<RecordSpeeds>(decision);
   ASSERT_EQ(records.size(), 1u);
-  EXPECT_EQ(records[0].workload, "primes");
+  EXPECT_EQ(records[0].history_key.text(), "primes");
   EXPECT_DOUBLE_EQ(records[0].recorded.speeds.at("pi3b-worker"), 37.5);
   double prior_sum = 0, speed_sum = 0;
   for (const auto& row : *decision.status.nodes) {

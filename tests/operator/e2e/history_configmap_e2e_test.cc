@@ -14,6 +14,7 @@
 
 #include "operator/runtime/history_configmap.h"
 #include "tests/net/kube/e2e_support.h"
+#include "tests/support/history_keys.h"
 
 namespace ballast::controller {
 namespace {
@@ -25,9 +26,9 @@ using nlohmann::json;
 constexpr double kNow = 1'800'000'000;
 
 // Records and waits for the write: the status of the write.
-Status Recorded(ConfigMapHistory& store, const std::string& workload,
+Status Recorded(ConfigMapHistory& store, const history::HistoryKey& key,
                 const std::map<std::string, double>& speeds, double now) {
-  BALLAST_RETURN_IF_ERROR(store.Record(workload, speeds, now));
+  BALLAST_RETURN_IF_ERROR(store.Record(key, speeds, now));
   return store.Flush();
 }
 
@@ -55,15 +56,16 @@ class HistoryConfigMapTest : public kube::testing::KubeE2eTest {
 TEST_F(HistoryConfigMapTest, WhatAFinishedJobRecordedIsThereForTheNextOperator) {
   {
     ConfigMapHistory store(*client_, ns_, "history");
-    const history::HistoryLookup empty = store.Lookup("primes", {"a", "b"}, kNow);
+    const history::HistoryLookup empty = store.Lookup(testing::kPrimesKey, {"a", "b"}, kNow);
     EXPECT_EQ(empty.trouble, "");  // no ConfigMap yet: an empty store
     EXPECT_TRUE(empty.nodes.empty());
     // Queued; the instance going writes it (it creates the ConfigMap).
-    ASSERT_TRUE(store.Record("primes", {{"a", 30}, {"b", 10}}, kNow).ok());
+    ASSERT_TRUE(store.Record(testing::kPrimesKey, {{"a", 30}, {"b", 10}}, kNow).ok());
   }
   ConfigMapHistory restarted(*client_, ns_, "history");
-  ASSERT_TRUE(Recorded(restarted, "primes", {{"a", 20}, {"b", 20}}, kNow + 100).ok());
-  const history::HistoryLookup lookup = restarted.Lookup("primes", {"a", "b", "c"}, kNow + 160);
+  ASSERT_TRUE(Recorded(restarted, testing::kPrimesKey, {{"a", 20}, {"b", 20}}, kNow + 100).ok());
+  const history::HistoryLookup lookup =
+      restarted.Lookup(testing::kPrimesKey, {"a", "b", "c"}, kNow + 160);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);
   EXPECT_EQ(lookup.nodes[0].node, "a");
@@ -72,7 +74,7 @@ TEST_F(HistoryConfigMapTest, WhatAFinishedJobRecordedIsThereForTheNextOperator) 
   EXPECT_DOUBLE_EQ(lookup.nodes[0].age_seconds, 60);
   EXPECT_DOUBLE_EQ(lookup.nodes[1].speed, (0.5 + 1) / 2);
   EXPECT_EQ(lookup.origin, "ConfigMap " + ns_ + "/history");
-  EXPECT_TRUE(restarted.Lookup("matmul", {"a"}, kNow).nodes.empty());
+  EXPECT_TRUE(restarted.Lookup(testing::kMatmulKey, {"a"}, kNow).nodes.empty());
 }
 
 TEST_F(HistoryConfigMapTest, TheStoredTextStaysWithinItsBounds) {
@@ -87,12 +89,12 @@ TEST_F(HistoryConfigMapTest, TheStoredTextStaysWithinItsBounds) {
       speeds["node-" + std::to_string(job) + "-" + std::to_string(node)] = 1 + node;
     }
     speeds["steady"] = 2;
-    ASSERT_TRUE(Recorded(store, "primes", speeds, kNow + job).ok());
+    ASSERT_TRUE(Recorded(store, testing::kPrimesKey, speeds, kNow + job).ok());
   }
   const std::string text = StoredText();
   EXPECT_LE(text.size(), limits.max_bytes);
   const history::HistoryLookup lookup =
-      store.Lookup("primes", {"steady", "node-29-0", "node-0-0"}, kNow + 30);
+      store.Lookup(testing::kPrimesKey, {"steady", "node-29-0", "node-0-0"}, kNow + 30);
   ASSERT_EQ(lookup.trouble, "");
   ASSERT_EQ(lookup.nodes.size(), 2u);  // the stalest nodes went; answered in the asked order
   EXPECT_EQ(lookup.nodes[0].node, "steady");
@@ -104,11 +106,11 @@ TEST_F(HistoryConfigMapTest, ACorruptStoreIsReportedAndTheNextRecordStartsItAgai
   ASSERT_TRUE(
       client_->Create(Maps(), ConfigMap("history", {{kHistoryDataKey, "{\"version\":1,"}})).ok());
   ConfigMapHistory store(*client_, ns_, "history");
-  const history::HistoryLookup corrupt = store.Lookup("primes", {"a"}, kNow);
+  const history::HistoryLookup corrupt = store.Lookup(testing::kPrimesKey, {"a"}, kNow);
   EXPECT_TRUE(corrupt.nodes.empty());
   EXPECT_NE(corrupt.trouble.find("unreadable"), std::string::npos) << corrupt.trouble;
-  ASSERT_TRUE(Recorded(store, "primes", {{"a", 2}, {"b", 2}}, kNow).ok());
-  const history::HistoryLookup fresh = store.Lookup("primes", {"a"}, kNow);
+  ASSERT_TRUE(Recorded(store, testing::kPrimesKey, {{"a", 2}, {"b", 2}}, kNow).ok());
+  const history::HistoryLookup fresh = store.Lookup(testing::kPrimesKey, {"a"}, kNow);
   EXPECT_EQ(fresh.trouble, "");
   ASSERT_EQ(fresh.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(fresh.nodes[0].samples, 1);
@@ -117,37 +119,37 @@ TEST_F(HistoryConfigMapTest, ACorruptStoreIsReportedAndTheNextRecordStartsItAgai
 TEST_F(HistoryConfigMapTest, RecordsRacingEachOtherAreAllKept) {
   ConfigMapHistory first(*client_, ns_, "history", Uncached());
   ConfigMapHistory second(*client_, ns_, "history", Uncached());
-  ASSERT_TRUE(
-      Recorded(first, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());  // exists before the race
+  ASSERT_TRUE(Recorded(first, testing::kPrimesKey, {{"a", 1}, {"b", 1}}, kNow)
+                  .ok());  // exists before the race
   auto record = [&](ConfigMapHistory& store, int from) {
     for (int i = 0; i < 5; ++i) {
-      EXPECT_TRUE(Recorded(store, "primes", {{"a", 1}, {"b", 1}}, kNow + from + i).ok());
+      EXPECT_TRUE(Recorded(store, testing::kPrimesKey, {{"a", 1}, {"b", 1}}, kNow + from + i).ok());
     }
   };
   std::thread one([&] { record(first, 10); });
   std::thread two([&] { record(second, 20); });
   one.join();
   two.join();
-  const history::HistoryLookup lookup = first.Lookup("primes", {"a"}, kNow + 30);
+  const history::HistoryLookup lookup = first.Lookup(testing::kPrimesKey, {"a"}, kNow + 30);
   ASSERT_EQ(lookup.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 11);
 }
 
 TEST_F(HistoryConfigMapTest, ABurstOfRecordsIsOneWriteAndNoneIsLost) {
   ConfigMapHistory store(*client_, ns_, "history");
-  ASSERT_TRUE(Recorded(store, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());  // creates it
+  ASSERT_TRUE(Recorded(store, testing::kPrimesKey, {{"a", 1}, {"b", 1}}, kNow).ok());  // creates it
   const auto updates = [&] { return client_->RequestCounts()["update"]; };
   const auto before = updates();
   // A hundred jobs ending together: the writer is busy with at most the
   // first when the rest arrive, so they go in at most two writes.
   for (int job = 0; job < 100; ++job) {
-    ASSERT_TRUE(store.Record("primes", {{"a", 3}, {"b", 1}}, kNow + 1 + job).ok());
+    ASSERT_TRUE(store.Record(testing::kPrimesKey, {{"a", 3}, {"b", 1}}, kNow + 1 + job).ok());
   }
   ASSERT_TRUE(store.Flush().ok());
   EXPECT_GE(updates() - before, 1u);
   EXPECT_LE(updates() - before, 2u);
   ConfigMapHistory fresh(*client_, ns_, "history", Uncached());
-  const history::HistoryLookup lookup = fresh.Lookup("primes", {"a", "b"}, kNow + 101);
+  const history::HistoryLookup lookup = fresh.Lookup(testing::kPrimesKey, {"a", "b"}, kNow + 101);
   ASSERT_EQ(lookup.nodes.size(), 2u);
   EXPECT_DOUBLE_EQ(lookup.nodes[0].samples, 16);  // the newest 16 of the 101
   EXPECT_DOUBLE_EQ(lookup.nodes[0].speed, 1.5);
@@ -161,20 +163,20 @@ TEST_F(HistoryConfigMapTest, LookupsReadOnlyWhatIsNoLongerFresh) {
   options.fresh_for = std::chrono::seconds(5);
   options.clock = [&] { return now.load(); };
   ConfigMapHistory store(*client_, ns_, "history", options);
-  ASSERT_TRUE(Recorded(store, "primes", {{"a", 3}, {"b", 1}}, kNow).ok());
+  ASSERT_TRUE(Recorded(store, testing::kPrimesKey, {{"a", 3}, {"b", 1}}, kNow).ok());
   // Another operator writes; this one's own write is fresh, and it answers
   // from that without a read.
   ConfigMapHistory other(*client_, ns_, "history", Uncached());
-  ASSERT_TRUE(Recorded(other, "primes", {{"a", 1}, {"b", 3}}, kNow + 1).ok());
+  ASSERT_TRUE(Recorded(other, testing::kPrimesKey, {{"a", 1}, {"b", 3}}, kNow + 1).ok());
   const auto gets = [&] { return client_->RequestCounts()["get"]; };
   const auto before = gets();
-  const history::HistoryLookup cached = store.Lookup("primes", {"a"}, kNow + 2);
+  const history::HistoryLookup cached = store.Lookup(testing::kPrimesKey, {"a"}, kNow + 2);
   EXPECT_EQ(gets(), before);
   ASSERT_EQ(cached.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(cached.nodes[0].samples, 1);
   // Once it is stale, a lookup reads again and sees the other's record.
   now = now.load() + std::chrono::seconds(5);
-  const history::HistoryLookup read = store.Lookup("primes", {"a"}, kNow + 2);
+  const history::HistoryLookup read = store.Lookup(testing::kPrimesKey, {"a"}, kNow + 2);
   EXPECT_EQ(gets(), before + 1);
   ASSERT_EQ(read.nodes.size(), 1u);
   EXPECT_DOUBLE_EQ(read.nodes[0].samples, 2);
@@ -215,15 +217,15 @@ TEST_F(HistoryConfigMapTest, TheChartsRightsAreEnough) {
   ASSERT_TRUE(restricted);
   ConfigMapHistory store(*restricted, ns_, "history", Uncached());
   ASSERT_TRUE(kube::testing::WaitUntil([&] {
-    return Recorded(store, "primes", {{"a", 3}, {"b", 1}}, kNow).ok();
-  })) << Recorded(store, "primes", {{"a", 3}, {"b", 1}}, kNow).ToString();
-  const history::HistoryLookup lookup = store.Lookup("primes", {"a", "b"}, kNow);
+    return Recorded(store, testing::kPrimesKey, {{"a", 3}, {"b", 1}}, kNow).ok();
+  })) << Recorded(store, testing::kPrimesKey, {{"a", 3}, {"b", 1}}, kNow).ToString();
+  const history::HistoryLookup lookup = store.Lookup(testing::kPrimesKey, {"a", "b"}, kNow);
   EXPECT_EQ(lookup.trouble, "");
   EXPECT_EQ(lookup.nodes.size(), 2u);
   // Another name is not the operator's.
   ConfigMapHistory other(*restricted, ns_, "other");
-  EXPECT_FALSE(Recorded(other, "primes", {{"a", 1}, {"b", 1}}, kNow).ok());
-  EXPECT_NE(other.Lookup("primes", {"a"}, kNow).trouble, "");
+  EXPECT_FALSE(Recorded(other, testing::kPrimesKey, {{"a", 1}, {"b", 1}}, kNow).ok());
+  EXPECT_NE(other.Lookup(testing::kPrimesKey, {"a"}, kNow).trouble, "");
 }
 
 }  // namespace
