@@ -99,7 +99,7 @@ std::optional<Reply> AdaptiveTail::StealFrom(WorkerId thief, WorkerId victim, do
   // that comes too late for any steal (a slow victim with a long cadence,
   // in the tail), it is signalled to report at its next item boundary,
   // about a report floor from now, and the steal is sized for that.
-  if (v.reserved_cost > 0) return StealReserved(thief, victim, latest, now);
+  if (reserved_cost(victim) > 0) return StealReserved(thief, victim, latest, now);
   const double next_report = std::max(now, v.last_contact + v.report_every_s);
   if (auto stolen = StealAt(thief, victim, latest, next_report, now, far)) return stolen;
   const double signalled = now + ReportFloor(now);
@@ -126,7 +126,7 @@ std::optional<Reply> AdaptiveTail::Backup(WorkerId thief, double now) {
     Note(std::nullopt, "backup: the job's items must not run twice");
     return std::nullopt;
   }
-  if (Doubled(victim) || state(victim).reserved_cost > 0) {
+  if (Doubled(victim) || reserved_cost(victim) > 0) {
     Note(victim, "backup: its lease has a copy already, or it has work set aside");
     return std::nullopt;
   }
@@ -154,7 +154,7 @@ std::optional<Reply> AdaptiveTail::StealReserved(WorkerId thief, WorkerId victim
                                                  double now) {
   const double amount = std::min((latest - now) / (1.0 / Speed(thief) + 1.0 / Speed(victim)),
                                  SlowStartCap(thief, now));
-  const Range last = amount > 0 ? LastOpenPart(state(victim).reserved.Last()) : Range{};
+  const Range last = amount > 0 ? LastOpenPart(reserved(victim).Last()) : Range{};
   if (last.empty()) {
     Note(victim, fmt::format("set aside: nothing to share by its end at {:.2f} s", latest));
     return std::nullopt;
