@@ -175,6 +175,23 @@ int RemoveTree(const char* dir) {
   return RemoveAt(path, len, 0);
 }
 
+bool JoinProcs(const char* procs) {
+  const int fd = open(procs, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[16];
+  char* end = text + sizeof(text);
+  char* digit = end;
+  for (unsigned long pid = static_cast<unsigned long>(getpid()); digit == end || pid > 0;
+       pid /= 10) {
+    *--digit = static_cast<char>('0' + pid % 10);
+  }
+  const bool moved = write(fd, digit, end - digit) == end - digit;
+  close(fd);
+  return moved;
+}
+
+bool JoinProcsFd(int procs_fd) { return write(procs_fd, "0", 1) == 1; }
+
 std::string V2Mount() {
   std::ifstream in("/proc/self/mountinfo");
   std::string line;

@@ -1,5 +1,6 @@
 // Operations on a cgroup v2 subtree that `ballast run` and the worker share:
-// kill every process in it at once, wait until it is empty, remove it.
+// move a process into it, kill every process in it at once, wait until it is
+// empty, remove it.
 //
 // A cgroup holds every process started inside it, whatever the process does
 // with its session or process group (setsid, a double fork, a daemon): only
@@ -44,6 +45,13 @@ int KillListed(const char* dir);
 // holding a process, or deeper than 32 levels); 0 when the whole tree is gone
 // or never was.
 int RemoveTree(const char* dir);
+// Moves the calling process into the cgroup whose cgroup.procs file is
+// `procs` (writes its pid there): what a child does before it execs
+// (process/child_start.h). Returns false when that fails.
+bool JoinProcs(const char* procs);
+// The same through `procs_fd`, a cgroup.procs file open for writing (writes
+// "0": the writing process).
+bool JoinProcsFd(int procs_fd);
 
 // --- not async-signal-safe -------------------------------------------------
 

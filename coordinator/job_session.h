@@ -65,6 +65,7 @@
 
 #include "coordinator/idle_release.h"
 #include "coordinator/job_types.h"
+#include "coordinator/merged_items.h"
 #include "coordinator/verification.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
@@ -86,6 +87,12 @@ inline constexpr size_t kMaxSegments = 4096;
 // differ, and a worker keeps computing while a progress report travels.
 inline constexpr double kReportSlackSeconds = 1.0;
 
+class WorkerLedger;
+
+// It composes three parts, each in a file of its own: the checks of a
+// report (report_checks.h), the ledger of workers (worker_ledger.h) and
+// that of finished items (merged_items.h); the rules between them, the
+// policy and the verifier are its own.
 class JobSession {
  public:
   // Builds the policy and starts it at `now`. Returns Invalid when the
@@ -93,6 +100,7 @@ class JobSession {
   // workload has no items, a worker's cores are not a finite number > 0, or
   // the verify options are wrong (CheckVerifyOptions).
   static StatusOr<std::unique_ptr<JobSession>> Create(JobConfig config, double now);
+  ~JobSession();
 
   const JobConfig& config() const { return config_; }
 
@@ -132,14 +140,14 @@ class JobSession {
   // the worker holds no lease, computes a check, or is unknown.
   std::optional<balance::Range> SignalLease(const std::string& worker) const;
 
-  bool HasWorker(const std::string& name) const { return ids_.count(name) > 0; }
+  bool HasWorker(const std::string& name) const;
   // True when every item's result is merged and every sampled range is
   // verified, or when verification failed (View().verification.failure).
   bool Finished() const;
   // Items whose results are merged.
-  uint64_t completed() const { return accepted_.size(); }
+  uint64_t completed() const { return items_.finished().size(); }
   // The finished items and their merged result, to resume from.
-  Checkpoint TakeCheckpoint() const { return {accepted_, result_}; }
+  Checkpoint TakeCheckpoint() const { return {items_.finished(), items_.result()}; }
   // `segments`: false leaves WorkerView::busy empty (a cheaper snapshot, for
   // metrics).
   JobView View(bool segments = true) const;
@@ -161,99 +169,43 @@ class JobSession {
 
  private:
   JobSession(JobConfig config, std::unique_ptr<balance::Policy> policy, double now);
-  // Appends the worker's record (the policy has taken it in already).
-  void AppendWorker(const balance::WorkerPrior& prior, double cores, double now);
 
-  struct Worker {
-    WorkerView view;                                  // without its busy segments, kept apart:
-    std::vector<std::pair<double, double>> segments;  // WorkerView::busy
-    balance::IntervalSet granted;                     // every range ever leased to it
-    balance::Range lease;                             // as last told to it
-    bool holds_lease = false;                         // last reply was lease or continue
-    double cores = 0;                                 // bounds its cpuSeconds
-    double joined_at = 0;                             // the job's start, or when it joined
-    // Since when its next report's computing seconds can have run: its last
-    // report that was idle or carried computing seconds, else joined_at. A
-    // report with neither (a heartbeat in the middle of one long step)
-    // leaves it, so that the step's seconds, reported at its end, are not
-    // cut to the time since that heartbeat.
-    double measured_from = 0;
-    double MeasuredFrom() const { return std::max(joined_at, measured_from); }
-    bool shared_when_sampled = false;  // at SampleSharing's last sample
-    // Computing seconds reported since its last report that handed in
-    // finished items: what the next such report's cost was computed in.
-    double unsampled_busy_s = 0;
-  };
-
-  // True when `report` comes from an earlier session of the job: it names
-  // another session, and this one has not leased to the worker yet.
-  bool IsStale(const Worker& worker, const protocol::ReportMessage& report) const;
-  // Invalid naming the field when calcSeconds or cpuSeconds is negative or
-  // not finite, or the position lies past the job's end.
-  Status CheckNumbers(const protocol::ReportMessage& report) const;
-  // Ok unless an exec result hands back fields the job did not declare, or
-  // list entries from items outside `range` (user_result.h CheckFields).
-  Status CheckHandedBack(const workload::Result& result, balance::Range range) const;
-  // Checks the completions and parses their results without changing state.
-  StatusOr<std::vector<workload::Result>> CheckCompletions(const Worker& worker,
-                                                           const protocol::ReportMessage& report);
   // Merges the ranges a report hands in that nobody handed in first (into
   // `event` for the policy); the seconds spent on the others count as
-  // dropped. `seconds`: the report's calc and CPU seconds as BoundedSeconds
-  // cut them.
+  // dropped. `seconds`: the report's calc and CPU seconds as
+  // WorkerLedger::BoundedSeconds cut them.
   void MergeCompleted(balance::WorkerId id, const protocol::ReportMessage& report,
                       const std::vector<workload::Result>& results,
                       std::pair<double, double> seconds, double now, balance::Report& event);
-  // Adds `calc_seconds` to the worker's unsampled seconds and, when the
-  // report handed in finished items (merged_cost >= 0; the cost merged, 0
-  // when none was), ends a speed sample there (WorkerView::speed_samples).
-  void SampleSpeed(Worker& worker, double merged_cost, double merged_squares, double calc_seconds);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
+  // The message that tells a worker `reply`, with the heartbeat and session
+  // of this job.
+  protocol::ReplyMessage MessageOf(const balance::Reply& reply) const;
   // A worker that is leaving: the rest of its lease goes back to the policy;
   // the reply is "done".
   protocol::ReplyMessage Leave(balance::WorkerId id, double now);
   // What ReleaseIdle decides on for worker `id`, which asked for work
   // (`idle`) and would be told `reply` (idle_release.h).
   IdleFacts IdleFactsOf(balance::WorkerId id, bool idle, balance::Reply::Kind reply) const;
-  // Unfinished items that are in no worker's lease (the policy's LeaseOf):
-  // in its pool or in a planned share.
-  uint64_t UnassignedItems() const;
   // Releases worker `id` in the job's tail: it leaves the policy's view, as
   // one leaving does, and is marked released; the reply is "done".
   protocol::ReplyMessage Release(balance::WorkerId id, double now);
-  // Verification's hooks (verification.h). A report from a worker holding a
-  // check: hands the check in when it is complete, then asks the policy.
-  // `seconds`: the report's calc and CPU seconds as BoundedSeconds cut them.
+  // A report from a worker holding a check (verification.h): hands the
+  // check in when it is complete, then asks the policy. `seconds`: the
+  // report's calc and CPU seconds as BoundedSeconds cut them.
   protocol::ReplyMessage OnCheckReport(balance::WorkerId id, const protocol::ReportMessage& report,
                                        const std::vector<workload::Result>& results,
                                        std::pair<double, double> seconds, double now);
-  // The policy's reply, or a check to recompute when it has nothing for the
-  // worker ("done" becomes "wait" while checks remain).
-  balance::Reply WithChecks(balance::WorkerId id, balance::Reply reply);
-  // The report's calc and CPU seconds, cut to what the coordinator saw pass
-  // since the worker's previous report and since the job's start, times its
-  // cores for CPU seconds (see the class comment).
-  std::pair<double, double> BoundedSeconds(const Worker& worker,
-                                           const protocol::ReportMessage& report, double now);
-  // Records the report's contact, busy stretch and seconds in its view.
-  void RecordContact(Worker& worker, double calc_seconds, double cpu_seconds, double now);
 
   JobConfig config_;
   std::unique_ptr<balance::Policy> policy_;
-  balance::CostModel cost_;  // the policy's (balance::JobCostModel): workers' work in cost
-  std::vector<Worker> workers_;
-  std::map<std::string, balance::WorkerId> ids_;
-  balance::IntervalSet accepted_;
-  workload::Result result_;
+  // Apart from its header, which needs WorkerView from this one.
+  std::unique_ptr<WorkerLedger> workers_;
+  MergedItems items_;
   double started_at_ = 0;
-  double finished_at_ = 0;
   uint64_t messages_ = 0;
   uint64_t refused_ = 0;
-  uint64_t dropped_ = 0;
   Verifier verifier_;
-  uint64_t clamped_ = 0;
-  std::optional<double> sharing_sampled_at_;  // SampleSharing's last sample
-  double sharing_sampled_s_ = 0;
 };
 
 }  // namespace ballast::coordinator

@@ -1,3 +1,4 @@
+// The check that workers compute honestly (verification.h).
 #include "coordinator/verification.h"
 
 #include <fmt/format.h>
@@ -140,6 +141,32 @@ Status Verifier::OnRecomputed(balance::WorkerId worker, balance::Range part,
       check.range.ToString(), check.result.Summary(), workers_.at(check.first),
       recomputed.Summary(), workers_.at(worker));
   return Status(StatusCode::kTerminal, view_.failure);
+}
+
+std::optional<balance::Range> Verifier::OnCheckReport(
+    balance::WorkerId worker, const std::vector<protocol::Completion>& completed,
+    const std::vector<workload::Result>& results, double cpu_s, double busy_s, double now) {
+  AddCost(worker, cpu_s, busy_s);
+  // The worker holds nothing but the check, so its completions are parts of
+  // it. A mismatch fails the job: every reply is "done" from then on.
+  for (size_t i = 0; i < completed.size(); ++i) {
+    (void)OnRecomputed(worker, completed[i].range, results[i], now);
+  }
+  return Holding(worker);
+}
+
+balance::Reply Verifier::WithChecks(balance::WorkerId worker, balance::Reply reply,
+                                    bool policy_finished) {
+  using Kind = balance::Reply::Kind;
+  if (!enabled()) return reply;
+  if (failed()) return balance::Reply{Kind::kDone, {}, 0, {}};
+  if (reply.kind == Kind::kWait || reply.kind == Kind::kDone) {
+    if (auto check = Assign(worker)) return balance::Reply{Kind::kLease, *check, 0, {}};
+    // The worker may be needed for a check still to come.
+    if (reply.kind == Kind::kDone && !(policy_finished && Idle())) reply.kind = Kind::kWait;
+  }
+  SetWaiting(worker, reply.kind == Kind::kWait);
+  return reply;
 }
 
 void Verifier::Release(balance::WorkerId worker) {

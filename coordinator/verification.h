@@ -20,8 +20,8 @@
 // - a worker lost while recomputing hands its check back to the pending ones.
 // It needs two workers at least: CheckVerifyOptions refuses fewer.
 //
-// The Verifier only decides; JobSession leases the checks and hands in their
-// results. Nothing here reads a clock or does I/O.
+// The Verifier only decides; JobSession leases the checks it picks and hands
+// in their results. Nothing here reads a clock or does I/O.
 //
 // Thread-safety: not thread-safe; JobSession's caller serializes calls.
 #pragma once
@@ -37,6 +37,7 @@
 #include "core/balance/policy.h"
 #include "core/balance/range.h"
 #include "core/common/status.h"
+#include "core/protocol/messages.h"
 #include "core/workload/result.h"
 
 namespace ballast::coordinator {
@@ -90,6 +91,24 @@ class Verifier {
   // not inside it or overlaps a part handed in before.
   Status OnRecomputed(balance::WorkerId worker, balance::Range part, const workload::Result& result,
                       double now);
+
+  // A report of `worker`, which holds a check: its seconds count for the
+  // check (AddCost) and its `completed` ranges, with `results` in the same
+  // order, are parts of it (OnRecomputed; a mismatch fails the job). Returns
+  // the check's range while parts of it are still to come, nullopt once it
+  // is compared.
+  std::optional<balance::Range> OnCheckReport(balance::WorkerId worker,
+                                              const std::vector<protocol::Completion>& completed,
+                                              const std::vector<workload::Result>& results,
+                                              double cpu_s, double busy_s, double now);
+
+  // The reply for `worker`: the policy's `reply`, or a check to recompute
+  // when the policy has nothing for it; "done" when verification failed,
+  // and "wait" instead of "done" while a check may still come
+  // (`policy_finished`: the policy has finished the job). Records whether
+  // the worker waits (SetWaiting). Off, it returns `reply` and records
+  // nothing.
+  balance::Reply WithChecks(balance::WorkerId worker, balance::Reply reply, bool policy_finished);
 
   // `worker` is gone: the check it held becomes pending again.
   void Release(balance::WorkerId worker);

@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 #include <vector>
 
 #include "core/common/metric_labels.h"
+#include "process/child_start.h"
 #include "testbed/child_process.h"
 #include "testbed/free_port.h"
 
@@ -57,18 +57,24 @@ inline std::string HttpStatusLine(uint16_t port, const std::string& path) {
   return line;
 }
 
-// Runs `argv` with stdout and stderr appended to `log`; its pid, or -1.
+// Runs `argv` (its program found in PATH) with stdout and stderr appended
+// to `log` (process/child_start.h); its pid, or -1 when the program is not
+// found or the log cannot be opened.
 inline pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<char*> args;
-  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
+  std::vector<std::string> words = argv;
+  const std::vector<char*> args = process::PointersTo(words);
+  const std::string file = process::ResolveCommand(words.front());
+  if (file.empty()) return -1;
+  const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  process::ChildSpec child;
+  child.file = file.c_str();
+  child.argv = args.data();
+  child.envp = environ;
+  child.output = fd;
+  child.share_memory = true;  // as posix_spawn does
+  const pid_t pid = process::StartChild(child);
+  close(fd);
   return pid;
 }
 

@@ -110,14 +110,14 @@ void AdaptiveForecast::Predict(WorkerId id, double now) {
   busy_[id] = busy;
   predicted_reserve_sum_ -= predicted_reserve_[id];
   predicted_reserve_[id] = 0;
-  if (!Alive(id) || (!busy && !state(id).reserved.empty())) {
+  if (!Alive(id) || (!busy && !reserved(id).empty())) {
     finish_.Clear(id);
     return;
   }
   const double speed = Speed(id);
   const double since = std::min(state(id).last_contact, now);
   if (busy) {
-    predicted_reserve_[id] = state(id).reserved_cost;
+    predicted_reserve_[id] = reserved_cost(id);
     predicted_reserve_sum_ += predicted_reserve_[id];
   }
   finish_.Set(id, busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since,
@@ -149,7 +149,7 @@ double AdaptiveForecast::Remaining(WorkerId id, double now) const {
   const Range left = Unfinished(id);
   if (left.empty()) return 0;
   const double since = std::max(0.0, now - state(id).last_contact);
-  return std::max(0.0, cost().Cost(left) - Speed(id) * since) + state(id).reserved_cost;
+  return std::max(0.0, cost().Cost(left) - Speed(id) * since) + reserved_cost(id);
 }
 
 double AdaptiveForecast::ReportFloor(double now) const {

@@ -211,7 +211,7 @@ class AdaptivePolicy : public AdaptiveTail {
     // Work set aside for after the lease goes back first. Each pass takes at
     // least one item set aside (FarEnd), so there are at most as many passes
     // as such items, and fewer than ranges when `amount` covers them.
-    while (amount > 0 && state(worker).reserved_cost > 0) {
+    while (amount > 0 && reserved_cost(worker) > 0) {
       const Range taken = TakeBackReserved(worker, amount);
       amount -= cost().Cost(taken);
       give_back(taken);
@@ -231,7 +231,7 @@ class AdaptivePolicy : public AdaptiveTail {
   // Takes up to `amount` of cost from the far end of the worker's last
   // set-aside range back from it (at least one item); the caller places it.
   Range TakeBackReserved(WorkerId worker, double amount) {
-    const Range taken = FarEnd(state(worker).reserved.Last(), amount);
+    const Range taken = FarEnd(reserved(worker).Last(), amount);
     Unreserve(worker, taken);
     return taken;
   }

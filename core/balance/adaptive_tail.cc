@@ -99,7 +99,7 @@ std::optional<Reply> AdaptiveTail::StealFrom(WorkerId thief, WorkerId victim, do
   // that comes too late for any steal (a slow victim with a long cadence,
   // in the tail), it is signalled to report at its next item boundary,
   // about a report floor from now, and the steal is sized for that.
-  if (v.reserved_cost > 0) return StealReserved(thief, victim, latest, now);
+  if (reserved_cost(victim) > 0) return StealReserved(thief, victim, latest, now);
   const double next_report = std::max(now, v.last_contact + v.report_every_s);
   if (auto stolen = StealAt(thief, victim, latest, next_report, now, far)) return stolen;
   const double signalled = now + ReportFloor(now);
@@ -126,7 +126,7 @@ std::optional<Reply> AdaptiveTail::Backup(WorkerId thief, double now) {
     Note(std::nullopt, "backup: the job's items must not run twice");
     return std::nullopt;
   }
-  if (Doubled(victim) || state(victim).reserved_cost > 0) {
+  if (Doubled(victim) || reserved_cost(victim) > 0) {
     Note(victim, "backup: its lease has a copy already, or it has work set aside");
     return std::nullopt;
   }
@@ -154,7 +154,7 @@ std::optional<Reply> AdaptiveTail::StealReserved(WorkerId thief, WorkerId victim
                                                  double now) {
   const double amount = std::min((latest - now) / (1.0 / Speed(thief) + 1.0 / Speed(victim)),
                                  SlowStartCap(thief, now));
-  const Range last = amount > 0 ? LastOpenPart(state(victim).reserved.Last()) : Range{};
+  const Range last = amount > 0 ? LastOpenPart(reserved(victim).Last()) : Range{};
   if (last.empty()) {
     Note(victim, fmt::format("set aside: nothing to share by its end at {:.2f} s", latest));
     return std::nullopt;
@@ -192,7 +192,6 @@ Range AdaptiveTail::FarEnd(Range range, double amount) const {
 // when nothing worth moving is left by then.
 std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, double latest,
                                            double learns, double now, Far far) {
-  const WorkerState& v = state(victim);
   const double v_speed = Speed(victim);
   const double t_speed = Speed(thief);
   const Range left = Unfinished(victim);
@@ -201,19 +200,7 @@ std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, doub
     return fmt::format("{} (learning at {:.2f} s)", far == Far::kSized ? "sized" : "whole item",
                        learns);
   };
-  // Where the victim may be when it learns of the cut: as far as its speed
-  // says, and further by as much as it has run ahead of its predictions,
-  // the lead weighed by what a wrong cut costs. A cut the victim has not
-  // reached leaves it items at its speed; one it has passed has the thief
-  // compute again what the victim did, at the thief's. So the lead counts
-  // fully for a victim at least as fast as the thief, and in proportion
-  // 2 v / (v + t) for a slower one: a slow victim beside a fast thief is
-  // better cut short than left items it may not reach.
-  const double lead =
-      speeds().estimate(victim).lead * std::min(1.0, 2 * v_speed / (v_speed + t_speed));
-  const double travel = v_speed * (1 + lead) * (learns - v.last_contact);
-  uint64_t safe = cost().Advance(left.begin, left.end, travel);
-  safe = std::min(left.end, safe + 1);  // the item it may have begun
+  const uint64_t safe = PastReach(thief, victim, learns);
   if (safe >= left.end) {
     Note(victim, fmt::format("{}: it may be in its last item {} by then", what(),
                              Range{left.end - 1, left.end}.ToString()));
@@ -249,6 +236,25 @@ std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, doub
   Cut(victim, cut);
   Predict(victim, now);
   return GrantStolen(thief, stolen, now);
+}
+
+uint64_t AdaptiveTail::PastReach(WorkerId thief, WorkerId victim, double learns) const {
+  const double v_speed = Speed(victim);
+  const double t_speed = Speed(thief);
+  const Range left = Unfinished(victim);
+  // Where the victim may be when it learns of the cut: as far as its speed
+  // says, and further by as much as it has run ahead of its predictions,
+  // the lead weighed by what a wrong cut costs. A cut the victim has not
+  // reached leaves it items at its speed; one it has passed has the thief
+  // compute again what the victim did, at the thief's. So the lead counts
+  // fully for a victim at least as fast as the thief, and in proportion
+  // 2 v / (v + t) for a slower one: a slow victim beside a fast thief is
+  // better cut short than left items it may not reach.
+  const double lead =
+      speeds().estimate(victim).lead * std::min(1.0, 2 * v_speed / (v_speed + t_speed));
+  const double travel = v_speed * (1 + lead) * (learns - state(victim).last_contact);
+  const uint64_t reached = cost().Advance(left.begin, left.end, travel);
+  return std::min(left.end, reached + 1);  // the item it may have begun
 }
 
 void AdaptiveTail::Note(std::optional<WorkerId> victim, std::string why) {

@@ -89,6 +89,9 @@ class AdaptiveTail : public AdaptiveForecast {
   std::optional<Reply> StealReserved(WorkerId thief, WorkerId victim, double latest, double now);
   std::optional<Reply> StealAt(WorkerId thief, WorkerId victim, double latest, double learns,
                                double now, Far far);
+  // The first item of the victim's unfinished lease it cannot have begun by
+  // `learns`, when it learns of a cut (StealAt).
+  uint64_t PastReach(WorkerId thief, WorkerId victim, double learns) const;
   // Hysteresis: a steal must move the victim's finish (`latest`) earlier by
   // more than the thief's overhead of starting a lease.
   bool WorthStealing(WorkerId thief, Range stolen, double latest, double now) const;

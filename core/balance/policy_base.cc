@@ -1,10 +1,13 @@
+// The bookkeeping every policy shares (policy_base.h), and the checks of a
+// job every policy makes (policy.h).
 #include "core/balance/policy_base.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
+
+#include "core/balance/reserved_shares.h"
 
 namespace ballast::balance {
 
@@ -61,21 +64,15 @@ Status PolicyBase::Start(const JobInfo& job, double now) {
   BALLAST_RETURN_IF_ERROR(CheckJob(job));
   job_ = job;
   declared_ = JobCostModel(job);
-  cost_ = declared_;
   learning_ = learn_costs_ && (job.item_costs != nullptr || job.cost != CostShape::kUniform);
   learner_ = StartCostLearner();
   workers_.assign(job.workers.size(), WorkerState{});
   for (auto& worker : workers_) worker.last_contact = now;
-  pool_ = IntervalSet(Range{0, job.items});
-  pool_cost_ = cost_.Cost({0, job.items});
-  reserved_cost_ = 0;
-  done_ = IntervalSet();
+  items_.Reset(job.items, declared_, job.workers.size());
   stats_ = PolicyStats{};
   stats_.learning_costs = learning_;
   for (const Range& range : job.finished.Ranges()) {
-    const Range clipped{range.begin, std::min(range.end, job.items)};
-    stats_.completed_items += done_.Add(clipped);
-    PoolRemove(clipped);
+    stats_.completed_items += items_.Finish({range.begin, std::min(range.end, job.items)});
   }
   signals_.clear();
   waiting_list_.clear();
@@ -96,11 +93,9 @@ Reply PolicyBase::Decide(const Report& report) {
   const double elapsed = report.now - worker.last_contact;
   for (const Range& range : report.completed) {
     const Range clipped{range.begin, std::min(range.end, job_.items)};
-    const uint64_t fresh = done_.Add(clipped);
+    const uint64_t fresh = items_.Finish(clipped);
     stats_.duplicate_items += clipped.size() - fresh;
     stats_.completed_items += fresh;
-    // A finished item may still sit in the pool when its lease had been revoked.
-    PoolRemove(clipped);
   }
   if (learning_) Learn(report, elapsed);
   Observe(report, elapsed);
@@ -142,7 +137,7 @@ Reply PolicyBase::Decide(const Report& report) {
   worker.lease = {};
   worker.position = 0;
   Reply reply = Assign(report.worker, report.now);
-  if (returned && !pool_.empty()) WakeWaiting();
+  if (returned && !pool().empty()) WakeWaiting();
   if (reply.kind == Reply::Kind::kWait) MarkWaiting(report.worker);
   if (reply.kind == Reply::Kind::kDone) worker.done = true;
   return reply;
@@ -176,7 +171,7 @@ void PolicyBase::Learn(const Report& report, double elapsed) {
   if (!learner_.MaybeRefit()) return;
   stats_.cost_samples = learner_.fit().samples;
   const double learned = learner_.fit().start_cost;
-  const double current = cost_.start_cost();
+  const double current = cost().start_cost();
   // Only a move by more than a tenth (or to or from none) changes the
   // model: each change costs O(P log P) and resets the sums kept in cost units.
   if (std::fabs(learned - current) > 0.1 * std::max(learned, current)) {
@@ -185,16 +180,9 @@ void PolicyBase::Learn(const Report& report, double elapsed) {
 }
 
 void PolicyBase::SetStartCost(double start_cost, double now) {
-  const double old = cost_.start_cost();
-  cost_ = declared_.WithStartCost(start_cost);
-  stats_.start_cost = cost_.start_cost();
-  pool_cost_ = CostIn(pool_, {0, job_.items});
-  reserved_cost_ = 0;
-  for (WorkerState& worker : workers_) {
-    worker.reserved_cost = 0;
-    for (const Range& range : worker.reserved.Ranges()) worker.reserved_cost += cost_.Cost(range);
-    reserved_cost_ += worker.reserved_cost;
-  }
+  const double old = cost().start_cost();
+  items_.SetCost(declared_.WithStartCost(start_cost));
+  stats_.start_cost = cost().start_cost();
   AfterCostChanged(old, now);
 }
 
@@ -207,14 +195,11 @@ void PolicyBase::OnWorkerLost(WorkerId id, double now) {
   // and ReturnToPool skips whatever is finished.
   ReleaseToPool(id, worker.lease);
   worker.lease = {};
-  for (const Range& range : worker.reserved.Ranges()) ReturnToPool(range);
-  reserved_cost_ -= worker.reserved_cost;
-  worker.reserved = IntervalSet();
-  worker.reserved_cost = 0;
+  for (const Range& range : items_.DropReserved(id).Ranges()) ReturnToPool(range);
   worker.prefetch.clear();
   // Others may be waiting on this worker even when it returned nothing (its
   // lease was finished by someone else): let them look at the pool again.
-  if (!pool_.empty()) WakeWaiting();
+  if (!pool().empty()) WakeWaiting();
   AfterLost(id, now);
 }
 
@@ -228,6 +213,7 @@ StatusOr<WorkerId> PolicyBase::OnWorkerJoined(const WorkerPrior& prior, double n
   job_.workers.push_back(prior);
   workers_.push_back(WorkerState{});
   workers_.back().last_contact = now;
+  items_.AddWorker();
   AfterJoined(id, now);
   return id;
 }
@@ -255,70 +241,10 @@ Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
   return cut;
 }
 
-Range PolicyBase::TakeReserved(WorkerId id) {
-  WorkerState& worker = workers_[id];
-  // Each pass removes at least one reserved range: bounded by their number.
-  while (!worker.reserved.empty()) {
-    // Items set aside may since have been finished by a worker that had
-    // been declared lost and was not: those are dropped, not leased.
-    const Range first = worker.reserved.First();
-    const Range open = FirstOpenPart(first);
-    Unreserve(id, {first.begin, open.empty() ? first.end : open.end});
-    if (!open.empty()) return open;
-  }
-  return {};
-}
-
-Range PolicyBase::FirstOpenPart(Range range) const {
-  range = SkipFinished(range);
-  const Range finished = done_.FirstAtOrAfter(range.begin);
-  if (!finished.empty() && finished.begin < range.end) range.end = finished.begin;
-  return range;
-}
-
-Range PolicyBase::LastOpenPart(Range range) const {
-  // One pass per open stretch of `range`: bounded by its finished ranges + 1.
-  Range last;
-  for (Range open = FirstOpenPart(range); !open.empty();
-       open = FirstOpenPart({open.end, range.end})) {
-    last = open;
-  }
-  return last;
-}
-
 void PolicyBase::SetAside(WorkerId id, Range range) {
   if (range.empty()) return;
-  WorkerState& worker = workers_[id];
-  worker.reserved.Add(range);
-  worker.reserved_cost += cost_.Cost(range);
-  reserved_cost_ += cost_.Cost(range);
-  worker.prefetch.push_back(range);
-}
-
-void PolicyBase::Unreserve(WorkerId id, Range range) {
-  WorkerState& worker = workers_[id];
-  const double removed = CostIn(worker.reserved, range);
-  worker.reserved.Remove(range);
-  worker.reserved_cost = worker.reserved.empty() ? 0 : worker.reserved_cost - removed;
-  reserved_cost_ -= removed;
-}
-
-Range PolicyBase::TakeFromPool(uint64_t count) {
-  const Range first = pool_.First();
-  const Range taken{first.begin,
-                    first.begin + std::min<uint64_t>(std::max<uint64_t>(count, 1), first.size())};
-  PoolRemove(taken);
-  return taken;
-}
-
-Range PolicyBase::TakeCostFromPool(double cost) {
-  const Range first = pool_.First();
-  if (first.empty()) return {};
-  uint64_t end = cost_.Advance(first.begin, first.end, cost);
-  end = std::max(end, first.begin + 1);
-  const Range taken{first.begin, end};
-  PoolRemove(taken);
-  return taken;
+  items_.SetAside(id, range);
+  workers_[id].prefetch.push_back(range);
 }
 
 bool PolicyBase::ReleaseToPool(WorkerId worker, Range range, bool wake) {
@@ -331,21 +257,7 @@ bool PolicyBase::ReleaseToPool(WorkerId worker, Range range, bool wake) {
 }
 
 bool PolicyBase::ReturnToPool(Range range, bool wake) {
-  // Only unfinished items go back; walk the finished ranges that overlap.
-  // Each pass moves `at` past one finished range or one gap between them, so
-  // the loop is bounded by twice the finished ranges inside `range`.
-  bool added = false;
-  uint64_t at = range.begin;
-  while (at < range.end) {
-    const Range finished = done_.FirstAtOrAfter(at);
-    if (!finished.empty() && finished.begin <= at) {
-      at = finished.end;
-      continue;
-    }
-    const uint64_t stop = finished.empty() ? range.end : std::min(range.end, finished.begin);
-    added = PoolAdd({at, stop}) || added;
-    at = stop;
-  }
+  const bool added = items_.ReturnToPool(range);
   if (added && wake) WakeWaiting();
   return added;
 }
@@ -369,169 +281,7 @@ void PolicyBase::WakeWaiting() {
 }
 
 void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
-  double total = 0;
-  for (double share : shares) total += std::max(share, 0.0);
-  // Walk the pool in order (all of [0, N) unless the job resumed with
-  // finished items), handing each worker its share of the pool's cost.
-  const std::vector<Range> ranges = pool_.Ranges();
-  const double whole = pool_cost();
-  const size_t count = workers_.size();
-  std::vector<double> target(count);
-  for (WorkerId id = 0; id < count; ++id) {
-    target[id] = total > 0 ? std::max(shares[id], 0.0) / total * whole : whole / count;
-  }
-  const std::vector<WorkerId> walk = ReserveOrder(shares);
-  std::vector<IntervalSet> reserved(count);
-  std::vector<double> got(count, 0.0);
-  PoolCursor cursor{ranges, 0, ranges.empty() ? 0 : ranges.front().begin};
-  if (cost_.per_item()) SpreadLargeItems(cursor, target, walk, reserved, got);
-  // The rest of the pool in contiguous shares: what each worker still lacks
-  // of its target, in proportion (all of it when no item was large).
-  double lacking = 0;
-  double spread = 0;
-  for (WorkerId id = 0; id < count; ++id) {
-    lacking += std::max(0.0, target[id] - got[id]);
-    spread += got[id];
-  }
-  // What earlier workers got short of (or, with per-item costs, beyond)
-  // their share, by whole items.
-  double owed = 0;
-  for (size_t n = 0; n < walk.size(); ++n) {
-    const WorkerId id = walk[n];
-    const bool last = n + 1 == walk.size();
-    double want = owed;
-    if (spread == 0) {
-      want += target[id];
-    } else if (lacking > 0) {
-      want += std::max(0.0, target[id] - got[id]) / lacking * (whole - spread);
-    }
-    while (cursor.index < ranges.size() && (last || want > 0)) {
-      const Range rest{std::max(cursor.at, ranges[cursor.index].begin), ranges[cursor.index].end};
-      const uint64_t end = last ? rest.end : ShareEnd(rest, want);
-      if (end > rest.begin) reserved[id].Add({rest.begin, end});
-      want -= cost_.Cost({rest.begin, end});
-      cursor.at = end;
-      if (end < rest.end) break;
-      ++cursor.index;
-    }
-    owed = cost_.per_item() ? want : std::max(0.0, want);
-  }
-  for (WorkerId id = 0; id < count; ++id) {
-    workers_[id].reserved_cost = 0;
-    for (const Range& range : reserved[id].Ranges()) {
-      workers_[id].reserved_cost += cost_.Cost(range);
-      PoolRemove(range);
-    }
-    reserved_cost_ += workers_[id].reserved_cost;
-    workers_[id].reserved = std::move(reserved[id]);
-  }
-}
-
-void PolicyBase::SpreadLargeItems(PoolCursor& cursor, const std::vector<double>& target,
-                                  const std::vector<WorkerId>& walk,
-                                  std::vector<IntervalSet>& reserved,
-                                  std::vector<double>& got) const {
-  double whole = 0;
-  size_t takers = 0;
-  for (double wanted : target) {
-    whole += wanted;
-    if (wanted > 0) ++takers;
-  }
-  if (takers < 2) return;
-  // Items of at least this cost are large: at most kLargeItemShares x
-  // takers of them, and at most kMaxSpreadItems are spread, each weighed
-  // against every worker once a job.
-  const double large = whole / (kLargeItemShares * static_cast<double>(takers));
-  const std::vector<Range>& ranges = cursor.ranges;
-  // Only a pool dealt largest first leads with its large items: one that
-  // does not (items as listed) is cut in contiguous shares as it comes.
-  if (ranges.empty()) return;
-  const double front = cost_.Cost({ranges.front().begin, ranges.front().begin + 1});
-  if (front < large) return;
-  for (const Range& range : ranges) {
-    for (uint64_t item = range.begin; item < range.end; ++item) {
-      if (cost_.Cost({item, item + 1}) > front) return;
-    }
-  }
-  for (size_t spread = 0; cursor.index < ranges.size() && spread < kMaxSpreadItems;) {
-    const uint64_t item = std::max(cursor.at, ranges[cursor.index].begin);
-    if (item >= ranges[cursor.index].end) {
-      ++cursor.index;
-      continue;
-    }
-    const double cost = cost_.Cost({item, item + 1});
-    if (cost < large) return;
-    // The worker it leaves least full against its target (ties in walk
-    // order): the one that would finish it first, as LPT places an item.
-    std::optional<WorkerId> best;
-    double best_fill = 0;
-    for (WorkerId id : walk) {
-      if (!(target[id] > 0) || cost > 0.5 * target[id]) continue;
-      const double fill = (got[id] + cost) / target[id];
-      if (!best || fill < best_fill) {
-        best = id;
-        best_fill = fill;
-      }
-    }
-    if (!best) return;
-    reserved[*best].Add({item, item + 1});
-    got[*best] += cost;
-    cursor.at = item + 1;
-    ++spread;
-  }
-}
-
-std::vector<WorkerId> PolicyBase::ReserveOrder(const std::vector<double>& shares) const {
-  std::vector<WorkerId> order(workers_.size());
-  std::iota(order.begin(), order.end(), WorkerId{0});
-  if (cost_.per_item()) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](WorkerId a, WorkerId b) { return shares[a] > shares[b]; });
-  }
-  return order;
-}
-
-uint64_t PolicyBase::ShareEnd(Range rest, double want) const {
-  const uint64_t end = cost_.Advance(rest.begin, rest.end, want);
-  if (!cost_.per_item() || end >= rest.end) return end;
-  const double under = want - cost_.Cost({rest.begin, end});
-  const double over = cost_.Cost({rest.begin, end + 1}) - want;
-  return over < under ? end + 1 : end;
-}
-
-bool PolicyBase::PoolAdd(Range range) {
-  const double before = CostIn(pool_, range);
-  if (pool_.Add(range) == 0) return false;
-  pool_cost_ += cost_.Cost(range) - before;
-  return true;
-}
-
-void PolicyBase::PoolRemove(Range range) {
-  const double removed = CostIn(pool_, range);
-  if (pool_.Remove(range) == 0) return;
-  pool_cost_ -= removed;
-  if (pool_.empty()) pool_cost_ = 0;  // no rounding left behind
-}
-
-double PolicyBase::CostIn(const IntervalSet& set, Range range) const {
-  double total = 0;
-  uint64_t at = range.begin;
-  while (at < range.end) {
-    const Range piece = set.FirstAtOrAfter(at);
-    if (piece.empty() || piece.begin >= range.end) break;
-    const uint64_t end = std::min(piece.end, range.end);
-    total += cost_.Cost({std::max(piece.begin, at), end});
-    at = end;
-  }
-  return total;
-}
-
-Range PolicyBase::SkipFinished(Range range) const {
-  while (!range.empty() && done_.Contains(range.begin)) {
-    const Range finished = done_.FirstAtOrAfter(range.begin);
-    range.begin = std::min(range.end, finished.end);
-  }
-  return range;
+  items_.Reserve(PlanShares(pool().Ranges(), pool_cost(), cost(), shares));
 }
 
 Range PolicyBase::Unfinished(WorkerId id) const {

@@ -6,7 +6,9 @@
 // override AfterProgress (to shrink a computing worker's lease). Items move
 // between four places only: reserved (a worker's planned share, or ranges set
 // aside for it to prefetch; not yet leased), the pool, a lease, and done.
-// Every move goes through this class.
+// Every move goes through this class: the leases are its own, the other
+// three places its ItemLedger's (item_ledger.h); the planned shares are cut
+// by PlanShares (reserved_shares.h).
 //
 // Thread-safety: not thread-safe (see Policy).
 #pragma once
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/balance/item_ledger.h"
 #include "core/balance/learned_cost.h"
 #include "core/balance/policy.h"
 
@@ -31,8 +34,6 @@ struct WorkerState {
   bool waiting = false;         // told to wait for a signal
   bool lost = false;            // declared lost and not heard from since
   bool done = false;            // told the job is done
-  IntervalSet reserved;         // planned share or set-aside ranges, not yet leased
-  double reserved_cost = 0;     // declared cost of `reserved`
   std::vector<Range> prefetch;  // set aside since its last reply (Reply::prefetch)
   double unsampled_s = 0;       // computing reported since its last cost sample
 };
@@ -43,7 +44,7 @@ class PolicyBase : public Policy {
   Reply OnReport(const Report& report) final;
   void OnWorkerLost(WorkerId worker, double now) final;
   StatusOr<WorkerId> OnWorkerJoined(const WorkerPrior& prior, double now) final;
-  bool Finished() const final { return done_.size() == job_.items; }
+  bool Finished() const final { return items_.done().size() == job_.items; }
   const PolicyStats& stats() const final { return stats_; }
   std::vector<WorkerId> TakeSignals() final;
   Range LeaseOf(WorkerId worker) const final { return workers_.at(worker).lease; }
@@ -93,17 +94,17 @@ class PolicyBase : public Policy {
   // (its unfinished items); the caller gives it to someone or to the pool.
   Range Cut(WorkerId worker, uint64_t new_end);
   // Takes the worker's next reserved range (empty when none is left).
-  Range TakeReserved(WorkerId worker);
+  Range TakeReserved(WorkerId worker) { return items_.TakeReserved(worker); }
   // Sets `range` (already out of the pool) aside for the worker after its
   // lease; its next reply names it for prefetch.
   void SetAside(WorkerId worker, Range range);
   // Takes `range` (a part of the worker's reserved items) back from it, to
   // lease to another worker.
-  void Unreserve(WorkerId worker, Range range);
+  void Unreserve(WorkerId worker, Range range) { items_.Unreserve(worker, range); }
   // Takes up to `count` items from the front of the pool (one contiguous range).
-  Range TakeFromPool(uint64_t count);
+  Range TakeFromPool(uint64_t count) { return items_.TakeFromPool(count); }
   // Takes items from the front of the pool worth at most `cost` (at least one item).
-  Range TakeCostFromPool(double cost);
+  Range TakeCostFromPool(double cost) { return items_.TakeCostFromPool(cost); }
   // Returns unfinished items of `range` to the pool and, when `wake`, signals
   // waiting workers that there is work again. True when any item went back.
   bool ReturnToPool(Range range, bool wake = true);
@@ -118,52 +119,13 @@ class PolicyBase : public Policy {
   // Asks one worker to contact the coordinator now.
   void Signal(WorkerId worker) { signals_.push_back(worker); }
   // Plans each worker's reserved share in proportion to `shares` (by cost),
-  // contiguous in pool order; each ends at a whole item, and what it got
-  // short of (with per-item costs, also beyond) its share moves to the next
-  // worker walked. The workers are walked by id, or with per-item costs by
-  // decreasing share (ReserveOrder). With per-item costs the large items at
-  // the pool's front are spread first (SpreadLargeItems), and the contiguous
-  // shares made of the rest.
+  // as PlanShares cuts the pool (reserved_shares.h).
   void ReserveProportional(const std::vector<double>& shares);
-  // Dealt largest first, the pool's front holds the largest items: cut in
-  // contiguous shares, they would all fall to the first worker walked,
-  // whose share they may exceed on their own (on real nodes, the three
-  // largest archives of a job, a quarter of its declared work, all on one
-  // board, kept it busy 6 s after the others ran dry). So each leading item
-  // worth at least 1 / kLargeItemShares of a mean share goes, one at a
-  // time, to the worker whose target it fills least, as LPT places an item
-  // on the machine that finishes it first; `got` adds up what each got. A
-  // worker is not given an item worth more than half its target (the
-  // slowest's share stays the smallest items, ReserveOrder). Stops at the
-  // first smaller item, or one no worker may take, or after
-  // kMaxSpreadItems; spreads nothing unless the pool leads with its
-  // costliest item (dealt largest first: the as-listed deal is kept whole).
-  struct PoolCursor {
-    const std::vector<Range>& ranges;  // the pool's, in order
-    size_t index = 0;                  // the range being walked
-    uint64_t at = 0;                   // the next item, once within it
-  };
-  static constexpr double kLargeItemShares = 4;
-  // At most this many items are spread: each is weighed against every
-  // worker, and beyond a few per worker a contiguous share holds many.
-  static constexpr size_t kMaxSpreadItems = 256;
-  void SpreadLargeItems(PoolCursor& cursor, const std::vector<double>& target,
-                        const std::vector<WorkerId>& walk, std::vector<IntervalSet>& reserved,
-                        std::vector<double>& got) const;
-  // With per-item costs the pool's front holds the items dealt first, the
-  // largest when they are dealt largest first, and an indivisible item of a
-  // tenth of the job is the job's end on the slowest node and one of the
-  // first finished on the fastest. So the shares are walked by decreasing
-  // share (ties by id): the fastest worker's comes first and the slowest's
-  // is the smallest items, at the pool's back, whatever order the nodes are
-  // listed in (a cluster lists them by name).
-  std::vector<WorkerId> ReserveOrder(const std::vector<double>& shares) const;
-  // `range` without the finished items at its front.
-  Range SkipFinished(Range range) const;
-  // The first and the last stretch of `range` that holds no finished item
-  // (empty when every item is finished).
-  Range FirstOpenPart(Range range) const;
-  Range LastOpenPart(Range range) const;
+  // `range` without the finished items at its front; its first and last
+  // stretch that holds no finished item (ItemLedger).
+  Range SkipFinished(Range range) const { return items_.SkipFinished(range); }
+  Range FirstOpenPart(Range range) const { return items_.FirstOpenPart(range); }
+  Range LastOpenPart(Range range) const { return items_.LastOpenPart(range); }
   // The unfinished part of the worker's lease as last reported.
   Range Unfinished(WorkerId worker) const;
 
@@ -173,43 +135,39 @@ class PolicyBase : public Policy {
   const JobInfo& job() const { return job_; }
   // The cost model decisions are made by: the declared one, plus the start
   // cost learned so far (0 when none).
-  const CostModel& cost() const { return cost_; }
+  const CostModel& cost() const { return items_.cost(); }
   // The job's declared costs alone (JobCostModel).
   const CostModel& declared_cost() const { return declared_; }
   // The latest fit of the start cost (all zero when not learning).
   const StartCostFit& start_cost_fit() const { return learner_.fit(); }
   size_t worker_count() const { return workers_.size(); }
   const WorkerState& state(WorkerId worker) const { return workers_[worker]; }
-  const IntervalSet& pool() const { return pool_; }
-  const IntervalSet& done() const { return done_; }
+  const IntervalSet& pool() const { return items_.pool(); }
+  const IntervalSet& done() const { return items_.done(); }
+  // The worker's planned share or set-aside ranges, not yet leased, and
+  // their declared cost.
+  const IntervalSet& reserved(WorkerId worker) const { return items_.reserved(worker); }
+  double reserved_cost(WorkerId worker) const { return items_.reserved_cost(worker); }
   // Declared cost of the pool, and of every worker's reserved share together;
   // kept as running sums, so O(1).
-  double pool_cost() const { return pool_.empty() ? 0 : std::max(0.0, pool_cost_); }
-  double reserved_cost() const { return std::max(0.0, reserved_cost_); }
+  double pool_cost() const { return items_.pool_cost(); }
+  double reserved_cost() const { return items_.reserved_cost(); }
   PolicyStats& mutable_stats() { return stats_; }
 
  private:
   JobInfo job_;
-  CostModel cost_;
   CostModel declared_;
   bool learn_costs_ = false;  // as the policy asked (LearnStartCost)
   bool learning_ = false;     // ... and the job declares costs
   StartCostLearner learner_;
   std::vector<WorkerState> workers_;
-  IntervalSet pool_;
-  IntervalSet done_;
+  ItemLedger items_;  // the pool, the reserves, the finished items
   PolicyStats stats_;
   std::vector<WorkerId> signals_;
   std::vector<WorkerId> waiting_list_;  // told to wait since the last WakeWaiting
-  double pool_cost_ = 0;                // declared cost of pool_
-  double reserved_cost_ = 0;            // declared cost of every worker's reserved set
 
-  // Adds to or removes from the pool, keeping pool_cost_; Add returns true
-  // when an item was not in the pool before.
-  bool PoolAdd(Range range);
   // Sets the worker waiting, and lists it for WakeWaiting.
   void MarkWaiting(WorkerId id);
-  void PoolRemove(Range range);
   // Decides the reply to a report (OnReport adds the prefetch news).
   Reply Decide(const Report& report);
   // Records the report's finished items as a cost sample and, when the fit
@@ -218,13 +176,6 @@ class PolicyBase : public Policy {
   // Makes the cost model the declared one plus `start_cost` per item and
   // brings every sum kept in cost units to it.
   void SetStartCost(double start_cost, double now);
-  // Declared cost of the items of `range` that are in `set`.
-  double CostIn(const IntervalSet& set, Range range) const;
-  // Where a reserved share worth `want` that starts at rest.begin ends,
-  // within `rest`: the last item that fits, or with per-item costs, one
-  // more when that leaves the share nearer `want` (a single item may be
-  // worth much of a share; the difference is owed by the next worker).
-  uint64_t ShareEnd(Range rest, double want) const;
 };
 
 }  // namespace ballast::balance

@@ -169,6 +169,26 @@ struct Sums {
   double log_size = 0;  // sum c log z
 };
 
+// Each node's sums over its usable samples at `slope`, and in `job` the
+// cost and log size of all of them together.
+std::vector<Sums> NodeSums(const std::vector<std::vector<SpeedSample>>& per_node, double slope,
+                           Sums* job) {
+  std::vector<Sums> sums(per_node.size());
+  for (size_t i = 0; i < per_node.size(); ++i) {
+    for (const SpeedSample& s : per_node[i]) {
+      if (!UsableSample(s)) continue;
+      const double size = Squares(s) / s.cost;  // its items', as if all of one size
+      sums[i].cost += s.cost;
+      sums[i].squares += s.cost * s.cost;
+      sums[i].at_slope += s.cost * std::pow(size, -slope);
+      sums[i].log_size += s.cost * std::log(size);
+    }
+    job->cost += sums[i].cost;
+    job->log_size += sums[i].log_size;
+  }
+  return sums;
+}
+
 }  // namespace
 
 std::vector<NodeMeasurementNoise> MeasurementNoise(
@@ -182,20 +202,8 @@ std::vector<NodeMeasurementNoise> MeasurementNoise(
   // A speed is a ratio of sums, not of logs: an item's cost factor of log
   // spread sigma has a relative variance of exp(sigma^2) - 1 (log-normal).
   const double relative = std::expm1(std::min(sigma * sigma, 50.0));
-  std::vector<Sums> sums(per_node.size());
   Sums job;
-  for (size_t i = 0; i < per_node.size(); ++i) {
-    for (const SpeedSample& s : per_node[i]) {
-      if (!UsableSample(s)) continue;
-      const double size = Squares(s) / s.cost;  // its items', as if all of one size
-      sums[i].cost += s.cost;
-      sums[i].squares += s.cost * s.cost;
-      sums[i].at_slope += s.cost * std::pow(size, -slope);
-      sums[i].log_size += s.cost * std::log(size);
-    }
-    job.cost += sums[i].cost;
-    job.log_size += sums[i].log_size;
-  }
+  const std::vector<Sums> sums = NodeSums(per_node, slope, &job);
   std::vector<NodeMeasurementNoise> out(per_node.size());
   std::vector<bool> measured(per_node.size(), false);
   double log_factors = 0;  // summed over the measured nodes

@@ -140,36 +140,49 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
       status = DeleteObject(WeightedJobs().In(job.ns).Named(job.name), a->uid, true);
       if (status.ok()) spdlog::info("deleted finished job job={} ttlSecondsAfterFinished", job.key);
     } else if (const auto* a = std::get_if<RecordEvent>(&action)) {
-      if (a->node.empty()) {
-        events_.Record(*job.job, a->warning, ReasonName(a->reason), a->message);
-      } else {
-        const nlohmann::json node = {{"apiVersion", "v1"},
-                                     {"kind", "Node"},
-                                     {"metadata", {{"name", a->node}, {"uid", a->node_uid}}}};
-        events_.Record(node, a->warning, ReasonName(a->reason), a->message);
-      }
+      Record(job, *a);
     } else if (const auto* a = std::get_if<CreateWorkload>(&action)) {
-      auto created = client_.Create(Workloads().In(job.ns), a->workload);
-      // AlreadyExists: made by an earlier pass the Workload cache has not shown yet.
-      if (!created.ok() && created.status().code() != StatusCode::kConflict) {
-        status = created.status();
-      }
+      status = CreateWorkloadOf(job, *a);
     } else if (const auto* a = std::get_if<PatchWorkload>(&action)) {
-      const auto ref = Workloads().In(job.ns).Named(a->name);
-      auto patched =
-          a->status ? client_.PatchStatus(ref, a->patch) : client_.MergePatch(ref, a->patch);
-      // Conflict: Kueue changed the Workload since it was read; its change
-      // comes through the cache and the next pass patches again from it.
-      // NotFound: it is gone (the job's deletion took it).
-      const StatusCode code = patched.status().code();
-      if (!patched.ok() && code != StatusCode::kConflict && code != StatusCode::kNotFound) {
-        status = patched.status();
-      } else if (!patched.ok()) {
-        spdlog::info("workload status not written job={} workload={} reason=\"{}\"", job.key,
-                     a->name, patched.status().message());
-      }
+      status = Patch(job, *a);
     }  // RecordSpeeds: the reconciler hands it to its HistorySource
     BALLAST_RETURN_IF_ERROR(status);
+  }
+  return Status::Ok();
+}
+
+void Executor::Record(const JobRef& job, const RecordEvent& record) {
+  if (record.node.empty()) {
+    events_.Record(*job.job, record.warning, ReasonName(record.reason), record.message);
+    return;
+  }
+  const nlohmann::json node = {{"apiVersion", "v1"},
+                               {"kind", "Node"},
+                               {"metadata", {{"name", record.node}, {"uid", record.node_uid}}}};
+  events_.Record(node, record.warning, ReasonName(record.reason), record.message);
+}
+
+Status Executor::CreateWorkloadOf(const JobRef& job, const CreateWorkload& create) {
+  auto created = client_.Create(Workloads().In(job.ns), create.workload);
+  // AlreadyExists: made by an earlier pass the Workload cache has not shown yet.
+  if (!created.ok() && created.status().code() != StatusCode::kConflict) return created.status();
+  return Status::Ok();
+}
+
+Status Executor::Patch(const JobRef& job, const PatchWorkload& patch) {
+  const auto ref = Workloads().In(job.ns).Named(patch.name);
+  auto patched =
+      patch.status ? client_.PatchStatus(ref, patch.patch) : client_.MergePatch(ref, patch.patch);
+  // Conflict: Kueue changed the Workload since it was read; its change
+  // comes through the cache and the next pass patches again from it.
+  // NotFound: it is gone (the job's deletion took it).
+  const StatusCode code = patched.status().code();
+  if (!patched.ok() && code != StatusCode::kConflict && code != StatusCode::kNotFound) {
+    return patched.status();
+  }
+  if (!patched.ok()) {
+    spdlog::info("workload status not written job={} workload={} reason=\"{}\"", job.key,
+                 patch.name, patched.status().message());
   }
   return Status::Ok();
 }

@@ -108,6 +108,12 @@ class Executor {
                      std::shared_ptr<Writes> writes);
   Status Register(const coordinator::JobConfig& config);
   Status DeleteObject(const kube::ResourceRef& ref, const std::string& uid, bool background);
+  // The Event of `record`, on the job or on the node it names.
+  void Record(const JobRef& job, const RecordEvent& record);
+  // Kueue's Workload of the job: created, or patched (its status or its
+  // object); what the next pass cannot mend alone is returned.
+  Status CreateWorkloadOf(const JobRef& job, const CreateWorkload& create);
+  Status Patch(const JobRef& job, const PatchWorkload& patch);
 
   kube::KubeClient& client_;
   coordinator::JobHost& coordinator_;

@@ -284,6 +284,25 @@ Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   return Status::Ok();
 }
 
+Status JobReconciler::GatherWrites(const std::string& key, DecideInput& input) {
+  std::set<std::string> cached_pods;
+  for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
+    cached_pods.insert(ReadMeta(*pod).name);
+  }
+  Collected collected = executor_.Collect(key, cached_pods, input.now.steady);
+  input.writes = collected.writes;
+  BALLAST_RETURN_IF_ERROR(collected.status_error);
+  if (!collected.create_error.ok()) {
+    // Decide backs off, waits or fails the job (create_refusals.h); not an
+    // error of the pass, which the work queue would retry at once.
+    input.create_refusal = ClassifyCreateRefusal(collected.create_error);
+    spdlog::info("create refused job={} reason={} error=\"{}\"", key,
+                 ReasonName(RefusalReason(input.create_refusal->kind)),
+                 input.create_refusal->message);
+  }
+  return Status::Ok();
+}
+
 StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const json& job,
                                                  const JobView& view, JobState& state,
                                                  bool flush_status) {
@@ -308,21 +327,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
     return ReconcileResult{decision.requeue_after};
   }
   BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state, input));
-  std::set<std::string> cached_pods;
-  for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
-    cached_pods.insert(ReadMeta(*pod).name);
-  }
-  Collected collected = executor_.Collect(key, cached_pods, input.now.steady);
-  input.writes = collected.writes;
-  BALLAST_RETURN_IF_ERROR(collected.status_error);
-  if (!collected.create_error.ok()) {
-    // Decide backs off, waits or fails the job (create_refusals.h); not an
-    // error of the pass, which the work queue would retry at once.
-    input.create_refusal = ClassifyCreateRefusal(collected.create_error);
-    spdlog::info("create refused job={} reason={} error=\"{}\"", key,
-                 ReasonName(RefusalReason(input.create_refusal->kind)),
-                 input.create_refusal->message);
-  }
+  BALLAST_RETURN_IF_ERROR(GatherWrites(key, input));
   if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
   input.fresh_token = state.memory.token.value.empty() ? NewToken() : "";
   input.flush_status = flush_status;

@@ -33,9 +33,9 @@
 #include "net/kube/client.h"
 #include "net/kube/informer.h"
 #include "operator/controller/decide.h"
+#include "operator/controller/worker_objects.h"
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/executor.h"
-#include "operator/controller/worker_objects.h"
 
 namespace ballast::controller {
 
@@ -113,6 +113,10 @@ class JobReconciler {
                                     const JobView& view, JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
   void GatherWorld(const JobState& state, DecideInput& input) const;
+  // input.writes and input.create_refusal: what the executor's writes of the
+  // job `key` came to since the last pass (a status write that failed is
+  // returned).
+  Status GatherWrites(const std::string& key, DecideInput& input);
   // input.queue, for a job labelled kueue.x-k8s.io/queue-name (with --kueue):
   // its Workload and admitted flavors from the caches, and the value of the
   // WorkloadPriorityClass it names while it has no Workload (a request that

@@ -1,3 +1,4 @@
+// What one run of an exec command lives in (command_group.h).
 #include "worker/kernels/command_group.h"
 
 #include <fcntl.h>
@@ -80,12 +81,6 @@ CommandGroup::CommandGroup(CommandGroup&& other) noexcept
 CommandGroup::~CommandGroup() {
   if (procs_fd_ >= 0) close(procs_fd_);
   if (!dir_.empty()) cgroup::RemoveTree(dir_.c_str());  // empty unless Wait never ran
-}
-
-bool CommandGroup::JoinInChild() const {
-  setpgid(0, 0);
-  if (procs_fd_ < 0) return true;
-  return write(procs_fd_, "0", 1) == 1;  // "0": the writing process
 }
 
 void CommandGroup::EndLeftovers(pid_t leader) {

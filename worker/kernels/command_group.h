@@ -17,8 +17,7 @@
 // sends SIGTERM first.
 //
 // Thread-safety: Open and Finish may run concurrently for different
-// commands; SetCommandCgroupParent before any runs. JoinInChild is
-// async-signal-safe.
+// commands; SetCommandCgroupParent before any runs.
 #pragma once
 
 #include <sys/types.h>
@@ -44,11 +43,12 @@ class CommandGroup {
   CommandGroup(const CommandGroup&) = delete;
   ~CommandGroup();
 
-  // In the child, between its start and exec (async-signal-safe, no memory written): leads a
-  // process group of its own and moves into the cgroup, when there is one. Returns false when the
-  // cgroup could not be joined: the child must not run the command then, or what it starts could
-  // escape.
-  bool JoinInChild() const;
+  // The cgroup's cgroup.procs, open for writing, that the child joins
+  // between its start and exec (process::ChildSpec::cgroup_procs_fd; one it
+  // cannot join does not run the command, or what it starts could escape);
+  // -1 without a cgroup. The child also leads a process group of its own
+  // (ChildSpec::Leads::kProcessGroup), which Wait kills.
+  int procs_fd() const { return procs_fd_; }
 
   // Waits for the command's first process `leader` (the forked child) to
   // exit, then, before reaping it (so that its process group id cannot be

@@ -130,6 +130,37 @@ struct NodeWriters {
   }
 };
 
+// Probes, labels and serves, every options.interval_s until `cancel` (once
+// without an interval); the benchmark's score `bench` added to each report.
+// Returns the program's exit code.
+int Repeat(const ProbeOptions& options, const NodeWriters& writers, ProbeMetrics& metrics,
+           const std::optional<probe::BenchmarkScore>& bench, kube::Cancellation& cancel) {
+  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
+  std::string logged;
+  while (true) {
+    auto report = Probe(options.root);
+    if (!report.ok()) {
+      spdlog::error("{}", report.status().message());
+      return 2;
+    }
+    if (bench) AddBenchmark(*report, *bench);
+    if (const std::string text = LogWarnings(*report); text != logged) {
+      for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
+      logged = text;
+    }
+    const Status status = Pass(*report, writers.labeller.get(), writers.conditions.get(), metrics);
+    if (!status.ok()) {
+      spdlog::error("labelling failed node={} error=\"{}\"", options.node, status.ToString());
+      if (options.interval_s <= 0) return 1;
+    }
+    if (options.interval_s <= 0) return 0;
+    const auto wait = status.ok() ? interval : std::min(interval, std::chrono::milliseconds(10000));
+    if (cancel.WaitFor(wait)) break;
+  }
+  spdlog::info("stopped");
+  return 0;
+}
+
 // --apply and/or --interval: probe, label, serve, repeat until a signal.
 int RunLoop(const ProbeOptions& options) {
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %l ballast-probe %v");
@@ -165,31 +196,7 @@ int RunLoop(const ProbeOptions& options) {
     spdlog::error("{}", bench.status().message());
     return 1;
   }
-  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options.interval_s * 1000));
-  std::string logged;
-  while (true) {
-    auto report = Probe(options.root);
-    if (!report.ok()) {
-      spdlog::error("{}", report.status().message());
-      return 2;
-    }
-    if (*bench) AddBenchmark(*report, **bench);
-    if (const std::string text = LogWarnings(*report); text != logged) {
-      for (const probe::Warning& w : report->warnings) spdlog::info("warning {}", w.message);
-      logged = text;
-    }
-    const Status status =
-        Pass(*report, writers->labeller.get(), writers->conditions.get(), **metrics);
-    if (!status.ok()) {
-      spdlog::error("labelling failed node={} error=\"{}\"", options.node, status.ToString());
-      if (options.interval_s <= 0) return 1;
-    }
-    if (options.interval_s <= 0) return 0;
-    const auto wait = status.ok() ? interval : std::min(interval, std::chrono::milliseconds(10000));
-    if (cancel.WaitFor(wait)) break;
-  }
-  spdlog::info("stopped");
-  return 0;
+  return Repeat(options, *writers, **metrics, *bench, cancel);
 }
 
 }  // namespace

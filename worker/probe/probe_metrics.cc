@@ -1,3 +1,4 @@
+// The probe's gauges (probe_metrics.h).
 #include "worker/probe/probe_metrics.h"
 
 #include <fmt/format.h>
@@ -34,6 +35,10 @@ class ProbeMetrics::Impl {
     entry.gauge->Set(*value);
   }
 
+  // The board's state now and since boot: the firmware's throttling flags,
+  // under-voltage, the SoC's temperature (docs/probe.md).
+  void SetBoardState(const probe::Facts& f);
+
   struct Entry {
     prometheus::Family<prometheus::Gauge>* family;
     prometheus::Gauge* gauge;
@@ -58,6 +63,40 @@ ProbeMetrics::~ProbeMetrics() = default;
 
 uint16_t ProbeMetrics::port() const { return MetricsPort(impl_->exposer_.get()); }
 
+void ProbeMetrics::Impl::SetBoardState(const probe::Facts& f) {
+  const auto bit = [&](bool (probe::Throttled::*get)() const) -> std::optional<double> {
+    if (!f.throttled) return std::nullopt;
+    return ((*f.throttled).*get)() ? 1.0 : 0.0;
+  };
+  Set("ballast_node_throttled", "1 when the firmware reports throttling now, else 0",
+      bit(&probe::Throttled::throttled_now));
+  // Under-voltage now: get_throttled's bit, else the rpi_volt hwmon alarm.
+  std::optional<double> under_voltage = bit(&probe::Throttled::under_voltage_now);
+  if (f.under_voltage_alarm && (!under_voltage || *f.under_voltage_alarm)) {
+    under_voltage = *f.under_voltage_alarm ? 1.0 : 0.0;
+  }
+  Set("ballast_node_under_voltage",
+      "1 when the firmware or the rpi_volt sensor reports under-voltage now, else 0",
+      under_voltage);
+  Set("ballast_node_freq_capped", "1 when the firmware caps the ARM frequency now, else 0",
+      bit(&probe::Throttled::freq_capped_now));
+  Set("ballast_node_throttled_since_boot", "1 once throttling occurred since boot, else 0",
+      bit(&probe::Throttled::throttled_since_boot));
+  Set("ballast_node_under_voltage_since_boot", "1 once under-voltage occurred since boot, else 0",
+      bit(&probe::Throttled::under_voltage_since_boot));
+  Set("ballast_node_freq_capped_since_boot",
+      "1 once the firmware capped the ARM frequency since boot, else 0",
+      bit(&probe::Throttled::freq_capped_since_boot));
+  Set("ballast_node_soft_temp_limit",
+      "1 when the firmware holds the soft temperature limit now, else 0",
+      bit(&probe::Throttled::soft_temp_limit_now));
+  Set("ballast_node_soft_temp_limit_since_boot",
+      "1 once the soft temperature limit was reached since boot, else 0",
+      bit(&probe::Throttled::soft_temp_limit_since_boot));
+  Set("ballast_node_soc_temperature_celsius",
+      "The SoC's temperature from its thermal zone, degrees Celsius", f.soc_temp_c);
+}
+
 void ProbeMetrics::Update(const ProbeReport& report) {
   const probe::Facts& f = report.facts;
   // `v` units of `unit` each, in a double: a product in 64 bits would wrap
@@ -65,38 +104,8 @@ void ProbeMetrics::Update(const ProbeReport& report) {
   const auto known = [](uint64_t v, double unit = 1) -> std::optional<double> {
     return v == 0 ? std::nullopt : std::optional<double>(static_cast<double>(v) * unit);
   };
-  const auto bit = [&](bool (probe::Throttled::*get)() const) -> std::optional<double> {
-    if (!f.throttled) return std::nullopt;
-    return ((*f.throttled).*get)() ? 1.0 : 0.0;
-  };
   Impl& m = *impl_;
-  m.Set("ballast_node_throttled", "1 when the firmware reports throttling now, else 0",
-        bit(&probe::Throttled::throttled_now));
-  // Under-voltage now: get_throttled's bit, else the rpi_volt hwmon alarm.
-  std::optional<double> under_voltage = bit(&probe::Throttled::under_voltage_now);
-  if (f.under_voltage_alarm && (!under_voltage || *f.under_voltage_alarm)) {
-    under_voltage = *f.under_voltage_alarm ? 1.0 : 0.0;
-  }
-  m.Set("ballast_node_under_voltage",
-        "1 when the firmware or the rpi_volt sensor reports under-voltage now, else 0",
-        under_voltage);
-  m.Set("ballast_node_freq_capped", "1 when the firmware caps the ARM frequency now, else 0",
-        bit(&probe::Throttled::freq_capped_now));
-  m.Set("ballast_node_throttled_since_boot", "1 once throttling occurred since boot, else 0",
-        bit(&probe::Throttled::throttled_since_boot));
-  m.Set("ballast_node_under_voltage_since_boot", "1 once under-voltage occurred since boot, else 0",
-        bit(&probe::Throttled::under_voltage_since_boot));
-  m.Set("ballast_node_freq_capped_since_boot",
-        "1 once the firmware capped the ARM frequency since boot, else 0",
-        bit(&probe::Throttled::freq_capped_since_boot));
-  m.Set("ballast_node_soft_temp_limit",
-        "1 when the firmware holds the soft temperature limit now, else 0",
-        bit(&probe::Throttled::soft_temp_limit_now));
-  m.Set("ballast_node_soft_temp_limit_since_boot",
-        "1 once the soft temperature limit was reached since boot, else 0",
-        bit(&probe::Throttled::soft_temp_limit_since_boot));
-  m.Set("ballast_node_soc_temperature_celsius",
-        "The SoC's temperature from its thermal zone, degrees Celsius", f.soc_temp_c);
+  m.SetBoardState(f);
   m.Set("ballast_node_cpu_cores", "CPUs of the node", known(f.cpu_cores));
   m.Set("ballast_node_cpu_max_hertz", "The highest maximum frequency of the node's CPUs",
         known(f.cpu_max_khz, 1000));
