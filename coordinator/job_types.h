@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/history/history_key.h"
 #include "core/balance/policy.h"
 #include "core/balance/policy_options.h"
 #include "core/balance/range.h"
@@ -25,6 +24,7 @@
 #include "core/fuzzy/history_prior.h"
 #include "core/health/deviation.h"
 #include "core/health/measurement_noise.h"
+#include "core/history/history_key.h"
 #include "core/workload/result.h"
 #include "core/workload/workload.h"
 

@@ -248,7 +248,7 @@ void WaitForItems(Pass& pass, const std::string& missing) {
 void RestoreConditions(Pass& pass) {
   if (!pass.in.job.claims_finished || pass.status.Finished()) return;
   pass.memory.written.status.conditions.clear();  // so that the pass writes the status now
-  pass.restate_conditions = true;         // and the executor writes them whole
+  pass.restate_conditions = true;                 // and the executor writes them whole
   pass.write_at_once = true;
   pass.Event(true, Reason::kConditionsRestored,
              "status.conditions said the job is finished while it runs; only the operator sets "

@@ -68,8 +68,8 @@ struct TokenMemory {
 // The job's session at the coordinator (decide_register.cc starts it,
 // decide_join.cc adds the nodes that join mid-job).
 struct SessionMemory {
-  bool registered = false;         // the coordinator runs a session of this job
-  fuzzy::WeightResult weights;     // its workers, one per node, and their weights
+  bool registered = false;                          // the coordinator runs a session of this job
+  fuzzy::WeightResult weights;                      // its workers, one per node, and their weights
   std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
   std::map<std::string, uint64_t> base_items;       // items per node before this session
   // Its prior per node (status.nodes[].prior).
@@ -106,7 +106,7 @@ struct NodeFaults {
   // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
   // where a restarted operator reads them back.
   std::set<std::string> released;
-  CreateBackoff create_backoff;  // the job's creates refused in a row (create_refusals.h)
+  CreateBackoff create_backoff;   // the job's creates refused in a row (create_refusals.h)
   std::set<std::string> refused;  // workers lost while their pods wait (LoseRefusedWorkers)
 };
 

@@ -89,8 +89,9 @@ std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
     return std::nullopt;
   }
   const auto& workload = pass.spec().job.workload;
-  auto record = OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token.value,
-                                     pass.status.items_digest.value_or(""));
+  auto record =
+      OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token.value,
+                           pass.status.items_digest.value_or(""));
   if (record.ok()) {
     if (record->claims) {
       RestoreClaims(pass, *record->claims);
@@ -138,9 +139,9 @@ void ResealClaims(Pass& pass, const SealedClaims& claims) {
 
 // The claims sealed beside the checkpoint now.
 SealedClaims ClaimsNow(const Pass& pass) {
-  return SealedClaims{
-      pass.status.start_time.value_or(""), pass.memory.faults.failed_pods,
-      std::vector<std::string>(pass.memory.faults.released.begin(), pass.memory.faults.released.end())};
+  return SealedClaims{pass.status.start_time.value_or(""), pass.memory.faults.failed_pods,
+                      std::vector<std::string>(pass.memory.faults.released.begin(),
+                                               pass.memory.faults.released.end())};
 }
 
 }  // namespace

@@ -122,7 +122,7 @@ void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
   std::vector<std::string> messages;
   for (const auto& node : excluded) messages.push_back(node.message);
   out.Event(true, Reason::kArchitectureNotSupported,
-             fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
+            fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
 }
 
 void ExcludedStatus(const NodeFaults& faults, WeightedJobStatus& status) {
@@ -189,10 +189,10 @@ void WatchReach(const PassView& view, double registered_wall, Announced& announc
   if (view.in.now.wall - since < timeout) return;
   announced.unreachable.insert(node);
   out.Event(true, Reason::kCoordinatorUnreachable,
-             fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
-                         "coordinator at {}; its log says why (kubectl logs {})",
-                         node, pod.meta.name, view.in.now.wall - since,
-                         view.options.pods.coordinator_url, pod.meta.name));
+            fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
+                        "coordinator at {}; its log says why (kubectl logs {})",
+                        node, pod.meta.name, view.in.now.wall - since,
+                        view.options.pods.coordinator_url, pod.meta.name));
 }
 
 void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
@@ -211,8 +211,8 @@ void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOu
   }
   announced.unreachable.insert(node);
   out.Event(true, Reason::kCoordinatorUnreachable,
-             fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
-                         view.options.pods.coordinator_url));
+            fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
+                        view.options.pods.coordinator_url));
 }
 
 }  // namespace ballast::controller::decide

@@ -68,7 +68,8 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
     const double value =
         prior.value > 0 && std::isfinite(prior.value) ? prior.value : fuzzy.at(prior.node);
     pass.memory.session.priors[prior.node] = {SourceName(prior.source), Significant(value),
-                                      Significant(prior.samples), std::round(prior.age_seconds)};
+                                              Significant(prior.samples),
+                                              std::round(prior.age_seconds)};
   }
   const std::map<std::string, double> duties = NodeDuties(pass);
   std::vector<balance::WorkerPrior> priors;
@@ -125,8 +126,9 @@ std::string ProbeNote(const Pass& pass, const std::string& node) {
 // and baselineVerdict. Returns the verdicts (empty without a baseline).
 std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
   if (pass.memory.session.baseline.empty()) return {};
-  const std::vector<health::NodeDeviation> deviations = health::JudgeDeviations(
-      pass.memory.session.baseline, coordinator::JobMeasurements(*pass.in.view), pass.options.deviation);
+  const std::vector<health::NodeDeviation> deviations =
+      health::JudgeDeviations(pass.memory.session.baseline,
+                              coordinator::JobMeasurements(*pass.in.view), pass.options.deviation);
   std::map<std::string, const health::NodeDeviation*> judged;
   for (const health::NodeDeviation& d : deviations) {
     if (d.verdict == health::Verdict::kNone) continue;

@@ -17,7 +17,8 @@ namespace {
 // The eligible nodes not yet in the session; under Kueue, within the pods
 // its Workload was admitted with: a node beyond them waits for the job's
 // next admission (kueue.h).
-std::vector<const fuzzy::NodeFacts*> JoiningNodes(const PassView& view, const SessionMemory& session,
+std::vector<const fuzzy::NodeFacts*> JoiningNodes(const PassView& view,
+                                                  const SessionMemory& session,
                                                   const Eligible& eligible,
                                                   const std::set<std::string>& known) {
   std::vector<const fuzzy::NodeFacts*> joining;
@@ -107,9 +108,9 @@ void JoinNodes(const PassView& view, const NodeFaults& faults, SessionMemory& se
     session.priors[name] = {"profile", prior.speed, 0, 0};
     out.actions.push_back(AddWorker{prior, cores});
     out.Event(false, Reason::kNodeJoined,
-               fmt::format("node {} can run the job's worker now; it joins the running job with "
-                           "weight {:g}",
-                           name, weight.weight));
+              fmt::format("node {} can run the job's worker now; it joins the running job with "
+                          "weight {:g}",
+                          name, weight.weight));
   }
 }
 

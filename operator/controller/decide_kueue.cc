@@ -38,9 +38,9 @@ bool RequestWorkload(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
   WorkerPodSettings settings = pass.options.pods;
   settings.coordinator_job = pass.in.id;
-  pass.actions.push_back(CreateWorkload{
-      BuildWorkload(pass.in.job.meta, pass.spec(), settings, queue.queue,
-                    static_cast<int32_t>(nodes), queue.priority_class, queue.priority)});
+  pass.actions.push_back(CreateWorkload{BuildWorkload(pass.in.job.meta, pass.spec(), settings,
+                                                      queue.queue, static_cast<int32_t>(nodes),
+                                                      queue.priority_class, queue.priority)});
   // Until the Workload cache shows it, a create again is AlreadyExists.
   if (pass.memory.kueue.workload_requested) return true;
   pass.memory.kueue.workload_requested = true;

@@ -53,9 +53,9 @@ void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std:
     } else {
       faults.left.insert(node);
       out.Event(false, Reason::kNodeLeft,
-                 fmt::format("{}; its worker leaves the job and its unfinished items go to the "
-                             "other workers",
-                             why));
+                fmt::format("{}; its worker leaves the job and its unfinished items go to the "
+                            "other workers",
+                            why));
     }
   }
   if (owned && !pod->meta.deleting) out.actions.push_back(DeletePod{pod->meta.name, ""});
@@ -68,9 +68,9 @@ void CountFailure(const PassView& view, NodeFaults& faults, Announced& announced
     const uint32_t failures = ++faults.failed_pods;
     out.actions.push_back(WorkerLost{node});
     out.Event(true, Reason::kWorkerFailed,
-               fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
-                           pod.meta.name, node, PodFailure(pod), failures, limit,
-                           failures <= limit ? ", replacing it" : ", not replaced"));
+              fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
+                          pod.meta.name, node, PodFailure(pod), failures, limit,
+                          failures <= limit ? ", replacing it" : ", not replaced"));
     ReportUnreachableFailure(view, announced, out, node, pod);
   }
   if (!pod.meta.deleting) out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
@@ -109,7 +109,7 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
           fmt::format("node {} can run the job's worker again; its worker starts again", node));
     } else {
       out.Event(false, Reason::kNodeReady,
-                 fmt::format("node {} is Ready again; its worker starts again", node));
+                fmt::format("node {} is Ready again; its worker starts again", node));
     }
   }
   if (!pod) {
@@ -130,7 +130,8 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
   const PodPhase phase = pod->phase;
   const bool deleting = pod->meta.deleting;
   if (phase == PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod)) return;
-  if (phase == PodPhase::kRunning) WatchReach(view, session.registered_wall, announced, out, node, *pod);
+  if (phase == PodPhase::kRunning)
+    WatchReach(view, session.registered_wall, announced, out, node, *pod);
   if (phase == PodPhase::kRunning) ++count.running;
   if ((phase == PodPhase::kRunning || phase == PodPhase::kPending) && !deleting) ++count.alive;
   if (phase == PodPhase::kFailed || (phase == PodPhase::kSucceeded && !done)) {
@@ -148,7 +149,8 @@ void ManagePods(Pass& pass) {
     ManageNode(pass, memory.session, memory.faults, memory.announced, pass, node, count);
   }
   const std::set<std::string> in_session(nodes.begin(), nodes.end());
-  for (const auto& node : memory.faults.released) count.released_before += !in_session.contains(node);
+  for (const auto& node : memory.faults.released)
+    count.released_before += !in_session.contains(node);
   LoseRefusedWorkers(pass, memory.faults, pass, count.missing_nodes);
   GateCreates(pass, memory.faults, pass, count.missing);
   if (!count.missing.empty()) {

@@ -92,7 +92,9 @@ void NodeTable(Pass& pass) {
 TimingMoments Moments(const Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   const JobMemory& memory = pass.memory;
-  const auto unix_time = [&](double t) { return memory.session.registered_wall + (t - view.started_at); };
+  const auto unix_time = [&](double t) {
+    return memory.session.registered_wall + (t - view.started_at);
+  };
   TimingMoments moments;
   moments.created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
   if (memory.clock.accepted_wall > 0) moments.accepted = memory.clock.accepted_wall;
@@ -200,12 +202,12 @@ void Succeed(Pass& pass) {
   pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted,
                   CompletedMessage(pass, figures, makespan));
   const std::string complete =
-      failed == 0 ? "every item's result is merged"
-                  : fmt::format("{} item{} failed all attempts, within {}: {}", failed,
-                                failed == 1 ? "" : "s",
-                                job::FailurePolicyName(pass.spec().job.max_failed_items),
-                                NameFailedItems(view.result,
-                                                pass.spec().job.workload.item_values.get()));
+      failed == 0
+          ? "every item's result is merged"
+          : fmt::format("{} item{} failed all attempts, within {}: {}", failed,
+                        failed == 1 ? "" : "s",
+                        job::FailurePolicyName(pass.spec().job.max_failed_items),
+                        NameFailedItems(view.result, pass.spec().job.workload.item_values.get()));
   SetCondition(
       status,
       Condition(ConditionType::kComplete, true,
@@ -278,8 +280,9 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     return;
   }
   if (pass.memory.faults.failed_pods > limit && count.alive == 0) {
-    const std::string message = fmt::format(
-        "{} worker pods failed (backoffLimit {}) and none is left", pass.memory.faults.failed_pods, limit);
+    const std::string message =
+        fmt::format("{} worker pods failed (backoffLimit {}) and none is left",
+                    pass.memory.faults.failed_pods, limit);
     pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition(JobPhase::kFailed, true, Reason::kBackoffLimitExceeded, message);
     SetCondition(pass.status,
@@ -289,8 +292,8 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     return;
   }
   const int released = count.released + count.released_before;
-  std::string workers = fmt::format("{} of {} workers running", count.running,
-                                    nodes + count.released_before);
+  std::string workers =
+      fmt::format("{} of {} workers running", count.running, nodes + count.released_before);
   if (released > 0) {
     workers += fmt::format(", {} released (the job has no work left for {})", released,
                            released == 1 ? "it" : "them");

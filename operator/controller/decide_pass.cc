@@ -142,7 +142,8 @@ void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::st
 void Pass::HandStatus(bool force) {
   WrittenStatus& written = memory.written;
   const StatusChange change = ClassifyStatusChange(written.status, status);
-  const auto since = std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - written.at);
+  const auto since =
+      std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - written.at);
   if (!StatusWriteDue(change, since, ProgressMoved(written.status, status), force || write_at_once,
                       options.pacing)) {
     return;

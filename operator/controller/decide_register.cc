@@ -86,7 +86,8 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
   size_t from_history = 0;
   for (const auto& node : pass.memory.session.weights.nodes) {
     auto prior = pass.memory.session.priors.find(node.name);
-    const bool learned = prior != pass.memory.session.priors.end() && prior->second.source != "profile";
+    const bool learned =
+        prior != pass.memory.session.priors.end() && prior->second.source != "profile";
     from_history += learned ? 1 : 0;
     listed.push_back(learned ? fmt::format("{} {:g} ({} {:g})", node.name, node.weight,
                                            prior->second.source, prior->second.value)

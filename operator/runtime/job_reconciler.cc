@@ -265,7 +265,8 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
 
 Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   const JobMemory& memory = state.memory;
-  if (!memory.token.value.empty() || !memory.written.status.start_time || memory.written.status.Finished()) {
+  if (!memory.token.value.empty() || !memory.written.status.start_time ||
+      memory.written.status.Finished()) {
     return Status::Ok();
   }
   // A job that ran before this operator started: its workers read the

@@ -64,7 +64,8 @@ TEST(DecideHistoryTest, TheSessionStartsFromTheFuzzyWeightsBlendedWithHistory) {
     EXPECT_NEAR(weights.at(prior.node), prior.value, 1e-3 * prior.value) << prior.node;
     EXPECT_GT(weights.at(prior.node), 0) << prior.node;
   }
-  EXPECT_EQ(world.memory.session.priors.at("pi4b-worker").source, "profile");  // stale: the fuzzy weight
+  EXPECT_EQ(world.memory.session.priors.at("pi4b-worker").source,
+            "profile");  // stale: the fuzzy weight
   EXPECT_EQ(weights.at("pi4b-worker"), fuzzy.at("pi4b-worker"));
   EXPECT_NE(world.memory.session.priors.at("pi3b-worker").source, "profile");
   EXPECT_EQ(world.memory.session.priors.at("pi3b-worker").samples, 4);

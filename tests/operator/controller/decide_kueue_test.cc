@@ -245,7 +245,8 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   EXPECT_FALSE(patches[0].status);
   EXPECT_EQ(patches[0].patch["spec"]["active"], false);
   EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "SuspendedByUser");
-  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.written.status), "Admitted"), "SuspendedByUser")
+  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.written.status), "Admitted"),
+            "SuspendedByUser")
       << "handed to the writer";
 
   // Kueue evicts it (Deactivated): its admission is handed back, not requeued.
@@ -460,8 +461,10 @@ TEST(DecideKueueTest, AReleaseNotSealedByTheOperatorLeavesNoNodeOut) {
   World world = QueuedRunning();
   world.view = View(1990);
   world.Pass();
-  ASSERT_TRUE(world.memory.written.status.checkpoint && world.memory.written.status.checkpoint->contains("claims"));
-  (*world.memory.written.status.checkpoint)["claims"]["releasedNodes"] = json::array({"pi4b-master"});
+  ASSERT_TRUE(world.memory.written.status.checkpoint &&
+              world.memory.written.status.checkpoint->contains("claims"));
+  (*world.memory.written.status.checkpoint)["claims"]["releasedNodes"] =
+      json::array({"pi4b-master"});
   ASSERT_NO_FATAL_FAILURE(RestartOperator(world));
   const auto registered = ActionsOf<RegisterJob>(world.Pass());
   ASSERT_EQ(registered.size(), 1u);
