@@ -74,12 +74,13 @@ std::string ConditionLine(const std::vector<controller::StatusCondition>& condit
 }
 
 // The start cost per item the policy learned (status.costModel), in cost
-// units, at most the largest the fit gives (StartCostFitOptions); 0 while
-// the declared costs stand.
+// units, at most the largest the fit gives (StartCostFitOptions: a thousand
+// mean items); 0 while the declared costs stand.
 double StartCost(const TopView& view) {
-  if (!view.cost_model) return 0;
+  if (!view.cost_model || view.items == 0) return 0;
   const double start = view.cost_model->start_cost;
-  return std::isfinite(start) && start > 0 ? std::min(start, 1e3) : 0;
+  const double mean = view.total_cost / static_cast<double>(view.items);
+  return std::isfinite(start) && start > 0 ? std::min(start, 1e3 * mean) : 0;
 }
 
 // A node's work done in the model's units: its declared cost plus the start
@@ -108,10 +109,10 @@ double SummedSpeed(const std::vector<TopNode>& nodes, double start, bool* all_me
   return sum;
 }
 
-// The job's work in the model's units: its declared cost (`items`) plus the
-// start cost of every item; and what of it is done.
+// The job's work in the model's units: its declared cost plus the start
+// cost of every item; and what of it is done.
 double JobWork(const TopView& view) {
-  return static_cast<double>(view.items) * (1 + StartCost(view));
+  return view.total_cost + static_cast<double>(view.items) * StartCost(view);
 }
 double JobWorkDone(const TopView& view) {
   return view.completed_cost + StartCost(view) * static_cast<double>(view.completed);
@@ -119,8 +120,9 @@ double JobWorkDone(const TopView& view) {
 
 // The job's progress by cost (with the learned start cost), in [0, 1].
 double JobFraction(const TopView& view) {
-  if (view.items == 0) return 0;
-  return std::clamp(JobWorkDone(view) / JobWork(view), 0.0, 1.0);
+  const double work = JobWork(view);
+  if (view.items == 0 || !(work > 0)) return 0;
+  return std::clamp(JobWorkDone(view) / work, 0.0, 1.0);
 }
 
 // "0.42 s", "12.5 ms": seconds of a small figure, three significant digits.
@@ -227,12 +229,43 @@ std::optional<double> StatusWrittenAt(const nlohmann::json& job) {
   return newest;
 }
 
+// " (later by 11s: why)" when the ETA puts the job's finish later than the
+// trail's last one by more than the slack; "" otherwise. Keeps the figures
+// in the trail.
+std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
+  if (trail == nullptr) return "";
+  bool all_measured = false;
+  const double speed = SummedSpeed(view.nodes, StartCost(view), &all_measured);
+  const double work = JobWork(view);
+  const double finish_at = view.now + eta;
+  std::string note;
+  const double slack = std::max(kEtaSlackSeconds, kEtaSlackFraction * eta);
+  if (trail->finish_at && finish_at > *trail->finish_at + slack) {
+    std::string why = "less was done than the speeds foretold";
+    if (speed > 0 && speed < 0.97 * trail->speed) {
+      why = fmt::format("the nodes' speed fell {} -> {}/s", FormatSpeed(trail->speed),
+                        FormatSpeed(speed));
+    } else if (work > 1.001 * trail->work) {
+      why = "a start cost per item was learned";
+    }
+    note = fmt::format(" (later by {}: {})", FormatSeconds(finish_at - *trail->finish_at), why);
+  }
+  trail->finish_at = finish_at;
+  trail->speed = speed;
+  trail->work = work;
+  return note;
+}
+
 std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
   double fraction = view.phase == controller::JobPhase::kSucceeded ? 1 : JobFraction(view);
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
-  std::string tail = fmt::format(" {:5.1f}% of the {}  {}/{} items", 100 * fraction,
-                                 StartCost(view) > 0 ? "work" : "cost", view.completed, view.items);
-  if (const auto eta = JobEta(view)) tail += "  ETA " + FormatSeconds(*eta);
+  std::string tail =
+      fmt::format(" {:5.1f}% of the work  {}/{} items", 100 * fraction, view.completed, view.items);
+  if (auto eta = JobEta(view)) {
+    // From the status write: what has passed since comes off.
+    *eta = std::max(0.0, *eta - view.status_age_s.value_or(0));
+    tail += "  ETA " + FormatSeconds(*eta) + LaterNote(view, *eta, trail);
+  }
   if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
     tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
   }
@@ -269,6 +302,7 @@ TopView TopViewOf(const controller::WeightedJobObject& object, double now) {
     view.workload = spec->job.workload.kind;
     view.policy = spec->job.policy.display();
   }
+  view.now = now;
   view.phase = status.phase;
   view.completed = status.completed_items.value_or(0);
   view.items = status.items.value_or(0);
@@ -279,6 +313,7 @@ TopView TopViewOf(const controller::WeightedJobObject& object, double now) {
   }
   // An operator that writes no cost: the count stands for it.
   view.completed_cost = status.completed_cost.value_or(static_cast<double>(view.completed));
+  view.total_cost = status.total_cost.value_or(static_cast<double>(view.items));
   for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
     view.nodes.push_back({row.name, row.weight, row.estimated_speed, row.items, row.steals,
                           row.cost.value_or(static_cast<double>(row.items)),

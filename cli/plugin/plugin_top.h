@@ -23,7 +23,12 @@
 // out at steps of the job or every --progress-interval (a minute by default;
 // docs/operator.md), so what top shows may be that old. When the last
 // status write (the newest managedFields entry of the status subresource)
-// is kStaleStatusSeconds old or more, the progress line says how old.
+// is kStaleStatusSeconds old or more, the progress line says how old. The
+// ETA is counted from that write, not from the redraw: the time since comes
+// off it, so the implied finish holds still between writes.
+//
+// Progress has one label, "% of the work": the declared cost, plus the
+// learned start cost per item where the policy learned one.
 //
 // Thread-safety: pure functions.
 #pragma once
@@ -63,7 +68,11 @@ struct TopView {
   std::string policy;  // spec.policy's name; "" for the default
   uint64_t completed = 0;
   uint64_t items = 0;
-  double completed_cost = 0;  // of `items` (the job's cost); `completed` where unknown
+  // Declared cost finished and in all, in the job's cost units; `completed`
+  // and `items` where the status has no cost (an older operator's counts
+  // costs where the whole job costs `items`: no totalCost).
+  double completed_cost = 0;
+  double total_cost = 0;
   int64_t workers = 0;
   std::optional<double> elapsed_s;  // since status.startTime (to completionTime when done)
   std::vector<TopNode> nodes;       // status.nodes, as written
@@ -82,6 +91,7 @@ struct TopView {
   // Since the status was last written (metadata.managedFields' newest entry
   // of the status subresource); unset when the object does not say.
   std::optional<double> status_age_s;
+  double now = 0;  // unix seconds the view was read at
 };
 
 // From this age on, a running job's progress line says how old its status is.
@@ -108,10 +118,22 @@ std::string FormatSeconds(double seconds);
 // steals and bar; a note when the table shows only some nodes; the result once finished. Names are
 // cut to fit; every line is at most max(width, 60) columns. With `trail` (kept by the caller from
 // one redraw to the next), no bar is drawn shorter than it was.
+// The trail also keeps the job's implied finish (the time of the redraw plus
+// its ETA) and the figures it came from: an ETA that puts the finish later
+// than the last redraw did, by more than kEtaSlack, says by how much and why
+// (the nodes' summed speed fell, the work grew as a start cost per item was
+// learned, or less was done than the speeds foretold).
 struct TopTrail {
   double job = 0;
   std::map<std::string, double> nodes;
+  std::optional<double> finish_at;  // unix seconds
+  double speed = 0;                 // the summed speed it came from
+  double work = 0;                  // the job's work it came from
 };
+// How much later an implied finish may move without a word: 2 s, or 5 % of
+// the ETA when more.
+constexpr double kEtaSlackSeconds = 2;
+constexpr double kEtaSlackFraction = 0.05;
 std::string RenderTop(const TopView& view, int width, TopTrail* trail = nullptr);
 
 }  // namespace ballast::cli

@@ -122,7 +122,7 @@ std::optional<controller::FailedItemsFailure> RunFailure(const job::JobSpec& job
   const coordinator::JobView& view = outcome.view;
   auto failure =
       controller::FailureByItems(view.result, view.items, view.done, job.max_failed_items,
-                                 job.workload.item_values.get(), "printed above");
+                                 workload::NamesOf(job.workload), "printed above");
   if (failure && outcome.failed_items_stopped) {
     failure->message += fmt::format("; the job was stopped there, {} of {} items not computed",
                                     view.items - view.completed, view.items);

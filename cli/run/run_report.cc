@@ -194,7 +194,7 @@ void PrintRunTable(const job::JobSpec& job, const LocalRunOutcome& outcome) {
   fmt::print("processes: {}\n", DescribeContainment(outcome.containment));
   PrintLogs(outcome);
   // What a command wrote is in it: its control characters written out.
-  fmt::print("result: {}\n", EscapeControls(view.result.Summary(job.workload.item_values.get())));
+  fmt::print("result: {}\n", EscapeControls(view.result.Summary(workload::NamesOf(job.workload))));
 }
 
 nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) {
@@ -221,7 +221,7 @@ nlohmann::json RunJson(const job::JobSpec& job, const LocalRunOutcome& outcome) 
           {"policy", job.policy.display()},
           {"items", view.items},
           {"result", view.result.ToJson()},
-          {"summary", view.result.Summary(job.workload.item_values.get())},
+          {"summary", view.result.Summary(workload::NamesOf(job.workload))},
           {"failed_values", job.workload.item_values != nullptr
                                 ? view.result.FailedValues(*job.workload.item_values, 100)
                                 : std::vector<std::string>{}},
@@ -341,7 +341,7 @@ Busy time is green, idle time grey; speeds emulated by {5}.</p>
 </body></html>
 )",
       EscapeXml(title), outcome.makespan_s, outcome.ideal_s, outcome.efficiency,
-      EscapeXml(outcome.view.result.Summary(job.workload.item_values.get())),
+      EscapeXml(outcome.view.result.Summary(workload::NamesOf(job.workload))),
       EscapeXml(outcome.speed_method), gantt, NodeTableSvg(outcome), EscapeXml(CappedNote(outcome)),
       EnergyHtml(energy));
 }

@@ -225,12 +225,12 @@ Status ReadRunSettings(const json& spec, std::string_view path, JobSpec& job) {
 }  // namespace
 
 StatusOr<JobSpec> JobSpecFromJson(const json& spec, std::string_view name, std::string_view path) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(spec, path,
-                       {"name", "workload", "items", "itemsFrom", "policy", "profile",
-                        "leaseSeconds", "backoffLimit", "activeDeadlineSeconds", "verify",
-                        "nodeSelector", "tolerations", "worker", "template", "suspend",
-                        "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished", "failurePolicy"}));
+  BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
+      spec, path,
+      {"name", "workload", "items", "itemsFrom", "policy", "profile", "leaseSeconds",
+       "backoffLimit", "activeDeadlineSeconds", "verify", "nodeSelector", "tolerations", "worker",
+       "template", "suspend", "ttlSecondsAfterFinished", "podTTLSecondsAfterFinished",
+       "failurePolicy", "workerStartTimeoutSeconds"}));
   JobSpec job;
   job.name = std::string(name);
   if (const json* own_name = jr::Find(spec, "name")) {

@@ -15,7 +15,8 @@
 // A list given by reference is left in JobSpec::item_source for ResolveItems.
 //
 // The Kubernetes-only keys (nodeSelector, tolerations, worker, template,
-// suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished) are allowed and
+// suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished,
+// workerStartTimeoutSeconds) are allowed and
 // left to the operator, which reads them beside this
 // (operator/api/weighted_job.h, kube_views.h).
 //

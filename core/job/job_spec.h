@@ -13,8 +13,8 @@
 //   verify: {fraction: 0.05}   # optional: 0 < fraction <= 1
 //   failurePolicy: {maxFailedItems: 2}   # items that may fail all their attempts
 // Keys that matter only on Kubernetes (nodeSelector, tolerations, worker,
-// template, suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished) are
-// accepted and ignored locally.
+// template, suspend, ttlSecondsAfterFinished, podTTLSecondsAfterFinished,
+// workerStartTimeoutSeconds) are accepted and ignored locally.
 //
 // A cluster file lists emulated nodes:
 //   nodes:

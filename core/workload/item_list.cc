@@ -164,6 +164,26 @@ Status CheckItemListBytes(const std::vector<std::string>& values, const std::vec
   return ItemListBytes(values, costs) > kMaxItemListBytes ? TooLong(where) : Status::Ok();
 }
 
+std::string ItemPlace(const ItemPlaces* places, uint64_t item) {
+  if (places == nullptr || item >= places->at.size()) return fmt::format("item {}", item);
+  return places->lines ? fmt::format("line {}", places->at[item])
+                       : fmt::format("list[{}]", places->at[item]);
+}
+
+std::string ItemPlacesOf(const ItemPlaces* places, uint64_t begin, uint64_t end, size_t max) {
+  if (end <= begin + 1) return ItemPlace(places, begin);
+  if (places == nullptr || end > places->at.size()) {
+    return fmt::format("items {}-{}", begin, end - 1);
+  }
+  std::string text = places->lines ? "lines " : "";
+  for (uint64_t i = begin; i < end && i - begin < max; ++i) {
+    if (i > begin) text += ", ";
+    text +=
+        places->lines ? fmt::format("{}", places->at[i]) : fmt::format("list[{}]", places->at[i]);
+  }
+  return end - begin > max ? text + ", ..." : text;
+}
+
 StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format,
                                   std::string_view where) {
   ItemList list;
@@ -192,6 +212,7 @@ StatusOr<ItemList> ParseItemLines(std::string_view text, LineFormat format,
     bytes += ValueBytes(value);
     if (bytes > kMaxItemListBytes) return AtLine(TooLong(at));
     list.values.emplace_back(value);
+    list.lines.push_back(static_cast<uint32_t>(line_number));
   }
   if (list.values.empty()) return Status::Invalid(fmt::format("{}: no items", where));
   return list;

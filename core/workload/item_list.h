@@ -49,11 +49,39 @@ std::optional<LineFormat> ParseLineFormat(std::string_view name);
 struct ItemList {
   std::vector<std::string> values;
   std::vector<double> costs;  // empty, or one per value
+  // A text list's: the line each value was on (1-based; blank lines count).
+  // Empty for an inline list, whose items are named by their index.
+  std::vector<uint32_t> lines = {};
   // How AttachItems deals them when they have costs (balance/item_order.h);
   // kPolicy must be resolved for the job's policy first (EffectiveItemOrder),
   // else it deals as listed.
   balance::ItemOrder order = balance::ItemOrder::kPolicy;
 };
+
+// Where a job's listed items were written, in the order they are dealt:
+// item i was on line at[i] of a text list (a file, a ConfigMap's key), or at
+// index at[i] of an inline list (spec.itemsFrom.list). Items with costs are
+// dealt largest first by default (balance/item_order.h), so an item's number
+// is not the user's; its place is.
+struct ItemPlaces {
+  bool lines = true;  // false: indexes of an inline list
+  std::vector<uint32_t> at;
+};
+
+// What names a job's items for people: their values and their places (each
+// null when the job has none).
+struct ItemNames {
+  const std::vector<std::string>* values = nullptr;
+  const ItemPlaces* places = nullptr;
+};
+
+// "line 38" or "list[37]" for item `item`; "item N" (its dealt number) when
+// `places` is null or does not reach it.
+std::string ItemPlace(const ItemPlaces* places, uint64_t item);
+// The places of items [begin, end), at most `max` of them with ", ..." after:
+// "line 38", "lines 38, 12, 7, ...", "list[3], list[0]"; "items B-E" (dealt
+// numbers) without places.
+std::string ItemPlacesOf(const ItemPlaces* places, uint64_t begin, uint64_t end, size_t max);
 
 // Ok when `value` may be an item's value: 1..kMaxItemValueBytes bytes of
 // UTF-8 without the characters above. Otherwise Invalid "<where>: ..." saying

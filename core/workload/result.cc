@@ -271,7 +271,7 @@ StatusOr<Result> Result::FromJson(WorkloadKind kind, const json& node) {
   return ExecFromJson(*body);
 }
 
-std::string Result::Summary(const std::vector<std::string>* values) const {
+std::string Result::Summary(ItemNames names) const {
   switch (kind_) {
     case WorkloadKind::kPrimes:
       return fmt::format("{} primes, checksum {}", primes().count, Hex64(primes().sum));
@@ -286,10 +286,13 @@ std::string Result::Summary(const std::vector<std::string>* values) const {
   constexpr size_t kShown = 3;
   for (size_t i = 0; i < exec().failures.size() && i < kShown; ++i) {
     const ExecFailure& f = exec().failures[i];
-    std::string items = f.items.ToString();
-    if (values != nullptr && f.items.end <= values->size()) {
-      items = fmt::format("{} ({}{})", items, fmt::join(ValuesOf(*values, f.items, kShown), ", "),
-                          f.items.size() > kShown ? ", ..." : "");
+    std::string items = names.places != nullptr
+                            ? ItemPlacesOf(names.places, f.items.begin, f.items.end, kShown)
+                            : f.items.ToString();
+    if (names.values != nullptr && f.items.end <= names.values->size()) {
+      items =
+          fmt::format("{} ({}{})", items, fmt::join(ValuesOf(*names.values, f.items, kShown), ", "),
+                      f.items.size() > kShown ? ", ..." : "");
     }
     const std::string why =
         f.error.empty() ? fmt::format("exit {}", f.exit_code) : json_read::Cut(f.error, 120);

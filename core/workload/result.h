@@ -107,8 +107,9 @@ class Result {
   static StatusOr<Result> FromJson(WorkloadKind kind, const nlohmann::json& json);
 
   // One line for people, e.g. "25997 primes, checksum 0x0000000010c6d7b4".
-  // With `values` (the job's item values), failed items are named by value.
-  std::string Summary(const std::vector<std::string>* values = nullptr) const;
+  // With the job's item names, failed items are named by where the user
+  // listed them and by value: "line 38 (clip-38.mp4) exit 1 after 3 attempts".
+  std::string Summary(ItemNames names = {}) const;
 
   // The number of items in failures (exec; 0 for other kinds).
   uint64_t FailedItems() const;

@@ -125,17 +125,35 @@ Status AttachItems(WorkloadSpec* spec, ItemList list, std::string_view path) {
     BALLAST_RETURN_IF_ERROR(CheckItemValue(list.values[i], at));
     if (!list.costs.empty()) BALLAST_RETURN_IF_ERROR(CheckItemCost(list.costs[i], at));
   }
+  ItemPlaces places{.lines = !list.lines.empty(), .at = std::move(list.lines)};
+  if (!places.lines) {
+    places.at.resize(list.values.size());
+    for (size_t i = 0; i < places.at.size(); ++i) places.at[i] = static_cast<uint32_t>(i);
+  }
   if (!list.costs.empty() && list.order == balance::ItemOrder::kLargestFirst) {
     const std::vector<size_t> dealt = balance::DealOrder(list.costs, list.order);
     list.values = balance::Dealt(list.values, dealt);
     list.costs = balance::Dealt(list.costs, dealt);
+    places.at = balance::Dealt(places.at, dealt);
   }
+  spec->item_places = std::make_shared<const ItemPlaces>(std::move(places));
   spec->items = list.values.size();
   spec->item_values = std::make_shared<const std::vector<std::string>>(std::move(list.values));
   spec->item_costs = list.costs.empty()
                          ? nullptr
                          : std::make_shared<const std::vector<double>>(std::move(list.costs));
   return ValidateWorkload(*spec);
+}
+
+double MeanItemCost(const WorkloadSpec& spec) {
+  if (spec.item_costs == nullptr || spec.item_costs->empty()) return 1;
+  double sum = 0;
+  for (const double cost : *spec.item_costs) sum += cost;
+  return sum / static_cast<double>(spec.item_costs->size());
+}
+
+ItemNames NamesOf(const WorkloadSpec& spec) {
+  return {.values = spec.item_values.get(), .places = spec.item_places.get()};
 }
 
 const char* WorkloadKindName(WorkloadKind kind) {

@@ -82,6 +82,9 @@ struct WorkloadSpec {
   std::shared_ptr<const std::vector<std::string>> item_values;
   // Item i costs (*item_costs)[i] (relative; any positive unit). Null: `cost`.
   std::shared_ptr<const std::vector<double>> item_costs;
+  // Where the user listed item i (item_list.h ItemPlaces): set with
+  // `item_values`, to name an item as the user numbers it. Not compared.
+  std::shared_ptr<const ItemPlaces> item_places;
   // Equal when every field and the lists' contents are equal.
   bool operator==(const WorkloadSpec& other) const;
 };
@@ -109,6 +112,14 @@ StatusOr<WorkloadSpec> WorkloadSpecFromJson(const nlohmann::json& workload,
 // kMaxListedItems, an entry of another shape (a bare number: a value YAML
 // read as a number must be quoted), or a cost not in (0, kMaxItemCost].
 // Values are checked when they are attached (AttachItems, CheckItemValue).
+// The mean declared cost of an item in the job's own units: the mean of its
+// listed costs; 1 where its items carry none (a shape's costs are relative,
+// in items).
+double MeanItemCost(const WorkloadSpec& spec);
+
+// The names of `spec`'s items: its values and places, when listed.
+ItemNames NamesOf(const WorkloadSpec& spec);
+
 StatusOr<ItemList> InlineItemsFromJson(const nlohmann::json& list, std::string_view path);
 
 // Gives `spec` (an exec workload) the items of `list`, dealt in list.order

@@ -67,6 +67,10 @@ Status ParseKubernetesKeys(const json& spec, WeightedJobSpec& out) {
   if (const json* suspend = jr::Find(spec, "suspend")) {
     BALLAST_ASSIGN_OR_RETURN(out.suspend, jr::Bool(*suspend, "spec.suspend"));
   }
+  if (const json* timeout = jr::Find(spec, "workerStartTimeoutSeconds")) {
+    BALLAST_ASSIGN_OR_RETURN(out.worker_start_timeout_s,
+                             jr::Int(*timeout, "spec.workerStartTimeoutSeconds", 1, 86400));
+  }
   ShortForms forms;
   BALLAST_RETURN_IF_ERROR(ReadShortForms(spec, out.job.workload, forms, out.worker_image));
   const json* given = jr::Find(spec, "template");

@@ -42,6 +42,11 @@ struct WeightedJobSpec {
   // from it (docs/workloads.md).
   std::optional<std::string> worker_image;
   bool suspend = false;
+  // spec.workerStartTimeoutSeconds, 1 to 86400: how long a worker pod may
+  // wait for what it needs to start (its image, a Secret or ConfigMap it
+  // names) before its node is given up; unset: the operator's
+  // --worker-start-timeout.
+  std::optional<int64_t> worker_start_timeout_s;
 };
 
 // status.phase.
@@ -197,8 +202,9 @@ struct NodeRow {
   double score = 0;
   double estimated_speed = 0;  // items per busy second
   uint64_t items = 0;
-  // The declared cost of its items this session (the whole job costs
-  // `items`), and that cost per busy second: what top's bars and ETA follow.
+  // The declared cost of its items this session, in the job's own cost units
+  // (status.totalCost), and that cost per busy second: what top's bars and
+  // ETA follow.
   std::optional<double> cost;
   std::optional<double> cost_speed;
   uint64_t steals = 0;
@@ -242,8 +248,8 @@ struct ExcludedNode {
 // adaptive policy with learnCosts, on a job that declares costs): the
 // declared cost plus a start cost per item, learned from the reports.
 struct CostModelStatus {
-  // Per item, in mean declared items (cost units: the mean item's declared
-  // cost is 1); 0 while the declared costs stand.
+  // Per item, in the job's cost units (status.totalCost); 0 while the
+  // declared costs stand.
   double start_cost = 0;
   // The start cost was learned from this run's reports; false: the declared
   // costs stand (the prior), the fit has not told a start cost apart yet.
@@ -265,9 +271,13 @@ struct WeightedJobStatus {
   std::vector<ExcludedNode> excluded_nodes;  // absent when empty
   std::optional<std::string> progress;
   std::optional<uint64_t> completed_items;
-  // The declared cost of the completed items, where the whole job costs
-  // `items`: progress by cost (kubectl ballast top).
+  // The declared cost of the completed items and of the whole job, in the
+  // units the job declares its items' costs in (a listed item's cost: bytes,
+  // seconds; one per item where the items carry no costs): progress by cost
+  // (kubectl ballast top). A status without totalCost (an older operator's)
+  // counts costs where the whole job costs `items`.
   std::optional<double> completed_cost;
+  std::optional<double> total_cost;
   std::optional<uint64_t> items;
   std::optional<int64_t> workers;
   std::optional<int64_t> failed_pods;
@@ -300,6 +310,10 @@ struct WeightedJobStatus {
   // One line that explains the efficiency figures: where the time before the
   // first report went (NOTE column).
   std::optional<std::string> efficiency_note;
+  // The NOTE column: while the job runs, what keeps a worker from starting
+  // (a missing Secret, ConfigMap or image, and when its node is given up);
+  // once it succeeded, efficiency_note.
+  std::optional<std::string> note;
   std::optional<nlohmann::json> checkpoint;  // coordinator::CheckpointToJson
   bool operator==(const WeightedJobStatus&) const = default;
 

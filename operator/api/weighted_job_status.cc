@@ -447,6 +447,7 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "progress", status.progress);
   Put(out, "completedItems", status.completed_items);
   Put(out, "completedCost", status.completed_cost);
+  Put(out, "totalCost", status.total_cost);
   Put(out, "items", status.items);
   Put(out, "workers", status.workers);
   Put(out, "failedPods", status.failed_pods);
@@ -467,6 +468,7 @@ json StatusToJson(const WeightedJobStatus& status) {
   Put(out, "energy", status.energy);
   if (status.cost_model) out["costModel"] = CostModelToJson(*status.cost_model);
   Put(out, "efficiencyNote", status.efficiency_note);
+  Put(out, "note", status.note);
   Put(out, "checkpoint", status.checkpoint);
   return out;
 }
@@ -489,6 +491,7 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
   BALLAST_RETURN_IF_ERROR(ReadString(node, "progress", status.progress));
   BALLAST_RETURN_IF_ERROR(ReadCount(node, "completedItems", status.completed_items));
   BALLAST_RETURN_IF_ERROR(ReadNumber(node, "completedCost", status.completed_cost));
+  BALLAST_RETURN_IF_ERROR(ReadNumber(node, "totalCost", status.total_cost));
   BALLAST_RETURN_IF_ERROR(ReadCount(node, "items", status.items));
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "workers", status.workers));
   BALLAST_RETURN_IF_ERROR(ReadInt(node, "failedPods", status.failed_pods));
@@ -512,6 +515,7 @@ StatusOr<WeightedJobStatus> StatusFromJson(const json& node) {
     BALLAST_ASSIGN_OR_RETURN(status.cost_model, CostModelFromJson(*value, "status.costModel"));
   }
   BALLAST_RETURN_IF_ERROR(ReadString(node, "efficiencyNote", status.efficiency_note));
+  BALLAST_RETURN_IF_ERROR(ReadString(node, "note", status.note));
   BALLAST_RETURN_IF_ERROR(ReadObject(node, "checkpoint", status.checkpoint));
   return status;
 }

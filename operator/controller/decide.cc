@@ -87,25 +87,33 @@ void DeleteFinishedPods(Pass& pass, double finished) {
   }
 }
 
+// Whether a finished job's session ends in this pass: at once for a failed
+// job; a job that succeeded stays registered while its workers hear "done"
+// and exit, and while pods made but not in the pod cache yet (a short job
+// can finish first) are waited for (the timing reads the first reporter's
+// pod), up to the linger.
+bool SessionEnds(const Pass& pass, bool failed) {
+  if (failed) return true;
+  bool pods_running = false;
+  for (const PodView& pod : pass.in.pods) {
+    if (!pod.meta.OwnedBy(pass.uid)) continue;
+    pods_running |= pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending;
+  }
+  const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
+  const JobClock& clock = pass.memory.clock;
+  const bool lingered = clock.done_at && pass.in.now.steady - *clock.done_at > pass.options.linger;
+  return !(pods_running || pods_unseen) || lingered;
+}
+
 void AfterFinish(Pass& pass) {
-  decide::RefineTiming(pass);
-  if (pass.in.queue) decide::FinishWorkload(pass);
   const bool failed = pass.status.Is(JobPhase::kFailed);
-  if (failed) pass.DeletePods();
   JobMemory& memory = pass.memory;
+  const bool ending = memory.session.registered && SessionEnds(pass, failed);
+  decide::RefineTiming(pass, ending);
+  if (pass.in.queue) decide::FinishWorkload(pass);
+  if (failed) pass.DeletePods();
   if (memory.session.registered) {
-    // A finished job stays registered while its workers hear "done" and exit.
-    bool pods_running = false;
-    for (const PodView& pod : pass.in.pods) {
-      if (!pod.meta.OwnedBy(pass.uid)) continue;
-      pods_running |= pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending;
-    }
-    // Pods made but not in the pod cache yet (a short job can finish first)
-    // are waited for too: the timing reads the first reporter's pod.
-    const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
-    const bool lingered =
-        memory.clock.done_at && pass.in.now.steady - *memory.clock.done_at > pass.options.linger;
-    if (!failed && (pods_running || pods_unseen) && !lingered) {
+    if (!ending) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }

@@ -119,6 +119,10 @@ struct Announced {
   // Whether the last WorkersRunning event said every worker runs: the job's
   // first one may say "1 of 3"; one more says "3 of 3" when all are.
   bool all_running = false;
+  // A short job finished before the pod cache showed its first reporter's
+  // pod started: its Completed Event waits for the timing that names where
+  // the time went (decide::RefineTiming), or for the session's end.
+  bool completed_pending = false;
 };
 
 // The status as last handed to the writer, and when (Pass::HandStatus,

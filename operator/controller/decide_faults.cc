@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/worker_objects.h"
@@ -64,7 +65,7 @@ std::string After(std::string_view text, std::string_view prefix, char end) {
 
 void GiveUp(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
             const PodView& pod, const StartTrouble& trouble) {
-  const double waited = std::chrono::duration<double>(view.options.worker_start_timeout).count();
+  const double waited = std::chrono::duration<double>(view.WorkerStartTimeout()).count();
   const std::string message = fmt::format(
       "node {}: the worker could not start for {:.0f} s: {} ({}); its share goes to the other "
       "workers",
@@ -152,26 +153,26 @@ bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const st
   const auto [at, first_sight] =
       faults.image_trouble_since.try_emplace(pod.meta.uid, view.in.now.steady);
   const auto waited = view.in.now.steady - at->second;
-  if (waited >= view.options.worker_start_timeout) {
+  const std::chrono::milliseconds timeout = view.WorkerStartTimeout();
+  if (waited >= timeout) {
     GiveUp(view, faults, out, node, pod, *trouble);
     return true;
   }
   if (first_sight) {
     // Said as soon as the kubelet says it: the user may fix it (create the
     // Secret, push the image) before the node is given up.
-    out.Event(
-        true, Reason::kWorkerStartBlocked,
-        fmt::format("node {}: the worker cannot start: {} ({}); the node is given up "
-                    "after {:.0f} s unless that changes",
-                    node, trouble->cause, trouble->detail,
-                    std::chrono::duration<double>(view.options.worker_start_timeout).count()));
+    out.Event(true, Reason::kWorkerStartBlocked,
+              fmt::format("node {}: the worker cannot start: {} ({}); the node is given up "
+                          "after {:.0f} s unless that changes",
+                          node, trouble->cause, trouble->detail,
+                          std::chrono::duration<double>(timeout).count()));
   }
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                        view.options.worker_start_timeout - waited) +
-                    std::chrono::milliseconds(1);
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(timeout - waited);
+  out.start_blocked.push_back(fmt::format("node {}: {}; given up in {:.0f} s", node, trouble->cause,
+                                          std::ceil(std::chrono::duration<double>(left).count())));
   // ManagePods' caller sets the status interval as the next pass; an earlier
   // deadline wins (Run takes the minimum).
-  out.WakeBy(left);
+  out.WakeBy(left + std::chrono::milliseconds(1));
   return false;
 }
 
@@ -181,7 +182,7 @@ void WatchReach(const PassView& view, double registered_wall, Announced& announc
   const coordinator::WorkerView* worker = view.WorkerNamed(node);
   if (!worker || worker->contacted) return;
   const auto started = StartedAt(pod);
-  const double timeout = std::chrono::duration<double>(view.options.worker_start_timeout).count();
+  const double timeout = std::chrono::duration<double>(view.WorkerStartTimeout()).count();
   if (!started) return;
   // A worker that ran before this session (the operator restarted) has had
   // only since the session started to report to it.

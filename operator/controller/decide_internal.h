@@ -53,6 +53,10 @@ class PassView {
   // job waits for them. A Succeeded one (a worker released in the tail, which
   // DeletePods leaves, as a Job's finished pods stay) has stopped already.
   bool OwnedPodsLeft() const;
+  // How long a worker pod may wait for what it needs to start before its
+  // node is given up: the job's spec.workerStartTimeoutSeconds, else the
+  // operator's worker_start_timeout.
+  std::chrono::milliseconds WorkerStartTimeout() const;
 
   const DecideInput& in;
   const DecideOptions& options;
@@ -77,6 +81,10 @@ class PassView {
 struct PassOut {
   std::vector<Action> actions;
   std::optional<std::chrono::milliseconds> fault_deadline;
+  // What keeps a worker from starting, a line per node that waits on it this
+  // pass (WatchImage): "node pi3b-0: the Secret s3 does not exist; given up
+  // in 44 s". The status's note and the Ready condition carry it.
+  std::vector<std::string> start_blocked;
 
   // Appends a RecordEvent about the job.
   void Event(bool warning, Reason reason, std::string message);
@@ -95,8 +103,9 @@ struct Pass : PassView, PassOut {
       : PassView(input, decide_options), memory(previous), status(previous.written.status) {}
 
   // Sets the phase and the Ready / Progressing conditions that go with it;
-  // an Event when the phase changes.
-  void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message);
+  // an Event when the phase changes, unless `announce` is false.
+  void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message,
+                  bool announce = true);
   // Hands `status` to the writer when it changed and `force`,
   // write_at_once, or its pacing says the change is due (status_pacing.h).
   void HandStatus(bool force);
@@ -215,8 +224,11 @@ void SessionOutcome(Pass& pass, const PodCount& count);
 // For a job that succeeded and whose session lingers while its pods exit:
 // status.timing again, with the first reporter's pod as the pod cache shows
 // it now (a short job can finish before the cache saw its pod scheduled and
-// started); the status handed over when that changed it.
-void RefineTiming(Pass& pass);
+// started), and the Progressing condition's Completed message with it, so
+// that the NOTE and the message agree; the status handed over when that
+// changed it. The Completed Event held back for it is told once the
+// timing is whole, or when `ending` (the session ends: no more is coming).
+void RefineTiming(Pass& pass, bool ending);
 
 // Pods of a running session, then its outcome: nodes joined, each node
 // managed (ManageNode), the missing pods created within the create backoff,

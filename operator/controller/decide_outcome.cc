@@ -31,12 +31,13 @@ double FourDigits(double value) {
   return std::strtod(fmt::format("{:.4g}", value).c_str(), nullptr);  // never throws
 }
 
-// status.costModel of the session's view (weighted_job.h): nullopt when its
-// policy learns no costs.
-std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view) {
+// status.costModel of the session's view (weighted_job.h), its costs in the
+// job's units (`unit`: the mean item's declared cost; the view's are in mean
+// items): nullopt when its policy learns no costs.
+std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view, double unit) {
   if (!view.policy.learning_costs) return std::nullopt;
   CostModelStatus model;
-  model.start_cost = FourDigits(view.policy.start_cost);
+  model.start_cost = FourDigits(view.policy.start_cost * unit);
   model.learned = view.policy.start_cost > 0;
   model.samples = view.policy.cost_samples;
   double busy_s = 0;
@@ -46,7 +47,7 @@ std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view) {
     work += worker.cost + view.policy.start_cost * static_cast<double>(worker.items);
   }
   if (busy_s > 0 && work > 0) {
-    model.seconds_per_cost = FourDigits(busy_s / work);
+    model.seconds_per_cost = FourDigits(busy_s / (work * unit));
     model.start_seconds = FourDigits(view.policy.start_cost * busy_s / work);
   }
   return model;
@@ -54,6 +55,7 @@ std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view) {
 
 void NodeTable(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
+  const double unit = workload::MeanItemCost(pass.spec().job.workload);
   std::map<std::string, const fuzzy::NodeWeight*> weights;
   for (const auto& weight : pass.memory.session.weights.nodes) weights[weight.name] = &weight;
   std::vector<NodeRow> rows;
@@ -67,8 +69,8 @@ void NodeTable(Pass& pass) {
     row.score = std::round(weight.score * 1e4) / 1e4;
     const double busy_s = worker.MergedBusySeconds();
     row.estimated_speed = busy_s > 0 ? std::round(worker.items / busy_s * 100) / 100 : 0.0;
-    row.cost = Rounded(worker.cost);
-    if (busy_s > 0) row.cost_speed = Rounded(worker.cost / busy_s);
+    row.cost = Rounded(worker.cost * unit);
+    if (busy_s > 0) row.cost_speed = Rounded(worker.cost * unit / busy_s);
     row.items = pass.memory.session.base_items[worker.name] + worker.items;
     row.steals = worker.cuts;
     if (worker.dropped_busy_s > 0) row.duplicate_seconds = Rounded(worker.dropped_busy_s);
@@ -142,6 +144,13 @@ void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
   const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
   pass.status.timing = TimingToJson(timing);
   pass.status.efficiency_note = json_read::Cut(TimingSummary(timing), kMaxNoteBytes);
+  pass.status.note = pass.status.efficiency_note;
+}
+
+// Whether the first reporter's pod is not in the pod cache as started yet
+// (a job shorter than the cache's lag): the timing misses what the pod bounds.
+bool TimingAwaitsPod(const TimingMoments& moments) {
+  return !moments.first_node.empty() && !moments.container_started;
 }
 
 // The Completed event's and the Ready condition's message of a job that
@@ -199,15 +208,19 @@ void Succeed(Pass& pass) {
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
   const uint64_t failed = status.failed_items.value_or(0);
+  // The Completed Event names where the time went: held back while the pod
+  // cache has not shown the pod that tells it (RefineTiming tells it).
+  const bool hold = first_time && memory.session.registered && TimingAwaitsPod(Moments(pass));
+  if (hold) memory.announced.completed_pending = true;
   pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted,
-                  CompletedMessage(pass, figures, makespan));
+                  CompletedMessage(pass, figures, makespan), !hold);
   const std::string complete =
       failed == 0
           ? "every item's result is merged"
           : fmt::format("{} item{} failed all attempts, within {}: {}", failed,
                         failed == 1 ? "" : "s",
                         job::FailurePolicyName(pass.spec().job.max_failed_items),
-                        NameFailedItems(view.result, pass.spec().job.workload.item_values.get()));
+                        NameFailedItems(view.result, workload::NamesOf(pass.spec().job.workload)));
   SetCondition(
       status,
       Condition(ConditionType::kComplete, true,
@@ -218,10 +231,20 @@ void Succeed(Pass& pass) {
 
 }  // namespace
 
-void RefineTiming(Pass& pass) {
+void RefineTiming(Pass& pass, bool ending) {
   const bool lingering = pass.memory.session.registered && pass.in.view && pass.in.view->done;
   if (!pass.status.Is(JobPhase::kSucceeded) || !lingering) return;
-  TimingColumns(pass, JobEfficiency(pass, pass.status.makespan_seconds.value_or(0)));
+  const double makespan = pass.status.makespan_seconds.value_or(0);
+  const EfficiencyFigures figures = JobEfficiency(pass, makespan);
+  TimingColumns(pass, figures);
+  const bool warning = pass.status.failed_items.value_or(0) > 0;
+  const std::string message = CompletedMessage(pass, figures, makespan);
+  pass.Transition(JobPhase::kSucceeded, warning, Reason::kCompleted, message, false);
+  Announced& announced = pass.memory.announced;
+  if (announced.completed_pending && (ending || !TimingAwaitsPod(Moments(pass)))) {
+    announced.completed_pending = false;
+    pass.Event(warning, Reason::kCompleted, message);
+  }
   pass.HandStatus(true);
 }
 
@@ -242,22 +265,33 @@ bool CountFailedItems(Pass& pass) {
       values ? result.FailedValues(*values, workload::Result::kShownFailedValues)
              : std::vector<std::string>{};
   if (failed == 0) return false;
-  const std::string named = NameFailedItems(result, values);
+  const workload::ItemNames names = workload::NamesOf(pass.spec().job.workload);
+  const std::string named = NameFailedItems(result, names);
   if (failed > pass.memory.announced.failed_items) {
     pass.memory.announced.failed_items = failed;
     pass.Event(true, Reason::kItemsFailed,
                fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
                            failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
   }
-  const auto failure = FailureByItems(result, pass.in.view->items, pass.in.view->done, max, values,
+  const auto failure = FailureByItems(result, pass.in.view->items, pass.in.view->done, max, names,
                                       "in status.result");
   if (!failure) return false;
   FailInPass(pass, failure->reason, failure->message);
   return true;
 }
 
+// The status's note and the tail of the Pending / Running message while
+// workers wait on what they need to start (WatchImage): "node pi3b-0: the
+// Secret s3 does not exist; given up in 44 s", two named, then how many
+// more; nullopt when none waits.
+std::optional<std::string> StartBlockedNote(const PassOut& out) {
+  if (out.start_blocked.empty()) return std::nullopt;
+  return json_read::Cut(ListSome(out.start_blocked, 2), kMaxNoteBytes);
+}
+
 void RunningStatus(Pass& pass, const PodCount& count) {
   const uint32_t limit = pass.spec().job.backoff_limit;
+  pass.status.note = StartBlockedNote(pass);
   if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
   const size_t nodes = pass.memory.session.NodeCount();
   if (nodes > 0 && pass.memory.faults.given_up.size() >= nodes) {
@@ -301,7 +335,7 @@ void RunningStatus(Pass& pass, const PodCount& count) {
   const bool was_running = pass.status.Is(JobPhase::kRunning);
   pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
                   count.running > 0 ? Reason::kWorkersRunning : Reason::kWaitingForWorkers,
-                  workers);
+                  pass.status.note ? workers + "; " + *pass.status.note : workers);
   // The event of the move to Running counts the workers then; once every
   // worker runs, another says so (and again after one was replaced).
   const bool all = nodes > 0 && static_cast<size_t>(count.running) >= nodes;
@@ -322,8 +356,11 @@ void SessionOutcome(Pass& pass, const PodCount& count) {
   pass.status.failed_pods = pass.memory.faults.failed_pods;
   pass.status.workers = count.running;
   pass.status.completed_items = view.completed;
-  pass.status.completed_cost = Rounded(view.completed_cost);
-  pass.status.cost_model = CostModelOf(view);
+  // The view counts costs in mean items; the status in the job's own units.
+  const double unit = workload::MeanItemCost(pass.spec().job.workload);
+  pass.status.completed_cost = Rounded(view.completed_cost * unit);
+  pass.status.total_cost = Rounded(static_cast<double>(view.items) * unit);
+  pass.status.cost_model = CostModelOf(view, unit);
   pass.status.progress = ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
   NodeTable(pass);

@@ -118,7 +118,14 @@ void PassOut::DeletePods(const PassView& view) {
   }
 }
 
-void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message) {
+std::chrono::milliseconds PassView::WorkerStartTimeout() const {
+  const std::optional<int64_t> seconds =
+      in.spec && in.spec->spec ? in.spec->spec->worker_start_timeout_s : std::nullopt;
+  return seconds ? std::chrono::milliseconds(*seconds * 1000) : options.worker_start_timeout;
+}
+
+void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message,
+                      bool announce) {
   const bool changed = !status.Is(phase);
   status.phase = phase;
   const bool running = phase == JobPhase::kRunning;
@@ -136,7 +143,7 @@ void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::st
   SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
                in.job.generation, now);
   write_at_once |= changed;
-  if (changed) Event(warning, reason, message);
+  if (changed && announce) Event(warning, reason, message);
 }
 
 void Pass::HandStatus(bool force) {
@@ -160,6 +167,7 @@ void FailInPass(Pass& pass, Reason reason, const std::string& message) {
   }
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;
+  pass.status.note.reset();  // what held a worker back is over; the condition says why it failed
   pass.Transition(JobPhase::kFailed, true, reason, message);
   SetCondition(pass.status, Condition(ConditionType::kFailed, true, reason, message),
                pass.in.job.generation, pass.in.now.rfc3339);

@@ -28,7 +28,7 @@ std::string Why(const workload::ExecFailure& failure) {
 
 }  // namespace
 
-std::string NameFailedItems(const workload::Result& result, const std::vector<std::string>* values,
+std::string NameFailedItems(const workload::Result& result, workload::ItemNames names,
                             size_t shown) {
   if (result.kind() != workload::WorkloadKind::kExec) return "";
   const auto& failures = result.exec().failures;
@@ -38,11 +38,14 @@ std::string NameFailedItems(const workload::Result& result, const std::vector<st
     const balance::Range& items = failure.items;
     const bool one = items.size() == 1;
     std::string named;
-    if (values != nullptr && items.end <= values->size()) {
-      const std::string first = json_read::Cut((*values)[items.begin], 80);
-      named = one ? fmt::format("{} (item {}, {})", first, items.begin, Why(failure))
-                  : fmt::format("{} and {} more (items {}, {})", first, items.size() - 1,
-                                ItemNumbers(items), Why(failure));
+    if (names.values != nullptr && items.end <= names.values->size()) {
+      const std::string first = json_read::Cut((*names.values)[items.begin], 80);
+      const std::string places =
+          names.places != nullptr ? workload::ItemPlacesOf(names.places, items.begin, items.end, 3)
+                                  : fmt::format("item{} {}", one ? "" : "s", ItemNumbers(items));
+      named = one ? fmt::format("{} ({}, {})", first, places, Why(failure))
+                  : fmt::format("{} and {} more ({}, {})", first, items.size() - 1, places,
+                                Why(failure));
     } else {
       named = fmt::format("item{} {} ({})", one ? "" : "s", ItemNumbers(items), Why(failure));
     }
@@ -57,7 +60,7 @@ std::string NameFailedItems(const workload::Result& result, const std::vector<st
 std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result, uint64_t items,
                                                  bool done,
                                                  std::optional<uint64_t> max_failed_items,
-                                                 const std::vector<std::string>* values,
+                                                 workload::ItemNames names,
                                                  std::string_view result_is) {
   const uint64_t failed = result.FailedItems();
   const job::FailedItemsVerdict verdict = job::JudgeFailedItems(failed, max_failed_items);
@@ -67,7 +70,7 @@ std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result,
         fmt::format(
             "{} item{} failed all attempts, more than failurePolicy.maxFailedItems ({}): {}",
             failed, failed == 1 ? "" : "s", max_failed_items.value_or(0),
-            NameFailedItems(result, values))};
+            NameFailedItems(result, names))};
   }
   if (verdict != job::FailedItemsVerdict::kRunTheRest || !done) return std::nullopt;
   return FailedItemsFailure{
@@ -75,7 +78,7 @@ std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result,
       fmt::format("{} of {} item{} failed all attempts; the other {} finished and their merged "
                   "result is {} (set failurePolicy.maxFailedItems to tolerate failed items): {}",
                   failed, items, items == 1 ? "" : "s", items - failed, result_is,
-                  NameFailedItems(result, values))};
+                  NameFailedItems(result, names))};
 }
 
 }  // namespace ballast::controller

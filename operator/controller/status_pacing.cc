@@ -33,6 +33,10 @@ WeightedJobStatus WithoutProgress(WeightedJobStatus status) {
 
 StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const WeightedJobStatus& now) {
   if (written == now) return StatusChange::kNone;
+  // The first items done: a reader sees the job move, and its speeds.
+  if (written.completed_items.value_or(0) == 0 && now.completed_items.value_or(0) > 0) {
+    return StatusChange::kVisible;
+  }
   return WithoutProgress(written) == WithoutProgress(now) ? StatusChange::kProgress
                                                           : StatusChange::kVisible;
 }
@@ -43,9 +47,14 @@ double ProgressMoved(const WeightedJobStatus& written, const WeightedJobStatus& 
     return std::abs(static_cast<double>(field(now).value_or(0)) -
                     static_cast<double>(field(written).value_or(0)));
   };
+  const double items = static_cast<double>(*now.items);
   const double by_items = moved([](const WeightedJobStatus& s) { return s.completed_items; });
-  const double by_cost = moved([](const WeightedJobStatus& s) { return s.completed_cost; });
-  return std::max(by_items, by_cost) * 100 / static_cast<double>(*now.items);
+  // Costs in the job's units over its total cost (in items without one).
+  const double total = now.total_cost.value_or(items);
+  const double by_cost =
+      total > 0 ? moved([](const WeightedJobStatus& s) { return s.completed_cost; }) * items / total
+                : 0;
+  return std::max(by_items, by_cost) * 100 / items;
 }
 
 bool StatusWriteDue(StatusChange change, std::chrono::milliseconds since_last_write,

@@ -8,7 +8,10 @@
 //   anything else a reader sees: a condition,  after status_interval since the
 //     the workers, a node's row joining or       last write (--status-interval,
 //     leaving or its pod, the excluded nodes,    2 s)
-//     failed items or pods, the figures
+//     failed items or pods, the figures; the
+//     first progress (the first items done:
+//     kubectl ballast top shows the job moving
+//     and its speeds from the first report)
 //   only progress: the Progress column,        once it moved progress_step
 //     completedItems and completedCost, the      points of the job's items or
 //     result merged so far, each node's items,   cost (--progress-step, 25) and

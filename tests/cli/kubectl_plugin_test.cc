@@ -117,7 +117,7 @@ TEST(RenderTopTest, DrawsTheJobBarEtaAndOneRowPerNode) {
       lines[0],
       "WeightedJob default/primes-300000  Running  primes (adaptive)  3 workers  elapsed 15s");
   // A status with no cost is read by count: 75000 items left at 11000 items/s: 7 s.
-  EXPECT_NE(lines[1].find(" 50.0% of the cost  75000/150000 items  ETA 7s"), std::string::npos)
+  EXPECT_NE(lines[1].find(" 50.0% of the work  75000/150000 items  ETA 7s"), std::string::npos)
       << lines[1];
   EXPECT_EQ(lines[1].find('['), 0u);
   EXPECT_NE(lines[3].find("NODE"), std::string::npos);
@@ -147,7 +147,13 @@ TEST(RenderTopTest, AStatusWrittenLongAgoSaysHowOld) {
   ASSERT_TRUE(view.ok());
   ASSERT_TRUE(view->status_age_s);
   EXPECT_DOUBLE_EQ(*view->status_age_s, 42) << "the newest status write; the spec's is not one";
-  EXPECT_NE(Lines(RenderTop(*view, 100))[1].find("ETA 7s  as of 42s ago"), std::string::npos)
+  // The ETA of 7 s was as of the write, 42 s ago: the job is due now.
+  EXPECT_NE(Lines(RenderTop(*view, 100))[1].find("ETA 0s  as of 42s ago"), std::string::npos)
+      << Lines(RenderTop(*view, 100))[1];
+  // 4 s after the write, 3 s are left of the 7.
+  view = TopViewFromJob(job, kStart + 14);
+  ASSERT_TRUE(view.ok());
+  EXPECT_NE(Lines(RenderTop(*view, 100))[1].find("ETA 3s"), std::string::npos)
       << Lines(RenderTop(*view, 100))[1];
   // Fresher than kStaleStatusSeconds: nothing said.
   view = TopViewFromJob(job, kStart + 15);
@@ -208,7 +214,7 @@ TEST(RenderTopTest, AFinishedJobIsFullWithItsEfficiencyAndResult) {
   ASSERT_TRUE(view.ok());
   EXPECT_DOUBLE_EQ(*view->elapsed_s, 14);  // to the completion, not now
   const std::string text = RenderTop(*view, 100);
-  EXPECT_NE(text.find("100.0% of the cost  150000/150000 items  makespan 14s"), std::string::npos)
+  EXPECT_NE(text.find("100.0% of the work  150000/150000 items  makespan 14s"), std::string::npos)
       << text;
   EXPECT_NE(text.find("] 100%  --"), std::string::npos) << text;
   EXPECT_NE(text.find("efficiency 0.910 of the physical limit"), std::string::npos) << text;
@@ -237,7 +243,7 @@ TEST(RenderTopTest, ProgressBarsAndEtaFollowTheCostNotTheCount) {
   auto view = TopViewFromJob(job, kStart + 20);
   ASSERT_TRUE(view.ok()) << view.status().ToString();
   const std::vector<std::string> lines = Lines(RenderTop(*view, 100));
-  EXPECT_NE(lines[1].find(" 41.7% of the cost  30/60 items  ETA 18s"), std::string::npos)
+  EXPECT_NE(lines[1].find(" 41.7% of the work  30/60 items  ETA 18s"), std::string::npos)
       << lines[1];
   // pi4b-0 expects 3/4 of the 60: 18.75 is 41 %, (45 - 18.75) / 1.5 = 17.5 s.
   EXPECT_NE(lines[4].find("  41%  18s"), std::string::npos) << lines[4];
@@ -310,7 +316,7 @@ TEST(RenderTopTest, ADeclaredCostModelKeepsTheDeclaredFiguresAndSaysSo) {
   job["status"]["costModel"] = {
       {"startCost", 0}, {"learned", false}, {"samples", 12}, {"secondsPerCost", 1}};
   const std::vector<std::string> lines = Lines(RenderTop(*TopViewFromJob(job, kStart + 20), 100));
-  EXPECT_NE(lines[1].find(" 41.7% of the cost  30/60 items  ETA 18s"), std::string::npos)
+  EXPECT_NE(lines[1].find(" 41.7% of the work  30/60 items  ETA 18s"), std::string::npos)
       << lines[1];
   EXPECT_EQ(lines[2],
             "cost model: an item takes 1 s x its cost (declared; no start cost found in 12 "
@@ -347,6 +353,40 @@ TEST(RenderTopTest, NoBarGoesBackwardsFromOneRedrawToTheNext) {
   EXPECT_NE(Lines(RenderTop(*TopViewFromJob(job, kStart + 12), 100))[4].find("  53%"),
             std::string::npos)
       << "without a trail the bar is what the status says now";
+}
+
+// Between two status writes the implied finish holds still; when a new
+// status puts it later, top says by how much and why, once.
+TEST(RenderTopTest, AnEtaThatMovesTheFinishLaterSaysWhy) {
+  json a = Node("pi4b-0", 1, 1.0, 10);
+  a["cost"] = 20;
+  a["costSpeed"] = 2;
+  json b = Node("pi3b-0", 1, 1.0, 10);
+  b["cost"] = 10;
+  b["costSpeed"] = 1;
+  json job = Job("Running", 20, {a, b});
+  job["status"]["items"] = 120;
+  job["status"]["completedCost"] = 30;
+  job["metadata"]["managedFields"] = json::parse(R"([{"subresource": "status",
+                                                       "time": "2026-11-26T06:00:10Z"}])");
+  TopTrail trail;
+  // 90 left at 3/s: 30 s after the write at kStart + 10, the finish at kStart + 40.
+  std::string line = Lines(RenderTop(*TopViewFromJob(job, kStart + 10), 100, &trail))[1];
+  EXPECT_NE(line.find("ETA 30s"), std::string::npos) << line;
+  line = Lines(RenderTop(*TopViewFromJob(job, kStart + 20), 100, &trail))[1];
+  EXPECT_NE(line.find("ETA 20s"), std::string::npos) << line;
+  EXPECT_EQ(line.find("later"), std::string::npos) << line;
+  // A new write at kStart + 20: pi4b-0 slowed to 1/s, 50 left at 2/s, 25 s:
+  // the finish moves from kStart + 40 to kStart + 45.
+  job["status"]["completedCost"] = 70;
+  job["status"]["nodes"][0]["cost"] = 60;
+  job["status"]["nodes"][0]["costSpeed"] = 1;
+  job["metadata"]["managedFields"][0]["time"] = "2026-11-26T06:00:20Z";
+  line = Lines(RenderTop(*TopViewFromJob(job, kStart + 20), 100, &trail))[1];
+  EXPECT_NE(line.find("ETA 25s (later by 5s: the nodes' speed fell 3 -> 2/s)"), std::string::npos)
+      << line;
+  line = Lines(RenderTop(*TopViewFromJob(job, kStart + 21), 100, &trail))[1];
+  EXPECT_EQ(line.find("later"), std::string::npos) << "said once: " << line;
 }
 
 TEST(RenderTopTest, FormatSecondsReadsAtAGlance) {

@@ -268,7 +268,7 @@ TEST(UserResultTest, ExecResultsCarryFieldsAndFailureReasonsThroughJson) {
   const std::vector<std::string> values = {"a", "b", "c", "d", "e.jpg", "f.jpg", "g", "h"};
   EXPECT_EQ(result.FailedValues(values, 10), (std::vector<std::string>{"e.jpg", "f.jpg"}));
   EXPECT_EQ(result.FailedValues(values, 1), (std::vector<std::string>{"e.jpg"}));
-  const std::string summary = result.Summary(&values);
+  const std::string summary = result.Summary({.values = &values});
   EXPECT_NE(summary.find("6 items succeeded, 2 failed"), std::string::npos) << summary;
   EXPECT_NE(summary.find("bytes=17"), std::string::npos) << summary;
   EXPECT_NE(summary.find("(e.jpg, f.jpg)"), std::string::npos) << summary;

@@ -293,5 +293,21 @@ TEST(WeightedJobSpecTest, TtlsAreReadEvenWhenTheRestIsInvalid) {
   }
 }
 
+// spec.workerStartTimeoutSeconds: whole seconds from 1 to a day; anything
+// else is the spec's error, naming the field.
+TEST(WeightedJobSpecTest, AWorkerStartTimeoutIsWholeSecondsUpToADay) {
+  json spec = PrimesSpec();
+  EXPECT_FALSE(ParseWeightedJobSpec(spec, "p").spec->worker_start_timeout_s);
+  spec["workerStartTimeoutSeconds"] = 20;
+  EXPECT_EQ(ParseWeightedJobSpec(spec, "p").spec->worker_start_timeout_s, 20);
+  for (const json& bad : {json(0), json(86401), json("20"), json(2.5)}) {
+    spec["workerStartTimeoutSeconds"] = bad;
+    const ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
+    EXPECT_FALSE(parsed.spec) << bad.dump();
+    EXPECT_EQ(parsed.error.status.message().rfind("spec.workerStartTimeoutSeconds: ", 0), 0u)
+        << parsed.error.status.message();
+  }
+}
+
 }  // namespace
 }  // namespace ballast::controller

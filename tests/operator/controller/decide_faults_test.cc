@@ -182,6 +182,53 @@ TEST(DecideFaultsTest, AnImageThatCannotStartIsGivenUpAfterTheBoundAndTheOthersC
   EXPECT_EQ(S(world.Pass())["phase"], "Succeeded");
 }
 
+std::string ConditionMessage(const json& status, const std::string& type) {
+  for (const auto& condition : status.value("conditions", json::array())) {
+    if (condition["type"] == type) return condition["message"];
+  }
+  return "";
+}
+
+// What keeps a worker from starting is in the status's note (the NOTE
+// column) and the Ready condition from the pass the kubelet says it, with
+// the time left before the node is given up; gone once the pod starts.
+TEST(DecideFaultsTest, WhatKeepsAWorkerFromStartingIsInTheNoteAndReadyConditionAtOnce) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  world.pods[0] = WaitingPod(kNodes[0], "stuck-uid", "ErrImageNeverPull");
+  const std::string note =
+      "node pi3b-worker: the image ballast-worker:0.1.0 is not on the node and "
+      "imagePullPolicy is Never; given up in 5 s";
+  json status = S(world.Pass());
+  EXPECT_EQ(status["note"], note);
+  EXPECT_NE(ConditionMessage(status, "Ready").find(note), std::string::npos)
+      << ConditionMessage(status, "Ready");
+  world.steady += milliseconds(3000);
+  EXPECT_EQ(S(world.Pass())["note"],
+            "node pi3b-worker: the image ballast-worker:0.1.0 is not on the node and "
+            "imagePullPolicy is Never; given up in 2 s");
+  world.pods[0] = Pod(kNodes[0], "Running", "stuck-uid");
+  status = S(world.Pass());
+  EXPECT_FALSE(status.contains("note")) << status["note"];
+  EXPECT_EQ(ConditionMessage(status, "Ready"), "3 of 3 workers running");
+}
+
+// spec.workerStartTimeoutSeconds bounds the wait for the job alone, over
+// the operator's --worker-start-timeout.
+TEST(DecideFaultsTest, TheJobsWorkerStartTimeoutOverridesTheOperators) {
+  World world = Running();
+  world.options.worker_start_timeout = std::chrono::minutes(10);
+  world.job["spec"]["workerStartTimeoutSeconds"] = 2;
+  world.pods[0] = WaitingPod(kNodes[0], "stuck-uid", "ErrImageNeverPull");
+  const Decision first = world.Pass();
+  EXPECT_NE(S(first)["note"].get<std::string>().find("given up in 2 s"), std::string::npos);
+  const RecordEvent* blocked = EventWith(first, "WorkerStartBlocked");
+  ASSERT_NE(blocked, nullptr);
+  EXPECT_NE(blocked->message.find("given up after 2 s"), std::string::npos) << blocked->message;
+  world.steady += milliseconds(2000);
+  EXPECT_EQ(LostWorkers(world.Pass()), std::vector<std::string>{"pi3b-worker"});
+}
+
 TEST(DecideFaultsTest, ATransientImageTroubleThatClearsIsNotGivenUp) {
   World world = Running();
   world.options.worker_start_timeout = kStartTimeout;

@@ -226,7 +226,30 @@ TEST(DecideOutcomeTest, ListedItemsThatFailAreNamedByValueInStatus) {
   ASSERT_EQ(EventReasons(decision)[0], "ItemsFailed");
   EXPECT_EQ(Events(decision)[0].message,
             "1 item failed all attempts so far (failurePolicy.maxFailedItems 5): photo-7.jpg "
-            "(item 7, exit code 4 after 1 attempt)");
+            "(list[7], exit code 4 after 1 attempt)");
+}
+
+// The view counts costs in mean items (the whole job costs `items`); the
+// status in the units the job declares: here bytes, 30 items of 100 to 3000.
+TEST(DecideOutcomeTest, CostsInTheStatusAreInTheJobsOwnUnits) {
+  World world;
+  json list = json::array();
+  for (int i = 1; i <= 30; ++i) {
+    list.push_back({{"value", "f" + std::to_string(i)}, {"cost", 100 * i}});
+  }
+  world.job["spec"] = {{"workload", {{"exec", {{"command", {"true"}}}}}},
+                       {"itemsFrom", {{"list", list}}}};
+  world.Pass();
+  coordinator::JobView view = View(3);
+  view.items = 30;
+  view.completed_cost = 6;  // mean items: 6 x 1550 bytes
+  for (auto& worker : view.workers) worker.cost = 2;
+  world.view = view;
+  const json status = S(world.Pass());
+  EXPECT_EQ(status["totalCost"], 46500);  // 100 + 200 + ... + 3000
+  EXPECT_EQ(status["completedCost"], 9300);
+  EXPECT_EQ(status["nodes"][0]["cost"], 3100);
+  EXPECT_EQ(status["nodes"][0]["costSpeed"], 3100) << "in its one busy second";
 }
 
 TEST(DecideOutcomeTest, ASucceededJobHasCompleteAndNoReadyConditionAndItsTiming) {
@@ -290,6 +313,9 @@ TEST(DecideOutcomeTest, TheTimingIsCompletedFromPodsTheCacheShowsOnlyAfterTheFin
   world.view = view;
   Decision decision = world.Pass();
   EXPECT_FALSE(S(decision)["timing"]["beforeFirstReport"].contains("podSchedulingSeconds"));
+  EXPECT_EQ(S(decision)["phase"], "Succeeded");
+  EXPECT_TRUE(EventReasons(decision).empty())
+      << "the Completed Event waits for the timing it names";
   for (auto& pod : world.pods) {
     pod["status"] = {
         {"phase", "Succeeded"},
@@ -306,6 +332,23 @@ TEST(DecideOutcomeTest, TheTimingIsCompletedFromPodsTheCacheShowsOnlyAfterTheFin
                                     "workerStartSeconds": 2})"));
   EXPECT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u);
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u) << "the pods are done";
+  // The Completed Event, the Progressing condition and the NOTE say the same.
+  const json status = S(decision);
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"Completed"});
+  const std::string message = ActionsOf<RecordEvent>(decision)[0].message;
+  EXPECT_NE(message.find(status["efficiencyNote"].get<std::string>()), std::string::npos)
+      << message;
+  EXPECT_EQ(status["note"], status["efficiencyNote"]);
+  for (const auto& condition : status["conditions"]) {
+    if (condition["type"] == "Progressing") {
+      EXPECT_EQ(condition["message"], message);
+    }
+  }
+  // Nothing changes after that.
+  world.view.reset();
+  const Decision after = world.Pass();
+  EXPECT_TRUE(EventReasons(after).empty());
+  EXPECT_TRUE(ActionsOf<WriteStatus>(after).empty());
 }
 
 // The pod cache can lag the job: a job of a second may finish before the

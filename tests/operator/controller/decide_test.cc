@@ -180,32 +180,38 @@ TEST(DecideTest, WorkersRunningIsAnnouncedAgainWhenEveryWorkerRuns) {
   EXPECT_TRUE(EventReasons(at_once.Pass()).empty());
 }
 
-// With the default pacing (status_pacing.h): progress alone waits for a
-// step of the job or the progress interval, a change a reader sees beside it
-// for the status interval, a transition for nothing.
+// With the default pacing (status_pacing.h): the first items done are
+// written within the status interval; then progress alone waits for a step
+// of the job or the progress interval, a change a reader sees beside it for
+// the status interval, a transition for nothing.
 TEST(DecideTest, StatusIsWrittenOnTransitionsAtOnceVisibleChangesSoonAndProgressByStepsOrSeldom) {
   World world = Running();
   world.options.pacing = StatusPacing{};
-  world.view = View(300);  // 15 % of the job
+  world.view = View(300);  // 15 % of the job: its first items
   world.steady += std::chrono::seconds(3);
+  Decision decision = world.Pass();
+  ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "the first progress is seen";
+  EXPECT_EQ(S(decision)["progress"], "15%");
+  world.steady += std::chrono::seconds(3);
+  world.view = View(400);  // 20 %
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "less than a step waits";
   world.steady += std::chrono::seconds(11);
-  world.view = View(500);  // 25 %: a step
+  world.view = View(800);  // 40 %: a step
   world.checkpoint = coordinator::Checkpoint{};
-  world.checkpoint->completed.Add({0, 500});
-  Decision decision = world.Pass();
+  world.checkpoint->completed.Add({0, 800});
+  decision = world.Pass();
   ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "a step";
-  EXPECT_EQ(S(decision)["progress"], "25%");
-  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 500}})) << "the checkpoint with it";
+  EXPECT_EQ(S(decision)["progress"], "40%");
+  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 800}})) << "the checkpoint with it";
   world.steady += std::chrono::seconds(30);
-  world.view = View(600);
-  world.checkpoint->completed.Add({500, 600});
+  world.view = View(900);
+  world.checkpoint->completed.Add({800, 900});
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "5 points wait";
   world.steady += std::chrono::seconds(30);
   decision = world.Pass();
   ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "60 s: the progress interval";
-  EXPECT_EQ(S(decision)["progress"], "30%");
-  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 600}}));
+  EXPECT_EQ(S(decision)["progress"], "45%");
+  EXPECT_EQ(S(decision)["checkpoint"]["completed"], (json{{0, 900}}));
   world.steady += std::chrono::seconds(120);
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "nothing changed";
   // A worker's pod is Pending again: the Ready condition's message moves, a

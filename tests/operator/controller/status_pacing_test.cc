@@ -81,6 +81,23 @@ TEST(StatusPacingTest, WhatAReaderSeesBesideProgressIsVisible) {
             StatusChange::kVisible);
 }
 
+// The first items done are seen within the status interval, not after the
+// first progress step: kubectl ballast top moves from the first report.
+TEST(StatusPacingTest, TheFirstProgressIsVisible) {
+  WeightedJobStatus written = RunningStatus();
+  written.completed_items = 0;
+  written.completed_cost = 0;
+  WeightedJobStatus now = written;
+  now.completed_items = 3;
+  now.completed_cost = 2.5;
+  EXPECT_EQ(ClassifyStatusChange(written, now), StatusChange::kVisible);
+  written.completed_items.reset();
+  EXPECT_EQ(ClassifyStatusChange(written, now), StatusChange::kVisible);
+  written.completed_items = 3;
+  now.completed_items = 9;
+  EXPECT_EQ(ClassifyStatusChange(written, now), StatusChange::kProgress) << "after it, progress";
+}
+
 TEST(StatusPacingTest, ProgressMovedIsTheMoreOfItemsAndCostInPointsOfTheJob) {
   const WeightedJobStatus written = RunningStatus();  // 60 of 600 items, cost 60
   WeightedJobStatus now = written;
@@ -101,6 +118,16 @@ TEST(StatusPacingTest, ProgressMovedIsTheMoreOfItemsAndCostInPointsOfTheJob) {
   // A status that does not say how many items the job has moved nowhere.
   now.items.reset();
   EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 0);
+}
+
+// Costs in the job's own units (bytes here) count over its total cost.
+TEST(StatusPacingTest, ProgressByCostCountsOverTheJobsTotalCost) {
+  WeightedJobStatus written = RunningStatus();  // 60 of 600 items
+  written.completed_cost = 6000;
+  written.total_cost = 60000;
+  WeightedJobStatus now = written;
+  now.completed_cost = 21000;  // 25 points of the cost
+  EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 25);
 }
 
 TEST(StatusPacingTest, ProgressWaitsForAStepOrItsIntervalOtherChangesForTheStatusInterval) {

@@ -49,7 +49,8 @@ cat >"$tmp/status.json" <<JSON
   "nodeSummary": {"nodes": 1000, "shown": 2, "steals": 17,
     "estimatedSpeed": {"measured": 998, "min": 240, "median": 900.5, "max": 1200.5},
     "priors": {"blended": 1, "profile": 999}},
-  "progress": "42%", "completedItems": 63000, "items": 150000, "workers": 3,
+  "progress": "42%", "completedItems": 63000, "completedCost": 52000.5, "totalCost": 150000,
+  "items": 150000, "workers": 3,
   "failedItems": 2, "failedItemValues": ["a.jpg", "b.jpg"],
   "energy": {"joules": 412.5, "joulesPerItem": 0.0825, "complete": true, "estimate": false, "summary": "412.5 J (0.115 Wh), 0.0825 J per item"},
   "timing": {"endToEndSeconds": 31.2, "computeSeconds": 12.1, "computeEfficiency": 0.97,
@@ -57,6 +58,7 @@ cat >"$tmp/status.json" <<JSON
     "beforeFirstReport": {"operatorSeconds": 0.1, "waitingForNodesSeconds": 0, "podSchedulingSeconds": 1,
       "podStartSeconds": 1, "containerStartSeconds": 16, "workerStartSeconds": 1}},
   "efficiencyNote": "31.2 s end to end, 12.1 s computing; before it mostly container start 16.0 s",
+  "note": "31.2 s end to end, 12.1 s computing; before it mostly container start 16.0 s",
   "costModel": {"startCost": 0.42, "learned": true, "samples": 64, "secondsPerCost": 0.0125, "startSeconds": 0.00525},
   "result": {"primes": {"count": 12000, "sum": "0x00000000075bcd15"}},
   "startTime": "$now", "makespanSeconds": 12.5, "idealSeconds": 11.6, "efficiency": 0.93,
@@ -93,6 +95,7 @@ grep -qE '^primes +Running +42% +2 +3 +0\.93 +0\.97 +declared speeds +31\.2 s en
   fail "kubectl get wj -o wide row: $(cat "$tmp/wide")"
 expect_eq "timing and failed items" "12.1 16 a.jpg" \
   "$(jp wj/primes '{.status.timing.computeSeconds} {.status.timing.beforeFirstReport.containerStartSeconds} {.status.failedItemValues[0]}')"
+expect_eq "costs" "52000.5 150000" "$(jp wj/primes '{.status.completedCost} {.status.totalCost}')"
 expect_eq "cost model" "0.42 true 64 0.0125 0.00525" \
   "$(jp wj/primes '{.status.costModel.startCost} {.status.costModel.learned} {.status.costModel.samples} {.status.costModel.secondsPerCost} {.status.costModel.startSeconds}')"
 pass "kubectl get wj shows phase, progress, failed items, workers, efficiency, compute efficiency (-o wide: what the efficiency is measured against, note, profile, items)"
