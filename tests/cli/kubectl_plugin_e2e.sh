@@ -128,7 +128,7 @@ finished_screen() {
 wait_until "top exits 0 when the job is done" 180 finished_screen
 cat "$tmp/screen"
 grep -q "^WeightedJob $ns/primes  Succeeded" "$tmp/screen" || fail "the last screen is not Succeeded"
-grep -q "100.0% of the cost  750000/750000 items  makespan" "$tmp/screen" || fail "the last screen is not full"
+grep -q "100.0% of the work  750000/750000 items  makespan" "$tmp/screen" || fail "the last screen is not full"
 grep -q '^result 114155 primes, checksum 0x' "$tmp/screen" ||
   fail "no result line with the 114155 primes below 1500000"
 grep -q "^finished$" "$tmp/screen" || fail "no finished line"
