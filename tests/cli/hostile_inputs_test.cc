@@ -97,6 +97,29 @@ TEST(HostileInputsTest, AbsurdScenarioNumbersExitTwoWithFileAndLine) {
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): a scenario within every bound of its own — 5e7
+// items with costJitter, 1,000 jobs, seven policies — drew 5e7 jittered
+// costs for each of its 14,000 runs: hours, and no line until the first
+// policy's thousand jobs were done. The product is refused before anything
+// runs, naming it.
+TEST(HostileInputsTest, AScenarioWithinEveryBoundButHoursAsAProductIsRefused) {
+  const fs::path dir = TestDir();
+  Write(dir / "scenario.yaml",
+        "name: t\nworkload: {items: 50000000, itemSeconds: 0.0001, costJitter: 0.5}\n"
+        "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 0.5}\n"
+        "jobs:\n  - {name: run, repeat: 1000}\n"
+        "policies: [equal, weighted, selfsched, guided, factoring, mms, adaptive]\n");
+  auto [code, out] = Ballast("simulate " + (dir / "scenario.yaml").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("workload.costJitter: 14000 runs (7 policies x 2 history settings x 1000 "
+                     "jobs) each drawing 50000000 jittered item costs make 7e+11 in all, more "
+                     "than 2e+09"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("simulating"), std::string::npos) << "nothing ran: " << out;
+  fs::remove_all(dir);
+}
+
 // Regression: `team/a` sat at 0 % for four minutes and exited 1; `../x`
 // wrote its log outside the run's folder.
 TEST(HostileInputsTest, JobNamedTeamSlashAAndNodeNamedDotDotSlashXExitTwoBeforeRunning) {
