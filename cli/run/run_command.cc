@@ -150,9 +150,17 @@ std::vector<LostOutput> WriteOutputs(const RunFlags& flags, const LoadedJob& loa
   // A run its failure policy stopped measured only its start: not learned,
   // as a job that failed is not recorded by the operator.
   if (!flags.history.empty() && !outcome.failed_items_stopped) {
-    const Status saved = SaveHistory(flags.history, Learn(history, loaded.history_key, outcome,
-                                                          findings.now, findings.deviations));
+    history::LeftOut left_out;
+    const Status saved = SaveHistory(
+        flags.history,
+        Learn(history, loaded.history_key, outcome, findings.now, findings.deviations), &left_out);
     if (!saved.ok()) lost.push_back({"--history", saved});
+    // A file grown past the store's bytes (by hand, or by an earlier
+    // version) loses its stalest entries: said, never silently.
+    if (saved.ok() && left_out.entries > 0) {
+      fmt::print(stderr, "ballast: warning: --history {}: {}\n", flags.history,
+                 history::DescribeLeftOut(left_out, history::StoreLimits{}));
+    }
   }
   if (!flags.report.empty()) {
     const Status written =

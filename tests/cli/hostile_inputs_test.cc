@@ -442,6 +442,37 @@ TEST(HostileInputsTest, HistorySamplesDatedInTheFutureAreDroppedAndNamed) {
   fs::remove_all(dir);
 }
 
+// Regression (issue 61): a history file of up to 4 MiB is read, but the
+// store is written within 256 KiB: the stalest entries were left out
+// silently. A run says how many and how new the newest of them was.
+TEST(HostileInputsTest, AHistoryPastTheStoresBytesSaysWhatWasLeftOut) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  std::string history = R"({"version": 1, "nodes": {)";
+  for (int node = 0; node < 4000; ++node) {
+    history += (node == 0 ? "" : ", ") + std::string("\"node-") + std::to_string(node) +
+               "\": {\"primes\": [";
+    for (int sample = 0; sample < 16; ++sample) {
+      history += (sample == 0 ? "" : ", ") + std::string("[1.25, ") +
+                 std::to_string(1700000000 + node * 100 + sample) + "]";
+    }
+    history += "]}";
+  }
+  history += "}}";
+  ASSERT_GT(history.size(), size_t{1} << 20);
+  Write(dir / "h.json", history);
+  const auto [code, out] =
+      Ballast("run " + (dir / "job.yaml").string() + " --history " + (dir / "h.json").string());
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("ballast: warning: --history " + (dir / "h.json").string() +
+                     ": kept within 262144 bytes: left out the "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(" stalest node-and-workload entries ("), std::string::npos) << out;
+  EXPECT_LE(fs::file_size(dir / "h.json"), size_t{262144} + 1);
+  fs::remove_all(dir);
+}
+
 // Regression (issue 61): a failed item's output with escape sequences
 // reached the terminal raw: "\x1b[2J\x1b[H" cleared the screen and the
 // command's "result: 999 primes" came up at its top as the run's result.
