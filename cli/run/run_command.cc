@@ -241,14 +241,34 @@ int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::Spe
   return verdict != kExitOk || lost.empty() ? verdict : kExitOutputLost;
 }
 
+// A run that failed before its result (a bad file or flag, every worker
+// failed, past activeDeadlineSeconds, a port that cannot be served):
+// ReportError's line on stderr, and with -o json a document on stdout
+// saying so, so that a program reading it learns the failure and its cause
+// rather than nothing. Returns ReportError's exit code.
+int ReportRunError(const Status& error, bool table) {
+  const int code = ReportError(error);
+  if (!table) {
+    const nlohmann::json out = {
+        {"failure",
+         {{"reason", code == kExitBadInput ? "BadInput" : "RunFailed"},
+          {"message", EscapeControls(error.message())}}},
+        {"exit_code", code}};
+    fmt::print("{}\n", DumpJson(out, 2));
+  }
+  return code;
+}
+
 int Run(const RunFlags& flags) {
   // The embedded coordinator's and runner's logs: restarts and refusals are
   // info; the run's own output says what a user needs.
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
   const bool table = flags.output == "table";
-  if (Status writable = CheckOutputs(flags); !writable.ok()) return ReportError(writable);
+  if (Status writable = CheckOutputs(flags); !writable.ok()) {
+    return ReportRunError(writable, table);
+  }
   auto loaded = LoadForRun(flags, table);
-  if (!loaded.ok()) return ReportError(loaded.status());
+  if (!loaded.ok()) return ReportRunError(loaded.status(), table);
   ProgressPrinter progress(stderr);
   // From here SIGINT and SIGTERM stop the job cleanly (the workers stopped,
   // what is left of the run killed, the cgroups removed) instead of ending
@@ -269,13 +289,13 @@ int Run(const RunFlags& flags) {
   history::SpeedStore history;
   if (!flags.history.empty()) {
     auto applied = ApplyHistory(flags, *loaded, table, options);
-    if (!applied.ok()) return ReportError(applied.status());
+    if (!applied.ok()) return ReportRunError(applied.status(), table);
     history = std::move(*applied);
     if (table) std::fflush(stdout);
   }
   auto outcome = RunLocal(options);
   progress.Finish();
-  if (!outcome.ok()) return ReportError(outcome.status());
+  if (!outcome.ok()) return ReportRunError(outcome.status(), table);
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
   return FinishRun(flags, *loaded, history, *outcome, table);
 }

@@ -3,6 +3,9 @@
 // or read with a warning, and nothing hangs. Every command runs under
 // `timeout 60`, so a hang fails the test (exit 124) instead of stalling it.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -470,6 +473,93 @@ TEST(HostileInputsTest, AHistoryPastTheStoresBytesSaysWhatWasLeftOut) {
       << out;
   EXPECT_NE(out.find(" stalest node-and-workload entries ("), std::string::npos) << out;
   EXPECT_LE(fs::file_size(dir / "h.json"), size_t{262144} + 1);
+  fs::remove_all(dir);
+}
+
+// A socket bound on loopback whose port the test holds, with the port below
+// it free (the coordinator's, at --metrics-port); -1 when none was found.
+std::pair<int, int> HeldPortAboveAFreeOne() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const int held = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (bind(held, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        listen(held, 1) != 0 ||
+        getsockname(held, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      close(held);
+      continue;
+    }
+    const int port = ntohs(address.sin_port);
+    const int below = socket(AF_INET, SOCK_STREAM, 0);
+    address.sin_port = htons(static_cast<uint16_t>(port - 1));
+    const bool free = bind(below, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    close(below);
+    if (free) return {held, port};
+    close(held);
+  }
+  return {-1, -1};
+}
+
+// Regression (issue 61): a run that failed before its result (every worker
+// failed, past activeDeadlineSeconds, a bad file) printed nothing on
+// `-o json`, and why the workers failed only in their logs. Each prints a
+// JSON document with the failure and its cause, and the message names the
+// workers' last error.
+TEST(HostileInputsTest, AFailedRunPrintsItsFailureAndCauseAsJson) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const std::string run = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                          " --cluster " + (dir / "cluster.yaml").string() + " -o json";
+  auto json_of = [](const std::string& out) {
+    nlohmann::json json;
+    EXPECT_NO_THROW(json = nlohmann::json::parse(out)) << out;
+    return json;
+  };
+  // The only worker cannot serve its metrics port: it fails each restart.
+  const auto [held, port] = HeldPortAboveAFreeOne();
+  ASSERT_GE(held, 0);
+  const auto [code, out] = testing::RunShellCommand(
+      "timeout 60 " + run + " --metrics-port " + std::to_string(port - 1) + " 2>/dev/null");
+  close(held);
+  EXPECT_EQ(code, 1) << out;
+  nlohmann::json failed = json_of(out);
+  EXPECT_EQ(failed["exit_code"], 1) << out;
+  EXPECT_EQ(failed["failure"]["reason"], "RunFailed") << out;
+  const std::string message = failed["failure"]["message"].get<std::string>();
+  EXPECT_NE(message.find("every worker failed past its 3 restarts: a (exit code "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("cannot serve metrics on 127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << "the cause, from the worker's log: " << message;
+  EXPECT_NE(message.find("; logs in "), std::string::npos) << message;
+
+  // Past activeDeadlineSeconds.
+  Write(dir / "slow.yaml",
+        "workload:\n  exec:\n    command: [sleep, '30']\nitems: 2\nactiveDeadlineSeconds: 1\n");
+  const auto [late_code, late] = testing::RunShellCommand(
+      "timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "slow.yaml").string() +
+      " --cluster " + (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>/dev/null");
+  EXPECT_EQ(late_code, 1) << late;
+  nlohmann::json deadline = json_of(late);
+  EXPECT_EQ(deadline["failure"]["message"],
+            "the job ran longer than activeDeadlineSeconds (1 s)")
+      << late;
+
+  // A bad file: exit 2, reason BadInput.
+  Write(dir / "bad.yaml", "workload: {primes: {limit: -1}}\n");
+  const auto [bad_code, bad] = testing::RunShellCommand(
+      "timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "bad.yaml").string() +
+      " -o json 2>/dev/null");
+  EXPECT_EQ(bad_code, 2) << bad;
+  nlohmann::json refused = json_of(bad);
+  EXPECT_EQ(refused["failure"]["reason"], "BadInput") << bad;
+  EXPECT_EQ(refused["exit_code"], 2) << bad;
+  EXPECT_NE(refused["failure"]["message"].get<std::string>().find("limit"), std::string::npos)
+      << bad;
   fs::remove_all(dir);
 }
 
