@@ -17,6 +17,7 @@
 #include "cli/scenario_loader.h"
 #include "cli/stop_signals.h"
 #include "core/common/utf8.h"
+#include "core/health/energy.h"
 
 namespace ballast::cli {
 namespace {
@@ -103,6 +104,13 @@ StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
   }
   if (!flags.policy.empty()) {
     BALLAST_ASSIGN_OR_RETURN(loaded.job.policy, PolicyByName(flags.policy));
+  }
+  // A power label the energy estimate cannot use is ignored: said, as a
+  // label the weights default is (docs/history.md, "Energy per job").
+  for (const job::EmulatedNode& node : loaded.cluster.nodes) {
+    for (const std::string& problem : health::PowerLabelProblems(node.labels)) {
+      fmt::print(stderr, "ballast: warning: node {}: {}\n", node.name, problem);
+    }
   }
   if (table) {
     fmt::print("job {}: {} items of {}, policy {}, profile {}\n", loaded.job.name,
