@@ -296,7 +296,10 @@ class Runner {
                          what.empty() ? "its log says nothing" : what);
       auto same = std::find_if(causes.begin(), causes.end(),
                                [&](const auto& cause) { return cause.first == what; });
-      if (same == causes.end()) same = causes.insert(causes.end(), {what, {}});
+      if (same == causes.end()) {
+        causes.emplace_back(what, std::vector<std::string>{});
+        same = causes.end() - 1;
+      }
       same->second.push_back(process.node->name);
     }
     std::vector<std::string> parts;

@@ -257,11 +257,10 @@ int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::Spe
 int ReportRunError(const Status& error, bool table) {
   const int code = ReportError(error);
   if (!table) {
-    const nlohmann::json out = {
-        {"failure",
-         {{"reason", code == kExitBadInput ? "BadInput" : "RunFailed"},
-          {"message", EscapeControls(error.message())}}},
-        {"exit_code", code}};
+    const nlohmann::json out = {{"failure",
+                                 {{"reason", code == kExitBadInput ? "BadInput" : "RunFailed"},
+                                  {"message", EscapeControls(error.message())}}},
+                                {"exit_code", code}};
     fmt::print("{}\n", DumpJson(out, 2));
   }
   return code;

@@ -287,8 +287,8 @@ Status CheckRunsFit(const sim::Scenario& scenario, size_t specs) {
   const double runs =
       !scenario.jobs.empty()
           ? static_cast<double>(specs) * 2 * static_cast<double>(scenario.jobs.size())
-          : static_cast<double>(specs) * (1 + (workload.item_costs ? 1 : 0) +
-                                          (DealsByCost(scenario) ? 2 : 0));
+          : static_cast<double>(specs) *
+                (1 + (workload.item_costs ? 1 : 0) + (DealsByCost(scenario) ? 2 : 0));
   if (workload.cost_jitter <= 0) return Status::Ok();
   const double costs = runs * static_cast<double>(workload.items);
   if (costs <= kMaxJitteredCosts) return Status::Ok();

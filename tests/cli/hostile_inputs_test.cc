@@ -2,8 +2,8 @@
 // user writes (issue 13): each is refused with exit 2 and the file and line,
 // or read with a warning, and nothing hangs. Every command runs under
 // `timeout 60`, so a hang fails the test (exit 124) instead of stalling it.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -521,8 +521,8 @@ TEST(HostileInputsTest, AFailedRunPrintsItsFailureAndCauseAsJson) {
   // The only worker cannot serve its metrics port: it fails each restart.
   const auto [held, port] = HeldPortAboveAFreeOne();
   ASSERT_GE(held, 0);
-  const auto [code, out] = testing::RunShellCommand(
-      "timeout 60 " + run + " --metrics-port " + std::to_string(port - 1) + " 2>/dev/null");
+  const auto [code, out] = testing::RunShellCommand("timeout 60 " + run + " --metrics-port " +
+                                                    std::to_string(port - 1) + " 2>/dev/null");
   close(held);
   EXPECT_EQ(code, 1) << out;
   nlohmann::json failed = json_of(out);
@@ -545,15 +545,14 @@ TEST(HostileInputsTest, AFailedRunPrintsItsFailureAndCauseAsJson) {
       " --cluster " + (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>/dev/null");
   EXPECT_EQ(late_code, 1) << late;
   nlohmann::json deadline = json_of(late);
-  EXPECT_EQ(deadline["failure"]["message"],
-            "the job ran longer than activeDeadlineSeconds (1 s)")
+  EXPECT_EQ(deadline["failure"]["message"], "the job ran longer than activeDeadlineSeconds (1 s)")
       << late;
 
   // A bad file: exit 2, reason BadInput.
   Write(dir / "bad.yaml", "workload: {primes: {limit: -1}}\n");
-  const auto [bad_code, bad] = testing::RunShellCommand(
-      "timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "bad.yaml").string() +
-      " -o json 2>/dev/null");
+  const auto [bad_code, bad] =
+      testing::RunShellCommand("timeout 60 " + std::string(BALLAST_BINARY) + " run " +
+                               (dir / "bad.yaml").string() + " -o json 2>/dev/null");
   EXPECT_EQ(bad_code, 2) << bad;
   nlohmann::json refused = json_of(bad);
   EXPECT_EQ(refused["failure"]["reason"], "BadInput") << bad;

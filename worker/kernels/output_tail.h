@@ -89,9 +89,9 @@ class OutputTail {
   int write_fd_ = -1;
   std::atomic<bool> ended_{false};
   std::thread reader_;
-  std::string tail_;    // at most 2 x kKeptBytes, the reader's until joined
-  size_t passed_ = 0;   // bytes passed on to stderr, the reader's until joined
-  size_t dropped_ = 0;  // bytes past kMaxPassedBytes, not passed on
+  std::string tail_;        // at most 2 x kKeptBytes, the reader's until joined
+  size_t passed_ = 0;       // bytes passed on to stderr, the reader's until joined
+  size_t dropped_ = 0;      // bytes past kMaxPassedBytes, not passed on
   size_t over_budget_ = 0;  // bytes past the LogBudget, not passed on
 };
 

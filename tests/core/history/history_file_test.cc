@@ -157,8 +157,8 @@ TEST(HistoryFileTest, NodeNamesKubernetesWouldRefuseAreRefusedInBothForms) {
         << from_text.status().message();
   }
   for (const char* name : {"pi4b-a", "pi4b-1.rack-2", "0"}) {
-    const std::string store = std::string(R"({"version": 1, "nodes": {")") + name +
-                              R"(": {"primes": [[1, 5]]}}})";
+    const std::string store =
+        std::string(R"({"version": 1, "nodes": {")") + name + R"(": {"primes": [[1, 5]]}}})";
     auto read = ReadHistoryFile(store, "h.json", {});
     ASSERT_TRUE(read.ok()) << name << ": " << read.status().message();
     EXPECT_TRUE(read->nodes.contains(name));

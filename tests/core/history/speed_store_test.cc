@@ -1,8 +1,7 @@
 #include "core/history/speed_store.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 

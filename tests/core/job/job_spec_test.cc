@@ -602,8 +602,8 @@ TEST(JobSpecItemsFromTest, BothReadersRefuseAMergeFieldYamlReadsAsANumber) {
         "job");
   };
   const std::vector<std::pair<std::string, std::string>> numbers = {
-      {"0x10", "16"}, {"017", "15"},   {"1e3", "1000"}, {"+1", "1"},       {"1_000", "1000"},
-      {"0b101", "5"}, {"0o17", "15"}, {"-2", "-2"},    {".5", "0.5"},      {"\"16\"", "16"},
+      {"0x10", "16"}, {"017", "15"},  {"1e3", "1000"}, {"+1", "1"},   {"1_000", "1000"},
+      {"0b101", "5"}, {"0o17", "15"}, {"-2", "-2"},    {".5", "0.5"}, {"\"16\"", "16"},
   };
   for (const auto& [written, sent] : numbers) {
     SCOPED_TRACE(written);

@@ -11,9 +11,8 @@
 // report is not answered.
 #include "core/sim/simulator.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>

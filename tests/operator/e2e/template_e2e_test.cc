@@ -175,9 +175,8 @@ TEST_F(OperatorTest, ATemplateThatSetsAFieldBallastOwnsFailsTheJobNamingIt) {
 // SoNoJobJoinsTheCoordinatorService).
 TEST_F(OperatorTest, ATemplateWithTheCoordinatorServicesLabelFailsTheJobAndMakesNoPod) {
   json job = PrimesJob("joiner", kSmallLimit);
-  job["spec"]["template"] = {
-      {"metadata", {{"labels", {{"ballast.io/coordinator", "leader"}}}}},
-      {"spec", {{"containers", {{{"name", "worker"}}}}}}};
+  job["spec"]["template"] = {{"metadata", {{"labels", {{"ballast.io/coordinator", "leader"}}}}},
+                             {"spec", {{"containers", {{{"name", "worker"}}}}}}};
   ASSERT_FALSE(CreateJob(job).is_null());
   auto failed = WaitForJob(
       "joiner",
