@@ -141,7 +141,7 @@ TEST(HistoryFileTest, BadFilesNameTheField) {
 // nodes; the store's form took any 1 to 253 bytes (a '/', capitals, a
 // control byte), which the earlier form and a cluster file refuse.
 TEST(HistoryFileTest, NodeNamesKubernetesWouldRefuseAreRefusedInBothForms) {
-  for (const char* name : {"Bad_Name", "a/b", "UPPER", "-lead", "trail-", "a..b", "x\u0007y"}) {
+  for (const char* name : {"Bad_Name", "a/b", "UPPER", "-lead", "trail-", "a..b", "x\\u0007y"}) {
     SCOPED_TRACE(name);
     const std::string store = std::string(R"({"version": 1, "nodes": {")") + name +
                               R"(": {"primes": [[1, 5]]}, "ok": {"primes": [[1, 5]]}}})";
