@@ -134,6 +134,19 @@ void Evict(Pass& pass, const WorkloadView& workload) {
   Hold(pass, Reason::kEvicted, message);
 }
 
+// Kueue's words when Kueue itself deactivated `workload`: its Evicted
+// condition's reason is DeactivatedDueTo<cause> (RequeuingLimitExceeded,
+// MaximumExecutionTimeExceeded, EvictedByAdmissionCheck), where a Workload
+// deactivated by its owner or by hand says Deactivated alone. "" otherwise.
+std::string DeactivatedByKueue(const WorkloadView& workload) {
+  const auto evicted = workload.conditions.find("Evicted");
+  if (evicted == workload.conditions.end() || !evicted->second.status ||
+      !evicted->second.reason.starts_with("DeactivatedDueTo")) {
+    return "";
+  }
+  return fmt::format("{}: {}", evicted->second.reason, evicted->second.message);
+}
+
 // Admitted to a flavor no ResourceFlavor is (an admission written by hand,
 // or one whose flavor the cache does not show): its nodes are not known,
 // and placed on none of their labels the job would run anywhere, outside
@@ -155,6 +168,33 @@ bool HeldForUnknownFlavors(Pass& pass, const WorkloadView& workload) {
                    "start (it would run on any node)",
                    workload.meta.name, Joined(unknown)));
   return true;
+}
+
+// The job of an inactive Workload: stopped first when it runs; then held
+// when Kueue itself deactivated it, else queued again.
+void Inactive(Pass& pass, const WorkloadView& workload) {
+  // Deactivated under a running job (by hand, or by Kueue): it stops as
+  // when evicted, keeping its checkpoint, rather than read as Pending
+  // while its workers still compute.
+  if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
+    Evict(pass, workload);
+    return;
+  }
+  // Deactivated by Kueue itself (its requeuing limit, a maximum execution
+  // time, an admission check): Kueue's decision that the job may not run
+  // now. Not undone: the job waits, saying why, until someone activates
+  // the Workload again (as Kueue's own Job integration leaves such a Job
+  // suspended).
+  if (const std::string why = DeactivatedByKueue(workload); !why.empty()) {
+    Hold(pass, Reason::kEvicted,
+         fmt::format("Kueue deactivated Workload {} ({}); the job waits until its spec.active "
+                     "is true again",
+                     workload.meta.name, why));
+    return;
+  }
+  // Deactivated while the job was suspended (or by hand): queued again.
+  Patch(pass, workload, ActivePatch(workload, true), /*status=*/false);
+  Hold(pass, Reason::kWaitingForQueue, Waiting(pass, &workload));
 }
 
 }  // namespace
@@ -188,9 +228,7 @@ bool Admission(Pass& pass) {
     return false;
   }
   if (!workload->active) {
-    // Deactivated while the job was suspended: queued again.
-    Patch(pass, *workload, ActivePatch(*workload, true), /*status=*/false);
-    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
+    Inactive(pass, *workload);
     return false;
   }
   if (workload->Evicted() || !workload->Admitted()) {

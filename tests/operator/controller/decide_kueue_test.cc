@@ -355,6 +355,97 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   EXPECT_EQ(registered[0].config.resume->completed.size(), 600u);
 }
 
+// Issue 61, probing Kueue's Workload: Kueue deactivates a Workload itself
+// (its requeuing limit, a maximum execution time, an admission check: the
+// Evicted reason DeactivatedDueTo<cause>). The operator activated it again
+// at once, undoing Kueue's decision, and read the running job as Pending
+// while its workers computed. The job now stops as when evicted, keeping
+// its checkpoint, and then waits, saying why, until someone activates the
+// Workload; then it resumes from the checkpoint.
+TEST(DecideKueueTest, AWorkloadKueueDeactivatedStopsTheJobAndStaysInactive) {
+  World world = QueuedRunning();
+  world.view = View(900);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 900});
+  auto conditions = AdmittedConditions();
+  conditions["Evicted"] = {true, "DeactivatedDueToMaximumExecutionTimeExceeded",
+                           "The workload is deactivated due to exceeding the maximum execution "
+                           "time"};
+  json object = WorkloadJson(3, conditions, "default", 0, "5");
+  object["spec"]["active"] = false;
+  world.queue->workload = ReadWorkload(object);
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u) << "stopped as when evicted";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty());
+  world.pods.clear();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  EXPECT_EQ(S(decision)["completedItems"], 900);
+  world.view.reset();
+  object["status"].erase("admission");
+  object["status"]["conditions"] = json::array(
+      {{{"type", "Evicted"},
+        {"status", "True"},
+        {"reason", "DeactivatedDueToMaximumExecutionTimeExceeded"},
+        {"message", "The workload is deactivated due to exceeding the maximum execution time"},
+        {"lastTransitionTime", "2027-01-15T08:00:00Z"}}});
+  object["metadata"]["resourceVersion"] = "6";
+  world.queue->workload = ReadWorkload(object);
+  for (int pass = 0; pass < 2; ++pass) {
+    decision = world.Pass();
+    for (const auto& patch : ActionsOf<PatchWorkload>(decision)) {
+      EXPECT_FALSE(patch.patch.contains("spec")) << "not activated again: " << patch.patch.dump();
+    }
+    EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+    EXPECT_EQ(S(decision)["phase"], "Suspended");
+  }
+  std::string message;
+  for (const auto& c : decision.status.conditions) {
+    if (c.type == ConditionType::kAdmitted) message = c.message;
+  }
+  EXPECT_EQ(message, std::string("Kueue deactivated Workload ") + kWorkload +
+                         " (DeactivatedDueToMaximumExecutionTimeExceeded: The workload is "
+                         "deactivated due to exceeding the maximum execution time); the job "
+                         "waits until its spec.active is true again");
+  // Activated by someone and admitted again: resumed from the checkpoint.
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "7");
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(registered[0].config.resume->completed.size(), 900u);
+}
+
+// A Workload deactivated by hand under a running job (Evicted: Deactivated,
+// no cause of Kueue's): the job stops first, its checkpoint kept, instead
+// of reading Pending while its workers compute; then the Workload, the
+// job's, is activated again and the job queued.
+TEST(DecideKueueTest, AWorkloadDeactivatedByHandMidJobStopsTheJobThenIsActivatedAgain) {
+  World world = QueuedRunning();
+  world.view = View(900);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 900});
+  json object = WorkloadJson(3, AdmittedConditions(), "default", 0, "5");
+  object["spec"]["active"] = false;
+  world.queue->workload = ReadWorkload(object);
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
+  EXPECT_NE(S(decision)["phase"], "Pending") << "its workers still compute";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty());
+  world.pods.clear();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  world.view.reset();
+  object["status"].erase("admission");
+  object["status"]["conditions"] = json::array();
+  object["metadata"]["resourceVersion"] = "6";
+  world.queue->workload = ReadWorkload(object);
+  const auto patches = ActionsOf<PatchWorkload>(world.Pass());
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].patch["spec"]["active"], true);
+}
+
 TEST(DecideKueueTest, AFinishedJobDeclaresItsWorkloadFinished) {
   World world = QueuedRunning();
   world.view = View(2000, /*done=*/true);
