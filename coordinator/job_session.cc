@@ -37,9 +37,12 @@ balance::JobInfo JobInfoOf(const JobConfig& config) {
   job.inputs_cross_links = config.workload.kind == workload::WorkloadKind::kExec;
   // An exec command may run again for the same range (the contract of
   // docs/getting-started.md, "Your own job"), also at once on two workers,
-  // unless the job says it must not.
-  job.repeatable =
-      config.workload.kind != workload::WorkloadKind::kExec || config.workload.exec.backups;
+  // unless the job says it must not. A job that keeps each run's result file
+  // (keepDir) gets no backup copies either: both copies would write the
+  // range's file, and the one handed in second (whose result is dropped)
+  // replaced the merged one's in 2 of 3 runs (docs/workloads.md, "Results").
+  job.repeatable = config.workload.kind != workload::WorkloadKind::kExec ||
+                   (config.workload.exec.backups && config.workload.exec.result.keep_dir.empty());
   return job;
 }
 

@@ -1,6 +1,7 @@
 #include "cli/run/local_runner.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/wait.h>
@@ -195,6 +196,7 @@ class Runner {
                                   ? fmt::format("killed by signal {}", WTERMSIG(wstatus))
                                   : fmt::format("exit code {}", WEXITSTATUS(wstatus));
       (void)server_->WorkerLost(config_.id, process.node->name);
+      process.last_exit = how;
       if (process.restarts < options_.job.backoff_limit) {
         ++process.restarts;
         spdlog::info("worker died, restarting node={} how=\"{}\" restart={}/{} log={}",
@@ -264,8 +266,8 @@ class Runner {
                                        [](auto& p) { return !p.joined; });
       if (!done && all_exited && !to_join) {
         return Status(StatusCode::kTerminal,
-                      fmt::format("every worker failed past its {} restarts; logs in {}",
-                                  options_.job.backoff_limit, log_dir_));
+                      fmt::format("every worker failed past its {} restarts: {}; logs in {}",
+                                  options_.job.backoff_limit, WorkerCauses(), log_dir_));
       }
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
       if (options_.job.active_deadline_s && elapsed > *options_.job.active_deadline_s) {
@@ -280,6 +282,32 @@ class Runner {
         server_->WaitFinished(config_.id, std::chrono::milliseconds(100));
       }
     }
+  }
+
+  // Why the workers died, from each one's last exit and the last error its
+  // log holds (LastLogError), nodes of one cause together: "a, b (exit code
+  // 1): cannot serve metrics on 127.0.0.1:9101: ...". At most 3 causes.
+  std::string WorkerCauses() const {
+    std::vector<std::pair<std::string, std::vector<std::string>>> causes;
+    for (const NodeProcess& process : nodes_->processes()) {
+      if (!process.joined) continue;
+      std::string what = LastLogError(nodes_->LogPath(process));
+      what = fmt::format("({}): {}", process.last_exit.empty() ? "exited" : process.last_exit,
+                         what.empty() ? "its log says nothing" : what);
+      auto same = std::find_if(causes.begin(), causes.end(),
+                               [&](const auto& cause) { return cause.first == what; });
+      if (same == causes.end()) {
+        causes.emplace_back(what, std::vector<std::string>{});
+        same = causes.end() - 1;
+      }
+      same->second.push_back(process.node->name);
+    }
+    std::vector<std::string> parts;
+    for (size_t i = 0; i < causes.size() && i < 3; ++i) {
+      parts.push_back(fmt::format("{} {}", fmt::join(causes[i].second, ", "), causes[i].first));
+    }
+    if (causes.size() > 3) parts.push_back(fmt::format("and {} more", causes.size() - 3));
+    return fmt::format("{}", fmt::join(parts, "; "));
   }
 
   LocalRunOutcome Outcome() const {

@@ -36,6 +36,7 @@ struct NodeProcess {
   std::string group;                // its group of the run's cgroups; empty without
   pid_t pid = -1;
   uint32_t restarts = 0;
+  std::string last_exit;         // how it last died ("exit code 1"); "" while none did
   bool finished = false;         // exited for good
   bool joined = false;           // its worker is in the job (from the start, or since joinAt)
   bool drained = false;          // its leaveAt came: its worker was stopped, never restarted

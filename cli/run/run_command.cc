@@ -17,6 +17,7 @@
 #include "cli/scenario_loader.h"
 #include "cli/stop_signals.h"
 #include "core/common/utf8.h"
+#include "core/health/energy.h"
 
 namespace ballast::cli {
 namespace {
@@ -104,6 +105,13 @@ StatusOr<LoadedJob> LoadForRun(const RunFlags& flags, bool table) {
   if (!flags.policy.empty()) {
     BALLAST_ASSIGN_OR_RETURN(loaded.job.policy, PolicyByName(flags.policy));
   }
+  // A power label the energy estimate cannot use is ignored: said, as a
+  // label the weights default is (docs/history.md, "Energy per job").
+  for (const job::EmulatedNode& node : loaded.cluster.nodes) {
+    for (const std::string& problem : health::PowerLabelProblems(node.labels)) {
+      fmt::print(stderr, "ballast: warning: node {}: {}\n", node.name, problem);
+    }
+  }
   if (table) {
     fmt::print("job {}: {} items of {}, policy {}, profile {}\n", loaded.job.name,
                loaded.job.workload.items, workload::WorkloadKindName(loaded.job.workload.kind),
@@ -150,9 +158,17 @@ std::vector<LostOutput> WriteOutputs(const RunFlags& flags, const LoadedJob& loa
   // A run its failure policy stopped measured only its start: not learned,
   // as a job that failed is not recorded by the operator.
   if (!flags.history.empty() && !outcome.failed_items_stopped) {
-    const Status saved = SaveHistory(flags.history, Learn(history, loaded.history_key, outcome,
-                                                          findings.now, findings.deviations));
+    history::LeftOut left_out;
+    const Status saved = SaveHistory(
+        flags.history,
+        Learn(history, loaded.history_key, outcome, findings.now, findings.deviations), &left_out);
     if (!saved.ok()) lost.push_back({"--history", saved});
+    // A file grown past the store's bytes (by hand, or by an earlier
+    // version) loses its stalest entries: said, never silently.
+    if (saved.ok() && left_out.entries > 0) {
+      fmt::print(stderr, "ballast: warning: --history {}: {}\n", flags.history,
+                 history::DescribeLeftOut(left_out, history::StoreLimits{}));
+    }
   }
   if (!flags.report.empty()) {
     const Status written =
@@ -233,14 +249,33 @@ int FinishRun(const RunFlags& flags, const LoadedJob& loaded, const history::Spe
   return verdict != kExitOk || lost.empty() ? verdict : kExitOutputLost;
 }
 
+// A run that failed before its result (a bad file or flag, every worker
+// failed, past activeDeadlineSeconds, a port that cannot be served):
+// ReportError's line on stderr, and with -o json a document on stdout
+// saying so, so that a program reading it learns the failure and its cause
+// rather than nothing. Returns ReportError's exit code.
+int ReportRunError(const Status& error, bool table) {
+  const int code = ReportError(error);
+  if (!table) {
+    const nlohmann::json out = {{"failure",
+                                 {{"reason", code == kExitBadInput ? "BadInput" : "RunFailed"},
+                                  {"message", EscapeControls(error.message())}}},
+                                {"exit_code", code}};
+    fmt::print("{}\n", DumpJson(out, 2));
+  }
+  return code;
+}
+
 int Run(const RunFlags& flags) {
   // The embedded coordinator's and runner's logs: restarts and refusals are
   // info; the run's own output says what a user needs.
   spdlog::set_level(flags.verbose ? spdlog::level::debug : spdlog::level::warn);
   const bool table = flags.output == "table";
-  if (Status writable = CheckOutputs(flags); !writable.ok()) return ReportError(writable);
+  if (Status writable = CheckOutputs(flags); !writable.ok()) {
+    return ReportRunError(writable, table);
+  }
   auto loaded = LoadForRun(flags, table);
-  if (!loaded.ok()) return ReportError(loaded.status());
+  if (!loaded.ok()) return ReportRunError(loaded.status(), table);
   ProgressPrinter progress(stderr);
   // From here SIGINT and SIGTERM stop the job cleanly (the workers stopped,
   // what is left of the run killed, the cgroups removed) instead of ending
@@ -261,13 +296,13 @@ int Run(const RunFlags& flags) {
   history::SpeedStore history;
   if (!flags.history.empty()) {
     auto applied = ApplyHistory(flags, *loaded, table, options);
-    if (!applied.ok()) return ReportError(applied.status());
+    if (!applied.ok()) return ReportRunError(applied.status(), table);
     history = std::move(*applied);
     if (table) std::fflush(stdout);
   }
   auto outcome = RunLocal(options);
   progress.Finish();
-  if (!outcome.ok()) return ReportError(outcome.status());
+  if (!outcome.ok()) return ReportRunError(outcome.status(), table);
   if (outcome->stopped) return ReportStopped(*outcome, stop.signal(), table);
   return FinishRun(flags, *loaded, history, *outcome, table);
 }

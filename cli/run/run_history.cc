@@ -19,10 +19,11 @@ StatusOr<history::SpeedStore> LoadHistory(const std::string& path) {
   return history::ReadHistoryFile(*text, path, history::StoreLimits{});
 }
 
-Status SaveHistory(const std::string& path, const history::SpeedStore& store) {
+Status SaveHistory(const std::string& path, const history::SpeedStore& store,
+                   history::LeftOut* left_out) {
   const std::string temporary = fmt::format("{}.{}.tmp", path, getpid());
   const Status written =
-      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}) + "\n");
+      WriteFile(temporary, history::StoreToText(store, history::StoreLimits{}, left_out) + "\n");
   if (!written.ok()) {
     return Status::Unavailable(fmt::format("cannot write {}: {}", path, written.message()));
   }

@@ -30,9 +30,11 @@ namespace ballast::cli {
 StatusOr<history::SpeedStore> LoadHistory(const std::string& path);
 
 // Writes the store in its text form within history::StoreLimits{}'s bytes
-// (history::StoreToText; to a temporary file beside it, then renamed over it).
+// (history::StoreToText; to a temporary file beside it, then renamed over it),
+// saying in `*left_out` (when given) the stalest entries left out to fit.
 // Unavailable when it cannot be written.
-Status SaveHistory(const std::string& path, const history::SpeedStore& store);
+Status SaveHistory(const std::string& path, const history::SpeedStore& store,
+                   history::LeftOut* left_out = nullptr);
 
 // The prior options of a run: the defaults, but trusted fully at
 // history::kFullTrustJobs samples, as the operator's store is (a sample is a

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "cli/run/run_cleanup.h"
+#include "core/common/utf8.h"
 
 namespace ballast::cli {
 namespace {
@@ -116,6 +117,36 @@ std::vector<std::string> PruneLogDirs(const std::string& parent, size_t keep) {
     spdlog::debug("removed old log folders of earlier runs count={} kept={}", removed.size(), keep);
   }
   return removed;
+}
+
+std::string LastLogError(const std::string& path) {
+  constexpr std::streamoff kTail = 16 << 10;
+  constexpr size_t kMaxBytes = 300;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size <= 0) return "";
+  in.seekg(std::max<std::streamoff>(0, size - kTail));
+  std::string tail(static_cast<size_t>(std::min(size, kTail)), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  tail.resize(static_cast<size_t>(std::max<std::streamsize>(0, in.gcount())));
+  std::string_view found;
+  std::string_view last;
+  for (size_t start = 0; start < tail.size();) {
+    size_t end = tail.find('\n', start);
+    if (end == std::string::npos) end = tail.size();
+    const std::string_view line(tail.data() + start, end - start);
+    if (line.find_first_not_of(" \t\r") != std::string_view::npos) last = line;
+    if (const size_t error = line.find(" error "); error != std::string_view::npos) {
+      found = line.substr(error + 7);
+      // spdlog's logger name follows the level: "error ballast-worker ...".
+      if (found.starts_with("ballast-worker ")) found.remove_prefix(15);
+    }
+    start = end + 1;
+  }
+  const std::string_view line = found.empty() ? last : found;
+  return EscapeControls(Utf8Prefix(line, kMaxBytes));
 }
 
 }  // namespace ballast::cli

@@ -72,4 +72,11 @@ StatusOr<std::string> MakeLogDir(const std::string& parent, const std::string& j
 // removes nothing.
 std::vector<std::string> PruneLogDirs(const std::string& parent, size_t keep = kKeptLogDirs);
 
+// The last error a worker's log at `path` holds, for a message: of its last
+// 16 KiB, the last line with " error " (spdlog's level; the text after it),
+// else the last line that is not blank; control characters written out
+// (EscapeControls) and at most 300 bytes of it. "" when the log is missing
+// or empty.
+std::string LastLogError(const std::string& path);
+
 }  // namespace ballast::cli

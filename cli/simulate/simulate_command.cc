@@ -248,25 +248,58 @@ struct JobRuns {
 };
 
 StatusOr<JobRuns> SimulateJob(const SimulateOptions& options, const LoadedScenario& loaded,
-                              const std::vector<balance::PolicySpec>& specs, bool show_progress) {
+                              const std::vector<balance::PolicySpec>& specs, bool show_progress,
+                              sim::EventBudget* budget) {
   JobRuns runs;
   sim::SimOptions sim_options;
   sim_options.timeline = !options.gantt.empty();
+  sim_options.budget = budget;
+  sim::SimOptions beside;  // the runs compared with them: no timeline
+  beside.budget = budget;
   BALLAST_ASSIGN_OR_RETURN(
       runs.results, SimulateEach(loaded.scenario, loaded, specs, sim_options, show_progress));
   if (loaded.scenario.workload.item_costs) {
-    BALLAST_ASSIGN_OR_RETURN(
-        runs.other, SimulateEach(OtherSplit(loaded.scenario), loaded, specs, {}, show_progress));
+    BALLAST_ASSIGN_OR_RETURN(runs.other, SimulateEach(OtherSplit(loaded.scenario), loaded, specs,
+                                                      beside, show_progress));
   }
   if (DealsByCost(loaded.scenario)) {
     BALLAST_ASSIGN_OR_RETURN(
         runs.largest, SimulateEach(DealtIn(loaded.scenario, balance::ItemOrder::kLargestFirst),
-                                   loaded, specs, {}, show_progress));
+                                   loaded, specs, beside, show_progress));
     BALLAST_ASSIGN_OR_RETURN(
         runs.listed, SimulateEach(DealtIn(loaded.scenario, balance::ItemOrder::kListed), loaded,
-                                  specs, {}, show_progress));
+                                  specs, beside, show_progress));
   }
   return runs;
+}
+
+// The most item costs with jitter the runs of one command build together:
+// each run draws its own (costJitter), at most 5e7 of them (scenario.h),
+// and 1,000 jobs of them took hours before anything was printed.
+constexpr double kMaxJitteredCosts = 2e9;
+
+// The runs `ballast simulate` makes of the scenario with `specs`: each
+// policy once per job and history setting in a series; once, and once more
+// per split and order compared, for one job. Invalid, naming the product,
+// when their jittered item costs together pass kMaxJitteredCosts.
+Status CheckRunsFit(const sim::Scenario& scenario, size_t specs) {
+  const sim::Workload& workload = scenario.workload;
+  const double runs =
+      !scenario.jobs.empty()
+          ? static_cast<double>(specs) * 2 * static_cast<double>(scenario.jobs.size())
+          : static_cast<double>(specs) *
+                (1 + (workload.item_costs ? 1 : 0) + (DealsByCost(scenario) ? 2 : 0));
+  if (workload.cost_jitter <= 0) return Status::Ok();
+  const double costs = runs * static_cast<double>(workload.items);
+  if (costs <= kMaxJitteredCosts) return Status::Ok();
+  return Status::Invalid(fmt::format(
+      "workload.costJitter: {:.0f} runs ({} policies{}) each drawing {} jittered item costs "
+      "make {:.3g} in all, more than {:.0g} (hours of simulating); fewer items, jobs or "
+      "policies, or no costJitter",
+      runs, specs,
+      scenario.jobs.empty() ? ""
+                            : fmt::format(" x 2 history settings x {} jobs", scenario.jobs.size()),
+      workload.items, costs, kMaxJitteredCosts));
 }
 
 // A scenario of a series of jobs: no Gantt chart, one table.
@@ -275,7 +308,8 @@ int RunSeries(const SimulateOptions& options, const LoadedScenario& loaded,
   if (!options.gantt.empty()) {
     return ReportError(Status::Invalid("--gantt: not for a scenario with jobs"));
   }
-  auto series = SimulateSeries(loaded, specs, show_progress);
+  sim::EventBudget budget;
+  auto series = SimulateSeries(loaded, specs, show_progress, &budget);
   if (!series.ok()) return ReportError(series.status());
   if (options.output == "json") {
     PrintSeriesJson(loaded, *series);
@@ -296,9 +330,13 @@ int RunSimulate(const SimulateOptions& options) {
   }
   auto specs = PoliciesToRun(options, *loaded);
   if (!specs.ok()) return ReportError(specs.status());
+  if (Status fits = CheckRunsFit(loaded->scenario, specs->size()); !fits.ok()) {
+    return ReportError(fits);
+  }
   const bool show_progress = isatty(STDERR_FILENO) || options.output == "table";
   if (!loaded->scenario.jobs.empty()) return RunSeries(options, *loaded, *specs, show_progress);
-  auto runs = SimulateJob(options, *loaded, *specs, show_progress);
+  sim::EventBudget budget;
+  auto runs = SimulateJob(options, *loaded, *specs, show_progress, &budget);
   if (!runs.ok()) return ReportError(runs.status());
   if (options.output == "json") {
     fmt::print(

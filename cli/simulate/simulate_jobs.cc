@@ -34,8 +34,10 @@ std::string Sources(const std::vector<fuzzy::NodePrior>& priors) {
 
 StatusOr<std::vector<sim::JobSeries>> SimulateSeries(const LoadedScenario& loaded,
                                                      const std::vector<balance::PolicySpec>& specs,
-                                                     bool show_progress) {
+                                                     bool show_progress, sim::EventBudget* budget) {
   std::vector<sim::JobSeries> all;
+  sim::SimOptions options;
+  options.budget = budget;
   for (const balance::PolicySpec& spec : specs) {
     for (bool history : {true, false}) {
       const auto start = std::chrono::steady_clock::now();
@@ -43,7 +45,7 @@ StatusOr<std::vector<sim::JobSeries>> SimulateSeries(const LoadedScenario& loade
         fmt::print(stderr, "simulating {} {} history ...", spec.display(),
                    history ? "with" : "without");
       }
-      auto series = sim::SimulateJobs(loaded.scenario, Weights(loaded), spec, history);
+      auto series = sim::SimulateJobs(loaded.scenario, Weights(loaded), spec, history, options);
       const double took =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (show_progress) fmt::print(stderr, " {:.2f} s\n", took);

@@ -21,11 +21,13 @@ namespace ballast::cli {
 // "item costs, split by cost", "uniform cost, split by count".
 std::string CostLabel(const sim::Workload& workload);
 
-// Every policy's two series (with history first), in `specs` order.
-// Returns the first simulation's error.
+// Every policy's two series (with history first), in `specs` order, their
+// runs sharing `budget` when given (sim::EventBudget). Returns the first
+// simulation's error.
 StatusOr<std::vector<sim::JobSeries>> SimulateSeries(const LoadedScenario& loaded,
                                                      const std::vector<balance::PolicySpec>& specs,
-                                                     bool show_progress);
+                                                     bool show_progress,
+                                                     sim::EventBudget* budget = nullptr);
 
 // The series as a table (one block per policy and history setting) or JSON.
 void PrintSeriesTable(const LoadedScenario& loaded, const std::vector<sim::JobSeries>& series);

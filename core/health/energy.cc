@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/common/names.h"
+
 namespace ballast::health {
 namespace {
 
@@ -89,6 +91,19 @@ std::optional<BoardPower> NodePower(const std::map<std::string, std::string>& la
     power.source = board && !(idle && load) ? "node labels and " + board->source : "node labels";
   }
   return power;
+}
+
+std::vector<std::string> PowerLabelProblems(const std::map<std::string, std::string>& labels) {
+  std::vector<std::string> problems;
+  for (std::string_view key : {kIdlePowerLabel, kLoadPowerLabel}) {
+    const std::string* text = Label(labels, key);
+    if (text == nullptr || Watts(labels, key)) continue;
+    problems.push_back(fmt::format(
+        "label {}: {} is not a number of watts in (0, {:g}], ignored (the board kind's figure "
+        "stands, if it has one)",
+        key, QuoteForMessage(*text), kMaxBoardWatts));
+  }
+  return problems;
 }
 
 JobEnergy EstimateJobEnergy(const std::vector<NodeUsage>& usage, double span_seconds) {

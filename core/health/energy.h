@@ -47,6 +47,14 @@ const std::vector<BoardPower>& BoardPowers();
 // in (0, kMaxBoardWatts] is ignored.
 std::optional<BoardPower> NodePower(const std::map<std::string, std::string>& labels);
 
+// What is wrong with the power labels among `labels`: one line per label
+// of ballast.io/power-idle-w and ballast.io/power-load-w that is set but not
+// a number of watts in (0, kMaxBoardWatts], which NodePower ignores:
+// "label ballast.io/power-load-w: '5000' is not a number of watts in (0,
+// 1000], ignored (the board kind's figure stands, if it has one)". Empty
+// when both are absent or usable.
+std::vector<std::string> PowerLabelProblems(const std::map<std::string, std::string>& labels);
+
 // What one node did in a job.
 struct NodeUsage {
   std::string node;

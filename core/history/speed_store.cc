@@ -13,6 +13,7 @@
 
 #include "core/common/bounded_json.h"
 #include "core/common/json_read.h"
+#include "core/common/names.h"
 #include "core/common/utf8.h"
 
 namespace ballast::history {
@@ -23,8 +24,6 @@ namespace jr = json_read;
 namespace {
 
 constexpr int kFormatVersion = 1;
-// Names as the API server allows them (a node name is a DNS subdomain).
-constexpr size_t kMaxNameBytes = 253;
 
 bool Usable(double speed) { return std::isfinite(speed) && speed > 0; }
 
@@ -172,7 +171,7 @@ bool RecordJob(SpeedStore& store, const HistoryKey& key,
   if (count < 2 || !Usable(sum)) return false;
   const double mean = sum / static_cast<double>(count);
   for (const auto& [node, speed] : measured) {
-    if (!Usable(speed) || node.empty() || node.size() > kMaxNameBytes) continue;
+    if (!Usable(speed) || !CheckName(node, NameKind::kDnsSubdomain).ok()) continue;
     auto& samples = store.nodes[node][key.text()];
     const double at = std::clamp(now, 0.0, kMaxSampleTime);
     DropFuture(samples, at, kFutureSlackSeconds);
@@ -209,6 +208,11 @@ std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const His
 }
 
 std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
+  return StoreToText(store, limits, nullptr);
+}
+
+std::string StoreToText(const SpeedStore& store, const StoreLimits& limits, LeftOut* left_out) {
+  if (left_out != nullptr) *left_out = LeftOut{};
   std::string text = DumpJson(ToJson(store));
   if (text.size() <= limits.max_bytes) return text;
   // The stalest entries leave first, one dump per round: each round about as
@@ -222,12 +226,27 @@ std::string StoreToText(const SpeedStore& store, const StoreLimits& limits) {
     const size_t drops = std::max<size_t>(1, (text.size() - limits.max_bytes) / mean_bytes);
     for (size_t i = 0; i < drops && next < order.size(); ++i, ++next) {
       const auto& [node, kind] = order[next];
+      if (left_out != nullptr) {
+        const std::vector<SpeedSample>& samples = kept.nodes[node][kind];
+        ++left_out->entries;
+        left_out->samples += samples.size();
+        if (!samples.empty()) left_out->newest = std::max(left_out->newest, samples.back().at);
+      }
       kept.nodes[node].erase(kind);
       if (kept.nodes[node].empty()) kept.nodes.erase(node);
     }
     text = DumpJson(ToJson(kept));
   }
   return text;
+}
+
+std::string DescribeLeftOut(const LeftOut& left_out, const StoreLimits& limits) {
+  if (left_out.entries == 0) return "";
+  return fmt::format(
+      "kept within {} bytes: left out the {} stalest node-and-workload {} ({} {}, the newest of "
+      "them dated {:.0f})",
+      limits.max_bytes, left_out.entries, left_out.entries == 1 ? "entry" : "entries",
+      left_out.samples, left_out.samples == 1 ? "sample" : "samples", left_out.newest);
 }
 
 StatusOr<SpeedStore> StoreFromText(std::string_view text, const StoreLimits& limits) {
@@ -250,8 +269,11 @@ StatusOr<SpeedStore> StoreFromJson(const json& root, std::string_view path,
   const std::string nodes_path = jr::Field(path, "nodes");
   if (!nodes->is_object()) return jr::Expected(nodes_path, "an object of nodes", *nodes);
   for (const auto& [node, kinds] : nodes->items()) {
-    if (node.empty() || node.size() > kMaxNameBytes) {
-      return jr::Expected(nodes_path, "node names of 1 to 253 bytes", json(node));
+    // As Kubernetes names nodes, as the earlier form's reader and a cluster
+    // file check them: a name the store holds becomes a label value, a file
+    // name and a log field, and no node of a run can have another.
+    if (Status checked = CheckName(node, NameKind::kDnsSubdomain); !checked.ok()) {
+      return Status::InvalidAt(nodes_path, checked.message());
     }
     std::map<std::string, std::vector<SpeedSample>> by_kind;
     BALLAST_RETURN_IF_ERROR(ReadKinds(kinds, jr::Field(nodes_path, node), limits, by_kind));

@@ -108,9 +108,24 @@ bool RecordJob(SpeedStore& store, const HistoryKey& key,
 std::vector<fuzzy::NodeHistory> LookupHistory(const SpeedStore& store, const HistoryKey& key,
                                               const std::vector<std::string>& nodes, double now);
 
+// What StoreToText left out to keep within its bytes.
+struct LeftOut {
+  size_t entries = 0;  // node-and-kind entries, the stalest
+  size_t samples = 0;  // their samples
+  double newest = 0;   // the date of the newest sample among them
+  bool operator==(const LeftOut&) const = default;
+};
+
 // The text form, at most limits.max_bytes long: the node-and-kind entries
-// whose newest sample is oldest are left out until it fits. Never fails.
+// whose newest sample is oldest are left out until it fits, and said in
+// `*left_out` when it is given (entries 0: nothing). Never fails.
 std::string StoreToText(const SpeedStore& store, const StoreLimits& limits);
+std::string StoreToText(const SpeedStore& store, const StoreLimits& limits, LeftOut* left_out);
+
+// What was left out, for a warning: "kept within 262144 bytes: left out the
+// 12 stalest node-and-workload entries (190 samples, the newest of them dated
+// 1795463627)"; "" when nothing was.
+std::string DescribeLeftOut(const LeftOut& left_out, const StoreLimits& limits);
 
 // The store of `text` (StoreToText's form). An empty text is an empty store.
 // Invalid naming the field (e.g. "history.nodes.pi5-0.primes[2]: expected

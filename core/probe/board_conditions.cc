@@ -175,9 +175,15 @@ BoardConditionDecision DecideBoardConditions(const std::vector<BoardCondition>& 
       changed = true;
     }
     const bool was_true = known && prev->status == "True";
-    if (want.status == "True" && (!was_true || prev->reason != want.reason)) {
+    // A problem that stops being present (...Now to ...SinceBoot) is better
+    // news, not a warning: a board flapping between throttled and not posts
+    // one Warning each time it comes back, and a Normal Event each time it
+    // goes, never two Warnings a cycle.
+    const bool ended_now = was_true && want.status == "True" && prev->reason.ends_with("Now") &&
+                           want.reason.ends_with("SinceBoot");
+    if (want.status == "True" && (!was_true || prev->reason != want.reason) && !ended_now) {
       decision.events.push_back({"Warning", want.reason, with_note(want.message)});
-    } else if (want.status != "True" && was_true) {
+    } else if ((want.status != "True" && was_true) || ended_now) {
       decision.events.push_back({"Normal", want.reason, with_note(want.message)});
     }
     decision.write.push_back(std::move(out));

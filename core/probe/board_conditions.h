@@ -24,7 +24,8 @@
 // that moves from ...Now to ...SinceBoot keeps it), so "True since T" reads
 // as "since T". Events only on transitions: a Warning when a condition
 // becomes True or its reason changes while True, a Normal one when it
-// becomes False after being True; none for a condition that appears False.
+// becomes False after being True or its trouble stops being present
+// (...Now to ...SinceBoot); none for a condition that appears False.
 //
 // Thread-safety: plain values and pure functions; safe from any thread.
 #pragma once

@@ -74,6 +74,16 @@ class Simulation {
                       fmt::format("policy {} did not finish within {} simulator events",
                                   policy_->name(), options_.max_events));
       }
+      if (options_.budget != nullptr && ++options_.budget->spent > options_.budget->max) {
+        return Status(
+            StatusCode::kTerminal,
+            fmt::format("the scenario's runs together took {} simulator events, their budget "
+                        "(policy {} stopped with {} of {} items done): each run is within its "
+                        "bounds, but not all of them; fewer jobs or policies, fewer items, or "
+                        "larger chunks finish within it",
+                        options_.budget->max, policy_->name(), policy_->stats().completed_items,
+                        job_.items));
+      }
       Handle(queue_.Pop());
     }
     if (!finished_) {

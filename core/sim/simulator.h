@@ -34,16 +34,32 @@
 
 namespace ballast::sim {
 
+// The simulator events all the runs of one command take together
+// (`ballast simulate`: every policy, split, order and job of a scenario):
+// each run is bounded by SimOptions::max_events, but a scenario within
+// every bound of its own can ask for thousands of runs (1,000 jobs x 7
+// policies x 2 history settings), hours of them. Not thread-safe: the runs
+// sharing one are run one after another.
+struct EventBudget {
+  static constexpr uint64_t kDefaultMax = 1'000'000'000;
+  uint64_t max = kDefaultMax;
+  uint64_t spent = 0;
+};
+
 struct SimOptions {
   bool timeline = false;
   uint64_t max_events = 200'000'000;
+  // Shared by the runs of one command; none: each run has max_events alone.
+  EventBudget* budget = nullptr;
 };
 
 // Runs `policy` on the scenario with the given priors (one per node, in node
 // order). Returns Invalid when the spec is wrong or the workload's item costs
 // are not one positive finite number per item, Terminal when the policy
 // stalls (every worker dead or waiting with work unfinished) or the event
-// budget runs out.
+// budget runs out (the run's max_events, or the shared EventBudget: "the
+// scenario's runs together took 1000000000 simulator events, their budget;
+// ...").
 StatusOr<SimResult> Simulate(const Scenario& scenario,
                              const std::vector<balance::WorkerPrior>& priors,
                              const balance::PolicySpec& policy, const SimOptions& options = {});

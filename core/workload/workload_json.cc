@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/common/json_read.h"
+#include "core/config/document.h"
 #include "core/workload/workload.h"
 
 namespace ballast::workload {
@@ -70,6 +71,27 @@ constexpr size_t kMaxFieldNameBytes = 64;
 // keepDir: an absolute path, as a mount path is.
 constexpr size_t kMaxKeepDirBytes = 1024;
 
+// Whether go-yaml v2, kubectl's reader, takes `name` written as a plain
+// key for a number: what config::ResolvePlainScalar reads as one, after
+// the underscores it drops (1_000), or a binary 0b101. kubectl then sends
+// the key as that number's decimal text ("0x10" arrives as "16").
+bool YamlReadsAsNumber(std::string_view name) {
+  if (name.empty() || std::string_view("+-.0123456789").find(name[0]) == std::string_view::npos) {
+    return false;
+  }
+  std::string plain;
+  for (char c : name) {
+    if (c != '_') plain.push_back(c);
+  }
+  const std::string_view digits =
+      plain.starts_with('-') || plain.starts_with('+') ? std::string_view(plain).substr(1) : plain;
+  if (digits.size() > 2 && digits.starts_with("0b") &&
+      digits.find_first_not_of("01", 2) == std::string_view::npos) {
+    return true;
+  }
+  return !plain.empty() && config::ResolvePlainScalar(plain).is_number();
+}
+
 StatusOr<std::map<std::string, MergeRule>> ReadMerge(const json& node, std::string_view path) {
   if (!node.is_object() || node.empty() || node.size() > kMaxResultFields) {
     return jr::Expected(
@@ -98,6 +120,19 @@ StatusOr<std::map<std::string, MergeRule>> ReadMerge(const json& node, std::stri
           fmt::format("a field named {} is what YAML makes of an unquoted {}; quote the name "
                       "(\"n\": sum) or choose another",
                       name, name == "true" ? "y, yes, on or true" : "n, no, off or false"));
+    }
+    // kubectl sends a plain 0x10, 017, 1e3, +1 or 1_000 as "16", "15",
+    // "1000", "1", "1000", where `ballast run` would keep it as written: a
+    // name that is a number means a different field to each, so neither
+    // takes one (quoted or not: kubectl's "16" cannot tell).
+    if (YamlReadsAsNumber(name)) {
+      return Status::InvalidAt(
+          field_path,
+          fmt::format("a field named {} is a number to YAML, which kubectl sends as its decimal "
+                      "text (0x10 as 16, 017 as 15, 1e3 and 1_000 as 1000), so `ballast run` "
+                      "and the operator would name different fields; choose a name that is not "
+                      "a number (count16)",
+                      name));
     }
     const auto parsed = rule.is_string() ? ParseMergeRule(rule.get<std::string>()) : std::nullopt;
     if (!parsed) return jr::Expected(field_path, "sum, min, max or list", rule);

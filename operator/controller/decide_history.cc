@@ -197,11 +197,22 @@ void MeasuredColumns(Pass& pass) {
 void EnergyColumns(Pass& pass, double span_seconds) {
   const coordinator::JobView& view = *pass.in.view;
   std::vector<health::NodeUsage> usage;
+  std::vector<std::string> problems;
   for (const auto& worker : view.workers) {
     const NodeView* node = pass.NodeNamed(worker.name);
     std::optional<health::BoardPower> power;
-    if (node) power = health::NodePower(node->meta.labels);
+    if (node) {
+      power = health::NodePower(node->meta.labels);
+      for (const std::string& problem : health::PowerLabelProblems(node->meta.labels)) {
+        problems.push_back(fmt::format("node {}: {}", worker.name, problem));
+      }
+    }
     usage.push_back({worker.name, power, worker.MergedBusySeconds(), worker.items});
+  }
+  // A power label the estimate cannot use is ignored: a Warning says so, as
+  // for a label the weights default (once: the energy is set once).
+  for (const std::string& warning : GroupNodeWarnings(problems)) {
+    pass.Event(true, Reason::kNodeLabelDefaulted, warning);
   }
   const health::JobEnergy energy = health::EstimateJobEnergy(usage, span_seconds);
   const auto round = [](double joules) { return std::round(joules * 10) / 10; };

@@ -134,6 +134,69 @@ void Evict(Pass& pass, const WorkloadView& workload) {
   Hold(pass, Reason::kEvicted, message);
 }
 
+// Kueue's words when Kueue itself deactivated `workload`: its Evicted
+// condition's reason is DeactivatedDueTo<cause> (RequeuingLimitExceeded,
+// MaximumExecutionTimeExceeded, EvictedByAdmissionCheck), where a Workload
+// deactivated by its owner or by hand says Deactivated alone. "" otherwise.
+std::string DeactivatedByKueue(const WorkloadView& workload) {
+  const auto evicted = workload.conditions.find("Evicted");
+  if (evicted == workload.conditions.end() || !evicted->second.status ||
+      !evicted->second.reason.starts_with("DeactivatedDueTo")) {
+    return "";
+  }
+  return fmt::format("{}: {}", evicted->second.reason, evicted->second.message);
+}
+
+// Admitted to a flavor no ResourceFlavor is (an admission written by hand,
+// or one whose flavor the cache does not show): its nodes are not known,
+// and placed on none of their labels the job would run anywhere, outside
+// the quota it was admitted to. A job not started yet waits, saying so, and
+// true is returned. (A running job keeps its pods; Kueue's finalizer keeps a
+// flavor in use from going.)
+bool HeldForUnknownFlavors(Pass& pass, const WorkloadView& workload) {
+  const std::vector<FlavorView>& flavors = pass.in.queue->flavors;
+  std::vector<std::string> unknown;
+  for (const std::string& name : workload.flavors) {
+    const bool known = std::any_of(flavors.begin(), flavors.end(),
+                                   [&](const FlavorView& flavor) { return flavor.name == name; });
+    if (!known) unknown.push_back(name);
+  }
+  if (unknown.empty() || pass.memory.session.registered || pass.OwnedPodsLeft()) return false;
+  Hold(pass, Reason::kWaitingForQueue,
+       fmt::format("Kueue admitted Workload {} to flavor {}, which no ResourceFlavor of the "
+                   "cluster is: the nodes it stands for are not known, so the job does not "
+                   "start (it would run on any node)",
+                   workload.meta.name, Joined(unknown)));
+  return true;
+}
+
+// The job of an inactive Workload: stopped first when it runs; then held
+// when Kueue itself deactivated it, else queued again.
+void Inactive(Pass& pass, const WorkloadView& workload) {
+  // Deactivated under a running job (by hand, or by Kueue): it stops as
+  // when evicted, keeping its checkpoint, rather than read as Pending
+  // while its workers still compute.
+  if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
+    Evict(pass, workload);
+    return;
+  }
+  // Deactivated by Kueue itself (its requeuing limit, a maximum execution
+  // time, an admission check): Kueue's decision that the job may not run
+  // now. Not undone: the job waits, saying why, until someone activates
+  // the Workload again (as Kueue's own Job integration leaves such a Job
+  // suspended).
+  if (const std::string why = DeactivatedByKueue(workload); !why.empty()) {
+    Hold(pass, Reason::kEvicted,
+         fmt::format("Kueue deactivated Workload {} ({}); the job waits until its spec.active "
+                     "is true again",
+                     workload.meta.name, why));
+    return;
+  }
+  // Deactivated while the job was suspended (or by hand): queued again.
+  Patch(pass, workload, ActivePatch(workload, true), /*status=*/false);
+  Hold(pass, Reason::kWaitingForQueue, Waiting(pass, &workload));
+}
+
 }  // namespace
 
 bool Admission(Pass& pass) {
@@ -151,13 +214,21 @@ bool Admission(Pass& pass) {
     // A new Workload counts no pod reclaimable: every node runs again.
     ForgetReleased(pass);
     if (!workload && !RequestWorkload(pass)) return false;  // no node to run on
-    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, nullptr));
+    // One of the job's Workload's name that does not name the job its owner
+    // (made, or its owner reference edited, by hand): not the job's to use,
+    // and while it is there the job's own cannot be made. Said, not waited
+    // on in silence as if Kueue were slow.
+    Hold(pass, Reason::kWaitingForQueue,
+         workload && !workload->meta.deleting
+             ? fmt::format("Workload {} is not this job's (its owner references do not name "
+                           "the job: made or edited by hand?); the job makes its own once it "
+                           "is deleted",
+                           workload->meta.name)
+             : Waiting(pass, nullptr));
     return false;
   }
   if (!workload->active) {
-    // Deactivated while the job was suspended: queued again.
-    Patch(pass, *workload, ActivePatch(*workload, true), /*status=*/false);
-    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
+    Inactive(pass, *workload);
     return false;
   }
   if (workload->Evicted() || !workload->Admitted()) {
@@ -168,6 +239,7 @@ bool Admission(Pass& pass) {
     Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
     return false;
   }
+  if (HeldForUnknownFlavors(pass, *workload)) return false;
   // Admitted: on the admitted flavors' nodes, within the admitted pods.
   pass.placed = PlaceOnFlavors(*pass.in.spec->spec, queue.flavors);
   pass.node_limit = static_cast<size_t>(std::max(0, workload->count - workload->reclaimable));

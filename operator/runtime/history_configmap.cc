@@ -67,7 +67,12 @@ ConfigMapHistory::Read ConfigMapHistory::FromObject(json object) const {
 }
 
 StatusOr<json> ConfigMapHistory::WriteStore(const Read& read, const history::SpeedStore& store) {
-  const std::string text = history::StoreToText(store, options_.limits);
+  history::LeftOut left_out;
+  const std::string text = history::StoreToText(store, options_.limits, &left_out);
+  if (left_out.entries > 0) {
+    spdlog::info("history store past its bytes, stalest entries left out configmap={} what=\"{}\"",
+                 Describe(), history::DescribeLeftOut(left_out, options_.limits));
+  }
   if (!read.config_map) {
     json object = {{"apiVersion", "v1"},
                    {"kind", "ConfigMap"},

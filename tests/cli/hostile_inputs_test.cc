@@ -2,7 +2,10 @@
 // user writes (issue 13): each is refused with exit 2 and the file and line,
 // or read with a warning, and nothing hangs. Every command runs under
 // `timeout 60`, so a hang fails the test (exit 124) instead of stalling it.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,6 +97,29 @@ TEST(HostileInputsTest, AbsurdScenarioNumbersExitTwoWithFileAndLine) {
   EXPECT_NE(out.find("nodes[0].latency: expected seconds in [0, 3600], got 1e+15"),
             std::string::npos)
       << out;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): a scenario within every bound of its own — 5e7
+// items with costJitter, 1,000 jobs, seven policies — drew 5e7 jittered
+// costs for each of its 14,000 runs: hours, and no line until the first
+// policy's thousand jobs were done. The product is refused before anything
+// runs, naming it.
+TEST(HostileInputsTest, AScenarioWithinEveryBoundButHoursAsAProductIsRefused) {
+  const fs::path dir = TestDir();
+  Write(dir / "scenario.yaml",
+        "name: t\nworkload: {items: 50000000, itemSeconds: 0.0001, costJitter: 0.5}\n"
+        "nodes:\n  - {name: a, speed: 1}\n  - {name: b, speed: 0.5}\n"
+        "jobs:\n  - {name: run, repeat: 1000}\n"
+        "policies: [equal, weighted, selfsched, guided, factoring, mms, adaptive]\n");
+  auto [code, out] = Ballast("simulate " + (dir / "scenario.yaml").string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("workload.costJitter: 14000 runs (7 policies x 2 history settings x 1000 "
+                     "jobs) each drawing 50000000 jittered item costs make 7e+11 in all, more "
+                     "than 2e+09"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("simulating equal"), std::string::npos) << "nothing ran: " << out;
   fs::remove_all(dir);
 }
 
@@ -416,6 +442,123 @@ TEST(HostileInputsTest, HistorySamplesDatedInTheFutureAreDroppedAndNamed) {
   const std::string written((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(written.find("4102444800"), std::string::npos) << written;
   EXPECT_NE(written.find("1700000000"), std::string::npos) << "the real samples stay: " << written;
+  fs::remove_all(dir);
+}
+
+// Regression (issue 61): a history file of up to 4 MiB is read, but the
+// store is written within 256 KiB: the stalest entries were left out
+// silently. A run says how many and how new the newest of them was.
+TEST(HostileInputsTest, AHistoryPastTheStoresBytesSaysWhatWasLeftOut) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  std::string history = R"({"version": 1, "nodes": {)";
+  for (int node = 0; node < 4000; ++node) {
+    history += (node == 0 ? "" : ", ") + std::string("\"node-") + std::to_string(node) +
+               "\": {\"primes\": [";
+    for (int sample = 0; sample < 16; ++sample) {
+      history += (sample == 0 ? "" : ", ") + std::string("[1.25, ") +
+                 std::to_string(1700000000 + node * 100 + sample) + "]";
+    }
+    history += "]}";
+  }
+  history += "}}";
+  ASSERT_GT(history.size(), size_t{1} << 20);
+  Write(dir / "h.json", history);
+  const auto [code, out] =
+      Ballast("run " + (dir / "job.yaml").string() + " --history " + (dir / "h.json").string());
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("ballast: warning: --history " + (dir / "h.json").string() +
+                     ": kept within 262144 bytes: left out the "),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(" stalest node-and-workload entries ("), std::string::npos) << out;
+  EXPECT_LE(fs::file_size(dir / "h.json"), size_t{262144} + 1);
+  fs::remove_all(dir);
+}
+
+// A socket bound on loopback whose port the test holds, with the port below
+// it free (the coordinator's, at --metrics-port); -1 when none was found.
+std::pair<int, int> HeldPortAboveAFreeOne() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const int held = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(address);
+    if (bind(held, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+        listen(held, 1) != 0 ||
+        getsockname(held, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      close(held);
+      continue;
+    }
+    const int port = ntohs(address.sin_port);
+    const int below = socket(AF_INET, SOCK_STREAM, 0);
+    address.sin_port = htons(static_cast<uint16_t>(port - 1));
+    const bool free = bind(below, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+    close(below);
+    if (free) return {held, port};
+    close(held);
+  }
+  return {-1, -1};
+}
+
+// Regression (issue 61): a run that failed before its result (every worker
+// failed, past activeDeadlineSeconds, a bad file) printed nothing on
+// `-o json`, and why the workers failed only in their logs. Each prints a
+// JSON document with the failure and its cause, and the message names the
+// workers' last error.
+TEST(HostileInputsTest, AFailedRunPrintsItsFailureAndCauseAsJson) {
+  const fs::path dir = TestDir();
+  Write(dir / "job.yaml", "workload: {primes: {limit: 1000}}\n");
+  Write(dir / "cluster.yaml", "nodes:\n  - {name: a, speed: 1}\n");
+  const std::string run = std::string(BALLAST_BINARY) + " run " + (dir / "job.yaml").string() +
+                          " --cluster " + (dir / "cluster.yaml").string() + " -o json";
+  auto json_of = [](const std::string& out) {
+    nlohmann::json json;
+    EXPECT_NO_THROW(json = nlohmann::json::parse(out)) << out;
+    return json;
+  };
+  // The only worker cannot serve its metrics port: it fails each restart.
+  const auto [held, port] = HeldPortAboveAFreeOne();
+  ASSERT_GE(held, 0);
+  const auto [code, out] = testing::RunShellCommand("timeout 60 " + run + " --metrics-port " +
+                                                    std::to_string(port - 1) + " 2>/dev/null");
+  close(held);
+  EXPECT_EQ(code, 1) << out;
+  nlohmann::json failed = json_of(out);
+  EXPECT_EQ(failed["exit_code"], 1) << out;
+  EXPECT_EQ(failed["failure"]["reason"], "RunFailed") << out;
+  const std::string message = failed["failure"]["message"].get<std::string>();
+  EXPECT_NE(message.find("every worker failed past its 3 restarts: a (exit code "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("cannot serve metrics on 127.0.0.1:" + std::to_string(port)),
+            std::string::npos)
+      << "the cause, from the worker's log: " << message;
+  EXPECT_NE(message.find("; logs in "), std::string::npos) << message;
+
+  // Past activeDeadlineSeconds.
+  Write(dir / "slow.yaml",
+        "workload:\n  exec:\n    command: [sleep, '30']\nitems: 2\nactiveDeadlineSeconds: 1\n");
+  const auto [late_code, late] = testing::RunShellCommand(
+      "timeout 60 " + std::string(BALLAST_BINARY) + " run " + (dir / "slow.yaml").string() +
+      " --cluster " + (dir / "cluster.yaml").string() + " --no-cgroups -o json 2>/dev/null");
+  EXPECT_EQ(late_code, 1) << late;
+  nlohmann::json deadline = json_of(late);
+  EXPECT_EQ(deadline["failure"]["message"], "the job ran longer than activeDeadlineSeconds (1 s)")
+      << late;
+
+  // A bad file: exit 2, reason BadInput.
+  Write(dir / "bad.yaml", "workload: {primes: {limit: -1}}\n");
+  const auto [bad_code, bad] =
+      testing::RunShellCommand("timeout 60 " + std::string(BALLAST_BINARY) + " run " +
+                               (dir / "bad.yaml").string() + " -o json 2>/dev/null");
+  EXPECT_EQ(bad_code, 2) << bad;
+  nlohmann::json refused = json_of(bad);
+  EXPECT_EQ(refused["failure"]["reason"], "BadInput") << bad;
+  EXPECT_EQ(refused["exit_code"], 2) << bad;
+  EXPECT_NE(refused["failure"]["message"].get<std::string>().find("limit"), std::string::npos)
+      << bad;
   fs::remove_all(dir);
 }
 

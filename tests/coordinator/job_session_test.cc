@@ -695,9 +695,13 @@ TEST(JobSessionTest, TheViewCountsTheCompletedItemsCost) {
 // PolicyTest.AdaptiveBacksUpTheLastLease...)
 // An exec job of 100 items, adaptive without slow start or rebalancing, on
 // a (10 items a second) and b (1): leased [0, 90) and [90, 100).
-std::unique_ptr<JobSession> TwoSpeedExecSession(bool backups) {
+std::unique_ptr<JobSession> TwoSpeedExecSession(bool backups, const std::string& keep_dir = "") {
   JobConfig config = ExecJob(100, "adaptive");
   config.workload.exec.backups = backups;
+  if (!keep_dir.empty()) {
+    config.workload.exec.result.merge = {{"n", workload::MergeRule::kSum}};
+    config.workload.exec.result.keep_dir = keep_dir;
+  }
   config.policy =
       testing_support::PolicyNamed("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
   config.workers = {{"a", 10.0}, {"b", 1.0}};
@@ -708,9 +712,9 @@ std::unique_ptr<JobSession> TwoSpeedExecSession(bool backups) {
   return session;
 }
 
-TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
-  const auto endgame = [](bool backups) {
-    auto session = TwoSpeedExecSession(backups);
+TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNotOrKeepsItsResultFiles) {
+  const auto endgame = [](bool backups, const std::string& keep_dir = "") {
+    auto session = TwoSpeedExecSession(backups, keep_dir);
     // b computes about an item a second and is at item 98 at t = 8.5.
     const auto progress = [&](const std::string& worker, Range range, double now, double calc,
                               bool idle) {
@@ -753,6 +757,16 @@ TEST(JobSessionTest, AnExecJobsLastItemsAreBackedUpUnlessItSaysNot) {
     // Without backups no copy is made: a takes b's last item whole (it ends
     // it at about t = 9.2, where b would at 10.7).
     auto [session, reply] = endgame(/*backups=*/false);
+    ASSERT_EQ(reply.kind, Reply::Kind::kLease);
+    EXPECT_EQ(reply.lease, (Range{99, 100}));
+    EXPECT_EQ(session->View().policy.backups, 0u);
+  }
+  {
+    // Regression (issue 61): with keepDir, both copies wrote the range's
+    // file and the dropped one's replaced the merged one's (2 of 3 runs).
+    // A job that keeps its result files gets no copies, as with backups
+    // false: the files kept are those of the results merged.
+    auto [session, reply] = endgame(/*backups=*/true, "/data/out");
     ASSERT_EQ(reply.kind, Reply::Kind::kLease);
     EXPECT_EQ(reply.lease, (Range{99, 100}));
     EXPECT_EQ(session->View().policy.backups, 0u);

@@ -3,6 +3,7 @@
 // the trees of tests/probe/trees give, the conditions and their transitions,
 // and the gauges a probe serves for them.
 #include <cpprest/http_client.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -179,14 +180,23 @@ TEST(BoardConditions, TransitionsMoveTheTimeAndPostEvents) {
   EXPECT_EQ(d.events[0].type, "Warning");
   EXPECT_EQ(d.events[0].reason, "UnderVoltageNow");
   EXPECT_EQ(d.events[0].message, "low; SoC at 50.0 °C");
-  // Now -> since boot: still True, the time kept, a Warning of the new reason.
+  // Now -> since boot: still True, the time kept, a Normal Event of the new
+  // reason (the problem is no longer present).
   d = DecideBoardConditions({BoardCond(kUv, "True", "UnderVoltageNow", "low", t1)},
                             {BoardCond(kUv, "True", "UnderVoltageSinceBoot", "was low")},
                             "2026-01-01T02:00:00Z", "");
   ASSERT_EQ(d.write.size(), 1u);
   EXPECT_EQ(d.write[0].last_transition_time, t1);
   ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].type, "Normal");
   EXPECT_EQ(d.events[0].reason, "UnderVoltageSinceBoot");
+  // Since boot -> now again: a Warning.
+  d = DecideBoardConditions({BoardCond(kUv, "True", "UnderVoltageSinceBoot", "was low", t1)},
+                            {BoardCond(kUv, "True", "UnderVoltageNow", "low")},
+                            "2026-01-01T03:00:00Z", "");
+  ASSERT_EQ(d.events.size(), 1u);
+  EXPECT_EQ(d.events[0].type, "Warning");
+  EXPECT_EQ(d.events[0].reason, "UnderVoltageNow");
   // Only the message changes (more bits): written, no Event.
   d = DecideBoardConditions({BoardCond(kUv, "True", "UnderVoltageNow", "low", t1)},
                             {BoardCond(kUv, "True", "UnderVoltageNow", "lower")}, t0, "");
@@ -204,6 +214,36 @@ TEST(BoardConditions, TransitionsMoveTheTimeAndPostEvents) {
                             {BoardCond(kUv, "True", "UnderVoltageNow", "low")}, t0, "");
   EXPECT_TRUE(d.write.empty());
   EXPECT_TRUE(d.events.empty());
+}
+
+// Issue 61, the probe's conditions under a board flapping between healthy
+// and throttled (the sticky since-boot bits keep the condition True): each
+// probe interval writes the Node once and posts one Event, never more;
+// lastTransitionTime stays when the trouble began, which is what the
+// operator quotes; and of each cycle only the return of the trouble is a
+// Warning (it was two Warnings a cycle).
+TEST(BoardConditions, ABoardFlappingBetweenThrottledAndNotWritesOnceAndWarnsOncePerCycle) {
+  constexpr const char* kTh = "BallastBoardThrottled";
+  const BoardCondition now = BoardCond(kTh, "True", "ThrottledNow", "throttled now");
+  const BoardCondition was = BoardCond(kTh, "True", "ThrottledSinceBoot", "throttled since boot");
+  std::vector<BoardCondition> on_node;
+  int writes = 0, warnings = 0, normals = 0;
+  for (int interval = 0; interval < 20; ++interval) {
+    const std::string at = fmt::format("2026-01-01T00:{:02d}:00Z", interval);
+    const auto d = DecideBoardConditions(on_node, {interval % 2 == 0 ? now : was}, at, "");
+    ASSERT_LE(d.write.size(), 1u);
+    ASSERT_LE(d.events.size(), 1u);
+    if (!d.write.empty()) {
+      ++writes;
+      on_node = d.write;
+    }
+    for (const auto& event : d.events) (event.type == "Warning" ? warnings : normals)++;
+  }
+  EXPECT_EQ(writes, 20);
+  EXPECT_EQ(warnings, 10);
+  EXPECT_EQ(normals, 10);
+  ASSERT_EQ(on_node.size(), 1u);
+  EXPECT_EQ(on_node[0].last_transition_time, "2026-01-01T00:00:00Z");
 }
 
 TEST(BoardConditions, ReadFromANodeAndTheApplyDocument) {

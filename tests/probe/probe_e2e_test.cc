@@ -317,6 +317,48 @@ TEST_F(ProbeE2eTest, BoardConditionsOnTheNodesStatusAndTheirEvents) {
   for (const json& e : told) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
 }
 
+// Issue 61: a board flapping between throttled and not, against the API
+// server. The since-boot bits keep the condition True, its reason moving
+// each probe interval: one write per move, the transition time kept from
+// the first, and of each cycle one Warning (the trouble back) and one
+// Normal Event (it stopped).
+TEST_F(ProbeE2eTest, ABoardFlappingBetweenThrottledAndNotWarnsOncePerCycle) {
+  const probe::BoardCondition now{"BallastBoardThrottled", "True", "ThrottledNow",
+                                  "the firmware reports throttled now", ""};
+  const probe::BoardCondition was{"BallastBoardThrottled", "True", "ThrottledSinceBoot",
+                                  "the firmware reports throttled since boot", ""};
+  BoardConditionWriter writer(*client_, node_, "ballast-probe");
+  std::string first;
+  for (int interval = 0; interval < 6; ++interval) {
+    ASSERT_TRUE(writer.Update({interval % 2 == 0 ? now : was}, "").ok());
+    auto node = client_->Get(kNodes.Named(node_));
+    ASSERT_TRUE(node.ok()) << node.status().ToString();
+    for (const json& c : node->at("status").value("conditions", json::array())) {
+      if (c.value("type", "") != "BallastBoardThrottled") continue;
+      EXPECT_EQ(c.value("reason", ""), interval % 2 == 0 ? "ThrottledNow" : "ThrottledSinceBoot");
+      if (first.empty()) first = c.value("lastTransitionTime", "");
+      EXPECT_EQ(c.value("lastTransitionTime", ""), first) << "interval " << interval;
+    }
+  }
+  EXPECT_EQ(writer.writes(), 6);
+  EXPECT_EQ(writer.events(), 6);
+  kube::ListOptions options;
+  options.field_selector = "involvedObject.name=" + node_ + ",source=ballast-probe";
+  auto list = client_->List(kEvents, options);
+  ASSERT_TRUE(list.ok()) << list.status().ToString();
+  int warnings = 0, normals = 0;
+  for (const json& e : list->items) {
+    const std::string reason = e.value("reason", "");
+    if (reason != "ThrottledNow" && reason != "ThrottledSinceBoot") continue;
+    const int count = e.value("count", 1);
+    (e.value("type", "") == "Warning" ? warnings : normals) += count;
+    EXPECT_EQ(e.value("type", ""), reason == "ThrottledNow" ? "Warning" : "Normal") << e.dump();
+    (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
+  }
+  EXPECT_EQ(warnings, 3);
+  EXPECT_EQ(normals, 3);
+}
+
 TEST_F(ProbeE2eTest, WrongNodeNameIsNotFoundAndCreatesNoNode) {
   NodeLabeller labeller(*client_, node_ + "-missing", "ballast-probe");
   const Status status = labeller.Apply(TreeReport("pi4b-2gb").labels);

@@ -256,7 +256,7 @@ class ExecKernel : public Kernel {
 
     if (CommandsStopping()) return {kStopped, ""};
     CommandGroup group = CommandGroup::Open();
-    OutputTail output;
+    OutputTail output(&log_budget_);
     process::ChildSpec child;
     child.file = file.c_str();
     child.argv = argv.data();
@@ -282,6 +282,8 @@ class ExecKernel : public Kernel {
   // (run_budget.h): a command that fails for every item stops being retried
   // and narrowed once it has failed that many runs.
   mutable RunBudget run_budget_;
+  // What the job's runs on this worker may log together (output_tail.h).
+  mutable LogBudget log_budget_;
 };
 
 }  // namespace

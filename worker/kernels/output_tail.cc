@@ -40,7 +40,18 @@ std::string KeptTail(const std::string& text, size_t max) {
   return ToValidUtf8(std::string_view(text).substr(begin, end - begin));
 }
 
-OutputTail::OutputTail() {
+size_t LogBudget::Take(size_t bytes) {
+  size_t taken = taken_.load();
+  while (true) {
+    const size_t granted = std::min(bytes, max_bytes_ - std::min(taken, max_bytes_));
+    if (granted == 0) return 0;
+    if (taken_.compare_exchange_weak(taken, taken + granted)) return granted;
+  }
+}
+
+bool LogBudget::NoteDropped(size_t bytes) { return bytes > 0 && !said_.exchange(true); }
+
+OutputTail::OutputTail(LogBudget* budget) : budget_(budget) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) == 0) {
     read_fd_ = fds[0];
@@ -71,6 +82,13 @@ std::string OutputTail::Finish() {
         dropped_, kMaxPassedBytes >> 20);
     WriteAll(STDERR_FILENO, note.data(), note.size());
   }
+  if (budget_ != nullptr && budget_->NoteDropped(over_budget_)) {
+    const std::string note = fmt::format(
+        "\nballast-worker: the job's commands have logged {} MiB on this worker, the most they "
+        "may; from here their output is not logged (a failed item still keeps its last lines)\n",
+        budget_->max_bytes() >> 20);
+    WriteAll(STDERR_FILENO, note.data(), note.size());
+  }
   return KeptTail(tail_, kKeptBytes);
 }
 
@@ -90,10 +108,12 @@ void OutputTail::PassOn() {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // every writer closed its end (or an error): all read
     const size_t got = static_cast<size_t>(n);
-    const size_t pass = std::min(got, kMaxPassedBytes - std::min(passed_, kMaxPassedBytes));
+    const size_t share = std::min(got, kMaxPassedBytes - std::min(passed_, kMaxPassedBytes));
+    const size_t pass = budget_ != nullptr ? budget_->Take(share) : share;
     WriteAll(STDERR_FILENO, buffer, pass);
     passed_ += pass;
-    dropped_ += got - pass;
+    dropped_ += got - share;
+    over_budget_ += share - pass;
     tail_.append(buffer, static_cast<size_t>(n));
     if (tail_.size() > 2 * kKeptBytes) tail_.erase(0, tail_.size() - 2 * kKeptBytes);
   }

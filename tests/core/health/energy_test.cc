@@ -71,6 +71,30 @@ TEST(Energy, LabelsOverrideEachHalf) {
   }
 }
 
+// Regression (issue 61): a power label out of range was ignored without a
+// word. Each ignored label is named with its value; usable or absent ones
+// say nothing.
+TEST(Energy, PowerLabelsTheEstimateIgnoresAreNamed) {
+  for (const char* bad : {"", "x", "-1", "0", "nan", "inf", "1e9", "7W", "1000.5"}) {
+    const auto problems =
+        PowerLabelProblems({{"ballast.io/board", "pi-3b"}, {"ballast.io/power-load-w", bad}});
+    ASSERT_EQ(problems.size(), 1u) << bad;
+    EXPECT_EQ(problems[0], "label ballast.io/power-load-w: '" + std::string(bad) +
+                               "' is not a number of watts in (0, 1000], ignored (the board "
+                               "kind's figure stands, if it has one)");
+  }
+  const auto both = PowerLabelProblems(
+      {{"ballast.io/power-idle-w", "-3"}, {"ballast.io/power-load-w", "\x1b[2J"}});
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_NE(both[0].find("label ballast.io/power-idle-w: '-3'"), std::string::npos) << both[0];
+  EXPECT_NE(both[1].find("'\\x1b[2J'"), std::string::npos) << "escaped: " << both[1];
+  EXPECT_TRUE(PowerLabelProblems({{"ballast.io/power-idle-w", "2"},
+                                  {"ballast.io/power-load-w", "1000"},
+                                  {"ballast.io/power-w", "5000"}})
+                  .empty());
+  EXPECT_TRUE(PowerLabelProblems({}).empty());
+}
+
 TEST(Energy, PerNodeTotalAndPerItem) {
   const auto pi4 = NodePower({{"ballast.io/board", "pi-4b"}});
   const auto pi3 = NodePower({{"ballast.io/board", "pi-3b"}});

@@ -137,6 +137,34 @@ TEST(HistoryFileTest, BadFilesNameTheField) {
   }
 }
 
+// docs/history.md says both forms' node names are names as Kubernetes names
+// nodes; the store's form took any 1 to 253 bytes (a '/', capitals, a
+// control byte), which the earlier form and a cluster file refuse.
+TEST(HistoryFileTest, NodeNamesKubernetesWouldRefuseAreRefusedInBothForms) {
+  for (const char* name : {"Bad_Name", "a/b", "UPPER", "-lead", "trail-", "a..b", "x\\u0007y"}) {
+    SCOPED_TRACE(name);
+    const std::string store = std::string(R"({"version": 1, "nodes": {")") + name +
+                              R"(": {"primes": [[1, 5]]}, "ok": {"primes": [[1, 5]]}}})";
+    auto read = ReadHistoryFile(store, "h.json", {});
+    ASSERT_FALSE(read.ok());
+    EXPECT_NE(read.status().message().find("h.json: nodes: expected a DNS-1123 subdomain"),
+              std::string::npos)
+        << read.status().message();
+    auto from_text = StoreFromText(store, {});
+    ASSERT_FALSE(from_text.ok());
+    EXPECT_NE(from_text.status().message().find("history.nodes: expected a DNS-1123 subdomain"),
+              std::string::npos)
+        << from_text.status().message();
+  }
+  for (const char* name : {"pi4b-a", "pi4b-1.rack-2", "0"}) {
+    const std::string store =
+        std::string(R"({"version": 1, "nodes": {")") + name + R"(": {"primes": [[1, 5]]}}})";
+    auto read = ReadHistoryFile(store, "h.json", {});
+    ASSERT_TRUE(read.ok()) << name << ": " << read.status().message();
+    EXPECT_TRUE(read->nodes.contains(name));
+  }
+}
+
 TEST(HistoryFileTest, OversizedFilesAreRefusedBeforeParsing) {
   for (const std::string& huge : {std::string(kMaxHistoryFileBytes + 1, ' '),
                                   R"({"version": 1, "nodes": {"a": {"primes": [)" +

@@ -1,5 +1,6 @@
 #include "core/history/speed_store.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -156,6 +157,37 @@ TEST(SpeedStoreTest, TextPastItsBytesKeepsTheNewestEntriesThatFit) {
   EXPECT_TRUE(back->nodes.contains("node-199"));
   EXPECT_FALSE(back->nodes.contains("node-0"));
   for (const auto& [node, kinds] : back->nodes) EXPECT_EQ(kinds.at("primes").size(), 16u) << node;
+}
+
+// A store past its bytes loses its stalest entries (above): that is said,
+// never silent (issue 61: a 4 MiB file was cut to 256 KiB without a word).
+TEST(SpeedStoreTest, TextPastItsBytesSaysWhatItLeftOut) {
+  SpeedStore store;
+  for (int node = 0; node < 200; ++node) {
+    RecordJob(store, testing::kPrimesKey, {{"node-" + std::to_string(node), 1}, {"fresh", 2}},
+              1000 + node, {});
+  }
+  StoreLimits limits;
+  limits.max_bytes = 2000;
+  LeftOut left_out;
+  const std::string text = StoreToText(store, limits, &left_out);
+  EXPECT_LE(text.size(), limits.max_bytes);
+  auto back = StoreFromText(text, limits);
+  ASSERT_TRUE(back.ok());
+  size_t kept = 0;
+  for (const auto& [node, kinds] : back->nodes) kept += kinds.size();
+  EXPECT_EQ(left_out.entries + kept, 201u);
+  EXPECT_EQ(left_out.samples, left_out.entries);  // one sample each
+  EXPECT_GT(left_out.newest, 1000);
+  EXPECT_LT(left_out.newest, 1199);
+  EXPECT_EQ(DescribeLeftOut(left_out, limits),
+            fmt::format("kept within 2000 bytes: left out the {} stalest node-and-workload "
+                        "entries ({} samples, the newest of them dated {:.0f})",
+                        left_out.entries, left_out.samples, left_out.newest));
+  LeftOut none;
+  StoreToText(store, {}, &none);
+  EXPECT_EQ(none, LeftOut{});
+  EXPECT_EQ(DescribeLeftOut(none, {}), "");
 }
 
 TEST(SpeedStoreTest, EmptyTextIsAnEmptyStore) {

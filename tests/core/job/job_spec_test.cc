@@ -584,5 +584,54 @@ TEST(JobSpecItemsFromTest, BothReadersAgreeOnAMergeFieldYamlReadsAsABoolean) {
   }
 }
 
+// `merge: {0x10: sum}` was field "0x10" to `ballast run` and "16" through
+// kubectl (go-yaml v2 reads 0x10, 017, 1e3, +1 and 1_000 as numbers and
+// sends their decimal text), so a command's {"0x10": ...} worked in one
+// and failed in the other. A name YAML reads as a number is refused by both
+// readers, quoted or not (kubectl's "16" cannot say which it was).
+TEST(JobSpecItemsFromTest, BothReadersRefuseAMergeFieldYamlReadsAsANumber) {
+  auto job_file = [](const std::string& merge) {
+    return "workload:\n  exec:\n    command: [sh, -c, exit]\n    result:\n      merge: " + merge +
+           "\nitems: 4\n";
+  };
+  auto as_applied = [](const std::string& key) {
+    return JobSpecFromJson(
+        nlohmann::json::parse(
+            R"({"workload": {"exec": {"command": ["sh"], "result": {"merge": {")" + key +
+            R"(": "sum"}}}}, "items": 4})"),
+        "job");
+  };
+  const std::vector<std::pair<std::string, std::string>> numbers = {
+      {"0x10", "16"}, {"017", "15"},  {"1e3", "1000"}, {"+1", "1"},   {"1_000", "1000"},
+      {"0b101", "5"}, {"0o17", "15"}, {"-2", "-2"},    {".5", "0.5"}, {"\"16\"", "16"},
+  };
+  for (const auto& [written, sent] : numbers) {
+    SCOPED_TRACE(written);
+    auto run = ParseJob(job_file("{" + written + ": sum}"), "job.yaml");
+    ASSERT_FALSE(run.ok());
+    EXPECT_NE(run.status().message().find("job.yaml:5:"), std::string::npos)
+        << run.status().message();
+    EXPECT_NE(run.status().message().find(" is a number to YAML, which kubectl sends as its "
+                                          "decimal text"),
+              std::string::npos)
+        << run.status().message();
+    auto applied = as_applied(sent);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_NE(applied.status().message().find("workload.exec.result.merge." + sent +
+                                              ": a field named " + sent + " is a number to YAML"),
+              std::string::npos)
+        << applied.status().message();
+  }
+  // Names that only start like a number are names to both.
+  for (const char* name : {"x16", "1a", "_1", "0x", "1.2.3", "v1_000", "0b2", "e3"}) {
+    SCOPED_TRACE(name);
+    auto run = ParseJob(job_file(std::string("{") + name + ": sum}"), "job.yaml");
+    ASSERT_TRUE(run.ok()) << run.status().message();
+    ASSERT_EQ(run->workload.exec.result.merge.count(name), 1u);
+    auto applied = as_applied(name);
+    ASSERT_TRUE(applied.ok()) << applied.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace ballast::job

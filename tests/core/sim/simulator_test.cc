@@ -11,6 +11,7 @@
 // report is not answered.
 #include "core/sim/simulator.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -748,6 +749,37 @@ TEST(SimulatorTest, AWakeUpBelowTheClocksResolutionFinishesTheLease) {
   EXPECT_EQ(ReportedItems(*result), 69'062'500u);
   EXPECT_LT(result->events, 1'000u);
   EXPECT_GE(result->makespan_s, result->ideal_s);
+}
+
+// Regression (issue 61): each run had its 200M events, but a scenario of
+// 1,000 jobs and seven policies within every bound asked for 14,000 runs,
+// hours without a line. Runs sharing an EventBudget stop, with a message
+// that says so, once they have taken it together: here the first run fits
+// and the second does not.
+TEST(SimulatorTest, RunsSharingAnEventBudgetStopOnceTogetherTheyPassIt) {
+  const Scenario scenario = SeedZeroNodes(100'000, 0.0002, balance::CostShape::kUniform);
+  const balance::PolicySpec selfsched = testing_support::PolicyNamed("selfsched");
+  auto alone = Simulate(scenario, Priors({5, 5, 1}), selfsched);
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EventBudget budget;
+  budget.max = alone->events * 3 / 2;
+  SimOptions options;
+  options.budget = &budget;
+  auto first = Simulate(scenario, Priors({5, 5, 1}), selfsched, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(budget.spent, alone->events);
+  auto second = Simulate(scenario, Priors({5, 5, 1}), selfsched, options);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kTerminal);
+  EXPECT_NE(second.status().message().find(fmt::format(
+                "the scenario's runs together took {} simulator events, their budget (policy ",
+                budget.max)),
+            std::string::npos)
+      << second.status().message();
+  EXPECT_NE(second.status().message().find("fewer jobs or policies, fewer items, or larger "
+                                           "chunks finish within it"),
+            std::string::npos)
+      << second.status().message();
 }
 
 // Every policy finishes at the bounds of a scenario's items

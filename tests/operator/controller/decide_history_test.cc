@@ -397,6 +397,39 @@ TEST(DecideEnergyTest, ASucceededJobStatesItsEstimatedEnergyInTotalAndPerNode) {
   EXPECT_EQ(status["nodes"][0]["energyJoules"], 44);
 }
 
+// Regression (issue 61): a power label out of range (a typo of 5000 W, a
+// negative figure, text) was ignored without a word. The job's energy is as
+// without it, and one Warning NodeLabelDefaulted per distinct problem names
+// the nodes and the value.
+TEST(DecideEnergyTest, APowerLabelOutOfRangeIsIgnoredWithAWarning) {
+  World world = Running();
+  world.view = View(2000, /*done=*/true);
+  const Decision clean = world.Pass();
+  ASSERT_TRUE(clean.status.energy);
+  EXPECT_TRUE(EventsOf(clean, Reason::kNodeLabelDefaulted).empty());
+
+  World labelled = Running();
+  labelled.nodes[0]["metadata"]["labels"]["ballast.io/power-load-w"] = "5000";
+  labelled.nodes[1]["metadata"]["labels"]["ballast.io/power-load-w"] = "5000";
+  labelled.nodes[2]["metadata"]["labels"]["ballast.io/power-idle-w"] = "-2";
+  labelled.view = View(2000, /*done=*/true);
+  const Decision decision = labelled.Pass();
+  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  ASSERT_TRUE(decision.status.energy);
+  EXPECT_EQ((*decision.status.energy)["joules"], (*clean.status.energy)["joules"]);
+  const auto events = EventsOf(decision, Reason::kNodeLabelDefaulted);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_TRUE(events[0].warning);
+  EXPECT_EQ(events[0].message,
+            "label ballast.io/power-load-w: '5000' is not a number of watts in (0, 1000], "
+            "ignored (the board kind's figure stands, if it has one), on 2 nodes: " +
+                std::string(kNodes[0]) + ", " + std::string(kNodes[1]));
+  EXPECT_EQ(events[1].message, "node " + std::string(kNodes[2]) +
+                                   ": label ballast.io/power-idle-w: '-2' is not a number of "
+                                   "watts in (0, 1000], ignored (the board kind's figure "
+                                   "stands, if it has one)");
+}
+
 // A node's board kind gives its figures: seed 000's boards are Pi 3B and
 // Pi 4B by their ARM cores (health::BoardPowers).
 TEST(DecideEnergyTest, ABoardKindGivesTheFiguresWithoutLabels) {

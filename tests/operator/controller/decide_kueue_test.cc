@@ -115,6 +115,74 @@ TEST(DecideKueueTest, ALabelledJobGetsAWorkloadAndWaitsWithNoPodsNamingTheQueue)
   EXPECT_TRUE(Events(decision).empty());
 }
 
+// Issue 61, probing Kueue's Workload by hand: an admission naming a flavor
+// no ResourceFlavor is (written by hand, or not in the cache) placed the
+// job on none of its labels, so it ran on every node, outside the quota it
+// was admitted to. It waits, naming the flavor, and starts once the flavor
+// is known; an admission naming no flavor at all (a pod set requesting no
+// resources) places nothing and runs.
+TEST(DecideKueueTest, AnAdmissionToAFlavorNoResourceFlavorIsHoldsTheJobInsteadOfRunningAnywhere) {
+  World world = Queued();
+  world.nodes[1]["metadata"]["labels"]["pool"] = "fast";
+  world.Pass();
+  world.queue->workload = ReadWorkload(WorkloadJson(3, AdmittedConditions(), "ghost"));
+  world.queue->flavors.clear();
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_TRUE(ActionsOf<CreateObjects>(decision).empty());
+  EXPECT_EQ(S(decision)["phase"], "Pending");
+  EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "WaitingForQueue");
+  std::string message;
+  for (const auto& c : decision.status.conditions) {
+    if (c.type == ConditionType::kAdmitted) message = c.message;
+  }
+  EXPECT_EQ(message, std::string("Kueue admitted Workload ") + kWorkload +
+                         " to flavor ghost, which no ResourceFlavor of the cluster is: the nodes "
+                         "it stands for are not known, so the job does not start (it would run "
+                         "on any node)");
+  // The flavor appears: the job starts on its nodes alone.
+  world.queue->flavors = {FlavorView{"ghost", {{"pool", "fast"}}, json::array()}};
+  decision = world.Pass();
+  const auto registered = ActionsOf<RegisterJob>(decision);
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_EQ(registered[0].config.workers.size(), 1u);
+  EXPECT_EQ(registered[0].config.workers[0].name, "pi4b-master");
+
+  // No flavor named at all: nothing to place on; every node runs.
+  World bare = Queued();
+  bare.Pass();
+  bare.queue->workload = ReadWorkload(WorkloadJson(3, AdmittedConditions()));
+  const auto all = ActionsOf<RegisterJob>(bare.Pass());
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].config.workers.size(), 3u);
+}
+
+// Issue 61, probing Kueue's Workload by hand: a Workload of the job's
+// Workload's name whose owner reference was edited away (or one made by
+// hand) held the job "waiting for Kueue to admit" it, while Kueue had
+// admitted it long ago. The job says whose it is not and waits for it to go;
+// then it makes its own.
+TEST(DecideKueueTest, AWorkloadOfTheJobsNameThatIsNotItsOwnIsNamedNotWaitedOnInSilence) {
+  World world = Queued();
+  world.Pass();
+  json foreign = WorkloadJson(3, AdmittedConditions(), "default");
+  foreign["metadata"]["ownerReferences"] = json::array();
+  world.queue->workload = ReadWorkload(foreign);
+  world.queue->flavors = {FlavorView{"default", {}, json::array()}};
+  Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+  EXPECT_TRUE(ActionsOf<CreateWorkload>(decision).empty());
+  std::string message;
+  for (const auto& c : decision.status.conditions) {
+    if (c.type == ConditionType::kAdmitted) message = c.message;
+  }
+  EXPECT_EQ(message, std::string("Workload ") + kWorkload +
+                         " is not this job's (its owner references do not name the job: made or "
+                         "edited by hand?); the job makes its own once it is deleted");
+  world.queue->workload.reset();
+  EXPECT_EQ(ActionsOf<CreateWorkload>(world.Pass()).size(), 1u);
+}
+
 TEST(DecideKueueTest, AWorkloadNotAdmittedHoldsTheJobWithKueuesReason) {
   World world = Queued();
   world.Pass();
@@ -285,6 +353,97 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   ASSERT_EQ(registered.size(), 1u);
   ASSERT_TRUE(registered[0].config.resume);
   EXPECT_EQ(registered[0].config.resume->completed.size(), 600u);
+}
+
+// Issue 61, probing Kueue's Workload: Kueue deactivates a Workload itself
+// (its requeuing limit, a maximum execution time, an admission check: the
+// Evicted reason DeactivatedDueTo<cause>). The operator activated it again
+// at once, undoing Kueue's decision, and read the running job as Pending
+// while its workers computed. The job now stops as when evicted, keeping
+// its checkpoint, and then waits, saying why, until someone activates the
+// Workload; then it resumes from the checkpoint.
+TEST(DecideKueueTest, AWorkloadKueueDeactivatedStopsTheJobAndStaysInactive) {
+  World world = QueuedRunning();
+  world.view = View(900);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 900});
+  auto conditions = AdmittedConditions();
+  conditions["Evicted"] = {true, "DeactivatedDueToMaximumExecutionTimeExceeded",
+                           "The workload is deactivated due to exceeding the maximum execution "
+                           "time"};
+  json object = WorkloadJson(3, conditions, "default", 0, "5");
+  object["spec"]["active"] = false;
+  world.queue->workload = ReadWorkload(object);
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u) << "stopped as when evicted";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty());
+  world.pods.clear();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  EXPECT_EQ(S(decision)["completedItems"], 900);
+  world.view.reset();
+  object["status"].erase("admission");
+  object["status"]["conditions"] = json::array(
+      {{{"type", "Evicted"},
+        {"status", "True"},
+        {"reason", "DeactivatedDueToMaximumExecutionTimeExceeded"},
+        {"message", "The workload is deactivated due to exceeding the maximum execution time"},
+        {"lastTransitionTime", "2027-01-15T08:00:00Z"}}});
+  object["metadata"]["resourceVersion"] = "6";
+  world.queue->workload = ReadWorkload(object);
+  for (int pass = 0; pass < 2; ++pass) {
+    decision = world.Pass();
+    for (const auto& patch : ActionsOf<PatchWorkload>(decision)) {
+      EXPECT_FALSE(patch.patch.contains("spec")) << "not activated again: " << patch.patch.dump();
+    }
+    EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
+    EXPECT_EQ(S(decision)["phase"], "Suspended");
+  }
+  std::string message;
+  for (const auto& c : decision.status.conditions) {
+    if (c.type == ConditionType::kAdmitted) message = c.message;
+  }
+  EXPECT_EQ(message, std::string("Kueue deactivated Workload ") + kWorkload +
+                         " (DeactivatedDueToMaximumExecutionTimeExceeded: The workload is "
+                         "deactivated due to exceeding the maximum execution time); the job "
+                         "waits until its spec.active is true again");
+  // Activated by someone and admitted again: resumed from the checkpoint.
+  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "7");
+  const auto registered = ActionsOf<RegisterJob>(world.Pass());
+  ASSERT_EQ(registered.size(), 1u);
+  ASSERT_TRUE(registered[0].config.resume);
+  EXPECT_EQ(registered[0].config.resume->completed.size(), 900u);
+}
+
+// A Workload deactivated by hand under a running job (Evicted: Deactivated,
+// no cause of Kueue's): the job stops first, its checkpoint kept, instead
+// of reading Pending while its workers compute; then the Workload, the
+// job's, is activated again and the job queued.
+TEST(DecideKueueTest, AWorkloadDeactivatedByHandMidJobStopsTheJobThenIsActivatedAgain) {
+  World world = QueuedRunning();
+  world.view = View(900);
+  world.checkpoint = coordinator::Checkpoint{};
+  world.checkpoint->completed.Add({0, 900});
+  json object = WorkloadJson(3, AdmittedConditions(), "default", 0, "5");
+  object["spec"]["active"] = false;
+  world.queue->workload = ReadWorkload(object);
+  Decision decision = world.Pass();
+  EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
+  EXPECT_NE(S(decision)["phase"], "Pending") << "its workers still compute";
+  EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty());
+  world.pods.clear();
+  decision = world.Pass();
+  EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
+  EXPECT_EQ(S(decision)["phase"], "Suspended");
+  world.view.reset();
+  object["status"].erase("admission");
+  object["status"]["conditions"] = json::array();
+  object["metadata"]["resourceVersion"] = "6";
+  world.queue->workload = ReadWorkload(object);
+  const auto patches = ActionsOf<PatchWorkload>(world.Pass());
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].patch["spec"]["active"], true);
 }
 
 TEST(DecideKueueTest, AFinishedJobDeclaresItsWorkloadFinished) {

@@ -6,6 +6,7 @@
 // operator took, from the change to its Event.
 //
 // seed 000's boards: pi4b-0, pi4b-1 (half a core each) and pi3b-0.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <string>
@@ -137,6 +138,46 @@ TEST_F(ElasticTest, ABoardCordonedMidRunLeavesAtOnceAndTheJobStaysExact) {
   const auto done = WaitSucceeded(name);
   ASSERT_TRUE(done);
   ExpectCompleteAndExact(*done, kMidRunLimit);
+}
+
+// Issue 61, energy labels on a Node, against the API server: a value the
+// label syntax refuses ("-2") never reaches the operator; one it takes but
+// the estimate cannot use ("5000" watts, "abc") is ignored with a Warning
+// NodeLabelDefaulted naming the node and the value, and the job's energy
+// stands on the boards' figures (DecideEnergyTest.APowerLabelOutOfRangeIs
+// IgnoredWithAWarning decides it).
+TEST_F(ElasticTest, PowerLabelsTheEstimateCannotUseAreIgnoredWithAWarning) {
+  const Status refused = SetLabel("pi3b-0", "ballast.io/power-idle-w", "-2");
+  EXPECT_EQ(refused.code(), StatusCode::kInvalid) << refused.ToString();
+  labelled_.push_back({"pi3b-0", "ballast.io/power-load-w"});
+  ASSERT_TRUE(SetLabel("pi3b-0", "ballast.io/power-load-w", "5000").ok());
+  labelled_.push_back({"pi4b-0", "ballast.io/power-idle-w"});
+  ASSERT_TRUE(SetLabel("pi4b-0", "ballast.io/power-idle-w", "abc").ok());
+  CreateJob(PrimesJob("watts", kSmallLimit));
+  auto done = WaitSucceeded("watts");
+  ASSERT_TRUE(done) << Describe("watts");
+  ExpectCompleteAndExact(*done, kSmallLimit);
+  const json energy = StatusOf(*done).value("energy", json::object());
+  EXPECT_GT(energy.value("joules", 0.0), 0) << energy.dump();
+  std::vector<std::string> messages;
+  ASSERT_TRUE(Poll(
+      [&] {
+        messages.clear();
+        for (const auto& event : JobEvents("watts")) {
+          if (event.value("reason", "") == "NodeLabelDefaulted") {
+            messages.push_back(event.value("message", ""));
+          }
+        }
+        return messages.size() >= 2;
+      },
+      seconds(20)))
+      << Describe("watts");
+  const auto has = [&](const std::string& text) {
+    return std::any_of(messages.begin(), messages.end(),
+                       [&](const std::string& m) { return m.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("node pi3b-0: label ballast.io/power-load-w: '5000' is not a number of watts"));
+  EXPECT_TRUE(has("node pi4b-0: label ballast.io/power-idle-w: 'abc' is not a number of watts"));
 }
 
 }  // namespace

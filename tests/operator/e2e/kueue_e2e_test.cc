@@ -455,5 +455,78 @@ TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItRecla
       << Describe("tail");
 }
 
+// Issue 61, Kueue's Workload touched by hand mid-job, against the real
+// Kueue: deleted, the job stops with its checkpoint, makes a new Workload,
+// is admitted again and ends exact (the decision alone:
+// DecideKueueTest.AWorkloadMadeAgainForgetsTheReleasedWorkers).
+TEST_F(KueueTest, AWorkloadDeletedByHandMidJobIsMadeAgainAndTheJobEndsExact) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  constexpr uint64_t kLongLimit = 600000;
+  CreateJob(QueuedJob("redo", kLongLimit));
+  ASSERT_TRUE(WaitCheckpointed("redo"));
+  const auto first = WorkloadOf("redo");
+  ASSERT_TRUE(first);
+  const std::string first_uid = first->value("/metadata/uid"_json_pointer, "");
+  ASSERT_TRUE(client_->Delete(kWorkloads.In(ns_).Named((*first)["metadata"]["name"])).ok());
+  json workload;
+  EXPECT_TRUE(Poll(
+      [&] {
+        auto found = WorkloadOf("redo");
+        if (found) workload = *found;
+        return found && found->value("/metadata/uid"_json_pointer, "") != first_uid &&
+               WorkloadCondition(*found, "Admitted");
+      },
+      seconds(120)))
+      << "no new Workload admitted: " << workload.dump(2) << "\n"
+      << Describe("redo");
+  auto done = WaitSucceeded("redo", seconds(240));
+  ASSERT_TRUE(done) << Describe("redo");
+  ExpectCompleteAndExact(*done, kLongLimit);
+  EXPECT_TRUE(WaitEvent("redo", "Resumed")) << Describe("redo");
+}
+
+// Issue 61: Workload deactivated by hand mid-job (spec.active false, as
+// Kueue's own requeue limit does): Kueue evicts it and the job stops with its
+// checkpoint; the Workload is the job's, so the operator activates it again
+// (a job is paused with its spec.suspend), and the job ends exact.
+TEST_F(KueueTest, AWorkloadDeactivatedByHandMidJobIsActivatedAgainAndTheJobEndsExact) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  constexpr uint64_t kLongLimit = 600000;
+  CreateJob(QueuedJob("poked", kLongLimit));
+  ASSERT_TRUE(WaitCheckpointed("poked"));
+  const auto found = WorkloadOf("poked");
+  ASSERT_TRUE(found);
+  ASSERT_TRUE(client_
+                  ->MergePatch(kWorkloads.In(ns_).Named((*found)["metadata"]["name"]),
+                               {{"spec", {{"active", false}}}})
+                  .ok());
+  auto done = WaitSucceeded("poked", seconds(240));
+  ASSERT_TRUE(done) << Describe("poked");
+  ExpectCompleteAndExact(*done, kLongLimit);
+  EXPECT_TRUE(FindEvent("poked", "Evicted")) << Describe("poked");
+}
+
+// Issue 61: the LocalQueue deleted under an admitted job. Kueue keeps the
+// admission (the ClusterQueue's quota stays reserved): the job runs on and
+// ends exact, and its Workload is Finished.
+TEST_F(KueueTest, ALocalQueueDeletedMidJobLeavesTheAdmittedJobToEndExact) {
+  ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
+  CreateJob(QueuedJob("orphan", kMidRunLimit));
+  ASSERT_TRUE(WaitCheckpointed("orphan"));
+  ASSERT_TRUE(client_->Delete(kLocalQueues.In(ns_).Named("jobs")).ok());
+  auto done = WaitSucceeded("orphan", seconds(240));
+  ASSERT_TRUE(done) << Describe("orphan");
+  ExpectCompleteAndExact(*done, kMidRunLimit);
+  json workload;
+  EXPECT_TRUE(Poll(
+      [&] {
+        auto found = WorkloadOf("orphan");
+        if (found) workload = *found;
+        return found && WorkloadCondition(*found, "Finished");
+      },
+      seconds(30)))
+      << workload.dump(2);
+}
+
 }  // namespace
 }  // namespace ballast::operator_e2e

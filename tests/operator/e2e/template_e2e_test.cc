@@ -167,6 +167,32 @@ TEST_F(OperatorTest, ATemplateThatSetsAFieldBallastOwnsFailsTheJobNamingIt) {
   EXPECT_TRUE(JobPods("pinned").empty());
 }
 
+// Issue 61, the last round's probe re-run against the API server: a job in
+// the operator's namespace whose pods carried the label the coordinator
+// Service selects (ballast.io/coordinator) would receive the workers'
+// requests and Bearer tokens. The job fails naming the label, and no pod
+// is made (the pure refusal: PodTemplateTest.TheOperatorPodsLabelsAreRefused
+// SoNoJobJoinsTheCoordinatorService).
+TEST_F(OperatorTest, ATemplateWithTheCoordinatorServicesLabelFailsTheJobAndMakesNoPod) {
+  json job = PrimesJob("joiner", kSmallLimit);
+  job["spec"]["template"] = {{"metadata", {{"labels", {{"ballast.io/coordinator", "leader"}}}}},
+                             {"spec", {{"containers", {{{"name", "worker"}}}}}}};
+  ASSERT_FALSE(CreateJob(job).is_null());
+  auto failed = WaitForJob(
+      "joiner",
+      [](const json& job) { return ConditionOf(job, "Failed").value("status", "") == "True"; },
+      seconds(30), "job joiner to fail");
+  ASSERT_TRUE(failed);
+  const json condition = ConditionOf(*failed, "Failed");
+  EXPECT_EQ(PhaseOf(*failed), "Failed");
+  EXPECT_EQ(condition.value("reason", ""), "InvalidSpec") << condition.dump();
+  EXPECT_EQ(condition.value("message", "")
+                .rfind("spec.template.metadata.labels.ballast.io/coordinator: ", 0),
+            0u)
+      << condition.dump();
+  EXPECT_TRUE(JobPods("joiner").empty());
+}
+
 TEST_F(OperatorTest, ShortFormsAndTheTemplateGiveEqualPods) {
   const json resources = {{"requests", {{"cpu", "10m"}}}};
   const json tolerations = json::array({{{"key", "slow"}, {"operator", "Exists"}}});

@@ -20,6 +20,7 @@
 #include "tests/worker/kernels/split_helpers.h"
 #include "worker/kernels/factories.h"
 #include "worker/kernels/kernel.h"
+#include "worker/kernels/output_tail.h"
 #include "worker/kernels/run_budget.h"
 
 namespace ballast::kernels {
@@ -391,6 +392,43 @@ TEST_F(ExecKernelTest, ARunLogsAtMostItsShareOfOutputAndSaysWhatItDropped) {
       << text.str().substr(text.str().size() - 300);
   ASSERT_EQ(result.exec().failures.size(), 1u);
   EXPECT_EQ(workload::LastOutputLine(result.exec().failures[0]), "the end");
+}
+
+// Regression (issue 61): the 4 MiB a run may log was per run, so 1,000
+// items of a chatty command wrote 4 GB of log. The job's runs on a worker
+// share LogBudget::kMaxBytes (64 MiB): 640 items of 128 KiB each (80 MiB)
+// log 64 MiB and one line saying the rest was not logged; every item is
+// still computed.
+TEST_F(ExecKernelTest, AChattyCommandLogsAtMostTheWorkersBudgetForTheWholeJob) {
+  constexpr uint64_t kItems = 640;
+  const WorkloadSpec spec = Exec(R"(head -c 131072 /dev/zero | tr '\0' 'y'; echo)", kItems, true);
+  const Result result = RunLoggingTo(spec, {0, kItems}, "stderr");
+  EXPECT_TRUE(result.exec().failures.empty());
+  EXPECT_EQ(result.exec().succeeded, kItems);
+  const auto logged = std::filesystem::file_size(dir_ / "stderr");
+  EXPECT_GE(logged, LogBudget::kMaxBytes);
+  EXPECT_LE(logged, LogBudget::kMaxBytes + 300) << "64 MiB and the line saying the rest was cut";
+  std::ifstream in(dir_ / "stderr");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string note =
+      "ballast-worker: the job's commands have logged 64 MiB on this worker, the most they may; "
+      "from here their output is not logged (a failed item still keeps its last lines)";
+  const size_t said = text.str().find(note);
+  EXPECT_NE(said, std::string::npos) << text.str().substr(text.str().size() - 300);
+  EXPECT_EQ(text.str().find(note, said + 1), std::string::npos) << "said once";
+}
+
+// The budget's arithmetic: what is left, then nothing; the spent budget is
+// said once, by the first run that dropped output for it.
+TEST(LogBudgetTest, GrantsWhatIsLeftThenNothingAndIsSaidOnce) {
+  LogBudget budget(100);
+  EXPECT_EQ(budget.Take(60), 60u);
+  EXPECT_EQ(budget.Take(60), 40u);
+  EXPECT_EQ(budget.Take(1), 0u);
+  EXPECT_FALSE(budget.NoteDropped(0));
+  EXPECT_TRUE(budget.NoteDropped(20));
+  EXPECT_FALSE(budget.NoteDropped(20));
 }
 
 // A worker killed before it removed its runs' directories leaves them in
