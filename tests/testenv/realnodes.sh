@@ -308,6 +308,24 @@ realnodes_import_images() {
     echo "$key" >>"$done_file"
     echo "testenv-up: $node: imported $(basename "$archive")"
   done
+  [[ $realnodes_containerd == 2 ]] && realnodes_cri_id_references "$node"
+  return 0
+}
+
+# realnodes_cri_id_references NODE: makes containerd 2's CRI name every
+# image by its ID too. The CRI does so when it first manages a name (its
+# label io.cri-containerd.image); an archive imported again over a managed
+# name moves the name but keeps the label, so the new image has no record
+# named by its ID, which the kubelet asks for when it mounts an image volume
+# ("failed to get image volume ref sha256:…: not found"; containers do not
+# need it). Clearing the label makes the CRI manage every name again, the ID
+# record made first.
+realnodes_cri_id_references() {
+  local node=$1 name
+  local ctr=(ctr --address "$dir/realnodes/$node/containerd.sock" -n k8s.io)
+  for name in $("${ctr[@]}" images ls -q | grep -v '^sha256:'); do
+    "${ctr[@]}" images label "$name" io.cri-containerd.image= >/dev/null
+  done
 }
 
 # realnodes_split_labels LABELS: two lines from k=v,...: the labels the

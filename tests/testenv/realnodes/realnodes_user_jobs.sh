@@ -187,8 +187,8 @@ diff "$tmp/digests.expected" "$tmp/digests.fields" >&2 || fail "file-digests: me
 pass "file-digests: fields $(paste -sd, "$tmp/digests.fields")"
 expect_worker_bundle file-digests
 unable=0
-for pod in $(kubectl get pods -n "$ns" -l ballast.io/job=file-digests -o jsonpath='{.items[*].spec.nodeName}'); do
-  node_mounts_image_volumes "$pod" || unable=$((unable + 1))
+for node in $(kubectl get pods -n "$ns" -l ballast.io/job=file-digests -o jsonpath='{.items[*].spec.nodeName}'); do
+  node_mounts_image_volumes "$node" || unable=$((unable + 1))
 done
 expect_eq "file-digests: WorkerBundleFallback events (one per pod on a node without image volumes)" "$unable" \
   "$(kubectl get events -n "$ns" --field-selector reason=WorkerBundleFallback,involvedObject.name=file-digests \
