@@ -27,6 +27,7 @@
 #include "net/kube/kubeconfig.h"
 #include "net/prometheus_history_source.h"
 #include "operator/controller/architectures.h"
+#include "operator/controller/worker_bundle.h"
 #include "operator/runtime/history_configmap.h"
 #include "operator/runtime/operator.h"
 
@@ -58,6 +59,7 @@ struct OperatorFlags {
   std::vector<std::string> worker_image_for;
   std::vector<std::string> worker_resources_for;
   double worker_start_timeout_s = 60;
+  std::string worker_bundle = "auto";
   double refused_pod_timeout_s = 30;
   double items_wait_s = 60;
   int64_t worker_pod_ttl_s = 600;
@@ -129,6 +131,12 @@ Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions
   options.reconciler.decide.worker_start_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.worker_start_timeout_s * 1000));
   options.reconciler.decide.worker_pod_ttl_s = flags.worker_pod_ttl_s;
+  const auto bundle = controller::ParseBundleMode(flags.worker_bundle);
+  if (!bundle) {
+    return Status::Invalid(fmt::format(
+        "--worker-bundle {}: expected auto, image-volume or init-container", flags.worker_bundle));
+  }
+  options.reconciler.decide.worker_bundle = *bundle;
   if (!(flags.refused_pod_timeout_s >= 0 && flags.refused_pod_timeout_s <= 86400)) {
     return Status::Invalid(fmt::format("--refused-pod-timeout {}: expected seconds in [0, 86400]",
                                        flags.refused_pod_timeout_s));
@@ -426,6 +434,12 @@ void RegisterOperator(CLI::App& app, int* exit_code) {
                   "seconds a worker pod may wait for its image (ErrImagePull, ...) before its "
                   "node is given up, and a running worker may take to reach the coordinator "
                   "before a CoordinatorUnreachable event")
+      ->capture_default_str();
+  cmd->add_option("--worker-bundle", flags->worker_bundle,
+                  "how an exec job's worker pods in the user's image get the worker: auto (an "
+                  "image volume of the worker image on nodes whose kubelet is 1.36 or later and "
+                  "whose runtime mounts one, containerd 2.1+ or CRI-O 1.31+; else an init "
+                  "container copies it), image-volume (on every node) or init-container")
       ->capture_default_str();
   cmd->add_option("--refused-pod-timeout", flags->refused_pod_timeout_s,
                   "seconds a job's worker pods may be refused for a reason only a person can "

@@ -4,7 +4,10 @@
 # image, where docker/build-stage.sh has just compiled them, or an amd64 Debian host whose
 # own build/ made them: scripts/images):
 #   OUT/ballast/         /usr/bin/ballast + its loader and shared libraries
-#   OUT/ballast-worker/  /usr/bin/ballast-worker + its loader and shared libraries
+#   OUT/ballast-worker/  /usr/bin/ballast-worker + its loader and shared libraries, and
+#                        /bundle: the same as `ballast-worker bundle` lays out (ld.so, lib/,
+#                        ballast-worker), as relative links into the image, for a pod that
+#                        mounts the whole image as an image volume (docs/workloads.md)
 # Each root holds the program, stripped; its dynamic loader at its PT_INTERP path; the closure
 # of its DT_NEEDED libraries and of those it opens with dlopen (OpenBLAS, for the worker's
 # matmul kernel), resolved as the target's loader would, under /usr/lib/<triple>/;
@@ -114,6 +117,23 @@ layout() {
     "$(find "$root/usr/share/doc" -name copyright | wc -l) packages' copyright files"
 }
 
+# bundle_links ROOT: ROOT/bundle/{ld.so,lib,ballast-worker}, relative links to the loader, the
+# libraries' directory and the program, so that they resolve wherever the image is mounted
+# (operator/api/pod_template.h, kBundleImageDir).
+bundle_links() {
+  local root=$1 interp
+  interp=$("$readelf" -l "$root/usr/bin/ballast-worker" | sed -n 's/.*program interpreter: \(.*\)]$/\1/p')
+  install -d "$root/bundle"
+  ln -s "..$interp" "$root/bundle/ld.so"
+  ln -s "../usr/lib/$triple" "$root/bundle/lib"
+  ln -s ../usr/bin/ballast-worker "$root/bundle/ballast-worker"
+  local link
+  for link in ld.so lib ballast-worker; do
+    [[ -e $root/bundle/$link ]] || { echo "layout.sh: bundle/$link resolves to nothing" >&2; return 1; }
+  done
+}
+
 layout ballast
 # The matmul kernel opens OpenBLAS when it is first used (worker/kernels/matmul_kernel.cc).
 layout ballast-worker libopenblas.so.0
+bundle_links "$out/ballast-worker"

@@ -129,6 +129,9 @@ NodeView ReadNode(const json& node) {
         {jr::TextAt(*taint, "key"), jr::TextAt(*taint, "value"), jr::TextAt(*taint, "effect")});
   }
   view.cpu_cores = CpuCores(At(At(status, "capacity"), "cpu"));
+  const json& info = At(status, "nodeInfo");
+  view.container_runtime = jr::TextAt(info, "containerRuntimeVersion");
+  view.kubelet_version = jr::TextAt(info, "kubeletVersion");
   view.board_conditions = probe::BoardConditionsAmong(conditions);
   return view;
 }

@@ -101,6 +101,11 @@ struct NodeView {
   bool unschedulable = false;  // spec.unschedulable (cordoned)
   std::vector<Taint> taints;
   std::optional<double> cpu_cores;  // status.capacity.cpu (CpuCores)
+  // status.nodeInfo.containerRuntimeVersion ("containerd://2.1.4") and
+  // .kubeletVersion ("v1.36.2"): whether its pods can mount image volumes
+  // (operator/controller/worker_bundle.h).
+  std::string container_runtime;
+  std::string kubelet_version;
   // The node probe's conditions BallastBoard* (core/probe/board_conditions.h).
   std::vector<probe::BoardCondition> board_conditions;
   bool operator==(const NodeView&) const = default;

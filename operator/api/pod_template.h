@@ -44,6 +44,14 @@ inline constexpr const char* kBundleVolume = "ballast-bundle";
 inline constexpr const char* kTmpVolume = "ballast-tmp";
 // Where the bundle of the worker is mounted in the worker container.
 inline constexpr const char* kBundleMountPath = "/ballast";
+// Where the ballast-worker image holds the same bundle (docker/layout.sh),
+// for a pod that mounts the whole image at kBundleMountPath as an image
+// volume instead (operator/controller/worker_bundle.h).
+inline constexpr const char* kBundleImageDir = "bundle";
+// The worker pod's annotation that says which of the two it uses
+// ("init-container", "image-volume"; absent when the worker runs in the
+// ballast-worker image itself).
+inline constexpr const char* kWorkerBundleAnnotation = "ballast.io/worker-bundle";
 // The job's token reaches the worker container as a file of a Secret
 // volume, not as an environment variable from the Secret: a kubelet that
 // asks for the Secret before the API server relates the new pod to its node

@@ -98,6 +98,9 @@ enum class Reason {
   kWorkerFailed,
   kWorkerCannotStart,
   kWorkerStartBlocked,  // the kubelet cannot start a worker yet (a missing Secret, image)
+  // A pod mounting the worker's bundle as an image volume could not start:
+  // the node's next pod copies it (controller/worker_bundle.h).
+  kWorkerBundleFallback,
   kCoordinatorUnreachable,
   kNodeNotReady,
   kNodeReady,

@@ -56,6 +56,7 @@ constexpr const char* kReasonNames[] = {
     "WorkerFailed",
     "WorkerCannotStart",
     "WorkerStartBlocked",
+    "WorkerBundleFallback",
     "CoordinatorUnreachable",
     "NodeNotReady",
     "NodeReady",

@@ -108,6 +108,11 @@ struct NodeFaults {
   std::set<std::string> released;
   CreateBackoff create_backoff;   // the job's creates refused in a row (create_refusals.h)
   std::set<std::string> refused;  // workers lost while their pods wait (LoseRefusedWorkers)
+  // Nodes where a pod that mounts the worker's bundle as an image volume
+  // could not start its containers (worker_bundle.h): the job's later pods
+  // there copy it with the init container. Not kept across a restart: a
+  // restarted operator tries the image volume once more.
+  std::set<std::string> image_volume_refused;
 };
 
 // Events said once, and what they counted (so that a pass does not say
@@ -180,6 +185,9 @@ struct WritesInFlight {
 
 struct DecideOptions {
   WorkerPodSettings pods;  // coordinator_job is filled in per job
+  // How exec pods in the user's image get the worker's bundle
+  // (--worker-bundle; per node: worker_bundle.h, ChooseBundleSource).
+  BundleMode worker_bundle = BundleMode::kAuto;
   // When a running job's status is written (status_pacing.h); a running job
   // is looked at every pacing.status_interval.
   StatusPacing pacing;

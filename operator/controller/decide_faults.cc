@@ -85,6 +85,32 @@ std::optional<double> StartedAt(const PodView& pod) {
   return std::nullopt;
 }
 
+// The kubelet's waiting reason of a container the runtime could not make
+// (not an image it could not pull, nor a missing Secret).
+bool RuntimeReason(const std::string& reason) { return reason == "CreateContainerError"; }
+
+// When `pod` mounts the worker's bundle as an image volume and its worker
+// cannot be created for a runtime reason (`trouble`), the first time on
+// `node` for this job: deletes it and sends the node's next pods to the init
+// container (the runtime may lack image volumes whatever it reports); true
+// then. The worker never ran, so nothing of the job is lost.
+bool FallBackFromImageVolume(NodeFaults& faults, PassOut& out, const std::string& node,
+                             const PodView& pod, const StartTrouble& trouble) {
+  const auto bundle = pod.meta.annotations.find(kWorkerBundleAnnotation);
+  if (bundle == pod.meta.annotations.end() ||
+      bundle->second != BundleSourceName(BundleSource::kImageVolume) ||
+      !RuntimeReason(trouble.reason) || !faults.image_volume_refused.insert(node).second) {
+    return false;
+  }
+  faults.image_trouble_since.erase(pod.meta.uid);
+  out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
+  out.Event(true, Reason::kWorkerBundleFallback,
+            fmt::format("node {}: the worker's bundle as an image volume did not start ({}); "
+                        "the node's next pod copies it with an init container",
+                        node, trouble.detail));
+  return true;
+}
+
 }  // namespace
 
 std::string NameStartTrouble(const std::string& reason, const std::string& message,
@@ -150,6 +176,7 @@ bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const st
     faults.image_trouble_since.erase(pod.meta.uid);
     return false;
   }
+  if (FallBackFromImageVolume(faults, out, node, pod, *trouble)) return true;
   const auto [at, first_sight] =
       faults.image_trouble_since.try_emplace(pod.meta.uid, view.in.now.steady);
   const auto waited = view.in.now.steady - at->second;

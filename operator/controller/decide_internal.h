@@ -269,7 +269,11 @@ bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, co
 // at once (a WorkerStartBlocked Warning naming the cause), and after
 // worker_start_timeout gives the node up — WorkerLost, the pod deleted, a
 // WorkerCannotStart event — and returns true; before that asks for a pass at
-// the deadline.
+// the deadline. A pod that mounts the worker's bundle as an image volume and
+// waits with CreateContainerError is deleted at once instead, the first time
+// on its node, and the node's next pods copy the bundle with the init
+// container (NodeFaults::image_volume_refused, a WorkerBundleFallback
+// event); true then too.
 bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
                 const PodView& pod);
 // What keeps a container from starting, short, from the kubelet's waiting

@@ -120,6 +120,8 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
           view.options.pods, view.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = view.in.id;
       settings.node_cpu = DeclaredSpeed(*node_object);
+      settings.bundle = ChooseBundleSource(view.options.worker_bundle, *node_object,
+                                           faults.image_volume_refused.contains(node));
       count.missing.push_back(BuildWorkerPod(view.in.job.meta, view.spec(), node, settings));
       count.missing_nodes.push_back(node);
     }

@@ -188,13 +188,11 @@ json BundleSecurity(const json& pod_security) {
   return security;
 }
 
-// The exec workload in the user's image (docs/workloads.md): an init
-// container of the ballast-worker image `ballast_image` bundles the worker
-// into an emptyDir, and the worker container runs that bundle, through its
-// own loader, in its own image. /tmp is a writable emptyDir (the root file
-// system stays read-only) unless the template mounts something there.
-void RunInUserImage(json& pod_spec, const std::string& ballast_image) {
-  json& worker = pod_spec["containers"][0];
+// The init container that copies the bundle of the ballast-worker image
+// `ballast_image` into the emptyDir kBundleVolume, the worker container's
+// pull policy and resources.
+json BundleInitContainer(const json& pod_spec, const std::string& ballast_image) {
+  const json& worker = pod_spec["containers"][0];
   json bundle = {
       {"name", kBundleContainer},
       {"image", ballast_image},
@@ -206,21 +204,47 @@ void RunInUserImage(json& pod_spec, const std::string& ballast_image) {
   for (const char* key : {"imagePullPolicy", "resources"}) {
     if (worker.contains(key)) bundle[key] = worker[key];
   }
-  const std::string dir = kBundleMountPath;
+  return bundle;
+}
+
+// The exec workload in the user's image (docs/workloads.md): the worker
+// container runs the bundle of the ballast-worker image `ballast_image`,
+// through its own loader, in its own image; the bundle is copied into an
+// emptyDir by an init container, or is the image itself mounted as an image
+// volume (`source`). /tmp is a writable emptyDir (the root file system stays
+// read-only) unless the template mounts something there.
+void RunInUserImage(json& pod_spec, const std::string& ballast_image, BundleSource source) {
+  json& worker = pod_spec["containers"][0];
+  const bool image_volume = source == BundleSource::kImageVolume;
+  std::string dir = kBundleMountPath;
+  if (image_volume) dir += std::string("/") + kBundleImageDir;
   worker["command"] =
       json::array({dir + "/ld.so", "--library-path", dir + "/lib", dir + "/ballast-worker"});
   Append(worker, "volumeMounts",
          {{"name", kBundleVolume}, {"mountPath", kBundleMountPath}, {"readOnly", true}});
-  Append(pod_spec, "volumes", {{"name", kBundleVolume}, {"emptyDir", json::object()}});
+  if (image_volume) {
+    json image = {{"reference", ballast_image}};
+    if (worker.contains("imagePullPolicy")) image["pullPolicy"] = worker["imagePullPolicy"];
+    Append(pod_spec, "volumes", {{"name", kBundleVolume}, {"image", image}});
+  } else {
+    Append(pod_spec, "volumes", {{"name", kBundleVolume}, {"emptyDir", json::object()}});
+  }
   if (!MountsAt(worker, "/tmp")) {
     Append(worker, "volumeMounts", {{"name", kTmpVolume}, {"mountPath", "/tmp"}});
     Append(pod_spec, "volumes", {{"name", kTmpVolume}, {"emptyDir", json::object()}});
   }
-  json init = json::array({bundle});
+  if (image_volume) return;
+  json init = json::array({BundleInitContainer(pod_spec, ballast_image)});
   for (const json* container : json_read::ObjectsAt(pod_spec, "initContainers")) {
     init.push_back(*container);
   }
   pod_spec["initContainers"] = init;
+}
+
+// The worker container's image: the template's, else the ballast-worker image.
+std::string WorkerImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+  const json* given = json_read::Find(spec.pod_template.spec["containers"][0], "image");
+  return given && given->is_string() ? given->get<std::string>() : BallastImage(spec, settings);
 }
 
 // The pod's spec: the template's with Ballast's parts.
@@ -245,12 +269,11 @@ json WorkerPodSpec(const ObjectMeta& job, const WeightedJobSpec& spec, const std
                                         {"seccompProfile", {{"type", "RuntimeDefault"}}}},
                                        json_read::At(pod_spec, "securityContext"));
   pod_spec["affinity"] = PinnedAffinity(json_read::At(pod_spec, "affinity"), node);
-  const std::string ballast_image = BallastImage(spec, settings);
-  const json* given = json_read::Find(spec.pod_template.spec["containers"][0], "image");
-  const std::string image = given ? given->get<std::string>() : ballast_image;
-  pod_spec["containers"][0] = WorkerContainer(job, spec, node, settings, image);
-  const bool exec = spec.job.workload.kind == workload::WorkloadKind::kExec;
-  if (exec && image != ballast_image) RunInUserImage(pod_spec, ballast_image);
+  pod_spec["containers"][0] =
+      WorkerContainer(job, spec, node, settings, WorkerImage(spec, settings));
+  if (RunsInUserImage(spec, settings)) {
+    RunInUserImage(pod_spec, BallastImage(spec, settings), settings.bundle);
+  }
   // The job's token as a file (pod_template.h, kTokenVolume), readable by
   // whatever user the template runs the worker as.
   Append(pod_spec["containers"][0], "volumeMounts",
@@ -290,6 +313,11 @@ std::string BallastImage(const WeightedJobSpec& spec, const WorkerPodSettings& s
   return spec.worker_image.value_or(settings.default_image);
 }
 
+bool RunsInUserImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+  return spec.job.workload.kind == workload::WorkloadKind::kExec &&
+         WorkerImage(spec, settings) != BallastImage(spec, settings);
+}
+
 double WorkerDuty(const WeightedJobSpec& spec, const NodeView& node,
                   const WorkerPodSettings& settings) {
   const json resources = WorkerResources(spec, settings);
@@ -305,6 +333,9 @@ json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec, const st
   metadata["labels"] = Merged(spec.pod_template.labels, metadata["labels"]);
   if (!spec.pod_template.annotations.empty()) {
     metadata["annotations"] = spec.pod_template.annotations;
+  }
+  if (RunsInUserImage(spec, settings)) {
+    metadata["annotations"][kWorkerBundleAnnotation] = BundleSourceName(settings.bundle);
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},

@@ -13,6 +13,7 @@
 #include "ballast/version.h"
 #include "operator/api/kube_views.h"
 #include "operator/api/weighted_job.h"
+#include "operator/controller/worker_bundle.h"
 
 namespace ballast::controller {
 
@@ -31,6 +32,9 @@ struct WorkerPodSettings {
   // BALLAST_NODE_CPU: the worker runs one command per started core of it
   // when it sees nothing tighter (worker/cpu_budget.h). Unset: not passed.
   std::optional<double> node_cpu;
+  // How an exec pod in the user's image gets the worker's bundle on this
+  // pod's node (worker_bundle.h, ChooseBundleSource).
+  BundleSource bundle = BundleSource::kInitContainer;
 };
 
 // "<job>-<node>", made a valid pod name (a DNS-1123 label of at most 63
@@ -97,15 +101,26 @@ nlohmann::json OwnerReference(const ObjectMeta& job);
 // and init containers, ...) is in the pod as the template has it.
 //
 // An exec job whose worker container's image is not the ballast-worker image
-// runs the worker bundled into that image: an init container
-// "ballast-bundle" of the ballast-worker image (the worker container's
-// security context, pull policy and resources) runs `ballast-worker bundle
-// --to /ballast` into an emptyDir, ahead of the template's init containers,
-// and the worker container runs /ballast/ld.so --library-path /ballast/lib
-// /ballast/ballast-worker (the emptyDir mounted read-only) with a writable
-// emptyDir on /tmp unless the template mounts something there.
+// (RunsInUserImage) runs the worker bundled into that image, with a writable
+// emptyDir on /tmp unless the template mounts something there, the pod
+// annotated ballast.io/worker-bundle with the settings' bundle source:
+//   - init-container: an init container "ballast-bundle" of the
+//     ballast-worker image (the worker container's security context, pull
+//     policy and resources) runs `ballast-worker bundle --to /ballast` into
+//     an emptyDir, ahead of the template's init containers, and the worker
+//     container runs /ballast/ld.so --library-path /ballast/lib
+//     /ballast/ballast-worker (the emptyDir mounted read-only);
+//   - image-volume: the ballast-worker image itself is the volume
+//     "ballast-bundle" (its pull policy the worker container's), mounted
+//     read-only at /ballast, and the worker container runs
+//     /ballast/bundle/ld.so --library-path /ballast/bundle/lib
+//     /ballast/bundle/ballast-worker; no init container.
 nlohmann::json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec,
                               const std::string& node, const WorkerPodSettings& settings);
+
+// Whether the worker pod of `spec` runs the worker bundled into the user's
+// image: an exec job whose worker container's image is not BallastImage.
+bool RunsInUserImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings);
 
 // The job's token Secret (type Opaque, owned by the job) holding `token`.
 nlohmann::json BuildTokenSecret(const ObjectMeta& job, const std::string& token);

@@ -125,16 +125,26 @@ realnodes_cgroup_create() {
   fi
 }
 
-# realnodes_node_config DIR NODE INDEX: containerd's config, the CNI network,
-# the kubelet's config and certificates for one node.
-realnodes_node_config() {
-  local dir=$1 node=$2 index=$3 ip root
-  ip=$(realnodes_node_ip "$index")
-  local n=$dir/realnodes/$node
-  # Images stay between runs (a warm start imports nothing); state does not.
-  root=$realnodes_cache/$node/containerd
-  mkdir -p "$n"/{cni,cni-ipam,kubelet,pod-logs,container-logs,state} "$root"
-  cat >"$n/containerd.toml" <<EOF
+# The nodes' container runtime (BALLAST_TESTENV_CONTAINERD): 1, Debian's
+# containerd 1.6 (the default); 2, containerd 2.x built from its Go module by
+# `scripts/testenv-build --containerd2` (as k3s ships a 2.x), which mounts
+# image volumes (docs/testenv.md, "containerd 2").
+realnodes_containerd=${BALLAST_TESTENV_CONTAINERD:-1}
+
+# realnodes_containerd_bin: the containerd program the nodes run.
+realnodes_containerd_bin() {
+  if [[ $realnodes_containerd == 2 ]]; then
+    echo "$("$repo/scripts/testenv-build" --containerd2 --print-bin)/containerd"
+  else
+    echo /usr/bin/containerd
+  fi
+}
+
+# realnodes_containerd1_config ROOT N: containerd 1.6's config (version 2)
+# for the node whose directory is N and whose images are under ROOT.
+realnodes_containerd1_config() {
+  local root=$1 n=$2
+  cat <<EOF
 version = 2
 root = "$root"
 state = "$n/state"
@@ -166,6 +176,68 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
     bin_dir = "/usr/lib/cni"
     conf_dir = "$n/cni"
 EOF
+}
+
+# realnodes_containerd2_config ROOT N: the same for containerd 2.x (config
+# version 3, where the CRI plugin's settings are split among the images,
+# runtime and server plugins); its own shim (runtime_path), Debian's runc.
+realnodes_containerd2_config() {
+  local root=$1 n=$2 shim
+  shim=$(dirname "$(realnodes_containerd_bin)")/containerd-shim-runc-v2
+  cat <<EOF
+version = 3
+root = "$root"
+state = "$n/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.erofs",
+  "io.containerd.snapshotter.v1.blockfile", "io.containerd.internal.v1.tracing",
+  "io.containerd.tracing.processor.v1.otlp"]
+[grpc]
+  address = "$n/containerd.sock"
+[ttrpc]
+  address = "$n/containerd.sock.ttrpc"
+[metrics]
+  address = ""
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$n/opt"
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = "$realnodes_pause_image"
+[plugins."io.containerd.cri.v1.runtime"]
+  # As for containerd 1.6 (realnodes_containerd1_config).
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  # The machine is on cgroup v1, which containerd 2 deprecates (not removes).
+  ignore_deprecation_warnings = ["io.containerd.deprecation/cgroup-v1"]
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = "$shim"
+      snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = ["/usr/lib/cni"]
+    conf_dir = "$n/cni"
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+EOF
+}
+
+# realnodes_node_config DIR NODE INDEX: containerd's config, the CNI network,
+# the kubelet's config and certificates for one node.
+realnodes_node_config() {
+  local dir=$1 node=$2 index=$3 ip root
+  ip=$(realnodes_node_ip "$index")
+  local n=$dir/realnodes/$node
+  # Images stay between runs (a warm start imports nothing); state does not.
+  # Each runtime has a store of its own: containerd 2 migrates the metadata
+  # it opens, which 1.6 cannot read back.
+  root=$realnodes_cache/$node/containerd
+  [[ $realnodes_containerd == 2 ]] && root+=2
+  mkdir -p "$n"/{cni,cni-ipam,kubelet,pod-logs,container-logs,state} "$root"
+  "realnodes_containerd${realnodes_containerd}_config" "$root" "$n" >"$n/containerd.toml"
   # isGateway stays off: realnodes_netns_create has put the node's address,
   # its pods' gateway, on the bridge.
   cat >"$n/cni/10-ballast.conflist" <<EOF
@@ -224,6 +296,7 @@ EOF
 realnodes_import_images() {
   local node=$1 archive key done_file
   done_file=$realnodes_cache/$node/imported
+  [[ $realnodes_containerd == 2 ]] && done_file+=2
   touch "$done_file"
   for archive in "$realnodes_images"/pause.tar "$realnodes_images"/busybox.tar \
     "$cache"/images/*/*-amd64.tar; do
@@ -234,6 +307,24 @@ realnodes_import_images() {
       die "importing $archive into $node's containerd failed"
     echo "$key" >>"$done_file"
     echo "testenv-up: $node: imported $(basename "$archive")"
+  done
+  [[ $realnodes_containerd == 2 ]] && realnodes_cri_id_references "$node"
+  return 0
+}
+
+# realnodes_cri_id_references NODE: makes containerd 2's CRI name every
+# image by its ID too. The CRI does so when it first manages a name (its
+# label io.cri-containerd.image); an archive imported again over a managed
+# name moves the name but keeps the label, so the new image has no record
+# named by its ID, which the kubelet asks for when it mounts an image volume
+# ("failed to get image volume ref sha256:…: not found"; containers do not
+# need it). Clearing the label makes the CRI manage every name again, the ID
+# record made first.
+realnodes_cri_id_references() {
+  local node=$1 name
+  local ctr=(ctr --address "$dir/realnodes/$node/containerd.sock" -n k8s.io)
+  for name in $("${ctr[@]}" images ls -q | grep -v '^sha256:'); do
+    "${ctr[@]}" images label "$name" io.cri-containerd.image= >/dev/null
   done
 }
 
@@ -269,8 +360,11 @@ realnodes_start() {
 # each node is Ready. Uses testenv-up's dir, bin, pki, cert,
 # kubeconfig, start and wait_for.
 start_real_nodes() {
-  local file=$1 lines line node speed labels index=0 kubelet_labels other
+  local file=$1 lines line node speed labels index=0 kubelet_labels other containerd
   realnodes_cache=$cache/testenv/realnodes
+  [[ $realnodes_containerd == 1 || $realnodes_containerd == 2 ]] ||
+    die "BALLAST_TESTENV_CONTAINERD is 1 (Debian's containerd 1.6) or 2 (containerd 2.x), not $realnodes_containerd"
+  containerd=$(realnodes_containerd_bin) || die "no containerd 2 (scripts/testenv-build --containerd2)"
   realnodes_images=$("$repo/scripts/testenv-images" --print-dir)
   mapfile -t lines < <("$bin/ballast-node-agent" print-nodes --nodes "$file") ||
     die "bad real node file $file"
@@ -291,7 +385,7 @@ start_real_nodes() {
     realnodes_netns_create "$node" "$index"
     realnodes_node_config "$dir" "$node" "$index"
     realnodes_start "containerd-$node" $(realnodes_in_netns "$node") \
-      /usr/bin/containerd --config "$dir/realnodes/$node/containerd.toml"
+      "$containerd" --config "$dir/realnodes/$node/containerd.toml"
   done
   for node in $(<"$dir/realnodes/nodes"); do
     wait_for "$node's containerd" 30 ctr --address "$dir/realnodes/$node/containerd.sock" version

@@ -229,6 +229,90 @@ TEST(DecideFaultsTest, TheJobsWorkerStartTimeoutOverridesTheOperators) {
   EXPECT_EQ(LostWorkers(world.Pass()), std::vector<std::string>{"pi3b-worker"});
 }
 
+
+// An exec job in the user's image on boards of two runtimes: where the node
+// reports containerd 2.x and a 1.36+ kubelet, its pod mounts the worker's
+// bundle as an image volume; elsewhere an init container copies it. When an
+// image-volume pod cannot be created, it is deleted at once and the node's
+// next pod copies the bundle: no worker lost, no node given up.
+TEST(DecideFaultsTest, AnImageVolumeTheRuntimeRefusesFallsBackToTheInitContainer) {
+  World world;
+  world.options.worker_start_timeout = kStartTimeout;
+  world.job["spec"]["workload"] = {
+      {"exec", {{"command", {"sh", "-c", "true"}}, {"image", "debian:12"}}}};
+  world.job["spec"]["items"] = 40;
+  for (size_t i = 0; i < world.nodes.size(); ++i) {
+    world.nodes[i]["status"]["nodeInfo"] = {
+        {"containerRuntimeVersion", i == 2 ? "containerd://1.6.20~ds1" : "containerd://2.4.2"},
+        {"kubeletVersion", "v1.37.2"}};
+  }
+  world.Pass();  // registers
+  world.view = View(0);
+  const auto created = ActionsOf<CreateObjects>(world.Pass());
+  ASSERT_EQ(created.size(), 1u);
+  std::map<std::string, json> pods;
+  for (const json& pod : created[0].pods) pods[pod["metadata"]["labels"]["ballast.io/node"]] = pod;
+  ASSERT_EQ(pods.size(), 3u);
+  const auto bundle = [](const json& pod) {
+    return pod["metadata"]["annotations"]["ballast.io/worker-bundle"].get<std::string>();
+  };
+  EXPECT_EQ(bundle(pods[kNodes[0]]), "image-volume");
+  EXPECT_EQ(bundle(pods[kNodes[1]]), "image-volume");
+  EXPECT_EQ(bundle(pods[kNodes[2]]), "init-container");
+  EXPECT_FALSE(pods[kNodes[0]]["spec"].contains("initContainers"));
+  EXPECT_EQ(pods[kNodes[2]]["spec"]["initContainers"][0]["name"], "ballast-bundle");
+
+  json refused = WaitingPod(kNodes[0], "iv-uid", "CreateContainerError");
+  refused["metadata"]["annotations"] = {{"ballast.io/worker-bundle", "image-volume"}};
+  world.pods = {refused, Pod(kNodes[1], "Running", "uid-1"), Pod(kNodes[2], "Running", "uid-2")};
+  const Decision fallback = world.Pass();
+  EXPECT_TRUE(LostWorkers(fallback).empty());
+  const auto deleted = ActionsOf<DeletePod>(fallback);
+  ASSERT_EQ(deleted.size(), 1u);
+  EXPECT_EQ(deleted[0].uid, "iv-uid");
+  const RecordEvent* event = EventWith(fallback, "WorkerBundleFallback");
+  ASSERT_NE(event, nullptr);
+  EXPECT_EQ(event->message.rfind("node pi3b-worker: the worker's bundle as an image volume did "
+                                 "not start (container worker",
+                                 0),
+            0u)
+      << event->message;
+  EXPECT_EQ(EventWith(fallback, "WorkerStartBlocked"), nullptr);
+
+  // The pod is gone: the node's next one copies the bundle.
+  world.pods.erase(world.pods.begin());
+  const auto again = ActionsOf<CreateObjects>(world.Pass());
+  ASSERT_EQ(again.size(), 1u);
+  ASSERT_EQ(again[0].pods.size(), 1u);
+  EXPECT_EQ(bundle(again[0].pods[0]), "init-container");
+  EXPECT_EQ(again[0].pods[0]["spec"]["initContainers"][0]["name"], "ballast-bundle");
+
+  // Should that one fail too, it is an ordinary start trouble: given up
+  // after the bound, as any other.
+  json copied = WaitingPod(kNodes[0], "ic-uid", "CreateContainerError");
+  copied["metadata"]["annotations"] = {{"ballast.io/worker-bundle", "init-container"}};
+  world.pods.insert(world.pods.begin(), copied);
+  const Decision blocked = world.Pass();
+  EXPECT_TRUE(ActionsOf<DeletePod>(blocked).empty());
+  EXPECT_NE(EventWith(blocked, "WorkerStartBlocked"), nullptr);
+  world.steady += kStartTimeout;
+  EXPECT_EQ(LostWorkers(world.Pass()), std::vector<std::string>{"pi3b-worker"});
+}
+
+// Other start troubles of an image-volume pod (an image that cannot be
+// pulled) are not the runtime's: they wait for the bound as any other.
+TEST(DecideFaultsTest, AnImageVolumePodWaitingForItsImageIsNotSentToTheInitContainer) {
+  World world = Running();
+  world.options.worker_start_timeout = kStartTimeout;
+  json pod = WaitingPod(kNodes[0], "iv-uid", "ErrImageNeverPull");
+  pod["metadata"]["annotations"] = {{"ballast.io/worker-bundle", "image-volume"}};
+  world.pods[0] = pod;
+  const Decision decision = world.Pass();
+  EXPECT_TRUE(ActionsOf<DeletePod>(decision).empty());
+  EXPECT_EQ(EventWith(decision, "WorkerBundleFallback"), nullptr);
+  EXPECT_NE(EventWith(decision, "WorkerStartBlocked"), nullptr);
+}
+
 TEST(DecideFaultsTest, ATransientImageTroubleThatClearsIsNotGivenUp) {
   World world = Running();
   world.options.worker_start_timeout = kStartTimeout;

@@ -190,7 +190,12 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
                           "automountServiceAccountToken", "terminationGracePeriodSeconds"}) {
     EXPECT_EQ(spec[key], plain["spec"][key]) << key;
   }
-  EXPECT_EQ(pod["metadata"], plain["metadata"]);
+  // It says where its bundle comes from.
+  json metadata = pod["metadata"];
+  EXPECT_EQ(metadata["annotations"], json({{"ballast.io/worker-bundle", "init-container"}}));
+  metadata.erase("annotations");
+  EXPECT_EQ(metadata, plain["metadata"]);
+  EXPECT_FALSE(plain["metadata"].contains("annotations"));
 
   ASSERT_EQ(spec["initContainers"].size(), 1u);
   const json& bundle = spec["initContainers"][0];
@@ -227,6 +232,57 @@ TEST(BuildWorkerPod, ExecInTheUsersImageBundlesTheWorkerInAnInitContainer) {
   EXPECT_EQ(spec["volumes"][0], json::parse(R"({"name": "ballast-bundle", "emptyDir": {}})"));
   EXPECT_EQ(spec["volumes"][1], json::parse(R"({"name": "ballast-tmp", "emptyDir": {}})"));
   EXPECT_EQ(spec["volumes"][2], plain["spec"]["volumes"][0]);  // the token's
+}
+
+// Where the node mounts image volumes: the ballast-worker image is the
+// volume, its bundle directory the program; no init container, no copy.
+TEST(BuildWorkerPod, ExecInTheUsersImageCanMountTheWorkerImageAsAnImageVolume) {
+  WorkerPodSettings settings;
+  settings.bundle = BundleSource::kImageVolume;
+  const json worker_spec = {{"image", "registry/ballast-worker:1"}, {"imagePullPolicy", "Never"}};
+  const json job =
+      Job({{"workload", {{"exec", {{"command", json::array({"sh"})}, {"image", "debian:12"}}}}},
+           {"worker", worker_spec}});
+  const json pod = WorkerPodOf(job, "pi4b-0", settings);
+  const json copied = WorkerPodOf(job, "pi4b-0", WorkerPodSettings{});
+  const json& spec = pod["spec"];
+  EXPECT_EQ(pod["metadata"]["annotations"], json({{"ballast.io/worker-bundle", "image-volume"}}));
+  EXPECT_FALSE(spec.contains("initContainers"));
+  const json& worker = spec["containers"][0];
+  EXPECT_EQ(worker["command"],
+            json::array({"/ballast/bundle/ld.so", "--library-path", "/ballast/bundle/lib",
+                         "/ballast/bundle/ballast-worker"}));
+  // The same mounts as with the copy; only the volume's source differs.
+  EXPECT_EQ(worker["volumeMounts"], copied["spec"]["containers"][0]["volumeMounts"]);
+  EXPECT_EQ(spec["volumes"][0], json::parse(R"({"name": "ballast-bundle",
+      "image": {"reference": "registry/ballast-worker:1", "pullPolicy": "Never"}})"));
+  EXPECT_EQ(spec["volumes"].size(), copied["spec"]["volumes"].size());
+  for (size_t i = 1; i < spec["volumes"].size(); ++i) {
+    EXPECT_EQ(spec["volumes"][i], copied["spec"]["volumes"][i]);
+  }
+  // Without a pull policy the kubelet's default applies, as for containers.
+  json unpinned = job;
+  unpinned["spec"]["worker"].erase("imagePullPolicy");
+  EXPECT_EQ(WorkerPodOf(unpinned, "pi4b-0", settings)["spec"]["volumes"][0]["image"],
+            json({{"reference", "registry/ballast-worker:1"}}));
+  // The template's own init containers stay, alone.
+  json with_init = job;
+  with_init["spec"]["template"] = json::parse(R"({"spec": {"containers": [{"name": "main"}],
+      "initContainers": [{"name": "fetch", "image": "busybox:1"}]}})");
+  const json init = WorkerPodOf(with_init, "pi4b-0", settings)["spec"]["initContainers"];
+  ASSERT_EQ(init.size(), 1u);
+  EXPECT_EQ(init[0]["name"], "fetch");
+}
+
+// A worker in the ballast-worker image needs no bundle: no annotation, no
+// volume, whatever the source.
+TEST(BuildWorkerPod, AWorkerInItsOwnImageHasNoBundleWhateverTheSource) {
+  WorkerPodSettings settings;
+  settings.bundle = BundleSource::kImageVolume;
+  const json pod = WorkerPodOf(Job(), "pi4b-0", settings);
+  EXPECT_FALSE(pod["metadata"].contains("annotations"));
+  EXPECT_EQ(pod, WorkerPodOf(Job(), "pi4b-0", WorkerPodSettings{}));
+  EXPECT_FALSE(RunsInUserImage(SpecOf(Job()), settings));
 }
 
 // The template's container securityContext is the worker container's: it

@@ -8,8 +8,12 @@
 # then, each applied from the examples as they are:
 # - thumbnails: every thumbnail on the share, byte for byte the same as a
 #   reference run of the same image outside Kubernetes (buildah run), and the
-#   merged counts exact;
-# - file-digests: the Python script's merged fields equal to what this test
+#   merged counts exact; each pod got the worker's bundle as its node allows
+#   (an image volume on containerd 2, the init container's copy on 1.6);
+# - file-digests, the operator told to mount the worker image on every node
+#   (--worker-bundle=image-volume): a node that cannot (containerd 1.6) falls
+#   back to the init container at once, one WorkerBundleFallback each; the
+#   Python script's merged fields equal to what this test
 #   computes itself from the files;
 # - signed: a command reading a Secret through envFrom signs every item and
 #   reports the key's id; the secret's value is in no object but the Secret.
@@ -148,8 +152,15 @@ diff -r "$share/reference" "$share/out" >"$tmp/diff" 2>&1 ||
 expect_eq "thumbnails on the share, each the same as the reference's" 300 "$(find "$share/out" -type f -name '*.jpg' | wc -l)"
 expect_eq "partial files left" 0 "$(find "$share/out" -name '*.part' | wc -l)"
 pass "thumbnails: efficiency $(jp weightedjob/thumbnails '{.status.efficiency}'), split over $(jp weightedjob/thumbnails '{.status.nodes[*].name}')"
+expect_worker_bundle thumbnails
 
 # --- file-digests (python3) ------------------------------------------------------------
+# With the image volume forced on every node (--worker-bundle=image-volume): a
+# node whose runtime cannot mount one (containerd 1.6: CreateContainerError,
+# `failed to mkdir ""`) gets its pod deleted at once and its next pod copies
+# the bundle (WorkerBundleFallback); the job is exact either way.
+helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.workerBundle=image-volume \
+  --wait --timeout 240s >"$tmp/upgrade" || fail "helm upgrade (workerBundle=image-volume): $(cat "$tmp/upgrade")"
 pin "$examples/file-digests/job.yaml" | kubectl apply -n "$ns" -f - >/dev/null
 wait_until "job file-digests Succeeded" 300 succeeded file-digests
 fields file-digests >"$tmp/digests.fields" || fail "file-digests: no fields"
@@ -174,6 +185,16 @@ print("largest max", largest)
 PY
 diff "$tmp/digests.expected" "$tmp/digests.fields" >&2 || fail "file-digests: merged fields differ from this test's"
 pass "file-digests: fields $(paste -sd, "$tmp/digests.fields")"
+expect_worker_bundle file-digests
+unable=0
+for node in $(kubectl get pods -n "$ns" -l ballast.io/job=file-digests -o jsonpath='{.items[*].spec.nodeName}'); do
+  node_mounts_image_volumes "$node" || unable=$((unable + 1))
+done
+expect_eq "file-digests: WorkerBundleFallback events (one per pod on a node without image volumes)" "$unable" \
+  "$(kubectl get events -n "$ns" --field-selector reason=WorkerBundleFallback,involvedObject.name=file-digests \
+    -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -c '^node ' || true)"
+helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.workerBundle=auto \
+  --wait --timeout 240s >"$tmp/upgrade" || fail "helm upgrade (workerBundle=auto): $(cat "$tmp/upgrade")"
 
 # --- a Secret through envFrom --------------------------------------------------------
 pin "$examples/secret-env/job.yaml" | kubectl apply -n "$ns" -f - >/dev/null
