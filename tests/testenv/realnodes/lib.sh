@@ -44,13 +44,12 @@ wait_phase() { wait_until "pod $1 $2" "$3" phase_is "$1" "$2"; }
 chart=$source_dir/helm/ballast
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
 # The images as the bed has them, for every install and upgrade of the chart
-# here: the nodes import scripts/images' archives, named ballast:VERSION and
-# ballast-worker:VERSION, which containerd holds as docker.io/library/...;
-# the chart's default registry is the published one, ghcr.io/ballast-io
-# (issue 58), which no node here has and none may pull (Never), so this is
-# the one value a user importing the archives sets too (docs/getting-started.md).
-bed_registry=docker.io/library
-bed_image_args=(--set "imageRegistry=$bed_registry" --set image.pullPolicy=Never)
+# here: the nodes import scripts/images' archives, which carry the published
+# names, the chart's default imageRegistry (ghcr.io/ballast-io/ballast:VERSION),
+# so no image value is set, as a user importing the archives sets none
+# (docs/getting-started.md); never pulled (the bed reaches no ghcr.io).
+bed_registry=ghcr.io/ballast-io
+bed_image_args=(--set image.pullPolicy=Never)
 helm_args=("${bed_image_args[@]}")
 if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
   [[ $(kubectl get node "$BALLAST_REALNODES_CONTROL" -o jsonpath='{.metadata.labels.node-role\.kubernetes\.io/control-plane}') == true ]] ||
