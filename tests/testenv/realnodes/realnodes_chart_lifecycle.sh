@@ -11,6 +11,7 @@
 # - the job's finished worker pods go after worker.podTTLSecondsAfterFinished,
 #   the job stays;
 # - `helm test --logs` prints the test's log;
+# - every node's BallastBoardNoMemoryCgroup is False (MemoryCgroupPresent);
 # - `helm uninstall` leaves in the namespace exactly what "Uninstalling"
 #   lists, and its loop removes the labels and annotations the probe alone set;
 #   the history ConfigMap it keeps is taken back by a reinstall.
@@ -86,6 +87,16 @@ expect_eq "server-0's ballast.io/board" "" \
 [[ $(probe_events server-0 ProbeFactUnknown) == *"label ballast.io/power-w: "*"default 6.4"* ]] ||
   fail "server-0's missing power-w not warned: $(probe_events server-0 ProbeFactUnknown)"
 pass "server-0: $note"
+# The kernel's memory cgroup, which every node here has (this machine's
+# /proc/cgroups, cgroup v1): the probe says so on each Node, False.
+memory_cgroup() {
+  kubectl get node "$1" -o jsonpath='{.status.conditions[?(@.type=="BallastBoardNoMemoryCgroup")].status} {.status.conditions[?(@.type=="BallastBoardNoMemoryCgroup")].reason}'
+}
+memory_cgroup_present() { [[ $(memory_cgroup "$1") == "False MemoryCgroupPresent" ]]; }
+for node in pi4b-0 pi4b-1 pi3b-0 server-0; do
+  wait_until "$node's BallastBoardNoMemoryCgroup False" 90 memory_cgroup_present "$node"
+done
+pass "BallastBoardNoMemoryCgroup: $(kubectl get node pi4b-0 -o jsonpath='{.status.conditions[?(@.type=="BallastBoardNoMemoryCgroup")].message}')"
 
 # --- the example job as written ------------------------------------------------------
 kubectl apply -n "$ns" -f "$source_dir/examples/jobs/primes-300000.yaml" >/dev/null
