@@ -45,7 +45,8 @@ require_ballast_images
 pass "scripts/images' archives imported into ${real_nodes[*]}: $bed_registry/ballast:$version, $bed_registry/ballast-worker:$version"
 helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --set operator.replicas=1 \
   --set "worker.podTTLSecondsAfterFinished=$ttl" --set probe.intervalSeconds=5 \
-  --wait --timeout 240s >"$tmp/install" || fail "helm install: $(cat "$tmp/install")"
+  --wait --timeout 240s >"$tmp/install" ||
+  fail "helm install: $(cat "$tmp/install"); pods: $(kubectl get pods -n "$ns" -o wide 2>&1); events: $(kubectl get events -n "$ns" --field-selector type=Warning 2>&1 | tail -20)"
 # The CLI's `ballast weights`; the kubectl plugin's `kubectl ballast weights` is meant.
 grep -v "kubectl ballast weights" "$tmp/install" | grep -q "ballast weights" &&
   fail "NOTES name \`ballast weights\`, which a chart user does not have"
