@@ -303,15 +303,18 @@ realnodes_forget_pulled() {
 }
 
 # realnodes_import_images NODE: imports the test images (the pods' sandbox
-# and busybox) into the node's containerd, each archive once (its size and
-# time are remembered beside the images). Ballast's images come from the
-# registry; realnodes_chart_lifecycle imports their archives itself, as a
-# user without a registry does.
+# and busybox) and every $BALLAST_CACHE/images/<version>/*-amd64.tar into
+# the node's containerd, each archive once (its size and time are remembered
+# beside the images), as k3s imports its images folder at start: Ballast's
+# archives carry the published names (ghcr.io/ballast-io/...), for the test
+# of a user without a registry (realnodes_chart_lifecycle); the other tests
+# name the registry's images, which the nodes pull.
 realnodes_import_images() {
   local node=$1 archive key done_file
   done_file=$realnodes_cache/$node/imported
   touch "$done_file"
-  for archive in "$realnodes_images"/pause.tar "$realnodes_images"/busybox.tar; do
+  for archive in "$realnodes_images"/pause.tar "$realnodes_images"/busybox.tar \
+    "$cache"/images/*/*-amd64.tar; do
     [[ -f $archive ]] || continue
     key=$(stat -c '%n %s %Y' "$archive")
     grep -qxF "$key" "$done_file" && continue

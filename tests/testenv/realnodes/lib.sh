@@ -62,7 +62,8 @@ image_source=registry
 # use_imported_images: switches this test to the path of a user without a
 # registry: the chart from the checkout with its default image names
 # (ghcr.io/ballast-io/..., which scripts/images' archives carry), the
-# archives imported into every node (import_ballast_images), never pulled.
+# archives the bed imported into every node at its start, as k3s imports its
+# images folder, never pulled.
 use_imported_images() {
   chart=$chart_dir
   chart_args=()
@@ -126,28 +127,6 @@ expect_from_registry() {
     [[ $(cut -d' ' -f2 <<<"$refs" | sort -u) == "$bed_registry/$image:$version" ]] ||
       fail "$image ran from $(cut -d' ' -f2 <<<"$refs" | sort -u | paste -sd' '), not $bed_registry/$image:$version"
     pass "$image from the registry: $(paste -sd';' <<<"$refs")"
-  done
-}
-
-# import_ballast_images NODE...: imports scripts/images' amd64 archives of
-# both images into each node (node_import), as a k3s node's images folder
-# or `k3s ctr images import` does.
-import_ballast_images() {
-  local image archive
-  for image in ballast ballast-worker; do
-    archive=${BALLAST_CACHE:-/var/cache/ballast}/images/$version/$image-$version-amd64.tar
-    [[ -f $archive ]] || fail "no $archive (scripts/images --arch amd64)"
-    node_import "$archive" "$@"
-  done
-}
-
-# forget_ballast_images NODE...: removes the images import_ballast_images
-# gave each node.
-forget_ballast_images() {
-  local node
-  for node in "$@"; do
-    ctr --address "$BALLAST_TESTENV_DIR/realnodes/$node/containerd.sock" -n k8s.io images rm --sync \
-      "ghcr.io/ballast-io/ballast:$version" "ghcr.io/ballast-io/ballast-worker:$version" >/dev/null 2>&1 || true
   done
 }
 

@@ -16,9 +16,10 @@
 #   lists, and its loop removes the labels and annotations the probe alone set;
 #   the history ConfigMap it keeps is taken back by a reinstall.
 # The images as a user without a registry has them: scripts/images' amd64
-# archives imported into every node, the chart from the checkout with no
-# image value (the archives carry its default names, ghcr.io/ballast-io/...),
-# never pulled; the other chart tests pull from the bed's registry.
+# archives, which the bed imported into every node at its start as k3s
+# imports its images folder, the chart from the checkout with no image value
+# (the archives carry its default names, ghcr.io/ballast-io/...), never
+# pulled; the other chart tests pull from the bed's registry.
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -31,7 +32,6 @@ since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 uninstall_on_exit() {
   helm uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
   kubectl delete weightedjobs -n "$ns" --all --wait=false >/dev/null 2>&1 || true
-  forget_ballast_images "${real_nodes[@]}"
   cleanup
 }
 trap uninstall_on_exit EXIT
@@ -40,7 +40,6 @@ for node in pi4b-0 pi4b-1 pi3b-0 server-0; do
   kubectl get node "$node" >/dev/null 2>&1 || fail "no node $node (tests/testenv/nodes/seed000-real.yaml)"
 done
 use_imported_images
-import_ballast_images "${real_nodes[@]}"
 require_ballast_images
 pass "scripts/images' archives imported into ${real_nodes[*]}: $bed_registry/ballast:$version, $bed_registry/ballast-worker:$version"
 helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --set operator.replicas=1 \
