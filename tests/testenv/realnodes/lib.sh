@@ -129,14 +129,3 @@ expect_from_registry() {
     pass "$image from the registry: $(paste -sd';' <<<"$refs")"
   done
 }
-
-# node_import ARCHIVE NODE...: imports an image archive into each node's
-# containerd, as `k3s ctr images import ARCHIVE` does on a k3s node.
-node_import() {
-  local archive=$1 node
-  shift
-  for node in "$@"; do
-    ctr --address "$BALLAST_TESTENV_DIR/realnodes/$node/containerd.sock" -n k8s.io \
-      images import "$archive" >/dev/null || fail "importing $archive into $node"
-  done
-}
