@@ -83,6 +83,33 @@ BoardCondition Throttling(const Throttled& t) {
   return c;
 }
 
+BoardCondition MemoryCgroup(const Facts& facts) {
+  BoardCondition c{std::string(kNoMemoryCgroupCondition), "False", "MemoryCgroupPresent", "", ""};
+  if (*facts.memory_cgroup) {
+    c.message = fmt::format("the kernel offers the memory cgroup controller ({})",
+                            facts.memory_cgroup_file);
+    return c;
+  }
+  constexpr const char* kFix =
+      "the kubelet and k3s do not start without it (\"failed to find memory cgroup\"): add "
+      "cgroup_memory=1 cgroup_enable=memory to the kernel command line (cmdline.txt on "
+      "Raspberry Pi OS) and reboot";
+  c.status = "True";
+  if (!facts.memory_cgroup_disabled_by.empty()) {
+    c.reason = "MemoryCgroupDisabled";
+    c.message =
+        fmt::format("the memory cgroup controller is off: {} on the kernel command line ({}); {}",
+                    facts.memory_cgroup_disabled_by, facts.memory_cgroup_file, kFix);
+  } else {
+    c.reason = "MemoryCgroupMissing";
+    c.message = fmt::format(
+        "the kernel offers no memory cgroup controller ({}: off unless the command line enables "
+        "it, or not built in); {}",
+        facts.memory_cgroup_file, kFix);
+  }
+  return c;
+}
+
 const json* Member(const json& object, const char* key) {
   if (!object.is_object()) return nullptr;
   const auto it = object.find(key);
@@ -100,6 +127,7 @@ std::vector<BoardCondition> BoardConditions(const Facts& facts) {
   std::vector<BoardCondition> conditions;
   if (facts.throttled || facts.under_voltage_alarm) conditions.push_back(UnderVoltage(facts));
   if (facts.throttled) conditions.push_back(Throttling(*facts.throttled));
+  if (facts.memory_cgroup) conditions.push_back(MemoryCgroup(facts));
   return conditions;
 }
 
@@ -111,9 +139,10 @@ std::string DescribeBoardProblems(const std::vector<BoardCondition>& conditions)
   std::string out;
   for (const BoardCondition& c : conditions) {
     if (c.status != "True") continue;
-    const char* what = c.type == kUnderVoltageCondition ? "under-voltage"
-                       : c.type == kThrottledCondition  ? "throttling"
-                                                        : "a board problem";
+    const char* what = c.type == kUnderVoltageCondition     ? "under-voltage"
+                       : c.type == kThrottledCondition      ? "throttling"
+                       : c.type == kNoMemoryCgroupCondition ? "no memory cgroup"
+                                                            : "a board problem";
     const std::string since = c.last_transition_time.empty() ? std::string("(time unknown)")
                                                              : "since " + c.last_transition_time;
     out += fmt::format("{}{} {} ({}: {})", out.empty() ? "" : "; ", what, since, c.type, c.message);

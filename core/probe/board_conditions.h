@@ -1,8 +1,8 @@
 // The board's own account as Node conditions, in the style of
 // node-problem-detector (docs/probe.md, "Node conditions"): what the firmware
-// (get_throttled) and the rpi_volt hwmon device say of the board becomes
-// conditions on its Node's status, written by the probe, and an Event on the
-// Node each time one changes. A condition is True while there is a problem.
+// (get_throttled), the rpi_volt hwmon device and the kernel's cgroup files
+// say of the board becomes conditions on its Node's status, written by the probe, and an Event on
+// the Node each time one changes. A condition is True while there is a problem.
 //
 //   BallastBoardUnderVoltage  True  UnderVoltageNow        the supply is under-voltage now
 //                                   UnderVoltageSinceBoot  it was, since the board booted
@@ -13,12 +13,20 @@
 //                                                          temperature limit now
 //                                   ThrottledSinceBoot     it did, since the board booted
 //                             False NotThrottled           neither
+//   BallastBoardNoMemoryCgroup True MemoryCgroupDisabled   the kernel's memory cgroup
+//                                                          controller is off, and the
+//                                                          command line says so
+//                                   MemoryCgroupMissing    it is off or absent, the
+//                                                          command line silent
+//                             False MemoryCgroupPresent    the kernel offers it
 //
 // The under-voltage condition comes from get_throttled (bits 0x1 and
 // 0x10000), else from the rpi_volt alarm (now only); the throttled one from
 // get_throttled alone (bits 0x2, 0x4, 0x8 and 0x20000, 0x40000, 0x80000). A
 // board that exposes neither gets no condition, and a condition it can no
-// longer read is left on the Node as it was.
+// longer read is left on the Node as it was. The memory cgroup condition
+// comes from Facts::memory_cgroup (the root's cgroup.controllers, else
+// /proc/cgroups), on any machine, Raspberry Pi or not; none when unknown.
 //
 // lastTransitionTime moves only when a condition's status flips (a reason
 // that moves from ...Now to ...SinceBoot keeps it), so "True since T" reads
@@ -41,11 +49,12 @@ namespace ballast::probe {
 
 inline constexpr std::string_view kUnderVoltageCondition = "BallastBoardUnderVoltage";
 inline constexpr std::string_view kThrottledCondition = "BallastBoardThrottled";
+inline constexpr std::string_view kNoMemoryCgroupCondition = "BallastBoardNoMemoryCgroup";
 // Every condition type the probe writes starts with this.
 inline constexpr std::string_view kBoardConditionPrefix = "BallastBoard";
 
 struct BoardCondition {
-  std::string type;                  // kUnderVoltageCondition, kThrottledCondition
+  std::string type;                  // kUnderVoltageCondition, kThrottledCondition, ...
   std::string status;                // "True" or "False"
   std::string reason;                // CamelCase, as above
   std::string message;               // what the board said, with the file and its bits
@@ -54,7 +63,7 @@ struct BoardCondition {
 };
 
 // The conditions `facts` give, in the order above, without times; empty for
-// a board that exposes neither source. Messages are at most 512 bytes.
+// a board that exposes none of the sources. Messages are at most 512 bytes.
 std::vector<BoardCondition> BoardConditions(const Facts& facts);
 
 // One sentence of the board's state for an Event or a log: "SoC at 81.3 °C"

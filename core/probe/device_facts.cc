@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string_view>
 
 namespace ballast::probe {
@@ -195,6 +196,44 @@ void DeriveTemperature(SnapshotReader& reader, Facts& facts) {
     } else {
       reader.Warn("soc-temperature", temp_path, celsius.status().message(), kUnknown);
     }
+  }
+}
+
+namespace {
+
+// The memory controller's state in `path`, read by `parse`; nullopt (with a
+// warning when the file was there but garbled) otherwise.
+std::optional<ControllerState> ReadController(
+    SnapshotReader& reader, const char* path, std::string_view fallback,
+    StatusOr<ControllerState> (*parse)(std::string_view)) {
+  const auto text = reader.Text(path, "memory-cgroup", fallback, Missing::kSilent);
+  if (!text) return std::nullopt;
+  auto state = parse(*text);
+  if (!state.ok()) {
+    reader.Warn("memory-cgroup", path, state.status().message(), fallback);
+    return std::nullopt;
+  }
+  return *state;
+}
+
+}  // namespace
+
+void DeriveMemoryCgroup(SnapshotReader& reader, Facts& facts) {
+  constexpr const char* kControllers = "sys/fs/cgroup/cgroup.controllers";
+  constexpr const char* kCgroups = "proc/cgroups";
+  const char* file = kControllers;
+  auto state = ReadController(reader, kControllers, "proc/cgroups", ParseCgroupControllersMemory);
+  if (!state) {
+    file = kCgroups;
+    state = ReadController(reader, kCgroups, "unknown, no condition", ParseProcCgroupsMemory);
+  }
+  if (!state) return;
+  facts.memory_cgroup = *state == ControllerState::kEnabled;
+  facts.memory_cgroup_file = file;
+  if (*facts.memory_cgroup) return;
+  if (auto cmdline = reader.Text("proc/cmdline", "memory-cgroup", "", Missing::kSilent)) {
+    // A word of the command line, cut to keep the condition's message short.
+    facts.memory_cgroup_disabled_by = Shown(MemoryCgroupDisabledBy(*cmdline).substr(0, 64));
   }
 }
 

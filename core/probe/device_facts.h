@@ -21,5 +21,9 @@ void DeriveBootDisk(SnapshotReader& reader, Facts& facts);
 void DerivePower(SnapshotReader& reader, Facts& facts);
 // soc_temp_c and the file it was read from.
 void DeriveTemperature(SnapshotReader& reader, Facts& facts);
+// memory_cgroup, the file it was read from and, when it is missing, the
+// kernel command line's word that switched it off. Silent where neither
+// cgroup file exists (a captured tree without them); a garbled one warns.
+void DeriveMemoryCgroup(SnapshotReader& reader, Facts& facts);
 
 }  // namespace ballast::probe

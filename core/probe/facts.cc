@@ -34,6 +34,7 @@ class Deriver {
     DeriveBootDisk(reader_, facts_);
     DerivePower(reader_, facts_);
     DeriveTemperature(reader_, facts_);
+    DeriveMemoryCgroup(reader_, facts_);
     result_.warnings = reader_.TakeWarnings();
     return std::move(result_);
   }
@@ -280,6 +281,8 @@ const std::vector<ProbeFile>& ProbeFiles() {
       {"sys/class/hwmon/hwmon*/in0_lcrit_alarm", 64},
       {"sys/class/thermal/thermal_zone*/type", 64},
       {"sys/class/thermal/thermal_zone*/temp", 64},
+      {"sys/fs/cgroup/cgroup.controllers", 4096},
+      {"proc/cgroups", 16 * 1024},
   };
   return files;
 }

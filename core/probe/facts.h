@@ -125,6 +125,17 @@ struct Facts {
   // temp file. Unknown where the kernel exposes no thermal zone (a VM).
   std::optional<double> soc_temp_c;
   std::string soc_temp_file;
+
+  // The memory cgroup controller, which the kubelet and k3s need: whether
+  // the kernel offers it, from the root's cgroup.controllers (cgroup v2),
+  // else /proc/cgroups (v1), and the file that said so; unknown where
+  // neither was read. Where it is missing, the word of the kernel command
+  // line that switched it off ("cgroup_disable=memory", "cgroup_memory=0"),
+  // else "" (a kernel that leaves it off unless told, as Raspberry Pi OS's
+  // did, or one built without it).
+  std::optional<bool> memory_cgroup;
+  std::string memory_cgroup_file;
+  std::string memory_cgroup_disabled_by;
 };
 
 struct ProbeResult {

@@ -87,6 +87,13 @@ ordered_json FactsToJson(const Facts& facts) {
   } else {
     out["temperature"] = {{"file", nullptr}, {"soc_celsius", nullptr}};
   }
+  if (facts.memory_cgroup) {
+    out["cgroup"] = {{"file", facts.memory_cgroup_file},
+                     {"memory", *facts.memory_cgroup},
+                     {"memory_disabled_by", Text(facts.memory_cgroup_disabled_by)}};
+  } else {
+    out["cgroup"] = {{"file", nullptr}, {"memory", nullptr}, {"memory_disabled_by", nullptr}};
+  }
   return out;
 }
 

@@ -155,6 +155,34 @@ StatusOr<std::string> ParseSdDate(std::string_view text);
 // Returns the number, or Invalid.
 StatusOr<uint32_t> ParseHexId(std::string_view text);
 
+// The memory cgroup controller as one of the kernel's files lists it.
+enum class ControllerState {
+  kEnabled,   // listed and on
+  kDisabled,  // listed with enabled 0 (/proc/cgroups): switched off at boot
+  kAbsent,    // not listed, or (v1) bound to no hierarchy
+};
+
+// Parses cgroup v2's cgroup.controllers of the root (/sys/fs/cgroup): one
+// line of controller names separated by spaces ("cpuset cpu io memory
+// pids"), possibly empty. Returns kEnabled when "memory" is among them,
+// else kAbsent; Invalid for a name that is not [a-z0-9_], more than 64
+// names or more than one line.
+StatusOr<ControllerState> ParseCgroupControllersMemory(std::string_view text);
+
+// Parses /proc/cgroups: the header "#subsys_name hierarchy num_cgroups
+// enabled", then a line of four fields per controller (at most 64). Returns
+// the memory controller's state: kDisabled when its enabled field is 0,
+// kAbsent when it has no line or (cgroup v1) hierarchy 0, else kEnabled;
+// Invalid for a line of another shape.
+StatusOr<ControllerState> ParseProcCgroupsMemory(std::string_view text);
+
+// The word of a kernel command line (/proc/cmdline) that switches the
+// memory controller off: "cgroup_disable=memory" (or a list naming
+// memory: "cgroup_disable=cpu,memory") or "cgroup_memory=0", the last such
+// word when there are several; "" when none. The command line is split at
+// white space; nothing else is read.
+std::string MemoryCgroupDisabledBy(std::string_view cmdline);
+
 // The maker of an SD card by its manufacturer id, where widely known
 // (0x03 SanDisk, 0x1b Samsung, ...). Returns "" for other ids.
 std::string SdManufacturerName(uint32_t manfid);

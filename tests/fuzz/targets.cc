@@ -233,6 +233,9 @@ void ProbeFile(std::string_view text) {
   (void)probe::ParseSdDate(text);
   (void)probe::ParseMilliCelsius(text);
   (void)probe::ParseFlag(text);
+  (void)probe::ParseCgroupControllersMemory(text);
+  (void)probe::ParseProcCgroupsMemory(text);
+  (void)probe::MemoryCgroupDisabledBy(text);
   // A Node's status as the API server returns it: the board conditions
   // read from it, decided against, written back.
   if (auto node = ParseBoundedJson(text, "node", {}); node.ok()) {

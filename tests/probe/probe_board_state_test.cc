@@ -1,6 +1,7 @@
 // The board's own account (docs/probe.md, "Facts and the files they come
 // from" and "Node conditions"): the thermal zone and rpi_volt parsers, what
-// the trees of tests/probe/trees give, the conditions and their transitions,
+// the trees of tests/probe/trees give, the memory cgroup's parsers on the
+// fixtures of tests/probe/testdata/cgroups, the conditions and their transitions,
 // and the gauges a probe serves for them.
 #include <cpprest/http_client.h>
 #include <fmt/format.h>
@@ -8,6 +9,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <string>
 
 #include "core/probe/board_conditions.h"
@@ -119,6 +122,98 @@ TEST(BoardConditions, WhatEachTreeSays) {
   EXPECT_EQ(healthy[1].reason, "NotThrottled");
   // A PC exposes neither: no condition at all.
   EXPECT_TRUE(BoardConditions(ProbeBoard(BoardTree("amd64")).facts).empty());
+}
+
+std::string CgroupFixture(const std::string& name) {
+  std::ifstream in(std::string(BALLAST_SOURCE_DIR) + "/tests/probe/testdata/cgroups/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(ProbeParse, MemoryCgroupInTheKernelsFiles) {
+  using enum ControllerState;
+  EXPECT_EQ(ParseCgroupControllersMemory(CgroupFixture("cgroup.controllers-debian12")).value(),
+            kEnabled);
+  EXPECT_EQ(ParseCgroupControllersMemory(CgroupFixture("cgroup.controllers-pi-os")).value(),
+            kAbsent);
+  EXPECT_EQ(ParseCgroupControllersMemory("").value(), kAbsent);
+  EXPECT_EQ(ParseCgroupControllersMemory("\n").value(), kAbsent);
+  EXPECT_EQ(ParseCgroupControllersMemory("memoryx cpu\n").value(), kAbsent);
+  EXPECT_FALSE(ParseCgroupControllersMemory("cpu\nmemory\n").ok());
+  EXPECT_FALSE(ParseCgroupControllersMemory("cpu Memory").ok());
+  std::string many;
+  for (int i = 0; i < 65; ++i) many += "c" + std::to_string(i) + " ";
+  EXPECT_EQ(ParseCgroupControllersMemory(many).status().message(), "more than 64 controllers");
+
+  EXPECT_EQ(ParseProcCgroupsMemory(CgroupFixture("cgroups-v1-memory")).value(), kEnabled);
+  EXPECT_EQ(ParseProcCgroupsMemory(CgroupFixture("cgroups-v1-pi-os")).value(), kDisabled);
+  const std::string header = "#subsys_name\thierarchy\tnum_cgroups\tenabled\n";
+  EXPECT_EQ(ParseProcCgroupsMemory(header + "cpu\t3\t58\t1\n").value(), kAbsent);
+  EXPECT_EQ(ParseProcCgroupsMemory(header + "memory\t0\t1\t1\n").value(), kAbsent);
+  EXPECT_EQ(ParseProcCgroupsMemory("cpu 3 58 1\n").status().message(),
+            "no '#subsys_name hierarchy num_cgroups enabled' header");
+  EXPECT_EQ(ParseProcCgroupsMemory(header + "memory\t10\t80\n").status().message(),
+            "line 2: not 'name hierarchy cgroups enabled'");
+  EXPECT_EQ(ParseProcCgroupsMemory(header + "memory\t10\tx\t1\n").status().message(),
+            "line 2: 'x' is not a number");
+  EXPECT_FALSE(ParseProcCgroupsMemory(header + "memory\t10\t80\t2\n").ok());
+
+  EXPECT_EQ(MemoryCgroupDisabledBy(CgroupFixture("cmdline-disabled")), "cgroup_disable=memory");
+  EXPECT_EQ(MemoryCgroupDisabledBy(CgroupFixture("cmdline-enabled")), "");
+  EXPECT_EQ(MemoryCgroupDisabledBy("root=/dev/sda1 cgroup_memory=0"), "cgroup_memory=0");
+  EXPECT_EQ(MemoryCgroupDisabledBy("cgroup_disable=cpu,memory quiet"), "cgroup_disable=cpu,memory");
+  EXPECT_EQ(MemoryCgroupDisabledBy("cgroup_disable=memoryx cgroup_disable=cpu"), "");
+}
+
+// The memory cgroup condition from a board's files: v2's controllers first,
+// else /proc/cgroups; the command line's word when it is off.
+TEST(BoardConditions, MemoryCgroupFromTheKernelsFiles) {
+  const fs::path dir = CopyBoardTree("pi4b-2gb", "memory-cgroup");
+  const auto memory = [&]() {
+    for (const BoardCondition& c : BoardConditions(ProbeBoard(dir.string()).facts)) {
+      if (c.type == kNoMemoryCgroupCondition) return c;
+    }
+    return BoardCondition{};
+  };
+  // The captured tree has neither file: unknown, no condition, no warning.
+  EXPECT_EQ(memory().type, "");
+  WriteBoardFile(dir / "proc/cgroups", CgroupFixture("cgroups-v1-pi-os"));
+  BoardCondition c = memory();
+  EXPECT_EQ(c.status, "True");
+  EXPECT_EQ(c.reason, "MemoryCgroupMissing");
+  EXPECT_EQ(c.message,
+            "the kernel offers no memory cgroup controller (proc/cgroups: off unless the command "
+            "line enables it, or not built in); the kubelet and k3s do not start without it "
+            "(\"failed to find memory cgroup\"): add cgroup_memory=1 cgroup_enable=memory to the "
+            "kernel command line (cmdline.txt on Raspberry Pi OS) and reboot");
+  WriteBoardFile(dir / "proc/cmdline", CgroupFixture("cmdline-disabled"));
+  c = memory();
+  EXPECT_EQ(c.reason, "MemoryCgroupDisabled");
+  EXPECT_TRUE(
+      c.message.starts_with("the memory cgroup controller is off: cgroup_disable=memory "
+                            "on the kernel command line (proc/cgroups); "))
+      << c.message;
+  // cgroup v2's root file wins over /proc/cgroups.
+  WriteBoardFile(dir / "sys/fs/cgroup/cgroup.controllers",
+                 CgroupFixture("cgroup.controllers-debian12"));
+  EXPECT_EQ(memory(), (BoardCondition{"BallastBoardNoMemoryCgroup", "False", "MemoryCgroupPresent",
+                                      "the kernel offers the memory cgroup controller "
+                                      "(sys/fs/cgroup/cgroup.controllers)",
+                                      ""}));
+  const worker::ProbeReport v2 = ProbeBoard(dir.string());
+  EXPECT_EQ(v2.facts.memory_cgroup, std::optional<bool>(true));
+  EXPECT_EQ(v2.facts.memory_cgroup_file, "sys/fs/cgroup/cgroup.controllers");
+  // Garbled, it warns and /proc/cgroups decides.
+  WriteBoardFile(dir / "sys/fs/cgroup/cgroup.controllers", "cpu\n\nMEMORY\n");
+  const worker::ProbeReport garbled = ProbeBoard(dir.string());
+  EXPECT_EQ(garbled.facts.memory_cgroup, std::optional<bool>(false));
+  EXPECT_EQ(garbled.facts.memory_cgroup_disabled_by, "cgroup_disable=memory");
+  bool warned = false;
+  for (const Warning& w : garbled.warnings) {
+    warned = warned || (w.fact == "memory-cgroup" && w.file == "sys/fs/cgroup/cgroup.controllers");
+  }
+  EXPECT_TRUE(warned);
+  fs::remove_all(dir);
 }
 
 TEST(BoardConditions, EachBitAndTheAlarmAlone) {

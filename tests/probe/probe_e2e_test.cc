@@ -359,6 +359,70 @@ TEST_F(ProbeE2eTest, ABoardFlappingBetweenThrottledAndNotWarnsOncePerCycle) {
   EXPECT_EQ(normals, 3);
 }
 
+// A board whose kernel has the memory cgroup off (Raspberry Pi OS without
+// cgroup_enable=memory): BallastBoardNoMemoryCgroup True on the Node beside
+// the power conditions, with a Warning Event naming the command line's word;
+// once the board offers it, False and a Normal Event.
+TEST_F(ProbeE2eTest, NoMemoryCgroupConditionOnTheNode) {
+  namespace fs = std::filesystem;
+  const fs::path tree = fs::temp_directory_path() / (node_ + "-tree");
+  fs::remove_all(tree);
+  fs::copy(std::string(BALLAST_SOURCE_DIR) + "/tests/probe/trees/pi4b-2gb", tree,
+           fs::copy_options::recursive);
+  const std::string fixtures = std::string(BALLAST_SOURCE_DIR) + "/tests/probe/testdata/cgroups/";
+  fs::copy_file(fixtures + "cgroups-v1-pi-os", tree / "proc/cgroups");
+  fs::copy_file(fixtures + "cmdline-disabled", tree / "proc/cmdline",
+                fs::copy_options::overwrite_existing);
+  const auto condition = [&](const std::string& type) {
+    auto node = client_->Get(kNodes.Named(node_));
+    EXPECT_TRUE(node.ok()) << node.status().ToString();
+    const json list = node.ok()
+                          ? node->value("status", json::object()).value("conditions", json::array())
+                          : json::array();
+    for (const json& c : list) {
+      if (c.value("type", "") == type) return c;
+    }
+    return json::object();
+  };
+  const auto told = [&](const std::string& reason) {
+    kube::ListOptions options;
+    options.field_selector = "involvedObject.name=" + node_ + ",reason=" + reason;
+    auto list = client_->List(kEvents, options);
+    EXPECT_TRUE(list.ok()) << list.status().ToString();
+    return list.ok() ? list->items : std::vector<json>{};
+  };
+  BoardConditionWriter writer(*client_, node_, "ballast-probe");
+  auto report = Probe(tree.string());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_TRUE(writer.Update(probe::BoardConditions(report->facts), "").ok());
+  json memory = condition("BallastBoardNoMemoryCgroup");
+  EXPECT_EQ(memory.value("status", ""), "True");
+  EXPECT_EQ(memory.value("reason", ""), "MemoryCgroupDisabled");
+  EXPECT_NE(memory.value("message", "").find("cgroup_disable=memory on the kernel command line"),
+            std::string::npos)
+      << memory.dump();
+  EXPECT_EQ(condition("BallastBoardThrottled").value("reason", ""), "NotThrottled");
+  auto warnings = told("MemoryCgroupDisabled");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].value("type", ""), "Warning");
+
+  // Rebooted with cgroup_enable=memory: the controller is on.
+  fs::copy_file(fixtures + "cgroups-v1-memory", tree / "proc/cgroups",
+                fs::copy_options::overwrite_existing);
+  report = Probe(tree.string());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_TRUE(writer.Update(probe::BoardConditions(report->facts), "").ok());
+  memory = condition("BallastBoardNoMemoryCgroup");
+  EXPECT_EQ(memory.value("status", ""), "False");
+  EXPECT_EQ(memory.value("reason", ""), "MemoryCgroupPresent");
+  auto normal = told("MemoryCgroupPresent");
+  ASSERT_EQ(normal.size(), 1u);
+  EXPECT_EQ(normal[0].value("type", ""), "Normal");
+  for (const auto& e : warnings) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
+  for (const auto& e : normal) (void)client_->Delete(kEvents.Named(e["metadata"]["name"]));
+  fs::remove_all(tree);
+}
+
 TEST_F(ProbeE2eTest, WrongNodeNameIsNotFoundAndCreatesNoNode) {
   NodeLabeller labeller(*client_, node_ + "-missing", "ballast-probe");
   const Status status = labeller.Apply(TreeReport("pi4b-2gb").labels);

@@ -2,8 +2,8 @@
 # node of a node file a network namespace of its own, routed to the machine,
 # where a real kubelet, its own containerd (runc, Debian's CNI bridge plugin),
 # kube-proxy and kube-router's NetworkPolicy controller run; plus one cluster
-# DNS on the machine. docs/testenv.md, "Real nodes", says what each piece is
-# and why.
+# DNS and one image registry on the machine. docs/testenv.md, "Real nodes",
+# says what each piece is and why.
 #
 # Only one real-node cluster runs on a machine at a time: the bridge, the
 # nodes' namespaces and the kernel settings are the machine's. A lock file
@@ -175,6 +175,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$n/cni"
+  # Registry hosts (realnodes_registry_hosts): the bed's registry over plain HTTP.
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = "$n/certs.d"
 EOF
 }
 
@@ -204,6 +207,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   snapshotter = "overlayfs"
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "$realnodes_pause_image"
+  # Registry hosts (realnodes_registry_hosts): the bed's registry over plain HTTP.
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "$n/certs.d"
 [plugins."io.containerd.cri.v1.runtime"]
   # As for containerd 1.6 (realnodes_containerd1_config).
   restrict_oom_score_adj = true
@@ -238,6 +244,7 @@ realnodes_node_config() {
   [[ $realnodes_containerd == 2 ]] && root+=2
   mkdir -p "$n"/{cni,cni-ipam,kubelet,pod-logs,container-logs,state} "$root"
   "realnodes_containerd${realnodes_containerd}_config" "$root" "$n" >"$n/containerd.toml"
+  realnodes_registry_hosts "$n/certs.d"
   # isGateway stays off: realnodes_netns_create has put the node's address,
   # its pods' gateway, on the bridge.
   cat >"$n/cni/10-ballast.conflist" <<EOF
@@ -290,9 +297,93 @@ serializeImagePulls: false
 EOF
 }
 
-# realnodes_import_images NODE: imports the test images and every
-# $BALLAST_CACHE/images/<version>/*-amd64.tar into the node's containerd,
-# each archive once (its size and time are remembered beside the images).
+# The bed's image registry: Debian's docker-registry (distribution), as a
+# cluster's nodes pull from GHCR or a registry on the LAN. It listens on the
+# machine's bridge address, which the nodes' network namespaces reach, at
+# port base + 13; its storage is kept in the cache between runs (a warm
+# start pushes only what changed).
+realnodes_registry_port_offset=13
+
+# realnodes_registry_hosts DIR: containerd's hosts directory (config_path)
+# with one entry, the bed's registry, spoken to over plain HTTP
+# (containerd 1.6 and 2.x read the same hosts.toml).
+realnodes_registry_hosts() {
+  mkdir -p "$1/$realnodes_registry"
+  cat >"$1/$realnodes_registry/hosts.toml" <<EOF
+server = "http://$realnodes_registry"
+[host."http://$realnodes_registry"]
+  capabilities = ["pull", "resolve"]
+EOF
+}
+
+# realnodes_start_registry: starts the registry on the bridge and waits for
+# its /v2/. Sets realnodes_registry (HOST:PORT).
+realnodes_start_registry() {
+  realnodes_registry=$realnodes_host_ip:$((port_base + realnodes_registry_port_offset))
+  mkdir -p "$realnodes_cache/registry"
+  cat >"$dir/realnodes/registry.yml" <<EOF
+version: 0.1
+log: {level: warn, accesslog: {disabled: true}}
+storage:
+  filesystem: {rootdirectory: $realnodes_cache/registry}
+http:
+  addr: $realnodes_registry
+EOF
+  echo "$realnodes_registry" >"$dir/realnodes/registry"
+  realnodes_start registry /usr/bin/docker-registry serve "$dir/realnodes/registry.yml"
+  components+=(registry)
+  wait_for "the registry at $realnodes_registry" 30 curl -sf "http://$realnodes_registry/v2/"
+}
+
+# realnodes_push: pushes Ballast's images for every architecture built (from
+# scripts/images' OCI archive, as scripts/release pushes them: one OCI image
+# index each) to REGISTRY/ballast-io/, and the checkout's chart, packaged,
+# to oci://REGISTRY/charts/ballast. Without the archive the images are not
+# pushed (a test that needs them says so).
+realnodes_push() {
+  local t=$SECONDS version oci ref image
+  version=$(sed -n 's/^project(ballast VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")
+  oci=$cache/images/$version/ballast-$version.oci.tar
+  if [[ -f $oci ]]; then
+    for image in ballast ballast-worker; do
+      ref=$(tar -xOf "$oci" ./index.json | python3 -c 'import json, sys
+for m in json.load(sys.stdin)["manifests"]:
+    name = m.get("annotations", {}).get("org.opencontainers.image.ref.name", "")
+    if name.rsplit("/", 1)[-1] == sys.argv[1]:
+        print(name)
+        break' "$image:$version")
+      [[ -n $ref ]] || die "$oci holds no $image:$version"
+      skopeo copy --all --quiet --dest-tls-verify=false --retry-times 2 "oci-archive:$oci:$ref" \
+        "docker://$realnodes_registry/ballast-io/$image:$version" >>"$dir/logs/registry-push.log" 2>&1 ||
+        die "pushing $image:$version to the registry failed (logs/registry-push.log)"
+    done
+  else
+    echo "testenv-up: no $oci (scripts/images --arch amd64): Ballast's images are not in the registry"
+  fi
+  rm -rf "$dir/realnodes/chart"
+  "$bin/helm" package "$repo/helm/ballast" -d "$dir/realnodes/chart" >>"$dir/logs/registry-push.log" 2>&1 &&
+    HELM_REGISTRY_CONFIG=$dir/realnodes/helm-registry.json "$bin/helm" push "$dir/realnodes/chart"/ballast-*.tgz \
+      "oci://$realnodes_registry/charts" --plain-http >>"$dir/logs/registry-push.log" 2>&1 ||
+    die "pushing the chart to the registry failed (logs/registry-push.log)"
+  echo "testenv-up: Ballast's images and chart in the registry $realnodes_registry in $((SECONDS - t)) s"
+}
+
+# realnodes_forget_pulled NODE: removes from NODE's containerd every image
+# pulled from the registry by an earlier run (the containerd root is kept),
+# so that the first pod of this run that names one pulls it.
+realnodes_forget_pulled() {
+  local ctr=(ctr --address "$dir/realnodes/$1/containerd.sock" -n k8s.io) names
+  names=$("${ctr[@]}" images ls -q | grep "^$realnodes_registry/" || true)
+  [[ -z $names ]] || "${ctr[@]}" images rm --sync $names >/dev/null
+}
+
+# realnodes_import_images NODE: imports the test images (the pods' sandbox
+# and busybox) and every $BALLAST_CACHE/images/<version>/*-amd64.tar into
+# the node's containerd, each archive once (its size and time are remembered
+# beside the images), as k3s imports its images folder at start: Ballast's
+# archives carry the published names (ghcr.io/ballast-io/...), for the test
+# of a user without a registry (realnodes_chart_lifecycle); the other tests
+# name the registry's images, which the nodes pull.
 realnodes_import_images() {
   local node=$1 archive key done_file
   done_file=$realnodes_cache/$node/imported
@@ -377,6 +468,9 @@ start_real_nodes() {
   fi
   echo "$bin" >"$dir/realnodes/bin"
   echo "$realnodes_cache" >"$dir/realnodes/cache"
+  realnodes_start_registry
+  realnodes_push >"$dir/logs/registry-push.out" 2>&1 &
+  local push=$!
   for line in "${lines[@]}"; do
     IFS=$'\t' read -r node speed labels <<<"$line"
     index=$((index + 1))
@@ -390,6 +484,7 @@ start_real_nodes() {
   for node in $(<"$dir/realnodes/nodes"); do
     wait_for "$node's containerd" 30 ctr --address "$dir/realnodes/$node/containerd.sock" version
     realnodes_import_images "$node"
+    realnodes_forget_pulled "$node"
   done
   index=0
   for line in "${lines[@]}"; do
@@ -416,6 +511,8 @@ start_real_nodes() {
       --iptables-localhost-nodeports=false --nodeport-addresses "$realnodes_cidr"
     components+=("kube-proxy-$node")
   done
+  wait "$push" || { cat "$dir/logs/registry-push.out" >&2; die "the push to the bed's registry failed"; }
+  cat "$dir/logs/registry-push.out"
   realnodes_start cluster-dns "$bin/ballast-kube" cluster-dns --kubeconfig "$dir/kubeconfig" \
     --listen "$realnodes_host_ip:53"
   for node in $(<"$dir/realnodes/nodes"); do
@@ -525,7 +622,7 @@ stop_real_nodes() {
   node_cache=$(cat "$rn/cache" 2>/dev/null || echo "$rn")
   local nodes=()
   [[ -f $rn/nodes ]] && mapfile -t nodes <"$rn/nodes"
-  realnodes_kill $(printf 'kubelet-%s ' "${nodes[@]}") $(printf 'netpol-%s ' "${nodes[@]}") cluster-dns
+  realnodes_kill $(printf 'kubelet-%s ' "${nodes[@]}") $(printf 'netpol-%s ' "${nodes[@]}") cluster-dns registry
   for node in "${nodes[@]}"; do
     [[ -S $rn/$node/containerd.sock && -x $bin/ballast-kube ]] || continue
     "$bin/ballast-kube" cri-cleanup --runtime-endpoint "unix://$rn/$node/containerd.sock" --timeout 60s \

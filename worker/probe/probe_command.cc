@@ -39,6 +39,13 @@ void Print(const ProbeReport& report, const std::string& output) {
     if (const std::string note = probe::BoardNote(report.facts); !note.empty()) {
       std::fprintf(stderr, "note: %s (no ballast.io/board label)\n", note.c_str());
     }
+    // What --apply would raise on the Node: by hand, a board that cannot join
+    // yet (no memory cgroup) says so here.
+    for (const probe::BoardCondition& c : probe::BoardConditions(report.facts)) {
+      if (c.status != "True") continue;
+      std::fprintf(stderr, "condition: %s %s: %s\n", c.type.c_str(), c.reason.c_str(),
+                   c.message.c_str());
+    }
     for (const auto& [key, value] : report.labels) {
       std::printf("%s=%s\n", key.c_str(), value.c_str());
     }
@@ -225,7 +232,8 @@ CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
   probe->add_flag("--apply", options->apply,
                   "label the Node by server-side apply (field manager --field-manager), post an "
                   "Event when a fact the profile needs cannot be read, and write the board's "
-                  "conditions BallastBoardUnderVoltage and BallastBoardThrottled on the Node's "
+                  "conditions (BallastBoardUnderVoltage, BallastBoardThrottled, "
+                  "BallastBoardNoMemoryCgroup) on the Node's "
                   "status with an Event when one changes");
   probe->add_option("--node", options->node, "the Node to label [NODE_NAME]");
   probe->add_option("--kubeconfig", options->kubeconfig,

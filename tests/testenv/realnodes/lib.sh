@@ -9,7 +9,8 @@ busybox=busybox:1.35
 kube_version=$("$source_dir/scripts/testenv-build" --print-version)
 
 # pod_on NAME NODE SCRIPT [MORE]: a busybox pod pinned to NODE that runs
-# `sh -c SCRIPT` once (restartPolicy Never, the image never pulled); MORE is
+# `sh -c SCRIPT` once (restartPolicy Never, the image never pulled, unless
+# pull_policy says another imagePullPolicy); MORE is
 # YAML appended to the container (indented 4) or the pod spec (indented 2).
 pod_on() {
   local script=${3//\'/\'\'}
@@ -24,7 +25,7 @@ spec:
   containers:
   - name: main
     image: $busybox
-    imagePullPolicy: Never
+    imagePullPolicy: ${pull_policy:-Never}
     command: [sh, -c, '$script']
 ${4:-}
 EOF
@@ -36,46 +37,96 @@ phase_is() { [[ $(kubectl get pod -n "$ns" "$1" -o jsonpath='{.status.phase}') =
 # wait_phase POD PHASE SECONDS
 wait_phase() { wait_until "pod $1 $2" "$3" phase_is "$1" "$2"; }
 
-# The chart, installed as a user installs it: the images are on the nodes
-# (never pulled), and the operator goes to the node without a CPU quota when
-# the node file has one (a k3s server beside the boards), by the selector
-# the install guide gives for a k3s server, else wherever the scheduler
-# puts it.
-chart=$source_dir/helm/ballast
-version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
-# The images as the bed has them, for every install and upgrade of the chart
-# here: the nodes import scripts/images' archives, named ballast:VERSION and
-# ballast-worker:VERSION, which containerd holds as docker.io/library/...;
-# the chart's default registry is the published one, ghcr.io/ballast-io
-# (issue 58), which no node here has and none may pull (Never), so this is
-# the one value a user importing the archives sets too (docs/getting-started.md).
-bed_registry=docker.io/library
-bed_image_args=(--set "imageRegistry=$bed_registry" --set image.pullPolicy=Never)
-helm_args=("${bed_image_args[@]}")
+# The chart, installed as a user installs it from a registry: from the bed's
+# registry (scripts/testenv-up pushed the checkout's chart and scripts/images'
+# images there: docs/testenv.md, "Images"), by its OCI reference, with
+# imageRegistry set to that registry, so the nodes pull the operator's and
+# the workers' images as a cluster pulls them from ghcr.io; and the operator
+# goes to the node without a CPU quota when the node file has one (a k3s
+# server beside the boards), by the selector the install guide gives for a
+# k3s server, else wherever the scheduler puts it.
+: "${BALLAST_TESTENV_REGISTRY:?no registry in $BALLAST_TESTENV_DIR/env (scripts/testenv-up --real-nodes starts one)}"
+registry=$BALLAST_TESTENV_REGISTRY
+chart_dir=$source_dir/helm/ballast
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart_dir/Chart.yaml")
+chart_version=$(sed -n 's/^version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart_dir/Chart.yaml")
+chart=oci://$registry/charts/ballast
+# Every install and upgrade of the chart names its version and the registry's
+# plain HTTP (chart_args); installs also set where the images come from
+# (bed_image_args): the two values a user of a registry on the LAN sets.
+chart_args=(--version "$chart_version" --plain-http)
+bed_registry=$registry/ballast-io
+bed_image_args=(--set "imageRegistry=$bed_registry")
+image_source=registry
+
+# use_imported_images: switches this test to the path of a user without a
+# registry: the chart from the checkout with its default image names
+# (ghcr.io/ballast-io/..., which scripts/images' archives carry), the
+# archives the bed imported into every node at its start, as k3s imports its
+# images folder, never pulled.
+use_imported_images() {
+  chart=$chart_dir
+  chart_args=()
+  bed_registry=ghcr.io/ballast-io
+  bed_image_args=(--set image.pullPolicy=Never)
+  image_source=imported
+  helm_args=("${chart_args[@]}" "${bed_image_args[@]}" "${placement_args[@]}")
+}
+
+placement_args=()
 if [[ -n ${BALLAST_REALNODES_CONTROL:-} ]]; then
   [[ $(kubectl get node "$BALLAST_REALNODES_CONTROL" -o jsonpath='{.metadata.labels.node-role\.kubernetes\.io/control-plane}') == true ]] ||
     fail "$BALLAST_REALNODES_CONTROL should carry node-role.kubernetes.io/control-plane=true, as a k3s server does"
-  helm_args+=(--set-string 'operator.nodeSelector.node-role\.kubernetes\.io/control-plane=true')
+  placement_args=(--set-string 'operator.nodeSelector.node-role\.kubernetes\.io/control-plane=true')
 fi
+helm_args=("${chart_args[@]}" "${bed_image_args[@]}" "${placement_args[@]}")
 
-# require_ballast_images: fails unless a node has both of Ballast's images.
+# require_ballast_images: fails unless the registry holds both of Ballast's
+# images (or, with use_imported_images, every node has both).
 require_ballast_images() {
   local images image
-  images=$(kubectl get nodes -o jsonpath='{.items[*].status.images[*].names}')
-  for image in ballast ballast-worker; do
-    [[ $images == *"\"$bed_registry/$image:$version\""* ]] ||
-      fail "no node has the image $image:$version (scripts/images --arch amd64, then restart the real nodes)"
+  if [[ $image_source == registry ]]; then
+    for image in ballast ballast-worker; do
+      curl -sf -o /dev/null -H 'Accept: application/vnd.oci.image.index.v1+json' \
+        "http://$registry/v2/ballast-io/$image/manifests/$version" ||
+        fail "the registry $registry holds no ballast-io/$image:$version (scripts/images --arch amd64, then restart the real nodes)"
+    done
+    return
+  fi
+  local node
+  for node in "${real_nodes[@]}"; do
+    images=$(ctr --address "$BALLAST_TESTENV_DIR/realnodes/$node/containerd.sock" -n k8s.io images ls -q)
+    for image in ballast ballast-worker; do
+      grep -qxF "$bed_registry/$image:$version" <<<"$images" ||
+        fail "$node has no image $bed_registry/$image:$version"
+    done
   done
 }
 
-# node_import ARCHIVE NODE...: imports an image archive into each node's
-# containerd, as `k3s ctr images import ARCHIVE` does on a k3s node.
-node_import() {
-  local archive=$1 node
-  shift
-  for node in "$@"; do
-    ctr --address "$BALLAST_TESTENV_DIR/realnodes/$node/containerd.sock" -n k8s.io \
-      images import "$archive" >/dev/null || fail "importing $archive into $node"
+# pulled_images: the images of the kubelet's Pulled Events in the test's
+# namespace, a line each: "pulled REF" when it pulled REF ("Successfully
+# pulled image"), "present REF" when the node had it.
+pulled_images() {
+  kubectl get events -n "$ns" --field-selector reason=Pulled -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' |
+    sed -n -e 's/^Successfully pulled image "\([^"]*\)".*/pulled \1/p' \
+      -e 's/^Container image "\([^"]*\)" already present.*/present \1/p' | sort -u
+}
+
+# pulled_one IMAGE: whether a Pulled Event names IMAGE.
+pulled_one() { [[ $(pulled_images) == *"/$1:"* ]]; }
+
+# expect_from_registry IMAGE...: every image named is in a Pulled Event as
+# the registry's (REGISTRY/ballast-io/IMAGE:VERSION), and no other reference
+# to it is: the nodes ran it as pulled from the registry (an imported
+# archive would be ghcr.io/ballast-io/IMAGE).
+expect_from_registry() {
+  local image refs
+  for image in "$@"; do
+    wait_until "a Pulled Event for $image" 60 pulled_one "$image"
+    refs=$(pulled_images | grep "/$image:")
+    [[ $(cut -d' ' -f2 <<<"$refs" | sort -u) == "$bed_registry/$image:$version" ]] ||
+      fail "$image ran from $(cut -d' ' -f2 <<<"$refs" | sort -u | paste -sd' '), not $bed_registry/$image:$version"
+    pass "$image from the registry: $(paste -sd';' <<<"$refs")"
   done
 }
 

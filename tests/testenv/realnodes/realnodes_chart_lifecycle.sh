@@ -11,9 +11,15 @@
 # - the job's finished worker pods go after worker.podTTLSecondsAfterFinished,
 #   the job stays;
 # - `helm test --logs` prints the test's log;
+# - every node's BallastBoardNoMemoryCgroup is False (MemoryCgroupPresent);
 # - `helm uninstall` leaves in the namespace exactly what "Uninstalling"
 #   lists, and its loop removes the labels and annotations the probe alone set;
 #   the history ConfigMap it keeps is taken back by a reinstall.
+# The images as a user without a registry has them: scripts/images' amd64
+# archives, which the bed imported into every node at its start as k3s
+# imports its images folder, the chart from the checkout with no image value
+# (the archives carry its default names, ghcr.io/ballast-io/...), never
+# pulled; the other chart tests pull from the bed's registry.
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -33,10 +39,13 @@ trap uninstall_on_exit EXIT
 for node in pi4b-0 pi4b-1 pi3b-0 server-0; do
   kubectl get node "$node" >/dev/null 2>&1 || fail "no node $node (tests/testenv/nodes/seed000-real.yaml)"
 done
+use_imported_images
 require_ballast_images
+pass "scripts/images' archives imported into ${real_nodes[*]}: $bed_registry/ballast:$version, $bed_registry/ballast-worker:$version"
 helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --set operator.replicas=1 \
   --set "worker.podTTLSecondsAfterFinished=$ttl" --set probe.intervalSeconds=5 \
-  --wait --timeout 240s >"$tmp/install" || fail "helm install: $(cat "$tmp/install")"
+  --wait --timeout 240s >"$tmp/install" ||
+  fail "helm install: $(cat "$tmp/install"); pods: $(kubectl get pods -n "$ns" -o wide 2>&1); events: $(kubectl get events -n "$ns" --field-selector type=Warning 2>&1 | tail -20)"
 # The CLI's `ballast weights`; the kubectl plugin's `kubectl ballast weights` is meant.
 grep -v "kubectl ballast weights" "$tmp/install" | grep -q "ballast weights" &&
   fail "NOTES name \`ballast weights\`, which a chart user does not have"
@@ -78,6 +87,16 @@ expect_eq "server-0's ballast.io/board" "" \
 [[ $(probe_events server-0 ProbeFactUnknown) == *"label ballast.io/power-w: "*"default 6.4"* ]] ||
   fail "server-0's missing power-w not warned: $(probe_events server-0 ProbeFactUnknown)"
 pass "server-0: $note"
+# The kernel's memory cgroup, which every node here has (this machine's
+# /proc/cgroups, cgroup v1): the probe says so on each Node, False.
+memory_cgroup() {
+  kubectl get node "$1" -o jsonpath='{.status.conditions[?(@.type=="BallastBoardNoMemoryCgroup")].status} {.status.conditions[?(@.type=="BallastBoardNoMemoryCgroup")].reason}'
+}
+memory_cgroup_present() { [[ $(memory_cgroup "$1") == "False MemoryCgroupPresent" ]]; }
+for node in pi4b-0 pi4b-1 pi3b-0 server-0; do
+  wait_until "$node's BallastBoardNoMemoryCgroup False" 90 memory_cgroup_present "$node"
+done
+pass "BallastBoardNoMemoryCgroup: $(kubectl get node pi4b-0 -o jsonpath='{.status.conditions[?(@.type=="BallastBoardNoMemoryCgroup")].message}')"
 
 # --- the example job as written ------------------------------------------------------
 kubectl apply -n "$ns" -f "$source_dir/examples/jobs/primes-300000.yaml" >/dev/null

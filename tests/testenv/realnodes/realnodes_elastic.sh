@@ -7,8 +7,8 @@
 # at once (NodeLeft, its lease back in the pool, no wait for it to expire).
 # The result is exact. Prints how long each change took to act on, and the
 # job's efficiency, whose limit counts each board only while it was in the
-# job. Needs the images on the nodes (scripts/images --arch amd64 before
-# scripts/testenv-up --real-nodes imports them).
+# job. Needs the images in the bed's registry (scripts/images --arch amd64 before
+# scripts/testenv-up --real-nodes pushes them).
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"

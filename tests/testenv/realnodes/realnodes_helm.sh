@@ -6,13 +6,16 @@
 # killed mid-job -> the standby resumes and the result is exact; helm upgrade
 # of a value mid-job -> still exact; helm test passes and --logs prints its
 # log; helm uninstall leaves only the CRDs and the test's pod; between them an exec job runs its command in a busybox image
-# (nothing of ours in it) through the bundled worker. The chart's
+# (nothing of ours in it) through the bundled worker. The chart comes from
+# the bed's registry by its OCI reference, and the operator's and the
+# workers' images are pulled from there (their Pulled Events name the
+# registry's references). The chart's
 # NetworkPolicy is enforced (kube-router's controller on every node): from
 # another namespace, a pod without the worker labels is refused at the
 # coordinator port and reaches the metrics port, a pod with them reaches the
-# coordinator. Needs the images on the
-# nodes (scripts/images --arch amd64 before scripts/testenv-up --real-nodes
-# imports them).
+# coordinator. Needs the images in the
+# bed's registry (scripts/images --arch amd64 before scripts/testenv-up
+# --real-nodes pushes them).
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
@@ -36,7 +39,8 @@ require_ballast_images
 helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --wait --timeout 240s >"$tmp/install" ||
   fail "helm install: $(cat "$tmp/install")"
 grep -q "NOTES" "$tmp/install" || fail "helm install printed no NOTES"
-pass "helm install, both replicas Ready"
+pass "helm install $chart --version $chart_version, both replicas Ready"
+expect_from_registry ballast
 operator_pods() { kubectl get pods -n "$ns" -l app.kubernetes.io/component=operator -o name; }
 leader() { kubectl get pods -n "$ns" -l ballast.io/coordinator=leader -o jsonpath='{.items[*].metadata.name}'; }
 wait_until "a leader pod labelled for the coordinator Service" 60 test -n "$(leader)"
@@ -120,6 +124,7 @@ done
 url=$(kubectl get pods -n "$ns" -l ballast.io/job=seed000 \
   -o jsonpath='{.items[0].spec.containers[0].env[?(@.name=="BALLAST_COORDINATOR")].value}')
 expect_eq "the workers' coordinator" "http://${service#service/}.$ns.svc:8080" "$url"
+expect_from_registry ballast-worker
 
 # --- exec in an image with nothing of ours: busybox, no libc -------------------------
 kubectl apply -n "$ns" -f - >/dev/null <<YAML
@@ -161,7 +166,7 @@ pass "the standby $new leads"
 # --- helm upgrade mid-job ------------------------------------------------------------
 apply_job upgraded 1000000
 wait_until "job upgraded under way" 120 midway upgraded
-helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.statusIntervalSeconds=1 \
+helm upgrade "$release" "$chart" -n "$ns" "${chart_args[@]}" --reuse-values --set operator.statusIntervalSeconds=1 \
   --wait --timeout 240s >/dev/null || fail "helm upgrade"
 pass "helm upgrade to statusIntervalSeconds=1 at $(completed upgraded) items"
 [[ $(kubectl get deployment -n "$ns" -o yaml) == *"--status-interval=1"* ]] ||

@@ -2,8 +2,9 @@
 # A new user's path with their own images, on real kubelets (docs/getting-started.md,
 # "Your own job"; examples/thumbnails, examples/file-digests, examples/secret-env):
 # the examples' Containerfiles built with buildah (Debian's ImageMagick and
-# python3, nothing of Ballast's), imported into the nodes' containerd, the
-# chart installed, a share of 300 PNG images of skewed sizes as a
+# python3, nothing of Ballast's), pushed to the bed's registry, which the
+# boards pull them from as the job names them there, the chart installed
+# from the registry, a share of 300 PNG images of skewed sizes as a
 # PersistentVolume every node mounts, their paths and sizes in a ConfigMap;
 # then, each applied from the examples as they are:
 # - thumbnails: every thumbnail on the share, byte for byte the same as a
@@ -17,8 +18,8 @@
 #   computes itself from the files;
 # - signed: a command reading a Secret through envFrom signs every item and
 #   reports the key's id; the secret's value is in no object but the Secret.
-# Needs the images on the nodes (scripts/images --arch amd64 before
-# scripts/testenv-up --real-nodes imports them) and the Debian base image
+# Needs Ballast's images in the bed's registry (scripts/images --arch amd64
+# before scripts/testenv-up --real-nodes pushes them) and the Debian base image
 # (scripts/debian-base-image, which the test runs; minutes the first time).
 source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
@@ -37,7 +38,7 @@ uninstall_on_exit() {
 }
 trap uninstall_on_exit EXIT
 
-# --- the user's images: Containerfile -> buildah -> each node -----------------------
+# --- the user's images: Containerfile -> buildah -> the registry ---------------------
 scripts_base=$("$source_dir/scripts/debian-base-image")
 pass "base image $scripts_base"
 # The machine's own network for the builds' RUN steps and none for the runs
@@ -46,11 +47,9 @@ pass "base image $scripts_base"
 for example in thumbnails file-digests; do
   buildah build --network host --layers --quiet -t "localhost/$example:1" "$examples/$example" >"$tmp/build-$example" 2>&1 ||
     fail "buildah build $example: $(tail -5 "$tmp/build-$example")"
-  buildah push --quiet "localhost/$example:1" "docker-archive:$tmp/$example.tar:localhost/$example:1" ||
-    fail "buildah push $example"
-  node_import "$tmp/$example.tar" "${boards[@]}"
-  rm -f "$tmp/$example.tar"
-  pass "image localhost/$example:1 built from its Containerfile and on ${boards[*]}"
+  buildah push --quiet --tls-verify=false "localhost/$example:1" "docker://$registry/examples/$example:1" ||
+    fail "buildah push $example to $registry"
+  pass "image localhost/$example:1 built from its Containerfile, pushed as $registry/examples/$example:1"
 done
 # Nothing of Ballast's in them.
 for example in thumbnails file-digests; do
@@ -133,8 +132,12 @@ for name, merged in sorted(fields.items()):
     if "list" in merged:
         print(name, "list", json.dumps([entry[2] for entry in merged["list"]]), merged["count"])'
 }
-# Only the boards run the examples' jobs (server-0 holds the operator).
-pin() { sed 's/^  profile: raspberry-pi$/  profile: raspberry-pi\n  nodeSelector: {ballast.io\/pool: seed000}/' "$1"; }
+# Only the boards run the examples' jobs (server-0 holds the operator), and
+# their image is the registry's, as a user's cluster names it there.
+pin() {
+  sed -e 's/^  profile: raspberry-pi$/  profile: raspberry-pi\n  nodeSelector: {ballast.io\/pool: seed000}/' \
+    -e "s|image: localhost/\([a-z-]*\):1$|image: $registry/examples/\1:1|" "$1"
+}
 
 # --- thumbnails --------------------------------------------------------------------
 pin "$examples/thumbnails/job.yaml" | kubectl apply -n "$ns" -f - >/dev/null
@@ -153,13 +156,17 @@ expect_eq "thumbnails on the share, each the same as the reference's" 300 "$(fin
 expect_eq "partial files left" 0 "$(find "$share/out" -name '*.part' | wc -l)"
 pass "thumbnails: efficiency $(jp weightedjob/thumbnails '{.status.efficiency}'), split over $(jp weightedjob/thumbnails '{.status.nodes[*].name}')"
 expect_worker_bundle thumbnails
+# The boards ran the user's image as the registry serves it.
+refs=$(pulled_images | grep "/thumbnails:" || true)
+expect_eq "thumbnails' image in the Pulled Events" "$registry/examples/thumbnails:1" "$(cut -d' ' -f2 <<<"$refs" | sort -u)"
+pass "thumbnails' image from the registry: $(paste -sd';' <<<"$refs")"
 
 # --- file-digests (python3) ------------------------------------------------------------
 # With the image volume forced on every node (--worker-bundle=image-volume): a
 # node whose runtime cannot mount one (containerd 1.6: CreateContainerError,
 # `failed to mkdir ""`) gets its pod deleted at once and its next pod copies
 # the bundle (WorkerBundleFallback); the job is exact either way.
-helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.workerBundle=image-volume \
+helm upgrade "$release" "$chart" -n "$ns" "${chart_args[@]}" --reuse-values --set operator.workerBundle=image-volume \
   --wait --timeout 240s >"$tmp/upgrade" || fail "helm upgrade (workerBundle=image-volume): $(cat "$tmp/upgrade")"
 pin "$examples/file-digests/job.yaml" | kubectl apply -n "$ns" -f - >/dev/null
 wait_until "job file-digests Succeeded" 300 succeeded file-digests
@@ -193,7 +200,7 @@ done
 expect_eq "file-digests: WorkerBundleFallback events (one per pod on a node without image volumes)" "$unable" \
   "$(kubectl get events -n "$ns" --field-selector reason=WorkerBundleFallback,involvedObject.name=file-digests \
     -o jsonpath='{range .items[*]}{.message}{"\n"}{end}' | grep -c '^node ' || true)"
-helm upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.workerBundle=auto \
+helm upgrade "$release" "$chart" -n "$ns" "${chart_args[@]}" --reuse-values --set operator.workerBundle=auto \
   --wait --timeout 240s >"$tmp/upgrade" || fail "helm upgrade (workerBundle=auto): $(cat "$tmp/upgrade")"
 
 # --- a Secret through envFrom --------------------------------------------------------
