@@ -1,3 +1,11 @@
+// Helm 4 (v4.3.2, the newest v4 release on the Go module proxy), built by
+// scripts/testenv-build beside Helm 3 as helm4 for the chart's tests
+// (docs/helm.md, "Helm 3 and Helm 4"). A module of its own: Helm 4's command
+// is a second `helm` package, which one `go build` with Helm 3's cannot name
+// apart. Its Kubernetes libraries are the control plane's versions
+// (v0.37.2), and the build uses the control plane's build cache; the
+// libraries it needs newer than the control plane's module has them
+// (golang.org/x, protobuf, logr, ...; docs/testenv.md) compile again here.
 module ballast.io/testenv/helm4
 
 go 1.26.0

@@ -71,8 +71,22 @@ held() { [[ -n $(holder) ]]; }
 wait_until "the operator holds the chart's Lease" 60 held
 leader=$(holder)
 
+# helm4_test OUT: helm4 test --logs, its output in OUT; each wait for a hook's
+# deletion (before-hook-creation, hook-succeeded) ended by seeing the object
+# gone, as its --debug log says, not by running to --timeout (Helm 4.2.1's
+# stall: it then went on as if the object were gone).
+helm4_test() {
+  helm4 test "$release" -n "$ns" --logs --timeout 300s --debug >"$1" 2>"$1.debug" ||
+    fail "helm4 test: $(cat "$1" "$1.debug")"
+  local waits gone
+  waits=$(grep -c 'waiting for resources to be deleted' "$1.debug" || true)
+  gone=$(grep -c 'all resources achieved desired status.*desiredStatus=NotFound' "$1.debug" || true)
+  ((waits > 0)) || fail "helm4 test --debug logged no wait for a hook's deletion: $(cat "$1.debug")"
+  expect_eq "helm4 test: delete waits that saw the object gone, of $waits" "$waits" "$gone"
+}
+
 # --- Helm 4, the default policy: the passing pod stays, --logs reads it ---------------------
-helm4 test "$release" -n "$ns" --logs --timeout 300s >"$tmp/test4" 2>&1 || fail "helm4 test: $(cat "$tmp/test4")"
+helm4_test "$tmp/test4"
 grep -q "selftest: passed: " "$tmp/test4" || fail "helm4 test --logs printed no log: $(cat "$tmp/test4")"
 kept=$(test_pod)
 [[ $kept == *" Succeeded" ]] || fail "the passing test's pod after helm4 test (before-hook-creation): '$kept'"
@@ -86,8 +100,7 @@ expect_eq "the Lease's holder after helm4 upgrade" "$leader" "$(holder)"
 expect_eq "the history after helm4 upgrade" "$samples" "$(history_field '{.data}')"
 
 # --- Helm 4, hook-succeeded: deleted before helm test returns, the log read first -------------
-helm4 test "$release" -n "$ns" --logs --timeout 300s >"$tmp/test4b" 2>&1 ||
-  fail "helm4 test with hook-succeeded: $(cat "$tmp/test4b")"
+helm4_test "$tmp/test4b"
 grep -q "selftest: passed: " "$tmp/test4b" || fail "helm4 test --logs with hook-succeeded printed no log: $(cat "$tmp/test4b")"
 expect_eq "the test pod once helm4 test returned (hook-succeeded)" "" "$(test_pod)"
 
