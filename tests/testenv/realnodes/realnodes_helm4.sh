@@ -91,7 +91,13 @@ grep -q "selftest: passed: " "$tmp/test4" || fail "helm4 test --logs printed no 
 kept=$(test_pod)
 [[ $kept == *" Succeeded" ]] || fail "the passing test's pod after helm4 test (before-hook-creation): '$kept'"
 pass "helm4 test --logs, the passing pod kept: $(grep -m1 'selftest: passed' "$tmp/test4")"
+# The history as the operator leaves it after a job that recorded speeds:
+# data written by a manager that is not Helm (the test's job is too short to
+# record any). An apply that owned the data key would take it away.
+kubectl patch configmap -n "$ns" "$release-history" --type merge --field-manager ballast-operator \
+  -p '{"data":{"speeds.json":"{\"version\":1,\"nodes\":{}}"}}' >/dev/null
 samples=$(history_field '{.data}')
+[[ $samples == *speeds.json* ]] || fail "the history's data not written: $samples"
 
 # --- Helm 4 upgrades by server-side apply: the operator's fields stay theirs -----------------
 helm4 upgrade "$release" "$chart" -n "$ns" --reuse-values --set test.keepSucceededPod=false \
