@@ -19,6 +19,9 @@ source "$(dirname "$0")/require_root.sh"
 source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 
+# BALLAST_HELM4: another Helm 4 binary to run it with (default helm4, the
+# one scripts/testenv-build builds).
+helm4() { command "${BALLAST_HELM4:-helm4}" "$@"; }
 release=ballast-h4
 uninstall_on_exit() {
   helm4 uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
