@@ -3,7 +3,8 @@
 # the test hook's delete policies with Helm 3 and Helm 4 (docs/helm.md,
 # "Helm 3 and Helm 4"):
 # - a release installed by Helm 3 (client-side apply) and upgraded by Helm 4
-#   stays client-side; Helm 3's `helm test` with test.keepSucceededPod=false
+#   stays client-side, and moves to server-side apply with
+#   --server-side=true; Helm 3's `helm test` with test.keepSucceededPod=false
 #   (before-hook-creation,hook-succeeded) returns and leaves no pod;
 # - Helm 4's uninstall keeps the history ConfigMap (helm.sh/resource-policy:
 #   keep), and Helm 4's install takes it back (the same object) by
@@ -51,6 +52,12 @@ helm4 upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.statusI
 [[ $(kubectl get deployment -n "$ns" "$release" -o yaml) == *"--status-interval=1"* ]] ||
   fail "Helm 4's upgrade did not reach the Deployment"
 expect_eq "Helm 4's upgrade of a Helm 3 release: its apply method" "client-side apply" "$(apply_method)"
+# Moving the release to server-side apply, as docs/helm.md says.
+helm4 upgrade "$release" "$chart" -n "$ns" --reuse-values --server-side=true \
+  --wait --timeout 240s >"$tmp/to-ssa" 2>&1 || fail "helm4 upgrade --server-side=true: $(cat "$tmp/to-ssa")"
+expect_eq "after helm4 upgrade --server-side=true: its apply method" "server-side apply" "$(apply_method)"
+expect_eq "the Deployment's applied fields after it: their manager" helm \
+  "$(kubectl get -n "$ns" deployment/"$release" -o jsonpath='{.metadata.managedFields[?(@.operation=="Apply")].manager}')"
 helm4 uninstall "$release" -n "$ns" --wait --timeout 120s >/dev/null || fail "helm4 uninstall"
 kept_uid=$(history_field '{.metadata.uid}') || fail "Helm 4's uninstall did not keep the history ConfigMap"
 pass "Helm 4 uninstalled it and kept the history ConfigMap"
