@@ -23,6 +23,10 @@ source "$(dirname "$0")/lib.sh"
 # BALLAST_HELM4: another Helm 4 binary to run it with (default helm4, the
 # one scripts/testenv-build builds).
 helm4() { command "${BALLAST_HELM4:-helm4}" "$@"; }
+if ! command -v "${BALLAST_HELM4:-helm4}" >/dev/null; then
+  echo "skipped: no ${BALLAST_HELM4:-helm4} (the oldest test bed has Helm 3.15 alone)"
+  exit 77
+fi
 release=ballast-h4
 uninstall_on_exit() {
   helm4 uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
