@@ -38,10 +38,12 @@ quota or more, sampled four times a second), of it the last board's pod
 from bound to initialized (sandbox, init containers) and to its container
 running, as the pod's status said; computing until the first board is idle
 for good; the tail until the last board is done; the boards' CPU seconds
-(their pods' cgroups) beside the work's; the WeightedJob's workers' own CPU
-and busy seconds on copies that lost; the control-plane node's pods' CPU
-(the operator) and the control plane's processes' (API server, datastore,
-controller-manager, scheduler, DNS, that node's kubelet and containerd).
+(their pods' cgroups) and of it those after the end was seen, beside the
+work's; the WeightedJob's workers' commands' and own CPU (each worker's
+"job done" line) and busy seconds on copies that lost; the control-plane
+node's pods' CPU (the operator) and the control plane's processes' (API
+server, datastore, controller-manager, scheduler, DNS, that node's kubelet
+and containerd).
 
 Four workloads (--workload, comma-separated; the default all four):
   primes      primes below --limit by trial division, in the ballast-worker

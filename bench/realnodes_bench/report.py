@@ -26,7 +26,9 @@ WHERE = [
     ("tail", 6, ".2f"),
     ("finish", 6, ".2f"),
     ("boards CPU", 10, ".2f"),
+    ("after end", 9, ".2f"),
     ("work CPU", 8, ".2f"),
+    ("commands", 8, ".2f"),
     ("workers' own", 12, ".2f"),
     ("lost copies", 11, ".2f"),
     ("operator CPU", 12, ".2f"),
@@ -141,9 +143,9 @@ def where_rows(rounds, keys, labels, one_core):
     for key in ["oracle", *keys]:
         runs = _runs(used, key)
         values = [_median(runs, f) for f in ("computing_by", "init", "cstart", "computing",
-                                            "tail", "finish", "boards_cpu")]
-        values += [one_core] + [_median(runs, f) for f in ("own", "lost", "operator_cpu",
-                                                           "control_cpu")]
+                                            "tail", "finish", "boards_cpu", "after_end")]
+        values += [one_core] + [_median(runs, f) for f in ("commands", "own", "lost",
+                                                           "operator_cpu", "control_cpu")]
         rows.append((labels[key], values, None))
     return rows
 
@@ -170,8 +172,9 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
         " init, c.start: of it, the last board's first pod from bound to initialized (sandbox and",
         " init containers) and from initialized to its container running, as its status said;",
         " computing: -> the first board idle for good; tail: -> the last board done; finish: -> the",
-        " end seen; boards CPU: their pods' cgroups; work CPU: the items on one core; workers' own:",
-        " what the WeightedJob's workers spent themselves; lost copies: their busy seconds on items",
+        " end seen; boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after",
+        " the end was seen; work CPU: the items on one core; commands, workers' own: what the",
+        " WeightedJob's workers said their commands and they spent; lost copies: their busy seconds on items",
         " another board handed in first; operator CPU: the control-plane node's pods; ctl plane",
         " CPU: the API server, datastore, controller-manager, scheduler, DNS and that node's kubelet)"]
     kept = [r for r in rounds if r["kept"]]

@@ -22,6 +22,7 @@ def timed(bench, selector, apply, wait, init_is_work=False):
     apply()
     wait(watch)
     end = now()
+    at_end = c.boards_cpu()
     samples = sampler.stop()
     seen = watch.stop()
     first, every, per_board = timing.pods_start(seen, start, c.boards)
@@ -31,7 +32,7 @@ def timed(bench, selector, apply, wait, init_is_work=False):
     if not init_is_work:
         init, cstart = timing.pod_start_parts(per_board, timing.last_to_compute(spans, c.boards))
     figures = {"makespan": end - start, "first_pod": first, "all_pods": every,
-               "init": init, "cstart": cstart, **parts}
+               "init": init, "cstart": cstart, "boards_at_end": at_end, **parts}
     return figures, before, seen
 
 
@@ -40,6 +41,9 @@ def finish(bench, figures, before):
     control-plane node's pods' (the operator) and the control plane's."""
     after = bench.cluster.counters()
     figures["boards_cpu"] = after["boards"] - before["boards"]
+    # What the boards spent after the end was seen: copies still running
+    # until their pods went, the pods' teardown.
+    figures["after_end"] = after["boards"] - figures.pop("boards_at_end")
     figures["operator_cpu"] = after["operator"] - before["operator"]
     figures["control_cpu"] = after["control plane"] - before["control plane"]
     figures["busy"] = figures["boards_cpu"] / (bench.total_speed * figures["makespan"])

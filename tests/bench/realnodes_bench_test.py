@@ -194,7 +194,7 @@ class Timing(unittest.TestCase):
 
 def figures_run(makespan, boards_cpu=10.0, **more):
     base = {"makespan": makespan, "first_pod": 1.0, "all_pods": 2.0, "busy": 0.9,
-            "boards_cpu": boards_cpu, "computing_by": 2.5, "init": 0.5, "cstart": 0.4,
+            "boards_cpu": boards_cpu, "after_end": 0.2, "computing_by": 2.5, "init": 0.5, "cstart": 0.4,
             "computing": makespan - 4, "tail": 1.0, "finish": 0.5, "operator_cpu": 0.3,
             "control_cpu": 2.0}
     base.update(more)
@@ -234,6 +234,18 @@ class Tables(unittest.TestCase):
         self.assertAlmostEqual(weighted[3], 10.0)
         self.assertEqual(rows[1][2], "9.90, [11.00], 12.00")
         self.assertEqual(rows[0][2], "10.00/10.20, [10.00/12.00], 11.00/11.00")
+
+    def test_where_rows(self):
+        labels = cli.labels_for("thumbnails", ["cost:12:1"])
+        rows = report.where_rows(self.rounds(), ["weighted", "cost:12:1"], labels, 12.0)
+        titles = [title for title, _, _ in report.WHERE]
+        oracle, weighted, _ = (dict(zip(titles, r[1])) for r in rows)
+        self.assertEqual(weighted["computing"], figures.median([9.9 - 4, 12 - 4]))
+        self.assertEqual(weighted["workers' own"], 0.5)
+        self.assertEqual(weighted["lost copies"], 0.1)
+        self.assertEqual(weighted["work CPU"], 12.0)
+        self.assertIsNone(oracle["workers' own"])
+        self.assertEqual(oracle["after end"], 0.2)
 
     def test_report_names_a_discarded_round_and_the_best_indexed_job(self):
         labels = cli.labels_for("thumbnails", ["cost:12:1"])
