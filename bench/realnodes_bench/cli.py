@@ -87,7 +87,8 @@ SPLIT:COMPLETIONS:PER_NODE (--indexed, comma-separated):
 
 Starts its own real-node cluster, builds the amd64 images and the example's
 images if missing, installs the chart, stops everything at the end. Figures
-only: it never fails on speed. Takes about two hours with the defaults.
+only: it never fails on speed. Takes hours with the defaults (three rounds
+of all four workloads).
 
   bench/realnodes-bench                                  # all four workloads, 3 rounds
   bench/realnodes-bench --workload recompress,anomalies  # the two in users' scripts

@@ -158,7 +158,7 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
                    figure_rows(rounds, keys, labels, one_core, total_speed), "each run, s")
     lines += [
         "(oracle: its two runs of each round, before and after the others; a round in brackets",
-        f" was discarded, its two oracle runs more than {BRACKET_TOLERANCE:.0%} apart;",
+        f" was discarded, its two oracle runs more than {BRACKET_TOLERANCE * 100:.0f} % apart;",
         " /oracle: each kept round's makespan over that round's oracle (the mean of its two runs),",
         " min and median; vs WJ: over the WeightedJob's in the same round, median;",
         " limit: the work's CPU on one core over the boards' summed speeds; efficiency: limit / makespan;",
@@ -171,8 +171,9 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
         "(computing by: apply -> every board computing (its cgroup using half its quota or more);",
         " init, c.start: of it, the last board's first pod from bound to initialized (sandbox and",
         " init containers) and from initialized to its container running, as its status said;",
-        " computing: -> the first board idle for good; tail: -> the last board done; finish: -> the",
-        " end seen; boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after",
+        " computing: -> the first board idle for good (0 when one was done before the last began);",
+        " tail: -> the last board done; finish: -> the end seen;",
+        " boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after",
         " the end was seen; work CPU: the items on one core; commands, workers' own: what the",
         " WeightedJob's workers said their commands and they spent; lost copies: their busy seconds on items",
         " another board handed in first; operator CPU: the control-plane node's pods; ctl plane",

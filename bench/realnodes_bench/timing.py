@@ -80,13 +80,16 @@ def phases(start, end, spans, boards):
     """Where the makespan went, from each board's busy span (`spans`: board
     -> (from, until) or None): "computing_by" apply -> every board
     computing, "computing" -> the first board idle for good, "tail" -> the
-    last board done, "finish" -> the end seen. Each None when a board of
-    `boards` never computed."""
+    last board done, "finish" -> the end seen; the four add up to the
+    makespan. When a board was done before the last one began (a late pod),
+    every board never computed at once: "computing" is 0 and the tail runs
+    from the last one's start. Each None when a board of `boards` never
+    computed."""
     got = [spans.get(b) for b in boards]
     if not got or any(s is None for s in got):
         return {"computing_by": None, "computing": None, "tail": None, "finish": None}
     all_from = max(s[0] for s in got)
-    first_idle = min(s[1] for s in got)
+    first_idle = max(min(s[1] for s in got), all_from)
     last_done = max(s[1] for s in got)
     return {"computing_by": all_from - start, "computing": first_idle - all_from,
             "tail": last_done - first_idle, "finish": end - last_done}

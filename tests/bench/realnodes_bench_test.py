@@ -158,6 +158,11 @@ class Timing(unittest.TestCase):
         self.assertEqual(timing.phases(0, 13, {"a": (2, 10), "b": None}, ["a", "b"])["tail"],
                          None)
         self.assertEqual(timing.last_to_compute(spans, ["a", "b", "c"]), "b")
+        # A board done before the last began: no time with every board
+        # computing, the tail from the last one's start; the parts add up.
+        late = timing.phases(0, 20, {"a": (1, 5), "b": (12, 18)}, ["a", "b"])
+        self.assertEqual(late, {"computing_by": 12, "computing": 0, "tail": 6, "finish": 2})
+        self.assertEqual(sum(late.values()), 20)
 
     def test_pods_start(self):
         events = [seen(10.1, "p0"), seen(10.2, "p0", "a"), seen(10.5, "p1", "b"),
