@@ -236,9 +236,8 @@ class Share(Workload):
         lines = list_lines(self.share / "in", self.cfg.get("suffix"), self.cfg["skip"])
         self.items = [(int(line.split("\t")[0]), line.split("\t", 1)[1]) for line in lines]
         (b.work / "list.txt").write_text("".join(line + "\n" for line in lines))
-        words = made.split()[:5]
-        self.describe = (f"{self.name} of {' '.join(words).split(' under')[0].rstrip(',')} "
-                         "(Pareto sizes)")
+        # The maker's line, "N images, B bytes under DIR", without the directory.
+        self.describe = f"{self.name} of {made.strip().split(' under ')[0]} (Pareto sizes)"
         self._objects(lines)
         # A board's containerd unpacks a new image at its first container,
         # within the board's quota: once here, so that no run pays it.
