@@ -95,7 +95,8 @@ of all four workloads).
   bench/realnodes-bench --workload thumbnails --repeat 1
   bench/realnodes-bench --workload primes --indexed count:30:1,cost:30:1
   bench/realnodes-bench --workload recompress --keep DIR # each WeightedJob's status, events, logs in DIR,
-    and the coordinator's decisions (the operator runs --verbose: a line per report and its answer)
+    and the coordinator's decisions (the operator runs --verbose: a line per report and its answer),
+    each Indexed Job's pods and watch, and each item's calibrated CPU and oracle's board
 """
 import argparse
 import os
@@ -256,7 +257,9 @@ def run_line(label, f, expected):
 
 def calibrate(bench, workload):
     """The calibration and what follows from it: the oracle's lists, the
-    lower bound. Returns (lists, the work's CPU s, the expected result)."""
+    lower bound. Returns (lists, the work's CPU s, the expected result).
+    With --keep, each item's CPU seconds and its board in the oracle's
+    split go to DIR/WORKLOAD/calibration.tsv."""
     costs, expected = workload.calibrate()
     work = sum(costs.values())
     lists, loads, planned = figures.oracle_split(costs, bench.speeds)
@@ -266,6 +269,12 @@ def calibrate(bench, workload):
     print("oracle split (largest first, each to the board that finishes it earliest): "
           + ", ".join(f"{b} {len(lists[b])} items {loads[b]:.2f} CPU s" for b in lists)
           + f"; planned {planned:.2f} s")
+    if bench.options.keep:
+        board_of = {item: board for board, items in lists.items() for item in items}
+        keep = bench.options.keep / workload.name
+        keep.mkdir(parents=True, exist_ok=True)
+        (keep / "calibration.tsv").write_text("item\tCPU s\toracle's board\n" + "".join(
+            f"{item}\t{cpu:.3f}\t{board_of[item]}\n" for item, cpu in costs.items()))
     print(f"lower bound of any split of these items: {bound:.2f} s ("
           + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + ")", flush=True)
     return lists, work, expected
@@ -306,6 +315,9 @@ def run_workload(bench, name):
         print(f"  the oracle's bracket {before:.2f} / {after:.2f} s, "
               f"{figures.bracket_spread(before, after) * 100:.1f} % apart: "
               + ("kept" if r["kept"] else "discarded"), flush=True)
+        print("  over the round's oracle: " + ", ".join(
+            f"{labels[k]} {r['makespans'][k] / r['makespans']['oracle']:.3f}" for k in keys),
+            flush=True)
         rounds.append(r)
     print("\n".join(report.workload_report(name, rounds, keys, labels, work, bench.total_speed)),
           flush=True)
