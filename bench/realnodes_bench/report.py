@@ -157,27 +157,30 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
     lines += table("run (rounds interleaved), medians", FIGURES,
                    figure_rows(rounds, keys, labels, one_core, total_speed), "each run, s")
     lines += [
-        "(oracle: its two runs of each round, before and after the others; a round in brackets",
-        f" was discarded, its two oracle runs more than {BRACKET_TOLERANCE * 100:.0f} % apart;",
-        " /oracle: each kept round's makespan over that round's oracle (the mean of its two runs),",
-        " min and median; vs WJ: over the WeightedJob's in the same round, median;",
-        " limit: the work's CPU on one core over the boards' summed speeds; efficiency: limit / makespan;",
+        "(oracle: its two runs of each round, before and after the others; a round in",
+        f" brackets was discarded, its two oracle runs more than {BRACKET_TOLERANCE * 100:.0f} % "
+        "apart;",
+        " /oracle: each kept round's makespan over that round's oracle (the mean of its two",
+        " runs), min and median; vs WJ: over the WeightedJob's in the same round, median;",
+        " limit: the work's CPU on one core over the boards' summed speeds;",
+        " efficiency: limit / makespan;",
         " CPU/work: the boards' CPU seconds for the run over the work's CPU on one core;",
         " busy: the boards' CPU seconds over their cores' seconds from apply to finish)",
         ""]
     lines += table("where the time and CPU went, medians, s", WHERE,
                    where_rows(rounds, keys, labels, one_core))
     lines += [
-        "(computing by: apply -> every board computing (its cgroup using half its quota or more);",
-        " init, c.start: of it, the last board's first pod from bound to initialized (sandbox and",
-        " init containers) and from initialized to its container running, as its status said;",
-        " computing: -> the first board idle for good (0 when one was done before the last began);",
-        " tail: -> the last board done; finish: -> the end seen;",
-        " boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after",
-        " the end was seen; work CPU: the items on one core; commands, workers' own: what the",
-        " WeightedJob's workers said their commands and they spent; lost copies: their busy seconds on items",
-        " another board handed in first; operator CPU: the control-plane node's pods; ctl plane",
-        " CPU: the API server, datastore, controller-manager, scheduler, DNS and that node's kubelet)"]
+        "(computing by: apply -> every board computing (its cgroup using half its quota or",
+        " more); init, c.start: of it, the last board's first pod from bound to initialized",
+        " (sandbox and init containers) and from initialized to its container running, as its",
+        " status said; computing: -> the first board idle for good (0 when one was done before",
+        " the last began); tail: -> the last board done; finish: -> the end seen;",
+        " boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after the",
+        " end was seen; work CPU: the items on one core; commands, workers' own: what the",
+        " WeightedJob's workers said their commands and they spent; lost copies: their busy",
+        " seconds on items another board handed in first; operator CPU: the control-plane",
+        " node's pods; ctl plane CPU: the API server, datastore, controller-manager, scheduler,",
+        " DNS and that node's kubelet and containerd)"]
     kept = [r for r in rounds if r["kept"]]
     for r in rounds:
         if not r["kept"]:
@@ -193,8 +196,8 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
         b_low, b_mid = summary(indexed[best])
         text += f", the best Indexed Job ({labels[best]}) at {ratio_text(b_low, b_mid)}"
     lines.append(text)
-    lines.append(
-        f"{name}: round to round the WeightedJob's makespan moved "
-        f"{percent(spread(r['makespans']['weighted'] for r in kept if 'weighted' in r['makespans']))}"
-        f", the oracle's {percent(spread(r['makespans']['oracle'] for r in kept))}")
+    weighted = [r["makespans"]["weighted"] for r in kept if "weighted" in r["makespans"]]
+    lines.append(f"{name}: round to round the WeightedJob's makespan moved "
+                 f"{percent(spread(weighted))}, the oracle's "
+                 f"{percent(spread(r['makespans']['oracle'] for r in kept))}")
     return lines
