@@ -96,7 +96,7 @@ of all four workloads).
   bench/realnodes-bench --workload primes --indexed count:30:1,cost:30:1
   bench/realnodes-bench --workload recompress --keep DIR # each WeightedJob's status, events, logs in DIR,
     and the coordinator's decisions (the operator runs --verbose: a line per report and its answer),
-    each Indexed Job's pods and watch, and each item's calibrated CPU and oracle's board
+    every run's pods, their events and watch, and each item's calibrated CPU and oracle's board
 """
 import argparse
 import os

@@ -58,10 +58,12 @@ def oracle_run(bench, workload, lists, round_, when):
     pods = [workload.oracle_pod(f"{bench.oracle_label}-{board}", board, lists[board])
             for board in c.boards if lists[board]]
     selector = f"bench-oracle={bench.oracle_label}"
-    figures, before, _ = timed(bench, selector, lambda: c.apply(*pods),
-                               lambda watch: watch.wait_ended(len(pods)),
-                               init_is_work=workload.name == "primes")
+    figures, before, seen = timed(bench, selector, lambda: c.apply(*pods),
+                                  lambda watch: watch.wait_ended(len(pods)),
+                                  init_is_work=workload.name == "primes")
     ended = c.get("pods", "-l", selector)["items"]
+    if bench.options.keep:
+        keep_pods(bench, workload, bench.oracle_label, selector, seen)
     failed = [p["metadata"]["name"] for p in ended if p["status"].get("phase") != "Succeeded"]
     if failed:
         warn(f"{workload.name} oracle {bench.oracle_label}: pods failed: {failed}")
@@ -110,13 +112,30 @@ def keep_weighted(bench, workload, name):
         "".join(l + "\n" for l in operator.splitlines() if pattern.search(l)))
 
 
+def keep_pods(bench, workload, name, selector, seen):
+    """With --keep: a run's pods, their events (a start that waited shows
+    there) and what the watch saw of them."""
+    c, keep = bench.cluster, bench.options.keep / workload.name
+    keep.mkdir(parents=True, exist_ok=True)
+    (keep / f"{name}.pods").write_text(c.kubectl_ns("get", "pods", "-l", selector, "-o", "wide"))
+    names = {s.name for s in seen}
+    events = c.get("events", "--field-selector", "involvedObject.kind=Pod")["items"]
+    (keep / f"{name}.pod-events").write_text("".join(
+        f"{e.get('lastTimestamp') or e.get('eventTime')} {e['involvedObject']['name']} "
+        f"{e.get('reason')}: {e.get('message')}\n"
+        for e in events if e["involvedObject"]["name"] in names))
+    (keep / f"{name}.watch").write_text("".join(
+        f"{s.t:.3f} {s.name} {s.node} {s.phase}{' initialized' if s.initialized else ''}"
+        f"{' running' if s.running else ''}\n" for s in seen))
+
+
 def weighted_run(bench, workload, round_, corrupt=False):
     """One WeightedJob (adaptive), as the example ships it."""
     c = bench.cluster
     name = f"bench-w{round_}" + ("-corrupt" if corrupt else "")
     job = workload.weighted(name, corrupt)
     selector = f"ballast.io/job={name}"
-    figures, before, _ = timed(
+    figures, before, seen = timed(
         bench, selector, lambda: c.apply(job),
         lambda watch: c.wait_for("weightedjob", name, "{.status.phase}", "^(Succeeded|Failed)$"))
     status = c.get("weightedjob", name)
@@ -146,6 +165,7 @@ def weighted_run(bench, workload, round_, corrupt=False):
              f"as it fails); busy on copies dropped {figures['lost']:.2f} s")
     if bench.options.keep:
         keep_weighted(bench, workload, name)
+        keep_pods(bench, workload, name, selector, seen)
     c.delete("weightedjob", name)
     # An endgame copy that lost may still run when the job says Succeeded,
     # until its worker's next heartbeat or its pod's deletion ends it: the
@@ -195,13 +215,9 @@ def indexed_run(bench, workload, round_, variant, corrupt=False):
     pods = c.get("pods", "-l", selector)["items"]
     figures["result"] = workload.indexed_result(indexed_messages(pods))
     if bench.options.keep:
-        keep = bench.options.keep / workload.name
-        keep.mkdir(parents=True, exist_ok=True)
-        (keep / f"{name}.pods").write_text(c.kubectl_ns("get", "pods", "-l", selector, "-o",
-                                                        "wide"))
-        (keep / f"{name}.watch").write_text("".join(
-            f"{s.t:.3f} {s.name} {s.node} {s.phase}\n" for s in seen))
-        (keep / f"{name}.template").write_text(json.dumps(pod_spec, indent=2) + "\n")
+        keep_pods(bench, workload, name, selector, seen)
+        (bench.options.keep / workload.name / f"{name}.template").write_text(
+            json.dumps(pod_spec, indent=2) + "\n")
     status = c.get("job", name).get("status") or {}
     if corrupt:
         figures["failed"] = status.get("failedIndexes", "")
