@@ -58,6 +58,23 @@ def realnodes_cgroup(root):
     return re.search(r"^realnodes_cgroup=([a-z-]+)", text, re.M).group(1)
 
 
+def json_objects(text):
+    """The whole JSON objects at the start of `text` (kubectl's --watch -o
+    json writes one after another) and what is left after them."""
+    decoder = json.JSONDecoder()
+    objects = []
+    while True:
+        text = text.lstrip()
+        if not text:
+            return objects, ""
+        try:
+            value, end = decoder.raw_decode(text)
+        except json.JSONDecodeError:
+            return objects, text
+        objects.append(value)
+        text = text[end:]
+
+
 class Cluster:
     """The bed: kubectl in one namespace, and its nodes' CPU counters."""
 
@@ -214,7 +231,6 @@ class PodWatch:
             self._changed.notify_all()
 
     def _read(self):
-        decoder = json.JSONDecoder()
         buffer = ""
         while True:
             chunk = self._proc.stdout.readline()
@@ -223,20 +239,11 @@ class PodWatch:
             buffer += chunk
             # kubectl writes each object indented, its closing brace alone
             # at the line's start: only then is a whole one there.
-            if not chunk.startswith("}"):
-                continue
-            while True:
-                stripped = buffer.lstrip()
-                if not stripped:
-                    buffer = ""
-                    break
-                try:
-                    pod, end = decoder.raw_decode(stripped)
-                except json.JSONDecodeError:
-                    break
-                buffer = stripped[end:]
-                if pod.get("kind") == "Pod":
-                    self._add(now(), pod)
+            if chunk.startswith("}"):
+                objects, buffer = json_objects(buffer)
+                for pod in objects:
+                    if pod.get("kind") == "Pod":
+                        self._add(now(), pod)
 
     def poll(self):
         """Reads the pods once, for a change the watch missed."""

@@ -19,7 +19,7 @@ SOURCE = pathlib.Path(sys.argv.pop(1) if len(sys.argv) > 1 else
                       pathlib.Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(SOURCE / "bench"))
 
-from realnodes_bench import cli, figures, report, runs, timing, workloads  # noqa: E402
+from realnodes_bench import cli, cluster, figures, report, runs, timing, workloads  # noqa: E402
 
 BOARDS = {"pi4b-0": 0.5, "pi4b-1": 0.5, "pi3b-0": 0.2}
 
@@ -186,6 +186,15 @@ class Timing(unittest.TestCase):
                           "containerStatuses": [{"state": {"running": {}}}]}}
         self.assertEqual(timing.pod_seen(1.0, pod),
                          timing.PodSeen(1.0, "w", "pi4b-0", "Running", True, True, False))
+
+    def test_a_watch_stream_of_objects(self):
+        one = json.dumps({"kind": "Pod", "metadata": {"name": "a"}}, indent=4)
+        two = json.dumps({"kind": "Pod", "metadata": {"name": "b"}}, indent=4)
+        objects, rest = cluster.json_objects(one + "\n" + two + "\n" + two[:20])
+        self.assertEqual([o["metadata"]["name"] for o in objects], ["a", "b"])
+        self.assertEqual(rest, two[:20])
+        self.assertEqual(cluster.json_objects(rest + two[20:] + "\n"),
+                         ([{"kind": "Pod", "metadata": {"name": "b"}}], ""))
 
     def test_items_cpu_from_times(self):
         lines = ["@item a.png", "0m0.010000s 0m0.000000s", "0m0.300000s 0m0.100000s",
