@@ -1,0 +1,386 @@
+"""A WeightedJob beside a well-tuned Kubernetes Indexed Job and an oracle's
+split, on real container nodes (seed 000's three boards as real kubelets,
+each held to its speed by a CPU quota; docs/testenv.md, "Real nodes"), all
+running the same program from the same image on the same items, timed the
+same way: from `kubectl apply` returning to the finish seen on a watch of
+the API (pod start included). Every result is checked exact.
+
+The reference is an oracle that knows every item's cost, run in the same
+round as the schedulers it judges:
+  calibration  one pod without a CPU quota (on the control-plane node) does
+               every item one at a time; each item's CPU seconds on one core
+               (its shell's `times`; primes: equal shares of the job's known
+               cost, each timed as the worker's own process here) are the
+               items' true costs, their sum the work W, and its outputs the
+               reference every run is checked against.
+  oracle       the items dealt largest first, each to the board that would
+               finish it earliest at its speed (its quota: the node's
+               emulated speed), one plain pod a board doing its list (the
+               same image, security context and volume as the job's pods;
+               primes: its shares in init containers one after another), all
+               applied at once; its makespan, apply to the last pod done, is
+               the reference.
+  bracket      each round runs the oracle before and after the schedulers; a
+               round whose two oracle runs differ by more than 5 % is
+               discarded and named; the round's reference is their mean.
+  paired       each run's makespan over its own round's reference (/oracle)
+               and over its own round's WeightedJob (vs WJ): minimum and
+               median over the kept rounds, never a ratio of medians.
+  lower bound  what indivisible items impose on any split: the largest of
+               W over the summed speeds and, for every k, the k largest
+               items over the k fastest boards.
+The one-core limit (W over the boards' summed speeds) and efficiency =
+limit / makespan stay as information.
+
+A second table says where each run's time and CPU went: apply -> every
+board computing (a board computes while its pods' cgroup uses half its
+quota or more, sampled four times a second), of it the last board's pod
+from bound to initialized (sandbox, init containers) and to its container
+running, as the pod's status said; computing until the first board is idle
+for good; the tail until the last board is done; the boards' CPU seconds
+(their pods' cgroups) and of it those after the end was seen, beside the
+work's; the WeightedJob's workers' commands' and own CPU (each worker's
+"job done" line) and busy seconds on copies that lost; the control-plane
+node's pods' CPU (the operator) and the control plane's processes' (API
+server, datastore, controller-manager, scheduler, DNS, that node's kubelet
+and containerd).
+
+Four workloads (--workload, comma-separated; the default all four):
+  primes      primes below --limit by trial division, in the ballast-worker
+              image (`ballast-worker slice` for the Indexed Job: share
+              JOB_COMPLETION_INDEX of N, its result in the termination
+              message). Items grow dearer along the range.
+  thumbnails  examples/thumbnails: ImageMagick thumbnails of --photos PNG
+              images of Pareto sizes (make-photos --scale), one convert
+              thread each (MAGICK_THREAD_LIMIT=1, in every run and in the
+              calibration).
+  recompress  examples/recompress: gzip archives of --megabytes MB (before
+              compression) of Pareto sizes, text and noise, recompressed as
+              zstd -19 by a shell script; the archives' sizes, the declared
+              costs, are off from the real cost by up to five times.
+  anomalies   examples/anomalies: a Python script run once per item
+              (perItem: each item pays the interpreter's start) over CSV
+              time series of --points points in all, Pareto lengths; a
+              quarter of the files carry a label that triples their size,
+              the declared cost, for the same work.
+The last three run in the user's image built from the example's
+Containerfile (Debian packages, nothing of Ballast's), the example's job as
+it ships, on a PersistentVolume every board mounts; items are the files,
+their sizes the costs.
+
+recompress and anomalies end with a corrupt round (--no-corrupt skips it):
+their maker adds one bad input (a truncated archive; a series with a value
+that is not a number), and the WeightedJob as the example ships it and the
+best Indexed Job tuning (backoffLimitPerIndex 2: the same three attempts)
+run once more with it among the items; each is compared with its clean runs
+and with what one attempt at the bad input costs.
+
+The Indexed Job gets the tuning a strong user would give it. Each variant is
+SPLIT:COMPLETIONS:PER_NODE (--indexed, comma-separated):
+  SPLIT     count: equal numbers of items (primes only: the naive cut);
+            cost: equal shares of the known cost (primes: `slice --split
+            cost` by the job's cost model; the others: files packed by
+            declared size into COMPLETIONS bins, largest first, each into
+            the lightest)
+  PER_NODE  pods of the Job that fit on one board at a time (its CPU request
+            is sized so): parallelism = boards x PER_NODE
+
+Starts its own real-node cluster, builds the amd64 images and the example's
+images if missing, installs the chart, stops everything at the end. Figures
+only: it never fails on speed. Takes hours with the defaults (three rounds
+of all four workloads).
+
+  bench/realnodes-bench                                  # all four workloads, 3 rounds
+  bench/realnodes-bench --workload recompress,anomalies  # the two in users' scripts
+  bench/realnodes-bench --workload thumbnails --repeat 1
+  bench/realnodes-bench --workload primes --indexed count:30:1,cost:30:1
+  bench/realnodes-bench --workload recompress --keep DIR # each WeightedJob's status, events, logs in DIR,
+    and the coordinator's decisions (the operator runs --verbose: a line per report and its answer),
+    every run's pods, their events and watch, and each item's calibrated CPU and oracle's board
+"""
+import argparse
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import time
+
+from . import figures, report, runs, workloads
+from .cluster import Cluster, bed_env, run, warn
+
+WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies"]
+INDEXED = {
+    "primes": ["count:3:1", "count:30:1", "cost:3:1", "cost:30:1", "cost:30:2"],
+    "thumbnails": ["cost:3:1", "cost:12:1", "cost:48:1", "cost:48:2"],
+    "recompress": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
+    "anomalies": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
+}
+VARIANT = re.compile(r"^(count|cost):[1-9][0-9]*:[1-9]$")
+
+
+def parse(argv):
+    """The options; exits 2 with a message on a bad one."""
+    parser = argparse.ArgumentParser(
+        prog="realnodes-bench", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", default="all",
+                        help="comma-separated, of " + ", ".join(WORKLOADS) + " or all")
+    parser.add_argument("--limit", type=int, default=1000000, help="primes below (1000000)")
+    parser.add_argument("--photos", type=int, default=800, help="thumbnails' images (800)")
+    parser.add_argument("--scale", type=float, default=4, help="their make-photos --scale (4)")
+    parser.add_argument("--megabytes", type=int, default=160,
+                        help="recompress's archives before compression (160)")
+    parser.add_argument("--points", type=int, default=1800000, help="anomalies' points (1800000)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, interleaved (3)")
+    parser.add_argument("--no-corrupt", action="store_true", help="no corrupt round")
+    parser.add_argument("--keep", type=pathlib.Path, metavar="DIR",
+                        help="each run's status, events, logs and decisions in DIR")
+    parser.add_argument("--indexed", metavar="VARIANTS",
+                        help="the Indexed Job's tunings, SPLIT:COMPLETIONS:PER_NODE,...")
+    options = parser.parse_args(argv)
+    names = WORKLOADS if options.workload == "all" else options.workload.split(",")
+    for name in names:
+        if name not in WORKLOADS:
+            parser.exit(2, f"realnodes-bench: --workload takes {' '.join(WORKLOADS)} or all "
+                           f"(comma-separated), not {name}\n")
+    options.workloads = names
+    options.variants = options.indexed.split(",") if options.indexed else []
+    for variant in options.variants:
+        if not VARIANT.match(variant):
+            parser.exit(2, "realnodes-bench: --indexed takes SPLIT:COMPLETIONS:PER_NODE, "
+                           f"e.g. cost:30:1, not {variant}\n")
+    if options.repeat < 1:
+        parser.exit(2, "realnodes-bench: --repeat takes 1 or more\n")
+    if options.keep:
+        options.keep = options.keep.resolve()
+    return options
+
+
+class Bench:
+    """What every run needs: the options, the cluster, the boards' speeds."""
+
+    def __init__(self, root, options):
+        self.root = root
+        self.options = options
+        self.build = root / os.environ.get("BALLAST_BUILD_DIR", "build")
+        self.testenv = pathlib.Path(os.environ.setdefault("BALLAST_TESTENV_DIR",
+                                                          "/tmp/ballast-realnodes-bench"))
+        os.environ.setdefault("BALLAST_TESTENV_PORT_BASE", "26900")
+        self.nodes_file = os.environ.get("BALLAST_REAL_NODES",
+                                         str(root / "tests/testenv/nodes/seed000-real.yaml"))
+        self.ns = "realnodes-bench"
+        chart = (root / "helm/ballast/Chart.yaml").read_text()
+        self.version = re.search(r'^appVersion: *"?([^"\n]*)"?$', chart, re.M).group(1)
+        self.cache = pathlib.Path(os.environ.get("BALLAST_CACHE", "/var/cache/ballast"))
+        self.work = pathlib.Path(f"{self.testenv}-work")
+        self.cluster = None
+        self.worker_image = ""  # the bed registry's, once it is up
+        self.speeds = {}
+        self.total_speed = 0.0
+        self.cpus = 1
+        self.oracle_label = ""
+
+    def request(self, per_node):
+        return figures.cpu_request(self.cpus, per_node)
+
+    def start(self):
+        if "primes" in self.options.workloads:
+            # primes' calibration runs the worker here.
+            run(["cmake", "--build", str(self.build), "--target", "ballast-worker"], cwd=self.root)
+        images = self.cache / "images" / self.version
+        if not list(images.glob(f"ballast-worker-{self.version}-amd64.tar")):
+            print("realnodes-bench: building the amd64 images (scripts/images --arch amd64)")
+            run(["scripts/images", "--arch", "amd64"], cwd=self.root)
+        subprocess.run(["rm", "-rf", str(self.work)])
+        self.work.mkdir(parents=True)
+        t0 = time.time()
+        run(["scripts/testenv-up", "--real-nodes", self.nodes_file], cwd=self.root)
+        c = self.cluster = Cluster(self.root, self.testenv, self.ns, bed_env(self.testenv))
+        # The boards: the nodes of seed 000's pool (server-0 holds the operator).
+        c.boards = c.kubectl("get", "nodes", "-l", "ballast.io/pool=seed000", "-o",
+                             "jsonpath={.items[*].metadata.name}").split()
+        # The control-plane node: no CPU quota (unit speed), where the
+        # calibration runs and the operator.
+        c.control = c.kubectl("get", "nodes", "-l", "node-role.kubernetes.io/control-plane=true",
+                              "-o", "jsonpath={.items[0].metadata.name}").strip()
+        if not c.control:
+            raise SystemExit("realnodes-bench: no node carries "
+                             "node-role.kubernetes.io/control-plane=true")
+        print(f"real-node cluster up in {time.time() - t0:.1f} s: {' '.join(c.boards)}",
+              flush=True)
+        for board in c.boards:
+            self.speeds[board] = float(c.kubectl(
+                "get", "node", board, "-o",
+                r"jsonpath={.metadata.annotations.ballast\.io/emulated-speed}"))
+        self.total_speed = sum(self.speeds.values())
+        self.cpus = int(c.kubectl("get", "node", c.boards[0], "-o",
+                                  "jsonpath={.status.allocatable.cpu}"))
+        # The boards' runtime (BALLAST_TESTENV_CONTAINERD=2: containerd 2.x, where a
+        # WeightedJob's pods in the user's image mount the worker's bundle as an
+        # image volume instead of copying it with an init container).
+        runtime = c.kubectl("get", "node", c.boards[0], "-o",
+                            "jsonpath={.status.nodeInfo.containerRuntimeVersion}")
+        kubelet = c.kubectl("get", "node", c.boards[0], "-o",
+                            "jsonpath={.status.nodeInfo.kubeletVersion}")
+        print(f"runtime: {runtime}, kubelet {kubelet}", flush=True)
+        # The chart and the images from the bed's registry, as a cluster installs
+        # from ghcr.io: the chart by its OCI reference, the images pulled by the
+        # nodes (tests/testenv/realnodes/lib.sh, chart_args and bed_image_args).
+        # The operator on the control-plane node, by the install guide's
+        # selector for a k3s server: on a board it would take that board's CPU
+        # from the work, and its request would keep a one-pod-a-board Indexed
+        # Job off it.
+        registry = c.env["BALLAST_TESTENV_REGISTRY"]
+        self.worker_image = f"{registry}/ballast-io/ballast-worker:{self.version}"
+        chart_meta = (self.root / "helm/ballast/Chart.yaml").read_text()
+        chart_version = re.search(r'^version: *"?([^"\n]*)"?$', chart_meta, re.M).group(1)
+        helm = ["helm", "install", "ballast", f"oci://{registry}/charts/ballast", "-n", self.ns,
+                "--create-namespace", "--version", chart_version, "--plain-http",
+                "--set", f"imageRegistry={registry}/ballast-io",
+                "--set-string", r"operator.nodeSelector.node-role\.kubernetes\.io/control-plane=true",
+                "--wait", "--timeout", "240s"]
+        # With --keep the operator logs each report and its answer
+        # (docs/local-mode.md, "Reading a run's decisions").
+        if self.options.keep:
+            helm += ["--set", "operator.verbose=true"]
+        run(helm, cwd=self.root, env=c.env)
+
+    def stop(self):
+        subprocess.run([str(self.root / "scripts/testenv-down")], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        subprocess.run(["rm", "-rf", str(self.work)])
+
+
+def labels_for(name, variants):
+    labels = {"oracle": "oracle split (the reference)", "weighted": "WeightedJob, adaptive"}
+    for v in variants:
+        split, completions, per_node = v.split(":")
+        labels[v] = report.indexed_label(split, completions, per_node, name)
+    return labels
+
+
+def run_line(label, f, expected):
+    """A run's line as it ends, and a warning when its result is not exact."""
+    print(f"  {label:<40} {f['makespan']:7.2f} s, boards {f['boards_cpu']:6.2f} CPU s, "
+          f"busy {f['busy']:.3f}, result {f['result']}", flush=True)
+    if f["result"] != expected:
+        warn(f"{label}: result {f['result']}, expected {expected}")
+
+
+def calibrate(bench, workload):
+    """The calibration and what follows from it: the oracle's lists, the
+    lower bound. Returns (lists, the work's CPU s, the expected result).
+    With --keep, each item's CPU seconds and its board in the oracle's
+    split go to DIR/WORKLOAD/calibration.tsv."""
+    costs, expected = workload.calibrate()
+    work = sum(costs.values())
+    lists, loads, planned = figures.oracle_split(costs, bench.speeds)
+    bound, parts = figures.lower_bound(costs.values(), bench.speeds.values())
+    print(f"calibration: {len(costs)} items, {work:.2f} CPU s on one core (the one-core limit "
+          f"{work / bench.total_speed:.2f} s); the largest item {max(costs.values()):.2f} s")
+    print("oracle split (largest first, each to the board that finishes it earliest): "
+          + ", ".join(f"{b} {len(lists[b])} items {loads[b]:.2f} CPU s" for b in lists)
+          + f"; planned {planned:.2f} s")
+    if bench.options.keep:
+        board_of = {item: board for board, items in lists.items() for item in items}
+        keep = bench.options.keep / workload.name
+        keep.mkdir(parents=True, exist_ok=True)
+        (keep / "calibration.tsv").write_text("item\tCPU s\toracle's board\n" + "".join(
+            f"{item}\t{cpu:.3f}\t{board_of[item]}\n" for item, cpu in costs.items()))
+    print(f"lower bound of any split of these items: {bound:.2f} s ("
+          + ", ".join(f"{k} {v:.2f}" for k, v in parts.items()) + ")", flush=True)
+    return lists, work, expected
+
+
+def run_workload(bench, name):
+    options = bench.options
+    workload = workloads.make(bench, name)
+    variants = options.variants or INDEXED[name]
+    keys = ["weighted", *variants]
+    labels = labels_for(name, variants)
+    workload.setup()
+    print(f"\njob: {workload.describe}; boards "
+          + ", ".join(f"{b} {s:g}" for b, s in bench.speeds.items())
+          + f" = {bench.total_speed:g} cores", flush=True)
+    lists, work, expected = calibrate(bench, workload)
+    bad = workload.bad_cost() if workload.corrupt and not options.no_corrupt else None
+    rounds = []
+    for number in range(1, options.repeat + 1):
+        print(f"round {number}:", flush=True)
+        bracket = []
+        r = {"round": number, "runs": {}, "makespans": {}, "oracle": bracket}
+        bracket.append(runs.oracle_run(bench, workload, lists, number, "before"))
+        run_line("oracle split, before", bracket[0], expected)
+        for key in keys:
+            if key == "weighted":
+                f = runs.weighted_run(bench, workload, number)
+            else:
+                f = runs.indexed_run(bench, workload, number, key)
+            r["runs"][key] = f
+            r["makespans"][key] = f["makespan"]
+            run_line(labels[key], f, expected)
+        bracket.append(runs.oracle_run(bench, workload, lists, number, "after"))
+        run_line("oracle split, after", bracket[1], expected)
+        before, after = bracket[0]["makespan"], bracket[1]["makespan"]
+        r["kept"] = figures.bracket_kept(before, after)
+        r["makespans"]["oracle"] = figures.reference(before, after)
+        print(f"  the oracle's bracket {before:.2f} / {after:.2f} s, "
+              f"{figures.bracket_spread(before, after) * 100:.1f} % apart: "
+              + ("kept" if r["kept"] else "discarded"), flush=True)
+        print("  over the round's oracle: " + ", ".join(
+            f"{labels[k]} {r['makespans'][k] / r['makespans']['oracle']:.3f}" for k in keys),
+            flush=True)
+        rounds.append(r)
+    print("\n".join(report.workload_report(name, rounds, keys, labels, work, bench.total_speed)),
+          flush=True)
+    if bad is not None:
+        corrupt_round(bench, workload, rounds, variants, labels, expected, bad)
+
+
+def corrupt_round(bench, workload, rounds, variants, labels, expected, bad):
+    """One round with the bad input among the items: the WeightedJob as the
+    example ships it, and the best Indexed Job with backoffLimitPerIndex 2
+    (the same three attempts as the job's retries: 2)."""
+    used = [r for r in rounds if r["kept"]] or rounds
+    ratios = {k: figures.paired(rounds, k, "oracle") for k in variants}
+    best = figures.best_by_median(ratios) or min(
+        variants, key=lambda k: figures.median(r["makespans"][k] for r in rounds))
+    print(f"\ncorrupt round: {workload.corrupt} among the items; one attempt at it costs "
+          f"{bad:.2f} CPU s at unit speed", flush=True)
+    for key in ("weighted", best):
+        clean = figures.median(r["makespans"][key] for r in used)
+        clean_cpu = figures.median(r["runs"][key]["boards_cpu"] for r in used)
+        if key == "weighted":
+            f = runs.weighted_run(bench, workload, 1, corrupt=True)
+            tail = f"failed items attempted {f.get('attempts') or 'no'} times"
+        else:
+            f = runs.indexed_run(bench, workload, 1, key, corrupt=True)
+            tail = f"failed indexes {f.get('failed') or 'none'}"
+        if f["result"] != expected:
+            warn(f"{workload.name} corrupt round, {labels[key]}: the good items' result "
+                 f"{f['result']}, expected {expected}")
+        print(f"{labels[key]:<42} {f['makespan']:7.2f} s (clean {clean:.2f}: "
+              f"{f['makespan'] - clean:+.2f} s), boards {f['boards_cpu']:.2f} CPU s (clean "
+              f"{clean_cpu:.2f}: {f['boards_cpu'] - clean_cpu:+.2f}), {tail}, result "
+              f"{f['result']}", flush=True)
+
+
+def main(argv):
+    options = parse(argv)
+    if os.geteuid() != 0:
+        print("realnodes-bench: real nodes need root", file=sys.stderr)
+        return 1
+    root = pathlib.Path(__file__).resolve().parents[2]
+    bench = Bench(root, options)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    try:
+        bench.start()
+        for name in options.workloads:
+            run_workload(bench, name)
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        bench.stop()
+    return 0

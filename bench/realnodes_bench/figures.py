@@ -1,0 +1,154 @@
+"""The bench's arithmetic, pure: how the Indexed Job's bins are packed and
+its pods' CPU request sized, the oracle's split and the lower bound that
+indivisible items impose, the bracket rule that keeps or discards a round,
+and the paired per-round ratios. No I/O; tests/bench/realnodes_figures_test.py
+checks each."""
+import statistics
+
+# A round is discarded when its two oracle runs differ by more than this
+# (the larger over the smaller, minus 1).
+BRACKET_TOLERANCE = 0.05
+
+
+def median(values):
+    """The median of a non-empty sequence of numbers; None when it is empty."""
+    values = list(values)
+    return statistics.median(values) if values else None
+
+
+def pack_by_size(items, weights):
+    """The items, (cost, name) pairs, packed into one bin per key of
+    `weights` (name -> weight): largest first, each into the bin it leaves
+    least loaded for its weight ((load + cost) / weight; the first such bin
+    in `weights`' order on a tie). Equal weights: the lightest bin, as a user
+    packing by known sizes would; the boards' speeds: where it ends soonest.
+    Returns bin name -> the item names in the order they were put there."""
+    load = {name: 0.0 for name in weights}
+    bins = {name: [] for name in weights}
+    for cost, name in sorted(items, key=lambda item: -item[0]):
+        target = min(weights, key=lambda b: (load[b] + cost) / weights[b])
+        load[target] += cost
+        bins[target].append(name)
+    return bins
+
+
+def split_by_count(names, count):
+    """The names cut into `count` runs of equal numbers in their order (the
+    naive cut): run i holds names[len * i // count : len * (i + 1) // count]."""
+    n = len(names)
+    return [names[n * i // count:n * (i + 1) // count] for i in range(count)]
+
+
+def cpu_request(allocatable_cores, per_node):
+    """The CPU request (millicores, as Kubernetes writes it) with which
+    `per_node` pods of a Job fit on a board of `allocatable_cores` at once
+    and `per_node` + 1 do not: 50 m under an even share, or just over a
+    share of `per_node` + 1 where that margin would let one more fit (4 and
+    more a board)."""
+    millis = allocatable_cores * 1000
+    request = millis // per_node - 50
+    if (per_node + 1) * request <= millis:
+        request = millis // (per_node + 1) + 1
+    return f"{request}m"
+
+
+def oracle_split(costs, speeds):
+    """The oracle's deal: `costs` (item -> its CPU seconds on one core) dealt
+    largest first, each to the board of `speeds` (board -> cores) that would
+    finish it earliest at its speed (the first such board in `speeds`' order
+    on a tie). Returns (board -> its items in the order dealt, board -> its
+    CPU seconds, the planned makespan: the largest CPU over speed)."""
+    load = {board: 0.0 for board in speeds}
+    lists = {board: [] for board in speeds}
+    for item, cost in sorted(costs.items(), key=lambda kv: (-kv[1], kv[0])):
+        board = min(speeds, key=lambda b: (load[b] + cost) / speeds[b])
+        load[board] += cost
+        lists[board].append(item)
+    planned = max(load[b] / speeds[b] for b in speeds) if speeds else 0.0
+    return lists, load, planned
+
+
+def lower_bound(costs, speeds):
+    """The makespan no split of indivisible items reaches under: the
+    largest of the work over the summed speeds, and, for every k up to the
+    boards and the items, the k largest items over the k fastest boards
+    (k = 1: the largest item on the fastest board). Returns (bound, its
+    parts: {"work": W / sum s, "k=1": ..., ...})."""
+    costs = sorted(costs, reverse=True)
+    speeds = sorted(speeds, reverse=True)
+    parts = {"work": sum(costs) / sum(speeds)}
+    for k in range(1, min(len(costs), len(speeds)) + 1):
+        parts[f"k={k}"] = sum(costs[:k]) / sum(speeds[:k])
+    return max(parts.values()), parts
+
+
+def equal_chunks(speeds, slack=0.02, most=48):
+    """How many equal shares of a finely divisible job (primes) to deal to
+    the boards of `speeds` (cores) so that the deal comes within `slack` of
+    the work over the summed speeds: the smallest count from the number of
+    boards on, up to `most`. 0.5, 0.5, 0.2 cores: 12 (5, 5 and 2 shares)."""
+    best = None
+    for count in range(len(speeds), most + 1):
+        costs = {i: 1.0 / count for i in range(count)}
+        _, _, planned = oracle_split(costs, dict(enumerate(speeds)))
+        ideal = 1.0 / sum(speeds)
+        if planned <= ideal * (1 + slack):
+            return count
+        if best is None or planned < best[1]:
+            best = (count, planned)
+    return best[0]
+
+
+def bracket_spread(before, after):
+    """How far a round's two oracle runs lie apart: the larger over the
+    smaller, minus 1."""
+    return max(before, after) / min(before, after) - 1
+
+
+def bracket_kept(before, after, tolerance=BRACKET_TOLERANCE):
+    """Whether a round is kept: its two oracle runs within `tolerance` (5 %
+    apart is kept, whatever the floating point says of 105 / 100 - 1)."""
+    return bracket_spread(before, after) <= tolerance + 1e-9
+
+
+def reference(before, after):
+    """The round's reference makespan: the mean of its two oracle runs."""
+    return (before + after) / 2
+
+
+def paired(rounds, key, against):
+    """Per kept round, the run `key`'s makespan over the run `against`'s in
+    the same round (`against` "oracle": the round's reference). `rounds` are
+    dicts with "kept" and "makespans" (key -> seconds, with "oracle" the
+    reference). Returns the ratios, in round order; rounds missing either run
+    are left out."""
+    ratios = []
+    for round_ in rounds:
+        if not round_["kept"]:
+            continue
+        runs = round_["makespans"]
+        if key in runs and against in runs:
+            ratios.append(runs[key] / runs[against])
+    return ratios
+
+
+def summary(ratios):
+    """(minimum, median) of paired ratios; (None, None) when there are none."""
+    if not ratios:
+        return None, None
+    return min(ratios), median(ratios)
+
+
+def spread(values):
+    """Round to round: (largest - smallest) / median; None under two values."""
+    values = list(values)
+    if len(values) < 2:
+        return None
+    return (max(values) - min(values)) / median(values)
+
+
+def best_by_median(ratios_by_key):
+    """The key whose paired ratios have the smallest median (the Indexed
+    Job's best tuning), among keys with at least one; None when none has."""
+    medians = {key: median(r) for key, r in ratios_by_key.items() if r}
+    return min(medians, key=lambda key: medians[key]) if medians else None

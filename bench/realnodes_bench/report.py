@@ -1,0 +1,203 @@
+"""The bench's tables, pure: a row per run kind (the oracle, the
+WeightedJob, each Indexed Job tuning), its figures over the kept rounds.
+No I/O; tests/bench/realnodes_figures_test.py checks the layout."""
+from .figures import (BRACKET_TOLERANCE, best_by_median, bracket_spread, median, paired,
+                      spread, summary)
+
+# (title, width, format) of the figures table's columns after the label.
+FIGURES = [
+    ("makespan", 9, ".2f"),
+    ("1st pod", 8, ".2f"),
+    ("all pods", 9, ".2f"),
+    ("limit", 8, ".2f"),
+    ("efficiency", 10, ".3f"),
+    ("/oracle min", 11, ".3f"),
+    ("/oracle med", 11, ".3f"),
+    ("vs WJ", 7, ".2fx"),
+    ("CPU/work", 9, ".3f"),
+    ("busy", 6, ".3f"),
+]
+# The where-it-went table's columns.
+WHERE = [
+    ("computing by", 12, ".2f"),
+    ("init", 6, ".2f"),
+    ("c.start", 7, ".2f"),
+    ("computing", 9, ".2f"),
+    ("tail", 6, ".2f"),
+    ("finish", 6, ".2f"),
+    ("boards CPU", 10, ".2f"),
+    ("after end", 9, ".2f"),
+    ("work CPU", 8, ".2f"),
+    ("commands", 8, ".2f"),
+    ("workers' own", 12, ".2f"),
+    ("lost copies", 11, ".2f"),
+    ("operator CPU", 12, ".2f"),
+    ("ctl plane CPU", 13, ".2f"),
+]
+LABEL_WIDTH = 42
+
+
+def cell(value, width, spec):
+    """A value right-aligned in `width`: "-" for None; a spec ending in "x"
+    prints the number then "x"."""
+    if value is None:
+        return "-".rjust(width)
+    if spec.endswith("x"):
+        return (format(value, spec[:-1]) + "x").rjust(width)
+    return format(value, spec).rjust(width)
+
+
+def table(title, columns, rows, last=None):
+    """Lines of a table: `title` over the labels, then each column's title;
+    `rows` are (label, [values in the columns' order], last text or None);
+    `last` the title of a free text column at the end (each run's values)."""
+    head = title.ljust(LABEL_WIDTH) + "".join(" " + name.rjust(width)
+                                              for name, width, _ in columns)
+    if last:
+        head += "  " + last
+    lines = [head]
+    for label, values, text in rows:
+        line = label.ljust(LABEL_WIDTH) + "".join(
+            " " + cell(v, width, spec) for v, (_, width, spec) in zip(values, columns))
+        if text:
+            line += "  " + text
+        lines.append(line)
+    return lines
+
+
+def runs_text(values):
+    """A run's makespan in each round, "a, b, c" (a discarded round's in
+    brackets)."""
+    return ", ".join(f"[{v:.2f}]" if discarded else f"{v:.2f}" for v, discarded in values)
+
+
+def indexed_label(split, completions, per_node, workload):
+    """How the tables name an Indexed Job tuning SPLIT:COMPLETIONS:PER_NODE."""
+    cut = "equal counts" if split == "count" else "equal cost"
+    if split == "cost" and workload != "primes":
+        cut = "packed by size"
+    return f"Indexed Job, {completions} x {cut}, {per_node}/board"
+
+
+def percent(value):
+    return "-" if value is None else f"{value * 100:.1f} %"
+
+
+def ratio_text(low, mid):
+    return "-" if mid is None else f"{mid:.3f} (min {low:.3f})"
+
+
+def _used(rounds):
+    """The rounds the figures are taken over: the kept ones, or every round
+    when none was kept (its ratios to the oracle are then left out)."""
+    kept = [r for r in rounds if r["kept"]]
+    return kept or list(rounds)
+
+
+def _runs(rounds, key):
+    """The figures of every run of `key` in `rounds` (the oracle: both
+    runs of each bracket)."""
+    if key == "oracle":
+        return [f for r in rounds for f in r["oracle"]]
+    return [r["runs"][key] for r in rounds if key in r["runs"]]
+
+
+def _median(runs, field):
+    values = [f.get(field) for f in runs]
+    values = [v for v in values if v is not None]
+    return median(values) if values else None
+
+
+def figure_rows(rounds, keys, labels, one_core, total_speed):
+    """The figures table's rows: the oracle's, then each of `keys` (the
+    WeightedJob's "weighted", the Indexed Job's variants); `labels` key ->
+    label. Makespans and the other columns are medians over the kept rounds;
+    /oracle and vs WJ are medians of per-round paired ratios."""
+    used = _used(rounds)
+    limit = one_core / total_speed
+    rows = []
+    for key in ["oracle", *keys]:
+        runs = _runs(used, key)
+        makespans = [r["makespans"][key] for r in used if key in r["makespans"]]
+        makespan = median(makespans) if makespans else None
+        low, mid = (None, None) if key == "oracle" else summary(paired(rounds, key, "oracle"))
+        vs_wj = median(paired(rounds, key, "weighted")) if key != "oracle" else None
+        cpu_work = median([f["boards_cpu"] / one_core for f in runs]) if runs else None
+        values = [makespan, _median(runs, "first_pod"), _median(runs, "all_pods"), limit,
+                  limit / makespan if makespan else None, low, mid, vs_wj, cpu_work,
+                  _median(runs, "busy")]
+        if key == "oracle":
+            text = ", ".join(("[{:.2f}/{:.2f}]" if not r["kept"] else "{:.2f}/{:.2f}").format(
+                r["oracle"][0]["makespan"], r["oracle"][1]["makespan"]) for r in rounds)
+        else:
+            text = runs_text([(r["makespans"][key], not r["kept"]) for r in rounds
+                              if key in r["makespans"]])
+        rows.append((labels[key], values, text))
+    return rows
+
+
+def where_rows(rounds, keys, labels, one_core):
+    """The where-it-went table's rows: medians over the kept rounds."""
+    used = _used(rounds)
+    rows = []
+    for key in ["oracle", *keys]:
+        runs = _runs(used, key)
+        values = [_median(runs, f) for f in ("computing_by", "init", "cstart", "computing",
+                                            "tail", "finish", "boards_cpu", "after_end")]
+        values += [one_core] + [_median(runs, f) for f in ("commands", "own", "lost",
+                                                           "operator_cpu", "control_cpu")]
+        rows.append((labels[key], values, None))
+    return rows
+
+
+def workload_report(name, rounds, keys, labels, one_core, total_speed):
+    """Every line printed after a workload's rounds: the two tables, what
+    their columns mean, and the paired summary."""
+    lines = [""]
+    lines += table("run (rounds interleaved), medians", FIGURES,
+                   figure_rows(rounds, keys, labels, one_core, total_speed), "each run, s")
+    lines += [
+        "(oracle: its two runs of each round, before and after the others; a round in",
+        f" brackets was discarded, its two oracle runs more than {BRACKET_TOLERANCE * 100:.0f} % "
+        "apart;",
+        " /oracle: each kept round's makespan over that round's oracle (the mean of its two",
+        " runs), min and median; vs WJ: over the WeightedJob's in the same round, median;",
+        " limit: the work's CPU on one core over the boards' summed speeds;",
+        " efficiency: limit / makespan;",
+        " CPU/work: the boards' CPU seconds for the run over the work's CPU on one core;",
+        " busy: the boards' CPU seconds over their cores' seconds from apply to finish)",
+        ""]
+    lines += table("where the time and CPU went, medians, s", WHERE,
+                   where_rows(rounds, keys, labels, one_core))
+    lines += [
+        "(computing by: apply -> every board computing (its cgroup using half its quota or",
+        " more); init, c.start: of it, the last board's first pod from bound to initialized",
+        " (sandbox and init containers) and from initialized to its container running, as its",
+        " status said; computing: -> the first board idle for good (0 when one was done before",
+        " the last began); tail: -> the last board done; finish: -> the end seen;",
+        " boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after the",
+        " end was seen; work CPU: the items on one core; commands, workers' own: what the",
+        " WeightedJob's workers said their commands and they spent; lost copies: their busy",
+        " seconds on items another board handed in first; operator CPU: the control-plane",
+        " node's pods; ctl plane CPU: the API server, datastore, controller-manager, scheduler,",
+        " DNS and that node's kubelet and containerd)"]
+    kept = [r for r in rounds if r["kept"]]
+    for r in rounds:
+        if not r["kept"]:
+            before, after = (f["makespan"] for f in r["oracle"])
+            lines.append(f"{name}: round {r['round']} discarded: its oracle took {before:.2f} and "
+                         f"{after:.2f} s ({bracket_spread(before, after) * 100:.1f} % apart)")
+    low, mid = summary(paired(rounds, "weighted", "oracle"))
+    indexed = {k: paired(rounds, k, "oracle") for k in keys if k != "weighted"}
+    best = best_by_median(indexed)
+    text = f"{name}: over {len(kept)} kept round(s) of {len(rounds)}, the WeightedJob at "
+    text += ratio_text(low, mid) + " of the oracle's makespan"
+    if best:
+        b_low, b_mid = summary(indexed[best])
+        text += f", the best Indexed Job ({labels[best]}) at {ratio_text(b_low, b_mid)}"
+    lines.append(text)
+    weighted = [r["makespans"]["weighted"] for r in kept if "weighted" in r["makespans"]]
+    lines.append(f"{name}: round to round the WeightedJob's makespan moved "
+                 f"{percent(spread(weighted))}, the oracle's "
+                 f"{percent(spread(r['makespans']['oracle'] for r in kept))}")
+    return lines

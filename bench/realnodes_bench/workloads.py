@@ -1,0 +1,439 @@
+"""The four workloads: how each is set up on the bed, calibrated (each
+item's CPU seconds on one core), and what its WeightedJob, its Indexed Job
+and its oracle pods are, how their results read and are checked.
+
+primes runs in the ballast-worker image; thumbnails, recompress and
+anomalies are examples/<name>: the user's image built from its
+Containerfile, the inputs made by the example's maker on a host directory
+that every board mounts as a PersistentVolume (the claim the example
+names), the items the files with their sizes as costs in the ConfigMap the
+example names."""
+import json
+import os
+import resource
+import shutil
+import subprocess
+
+import yaml
+
+from . import figures
+from .cluster import run, warn
+from .timing import items_cpu
+
+SECURITY = {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]}}
+POD_SECURITY = {"runAsNonRoot": True, "runAsUser": 65532,
+                "seccompProfile": {"type": "RuntimeDefault"}}
+POOL = {"ballast.io/pool": "seed000"}
+
+
+def on_node(node):
+    return {"kubernetes.io/hostname": node}
+
+
+def messages(pod):
+    """The termination messages of a pod's init containers and containers,
+    in order."""
+    status = pod.get("status") or {}
+    out = []
+    for c in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        message = ((c.get("state") or {}).get("terminated") or {}).get("message", "")
+        if message.strip():
+            out.append(message)
+    return out
+
+
+class Workload:
+    """What every workload answers; `bench` is the Bench of cli.py (the
+    cluster, the options, the work directory)."""
+    name = ""
+    corrupt = None  # the bad input of the corrupt round, or None
+
+    def __init__(self, bench):
+        self.bench = bench
+        self.cluster = bench.cluster
+        self.describe = ""
+
+    def check(self, run_name):
+        """Compares a run's outputs with the reference's (nothing to compare
+        by default)."""
+
+
+class Primes(Workload):
+    """Primes below --limit by trial division, in the ballast-worker image.
+    Its items are numbers; the oracle deals equal shares of the job's known
+    cost (`ballast-worker slice --split cost`), each share's CPU measured."""
+    name = "primes"
+
+    def __init__(self, bench):
+        super().__init__(bench)
+        self.limit = bench.options.limit
+        self.spec = json.dumps({"workload": {"primes": {"limit": self.limit, "method": "trial"}}})
+        self.chunks = figures.equal_chunks(list(bench.speeds.values()))
+        self.describe = f"primes below {self.limit} (trial division)"
+
+    def setup(self):
+        pass
+
+    def _slice_args(self, index, count, split="cost"):
+        return ["slice", "--count", str(count), "--split", split, "--index", str(index),
+                "--spec", self.spec]
+
+    def calibrate(self):
+        """Each share's CPU seconds on one core: the worker's own process
+        computing it here, one after another (no pod: its pods cost what
+        the host's process does). Returns (share -> CPU s, the result)."""
+        worker = str(self.bench.build / "ballast-worker")
+        costs = {}
+        count = 0
+        for index in range(self.chunks):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            out = run([worker, *self._slice_args(index, self.chunks)])
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            costs[str(index)] = (after.ru_utime + after.ru_stime
+                                 - before.ru_utime - before.ru_stime)
+            count += json.loads(out)["result"]["primes"]["count"]
+        return costs, str(count)
+
+    def oracle_pod(self, name, board, shares):
+        """A plain pod on `board` computing its shares one after another:
+        each but the last in an init container, the last in the container
+        (the image has no shell to loop in)."""
+        containers = [{"name": f"share-{share}", "image": self.bench.worker_image,
+                       "imagePullPolicy": "IfNotPresent",
+                       "args": [*self._slice_args(share, self.chunks)[:-2], "--result-file",
+                                "/dev/termination-log", "--spec", self.spec],
+                       "securityContext": SECURITY} for share in shares]
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "labels": {"bench-oracle": self.bench.oracle_label}},
+                "spec": {"restartPolicy": "Never", "nodeSelector": on_node(board),
+                         "securityContext": POD_SECURITY,
+                         "initContainers": containers[:-1], "containers": containers[-1:]}}
+
+    def oracle_result(self, pods):
+        return str(sum(json.loads(m)["result"]["primes"]["count"]
+                       for pod in pods for m in messages(pod)))
+
+    def weighted(self, name, corrupt=False):
+        job = yaml.safe_load((self.bench.root / "examples/jobs/primes-300000.yaml").read_text())
+        job["metadata"]["name"] = name
+        job["spec"]["workload"]["primes"]["limit"] = self.limit
+        job["spec"]["nodeSelector"] = POOL
+        return job
+
+    def weighted_result(self, job):
+        return str(((job.get("status") or {}).get("result") or {}).get("primes", {}).get("count"))
+
+    def indexed(self, split, completions, request, corrupt=False):
+        """The Indexed Job's pod spec: `ballast-worker slice` of share
+        JOB_COMPLETION_INDEX, its result in the termination message."""
+        return {"containers": [{
+            "name": "share", "image": self.bench.worker_image,
+            "imagePullPolicy": "IfNotPresent",
+            "args": ["slice", "--count", str(completions), "--split", split, "--result-file",
+                     "/dev/termination-log", "--spec", self.spec],
+            "resources": {"requests": {"cpu": request}}, "securityContext": SECURITY}]}
+
+    def indexed_result(self, texts):
+        return str(sum(json.loads(t)["result"]["primes"]["count"] for t in texts if t.strip()))
+
+
+# How each share workload is made and run; "run" is a shell command that does
+# the items listed in $ITEMS and writes the summed result to $RESULT, as a
+# user would script it outside Ballast (the calibration, the oracle's pods,
+# the Indexed Job).
+SHARE = {
+    "thumbnails": {
+        "make": ["examples/thumbnails/make-photos", "{dir}", "--count", "{photos}",
+                 "--scale", "{scale}", "--seed", "11"],
+        "skip": None,
+        "run": "BALLAST_ITEMS_FILE=$ITEMS BALLAST_RESULT_FILE=$RESULT thumbnail",
+        "fields": ["thumbnails"], "outputs": True, "claim": "photos", "list": "photos-list",
+        "corrupt": None},
+    "recompress": {
+        "make": ["examples/recompress/make-archives", "{dir}", "--megabytes", "{megabytes}",
+                 "--seed", "11", "--corrupt"],
+        "suffix": ".gz", "skip": "corrupt/",
+        "run": "BALLAST_ITEMS_FILE=$ITEMS BALLAST_RESULT_FILE=$RESULT recompress",
+        "fields": ["archives", "bytesOut"], "outputs": True, "claim": "archives",
+        "list": "archives-list", "corrupt": "corrupt/truncated.gz"},
+    "anomalies": {
+        "make": ["examples/anomalies/make-series", "{dir}", "--points", "{points}",
+                 "--seed", "11", "--corrupt"],
+        "suffix": ".csv", "skip": "corrupt/",
+        # The script takes one file a run (the job says perItem): so does the loop.
+        "run": 'status=0; while IFS= read -r item; do printf "%s\\n" "$item" >/tmp/item; '
+               'rm -f /tmp/one; BALLAST_ITEMS_FILE=/tmp/item BALLAST_RESULT_FILE=/tmp/one '
+               'python3 /usr/local/bin/anomalies.py || status=1; '
+               '[ -s /tmp/one ] && { cat /tmp/one; echo; } >>/tmp/all; done <"$ITEMS"; '
+               'python3 -c "import json, sys; rs = [json.loads(l) for l in sys.stdin if '
+               'l.strip()]; print(json.dumps({k: sum(r[k] for r in rs) for k in '
+               '(\\"series\\", \\"points\\", \\"anomalies\\")}))" </tmp/all >"$RESULT"; '
+               'rm -f /tmp/all; exit $status',
+        "fields": ["series", "points", "anomalies"], "outputs": False, "claim": "series",
+        "list": "series-list", "corrupt": "corrupt/series-bad.csv"},
+}
+
+
+def list_lines(share_in, suffix, skip):
+    """The share's items, "size<TAB>path" sorted by path: every file under
+    `share_in` (those ending in `suffix`, outside `skip`, when given)."""
+    rows = []
+    for path in share_in.rglob("*"):
+        rel = path.relative_to(share_in).as_posix()
+        if not path.is_file() or (suffix and not rel.endswith(suffix)):
+            continue
+        if skip and rel.startswith(skip):
+            continue
+        rows.append((rel, path.stat().st_size))
+    return [f"{size}\t{rel}" for rel, size in sorted(rows)]
+
+
+def sum_fields(lines, fields):
+    """The compared fields of JSON objects, one a line, summed: "a:b"."""
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return ":".join(str(sum(r.get(k, 0) for r in rows)) for k in fields)
+
+
+class Share(Workload):
+    """thumbnails, recompress or anomalies: the example's job in the user's
+    image on a share."""
+
+    def __init__(self, bench, name):
+        super().__init__(bench)
+        self.name = name
+        self.cfg = SHARE[name]
+        self.corrupt = self.cfg["corrupt"]
+        self.share = bench.work / f"share-{name}"
+        self.image = f"localhost/{name}:1"
+        self.items = []  # (size, path)
+
+    # --- set-up ---------------------------------------------------------------------
+    def setup(self):
+        b, c = self.bench, self.cluster
+        run([str(b.root / "scripts/debian-base-image")], cwd=b.root)
+        log = b.work / "build.log"
+        with open(log, "w") as out:
+            built = subprocess.run(["buildah", "build", "--network", "host", "--layers", "--quiet",
+                                    "-t", self.image, f"examples/{self.name}"], cwd=b.root,
+                                   stdout=out, stderr=subprocess.STDOUT)
+        if built.returncode != 0:
+            raise SystemExit(f"realnodes-bench: building {self.image}: "
+                             f"{log.read_text()[-2000:]}")
+        archive = b.work / f"{self.name}.tar"
+        run(["buildah", "push", "--quiet", self.image,
+             f"docker-archive:{archive}:{self.image}"])
+        for node in c.boards + [c.control]:
+            run(["ctr", "--address", str(c.dir / "realnodes" / node / "containerd.sock"),
+                 "-n", "k8s.io", "images", "import", str(archive)])
+        archive.unlink()
+        opts = b.options
+        values = {"dir": str(self.share / "in"), "photos": opts.photos, "scale": opts.scale,
+                  "megabytes": opts.megabytes, "points": opts.points}
+        made = run([str(a).format(**values) for a in self.cfg["make"]], cwd=b.root)
+        (self.share / "out").mkdir(parents=True, exist_ok=True)
+        os.chown(self.share / "out", 65532, 65532)
+        lines = list_lines(self.share / "in", self.cfg.get("suffix"), self.cfg["skip"])
+        self.items = [(int(line.split("\t")[0]), line.split("\t", 1)[1]) for line in lines]
+        (b.work / "list.txt").write_text("".join(line + "\n" for line in lines))
+        # The maker's line, "N images, B bytes under DIR", without the directory.
+        self.describe = f"{self.name} of {made.strip().split(' under ')[0]} (Pareto sizes)"
+        self._objects(lines)
+        # A board's containerd unpacks a new image at its first container,
+        # within the board's quota: once here, so that no run pays it.
+        c.apply(*[{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"warm-{node}"},
+                   "spec": {"restartPolicy": "Never", "nodeSelector": on_node(node),
+                            "containers": [{"name": "warm", "image": self.image,
+                                            "imagePullPolicy": "Never", "command": ["true"]}]}}
+                  for node in c.boards])
+        for node in c.boards:
+            c.wait_for("pod", f"warm-{node}", "{.status.phase}", "^(Succeeded|Failed)$")
+            c.delete("pod", f"warm-{node}")
+
+    def _objects(self, lines):
+        b, c, cfg = self.bench, self.cluster, self.cfg
+        c.apply({"apiVersion": "v1", "kind": "PersistentVolume",
+                 "metadata": {"name": f"{c.ns}-{self.name}"},
+                 "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteMany"],
+                          "storageClassName": "",
+                          "hostPath": {"path": str(self.share), "type": "Directory"}}},
+                {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                 "metadata": {"name": cfg["claim"]},
+                 "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "",
+                          "volumeName": f"{c.ns}-{self.name}",
+                          "resources": {"requests": {"storage": "10Gi"}}}})
+        c.kubectl_ns("create", "configmap", cfg["list"], f"--from-file=list.txt={b.work}/list.txt")
+        if self.corrupt:
+            # The same list with the bad input among the others, for the corrupt round.
+            size = (self.share / "in" / self.corrupt).stat().st_size
+            corrupt = sorted(lines + [f"{size}\t{self.corrupt}"], key=lambda l: l.split("\t")[1])
+            (b.work / "list-corrupt.txt").write_text("".join(line + "\n" for line in corrupt))
+            c.kubectl_ns("create", "configmap", f"{cfg['list']}-corrupt",
+                         f"--from-file=list.txt={b.work}/list-corrupt.txt")
+        # Bound before the first job: a pod whose claim is not yet bound waits
+        # for the scheduler's next retry of unschedulable pods (up to 30 s).
+        c.kubectl_ns("wait", "--for=jsonpath={.status.phase}=Bound", f"pvc/{cfg['claim']}",
+                     "--timeout=120s")
+
+    # --- pods of the user's image ----------------------------------------------------
+    def _pod(self, name, node, script, out, label):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "labels": label},
+                "spec": {"restartPolicy": "Never", "nodeSelector": on_node(node),
+                         "securityContext": POD_SECURITY,
+                         "containers": [{
+                             "name": "work", "image": self.image, "imagePullPolicy": "Never",
+                             "command": ["sh", "-c", script],
+                             "env": [{"name": "MAGICK_THREAD_LIMIT", "value": "1"},
+                                     {"name": "IN", "value": "/data/in"},
+                                     {"name": "OUT", "value": out}],
+                             "securityContext": SECURITY,
+                             "volumeMounts": [{"name": "share", "mountPath": "/data"},
+                                              {"name": "tmp", "mountPath": "/tmp"}]}],
+                         "volumes": [{"name": "share", "persistentVolumeClaim":
+                                      {"claimName": self.cfg["claim"]}},
+                                     {"name": "tmp", "emptyDir": {}}]}}
+
+    def _calibration(self, pod_name, list_name, result, out):
+        """One pod of the job's image, security context and volume doing
+        the items of /data/LIST one at a time, alone on the control-plane
+        node (no CPU quota); after each it prints "@item PATH" and its
+        shell's `times` (its children's CPU so far). Returns the log's lines."""
+        script = (
+            'while IFS= read -r item; do printf "%s\\n" "$item" >/tmp/cal-item; '
+            'rm -f /tmp/cal-result; '
+            f'(ITEMS=/tmp/cal-item RESULT=/tmp/cal-result; {self.cfg["run"]}) || true; '
+            f'if [ -s /tmp/cal-result ]; then cat /tmp/cal-result; echo; fi >>{result}; '
+            f'echo "@item $item"; times; done </data/{list_name}')
+        c = self.cluster
+        c.apply(self._pod(pod_name, c.control, script, out, {"bench-calibration": pod_name}))
+        phase = c.wait_for("pod", pod_name, "{.status.phase}", "^(Succeeded|Failed)$")
+        lines = c.kubectl_ns("logs", pod_name).splitlines()
+        c.delete("pod", pod_name)
+        if phase != "Succeeded":
+            warn(f"the calibration pod {pod_name} ended {phase}: {lines[-3:]}")
+        return lines
+
+    def calibrate(self):
+        """Each item's CPU seconds on one core, the calibration pod doing
+        every item one at a time; its outputs are the reference the runs
+        are checked against. Returns (item -> CPU s, the result's fields)."""
+        shutil.rmtree(self.share / "reference", ignore_errors=True)
+        (self.share / "reference.json").unlink(missing_ok=True)
+        (self.share / "reference").mkdir()
+        (self.share / "reference.json").touch()
+        os.chown(self.share / "reference", 65532, 65532)
+        os.chown(self.share / "reference.json", 65532, 65532)
+        (self.share / "calibration").write_text("".join(p + "\n" for _, p in self.items))
+        lines = self._calibration("bench-calibration", "calibration", "/data/reference.json",
+                                  "/data/reference")
+        costs, _ = items_cpu(lines)
+        missing = [p for _, p in self.items if p not in costs]
+        if missing:
+            raise SystemExit(f"realnodes-bench: the calibration pod did not time {missing[:3]}")
+        expected = sum_fields((self.share / "reference.json").read_text().splitlines(),
+                              self.cfg["fields"])
+        if not any(ch in "123456789" for ch in expected):
+            raise SystemExit("realnodes-bench: the calibration pod made no result: "
+                             + (self.share / "reference.json").read_text()[:300])
+        return costs, expected
+
+    def bad_cost(self):
+        """What one attempt at the bad input costs at unit speed."""
+        (self.share / "bad-item").write_text(self.corrupt + "\n")
+        (self.share / "bad.json").touch()
+        os.chown(self.share / "bad.json", 65532, 65532)
+        _, total = items_cpu(self._calibration("bench-bad", "bad-item", "/data/bad.json", "/tmp"))
+        return total
+
+    def oracle_pod(self, name, board, items):
+        lists = self.share / "oracle"
+        lists.mkdir(exist_ok=True)
+        (lists / board).write_text("".join(p + "\n" for p in items))
+        script = f'ITEMS=/data/oracle/{board} RESULT=/dev/termination-log; {self.cfg["run"]}'
+        return self._pod(name, board, script, "/data/out", {"bench-oracle": self.bench.oracle_label})
+
+    def oracle_result(self, pods):
+        return sum_fields([m for pod in pods for m in messages(pod)], self.cfg["fields"])
+
+    # --- the WeightedJob and the Indexed Job -------------------------------------------
+    def weighted(self, name, corrupt=False):
+        """The example's job as it ships, on the boards (and one convert
+        thread for thumbnails), its items from the clean or corrupt list."""
+        job = yaml.safe_load((self.bench.root / f"examples/{self.name}/job.yaml").read_text())
+        job["metadata"]["name"] = name
+        spec = job["spec"]
+        spec["nodeSelector"] = POOL
+        if corrupt:
+            spec["itemsFrom"]["configMap"]["name"] = f"{self.cfg['list']}-corrupt"
+        for container in spec["template"]["spec"]["containers"]:
+            container.setdefault("env", []).append({"name": "MAGICK_THREAD_LIMIT", "value": "1"})
+        if spec["itemsFrom"]["configMap"]["name"] not in (self.cfg["list"],
+                                                          f"{self.cfg['list']}-corrupt"):
+            raise SystemExit(f"realnodes-bench: examples/{self.name}/job.yaml changed shape")
+        return job
+
+    def weighted_result(self, job):
+        fields = (((job.get("status") or {}).get("result") or {}).get("exec") or {}).get(
+            "fields") or {}
+        return ":".join(str((fields.get(f) or {}).get("sum")) for f in self.cfg["fields"])
+
+    def bins(self, split, completions, corrupt=False):
+        """The ConfigMap of the Indexed Job's bins, one key a bin: "count",
+        equal numbers of files in list order; "cost", packed by size
+        (largest first, each into the lightest bin). Made once."""
+        items = list(self.items)
+        name = f"bins-{self.name}-{split}-{completions}"
+        if corrupt:
+            size = (self.share / "in" / self.corrupt).stat().st_size
+            items = sorted(items + [(size, self.corrupt)], key=lambda i: i[1])
+            name += "-corrupt"
+        if self.cluster.kubectl_ns("get", "configmap", name, check=False).strip():
+            return name
+        if split == "count":
+            cut = figures.split_by_count([p for _, p in items], completions)
+        else:
+            packed = figures.pack_by_size(items, {str(i): 1 for i in range(completions)})
+            cut = [packed[str(i)] for i in range(completions)]
+        self.cluster.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+                            "data": {str(i): "".join(p + "\n" for p in bin_)
+                                     for i, bin_ in enumerate(cut)}})
+        return name
+
+    def indexed(self, split, completions, request, corrupt=False):
+        bins = self.bins(split, completions, corrupt)
+        return {"containers": [{
+            "name": "share", "image": self.image, "imagePullPolicy": "Never",
+            "command": ["sh", "-c", "ITEMS=/bins/$JOB_COMPLETION_INDEX "
+                        f"RESULT=/dev/termination-log; {self.cfg['run']}"],
+            "env": [{"name": "MAGICK_THREAD_LIMIT", "value": "1"},
+                    {"name": "IN", "value": "/data/in"}, {"name": "OUT", "value": "/data/out"}],
+            "resources": {"requests": {"cpu": request}}, "securityContext": SECURITY,
+            "volumeMounts": [{"name": "share", "mountPath": "/data"},
+                             {"name": "bins", "mountPath": "/bins"},
+                             {"name": "tmp", "mountPath": "/tmp"}]}],
+            "volumes": [{"name": "share", "persistentVolumeClaim": {"claimName": self.cfg["claim"]}},
+                        {"name": "bins", "configMap": {"name": bins}},
+                        {"name": "tmp", "emptyDir": {}}]}
+
+    def indexed_result(self, texts):
+        return sum_fields(texts, self.cfg["fields"])
+
+    def check(self, run_name):
+        """Every run starts from an empty output directory and ends checked
+        against the reference's outputs."""
+        out = self.share / "out"
+        if self.cfg["outputs"]:
+            # A run may leave a directory for an output that failed.
+            subprocess.run(["find", str(out), "-mindepth", "1", "-type", "d", "-empty", "-delete"])
+            diff = subprocess.run(["diff", "-rq", str(self.share / "reference"), str(out)],
+                                  capture_output=True, text=True)
+            if diff.returncode != 0:
+                warn(f"{run_name}: outputs differ from the reference run's: "
+                     + " ".join((diff.stdout + diff.stderr).splitlines()[:3]))
+        subprocess.run(["find", str(out), "-mindepth", "1", "-delete"])
+
+
+def make(bench, name):
+    return Primes(bench) if name == "primes" else Share(bench, name)
+

@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""The real-node bench's pure parts (bench/realnodes_bench), no nodes
+needed: the Indexed Job's packing and CPU request, the oracle's split and
+the lower bound of indivisible items, the bracket rule, the paired
+per-round ratios, where a run's time went from a watch and cgroup samples,
+the calibration log's reading, the tables, and the jobs the bench makes
+from the examples as they ship.
+
+  realnodes_bench_test.py SOURCE_DIR"""
+import json
+import pathlib
+import random
+import sys
+import tempfile
+import types
+import unittest
+
+SOURCE = pathlib.Path(sys.argv.pop(1) if len(sys.argv) > 1 else
+                      pathlib.Path(__file__).resolve().parents[2])
+sys.path.insert(0, str(SOURCE / "bench"))
+
+from realnodes_bench import cli, cluster, figures, report, runs, timing, workloads  # noqa: E402
+
+BOARDS = {"pi4b-0": 0.5, "pi4b-1": 0.5, "pi3b-0": 0.2}
+
+
+class Packing(unittest.TestCase):
+    def test_largest_first_into_the_lightest_bin(self):
+        items = [(10, "a"), (7, "b"), (5, "c"), (3, "d"), (1, "e")]
+        self.assertEqual(figures.pack_by_size(items, {"0": 1, "1": 1}),
+                         {"0": ["a", "d"], "1": ["b", "c", "e"]})
+
+    def test_weights_take_shares_in_proportion(self):
+        items = [(1, str(i)) for i in range(12)]
+        bins = figures.pack_by_size(items, BOARDS)
+        self.assertEqual([len(bins[b]) for b in BOARDS], [5, 5, 2])
+
+    def test_count_split_keeps_the_order(self):
+        names = [str(i) for i in range(10)]
+        self.assertEqual(figures.split_by_count(names, 3),
+                         [["0", "1", "2"], ["3", "4", "5"], ["6", "7", "8", "9"]])
+
+    def test_request_lets_per_node_pods_fit_and_not_one_more(self):
+        self.assertEqual(figures.cpu_request(1, 1), "950m")
+        self.assertEqual(figures.cpu_request(1, 2), "450m")
+        for cores in (1, 2, 4):
+            for per_node in range(1, 10):
+                request = int(figures.cpu_request(cores, per_node)[:-1])
+                self.assertLessEqual(per_node * request, cores * 1000, (cores, per_node))
+                self.assertGreater((per_node + 1) * request, cores * 1000, (cores, per_node))
+
+
+class Oracle(unittest.TestCase):
+    def test_deals_largest_first_to_the_earliest_finish(self):
+        lists, load, planned = figures.oracle_split({"a": 4, "b": 3, "c": 2, "d": 1},
+                                                    {"x": 1.0, "y": 0.5})
+        self.assertEqual(lists, {"x": ["a", "c", "d"], "y": ["b"]})
+        self.assertEqual(load, {"x": 7, "y": 3})
+        self.assertAlmostEqual(planned, 7.0)
+
+    def test_equal_items_in_proportion_to_speeds(self):
+        lists, _, planned = figures.oracle_split({str(i): 1.0 for i in range(12)}, BOARDS)
+        self.assertEqual([len(lists[b]) for b in BOARDS], [5, 5, 2])
+        self.assertAlmostEqual(planned, 10.0)
+
+    def test_lower_bound_parts(self):
+        bound, parts = figures.lower_bound([4, 3, 2, 1], [1.0, 0.5])
+        self.assertAlmostEqual(parts["work"], 10 / 1.5)
+        self.assertAlmostEqual(parts["k=1"], 4.0)
+        self.assertAlmostEqual(parts["k=2"], 7 / 1.5)
+        self.assertAlmostEqual(bound, 10 / 1.5)
+
+    def test_a_giant_item_on_the_fastest_board_bounds_it(self):
+        bound, parts = figures.lower_bound([10, 1, 1], BOARDS.values())
+        self.assertAlmostEqual(bound, 20.0)
+        self.assertAlmostEqual(parts["work"], 10.0)
+        self.assertAlmostEqual(parts["k=2"], 11.0)
+
+    def test_no_split_beats_the_bound(self):
+        seed = random.randrange(1 << 30)
+        rng = random.Random(seed)
+        for _ in range(200):
+            costs = {str(i): rng.paretovariate(1.2) for i in range(rng.randint(1, 40))}
+            speeds = {str(b): rng.choice([0.2, 0.5, 1.0]) for b in range(rng.randint(1, 5))}
+            bound, _ = figures.lower_bound(costs.values(), speeds.values())
+            _, _, planned = figures.oracle_split(costs, speeds)
+            self.assertLessEqual(bound, planned * (1 + 1e-9), f"seed {seed}")
+
+    def test_equal_chunks_of_primes(self):
+        self.assertEqual(figures.equal_chunks(list(BOARDS.values())), 12)
+        self.assertEqual(figures.equal_chunks([1.0, 1.0]), 2)
+        self.assertEqual(figures.equal_chunks([1.0, 0.5]), 3)
+
+
+class Rounds(unittest.TestCase):
+    def test_bracket_rule(self):
+        self.assertTrue(figures.bracket_kept(100.0, 105.0))
+        self.assertTrue(figures.bracket_kept(105.0, 100.0))
+        self.assertFalse(figures.bracket_kept(100.0, 105.1))
+        self.assertAlmostEqual(figures.bracket_spread(110.0, 100.0), 0.1)
+        self.assertEqual(figures.reference(100.0, 104.0), 102.0)
+
+    def rounds(self):
+        # Round 2 is discarded; round 3 has no Indexed Job run.
+        return [
+            {"round": 1, "kept": True, "makespans": {"oracle": 100, "weighted": 90, "i": 150}},
+            {"round": 2, "kept": False, "makespans": {"oracle": 50, "weighted": 100, "i": 50}},
+            {"round": 3, "kept": True, "makespans": {"oracle": 80, "weighted": 100}},
+            {"round": 4, "kept": True, "makespans": {"oracle": 200, "weighted": 210, "i": 240}},
+        ]
+
+    def test_paired_ratios_over_kept_rounds(self):
+        rounds = self.rounds()
+        self.assertEqual(figures.paired(rounds, "weighted", "oracle"), [0.9, 1.25, 1.05])
+        self.assertEqual(figures.paired(rounds, "i", "oracle"), [1.5, 1.2])
+        low, mid = figures.summary(figures.paired(rounds, "weighted", "oracle"))
+        self.assertEqual((low, mid), (0.9, 1.05))
+        self.assertEqual(figures.summary([]), (None, None))
+
+    def test_never_a_ratio_of_medians(self):
+        rounds = self.rounds()
+        ratio_of_medians = (figures.median([90, 100, 210]) / figures.median([100, 80, 200]))
+        _, mid = figures.summary(figures.paired(rounds, "weighted", "oracle"))
+        self.assertNotAlmostEqual(mid, ratio_of_medians)
+
+    def test_best_by_median_and_spread(self):
+        self.assertEqual(figures.best_by_median({"a": [1.3, 1.1], "b": [1.2], "c": []}), "b")
+        self.assertIsNone(figures.best_by_median({"c": []}))
+        self.assertAlmostEqual(figures.spread([90, 100, 110]), 0.2)
+        self.assertIsNone(figures.spread([1.0]))
+
+
+def seen(t, name, node="", phase="Pending", initialized=False, running=False):
+    return timing.PodSeen(t, name, node, phase, initialized, running,
+                          phase in ("Succeeded", "Failed"))
+
+
+class Timing(unittest.TestCase):
+    def test_busy_span_skips_a_blip_and_idle_ends(self):
+        samples, cpu, t = [], 0.0, 0.0
+        while t <= 14:
+            samples.append((t, cpu))
+            rate = 0.5 if 2 <= t < 10 else (0.5 if 1.0 <= t < 1.25 else 0.01)
+            cpu += rate * 0.25
+            t += 0.25
+        self.assertEqual(timing.busy_span(samples, 0.5), (2.0, 10.0))
+        self.assertIsNone(timing.busy_span([(0, 0), (1, 0.01), (2, 0.02)], 0.5))
+
+    def test_busy_span_ends_at_the_last_run(self):
+        # Busy 0-4, idle 4-6, busy again 6-8 (a steal): until 8.
+        samples = [(t, 0.2 * min(t, 4) + 0.2 * max(0, min(t, 8) - 6)) for t in range(0, 11)]
+        self.assertEqual(timing.busy_span(samples, 0.2), (0, 8))
+
+    def test_phases(self):
+        spans = {"a": (2, 10), "b": (3, 12), "c": (2.5, 11)}
+        self.assertEqual(timing.phases(0, 13, spans, ["a", "b", "c"]),
+                         {"computing_by": 3, "computing": 7, "tail": 2, "finish": 1})
+        self.assertEqual(timing.phases(0, 13, {"a": (2, 10), "b": None}, ["a", "b"])["tail"],
+                         None)
+        self.assertEqual(timing.last_to_compute(spans, ["a", "b", "c"]), "b")
+        # A board done before the last began: no time with every board
+        # computing, the tail from the last one's start; the parts add up.
+        late = timing.phases(0, 20, {"a": (1, 5), "b": (12, 18)}, ["a", "b"])
+        self.assertEqual(late, {"computing_by": 12, "computing": 0, "tail": 6, "finish": 2})
+        self.assertEqual(sum(late.values()), 20)
+
+    def test_pods_start(self):
+        events = [seen(10.1, "p0"), seen(10.2, "p0", "a"), seen(10.5, "p1", "b"),
+                  seen(11.0, "p0", "a", "Pending", True), seen(11.5, "p0", "a", "Running", True, True),
+                  seen(12.0, "p1", "b", "Pending", True), seen(13.0, "p1", "b", "Running", True, True),
+                  seen(20.0, "p0", "a", "Succeeded", True)]
+        first, every, per_board = timing.pods_start(events, 10.0, ["a", "b"])
+        self.assertAlmostEqual(first, 1.5)
+        self.assertAlmostEqual(every, 3.0)
+        init, start = timing.pod_start_parts(per_board, "b")
+        self.assertAlmostEqual(init, 1.5)
+        self.assertAlmostEqual(start, 1.0)
+        _, every, _ = timing.pods_start(events, 10.0, ["a", "b", "c"])
+        self.assertIsNone(every)
+        self.assertEqual(timing.pod_start_parts(per_board, None), (None, None))
+
+    def test_pod_seen_reads_a_pod(self):
+        pod = {"metadata": {"name": "w"}, "spec": {"nodeName": "pi4b-0"},
+               "status": {"phase": "Running",
+                          "conditions": [{"type": "Initialized", "status": "True"}],
+                          "containerStatuses": [{"state": {"running": {}}}]}}
+        self.assertEqual(timing.pod_seen(1.0, pod),
+                         timing.PodSeen(1.0, "w", "pi4b-0", "Running", True, True, False))
+
+    def test_a_watch_stream_of_objects(self):
+        one = json.dumps({"kind": "Pod", "metadata": {"name": "a"}}, indent=4)
+        two = json.dumps({"kind": "Pod", "metadata": {"name": "b"}}, indent=4)
+        objects, rest = cluster.json_objects(one + "\n" + two + "\n" + two[:20])
+        self.assertEqual([o["metadata"]["name"] for o in objects], ["a", "b"])
+        self.assertEqual(rest, two[:20])
+        self.assertEqual(cluster.json_objects(rest + two[20:] + "\n"),
+                         ([{"kind": "Pod", "metadata": {"name": "b"}}], ""))
+
+    def test_items_cpu_from_times(self):
+        lines = ["@item a.png", "0m0.010000s 0m0.000000s", "0m0.300000s 0m0.100000s",
+                 "noise", "@item b.png", "0m0.010000s 0m0.000000s", "1m0.500000s 0m0.100000s"]
+        each, total = timing.items_cpu(lines)
+        self.assertEqual(list(each), ["a.png", "b.png"])
+        self.assertAlmostEqual(each["a.png"], 0.4)
+        self.assertAlmostEqual(each["b.png"], 60.2)
+        self.assertAlmostEqual(total, 60.6)
+
+
+def figures_run(makespan, boards_cpu=10.0, **more):
+    base = {"makespan": makespan, "first_pod": 1.0, "all_pods": 2.0, "busy": 0.9,
+            "boards_cpu": boards_cpu, "after_end": 0.2, "computing_by": 2.5, "init": 0.5, "cstart": 0.4,
+            "computing": makespan - 4, "tail": 1.0, "finish": 0.5, "operator_cpu": 0.3,
+            "control_cpu": 2.0}
+    base.update(more)
+    return base
+
+
+class Tables(unittest.TestCase):
+    def rounds(self):
+        out = []
+        for number, (o1, o2, w, i, kept) in enumerate(
+                [(10, 10.2, 9.9, 15, True), (10, 12, 11, 14, False), (11, 11, 12, 13.2, True)], 1):
+            out.append({"round": number, "kept": kept,
+                        "oracle": [figures_run(o1), figures_run(o2)],
+                        "runs": {"weighted": figures_run(w, own=0.5, lost=0.1),
+                                 "cost:12:1": figures_run(i)},
+                        "makespans": {"oracle": (o1 + o2) / 2, "weighted": w, "cost:12:1": i}})
+        return out
+
+    def test_cells(self):
+        self.assertEqual(report.cell(None, 5, ".2f"), "    -")
+        self.assertEqual(report.cell(1.234, 6, ".2fx"), " 1.23x")
+        self.assertEqual(report.table("t", [("a", 4, ".1f")], [("row", [2.0], "x")], "each"),
+                         ["t".ljust(42) + "    a  each", "row".ljust(42) + "  2.0  x"])
+
+    def test_figure_rows_pair_each_round(self):
+        labels = cli.labels_for("thumbnails", ["cost:12:1"])
+        rows = report.figure_rows(self.rounds(), ["weighted", "cost:12:1"], labels, 12.0, 1.2)
+        self.assertEqual([r[0] for r in rows], ["oracle split (the reference)",
+                                                "WeightedJob, adaptive",
+                                                "Indexed Job, 12 x packed by size, 1/board"])
+        oracle, weighted, indexed = (r[1] for r in rows)
+        self.assertAlmostEqual(oracle[0], figures.median([10.1, 11]))
+        self.assertIsNone(oracle[5])
+        self.assertAlmostEqual(weighted[5], min(9.9 / 10.1, 12 / 11))
+        self.assertAlmostEqual(weighted[6], figures.median([9.9 / 10.1, 12 / 11]))
+        self.assertAlmostEqual(indexed[7], figures.median([15 / 9.9, 13.2 / 12]))
+        self.assertAlmostEqual(weighted[3], 10.0)
+        self.assertEqual(rows[1][2], "9.90, [11.00], 12.00")
+        self.assertEqual(rows[0][2], "10.00/10.20, [10.00/12.00], 11.00/11.00")
+
+    def test_where_rows(self):
+        labels = cli.labels_for("thumbnails", ["cost:12:1"])
+        rows = report.where_rows(self.rounds(), ["weighted", "cost:12:1"], labels, 12.0)
+        titles = [title for title, _, _ in report.WHERE]
+        oracle, weighted, _ = (dict(zip(titles, r[1])) for r in rows)
+        self.assertEqual(weighted["computing"], figures.median([9.9 - 4, 12 - 4]))
+        self.assertEqual(weighted["workers' own"], 0.5)
+        self.assertEqual(weighted["lost copies"], 0.1)
+        self.assertEqual(weighted["work CPU"], 12.0)
+        self.assertIsNone(oracle["workers' own"])
+        self.assertEqual(oracle["after end"], 0.2)
+
+    def test_report_names_a_discarded_round_and_the_best_indexed_job(self):
+        labels = cli.labels_for("thumbnails", ["cost:12:1"])
+        lines = report.workload_report("thumbnails", self.rounds(), ["weighted", "cost:12:1"],
+                                       labels, 12.0, 1.2)
+        text = "\n".join(lines)
+        self.assertIn("thumbnails: round 2 discarded: its oracle took 10.00 and 12.00 s "
+                      "(20.0 % apart)", text)
+        self.assertIn("over 2 kept round(s) of 3, the WeightedJob at", text)
+        self.assertIn("the best Indexed Job (Indexed Job, 12 x packed by size, 1/board)", text)
+        widths = {len(line) for line in lines if line.startswith("WeightedJob")}
+        self.assertEqual(len(widths), 2)  # one line in each table
+
+    def test_indexed_label(self):
+        self.assertEqual(report.indexed_label("count", "30", "1", "primes"),
+                         "Indexed Job, 30 x equal counts, 1/board")
+        self.assertEqual(report.indexed_label("cost", "30", "2", "primes"),
+                         "Indexed Job, 30 x equal cost, 2/board")
+
+
+class Jobs(unittest.TestCase):
+    def bench(self):
+        return types.SimpleNamespace(root=SOURCE, version="9.9.9", cluster=None,
+                                     oracle_label="o", speeds=dict(BOARDS),
+                                     work=pathlib.Path("/nonexistent"),
+                                     options=types.SimpleNamespace(limit=5000))
+
+    def test_the_examples_jobs_as_the_bench_runs_them(self):
+        for name in ("thumbnails", "recompress", "anomalies"):
+            share = workloads.Share(self.bench(), name)
+            job = share.weighted("bench-w1")
+            self.assertEqual(job["metadata"]["name"], "bench-w1")
+            self.assertEqual(job["spec"]["nodeSelector"], {"ballast.io/pool": "seed000"})
+            env = job["spec"]["template"]["spec"]["containers"][0]["env"]
+            self.assertIn({"name": "MAGICK_THREAD_LIMIT", "value": "1"}, env)
+            self.assertEqual(job["spec"]["itemsFrom"]["configMap"]["name"],
+                             workloads.SHARE[name]["list"])
+            if share.corrupt:
+                corrupt = share.weighted("bench-w1-corrupt", corrupt=True)
+                self.assertEqual(corrupt["spec"]["itemsFrom"]["configMap"]["name"],
+                                 workloads.SHARE[name]["list"] + "-corrupt")
+            merge = job["spec"]["workload"]["exec"]["result"]["merge"]
+            for field in workloads.SHARE[name]["fields"]:
+                self.assertEqual(merge[field], "sum", (name, field))
+
+    def test_primes_job_and_oracle_pod(self):
+        primes = workloads.Primes(self.bench())
+        self.assertEqual(primes.chunks, 12)
+        job = primes.weighted("bench-w1")
+        self.assertEqual(job["spec"]["workload"]["primes"]["limit"], 5000)
+        pod = primes.oracle_pod("o-pi4b-0", "pi4b-0", ["0", "3", "5"])
+        self.assertEqual([c["name"] for c in pod["spec"]["initContainers"]],
+                         ["share-0", "share-3"])
+        self.assertEqual(pod["spec"]["containers"][0]["args"][:8],
+                         ["slice", "--count", "12", "--split", "cost", "--index", "5",
+                          "--result-file"])
+        done = {"status": {
+            "initContainerStatuses": [{"state": {"terminated": {"message": json.dumps(
+                {"result": {"primes": {"count": 3}}})}}}],
+            "containerStatuses": [{"state": {"terminated": {"message": json.dumps(
+                {"result": {"primes": {"count": 4}}})}}}]}}
+        self.assertEqual(primes.oracle_result([done, done]), "14")
+
+    def test_list_and_sums(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = pathlib.Path(tmp)
+            for rel, size in (("b/x.gz", 3), ("a.gz", 5), ("corrupt/bad.gz", 1), ("n.txt", 2)):
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_bytes(b"x" * size)
+            self.assertEqual(workloads.list_lines(root, ".gz", "corrupt/"), ["5\ta.gz", "3\tb/x.gz"])
+        self.assertEqual(workloads.sum_fields(['{"a": 1, "b": 2}', "", '{"a": 3}'], ["a", "b"]),
+                         "4:2")
+
+    def test_indexed_messages_take_each_index_once(self):
+        def pod(index, phase, created, message):
+            return {"metadata": {"annotations": {
+                "batch.kubernetes.io/job-completion-index": index},
+                "creationTimestamp": created},
+                "status": {"phase": phase, "containerStatuses": [
+                    {"state": {"terminated": {"message": message}}}]}}
+        pods = [pod("0", "Failed", "t1", "bad"), pod("0", "Succeeded", "t0", "good"),
+                pod("1", "Failed", "t1", "last"), pod("1", "Failed", "t0", "first")]
+        self.assertEqual(sorted(runs.indexed_messages(pods)), ["good", "last"])
+
+
+class Options(unittest.TestCase):
+    def test_defaults_and_refusals(self):
+        options = cli.parse([])
+        self.assertEqual(options.workloads, cli.WORKLOADS)
+        self.assertEqual(options.repeat, 3)
+        self.assertEqual(cli.parse(["--workload", "thumbnails,primes"]).workloads,
+                         ["thumbnails", "primes"])
+        self.assertEqual(cli.parse(["--indexed", "cost:12:1,count:3:2"]).variants,
+                         ["cost:12:1", "count:3:2"])
+        for bad in (["--workload", "matmul"], ["--indexed", "cost:12"], ["--repeat", "0"]):
+            with self.assertRaises(SystemExit) as exit_:
+                cli.parse(bad)
+            self.assertEqual(exit_.exception.code, 2, bad)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
