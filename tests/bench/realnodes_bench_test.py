@@ -283,6 +283,7 @@ class Tables(unittest.TestCase):
 class Jobs(unittest.TestCase):
     def bench(self):
         return types.SimpleNamespace(root=SOURCE, version="9.9.9", cluster=None,
+                                     worker_image="10.244.0.1:5000/ballast-io/ballast-worker:9.9.9",
                                      oracle_label="o", speeds=dict(BOARDS),
                                      work=pathlib.Path("/nonexistent"),
                                      options=types.SimpleNamespace(limit=5000))
@@ -313,6 +314,9 @@ class Jobs(unittest.TestCase):
         pod = primes.oracle_pod("o-pi4b-0", "pi4b-0", ["0", "3", "5"])
         self.assertEqual([c["name"] for c in pod["spec"]["initContainers"]],
                          ["share-0", "share-3"])
+        # The worker image as the bed's registry serves it, pulled when missing.
+        self.assertEqual({(c["image"], c["imagePullPolicy"]) for c in pod["spec"]["initContainers"]},
+                         {("10.244.0.1:5000/ballast-io/ballast-worker:9.9.9", "IfNotPresent")})
         self.assertEqual(pod["spec"]["containers"][0]["args"][:8],
                          ["slice", "--count", "12", "--split", "cost", "--index", "5",
                           "--result-file"])
