@@ -51,13 +51,13 @@ grep -q "Phase: *Succeeded" "$tmp/test3" || fail "Helm 3's helm test did not suc
 expect_eq "the test pod once Helm 3's helm test returned (hook-succeeded)" "" "$(test_pod)"
 
 # --- Helm 4 upgrades Helm 3's release, uninstalls it -----------------------------------
-helm4 upgrade "$release" "$chart" -n "$ns" --reuse-values --set operator.statusIntervalSeconds=1 \
+helm4 upgrade "$release" "$chart" -n "$ns" "${chart_args[@]}" --reuse-values --set operator.statusIntervalSeconds=1 \
   --wait --timeout 240s >/dev/null || fail "helm4 upgrade of Helm 3's release"
 [[ $(kubectl get deployment -n "$ns" "$release" -o yaml) == *"--status-interval=1"* ]] ||
   fail "Helm 4's upgrade did not reach the Deployment"
 expect_eq "Helm 4's upgrade of a Helm 3 release: its apply method" "client-side apply" "$(apply_method)"
 # Moving the release to server-side apply, as docs/helm.md says.
-helm4 upgrade "$release" "$chart" -n "$ns" --reuse-values --server-side=true \
+helm4 upgrade "$release" "$chart" -n "$ns" "${chart_args[@]}" --reuse-values --server-side=true \
   --wait --timeout 240s >"$tmp/to-ssa" 2>&1 || fail "helm4 upgrade --server-side=true: $(cat "$tmp/to-ssa")"
 expect_eq "after helm4 upgrade --server-side=true: its apply method" "server-side apply" "$(apply_method)"
 expect_eq "the Deployment's applied fields after it: their manager" helm \
@@ -114,7 +114,7 @@ samples=$(history_field '{.data}')
 [[ $samples == *speeds.json* ]] || fail "the history's data not written: $samples"
 
 # --- Helm 4 upgrades by server-side apply: the operator's fields stay theirs -----------------
-helm4 upgrade "$release" "$chart" -n "$ns" --reuse-values --set test.keepSucceededPod=false \
+helm4 upgrade "$release" "$chart" -n "$ns" "${chart_args[@]}" --reuse-values --set test.keepSucceededPod=false \
   --wait --timeout 240s >"$tmp/upgrade" 2>&1 || fail "helm4 upgrade: $(cat "$tmp/upgrade")"
 expect_eq "the Lease's holder after helm4 upgrade" "$leader" "$(holder)"
 expect_eq "the history after helm4 upgrade" "$samples" "$(history_field '{.data}')"
