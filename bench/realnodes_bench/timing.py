@@ -131,3 +131,16 @@ def items_cpu(lines, marker="@item "):
             each[line[len(marker):]] = max(0.0, now - total)
             total = max(total, now)
     return each, total
+
+
+_PULLED = re.compile(r'^Successfully pulled image "[^"]*" in (\S+) \((\S+) including waiting\)')
+_PRESENT = re.compile(r'^Container image "[^"]*" already present')
+
+
+def pulled_text(message):
+    """What a kubelet's Pulled event says of its image, short: "pulled in
+    TIME (TIME with waiting)" or "present"; the message itself otherwise."""
+    m = _PULLED.match(message)
+    if m:
+        return f"pulled in {m.group(1)} ({m.group(2)} with waiting)"
+    return "present" if _PRESENT.match(message) else message
