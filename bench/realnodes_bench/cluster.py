@@ -172,7 +172,8 @@ class Cluster:
     def forget_image(self, names, seconds=120):
         """Removes an image from every board's containerd under each of its
         `names` (the registry's and the archive's the bed imported: the same
-        layer), each once no container of the first is left (the kubelet
+        layer) and every other name it has there (after a pull: by digest and
+        by ID), each once no container of the first is left (the kubelet
         removes a deleted pod's containers within its minute of container
         GC), so that its layer goes too and the next pull unpacks it again."""
         deadline = time.monotonic() + seconds
@@ -183,7 +184,8 @@ class Cluster:
                     warn(f"{node} still has containers of {names[0]}")
                     break
                 time.sleep(1)
-            self.ctr(node, "images", "rm", "--sync", *names, check=False)
+            refs = timing.image_refs(self.ctr(node, "images", "ls", check=False), names)
+            self.ctr(node, "images", "rm", "--sync", *(refs or names), check=False)
 
     # --- CPU the kernel counted -------------------------------------------------
     def node_cpu(self, node):

@@ -365,6 +365,25 @@ class PullStart(unittest.TestCase):
             'on machine'), "present")
         self.assertEqual(timing.pulled_text("something else"), "something else")
 
+    def test_every_name_of_the_image(self):
+        d, other = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+        kind = "application/vnd.oci.image.index.v1+json"
+        listing = (
+            "REF TYPE DIGEST SIZE PLATFORMS LABELS\n"
+            f"10.0.0.1:5000/ballast-io/ballast-worker:0.1.0 {kind} {d} 21.1 MiB linux/amd64 -\n"
+            f"10.0.0.1:5000/ballast-io/ballast-worker@{d} {kind} {d} 21.1 MiB linux/amd64 -\n"
+            f"ghcr.io/ballast-io/ballast:0.1.0 {kind} {other} 9.0 MiB linux/amd64 -\n"
+            f"sha256:{'c' * 64} {kind} {d} 21.1 MiB linux/amd64 -\n"
+            f"docker.io/library/ballast-worker:0.1.0 {kind} {'sha256:' + 'e' * 64} 21.1 MiB "
+            "linux/amd64 -\n"
+            f"localhost/ballast-workers:1 {kind} {other} 1 MiB linux/amd64 -\n")
+        names = ["10.0.0.1:5000/ballast-io/ballast-worker:0.1.0",
+                 "ghcr.io/ballast-io/ballast-worker:0.1.0"]
+        self.assertEqual(timing.image_refs(listing, names), [
+            names[0], f"10.0.0.1:5000/ballast-io/ballast-worker@{d}", f"sha256:{'c' * 64}",
+            "docker.io/library/ballast-worker:0.1.0"])
+        self.assertEqual(timing.image_refs("REF TYPE DIGEST SIZE PLATFORMS LABELS\n", names), [])
+
     def test_lines_and_medians(self):
         self.assertEqual(report.pull_run_line(1, "cold", 1.456, 2.41, 9.2, "Succeeded"),
                          "  round 1, cold:    apply -> 1st pod Running  1.46 s, every board  "
