@@ -402,12 +402,16 @@ def pull_start(bench):
     workload = workloads.make(bench, "primes")
     workload.setup()
     registry = c.env["BALLAST_TESTENV_REGISTRY"]
-    size = cluster.image_bytes(registry, "ballast-io/ballast-worker", bench.version)
+    size, image_id = cluster.image_manifest(registry, "ballast-io/ballast-worker", bench.version)
     print(f"\nthe worker image's pull in the start: {workload.describe} on "
           f"{' '.join(c.boards)}; {bench.worker_image}, {report.si_bytes(size)} compressed",
           flush=True)
-    # The registry's name and the archive's the bed imported at its start.
+    # The registry's name, the archive's the bed imported at its start, and
+    # the image's ID (the CRI plugin's name sha256:..., which a kept
+    # containerd root may hold with no other name left beside it).
     names = [bench.worker_image, f"ghcr.io/ballast-io/ballast-worker:{bench.version}"]
+    if image_id:
+        names.append(image_id)
     firsts = {"cold": [], "present": []}
     alls = {"cold": [], "present": []}
     for number in range(1, n + 1):

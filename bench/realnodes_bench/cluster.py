@@ -53,10 +53,12 @@ def bed_env(testenv_dir):
     return env
 
 
-def image_bytes(registry, repository, tag, arch="amd64"):
-    """The compressed size of an image's layers for `arch`, from a registry's
-    manifests (plain HTTP, as the bed's): its index at `tag`, then the
-    platform's manifest. 0 when the registry does not say."""
+def image_manifest(registry, repository, tag, arch="amd64"):
+    """An image's compressed size for `arch` (its layers') and its ID (its
+    config's digest: the name sha256:... the CRI plugin gives it on a node),
+    from a registry's manifests (plain HTTP, as the bed's): its index at
+    `tag`, then the platform's manifest. (0, None) when the registry does
+    not say."""
     base = f"http://{registry}/v2/{repository}/manifests"
 
     def get(ref, kind):
@@ -67,11 +69,12 @@ def image_bytes(registry, repository, tag, arch="amd64"):
 
     try:
         index = get(tag, "index")
-        manifest = next(m for m in index["manifests"]
-                        if (m.get("platform") or {}).get("architecture") == arch)
-        return sum(layer["size"] for layer in get(manifest["digest"], "manifest")["layers"])
+        manifest = get(next(m for m in index["manifests"]
+                            if (m.get("platform") or {}).get("architecture") == arch)["digest"],
+                       "manifest")
+        return sum(layer["size"] for layer in manifest["layers"]), manifest["config"]["digest"]
     except (OSError, ValueError, KeyError, StopIteration):
-        return 0
+        return 0, None
 
 
 def realnodes_cgroup(root):

@@ -149,6 +149,8 @@ def pulled_text(message):
 def _repository(ref):
     """A reference's repository's last part: ballast-worker of
     REGISTRY/ballast-io/ballast-worker:TAG or ...@sha256:..."""
+    if ref.startswith("sha256:"):
+        return ref
     last = ref.split("@", 1)[0].rsplit("/", 1)[-1]
     return last.split(":", 1)[0]
 

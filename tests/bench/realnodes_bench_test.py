@@ -383,6 +383,12 @@ class PullStart(unittest.TestCase):
             names[0], f"10.0.0.1:5000/ballast-io/ballast-worker@{d}", f"sha256:{'c' * 64}",
             "docker.io/library/ballast-worker:0.1.0"])
         self.assertEqual(timing.image_refs("REF TYPE DIGEST SIZE PLATFORMS LABELS\n", names), [])
+        # The image's ID alone, left on a kept containerd root: named, it goes.
+        alone = ("REF TYPE DIGEST SIZE PLATFORMS LABELS\n"
+                 f"sha256:{'c' * 64} {kind} {d} 21.1 MiB linux/amd64 -\n"
+                 f"sha256:{'f' * 64} {kind} {other} 9.0 MiB linux/amd64 -\n")
+        self.assertEqual(timing.image_refs(alone, [*names, f"sha256:{'c' * 64}"]),
+                         [f"sha256:{'c' * 64}"])
 
     def test_lines_and_medians(self):
         self.assertEqual(report.pull_run_line(1, "cold", 1.456, 2.41, 9.2, "Succeeded"),
