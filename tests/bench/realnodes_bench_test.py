@@ -283,7 +283,7 @@ class Tables(unittest.TestCase):
 class Jobs(unittest.TestCase):
     def bench(self):
         return types.SimpleNamespace(root=SOURCE, version="9.9.9", cluster=None,
-                                     worker_image="r:5000/ballast-io/ballast-worker:9.9.9",
+                                     worker_image="10.244.0.1:5000/ballast-io/ballast-worker:9.9.9",
                                      oracle_label="o", speeds=dict(BOARDS),
                                      work=pathlib.Path("/nonexistent"),
                                      options=types.SimpleNamespace(limit=5000))
