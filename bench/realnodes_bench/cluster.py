@@ -190,6 +190,11 @@ class Cluster:
             refs = timing.image_refs(self.ctr(node, "images", "ls", check=False), names)
             self.ctr(node, "images", "rm", "--sync", *(refs or names), check=False)
 
+    def import_image(self, archive):
+        """Imports an image archive into every board's containerd."""
+        for node in self.boards:
+            self.ctr(node, "images", "import", str(archive), check=False)
+
     # --- CPU the kernel counted -------------------------------------------------
     def node_cpu(self, node):
         """CPU seconds charged so far to the node's pods (its kubepods cgroup:
