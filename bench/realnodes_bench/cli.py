@@ -85,6 +85,18 @@ SPLIT:COMPLETIONS:PER_NODE (--indexed, comma-separated):
   PER_NODE  pods of the Job that fit on one board at a time (its CPU request
             is sized so): parallelism = boards x PER_NODE
 
+The worker image's pull in a job's start (--pull-start N): a small primes
+WeightedJob (below --limit, default 200000 in this mode) run N times with
+the worker image removed from every board first, so each board pulls it
+from the bed's registry (cold: the download and the unpacking), and N times
+with it present, interleaved; prints apply -> the first pod Running -> every
+board's first pod Running for each, their medians and the image's compressed
+size, imports the worker's archive on every board again (the bed imports
+each archive once into the boards' kept containerd roots), and stops (about
+3 minutes for N = 3). The chart's node probe is off
+in this mode: its DaemonSet runs the worker image on every node, which pulls
+it at install and keeps its layers in use.
+
 Starts its own real-node cluster, builds the amd64 images and the example's
 images if missing, installs the chart, stops everything at the end. Figures
 only: it never fails on speed. Takes hours with the defaults (three rounds
@@ -94,6 +106,7 @@ of all four workloads).
   bench/realnodes-bench --workload recompress,anomalies  # the two in users' scripts
   bench/realnodes-bench --workload thumbnails --repeat 1
   bench/realnodes-bench --workload primes --indexed count:30:1,cost:30:1
+  bench/realnodes-bench --pull-start 3                   # cold pull vs image present, the start only
   bench/realnodes-bench --workload recompress --keep DIR # each WeightedJob's status, events, logs in DIR,
     and the coordinator's decisions (the operator runs --verbose: a line per report and its answer),
     every run's pods, their events and watch, and each item's calibrated CPU and oracle's board
@@ -107,7 +120,7 @@ import subprocess
 import sys
 import time
 
-from . import figures, report, runs, workloads
+from . import cluster, figures, report, runs, workloads
 from .cluster import Cluster, bed_env, run, warn
 
 WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies"]
@@ -127,7 +140,8 @@ def parse(argv):
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workload", default="all",
                         help="comma-separated, of " + ", ".join(WORKLOADS) + " or all")
-    parser.add_argument("--limit", type=int, default=1000000, help="primes below (1000000)")
+    parser.add_argument("--limit", type=int,
+                        help="primes below (1000000; 200000 with --pull-start)")
     parser.add_argument("--photos", type=int, default=800, help="thumbnails' images (800)")
     parser.add_argument("--scale", type=float, default=4, help="their make-photos --scale (4)")
     parser.add_argument("--megabytes", type=int, default=160,
@@ -139,6 +153,8 @@ def parse(argv):
                         help="each run's status, events, logs and decisions in DIR")
     parser.add_argument("--indexed", metavar="VARIANTS",
                         help="the Indexed Job's tunings, SPLIT:COMPLETIONS:PER_NODE,...")
+    parser.add_argument("--pull-start", metavar="N",
+                        help="only the worker image's pull in a job's start: N cold, N warm")
     options = parser.parse_args(argv)
     names = WORKLOADS if options.workload == "all" else options.workload.split(",")
     for name in names:
@@ -151,6 +167,15 @@ def parse(argv):
         if not VARIANT.match(variant):
             parser.exit(2, "realnodes-bench: --indexed takes SPLIT:COMPLETIONS:PER_NODE, "
                            f"e.g. cost:30:1, not {variant}\n")
+    if options.pull_start is None:
+        options.pull_start = 0
+    elif re.fullmatch(r"[1-9][0-9]*", options.pull_start):
+        options.pull_start = int(options.pull_start)
+    else:
+        parser.exit(2, f"realnodes-bench: --pull-start takes a count of runs, "
+                       f"not {options.pull_start}\n")
+    if options.limit is None:
+        options.limit = 200000 if options.pull_start else 1000000
     if options.repeat < 1:
         parser.exit(2, "realnodes-bench: --repeat takes 1 or more\n")
     if options.keep:
@@ -186,7 +211,7 @@ class Bench:
         return figures.cpu_request(self.cpus, per_node)
 
     def start(self):
-        if "primes" in self.options.workloads:
+        if "primes" in self.options.workloads and not self.options.pull_start:
             # primes' calibration runs the worker here.
             run(["cmake", "--build", str(self.build), "--target", "ballast-worker"], cwd=self.root)
         images = self.cache / "images" / self.version
@@ -245,6 +270,10 @@ class Bench:
         # (docs/local-mode.md, "Reading a run's decisions").
         if self.options.keep:
             helm += ["--set", "operator.verbose=true"]
+        # --pull-start: no probe, whose DaemonSet pulls the worker image on
+        # every node at install and keeps its layers in use.
+        if self.options.pull_start:
+            helm += ["--set", "probe.enabled=false"]
         run(helm, cwd=self.root, env=c.env)
 
     def stop(self):
@@ -367,6 +396,45 @@ def corrupt_round(bench, workload, rounds, variants, labels, expected, bad):
               f"{f['result']}", flush=True)
 
 
+def pull_start(bench):
+    """--pull-start N: N cold and N warm starts of a small primes WeightedJob,
+    interleaved; prints each and the medians."""
+    c = bench.cluster
+    n = bench.options.pull_start
+    workload = workloads.make(bench, "primes")
+    workload.setup()
+    registry = c.env["BALLAST_TESTENV_REGISTRY"]
+    size, image_id = cluster.image_manifest(registry, "ballast-io/ballast-worker", bench.version)
+    print(f"\nthe worker image's pull in the start: {workload.describe} on "
+          f"{' '.join(c.boards)}; {bench.worker_image}, {report.si_bytes(size)} compressed",
+          flush=True)
+    # The registry's name, the archive's the bed imported at its start, and
+    # the image's ID (the CRI plugin's name sha256:..., which a kept
+    # containerd root may hold with no other name left beside it).
+    names = [bench.worker_image, f"ghcr.io/ballast-io/ballast-worker:{bench.version}"]
+    if image_id:
+        names.append(image_id)
+    firsts = {"cold": [], "present": []}
+    alls = {"cold": [], "present": []}
+    for number in range(1, n + 1):
+        for kind in ("cold", "present"):
+            if kind == "cold":
+                c.forget_image(names)
+            f = runs.pull_start_run(bench, workload, f"pull-{kind}-{number}")
+            firsts[kind].append(f["first"])
+            alls[kind].append(f["every"])
+            print(report.pull_run_line(number, kind, f["first"], f["every"], f["took"],
+                                       f["phase"]), flush=True)
+            if f["pulls"]:
+                print("    each board: " + ";".join(f["pulls"]), flush=True)
+    print("\n".join(report.pull_summary(firsts, alls)), flush=True)
+    # The archive's name back on the boards: the bed imports each archive once
+    # into their kept containerd roots, and a user without a registry
+    # (realnodes_chart_lifecycle) runs it under that name.
+    c.import_image(bench.cache / "images" / bench.version
+                   / f"ballast-worker-{bench.version}-amd64.tar")
+
+
 def main(argv):
     options = parse(argv)
     if os.geteuid() != 0:
@@ -377,6 +445,9 @@ def main(argv):
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     try:
         bench.start()
+        if options.pull_start:
+            pull_start(bench)
+            return 0
         for name in options.workloads:
             run_workload(bench, name)
     except KeyboardInterrupt:

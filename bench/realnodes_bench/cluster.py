@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 
 from . import timing
 
@@ -50,6 +51,30 @@ def bed_env(testenv_dir):
             key, value = entry.split("=", 1)
             env[key] = value
     return env
+
+
+def image_manifest(registry, repository, tag, arch="amd64"):
+    """An image's compressed size for `arch` (its layers') and its ID (its
+    config's digest: the name sha256:... the CRI plugin gives it on a node),
+    from a registry's manifests (plain HTTP, as the bed's): its index at
+    `tag`, then the platform's manifest. (0, None) when the registry does
+    not say."""
+    base = f"http://{registry}/v2/{repository}/manifests"
+
+    def get(ref, kind):
+        request = urllib.request.Request(
+            f"{base}/{ref}", headers={"Accept": f"application/vnd.oci.image.{kind}.v1+json"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return json.load(answer)
+
+    try:
+        index = get(tag, "index")
+        manifest = get(next(m for m in index["manifests"]
+                            if (m.get("platform") or {}).get("architecture") == arch)["digest"],
+                       "manifest")
+        return sum(layer["size"] for layer in manifest["layers"]), manifest["config"]["digest"]
+    except (OSError, ValueError, KeyError, StopIteration):
+        return 0, None
 
 
 def realnodes_cgroup(root):
@@ -141,6 +166,34 @@ class Cluster:
         finally:
             proc.kill()
             proc.wait()
+
+    def ctr(self, node, *args, check=True):
+        """`ctr` on a node's containerd, in the kubelet's namespace."""
+        return run(["ctr", "--address", str(self.dir / "realnodes" / node / "containerd.sock"),
+                    "-n", "k8s.io", *args], check=check)
+
+    def forget_image(self, names, seconds=120):
+        """Removes an image from every board's containerd under each of its
+        `names` (the registry's and the archive's the bed imported: the same
+        layer) and every other name it has there (after a pull: by digest and
+        by ID), each once no container of the first is left (the kubelet
+        removes a deleted pod's containers within its minute of container
+        GC), so that its layer goes too and the next pull unpacks it again."""
+        deadline = time.monotonic() + seconds
+        for node in self.boards:
+            while self.ctr(node, "containers", "ls", "-q", f"image=={names[0]}",
+                           check=False).strip():
+                if time.monotonic() >= deadline:
+                    warn(f"{node} still has containers of {names[0]}")
+                    break
+                time.sleep(1)
+            refs = timing.image_refs(self.ctr(node, "images", "ls", check=False), names)
+            self.ctr(node, "images", "rm", "--sync", *(refs or names), check=False)
+
+    def import_image(self, archive):
+        """Imports an image archive into every board's containerd."""
+        for node in self.boards:
+            self.ctr(node, "images", "import", str(archive), check=False)
 
     # --- CPU the kernel counted -------------------------------------------------
     def node_cpu(self, node):

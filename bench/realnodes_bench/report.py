@@ -1,6 +1,8 @@
 """The bench's tables, pure: a row per run kind (the oracle, the
 WeightedJob, each Indexed Job tuning), its figures over the kept rounds.
 No I/O; tests/bench/realnodes_figures_test.py checks the layout."""
+import math
+
 from .figures import (BRACKET_TOLERANCE, best_by_median, bracket_spread, median, paired,
                       spread, summary)
 
@@ -200,4 +202,47 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
     lines.append(f"{name}: round to round the WeightedJob's makespan moved "
                  f"{percent(spread(weighted))}, the oracle's "
                  f"{percent(spread(r['makespans']['oracle'] for r in kept))}")
+    return lines
+
+
+def si_bytes(count):
+    """A count of bytes as `numfmt --to=si --suffix=B` writes it: powers of
+    1000, rounded away from zero, one decimal below 10 (21093000: "22MB",
+    1049: "1.1KB", 999: "999B")."""
+    units = ["", "K", "M", "G", "T", "P", "E"]
+    value, unit = float(count), 0
+    while abs(value) >= 1000 and unit < len(units) - 1:
+        value, unit = value / 1000, unit + 1
+    if unit == 0:
+        return f"{int(count)}B"
+    if value < 10:
+        tenths = math.ceil(round(value * 10, 9)) / 10
+        if tenths < 10:
+            return f"{tenths:.1f}{units[unit]}B"
+        value = tenths
+    whole = math.ceil(round(value, 9))
+    if whole >= 1000 and unit < len(units) - 1:
+        return f"1.0{units[unit + 1]}B"
+    return f"{whole}{units[unit]}B"
+
+
+PULL_KINDS = {"cold": "worker image pulled on every board:", "present": "worker image present:"}
+
+
+def pull_run_line(round_, kind, first, every, took, phase):
+    """One --pull-start run: apply -> the first pod Running, -> every board's."""
+    return (f"  round {round_}, {kind + ':':<8} apply -> 1st pod Running {first:5.2f} s, "
+            f"every board {every:5.2f} s (job {took:.2f} s, {phase})")
+
+
+def pull_summary(firsts, alls):
+    """The --pull-start medians, a line per kind: `firsts` and `alls` map
+    "cold" and "present" to each run's seconds (as printed: to 0.01 s)."""
+    lines = []
+    for kind, label in PULL_KINDS.items():
+        first = [round(v, 2) for v in firsts[kind]]
+        every = [round(v, 2) for v in alls[kind]]
+        lines.append(f"{label:<40} 1st pod {median(first):5.2f} s, every board "
+                     f"{median(every):5.2f} s (medians of {len(every)}; every board: "
+                     + " ".join(f"{v:.2f}" for v in every) + ")")
     return lines

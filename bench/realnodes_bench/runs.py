@@ -229,3 +229,26 @@ def indexed_run(bench, workload, round_, variant, corrupt=False):
     c.wait_gone(selector)
     workload.check(name)
     return finish(bench, figures, before)
+
+
+def pull_start_run(bench, workload, name):
+    """One WeightedJob of --pull-start, its start timed: apply -> the first
+    pod Running, -> every board's first pod Running (the end when a board
+    never ran one), the job's end; and what each board's kubelet said of
+    its image (its Pulled events: pulled in how long, or present)."""
+    c = bench.cluster
+    selector = f"ballast.io/job={name}"
+    watch = c.watch_pods(selector)
+    start = now()
+    c.apply(workload.weighted(name))
+    phase = c.wait_for("weightedjob", name, "{.status.phase}", "^(Succeeded|Failed)$")
+    end = now()
+    first, every, _ = timing.pods_start(watch.stop(), start, c.boards)
+    events = c.get("events", "--field-selector", "reason=Pulled")["items"]
+    pulls = [timing.pulled_text(e.get("message") or "") for e in events
+             if e["involvedObject"]["name"].startswith(f"{name}-")]
+    c.delete("weightedjob", name)
+    c.wait_gone(selector)
+    took = end - start
+    return {"took": took, "first": took if first is None else first,
+            "every": took if every is None else every, "phase": phase, "pulls": pulls}

@@ -131,3 +131,41 @@ def items_cpu(lines, marker="@item "):
             each[line[len(marker):]] = max(0.0, now - total)
             total = max(total, now)
     return each, total
+
+
+_PULLED = re.compile(r'^Successfully pulled image "[^"]*" in (\S+) \((\S+) including waiting\)')
+_PRESENT = re.compile(r'^Container image "[^"]*" already present')
+
+
+def pulled_text(message):
+    """What a kubelet's Pulled event says of its image, short: "pulled in
+    TIME (TIME with waiting)" or "present"; the message itself otherwise."""
+    m = _PULLED.match(message)
+    if m:
+        return f"pulled in {m.group(1)} ({m.group(2)} with waiting)"
+    return "present" if _PRESENT.match(message) else message
+
+
+def _repository(ref):
+    """A reference's repository's last part: ballast-worker of
+    REGISTRY/ballast-io/ballast-worker:TAG or ...@sha256:..."""
+    if ref.startswith("sha256:"):
+        return ref
+    last = ref.split("@", 1)[0].rsplit("/", 1)[-1]
+    return last.split(":", 1)[0]
+
+
+def image_refs(listing, names):
+    """Every reference of `ctr images ls` (its output, `listing`) to the
+    images of `names`: the names themselves, any other name of their
+    repository (another registry's or tag: an archive imported before under
+    an older name may hold the same layer), and those with the same target
+    digest, as the CRI plugin names a pulled image (by digest, REPO@sha256:,
+    and by its ID, sha256:). The layer stays while one of them does."""
+    repositories = {_repository(n) for n in names}
+    rows = [line.split() for line in listing.splitlines()[1:] if len(line.split()) > 2]
+    mine = {row[0] for row in rows
+            if row[0] in names or (not row[0].startswith("sha256:")
+                                   and _repository(row[0]) in repositories)}
+    digests = {row[2] for row in rows if row[0] in mine}
+    return [row[0] for row in rows if row[0] in mine or row[2] in digests]

@@ -349,6 +349,63 @@ class Jobs(unittest.TestCase):
         self.assertEqual(sorted(runs.indexed_messages(pods)), ["good", "last"])
 
 
+class PullStart(unittest.TestCase):
+    def test_sizes_as_numfmt_writes_them(self):
+        # `numfmt --to=si --suffix=B` on each.
+        for count, text in [(0, "0B"), (999, "999B"), (1000, "1.0KB"), (1049, "1.1KB"),
+                            (9949, "10KB"), (12345678, "13MB"), (21093000, "22MB"),
+                            (999999, "1.0MB"), (9999999, "10MB"), (10000001, "11MB"),
+                            (123456789, "124MB"), (1000000000, "1.0GB")]:
+            self.assertEqual(report.si_bytes(count), text, count)
+
+    def test_pulled_events(self):
+        self.assertEqual(timing.pulled_text(
+            'Successfully pulled image "10.0.0.1:5000/ballast-io/ballast-worker:0.1.0" in '
+            '512ms (1.02s including waiting). Image size: 21093000 bytes.'),
+            "pulled in 512ms (1.02s with waiting)")
+        self.assertEqual(timing.pulled_text(
+            'Container image "10.0.0.1:5000/ballast-io/ballast-worker:0.1.0" already present '
+            'on machine'), "present")
+        self.assertEqual(timing.pulled_text("something else"), "something else")
+
+    def test_every_name_of_the_image(self):
+        d, other = "sha256:" + "a" * 64, "sha256:" + "b" * 64
+        kind = "application/vnd.oci.image.index.v1+json"
+        listing = (
+            "REF TYPE DIGEST SIZE PLATFORMS LABELS\n"
+            f"10.0.0.1:5000/ballast-io/ballast-worker:0.1.0 {kind} {d} 21.1 MiB linux/amd64 -\n"
+            f"10.0.0.1:5000/ballast-io/ballast-worker@{d} {kind} {d} 21.1 MiB linux/amd64 -\n"
+            f"ghcr.io/ballast-io/ballast:0.1.0 {kind} {other} 9.0 MiB linux/amd64 -\n"
+            f"sha256:{'c' * 64} {kind} {d} 21.1 MiB linux/amd64 -\n"
+            f"docker.io/library/ballast-worker:0.1.0 {kind} {'sha256:' + 'e' * 64} 21.1 MiB "
+            "linux/amd64 -\n"
+            f"localhost/ballast-workers:1 {kind} {other} 1 MiB linux/amd64 -\n")
+        names = ["10.0.0.1:5000/ballast-io/ballast-worker:0.1.0",
+                 "ghcr.io/ballast-io/ballast-worker:0.1.0"]
+        self.assertEqual(timing.image_refs(listing, names), [
+            names[0], f"10.0.0.1:5000/ballast-io/ballast-worker@{d}", f"sha256:{'c' * 64}",
+            "docker.io/library/ballast-worker:0.1.0"])
+        self.assertEqual(timing.image_refs("REF TYPE DIGEST SIZE PLATFORMS LABELS\n", names), [])
+        # The image's ID alone, left on a kept containerd root: named, it goes.
+        alone = ("REF TYPE DIGEST SIZE PLATFORMS LABELS\n"
+                 f"sha256:{'c' * 64} {kind} {d} 21.1 MiB linux/amd64 -\n"
+                 f"sha256:{'f' * 64} {kind} {other} 9.0 MiB linux/amd64 -\n")
+        self.assertEqual(timing.image_refs(alone, [*names, f"sha256:{'c' * 64}"]),
+                         [f"sha256:{'c' * 64}"])
+
+    def test_lines_and_medians(self):
+        self.assertEqual(report.pull_run_line(1, "cold", 1.456, 2.41, 9.2, "Succeeded"),
+                         "  round 1, cold:    apply -> 1st pod Running  1.46 s, every board  "
+                         "2.41 s (job 9.20 s, Succeeded)")
+        lines = report.pull_summary({"cold": [1.46, 1.5, 1.4], "present": [1.2, 1.3]},
+                                    {"cold": [2.41, 2.03, 2.97], "present": [3.05, 1.69]})
+        self.assertEqual(lines, [
+            "worker image pulled on every board:      1st pod  1.46 s, every board  2.41 s "
+            "(medians of 3; every board: 2.41 2.03 2.97)",
+            "worker image present:                    1st pod  1.25 s, every board  2.37 s "
+            "(medians of 2; every board: 3.05 1.69)"])
+
+
 class Options(unittest.TestCase):
     def test_defaults_and_refusals(self):
         options = cli.parse([])
@@ -358,7 +415,12 @@ class Options(unittest.TestCase):
                          ["thumbnails", "primes"])
         self.assertEqual(cli.parse(["--indexed", "cost:12:1,count:3:2"]).variants,
                          ["cost:12:1", "count:3:2"])
-        for bad in (["--workload", "matmul"], ["--indexed", "cost:12"], ["--repeat", "0"]):
+        self.assertEqual((options.pull_start, options.limit), (0, 1000000))
+        options = cli.parse(["--pull-start", "3"])
+        self.assertEqual((options.pull_start, options.limit), (3, 200000))
+        self.assertEqual(cli.parse(["--pull-start", "2", "--limit", "50000"]).limit, 50000)
+        for bad in (["--workload", "matmul"], ["--indexed", "cost:12"], ["--repeat", "0"],
+                    ["--pull-start", "0"], ["--pull-start", "x"]):
             with self.assertRaises(SystemExit) as exit_:
                 cli.parse(bad)
             self.assertEqual(exit_.exception.code, 2, bad)
