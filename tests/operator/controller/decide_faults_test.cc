@@ -229,7 +229,6 @@ TEST(DecideFaultsTest, TheJobsWorkerStartTimeoutOverridesTheOperators) {
   EXPECT_EQ(LostWorkers(world.Pass()), std::vector<std::string>{"pi3b-worker"});
 }
 
-
 // An exec job in the user's image on boards of two runtimes: where the node
 // reports containerd 2.x and a 1.36+ kubelet, its pod mounts the worker's
 // bundle as an image volume; elsewhere an init container copies it. When an
