@@ -137,9 +137,10 @@ PY
 grep -q "^shard-list: 12 tests, [0-9]* without a duration (given the mean, " "$tmp/shard-list.err" ||
   fail "shard-list should say how many tests had no duration: $(cat "$tmp/shard-list.err")"
 pass "shard-list: 12 tests, each at its recorded duration in ms, the two new ones at the mean"
-# The clean tests and the failing one among them, from item 40 on; the share read-only.
-{ cut -f2 "$tmp/tests.txt" | sed -n '1,5p'; echo regressions/test_open_bugs.py::test_encode_nan_as_null
-  cut -f2 "$tmp/tests.txt" | sed -n '6,$p'; } >"$tmp/shard"
+# The failing test first, then the clean ones, from item 40 on; the share read-only.
+# (First: a test outside the tests package must still import the project's
+# modules from the checkout, which pytest puts on the path for tests/ only.)
+{ echo regressions/test_open_bugs.py::test_encode_nan_as_null; cut -f2 "$tmp/tests.txt"; } >"$tmp/shard"
 chmod -R a-w "$tmp/suite"
 shard() {
   BALLAST_START=40 IN=$tmp/suite BALLAST_ITEMS_FILE=$1 BALLAST_RESULT_FILE=$tmp/shard.json \
@@ -154,12 +155,25 @@ python3 - "$tmp/shard.json" "$cases" <<'PY' || fail "run-shard's result: $(cat "
 import json, sys
 result = json.load(open(sys.argv[1]))
 assert result == {"passed": 12, "cases": int(sys.argv[2]), "failedItems": [{
-    "item": 45, "error": "regressions/test_open_bugs.py::test_encode_nan_as_null: "
+    "item": 40, "error": "regressions/test_open_bugs.py::test_encode_nan_as_null: "
                          "call: AssertionError: assert 'nan' == 'null'"}]}, result
 PY
 [[ -z $(find "$tmp/suite" -name __pycache__ -o -name .pytest_cache) ]] ||
   fail "run-shard wrote into the checkout: $(find "$tmp/suite" -name __pycache__ -o -name .pytest_cache)"
-pass "run-shard: 12 tests passed with their $cases cases, the failing one named as item 45 with pytest's message, nothing written in the checkout"
+pass "run-shard: 12 tests passed with their $cases cases, the failing one named as item 40 with pytest's message, nothing written in the checkout"
+# The failing test alone, as its retries run it.
+head -1 "$tmp/shard" >"$tmp/shard-bad"
+status=0
+shard "$tmp/shard-bad" || status=$?
+[[ $status == 1 ]] || fail "run-shard on the failing test alone should exit 1, exited $status: $(tail -5 "$tmp/shard.out")"
+python3 - "$tmp/shard.json" <<'PY' || fail "run-shard's result for the failing test alone: $(cat "$tmp/shard.json")"
+import json, sys
+result = json.load(open(sys.argv[1]))
+assert result == {"passed": 0, "cases": 0, "failedItems": [{
+    "item": 40, "error": "regressions/test_open_bugs.py::test_encode_nan_as_null: "
+                         "call: AssertionError: assert 'nan' == 'null'"}]}, result
+PY
+pass "run-shard: the failing test alone is named with pytest's message"
 # A test that does not exist: pytest runs nothing, so no result and pytest's code (the range is halved).
 rm -f "$tmp/shard.json"
 { head -2 "$tmp/shard"; echo tests/test_gone.py::test_gone; } >"$tmp/shard-gone"
