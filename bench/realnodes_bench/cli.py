@@ -45,7 +45,7 @@ node's pods' CPU (the operator) and the control plane's processes' (API
 server, datastore, controller-manager, scheduler, DNS, that node's kubelet
 and containerd).
 
-Four workloads (--workload, comma-separated; the default all four):
+Five workloads (--workload, comma-separated; the default all five):
   primes      primes below --limit by trial division, in the ballast-worker
               image (`ballast-worker slice` for the Indexed Job: share
               JOB_COMPLETION_INDEX of N, its result in the termination
@@ -63,25 +63,35 @@ Four workloads (--workload, comma-separated; the default all four):
               time series of --points points in all, Pareto lengths; a
               quarter of the files carry a label that triples their size,
               the declared cost, for the same work.
-The last three run in the user's image built from the example's
+  testsuite   examples/testsuite: a project's pytest suite, 60 tests of
+              Pareto costs (about --suite-seconds CPU s on one core, by its
+              maker's reckoning), one pytest process a run; the declared
+              costs are the durations its CI recorded (pytest-split's
+              .test_durations, by the example's shard-list): on another
+              machine whose speed differs by kind of work, noisy, some tests
+              changed since and new ones given the mean. Nothing was tuned
+              on it. Its result is the tests passed and the cases they
+              checked, exact.
+The last four run in the user's image built from the example's
 Containerfile (Debian packages, nothing of Ballast's), the example's job as
 it ships, on a PersistentVolume every board mounts; items are the files,
-their sizes the costs.
+their sizes the costs (testsuite: the tests, their past durations the costs).
 
-recompress and anomalies end with a corrupt round (--no-corrupt skips it):
-their maker adds one bad input (a truncated archive; a series with a value
-that is not a number), and the WeightedJob as the example ships it and the
-best Indexed Job tuning (backoffLimitPerIndex 2: the same three attempts)
-run once more with it among the items; each is compared with its clean runs
-and with what one attempt at the bad input costs.
+recompress, anomalies and testsuite end with a corrupt round (--no-corrupt
+skips it): their maker adds one bad input (a truncated archive; a series
+with a value that is not a number; a test that fails), and the WeightedJob
+as the example ships it and the best Indexed Job tuning
+(backoffLimitPerIndex 2: the same three attempts) run once more with it
+among the items; each is compared with its clean runs and with what one
+attempt at the bad input costs.
 
 The Indexed Job gets the tuning a strong user would give it. Each variant is
 SPLIT:COMPLETIONS:PER_NODE (--indexed, comma-separated):
   SPLIT     count: equal numbers of items (primes only: the naive cut);
             cost: equal shares of the known cost (primes: `slice --split
-            cost` by the job's cost model; the others: files packed by
-            declared size into COMPLETIONS bins, largest first, each into
-            the lightest)
+            cost` by the job's cost model; the others: items packed by
+            declared cost (size; testsuite: past duration) into COMPLETIONS
+            bins, largest first, each into the lightest)
   PER_NODE  pods of the Job that fit on one board at a time (its CPU request
             is sized so): parallelism = boards x PER_NODE
 
@@ -100,9 +110,9 @@ it at install and keeps its layers in use.
 Starts its own real-node cluster, builds the amd64 images and the example's
 images if missing, installs the chart, stops everything at the end. Figures
 only: it never fails on speed. Takes hours with the defaults (three rounds
-of all four workloads).
+of all five workloads).
 
-  bench/realnodes-bench                                  # all four workloads, 3 rounds
+  bench/realnodes-bench                                  # all five workloads, 3 rounds
   bench/realnodes-bench --workload recompress,anomalies  # the two in users' scripts
   bench/realnodes-bench --workload thumbnails --repeat 1
   bench/realnodes-bench --workload primes --indexed count:30:1,cost:30:1
@@ -123,12 +133,13 @@ import time
 from . import cluster, figures, report, runs, workloads
 from .cluster import Cluster, bed_env, run, warn
 
-WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies"]
+WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies", "testsuite"]
 INDEXED = {
     "primes": ["count:3:1", "count:30:1", "cost:3:1", "cost:30:1", "cost:30:2"],
     "thumbnails": ["cost:3:1", "cost:12:1", "cost:48:1", "cost:48:2"],
     "recompress": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
     "anomalies": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
+    "testsuite": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
 }
 VARIANT = re.compile(r"^(count|cost):[1-9][0-9]*:[1-9]$")
 
@@ -147,6 +158,8 @@ def parse(argv):
     parser.add_argument("--megabytes", type=int, default=160,
                         help="recompress's archives before compression (160)")
     parser.add_argument("--points", type=int, default=1800000, help="anomalies' points (1800000)")
+    parser.add_argument("--suite-seconds", type=float, default=80,
+                        help="testsuite's CPU seconds, by its maker's reckoning (80)")
     parser.add_argument("--repeat", type=int, default=3, help="rounds, interleaved (3)")
     parser.add_argument("--no-corrupt", action="store_true", help="no corrupt round")
     parser.add_argument("--keep", type=pathlib.Path, metavar="DIR",

@@ -77,7 +77,8 @@ def indexed_label(split, completions, per_node, workload):
     """How the tables name an Indexed Job tuning SPLIT:COMPLETIONS:PER_NODE."""
     cut = "equal counts" if split == "count" else "equal cost"
     if split == "cost" and workload != "primes":
-        cut = "packed by size"
+        # Packed by the declared costs: the files' sizes, or the tests' past durations.
+        cut = "packed by past duration" if workload == "testsuite" else "packed by size"
     return f"Indexed Job, {completions} x {cut}, {per_node}/board"
 
 

@@ -1,15 +1,17 @@
-"""The four workloads: how each is set up on the bed, calibrated (each
+"""The five workloads: how each is set up on the bed, calibrated (each
 item's CPU seconds on one core), and what its WeightedJob, its Indexed Job
 and its oracle pods are, how their results read and are checked.
 
-primes runs in the ballast-worker image; thumbnails, recompress and
-anomalies are examples/<name>: the user's image built from its
+primes runs in the ballast-worker image; thumbnails, recompress, anomalies
+and testsuite are examples/<name>: the user's image built from its
 Containerfile, the inputs made by the example's maker on a host directory
 that every board mounts as a PersistentVolume (the claim the example
-names), the items the files with their sizes as costs in the ConfigMap the
-example names."""
+names), the items in the ConfigMap the example names: the files with their
+sizes as costs, or (testsuite) the tests with the durations the maker's
+stand-in CI recorded, listed by the example's shard-list."""
 import json
 import os
+import pathlib
 import resource
 import shutil
 import subprocess
@@ -172,6 +174,19 @@ SHARE = {
                'rm -f /tmp/all; exit $status',
         "fields": ["series", "points", "anomalies"], "outputs": False, "claim": "series",
         "list": "series-list", "corrupt": "corrupt/series-bad.csv"},
+    # Its items are tests, their costs the durations in the checkout's
+    # .test_durations (examples/testsuite/shard-list), recorded on another
+    # machine and partly stale; its outputs are the counts of tests passed and
+    # of the cases they checked, exact.
+    "testsuite": {
+        "make": ["examples/testsuite/make-suite", "{dir}", "--seconds", "{suite_seconds}",
+                 "--seed", "11", "--failing"],
+        "costs": "durations", "paths": ["tests"],
+        "run": "BALLAST_ITEMS_FILE=$ITEMS BALLAST_RESULT_FILE=$RESULT "
+               "python3 /usr/local/bin/run-shard",
+        "fields": ["passed", "cases"], "outputs": False, "claim": "suite", "list": "tests-list",
+        "corrupt": "regressions/test_open_bugs.py::test_encode_nan_as_null",
+        "describe": "Pareto costs, declared by past durations"},
 }
 
 
@@ -187,6 +202,13 @@ def list_lines(share_in, suffix, skip):
             continue
         rows.append((rel, path.stat().st_size))
     return [f"{size}\t{rel}" for rel, size in sorted(rows)]
+
+
+def duration_lines(root, paths):
+    """The suite's tests at `root` (within `paths`), "ms<TAB>node id" in the
+    order pytest collects them, as the example's shard-list prints them."""
+    script = pathlib.Path(__file__).resolve().parents[2] / "examples/testsuite/shard-list"
+    return run([str(script), str(root), *paths]).splitlines()
 
 
 def sum_fields(lines, fields):
@@ -206,7 +228,8 @@ class Share(Workload):
         self.corrupt = self.cfg["corrupt"]
         self.share = bench.work / f"share-{name}"
         self.image = f"localhost/{name}:1"
-        self.items = []  # (size, path)
+        self.items = []  # (declared cost, value)
+        self.corrupt_cost = 0  # the bad input's declared cost
 
     # --- set-up ---------------------------------------------------------------------
     def setup(self):
@@ -229,15 +252,17 @@ class Share(Workload):
         archive.unlink()
         opts = b.options
         values = {"dir": str(self.share / "in"), "photos": opts.photos, "scale": opts.scale,
-                  "megabytes": opts.megabytes, "points": opts.points}
+                  "megabytes": opts.megabytes, "points": opts.points,
+                  "suite_seconds": opts.suite_seconds}
         made = run([str(a).format(**values) for a in self.cfg["make"]], cwd=b.root)
         (self.share / "out").mkdir(parents=True, exist_ok=True)
         os.chown(self.share / "out", 65532, 65532)
-        lines = list_lines(self.share / "in", self.cfg.get("suffix"), self.cfg["skip"])
+        lines = self._lines()
         self.items = [(int(line.split("\t")[0]), line.split("\t", 1)[1]) for line in lines]
         (b.work / "list.txt").write_text("".join(line + "\n" for line in lines))
         # The maker's line, "N images, B bytes under DIR", without the directory.
-        self.describe = f"{self.name} of {made.strip().split(' under ')[0]} (Pareto sizes)"
+        self.describe = (f"{self.name} of {made.strip().split(' under ')[0]} "
+                         f"({self.cfg.get('describe', 'Pareto sizes')})")
         self._objects(lines)
         # A board's containerd unpacks a new image at its first container,
         # within the board's quota: once here, so that no run pays it.
@@ -249,6 +274,20 @@ class Share(Workload):
         for node in c.boards:
             c.wait_for("pod", f"warm-{node}", "{.status.phase}", "^(Succeeded|Failed)$")
             c.delete("pod", f"warm-{node}")
+
+    def _lines(self):
+        """The job's list, "cost<TAB>value" a line; sets the bad input's cost."""
+        share_in, cfg = self.share / "in", self.cfg
+        if cfg.get("costs") == "durations":
+            lines = duration_lines(share_in, cfg["paths"])
+            if self.corrupt:
+                bad = duration_lines(share_in, cfg["paths"] + [self.corrupt.split("::")[0]])
+                self.corrupt_cost = int(next(line.split("\t")[0] for line in bad
+                                             if line.split("\t", 1)[1] == self.corrupt))
+            return lines
+        if self.corrupt:
+            self.corrupt_cost = (share_in / self.corrupt).stat().st_size
+        return list_lines(share_in, cfg.get("suffix"), cfg["skip"])
 
     def _objects(self, lines):
         b, c, cfg = self.bench, self.cluster, self.cfg
@@ -265,8 +304,8 @@ class Share(Workload):
         c.kubectl_ns("create", "configmap", cfg["list"], f"--from-file=list.txt={b.work}/list.txt")
         if self.corrupt:
             # The same list with the bad input among the others, for the corrupt round.
-            size = (self.share / "in" / self.corrupt).stat().st_size
-            corrupt = sorted(lines + [f"{size}\t{self.corrupt}"], key=lambda l: l.split("\t")[1])
+            corrupt = sorted(lines + [f"{self.corrupt_cost}\t{self.corrupt}"],
+                             key=lambda l: l.split("\t")[1])
             (b.work / "list-corrupt.txt").write_text("".join(line + "\n" for line in corrupt))
             c.kubectl_ns("create", "configmap", f"{cfg['list']}-corrupt",
                          f"--from-file=list.txt={b.work}/list-corrupt.txt")
@@ -385,8 +424,7 @@ class Share(Workload):
         items = list(self.items)
         name = f"bins-{self.name}-{split}-{completions}"
         if corrupt:
-            size = (self.share / "in" / self.corrupt).stat().st_size
-            items = sorted(items + [(size, self.corrupt)], key=lambda i: i[1])
+            items = sorted(items + [(self.corrupt_cost, self.corrupt)], key=lambda i: i[1])
             name += "-corrupt"
         if self.cluster.kubectl_ns("get", "configmap", name, check=False).strip():
             return name

@@ -3,8 +3,9 @@
 needed: the Indexed Job's packing and CPU request, the oracle's split and
 the lower bound of indivisible items, the bracket rule, the paired
 per-round ratios, where a run's time went from a watch and cgroup samples,
-the calibration log's reading, the tables, and the jobs the bench makes
-from the examples as they ship.
+the calibration log's reading, the tables, the jobs the bench makes from
+the examples as they ship, and the testsuite example's list of tests with
+their past durations.
 
   realnodes_bench_test.py SOURCE_DIR"""
 import json
@@ -278,6 +279,10 @@ class Tables(unittest.TestCase):
                          "Indexed Job, 30 x equal counts, 1/board")
         self.assertEqual(report.indexed_label("cost", "30", "2", "primes"),
                          "Indexed Job, 30 x equal cost, 2/board")
+        self.assertEqual(report.indexed_label("cost", "12", "1", "recompress"),
+                         "Indexed Job, 12 x packed by size, 1/board")
+        self.assertEqual(report.indexed_label("cost", "12", "1", "testsuite"),
+                         "Indexed Job, 12 x packed by past duration, 1/board")
 
 
 class Jobs(unittest.TestCase):
@@ -289,7 +294,7 @@ class Jobs(unittest.TestCase):
                                      options=types.SimpleNamespace(limit=5000))
 
     def test_the_examples_jobs_as_the_bench_runs_them(self):
-        for name in ("thumbnails", "recompress", "anomalies"):
+        for name in ("thumbnails", "recompress", "anomalies", "testsuite"):
             share = workloads.Share(self.bench(), name)
             job = share.weighted("bench-w1")
             self.assertEqual(job["metadata"]["name"], "bench-w1")
@@ -336,6 +341,44 @@ class Jobs(unittest.TestCase):
             self.assertEqual(workloads.list_lines(root, ".gz", "corrupt/"), ["5\ta.gz", "3\tb/x.gz"])
         self.assertEqual(workloads.sum_fields(['{"a": 1, "b": 2}', "", '{"a": 3}'], ["a", "b"]),
                          "4:2")
+
+    def test_the_suite_listed_by_its_past_durations(self):
+        """testsuite's list as its shard-list makes it from the maker's
+        checkout (pytest collects it here): every test once, a duration in
+        milliseconds each, the new tests at the mean; the failing test
+        outside the clean list, its cost taken when the corrupt list is made;
+        and the job's result merges the fields the bench compares."""
+        try:
+            import pytest  # noqa: F401  (shard-list collects with it)
+        except ImportError:
+            self.skipTest("pytest is missing (scripts/install-deps installs python3-pytest)")
+        with tempfile.TemporaryDirectory() as tmp:
+            bench = self.bench()
+            bench.work = pathlib.Path(tmp)
+            bench.options = types.SimpleNamespace(suite_seconds=4)
+            share = workloads.Share(bench, "testsuite")
+            share.share = pathlib.Path(tmp) / "share-testsuite"
+            cfg = share.cfg
+            args = [str(a).format(dir=share.share / "in", suite_seconds=4) for a in cfg["make"]]
+            workloads.run(args, cwd=SOURCE)
+            lines = share._lines()
+            durations = json.loads((share.share / "in/.test_durations").read_text())
+        tests = [line.split("\t", 1)[1] for line in lines]
+        self.assertEqual(len(tests), 60)
+        self.assertEqual(len(set(tests)), 60)
+        self.assertNotIn(share.corrupt, tests)
+        self.assertTrue(all(t.startswith("tests/test_") for t in tests), tests[:3])
+        costs = {t: int(line.split("\t")[0]) for t, line in zip(tests, lines)}
+        new = [t for t in tests if t not in durations]
+        self.assertTrue(new, "the maker left no test without a duration")
+        recorded = [durations[t] for t in tests if t in durations]
+        mean = round(sum(recorded) / len(recorded) * 1000)
+        for test in tests:
+            self.assertEqual(costs[test], max(1, round(durations[test] * 1000))
+                             if test in durations else mean, test)
+        self.assertEqual(share.corrupt_cost, mean)
+        merge = share.weighted("bench-w1")["spec"]["workload"]["exec"]["result"]["merge"]
+        self.assertEqual(merge, {"passed": "sum", "cases": "sum"})
 
     def test_indexed_messages_take_each_index_once(self):
         def pod(index, phase, created, message):
@@ -416,6 +459,9 @@ class Options(unittest.TestCase):
         self.assertEqual(cli.parse(["--indexed", "cost:12:1,count:3:2"]).variants,
                          ["cost:12:1", "count:3:2"])
         self.assertEqual((options.pull_start, options.limit), (0, 1000000))
+        self.assertEqual(options.workloads[-1], "testsuite")
+        self.assertEqual(options.suite_seconds, 80)
+        self.assertEqual(set(cli.INDEXED), set(cli.WORKLOADS))
         options = cli.parse(["--pull-start", "3"])
         self.assertEqual((options.pull_start, options.limit), (3, 200000))
         self.assertEqual(cli.parse(["--pull-start", "2", "--limit", "50000"]).limit, 50000)

@@ -7,17 +7,21 @@
 #   gzip's message, the script exits 1, and a second run over the same range
 #   leaves the same outputs (no .part file left);
 # - anomalies: one file a run, its counts exact against a count made here,
-#   and a value that is not a number fails the item naming file and line.
-# Seconds; needs gzip, zstd and python3 (scripts/install-deps).
+#   and a value that is not a number fails the item naming file and line;
+# - testsuite: shard-list lists the tests with their past durations, and
+#   run-shard runs a shard (BALLAST_START), its counts exact, the failing test
+#   named with pytest's message, nothing written in the checkout.
+# Seconds; needs gzip, zstd, python3 and pytest (scripts/install-deps).
 set -euo pipefail
 examples=$(cd "$(dirname "$0")/../../examples" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 for tool in gzip zstd python3; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/install-deps)"
 done
+python3 -c 'import pytest' 2>/dev/null || fail "pytest is not installed (scripts/install-deps)"
 
 # --- recompress ------------------------------------------------------------------
 "$examples/recompress/make-archives" "$tmp/archives" --count 12 --megabytes 2 --seed 5 --corrupt >/dev/null
@@ -112,3 +116,69 @@ anomalies corrupt/series-bad.csv 2>"$tmp/err" || status=$?
 grep -q "^corrupt/series-bad.csv:20002: could not convert string to float: 'n/a'$" "$tmp/err" ||
   fail "anomalies should name the file and line of the bad value: $(cat "$tmp/err")"
 pass "anomalies: a bad value fails the item naming its file and line"
+
+# --- testsuite -------------------------------------------------------------------
+"$examples/testsuite/make-suite" "$tmp/suite" --tests 12 --seconds 3 --seed 5 --failing >/dev/null
+"$examples/testsuite/shard-list" "$tmp/suite" >"$tmp/tests.txt" 2>"$tmp/shard-list.err" ||
+  fail "shard-list failed: $(cat "$tmp/shard-list.err")"
+python3 - "$tmp/tests.txt" "$tmp/suite/.test_durations" <<'PY' || fail "shard-list's list: $(cat "$tmp/tests.txt")"
+import json, sys
+lines = [line.rstrip("\n").split("\t") for line in open(sys.argv[1])]
+durations = json.load(open(sys.argv[2]))
+tests = [test for _, test in lines]
+assert len(tests) == 12 and len(set(tests)) == 12, tests
+assert all(t.startswith("tests/test_") and "::test_" in t for t in tests), tests
+recorded = [durations[t] for t in tests if t in durations]
+assert len(recorded) == 10, "seed 5 makes two tests new since the durations were recorded"
+mean = sum(recorded) / len(recorded)
+for cost, test in lines:
+    assert int(cost) == max(1, round(durations.get(test, mean) * 1000)), (cost, test)
+PY
+grep -q "^shard-list: 12 tests, [0-9]* without a duration (given the mean, " "$tmp/shard-list.err" ||
+  fail "shard-list should say how many tests had no duration: $(cat "$tmp/shard-list.err")"
+pass "shard-list: 12 tests, each at its recorded duration in ms, the two new ones at the mean"
+# The failing test first, then the clean ones, from item 40 on; the share read-only.
+# (First: a test outside the tests package must still import the project's
+# modules from the checkout, which pytest puts on the path for tests/ only.)
+{ echo regressions/test_open_bugs.py::test_encode_nan_as_null; cut -f2 "$tmp/tests.txt"; } >"$tmp/shard"
+chmod -R a-w "$tmp/suite"
+shard() {
+  BALLAST_START=40 IN=$tmp/suite BALLAST_ITEMS_FILE=$1 BALLAST_RESULT_FILE=$tmp/shard.json \
+    "$examples/testsuite/run-shard" >"$tmp/shard.out" 2>&1
+}
+status=0
+shard "$tmp/shard" || status=$?
+[[ $status == 1 ]] || fail "run-shard should exit 1 when a test fails, exited $status: $(tail -5 "$tmp/shard.out")"
+cases=$(cat "$tmp/suite"/tests/test_*.py |
+  awk -F'[(), ]+' '/^    record_property\("cases", / { n += $4 } END { print n }')
+python3 - "$tmp/shard.json" "$cases" <<'PY' || fail "run-shard's result: $(cat "$tmp/shard.json")"
+import json, sys
+result = json.load(open(sys.argv[1]))
+assert result == {"passed": 12, "cases": int(sys.argv[2]), "failedItems": [{
+    "item": 40, "error": "regressions/test_open_bugs.py::test_encode_nan_as_null: "
+                         "call: AssertionError: assert 'nan' == 'null'"}]}, result
+PY
+[[ -z $(find "$tmp/suite" -name __pycache__ -o -name .pytest_cache) ]] ||
+  fail "run-shard wrote into the checkout: $(find "$tmp/suite" -name __pycache__ -o -name .pytest_cache)"
+pass "run-shard: 12 tests passed with their $cases cases, the failing one named as item 40 with pytest's message, nothing written in the checkout"
+# The failing test alone, as its retries run it.
+head -1 "$tmp/shard" >"$tmp/shard-bad"
+status=0
+shard "$tmp/shard-bad" || status=$?
+[[ $status == 1 ]] || fail "run-shard on the failing test alone should exit 1, exited $status: $(tail -5 "$tmp/shard.out")"
+python3 - "$tmp/shard.json" <<'PY' || fail "run-shard's result for the failing test alone: $(cat "$tmp/shard.json")"
+import json, sys
+result = json.load(open(sys.argv[1]))
+assert result == {"passed": 0, "cases": 0, "failedItems": [{
+    "item": 40, "error": "regressions/test_open_bugs.py::test_encode_nan_as_null: "
+                         "call: AssertionError: assert 'nan' == 'null'"}]}, result
+PY
+pass "run-shard: the failing test alone is named with pytest's message"
+# A test that does not exist: pytest runs nothing, so no result and pytest's code (the range is halved).
+rm -f "$tmp/shard.json"
+{ head -2 "$tmp/shard"; echo tests/test_gone.py::test_gone; } >"$tmp/shard-gone"
+status=0
+shard "$tmp/shard-gone" || status=$?
+[[ $status == 4 && ! -e $tmp/shard.json ]] ||
+  fail "run-shard on a missing test should exit 4 with no result, exited $status: $(cat "$tmp/shard.json" 2>/dev/null)"
+pass "run-shard: a test that does not exist leaves no result and pytest's exit code 4"
