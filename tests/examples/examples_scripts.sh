@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The scripts of the examples in users' images, run on this machine as the
-# worker runs them (BALLAST_ITEMS_FILE, BALLAST_RESULT_FILE, BALLAST_BEGIN),
+# worker runs them (BALLAST_ITEMS_FILE, BALLAST_RESULT_FILE, BALLAST_START),
 # on inputs their makers make, a bad one among them:
 # - recompress: every good archive's .zst decompresses to its original bytes,
 #   the truncated one is named in failedItems by its number in the job with
@@ -29,7 +29,7 @@ python3 -c 'import pytest' 2>/dev/null || fail "pytest is not installed (scripts
 grep -qx corrupt/truncated.gz "$tmp/items" || fail "make-archives --corrupt made no truncated archive"
 bad_line=$(grep -nx corrupt/truncated.gz "$tmp/items" | cut -d: -f1)
 recompress() {
-  BALLAST_BEGIN=40 IN=$tmp/archives OUT=$tmp/out LEVEL=3 BALLAST_ITEMS_FILE=$tmp/items \
+  BALLAST_START=40 IN=$tmp/archives OUT=$tmp/out LEVEL=3 BALLAST_ITEMS_FILE=$tmp/items \
     BALLAST_RESULT_FILE=$tmp/result.json "$examples/recompress/recompress"
 }
 status=0
