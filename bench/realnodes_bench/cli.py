@@ -321,7 +321,9 @@ def calibrate(bench, workload):
     lists, loads, planned = figures.oracle_split(costs, bench.speeds)
     bound, parts = figures.lower_bound(costs.values(), bench.speeds.values())
     print(f"calibration: {len(costs)} items, {work:.2f} CPU s on one core (the one-core limit "
-          f"{work / bench.total_speed:.2f} s); the largest item {max(costs.values()):.2f} s")
+          f"{work / bench.total_speed:.2f} s); the largest item {max(costs.values()):.2f} s"
+          + (f"; the command's start, {workload.start_cost:.2f} CPU s a run, taken off each item"
+             if workload.start_cost else ""))
     print("oracle split (largest first, each to the board that finishes it earliest): "
           + ", ".join(f"{b} {len(lists[b])} items {loads[b]:.2f} CPU s" for b in lists)
           + f"; planned {planned:.2f} s")

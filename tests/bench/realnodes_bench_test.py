@@ -206,6 +206,17 @@ class Timing(unittest.TestCase):
         self.assertAlmostEqual(each["b.png"], 60.2)
         self.assertAlmostEqual(total, 60.6)
 
+    def test_the_commands_start_is_the_median_of_its_empty_runs(self):
+        # Five runs with no item: one slow outlier (a cold page cache) does not move it.
+        lines = []
+        for i, cpu in enumerate([0.25, 0.51, 0.77, 1.90, 2.14]):
+            lines += [f"@item {workloads.EMPTY}{i}", "0m0.000000s 0m0.000000s",
+                      f"0m{cpu:.6f}s 0m0.000000s"]
+        each, _ = timing.items_cpu(lines)
+        self.assertAlmostEqual(workloads.start_of(each.values()), 0.26)
+        self.assertEqual(workloads.start_of([]), 0.0)
+        self.assertAlmostEqual(workloads.start_of([0.2, 0.4]), 0.3)
+
 
 def figures_run(makespan, boards_cpu=10.0, **more):
     base = {"makespan": makespan, "first_pod": 1.0, "all_pods": 2.0, "busy": 0.9,
