@@ -164,7 +164,7 @@ expect_worker_bundle() {
     if [[ $want == image-volume ]]; then
       image_volumes=$((image_volumes + 1))
       expect_eq "$job: $pod: init containers" "" "$(jp "pod/$pod" '{.spec.initContainers[*].name}')"
-      expect_eq "$job: $pod: the bundle's volume is the worker image" "docker.io/library/ballast-worker:$version" \
+      expect_eq "$job: $pod: the bundle's volume is the worker image" "$bed_registry/ballast-worker:$version" \
         "$(jp "pod/$pod" '{.spec.volumes[?(@.name=="ballast-bundle")].image.reference}')"
       expect_eq "$job: $pod: mounted read-only" true \
         "$(jp "pod/$pod" '{.spec.containers[0].volumeMounts[?(@.name=="ballast-bundle")].readOnly}')"
