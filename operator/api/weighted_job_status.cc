@@ -10,7 +10,7 @@
 #include "core/common/utf8.h"
 #include "operator/api/weighted_job.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -572,4 +572,4 @@ StatusOr<WeightedJobObject> WeightedJobFromJson(const json& object) {
   return out;
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

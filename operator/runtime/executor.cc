@@ -135,7 +135,7 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
     } else if (const auto* a = std::get_if<DeletePod>(&action)) {
       status = DeleteObject(Pods().In(job.ns).Named(a->name), a->uid, false);
     } else if (const auto* a = std::get_if<WriteStatus>(&action)) {
-      SubmitStatus(job.key, job.ns, job.name, StatusToJson(a->status), a->restate_conditions);
+      SubmitStatus(job.key, job.ns, job.name, api::StatusToJson(a->status), a->restate_conditions);
     } else if (const auto* a = std::get_if<DeleteJob>(&action)) {
       status = DeleteObject(WeightedJobs().In(job.ns).Named(job.name), a->uid, true);
       if (status.ok()) spdlog::info("deleted finished job job={} ttlSecondsAfterFinished", job.key);
@@ -153,13 +153,13 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
 
 void Executor::Record(const JobRef& job, const RecordEvent& record) {
   if (record.node.empty()) {
-    events_.Record(*job.job, record.warning, ReasonName(record.reason), record.message);
+    events_.Record(*job.job, record.warning, api::ReasonName(record.reason), record.message);
     return;
   }
   const nlohmann::json node = {{"apiVersion", "v1"},
                                {"kind", "Node"},
                                {"metadata", {{"name", record.node}, {"uid", record.node_uid}}}};
-  events_.Record(node, record.warning, ReasonName(record.reason), record.message);
+  events_.Record(node, record.warning, api::ReasonName(record.reason), record.message);
 }
 
 Status Executor::CreateWorkloadOf(const JobRef& job, const CreateWorkload& create) {
@@ -217,7 +217,7 @@ StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const 
   const auto ref = Secrets().In(ns).Named(secret["metadata"]["name"]);
   auto existing = client_.Get(ref);
   BALLAST_RETURN_IF_ERROR(existing.status());
-  const ObjectMeta meta = ReadMeta(*existing);
+  const api::ObjectMeta meta = api::ReadMeta(*existing);
   if (!meta.OwnedBy(uid)) {
     // An earlier job of this name left it and the garbage collector has not
     // come yet: delete it (that incarnation only) and make ours next time.
@@ -349,7 +349,7 @@ void Executor::WriteStatuses(const std::string& key, const kube::ResourceRef& re
       acked = writes->acked;
       wanted = writes->wanted;
     }
-    auto written = client_.PatchStatus(ref, {{"status", StatusPatch(acked, wanted)}});
+    auto written = client_.PatchStatus(ref, {{"status", api::StatusPatch(acked, wanted)}});
     std::lock_guard lock(writes->mu);
     if (written.ok()) {
       writes->acked = std::move(wanted);

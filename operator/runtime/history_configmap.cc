@@ -79,7 +79,7 @@ StatusOr<json> ConfigMapHistory::WriteStore(const Read& read, const history::Spe
                    {"metadata",
                     {{"name", ref_.name},
                      {"namespace", ref_.ns},
-                     {"labels", {{std::string(kManagedByLabel), std::string(kManagedBy)}}}}},
+                     {"labels", {{std::string(api::kManagedByLabel), std::string(api::kManagedBy)}}}}},
                    {"data", {{kHistoryDataKey, text}}}};
     return client_.Create(ref_, object);
   }

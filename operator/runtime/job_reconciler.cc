@@ -41,7 +41,7 @@ struct JobReconciler::JobState {
   std::string uid;
   JobMemory memory;
   int64_t spec_generation = -1;  // of `spec`
-  ParsedSpec spec;
+  api::ParsedSpec spec;
 };
 
 JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::JobHost& coordinator,
@@ -80,7 +80,7 @@ StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& ke
   // What an earlier pass (or operator) wrote: the checkpoint, failures, start.
   const json& written = json_read::At(job, "status");
   const json stored = written.is_null() ? json::object() : written;
-  auto status = StatusFromJson(stored);
+  auto status = api::StatusFromJson(stored);
   if (!status.ok()) {
     return Status::Invalid(fmt::format("{}: {}", key, status.status().message()));
   }
@@ -110,7 +110,7 @@ void JobReconciler::Forget(const std::string& key) {
 
 StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool flush_status) {
   const auto cached = caches_.jobs.Get(key);
-  const JobView view = cached ? ReadJob(*cached) : JobView{};
+  const api::JobView view = cached ? api::ReadJob(*cached) : api::JobView{};
   if (!cached || view.meta.deleting) {
     // The garbage collector deletes the pods and the Secret (owner references).
     Forget(key);
@@ -127,9 +127,9 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool 
 
 void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const {
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
-    input.pods.push_back(ReadPod(*pod));
+    input.pods.push_back(api::ReadPod(*pod));
   }
-  for (const auto& node : caches_.nodes.List()) input.nodes.push_back(ReadNode(*node));
+  for (const auto& node : caches_.nodes.List()) input.nodes.push_back(api::ReadNode(*node));
   if (state.spec.spec) {
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
@@ -145,20 +145,20 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
 
 Status JobReconciler::GatherQueue(const JobState& state, DecideInput& input) const {
   if (!options_.kueue || !caches_.workloads || !caches_.flavors) return Status::Ok();
-  const auto label = input.job.meta.labels.find(std::string(kQueueNameLabel));
+  const auto label = input.job.meta.labels.find(std::string(api::kQueueNameLabel));
   if (label == input.job.meta.labels.end()) return Status::Ok();
   QueueInput queue;
   queue.queue = label->second;
   const std::string name = WorkloadName(input.name, state.uid);
   for (const auto& object : caches_.workloads->ListIndexed(input.ns, input.name)) {
-    WorkloadView workload = ReadWorkload(*object);
+    api::WorkloadView workload = api::ReadWorkload(*object);
     if (workload.meta.name == name) queue.workload = std::move(workload);
   }
   if (queue.workload) {
     for (const std::string& flavor : queue.workload->flavors) {
-      if (auto object = caches_.flavors->Get(flavor)) queue.flavors.push_back(ReadFlavor(*object));
+      if (auto object = caches_.flavors->Get(flavor)) queue.flavors.push_back(api::ReadFlavor(*object));
     }
-  } else if (const auto priority = input.job.meta.labels.find(std::string(kPriorityClassLabel));
+  } else if (const auto priority = input.job.meta.labels.find(std::string(api::kPriorityClassLabel));
              priority != input.job.meta.labels.end()) {
     queue.priority_class = priority->second;
     auto object = client_.Get(WorkloadPriorityClasses().Named(priority->second));
@@ -182,8 +182,8 @@ void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) con
   // A queued job starts only once admitted: its history is read then.
   if (input.queue && (!input.queue->workload || !input.queue->workload->Admitted())) return;
   std::vector<std::string> nodes;
-  for (const NodeView& node : input.nodes) nodes.push_back(node.meta.name);
-  input.history = options_.history->Lookup(HistoryKey(*state.spec.spec), nodes, input.now.wall);
+  for (const api::NodeView& node : input.nodes) nodes.push_back(node.meta.name);
+  input.history = options_.history->Lookup(api::HistoryKey(*state.spec.spec), nodes, input.now.wall);
   if (!input.history->trouble.empty()) {
     spdlog::info("no history job={}/{} source=\"{}\" error=\"{}\"", input.ns, input.name,
                  input.history->origin, input.history->trouble);
@@ -224,7 +224,7 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
   if (!state.spec.spec || !state.spec.spec->job.item_source.pending()) return Status::Ok();
   job::JobSpec& job = state.spec.spec->job;
   if (job.item_source.config_map.empty()) {
-    state.spec.error = {Reason::kInvalidSpec,
+    state.spec.error = {api::Reason::kInvalidSpec,
                         Status::InvalidAt("spec.itemsFrom.file",
                                           "a file is read by `ballast run`; on Kubernetes give "
                                           "spec.itemsFrom.configMap (kubectl create configmap "
@@ -236,7 +236,7 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
   const std::string where =
       fmt::format("ConfigMap {}/{} key {}", ns, job.item_source.config_map, job.item_source.key);
   auto invalid = [&](const std::string& message) {
-    state.spec.error = {Reason::kInvalidSpec,
+    state.spec.error = {api::Reason::kInvalidSpec,
                         Status::InvalidAt("spec.itemsFrom.configMap", message)};
     state.spec.spec.reset();
     return Status::Ok();
@@ -277,7 +277,7 @@ Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   if (in_effect.ok()) {
     input.secret_token = *in_effect;
   } else if (Permanent(in_effect.status())) {
-    input.refusal_reason = Reason::kTokenSecretUnusable;
+    input.refusal_reason = api::Reason::kTokenSecretUnusable;
     input.refusal = in_effect.status().message();
   } else {
     return in_effect.status();
@@ -288,7 +288,7 @@ Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
 Status JobReconciler::GatherWrites(const std::string& key, DecideInput& input) {
   std::set<std::string> cached_pods;
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
-    cached_pods.insert(ReadMeta(*pod).name);
+    cached_pods.insert(api::ReadMeta(*pod).name);
   }
   Collected collected = executor_.Collect(key, cached_pods, input.now.steady);
   input.writes = collected.writes;
@@ -298,14 +298,14 @@ Status JobReconciler::GatherWrites(const std::string& key, DecideInput& input) {
     // error of the pass, which the work queue would retry at once.
     input.create_refusal = ClassifyCreateRefusal(collected.create_error);
     spdlog::info("create refused job={} reason={} error=\"{}\"", key,
-                 ReasonName(RefusalReason(input.create_refusal->kind)),
+                 api::ReasonName(RefusalReason(input.create_refusal->kind)),
                  input.create_refusal->message);
   }
   return Status::Ok();
 }
 
 StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const json& job,
-                                                 const JobView& view, JobState& state,
+                                                 const api::JobView& view, JobState& state,
                                                  bool flush_status) {
   DecideInput input;
   input.ns = key.substr(0, key.find('/'));
@@ -315,7 +315,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   input.now = Now();
   // The spec changes only with the generation: parse it once per generation.
   if (state.spec_generation != view.generation) {
-    state.spec = ParseWeightedJobSpec(json_read::At(job, "spec"), input.name);
+    state.spec = api::ParseWeightedJobSpec(json_read::At(job, "spec"), input.name);
     state.spec_generation = view.generation;
   }
   input.spec = &state.spec;

@@ -110,7 +110,7 @@ class JobReconciler {
  private:
   // One pass over the job `job` (as cached; `view` read from it).
   StatusOr<ReconcileResult> RunPass(const std::string& key, const nlohmann::json& job,
-                                    const JobView& view, JobState& state, bool flush_status);
+                                    const api::JobView& view, JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
   void GatherWorld(const JobState& state, DecideInput& input) const;
   // input.writes and input.create_refusal: what the executor's writes of the

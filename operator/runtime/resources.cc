@@ -6,10 +6,10 @@
 namespace ballast::controller {
 
 kube::ResourceRef WeightedJobs() {
-  return {std::string(kGroup), std::string(kVersion), "weightedjobs", true, "", ""};
+  return {std::string(api::kGroup), std::string(api::kVersion), "weightedjobs", true, "", ""};
 }
 kube::ResourceRef WeightProfiles() {
-  return {std::string(kGroup), std::string(kVersion), "weightprofiles", false, "", ""};
+  return {std::string(api::kGroup), std::string(api::kVersion), "weightprofiles", false, "", ""};
 }
 kube::ResourceRef Pods() { return {"", "v1", "pods", true, "", ""}; }
 kube::ResourceRef Secrets() { return {"", "v1", "secrets", true, "", ""}; }

@@ -40,7 +40,7 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
     auto created = client_->Create(WeightedJobs().In(ns_), job);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     job_ = *created;
-    job_meta_ = ReadMeta(job_);
+    job_meta_ = api::ReadMeta(job_);
     ref_ = {ns_ + "/j", ns_, "j", job_["metadata"]["uid"], ns_ + ".j", &job_};
   }
   void TearDown() override {
@@ -63,9 +63,9 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
     WorkerPodSettings settings;
     settings.coordinator_url = coordinator_->url();
     settings.coordinator_job = ref_.id;
-    ParsedSpec parsed = ParseWeightedJobSpec(job_["spec"], "j");
+    api::ParsedSpec parsed = api::ParseWeightedJobSpec(job_["spec"], "j");
     EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
-    return BuildWorkerPod(job_meta_, parsed.spec.value_or(WeightedJobSpec{}), node, settings);
+    return BuildWorkerPod(job_meta_, parsed.spec.value_or(api::WeightedJobSpec{}), node, settings);
   }
 
   coordinator::JobConfig Config() {
@@ -85,7 +85,7 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
   std::unique_ptr<Executor> executor_;
   std::atomic<int> requeues_{0};
   json job_;
-  ObjectMeta job_meta_;  // job_'s, as the worker objects are built from it
+  api::ObjectMeta job_meta_;  // job_'s, as the worker objects are built from it
   JobRef ref_;
 };
 
@@ -200,11 +200,11 @@ TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
 
 TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
   executor_->Seed(ref_.key, json::object());
-  WeightedJobStatus running;
-  running.phase = JobPhase::kRunning;
+  api::WeightedJobStatus running;
+  running.phase = api::JobPhase::kRunning;
   running.progress = "10%";
   running.workers = 2;
-  WeightedJobStatus later = running;
+  api::WeightedJobStatus later = running;
   later.progress = "20%";
   later.workers.reset();
   ASSERT_TRUE(executor_->Execute(ref_, {WriteStatus{running}, WriteStatus{later}}).ok());
