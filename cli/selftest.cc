@@ -35,8 +35,8 @@ std::string FailedCondition(const api::WeightedJobStatus& status) {
 std::string ProgressLine(const api::WeightedJobStatus& status) {
   const bool waiting =
       !status.phase || (status.Is(api::JobPhase::kPending) && !status.observed_generation);
-  std::string line = waiting ? "waiting for the operator (not taken in yet)"
-                             : api::JobPhaseName(*status.phase);
+  std::string line =
+      waiting ? "waiting for the operator (not taken in yet)" : api::JobPhaseName(*status.phase);
   if (status.progress) line += " " + *status.progress;
   if (status.completed_items && status.items) {
     line += fmt::format(" ({}/{} items)", *status.completed_items, *status.items);
@@ -64,8 +64,7 @@ std::string NodesThatRanIt(const api::WeightedJobStatus& status) {
 }
 
 // The verdict on a Succeeded job's status.result.
-Assessment CompareResult(const api::WeightedJobStatus& status,
-                         const workload::Result& expected) {
+Assessment CompareResult(const api::WeightedJobStatus& status, const workload::Result& expected) {
   if (!status.result) return {Verdict::kFailed, "the job Succeeded without status.result"};
   const json* result_json = &*status.result;
   auto result = workload::Result::FromJson(workload::WorkloadKind::kPrimes, *result_json);
@@ -153,8 +152,7 @@ workload::Result ExpectedPrimes(uint64_t limit) {
 Assessment Assess(const json& job, const workload::Result& expected) {
   // The status by the one reader of a WeightedJob's status (an error names
   // the field); none yet is waiting.
-  StatusOr<api::WeightedJobStatus> status =
-      api::StatusFromJson(json_read::At(job, "status"));
+  StatusOr<api::WeightedJobStatus> status = api::StatusFromJson(json_read::At(job, "status"));
   if (!status.ok()) return {Verdict::kFailed, status.status().message()};
   if (status->Is(api::JobPhase::kSucceeded)) return CompareResult(*status, expected);
   if (status->Is(api::JobPhase::kFailed)) {

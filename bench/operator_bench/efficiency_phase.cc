@@ -127,8 +127,7 @@ class EfficiencyPhase {
       std::string line;
       const auto& rows = runs_[policy].front().nodes;
       for (const api::NodeRow& row : rows.value_or(std::vector<api::NodeRow>{})) {
-        const api::NodePriorRow prior =
-            row.prior.value_or(api::NodePriorRow{"-", NAN, NAN, 0});
+        const api::NodePriorRow prior = row.prior.value_or(api::NodePriorRow{"-", NAN, NAN, 0});
         line += fmt::format("  {} {} {} ({}) {}", row.name, prior.source, Fixed(prior.value, 3),
                             Fixed(prior.samples, 0), Fixed(row.prior_error.value_or(NAN), 3));
       }

@@ -137,8 +137,7 @@ class WidePhase {
   void PrintOutcome(const json& status_json, bool finished, double create_ms) const {
     // By the one reader of a WeightedJob's status, and of a primes result.
     const StatusOr<api::WeightedJobStatus> read = api::StatusFromJson(status_json);
-    const api::WeightedJobStatus status =
-        read.ok() ? *read : api::WeightedJobStatus{};
+    const api::WeightedJobStatus status = read.ok() ? *read : api::WeightedJobStatus{};
     std::optional<uint64_t> count;
     if (status.result) {
       const auto result =

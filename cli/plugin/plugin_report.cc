@@ -95,8 +95,7 @@ std::string EnergyLine(const api::WeightedJobStatus& status) {
 }  // namespace
 
 StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
-  BALLAST_ASSIGN_OR_RETURN(const api::WeightedJobObject object,
-                           api::WeightedJobFromJson(job));
+  BALLAST_ASSIGN_OR_RETURN(const api::WeightedJobObject object, api::WeightedJobFromJson(job));
   const TopView view = TopViewOf(object, 0);
   if (!Finished(view)) {
     return Status(

@@ -206,8 +206,7 @@ std::vector<double> ExpectedCost(const TopView& view) {
 }
 
 std::string HeaderLine(const TopView& view) {
-  const std::string phase =
-      view.phase ? api::JobPhaseName(*view.phase) : "Pending (no status yet)";
+  const std::string phase = view.phase ? api::JobPhaseName(*view.phase) : "Pending (no status yet)";
   std::string line = fmt::format("WeightedJob {}/{}  {}", view.ns, view.name, phase);
   if (view.workload) line += std::string("  ") + workload::WorkloadKindName(*view.workload);
   if (!view.policy.empty()) line += " (" + view.policy + ")";
@@ -277,8 +276,7 @@ std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
 }  // namespace
 
 bool Finished(const TopView& view) {
-  return view.phase == api::JobPhase::kSucceeded ||
-         view.phase == api::JobPhase::kFailed;
+  return view.phase == api::JobPhase::kSucceeded || view.phase == api::JobPhase::kFailed;
 }
 
 std::string PhaseText(const TopView& view) {
@@ -286,8 +284,7 @@ std::string PhaseText(const TopView& view) {
 }
 
 StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
-  BALLAST_ASSIGN_OR_RETURN(const api::WeightedJobObject object,
-                           api::WeightedJobFromJson(job));
+  BALLAST_ASSIGN_OR_RETURN(const api::WeightedJobObject object, api::WeightedJobFromJson(job));
   TopView view = TopViewOf(object, now);
   if (const auto written = StatusWrittenAt(job)) view.status_age_s = std::max(0.0, now - *written);
   return view;

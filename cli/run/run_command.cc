@@ -220,8 +220,7 @@ void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRun
 int FailureVerdict(const RunFindings& findings) {
   if (!findings.failure) return kExitOk;
   fmt::print(stderr, "ballast: the job failed ({}): {}\n",
-             api::ReasonName(findings.failure->reason),
-             EscapeControls(findings.failure->message));
+             api::ReasonName(findings.failure->reason), EscapeControls(findings.failure->message));
   return kExitFailure;
 }
 

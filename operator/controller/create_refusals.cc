@@ -41,7 +41,9 @@ static_assert(std::size(kRefusalReasons) == static_cast<size_t>(RefusalClass::kC
 
 }  // namespace
 
-api::Reason RefusalReason(RefusalClass refusal) { return kRefusalReasons[static_cast<size_t>(refusal)]; }
+api::Reason RefusalReason(RefusalClass refusal) {
+  return kRefusalReasons[static_cast<size_t>(refusal)];
+}
 
 bool FailsAfterBound(RefusalClass refusal) {
   return refusal == RefusalClass::kPodSecurity || refusal == RefusalClass::kPriorityClassNotFound ||

@@ -235,10 +235,10 @@ using history::HistorySource;
 struct DecideInput {
   std::string ns, name;
   std::string id;                                     // the job's id at the coordinator
-  api::JobView job;                                        // the WeightedJob (ReadJob)
-  const api::ParsedSpec* spec = nullptr;                   // of job.generation (required)
-  std::vector<api::PodView> pods;                          // pods labelled with the job's name (ReadPod)
-  std::vector<api::NodeView> nodes;                        // ReadNode
+  api::JobView job;                                   // the WeightedJob (ReadJob)
+  const api::ParsedSpec* spec = nullptr;              // of job.generation (required)
+  std::vector<api::PodView> pods;                     // pods labelled with the job's name (ReadPod)
+  std::vector<api::NodeView> nodes;                   // ReadNode
   std::optional<nlohmann::json> profile;              // the WeightProfile spec.profile names
   std::optional<coordinator::JobView> view;           // nullopt: no session
   std::optional<coordinator::Checkpoint> checkpoint;  // of the session, when there is one
@@ -345,9 +345,9 @@ using Action =
                  WriteStatus, DeleteJob, RecordEvent, RecordSpeeds, CreateWorkload, PatchWorkload>;
 
 struct Decision {
-  JobMemory memory;             // for the next pass
-  api::WeightedJobStatus status;     // what the job's status should be
-  std::vector<Action> actions;  // in order
+  JobMemory memory;               // for the next pass
+  api::WeightedJobStatus status;  // what the job's status should be
+  std::vector<Action> actions;    // in order
   std::optional<std::chrono::milliseconds> requeue_after;
 };
 

@@ -172,11 +172,11 @@ void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
   ResealClaims(pass, claims);
   if (pass.memory.announced.checkpoint_too_large) return;
   pass.memory.announced.checkpoint_too_large = true;
-  pass.Event(
-      true, api::Reason::kCheckpointTooLarge,
-      fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
-                  "status; the last one that fit stays (a resume would redo more work)",
-                  checkpoint.completed.Ranges().size(), bytes >> 10, api::kMaxCheckpointBytes >> 10));
+  pass.Event(true, api::Reason::kCheckpointTooLarge,
+             fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
+                         "status; the last one that fit stays (a resume would redo more work)",
+                         checkpoint.completed.Ranges().size(), bytes >> 10,
+                         api::kMaxCheckpointBytes >> 10));
 }
 
 }  // namespace ballast::controller::decide

@@ -158,8 +158,8 @@ void ExcludedStatus(const NodeFaults& faults, api::WeightedJobStatus& status) {
   status.excluded_nodes = std::move(rows);
 }
 
-bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, const api::PodView* pod,
-             bool owned) {
+bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node,
+             const api::PodView* pod, bool owned) {
   if (!faults.given_up.contains(node)) return false;
   const bool finished =
       pod && (pod->phase == api::PodPhase::kSucceeded || pod->phase == api::PodPhase::kFailed);

@@ -135,7 +135,8 @@ std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
     judged[d.node] = &d;
     const bool slow = d.verdict == health::Verdict::kSlow;
     if (!slow && !d.fast) continue;
-    const api::Reason reason = slow ? api::Reason::kNodeBelowBaseline : api::Reason::kNodeAboveBaseline;
+    const api::Reason reason =
+        slow ? api::Reason::kNodeBelowBaseline : api::Reason::kNodeAboveBaseline;
     const std::string message =
         health::DescribeDeviation(d, pass.options.deviation) + ProbeNote(pass, d.node);
     pass.Event(slow, reason, message);

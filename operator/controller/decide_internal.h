@@ -30,7 +30,7 @@ std::string ListSome(const std::vector<std::string>& items, size_t shown = 10,
 std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warnings);
 // A condition of `type` whose status is `value`.
 api::StatusCondition Condition(api::ConditionType type, bool value, api::Reason reason,
-                          const std::string& message);
+                               const std::string& message);
 
 // What a pass reads: its input, the decision's options and the job's spec,
 // with the input's objects looked up by name. A step takes it const.
@@ -262,8 +262,8 @@ void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
 // status.excludedNodes: the architecture exclusions, then the given-up nodes.
 void ExcludedStatus(const NodeFaults& faults, api::WeightedJobStatus& status);
 // True when `node`'s worker is given up; deletes its pod if one is left.
-bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, const api::PodView* pod,
-             bool owned);
+bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node,
+             const api::PodView* pod, bool owned);
 // For a Pending pod: when a container waits because it cannot start
 // (ErrImagePull, ImagePullBackOff, CreateContainerConfigError, ...), says so
 // at once (a WorkerStartBlocked Warning naming the cause), and after

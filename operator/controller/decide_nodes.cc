@@ -42,7 +42,8 @@ std::string PodFailure(const api::PodView& pod) {
 // the selector, tainted). Its worker is lost at once, so that its lease moves
 // with no wait for it to expire, and its pod is deleted.
 void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
-              const api::NodeView* object, const std::string& why, const api::PodView* pod, bool owned) {
+              const api::NodeView* object, const std::string& why, const api::PodView* pod,
+              bool owned) {
   const bool done = view.in.view->done;
   if (faults.lost.insert(node).second && !done) {
     out.actions.push_back(WorkerLost{node});
@@ -131,11 +132,13 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
   if (!owned) return;  // an earlier job's pod of this name, on its way out
   const api::PodPhase phase = pod->phase;
   const bool deleting = pod->meta.deleting;
-  if (phase == api::PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod)) return;
+  if (phase == api::PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod))
+    return;
   if (phase == api::PodPhase::kRunning)
     WatchReach(view, session.registered_wall, announced, out, node, *pod);
   if (phase == api::PodPhase::kRunning) ++count.running;
-  if ((phase == api::PodPhase::kRunning || phase == api::PodPhase::kPending) && !deleting) ++count.alive;
+  if ((phase == api::PodPhase::kRunning || phase == api::PodPhase::kPending) && !deleting)
+    ++count.alive;
   if (phase == api::PodPhase::kFailed || (phase == api::PodPhase::kSucceeded && !done)) {
     CountFailure(view, faults, announced, out, node, *pod);
   }

@@ -58,7 +58,7 @@ std::optional<double> ParseRfcTime(const std::string& text) {
 }
 
 api::StatusCondition Condition(api::ConditionType type, bool value, api::Reason reason,
-                          const std::string& message) {
+                               const std::string& message) {
   return {type, value, reason, message, 0, ""};
 }
 
@@ -113,7 +113,8 @@ void PassOut::WakeBy(std::chrono::milliseconds wait) {
 void PassOut::DeletePods(const PassView& view) {
   for (const api::PodView& pod : view.in.pods) {
     if (!pod.meta.OwnedBy(view.uid) || pod.meta.deleting) continue;
-    if (pod.phase == api::PodPhase::kSucceeded) continue;  // finished workers stay, as a Job's pods do
+    if (pod.phase == api::PodPhase::kSucceeded)
+      continue;  // finished workers stay, as a Job's pods do
     actions.push_back(DeletePod{pod.meta.name, ""});
   }
 }
@@ -124,8 +125,8 @@ std::chrono::milliseconds PassView::WorkerStartTimeout() const {
   return seconds ? std::chrono::milliseconds(*seconds * 1000) : options.worker_start_timeout;
 }
 
-void Pass::Transition(api::JobPhase phase, bool warning, api::Reason reason, const std::string& message,
-                      bool announce) {
+void Pass::Transition(api::JobPhase phase, bool warning, api::Reason reason,
+                      const std::string& message, bool announce) {
   const bool changed = !status.Is(phase);
   status.phase = phase;
   const bool running = phase == api::JobPhase::kRunning;
@@ -138,10 +139,11 @@ void Pass::Transition(api::JobPhase phase, bool warning, api::Reason reason, con
     api::RemoveCondition(status, api::ConditionType::kReady);
   } else {
     api::SetCondition(status, Condition(api::ConditionType::kReady, running, reason, message),
-                 in.job.generation, now);
+                      in.job.generation, now);
   }
-  api::SetCondition(status, Condition(api::ConditionType::kProgressing, progressing, reason, message),
-               in.job.generation, now);
+  api::SetCondition(status,
+                    Condition(api::ConditionType::kProgressing, progressing, reason, message),
+                    in.job.generation, now);
   write_at_once |= changed;
   if (changed && announce) Event(warning, reason, message);
 }
@@ -170,7 +172,7 @@ void FailInPass(Pass& pass, api::Reason reason, const std::string& message) {
   pass.status.note.reset();  // what held a worker back is over; the condition says why it failed
   pass.Transition(api::JobPhase::kFailed, true, reason, message);
   api::SetCondition(pass.status, Condition(api::ConditionType::kFailed, true, reason, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
+                    pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(true);
 }
 

@@ -33,8 +33,8 @@ std::string RefusedMessage(const CreateRefusal& refusal, const CreateBackoffOpti
 
 bool SetRefusedCondition(Pass& pass, bool refused, api::Reason reason, const std::string& message) {
   return api::SetCondition(pass.status,
-                      Condition(api::ConditionType::kWorkersRefused, refused, reason, message),
-                      pass.in.job.generation, pass.in.now.rfc3339);
+                           Condition(api::ConditionType::kWorkersRefused, refused, reason, message),
+                           pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace

@@ -56,9 +56,10 @@ void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
   pass.status.phase = api::JobPhase::kPending;
-  api::SetCondition(pass.status,
-               Condition(api::ConditionType::kReady, false, api::Reason::kNoEligibleNodes, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(
+      pass.status,
+      Condition(api::ConditionType::kReady, false, api::Reason::kNoEligibleNodes, message),
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }

@@ -76,7 +76,8 @@ json BuildWorkload(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
           {"spec", std::move(workload_spec)}};
 }
 
-api::WeightedJobSpec PlaceOnFlavors(api::WeightedJobSpec spec, const std::vector<api::FlavorView>& flavors) {
+api::WeightedJobSpec PlaceOnFlavors(api::WeightedJobSpec spec,
+                                    const std::vector<api::FlavorView>& flavors) {
   api::PodTemplate& pods = spec.pod_template;
   for (const api::FlavorView& flavor : flavors) {
     for (const auto& [key, value] : flavor.node_labels) pods.node_selector.try_emplace(key, value);
@@ -142,8 +143,8 @@ json FinishPatch(const api::WorkloadView& workload, bool succeeded, const std::s
 }
 
 json ReclaimablePatch(const api::WorkloadView& workload, int32_t count) {
-  return StatusPatch(
-      workload, {{"reclaimablePods", json::array({{{"name", api::kWorkerPodSet}, {"count", count}}})}});
+  return StatusPatch(workload, {{"reclaimablePods",
+                                 json::array({{{"name", api::kWorkerPodSet}, {"count", count}}})}});
 }
 
 json ActivePatch(const api::WorkloadView& workload, bool active) {

@@ -60,7 +60,7 @@ namespace ballast::controller {
 // What Decide sees of a job's queueing (DecideInput::queue; nullopt: the job
 // is not queued, or the operator runs without --kueue).
 struct QueueInput {
-  std::string queue;                     // the LocalQueue (the label's value)
+  std::string queue;                          // the LocalQueue (the label's value)
   std::optional<api::WorkloadView> workload;  // the job's own Workload; nullopt: none yet
   // The admitted flavors (WorkloadView::flavors) as read; one that does not
   // exist is missing here.
@@ -92,7 +92,8 @@ nlohmann::json BuildWorkload(const api::ObjectMeta& job, const api::WeightedJobS
 // job selects already keeps the job's value: Kueue admits only to a flavor
 // whose labels agree with it) and their tolerations appended, in the template
 // and in its parsed fields: the nodes the job may run on once admitted.
-api::WeightedJobSpec PlaceOnFlavors(api::WeightedJobSpec spec, const std::vector<api::FlavorView>& flavors);
+api::WeightedJobSpec PlaceOnFlavors(api::WeightedJobSpec spec,
+                                    const std::vector<api::FlavorView>& flavors);
 
 // `conditions` (a Workload's status.conditions) with the condition `type`
 // set: status, reason, message, observedGeneration `generation`;
@@ -108,8 +109,8 @@ nlohmann::json WithCondition(nlohmann::json conditions, const std::string& type,
 nlohmann::json ClearAdmissionPatch(const api::WorkloadView& workload, const std::string& now);
 // The status patch that declares the Workload finished (Finished True,
 // reason Succeeded or Failed).
-nlohmann::json FinishPatch(const api::WorkloadView& workload, bool succeeded, const std::string& message,
-                           const std::string& now);
+nlohmann::json FinishPatch(const api::WorkloadView& workload, bool succeeded,
+                           const std::string& message, const std::string& now);
 // The status patch setting status.reclaimablePods[workers] to `count`.
 nlohmann::json ReclaimablePatch(const api::WorkloadView& workload, int32_t count);
 // The patch of the Workload (not its status) setting spec.active: false

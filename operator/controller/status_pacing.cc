@@ -31,7 +31,8 @@ api::WeightedJobStatus WithoutProgress(api::WeightedJobStatus status) {
 
 }  // namespace
 
-StatusChange ClassifyStatusChange(const api::WeightedJobStatus& written, const api::WeightedJobStatus& now) {
+StatusChange ClassifyStatusChange(const api::WeightedJobStatus& written,
+                                  const api::WeightedJobStatus& now) {
   if (written == now) return StatusChange::kNone;
   // The first items done: a reader sees the job move, and its speeds.
   if (written.completed_items.value_or(0) == 0 && now.completed_items.value_or(0) > 0) {
@@ -52,8 +53,9 @@ double ProgressMoved(const api::WeightedJobStatus& written, const api::WeightedJ
   // Costs in the job's units over its total cost (in items without one).
   const double total = now.total_cost.value_or(items);
   const double by_cost =
-      total > 0 ? moved([](const api::WeightedJobStatus& s) { return s.completed_cost; }) * items / total
-                : 0;
+      total > 0
+          ? moved([](const api::WeightedJobStatus& s) { return s.completed_cost; }) * items / total
+          : 0;
   return std::max(by_items, by_cost) * 100 / items;
 }
 

@@ -68,7 +68,8 @@ enum class StatusChange {
 
 // What changed between `written` (the status last handed to the writer) and
 // `now`.
-StatusChange ClassifyStatusChange(const api::WeightedJobStatus& written, const api::WeightedJobStatus& now);
+StatusChange ClassifyStatusChange(const api::WeightedJobStatus& written,
+                                  const api::WeightedJobStatus& now);
 
 // How far the job's progress moved from `written` to `now`, in percentage
 // points of the job: the more of its items (the Progress column) and its

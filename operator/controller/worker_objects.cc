@@ -96,8 +96,8 @@ json PinnedAffinity(json affinity, const std::string& node) {
 
 // Ballast's env of the worker container, then the template's (so that the
 // template's values may refer to Ballast's as $(NODE_NAME)).
-json WorkerEnv(const api::ObjectMeta& job, const std::string& node, const WorkerPodSettings& settings,
-               const json& user) {
+json WorkerEnv(const api::ObjectMeta& job, const std::string& node,
+               const WorkerPodSettings& settings, const json& user) {
   json env = json::array({
       EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
       EnvValue("BALLAST_JOB", settings.coordinator_job),
@@ -132,8 +132,9 @@ json ContainerSecurity() {
 }
 
 // The worker container: the template's containers[0] with Ballast's parts.
-json WorkerContainer(const api::ObjectMeta& job, const api::WeightedJobSpec& spec, const std::string& node,
-                     const WorkerPodSettings& settings, const std::string& image) {
+json WorkerContainer(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
+                     const std::string& node, const WorkerPodSettings& settings,
+                     const std::string& image) {
   json container = spec.pod_template.spec["containers"][0];
   container["image"] = image;
   container["env"] = WorkerEnv(job, node, settings, json_read::At(container, "env"));
@@ -197,7 +198,8 @@ json BundleInitContainer(const json& pod_spec, const std::string& ballast_image)
       {"name", api::kBundleContainer},
       {"image", ballast_image},
       {"args", json::array({"bundle", "--to", api::kBundleMountPath})},
-      {"volumeMounts", json::array({{{"name", api::kBundleVolume}, {"mountPath", api::kBundleMountPath}}})},
+      {"volumeMounts",
+       json::array({{{"name", api::kBundleVolume}, {"mountPath", api::kBundleMountPath}}})},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
       {"securityContext", BundleSecurity(json_read::At(pod_spec, "securityContext"))},
   };
@@ -248,8 +250,8 @@ std::string WorkerImage(const api::WeightedJobSpec& spec, const WorkerPodSetting
 }
 
 // The pod's spec: the template's with Ballast's parts.
-json WorkerPodSpec(const api::ObjectMeta& job, const api::WeightedJobSpec& spec, const std::string& node,
-                   const WorkerPodSettings& settings) {
+json WorkerPodSpec(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
+                   const std::string& node, const WorkerPodSettings& settings) {
   json pod_spec = spec.pod_template.spec;
   // Ballast's choices where the template makes none.
   const json defaults = {{"automountServiceAccountToken", false},
@@ -298,9 +300,12 @@ std::string TokenSecretName(const std::string& job) {
 }
 
 json OwnerReference(const api::ObjectMeta& job) {
-  return {{"apiVersion", api::kApiVersion}, {"kind", api::kJobKind},
-          {"name", job.name},          {"uid", job.uid},
-          {"controller", true},        {"blockOwnerDeletion", true}};
+  return {{"apiVersion", api::kApiVersion},
+          {"kind", api::kJobKind},
+          {"name", job.name},
+          {"uid", job.uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
 }
 
 json WorkerResources(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
@@ -327,8 +332,8 @@ double WorkerDuty(const api::WeightedJobSpec& spec, const api::NodeView& node,
   return std::min(1.0, *limit / *node.cpu_cores);
 }
 
-json BuildWorkerPod(const api::ObjectMeta& job, const api::WeightedJobSpec& spec, const std::string& node,
-                    const WorkerPodSettings& settings) {
+json BuildWorkerPod(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
+                    const std::string& node, const WorkerPodSettings& settings) {
   json metadata = Metadata(job, WorkerPodName(job.name, node), &node);
   metadata["labels"] = Merged(spec.pod_template.labels, metadata["labels"]);
   if (!spec.pod_template.annotations.empty()) {

@@ -10,7 +10,7 @@
 #include "core/workload/workload.h"
 #include "operator/api/weighted_job.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using nlohmann::json;
@@ -48,7 +48,8 @@ std::optional<FinishedJob> ReadFinished(const json& job) {
   const json& status = json_read::At(job, "status");
   if (out.name.empty() || !status.is_object()) return std::nullopt;
   StatusOr<api::WeightedJobStatus> read = api::StatusFromJson(status);
-  if (!read.ok() || (read->phase != api::JobPhase::kSucceeded && read->phase != api::JobPhase::kFailed)) {
+  if (!read.ok() ||
+      (read->phase != api::JobPhase::kSucceeded && read->phase != api::JobPhase::kFailed)) {
     return std::nullopt;
   }
   out.status = std::move(*read);
@@ -159,4 +160,4 @@ std::optional<prometheus::MetricFamily> JobEnergyFamily(
                       });
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

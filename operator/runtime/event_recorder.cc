@@ -10,7 +10,7 @@
 #include "core/common/utf8.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 
@@ -107,4 +107,4 @@ void EventRecorder::Record(const json& object, bool warning, const std::string& 
   cv_.notify_one();
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

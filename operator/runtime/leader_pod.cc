@@ -8,7 +8,7 @@
 
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -43,4 +43,4 @@ Status SetLeaderLabel(kube::KubeClient& client, const OwnPod& pod, bool leader,
   }
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

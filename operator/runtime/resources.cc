@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 kube::ResourceRef WeightedJobs() {
   return {std::string(api::kGroup), std::string(api::kVersion), "weightedjobs", true, "", ""};
@@ -23,4 +23,4 @@ kube::ResourceRef WorkloadPriorityClasses() {
   return {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false, "", ""};
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -4,7 +4,7 @@
 #include "operator/api/kube_views.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using nlohmann::json;
@@ -93,4 +93,4 @@ void WatchCaches::Stop() {
   for (const auto& [resource, informer] : Started()) informer->Stop();
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

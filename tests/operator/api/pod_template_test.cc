@@ -478,13 +478,13 @@ TEST(PodTemplateTest, TheRequiredNodeAffinityChoosesTheNodes) {
     return ReadNode({{"metadata", {{"name", "n"}, {"labels", {{"arch", arch}}}}},
                      {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
   };
-  EXPECT_EQ(
-      controller::Ineligibility(node("arm64"), pods.node_selector, pods.tolerations, pods.node_affinity_terms),
-      "");
-  EXPECT_EQ(
-      controller::Ineligibility(node("arm"), pods.node_selector, pods.tolerations, pods.node_affinity_terms),
-      "node n: matches none of the required node affinity's terms "
-      "(spec.template.spec.affinity.nodeAffinity)");
+  EXPECT_EQ(controller::Ineligibility(node("arm64"), pods.node_selector, pods.tolerations,
+                                      pods.node_affinity_terms),
+            "");
+  EXPECT_EQ(controller::Ineligibility(node("arm"), pods.node_selector, pods.tolerations,
+                                      pods.node_affinity_terms),
+            "node n: matches none of the required node affinity's terms "
+            "(spec.template.spec.affinity.nodeAffinity)");
 }
 
 }  // namespace

@@ -67,8 +67,8 @@ World Queued() {
 // Admits the queued world's Workload (of `count`) to flavor `flavor`.
 void Admit(World& world, int count, const api::FlavorView& flavor, int reclaimable = 0,
            const std::string& version = "2") {
-  world.queue->workload =
-      api::ReadWorkload(WorkloadJson(count, AdmittedConditions(), flavor.name, reclaimable, version));
+  world.queue->workload = api::ReadWorkload(
+      WorkloadJson(count, AdmittedConditions(), flavor.name, reclaimable, version));
   world.queue->flavors = {flavor};
 }
 
@@ -207,8 +207,8 @@ TEST(DecideKueueTest, AdmittedJobStartsOnTheFlavorsNodesAndGivesTheRestBack) {
   world.Pass();
   Admit(world, 3,
         api::FlavorView{"fast",
-                   {{"pool", "fast"}},
-                   json::array({{{"key", "dedicated"}, {"operator", "Exists"}}})});
+                        {{"pool", "fast"}},
+                        json::array({{{"key", "dedicated"}, {"operator", "Exists"}}})});
   Decision decision = world.Pass();
   const auto registered = ActionsOf<RegisterJob>(decision);
   ASSERT_EQ(registered.size(), 1u);

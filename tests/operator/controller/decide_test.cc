@@ -636,8 +636,8 @@ TEST(DecideTest, BeforeTheDeadlineThePassComesBackAtIt) {
 TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
   World world;
   world.job["spec"]["ttlSecondsAfterFinished"] = 30;
-  world.memory.written.status =
-      *api::StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
+  world.memory.written.status = *api::StatusFromJson(
+      json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   const double finished = 1800000000;  // 2027-01-15T08:00:00Z
   world.wall = finished + 10;
   Decision decision = world.Pass();
@@ -656,8 +656,8 @@ TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
 // A finished job whose workers exited: `pods` of kNodes in `phase`.
 World FinishedWithPods(const std::string& phase) {
   World world;
-  world.memory.written.status =
-      *api::StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
+  world.memory.written.status = *api::StatusFromJson(
+      json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   for (size_t i = 0; i < kNodes.size(); ++i) {
     world.pods.push_back(Pod(kNodes[i], phase, "u" + std::to_string(i)));
   }

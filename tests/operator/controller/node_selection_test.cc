@@ -9,7 +9,7 @@ using nlohmann::json;
 
 // The view of a Node pi4b-0 as the API server would hand it over.
 api::NodeView NodeWithReady(const std::string& ready, json labels = json::object(),
-                       json taints = json::array()) {
+                            json taints = json::array()) {
   return api::ReadNode(
       {{"metadata", {{"name", "pi4b-0"}, {"labels", labels}}},
        {"spec", {{"taints", taints}}},
