@@ -155,10 +155,10 @@ void Suspend(Pass& pass) {
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);
   pass.Transition(api::JobPhase::kSuspended, false, api::Reason::kSuspended, message);
-  api::SetCondition(
-      pass.status,
-      decide::Condition(api::ConditionType::kSuspended, true, api::Reason::kSuspendedByUser, message),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(pass.status,
+                    decide::Condition(api::ConditionType::kSuspended, true,
+                                      api::Reason::kSuspendedByUser, message),
+                    pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   if (!stopped) pass.requeue_after = kPodsLeavingRetry;
 }
@@ -240,9 +240,10 @@ void WaitForItems(Pass& pass, const std::string& missing) {
       missing, bound_s);
   if (first) pass.Event(true, api::Reason::kWaitingForItems, message);
   pass.status.phase = api::JobPhase::kPending;
-  api::SetCondition(pass.status,
-               decide::Condition(api::ConditionType::kReady, false, api::Reason::kWaitingForItems, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(
+      pass.status,
+      decide::Condition(api::ConditionType::kReady, false, api::Reason::kWaitingForItems, message),
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::min<milliseconds>(
       milliseconds(2000),
@@ -263,6 +264,25 @@ void RestoreConditions(Pass& pass) {
              "them: its own are written again");
 }
 
+// A job's listed items are fixed at its start: read again after a restart
+// and changed, the checkpoint would be of another list. Fails the job, and
+// returns false, when they changed; else keeps their digest and count in
+// the status.
+bool ItemsUnchanged(Pass& pass) {
+  const std::string digest = workload::ItemsDigest(pass.spec().job.workload);
+  if (pass.status.items_digest && *pass.status.items_digest != digest) {
+    Fail(pass, api::Reason::kItemsChanged,
+         fmt::format("spec.itemsFrom: the list is not the one the job started with ({} items "
+                     "then, {} now): a job's items are fixed at its start; put the list back, or "
+                     "delete the job and create it again",
+                     pass.status.items.value_or(0), pass.spec().job.workload.items));
+    return false;
+  }
+  if (!digest.empty()) pass.status.items_digest = digest;
+  pass.status.items = pass.spec().job.workload.items;
+  return true;
+}
+
 void Run(Pass& pass) {
   TakeWrites(pass);
   if (pass.status.Finished()) return AfterFinish(pass);
@@ -275,19 +295,7 @@ void Run(Pass& pass) {
   }
   if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
   pass.memory.clock.items_missing_since.reset();
-  // A job's listed items are fixed at its start: read again after a restart
-  // and changed, the checkpoint would be of another list.
-  const std::string digest = workload::ItemsDigest(pass.spec().job.workload);
-  if (pass.status.items_digest && *pass.status.items_digest != digest) {
-    return Fail(
-        pass, api::Reason::kItemsChanged,
-        fmt::format("spec.itemsFrom: the list is not the one the job started with ({} items "
-                    "then, {} now): a job's items are fixed at its start; put the list back, or "
-                    "delete the job and create it again",
-                    pass.status.items.value_or(0), pass.spec().job.workload.items));
-  }
-  if (!digest.empty()) pass.status.items_digest = digest;
-  pass.status.items = pass.spec().job.workload.items;
+  if (!ItemsUnchanged(pass)) return;
   const auto deadline = pass.spec().job.active_deadline_s;
   const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));
   if (deadline && started && pass.in.now.wall - *started > *deadline) {

@@ -15,7 +15,8 @@ constexpr std::chrono::milliseconds kLeavingRetry{500};
 
 // Patches the Workload's status (or, `status` false, the object), unless a
 // patch against the version the cache shows is on its way already.
-void Patch(Pass& pass, const api::WorkloadView& workload, nlohmann::json patch, bool status = true) {
+void Patch(Pass& pass, const api::WorkloadView& workload, nlohmann::json patch,
+           bool status = true) {
   if (pass.memory.kueue.patched_version == workload.resource_version) return;
   pass.memory.kueue.patched_version = workload.resource_version;
   pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
@@ -62,15 +63,15 @@ void Hold(Pass& pass, api::Reason reason, const std::string& message) {
   const int64_t generation = pass.in.job.generation;
   // Why it waits goes out at once when it changes (not admitted yet,
   // evicted); Kueue's words within the status interval.
-  const auto before =
-      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
-                   [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
+  const auto before = std::find_if(
+      pass.status.conditions.begin(), pass.status.conditions.end(),
+      [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
   pass.write_at_once |=
       before == pass.status.conditions.end() || before->status || before->reason != reason;
-  api::SetCondition(pass.status, Condition(api::ConditionType::kReady, false, reason, message), generation,
-               now);
-  api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, false, reason, message), generation,
-               now);
+  api::SetCondition(pass.status, Condition(api::ConditionType::kReady, false, reason, message),
+                    generation, now);
+  api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, false, reason, message),
+                    generation, now);
   pass.memory.kueue.admission.clear();
   pass.HandStatus(false);
   if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
@@ -118,8 +119,10 @@ void Evict(Pass& pass, const api::WorkloadView& workload) {
   // A job that never started stays Pending: it has nothing to keep.
   if (pass.status.start_time && !pass.status.Is(api::JobPhase::kSuspended)) {
     pass.Transition(api::JobPhase::kSuspended, false, api::Reason::kEvicted, message);
-    api::SetCondition(pass.status, Condition(api::ConditionType::kSuspended, true, api::Reason::kEvicted, message),
-                 pass.in.job.generation, pass.in.now.rfc3339);
+    api::SetCondition(
+        pass.status,
+        Condition(api::ConditionType::kSuspended, true, api::Reason::kEvicted, message),
+        pass.in.job.generation, pass.in.now.rfc3339);
   }
   if (pass.OwnedPodsLeft()) {
     Hold(pass, api::Reason::kEvicted, message);
@@ -157,8 +160,9 @@ bool HeldForUnknownFlavors(Pass& pass, const api::WorkloadView& workload) {
   const std::vector<api::FlavorView>& flavors = pass.in.queue->flavors;
   std::vector<std::string> unknown;
   for (const std::string& name : workload.flavors) {
-    const bool known = std::any_of(flavors.begin(), flavors.end(),
-                                   [&](const api::FlavorView& flavor) { return flavor.name == name; });
+    const bool known =
+        std::any_of(flavors.begin(), flavors.end(),
+                    [&](const api::FlavorView& flavor) { return flavor.name == name; });
     if (!known) unknown.push_back(name);
   }
   if (unknown.empty() || pass.memory.session.registered || pass.OwnedPodsLeft()) return false;
@@ -197,6 +201,32 @@ void Inactive(Pass& pass, const api::WorkloadView& workload) {
   Hold(pass, api::Reason::kWaitingForQueue, Waiting(pass, &workload));
 }
 
+// The job has no Workload of its own: none yet, one being deleted, or one
+// of its name that is not its own. Deleted under a running job (or not made
+// yet): the session stops, then a Workload is asked for.
+void WithoutOwnWorkload(Pass& pass, const api::WorkloadView* workload) {
+  if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
+    if (!StopSession(pass)) {
+      pass.requeue_after = kLeavingRetry;
+      return;
+    }
+  }
+  // A new Workload counts no pod reclaimable: every node runs again.
+  ForgetReleased(pass);
+  if (!workload && !RequestWorkload(pass)) return;  // no node to run on
+  // One of the job's Workload's name that does not name the job its owner
+  // (made, or its owner reference edited, by hand): not the job's to use,
+  // and while it is there the job's own cannot be made. Said, not waited
+  // on in silence as if Kueue were slow.
+  Hold(pass, api::Reason::kWaitingForQueue,
+       workload && !workload->meta.deleting
+           ? fmt::format("Workload {} is not this job's (its owner references do not name "
+                         "the job: made or edited by hand?); the job makes its own once it "
+                         "is deleted",
+                         workload->meta.name)
+           : Waiting(pass, nullptr));
+}
+
 }  // namespace
 
 bool Admission(Pass& pass) {
@@ -204,27 +234,7 @@ bool Admission(Pass& pass) {
   const api::WorkloadView* workload = queue.workload ? &*queue.workload : nullptr;
   const bool owned = workload && workload->meta.OwnedBy(pass.uid) && !workload->meta.deleting;
   if (!owned) {
-    // Deleted under a running job (or not made yet): stop, then ask again.
-    if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
-      if (!StopSession(pass)) {
-        pass.requeue_after = kLeavingRetry;
-        return false;
-      }
-    }
-    // A new Workload counts no pod reclaimable: every node runs again.
-    ForgetReleased(pass);
-    if (!workload && !RequestWorkload(pass)) return false;  // no node to run on
-    // One of the job's Workload's name that does not name the job its owner
-    // (made, or its owner reference edited, by hand): not the job's to use,
-    // and while it is there the job's own cannot be made. Said, not waited
-    // on in silence as if Kueue were slow.
-    Hold(pass, api::Reason::kWaitingForQueue,
-         workload && !workload->meta.deleting
-             ? fmt::format("Workload {} is not this job's (its owner references do not name "
-                           "the job: made or edited by hand?); the job makes its own once it "
-                           "is deleted",
-                           workload->meta.name)
-             : Waiting(pass, nullptr));
+    WithoutOwnWorkload(pass, workload);
     return false;
   }
   if (!workload->active) {
@@ -250,8 +260,10 @@ bool Admission(Pass& pass) {
     const std::string message =
         fmt::format("Kueue admitted Workload {} to {}", workload->meta.name, admission);
     pass.Event(false, api::Reason::kAdmitted, message);
-    api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, true, api::Reason::kAdmitted, message),
-                 pass.in.job.generation, pass.in.now.rfc3339);
+    api::SetCondition(
+        pass.status,
+        Condition(api::ConditionType::kAdmitted, true, api::Reason::kAdmitted, message),
+        pass.in.job.generation, pass.in.now.rfc3339);
     pass.write_at_once = true;
   }
   return true;
@@ -292,19 +304,20 @@ void SuspendWorkload(Pass& pass) {
   } else if (workload.Evicted() && workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
-  const auto before =
-      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
-                   [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
+  const auto before = std::find_if(
+      pass.status.conditions.begin(), pass.status.conditions.end(),
+      [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
   if (before != pass.status.conditions.end() && !before->status &&
       before->reason == api::Reason::kSuspendedByUser) {
     return;
   }
-  api::SetCondition(pass.status,
-               Condition(api::ConditionType::kAdmitted, false, api::Reason::kSuspendedByUser,
-                         fmt::format("the job is suspended: its Workload {} is deactivated and its "
-                                     "quota goes back to the queue",
-                                     workload.meta.name)),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(
+      pass.status,
+      Condition(api::ConditionType::kAdmitted, false, api::Reason::kSuspendedByUser,
+                fmt::format("the job is suspended: its Workload {} is deactivated and its "
+                            "quota goes back to the queue",
+                            workload.meta.name)),
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.write_at_once = true;
   pass.HandStatus(false);
 }

@@ -221,12 +221,12 @@ void Succeed(Pass& pass) {
                         failed == 1 ? "" : "s",
                         job::FailurePolicyName(pass.spec().job.max_failed_items),
                         NameFailedItems(view.result, workload::NamesOf(pass.spec().job.workload)));
-  api::SetCondition(
-      status,
-      Condition(api::ConditionType::kComplete, true,
-                failed == 0 ? api::Reason::kAllItemsFinished : api::Reason::kCompletedWithFailedItems,
-                complete),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(status,
+                    Condition(api::ConditionType::kComplete, true,
+                              failed == 0 ? api::Reason::kAllItemsFinished
+                                          : api::Reason::kCompletedWithFailedItems,
+                              complete),
+                    pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
@@ -289,42 +289,56 @@ std::optional<std::string> StartBlockedNote(const PassOut& out) {
   return json_read::Cut(ListSome(out.start_blocked, 2), kMaxNoteBytes);
 }
 
-void RunningStatus(Pass& pass, const PodCount& count) {
-  const uint32_t limit = pass.spec().job.backoff_limit;
-  pass.status.note = StartBlockedNote(pass);
-  if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
+// "no node could start the job's worker: the Secret s3 does not exist
+// (pi3b-0, pi4b-0); ...": the nodes given up, grouped by cause.
+std::string NoWorkerCanStartMessage(const NodeFaults& faults) {
+  std::map<std::string, std::vector<std::string>> nodes_by_cause;
+  for (const auto& [node, excluded] : faults.given_up) {
+    nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
+  }
+  std::vector<std::string> why;
+  for (const auto& [cause, names] : nodes_by_cause) {
+    why.push_back(fmt::format("{} ({})", cause, ListSome(names, 10, ", ")));
+  }
+  return fmt::format("no node could start the job's worker: {}", fmt::join(why, "; "));
+}
+
+// Fails the running job, and returns true, when no node can start its
+// worker (every one given up) or when more worker pods failed than
+// spec.backoffLimit allows and none is left.
+bool FailedOnPods(Pass& pass, const PodCount& count) {
+  const NodeFaults& faults = pass.memory.faults;
   const size_t nodes = pass.memory.session.NodeCount();
-  if (nodes > 0 && pass.memory.faults.given_up.size() >= nodes) {
-    // Grouped by cause: "the Secret s3 does not exist (pi3b-0, pi4b-0)".
-    std::map<std::string, std::vector<std::string>> nodes_by_cause;
-    for (const auto& [node, excluded] : pass.memory.faults.given_up) {
-      nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
-    }
-    std::vector<std::string> why;
-    for (const auto& [cause, names] : nodes_by_cause) {
-      why.push_back(fmt::format("{} ({})", cause, ListSome(names, 10, ", ")));
-    }
-    const std::string message =
-        fmt::format("no node could start the job's worker: {}", fmt::join(why, "; "));
+  const uint32_t limit = pass.spec().job.backoff_limit;
+  if (nodes > 0 && faults.given_up.size() >= nodes) {
+    const std::string message = NoWorkerCanStartMessage(faults);
     pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition(api::JobPhase::kFailed, true, api::Reason::kNoWorkerCanStart, message);
-    api::SetCondition(pass.status,
-                 Condition(api::ConditionType::kFailed, true, api::Reason::kNoWorkerCanStart, message),
-                 pass.in.job.generation, pass.in.now.rfc3339);
-    return;
+    api::SetCondition(
+        pass.status,
+        Condition(api::ConditionType::kFailed, true, api::Reason::kNoWorkerCanStart, message),
+        pass.in.job.generation, pass.in.now.rfc3339);
+    return true;
   }
-  if (pass.memory.faults.failed_pods > limit && count.alive == 0) {
-    const std::string message =
-        fmt::format("{} worker pods failed (backoffLimit {}) and none is left",
-                    pass.memory.faults.failed_pods, limit);
+  if (faults.failed_pods > limit && count.alive == 0) {
+    const std::string message = fmt::format(
+        "{} worker pods failed (backoffLimit {}) and none is left", faults.failed_pods, limit);
     pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition(api::JobPhase::kFailed, true, api::Reason::kBackoffLimitExceeded, message);
     api::SetCondition(pass.status,
-                 Condition(api::ConditionType::kFailed, true, api::Reason::kBackoffLimitExceeded,
-                           "worker pods failed"),
-                 pass.in.job.generation, pass.in.now.rfc3339);
-    return;
+                      Condition(api::ConditionType::kFailed, true,
+                                api::Reason::kBackoffLimitExceeded, "worker pods failed"),
+                      pass.in.job.generation, pass.in.now.rfc3339);
+    return true;
   }
+  return false;
+}
+
+void RunningStatus(Pass& pass, const PodCount& count) {
+  pass.status.note = StartBlockedNote(pass);
+  if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
+  if (FailedOnPods(pass, count)) return;
+  const size_t nodes = pass.memory.session.NodeCount();
   const int released = count.released + count.released_before;
   std::string workers =
       fmt::format("{} of {} workers running", count.running, nodes + count.released_before);
@@ -333,9 +347,10 @@ void RunningStatus(Pass& pass, const PodCount& count) {
                            released == 1 ? "it" : "them");
   }
   const bool was_running = pass.status.Is(api::JobPhase::kRunning);
-  pass.Transition(count.running > 0 ? api::JobPhase::kRunning : api::JobPhase::kPending, false,
-                  count.running > 0 ? api::Reason::kWorkersRunning : api::Reason::kWaitingForWorkers,
-                  pass.status.note ? workers + "; " + *pass.status.note : workers);
+  pass.Transition(
+      count.running > 0 ? api::JobPhase::kRunning : api::JobPhase::kPending, false,
+      count.running > 0 ? api::Reason::kWorkersRunning : api::Reason::kWaitingForWorkers,
+      pass.status.note ? workers + "; " + *pass.status.note : workers);
   // The event of the move to Running counts the workers then; once every
   // worker runs, another says so (and again after one was replaced).
   const bool all = nodes > 0 && static_cast<size_t>(count.running) >= nodes;
@@ -343,10 +358,10 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     pass.Event(false, api::Reason::kWorkersRunning, workers);
   }
   pass.memory.announced.all_running = all;
-  api::SetCondition(
-      pass.status,
-      Condition(api::ConditionType::kSuspended, false, api::Reason::kNotSuspended, "spec.suspend is false"),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(pass.status,
+                    Condition(api::ConditionType::kSuspended, false, api::Reason::kNotSuspended,
+                              "spec.suspend is false"),
+                    pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
