@@ -91,7 +91,7 @@ struct World {
       {"spec",
        {{"workload", {{"primes", {{"limit", kItems}}}}},
         {"nodeSelector", {{"ballast.io/pool", "wide"}}}}}};
-  ParsedSpec spec;
+  api::ParsedSpec spec;
   std::vector<json> nodes, pods;
   json profile = ShippedProfile();
   coordinator::JobView view;
@@ -99,7 +99,7 @@ struct World {
   DecideOptions options;
   double wall = kWall;
 
-  explicit World(size_t n) : spec(ParseWeightedJobSpec(job["spec"], "wide")) {
+  explicit World(size_t n) : spec(api::ParseWeightedJobSpec(job["spec"], "wide")) {
     for (size_t i = 0; i < n; ++i) nodes.push_back(NodeJson(i));
     view.items = kItems;
     view.started_at = 0;
@@ -126,10 +126,10 @@ struct World {
     input.ns = "ns";
     input.name = "wide";
     input.id = "ns.wide";
-    input.job = ReadJob(job);
+    input.job = api::ReadJob(job);
     input.spec = &spec;
-    for (const json& pod : pods) input.pods.push_back(ReadPod(pod));
-    for (const json& node : nodes) input.nodes.push_back(ReadNode(node));
+    for (const json& pod : pods) input.pods.push_back(api::ReadPod(pod));
+    for (const json& node : nodes) input.nodes.push_back(api::ReadNode(node));
     input.profile = profile;
     if (with_view) {
       input.view = view;
@@ -155,7 +155,7 @@ void BM_StatusJson(benchmark::State& state) {
   const Decision decision = world.Pass(true);
   size_t bytes = 0;
   for (auto _ : state) {
-    const json status = StatusToJson(decision.status);
+    const json status = api::StatusToJson(decision.status);
     bytes = status.dump().size();
     benchmark::DoNotOptimize(bytes);
   }

@@ -102,7 +102,7 @@ std::string Hostname() {
 
 // --mark-leader-pod's pod: $POD_NAME in $POD_NAMESPACE, as the downward API
 // sets them. Invalid naming what is missing.
-Status OwnPodFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
+Status OwnPodFrom(const OperatorFlags& flags, runtime::OperatorOptions& options) {
   options.mark_leader_pod = flags.mark_leader_pod;
   if (!flags.mark_leader_pod) return Status::Ok();
   const char* name = std::getenv("POD_NAME");
@@ -119,7 +119,7 @@ Status OwnPodFrom(const OperatorFlags& flags, controller::OperatorOptions& optio
 }
 
 // The worker pods' per-architecture settings and start timeout.
-Status WorkerOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
+Status WorkerOptionsFrom(const OperatorFlags& flags, runtime::OperatorOptions& options) {
   BALLAST_ASSIGN_OR_RETURN(
       options.reconciler.decide.architectures,
       controller::ParseArchitectureFlags(flags.worker_architectures, flags.worker_image_for,
@@ -162,7 +162,7 @@ StatusOr<std::pair<std::string, std::string>> HistoryConfigMapOf(const OperatorF
 }
 
 // The history prior's options from the flags; Invalid naming the flag that is wrong.
-Status HistoryOptionsFrom(const OperatorFlags& flags, controller::OperatorOptions& options) {
+Status HistoryOptionsFrom(const OperatorFlags& flags, runtime::OperatorOptions& options) {
   if (!(flags.prometheus_window_s >= 60)) {
     return Status::Invalid(
         fmt::format("--prometheus-window {}: expected seconds >= 60", flags.prometheus_window_s));
@@ -215,12 +215,12 @@ StatusOr<std::shared_ptr<history::HistorySource>> HistorySourceFrom(const Operat
   const auto& [ns, name] = configmap;
   spdlog::info("history from the store configmap={}/{}", ns, name);
   return std::shared_ptr<history::HistorySource>(
-      std::make_shared<controller::ConfigMapHistory>(client, ns, name));
+      std::make_shared<runtime::ConfigMapHistory>(client, ns, name));
 }
 
 // The operator's options from the flags; Invalid naming the flag that is wrong.
-StatusOr<controller::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
-  controller::OperatorOptions options;
+StatusOr<runtime::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
+  runtime::OperatorOptions options;
   if (!flags.health_listen.empty()) {
     BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.health_listen, "--health-listen",
                                           &options.health_address, &options.health_port));
@@ -290,7 +290,7 @@ StatusOr<std::unique_ptr<prometheus::Exposer>> ServeMetrics(
 
 // Runs the operator until it ends by itself (lost leadership, no sync) or
 // one of `signals` (blocked in every thread) asks it to stop.
-Status RunUntilSignalled(controller::Operator& op, const sigset_t& signals) {
+Status RunUntilSignalled(runtime::Operator& op, const sigset_t& signals) {
   std::atomic<bool> returned{false};
   std::thread waiter([&] {
     int signal = 0;
@@ -334,7 +334,7 @@ int Run(const OperatorFlags& flags) {
   auto registry = std::make_shared<prometheus::Registry>();
   auto exposer = ServeMetrics(flags.metrics_listen, registry);
   if (!exposer.ok()) return ReportError(exposer.status());
-  controller::Operator op(**client, *options, registry);
+  runtime::Operator op(**client, *options, registry);
   if (*exposer) (*exposer)->RegisterCollectable(op.collectable());
   const Status result = RunUntilSignalled(op, signals);
   // Speeds recorded in the background are written while the client is here.

@@ -82,8 +82,8 @@ history::HistoryKey HistoryKeyOf(std::string_view text, const std::string& job_p
   const bool manifest = json_read::Find(tree, "kind") || json_read::Find(tree, "spec");
   const nlohmann::json* spec = manifest ? json_read::Find(tree, "spec") : &tree;
   if (!spec) return kind;
-  const controller::ParsedSpec parsed = controller::ParseWeightedJobSpec(*spec, job.name);
-  return parsed.spec ? controller::HistoryKey(*parsed.spec) : kind;
+  const api::ParsedSpec parsed = api::ParseWeightedJobSpec(*spec, job.name);
+  return parsed.spec ? api::HistoryKey(*parsed.spec) : kind;
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ struct LoadedJob {
   job::ClusterSpec cluster;
   fuzzy::Profile profile;
   // What the job's history is kept under, as the operator keeps it
-  // (controller::HistoryKey): the workload kind, for exec "exec:" and the
+  // (api::HistoryKey): the workload kind, for exec "exec:" and the
   // worker container's image without tag or digest ("exec" without one).
   history::HistoryKey history_key;
 };

@@ -21,10 +21,10 @@ using nlohmann::json;
 constexpr int kTtlAfterFinished = 600;
 
 // The Failed condition's "Reason: message", or "" when absent.
-std::string FailedCondition(const controller::WeightedJobStatus& status) {
-  for (const controller::StatusCondition& condition : status.conditions) {
-    if (condition.type != controller::ConditionType::kFailed) continue;
-    return fmt::format("{}: {}", controller::ReasonName(condition.reason), condition.message);
+std::string FailedCondition(const api::WeightedJobStatus& status) {
+  for (const api::StatusCondition& condition : status.conditions) {
+    if (condition.type != api::ConditionType::kFailed) continue;
+    return fmt::format("{}: {}", api::ReasonName(condition.reason), condition.message);
   }
   return "";
 }
@@ -32,11 +32,11 @@ std::string FailedCondition(const controller::WeightedJobStatus& status) {
 // "Running 42% (63000/150000 items), 3 workers", from what status has. A
 // status without observedGeneration was written by no operator (its phase
 // Pending is the CRD's default).
-std::string ProgressLine(const controller::WeightedJobStatus& status) {
+std::string ProgressLine(const api::WeightedJobStatus& status) {
   const bool waiting =
-      !status.phase || (status.Is(controller::JobPhase::kPending) && !status.observed_generation);
-  std::string line = waiting ? "waiting for the operator (not taken in yet)"
-                             : controller::JobPhaseName(*status.phase);
+      !status.phase || (status.Is(api::JobPhase::kPending) && !status.observed_generation);
+  std::string line =
+      waiting ? "waiting for the operator (not taken in yet)" : api::JobPhaseName(*status.phase);
   if (status.progress) line += " " + *status.progress;
   if (status.completed_items && status.items) {
     line += fmt::format(" ({}/{} items)", *status.completed_items, *status.items);
@@ -47,11 +47,11 @@ std::string ProgressLine(const controller::WeightedJobStatus& status) {
 
 // ", on 3 nodes (pi-a, pi-b, pi-c)" from a finished job's node rows, the
 // first kListedNodes by name; "" when it has none.
-std::string NodesThatRanIt(const controller::WeightedJobStatus& status) {
+std::string NodesThatRanIt(const api::WeightedJobStatus& status) {
   constexpr size_t kListedNodes = 6;
   if (!status.nodes || status.nodes->empty()) return "";
   std::vector<std::string> names;
-  for (const controller::NodeRow& row : *status.nodes) names.push_back(row.name);
+  for (const api::NodeRow& row : *status.nodes) names.push_back(row.name);
   std::sort(names.begin(), names.end());
   const size_t count = names.size();
   std::string more;
@@ -64,8 +64,7 @@ std::string NodesThatRanIt(const controller::WeightedJobStatus& status) {
 }
 
 // The verdict on a Succeeded job's status.result.
-Assessment CompareResult(const controller::WeightedJobStatus& status,
-                         const workload::Result& expected) {
+Assessment CompareResult(const api::WeightedJobStatus& status, const workload::Result& expected) {
   if (!status.result) return {Verdict::kFailed, "the job Succeeded without status.result"};
   const json* result_json = &*status.result;
   auto result = workload::Result::FromJson(workload::WorkloadKind::kPrimes, *result_json);
@@ -153,11 +152,10 @@ workload::Result ExpectedPrimes(uint64_t limit) {
 Assessment Assess(const json& job, const workload::Result& expected) {
   // The status by the one reader of a WeightedJob's status (an error names
   // the field); none yet is waiting.
-  StatusOr<controller::WeightedJobStatus> status =
-      controller::StatusFromJson(json_read::At(job, "status"));
+  StatusOr<api::WeightedJobStatus> status = api::StatusFromJson(json_read::At(job, "status"));
   if (!status.ok()) return {Verdict::kFailed, status.status().message()};
-  if (status->Is(controller::JobPhase::kSucceeded)) return CompareResult(*status, expected);
-  if (status->Is(controller::JobPhase::kFailed)) {
+  if (status->Is(api::JobPhase::kSucceeded)) return CompareResult(*status, expected);
+  if (status->Is(api::JobPhase::kFailed)) {
     const std::string condition = FailedCondition(*status);
     return {Verdict::kFailed,
             "the job Failed" + (condition.empty() ? std::string() : " (" + condition + ")")};

@@ -144,7 +144,7 @@ int Run(SelftestFlags flags) {
   if (!client.ok()) return ReportError(client.status());
 
   const workload::Result expected = selftest::ExpectedPrimes(spec.limit);
-  const kube::ResourceRef ref = controller::WeightedJobs().In(spec.ns).Named(spec.name);
+  const kube::ResourceRef ref = runtime::WeightedJobs().In(spec.ns).Named(spec.name);
   Say(fmt::format("counting the primes below {} as WeightedJob {}/{} (API server {}); expected: {}",
                   spec.limit, spec.ns, spec.name, config->server, expected.Summary()));
   // A job of this name left by an earlier run that was killed goes first.

@@ -62,8 +62,8 @@ class EfficiencyPhase {
     } else {
       const json status = context_.Job(name)->value("status", json::object());
       // By the one reader of a WeightedJob's status.
-      StatusOr<controller::WeightedJobStatus> read = controller::StatusFromJson(status);
-      if (read.ok() && read->Is(controller::JobPhase::kSucceeded)) {
+      StatusOr<api::WeightedJobStatus> read = api::StatusFromJson(status);
+      if (read.ok() && read->Is(api::JobPhase::kSucceeded)) {
         runs_[policy].push_back(std::move(*read));
       } else {
         std::cerr << name << ": " << (read.ok() ? "not Succeeded" : read.status().message()) << " "
@@ -96,7 +96,7 @@ class EfficiencyPhase {
     for (const auto& policy : policies_) {
       std::vector<double> eff, makespan, ideal, estimated;
       std::string each;
-      for (const controller::WeightedJobStatus& status : runs_[policy]) {
+      for (const api::WeightedJobStatus& status : runs_[policy]) {
         eff.push_back(status.efficiency.value_or(NAN));
         makespan.push_back(status.makespan_seconds.value_or(NAN));
         ideal.push_back(status.ideal_seconds.value_or(NAN));
@@ -126,9 +126,8 @@ class EfficiencyPhase {
       if (runs_[policy].empty()) continue;
       std::string line;
       const auto& rows = runs_[policy].front().nodes;
-      for (const controller::NodeRow& row : rows.value_or(std::vector<controller::NodeRow>{})) {
-        const controller::NodePriorRow prior =
-            row.prior.value_or(controller::NodePriorRow{"-", NAN, NAN, 0});
+      for (const api::NodeRow& row : rows.value_or(std::vector<api::NodeRow>{})) {
+        const api::NodePriorRow prior = row.prior.value_or(api::NodePriorRow{"-", NAN, NAN, 0});
         line += fmt::format("  {} {} {} ({}) {}", row.name, prior.source, Fixed(prior.value, 3),
                             Fixed(prior.samples, 0), Fixed(row.prior_error.value_or(NAN), 3));
       }
@@ -140,7 +139,7 @@ class EfficiencyPhase {
   const Flags& flags_;
   std::vector<std::string> policies_;  // in --policies' order
   // policy -> the statuses of its runs
-  std::map<std::string, std::vector<controller::WeightedJobStatus>> runs_;
+  std::map<std::string, std::vector<api::WeightedJobStatus>> runs_;
 };
 
 }  // namespace

@@ -136,9 +136,8 @@ class WidePhase {
 
   void PrintOutcome(const json& status_json, bool finished, double create_ms) const {
     // By the one reader of a WeightedJob's status, and of a primes result.
-    const StatusOr<controller::WeightedJobStatus> read = controller::StatusFromJson(status_json);
-    const controller::WeightedJobStatus status =
-        read.ok() ? *read : controller::WeightedJobStatus{};
+    const StatusOr<api::WeightedJobStatus> read = api::StatusFromJson(status_json);
+    const api::WeightedJobStatus status = read.ok() ? *read : api::WeightedJobStatus{};
     std::optional<uint64_t> count;
     if (status.result) {
       const auto result =
@@ -149,7 +148,7 @@ class WidePhase {
     std::cout << fmt::format(
         "  {} ({}), {} of {} items; result {} primes ({}: {} below {}); Create took {:.0f} ms\n",
         !read.ok()     ? read.status().message()
-        : status.phase ? controller::JobPhaseName(*status.phase)
+        : status.phase ? api::JobPhaseName(*status.phase)
                        : "no phase",
         finished ? "finished" : "gave up after 20 min", status.completed_items.value_or(0),
         status.items.value_or(0), count ? std::to_string(*count) : "none",

@@ -73,7 +73,7 @@ double WallSeconds() {
 // The WeightedJob `name` in the cluster's namespace; NotFound saying how to
 // list them.
 StatusOr<nlohmann::json> GetJob(Cluster& cluster, const std::string& name) {
-  auto job = cluster.client->Get(controller::WeightedJobs().In(cluster.ns).Named(name));
+  auto job = cluster.client->Get(runtime::WeightedJobs().In(cluster.ns).Named(name));
   if (job.status().code() == StatusCode::kNotFound) {
     return Status::NotFound(fmt::format(
         "WeightedJob {} not found in namespace {} (kubectl get weightedjobs -n {}; -n NAMESPACE "
@@ -91,7 +91,7 @@ StatusOr<fuzzy::Profile> LoadClusterProfile(Cluster& cluster, const std::string&
     BALLAST_ASSIGN_OR_RETURN(std::string text, ReadFile(spec));
     return fuzzy::ParseProfile(text, spec);
   }
-  auto object = cluster.client->Get(controller::WeightProfiles().Named(spec));
+  auto object = cluster.client->Get(runtime::WeightProfiles().Named(spec));
   if (object.status().code() == StatusCode::kNotFound) {
     return Status::NotFound(
         fmt::format("--profile {}: no WeightProfile of that name in the cluster (kubectl get "
@@ -112,8 +112,7 @@ StatusOr<std::string> ClusterNodesText(Cluster& cluster, const std::string& sele
   kube::ListOptions options;
   options.label_selector = selector;
   options.limit = 500;
-  BALLAST_ASSIGN_OR_RETURN(kube::ObjectList list,
-                           cluster.client->List(controller::Nodes(), options));
+  BALLAST_ASSIGN_OR_RETURN(kube::ObjectList list, cluster.client->List(runtime::Nodes(), options));
   if (list.items.empty()) {
     return Status::NotFound(selector.empty() ? std::string("the cluster has no nodes")
                                              : fmt::format("no node matches -l {}", selector));

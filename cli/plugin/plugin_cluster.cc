@@ -39,7 +39,7 @@ std::optional<std::string> FlagValue(const std::vector<std::string>& args, size_
 StatusOr<nlohmann::json> LeaderPod(kube::KubeClient& client) {
   kube::ListOptions options;
   options.label_selector = "ballast.io/coordinator=leader";
-  BALLAST_ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(controller::Pods(), options));
+  BALLAST_ASSIGN_OR_RETURN(kube::ObjectList pods, client.List(runtime::Pods(), options));
   for (const nlohmann::json& pod : pods.items) {
     if (json_read::TextAt(json_read::At(pod, "status"), "phase") == "Running") return pod;
   }
@@ -121,11 +121,11 @@ StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& fl
     return Status(object.status().code(), fmt::format("{}: {}", what, object.status().message()));
   }
   const std::string text =
-      json_read::TextAt(json_read::At(*object, "data"), controller::kHistoryDataKey);
+      json_read::TextAt(json_read::At(*object, "data"), runtime::kHistoryDataKey);
   auto store = history::StoreFromText(text, history::StoreLimits{});
   if (!store.ok()) {
     return Status::Invalid(
-        fmt::format("{}, key {}: {}", what, controller::kHistoryDataKey, store.status().message()));
+        fmt::format("{}, key {}: {}", what, runtime::kHistoryDataKey, store.status().message()));
   }
   std::vector<std::string> names;
   for (const fuzzy::NodeFacts& node : nodes) names.push_back(node.name);

@@ -22,18 +22,18 @@ std::string Figure(const std::optional<double>& value, const char* format) {
 
 // A node's busy seconds as the status lets us say: items over estimated
 // speed; 0 for a node without a speed.
-double BusySeconds(const controller::NodeRow& row) {
+double BusySeconds(const api::NodeRow& row) {
   if (row.estimated_speed <= 0 || !std::isfinite(row.estimated_speed)) return 0;
   return static_cast<double>(row.items) / row.estimated_speed;
 }
 
-sim::SimResult AsSimResult(const controller::WeightedJobStatus& status, const std::string& policy) {
+sim::SimResult AsSimResult(const api::WeightedJobStatus& status, const std::string& policy) {
   sim::SimResult result;
   result.policy = policy;
   result.makespan_s = status.makespan_seconds.value_or(0);
   result.ideal_s = status.ideal_seconds.value_or(0);
   result.efficiency = status.efficiency.value_or(0);
-  for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
+  for (const api::NodeRow& row : status.nodes.value_or(std::vector<api::NodeRow>{})) {
     sim::WorkerResult worker;
     worker.name = row.name;
     worker.prior_speed = row.weight;
@@ -52,14 +52,14 @@ sim::SimResult AsSimResult(const controller::WeightedJobStatus& status, const st
 }
 
 // A node's estimated energy per item it finished, "-" without either.
-std::string JoulesPerItem(const controller::NodeRow& row) {
+std::string JoulesPerItem(const api::NodeRow& row) {
   if (!row.energy_joules || row.items == 0) return "-";
   return fmt::format("{:.4g}", *row.energy_joules / static_cast<double>(row.items));
 }
 
-std::string NodeTable(const controller::WeightedJobStatus& status) {
+std::string NodeTable(const api::WeightedJobStatus& status) {
   std::string rows;
-  for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
+  for (const api::NodeRow& row : status.nodes.value_or(std::vector<api::NodeRow>{})) {
     rows += fmt::format(
         "<tr><td>{}</td><td>{:g}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -81,7 +81,7 @@ std::string NodeTable(const controller::WeightedJobStatus& status) {
 }
 
 // status.energy's summary line, or why there is none.
-std::string EnergyLine(const controller::WeightedJobStatus& status) {
+std::string EnergyLine(const api::WeightedJobStatus& status) {
   if (status.energy && status.energy->is_object()) {
     const auto summary = status.energy->find("summary");
     if (summary != status.energy->end() && summary->is_string()) {
@@ -95,8 +95,7 @@ std::string EnergyLine(const controller::WeightedJobStatus& status) {
 }  // namespace
 
 StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
-  BALLAST_ASSIGN_OR_RETURN(const controller::WeightedJobObject object,
-                           controller::WeightedJobFromJson(job));
+  BALLAST_ASSIGN_OR_RETURN(const api::WeightedJobObject object, api::WeightedJobFromJson(job));
   const TopView view = TopViewOf(object, 0);
   if (!Finished(view)) {
     return Status(
@@ -105,7 +104,7 @@ StatusOr<std::string> RenderJobReport(const nlohmann::json& job) {
                     "or Failed); `kubectl ballast top {}` shows a running one",
                     view.ns, view.name, view.phase ? PhaseText(view) : "not started", view.name));
   }
-  const controller::WeightedJobStatus& status = object.status;
+  const api::WeightedJobStatus& status = object.status;
   const std::string policy = view.policy.empty() ? "adaptive" : view.policy;
   const std::string title = fmt::format("{}/{} — {}", view.ns, view.name, policy);
   const std::string gantt = RenderGantt(title, {AsSimResult(status, policy)});

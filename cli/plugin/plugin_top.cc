@@ -59,8 +59,8 @@ std::string FormatSpeed(double speed) {
 
 // The condition to show: the newest by lastTransitionTime among those whose
 // status is True, else among all; "Reason: message".
-std::string ConditionLine(const std::vector<controller::StatusCondition>& conditions) {
-  const controller::StatusCondition* best = nullptr;
+std::string ConditionLine(const std::vector<api::StatusCondition>& conditions) {
+  const api::StatusCondition* best = nullptr;
   for (const auto& condition : conditions) {
     if (best == nullptr || (condition.status && !best->status) ||
         (condition.status == best->status &&
@@ -69,7 +69,7 @@ std::string ConditionLine(const std::vector<controller::StatusCondition>& condit
     }
   }
   if (best == nullptr) return "";
-  const std::string reason = controller::ReasonName(best->reason);
+  const std::string reason = api::ReasonName(best->reason);
   return best->message.empty() ? reason : reason + ": " + best->message;
 }
 
@@ -136,7 +136,7 @@ std::string FormatShortSeconds(double seconds) {
 // cost c takes, start + c x seconds per cost unit; "" without a model.
 std::string CostModelLine(const TopView& view) {
   if (!view.cost_model) return "";
-  const controller::CostModelStatus& model = *view.cost_model;
+  const api::CostModelStatus& model = *view.cost_model;
   const bool learned = StartCost(view) > 0;
   const std::string source = learned
                                  ? fmt::format("learned from {} reports", model.samples)
@@ -206,8 +206,7 @@ std::vector<double> ExpectedCost(const TopView& view) {
 }
 
 std::string HeaderLine(const TopView& view) {
-  const std::string phase =
-      view.phase ? controller::JobPhaseName(*view.phase) : "Pending (no status yet)";
+  const std::string phase = view.phase ? api::JobPhaseName(*view.phase) : "Pending (no status yet)";
   std::string line = fmt::format("WeightedJob {}/{}  {}", view.ns, view.name, phase);
   if (view.workload) line += std::string("  ") + workload::WorkloadKindName(*view.workload);
   if (!view.policy.empty()) line += " (" + view.policy + ")";
@@ -257,7 +256,7 @@ std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
 }
 
 std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
-  double fraction = view.phase == controller::JobPhase::kSucceeded ? 1 : JobFraction(view);
+  double fraction = view.phase == api::JobPhase::kSucceeded ? 1 : JobFraction(view);
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
   std::string tail =
       fmt::format(" {:5.1f}% of the work  {}/{} items", 100 * fraction, view.completed, view.items);
@@ -277,24 +276,22 @@ std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
 }  // namespace
 
 bool Finished(const TopView& view) {
-  return view.phase == controller::JobPhase::kSucceeded ||
-         view.phase == controller::JobPhase::kFailed;
+  return view.phase == api::JobPhase::kSucceeded || view.phase == api::JobPhase::kFailed;
 }
 
 std::string PhaseText(const TopView& view) {
-  return view.phase ? controller::JobPhaseName(*view.phase) : "";
+  return view.phase ? api::JobPhaseName(*view.phase) : "";
 }
 
 StatusOr<TopView> TopViewFromJob(const nlohmann::json& job, double now) {
-  BALLAST_ASSIGN_OR_RETURN(const controller::WeightedJobObject object,
-                           controller::WeightedJobFromJson(job));
+  BALLAST_ASSIGN_OR_RETURN(const api::WeightedJobObject object, api::WeightedJobFromJson(job));
   TopView view = TopViewOf(object, now);
   if (const auto written = StatusWrittenAt(job)) view.status_age_s = std::max(0.0, now - *written);
   return view;
 }
 
-TopView TopViewOf(const controller::WeightedJobObject& object, double now) {
-  const controller::WeightedJobStatus& status = object.status;
+TopView TopViewOf(const api::WeightedJobObject& object, double now) {
+  const api::WeightedJobStatus& status = object.status;
   TopView view;
   view.ns = object.ns;
   view.name = object.name;
@@ -314,7 +311,7 @@ TopView TopViewOf(const controller::WeightedJobObject& object, double now) {
   // An operator that writes no cost: the count stands for it.
   view.completed_cost = status.completed_cost.value_or(static_cast<double>(view.completed));
   view.total_cost = status.total_cost.value_or(static_cast<double>(view.items));
-  for (const controller::NodeRow& row : status.nodes.value_or(std::vector<controller::NodeRow>{})) {
+  for (const api::NodeRow& row : status.nodes.value_or(std::vector<api::NodeRow>{})) {
     view.nodes.push_back({row.name, row.weight, row.estimated_speed, row.items, row.steals,
                           row.cost.value_or(static_cast<double>(row.items)),
                           row.cost ? row.cost_speed.value_or(0) : row.estimated_speed});
@@ -361,7 +358,7 @@ void NodeTable(const TopView& view, int width, TopTrail* trail, std::vector<std:
     const TopNode& node = view.nodes[i];
     const double work = Work(node, start);
     double fraction = expected[i] > 0 ? work / expected[i] : 0;
-    if (view.phase == controller::JobPhase::kSucceeded) fraction = 1;
+    if (view.phase == api::JobPhase::kSucceeded) fraction = 1;
     fraction = std::clamp(fraction, 0.0, 1.0);
     if (trail) fraction = trail->nodes[node.name] = std::max(trail->nodes[node.name], fraction);
     std::string eta = "--";

@@ -62,7 +62,7 @@ struct TopNode {
 struct TopView {
   std::string ns;
   std::string name;
-  std::optional<controller::JobPhase> phase;  // unset when the operator has written no status yet
+  std::optional<api::JobPhase> phase;  // unset when the operator has written no status yet
   // What the spec runs; unset when its spec is not one this version runs.
   std::optional<workload::WorkloadKind> workload;
   std::string policy;  // spec.policy's name; "" for the default
@@ -87,7 +87,7 @@ struct TopView {
   std::string result;  // status.result as `ballast run` sums it up, once the job is finished
   // status.costModel: the start cost per item the policy splits by; absent
   // when its policy learns no costs.
-  std::optional<controller::CostModelStatus> cost_model;
+  std::optional<api::CostModelStatus> cost_model;
   // Since the status was last written (metadata.managedFields' newest entry
   // of the status subresource); unset when the object does not say.
   std::optional<double> status_age_s;
@@ -97,9 +97,9 @@ struct TopView {
 // From this age on, a running job's progress line says how old its status is.
 constexpr double kStaleStatusSeconds = 10;
 
-// The view of a WeightedJob read already (controller::WeightedJobFromJson);
+// The view of a WeightedJob read already (api::WeightedJobFromJson);
 // without its managedFields, so status_age_s is unset.
-TopView TopViewOf(const controller::WeightedJobObject& object, double now);
+TopView TopViewOf(const api::WeightedJobObject& object, double now);
 // The view of `job` (a WeightedJob as the API server returns it) at unix
 // time `now`. Invalid naming the field when the object is not a
 // WeightedJob or its status has a field of the wrong type.

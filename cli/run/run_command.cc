@@ -203,7 +203,7 @@ void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRun
     out["deviations"] = std::move(list);
   }
   if (findings.failure) {
-    out["failure"] = {{"reason", controller::ReasonName(findings.failure->reason)},
+    out["failure"] = {{"reason", api::ReasonName(findings.failure->reason)},
                       {"message", findings.failure->message}};
   }
   if (!lost.empty()) {
@@ -220,8 +220,7 @@ void PrintOutcome(const RunFlags& flags, const LoadedJob& loaded, const LocalRun
 int FailureVerdict(const RunFindings& findings) {
   if (!findings.failure) return kExitOk;
   fmt::print(stderr, "ballast: the job failed ({}): {}\n",
-             controller::ReasonName(findings.failure->reason),
-             EscapeControls(findings.failure->message));
+             api::ReasonName(findings.failure->reason), EscapeControls(findings.failure->message));
   return kExitFailure;
 }
 

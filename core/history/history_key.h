@@ -5,7 +5,7 @@
 // worker container's image without its tag or digest
 // ("exec:registry.local/recompress"), "exec" when the job names no image.
 //
-// A key is made from those parts (controller::HistoryKey makes a job's from
+// A key is made from those parts (api::HistoryKey makes a job's from
 // its spec) and written as its text(): the name of a store's entries
 // (speed_store.h: the operator's ConfigMap, the file of `ballast run
 // --history`), the label `workload` of the coordinator's speed series and of

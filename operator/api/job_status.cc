@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-namespace ballast::controller {
+namespace ballast::api {
 
 using nlohmann::json;
 
@@ -26,4 +26,4 @@ std::string ProgressText(uint64_t completed, uint64_t items) {
   return fmt::format("{}%", completed >= items ? 100 : completed * 100 / items);
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

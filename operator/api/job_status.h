@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace ballast::controller {
+namespace ballast::api {
 
 // The JSON merge patch {"status": ...} that turns `from` into `to`: every
 // top-level key of `to` whose value differs, and null for keys `from` has
@@ -19,4 +19,4 @@ nlohmann::json StatusPatch(const nlohmann::json& from, const nlohmann::json& to)
 // "42%": completed / items rounded down, "100%" only when all are done.
 std::string ProgressText(uint64_t completed, uint64_t items);
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

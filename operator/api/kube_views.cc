@@ -9,7 +9,7 @@
 
 #include "core/common/json_read.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 
 using nlohmann::json;
 
@@ -153,4 +153,4 @@ std::optional<double> CpuCores(const json& quantity) {
   return cores;
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

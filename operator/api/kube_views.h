@@ -21,7 +21,7 @@
 
 #include "core/probe/board_conditions.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 
 // metadata of any object.
 struct ObjectMeta {
@@ -124,4 +124,4 @@ NodeView ReadNode(const nlohmann::json& node);
 // as "not stated".
 std::optional<double> CpuCores(const nlohmann::json& quantity);
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

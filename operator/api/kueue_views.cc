@@ -8,7 +8,7 @@
 
 #include "core/common/json_read.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 
 using nlohmann::json;
 
@@ -83,4 +83,4 @@ FlavorView ReadFlavor(const json& flavor) {
   return view;
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

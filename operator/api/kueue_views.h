@@ -21,7 +21,7 @@
 
 #include "operator/api/kube_views.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 
 // The label that puts a job in a LocalQueue of its namespace (Kueue's).
 inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
@@ -77,4 +77,4 @@ struct FlavorView {
 WorkloadView ReadWorkload(const nlohmann::json& workload);
 FlavorView ReadFlavor(const nlohmann::json& flavor);
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

@@ -8,7 +8,7 @@
 
 #include <string_view>
 
-namespace ballast::controller {
+namespace ballast::api {
 
 inline constexpr std::string_view kGroup = "ballast.io";
 inline constexpr std::string_view kVersion = "v1alpha1";
@@ -31,4 +31,4 @@ inline constexpr std::string_view kOperatorComponent = "operator";
 inline constexpr std::string_view kCoordinatorLabel = "ballast.io/coordinator";
 inline constexpr std::string_view kLeaderValue = "leader";
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

@@ -10,7 +10,7 @@
 #include "core/common/json_read.h"
 #include "operator/api/labels.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -371,4 +371,4 @@ StatusOr<PodTemplate> ReadPodTemplate(const json& given, const ShortForms& short
   return out;
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

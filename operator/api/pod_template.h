@@ -33,7 +33,7 @@
 
 #include "core/common/status.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 
 // The worker container's name when the template names no container.
 inline constexpr const char* kWorkerContainer = "worker";
@@ -122,4 +122,4 @@ nlohmann::json NodeNameEnv();
 // fields have their types; Invalid naming the first that is not.
 Status CheckTolerations(const nlohmann::json& tolerations, const std::string& path);
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

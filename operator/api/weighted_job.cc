@@ -3,7 +3,7 @@
 #include "core/common/json_read.h"
 #include "core/job/job_json.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -142,4 +142,4 @@ history::HistoryKey HistoryKey(const WeightedJobSpec& spec) {
   return history::HistoryKey(kind, repository);
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

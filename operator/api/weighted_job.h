@@ -29,7 +29,7 @@
 #include "core/job/job_spec.h"
 #include "operator/api/pod_template.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 
 struct WeightedJobSpec {
   job::JobSpec job;  // workload, policy, profile, leaseSeconds, backoffLimit, deadline
@@ -391,4 +391,4 @@ bool SetCondition(WeightedJobStatus& status, const StatusCondition& condition, i
 // Removes the condition of `type`; returns true when there was one.
 bool RemoveCondition(WeightedJobStatus& status, ConditionType type);
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

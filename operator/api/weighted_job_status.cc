@@ -10,7 +10,7 @@
 #include "core/common/utf8.h"
 #include "operator/api/weighted_job.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -416,16 +416,12 @@ json NodeSummaryToJson(const std::vector<NodeRow>& rows, size_t shown) {
   return out;
 }
 
-json StatusToJson(const WeightedJobStatus& status) {
-  json out = json::object();
-  if (status.phase) out["phase"] = JobPhaseName(*status.phase);
-  Put(out, "observedGeneration", status.observed_generation);
-  if (!status.conditions.empty()) {
-    json conditions = json::array();
-    for (const auto& condition : status.conditions)
-      conditions.push_back(ConditionToJson(condition));
-    out["conditions"] = conditions;
-  }
+namespace {
+
+// status.nodes, the notable rows (NotableRows) with a nodeSummary of all
+// when some are left out, and status.excludedNodes, the first rows with
+// their count when some are left out: at most kMaxNodeRows each.
+void PutNodeRows(json& out, const WeightedJobStatus& status) {
   if (status.nodes) {
     json rows = json::array();
     for (const auto& row : NotableRows(*status.nodes, kMaxNodeRows)) rows.push_back(RowToJson(row));
@@ -445,6 +441,21 @@ json StatusToJson(const WeightedJobStatus& status) {
     }
     out["excludedNodes"] = std::move(rows);
   }
+}
+
+}  // namespace
+
+json StatusToJson(const WeightedJobStatus& status) {
+  json out = json::object();
+  if (status.phase) out["phase"] = JobPhaseName(*status.phase);
+  Put(out, "observedGeneration", status.observed_generation);
+  if (!status.conditions.empty()) {
+    json conditions = json::array();
+    for (const auto& condition : status.conditions)
+      conditions.push_back(ConditionToJson(condition));
+    out["conditions"] = conditions;
+  }
+  PutNodeRows(out, status);
   Put(out, "progress", status.progress);
   Put(out, "completedItems", status.completed_items);
   Put(out, "completedCost", status.completed_cost);
@@ -572,4 +583,4 @@ StatusOr<WeightedJobObject> WeightedJobFromJson(const json& object) {
   return out;
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::api

@@ -162,12 +162,12 @@ StatusOr<ArchitectureSettings> ParseArchitectureFlags(
   return settings;
 }
 
-std::string NodeArchitecture(const NodeView& node) {
+std::string NodeArchitecture(const api::NodeView& node) {
   const auto found = node.meta.labels.find(kArchLabel);
   return found != node.meta.labels.end() ? found->second : "";
 }
 
-std::string ArchitectureExclusion(const NodeView& node, const ArchitectureSettings& settings) {
+std::string ArchitectureExclusion(const api::NodeView& node, const ArchitectureSettings& settings) {
   if (settings.allowed.empty()) return "";
   const std::string& name = node.meta.name;
   const std::string arch = NodeArchitecture(node);

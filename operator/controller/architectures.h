@@ -50,12 +50,12 @@ StatusOr<ArchitectureSettings> ParseArchitectureFlags(
     const std::vector<std::string>& resources_for);
 
 // The node's kubernetes.io/arch label; "" when it has none.
-std::string NodeArchitecture(const NodeView& node);
+std::string NodeArchitecture(const api::NodeView& node);
 
 // Why no worker goes to `node` for its architecture, e.g. "node pi3b-0:
 // architecture arm is not in --worker-architectures (amd64, arm64)"; "" when
 // one may.
-std::string ArchitectureExclusion(const NodeView& node, const ArchitectureSettings& settings);
+std::string ArchitectureExclusion(const api::NodeView& node, const ArchitectureSettings& settings);
 
 // `base` with the image and default resources of architecture `arch`.
 WorkerPodSettings SettingsForArchitecture(WorkerPodSettings base,

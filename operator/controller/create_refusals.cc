@@ -31,17 +31,19 @@ RefusalClass ForbiddenClass(std::string_view message) {
 }
 
 // The reason of each class, in RefusalClass's order.
-constexpr Reason kRefusalReasons[] = {
-    Reason::kPodSecurity,     Reason::kPriorityClassNotFound,
-    Reason::kAdmissionDenied, Reason::kQuotaExceeded,
-    Reason::kForbidden,       Reason::kWorkerPodRefused,
-    Reason::kCreateFailed,
+constexpr api::Reason kRefusalReasons[] = {
+    api::Reason::kPodSecurity,     api::Reason::kPriorityClassNotFound,
+    api::Reason::kAdmissionDenied, api::Reason::kQuotaExceeded,
+    api::Reason::kForbidden,       api::Reason::kWorkerPodRefused,
+    api::Reason::kCreateFailed,
 };
 static_assert(std::size(kRefusalReasons) == static_cast<size_t>(RefusalClass::kCreateFailed) + 1);
 
 }  // namespace
 
-Reason RefusalReason(RefusalClass refusal) { return kRefusalReasons[static_cast<size_t>(refusal)]; }
+api::Reason RefusalReason(RefusalClass refusal) {
+  return kRefusalReasons[static_cast<size_t>(refusal)];
+}
 
 bool FailsAfterBound(RefusalClass refusal) {
   return refusal == RefusalClass::kPodSecurity || refusal == RefusalClass::kPriorityClassNotFound ||

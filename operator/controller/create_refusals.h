@@ -55,7 +55,7 @@ enum class RefusalClass {
 
 // PodSecurity, PriorityClassNotFound, ...: the reason of the WorkersRefused
 // condition and of the Warning event (WorkerPodRefused for Invalid).
-Reason RefusalReason(RefusalClass refusal);
+api::Reason RefusalReason(RefusalClass refusal);
 
 // True for the classes that fail the job after fail_after (PodSecurity,
 // PriorityClassNotFound, AdmissionDenied); Invalid fails at once.

@@ -35,7 +35,7 @@ bool StopSession(Pass& pass) {
       KeepCheckpoint(pass, *checkpoint);
       pass.status.completed_items = checkpoint->completed.size();
       pass.status.progress =
-          ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
+          api::ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
       pass.status.result =
           checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
     }
@@ -69,8 +69,8 @@ void DeleteFinishedPods(Pass& pass, double finished) {
       pass.in.spec->pod_ttl_seconds_after_finished.value_or(pass.options.worker_pod_ttl_s);
   if (ttl < 0) return;
   bool any = false;
-  for (const PodView& pod : pass.in.pods) {
-    const bool done = pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed;
+  for (const api::PodView& pod : pass.in.pods) {
+    const bool done = pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed;
     any |= pod.meta.OwnedBy(pass.uid) && done && !pod.meta.deleting;
   }
   if (!any) return;
@@ -79,8 +79,8 @@ void DeleteFinishedPods(Pass& pass, double finished) {
     RequeueBy(pass, milliseconds(static_cast<int64_t>(left * 1000) + 1));
     return;
   }
-  for (const PodView& pod : pass.in.pods) {
-    const bool done = pod.phase == PodPhase::kSucceeded || pod.phase == PodPhase::kFailed;
+  for (const api::PodView& pod : pass.in.pods) {
+    const bool done = pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed;
     if (pod.meta.OwnedBy(pass.uid) && done && !pod.meta.deleting) {
       pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
     }
@@ -95,9 +95,9 @@ void DeleteFinishedPods(Pass& pass, double finished) {
 bool SessionEnds(const Pass& pass, bool failed) {
   if (failed) return true;
   bool pods_running = false;
-  for (const PodView& pod : pass.in.pods) {
+  for (const api::PodView& pod : pass.in.pods) {
     if (!pod.meta.OwnedBy(pass.uid)) continue;
-    pods_running |= pod.phase == PodPhase::kRunning || pod.phase == PodPhase::kPending;
+    pods_running |= pod.phase == api::PodPhase::kRunning || pod.phase == api::PodPhase::kPending;
   }
   const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
   const JobClock& clock = pass.memory.clock;
@@ -106,7 +106,7 @@ bool SessionEnds(const Pass& pass, bool failed) {
 }
 
 void AfterFinish(Pass& pass) {
-  const bool failed = pass.status.Is(JobPhase::kFailed);
+  const bool failed = pass.status.Is(api::JobPhase::kFailed);
   JobMemory& memory = pass.memory;
   const bool ending = memory.session.registered && SessionEnds(pass, failed);
   decide::RefineTiming(pass, ending);
@@ -137,7 +137,7 @@ void AfterFinish(Pass& pass) {
   pass.actions.push_back(DeleteJob{pass.uid});
 }
 
-void Fail(Pass& pass, Reason reason, const std::string& message) {
+void Fail(Pass& pass, api::Reason reason, const std::string& message) {
   decide::FailInPass(pass, reason, message);
   AfterFinish(pass);
 }
@@ -154,11 +154,11 @@ void Suspend(Pass& pass) {
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);
-  pass.Transition(JobPhase::kSuspended, false, Reason::kSuspended, message);
-  SetCondition(
-      pass.status,
-      decide::Condition(ConditionType::kSuspended, true, Reason::kSuspendedByUser, message),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  pass.Transition(api::JobPhase::kSuspended, false, api::Reason::kSuspended, message);
+  api::SetCondition(pass.status,
+                    decide::Condition(api::ConditionType::kSuspended, true,
+                                      api::Reason::kSuspendedByUser, message),
+                    pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   if (!stopped) pass.requeue_after = kPodsLeavingRetry;
 }
@@ -167,7 +167,7 @@ void Suspend(Pass& pass) {
 std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   const std::string& name = pass.spec().job.profile;
   if (!pass.in.profile) {
-    Fail(pass, Reason::kProfileNotFound,
+    Fail(pass, api::Reason::kProfileNotFound,
          fmt::format("WeightProfile {} does not exist (spec.profile); `kubectl get "
                      "weightprofiles` lists those that do, and crds/profiles/ holds the shipped "
                      "ones",
@@ -176,7 +176,7 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   }
   auto profile = fuzzy::ProfileFromJson(*pass.in.profile);
   if (!profile.ok()) {
-    Fail(pass, Reason::kInvalidProfile,
+    Fail(pass, api::Reason::kInvalidProfile,
          fmt::format("WeightProfile {} is invalid: {}", QuoteForMessage(name),
                      profile.status().message()));
     return std::nullopt;
@@ -232,17 +232,18 @@ void WaitForItems(Pass& pass, const std::string& missing) {
   const auto waited = pass.in.now.steady - *pass.memory.clock.items_missing_since;
   const double bound_s = std::chrono::duration<double>(pass.options.items_wait).count();
   if (waited >= pass.options.items_wait) {
-    return Fail(pass, Reason::kInvalidSpec,
+    return Fail(pass, api::Reason::kInvalidSpec,
                 fmt::format("spec.itemsFrom.configMap: {} (waited {:.0f} s)", missing, bound_s));
   }
   const std::string message = fmt::format(
       "waiting for the job's items: {}; the job fails if it does not exist within {:.0f} s",
       missing, bound_s);
-  if (first) pass.Event(true, Reason::kWaitingForItems, message);
-  pass.status.phase = JobPhase::kPending;
-  SetCondition(pass.status,
-               decide::Condition(ConditionType::kReady, false, Reason::kWaitingForItems, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  if (first) pass.Event(true, api::Reason::kWaitingForItems, message);
+  pass.status.phase = api::JobPhase::kPending;
+  api::SetCondition(
+      pass.status,
+      decide::Condition(api::ConditionType::kReady, false, api::Reason::kWaitingForItems, message),
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::min<milliseconds>(
       milliseconds(2000),
@@ -258,40 +259,47 @@ void RestoreConditions(Pass& pass) {
   pass.memory.written.status.conditions.clear();  // so that the pass writes the status now
   pass.restate_conditions = true;                 // and the executor writes them whole
   pass.write_at_once = true;
-  pass.Event(true, Reason::kConditionsRestored,
+  pass.Event(true, api::Reason::kConditionsRestored,
              "status.conditions said the job is finished while it runs; only the operator sets "
              "them: its own are written again");
+}
+
+// A job's listed items are fixed at its start: read again after a restart
+// and changed, the checkpoint would be of another list. Fails the job, and
+// returns false, when they changed; else keeps their digest and count in
+// the status.
+bool ItemsUnchanged(Pass& pass) {
+  const std::string digest = workload::ItemsDigest(pass.spec().job.workload);
+  if (pass.status.items_digest && *pass.status.items_digest != digest) {
+    Fail(pass, api::Reason::kItemsChanged,
+         fmt::format("spec.itemsFrom: the list is not the one the job started with ({} items "
+                     "then, {} now): a job's items are fixed at its start; put the list back, or "
+                     "delete the job and create it again",
+                     pass.status.items.value_or(0), pass.spec().job.workload.items));
+    return false;
+  }
+  if (!digest.empty()) pass.status.items_digest = digest;
+  pass.status.items = pass.spec().job.workload.items;
+  return true;
 }
 
 void Run(Pass& pass) {
   TakeWrites(pass);
   if (pass.status.Finished()) return AfterFinish(pass);
   RestoreConditions(pass);
-  const ParsedSpec& parsed = *pass.in.spec;
+  const api::ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
   if (auto refused = decide::TakeCreateOutcome(pass)) {
-    return Fail(pass, Reason::kWorkerPodRefused, *refused);
+    return Fail(pass, api::Reason::kWorkerPodRefused, *refused);
   }
   if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
   pass.memory.clock.items_missing_since.reset();
-  // A job's listed items are fixed at its start: read again after a restart
-  // and changed, the checkpoint would be of another list.
-  const std::string digest = workload::ItemsDigest(pass.spec().job.workload);
-  if (pass.status.items_digest && *pass.status.items_digest != digest) {
-    return Fail(
-        pass, Reason::kItemsChanged,
-        fmt::format("spec.itemsFrom: the list is not the one the job started with ({} items "
-                    "then, {} now): a job's items are fixed at its start; put the list back, or "
-                    "delete the job and create it again",
-                    pass.status.items.value_or(0), pass.spec().job.workload.items));
-  }
-  if (!digest.empty()) pass.status.items_digest = digest;
-  pass.status.items = pass.spec().job.workload.items;
+  if (!ItemsUnchanged(pass)) return;
   const auto deadline = pass.spec().job.active_deadline_s;
   const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));
   if (deadline && started && pass.in.now.wall - *started > *deadline) {
-    return Fail(pass, Reason::kDeadlineExceeded,
+    return Fail(pass, api::Reason::kDeadlineExceeded,
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
   // The coordinator forgot the session (it restarted): register it again.
@@ -338,7 +346,7 @@ Decision Accept(const DecideInput& input, const JobMemory& memory) {
       fmt::format("an operator took the job in {:.0f} s after it was created", waited);
   if (late) message += "; until then no operator was running, or none held the leader lease";
   pass.status.phase.reset();  // the schema's default: the transition is this operator's
-  pass.Transition(JobPhase::kPending, late, Reason::kAccepted, message);
+  pass.Transition(api::JobPhase::kPending, late, api::Reason::kAccepted, message);
   pass.HandStatus(true);
   Decision decision;
   decision.memory = std::move(pass.memory);

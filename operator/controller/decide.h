@@ -73,7 +73,7 @@ struct SessionMemory {
   std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
   std::map<std::string, uint64_t> base_items;       // items per node before this session
   // Its prior per node (status.nodes[].prior).
-  std::map<std::string, NodePriorRow> priors;
+  std::map<std::string, api::NodePriorRow> priors;
   // The history those priors came from (input.history at registration):
   // each node's baseline when the job succeeds. Empty without history, and
   // for a session an earlier operator started (nothing is judged then).
@@ -94,10 +94,10 @@ struct NodeFaults {
   std::set<std::string> lost;              // not Ready or not eligible: worker lost, pod deleted
   std::set<std::string> left;              // those of `lost` that were Ready (NodeLeft)
   // Nodes skipped for their architecture at registration.
-  std::vector<ExcludedNode> architecture_excluded;
+  std::vector<api::ExcludedNode> architecture_excluded;
   // Nodes whose worker was given up (its image could not start): no pod
   // again until the job is suspended and resumed. Kept in status.excludedNodes.
-  std::map<std::string, ExcludedNode> given_up;
+  std::map<std::string, api::ExcludedNode> given_up;
   std::map<std::string, SteadyTime> image_trouble_since;  // by pod uid: waiting since
   // Nodes whose worker a queued job's session released in its tail
   // (coordinator/idle_release.h): their pods exited 0 and their quota is
@@ -133,7 +133,7 @@ struct Announced {
 // The status as last handed to the writer, and when (Pass::HandStatus,
 // status_pacing.h). A pass starts from it.
 struct WrittenStatus {
-  WeightedJobStatus status;
+  api::WeightedJobStatus status;
   SteadyTime at{};
 };
 
@@ -171,7 +171,7 @@ struct JobMemory {
 // status (a restart, a new leader): the status as written, the pod failures
 // and failed items it counted. The rest that a restart restores needs the
 // job's token (sealed beside the checkpoint) and is taken at registration.
-JobMemory MemoryFromStatus(WeightedJobStatus status);
+JobMemory MemoryFromStatus(api::WeightedJobStatus status);
 
 // What the Executor reports of the job's writes in flight.
 struct WritesInFlight {
@@ -235,10 +235,10 @@ using history::HistorySource;
 struct DecideInput {
   std::string ns, name;
   std::string id;                                     // the job's id at the coordinator
-  JobView job;                                        // the WeightedJob (ReadJob)
-  const ParsedSpec* spec = nullptr;                   // of job.generation (required)
-  std::vector<PodView> pods;                          // pods labelled with the job's name (ReadPod)
-  std::vector<NodeView> nodes;                        // ReadNode
+  api::JobView job;                                   // the WeightedJob (ReadJob)
+  const api::ParsedSpec* spec = nullptr;              // of job.generation (required)
+  std::vector<api::PodView> pods;                     // pods labelled with the job's name (ReadPod)
+  std::vector<api::NodeView> nodes;                   // ReadNode
   std::optional<nlohmann::json> profile;              // the WeightProfile spec.profile names
   std::optional<coordinator::JobView> view;           // nullopt: no session
   std::optional<coordinator::Checkpoint> checkpoint;  // of the session, when there is one
@@ -255,7 +255,7 @@ struct DecideInput {
   bool flush_status = false;
   // A write the API server refused as built (Invalid): the job fails with
   // reason `refusal_reason` (TokenSecretUnusable).
-  Reason refusal_reason = Reason::kWorkerPodRefused;
+  api::Reason refusal_reason = api::Reason::kWorkerPodRefused;
   std::string refusal;  // the message; "" when nothing was refused
   // Why the job's items cannot be read yet (its itemsFrom ConfigMap, or its
   // key, does not exist): the job waits for them up to items_wait.
@@ -298,7 +298,7 @@ struct DeletePod {
   std::string uid;  // precondition; "" for none
 };
 struct WriteStatus {
-  WeightedJobStatus status;
+  api::WeightedJobStatus status;
   // Write status.conditions whole even where they equal what was written
   // last: someone else changed them (RestoreConditions).
   bool restate_conditions = false;
@@ -308,7 +308,7 @@ struct DeleteJob {
 };
 struct RecordEvent {
   bool warning = false;
-  Reason reason = Reason::kStarted;
+  api::Reason reason = api::Reason::kStarted;
   std::string message;
   // "": the event is about the job. Else about the Node of this name (and
   // uid, "" when unknown) instead: the Executor posts it in namespace
@@ -345,9 +345,9 @@ using Action =
                  WriteStatus, DeleteJob, RecordEvent, RecordSpeeds, CreateWorkload, PatchWorkload>;
 
 struct Decision {
-  JobMemory memory;             // for the next pass
-  WeightedJobStatus status;     // what the job's status should be
-  std::vector<Action> actions;  // in order
+  JobMemory memory;               // for the next pass
+  api::WeightedJobStatus status;  // what the job's status should be
+  std::vector<Action> actions;    // in order
   std::optional<std::chrono::milliseconds> requeue_after;
 };
 

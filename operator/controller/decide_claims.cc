@@ -45,7 +45,7 @@ void BoundUntrustedClaims(Pass& pass) {
     bounded = pass.in.now.rfc3339;
   }
   if (bounded.empty() || bounded == *pass.status.start_time) return;
-  pass.Event(true, Reason::kStatusRestored,
+  pass.Event(true, api::Reason::kStatusRestored,
              fmt::format("status.startTime {} is not a time this job started (it was created "
                          "at {}); it counts from {}",
                          *pass.status.start_time, pass.in.job.meta.creation_timestamp, bounded));
@@ -71,7 +71,7 @@ void RestoreClaims(Pass& pass, const SealedClaims& claims) {
     pass.status.failed_pods = static_cast<int64_t>(claims.failed_pods);
   }
   if (changed.empty()) return;
-  pass.Event(true, Reason::kStatusRestored,
+  pass.Event(true, api::Reason::kStatusRestored,
              fmt::format("status was changed since the operator wrote it; put back what it "
                          "sealed beside the checkpoint: {}",
                          fmt::join(changed, ", ")));
@@ -100,14 +100,14 @@ std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
     }
     return std::move(record->checkpoint);
   }
-  pass.Event(true, Reason::kCheckpointRejected,
+  pass.Event(true, api::Reason::kCheckpointRejected,
              fmt::format("status.checkpoint is not resumed from: {}; the job starts again from "
                          "its first item",
                          record.status().message()));
   pass.status.checkpoint.reset();
   pass.status.completed_items = 0;
   pass.status.completed_cost.reset();
-  pass.status.progress = ProgressText(0, workload.items);
+  pass.status.progress = api::ProgressText(0, workload.items);
   pass.status.result.reset();
   pass.status.nodes.reset();
   BoundUntrustedClaims(pass);
@@ -165,18 +165,18 @@ void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
   json compact = SealedCheckpointJson(checkpoint, pass.memory.token.value,
                                       pass.status.items_digest.value_or(""), claims);
   const size_t bytes = DumpJson(compact).size();
-  if (bytes <= kMaxCheckpointBytes) {
+  if (bytes <= api::kMaxCheckpointBytes) {
     pass.status.checkpoint = std::move(compact);
     return;
   }
   ResealClaims(pass, claims);
   if (pass.memory.announced.checkpoint_too_large) return;
   pass.memory.announced.checkpoint_too_large = true;
-  pass.Event(
-      true, Reason::kCheckpointTooLarge,
-      fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
-                  "status; the last one that fit stays (a resume would redo more work)",
-                  checkpoint.completed.Ranges().size(), bytes >> 10, kMaxCheckpointBytes >> 10));
+  pass.Event(true, api::Reason::kCheckpointTooLarge,
+             fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
+                         "status; the last one that fit stays (a resume would redo more work)",
+                         checkpoint.completed.Ranges().size(), bytes >> 10,
+                         api::kMaxCheckpointBytes >> 10));
 }
 
 }  // namespace ballast::controller::decide

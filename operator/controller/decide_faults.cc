@@ -39,9 +39,9 @@ struct StartTrouble {
   std::string cause;   // NameStartTrouble's
   std::string detail;  // "container worker (image): the kubelet's message"
 };
-std::optional<StartTrouble> ImageTrouble(const PodView& pod) {
+std::optional<StartTrouble> ImageTrouble(const api::PodView& pod) {
   for (const auto* list : {&pod.init_containers, &pod.containers}) {
-    for (const ContainerView& container : *list) {
+    for (const api::ContainerView& container : *list) {
       const std::string& reason = container.waiting_reason;
       if (!ImageReason(reason)) continue;
       const std::string& message =
@@ -64,22 +64,22 @@ std::string After(std::string_view text, std::string_view prefix, char end) {
 }
 
 void GiveUp(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
-            const PodView& pod, const StartTrouble& trouble) {
+            const api::PodView& pod, const StartTrouble& trouble) {
   const double waited = std::chrono::duration<double>(view.WorkerStartTimeout()).count();
   const std::string message = fmt::format(
       "node {}: the worker could not start for {:.0f} s: {} ({}); its share goes to the other "
       "workers",
       node, waited, trouble.cause, trouble.detail);
-  faults.given_up[node] = ExcludedNode{node, trouble.reason, message, trouble.cause};
+  faults.given_up[node] = api::ExcludedNode{node, trouble.reason, message, trouble.cause};
   faults.image_trouble_since.erase(pod.meta.uid);
   if (!view.in.view->done) out.actions.push_back(WorkerLost{node});
   out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
-  out.Event(true, Reason::kWorkerCannotStart, message);
+  out.Event(true, api::Reason::kWorkerCannotStart, message);
 }
 
 // When the pod's worker container started (seconds since the epoch).
-std::optional<double> StartedAt(const PodView& pod) {
-  for (const ContainerView& container : pod.containers) {
+std::optional<double> StartedAt(const api::PodView& pod) {
+  for (const api::ContainerView& container : pod.containers) {
     if (!container.started_at.empty()) return ParseRfcTime(container.started_at);
   }
   return std::nullopt;
@@ -95,8 +95,8 @@ bool RuntimeReason(const std::string& reason) { return reason == "CreateContaine
 // container (the runtime may lack image volumes whatever it reports); true
 // then. The worker never ran, so nothing of the job is lost.
 bool FallBackFromImageVolume(NodeFaults& faults, PassOut& out, const std::string& node,
-                             const PodView& pod, const StartTrouble& trouble) {
-  const auto bundle = pod.meta.annotations.find(kWorkerBundleAnnotation);
+                             const api::PodView& pod, const StartTrouble& trouble) {
+  const auto bundle = pod.meta.annotations.find(api::kWorkerBundleAnnotation);
   if (bundle == pod.meta.annotations.end() ||
       bundle->second != BundleSourceName(BundleSource::kImageVolume) ||
       !RuntimeReason(trouble.reason) || !faults.image_volume_refused.insert(node).second) {
@@ -104,7 +104,7 @@ bool FallBackFromImageVolume(NodeFaults& faults, PassOut& out, const std::string
   }
   faults.image_trouble_since.erase(pod.meta.uid);
   out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
-  out.Event(true, Reason::kWorkerBundleFallback,
+  out.Event(true, api::Reason::kWorkerBundleFallback,
             fmt::format("node {}: the worker's bundle as an image volume did not start ({}); "
                         "the node's next pod copies it with an init container",
                         node, trouble.detail));
@@ -137,32 +137,32 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
   return fmt::format("the container cannot be created ({})", reason);
 }
 
-void RestoreGivenUp(const WeightedJobStatus& status, NodeFaults& faults) {
+void RestoreGivenUp(const api::WeightedJobStatus& status, NodeFaults& faults) {
   for (const auto& excluded : status.excluded_nodes) {
     if (excluded.reason != kArchitectureReason) faults.given_up[excluded.name] = excluded;
   }
 }
 
 void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
-                                    const std::vector<ExcludedNode>& excluded) {
+                                    const std::vector<api::ExcludedNode>& excluded) {
   if (excluded.empty() || excluded == faults.architecture_excluded) return;
   std::vector<std::string> messages;
   for (const auto& node : excluded) messages.push_back(node.message);
-  out.Event(true, Reason::kArchitectureNotSupported,
+  out.Event(true, api::Reason::kArchitectureNotSupported,
             fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
 }
 
-void ExcludedStatus(const NodeFaults& faults, WeightedJobStatus& status) {
-  std::vector<ExcludedNode> rows = faults.architecture_excluded;
+void ExcludedStatus(const NodeFaults& faults, api::WeightedJobStatus& status) {
+  std::vector<api::ExcludedNode> rows = faults.architecture_excluded;
   for (const auto& [node, excluded] : faults.given_up) rows.push_back(excluded);
   status.excluded_nodes = std::move(rows);
 }
 
-bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, const PodView* pod,
-             bool owned) {
+bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node,
+             const api::PodView* pod, bool owned) {
   if (!faults.given_up.contains(node)) return false;
   const bool finished =
-      pod && (pod->phase == PodPhase::kSucceeded || pod->phase == PodPhase::kFailed);
+      pod && (pod->phase == api::PodPhase::kSucceeded || pod->phase == api::PodPhase::kFailed);
   if (owned && !pod->meta.deleting && !finished) {
     out.actions.push_back(DeletePod{pod->meta.name, pod->meta.uid});
   }
@@ -170,7 +170,7 @@ bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, co
 }
 
 bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
-                const PodView& pod) {
+                const api::PodView& pod) {
   const auto trouble = ImageTrouble(pod);
   if (!trouble) {
     faults.image_trouble_since.erase(pod.meta.uid);
@@ -188,7 +188,7 @@ bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const st
   if (first_sight) {
     // Said as soon as the kubelet says it: the user may fix it (create the
     // Secret, push the image) before the node is given up.
-    out.Event(true, Reason::kWorkerStartBlocked,
+    out.Event(true, api::Reason::kWorkerStartBlocked,
               fmt::format("node {}: the worker cannot start: {} ({}); the node is given up "
                           "after {:.0f} s unless that changes",
                           node, trouble->cause, trouble->detail,
@@ -204,7 +204,7 @@ bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const st
 }
 
 void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
-                const std::string& node, const PodView& pod) {
+                const std::string& node, const api::PodView& pod) {
   if (announced.unreachable.contains(node) || view.in.view->done) return;
   const coordinator::WorkerView* worker = view.WorkerNamed(node);
   if (!worker || worker->contacted) return;
@@ -216,7 +216,7 @@ void WatchReach(const PassView& view, double registered_wall, Announced& announc
   const double since = std::max(*started, registered_wall);
   if (view.in.now.wall - since < timeout) return;
   announced.unreachable.insert(node);
-  out.Event(true, Reason::kCoordinatorUnreachable,
+  out.Event(true, api::Reason::kCoordinatorUnreachable,
             fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
                         "coordinator at {}; its log says why (kubectl logs {})",
                         node, pod.meta.name, view.in.now.wall - since,
@@ -224,9 +224,9 @@ void WatchReach(const PassView& view, double registered_wall, Announced& announc
 }
 
 void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
-                              const std::string& node, const PodView& pod) {
+                              const std::string& node, const api::PodView& pod) {
   std::string failure;
-  for (const ContainerView& container : pod.containers) {
+  for (const api::ContainerView& container : pod.containers) {
     if (container.terminated) failure += container.terminated->message;
   }
   if (failure.find(kUnreachableText) == std::string::npos) return;
@@ -238,7 +238,7 @@ void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOu
     line.pop_back();  // the log line's closing quote
   }
   announced.unreachable.insert(node);
-  out.Event(true, Reason::kCoordinatorUnreachable,
+  out.Event(true, api::Reason::kCoordinatorUnreachable,
             fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
                         view.options.pods.coordinator_url));
 }

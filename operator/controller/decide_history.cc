@@ -36,7 +36,7 @@ double Significant(double value) {
 // The duty of the worker pod each listed node gets (WorkerDuty), by name.
 std::map<std::string, double> NodeDuties(const Pass& pass) {
   std::map<std::string, double> duties;
-  for (const NodeView& node : pass.in.nodes) {
+  for (const api::NodeView& node : pass.in.nodes) {
     const WorkerPodSettings settings = SettingsForArchitecture(
         pass.options.pods, pass.options.architectures, NodeArchitecture(node));
     duties[node.meta.name] = WorkerDuty(pass.spec(), node, settings);
@@ -51,10 +51,10 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
   for (const auto& node : weights.nodes) fuzzy[node.name] = node.weight;
   const std::optional<HistoryLookup>& history = pass.in.history;
   if (history && !history->trouble.empty()) {
-    pass.Event(true, Reason::kHistoryUnavailable,
+    pass.Event(true, api::Reason::kHistoryUnavailable,
                fmt::format("no history of {} speeds from {}: {}; the job starts on the fuzzy "
                            "weights",
-                           HistoryKey(pass.spec()), history->origin, history->trouble));
+                           api::HistoryKey(pass.spec()), history->origin, history->trouble));
   }
   const auto blended =
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
@@ -86,9 +86,9 @@ std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightR
   return priors;
 }
 
-void PriorColumns(const SessionMemory& session, const std::vector<NodeRow>& shown,
-                  std::vector<NodeRow>& rows) {
-  std::map<std::string, NodePriorRow> priors_shown;
+void PriorColumns(const SessionMemory& session, const std::vector<api::NodeRow>& shown,
+                  std::vector<api::NodeRow>& rows) {
+  std::map<std::string, api::NodePriorRow> priors_shown;
   for (const auto& row : shown) {
     if (row.prior) priors_shown[row.name] = *row.prior;
   }
@@ -109,7 +109,7 @@ namespace {
 // else its ballast.io/power-ok=false label; "" when it says nothing, or that
 // all is well.
 std::string ProbeNote(const Pass& pass, const std::string& node) {
-  const NodeView* view = pass.NodeNamed(node);
+  const api::NodeView* view = pass.NodeNamed(node);
   if (!view) return "";
   if (const std::string problems = probe::DescribeBoardProblems(view->board_conditions);
       !problems.empty()) {
@@ -135,11 +135,12 @@ std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
     judged[d.node] = &d;
     const bool slow = d.verdict == health::Verdict::kSlow;
     if (!slow && !d.fast) continue;
-    const Reason reason = slow ? Reason::kNodeBelowBaseline : Reason::kNodeAboveBaseline;
+    const api::Reason reason =
+        slow ? api::Reason::kNodeBelowBaseline : api::Reason::kNodeAboveBaseline;
     const std::string message =
         health::DescribeDeviation(d, pass.options.deviation) + ProbeNote(pass, d.node);
     pass.Event(slow, reason, message);
-    const NodeView* node = pass.NodeNamed(d.node);
+    const api::NodeView* node = pass.NodeNamed(d.node);
     pass.actions.push_back(RecordEvent{
         slow, reason, fmt::format("WeightedJob {}/{}: {}", pass.in.ns, pass.in.name, message),
         d.node, node ? node->meta.uid : ""});
@@ -185,7 +186,7 @@ void MeasuredColumns(Pass& pass) {
     }
   }
   const std::vector<health::NodeDeviation> deviations = JudgeNodes(pass);
-  RecordSpeeds record{HistoryKey(pass.spec()), coordinator::SpeedsToRecord(view), {}};
+  RecordSpeeds record{api::HistoryKey(pass.spec()), coordinator::SpeedsToRecord(view), {}};
   const auto entered = health::WinsorizeSpeeds(record.recorded.speeds, deviations);
   for (const auto& [node, speed] : entered) {
     if (speed != record.recorded.speeds.at(node)) record.winsorized.push_back(node);
@@ -199,7 +200,7 @@ void EnergyColumns(Pass& pass, double span_seconds) {
   std::vector<health::NodeUsage> usage;
   std::vector<std::string> problems;
   for (const auto& worker : view.workers) {
-    const NodeView* node = pass.NodeNamed(worker.name);
+    const api::NodeView* node = pass.NodeNamed(worker.name);
     std::optional<health::BoardPower> power;
     if (node) {
       power = health::NodePower(node->meta.labels);
@@ -212,7 +213,7 @@ void EnergyColumns(Pass& pass, double span_seconds) {
   // A power label the estimate cannot use is ignored: a Warning says so, as
   // for a label the weights default (once: the energy is set once).
   for (const std::string& warning : GroupNodeWarnings(problems)) {
-    pass.Event(true, Reason::kNodeLabelDefaulted, warning);
+    pass.Event(true, api::Reason::kNodeLabelDefaulted, warning);
   }
   const health::JobEnergy energy = health::EstimateJobEnergy(usage, span_seconds);
   const auto round = [](double joules) { return std::round(joules * 10) / 10; };

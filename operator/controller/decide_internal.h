@@ -29,8 +29,8 @@ std::string ListSome(const std::vector<std::string>& items, size_t shown = 10,
 // ..." (ListSome); in the order first seen. Other warnings pass unchanged.
 std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warnings);
 // A condition of `type` whose status is `value`.
-StatusCondition Condition(ConditionType type, bool value, Reason reason,
-                          const std::string& message);
+api::StatusCondition Condition(api::ConditionType type, bool value, api::Reason reason,
+                               const std::string& message);
 
 // What a pass reads: its input, the decision's options and the job's spec,
 // with the input's objects looked up by name. A step takes it const.
@@ -40,15 +40,15 @@ class PassView {
 
   // The job's spec; once Kueue admitted a queued job, with its flavors'
   // node labels and tolerations (PlaceOnFlavors). Requires a valid spec.
-  const WeightedJobSpec& spec() const { return placed ? *placed : *in.spec->spec; }
+  const api::WeightedJobSpec& spec() const { return placed ? *placed : *in.spec->spec; }
   // The input's pod, node and session worker of a name; nullptr when there
   // is none (the first, as listed, where a name repeats). Looked up in maps
   // built once: a pass asks for each of the job's nodes, up to thousands.
-  const PodView* PodNamed(std::string_view name) const;
-  const NodeView* NodeNamed(std::string_view name) const;
+  const api::PodView* PodNamed(std::string_view name) const;
+  const api::NodeView* NodeNamed(std::string_view name) const;
   const coordinator::WorkerView* WorkerNamed(std::string_view name) const;  // requires in.view
   // The job's worker pod on `node`, by its name; nullptr when there is none.
-  const PodView* WorkerPod(const std::string& node) const;
+  const api::PodView* WorkerPod(const std::string& node) const;
   // True while a pod of the job that has not Succeeded is left: a stopping
   // job waits for them. A Succeeded one (a worker released in the tail, which
   // DeletePods leaves, as a Job's finished pods stay) has stopped already.
@@ -65,13 +65,13 @@ class PassView {
   // on the admitted flavors, and how many nodes its session may hold (the
   // Workload's count less the pods it gave back), which caps the nodes that
   // join mid-job.
-  std::optional<WeightedJobSpec> placed;
+  std::optional<api::WeightedJobSpec> placed;
   std::optional<size_t> node_limit;
 
  private:
   // Keys view the names in `in`, which outlives the pass.
-  std::unordered_map<std::string_view, const PodView*> pods_by_name_;
-  std::unordered_map<std::string_view, const NodeView*> nodes_by_name_;
+  std::unordered_map<std::string_view, const api::PodView*> pods_by_name_;
+  std::unordered_map<std::string_view, const api::NodeView*> nodes_by_name_;
   std::unordered_map<std::string_view, const coordinator::WorkerView*> workers_by_name_;
 };
 
@@ -87,7 +87,7 @@ struct PassOut {
   std::vector<std::string> start_blocked;
 
   // Appends a RecordEvent about the job.
-  void Event(bool warning, Reason reason, std::string message);
+  void Event(bool warning, api::Reason reason, std::string message);
   // Asks for a pass `wait` from now at the latest.
   void WakeBy(std::chrono::milliseconds wait);
   // DeletePod for every pod of the job that is not finished or going.
@@ -104,7 +104,7 @@ struct Pass : PassView, PassOut {
 
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes, unless `announce` is false.
-  void Transition(JobPhase phase, bool warning, Reason reason, const std::string& message,
+  void Transition(api::JobPhase phase, bool warning, api::Reason reason, const std::string& message,
                   bool announce = true);
   // Hands `status` to the writer when it changed and `force`,
   // write_at_once, or its pacing says the change is due (status_pacing.h).
@@ -112,7 +112,7 @@ struct Pass : PassView, PassOut {
   void DeletePods() { PassOut::DeletePods(*this); }
 
   JobMemory memory;
-  WeightedJobStatus status;
+  api::WeightedJobStatus status;
   std::optional<std::chrono::milliseconds> requeue_after;
   // The phase moved, or the conditions must be restated: the status goes out
   // in this pass (a condition alone waits up to the status interval).
@@ -124,7 +124,7 @@ struct Pass : PassView, PassOut {
 // Fails the job in this pass: keeps the checkpoint a running session has,
 // phase Failed with the Failed condition of `reason`, the status handed at
 // once. What follows a finish (the session's end, the TTLs) is the caller's.
-void FailInPass(Pass& pass, Reason reason, const std::string& message);
+void FailInPass(Pass& pass, api::Reason reason, const std::string& message);
 // `value` to three decimals, as status shows seconds and ratios.
 double Rounded(double value);
 
@@ -137,7 +137,7 @@ struct Eligible {
   std::map<std::string, NodeReference> references;  // for the efficiency (job_efficiency.h)
   std::map<std::string, double> cores;  // status.capacity.cpu, where the node reports it
   std::vector<std::string> excluded;    // why each other node cannot run a worker
-  std::vector<ExcludedNode> architecture_excluded;
+  std::vector<api::ExcludedNode> architecture_excluded;
 };
 // Selected by the job's pod template, of an architecture the operator has a
 // worker for, and neither given up nor released (faults).
@@ -254,16 +254,16 @@ void FinishWorkload(Pass& pass);
 
 // Takes the given-up nodes recorded in status.excludedNodes (an operator
 // restarted mid-job does not try them again).
-void RestoreGivenUp(const WeightedJobStatus& status, NodeFaults& faults);
+void RestoreGivenUp(const api::WeightedJobStatus& status, NodeFaults& faults);
 // One Warning event naming the nodes skipped for their architecture, when
 // they are not the ones already named (faults.architecture_excluded).
 void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
-                                    const std::vector<ExcludedNode>& excluded);
+                                    const std::vector<api::ExcludedNode>& excluded);
 // status.excludedNodes: the architecture exclusions, then the given-up nodes.
-void ExcludedStatus(const NodeFaults& faults, WeightedJobStatus& status);
+void ExcludedStatus(const NodeFaults& faults, api::WeightedJobStatus& status);
 // True when `node`'s worker is given up; deletes its pod if one is left.
-bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, const PodView* pod,
-             bool owned);
+bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node,
+             const api::PodView* pod, bool owned);
 // For a Pending pod: when a container waits because it cannot start
 // (ErrImagePull, ImagePullBackOff, CreateContainerConfigError, ...), says so
 // at once (a WorkerStartBlocked Warning naming the cause), and after
@@ -275,7 +275,7 @@ bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node, co
 // container (NodeFaults::image_volume_refused, a WorkerBundleFallback
 // event); true then too.
 bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
-                const PodView& pod);
+                const api::PodView& pod);
 // What keeps a container from starting, short, from the kubelet's waiting
 // `reason` and `message` and the container's `image`: "the Secret s3-creds
 // does not exist", "the ConfigMap ns/c has no key k", "the image x:1 cannot
@@ -286,11 +286,11 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
 // worker has not reported to the coordinator within worker_start_timeout of
 // starting (or of the session's start, `registered_wall`, when later).
 void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
-                const std::string& node, const PodView& pod);
+                const std::string& node, const api::PodView& pod);
 // For a failed pod: a CoordinatorUnreachable event when its termination
 // message says the worker could not reach the coordinator.
 void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
-                              const std::string& node, const PodView& pod);
+                              const std::string& node, const api::PodView& pod);
 
 // --- refused creates (decide_refusals.cc) ---------------------------------------
 
@@ -326,8 +326,8 @@ void GateCreates(const PassView& view, const NodeFaults& faults, PassOut& out,
 std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights);
 // Fills `rows`' prior from session.priors (rows of a session started by an
 // earlier operator keep the prior `shown` in status).
-void PriorColumns(const SessionMemory& session, const std::vector<NodeRow>& shown,
-                  std::vector<NodeRow>& rows);
+void PriorColumns(const SessionMemory& session, const std::vector<api::NodeRow>& shown,
+                  std::vector<api::NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
 // priorError, and a RecordSpeeds action (coordinator::SpeedsToRecord).
 void MeasuredColumns(Pass& pass);

@@ -91,7 +91,7 @@ void JoinNodes(const PassView& view, const NodeFaults& faults, SessionMemory& se
     weight.weight = Rounded(relative * to_weights);
     weight.relative = relative * to_weights;
     const std::string& name = weight.name;
-    const NodeView* node = view.NodeNamed(name);
+    const api::NodeView* node = view.NodeNamed(name);
     balance::WorkerPrior prior{
         name, std::clamp(relative * to_priors, balance::kMinPriorSpeed, balance::kMaxPriorSpeed)};
     if (node) {
@@ -107,7 +107,7 @@ void JoinNodes(const PassView& view, const NodeFaults& faults, SessionMemory& se
     session.weights.nodes.push_back(weight);
     session.priors[name] = {"profile", prior.speed, 0, 0};
     out.actions.push_back(AddWorker{prior, cores});
-    out.Event(false, Reason::kNodeJoined,
+    out.Event(false, api::Reason::kNodeJoined,
               fmt::format("node {} can run the job's worker now; it joins the running job with "
                           "weight {:g}",
                           name, weight.weight));

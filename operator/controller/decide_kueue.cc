@@ -15,7 +15,8 @@ constexpr std::chrono::milliseconds kLeavingRetry{500};
 
 // Patches the Workload's status (or, `status` false, the object), unless a
 // patch against the version the cache shows is on its way already.
-void Patch(Pass& pass, const WorkloadView& workload, nlohmann::json patch, bool status = true) {
+void Patch(Pass& pass, const api::WorkloadView& workload, nlohmann::json patch,
+           bool status = true) {
   if (pass.memory.kueue.patched_version == workload.resource_version) return;
   pass.memory.kueue.patched_version = workload.resource_version;
   pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
@@ -44,7 +45,7 @@ bool RequestWorkload(Pass& pass) {
   // Until the Workload cache shows it, a create again is AlreadyExists.
   if (pass.memory.kueue.workload_requested) return true;
   pass.memory.kueue.workload_requested = true;
-  pass.Event(false, Reason::kWaitingForQueue,
+  pass.Event(false, api::Reason::kWaitingForQueue,
              fmt::format("created Workload {} for {} workers in LocalQueue {}; the job starts "
                          "when Kueue admits it",
                          WorkloadName(pass.in.name, pass.uid), nodes, queue.queue));
@@ -54,30 +55,30 @@ bool RequestWorkload(Pass& pass) {
 // The job waits for Kueue: Pending (Suspended once it was evicted, until it
 // is admitted again), Ready and Admitted False, naming the queue, the
 // Workload and what Kueue says.
-void Hold(Pass& pass, Reason reason, const std::string& message) {
-  const bool suspended = pass.status.Is(JobPhase::kSuspended);
-  pass.status.phase = suspended ? JobPhase::kSuspended : JobPhase::kPending;
+void Hold(Pass& pass, api::Reason reason, const std::string& message) {
+  const bool suspended = pass.status.Is(api::JobPhase::kSuspended);
+  pass.status.phase = suspended ? api::JobPhase::kSuspended : api::JobPhase::kPending;
   pass.status.workers = 0;
   const auto& now = pass.in.now.rfc3339;
   const int64_t generation = pass.in.job.generation;
   // Why it waits goes out at once when it changes (not admitted yet,
   // evicted); Kueue's words within the status interval.
-  const auto before =
-      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
-                   [](const StatusCondition& c) { return c.type == ConditionType::kAdmitted; });
+  const auto before = std::find_if(
+      pass.status.conditions.begin(), pass.status.conditions.end(),
+      [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
   pass.write_at_once |=
       before == pass.status.conditions.end() || before->status || before->reason != reason;
-  SetCondition(pass.status, Condition(ConditionType::kReady, false, reason, message), generation,
-               now);
-  SetCondition(pass.status, Condition(ConditionType::kAdmitted, false, reason, message), generation,
-               now);
+  api::SetCondition(pass.status, Condition(api::ConditionType::kReady, false, reason, message),
+                    generation, now);
+  api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, false, reason, message),
+                    generation, now);
   pass.memory.kueue.admission.clear();
   pass.HandStatus(false);
   if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
 }
 
 // Why Kueue has not admitted `workload` yet, in its own words.
-std::string Waiting(const Pass& pass, const WorkloadView* workload) {
+std::string Waiting(const Pass& pass, const api::WorkloadView* workload) {
   const std::string& queue = pass.in.queue->queue;
   const std::string name = WorkloadName(pass.in.name, pass.uid);
   std::string message =
@@ -97,7 +98,7 @@ std::string Waiting(const Pass& pass, const WorkloadView* workload) {
 // the job stops as for spec.suspend, keeping its checkpoint; once no pod is
 // left the Workload's quota is handed back and the job waits to be admitted
 // again.
-void Evict(Pass& pass, const WorkloadView& workload) {
+void Evict(Pass& pass, const api::WorkloadView& workload) {
   const auto evicted = workload.conditions.find("Evicted");
   const std::string why =
       evicted != workload.conditions.end()
@@ -116,13 +117,15 @@ void Evict(Pass& pass, const WorkloadView& workload) {
       workload.meta.name, why, pass.status.completed_items.value_or(0),
       pass.spec().job.workload.items);
   // A job that never started stays Pending: it has nothing to keep.
-  if (pass.status.start_time && !pass.status.Is(JobPhase::kSuspended)) {
-    pass.Transition(JobPhase::kSuspended, false, Reason::kEvicted, message);
-    SetCondition(pass.status, Condition(ConditionType::kSuspended, true, Reason::kEvicted, message),
-                 pass.in.job.generation, pass.in.now.rfc3339);
+  if (pass.status.start_time && !pass.status.Is(api::JobPhase::kSuspended)) {
+    pass.Transition(api::JobPhase::kSuspended, false, api::Reason::kEvicted, message);
+    api::SetCondition(
+        pass.status,
+        Condition(api::ConditionType::kSuspended, true, api::Reason::kEvicted, message),
+        pass.in.job.generation, pass.in.now.rfc3339);
   }
   if (pass.OwnedPodsLeft()) {
-    Hold(pass, Reason::kEvicted, message);
+    Hold(pass, api::Reason::kEvicted, message);
     return;
   }
   // Resuming tries every node again.
@@ -131,14 +134,14 @@ void Evict(Pass& pass, const WorkloadView& workload) {
   if (workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
-  Hold(pass, Reason::kEvicted, message);
+  Hold(pass, api::Reason::kEvicted, message);
 }
 
 // Kueue's words when Kueue itself deactivated `workload`: its Evicted
 // condition's reason is DeactivatedDueTo<cause> (RequeuingLimitExceeded,
 // MaximumExecutionTimeExceeded, EvictedByAdmissionCheck), where a Workload
 // deactivated by its owner or by hand says Deactivated alone. "" otherwise.
-std::string DeactivatedByKueue(const WorkloadView& workload) {
+std::string DeactivatedByKueue(const api::WorkloadView& workload) {
   const auto evicted = workload.conditions.find("Evicted");
   if (evicted == workload.conditions.end() || !evicted->second.status ||
       !evicted->second.reason.starts_with("DeactivatedDueTo")) {
@@ -153,16 +156,17 @@ std::string DeactivatedByKueue(const WorkloadView& workload) {
 // the quota it was admitted to. A job not started yet waits, saying so, and
 // true is returned. (A running job keeps its pods; Kueue's finalizer keeps a
 // flavor in use from going.)
-bool HeldForUnknownFlavors(Pass& pass, const WorkloadView& workload) {
-  const std::vector<FlavorView>& flavors = pass.in.queue->flavors;
+bool HeldForUnknownFlavors(Pass& pass, const api::WorkloadView& workload) {
+  const std::vector<api::FlavorView>& flavors = pass.in.queue->flavors;
   std::vector<std::string> unknown;
   for (const std::string& name : workload.flavors) {
-    const bool known = std::any_of(flavors.begin(), flavors.end(),
-                                   [&](const FlavorView& flavor) { return flavor.name == name; });
+    const bool known =
+        std::any_of(flavors.begin(), flavors.end(),
+                    [&](const api::FlavorView& flavor) { return flavor.name == name; });
     if (!known) unknown.push_back(name);
   }
   if (unknown.empty() || pass.memory.session.registered || pass.OwnedPodsLeft()) return false;
-  Hold(pass, Reason::kWaitingForQueue,
+  Hold(pass, api::Reason::kWaitingForQueue,
        fmt::format("Kueue admitted Workload {} to flavor {}, which no ResourceFlavor of the "
                    "cluster is: the nodes it stands for are not known, so the job does not "
                    "start (it would run on any node)",
@@ -172,7 +176,7 @@ bool HeldForUnknownFlavors(Pass& pass, const WorkloadView& workload) {
 
 // The job of an inactive Workload: stopped first when it runs; then held
 // when Kueue itself deactivated it, else queued again.
-void Inactive(Pass& pass, const WorkloadView& workload) {
+void Inactive(Pass& pass, const api::WorkloadView& workload) {
   // Deactivated under a running job (by hand, or by Kueue): it stops as
   // when evicted, keeping its checkpoint, rather than read as Pending
   // while its workers still compute.
@@ -186,7 +190,7 @@ void Inactive(Pass& pass, const WorkloadView& workload) {
   // the Workload again (as Kueue's own Job integration leaves such a Job
   // suspended).
   if (const std::string why = DeactivatedByKueue(workload); !why.empty()) {
-    Hold(pass, Reason::kEvicted,
+    Hold(pass, api::Reason::kEvicted,
          fmt::format("Kueue deactivated Workload {} ({}); the job waits until its spec.active "
                      "is true again",
                      workload.meta.name, why));
@@ -194,37 +198,43 @@ void Inactive(Pass& pass, const WorkloadView& workload) {
   }
   // Deactivated while the job was suspended (or by hand): queued again.
   Patch(pass, workload, ActivePatch(workload, true), /*status=*/false);
-  Hold(pass, Reason::kWaitingForQueue, Waiting(pass, &workload));
+  Hold(pass, api::Reason::kWaitingForQueue, Waiting(pass, &workload));
+}
+
+// The job has no Workload of its own: none yet, one being deleted, or one
+// of its name that is not its own. Deleted under a running job (or not made
+// yet): the session stops, then a Workload is asked for.
+void WithoutOwnWorkload(Pass& pass, const api::WorkloadView* workload) {
+  if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
+    if (!StopSession(pass)) {
+      pass.requeue_after = kLeavingRetry;
+      return;
+    }
+  }
+  // A new Workload counts no pod reclaimable: every node runs again.
+  ForgetReleased(pass);
+  if (!workload && !RequestWorkload(pass)) return;  // no node to run on
+  // One of the job's Workload's name that does not name the job its owner
+  // (made, or its owner reference edited, by hand): not the job's to use,
+  // and while it is there the job's own cannot be made. Said, not waited
+  // on in silence as if Kueue were slow.
+  Hold(pass, api::Reason::kWaitingForQueue,
+       workload && !workload->meta.deleting
+           ? fmt::format("Workload {} is not this job's (its owner references do not name "
+                         "the job: made or edited by hand?); the job makes its own once it "
+                         "is deleted",
+                         workload->meta.name)
+           : Waiting(pass, nullptr));
 }
 
 }  // namespace
 
 bool Admission(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
-  const WorkloadView* workload = queue.workload ? &*queue.workload : nullptr;
+  const api::WorkloadView* workload = queue.workload ? &*queue.workload : nullptr;
   const bool owned = workload && workload->meta.OwnedBy(pass.uid) && !workload->meta.deleting;
   if (!owned) {
-    // Deleted under a running job (or not made yet): stop, then ask again.
-    if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
-      if (!StopSession(pass)) {
-        pass.requeue_after = kLeavingRetry;
-        return false;
-      }
-    }
-    // A new Workload counts no pod reclaimable: every node runs again.
-    ForgetReleased(pass);
-    if (!workload && !RequestWorkload(pass)) return false;  // no node to run on
-    // One of the job's Workload's name that does not name the job its owner
-    // (made, or its owner reference edited, by hand): not the job's to use,
-    // and while it is there the job's own cannot be made. Said, not waited
-    // on in silence as if Kueue were slow.
-    Hold(pass, Reason::kWaitingForQueue,
-         workload && !workload->meta.deleting
-             ? fmt::format("Workload {} is not this job's (its owner references do not name "
-                           "the job: made or edited by hand?); the job makes its own once it "
-                           "is deleted",
-                           workload->meta.name)
-             : Waiting(pass, nullptr));
+    WithoutOwnWorkload(pass, workload);
     return false;
   }
   if (!workload->active) {
@@ -236,7 +246,7 @@ bool Admission(Pass& pass) {
       Evict(pass, *workload);
       return false;
     }
-    Hold(pass, Reason::kWaitingForQueue, Waiting(pass, workload));
+    Hold(pass, api::Reason::kWaitingForQueue, Waiting(pass, workload));
     return false;
   }
   if (HeldForUnknownFlavors(pass, *workload)) return false;
@@ -249,9 +259,11 @@ bool Admission(Pass& pass) {
     pass.memory.kueue.admission = admission;
     const std::string message =
         fmt::format("Kueue admitted Workload {} to {}", workload->meta.name, admission);
-    pass.Event(false, Reason::kAdmitted, message);
-    SetCondition(pass.status, Condition(ConditionType::kAdmitted, true, Reason::kAdmitted, message),
-                 pass.in.job.generation, pass.in.now.rfc3339);
+    pass.Event(false, api::Reason::kAdmitted, message);
+    api::SetCondition(
+        pass.status,
+        Condition(api::ConditionType::kAdmitted, true, api::Reason::kAdmitted, message),
+        pass.in.job.generation, pass.in.now.rfc3339);
     pass.write_at_once = true;
   }
   return true;
@@ -260,7 +272,7 @@ bool Admission(Pass& pass) {
 void ReportReclaimable(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
   if (!queue.workload || !pass.memory.session.registered || !pass.in.view) return;
-  const WorkloadView& workload = *queue.workload;
+  const api::WorkloadView& workload = *queue.workload;
   // The workers that may still compute: the session's, less those given up,
   // those whose pod finished (the job is done with them: at its end, or
   // released in its tail) and those released whose pod is gone. A worker an
@@ -269,9 +281,9 @@ void ReportReclaimable(Pass& pass) {
   int32_t needed = 0;
   for (const std::string& node : pass.memory.session.Nodes()) {
     if (pass.memory.faults.given_up.contains(node)) continue;
-    const PodView* pod = pass.WorkerPod(node);
+    const api::PodView* pod = pass.WorkerPod(node);
     const bool owned = pod && pod->meta.OwnedBy(pass.uid);
-    if (owned && pod->phase == PodPhase::kSucceeded) continue;
+    if (owned && pod->phase == api::PodPhase::kSucceeded) continue;
     if (!owned && released.contains(node)) continue;
     ++needed;
   }
@@ -286,25 +298,26 @@ void SuspendWorkload(Pass& pass) {
   pass.memory.kueue.admission.clear();
   if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
   if (pass.memory.session.registered || pass.OwnedPodsLeft()) return;  // still stopping
-  const WorkloadView& workload = *queue.workload;
+  const api::WorkloadView& workload = *queue.workload;
   if (workload.active) {
     Patch(pass, workload, ActivePatch(workload, false), /*status=*/false);
   } else if (workload.Evicted() && workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
-  const auto before =
-      std::find_if(pass.status.conditions.begin(), pass.status.conditions.end(),
-                   [](const StatusCondition& c) { return c.type == ConditionType::kAdmitted; });
+  const auto before = std::find_if(
+      pass.status.conditions.begin(), pass.status.conditions.end(),
+      [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
   if (before != pass.status.conditions.end() && !before->status &&
-      before->reason == Reason::kSuspendedByUser) {
+      before->reason == api::Reason::kSuspendedByUser) {
     return;
   }
-  SetCondition(pass.status,
-               Condition(ConditionType::kAdmitted, false, Reason::kSuspendedByUser,
-                         fmt::format("the job is suspended: its Workload {} is deactivated and its "
-                                     "quota goes back to the queue",
-                                     workload.meta.name)),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(
+      pass.status,
+      Condition(api::ConditionType::kAdmitted, false, api::Reason::kSuspendedByUser,
+                fmt::format("the job is suspended: its Workload {} is deactivated and its "
+                            "quota goes back to the queue",
+                            workload.meta.name)),
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.write_at_once = true;
   pass.HandStatus(false);
 }
@@ -313,10 +326,10 @@ void FinishWorkload(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
   if (!queue.workload || queue.workload->Finished()) return;
   if (!queue.workload->meta.OwnedBy(pass.uid)) return;
-  const bool succeeded = pass.status.Is(JobPhase::kSucceeded);
+  const bool succeeded = pass.status.Is(api::JobPhase::kSucceeded);
   std::string message = succeeded ? "the WeightedJob succeeded" : "the WeightedJob failed";
-  for (const StatusCondition& condition : pass.status.conditions) {
-    if (condition.type == ConditionType::kFailed && condition.status) {
+  for (const api::StatusCondition& condition : pass.status.conditions) {
+    if (condition.type == api::ConditionType::kFailed && condition.status) {
       message += ": " + condition.message;
     }
   }

@@ -15,8 +15,8 @@ namespace {
 // "exit code 3: <message>" of a failed pod's worker container, for events;
 // "init container bundle: exit code 2: <message>" when an init container
 // failed first (the worker in the user's image, worker_objects.h).
-std::string PodFailure(const PodView& pod) {
-  for (const ContainerView& init : pod.init_containers) {
+std::string PodFailure(const api::PodView& pod) {
+  for (const api::ContainerView& init : pod.init_containers) {
     const auto& terminated = init.terminated;
     if (!terminated || terminated->exit_code.value_or(0) == 0) continue;
     std::string text =
@@ -24,7 +24,7 @@ std::string PodFailure(const PodView& pod) {
     if (!terminated->message.empty()) text += ": " + terminated->message.substr(0, 300);
     return text;
   }
-  for (const ContainerView& container : pod.containers) {
+  for (const api::ContainerView& container : pod.containers) {
     const auto& terminated = container.terminated;
     if (!terminated) continue;
     std::string text = fmt::format("exit code {}", terminated->exit_code.value_or(-1));
@@ -42,17 +42,18 @@ std::string PodFailure(const PodView& pod) {
 // the selector, tainted). Its worker is lost at once, so that its lease moves
 // with no wait for it to expire, and its pod is deleted.
 void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
-              const NodeView* object, const std::string& why, const PodView* pod, bool owned) {
+              const api::NodeView* object, const std::string& why, const api::PodView* pod,
+              bool owned) {
   const bool done = view.in.view->done;
   if (faults.lost.insert(node).second && !done) {
     out.actions.push_back(WorkerLost{node});
     if (!object || !object->ready) {
       out.Event(
-          true, Reason::kNodeNotReady,
+          true, api::Reason::kNodeNotReady,
           fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
     } else {
       faults.left.insert(node);
-      out.Event(false, Reason::kNodeLeft,
+      out.Event(false, api::Reason::kNodeLeft,
                 fmt::format("{}; its worker leaves the job and its unfinished items go to the "
                             "other workers",
                             why));
@@ -62,12 +63,12 @@ void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std:
 }
 
 void CountFailure(const PassView& view, NodeFaults& faults, Announced& announced, PassOut& out,
-                  const std::string& node, const PodView& pod) {
+                  const std::string& node, const api::PodView& pod) {
   const uint32_t limit = view.spec().job.backoff_limit;
   if (faults.counted_failures.insert(pod.meta.uid).second) {
     const uint32_t failures = ++faults.failed_pods;
     out.actions.push_back(WorkerLost{node});
-    out.Event(true, Reason::kWorkerFailed,
+    out.Event(true, api::Reason::kWorkerFailed,
               fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
                           pod.meta.name, node, PodFailure(pod), failures, limit,
                           failures <= limit ? ", replacing it" : ", not replaced"));
@@ -80,8 +81,8 @@ void CountFailure(const PassView& view, NodeFaults& faults, Announced& announced
 // when its pod is gone or Succeeded (the worker exited 0 on its "done"),
 // which is neither made again nor a failure; false while it still runs (or
 // failed), which ManageNode counts as any other pod.
-bool ReleasedPodFinished(const PodView* pod, bool owned, PodCount& count) {
-  if (pod && owned && pod->phase != PodPhase::kSucceeded) return false;
+bool ReleasedPodFinished(const api::PodView* pod, bool owned, PodCount& count) {
+  if (pod && owned && pod->phase != api::PodPhase::kSucceeded) return false;
   ++count.released;
   return true;
 }
@@ -90,14 +91,14 @@ bool ReleasedPodFinished(const PodView* pod, bool owned, PodCount& count) {
 
 void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& faults,
                 Announced& announced, PassOut& out, const std::string& node, PodCount& count) {
-  const PodView* pod = view.WorkerPod(node);
-  const NodeView* node_object = view.NodeNamed(node);
+  const api::PodView* pod = view.WorkerPod(node);
+  const api::NodeView* node_object = view.NodeNamed(node);
   const bool owned = pod && pod->meta.OwnedBy(view.uid);
   const bool done = view.in.view->done;
   if (GivenUp(faults, out, node, pod, owned)) return;
   // Released: its node may go or turn ineligible now without loss.
   if (faults.released.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
-  const PodTemplate& pods = view.spec().pod_template;
+  const api::PodTemplate& pods = view.spec().pod_template;
   const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
                                                       pods.tolerations, pods.node_affinity_terms)
                                       : "gone";
@@ -105,10 +106,10 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
   if (faults.lost.erase(node) && !done) {
     if (faults.left.erase(node)) {
       out.Event(
-          false, Reason::kNodeEligible,
+          false, api::Reason::kNodeEligible,
           fmt::format("node {} can run the job's worker again; its worker starts again", node));
     } else {
-      out.Event(false, Reason::kNodeReady,
+      out.Event(false, api::Reason::kNodeReady,
                 fmt::format("node {} is Ready again; its worker starts again", node));
     }
   }
@@ -129,14 +130,16 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
     return;
   }
   if (!owned) return;  // an earlier job's pod of this name, on its way out
-  const PodPhase phase = pod->phase;
+  const api::PodPhase phase = pod->phase;
   const bool deleting = pod->meta.deleting;
-  if (phase == PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod)) return;
-  if (phase == PodPhase::kRunning)
+  if (phase == api::PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod))
+    return;
+  if (phase == api::PodPhase::kRunning)
     WatchReach(view, session.registered_wall, announced, out, node, *pod);
-  if (phase == PodPhase::kRunning) ++count.running;
-  if ((phase == PodPhase::kRunning || phase == PodPhase::kPending) && !deleting) ++count.alive;
-  if (phase == PodPhase::kFailed || (phase == PodPhase::kSucceeded && !done)) {
+  if (phase == api::PodPhase::kRunning) ++count.running;
+  if ((phase == api::PodPhase::kRunning || phase == api::PodPhase::kPending) && !deleting)
+    ++count.alive;
+  if (phase == api::PodPhase::kFailed || (phase == api::PodPhase::kSucceeded && !done)) {
     CountFailure(view, faults, announced, out, node, *pod);
   }
 }

@@ -34,9 +34,9 @@ double FourDigits(double value) {
 // status.costModel of the session's view (weighted_job.h), its costs in the
 // job's units (`unit`: the mean item's declared cost; the view's are in mean
 // items): nullopt when its policy learns no costs.
-std::optional<CostModelStatus> CostModelOf(const coordinator::JobView& view, double unit) {
+std::optional<api::CostModelStatus> CostModelOf(const coordinator::JobView& view, double unit) {
   if (!view.policy.learning_costs) return std::nullopt;
-  CostModelStatus model;
+  api::CostModelStatus model;
   model.start_cost = FourDigits(view.policy.start_cost * unit);
   model.learned = view.policy.start_cost > 0;
   model.samples = view.policy.cost_samples;
@@ -58,12 +58,12 @@ void NodeTable(Pass& pass) {
   const double unit = workload::MeanItemCost(pass.spec().job.workload);
   std::map<std::string, const fuzzy::NodeWeight*> weights;
   for (const auto& weight : pass.memory.session.weights.nodes) weights[weight.name] = &weight;
-  std::vector<NodeRow> rows;
+  std::vector<api::NodeRow> rows;
   for (const auto& worker : view.workers) {
     const auto found = weights.find(worker.name);
     if (found == weights.end()) continue;
     const fuzzy::NodeWeight& weight = *found->second;
-    NodeRow row;
+    api::NodeRow row;
     row.name = worker.name;
     row.weight = weight.weight;
     row.score = std::round(weight.score * 1e4) / 1e4;
@@ -79,12 +79,12 @@ void NodeTable(Pass& pass) {
   }
   // A worker an earlier session released keeps its row as last written:
   // its items count in the job's.
-  for (const NodeRow& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
+  for (const api::NodeRow& row : pass.status.nodes.value_or(std::vector<api::NodeRow>{})) {
     if (pass.memory.faults.released.contains(row.name) && !weights.contains(row.name)) {
       rows.push_back(row);
     }
   }
-  PriorColumns(pass.memory.session, pass.status.nodes.value_or(std::vector<NodeRow>{}), rows);
+  PriorColumns(pass.memory.session, pass.status.nodes.value_or(std::vector<api::NodeRow>{}), rows);
   pass.status.nodes = std::move(rows);
 }
 
@@ -112,17 +112,17 @@ TimingMoments Moments(const Pass& pass) {
   if (!first) return moments;
   moments.first_report = unix_time(first->first_contact);
   moments.first_node = first->name;
-  const PodView* pod = pass.WorkerPod(first->name);
+  const api::PodView* pod = pass.WorkerPod(first->name);
   if (!pod || !pod->meta.OwnedBy(pass.uid)) return moments;
   moments.scheduled = ParseRfcTime(pod->scheduled_at);
   moments.sandbox_ready = ParseRfcTime(pod->sandbox_ready_at);
   if (!pod->containers.empty()) {
-    const ContainerView& worker = pod->containers[0];
+    const api::ContainerView& worker = pod->containers[0];
     const std::string& started =
         worker.terminated ? worker.terminated->started_at : worker.started_at;
     moments.container_started = ParseRfcTime(started);
   }
-  for (const ContainerView& init : pod->init_containers) {
+  for (const api::ContainerView& init : pod->init_containers) {
     const auto finished =
         init.terminated ? ParseRfcTime(init.terminated->finished_at) : std::nullopt;
     if (finished) moments.init_finished = std::max(moments.init_finished.value_or(0), *finished);
@@ -158,7 +158,7 @@ bool TimingAwaitsPod(const TimingMoments& moments) {
 // it was measured with, and the efficiency note (where the time went).
 std::string CompletedMessage(const Pass& pass, const EfficiencyFigures& figures, double makespan) {
   const coordinator::JobView& view = *pass.in.view;
-  const WeightedJobStatus& status = pass.status;
+  const api::WeightedJobStatus& status = pass.status;
   const uint64_t failed = status.failed_items.value_or(0);
   const std::string against =
       figures.source == ReferenceSource::kEstimate
@@ -188,8 +188,8 @@ void Succeed(Pass& pass) {
     if (started) makespan += memory.session.registered_wall - *started;
   }
   const EfficiencyFigures figures = JobEfficiency(pass, makespan);
-  WeightedJobStatus& status = pass.status;
-  const bool first_time = !status.Is(JobPhase::kSucceeded);
+  api::WeightedJobStatus& status = pass.status;
+  const bool first_time = !status.Is(api::JobPhase::kSucceeded);
   if (first_time) {
     // The figures of the pass that saw the job finish; later passes (while
     // the pods exit) keep them.
@@ -212,7 +212,7 @@ void Succeed(Pass& pass) {
   // cache has not shown the pod that tells it (RefineTiming tells it).
   const bool hold = first_time && memory.session.registered && TimingAwaitsPod(Moments(pass));
   if (hold) memory.announced.completed_pending = true;
-  pass.Transition(JobPhase::kSucceeded, failed > 0, Reason::kCompleted,
+  pass.Transition(api::JobPhase::kSucceeded, failed > 0, api::Reason::kCompleted,
                   CompletedMessage(pass, figures, makespan), !hold);
   const std::string complete =
       failed == 0
@@ -221,29 +221,29 @@ void Succeed(Pass& pass) {
                         failed == 1 ? "" : "s",
                         job::FailurePolicyName(pass.spec().job.max_failed_items),
                         NameFailedItems(view.result, workload::NamesOf(pass.spec().job.workload)));
-  SetCondition(
-      status,
-      Condition(ConditionType::kComplete, true,
-                failed == 0 ? Reason::kAllItemsFinished : Reason::kCompletedWithFailedItems,
-                complete),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(status,
+                    Condition(api::ConditionType::kComplete, true,
+                              failed == 0 ? api::Reason::kAllItemsFinished
+                                          : api::Reason::kCompletedWithFailedItems,
+                              complete),
+                    pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
 
 void RefineTiming(Pass& pass, bool ending) {
   const bool lingering = pass.memory.session.registered && pass.in.view && pass.in.view->done;
-  if (!pass.status.Is(JobPhase::kSucceeded) || !lingering) return;
+  if (!pass.status.Is(api::JobPhase::kSucceeded) || !lingering) return;
   const double makespan = pass.status.makespan_seconds.value_or(0);
   const EfficiencyFigures figures = JobEfficiency(pass, makespan);
   TimingColumns(pass, figures);
   const bool warning = pass.status.failed_items.value_or(0) > 0;
   const std::string message = CompletedMessage(pass, figures, makespan);
-  pass.Transition(JobPhase::kSucceeded, warning, Reason::kCompleted, message, false);
+  pass.Transition(api::JobPhase::kSucceeded, warning, api::Reason::kCompleted, message, false);
   Announced& announced = pass.memory.announced;
   if (announced.completed_pending && (ending || !TimingAwaitsPod(Moments(pass)))) {
     announced.completed_pending = false;
-    pass.Event(warning, Reason::kCompleted, message);
+    pass.Event(warning, api::Reason::kCompleted, message);
   }
   pass.HandStatus(true);
 }
@@ -269,7 +269,7 @@ bool CountFailedItems(Pass& pass) {
   const std::string named = NameFailedItems(result, names);
   if (failed > pass.memory.announced.failed_items) {
     pass.memory.announced.failed_items = failed;
-    pass.Event(true, Reason::kItemsFailed,
+    pass.Event(true, api::Reason::kItemsFailed,
                fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
                            failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
   }
@@ -289,42 +289,56 @@ std::optional<std::string> StartBlockedNote(const PassOut& out) {
   return json_read::Cut(ListSome(out.start_blocked, 2), kMaxNoteBytes);
 }
 
-void RunningStatus(Pass& pass, const PodCount& count) {
+// "no node could start the job's worker: the Secret s3 does not exist
+// (pi3b-0, pi4b-0); ...": the nodes given up, grouped by cause.
+std::string NoWorkerCanStartMessage(const NodeFaults& faults) {
+  std::map<std::string, std::vector<std::string>> nodes_by_cause;
+  for (const auto& [node, excluded] : faults.given_up) {
+    nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
+  }
+  std::vector<std::string> why;
+  for (const auto& [cause, names] : nodes_by_cause) {
+    why.push_back(fmt::format("{} ({})", cause, ListSome(names, 10, ", ")));
+  }
+  return fmt::format("no node could start the job's worker: {}", fmt::join(why, "; "));
+}
+
+// Fails the running job, and returns true, when no node can start its
+// worker (every one given up) or when more worker pods failed than
+// spec.backoffLimit allows and none is left.
+bool FailedOnPods(Pass& pass, const PodCount& count) {
+  const NodeFaults& faults = pass.memory.faults;
+  const size_t nodes = pass.memory.session.NodeCount();
   const uint32_t limit = pass.spec().job.backoff_limit;
+  if (nodes > 0 && faults.given_up.size() >= nodes) {
+    const std::string message = NoWorkerCanStartMessage(faults);
+    pass.status.completion_time = pass.in.now.rfc3339;
+    pass.Transition(api::JobPhase::kFailed, true, api::Reason::kNoWorkerCanStart, message);
+    api::SetCondition(
+        pass.status,
+        Condition(api::ConditionType::kFailed, true, api::Reason::kNoWorkerCanStart, message),
+        pass.in.job.generation, pass.in.now.rfc3339);
+    return true;
+  }
+  if (faults.failed_pods > limit && count.alive == 0) {
+    const std::string message = fmt::format(
+        "{} worker pods failed (backoffLimit {}) and none is left", faults.failed_pods, limit);
+    pass.status.completion_time = pass.in.now.rfc3339;
+    pass.Transition(api::JobPhase::kFailed, true, api::Reason::kBackoffLimitExceeded, message);
+    api::SetCondition(pass.status,
+                      Condition(api::ConditionType::kFailed, true,
+                                api::Reason::kBackoffLimitExceeded, "worker pods failed"),
+                      pass.in.job.generation, pass.in.now.rfc3339);
+    return true;
+  }
+  return false;
+}
+
+void RunningStatus(Pass& pass, const PodCount& count) {
   pass.status.note = StartBlockedNote(pass);
   if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
+  if (FailedOnPods(pass, count)) return;
   const size_t nodes = pass.memory.session.NodeCount();
-  if (nodes > 0 && pass.memory.faults.given_up.size() >= nodes) {
-    // Grouped by cause: "the Secret s3 does not exist (pi3b-0, pi4b-0)".
-    std::map<std::string, std::vector<std::string>> nodes_by_cause;
-    for (const auto& [node, excluded] : pass.memory.faults.given_up) {
-      nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
-    }
-    std::vector<std::string> why;
-    for (const auto& [cause, names] : nodes_by_cause) {
-      why.push_back(fmt::format("{} ({})", cause, ListSome(names, 10, ", ")));
-    }
-    const std::string message =
-        fmt::format("no node could start the job's worker: {}", fmt::join(why, "; "));
-    pass.status.completion_time = pass.in.now.rfc3339;
-    pass.Transition(JobPhase::kFailed, true, Reason::kNoWorkerCanStart, message);
-    SetCondition(pass.status,
-                 Condition(ConditionType::kFailed, true, Reason::kNoWorkerCanStart, message),
-                 pass.in.job.generation, pass.in.now.rfc3339);
-    return;
-  }
-  if (pass.memory.faults.failed_pods > limit && count.alive == 0) {
-    const std::string message =
-        fmt::format("{} worker pods failed (backoffLimit {}) and none is left",
-                    pass.memory.faults.failed_pods, limit);
-    pass.status.completion_time = pass.in.now.rfc3339;
-    pass.Transition(JobPhase::kFailed, true, Reason::kBackoffLimitExceeded, message);
-    SetCondition(pass.status,
-                 Condition(ConditionType::kFailed, true, Reason::kBackoffLimitExceeded,
-                           "worker pods failed"),
-                 pass.in.job.generation, pass.in.now.rfc3339);
-    return;
-  }
   const int released = count.released + count.released_before;
   std::string workers =
       fmt::format("{} of {} workers running", count.running, nodes + count.released_before);
@@ -332,21 +346,22 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     workers += fmt::format(", {} released (the job has no work left for {})", released,
                            released == 1 ? "it" : "them");
   }
-  const bool was_running = pass.status.Is(JobPhase::kRunning);
-  pass.Transition(count.running > 0 ? JobPhase::kRunning : JobPhase::kPending, false,
-                  count.running > 0 ? Reason::kWorkersRunning : Reason::kWaitingForWorkers,
-                  pass.status.note ? workers + "; " + *pass.status.note : workers);
+  const bool was_running = pass.status.Is(api::JobPhase::kRunning);
+  pass.Transition(
+      count.running > 0 ? api::JobPhase::kRunning : api::JobPhase::kPending, false,
+      count.running > 0 ? api::Reason::kWorkersRunning : api::Reason::kWaitingForWorkers,
+      pass.status.note ? workers + "; " + *pass.status.note : workers);
   // The event of the move to Running counts the workers then; once every
   // worker runs, another says so (and again after one was replaced).
   const bool all = nodes > 0 && static_cast<size_t>(count.running) >= nodes;
   if (all && was_running && !pass.memory.announced.all_running) {
-    pass.Event(false, Reason::kWorkersRunning, workers);
+    pass.Event(false, api::Reason::kWorkersRunning, workers);
   }
   pass.memory.announced.all_running = all;
-  SetCondition(
-      pass.status,
-      Condition(ConditionType::kSuspended, false, Reason::kNotSuspended, "spec.suspend is false"),
-      pass.in.job.generation, pass.in.now.rfc3339);
+  api::SetCondition(pass.status,
+                    Condition(api::ConditionType::kSuspended, false, api::Reason::kNotSuspended,
+                              "spec.suspend is false"),
+                    pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
@@ -361,13 +376,13 @@ void SessionOutcome(Pass& pass, const PodCount& count) {
   pass.status.completed_cost = Rounded(view.completed_cost * unit);
   pass.status.total_cost = Rounded(static_cast<double>(view.items) * unit);
   pass.status.cost_model = CostModelOf(view, unit);
-  pass.status.progress = ProgressText(view.completed, view.items);
+  pass.status.progress = api::ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
   NodeTable(pass);
   ExcludedStatus(pass.memory.faults, pass.status);
   // A failed verification also ends the session (view.done): it fails the job.
   if (!view.verification.failure.empty()) {
-    return FailInPass(pass, Reason::kVerificationFailed, view.verification.failure);
+    return FailInPass(pass, api::Reason::kVerificationFailed, view.verification.failure);
   }
   if (CountFailedItems(pass)) return;
   if (view.done) return Succeed(pass);

@@ -57,8 +57,8 @@ std::optional<double> ParseRfcTime(const std::string& text) {
   return static_cast<double>(timegm(&tm));
 }
 
-StatusCondition Condition(ConditionType type, bool value, Reason reason,
-                          const std::string& message) {
+api::StatusCondition Condition(api::ConditionType type, bool value, api::Reason reason,
+                               const std::string& message) {
   return {type, value, reason, message, 0, ""};
 }
 
@@ -66,8 +66,8 @@ double Rounded(double value) { return std::round(value * 1000) / 1000; }
 
 PassView::PassView(const DecideInput& input, const DecideOptions& decide_options)
     : in(input), options(decide_options), uid(input.job.meta.uid) {
-  for (const PodView& pod : in.pods) pods_by_name_.emplace(pod.meta.name, &pod);
-  for (const NodeView& node : in.nodes) nodes_by_name_.emplace(node.meta.name, &node);
+  for (const api::PodView& pod : in.pods) pods_by_name_.emplace(pod.meta.name, &pod);
+  for (const api::NodeView& node : in.nodes) nodes_by_name_.emplace(node.meta.name, &node);
   if (in.view) {
     for (const auto& worker : in.view->workers) workers_by_name_.emplace(worker.name, &worker);
   }
@@ -80,11 +80,11 @@ static const T* Named(const std::unordered_map<std::string_view, const T*>& inde
   return it == index.end() ? nullptr : it->second;
 }
 
-const PodView* PassView::PodNamed(std::string_view name) const {
+const api::PodView* PassView::PodNamed(std::string_view name) const {
   return Named(pods_by_name_, name);
 }
 
-const NodeView* PassView::NodeNamed(std::string_view name) const {
+const api::NodeView* PassView::NodeNamed(std::string_view name) const {
   return Named(nodes_by_name_, name);
 }
 
@@ -92,17 +92,17 @@ const coordinator::WorkerView* PassView::WorkerNamed(std::string_view name) cons
   return Named(workers_by_name_, name);
 }
 
-const PodView* PassView::WorkerPod(const std::string& node) const {
+const api::PodView* PassView::WorkerPod(const std::string& node) const {
   return PodNamed(WorkerPodName(in.name, node));
 }
 
 bool PassView::OwnedPodsLeft() const {
-  return std::any_of(in.pods.begin(), in.pods.end(), [&](const PodView& pod) {
-    return pod.meta.OwnedBy(uid) && pod.phase != PodPhase::kSucceeded;
+  return std::any_of(in.pods.begin(), in.pods.end(), [&](const api::PodView& pod) {
+    return pod.meta.OwnedBy(uid) && pod.phase != api::PodPhase::kSucceeded;
   });
 }
 
-void PassOut::Event(bool warning, Reason reason, std::string message) {
+void PassOut::Event(bool warning, api::Reason reason, std::string message) {
   actions.push_back(RecordEvent{warning, reason, std::move(message), /*node=*/"", /*node_uid=*/""});
 }
 
@@ -111,9 +111,10 @@ void PassOut::WakeBy(std::chrono::milliseconds wait) {
 }
 
 void PassOut::DeletePods(const PassView& view) {
-  for (const PodView& pod : view.in.pods) {
+  for (const api::PodView& pod : view.in.pods) {
     if (!pod.meta.OwnedBy(view.uid) || pod.meta.deleting) continue;
-    if (pod.phase == PodPhase::kSucceeded) continue;  // finished workers stay, as a Job's pods do
+    if (pod.phase == api::PodPhase::kSucceeded)
+      continue;  // finished workers stay, as a Job's pods do
     actions.push_back(DeletePod{pod.meta.name, ""});
   }
 }
@@ -124,24 +125,25 @@ std::chrono::milliseconds PassView::WorkerStartTimeout() const {
   return seconds ? std::chrono::milliseconds(*seconds * 1000) : options.worker_start_timeout;
 }
 
-void Pass::Transition(JobPhase phase, bool warning, Reason reason, const std::string& message,
-                      bool announce) {
+void Pass::Transition(api::JobPhase phase, bool warning, api::Reason reason,
+                      const std::string& message, bool announce) {
   const bool changed = !status.Is(phase);
   status.phase = phase;
-  const bool running = phase == JobPhase::kRunning;
-  const bool progressing = running || phase == JobPhase::kPending;
+  const bool running = phase == api::JobPhase::kRunning;
+  const bool progressing = running || phase == api::JobPhase::kPending;
   const auto& now = in.now.rfc3339;
   // A finished job is not "not ready": Complete or Failed says what it is
   // (as a Job's conditions do), so Ready goes. The conditions are written
   // within the status interval; the phase at once.
   if (status.Finished()) {
-    RemoveCondition(status, ConditionType::kReady);
+    api::RemoveCondition(status, api::ConditionType::kReady);
   } else {
-    SetCondition(status, Condition(ConditionType::kReady, running, reason, message),
-                 in.job.generation, now);
+    api::SetCondition(status, Condition(api::ConditionType::kReady, running, reason, message),
+                      in.job.generation, now);
   }
-  SetCondition(status, Condition(ConditionType::kProgressing, progressing, reason, message),
-               in.job.generation, now);
+  api::SetCondition(status,
+                    Condition(api::ConditionType::kProgressing, progressing, reason, message),
+                    in.job.generation, now);
   write_at_once |= changed;
   if (changed && announce) Event(warning, reason, message);
 }
@@ -161,16 +163,16 @@ void Pass::HandStatus(bool force) {
   status_handed = true;
 }
 
-void FailInPass(Pass& pass, Reason reason, const std::string& message) {
+void FailInPass(Pass& pass, api::Reason reason, const std::string& message) {
   if (pass.memory.session.registered && pass.in.checkpoint) {
     KeepCheckpoint(pass, *pass.in.checkpoint);
   }
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;
   pass.status.note.reset();  // what held a worker back is over; the condition says why it failed
-  pass.Transition(JobPhase::kFailed, true, reason, message);
-  SetCondition(pass.status, Condition(ConditionType::kFailed, true, reason, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  pass.Transition(api::JobPhase::kFailed, true, reason, message);
+  api::SetCondition(pass.status, Condition(api::ConditionType::kFailed, true, reason, message),
+                    pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(true);
 }
 
@@ -183,7 +185,7 @@ std::vector<std::string> SessionMemory::Nodes() const {
   return names;
 }
 
-JobMemory MemoryFromStatus(WeightedJobStatus status) {
+JobMemory MemoryFromStatus(api::WeightedJobStatus status) {
   JobMemory memory;
   memory.faults.failed_pods = static_cast<uint32_t>(status.failed_pods.value_or(0));
   memory.announced.failed_items = status.failed_items.value_or(0);

@@ -31,10 +31,10 @@ std::string RefusedMessage(const CreateRefusal& refusal, const CreateBackoffOpti
                      Seconds(options.cap));
 }
 
-bool SetRefusedCondition(Pass& pass, bool refused, Reason reason, const std::string& message) {
-  return SetCondition(pass.status,
-                      Condition(ConditionType::kWorkersRefused, refused, reason, message),
-                      pass.in.job.generation, pass.in.now.rfc3339);
+bool SetRefusedCondition(Pass& pass, bool refused, api::Reason reason, const std::string& message) {
+  return api::SetCondition(pass.status,
+                           Condition(api::ConditionType::kWorkersRefused, refused, reason, message),
+                           pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
@@ -46,8 +46,8 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
     const std::string message = fmt::format(
         "the API server accepted the job's worker pods after {} refused creates", backoff.refusals);
     backoff = {};
-    pass.write_at_once |= SetRefusedCondition(pass, false, Reason::kWorkersCreated, message);
-    pass.Event(false, Reason::kWorkersCreated, message);
+    pass.write_at_once |= SetRefusedCondition(pass, false, api::Reason::kWorkersCreated, message);
+    pass.Event(false, api::Reason::kWorkersCreated, message);
     return std::nullopt;
   }
   const CreateRefusal& refusal = *pass.in.create_refusal;
@@ -55,7 +55,7 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
   const RefusalOutcome outcome =
       TakeRefusal(backoff, refusal, pass.in.now.steady, pass.in.job.generation, options);
   if (refusal.kind == RefusalClass::kInvalid) return refusal.message;  // as built: at once
-  const Reason reason = RefusalReason(refusal.kind);
+  const api::Reason reason = RefusalReason(refusal.kind);
   const std::string message = RefusedMessage(refusal, options);
   // Why the workers do not start is said at once (issue 46).
   pass.write_at_once |= SetRefusedCondition(pass, true, reason, message);

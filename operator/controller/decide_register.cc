@@ -13,8 +13,8 @@ namespace ballast::controller::decide {
 
 Eligible EligibleNodes(const PassView& view, const NodeFaults& faults) {
   Eligible eligible;
-  for (const NodeView& node : view.in.nodes) {
-    const PodTemplate& pods = view.spec().pod_template;
+  for (const api::NodeView& node : view.in.nodes) {
+    const api::PodTemplate& pods = view.spec().pod_template;
     std::string why =
         Ineligibility(node, pods.node_selector, pods.tolerations, pods.node_affinity_terms);
     const std::string& name = node.meta.name;
@@ -55,10 +55,11 @@ Eligible EligibleNodes(const PassView& view, const NodeFaults& faults) {
 void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded) {
   std::string message = "no node can run a worker";
   if (!excluded.empty()) message += ": " + fmt::format("{}", fmt::join(excluded, "; "));
-  pass.status.phase = JobPhase::kPending;
-  SetCondition(pass.status,
-               Condition(ConditionType::kReady, false, Reason::kNoEligibleNodes, message),
-               pass.in.job.generation, pass.in.now.rfc3339);
+  pass.status.phase = api::JobPhase::kPending;
+  api::SetCondition(
+      pass.status,
+      Condition(api::ConditionType::kReady, false, api::Reason::kNoEligibleNodes, message),
+      pass.in.job.generation, pass.in.now.rfc3339);
   pass.HandStatus(false);
   pass.requeue_after = std::chrono::milliseconds(10000);
 }
@@ -72,7 +73,7 @@ void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::We
   session.resumed = config.resume.has_value();
   session.registered_wall = pass.in.now.wall;
   session.base_items.clear();
-  for (const auto& row : pass.status.nodes.value_or(std::vector<NodeRow>{})) {
+  for (const auto& row : pass.status.nodes.value_or(std::vector<api::NodeRow>{})) {
     session.base_items[row.name] = row.items;
   }
   session.weights = std::move(weights);
@@ -105,7 +106,7 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
       from_history > 0 ? fmt::format("; priors from history on {} of {} nodes ({})", from_history,
                                      listed.size(), pass.in.history->origin)
                        : "";
-  pass.Event(false, resumed ? Reason::kResumed : Reason::kStarted, message + learned);
+  pass.Event(false, resumed ? api::Reason::kResumed : api::Reason::kStarted, message + learned);
 }
 
 }  // namespace
@@ -122,17 +123,17 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   }
   auto weights = fuzzy::ComputeWeights(profile, eligible.facts);
   if (!weights.ok()) {
-    FailInPass(pass, Reason::kInvalidProfile, weights.status().message());
+    FailInPass(pass, api::Reason::kInvalidProfile, weights.status().message());
     return std::nullopt;
   }
   for (const auto& warning : GroupNodeWarnings(weights->warnings))
-    pass.Event(true, Reason::kNodeLabelDefaulted, warning);
+    pass.Event(true, api::Reason::kNodeLabelDefaulted, warning);
   const auto& job = pass.spec().job;
   coordinator::JobConfig config;
   config.id = pass.in.id;
   config.metric_name = pass.in.name;
   config.metric_namespace = pass.in.ns;
-  config.history_key = HistoryKey(pass.spec());
+  config.history_key = api::HistoryKey(pass.spec());
   config.token = pass.memory.token.value;
   config.workload = job.workload;
   config.policy = job.policy;

@@ -64,13 +64,13 @@ Reference FromCpuSeconds(ReferenceSource source, const std::map<std::string, Nod
 
 }  // namespace
 
-std::optional<double> DeclaredSpeed(const NodeView& node) {
+std::optional<double> DeclaredSpeed(const api::NodeView& node) {
   const auto found = node.meta.annotations.find(std::string(kNodeSpeedAnnotation));
   if (found == node.meta.annotations.end()) return std::nullopt;
   return PositiveNumber(found->second);
 }
 
-NodeReference NodeReferenceOf(const NodeView& node, std::optional<double> cpu_budget) {
+NodeReference NodeReferenceOf(const api::NodeView& node, std::optional<double> cpu_budget) {
   NodeReference reference;
   reference.declared_speed = DeclaredSpeed(node);
   if (cpu_budget && std::isfinite(*cpu_budget) && *cpu_budget > 0)

@@ -57,7 +57,7 @@ inline constexpr std::string_view kBenchScoreLabel = "ballast.io/bench-score";
 
 // The declared speed of `node`: the annotation's value when it is a finite
 // number > 0, nullopt when absent or malformed.
-std::optional<double> DeclaredSpeed(const NodeView& node);
+std::optional<double> DeclaredSpeed(const api::NodeView& node);
 
 // What the operator knows of a node outside the job, read when its worker
 // joins: what the reference speeds are made of.
@@ -71,7 +71,7 @@ struct NodeReference {
 
 // `node`'s reference facts; `cpu_budget` is the cores the job's worker pod
 // may use there (its CPU limit within the node's capacity), when known.
-NodeReference NodeReferenceOf(const NodeView& node, std::optional<double> cpu_budget);
+NodeReference NodeReferenceOf(const api::NodeView& node, std::optional<double> cpu_budget);
 
 enum class ReferenceSource { kDeclaredSpeeds, kCpuBudgets, kBenchScores, kEstimate };
 // "declared speeds" | "CPU budgets" | "bench scores" | "estimate".

@@ -66,7 +66,7 @@ std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result,
   const job::FailedItemsVerdict verdict = job::JudgeFailedItems(failed, max_failed_items);
   if (verdict == job::FailedItemsVerdict::kFailNow) {
     return FailedItemsFailure{
-        Reason::kTooManyFailedItems,
+        api::Reason::kTooManyFailedItems,
         fmt::format(
             "{} item{} failed all attempts, more than failurePolicy.maxFailedItems ({}): {}",
             failed, failed == 1 ? "" : "s", max_failed_items.value_or(0),
@@ -74,7 +74,7 @@ std::optional<FailedItemsFailure> FailureByItems(const workload::Result& result,
   }
   if (verdict != job::FailedItemsVerdict::kRunTheRest || !done) return std::nullopt;
   return FailedItemsFailure{
-      Reason::kFailedItems,
+      api::Reason::kFailedItems,
       fmt::format("{} of {} item{} failed all attempts; the other {} finished and their merged "
                   "result is {} (set failurePolicy.maxFailedItems to tolerate failed items): {}",
                   failed, items, items == 1 ? "" : "s", items - failed, result_is,

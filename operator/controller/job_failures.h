@@ -32,7 +32,7 @@ std::string NameFailedItems(const workload::Result& result, workload::ItemNames 
 // maxFailedItems, at once; FailedItems once every item was attempted, with
 // maxFailedItems unset) and what to tell people.
 struct FailedItemsFailure {
-  Reason reason;
+  api::Reason reason;
   std::string message;
 };
 

@@ -17,7 +17,7 @@ namespace jr = json_read;
 
 // The status patch of `workload` that writes `fields`, conditional on the
 // resourceVersion read.
-json StatusPatch(const WorkloadView& workload, json fields) {
+json StatusPatch(const api::WorkloadView& workload, json fields) {
   json patch = {{"status", std::move(fields)}};
   if (!workload.resource_version.empty()) {
     patch["metadata"] = {{"resourceVersion", workload.resource_version}};
@@ -33,11 +33,11 @@ std::string WorkloadName(const std::string& job_name, const std::string& uid) {
   return fmt::format("weightedjob-{}-{}", job_name, uid.substr(0, 5));
 }
 
-json BuildWorkload(const ObjectMeta& job, const WeightedJobSpec& spec,
+json BuildWorkload(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
                    const WorkerPodSettings& settings, const std::string& queue, int32_t count,
                    const std::string& priority_class, std::optional<int32_t> priority) {
   const json& template_spec = spec.pod_template.spec;
-  json container = {{"name", kWorkerContainer}, {"image", BallastImage(spec, settings)}};
+  json container = {{"name", api::kWorkerContainer}, {"image", BallastImage(spec, settings)}};
   if (const json* image = jr::Find(template_spec["containers"][0], "image")) {
     container["image"] = *image;
   }
@@ -56,17 +56,17 @@ json BuildWorkload(const ObjectMeta& job, const WeightedJobSpec& spec,
     pod_spec["tolerations"] = spec.pod_template.tolerations;
   json workload_spec = {
       {"queueName", queue},
-      {"podSets", json::array({{{"name", kWorkerPodSet},
+      {"podSets", json::array({{{"name", api::kWorkerPodSet},
                                 {"count", count},
                                 {"template", {{"spec", std::move(pod_spec)}}}}})}};
   if (!priority_class.empty() && priority) {
     workload_spec["priorityClassRef"] = {
-        {"group", kKueueGroup}, {"kind", "WorkloadPriorityClass"}, {"name", priority_class}};
+        {"group", api::kKueueGroup}, {"kind", "WorkloadPriorityClass"}, {"name", priority_class}};
     workload_spec["priority"] = *priority;
   }
-  json labels = {{std::string(kJobLabel), job.name},
-                 {std::string(kManagedByLabel), std::string(kManagedBy)}};
-  return {{"apiVersion", kKueueApiVersion},
+  json labels = {{std::string(api::kJobLabel), job.name},
+                 {std::string(api::kManagedByLabel), std::string(api::kManagedBy)}};
+  return {{"apiVersion", api::kKueueApiVersion},
           {"kind", "Workload"},
           {"metadata",
            {{"name", WorkloadName(job.name, job.uid)},
@@ -76,9 +76,10 @@ json BuildWorkload(const ObjectMeta& job, const WeightedJobSpec& spec,
           {"spec", std::move(workload_spec)}};
 }
 
-WeightedJobSpec PlaceOnFlavors(WeightedJobSpec spec, const std::vector<FlavorView>& flavors) {
-  PodTemplate& pods = spec.pod_template;
-  for (const FlavorView& flavor : flavors) {
+api::WeightedJobSpec PlaceOnFlavors(api::WeightedJobSpec spec,
+                                    const std::vector<api::FlavorView>& flavors) {
+  api::PodTemplate& pods = spec.pod_template;
+  for (const api::FlavorView& flavor : flavors) {
     for (const auto& [key, value] : flavor.node_labels) pods.node_selector.try_emplace(key, value);
     for (const json& toleration : flavor.tolerations) {
       if (std::find(pods.tolerations.begin(), pods.tolerations.end(), toleration) ==
@@ -115,7 +116,7 @@ json WithCondition(json conditions, const std::string& type, bool status, const 
   return conditions;
 }
 
-json ClearAdmissionPatch(const WorkloadView& workload, const std::string& now) {
+json ClearAdmissionPatch(const api::WorkloadView& workload, const std::string& now) {
   const auto evicted = workload.conditions.find("Evicted");
   const std::string reason = evicted != workload.conditions.end() ? evicted->second.reason : "";
   const std::string message =
@@ -133,7 +134,7 @@ json ClearAdmissionPatch(const WorkloadView& workload, const std::string& now) {
   return StatusPatch(workload, {{"admission", nullptr}, {"conditions", std::move(conditions)}});
 }
 
-json FinishPatch(const WorkloadView& workload, bool succeeded, const std::string& message,
+json FinishPatch(const api::WorkloadView& workload, bool succeeded, const std::string& message,
                  const std::string& now) {
   json conditions =
       WithCondition(workload.raw_conditions, "Finished", true, succeeded ? "Succeeded" : "Failed",
@@ -141,12 +142,12 @@ json FinishPatch(const WorkloadView& workload, bool succeeded, const std::string
   return StatusPatch(workload, {{"conditions", std::move(conditions)}});
 }
 
-json ReclaimablePatch(const WorkloadView& workload, int32_t count) {
-  return StatusPatch(
-      workload, {{"reclaimablePods", json::array({{{"name", kWorkerPodSet}, {"count", count}}})}});
+json ReclaimablePatch(const api::WorkloadView& workload, int32_t count) {
+  return StatusPatch(workload, {{"reclaimablePods",
+                                 json::array({{{"name", api::kWorkerPodSet}, {"count", count}}})}});
 }
 
-json ActivePatch(const WorkloadView& workload, bool active) {
+json ActivePatch(const api::WorkloadView& workload, bool active) {
   json patch = {{"spec", {{"active", active}}}};
   if (!workload.resource_version.empty()) {
     patch["metadata"] = {{"resourceVersion", workload.resource_version}};

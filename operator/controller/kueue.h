@@ -60,11 +60,11 @@ namespace ballast::controller {
 // What Decide sees of a job's queueing (DecideInput::queue; nullopt: the job
 // is not queued, or the operator runs without --kueue).
 struct QueueInput {
-  std::string queue;                     // the LocalQueue (the label's value)
-  std::optional<WorkloadView> workload;  // the job's own Workload; nullopt: none yet
+  std::string queue;                          // the LocalQueue (the label's value)
+  std::optional<api::WorkloadView> workload;  // the job's own Workload; nullopt: none yet
   // The admitted flavors (WorkloadView::flavors) as read; one that does not
   // exist is missing here.
-  std::vector<FlavorView> flavors;
+  std::vector<api::FlavorView> flavors;
   // The WorkloadPriorityClass the job names (kPriorityClassLabel) and its
   // value, when the reconciler read one (only while no Workload exists).
   std::string priority_class;
@@ -83,7 +83,7 @@ std::string WorkloadName(const std::string& job_name, const std::string& uid);
 // job's controller owner reference and the label ballast.io/job.
 // `priority_class`/`priority`: the WorkloadPriorityClass, when the job names
 // one that exists.
-nlohmann::json BuildWorkload(const ObjectMeta& job, const WeightedJobSpec& spec,
+nlohmann::json BuildWorkload(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
                              const WorkerPodSettings& settings, const std::string& queue,
                              int32_t count, const std::string& priority_class,
                              std::optional<int32_t> priority);
@@ -92,7 +92,8 @@ nlohmann::json BuildWorkload(const ObjectMeta& job, const WeightedJobSpec& spec,
 // job selects already keeps the job's value: Kueue admits only to a flavor
 // whose labels agree with it) and their tolerations appended, in the template
 // and in its parsed fields: the nodes the job may run on once admitted.
-WeightedJobSpec PlaceOnFlavors(WeightedJobSpec spec, const std::vector<FlavorView>& flavors);
+api::WeightedJobSpec PlaceOnFlavors(api::WeightedJobSpec spec,
+                                    const std::vector<api::FlavorView>& flavors);
 
 // `conditions` (a Workload's status.conditions) with the condition `type`
 // set: status, reason, message, observedGeneration `generation`;
@@ -105,16 +106,16 @@ nlohmann::json WithCondition(nlohmann::json conditions, const std::string& type,
 // job integrations do once their job stopped: admission cleared,
 // QuotaReserved and Admitted False, Requeued True (the Workload queues again)
 // unless Kueue deactivated it. Conditional on `workload`'s resourceVersion.
-nlohmann::json ClearAdmissionPatch(const WorkloadView& workload, const std::string& now);
+nlohmann::json ClearAdmissionPatch(const api::WorkloadView& workload, const std::string& now);
 // The status patch that declares the Workload finished (Finished True,
 // reason Succeeded or Failed).
-nlohmann::json FinishPatch(const WorkloadView& workload, bool succeeded, const std::string& message,
-                           const std::string& now);
+nlohmann::json FinishPatch(const api::WorkloadView& workload, bool succeeded,
+                           const std::string& message, const std::string& now);
 // The status patch setting status.reclaimablePods[workers] to `count`.
-nlohmann::json ReclaimablePatch(const WorkloadView& workload, int32_t count);
+nlohmann::json ReclaimablePatch(const api::WorkloadView& workload, int32_t count);
 // The patch of the Workload (not its status) setting spec.active: false
 // has Kueue evict it and keep it out of its queue (a suspended job), true
 // queues it again.
-nlohmann::json ActivePatch(const WorkloadView& workload, bool active);
+nlohmann::json ActivePatch(const api::WorkloadView& workload, bool active);
 
 }  // namespace ballast::controller

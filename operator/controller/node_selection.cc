@@ -15,7 +15,7 @@ namespace ballast::controller {
 
 using nlohmann::json;
 
-bool Tolerates(const json& tolerations, const Taint& taint) {
+bool Tolerates(const json& tolerations, const api::Taint& taint) {
   if (!tolerations.is_array()) return false;
   for (const json& toleration : tolerations) {
     // A field absent or of another type reads as "" (a flavor's tolerations
@@ -58,13 +58,13 @@ bool Holds(const json& requirement, const std::optional<std::string>& value) {
   return name == "Gt" ? *have > *bound : *have < *bound;
 }
 
-std::optional<std::string> LabelOf(const NodeView& node, const std::string& key) {
+std::optional<std::string> LabelOf(const api::NodeView& node, const std::string& key) {
   const auto label = node.meta.labels.find(key);
   if (label == node.meta.labels.end()) return std::nullopt;
   return label->second;
 }
 
-bool MatchesTerm(const NodeView& node, const json& term) {
+bool MatchesTerm(const api::NodeView& node, const json& term) {
   bool any = false;
   for (const char* list : {"matchExpressions", "matchFields"}) {
     const json* requirements = json_read::Find(term, list);
@@ -88,7 +88,7 @@ bool MatchesTerm(const NodeView& node, const json& term) {
 
 }  // namespace
 
-bool MatchesNodeSelectorTerms(const NodeView& node, const json& terms) {
+bool MatchesNodeSelectorTerms(const api::NodeView& node, const json& terms) {
   if (!terms.is_array() || terms.empty()) return true;
   for (const json& term : terms) {
     if (MatchesTerm(node, term)) return true;
@@ -96,7 +96,7 @@ bool MatchesNodeSelectorTerms(const NodeView& node, const json& terms) {
   return false;
 }
 
-std::string Ineligibility(const NodeView& node,
+std::string Ineligibility(const api::NodeView& node,
                           const std::map<std::string, std::string>& node_selector,
                           const json& tolerations, const json& affinity_terms) {
   const std::string& name = node.meta.name;
@@ -119,7 +119,7 @@ std::string Ineligibility(const NodeView& node,
   }
   if (node.unschedulable) return fmt::format("node {}: cordoned (spec.unschedulable)", name);
   if (!node.ready) return fmt::format("node {}: not Ready", name);
-  for (const Taint& taint : node.taints) {
+  for (const api::Taint& taint : node.taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
     if (!Tolerates(tolerations, taint)) {
       return fmt::format("node {}: taint {}={}:{} not tolerated", name, taint.key, taint.value,

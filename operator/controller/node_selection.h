@@ -20,7 +20,7 @@ namespace ballast::controller {
 // nodeSelectorTerms of its template's node affinity; [] for none); "" when
 // it can. E.g. "node pi3b-0: not Ready", "node pi5-0: label ballast.io/pool
 // is 'a', the job selects 'b'".
-std::string Ineligibility(const NodeView& node,
+std::string Ineligibility(const api::NodeView& node,
                           const std::map<std::string, std::string>& node_selector,
                           const nlohmann::json& tolerations,
                           const nlohmann::json& affinity_terms = nlohmann::json::array());
@@ -32,11 +32,11 @@ std::string Ineligibility(const NodeView& node,
 // (In, NotIn) holds; a term with no requirement matches no node. Anything
 // malformed (an unknown operator, Gt with a value that is not an integer)
 // does not match.
-bool MatchesNodeSelectorTerms(const NodeView& node, const nlohmann::json& terms);
+bool MatchesNodeSelectorTerms(const api::NodeView& node, const nlohmann::json& terms);
 
 // True when one of `tolerations` tolerates `taint` as the scheduler decides
 // it: operator Exists matches any value (an empty key, any key); Equal (the
 // default) matches the value; an empty effect matches all.
-bool Tolerates(const nlohmann::json& tolerations, const Taint& taint);
+bool Tolerates(const nlohmann::json& tolerations, const api::Taint& taint);
 
 }  // namespace ballast::controller

@@ -68,13 +68,14 @@ enum class StatusChange {
 
 // What changed between `written` (the status last handed to the writer) and
 // `now`.
-StatusChange ClassifyStatusChange(const WeightedJobStatus& written, const WeightedJobStatus& now);
+StatusChange ClassifyStatusChange(const api::WeightedJobStatus& written,
+                                  const api::WeightedJobStatus& now);
 
 // How far the job's progress moved from `written` to `now`, in percentage
 // points of the job: the more of its items (the Progress column) and its
 // cost (completedCost, of `items`: kubectl ballast top's bar); 0 when `now`
 // does not say how many items the job has.
-double ProgressMoved(const WeightedJobStatus& written, const WeightedJobStatus& now);
+double ProgressMoved(const api::WeightedJobStatus& written, const api::WeightedJobStatus& now);
 
 // Whether a change of kind `change` is written `since_last_write` after the
 // last write, progress having moved `progress_moved` percentage points

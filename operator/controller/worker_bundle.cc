@@ -66,7 +66,7 @@ bool KubeletHasImageVolumes(std::string_view kubelet_version) {
   return version && *version >= MajorMinor{1, 36};
 }
 
-BundleSource ChooseBundleSource(BundleMode mode, const NodeView& node, bool refused) {
+BundleSource ChooseBundleSource(BundleMode mode, const api::NodeView& node, bool refused) {
   if (refused || mode == BundleMode::kInitContainer) return BundleSource::kInitContainer;
   if (mode == BundleMode::kImageVolume) return BundleSource::kImageVolume;
   return RuntimeMountsImageVolumes(node.container_runtime) &&

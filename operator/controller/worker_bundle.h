@@ -65,6 +65,6 @@ bool KubeletHasImageVolumes(std::string_view kubelet_version);
 // pod already failed to start on this node for this job
 // (NodeFaults::image_volume_refused), which sends every later pod there to
 // the init container whatever the mode.
-BundleSource ChooseBundleSource(BundleMode mode, const NodeView& node, bool refused);
+BundleSource ChooseBundleSource(BundleMode mode, const api::NodeView& node, bool refused);
 
 }  // namespace ballast::controller

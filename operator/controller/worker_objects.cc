@@ -55,13 +55,13 @@ std::string DnsLabel(const std::string& wanted, size_t max) {
   return (out.empty() ? "w" : out) + suffix;
 }
 
-json Labels(const ObjectMeta& job, const std::string* node) {
-  json labels = {{kJobLabel, job.name}, {kManagedByLabel, kManagedBy}};
-  if (node) labels[std::string(kNodeLabel)] = DnsLabel(*node, kMaxLabelLength);
+json Labels(const api::ObjectMeta& job, const std::string* node) {
+  json labels = {{api::kJobLabel, job.name}, {api::kManagedByLabel, api::kManagedBy}};
+  if (node) labels[std::string(api::kNodeLabel)] = DnsLabel(*node, kMaxLabelLength);
   return labels;
 }
 
-json Metadata(const ObjectMeta& job, const std::string& name, const std::string* node) {
+json Metadata(const api::ObjectMeta& job, const std::string& name, const std::string* node) {
   return {{"name", name},
           {"namespace", job.ns},
           {"labels", Labels(job, node)},
@@ -96,8 +96,8 @@ json PinnedAffinity(json affinity, const std::string& node) {
 
 // Ballast's env of the worker container, then the template's (so that the
 // template's values may refer to Ballast's as $(NODE_NAME)).
-json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSettings& settings,
-               const json& user) {
+json WorkerEnv(const api::ObjectMeta& job, const std::string& node,
+               const WorkerPodSettings& settings, const json& user) {
   json env = json::array({
       EnvValue("BALLAST_COORDINATOR", settings.coordinator_url),
       EnvValue("BALLAST_JOB", settings.coordinator_job),
@@ -105,8 +105,8 @@ json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSe
       // The metrics' job and namespace labels (docs/metrics.md).
       EnvValue("BALLAST_JOB_NAME", job.name),
       EnvValue("BALLAST_NAMESPACE", job.ns),
-      EnvValue("BALLAST_TOKEN_FILE", kTokenFile),
-      NodeNameEnv(),
+      EnvValue("BALLAST_TOKEN_FILE", api::kTokenFile),
+      api::NodeNameEnv(),
   });
   if (settings.metrics_port > 0) {
     env.push_back(
@@ -116,7 +116,7 @@ json WorkerEnv(const ObjectMeta& job, const std::string& node, const WorkerPodSe
     env.push_back(EnvValue("BALLAST_NODE_CPU", fmt::format("{:g}", *settings.node_cpu)));
   if (user.is_array()) {
     for (const json& entry : user) {
-      if (entry != NodeNameEnv()) env.push_back(entry);  // the one a template may repeat
+      if (entry != api::NodeNameEnv()) env.push_back(entry);  // the one a template may repeat
     }
   }
   return env;
@@ -132,8 +132,9 @@ json ContainerSecurity() {
 }
 
 // The worker container: the template's containers[0] with Ballast's parts.
-json WorkerContainer(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
-                     const WorkerPodSettings& settings, const std::string& image) {
+json WorkerContainer(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
+                     const std::string& node, const WorkerPodSettings& settings,
+                     const std::string& image) {
   json container = spec.pod_template.spec["containers"][0];
   container["image"] = image;
   container["env"] = WorkerEnv(job, node, settings, json_read::At(container, "env"));
@@ -159,7 +160,7 @@ bool MountsAt(const json& container, const std::string& path) {
   for (const json& mount : *mounts) {
     const json* mount_path = json_read::Find(mount, "mountPath");
     if (mount_path && mount_path->is_string() &&
-        NormalMountPath(mount_path->get<std::string>()) == path) {
+        api::NormalMountPath(mount_path->get<std::string>()) == path) {
       return true;
     }
   }
@@ -194,10 +195,11 @@ json BundleSecurity(const json& pod_security) {
 json BundleInitContainer(const json& pod_spec, const std::string& ballast_image) {
   const json& worker = pod_spec["containers"][0];
   json bundle = {
-      {"name", kBundleContainer},
+      {"name", api::kBundleContainer},
       {"image", ballast_image},
-      {"args", json::array({"bundle", "--to", kBundleMountPath})},
-      {"volumeMounts", json::array({{{"name", kBundleVolume}, {"mountPath", kBundleMountPath}}})},
+      {"args", json::array({"bundle", "--to", api::kBundleMountPath})},
+      {"volumeMounts",
+       json::array({{{"name", api::kBundleVolume}, {"mountPath", api::kBundleMountPath}}})},
       {"terminationMessagePolicy", "FallbackToLogsOnError"},
       {"securityContext", BundleSecurity(json_read::At(pod_spec, "securityContext"))},
   };
@@ -216,22 +218,22 @@ json BundleInitContainer(const json& pod_spec, const std::string& ballast_image)
 void RunInUserImage(json& pod_spec, const std::string& ballast_image, BundleSource source) {
   json& worker = pod_spec["containers"][0];
   const bool image_volume = source == BundleSource::kImageVolume;
-  std::string dir = kBundleMountPath;
-  if (image_volume) dir += std::string("/") + kBundleImageDir;
+  std::string dir = api::kBundleMountPath;
+  if (image_volume) dir += std::string("/") + api::kBundleImageDir;
   worker["command"] =
       json::array({dir + "/ld.so", "--library-path", dir + "/lib", dir + "/ballast-worker"});
   Append(worker, "volumeMounts",
-         {{"name", kBundleVolume}, {"mountPath", kBundleMountPath}, {"readOnly", true}});
+         {{"name", api::kBundleVolume}, {"mountPath", api::kBundleMountPath}, {"readOnly", true}});
   if (image_volume) {
     json image = {{"reference", ballast_image}};
     if (worker.contains("imagePullPolicy")) image["pullPolicy"] = worker["imagePullPolicy"];
-    Append(pod_spec, "volumes", {{"name", kBundleVolume}, {"image", image}});
+    Append(pod_spec, "volumes", {{"name", api::kBundleVolume}, {"image", image}});
   } else {
-    Append(pod_spec, "volumes", {{"name", kBundleVolume}, {"emptyDir", json::object()}});
+    Append(pod_spec, "volumes", {{"name", api::kBundleVolume}, {"emptyDir", json::object()}});
   }
   if (!MountsAt(worker, "/tmp")) {
-    Append(worker, "volumeMounts", {{"name", kTmpVolume}, {"mountPath", "/tmp"}});
-    Append(pod_spec, "volumes", {{"name", kTmpVolume}, {"emptyDir", json::object()}});
+    Append(worker, "volumeMounts", {{"name", api::kTmpVolume}, {"mountPath", "/tmp"}});
+    Append(pod_spec, "volumes", {{"name", api::kTmpVolume}, {"emptyDir", json::object()}});
   }
   if (image_volume) return;
   json init = json::array({BundleInitContainer(pod_spec, ballast_image)});
@@ -242,14 +244,14 @@ void RunInUserImage(json& pod_spec, const std::string& ballast_image, BundleSour
 }
 
 // The worker container's image: the template's, else the ballast-worker image.
-std::string WorkerImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+std::string WorkerImage(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
   const json* given = json_read::Find(spec.pod_template.spec["containers"][0], "image");
   return given && given->is_string() ? given->get<std::string>() : BallastImage(spec, settings);
 }
 
 // The pod's spec: the template's with Ballast's parts.
-json WorkerPodSpec(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
-                   const WorkerPodSettings& settings) {
+json WorkerPodSpec(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
+                   const std::string& node, const WorkerPodSettings& settings) {
   json pod_spec = spec.pod_template.spec;
   // Ballast's choices where the template makes none.
   const json defaults = {{"automountServiceAccountToken", false},
@@ -277,9 +279,9 @@ json WorkerPodSpec(const ObjectMeta& job, const WeightedJobSpec& spec, const std
   // The job's token as a file (pod_template.h, kTokenVolume), readable by
   // whatever user the template runs the worker as.
   Append(pod_spec["containers"][0], "volumeMounts",
-         {{"name", kTokenVolume}, {"mountPath", kTokenMountPath}, {"readOnly", true}});
+         {{"name", api::kTokenVolume}, {"mountPath", api::kTokenMountPath}, {"readOnly", true}});
   Append(pod_spec, "volumes",
-         {{"name", kTokenVolume},
+         {{"name", api::kTokenVolume},
           {"secret",
            {{"secretName", TokenSecretName(job.name)},
             {"items", json::array({{{"key", kTokenKey}, {"path", "token"}}})},
@@ -297,45 +299,48 @@ std::string TokenSecretName(const std::string& job) {
   return DnsLabel(job + "-token", kMaxLabelLength);
 }
 
-json OwnerReference(const ObjectMeta& job) {
-  return {{"apiVersion", kApiVersion}, {"kind", kJobKind},
-          {"name", job.name},          {"uid", job.uid},
-          {"controller", true},        {"blockOwnerDeletion", true}};
+json OwnerReference(const api::ObjectMeta& job) {
+  return {{"apiVersion", api::kApiVersion},
+          {"kind", api::kJobKind},
+          {"name", job.name},
+          {"uid", job.uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
 }
 
-json WorkerResources(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+json WorkerResources(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
   const json& worker = spec.pod_template.spec["containers"][0];
   const json* resources = worker.is_object() ? json_read::Find(worker, "resources") : nullptr;
   return resources ? *resources : settings.default_resources;
 }
 
-std::string BallastImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+std::string BallastImage(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
   return spec.worker_image.value_or(settings.default_image);
 }
 
-bool RunsInUserImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings) {
+bool RunsInUserImage(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
   return spec.job.workload.kind == workload::WorkloadKind::kExec &&
          WorkerImage(spec, settings) != BallastImage(spec, settings);
 }
 
-double WorkerDuty(const WeightedJobSpec& spec, const NodeView& node,
+double WorkerDuty(const api::WeightedJobSpec& spec, const api::NodeView& node,
                   const WorkerPodSettings& settings) {
   const json resources = WorkerResources(spec, settings);
   if (!resources.is_object()) return 1;
-  const auto limit = CpuCores(json_read::At(json_read::At(resources, "limits"), "cpu"));
+  const auto limit = api::CpuCores(json_read::At(json_read::At(resources, "limits"), "cpu"));
   if (!limit || !node.cpu_cores) return 1;
   return std::min(1.0, *limit / *node.cpu_cores);
 }
 
-json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec, const std::string& node,
-                    const WorkerPodSettings& settings) {
+json BuildWorkerPod(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
+                    const std::string& node, const WorkerPodSettings& settings) {
   json metadata = Metadata(job, WorkerPodName(job.name, node), &node);
   metadata["labels"] = Merged(spec.pod_template.labels, metadata["labels"]);
   if (!spec.pod_template.annotations.empty()) {
     metadata["annotations"] = spec.pod_template.annotations;
   }
   if (RunsInUserImage(spec, settings)) {
-    metadata["annotations"][kWorkerBundleAnnotation] = BundleSourceName(settings.bundle);
+    metadata["annotations"][api::kWorkerBundleAnnotation] = BundleSourceName(settings.bundle);
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
@@ -343,7 +348,7 @@ json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec, const st
           {"spec", WorkerPodSpec(job, spec, node, settings)}};
 }
 
-json BuildTokenSecret(const ObjectMeta& job, const std::string& token) {
+json BuildTokenSecret(const api::ObjectMeta& job, const std::string& token) {
   return {{"apiVersion", "v1"},
           {"kind", "Secret"},
           {"type", "Opaque"},

@@ -50,7 +50,7 @@ inline constexpr const char* kTokenKey = "token";
 // The worker container's resources: the template's containers[0].resources
 // (spec.worker.resources is its short form), else the settings'
 // default_resources (null: none).
-nlohmann::json WorkerResources(const WeightedJobSpec& spec, const WorkerPodSettings& settings);
+nlohmann::json WorkerResources(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings);
 
 // The share of each CPU period the worker on `node` computes
 // (balance::WorkerPrior::duty): the worker container's limits.cpu over the
@@ -60,12 +60,12 @@ nlohmann::json WorkerResources(const WeightedJobSpec& spec, const WorkerPodSetti
 // states no cores. A worker under a limit computes in bursts, which
 // adaptive's first split allows for (docs/history.md). A node held to a speed from outside the pod
 // (the test bed's node-level cgroups) is not seen here and counts as steady.
-double WorkerDuty(const WeightedJobSpec& spec, const NodeView& node,
+double WorkerDuty(const api::WeightedJobSpec& spec, const api::NodeView& node,
                   const WorkerPodSettings& settings);
 
 // The image ballast-worker comes from for `spec`: spec.worker.image, else
 // the settings' default_image.
-std::string BallastImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings);
+std::string BallastImage(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings);
 
 // In the three functions below `job` is the WeightedJob's metadata (its
 // name, namespace and uid are read).
@@ -73,7 +73,7 @@ std::string BallastImage(const WeightedJobSpec& spec, const WorkerPodSettings& s
 // The controller owner reference to the job (apiVersion, kind, name, uid,
 // controller, blockOwnerDeletion), so the garbage collector deletes a job's
 // pods and Secret with it.
-nlohmann::json OwnerReference(const ObjectMeta& job);
+nlohmann::json OwnerReference(const api::ObjectMeta& job);
 
 // The worker pod of the job (`spec` is its spec as read) on `node`: the
 // job's pod template (pod_template.h) with Ballast's parts added
@@ -115,15 +115,15 @@ nlohmann::json OwnerReference(const ObjectMeta& job);
 //     read-only at /ballast, and the worker container runs
 //     /ballast/bundle/ld.so --library-path /ballast/bundle/lib
 //     /ballast/bundle/ballast-worker; no init container.
-nlohmann::json BuildWorkerPod(const ObjectMeta& job, const WeightedJobSpec& spec,
+nlohmann::json BuildWorkerPod(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
                               const std::string& node, const WorkerPodSettings& settings);
 
 // Whether the worker pod of `spec` runs the worker bundled into the user's
 // image: an exec job whose worker container's image is not BallastImage.
-bool RunsInUserImage(const WeightedJobSpec& spec, const WorkerPodSettings& settings);
+bool RunsInUserImage(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings);
 
 // The job's token Secret (type Opaque, owned by the job) holding `token`.
-nlohmann::json BuildTokenSecret(const ObjectMeta& job, const std::string& token);
+nlohmann::json BuildTokenSecret(const api::ObjectMeta& job, const std::string& token);
 
 // A new random token: 32 bytes from the system's random device, hex.
 std::string NewToken();

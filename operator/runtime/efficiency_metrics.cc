@@ -10,7 +10,7 @@
 #include "core/workload/workload.h"
 #include "operator/api/weighted_job.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using nlohmann::json;
@@ -21,7 +21,7 @@ struct FinishedJob {
   std::string name;
   std::string ns;
   history::HistoryKey history_key;  // HistoryKeyOf
-  WeightedJobStatus status;
+  api::WeightedJobStatus status;
 };
 
 // What the job's history is kept under (HistoryKey: the workload kind, for
@@ -29,8 +29,8 @@ struct FinishedJob {
 // the spec is not one this version runs, the kind spec.workload names; no
 // key (text "") when it names none.
 history::HistoryKey HistoryKeyOf(const json& spec, const std::string& name) {
-  const ParsedSpec parsed = ParseWeightedJobSpec(spec, name);
-  if (parsed.spec) return HistoryKey(*parsed.spec);
+  const api::ParsedSpec parsed = api::ParseWeightedJobSpec(spec, name);
+  if (parsed.spec) return api::HistoryKey(*parsed.spec);
   const json& workload = json_read::At(spec, "workload");
   for (auto kind : {workload::WorkloadKind::kPrimes, workload::WorkloadKind::kMatmul,
                     workload::WorkloadKind::kExec}) {
@@ -47,8 +47,9 @@ std::optional<FinishedJob> ReadFinished(const json& job) {
   FinishedJob out{json_read::TextAt(meta, "name"), json_read::TextAt(meta, "namespace"), {}, {}};
   const json& status = json_read::At(job, "status");
   if (out.name.empty() || !status.is_object()) return std::nullopt;
-  StatusOr<WeightedJobStatus> read = StatusFromJson(status);
-  if (!read.ok() || (read->phase != JobPhase::kSucceeded && read->phase != JobPhase::kFailed)) {
+  StatusOr<api::WeightedJobStatus> read = api::StatusFromJson(status);
+  if (!read.ok() ||
+      (read->phase != api::JobPhase::kSucceeded && read->phase != api::JobPhase::kFailed)) {
     return std::nullopt;
   }
   out.status = std::move(*read);
@@ -108,7 +109,7 @@ std::optional<prometheus::MetricFamily> NodeBaselineFamily(
   std::map<std::pair<std::string, history::HistoryKey>, Judged> last;  // (node, history key)
   for (const FinishedJob& job : FinishedJobs(jobs)) {
     const std::tuple order{job.status.completion_time.value_or(""), job.ns, job.name};
-    for (const NodeRow& row : job.status.nodes.value_or(std::vector<NodeRow>{})) {
+    for (const api::NodeRow& row : job.status.nodes.value_or(std::vector<api::NodeRow>{})) {
       if (row.name.empty() || !row.baseline_ratio || !std::isfinite(*row.baseline_ratio)) continue;
       auto [it, inserted] =
           last.try_emplace({row.name, job.history_key}, Judged{order, *row.baseline_ratio});
@@ -159,4 +160,4 @@ std::optional<prometheus::MetricFamily> JobEnergyFamily(
                       });
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -40,7 +40,7 @@
 #include <optional>
 #include <vector>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 inline constexpr const char* kJobEfficiencyMetric = "ballast_job_efficiency";
 inline constexpr const char* kNodeBaselineRatioMetric = "ballast_node_baseline_ratio";
@@ -65,4 +65,4 @@ std::optional<prometheus::MetricFamily> NodeBaselineFamily(
 std::optional<prometheus::MetricFamily> JobEnergyFamily(
     const std::vector<std::shared_ptr<const nlohmann::json>>& jobs);
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

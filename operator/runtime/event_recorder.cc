@@ -10,7 +10,7 @@
 #include "core/common/utf8.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 
@@ -75,7 +75,7 @@ json EventObject(const json& object, bool warning, const std::string& reason,
       {"type", warning ? "Warning" : "Normal"},
       {"reason", reason},
       {"message", EscapeControls(message)},
-      {"source", {{"component", kManagedBy}}},
+      {"source", {{"component", api::kManagedBy}}},
       {"reportingComponent", "ballast.io/operator"},
       {"reportingInstance", instance},
       {"firstTimestamp", now},
@@ -107,4 +107,4 @@ void EventRecorder::Record(const json& object, bool warning, const std::string& 
   cv_.notify_one();
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -23,7 +23,7 @@
 
 #include "net/kube/client.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 class EventRecorder {
  public:
@@ -75,4 +75,4 @@ nlohmann::json EventObject(const nlohmann::json& object, bool warning, const std
 // The time as RFC 3339 in UTC with seconds: "2026-11-22T10:00:00Z".
 std::string RfcTimeNow();
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -15,7 +15,7 @@
 #include "operator/api/kube_views.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 
@@ -31,7 +31,7 @@ struct Executor::Writes {
   std::mutex mu;
   bool creating = false;  // a Secret-and-pods task is queued or running
   // Pods a task created that the pod cache may not show yet, by name.
-  std::map<std::string, SteadyTime> created;
+  std::map<std::string, controller::SteadyTime> created;
   bool secret_created = false;               // a task created the token Secret (or found it)
   std::optional<std::string> adopted_token;  // the Secret found holds another token
   bool pods_created = false;                 // a task made every pod it was given
@@ -79,7 +79,7 @@ void Executor::Forget(const std::string& key) {
 }
 
 Collected Executor::Collect(const std::string& key, const std::set<std::string>& cached_pods,
-                            SteadyTime now) {
+                            controller::SteadyTime now) {
   auto writes = WritesOf(key);
   Collected out;
   bool hand_again = false;
@@ -114,36 +114,36 @@ Collected Executor::Collect(const std::string& key, const std::set<std::string>&
   return out;
 }
 
-Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) {
-  for (const Action& action : actions) {
+Status Executor::Execute(const JobRef& job, const std::vector<controller::Action>& actions) {
+  for (const controller::Action& action : actions) {
     Status status = Status::Ok();
-    if (const auto* a = std::get_if<RegisterJob>(&action)) {
+    if (const auto* a = std::get_if<controller::RegisterJob>(&action)) {
       status = Register(a->config);
-    } else if (std::holds_alternative<RemoveJob>(action)) {
+    } else if (std::holds_alternative<controller::RemoveJob>(action)) {
       coordinator_.RemoveJob(job.id);
-    } else if (const auto* a = std::get_if<WorkerLost>(&action)) {
+    } else if (const auto* a = std::get_if<controller::WorkerLost>(&action)) {
       (void)coordinator_.WorkerLost(job.id, a->node);  // NotFound: nothing to move
-    } else if (const auto* a = std::get_if<AddWorker>(&action)) {
+    } else if (const auto* a = std::get_if<controller::AddWorker>(&action)) {
       // NotFound: the session is gone (the next pass registers it again with
       // every eligible node); Invalid cannot come from a prior Decide made.
       if (Status added = coordinator_.AddWorker(job.id, a->prior, a->cores); !added.ok()) {
         spdlog::warn("cannot add a worker job={} node={} reason=\"{}\"", job.key, a->prior.name,
                      added.message());
       }
-    } else if (const auto* a = std::get_if<CreateObjects>(&action)) {
+    } else if (const auto* a = std::get_if<controller::CreateObjects>(&action)) {
       SubmitCreates(job, *a);
-    } else if (const auto* a = std::get_if<DeletePod>(&action)) {
+    } else if (const auto* a = std::get_if<controller::DeletePod>(&action)) {
       status = DeleteObject(Pods().In(job.ns).Named(a->name), a->uid, false);
-    } else if (const auto* a = std::get_if<WriteStatus>(&action)) {
-      SubmitStatus(job.key, job.ns, job.name, StatusToJson(a->status), a->restate_conditions);
-    } else if (const auto* a = std::get_if<DeleteJob>(&action)) {
+    } else if (const auto* a = std::get_if<controller::WriteStatus>(&action)) {
+      SubmitStatus(job.key, job.ns, job.name, api::StatusToJson(a->status), a->restate_conditions);
+    } else if (const auto* a = std::get_if<controller::DeleteJob>(&action)) {
       status = DeleteObject(WeightedJobs().In(job.ns).Named(job.name), a->uid, true);
       if (status.ok()) spdlog::info("deleted finished job job={} ttlSecondsAfterFinished", job.key);
-    } else if (const auto* a = std::get_if<RecordEvent>(&action)) {
+    } else if (const auto* a = std::get_if<controller::RecordEvent>(&action)) {
       Record(job, *a);
-    } else if (const auto* a = std::get_if<CreateWorkload>(&action)) {
+    } else if (const auto* a = std::get_if<controller::CreateWorkload>(&action)) {
       status = CreateWorkloadOf(job, *a);
-    } else if (const auto* a = std::get_if<PatchWorkload>(&action)) {
+    } else if (const auto* a = std::get_if<controller::PatchWorkload>(&action)) {
       status = Patch(job, *a);
     }  // RecordSpeeds: the reconciler hands it to its HistorySource
     BALLAST_RETURN_IF_ERROR(status);
@@ -151,25 +151,25 @@ Status Executor::Execute(const JobRef& job, const std::vector<Action>& actions) 
   return Status::Ok();
 }
 
-void Executor::Record(const JobRef& job, const RecordEvent& record) {
+void Executor::Record(const JobRef& job, const controller::RecordEvent& record) {
   if (record.node.empty()) {
-    events_.Record(*job.job, record.warning, ReasonName(record.reason), record.message);
+    events_.Record(*job.job, record.warning, api::ReasonName(record.reason), record.message);
     return;
   }
   const nlohmann::json node = {{"apiVersion", "v1"},
                                {"kind", "Node"},
                                {"metadata", {{"name", record.node}, {"uid", record.node_uid}}}};
-  events_.Record(node, record.warning, ReasonName(record.reason), record.message);
+  events_.Record(node, record.warning, api::ReasonName(record.reason), record.message);
 }
 
-Status Executor::CreateWorkloadOf(const JobRef& job, const CreateWorkload& create) {
+Status Executor::CreateWorkloadOf(const JobRef& job, const controller::CreateWorkload& create) {
   auto created = client_.Create(Workloads().In(job.ns), create.workload);
   // AlreadyExists: made by an earlier pass the Workload cache has not shown yet.
   if (!created.ok() && created.status().code() != StatusCode::kConflict) return created.status();
   return Status::Ok();
 }
 
-Status Executor::Patch(const JobRef& job, const PatchWorkload& patch) {
+Status Executor::Patch(const JobRef& job, const controller::PatchWorkload& patch) {
   const auto ref = Workloads().In(job.ns).Named(patch.name);
   auto patched =
       patch.status ? client_.PatchStatus(ref, patch.patch) : client_.MergePatch(ref, patch.patch);
@@ -217,7 +217,7 @@ StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const 
   const auto ref = Secrets().In(ns).Named(secret["metadata"]["name"]);
   auto existing = client_.Get(ref);
   BALLAST_RETURN_IF_ERROR(existing.status());
-  const ObjectMeta meta = ReadMeta(*existing);
+  const api::ObjectMeta meta = api::ReadMeta(*existing);
   if (!meta.OwnedBy(uid)) {
     // An earlier job of this name left it and the garbage collector has not
     // come yet: delete it (that incarnation only) and make ours next time.
@@ -225,7 +225,8 @@ StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const 
     return Status::Unavailable(fmt::format(
         "Secret {}/{} belonged to an earlier job of this name; deleted it", ns, ref.name));
   }
-  auto stored = kube::DecodeBase64(json_read::TextAt(json_read::At(*existing, "data"), kTokenKey));
+  auto stored = kube::DecodeBase64(
+      json_read::TextAt(json_read::At(*existing, "data"), controller::kTokenKey));
   if (!stored.ok() || stored->empty()) {
     return Status::Invalid(fmt::format("Secret {}/{} has no data.token", ns, ref.name));
   }
@@ -261,7 +262,7 @@ Status Executor::CreatePods(const std::string& ns, const std::vector<json>& pods
   return first_error;
 }
 
-void Executor::SubmitCreates(const JobRef& job, const CreateObjects& create) {
+void Executor::SubmitCreates(const JobRef& job, const controller::CreateObjects& create) {
   std::shared_ptr<Writes> writes = WritesOf(job.key);
   {
     std::lock_guard lock(writes->mu);
@@ -273,7 +274,7 @@ void Executor::SubmitCreates(const JobRef& job, const CreateObjects& create) {
 }
 
 void Executor::RunCreates(const std::string& key, const std::string& ns, const std::string& uid,
-                          const CreateObjects& create, Writes& writes) {
+                          const controller::CreateObjects& create, Writes& writes) {
   Status status = Status::Ok();
   std::optional<std::string> adopted;
   if (create.secret && create.restore) {
@@ -349,7 +350,7 @@ void Executor::WriteStatuses(const std::string& key, const kube::ResourceRef& re
       acked = writes->acked;
       wanted = writes->wanted;
     }
-    auto written = client_.PatchStatus(ref, {{"status", StatusPatch(acked, wanted)}});
+    auto written = client_.PatchStatus(ref, {{"status", api::StatusPatch(acked, wanted)}});
     std::lock_guard lock(writes->mu);
     if (written.ok()) {
       writes->acked = std::move(wanted);
@@ -366,4 +367,4 @@ void Executor::WriteStatuses(const std::string& key, const kube::ResourceRef& re
   if (requeue_) requeue_(key);
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

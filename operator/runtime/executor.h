@@ -37,7 +37,7 @@
 #include "operator/controller/decide.h"
 #include "operator/runtime/event_recorder.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 // Which job the actions are for.
 struct JobRef {
@@ -49,7 +49,7 @@ struct JobRef {
 
 // What the job's write tasks left since the last Collect.
 struct Collected {
-  WritesInFlight writes;
+  controller::WritesInFlight writes;
   Status create_error;  // the last create task's failure
   Status status_error;  // the last status task's failure (the task is handed again)
 };
@@ -69,13 +69,13 @@ class Executor {
   // when its pod is there, or after 30 s). A status write that failed
   // transiently is handed to a task again.
   Collected Collect(const std::string& key, const std::set<std::string>& cached_pods,
-                    SteadyTime now);
+                    controller::SteadyTime now);
 
   // Carries out `actions` in order. Returns the first error that the pass
   // must report: AddJob's (after a Conflict it removes and adds again), or a
   // delete's other than NotFound (and Conflict, for a uid precondition).
   // WorkerLost of an unknown worker, and events, are best effort.
-  Status Execute(const JobRef& job, const std::vector<Action>& actions);
+  Status Execute(const JobRef& job, const std::vector<controller::Action>& actions);
 
   // Creates the job's token Secret `secret` holding `token`, or reads the
   // existing one of this job: the token in effect. Unavailable after deleting
@@ -95,9 +95,9 @@ class Executor {
 
  private:
   std::shared_ptr<Writes> WritesOf(const std::string& key);
-  void SubmitCreates(const JobRef& job, const CreateObjects& create);
+  void SubmitCreates(const JobRef& job, const controller::CreateObjects& create);
   void RunCreates(const std::string& key, const std::string& ns, const std::string& uid,
-                  const CreateObjects& create, Writes& writes);
+                  const controller::CreateObjects& create, Writes& writes);
   // Creates `pods` in batches until a batch has a failure (returned, the
   // first); made[i] tells whether pods[i] was made (or exists: Conflict).
   Status CreatePods(const std::string& ns, const std::vector<nlohmann::json>& pods,
@@ -109,11 +109,11 @@ class Executor {
   Status Register(const coordinator::JobConfig& config);
   Status DeleteObject(const kube::ResourceRef& ref, const std::string& uid, bool background);
   // The Event of `record`, on the job or on the node it names.
-  void Record(const JobRef& job, const RecordEvent& record);
+  void Record(const JobRef& job, const controller::RecordEvent& record);
   // Kueue's Workload of the job: created, or patched (its status or its
   // object); what the next pass cannot mend alone is returned.
-  Status CreateWorkloadOf(const JobRef& job, const CreateWorkload& create);
-  Status Patch(const JobRef& job, const PatchWorkload& patch);
+  Status CreateWorkloadOf(const JobRef& job, const controller::CreateWorkload& create);
+  Status Patch(const JobRef& job, const controller::PatchWorkload& patch);
 
   kube::KubeClient& client_;
   coordinator::JobHost& coordinator_;
@@ -127,4 +127,4 @@ class Executor {
   std::unique_ptr<Pool> pool_;  // last: joined first, while the rest is alive
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -6,7 +6,7 @@
 
 #include "net/http_front.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 double Seconds(HealthClock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -112,4 +112,4 @@ HealthServer::HealthServer(std::unique_ptr<net::HttpFront> front) : front_(std::
 HealthServer::~HealthServer() = default;
 uint16_t HealthServer::port() const { return front_->port(); }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -37,7 +37,7 @@ namespace ballast::net {
 class HttpFront;
 }
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using HealthClock = std::chrono::steady_clock;
 
@@ -93,4 +93,4 @@ class HealthServer {
   std::unique_ptr<net::HttpFront> front_;
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

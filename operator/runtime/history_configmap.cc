@@ -9,7 +9,7 @@
 #include "core/common/json_read.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using history::HistoryLookup;
 
@@ -74,13 +74,14 @@ StatusOr<json> ConfigMapHistory::WriteStore(const Read& read, const history::Spe
                  Describe(), history::DescribeLeftOut(left_out, options_.limits));
   }
   if (!read.config_map) {
-    json object = {{"apiVersion", "v1"},
-                   {"kind", "ConfigMap"},
-                   {"metadata",
-                    {{"name", ref_.name},
-                     {"namespace", ref_.ns},
-                     {"labels", {{std::string(kManagedByLabel), std::string(kManagedBy)}}}}},
-                   {"data", {{kHistoryDataKey, text}}}};
+    json object = {
+        {"apiVersion", "v1"},
+        {"kind", "ConfigMap"},
+        {"metadata",
+         {{"name", ref_.name},
+          {"namespace", ref_.ns},
+          {"labels", {{std::string(api::kManagedByLabel), std::string(api::kManagedBy)}}}}},
+        {"data", {{kHistoryDataKey, text}}}};
     return client_.Create(ref_, object);
   }
   json object = *read.config_map;
@@ -93,9 +94,9 @@ void ConfigMapHistory::Remember(Read read) {
   last_at_ = options_.clock();
 }
 
-HistoryLookup ConfigMapHistory::Lookup(const history::HistoryKey& key,
-                                       const std::vector<std::string>& nodes, double now) {
-  HistoryLookup lookup;
+history::HistoryLookup ConfigMapHistory::Lookup(const history::HistoryKey& key,
+                                                const std::vector<std::string>& nodes, double now) {
+  history::HistoryLookup lookup;
   lookup.origin = Describe();
   std::optional<history::SpeedStore> store;
   std::string corrupt;
@@ -216,4 +217,4 @@ void ConfigMapHistory::WriterLoop() {
   }
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -40,7 +40,7 @@
 #include "core/history/speed_store.h"
 #include "net/kube/client.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 // The key of the ConfigMap's data that holds the store's text.
 inline constexpr const char* kHistoryDataKey = "speeds.json";
@@ -121,4 +121,4 @@ class ConfigMapHistory final : public history::HistorySource {
   std::thread writer_;  // last: started once the rest exists
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -14,15 +14,15 @@
 #include "operator/api/weighted_job.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 
 namespace {
 
 // The time of a pass in the forms Decide uses.
-PassTime Now() {
-  PassTime now;
+controller::PassTime Now() {
+  controller::PassTime now;
   now.wall =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   now.steady = std::chrono::steady_clock::now();
@@ -39,9 +39,9 @@ bool Permanent(const Status& status) {
 // What the reconciler keeps of a job between passes.
 struct JobReconciler::JobState {
   std::string uid;
-  JobMemory memory;
+  controller::JobMemory memory;
   int64_t spec_generation = -1;  // of `spec`
-  ParsedSpec spec;
+  api::ParsedSpec spec;
 };
 
 JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::JobHost& coordinator,
@@ -80,13 +80,13 @@ StatusOr<JobReconciler::JobState*> JobReconciler::StateFor(const std::string& ke
   // What an earlier pass (or operator) wrote: the checkpoint, failures, start.
   const json& written = json_read::At(job, "status");
   const json stored = written.is_null() ? json::object() : written;
-  auto status = StatusFromJson(stored);
+  auto status = api::StatusFromJson(stored);
   if (!status.ok()) {
     return Status::Invalid(fmt::format("{}: {}", key, status.status().message()));
   }
   auto state = std::make_unique<JobState>();
   state->uid = uid;
-  state->memory = MemoryFromStatus(std::move(*status));
+  state->memory = controller::MemoryFromStatus(std::move(*status));
   executor_.Seed(key, stored);
   std::lock_guard lock(mu_);
   return (states_[key] = std::move(state)).get();
@@ -110,7 +110,7 @@ void JobReconciler::Forget(const std::string& key) {
 
 StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool flush_status) {
   const auto cached = caches_.jobs.Get(key);
-  const JobView view = cached ? ReadJob(*cached) : JobView{};
+  const api::JobView view = cached ? api::ReadJob(*cached) : api::JobView{};
   if (!cached || view.meta.deleting) {
     // The garbage collector deletes the pods and the Secret (owner references).
     Forget(key);
@@ -125,11 +125,11 @@ StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool 
   }
 }
 
-void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const {
+void JobReconciler::GatherWorld(const JobState& state, controller::DecideInput& input) const {
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
-    input.pods.push_back(ReadPod(*pod));
+    input.pods.push_back(api::ReadPod(*pod));
   }
-  for (const auto& node : caches_.nodes.List()) input.nodes.push_back(ReadNode(*node));
+  for (const auto& node : caches_.nodes.List()) input.nodes.push_back(api::ReadNode(*node));
   if (state.spec.spec) {
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
@@ -143,22 +143,24 @@ void JobReconciler::GatherWorld(const JobState& state, DecideInput& input) const
   }
 }
 
-Status JobReconciler::GatherQueue(const JobState& state, DecideInput& input) const {
+Status JobReconciler::GatherQueue(const JobState& state, controller::DecideInput& input) const {
   if (!options_.kueue || !caches_.workloads || !caches_.flavors) return Status::Ok();
-  const auto label = input.job.meta.labels.find(std::string(kQueueNameLabel));
+  const auto label = input.job.meta.labels.find(std::string(api::kQueueNameLabel));
   if (label == input.job.meta.labels.end()) return Status::Ok();
-  QueueInput queue;
+  controller::QueueInput queue;
   queue.queue = label->second;
-  const std::string name = WorkloadName(input.name, state.uid);
+  const std::string name = controller::WorkloadName(input.name, state.uid);
   for (const auto& object : caches_.workloads->ListIndexed(input.ns, input.name)) {
-    WorkloadView workload = ReadWorkload(*object);
+    api::WorkloadView workload = api::ReadWorkload(*object);
     if (workload.meta.name == name) queue.workload = std::move(workload);
   }
   if (queue.workload) {
     for (const std::string& flavor : queue.workload->flavors) {
-      if (auto object = caches_.flavors->Get(flavor)) queue.flavors.push_back(ReadFlavor(*object));
+      if (auto object = caches_.flavors->Get(flavor))
+        queue.flavors.push_back(api::ReadFlavor(*object));
     }
-  } else if (const auto priority = input.job.meta.labels.find(std::string(kPriorityClassLabel));
+  } else if (const auto priority =
+                 input.job.meta.labels.find(std::string(api::kPriorityClassLabel));
              priority != input.job.meta.labels.end()) {
     queue.priority_class = priority->second;
     auto object = client_.Get(WorkloadPriorityClasses().Named(priority->second));
@@ -174,7 +176,7 @@ Status JobReconciler::GatherQueue(const JobState& state, DecideInput& input) con
   return Status::Ok();
 }
 
-void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) const {
+void JobReconciler::LookUpHistory(const JobState& state, controller::DecideInput& input) const {
   if (!options_.history || !state.spec.spec || state.memory.session.registered) return;
   if (state.memory.written.status.Finished() || state.spec.spec->suspend || !input.profile) {
     return;
@@ -182,8 +184,9 @@ void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) con
   // A queued job starts only once admitted: its history is read then.
   if (input.queue && (!input.queue->workload || !input.queue->workload->Admitted())) return;
   std::vector<std::string> nodes;
-  for (const NodeView& node : input.nodes) nodes.push_back(node.meta.name);
-  input.history = options_.history->Lookup(HistoryKey(*state.spec.spec), nodes, input.now.wall);
+  for (const api::NodeView& node : input.nodes) nodes.push_back(node.meta.name);
+  input.history =
+      options_.history->Lookup(api::HistoryKey(*state.spec.spec), nodes, input.now.wall);
   if (!input.history->trouble.empty()) {
     spdlog::info("no history job={}/{} source=\"{}\" error=\"{}\"", input.ns, input.name,
                  input.history->origin, input.history->trouble);
@@ -191,10 +194,10 @@ void JobReconciler::LookUpHistory(const JobState& state, DecideInput& input) con
 }
 
 void JobReconciler::RecordHistory(const std::string& key,
-                                  const std::vector<Action>& actions) const {
+                                  const std::vector<controller::Action>& actions) const {
   if (!options_.history) return;
   for (const auto& action : actions) {
-    const auto* record = std::get_if<RecordSpeeds>(&action);
+    const auto* record = std::get_if<controller::RecordSpeeds>(&action);
     if (!record) continue;
     const coordinator::RecordedSpeeds& kept = record->recorded;
     // A job with fewer than two nodes left records nothing (history_source.h).
@@ -220,11 +223,12 @@ void JobReconciler::RecordHistory(const std::string& key,
   }
 }
 
-Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, DecideInput& input) {
+Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state,
+                                      controller::DecideInput& input) {
   if (!state.spec.spec || !state.spec.spec->job.item_source.pending()) return Status::Ok();
   job::JobSpec& job = state.spec.spec->job;
   if (job.item_source.config_map.empty()) {
-    state.spec.error = {Reason::kInvalidSpec,
+    state.spec.error = {api::Reason::kInvalidSpec,
                         Status::InvalidAt("spec.itemsFrom.file",
                                           "a file is read by `ballast run`; on Kubernetes give "
                                           "spec.itemsFrom.configMap (kubectl create configmap "
@@ -236,7 +240,7 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
   const std::string where =
       fmt::format("ConfigMap {}/{} key {}", ns, job.item_source.config_map, job.item_source.key);
   auto invalid = [&](const std::string& message) {
-    state.spec.error = {Reason::kInvalidSpec,
+    state.spec.error = {api::Reason::kInvalidSpec,
                         Status::InvalidAt("spec.itemsFrom.configMap", message)};
     state.spec.spec.reset();
     return Status::Ok();
@@ -263,21 +267,21 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state, De
   return Status::Ok();
 }
 
-Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
-  const JobMemory& memory = state.memory;
+Status JobReconciler::ReadToken(const JobState& state, controller::DecideInput& input) {
+  const controller::JobMemory& memory = state.memory;
   if (!memory.token.value.empty() || !memory.written.status.start_time ||
       memory.written.status.Finished()) {
     return Status::Ok();
   }
   // A job that ran before this operator started: its workers read the
   // Secret's token, so take that one (or make the Secret, when it is gone).
-  const std::string token = NewToken();
-  auto in_effect = executor_.CreateOrReadSecret(input.ns, BuildTokenSecret(input.job.meta, token),
-                                                state.uid, token);
+  const std::string token = controller::NewToken();
+  auto in_effect = executor_.CreateOrReadSecret(
+      input.ns, controller::BuildTokenSecret(input.job.meta, token), state.uid, token);
   if (in_effect.ok()) {
     input.secret_token = *in_effect;
   } else if (Permanent(in_effect.status())) {
-    input.refusal_reason = Reason::kTokenSecretUnusable;
+    input.refusal_reason = api::Reason::kTokenSecretUnusable;
     input.refusal = in_effect.status().message();
   } else {
     return in_effect.status();
@@ -285,10 +289,10 @@ Status JobReconciler::ReadToken(const JobState& state, DecideInput& input) {
   return Status::Ok();
 }
 
-Status JobReconciler::GatherWrites(const std::string& key, DecideInput& input) {
+Status JobReconciler::GatherWrites(const std::string& key, controller::DecideInput& input) {
   std::set<std::string> cached_pods;
   for (const auto& pod : caches_.pods.ListIndexed(input.ns, input.name)) {
-    cached_pods.insert(ReadMeta(*pod).name);
+    cached_pods.insert(api::ReadMeta(*pod).name);
   }
   Collected collected = executor_.Collect(key, cached_pods, input.now.steady);
   input.writes = collected.writes;
@@ -296,18 +300,18 @@ Status JobReconciler::GatherWrites(const std::string& key, DecideInput& input) {
   if (!collected.create_error.ok()) {
     // Decide backs off, waits or fails the job (create_refusals.h); not an
     // error of the pass, which the work queue would retry at once.
-    input.create_refusal = ClassifyCreateRefusal(collected.create_error);
+    input.create_refusal = controller::ClassifyCreateRefusal(collected.create_error);
     spdlog::info("create refused job={} reason={} error=\"{}\"", key,
-                 ReasonName(RefusalReason(input.create_refusal->kind)),
+                 api::ReasonName(controller::RefusalReason(input.create_refusal->kind)),
                  input.create_refusal->message);
   }
   return Status::Ok();
 }
 
 StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const json& job,
-                                                 const JobView& view, JobState& state,
+                                                 const api::JobView& view, JobState& state,
                                                  bool flush_status) {
-  DecideInput input;
+  controller::DecideInput input;
   input.ns = key.substr(0, key.find('/'));
   input.name = key.substr(key.find('/') + 1);
   input.id = CoordinatorJobId(input.ns, input.name);
@@ -315,13 +319,13 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   input.now = Now();
   // The spec changes only with the generation: parse it once per generation.
   if (state.spec_generation != view.generation) {
-    state.spec = ParseWeightedJobSpec(json_read::At(job, "spec"), input.name);
+    state.spec = api::ParseWeightedJobSpec(json_read::At(job, "spec"), input.name);
     state.spec_generation = view.generation;
   }
   input.spec = &state.spec;
-  if (NeedsAccept(state.memory)) {
+  if (controller::NeedsAccept(state.memory)) {
     // Pending at once: the slow work (item lists, history) waits for the next pass.
-    Decision decision = Accept(input, state.memory);
+    controller::Decision decision = controller::Accept(input, state.memory);
     state.memory = std::move(decision.memory);
     const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
     BALLAST_RETURN_IF_ERROR(executor_.Execute(ref, decision.actions));
@@ -330,13 +334,13 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state, input));
   BALLAST_RETURN_IF_ERROR(GatherWrites(key, input));
   if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
-  input.fresh_token = state.memory.token.value.empty() ? NewToken() : "";
+  input.fresh_token = state.memory.token.value.empty() ? controller::NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);
   BALLAST_RETURN_IF_ERROR(GatherQueue(state, input));
   LookUpHistory(state, input);
 
-  Decision decision = Decide(input, state.memory, options_.decide);
+  controller::Decision decision = controller::Decide(input, state.memory, options_.decide);
   state.memory = std::move(decision.memory);
   const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
   // A registration that failed leaves memory.session.registered without a view at
@@ -350,4 +354,4 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   return ReconcileResult{decision.requeue_after};
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -37,17 +37,17 @@
 #include "operator/runtime/event_recorder.h"
 #include "operator/runtime/executor.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 struct ReconcilerOptions {
   // What every pass decides with (decide.h): the worker pods' settings, the
   // status pacing, the timeouts, the history prior's trust, the backoff of
   // refused creates.
-  DecideOptions decide;
+  controller::DecideOptions decide;
   // Where the history of measured speeds comes from (history_source.h);
   // null: every job starts on the fuzzy weights alone. Looked up for a job
   // about to start a session; told what a succeeded job measured.
-  std::shared_ptr<HistorySource> history;
+  std::shared_ptr<history::HistorySource> history;
   // Threads that send a pass's writes (Secret, pods, status).
   int write_threads = 4;
   // Called from a writer thread when a job's write task failed (or found
@@ -110,31 +110,31 @@ class JobReconciler {
  private:
   // One pass over the job `job` (as cached; `view` read from it).
   StatusOr<ReconcileResult> RunPass(const std::string& key, const nlohmann::json& job,
-                                    const JobView& view, JobState& state, bool flush_status);
+                                    const api::JobView& view, JobState& state, bool flush_status);
   // The inputs of Decide that come from the caches and the coordinator.
-  void GatherWorld(const JobState& state, DecideInput& input) const;
+  void GatherWorld(const JobState& state, controller::DecideInput& input) const;
   // input.writes and input.create_refusal: what the executor's writes of the
   // job `key` came to since the last pass (a status write that failed is
   // returned).
-  Status GatherWrites(const std::string& key, DecideInput& input);
+  Status GatherWrites(const std::string& key, controller::DecideInput& input);
   // input.queue, for a job labelled kueue.x-k8s.io/queue-name (with --kueue):
   // its Workload and admitted flavors from the caches, and the value of the
   // WorkloadPriorityClass it names while it has no Workload (a request that
   // failed is returned).
-  Status GatherQueue(const JobState& state, DecideInput& input) const;
+  Status GatherQueue(const JobState& state, controller::DecideInput& input) const;
   // input.history, for a job about to start a session.
-  void LookUpHistory(const JobState& state, DecideInput& input) const;
+  void LookUpHistory(const JobState& state, controller::DecideInput& input) const;
   // Hands the RecordSpeeds among `actions` to the history source.
-  void RecordHistory(const std::string& key, const std::vector<Action>& actions) const;
+  void RecordHistory(const std::string& key, const std::vector<controller::Action>& actions) const;
   // The token in the job's Secret, for a job that started under an earlier
   // operator; sets input.refusal when the Secret cannot be used.
-  Status ReadToken(const JobState& state, DecideInput& input);
+  Status ReadToken(const JobState& state, controller::DecideInput& input);
   // A job whose items are a ConfigMap's key (spec.itemsFrom.configMap):
   // reads them into state.spec, once per generation. A ConfigMap or key that
   // does not exist, or a list that does not read, makes the spec invalid
   // (InvalidSpec naming the ConfigMap, the key and the line), as a missing
   // WeightProfile fails the job; a request that failed is returned (retried).
-  Status ReadListedItems(const std::string& ns, JobState& state, DecideInput& input);
+  Status ReadListedItems(const std::string& ns, JobState& state, controller::DecideInput& input);
   void Forget(const std::string& key);
   // The state of the job `key` (of metadata.uid `uid`), made from the job's
   // status when it is seen the first time (or created again); Invalid naming
@@ -153,4 +153,4 @@ class JobReconciler {
   Executor executor_;  // last: its writer pool is joined first, while the rest is alive
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

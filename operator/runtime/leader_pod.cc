@@ -8,28 +8,28 @@
 
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 Status SetLeaderLabel(kube::KubeClient& client, const OwnPod& pod, bool leader,
                       std::chrono::milliseconds patience) {
-  const json value = leader ? json(std::string(kLeaderValue)) : json(nullptr);
-  const json patch = {{"metadata", {{"labels", {{std::string(kCoordinatorLabel), value}}}}}};
+  const json value = leader ? json(std::string(api::kLeaderValue)) : json(nullptr);
+  const json patch = {{"metadata", {{"labels", {{std::string(api::kCoordinatorLabel), value}}}}}};
   const auto deadline = Clock::now() + patience;
   auto backoff = std::chrono::milliseconds(100);
   while (true) {
     auto patched = client.MergePatch(Pods().In(pod.ns).Named(pod.name), patch);
     if (patched.ok()) {
-      spdlog::info("own pod labelled pod={}/{} {}={}", pod.ns, pod.name, kCoordinatorLabel,
-                   leader ? std::string(kLeaderValue) : std::string("(removed)"));
+      spdlog::info("own pod labelled pod={}/{} {}={}", pod.ns, pod.name, api::kCoordinatorLabel,
+                   leader ? std::string(api::kLeaderValue) : std::string("(removed)"));
       return Status::Ok();
     }
     const StatusCode code = patched.status().code();
     const std::string what =
         fmt::format("{} the label {} on the operator's own pod {}/{}",
-                    leader ? "setting" : "removing", kCoordinatorLabel, pod.ns, pod.name);
+                    leader ? "setting" : "removing", api::kCoordinatorLabel, pod.ns, pod.name);
     if (code == StatusCode::kNotFound || code == StatusCode::kInvalid) {
       return Status(code, fmt::format("{}: {} (POD_NAME and POD_NAMESPACE must name this pod)",
                                       what, patched.status().message()));
@@ -43,4 +43,4 @@ Status SetLeaderLabel(kube::KubeClient& client, const OwnPod& pod, bool leader,
   }
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

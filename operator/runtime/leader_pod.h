@@ -16,7 +16,7 @@
 #include "net/kube/client.h"
 #include "operator/api/labels.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 // The operator's own pod, from the environment of its container.
 struct OwnPod {
@@ -33,4 +33,4 @@ struct OwnPod {
 Status SetLeaderLabel(kube::KubeClient& client, const OwnPod& pod, bool leader,
                       std::chrono::milliseconds patience);
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -30,7 +30,7 @@
 #include "operator/runtime/resources.h"
 #include "operator/runtime/watch_caches.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
@@ -467,4 +467,4 @@ std::shared_ptr<prometheus::Collectable> Operator::collectable() const {
   return impl_->collectable();
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

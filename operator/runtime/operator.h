@@ -30,7 +30,7 @@ class Collectable;
 class Registry;
 }  // namespace prometheus
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 struct OperatorOptions {
   // Only this namespace's WeightedJobs ("" = all namespaces).
@@ -105,4 +105,4 @@ class Operator {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -1,6 +1,6 @@
 #include "operator/runtime/reconcile_metrics.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 const prometheus::Summary::Quantiles kQuantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}};
@@ -46,4 +46,4 @@ void ReconcileMetrics::Observe(double seconds, double cpu_seconds, bool ok, size
   jobs_.Set(static_cast<double>(tracked_jobs));
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

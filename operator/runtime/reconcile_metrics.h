@@ -15,7 +15,7 @@
 
 #include <cstddef>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 class ReconcileMetrics {
  public:
@@ -33,4 +33,4 @@ class ReconcileMetrics {
   prometheus::Gauge& jobs_;
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

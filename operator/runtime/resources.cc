@@ -3,13 +3,13 @@
 
 #include <string>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 kube::ResourceRef WeightedJobs() {
-  return {std::string(kGroup), std::string(kVersion), "weightedjobs", true, "", ""};
+  return {std::string(api::kGroup), std::string(api::kVersion), "weightedjobs", true, "", ""};
 }
 kube::ResourceRef WeightProfiles() {
-  return {std::string(kGroup), std::string(kVersion), "weightprofiles", false, "", ""};
+  return {std::string(api::kGroup), std::string(api::kVersion), "weightprofiles", false, "", ""};
 }
 kube::ResourceRef Pods() { return {"", "v1", "pods", true, "", ""}; }
 kube::ResourceRef Secrets() { return {"", "v1", "secrets", true, "", ""}; }
@@ -23,4 +23,4 @@ kube::ResourceRef WorkloadPriorityClasses() {
   return {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false, "", ""};
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -8,7 +8,7 @@
 #include "net/kube/client.h"
 #include "operator/api/labels.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 kube::ResourceRef WeightedJobs();
 kube::ResourceRef WeightProfiles();  // cluster-scoped
@@ -21,4 +21,4 @@ kube::ResourceRef Workloads();
 kube::ResourceRef ResourceFlavors();          // cluster-scoped
 kube::ResourceRef WorkloadPriorityClasses();  // cluster-scoped
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -4,7 +4,7 @@
 #include "operator/api/kube_views.h"
 #include "operator/runtime/resources.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using nlohmann::json;
@@ -16,7 +16,7 @@ json Placement(const json& node) {
   json taints = json::array();
   for (const json* taint : json_read::ObjectsAt(spec, "taints")) taints.push_back(*taint);
   return {{"labels", json_read::StringMapAt(json_read::At(node, "metadata"), "labels")},
-          {"ready", ReadNode(node).ready},
+          {"ready", api::ReadNode(node).ready},
           {"taints", std::move(taints)},
           {"unschedulable", json_read::FlagAt(spec, "unschedulable")}};
 }
@@ -38,12 +38,12 @@ WatchCaches::WatchCaches(kube::KubeClient& client, const std::string& ns, bool k
   // A pod's or a Workload's job, by the label it carries.
   auto enqueue_owner = [&queue](const json& object) {
     const json& metadata = json_read::At(object, "metadata");
-    const std::string job = json_read::TextAt(json_read::At(metadata, "labels"), kJobLabel);
+    const std::string job = json_read::TextAt(json_read::At(metadata, "labels"), api::kJobLabel);
     if (!job.empty()) queue.Add(json_read::TextAt(metadata, "namespace") + "/" + job);
   };
   kube::InformerOptions by_job = trimmed;
-  by_job.label_selector = std::string(kJobLabel);
-  by_job.index_label = std::string(kJobLabel);
+  by_job.label_selector = std::string(api::kJobLabel);
+  by_job.index_label = std::string(api::kJobLabel);
   pods_ =
       std::make_unique<kube::Informer>(client, Pods().In(ns), by_job, OnEveryChange(enqueue_owner));
   auto enqueue_all = [this, &queue](const json&) {
@@ -93,4 +93,4 @@ void WatchCaches::Stop() {
   for (const auto& [resource, informer] : Started()) informer->Stop();
 }
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

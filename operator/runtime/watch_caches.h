@@ -20,7 +20,7 @@
 #include "net/kube/work_queue.h"
 #include "operator/runtime/job_reconciler.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 
 class WatchCaches {
  public:
@@ -41,4 +41,4 @@ class WatchCaches {
   std::unique_ptr<kube::Informer> jobs_, pods_, nodes_, profiles_, workloads_, flavors_;
 };
 
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -105,7 +105,7 @@ TEST(FailurePolicyAgreementTest, BothDriversFailAndStopAJobAtTheSameVerdict) {
     const auto local = RunFailure(*job, outcome);
     EXPECT_EQ(local.has_value(), op.reason != std::string());
     if (!local) continue;
-    EXPECT_EQ(controller::ReasonName(local->reason), op.reason);
+    EXPECT_EQ(api::ReasonName(local->reason), op.reason);
     // The same words, but where the result is and, for a run stopped
     // early, how much it left.
     std::string expected = op.message;

@@ -60,7 +60,7 @@ TEST(TopViewTest, ReadsTheJobAndItsNodes) {
   ASSERT_TRUE(view.ok()) << view.status().ToString();
   EXPECT_EQ(view->ns, "default");
   EXPECT_EQ(view->name, "primes-300000");
-  EXPECT_EQ(view->phase, controller::JobPhase::kRunning);
+  EXPECT_EQ(view->phase, api::JobPhase::kRunning);
   EXPECT_EQ(view->workload, workload::WorkloadKind::kPrimes);
   EXPECT_EQ(view->policy, "adaptive");
   EXPECT_EQ(view->completed, 75000u);

@@ -281,7 +281,7 @@ TEST(RunHistoryCliTest, JsonHasTheEnergyAndEachNodesDeviation) {
 }
 
 // An exec job's history is kept under its worker image, as the operator keeps
-// it (controller::HistoryKey); primes under its kind.
+// it (api::HistoryKey); primes under its kind.
 TEST(RunHistoryCliTest, AnExecJobIsKeptUnderItsImage) {
   const fs::path dir = HistoryTestDir();
   const std::string exec = "workload:\n  exec: {command: [sh, -c, 'true']}\nitems: 4\n";

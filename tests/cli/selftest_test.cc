@@ -43,7 +43,7 @@ TEST(SelftestTest, JobIsAWeightedJobTheOperatorAccepts) {
   EXPECT_EQ(job["apiVersion"], "ballast.io/v1alpha1");
   EXPECT_EQ(job["kind"], "WeightedJob");
   EXPECT_EQ(job["metadata"]["namespace"], "ballast-system");
-  const auto parsed = controller::ParseWeightedJobSpec(job["spec"], "ballast-selftest");
+  const auto parsed = api::ParseWeightedJobSpec(job["spec"], "ballast-selftest");
   ASSERT_TRUE(parsed.spec.has_value()) << parsed.error.status.ToString();
   EXPECT_EQ(parsed.spec->job.workload.primes.limit, 50000u);
   EXPECT_EQ(parsed.spec->job.profile, "boards");

@@ -13,8 +13,16 @@ it may not include, and then what that header includes must be allowed to
 the room as well, so a header named in a cell cannot bring the rest of its
 folder in.
 
+A room of a split folder other than core/ (operator/api) is also a
+namespace, named as its folder (ballast::api): every named namespace its
+files and its tests' files (tests/operator/api) open is that one or one
+inside it (ballast::api::pod_template_test); anonymous ones are free, and
+so is another's namespace that only declares its types ahead
+(`namespace prometheus { class Registry; }`).
+
 Exits 1 naming each include that breaks the table (file, line, what it
-includes, what its folder may include) and each cycle; 0 when none does.
+includes, what its folder may include), each cycle and each namespace
+outside its room's; 0 when none does.
 """
 import collections
 import pathlib
@@ -22,6 +30,15 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+# What is not code: comments, string and character literals (a digit
+# separator, 1'000, is no character literal).
+NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|R"([^(\s]*)\(.*?\)\1"|"(?:\\.|[^"\\\n])*"'
+                      r"|(?<![\w'])'(?:\\.|[^'\\\n])*'", re.S)
+# A namespace opened (`namespace a::b {`, `namespace {`) or a brace.
+NAMESPACE_OR_BRACE = re.compile(r"\bnamespace\s+([A-Za-z_][\w:]*\s*)?\{|[{}]")
+# The body of a namespace that only declares another's types ahead
+# (`namespace prometheus { class Registry; }`).
+FORWARD_ONLY = re.compile(r"\s*(?:(?:class|struct)\s+\w+\s*;\s*)*")
 HEADING = "## Which folder may include which"
 
 
@@ -112,6 +129,45 @@ def through_header(root, rules, rule, source, header, seen):
     return breaks
 
 
+def namespaces(path):
+    """(line number, full name, body) of each named namespace `path` opens,
+    the names of the namespaces it is opened in included (anonymous ones add
+    no part to the name); the body is the code between its braces."""
+    text = NOT_CODE.sub(lambda m: "\n" * m.group(0).count("\n"),
+                        path.read_text(encoding="utf-8", errors="replace"))
+    stack, found = [], []
+    for match in NAMESPACE_OR_BRACE.finditer(text):
+        if match.group(0) == "}":
+            if stack:
+                name, line, start = stack.pop()
+                if name:
+                    outer = [part[0] for part in stack if part[0]]
+                    found.append((line, "::".join(outer + [name]), text[start:match.start()]))
+            continue
+        name = "" if match.group(0) == "{" else (match.group(1) or "").strip()
+        stack.append((name, text.count("\n", 0, match.start()) + 1, match.end()))
+    return sorted(found)
+
+
+def rooms_of(rules):
+    """{room: its namespace} for each row of a split folder other than core's
+    (operator/api: ballast::api)."""
+    return {folder: "ballast::" + folder.split("/")[-1] for folder in rules
+            if "/" in folder and not folder.startswith("core/")}
+
+
+def namespace_problems(root, rel, rooms):
+    """Each namespace that `rel` (a room's file, or a test's of tests/<room>)
+    opens outside its room's."""
+    for room, wanted in rooms.items():
+        if below(rel, room) or below(rel, "tests/" + room):
+            return [f"{rel}:{number}: opens namespace {name}, but the room {room} is namespace {wanted}"
+                    for number, name, body in namespaces(root / rel)
+                    if name != wanted and not name.startswith(wanted + "::")
+                    and not FORWARD_ONLY.fullmatch(body)]
+    return []
+
+
 def main():
     root = pathlib.Path(sys.argv[1]).resolve()
     rules = read_table(root)
@@ -119,6 +175,7 @@ def main():
     skipped = {d.name for d in root.iterdir()
                if d.is_dir() and (d.name.startswith(".") or (d / "CMakeCache.txt").exists())}
     problems = []
+    rooms = rooms_of(rules)
     core_edges = collections.defaultdict(set)
     sources = [p for d in sorted(root.iterdir()) if d.is_dir() and d.name not in skipped
                for p in sorted(d.rglob("*"))]
@@ -126,6 +183,7 @@ def main():
         if path.suffix not in (".h", ".cc") or not path.is_file():
             continue
         rel = path.relative_to(root).as_posix()
+        problems += namespace_problems(root, rel, rooms)
         source = folder_of(rules, rel)
         if source is None:
             continue
@@ -168,7 +226,8 @@ def main():
         print(f"include_rules: {len(problems)} problem(s); the table: DEVELOPERS.md, '{HEADING}'")
         return 1
     print(f"include_rules: every include keeps DEVELOPERS.md's table ({len(rules)} rows); "
-          f"core's {len(core_edges)} folders that include others form no cycle")
+          f"core's {len(core_edges)} folders that include others form no cycle; "
+          f"each of the {len(rooms)} rooms ({', '.join(sorted(rooms))}) and its tests keep to its namespace")
     return 0
 
 

@@ -3,7 +3,8 @@
 passes, one it does not is named with its file and line, a folder without a
 row is named, a cycle between core's folders is found; a folder split into
 rows (operator/) is checked room by room, and a header a cell names alone
-may not bring in what the room may not include."""
+may not bring in what the room may not include; a room's files and its
+tests open only the room's namespace (and ones inside it)."""
 import pathlib
 
 from tree_check import expect, run_on_tree
@@ -78,3 +79,31 @@ expect(code == 1 and "operator/controller/d.h:1: includes coordinator/types.h, w
 code, out = run({"operator/webhook/w.cc": "int x;\n"})
 expect(code == 1 and "operator/webhook/w.cc: its folder operator/webhook has no row in the table" in out,
        "a new room of a split folder needs a row of its own", out)
+
+# A room is a namespace, named as its folder.
+code, out = run({"operator/api/job.h": "namespace ballast::api {\nstruct Job {};\n}\n",
+                 "operator/api/job.cc": "namespace ballast::api {\nnamespace {\nint x;\n}\n}\n",
+                 "operator/controller/decide.cc":
+                     "namespace ballast::controller::decide {\nvoid f() { if (true) { } }\n}\n",
+                 "operator/runtime/loop.h": "namespace prometheus {\nclass Registry;\nstruct Family;\n}\n"
+                                            "namespace ballast::runtime {\n"
+                                            "// namespace ballast::controller {\n"
+                                            "const char* s = \"namespace x {\";\nint n = 1'000'000;\n}\n",
+                 "tests/operator/api/job_test.cc": "namespace ballast::api::job_test {\n}\n",
+                 "tests/operator/e2e/e.cc": "namespace ballast::operator_e2e {\n}\n"})
+expect(code == 0, "a room's files and tests open its namespace, ones inside it, anonymous ones, and "
+       "others' only to declare types ahead; comments and strings are no code", out)
+code, out = run({"operator/api/job.h": "namespace ballast::api {\n}\nnamespace ballast::controller {\nint x;\n}\n"})
+expect(code == 1 and "operator/api/job.h:3: opens namespace ballast::controller, but the room operator/api "
+       "is namespace ballast::api" in out, "a model's header in the decisions' namespace is named", out)
+code, out = run({"operator/runtime/r.cc": "namespace ballast {\nnamespace controller {\nvoid f();\n}\n}\n"})
+expect(code == 1 and "operator/runtime/r.cc:2: opens namespace ballast::controller, but the room "
+       "operator/runtime is namespace ballast::runtime" in out and "r.cc:1: opens namespace ballast," in out,
+       "a namespace opened inside another is named by its full name; ballast alone is no room's", out)
+code, out = run({"tests/operator/controller/d_test.cc": "namespace ballast::api {\nint x;\n}\n"})
+expect(code == 1 and "tests/operator/controller/d_test.cc:1: opens namespace ballast::api, but the room "
+       "operator/controller is namespace ballast::controller" in out,
+       "a room's tests keep to the room's namespace", out)
+code, out = run({"operator/controller/d.h": "namespace ballast::controllers {\nint x;\n}\n"})
+expect(code == 1 and "opens namespace ballast::controllers" in out,
+       "a namespace that only begins with the room's name is another", out)

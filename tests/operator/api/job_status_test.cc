@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -25,4 +25,4 @@ TEST(ProgressText, RoundsDownAndSaysHundredOnlyWhenDone) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::api

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -259,4 +259,4 @@ TEST(CpuCores, ReadsMillicoresAndDecimalsAndRefusesTheRest) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::api

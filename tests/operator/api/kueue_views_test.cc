@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -110,4 +110,4 @@ TEST(KueueViewsTest, ReadsAFlavor) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::api

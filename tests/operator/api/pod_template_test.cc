@@ -13,7 +13,7 @@
 
 // A namespace of its own: the unity build compiles this file with the other
 // tests of the spec, whose helpers have the same names.
-namespace ballast::controller::pod_template_test {
+namespace ballast::api::pod_template_test {
 namespace {
 
 using nlohmann::json;
@@ -33,8 +33,8 @@ json WithTemplate(json spec, const json& pod_spec, const json& metadata = json()
 
 json Containers(json worker) { return json::array({std::move(worker)}); }
 
-WorkerPodSettings Settings() {
-  WorkerPodSettings settings;
+controller::WorkerPodSettings Settings() {
+  controller::WorkerPodSettings settings;
   settings.coordinator_url = "http://coordinator:8080";
   settings.coordinator_job = "lab.p";
   settings.default_image = "ballast-worker:default";
@@ -46,11 +46,11 @@ ObjectMeta Meta() {
 }
 
 // The pod of `spec` on node pi4b-0; fails the test when the spec is refused.
-json PodOf(const json& spec, const WorkerPodSettings& settings = Settings()) {
+json PodOf(const json& spec, const controller::WorkerPodSettings& settings = Settings()) {
   ParsedSpec parsed = ParseWeightedJobSpec(spec, "p");
   EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
   if (!parsed.spec) return json();
-  return BuildWorkerPod(Meta(), *parsed.spec, "pi4b-0", settings);
+  return controller::BuildWorkerPod(Meta(), *parsed.spec, "pi4b-0", settings);
 }
 
 struct Refusal {
@@ -478,14 +478,14 @@ TEST(PodTemplateTest, TheRequiredNodeAffinityChoosesTheNodes) {
     return ReadNode({{"metadata", {{"name", "n"}, {"labels", {{"arch", arch}}}}},
                      {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
   };
-  EXPECT_EQ(
-      Ineligibility(node("arm64"), pods.node_selector, pods.tolerations, pods.node_affinity_terms),
-      "");
-  EXPECT_EQ(
-      Ineligibility(node("arm"), pods.node_selector, pods.tolerations, pods.node_affinity_terms),
-      "node n: matches none of the required node affinity's terms "
-      "(spec.template.spec.affinity.nodeAffinity)");
+  EXPECT_EQ(controller::Ineligibility(node("arm64"), pods.node_selector, pods.tolerations,
+                                      pods.node_affinity_terms),
+            "");
+  EXPECT_EQ(controller::Ineligibility(node("arm"), pods.node_selector, pods.tolerations,
+                                      pods.node_affinity_terms),
+            "node n: matches none of the required node affinity's terms "
+            "(spec.template.spec.affinity.nodeAffinity)");
 }
 
 }  // namespace
-}  // namespace ballast::controller::pod_template_test
+}  // namespace ballast::api::pod_template_test

@@ -9,7 +9,7 @@
 #include "core/common/utf8.h"
 #include "operator/api/weighted_job.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -279,4 +279,4 @@ TEST(WeightedJobStatusTest, AtMostAHundredNodesAreWrittenWhole) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::api

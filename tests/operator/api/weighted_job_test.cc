@@ -13,7 +13,7 @@
 #include "core/job/job_json.h"
 #include "tests/support/yaml_to_json.h"
 
-namespace ballast::controller {
+namespace ballast::api {
 namespace {
 
 using nlohmann::json;
@@ -310,4 +310,4 @@ TEST(WeightedJobSpecTest, AWorkerStartTimeoutIsWholeSecondsUpToADay) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::api

@@ -12,10 +12,10 @@ namespace {
 using nlohmann::json;
 
 // The view of a Node `name` labelled with `arch` ("": no label).
-NodeView NodeOf(const std::string& name, const std::string& arch) {
+api::NodeView NodeOf(const std::string& name, const std::string& arch) {
   json node = {{"metadata", {{"name", name}, {"labels", json::object()}}}};
   if (!arch.empty()) node["metadata"]["labels"][kArchLabel] = arch;
-  return ReadNode(node);
+  return api::ReadNode(node);
 }
 
 TEST(ArchitecturesTest, FlagsAreReadIntoSettings) {

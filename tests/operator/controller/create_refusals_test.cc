@@ -64,7 +64,7 @@ TEST(CreateRefusalsTest, RefusalsAreClassifiedFromTheServersAnswer) {
     SCOPED_TRACE(c.message);
     const CreateRefusal refusal = ClassifyCreateRefusal(Answer(c.code, c.message));
     EXPECT_EQ(refusal.kind, c.kind);
-    EXPECT_EQ(ReasonName(RefusalReason(refusal.kind)), std::string(c.reason));
+    EXPECT_EQ(api::ReasonName(RefusalReason(refusal.kind)), std::string(c.reason));
     // The API server's words, without the client's prefix: what the user reads.
     EXPECT_EQ(refusal.message, c.message);
   }

@@ -19,8 +19,8 @@ constexpr milliseconds kStartTimeout{5000};
 World ArmWorld() {
   World world;
   world.options.worker_start_timeout = kStartTimeout;
-  EXPECT_EQ(NodeArchitecture(ReadNode(world.nodes[0])), "arm");
-  EXPECT_EQ(NodeArchitecture(ReadNode(world.nodes[1])), "arm64");
+  EXPECT_EQ(NodeArchitecture(api::ReadNode(world.nodes[0])), "arm");
+  EXPECT_EQ(NodeArchitecture(api::ReadNode(world.nodes[1])), "arm64");
   return world;
 }
 
@@ -48,7 +48,7 @@ std::vector<std::string> LostWorkers(const Decision& decision) {
 const RecordEvent* EventWith(const Decision& decision, const std::string& reason) {
   for (const auto& action : decision.actions) {
     const auto* event = std::get_if<RecordEvent>(&action);
-    if (event && ReasonName(event->reason) == reason) return event;
+    if (event && api::ReasonName(event->reason) == reason) return event;
   }
   return nullptr;
 }

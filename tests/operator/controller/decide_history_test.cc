@@ -22,7 +22,7 @@ std::map<std::string, double> Registered(const Decision& decision) {
 
 std::string StartedMessage(const Decision& decision) {
   for (const auto& event : ActionsOf<RecordEvent>(decision)) {
-    if (event.reason == Reason::kStarted) return event.message;
+    if (event.reason == api::Reason::kStarted) return event.message;
   }
   return "";
 }
@@ -126,7 +126,7 @@ TEST(DecideHistoryTest, ASourceThatCouldNotAnswerGivesAnEventAndTheFuzzyWeights)
   const Decision decision = world.Pass();
   const auto events = ActionsOf<RecordEvent>(decision);
   const auto unavailable = std::find_if(events.begin(), events.end(), [](const auto& event) {
-    return event.reason == Reason::kHistoryUnavailable;
+    return event.reason == api::Reason::kHistoryUnavailable;
   });
   ASSERT_NE(unavailable, events.end());
   EXPECT_TRUE(unavailable->warning);
@@ -144,7 +144,7 @@ TEST(DecideHistoryTest, ASucceededJobRecordsItsSpeedsAndShowsThemAgainstThePrior
   world.view = View(2000, /*done=*/true);
   world.view->workers[0].cost = 300;  // 37.5 cost units per busy second (busy 8 s)
   const Decision decision = world.Pass();
-  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  ASSERT_EQ(decision.status.phase, api::JobPhase::kSucceeded);
   const auto records = ActionsOf<RecordSpeeds>(decision);
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].history_key.text(), "primes");
@@ -212,7 +212,7 @@ Decision Finish(World& world, double pi3b_speed) {
   return world.Pass();
 }
 
-std::vector<RecordEvent> EventsOf(const Decision& decision, Reason reason) {
+std::vector<RecordEvent> EventsOf(const Decision& decision, api::Reason reason) {
   std::vector<RecordEvent> out;
   for (const auto& event : ActionsOf<RecordEvent>(decision)) {
     if (event.reason == reason) out.push_back(event);
@@ -220,7 +220,7 @@ std::vector<RecordEvent> EventsOf(const Decision& decision, Reason reason) {
   return out;
 }
 
-const NodeRow& RowOf(const Decision& decision, const std::string& name) {
+const api::NodeRow& RowOf(const Decision& decision, const std::string& name) {
   for (const auto& row : *decision.status.nodes) {
     if (row.name == name) return row;
   }
@@ -233,11 +233,11 @@ TEST(DecideHealthTest, ABaselineOfOneJobJudgesNothing) {
   World one = Running(Known(
       {{"pi3b-worker", 1.0, 1, 60}, {"pi4b-master", 1.0, 1, 60}, {"pi4b-worker", 1.0, 1, 60}}));
   const Decision decision = Finish(one, 40);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeBelowBaseline).empty());
   EXPECT_FALSE(RowOf(decision, "pi3b-worker").baseline_ratio);
   World two = Running(Known(
       {{"pi3b-worker", 1.0, 2, 60}, {"pi4b-master", 1.0, 2, 60}, {"pi4b-worker", 1.0, 2, 60}}));
-  EXPECT_EQ(EventsOf(Finish(two, 40), Reason::kNodeBelowBaseline).size(), 2u);
+  EXPECT_EQ(EventsOf(Finish(two, 40), api::Reason::kNodeBelowBaseline).size(), 2u);
 }
 
 // pi3b-worker measures 56 where the other two, at 80, put its baseline at
@@ -247,8 +247,8 @@ TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
   world.nodes[0]["metadata"]["uid"] = "node-uid-0";
   world.nodes[0]["metadata"]["labels"]["ballast.io/power-ok"] = "false";
   const Decision decision = Finish(world, 56);
-  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
-  const auto below = EventsOf(decision, Reason::kNodeBelowBaseline);
+  ASSERT_EQ(decision.status.phase, api::JobPhase::kSucceeded);
+  const auto below = EventsOf(decision, api::Reason::kNodeBelowBaseline);
   ASSERT_EQ(below.size(), 2u);
   const std::string figures =
       "pi3b-worker ran at 0.70 of its baseline (measured 56, baseline 80 cost units/s, slow "
@@ -261,7 +261,7 @@ TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
   EXPECT_EQ(below[1].node, "pi3b-worker");  // on the Node
   EXPECT_EQ(below[1].node_uid, "node-uid-0");
   EXPECT_EQ(below[1].message, "WeightedJob ns/p: " + figures);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeAboveBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeAboveBaseline).empty());
 
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_ratio, 0.7);
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "slow");
@@ -285,7 +285,7 @@ TEST(DecideHealthTest, ANodeBelowItsBaselineIsAWarningOnTheJobAndOnTheNode) {
 
   // Once: the next pass of the finished job judges nothing again.
   const Decision again = world.Pass();
-  EXPECT_TRUE(EventsOf(again, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(again, api::Reason::kNodeBelowBaseline).empty());
   EXPECT_EQ(RowOf(again, "pi3b-worker").baseline_ratio, 0.7);
 }
 
@@ -302,7 +302,7 @@ TEST(DecideHealthTest, TheBelowBaselineEventNamesTheBoardsConditionsAndSince) {
     {"type": "BallastBoardThrottled", "status": "False", "reason": "NotThrottled",
      "message": "no frequency capping", "lastTransitionTime": "2026-11-27T08:00:00Z"}])json");
   const Decision decision = Finish(world, 56);
-  const auto below = EventsOf(decision, Reason::kNodeBelowBaseline);
+  const auto below = EventsOf(decision, api::Reason::kNodeBelowBaseline);
   ASSERT_EQ(below.size(), 2u);
   EXPECT_EQ(below[0].message,
             "pi3b-worker ran at 0.70 of its baseline (measured 56, baseline 80 cost units/s, slow "
@@ -314,7 +314,7 @@ TEST(DecideHealthTest, TheBelowBaselineEventNamesTheBoardsConditionsAndSince) {
 TEST(DecideHealthTest, ANodeWellAboveItsBaselineIsNotedAsNormal) {
   World world = RunningWithBaseline();
   const Decision decision = Finish(world, 120);
-  const auto above = EventsOf(decision, Reason::kNodeAboveBaseline);
+  const auto above = EventsOf(decision, api::Reason::kNodeAboveBaseline);
   ASSERT_EQ(above.size(), 2u);
   EXPECT_FALSE(above[0].warning);
   EXPECT_EQ(above[0].message,
@@ -322,7 +322,7 @@ TEST(DecideHealthTest, ANodeWellAboveItsBaselineIsNotedAsNormal) {
             "slow below 0.75, 8.0 s computing): normal, fast");
   EXPECT_EQ(above[1].node, "pi3b-worker");
   EXPECT_FALSE(above[1].warning);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeBelowBaseline).empty());
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "fast");
   // The others at their baselines: the median of three ignores the fast one.
   EXPECT_EQ(RowOf(decision, "pi4b-master").baseline_ratio, 1);
@@ -335,8 +335,8 @@ TEST(DecideHealthTest, ANodeWellAboveItsBaselineIsNotedAsNormal) {
 TEST(DecideHealthTest, WithinItsBaselineANodeGivesNoEvent) {
   World world = RunningWithBaseline();
   const Decision decision = Finish(world, 76);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeAboveBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeAboveBaseline).empty());
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_ratio, 0.95);
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "normal");
 }
@@ -346,14 +346,14 @@ TEST(DecideHealthTest, WithinItsBaselineANodeGivesNoEvent) {
 TEST(DecideHealthTest, WithoutABaselineOrEnoughComputingNothingIsJudged) {
   World world = Running();
   Decision decision = Finish(world, 20);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeBelowBaseline).empty());
   for (const auto& row : *decision.status.nodes) EXPECT_FALSE(row.baseline_ratio) << row.name;
   EXPECT_TRUE(ActionsOf<RecordSpeeds>(decision).at(0).winsorized.empty());
 
   World brief = RunningWithBaseline();
   brief.options.deviation.min_busy_seconds = 10;  // each computed 8 s
   decision = Finish(brief, 20);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeBelowBaseline).empty());
   EXPECT_FALSE(RowOf(decision, "pi3b-worker").baseline_ratio);
 }
 
@@ -362,7 +362,7 @@ TEST(DecideHealthTest, TheSlowRatioIsASetting) {
   World world = RunningWithBaseline();
   world.options.deviation.slow_ratio = 0.65;
   const Decision decision = Finish(world, 56);
-  EXPECT_TRUE(EventsOf(decision, Reason::kNodeBelowBaseline).empty());
+  EXPECT_TRUE(EventsOf(decision, api::Reason::kNodeBelowBaseline).empty());
   EXPECT_EQ(RowOf(decision, "pi3b-worker").baseline_verdict, "normal");
 }
 
@@ -380,7 +380,7 @@ TEST(DecideEnergyTest, ASucceededJobStatesItsEstimatedEnergyInTotalAndPerNode) {
   world.nodes[2]["metadata"]["labels"] = json::object();  // no board, no figures
   world.view = View(2000, /*done=*/true);
   const Decision decision = world.Pass();
-  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  ASSERT_EQ(decision.status.phase, api::JobPhase::kSucceeded);
   ASSERT_TRUE(decision.status.energy);
   const json& energy = *decision.status.energy;
   EXPECT_EQ(energy["joules"], 88);
@@ -406,7 +406,7 @@ TEST(DecideEnergyTest, APowerLabelOutOfRangeIsIgnoredWithAWarning) {
   world.view = View(2000, /*done=*/true);
   const Decision clean = world.Pass();
   ASSERT_TRUE(clean.status.energy);
-  EXPECT_TRUE(EventsOf(clean, Reason::kNodeLabelDefaulted).empty());
+  EXPECT_TRUE(EventsOf(clean, api::Reason::kNodeLabelDefaulted).empty());
 
   World labelled = Running();
   labelled.nodes[0]["metadata"]["labels"]["ballast.io/power-load-w"] = "5000";
@@ -414,10 +414,10 @@ TEST(DecideEnergyTest, APowerLabelOutOfRangeIsIgnoredWithAWarning) {
   labelled.nodes[2]["metadata"]["labels"]["ballast.io/power-idle-w"] = "-2";
   labelled.view = View(2000, /*done=*/true);
   const Decision decision = labelled.Pass();
-  ASSERT_EQ(decision.status.phase, JobPhase::kSucceeded);
+  ASSERT_EQ(decision.status.phase, api::JobPhase::kSucceeded);
   ASSERT_TRUE(decision.status.energy);
   EXPECT_EQ((*decision.status.energy)["joules"], (*clean.status.energy)["joules"]);
-  const auto events = EventsOf(decision, Reason::kNodeLabelDefaulted);
+  const auto events = EventsOf(decision, api::Reason::kNodeLabelDefaulted);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_TRUE(events[0].warning);
   EXPECT_EQ(events[0].message,
@@ -439,7 +439,7 @@ TEST(DecideEnergyTest, ABoardKindGivesTheFiguresWithoutLabels) {
   ASSERT_TRUE(decision.status.energy);
   std::vector<health::NodeUsage> usage;
   for (size_t i = 0; i < kNodes.size(); ++i) {
-    const NodeView node = ReadNode(world.nodes[i]);
+    const api::NodeView node = api::ReadNode(world.nodes[i]);
     usage.push_back(
         {kNodes[i], health::NodePower(node.meta.labels), 8, world.view->workers[i].items});
   }

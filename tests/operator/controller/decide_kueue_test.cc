@@ -16,7 +16,7 @@ constexpr char kWorkload[] = "weightedjob-p-job-u";
 
 // The Workload as the API server holds it: `count` workers, the conditions
 // given (type -> status, reason, message), admitted to `flavor` when given.
-json WorkloadJson(int count, const std::map<std::string, KueueCondition>& conditions,
+json WorkloadJson(int count, const std::map<std::string, api::KueueCondition>& conditions,
                   const std::string& flavor = "", int reclaimable = 0,
                   const std::string& version = "1") {
   json object = {{"metadata",
@@ -50,7 +50,7 @@ json WorkloadJson(int count, const std::map<std::string, KueueCondition>& condit
   return object;
 }
 
-std::map<std::string, KueueCondition> AdmittedConditions() {
+std::map<std::string, api::KueueCondition> AdmittedConditions() {
   return {{"QuotaReserved", {true, "QuotaReserved", "Quota reserved in ClusterQueue cq"}},
           {"Admitted", {true, "Admitted", "The workload is admitted"}}};
 }
@@ -65,10 +65,10 @@ World Queued() {
 }
 
 // Admits the queued world's Workload (of `count`) to flavor `flavor`.
-void Admit(World& world, int count, const FlavorView& flavor, int reclaimable = 0,
+void Admit(World& world, int count, const api::FlavorView& flavor, int reclaimable = 0,
            const std::string& version = "2") {
-  world.queue->workload =
-      ReadWorkload(WorkloadJson(count, AdmittedConditions(), flavor.name, reclaimable, version));
+  world.queue->workload = api::ReadWorkload(
+      WorkloadJson(count, AdmittedConditions(), flavor.name, reclaimable, version));
   world.queue->flavors = {flavor};
 }
 
@@ -76,7 +76,7 @@ void Admit(World& world, int count, const FlavorView& flavor, int reclaimable = 
 World QueuedRunning() {
   World world = Queued();
   world.Pass();  // asks for the Workload
-  Admit(world, 3, FlavorView{"default", {}, json::array()});
+  Admit(world, 3, api::FlavorView{"default", {}, json::array()});
   world.Pass();  // registers
   world.view = View(0);
   world.Pass();  // creates the pods
@@ -125,7 +125,7 @@ TEST(DecideKueueTest, AnAdmissionToAFlavorNoResourceFlavorIsHoldsTheJobInsteadOf
   World world = Queued();
   world.nodes[1]["metadata"]["labels"]["pool"] = "fast";
   world.Pass();
-  world.queue->workload = ReadWorkload(WorkloadJson(3, AdmittedConditions(), "ghost"));
+  world.queue->workload = api::ReadWorkload(WorkloadJson(3, AdmittedConditions(), "ghost"));
   world.queue->flavors.clear();
   Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
@@ -134,14 +134,14 @@ TEST(DecideKueueTest, AnAdmissionToAFlavorNoResourceFlavorIsHoldsTheJobInsteadOf
   EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "WaitingForQueue");
   std::string message;
   for (const auto& c : decision.status.conditions) {
-    if (c.type == ConditionType::kAdmitted) message = c.message;
+    if (c.type == api::ConditionType::kAdmitted) message = c.message;
   }
   EXPECT_EQ(message, std::string("Kueue admitted Workload ") + kWorkload +
                          " to flavor ghost, which no ResourceFlavor of the cluster is: the nodes "
                          "it stands for are not known, so the job does not start (it would run "
                          "on any node)");
   // The flavor appears: the job starts on its nodes alone.
-  world.queue->flavors = {FlavorView{"ghost", {{"pool", "fast"}}, json::array()}};
+  world.queue->flavors = {api::FlavorView{"ghost", {{"pool", "fast"}}, json::array()}};
   decision = world.Pass();
   const auto registered = ActionsOf<RegisterJob>(decision);
   ASSERT_EQ(registered.size(), 1u);
@@ -151,7 +151,7 @@ TEST(DecideKueueTest, AnAdmissionToAFlavorNoResourceFlavorIsHoldsTheJobInsteadOf
   // No flavor named at all: nothing to place on; every node runs.
   World bare = Queued();
   bare.Pass();
-  bare.queue->workload = ReadWorkload(WorkloadJson(3, AdmittedConditions()));
+  bare.queue->workload = api::ReadWorkload(WorkloadJson(3, AdmittedConditions()));
   const auto all = ActionsOf<RegisterJob>(bare.Pass());
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].config.workers.size(), 3u);
@@ -167,14 +167,14 @@ TEST(DecideKueueTest, AWorkloadOfTheJobsNameThatIsNotItsOwnIsNamedNotWaitedOnInS
   world.Pass();
   json foreign = WorkloadJson(3, AdmittedConditions(), "default");
   foreign["metadata"]["ownerReferences"] = json::array();
-  world.queue->workload = ReadWorkload(foreign);
-  world.queue->flavors = {FlavorView{"default", {}, json::array()}};
+  world.queue->workload = api::ReadWorkload(foreign);
+  world.queue->flavors = {api::FlavorView{"default", {}, json::array()}};
   Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
   EXPECT_TRUE(ActionsOf<CreateWorkload>(decision).empty());
   std::string message;
   for (const auto& c : decision.status.conditions) {
-    if (c.type == ConditionType::kAdmitted) message = c.message;
+    if (c.type == api::ConditionType::kAdmitted) message = c.message;
   }
   EXPECT_EQ(message, std::string("Workload ") + kWorkload +
                          " is not this job's (its owner references do not name the job: made or "
@@ -186,7 +186,7 @@ TEST(DecideKueueTest, AWorkloadOfTheJobsNameThatIsNotItsOwnIsNamedNotWaitedOnInS
 TEST(DecideKueueTest, AWorkloadNotAdmittedHoldsTheJobWithKueuesReason) {
   World world = Queued();
   world.Pass();
-  world.queue->workload = ReadWorkload(WorkloadJson(
+  world.queue->workload = api::ReadWorkload(WorkloadJson(
       3, {{"QuotaReserved", {false, "Pending", "insufficient quota for cpu in flavor default"}}}));
   const Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<CreateWorkload>(decision).empty());
@@ -194,7 +194,7 @@ TEST(DecideKueueTest, AWorkloadNotAdmittedHoldsTheJobWithKueuesReason) {
   EXPECT_EQ(S(decision)["phase"], "Pending");
   std::string message;
   for (const auto& c : decision.status.conditions) {
-    if (c.type == ConditionType::kAdmitted) message = c.message;
+    if (c.type == api::ConditionType::kAdmitted) message = c.message;
   }
   EXPECT_NE(message.find("insufficient quota for cpu"), std::string::npos) << message;
   EXPECT_NE(message.find(kWorkload), std::string::npos) << message;
@@ -206,9 +206,9 @@ TEST(DecideKueueTest, AdmittedJobStartsOnTheFlavorsNodesAndGivesTheRestBack) {
   world.nodes[2]["metadata"]["labels"]["pool"] = "fast";
   world.Pass();
   Admit(world, 3,
-        FlavorView{"fast",
-                   {{"pool", "fast"}},
-                   json::array({{{"key", "dedicated"}, {"operator", "Exists"}}})});
+        api::FlavorView{"fast",
+                        {{"pool", "fast"}},
+                        json::array({{{"key", "dedicated"}, {"operator", "Exists"}}})});
   Decision decision = world.Pass();
   const auto registered = ActionsOf<RegisterJob>(decision);
   ASSERT_EQ(registered.size(), 1u);
@@ -248,7 +248,7 @@ TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndR
   world.checkpoint->completed.Add({0, 900});
   auto conditions = AdmittedConditions();
   conditions["Evicted"] = {true, "Preempted", "Preempted to accommodate a workload (UID: x)"};
-  world.queue->workload = ReadWorkload(WorkloadJson(3, conditions, "default", 0, "5"));
+  world.queue->workload = api::ReadWorkload(WorkloadJson(3, conditions, "default", 0, "5"));
   Decision decision = world.Pass();
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
   EXPECT_TRUE(ActionsOf<RemoveJob>(decision).empty()) << "workers hand back leases first";
@@ -278,14 +278,14 @@ TEST(DecideKueueTest, EvictionStopsTheJobKeepsItsCheckpointHandsTheQuotaBackAndR
 
   // Kueue queues it again: held, Suspended, until it is admitted.
   world.view.reset();
-  world.queue->workload = ReadWorkload(WorkloadJson(
+  world.queue->workload = api::ReadWorkload(WorkloadJson(
       3, {{"QuotaReserved", {false, "Pending", "waiting"}}, {"Evicted", conditions["Evicted"]}}, "",
       0, "6"));
   decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
   EXPECT_EQ(S(decision)["phase"], "Suspended");
 
-  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "7");
+  Admit(world, 3, api::FlavorView{"default", {}, json::array()}, 0, "7");
   decision = world.Pass();
   const auto registered = ActionsOf<RegisterJob>(decision);
   ASSERT_EQ(registered.size(), 1u);
@@ -313,7 +313,7 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   EXPECT_FALSE(patches[0].status);
   EXPECT_EQ(patches[0].patch["spec"]["active"], false);
   EXPECT_EQ(ConditionReason(S(decision), "Admitted"), "SuspendedByUser");
-  EXPECT_EQ(ConditionReason(StatusToJson(world.memory.written.status), "Admitted"),
+  EXPECT_EQ(ConditionReason(api::StatusToJson(world.memory.written.status), "Admitted"),
             "SuspendedByUser")
       << "handed to the writer";
 
@@ -325,7 +325,7 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
                              "default", 0, "8");
   object["spec"]["active"] = false;
   world.view.reset();
-  world.queue->workload = ReadWorkload(object);
+  world.queue->workload = api::ReadWorkload(object);
   patches = ActionsOf<PatchWorkload>(world.Pass());
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_TRUE(patches[0].status);
@@ -342,13 +342,13 @@ TEST(DecideKueueTest, ASuspendedJobDeactivatesItsWorkloadAndResumesWhenAdmittedA
   object["metadata"]["resourceVersion"] = "9";
   object["status"].erase("admission");
   object["status"]["conditions"] = json::array();
-  world.queue->workload = ReadWorkload(object);
+  world.queue->workload = api::ReadWorkload(object);
   decision = world.Pass();
   patches = ActionsOf<PatchWorkload>(decision);
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_EQ(patches[0].patch["spec"]["active"], true);
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
-  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "10");
+  Admit(world, 3, api::FlavorView{"default", {}, json::array()}, 0, "10");
   const auto registered = ActionsOf<RegisterJob>(world.Pass());
   ASSERT_EQ(registered.size(), 1u);
   ASSERT_TRUE(registered[0].config.resume);
@@ -373,7 +373,7 @@ TEST(DecideKueueTest, AWorkloadKueueDeactivatedStopsTheJobAndStaysInactive) {
                            "time"};
   json object = WorkloadJson(3, conditions, "default", 0, "5");
   object["spec"]["active"] = false;
-  world.queue->workload = ReadWorkload(object);
+  world.queue->workload = api::ReadWorkload(object);
   Decision decision = world.Pass();
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u) << "stopped as when evicted";
   EXPECT_TRUE(ActionsOf<PatchWorkload>(decision).empty());
@@ -391,7 +391,7 @@ TEST(DecideKueueTest, AWorkloadKueueDeactivatedStopsTheJobAndStaysInactive) {
         {"message", "The workload is deactivated due to exceeding the maximum execution time"},
         {"lastTransitionTime", "2027-01-15T08:00:00Z"}}});
   object["metadata"]["resourceVersion"] = "6";
-  world.queue->workload = ReadWorkload(object);
+  world.queue->workload = api::ReadWorkload(object);
   for (int pass = 0; pass < 2; ++pass) {
     decision = world.Pass();
     for (const auto& patch : ActionsOf<PatchWorkload>(decision)) {
@@ -402,14 +402,14 @@ TEST(DecideKueueTest, AWorkloadKueueDeactivatedStopsTheJobAndStaysInactive) {
   }
   std::string message;
   for (const auto& c : decision.status.conditions) {
-    if (c.type == ConditionType::kAdmitted) message = c.message;
+    if (c.type == api::ConditionType::kAdmitted) message = c.message;
   }
   EXPECT_EQ(message, std::string("Kueue deactivated Workload ") + kWorkload +
                          " (DeactivatedDueToMaximumExecutionTimeExceeded: The workload is "
                          "deactivated due to exceeding the maximum execution time); the job "
                          "waits until its spec.active is true again");
   // Activated by someone and admitted again: resumed from the checkpoint.
-  Admit(world, 3, FlavorView{"default", {}, json::array()}, 0, "7");
+  Admit(world, 3, api::FlavorView{"default", {}, json::array()}, 0, "7");
   const auto registered = ActionsOf<RegisterJob>(world.Pass());
   ASSERT_EQ(registered.size(), 1u);
   ASSERT_TRUE(registered[0].config.resume);
@@ -427,7 +427,7 @@ TEST(DecideKueueTest, AWorkloadDeactivatedByHandMidJobStopsTheJobThenIsActivated
   world.checkpoint->completed.Add({0, 900});
   json object = WorkloadJson(3, AdmittedConditions(), "default", 0, "5");
   object["spec"]["active"] = false;
-  world.queue->workload = ReadWorkload(object);
+  world.queue->workload = api::ReadWorkload(object);
   Decision decision = world.Pass();
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 3u);
   EXPECT_NE(S(decision)["phase"], "Pending") << "its workers still compute";
@@ -440,7 +440,7 @@ TEST(DecideKueueTest, AWorkloadDeactivatedByHandMidJobStopsTheJobThenIsActivated
   object["status"].erase("admission");
   object["status"]["conditions"] = json::array();
   object["metadata"]["resourceVersion"] = "6";
-  world.queue->workload = ReadWorkload(object);
+  world.queue->workload = api::ReadWorkload(object);
   const auto patches = ActionsOf<PatchWorkload>(world.Pass());
   ASSERT_EQ(patches.size(), 1u);
   EXPECT_EQ(patches[0].patch["spec"]["active"], true);
@@ -477,7 +477,7 @@ TEST(DecideKueueTest, WorkersWhosePodsFinishedAreReclaimable) {
 TEST(DecideKueueTest, OnlyAQueuedJobsSessionReleasesIdleWorkers) {
   World queued = Queued();
   queued.Pass();
-  Admit(queued, 3, FlavorView{"default", {}, json::array()});
+  Admit(queued, 3, api::FlavorView{"default", {}, json::array()});
   const auto registered = ActionsOf<RegisterJob>(queued.Pass());
   ASSERT_EQ(registered.size(), 1u);
   EXPECT_TRUE(registered[0].config.release_idle);
@@ -538,7 +538,7 @@ World ReleasedInTheTail() {
 // the API server holds it (the last one written), and the token read from
 // the job's Secret; the coordinator's session went with the old process.
 void RestartOperator(World& world) {
-  auto status = StatusFromJson(StatusToJson(world.memory.written.status));
+  auto status = api::StatusFromJson(api::StatusToJson(world.memory.written.status));
   ASSERT_TRUE(status.ok()) << status.status().ToString();
   world.memory = JobMemory{};
   world.memory.written.status = std::move(*status);
@@ -560,7 +560,7 @@ TEST(DecideKueueTest, AReleaseIsSealedBesideTheCheckpointAndWrittenAtOnce) {
   const Decision decision = world.Pass();  // no time passed since the last write
   const auto writes = ActionsOf<WriteStatus>(decision);
   ASSERT_EQ(writes.size(), 1u) << "the release waits for the pacing";
-  const json status = StatusToJson(writes[0].status);
+  const json status = api::StatusToJson(writes[0].status);
   EXPECT_EQ(status["checkpoint"]["claims"]["releasedNodes"], json::array({"pi4b-master"}))
       << status["checkpoint"].dump();
   EXPECT_TRUE(ActionsOf<WriteStatus>(world.Pass()).empty()) << "once";
@@ -573,7 +573,7 @@ TEST(DecideKueueTest, ARestartedOperatorMakesNoPodForAReleasedWorkerAndKeepsItRe
   World world = ReleasedInTheTail();
   world.Pass();
   // Kueue took the count the operator patched.
-  Admit(world, 3, FlavorView{"default", {}, json::array()}, 1, "3");
+  Admit(world, 3, api::FlavorView{"default", {}, json::array()}, 1, "3");
   world.Pass();
   ASSERT_NO_FATAL_FAILURE(RestartOperator(world));
 
@@ -639,7 +639,7 @@ TEST(DecideKueueTest, AJobEvictedAfterAReleaseStopsAndResumesWithoutTheReleasedW
   world.Pass();
   auto conditions = AdmittedConditions();
   conditions["Evicted"] = {true, "Preempted", "Preempted to accommodate a workload (UID: x)"};
-  world.queue->workload = ReadWorkload(WorkloadJson(3, conditions, "default", 1, "5"));
+  world.queue->workload = api::ReadWorkload(WorkloadJson(3, conditions, "default", 1, "5"));
   Decision decision = world.Pass();
   EXPECT_EQ(ActionsOf<DeletePod>(decision).size(), 2u) << "the Succeeded pod stays";
   world.pods.erase(world.pods.begin() + 2);
@@ -650,7 +650,7 @@ TEST(DecideKueueTest, AJobEvictedAfterAReleaseStopsAndResumesWithoutTheReleasedW
   ASSERT_EQ(ActionsOf<PatchWorkload>(decision).size(), 1u) << "the quota handed back";
 
   world.view.reset();
-  Admit(world, 3, FlavorView{"default", {}, json::array()}, 1, "7");
+  Admit(world, 3, api::FlavorView{"default", {}, json::array()}, 1, "7");
   const auto registered = ActionsOf<RegisterJob>(world.Pass());
   ASSERT_EQ(registered.size(), 1u);
   EXPECT_EQ(SessionNodes(registered[0]), (std::vector<std::string>{"pi3b-worker", "pi4b-worker"}));
@@ -680,7 +680,7 @@ TEST(DecideKueueTest, ANodeJoiningMidJobJoinsOnlyWithinTheAdmittedCount) {
   World world = Queued();
   world.nodes[0] = Node(kNodes[0], /*ready=*/false);
   world.Pass();
-  Admit(world, 2, FlavorView{"default", {}, json::array()});
+  Admit(world, 2, api::FlavorView{"default", {}, json::array()});
   world.Pass();
   world.view = View(0);
   world.view->workers.erase(world.view->workers.begin());  // the two nodes that run
@@ -703,12 +703,12 @@ TEST(DecideKueueTest, AJobWithoutAQueueRunsAsBefore) {
 }
 
 TEST(KueueTest, TheWorkloadCarriesTheWorkerPodsRequestsSelectorAndPriority) {
-  const ParsedSpec parsed = ParseWeightedJobSpec(
+  const api::ParsedSpec parsed = api::ParseWeightedJobSpec(
       json::parse(R"({"workload":{"primes":{"limit":4000}},"nodeSelector":{"pool":"a"},
         "worker":{"resources":{"requests":{"cpu":"500m"},"limits":{"cpu":"1"}}}})"),
       "p");
   ASSERT_TRUE(parsed.spec) << parsed.error.status.message();
-  ObjectMeta job;
+  api::ObjectMeta job;
   job.name = "p";
   job.ns = "ns";
   job.uid = "abcdef-123";
@@ -726,12 +726,12 @@ TEST(KueueTest, TheWorkloadCarriesTheWorkerPodsRequestsSelectorAndPriority) {
 }
 
 TEST(KueueTest, PlacingOnAFlavorKeepsTheJobsOwnSelection) {
-  const ParsedSpec parsed = ParseWeightedJobSpec(
+  const api::ParsedSpec parsed = api::ParseWeightedJobSpec(
       json::parse(R"({"workload":{"primes":{"limit":4000}},"nodeSelector":{"pool":"a"}})"), "p");
   ASSERT_TRUE(parsed.spec);
-  const WeightedJobSpec placed = PlaceOnFlavors(
+  const api::WeightedJobSpec placed = PlaceOnFlavors(
       *parsed.spec,
-      {FlavorView{"f", {{"pool", "b"}, {"zone", "z"}}, json::array({{{"key", "t"}}})}});
+      {api::FlavorView{"f", {{"pool", "b"}, {"zone", "z"}}, json::array({{{"key", "t"}}})}});
   EXPECT_EQ(placed.pod_template.node_selector,
             (std::map<std::string, std::string>{{"pool", "a"}, {"zone", "z"}}));
   EXPECT_EQ(placed.pod_template.spec["nodeSelector"]["zone"], "z");
@@ -751,7 +751,7 @@ TEST(KueueTest, AConditionKeepsItsTransitionTimeWhileItsStatusStays) {
 TEST(KueueTest, ADeactivatedWorkloadIsNotRequeued) {
   auto conditions = AdmittedConditions();
   conditions["Evicted"] = {true, "Deactivated", "The workload is deactivated"};
-  const json patch = ClearAdmissionPatch(ReadWorkload(WorkloadJson(1, conditions, "f")), "t");
+  const json patch = ClearAdmissionPatch(api::ReadWorkload(WorkloadJson(1, conditions, "f")), "t");
   for (const auto& c : patch["status"]["conditions"]) {
     if (c["type"] == "Requeued") {
       EXPECT_EQ(c["status"], "False");

@@ -14,12 +14,12 @@ namespace {
 using namespace decide_test;  // NOLINT: the world of every test here
 
 Decision AcceptPass(World& world) {
-  const ParsedSpec spec = ParseWeightedJobSpec(world.job["spec"], "p");
+  const api::ParsedSpec spec = api::ParseWeightedJobSpec(world.job["spec"], "p");
   DecideInput input;
   input.ns = "ns";
   input.name = "p";
   input.id = "ns.p";
-  input.job = ReadJob(world.job);
+  input.job = api::ReadJob(world.job);
   input.spec = &spec;
   input.now = {world.wall, world.steady, Rfc3339(world.wall)};
   Decision decision = Accept(input, world.memory);
@@ -70,7 +70,7 @@ TEST(DecideOutcomeTest, AJobNoOperatorTookInYetIsPendingAtOnceWithAnAcceptedEven
 // the same.
 TEST(DecideOutcomeTest, ThePhaseTheSchemaDefaultsDoesNotHideThatNoOperatorTookTheJobIn) {
   World world;
-  world.memory.written.status = *StatusFromJson(json{{"phase", "Pending"}});
+  world.memory.written.status = *api::StatusFromJson(json{{"phase", "Pending"}});
   ASSERT_TRUE(NeedsAccept(world.memory));
   const Decision decision = AcceptPass(world);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Accepted"});
@@ -496,7 +496,7 @@ TEST(DecideOutcomeTest, AFinishedConditionTheOperatorDidNotSetIsWrittenOver) {
   const auto writes = ActionsOf<WriteStatus>(decision);
   ASSERT_EQ(writes.size(), 1u) << "written at once, not at the next interval";
   EXPECT_TRUE(writes[0].restate_conditions) << "the conditions go whole, past the writer's diff";
-  const json status = StatusToJson(writes[0].status);
+  const json status = api::StatusToJson(writes[0].status);
   EXPECT_EQ(status["phase"], "Running");
   EXPECT_EQ(ConditionStatus(status, "Complete"), "");
   EXPECT_EQ(ConditionStatus(status, "Ready"), "True");

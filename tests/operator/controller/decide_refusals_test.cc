@@ -61,7 +61,7 @@ struct Refused {
 Refused RefuseEveryCreate(World& world, const CreateRefusal& refusal, milliseconds horizon) {
   Refused run;
   const double start = world.wall;
-  const std::string reason = ReasonName(RefusalReason(refusal.kind));
+  const std::string reason = api::ReasonName(RefusalReason(refusal.kind));
   const milliseconds tick = std::chrono::seconds(1);
   for (milliseconds t{0}; t <= horizon; t += tick, Advance(world, tick)) {
     Decision decision = world.Pass();
@@ -76,10 +76,10 @@ Refused RefuseEveryCreate(World& world, const CreateRefusal& refusal, millisecon
     }
     for (const auto& worker : ActionsOf<WorkerLost>(decision)) run.lost.push_back(worker.node);
     for (const auto& event : ActionsOf<RecordEvent>(decision)) {
-      run.warnings += event.warning && ReasonName(event.reason) == reason ? 1 : 0;
+      run.warnings += event.warning && api::ReasonName(event.reason) == reason ? 1 : 0;
     }
     run.last = decision;
-    if (decision.status.Is(JobPhase::kFailed)) {
+    if (decision.status.Is(api::JobPhase::kFailed)) {
       run.failed = decision;
       break;
     }
@@ -124,7 +124,7 @@ TEST(DecideRefusalsTest, TheFirstRefusalIsReportedAtOnceAndThePassComesBackWhenT
   const auto events = ActionsOf<RecordEvent>(refused);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_TRUE(events[0].warning);
-  EXPECT_EQ(ReasonName(events[0].reason), std::string("PodSecurity"));
+  EXPECT_EQ(api::ReasonName(events[0].reason), std::string("PodSecurity"));
   EXPECT_EQ(events[0].message.rfind(kPodSecurity, 0), 0u) << events[0].message;
   ASSERT_TRUE(refused.requeue_after);
   EXPECT_EQ(*refused.requeue_after, milliseconds(1001)) << "when the backoff ends";

@@ -253,7 +253,7 @@ TEST(DecideTest, AFailedInitContainerIsNamedInTheWorkerFailedEvent) {
       json::parse(R"([{"name": "worker", "state": {"waiting": {"reason": "PodInitializing"}}}])");
   const auto events = ActionsOf<RecordEvent>(world.Pass());
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].reason, Reason::kWorkerFailed);
+  EXPECT_EQ(events[0].reason, api::Reason::kWorkerFailed);
   EXPECT_NE(events[0].message.find(
                 "(init container bundle: exit code 2: /ballast is not empty); failure 1"),
             std::string::npos)
@@ -273,7 +273,7 @@ TEST(DecideTest, APodFieldOfTheWrongTypeReadsAsAbsentAndThePassGoesOn) {
   ASSERT_NO_THROW(decision = world.Pass());
   const auto events = ActionsOf<RecordEvent>(decision);
   ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events[0].reason, Reason::kWorkerFailed);
+  EXPECT_EQ(events[0].reason, api::Reason::kWorkerFailed);
   EXPECT_NE(events[0].message.find("failed (exit code -1); failure 1"), std::string::npos)
       << events[0].message;
   // A node whose conditions cannot be read is not Ready: its worker is lost.
@@ -592,7 +592,7 @@ TEST(DecideTest, AStartTimeWithoutSealedClaimsIsBoundedByTheJobsCreation) {
   World world;
   world.job["metadata"]["creationTimestamp"] = Rfc3339(kStart - 5);
   world.memory.written.status.observed_generation = 1;
-  world.memory.written.status.phase = JobPhase::kRunning;
+  world.memory.written.status.phase = api::JobPhase::kRunning;
   world.memory.written.status.start_time = "2020-01-01T00:00:00Z";  // before the job existed
   Decision decision = world.Pass();
   ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
@@ -601,7 +601,7 @@ TEST(DecideTest, AStartTimeWithoutSealedClaimsIsBoundedByTheJobsCreation) {
 
   World later;
   later.memory.written.status.observed_generation = 1;
-  later.memory.written.status.phase = JobPhase::kRunning;
+  later.memory.written.status.phase = api::JobPhase::kRunning;
   later.memory.written.status.start_time = Rfc3339(kStart + 3600);  // still to come
   decision = later.Pass();
   EXPECT_EQ(S(decision)["startTime"], Rfc3339(kStart));
@@ -636,8 +636,8 @@ TEST(DecideTest, BeforeTheDeadlineThePassComesBackAtIt) {
 TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
   World world;
   world.job["spec"]["ttlSecondsAfterFinished"] = 30;
-  world.memory.written.status =
-      *StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
+  world.memory.written.status = *api::StatusFromJson(
+      json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   const double finished = 1800000000;  // 2027-01-15T08:00:00Z
   world.wall = finished + 10;
   Decision decision = world.Pass();
@@ -656,8 +656,8 @@ TEST(DecideTest, AFinishedJobIsDeletedAfterItsTtlOnceItsFinalStatusIsWritten) {
 // A finished job whose workers exited: `pods` of kNodes in `phase`.
 World FinishedWithPods(const std::string& phase) {
   World world;
-  world.memory.written.status =
-      *StatusFromJson(json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
+  world.memory.written.status = *api::StatusFromJson(
+      json{{"phase", "Succeeded"}, {"completionTime", "2027-01-15T08:00:00Z"}});
   for (size_t i = 0; i < kNodes.size(); ++i) {
     world.pods.push_back(Pod(kNodes[i], phase, "u" + std::to_string(i)));
   }
@@ -725,7 +725,7 @@ TEST(DecideTest, ThePodTtlAndTheJobTtlWakeThePassAtTheEarlierOfThem) {
 TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
   World world;
   world.memory.written.status =
-      *StatusFromJson(json{{"phase", "Running"}, {"startTime", Rfc3339(kStart - 60)}});
+      *api::StatusFromJson(json{{"phase", "Running"}, {"startTime", Rfc3339(kStart - 60)}});
   world.secret_token = "earlier";
   Decision decision = world.Pass();
   ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
@@ -819,7 +819,7 @@ TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
 
 TEST(DecideTest, AWriteTheApiServerRefusedFailsTheJobWithItsReason) {
   World world = Running();
-  world.refusal_reason = Reason::kWorkerPodRefused;
+  world.refusal_reason = api::Reason::kWorkerPodRefused;
   world.refusal = "Pod \"p-pi3b-worker\" is invalid: spec.containers[0].resources";
   const Decision decision = world.Pass();
   EXPECT_EQ(S(decision)["phase"], "Failed");

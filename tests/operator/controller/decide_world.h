@@ -110,7 +110,7 @@ struct World {
   std::optional<coordinator::Checkpoint> checkpoint;  // with a view: empty when unset
   WritesInFlight writes;
   std::optional<std::string> secret_token;
-  Reason refusal_reason = Reason::kWorkerPodRefused;
+  api::Reason refusal_reason = api::Reason::kWorkerPodRefused;
   std::string refusal;
   std::optional<CreateRefusal> create_refusal;  // the last create task's, collected this pass
   std::optional<std::string> items_missing;     // the itemsFrom ConfigMap is not there
@@ -131,15 +131,15 @@ struct World {
 
   // One pass: Decide on what is set, its memory kept for the next.
   Decision Pass() {
-    const ParsedSpec spec = ParseWeightedJobSpec(job["spec"], "p");
+    const api::ParsedSpec spec = api::ParseWeightedJobSpec(job["spec"], "p");
     DecideInput input;
     input.ns = "ns";
     input.name = "p";
     input.id = "ns.p";
-    input.job = ReadJob(job);
+    input.job = api::ReadJob(job);
     input.spec = &spec;
-    for (const json& pod : pods) input.pods.push_back(ReadPod(pod));
-    for (const json& node : nodes) input.nodes.push_back(ReadNode(node));
+    for (const json& pod : pods) input.pods.push_back(api::ReadPod(pod));
+    for (const json& node : nodes) input.nodes.push_back(api::ReadNode(node));
     input.profile = profile;
     input.view = view;
     if (view) input.checkpoint = checkpoint.value_or(coordinator::Checkpoint{});
@@ -161,7 +161,7 @@ struct World {
 };
 
 // The status a decision wants, as the API server gets it.
-inline json S(const Decision& decision) { return StatusToJson(decision.status); }
+inline json S(const Decision& decision) { return api::StatusToJson(decision.status); }
 
 template <typename T>
 std::vector<T> ActionsOf(const Decision& decision) {
@@ -179,7 +179,7 @@ inline std::vector<RecordEvent> Events(const Decision& decision) {
 inline std::vector<std::string> EventReasons(const Decision& decision) {
   std::vector<std::string> out;
   for (const auto& event : ActionsOf<RecordEvent>(decision)) {
-    out.push_back(ReasonName(event.reason));
+    out.push_back(api::ReasonName(event.reason));
   }
   return out;
 }

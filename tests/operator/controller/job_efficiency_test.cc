@@ -189,7 +189,7 @@ TEST(JobEfficiencyTest, NothingMeasuredGivesZeroNotNan) {
 
 TEST(JobEfficiencyTest, DeclaredSpeedIsAFinitePositiveNumberOrNothing) {
   auto node = [](const json& value) {
-    return ReadNode(
+    return api::ReadNode(
         json{{"metadata", {{"annotations", {{std::string(kNodeSpeedAnnotation), value}}}}}});
   };
   EXPECT_EQ(DeclaredSpeed(node("0.5")), 0.5);
@@ -198,11 +198,11 @@ TEST(JobEfficiencyTest, DeclaredSpeedIsAFinitePositiveNumberOrNothing) {
        {json("abc"), json("-1"), json("0"), json("1e400"), json("nan"), json("0.5x"), json(0.5)}) {
     EXPECT_FALSE(DeclaredSpeed(node(bad))) << bad.dump();
   }
-  EXPECT_FALSE(DeclaredSpeed(ReadNode(json{{"metadata", {{"name", "n"}}}})));
+  EXPECT_FALSE(DeclaredSpeed(api::ReadNode(json{{"metadata", {{"name", "n"}}}})));
 }
 
 TEST(JobEfficiencyTest, ANodesReferenceReadsItsProbeLabels) {
-  const NodeView node = ReadNode(json{
+  const api::NodeView node = api::ReadNode(json{
       {"metadata",
        {{"labels", {{"ballast.io/cpu-model", "cortex-a72"}, {"ballast.io/bench-score", "4.7"}}}}}});
   const NodeReference reference = NodeReferenceOf(node, 1.5);

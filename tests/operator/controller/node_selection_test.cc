@@ -8,16 +8,16 @@ namespace {
 using nlohmann::json;
 
 // The view of a Node pi4b-0 as the API server would hand it over.
-NodeView NodeWithReady(const std::string& ready, json labels = json::object(),
-                       json taints = json::array()) {
-  return ReadNode(
+api::NodeView NodeWithReady(const std::string& ready, json labels = json::object(),
+                            json taints = json::array()) {
+  return api::ReadNode(
       {{"metadata", {{"name", "pi4b-0"}, {"labels", labels}}},
        {"spec", {{"taints", taints}}},
        {"status", {{"conditions", json::array({{{"type", "Ready"}, {"status", ready}}})}}}});
 }
 
 TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
-  const NodeView node = NodeWithReady("True", {{"pool", "seed000"}, {"arch", "arm64"}});
+  const api::NodeView node = NodeWithReady("True", {{"pool", "seed000"}, {"arch", "arm64"}});
   EXPECT_EQ(Ineligibility(node, {{"pool", "seed000"}}, json::array()), "");
   EXPECT_EQ(Ineligibility(node, {{"pool", "other"}}, json::array()),
             "node pi4b-0: label pool is 'seed000', the job selects 'other'");
@@ -27,7 +27,7 @@ TEST(Ineligibility, NodeSelectorMustMatchEveryLabel) {
 
 // A value someone else wrote is quoted cut, with its length, whatever its size.
 TEST(Ineligibility, LongSelectorValueIsQuotedCut) {
-  const NodeView node = NodeWithReady("True", {{"pool", "seed000"}});
+  const api::NodeView node = NodeWithReady("True", {{"pool", "seed000"}});
   const std::string wanted(1 << 20, 'x');
   const std::string message = Ineligibility(node, {{"pool", wanted}}, json::array());
   EXPECT_LT(message.size(), 200u) << message.substr(0, 200);
@@ -37,14 +37,14 @@ TEST(Ineligibility, LongSelectorValueIsQuotedCut) {
 TEST(Ineligibility, NotReadyAndCordonedNodesAreSkipped) {
   EXPECT_EQ(Ineligibility(NodeWithReady("False"), {}, json::array()), "node pi4b-0: not Ready");
   EXPECT_EQ(Ineligibility(NodeWithReady("Unknown"), {}, json::array()), "node pi4b-0: not Ready");
-  NodeView cordoned = NodeWithReady("True");
+  api::NodeView cordoned = NodeWithReady("True");
   cordoned.unschedulable = true;
   EXPECT_EQ(Ineligibility(cordoned, {}, json::array()),
             "node pi4b-0: cordoned (spec.unschedulable)");
 }
 
 TEST(Ineligibility, TaintsNeedATolerationButPreferNoScheduleDoesNot) {
-  const NodeView tainted = NodeWithReady(
+  const api::NodeView tainted = NodeWithReady(
       "True", json::object(),
       json::array({{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
   EXPECT_EQ(Ineligibility(tainted, {}, json::array()),
@@ -55,7 +55,7 @@ TEST(Ineligibility, TaintsNeedATolerationButPreferNoScheduleDoesNot) {
                                         {"value", "gpu"},
                                         {"effect", "NoSchedule"}}})),
             "");
-  const NodeView soft = NodeWithReady(
+  const api::NodeView soft = NodeWithReady(
       "True", json::object(), json::array({{{"key", "busy"}, {"effect", "PreferNoSchedule"}}}));
   EXPECT_EQ(Ineligibility(soft, {}, json::array()), "");
 }
@@ -67,7 +67,7 @@ struct TolerationCase {
 };
 
 TEST(Tolerates, FollowsTheSchedulersMatchingRules) {
-  const Taint taint{"k", "v", "NoExecute"};
+  const api::Taint taint{"k", "v", "NoExecute"};
   const TolerationCase cases[] = {
       {"equal key and value", {{"key", "k"}, {"value", "v"}}, true},
       {"equal is the default operator, wrong value", {{"key", "k"}, {"value", "w"}}, false},
@@ -87,7 +87,7 @@ TEST(Tolerates, FollowsTheSchedulersMatchingRules) {
 // a field of another type reads as absent, an element that is not an object
 // as a toleration with no fields, and nothing throws.
 TEST(Tolerates, FieldsOfAnotherTypeReadAsAbsent) {
-  const Taint taint{"k", "v", "NoExecute"};
+  const api::Taint taint{"k", "v", "NoExecute"};
   EXPECT_FALSE(Tolerates(json::array({{{"key", "k"}, {"operator", 3}}}), taint))
       << "an operator that is not text is Equal, and the value \"\" is not v";
   EXPECT_TRUE(Tolerates(json::array({{{"key", 5}, {"operator", "Exists"}}}), taint))
@@ -106,7 +106,7 @@ struct TermsCase {
 // The node pi4b-0 with labels pool=seed000, ram-mb=2048 against the required
 // node affinity of a template, as the scheduler reads it.
 TEST(MatchesNodeSelectorTerms, FollowsTheSchedulersRules) {
-  const NodeView node = NodeWithReady("True", {{"pool", "seed000"}, {"ram-mb", "2048"}});
+  const api::NodeView node = NodeWithReady("True", {{"pool", "seed000"}, {"ram-mb", "2048"}});
   auto expression = [](const char* key, const char* op, json values = json::array()) {
     return json{{"key", key}, {"operator", op}, {"values", values}};
   };

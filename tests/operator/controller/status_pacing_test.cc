@@ -14,29 +14,29 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-WeightedJobStatus RunningStatus() {
-  WeightedJobStatus status;
-  status.phase = JobPhase::kRunning;
+api::WeightedJobStatus RunningStatus() {
+  api::WeightedJobStatus status;
+  status.phase = api::JobPhase::kRunning;
   status.workers = 3;
   status.progress = "10%";
   status.completed_items = 60;
   status.completed_cost = 60;
   status.items = 600;
-  NodeRow row;
+  api::NodeRow row;
   row.name = "pi4b-0";
   row.weight = 5;
   row.pod = "job-pi4b-0";
   row.items = 40;
   row.cost = 40;
-  status.nodes = std::vector<NodeRow>{row};
+  status.nodes = std::vector<api::NodeRow>{row};
   status.checkpoint = nlohmann::json{{"completed", {{0, 60}}}};
   return status;
 }
 
 TEST(StatusPacingTest, ProgressCheckpointAndANodesCountsAreProgressAlone) {
-  const WeightedJobStatus written = RunningStatus();
+  const api::WeightedJobStatus written = RunningStatus();
   EXPECT_EQ(ClassifyStatusChange(written, written), StatusChange::kNone);
-  WeightedJobStatus now = written;
+  api::WeightedJobStatus now = written;
   now.progress = "11%";
   now.completed_items = 66;
   now.completed_cost = 70.5;
@@ -47,47 +47,47 @@ TEST(StatusPacingTest, ProgressCheckpointAndANodesCountsAreProgressAlone) {
   (*now.nodes)[0].estimated_speed = 3;
   (*now.nodes)[0].steals = 1;
   (*now.nodes)[0].duplicate_seconds = 0.4;  // a copy that lost, handed in
-  now.cost_model = CostModelStatus{};
+  now.cost_model = api::CostModelStatus{};
   now.result = nlohmann::json{{"primes", {{"count", 6}}}};  // merged so far
   EXPECT_EQ(ClassifyStatusChange(written, now), StatusChange::kProgress);
 }
 
 TEST(StatusPacingTest, WhatAReaderSeesBesideProgressIsVisible) {
-  const WeightedJobStatus written = RunningStatus();
+  const api::WeightedJobStatus written = RunningStatus();
   auto visible = [&](auto change) {
-    WeightedJobStatus now = written;
+    api::WeightedJobStatus now = written;
     now.progress = "12%";  // progress moved too: the visible change wins
     change(now);
     return ClassifyStatusChange(written, now);
   };
-  EXPECT_EQ(visible([](WeightedJobStatus& s) { s.workers = 2; }), StatusChange::kVisible);
-  EXPECT_EQ(visible([](WeightedJobStatus& s) { s.failed_items = 1; }), StatusChange::kVisible);
-  EXPECT_EQ(visible([](WeightedJobStatus& s) { s.failed_pods = 1; }), StatusChange::kVisible);
-  EXPECT_EQ(visible([](WeightedJobStatus& s) { (*s.nodes)[0].pod = "job-pi4b-0-1"; }),
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) { s.workers = 2; }), StatusChange::kVisible);
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) { s.failed_items = 1; }), StatusChange::kVisible);
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) { s.failed_pods = 1; }), StatusChange::kVisible);
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) { (*s.nodes)[0].pod = "job-pi4b-0-1"; }),
             StatusChange::kVisible);
-  EXPECT_EQ(visible([](WeightedJobStatus& s) {
-              NodeRow joined;
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) {
+              api::NodeRow joined;
               joined.name = "pi5-0";
               s.nodes->push_back(joined);
             }),
             StatusChange::kVisible);
-  EXPECT_EQ(visible([](WeightedJobStatus& s) {
-              ExcludedNode excluded;
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) {
+              api::ExcludedNode excluded;
               excluded.name = "pi3b-0";
               s.excluded_nodes.push_back(excluded);
             }),
             StatusChange::kVisible);
-  EXPECT_EQ(visible([](WeightedJobStatus& s) { s.phase = JobPhase::kSucceeded; }),
+  EXPECT_EQ(visible([](api::WeightedJobStatus& s) { s.phase = api::JobPhase::kSucceeded; }),
             StatusChange::kVisible);
 }
 
 // The first items done are seen within the status interval, not after the
 // first progress step: kubectl ballast top moves from the first report.
 TEST(StatusPacingTest, TheFirstProgressIsVisible) {
-  WeightedJobStatus written = RunningStatus();
+  api::WeightedJobStatus written = RunningStatus();
   written.completed_items = 0;
   written.completed_cost = 0;
-  WeightedJobStatus now = written;
+  api::WeightedJobStatus now = written;
   now.completed_items = 3;
   now.completed_cost = 2.5;
   EXPECT_EQ(ClassifyStatusChange(written, now), StatusChange::kVisible);
@@ -99,8 +99,8 @@ TEST(StatusPacingTest, TheFirstProgressIsVisible) {
 }
 
 TEST(StatusPacingTest, ProgressMovedIsTheMoreOfItemsAndCostInPointsOfTheJob) {
-  const WeightedJobStatus written = RunningStatus();  // 60 of 600 items, cost 60
-  WeightedJobStatus now = written;
+  const api::WeightedJobStatus written = RunningStatus();  // 60 of 600 items, cost 60
+  api::WeightedJobStatus now = written;
   EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 0);
   now.completed_items = 120;  // 10 points of the items
   now.completed_cost = 90;    // 5 points of the cost
@@ -122,10 +122,10 @@ TEST(StatusPacingTest, ProgressMovedIsTheMoreOfItemsAndCostInPointsOfTheJob) {
 
 // Costs in the job's own units (bytes here) count over its total cost.
 TEST(StatusPacingTest, ProgressByCostCountsOverTheJobsTotalCost) {
-  WeightedJobStatus written = RunningStatus();  // 60 of 600 items
+  api::WeightedJobStatus written = RunningStatus();  // 60 of 600 items
   written.completed_cost = 6000;
   written.total_cost = 60000;
-  WeightedJobStatus now = written;
+  api::WeightedJobStatus now = written;
   now.completed_cost = 21000;  // 25 points of the cost
   EXPECT_DOUBLE_EQ(ProgressMoved(written, now), 25);
 }

@@ -7,8 +7,8 @@
 namespace ballast::controller {
 namespace {
 
-NodeView Node(const std::string& runtime, const std::string& kubelet) {
-  NodeView node;
+api::NodeView Node(const std::string& runtime, const std::string& kubelet) {
+  api::NodeView node;
   node.meta.name = "pi4b-0";
   node.container_runtime = runtime;
   node.kubelet_version = kubelet;
@@ -98,7 +98,7 @@ TEST(WorkerBundleTest, AutoTakesTheImageVolumeWhereBothTheKubeletAndTheRuntimeHa
 }
 
 TEST(WorkerBundleTest, ANodeThatRefusedTheImageVolumeGetsTheInitContainerWhateverTheMode) {
-  const NodeView node = Node("containerd://2.4.2", "v1.37.2");
+  const api::NodeView node = Node("containerd://2.4.2", "v1.37.2");
   for (BundleMode mode :
        {BundleMode::kAuto, BundleMode::kImageVolume, BundleMode::kInitContainer}) {
     EXPECT_EQ(ChooseBundleSource(mode, node, true), BundleSource::kInitContainer)
@@ -107,8 +107,8 @@ TEST(WorkerBundleTest, ANodeThatRefusedTheImageVolumeGetsTheInitContainerWhateve
 }
 
 TEST(WorkerBundleTest, TheModesOverTheNodesFacts) {
-  const NodeView old = Node("containerd://1.6.20~ds1", "v1.30.14");
-  const NodeView current = Node("containerd://2.4.2", "v1.37.2");
+  const api::NodeView old = Node("containerd://1.6.20~ds1", "v1.30.14");
+  const api::NodeView current = Node("containerd://2.4.2", "v1.37.2");
   EXPECT_EQ(ChooseBundleSource(BundleMode::kImageVolume, old, false), BundleSource::kImageVolume);
   EXPECT_EQ(ChooseBundleSource(BundleMode::kInitContainer, current, false),
             BundleSource::kInitContainer);

@@ -19,18 +19,18 @@ json Job(json spec = json::object()) {
 
 // The spec of `job` as the operator reads it; a primes workload when the
 // test names none, and items for an exec one.
-WeightedJobSpec SpecOf(const json& job) {
+api::WeightedJobSpec SpecOf(const json& job) {
   json spec = job["spec"];
   if (!spec.contains("workload")) spec["workload"] = {{"primes", {{"limit", 1000}}}};
   if (spec["workload"].contains("exec") && !spec.contains("items")) spec["items"] = 4;
-  ParsedSpec parsed = ParseWeightedJobSpec(spec, job["metadata"]["name"]);
+  api::ParsedSpec parsed = api::ParseWeightedJobSpec(spec, job["metadata"]["name"]);
   EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
-  return parsed.spec.value_or(WeightedJobSpec{});
+  return parsed.spec.value_or(api::WeightedJobSpec{});
 }
 
 // The worker pod of `job` on `node`, its spec read as the operator reads it.
 json WorkerPodOf(const json& job, const std::string& node, const WorkerPodSettings& settings) {
-  return BuildWorkerPod(ReadMeta(job), SpecOf(job), node, settings);
+  return BuildWorkerPod(api::ReadMeta(job), SpecOf(job), node, settings);
 }
 
 bool IsDnsLabel(const std::string& name) {
@@ -332,7 +332,7 @@ TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
   const std::string token = NewToken();
   EXPECT_EQ(token.size(), 64u);
   EXPECT_NE(token, NewToken());
-  const json secret = BuildTokenSecret(ReadMeta(Job()), token);
+  const json secret = BuildTokenSecret(api::ReadMeta(Job()), token);
   EXPECT_EQ(secret["metadata"]["name"], "primes-token");
   EXPECT_EQ(secret["stringData"]["token"], token);
   EXPECT_EQ(secret["metadata"]["ownerReferences"][0]["uid"], "u-1");
@@ -342,8 +342,8 @@ TEST(BuildTokenSecret, HoldsTheTokenAndIsOwnedByTheJob) {
 // each period on each of its C threads; without a limit, or on a node that
 // states no cores, it computes steadily.
 TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
-  const NodeView node =
-      ReadNode({{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}});
+  const api::NodeView node =
+      api::ReadNode({{"metadata", {{"name", "pi3b"}}}, {"status", {{"capacity", {{"cpu", "4"}}}}}});
   WorkerPodSettings settings;
   EXPECT_EQ(WorkerDuty(SpecOf(Job()), node, settings), 1);  // no resources at all
   settings.default_resources = {{"requests", {{"cpu", "100m"}}}, {"limits", {{"memory", "128Mi"}}}};
@@ -358,7 +358,7 @@ TEST(WorkerDuty, IsTheCpuLimitOverTheNodesCoresAtMostOne) {
       "500m");
   const json generous = Job({{"worker", {{"resources", {{"limits", {{"cpu", "8"}}}}}}}});
   EXPECT_EQ(WorkerDuty(SpecOf(generous), node, settings), 1);
-  const NodeView silent = ReadNode({{"metadata", {{"name", "pi3b"}}}});
+  const api::NodeView silent = api::ReadNode({{"metadata", {{"name", "pi3b"}}}});
   EXPECT_EQ(WorkerDuty(SpecOf(job), silent, settings), 1);
 }
 

@@ -16,7 +16,7 @@
 #include "operator/runtime/resources.h"
 #include "tests/net/kube/e2e_support.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using kube::testing::WaitUntil;
@@ -40,7 +40,7 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
     auto created = client_->Create(WeightedJobs().In(ns_), job);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     job_ = *created;
-    job_meta_ = ReadMeta(job_);
+    job_meta_ = api::ReadMeta(job_);
     ref_ = {ns_ + "/j", ns_, "j", job_["metadata"]["uid"], ns_ + ".j", &job_};
   }
   void TearDown() override {
@@ -60,12 +60,13 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
   }
 
   json Pod(const std::string& node) {
-    WorkerPodSettings settings;
+    controller::WorkerPodSettings settings;
     settings.coordinator_url = coordinator_->url();
     settings.coordinator_job = ref_.id;
-    ParsedSpec parsed = ParseWeightedJobSpec(job_["spec"], "j");
+    api::ParsedSpec parsed = api::ParseWeightedJobSpec(job_["spec"], "j");
     EXPECT_TRUE(parsed.spec) << parsed.error.status.ToString();
-    return BuildWorkerPod(job_meta_, parsed.spec.value_or(WeightedJobSpec{}), node, settings);
+    return controller::BuildWorkerPod(job_meta_, parsed.spec.value_or(api::WeightedJobSpec{}), node,
+                                      settings);
   }
 
   coordinator::JobConfig Config() {
@@ -85,15 +86,15 @@ class ExecutorTest : public kube::testing::KubeE2eTest {
   std::unique_ptr<Executor> executor_;
   std::atomic<int> requeues_{0};
   json job_;
-  ObjectMeta job_meta_;  // job_'s, as the worker objects are built from it
+  api::ObjectMeta job_meta_;  // job_'s, as the worker objects are built from it
   JobRef ref_;
 };
 
 TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCached) {
-  const CreateObjects create{BuildTokenSecret(job_meta_, "fresh"),
-                             "fresh",
-                             {Pod("no-such-node"), Pod("no-such-node-2")},
-                             /*restore=*/false};
+  const controller::CreateObjects create{controller::BuildTokenSecret(job_meta_, "fresh"),
+                                         "fresh",
+                                         {Pod("no-such-node"), Pod("no-such-node-2")},
+                                         /*restore=*/false};
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   Collected collected = Settled();
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
@@ -101,7 +102,7 @@ TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCa
   EXPECT_FALSE(collected.writes.adopted_token);
   const std::set<std::string> names = {"j-no-such-node", "j-no-such-node-2"};
   EXPECT_EQ(collected.writes.on_their_way, names);
-  auto secret = client_->Get(Secrets().In(ns_).Named(TokenSecretName("j")));
+  auto secret = client_->Get(Secrets().In(ns_).Named(controller::TokenSecretName("j")));
   ASSERT_TRUE(secret.ok()) << secret.status().ToString();
   EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "fresh");
   for (const auto& name : names) EXPECT_TRUE(client_->Get(Pods().In(ns_).Named(name)).ok());
@@ -127,13 +128,15 @@ TEST_F(ExecutorTest, AQuotaThatAdmitsOnePodLeavesItExpectedAndTheTaskEndsAtTheRe
     auto quota = client_->Get(quotas.Named("pods-1"));
     return quota.ok() && quota->value("/status/hard/pods"_json_pointer, "") == "1";
   }));
-  CreateObjects create{std::nullopt, "t", {}, false};
+  controller::CreateObjects create{std::nullopt, "t", {}, false};
   for (int i = 0; i < 20; ++i) create.pods.push_back(Pod("no-such-node-" + std::to_string(i)));
   const uint64_t before = client_->RequestCounts()["create"];
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   const Collected collected = Settled();
-  const CreateRefusal refusal = ClassifyCreateRefusal(collected.create_error);
-  EXPECT_EQ(refusal.kind, RefusalClass::kQuotaExceeded) << collected.create_error.ToString();
+  const controller::CreateRefusal refusal =
+      controller::ClassifyCreateRefusal(collected.create_error);
+  EXPECT_EQ(refusal.kind, controller::RefusalClass::kQuotaExceeded)
+      << collected.create_error.ToString();
   EXPECT_NE(refusal.message.find("exceeded quota: pods-1"), std::string::npos) << refusal.message;
   EXPECT_FALSE(collected.writes.pods_created);
   ASSERT_EQ(collected.writes.on_their_way.size(), 1u);
@@ -143,9 +146,10 @@ TEST_F(ExecutorTest, AQuotaThatAdmitsOnePodLeavesItExpectedAndTheTaskEndsAtTheRe
 }
 
 TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
-  ASSERT_TRUE(client_->Create(Secrets().In(ns_), BuildTokenSecret(job_meta_, "earlier")).ok());
-  const CreateObjects create{
-      BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node")}, false};
+  ASSERT_TRUE(
+      client_->Create(Secrets().In(ns_), controller::BuildTokenSecret(job_meta_, "earlier")).ok());
+  const controller::CreateObjects create{
+      controller::BuildTokenSecret(job_meta_, "fresh"), "fresh", {Pod("no-such-node")}, false};
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   const Collected collected = Settled();
   ASSERT_TRUE(collected.writes.adopted_token);
@@ -159,55 +163,64 @@ TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
 // Replacement pods mount the token Secret: one deleted by hand is made
 // again before them; one that is there is left as it is and not read.
 TEST_F(ExecutorTest, ATokenSecretDeletedByHandIsMadeAgainBeforeReplacementPods) {
-  const CreateObjects restore{
-      BuildTokenSecret(job_meta_, "held"), "held", {Pod("no-such-node")}, /*restore=*/true};
+  const controller::CreateObjects restore{controller::BuildTokenSecret(job_meta_, "held"),
+                                          "held",
+                                          {Pod("no-such-node")},
+                                          /*restore=*/true};
   ASSERT_TRUE(executor_->Execute(ref_, {restore}).ok());
   Collected collected = Settled();
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
   EXPECT_FALSE(collected.writes.secret_created) << "not the job's first Secret";
-  auto secret = client_->Get(Secrets().In(ns_).Named(TokenSecretName("j")));
+  auto secret = client_->Get(Secrets().In(ns_).Named(controller::TokenSecretName("j")));
   ASSERT_TRUE(secret.ok()) << secret.status().ToString();
   EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "held");
   EXPECT_TRUE(client_->Get(Pods().In(ns_).Named("j-no-such-node")).ok());
 
-  const CreateObjects again{
-      BuildTokenSecret(job_meta_, "other"), "other", {Pod("no-such-node-2")}, /*restore=*/true};
+  const controller::CreateObjects again{controller::BuildTokenSecret(job_meta_, "other"),
+                                        "other",
+                                        {Pod("no-such-node-2")},
+                                        /*restore=*/true};
   ASSERT_TRUE(executor_->Execute(ref_, {again}).ok());
   collected = Settled({"j-no-such-node"});
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
   EXPECT_FALSE(collected.writes.adopted_token) << "a restore reads no token back";
-  secret = client_->Get(Secrets().In(ns_).Named(TokenSecretName("j")));
+  secret = client_->Get(Secrets().In(ns_).Named(controller::TokenSecretName("j")));
   ASSERT_TRUE(secret.ok());
   EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "held");
   EXPECT_TRUE(client_->Get(Pods().In(ns_).Named("j-no-such-node-2")).ok());
 }
 
 TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
-  auto token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_meta_, "a"), ref_.uid, "a");
+  auto token = executor_->CreateOrReadSecret(ns_, controller::BuildTokenSecret(job_meta_, "a"),
+                                             ref_.uid, "a");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "a");
-  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_meta_, "b"), ref_.uid, "b");
+  token = executor_->CreateOrReadSecret(ns_, controller::BuildTokenSecret(job_meta_, "b"), ref_.uid,
+                                        "b");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "a") << "the Secret's token is the one in effect";
   // A Secret of this job that holds no token cannot be used: Invalid.
-  json empty = BuildTokenSecret(job_meta_, "");
+  json empty = controller::BuildTokenSecret(job_meta_, "");
   empty["stringData"] = json::object();
-  ASSERT_TRUE(client_->Delete(Secrets().In(ns_).Named(TokenSecretName("j"))).ok());
+  ASSERT_TRUE(client_->Delete(Secrets().In(ns_).Named(controller::TokenSecretName("j"))).ok());
   ASSERT_TRUE(client_->Create(Secrets().In(ns_), empty).ok());
-  token = executor_->CreateOrReadSecret(ns_, BuildTokenSecret(job_meta_, "c"), ref_.uid, "c");
+  token = executor_->CreateOrReadSecret(ns_, controller::BuildTokenSecret(job_meta_, "c"), ref_.uid,
+                                        "c");
   EXPECT_EQ(token.status().code(), StatusCode::kInvalid) << token.status().ToString();
 }
 
 TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
   executor_->Seed(ref_.key, json::object());
-  WeightedJobStatus running;
-  running.phase = JobPhase::kRunning;
+  api::WeightedJobStatus running;
+  running.phase = api::JobPhase::kRunning;
   running.progress = "10%";
   running.workers = 2;
-  WeightedJobStatus later = running;
+  api::WeightedJobStatus later = running;
   later.progress = "20%";
   later.workers.reset();
-  ASSERT_TRUE(executor_->Execute(ref_, {WriteStatus{running}, WriteStatus{later}}).ok());
+  ASSERT_TRUE(
+      executor_->Execute(ref_, {controller::WriteStatus{running}, controller::WriteStatus{later}})
+          .ok());
   ASSERT_TRUE(WaitUntil([&] {
     return executor_->Collect(ref_.key, {}, std::chrono::steady_clock::now()).writes.status_written;
   }));
@@ -218,28 +231,32 @@ TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
 }
 
 TEST_F(ExecutorTest, RegisterReplacesASessionItLostTrackOfAndRemoveForgetsIt) {
-  ASSERT_TRUE(executor_->Execute(ref_, {RegisterJob{Config()}}).ok());
+  ASSERT_TRUE(executor_->Execute(ref_, {controller::RegisterJob{Config()}}).ok());
   ASSERT_TRUE(coordinator_->View(ref_.id));
-  EXPECT_TRUE(executor_->Execute(ref_, {RegisterJob{Config()}}).ok()) << "Conflict: added again";
-  EXPECT_TRUE(executor_->Execute(ref_, {WorkerLost{"not-a-worker"}}).ok()) << "best effort";
-  ASSERT_TRUE(executor_->Execute(ref_, {RemoveJob{}}).ok());
+  EXPECT_TRUE(executor_->Execute(ref_, {controller::RegisterJob{Config()}}).ok())
+      << "Conflict: added again";
+  EXPECT_TRUE(executor_->Execute(ref_, {controller::WorkerLost{"not-a-worker"}}).ok())
+      << "best effort";
+  ASSERT_TRUE(executor_->Execute(ref_, {controller::RemoveJob{}}).ok());
   EXPECT_FALSE(coordinator_->View(ref_.id));
   coordinator::JobConfig invalid = Config();
   invalid.workers.clear();
-  EXPECT_EQ(executor_->Execute(ref_, {RegisterJob{invalid}}).code(), StatusCode::kInvalid);
+  EXPECT_EQ(executor_->Execute(ref_, {controller::RegisterJob{invalid}}).code(),
+            StatusCode::kInvalid);
 }
 
 TEST_F(ExecutorTest, DeletesOfWhatIsGoneOrAnotherIncarnationAreNoErrors) {
   ASSERT_TRUE(client_->Create(Pods().In(ns_), Pod("no-such-node")).ok());
-  EXPECT_TRUE(executor_->Execute(ref_, {DeletePod{"j-no-such-node", "some-other-uid"}}).ok());
+  EXPECT_TRUE(
+      executor_->Execute(ref_, {controller::DeletePod{"j-no-such-node", "some-other-uid"}}).ok());
   EXPECT_TRUE(client_->Get(Pods().In(ns_).Named("j-no-such-node")).ok()) << "uid precondition";
-  EXPECT_TRUE(executor_->Execute(ref_, {DeletePod{"j-no-such-node", ""}}).ok());
-  EXPECT_TRUE(executor_->Execute(ref_, {DeletePod{"never-was", ""}}).ok());
-  ASSERT_TRUE(executor_->Execute(ref_, {DeleteJob{ref_.uid}}).ok());
+  EXPECT_TRUE(executor_->Execute(ref_, {controller::DeletePod{"j-no-such-node", ""}}).ok());
+  EXPECT_TRUE(executor_->Execute(ref_, {controller::DeletePod{"never-was", ""}}).ok());
+  ASSERT_TRUE(executor_->Execute(ref_, {controller::DeleteJob{ref_.uid}}).ok());
   EXPECT_TRUE(WaitUntil([&] {
     return client_->Get(WeightedJobs().In(ns_).Named("j")).status().code() == StatusCode::kNotFound;
   }));
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -16,7 +16,7 @@
 #include "tests/net/kube/e2e_support.h"
 #include "tests/support/history_keys.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using kube::testing::ClientFor;
@@ -229,4 +229,4 @@ TEST_F(HistoryConfigMapTest, TheChartsRightsAreEnough) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

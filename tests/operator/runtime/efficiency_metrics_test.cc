@@ -11,7 +11,7 @@
 
 #include "tests/operator/controller/decide_world.h"
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using nlohmann::json;
@@ -37,9 +37,9 @@ json FinishedJob(const std::string& name, json status) {
 }
 
 TEST(EfficiencyMetricsTest, AFinishedJobsGaugeIsItsStatusFigureAgainstItsReference) {
-  decide_test::World world = decide_test::Running();
-  world.view = decide_test::View(2000, /*done=*/true);
-  const json status = decide_test::S(world.Pass());
+  controller::decide_test::World world = controller::decide_test::Running();
+  world.view = controller::decide_test::View(2000, /*done=*/true);
+  const json status = controller::decide_test::S(world.Pass());
   ASSERT_EQ(status["phase"], "Succeeded");
   ASSERT_TRUE(status["efficiency"].is_number());
   json job = world.job;
@@ -59,9 +59,9 @@ TEST(EfficiencyMetricsTest, AFinishedJobsGaugeIsItsStatusFigureAgainstItsReferen
 }
 
 TEST(EfficiencyMetricsTest, ARunningJobHasNoSeriesUntilItsStatusIsFinished) {
-  decide_test::World world = decide_test::Running();
+  controller::decide_test::World world = controller::decide_test::Running();
   json job = world.job;
-  job["status"] = decide_test::S(world.Pass());
+  job["status"] = controller::decide_test::S(world.Pass());
   ASSERT_EQ(job["status"]["phase"], "Running");
   EXPECT_FALSE(JobEfficiencyFamily({Cached(job)}).has_value());
   EXPECT_FALSE(JobEfficiencyFamily({Cached(world.job)}).has_value()) << "no status at all";
@@ -168,25 +168,25 @@ TEST(EfficiencyMetricsTest, ANodesBaselineRatioIsItsLastJudgedJobs) {
 }
 
 TEST(EfficiencyMetricsTest, ADecidedJobsJudgmentReachesTheGauge) {
-  decide_test::World world;
-  world.history = HistoryLookup{
+  controller::decide_test::World world;
+  world.history = history::HistoryLookup{
       {{"pi3b-worker", 1.0, 4, 60}, {"pi4b-master", 1.0, 4, 60}, {"pi4b-worker", 1.0, 4, 60}},
       "ConfigMap ns/h",
       ""};
   world.Pass();  // registers
-  world.view = decide_test::View(0);
+  world.view = controller::decide_test::View(0);
   world.Pass();  // creates the pods
-  for (size_t i = 0; i < decide_test::kNodes.size(); ++i) {
-    world.pods.push_back(
-        decide_test::Pod(decide_test::kNodes[i], "Running", "pod-uid-" + std::to_string(i)));
+  for (size_t i = 0; i < controller::decide_test::kNodes.size(); ++i) {
+    world.pods.push_back(controller::decide_test::Pod(controller::decide_test::kNodes[i], "Running",
+                                                      "pod-uid-" + std::to_string(i)));
   }
   world.Pass();
-  world.view = decide_test::View(2000, /*done=*/true);
+  world.view = controller::decide_test::View(2000, /*done=*/true);
   world.view->workers[0].cost = 448;  // 56 per busy second against 80: 0.70
   world.view->workers[1].cost = 640;
   world.view->workers[2].cost = 640;
   json job = world.job;
-  job["status"] = decide_test::S(world.Pass());
+  job["status"] = controller::decide_test::S(world.Pass());
   const auto family = NodeBaselineFamily({Cached(job)});
   ASSERT_TRUE(family.has_value());
   ASSERT_EQ(family->metric.size(), 3u);
@@ -213,4 +213,4 @@ TEST(EfficiencyMetricsTest, AFinishedJobsEnergyIsItsStatusFigure) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using nlohmann::json;
@@ -56,4 +56,4 @@ TEST(EventObjectTest, FieldsOfAnotherTypeLeaveTheirPlaceEmpty) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

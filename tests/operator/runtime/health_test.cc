@@ -11,7 +11,7 @@
 #include <atomic>
 #include <string>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 using std::chrono::milliseconds;
@@ -133,4 +133,4 @@ TEST(HealthTest, APortInUseIsRefusedNamingTheFlag) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::runtime

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace ballast::controller {
+namespace ballast::runtime {
 namespace {
 
 // The coordinator names a job "namespace.name"; the operator's work queue
@@ -21,4 +21,4 @@ TEST(CoordinatorJobIdTest, TheQueueKeyComesBackFromTheId) {
 }
 
 }  // namespace
-}  // namespace ballast::controller
+}  // namespace ballast::runtime
