@@ -242,7 +242,10 @@ std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
   const double slack = std::max(kEtaSlackSeconds, kEtaSlackFraction * eta);
   if (trail->finish_at && finish_at > *trail->finish_at + slack) {
     std::string why = "less was done than the speeds foretold";
-    if (speed > 0 && speed < 0.97 * trail->speed) {
+    if (trail->source && *trail->source != view.source) {
+      why = view.source == TopSource::kLive ? "read live now, from the status before"
+                                            : "read from the status now, live before";
+    } else if (speed > 0 && speed < 0.97 * trail->speed) {
       why = fmt::format("the nodes' speed fell {} -> {}/s", FormatSpeed(trail->speed),
                         FormatSpeed(speed));
     } else if (work > 1.001 * trail->work) {
@@ -253,6 +256,7 @@ std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
   trail->finish_at = finish_at;
   trail->speed = speed;
   trail->work = work;
+  trail->source = view.source;
   return note;
 }
 
@@ -266,6 +270,7 @@ std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
     *eta = std::max(0.0, *eta - view.status_age_s.value_or(0));
     tail += "  ETA " + FormatSeconds(*eta) + LaterNote(view, *eta, trail);
   }
+  if (!Finished(view) && view.source == TopSource::kLive) tail += "  live";
   if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
     tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
   }
@@ -401,6 +406,9 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
   std::vector<std::string> lines;
   lines.push_back(OneLine(HeaderLine(view), columns));
   lines.push_back(TopProgressLine(view, width, trail));
+  if (!Finished(view) && !view.live_note.empty()) {
+    lines.push_back(OneLine("from the status: " + view.live_note, columns));
+  }
   if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
   if (const std::string model = CostModelLine(view); !model.empty()) {
     lines.push_back(OneLine(model, columns));
