@@ -243,8 +243,8 @@ std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
   if (trail->finish_at && finish_at > *trail->finish_at + slack) {
     std::string why = "less was done than the speeds foretold";
     if (trail->source && *trail->source != view.source) {
-      why = view.source == TopSource::kLive ? "read live now, from the status before"
-                                            : "read from the status now, live before";
+      why = view.source == TopSource::kLive ? "live now, the status before"
+                                            : "the status now, live before";
     } else if (speed > 0 && speed < 0.97 * trail->speed) {
       why = fmt::format("the nodes' speed fell {} -> {}/s", FormatSpeed(trail->speed),
                         FormatSpeed(speed));
@@ -265,14 +265,15 @@ std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
   std::string tail =
       fmt::format(" {:5.1f}% of the work  {}/{} items", 100 * fraction, view.completed, view.items);
+  // Where the figures are from, before what a narrow terminal cuts.
+  if (!Finished(view) && view.source == TopSource::kLive) tail += "  live";
+  if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
+    tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
+  }
   if (auto eta = JobEta(view)) {
     // From the status write: what has passed since comes off.
     *eta = std::max(0.0, *eta - view.status_age_s.value_or(0));
     tail += "  ETA " + FormatSeconds(*eta) + LaterNote(view, *eta, trail);
-  }
-  if (!Finished(view) && view.source == TopSource::kLive) tail += "  live";
-  if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
-    tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
   }
   if (Finished(view) && view.makespan_s) tail += "  makespan " + FormatSeconds(*view.makespan_s);
   const int bar = std::clamp(width - static_cast<int>(tail.size()) - 2, 10, kMaxBar * 2);

@@ -165,7 +165,7 @@ while :; do
   after=$(written_items)
   [[ ${after:-0} == 0 ]] ||
     fail "the status wrote its first progress ($after items) before top read any live: $(cat "$tmp/live")"
-  if [[ ${before:-0} == 0 ]] && grep -Eq '% of the work  [1-9][0-9]*/750000 items.*  live$' "$tmp/live"; then
+  if [[ ${before:-0} == 0 ]] && grep -Eq '% of the work  [1-9][0-9]*/750000 items  live' "$tmp/live"; then
     break
   fi
   ((SECONDS < deadline)) || fail "no live progress within 60 s: $(cat "$tmp/live")"
@@ -195,7 +195,7 @@ cat "$tmp/watcher"
 grep -q "^WeightedJob $ns/primes  Running" "$tmp/watcher" || fail "no view of the status: $(cat "$tmp/watcher")"
 grep -q '^from the status: RBAC refuses the proxy (get services/proxy): ' "$tmp/watcher" ||
   fail "no reason for the status's figures: $(cat "$tmp/watcher")"
-grep -q '  live$' "$tmp/watcher" && fail "a refused user's view says live: $(cat "$tmp/watcher")"
+grep -q ' items  live' "$tmp/watcher" && fail "a refused user's view says live: $(cat "$tmp/watcher")"
 pass "top as a user without services/proxy: the status's figures and why"
 # The Role of docs/kubectl-plugin.md: get services/proxy of the coordinator's
 # Service alone, named as the proxy request names it.
@@ -216,7 +216,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ballast-top}
 subjects:
   - {kind: ServiceAccount, name: watcher, namespace: $ns}
 YAML
-watcher_live() { watcher_top && grep -q '  live$' "$tmp/watcher"; }
+watcher_live() { watcher_top && grep -q ' items  live' "$tmp/watcher"; }
 wait_until "top live for the user the Role lets in" 30 watcher_live
 
 # A terminal 110 columns wide; the pane stays after top exits.

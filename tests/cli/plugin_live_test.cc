@@ -13,6 +13,7 @@
 
 #include "cli/plugin/plugin_cluster.h"
 #include "cli/plugin/plugin_top.h"
+#include "core/protocol/messages.h"
 
 namespace ballast::cli {
 namespace {
@@ -97,7 +98,7 @@ TEST(WithLiveTest, LiveFiguresShowProgressBeforeTheStatusHasAny) {
   EXPECT_EQ(live.nodes[1].steals, 1u);
   const std::string after = RenderTop(live, 100);
   // 141000 items left at 1100 a second.
-  EXPECT_TRUE(HasLine(after, "  6.0% of the work  9000/150000 items  ETA 2m08s  live")) << after;
+  EXPECT_TRUE(HasLine(after, "  6.0% of the work  9000/150000 items  live  ETA 2m08s")) << after;
   EXPECT_TRUE(HasLine(after, "pi3b-0")) << after;
   for (const std::string& line : LinesOf(after)) EXPECT_LE(line.size(), 100u) << line;
 }
@@ -162,11 +163,11 @@ TEST(LiveNoteTest, ALaterFinishSaysTheSourceChanged) {
       RunningStatusJob(9000, {StatusRow("pi4b-0", 5, 4000, 800), StatusRow("pi4b-1", 5, 4000, 800),
                               StatusRow("pi3b-0", 1, 1000, 200)});
   TopTrail trail;
-  const std::string first = RenderTop(StatusViewAt(job, kT0 + 12), 100, &trail);
+  const std::string first = RenderTop(StatusViewAt(job, kT0 + 12), 130, &trail);
   EXPECT_TRUE(HasLine(first, "ETA 1m18s")) << first;  // 141000 at 1800 a second
   const std::string second =
-      RenderTop(WithLive(StatusViewAt(job, kT0 + 13), LiveProgressOfSeed()), 100, &trail);
-  EXPECT_TRUE(HasLine(second, "read live now, from the status before")) << second;
+      RenderTop(WithLive(StatusViewAt(job, kT0 + 13), LiveProgressOfSeed()), 130, &trail);
+  EXPECT_TRUE(HasLine(second, "ETA 2m08s (later by 51s: live now, the status before)")) << second;
 }
 
 TEST(LiveAnswerTest, TheCoordinatorsFiguresRead) {
