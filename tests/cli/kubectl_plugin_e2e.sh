@@ -157,6 +157,7 @@ leader_pod --lease-namespace="$ns" --coordinator-url="http://coordinator.$ns.svc
 written_items() { kubectl get wj -n "$ns" primes -o jsonpath='{.status.completedItems}'; }
 # Items done live, read between two reads of a status that has none: the
 # live view shows progress the status has not written.
+running_at=$SECONDS
 deadline=$((SECONDS + 60))
 while :; do
   before=$(written_items)
@@ -174,7 +175,7 @@ done
 cat "$tmp/live"
 grep -Eq '^pi4b-0 +5 +[0-9.]+ +[1-9][0-9]* ' "$tmp/live" || fail "no live row of pi4b-0: $(cat "$tmp/live")"
 grep -q "from the status" "$tmp/live" && fail "a live view says it is the status's: $(cat "$tmp/live")"
-pass "top --once: progress live from the coordinator while status.completedItems is '${after}'"
+pass "top --once: progress live from the coordinator $((SECONDS - running_at)) s after the job ran, while status.completedItems is '${after}'"
 
 # A user who may read the job and list pods, but not get services/proxy:
 # the status's figures, the reason in one line, exit code 0.
