@@ -64,7 +64,10 @@ protocol::JobProgress ProgressOf(const JobView& view, double unit, size_t max_no
   progress.completed_cost = view.completed_cost * unit;
   progress.done = view.done;
   progress.node_count = view.workers.size();
-  for (const WorkerView& worker : view.workers) progress.steals += worker.cuts;
+  for (const WorkerView& worker : view.workers) {
+    progress.steals += worker.cuts;
+    if (worker.contacted && !worker.left_at) ++progress.reporting;
+  }
   if (const auto model = CostModelOfView(view, unit)) {
     progress.cost_model = protocol::ProgressCostModel{
         model->start_cost, model->samples, model->seconds_per_cost, model->start_seconds};

@@ -138,6 +138,7 @@ TopView WithLive(TopView view, const protocol::JobProgress& live) {
   }
   view.nodes = std::move(nodes);
   view.node_count = std::max<uint64_t>(live.node_count, view.nodes.size());
+  view.workers = static_cast<int64_t>(live.reporting);
   view.steals = std::max(view.steals, live.steals);
   view.cost_model.reset();
   if (const auto& model = live.cost_model) {

@@ -65,7 +65,7 @@ StatusOr<protocol::JobProgress> ReadLiveAnswer(int code, const std::string& body
 
 // `view` (of the job's status) with the live figures of `live` over it:
 // the job's and each shown node's items, costs, speeds and steals, the node
-// count and the cost model; never fewer items or less cost than the status
+// count, the workers (those reporting) and the cost model; never fewer items or less cost than the status
 // had (a node's items count this coordinator session's; the status's may
 // count an earlier one's). Each node keeps the status's weight, or — when the
 // status has no row of some node yet — every node takes its prior from the

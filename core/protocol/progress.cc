@@ -101,6 +101,7 @@ json ToJson(const JobProgress& progress) {
               {"completedCost", progress.completed_cost},
               {"done", progress.done},
               {"nodeCount", progress.node_count},
+              {"reporting", progress.reporting},
               {"steals", progress.steals},
               {"nodes", std::move(nodes)}};
   if (const auto& model = progress.cost_model) {
@@ -133,9 +134,15 @@ StatusOr<JobProgress> ParseJobProgress(const json& json) {
   }
   BALLAST_ASSIGN_OR_RETURN(
       out.node_count, Optional<uint64_t>(json, "", "nodeCount", out.nodes.size(), json_read::Uint));
+  BALLAST_ASSIGN_OR_RETURN(out.reporting,
+                           Optional<uint64_t>(json, "", "reporting", 0, json_read::Uint));
   if (out.node_count < out.nodes.size()) {
     return json_read::Expected("nodeCount", fmt::format("at least the rows ({})", out.nodes.size()),
                                json_read::At(json, "nodeCount"));
+  }
+  if (out.reporting > out.node_count) {
+    return json_read::Expected("reporting", fmt::format("at most nodeCount ({})", out.node_count),
+                               json_read::At(json, "reporting"));
   }
   if (const nlohmann::json* model = json_read::Find(json, "costModel")) {
     BALLAST_ASSIGN_OR_RETURN(out.cost_model, ParseCostModel(*model));

@@ -7,10 +7,10 @@
 // is read-only and asks for no token: the API server drops a client's
 // Authorization header once it has authenticated the user, so the plugin
 // could carry the job's token only by reading its Secret. What it answers is
-// what GET /metrics, which asks for none either, already tells of the job:
-// counts, costs, each node's items, cost, speeds and lease cuts and its prior,
-// and the cost model the policy splits by; never a result, an item's value or
-// the token.
+// what GET /metrics, which asks for none either, already tells of the job —
+// counts, costs, the workers reporting, each node's items, cost, speeds, lease
+// cuts and prior — and the cost model the policy splits by; never a result,
+// an item's value or the token.
 //
 // Bounded: at most kMaxProgressNodes rows, whatever the job's size, each node
 // name at most kMaxProgressNameBytes; the answer of a job of any size is a few
@@ -69,7 +69,10 @@ struct JobProgress {
   double completed_cost = 0;
   bool done = false;        // every item finished (or the job failed verification)
   uint64_t node_count = 0;  // every worker of the job, shown or not
-  uint64_t steals = 0;      // of every worker
+  // Workers that have reported and not left since (declared lost, released):
+  // those at work now, as far as the coordinator knows.
+  uint64_t reporting = 0;
+  uint64_t steals = 0;  // of every worker
   // Unset when the job's policy learns no costs.
   std::optional<ProgressCostModel> cost_model;
   // At most kMaxProgressNodes, in the job's worker order.
@@ -82,7 +85,7 @@ nlohmann::json ToJson(const JobProgress& progress);
 // The answer, or Invalid naming the field that is missing, mistyped or out of
 // range ("nodes[3].cost: expected a finite number >= 0, got -1"): completed
 // above items, more than kMaxProgressNodes rows or more rows than nodeCount
-// (the rows' count when absent),
+// (the rows' count when absent), reporting above nodeCount,
 // a node name empty or longer than kMaxProgressNameBytes. Unknown fields are
 // ignored (a newer coordinator may say more). Never throws.
 StatusOr<JobProgress> ParseJobProgress(const nlohmann::json& json);

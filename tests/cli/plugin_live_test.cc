@@ -62,6 +62,7 @@ protocol::JobProgress LiveProgressOfSeed() {
   live.total_cost = 150000;
   live.completed_cost = 9000;
   live.node_count = 3;
+  live.reporting = 3;
   live.steals = 1;
   live.nodes = {{"pi4b-0", 5, 4000, 4000, 500, 500, 0},
                 {"pi4b-1", 5, 4000, 4000, 500, 500, 1},
@@ -85,12 +86,15 @@ bool HasLine(const std::string& text, const std::string& part) {
 
 // Issue 62: top moved only with the status, 0 % for the first 16-22 s.
 TEST(WithLiveTest, LiveFiguresShowProgressBeforeTheStatusHasAny) {
-  const TopView status = StatusViewAt(RunningStatusJob(0, SeedRows()), kT0 + 12);
+  json job = RunningStatusJob(0, SeedRows());
+  job["status"]["workers"] = 1;  // written when the first pod ran
+  const TopView status = StatusViewAt(job, kT0 + 12);
   const std::string before = RenderTop(status, 100);
   EXPECT_TRUE(HasLine(before, "  0.0% of the work  0/150000 items")) << before;
   const TopView live = WithLive(status, LiveProgressOfSeed());
   EXPECT_EQ(live.source, TopSource::kLive);
   EXPECT_EQ(live.completed, 9000u);
+  EXPECT_EQ(live.workers, 3);  // all three report
   EXPECT_FALSE(live.status_age_s.has_value());
   ASSERT_EQ(live.nodes.size(), 3u);
   EXPECT_EQ(live.nodes[0].weight, 5);  // the status's weight

@@ -27,7 +27,10 @@ TEST(JobProgressTest, CountsAndCostsInTheJobsUnits) {
   view.items = 59;
   view.completed = 12;
   view.completed_cost = 10.5;  // mean items
-  view.workers = {Worker("pi4b-0", 5, 8, 7.5, 3, 1), Worker("pi3b-0", 1, 4, 3, 6, 2)};
+  view.workers = {Worker("pi4b-0", 5, 8, 7.5, 3, 1), Worker("pi3b-0", 1, 4, 3, 6, 2),
+                  Worker("pi4b-1", 5, 0, 0, 0)};
+  view.workers[0].contacted = view.workers[1].contacted = true;
+  view.workers[1].left_at = 20;  // declared lost
   // A mean item of 4.93 cost units (291 over 59 clips).
   const protocol::JobProgress progress = ProgressOf(view, 291.0 / 59);
   EXPECT_EQ(progress.job, "jobs.convert");
@@ -36,10 +39,11 @@ TEST(JobProgressTest, CountsAndCostsInTheJobsUnits) {
   EXPECT_DOUBLE_EQ(progress.total_cost, 291);
   EXPECT_DOUBLE_EQ(progress.completed_cost, 10.5 * 291 / 59);
   EXPECT_FALSE(progress.done);
-  EXPECT_EQ(progress.node_count, 2u);
+  EXPECT_EQ(progress.node_count, 3u);
+  EXPECT_EQ(progress.reporting, 1u);  // pi4b-1 never reported, pi3b-0 was lost
   EXPECT_EQ(progress.steals, 3u);
   EXPECT_FALSE(progress.cost_model.has_value());  // the policy learns no costs
-  ASSERT_EQ(progress.nodes.size(), 2u);
+  ASSERT_EQ(progress.nodes.size(), 3u);
   const protocol::NodeProgress& fast = progress.nodes[0];
   EXPECT_EQ(fast.name, "pi4b-0");
   EXPECT_DOUBLE_EQ(fast.prior, 5);

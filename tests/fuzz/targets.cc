@@ -187,7 +187,8 @@ void ProgressAnswer(std::string_view text) {
     return;
   }
   if (progress->nodes.size() > protocol::kMaxProgressNodes ||
-      progress->nodes.size() > progress->node_count || progress->completed > progress->items) {
+      progress->nodes.size() > progress->node_count || progress->completed > progress->items ||
+      progress->reporting > progress->node_count) {
     Violated();
   }
   for (const auto& node : progress->nodes) {

@@ -18,6 +18,7 @@ JobProgress Sample() {
   progress.total_cost = 291;
   progress.completed_cost = 51.8;
   progress.node_count = 3;
+  progress.reporting = 2;
   progress.steals = 2;
   progress.cost_model = ProgressCostModel{0.4, 12, 0.31, 0.12};
   progress.nodes = {{"pi4b-0", 5, 8, 40.5, 0.25, 1.3, 1}, {"pi3b-0", 1, 4, 11.3, 0.1, 0.3, 1}};
@@ -71,6 +72,8 @@ TEST(ProgressMessageTest, AMalformedAnswerNamesItsField) {
   EXPECT_EQ(ErrorOf(R"({"job": "a", "items": 5, "completed": 1, "nodes": [{"name": "n"}],
                         "nodeCount": 0})"),
             "nodeCount: expected at least the rows (1), got 0");
+  EXPECT_EQ(ErrorOf(R"({"job": "a", "items": 5, "completed": 1, "nodeCount": 2, "reporting": 3})"),
+            "reporting: expected at most nodeCount (2), got 3");
   EXPECT_EQ(ErrorOf(R"({"job": "a", "items": 5, "completed": 1, "costModel": {"startCost": 1,
                         "secondsPerCost": true}})"),
             "costModel.secondsPerCost: expected a finite number >= 0, got true");
