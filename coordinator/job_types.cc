@@ -10,6 +10,24 @@ double MeasuredSpeed(const WorkerView& worker) {
   return busy > 0 && worker.cost > 0 ? worker.cost / busy : 0;
 }
 
+std::optional<CostModelFigures> CostModelOfView(const JobView& view, double unit) {
+  if (!view.policy.learning_costs) return std::nullopt;
+  CostModelFigures model;
+  model.start_cost = view.policy.start_cost * unit;
+  model.samples = view.policy.cost_samples;
+  double busy_s = 0;
+  double work = 0;  // in the model's units
+  for (const auto& worker : view.workers) {
+    busy_s += worker.MergedBusySeconds();
+    work += worker.cost + view.policy.start_cost * static_cast<double>(worker.items);
+  }
+  if (busy_s > 0 && work > 0) {
+    model.seconds_per_cost = busy_s / (work * unit);
+    model.start_seconds = view.policy.start_cost * busy_s / work;
+  }
+  return model;
+}
+
 nlohmann::json CheckpointToJson(const Checkpoint& checkpoint) {
   nlohmann::json ranges = nlohmann::json::array();
   for (const balance::Range& range : checkpoint.completed.Ranges()) {

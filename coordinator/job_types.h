@@ -182,6 +182,18 @@ struct WorkerView {
 // busy seconds); 0 before it has reported computing time.
 double MeasuredSpeed(const WorkerView& worker);
 
+// The cost model a job's policy splits by (balance::PolicyStats), in the
+// job's own cost units.
+struct CostModelFigures {
+  double start_cost = 0;  // per item; 0 while the declared costs stand
+  uint64_t samples = 0;   // reports the policy's latest fit took in
+  // Over the job's nodes together: busy seconds per unit of the model's cost
+  // (declared cost plus start_cost per item), and start_cost in those
+  // seconds; unset before a node reported computing time on merged items.
+  std::optional<double> seconds_per_cost;
+  std::optional<double> start_seconds;
+};
+
 struct JobView {
   std::string id;
   uint64_t items = 0;
@@ -204,5 +216,11 @@ struct JobView {
   // Set when the job failed verification: verification.failure says why.
   VerificationView verification;
 };
+
+// The cost model of `view`'s policy, its costs in the job's units (`unit`:
+// the mean item's declared cost, workload::MeanItemCost; the view counts in
+// mean items); nullopt when the policy learns no costs. What status.costModel
+// and the progress route (core/protocol/progress.h) say.
+std::optional<CostModelFigures> CostModelOfView(const JobView& view, double unit);
 
 }  // namespace ballast::coordinator

@@ -20,6 +20,7 @@
 
 #include "coordinator/held_requests.h"
 #include "coordinator/job_metrics.h"
+#include "coordinator/job_progress.h"
 #include "coordinator/job_registry.h"
 #include "core/common/names.h"
 #include "core/common/utf8.h"
@@ -77,6 +78,54 @@ bool SameToken(const std::string& a, const std::string& b) {
   unsigned char diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i];
   return diff == 0;
+}
+
+// The metric's and the body's reason for a report JobSession refused.
+const char* RefusedReportReason(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kNotFound:
+      return "unknown_worker";
+    case StatusCode::kConflict:
+      return protocol::kReasonStale;
+    default:
+      return "invalid_report";
+  }
+}
+
+// The worker a signal poll names (?worker=<name>, URI-encoded); Invalid
+// saying what is wrong.
+StatusOr<std::string> PolledWorker(const std::map<std::string, std::string>& query) {
+  auto it = query.find("worker");
+  if (it == query.end() || it->second.empty()) return Status::Invalid("missing ?worker=<name>");
+  try {
+    return web::uri::decode(it->second);
+  } catch (const std::exception& e) {
+    return Status::Invalid(fmt::format("worker: not a URI component: {}", e.what()));
+  }
+}
+
+// GET /v1/jobs/{job}/progress (core/protocol/progress.h), which asks for no
+// token, as /healthz and /metrics ask for none.
+bool IsProgressRoute(const HttpRequest& request, const std::vector<std::string>& path) {
+  return request.method == "GET" && path.size() == 4 && path[0] == "v1" && path[1] == "jobs" &&
+         path[3] == "progress";
+}
+
+// The job's progress now, to anyone (no token: progress.h says why); a job
+// not hosted (not registered yet, or removed) is a 404 not counted as a
+// refusal, as a viewer asks it again and again.
+void ReplyProgress(const Exchange& exchange, const JobEntry* entry, const std::string& id) {
+  if (!entry) {
+    ReplyJson(exchange, 404,
+              protocol::RefusalJson(protocol::kReasonUnknownJob,
+                                    fmt::format("no job {}", QuoteForMessage(id))));
+    return;
+  }
+  std::lock_guard lock(entry->mutex);
+  const JobConfig& config = entry->session->config();
+  ReplyJson(exchange, 200,
+            protocol::ToJson(
+                ProgressOf(entry->session->View(false), workload::MeanItemCost(config.workload))));
 }
 
 }  // namespace
@@ -270,6 +319,7 @@ class Server::Impl {
       return;
     }
     auto entry = Find(path[2]);
+    if (IsProgressRoute(request, path)) return ReplyProgress(exchange, entry.get(), path[2]);
     if (!entry) {
       Refuse(exchange, 404, protocol::kReasonUnknownJob,
              fmt::format("no job {}", QuoteForMessage(path[2])));
@@ -335,37 +385,18 @@ class Server::Impl {
 
   void OnSignalPoll(const Exchange& request, const std::shared_ptr<JobEntry>& entry,
                     const std::map<std::string, std::string>& query) {
-    auto it = query.find("worker");
-    if (it == query.end() || it->second.empty()) {
-      Refuse(request, 400, "malformed", "missing ?worker=<name>");
-      return;
-    }
-    std::string worker;
-    try {
-      worker = web::uri::decode(it->second);
-    } catch (const std::exception& e) {
-      Refuse(request, 400, "malformed", fmt::format("worker: not a URI component: {}", e.what()));
+    auto worker = PolledWorker(query);
+    if (!worker.ok()) {
+      Refuse(request, 400, "malformed", worker.status().message());
       return;
     }
     std::lock_guard lock(entry->mutex);
-    if (!entry->session->HasWorker(worker)) {
+    if (!entry->session->HasWorker(*worker)) {
       Refuse(request, 404, "unknown_worker",
-             fmt::format("no worker {} in the job", QuoteForMessage(worker)));
+             fmt::format("no worker {} in the job", QuoteForMessage(*worker)));
       return;
     }
-    held::PollSignal(*entry, worker, request, entry->Now() + options_.wait_timeout_s);
-  }
-
-  // The metric's and the body's reason for a report JobSession refused.
-  static const char* RefusedReportReason(const Status& status) {
-    switch (status.code()) {
-      case StatusCode::kNotFound:
-        return "unknown_worker";
-      case StatusCode::kConflict:
-        return protocol::kReasonStale;
-      default:
-        return "invalid_report";
-    }
+    held::PollSignal(*entry, *worker, request, entry->Now() + options_.wait_timeout_s);
   }
 
   // After a request changed the job: DeliverAndFinish, and wake the timer if

@@ -7,6 +7,10 @@
 // metrics. Routes are listed in protocol/messages.h; in addition:
 //   GET /healthz   -> 200 "ok"
 //   GET /metrics   -> Prometheus text format
+//   GET /v1/jobs/{job}/progress -> protocol::JobProgress (core/protocol/
+//                     progress.h: the job's progress now, for kubectl ballast
+//                     top; read-only, no token, as /metrics; 404 unknown_job,
+//                     not counted, for a job not hosted)
 //
 // Before a request reaches a job, the front enforces ServerOptions' limits:
 // a body over max_body_bytes is refused 413 (too_large) from its header,

@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/fit_speeds.h"
 #include "cli/plugin/plugin_cluster.h"
+#include "cli/plugin/plugin_live.h"
 #include "cli/plugin/plugin_report.h"
 #include "cli/plugin/plugin_top.h"
 #include "cli/stop_signals.h"
@@ -52,18 +53,24 @@ struct PluginFlags {
 struct Cluster {
   std::unique_ptr<kube::HttpKubeClient> client;
   std::string ns;
-  std::string server;
+  kube::ClusterConfig config;
 };
+
+// A client of the cluster whose requests give up after `timeout`.
+StatusOr<std::unique_ptr<kube::HttpKubeClient>> ClientOf(const kube::ClusterConfig& config,
+                                                         std::chrono::seconds timeout) {
+  kube::HttpClientOptions options;
+  options.user_agent = "kubectl-ballast/" + std::string(kVersion);
+  options.request_timeout = timeout;
+  return kube::HttpKubeClient::Create(config, options);
+}
 
 StatusOr<Cluster> Connect(const PluginFlags& flags) {
   BALLAST_ASSIGN_OR_RETURN(kube::ClusterConfig config,
                            kube::FindClusterConfig(flags.kubeconfig, flags.context));
-  kube::HttpClientOptions options;
-  options.user_agent = "kubectl-ballast/" + std::string(kVersion);
-  options.request_timeout = std::chrono::seconds(20);
-  BALLAST_ASSIGN_OR_RETURN(auto client, kube::HttpKubeClient::Create(config, options));
-  return Cluster{std::move(client), flags.ns.empty() ? config.default_namespace : flags.ns,
-                 config.server};
+  BALLAST_ASSIGN_OR_RETURN(auto client, ClientOf(config, std::chrono::seconds(20)));
+  std::string ns = flags.ns.empty() ? config.default_namespace : flags.ns;
+  return Cluster{std::move(client), std::move(ns), std::move(config)};
 }
 
 double WallSeconds() {
@@ -169,19 +176,50 @@ bool PauseTop(const StopSignals& stop, double seconds) {
   return stop.signal() == 0;
 }
 
+// The view of the job's status with the coordinator's live figures over it
+// while it runs, or with the reason there are none.
+TopView WithLiveFigures(LiveProgress& live, TopView view) {
+  if (Finished(view)) return view;
+  auto progress = live.Read(view.now);
+  if (progress.ok()) return WithLive(std::move(view), *progress);
+  view.live_note = progress.status().message();
+  return view;
+}
+
+// The frame of one redraw, and what says where it came from.
+void DrawTop(const TopView& view, bool live, double interval_s, TopTrail& trail,
+             std::string& last_frame) {
+  const std::string frame = RenderTop(view, TerminalWidth(), &trail);
+  if (live) {
+    const std::string source =
+        view.source == TopSource::kLive ? ", live from the coordinator" : " from the job's status";
+    // Home, clear, the frame, and what refreshes it.
+    fmt::print("\x1b[H\x1b[2J{}\n{}", frame,
+               Finished(view) ? "finished\n"
+                              : fmt::format("every {:g} s{}; Ctrl-C quits\n", interval_s, source));
+  } else if (frame != last_frame) {
+    fmt::print("{}{}", last_frame.empty() ? "" : "\n", frame);
+  }
+  std::fflush(stdout);
+  last_frame = frame;
+}
+
 int RunTop(const PluginFlags& flags, const TopFlags& top) {
   StopSignals stop;
   auto cluster = Connect(flags);
   if (!cluster.ok()) return ReportError(cluster.status());
-  const bool tty = isatty(STDOUT_FILENO) != 0;
-  const bool live = tty && !top.once;
+  // The live view's requests give up sooner: a redraw does not wait long for it.
+  auto quick = ClientOf(cluster->config, std::chrono::seconds(3));
+  if (!quick.ok()) return ReportError(quick.status());
+  LiveProgress live(**quick, cluster->ns, top.job);
+  const bool redraw = isatty(STDOUT_FILENO) != 0 && !top.once;
   std::string last_frame;
   std::string trouble;
   TopTrail trail;  // no bar goes backwards from one redraw to the next
   while (true) {
     auto job = GetJob(*cluster, top.job);
-    if (!job.ok() && (!live || job.status().code() != StatusCode::kUnavailable)) {
-      if (live) fmt::print("\n");
+    if (!job.ok() && (!redraw || job.status().code() != StatusCode::kUnavailable)) {
+      if (redraw) fmt::print("\n");
       return ReportError(job.status());
     }
     if (job.ok()) {
@@ -191,21 +229,10 @@ int RunTop(const PluginFlags& flags, const TopFlags& top) {
             view.status().code(),
             fmt::format("WeightedJob {}/{}: {}", cluster->ns, top.job, view.status().message())));
       }
-      const bool finished = Finished(*view);
-      const std::string frame = RenderTop(*view, TerminalWidth(), &trail);
+      const TopView shown = WithLiveFigures(live, std::move(view).value());
+      DrawTop(shown, redraw, top.interval_s, trail, last_frame);
       trouble.clear();
-      if (live) {
-        // Home, clear, the frame, and what refreshes it.
-        fmt::print("\x1b[H\x1b[2J{}\n{}", frame,
-                   finished ? "finished\n"
-                            : fmt::format("every {:g} s from the job's status; Ctrl-C quits\n",
-                                          top.interval_s));
-      } else if (frame != last_frame) {
-        fmt::print("{}{}", last_frame.empty() ? "" : "\n", frame);
-      }
-      std::fflush(stdout);
-      last_frame = frame;
-      if (finished || top.once) return kExitOk;
+      if (Finished(shown) || top.once) return kExitOk;
     } else if (job.status().message() != trouble) {
       trouble = job.status().message();
       fmt::print("\nretrying: {}\n", trouble);
@@ -318,9 +345,11 @@ void RegisterPluginTop(CLI::App& app, const std::shared_ptr<PluginFlags>& flags,
   cmd->add_flag("--once", options->once, "print the view once and exit");
   cmd->footer(
       "\nOn a terminal it redraws every --interval until the job finishes (Ctrl-C quits);\n"
-      "elsewhere, or with --once, it prints a view whenever it changes. It reads the\n"
-      "WeightedJob's status, which the operator writes every few seconds (the chart's\n"
-      "operator.statusIntervalSeconds): rights to get weightedjobs are all it needs.\n\n"
+      "elsewhere, or with --once, it prints a view whenever it changes. While the job\n"
+      "runs it reads the job's progress live from its coordinator, through the API\n"
+      "server's service proxy (rights to get services/proxy of the coordinator's\n"
+      "Service); else the WeightedJob's status, which the operator writes at steps of\n"
+      "the job, saying why in one line (rights to get weightedjobs are all that needs).\n\n"
       "Columns: WEIGHT the node's prior, ITEMS/S its estimated speed, ITEMS what it has\n"
       "done, STEALS the tail steals it made; PROGRESS its items against its expected share\n"
       "(the job's items times its share of the summed speeds); ETA at its speed. A job of\n"

@@ -50,27 +50,6 @@ StatusOr<nlohmann::json> LeaderPod(kube::KubeClient& client) {
       "NAMESPACE/NAME");
 }
 
-// The operator container's arguments (the one whose args name a history
-// flag or --mark-leader-pod; else the first container's).
-std::vector<std::string> OperatorArgs(const nlohmann::json& pod) {
-  const nlohmann::json& containers = json_read::At(json_read::At(pod, "spec"), "containers");
-  std::vector<std::string> first;
-  if (!containers.is_array()) return first;
-  for (const auto& container : containers) {
-    std::vector<std::string> args;
-    const nlohmann::json& container_args = json_read::At(container, "args");
-    if (!container_args.is_array()) continue;
-    for (const auto& arg : container_args) {
-      if (arg.is_string()) args.push_back(arg.get<std::string>());
-    }
-    if (first.empty()) first = args;
-    for (const std::string& arg : args) {
-      if (arg.rfind("--mark-leader-pod", 0) == 0) return args;
-    }
-  }
-  return first;
-}
-
 const HistoryWording kClusterWording{"the history", "the cluster's nodes"};
 
 StatusOr<FitSpeeds> ProxiedPrometheusSpeeds(kube::HttpKubeClient& client, const FitFlags& flags,
@@ -140,6 +119,33 @@ StatusOr<FitSpeeds> ConfigMapSpeeds(kube::KubeClient& client, const FitFlags& fl
 
 }  // namespace
 
+std::vector<std::string> OperatorArgs(const nlohmann::json& pod) {
+  const nlohmann::json& containers = json_read::At(json_read::At(pod, "spec"), "containers");
+  std::vector<std::string> first;
+  if (!containers.is_array()) return first;
+  for (const auto& container : containers) {
+    std::vector<std::string> args;
+    const nlohmann::json& container_args = json_read::At(container, "args");
+    if (!container_args.is_array()) continue;
+    for (const auto& arg : container_args) {
+      if (arg.is_string()) args.push_back(arg.get<std::string>());
+    }
+    if (first.empty()) first = args;
+    for (const std::string& arg : args) {
+      if (arg.rfind("--mark-leader-pod", 0) == 0) return args;
+    }
+  }
+  return first;
+}
+
+std::optional<std::string> CoordinatorUrlOfArgs(const std::vector<std::string>& args) {
+  std::optional<std::string> url;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (auto value = FlagValue(args, &i, "--coordinator-url")) url = std::move(value);
+  }
+  return url;
+}
+
 OperatorHistory OperatorHistoryFromArgs(const std::vector<std::string>& args,
                                         const std::string& pod_namespace) {
   OperatorHistory out;
@@ -167,12 +173,9 @@ OperatorHistory OperatorHistoryFromArgs(const std::vector<std::string>& args,
   return out;
 }
 
-StatusOr<std::string> ServiceProxyBase(const std::string& url) {
+StatusOr<std::string> ServiceProxyPath(const std::string& url) {
   const auto refuse = [&url](const std::string& why) {
-    return Status::Invalid(fmt::format(
-        "the operator's Prometheus {}: {}; reach it yourself (kubectl port-forward) and pass "
-        "--prometheus URL",
-        url, why));
+    return Status::Invalid(fmt::format("{}: {}", json_read::Cut(url), why));
   };
   std::string scheme;
   std::string rest;
@@ -210,6 +213,15 @@ StatusOr<std::string> ServiceProxyBase(const std::string& url) {
   }
   return fmt::format("/api/v1/namespaces/{}/services/{}:{}:{}/proxy{}", labels[1], scheme,
                      labels[0], port, prefix);
+}
+
+StatusOr<std::string> ServiceProxyBase(const std::string& url) {
+  auto path = ServiceProxyPath(url);
+  if (path.ok()) return path;
+  return Status::Invalid(
+      fmt::format("the operator's Prometheus {}; reach it yourself (kubectl port-forward) and pass "
+                  "--prometheus URL",
+                  path.status().message()));
 }
 
 StatusOr<FitSpeeds> ClusterHistorySpeeds(kube::HttpKubeClient& client, const FitFlags& flags,

@@ -18,6 +18,7 @@
 #include "cli/fit_speeds.h"
 #include "core/common/status.h"
 #include "core/fuzzy/profile.h"
+#include "net/kube/client.h"
 #include "net/kube/http_client.h"
 
 namespace ballast::cli {
@@ -48,6 +49,22 @@ struct OperatorHistory {
 // --lease-name is given.
 OperatorHistory OperatorHistoryFromArgs(const std::vector<std::string>& args,
                                         const std::string& pod_namespace);
+
+// The value of --coordinator-url in the operator's arguments (`--flag=value`
+// or `--flag value`; the last one); nullopt without one.
+std::optional<std::string> CoordinatorUrlOfArgs(const std::vector<std::string>& args);
+
+// The operator container's arguments in `pod` (the one whose args name
+// --mark-leader-pod; else the first container's).
+std::vector<std::string> OperatorArgs(const nlohmann::json& pod);
+
+// The API server path that proxies to the in-cluster URL `url`
+// ("http://coordinator.ballast.svc:8080" ->
+// "/api/v1/namespaces/ballast/services/http:coordinator:8080/proxy"),
+// without a trailing slash. Invalid "URL: why" when its host is not a
+// Service's DNS name (as ServiceProxyBase), or its scheme is not http or
+// https.
+StatusOr<std::string> ServiceProxyPath(const std::string& url);
 
 // The API server path that proxies to the in-cluster URL `url`
 // ("http://prometheus-server.monitoring.svc:9090/prom" ->

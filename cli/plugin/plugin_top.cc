@@ -241,7 +241,10 @@ std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
   const double slack = std::max(kEtaSlackSeconds, kEtaSlackFraction * eta);
   if (trail->finish_at && finish_at > *trail->finish_at + slack) {
     std::string why = "less was done than the speeds foretold";
-    if (speed > 0 && speed < 0.97 * trail->speed) {
+    if (trail->source && *trail->source != view.source) {
+      why = view.source == TopSource::kLive ? "live now, the status before"
+                                            : "the status now, live before";
+    } else if (speed > 0 && speed < 0.97 * trail->speed) {
       why = fmt::format("the nodes' speed fell {} -> {}/s", FormatSpeed(trail->speed),
                         FormatSpeed(speed));
     } else if (work > 1.001 * trail->work) {
@@ -252,6 +255,7 @@ std::string LaterNote(const TopView& view, double eta, TopTrail* trail) {
   trail->finish_at = finish_at;
   trail->speed = speed;
   trail->work = work;
+  trail->source = view.source;
   return note;
 }
 
@@ -260,13 +264,15 @@ std::string TopProgressLine(const TopView& view, int width, TopTrail* trail) {
   if (trail) fraction = trail->job = std::max(trail->job, fraction);
   std::string tail =
       fmt::format(" {:5.1f}% of the work  {}/{} items", 100 * fraction, view.completed, view.items);
+  // Where the figures are from, before what a narrow terminal cuts.
+  if (!Finished(view) && view.source == TopSource::kLive) tail += "  live";
+  if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
+    tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
+  }
   if (auto eta = JobEta(view)) {
     // From the status write: what has passed since comes off.
     *eta = std::max(0.0, *eta - view.status_age_s.value_or(0));
     tail += "  ETA " + FormatSeconds(*eta) + LaterNote(view, *eta, trail);
-  }
-  if (!Finished(view) && view.status_age_s && *view.status_age_s >= kStaleStatusSeconds) {
-    tail += "  as of " + FormatSeconds(*view.status_age_s) + " ago";
   }
   if (Finished(view) && view.makespan_s) tail += "  makespan " + FormatSeconds(*view.makespan_s);
   const int bar = std::clamp(width - static_cast<int>(tail.size()) - 2, 10, kMaxBar * 2);
@@ -398,6 +404,9 @@ std::string RenderTop(const TopView& view, int width, TopTrail* trail) {
   std::vector<std::string> lines;
   lines.push_back(OneLine(HeaderLine(view), columns));
   lines.push_back(TopProgressLine(view, width, trail));
+  if (!Finished(view) && !view.live_note.empty()) {
+    lines.push_back(OneLine("from the status: " + view.live_note, columns));
+  }
   if (!view.condition.empty()) lines.push_back(OneLine(view.condition, columns));
   if (const std::string model = CostModelLine(view); !model.empty()) {
     lines.push_back(OneLine(model, columns));

@@ -30,6 +30,11 @@
 // Progress has one label, "% of the work": the declared cost, plus the
 // learned start cost per item where the policy learned one.
 //
+// While the job runs, the figures may instead be the coordinator's at the
+// redraw (plugin_live.h, WithLive): the progress line then says "live", and
+// nothing comes off the ETA. When top asked for them and got none, one line
+// says why the figures are the status's.
+//
 // Thread-safety: pure functions.
 #pragma once
 
@@ -57,6 +62,12 @@ struct TopNode {
   // status has no cost.
   double cost = 0;
   double cost_speed = 0;
+};
+
+// Where a view's progress figures come from.
+enum class TopSource {
+  kStatus,  // the WeightedJob's status, as the operator last wrote it
+  kLive,    // the coordinator, when the view was read (plugin_live.h)
 };
 
 struct TopView {
@@ -92,6 +103,10 @@ struct TopView {
   // of the status subresource); unset when the object does not say.
   std::optional<double> status_age_s;
   double now = 0;  // unix seconds the view was read at
+  TopSource source = TopSource::kStatus;
+  // Why the figures are the status's although the live view was asked (one
+  // line); "" when they are live or it was not asked.
+  std::string live_note;
 };
 
 // From this age on, a running job's progress line says how old its status is.
@@ -121,14 +136,17 @@ std::string FormatSeconds(double seconds);
 // The trail also keeps the job's implied finish (the time of the redraw plus
 // its ETA) and the figures it came from: an ETA that puts the finish later
 // than the last redraw did, by more than kEtaSlack, says by how much and why
-// (the nodes' summed speed fell, the work grew as a start cost per item was
-// learned, or less was done than the speeds foretold).
+// (the figures came from another source than at the last redraw — the
+// coordinator's live view, or the status —, the nodes' summed speed fell, the
+// work grew as a start cost per item was learned, or less was done than the
+// speeds foretold).
 struct TopTrail {
   double job = 0;
   std::map<std::string, double> nodes;
   std::optional<double> finish_at;  // unix seconds
   double speed = 0;                 // the summed speed it came from
   double work = 0;                  // the job's work it came from
+  std::optional<TopSource> source;  // where the figures came from
 };
 // How much later an implied finish may move without a word: 2 s, or 5 % of
 // the ETA when more.

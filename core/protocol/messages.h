@@ -5,7 +5,9 @@
 //   POST /v1/jobs/{job}/report          ReportMessage -> ReplyMessage
 //   GET  /v1/jobs/{job}/signal?worker=W -> SignalMessage (held until a signal or timeout)
 //
-// Every request carries "Authorization: Bearer <job token>". One report both
+// Every request carries "Authorization: Bearer <job token>". (Beside them the
+// coordinator answers GET /v1/jobs/{job}/progress without one, for people
+// watching: progress.h.) One report both
 // hands in finished ranges with their results and asks for what to do next
 // (seed 001: few, batched messages). A report whose answer is "wait" is held
 // by the coordinator until there is work again (long poll), so an idle worker

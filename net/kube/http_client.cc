@@ -107,8 +107,9 @@ struct HttpKubeClient::Impl {
     return http;
   }
 
-  // Sends `request`; returns the body of a 2xx response, else the mapped error.
-  StatusOr<std::string> Send(const Request& request) {
+  // Sends `request`; returns the answer whatever its code, Unavailable when
+  // none came.
+  StatusOr<HttpAnswer> SendForAnswer(const Request& request) {
     const std::string what = fmt::format("{} {}", request.method, request.path);
     try {
       const auto start = std::chrono::steady_clock::now();
@@ -118,12 +119,19 @@ struct HttpKubeClient::Impl {
           "api request={} code={} ms={:.1f}", what, response.status_code(),
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count());
-      Status status = StatusFromHttp(response.status_code(), body, what);
-      if (!status.ok()) return status;
-      return body;
+      return HttpAnswer{response.status_code(), std::move(body)};
     } catch (const std::exception& e) {
       return Status::Unavailable(fmt::format("{}: {}", what, e.what()));
     }
+  }
+
+  // Sends `request`; returns the body of a 2xx response, else the mapped error.
+  StatusOr<std::string> Send(const Request& request) {
+    BALLAST_ASSIGN_OR_RETURN(HttpAnswer answer, SendForAnswer(request));
+    Status status = StatusFromHttp(answer.code, answer.body,
+                                   fmt::format("{} {}", request.method, request.path));
+    if (!status.ok()) return status;
+    return std::move(answer.body);
   }
 
   StatusOr<nlohmann::json> SendJson(const Request& request) {
@@ -279,6 +287,16 @@ StatusOr<std::unique_ptr<HttpKubeClient>> HttpKubeClient::Create(const ClusterCo
 
 StatusOr<nlohmann::json> HttpKubeClient::Get(const ResourceRef& ref) {
   return impl_->SendJson({kGet, methods::GET, ref.Path(), std::nullopt});
+}
+
+StatusOr<HttpAnswer> HttpKubeClient::GetAnswer(const std::string& path, size_t max_bytes) {
+  BALLAST_ASSIGN_OR_RETURN(HttpAnswer answer,
+                           impl_->SendForAnswer({kGet, methods::GET, path, std::nullopt}));
+  if (answer.body.size() > max_bytes) {
+    return Status::Unavailable(fmt::format("GET {}: the answer is {} bytes, more than the {} read",
+                                           path, answer.body.size(), max_bytes));
+  }
+  return answer;
 }
 
 StatusOr<std::string> HttpKubeClient::GetText(const std::string& path, size_t max_bytes) {

@@ -29,6 +29,12 @@ struct HttpClientOptions {
   std::string user_agent = "ballast-operator";
 };
 
+// An HTTP answer as it came: its status code and body.
+struct HttpAnswer {
+  int code = 0;
+  std::string body;
+};
+
 class HttpKubeClient final : public KubeClient {
  public:
   // Checks the config (the server URL, that the CA, the certificate and the
@@ -57,6 +63,10 @@ class HttpKubeClient final : public KubeClient {
   // Returns the body of a 2xx answer; errors as the other calls, and
   // Unavailable naming the path for a body longer than `max_bytes`.
   StatusOr<std::string> GetText(const std::string& path, size_t max_bytes);
+  // The same GET, its answer whatever its code (a Service's own refusal
+  // beside the API server's): Unavailable naming the path only when no
+  // answer came, or its body is longer than `max_bytes`.
+  StatusOr<HttpAnswer> GetAnswer(const std::string& path, size_t max_bytes);
 
   // Requests sent so far, by Kubernetes verb ("get", "list", "watch",
   // "create", "update", "patch", "delete"); failed requests count too.

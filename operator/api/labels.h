@@ -6,6 +6,7 @@
 // Thread-safety: constants.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace ballast::api {
@@ -30,5 +31,12 @@ inline constexpr std::string_view kOperatorComponent = "operator";
 // coordinator Service selects.
 inline constexpr std::string_view kCoordinatorLabel = "ballast.io/coordinator";
 inline constexpr std::string_view kLeaderValue = "leader";
+
+// The coordinator's id of a job: "<namespace>.<name>" (a namespace has no
+// dots, so it is unambiguous, and it is safe in a URL path). The operator
+// registers the job under it; kubectl ballast top asks for its progress by it.
+inline std::string CoordinatorJobId(std::string_view ns, std::string_view name) {
+  return std::string(ns) + "." + std::string(name);
+}
 
 }  // namespace ballast::api

@@ -33,23 +33,16 @@ double FourDigits(double value) {
 
 // status.costModel of the session's view (weighted_job.h), its costs in the
 // job's units (`unit`: the mean item's declared cost; the view's are in mean
-// items): nullopt when its policy learns no costs.
+// items), to four digits: nullopt when its policy learns no costs.
 std::optional<api::CostModelStatus> CostModelOf(const coordinator::JobView& view, double unit) {
-  if (!view.policy.learning_costs) return std::nullopt;
+  const auto figures = coordinator::CostModelOfView(view, unit);
+  if (!figures) return std::nullopt;
   api::CostModelStatus model;
-  model.start_cost = FourDigits(view.policy.start_cost * unit);
+  model.start_cost = FourDigits(figures->start_cost);
   model.learned = view.policy.start_cost > 0;
-  model.samples = view.policy.cost_samples;
-  double busy_s = 0;
-  double work = 0;  // in the model's units
-  for (const auto& worker : view.workers) {
-    busy_s += worker.MergedBusySeconds();
-    work += worker.cost + view.policy.start_cost * static_cast<double>(worker.items);
-  }
-  if (busy_s > 0 && work > 0) {
-    model.seconds_per_cost = FourDigits(busy_s / (work * unit));
-    model.start_seconds = FourDigits(view.policy.start_cost * busy_s / work);
-  }
+  model.samples = figures->samples;
+  if (figures->seconds_per_cost) model.seconds_per_cost = FourDigits(*figures->seconds_per_cost);
+  if (figures->start_seconds) model.start_seconds = FourDigits(*figures->start_seconds);
   return model;
 }
 

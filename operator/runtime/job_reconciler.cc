@@ -11,6 +11,7 @@
 #include "core/job/job_json.h"
 #include "core/workload/workload.h"
 #include "operator/api/kueue_views.h"
+#include "operator/api/labels.h"
 #include "operator/api/weighted_job.h"
 #include "operator/runtime/resources.h"
 
@@ -55,7 +56,7 @@ JobReconciler::JobReconciler(kube::KubeClient& client, coordinator::JobHost& coo
 JobReconciler::~JobReconciler() = default;
 
 std::string JobReconciler::CoordinatorJobId(const std::string& ns, const std::string& name) {
-  return ns + "." + name;
+  return ::ballast::api::CoordinatorJobId(ns, name);
 }
 
 std::string JobReconciler::KeyOfCoordinatorJobId(const std::string& id) {

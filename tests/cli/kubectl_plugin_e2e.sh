@@ -5,8 +5,12 @@
 # ballast-worker:
 #   weights  the live nodes' weights, the same table `ballast weights` prints
 #            from `kubectl get nodes -o yaml`;
-#   top      a running job in a real terminal (tmux, read with capture-pane):
-#            a bar per node while it runs, the result once it is done;
+#   top      a running job's progress live from its coordinator, through the
+#            API server's service proxy, before the job's status has any; the
+#            status's figures and the reason for a user RBAC refuses the
+#            proxy, and live again once a Role grants it; the job in a real
+#            terminal (tmux, read with capture-pane): a bar per node while it
+#            runs, the result once it is done;
 #   report   the HTML report of the finished job; a job that is not finished
 #            has none;
 #   fit      the profile's ranks fitted to the history the finished job left
@@ -35,8 +39,19 @@ for sub in weights top report fit; do
 done
 pass "kubectl finds the plugin; --help lists weights, top, report, fit"
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$ballast" operator -n "$ns" --coordinator-listen "127.0.0.1:$port" \
+# This machine's address: the API server proxies to no loopback address, so
+# what the test reaches through its service proxy (the coordinator, a
+# Prometheus) listens there.
+host_ip=$(ip -4 -o route get 192.0.2.254 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
+[[ -n $host_ip && $host_ip != 127.* ]] || host_ip=$(hostname -I | awk '{print $1}')
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])'; }
+
+# The coordinator listens on this machine's address, where the emulated Pis'
+# workers (processes here) reach it too. A running job's status is written
+# every 30 s at the soonest, so that its first progress stays unwritten long
+# enough for top to show it live first.
+port=$(free_port)
+"$ballast" operator -n "$ns" --coordinator-listen "$host_ip:$port" --status-interval 30 \
   --worker-image ballast-worker:dev --history-configmap "$ns/speeds" >"$tmp/operator.log" 2>&1 &
 operator=$!
 stop_operator() {
@@ -47,9 +62,57 @@ stop_all() {
   tmux -S "$tmux_socket" kill-server 2>/dev/null || true
   [[ -n ${prometheus:-} ]] && kill "$prometheus" 2>/dev/null
   stop_operator
+  kubectl delete clusterrole,clusterrolebinding "$ns-watcher" --ignore-not-found >/dev/null 2>&1 || true
   cleanup
 }
 trap stop_all EXIT
+
+# host_service NAME PORT TARGET: a Service NAME whose endpoint is port TARGET
+# of this machine. The API server proxies only to an endpoint whose target is
+# a pod with that IP: a stand-in pod that never runs, its status given the
+# address.
+host_service() {
+  local name=$1 service_port=$2 target=$3
+  kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $name-0}
+spec:
+  nodeSelector: {ballast.io/stand-in: never}
+  containers: [{name: $name, image: $name:dev}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: $name}
+spec:
+  ports: [{name: web, port: $service_port, targetPort: $target}]
+YAML
+  kubectl patch pod -n "$ns" "$name-0" --subresource=status --type=merge \
+    -p "{\"status\": {\"podIP\": \"$host_ip\", \"podIPs\": [{\"ip\": \"$host_ip\"}]}}" >/dev/null
+  kubectl apply -n "$ns" -f - >/dev/null 2>"$tmp/endpoints.err" <<YAML || fail "$(cat "$tmp/endpoints.err")"
+apiVersion: v1
+kind: Endpoints
+metadata: {name: $name}
+subsets:
+- addresses: [{ip: "$host_ip", targetRef: {kind: Pod, name: $name-0, namespace: $ns}}]
+  ports: [{name: web, port: $target}]
+YAML
+}
+
+# leader_pod ARGS...: a stand-in of the operator's leading pod, as the chart
+# runs it (labelled ballast.io/coordinator=leader), with these args; it never
+# runs (no node carries its selector).
+leader_pod() {
+  kubectl delete pod -n "$ns" operator-stand-in --wait=true >/dev/null 2>&1 || true
+  python3 -c '
+import json, sys
+print(json.dumps({"apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "operator-stand-in", "labels": {"ballast.io/coordinator": "leader"}},
+  "spec": {"nodeSelector": {"ballast.io/stand-in": "never"},
+           "containers": [{"name": "operator", "image": "ballast:dev",
+                           "args": ["operator", "--mark-leader-pod"] + sys.argv[1:]}]}}))' "$@" |
+    kubectl apply -n "$ns" -f - >/dev/null
+}
 
 # ---- weights: the table of `ballast weights` from the same nodes --------------------------
 kubectl ballast weights -l ballast.io/pool=seed000 >"$tmp/weights" 2>"$tmp/weights.err" ||
@@ -84,6 +147,79 @@ YAML
 wait_until "the job running with its three workers" 60 \
   bash -c "[[ \$(kubectl get wj -n '$ns' primes -o jsonpath='{.status.phase}/{.status.nodes[2].name}') == Running/pi* ]]"
 
+# ---- top: live from the coordinator, through the API server's service proxy -----------------
+# The job's workers reach the coordinator at this machine's address, which no
+# proxy reaches; the operator's leading pod says its Service, as the chart's
+# does (ballast-coordinator): here a Service whose endpoint is the operator's
+# coordinator port.
+host_service coordinator "$port" "$port"
+leader_pod --lease-namespace="$ns" --coordinator-url="http://coordinator.$ns.svc:$port"
+written_items() { kubectl get wj -n "$ns" primes -o jsonpath='{.status.completedItems}'; }
+# Items done live, read between two reads of a status that has none: the
+# live view shows progress the status has not written.
+running_at=$SECONDS
+deadline=$((SECONDS + 60))
+while :; do
+  before=$(written_items)
+  kubectl ballast top primes -n "$ns" --once >"$tmp/live" 2>"$tmp/live.err" ||
+    fail "top --once: $(cat "$tmp/live.err")"
+  after=$(written_items)
+  [[ ${after:-0} == 0 ]] ||
+    fail "the status wrote its first progress ($after items) before top read any live: $(cat "$tmp/live")"
+  if [[ ${before:-0} == 0 ]] && grep -Eq '% of the work  [1-9][0-9]*/750000 items  live' "$tmp/live"; then
+    break
+  fi
+  ((SECONDS < deadline)) || fail "no live progress within 60 s: $(cat "$tmp/live")"
+  sleep 0.2
+done
+cat "$tmp/live"
+grep -Eq '^pi4b-0 +5 +[0-9.]+ +[1-9][0-9]* ' "$tmp/live" || fail "no live row of pi4b-0: $(cat "$tmp/live")"
+grep -q "from the status" "$tmp/live" && fail "a live view says it is the status's: $(cat "$tmp/live")"
+pass "top --once: progress live from the coordinator $((SECONDS - running_at)) s after the job ran, while status.completedItems is '${after}'"
+
+# A user who may read the job and list pods, but not get services/proxy:
+# the status's figures, the reason in one line, exit code 0.
+kubectl create serviceaccount watcher -n "$ns" >/dev/null
+kubectl create role watcher -n "$ns" --verb=get --resource=weightedjobs.ballast.io >/dev/null
+kubectl create rolebinding watcher -n "$ns" --role=watcher --serviceaccount="$ns:watcher" >/dev/null
+kubectl create clusterrole "$ns-watcher" --verb=list --resource=pods >/dev/null
+kubectl create clusterrolebinding "$ns-watcher" --clusterrole="$ns-watcher" \
+  --serviceaccount="$ns:watcher" >/dev/null
+watcher_config=$tmp/watcher.kubeconfig
+kubectl config view --minify --flatten >"$watcher_config"
+KUBECONFIG=$watcher_config kubectl config set-credentials watcher \
+  --token="$(kubectl create token watcher -n "$ns" --duration=1h)" >/dev/null
+KUBECONFIG=$watcher_config kubectl config set-context --current --user=watcher >/dev/null
+watcher_top() { KUBECONFIG=$watcher_config kubectl ballast top primes -n "$ns" --once >"$tmp/watcher" 2>&1; }
+watcher_top || fail "top as a user without services/proxy: exit $?: $(cat "$tmp/watcher")"
+cat "$tmp/watcher"
+grep -q "^WeightedJob $ns/primes  Running" "$tmp/watcher" || fail "no view of the status: $(cat "$tmp/watcher")"
+grep -q '^from the status: RBAC refuses the proxy (get services/proxy): ' "$tmp/watcher" ||
+  fail "no reason for the status's figures: $(cat "$tmp/watcher")"
+grep -q ' items  live' "$tmp/watcher" && fail "a refused user's view says live: $(cat "$tmp/watcher")"
+pass "top as a user without services/proxy: the status's figures and why"
+# The Role of docs/kubectl-plugin.md: get services/proxy of the coordinator's
+# Service alone, named as the proxy request names it.
+kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: ballast-top}
+rules:
+  - apiGroups: [""]
+    resources: [services/proxy]
+    resourceNames: ["http:coordinator:$port"]
+    verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: ballast-top}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ballast-top}
+subjects:
+  - {kind: ServiceAccount, name: watcher, namespace: $ns}
+YAML
+watcher_live() { watcher_top && grep -q ' items  live' "$tmp/watcher"; }
+wait_until "top live for the user the Role lets in" 30 watcher_live
+
 # A terminal 110 columns wide; the pane stays after top exits.
 tmux -S "$tmux_socket" new-session -d -x 110 -y 30 -s top \
   "kubectl ballast top primes -n $ns --interval 0.5; echo \"top exited \$?\"; sleep 600"
@@ -96,7 +232,7 @@ running_screen() {
 }
 wait_until "top's screen of the running job: a measured bar and ETA per node" 60 running_screen
 cat "$tmp/screen"
-grep -q "every 0.5 s from the job's status; Ctrl-C quits" "$tmp/screen" || fail "no refresh line"
+grep -q "every 0.5 s, live from the coordinator; Ctrl-C quits" "$tmp/screen" || fail "no refresh line"
 awk 'length($0) > 110 {exit 1}' "$tmp/screen" || fail "a line is wider than the terminal"
 for node in pi4b-0 pi4b-1 pi3b-0; do grep -q "^$node " "$tmp/screen" || fail "no row of $node"; done
 
@@ -193,19 +329,7 @@ assert profile["spec"]["criteria"], profile' "$tmp/fit" || fail "fit $*: not a W
 }
 fit_ok "the operator's ConfigMap $ns/speeds, workload primes" --history-configmap "$ns/speeds"
 
-# Found from the operator's pod, as the chart runs it (a stand-in pod that
-# never runs: no node carries its selector).
-leader_pod() {  # leader_pod ARGS...: the stand-in leader pod with these args
-  kubectl delete pod -n "$ns" operator-stand-in --wait=true >/dev/null 2>&1 || true
-  python3 -c '
-import json, sys
-print(json.dumps({"apiVersion": "v1", "kind": "Pod",
-  "metadata": {"name": "operator-stand-in", "labels": {"ballast.io/coordinator": "leader"}},
-  "spec": {"nodeSelector": {"ballast.io/stand-in": "never"},
-           "containers": [{"name": "operator", "image": "ballast:dev",
-                           "args": ["operator", "--mark-leader-pod"] + sys.argv[1:]}]}}))' "$@" |
-    kubectl apply -n "$ns" -f - >/dev/null
-}
+# Found from the operator's pod, as the chart runs it.
 leader_pod --lease-namespace="$ns" --history-configmap="$ns/speeds"
 fit_ok "the operator's ConfigMap $ns/speeds, workload primes"
 
@@ -214,9 +338,7 @@ fit_ok "the operator's ConfigMap $ns/speeds, workload primes"
 # (the API server proxies to no loopback address), holding two primes jobs of
 # an hour ago as the coordinator exports them (recorded speed and its
 # timestamp), written into its TSDB by promtool.
-host_ip=$(ip -4 -o route get 192.0.2.254 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')
-[[ -n $host_ip && $host_ip != 127.* ]] || host_ip=$(hostname -I | awk '{print $1}')
-prometheus_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])')
+prometheus_port=$(free_port)
 python3 - "$tmp/history.om" <<'PY'
 import sys, time
 now = int(time.time())
@@ -242,32 +364,7 @@ prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/prometh
   --log.level=warn >"$tmp/prometheus.log" 2>&1 &
 prometheus=$!
 wait_until "Prometheus ready" 30 curl -fs "http://$host_ip:$prometheus_port/-/ready"
-# The API server proxies only to an endpoint whose target is a pod with that
-# IP: a stand-in pod that never runs, its status given the address.
-kubectl apply -n "$ns" -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: prometheus-0}
-spec:
-  nodeSelector: {ballast.io/stand-in: never}
-  containers: [{name: prometheus, image: prometheus:dev}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: prometheus}
-spec:
-  ports: [{name: web, port: 9090, targetPort: $prometheus_port}]
-YAML
-kubectl patch pod -n "$ns" prometheus-0 --subresource=status --type=merge \
-  -p "{\"status\": {\"podIP\": \"$host_ip\", \"podIPs\": [{\"ip\": \"$host_ip\"}]}}" >/dev/null
-kubectl apply -n "$ns" -f - >/dev/null 2>"$tmp/endpoints.err" <<YAML || fail "$(cat "$tmp/endpoints.err")"
-apiVersion: v1
-kind: Endpoints
-metadata: {name: prometheus}
-subsets:
-- addresses: [{ip: "$host_ip", targetRef: {kind: Pod, name: prometheus-0, namespace: $ns}}]
-  ports: [{name: web, port: $prometheus_port}]
-YAML
+host_service prometheus 9090 "$prometheus_port"
 leader_pod --prometheus-url="http://prometheus.$ns.svc:9090" --prometheus-window=86400
 fit_ok "the operator's Prometheus http://prometheus.$ns.svc:9090 (through the API server: /api/v1/namespaces/$ns/services/http:prometheus:9090/proxy/), workload primes, the 1d"
 # Its history, as the query reads it: pi3b-0 at 30 of the jobs' mean of 91.7, in 2 jobs.

@@ -148,7 +148,7 @@ TEST(RenderTopTest, AStatusWrittenLongAgoSaysHowOld) {
   ASSERT_TRUE(view->status_age_s);
   EXPECT_DOUBLE_EQ(*view->status_age_s, 42) << "the newest status write; the spec's is not one";
   // The ETA of 7 s was as of the write, 42 s ago: the job is due now.
-  EXPECT_NE(Lines(RenderTop(*view, 100))[1].find("ETA 0s  as of 42s ago"), std::string::npos)
+  EXPECT_NE(Lines(RenderTop(*view, 100))[1].find("as of 42s ago  ETA 0s"), std::string::npos)
       << Lines(RenderTop(*view, 100))[1];
   // 4 s after the write, 3 s are left of the 7.
   view = TopViewFromJob(job, kStart + 14);

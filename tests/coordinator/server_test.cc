@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/protocol/progress.h"
 #include "tests/support/primes_workload.h"
 #include "worker/kernels/kernel.h"
 
@@ -420,6 +421,57 @@ TEST_F(ServerTest, HeldRequestsOfAStoppingServerAre503) {
   const Response answer = held.get();
   EXPECT_EQ(answer.code, 503) << answer.body;
   EXPECT_EQ(protocol::ParseRefusal(answer.body).reason, protocol::kReasonStopping);
+}
+
+// GET /v1/jobs/{job}/progress (core/protocol/progress.h): the job's
+// progress now to anyone, without a token, as /metrics; a POST is no route,
+// and the token is never in the answer.
+TEST_F(ServerTest, ProgressIsReadWithoutATokenAndMovesWithTheReports) {
+  const Response before = Request(methods::GET, "/v1/jobs/one/progress", "");
+  ASSERT_EQ(before.code, 200) << before.body;
+  auto progress = protocol::ParseJobProgress(nlohmann::json::parse(before.body));
+  ASSERT_TRUE(progress.ok()) << progress.status().ToString();
+  EXPECT_EQ(progress->job, "one");
+  EXPECT_EQ(progress->completed, 0u);
+  EXPECT_EQ(progress->items, server_->View("one")->items);
+  EXPECT_EQ(progress->node_count, 2u);
+  ASSERT_EQ(progress->nodes.size(), 2u);
+  EXPECT_EQ(progress->nodes[0].name, "a");
+  EXPECT_EQ(before.body.find("token-one"), std::string::npos);
+
+  const auto lease =
+      nlohmann::json::parse(Report("one", "token-one", {{"worker", "a"}, {"idle", true}}).body);
+  ASSERT_EQ(lease["kind"], "lease");
+  ASSERT_EQ(Report("one", "token-one",
+                   {{"worker", "a"},
+                    {"calcSeconds", 0.5},
+                    {"position", lease["lease"]["end"]},
+                    {"completed", {Completion(lease["lease"])}}})
+                .code,
+            200);
+  const Response after = Request(methods::GET, "/v1/jobs/one/progress", "");
+  ASSERT_EQ(after.code, 200) << after.body;
+  progress = protocol::ParseJobProgress(nlohmann::json::parse(after.body));
+  ASSERT_TRUE(progress.ok()) << progress.status().ToString();
+  const uint64_t leased =
+      lease["lease"]["end"].get<uint64_t>() - lease["lease"]["begin"].get<uint64_t>();
+  EXPECT_EQ(progress->completed, leased);
+  EXPECT_EQ(progress->nodes[0].items, leased);
+  EXPECT_GT(progress->nodes[0].items_per_second, 0);
+  EXPECT_EQ(progress->nodes[1].items, 0u);
+  // A token, right or wrong, changes nothing; another method is no route.
+  EXPECT_EQ(Request(methods::GET, "/v1/jobs/one/progress", "token-two").body, after.body);
+  EXPECT_EQ(Request(methods::POST, "/v1/jobs/one/progress", "token-one").code, 404);
+}
+
+// A job the coordinator does not host answers 404 unknown_job, not counted
+// as a refusal: a viewer asks again at every redraw.
+TEST_F(ServerTest, ProgressOfAJobNotHostedIs404AndNotCounted) {
+  const Response response = Request(methods::GET, "/v1/jobs/nope/progress", "");
+  EXPECT_EQ(response.code, 404);
+  EXPECT_EQ(protocol::ParseRefusal(response.body).reason, protocol::kReasonUnknownJob);
+  const Response metrics = Request(methods::GET, "/metrics", "");
+  EXPECT_EQ(metrics.body.find("reason=\"unknown_job\""), std::string::npos) << metrics.body;
 }
 
 TEST_F(ServerTest, HealthAndUnknownRoutes) {

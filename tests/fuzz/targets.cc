@@ -28,6 +28,7 @@
 #include "core/probe/node_marks.h"
 #include "core/probe/parse.h"
 #include "core/protocol/messages.h"
+#include "core/protocol/progress.h"
 #include "core/sim/scenario.h"
 #include "core/workload/item_list.h"
 #include "core/workload/result.h"
@@ -175,6 +176,27 @@ void ProtocolBody(std::string_view text) {
   Reserialise(protocol::ParseReply(*json));
   Reserialise(protocol::ParseJobDescription(*json));
   Reserialise(protocol::ParseSignal(*json));
+}
+
+void ProgressAnswer(std::string_view text) {
+  auto json = protocol::ParseJsonText(text);
+  if (!json.ok()) return;
+  auto progress = protocol::ParseJobProgress(*json);
+  if (!progress.ok()) {
+    CheckMessage(progress.status().message());
+    return;
+  }
+  if (progress->nodes.size() > protocol::kMaxProgressNodes ||
+      progress->nodes.size() > progress->node_count || progress->completed > progress->items ||
+      progress->reporting > progress->node_count) {
+    Violated();
+  }
+  for (const auto& node : progress->nodes) {
+    if (node.name.empty() || node.name.size() > protocol::kMaxProgressNameBytes) Violated();
+  }
+  Reserialise(progress);
+  auto back = protocol::ParseJobProgress(protocol::ToJson(*progress));
+  if (!back.ok() || *back != *progress) Violated();
 }
 
 void HistoryFileText(std::string_view text) {
@@ -382,14 +404,23 @@ void BoundedFileText(std::string_view text) {
 
 const std::vector<NamedTarget>& AllTargets() {
   static const std::vector<NamedTarget> targets = {
-      {"job", JobFile},           {"cluster", ClusterFile},
-      {"scenario", ScenarioFile}, {"profile", ProfileFile},
-      {"nodes", NodesFile},       {"protocol", ProtocolBody},
-      {"crd", CrdObject},         {"json", BoundedJson},
-      {"probe", ProbeFile},       {"history", HistoryFileText},
-      {"speeds", SpeedsFile},     {"speedstore", SpeedStoreText},
-      {"items", ItemListText},    {"result", ResultFileText},
-      {"token", TokenFileText},   {"file", BoundedFileText},
+      {"job", JobFile},
+      {"cluster", ClusterFile},
+      {"scenario", ScenarioFile},
+      {"profile", ProfileFile},
+      {"nodes", NodesFile},
+      {"protocol", ProtocolBody},
+      {"crd", CrdObject},
+      {"json", BoundedJson},
+      {"probe", ProbeFile},
+      {"history", HistoryFileText},
+      {"speeds", SpeedsFile},
+      {"speedstore", SpeedStoreText},
+      {"items", ItemListText},
+      {"result", ResultFileText},
+      {"token", TokenFileText},
+      {"file", BoundedFileText},
+      {"progress", ProgressAnswer},
   };
   return targets;
 }

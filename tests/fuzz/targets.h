@@ -41,6 +41,10 @@ void NodesFile(std::string_view text);
 // A protocol body (core/protocol): one text read as a report, a reply, a job
 // description and a refusal, as either side of the wire may receive it.
 void ProtocolBody(std::string_view text);
+// The coordinator's answer of a job's progress (core/protocol/progress.h
+// ParseJobProgress), which `kubectl ballast top` reads through the API
+// server: what reads is within its bounds and travels as JSON back equal.
+void ProgressAnswer(std::string_view text);
 // The history file of `ballast run --history` (history::ReadHistoryFile):
 // the store's form and the earlier form it converts.
 void HistoryFileText(std::string_view text);
