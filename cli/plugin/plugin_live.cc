@@ -22,7 +22,7 @@ namespace {
 std::optional<std::string> ApiServerMessage(const std::string& body) {
   auto json = ParseBoundedJson(body, "the answer");
   if (!json.ok() || json_read::TextAt(*json, "kind") != "Status") return std::nullopt;
-  return json_read::TextAt(*json, "message");
+  return json_read::Cut(json_read::TextAt(*json, "message"), 240);
 }
 
 // The reason of an answer the API server gave itself (the proxy's own

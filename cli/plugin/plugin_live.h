@@ -65,12 +65,12 @@ StatusOr<protocol::JobProgress> ReadLiveAnswer(int code, const std::string& body
 
 // `view` (of the job's status) with the live figures of `live` over it:
 // the job's and each shown node's items, costs, speeds and steals, the node
-// count, the workers (those reporting) and the cost model; never fewer items or less cost than the status
-// had (a node's items count this coordinator session's; the status's may
-// count an earlier one's). Each node keeps the status's weight, or — when the
-// status has no row of some node yet — every node takes its prior from the
-// coordinator, so the shares stay of one kind. The source is kLive, the
-// status's age unset. A finished view is returned as it is.
+// count, the workers (those reporting) and the cost model; never fewer items
+// or less cost than the status had (a node's items count this coordinator
+// session's; the status's may count an earlier one's). Each node keeps the status's weight, or —
+// when the status has no row of some node yet — every node takes its prior from the coordinator, so
+// the shares stay of one kind. The source is kLive, the status's age unset. A finished view is
+// returned as it is.
 TopView WithLive(TopView view, const protocol::JobProgress& live);
 
 // Seconds before the live view is asked again after `failures` failures in a
