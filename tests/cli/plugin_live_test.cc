@@ -156,7 +156,7 @@ TEST(LiveNoteTest, TheReasonIsOneLineWhileTheJobRunsAndGoneOnceItIsDone) {
   const std::string text = RenderTop(status, 80);
   EXPECT_TRUE(HasLine(text, "from the status: RBAC refuses the proxy")) << text;
   for (const std::string& line : LinesOf(text)) EXPECT_LE(line.size(), 80u) << line;
-  status.phase = controller::JobPhase::kSucceeded;
+  status.phase = api::JobPhase::kSucceeded;
   EXPECT_FALSE(HasLine(RenderTop(status, 80), "from the status")) << RenderTop(status, 80);
 }
 
