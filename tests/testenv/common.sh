@@ -48,7 +48,7 @@ stop_control_plane() {
   # Leftovers of a run whose pid files are gone or incomplete.
   for pid in $(grep -lsF "$dir/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
     [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
-    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent|kine|kueue)$'; then
+    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent|kubectl|kine|kueue)$'; then
       kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
     fi
   done

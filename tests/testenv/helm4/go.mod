@@ -2,10 +2,12 @@
 // scripts/testenv-build beside Helm 3 as helm4 for the chart's tests
 // (docs/helm.md, "Helm 3 and Helm 4"). A module of its own: Helm 4's command
 // is a second `helm` package, which one `go build` with Helm 3's cannot name
-// apart. Its Kubernetes libraries are the control plane's versions
-// (v0.37.2), and the build uses the control plane's build cache; the
-// libraries it needs newer than the control plane's module has them
-// (golang.org/x, protobuf, logr, ...; docs/testenv.md) compile again here.
+// apart. Every library it shares with the control plane is at the control
+// plane's version (the Kubernetes libraries, v0.37.2; those Helm 4 needs
+// newer, golang.org/x, protobuf, logr, kyaml, ..., were raised in the control
+// plane's go.mod), and the build uses the control plane's build cache, so it
+// compiles Helm 4's own packages and the few libraries only it uses
+// (docs/testenv.md).
 module ballast.io/testenv/helm4
 
 go 1.26.0
