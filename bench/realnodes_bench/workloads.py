@@ -43,6 +43,21 @@ def start_of(costs):
     return costs[mid] if len(costs) % 2 else (costs[mid - 1] + costs[mid]) / 2
 
 
+def without_start(name, costs, start):
+    """Each item's CPU seconds less the command's start (`costs`: item -> the
+    CPU of a run of that item alone). Exits naming the workload when the
+    start is not below the median item's run: the empty run then did more
+    than start the command (run everything, say, when given no item), and
+    taking it off would leave nothing."""
+    typical = start_of(costs.values())
+    if start >= typical:
+        raise SystemExit(
+            f"realnodes-bench: {name}: a run with no item cost {start:.2f} CPU s, not less than "
+            f"the median item's run ({typical:.2f}): the empty run does more than start the "
+            f"command (does it run everything when given no item?)")
+    return {item: max(0.0, cost - start) for item, cost in costs.items()}
+
+
 def on_node(node):
     return {"kubernetes.io/hostname": node}
 
@@ -390,7 +405,7 @@ class Share(Workload):
         # start (a Python and pytest, an ImageMagick), which a job's run of
         # many items pays once: that start comes off every item.
         self.start_cost = self._start_cost()
-        costs = {p: max(0.0, cost - self.start_cost) for p, cost in costs.items()}
+        costs = without_start(self.name, costs, self.start_cost)
         expected = sum_fields((self.share / "reference.json").read_text().splitlines(),
                               self.cfg["fields"])
         if not any(ch in "123456789" for ch in expected):

@@ -218,6 +218,17 @@ class Timing(unittest.TestCase):
         self.assertAlmostEqual(workloads.start_of([0.2, 0.4]), 0.3)
 
 
+    def test_the_start_comes_off_every_item_and_an_empty_run_doing_the_work_is_refused(self):
+        costs = {"a": 0.5, "b": 1.5, "c": 0.25}
+        self.assertEqual(workloads.without_start("testsuite", costs, 0.3),
+                         {"a": 0.2, "b": 1.2, "c": 0.0})
+        # A runner that runs the whole suite when given no test: its empty run
+        # costs the work, and the items would all come out at zero.
+        with self.assertRaises(SystemExit) as refused:
+            workloads.without_start("testsuite", costs, 79.0)
+        self.assertIn("testsuite: a run with no item cost 79.00 CPU s", str(refused.exception))
+        self.assertIn("median item's run (0.50)", str(refused.exception))
+
 def figures_run(makespan, boards_cpu=10.0, **more):
     base = {"makespan": makespan, "first_pod": 1.0, "all_pods": 2.0, "busy": 0.9,
             "boards_cpu": boards_cpu, "after_end": 0.2, "computing_by": 2.5, "init": 0.5, "cstart": 0.4,

@@ -161,6 +161,14 @@ PY
 [[ -z $(find "$tmp/suite" -name __pycache__ -o -name .pytest_cache) ]] ||
   fail "run-shard wrote into the checkout: $(find "$tmp/suite" -name __pycache__ -o -name .pytest_cache)"
 pass "run-shard: 12 tests passed with their $cases cases, the failing one named as item 40 with pytest's message, nothing written in the checkout"
+# An empty shard (the bench times the command's start with one) runs no test.
+: >"$tmp/shard-empty"
+shard "$tmp/shard-empty" || fail "run-shard on an empty shard should exit 0: $(tail -5 "$tmp/shard.out")"
+[[ $(cat "$tmp/shard.json") == '{"passed": 0, "cases": 0, "failedItems": []}' ]] ||
+  fail "run-shard on an empty shard should report no test: $(cat "$tmp/shard.json")"
+grep -q "passed\|collected" "$tmp/shard.out" &&
+  fail "run-shard on an empty shard ran pytest: $(tail -3 "$tmp/shard.out")"
+pass "run-shard: an empty shard runs no test and reports none"
 # The failing test alone, as its retries run it.
 head -1 "$tmp/shard" >"$tmp/shard-bad"
 status=0
