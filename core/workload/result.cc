@@ -297,7 +297,8 @@ std::string Result::Summary(ItemNames names) const {
     const std::string why =
         f.error.empty() ? fmt::format("exit {}", f.exit_code) : json_read::Cut(f.error, 120);
     const std::string said = LastOutputLine(f);
-    line += fmt::format("{} {} {} after {} attempts{}", i == 0 ? ":" : ";", items, why, f.attempts,
+    line += fmt::format("{} {} {} after {} attempt{}{}", i == 0 ? ":" : ";", items, why, f.attempts,
+                        f.attempts == 1 ? "" : "s",
                         said.empty() ? "" : fmt::format(" (it wrote \"{}\")", said));
   }
   if (exec().failures.size() > kShown) {

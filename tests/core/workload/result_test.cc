@@ -99,6 +99,14 @@ TEST(ResultTest, AdjacentFailuresWithTheSameEndingJoin) {
             "attempts");
 }
 
+TEST(ResultTest, OneAttemptIsSaidInTheSingular) {
+  Result r = Result::ExecFailed({0, 3}, 1, 1);
+  ASSERT_TRUE(r.Merge(Result::ExecFailed({5, 6}, 2, 2)).ok());
+  EXPECT_EQ(r.Summary(),
+            "0 items succeeded, 4 failed: [0, 3) exit 1 after 1 attempt; [5, 6) exit 2 after 2 "
+            "attempts");
+}
+
 TEST(ResultTest, JsonRoundTripsEveryKind) {
   Result exec = Result::ExecSucceeded(7);
   ASSERT_TRUE(exec.Merge(Result::ExecFailed({10, 12}, 137, 1)).ok());
