@@ -155,10 +155,16 @@ def weighted_run(bench, workload, round_, corrupt=False):
     # Busy seconds on copies another worker handed in first.
     figures["lost"] = sum(float(n.get("duplicateSeconds") or 0) for n in nodes)
     cpu = workers_cpu(bench, name)
-    if cpu:
+    if cpu and cpu[2] == len(c.boards):
         figures["own"], figures["commands"] = cpu[0], cpu[1]
         note(f"    {name}, the workers' own CPU {cpu[0]:.2f} s, their commands' {cpu[1]:.2f} s "
              f"({cpu[2]} of {len(c.boards)} workers said); busy on copies dropped "
+             f"{figures['lost']:.2f} s")
+    elif cpu:
+        # A partial sum would read as the job's whole: not kept for the table.
+        note(f"    {name}, only {cpu[2]} of {len(c.boards)} workers' logs said their CPU (a failed "
+             f"job's worker pods are deleted as it fails), so none is counted: theirs "
+             f"{cpu[0]:.2f} s own, {cpu[1]:.2f} s commands; busy on copies dropped "
              f"{figures['lost']:.2f} s")
     else:
         note(f"    {name}, no worker's log said its CPU (a failed job's worker pods are deleted "
