@@ -217,23 +217,41 @@ struct Latency {
   size_t reports = 0, failed = 0;
 };
 
+// One signal long poll held open per worker, as idle workers hold them.
+using HeldPolls = std::vector<std::unique_ptr<RawClient>>;
+HeldPolls HoldSignalPolls(uint16_t port, int workers) {
+  HeldPolls held;
+  for (int w = 0; w < workers; ++w) {
+    held.push_back(std::make_unique<RawClient>(port));
+    held.back()->Send(
+        fmt::format("GET /v1/jobs/bench/signal?worker=w{} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                    "Authorization: Bearer bench-token\r\n\r\n",
+                    w));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // all held
+  return held;
+}
+
+// Every thread's round trips, in milliseconds, as one latency summary.
+Latency Summarize(const std::vector<std::vector<double>>& trips, size_t failed) {
+  std::vector<double> all;
+  for (const auto& part : trips) all.insert(all.end(), part.begin(), part.end());
+  Latency out;
+  out.reports = all.size();
+  out.failed = failed;
+  out.p50_ms = Percentile(all, 0.50);
+  out.p99_ms = Percentile(all, 0.99);
+  out.max_ms = all.empty() ? 0 : all.back();
+  return out;
+}
+
 // `workers` workers of one selfsched job (chunk 1) report at `rate` reports
 // per second in all, spread over 8 client threads, each report finishing a
 // one-item lease and taking the next; with `polls`, every worker first opens
 // a connection of its own and holds a signal long poll on it for the whole
 // run, as a computing worker does. Returns the reports' round trips.
 Latency PacedReports(uint16_t port, int workers, double rate, double seconds, bool polls) {
-  std::vector<std::unique_ptr<RawClient>> held;
-  if (polls) {
-    for (int w = 0; w < workers; ++w) {
-      held.push_back(std::make_unique<RawClient>(port));
-      held.back()->Send(
-          fmt::format("GET /v1/jobs/bench/signal?worker=w{} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                      "Authorization: Bearer bench-token\r\n\r\n",
-                      w));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // all held
-  }
+  const auto held = polls ? HoldSignalPolls(port, workers) : HeldPolls{};
   constexpr int kThreads = 8;
   std::vector<std::vector<double>> trips(kThreads);
   std::atomic<size_t> failed{0};
@@ -267,15 +285,7 @@ Latency PacedReports(uint16_t port, int workers, double rate, double seconds, bo
     });
   }
   for (auto& thread : threads) thread.join();
-  std::vector<double> all;
-  for (const auto& part : trips) all.insert(all.end(), part.begin(), part.end());
-  Latency out;
-  out.reports = all.size();
-  out.failed = failed;
-  out.p50_ms = Percentile(all, 0.50);
-  out.p99_ms = Percentile(all, 0.99);
-  out.max_ms = all.empty() ? 0 : all.back();
-  return out;
+  return Summarize(trips, failed);
 }
 
 void WideJobLatency(int workers, double rate, double seconds) {

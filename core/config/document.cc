@@ -289,6 +289,38 @@ std::string MapKey(const YAML::Node& key) {
   return key.Scalar();
 }
 
+Status Convert(const YAML::Node& node, const std::string& path, json& out, SourceMap& source);
+
+// A map's entries, each key a string written once.
+Status ConvertMap(const YAML::Node& node, const std::string& path, json& out, SourceMap& source) {
+  out = json::object();
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      source.Add(path, PositionOf(entry.first));
+      return source.Locate(Status::Invalid(fmt::format(
+          "{}: expected a key that is a string, got {}", path.empty() ? "document" : path,
+          entry.first.IsSequence() ? "a list"
+          : entry.first.IsMap()    ? "a map"
+                                   : "null")));
+    }
+    const std::string key = MapKey(entry.first);
+    const std::string child_path = json_read::Field(path, key);
+    if (out.contains(key)) {
+      SourceMap at(source.file());
+      at.Add(child_path, PositionOf(entry.first));
+      return at.Locate(Status::Invalid(fmt::format("{}: written twice in one map", child_path)));
+    }
+    // A value that starts on a later line (a block map or list) is
+    // placed where its key is written, which is what a reader of the
+    // file looks for.
+    if (entry.second.Mark().line != entry.first.Mark().line) {
+      source.Add(child_path, PositionOf(entry.first));
+    }
+    BALLAST_RETURN_IF_ERROR(Convert(entry.second, child_path, out[key], source));
+  }
+  return Status::Ok();
+}
+
 Status Convert(const YAML::Node& node, const std::string& path, json& out, SourceMap& source) {
   source.Add(path, PositionOf(node));
   switch (node.Type()) {
@@ -314,33 +346,7 @@ Status Convert(const YAML::Node& node, const std::string& path, json& out, Sourc
       }
       return Status::Ok();
     case YAML::NodeType::Map:
-      out = json::object();
-      for (const auto& entry : node) {
-        if (!entry.first.IsScalar()) {
-          source.Add(path, PositionOf(entry.first));
-          return source.Locate(Status::Invalid(fmt::format(
-              "{}: expected a key that is a string, got {}", path.empty() ? "document" : path,
-              entry.first.IsSequence() ? "a list"
-              : entry.first.IsMap()    ? "a map"
-                                       : "null")));
-        }
-        const std::string key = MapKey(entry.first);
-        const std::string child_path = json_read::Field(path, key);
-        if (out.contains(key)) {
-          SourceMap at(source.file());
-          at.Add(child_path, PositionOf(entry.first));
-          return at.Locate(
-              Status::Invalid(fmt::format("{}: written twice in one map", child_path)));
-        }
-        // A value that starts on a later line (a block map or list) is
-        // placed where its key is written, which is what a reader of the
-        // file looks for.
-        if (entry.second.Mark().line != entry.first.Mark().line) {
-          source.Add(child_path, PositionOf(entry.first));
-        }
-        BALLAST_RETURN_IF_ERROR(Convert(entry.second, child_path, out[key], source));
-      }
-      return Status::Ok();
+      return ConvertMap(node, path, out, source);
   }
   return Status::Ok();
 }

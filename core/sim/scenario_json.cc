@@ -240,17 +240,10 @@ Status ReadExec(const json& node, const std::string& path, Workload& workload) {
   return Status::Ok();
 }
 
-StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint64_t scenario_seed) {
-  BALLAST_RETURN_IF_ERROR(
-      jr::ExpectObject(node, path,
-                       {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemsFrom",
-                        "itemCosts", "trueCosts", "split", "order", "bytesPerItem", "transfer",
-                        "repeatable", "concurrency", "sliceOverhead", "retries", "failingItems"}));
-  Workload workload;
-  BALLAST_ASSIGN_OR_RETURN(workload.items, ReadItemCount(node, path));
-  BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
-                           ReadInOr(node, path, "itemSeconds", 1.0, Bounds::kMinItemSeconds,
-                                    Bounds::kMaxItemSeconds, "seconds"));
+// The workload's costs: their model and jitter, the start cost, the declared
+// costs (ReadCosts) and the true ones.
+Status ReadCostFields(const json& node, const std::string& path, uint64_t scenario_seed,
+                      Workload& workload) {
   if (const json* shape = jr::Find(node, "costModel")) {
     const auto parsed =
         shape->is_string() ? balance::ParseCostShape(shape->get<std::string>()) : std::nullopt;
@@ -280,6 +273,12 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
                              ReadCostList(*true_costs, true_path, workload.items));
     workload.true_costs = std::make_shared<const std::vector<double>>(std::move(costs));
   }
+  return Status::Ok();
+}
+
+// How an item's data moves: its bytes, streamed or in blocks, and whether a
+// lost range may be computed again.
+Status ReadTransfer(const json& node, const std::string& path, Workload& workload) {
   BALLAST_ASSIGN_OR_RETURN(workload.bytes_per_item, ReadInOr(node, path, "bytesPerItem", 0.0, 0,
                                                              Bounds::kMaxBytesPerItem, "bytes"));
   if (const json* transfer = jr::Find(node, "transfer")) {
@@ -292,6 +291,22 @@ StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint6
     BALLAST_ASSIGN_OR_RETURN(workload.repeatable,
                              jr::Bool(*repeatable, jr::Field(path, "repeatable")));
   }
+  return Status::Ok();
+}
+
+StatusOr<Workload> ReadWorkload(const json& node, const std::string& path, uint64_t scenario_seed) {
+  BALLAST_RETURN_IF_ERROR(
+      jr::ExpectObject(node, path,
+                       {"items", "itemSeconds", "costModel", "costJitter", "startCost", "itemsFrom",
+                        "itemCosts", "trueCosts", "split", "order", "bytesPerItem", "transfer",
+                        "repeatable", "concurrency", "sliceOverhead", "retries", "failingItems"}));
+  Workload workload;
+  BALLAST_ASSIGN_OR_RETURN(workload.items, ReadItemCount(node, path));
+  BALLAST_ASSIGN_OR_RETURN(workload.item_seconds,
+                           ReadInOr(node, path, "itemSeconds", 1.0, Bounds::kMinItemSeconds,
+                                    Bounds::kMaxItemSeconds, "seconds"));
+  BALLAST_RETURN_IF_ERROR(ReadCostFields(node, path, scenario_seed, workload));
+  BALLAST_RETURN_IF_ERROR(ReadTransfer(node, path, workload));
   BALLAST_RETURN_IF_ERROR(ReadExec(node, path, workload));
   return workload;
 }

@@ -208,6 +208,7 @@ int RunLoop(const ProbeOptions& options) {
 
 }  // namespace
 
+// size: a declarative table of the probe's flags, one entry each
 CLI::App* AddProbeCommand(CLI::App& app, ProbeOptions* options) {
   options->root = EnvOr("BALLAST_PROBE_ROOT", options->root);
   options->node = EnvOr("NODE_NAME", "");
