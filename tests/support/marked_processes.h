@@ -9,10 +9,11 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/support/proc_file.h"
 
 namespace ballast::testing {
 
@@ -39,9 +40,9 @@ inline std::vector<pid_t> MarkedProcesses(const std::string& marker) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    if (cmdline.find(marker) != std::string::npos) found.push_back(std::stoi(name));
+    if (ReadProcFile(entry.path() / "cmdline").find(marker) != std::string::npos) {
+      found.push_back(std::stoi(name));
+    }
   }
   return found;
 }

@@ -50,8 +50,7 @@ void RestartComponent(const std::string& name, milliseconds down_for) {
   pid_t pid = 0;
   pid_in >> pid;
   ASSERT_GT(pid, 0) << "no pid in " << pid_file;
-  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string all((std::istreambuf_iterator<char>(cmdline)), {});
+  const std::string all = testing::ReadProcFile("/proc/" + std::to_string(pid) + "/cmdline");
   std::vector<std::string> args;
   for (size_t at = 0; at < all.size();) {
     const size_t end = all.find('\0', at);
@@ -62,8 +61,7 @@ void RestartComponent(const std::string& name, milliseconds down_for) {
   // Gone, or a zombie: its parent (the script that started the test bed)
   // has exited, and whoever inherited it may not reap it at once.
   auto gone = [pid] {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const std::string text = testing::ReadProcFile("/proc/" + std::to_string(pid) + "/stat");
     const size_t paren = text.rfind(')');
     return text.empty() ||
            (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');

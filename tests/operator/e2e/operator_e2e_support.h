@@ -43,6 +43,7 @@
 #include "net/kube/kubeconfig.h"
 #include "tests/support/free_port.h"
 #include "tests/support/primes_workload.h"
+#include "tests/support/proc_file.h"
 #include "worker/kernels/reference.h"
 
 namespace ballast::operator_e2e {
@@ -138,8 +139,7 @@ inline std::vector<pid_t> WorkerPids(const std::string& job_id, const std::strin
   for (const auto& entry : fs::directory_iterator("/proc", error)) {
     const std::string name = entry.path().filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::ifstream in(entry.path() / "environ", std::ios::binary);
-    std::string environ((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string environ = testing::ReadProcFile(entry.path() / "environ");
     std::set<std::string> vars;
     std::stringstream split(environ);
     std::string var;
