@@ -19,4 +19,38 @@ uint64_t NextStepEnd(const balance::CostModel& cost, balance::Range rest, unsign
   return std::max(minimum, cost.Advance(rest.begin, limit, bounded));
 }
 
+void RunStartLearner::Add(double seconds, double cost) {
+  if (!(seconds > 0) || !std::isfinite(seconds) || !(cost > 0) || !std::isfinite(cost)) return;
+  learner_.Add({.worker = 0, .items = 1, .declared = cost, .seconds = seconds});
+  seconds_ += seconds;
+  cost_ += cost;
+  ++runs_;
+  learner_.MaybeRefit();
+  // The fit's test (its estimate less three standard errors) says whether
+  // there is a start; its estimate sizes the runs (too long a run costs a
+  // coarser cut, bounded by kMaxRunSeconds; too short one, starts). Runs
+  // sized alike since show nothing new (their costs no longer differ): the
+  // start last learned stands.
+  const balance::StartCostFit& fit = learner_.fit();
+  if (fit.trusted()) start_cost_ = fit.estimate;
+  if (start_cost_ <= 0) return;
+  const double start_cost = start_cost_;
+  // t ~ s (a + c) for each run: s over every run, with the fitted a.
+  start_ = {start_cost, seconds_ / (static_cast<double>(runs_) * start_cost + cost_)};
+}
+
+StepAim AimRun(double step_seconds, const RunStart& start, const StepMeasure& last) {
+  if (!start.learned()) return {step_seconds, last};
+  const double longest = std::max(step_seconds, kMaxRunSeconds);
+  const double run = std::clamp(start.seconds() / kRunStartShare, step_seconds, longest);
+  return {std::max(run - start.seconds(), 0.0), {start.seconds_per_cost, last.items}};
+}
+
+uint64_t ExploreEnd(uint64_t end, balance::Range rest, unsigned threads, const RunStart& start,
+                    uint64_t runs) {
+  if (start.learned() || runs >= kExploreRuns || runs % 2 == 0) return end;
+  const uint64_t two_each = rest.begin + 2 * static_cast<uint64_t>(std::max(threads, 1u));
+  return std::max(end, std::min(rest.end, two_each));
+}
+
 }  // namespace ballast::worker

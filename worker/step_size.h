@@ -15,12 +15,27 @@
 // grow dearer, like primes', at one item per step for good: two items past
 // the last one cost more than twice it.)
 //
-// Thread-safety: pure functions.
+// A command run per step (an exec job without perItem) pays its start once
+// per run (the process, its interpreter and libraries, its first files),
+// however many items the run holds. Steps of the default 0.05 s made nearly
+// every such run one item: thumbnails of 60 ms each ran 771 commands for 800
+// items on the real-node bench, and the boards spent 10 % more CPU than the
+// items' own. So a worker that runs a command per step learns the run's start
+// from its own runs (RunStartLearner: a run's seconds are about start +
+// seconds_per_cost x its items' declared cost, fitted as
+// core/balance/learned_cost.h fits a job's, one sample per run) and aims each
+// run at 1 / kRunStartShare times that start (AimRun), and no longer than
+// kMaxRunSeconds: a steal's cut waits for the run under way, and whatever the
+// run computes past the cut is computed twice.
+//
+// Thread-safety: NextStepEnd and AimRun are pure functions; RunStartLearner
+// is a value, not thread-safe.
 #pragma once
 
 #include <cstdint>
 
 #include "core/balance/cost_model.h"
+#include "core/balance/learned_cost.h"
 #include "core/balance/range.h"
 
 namespace ballast::worker {
@@ -39,5 +54,60 @@ struct StepMeasure {
 // any measurement: one item per thread.
 uint64_t NextStepEnd(const balance::CostModel& cost, balance::Range rest, unsigned threads,
                      double step_seconds, const StepMeasure& last);
+
+// A run's start at most this share of the run...
+inline constexpr double kRunStartShare = 0.02;
+// ... and a run no longer than this for it (unless step_seconds is longer).
+inline constexpr double kMaxRunSeconds = 1.0;
+
+// What a worker learned of its command's start, per run.
+struct RunStart {
+  double cost = 0;              // in the job's cost units (the mean item 1); 0 until learned
+  double seconds_per_cost = 0;  // a run's seconds per unit of declared cost, the start apart
+  double seconds() const { return cost * seconds_per_cost; }
+  bool learned() const { return cost > 0 && seconds_per_cost > 0; }
+};
+
+// Learns RunStart from the worker's runs. The start counts only once the fit
+// tells it from the items' costs (learned_cost.h: 16 runs of differing costs
+// at least, its estimate less three standard errors above a fiftieth of the
+// mean item); until then `start()` is not learned. Then it is the fit's
+// estimate, the last trusted one: once runs are sized alike the fit has
+// nothing to tell their start by.
+class RunStartLearner {
+ public:
+  // One run: `seconds` of computing for items of declared cost `cost`.
+  void Add(double seconds, double cost);
+  const RunStart& start() const { return start_; }
+
+ private:
+  balance::StartCostLearner learner_{{}, 256};
+  double seconds_ = 0;  // of every usable run
+  double cost_ = 0;     // their declared cost
+  uint64_t runs_ = 0;
+  double start_cost_ = 0;  // the last trusted fit's estimate
+  RunStart start_;
+};
+
+// The step_seconds and the measure to size the next step by (NextStepEnd),
+// for a worker whose every thread runs one command per step: unchanged while
+// `start` is not learned; else a run of start / kRunStartShare seconds, at
+// least step_seconds and at most kMaxRunSeconds (or step_seconds when that is
+// longer), less the start, at the learned seconds per cost.
+struct StepAim {
+  double step_seconds = 0;
+  StepMeasure last;
+};
+StepAim AimRun(double step_seconds, const RunStart& start, const StepMeasure& last);
+
+// Runs whose items cost alike (uniform items, one a run) cannot show a start:
+// every run's cost is the same. So, until a start is learned and for the
+// first kExploreRuns runs, every second run holds at least two items per
+// thread: `end` (NextStepEnd's) moved so, within `rest`. `runs` is the runs
+// made so far. Where no start shows after that, there is none worth paying
+// off (a fiftieth of the mean item, learned_cost.h).
+inline constexpr uint64_t kExploreRuns = 64;
+uint64_t ExploreEnd(uint64_t end, balance::Range rest, unsigned threads, const RunStart& start,
+                    uint64_t runs);
 
 }  // namespace ballast::worker

@@ -10,6 +10,7 @@
 #include <future>
 #include <limits>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -98,11 +99,16 @@ class WorkerLoop::Impl {
 
   // The job's end, with what this process spent of its CPU on its own
   // (leases, reports; a kernel's computing, which runs in it) and what its
-  // commands spent, so that a pod's CPU can be told apart (the bench reads it).
+  // commands spent, so that a pod's CPU can be told apart (the bench reads
+  // it); for a command run per step, its runs and the start it learned.
   void LogDone() const {
     const ProcessCpu cpu = ProcessCpuSplit();
-    spdlog::info("job done job={} worker={} cpu_self_s={:.3f} cpu_commands_s={:.3f}", options_.job,
-                 options_.name, cpu.own, cpu.children);
+    std::string runs;
+    if (OneRunPerStep()) {
+      runs = fmt::format(" runs={} run_start_s={:.4f}", runs_, run_start_.start().seconds());
+    }
+    spdlog::info("job done job={} worker={} cpu_self_s={:.3f} cpu_commands_s={:.3f}{}",
+                 options_.job, options_.name, cpu.own, cpu.children, runs);
   }
 
   Status RunJob() {
@@ -171,9 +177,23 @@ class WorkerLoop::Impl {
   // step stays one command.
   unsigned ChunksPerStep() const {
     constexpr unsigned kChunksPerStep = 8;
-    const bool bundled =
-        workload_.kind == workload::WorkloadKind::kExec && !workload_.exec.per_item;
-    return bundled ? 1 : kChunksPerStep;
+    return OneRunPerStep() ? 1 : kChunksPerStep;
+  }
+
+  // The next step: about step_seconds of work, or for a command run per step
+  // long enough to pay off its start (step_size.h).
+  Range PlanStep() const {
+    const Range rest{ledger_.position(), ledger_.lease().end};
+    const StepAim aim = AimRun(options_.step_seconds, run_start_.start(), last_step_);
+    const uint64_t end = NextStepEnd(cost_, rest, threads_, aim.step_seconds, aim.last);
+    return {rest.begin,
+            OneRunPerStep() ? ExploreEnd(end, rest, threads_, run_start_.start(), runs_) : end};
+  }
+
+  // An exec job without perItem: each thread runs one command per step, whose
+  // start its steps are sized to pay off (step_size.h, AimRun).
+  bool OneRunPerStep() const {
+    return workload_.kind == workload::WorkloadKind::kExec && !workload_.exec.per_item;
   }
 
   protocol::ReportMessage ReportOf(bool idle) {
@@ -237,9 +257,7 @@ class WorkerLoop::Impl {
         if (exchange.dropped) return DroppedLease(*exchange.dropped);
         continue;
       }
-      const Range planned{ledger_.position(),
-                          NextStepEnd(cost_, {ledger_.position(), ledger_.lease().end}, threads_,
-                                      options_.step_seconds, last_step_)};
+      const Range planned = PlanStep();
       const auto start = Clock::now();
       std::vector<StatusOr<protocol::ReplyMessage>> held;  // replies to obey after the step
       auto part = ComputeKeepingAlive(planned, exchange, held);
@@ -322,6 +340,12 @@ class WorkerLoop::Impl {
     }
     ledger_.Finished(range, std::move(step.result), seconds);
     last_step_ = {seconds / std::max(cost_.Cost(range), 1e-12), range.size()};
+    if (OneRunPerStep()) {
+      // Each thread ran one command for its share of the step's items.
+      const unsigned runs = std::min<uint64_t>(threads_, range.size());
+      run_start_.Add(seconds, cost_.Cost(range) / runs);
+      runs_ += runs;
+    }
     metrics_->Items(range.size(), seconds);
     metrics_->Busy(seconds);
     BALLAST_RETURN_IF_ERROR(ObeyHeld(exchange, held));
@@ -420,10 +444,12 @@ class WorkerLoop::Impl {
   ReportChannel channel_{client_, metrics_};
   workload::WorkloadSpec workload_;
   std::unique_ptr<kernels::Kernel> kernel_;
-  unsigned threads_ = 1;     // compute threads for this job
-  LeaseLedger ledger_;       // the lease held and what is finished of it
-  balance::CostModel cost_;  // the job's declared item costs
-  StepMeasure last_step_;    // what the last step took
+  unsigned threads_ = 1;       // compute threads for this job
+  LeaseLedger ledger_;         // the lease held and what is finished of it
+  balance::CostModel cost_;    // the job's declared item costs
+  StepMeasure last_step_;      // what the last step took
+  RunStartLearner run_start_;  // the command's start, when it runs once per step
+  uint64_t runs_ = 0;          // the command's runs, when it runs once per step
   std::atomic<bool> signalled_{false};
   std::atomic<bool> stop_polling_{false};
   bool job_done_ = false;  // a reply said the job is finished while a step ran

@@ -1,13 +1,16 @@
 // The worker's step sizing (worker/step_size.h): a step aims at step_seconds
 // by the last step's measurement, but never holds more than kMaxStepGrowth
 // times the last step's items, so one misleading measurement cannot make a
-// step the whole lease.
+// step the whole lease; a command run per step learns its start and aims
+// its runs long enough to pay it off.
 #include "worker/step_size.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <random>
 
 namespace ballast::worker {
 namespace {
@@ -92,6 +95,122 @@ TEST(StepSizeTest, AMeasurementThatIsNotAPositiveNumberCountsAsNone) {
                            std::numeric_limits<double>::infinity()}) {
     EXPECT_EQ(NextStepEnd(cost, {0, 1000}, 1, 0.05, {bad, 10}), 1u) << bad;
   }
+}
+
+// Runs of a command whose start takes `start_s` and whose items take
+// `per_cost_s` per unit of declared cost, each run's items costing between
+// 0.5 and 3 units, timed with 5 % noise.
+RunStartLearner LearnFromRuns(double start_s, double per_cost_s, int runs) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> cost(0.5, 3.0);
+  std::normal_distribution<double> noise(1.0, 0.05);
+  RunStartLearner learner;
+  for (int i = 0; i < runs; ++i) {
+    const double c = cost(random);
+    learner.Add((start_s + per_cost_s * c) * noise(random), c);
+  }
+  return learner;
+}
+
+TEST(RunStartTest, AStartThatTheRunsShowIsLearnedInSecondsAndCostUnits) {
+  // The thumbnails' case: a run starts in about 10 ms; an item of mean cost takes 60 ms.
+  const RunStart start = LearnFromRuns(0.010, 0.060, 200).start();
+  ASSERT_TRUE(start.learned());
+  EXPECT_NEAR(start.seconds(), 0.010, 0.004);
+  EXPECT_NEAR(start.seconds_per_cost, 0.060, 0.004);
+  EXPECT_NEAR(start.cost, 0.010 / 0.060, 0.07);
+}
+
+TEST(RunStartTest, NoStartIsLearnedWhereTheRunsShowNoneOrTooFewRan) {
+  EXPECT_FALSE(LearnFromRuns(0.0, 0.060, 200).start().learned()) << "the time is the items'";
+  EXPECT_FALSE(LearnFromRuns(0.010, 0.060, 10).start().learned())
+      << "fewer runs than the fit needs";
+  RunStartLearner learner;
+  for (const double bad : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
+                           std::numeric_limits<double>::infinity()}) {
+    learner.Add(bad, 1.0);
+    learner.Add(1.0, bad);
+  }
+  EXPECT_FALSE(learner.start().learned()) << "runs that are not positive numbers count as none";
+}
+
+TEST(RunStartTest, UntilAStartIsLearnedTheStepIsAsBefore) {
+  const StepMeasure last{0.07, 3};
+  const StepAim aim = AimRun(0.05, RunStart{}, last);
+  EXPECT_EQ(aim.step_seconds, 0.05);
+  EXPECT_EQ(aim.last.seconds_per_cost, 0.07);
+  EXPECT_EQ(aim.last.items, 3u);
+}
+
+TEST(RunStartTest, ARunIsAimedAtFiftyTimesItsStartAtTheItemsOwnPace) {
+  // 10 ms of start: a run of 0.5 s, 0.49 s of it the items' at 60 ms per unit of cost.
+  const StepAim aim = AimRun(0.05, {.cost = 0.01 / 0.06, .seconds_per_cost = 0.06}, {0.07, 3});
+  EXPECT_NEAR(aim.step_seconds, 0.01 / kRunStartShare - 0.01, 1e-9);
+  EXPECT_EQ(aim.last.seconds_per_cost, 0.06) << "the items' pace, the start apart";
+  EXPECT_EQ(aim.last.items, 3u) << "the growth bound still counts the last step's items";
+  // So a step of uniform items of one unit holds eight of them (0.49 / 0.06),
+  // once the steps grew there (at most kMaxStepGrowth times the last).
+  const CostModel cost(1000, CostShape::kUniform);
+  EXPECT_EQ(NextStepEnd(cost, {0, 1000}, 1, aim.step_seconds, {0.06, 8}), 8u);
+  EXPECT_EQ(NextStepEnd(cost, {0, 1000}, 1, aim.step_seconds, aim.last), 6u);
+}
+
+TEST(RunStartTest, ARunIsNoLongerThanASecondNorShorterThanTheStep) {
+  // pytest's start of 0.6 s would ask for 12 s runs: a second, less the start.
+  const StepAim slow = AimRun(0.05, {.cost = 0.4, .seconds_per_cost = 1.5}, {2.1, 1});
+  EXPECT_NEAR(slow.step_seconds, kMaxRunSeconds - 0.6, 1e-9);
+  // A start longer than a run: the step is one item per thread.
+  const StepAim slower = AimRun(0.05, {.cost = 1.0, .seconds_per_cost = 2.0}, {4, 1});
+  EXPECT_EQ(slower.step_seconds, 0);
+  const CostModel cost(1000, CostShape::kUniform);
+  EXPECT_EQ(NextStepEnd(cost, {0, 1000}, 2, slower.step_seconds, slower.last), 2u);
+  // A start of half a millisecond is paid off by the 0.05 s step itself.
+  const StepAim fast = AimRun(0.05, {.cost = 0.0005 / 0.06, .seconds_per_cost = 0.06}, {0.06, 1});
+  EXPECT_NEAR(fast.step_seconds, 0.05 - 0.0005, 1e-9);
+  // A longer --step-seconds stands.
+  const StepAim longer = AimRun(2.0, {.cost = 0.4, .seconds_per_cost = 1.5}, {2.1, 1});
+  EXPECT_NEAR(longer.step_seconds, 2.0 - 0.6, 1e-9);
+}
+
+TEST(RunStartTest, UntilAStartIsLearnedEverySecondRunHoldsTwoItemsPerThread) {
+  const RunStart none;
+  EXPECT_EQ(ExploreEnd(11, {10, 100}, 1, none, 0), 11u) << "the first run as sized";
+  EXPECT_EQ(ExploreEnd(11, {10, 100}, 1, none, 1), 12u);
+  EXPECT_EQ(ExploreEnd(12, {10, 100}, 2, none, 3), 14u);
+  EXPECT_EQ(ExploreEnd(20, {10, 100}, 1, none, 1), 20u) << "a longer step stands";
+  EXPECT_EQ(ExploreEnd(100, {99, 100}, 1, none, 1), 100u) << "never past the lease";
+  EXPECT_EQ(ExploreEnd(11, {10, 100}, 1, none, kExploreRuns + 1), 11u) << "not for good";
+  const RunStart learned{.cost = 0.2, .seconds_per_cost = 0.06};
+  EXPECT_EQ(ExploreEnd(11, {10, 100}, 1, learned, 1), 11u) << "AimRun sizes it then";
+}
+
+TEST(RunStartTest, StepsOfAWorkerThatLearnsItsStartGrowToPayItOff) {
+  // The loop as the worker runs it: steps sized by AimRun and NextStepEnd,
+  // each run timed as start + items, the learner fed one sample a run.
+  const double start_s = 0.010, per_cost_s = 0.060;
+  const CostModel cost(800, CostShape::kUniform);
+  RunStartLearner learner;
+  StepMeasure last;
+  uint64_t position = 0, runs = 0;
+  std::mt19937 random(3);
+  std::normal_distribution<double> noise(1.0, 0.05);
+  while (position < 800) {
+    const StepAim aim = AimRun(0.05, learner.start(), last);
+    const uint64_t end =
+        ExploreEnd(NextStepEnd(cost, {position, 800}, 1, aim.step_seconds, aim.last),
+                   {position, 800}, 1, learner.start(), runs);
+    const double c = cost.Cost({position, end});
+    const double seconds = (start_s + per_cost_s * c) * noise(random);
+    learner.Add(seconds, c);
+    last = {seconds / c, end - position};
+    position = end;
+    ++runs;
+  }
+  // One item a run (800 runs) before; now runs of one and two items (the
+  // uniform items show no start otherwise) until the fit has enough, then
+  // five to eight items a run (the fit's estimate, 7 to 10 ms, sizes them).
+  EXPECT_LT(runs, 800u / 5);
+  EXPECT_GT(runs, 80u) << "a run stays near 1 / kRunStartShare of its start";
 }
 
 }  // namespace
