@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace ballast::worker {
 
@@ -51,6 +52,30 @@ uint64_t ExploreEnd(uint64_t end, balance::Range rest, unsigned threads, const R
   if (start.learned() || runs >= kExploreRuns || runs % 2 == 0) return end;
   const uint64_t two_each = rest.begin + 2 * static_cast<uint64_t>(std::max(threads, 1u));
   return std::max(end, std::min(rest.end, two_each));
+}
+
+StepPlanner::StepPlanner(balance::CostModel cost, unsigned threads, double step_seconds,
+                         bool one_run_per_step)
+    : cost_(std::move(cost)),
+      threads_(std::max(threads, 1u)),
+      step_seconds_(step_seconds),
+      one_run_per_step_(one_run_per_step) {}
+
+balance::Range StepPlanner::Next(balance::Range rest) const {
+  const StepAim aim = AimRun(step_seconds_, learner_.start(), last_);
+  const uint64_t end = NextStepEnd(cost_, rest, threads_, aim.step_seconds, aim.last);
+  if (!one_run_per_step_) return {rest.begin, end};
+  return {rest.begin, ExploreEnd(end, rest, threads_, learner_.start(), runs_)};
+}
+
+void StepPlanner::Done(balance::Range range, double seconds) {
+  const double cost = cost_.Cost(range);
+  last_ = {seconds / std::max(cost, 1e-12), range.size()};
+  if (!one_run_per_step_ || range.empty()) return;
+  // Each thread ran one command for its share of the step's items.
+  const uint64_t runs = std::min<uint64_t>(threads_, range.size());
+  learner_.Add(seconds, cost / static_cast<double>(runs));
+  runs_ += runs;
 }
 
 }  // namespace ballast::worker

@@ -28,8 +28,8 @@
 // kMaxRunSeconds: a steal's cut waits for the run under way, and whatever the
 // run computes past the cut is computed twice.
 //
-// Thread-safety: NextStepEnd and AimRun are pure functions; RunStartLearner
-// is a value, not thread-safe.
+// Thread-safety: NextStepEnd, AimRun and ExploreEnd are pure functions;
+// RunStartLearner and StepPlanner are values, not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -109,5 +109,33 @@ StepAim AimRun(double step_seconds, const RunStart& start, const StepMeasure& la
 inline constexpr uint64_t kExploreRuns = 64;
 uint64_t ExploreEnd(uint64_t end, balance::Range rest, unsigned threads, const RunStart& start,
                     uint64_t runs);
+
+// The steps of one job on one worker, by the functions above: what the last
+// step took and, where each thread runs one command per step
+// (`one_run_per_step`: an exec job without perItem), the runs and their start.
+class StepPlanner {
+ public:
+  StepPlanner() = default;
+  StepPlanner(balance::CostModel cost, unsigned threads, double step_seconds,
+              bool one_run_per_step);
+
+  // The next step of `rest` (what is left of the lease; not empty).
+  balance::Range Next(balance::Range rest) const;
+  // A step that computed `range` in `seconds`.
+  void Done(balance::Range range, double seconds);
+
+  bool one_run_per_step() const { return one_run_per_step_; }
+  uint64_t runs() const { return runs_; }
+  const RunStart& run_start() const { return learner_.start(); }
+
+ private:
+  balance::CostModel cost_;
+  unsigned threads_ = 1;
+  double step_seconds_ = 0.05;
+  bool one_run_per_step_ = false;
+  StepMeasure last_;
+  RunStartLearner learner_;
+  uint64_t runs_ = 0;
+};
 
 }  // namespace ballast::worker

@@ -67,7 +67,6 @@ class WorkerLoop::Impl {
   Status Start() {
     BALLAST_ASSIGN_OR_RETURN(auto description, client_.FetchJob());
     workload_ = description.workload;
-    cost_ = balance::CostModel(workload_.items, workload_.cost, workload_.item_costs);
     metrics_->Bind(workload::WorkloadKindName(workload_.kind));
     BALLAST_ASSIGN_OR_RETURN(kernel_, kernels::MakeKernel(workload_));
     std::string threads_from = options_.threads_from;
@@ -78,6 +77,10 @@ class WorkerLoop::Impl {
       threads_ = workload_.exec.concurrency;
       threads_from = "the job's exec.concurrency";
     }
+    steps_ =
+        StepPlanner(balance::CostModel(workload_.items, workload_.cost, workload_.item_costs),
+                    threads_, options_.step_seconds,
+                    workload_.kind == workload::WorkloadKind::kExec && !workload_.exec.per_item);
     spdlog::info(
         "worker started job={} worker={} workload={} items={} threads={} threads_from=\"{}\" "
         "speed={}",
@@ -104,8 +107,9 @@ class WorkerLoop::Impl {
   void LogDone() const {
     const ProcessCpu cpu = ProcessCpuSplit();
     std::string runs;
-    if (OneRunPerStep()) {
-      runs = fmt::format(" runs={} run_start_s={:.4f}", runs_, run_start_.start().seconds());
+    if (steps_.one_run_per_step()) {
+      runs =
+          fmt::format(" runs={} run_start_s={:.4f}", steps_.runs(), steps_.run_start().seconds());
     }
     spdlog::info("job done job={} worker={} cpu_self_s={:.3f} cpu_commands_s={:.3f}{}",
                  options_.job, options_.name, cpu.own, cpu.children, runs);
@@ -177,23 +181,7 @@ class WorkerLoop::Impl {
   // step stays one command.
   unsigned ChunksPerStep() const {
     constexpr unsigned kChunksPerStep = 8;
-    return OneRunPerStep() ? 1 : kChunksPerStep;
-  }
-
-  // The next step: about step_seconds of work, or for a command run per step
-  // long enough to pay off its start (step_size.h).
-  Range PlanStep() const {
-    const Range rest{ledger_.position(), ledger_.lease().end};
-    const StepAim aim = AimRun(options_.step_seconds, run_start_.start(), last_step_);
-    const uint64_t end = NextStepEnd(cost_, rest, threads_, aim.step_seconds, aim.last);
-    return {rest.begin,
-            OneRunPerStep() ? ExploreEnd(end, rest, threads_, run_start_.start(), runs_) : end};
-  }
-
-  // An exec job without perItem: each thread runs one command per step, whose
-  // start its steps are sized to pay off (step_size.h, AimRun).
-  bool OneRunPerStep() const {
-    return workload_.kind == workload::WorkloadKind::kExec && !workload_.exec.per_item;
+    return steps_.one_run_per_step() ? 1 : kChunksPerStep;
   }
 
   protocol::ReportMessage ReportOf(bool idle) {
@@ -257,7 +245,7 @@ class WorkerLoop::Impl {
         if (exchange.dropped) return DroppedLease(*exchange.dropped);
         continue;
       }
-      const Range planned = PlanStep();
+      const Range planned = steps_.Next({ledger_.position(), ledger_.lease().end});
       const auto start = Clock::now();
       std::vector<StatusOr<protocol::ReplyMessage>> held;  // replies to obey after the step
       auto part = ComputeKeepingAlive(planned, exchange, held);
@@ -339,13 +327,7 @@ class WorkerLoop::Impl {
       return Status::Invalid(fmt::format("step {}: a result of another kind", range.ToString()));
     }
     ledger_.Finished(range, std::move(step.result), seconds);
-    last_step_ = {seconds / std::max(cost_.Cost(range), 1e-12), range.size()};
-    if (OneRunPerStep()) {
-      // Each thread ran one command for its share of the step's items.
-      const unsigned runs = std::min<uint64_t>(threads_, range.size());
-      run_start_.Add(seconds, cost_.Cost(range) / runs);
-      runs_ += runs;
-    }
+    steps_.Done(range, seconds);
     metrics_->Items(range.size(), seconds);
     metrics_->Busy(seconds);
     BALLAST_RETURN_IF_ERROR(ObeyHeld(exchange, held));
@@ -444,12 +426,9 @@ class WorkerLoop::Impl {
   ReportChannel channel_{client_, metrics_};
   workload::WorkloadSpec workload_;
   std::unique_ptr<kernels::Kernel> kernel_;
-  unsigned threads_ = 1;       // compute threads for this job
-  LeaseLedger ledger_;         // the lease held and what is finished of it
-  balance::CostModel cost_;    // the job's declared item costs
-  StepMeasure last_step_;      // what the last step took
-  RunStartLearner run_start_;  // the command's start, when it runs once per step
-  uint64_t runs_ = 0;          // the command's runs, when it runs once per step
+  unsigned threads_ = 1;  // compute threads for this job
+  LeaseLedger ledger_;    // the lease held and what is finished of it
+  StepPlanner steps_;     // how long the next step is (step_size.h)
   std::atomic<bool> signalled_{false};
   std::atomic<bool> stop_polling_{false};
   bool job_done_ = false;  // a reply said the job is finished while a step ran

@@ -185,32 +185,40 @@ TEST(RunStartTest, UntilAStartIsLearnedEverySecondRunHoldsTwoItemsPerThread) {
 }
 
 TEST(RunStartTest, StepsOfAWorkerThatLearnsItsStartGrowToPayItOff) {
-  // The loop as the worker runs it: steps sized by AimRun and NextStepEnd,
-  // each run timed as start + items, the learner fed one sample a run.
+  // The worker's planner, each run timed as start + items with 5 % noise.
   const double start_s = 0.010, per_cost_s = 0.060;
   const CostModel cost(800, CostShape::kUniform);
-  RunStartLearner learner;
-  StepMeasure last;
-  uint64_t position = 0, runs = 0;
+  StepPlanner steps(cost, 1, 0.05, /*one_run_per_step=*/true);
   std::mt19937 random(3);
   std::normal_distribution<double> noise(1.0, 0.05);
+  uint64_t position = 0;
   while (position < 800) {
-    const StepAim aim = AimRun(0.05, learner.start(), last);
-    const uint64_t end =
-        ExploreEnd(NextStepEnd(cost, {position, 800}, 1, aim.step_seconds, aim.last),
-                   {position, 800}, 1, learner.start(), runs);
-    const double c = cost.Cost({position, end});
-    const double seconds = (start_s + per_cost_s * c) * noise(random);
-    learner.Add(seconds, c);
-    last = {seconds / c, end - position};
-    position = end;
-    ++runs;
+    const Range step = steps.Next({position, 800});
+    ASSERT_GT(step.end, position);
+    steps.Done(step, (start_s + per_cost_s * cost.Cost(step)) * noise(random));
+    position = step.end;
   }
   // One item a run (800 runs) before; now runs of one and two items (the
   // uniform items show no start otherwise) until the fit has enough, then
   // five to eight items a run (the fit's estimate, 7 to 10 ms, sizes them).
-  EXPECT_LT(runs, 800u / 5);
-  EXPECT_GT(runs, 80u) << "a run stays near 1 / kRunStartShare of its start";
+  EXPECT_LT(steps.runs(), 800u / 5);
+  EXPECT_GT(steps.runs(), 80u) << "a run stays near 1 / kRunStartShare of its start";
+  EXPECT_NEAR(steps.run_start().seconds(), start_s, 0.004);
+}
+
+TEST(RunStartTest, StepsThatAreNotOneRunEachNeitherLearnNorExplore) {
+  // A kernel in the worker (primes, matmul) or an exec job with perItem.
+  const CostModel cost(800, CostShape::kUniform);
+  StepPlanner steps(cost, 1, 0.05, /*one_run_per_step=*/false);
+  uint64_t position = 0;
+  while (position < 800) {
+    const Range step = steps.Next({position, 800});
+    EXPECT_EQ(step.size(), 1u) << "items of 70 ms are steps of one item";
+    steps.Done(step, 0.010 + 0.060 * cost.Cost(step));
+    position = step.end;
+  }
+  EXPECT_EQ(steps.runs(), 0u);
+  EXPECT_FALSE(steps.run_start().learned());
 }
 
 }  // namespace
