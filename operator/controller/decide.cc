@@ -149,8 +149,7 @@ void Suspend(Pass& pass) {
     return;
   }
   // Resuming tries every node again (an image imported since, say).
-  pass.memory.faults.given_up.clear();
-  pass.status.excluded_nodes.clear();
+  if (decide::ForgetGivenUp(pass.status)) pass.write_at_once = true;
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);

@@ -129,8 +129,7 @@ void Evict(Pass& pass, const api::WorkloadView& workload) {
     return;
   }
   // Resuming tries every node again.
-  pass.memory.faults.given_up.clear();
-  pass.status.excluded_nodes.clear();
+  if (ForgetGivenUp(pass.status)) pass.write_at_once = true;
   if (workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
@@ -278,9 +277,13 @@ void ReportReclaimable(Pass& pass) {
   // released in its tail) and those released whose pod is gone. A worker an
   // earlier session released is not in this one (memory.faults.released).
   const std::set<std::string>& released = pass.memory.faults.released;
+  std::set<std::string_view> given_up;  // in this pass too
+  for (const auto& row : pass.status.excluded_nodes) {
+    if (!ArchitectureRow(row)) given_up.insert(row.name);
+  }
   int32_t needed = 0;
   for (const std::string& node : pass.memory.session.Nodes()) {
-    if (pass.memory.faults.given_up.contains(node)) continue;
+    if (given_up.contains(node)) continue;
     const api::PodView* pod = pass.WorkerPod(node);
     const bool owned = pod && pod->meta.OwnedBy(pass.uid);
     if (owned && pod->phase == api::PodPhase::kSucceeded) continue;
