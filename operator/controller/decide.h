@@ -142,14 +142,13 @@ struct JobClock {
   std::optional<SteadyTime> done_at;  // when the session was seen done (the linger)
 };
 
-// A job queued in Kueue (kueue.h; decide_kueue.cc): the admission last
-// announced ("ClusterQueue ... flavor ..."; "" while not admitted), whether
-// its Workload was asked for, and the resourceVersion of the Workload the
-// last status patch was made against: while the cache shows that one, the
-// patch is on its way and not made again; a patch the API server refused as
-// stale (Conflict) is made again from the newer one.
+// A job queued in Kueue (kueue.h; decide_kueue.cc): whether its Workload
+// was asked for, and the resourceVersion of the Workload the last status
+// patch was made against: while the cache shows that one, the patch is on
+// its way and not made again; a patch the API server refused as stale
+// (Conflict) is made again from the newer one. The admission announced is
+// the Admitted condition in status.
 struct KueueMemory {
-  std::string admission;
   bool workload_requested = false;
   std::string patched_version;
 };

@@ -72,7 +72,6 @@ void Hold(Pass& pass, api::Reason reason, const std::string& message) {
                     generation, now);
   api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, false, reason, message),
                     generation, now);
-  pass.memory.kueue.admission.clear();
   pass.HandStatus(false);
   if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
 }
@@ -252,12 +251,16 @@ bool Admission(Pass& pass) {
   // Admitted: on the admitted flavors' nodes, within the admitted pods.
   pass.placed = PlaceOnFlavors(*pass.in.spec->spec, queue.flavors);
   pass.node_limit = static_cast<size_t>(std::max(0, workload->count - workload->reclaimable));
-  const std::string admission =
-      fmt::format("ClusterQueue {} flavor {}", workload->cluster_queue, Joined(workload->flavors));
-  if (pass.memory.kueue.admission != admission) {
-    pass.memory.kueue.admission = admission;
-    const std::string message =
-        fmt::format("Kueue admitted Workload {} to {}", workload->meta.name, admission);
+  const std::string message =
+      fmt::format("Kueue admitted Workload {} to ClusterQueue {} flavor {}", workload->meta.name,
+                  workload->cluster_queue, Joined(workload->flavors));
+  // The admission announced is the Admitted condition's, written at once:
+  // neither a later pass nor a restarted operator says it again.
+  const auto admitted = std::find_if(
+      pass.status.conditions.begin(), pass.status.conditions.end(),
+      [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
+  if (admitted == pass.status.conditions.end() || !admitted->status ||
+      admitted->message != message) {
     pass.Event(false, api::Reason::kAdmitted, message);
     api::SetCondition(
         pass.status,
@@ -298,7 +301,6 @@ void ReportReclaimable(Pass& pass) {
 
 void SuspendWorkload(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
-  pass.memory.kueue.admission.clear();
   if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
   if (pass.memory.session.registered || pass.OwnedPodsLeft()) return;  // still stopping
   const api::WorkloadView& workload = *queue.workload;
