@@ -113,14 +113,13 @@ struct NodeFaults {
   std::set<std::string> image_volume_refused;
 };
 
-// Events said once (so that a pass does not say them again). The failed
-// items the last ItemsFailed event counted are status.failedItems.
+// Events said once (so that a pass does not say them again). What the
+// status already says is not kept here: the failed items the last
+// ItemsFailed event counted are status.failedItems, whether the last
+// WorkersRunning event said every worker runs is status.workers.
 struct Announced {
   std::set<std::string> unreachable;  // nodes with a CoordinatorUnreachable event
   bool checkpoint_too_large = false;  // a CheckpointTooLarge event
-  // Whether the last WorkersRunning event said every worker runs: the job's
-  // first one may say "1 of 3"; one more says "3 of 3" when all are.
-  bool all_running = false;
   // A short job finished before the pod cache showed its first reporter's
   // pod started: its Completed Event waits for the timing that names where
   // the time went (decide::RefineTiming), or for the session's end.

@@ -351,12 +351,17 @@ void RunningStatus(Pass& pass, const PodCount& count) {
       count.running > 0 ? api::Reason::kWorkersRunning : api::Reason::kWaitingForWorkers,
       pass.status.note ? workers + "; " + *pass.status.note : workers);
   // The event of the move to Running counts the workers then; once every
-  // worker runs, another says so (and again after one was replaced).
-  const bool all = nodes > 0 && static_cast<size_t>(count.running) >= nodes;
-  if (all && was_running && !pass.memory.announced.all_running) {
-    pass.Event(false, api::Reason::kWorkersRunning, workers);
+  // worker runs, another says so (and again after one was replaced). What
+  // was said is status.workers in the status the pass starts from, written
+  // at once when it crosses "all".
+  const auto every = [nodes](int64_t running) {
+    return nodes > 0 && running >= static_cast<int64_t>(nodes);
+  };
+  const bool all = every(count.running);
+  if (all != every(pass.started.workers.value_or(0))) {
+    pass.write_at_once = true;
+    if (all && was_running) pass.Event(false, api::Reason::kWorkersRunning, workers);
   }
-  pass.memory.announced.all_running = all;
   api::SetCondition(pass.status,
                     Condition(api::ConditionType::kSuspended, false, api::Reason::kNotSuspended,
                               "spec.suspend is false"),

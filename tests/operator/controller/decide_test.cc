@@ -174,6 +174,14 @@ TEST(DecideTest, WorkersRunningIsAnnouncedAgainWhenEveryWorkerRuns) {
   EXPECT_FALSE(Events(decision)[0].warning);
   world.steady += std::chrono::seconds(1);
   EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "said once";
+  // A restarted operator registers the job again; its workers still run:
+  // "3 of 3" was said (status.workers), and is not said again.
+  world.memory = MemoryFromStatus(world.memory.written.status);
+  world.view.reset();
+  ASSERT_EQ(ActionsOf<RegisterJob>(world.Pass()).size(), 1u);
+  world.view = View(0);
+  world.steady += std::chrono::seconds(1);
+  EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "not again after a restart";
   // All at once: the move to Running says "3 of 3" and nothing follows.
   World at_once = Running();
   at_once.steady += std::chrono::seconds(1);
