@@ -110,7 +110,7 @@ void AfterFinish(Pass& pass) {
   JobMemory& memory = pass.memory;
   const bool ending = memory.session.registered && SessionEnds(pass, failed);
   decide::RefineTiming(pass, ending);
-  if (pass.in.queue) decide::FinishWorkload(pass);
+  if (pass.in.queue) decide::FinishWorkload(pass, pass.status, memory.kueue, pass);
   if (failed) pass.DeletePods();
   if (memory.session.registered) {
     if (!ending) {

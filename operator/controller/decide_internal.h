@@ -109,9 +109,10 @@ struct PassOut {
 };
 
 // One call of Decide: what it reads, what it emits, the memory it carries
-// on and the status it builds. The steps that change the job's phase or
-// status take the whole pass; the others take the view, their own part of
-// the memory and the output.
+// on and the status it builds. The steps that change the job's phase, or
+// hand its status at once, take the whole pass; those that fill in fields
+// of the status take the status; all others take the view, their own part
+// of the memory and the output.
 struct Pass : PassView, PassOut {
   Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
       : PassView(input, decide_options, previous.written.status),
@@ -270,7 +271,8 @@ void ReportReclaimable(Pass& pass);
 // deactivated, then its admission handed back once Kueue evicted it.
 void SuspendWorkload(Pass& pass);
 // For a queued job that finished: its Workload's Finished condition.
-void FinishWorkload(Pass& pass);
+void FinishWorkload(const PassView& view, const api::WeightedJobStatus& status, KueueMemory& kueue,
+                    PassOut& out);
 
 // --- faults of one node's worker (decide_faults.cc) ---------------------------
 
@@ -352,19 +354,24 @@ void GateCreates(const PassView& view, const NodeFaults& faults, PassOut& out,
 // with in.history (BlendHistoryPrior), each with its credibility (how far
 // `adaptive` trusts it against the first measurements) and the duty its
 // worker pod's CPU limit gives it (WorkerDuty). Records them in
-// memory.session.priors; a HistoryUnavailable event when the history source
-// could not answer.
-std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights);
+// session.priors, and the history they came from in session.baseline; a
+// HistoryUnavailable event when the history source could not answer.
+std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMemory& session,
+                                                PassOut& out, const fuzzy::WeightResult& weights);
 // Fills `rows`' prior from session.priors (rows of a session started by an
 // earlier operator keep the prior `shown` in status).
 void PriorColumns(const SessionMemory& session, const std::vector<api::NodeRow>& shown,
                   std::vector<api::NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
-// priorError, and a RecordSpeeds action (coordinator::SpeedsToRecord).
-void MeasuredColumns(Pass& pass);
+// priorError, each node judged against session.baseline (baselineRatio,
+// baselineVerdict, an event for a Slow or fast one), and a RecordSpeeds
+// action (coordinator::SpeedsToRecord).
+void MeasuredColumns(const PassView& view, const SessionMemory& session,
+                     api::WeightedJobStatus& status, PassOut& out);
 // For a job that just succeeded after `span_seconds`: status.energy and
 // status.nodes[].energyJoules, each node's board power from its labels
 // (health::NodePower) over its busy and idle time (health::EstimateJobEnergy).
-void EnergyColumns(Pass& pass, double span_seconds);
+void EnergyColumns(const PassView& view, api::WeightedJobStatus& status, PassOut& out,
+                   double span_seconds);
 
 }  // namespace ballast::controller::decide

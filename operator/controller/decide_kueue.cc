@@ -15,11 +15,15 @@ constexpr std::chrono::milliseconds kLeavingRetry{500};
 
 // Patches the Workload's status (or, `status` false, the object), unless a
 // patch against the version the cache shows is on its way already.
+void Patch(KueueMemory& kueue, PassOut& out, const api::WorkloadView& workload,
+           nlohmann::json patch, bool status = true) {
+  if (kueue.patched_version == workload.resource_version) return;
+  kueue.patched_version = workload.resource_version;
+  out.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
+}
 void Patch(Pass& pass, const api::WorkloadView& workload, nlohmann::json patch,
            bool status = true) {
-  if (pass.memory.kueue.patched_version == workload.resource_version) return;
-  pass.memory.kueue.patched_version = workload.resource_version;
-  pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
+  Patch(pass.memory.kueue, pass, workload, std::move(patch), status);
 }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -327,19 +331,20 @@ void SuspendWorkload(Pass& pass) {
   pass.HandStatus(false);
 }
 
-void FinishWorkload(Pass& pass) {
-  const QueueInput& queue = *pass.in.queue;
+void FinishWorkload(const PassView& view, const api::WeightedJobStatus& status, KueueMemory& kueue,
+                    PassOut& out) {
+  const QueueInput& queue = *view.in.queue;
   if (!queue.workload || queue.workload->Finished()) return;
-  if (!queue.workload->meta.OwnedBy(pass.uid)) return;
-  const bool succeeded = pass.status.Is(api::JobPhase::kSucceeded);
+  if (!queue.workload->meta.OwnedBy(view.uid)) return;
+  const bool succeeded = status.Is(api::JobPhase::kSucceeded);
   std::string message = succeeded ? "the WeightedJob succeeded" : "the WeightedJob failed";
-  for (const api::StatusCondition& condition : pass.status.conditions) {
+  for (const api::StatusCondition& condition : status.conditions) {
     if (condition.type == api::ConditionType::kFailed && condition.status) {
       message += ": " + condition.message;
     }
   }
-  Patch(pass, *queue.workload,
-        FinishPatch(*queue.workload, succeeded, message, pass.in.now.rfc3339));
+  Patch(kueue, out, *queue.workload,
+        FinishPatch(*queue.workload, succeeded, message, view.in.now.rfc3339));
 }
 
 }  // namespace ballast::controller::decide

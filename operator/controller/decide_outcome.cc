@@ -195,8 +195,8 @@ void Succeed(Pass& pass) {
     status.estimated_ideal_seconds = Rounded(figures.estimated_ideal_s);
     status.estimated_efficiency = Rounded(figures.estimated_efficiency);
     TimingColumns(pass, figures);
-    MeasuredColumns(pass);
-    EnergyColumns(pass, makespan);
+    MeasuredColumns(pass, memory.session, status, pass);
+    EnergyColumns(pass, status, pass, makespan);
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final

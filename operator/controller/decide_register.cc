@@ -143,7 +143,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   // stay, ready to steal or back up to the end.
   config.release_idle = pass.in.queue.has_value();
   config.start_timeout_s = pass.options.start_timeout_s;
-  config.workers = SessionPriors(pass, *weights);
+  config.workers = SessionPriors(pass, pass.memory.session, pass, *weights);
   // The history the priors came from: the speeds the coordinator exports for
   // Prometheus's history enter winsorized, as the ConfigMap store's do.
   config.baseline = pass.memory.session.baseline;
