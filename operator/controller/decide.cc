@@ -110,7 +110,7 @@ void AfterFinish(Pass& pass) {
   JobMemory& memory = pass.memory;
   const bool ending = memory.session.registered && SessionEnds(pass, failed);
   decide::RefineTiming(pass, ending);
-  if (pass.in.queue) decide::FinishWorkload(pass);
+  if (pass.in.queue) decide::FinishWorkload(pass, pass.status, memory.kueue, pass);
   if (failed) pass.DeletePods();
   if (memory.session.registered) {
     if (!ending) {
@@ -149,8 +149,7 @@ void Suspend(Pass& pass) {
     return;
   }
   // Resuming tries every node again (an image imported since, say).
-  pass.memory.faults.given_up.clear();
-  pass.status.excluded_nodes.clear();
+  if (decide::ForgetGivenUp(pass.status)) pass.write_at_once = true;
   const std::string message =
       fmt::format("spec.suspend is true; {} of {} items kept",
                   pass.status.completed_items.value_or(0), pass.spec().job.workload.items);

@@ -88,16 +88,14 @@ struct SessionMemory {
 
 // What became of the job's nodes and pods (decide_nodes.cc; their faults:
 // decide_faults.cc, decide_refusals.cc; released nodes: decide_claims.cc).
+// The pod failures counted against backoffLimit (status.failedPods), the
+// nodes skipped for their architecture and those whose worker was given up
+// (status.excludedNodes) are not here: the status holds them, and a pass
+// reads them from the status it starts from.
 struct NodeFaults {
-  uint32_t failed_pods = 0;                // counted against backoffLimit
   std::set<std::string> counted_failures;  // uids of failed pods already counted
   std::set<std::string> lost;              // not Ready or not eligible: worker lost, pod deleted
   std::set<std::string> left;              // those of `lost` that were Ready (NodeLeft)
-  // Nodes skipped for their architecture at registration.
-  std::vector<api::ExcludedNode> architecture_excluded;
-  // Nodes whose worker was given up (its image could not start): no pod
-  // again until the job is suspended and resumed. Kept in status.excludedNodes.
-  std::map<std::string, api::ExcludedNode> given_up;
   std::map<std::string, SteadyTime> image_trouble_since;  // by pod uid: waiting since
   // Nodes whose worker a queued job's session released in its tail
   // (coordinator/idle_release.h): their pods exited 0 and their quota is
@@ -115,15 +113,13 @@ struct NodeFaults {
   std::set<std::string> image_volume_refused;
 };
 
-// Events said once, and what they counted (so that a pass does not say
-// them again).
+// Events said once (so that a pass does not say them again). What the
+// status already says is not kept here: the failed items the last
+// ItemsFailed event counted are status.failedItems, whether the last
+// WorkersRunning event said every worker runs is status.workers.
 struct Announced {
   std::set<std::string> unreachable;  // nodes with a CoordinatorUnreachable event
   bool checkpoint_too_large = false;  // a CheckpointTooLarge event
-  uint64_t failed_items = 0;          // the failed items the last ItemsFailed event counted
-  // Whether the last WorkersRunning event said every worker runs: the job's
-  // first one may say "1 of 3"; one more says "3 of 3" when all are.
-  bool all_running = false;
   // A short job finished before the pod cache showed its first reporter's
   // pod started: its Completed Event waits for the timing that names where
   // the time went (decide::RefineTiming), or for the session's end.
@@ -145,14 +141,13 @@ struct JobClock {
   std::optional<SteadyTime> done_at;  // when the session was seen done (the linger)
 };
 
-// A job queued in Kueue (kueue.h; decide_kueue.cc): the admission last
-// announced ("ClusterQueue ... flavor ..."; "" while not admitted), whether
-// its Workload was asked for, and the resourceVersion of the Workload the
-// last status patch was made against: while the cache shows that one, the
-// patch is on its way and not made again; a patch the API server refused as
-// stale (Conflict) is made again from the newer one.
+// A job queued in Kueue (kueue.h; decide_kueue.cc): whether its Workload
+// was asked for, and the resourceVersion of the Workload the last status
+// patch was made against: while the cache shows that one, the patch is on
+// its way and not made again; a patch the API server refused as stale
+// (Conflict) is made again from the newer one. The admission announced is
+// the Admitted condition in status.
 struct KueueMemory {
-  std::string admission;
   bool workload_requested = false;
   std::string patched_version;
 };
@@ -168,9 +163,10 @@ struct JobMemory {
 };
 
 // The memory of a job this operator has not seen before, from its stored
-// status (a restart, a new leader): the status as written, the pod failures
-// and failed items it counted. The rest that a restart restores needs the
-// job's token (sealed beside the checkpoint) and is taken at registration.
+// status (a restart, a new leader): the status as written, which holds what
+// was counted (failedPods, failedItems) and excluded (excludedNodes). The
+// rest that a restart restores needs the job's token (sealed beside the
+// checkpoint) and is taken at registration.
 JobMemory MemoryFromStatus(api::WeightedJobStatus status);
 
 // What the Executor reports of the job's writes in flight.

@@ -64,10 +64,9 @@ void RestoreClaims(Pass& pass, const SealedClaims& claims) {
     changed.push_back(fmt::format("startTime {} (was {})", claims.start_time, start));
     pass.status.start_time = claims.start_time;
   }
-  if (pass.memory.faults.failed_pods != claims.failed_pods) {
-    changed.push_back(
-        fmt::format("failedPods {} (was {})", claims.failed_pods, pass.memory.faults.failed_pods));
-    pass.memory.faults.failed_pods = static_cast<uint32_t>(claims.failed_pods);
+  const uint64_t failed_pods = FailedPods(pass.status);
+  if (failed_pods != claims.failed_pods) {
+    changed.push_back(fmt::format("failedPods {} (was {})", claims.failed_pods, failed_pods));
     pass.status.failed_pods = static_cast<int64_t>(claims.failed_pods);
   }
   if (changed.empty()) return;
@@ -116,10 +115,7 @@ std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
 
 }  // namespace
 
-std::optional<coordinator::Checkpoint> RestoreSealed(Pass& pass) {
-  RestoreGivenUp(pass.status, pass.memory.faults);
-  return TrustedCheckpoint(pass);
-}
+std::optional<coordinator::Checkpoint> RestoreSealed(Pass& pass) { return TrustedCheckpoint(pass); }
 
 namespace {
 
@@ -139,7 +135,7 @@ void ResealClaims(Pass& pass, const SealedClaims& claims) {
 
 // The claims sealed beside the checkpoint now.
 SealedClaims ClaimsNow(const Pass& pass) {
-  return SealedClaims{pass.status.start_time.value_or(""), pass.memory.faults.failed_pods,
+  return SealedClaims{pass.status.start_time.value_or(""), FailedPods(pass.status),
                       std::vector<std::string>(pass.memory.faults.released.begin(),
                                                pass.memory.faults.released.end())};
 }

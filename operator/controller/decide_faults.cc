@@ -70,7 +70,7 @@ void GiveUp(const PassView& view, NodeFaults& faults, PassOut& out, const std::s
       "node {}: the worker could not start for {:.0f} s: {} ({}); its share goes to the other "
       "workers",
       node, waited, trouble.cause, trouble.detail);
-  faults.given_up[node] = api::ExcludedNode{node, trouble.reason, message, trouble.cause};
+  out.given_up.push_back(api::ExcludedNode{node, trouble.reason, message, trouble.cause});
   faults.image_trouble_since.erase(pod.meta.uid);
   if (!view.in.view->done) out.actions.push_back(WorkerLost{node});
   out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
@@ -137,30 +137,45 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
   return fmt::format("the container cannot be created ({})", reason);
 }
 
-void RestoreGivenUp(const api::WeightedJobStatus& status, NodeFaults& faults) {
-  for (const auto& excluded : status.excluded_nodes) {
-    if (excluded.reason != kArchitectureReason) faults.given_up[excluded.name] = excluded;
+bool ArchitectureRow(const api::ExcludedNode& row) { return row.reason == kArchitectureReason; }
+
+bool ExcludeArchitectures(const std::vector<api::ExcludedNode>& excluded,
+                          api::WeightedJobStatus& status, PassOut& out) {
+  std::vector<api::ExcludedNode> rows = excluded;
+  std::vector<api::ExcludedNode> named;
+  for (const auto& row : status.excluded_nodes)
+    (ArchitectureRow(row) ? named : rows).push_back(row);
+  if (excluded == named) return false;
+  if (!excluded.empty()) {
+    std::vector<std::string> messages;
+    for (const auto& node : excluded) messages.push_back(node.message);
+    out.Event(true, api::Reason::kArchitectureNotSupported,
+              fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
   }
-}
-
-void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
-                                    const std::vector<api::ExcludedNode>& excluded) {
-  if (excluded.empty() || excluded == faults.architecture_excluded) return;
-  std::vector<std::string> messages;
-  for (const auto& node : excluded) messages.push_back(node.message);
-  out.Event(true, api::Reason::kArchitectureNotSupported,
-            fmt::format("no worker on {} node(s): {}", excluded.size(), ListSome(messages)));
-}
-
-void ExcludedStatus(const NodeFaults& faults, api::WeightedJobStatus& status) {
-  std::vector<api::ExcludedNode> rows = faults.architecture_excluded;
-  for (const auto& [node, excluded] : faults.given_up) rows.push_back(excluded);
   status.excluded_nodes = std::move(rows);
+  return true;
 }
 
-bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node,
-             const api::PodView* pod, bool owned) {
-  if (!faults.given_up.contains(node)) return false;
+bool AddGivenUp(const PassOut& out, api::WeightedJobStatus& status) {
+  if (out.given_up.empty()) return false;
+  auto& rows = status.excluded_nodes;
+  rows.insert(rows.end(), out.given_up.begin(), out.given_up.end());
+  // The architecture rows first, then the given-up ones by name.
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    if (ArchitectureRow(a) || ArchitectureRow(b)) return ArchitectureRow(a) && !ArchitectureRow(b);
+    return a.name < b.name;
+  });
+  return true;
+}
+
+bool ForgetGivenUp(api::WeightedJobStatus& status) {
+  return std::erase_if(status.excluded_nodes,
+                       [](const api::ExcludedNode& row) { return !ArchitectureRow(row); }) > 0;
+}
+
+bool GivenUp(const PassView& view, PassOut& out, const std::string& node, const api::PodView* pod,
+             bool owned) {
+  if (!view.GivenUpRow(node)) return false;
   const bool finished =
       pod && (pod->phase == api::PodPhase::kSucceeded || pod->phase == api::PodPhase::kFailed);
   if (owned && !pod->meta.deleting && !finished) {

@@ -34,48 +34,48 @@ double Significant(double value) {
 }
 
 // The duty of the worker pod each listed node gets (WorkerDuty), by name.
-std::map<std::string, double> NodeDuties(const Pass& pass) {
+std::map<std::string, double> NodeDuties(const PassView& view) {
   std::map<std::string, double> duties;
-  for (const api::NodeView& node : pass.in.nodes) {
+  for (const api::NodeView& node : view.in.nodes) {
     const WorkerPodSettings settings = SettingsForArchitecture(
-        pass.options.pods, pass.options.architectures, NodeArchitecture(node));
-    duties[node.meta.name] = WorkerDuty(pass.spec(), node, settings);
+        view.options.pods, view.options.architectures, NodeArchitecture(node));
+    duties[node.meta.name] = WorkerDuty(view.spec(), node, settings);
   }
   return duties;
 }
 
 }  // namespace
 
-std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights) {
+std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMemory& session,
+                                                PassOut& out, const fuzzy::WeightResult& weights) {
   std::map<std::string, double> fuzzy;
   for (const auto& node : weights.nodes) fuzzy[node.name] = node.weight;
-  const std::optional<HistoryLookup>& history = pass.in.history;
+  const std::optional<HistoryLookup>& history = view.in.history;
   if (history && !history->trouble.empty()) {
-    pass.Event(true, api::Reason::kHistoryUnavailable,
-               fmt::format("no history of {} speeds from {}: {}; the job starts on the fuzzy "
-                           "weights",
-                           api::HistoryKey(pass.spec()), history->origin, history->trouble));
+    out.Event(true, api::Reason::kHistoryUnavailable,
+              fmt::format("no history of {} speeds from {}: {}; the job starts on the fuzzy "
+                          "weights",
+                          api::HistoryKey(view.spec()), history->origin, history->trouble));
   }
   const auto blended =
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
-                               pass.options.history_prior);
-  pass.memory.session.priors.clear();
-  pass.memory.session.baseline = history ? history->nodes : std::vector<fuzzy::NodeHistory>{};
+                               view.options.history_prior);
+  session.priors.clear();
+  session.baseline = history ? history->nodes : std::vector<fuzzy::NodeHistory>{};
   std::map<std::string, double> credibility;
   for (const auto& prior : blended) {
     credibility[prior.node] = prior.credibility;
     // Never zero, whatever the blend says: the fuzzy weight stands in.
     const double value =
         prior.value > 0 && std::isfinite(prior.value) ? prior.value : fuzzy.at(prior.node);
-    pass.memory.session.priors[prior.node] = {SourceName(prior.source), Significant(value),
-                                              Significant(prior.samples),
-                                              std::round(prior.age_seconds)};
+    session.priors[prior.node] = {SourceName(prior.source), Significant(value),
+                                  Significant(prior.samples), std::round(prior.age_seconds)};
   }
-  const std::map<std::string, double> duties = NodeDuties(pass);
+  const std::map<std::string, double> duties = NodeDuties(view);
   std::vector<balance::WorkerPrior> priors;
   for (const auto& node : weights.nodes) {
-    auto it = pass.memory.session.priors.find(node.name);
-    if (it == pass.memory.session.priors.end()) {
+    auto it = session.priors.find(node.name);
+    if (it == session.priors.end()) {
       priors.push_back({node.name, node.weight});
     } else {
       priors.push_back({node.name, it->second.value, credibility[node.name]});
@@ -108,15 +108,15 @@ namespace {
 // True conditions with the time each began (probe::DescribeBoardProblems),
 // else its ballast.io/power-ok=false label; "" when it says nothing, or that
 // all is well.
-std::string ProbeNote(const Pass& pass, const std::string& node) {
-  const api::NodeView* view = pass.NodeNamed(node);
-  if (!view) return "";
-  if (const std::string problems = probe::DescribeBoardProblems(view->board_conditions);
+std::string ProbeNote(const PassView& view, const std::string& node) {
+  const api::NodeView* object = view.NodeNamed(node);
+  if (!object) return "";
+  if (const std::string problems = probe::DescribeBoardProblems(object->board_conditions);
       !problems.empty()) {
     return "; " + problems;
   }
-  auto it = view->meta.labels.find("ballast.io/power-ok");
-  if (it == view->meta.labels.end() || it->second != "false") return "";
+  auto it = object->meta.labels.find("ballast.io/power-ok");
+  if (it == object->meta.labels.end() || it->second != "false") return "";
   return "; the probe reports under-voltage, frequency capping or throttling since boot "
          "(ballast.io/power-ok=false)";
 }
@@ -124,11 +124,11 @@ std::string ProbeNote(const Pass& pass, const std::string& node) {
 // Each node judged against its own baseline (memory.session.baseline): events on
 // the job and the Node for a Slow or fast one, status.nodes[].baselineRatio
 // and baselineVerdict. Returns the verdicts (empty without a baseline).
-std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
-  if (pass.memory.session.baseline.empty()) return {};
-  const std::vector<health::NodeDeviation> deviations =
-      health::JudgeDeviations(pass.memory.session.baseline,
-                              coordinator::JobMeasurements(*pass.in.view), pass.options.deviation);
+std::vector<health::NodeDeviation> JudgeNodes(const PassView& view, const SessionMemory& session,
+                                              api::WeightedJobStatus& status, PassOut& out) {
+  if (session.baseline.empty()) return {};
+  const std::vector<health::NodeDeviation> deviations = health::JudgeDeviations(
+      session.baseline, coordinator::JobMeasurements(*view.in.view), view.options.deviation);
   std::map<std::string, const health::NodeDeviation*> judged;
   for (const health::NodeDeviation& d : deviations) {
     if (d.verdict == health::Verdict::kNone) continue;
@@ -138,15 +138,15 @@ std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
     const api::Reason reason =
         slow ? api::Reason::kNodeBelowBaseline : api::Reason::kNodeAboveBaseline;
     const std::string message =
-        health::DescribeDeviation(d, pass.options.deviation) + ProbeNote(pass, d.node);
-    pass.Event(slow, reason, message);
-    const api::NodeView* node = pass.NodeNamed(d.node);
-    pass.actions.push_back(RecordEvent{
-        slow, reason, fmt::format("WeightedJob {}/{}: {}", pass.in.ns, pass.in.name, message),
+        health::DescribeDeviation(d, view.options.deviation) + ProbeNote(view, d.node);
+    out.Event(slow, reason, message);
+    const api::NodeView* node = view.NodeNamed(d.node);
+    out.actions.push_back(RecordEvent{
+        slow, reason, fmt::format("WeightedJob {}/{}: {}", view.in.ns, view.in.name, message),
         d.node, node ? node->meta.uid : ""});
   }
-  if (pass.status.nodes) {
-    for (auto& row : *pass.status.nodes) {
+  if (status.nodes) {
+    for (auto& row : *status.nodes) {
       auto it = judged.find(row.name);
       if (it == judged.end()) continue;
       row.baseline_ratio = std::round(it->second->ratio * 1000) / 1000;
@@ -160,23 +160,24 @@ std::vector<health::NodeDeviation> JudgeNodes(Pass& pass) {
 
 }  // namespace
 
-void MeasuredColumns(Pass& pass) {
-  const coordinator::JobView& view = *pass.in.view;
+void MeasuredColumns(const PassView& pass_view, const SessionMemory& session,
+                     api::WeightedJobStatus& status, PassOut& out) {
+  const coordinator::JobView& view = *pass_view.in.view;
   std::map<std::string, double> measured;
   for (const auto& worker : view.workers) {
     if (const double speed = coordinator::MeasuredSpeed(worker); speed > 0) {
       measured[worker.name] = speed;
     }
   }
-  if (!pass.status.nodes || measured.empty()) return;
+  if (!status.nodes || measured.empty()) return;
   double prior_sum = 0, speed_sum = 0;
-  for (const auto& row : *pass.status.nodes) {
+  for (const auto& row : *status.nodes) {
     if (row.prior && measured.contains(row.name)) {
       prior_sum += row.prior->value;
       speed_sum += measured.at(row.name);
     }
   }
-  for (auto& row : *pass.status.nodes) {
+  for (auto& row : *status.nodes) {
     auto it = measured.find(row.name);
     if (it == measured.end()) continue;
     row.measured_speed = Significant(it->second);
@@ -185,22 +186,23 @@ void MeasuredColumns(Pass& pass) {
       row.prior_error = std::round(error * 1000) / 1000;
     }
   }
-  const std::vector<health::NodeDeviation> deviations = JudgeNodes(pass);
-  RecordSpeeds record{api::HistoryKey(pass.spec()), coordinator::SpeedsToRecord(view), {}};
+  const std::vector<health::NodeDeviation> deviations = JudgeNodes(pass_view, session, status, out);
+  RecordSpeeds record{api::HistoryKey(pass_view.spec()), coordinator::SpeedsToRecord(view), {}};
   const auto entered = health::WinsorizeSpeeds(record.recorded.speeds, deviations);
   for (const auto& [node, speed] : entered) {
     if (speed != record.recorded.speeds.at(node)) record.winsorized.push_back(node);
   }
   record.recorded.speeds = entered;
-  pass.actions.push_back(std::move(record));
+  out.actions.push_back(std::move(record));
 }
 
-void EnergyColumns(Pass& pass, double span_seconds) {
-  const coordinator::JobView& view = *pass.in.view;
+void EnergyColumns(const PassView& pass_view, api::WeightedJobStatus& status, PassOut& out,
+                   double span_seconds) {
+  const coordinator::JobView& view = *pass_view.in.view;
   std::vector<health::NodeUsage> usage;
   std::vector<std::string> problems;
   for (const auto& worker : view.workers) {
-    const api::NodeView* node = pass.NodeNamed(worker.name);
+    const api::NodeView* node = pass_view.NodeNamed(worker.name);
     std::optional<health::BoardPower> power;
     if (node) {
       power = health::NodePower(node->meta.labels);
@@ -213,19 +215,19 @@ void EnergyColumns(Pass& pass, double span_seconds) {
   // A power label the estimate cannot use is ignored: a Warning says so, as
   // for a label the weights default (once: the energy is set once).
   for (const std::string& warning : GroupNodeWarnings(problems)) {
-    pass.Event(true, api::Reason::kNodeLabelDefaulted, warning);
+    out.Event(true, api::Reason::kNodeLabelDefaulted, warning);
   }
   const health::JobEnergy energy = health::EstimateJobEnergy(usage, span_seconds);
   const auto round = [](double joules) { return std::round(joules * 10) / 10; };
-  pass.status.energy = nlohmann::json{{"joules", round(energy.joules)},
-                                      {"joulesPerItem", Significant(energy.joules_per_item)},
-                                      {"complete", energy.complete},
-                                      {"estimate", energy.estimate},
-                                      {"summary", health::DescribeEnergy(energy)}};
-  if (!pass.status.nodes) return;
+  status.energy = nlohmann::json{{"joules", round(energy.joules)},
+                                 {"joulesPerItem", Significant(energy.joules_per_item)},
+                                 {"complete", energy.complete},
+                                 {"estimate", energy.estimate},
+                                 {"summary", health::DescribeEnergy(energy)}};
+  if (!status.nodes) return;
   std::map<std::string, const health::NodeEnergy*> by_node;
   for (const health::NodeEnergy& n : energy.nodes) by_node[n.node] = &n;
-  for (auto& row : *pass.status.nodes) {
+  for (auto& row : *status.nodes) {
     auto it = by_node.find(row.name);
     if (it != by_node.end() && it->second->known) row.energy_joules = round(it->second->joules);
   }

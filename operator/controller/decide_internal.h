@@ -32,11 +32,13 @@ std::vector<std::string> GroupNodeWarnings(const std::vector<std::string>& warni
 api::StatusCondition Condition(api::ConditionType type, bool value, api::Reason reason,
                                const std::string& message);
 
-// What a pass reads: its input, the decision's options and the job's spec,
-// with the input's objects looked up by name. A step takes it const.
+// What a pass reads: its input, the decision's options, the job's spec and
+// the status the pass starts from, with the input's objects looked up by
+// name. A step takes it const.
 class PassView {
  public:
-  PassView(const DecideInput& input, const DecideOptions& decide_options);
+  PassView(const DecideInput& input, const DecideOptions& decide_options,
+           const api::WeightedJobStatus& started_from);
 
   // The job's spec; once Kueue admitted a queued job, with its flavors'
   // node labels and tolerations (PlaceOnFlavors). Requires a valid spec.
@@ -57,9 +59,17 @@ class PassView {
   // node is given up: the job's spec.workerStartTimeoutSeconds, else the
   // operator's worker_start_timeout.
   std::chrono::milliseconds WorkerStartTimeout() const;
+  // The row of status.excludedNodes (in the status the pass starts from)
+  // that gave `node`'s worker up; nullptr when it was not.
+  const api::ExcludedNode* GivenUpRow(std::string_view node) const;
 
   const DecideInput& in;
   const DecideOptions& options;
+  // The status the pass starts from: as last handed to the writer (a
+  // restarted operator's: as stored). What the status counts (failedPods,
+  // failedItems) and excludes (excludedNodes) is read from it, not kept
+  // apart in memory; a pass that changes those hands its status at once.
+  const api::WeightedJobStatus& started;
   const std::string uid;
   // A queued job admitted by Kueue (Admission sets them): its spec placed
   // on the admitted flavors, and how many nodes its session may hold (the
@@ -73,6 +83,7 @@ class PassView {
   std::unordered_map<std::string_view, const api::PodView*> pods_by_name_;
   std::unordered_map<std::string_view, const api::NodeView*> nodes_by_name_;
   std::unordered_map<std::string_view, const coordinator::WorkerView*> workers_by_name_;
+  std::unordered_map<std::string_view, const api::ExcludedNode*> given_up_;
 };
 
 // What a pass emits: the actions in order, and the earliest moment a step
@@ -85,6 +96,9 @@ struct PassOut {
   // pass (WatchImage): "node pi3b-0: the Secret s3 does not exist; given up
   // in 44 s". The status's note and the Ready condition carry it.
   std::vector<std::string> start_blocked;
+  // The nodes whose worker this pass gave up (WatchImage): ManagePods adds
+  // them to status.excludedNodes.
+  std::vector<api::ExcludedNode> given_up;
 
   // Appends a RecordEvent about the job.
   void Event(bool warning, api::Reason reason, std::string message);
@@ -95,12 +109,15 @@ struct PassOut {
 };
 
 // One call of Decide: what it reads, what it emits, the memory it carries
-// on and the status it builds. The steps that change the job's phase or
-// status take the whole pass; the others take the view, their own part of
-// the memory and the output.
+// on and the status it builds. The steps that change the job's phase, or
+// hand its status at once, take the whole pass; those that fill in fields
+// of the status take the status; all others take the view, their own part
+// of the memory and the output.
 struct Pass : PassView, PassOut {
   Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
-      : PassView(input, decide_options), memory(previous), status(previous.written.status) {}
+      : PassView(input, decide_options, previous.written.status),
+        memory(previous),
+        status(previous.written.status) {}
 
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes, unless `announce` is false.
@@ -125,6 +142,9 @@ struct Pass : PassView, PassOut {
 // phase Failed with the Failed condition of `reason`, the status handed at
 // once. What follows a finish (the session's end, the TTLs) is the caller's.
 void FailInPass(Pass& pass, api::Reason reason, const std::string& message);
+// status.failedPods, the worker pods failed against backoffLimit (0 when
+// unset, or below 0 as someone with status rights may have written it).
+uint32_t FailedPods(const api::WeightedJobStatus& status);
 // `value` to three decimals, as status shows seconds and ratios.
 double Rounded(double value);
 
@@ -140,7 +160,7 @@ struct Eligible {
   std::vector<api::ExcludedNode> architecture_excluded;
 };
 // Selected by the job's pod template, of an architecture the operator has a
-// worker for, and neither given up nor released (faults).
+// worker for, and neither given up (view.GivenUpRow) nor released (faults).
 Eligible EligibleNodes(const PassView& view, const NodeFaults& faults);
 
 // The session's configuration: the eligible nodes weighed with `profile`,
@@ -177,6 +197,9 @@ void JoinNodes(const PassView& view, const NodeFaults& faults, SessionMemory& se
 
 // What ManageNode counts while it walks the session's nodes.
 struct PodCount {
+  // The job's worker pods failed, counted against backoffLimit: the status's
+  // failedPods, then those this pass counts.
+  uint32_t failed_pods = 0;
   int running = 0;
   int alive = 0;     // pods that may still compute (Pending or Running), or about to be made
   int released = 0;  // workers released in the tail whose pods are finished or gone
@@ -248,22 +271,32 @@ void ReportReclaimable(Pass& pass);
 // deactivated, then its admission handed back once Kueue evicted it.
 void SuspendWorkload(Pass& pass);
 // For a queued job that finished: its Workload's Finished condition.
-void FinishWorkload(Pass& pass);
+void FinishWorkload(const PassView& view, const api::WeightedJobStatus& status, KueueMemory& kueue,
+                    PassOut& out);
 
 // --- faults of one node's worker (decide_faults.cc) ---------------------------
 
-// Takes the given-up nodes recorded in status.excludedNodes (an operator
-// restarted mid-job does not try them again).
-void RestoreGivenUp(const api::WeightedJobStatus& status, NodeFaults& faults);
-// One Warning event naming the nodes skipped for their architecture, when
-// they are not the ones already named (faults.architecture_excluded).
-void AnnounceArchitectureExclusions(const NodeFaults& faults, PassOut& out,
-                                    const std::vector<api::ExcludedNode>& excluded);
-// status.excludedNodes: the architecture exclusions, then the given-up nodes.
-void ExcludedStatus(const NodeFaults& faults, api::WeightedJobStatus& status);
+// status.excludedNodes holds, in this order, the nodes skipped for their
+// architecture at registration (reason ArchitectureNotSupported) and the
+// nodes whose worker was given up (its image could not start; the kubelet's
+// reason), by name: no pod is made on either until the job is suspended and
+// resumed (the given-up ones) or registered again (the architecture ones).
+// A restarted operator reads them back with the status.
+bool ArchitectureRow(const api::ExcludedNode& row);
+// The architecture rows as `excluded` (registration): a Warning event naming
+// them when they are not the ones the status already named, so that neither
+// a later registration nor a restart says it again. True when they changed
+// (the status goes out at once).
+bool ExcludeArchitectures(const std::vector<api::ExcludedNode>& excluded,
+                          api::WeightedJobStatus& status, PassOut& out);
+// Adds the nodes given up in this pass (out.given_up); true when there were.
+bool AddGivenUp(const PassOut& out, api::WeightedJobStatus& status);
+// Forgets the given-up nodes (a suspension, an eviction: resuming tries
+// every node again); true when there were.
+bool ForgetGivenUp(api::WeightedJobStatus& status);
 // True when `node`'s worker is given up; deletes its pod if one is left.
-bool GivenUp(const NodeFaults& faults, PassOut& out, const std::string& node,
-             const api::PodView* pod, bool owned);
+bool GivenUp(const PassView& view, PassOut& out, const std::string& node, const api::PodView* pod,
+             bool owned);
 // For a Pending pod: when a container waits because it cannot start
 // (ErrImagePull, ImagePullBackOff, CreateContainerConfigError, ...), says so
 // at once (a WorkerStartBlocked Warning naming the cause), and after
@@ -321,19 +354,24 @@ void GateCreates(const PassView& view, const NodeFaults& faults, PassOut& out,
 // with in.history (BlendHistoryPrior), each with its credibility (how far
 // `adaptive` trusts it against the first measurements) and the duty its
 // worker pod's CPU limit gives it (WorkerDuty). Records them in
-// memory.session.priors; a HistoryUnavailable event when the history source
-// could not answer.
-std::vector<balance::WorkerPrior> SessionPriors(Pass& pass, const fuzzy::WeightResult& weights);
+// session.priors, and the history they came from in session.baseline; a
+// HistoryUnavailable event when the history source could not answer.
+std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMemory& session,
+                                                PassOut& out, const fuzzy::WeightResult& weights);
 // Fills `rows`' prior from session.priors (rows of a session started by an
 // earlier operator keep the prior `shown` in status).
 void PriorColumns(const SessionMemory& session, const std::vector<api::NodeRow>& shown,
                   std::vector<api::NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
-// priorError, and a RecordSpeeds action (coordinator::SpeedsToRecord).
-void MeasuredColumns(Pass& pass);
+// priorError, each node judged against session.baseline (baselineRatio,
+// baselineVerdict, an event for a Slow or fast one), and a RecordSpeeds
+// action (coordinator::SpeedsToRecord).
+void MeasuredColumns(const PassView& view, const SessionMemory& session,
+                     api::WeightedJobStatus& status, PassOut& out);
 // For a job that just succeeded after `span_seconds`: status.energy and
 // status.nodes[].energyJoules, each node's board power from its labels
 // (health::NodePower) over its busy and idle time (health::EstimateJobEnergy).
-void EnergyColumns(Pass& pass, double span_seconds);
+void EnergyColumns(const PassView& view, api::WeightedJobStatus& status, PassOut& out,
+                   double span_seconds);
 
 }  // namespace ballast::controller::decide

@@ -15,11 +15,15 @@ constexpr std::chrono::milliseconds kLeavingRetry{500};
 
 // Patches the Workload's status (or, `status` false, the object), unless a
 // patch against the version the cache shows is on its way already.
+void Patch(KueueMemory& kueue, PassOut& out, const api::WorkloadView& workload,
+           nlohmann::json patch, bool status = true) {
+  if (kueue.patched_version == workload.resource_version) return;
+  kueue.patched_version = workload.resource_version;
+  out.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
+}
 void Patch(Pass& pass, const api::WorkloadView& workload, nlohmann::json patch,
            bool status = true) {
-  if (pass.memory.kueue.patched_version == workload.resource_version) return;
-  pass.memory.kueue.patched_version = workload.resource_version;
-  pass.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
+  Patch(pass.memory.kueue, pass, workload, std::move(patch), status);
 }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -72,7 +76,6 @@ void Hold(Pass& pass, api::Reason reason, const std::string& message) {
                     generation, now);
   api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, false, reason, message),
                     generation, now);
-  pass.memory.kueue.admission.clear();
   pass.HandStatus(false);
   if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
 }
@@ -129,8 +132,7 @@ void Evict(Pass& pass, const api::WorkloadView& workload) {
     return;
   }
   // Resuming tries every node again.
-  pass.memory.faults.given_up.clear();
-  pass.status.excluded_nodes.clear();
+  if (ForgetGivenUp(pass.status)) pass.write_at_once = true;
   if (workload.QuotaReserved()) {
     Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
   }
@@ -253,12 +255,16 @@ bool Admission(Pass& pass) {
   // Admitted: on the admitted flavors' nodes, within the admitted pods.
   pass.placed = PlaceOnFlavors(*pass.in.spec->spec, queue.flavors);
   pass.node_limit = static_cast<size_t>(std::max(0, workload->count - workload->reclaimable));
-  const std::string admission =
-      fmt::format("ClusterQueue {} flavor {}", workload->cluster_queue, Joined(workload->flavors));
-  if (pass.memory.kueue.admission != admission) {
-    pass.memory.kueue.admission = admission;
-    const std::string message =
-        fmt::format("Kueue admitted Workload {} to {}", workload->meta.name, admission);
+  const std::string message =
+      fmt::format("Kueue admitted Workload {} to ClusterQueue {} flavor {}", workload->meta.name,
+                  workload->cluster_queue, Joined(workload->flavors));
+  // The admission announced is the Admitted condition's, written at once:
+  // neither a later pass nor a restarted operator says it again.
+  const auto admitted = std::find_if(
+      pass.status.conditions.begin(), pass.status.conditions.end(),
+      [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
+  if (admitted == pass.status.conditions.end() || !admitted->status ||
+      admitted->message != message) {
     pass.Event(false, api::Reason::kAdmitted, message);
     api::SetCondition(
         pass.status,
@@ -278,9 +284,13 @@ void ReportReclaimable(Pass& pass) {
   // released in its tail) and those released whose pod is gone. A worker an
   // earlier session released is not in this one (memory.faults.released).
   const std::set<std::string>& released = pass.memory.faults.released;
+  std::set<std::string_view> given_up;  // in this pass too
+  for (const auto& row : pass.status.excluded_nodes) {
+    if (!ArchitectureRow(row)) given_up.insert(row.name);
+  }
   int32_t needed = 0;
   for (const std::string& node : pass.memory.session.Nodes()) {
-    if (pass.memory.faults.given_up.contains(node)) continue;
+    if (given_up.contains(node)) continue;
     const api::PodView* pod = pass.WorkerPod(node);
     const bool owned = pod && pod->meta.OwnedBy(pass.uid);
     if (owned && pod->phase == api::PodPhase::kSucceeded) continue;
@@ -295,7 +305,6 @@ void ReportReclaimable(Pass& pass) {
 
 void SuspendWorkload(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
-  pass.memory.kueue.admission.clear();
   if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
   if (pass.memory.session.registered || pass.OwnedPodsLeft()) return;  // still stopping
   const api::WorkloadView& workload = *queue.workload;
@@ -322,19 +331,20 @@ void SuspendWorkload(Pass& pass) {
   pass.HandStatus(false);
 }
 
-void FinishWorkload(Pass& pass) {
-  const QueueInput& queue = *pass.in.queue;
+void FinishWorkload(const PassView& view, const api::WeightedJobStatus& status, KueueMemory& kueue,
+                    PassOut& out) {
+  const QueueInput& queue = *view.in.queue;
   if (!queue.workload || queue.workload->Finished()) return;
-  if (!queue.workload->meta.OwnedBy(pass.uid)) return;
-  const bool succeeded = pass.status.Is(api::JobPhase::kSucceeded);
+  if (!queue.workload->meta.OwnedBy(view.uid)) return;
+  const bool succeeded = status.Is(api::JobPhase::kSucceeded);
   std::string message = succeeded ? "the WeightedJob succeeded" : "the WeightedJob failed";
-  for (const api::StatusCondition& condition : pass.status.conditions) {
+  for (const api::StatusCondition& condition : status.conditions) {
     if (condition.type == api::ConditionType::kFailed && condition.status) {
       message += ": " + condition.message;
     }
   }
-  Patch(pass, *queue.workload,
-        FinishPatch(*queue.workload, succeeded, message, pass.in.now.rfc3339));
+  Patch(kueue, out, *queue.workload,
+        FinishPatch(*queue.workload, succeeded, message, view.in.now.rfc3339));
 }
 
 }  // namespace ballast::controller::decide

@@ -63,10 +63,10 @@ void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std:
 }
 
 void CountFailure(const PassView& view, NodeFaults& faults, Announced& announced, PassOut& out,
-                  const std::string& node, const api::PodView& pod) {
+                  const std::string& node, const api::PodView& pod, PodCount& count) {
   const uint32_t limit = view.spec().job.backoff_limit;
   if (faults.counted_failures.insert(pod.meta.uid).second) {
-    const uint32_t failures = ++faults.failed_pods;
+    const uint32_t failures = ++count.failed_pods;
     out.actions.push_back(WorkerLost{node});
     out.Event(true, api::Reason::kWorkerFailed,
               fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
@@ -95,7 +95,7 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
   const api::NodeView* node_object = view.NodeNamed(node);
   const bool owned = pod && pod->meta.OwnedBy(view.uid);
   const bool done = view.in.view->done;
-  if (GivenUp(faults, out, node, pod, owned)) return;
+  if (GivenUp(view, out, node, pod, owned)) return;
   // Released: its node may go or turn ineligible now without loss.
   if (faults.released.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
   const api::PodTemplate& pods = view.spec().pod_template;
@@ -114,7 +114,7 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
     }
   }
   if (!pod) {
-    if (done || faults.failed_pods > view.spec().job.backoff_limit) return;
+    if (done || count.failed_pods > view.spec().job.backoff_limit) return;
     const std::string name = WorkerPodName(view.in.name, node);
     if (!view.in.writes.creating && !view.in.writes.on_their_way.contains(name)) {
       WorkerPodSettings settings = SettingsForArchitecture(
@@ -140,7 +140,7 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
   if ((phase == api::PodPhase::kRunning || phase == api::PodPhase::kPending) && !deleting)
     ++count.alive;
   if (phase == api::PodPhase::kFailed || (phase == api::PodPhase::kSucceeded && !done)) {
-    CountFailure(view, faults, announced, out, node, *pod);
+    CountFailure(view, faults, announced, out, node, *pod, count);
   }
 }
 
@@ -149,10 +149,16 @@ void ManagePods(Pass& pass) {
   if (TakeReleases(*pass.in.view, memory.faults)) pass.write_at_once = true;
   JoinNodes(pass, memory.faults, memory.session, pass);
   PodCount count;
+  count.failed_pods = FailedPods(pass.status);
   const std::vector<std::string> nodes = memory.session.Nodes();
   for (const auto& node : nodes) {
     ManageNode(pass, memory.session, memory.faults, memory.announced, pass, node, count);
   }
+  // What the status counts and excludes is kept nowhere else: written at
+  // once, or the next pass would not know it.
+  if (count.failed_pods != FailedPods(pass.status)) pass.write_at_once = true;
+  pass.status.failed_pods = count.failed_pods;
+  if (AddGivenUp(pass, pass.status)) pass.write_at_once = true;
   const std::set<std::string> in_session(nodes.begin(), nodes.end());
   for (const auto& node : memory.faults.released)
     count.released_before += !in_session.contains(node);

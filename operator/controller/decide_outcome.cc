@@ -195,8 +195,8 @@ void Succeed(Pass& pass) {
     status.estimated_ideal_seconds = Rounded(figures.estimated_ideal_s);
     status.estimated_efficiency = Rounded(figures.estimated_efficiency);
     TimingColumns(pass, figures);
-    MeasuredColumns(pass);
-    EnergyColumns(pass, makespan);
+    MeasuredColumns(pass, memory.session, status, pass);
+    EnergyColumns(pass, status, pass, makespan);
   }
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
@@ -260,8 +260,10 @@ bool CountFailedItems(Pass& pass) {
   if (failed == 0) return false;
   const workload::ItemNames names = workload::NamesOf(pass.spec().job.workload);
   const std::string named = NameFailedItems(result, names);
-  if (failed > pass.memory.announced.failed_items) {
-    pass.memory.announced.failed_items = failed;
+  // The count the last ItemsFailed event said is the status's: written at
+  // once, so that the next pass does not say it again.
+  if (failed > pass.started.failed_items.value_or(0)) {
+    pass.write_at_once = true;
     pass.Event(true, api::Reason::kItemsFailed,
                fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
                            failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
@@ -284,10 +286,11 @@ std::optional<std::string> StartBlockedNote(const PassOut& out) {
 
 // "no node could start the job's worker: the Secret s3 does not exist
 // (pi3b-0, pi4b-0); ...": the nodes given up, grouped by cause.
-std::string NoWorkerCanStartMessage(const NodeFaults& faults) {
+std::string NoWorkerCanStartMessage(const std::vector<api::ExcludedNode>& given_up) {
   std::map<std::string, std::vector<std::string>> nodes_by_cause;
-  for (const auto& [node, excluded] : faults.given_up) {
-    nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(node);
+  for (const api::ExcludedNode& excluded : given_up) {
+    nodes_by_cause[excluded.cause.empty() ? excluded.reason : excluded.cause].push_back(
+        excluded.name);
   }
   std::vector<std::string> why;
   for (const auto& [cause, names] : nodes_by_cause) {
@@ -300,11 +303,14 @@ std::string NoWorkerCanStartMessage(const NodeFaults& faults) {
 // worker (every one given up) or when more worker pods failed than
 // spec.backoffLimit allows and none is left.
 bool FailedOnPods(Pass& pass, const PodCount& count) {
-  const NodeFaults& faults = pass.memory.faults;
   const size_t nodes = pass.memory.session.NodeCount();
   const uint32_t limit = pass.spec().job.backoff_limit;
-  if (nodes > 0 && faults.given_up.size() >= nodes) {
-    const std::string message = NoWorkerCanStartMessage(faults);
+  std::vector<api::ExcludedNode> given_up;
+  for (const auto& row : pass.status.excluded_nodes) {
+    if (!ArchitectureRow(row)) given_up.push_back(row);
+  }
+  if (nodes > 0 && given_up.size() >= nodes) {
+    const std::string message = NoWorkerCanStartMessage(given_up);
     pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition(api::JobPhase::kFailed, true, api::Reason::kNoWorkerCanStart, message);
     api::SetCondition(
@@ -313,9 +319,9 @@ bool FailedOnPods(Pass& pass, const PodCount& count) {
         pass.in.job.generation, pass.in.now.rfc3339);
     return true;
   }
-  if (faults.failed_pods > limit && count.alive == 0) {
+  if (count.failed_pods > limit && count.alive == 0) {
     const std::string message = fmt::format(
-        "{} worker pods failed (backoffLimit {}) and none is left", faults.failed_pods, limit);
+        "{} worker pods failed (backoffLimit {}) and none is left", count.failed_pods, limit);
     pass.status.completion_time = pass.in.now.rfc3339;
     pass.Transition(api::JobPhase::kFailed, true, api::Reason::kBackoffLimitExceeded, message);
     api::SetCondition(pass.status,
@@ -345,12 +351,17 @@ void RunningStatus(Pass& pass, const PodCount& count) {
       count.running > 0 ? api::Reason::kWorkersRunning : api::Reason::kWaitingForWorkers,
       pass.status.note ? workers + "; " + *pass.status.note : workers);
   // The event of the move to Running counts the workers then; once every
-  // worker runs, another says so (and again after one was replaced).
-  const bool all = nodes > 0 && static_cast<size_t>(count.running) >= nodes;
-  if (all && was_running && !pass.memory.announced.all_running) {
-    pass.Event(false, api::Reason::kWorkersRunning, workers);
+  // worker runs, another says so (and again after one was replaced). What
+  // was said is status.workers in the status the pass starts from, written
+  // at once when it crosses "all".
+  const auto every = [nodes](int64_t running) {
+    return nodes > 0 && running >= static_cast<int64_t>(nodes);
+  };
+  const bool all = every(count.running);
+  if (all != every(pass.started.workers.value_or(0))) {
+    pass.write_at_once = true;
+    if (all && was_running) pass.Event(false, api::Reason::kWorkersRunning, workers);
   }
-  pass.memory.announced.all_running = all;
   api::SetCondition(pass.status,
                     Condition(api::ConditionType::kSuspended, false, api::Reason::kNotSuspended,
                               "spec.suspend is false"),
@@ -361,7 +372,6 @@ void RunningStatus(Pass& pass, const PodCount& count) {
 
 void SessionOutcome(Pass& pass, const PodCount& count) {
   const coordinator::JobView& view = *pass.in.view;
-  pass.status.failed_pods = pass.memory.faults.failed_pods;
   pass.status.workers = count.running;
   pass.status.completed_items = view.completed;
   // The view counts costs in mean items; the status in the job's own units.
@@ -372,7 +382,6 @@ void SessionOutcome(Pass& pass, const PodCount& count) {
   pass.status.progress = api::ProgressText(view.completed, view.items);
   pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
   NodeTable(pass);
-  ExcludedStatus(pass.memory.faults, pass.status);
   // A failed verification also ends the session (view.done): it fails the job.
   if (!view.verification.failure.empty()) {
     return FailInPass(pass, api::Reason::kVerificationFailed, view.verification.failure);

@@ -62,14 +62,22 @@ api::StatusCondition Condition(api::ConditionType type, bool value, api::Reason 
   return {type, value, reason, message, 0, ""};
 }
 
+uint32_t FailedPods(const api::WeightedJobStatus& status) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(status.failed_pods.value_or(0), 0, UINT32_MAX));
+}
+
 double Rounded(double value) { return std::round(value * 1000) / 1000; }
 
-PassView::PassView(const DecideInput& input, const DecideOptions& decide_options)
-    : in(input), options(decide_options), uid(input.job.meta.uid) {
+PassView::PassView(const DecideInput& input, const DecideOptions& decide_options,
+                   const api::WeightedJobStatus& started_from)
+    : in(input), options(decide_options), started(started_from), uid(input.job.meta.uid) {
   for (const api::PodView& pod : in.pods) pods_by_name_.emplace(pod.meta.name, &pod);
   for (const api::NodeView& node : in.nodes) nodes_by_name_.emplace(node.meta.name, &node);
   if (in.view) {
     for (const auto& worker : in.view->workers) workers_by_name_.emplace(worker.name, &worker);
+  }
+  for (const api::ExcludedNode& row : started.excluded_nodes) {
+    if (!ArchitectureRow(row)) given_up_.emplace(row.name, &row);
   }
 }
 
@@ -90,6 +98,10 @@ const api::NodeView* PassView::NodeNamed(std::string_view name) const {
 
 const coordinator::WorkerView* PassView::WorkerNamed(std::string_view name) const {
   return Named(workers_by_name_, name);
+}
+
+const api::ExcludedNode* PassView::GivenUpRow(std::string_view node) const {
+  return Named(given_up_, node);
 }
 
 const api::PodView* PassView::WorkerPod(const std::string& node) const {
@@ -187,8 +199,6 @@ std::vector<std::string> SessionMemory::Nodes() const {
 
 JobMemory MemoryFromStatus(api::WeightedJobStatus status) {
   JobMemory memory;
-  memory.faults.failed_pods = static_cast<uint32_t>(status.failed_pods.value_or(0));
-  memory.announced.failed_items = status.failed_items.value_or(0);
   memory.written.status = std::move(status);
   return memory;
 }

@@ -26,9 +26,8 @@ Eligible EligibleNodes(const PassView& view, const NodeFaults& faults) {
             {name, "ArchitectureNotSupported", why, /*cause=*/""});
       }
     }
-    if (why.empty() && faults.given_up.contains(name)) {
-      why = fmt::format("node {}: its worker was given up ({})", name,
-                        faults.given_up.at(name).reason);
+    if (const api::ExcludedNode* given_up = view.GivenUpRow(name); why.empty() && given_up) {
+      why = fmt::format("node {}: its worker was given up ({})", name, given_up->reason);
     }
     if (why.empty() && faults.released.contains(name)) {
       why = fmt::format("node {}: its worker was released in the job's tail", name);
@@ -114,9 +113,9 @@ void AnnounceSession(Pass& pass, const coordinator::JobConfig& config) {
 std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile) {
   std::optional<coordinator::Checkpoint> resume = RestoreSealed(pass);
   Eligible eligible = EligibleNodes(pass, pass.memory.faults);
-  AnnounceArchitectureExclusions(pass.memory.faults, pass, eligible.architecture_excluded);
-  pass.memory.faults.architecture_excluded = std::move(eligible.architecture_excluded);
-  ExcludedStatus(pass.memory.faults, pass.status);
+  if (ExcludeArchitectures(eligible.architecture_excluded, pass.status, pass)) {
+    pass.write_at_once = true;  // so that the Warning is not said again
+  }
   if (eligible.facts.empty()) {
     WaitForNodes(pass, eligible.excluded);
     return std::nullopt;
@@ -144,7 +143,7 @@ std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Prof
   // stay, ready to steal or back up to the end.
   config.release_idle = pass.in.queue.has_value();
   config.start_timeout_s = pass.options.start_timeout_s;
-  config.workers = SessionPriors(pass, *weights);
+  config.workers = SessionPriors(pass, pass.memory.session, pass, *weights);
   // The history the priors came from: the speeds the coordinator exports for
   // Prometheus's history enter winsorized, as the ConfigMap store's do.
   config.baseline = pass.memory.session.baseline;

@@ -86,6 +86,32 @@ TEST(DecideFaultsTest, ANodeOfAnArchitectureNotListedGetsNoWorkerAndStatusSaysWh
   EXPECT_EQ(S(pods)["excludedNodes"], excluded);
 }
 
+// The nodes skipped for their architecture are announced once: the status
+// that names them is what a restarted operator reads back.
+TEST(DecideFaultsTest, ArchitectureExclusionsAreNotAnnouncedAgainAfterARestart) {
+  World world = ArmWorld();
+  world.options.architectures.allowed = {"arm64", "amd64"};
+  const Decision decision = world.Pass();
+  ASSERT_NE(EventWith(decision, "ArchitectureNotSupported"), nullptr);
+  world.memory = MemoryFromStatus(decision.status);
+  world.view.reset();
+  const Decision again = world.Pass();
+  ASSERT_EQ(ActionsOf<RegisterJob>(again).size(), 1u);
+  EXPECT_EQ(EventWith(again, "ArchitectureNotSupported"), nullptr);
+  EXPECT_EQ(S(again)["excludedNodes"], S(decision)["excludedNodes"]);
+}
+
+// While no node can run a worker the status goes out at once with the
+// nodes it excluded, so that the next look does not announce them again.
+TEST(DecideFaultsTest, AJobWaitingForNodesAnnouncesItsArchitectureExclusionsOnce) {
+  World world = ArmWorld();
+  world.options.architectures.allowed = {"amd64"};
+  world.Pass();
+  world.steady += milliseconds(10);  // well within the status interval
+  const Decision again = world.Pass();
+  EXPECT_EQ(EventWith(again, "ArchitectureNotSupported"), nullptr);
+}
+
 TEST(DecideFaultsTest, WhenEveryNodeIsOfAnotherArchitectureTheJobWaitsNamingThem) {
   World world = ArmWorld();
   world.options.architectures.allowed = {"amd64"};

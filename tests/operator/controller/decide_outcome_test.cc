@@ -177,6 +177,22 @@ TEST(DecideOutcomeTest, AFailedItemByDefaultLetsEveryOtherItemFinishThenFailsThe
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"FailedItems"});
 }
 
+// The count the last ItemsFailed event said is the status's, which goes out
+// at once when it grows: neither pacing nor a restart says it again.
+TEST(DecideOutcomeTest, AnItemsFailedEventIsSaidOncePerCountThroughPacingAndARestart) {
+  World world = ExecJob(std::nullopt);
+  world.view = ItemSevenFailed(600, false);
+  world.Pass();
+  world.steady += std::chrono::milliseconds(10);  // well within the status interval
+  world.view = ItemSevenFailed(700, false);
+  Decision decision = world.Pass();
+  EXPECT_TRUE(EventReasons(decision).empty());
+  EXPECT_EQ(world.memory.written.status.failed_items, 1u);
+  world.memory = MemoryFromStatus(world.memory.written.status);
+  decision = world.Pass();
+  for (const std::string& reason : EventReasons(decision)) EXPECT_NE(reason, "ItemsFailed");
+}
+
 TEST(DecideOutcomeTest, FailedItemsWithinThePolicyCompleteTheJobSayingSo) {
   World world = ExecJob(1);
   world.view = ItemSevenFailed(600, false);

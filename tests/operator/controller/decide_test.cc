@@ -174,6 +174,14 @@ TEST(DecideTest, WorkersRunningIsAnnouncedAgainWhenEveryWorkerRuns) {
   EXPECT_FALSE(Events(decision)[0].warning);
   world.steady += std::chrono::seconds(1);
   EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "said once";
+  // A restarted operator registers the job again; its workers still run:
+  // "3 of 3" was said (status.workers), and is not said again.
+  world.memory = MemoryFromStatus(world.memory.written.status);
+  world.view.reset();
+  ASSERT_EQ(ActionsOf<RegisterJob>(world.Pass()).size(), 1u);
+  world.view = View(0);
+  world.steady += std::chrono::seconds(1);
+  EXPECT_TRUE(EventReasons(world.Pass()).empty()) << "not again after a restart";
   // All at once: the move to Running says "3 of 3" and nothing follows.
   World at_once = Running();
   at_once.steady += std::chrono::seconds(1);
@@ -235,7 +243,7 @@ TEST(DecideTest, AFailedPodIsLostDeletedByUidAndReplacedWithinBackoffLimit) {
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WorkerFailed"});
   // The same failed pod seen again is not counted again.
   EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty());
-  EXPECT_EQ(world.memory.faults.failed_pods, 1u);
+  EXPECT_EQ(world.memory.written.status.failed_pods, 1);
   world.pods.erase(world.pods.begin() + 1);  // deleted: made again
   const auto creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
@@ -285,7 +293,7 @@ TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   World world = Running();
   for (auto& pod : world.pods) pod["status"]["phase"] = "Failed";
   Decision decision = world.Pass();
-  EXPECT_EQ(decision.memory.faults.failed_pods, 3u);
+  EXPECT_EQ(decision.status.failed_pods, 3);
   EXPECT_EQ(S(decision)["phase"], "Failed");
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "BackoffLimitExceeded");
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
@@ -304,7 +312,7 @@ TEST(DecideTest, ANodeThatIsNotReadyLosesItsWorkerAndGetsOneAgainWhenReady) {
   ASSERT_EQ(ActionsOf<WorkerLost>(decision).size(), 1u);
   EXPECT_EQ(ActionsOf<DeletePod>(decision).at(0).name, "p-pi4b-worker");
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeNotReady"});
-  EXPECT_EQ(decision.memory.faults.failed_pods, 0u) << "a lost node is not a failed pod";
+  EXPECT_EQ(decision.status.failed_pods, 0) << "a lost node is not a failed pod";
   world.pods.pop_back();
   EXPECT_TRUE(ActionsOf<WorkerLost>(world.Pass()).empty()) << "lost once";
   world.nodes[2] = Node("pi4b-worker");
@@ -570,7 +578,6 @@ TEST(DecideTest, AStartTimeOrFailedPodsPatchedInStatusArePutBackFromTheSeal) {
   // As a restarted operator reads the patched status back.
   world.memory.written.status.start_time = "2020-01-01T00:00:00Z";
   world.memory.written.status.failed_pods = 7;
-  world.memory.faults.failed_pods = 7;
 
   world.view.reset();
   world.job["spec"]["suspend"] = false;
@@ -583,7 +590,7 @@ TEST(DecideTest, AStartTimeOrFailedPodsPatchedInStatusArePutBackFromTheSeal) {
       << message;
   EXPECT_NE(message.find("failedPods 0 (was 7)"), std::string::npos) << message;
   EXPECT_EQ(S(decision)["startTime"], started);
-  EXPECT_EQ(decision.memory.faults.failed_pods, 0u);
+  EXPECT_EQ(decision.status.failed_pods, 0);
 }
 
 // Without claims it can trust (no checkpoint yet, or a rejected one), a
