@@ -189,10 +189,14 @@ TEST_F(KueueTest, AHigherPriorityJobPreemptsARunningOneThatResumesFromItsCheckpo
                                          {"metadata", {{"name", ns_ + "-" + name}}},
                                          {"value", value}}));
   }
-  constexpr uint64_t kLowLimit = 600000;
-  CreateJob(QueuedJob("low", kLowLimit, ns_ + "-low"));
+  constexpr uint64_t kLowLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("low", kLowLimit, ns_ + "-low")));
   ASSERT_TRUE(WaitCheckpointed("low"));
+  // Held until Kueue's eviction stops it: it cannot end first.
+  HeldWorkers held = HoldWorkers("low");
   CreateJob(QueuedJob("high", kSmallLimit, ns_ + "-high"));
+  EXPECT_TRUE(Poll([&] { return Stopping("low"); }, seconds(60))) << Describe("low");
+  held.Release();
 
   // Kueue evicts the low job: it stops with its checkpoint, no pods left.
   auto evicted = WaitForJob(
