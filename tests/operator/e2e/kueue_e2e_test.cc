@@ -238,11 +238,14 @@ TEST_F(KueueTest, AHigherPriorityJobPreemptsARunningOneThatResumesFromItsCheckpo
 // and carries on from its checkpoint.
 TEST_F(KueueTest, ASuspendedJobGivesItsQuotaBackAndResumesWhenAdmittedAgain) {
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kLongLimit = 600000;
-  CreateJob(QueuedJob("paused", kLongLimit));
+  constexpr uint64_t kLongLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("paused", kLongLimit)));
   ASSERT_TRUE(WaitCheckpointed("paused"));
+  HeldWorkers held = HoldWorkers("paused");  // until the suspension stops it
   ASSERT_TRUE(
       client_->MergePatch(kJobs.In(ns_).Named("paused"), {{"spec", {{"suspend", true}}}}).ok());
+  EXPECT_TRUE(Poll([&] { return Stopping("paused"); }, seconds(60))) << Describe("paused");
+  held.Release();
   ASSERT_TRUE(WaitForJob(
       "paused", [](const json& job) { return PhaseOf(job) == "Suspended"; }, seconds(60),
       "the job to be suspended"));
