@@ -468,13 +468,16 @@ TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItRecla
 // DecideKueueTest.AWorkloadMadeAgainForgetsTheReleasedWorkers).
 TEST_F(KueueTest, AWorkloadDeletedByHandMidJobIsMadeAgainAndTheJobEndsExact) {
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kLongLimit = 600000;
-  CreateJob(QueuedJob("redo", kLongLimit));
+  constexpr uint64_t kLongLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("redo", kLongLimit)));
   ASSERT_TRUE(WaitCheckpointed("redo"));
+  HeldWorkers held = HoldWorkers("redo");  // until the Workload's deletion stops it
   const auto first = WorkloadOf("redo");
   ASSERT_TRUE(first);
   const std::string first_uid = first->value("/metadata/uid"_json_pointer, "");
   ASSERT_TRUE(client_->Delete(kWorkloads.In(ns_).Named((*first)["metadata"]["name"])).ok());
+  EXPECT_TRUE(Poll([&] { return Stopping("redo"); }, seconds(60))) << Describe("redo");
+  held.Release();
   json workload;
   EXPECT_TRUE(Poll(
       [&] {
