@@ -501,15 +501,18 @@ TEST_F(KueueTest, AWorkloadDeletedByHandMidJobIsMadeAgainAndTheJobEndsExact) {
 // (a job is paused with its spec.suspend), and the job ends exact.
 TEST_F(KueueTest, AWorkloadDeactivatedByHandMidJobIsActivatedAgainAndTheJobEndsExact) {
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kLongLimit = 600000;
-  CreateJob(QueuedJob("poked", kLongLimit));
+  constexpr uint64_t kLongLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("poked", kLongLimit)));
   ASSERT_TRUE(WaitCheckpointed("poked"));
+  HeldWorkers held = HoldWorkers("poked");  // until Kueue's eviction stops it
   const auto found = WorkloadOf("poked");
   ASSERT_TRUE(found);
   ASSERT_TRUE(client_
                   ->MergePatch(kWorkloads.In(ns_).Named((*found)["metadata"]["name"]),
                                {{"spec", {{"active", false}}}})
                   .ok());
+  EXPECT_TRUE(Poll([&] { return Stopping("poked"); }, seconds(60))) << Describe("poked");
+  held.Release();
   auto done = WaitSucceeded("poked", seconds(240));
   ASSERT_TRUE(done) << Describe("poked");
   ExpectCompleteAndExact(*done, kLongLimit);
