@@ -30,7 +30,10 @@ class KueueTest : public OperatorTest {
     ASSERT_TRUE(client_->List(kClusterQueues).ok())
         << "Kueue's CRDs are not installed: the fixture kueue_up (scripts/testenv-kueue up) "
            "starts Kueue";
-    ASSERT_NO_FATAL_FAILURE(RestartWith({"--kueue"}));
+    metrics_port_ = FreePort();
+    ASSERT_NE(metrics_port_, 0);
+    ASSERT_NO_FATAL_FAILURE(
+        RestartWith({"--kueue", "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port_)}));
   }
 
   void TearDown() override {
@@ -95,16 +98,43 @@ class KueueTest : public OperatorTest {
     return job;
   }
 
-  // Primes below this in the tail tests: long enough that the Pi 4Bs finish
-  // their `equal` shares well before the Pi 3B.
-  static constexpr uint64_t kTailLimit = 500000;
+  // Primes below this in the tail tests.
+  static constexpr uint64_t kTailLimit = kMidRunLimit;
 
   // The tail tests' job "tail": queues of 300m, the job under `equal`.
   void CreateTailJob() {
     ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-    json job = QueuedJob("tail", kTailLimit);
+    json job = HeldJob(QueuedJob("tail", kTailLimit));
     job["spec"]["policy"] = "equal";
     CreateJob(job);
+  }
+
+  // The tail job's Pi 3B held once it holds its `equal` share (a lease
+  // granted, as the operator's /metrics count them; no other worker takes
+  // it), so that the Pi 4B finish their shares first and the job runs on
+  // through what the test checks of their release, however short the job is.
+  // Held before its first lease, its share would go to the others once it
+  // missed its start and nobody would be released.
+  HeldWorkers HoldTheTailsPi3B() {
+    std::string metrics;
+    EXPECT_TRUE(Poll(
+        [&] {
+          metrics = HttpGet(metrics_port_, "/metrics").second;
+          std::istringstream lines(metrics);
+          std::string line;
+          while (std::getline(lines, line)) {
+            if (line.rfind("ballast_node_leases_total{", 0) == 0 &&
+                line.find("weightedjob=\"tail\"") != std::string::npos &&
+                line.find("node=\"pi3b-0\"") != std::string::npos) {
+              return std::atof(line.c_str() + line.rfind(' ') + 1) >= 1;
+            }
+          }
+          return false;
+        },
+        seconds(90)))
+        << "no lease of pi3b-0 in the operator's /metrics:\n"
+        << metrics << Describe("tail");
+    return HoldWorkers("tail", {"pi3b-0"});
   }
 
   // The Workload of job `name` (labelled with it), when there is one.
@@ -134,6 +164,7 @@ class KueueTest : public OperatorTest {
 
   std::vector<ResourceRef> cluster_objects_;
   std::string flavor_;
+  uint16_t metrics_port_ = 0;  // the operator's /metrics
 };
 
 TEST_F(KueueTest, TwoJobsAgainstQuotaForOneRunOneAfterTheOther) {
@@ -189,10 +220,14 @@ TEST_F(KueueTest, AHigherPriorityJobPreemptsARunningOneThatResumesFromItsCheckpo
                                          {"metadata", {{"name", ns_ + "-" + name}}},
                                          {"value", value}}));
   }
-  constexpr uint64_t kLowLimit = 600000;
-  CreateJob(QueuedJob("low", kLowLimit, ns_ + "-low"));
+  constexpr uint64_t kLowLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("low", kLowLimit, ns_ + "-low")));
   ASSERT_TRUE(WaitCheckpointed("low"));
+  // Held until Kueue's eviction stops it: it cannot end first.
+  HeldWorkers held = HoldWorkers("low");
   CreateJob(QueuedJob("high", kSmallLimit, ns_ + "-high"));
+  EXPECT_TRUE(Poll([&] { return Stopping("low"); }, seconds(60))) << Describe("low");
+  held.Release();
 
   // Kueue evicts the low job: it stops with its checkpoint, no pods left.
   auto evicted = WaitForJob(
@@ -234,11 +269,14 @@ TEST_F(KueueTest, AHigherPriorityJobPreemptsARunningOneThatResumesFromItsCheckpo
 // and carries on from its checkpoint.
 TEST_F(KueueTest, ASuspendedJobGivesItsQuotaBackAndResumesWhenAdmittedAgain) {
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kLongLimit = 600000;
-  CreateJob(QueuedJob("paused", kLongLimit));
+  constexpr uint64_t kLongLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("paused", kLongLimit)));
   ASSERT_TRUE(WaitCheckpointed("paused"));
+  HeldWorkers held = HoldWorkers("paused");  // until the suspension stops it
   ASSERT_TRUE(
       client_->MergePatch(kJobs.In(ns_).Named("paused"), {{"spec", {{"suspend", true}}}}).ok());
+  EXPECT_TRUE(Poll([&] { return Stopping("paused"); }, seconds(60))) << Describe("paused");
+  held.Release();
   ASSERT_TRUE(WaitForJob(
       "paused", [](const json& job) { return PhaseOf(job) == "Suspended"; }, seconds(60),
       "the job to be suspended"));
@@ -294,11 +332,13 @@ TEST_F(KueueTest, AFlavorRestrictsTheNodesAndThePodsLeftOutAreReclaimable) {
 // docs/operator.md, "Kueue", the row "running": a queued job's session
 // releases idle workers in its tail, so their quota returns before the job
 // ends. Under `equal` the Pi 3B (0.2 of a core) gets as many items as each
-// Pi 4B (0.5): the Pi 4B finish their shares first and wait for it. The first
-// of them to ask is released (two others stay), exits 0 and its pod
-// Succeeds: reclaimable while the job still runs; the second stays to the end.
+// Pi 4B (0.5): the Pi 4B finish their shares first and wait for it (held
+// until the release is checked). The first of them to ask is released (two
+// others stay), exits 0 and its pod Succeeds: reclaimable while the job still
+// runs; the second stays to the end.
 TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobRuns) {
   ASSERT_NO_FATAL_FAILURE(CreateTailJob());
+  HeldWorkers held = HoldTheTailsPi3B();
   json workload;
   std::string phase_then;
   const bool reclaimed = Poll(
@@ -326,6 +366,7 @@ TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobR
   }
   EXPECT_FALSE(released.empty()) << Describe("tail");
 
+  held.Release();
   auto done = WaitSucceeded("tail", seconds(240));
   ASSERT_TRUE(done);
   std::printf("released:%s; reclaimable %.1f s before the job succeeded (makespan %.1f s)\n",
@@ -355,6 +396,7 @@ TEST_F(KueueTest, AWorkerIdleInTheTailIsReleasedAndItsPodReclaimableWhileTheJobR
 // kill), none counts as failed, reclaimablePods stays, the result is exact.
 TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItReclaimable) {
   ASSERT_NO_FATAL_FAILURE(CreateTailJob());
+  HeldWorkers held = HoldTheTailsPi3B();  // until the operator is restarted
   const auto released_of = [](const json& job) {
     return StatusOf(job).value("/checkpoint/claims/releasedNodes"_json_pointer, json::array());
   };
@@ -394,6 +436,7 @@ TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItRecla
   ASSERT_EQ(pods_at_kill.size(), 3u) << Describe("tail");
   const auto killed_at = Clock::now();
   ASSERT_NO_FATAL_FAILURE(RestartWith({"--kueue"}));
+  held.Release();
 
   // Until the job succeeds: only the pods from before the kill, the
   // released one still Succeeded; Kueue's count never below what it was.
@@ -461,13 +504,16 @@ TEST_F(KueueTest, AnOperatorRestartedAfterAReleaseMakesNoPodAgainAndKeepsItRecla
 // DecideKueueTest.AWorkloadMadeAgainForgetsTheReleasedWorkers).
 TEST_F(KueueTest, AWorkloadDeletedByHandMidJobIsMadeAgainAndTheJobEndsExact) {
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kLongLimit = 600000;
-  CreateJob(QueuedJob("redo", kLongLimit));
+  constexpr uint64_t kLongLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("redo", kLongLimit)));
   ASSERT_TRUE(WaitCheckpointed("redo"));
+  HeldWorkers held = HoldWorkers("redo");  // until the Workload's deletion stops it
   const auto first = WorkloadOf("redo");
   ASSERT_TRUE(first);
   const std::string first_uid = first->value("/metadata/uid"_json_pointer, "");
   ASSERT_TRUE(client_->Delete(kWorkloads.In(ns_).Named((*first)["metadata"]["name"])).ok());
+  EXPECT_TRUE(Poll([&] { return Stopping("redo"); }, seconds(60))) << Describe("redo");
+  held.Release();
   json workload;
   EXPECT_TRUE(Poll(
       [&] {
@@ -491,15 +537,18 @@ TEST_F(KueueTest, AWorkloadDeletedByHandMidJobIsMadeAgainAndTheJobEndsExact) {
 // (a job is paused with its spec.suspend), and the job ends exact.
 TEST_F(KueueTest, AWorkloadDeactivatedByHandMidJobIsActivatedAgainAndTheJobEndsExact) {
   ASSERT_NO_FATAL_FAILURE(MakeQueues("300m"));
-  constexpr uint64_t kLongLimit = 600000;
-  CreateJob(QueuedJob("poked", kLongLimit));
+  constexpr uint64_t kLongLimit = kMidRunLimit;
+  CreateJob(HeldJob(QueuedJob("poked", kLongLimit)));
   ASSERT_TRUE(WaitCheckpointed("poked"));
+  HeldWorkers held = HoldWorkers("poked");  // until Kueue's eviction stops it
   const auto found = WorkloadOf("poked");
   ASSERT_TRUE(found);
   ASSERT_TRUE(client_
                   ->MergePatch(kWorkloads.In(ns_).Named((*found)["metadata"]["name"]),
                                {{"spec", {{"active", false}}}})
                   .ok());
+  EXPECT_TRUE(Poll([&] { return Stopping("poked"); }, seconds(60))) << Describe("poked");
+  held.Release();
   auto done = WaitSucceeded("poked", seconds(240));
   ASSERT_TRUE(done) << Describe("poked");
   ExpectCompleteAndExact(*done, kLongLimit);

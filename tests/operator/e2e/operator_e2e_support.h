@@ -544,6 +544,67 @@ class OperatorTest : public ::testing::Test {
     return running;
   }
 
+  // ---- holding a job mid-run --------------------------------------------
+
+  // Worker processes the test stopped (SIGSTOP), let go on (SIGCONT) by
+  // Release or at the end of the scope, whatever the test's outcome.
+  class HeldWorkers {
+   public:
+    explicit HeldWorkers(std::vector<pid_t> pids) : pids_(std::move(pids)) {}
+    HeldWorkers(const HeldWorkers&) = delete;
+    HeldWorkers& operator=(const HeldWorkers&) = delete;
+    ~HeldWorkers() { Release(); }
+    void Release() {
+      for (const pid_t pid : pids_) kill(pid, SIGCONT);
+      pids_.clear();
+    }
+
+   private:
+    std::vector<pid_t> pids_;
+  };
+
+  // `job` with a lease long enough to be held (HoldWorkers): a held worker
+  // is silent, and a worker silent for its job's leaseSeconds is lost.
+  static json HeldJob(json job) {
+    job["spec"]["leaseSeconds"] = 120;
+    return job;
+  }
+
+  // Holds job `name` where it is, so that it cannot end while the test acts
+  // on it mid-run: the worker processes on each of seed 000's boards (or on
+  // `nodes`) stopped. A job held on every board stops only by what the test
+  // does to it (Stopping), however short it is; release it then.
+  HeldWorkers HoldWorkers(const std::string& name, std::vector<std::string> nodes = {}) {
+    if (nodes.empty()) {
+      for (const auto& [node, weight] : kSeed000Weights) nodes.push_back(node);
+    }
+    std::vector<pid_t> held;
+    for (const auto& node : nodes) {
+      std::vector<pid_t> pids;
+      EXPECT_TRUE(Poll(
+          [&] {
+            pids = WorkerPids(JobId(name), node);
+            return !pids.empty();
+          },
+          seconds(30)))
+          << "no worker of " << name << " on " << node;
+      for (const pid_t pid : pids) {
+        if (kill(pid, SIGSTOP) == 0) held.push_back(pid);
+      }
+    }
+    return HeldWorkers(std::move(held));
+  }
+
+  // Whether job `name` is being stopped: no longer Running, or its worker
+  // pods being deleted or gone.
+  bool Stopping(const std::string& name) {
+    auto job = GetJob(name);
+    if (!job || PhaseOf(*job) != "Running") return true;
+    const auto pods = JobPods(name);
+    return pods.empty() ||
+           std::any_of(pods.begin(), pods.end(), [](const json& pod) { return Deleting(pod); });
+  }
+
   std::vector<json> JobEvents(const std::string& job) {
     kube::ListOptions options;
     options.field_selector = "involvedObject.name=" + job;

@@ -354,10 +354,10 @@ TEST_F(OperatorTest, NewJobTakesTheTokenOfTheSecretAnEarlierOperatorMade) {
 // --for=condition=Complete` returned at 165 of 600 items).
 TEST_F(OperatorTest, AForgedCompleteConditionIsWrittenOverWhileTheJobRuns) {
   const std::string name = "forged";
-  // Long enough (twice the usual mid-run job) that it still runs when the restored
-  // status is read back.
-  ASSERT_FALSE(CreateJob(PrimesJob(name, 2 * kMidRunLimit)).is_null());
+  ASSERT_FALSE(CreateJob(HeldJob(PrimesJob(name, kMidRunLimit))).is_null());
   ASSERT_TRUE(WaitMidRun(name));
+  // Held, so that it still runs when the restored status is read back.
+  HeldWorkers held = HoldWorkers(name);
   auto patched = client_->PatchStatus(
       kJobs.In(ns_).Named(name),
       {{"status",
@@ -377,6 +377,7 @@ TEST_F(OperatorTest, AForgedCompleteConditionIsWrittenOverWhileTheJobRuns) {
       },
       seconds(10)))
       << Describe(name);
+  held.Release();
   auto done = WaitSucceeded(name);
   ASSERT_TRUE(done) << Describe(name);
   EXPECT_EQ(ConditionOf(*done, "Complete").value("reason", ""), "AllItemsFinished");
