@@ -134,9 +134,9 @@ expect_from_registry() {
 # --worker-bundle=auto takes an image volume for (operator/controller/
 # worker_bundle.h): a kubelet of 1.36 or later and containerd 2.1 or later.
 node_mounts_image_volumes() {
-  local runtime kubelet
-  runtime=$(kubectl get node "$1" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')
-  kubelet=$(kubectl get node "$1" -o jsonpath='{.status.nodeInfo.kubeletVersion}')
+  local kubelet runtime
+  read -r kubelet runtime < <(kubectl get node "$1" \
+    -o jsonpath='{.status.nodeInfo.kubeletVersion} {.status.nodeInfo.containerRuntimeVersion}{"\n"}')
   [[ $kubelet =~ ^v1\.([0-9]+)\. ]] && ((BASH_REMATCH[1] >= 36)) || return 1
   [[ $runtime =~ ^containerd://([0-9]+)\.([0-9]+)\. ]] || return 1
   ((BASH_REMATCH[1] > 2 || (BASH_REMATCH[1] == 2 && BASH_REMATCH[2] >= 1)))
@@ -147,31 +147,40 @@ node_mounts_image_volumes() {
 # as a read-only image volume, with no init container, on a node that mounts
 # image volumes; the init container's copy into an emptyDir elsewhere. On a
 # bed started with BALLAST_TESTENV_CONTAINERD=2 the nodes must say containerd
-# 2 and every pod must use the image volume.
+# 2 and every pod must use the image volume. (The pods are read once, and
+# each node once.)
 expect_worker_bundle() {
-  local job=$1 pod node want image_volumes=0
-  for pod in $(kubectl get pods -n "$ns" -l "ballast.io/job=$job" -o jsonpath='{.items[*].metadata.name}'); do
-    node=$(jp "pod/$pod" '{.spec.nodeName}')
-    want=init-container
-    node_mounts_image_volumes "$node" && want=image-volume
+  local job=$1 pods pod node want image_volumes=0
+  local -A mounts runtimes
+  pods=$(kubectl get pods -n "$ns" -l "ballast.io/job=$job" -o json)
+  # of POD FILTER: a jq filter on pod POD of $pods.
+  of() { jq -r --arg pod "$1" ".items[] | select(.metadata.name == \$pod) | $2" <<<"$pods"; }
+  for pod in $(jq -r '.items[].metadata.name' <<<"$pods"); do
+    node=$(of "$pod" .spec.nodeName)
+    if [[ -z ${mounts[$node]:-} ]]; then
+      mounts[$node]=init-container
+      node_mounts_image_volumes "$node" && mounts[$node]=image-volume
+      runtimes[$node]=$(kubectl get node "$node" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}')
+    fi
+    want=${mounts[$node]}
     if [[ ${BALLAST_TESTENV_CONTAINERD:-1} == 2 ]]; then
-      [[ $(kubectl get node "$node" -o jsonpath='{.status.nodeInfo.containerRuntimeVersion}') == containerd://2.* ]] ||
+      [[ ${runtimes[$node]} == containerd://2.* ]] ||
         fail "$node should run containerd 2 (BALLAST_TESTENV_CONTAINERD=2)"
       expect_eq "$job: $pod on $node (containerd 2) mounts the bundle as" image-volume "$want"
     fi
     expect_eq "$job: $pod on $node: the bundle's source" "$want" \
-      "$(jp "pod/$pod" '{.metadata.annotations.ballast\.io/worker-bundle}')"
+      "$(of "$pod" '.metadata.annotations["ballast.io/worker-bundle"] // ""')"
     if [[ $want == image-volume ]]; then
       image_volumes=$((image_volumes + 1))
-      expect_eq "$job: $pod: init containers" "" "$(jp "pod/$pod" '{.spec.initContainers[*].name}')"
+      expect_eq "$job: $pod: init containers" "" "$(of "$pod" '[.spec.initContainers[]?.name] | join(" ")')"
       expect_eq "$job: $pod: the bundle's volume is the worker image" "$bed_registry/ballast-worker:$version" \
-        "$(jp "pod/$pod" '{.spec.volumes[?(@.name=="ballast-bundle")].image.reference}')"
+        "$(of "$pod" '.spec.volumes[]? | select(.name == "ballast-bundle") | .image.reference')"
       expect_eq "$job: $pod: mounted read-only" true \
-        "$(jp "pod/$pod" '{.spec.containers[0].volumeMounts[?(@.name=="ballast-bundle")].readOnly}')"
+        "$(of "$pod" '.spec.containers[0].volumeMounts[]? | select(.name == "ballast-bundle") | .readOnly')"
     else
-      expect_eq "$job: $pod: the first init container" ballast-bundle "$(jp "pod/$pod" '{.spec.initContainers[0].name}')"
+      expect_eq "$job: $pod: the first init container" ballast-bundle "$(of "$pod" '.spec.initContainers[0].name')"
       expect_eq "$job: $pod: the bundle's volume" "{}" \
-        "$(jp "pod/$pod" '{.spec.volumes[?(@.name=="ballast-bundle")].emptyDir}')"
+        "$(of "$pod" '.spec.volumes[]? | select(.name == "ballast-bundle") | .emptyDir | tojson')"
     fi
   done
   pass "$job: the worker's bundle from $image_volumes image volume(s), the other pods' by the init container"

@@ -32,11 +32,18 @@ read -ra boards <<<"$(kubectl get nodes -l ballast.io/pool=seed000 -o jsonpath='
 share=$tmp/share
 pv=$ns-photos
 uninstall_on_exit() {
+  [[ -z ${install_pid:-} ]] || { kill "$install_pid" 2>/dev/null; wait "$install_pid" 2>/dev/null || true; }
   helm uninstall "$release" -n "$ns" --wait --timeout 60s >/dev/null 2>&1 || true
   kubectl delete pv "$pv" --wait=false >/dev/null 2>&1 || true
   cleanup
 }
 trap uninstall_on_exit EXIT
+
+# --- the chart, installed beside the images' builds ---------------------------------
+# (Its pods mostly wait, for their pulls and probes; the builds for apt.)
+require_ballast_images
+helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --wait --timeout 240s >"$tmp/install" 2>&1 &
+install_pid=$!
 
 # --- the user's images: Containerfile -> buildah -> the registry ---------------------
 scripts_base=$("$source_dir/scripts/debian-base-image")
@@ -60,9 +67,8 @@ for example in thumbnails file-digests; do
 done
 
 # --- the chart -----------------------------------------------------------------
-require_ballast_images
-helm install "$release" "$chart" -n "$ns" "${helm_args[@]}" --wait --timeout 240s >"$tmp/install" ||
-  fail "helm install: $(cat "$tmp/install")"
+wait "$install_pid" || fail "helm install: $(cat "$tmp/install")"
+install_pid=
 pass "helm install"
 
 # --- the share: 300 images of skewed sizes, a PV every node mounts --------------------

@@ -19,11 +19,19 @@ tmp=$(mktemp -d)
 # ("no matches for kind Widget" right after discovery listed it).
 export KUBECACHEDIR=$tmp/kube-cache
 
+# Each line a test prints through fail or pass starts with the seconds since
+# it sourced this file, to a tenth ("ok: [ 12.3 s] helm install"), so a
+# test's log shows what each step cost.
+started_us=${EPOCHREALTIME//[!0-9]/}
+elapsed() {
+  local us=$((${EPOCHREALTIME//[!0-9]/} - started_us))
+  printf '[%5d.%d s]' $((us / 1000000)) $((us / 100000 % 10))
+}
 fail() {
-  echo "FAIL: $*" >&2
+  echo "FAIL: $(elapsed) $*" >&2
   exit 1
 }
-pass() { echo "ok: $*"; }
+pass() { echo "ok: $(elapsed) $*"; }
 
 # expect_eq WHAT EXPECTED ACTUAL
 expect_eq() {
