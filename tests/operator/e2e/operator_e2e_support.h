@@ -612,7 +612,6 @@ class OperatorTest : public ::testing::Test {
     return events.ok() ? events->items : std::vector<json>{};
   }
 
-  // The first Event of `job` with `reason`, or nullopt.
   // Whether the worker pod of `job` on `node` whose uid was `uid` goes
   // (deleted, being deleted, or replaced by a new one) within 30 s.
   bool PodGoesWithin30s(const std::string& job, const std::string& node, const std::string& uid) {
@@ -624,6 +623,7 @@ class OperatorTest : public ::testing::Test {
         seconds(30));
   }
 
+  // The first Event of `job` with `reason`, or nullopt.
   std::optional<json> FindEvent(const std::string& job, const std::string& reason) {
     for (const auto& event : JobEvents(job)) {
       if (event.value("reason", "") == reason) return event;
