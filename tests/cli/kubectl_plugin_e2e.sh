@@ -134,6 +134,21 @@ kubectl ballast weights --profile no-such-profile >"$tmp/out" 2>&1 || rc=$?
 expect_eq "exit code of an unknown profile" 2 "$rc"
 grep -q "no WeightProfile of that name in the cluster" "$tmp/out" || fail "unknown profile: $(cat "$tmp/out")"
 
+# apply_primes NAME LIMIT [SUSPEND]: a WeightedJob of primes below LIMIT on seed 000's boards.
+apply_primes() {
+  kubectl apply -n "$ns" -f - >/dev/null <<YAML
+apiVersion: ballast.io/v1alpha1
+kind: WeightedJob
+metadata: {name: $1}
+spec:
+  workload: {primes: {limit: $2, method: trial}}
+  policy: adaptive
+  profile: raspberry-pi
+  nodeSelector: {ballast.io/pool: seed000}
+  suspend: ${3:-false}
+YAML
+}
+
 # ---- top: a running job in a terminal ------------------------------------------------------
 # Two jobs. "running" is the one top shows while it runs: live, to a user
 # RBAC refuses the proxy, in a terminal, quit with Ctrl-C. It is large
@@ -142,16 +157,7 @@ grep -q "no WeightProfile of that name in the cluster" "$tmp/out" || fail "unkno
 # machine's load, and it is deleted once they are done: nothing waits for its
 # end. "primes", small, is the one a terminal's top follows from before it
 # runs to its end, and whose finished status the report and fit read.
-kubectl apply -n "$ns" -f - >/dev/null <<YAML
-apiVersion: ballast.io/v1alpha1
-kind: WeightedJob
-metadata: {name: running}
-spec:
-  workload: {primes: {limit: 1500000, method: trial}}
-  policy: adaptive
-  profile: raspberry-pi
-  nodeSelector: {ballast.io/pool: seed000}
-YAML
+apply_primes running 1500000
 wait_until "the job running with its three workers" 60 \
   bash -c "[[ \$(kubectl get wj -n '$ns' running -o jsonpath='{.status.phase}/{.status.nodes[2].name}') == Running/pi* ]]"
 
@@ -277,17 +283,7 @@ wait_until "the running job's worker pods gone" 60 \
 
 # ---- top: a job followed from before it runs to its end -------------------------------------
 # Made suspended, so that top draws it before it runs; top exits 0 when it is done.
-kubectl apply -n "$ns" -f - >/dev/null <<YAML
-apiVersion: ballast.io/v1alpha1
-kind: WeightedJob
-metadata: {name: primes}
-spec:
-  workload: {primes: {limit: 300000, method: trial}}
-  policy: adaptive
-  profile: raspberry-pi
-  nodeSelector: {ballast.io/pool: seed000}
-  suspend: true
-YAML
+apply_primes primes 300000 true
 tmux -S "$tmux_socket" new-session -d -x 110 -y 30 -s top \
   "kubectl ballast top primes -n $ns --interval 0.5; echo \"top exited \$?\"; sleep 600"
 suspended_screen() { screen >"$tmp/screen"; grep -q "^WeightedJob $ns/primes  Suspended" "$tmp/screen"; }
