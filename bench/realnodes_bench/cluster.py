@@ -130,6 +130,38 @@ class Cluster:
         items = {"apiVersion": "v1", "kind": "List", "items": list(objects)}
         self.kubectl_ns("apply", "-f", "-", input=json.dumps(items))
 
+    def grant_node_reads(self):
+        """Lets the boards read the claims, ConfigMaps and Secrets of the
+        bench's namespace (and the PersistentVolumes) by RBAC, beside the node
+        authorizer. That authorizer allows a kubelet to read what a pod bound
+        to it names only once the API server's graph of pods and nodes has
+        taken in the pod; on this two-core bed a kubelet often asks first, is
+        refused, and retries the pod about 10 s later (timing.AUTHORIZER_SIGNS).
+        That lands on any run, the oracle's too, at random: with the grant the
+        refusal falls through to RBAC and no run waits. --authorizer-race
+        leaves it out."""
+        name = f"ballast-bench-node-reads-{self.ns}"
+        nodes = [{"kind": "Group", "name": "system:nodes",
+                  "apiGroup": "rbac.authorization.k8s.io"}]
+        self.apply(
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": name},
+             "rules": [{"apiGroups": [""], "resources": ["persistentvolumes"],
+                        "verbs": ["get"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": name}, "subjects": nodes,
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                         "name": name}},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": "ballast-bench-node-reads"},
+             "rules": [{"apiGroups": [""],
+                        "resources": ["persistentvolumeclaims", "configmaps", "secrets"],
+                        "verbs": ["get", "list", "watch"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": "ballast-bench-node-reads"}, "subjects": nodes,
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                         "name": "ballast-bench-node-reads"}})
+
     def delete(self, *args):
         self.kubectl_ns("delete", *args, "--wait=true", check=False)
 

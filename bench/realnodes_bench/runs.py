@@ -33,6 +33,8 @@ def timed(bench, selector, apply, wait, init_is_work=False):
         init, cstart = timing.pod_start_parts(per_board, timing.last_to_compute(spans, c.boards))
     figures = {"makespan": end - start, "first_pod": first, "all_pods": every,
                "init": init, "cstart": cstart, "boards_at_end": at_end, **parts}
+    events = c.get("events", "--field-selector", "involvedObject.kind=Pod")["items"]
+    figures["authorizer"] = timing.authorizer_refused(events, {s.name for s in seen})
     return figures, before, seen
 
 

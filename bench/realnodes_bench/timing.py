@@ -169,3 +169,20 @@ def image_refs(listing, names):
                                    and _repository(row[0]) in repositories)}
     digests = {row[2] for row in rows if row[0] in mine}
     return [row[0] for row in rows if row[0] in mine or row[2] in digests]
+
+
+# What a kubelet's FailedMount event says when the node authorizer refused a
+# read of a new pod's claim, ConfigMap or Secret: the API server's graph of
+# which pod is on which node had not yet taken in the pod (an upstream race,
+# kubernetes/kubernetes#113429; on this two-core bed it happens to any kind of
+# pod, and a refused PVC read costs the pod a retry about 10 s later).
+AUTHORIZER_SIGNS = ("no relationship found between node",
+                    "failed to sync secret cache", "failed to sync configmap cache")
+
+
+def authorizer_refused(events, names):
+    """The pods of `names` whose start the node authorizer refused, sorted,
+    from the namespace's events (dicts as the API lists them)."""
+    return sorted({e["involvedObject"]["name"] for e in events
+                   if e["involvedObject"]["name"] in names and e.get("reason") == "FailedMount"
+                   and any(sign in (e.get("message") or "") for sign in AUTHORIZER_SIGNS)})

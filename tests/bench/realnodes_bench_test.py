@@ -137,6 +137,28 @@ def seen(t, name, node="", phase="Pending", initialized=False, running=False):
 
 
 class Timing(unittest.TestCase):
+    def test_authorizer_refused_names_the_pods_the_node_graph_refused(self):
+        def event(name, reason, message):
+            return {"involvedObject": {"name": name}, "reason": reason, "message": message}
+        events = [
+            event("o-pi4b-0", "FailedMount", 'Unable to attach or mount volumes: ... persistent'
+                  'volumeclaims "share" is forbidden: User "system:node:pi4b-0" cannot get '
+                  "resource ...: no relationship found between node 'pi4b-0' and this object"),
+            event("o-pi3b-0", "FailedMount", 'MountVolume.SetUp failed for volume "bins" : '
+                  "failed to sync configmap cache: timed out waiting for the condition"),
+            event("o-pi3b-0", "FailedMount", 'MountVolume.SetUp failed for volume "t" : '
+                  "failed to sync secret cache: timed out waiting for the condition"),
+            # A Secret that does not exist is the user's, not the race.
+            event("o-pi4b-1", "FailedMount", 'MountVolume.SetUp failed for volume "t" : '
+                  'secret "t" not found'),
+            event("o-pi4b-1", "Scheduled", "no relationship found between node"),
+            # Another run's pod.
+            event("w-pi4b-0", "FailedMount", "no relationship found between node 'pi4b-0'"),
+        ]
+        names = {"o-pi3b-0", "o-pi4b-0", "o-pi4b-1"}
+        self.assertEqual(timing.authorizer_refused(events, names), ["o-pi3b-0", "o-pi4b-0"])
+        self.assertEqual(timing.authorizer_refused([], names), [])
+
     def test_busy_span_skips_a_blip_and_idle_ends(self):
         samples, cpu, t = [], 0.0, 0.0
         while t <= 14:
