@@ -132,6 +132,23 @@ def paired(rounds, key, against):
     return ratios
 
 
+def recovered(rounds, key, by="weighted"):
+    """Per kept round where run `key` lost to the oracle (took longer than
+    the round's reference), the share of that loss the run `by` did not
+    lose: (key - by) / (key - oracle), each over the oracle. 1 when `by`
+    matched the oracle, above 1 when it beat it, below 0 when it was slower
+    than `key`. Rounds missing either run are left out."""
+    shares = []
+    for round_ in rounds:
+        runs = round_["makespans"]
+        if not round_["kept"] or key not in runs or by not in runs:
+            continue
+        loss = runs[key] - runs["oracle"]
+        if loss > 0:
+            shares.append((runs[key] - runs[by]) / loss)
+    return shares
+
+
 def summary(ratios):
     """(minimum, median) of paired ratios; (None, None) when there are none."""
     if not ratios:

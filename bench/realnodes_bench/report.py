@@ -4,7 +4,7 @@ No I/O; tests/bench/realnodes_figures_test.py checks the layout."""
 import math
 
 from .figures import (BRACKET_TOLERANCE, best_by_median, bracket_spread, median, paired,
-                      spread, summary)
+                      recovered, spread, summary)
 
 # (title, width, format) of the figures table's columns after the label.
 FIGURES = [
@@ -190,14 +190,21 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
             before, after = (f["makespan"] for f in r["oracle"])
             lines.append(f"{name}: round {r['round']} discarded: its oracle took {before:.2f} and "
                          f"{after:.2f} s ({bracket_spread(before, after) * 100:.1f} % apart)")
-    low, mid = summary(paired(rounds, "weighted", "oracle"))
+    ratios = paired(rounds, "weighted", "oracle")
+    low, mid = summary(ratios)
     indexed = {k: paired(rounds, k, "oracle") for k in keys if k != "weighted"}
     best = best_by_median(indexed)
     text = f"{name}: over {len(kept)} kept round(s) of {len(rounds)}, the WeightedJob at "
-    text += ratio_text(low, mid) + " of the oracle's makespan"
+    text += ratio_text(low, mid) + (f", worst {max(ratios):.3f}," if ratios else "")
+    text += " of the oracle's makespan"
     if best:
         b_low, b_mid = summary(indexed[best])
         text += f", the best Indexed Job ({labels[best]}) at {ratio_text(b_low, b_mid)}"
+        shares = recovered(rounds, best)
+        if shares:
+            text += (f"; of that Job's loss to the oracle the WeightedJob recovered "
+                     f"{median(shares) * 100:.0f} % (median of the rounds; "
+                     f"{min(shares) * 100:.0f} % the least)")
     lines.append(text)
     weighted = [r["makespans"]["weighted"] for r in kept if "weighted" in r["makespans"]]
     lines.append(f"{name}: round to round the WeightedJob's makespan moved "

@@ -118,6 +118,15 @@ class Rounds(unittest.TestCase):
         self.assertEqual((low, mid), (0.9, 1.05))
         self.assertEqual(figures.summary([]), (None, None))
 
+    def test_recovered_share_of_the_indexed_jobs_loss(self):
+        # Round 1: the Job lost 50 to the oracle, the WeightedJob beat the
+        # oracle by 10: 60 / 50. Round 4: lost 40, the WeightedJob 10 of it:
+        # 30 / 40. Round 2 is discarded, round 3 has no Indexed Job run.
+        self.assertEqual(figures.recovered(self.rounds(), "i"), [1.2, 0.75])
+        # A round where the Job beat the oracle has no loss to recover.
+        rounds = [{"kept": True, "makespans": {"oracle": 100, "weighted": 90, "i": 95}}]
+        self.assertEqual(figures.recovered(rounds, "i"), [])
+
     def test_never_a_ratio_of_medians(self):
         rounds = self.rounds()
         ratio_of_medians = (figures.median([90, 100, 210]) / figures.median([100, 80, 200]))
@@ -315,6 +324,13 @@ class Tables(unittest.TestCase):
                       "(20.0 % apart)", text)
         self.assertIn("over 2 kept round(s) of 3, the WeightedJob at", text)
         self.assertIn("the best Indexed Job (Indexed Job, 12 x packed by size, 1/board)", text)
+        # Kept rounds 1 and 3: the WeightedJob at 9.9 / 10.1 and 12 / 11, the
+        # Job at 15 / 10.1 and 13.2 / 11; it recovered (15 - 9.9) / (15 - 10.1)
+        # and (13.2 - 12) / (13.2 - 11) of the Job's loss.
+        self.assertIn(f"worst {12 / 11:.3f}, of the oracle's makespan", text)
+        shares = [(15 - 9.9) / (15 - 10.1), (13.2 - 12) / (13.2 - 11)]
+        self.assertIn(f"recovered {figures.median(shares) * 100:.0f} % (median of the rounds; "
+                      f"{min(shares) * 100:.0f} % the least)", text)
         widths = {len(line) for line in lines if line.startswith("WeightedJob")}
         self.assertEqual(len(widths), 2)  # one line in each table
 
