@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -377,14 +378,26 @@ int main(int argc, char** argv) {
   size_t pool_threads = std::max(2U, std::thread::hardware_concurrency());
   int wide_workers = 1000;
   double wide_rate = 1000;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--seconds") seconds = std::stod(argv[i + 1]);
-    if (flag == "--worker") worker = argv[i + 1];
-    if (flag == "--pool-threads") pool_threads = std::stoul(argv[i + 1]);
-    if (flag == "--wide-workers") wide_workers = std::stoi(argv[i + 1]);
-    if (flag == "--wide-rate") wide_rate = std::stod(argv[i + 1]);
-  }
+  CLI::App app{
+      "The coordinator's report round trips per second on loopback beside the bare cpprestsdk "
+      "transport, its idle RSS, a computing worker's peak RSS and a wide job's report latency "
+      "(bench/run-all runs it; docs/local-mode.md has its figures)."};
+  app.add_option("--seconds", seconds, "how long each round-trip run lasts")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--worker", worker, "the ballast-worker binary to measure")
+      ->capture_default_str()
+      ->check(CLI::ExistingFile);
+  app.add_option("--pool-threads", pool_threads, "cpprestsdk's thread pool")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--wide-workers", wide_workers, "workers of the wide job")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--wide-rate", wide_rate, "the wide job's reports a second, all workers")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1e6));
+  CLI11_PARSE(app, argc, argv);
   crossplat::threadpool::initialize_with_threads(pool_threads);
   RoundTrips(seconds, pool_threads);
   IdleRss();

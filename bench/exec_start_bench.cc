@@ -23,10 +23,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -138,31 +138,36 @@ class IdleThreads {
   std::vector<std::thread> threads_;
 };
 
-// Removes "--name VALUE" from argv and returns VALUE as an int, or `fallback`.
-int TakeFlag(int& argc, char** argv, const char* name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) != 0) continue;
-    const int value = std::atoi(argv[i + 1]);
-    for (int j = i; j + 2 <= argc; ++j) argv[j] = argv[j + 2];
-    argc -= 2;
-    return value;
-  }
-  return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int footprint_mb = TakeFlag(argc, argv, "--footprint-mb", 16);
-  const int threads = TakeFlag(argc, argv, "--threads", 8);
-  std::vector<char> heap(static_cast<size_t>(std::max(footprint_mb, 0)) << 20);
+  int footprint_mb = 16;
+  int threads = 8;
+  CLI::App app{
+      "What starting a user's command costs the worker: the exec kernel beside fork + exec and "
+      "posix_spawn, from a process of a worker's footprint. Other flags go to Google Benchmark "
+      "(--benchmark_filter=REGEX, --benchmark_repetitions=N, ...)."};
+  app.add_option("--footprint-mb", footprint_mb, "resident memory written before the runs")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65536));
+  app.add_option("--threads", threads, "idle threads beside the runs, as a worker has")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1024));
+  app.allow_extras();
+  CLI11_PARSE(app, argc, argv);
+  // Google Benchmark reads what CLI11 left, after the program's name.
+  std::vector<std::string> rest = app.remaining();
+  std::vector<char*> bench_argv = {argv[0]};
+  for (std::string& arg : rest) bench_argv.push_back(arg.data());
+  int bench_argc = static_cast<int>(bench_argv.size());
+  std::vector<char> heap(static_cast<size_t>(footprint_mb) << 20);
   for (size_t at = 0; at < heap.size(); at += 4096) heap[at] = 1;  // resident, written
-  IdleThreads idle(std::max(threads, 0));
+  IdleThreads idle(threads);
   benchmark::RegisterBenchmark("ExecKernel", ExecKernel)->UseRealTime();
   benchmark::RegisterBenchmark("ForkExec", ForkExec)->UseRealTime();
   benchmark::RegisterBenchmark("PosixSpawn", PosixSpawn)->UseRealTime();
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::Initialize(&bench_argc, bench_argv.data());
+  if (benchmark::ReportUnrecognizedArguments(bench_argc, bench_argv.data())) return 1;
   benchmark::AddCustomContext("footprint_mb", std::to_string(footprint_mb));
   benchmark::AddCustomContext("idle_threads", std::to_string(threads));
   benchmark::RunSpecifiedBenchmarks();
