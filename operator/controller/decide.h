@@ -86,6 +86,38 @@ struct SessionMemory {
   size_t NodeCount() const { return weights.nodes.size(); }
 };
 
+// What the decision keeps of one node's worker (NodeFaults::nodes): the
+// faults it saw there, and the events it said once about them. A node with
+// nothing to keep has no record.
+struct NodeFault {
+  // Why its worker was declared lost (WorkerLost), said once: its node is not
+  // Ready or gone (NodeNotReady), or no longer one the job is placed on
+  // (NodeLeft). Ends when the node can run the worker again (NodeReady,
+  // NodeEligible: which of the two says why it was lost).
+  enum class Lost { kNo, kNotReady, kLeft };
+  Lost lost = Lost::kNo;
+  // Its worker declared lost while the job's creates are refused and its pod
+  // is missing (LoseRefusedWorkers); ends once its pod exists. Kept apart
+  // from `lost`: a node can be both, and each ends by its own rule.
+  bool refused = false;
+  std::string counted_failure;  // uid of its last failed pod counted against backoffLimit
+  // Its pod waiting for what it needs to start (WatchImage), and since when.
+  struct ImageWait {
+    std::string pod_uid;
+    SteadyTime since{};
+    bool operator==(const ImageWait&) const = default;
+  };
+  std::optional<ImageWait> image_wait;
+  // A pod that mounts the worker's bundle as an image volume could not start
+  // its containers here (worker_bundle.h): the job's later pods on the node
+  // copy it with the init container. Not kept across a restart: a restarted
+  // operator tries the image volume once more.
+  bool image_volume_refused = false;
+  bool unreachable_said = false;  // a CoordinatorUnreachable event
+
+  bool operator==(const NodeFault&) const = default;
+};
+
 // What became of the job's nodes and pods (decide_nodes.cc; their faults:
 // decide_faults.cc, decide_refusals.cc; released nodes: decide_claims.cc).
 // The pod failures counted against backoffLimit (status.failedPods), the
@@ -93,10 +125,7 @@ struct SessionMemory {
 // (status.excludedNodes) are not here: the status holds them, and a pass
 // reads them from the status it starts from.
 struct NodeFaults {
-  std::set<std::string> counted_failures;  // uids of failed pods already counted
-  std::set<std::string> lost;              // not Ready or not eligible: worker lost, pod deleted
-  std::set<std::string> left;              // those of `lost` that were Ready (NodeLeft)
-  std::map<std::string, SteadyTime> image_trouble_since;  // by pod uid: waiting since
+  std::map<std::string, NodeFault> nodes;  // by node name; only nodes with something to keep
   // Nodes whose worker a queued job's session released in its tail
   // (coordinator/idle_release.h): their pods exited 0 and their quota is
   // reclaimable; no pod is made there again while the job's Workload lives
@@ -104,13 +133,7 @@ struct NodeFaults {
   // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
   // where a restarted operator reads them back.
   std::set<std::string> released;
-  CreateBackoff create_backoff;   // the job's creates refused in a row (create_refusals.h)
-  std::set<std::string> refused;  // workers lost while their pods wait (LoseRefusedWorkers)
-  // Nodes where a pod that mounts the worker's bundle as an image volume
-  // could not start its containers (worker_bundle.h): the job's later pods
-  // there copy it with the init container. Not kept across a restart: a
-  // restarted operator tries the image volume once more.
-  std::set<std::string> image_volume_refused;
+  CreateBackoff create_backoff;  // the job's creates refused in a row (create_refusals.h)
 };
 
 // Events said once (so that a pass does not say them again). What the
@@ -118,7 +141,6 @@ struct NodeFaults {
 // ItemsFailed event counted are status.failedItems, whether the last
 // WorkersRunning event said every worker runs is status.workers.
 struct Announced {
-  std::set<std::string> unreachable;  // nodes with a CoordinatorUnreachable event
   bool checkpoint_too_large = false;  // a CheckpointTooLarge event
   // A short job finished before the pod cache showed its first reporter's
   // pod started: its Completed Event waits for the timing that names where

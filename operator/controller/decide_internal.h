@@ -212,8 +212,10 @@ struct PodCount {
 // One node of the session: its worker given up, released, lost (node not
 // Ready or no longer eligible) or back; its pod to create, watched
 // (WatchImage, WatchReach) or failed (counted against backoffLimit).
-void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& faults,
-                Announced& announced, PassOut& out, const std::string& node, PodCount& count);
+// `released`: the session released its worker (NodeFaults::released);
+// `registered_wall`: when the session started (WatchReach).
+void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
+                PassOut& out, const std::string& node, PodCount& count);
 
 // --- released nodes and the checkpoint's claims (decide_claims.cc) -------------
 
@@ -305,9 +307,9 @@ bool GivenUp(const PassView& view, PassOut& out, const std::string& node, const 
 // the deadline. A pod that mounts the worker's bundle as an image volume and
 // waits with CreateContainerError is deleted at once instead, the first time
 // on its node, and the node's next pods copy the bundle with the init
-// container (NodeFaults::image_volume_refused, a WorkerBundleFallback
+// container (NodeFault::image_volume_refused, a WorkerBundleFallback
 // event); true then too.
-bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+bool WatchImage(const PassView& view, NodeFault& fault, PassOut& out, const std::string& node,
                 const api::PodView& pod);
 // What keeps a container from starting, short, from the kubelet's waiting
 // `reason` and `message` and the container's `image`: "the Secret s3-creds
@@ -318,11 +320,11 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
 // For a Running pod: a CoordinatorUnreachable event (once per node) when its
 // worker has not reported to the coordinator within worker_start_timeout of
 // starting (or of the session's start, `registered_wall`, when later).
-void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
+void WatchReach(const PassView& view, double registered_wall, NodeFault& fault, PassOut& out,
                 const std::string& node, const api::PodView& pod);
 // For a failed pod: a CoordinatorUnreachable event when its termination
 // message says the worker could not reach the coordinator.
-void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
+void ReportUnreachableFailure(const PassView& view, NodeFault& fault, PassOut& out,
                               const std::string& node, const api::PodView& pod);
 
 // --- refused creates (decide_refusals.cc) ---------------------------------------
@@ -340,8 +342,9 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass);
 // whose pods are missing) are declared lost, once each: their planned share
 // goes to the workers that run instead of waiting for the coordinator's
 // start timeout; one that starts later reports again. A node leaves
-// faults.refused once its pod exists.
-void LoseRefusedWorkers(const PassView& view, NodeFaults& faults, PassOut& out,
+// NodeFault::refused once its pod exists.
+void LoseRefusedWorkers(const PassView& view, const CreateBackoff& backoff,
+                        std::map<std::string, NodeFault>& nodes, PassOut& out,
                         const std::vector<std::string>& without_pods);
 // Cuts `missing` to the pods faults.create_backoff lets this pass create
 // (CreatesAllowed), asking for a pass when the next create may go.

@@ -2,7 +2,8 @@
 // create_refusals.h).
 #include <fmt/format.h>
 
-#include <set>
+#include <map>
+#include <utility>
 
 #include "operator/controller/decide_internal.h"
 
@@ -65,16 +66,18 @@ std::optional<std::string> TakeCreateOutcome(Pass& pass) {
                      backoff.of_class == 1 ? "" : "s", Seconds(outcome.refused_for));
 }
 
-void LoseRefusedWorkers(const PassView& view, NodeFaults& faults, PassOut& out,
+void LoseRefusedWorkers(const PassView& view, const CreateBackoff& backoff,
+                        std::map<std::string, NodeFault>& nodes, PassOut& out,
                         const std::vector<std::string>& without_pods) {
-  std::set<std::string>& lost = faults.refused;
-  std::erase_if(lost, [&](const std::string& node) { return view.WorkerPod(node) != nullptr; });
-  const CreateBackoff& backoff = faults.create_backoff;
+  for (auto& [node, fault] : nodes) {
+    if (fault.refused && view.WorkerPod(node) != nullptr) fault.refused = false;
+  }
   const RefusalClass kind = backoff.last.kind;
   const bool waits = backoff.refused() && !FailsAfterBound(kind) && kind != RefusalClass::kInvalid;
   if (!waits || view.in.view->done) return;
   for (const std::string& node : without_pods) {
-    if (lost.insert(node).second) out.actions.push_back(WorkerLost{node});
+    NodeFault& fault = nodes[node];
+    if (!std::exchange(fault.refused, true)) out.actions.push_back(WorkerLost{node});
   }
 }
 
