@@ -183,17 +183,15 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   return std::move(*profile);
 }
 
-// Takes what the job's writes left: a Secret made, or a token found in an
-// existing Secret of this job, which replaces the session's.
+// Takes what the job's writes left: a token found in an existing Secret of
+// this job, which replaces the session's.
 void TakeWrites(Pass& pass) {
   JobMemory& memory = pass.memory;
   const WritesInFlight& writes = pass.in.writes;
-  if (writes.secret_created) memory.token.secret_pending = false;
   if (writes.adopted_token && *writes.adopted_token != memory.token.value) {
     // An earlier operator made this job's Secret before it could record the
     // job's start: the workers read that token, so the session takes it.
     memory.token.value = *writes.adopted_token;
-    memory.token.secret_pending = false;
     if (memory.session.registered) {
       pass.actions.push_back(RemoveJob{});
       memory.session.registered = false;
@@ -211,7 +209,6 @@ void EnsureToken(Pass& pass) {
     return;
   }
   memory.token.value = pass.in.fresh_token;
-  memory.token.secret_pending = true;
 }
 
 // The job's session at the coordinator, or why there is none yet.

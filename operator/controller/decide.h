@@ -59,10 +59,10 @@ struct PassTime {
 // from what is sealed beside the checkpoint (RestoreSealed).
 
 // The job's token, which its workers read from its Secret (decide.cc:
-// TakeWrites, EnsureToken).
+// TakeWrites, EnsureToken). Whether that Secret exists yet is the
+// Executor's to say (WritesInFlight::secret_exists).
 struct TokenMemory {
-  std::string value;            // "" until made or read
-  bool secret_pending = false;  // the Secret holding it is still to be created
+  std::string value;  // "" until made or read
 };
 
 // The job's session at the coordinator (decide_register.cc starts it,
@@ -163,14 +163,12 @@ struct JobClock {
   std::optional<SteadyTime> done_at;  // when the session was seen done (the linger)
 };
 
-// A job queued in Kueue (kueue.h; decide_kueue.cc): whether its Workload
-// was asked for, and the resourceVersion of the Workload the last status
-// patch was made against: while the cache shows that one, the patch is on
-// its way and not made again; a patch the API server refused as stale
-// (Conflict) is made again from the newer one. The admission announced is
-// the Admitted condition in status.
+// A job queued in Kueue (kueue.h; decide_kueue.cc): the resourceVersion of
+// the Workload the last status patch was made against: while the cache shows that one, the patch is
+// on its way and not made again; a patch the API server refused as stale (Conflict) is made again
+// from the newer one. The admission announced is the Admitted condition in status; whether the
+// Workload was asked for is the Executor's to say (WritesInFlight::workload_requested).
 struct KueueMemory {
-  bool workload_requested = false;
   std::string patched_version;
 };
 
@@ -191,14 +189,23 @@ struct JobMemory {
 // checkpoint) and is taken at registration.
 JobMemory MemoryFromStatus(api::WeightedJobStatus status);
 
-// What the Executor reports of the job's writes in flight.
+// What the Executor reports of the job's writes in flight, and of the
+// writes it made for the job since it first saw it (a restarted operator's
+// Executor knows of none).
 struct WritesInFlight {
-  bool creating = false;                     // a Secret-and-pods task is queued or running
-  std::set<std::string> on_their_way;        // pods created, not in the pod cache yet
-  bool secret_created = false;               // the Secret holding the token exists now
+  bool creating = false;               // a Secret-and-pods task is queued or running
+  std::set<std::string> on_their_way;  // pods created, not in the pod cache yet
+  // The job's token Secret exists: a task made it or found it, or the
+  // reconciler read it (a job started under an earlier operator). Until
+  // then, the Secret goes with the pods as one to make or read back
+  // (CreateObjects::restore false).
+  bool secret_exists = false;
   std::optional<std::string> adopted_token;  // the Secret found holds this token
-  bool status_written = true;                // the API server has the last status handed over
-  bool pods_created = false;  // a create task made every pod it was given, since the last pass
+  // A CreateWorkload of the job was carried out (whatever the API server
+  // said): the WaitingForQueue event was said with it.
+  bool workload_requested = false;
+  bool status_written = true;  // the API server has the last status handed over
+  bool pods_created = false;   // a create task made every pod it was given, since the last pass
 };
 
 struct DecideOptions {

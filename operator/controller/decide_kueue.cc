@@ -47,8 +47,7 @@ bool RequestWorkload(Pass& pass) {
                                                       queue.queue, static_cast<int32_t>(nodes),
                                                       queue.priority_class, queue.priority)});
   // Until the Workload cache shows it, a create again is AlreadyExists.
-  if (pass.memory.kueue.workload_requested) return true;
-  pass.memory.kueue.workload_requested = true;
+  if (pass.in.writes.workload_requested) return true;
   pass.Event(false, api::Reason::kWaitingForQueue,
              fmt::format("created Workload {} for {} workers in LocalQueue {}; the job starts "
                          "when Kueue admits it",

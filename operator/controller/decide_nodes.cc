@@ -174,10 +174,13 @@ void ManagePods(Pass& pass) {
   std::erase_if(faults.nodes, [](const auto& entry) { return entry.second == NodeFault{}; });
   GateCreates(pass, memory.faults, pass, count.missing);
   if (!count.missing.empty()) {
+    // A Secret that exists (or that the reconciler read in this pass) is
+    // made again only if it is gone; else it is made, or read back.
+    const bool secret_exists = pass.in.writes.secret_exists || pass.in.secret_token;
     const TokenMemory& token = memory.token;
     pass.actions.push_back(CreateObjects{BuildTokenSecret(pass.in.job.meta, token.value),
                                          token.value, std::move(count.missing),
-                                         /*restore=*/!token.secret_pending});
+                                         /*restore=*/secret_exists});
   }
   SessionOutcome(pass, count);
 }

@@ -268,7 +268,8 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state,
   return Status::Ok();
 }
 
-Status JobReconciler::ReadToken(const JobState& state, controller::DecideInput& input) {
+Status JobReconciler::ReadToken(const std::string& key, const JobState& state,
+                                controller::DecideInput& input) {
   const controller::JobMemory& memory = state.memory;
   if (!memory.token.value.empty() || !memory.written.status.start_time ||
       memory.written.status.Finished()) {
@@ -278,7 +279,7 @@ Status JobReconciler::ReadToken(const JobState& state, controller::DecideInput& 
   // Secret's token, so take that one (or make the Secret, when it is gone).
   const std::string token = controller::NewToken();
   auto in_effect = executor_.CreateOrReadSecret(
-      input.ns, controller::BuildTokenSecret(input.job.meta, token), state.uid, token);
+      key, input.ns, controller::BuildTokenSecret(input.job.meta, token), state.uid, token);
   if (in_effect.ok()) {
     input.secret_token = *in_effect;
   } else if (Permanent(in_effect.status())) {
@@ -334,7 +335,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   }
   BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state, input));
   BALLAST_RETURN_IF_ERROR(GatherWrites(key, input));
-  if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
+  if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(key, state, input));
   input.fresh_token = state.memory.token.value.empty() ? controller::NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);
