@@ -100,8 +100,15 @@ bool SessionEnds(const Pass& pass, bool failed) {
     pods_running |= pod.phase == api::PodPhase::kRunning || pod.phase == api::PodPhase::kPending;
   }
   const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
-  const JobClock& clock = pass.memory.clock;
-  const bool lingered = clock.done_at && pass.in.now.steady - *clock.done_at > pass.options.linger;
+  // The linger counts from status.completionTime, which the pass that saw
+  // the session done wrote (Succeed), not from a moment kept apart: the
+  // trade is wall time to the second (the time is floored to it, and a
+  // clock step moves it), so the session may end up to a second early
+  // against a linger of 30 s, or later or earlier by a clock step.
+  const auto done = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
+  const double linger_s = std::chrono::duration<double>(pass.options.linger).count();
+  const bool lingered =
+      pass.status.Is(api::JobPhase::kSucceeded) && done && pass.in.now.wall - *done > linger_s;
   return !(pods_running || pods_unseen) || lingered;
 }
 
@@ -223,8 +230,16 @@ void Register(Pass& pass, const fuzzy::Profile& profile) {
 // missing): Pending, saying so at once, until they come or items_wait runs
 // out, as a pod waits for its ConfigMap; then it fails, naming what is missing.
 void WaitForItems(Pass& pass, const std::string& missing) {
-  const bool first = !pass.memory.clock.items_missing_since;
-  if (first) pass.memory.clock.items_missing_since = pass.in.now.steady;
+  if (!pass.memory.clock.items_missing_since) {
+    pass.memory.clock.items_missing_since = pass.in.now.steady;
+  }
+  // Said once: when the status the pass starts from does not say it yet
+  // (as a restarted operator's, read back, may); the status then goes out
+  // at once, so that the next pass, or the next operator, finds it said.
+  const auto& conditions = pass.started.conditions;
+  const bool said = std::any_of(conditions.begin(), conditions.end(), [](const auto& c) {
+    return c.type == api::ConditionType::kReady && c.reason == api::Reason::kWaitingForItems;
+  });
   const auto waited = pass.in.now.steady - *pass.memory.clock.items_missing_since;
   const double bound_s = std::chrono::duration<double>(pass.options.items_wait).count();
   if (waited >= pass.options.items_wait) {
@@ -234,7 +249,10 @@ void WaitForItems(Pass& pass, const std::string& missing) {
   const std::string message = fmt::format(
       "waiting for the job's items: {}; the job fails if it does not exist within {:.0f} s",
       missing, bound_s);
-  if (first) pass.Event(true, api::Reason::kWaitingForItems, message);
+  if (!said) {
+    pass.Event(true, api::Reason::kWaitingForItems, message);
+    pass.write_at_once = true;
+  }
   pass.status.phase = api::JobPhase::kPending;
   api::SetCondition(
       pass.status,

@@ -158,9 +158,12 @@ struct WrittenStatus {
 // The moments the decision counts waits from.
 struct JobClock {
   double accepted_wall = 0;  // when this operator accepted the job (0: another did)
-  // Since when the job has waited for the ConfigMap of its items.
+  // Since when the job has waited for the ConfigMap of its items. Kept: the
+  // Ready condition's lastTransitionTime (reason WaitingForItems) does not
+  // say it, as it moves only when Ready flips, not when Ready False turns
+  // from another reason (Accepted, NoEligibleNodes) to this one. Whether its
+  // WaitingForItems event was said is that condition in status.
   std::optional<SteadyTime> items_missing_since;
-  std::optional<SteadyTime> done_at;  // when the session was seen done (the linger)
 };
 
 // A job queued in Kueue (kueue.h; decide_kueue.cc): the resourceVersion of

@@ -174,7 +174,6 @@ std::string CompletedMessage(const Pass& pass, const EfficiencyFigures& figures,
 void Succeed(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   JobMemory& memory = pass.memory;
-  if (!memory.clock.done_at) memory.clock.done_at = pass.in.now.steady;
   double makespan = view.finished_at - view.started_at;
   if (memory.session.resumed) {
     const auto started = ParseRfcTime(pass.status.start_time.value_or(""));

@@ -77,7 +77,6 @@ void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::We
   }
   session.weights = std::move(weights);
   session.references = std::move(references);
-  pass.memory.clock.done_at.reset();
   if (!pass.status.start_time) pass.status.start_time = pass.in.now.rfc3339;
 }
 

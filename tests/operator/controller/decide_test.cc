@@ -493,11 +493,17 @@ TEST(DecideTest, AFailedVerificationFailsTheJobInsteadOfSucceeding) {
   EXPECT_FALSE(status.contains("efficiency"));
 }
 
+// The linger counts from the completionTime the status says, in wall time.
 TEST(DecideTest, AFinishedSessionIsRemovedAfterTheLingerEvenWithPodsRunning) {
   World world = Running();
   world.view = View(2000, true);
-  world.Pass();
-  world.steady += std::chrono::seconds(31);
+  const Decision done = world.Pass();
+  EXPECT_EQ(S(done)["completionTime"], Rfc3339(world.wall));
+  EXPECT_TRUE(ActionsOf<RemoveJob>(done).empty()) << "its pods still run";
+  world.steady += std::chrono::seconds(60);
+  world.wall += 30;
+  EXPECT_TRUE(ActionsOf<RemoveJob>(world.Pass()).empty()) << "30 s since completionTime";
+  world.wall += 1;
   EXPECT_EQ(ActionsOf<RemoveJob>(world.Pass()).size(), 1u);
 }
 
