@@ -27,7 +27,7 @@ bool StopSession(Pass& pass) {
   pass.DeletePods();
   const bool pods_left = pass.OwnedPodsLeft();
   JobMemory& memory = pass.memory;
-  if (memory.session.registered) {
+  if (pass.registered) {
     // Workers hand back their leases as they stop; save what they finished
     // once they are gone.
     if (pods_left) return false;
@@ -40,7 +40,7 @@ bool StopSession(Pass& pass) {
           checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
     }
     pass.actions.push_back(RemoveJob{});
-    memory.session.registered = false;
+    pass.registered = false;
   }
   pass.status.workers = 0;
   return !pods_left;
@@ -115,17 +115,17 @@ bool SessionEnds(const Pass& pass, bool failed) {
 void AfterFinish(Pass& pass) {
   const bool failed = pass.status.Is(api::JobPhase::kFailed);
   JobMemory& memory = pass.memory;
-  const bool ending = memory.session.registered && SessionEnds(pass, failed);
+  const bool ending = pass.registered && SessionEnds(pass, failed);
   decide::RefineTiming(pass, ending);
   if (pass.in.queue) decide::FinishWorkload(pass, pass.status, memory.kueue, pass);
   if (failed) pass.DeletePods();
-  if (memory.session.registered) {
+  if (pass.registered) {
     if (!ending) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }
     pass.actions.push_back(RemoveJob{});
-    memory.session.registered = false;
+    pass.registered = false;
   }
   const std::optional<int64_t> ttl = pass.in.spec->ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
@@ -151,7 +151,7 @@ void Fail(Pass& pass, api::Reason reason, const std::string& message) {
 
 void Suspend(Pass& pass) {
   const bool stopped = decide::StopSession(pass);
-  if (!stopped && pass.memory.session.registered) {
+  if (!stopped && pass.registered) {
     pass.requeue_after = kPodsLeavingRetry;  // the workers are leaving
     return;
   }
@@ -199,9 +199,9 @@ void TakeWrites(Pass& pass) {
     // An earlier operator made this job's Secret before it could record the
     // job's start: the workers read that token, so the session takes it.
     memory.token.value = *writes.adopted_token;
-    if (memory.session.registered) {
+    if (pass.registered) {
       pass.actions.push_back(RemoveJob{});
-      memory.session.registered = false;
+      pass.registered = false;
     }
   }
 }
@@ -316,10 +316,8 @@ void Run(Pass& pass) {
     return Fail(pass, api::Reason::kDeadlineExceeded,
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
-  // The coordinator forgot the session (it restarted): register it again.
-  if (pass.memory.session.registered && !pass.in.view) pass.memory.session.registered = false;
   std::optional<fuzzy::Profile> profile;
-  if (!pass.memory.session.registered && !(profile = ResolveProfile(pass))) return;
+  if (!pass.registered && !(profile = ResolveProfile(pass))) return;
   EnsureToken(pass);
   if (pass.spec().suspend) {
     Suspend(pass);
@@ -327,7 +325,7 @@ void Run(Pass& pass) {
     return;
   }
   if (pass.in.queue && !decide::Admission(pass)) return;  // held, or stopped by Kueue
-  if (!pass.memory.session.registered) return Register(pass, *profile);
+  if (!pass.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
   if (pass.in.queue) decide::ReportReclaimable(pass);
   pass.HandStatus(pass.in.flush_status);

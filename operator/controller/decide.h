@@ -67,8 +67,9 @@ struct TokenMemory {
 
 // The job's session at the coordinator (decide_register.cc starts it,
 // decide_join.cc adds the nodes that join mid-job).
+// Whether the coordinator runs it is not kept: the coordinator's view says
+// (DecideInput::view; the Executor registers a session before the next pass).
 struct SessionMemory {
-  bool registered = false;                          // the coordinator runs a session of this job
   fuzzy::WeightResult weights;                      // its workers, one per node, and their weights
   std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
   std::map<std::string, uint64_t> base_items;       // items per node before this session

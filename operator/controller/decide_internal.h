@@ -117,7 +117,8 @@ struct Pass : PassView, PassOut {
   Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
       : PassView(input, decide_options, previous.written.status),
         memory(previous),
-        status(previous.written.status) {}
+        status(previous.written.status),
+        registered(input.view.has_value()) {}
 
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes, unless `announce` is false.
@@ -130,6 +131,9 @@ struct Pass : PassView, PassOut {
 
   JobMemory memory;
   api::WeightedJobStatus status;
+  // The coordinator runs a session of the job: it has one now (in.view), or
+  // this pass registers one; false once this pass removes it (RemoveJob).
+  bool registered = false;
   std::optional<std::chrono::milliseconds> requeue_after;
   // The phase moved, or the conditions must be restated: the status goes out
   // in this pass (a condition alone waits up to the status interval).

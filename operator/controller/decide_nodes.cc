@@ -159,7 +159,7 @@ void ManagePods(Pass& pass) {
   const std::vector<std::string> nodes = memory.session.Nodes();
   NodeFaults& faults = memory.faults;
   for (const auto& node : nodes) {
-    ManageNode(pass, memory.session.registered_wall, faults.released.contains(node),
+    ManageNode(pass, pass.memory.session.registered_wall, faults.released.contains(node),
                faults.nodes[node], pass, node, count);
   }
   // What the status counts and excludes is kept nowhere else: written at

@@ -176,7 +176,7 @@ void Pass::HandStatus(bool force) {
 }
 
 void FailInPass(Pass& pass, api::Reason reason, const std::string& message) {
-  if (pass.memory.session.registered && pass.in.checkpoint) {
+  if (pass.registered && pass.in.checkpoint) {
     KeepCheckpoint(pass, *pass.in.checkpoint);
   }
   pass.status.completion_time = pass.in.now.rfc3339;

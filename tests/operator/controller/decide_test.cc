@@ -28,7 +28,6 @@ TEST(DecideTest, ANewJobIsWeighedAndRegisteredOnEveryEligibleNodeWithAFreshToken
   EXPECT_EQ(config.workers[0].name, "pi3b-worker");
   EXPECT_LT(config.workers[0].speed, config.workers[1].speed) << "a Pi 3B weighs less";
   EXPECT_FALSE(config.resume);
-  EXPECT_TRUE(decision.memory.session.registered);
   EXPECT_EQ(S(decision)["startTime"], "2027-01-15T08:00:00Z");
   EXPECT_EQ(decision.requeue_after, milliseconds(1));
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Started"});
@@ -296,7 +295,6 @@ TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   EXPECT_EQ(S(decision)["phase"], "Failed");
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "BackoffLimitExceeded");
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
-  EXPECT_FALSE(decision.memory.session.registered);
   world.pods.clear();
   world.view.reset();
   decision = world.Pass();
@@ -824,7 +822,6 @@ TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
   world.job["spec"]["nodeSelector"] = {{"ballast.io/pool", "gpu"}};
   const Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
-  EXPECT_FALSE(decision.memory.session.registered);
   EXPECT_EQ(S(decision)["phase"], "Pending");
   EXPECT_EQ(ConditionReason(S(decision), "Ready"), "NoEligibleNodes");
   EXPECT_EQ(decision.requeue_after, milliseconds(10000));
