@@ -32,7 +32,8 @@ bool StopSession(Pass& pass) {
     // once they are gone.
     if (pods_left) return false;
     if (const auto& checkpoint = pass.in.checkpoint) {
-      KeepCheckpoint(pass, *checkpoint);
+      KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
+                     *checkpoint);
       pass.status.completed_items = checkpoint->completed.size();
       pass.status.progress =
           api::ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
@@ -304,7 +305,8 @@ void Run(Pass& pass) {
   const api::ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
-  if (auto refused = decide::TakeCreateOutcome(pass)) {
+  if (auto refused =
+          decide::TakeCreateOutcome(pass, pass.memory.faults.create_backoff, pass.status, pass)) {
     return Fail(pass, api::Reason::kWorkerPodRefused, *refused);
   }
   if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);

@@ -99,6 +99,10 @@ struct PassOut {
   // The nodes whose worker this pass gave up (WatchImage): ManagePods adds
   // them to status.excludedNodes.
   std::vector<api::ExcludedNode> given_up;
+  // The phase moved, or the conditions must be restated, or what the status
+  // alone keeps changed: the status goes out in this pass (a condition alone
+  // waits up to the status interval).
+  bool write_at_once = false;
 
   // Appends a RecordEvent about the job.
   void Event(bool warning, api::Reason reason, std::string message);
@@ -135,9 +139,6 @@ struct Pass : PassView, PassOut {
   // this pass registers one; false once this pass removes it (RemoveJob).
   bool registered = false;
   std::optional<std::chrono::milliseconds> requeue_after;
-  // The phase moved, or the conditions must be restated: the status goes out
-  // in this pass (a condition alone waits up to the status interval).
-  bool write_at_once = false;
   bool status_handed = false;       // this pass handed a status to the writer
   bool restate_conditions = false;  // the status write carries the conditions whole
 };
@@ -236,12 +237,18 @@ bool TakeReleases(const coordinator::JobView& view, NodeFaults& faults);
 // Forgets the released nodes, in memory and in the claims beside
 // status.checkpoint: the job's Workload is gone, and with it the
 // reclaimablePods that counted them; a new one runs every node again.
-void ForgetReleased(Pass& pass);
+// Takes the token: the claims are sealed with it.
+void ForgetReleased(const PassView& view, const TokenMemory& token, NodeFaults& faults,
+                    api::WeightedJobStatus& status);
 // status.checkpoint = `checkpoint`, sealed with the claims now, when it fits
 // in kMaxCheckpointBytes; otherwise the last one stays, with a Warning the
 // first time. A failed job's status keeps its newest that fit too: what was
 // finished.
-void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint);
+// Takes the token (the seal), the released nodes (claimed beside it) and
+// what was announced (the CheckpointTooLarge Warning, once).
+void KeepCheckpoint(const PassView& view, const TokenMemory& token, const NodeFaults& faults,
+                    Announced& announced, api::WeightedJobStatus& status, PassOut& out,
+                    const coordinator::Checkpoint& checkpoint);
 
 // --- the outcome of a running session (decide_outcome.cc) ----------------------
 
@@ -340,7 +347,8 @@ void ReportUnreachableFailure(const PassView& view, NodeFault& fault, PassOut& o
 // returned message, when there is one, is the job's failure
 // (WorkerPodRefused). Pods created after refusals (in.writes.pods_created)
 // end the row: WorkersRefused False (WorkersCreated) and a Normal event.
-std::optional<std::string> TakeCreateOutcome(Pass& pass);
+std::optional<std::string> TakeCreateOutcome(const PassView& view, CreateBackoff& backoff,
+                                             api::WeightedJobStatus& status, PassOut& out);
 // While the job's creates are refused for what waiting may change (a quota,
 // another 403, a transient failure), the workers of `without_pods` (nodes
 // whose pods are missing) are declared lost, once each: their planned share

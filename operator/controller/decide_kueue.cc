@@ -213,7 +213,7 @@ void WithoutOwnWorkload(Pass& pass, const api::WorkloadView* workload) {
     }
   }
   // A new Workload counts no pod reclaimable: every node runs again.
-  ForgetReleased(pass);
+  ForgetReleased(pass, pass.memory.token, pass.memory.faults, pass.status);
   if (!workload && !RequestWorkload(pass)) return;  // no node to run on
   // One of the job's Workload's name that does not name the job its owner
   // (made, or its owner reference edited, by hand): not the job's to use,

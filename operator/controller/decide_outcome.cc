@@ -334,7 +334,11 @@ bool FailedOnPods(Pass& pass, const PodCount& count) {
 
 void RunningStatus(Pass& pass, const PodCount& count) {
   pass.status.note = StartBlockedNote(pass);
-  if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
+  if (pass.in.checkpoint) {
+    JobMemory& memory = pass.memory;
+    KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
+                   *pass.in.checkpoint);
+  }
   if (FailedOnPods(pass, count)) return;
   const size_t nodes = pass.memory.session.NodeCount();
   const int released = count.released + count.released_before;

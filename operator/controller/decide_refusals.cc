@@ -32,35 +32,37 @@ std::string RefusedMessage(const CreateRefusal& refusal, const CreateBackoffOpti
                      Seconds(options.cap));
 }
 
-bool SetRefusedCondition(Pass& pass, bool refused, api::Reason reason, const std::string& message) {
-  return api::SetCondition(pass.status,
+bool SetRefusedCondition(const PassView& view, api::WeightedJobStatus& status, bool refused,
+                         api::Reason reason, const std::string& message) {
+  return api::SetCondition(status,
                            Condition(api::ConditionType::kWorkersRefused, refused, reason, message),
-                           pass.in.job.generation, pass.in.now.rfc3339);
+                           view.in.job.generation, view.in.now.rfc3339);
 }
 
 }  // namespace
 
-std::optional<std::string> TakeCreateOutcome(Pass& pass) {
-  CreateBackoff& backoff = pass.memory.faults.create_backoff;
-  if (!pass.in.create_refusal) {
-    if (!pass.in.writes.pods_created || !backoff.refused()) return std::nullopt;
+std::optional<std::string> TakeCreateOutcome(const PassView& view, CreateBackoff& backoff,
+                                             api::WeightedJobStatus& status, PassOut& out) {
+  if (!view.in.create_refusal) {
+    if (!view.in.writes.pods_created || !backoff.refused()) return std::nullopt;
     const std::string message = fmt::format(
         "the API server accepted the job's worker pods after {} refused creates", backoff.refusals);
     backoff = {};
-    pass.write_at_once |= SetRefusedCondition(pass, false, api::Reason::kWorkersCreated, message);
-    pass.Event(false, api::Reason::kWorkersCreated, message);
+    out.write_at_once |=
+        SetRefusedCondition(view, status, false, api::Reason::kWorkersCreated, message);
+    out.Event(false, api::Reason::kWorkersCreated, message);
     return std::nullopt;
   }
-  const CreateRefusal& refusal = *pass.in.create_refusal;
-  const CreateBackoffOptions& options = pass.options.create_backoff;
+  const CreateRefusal& refusal = *view.in.create_refusal;
+  const CreateBackoffOptions& options = view.options.create_backoff;
   const RefusalOutcome outcome =
-      TakeRefusal(backoff, refusal, pass.in.now.steady, pass.in.job.generation, options);
+      TakeRefusal(backoff, refusal, view.in.now.steady, view.in.job.generation, options);
   if (refusal.kind == RefusalClass::kInvalid) return refusal.message;  // as built: at once
   const api::Reason reason = RefusalReason(refusal.kind);
   const std::string message = RefusedMessage(refusal, options);
   // Why the workers do not start is said at once (issue 46).
-  pass.write_at_once |= SetRefusedCondition(pass, true, reason, message);
-  if (outcome.announce) pass.Event(true, reason, message);
+  out.write_at_once |= SetRefusedCondition(view, status, true, reason, message);
+  if (outcome.announce) out.Event(true, reason, message);
   if (!outcome.fail) return std::nullopt;
   return fmt::format("{} (refused {} time{} in {:.0f} s)", refusal.message, backoff.of_class,
                      backoff.of_class == 1 ? "" : "s", Seconds(outcome.refused_for));
