@@ -53,7 +53,9 @@ struct PassTime {
 
 // What the operator remembers of a job between passes: only what no view
 // or status gives back. Everything else (the pods, the nodes, the session's
-// progress, the phase) is read again each pass. Each part has one owner
+// progress, the phase, whether the coordinator runs a session: in.view, and
+// what the Executor wrote for the job: in.writes) is read again each pass;
+// docs/operator-internals.md tables what is kept where. Each part has one owner
 // among the decision's steps (decide_internal.h); a restarted operator
 // builds it from the job's status by MemoryFromStatus, then at registration
 // from what is sealed beside the checkpoint (RestoreSealed).
