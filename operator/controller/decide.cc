@@ -27,12 +27,13 @@ bool StopSession(Pass& pass) {
   pass.DeletePods();
   const bool pods_left = pass.OwnedPodsLeft();
   JobMemory& memory = pass.memory;
-  if (memory.session.registered) {
+  if (pass.registered) {
     // Workers hand back their leases as they stop; save what they finished
     // once they are gone.
     if (pods_left) return false;
     if (const auto& checkpoint = pass.in.checkpoint) {
-      KeepCheckpoint(pass, *checkpoint);
+      KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
+                     *checkpoint);
       pass.status.completed_items = checkpoint->completed.size();
       pass.status.progress =
           api::ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
@@ -40,7 +41,7 @@ bool StopSession(Pass& pass) {
           checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
     }
     pass.actions.push_back(RemoveJob{});
-    memory.session.registered = false;
+    pass.registered = false;
   }
   pass.status.workers = 0;
   return !pods_left;
@@ -100,25 +101,32 @@ bool SessionEnds(const Pass& pass, bool failed) {
     pods_running |= pod.phase == api::PodPhase::kRunning || pod.phase == api::PodPhase::kPending;
   }
   const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
-  const JobClock& clock = pass.memory.clock;
-  const bool lingered = clock.done_at && pass.in.now.steady - *clock.done_at > pass.options.linger;
+  // The linger counts from status.completionTime, which the pass that saw
+  // the session done wrote (Succeed), not from a moment kept apart: the
+  // trade is wall time to the second (the time is floored to it, and a
+  // clock step moves it), so the session may end up to a second early
+  // against a linger of 30 s, or later or earlier by a clock step.
+  const auto done = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
+  const double linger_s = std::chrono::duration<double>(pass.options.linger).count();
+  const bool lingered =
+      pass.status.Is(api::JobPhase::kSucceeded) && done && pass.in.now.wall - *done > linger_s;
   return !(pods_running || pods_unseen) || lingered;
 }
 
 void AfterFinish(Pass& pass) {
   const bool failed = pass.status.Is(api::JobPhase::kFailed);
   JobMemory& memory = pass.memory;
-  const bool ending = memory.session.registered && SessionEnds(pass, failed);
+  const bool ending = pass.registered && SessionEnds(pass, failed);
   decide::RefineTiming(pass, ending);
   if (pass.in.queue) decide::FinishWorkload(pass, pass.status, memory.kueue, pass);
   if (failed) pass.DeletePods();
-  if (memory.session.registered) {
+  if (pass.registered) {
     if (!ending) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }
     pass.actions.push_back(RemoveJob{});
-    memory.session.registered = false;
+    pass.registered = false;
   }
   const std::optional<int64_t> ttl = pass.in.spec->ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
@@ -144,7 +152,7 @@ void Fail(Pass& pass, api::Reason reason, const std::string& message) {
 
 void Suspend(Pass& pass) {
   const bool stopped = decide::StopSession(pass);
-  if (!stopped && pass.memory.session.registered) {
+  if (!stopped && pass.registered) {
     pass.requeue_after = kPodsLeavingRetry;  // the workers are leaving
     return;
   }
@@ -183,20 +191,18 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
   return std::move(*profile);
 }
 
-// Takes what the job's writes left: a Secret made, or a token found in an
-// existing Secret of this job, which replaces the session's.
+// Takes what the job's writes left: a token found in an existing Secret of
+// this job, which replaces the session's.
 void TakeWrites(Pass& pass) {
   JobMemory& memory = pass.memory;
   const WritesInFlight& writes = pass.in.writes;
-  if (writes.secret_created) memory.token.secret_pending = false;
   if (writes.adopted_token && *writes.adopted_token != memory.token.value) {
     // An earlier operator made this job's Secret before it could record the
     // job's start: the workers read that token, so the session takes it.
     memory.token.value = *writes.adopted_token;
-    memory.token.secret_pending = false;
-    if (memory.session.registered) {
+    if (pass.registered) {
       pass.actions.push_back(RemoveJob{});
-      memory.session.registered = false;
+      pass.registered = false;
     }
   }
 }
@@ -211,7 +217,6 @@ void EnsureToken(Pass& pass) {
     return;
   }
   memory.token.value = pass.in.fresh_token;
-  memory.token.secret_pending = true;
 }
 
 // The job's session at the coordinator, or why there is none yet.
@@ -226,8 +231,16 @@ void Register(Pass& pass, const fuzzy::Profile& profile) {
 // missing): Pending, saying so at once, until they come or items_wait runs
 // out, as a pod waits for its ConfigMap; then it fails, naming what is missing.
 void WaitForItems(Pass& pass, const std::string& missing) {
-  const bool first = !pass.memory.clock.items_missing_since;
-  if (first) pass.memory.clock.items_missing_since = pass.in.now.steady;
+  if (!pass.memory.clock.items_missing_since) {
+    pass.memory.clock.items_missing_since = pass.in.now.steady;
+  }
+  // Said once: when the status the pass starts from does not say it yet
+  // (as a restarted operator's, read back, may); the status then goes out
+  // at once, so that the next pass, or the next operator, finds it said.
+  const auto& conditions = pass.started.conditions;
+  const bool said = std::any_of(conditions.begin(), conditions.end(), [](const auto& c) {
+    return c.type == api::ConditionType::kReady && c.reason == api::Reason::kWaitingForItems;
+  });
   const auto waited = pass.in.now.steady - *pass.memory.clock.items_missing_since;
   const double bound_s = std::chrono::duration<double>(pass.options.items_wait).count();
   if (waited >= pass.options.items_wait) {
@@ -237,7 +250,10 @@ void WaitForItems(Pass& pass, const std::string& missing) {
   const std::string message = fmt::format(
       "waiting for the job's items: {}; the job fails if it does not exist within {:.0f} s",
       missing, bound_s);
-  if (first) pass.Event(true, api::Reason::kWaitingForItems, message);
+  if (!said) {
+    pass.Event(true, api::Reason::kWaitingForItems, message);
+    pass.write_at_once = true;
+  }
   pass.status.phase = api::JobPhase::kPending;
   api::SetCondition(
       pass.status,
@@ -289,7 +305,8 @@ void Run(Pass& pass) {
   const api::ParsedSpec& parsed = *pass.in.spec;
   if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
   if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
-  if (auto refused = decide::TakeCreateOutcome(pass)) {
+  if (auto refused =
+          decide::TakeCreateOutcome(pass, pass.memory.faults.create_backoff, pass.status, pass)) {
     return Fail(pass, api::Reason::kWorkerPodRefused, *refused);
   }
   if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
@@ -301,10 +318,8 @@ void Run(Pass& pass) {
     return Fail(pass, api::Reason::kDeadlineExceeded,
                 fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
   }
-  // The coordinator forgot the session (it restarted): register it again.
-  if (pass.memory.session.registered && !pass.in.view) pass.memory.session.registered = false;
   std::optional<fuzzy::Profile> profile;
-  if (!pass.memory.session.registered && !(profile = ResolveProfile(pass))) return;
+  if (!pass.registered && !(profile = ResolveProfile(pass))) return;
   EnsureToken(pass);
   if (pass.spec().suspend) {
     Suspend(pass);
@@ -312,7 +327,7 @@ void Run(Pass& pass) {
     return;
   }
   if (pass.in.queue && !decide::Admission(pass)) return;  // held, or stopped by Kueue
-  if (!pass.memory.session.registered) return Register(pass, *profile);
+  if (!pass.registered) return Register(pass, *profile);
   decide::ManagePods(pass);
   if (pass.in.queue) decide::ReportReclaimable(pass);
   pass.HandStatus(pass.in.flush_status);

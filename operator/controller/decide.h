@@ -53,22 +53,25 @@ struct PassTime {
 
 // What the operator remembers of a job between passes: only what no view
 // or status gives back. Everything else (the pods, the nodes, the session's
-// progress, the phase) is read again each pass. Each part has one owner
+// progress, the phase, whether the coordinator runs a session: in.view, and
+// what the Executor wrote for the job: in.writes) is read again each pass;
+// docs/operator-internals.md tables what is kept where. Each part has one owner
 // among the decision's steps (decide_internal.h); a restarted operator
 // builds it from the job's status by MemoryFromStatus, then at registration
 // from what is sealed beside the checkpoint (RestoreSealed).
 
 // The job's token, which its workers read from its Secret (decide.cc:
-// TakeWrites, EnsureToken).
+// TakeWrites, EnsureToken). Whether that Secret exists yet is the
+// Executor's to say (WritesInFlight::secret_exists).
 struct TokenMemory {
-  std::string value;            // "" until made or read
-  bool secret_pending = false;  // the Secret holding it is still to be created
+  std::string value;  // "" until made or read
 };
 
 // The job's session at the coordinator (decide_register.cc starts it,
 // decide_join.cc adds the nodes that join mid-job).
+// Whether the coordinator runs it is not kept: the coordinator's view says
+// (DecideInput::view; the Executor registers a session before the next pass).
 struct SessionMemory {
-  bool registered = false;                          // the coordinator runs a session of this job
   fuzzy::WeightResult weights;                      // its workers, one per node, and their weights
   std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
   std::map<std::string, uint64_t> base_items;       // items per node before this session
@@ -86,6 +89,38 @@ struct SessionMemory {
   size_t NodeCount() const { return weights.nodes.size(); }
 };
 
+// What the decision keeps of one node's worker (NodeFaults::nodes): the
+// faults it saw there, and the events it said once about them. A node with
+// nothing to keep has no record.
+struct NodeFault {
+  // Why its worker was declared lost (WorkerLost), said once: its node is not
+  // Ready or gone (NodeNotReady), or no longer one the job is placed on
+  // (NodeLeft). Ends when the node can run the worker again (NodeReady,
+  // NodeEligible: which of the two says why it was lost).
+  enum class Lost { kNo, kNotReady, kLeft };
+  Lost lost = Lost::kNo;
+  // Its worker declared lost while the job's creates are refused and its pod
+  // is missing (LoseRefusedWorkers); ends once its pod exists. Kept apart
+  // from `lost`: a node can be both, and each ends by its own rule.
+  bool refused = false;
+  std::string counted_failure;  // uid of its last failed pod counted against backoffLimit
+  // Its pod waiting for what it needs to start (WatchImage), and since when.
+  struct ImageWait {
+    std::string pod_uid;
+    SteadyTime since{};
+    bool operator==(const ImageWait&) const = default;
+  };
+  std::optional<ImageWait> image_wait;
+  // A pod that mounts the worker's bundle as an image volume could not start
+  // its containers here (worker_bundle.h): the job's later pods on the node
+  // copy it with the init container. Not kept across a restart: a restarted
+  // operator tries the image volume once more.
+  bool image_volume_refused = false;
+  bool unreachable_said = false;  // a CoordinatorUnreachable event
+
+  bool operator==(const NodeFault&) const = default;
+};
+
 // What became of the job's nodes and pods (decide_nodes.cc; their faults:
 // decide_faults.cc, decide_refusals.cc; released nodes: decide_claims.cc).
 // The pod failures counted against backoffLimit (status.failedPods), the
@@ -93,10 +128,7 @@ struct SessionMemory {
 // (status.excludedNodes) are not here: the status holds them, and a pass
 // reads them from the status it starts from.
 struct NodeFaults {
-  std::set<std::string> counted_failures;  // uids of failed pods already counted
-  std::set<std::string> lost;              // not Ready or not eligible: worker lost, pod deleted
-  std::set<std::string> left;              // those of `lost` that were Ready (NodeLeft)
-  std::map<std::string, SteadyTime> image_trouble_since;  // by pod uid: waiting since
+  std::map<std::string, NodeFault> nodes;  // by node name; only nodes with something to keep
   // Nodes whose worker a queued job's session released in its tail
   // (coordinator/idle_release.h): their pods exited 0 and their quota is
   // reclaimable; no pod is made there again while the job's Workload lives
@@ -104,13 +136,7 @@ struct NodeFaults {
   // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
   // where a restarted operator reads them back.
   std::set<std::string> released;
-  CreateBackoff create_backoff;   // the job's creates refused in a row (create_refusals.h)
-  std::set<std::string> refused;  // workers lost while their pods wait (LoseRefusedWorkers)
-  // Nodes where a pod that mounts the worker's bundle as an image volume
-  // could not start its containers (worker_bundle.h): the job's later pods
-  // there copy it with the init container. Not kept across a restart: a
-  // restarted operator tries the image volume once more.
-  std::set<std::string> image_volume_refused;
+  CreateBackoff create_backoff;  // the job's creates refused in a row (create_refusals.h)
 };
 
 // Events said once (so that a pass does not say them again). What the
@@ -118,7 +144,6 @@ struct NodeFaults {
 // ItemsFailed event counted are status.failedItems, whether the last
 // WorkersRunning event said every worker runs is status.workers.
 struct Announced {
-  std::set<std::string> unreachable;  // nodes with a CoordinatorUnreachable event
   bool checkpoint_too_large = false;  // a CheckpointTooLarge event
   // A short job finished before the pod cache showed its first reporter's
   // pod started: its Completed Event waits for the timing that names where
@@ -136,19 +161,20 @@ struct WrittenStatus {
 // The moments the decision counts waits from.
 struct JobClock {
   double accepted_wall = 0;  // when this operator accepted the job (0: another did)
-  // Since when the job has waited for the ConfigMap of its items.
+  // Since when the job has waited for the ConfigMap of its items. Kept: the
+  // Ready condition's lastTransitionTime (reason WaitingForItems) does not
+  // say it, as it moves only when Ready flips, not when Ready False turns
+  // from another reason (Accepted, NoEligibleNodes) to this one. Whether its
+  // WaitingForItems event was said is that condition in status.
   std::optional<SteadyTime> items_missing_since;
-  std::optional<SteadyTime> done_at;  // when the session was seen done (the linger)
 };
 
-// A job queued in Kueue (kueue.h; decide_kueue.cc): whether its Workload
-// was asked for, and the resourceVersion of the Workload the last status
-// patch was made against: while the cache shows that one, the patch is on
-// its way and not made again; a patch the API server refused as stale
-// (Conflict) is made again from the newer one. The admission announced is
-// the Admitted condition in status.
+// A job queued in Kueue (kueue.h; decide_kueue.cc): the resourceVersion of
+// the Workload the last status patch was made against: while the cache shows that one, the patch is
+// on its way and not made again; a patch the API server refused as stale (Conflict) is made again
+// from the newer one. The admission announced is the Admitted condition in status; whether the
+// Workload was asked for is the Executor's to say (WritesInFlight::workload_requested).
 struct KueueMemory {
-  bool workload_requested = false;
   std::string patched_version;
 };
 
@@ -169,14 +195,23 @@ struct JobMemory {
 // checkpoint) and is taken at registration.
 JobMemory MemoryFromStatus(api::WeightedJobStatus status);
 
-// What the Executor reports of the job's writes in flight.
+// What the Executor reports of the job's writes in flight, and of the
+// writes it made for the job since it first saw it (a restarted operator's
+// Executor knows of none).
 struct WritesInFlight {
-  bool creating = false;                     // a Secret-and-pods task is queued or running
-  std::set<std::string> on_their_way;        // pods created, not in the pod cache yet
-  bool secret_created = false;               // the Secret holding the token exists now
+  bool creating = false;               // a Secret-and-pods task is queued or running
+  std::set<std::string> on_their_way;  // pods created, not in the pod cache yet
+  // The job's token Secret exists: a task made it or found it, or the
+  // reconciler read it (a job started under an earlier operator). Until
+  // then, the Secret goes with the pods as one to make or read back
+  // (CreateObjects::restore false).
+  bool secret_exists = false;
   std::optional<std::string> adopted_token;  // the Secret found holds this token
-  bool status_written = true;                // the API server has the last status handed over
-  bool pods_created = false;  // a create task made every pod it was given, since the last pass
+  // A CreateWorkload of the job was carried out (whatever the API server
+  // said): the WaitingForQueue event was said with it.
+  bool workload_requested = false;
+  bool status_written = true;  // the API server has the last status handed over
+  bool pods_created = false;   // a create task made every pod it was given, since the last pass
 };
 
 struct DecideOptions {

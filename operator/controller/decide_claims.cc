@@ -122,57 +122,58 @@ namespace {
 // The last checkpoint that fit, sealed again with `claims` when they changed
 // since (a pod failed), so that a restart does not take the claims in status
 // for changed ones.
-void ResealClaims(Pass& pass, const SealedClaims& claims) {
-  if (!pass.status.checkpoint) return;
-  if (pass.status.checkpoint->value(kCheckpointClaimsKey, json()) == ClaimsJson(claims)) return;
-  const std::string digest = pass.status.items_digest.value_or("");
-  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
-                                     pass.memory.token.value, digest);
+void ResealClaims(const PassView& view, const std::string& token, api::WeightedJobStatus& status,
+                  const SealedClaims& claims) {
+  if (!status.checkpoint) return;
+  if (status.checkpoint->value(kCheckpointClaimsKey, json()) == ClaimsJson(claims)) return;
+  const std::string digest = status.items_digest.value_or("");
+  auto record =
+      OpenSealedCheckpoint(view.spec().job.workload.kind, *status.checkpoint, token, digest);
   if (!record.ok() || record->claims == claims) return;
-  pass.status.checkpoint =
-      SealedCheckpointJson(record->checkpoint, pass.memory.token.value, digest, claims);
+  status.checkpoint = SealedCheckpointJson(record->checkpoint, token, digest, claims);
 }
 
 // The claims sealed beside the checkpoint now.
-SealedClaims ClaimsNow(const Pass& pass) {
-  return SealedClaims{pass.status.start_time.value_or(""), FailedPods(pass.status),
-                      std::vector<std::string>(pass.memory.faults.released.begin(),
-                                               pass.memory.faults.released.end())};
+SealedClaims ClaimsNow(const NodeFaults& faults, const api::WeightedJobStatus& status) {
+  return SealedClaims{status.start_time.value_or(""), FailedPods(status),
+                      std::vector<std::string>(faults.released.begin(), faults.released.end())};
 }
 
 }  // namespace
 
-void ForgetReleased(Pass& pass) {
-  pass.memory.faults.released.clear();
-  if (!pass.status.checkpoint || pass.memory.token.value.empty()) return;
-  const std::string digest = pass.status.items_digest.value_or("");
-  auto record = OpenSealedCheckpoint(pass.spec().job.workload.kind, *pass.status.checkpoint,
-                                     pass.memory.token.value, digest);
+void ForgetReleased(const PassView& view, const TokenMemory& token, NodeFaults& faults,
+                    api::WeightedJobStatus& status) {
+  faults.released.clear();
+  if (!status.checkpoint || token.value.empty()) return;
+  const std::string digest = status.items_digest.value_or("");
+  auto record =
+      OpenSealedCheckpoint(view.spec().job.workload.kind, *status.checkpoint, token.value, digest);
   if (!record.ok() || !record->claims || record->claims->released_nodes.empty()) return;
   // The other claims as sealed: this operator may not have taken them yet.
   SealedClaims claims = *record->claims;
   claims.released_nodes.clear();
-  pass.status.checkpoint =
-      SealedCheckpointJson(record->checkpoint, pass.memory.token.value, digest, claims);
+  status.checkpoint = SealedCheckpointJson(record->checkpoint, token.value, digest, claims);
 }
 
-void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint) {
-  const SealedClaims claims = ClaimsNow(pass);
-  json compact = SealedCheckpointJson(checkpoint, pass.memory.token.value,
-                                      pass.status.items_digest.value_or(""), claims);
+void KeepCheckpoint(const PassView& view, const TokenMemory& token, const NodeFaults& faults,
+                    Announced& announced, api::WeightedJobStatus& status, PassOut& out,
+                    const coordinator::Checkpoint& checkpoint) {
+  const SealedClaims claims = ClaimsNow(faults, status);
+  json compact =
+      SealedCheckpointJson(checkpoint, token.value, status.items_digest.value_or(""), claims);
   const size_t bytes = DumpJson(compact).size();
   if (bytes <= api::kMaxCheckpointBytes) {
-    pass.status.checkpoint = std::move(compact);
+    status.checkpoint = std::move(compact);
     return;
   }
-  ResealClaims(pass, claims);
-  if (pass.memory.announced.checkpoint_too_large) return;
-  pass.memory.announced.checkpoint_too_large = true;
-  pass.Event(true, api::Reason::kCheckpointTooLarge,
-             fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
-                         "status; the last one that fit stays (a resume would redo more work)",
-                         checkpoint.completed.Ranges().size(), bytes >> 10,
-                         api::kMaxCheckpointBytes >> 10));
+  ResealClaims(view, token.value, status, claims);
+  if (announced.checkpoint_too_large) return;
+  announced.checkpoint_too_large = true;
+  out.Event(true, api::Reason::kCheckpointTooLarge,
+            fmt::format("the checkpoint of {} ranges is {} KiB, over the {} KiB kept in the "
+                        "status; the last one that fit stays (a resume would redo more work)",
+                        checkpoint.completed.Ranges().size(), bytes >> 10,
+                        api::kMaxCheckpointBytes >> 10));
 }
 
 }  // namespace ballast::controller::decide

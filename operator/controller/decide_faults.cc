@@ -63,7 +63,7 @@ std::string After(std::string_view text, std::string_view prefix, char end) {
   return std::string(rest.substr(0, rest.find(end)));
 }
 
-void GiveUp(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+void GiveUp(const PassView& view, NodeFault& fault, PassOut& out, const std::string& node,
             const api::PodView& pod, const StartTrouble& trouble) {
   const double waited = std::chrono::duration<double>(view.WorkerStartTimeout()).count();
   const std::string message = fmt::format(
@@ -71,7 +71,7 @@ void GiveUp(const PassView& view, NodeFaults& faults, PassOut& out, const std::s
       "workers",
       node, waited, trouble.cause, trouble.detail);
   out.given_up.push_back(api::ExcludedNode{node, trouble.reason, message, trouble.cause});
-  faults.image_trouble_since.erase(pod.meta.uid);
+  fault.image_wait.reset();
   if (!view.in.view->done) out.actions.push_back(WorkerLost{node});
   out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
   out.Event(true, api::Reason::kWorkerCannotStart, message);
@@ -94,15 +94,16 @@ bool RuntimeReason(const std::string& reason) { return reason == "CreateContaine
 // `node` for this job: deletes it and sends the node's next pods to the init
 // container (the runtime may lack image volumes whatever it reports); true
 // then. The worker never ran, so nothing of the job is lost.
-bool FallBackFromImageVolume(NodeFaults& faults, PassOut& out, const std::string& node,
+bool FallBackFromImageVolume(NodeFault& fault, PassOut& out, const std::string& node,
                              const api::PodView& pod, const StartTrouble& trouble) {
   const auto bundle = pod.meta.annotations.find(api::kWorkerBundleAnnotation);
   if (bundle == pod.meta.annotations.end() ||
       bundle->second != BundleSourceName(BundleSource::kImageVolume) ||
-      !RuntimeReason(trouble.reason) || !faults.image_volume_refused.insert(node).second) {
+      !RuntimeReason(trouble.reason) || fault.image_volume_refused) {
     return false;
   }
-  faults.image_trouble_since.erase(pod.meta.uid);
+  fault.image_volume_refused = true;
+  fault.image_wait.reset();
   out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
   out.Event(true, api::Reason::kWorkerBundleFallback,
             fmt::format("node {}: the worker's bundle as an image volume did not start ({}); "
@@ -184,20 +185,21 @@ bool GivenUp(const PassView& view, PassOut& out, const std::string& node, const 
   return true;
 }
 
-bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+bool WatchImage(const PassView& view, NodeFault& fault, PassOut& out, const std::string& node,
                 const api::PodView& pod) {
   const auto trouble = ImageTrouble(pod);
   if (!trouble) {
-    faults.image_trouble_since.erase(pod.meta.uid);
+    if (fault.image_wait && fault.image_wait->pod_uid == pod.meta.uid) fault.image_wait.reset();
     return false;
   }
-  if (FallBackFromImageVolume(faults, out, node, pod, *trouble)) return true;
-  const auto [at, first_sight] =
-      faults.image_trouble_since.try_emplace(pod.meta.uid, view.in.now.steady);
-  const auto waited = view.in.now.steady - at->second;
+  if (FallBackFromImageVolume(fault, out, node, pod, *trouble)) return true;
+  // The wait counts for this pod: a new pod on the node waits from now.
+  const bool first_sight = !fault.image_wait || fault.image_wait->pod_uid != pod.meta.uid;
+  if (first_sight) fault.image_wait = NodeFault::ImageWait{pod.meta.uid, view.in.now.steady};
+  const auto waited = view.in.now.steady - fault.image_wait->since;
   const std::chrono::milliseconds timeout = view.WorkerStartTimeout();
   if (waited >= timeout) {
-    GiveUp(view, faults, out, node, pod, *trouble);
+    GiveUp(view, fault, out, node, pod, *trouble);
     return true;
   }
   if (first_sight) {
@@ -218,9 +220,9 @@ bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const st
   return false;
 }
 
-void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
+void WatchReach(const PassView& view, double registered_wall, NodeFault& fault, PassOut& out,
                 const std::string& node, const api::PodView& pod) {
-  if (announced.unreachable.contains(node) || view.in.view->done) return;
+  if (fault.unreachable_said || view.in.view->done) return;
   const coordinator::WorkerView* worker = view.WorkerNamed(node);
   if (!worker || worker->contacted) return;
   const auto started = StartedAt(pod);
@@ -230,7 +232,7 @@ void WatchReach(const PassView& view, double registered_wall, Announced& announc
   // only since the session started to report to it.
   const double since = std::max(*started, registered_wall);
   if (view.in.now.wall - since < timeout) return;
-  announced.unreachable.insert(node);
+  fault.unreachable_said = true;
   out.Event(true, api::Reason::kCoordinatorUnreachable,
             fmt::format("node {}: the worker of pod {} has run {:.0f} s without reaching the "
                         "coordinator at {}; its log says why (kubectl logs {})",
@@ -238,7 +240,7 @@ void WatchReach(const PassView& view, double registered_wall, Announced& announc
                         view.options.pods.coordinator_url, pod.meta.name));
 }
 
-void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
+void ReportUnreachableFailure(const PassView& view, NodeFault& fault, PassOut& out,
                               const std::string& node, const api::PodView& pod) {
   std::string failure;
   for (const api::ContainerView& container : pod.containers) {
@@ -252,7 +254,7 @@ void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOu
          (line.back() == '"' || std::isspace(static_cast<unsigned char>(line.back())))) {
     line.pop_back();  // the log line's closing quote
   }
-  announced.unreachable.insert(node);
+  fault.unreachable_said = true;
   out.Event(true, api::Reason::kCoordinatorUnreachable,
             fmt::format("node {}: the worker {} (coordinator URL {})", node, line,
                         view.options.pods.coordinator_url));

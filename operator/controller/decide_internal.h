@@ -99,6 +99,10 @@ struct PassOut {
   // The nodes whose worker this pass gave up (WatchImage): ManagePods adds
   // them to status.excludedNodes.
   std::vector<api::ExcludedNode> given_up;
+  // The phase moved, or the conditions must be restated, or what the status
+  // alone keeps changed: the status goes out in this pass (a condition alone
+  // waits up to the status interval).
+  bool write_at_once = false;
 
   // Appends a RecordEvent about the job.
   void Event(bool warning, api::Reason reason, std::string message);
@@ -117,7 +121,8 @@ struct Pass : PassView, PassOut {
   Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
       : PassView(input, decide_options, previous.written.status),
         memory(previous),
-        status(previous.written.status) {}
+        status(previous.written.status),
+        registered(input.view.has_value()) {}
 
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes, unless `announce` is false.
@@ -130,10 +135,10 @@ struct Pass : PassView, PassOut {
 
   JobMemory memory;
   api::WeightedJobStatus status;
+  // The coordinator runs a session of the job: it has one now (in.view), or
+  // this pass registers one; false once this pass removes it (RemoveJob).
+  bool registered = false;
   std::optional<std::chrono::milliseconds> requeue_after;
-  // The phase moved, or the conditions must be restated: the status goes out
-  // in this pass (a condition alone waits up to the status interval).
-  bool write_at_once = false;
   bool status_handed = false;       // this pass handed a status to the writer
   bool restate_conditions = false;  // the status write carries the conditions whole
 };
@@ -212,8 +217,10 @@ struct PodCount {
 // One node of the session: its worker given up, released, lost (node not
 // Ready or no longer eligible) or back; its pod to create, watched
 // (WatchImage, WatchReach) or failed (counted against backoffLimit).
-void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& faults,
-                Announced& announced, PassOut& out, const std::string& node, PodCount& count);
+// `released`: the session released its worker (NodeFaults::released);
+// `registered_wall`: when the session started (WatchReach).
+void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
+                PassOut& out, const std::string& node, PodCount& count);
 
 // --- released nodes and the checkpoint's claims (decide_claims.cc) -------------
 
@@ -230,12 +237,18 @@ bool TakeReleases(const coordinator::JobView& view, NodeFaults& faults);
 // Forgets the released nodes, in memory and in the claims beside
 // status.checkpoint: the job's Workload is gone, and with it the
 // reclaimablePods that counted them; a new one runs every node again.
-void ForgetReleased(Pass& pass);
+// Takes the token: the claims are sealed with it.
+void ForgetReleased(const PassView& view, const TokenMemory& token, NodeFaults& faults,
+                    api::WeightedJobStatus& status);
 // status.checkpoint = `checkpoint`, sealed with the claims now, when it fits
 // in kMaxCheckpointBytes; otherwise the last one stays, with a Warning the
 // first time. A failed job's status keeps its newest that fit too: what was
 // finished.
-void KeepCheckpoint(Pass& pass, const coordinator::Checkpoint& checkpoint);
+// Takes the token (the seal), the released nodes (claimed beside it) and
+// what was announced (the CheckpointTooLarge Warning, once).
+void KeepCheckpoint(const PassView& view, const TokenMemory& token, const NodeFaults& faults,
+                    Announced& announced, api::WeightedJobStatus& status, PassOut& out,
+                    const coordinator::Checkpoint& checkpoint);
 
 // --- the outcome of a running session (decide_outcome.cc) ----------------------
 
@@ -305,9 +318,9 @@ bool GivenUp(const PassView& view, PassOut& out, const std::string& node, const 
 // the deadline. A pod that mounts the worker's bundle as an image volume and
 // waits with CreateContainerError is deleted at once instead, the first time
 // on its node, and the node's next pods copy the bundle with the init
-// container (NodeFaults::image_volume_refused, a WorkerBundleFallback
+// container (NodeFault::image_volume_refused, a WorkerBundleFallback
 // event); true then too.
-bool WatchImage(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+bool WatchImage(const PassView& view, NodeFault& fault, PassOut& out, const std::string& node,
                 const api::PodView& pod);
 // What keeps a container from starting, short, from the kubelet's waiting
 // `reason` and `message` and the container's `image`: "the Secret s3-creds
@@ -318,11 +331,11 @@ std::string NameStartTrouble(const std::string& reason, const std::string& messa
 // For a Running pod: a CoordinatorUnreachable event (once per node) when its
 // worker has not reported to the coordinator within worker_start_timeout of
 // starting (or of the session's start, `registered_wall`, when later).
-void WatchReach(const PassView& view, double registered_wall, Announced& announced, PassOut& out,
+void WatchReach(const PassView& view, double registered_wall, NodeFault& fault, PassOut& out,
                 const std::string& node, const api::PodView& pod);
 // For a failed pod: a CoordinatorUnreachable event when its termination
 // message says the worker could not reach the coordinator.
-void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOut& out,
+void ReportUnreachableFailure(const PassView& view, NodeFault& fault, PassOut& out,
                               const std::string& node, const api::PodView& pod);
 
 // --- refused creates (decide_refusals.cc) ---------------------------------------
@@ -334,14 +347,16 @@ void ReportUnreachableFailure(const PassView& view, Announced& announced, PassOu
 // returned message, when there is one, is the job's failure
 // (WorkerPodRefused). Pods created after refusals (in.writes.pods_created)
 // end the row: WorkersRefused False (WorkersCreated) and a Normal event.
-std::optional<std::string> TakeCreateOutcome(Pass& pass);
+std::optional<std::string> TakeCreateOutcome(const PassView& view, CreateBackoff& backoff,
+                                             api::WeightedJobStatus& status, PassOut& out);
 // While the job's creates are refused for what waiting may change (a quota,
 // another 403, a transient failure), the workers of `without_pods` (nodes
 // whose pods are missing) are declared lost, once each: their planned share
 // goes to the workers that run instead of waiting for the coordinator's
 // start timeout; one that starts later reports again. A node leaves
-// faults.refused once its pod exists.
-void LoseRefusedWorkers(const PassView& view, NodeFaults& faults, PassOut& out,
+// NodeFault::refused once its pod exists.
+void LoseRefusedWorkers(const PassView& view, const CreateBackoff& backoff,
+                        std::map<std::string, NodeFault>& nodes, PassOut& out,
                         const std::vector<std::string>& without_pods);
 // Cuts `missing` to the pods faults.create_backoff lets this pass create
 // (CreatesAllowed), asking for a pass when the next create may go.

@@ -47,8 +47,7 @@ bool RequestWorkload(Pass& pass) {
                                                       queue.queue, static_cast<int32_t>(nodes),
                                                       queue.priority_class, queue.priority)});
   // Until the Workload cache shows it, a create again is AlreadyExists.
-  if (pass.memory.kueue.workload_requested) return true;
-  pass.memory.kueue.workload_requested = true;
+  if (pass.in.writes.workload_requested) return true;
   pass.Event(false, api::Reason::kWaitingForQueue,
              fmt::format("created Workload {} for {} workers in LocalQueue {}; the job starts "
                          "when Kueue admits it",
@@ -107,7 +106,7 @@ void Evict(Pass& pass, const api::WorkloadView& workload) {
       evicted != workload.conditions.end()
           ? fmt::format("{}: {}", evicted->second.reason, evicted->second.message)
           : "its admission was withdrawn";
-  const bool was_running = pass.memory.session.registered;
+  const bool was_running = pass.registered;
   if (!StopSession(pass)) {
     pass.requeue_after = kLeavingRetry;
     if (was_running) return;  // the workers hand back their leases first
@@ -167,7 +166,7 @@ bool HeldForUnknownFlavors(Pass& pass, const api::WorkloadView& workload) {
                     [&](const api::FlavorView& flavor) { return flavor.name == name; });
     if (!known) unknown.push_back(name);
   }
-  if (unknown.empty() || pass.memory.session.registered || pass.OwnedPodsLeft()) return false;
+  if (unknown.empty() || pass.registered || pass.OwnedPodsLeft()) return false;
   Hold(pass, api::Reason::kWaitingForQueue,
        fmt::format("Kueue admitted Workload {} to flavor {}, which no ResourceFlavor of the "
                    "cluster is: the nodes it stands for are not known, so the job does not "
@@ -182,7 +181,7 @@ void Inactive(Pass& pass, const api::WorkloadView& workload) {
   // Deactivated under a running job (by hand, or by Kueue): it stops as
   // when evicted, keeping its checkpoint, rather than read as Pending
   // while its workers still compute.
-  if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
+  if (pass.registered || pass.OwnedPodsLeft()) {
     Evict(pass, workload);
     return;
   }
@@ -207,14 +206,14 @@ void Inactive(Pass& pass, const api::WorkloadView& workload) {
 // of its name that is not its own. Deleted under a running job (or not made
 // yet): the session stops, then a Workload is asked for.
 void WithoutOwnWorkload(Pass& pass, const api::WorkloadView* workload) {
-  if (pass.memory.session.registered || pass.OwnedPodsLeft()) {
+  if (pass.registered || pass.OwnedPodsLeft()) {
     if (!StopSession(pass)) {
       pass.requeue_after = kLeavingRetry;
       return;
     }
   }
   // A new Workload counts no pod reclaimable: every node runs again.
-  ForgetReleased(pass);
+  ForgetReleased(pass, pass.memory.token, pass.memory.faults, pass.status);
   if (!workload && !RequestWorkload(pass)) return;  // no node to run on
   // One of the job's Workload's name that does not name the job its owner
   // (made, or its owner reference edited, by hand): not the job's to use,
@@ -244,7 +243,7 @@ bool Admission(Pass& pass) {
     return false;
   }
   if (workload->Evicted() || !workload->Admitted()) {
-    if (workload->Evicted() || pass.memory.session.registered || pass.OwnedPodsLeft()) {
+    if (workload->Evicted() || pass.registered || pass.OwnedPodsLeft()) {
       Evict(pass, *workload);
       return false;
     }
@@ -277,7 +276,7 @@ bool Admission(Pass& pass) {
 
 void ReportReclaimable(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
-  if (!queue.workload || !pass.memory.session.registered || !pass.in.view) return;
+  if (!queue.workload || !pass.registered || !pass.in.view) return;
   const api::WorkloadView& workload = *queue.workload;
   // The workers that may still compute: the session's, less those given up,
   // those whose pod finished (the job is done with them: at its end, or
@@ -306,7 +305,7 @@ void ReportReclaimable(Pass& pass) {
 void SuspendWorkload(Pass& pass) {
   const QueueInput& queue = *pass.in.queue;
   if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
-  if (pass.memory.session.registered || pass.OwnedPodsLeft()) return;  // still stopping
+  if (pass.registered || pass.OwnedPodsLeft()) return;  // still stopping
   const api::WorkloadView& workload = *queue.workload;
   if (workload.active) {
     Patch(pass, workload, ActivePatch(workload, false), /*status=*/false);

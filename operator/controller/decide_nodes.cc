@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <set>
+#include <utility>
 
 #include "operator/controller/decide_internal.h"
 #include "operator/controller/node_selection.h"
@@ -41,18 +42,21 @@ std::string PodFailure(const api::PodView& pod) {
 // one the job would be placed on (`why`: cordoned, drained, labelled out of
 // the selector, tainted). Its worker is lost at once, so that its lease moves
 // with no wait for it to expire, and its pod is deleted.
-void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std::string& node,
+void LoseNode(const PassView& view, NodeFault& fault, PassOut& out, const std::string& node,
               const api::NodeView* object, const std::string& why, const api::PodView* pod,
               bool owned) {
   const bool done = view.in.view->done;
-  if (faults.lost.insert(node).second && !done) {
-    out.actions.push_back(WorkerLost{node});
-    if (!object || !object->ready) {
+  if (fault.lost == NodeFault::Lost::kNo) {
+    const bool left = object && object->ready && !done;
+    fault.lost = left ? NodeFault::Lost::kLeft : NodeFault::Lost::kNotReady;
+    if (!done) out.actions.push_back(WorkerLost{node});
+    if (done) {
+      // Nothing is said of a session that is done.
+    } else if (!left) {
       out.Event(
           true, api::Reason::kNodeNotReady,
           fmt::format("node {} is not Ready; its unfinished items go to the other workers", node));
     } else {
-      faults.left.insert(node);
       out.Event(false, api::Reason::kNodeLeft,
                 fmt::format("{}; its worker leaves the job and its unfinished items go to the "
                             "other workers",
@@ -62,17 +66,19 @@ void LoseNode(const PassView& view, NodeFaults& faults, PassOut& out, const std:
   if (owned && !pod->meta.deleting) out.actions.push_back(DeletePod{pod->meta.name, ""});
 }
 
-void CountFailure(const PassView& view, NodeFaults& faults, Announced& announced, PassOut& out,
-                  const std::string& node, const api::PodView& pod, PodCount& count) {
+void CountFailure(const PassView& view, NodeFault& fault, PassOut& out, const std::string& node,
+                  const api::PodView& pod, PodCount& count) {
   const uint32_t limit = view.spec().job.backoff_limit;
-  if (faults.counted_failures.insert(pod.meta.uid).second) {
+  // One worker pod per node: a failed pod counted is the node's last one.
+  if (fault.counted_failure != pod.meta.uid) {
+    fault.counted_failure = pod.meta.uid;
     const uint32_t failures = ++count.failed_pods;
     out.actions.push_back(WorkerLost{node});
     out.Event(true, api::Reason::kWorkerFailed,
               fmt::format("pod {} on {} failed ({}); failure {} of backoffLimit {}{}",
                           pod.meta.name, node, PodFailure(pod), failures, limit,
                           failures <= limit ? ", replacing it" : ", not replaced"));
-    ReportUnreachableFailure(view, announced, out, node, pod);
+    ReportUnreachableFailure(view, fault, out, node, pod);
   }
   if (!pod.meta.deleting) out.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
 }
@@ -89,22 +95,23 @@ bool ReleasedPodFinished(const api::PodView* pod, bool owned, PodCount& count) {
 
 }  // namespace
 
-void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& faults,
-                Announced& announced, PassOut& out, const std::string& node, PodCount& count) {
+void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
+                PassOut& out, const std::string& node, PodCount& count) {
   const api::PodView* pod = view.WorkerPod(node);
   const api::NodeView* node_object = view.NodeNamed(node);
   const bool owned = pod && pod->meta.OwnedBy(view.uid);
   const bool done = view.in.view->done;
   if (GivenUp(view, out, node, pod, owned)) return;
   // Released: its node may go or turn ineligible now without loss.
-  if (faults.released.contains(node) && ReleasedPodFinished(pod, owned, count)) return;
+  if (released && ReleasedPodFinished(pod, owned, count)) return;
   const api::PodTemplate& pods = view.spec().pod_template;
   const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
                                                       pods.tolerations, pods.node_affinity_terms)
                                       : "gone";
-  if (!why.empty()) return LoseNode(view, faults, out, node, node_object, why, pod, owned);
-  if (faults.lost.erase(node) && !done) {
-    if (faults.left.erase(node)) {
+  if (!why.empty()) return LoseNode(view, fault, out, node, node_object, why, pod, owned);
+  const NodeFault::Lost lost = std::exchange(fault.lost, NodeFault::Lost::kNo);
+  if (lost != NodeFault::Lost::kNo && !done) {
+    if (lost == NodeFault::Lost::kLeft) {
       out.Event(
           false, api::Reason::kNodeEligible,
           fmt::format("node {} can run the job's worker again; its worker starts again", node));
@@ -121,8 +128,8 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
           view.options.pods, view.options.architectures, NodeArchitecture(*node_object));
       settings.coordinator_job = view.in.id;
       settings.node_cpu = DeclaredSpeed(*node_object);
-      settings.bundle = ChooseBundleSource(view.options.worker_bundle, *node_object,
-                                           faults.image_volume_refused.contains(node));
+      settings.bundle =
+          ChooseBundleSource(view.options.worker_bundle, *node_object, fault.image_volume_refused);
       count.missing.push_back(BuildWorkerPod(view.in.job.meta, view.spec(), node, settings));
       count.missing_nodes.push_back(node);
     }
@@ -132,15 +139,14 @@ void ManageNode(const PassView& view, const SessionMemory& session, NodeFaults& 
   if (!owned) return;  // an earlier job's pod of this name, on its way out
   const api::PodPhase phase = pod->phase;
   const bool deleting = pod->meta.deleting;
-  if (phase == api::PodPhase::kPending && !deleting && WatchImage(view, faults, out, node, *pod))
+  if (phase == api::PodPhase::kPending && !deleting && WatchImage(view, fault, out, node, *pod))
     return;
-  if (phase == api::PodPhase::kRunning)
-    WatchReach(view, session.registered_wall, announced, out, node, *pod);
+  if (phase == api::PodPhase::kRunning) WatchReach(view, registered_wall, fault, out, node, *pod);
   if (phase == api::PodPhase::kRunning) ++count.running;
   if ((phase == api::PodPhase::kRunning || phase == api::PodPhase::kPending) && !deleting)
     ++count.alive;
   if (phase == api::PodPhase::kFailed || (phase == api::PodPhase::kSucceeded && !done)) {
-    CountFailure(view, faults, announced, out, node, *pod, count);
+    CountFailure(view, fault, out, node, *pod, count);
   }
 }
 
@@ -151,8 +157,10 @@ void ManagePods(Pass& pass) {
   PodCount count;
   count.failed_pods = FailedPods(pass.status);
   const std::vector<std::string> nodes = memory.session.Nodes();
+  NodeFaults& faults = memory.faults;
   for (const auto& node : nodes) {
-    ManageNode(pass, memory.session, memory.faults, memory.announced, pass, node, count);
+    ManageNode(pass, pass.memory.session.registered_wall, faults.released.contains(node),
+               faults.nodes[node], pass, node, count);
   }
   // What the status counts and excludes is kept nowhere else: written at
   // once, or the next pass would not know it.
@@ -162,13 +170,17 @@ void ManagePods(Pass& pass) {
   const std::set<std::string> in_session(nodes.begin(), nodes.end());
   for (const auto& node : memory.faults.released)
     count.released_before += !in_session.contains(node);
-  LoseRefusedWorkers(pass, memory.faults, pass, count.missing_nodes);
+  LoseRefusedWorkers(pass, faults.create_backoff, faults.nodes, pass, count.missing_nodes);
+  std::erase_if(faults.nodes, [](const auto& entry) { return entry.second == NodeFault{}; });
   GateCreates(pass, memory.faults, pass, count.missing);
   if (!count.missing.empty()) {
+    // A Secret that exists (or that the reconciler read in this pass) is
+    // made again only if it is gone; else it is made, or read back.
+    const bool secret_exists = pass.in.writes.secret_exists || pass.in.secret_token;
     const TokenMemory& token = memory.token;
     pass.actions.push_back(CreateObjects{BuildTokenSecret(pass.in.job.meta, token.value),
                                          token.value, std::move(count.missing),
-                                         /*restore=*/!token.secret_pending});
+                                         /*restore=*/secret_exists});
   }
   SessionOutcome(pass, count);
 }

@@ -83,17 +83,17 @@ void NodeTable(Pass& pass) {
 
 // The moments of the session's first report, in unix seconds (decide.h's
 // view times are the coordinator's: the session started at
-// memory.session.registered_wall).
+// pass.memory.session.registered_wall).
 TimingMoments Moments(const Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   const JobMemory& memory = pass.memory;
   const auto unix_time = [&](double t) {
-    return memory.session.registered_wall + (t - view.started_at);
+    return pass.memory.session.registered_wall + (t - view.started_at);
   };
   TimingMoments moments;
   moments.created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
   if (memory.clock.accepted_wall > 0) moments.accepted = memory.clock.accepted_wall;
-  moments.started = memory.session.registered_wall;
+  moments.started = pass.memory.session.registered_wall;
   moments.finished = unix_time(view.finished_at);
   moments.resumed = memory.session.resumed;
   const coordinator::WorkerView* first = nullptr;
@@ -174,11 +174,10 @@ std::string CompletedMessage(const Pass& pass, const EfficiencyFigures& figures,
 void Succeed(Pass& pass) {
   const coordinator::JobView& view = *pass.in.view;
   JobMemory& memory = pass.memory;
-  if (!memory.clock.done_at) memory.clock.done_at = pass.in.now.steady;
   double makespan = view.finished_at - view.started_at;
   if (memory.session.resumed) {
     const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
-    if (started) makespan += memory.session.registered_wall - *started;
+    if (started) makespan += pass.memory.session.registered_wall - *started;
   }
   const EfficiencyFigures figures = JobEfficiency(pass, makespan);
   api::WeightedJobStatus& status = pass.status;
@@ -203,7 +202,7 @@ void Succeed(Pass& pass) {
   const uint64_t failed = status.failed_items.value_or(0);
   // The Completed Event names where the time went: held back while the pod
   // cache has not shown the pod that tells it (RefineTiming tells it).
-  const bool hold = first_time && memory.session.registered && TimingAwaitsPod(Moments(pass));
+  const bool hold = first_time && pass.registered && TimingAwaitsPod(Moments(pass));
   if (hold) memory.announced.completed_pending = true;
   pass.Transition(api::JobPhase::kSucceeded, failed > 0, api::Reason::kCompleted,
                   CompletedMessage(pass, figures, makespan), !hold);
@@ -225,7 +224,7 @@ void Succeed(Pass& pass) {
 }  // namespace
 
 void RefineTiming(Pass& pass, bool ending) {
-  const bool lingering = pass.memory.session.registered && pass.in.view && pass.in.view->done;
+  const bool lingering = pass.registered && pass.in.view && pass.in.view->done;
   if (!pass.status.Is(api::JobPhase::kSucceeded) || !lingering) return;
   const double makespan = pass.status.makespan_seconds.value_or(0);
   const EfficiencyFigures figures = JobEfficiency(pass, makespan);
@@ -335,7 +334,11 @@ bool FailedOnPods(Pass& pass, const PodCount& count) {
 
 void RunningStatus(Pass& pass, const PodCount& count) {
   pass.status.note = StartBlockedNote(pass);
-  if (pass.in.checkpoint) KeepCheckpoint(pass, *pass.in.checkpoint);
+  if (pass.in.checkpoint) {
+    JobMemory& memory = pass.memory;
+    KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
+                   *pass.in.checkpoint);
+  }
   if (FailedOnPods(pass, count)) return;
   const size_t nodes = pass.memory.session.NodeCount();
   const int released = count.released + count.released_before;

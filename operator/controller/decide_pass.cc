@@ -176,8 +176,10 @@ void Pass::HandStatus(bool force) {
 }
 
 void FailInPass(Pass& pass, api::Reason reason, const std::string& message) {
-  if (pass.memory.session.registered && pass.in.checkpoint) {
-    KeepCheckpoint(pass, *pass.in.checkpoint);
+  if (pass.registered && pass.in.checkpoint) {
+    JobMemory& memory = pass.memory;
+    KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
+                   *pass.in.checkpoint);
   }
   pass.status.completion_time = pass.in.now.rfc3339;
   pass.status.workers = 0;

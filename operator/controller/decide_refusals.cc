@@ -2,7 +2,8 @@
 // create_refusals.h).
 #include <fmt/format.h>
 
-#include <set>
+#include <map>
+#include <utility>
 
 #include "operator/controller/decide_internal.h"
 
@@ -31,50 +32,54 @@ std::string RefusedMessage(const CreateRefusal& refusal, const CreateBackoffOpti
                      Seconds(options.cap));
 }
 
-bool SetRefusedCondition(Pass& pass, bool refused, api::Reason reason, const std::string& message) {
-  return api::SetCondition(pass.status,
+bool SetRefusedCondition(const PassView& view, api::WeightedJobStatus& status, bool refused,
+                         api::Reason reason, const std::string& message) {
+  return api::SetCondition(status,
                            Condition(api::ConditionType::kWorkersRefused, refused, reason, message),
-                           pass.in.job.generation, pass.in.now.rfc3339);
+                           view.in.job.generation, view.in.now.rfc3339);
 }
 
 }  // namespace
 
-std::optional<std::string> TakeCreateOutcome(Pass& pass) {
-  CreateBackoff& backoff = pass.memory.faults.create_backoff;
-  if (!pass.in.create_refusal) {
-    if (!pass.in.writes.pods_created || !backoff.refused()) return std::nullopt;
+std::optional<std::string> TakeCreateOutcome(const PassView& view, CreateBackoff& backoff,
+                                             api::WeightedJobStatus& status, PassOut& out) {
+  if (!view.in.create_refusal) {
+    if (!view.in.writes.pods_created || !backoff.refused()) return std::nullopt;
     const std::string message = fmt::format(
         "the API server accepted the job's worker pods after {} refused creates", backoff.refusals);
     backoff = {};
-    pass.write_at_once |= SetRefusedCondition(pass, false, api::Reason::kWorkersCreated, message);
-    pass.Event(false, api::Reason::kWorkersCreated, message);
+    out.write_at_once |=
+        SetRefusedCondition(view, status, false, api::Reason::kWorkersCreated, message);
+    out.Event(false, api::Reason::kWorkersCreated, message);
     return std::nullopt;
   }
-  const CreateRefusal& refusal = *pass.in.create_refusal;
-  const CreateBackoffOptions& options = pass.options.create_backoff;
+  const CreateRefusal& refusal = *view.in.create_refusal;
+  const CreateBackoffOptions& options = view.options.create_backoff;
   const RefusalOutcome outcome =
-      TakeRefusal(backoff, refusal, pass.in.now.steady, pass.in.job.generation, options);
+      TakeRefusal(backoff, refusal, view.in.now.steady, view.in.job.generation, options);
   if (refusal.kind == RefusalClass::kInvalid) return refusal.message;  // as built: at once
   const api::Reason reason = RefusalReason(refusal.kind);
   const std::string message = RefusedMessage(refusal, options);
   // Why the workers do not start is said at once (issue 46).
-  pass.write_at_once |= SetRefusedCondition(pass, true, reason, message);
-  if (outcome.announce) pass.Event(true, reason, message);
+  out.write_at_once |= SetRefusedCondition(view, status, true, reason, message);
+  if (outcome.announce) out.Event(true, reason, message);
   if (!outcome.fail) return std::nullopt;
   return fmt::format("{} (refused {} time{} in {:.0f} s)", refusal.message, backoff.of_class,
                      backoff.of_class == 1 ? "" : "s", Seconds(outcome.refused_for));
 }
 
-void LoseRefusedWorkers(const PassView& view, NodeFaults& faults, PassOut& out,
+void LoseRefusedWorkers(const PassView& view, const CreateBackoff& backoff,
+                        std::map<std::string, NodeFault>& nodes, PassOut& out,
                         const std::vector<std::string>& without_pods) {
-  std::set<std::string>& lost = faults.refused;
-  std::erase_if(lost, [&](const std::string& node) { return view.WorkerPod(node) != nullptr; });
-  const CreateBackoff& backoff = faults.create_backoff;
+  for (auto& [node, fault] : nodes) {
+    if (fault.refused && view.WorkerPod(node) != nullptr) fault.refused = false;
+  }
   const RefusalClass kind = backoff.last.kind;
   const bool waits = backoff.refused() && !FailsAfterBound(kind) && kind != RefusalClass::kInvalid;
   if (!waits || view.in.view->done) return;
   for (const std::string& node : without_pods) {
-    if (lost.insert(node).second) out.actions.push_back(WorkerLost{node});
+    NodeFault& fault = nodes[node];
+    if (!std::exchange(fault.refused, true)) out.actions.push_back(WorkerLost{node});
   }
 }
 

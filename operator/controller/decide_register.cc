@@ -68,7 +68,7 @@ namespace {
 void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::WeightResult weights,
                      std::map<std::string, NodeReference> references) {
   SessionMemory& session = pass.memory.session;
-  session.registered = true;
+  pass.registered = true;
   session.resumed = config.resume.has_value();
   session.registered_wall = pass.in.now.wall;
   session.base_items.clear();
@@ -77,7 +77,6 @@ void RememberSession(Pass& pass, const coordinator::JobConfig& config, fuzzy::We
   }
   session.weights = std::move(weights);
   session.references = std::move(references);
-  pass.memory.clock.done_at.reset();
   if (!pass.status.start_time) pass.status.start_time = pass.in.now.rfc3339;
 }
 

@@ -63,7 +63,7 @@ bool KubeletHasImageVolumes(std::string_view kubelet_version);
 
 // The source for a pod on `node` under `mode`. `refused`: an image-volume
 // pod already failed to start on this node for this job
-// (NodeFaults::image_volume_refused), which sends every later pod there to
+// (NodeFault::image_volume_refused), which sends every later pod there to
 // the init container whatever the mode.
 BundleSource ChooseBundleSource(BundleMode mode, const api::NodeView& node, bool refused);
 

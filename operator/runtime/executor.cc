@@ -32,8 +32,9 @@ struct Executor::Writes {
   bool creating = false;  // a Secret-and-pods task is queued or running
   // Pods a task created that the pod cache may not show yet, by name.
   std::map<std::string, controller::SteadyTime> created;
-  bool secret_created = false;               // a task created the token Secret (or found it)
+  bool secret_exists = false;                // the token Secret was made or found (kept)
   std::optional<std::string> adopted_token;  // the Secret found holds another token
+  bool workload_requested = false;           // a CreateWorkload was carried out (kept)
   bool pods_created = false;                 // a task made every pod it was given
   Status create_error;                       // the last create task's failure
   json acked;                                // the status the API server has, as far as we know
@@ -95,7 +96,8 @@ Collected Executor::Collect(const std::string& key, const std::set<std::string>&
         out.writes.on_their_way.insert((it++)->first);
       }
     }
-    out.writes.secret_created = std::exchange(writes->secret_created, false);
+    out.writes.secret_exists = writes->secret_exists;
+    out.writes.workload_requested = writes->workload_requested;
     out.writes.adopted_token = std::exchange(writes->adopted_token, std::nullopt);
     out.writes.pods_created = std::exchange(writes->pods_created, false);
     out.writes.status_written = !writes->writing_status && writes->wanted == writes->acked;
@@ -143,6 +145,9 @@ Status Executor::Execute(const JobRef& job, const std::vector<controller::Action
       Record(job, *a);
     } else if (const auto* a = std::get_if<controller::CreateWorkload>(&action)) {
       status = CreateWorkloadOf(job, *a);
+      auto writes = WritesOf(job.key);
+      std::lock_guard lock(writes->mu);
+      writes->workload_requested = true;  // asked for, whatever the answer
     } else if (const auto* a = std::get_if<controller::PatchWorkload>(&action)) {
       status = Patch(job, *a);
     }  // RecordSpeeds: the reconciler hands it to its HistorySource
@@ -208,9 +213,20 @@ Status Executor::DeleteObject(const kube::ResourceRef& ref, const std::string& u
   return deleted;
 }
 
-StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& ns, const json& secret,
-                                                   const std::string& uid,
+StatusOr<std::string> Executor::CreateOrReadSecret(const std::string& key, const std::string& ns,
+                                                   const json& secret, const std::string& uid,
                                                    const std::string& token) {
+  auto in_effect = MakeOrReadSecret(ns, secret, uid, token);
+  if (in_effect.ok()) {
+    auto writes = WritesOf(key);
+    std::lock_guard lock(writes->mu);
+    writes->secret_exists = true;
+  }
+  return in_effect;
+}
+
+StatusOr<std::string> Executor::MakeOrReadSecret(const std::string& ns, const json& secret,
+                                                 const std::string& uid, const std::string& token) {
   auto created = client_.Create(Secrets().In(ns), secret);
   if (created.ok()) return token;
   if (created.status().code() != StatusCode::kConflict) return created.status();
@@ -282,11 +298,12 @@ void Executor::RunCreates(const std::string& key, const std::string& ns, const s
     auto made = client_.Create(Secrets().In(ns), *create.secret);
     if (!made.ok() && made.status().code() != StatusCode::kConflict) status = made.status();
   } else if (create.secret) {
-    auto in_effect = CreateOrReadSecret(ns, *create.secret, uid, create.token);
+    auto in_effect = MakeOrReadSecret(ns, *create.secret, uid, create.token);
     status = in_effect.status();
     if (in_effect.ok() && *in_effect != create.token) adopted = *in_effect;
   }
-  const bool secret_made = create.secret && !create.restore && status.ok();
+  // Made, found, or (a restore) there already.
+  const bool secret_exists = create.secret && status.ok();
   // The pods only once their Secret exists (a worker started without it
   // fails), and only once the session holds the Secret's token: with another
   // one the next pass registers the session again first, then makes them.
@@ -296,7 +313,7 @@ void Executor::RunCreates(const std::string& key, const std::string& ns, const s
   {
     std::lock_guard lock(writes.mu);
     writes.creating = false;
-    writes.secret_created |= secret_made;
+    writes.secret_exists |= secret_exists;
     if (adopted) writes.adopted_token = adopted;
     // Those made are on their way even when others were refused (a quota
     // that admits some): they are not created again before the cache has them.

@@ -78,11 +78,13 @@ class Executor {
   Status Execute(const JobRef& job, const std::vector<controller::Action>& actions);
 
   // Creates the job's token Secret `secret` holding `token`, or reads the
-  // existing one of this job: the token in effect. Unavailable after deleting
+  // existing one of this job: the token in effect, and from then on the job
+  // `key`'s writes report the Secret as existing. Unavailable after deleting
   // a Secret of this name an earlier job left; Invalid when the Secret holds
   // no token. Waits for the API server (a restarted operator's first pass).
-  StatusOr<std::string> CreateOrReadSecret(const std::string& ns, const nlohmann::json& secret,
-                                           const std::string& uid, const std::string& token);
+  StatusOr<std::string> CreateOrReadSecret(const std::string& key, const std::string& ns,
+                                           const nlohmann::json& secret, const std::string& uid,
+                                           const std::string& token);
 
   // Forgets the job's writes (it was deleted, or created again under its name).
   void Forget(const std::string& key);
@@ -107,6 +109,9 @@ class Executor {
   void WriteStatuses(const std::string& key, const kube::ResourceRef& ref,
                      std::shared_ptr<Writes> writes);
   Status Register(const coordinator::JobConfig& config);
+  // CreateOrReadSecret without marking the job's writes.
+  StatusOr<std::string> MakeOrReadSecret(const std::string& ns, const nlohmann::json& secret,
+                                         const std::string& uid, const std::string& token);
   Status DeleteObject(const kube::ResourceRef& ref, const std::string& uid, bool background);
   // The Event of `record`, on the job or on the node it names.
   void Record(const JobRef& job, const controller::RecordEvent& record);

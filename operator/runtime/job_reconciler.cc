@@ -104,9 +104,8 @@ void JobReconciler::Forget(const std::string& key) {
   }
   executor_.Forget(key);
   const auto slash = key.find('/');
-  if (state->memory.session.registered) {
-    coordinator_.RemoveJob(CoordinatorJobId(key.substr(0, slash), key.substr(slash + 1)));
-  }
+  // Whatever session of it the coordinator runs (none: nothing to remove).
+  coordinator_.RemoveJob(CoordinatorJobId(key.substr(0, slash), key.substr(slash + 1)));
 }
 
 StatusOr<ReconcileResult> JobReconciler::Reconcile(const std::string& key, bool flush_status) {
@@ -134,13 +133,13 @@ void JobReconciler::GatherWorld(const JobState& state, controller::DecideInput& 
   if (state.spec.spec) {
     if (auto profile = caches_.profiles.Get(state.spec.spec->job.profile)) input.profile = *profile;
   }
-  if (state.memory.session.registered) {
-    input.view = coordinator_.View(input.id);
+  input.view = coordinator_.View(input.id);  // nullopt: no session
+  if (input.view) {
     input.checkpoint = coordinator_.TakeCheckpoint(input.id);
     // Each pass of a running job samples which of its nodes another job's
     // workers share, for what it records as history (coordinator/
     // recorded_speeds.h); the next pass's view has the sample.
-    if (input.view && !input.view->done) coordinator_.SampleSharing(input.id);
+    if (!input.view->done) coordinator_.SampleSharing(input.id);
   }
 }
 
@@ -178,7 +177,7 @@ Status JobReconciler::GatherQueue(const JobState& state, controller::DecideInput
 }
 
 void JobReconciler::LookUpHistory(const JobState& state, controller::DecideInput& input) const {
-  if (!options_.history || !state.spec.spec || state.memory.session.registered) return;
+  if (!options_.history || !state.spec.spec || input.view) return;
   if (state.memory.written.status.Finished() || state.spec.spec->suspend || !input.profile) {
     return;
   }
@@ -268,7 +267,8 @@ Status JobReconciler::ReadListedItems(const std::string& ns, JobState& state,
   return Status::Ok();
 }
 
-Status JobReconciler::ReadToken(const JobState& state, controller::DecideInput& input) {
+Status JobReconciler::ReadToken(const std::string& key, const JobState& state,
+                                controller::DecideInput& input) {
   const controller::JobMemory& memory = state.memory;
   if (!memory.token.value.empty() || !memory.written.status.start_time ||
       memory.written.status.Finished()) {
@@ -278,7 +278,7 @@ Status JobReconciler::ReadToken(const JobState& state, controller::DecideInput& 
   // Secret's token, so take that one (or make the Secret, when it is gone).
   const std::string token = controller::NewToken();
   auto in_effect = executor_.CreateOrReadSecret(
-      input.ns, controller::BuildTokenSecret(input.job.meta, token), state.uid, token);
+      key, input.ns, controller::BuildTokenSecret(input.job.meta, token), state.uid, token);
   if (in_effect.ok()) {
     input.secret_token = *in_effect;
   } else if (Permanent(in_effect.status())) {
@@ -334,7 +334,7 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   }
   BALLAST_RETURN_IF_ERROR(ReadListedItems(input.ns, state, input));
   BALLAST_RETURN_IF_ERROR(GatherWrites(key, input));
-  if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(state, input));
+  if (state.spec.spec) BALLAST_RETURN_IF_ERROR(ReadToken(key, state, input));
   input.fresh_token = state.memory.token.value.empty() ? controller::NewToken() : "";
   input.flush_status = flush_status;
   GatherWorld(state, input);
@@ -344,8 +344,8 @@ StatusOr<ReconcileResult> JobReconciler::RunPass(const std::string& key, const j
   controller::Decision decision = controller::Decide(input, state.memory, options_.decide);
   state.memory = std::move(decision.memory);
   const JobRef ref{key, input.ns, input.name, state.uid, input.id, &job};
-  // A registration that failed leaves memory.session.registered without a view at
-  // the coordinator, which the next pass's Decide registers again.
+  // A registration that failed leaves no session at the coordinator: the
+  // next pass's Decide, seeing no view, registers it again.
   RecordHistory(key, decision.actions);
   if (Status executed = executor_.Execute(ref, decision.actions); !executed.ok()) {
     // A Workload status patch that did not land is made again next pass.

@@ -128,7 +128,7 @@ class JobReconciler {
   void RecordHistory(const std::string& key, const std::vector<controller::Action>& actions) const;
   // The token in the job's Secret, for a job that started under an earlier
   // operator; sets input.refusal when the Secret cannot be used.
-  Status ReadToken(const JobState& state, controller::DecideInput& input);
+  Status ReadToken(const std::string& key, const JobState& state, controller::DecideInput& input);
   // A job whose items are a ConfigMap's key (spec.itemsFrom.configMap):
   // reads them into state.spec, once per generation. A ConfigMap or key that
   // does not exist, or a list that does not read, makes the spec invalid

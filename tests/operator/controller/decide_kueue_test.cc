@@ -109,7 +109,9 @@ TEST(DecideKueueTest, ALabelledJobGetsAWorkloadAndWaitsWithNoPodsNamingTheQueue)
   EXPECT_NE(decision.status.conditions.back().message.find("LocalQueue q"), std::string::npos);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"WaitingForQueue"});
   EXPECT_FALSE(ActionsOf<WriteStatus>(decision).empty()) << "why it waits goes out at once";
-  // Until the cache shows it: asked again (AlreadyExists), announced once.
+  // Until the cache shows it: asked again (AlreadyExists), announced once
+  // (the Executor says it was asked for).
+  world.writes.workload_requested = true;
   decision = world.Pass();
   EXPECT_EQ(ActionsOf<CreateWorkload>(decision).size(), 1u);
   EXPECT_TRUE(Events(decision).empty());

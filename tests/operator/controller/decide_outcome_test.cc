@@ -454,6 +454,23 @@ TEST(DecideOutcomeTest, AJobWaitsForItsItemsConfigMapWithinABound) {
   EXPECT_EQ(failed, "spec.itemsFrom.configMap: ConfigMap ns/photos does not exist (waited 10 s)");
 }
 
+// The WaitingForItems event is said once per wait, a restart included: the
+// status, written at once with it, says it was.
+TEST(DecideOutcomeTest, ARestartDoesNotSayWaitingForItemsAgain) {
+  World world;
+  world.Pass();  // accepted
+  world.items_missing = "ConfigMap ns/photos does not exist";
+  const Decision decision = world.Pass();
+  ASSERT_EQ(EventReasons(decision), std::vector<std::string>{"WaitingForItems"});
+  ASSERT_EQ(ActionsOf<WriteStatus>(decision).size(), 1u) << "at once";
+  world.memory = MemoryFromStatus(ActionsOf<WriteStatus>(decision)[0].status);  // restarted
+  world.steady += std::chrono::seconds(1);
+  world.wall += 1;
+  const Decision after = world.Pass();
+  EXPECT_EQ(ConditionReason(S(after), "Ready"), "WaitingForItems");
+  EXPECT_TRUE(EventReasons(after).empty()) << "said before the restart";
+}
+
 // A job's listed items are fixed at its start: read again (an operator
 // restarted) and changed, the job fails saying so, instead of resuming a
 // checkpoint of another list (issue 46: "resumed from the checkpoint at 30

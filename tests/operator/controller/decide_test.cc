@@ -28,8 +28,6 @@ TEST(DecideTest, ANewJobIsWeighedAndRegisteredOnEveryEligibleNodeWithAFreshToken
   EXPECT_EQ(config.workers[0].name, "pi3b-worker");
   EXPECT_LT(config.workers[0].speed, config.workers[1].speed) << "a Pi 3B weighs less";
   EXPECT_FALSE(config.resume);
-  EXPECT_TRUE(decision.memory.session.registered);
-  EXPECT_TRUE(decision.memory.token.secret_pending);
   EXPECT_EQ(S(decision)["startTime"], "2027-01-15T08:00:00Z");
   EXPECT_EQ(decision.requeue_after, milliseconds(1));
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"Started"});
@@ -53,11 +51,11 @@ TEST(DecideTest, ARegisteredJobCreatesItsPodsWithTheSecretOnceAndWaitsForThem) {
   world.writes.creating = true;  // the task runs: nothing is made twice
   EXPECT_TRUE(ActionsOf<CreateObjects>(world.Pass()).empty());
   world.writes = {};
-  world.writes.secret_created = true;
+  world.writes.secret_exists = true;  // the task made it: the Executor says so from now on
   world.writes.on_their_way = {"p-pi3b-worker", "p-pi4b-master", "p-pi4b-worker"};
   EXPECT_TRUE(ActionsOf<CreateObjects>(world.Pass()).empty());
-  EXPECT_FALSE(world.memory.token.secret_pending);
   world.writes = {};
+  world.writes.secret_exists = true;
   world.pods = {Pod("pi3b-worker", "Running", "u0")};  // two pods went missing
   creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
@@ -297,7 +295,6 @@ TEST(DecideTest, PastBackoffLimitNoPodIsReplacedAndTheJobFailsWhenNoneIsLeft) {
   EXPECT_EQ(S(decision)["phase"], "Failed");
   EXPECT_EQ(ConditionReason(S(decision), "Failed"), "BackoffLimitExceeded");
   EXPECT_EQ(ActionsOf<RemoveJob>(decision).size(), 1u);
-  EXPECT_FALSE(decision.memory.session.registered);
   world.pods.clear();
   world.view.reset();
   decision = world.Pass();
@@ -494,11 +491,17 @@ TEST(DecideTest, AFailedVerificationFailsTheJobInsteadOfSucceeding) {
   EXPECT_FALSE(status.contains("efficiency"));
 }
 
+// The linger counts from the completionTime the status says, in wall time.
 TEST(DecideTest, AFinishedSessionIsRemovedAfterTheLingerEvenWithPodsRunning) {
   World world = Running();
   world.view = View(2000, true);
-  world.Pass();
-  world.steady += std::chrono::seconds(31);
+  const Decision done = world.Pass();
+  EXPECT_EQ(S(done)["completionTime"], Rfc3339(world.wall));
+  EXPECT_TRUE(ActionsOf<RemoveJob>(done).empty()) << "its pods still run";
+  world.steady += std::chrono::seconds(60);
+  world.wall += 30;
+  EXPECT_TRUE(ActionsOf<RemoveJob>(world.Pass()).empty()) << "30 s since completionTime";
+  world.wall += 1;
   EXPECT_EQ(ActionsOf<RemoveJob>(world.Pass()).size(), 1u);
 }
 
@@ -737,8 +740,9 @@ TEST(DecideTest, AJobStartedUnderAnEarlierOperatorTakesTheTokenOfItsSecret) {
   Decision decision = world.Pass();
   ASSERT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);
   EXPECT_EQ(ActionsOf<RegisterJob>(decision)[0].config.token, "earlier");
-  EXPECT_FALSE(decision.memory.token.secret_pending);
   world.view = View(0);
+  world.secret_token.reset();         // read in the first pass only
+  world.writes.secret_exists = true;  // the reconciler read it: the Executor says so
   const auto creates = ActionsOf<CreateObjects>(world.Pass());
   ASSERT_EQ(creates.size(), 1u);
   EXPECT_TRUE(creates[0].restore) << "the earlier operator's Secret is not read again";
@@ -755,7 +759,7 @@ TEST(DecideTest, ATokenTheWriterFoundInAnExistingSecretReplacesTheSessions) {
   const auto registered = ActionsOf<RegisterJob>(decision);
   ASSERT_EQ(registered.size(), 1u);
   EXPECT_EQ(registered[0].config.token, "earlier");
-  EXPECT_FALSE(decision.memory.token.secret_pending);
+  EXPECT_EQ(decision.memory.token.value, "earlier");
 }
 
 TEST(DecideTest, TheCoordinatorForgettingASessionRegistersItAgain) {
@@ -818,7 +822,6 @@ TEST(DecideTest, WithNoEligibleNodeTheJobWaitsPendingAndLooksAgain) {
   world.job["spec"]["nodeSelector"] = {{"ballast.io/pool", "gpu"}};
   const Decision decision = world.Pass();
   EXPECT_TRUE(ActionsOf<RegisterJob>(decision).empty());
-  EXPECT_FALSE(decision.memory.session.registered);
   EXPECT_EQ(S(decision)["phase"], "Pending");
   EXPECT_EQ(ConditionReason(S(decision), "Ready"), "NoEligibleNodes");
   EXPECT_EQ(decision.requeue_after, milliseconds(10000));

@@ -98,7 +98,7 @@ TEST_F(ExecutorTest, CreateObjectsMakesTheSecretThenThePodsAndExpectsThemUntilCa
   ASSERT_TRUE(executor_->Execute(ref_, {create}).ok());
   Collected collected = Settled();
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
-  EXPECT_TRUE(collected.writes.secret_created);
+  EXPECT_TRUE(collected.writes.secret_exists);
   EXPECT_FALSE(collected.writes.adopted_token);
   const std::set<std::string> names = {"j-no-such-node", "j-no-such-node-2"};
   EXPECT_EQ(collected.writes.on_their_way, names);
@@ -154,6 +154,7 @@ TEST_F(ExecutorTest, AnExistingSecretOfTheJobHandsItsTokenOverAndNoPodIsMade) {
   const Collected collected = Settled();
   ASSERT_TRUE(collected.writes.adopted_token);
   EXPECT_EQ(*collected.writes.adopted_token, "earlier");
+  EXPECT_TRUE(collected.writes.secret_exists) << "found";
   EXPECT_EQ(client_->Get(Pods().In(ns_).Named("j-no-such-node")).status().code(),
             StatusCode::kNotFound)
       << "pods wait until the session holds the Secret's token";
@@ -170,7 +171,7 @@ TEST_F(ExecutorTest, ATokenSecretDeletedByHandIsMadeAgainBeforeReplacementPods) 
   ASSERT_TRUE(executor_->Execute(ref_, {restore}).ok());
   Collected collected = Settled();
   EXPECT_TRUE(collected.create_error.ok()) << collected.create_error.ToString();
-  EXPECT_FALSE(collected.writes.secret_created) << "not the job's first Secret";
+  EXPECT_TRUE(collected.writes.secret_exists) << "made again";
   auto secret = client_->Get(Secrets().In(ns_).Named(controller::TokenSecretName("j")));
   ASSERT_TRUE(secret.ok()) << secret.status().ToString();
   EXPECT_EQ(kube::DecodeBase64(secret->value("/data/token"_json_pointer, "")).value(), "held");
@@ -191,12 +192,17 @@ TEST_F(ExecutorTest, ATokenSecretDeletedByHandIsMadeAgainBeforeReplacementPods) 
 }
 
 TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
-  auto token = executor_->CreateOrReadSecret(ns_, controller::BuildTokenSecret(job_meta_, "a"),
-                                             ref_.uid, "a");
+  EXPECT_FALSE(
+      executor_->Collect(ref_.key, {}, std::chrono::steady_clock::now()).writes.secret_exists);
+  auto token = executor_->CreateOrReadSecret(
+      ref_.key, ns_, controller::BuildTokenSecret(job_meta_, "a"), ref_.uid, "a");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "a");
-  token = executor_->CreateOrReadSecret(ns_, controller::BuildTokenSecret(job_meta_, "b"), ref_.uid,
-                                        "b");
+  EXPECT_TRUE(
+      executor_->Collect(ref_.key, {}, std::chrono::steady_clock::now()).writes.secret_exists)
+      << "and says so to the job's passes";
+  token = executor_->CreateOrReadSecret(ref_.key, ns_, controller::BuildTokenSecret(job_meta_, "b"),
+                                        ref_.uid, "b");
   ASSERT_TRUE(token.ok()) << token.status().ToString();
   EXPECT_EQ(*token, "a") << "the Secret's token is the one in effect";
   // A Secret of this job that holds no token cannot be used: Invalid.
@@ -204,9 +210,27 @@ TEST_F(ExecutorTest, CreateOrReadSecretReadsThisJobsTokenAndRefusesOneWithout) {
   empty["stringData"] = json::object();
   ASSERT_TRUE(client_->Delete(Secrets().In(ns_).Named(controller::TokenSecretName("j"))).ok());
   ASSERT_TRUE(client_->Create(Secrets().In(ns_), empty).ok());
-  token = executor_->CreateOrReadSecret(ns_, controller::BuildTokenSecret(job_meta_, "c"), ref_.uid,
-                                        "c");
+  token = executor_->CreateOrReadSecret(ref_.key, ns_, controller::BuildTokenSecret(job_meta_, "c"),
+                                        ref_.uid, "c");
   EXPECT_EQ(token.status().code(), StatusCode::kInvalid) << token.status().ToString();
+}
+
+// The WaitingForQueue event goes with the job's first CreateWorkload: the
+// Executor says it was asked for from then on, whatever the API server
+// answered (here it has no Workload kind: Kueue is not installed).
+TEST_F(ExecutorTest, AWorkloadAskedForIsSaidSoInEveryLaterCollect) {
+  const auto collect = [&] {
+    return executor_->Collect(ref_.key, {}, std::chrono::steady_clock::now());
+  };
+  EXPECT_FALSE(collect().writes.workload_requested);
+  const controller::CreateWorkload create{{{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+                                           {"kind", "Workload"},
+                                           {"metadata", {{"name", "job-j"}, {"namespace", ns_}}}}};
+  EXPECT_FALSE(executor_->Execute(ref_, {create}).ok()) << "no Workload kind here";
+  EXPECT_TRUE(collect().writes.workload_requested);
+  EXPECT_TRUE(collect().writes.workload_requested) << "kept, not reported once";
+  executor_->Forget(ref_.key);
+  EXPECT_FALSE(collect().writes.workload_requested) << "a job created again asks again";
 }
 
 TEST_F(ExecutorTest, StatusWritesReachTheApiServerNewestLastAndRemovedKeysGo) {
