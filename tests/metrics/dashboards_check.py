@@ -358,11 +358,19 @@ def run_everything(args, dashboards, work):
             # Scraped before it reconciles, so that the reconcile shows in a rate.
             await_samples(prometheus, "ballast_operator_leader", 3)
             apply_job(args.namespace)
+        job = os.path.join(args.source_dir, "examples", "jobs", "primes-300000.yaml")
+        if args.job_limit:
+            with open(job, encoding="utf-8") as example:
+                text = example.read()
+            if "limit: 300000" not in text:
+                fail(f"{job} sets no limit: 300000 for --job-limit to replace")
+            job = os.path.join(work, "job.yaml")
+            with open(job, "w", encoding="utf-8") as copy:
+                copy.write(text.replace("limit: 300000", f"limit: {args.job_limit}"))
         job_log = os.path.join(work, "run.log")
         with open(job_log, "w", encoding="utf-8") as log:
             result = subprocess.run(
-                [args.ballast, "run", os.path.join(args.source_dir, "examples", "jobs",
-                                                   "primes-300000.yaml"),
+                [args.ballast, "run", job,
                  "--worker", args.worker, "--metrics-port", str(base), "--linger", "4",
                  "--no-cgroups", "--logs", work],
                 stdout=log, stderr=subprocess.STDOUT, timeout=300, check=False)
@@ -446,6 +454,9 @@ def main():
     parser.add_argument("--worker", required=True)
     parser.add_argument("--namespace", help="run the operator for this namespace")
     parser.add_argument("--render", help="draw each panel to PNG in this directory")
+    parser.add_argument("--job-limit", type=int,
+                        help="run the example job with this primes limit instead of 300000 "
+                             "(the test: a shorter run that every panel still draws from)")
     args = parser.parse_args()
     if not shutil.which("prometheus"):
         fail("prometheus is missing (Debian package prometheus; scripts/install-deps)")

@@ -11,4 +11,4 @@ worker=${2:?usage: metrics_dashboards.sh BALLAST_BINARY WORKER_BINARY}
 
 install_ballast_crds_and_profiles
 python3 "$(dirname "$0")/dashboards_check.py" --source-dir "$source_dir" --ballast "$ballast" \
-  --worker "$worker" --namespace "$ns"
+  --worker "$worker" --namespace "$ns" --job-limit 150000

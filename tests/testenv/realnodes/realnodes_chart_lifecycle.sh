@@ -11,6 +11,8 @@
 # - the job's finished worker pods go after worker.podTTLSecondsAfterFinished,
 #   the job stays;
 # - `helm test --logs` prints the test's log;
+# - an upgrade's rollout stops the leader with SIGTERM: its Lease released
+#   and the process ended within 2 s, by its own log;
 # - every node's BallastBoardNoMemoryCgroup is False (MemoryCgroupPresent);
 # - `helm uninstall` leaves in the namespace exactly what "Uninstalling"
 #   lists, and its loop removes the labels and annotations the probe alone set;
@@ -25,7 +27,9 @@ source "$(dirname "$0")/../smoke/lib.sh"
 source "$(dirname "$0")/lib.sh"
 
 release=ballast-life
-ttl=15
+# The worker pods' TTL: the pods are seen right as the job succeeds (below),
+# well inside it, and their deletion is timed from status.completionTime.
+ttl=8
 # Events of this release's probe pods only (earlier tests' are older): one
 # pod per node, which posts each note once.
 since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -107,7 +111,10 @@ succeeded() {
   [[ $p == Failed ]] && fail "job $job failed: $(jp "weightedjob/$job" '{.status.conditions}')"
   [[ $p == Succeeded ]]
 }
+worker_pods() { kubectl get pods -n "$ns" -l "ballast.io/job=$job" -o name; }
 wait_until "examples/jobs/primes-300000.yaml Succeeded" 300 succeeded
+# Read at once: the TTL runs from the job's end.
+[[ -n $(worker_pods) ]] || fail "no worker pod right after the job finished (the TTL is $ttl s)"
 expect_eq "primes below 300000" 25997 "$(jp "weightedjob/$job" '{.status.result.primes.count}')"
 expect_eq "its nodes and weights" "pi3b-0=1 pi4b-0=5 pi4b-1=5" \
   "$(kubectl get weightedjob -n "$ns" "$job" -o json | python3 -c 'import json, sys; print(" ".join(sorted("%s=%g" % (n["name"], n["weight"]) for n in json.load(sys.stdin)["status"]["nodes"])))')"
@@ -117,8 +124,6 @@ expect_eq "LabelsSetByOthers on pi4b-0, passes later" 1 \
   "$(probe_events pi4b-0 LabelsSetByOthers | wc -l)"
 
 # --- finished worker pods go after the TTL ---------------------------------------
-worker_pods() { kubectl get pods -n "$ns" -l "ballast.io/job=$job" -o name; }
-[[ -n $(worker_pods) ]] || fail "no worker pod right after the job finished (the TTL is $ttl s)"
 # The operator counts from status.completionTime (whole seconds, this
 # machine's clock, as the operator's).
 finished=$(date -d "$(jp "weightedjob/$job" '{.status.completionTime}')" +%s)
@@ -141,9 +146,28 @@ pass "helm test --logs: $(grep -m1 'selftest: passed' "$tmp/test")"
 # --reuse-values merges the new key into the selector given at install (the
 # k3s server's label where the test bed plays one), so the selector to expect
 # back is the Deployment's, read after this upgrade.
+# The leader's log followed to its end: the rollout stops it with SIGTERM.
+operator_pod=$(kubectl get pods -n "$ns" -l app.kubernetes.io/component=operator -o name)
+[[ $(wc -w <<<"$operator_pod") == 1 ]] || fail "one operator pod expected: $operator_pod"
+kubectl logs -n "$ns" -f "$operator_pod" >"$tmp/operator.log" 2>&1 &
+operator_log_pid=$!
 helm upgrade "$release" "$chart" -n "$ns" --reuse-values \
   --set-json 'operator.nodeSelector={"kubernetes.io/hostname":"server-0"}' \
   --wait --timeout 120s >/dev/null || fail "helm upgrade --set-json operator.nodeSelector"
+# SIGTERM to the leader: its Lease released and the process ended within
+# 2 s (the pod's grace period is 30 s), by its own log's clock.
+wait "$operator_log_pid"
+logged_ms() { # PATTERN: the time of the log's first line matching it, in ms
+  local line
+  line=$(grep -m1 -- "$1" "$tmp/operator.log") || fail "the operator's log has no '$1': $(tail -5 "$tmp/operator.log")"
+  [[ $line =~ ^\[([0-9-]+\ [0-9:.]+)\] ]] || fail "no time in: $line"
+  date -d "${BASH_REMATCH[1]}" +%s%3N
+}
+stopping=$(logged_ms "stopping signal=15")
+released=$(logged_ms "stopped leading")
+stopped=$(logged_ms "operator stopped")
+((stopped - stopping <= 2000)) || fail "the operator ended $((stopped - stopping)) ms after SIGTERM: $(tail -8 "$tmp/operator.log")"
+pass "the operator, replaced by the upgrade, released its Lease after $((released - stopping)) ms and ended after $((stopped - stopping)) ms"
 placed=$(kubectl get deployment "$release" -n "$ns" -o jsonpath='{.spec.template.spec.nodeSelector}')
 [[ $placed == *'"kubernetes.io/hostname":"server-0"'* ]] ||
   fail "the upgrade with --set-json operator.nodeSelector left the selector at $placed"
