@@ -37,7 +37,11 @@ realnodes_prepare_host() {
   if [[ -f $realnodes_lock ]]; then
     owner=$(<"$realnodes_lock")
     if [[ $owner != "$dir" && -d $owner/realnodes ]]; then
-      die "real nodes of $owner are running (one real-node cluster per machine); stop them with BALLAST_TESTENV_DIR=$owner scripts/testenv-down"
+      if realnodes_owner_alive "$owner"; then
+        die "real nodes of $owner are running (one real-node cluster per machine); stop them with BALLAST_TESTENV_DIR=$owner scripts/testenv-down"
+      fi
+      echo "testenv-up: real nodes of $owner were left by a run that ended (none of its processes runs); cleaning up after it" >&2
+      stop_control_plane "$owner"
     fi
   fi
   echo "$dir" >"$realnodes_lock"
@@ -64,6 +68,25 @@ realnodes_prepare_host() {
   iptables -t raw -A BALLAST-TESTENV-DNS -s "$realnodes_host_ip" -p udp --sport 53 -j NOTRACK
   iptables -t raw -C PREROUTING -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I PREROUTING -j BALLAST-TESTENV-DNS
   iptables -t raw -C OUTPUT -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I OUTPUT -j BALLAST-TESTENV-DNS
+}
+
+# realnodes_owner_alive DIR: whether the control plane of DIR, which holds the
+# machine's lock, still runs. A lock written before the machine booted is
+# stale (the lock file lives on disk, and a machine restored from a disk image
+# keeps it); otherwise one of DIR's processes must run, or the lock must be
+# under two minutes old (its owner may be starting its API server).
+realnodes_owner_alive() {
+  local owner=$1 boot written pid
+  boot=$(awk '$1 == "btime" { print $2 }' /proc/stat)
+  written=$(stat -c %Y "$realnodes_lock" 2>/dev/null || echo 0)
+  ((written >= boot)) || return 1
+  for pid in $(grep -lsF "$owner/" /proc/[0-9]*/cmdline | cut -d/ -f3); do
+    [[ $pid == "$$" || $pid == "$BASHPID" ]] && continue
+    if readlink "/proc/$pid/exe" 2>/dev/null | grep -qE '/(ballast-kube|ballast-node-agent|containerd|kine|kueue)$'; then
+      return 0
+    fi
+  done
+  (($(date +%s) - written < 120))
 }
 
 # realnodes_node_ip INDEX: the address of node INDEX (from 1).
