@@ -168,7 +168,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
     return OnCheckReport(id, report, *results, {calc_seconds, cpu_seconds}, now);
   }
 
-  balance::Report event{id, now, {}, calc_seconds, report.position, report.idle};
+  balance::Report event{id, now, {}, calc_seconds, report.position, report.idle, {}};
   MergeCompleted(id, report, *results, {calc_seconds, cpu_seconds}, now, event);
   if (report.leaving) {
     // Hand in what it finished, then give back the rest of its lease.
@@ -374,7 +374,7 @@ protocol::ReplyMessage JobSession::OnCheckReport(WorkerId id, const protocol::Re
     return MessageOf(Reply{Reply::Kind::kContinue, *check, 0, {}});
   }
   workers_->at(id).holds_lease = false;
-  return Decide(id, balance::Report{id, now, {}, 0, 0, true});
+  return Decide(id, balance::Report{id, now, {}, 0, 0, true, {}});
 }
 
 }  // namespace ballast::coordinator

@@ -383,7 +383,9 @@ TEST(SimulateJobsCliTest, NamesTheThrottledBoardInItsJob) {
   ASSERT_EQ(jobs.size(), 6u);
   for (size_t k = 0; k < jobs.size(); ++k) {
     EXPECT_GT(jobs[k]["energy"]["joules"].get<double>(), 0);
-    if (k != 4) EXPECT_EQ(jobs[k]["slow"], "-") << jobs[k]["name"];
+    if (k != 4) {
+      EXPECT_EQ(jobs[k]["slow"], "-") << jobs[k]["name"];
+    }
   }
   EXPECT_EQ(jobs[4]["name"], "throttled");
   EXPECT_EQ(jobs[4]["slow"].get<std::string>().rfind("pi4b-b 0.", 0), 0u) << jobs[4]["slow"];

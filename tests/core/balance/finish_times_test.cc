@@ -175,7 +175,9 @@ TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
       const auto preceding = times.Preceding(id, now);
       const auto walked = walk.Preceding(id, now);
       ASSERT_EQ(preceding.has_value(), walked.has_value()) << "step " << step;
-      if (preceding) ASSERT_EQ(preceding->first, *walked) << "step " << step;
+      if (preceding) {
+        ASSERT_EQ(preceding->first, *walked) << "step " << step;
+      }
     }
     const auto earliest = times.Earliest();
     if (earliest) {

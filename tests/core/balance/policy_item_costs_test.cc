@@ -98,7 +98,7 @@ std::vector<Range> FirstLeases(const LeaseCase& c, const JobInfo& job) {
   EXPECT_TRUE(started.ok()) << started.ToString();
   std::vector<Range> leases;
   for (WorkerId id = 0; id < c.priors.size(); ++id) {
-    const Reply reply = policy->OnReport(Report{id, 0, {}, 0, 0, true});
+    const Reply reply = policy->OnReport(Report{id, 0, {}, 0, 0, true, {}});
     EXPECT_EQ(reply.kind, Reply::Kind::kLease) << "worker " << id;
     leases.push_back(reply.lease);
   }
@@ -152,8 +152,8 @@ TEST(PolicyItemCostsTest, ItemCostsReplaceTheDeclaredShape) {
   job.cost = CostShape::kLinear;
   auto policy = MakePolicy(testing_support::PolicyNamed("equal"));
   ASSERT_TRUE(policy->Start(job, 0).ok());
-  EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease, (Range{0, 1}));
-  EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease, (Range{1, 4}));
+  EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease, (Range{0, 1}));
+  EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease, (Range{1, 4}));
 }
 
 // A share ends where it is nearest its cost: costs 1, 1, 5, 1, 1, 1 split
@@ -164,8 +164,8 @@ TEST(PolicyItemCostsTest, AShareEndsAtTheItemBoundaryNearestItsCost) {
     SCOPED_TRACE(name);
     auto policy = MakePolicy(testing_support::PolicyNamed(name));
     ASSERT_TRUE(policy->Start(CostlyJob(6, {1, 1}, SharedCosts({1, 1, 5, 1, 1, 1})), 0).ok());
-    EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease, (Range{0, 3}));
-    EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease, (Range{3, 6}));
+    EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease, (Range{0, 3}));
+    EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease, (Range{3, 6}));
   }
   // Three shares of 10 over 1, 12, 1 x 17: the giant takes the first share
   // whole and over; the second is short of it (10 - 3), the third takes the rest.
@@ -173,9 +173,9 @@ TEST(PolicyItemCostsTest, AShareEndsAtTheItemBoundaryNearestItsCost) {
   costs.resize(19, 1.0);
   auto policy = MakePolicy(testing_support::PolicyNamed("equal"));
   ASSERT_TRUE(policy->Start(CostlyJob(19, {1, 1, 1}, SharedCosts(costs)), 0).ok());
-  EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease, (Range{0, 2}));
-  EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease, (Range{2, 9}));
-  EXPECT_EQ(policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease, (Range{9, 19}));
+  EXPECT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease, (Range{0, 2}));
+  EXPECT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease, (Range{2, 9}));
+  EXPECT_EQ(policy->OnReport(Report{2, 0, {}, 0, 0, true, {}}).lease, (Range{9, 19}));
 }
 
 // With per-item costs the shares are handed out fastest first, whatever the
@@ -190,9 +190,9 @@ TEST(PolicyItemCostsTest, TheFastestWorkersShareLeadsThePoolWhateverTheWorkersOr
     SCOPED_TRACE(name);
     auto policy = MakePolicy(testing_support::PolicyNamed(name));
     ASSERT_TRUE(policy->Start(CostlyJob(30, {1, 5, 5}, SharedCosts(costs)), 0).ok());
-    const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
-    const Range fast = policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease;
-    const Range next = policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease;
+    const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease;
+    const Range fast = policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease;
+    const Range next = policy->OnReport(Report{2, 0, {}, 0, 0, true, {}}).lease;
     EXPECT_EQ(fast.begin, 0u);
     EXPECT_GT(next.begin, fast.begin);
     EXPECT_GT(slow.begin, next.begin);
@@ -214,15 +214,15 @@ TEST(PolicyItemCostsTest, TheLargeItemsAtThePoolsFrontAreSpreadOverTheWorkers) {
     SCOPED_TRACE(name);
     auto policy = MakePolicy(testing_support::PolicyNamed(name));
     ASSERT_TRUE(policy->Start(CostlyJob(40, {1, 5, 5}, SharedCosts(costs)), 0).ok());
-    const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
-    const Range first = policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease;
-    const Range second = policy->OnReport(Report{2, 0, {}, 0, 0, true}).lease;
+    const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease;
+    const Range first = policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease;
+    const Range second = policy->OnReport(Report{2, 0, {}, 0, 0, true, {}}).lease;
     EXPECT_EQ(first, (Range{0, 1}));
     EXPECT_EQ(second, (Range{1, 2}));
     EXPECT_GE(slow.begin, 6u) << "the slow worker drew a large item";
     EXPECT_EQ(slow.end, 40u);
     // The first worker's next lease goes on from the third large item.
-    const Range next = policy->OnReport(Report{1, 1, {first}, 1, first.end, true}).lease;
+    const Range next = policy->OnReport(Report{1, 1, {first}, 1, first.end, true, {}}).lease;
     EXPECT_EQ(next.begin, 2u);
   }
 }
@@ -237,10 +237,10 @@ TEST(PolicyItemCostsTest, MmsReturnsEveryRangeSetAsideWhenItsStaticPhaseEnds) {
   costs.resize(40, 1.0);  // 74 in all
   auto policy = MakePolicy(testing_support::PolicyNamed("mms"));
   ASSERT_TRUE(policy->Start(CostlyJob(40, {1, 5, 5}, SharedCosts(costs)), 0).ok());
-  const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
+  const Range slow = policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease;
   ASSERT_GE(slow.begin, 4u) << "the slow worker drew a large item";
   // It finishes its share before the others ask: the static phase ends.
-  Reply reply = policy->OnReport(Report{0, 1, {slow}, 1, slow.end, true});
+  Reply reply = policy->OnReport(Report{0, 1, {slow}, 1, slow.end, true, {}});
   IntervalSet done;
   done.Add(slow);
   // Each worker in turn finishes what it holds and asks again, until every
@@ -253,7 +253,7 @@ TEST(PolicyItemCostsTest, MmsReturnsEveryRangeSetAsideWhenItsStaticPhaseEnds) {
       std::vector<Range> completed;
       if (!mine.empty()) completed.push_back(mine);
       const double now = 2 + round;
-      reply = policy->OnReport(Report{id, now, completed, 1, mine.end, true});
+      reply = policy->OnReport(Report{id, now, completed, 1, mine.end, true, {}});
       for (const Range& range : completed) {
         EXPECT_EQ(done.CountIn(range), 0u) << "computed twice: " << range.ToString();
         done.Add(range);
@@ -277,19 +277,19 @@ TEST(PolicyItemCostsTest, AdaptiveStealsALastItemWholeWhenThatEndsTheJobSooner) 
   auto policy = MakePolicy(testing_support::PolicyNamed(
       "adaptive", {{"slowStart", "off"}, {"rebalance", "off"}, {"backup", "off"}}));
   ASSERT_TRUE(policy->Start(CostlyJob(20, {1, 1}, SharedCosts(costs)), 0).ok());
-  const Range share0 = policy->OnReport(Report{0, 0, {}, 0, 0, true}).lease;
-  const Range share1 = policy->OnReport(Report{1, 0, {}, 0, 0, true}).lease;
+  const Range share0 = policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease;
+  const Range share1 = policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease;
   ASSERT_EQ(share0, (Range{0, 11}));
   ASSERT_EQ(share1, (Range{11, 20}));
-  policy->OnReport(Report{1, 1, {{11, 12}}, 1, 12, false});
-  policy->OnReport(Report{1, 7, {{12, 18}}, 6, 18, false});
-  policy->OnReport(Report{0, 3.75, {{0, 5}}, 3.75, 5, false});
+  policy->OnReport(Report{1, 1, {{11, 12}}, 1, 12, false, {}});
+  policy->OnReport(Report{1, 7, {{12, 18}}, 6, 18, false, {}});
+  policy->OnReport(Report{0, 3.75, {{0, 5}}, 3.75, 5, false, {}});
   (void)policy->TakeSignals();
-  const Reply stolen = policy->OnReport(Report{0, 7.5, {{5, 11}}, 3.75, 11, true});
+  const Reply stolen = policy->OnReport(Report{0, 7.5, {{5, 11}}, 3.75, 11, true, {}});
   ASSERT_EQ(stolen.kind, Reply::Kind::kLease) << "told to wait beside an item it would end sooner";
   EXPECT_EQ(stolen.lease, (Range{19, 20}));
   EXPECT_EQ(policy->TakeSignals(), std::vector<WorkerId>{1});
-  const Reply learned = policy->OnReport(Report{1, 7.6, {}, 0.6, 18, false});
+  const Reply learned = policy->OnReport(Report{1, 7.6, {}, 0.6, 18, false, {}});
   EXPECT_EQ(learned.lease.end, 19u);
 }
 
@@ -307,11 +307,15 @@ TEST(PolicyItemCostsTest, SpreadingStopsAfterABoundedNumberOfItems) {
                   .ok());
   IntervalSet leased;
   for (WorkerId id = 0; id < kWorkers; ++id) {
-    const Range lease = policy->OnReport(Report{id, 0, {}, 0, 0, true}).lease;
+    const Range lease = policy->OnReport(Report{id, 0, {}, 0, 0, true, {}}).lease;
     EXPECT_EQ(leased.CountIn(lease), 0u) << "leased twice: " << lease.ToString();
     leased.Add(lease);
-    if (id < 256) EXPECT_EQ(lease, (Range{id, id + 1})) << id;
-    if (id >= 256) EXPECT_EQ(lease.size(), 2u) << id;
+    if (id < 256) {
+      EXPECT_EQ(lease, (Range{id, id + 1})) << id;
+    }
+    if (id >= 256) {
+      EXPECT_EQ(lease.size(), 2u) << id;
+    }
   }
 }
 
@@ -325,7 +329,8 @@ TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
     auto policy = MakePolicy(testing_support::PolicyNamed(name));
     ASSERT_TRUE(policy->Start(CostlyJob(100, {1, 1}, SharedCosts(costs)), 0).ok());
     std::vector<Reply> held;
-    for (WorkerId id : {0u, 1u}) held.push_back(policy->OnReport(Report{id, 0, {}, 0, 0, true}));
+    for (WorkerId id : {0u, 1u})
+      held.push_back(policy->OnReport(Report{id, 0, {}, 0, 0, true, {}}));
     IntervalSet leased;
     for (double now = 1; now < 1000 && !policy->Finished(); ++now) {
       for (WorkerId id : {0u, 1u}) {
@@ -333,7 +338,7 @@ TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
         const Range lease = held[id].lease;
         EXPECT_EQ(leased.CountIn(lease), 0u) << "leased twice: " << lease.ToString();
         leased.Add(lease);
-        held[id] = policy->OnReport(Report{id, now, {lease}, 0.5, lease.end, true});
+        held[id] = policy->OnReport(Report{id, now, {lease}, 0.5, lease.end, true, {}});
       }
     }
     EXPECT_TRUE(policy->Finished());

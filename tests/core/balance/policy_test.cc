@@ -263,7 +263,7 @@ class Driver {
     Worker& w = workers_[id];
     switch (w.state) {
       case State::kAsking:
-        Send(id, Report{id, now_, {}, 0, 0, true});
+        Send(id, Report{id, now_, {}, 0, 0, true, {}});
         return;
       case State::kComputing:
         Compute(id);
@@ -337,14 +337,14 @@ class Driver {
 
   void FinishLease(WorkerId id) {
     Worker& w = workers_[id];
-    Report report{id, now_, {}, w.since_report * config_.calc_scale, w.lease.end, true};
+    Report report{id, now_, {}, w.since_report * config_.calc_scale, w.lease.end, true, {}};
     if (w.lease.end > w.reported) report.completed.push_back({w.reported, w.lease.end});
     Send(id, std::move(report));
   }
 
   void Progress(WorkerId id) {
     Worker& w = workers_[id];
-    Report report{id, now_, {}, w.since_report * config_.calc_scale, w.position, false};
+    Report report{id, now_, {}, w.since_report * config_.calc_scale, w.position, false, {}};
     if (w.position > w.reported) report.completed.push_back({w.reported, w.position});
     Send(id, std::move(report));
   }
@@ -524,7 +524,7 @@ class Driver {
     for (WorkerId id = 0; id < workers_.size(); ++id) {
       Worker& w = workers_[id];
       if (w.state == State::kDead || w.state == State::kDone) continue;
-      const Reply reply = policy_.OnReport(Report{id, now_, {}, 0, w.position, true});
+      const Reply reply = policy_.OnReport(Report{id, now_, {}, 0, w.position, true, {}});
       if (reply.kind != Reply::Kind::kDone) {
         Violation("worker " + std::to_string(id) + " got " + KindName(reply.kind) +
                   " after the job finished");
@@ -913,24 +913,24 @@ TEST(PolicyTest, ADrainedWorkersRestGoesToAWaitingWorkerAtOnce) {
     ASSERT_TRUE(policy->Start(Job(100, {1.0, 1.0}), 0).ok());
     // Worker 0 takes everything it can; worker 1 is given the rest or waits,
     // and is made to wait by computing its share.
-    Reply zero = policy->OnReport(Report{0, 0, {}, 0, 0, true});
+    Reply zero = policy->OnReport(Report{0, 0, {}, 0, 0, true, {}});
     ASSERT_EQ(KindName(zero.kind), KindName(Reply::Kind::kLease));
     Range lease = zero.lease;
-    Reply one = policy->OnReport(Report{1, 0, {}, 0, 0, true});
+    Reply one = policy->OnReport(Report{1, 0, {}, 0, 0, true, {}});
     for (double now = 1; one.kind == Reply::Kind::kLease && now < 1000; ++now) {
-      one = policy->OnReport(Report{1, now, {one.lease}, 1, one.lease.end, true});
+      one = policy->OnReport(Report{1, now, {one.lease}, 1, one.lease.end, true, {}});
     }
     ASSERT_EQ(KindName(one.kind), KindName(Reply::Kind::kWait));
     (void)policy->TakeSignals();
     // Worker 0 hands in its first item and is drained.
     const Reply progress = policy->OnReport(
-        Report{0, 1000, {{lease.begin, lease.begin + 1}}, 1, lease.begin + 1, false});
+        Report{0, 1000, {{lease.begin, lease.begin + 1}}, 1, lease.begin + 1, false, {}});
     lease.end = progress.kind == Reply::Kind::kContinue ? progress.lease.end : lease.end;
     policy->OnWorkerLost(0, 1000);
     const std::vector<WorkerId> signals = policy->TakeSignals();
     EXPECT_NE(std::find(signals.begin(), signals.end(), 1u), signals.end())
         << "the waiting worker was not told there is work";
-    const Reply rest = policy->OnReport(Report{1, 1000, {}, 0, 0, true});
+    const Reply rest = policy->OnReport(Report{1, 1000, {}, 0, 0, true, {}});
     ASSERT_EQ(KindName(rest.kind), KindName(Reply::Kind::kLease));
     EXPECT_EQ(rest.lease.begin, lease.begin + 1);
   }
@@ -982,15 +982,15 @@ TEST(PolicyTest, RandomElasticJobsFinishWithEveryItemAccounted) {
 // Hand-computed decisions of each policy, message by message.
 
 Reply Ask(Policy& policy, WorkerId worker, double now) {
-  return policy.OnReport(Report{worker, now, {}, 0, 0, true});
+  return policy.OnReport(Report{worker, now, {}, 0, 0, true, {}});
 }
 
 Reply Finish(Policy& policy, WorkerId worker, Range done, double now, double calc) {
-  return policy.OnReport(Report{worker, now, {done}, calc, done.end, true});
+  return policy.OnReport(Report{worker, now, {done}, calc, done.end, true, {}});
 }
 
 Reply Progress(Policy& policy, WorkerId worker, Range done, double now, double calc) {
-  return policy.OnReport(Report{worker, now, {done}, calc, done.end, false});
+  return policy.OnReport(Report{worker, now, {done}, calc, done.end, false, {}});
 }
 
 void ExpectLease(const Reply& reply, Range lease) {
@@ -1102,7 +1102,7 @@ TEST(PolicyTest, ALeaseHandedBackUnfinishedWakesTheWaitingWorkers) {
   EXPECT_EQ(KindName(Finish(*policy, 0, {0, 50}, 5, 5).kind), "kWait");
   EXPECT_TRUE(policy->TakeSignals().empty());
   // Worker 1 ran to its end, but only [50, 60) of it could be merged.
-  const Reply reply = policy->OnReport(Report{1, 6, {{50, 60}}, 6, 100, false});
+  const Reply reply = policy->OnReport(Report{1, 6, {{50, 60}}, 6, 100, false, {}});
   ASSERT_EQ(KindName(reply.kind), "kLease");
   EXPECT_EQ(reply.lease.begin, 60u);
   ASSERT_LT(reply.lease.end, 100u) << "sized for both: the rest stays in the pool";
@@ -1165,10 +1165,10 @@ bool PlayOut(Policy& policy, std::vector<PlayerState> players, double now) {
         anyone = true;
         const uint64_t next = p.lease.begin + 1;
         Reply reply = policy.OnReport(
-            Report{id, now, {{p.lease.begin, next}}, 0.5, next, next == p.lease.end});
+            Report{id, now, {{p.lease.begin, next}}, 0.5, next, next == p.lease.end, {}});
         if (reply.kind == Reply::Kind::kContinue) {
           const uint64_t end = std::max(reply.lease.end, next);
-          reply = policy.OnReport(Report{id, now + 0.25, {{next, end}}, 0.25, end, true});
+          reply = policy.OnReport(Report{id, now + 0.25, {{next, end}}, 0.25, end, true, {}});
         }
         apply(id, reply);
       }
@@ -1238,7 +1238,7 @@ TEST(PolicyTest, AnIdleReportThatCrossedALeaseDoesNotLoseIt) {
   const Reply crossed = Progress(*policy, 1, {56, 60}, 7, 1);
   ASSERT_EQ(KindName(crossed.kind), "kLease") << "precondition of this sequence";
   // ...but worker 1 had begun item 60 and reports it before that reply arrives.
-  const Reply latest = policy->OnReport(Report{1, 7.5, {{60, 61}}, 0.5, 61, true});
+  const Reply latest = policy->OnReport(Report{1, 7.5, {{60, 61}}, 0.5, 61, true, {}});
   std::vector<PlayerState> players(2);
   players[0].lease = {61, 100};  // worker 0 goes on with its lease
   players[1].lease = latest.kind == Reply::Kind::kLease ? latest.lease : Range{};
@@ -1725,7 +1725,7 @@ TEST(PolicyTest, AdaptiveDoesNotCountFailedItemsTowardASpeed) {
   ExpectLease(Ask(*policy, 0, 0), {0, 50});
   ExpectLease(Ask(*policy, 1, 0), {50, 100});
   Progress(*policy, 1, {50, 51}, 1, 1);
-  Report report{0, 5, {{0, 50}}, 5, 50, true};
+  Report report{0, 5, {{0, 50}}, 5, 50, true, {}};
   report.failed = {{10, 40}};
   const Reply reply = policy->OnReport(report);
   EXPECT_EQ(KindName(reply.kind), "kLease");

@@ -92,8 +92,8 @@ TEST(ResultTest, AdjacentFailuresWithTheSameEndingJoin) {
   ASSERT_TRUE(r.Merge(Result::ExecFailed({0, 5}, 1, 3)).ok());
   ASSERT_TRUE(r.Merge(Result::ExecFailed({8, 9}, 2, 3)).ok());
   ASSERT_EQ(r.exec().failures.size(), 2u);
-  EXPECT_EQ(r.exec().failures[0], (ExecFailure{{0, 8}, 1, 3, ""}));
-  EXPECT_EQ(r.exec().failures[1], (ExecFailure{{8, 9}, 2, 3, ""}));
+  EXPECT_EQ(r.exec().failures[0], (ExecFailure{{0, 8}, 1, 3, "", ""}));
+  EXPECT_EQ(r.exec().failures[1], (ExecFailure{{8, 9}, 2, 3, "", ""}));
   EXPECT_EQ(r.Summary(),
             "0 items succeeded, 9 failed: [0, 8) exit 1 after 3 attempts; [8, 9) exit 2 after 3 "
             "attempts");

@@ -124,7 +124,7 @@ TEST_F(ExecKernelTest, ARangeThatFailsIsNarrowedToTheItemThatFailsAlone) {
       1000, false, 2);
   const Result result = Run(spec, {0, 1000});
   EXPECT_EQ(result.exec().succeeded, 999u);
-  EXPECT_EQ(result.exec().failures, (std::vector<ExecFailure>{{{700, 701}, 4, 3, ""}}));
+  EXPECT_EQ(result.exec().failures, (std::vector<ExecFailure>{{{700, 701}, 4, 3, "", ""}}));
   // 1 run of the range, 2 runs a halving (10 of them), 3 of the item.
   EXPECT_EQ(Lines("runs").size(), 1u + 2 * 9 + 1 + 3);
   // Two bad items, far apart, are both found.
@@ -132,7 +132,7 @@ TEST_F(ExecKernelTest, ARangeThatFailsIsNarrowedToTheItemThatFailsAlone) {
          [ "$BALLAST_START" -le $i ] && [ "$BALLAST_END" -gt $i ] && exit 5; done; exit 0)",
                                 1000, false, 0);
   EXPECT_EQ(Run(two, {0, 1000}).exec().failures,
-            (std::vector<ExecFailure>{{{3, 4}, 5, 1, ""}, {{998, 999}, 5, 1, ""}}));
+            (std::vector<ExecFailure>{{{3, 4}, 5, 1, "", ""}, {{998, 999}, 5, 1, "", ""}}));
 }
 
 // A command that fails for every item is not run once per item: the
@@ -210,9 +210,9 @@ TEST_F(ExecKernelTest, PerItemFailuresAreReportedPerItemAndJoined) {
       Exec(R"(case $BALLAST_ITEM in 2|3|6) exit $((10 + BALLAST_ITEM % 2));; esac)", 8, true, 0);
   const Result result = Run(spec, {0, 8});
   EXPECT_EQ(result.exec().succeeded, 5u);
-  EXPECT_EQ(
-      result.exec().failures,
-      (std::vector<ExecFailure>{{{2, 3}, 10, 1, ""}, {{3, 4}, 11, 1, ""}, {{6, 7}, 10, 1, ""}}));
+  EXPECT_EQ(result.exec().failures,
+            (std::vector<ExecFailure>{
+                {{2, 3}, 10, 1, "", ""}, {{3, 4}, 11, 1, "", ""}, {{6, 7}, 10, 1, "", ""}}));
   // The same items, split and threaded differently, give the same result.
   std::mt19937_64 random(testing::PrintedSeed("PerItemFailuresAreReportedPerItemAndJoined"));
   auto kernel = MakeKernel(spec);
@@ -441,9 +441,9 @@ TEST_F(ExecKernelTest, RunDirectoriesOfWorkersThatAreGoneAreRemoved) {
   const pid_t gone = fork();
   if (gone == 0) _exit(0);
   waitpid(gone, nullptr, 0);
-  for (const std::string name : {"ballast-run-" + std::to_string(gone) + "-abc123",
-                                 "ballast-run-" + std::to_string(getpid()) + "-def456",
-                                 std::string("ballast-run-x-1"), std::string("other")}) {
+  for (const std::string& name : {"ballast-run-" + std::to_string(gone) + "-abc123",
+                                  "ballast-run-" + std::to_string(getpid()) + "-def456",
+                                  std::string("ballast-run-x-1"), std::string("other")}) {
     std::filesystem::create_directories(tmp / name);
     std::ofstream(tmp / name / "items") << "a\n";
   }
@@ -471,13 +471,17 @@ TEST_F(ExecKernelTest, RunDirectoriesOfOtherUsersAndLinksAreNeverRemoved) {
   std::filesystem::create_directories(tmp / (stale + "-theirs"));
   std::ofstream(tmp / (stale + "-theirs") / "items") << "a\n";
   const bool root = geteuid() == 0;
-  if (root) ASSERT_EQ(chown((tmp / (stale + "-theirs")).c_str(), 65534, 65534), 0);
+  if (root) {
+    ASSERT_EQ(chown((tmp / (stale + "-theirs")).c_str(), 65534, 65534), 0);
+  }
   std::filesystem::create_directories(tmp / (stale + "-mine"));
   EXPECT_EQ(RemoveStaleRunDirs(tmp.string()), root ? 1u : 2u);
   EXPECT_FALSE(std::filesystem::exists(tmp / (stale + "-mine")));
   EXPECT_TRUE(std::filesystem::is_symlink(tmp / (stale + "-link"))) << "the link stays";
   EXPECT_TRUE(std::filesystem::exists(tmp / "precious" / "data")) << "and what it leads to";
-  if (root) EXPECT_TRUE(std::filesystem::exists(tmp / (stale + "-theirs") / "items"));
+  if (root) {
+    EXPECT_TRUE(std::filesystem::exists(tmp / (stale + "-theirs") / "items"));
+  }
 }
 
 // A process the command leaves running that escapes its group (a session of
