@@ -29,9 +29,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <primesieve.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/common/stats.h"
@@ -234,6 +236,53 @@ nlohmann::json BallastRun(const std::string& ballast, const std::string& job,
   return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
 }
 
+// The job (the sieve below --limit, no checksum, adaptive) and the cluster
+// (--threads nodes of speed 1) of the end-to-end runs, written in `dir`: the
+// paths of the two files.
+std::pair<std::string, std::string> WriteEndToEndInputs(const Options& options,
+                                                        const std::filesystem::path& dir) {
+  const std::string job = (dir / "job.yaml").string();
+  const std::string cluster = (dir / "cluster.yaml").string();
+  std::ofstream(job) << fmt::format(
+      "workload:\n  primes: {{limit: {}, method: sieve, checksum: false}}\npolicy: adaptive\n",
+      options.limit);
+  std::ofstream nodes(cluster);
+  nodes << "nodes:\n";
+  for (int t = 0; t < options.threads; ++t) {
+    nodes << fmt::format("  - {{name: core-{}, speed: 1, labels: {{}}}}\n", t);
+  }
+  return {job, cluster};
+}
+
+// What --end-to-end-runs turns of the library and of `ballast run` measured.
+struct EndToEndSamples {
+  std::vector<double> library, makespan, work;  // seconds, one per turn
+  uint64_t count = 0;                           // the library's π
+  bool same = true;                             // every run's count is the library's
+};
+
+// The library and `ballast run` of `job` on `cluster`, by turns; nullopt
+// (said on stdout) when a run failed.
+std::optional<EndToEndSamples> RunByTurns(const Options& options, const std::string& ballast,
+                                          const std::string& job, const std::string& cluster) {
+  EndToEndSamples samples;
+  for (int r = 0; r < options.end_to_end_runs; ++r) {
+    primesieve::set_num_threads(options.threads);
+    const auto start = Clock::now();
+    samples.count = primesieve::count_primes(0, options.limit - 1);
+    samples.library.push_back(Seconds(start));
+    const nlohmann::json run = BallastRun(ballast, job, cluster);
+    if (!run.is_object()) {
+      fmt::print("  ballast run failed: {} run {} --cluster {}\n\n", ballast, job, cluster);
+      return std::nullopt;
+    }
+    samples.makespan.push_back(run.value("makespan_s", 0.0));
+    samples.work.push_back(run.value("work_s", 0.0));
+    samples.same &= run["result"]["primes"].value("count", uint64_t{0}) == samples.count;
+  }
+  return samples;
+}
+
 void EndToEndBench(const Options& options, const std::string& program) {
   namespace fs = std::filesystem;
   const std::string ballast = options.ballast.empty()
@@ -247,46 +296,21 @@ void EndToEndBench(const Options& options, const std::string& program) {
   }
   const fs::path dir = fs::temp_directory_path() / fmt::format("ballast-e2e-{}", getpid());
   fs::create_directories(dir);
-  const std::string job = (dir / "job.yaml").string();
-  const std::string cluster = (dir / "cluster.yaml").string();
-  std::ofstream(job) << fmt::format(
-      "workload:\n  primes: {{limit: {}, method: sieve, checksum: false}}\npolicy: adaptive\n",
-      options.limit);
-  std::ofstream nodes(cluster);
-  nodes << "nodes:\n";
-  for (int t = 0; t < options.threads; ++t) {
-    nodes << fmt::format("  - {{name: core-{}, speed: 1, labels: {{}}}}\n", t);
-  }
-  nodes.close();
-
-  std::vector<double> library, makespan, work;
-  uint64_t count = 0;
-  bool same = true;
-  for (int r = 0; r < options.end_to_end_runs; ++r) {
-    primesieve::set_num_threads(options.threads);
-    const auto start = Clock::now();
-    count = primesieve::count_primes(0, options.limit - 1);
-    library.push_back(Seconds(start));
-    const nlohmann::json run = BallastRun(ballast, job, cluster);
-    if (!run.is_object()) {
-      fmt::print("  ballast run failed: {} run {} --cluster {}\n\n", ballast, job, cluster);
-      fs::remove_all(dir);
-      return;
-    }
-    makespan.push_back(run.value("makespan_s", 0.0));
-    work.push_back(run.value("work_s", 0.0));
-    same &= run["result"]["primes"].value("count", uint64_t{0}) == count;
-  }
+  const auto [job, cluster] = WriteEndToEndInputs(options, dir);
+  const std::optional<EndToEndSamples> samples = RunByTurns(options, ballast, job, cluster);
   fs::remove_all(dir);
-  const double lib = Median(library);
+  if (!samples) return;
+  const double lib = Median(samples->library);
+  const double makespan = Median(samples->makespan);
+  const double work = Median(samples->work);
   fmt::print("  {:<46} {:>8} {:>7}\n", "", "wall s", "ratio");
   fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "primesieve::count_primes (library)", lib, 1.0);
-  fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "ballast run, adaptive (makespan)", Median(makespan),
-             Median(makespan) / lib);
+  fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "ballast run, adaptive (makespan)", makespan,
+             makespan / lib);
   fmt::print("  {:<46} {:>8.3f} {:>7.3f}\n", "  its workers' CPU seconds / cores",
-             Median(work) / options.threads, Median(work) / options.threads / lib);
+             work / options.threads, work / options.threads / lib);
   fmt::print("  target: within 1.10 of the library; medians of {} runs by turns; π = {}{}\n\n",
-             options.end_to_end_runs, count, same ? "" : "  COUNTS DIFFER");
+             options.end_to_end_runs, samples->count, samples->same ? "" : "  COUNTS DIFFER");
 }
 
 }  // namespace

@@ -218,9 +218,8 @@ StatusOr<std::shared_ptr<history::HistorySource>> HistorySourceFrom(const Operat
       std::make_shared<runtime::ConfigMapHistory>(client, ns, name));
 }
 
-// The operator's options from the flags; Invalid naming the flag that is wrong.
-StatusOr<runtime::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
-  runtime::OperatorOptions options;
+// The probes' address and stall bound.
+Status HealthOptionsFrom(const OperatorFlags& flags, runtime::OperatorOptions& options) {
   if (!flags.health_listen.empty()) {
     BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.health_listen, "--health-listen",
                                           &options.health_address, &options.health_port));
@@ -232,11 +231,25 @@ StatusOr<runtime::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   }
   options.health_stall_bound =
       std::chrono::milliseconds(static_cast<int64_t>(flags.health_stall_s * 1000));
-  BALLAST_RETURN_IF_ERROR(OwnPodFrom(flags, options));
-  BALLAST_RETURN_IF_ERROR(WorkerOptionsFrom(flags, options));
-  BALLAST_RETURN_IF_ERROR(HistoryOptionsFrom(flags, options));
+  return Status::Ok();
+}
+
+// Where the coordinator listens, and the URL the worker pods reach it at.
+Status CoordinatorOptionsFrom(const OperatorFlags& flags, runtime::OperatorOptions& options) {
   BALLAST_RETURN_IF_ERROR(SplitHostPort(flags.coordinator_listen, "--coordinator-listen",
                                         &options.coordinator_address, &options.coordinator_port));
+  options.reconciler.decide.pods.coordinator_url =
+      flags.coordinator_url.empty()
+          ? fmt::format(
+                "http://{}:{}",
+                options.coordinator_address == "0.0.0.0" ? Hostname() : options.coordinator_address,
+                options.coordinator_port)
+          : flags.coordinator_url;
+  return Status::Ok();
+}
+
+// How often a running job's status is written.
+Status PacingOptionsFrom(const OperatorFlags& flags, runtime::OperatorOptions& options) {
   if (!(flags.status_interval_s > 0 && flags.status_interval_s <= 3600)) {
     return Status::Invalid(fmt::format("--status-interval {}: expected seconds in (0, 3600]",
                                        flags.status_interval_s));
@@ -249,6 +262,25 @@ StatusOr<runtime::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
     return Status::Invalid(fmt::format("--progress-step {}: expected percentage points in (0, 100]",
                                        flags.progress_step));
   }
+  options.reconciler.decide.pacing.status_interval =
+      std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
+  // Progress is never written more often than any other change.
+  options.reconciler.decide.pacing.progress_interval = std::chrono::milliseconds(
+      static_cast<int64_t>(std::max(flags.progress_interval_s, flags.status_interval_s) * 1000));
+  options.reconciler.decide.pacing.progress_step = flags.progress_step;
+  return Status::Ok();
+}
+
+// The operator's options from the flags, part by part, each checked in the
+// order the parts are listed; Invalid naming the flag that is wrong.
+StatusOr<runtime::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
+  runtime::OperatorOptions options;
+  BALLAST_RETURN_IF_ERROR(HealthOptionsFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(OwnPodFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(WorkerOptionsFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(HistoryOptionsFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(CoordinatorOptionsFrom(flags, options));
+  BALLAST_RETURN_IF_ERROR(PacingOptionsFrom(flags, options));
   options.watch_namespace = flags.watch_namespace;
   options.workers = flags.workers;
   options.identity = flags.identity.empty() ? Hostname() : flags.identity;
@@ -258,19 +290,6 @@ StatusOr<runtime::OperatorOptions> OptionsFrom(const OperatorFlags& flags) {
   options.lease_name = flags.lease_name;
   options.reconciler.decide.pods.default_image = flags.worker_image;
   options.reconciler.decide.pods.metrics_port = flags.worker_metrics_port;
-  options.reconciler.decide.pods.coordinator_url =
-      flags.coordinator_url.empty()
-          ? fmt::format(
-                "http://{}:{}",
-                options.coordinator_address == "0.0.0.0" ? Hostname() : options.coordinator_address,
-                options.coordinator_port)
-          : flags.coordinator_url;
-  options.reconciler.decide.pacing.status_interval =
-      std::chrono::milliseconds(static_cast<int64_t>(flags.status_interval_s * 1000));
-  // Progress is never written more often than any other change.
-  options.reconciler.decide.pacing.progress_interval = std::chrono::milliseconds(
-      static_cast<int64_t>(std::max(flags.progress_interval_s, flags.status_interval_s) * 1000));
-  options.reconciler.decide.pacing.progress_step = flags.progress_step;
   return options;
 }
 

@@ -97,7 +97,7 @@ class AdaptivePolicy : public AdaptiveTail {
     LearnStartCost(options.learn_costs);
   }
 
-  std::string_view name() const override { return "adaptive"; }
+  std::string_view name() const override { return AdaptiveOptions::kName; }
 
  protected:
   // Step 1: the reserved shares in proportion to the priors, hedged.

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string_view>
 
 #include "core/balance/policies.h"
 #include "core/balance/policy_base.h"
@@ -24,8 +25,9 @@ enum class ChunkRule { kFixed, kGuided, kFactoring };
 
 class ChunkPolicy : public PolicyBase {
  public:
-  ChunkPolicy(std::string name, ChunkRule rule, double chunk)
-      : name_(std::move(name)), rule_(rule), chunk_(chunk) {}
+  // `name`: the options type's kName, a constant.
+  ChunkPolicy(std::string_view name, ChunkRule rule, double chunk)
+      : name_(name), rule_(rule), chunk_(chunk) {}
 
   std::string_view name() const override { return name_; }
 
@@ -70,7 +72,7 @@ class ChunkPolicy : public PolicyBase {
   // An amount of items is whole (rounded up); an amount of cost is not.
   static double Whole(double amount, bool by_cost) { return by_cost ? amount : std::ceil(amount); }
 
-  std::string name_;
+  std::string_view name_;
   ChunkRule rule_;
   double chunk_;  // items, or with per-item costs, cost
   size_t batch_left_ = 0;
@@ -80,17 +82,17 @@ class ChunkPolicy : public PolicyBase {
 }  // namespace
 
 std::unique_ptr<Policy> MakePolicyOf(const SelfSchedOptions& options) {
-  return std::make_unique<ChunkPolicy>("selfsched", ChunkRule::kFixed,
+  return std::make_unique<ChunkPolicy>(SelfSchedOptions::kName, ChunkRule::kFixed,
                                        static_cast<double>(options.chunk));
 }
 
 std::unique_ptr<Policy> MakePolicyOf(const GuidedOptions& options) {
-  return std::make_unique<ChunkPolicy>("guided", ChunkRule::kGuided,
+  return std::make_unique<ChunkPolicy>(GuidedOptions::kName, ChunkRule::kGuided,
                                        static_cast<double>(options.min_chunk));
 }
 
 std::unique_ptr<Policy> MakePolicyOf(const FactoringOptions& options) {
-  return std::make_unique<ChunkPolicy>("factoring", ChunkRule::kFactoring,
+  return std::make_unique<ChunkPolicy>(FactoringOptions::kName, ChunkRule::kFactoring,
                                        static_cast<double>(options.min_chunk));
 }
 

@@ -25,7 +25,7 @@ class MmsPolicy : public PolicyBase {
  public:
   explicit MmsPolicy(double chunk) : chunk_(chunk) {}
 
-  std::string_view name() const override { return "mms"; }
+  std::string_view name() const override { return MmsOptions::kName; }
 
  protected:
   void Plan(double /*now*/) override {

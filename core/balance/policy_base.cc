@@ -89,19 +89,8 @@ Reply PolicyBase::OnReport(const Report& report) {
 }
 
 Reply PolicyBase::Decide(const Report& report) {
+  Absorb(report);
   WorkerState& worker = workers_.at(report.worker);
-  const double elapsed = report.now - worker.last_contact;
-  for (const Range& range : report.completed) {
-    const Range clipped{range.begin, std::min(range.end, job_.items)};
-    const uint64_t fresh = items_.Finish(clipped);
-    stats_.duplicate_items += clipped.size() - fresh;
-    stats_.completed_items += fresh;
-  }
-  if (learning_) Learn(report, elapsed);
-  Observe(report, elapsed);
-  worker.last_contact = report.now;
-  worker.waiting = false;
-
   if (Finished()) {
     worker.done = true;
     worker.lease = {};
@@ -115,19 +104,43 @@ Reply PolicyBase::Decide(const Report& report) {
       return Reply{Reply::Kind::kContinue, {report.position, report.position}, 0, {}};
   }
   if (!report.idle && !worker.lease.empty()) {
-    worker.position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
-    if (worker.position < worker.lease.end) {
-      if (auto own = AfterProgress(report.worker, report.now)) {
-        if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
-          ReleaseToPool(report.worker, Cut(report.worker, worker.position));
-          worker.lease = {};
-          if (own->kind == Reply::Kind::kWait) MarkWaiting(report.worker);
-        }
-        return *own;
-      }
-      return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s, {}};
-    }
+    if (auto reply = ContinueLease(report)) return *reply;
   }
+  return Reassign(report);
+}
+
+void PolicyBase::Absorb(const Report& report) {
+  WorkerState& worker = workers_.at(report.worker);
+  const double elapsed = report.now - worker.last_contact;
+  for (const Range& range : report.completed) {
+    const Range clipped{range.begin, std::min(range.end, job_.items)};
+    const uint64_t fresh = items_.Finish(clipped);
+    stats_.duplicate_items += clipped.size() - fresh;
+    stats_.completed_items += fresh;
+  }
+  if (learning_) Learn(report, elapsed);
+  Observe(report, elapsed);
+  worker.last_contact = report.now;
+  worker.waiting = false;
+}
+
+std::optional<Reply> PolicyBase::ContinueLease(const Report& report) {
+  WorkerState& worker = workers_.at(report.worker);
+  worker.position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
+  if (worker.position >= worker.lease.end) return std::nullopt;
+  if (auto own = AfterProgress(report.worker, report.now)) {
+    if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
+      ReleaseToPool(report.worker, Cut(report.worker, worker.position));
+      worker.lease = {};
+      if (own->kind == Reply::Kind::kWait) MarkWaiting(report.worker);
+    }
+    return *own;
+  }
+  return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s, {}};
+}
+
+Reply PolicyBase::Reassign(const Report& report) {
+  WorkerState& worker = workers_.at(report.worker);
   // An idle worker holds nothing: whatever of its lease it did not report
   // finished (a lease it never received, an answer that crossed its ask, a
   // range it handed in too late) goes back to the pool, so no item is lost.

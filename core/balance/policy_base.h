@@ -168,8 +168,19 @@ class PolicyBase : public Policy {
 
   // Sets the worker waiting, and lists it for WakeWaiting.
   void MarkWaiting(WorkerId id);
-  // Decides the reply to a report (OnReport adds the prefetch news).
+  // Decides the reply to a report (OnReport adds the prefetch news), in
+  // three steps: Absorb, then ContinueLease or Reassign.
   Reply Decide(const Report& report);
+  // Takes in what the report says: its finished items, its cost sample and
+  // speed, the moment of contact (the worker no longer waits).
+  void Absorb(const Report& report);
+  // The reply to a worker that computes within its lease and has not reached
+  // its end: go on, or what AfterProgress decides (its lease's rest given back
+  // when told to wait or stop); nullopt once it is at its lease's end.
+  std::optional<Reply> ContinueLease(const Report& report);
+  // The reply to a worker that asks for work: what it holds goes back to the
+  // pool, then Assign.
+  Reply Reassign(const Report& report);
   // Records the report's finished items as a cost sample and, when the fit
   // moved far enough, switches the cost model to its start cost.
   void Learn(const Report& report, double elapsed);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -70,7 +72,7 @@ StatusOr<AdaptiveOptions> ReadAdaptive(const json& node, std::string_view path) 
 }
 
 // Each policy's options from `node`, whose keys have been checked against
-// the policy's (Entry::options).
+// the policy's (Written::kKeys).
 StatusOr<EqualOptions> ReadEqual(const json&, std::string_view) { return EqualOptions{}; }
 
 StatusOr<WeightedOptions> ReadWeighted(const json&, std::string_view) { return WeightedOptions{}; }
@@ -95,6 +97,50 @@ StatusOr<MmsOptions> ReadMms(const json& node, std::string_view path) {
   return MmsOptions{chunk};
 }
 
+// How a policy's options are written: the keys its object may give besides
+// name and label, and their reader. One specialisation per options type; a
+// type of PolicyOptions without one does not compile.
+template <typename Options>
+struct Written;
+
+template <>
+struct Written<EqualOptions> {
+  static constexpr std::array<std::string_view, 0> kKeys = {};
+  static constexpr auto kRead = ReadEqual;
+};
+template <>
+struct Written<WeightedOptions> {
+  static constexpr std::array<std::string_view, 0> kKeys = {};
+  static constexpr auto kRead = ReadWeighted;
+};
+template <>
+struct Written<SelfSchedOptions> {
+  static constexpr std::array<std::string_view, 1> kKeys = {"chunk"};
+  static constexpr auto kRead = ReadSelfSched;
+};
+template <>
+struct Written<GuidedOptions> {
+  static constexpr std::array<std::string_view, 1> kKeys = {"minChunk"};
+  static constexpr auto kRead = ReadGuided;
+};
+template <>
+struct Written<FactoringOptions> {
+  static constexpr std::array<std::string_view, 1> kKeys = {"minChunk"};
+  static constexpr auto kRead = ReadFactoring;
+};
+template <>
+struct Written<MmsOptions> {
+  static constexpr std::array<std::string_view, 1> kKeys = {"chunk"};
+  static constexpr auto kRead = ReadMms;
+};
+template <>
+struct Written<AdaptiveOptions> {
+  static constexpr std::array<std::string_view, 9> kKeys = {
+      "compensation", "stealing", "rebalance",  "slowStart",       "prefetch",
+      "backup",       "hedge",    "learnCosts", "minReportSeconds"};
+  static constexpr auto kRead = ReadAdaptive;
+};
+
 // A reader of one policy's options, as the variant.
 using OptionsReader = StatusOr<PolicyOptions> (*)(const json& node, std::string_view path);
 
@@ -110,24 +156,42 @@ struct Entry {
   OptionsReader read;
 };
 
-// In PolicyOptions' order: the variant's index is the entry's (PolicySpec::name).
+template <typename Options>
+Entry EntryOf() {
+  using Form = Written<Options>;
+  return {std::string(Options::kName),
+          {Form::kKeys.begin(), Form::kKeys.end()},
+          AsPolicyOptions<Form::kRead>};
+}
+
+// Every policy, in PolicyOptions' order: each entry made from its type, so
+// the table cannot drift from the variant.
 using Registry = std::array<Entry, std::variant_size_v<PolicyOptions>>;
 
+template <size_t... I>
+Registry MakeRegistry(std::index_sequence<I...>) {
+  return {EntryOf<std::variant_alternative_t<I, PolicyOptions>>()...};
+}
+
 const Registry& Policies() {
-  static const Registry registry = {{
-      {"equal", {}, AsPolicyOptions<ReadEqual>},
-      {"weighted", {}, AsPolicyOptions<ReadWeighted>},
-      {"selfsched", {"chunk"}, AsPolicyOptions<ReadSelfSched>},
-      {"guided", {"minChunk"}, AsPolicyOptions<ReadGuided>},
-      {"factoring", {"minChunk"}, AsPolicyOptions<ReadFactoring>},
-      {"mms", {"chunk"}, AsPolicyOptions<ReadMms>},
-      {"adaptive",
-       {"compensation", "stealing", "rebalance", "slowStart", "prefetch", "backup", "hedge",
-        "learnCosts", "minReportSeconds"},
-       AsPolicyOptions<ReadAdaptive>},
-  }};
+  static const Registry registry =
+      MakeRegistry(std::make_index_sequence<std::variant_size_v<PolicyOptions>>());
   return registry;
 }
+
+// True when no two alternatives of the variant share a name.
+template <typename... Options>
+constexpr bool NamesAreDistinct(const std::variant<Options...>*) {
+  const std::array<std::string_view, sizeof...(Options)> names = {Options::kName...};
+  for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t j = i + 1; j < names.size(); ++j) {
+      if (names[i] == names[j]) return false;
+    }
+  }
+  return true;
+}
+static_assert(NamesAreDistinct(static_cast<const PolicyOptions*>(nullptr)),
+              "each policy's options type has a name of its own");
 
 // The policy named `name`, or nullptr.
 const Entry* Named(std::string_view name) {
@@ -139,7 +203,11 @@ const Entry* Named(std::string_view name) {
 
 }  // namespace
 
-std::string PolicySpec::name() const { return Policies()[options.index()].name; }
+std::string PolicySpec::name() const {
+  return std::visit(
+      [](const auto& options) { return std::string(std::decay_t<decltype(options)>::kName); },
+      options);
+}
 
 const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> names = [] {

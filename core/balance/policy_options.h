@@ -24,16 +24,19 @@
 
 namespace ballast::balance {
 
-// Each options type says the order the policy deals a job's listed items in
-// when the job leaves it to the policy (kItemOrder; item_order.h,
-// PolicyItemOrder, says why each).
+// Each options type names its policy (kName: as a user writes it, in
+// results and in messages) and says the order the policy deals a job's
+// listed items in when the job leaves it to the policy (kItemOrder;
+// item_order.h, PolicyItemOrder, says why each).
 //
 // equal: N/P of the job's cost each; weighted: cost in proportion to the weights.
 struct EqualOptions {
+  static constexpr std::string_view kName = "equal";
   static constexpr ItemOrder kItemOrder = ItemOrder::kListed;
   bool operator==(const EqualOptions&) const = default;
 };
 struct WeightedOptions {
+  static constexpr std::string_view kName = "weighted";
   static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   bool operator==(const WeightedOptions&) const = default;
 };
@@ -42,29 +45,34 @@ struct WeightedOptions {
 // items, and holds at least one item).
 // selfsched: a fixed chunk per request; 0: the policy picks one.
 struct SelfSchedOptions {
+  static constexpr std::string_view kName = "selfsched";
   static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   uint64_t chunk = 0;
   bool operator==(const SelfSchedOptions&) const = default;
 };
 // guided and factoring: no chunk below min_chunk.
 struct GuidedOptions {
+  static constexpr std::string_view kName = "guided";
   static constexpr ItemOrder kItemOrder = ItemOrder::kListed;
   uint64_t min_chunk = 1;
   bool operator==(const GuidedOptions&) const = default;
 };
 struct FactoringOptions {
+  static constexpr std::string_view kName = "factoring";
   static constexpr ItemOrder kItemOrder = ItemOrder::kListed;
   uint64_t min_chunk = 1;
   bool operator==(const FactoringOptions&) const = default;
 };
 // mms: the tail's chunk; 0: the policy picks one.
 struct MmsOptions {
+  static constexpr std::string_view kName = "mms";
   static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   uint64_t chunk = 0;
   bool operator==(const MmsOptions&) const = default;
 };
 // adaptive: each part of the policy can be turned off (docs/simulator.md).
 struct AdaptiveOptions {
+  static constexpr std::string_view kName = "adaptive";
   static constexpr ItemOrder kItemOrder = ItemOrder::kLargestFirst;
   bool compensation = true;  // Method 3 (written `compensation: method3`, or `none`)
   bool stealing = true;
@@ -81,7 +89,8 @@ struct AdaptiveOptions {
   bool operator==(const AdaptiveOptions&) const = default;
 };
 
-// One alternative per policy, in the order PolicyNames() lists them.
+// One alternative per policy, in the order they are documented (and
+// PolicyNames() lists them).
 using PolicyOptions = std::variant<EqualOptions, WeightedOptions, SelfSchedOptions, GuidedOptions,
                                    FactoringOptions, MmsOptions, AdaptiveOptions>;
 

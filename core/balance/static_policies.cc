@@ -8,6 +8,7 @@
 // no share: it computes only what comes back to the pool (a static split
 // moves nothing to it).
 #include <memory>
+#include <string_view>
 
 #include "core/balance/policies.h"
 #include "core/balance/policy_base.h"
@@ -17,7 +18,8 @@ namespace {
 
 class StaticPolicy : public PolicyBase {
  public:
-  StaticPolicy(std::string name, bool by_weight) : name_(std::move(name)), by_weight_(by_weight) {}
+  // `name`: the options type's kName, a constant.
+  StaticPolicy(std::string_view name, bool by_weight) : name_(name), by_weight_(by_weight) {}
 
   std::string_view name() const override { return name_; }
 
@@ -36,18 +38,18 @@ class StaticPolicy : public PolicyBase {
   }
 
  private:
-  std::string name_;
+  std::string_view name_;
   bool by_weight_;
 };
 
 }  // namespace
 
 std::unique_ptr<Policy> MakePolicyOf(const EqualOptions& /*options*/) {
-  return std::make_unique<StaticPolicy>("equal", false);
+  return std::make_unique<StaticPolicy>(EqualOptions::kName, false);
 }
 
 std::unique_ptr<Policy> MakePolicyOf(const WeightedOptions& /*options*/) {
-  return std::make_unique<StaticPolicy>("weighted", true);
+  return std::make_unique<StaticPolicy>(WeightedOptions::kName, true);
 }
 
 }  // namespace ballast::balance

@@ -371,4 +371,11 @@ StatusOr<PodTemplate> ReadPodTemplate(const json& given, const ShortForms& short
   return out;
 }
 
+const json& WorkerContainerOf(const PodTemplate& pod_template) {
+  static const json kNone = {{"name", kWorkerContainer}};
+  const json& containers = jr::At(pod_template.spec, "containers");
+  if (!containers.is_array() || containers.empty() || !containers[0].is_object()) return kNone;
+  return containers[0];
+}
+
 }  // namespace ballast::api

@@ -109,6 +109,13 @@ struct PodTemplate {
 // gives it. Never throws.
 StatusOr<PodTemplate> ReadPodTemplate(const nlohmann::json& given, const ShortForms& short_forms);
 
+// The template's worker container, its spec.containers[0]; when the spec
+// has none (or a containers[0] that is not an object), the one
+// ReadPodTemplate makes then: {"name": "worker"}. ReadPodTemplate always
+// gives one; a PodTemplate built or changed by other code may not, so every
+// reader of the worker container goes through this one. Never throws.
+const nlohmann::json& WorkerContainerOf(const PodTemplate& pod_template);
+
 // `path` as the container sees it: lexically normalised, without "." and
 // empty parts, each ".." taking away the part before it (none above "/"),
 // relative paths taken from "/": "/tmp/../ballast/" is "/ballast".

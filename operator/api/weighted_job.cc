@@ -128,9 +128,7 @@ history::HistoryKey HistoryKey(const WeightedJobSpec& spec) {
   const workload::WorkloadKind kind = spec.job.workload.kind;
   const history::HistoryKey by_kind(kind);
   if (kind != workload::WorkloadKind::kExec) return by_kind;
-  const json& containers = jr::At(spec.pod_template.spec, "containers");
-  if (!containers.is_array() || containers.empty()) return by_kind;
-  std::string repository = jr::TextAt(containers.front(), "image");
+  std::string repository = jr::TextAt(WorkerContainerOf(spec.pod_template), "image");
   if (repository.empty()) return by_kind;
   repository = repository.substr(0, repository.find('@'));  // without a digest
   const size_t colon = repository.rfind(':');

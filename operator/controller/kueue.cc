@@ -6,6 +6,7 @@
 
 #include "core/common/json_read.h"
 #include "operator/api/labels.h"
+#include "operator/api/pod_template.h"
 
 namespace ballast::controller {
 
@@ -38,7 +39,8 @@ json BuildWorkload(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
                    const std::string& priority_class, std::optional<int32_t> priority) {
   const json& template_spec = spec.pod_template.spec;
   json container = {{"name", api::kWorkerContainer}, {"image", BallastImage(spec, settings)}};
-  if (const json* image = jr::Find(template_spec["containers"][0], "image")) {
+  // The template's image, else the Ballast image (WorkerImage's rule).
+  if (const json* image = jr::Find(api::WorkerContainerOf(spec.pod_template), "image")) {
     container["image"] = *image;
   }
   const json resources = WorkerResources(spec, settings);

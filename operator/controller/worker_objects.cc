@@ -9,6 +9,7 @@
 
 #include "core/common/json_read.h"
 #include "operator/api/labels.h"
+#include "operator/api/pod_template.h"
 
 namespace ballast::controller {
 namespace {
@@ -135,7 +136,7 @@ json ContainerSecurity() {
 json WorkerContainer(const api::ObjectMeta& job, const api::WeightedJobSpec& spec,
                      const std::string& node, const WorkerPodSettings& settings,
                      const std::string& image) {
-  json container = spec.pod_template.spec["containers"][0];
+  json container = api::WorkerContainerOf(spec.pod_template);
   container["image"] = image;
   container["env"] = WorkerEnv(job, node, settings, json_read::At(container, "env"));
   container["securityContext"] =
@@ -245,7 +246,7 @@ void RunInUserImage(json& pod_spec, const std::string& ballast_image, BundleSour
 
 // The worker container's image: the template's, else the ballast-worker image.
 std::string WorkerImage(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
-  const json* given = json_read::Find(spec.pod_template.spec["containers"][0], "image");
+  const json* given = json_read::Find(api::WorkerContainerOf(spec.pod_template), "image");
   return given && given->is_string() ? given->get<std::string>() : BallastImage(spec, settings);
 }
 
@@ -309,8 +310,7 @@ json OwnerReference(const api::ObjectMeta& job) {
 }
 
 json WorkerResources(const api::WeightedJobSpec& spec, const WorkerPodSettings& settings) {
-  const json& worker = spec.pod_template.spec["containers"][0];
-  const json* resources = worker.is_object() ? json_read::Find(worker, "resources") : nullptr;
+  const json* resources = json_read::Find(api::WorkerContainerOf(spec.pod_template), "resources");
   return resources ? *resources : settings.default_resources;
 }
 

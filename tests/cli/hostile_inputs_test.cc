@@ -306,6 +306,26 @@ TEST(HostileInputsTest, OperatorHistoryFlagsAreRefusedBeforeAnythingStarts) {
   }
 }
 
+// So are the probes', the coordinator's and the status pacing's; of two
+// wrong flags the first part's is named (health, then the coordinator, then
+// the pacing).
+TEST(HostileInputsTest, OperatorHealthCoordinatorAndPacingFlagsAreRefusedBeforeAnythingStarts) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"--health-stall-seconds 0", "--health-stall-seconds 0: expected seconds > 0"},
+      {"--coordinator-listen 8080", "--coordinator-listen 8080: expected HOST:PORT"},
+      {"--status-interval 0", "--status-interval 0: expected seconds in (0, 3600]"},
+      {"--progress-interval 4000", "--progress-interval 4000: expected seconds in (0, 3600]"},
+      {"--progress-step 101", "--progress-step 101: expected percentage points in (0, 100]"},
+      {"--progress-step 0 --health-stall-seconds 0", "--health-stall-seconds 0:"},
+      {"--status-interval 0 --coordinator-listen 8080", "--coordinator-listen 8080:"},
+  };
+  for (const auto& [flags, says] : cases) {
+    const auto [code, out] = Ballast(std::string("operator --kubeconfig /nonexistent ") + flags);
+    EXPECT_EQ(code, 2) << flags << ": " << out;
+    EXPECT_NE(out.find(says), std::string::npos) << flags << ": " << out;
+  }
+}
+
 // Regression (issue 61): an itemsFrom.file or profile naming /dev/zero or
 // /dev/urandom made `ballast run` grow without bound, a FIFO nobody writes
 // blocked it for good, and --history on a FIFO, directory or device said
