@@ -32,19 +32,6 @@ DeviationOptions Sane(const DeviationOptions& in) {
 
 double Spread(double spread) { return Positive(spread) ? std::min(spread, 1e6) : 0; }
 
-// The newest entry of each node whose speed and samples are usable.
-std::map<std::string, fuzzy::NodeHistory> ByNode(const std::vector<fuzzy::NodeHistory>& history) {
-  std::map<std::string, fuzzy::NodeHistory> by_node;
-  for (const fuzzy::NodeHistory& h : history) {
-    if (!Positive(h.speed) || !Positive(h.samples) || std::isnan(h.age_seconds)) continue;
-    fuzzy::NodeHistory entry = h;
-    entry.age_seconds = std::max(0.0, h.age_seconds);
-    auto [it, inserted] = by_node.emplace(h.node, entry);
-    if (!inserted && entry.age_seconds < it->second.age_seconds) it->second = entry;
-  }
-  return by_node;
-}
-
 // Why `m` cannot be judged against `h` (nullptr: no history), or "" when it can.
 std::string Unjudgeable(const JobMeasurement& m, const fuzzy::NodeHistory* h,
                         const DeviationOptions& o) {
@@ -128,11 +115,24 @@ const char* VerdictName(Verdict verdict) {
   return "none";
 }
 
+std::map<std::string, fuzzy::NodeHistory> BaselineByNode(
+    const std::vector<fuzzy::NodeHistory>& history) {
+  std::map<std::string, fuzzy::NodeHistory> by_node;
+  for (const fuzzy::NodeHistory& h : history) {
+    if (!Positive(h.speed) || !Positive(h.samples) || std::isnan(h.age_seconds)) continue;
+    fuzzy::NodeHistory entry = h;
+    entry.age_seconds = std::max(0.0, h.age_seconds);
+    auto [it, inserted] = by_node.emplace(h.node, entry);
+    if (!inserted && entry.age_seconds < it->second.age_seconds) it->second = entry;
+  }
+  return by_node;
+}
+
 std::vector<NodeDeviation> JudgeDeviations(const std::vector<fuzzy::NodeHistory>& history,
                                            const std::vector<JobMeasurement>& measured,
                                            const DeviationOptions& options) {
   const DeviationOptions o = Sane(options);
-  const std::map<std::string, fuzzy::NodeHistory> known = ByNode(history);
+  const std::map<std::string, fuzzy::NodeHistory> known = BaselineByNode(history);
   std::vector<NodeDeviation> out;
   out.reserve(measured.size());
   std::map<std::string, Reference> references;

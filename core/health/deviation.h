@@ -130,6 +130,11 @@ struct NodeDeviation {
   size_t references = 0;            // reference nodes that set the scale
 };
 
+// What JudgeDeviations judges each node of `history` against: its newest
+// entry whose speed and samples are usable (its age at least 0), by node.
+std::map<std::string, fuzzy::NodeHistory> BaselineByNode(
+    const std::vector<fuzzy::NodeHistory>& history);
+
 // One NodeDeviation per entry of `measured`, in its order. `history`: what
 // is known, in any order and scale (duplicates: the newest counts; entries
 // that are not usable as fuzzy::BlendHistoryPrior reads them are ignored).

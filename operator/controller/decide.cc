@@ -23,67 +23,67 @@ using std::chrono::milliseconds;
 
 namespace decide {
 
-bool StopSession(Pass& pass) {
-  pass.DeletePods();
-  const bool pods_left = pass.OwnedPodsLeft();
-  JobMemory& memory = pass.memory;
-  if (pass.registered) {
+bool StopSession(const PassView& view, const CheckpointSlice& seal, JobSink& sink) {
+  sink.DeletePods();
+  const bool pods_left = view.OwnedPodsLeft();
+  api::WeightedJobStatus& status = sink.status;
+  if (sink.Registered()) {
     // Workers hand back their leases as they stop; save what they finished
     // once they are gone.
     if (pods_left) return false;
-    if (const auto& checkpoint = pass.in.checkpoint) {
-      KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
-                     *checkpoint);
-      pass.status.completed_items = checkpoint->completed.size();
-      pass.status.progress =
-          api::ProgressText(checkpoint->completed.size(), pass.spec().job.workload.items);
-      pass.status.result =
-          checkpoint->result.ToStatusJson(pass.spec().job.workload.item_values.get());
+    if (const auto& checkpoint = view.in.checkpoint) {
+      KeepCheckpoint(view, seal, status, sink, *checkpoint);
+      const auto& workload = view.spec().job.workload;
+      status.completed_items = checkpoint->completed.size();
+      status.progress = api::ProgressText(checkpoint->completed.size(), workload.items);
+      status.result = checkpoint->result.ToStatusJson(workload.item_values.get());
     }
-    pass.actions.push_back(RemoveJob{});
-    pass.registered = false;
+    sink.EndSession();
   }
-  pass.status.workers = 0;
+  status.workers = 0;
   return !pods_left;
 }
 
 }  // namespace decide
 
+// The flow of a pass, from here to Run, takes the whole Pass: it is where
+// each step is handed the parts of the memory it owns (a failure, a finish,
+// a suspension reach most of them: the checkpoint's slice, the session and
+// the clock for the timing, Kueue's part for the Workload).
 namespace {
 
 using decide::Pass;
 
-constexpr milliseconds kNoNodesRetry{10000};
 constexpr milliseconds kPodsLeavingRetry{500};
 constexpr milliseconds kAtOnce{1};  // a session was just registered: look at it
 
-// Comes back after `wait` at the latest.
-void RequeueBy(Pass& pass, milliseconds wait) {
-  if (!pass.requeue_after || wait < *pass.requeue_after) pass.requeue_after = wait;
+// The memory keeping the checkpoint takes (decide::KeepCheckpoint).
+decide::CheckpointSlice Seal(Pass& pass) {
+  return {pass.memory.token, pass.memory.faults, pass.memory.announced};
 }
 
 // Deletes the job's finished worker pods (and so their logs) once the pod
 // TTL has passed since the job finished at `finished` (seconds since the
 // epoch); comes back then. Pods still running are left to the linger.
-void DeleteFinishedPods(Pass& pass, double finished) {
+void DeleteFinishedPods(const decide::PassView& view, decide::JobSink& sink, double finished) {
   const int64_t ttl =
-      pass.in.spec->pod_ttl_seconds_after_finished.value_or(pass.options.worker_pod_ttl_s);
+      view.in.spec->pod_ttl_seconds_after_finished.value_or(view.options.worker_pod_ttl_s);
   if (ttl < 0) return;
   bool any = false;
-  for (const api::PodView& pod : pass.in.pods) {
+  for (const api::PodView& pod : view.in.pods) {
     const bool done = pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed;
-    any |= pod.meta.OwnedBy(pass.uid) && done && !pod.meta.deleting;
+    any |= pod.meta.OwnedBy(view.uid) && done && !pod.meta.deleting;
   }
   if (!any) return;
-  const double left = finished + static_cast<double>(ttl) - pass.in.now.wall;
+  const double left = finished + static_cast<double>(ttl) - view.in.now.wall;
   if (left > 0) {
-    RequeueBy(pass, milliseconds(static_cast<int64_t>(left * 1000) + 1));
+    sink.RequeueBy(milliseconds(static_cast<int64_t>(left * 1000) + 1));
     return;
   }
-  for (const api::PodView& pod : pass.in.pods) {
+  for (const api::PodView& pod : view.in.pods) {
     const bool done = pod.phase == api::PodPhase::kSucceeded || pod.phase == api::PodPhase::kFailed;
-    if (pod.meta.OwnedBy(pass.uid) && done && !pod.meta.deleting) {
-      pass.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
+    if (pod.meta.OwnedBy(view.uid) && done && !pod.meta.deleting) {
+      sink.actions.push_back(DeletePod{pod.meta.name, pod.meta.uid});
     }
   }
 }
@@ -93,48 +93,47 @@ void DeleteFinishedPods(Pass& pass, double finished) {
 // and exit, and while pods made but not in the pod cache yet (a short job
 // can finish first) are waited for (the timing reads the first reporter's
 // pod), up to the linger.
-bool SessionEnds(const Pass& pass, bool failed) {
+bool SessionEnds(const decide::PassView& view, const api::WeightedJobStatus& status, bool failed) {
   if (failed) return true;
   bool pods_running = false;
-  for (const api::PodView& pod : pass.in.pods) {
-    if (!pod.meta.OwnedBy(pass.uid)) continue;
+  for (const api::PodView& pod : view.in.pods) {
+    if (!pod.meta.OwnedBy(view.uid)) continue;
     pods_running |= pod.phase == api::PodPhase::kRunning || pod.phase == api::PodPhase::kPending;
   }
-  const bool pods_unseen = pass.in.writes.creating || !pass.in.writes.on_their_way.empty();
+  const bool pods_unseen = view.in.writes.creating || !view.in.writes.on_their_way.empty();
   // The linger counts from status.completionTime, which the pass that saw
   // the session done wrote (Succeed), not from a moment kept apart: the
   // trade is wall time to the second (the time is floored to it, and a
   // clock step moves it), so the session may end up to a second early
   // against a linger of 30 s, or later or earlier by a clock step.
-  const auto done = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
-  const double linger_s = std::chrono::duration<double>(pass.options.linger).count();
+  const auto done = decide::ParseRfcTime(status.completion_time.value_or(""));
+  const double linger_s = std::chrono::duration<double>(view.options.linger).count();
   const bool lingered =
-      pass.status.Is(api::JobPhase::kSucceeded) && done && pass.in.now.wall - *done > linger_s;
+      status.Is(api::JobPhase::kSucceeded) && done && view.in.now.wall - *done > linger_s;
   return !(pods_running || pods_unseen) || lingered;
 }
 
 void AfterFinish(Pass& pass) {
   const bool failed = pass.status.Is(api::JobPhase::kFailed);
   JobMemory& memory = pass.memory;
-  const bool ending = pass.registered && SessionEnds(pass, failed);
-  decide::RefineTiming(pass, ending);
+  const bool ending = pass.Registered() && SessionEnds(pass, pass.status, failed);
+  decide::RefineTiming(pass, memory.session, memory.clock, memory.announced, pass, ending);
   if (pass.in.queue) decide::FinishWorkload(pass, pass.status, memory.kueue, pass);
   if (failed) pass.DeletePods();
-  if (pass.registered) {
+  if (pass.Registered()) {
     if (!ending) {
       pass.requeue_after = kPodsLeavingRetry;
       return;
     }
-    pass.actions.push_back(RemoveJob{});
-    pass.registered = false;
+    pass.EndSession();
   }
   const std::optional<int64_t> ttl = pass.in.spec->ttl_seconds_after_finished;
   const auto finished = decide::ParseRfcTime(pass.status.completion_time.value_or(""));
-  if (finished) DeleteFinishedPods(pass, *finished);
+  if (finished) DeleteFinishedPods(pass, pass, *finished);
   if (!ttl || !finished) return;
   const double left = *finished + static_cast<double>(*ttl) - pass.in.now.wall;
   if (left > 0) {
-    RequeueBy(pass, milliseconds(static_cast<int64_t>(left * 1000) + 1));
+    pass.RequeueBy(milliseconds(static_cast<int64_t>(left * 1000) + 1));
     return;
   }
   // The final status first: whoever watches the job sees it finish.
@@ -146,13 +145,13 @@ void AfterFinish(Pass& pass) {
 }
 
 void Fail(Pass& pass, api::Reason reason, const std::string& message) {
-  decide::FailInPass(pass, reason, message);
+  decide::FailSession(pass, Seal(pass), pass, reason, message);
   AfterFinish(pass);
 }
 
 void Suspend(Pass& pass) {
-  const bool stopped = decide::StopSession(pass);
-  if (!stopped && pass.registered) {
+  const bool stopped = decide::StopSession(pass, Seal(pass), pass);
+  if (!stopped && pass.Registered()) {
     pass.requeue_after = kPodsLeavingRetry;  // the workers are leaving
     return;
   }
@@ -193,37 +192,34 @@ std::optional<fuzzy::Profile> ResolveProfile(Pass& pass) {
 
 // Takes what the job's writes left: a token found in an existing Secret of
 // this job, which replaces the session's.
-void TakeWrites(Pass& pass) {
-  JobMemory& memory = pass.memory;
-  const WritesInFlight& writes = pass.in.writes;
-  if (writes.adopted_token && *writes.adopted_token != memory.token.value) {
+void TakeWrites(const DecideInput& in, TokenMemory& token, decide::JobSink& sink) {
+  const WritesInFlight& writes = in.writes;
+  if (writes.adopted_token && *writes.adopted_token != token.value) {
     // An earlier operator made this job's Secret before it could record the
     // job's start: the workers read that token, so the session takes it.
-    memory.token.value = *writes.adopted_token;
-    if (pass.registered) {
-      pass.actions.push_back(RemoveJob{});
-      pass.registered = false;
-    }
+    token.value = *writes.adopted_token;
+    if (sink.Registered()) sink.EndSession();
   }
 }
 
 // Takes the token to use: the one held, one the reconciler read from the
 // job's Secret, or a fresh one whose Secret is still to be made.
-void EnsureToken(Pass& pass) {
-  JobMemory& memory = pass.memory;
-  if (!memory.token.value.empty()) return;
-  if (pass.in.secret_token) {
-    memory.token.value = *pass.in.secret_token;
+void EnsureToken(const DecideInput& in, TokenMemory& token) {
+  if (!token.value.empty()) return;
+  if (in.secret_token) {
+    token.value = *in.secret_token;
     return;
   }
-  memory.token.value = pass.in.fresh_token;
+  token.value = in.fresh_token;
 }
 
 // The job's session at the coordinator, or why there is none yet.
 void Register(Pass& pass, const fuzzy::Profile& profile) {
-  auto registration = decide::Registration(pass, profile);
+  JobMemory& memory = pass.memory;
+  auto registration =
+      decide::Registration(pass, memory.token, memory.faults, memory.session, pass, profile);
   if (!registration) return;  // failed or pending: the pass said why
-  pass.actions.push_back(RegisterJob{std::move(*registration)});
+  pass.StartSession(std::move(*registration));
   pass.requeue_after = kAtOnce;
 }
 
@@ -269,12 +265,10 @@ void WaitForItems(Pass& pass, const std::string& missing) {
 // Failed while the job runs (written by someone with status rights; `kubectl
 // wait --for=condition=Complete` would return) gets the operator's own
 // conditions back in this pass's write.
-void RestoreConditions(Pass& pass) {
-  if (!pass.in.job.claims_finished || pass.status.Finished()) return;
-  pass.memory.written.status.conditions.clear();  // so that the pass writes the status now
-  pass.restate_conditions = true;                 // and the executor writes them whole
-  pass.write_at_once = true;
-  pass.Event(true, api::Reason::kConditionsRestored,
+void RestoreConditions(const decide::PassView& view, decide::JobSink& sink) {
+  if (!view.in.job.claims_finished || sink.status.Finished()) return;
+  sink.RestateConditions();
+  sink.Event(true, api::Reason::kConditionsRestored,
              "status.conditions said the job is finished while it runs; only the operator sets "
              "them: its own are written again");
 }
@@ -298,38 +292,28 @@ bool ItemsUnchanged(Pass& pass) {
   return true;
 }
 
-void Run(Pass& pass) {
-  TakeWrites(pass);
-  if (pass.status.Finished()) return AfterFinish(pass);
-  RestoreConditions(pass);
-  const api::ParsedSpec& parsed = *pass.in.spec;
-  if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
-  if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
-  if (auto refused =
-          decide::TakeCreateOutcome(pass, pass.memory.faults.create_backoff, pass.status, pass)) {
-    return Fail(pass, api::Reason::kWorkerPodRefused, *refused);
+// A queued job's admission by Kueue (decide::Admission); once admitted, the
+// pass places its spec on the admitted flavors and caps the nodes that join.
+bool Admit(Pass& pass) {
+  JobMemory& memory = pass.memory;
+  auto admitted =
+      decide::Admission(pass, memory.token, memory.faults, memory.announced, memory.kueue, pass);
+  if (!admitted) return false;  // held, or stopped by Kueue
+  pass.placed = std::move(admitted->placed);
+  pass.node_limit = admitted->node_limit;
+  return true;
+}
+
+// A running session: its pods, its outcome, a queued job's reclaimable pods,
+// the status handed, and when to look again.
+void RunSession(Pass& pass, std::optional<double> deadline, std::optional<double> started) {
+  JobMemory& memory = pass.memory;
+  const decide::PodCount count =
+      decide::ManagePods(pass, memory.token, memory.faults, memory.session, pass.status, pass);
+  decide::SessionOutcome(pass, memory.session, memory.clock, Seal(pass), pass, count);
+  if (pass.in.queue) {
+    decide::ReportReclaimable(pass, memory.session, memory.faults, memory.kueue, pass);
   }
-  if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
-  pass.memory.clock.items_missing_since.reset();
-  if (!ItemsUnchanged(pass)) return;
-  const auto deadline = pass.spec().job.active_deadline_s;
-  const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));
-  if (deadline && started && pass.in.now.wall - *started > *deadline) {
-    return Fail(pass, api::Reason::kDeadlineExceeded,
-                fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
-  }
-  std::optional<fuzzy::Profile> profile;
-  if (!pass.registered && !(profile = ResolveProfile(pass))) return;
-  EnsureToken(pass);
-  if (pass.spec().suspend) {
-    Suspend(pass);
-    if (pass.in.queue) decide::SuspendWorkload(pass);  // its quota back to the queue
-    return;
-  }
-  if (pass.in.queue && !decide::Admission(pass)) return;  // held, or stopped by Kueue
-  if (!pass.registered) return Register(pass, *profile);
-  decide::ManagePods(pass);
-  if (pass.in.queue) decide::ReportReclaimable(pass);
   pass.HandStatus(pass.in.flush_status);
   if (pass.status.Finished()) return AfterFinish(pass);
   milliseconds next = pass.options.pacing.status_interval;
@@ -339,6 +323,41 @@ void Run(Pass& pass) {
     next = std::min(next, milliseconds(static_cast<int64_t>(std::max(0.0, left) * 1000) + 1));
   }
   pass.requeue_after = next;
+}
+
+void Run(Pass& pass) {
+  JobMemory& memory = pass.memory;
+  TakeWrites(pass.in, memory.token, pass);
+  if (pass.status.Finished()) return AfterFinish(pass);
+  RestoreConditions(pass, pass);
+  const api::ParsedSpec& parsed = *pass.in.spec;
+  if (!parsed.spec) return Fail(pass, parsed.error.reason, parsed.error.status.message());
+  if (!pass.in.refusal.empty()) return Fail(pass, pass.in.refusal_reason, pass.in.refusal);
+  if (auto refused =
+          decide::TakeCreateOutcome(pass, memory.faults.create_backoff, pass.status, pass)) {
+    return Fail(pass, api::Reason::kWorkerPodRefused, *refused);
+  }
+  if (pass.in.items_missing) return WaitForItems(pass, *pass.in.items_missing);
+  memory.clock.items_missing_since.reset();
+  if (!ItemsUnchanged(pass)) return;
+  const auto deadline = pass.spec().job.active_deadline_s;
+  const auto started = decide::ParseRfcTime(pass.status.start_time.value_or(""));
+  if (deadline && started && pass.in.now.wall - *started > *deadline) {
+    return Fail(pass, api::Reason::kDeadlineExceeded,
+                fmt::format("the job ran longer than activeDeadlineSeconds ({:.0f} s)", *deadline));
+  }
+  std::optional<fuzzy::Profile> profile;
+  if (!pass.Registered() && !(profile = ResolveProfile(pass))) return;
+  EnsureToken(pass.in, memory.token);
+  if (pass.spec().suspend) {
+    Suspend(pass);
+    // Its quota back to the queue.
+    if (pass.in.queue) decide::SuspendWorkload(pass, memory.kueue, pass);
+    return;
+  }
+  if (pass.in.queue && !Admit(pass)) return;  // held, or stopped by Kueue
+  if (!pass.Registered()) return Register(pass, *profile);
+  RunSession(pass, deadline, started);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -67,26 +68,53 @@ struct TokenMemory {
   std::string value;  // "" until made or read
 };
 
+// What the job's session knows of one node (SessionMemory::nodes): its
+// worker when the node is in the session, and what the session counts on
+// from before it started. A node may have a record and no worker: one an
+// earlier session of the job ran on (its items) or one the history knows
+// (its baseline), which may join the session mid-job (decide_join.cc).
+struct SessionNode {
+  std::string name;
+  // Its worker in the session: its weight (status.nodes[].weight), the
+  // reference its efficiency is measured with (job_efficiency.h) and its
+  // prior (status.nodes[].prior).
+  struct Worker {
+    fuzzy::NodeWeight weight;
+    NodeReference reference;
+    api::NodePriorRow prior;
+  };
+  std::optional<Worker> worker;  // nullopt: not in the session (yet)
+  // Its items before the session: status.nodes[].items at registration. A
+  // node an earlier session ran on and this one does not loses its row in
+  // status (a row goes with its worker); its items stay here, so that its
+  // row counts on from them should it join.
+  uint64_t items_before = 0;
+  // What the history said of it at registration (input.history; of its
+  // entries the one JudgeDeviations judges against, health/deviation.h):
+  // its baseline when the job succeeds.
+  std::optional<fuzzy::NodeHistory> baseline;
+};
+
 // The job's session at the coordinator (decide_register.cc starts it,
 // decide_join.cc adds the nodes that join mid-job).
 // Whether the coordinator runs it is not kept: the coordinator's view says
 // (DecideInput::view; the Executor registers a session before the next pass).
 struct SessionMemory {
-  fuzzy::WeightResult weights;                      // its workers, one per node, and their weights
-  std::map<std::string, NodeReference> references;  // of its nodes, for the efficiency
-  std::map<std::string, uint64_t> base_items;       // items per node before this session
-  // Its prior per node (status.nodes[].prior).
-  std::map<std::string, api::NodePriorRow> priors;
-  // The history those priors came from (input.history at registration):
-  // each node's baseline when the job succeeds. Empty without history, and
-  // for a session an earlier operator started (nothing is judged then).
-  std::vector<fuzzy::NodeHistory> baseline;
+  // One record per node it knows: its workers first, in session order (by
+  // name at registration, then as they joined), then the others. Empty for
+  // a session an earlier operator started (no baseline: nothing is judged).
+  std::vector<SessionNode> nodes;
   bool resumed = false;        // started from a checkpoint
   double registered_wall = 0;  // when it started, seconds since the epoch
 
-  // Its workers' nodes, in session order (derived from `weights`).
+  // Its workers' nodes, in session order.
   std::vector<std::string> Nodes() const;
-  size_t NodeCount() const { return weights.nodes.size(); }
+  size_t NodeCount() const;
+  // The record of `name`; nullptr when there is none.
+  const SessionNode* Find(std::string_view name) const;
+  SessionNode* Find(std::string_view name);
+  // The baseline of every node that has one (JudgeDeviations' history).
+  std::vector<fuzzy::NodeHistory> Baseline() const;
 };
 
 // What the decision keeps of one node's worker (NodeFaults::nodes): the
@@ -142,17 +170,25 @@ struct NodeFaults {
 // Events said once (so that a pass does not say them again). What the
 // status already says is not kept here: the failed items the last
 // ItemsFailed event counted are status.failedItems, whether the last
-// WorkersRunning event said every worker runs is status.workers.
+// WorkersRunning event said every worker runs is status.workers. Neither
+// field below can be read from the status instead.
 struct Announced {
-  bool checkpoint_too_large = false;  // a CheckpointTooLarge event
+  // A CheckpointTooLarge event (KeepCheckpoint). Kept: the status looks the
+  // same whether a newer checkpoint was too large or none came (it keeps
+  // the last one that fit), so the Warning would be said on every pass.
+  bool checkpoint_too_large = false;
   // A short job finished before the pod cache showed its first reporter's
   // pod started: its Completed Event waits for the timing that names where
-  // the time went (decide::RefineTiming), or for the session's end.
+  // the time went (decide::RefineTiming), or for the session's end. Kept,
+  // not read from status.timing: a pod that leaves the cache mid-linger
+  // would make the timing look unfinished again, and Completed said twice.
   bool completed_pending = false;
 };
 
-// The status as last handed to the writer, and when (Pass::HandStatus,
-// status_pacing.h). A pass starts from it.
+// The status as last handed to the writer, and when (JobSink::HandStatus,
+// status_pacing.h). A pass starts from it. `at` is kept: the pacing counts
+// from the hand-over, which no field of the status records (a condition's
+// lastTransitionTime moves only when it flips).
 struct WrittenStatus {
   api::WeightedJobStatus status;
   SteadyTime at{};
@@ -160,7 +196,13 @@ struct WrittenStatus {
 
 // The moments the decision counts waits from.
 struct JobClock {
-  double accepted_wall = 0;  // when this operator accepted the job (0: another did)
+  // When this operator accepted the job (0: another did), for the timing's
+  // wait for an operator. Kept: the Progressing condition's
+  // lastTransitionTime says it to the second only, and only until
+  // Progressing flips (a suspension, the job's end, before the timing is
+  // refined); and it would say it after a restart too, where the timing
+  // leaves the wait out.
+  double accepted_wall = 0;
   // Since when the job has waited for the ConfigMap of its items. Kept: the
   // Ready condition's lastTransitionTime (reason WaitingForItems) does not
   // say it, as it moves only when Ready flips, not when Ready False turns

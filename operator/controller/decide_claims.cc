@@ -34,47 +34,50 @@ namespace {
 // pods failed, when status.checkpoint holds no claims it can trust: the
 // start within [created, now] (a start before the job existed, or one still
 // to come, is not one the operator wrote), the failures as written.
-void BoundUntrustedClaims(Pass& pass) {
-  const auto created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
-  const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
-  if (!pass.status.start_time) return;
+void BoundUntrustedClaims(const PassView& view, api::WeightedJobStatus& status, PassOut& out) {
+  const auto created = ParseRfcTime(view.in.job.meta.creation_timestamp);
+  const auto started = ParseRfcTime(status.start_time.value_or(""));
+  if (!status.start_time) return;
   std::string bounded;
   if (!started || (created && *started < *created)) {
-    bounded = pass.in.job.meta.creation_timestamp;
-  } else if (*started > pass.in.now.wall) {
-    bounded = pass.in.now.rfc3339;
+    bounded = view.in.job.meta.creation_timestamp;
+  } else if (*started > view.in.now.wall) {
+    bounded = view.in.now.rfc3339;
   }
-  if (bounded.empty() || bounded == *pass.status.start_time) return;
-  pass.Event(true, api::Reason::kStatusRestored,
-             fmt::format("status.startTime {} is not a time this job started (it was created "
-                         "at {}); it counts from {}",
-                         *pass.status.start_time, pass.in.job.meta.creation_timestamp, bounded));
-  pass.status.start_time = bounded;
+  if (bounded.empty() || bounded == *status.start_time) return;
+  out.Event(true, api::Reason::kStatusRestored,
+            fmt::format("status.startTime {} is not a time this job started (it was created "
+                        "at {}); it counts from {}",
+                        *status.start_time, view.in.job.meta.creation_timestamp, bounded));
+  status.start_time = bounded;
 }
 
 // status.startTime and status.failedPods as the operator sealed them beside
 // the checkpoint: changed since (by someone with status rights), they are
 // put back with a Warning, so activeDeadlineSeconds and backoffLimit count
-// from what happened.
-void RestoreClaims(Pass& pass, const SealedClaims& claims) {
-  pass.memory.faults.released.insert(claims.released_nodes.begin(), claims.released_nodes.end());
+// from what happened. The released nodes sealed go back into `faults`.
+void RestoreClaims(NodeFaults& faults, api::WeightedJobStatus& status, PassOut& out,
+                   const SealedClaims& claims) {
+  faults.released.insert(claims.released_nodes.begin(), claims.released_nodes.end());
   std::vector<std::string> changed;
-  const std::string start = pass.status.start_time.value_or("");
+  const std::string start = status.start_time.value_or("");
   if (!claims.start_time.empty() && start != claims.start_time) {
     changed.push_back(fmt::format("startTime {} (was {})", claims.start_time, start));
-    pass.status.start_time = claims.start_time;
+    status.start_time = claims.start_time;
   }
-  const uint64_t failed_pods = FailedPods(pass.status);
+  const uint64_t failed_pods = FailedPods(status);
   if (failed_pods != claims.failed_pods) {
     changed.push_back(fmt::format("failedPods {} (was {})", claims.failed_pods, failed_pods));
-    pass.status.failed_pods = static_cast<int64_t>(claims.failed_pods);
+    status.failed_pods = static_cast<int64_t>(claims.failed_pods);
   }
   if (changed.empty()) return;
-  pass.Event(true, api::Reason::kStatusRestored,
-             fmt::format("status was changed since the operator wrote it; put back what it "
-                         "sealed beside the checkpoint: {}",
-                         fmt::join(changed, ", ")));
+  out.Event(true, api::Reason::kStatusRestored,
+            fmt::format("status was changed since the operator wrote it; put back what it "
+                        "sealed beside the checkpoint: {}",
+                        fmt::join(changed, ", ")));
 }
+
+}  // namespace
 
 // The checkpoint in status to resume from, when the operator sealed it with
 // the job's token (checkpoint_seal.h), with the claims sealed beside it put
@@ -82,40 +85,37 @@ void RestoreClaims(Pass& pass, const SealedClaims& claims) {
 // resumed from: the job starts again from its first item, its claimed
 // progress and per-node counts dropped, with a Warning saying why. Redoing
 // work is safe; counting items that never ran is not.
-std::optional<coordinator::Checkpoint> TrustedCheckpoint(Pass& pass) {
-  if (!pass.status.checkpoint) {
-    BoundUntrustedClaims(pass);
+std::optional<coordinator::Checkpoint> RestoreSealed(const PassView& view, const TokenMemory& token,
+                                                     NodeFaults& faults,
+                                                     api::WeightedJobStatus& status, PassOut& out) {
+  if (!status.checkpoint) {
+    BoundUntrustedClaims(view, status, out);
     return std::nullopt;
   }
-  const auto& workload = pass.spec().job.workload;
-  auto record =
-      OpenSealedCheckpoint(workload.kind, *pass.status.checkpoint, pass.memory.token.value,
-                           pass.status.items_digest.value_or(""));
+  const auto& workload = view.spec().job.workload;
+  auto record = OpenSealedCheckpoint(workload.kind, *status.checkpoint, token.value,
+                                     status.items_digest.value_or(""));
   if (record.ok()) {
     if (record->claims) {
-      RestoreClaims(pass, *record->claims);
+      RestoreClaims(faults, status, out, *record->claims);
     } else {
-      BoundUntrustedClaims(pass);
+      BoundUntrustedClaims(view, status, out);
     }
     return std::move(record->checkpoint);
   }
-  pass.Event(true, api::Reason::kCheckpointRejected,
-             fmt::format("status.checkpoint is not resumed from: {}; the job starts again from "
-                         "its first item",
-                         record.status().message()));
-  pass.status.checkpoint.reset();
-  pass.status.completed_items = 0;
-  pass.status.completed_cost.reset();
-  pass.status.progress = api::ProgressText(0, workload.items);
-  pass.status.result.reset();
-  pass.status.nodes.reset();
-  BoundUntrustedClaims(pass);
+  out.Event(true, api::Reason::kCheckpointRejected,
+            fmt::format("status.checkpoint is not resumed from: {}; the job starts again from "
+                        "its first item",
+                        record.status().message()));
+  status.checkpoint.reset();
+  status.completed_items = 0;
+  status.completed_cost.reset();
+  status.progress = api::ProgressText(0, workload.items);
+  status.result.reset();
+  status.nodes.reset();
+  BoundUntrustedClaims(view, status, out);
   return std::nullopt;
 }
-
-}  // namespace
-
-std::optional<coordinator::Checkpoint> RestoreSealed(Pass& pass) { return TrustedCheckpoint(pass); }
 
 namespace {
 
@@ -155,18 +155,19 @@ void ForgetReleased(const PassView& view, const TokenMemory& token, NodeFaults& 
   status.checkpoint = SealedCheckpointJson(record->checkpoint, token.value, digest, claims);
 }
 
-void KeepCheckpoint(const PassView& view, const TokenMemory& token, const NodeFaults& faults,
-                    Announced& announced, api::WeightedJobStatus& status, PassOut& out,
+void KeepCheckpoint(const PassView& view, const CheckpointSlice& seal,
+                    api::WeightedJobStatus& status, PassOut& out,
                     const coordinator::Checkpoint& checkpoint) {
-  const SealedClaims claims = ClaimsNow(faults, status);
+  const SealedClaims claims = ClaimsNow(seal.faults, status);
   json compact =
-      SealedCheckpointJson(checkpoint, token.value, status.items_digest.value_or(""), claims);
+      SealedCheckpointJson(checkpoint, seal.token.value, status.items_digest.value_or(""), claims);
   const size_t bytes = DumpJson(compact).size();
   if (bytes <= api::kMaxCheckpointBytes) {
     status.checkpoint = std::move(compact);
     return;
   }
-  ResealClaims(view, token.value, status, claims);
+  ResealClaims(view, seal.token.value, status, claims);
+  Announced& announced = seal.announced;
   if (announced.checkpoint_too_large) return;
   announced.checkpoint_too_large = true;
   out.Event(true, api::Reason::kCheckpointTooLarge,

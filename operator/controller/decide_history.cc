@@ -47,9 +47,11 @@ std::map<std::string, double> NodeDuties(const PassView& view) {
 }  // namespace
 
 std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMemory& session,
-                                                PassOut& out, const fuzzy::WeightResult& weights) {
+                                                PassOut& out) {
   std::map<std::string, double> fuzzy;
-  for (const auto& node : weights.nodes) fuzzy[node.name] = node.weight;
+  for (const SessionNode& node : session.nodes) {
+    if (node.worker) fuzzy[node.name] = node.worker->weight.weight;
+  }
   const std::optional<HistoryLookup>& history = view.in.history;
   if (history && !history->trouble.empty()) {
     out.Event(true, api::Reason::kHistoryUnavailable,
@@ -60,26 +62,20 @@ std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMem
   const auto blended =
       fuzzy::BlendHistoryPrior(fuzzy, history ? history->nodes : std::vector<fuzzy::NodeHistory>{},
                                view.options.history_prior);
-  session.priors.clear();
-  session.baseline = history ? history->nodes : std::vector<fuzzy::NodeHistory>{};
-  std::map<std::string, double> credibility;
-  for (const auto& prior : blended) {
-    credibility[prior.node] = prior.credibility;
+  std::map<std::string, const fuzzy::NodePrior*> by_node;
+  for (const auto& prior : blended) by_node[prior.node] = &prior;
+  const std::map<std::string, double> duties = NodeDuties(view);
+  std::vector<balance::WorkerPrior> priors;
+  for (SessionNode& node : session.nodes) {
+    if (!node.worker) continue;
+    // One blended prior per worker (BlendHistoryPrior answers each node it is given).
+    const fuzzy::NodePrior& prior = *by_node.at(node.name);
     // Never zero, whatever the blend says: the fuzzy weight stands in.
     const double value =
         prior.value > 0 && std::isfinite(prior.value) ? prior.value : fuzzy.at(prior.node);
-    session.priors[prior.node] = {SourceName(prior.source), Significant(value),
-                                  Significant(prior.samples), std::round(prior.age_seconds)};
-  }
-  const std::map<std::string, double> duties = NodeDuties(view);
-  std::vector<balance::WorkerPrior> priors;
-  for (const auto& node : weights.nodes) {
-    auto it = session.priors.find(node.name);
-    if (it == session.priors.end()) {
-      priors.push_back({node.name, node.weight});
-    } else {
-      priors.push_back({node.name, it->second.value, credibility[node.name]});
-    }
+    node.worker->prior = {SourceName(prior.source), Significant(value), Significant(prior.samples),
+                          std::round(prior.age_seconds)};
+    priors.push_back({node.name, node.worker->prior.value, prior.credibility});
     // 1 for a node no longer listed.
     if (auto duty = duties.find(node.name); duty != duties.end()) priors.back().duty = duty->second;
   }
@@ -88,17 +84,15 @@ std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMem
 
 void PriorColumns(const SessionMemory& session, const std::vector<api::NodeRow>& shown,
                   std::vector<api::NodeRow>& rows) {
-  std::map<std::string, api::NodePriorRow> priors_shown;
+  std::map<std::string, api::NodePriorRow> priors;  // the workers', else as shown
   for (const auto& row : shown) {
-    if (row.prior) priors_shown[row.name] = *row.prior;
+    if (row.prior) priors[row.name] = *row.prior;
+  }
+  for (const SessionNode& node : session.nodes) {
+    if (node.worker) priors[node.name] = node.worker->prior;
   }
   for (auto& row : rows) {
-    auto it = session.priors.find(row.name);
-    if (it != session.priors.end()) {
-      row.prior = it->second;
-    } else if (priors_shown.contains(row.name)) {
-      row.prior = priors_shown.at(row.name);
-    }
+    if (auto it = priors.find(row.name); it != priors.end()) row.prior = it->second;
   }
 }
 
@@ -121,14 +115,15 @@ std::string ProbeNote(const PassView& view, const std::string& node) {
          "(ballast.io/power-ok=false)";
 }
 
-// Each node judged against its own baseline (memory.session.baseline): events on
+// Each node judged against its own baseline (SessionNode::baseline): events on
 // the job and the Node for a Slow or fast one, status.nodes[].baselineRatio
 // and baselineVerdict. Returns the verdicts (empty without a baseline).
 std::vector<health::NodeDeviation> JudgeNodes(const PassView& view, const SessionMemory& session,
                                               api::WeightedJobStatus& status, PassOut& out) {
-  if (session.baseline.empty()) return {};
+  const std::vector<fuzzy::NodeHistory> baseline = session.Baseline();
+  if (baseline.empty()) return {};
   const std::vector<health::NodeDeviation> deviations = health::JudgeDeviations(
-      session.baseline, coordinator::JobMeasurements(*view.in.view), view.options.deviation);
+      baseline, coordinator::JobMeasurements(*view.in.view), view.options.deviation);
   std::map<std::string, const health::NodeDeviation*> judged;
   for (const health::NodeDeviation& d : deviations) {
     if (d.verdict == health::Verdict::kNone) continue;

@@ -71,7 +71,7 @@ class PassView {
   // apart in memory; a pass that changes those hands its status at once.
   const api::WeightedJobStatus& started;
   const std::string uid;
-  // A queued job admitted by Kueue (Admission sets them): its spec placed
+  // A queued job admitted by Kueue (the pass sets them from Admission): its spec placed
   // on the admitted flavors, and how many nodes its session may hold (the
   // Workload's count less the pods it gave back), which caps the nodes that
   // join mid-job.
@@ -112,17 +112,21 @@ struct PassOut {
   void DeletePods(const PassView& view);
 };
 
-// One call of Decide: what it reads, what it emits, the memory it carries
-// on and the status it builds. The steps that change the job's phase, or
-// hand its status at once, take the whole pass; those that fill in fields
-// of the status take the status; all others take the view, their own part
-// of the memory and the output.
-struct Pass : PassView, PassOut {
-  Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
-      : PassView(input, decide_options, previous.written.status),
-        memory(previous),
-        status(previous.written.status),
-        registered(input.view.has_value()) {}
+// What a step that moves the job may do: what every step emits (PassOut),
+// and the status being made, its phase (Transition), its handing to the
+// writer (HandStatus), when the job is looked at again and whether the
+// coordinator runs its session. The memory is not reachable through it: a
+// step takes its own parts of the memory beside it, and the status last
+// handed to the writer (WrittenStatus) is the sink's alone, to pace the
+// writes by.
+class JobSink : public PassOut {
+ public:
+  // The status is made from the one last handed (`written`); `view` is the
+  // pass's.
+  JobSink(const PassView& view, WrittenStatus& written, bool registered)
+      : status(written.status), view_(view), written_(written), registered_(registered) {}
+  JobSink(const JobSink&) = delete;
+  JobSink& operator=(const JobSink&) = delete;
 
   // Sets the phase and the Ready / Progressing conditions that go with it;
   // an Event when the phase changes, unless `announce` is false.
@@ -131,22 +135,74 @@ struct Pass : PassView, PassOut {
   // Hands `status` to the writer when it changed and `force`,
   // write_at_once, or its pacing says the change is due (status_pacing.h).
   void HandStatus(bool force);
-  void DeletePods() { PassOut::DeletePods(*this); }
-
-  JobMemory memory;
-  api::WeightedJobStatus status;
+  using PassOut::DeletePods;
+  void DeletePods() { PassOut::DeletePods(view_); }
   // The coordinator runs a session of the job: it has one now (in.view), or
-  // this pass registers one; false once this pass removes it (RemoveJob).
-  bool registered = false;
+  // this pass registers one (StartSession); false once this pass removes it
+  // (EndSession).
+  bool Registered() const { return registered_; }
+  void StartSession(coordinator::JobConfig config);  // RegisterJob
+  void EndSession();                                 // RemoveJob
+  // Asks for the next pass `wait` from now at the latest.
+  void RequeueBy(std::chrono::milliseconds wait);
+  // Forgets what was said of the written status's conditions, so that this
+  // pass writes them again, whole (RestoreConditions).
+  void RestateConditions();
+
+  api::WeightedJobStatus status;  // the status being made
+  // When the job is looked at again; nullopt: when something changes.
   std::optional<std::chrono::milliseconds> requeue_after;
-  bool status_handed = false;       // this pass handed a status to the writer
-  bool restate_conditions = false;  // the status write carries the conditions whole
+  bool status_handed = false;  // this pass handed a status to the writer
+
+ private:
+  const PassView& view_;
+  WrittenStatus& written_;
+  bool registered_ = false;
+  bool restate_conditions_ = false;  // the status write carries the conditions whole
 };
 
-// Fails the job in this pass: keeps the checkpoint a running session has,
-// phase Failed with the Failed condition of `reason`, the status handed at
-// once. What follows a finish (the session's end, the TTLs) is the caller's.
-void FailInPass(Pass& pass, api::Reason reason, const std::string& message);
+// The job's memory held for one call of Decide, so that it is there before
+// the sink that paces the writes with a part of it (JobSink's WrittenStatus).
+struct PassMemory {
+  explicit PassMemory(const JobMemory& previous) : memory(previous) {}
+  JobMemory memory;
+};
+
+// One call of Decide: what it reads (PassView), the memory it carries on and
+// the sink it moves the job with. The top of the pass (decide.cc: Run,
+// Accept, and the flow beside them: a finish, a suspension, a failure)
+// takes it whole: it hands each step the parts of the memory that step owns.
+// The steps take the view const, their own parts of the memory, and the
+// sink (those that move the phase, hand the status, requeue or start and
+// end the session), or the status and PassOut (those that fill in fields
+// of the status or emit).
+struct Pass : PassMemory, PassView, JobSink {
+  Pass(const DecideInput& input, const JobMemory& previous, const DecideOptions& decide_options)
+      : PassMemory(previous),
+        PassView(input, decide_options, previous.written.status),
+        JobSink(*this, memory.written, input.view.has_value()) {}
+};
+
+// What keeping the checkpoint in status takes of the memory (KeepCheckpoint):
+// the token it is sealed with, the released nodes claimed beside it, and
+// whether its CheckpointTooLarge Warning was said. Taken by the steps that
+// keep a session's checkpoint: StopSession, FailSession, SessionOutcome.
+struct CheckpointSlice {
+  const TokenMemory& token;
+  const NodeFaults& faults;
+  Announced& announced;
+};
+
+// Fails the job in this pass: phase Failed with the Failed condition of
+// `reason`, the status handed at once. What follows a finish (the session's
+// end, the TTLs) is the caller's; so is a running session's checkpoint
+// (FailSession keeps it).
+void FailInPass(const PassView& view, JobSink& sink, api::Reason reason,
+                const std::string& message);
+// FailInPass for a job whose session may run: keeps the checkpoint it has
+// first (KeepCheckpoint), so that a failed job's status holds what was finished.
+void FailSession(const PassView& view, const CheckpointSlice& seal, JobSink& sink,
+                 api::Reason reason, const std::string& message);
 // status.failedPods, the worker pods failed against backoffLimit (0 when
 // unset, or below 0 as someone with status rights may have written it).
 uint32_t FailedPods(const api::WeightedJobStatus& status);
@@ -169,25 +225,31 @@ struct Eligible {
 Eligible EligibleNodes(const PassView& view, const NodeFaults& faults);
 
 // The session's configuration: the eligible nodes weighed with `profile`,
-// resuming from status.checkpoint; records the session in memory.session and
+// resuming from status.checkpoint; records the session in `session` and
 // the Started / Resumed event. Before all this, what a restarted operator
-// keeps of the job is restored from its status (RestoreSealed). nullopt when
-// the job waits for nodes (Pending, NoEligibleNodes) or failed
-// (InvalidProfile).
-std::optional<coordinator::JobConfig> Registration(Pass& pass, const fuzzy::Profile& profile);
+// keeps of the job is restored from its status (RestoreSealed: `faults`).
+// nullopt when the job waits for nodes (Pending, NoEligibleNodes) or failed
+// (InvalidProfile). The caller starts the session (JobSink::StartSession).
+std::optional<coordinator::JobConfig> Registration(const PassView& view, const TokenMemory& token,
+                                                   NodeFaults& faults, SessionMemory& session,
+                                                   JobSink& sink, const fuzzy::Profile& profile);
 // What a restart restores of a job that needs its token: the nodes given up
 // (status.excludedNodes), and the claims sealed beside status.checkpoint
 // (the nodes released, startTime, failedPods) when the checkpoint opens with
 // the job's token. Returns the checkpoint to resume from; one that does not
 // open is dropped with a CheckpointRejected Warning (the job starts again
 // from its first item). MemoryFromStatus (decide.h) restores the rest.
-std::optional<coordinator::Checkpoint> RestoreSealed(Pass& pass);
+// Takes the token (the seal), the faults (the released nodes go back into
+// them) and the status whose claims it checks.
+std::optional<coordinator::Checkpoint> RestoreSealed(const PassView& view, const TokenMemory& token,
+                                                     NodeFaults& faults,
+                                                     api::WeightedJobStatus& status, PassOut& out);
 // Pending, Ready False NoEligibleNodes naming why; looks again in 10 s.
-void WaitForNodes(Pass& pass, const std::vector<std::string>& excluded);
+void WaitForNodes(const PassView& view, JobSink& sink, const std::vector<std::string>& excluded);
 // Stops the job's session for a suspension: deletes its pods; once they are
 // gone keeps the checkpoint in status (with its progress and result) and
 // removes the session. Returns true when no session and no pod is left.
-bool StopSession(Pass& pass);
+bool StopSession(const PassView& view, const CheckpointSlice& seal, JobSink& sink);
 
 // --- nodes that join a running session (decide_join.cc) ------------------------
 
@@ -244,10 +306,11 @@ void ForgetReleased(const PassView& view, const TokenMemory& token, NodeFaults& 
 // in kMaxCheckpointBytes; otherwise the last one stays, with a Warning the
 // first time. A failed job's status keeps its newest that fit too: what was
 // finished.
-// Takes the token (the seal), the released nodes (claimed beside it) and
-// what was announced (the CheckpointTooLarge Warning, once).
-void KeepCheckpoint(const PassView& view, const TokenMemory& token, const NodeFaults& faults,
-                    Announced& announced, api::WeightedJobStatus& status, PassOut& out,
+// Takes the checkpoint's slice of the memory: the token (the seal), the
+// released nodes (claimed beside it) and what was announced (the
+// CheckpointTooLarge Warning, once).
+void KeepCheckpoint(const PassView& view, const CheckpointSlice& seal,
+                    api::WeightedJobStatus& status, PassOut& out,
                     const coordinator::Checkpoint& checkpoint);
 
 // --- the outcome of a running session (decide_outcome.cc) ----------------------
@@ -255,8 +318,11 @@ void KeepCheckpoint(const PassView& view, const TokenMemory& token, const NodeFa
 // The status the session's view gives (per-node table, progress, result,
 // checkpoint) and the phase it leads to: Succeeded with the efficiency
 // figures when done, Failed when items or pods failed past their bounds or
-// no node could start a worker, else Running or Pending.
-void SessionOutcome(Pass& pass, const PodCount& count);
+// no node could start a worker, else Running or Pending. Reads the session
+// and the clock (the timing's moments); `seal.announced` also holds the
+// Completed event a short job's success holds back (RefineTiming).
+void SessionOutcome(const PassView& view, const SessionMemory& session, const JobClock& clock,
+                    const CheckpointSlice& seal, JobSink& sink, const PodCount& count);
 // For a job that succeeded and whose session lingers while its pods exit:
 // status.timing again, with the first reporter's pod as the pod cache shows
 // it now (a short job can finish before the cache saw its pod scheduled and
@@ -264,25 +330,42 @@ void SessionOutcome(Pass& pass, const PodCount& count);
 // that the NOTE and the message agree; the status handed over when that
 // changed it. The Completed Event held back for it is told once the
 // timing is whole, or when `ending` (the session ends: no more is coming).
-void RefineTiming(Pass& pass, bool ending);
+void RefineTiming(const PassView& view, const SessionMemory& session, const JobClock& clock,
+                  Announced& announced, JobSink& sink, bool ending);
 
-// Pods of a running session, then its outcome: nodes joined, each node
-// managed (ManageNode), the missing pods created within the create backoff,
-// SessionOutcome.
-void ManagePods(Pass& pass);
+// Pods of a running session: the nodes it released taken (TakeReleases),
+// nodes joined, each node managed (ManageNode), the missing pods created
+// within the create backoff with the token's Secret. Returns what it
+// counted, for SessionOutcome. Fills in the status's failedPods and
+// excludedNodes.
+PodCount ManagePods(const PassView& view, const TokenMemory& token, NodeFaults& faults,
+                    SessionMemory& session, api::WeightedJobStatus& status, PassOut& out);
 
 // --- Kueue (decide_kueue.cc; kueue.h) ------------------------------------------
 
+// A queued job Kueue admitted: its spec placed on the admitted flavors'
+// node labels and tolerations (PlaceOnFlavors), and how many nodes its
+// session may hold (PassView::placed, PassView::node_limit).
+struct Admitted {
+  api::WeightedJobSpec placed;
+  size_t node_limit = 0;
+};
 // For a queued job (in.queue): creates its Workload, holds it until Kueue
 // admits it, stops it when Kueue evicts it and hands the quota back. Returns
-// true when the job may run (admitted), with pass.placed and
-// pass.node_limit set.
-bool Admission(Pass& pass);
-// For a queued job that runs: status.reclaimablePods of its Workload.
-void ReportReclaimable(Pass& pass);
+// the admission when the job may run; nullopt while it is held or stopped.
+// Takes what stopping the session keeps (the token, the faults, Announced:
+// the checkpoint's slice; the released nodes are forgotten with a Workload
+// gone) and the Workload's patches (kueue).
+std::optional<Admitted> Admission(const PassView& view, const TokenMemory& token,
+                                  NodeFaults& faults, Announced& announced, KueueMemory& kueue,
+                                  JobSink& sink);
+// For a queued job that runs: status.reclaimablePods of its Workload, from
+// the session's workers less those done with (released: `faults`).
+void ReportReclaimable(const PassView& view, const SessionMemory& session, const NodeFaults& faults,
+                       KueueMemory& kueue, JobSink& sink);
 // For a queued job suspended (spec.suspend) and stopped: its Workload
 // deactivated, then its admission handed back once Kueue evicted it.
-void SuspendWorkload(Pass& pass);
+void SuspendWorkload(const PassView& view, KueueMemory& kueue, JobSink& sink);
 // For a queued job that finished: its Workload's Finished condition.
 void FinishWorkload(const PassView& view, const api::WeightedJobStatus& status, KueueMemory& kueue,
                     PassOut& out);
@@ -365,20 +448,21 @@ void GateCreates(const PassView& view, const NodeFaults& faults, PassOut& out,
 
 // --- history as the prior (decide_history.cc) ---------------------------------
 
-// The session's worker priors, in `weights`' order: the fuzzy weights blended
-// with in.history (BlendHistoryPrior), each with its credibility (how far
-// `adaptive` trusts it against the first measurements) and the duty its
-// worker pod's CPU limit gives it (WorkerDuty). Records them in
-// session.priors, and the history they came from in session.baseline; a
-// HistoryUnavailable event when the history source could not answer.
+// The session's worker priors, in session order: its workers' fuzzy weights
+// blended with in.history (BlendHistoryPrior), each with its credibility
+// (how far `adaptive` trusts it against the first measurements) and the
+// duty its worker pod's CPU limit gives it (WorkerDuty). Records each in
+// its worker's record (SessionNode::Worker::prior); a HistoryUnavailable
+// event when the history source could not answer. Requires the session's
+// workers recorded (their weights), and their baselines (from in.history).
 std::vector<balance::WorkerPrior> SessionPriors(const PassView& view, SessionMemory& session,
-                                                PassOut& out, const fuzzy::WeightResult& weights);
-// Fills `rows`' prior from session.priors (rows of a session started by an
-// earlier operator keep the prior `shown` in status).
+                                                PassOut& out);
+// Fills `rows`' prior from the session's workers (rows of a session started
+// by an earlier operator keep the prior `shown` in status).
 void PriorColumns(const SessionMemory& session, const std::vector<api::NodeRow>& shown,
                   std::vector<api::NodeRow>& rows);
 // For a job that just succeeded: status.nodes[].measuredSpeed and
-// priorError, each node judged against session.baseline (baselineRatio,
+// priorError, each node judged against its baseline (SessionNode::baseline; baselineRatio,
 // baselineVerdict, an event for a Slow or fast one), and a RecordSpeeds
 // action (coordinator::SpeedsToRecord).
 void MeasuredColumns(const PassView& view, const SessionMemory& session,

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <set>
 
 #include "core/fuzzy/profile_json.h"
@@ -44,17 +45,52 @@ std::pair<double, double> SessionScales(const SessionMemory& session,
   double prior_sum = 0;
   for (size_t i = joining; i < weights.nodes.size(); ++i) {
     const fuzzy::NodeWeight& now = weights.nodes[i];
-    const auto prior = session.priors.find(now.name);
-    const auto then =
-        std::find_if(session.weights.nodes.begin(), session.weights.nodes.end(),
-                     [&](const fuzzy::NodeWeight& node) { return node.name == now.name; });
-    if (prior == session.priors.end() || then == session.weights.nodes.end()) continue;
+    const SessionNode* then = session.Find(now.name);
+    if (!then || !then->worker) continue;
     relative_sum += now.relative;
-    weight_sum += then->weight;
-    prior_sum += prior->second.value;
+    weight_sum += then->worker->weight.weight;
+    prior_sum += then->worker->prior.value;
   }
   if (!(relative_sum > 0 && weight_sum > 0 && prior_sum > 0)) return {1, 1};
   return {weight_sum / relative_sum, prior_sum / relative_sum};
+}
+
+// Adds `weight`'s node to the session, its weight and prior brought onto
+// the session's scales (`to_weights`, `to_priors`: SessionScales): its
+// record in session order (after the session's workers; one it had, from an
+// earlier session or the history, moves there), AddWorker and a NodeJoined
+// event.
+void AddJoiner(const PassView& view, const Eligible& eligible, SessionMemory& session, PassOut& out,
+               fuzzy::NodeWeight weight, double to_weights, double to_priors) {
+  const double relative = weight.relative;
+  weight.weight = Rounded(relative * to_weights);
+  weight.relative = relative * to_weights;
+  const std::string name = weight.name;
+  const api::NodeView* node = view.NodeNamed(name);
+  balance::WorkerPrior prior{
+      name, std::clamp(relative * to_priors, balance::kMinPriorSpeed, balance::kMaxPriorSpeed)};
+  if (node) {
+    const WorkerPodSettings settings = SettingsForArchitecture(
+        view.options.pods, view.options.architectures, NodeArchitecture(*node));
+    prior.duty = WorkerDuty(view.spec(), *node, settings);
+  }
+  std::optional<double> cores;
+  if (auto it = eligible.cores.find(name); it != eligible.cores.end()) cores = it->second;
+  SessionNode record{name, std::nullopt, 0, std::nullopt};
+  if (const SessionNode* known = session.Find(name)) {
+    record = *known;
+    std::erase_if(session.nodes, [&](const SessionNode& n) { return n.name == name; });
+  }
+  // Every eligible node has its reference (EligibleNodes).
+  record.worker = SessionNode::Worker{weight, eligible.references.at(name),
+                                      api::NodePriorRow{"profile", prior.speed, 0, 0}};
+  session.nodes.insert(session.nodes.begin() + static_cast<std::ptrdiff_t>(session.NodeCount()),
+                       std::move(record));
+  out.actions.push_back(AddWorker{prior, cores});
+  out.Event(false, api::Reason::kNodeJoined,
+            fmt::format("node {} can run the job's worker now; it joins the running job with "
+                        "weight {:g}",
+                        name, weight.weight));
 }
 
 }  // namespace
@@ -86,31 +122,7 @@ void JoinNodes(const PassView& view, const NodeFaults& faults, SessionMemory& se
   if (!weights.ok()) return;
   const auto [to_weights, to_priors] = SessionScales(session, *weights, joining.size());
   for (size_t i = 0; i < joining.size(); ++i) {
-    fuzzy::NodeWeight weight = weights->nodes[i];
-    const double relative = weight.relative;
-    weight.weight = Rounded(relative * to_weights);
-    weight.relative = relative * to_weights;
-    const std::string& name = weight.name;
-    const api::NodeView* node = view.NodeNamed(name);
-    balance::WorkerPrior prior{
-        name, std::clamp(relative * to_priors, balance::kMinPriorSpeed, balance::kMaxPriorSpeed)};
-    if (node) {
-      const WorkerPodSettings settings = SettingsForArchitecture(
-          view.options.pods, view.options.architectures, NodeArchitecture(*node));
-      prior.duty = WorkerDuty(view.spec(), *node, settings);
-    }
-    std::optional<double> cores;
-    if (auto it = eligible.cores.find(name); it != eligible.cores.end()) cores = it->second;
-    if (auto it = eligible.references.find(name); it != eligible.references.end()) {
-      session.references[name] = it->second;
-    }
-    session.weights.nodes.push_back(weight);
-    session.priors[name] = {"profile", prior.speed, 0, 0};
-    out.actions.push_back(AddWorker{prior, cores});
-    out.Event(false, api::Reason::kNodeJoined,
-              fmt::format("node {} can run the job's worker now; it joins the running job with "
-                          "weight {:g}",
-                          name, weight.weight));
+    AddJoiner(view, eligible, session, out, weights->nodes[i], to_weights, to_priors);
   }
 }
 

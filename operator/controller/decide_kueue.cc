@@ -13,6 +13,21 @@ namespace {
 constexpr std::chrono::milliseconds kHeldRetry{10000};
 constexpr std::chrono::milliseconds kLeavingRetry{500};
 
+// What the Kueue steps take of the pass: its view, its sink, the Workload's
+// patches (kueue), and what stopping the session reaches (the checkpoint's
+// slice: the token, the faults, Announced) and forgetting the released nodes
+// (the faults) when the Workload is gone.
+struct Queued {
+  const PassView& view;
+  JobSink& sink;
+  KueueMemory& kueue;
+  const TokenMemory& token;
+  NodeFaults& faults;
+  Announced& announced;
+
+  CheckpointSlice Seal() const { return {token, faults, announced}; }
+};
+
 // Patches the Workload's status (or, `status` false, the object), unless a
 // patch against the version the cache shows is on its way already.
 void Patch(KueueMemory& kueue, PassOut& out, const api::WorkloadView& workload,
@@ -20,10 +35,6 @@ void Patch(KueueMemory& kueue, PassOut& out, const api::WorkloadView& workload,
   if (kueue.patched_version == workload.resource_version) return;
   kueue.patched_version = workload.resource_version;
   out.actions.push_back(PatchWorkload{workload.meta.name, std::move(patch), status});
-}
-void Patch(Pass& pass, const api::WorkloadView& workload, nlohmann::json patch,
-           bool status = true) {
-  Patch(pass.memory.kueue, pass, workload, std::move(patch), status);
 }
 
 std::string Joined(const std::vector<std::string>& names) {
@@ -33,56 +44,57 @@ std::string Joined(const std::vector<std::string>& names) {
 // Makes the job's Workload: one pod set of as many pods as the job has
 // nodes to run on now; returns true. No node: the job waits for one, as any
 // job does (false).
-bool RequestWorkload(Pass& pass) {
-  const Eligible eligible = EligibleNodes(pass, pass.memory.faults);
+bool RequestWorkload(const PassView& view, const NodeFaults& faults, JobSink& sink) {
+  const Eligible eligible = EligibleNodes(view, faults);
   if (eligible.facts.empty()) {
-    WaitForNodes(pass, eligible.excluded);
+    WaitForNodes(view, sink, eligible.excluded);
     return false;
   }
   const size_t nodes = eligible.facts.size();
-  const QueueInput& queue = *pass.in.queue;
-  WorkerPodSettings settings = pass.options.pods;
-  settings.coordinator_job = pass.in.id;
-  pass.actions.push_back(CreateWorkload{BuildWorkload(pass.in.job.meta, pass.spec(), settings,
+  const QueueInput& queue = *view.in.queue;
+  WorkerPodSettings settings = view.options.pods;
+  settings.coordinator_job = view.in.id;
+  sink.actions.push_back(CreateWorkload{BuildWorkload(view.in.job.meta, view.spec(), settings,
                                                       queue.queue, static_cast<int32_t>(nodes),
                                                       queue.priority_class, queue.priority)});
   // Until the Workload cache shows it, a create again is AlreadyExists.
-  if (pass.in.writes.workload_requested) return true;
-  pass.Event(false, api::Reason::kWaitingForQueue,
+  if (view.in.writes.workload_requested) return true;
+  sink.Event(false, api::Reason::kWaitingForQueue,
              fmt::format("created Workload {} for {} workers in LocalQueue {}; the job starts "
                          "when Kueue admits it",
-                         WorkloadName(pass.in.name, pass.uid), nodes, queue.queue));
+                         WorkloadName(view.in.name, view.uid), nodes, queue.queue));
   return true;
 }
 
 // The job waits for Kueue: Pending (Suspended once it was evicted, until it
 // is admitted again), Ready and Admitted False, naming the queue, the
 // Workload and what Kueue says.
-void Hold(Pass& pass, api::Reason reason, const std::string& message) {
-  const bool suspended = pass.status.Is(api::JobPhase::kSuspended);
-  pass.status.phase = suspended ? api::JobPhase::kSuspended : api::JobPhase::kPending;
-  pass.status.workers = 0;
-  const auto& now = pass.in.now.rfc3339;
-  const int64_t generation = pass.in.job.generation;
+void Hold(const PassView& view, JobSink& sink, api::Reason reason, const std::string& message) {
+  api::WeightedJobStatus& status = sink.status;
+  const bool suspended = status.Is(api::JobPhase::kSuspended);
+  status.phase = suspended ? api::JobPhase::kSuspended : api::JobPhase::kPending;
+  status.workers = 0;
+  const auto& now = view.in.now.rfc3339;
+  const int64_t generation = view.in.job.generation;
   // Why it waits goes out at once when it changes (not admitted yet,
   // evicted); Kueue's words within the status interval.
   const auto before = std::find_if(
-      pass.status.conditions.begin(), pass.status.conditions.end(),
+      status.conditions.begin(), status.conditions.end(),
       [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
-  pass.write_at_once |=
-      before == pass.status.conditions.end() || before->status || before->reason != reason;
-  api::SetCondition(pass.status, Condition(api::ConditionType::kReady, false, reason, message),
+  sink.write_at_once |=
+      before == status.conditions.end() || before->status || before->reason != reason;
+  api::SetCondition(status, Condition(api::ConditionType::kReady, false, reason, message),
                     generation, now);
-  api::SetCondition(pass.status, Condition(api::ConditionType::kAdmitted, false, reason, message),
+  api::SetCondition(status, Condition(api::ConditionType::kAdmitted, false, reason, message),
                     generation, now);
-  pass.HandStatus(false);
-  if (!pass.requeue_after) pass.requeue_after = kHeldRetry;
+  sink.HandStatus(false);
+  if (!sink.requeue_after) sink.requeue_after = kHeldRetry;
 }
 
 // Why Kueue has not admitted `workload` yet, in its own words.
-std::string Waiting(const Pass& pass, const api::WorkloadView* workload) {
-  const std::string& queue = pass.in.queue->queue;
-  const std::string name = WorkloadName(pass.in.name, pass.uid);
+std::string Waiting(const PassView& view, const api::WorkloadView* workload) {
+  const std::string& queue = view.in.queue->queue;
+  const std::string name = WorkloadName(view.in.name, view.uid);
   std::string message =
       fmt::format("waiting for Kueue to admit Workload {} in LocalQueue {}", name, queue);
   if (!workload) return message;
@@ -100,42 +112,44 @@ std::string Waiting(const Pass& pass, const api::WorkloadView* workload) {
 // the job stops as for spec.suspend, keeping its checkpoint; once no pod is
 // left the Workload's quota is handed back and the job waits to be admitted
 // again.
-void Evict(Pass& pass, const api::WorkloadView& workload) {
+void Evict(const Queued& q, const api::WorkloadView& workload) {
+  const PassView& view = q.view;
+  JobSink& sink = q.sink;
   const auto evicted = workload.conditions.find("Evicted");
   const std::string why =
       evicted != workload.conditions.end()
           ? fmt::format("{}: {}", evicted->second.reason, evicted->second.message)
           : "its admission was withdrawn";
-  const bool was_running = pass.registered;
-  if (!StopSession(pass)) {
-    pass.requeue_after = kLeavingRetry;
+  const bool was_running = sink.Registered();
+  if (!StopSession(view, q.Seal(), sink)) {
+    sink.requeue_after = kLeavingRetry;
     if (was_running) return;  // the workers hand back their leases first
   }
   // The checkpoint was taken from the session just removed: it goes out now.
-  if (was_running) pass.write_at_once = true;
+  if (was_running) sink.write_at_once = true;
   const std::string message = fmt::format(
       "Kueue evicted Workload {} ({}); {} of {} items kept, the job resumes when it is "
       "admitted again",
-      workload.meta.name, why, pass.status.completed_items.value_or(0),
-      pass.spec().job.workload.items);
+      workload.meta.name, why, sink.status.completed_items.value_or(0),
+      view.spec().job.workload.items);
   // A job that never started stays Pending: it has nothing to keep.
-  if (pass.status.start_time && !pass.status.Is(api::JobPhase::kSuspended)) {
-    pass.Transition(api::JobPhase::kSuspended, false, api::Reason::kEvicted, message);
+  if (sink.status.start_time && !sink.status.Is(api::JobPhase::kSuspended)) {
+    sink.Transition(api::JobPhase::kSuspended, false, api::Reason::kEvicted, message);
     api::SetCondition(
-        pass.status,
+        sink.status,
         Condition(api::ConditionType::kSuspended, true, api::Reason::kEvicted, message),
-        pass.in.job.generation, pass.in.now.rfc3339);
+        view.in.job.generation, view.in.now.rfc3339);
   }
-  if (pass.OwnedPodsLeft()) {
-    Hold(pass, api::Reason::kEvicted, message);
+  if (view.OwnedPodsLeft()) {
+    Hold(view, sink, api::Reason::kEvicted, message);
     return;
   }
   // Resuming tries every node again.
-  if (ForgetGivenUp(pass.status)) pass.write_at_once = true;
+  if (ForgetGivenUp(sink.status)) sink.write_at_once = true;
   if (workload.QuotaReserved()) {
-    Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
+    Patch(q.kueue, sink, workload, ClearAdmissionPatch(workload, view.in.now.rfc3339));
   }
-  Hold(pass, api::Reason::kEvicted, message);
+  Hold(view, sink, api::Reason::kEvicted, message);
 }
 
 // Kueue's words when Kueue itself deactivated `workload`: its Evicted
@@ -157,8 +171,8 @@ std::string DeactivatedByKueue(const api::WorkloadView& workload) {
 // the quota it was admitted to. A job not started yet waits, saying so, and
 // true is returned. (A running job keeps its pods; Kueue's finalizer keeps a
 // flavor in use from going.)
-bool HeldForUnknownFlavors(Pass& pass, const api::WorkloadView& workload) {
-  const std::vector<api::FlavorView>& flavors = pass.in.queue->flavors;
+bool HeldForUnknownFlavors(const PassView& view, JobSink& sink, const api::WorkloadView& workload) {
+  const std::vector<api::FlavorView>& flavors = view.in.queue->flavors;
   std::vector<std::string> unknown;
   for (const std::string& name : workload.flavors) {
     const bool known =
@@ -166,8 +180,8 @@ bool HeldForUnknownFlavors(Pass& pass, const api::WorkloadView& workload) {
                     [&](const api::FlavorView& flavor) { return flavor.name == name; });
     if (!known) unknown.push_back(name);
   }
-  if (unknown.empty() || pass.registered || pass.OwnedPodsLeft()) return false;
-  Hold(pass, api::Reason::kWaitingForQueue,
+  if (unknown.empty() || sink.Registered() || view.OwnedPodsLeft()) return false;
+  Hold(view, sink, api::Reason::kWaitingForQueue,
        fmt::format("Kueue admitted Workload {} to flavor {}, which no ResourceFlavor of the "
                    "cluster is: the nodes it stands for are not known, so the job does not "
                    "start (it would run on any node)",
@@ -177,12 +191,12 @@ bool HeldForUnknownFlavors(Pass& pass, const api::WorkloadView& workload) {
 
 // The job of an inactive Workload: stopped first when it runs; then held
 // when Kueue itself deactivated it, else queued again.
-void Inactive(Pass& pass, const api::WorkloadView& workload) {
+void Inactive(const Queued& q, const api::WorkloadView& workload) {
   // Deactivated under a running job (by hand, or by Kueue): it stops as
   // when evicted, keeping its checkpoint, rather than read as Pending
   // while its workers still compute.
-  if (pass.registered || pass.OwnedPodsLeft()) {
-    Evict(pass, workload);
+  if (q.sink.Registered() || q.view.OwnedPodsLeft()) {
+    Evict(q, workload);
     return;
   }
   // Deactivated by Kueue itself (its requeuing limit, a maximum execution
@@ -191,107 +205,111 @@ void Inactive(Pass& pass, const api::WorkloadView& workload) {
   // the Workload again (as Kueue's own Job integration leaves such a Job
   // suspended).
   if (const std::string why = DeactivatedByKueue(workload); !why.empty()) {
-    Hold(pass, api::Reason::kEvicted,
+    Hold(q.view, q.sink, api::Reason::kEvicted,
          fmt::format("Kueue deactivated Workload {} ({}); the job waits until its spec.active "
                      "is true again",
                      workload.meta.name, why));
     return;
   }
   // Deactivated while the job was suspended (or by hand): queued again.
-  Patch(pass, workload, ActivePatch(workload, true), /*status=*/false);
-  Hold(pass, api::Reason::kWaitingForQueue, Waiting(pass, &workload));
+  Patch(q.kueue, q.sink, workload, ActivePatch(workload, true), /*status=*/false);
+  Hold(q.view, q.sink, api::Reason::kWaitingForQueue, Waiting(q.view, &workload));
 }
 
 // The job has no Workload of its own: none yet, one being deleted, or one
 // of its name that is not its own. Deleted under a running job (or not made
 // yet): the session stops, then a Workload is asked for.
-void WithoutOwnWorkload(Pass& pass, const api::WorkloadView* workload) {
-  if (pass.registered || pass.OwnedPodsLeft()) {
-    if (!StopSession(pass)) {
-      pass.requeue_after = kLeavingRetry;
+void WithoutOwnWorkload(const Queued& q, const api::WorkloadView* workload) {
+  JobSink& sink = q.sink;
+  if (sink.Registered() || q.view.OwnedPodsLeft()) {
+    if (!StopSession(q.view, q.Seal(), sink)) {
+      sink.requeue_after = kLeavingRetry;
       return;
     }
   }
   // A new Workload counts no pod reclaimable: every node runs again.
-  ForgetReleased(pass, pass.memory.token, pass.memory.faults, pass.status);
-  if (!workload && !RequestWorkload(pass)) return;  // no node to run on
+  ForgetReleased(q.view, q.token, q.faults, sink.status);
+  if (!workload && !RequestWorkload(q.view, q.faults, sink)) return;  // no node to run on
   // One of the job's Workload's name that does not name the job its owner
   // (made, or its owner reference edited, by hand): not the job's to use,
   // and while it is there the job's own cannot be made. Said, not waited
   // on in silence as if Kueue were slow.
-  Hold(pass, api::Reason::kWaitingForQueue,
+  Hold(q.view, sink, api::Reason::kWaitingForQueue,
        workload && !workload->meta.deleting
            ? fmt::format("Workload {} is not this job's (its owner references do not name "
                          "the job: made or edited by hand?); the job makes its own once it "
                          "is deleted",
                          workload->meta.name)
-           : Waiting(pass, nullptr));
+           : Waiting(q.view, nullptr));
 }
 
 }  // namespace
 
-bool Admission(Pass& pass) {
-  const QueueInput& queue = *pass.in.queue;
+std::optional<Admitted> Admission(const PassView& view, const TokenMemory& token,
+                                  NodeFaults& faults, Announced& announced, KueueMemory& kueue,
+                                  JobSink& sink) {
+  const Queued q{view, sink, kueue, token, faults, announced};
+  const QueueInput& queue = *view.in.queue;
   const api::WorkloadView* workload = queue.workload ? &*queue.workload : nullptr;
-  const bool owned = workload && workload->meta.OwnedBy(pass.uid) && !workload->meta.deleting;
+  const bool owned = workload && workload->meta.OwnedBy(view.uid) && !workload->meta.deleting;
   if (!owned) {
-    WithoutOwnWorkload(pass, workload);
-    return false;
+    WithoutOwnWorkload(q, workload);
+    return std::nullopt;
   }
   if (!workload->active) {
-    Inactive(pass, *workload);
-    return false;
+    Inactive(q, *workload);
+    return std::nullopt;
   }
   if (workload->Evicted() || !workload->Admitted()) {
-    if (workload->Evicted() || pass.registered || pass.OwnedPodsLeft()) {
-      Evict(pass, *workload);
-      return false;
+    if (workload->Evicted() || sink.Registered() || view.OwnedPodsLeft()) {
+      Evict(q, *workload);
+      return std::nullopt;
     }
-    Hold(pass, api::Reason::kWaitingForQueue, Waiting(pass, workload));
-    return false;
+    Hold(view, sink, api::Reason::kWaitingForQueue, Waiting(view, workload));
+    return std::nullopt;
   }
-  if (HeldForUnknownFlavors(pass, *workload)) return false;
+  if (HeldForUnknownFlavors(view, sink, *workload)) return std::nullopt;
   // Admitted: on the admitted flavors' nodes, within the admitted pods.
-  pass.placed = PlaceOnFlavors(*pass.in.spec->spec, queue.flavors);
-  pass.node_limit = static_cast<size_t>(std::max(0, workload->count - workload->reclaimable));
+  Admitted admitted{PlaceOnFlavors(*view.in.spec->spec, queue.flavors),
+                    static_cast<size_t>(std::max(0, workload->count - workload->reclaimable))};
   const std::string message =
       fmt::format("Kueue admitted Workload {} to ClusterQueue {} flavor {}", workload->meta.name,
                   workload->cluster_queue, Joined(workload->flavors));
   // The admission announced is the Admitted condition's, written at once:
   // neither a later pass nor a restarted operator says it again.
-  const auto admitted = std::find_if(
-      pass.status.conditions.begin(), pass.status.conditions.end(),
+  api::WeightedJobStatus& status = sink.status;
+  const auto before = std::find_if(
+      status.conditions.begin(), status.conditions.end(),
       [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
-  if (admitted == pass.status.conditions.end() || !admitted->status ||
-      admitted->message != message) {
-    pass.Event(false, api::Reason::kAdmitted, message);
+  if (before == status.conditions.end() || !before->status || before->message != message) {
+    sink.Event(false, api::Reason::kAdmitted, message);
     api::SetCondition(
-        pass.status,
-        Condition(api::ConditionType::kAdmitted, true, api::Reason::kAdmitted, message),
-        pass.in.job.generation, pass.in.now.rfc3339);
-    pass.write_at_once = true;
+        status, Condition(api::ConditionType::kAdmitted, true, api::Reason::kAdmitted, message),
+        view.in.job.generation, view.in.now.rfc3339);
+    sink.write_at_once = true;
   }
-  return true;
+  return admitted;
 }
 
-void ReportReclaimable(Pass& pass) {
-  const QueueInput& queue = *pass.in.queue;
-  if (!queue.workload || !pass.registered || !pass.in.view) return;
+void ReportReclaimable(const PassView& view, const SessionMemory& session, const NodeFaults& faults,
+                       KueueMemory& kueue, JobSink& sink) {
+  const QueueInput& queue = *view.in.queue;
+  if (!queue.workload || !sink.Registered() || !view.in.view) return;
   const api::WorkloadView& workload = *queue.workload;
   // The workers that may still compute: the session's, less those given up,
   // those whose pod finished (the job is done with them: at its end, or
   // released in its tail) and those released whose pod is gone. A worker an
-  // earlier session released is not in this one (memory.faults.released).
-  const std::set<std::string>& released = pass.memory.faults.released;
+  // earlier session released is not in this one (faults.released).
+  const std::set<std::string>& released = faults.released;
   std::set<std::string_view> given_up;  // in this pass too
-  for (const auto& row : pass.status.excluded_nodes) {
+  for (const auto& row : sink.status.excluded_nodes) {
     if (!ArchitectureRow(row)) given_up.insert(row.name);
   }
   int32_t needed = 0;
-  for (const std::string& node : pass.memory.session.Nodes()) {
+  for (const std::string& node : session.Nodes()) {
     if (given_up.contains(node)) continue;
-    const api::PodView* pod = pass.WorkerPod(node);
-    const bool owned = pod && pod->meta.OwnedBy(pass.uid);
+    const api::PodView* pod = view.WorkerPod(node);
+    const bool owned = pod && pod->meta.OwnedBy(view.uid);
     if (owned && pod->phase == api::PodPhase::kSucceeded) continue;
     if (!owned && released.contains(node)) continue;
     ++needed;
@@ -299,35 +317,36 @@ void ReportReclaimable(Pass& pass) {
   const int32_t reclaimable = std::max(0, workload.count - needed);
   // Kueue refuses a count that goes down while admitted.
   if (reclaimable <= workload.reclaimable) return;
-  Patch(pass, workload, ReclaimablePatch(workload, reclaimable));
+  Patch(kueue, sink, workload, ReclaimablePatch(workload, reclaimable));
 }
 
-void SuspendWorkload(Pass& pass) {
-  const QueueInput& queue = *pass.in.queue;
-  if (!queue.workload || !queue.workload->meta.OwnedBy(pass.uid)) return;
-  if (pass.registered || pass.OwnedPodsLeft()) return;  // still stopping
+void SuspendWorkload(const PassView& view, KueueMemory& kueue, JobSink& sink) {
+  const QueueInput& queue = *view.in.queue;
+  if (!queue.workload || !queue.workload->meta.OwnedBy(view.uid)) return;
+  if (sink.Registered() || view.OwnedPodsLeft()) return;  // still stopping
   const api::WorkloadView& workload = *queue.workload;
   if (workload.active) {
-    Patch(pass, workload, ActivePatch(workload, false), /*status=*/false);
+    Patch(kueue, sink, workload, ActivePatch(workload, false), /*status=*/false);
   } else if (workload.Evicted() && workload.QuotaReserved()) {
-    Patch(pass, workload, ClearAdmissionPatch(workload, pass.in.now.rfc3339));
+    Patch(kueue, sink, workload, ClearAdmissionPatch(workload, view.in.now.rfc3339));
   }
+  api::WeightedJobStatus& status = sink.status;
   const auto before = std::find_if(
-      pass.status.conditions.begin(), pass.status.conditions.end(),
+      status.conditions.begin(), status.conditions.end(),
       [](const api::StatusCondition& c) { return c.type == api::ConditionType::kAdmitted; });
-  if (before != pass.status.conditions.end() && !before->status &&
+  if (before != status.conditions.end() && !before->status &&
       before->reason == api::Reason::kSuspendedByUser) {
     return;
   }
   api::SetCondition(
-      pass.status,
+      status,
       Condition(api::ConditionType::kAdmitted, false, api::Reason::kSuspendedByUser,
                 fmt::format("the job is suspended: its Workload {} is deactivated and its "
                             "quota goes back to the queue",
                             workload.meta.name)),
-      pass.in.job.generation, pass.in.now.rfc3339);
-  pass.write_at_once = true;
-  pass.HandStatus(false);
+      view.in.job.generation, view.in.now.rfc3339);
+  sink.write_at_once = true;
+  sink.HandStatus(false);
 }
 
 void FinishWorkload(const PassView& view, const api::WeightedJobStatus& status, KueueMemory& kueue,

@@ -93,50 +93,45 @@ bool ReleasedPodFinished(const api::PodView* pod, bool owned, PodCount& count) {
   return true;
 }
 
-}  // namespace
-
-void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
-                PassOut& out, const std::string& node, PodCount& count) {
-  const api::PodView* pod = view.WorkerPod(node);
-  const api::NodeView* node_object = view.NodeNamed(node);
-  const bool owned = pod && pod->meta.OwnedBy(view.uid);
-  const bool done = view.in.view->done;
-  if (GivenUp(view, out, node, pod, owned)) return;
-  // Released: its node may go or turn ineligible now without loss.
-  if (released && ReleasedPodFinished(pod, owned, count)) return;
-  const api::PodTemplate& pods = view.spec().pod_template;
-  const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
-                                                      pods.tolerations, pods.node_affinity_terms)
-                                      : "gone";
-  if (!why.empty()) return LoseNode(view, fault, out, node, node_object, why, pod, owned);
+// A node that is back (Ready again, or eligible again) after its worker was
+// lost: said once, unless the session is done.
+void SayBack(NodeFault& fault, PassOut& out, const std::string& node, bool done) {
   const NodeFault::Lost lost = std::exchange(fault.lost, NodeFault::Lost::kNo);
-  if (lost != NodeFault::Lost::kNo && !done) {
-    if (lost == NodeFault::Lost::kLeft) {
-      out.Event(
-          false, api::Reason::kNodeEligible,
-          fmt::format("node {} can run the job's worker again; its worker starts again", node));
-    } else {
-      out.Event(false, api::Reason::kNodeReady,
-                fmt::format("node {} is Ready again; its worker starts again", node));
-    }
+  if (lost == NodeFault::Lost::kNo || done) return;
+  if (lost == NodeFault::Lost::kLeft) {
+    out.Event(false, api::Reason::kNodeEligible,
+              fmt::format("node {} can run the job's worker again; its worker starts again", node));
+  } else {
+    out.Event(false, api::Reason::kNodeReady,
+              fmt::format("node {} is Ready again; its worker starts again", node));
   }
+}
+
+// The worker pod of an eligible node (`pod`, nullptr when there is none):
+// made when missing (unless the session is done or the pods failed past
+// backoffLimit), watched while Pending (WatchImage) or Running (WatchReach),
+// counted when failed.
+void ManagePod(const PassView& view, double registered_wall, NodeFault& fault, PassOut& out,
+               const std::string& node, const api::NodeView& node_object, const api::PodView* pod,
+               PodCount& count) {
+  const bool done = view.in.view->done;
   if (!pod) {
     if (done || count.failed_pods > view.spec().job.backoff_limit) return;
     const std::string name = WorkerPodName(view.in.name, node);
     if (!view.in.writes.creating && !view.in.writes.on_their_way.contains(name)) {
       WorkerPodSettings settings = SettingsForArchitecture(
-          view.options.pods, view.options.architectures, NodeArchitecture(*node_object));
+          view.options.pods, view.options.architectures, NodeArchitecture(node_object));
       settings.coordinator_job = view.in.id;
-      settings.node_cpu = DeclaredSpeed(*node_object);
+      settings.node_cpu = DeclaredSpeed(node_object);
       settings.bundle =
-          ChooseBundleSource(view.options.worker_bundle, *node_object, fault.image_volume_refused);
+          ChooseBundleSource(view.options.worker_bundle, node_object, fault.image_volume_refused);
       count.missing.push_back(BuildWorkerPod(view.in.job.meta, view.spec(), node, settings));
       count.missing_nodes.push_back(node);
     }
     ++count.alive;
     return;
   }
-  if (!owned) return;  // an earlier job's pod of this name, on its way out
+  if (!pod->meta.OwnedBy(view.uid)) return;  // an earlier job's pod of this name, on its way out
   const api::PodPhase phase = pod->phase;
   const bool deleting = pod->meta.deleting;
   if (phase == api::PodPhase::kPending && !deleting && WatchImage(view, fault, out, node, *pod))
@@ -150,39 +145,55 @@ void ManageNode(const PassView& view, double registered_wall, bool released, Nod
   }
 }
 
-void ManagePods(Pass& pass) {
-  JobMemory& memory = pass.memory;
-  if (TakeReleases(*pass.in.view, memory.faults)) pass.write_at_once = true;
-  JoinNodes(pass, memory.faults, memory.session, pass);
+}  // namespace
+
+void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
+                PassOut& out, const std::string& node, PodCount& count) {
+  const api::PodView* pod = view.WorkerPod(node);
+  const api::NodeView* node_object = view.NodeNamed(node);
+  const bool owned = pod && pod->meta.OwnedBy(view.uid);
+  if (GivenUp(view, out, node, pod, owned)) return;
+  // Released: its node may go or turn ineligible now without loss.
+  if (released && ReleasedPodFinished(pod, owned, count)) return;
+  const api::PodTemplate& pods = view.spec().pod_template;
+  const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
+                                                      pods.tolerations, pods.node_affinity_terms)
+                                      : "gone";
+  if (!why.empty()) return LoseNode(view, fault, out, node, node_object, why, pod, owned);
+  SayBack(fault, out, node, view.in.view->done);
+  ManagePod(view, registered_wall, fault, out, node, *node_object, pod, count);
+}
+
+PodCount ManagePods(const PassView& view, const TokenMemory& token, NodeFaults& faults,
+                    SessionMemory& session, api::WeightedJobStatus& status, PassOut& out) {
+  if (TakeReleases(*view.in.view, faults)) out.write_at_once = true;
+  JoinNodes(view, faults, session, out);
   PodCount count;
-  count.failed_pods = FailedPods(pass.status);
-  const std::vector<std::string> nodes = memory.session.Nodes();
-  NodeFaults& faults = memory.faults;
+  count.failed_pods = FailedPods(status);
+  const std::vector<std::string> nodes = session.Nodes();
   for (const auto& node : nodes) {
-    ManageNode(pass, pass.memory.session.registered_wall, faults.released.contains(node),
-               faults.nodes[node], pass, node, count);
+    ManageNode(view, session.registered_wall, faults.released.contains(node), faults.nodes[node],
+               out, node, count);
   }
   // What the status counts and excludes is kept nowhere else: written at
   // once, or the next pass would not know it.
-  if (count.failed_pods != FailedPods(pass.status)) pass.write_at_once = true;
-  pass.status.failed_pods = count.failed_pods;
-  if (AddGivenUp(pass, pass.status)) pass.write_at_once = true;
+  if (count.failed_pods != FailedPods(status)) out.write_at_once = true;
+  status.failed_pods = count.failed_pods;
+  if (AddGivenUp(out, status)) out.write_at_once = true;
   const std::set<std::string> in_session(nodes.begin(), nodes.end());
-  for (const auto& node : memory.faults.released)
-    count.released_before += !in_session.contains(node);
-  LoseRefusedWorkers(pass, faults.create_backoff, faults.nodes, pass, count.missing_nodes);
+  for (const auto& node : faults.released) count.released_before += !in_session.contains(node);
+  LoseRefusedWorkers(view, faults.create_backoff, faults.nodes, out, count.missing_nodes);
   std::erase_if(faults.nodes, [](const auto& entry) { return entry.second == NodeFault{}; });
-  GateCreates(pass, memory.faults, pass, count.missing);
+  GateCreates(view, faults, out, count.missing);
   if (!count.missing.empty()) {
     // A Secret that exists (or that the reconciler read in this pass) is
     // made again only if it is gone; else it is made, or read back.
-    const bool secret_exists = pass.in.writes.secret_exists || pass.in.secret_token;
-    const TokenMemory& token = memory.token;
-    pass.actions.push_back(CreateObjects{BuildTokenSecret(pass.in.job.meta, token.value),
-                                         token.value, std::move(count.missing),
-                                         /*restore=*/secret_exists});
+    const bool secret_exists = view.in.writes.secret_exists || view.in.secret_token;
+    out.actions.push_back(CreateObjects{BuildTokenSecret(view.in.job.meta, token.value),
+                                        token.value, std::move(count.missing),
+                                        /*restore=*/secret_exists});
   }
-  SessionOutcome(pass, count);
+  return count;
 }
 
 }  // namespace ballast::controller::decide

@@ -46,16 +46,21 @@ std::optional<api::CostModelStatus> CostModelOf(const coordinator::JobView& view
   return model;
 }
 
-void NodeTable(Pass& pass) {
-  const coordinator::JobView& view = *pass.in.view;
-  const double unit = workload::MeanItemCost(pass.spec().job.workload);
-  std::map<std::string, const fuzzy::NodeWeight*> weights;
-  for (const auto& weight : pass.memory.session.weights.nodes) weights[weight.name] = &weight;
+// status.nodes: a row per worker of the session in the view, then the rows
+// of workers an earlier session released.
+void NodeTable(const PassView& pass_view, const SessionMemory& session, const NodeFaults& faults,
+               api::WeightedJobStatus& status) {
+  const coordinator::JobView& view = *pass_view.in.view;
+  const double unit = workload::MeanItemCost(pass_view.spec().job.workload);
+  std::map<std::string, const SessionNode*> workers;  // the session's, by name
+  for (const SessionNode& node : session.nodes) {
+    if (node.worker) workers[node.name] = &node;
+  }
   std::vector<api::NodeRow> rows;
   for (const auto& worker : view.workers) {
-    const auto found = weights.find(worker.name);
-    if (found == weights.end()) continue;
-    const fuzzy::NodeWeight& weight = *found->second;
+    const auto found = workers.find(worker.name);
+    if (found == workers.end()) continue;
+    const fuzzy::NodeWeight& weight = found->second->worker->weight;
     api::NodeRow row;
     row.name = worker.name;
     row.weight = weight.weight;
@@ -64,38 +69,34 @@ void NodeTable(Pass& pass) {
     row.estimated_speed = busy_s > 0 ? std::round(worker.items / busy_s * 100) / 100 : 0.0;
     row.cost = Rounded(worker.cost * unit);
     if (busy_s > 0) row.cost_speed = Rounded(worker.cost * unit / busy_s);
-    row.items = pass.memory.session.base_items[worker.name] + worker.items;
+    row.items = found->second->items_before + worker.items;
     row.steals = worker.cuts;
     if (worker.dropped_busy_s > 0) row.duplicate_seconds = Rounded(worker.dropped_busy_s);
-    row.pod = WorkerPodName(pass.in.name, worker.name);
+    row.pod = WorkerPodName(pass_view.in.name, worker.name);
     rows.push_back(std::move(row));
   }
   // A worker an earlier session released keeps its row as last written:
   // its items count in the job's.
-  for (const api::NodeRow& row : pass.status.nodes.value_or(std::vector<api::NodeRow>{})) {
-    if (pass.memory.faults.released.contains(row.name) && !weights.contains(row.name)) {
-      rows.push_back(row);
-    }
+  const std::vector<api::NodeRow> shown = status.nodes.value_or(std::vector<api::NodeRow>{});
+  for (const api::NodeRow& row : shown) {
+    if (faults.released.contains(row.name) && !workers.contains(row.name)) rows.push_back(row);
   }
-  PriorColumns(pass.memory.session, pass.status.nodes.value_or(std::vector<api::NodeRow>{}), rows);
-  pass.status.nodes = std::move(rows);
+  PriorColumns(session, shown, rows);
+  status.nodes = std::move(rows);
 }
 
 // The moments of the session's first report, in unix seconds (decide.h's
 // view times are the coordinator's: the session started at
-// pass.memory.session.registered_wall).
-TimingMoments Moments(const Pass& pass) {
+// session.registered_wall).
+TimingMoments Moments(const PassView& pass, const SessionMemory& session, const JobClock& clock) {
   const coordinator::JobView& view = *pass.in.view;
-  const JobMemory& memory = pass.memory;
-  const auto unix_time = [&](double t) {
-    return pass.memory.session.registered_wall + (t - view.started_at);
-  };
+  const auto unix_time = [&](double t) { return session.registered_wall + (t - view.started_at); };
   TimingMoments moments;
   moments.created = ParseRfcTime(pass.in.job.meta.creation_timestamp);
-  if (memory.clock.accepted_wall > 0) moments.accepted = memory.clock.accepted_wall;
-  moments.started = pass.memory.session.registered_wall;
+  if (clock.accepted_wall > 0) moments.accepted = clock.accepted_wall;
+  moments.started = session.registered_wall;
   moments.finished = unix_time(view.finished_at);
-  moments.resumed = memory.session.resumed;
+  moments.resumed = session.resumed;
   const coordinator::WorkerView* first = nullptr;
   for (const auto& worker : view.workers) {
     if (worker.contacted && (!first || worker.first_contact < first->first_contact)) {
@@ -124,20 +125,27 @@ TimingMoments Moments(const Pass& pass) {
 }
 
 // The efficiency figures of the pass's finished session, which took `makespan_s`.
-EfficiencyFigures JobEfficiency(const Pass& pass, double makespan_s) {
+EfficiencyFigures JobEfficiency(const PassView& pass, const SessionMemory& session,
+                                double makespan_s) {
   const auto& workload = pass.spec().job.workload;
   ItemBound items;
   items.largest_share = workload::LargestItemShare(workload);
   if (workload.kind == workload::WorkloadKind::kExec) items.concurrency = workload.exec.concurrency;
-  return ComputeEfficiency(*pass.in.view, makespan_s, pass.memory.session.references, items);
+  std::map<std::string, NodeReference> references;  // of the session's workers
+  for (const SessionNode& node : session.nodes) {
+    if (node.worker) references[node.name] = node.worker->reference;
+  }
+  return ComputeEfficiency(*pass.in.view, makespan_s, references, items);
 }
 
-// status.timing and status.efficiencyNote of a finished session.
-void TimingColumns(Pass& pass, const EfficiencyFigures& figures) {
-  const JobTiming timing = ComputeTiming(Moments(pass), figures.ideal_s);
-  pass.status.timing = TimingToJson(timing);
-  pass.status.efficiency_note = json_read::Cut(TimingSummary(timing), kMaxNoteBytes);
-  pass.status.note = pass.status.efficiency_note;
+// status.timing and status.efficiencyNote of a finished session, from its
+// first report's `moments`.
+void TimingColumns(const TimingMoments& moments, api::WeightedJobStatus& status,
+                   const EfficiencyFigures& figures) {
+  const JobTiming timing = ComputeTiming(moments, figures.ideal_s);
+  status.timing = TimingToJson(timing);
+  status.efficiency_note = json_read::Cut(TimingSummary(timing), kMaxNoteBytes);
+  status.note = status.efficiency_note;
 }
 
 // Whether the first reporter's pod is not in the pod cache as started yet
@@ -149,9 +157,9 @@ bool TimingAwaitsPod(const TimingMoments& moments) {
 // The Completed event's and the Ready condition's message of a job that
 // succeeded: its items, its makespan, its efficiency against the reference
 // it was measured with, and the efficiency note (where the time went).
-std::string CompletedMessage(const Pass& pass, const EfficiencyFigures& figures, double makespan) {
+std::string CompletedMessage(const PassView& pass, const api::WeightedJobStatus& status,
+                             const EfficiencyFigures& figures, double makespan) {
   const coordinator::JobView& view = *pass.in.view;
-  const api::WeightedJobStatus& status = pass.status;
   const uint64_t failed = status.failed_items.value_or(0);
   const std::string against =
       figures.source == ReferenceSource::kEstimate
@@ -171,73 +179,83 @@ std::string CompletedMessage(const Pass& pass, const EfficiencyFigures& figures,
   return message;
 }
 
-void Succeed(Pass& pass) {
+// The Complete condition's message of a job that succeeded with `failed`
+// items failed: every result merged, or which items failed within the
+// failure policy.
+std::string CompleteMessage(const PassView& pass, uint64_t failed) {
+  if (failed == 0) return "every item's result is merged";
+  const auto& job = pass.spec().job;
+  return fmt::format("{} item{} failed all attempts, within {}: {}", failed, failed == 1 ? "" : "s",
+                     job::FailurePolicyName(job.max_failed_items),
+                     NameFailedItems(pass.in.view->result, workload::NamesOf(job.workload)));
+}
+
+// The figures of the pass that saw the job finish (after `makespan`
+// seconds): its completion time, makespan, efficiency, timing, each node's
+// measured speed and energy. Later passes (while the pods exit) keep them.
+void SuccessFigures(const PassView& pass, const SessionMemory& session, const JobClock& clock,
+                    JobSink& sink, double makespan, const EfficiencyFigures& figures) {
+  api::WeightedJobStatus& status = sink.status;
+  status.completion_time = pass.in.now.rfc3339;
+  status.makespan_seconds = Rounded(makespan);
+  status.ideal_seconds = Rounded(figures.ideal_s);
+  status.efficiency = Rounded(figures.efficiency);
+  status.efficiency_reference = ReferenceSourceName(figures.source);
+  status.limit_bound = balance::LimitBoundName(figures.bound);
+  status.estimated_ideal_seconds = Rounded(figures.estimated_ideal_s);
+  status.estimated_efficiency = Rounded(figures.estimated_efficiency);
+  TimingColumns(Moments(pass, session, clock), status, figures);
+  MeasuredColumns(pass, session, status, sink);
+  EnergyColumns(pass, status, sink, makespan);
+}
+
+void Succeed(const PassView& pass, const SessionMemory& session, const JobClock& clock,
+             Announced& announced, JobSink& sink) {
   const coordinator::JobView& view = *pass.in.view;
-  JobMemory& memory = pass.memory;
+  api::WeightedJobStatus& status = sink.status;
   double makespan = view.finished_at - view.started_at;
-  if (memory.session.resumed) {
-    const auto started = ParseRfcTime(pass.status.start_time.value_or(""));
-    if (started) makespan += pass.memory.session.registered_wall - *started;
+  if (session.resumed) {
+    const auto started = ParseRfcTime(status.start_time.value_or(""));
+    if (started) makespan += session.registered_wall - *started;
   }
-  const EfficiencyFigures figures = JobEfficiency(pass, makespan);
-  api::WeightedJobStatus& status = pass.status;
+  const EfficiencyFigures figures = JobEfficiency(pass, session, makespan);
   const bool first_time = !status.Is(api::JobPhase::kSucceeded);
-  if (first_time) {
-    // The figures of the pass that saw the job finish; later passes (while
-    // the pods exit) keep them.
-    status.completion_time = pass.in.now.rfc3339;
-    status.makespan_seconds = Rounded(makespan);
-    status.ideal_seconds = Rounded(figures.ideal_s);
-    status.efficiency = Rounded(figures.efficiency);
-    status.efficiency_reference = ReferenceSourceName(figures.source);
-    status.limit_bound = balance::LimitBoundName(figures.bound);
-    status.estimated_ideal_seconds = Rounded(figures.estimated_ideal_s);
-    status.estimated_efficiency = Rounded(figures.estimated_efficiency);
-    TimingColumns(pass, figures);
-    MeasuredColumns(pass, memory.session, status, pass);
-    EnergyColumns(pass, status, pass, makespan);
-  }
+  if (first_time) SuccessFigures(pass, session, clock, sink, makespan, figures);
   status.workers = 0;
   status.checkpoint.reset();  // the result is final
   const uint64_t failed = status.failed_items.value_or(0);
   // The Completed Event names where the time went: held back while the pod
   // cache has not shown the pod that tells it (RefineTiming tells it).
-  const bool hold = first_time && pass.registered && TimingAwaitsPod(Moments(pass));
-  if (hold) memory.announced.completed_pending = true;
-  pass.Transition(api::JobPhase::kSucceeded, failed > 0, api::Reason::kCompleted,
-                  CompletedMessage(pass, figures, makespan), !hold);
-  const std::string complete =
-      failed == 0
-          ? "every item's result is merged"
-          : fmt::format("{} item{} failed all attempts, within {}: {}", failed,
-                        failed == 1 ? "" : "s",
-                        job::FailurePolicyName(pass.spec().job.max_failed_items),
-                        NameFailedItems(view.result, workload::NamesOf(pass.spec().job.workload)));
+  const bool hold =
+      first_time && sink.Registered() && TimingAwaitsPod(Moments(pass, session, clock));
+  if (hold) announced.completed_pending = true;
+  sink.Transition(api::JobPhase::kSucceeded, failed > 0, api::Reason::kCompleted,
+                  CompletedMessage(pass, status, figures, makespan), !hold);
   api::SetCondition(status,
                     Condition(api::ConditionType::kComplete, true,
                               failed == 0 ? api::Reason::kAllItemsFinished
                                           : api::Reason::kCompletedWithFailedItems,
-                              complete),
+                              CompleteMessage(pass, failed)),
                     pass.in.job.generation, pass.in.now.rfc3339);
 }
 
 }  // namespace
 
-void RefineTiming(Pass& pass, bool ending) {
-  const bool lingering = pass.registered && pass.in.view && pass.in.view->done;
-  if (!pass.status.Is(api::JobPhase::kSucceeded) || !lingering) return;
-  const double makespan = pass.status.makespan_seconds.value_or(0);
-  const EfficiencyFigures figures = JobEfficiency(pass, makespan);
-  TimingColumns(pass, figures);
-  const bool warning = pass.status.failed_items.value_or(0) > 0;
-  const std::string message = CompletedMessage(pass, figures, makespan);
-  pass.Transition(api::JobPhase::kSucceeded, warning, api::Reason::kCompleted, message, false);
-  Announced& announced = pass.memory.announced;
-  if (announced.completed_pending && (ending || !TimingAwaitsPod(Moments(pass)))) {
+void RefineTiming(const PassView& view, const SessionMemory& session, const JobClock& clock,
+                  Announced& announced, JobSink& sink, bool ending) {
+  const bool lingering = sink.Registered() && view.in.view && view.in.view->done;
+  if (!sink.status.Is(api::JobPhase::kSucceeded) || !lingering) return;
+  const double makespan = sink.status.makespan_seconds.value_or(0);
+  const EfficiencyFigures figures = JobEfficiency(view, session, makespan);
+  TimingColumns(Moments(view, session, clock), sink.status, figures);
+  const bool warning = sink.status.failed_items.value_or(0) > 0;
+  const std::string message = CompletedMessage(view, sink.status, figures, makespan);
+  sink.Transition(api::JobPhase::kSucceeded, warning, api::Reason::kCompleted, message, false);
+  if (announced.completed_pending && (ending || !TimingAwaitsPod(Moments(view, session, clock)))) {
     announced.completed_pending = false;
-    pass.Event(warning, api::Reason::kCompleted, message);
+    sink.Event(warning, api::Reason::kCompleted, message);
   }
-  pass.HandStatus(true);
+  sink.HandStatus(true);
 }
 
 namespace {
@@ -247,13 +265,13 @@ namespace {
 // Failed as core/job/failure_policy.h says: at once (TooManyFailedItems) past
 // spec.failurePolicy.maxFailedItems, or once every item was attempted
 // (FailedItems) when it is unset. Returns true when it failed the job.
-bool CountFailedItems(Pass& pass) {
+bool CountFailedItems(const PassView& pass, const CheckpointSlice& seal, JobSink& sink) {
   const workload::Result& result = pass.in.view->result;
   const uint64_t failed = result.FailedItems();
   const std::optional<uint64_t> max = pass.spec().job.max_failed_items;
   const std::vector<std::string>* values = pass.spec().job.workload.item_values.get();
-  pass.status.failed_items = failed;
-  pass.status.failed_item_values =
+  sink.status.failed_items = failed;
+  sink.status.failed_item_values =
       values ? result.FailedValues(*values, workload::Result::kShownFailedValues)
              : std::vector<std::string>{};
   if (failed == 0) return false;
@@ -262,15 +280,15 @@ bool CountFailedItems(Pass& pass) {
   // The count the last ItemsFailed event said is the status's: written at
   // once, so that the next pass does not say it again.
   if (failed > pass.started.failed_items.value_or(0)) {
-    pass.write_at_once = true;
-    pass.Event(true, api::Reason::kItemsFailed,
+    sink.write_at_once = true;
+    sink.Event(true, api::Reason::kItemsFailed,
                fmt::format("{} item{} failed all attempts so far ({}): {}", failed,
                            failed == 1 ? "" : "s", job::FailurePolicyName(max), named));
   }
   const auto failure = FailureByItems(result, pass.in.view->items, pass.in.view->done, max, names,
                                       "in status.result");
   if (!failure) return false;
-  FailInPass(pass, failure->reason, failure->message);
+  FailSession(pass, seal, sink, failure->reason, failure->message);
   return true;
 }
 
@@ -301,19 +319,20 @@ std::string NoWorkerCanStartMessage(const std::vector<api::ExcludedNode>& given_
 // Fails the running job, and returns true, when no node can start its
 // worker (every one given up) or when more worker pods failed than
 // spec.backoffLimit allows and none is left.
-bool FailedOnPods(Pass& pass, const PodCount& count) {
-  const size_t nodes = pass.memory.session.NodeCount();
+bool FailedOnPods(const PassView& pass, const SessionMemory& session, JobSink& sink,
+                  const PodCount& count) {
+  const size_t nodes = session.NodeCount();
   const uint32_t limit = pass.spec().job.backoff_limit;
   std::vector<api::ExcludedNode> given_up;
-  for (const auto& row : pass.status.excluded_nodes) {
+  for (const auto& row : sink.status.excluded_nodes) {
     if (!ArchitectureRow(row)) given_up.push_back(row);
   }
   if (nodes > 0 && given_up.size() >= nodes) {
     const std::string message = NoWorkerCanStartMessage(given_up);
-    pass.status.completion_time = pass.in.now.rfc3339;
-    pass.Transition(api::JobPhase::kFailed, true, api::Reason::kNoWorkerCanStart, message);
+    sink.status.completion_time = pass.in.now.rfc3339;
+    sink.Transition(api::JobPhase::kFailed, true, api::Reason::kNoWorkerCanStart, message);
     api::SetCondition(
-        pass.status,
+        sink.status,
         Condition(api::ConditionType::kFailed, true, api::Reason::kNoWorkerCanStart, message),
         pass.in.job.generation, pass.in.now.rfc3339);
     return true;
@@ -321,9 +340,9 @@ bool FailedOnPods(Pass& pass, const PodCount& count) {
   if (count.failed_pods > limit && count.alive == 0) {
     const std::string message = fmt::format(
         "{} worker pods failed (backoffLimit {}) and none is left", count.failed_pods, limit);
-    pass.status.completion_time = pass.in.now.rfc3339;
-    pass.Transition(api::JobPhase::kFailed, true, api::Reason::kBackoffLimitExceeded, message);
-    api::SetCondition(pass.status,
+    sink.status.completion_time = pass.in.now.rfc3339;
+    sink.Transition(api::JobPhase::kFailed, true, api::Reason::kBackoffLimitExceeded, message);
+    api::SetCondition(sink.status,
                       Condition(api::ConditionType::kFailed, true,
                                 api::Reason::kBackoffLimitExceeded, "worker pods failed"),
                       pass.in.job.generation, pass.in.now.rfc3339);
@@ -332,15 +351,12 @@ bool FailedOnPods(Pass& pass, const PodCount& count) {
   return false;
 }
 
-void RunningStatus(Pass& pass, const PodCount& count) {
-  pass.status.note = StartBlockedNote(pass);
-  if (pass.in.checkpoint) {
-    JobMemory& memory = pass.memory;
-    KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
-                   *pass.in.checkpoint);
-  }
-  if (FailedOnPods(pass, count)) return;
-  const size_t nodes = pass.memory.session.NodeCount();
+void RunningStatus(const PassView& pass, const SessionMemory& session, const CheckpointSlice& seal,
+                   JobSink& sink, const PodCount& count) {
+  sink.status.note = StartBlockedNote(sink);
+  if (pass.in.checkpoint) KeepCheckpoint(pass, seal, sink.status, sink, *pass.in.checkpoint);
+  if (FailedOnPods(pass, session, sink, count)) return;
+  const size_t nodes = session.NodeCount();
   const int released = count.released + count.released_before;
   std::string workers =
       fmt::format("{} of {} workers running", count.running, nodes + count.released_before);
@@ -348,11 +364,11 @@ void RunningStatus(Pass& pass, const PodCount& count) {
     workers += fmt::format(", {} released (the job has no work left for {})", released,
                            released == 1 ? "it" : "them");
   }
-  const bool was_running = pass.status.Is(api::JobPhase::kRunning);
-  pass.Transition(
+  const bool was_running = sink.status.Is(api::JobPhase::kRunning);
+  sink.Transition(
       count.running > 0 ? api::JobPhase::kRunning : api::JobPhase::kPending, false,
       count.running > 0 ? api::Reason::kWorkersRunning : api::Reason::kWaitingForWorkers,
-      pass.status.note ? workers + "; " + *pass.status.note : workers);
+      sink.status.note ? workers + "; " + *sink.status.note : workers);
   // The event of the move to Running counts the workers then; once every
   // worker runs, another says so (and again after one was replaced). What
   // was said is status.workers in the status the pass starts from, written
@@ -362,10 +378,10 @@ void RunningStatus(Pass& pass, const PodCount& count) {
   };
   const bool all = every(count.running);
   if (all != every(pass.started.workers.value_or(0))) {
-    pass.write_at_once = true;
-    if (all && was_running) pass.Event(false, api::Reason::kWorkersRunning, workers);
+    sink.write_at_once = true;
+    if (all && was_running) sink.Event(false, api::Reason::kWorkersRunning, workers);
   }
-  api::SetCondition(pass.status,
+  api::SetCondition(sink.status,
                     Condition(api::ConditionType::kSuspended, false, api::Reason::kNotSuspended,
                               "spec.suspend is false"),
                     pass.in.job.generation, pass.in.now.rfc3339);
@@ -373,25 +389,27 @@ void RunningStatus(Pass& pass, const PodCount& count) {
 
 }  // namespace
 
-void SessionOutcome(Pass& pass, const PodCount& count) {
+void SessionOutcome(const PassView& pass, const SessionMemory& session, const JobClock& clock,
+                    const CheckpointSlice& seal, JobSink& sink, const PodCount& count) {
   const coordinator::JobView& view = *pass.in.view;
-  pass.status.workers = count.running;
-  pass.status.completed_items = view.completed;
+  sink.status.workers = count.running;
+  sink.status.completed_items = view.completed;
   // The view counts costs in mean items; the status in the job's own units.
   const double unit = workload::MeanItemCost(pass.spec().job.workload);
-  pass.status.completed_cost = Rounded(view.completed_cost * unit);
-  pass.status.total_cost = Rounded(static_cast<double>(view.items) * unit);
-  pass.status.cost_model = CostModelOf(view, unit);
-  pass.status.progress = api::ProgressText(view.completed, view.items);
-  pass.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
-  NodeTable(pass);
+  sink.status.completed_cost = Rounded(view.completed_cost * unit);
+  sink.status.total_cost = Rounded(static_cast<double>(view.items) * unit);
+  sink.status.cost_model = CostModelOf(view, unit);
+  sink.status.progress = api::ProgressText(view.completed, view.items);
+  sink.status.result = view.result.ToStatusJson(pass.spec().job.workload.item_values.get());
+  NodeTable(pass, session, seal.faults, sink.status);
   // A failed verification also ends the session (view.done): it fails the job.
   if (!view.verification.failure.empty()) {
-    return FailInPass(pass, api::Reason::kVerificationFailed, view.verification.failure);
+    return FailSession(pass, seal, sink, api::Reason::kVerificationFailed,
+                       view.verification.failure);
   }
-  if (CountFailedItems(pass)) return;
-  if (view.done) return Succeed(pass);
-  RunningStatus(pass, count);
+  if (CountFailedItems(pass, seal, sink)) return;
+  if (view.done) return Succeed(pass, session, clock, seal.announced, sink);
+  RunningStatus(pass, session, seal, sink, count);
 }
 
 }  // namespace ballast::controller::decide

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <utility>
 
 #include "operator/api/job_status.h"
 #include "operator/controller/decide_internal.h"
@@ -137,13 +138,14 @@ std::chrono::milliseconds PassView::WorkerStartTimeout() const {
   return seconds ? std::chrono::milliseconds(*seconds * 1000) : options.worker_start_timeout;
 }
 
-void Pass::Transition(api::JobPhase phase, bool warning, api::Reason reason,
-                      const std::string& message, bool announce) {
+void JobSink::Transition(api::JobPhase phase, bool warning, api::Reason reason,
+                         const std::string& message, bool announce) {
   const bool changed = !status.Is(phase);
   status.phase = phase;
   const bool running = phase == api::JobPhase::kRunning;
   const bool progressing = running || phase == api::JobPhase::kPending;
-  const auto& now = in.now.rfc3339;
+  const auto& now = view_.in.now.rfc3339;
+  const int64_t generation = view_.in.job.generation;
   // A finished job is not "not ready": Complete or Failed says what it is
   // (as a Job's conditions do), so Ready goes. The conditions are written
   // within the status interval; the phase at once.
@@ -151,52 +153,100 @@ void Pass::Transition(api::JobPhase phase, bool warning, api::Reason reason,
     api::RemoveCondition(status, api::ConditionType::kReady);
   } else {
     api::SetCondition(status, Condition(api::ConditionType::kReady, running, reason, message),
-                      in.job.generation, now);
+                      generation, now);
   }
   api::SetCondition(status,
                     Condition(api::ConditionType::kProgressing, progressing, reason, message),
-                    in.job.generation, now);
+                    generation, now);
   write_at_once |= changed;
   if (changed && announce) Event(warning, reason, message);
 }
 
-void Pass::HandStatus(bool force) {
-  WrittenStatus& written = memory.written;
-  const StatusChange change = ClassifyStatusChange(written.status, status);
+void JobSink::HandStatus(bool force) {
+  const StatusChange change = ClassifyStatusChange(written_.status, status);
   const auto since =
-      std::chrono::duration_cast<std::chrono::milliseconds>(in.now.steady - written.at);
-  if (!StatusWriteDue(change, since, ProgressMoved(written.status, status), force || write_at_once,
-                      options.pacing)) {
+      std::chrono::duration_cast<std::chrono::milliseconds>(view_.in.now.steady - written_.at);
+  if (!StatusWriteDue(change, since, ProgressMoved(written_.status, status), force || write_at_once,
+                      view_.options.pacing)) {
     return;
   }
-  written.status = status;
-  written.at = in.now.steady;
-  actions.push_back(WriteStatus{status, restate_conditions});
+  written_.status = status;
+  written_.at = view_.in.now.steady;
+  actions.push_back(WriteStatus{status, restate_conditions_});
   status_handed = true;
 }
 
-void FailInPass(Pass& pass, api::Reason reason, const std::string& message) {
-  if (pass.registered && pass.in.checkpoint) {
-    JobMemory& memory = pass.memory;
-    KeepCheckpoint(pass, memory.token, memory.faults, memory.announced, pass.status, pass,
-                   *pass.in.checkpoint);
+void JobSink::StartSession(coordinator::JobConfig config) {
+  actions.push_back(RegisterJob{std::move(config)});
+  registered_ = true;
+}
+
+void JobSink::EndSession() {
+  actions.push_back(RemoveJob{});
+  registered_ = false;
+}
+
+void JobSink::RequeueBy(std::chrono::milliseconds wait) {
+  if (!requeue_after || wait < *requeue_after) requeue_after = wait;
+}
+
+void JobSink::RestateConditions() {
+  written_.status.conditions.clear();  // so that the pass writes the status now
+  restate_conditions_ = true;          // and the executor writes them whole
+  write_at_once = true;
+}
+
+void FailInPass(const PassView& view, JobSink& sink, api::Reason reason,
+                const std::string& message) {
+  api::WeightedJobStatus& status = sink.status;
+  status.completion_time = view.in.now.rfc3339;
+  status.workers = 0;
+  status.note.reset();  // what held a worker back is over; the condition says why it failed
+  sink.Transition(api::JobPhase::kFailed, true, reason, message);
+  api::SetCondition(status, Condition(api::ConditionType::kFailed, true, reason, message),
+                    view.in.job.generation, view.in.now.rfc3339);
+  sink.HandStatus(true);
+}
+
+void FailSession(const PassView& view, const CheckpointSlice& seal, JobSink& sink,
+                 api::Reason reason, const std::string& message) {
+  if (sink.Registered() && view.in.checkpoint) {
+    KeepCheckpoint(view, seal, sink.status, sink, *view.in.checkpoint);
   }
-  pass.status.completion_time = pass.in.now.rfc3339;
-  pass.status.workers = 0;
-  pass.status.note.reset();  // what held a worker back is over; the condition says why it failed
-  pass.Transition(api::JobPhase::kFailed, true, reason, message);
-  api::SetCondition(pass.status, Condition(api::ConditionType::kFailed, true, reason, message),
-                    pass.in.job.generation, pass.in.now.rfc3339);
-  pass.HandStatus(true);
+  FailInPass(view, sink, reason, message);
 }
 
 }  // namespace decide
 
 std::vector<std::string> SessionMemory::Nodes() const {
   std::vector<std::string> names;
-  names.reserve(weights.nodes.size());
-  for (const auto& node : weights.nodes) names.push_back(node.name);
+  for (const SessionNode& node : nodes) {
+    if (node.worker) names.push_back(node.name);
+  }
   return names;
+}
+
+size_t SessionMemory::NodeCount() const {
+  return std::count_if(nodes.begin(), nodes.end(),
+                       [](const SessionNode& node) { return node.worker.has_value(); });
+}
+
+const SessionNode* SessionMemory::Find(std::string_view name) const {
+  const auto it = std::find_if(nodes.begin(), nodes.end(),
+                               [&](const SessionNode& node) { return node.name == name; });
+  return it == nodes.end() ? nullptr : &*it;
+}
+
+SessionNode* SessionMemory::Find(std::string_view name) {
+  return const_cast<SessionNode*>(std::as_const(*this).Find(name));
+}
+
+std::vector<fuzzy::NodeHistory> SessionMemory::Baseline() const {
+  std::vector<fuzzy::NodeHistory> baseline;
+  for (const SessionNode& node : nodes) {
+    if (node.baseline) baseline.push_back(*node.baseline);
+  }
+  return baseline;
 }
 
 JobMemory MemoryFromStatus(api::WeightedJobStatus status) {

@@ -36,9 +36,11 @@ TEST(DecideHistoryTest, WithoutHistoryEveryPriorIsTheFuzzyWeight) {
   const Decision decision = world.Pass();
   const auto weights = Registered(decision);
   ASSERT_EQ(weights.size(), kNodes.size());
-  for (const auto& node : world.memory.session.weights.nodes) {
+  const auto session = SessionWeights(world.memory);
+  ASSERT_EQ(session.size(), kNodes.size());
+  for (const auto& node : session) {
     EXPECT_EQ(weights.at(node.name), node.weight) << node.name;
-    EXPECT_EQ(world.memory.session.priors.at(node.name).source, "profile");
+    EXPECT_EQ(SessionPrior(world.memory, node.name).source, "profile");
   }
   EXPECT_EQ(StartedMessage(decision).find("history"), std::string::npos);
 }
@@ -47,7 +49,7 @@ TEST(DecideHistoryTest, TheSessionStartsFromTheFuzzyWeightsBlendedWithHistory) {
   World fuzzy_only;
   fuzzy_only.Pass();
   std::map<std::string, double> fuzzy;
-  for (const auto& node : fuzzy_only.memory.session.weights.nodes) fuzzy[node.name] = node.weight;
+  for (const auto& node : SessionWeights(fuzzy_only.memory)) fuzzy[node.name] = node.weight;
 
   World world;
   world.options.history_prior.full_trust_samples = 4;
@@ -64,12 +66,12 @@ TEST(DecideHistoryTest, TheSessionStartsFromTheFuzzyWeightsBlendedWithHistory) {
     EXPECT_NEAR(weights.at(prior.node), prior.value, 1e-3 * prior.value) << prior.node;
     EXPECT_GT(weights.at(prior.node), 0) << prior.node;
   }
-  EXPECT_EQ(world.memory.session.priors.at("pi4b-worker").source,
+  EXPECT_EQ(SessionPrior(world.memory, "pi4b-worker").source,
             "profile");  // stale: the fuzzy weight
   EXPECT_EQ(weights.at("pi4b-worker"), fuzzy.at("pi4b-worker"));
-  EXPECT_NE(world.memory.session.priors.at("pi3b-worker").source, "profile");
-  EXPECT_EQ(world.memory.session.priors.at("pi3b-worker").samples, 4);
-  EXPECT_EQ(world.memory.session.priors.at("pi3b-worker").age_seconds, 60);
+  EXPECT_NE(SessionPrior(world.memory, "pi3b-worker").source, "profile");
+  EXPECT_EQ(SessionPrior(world.memory, "pi3b-worker").samples, 4);
+  EXPECT_EQ(SessionPrior(world.memory, "pi3b-worker").age_seconds, 60);
   EXPECT_NE(StartedMessage(decision).find("priors from history on 2 of 3 nodes (ConfigMap "
                                           "ballast-system/ballast-history)"),
             std::string::npos)
@@ -112,8 +114,8 @@ TEST(DecideHistoryTest, StatusShowsEachNodesPriorOnceTheSessionRuns) {
   for (const auto& row : status["nodes"]) {
     ASSERT_TRUE(row.contains("prior")) << row.dump();
     const std::string name = row["name"];
-    EXPECT_EQ(row["prior"]["source"], world.memory.session.priors.at(name).source);
-    EXPECT_EQ(row["prior"]["value"], world.memory.session.priors.at(name).value);
+    EXPECT_EQ(row["prior"]["source"], SessionPrior(world.memory, name).source);
+    EXPECT_EQ(row["prior"]["value"], SessionPrior(world.memory, name).value);
     EXPECT_FALSE(row.contains("measuredSpeed"));  // only when done
   }
   EXPECT_EQ(status["nodes"][0]["prior"]["samples"], 20);
@@ -134,9 +136,9 @@ TEST(DecideHistoryTest, ASourceThatCouldNotAnswerGivesAnEventAndTheFuzzyWeights)
             "no history of primes speeds from Prometheus at http://127.0.0.1:9: no answer within "
             "2000 ms; the job starts on the fuzzy weights");
   EXPECT_EQ(ActionsOf<RegisterJob>(decision).size(), 1u);  // it starts all the same
-  for (const auto& node : world.memory.session.weights.nodes) {
-    EXPECT_EQ(Registered(decision).at(node.name), node.weight);
-  }
+  const auto session = SessionWeights(world.memory);
+  ASSERT_EQ(session.size(), kNodes.size());
+  for (const auto& node : session) EXPECT_EQ(Registered(decision).at(node.name), node.weight);
 }
 
 TEST(DecideHistoryTest, ASucceededJobRecordsItsSpeedsAndShowsThemAgainstThePriors) {

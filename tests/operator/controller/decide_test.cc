@@ -365,7 +365,7 @@ TEST(DecideTest, ANodeEligibleMidJobJoinsTheSessionBeforeItsPodIsMade) {
   EXPECT_EQ(added[0].prior.name, "pi4b-worker");
   // The same labels as pi4b-master: its weight, on the session's scale (the
   // session's weights are rounded, the newcomer's mapped from its score).
-  EXPECT_NEAR(added[0].prior.speed, world.memory.session.weights.nodes[1].weight, 0.25);
+  EXPECT_NEAR(added[0].prior.speed, SessionWeights(world.memory).at(1).weight, 0.25);
   EXPECT_EQ(added[0].prior.credibility, 0);
   EXPECT_EQ(EventReasons(decision), std::vector<std::string>{"NodeJoined"});
   // AddWorker comes before the pod's creation.
@@ -388,6 +388,51 @@ TEST(DecideTest, ANodeEligibleMidJobJoinsTheSessionBeforeItsPodIsMade) {
   EXPECT_EQ(S(decision)["nodes"][2]["name"], "pi4b-worker");
 }
 
+// A node an earlier session of the job ran on, and the resumed session does
+// not (it was gone when the job resumed), loses its row in status, but the
+// session's memory keeps its items (SessionNode::items_before): should it
+// join mid-job, its row counts on from them.
+TEST(DecideTest, ANodeOfAnEarlierSessionThatJoinsLaterCountsOnFromItsItems) {
+  World world = Running();
+  world.view = View(900);  // 300 items each
+  world.steady += std::chrono::seconds(3);
+  world.wall += 3;
+  ASSERT_EQ(S(world.Pass())["nodes"][2]["items"], 300);
+  world.job["spec"]["suspend"] = true;
+  world.job["metadata"]["generation"] = 2;
+  world.Pass();
+  world.pods.clear();
+  ASSERT_EQ(S(world.Pass())["phase"], "Suspended");
+
+  world.view.reset();
+  world.nodes.pop_back();  // pi4b-worker is gone when the job resumes
+  world.job["spec"]["suspend"] = false;
+  world.job["metadata"]["generation"] = 3;
+  ASSERT_EQ(ActionsOf<RegisterJob>(world.Pass()).size(), 1u);
+  ASSERT_EQ(world.memory.session.NodeCount(), 2u);
+  world.view = View(600);  // 200 each on the two
+  world.view->workers.pop_back();
+  world.pods = {Pod(kNodes[0], "Running", "v0"), Pod(kNodes[1], "Running", "v1")};
+  world.nodes.push_back(Node(kNodes[2]));  // back: it joins
+  ASSERT_EQ(ActionsOf<AddWorker>(world.Pass()).size(), 1u);
+  EXPECT_EQ(world.memory.session.Nodes(), kNodes);
+
+  coordinator::WorkerView joined;
+  joined.name = kNodes[2];
+  joined.items = 10;
+  joined.cost = 10;
+  joined.busy_s = 1;
+  world.view->workers.push_back(joined);
+  world.steady += std::chrono::seconds(3);
+  world.wall += 3;
+  const json rows = S(world.Pass())["nodes"];
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["items"], 500);
+  EXPECT_EQ(rows[1]["items"], 500);
+  EXPECT_EQ(rows[2]["name"], kNodes[2]);
+  EXPECT_EQ(rows[2]["items"], 310);
+}
+
 // A newcomer slower than every node of the session is put on the session's
 // scale, though weighed alone it would be the unit.
 TEST(DecideTest, ASlowerNewcomerIsWeighedOnTheSessionsScale) {
@@ -399,7 +444,9 @@ TEST(DecideTest, ASlowerNewcomerIsWeighedOnTheSessionsScale) {
   world.Pass();
   // The session's priors: the two Pi 4B, by their (rounded) weights.
   double session = 0;
-  for (const auto& [node, prior] : world.memory.session.priors) session += prior.value;
+  for (const auto& node : SessionWeights(world.memory)) {
+    session += SessionPrior(world.memory, node.name).value;
+  }
   world.nodes.push_back(Node("pi3b-worker"));
   const auto added = ActionsOf<AddWorker>(world.Pass());
   ASSERT_EQ(added.size(), 1u);

@@ -163,6 +163,22 @@ struct World {
 // The status a decision wants, as the API server gets it.
 inline json S(const Decision& decision) { return api::StatusToJson(decision.status); }
 
+// The weights of the session's workers (SessionMemory::nodes), in session order.
+inline std::vector<fuzzy::NodeWeight> SessionWeights(const JobMemory& memory) {
+  std::vector<fuzzy::NodeWeight> weights;
+  for (const SessionNode& node : memory.session.nodes) {
+    if (node.worker) weights.push_back(node.worker->weight);
+  }
+  return weights;
+}
+
+// The prior of the session's worker on `node`; a default row (source "")
+// when the session has no worker there.
+inline api::NodePriorRow SessionPrior(const JobMemory& memory, const std::string& node) {
+  const SessionNode* record = memory.session.Find(node);
+  return record && record->worker ? record->worker->prior : api::NodePriorRow{};
+}
+
 template <typename T>
 std::vector<T> ActionsOf(const Decision& decision) {
   std::vector<T> out;
