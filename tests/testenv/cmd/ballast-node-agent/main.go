@@ -233,10 +233,21 @@ func (a *agent) sync(ctx context.Context, obj any) {
 		entry = &podEntry{run: r}
 		a.pods[pod.UID] = entry
 		a.start(ctx, func() {
-			r.run(ctx)
+			removed := r.run(ctx)
 			a.mu.Lock()
 			entry.done = true
+			// A deletion that came after run's last look at its stop found
+			// the pod not yet done and only asked it to stop (the last case
+			// below); no later event comes for a pod that no longer changes,
+			// so it is removed here, or it would stay terminating for good.
+			late := !removed && r.stopping() && !entry.removing
+			if late {
+				entry.removing = true
+			}
 			a.mu.Unlock()
+			if late {
+				r.remove(ctx)
+			}
 		})
 	case deleting && entry.done && !entry.removing:
 		entry.removing = true

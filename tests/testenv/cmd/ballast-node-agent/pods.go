@@ -98,8 +98,8 @@ func (r *podRun) stopping() bool {
 }
 
 // run is the pod's whole life; it returns once the pod has terminated or has
-// been stopped (and then removed from the API server).
-func (r *podRun) run(ctx context.Context) {
+// been stopped (and then removed from the API server: it says whether it did).
+func (r *podRun) run(ctx context.Context) (removed bool) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		r.log().Info("cannot create pod directory", "err", err)
 	}
@@ -127,10 +127,11 @@ func (r *podRun) run(ctx context.Context) {
 	r.mu.Unlock()
 	if r.stopping() {
 		r.remove(ctx)
-		return
+		return true
 	}
 	r.report(ctx)
 	r.log().Info("pod finished", "phase", phase)
+	return false
 }
 
 // finalPhase: Succeeded when every container (init ones included) ended with
