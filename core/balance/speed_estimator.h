@@ -47,7 +47,7 @@ struct SpeedEstimate {
 // One progress report of a worker that holds a lease, as the policy reads it.
 struct SpeedSample {
   double elapsed = 0;        // seconds since its previous report, as seen here
-  double calc_seconds = 0;   // seconds of computing it claims over them
+  double calc_seconds = 0;   // computing it claims over them (an item's, with the item)
   double cost = 0;           // cost of the items it finished, less those that failed
   double items = 0;          // ... and their number
   bool lease_start = false;  // its previous contact was the grant of its lease

@@ -1,7 +1,8 @@
 // Tests of SpeedEstimator (core/balance/speed_estimator.h): a worker's speed
 // after given reports, hand-computed: the first measurement taken whole, the
 // next ones smoothed (a rise in communication at once), reports without
-// finished work kept pending, claims bounded by the time seen, priors scaled
+// finished work kept pending, claims bounded by the time seen (across the
+// pending reports: an item that outlasts several), priors scaled
 // by what measured workers show and blended while credible, the lead over
 // the predictions, and the restatement in a new cost model.
 #include "core/balance/speed_estimator.h"
@@ -103,6 +104,32 @@ TEST(SpeedEstimatorTest, AClaimIsBoundedByTheTimeSeenAndNonsenseCountsAsNothing)
   EXPECT_FALSE(speeds.Observe(2, Finished(-10, std::numeric_limits<double>::infinity(), 1)));
   EXPECT_DOUBLE_EQ(speeds.estimate(2).pending_exe, 0);
   EXPECT_DOUBLE_EQ(speeds.estimate(2).pending_calc, 0);
+}
+
+TEST(SpeedEstimatorTest, AnItemLongerThanTheReportsIsMeasuredAcrossThem) {
+  SpeedEstimator speeds;
+  speeds.Reset(EstimatorPriors({1}));
+  // A lease's one item of cost 10 runs 49 s; the worker says it is alive
+  // every 10 s (no item finished, no computing claimed), then hands the item
+  // in 9 s after the last of them, claiming its 48.9 s of computing. The
+  // claim is bounded by the 49 s seen since the lease began, not by the
+  // last 9: the worker is not taken for 40 s of communication and start.
+  for (int heartbeat = 0; heartbeat < 4; ++heartbeat) {
+    EXPECT_FALSE(speeds.Observe(0, Finished(0, 10, 0, /*lease_start=*/heartbeat == 0)));
+  }
+  EXPECT_TRUE(speeds.Observe(0, Finished(10, 9, 48.9)));
+  EXPECT_DOUBLE_EQ(speeds.estimate(0).calc_per_cost, 4.89);
+  EXPECT_NEAR(speeds.estimate(0).comm_per_cost, 0.01, 1e-12);
+  EXPECT_NEAR(speeds.estimate(0).overhead_s, 0.1, 1e-12);
+  EXPECT_DOUBLE_EQ(speeds.estimate(0).evidence_s, 48.9);
+  // Computing already claimed in the window counts against it: 5 s claimed
+  // over a 5-s report, then 20 s claimed over the next 5: 5 of it.
+  SpeedEstimator twice;
+  twice.Reset(EstimatorPriors({1}));
+  EXPECT_FALSE(twice.Observe(0, Finished(0, 5, 5)));
+  EXPECT_TRUE(twice.Observe(0, Finished(10, 5, 20)));
+  EXPECT_DOUBLE_EQ(twice.estimate(0).calc_per_cost, 1);
+  EXPECT_DOUBLE_EQ(twice.estimate(0).comm_per_cost, 0);
 }
 
 TEST(SpeedEstimatorTest, AnAbsurdReportLeavesTheSpeedFinite) {
