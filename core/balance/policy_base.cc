@@ -159,14 +159,18 @@ Reply PolicyBase::Reassign(const Report& report) {
 void PolicyBase::Learn(const Report& report, double elapsed) {
   WorkerState& worker = workers_.at(report.worker);
   // As the adaptive policy reads a report: its seconds bounded by the time
-  // seen to pass since the previous one; a NaN or infinite claim is nothing.
+  // seen to pass since the last sample and not yet claimed (an item's
+  // computing comes with the item, over every report it outlasted); a NaN
+  // or infinite claim is nothing.
   const double observed = std::isfinite(elapsed) ? std::max(0.0, elapsed) : 0.0;
+  worker.unsampled_seen_s += observed;
+  const double unclaimed = std::max(0.0, worker.unsampled_seen_s - worker.unsampled_s);
   const double seconds =
-      std::isfinite(report.calc_seconds) ? std::clamp(report.calc_seconds, 0.0, observed) : 0.0;
+      std::isfinite(report.calc_seconds) ? std::clamp(report.calc_seconds, 0.0, unclaimed) : 0.0;
   // An idle worker's seconds, and a report with failed items (their
   // declared cost was not computed), say nothing of the items' costs.
   if (worker.lease.empty() || !report.failed.empty()) {
-    worker.unsampled_s = 0;
+    worker.unsampled_s = worker.unsampled_seen_s = 0;
     return;
   }
   uint64_t items = 0;
@@ -180,7 +184,7 @@ void PolicyBase::Learn(const Report& report, double elapsed) {
   worker.unsampled_s += seconds;
   if (items == 0) return;  // the seconds count toward the next sample
   learner_.Add({report.worker, items, declared, worker.unsampled_s});
-  worker.unsampled_s = 0;
+  worker.unsampled_s = worker.unsampled_seen_s = 0;
   if (!learner_.MaybeRefit()) return;
   stats_.cost_samples = learner_.fit().samples;
   const double learned = learner_.fit().start_cost;

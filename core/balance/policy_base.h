@@ -36,6 +36,7 @@ struct WorkerState {
   bool done = false;            // told the job is done
   std::vector<Range> prefetch;  // set aside since its last reply (Reply::prefetch)
   double unsampled_s = 0;       // computing reported since its last cost sample
+  double unsampled_seen_s = 0;  // the time seen to pass meanwhile
 };
 
 class PolicyBase : public Policy {

@@ -1,9 +1,9 @@
 // Tests of the adaptive policy learning a start cost per item from the
 // reports (AdaptiveOptions::learn_costs, balance/learned_cost.h): a job whose
 // items really cost a start cost plus their declared cost is learned so, and
-// its tail is split by what the items really cost; a job whose items cost
-// what they declare learns nothing, and its decisions are those of a policy
-// that does not learn.
+// its tail is split by what the items really cost, also where items outlast
+// several reports; a job whose items cost what they declare learns nothing,
+// and its decisions are those of a policy that does not learn.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -44,8 +44,13 @@ struct DrivenRun {
 // Two workers compute the job, an item taking `seconds_per_cost[w] * (start
 // + c)` seconds on worker w for its declared cost c in CostModel units (the
 // mean item declares 1), reporting after 1 to 5 items by turns; the earliest
-// worker in virtual time reports next.
-DrivenRun Drive(bool learn, double start, std::vector<double> seconds_per_cost = {1.0, 1.0}) {
+// worker in virtual time reports next. With `heartbeat_s`, a worker also
+// says it is alive every that many seconds while it computes a report's
+// items (no item finished, no computing claimed), as a worker does on a long
+// item: the longer a report's items, the more of their time comes before
+// the report that claims it.
+DrivenRun Drive(bool learn, double start, std::vector<double> seconds_per_cost = {1.0, 1.0},
+                double heartbeat_s = 0) {
   const auto costs = std::make_shared<const std::vector<double>>(Costs());
   const CostModel declared(costs);
   JobInfo job;
@@ -93,6 +98,15 @@ DrivenRun Drive(bool learn, double start, std::vector<double> seconds_per_cost =
       const Range done{w.position, w.position + k};
       const double seconds =
           seconds_per_cost[id] * (start * static_cast<double>(k) + declared.Cost(done));
+      for (double beat = heartbeat_s; heartbeat_s > 0 && beat < seconds; beat += heartbeat_s) {
+        Report alive;
+        alive.worker = id;
+        alive.position = w.position;
+        alive.now = w.clock + beat;
+        const Reply reply = policy->OnReport(alive);
+        EXPECT_EQ(reply.kind, Reply::Kind::kContinue);
+        w.lease.end = std::max(reply.lease.end, w.position);
+      }
       w.clock += seconds;
       w.position = done.end;
       w.last_hand_in = w.clock;
@@ -163,6 +177,19 @@ TEST(PolicyLearnedCostTest, LearnsTheStartCostAndSplitsTheTailByIt) {
     EXPECT_LE(learned.makespan, declared.makespan);
     EXPECT_LT(learned.makespan, 1.03 * limit);
   }
+}
+
+TEST(PolicyLearnedCostTest, ItemsThatOutlastSeveralReportsAreLearnedOverAllOfThem) {
+  // A report's items take 1.3 to 20 s, and the worker says it is alive
+  // every 2 s meanwhile: the computing claimed with the items spans all of
+  // those reports, and the start cost is learned as without them.
+  const double start = 1.0;
+  const DrivenRun quiet = Drive(true, start);
+  const DrivenRun beating = Drive(true, start, {1.0, 1.0}, /*heartbeat_s=*/2);
+  EXPECT_TRUE(beating.learning_costs);
+  EXPECT_GE(beating.cost_samples, StartCostFitOptions{}.min_samples);
+  EXPECT_NEAR(beating.start_cost, start, 0.1 * start);
+  EXPECT_NEAR(beating.start_cost, quiet.start_cost, 1e-9);
 }
 
 TEST(PolicyLearnedCostTest, ItemsThatCostWhatTheyDeclareLearnNothingAndDecideAsBefore) {
