@@ -63,7 +63,8 @@ struct PassTime {
 
 // The job's token, which its workers read from its Secret (decide.cc:
 // TakeWrites, EnsureToken). Whether that Secret exists yet is the
-// Executor's to say (WritesInFlight::secret_exists).
+// Executor's to say (WritesInFlight::secret_exists). Kept: reading it
+// back is an API request, made once (JobReconciler::ReadToken, after a restart).
 struct TokenMemory {
   std::string value;  // "" until made or read
 };
@@ -103,7 +104,12 @@ struct SessionMemory {
   // One record per node it knows: its workers first, in session order (by
   // name at registration, then as they joined), then the others. Empty for
   // a session an earlier operator started (no baseline: nothing is judged).
+  // Kept: made at registration from the profile and the history, which may
+  // have changed since; status.nodes rounds the weights and drops a row
+  // with its worker.
   std::vector<SessionNode> nodes;
+  // Kept: no view or status says either (status.startTime is the job's
+  // start, not this session's; the coordinator's times are its own clock's).
   bool resumed = false;        // started from a checkpoint
   double registered_wall = 0;  // when it started, seconds since the epoch
 
@@ -119,7 +125,8 @@ struct SessionMemory {
 
 // What the decision keeps of one node's worker (NodeFaults::nodes): the
 // faults it saw there, the events it said once about them, and whether the
-// session released it. A node with nothing to keep has no record.
+// session released it. A node with nothing to keep has no record. Kept: the
+// views show a fault while it lasts, not that it was counted or said.
 struct NodeFault {
   // Why its worker was declared lost (WorkerLost), said once: its node is not
   // Ready or gone (NodeNotReady), or no longer one the job is placed on
@@ -164,7 +171,10 @@ struct NodeFault {
 // reads them from the status it starts from.
 struct NodeFaults {
   std::map<std::string, NodeFault> nodes;  // by node name; only nodes with something to keep
-  CreateBackoff create_backoff;            // the job's creates refused in a row (create_refusals.h)
+  // The job's creates refused in a row (create_refusals.h). Kept: the
+  // WorkersRefused condition says the class and message, not the count or
+  // the times the backoff counts from.
+  CreateBackoff create_backoff;
 
   // Whether the session released `node`'s worker (NodeFault::released).
   bool Released(const std::string& node) const;
