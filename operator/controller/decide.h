@@ -63,7 +63,8 @@ struct PassTime {
 
 // The job's token, which its workers read from its Secret (decide.cc:
 // TakeWrites, EnsureToken). Whether that Secret exists yet is the
-// Executor's to say (WritesInFlight::secret_exists).
+// Executor's to say (WritesInFlight::secret_exists). Kept: reading it
+// back is an API request, made once (JobReconciler::ReadToken, after a restart).
 struct TokenMemory {
   std::string value;  // "" until made or read
 };
@@ -103,7 +104,12 @@ struct SessionMemory {
   // One record per node it knows: its workers first, in session order (by
   // name at registration, then as they joined), then the others. Empty for
   // a session an earlier operator started (no baseline: nothing is judged).
+  // Kept: made at registration from the profile and the history, which may
+  // have changed since; status.nodes rounds the weights and drops a row
+  // with its worker.
   std::vector<SessionNode> nodes;
+  // Kept: no view or status says either (status.startTime is the job's
+  // start, not this session's; the coordinator's times are its own clock's).
   bool resumed = false;        // started from a checkpoint
   double registered_wall = 0;  // when it started, seconds since the epoch
 
@@ -118,8 +124,9 @@ struct SessionMemory {
 };
 
 // What the decision keeps of one node's worker (NodeFaults::nodes): the
-// faults it saw there, and the events it said once about them. A node with
-// nothing to keep has no record.
+// faults it saw there, the events it said once about them, and whether the
+// session released it. A node with nothing to keep has no record. Kept: the
+// views show a fault while it lasts, not that it was counted or said.
 struct NodeFault {
   // Why its worker was declared lost (WorkerLost), said once: its node is not
   // Ready or gone (NodeNotReady), or no longer one the job is placed on
@@ -145,6 +152,13 @@ struct NodeFault {
   // operator tries the image volume once more.
   bool image_volume_refused = false;
   bool unreachable_said = false;  // a CoordinatorUnreachable event
+  // A queued job's session released its worker in the job's tail
+  // (coordinator/idle_release.h): its pod exited 0 and its quota is
+  // reclaimable; no pod is made there again while the job's Workload lives
+  // (its reclaimablePods keep it: through a restart, a suspension or an
+  // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
+  // where a restarted operator reads it back (RestoreSealed).
+  bool released = false;
 
   bool operator==(const NodeFault&) const = default;
 };
@@ -157,14 +171,17 @@ struct NodeFault {
 // reads them from the status it starts from.
 struct NodeFaults {
   std::map<std::string, NodeFault> nodes;  // by node name; only nodes with something to keep
-  // Nodes whose worker a queued job's session released in its tail
-  // (coordinator/idle_release.h): their pods exited 0 and their quota is
-  // reclaimable; no pod is made there again while the job's Workload lives
-  // (its reclaimablePods keep them: through a restart, a suspension or an
-  // eviction). Sealed beside the checkpoint (claims.releasedNodes), which is
-  // where a restarted operator reads them back.
-  std::set<std::string> released;
-  CreateBackoff create_backoff;  // the job's creates refused in a row (create_refusals.h)
+  // The job's creates refused in a row (create_refusals.h). Kept: the
+  // WorkersRefused condition says the class and message, not the count or
+  // the times the backoff counts from.
+  CreateBackoff create_backoff;
+
+  // Whether the session released `node`'s worker (NodeFault::released).
+  bool Released(const std::string& node) const;
+  // The nodes whose worker was released, by name.
+  std::vector<std::string> ReleasedNodes() const;
+  // Drops the records left with nothing to keep.
+  void Prune();
 };
 
 // Events said once (so that a pass does not say them again). What the

@@ -5,6 +5,8 @@
 // them; and the checkpoint kept in status.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "core/common/utf8.h"
 #include "operator/api/job_status.h"
 #include "operator/controller/checkpoint_seal.h"
@@ -23,9 +25,11 @@ std::set<std::string> ReleasedNodes(const coordinator::JobView& view) {
 }
 
 bool TakeReleases(const coordinator::JobView& view, NodeFaults& faults) {
-  const size_t before = faults.released.size();
-  faults.released.merge(ReleasedNodes(view));
-  return faults.released.size() > before;
+  bool taken = false;
+  for (const std::string& node : ReleasedNodes(view)) {
+    taken |= !std::exchange(faults.nodes[node].released, true);
+  }
+  return taken;
 }
 
 namespace {
@@ -58,7 +62,7 @@ void BoundUntrustedClaims(const PassView& view, api::WeightedJobStatus& status, 
 // from what happened. The released nodes sealed go back into `faults`.
 void RestoreClaims(NodeFaults& faults, api::WeightedJobStatus& status, PassOut& out,
                    const SealedClaims& claims) {
-  faults.released.insert(claims.released_nodes.begin(), claims.released_nodes.end());
+  for (const std::string& node : claims.released_nodes) faults.nodes[node].released = true;
   std::vector<std::string> changed;
   const std::string start = status.start_time.value_or("");
   if (!claims.start_time.empty() && start != claims.start_time) {
@@ -135,15 +139,15 @@ void ResealClaims(const PassView& view, const std::string& token, api::WeightedJ
 
 // The claims sealed beside the checkpoint now.
 SealedClaims ClaimsNow(const NodeFaults& faults, const api::WeightedJobStatus& status) {
-  return SealedClaims{status.start_time.value_or(""), FailedPods(status),
-                      std::vector<std::string>(faults.released.begin(), faults.released.end())};
+  return SealedClaims{status.start_time.value_or(""), FailedPods(status), faults.ReleasedNodes()};
 }
 
 }  // namespace
 
 void ForgetReleased(const PassView& view, const TokenMemory& token, NodeFaults& faults,
                     api::WeightedJobStatus& status) {
-  faults.released.clear();
+  for (auto& [node, fault] : faults.nodes) fault.released = false;
+  faults.Prune();
   if (!status.checkpoint || token.value.empty()) return;
   const std::string digest = status.items_digest.value_or("");
   auto record =

@@ -279,10 +279,10 @@ struct PodCount {
 // One node of the session: its worker given up, released, lost (node not
 // Ready or no longer eligible) or back; its pod to create, watched
 // (WatchImage, WatchReach) or failed (counted against backoffLimit).
-// `released`: the session released its worker (NodeFaults::released);
-// `registered_wall`: when the session started (WatchReach).
-void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
-                PassOut& out, const std::string& node, PodCount& count);
+// `fault`: the node's record (NodeFault::released: the session released its
+// worker); `registered_wall`: when the session started (WatchReach).
+void ManageNode(const PassView& view, double registered_wall, NodeFault& fault, PassOut& out,
+                const std::string& node, PodCount& count);
 
 // --- released nodes and the checkpoint's claims (decide_claims.cc) -------------
 
@@ -291,10 +291,10 @@ void ManageNode(const PassView& view, double registered_wall, bool released, Nod
 // idle_release.h): their pods exit 0 and are finished, not failed, and are
 // not made again.
 std::set<std::string> ReleasedNodes(const coordinator::JobView& view);
-// Takes the nodes the session released since the last pass into
-// faults.released. True when there are new ones: the status goes out at once
-// (the claims sealed beside the checkpoint name them), so that an operator
-// that dies after a release makes no pod there again.
+// Takes the nodes the session released since the last pass into their
+// records (NodeFault::released). True when there are new ones: the status
+// goes out at once (the claims sealed beside the checkpoint name them), so
+// that an operator that dies after a release makes no pod there again.
 bool TakeReleases(const coordinator::JobView& view, NodeFaults& faults);
 // Forgets the released nodes, in memory and in the claims beside
 // status.checkpoint: the job's Workload is gone, and with it the

@@ -299,8 +299,7 @@ void ReportReclaimable(const PassView& view, const SessionMemory& session, const
   // The workers that may still compute: the session's, less those given up,
   // those whose pod finished (the job is done with them: at its end, or
   // released in its tail) and those released whose pod is gone. A worker an
-  // earlier session released is not in this one (faults.released).
-  const std::set<std::string>& released = faults.released;
+  // earlier session released is not in this one (NodeFault::released).
   std::set<std::string_view> given_up;  // in this pass too
   for (const auto& row : sink.status.excluded_nodes) {
     if (!ArchitectureRow(row)) given_up.insert(row.name);
@@ -311,7 +310,7 @@ void ReportReclaimable(const PassView& view, const SessionMemory& session, const
     const api::PodView* pod = view.WorkerPod(node);
     const bool owned = pod && pod->meta.OwnedBy(view.uid);
     if (owned && pod->phase == api::PodPhase::kSucceeded) continue;
-    if (!owned && released.contains(node)) continue;
+    if (!owned && faults.Released(node)) continue;
     ++needed;
   }
   const int32_t reclaimable = std::max(0, workload.count - needed);

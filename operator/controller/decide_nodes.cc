@@ -147,14 +147,14 @@ void ManagePod(const PassView& view, double registered_wall, NodeFault& fault, P
 
 }  // namespace
 
-void ManageNode(const PassView& view, double registered_wall, bool released, NodeFault& fault,
-                PassOut& out, const std::string& node, PodCount& count) {
+void ManageNode(const PassView& view, double registered_wall, NodeFault& fault, PassOut& out,
+                const std::string& node, PodCount& count) {
   const api::PodView* pod = view.WorkerPod(node);
   const api::NodeView* node_object = view.NodeNamed(node);
   const bool owned = pod && pod->meta.OwnedBy(view.uid);
   if (GivenUp(view, out, node, pod, owned)) return;
   // Released: its node may go or turn ineligible now without loss.
-  if (released && ReleasedPodFinished(pod, owned, count)) return;
+  if (fault.released && ReleasedPodFinished(pod, owned, count)) return;
   const api::PodTemplate& pods = view.spec().pod_template;
   const std::string why = node_object ? Ineligibility(*node_object, pods.node_selector,
                                                       pods.tolerations, pods.node_affinity_terms)
@@ -172,8 +172,7 @@ PodCount ManagePods(const PassView& view, const TokenMemory& token, NodeFaults& 
   count.failed_pods = FailedPods(status);
   const std::vector<std::string> nodes = session.Nodes();
   for (const auto& node : nodes) {
-    ManageNode(view, session.registered_wall, faults.released.contains(node), faults.nodes[node],
-               out, node, count);
+    ManageNode(view, session.registered_wall, faults.nodes[node], out, node, count);
   }
   // What the status counts and excludes is kept nowhere else: written at
   // once, or the next pass would not know it.
@@ -181,9 +180,11 @@ PodCount ManagePods(const PassView& view, const TokenMemory& token, NodeFaults& 
   status.failed_pods = count.failed_pods;
   if (AddGivenUp(out, status)) out.write_at_once = true;
   const std::set<std::string> in_session(nodes.begin(), nodes.end());
-  for (const auto& node : faults.released) count.released_before += !in_session.contains(node);
+  for (const auto& node : faults.ReleasedNodes()) {
+    count.released_before += !in_session.contains(node);
+  }
   LoseRefusedWorkers(view, faults.create_backoff, faults.nodes, out, count.missing_nodes);
-  std::erase_if(faults.nodes, [](const auto& entry) { return entry.second == NodeFault{}; });
+  faults.Prune();
   GateCreates(view, faults, out, count.missing);
   if (!count.missing.empty()) {
     // A Secret that exists (or that the reconciler read in this pass) is

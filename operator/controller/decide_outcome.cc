@@ -79,7 +79,7 @@ void NodeTable(const PassView& pass_view, const SessionMemory& session, const No
   // its items count in the job's.
   const std::vector<api::NodeRow> shown = status.nodes.value_or(std::vector<api::NodeRow>{});
   for (const api::NodeRow& row : shown) {
-    if (faults.released.contains(row.name) && !workers.contains(row.name)) rows.push_back(row);
+    if (faults.Released(row.name) && !workers.contains(row.name)) rows.push_back(row);
   }
   PriorColumns(session, shown, rows);
   status.nodes = std::move(rows);

@@ -249,6 +249,23 @@ std::vector<fuzzy::NodeHistory> SessionMemory::Baseline() const {
   return baseline;
 }
 
+bool NodeFaults::Released(const std::string& node) const {
+  const auto it = nodes.find(node);
+  return it != nodes.end() && it->second.released;
+}
+
+std::vector<std::string> NodeFaults::ReleasedNodes() const {
+  std::vector<std::string> names;
+  for (const auto& [name, fault] : nodes) {
+    if (fault.released) names.push_back(name);
+  }
+  return names;
+}
+
+void NodeFaults::Prune() {
+  std::erase_if(nodes, [](const auto& entry) { return entry.second == NodeFault{}; });
+}
+
 JobMemory MemoryFromStatus(api::WeightedJobStatus status) {
   JobMemory memory;
   memory.written.status = std::move(status);

@@ -30,7 +30,7 @@ Eligible EligibleNodes(const PassView& view, const NodeFaults& faults) {
     if (const api::ExcludedNode* given_up = view.GivenUpRow(name); why.empty() && given_up) {
       why = fmt::format("node {}: its worker was given up ({})", name, given_up->reason);
     }
-    if (why.empty() && faults.released.contains(name)) {
+    if (why.empty() && faults.Released(name)) {
       why = fmt::format("node {}: its worker was released in the job's tail", name);
     }
     if (!why.empty()) {

@@ -673,7 +673,9 @@ TEST(DecideKueueTest, AWorkloadMadeAgainForgetsTheReleasedWorkers) {
   const auto created = ActionsOf<CreateWorkload>(decision);
   ASSERT_EQ(created.size(), 1u);
   EXPECT_EQ(created[0].workload["spec"]["podSets"][0]["count"], 3);
-  EXPECT_TRUE(decision.memory.faults.released.empty());
+  EXPECT_TRUE(decision.memory.faults.ReleasedNodes().empty());
+  EXPECT_FALSE(decision.memory.faults.nodes.contains("pi4b-master"))
+      << "its record, with nothing left to keep, is dropped";
   ASSERT_TRUE(S(decision).contains("checkpoint"));
   EXPECT_FALSE(S(decision)["checkpoint"]["claims"].contains("releasedNodes"));
 }
