@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/balance/reserved_shares.h"
+#include "core/balance/speed_estimator.h"
 
 namespace ballast::balance {
 
@@ -158,15 +159,10 @@ Reply PolicyBase::Reassign(const Report& report) {
 
 void PolicyBase::Learn(const Report& report, double elapsed) {
   WorkerState& worker = workers_.at(report.worker);
-  // As the adaptive policy reads a report: its seconds bounded by the time
-  // seen to pass since the last sample and not yet claimed (an item's
-  // computing comes with the item, over every report it outlasted); a NaN
-  // or infinite claim is nothing.
-  const double observed = std::isfinite(elapsed) ? std::max(0.0, elapsed) : 0.0;
-  worker.unsampled_seen_s += observed;
-  const double unclaimed = std::max(0.0, worker.unsampled_seen_s - worker.unsampled_s);
+  // As the adaptive policy reads a report (BoundedClaim), since the last sample.
+  worker.unsampled_seen_s += std::isfinite(elapsed) ? std::max(0.0, elapsed) : 0.0;
   const double seconds =
-      std::isfinite(report.calc_seconds) ? std::clamp(report.calc_seconds, 0.0, unclaimed) : 0.0;
+      BoundedClaim(report.calc_seconds, worker.unsampled_seen_s, worker.unsampled_s);
   // An idle worker's seconds, and a report with failed items (their
   // declared cost was not computed), say nothing of the items' costs.
   if (worker.lease.empty() || !report.failed.empty()) {

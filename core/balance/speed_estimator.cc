@@ -57,13 +57,7 @@ bool SpeedEstimator::Observe(WorkerId id, const SpeedSample& sample) {
   const double items_done = std::max(0.0, sample.items);
   const double observed = std::isfinite(sample.elapsed) ? std::max(0.0, sample.elapsed) : 0.0;
   e.pending_exe += observed;
-  // A claim is bounded by the time seen since the pending reports began and
-  // not yet claimed: a worker hands in an item's computing with the item, so
-  // an item that outlasts several reports (the ones before saying only that
-  // the worker is alive) is claimed whole in the last, over all of them.
-  const double unclaimed = std::max(0.0, e.pending_exe - e.pending_calc);
-  const double calc_seconds =
-      std::isfinite(sample.calc_seconds) ? std::clamp(sample.calc_seconds, 0.0, unclaimed) : 0.0;
+  const double calc_seconds = BoundedClaim(sample.calc_seconds, e.pending_exe, e.pending_calc);
   e.pending_calc += calc_seconds;
   e.pending_cost += cost_done;
   e.pending_items += items_done;

@@ -18,6 +18,8 @@
 // Thread-safety: a value; not thread-safe.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -43,6 +45,15 @@ struct SpeedEstimate {
   double pending_items = 0;
   bool pending_lease_start = false;
 };
+
+// The computing a report may claim: its claim, bounded by the time seen to
+// pass since the reports pending with it began (`seen_s`) less what they
+// claimed already (`claimed_s`); a worker hands in an item's computing with
+// the item, over every report the item outlasted. A NaN or infinite claim
+// is nothing.
+inline double BoundedClaim(double claim, double seen_s, double claimed_s) {
+  return std::isfinite(claim) ? std::clamp(claim, 0.0, std::max(0.0, seen_s - claimed_s)) : 0.0;
+}
 
 // One progress report of a worker that holds a lease, as the policy reads it.
 struct SpeedSample {
