@@ -169,7 +169,11 @@ def parse(argv):
     parser.add_argument("--points", type=int, default=1800000, help="anomalies' points (1800000)")
     parser.add_argument("--suite-seconds", type=float, default=80,
                         help="testsuite's CPU seconds, by its maker's reckoning (80)")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds, interleaved (3)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds, interleaved (3); with --kept, the most rounds run")
+    parser.add_argument("--kept", type=int, metavar="N",
+                        help="stop once N rounds are kept (their oracle's bracket within 5 %%), "
+                             "or after --repeat rounds, whichever comes first")
     parser.add_argument("--no-corrupt", action="store_true", help="no corrupt round")
     parser.add_argument("--keep", type=pathlib.Path, metavar="DIR",
                         help="each run's status, events, logs and decisions in DIR")
@@ -203,6 +207,9 @@ def parse(argv):
         options.limit = 200000 if options.pull_start else 1000000
     if options.repeat < 1:
         parser.exit(2, "realnodes-bench: --repeat takes 1 or more\n")
+    if options.kept is not None and not 1 <= options.kept <= options.repeat:
+        parser.exit(2, f"realnodes-bench: --kept takes 1 to --repeat ({options.repeat}), "
+                       f"not {options.kept}\n")
     if options.keep:
         options.keep = options.keep.resolve()
     return options
@@ -368,7 +375,8 @@ def run_workload(bench, name):
     lists, work, expected = calibrate(bench, workload)
     bad = workload.bad_cost() if workload.corrupt and not options.no_corrupt else None
     rounds = []
-    for number in range(1, options.repeat + 1):
+    while not figures.enough_rounds(rounds, options.kept, options.repeat):
+        number = len(rounds) + 1
         print(f"round {number}:", flush=True)
         bracket = []
         r = {"round": number, "runs": {}, "makespans": {}, "oracle": bracket}
@@ -397,6 +405,9 @@ def run_workload(bench, name):
             f"{labels[k]} {r['makespans'][k] / r['makespans']['oracle']:.3f}" for k in keys),
             flush=True)
         rounds.append(r)
+    if options.kept and figures.kept_count(rounds) < options.kept:
+        warn(f"{name}: {figures.kept_count(rounds)} rounds kept of {len(rounds)}, "
+             f"fewer than --kept {options.kept}")
     print("\n".join(report.workload_report(name, rounds, keys, labels, work, bench.total_speed)),
           flush=True)
     if bad is not None:

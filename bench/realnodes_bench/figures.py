@@ -111,6 +111,17 @@ def bracket_kept(before, after, tolerance=BRACKET_TOLERANCE):
     return bracket_spread(before, after) <= tolerance + 1e-9
 
 
+def kept_count(rounds):
+    """How many of the rounds run so far are kept."""
+    return sum(1 for r in rounds if r["kept"])
+
+
+def enough_rounds(rounds, kept, most):
+    """Whether to stop: `most` rounds run, or (with `kept`, else None) that
+    many of them kept."""
+    return len(rounds) >= most or (kept is not None and kept_count(rounds) >= kept)
+
+
 def reference(before, after):
     """The round's reference makespan: the mean of its two oracle runs."""
     return (before + after) / 2

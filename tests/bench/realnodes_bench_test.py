@@ -101,6 +101,17 @@ class Rounds(unittest.TestCase):
         self.assertAlmostEqual(figures.bracket_spread(110.0, 100.0), 0.1)
         self.assertEqual(figures.reference(100.0, 104.0), 102.0)
 
+    def test_rounds_run_until_enough_are_kept_or_the_most(self):
+        kept, dropped = {"kept": True}, {"kept": False}
+        self.assertFalse(figures.enough_rounds([], None, 3))
+        self.assertFalse(figures.enough_rounds([kept, kept], None, 3))
+        self.assertTrue(figures.enough_rounds([dropped, dropped, dropped], None, 3))
+        # --kept 2 of at most 5: a discarded round does not count.
+        self.assertFalse(figures.enough_rounds([kept, dropped], 2, 5))
+        self.assertTrue(figures.enough_rounds([kept, dropped, kept], 2, 5))
+        self.assertTrue(figures.enough_rounds([dropped] * 5, 2, 5))
+        self.assertEqual(figures.kept_count([kept, dropped, kept]), 2)
+
     def rounds(self):
         # Round 2 is discarded; round 3 has no Indexed Job run.
         return [
@@ -525,8 +536,11 @@ class Options(unittest.TestCase):
         options = cli.parse(["--pull-start", "3"])
         self.assertEqual((options.pull_start, options.limit), (3, 200000))
         self.assertEqual(cli.parse(["--pull-start", "2", "--limit", "50000"]).limit, 50000)
+        self.assertIsNone(options.kept)
+        self.assertEqual(cli.parse(["--repeat", "6", "--kept", "3"]).kept, 3)
         for bad in (["--workload", "matmul"], ["--indexed", "cost:12"], ["--repeat", "0"],
-                    ["--pull-start", "0"], ["--pull-start", "x"]):
+                    ["--pull-start", "0"], ["--pull-start", "x"], ["--kept", "0"],
+                    ["--repeat", "3", "--kept", "4"]):
             with self.assertRaises(SystemExit) as exit_:
                 cli.parse(bad)
             self.assertEqual(exit_.exception.code, 2, bad)
