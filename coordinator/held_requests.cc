@@ -80,11 +80,13 @@ void LogDecision(const JobEntry& entry, const protocol::ReportMessage& report,
   std::string completed;
   for (const protocol::Completion& c : report.completed) completed += c.range.ToString();
   spdlog::debug(
-      "report job={} worker={} at_s={:.4f} seq={} idle={} position={} calc_s={:.4f} "
+      "report job={} worker={} at_s={:.4f} seq={} idle={} position={}{} calc_s={:.4f} "
       "completed=\"{}\" reply={} lease={} report_every_s={:.3f}",
       entry.session->config().id, report.worker, entry.Now(), report.seq, report.idle,
-      report.position, report.calc_seconds, completed, protocol::ReplyKindName(reply.kind),
-      reply.lease.ToString(), reply.report_every_s);
+      report.position,
+      report.running_end > 0 ? fmt::format(" running_end={}", report.running_end) : "",
+      report.calc_seconds, completed, protocol::ReplyKindName(reply.kind), reply.lease.ToString(),
+      reply.report_every_s);
   // An idle worker told to wait: why nothing of the others' was worth taking.
   if (reply.kind == balance::Reply::Kind::kWait && report.idle) {
     const std::string why = entry.session->WaitReason();

@@ -169,6 +169,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   }
 
   balance::Report event{id, now, {}, calc_seconds, report.position, report.idle, {}};
+  event.running_end = report.running_end;
   MergeCompleted(id, report, *results, {calc_seconds, cpu_seconds}, now, event);
   if (report.leaving) {
     // Hand in what it finished, then give back the rest of its lease.

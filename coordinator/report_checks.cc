@@ -28,6 +28,10 @@ Status CheckNumbers(const protocol::ReportMessage& report, uint64_t items) {
     return Status::Invalid(fmt::format("position: expected an item of the job (<= {}), got {}",
                                        items, report.position));
   }
+  if (report.running_end > items) {
+    return Status::Invalid(fmt::format("runningEnd: expected an item of the job (<= {}), got {}",
+                                       items, report.running_end));
+  }
   return Status::Ok();
 }
 

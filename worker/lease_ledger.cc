@@ -39,6 +39,7 @@ void LeaseLedger::Obey(const protocol::ReplyMessage& reply) {
     CloseLeasePart();
     lease_ = reply.lease;
     position_ = lease_.begin;
+    running_end_ = 0;
     session_ = reply.session;
     cut_.Begin(lease_);
   } else {
@@ -53,6 +54,7 @@ void LeaseLedger::Finished(balance::Range step, workload::Result result, double 
   steps_.emplace_back(step, std::move(result));
   calc_ += seconds;
   position_ = step.end;
+  running_end_ = 0;
   FoldCut();
 }
 
@@ -69,12 +71,14 @@ void LeaseLedger::Fill(protocol::ReportMessage& report) {
   report.calc_seconds = calc_;
   report.cpu_seconds = cpu_seconds_() - cpu_start_;
   report.position = position_;
+  report.running_end = running_end_ > position_ ? running_end_ : 0;
   StartUnreported();
 }
 
 void LeaseLedger::Drop() {
   lease_ = {};
   position_ = 0;
+  running_end_ = 0;
   cut_.Clear();
   session_.clear();
   StartUnreported();

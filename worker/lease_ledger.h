@@ -62,6 +62,12 @@ class LeaseLedger {
   // Takes up a cut heard while computing: the lease ends there, or where the
   // worker is if it has passed it.
   void FoldCut();
+  // A run of several items begins (an exec step's one command): it cannot
+  // stop before `end`, and the reports say so until it finishes, so that the
+  // coordinator cuts the lease no nearer (a cut inside it would have the
+  // run's whole result dropped when another worker hands in an item past
+  // the cut first).
+  void Running(uint64_t end) { running_end_ = end; }
   // A step of the lease finished, from the position on.
   void Finished(balance::Range step, workload::Result result, double seconds);
   // Forgets what was finished and not reported; CPU counts from now.
@@ -80,6 +86,7 @@ class LeaseLedger {
   CpuClock cpu_seconds_;
   balance::Range lease_;
   uint64_t position_ = 0;
+  uint64_t running_end_ = 0;  // Running's end; at or below position_ when none
   std::string session_;
   double report_every_s_ = 0;
   LeaseCut cut_;

@@ -125,6 +125,11 @@ class StepPlanner {
   void Done(balance::Range range, double seconds);
 
   bool one_run_per_step() const { return one_run_per_step_; }
+  // The end of `step` when it is one command run of several items, which a
+  // cut cannot stop inside (LeaseLedger::Running); 0 otherwise.
+  uint64_t RunEnd(balance::Range step) const {
+    return one_run_per_step_ && step.size() > 1 ? step.end : 0;
+  }
   uint64_t runs() const { return runs_; }
   const RunStart& run_start() const { return learner_.start(); }
 

@@ -246,6 +246,7 @@ class WorkerLoop::Impl {
         continue;
       }
       const Range planned = steps_.Next({ledger_.position(), ledger_.lease().end});
+      ledger_.Running(steps_.RunEnd(planned));
       const auto start = Clock::now();
       std::vector<StatusOr<protocol::ReplyMessage>> held;  // replies to obey after the step
       auto part = ComputeKeepingAlive(planned, exchange, held);
@@ -341,6 +342,8 @@ class WorkerLoop::Impl {
                     (report_every_s > 0 && ledger_.unreported_calc() >= report_every_s) ||
                     HeartbeatDue(exchange.since_report);
     if (!exchange.due || exchange.in_flight.valid() || ledger_.finished()) return Status::Ok();
+    // Sent as the next step begins: its run under way, if any, goes with it.
+    ledger_.Running(steps_.RunEnd(steps_.Next({ledger_.position(), ledger_.lease().end})));
     SendProgress(exchange);
     exchange.due = false;
     return Status::Ok();

@@ -219,7 +219,7 @@ class AdaptivePolicy : public AdaptiveTail {
     if (amount > 0) {
       const Range left = Unfinished(worker);
       uint64_t safe = cost().Advance(left.begin, left.end, speed * state(worker).report_every_s);
-      safe = std::min(left.end, safe + 1);
+      safe = std::max(std::min(left.end, safe + 1), StopFloor(worker));
       const uint64_t cut = cost().Retreat(left.end, safe, amount);
       if (cut < left.end) give_back(Cut(worker, cut));
     }

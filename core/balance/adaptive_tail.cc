@@ -202,8 +202,13 @@ std::optional<Reply> AdaptiveTail::StealAt(WorkerId thief, WorkerId victim, doub
   };
   const uint64_t safe = PastReach(thief, victim, learns);
   if (safe >= left.end) {
-    Note(victim, fmt::format("{}: it may be in its last item {} by then", what(),
-                             Range{left.end - 1, left.end}.ToString()));
+    if (StopFloor(victim) >= left.end) {
+      Note(victim, fmt::format("{}: its run under way holds the rest of its lease {}", what(),
+                               left.ToString()));
+    } else {
+      Note(victim, fmt::format("{}: it may be in its last item {} by then", what(),
+                               Range{left.end - 1, left.end}.ToString()));
+    }
     return std::nullopt;
   }
   const double rest = cost().Cost({safe, left.end});
@@ -254,7 +259,9 @@ uint64_t AdaptiveTail::PastReach(WorkerId thief, WorkerId victim, double learns)
       speeds().estimate(victim).lead * std::min(1.0, 2 * v_speed / (v_speed + t_speed));
   const double travel = v_speed * (1 + lead) * (learns - state(victim).last_contact);
   const uint64_t reached = cost().Advance(left.begin, left.end, travel);
-  return std::min(left.end, reached + 1);  // the item it may have begun
+  // The item it may have begun, and no nearer than the end of its run under
+  // way, which cannot stop before it.
+  return std::max(std::min(left.end, reached + 1), StopFloor(victim));
 }
 
 void AdaptiveTail::Note(std::optional<WorkerId> victim, std::string why) {

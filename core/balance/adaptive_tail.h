@@ -90,7 +90,8 @@ class AdaptiveTail : public AdaptiveForecast {
   std::optional<Reply> StealAt(WorkerId thief, WorkerId victim, double latest, double learns,
                                double now, Far far);
   // The first item of the victim's unfinished lease it cannot have begun by
-  // `learns`, when it learns of a cut (StealAt).
+  // `learns`, when it learns of a cut (StealAt), and none inside its run
+  // under way (StopFloor).
   uint64_t PastReach(WorkerId thief, WorkerId victim, double learns) const;
   // Hysteresis: a steal must move the victim's finish (`latest`) earlier by
   // more than the thief's overhead of starting a lease.

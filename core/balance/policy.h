@@ -116,6 +116,10 @@ struct Report {
   // command failed): done, but their declared cost says nothing of the
   // node's speed (a corrupt large input fails in a moment).
   std::vector<Range> failed;
+  // The end of the run of several items the worker has begun and cannot stop
+  // before (an exec step's one command, whose result is the run's whole):
+  // a cut inside it would drop that result. 0: it may stop after any item.
+  uint64_t running_end = 0;
 };
 
 struct Reply {

@@ -128,8 +128,15 @@ void PolicyBase::Absorb(const Report& report) {
 std::optional<Reply> PolicyBase::ContinueLease(const Report& report) {
   WorkerState& worker = workers_.at(report.worker);
   worker.position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
+  worker.running_end = report.running_end;
   if (worker.position >= worker.lease.end) return std::nullopt;
   if (auto own = AfterProgress(report.worker, report.now)) {
+    if (own->kind == Reply::Kind::kWait && StopFloor(report.worker) > worker.position) {
+      // Its run under way cannot stop: it keeps that run's items, finishes
+      // them and asks again; the rest of its lease goes back.
+      ReleaseToPool(report.worker, Cut(report.worker, worker.position));
+      return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s, {}};
+    }
     if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
       ReleaseToPool(report.worker, Cut(report.worker, worker.position));
       worker.lease = {};
@@ -150,6 +157,7 @@ Reply PolicyBase::Reassign(const Report& report) {
       !worker.lease.empty() && ReleaseToPool(report.worker, worker.lease, /*wake=*/false);
   worker.lease = {};
   worker.position = 0;
+  worker.running_end = 0;
   Reply reply = Assign(report.worker, report.now);
   if (returned && !pool().empty()) WakeWaiting();
   if (reply.kind == Reply::Kind::kWait) MarkWaiting(report.worker);
@@ -241,6 +249,7 @@ Reply PolicyBase::Grant(WorkerId id, Range range, double now, double report_ever
   WorkerState& worker = workers_[id];
   worker.lease = range;
   worker.position = range.begin;
+  worker.running_end = 0;
   worker.lease_granted = now;
   worker.report_every_s = report_every_s;
   return Reply{Reply::Kind::kLease, range, report_every_s, {}};
@@ -248,7 +257,7 @@ Reply PolicyBase::Grant(WorkerId id, Range range, double now, double report_ever
 
 Range PolicyBase::Cut(WorkerId id, uint64_t new_end) {
   WorkerState& worker = workers_[id];
-  new_end = std::clamp(new_end, worker.position, worker.lease.end);
+  new_end = std::clamp(new_end, StopFloor(id), worker.lease.end);
   const Range cut{new_end, worker.lease.end};
   worker.lease.end = new_end;
   return cut;
@@ -295,6 +304,12 @@ void PolicyBase::WakeWaiting() {
 
 void PolicyBase::ReserveProportional(const std::vector<double>& shares) {
   items_.Reserve(PlanShares(pool().Ranges(), pool_cost(), cost(), shares));
+}
+
+uint64_t PolicyBase::StopFloor(WorkerId id) const {
+  const WorkerState& worker = workers_[id];
+  const uint64_t position = std::max(worker.position, worker.lease.begin);
+  return std::clamp(worker.running_end, position, std::max(position, worker.lease.end));
 }
 
 Range PolicyBase::Unfinished(WorkerId id) const {

@@ -28,6 +28,7 @@ namespace ballast::balance {
 struct WorkerState {
   Range lease;                  // current lease; empty when none
   uint64_t position = 0;        // first unfinished item of the lease, as last reported
+  uint64_t running_end = 0;     // the end of its run under way, as last reported (Report)
   double last_contact = 0;      // when its last report arrived
   double lease_granted = 0;     // when its current lease was granted
   double report_every_s = 0;    // the cadence it was given
@@ -91,9 +92,14 @@ class PolicyBase : public Policy {
   void SetCadence(WorkerId worker, double report_every_s) {
     workers_[worker].report_every_s = report_every_s;
   }
-  // Shrinks the worker's lease to end at `new_end` and returns the cut part
-  // (its unfinished items); the caller gives it to someone or to the pool.
+  // Shrinks the worker's lease to end at `new_end`, never inside the run it
+  // has under way (StopFloor), and returns the cut part (its unfinished
+  // items); the caller gives it to someone or to the pool.
   Range Cut(WorkerId worker, uint64_t new_end);
+  // The nearest end a cut of the worker's lease may have: its position, or
+  // the end of the run of several items it has begun (Report::running_end),
+  // whose result is that run's whole and would be dropped by a cut inside it.
+  uint64_t StopFloor(WorkerId worker) const;
   // Takes the worker's next reserved range (empty when none is left).
   Range TakeReserved(WorkerId worker) { return items_.TakeReserved(worker); }
   // Sets `range` (already out of the pool) aside for the worker after its

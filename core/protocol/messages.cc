@@ -101,6 +101,7 @@ json ToJson(const ReportMessage& message) {
               {"idle", message.idle},
               {"leaving", message.leaving}};
   if (!message.session.empty()) out["session"] = message.session;
+  if (message.running_end > 0) out["runningEnd"] = message.running_end;
   return out;
 }
 
@@ -138,6 +139,7 @@ StatusOr<ReportMessage> ParseReport(const json& json) {
   BALLAST_ASSIGN_OR_RETURN(report.calc_seconds, GetSeconds(json, "calcSeconds", 0));
   BALLAST_ASSIGN_OR_RETURN(report.cpu_seconds, GetSeconds(json, "cpuSeconds", 0));
   BALLAST_ASSIGN_OR_RETURN(report.position, GetUint(json, "position", "", 0));
+  BALLAST_ASSIGN_OR_RETURN(report.running_end, GetUint(json, "runningEnd", "", 0));
   BALLAST_ASSIGN_OR_RETURN(report.idle, GetBool(json, "idle"));
   BALLAST_ASSIGN_OR_RETURN(report.leaving, GetBool(json, "leaving"));
   BALLAST_ASSIGN_OR_RETURN(report.session, GetString(json, "session"));

@@ -65,6 +65,9 @@ struct ReportMessage {
   uint64_t position = 0;              // first unfinished item of its lease
   bool idle = false;                  // it holds no unfinished lease and asks for work
   bool leaving = false;               // it stops after this report (SIGTERM): hand back the rest
+  // The end of the run of several items it has begun, which cannot stop
+  // before it (an exec step's one command); 0 when it may stop after any item.
+  uint64_t running_end = 0;
 };
 
 struct ReplyMessage {

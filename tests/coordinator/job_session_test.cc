@@ -830,11 +830,16 @@ TEST(JobSessionTest, NonFiniteOrNegativeSecondsAndAPositionPastTheEndChangeNothi
   auto refused = session->HandleReport(past, 2);
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalid);
   EXPECT_NE(refused.status().message().find("position"), std::string::npos);
+  ReportMessage run_past = Idle("a");
+  run_past.running_end = session->config().workload.items + 1;
+  auto refused_run = session->HandleReport(run_past, 2);
+  EXPECT_EQ(refused_run.status().code(), StatusCode::kInvalid);
+  EXPECT_NE(refused_run.status().message().find("runningEnd"), std::string::npos);
   const JobView after = session->View();
   EXPECT_EQ(after.messages, before.messages);
   EXPECT_EQ(after.workers[0].reports, before.workers[0].reports);
   EXPECT_EQ(after.workers[0].busy_s, before.workers[0].busy_s);
-  EXPECT_EQ(after.refused_reports, before.refused_reports + 9);
+  EXPECT_EQ(after.refused_reports, before.refused_reports + 10);
 }
 
 TEST(JobSessionTest, RejectsBadConfigs) {

@@ -117,6 +117,32 @@ TEST(LeaseLedgerTest, ACutHeardWhileComputingEndsTheLeaseThereOrWhereTheWorkerIs
   EXPECT_FALSE(ledger.cut().Offer({5, 6})) << "a cut of another lease";
 }
 
+TEST(LeaseLedgerTest, ARunOfSeveralItemsIsNamedInEveryReportUntilItFinishes) {
+  LeaseLedger ledger;
+  ledger.Obey(Reply(Reply::Kind::kLease, {8, 20}));
+  ReportMessage before;
+  ledger.Fill(before);
+  EXPECT_EQ(before.running_end, 0u) << "nothing under way";
+  ledger.Running(10);  // one command for items 8 and 9
+  ReportMessage heartbeat;
+  ledger.Fill(heartbeat);
+  EXPECT_EQ(heartbeat.position, 8u);
+  EXPECT_EQ(heartbeat.running_end, 10u);
+  ReportMessage again;
+  ledger.Fill(again);
+  EXPECT_EQ(again.running_end, 10u) << "each report while it runs";
+  ledger.Finished({8, 10}, Result::Primes(0, 0), 24.5);
+  ReportMessage after;
+  ledger.Fill(after);
+  EXPECT_EQ(after.position, 10u);
+  EXPECT_EQ(after.running_end, 0u) << "the run is over";
+  ledger.Running(14);
+  ledger.Obey(Reply(Reply::Kind::kLease, {40, 50}));
+  ReportMessage fresh;
+  ledger.Fill(fresh);
+  EXPECT_EQ(fresh.running_end, 0u) << "a new lease starts with nothing under way";
+}
+
 TEST(LeaseLedgerTest, EndHereGivesTheRestBack) {
   LeaseLedger ledger;
   ledger.Obey(Reply(Reply::Kind::kLease, {0, 100}));

@@ -221,5 +221,14 @@ TEST(RunStartTest, StepsThatAreNotOneRunEachNeitherLearnNorExplore) {
   EXPECT_FALSE(steps.run_start().learned());
 }
 
+TEST(RunStartTest, OnlyARunOfSeveralItemsHasAnEndACutMustWaitFor) {
+  const CostModel cost(800, CostShape::kUniform);
+  const StepPlanner runs(cost, 1, 0.05, /*one_run_per_step=*/true);
+  EXPECT_EQ(runs.RunEnd({8, 10}), 10u) << "one command for items 8 and 9";
+  EXPECT_EQ(runs.RunEnd({8, 9}), 0u) << "one item: nothing inside to cut";
+  const StepPlanner items(cost, 1, 0.05, /*one_run_per_step=*/false);
+  EXPECT_EQ(items.RunEnd({8, 10}), 0u) << "a step of a kernel or of perItem stops at any item";
+}
+
 }  // namespace
 }  // namespace ballast::worker

@@ -364,6 +364,8 @@ class LateCoordinator {
   ~LateCoordinator() { listener_->close().wait(); }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(listener_->uri().port()); }
+  // How often the worker is asked to report while a step computes (10 s).
+  void set_heartbeat(double seconds) { heartbeat_s_ = seconds; }
 
   std::vector<protocol::ReportMessage> reports() {
     std::lock_guard lock(mu_);
@@ -397,7 +399,7 @@ class LateCoordinator {
       }
       protocol::ReplyMessage reply;
       reply.session = "late";
-      reply.heartbeat_s = 10;
+      reply.heartbeat_s = heartbeat_s_;
       if (report->idle) {
         reply.kind = leased_ ? balance::Reply::Kind::kDone : balance::Reply::Kind::kLease;
         reply.lease = {0, config_.workload.items};
@@ -424,6 +426,7 @@ class LateCoordinator {
   std::chrono::milliseconds delay_;
   Signal signal_;
   std::atomic<bool> leased_{false};
+  std::atomic<double> heartbeat_s_{10};
   std::mutex mu_;
   std::vector<protocol::ReportMessage> reports_;
   std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
@@ -495,6 +498,46 @@ coordinator::JobConfig SleepJob() {
   config.workload.exec.per_item = true;
   config.workload.exec.retries = 0;
   return config;
+}
+
+// A worker that runs one command for several items (an exec job without
+// perItem) names the run's end in every report while it runs (runningEnd),
+// so that the coordinator cuts its lease no nearer: the run's result is its
+// whole, and a cut inside it would have it dropped once another worker hands
+// in an item past the cut. The second run holds two items (a worker tries
+// runs of two while it learns its command's start: worker/step_size.h).
+TEST(WorkerProcessTest, NamesTheEndOfARunOfSeveralItemsWhileItRuns) {
+  coordinator::JobConfig config = SleepJob();
+  config.workload.items = 3;
+  config.workload.exec.per_item = false;
+  config.workload.exec.command = {"sleep", "1"};
+  LateCoordinator coordinator(
+      config,
+      [](const protocol::ReportMessage&) {
+        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {0, 3}, 0.02, 0.2, "late"};
+      },
+      std::chrono::milliseconds(0));
+  coordinator.set_heartbeat(0.2);
+  const std::string log = ::testing::TempDir() + "running-end.log";
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token", {"--threads", "1"}, log)};
+  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log);
+  const auto reports = coordinator.reports();
+  EXPECT_EQ(CompletedSpans(reports).back().end, 3u);
+  size_t during_first = 0, during_second = 0;
+  for (const auto& report : reports) {
+    if (report.idle) continue;
+    if (report.position == 0) {
+      ++during_first;
+      EXPECT_EQ(report.running_end, 0u) << "a run of one item can stop nowhere inside";
+    } else if (report.position == 1 && report.running_end == 3) {
+      ++during_second;
+    } else {
+      EXPECT_EQ(report.running_end, 0u) << "position " << report.position;
+    }
+  }
+  EXPECT_GE(during_first, 2u) << "heartbeats while the first run's second passes";
+  EXPECT_GE(during_second, 2u) << "the run of items 1 and 2, named while it runs";
 }
 
 // An item that takes longer than the lease (an exec command of minutes, here

@@ -1685,6 +1685,33 @@ TEST(PolicyTest, MmsStopsEveryoneThenHandsOutChunks) {
   EXPECT_EQ(policy->stats().completed_items, 10u + 3 + 5 + 2 + 2);
 }
 
+// mms's stop with a worker whose report names a run under way: it keeps that
+// run's items and finishes them (the rest of its lease goes back), and the
+// master-slave phase starts when it asks again.
+TEST(PolicyTest, MmsLetsARunUnderWayFinishBeforeTheWorldStops) {
+  auto policy = Make("mms", {{"chunk", "2"}});
+  policy->Start(Job(30, {1, 1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 10});
+  ExpectLease(Ask(*policy, 1, 0), {10, 20});
+  ExpectLease(Ask(*policy, 2, 0), {20, 30});
+  EXPECT_EQ(KindName(Finish(*policy, 0, {0, 10}, 5, 5).kind), "kWait");
+  policy->TakeSignals();
+  Report running{1, 5.1, {{10, 13}}, 5.1, 13, false, {}};
+  running.running_end = 16;
+  const Reply kept = policy->OnReport(running);
+  EXPECT_EQ(KindName(kept.kind), "kContinue");
+  EXPECT_EQ(kept.lease, (Range{10, 16}));
+  EXPECT_EQ(KindName(Progress(*policy, 2, {20, 25}, 5.2, 5.2).kind), "kWait")
+      << "worker 1 has not stopped yet";
+  EXPECT_TRUE(policy->TakeSignals().empty());
+  // Worker 1 hands in its run and asks: the pool's first chunk, after the run.
+  ExpectLease(Finish(*policy, 1, {13, 16}, 8, 2.9), {16, 18});
+  std::vector<WorkerId> signals = policy->TakeSignals();
+  std::sort(signals.begin(), signals.end());
+  EXPECT_EQ(signals, (std::vector<WorkerId>{0, 2}));
+  EXPECT_EQ(policy->stats().duplicate_items, 0u);
+}
+
 TEST(PolicyTest, AdaptiveThiefTakesTheFarEndOfTheSlowestLease) {
   // Without slow start, so that the steal is sized by the formula alone.
   auto policy = Make("adaptive", {{"slowStart", "off"}});
@@ -1714,6 +1741,58 @@ TEST(PolicyTest, AdaptiveThiefTakesTheFarEndOfTheSlowestLease) {
   EXPECT_EQ(KindName(Finish(*policy, 0, {60, 100}, 10, 4).kind), "kDone");
   EXPECT_TRUE(policy->Finished());
   EXPECT_EQ(policy->stats().duplicate_items, 0u);
+}
+
+// An exec step that runs one command for several items cannot stop inside
+// it, and its result is the run's whole: a cut there would have that result
+// dropped once the thief hands in an item past the cut (on real nodes a Pi
+// 3B's run of two archives, 24 s, was dropped so, and its first archive run
+// again at the end). The steal above, with worker 1's report naming a run of
+// [51, 80) under way: the thief's part begins at the run's end or later, the
+// victim keeps the run, and every item is handed in once.
+TEST(PolicyTest, AdaptiveNeverCutsALeaseInsideARunUnderWay) {
+  auto policy = Make("adaptive", {{"slowStart", "off"}});
+  policy->Start(Job(100, {1, 1}), 0);
+  ExpectLease(Ask(*policy, 0, 0), {0, 50});
+  ExpectLease(Ask(*policy, 1, 0), {50, 100});
+  Report running{1, 1, {{50, 51}}, 1, 51, false, {}};
+  running.running_end = 80;
+  EXPECT_EQ(policy->OnReport(running).lease, (Range{50, 100}));
+  const Reply stolen = Finish(*policy, 0, {0, 50}, 5, 5);
+  ExpectLease(stolen, {stolen.lease.begin, 100});
+  EXPECT_GE(stolen.lease.begin, 80u) << "not inside the run [51, 80)";
+  EXPECT_LT(stolen.lease.begin, 100u);
+  EXPECT_EQ(policy->LeaseOf(1), (Range{50, stolen.lease.begin}));
+  Finish(*policy, 1, {51, stolen.lease.begin}, 40, 35);
+  EXPECT_EQ(KindName(Finish(*policy, 0, stolen.lease, 40, 2).kind), "kDone");
+  EXPECT_TRUE(policy->Finished());
+  EXPECT_EQ(policy->stats().duplicate_items, 0u);
+}
+
+// Every cut of a lease stops at a run under way, whoever cuts: the
+// rebalance of a worker whose estimate falls behind, mms's stop. Worker 0 of
+// two is far slower than its prior says and its excess goes back to the pool,
+// but not the run it reports.
+TEST(PolicyTest, ARebalanceGivesBackNothingOfARunUnderWay) {
+  for (const uint64_t run_end : {uint64_t{0}, uint64_t{95}}) {
+    SCOPED_TRACE(run_end);
+    auto policy = Make("adaptive", {{"slowStart", "off"}});
+    policy->Start(Job(200, {1, 1}), 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 100});
+    ExpectLease(Ask(*policy, 1, 0), {100, 200});
+    Progress(*policy, 1, {100, 150}, 5, 5);        // 10 items/s
+    Report slow{0, 5, {{0, 5}}, 5, 5, false, {}};  // 1 item/s
+    slow.running_end = run_end;
+    policy->OnReport(slow);
+    const Report later{0, 10, {{5, 10}}, 5, 10, false, {}, run_end};
+    const Reply reply = policy->OnReport(later);
+    ASSERT_EQ(KindName(reply.kind), "kContinue");
+    if (run_end == 0) {
+      EXPECT_LT(reply.lease.end, 95u) << "the control: the excess goes back";
+    } else {
+      EXPECT_GE(reply.lease.end, run_end) << reply.lease.ToString();
+    }
+  }
 }
 
 // A failed item is done, but its declared cost was not computed: the same
