@@ -131,14 +131,13 @@ std::optional<Reply> PolicyBase::ContinueLease(const Report& report) {
   worker.running_end = report.running_end;
   if (worker.position >= worker.lease.end) return std::nullopt;
   if (auto own = AfterProgress(report.worker, report.now)) {
-    if (own->kind == Reply::Kind::kWait && StopFloor(report.worker) > worker.position) {
-      // Its run under way cannot stop: it keeps that run's items, finishes
-      // them and asks again; the rest of its lease goes back.
-      ReleaseToPool(report.worker, Cut(report.worker, worker.position));
-      return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s, {}};
-    }
     if (own->kind == Reply::Kind::kWait || own->kind == Reply::Kind::kDone) {
       ReleaseToPool(report.worker, Cut(report.worker, worker.position));
+      // A run under way cannot stop (Cut keeps it, StopFloor): the worker
+      // keeps that run's items, finishes them and asks again.
+      if (worker.lease.end > worker.position) {
+        return Reply{Reply::Kind::kContinue, worker.lease, worker.report_every_s, {}};
+      }
       worker.lease = {};
       if (own->kind == Reply::Kind::kWait) MarkWaiting(report.worker);
     }
