@@ -1,7 +1,10 @@
 # Helpers for the smoke tests (sourced). Each test gets the control plane that
 # the CTest fixture started (BALLAST_TESTENV_DIR), kubectl and helm on PATH,
 # and a namespace of its own that is deleted when it exits.
-set -euo pipefail
+set -Eeuo pipefail
+# A command that stops the test through set -e is named when the test exits
+# (cleanup, below): without it, a test that fails that way says nothing.
+trap 'last_error="line $LINENO: $BASH_COMMAND (status $?)"' ERR
 
 : "${BALLAST_TESTENV_DIR:?run through ctest, or set BALLAST_TESTENV_DIR to a running control plane}"
 [[ -f $BALLAST_TESTENV_DIR/env ]] || {
@@ -29,6 +32,7 @@ elapsed() {
 }
 fail() {
   echo "FAIL: $(elapsed) $*" >&2
+  failed=1
   exit 1
 }
 pass() { echo "ok: $(elapsed) $*"; }
@@ -74,6 +78,10 @@ jp() { kubectl get -n "$ns" "$1" -o "jsonpath=$2"; }
 ns=${test_name//_/-}-$(date +%s%N | tail -c 6)
 kubectl create namespace "$ns" >/dev/null
 cleanup() {
+  local status=$?
+  if ((status != 0)) && [[ -z ${failed:-} ]]; then
+    echo "FAIL: $(elapsed) stopped by a failing command: ${last_error:-not recorded} (exit $status)" >&2
+  fi
   kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }

@@ -6,19 +6,29 @@
 source "$(dirname "$0")/lib.sh"
 
 # install_crd FILE: applies the CRDs in FILE, waits until each is Established
-# and checks that discovery lists its resource.
+# and checks that discovery lists its resource. Other tests install the same
+# CRDs at the same time: a create lost to one of them is retried.
 install_crd() {
-  kubectl apply -f "$1" -o 'jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}' >"$tmp/names" 2>/dev/null ||
-    kubectl apply -f "$1" -o 'jsonpath={.metadata.name}{"\n"}' >"$tmp/names"
+  local attempt
+  for attempt in 1 2 3 4 5; do
+    kubectl apply -f "$1" -o name >"$tmp/names" 2>"$tmp/apply.err" && break
+    ((attempt < 5)) || fail "$1 does not apply: $(cat "$tmp/apply.err")"
+    sleep 1
+  done
   while read -r crd; do
+    crd=${crd#*/}
     [[ -n $crd ]] || continue
     wait_established 30 "crd/$crd" || fail "CRD $crd from $1 is not Established"
-    group=${crd#*.}
-    plural=${crd%%.*}
-    resources=$(kubectl api-resources --api-group="$group" -o name)
-    grep -qx "$plural.$group" <<<"$resources" || fail "discovery does not list $plural.$group"
-    pass "CRD $crd installed and in discovery"
+    # Discovery can lag Established by a moment, longer on a loaded machine,
+    # and another group's discovery can fail meanwhile (a CRD another test
+    # creates or deletes): only this group's entry counts.
+    wait_until "CRD $crd installed and in discovery" 30 discovery_lists "${crd#*.}" "${crd%%.*}"
   done <"$tmp/names"
+}
+
+# discovery_lists GROUP PLURAL: discovery, asked afresh, lists PLURAL.GROUP.
+discovery_lists() {
+  { kubectl api-resources --api-group="$1" -o name 2>/dev/null || true; } | grep -qx "$2.$1"
 }
 
 mapfile -t crd_files < <(grep -rlE '^kind: *CustomResourceDefinition' "$source_dir/crds" --include='*.yaml' || true)
@@ -37,8 +47,13 @@ for file in "${object_files[@]}"; do
     # Server-side apply: the other tests apply the same objects meanwhile, and
     # a client-side apply's dry-run create then meets the one they made
     # (AlreadyExists) between its read and its create.
-    kubectl apply --server-side --force-conflicts --dry-run=server -n "$ns" -f "$file" >/dev/null ||
-      fail "$file fails server-side validation"
+    # A new kind can be refused for a moment after discovery lists it.
+    for attempt in 1 2 3 4 5; do
+      kubectl apply --server-side --force-conflicts --dry-run=server -n "$ns" -f "$file" \
+        >/dev/null 2>"$tmp/validate.err" && break
+      ((attempt < 5)) || fail "$file fails server-side validation: $(cat "$tmp/validate.err")"
+      sleep 1
+    done
     pass "${file#"$source_dir"/} passes server-side validation"
   else
     echo "note: ${file#"$source_dir"/}: kind $kind is not served (its CRD is not in crds/ yet)"
