@@ -15,11 +15,7 @@ export HELM_CONFIG_HOME=$tmp/helm-config HELM_CACHE_HOME=$tmp/helm-cache HELM_DA
 
 # The chart's CRDs, as helm install applies them (other tests install the
 # same files from crds/; a lost create race is retried).
-for attempt in 1 2 3 4 5; do
-  kubectl apply -f "$chart/crds/" >"$tmp/apply.out" 2>&1 && break
-  ((attempt < 5)) || fail "the chart's CRDs do not apply: $(cat "$tmp/apply.out")"
-  sleep 1
-done
+retry "the chart's CRDs do not apply" kubectl apply -f "$chart/crds/" >/dev/null
 wait_established 30 crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io ||
   fail "the CRDs are not Established"
 wait_until "kind WeightProfile served" 30 kubectl get weightprofiles

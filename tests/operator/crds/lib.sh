@@ -10,15 +10,8 @@ testdata=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/testdata
 # install_ballast_crds: applies both CRDs (tests run in parallel and install
 # them too, so a lost create race is retried) and waits until Established.
 install_ballast_crds() {
-  local attempt
-  for attempt in 1 2 3 4 5; do
-    if kubectl apply -f "$crds_dir/ballast.io_weightedjobs.yaml" \
-      -f "$crds_dir/ballast.io_weightprofiles.yaml" >"$tmp/apply.out" 2>&1; then
-      break
-    fi
-    ((attempt < 5)) || fail "the CRDs do not apply: $(cat "$tmp/apply.out")"
-    sleep 1
-  done
+  retry "the CRDs do not apply" kubectl apply -f "$crds_dir/ballast.io_weightedjobs.yaml" \
+    -f "$crds_dir/ballast.io_weightprofiles.yaml" >/dev/null
   wait_established 30 crd/weightedjobs.ballast.io crd/weightprofiles.ballast.io ||
     fail "the CRDs are not Established"
   # Discovery can lag Established by a moment.
@@ -28,13 +21,8 @@ install_ballast_crds() {
 # install_ballast_crds_and_profiles: the CRDs, then the shipped WeightProfiles
 # (retried: a new kind can be refused for a moment after Established).
 install_ballast_crds_and_profiles() {
-  local attempt
   install_ballast_crds
-  for attempt in 1 2 3 4 5; do
-    kubectl apply -f "$source_dir/crds/profiles/" >"$tmp/apply.out" 2>&1 && return 0
-    ((attempt < 5)) || fail "the profiles do not apply: $(cat "$tmp/apply.out")"
-    sleep 1
-  done
+  retry "the profiles do not apply" kubectl apply -f "$source_dir/crds/profiles/" >/dev/null
 }
 
 # expect_rejected FILE MESSAGE [kubectl args...]: the server refuses FILE, both

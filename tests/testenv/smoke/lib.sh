@@ -54,6 +54,20 @@ wait_until() {
   pass "$what"
 }
 
+# retry WHAT COMMAND...: runs COMMAND up to five times, a second apart (a
+# create lost to another test that installs the same object, a new kind
+# refused for a moment after it is served); its output passes through, and
+# its errors are shown when the last try fails too.
+retry() {
+  local what=$1 attempt
+  shift
+  for attempt in 1 2 3 4 5; do
+    "$@" 2>"$tmp/retry.err" && return 0
+    ((attempt < 5)) && sleep 1
+  done
+  fail "$what: $(cat "$tmp/retry.err")"
+}
+
 # wait_established SECONDS CRD...: kubectl wait --for condition=Established on
 # each CRD (crd/NAME), asked again while a new CRD has no status yet: kubectl
 # wait then fails at once with ".status.conditions accessor error: <nil>"

@@ -9,12 +9,7 @@ source "$(dirname "$0")/lib.sh"
 # and checks that discovery lists its resource. Other tests install the same
 # CRDs at the same time: a create lost to one of them is retried.
 install_crd() {
-  local attempt
-  for attempt in 1 2 3 4 5; do
-    kubectl apply -f "$1" -o name >"$tmp/names" 2>"$tmp/apply.err" && break
-    ((attempt < 5)) || fail "$1 does not apply: $(cat "$tmp/apply.err")"
-    sleep 1
-  done
+  retry "$1 does not apply" kubectl apply -f "$1" -o name >"$tmp/names"
   while read -r crd; do
     crd=${crd#*/}
     [[ -n $crd ]] || continue
@@ -48,12 +43,8 @@ for file in "${object_files[@]}"; do
     # a client-side apply's dry-run create then meets the one they made
     # (AlreadyExists) between its read and its create.
     # A new kind can be refused for a moment after discovery lists it.
-    for attempt in 1 2 3 4 5; do
-      kubectl apply --server-side --force-conflicts --dry-run=server -n "$ns" -f "$file" \
-        >/dev/null 2>"$tmp/validate.err" && break
-      ((attempt < 5)) || fail "$file fails server-side validation: $(cat "$tmp/validate.err")"
-      sleep 1
-    done
+    retry "$file fails server-side validation" \
+      kubectl apply --server-side --force-conflicts --dry-run=server -n "$ns" -f "$file" >/dev/null
     pass "${file#"$source_dir"/} passes server-side validation"
   else
     echo "note: ${file#"$source_dir"/}: kind $kind is not served (its CRD is not in crds/ yet)"
