@@ -54,6 +54,17 @@ uint64_t ExploreEnd(uint64_t end, balance::Range rest, unsigned threads, const R
   return std::max(end, std::min(rest.end, two_each));
 }
 
+uint64_t GuidedEnd(const balance::CostModel& cost, balance::Range rest, const StepMeasure& last) {
+  if (rest.empty() || !(last.seconds_per_cost > 0)) return rest.begin;
+  const double share = cost.Cost(rest) * kRunShareOfLease;
+  const uint64_t end = cost.Advance(rest.begin, rest.end, share);
+  // Advance stops at or below the share; the item that reaches it belongs in.
+  if (end < rest.end && (end == rest.begin || cost.Cost({rest.begin, end}) < share * (1 - 1e-9))) {
+    return end + 1;
+  }
+  return end;
+}
+
 StepPlanner::StepPlanner(balance::CostModel cost, unsigned threads, double step_seconds,
                          bool one_run_per_step)
     : cost_(std::move(cost)),
@@ -65,7 +76,8 @@ balance::Range StepPlanner::Next(balance::Range rest) const {
   const StepAim aim = AimRun(step_seconds_, learner_.start(), last_);
   const uint64_t end = NextStepEnd(cost_, rest, threads_, aim.step_seconds, aim.last);
   if (!one_run_per_step_) return {rest.begin, end};
-  return {rest.begin, ExploreEnd(end, rest, threads_, learner_.start(), runs_)};
+  const uint64_t explored = ExploreEnd(end, rest, threads_, learner_.start(), runs_);
+  return {rest.begin, std::max(explored, GuidedEnd(cost_, rest, last_))};
 }
 
 void StepPlanner::Done(balance::Range range, double seconds) {

@@ -10,7 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
+#include <vector>
 
 namespace ballast::worker {
 namespace {
@@ -184,26 +186,93 @@ TEST(RunStartTest, UntilAStartIsLearnedEverySecondRunHoldsTwoItemsPerThread) {
   EXPECT_EQ(ExploreEnd(11, {10, 100}, 1, learned, 1), 11u) << "AimRun sizes it then";
 }
 
+TEST(GuidedRunTest, ARunHoldsHalfOfWhatIsLeftOfTheLeaseOnceAStepWasMeasured) {
+  const CostModel uniform(1000, CostShape::kUniform);
+  const StepMeasure measured{0.06, 1};
+  EXPECT_EQ(GuidedEnd(uniform, {10, 100}, {}), 10u) << "the first step stays as sized";
+  EXPECT_EQ(GuidedEnd(uniform, {10, 100}, measured), 55u);
+  EXPECT_EQ(GuidedEnd(uniform, {10, 13}, measured), 12u) << "the item that reaches half";
+  EXPECT_EQ(GuidedEnd(uniform, {10, 12}, measured), 11u);
+  EXPECT_EQ(GuidedEnd(uniform, {10, 11}, measured), 11u) << "at least one item";
+  EXPECT_EQ(GuidedEnd(uniform, {10, 10}, measured), 10u) << "nothing left";
+  // Declared costs 9, 1, 1, 1: the costly item alone, then two of the three.
+  const CostModel skewed(
+      std::make_shared<const std::vector<double>>(std::vector<double>{9, 1, 1, 1}));
+  EXPECT_EQ(GuidedEnd(skewed, {0, 4}, measured), 1u);
+  EXPECT_EQ(GuidedEnd(skewed, {1, 4}, measured), 3u);
+}
+
+// Runs one lease through `steps`, each run as long as `seconds` says; the
+// runs' sizes in items.
+template <typename Seconds>
+std::vector<uint64_t> RunsOfALease(StepPlanner& steps, Range lease, const Seconds& seconds) {
+  std::vector<uint64_t> runs;
+  uint64_t position = lease.begin;
+  while (position < lease.end) {
+    const Range step = steps.Next({position, lease.end});
+    EXPECT_GT(step.end, position);
+    if (step.end <= position) break;
+    steps.Done(step, seconds(step));
+    runs.push_back(step.size());
+    position = step.end;
+  }
+  return runs;
+}
+
+TEST(GuidedRunTest, ATestSuitesLeasesTakeAFewRunsEachWhereTheyTookOneATest) {
+  // The real-node bench's testsuite: 60 tests of 0.3 to 37 s on a Pi 4B
+  // (declared by past durations), leased a few to a dozen at a time, a run
+  // starting pytest in 0.3 s. Each run held one or two tests: 44 to 46 runs
+  // a round.
+  std::vector<double> costs;
+  for (int i = 0; i < 60; ++i) costs.push_back(37.0 * std::pow(0.92, i) + 0.3);
+  const CostModel cost(std::make_shared<const std::vector<double>>(costs));
+  const double per_cost_s = 60 / cost.Cost({0, 60});  // the mean test a second
+  const auto seconds = [&](Range run) { return 0.3 + per_cost_s * cost.Cost(run); };
+  StepPlanner steps(cost, 1, 0.05, /*one_run_per_step=*/true);
+  using Runs = std::vector<uint64_t>;
+  EXPECT_EQ(RunsOfALease(steps, {31, 60}, seconds), (Runs{1, 9, 8, 5, 3, 2, 1}))
+      << "the first step one test, then half of what is left by cost";
+  EXPECT_EQ(RunsOfALease(steps, {3, 12}, seconds), (Runs{4, 3, 2}));
+  EXPECT_EQ(RunsOfALease(steps, {0, 1}, seconds), (Runs{1}));
+  EXPECT_EQ(steps.runs(), 11u) << "every run counted";
+}
+
+TEST(GuidedRunTest, TheLastRunsOfALeaseAreShort) {
+  // What a cut waits for late in a lease: the run under way.
+  const CostModel cost(200, CostShape::kUniform);
+  StepPlanner steps(cost, 1, 0.05, /*one_run_per_step=*/true);
+  uint64_t position = 0;
+  while (position < 200) {
+    const Range step = steps.Next({position, 200});
+    if (200 - position <= 9) {
+      EXPECT_LE(step.size(), 3u) << "at " << position;
+    }
+    steps.Done(step, 0.01 + 0.06 * cost.Cost(step));
+    position = step.end;
+  }
+}
+
 TEST(RunStartTest, StepsOfAWorkerThatLearnsItsStartGrowToPayItOff) {
-  // The worker's planner, each run timed as start + items with 5 % noise.
+  // The worker's planner, each run timed as start + items with 5 % noise,
+  // its 800 items leased 8 at a time: a lease too short for halving to
+  // batch its items (runs of 4, 2, 1 and 1).
   const double start_s = 0.010, per_cost_s = 0.060;
   const CostModel cost(800, CostShape::kUniform);
   StepPlanner steps(cost, 1, 0.05, /*one_run_per_step=*/true);
   std::mt19937 random(3);
   std::normal_distribution<double> noise(1.0, 0.05);
-  uint64_t position = 0;
-  while (position < 800) {
-    const Range step = steps.Next({position, 800});
-    ASSERT_GT(step.end, position);
-    steps.Done(step, (start_s + per_cost_s * cost.Cost(step)) * noise(random));
-    position = step.end;
-  }
-  // One item a run (800 runs) before; now runs of one and two items (the
-  // uniform items show no start otherwise) until the fit has enough, then
-  // five to eight items a run (the fit's estimate, 7 to 10 ms, sizes them).
-  EXPECT_LT(steps.runs(), 800u / 5);
-  EXPECT_GT(steps.runs(), 80u) << "a run stays near 1 / kRunStartShare of its start";
+  const auto seconds = [&](Range run) {
+    return (start_s + per_cost_s * cost.Cost(run)) * noise(random);
+  };
+  std::vector<uint64_t> last;
+  for (uint64_t lease = 0; lease < 800; lease += 8)
+    last = RunsOfALease(steps, {lease, lease + 8}, seconds);
   EXPECT_NEAR(steps.run_start().seconds(), start_s, 0.004);
+  // Once the start is learned, a run aims at eight items (0.49 s at 60 ms):
+  // the whole lease at once.
+  EXPECT_EQ(last, (std::vector<uint64_t>{8}));
+  EXPECT_LT(steps.runs(), 800u / 5);
 }
 
 TEST(RunStartTest, StepsThatAreNotOneRunEachNeitherLearnNorExplore) {
