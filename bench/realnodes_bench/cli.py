@@ -45,7 +45,7 @@ node's pods' CPU (the operator) and the control plane's processes' (API
 server, datastore, controller-manager, scheduler, DNS, that node's kubelet
 and containerd).
 
-Five workloads (--workload, comma-separated; the default all five):
+Six workloads (--workload, comma-separated; the default all six):
   primes      primes below --limit by trial division, in the ballast-worker
               image (`ballast-worker slice` for the Indexed Job: share
               JOB_COMPLETION_INDEX of N, its result in the termination
@@ -72,14 +72,21 @@ Five workloads (--workload, comma-separated; the default all five):
               changed since and new ones given the mean. Nothing was tuned
               on it. Its result is the tests passed and the cases they
               checked, exact.
-The last four run in the user's image built from the example's
+  compile     examples/compile: a tree of C sources of --kilobytes KB,
+              Pareto sizes, each compiled by cc -O2 -c in a shell script;
+              a file is loops, switches or tables, whose kilobyte compiles
+              up to twenty times faster, so its size, the declared cost, is
+              a poor guess. Nothing was tuned on it; its result is the
+              objects made and their bytes, exact.
+The last five run in the user's image built from the example's
 Containerfile (Debian packages, nothing of Ballast's), the example's job as
 it ships, on a PersistentVolume every board mounts; items are the files,
 their sizes the costs (testsuite: the tests, their past durations the costs).
 
-recompress, anomalies and testsuite end with a corrupt round (--no-corrupt
-skips it): their maker adds one bad input (a truncated archive; a series
-with a value that is not a number; a test that fails), and the WeightedJob
+recompress, anomalies, testsuite and compile end with a corrupt round
+(--no-corrupt skips it): their maker adds one bad input (a truncated
+archive; a series with a value that is not a number; a test that fails; a
+source with a syntax error), and the WeightedJob
 as the example ships it and the best Indexed Job tuning
 (backoffLimitPerIndex 2: the same three attempts) run once more with it
 among the items; each is compared with its clean runs and with what one
@@ -119,9 +126,9 @@ out; either way a run line names the pods whose start it refused.
 Starts its own real-node cluster, builds the amd64 images and the example's
 images if missing, installs the chart, stops everything at the end. Figures
 only: it never fails on speed. Takes hours with the defaults (three rounds
-of all five workloads).
+of all six workloads).
 
-  bench/realnodes-bench                                  # all five workloads, 3 rounds
+  bench/realnodes-bench                                  # all six workloads, 3 rounds
   bench/realnodes-bench --workload recompress,anomalies  # the two in users' scripts
   bench/realnodes-bench --workload thumbnails --repeat 1
   bench/realnodes-bench --workload primes --indexed count:30:1,cost:30:1
@@ -142,13 +149,14 @@ import time
 from . import cluster, figures, report, runs, workloads
 from .cluster import Cluster, bed_env, run, warn
 
-WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies", "testsuite"]
+WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies", "testsuite", "compile"]
 INDEXED = {
     "primes": ["count:3:1", "count:30:1", "cost:3:1", "cost:30:1", "cost:30:2"],
     "thumbnails": ["cost:3:1", "cost:12:1", "cost:48:1", "cost:48:2"],
     "recompress": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
     "anomalies": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
     "testsuite": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
+    "compile": ["cost:3:1", "cost:12:1", "cost:24:2", "cost:48:2"],
 }
 VARIANT = re.compile(r"^(count|cost):[1-9][0-9]*:[1-9]$")
 
@@ -169,6 +177,8 @@ def parse(argv):
     parser.add_argument("--points", type=int, default=1800000, help="anomalies' points (1800000)")
     parser.add_argument("--suite-seconds", type=float, default=80,
                         help="testsuite's CPU seconds, by its maker's reckoning (80)")
+    parser.add_argument("--kilobytes", type=float, default=5000,
+                        help="compile's C sources (5000)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="rounds, interleaved (3); with --kept, the most rounds run")
     parser.add_argument("--kept", type=int, metavar="N",

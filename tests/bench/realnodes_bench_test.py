@@ -365,7 +365,7 @@ class Jobs(unittest.TestCase):
                                      options=types.SimpleNamespace(limit=5000))
 
     def test_the_examples_jobs_as_the_bench_runs_them(self):
-        for name in ("thumbnails", "recompress", "anomalies", "testsuite"):
+        for name in ("thumbnails", "recompress", "anomalies", "testsuite", "compile"):
             share = workloads.Share(self.bench(), name)
             job = share.weighted("bench-w1")
             self.assertEqual(job["metadata"]["name"], "bench-w1")
@@ -530,8 +530,8 @@ class Options(unittest.TestCase):
         self.assertEqual(cli.parse(["--indexed", "cost:12:1,count:3:2"]).variants,
                          ["cost:12:1", "count:3:2"])
         self.assertEqual((options.pull_start, options.limit), (0, 1000000))
-        self.assertEqual(options.workloads[-1], "testsuite")
-        self.assertEqual(options.suite_seconds, 80)
+        self.assertEqual(options.workloads[-2:], ["testsuite", "compile"])
+        self.assertEqual((options.suite_seconds, options.kilobytes), (80, 5000))
         self.assertEqual(set(cli.INDEXED), set(cli.WORKLOADS))
         options = cli.parse(["--pull-start", "3"])
         self.assertEqual((options.pull_start, options.limit), (3, 200000))

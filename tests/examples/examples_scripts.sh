@@ -10,15 +10,19 @@
 #   and a value that is not a number fails the item naming file and line;
 # - testsuite: shard-list lists the tests with their past durations, and
 #   run-shard runs a shard (BALLAST_START), its counts exact, the failing test
-#   named with pytest's message, nothing written in the checkout.
-# Seconds; needs gzip, zstd, python3 and pytest (scripts/install-deps).
+#   named with pytest's message, nothing written in the checkout;
+# - compile: every good source's object is the compiler's own for it, the
+#   broken one is named in failedItems by its number in the job with the
+#   compiler's error, the script exits 1, and a second run over the same
+#   range leaves the same objects (no .part file left).
+# Seconds; needs gzip, zstd, cc, python3 and pytest (scripts/install-deps).
 set -euo pipefail
 examples=$(cd "$(dirname "$0")/../../examples" && pwd)
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
-for tool in gzip zstd python3; do
+for tool in gzip zstd cc python3; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/install-deps)"
 done
 python3 -c 'import pytest' 2>/dev/null || fail "pytest is not installed (scripts/install-deps)"
@@ -190,3 +194,41 @@ shard "$tmp/shard-gone" || status=$?
 [[ $status == 4 && ! -e $tmp/shard.json ]] ||
   fail "run-shard on a missing test should exit 4 with no result, exited $status: $(cat "$tmp/shard.json" 2>/dev/null)"
 pass "run-shard: a test that does not exist leaves no result and pytest's exit code 4"
+
+# --- compile ---------------------------------------------------------------------
+"$examples/compile/make-tree" "$tmp/tree" --count 10 --kilobytes 40 --seed 5 --corrupt >/dev/null
+(cd "$tmp/tree" && find . -name '*.c' -printf '%P\n' | sort) >"$tmp/sources"
+grep -qx corrupt/broken.c "$tmp/sources" || fail "make-tree --corrupt made no broken source"
+bad_line=$(grep -nx corrupt/broken.c "$tmp/sources" | cut -d: -f1)
+for kind in code dispatch tables; do
+  grep -rqs "($kind)" "$tmp/tree/src" || fail "make-tree made no source of the kind $kind"
+done
+compile() {
+  BALLAST_START=40 IN=$tmp/tree OUT=$tmp/objects BALLAST_ITEMS_FILE=$tmp/sources \
+    BALLAST_RESULT_FILE=$tmp/result.json "$examples/compile/compile"
+}
+status=0
+compile || status=$?
+[[ $status == 1 ]] || fail "compile should exit 1 when a source fails, exited $status"
+python3 - "$tmp/result.json" "$((40 + bad_line - 1))" <<'PY' || fail "compile's result: $(cat "$tmp/result.json")"
+import json, sys
+result = json.load(open(sys.argv[1]))
+assert result["objects"] == 10, result
+[failed] = result["failedItems"]
+assert failed["item"] == int(sys.argv[2]), result
+assert failed["error"].startswith("corrupt/broken.c:") and "error" in failed["error"], result
+PY
+pass "compile: 10 objects, the broken source named as item $((40 + bad_line - 1)) with the compiler's error"
+while IFS= read -r item; do
+  [[ $item == corrupt/* ]] && continue
+  (cd "$tmp/tree" && cc -O2 -pipe -c "$item" -o "$tmp/own.o")
+  cmp -s "$tmp/own.o" "$tmp/objects/${item%.c}.o" || fail "compile: ${item%.c}.o is not cc's object of $item"
+done <"$tmp/sources"
+[[ ! -e $tmp/objects/corrupt/broken.o ]] || fail "compile: the broken source left an object"
+pass "compile: every good source's object is the compiler's own"
+objects() { find "$tmp/objects" -type f -exec sha256sum {} + | sort; }
+before=$(objects)
+compile || true
+[[ $(objects) == "$before" ]] || fail "compile: a second run over the range changed the objects"
+[[ -z $(find "$tmp/objects" -name '*.part') ]] || fail "compile: a .part file was left"
+pass "compile: a second run leaves the same objects and no .part file"

@@ -48,7 +48,7 @@ expect_eq "exec-checksums: the worker container's image" debian:bookworm-slim \
 # The examples in users' own images (examples/<name>/job.yaml, applied as
 # they ship) pass the CRD's validation as written.
 users=("$source_dir"/examples/*/job.yaml)
-((${#users[@]} >= 5)) || fail "expected the users' examples (thumbnails, file-digests, recompress, anomalies, testsuite), found ${#users[@]}"
+((${#users[@]} >= 6)) || fail "expected the users' examples (thumbnails, file-digests, recompress, anomalies, testsuite, compile), found ${#users[@]}"
 for file in "${users[@]}"; do
   example=examples/$(basename "$(dirname "$file")")/job.yaml
   kubectl apply -n "$ns" --dry-run=server -f "$file" >"$tmp/out" 2>&1 ||
