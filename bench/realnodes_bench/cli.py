@@ -20,12 +20,17 @@ round as the schedulers it judges:
                primes: its shares in init containers one after another), all
                applied at once; its makespan, apply to the last pod done, is
                the reference.
-  bracket      each round runs the oracle before and after the schedulers; a
-               round whose two oracle runs differ by more than 5 % is
-               discarded and named; the round's reference is their mean.
-  paired       each run's makespan over its own round's reference (/oracle)
-               and over its own round's WeightedJob (vs WJ): minimum and
-               median over the kept rounds, never a ratio of medians.
+  bracket      each round runs the oracle before the WeightedJob, between
+               it and the Indexed Jobs, and after them, so that every run
+               lies between two oracle runs a few minutes apart at most (the
+               bed's speed wanders by more over a whole round); a run's
+               reference is the mean of the two either side of it. A round
+               whose two around the WeightedJob differ by more than 5 % is
+               discarded and named; where the two around the Indexed Jobs
+               do, their ratios are left out of that round.
+  paired       each run's makespan over its own reference (/oracle) and
+               over its own round's WeightedJob (vs WJ): minimum and median
+               over the kept rounds, never a ratio of medians.
   lower bound  what indivisible items impose on any split: the largest of
                W over the summed speeds and, for every k, the k largest
                items over the k fastest boards.
@@ -372,6 +377,54 @@ def calibrate(bench, workload):
     return lists, work, expected
 
 
+# The oracle's runs of a round, and the runs between each two of them.
+ORACLE_RUNS = ("before", "mid", "after")
+
+
+def run_round(bench, workload, number, lists, variants, labels, expected):
+    """One round: the oracle, the WeightedJob, the oracle, the Indexed
+    Jobs, the oracle. Each run is paired with the mean of the two oracle runs
+    either side of it (round["refs"]: key -> (reference, kept)); the round is
+    kept when the two around the WeightedJob are."""
+    r = {"round": number, "runs": {}, "makespans": {}, "oracle": [], "refs": {}}
+
+    def oracle(when):
+        f = runs.oracle_run(bench, workload, lists, number, when)
+        r["oracle"].append(f)
+        run_line(f"oracle split, {when}", f, expected)
+
+    oracle(ORACLE_RUNS[0])
+    for group, when, whose in ((["weighted"], ORACLE_RUNS[1], "WeightedJob"),
+                               (variants, ORACLE_RUNS[2], "Indexed Jobs")):
+        if not group:
+            continue
+        for key in group:
+            if key == "weighted":
+                f = runs.weighted_run(bench, workload, number)
+            else:
+                f = runs.indexed_run(bench, workload, number, key)
+            r["runs"][key] = f
+            r["makespans"][key] = f["makespan"]
+            run_line(labels[key], f, expected)
+        oracle(when)
+        either_side = r["oracle"][-2:]
+        before, after = (f["makespan"] for f in either_side)
+        kept = figures.bracket_kept(before, after)
+        for key in group:
+            r["refs"][key] = (figures.reference(before, after), kept)
+        refused = [w for w, f in zip(ORACLE_RUNS[len(r["oracle"]) - 2:], either_side)
+                   if f.get("authorizer")]
+        print(f"  the oracle's bracket of the {whose} {before:.2f} / {after:.2f} s, "
+              f"{figures.bracket_spread(before, after) * 100:.1f} % apart: "
+              + ("kept" if kept else "discarded")
+              + (f" (the node authorizer refused a pod's start in its run {' and '.join(refused)})"
+                 if refused else ""), flush=True)
+    r["makespans"]["oracle"], r["kept"] = r["refs"]["weighted"]
+    print("  over the oracle either side: " + ", ".join(
+        f"{labels[k]} {r['makespans'][k] / r['refs'][k][0]:.3f}" for k in r["refs"]), flush=True)
+    return r
+
+
 def run_workload(bench, name):
     options = bench.options
     workload = workloads.make(bench, name)
@@ -388,33 +441,7 @@ def run_workload(bench, name):
     while not figures.enough_rounds(rounds, options.kept, options.repeat):
         number = len(rounds) + 1
         print(f"round {number}:", flush=True)
-        bracket = []
-        r = {"round": number, "runs": {}, "makespans": {}, "oracle": bracket}
-        bracket.append(runs.oracle_run(bench, workload, lists, number, "before"))
-        run_line("oracle split, before", bracket[0], expected)
-        for key in keys:
-            if key == "weighted":
-                f = runs.weighted_run(bench, workload, number)
-            else:
-                f = runs.indexed_run(bench, workload, number, key)
-            r["runs"][key] = f
-            r["makespans"][key] = f["makespan"]
-            run_line(labels[key], f, expected)
-        bracket.append(runs.oracle_run(bench, workload, lists, number, "after"))
-        run_line("oracle split, after", bracket[1], expected)
-        before, after = bracket[0]["makespan"], bracket[1]["makespan"]
-        r["kept"] = figures.bracket_kept(before, after)
-        r["makespans"]["oracle"] = figures.reference(before, after)
-        refused = [when for when, f in zip(("before", "after"), bracket) if f.get("authorizer")]
-        print(f"  the oracle's bracket {before:.2f} / {after:.2f} s, "
-              f"{figures.bracket_spread(before, after) * 100:.1f} % apart: "
-              + ("kept" if r["kept"] else "discarded")
-              + (f" (the node authorizer refused a pod's start in its run {' and '.join(refused)})"
-                 if refused else ""), flush=True)
-        print("  over the round's oracle: " + ", ".join(
-            f"{labels[k]} {r['makespans'][k] / r['makespans']['oracle']:.3f}" for k in keys),
-            flush=True)
-        rounds.append(r)
+        rounds.append(run_round(bench, workload, number, lists, variants, labels, expected))
     if options.kept and figures.kept_count(rounds) < options.kept:
         warn(f"{name}: {figures.kept_count(rounds)} rounds kept of {len(rounds)}, "
              f"fewer than --kept {options.kept}")

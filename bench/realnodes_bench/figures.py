@@ -127,36 +127,59 @@ def reference(before, after):
     return (before + after) / 2
 
 
+def run_reference(round_, key):
+    """(reference makespan, kept) that run `key` of `round_` is paired
+    with: the mean of the two oracle runs either side of it
+    (round_["refs"][key]), or, in a round of one bracket, the round's own
+    ("makespans"["oracle"], "kept")."""
+    refs = round_.get("refs") or {}
+    if key in refs:
+        return refs[key]
+    return round_["makespans"]["oracle"], round_["kept"]
+
+
 def paired(rounds, key, against):
     """Per kept round, the run `key`'s makespan over the run `against`'s in
-    the same round (`against` "oracle": the round's reference). `rounds` are
-    dicts with "kept" and "makespans" (key -> seconds, with "oracle" the
-    reference). Returns the ratios, in round order; rounds missing either run
-    are left out."""
+    the same round (`against` "oracle": the run's reference, run_reference,
+    left out where its bracket was not kept). `rounds` are dicts with
+    "kept", "makespans" (key -> seconds, with "oracle" the WeightedJob's
+    reference) and optionally "refs". Returns the ratios, in round order;
+    rounds missing either run are left out."""
     ratios = []
     for round_ in rounds:
-        if not round_["kept"]:
-            continue
         runs = round_["makespans"]
-        if key in runs and against in runs:
+        if not round_["kept"] or key not in runs:
+            continue
+        if against == "oracle":
+            reference, kept = run_reference(round_, key)
+            if kept:
+                ratios.append(runs[key] / reference)
+        elif against in runs:
             ratios.append(runs[key] / runs[against])
     return ratios
 
 
 def recovered(rounds, key, by="weighted"):
     """Per kept round where run `key` lost to the oracle (took longer than
-    the round's reference), the share of that loss the run `by` did not
-    lose: (key - by) / (key - oracle), each over the oracle. 1 when `by`
+    its reference), the share of that loss the run `by` did not lose:
+    (key - by) / (key - oracle), each over its own reference. 1 when `by`
     matched the oracle, above 1 when it beat it, below 0 when it was slower
-    than `key`. Rounds missing either run are left out."""
+    than `key`. Rounds missing either run, or either's bracket, are left
+    out."""
     shares = []
     for round_ in rounds:
         runs = round_["makespans"]
         if not round_["kept"] or key not in runs or by not in runs:
             continue
-        loss = runs[key] - runs["oracle"]
+        (key_ref, key_kept), (by_ref, by_kept) = (run_reference(round_, k) for k in (key, by))
+        if not (key_kept and by_kept):
+            continue
+        if key_ref == by_ref:  # one reference: in seconds, as the ratios would say
+            loss, gain = runs[key] - key_ref, runs[key] - runs[by]
+        else:
+            loss, gain = runs[key] / key_ref - 1, runs[key] / key_ref - runs[by] / by_ref
         if loss > 0:
-            shares.append((runs[key] - runs[by]) / loss)
+            shares.append(gain / loss)
     return shares
 
 

@@ -8,6 +8,7 @@ the examples as they ship, and the testsuite example's list of tests with
 their past durations.
 
   realnodes_bench_test.py SOURCE_DIR"""
+import io
 import json
 import pathlib
 import random
@@ -15,6 +16,7 @@ import sys
 import tempfile
 import types
 import unittest
+from unittest import mock
 
 SOURCE = pathlib.Path(sys.argv.pop(1) if len(sys.argv) > 1 else
                       pathlib.Path(__file__).resolve().parents[2])
@@ -332,7 +334,7 @@ class Tables(unittest.TestCase):
                                        labels, 12.0, 1.2)
         text = "\n".join(lines)
         self.assertIn("thumbnails: round 2 discarded: its oracle took 10.00 and 12.00 s "
-                      "(20.0 % apart)", text)
+                      "around the WeightedJob (20.0 % apart)", text)
         self.assertIn("over 2 kept round(s) of 3, the WeightedJob at", text)
         self.assertIn("the best Indexed Job (Indexed Job, 12 x packed by size, 1/board)", text)
         # Kept rounds 1 and 3: the WeightedJob at 9.9 / 10.1 and 12 / 11, the
@@ -344,6 +346,69 @@ class Tables(unittest.TestCase):
                       f"{min(shares) * 100:.0f} % the least)", text)
         widths = {len(line) for line in lines if line.startswith("WeightedJob")}
         self.assertEqual(len(widths), 2)  # one line in each table
+
+    def three_oracle_rounds(self):
+        """Rounds as the bench runs them: the oracle before the WeightedJob,
+        between it and the Indexed Job, and after; round 2's second bracket
+        20 % wide."""
+        out = []
+        for number, (o1, o2, o3, w, i) in enumerate(
+                [(10, 10.2, 10.4, 9.9, 15), (10, 10.4, 12.48, 10.1, 14)], 1):
+            refs = {"weighted": ((o1 + o2) / 2, True),
+                    "cost:12:1": ((o2 + o3) / 2, figures.bracket_kept(o2, o3))}
+            out.append({"round": number, "kept": True, "refs": refs,
+                        "oracle": [figures_run(o1), figures_run(o2), figures_run(o3)],
+                        "runs": {"weighted": figures_run(w), "cost:12:1": figures_run(i)},
+                        "makespans": {"oracle": refs["weighted"][0], "weighted": w,
+                                      "cost:12:1": i}})
+        return out
+
+    def test_each_run_is_paired_with_the_oracle_either_side_of_it(self):
+        rounds = self.three_oracle_rounds()
+        self.assertEqual(figures.paired(rounds, "weighted", "oracle"), [9.9 / 10.1, 10.1 / 10.2])
+        self.assertEqual(figures.paired(rounds, "cost:12:1", "oracle"), [15 / 10.3],
+                         "round 2's Indexed Job is left out: its bracket is 20 % wide")
+        self.assertEqual(figures.paired(rounds, "cost:12:1", "weighted"), [15 / 9.9, 14 / 10.1])
+        # Round 1: the Job lost 15 / 10.3 - 1 of its reference, the
+        # WeightedJob 9.9 / 10.1 - 1 of its own.
+        [share] = figures.recovered(rounds, "cost:12:1")
+        self.assertAlmostEqual(share, (15 / 10.3 - 9.9 / 10.1) / (15 / 10.3 - 1))
+        labels = cli.labels_for("thumbnails", ["cost:12:1"])
+        rows = report.figure_rows(rounds, ["weighted", "cost:12:1"], labels, 12.0, 1.2)
+        self.assertEqual(rows[0][2], "10.00/10.20/10.40, 10.00/10.40/12.48")
+        self.assertEqual(rows[2][2], "15.00, [14.00]")
+        text = "\n".join(report.workload_report("thumbnails", rounds, ["weighted", "cost:12:1"],
+                                                labels, 12.0, 1.2))
+        self.assertIn("thumbnails: round 2, the Indexed Jobs left out: the oracle took 10.40 and "
+                      "12.48 s around them (20.0 % apart)", text)
+        self.assertIn("over 2 kept round(s) of 2", text)
+
+    def test_a_round_runs_the_oracle_around_the_weighted_job_and_around_the_indexed_jobs(self):
+        order = []
+        oracle_makespans = iter([10.0, 10.3, 13.0])
+
+        def run(kind, makespan):
+            order.append(kind)
+            return dict(figures_run(makespan), result="r")
+
+        with mock.patch.object(runs, "oracle_run",
+                               lambda b, w, lists, n, when: run(f"oracle {when}",
+                                                                next(oracle_makespans))), \
+                mock.patch.object(runs, "weighted_run", lambda b, w, n: run("weighted", 10.0)), \
+                mock.patch.object(runs, "indexed_run", lambda b, w, n, key: run(key, 14.0)), \
+                mock.patch("sys.stdout", new=io.StringIO()) as out:
+            variants = ["cost:12:1", "cost:48:2"]
+            r = cli.run_round(None, None, 1, {}, variants,
+                              cli.labels_for("thumbnails", variants), "r")
+        self.assertEqual(order, ["oracle before", "weighted", "oracle mid", "cost:12:1",
+                                 "cost:48:2", "oracle after"])
+        self.assertEqual(r["refs"], {"weighted": (10.15, True), "cost:12:1": (11.65, False),
+                                     "cost:48:2": (11.65, False)})
+        self.assertEqual((r["kept"], r["makespans"]["oracle"]), (True, 10.15))
+        self.assertIn("the oracle's bracket of the WeightedJob 10.00 / 10.30 s, 3.0 % apart: kept",
+                      out.getvalue())
+        self.assertIn("the oracle's bracket of the Indexed Jobs 10.30 / 13.00 s, 26.2 % apart: "
+                      "discarded", out.getvalue())
 
     def test_indexed_label(self):
         self.assertEqual(report.indexed_label("count", "30", "1", "primes"),
