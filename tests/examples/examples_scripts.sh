@@ -22,6 +22,25 @@ tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
+# The files under DIR named *SUFFIX, relative and sorted, into OUT; prints
+# the line of BAD (a path among them) and fails when it is missing.
+list_items() {
+  local dir=$1 suffix=$2 out=$3 bad=$4
+  (cd "$dir" && find . -name "*$suffix" -printf '%P\n' | sort) >"$out"
+  grep -qx "$bad" "$out" || fail "$(basename "$dir")'s maker made no $bad"
+  grep -nx "$bad" "$out" | cut -d: -f1
+}
+# Runs RUN (a function) again over the same range: its outputs under DIR
+# stay the same and no .part file is left.
+again_the_same() {
+  local name=$1 dir=$2 run=$3 before
+  sums() { find "$dir" -type f -exec sha256sum {} + | sort; }
+  before=$(sums)
+  "$run" || true
+  [[ $(sums) == "$before" ]] || fail "$name: a second run over the range changed the outputs"
+  [[ -z $(find "$dir" -name '*.part') ]] || fail "$name: a .part file was left"
+  pass "$name: a second run leaves the same outputs and no .part file"
+}
 for tool in gzip zstd cc python3; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/install-deps)"
 done
@@ -29,9 +48,7 @@ python3 -c 'import pytest' 2>/dev/null || fail "pytest is not installed (scripts
 
 # --- recompress ------------------------------------------------------------------
 "$examples/recompress/make-archives" "$tmp/archives" --count 12 --megabytes 2 --seed 5 --corrupt >/dev/null
-(cd "$tmp/archives" && find . -name '*.gz' -printf '%P\n' | sort) >"$tmp/items"
-grep -qx corrupt/truncated.gz "$tmp/items" || fail "make-archives --corrupt made no truncated archive"
-bad_line=$(grep -nx corrupt/truncated.gz "$tmp/items" | cut -d: -f1)
+bad_line=$(list_items "$tmp/archives" .gz "$tmp/items" corrupt/truncated.gz)
 recompress() {
   BALLAST_START=40 IN=$tmp/archives OUT=$tmp/out LEVEL=3 BALLAST_ITEMS_FILE=$tmp/items \
     BALLAST_RESULT_FILE=$tmp/result.json "$examples/recompress/recompress"
@@ -54,12 +71,7 @@ while IFS= read -r item; do
 done <"$tmp/items"
 [[ ! -e $tmp/out/corrupt/truncated.zst ]] || fail "recompress: the truncated archive left an output"
 pass "recompress: every good archive's .zst holds its bytes"
-sums() { find "$tmp/out" -type f -exec sha256sum {} + | sort; }
-before=$(sums)
-recompress || true
-[[ $(sums) == "$before" ]] || fail "recompress: a second run over the range changed the outputs"
-[[ -z $(find "$tmp/out" -name '*.part') ]] || fail "recompress: a .part file was left"
-pass "recompress: a second run leaves the same outputs and no .part file"
+again_the_same recompress "$tmp/out" recompress
 
 # cost-scenario: the same archives measured one by one into a scenario that
 # lists the good ones (not the corrupt one) with their sizes declared and a
@@ -197,9 +209,7 @@ pass "run-shard: a test that does not exist leaves no result and pytest's exit c
 
 # --- compile ---------------------------------------------------------------------
 "$examples/compile/make-tree" "$tmp/tree" --count 10 --kilobytes 40 --seed 5 --corrupt >/dev/null
-(cd "$tmp/tree" && find . -name '*.c' -printf '%P\n' | sort) >"$tmp/sources"
-grep -qx corrupt/broken.c "$tmp/sources" || fail "make-tree --corrupt made no broken source"
-bad_line=$(grep -nx corrupt/broken.c "$tmp/sources" | cut -d: -f1)
+bad_line=$(list_items "$tmp/tree" .c "$tmp/sources" corrupt/broken.c)
 for kind in code dispatch tables; do
   grep -rqs "($kind)" "$tmp/tree/src" || fail "make-tree made no source of the kind $kind"
 done
@@ -226,9 +236,4 @@ while IFS= read -r item; do
 done <"$tmp/sources"
 [[ ! -e $tmp/objects/corrupt/broken.o ]] || fail "compile: the broken source left an object"
 pass "compile: every good source's object is the compiler's own"
-objects() { find "$tmp/objects" -type f -exec sha256sum {} + | sort; }
-before=$(objects)
-compile || true
-[[ $(objects) == "$before" ]] || fail "compile: a second run over the range changed the objects"
-[[ -z $(find "$tmp/objects" -name '*.part') ]] || fail "compile: a .part file was left"
-pass "compile: a second run leaves the same objects and no .part file"
+again_the_same compile "$tmp/objects" compile
