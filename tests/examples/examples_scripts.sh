@@ -30,6 +30,12 @@ list_items() {
   grep -qx "$bad" "$out" || fail "$(basename "$dir")'s maker made no $bad"
   grep -nx "$bad" "$out" | cut -d: -f1
 }
+# Runs RUN (a function) over a range with a bad item: it exits 1.
+fails_one() {
+  local name=$1 run=$2 status=0
+  "$run" || status=$?
+  [[ $status == 1 ]] || fail "$name should exit 1 when an item fails, exited $status"
+}
 # Runs RUN (a function) again over the same range: its outputs under DIR
 # stay the same and no .part file is left.
 again_the_same() {
@@ -53,9 +59,7 @@ recompress() {
   BALLAST_START=40 IN=$tmp/archives OUT=$tmp/out LEVEL=3 BALLAST_ITEMS_FILE=$tmp/items \
     BALLAST_RESULT_FILE=$tmp/result.json "$examples/recompress/recompress"
 }
-status=0
-recompress || status=$?
-[[ $status == 1 ]] || fail "recompress should exit 1 when an archive fails, exited $status"
+fails_one recompress recompress
 python3 - "$tmp/result.json" "$((40 + bad_line - 1))" <<'PY' || fail "recompress's result: $(cat "$tmp/result.json")"
 import json, sys
 result = json.load(open(sys.argv[1]))
@@ -217,9 +221,7 @@ compile() {
   BALLAST_START=40 IN=$tmp/tree OUT=$tmp/objects BALLAST_ITEMS_FILE=$tmp/sources \
     BALLAST_RESULT_FILE=$tmp/result.json "$examples/compile/compile"
 }
-status=0
-compile || status=$?
-[[ $status == 1 ]] || fail "compile should exit 1 when a source fails, exited $status"
+fails_one compile compile
 python3 - "$tmp/result.json" "$((40 + bad_line - 1))" <<'PY' || fail "compile's result: $(cat "$tmp/result.json")"
 import json, sys
 result = json.load(open(sys.argv[1]))
