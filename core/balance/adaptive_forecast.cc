@@ -120,8 +120,20 @@ void AdaptiveForecast::Predict(WorkerId id, double now) {
     predicted_reserve_[id] = reserved_cost(id);
     predicted_reserve_sum_ += predicted_reserve_[id];
   }
-  finish_.Set(id, busy ? since + (cost().Cost(left) + predicted_reserve_[id]) / speed : since,
+  finish_.Set(id, busy ? since + LeftAtContact(id, speed) + predicted_reserve_[id] / speed : since,
               speed);
+}
+
+double AdaptiveForecast::LeftAtContact(WorkerId id, double speed) const {
+  const WorkerState& worker = state(id);
+  const Range left = Unfinished(id);
+  if (left.empty()) return 0;
+  if (!(speed > 0)) return kNever;
+  const uint64_t run_end = std::min(left.end, StopFloor(id));
+  if (run_end <= left.begin + 1) return cost().Cost(left) / speed;
+  const double run = cost().Cost({left.begin, run_end}) / speed;
+  const double in_run = std::max(0.0, worker.last_contact - worker.position_since);
+  return (in_run <= run ? run - in_run : run) + cost().Cost({run_end, left.end}) / speed;
 }
 
 void AdaptiveForecast::Recount(WorkerId id) {
@@ -148,8 +160,10 @@ void AdaptiveForecast::ResyncSpeedSums() {
 double AdaptiveForecast::Remaining(WorkerId id, double now) const {
   const Range left = Unfinished(id);
   if (left.empty()) return 0;
+  const double speed = Speed(id);
+  if (!(speed > 0)) return cost().Cost(left) + reserved_cost(id);
   const double since = std::max(0.0, now - state(id).last_contact);
-  return std::max(0.0, cost().Cost(left) - Speed(id) * since) + reserved_cost(id);
+  return std::max(0.0, speed * (LeftAtContact(id, speed) - since)) + reserved_cost(id);
 }
 
 double AdaptiveForecast::ReportFloor(double now) const {

@@ -68,7 +68,7 @@ Status PolicyBase::Start(const JobInfo& job, double now) {
   learning_ = learn_costs_ && (job.item_costs != nullptr || job.cost != CostShape::kUniform);
   learner_ = StartCostLearner();
   workers_.assign(job.workers.size(), WorkerState{});
-  for (auto& worker : workers_) worker.last_contact = now;
+  for (auto& worker : workers_) worker.last_contact = worker.position_since = now;
   items_.Reset(job.items, declared_, job.workers.size());
   stats_ = PolicyStats{};
   stats_.learning_costs = learning_;
@@ -127,7 +127,9 @@ void PolicyBase::Absorb(const Report& report) {
 
 std::optional<Reply> PolicyBase::ContinueLease(const Report& report) {
   WorkerState& worker = workers_.at(report.worker);
-  worker.position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
+  const uint64_t position = std::clamp(report.position, worker.lease.begin, worker.lease.end);
+  if (position != worker.position) worker.position_since = report.now;
+  worker.position = position;
   worker.running_end = report.running_end;
   if (worker.position >= worker.lease.end) return std::nullopt;
   if (auto own = AfterProgress(report.worker, report.now)) {
@@ -232,7 +234,7 @@ StatusOr<WorkerId> PolicyBase::OnWorkerJoined(const WorkerPrior& prior, double n
   const auto id = static_cast<WorkerId>(workers_.size());
   job_.workers.push_back(prior);
   workers_.push_back(WorkerState{});
-  workers_.back().last_contact = now;
+  workers_.back().last_contact = workers_.back().position_since = now;
   items_.AddWorker();
   AfterJoined(id, now);
   return id;
@@ -249,7 +251,7 @@ Reply PolicyBase::Grant(WorkerId id, Range range, double now, double report_ever
   worker.lease = range;
   worker.position = range.begin;
   worker.running_end = 0;
-  worker.lease_granted = now;
+  worker.lease_granted = worker.position_since = now;
   worker.report_every_s = report_every_s;
   return Reply{Reply::Kind::kLease, range, report_every_s, {}};
 }

@@ -31,6 +31,9 @@ struct WorkerState {
   uint64_t running_end = 0;     // the end of its run under way, as last reported (Report)
   double last_contact = 0;      // when its last report arrived
   double lease_granted = 0;     // when its current lease was granted
+  // When it reached `position` (its lease granted, or a report that moved
+  // it): it has computed the item or run there since, heartbeats or not.
+  double position_since = 0;
   double report_every_s = 0;    // the cadence it was given
   bool waiting = false;         // told to wait for a signal
   bool lost = false;            // declared lost and not heard from since

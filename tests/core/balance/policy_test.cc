@@ -1769,6 +1769,38 @@ TEST(PolicyTest, AdaptiveNeverCutsALeaseInsideARunUnderWay) {
   EXPECT_EQ(policy->stats().duplicate_items, 0u);
 }
 
+// A run under way is predicted from when it began, not from its last
+// heartbeat (on real nodes a Pi 4B 30 s into a 34-s run was predicted to
+// need 34 s more, and an idle Pi 4B spent 20 s on a backup copy of it that
+// lost). Worker 0 (1 item a second) begins a run of [3, 33) at t = 3 and
+// heartbeats at t = 30 with the run still under way: it ends near t = 33.
+// Worker 1 (about 2.2 a second) runs out at t = 31, and a copy of the run
+// would end near t = 45: it waits. Once the run is past its predicted length
+// (a heartbeat at t = 40), it is given that length anew and the copy is worth
+// taking: t = 41 + 30 / 2.2 is before 40 + 30.
+TEST(PolicyTest, AdaptiveCountsARunUnderWayFromItsStartNotFromItsLastHeartbeat) {
+  for (const double heard : {30.0, 40.0}) {
+    SCOPED_TRACE(heard);
+    auto policy = Make("adaptive", {{"slowStart", "off"}, {"rebalance", "off"}});
+    policy->Start(Job(100, {1, 2}), 0);
+    ExpectLease(Ask(*policy, 0, 0), {0, 33});
+    ExpectLease(Ask(*policy, 1, 0), {33, 100});
+    Report begun{0, 3, {{0, 3}}, 3, 3, false, {}};
+    begun.running_end = 33;
+    policy->OnReport(begun);
+    const Report heartbeat{0, heard, {}, 0, 3, false, {}, 33};
+    EXPECT_EQ(KindName(policy->OnReport(heartbeat).kind), "kContinue");
+    const Reply idle = Finish(*policy, 1, {33, 100}, heard + 1, heard + 1);
+    if (heard < 33) {
+      EXPECT_EQ(KindName(idle.kind), "kWait") << "got " << idle.lease.ToString();
+      EXPECT_EQ(policy->stats().backups, 0u);
+    } else {
+      ExpectLease(idle, {3, 33});
+      EXPECT_EQ(policy->stats().backups, 1u);
+    }
+  }
+}
+
 // Every cut of a lease stops at a run under way, whoever cuts: the
 // rebalance of a worker whose estimate falls behind, mms's stop. Worker 0 of
 // two is far slower than its prior says and its excess goes back to the pool,
