@@ -174,6 +174,7 @@ StatusOr<protocol::ReplyMessage> JobSession::HandleReport(const protocol::Report
   if (report.leaving) {
     // Hand in what it finished, then give back the rest of its lease.
     policy_->OnReport(event);
+    CountComputingCutShort(id, now);
     return Leave(id, now);
   }
   return Decide(id, event);
@@ -185,6 +186,8 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
                                 balance::Report& event) {
   WorkerView& view = workers_->at(id).view;
   const auto [calc_seconds, cpu_seconds] = seconds;
+  // Computing it reports after the end covers what was counted cut short.
+  if (calc_seconds > 0) view.cut_short_s = 0;
   const MergedItems::HandedIn handed = items_.HandIn(report.completed, results, now);
   for (const MergedItems::HandedIn::Merged& merged : handed.merged) {
     const balance::Range range = report.completed[merged.index].range;
@@ -205,6 +208,13 @@ void JobSession::MergeCompleted(WorkerId id, const protocol::ReportMessage& repo
   }
   workers_->SampleSpeed(id, report.completed.empty() ? -1 : handed.merged_cost,
                         handed.merged_squares, calc_seconds * (1 - dropped_share));
+}
+
+void JobSession::CountComputingCutShort(WorkerId reporter, double now) {
+  if (end_counted_ || !Finished()) return;
+  end_counted_ = true;
+  workers_->CountCutShort(reporter, now,
+                          [this](WorkerId id) { return verifier_.Holding(id).has_value(); });
 }
 
 protocol::ReplyMessage JobSession::Leave(WorkerId id, double now) {
@@ -238,6 +248,7 @@ protocol::ReplyMessage JobSession::Release(WorkerId id, double now) {
 
 protocol::ReplyMessage JobSession::Decide(WorkerId id, const balance::Report& event) {
   const Reply policy_reply = policy_->OnReport(event);
+  CountComputingCutShort(id, event.now);
   const Reply reply = verifier_.WithChecks(id, policy_reply, policy_->Finished());
   if (ReleaseIdle(IdleFactsOf(id, event.idle, reply.kind))) return Release(id, event.now);
   ++messages_;

@@ -178,6 +178,8 @@ class JobSession {
                       const std::vector<workload::Result>& results,
                       std::pair<double, double> seconds, double now, balance::Report& event);
   protocol::ReplyMessage Decide(balance::WorkerId id, const balance::Report& report);
+  // Once, when the job has ended: WorkerLedger::CountCutShort.
+  void CountComputingCutShort(balance::WorkerId reporter, double now);
   // The message that tells a worker `reply`, with the heartbeat and session
   // of this job.
   protocol::ReplyMessage MessageOf(const balance::Reply& reply) const;
@@ -203,6 +205,7 @@ class JobSession {
   std::unique_ptr<WorkerLedger> workers_;
   MergedItems items_;
   double started_at_ = 0;
+  bool end_counted_ = false;  // CountComputingCutShort ran
   uint64_t messages_ = 0;
   uint64_t refused_ = 0;
   Verifier verifier_;

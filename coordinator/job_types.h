@@ -142,6 +142,12 @@ struct WorkerView {
   // work done twice, which counts neither as work nor toward its speed.
   double dropped_busy_s = 0;
   double dropped_cpu_s = 0;
+  // Seconds it computed, unreported, on items somebody else had handed in
+  // when the job ended (a backup copy, or a run over items a thief finished
+  // first, still under way): from its last measured report to the end
+  // (JobSession::CountComputingCutShort). A report of its computing after
+  // the end replaces it, its seconds counting in dropped_busy_s instead.
+  double cut_short_s = 0;
   uint64_t reports = 0;
   uint64_t leases = 0;       // leases granted
   uint64_t cuts = 0;         // times its lease was shrunk (stolen from, rebalanced)
@@ -176,6 +182,8 @@ struct WorkerView {
   // Computing seconds spent on items whose results were merged: what its
   // measured speed is taken over.
   double MergedBusySeconds() const { return std::max(0.0, busy_s - dropped_busy_s); }
+  // Its busy seconds on work somebody else's result stands for.
+  double DuplicateBusySeconds() const { return dropped_busy_s + cut_short_s; }
 };
 
 // A worker's measured speed, cost units per second of computing (its merged

@@ -89,6 +89,15 @@ void WorkerLedger::RecordReply(WorkerId id, const Reply& reply) {
   worker.lease = reply.lease;
 }
 
+void WorkerLedger::CountCutShort(WorkerId reporter, double now,
+                                 const std::function<bool(WorkerId)>& checking) {
+  for (WorkerId id = 0; id < workers_.size(); ++id) {
+    Worker& worker = workers_[id];
+    if (id == reporter || !worker.holds_lease || worker.view.left_at || checking(id)) continue;
+    worker.view.cut_short_s = std::max(0.0, now - worker.MeasuredFrom());
+  }
+}
+
 void WorkerLedger::MarkLeft(WorkerId id, double now) {
   workers_[id].holds_lease = false;
   workers_[id].view.left_at = now;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -80,6 +81,12 @@ class WorkerLedger {
   void RecordReply(balance::WorkerId id, const balance::Reply& reply);
   // The worker left at `now` (leaving, released or lost): it holds nothing.
   void MarkLeft(balance::WorkerId id, double now);
+  // The job ended at `now` with `reporter`'s report: every other worker still
+  // computing (a lease held, not left, not `checking` a result) computes
+  // items somebody handed in, and has since its last measured report; those
+  // seconds come in no report unless it reports again (WorkerView::cut_short_s).
+  void CountCutShort(balance::WorkerId reporter, double now,
+                     const std::function<bool(balance::WorkerId)>& checking);
 
   // Workers other than `id` that may still compute: heard from, and not
   // lost, left or released since.

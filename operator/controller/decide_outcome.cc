@@ -71,7 +71,9 @@ void NodeTable(const PassView& pass_view, const SessionMemory& session, const No
     if (busy_s > 0) row.cost_speed = Rounded(worker.cost * unit / busy_s);
     row.items = found->second->items_before + worker.items;
     row.steals = worker.cuts;
-    if (worker.dropped_busy_s > 0) row.duplicate_seconds = Rounded(worker.dropped_busy_s);
+    if (worker.DuplicateBusySeconds() > 0) {
+      row.duplicate_seconds = Rounded(worker.DuplicateBusySeconds());
+    }
     row.pod = WorkerPodName(pass_view.in.name, worker.name);
     rows.push_back(std::move(row));
   }

@@ -159,6 +159,42 @@ TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
   EXPECT_EQ(session->View().result, Reference(config.workload));
 }
 
+// A copy still under way when the job ends never reports its seconds: they
+// count as work done twice from the worker's last measured report to the end
+// (WorkerView::cut_short_s), and a report of that copy after the end
+// replaces them with its own seconds. Worker a goes silent and is lost; b
+// asks at t = 7 and is leased a's items again; a comes back, hands them in
+// and computes the rest, and the job ends with b's copy under way.
+TEST(JobSessionTest, ACopyStillComputingWhenTheJobEndsCountsItsSecondsAsWorkDoneTwice) {
+  auto config = PrimesJob(20000, {"a", "b"});
+  config.lease_seconds = 5;
+  auto session = NewSession(config);
+  auto lease = session->HandleReport(Idle("a"), 0);
+  ASSERT_EQ(lease->kind, Reply::Kind::kLease);
+  session->Tick(6);
+  auto copy = session->HandleReport(Idle("b"), 7);
+  ASSERT_EQ(copy->kind, Reply::Kind::kLease);
+  ASSERT_EQ(copy->lease.begin, lease->lease.begin) << "the pool's front is a's lease";
+  double now = 8;
+  auto reply = session->HandleReport(Finished(*session, "a", lease->lease), now);
+  while (reply.ok() && reply->kind == Reply::Kind::kLease) {
+    reply = session->HandleReport(Finished(*session, "a", reply->lease), now += 0.5);
+  }
+  ASSERT_TRUE(session->Finished());
+  JobView view = session->View();
+  EXPECT_DOUBLE_EQ(view.workers[1].cut_short_s, now - 7);
+  EXPECT_DOUBLE_EQ(view.workers[1].DuplicateBusySeconds(), now - 7);
+  EXPECT_DOUBLE_EQ(view.workers[0].cut_short_s, 0) << "the worker that ended the job";
+  // b hands its copy in after the end: its own seconds count instead.
+  ReportMessage late = Finished(*session, "b", copy->lease);
+  late.calc_seconds = now + 1 - 7;
+  ASSERT_TRUE(session->HandleReport(late, now + 1).ok());
+  view = session->View();
+  EXPECT_DOUBLE_EQ(view.workers[1].cut_short_s, 0);
+  EXPECT_DOUBLE_EQ(view.workers[1].DuplicateBusySeconds(), view.workers[1].dropped_busy_s);
+  EXPECT_GT(view.workers[1].dropped_busy_s, 0);
+}
+
 TEST(JobSessionTest, ALeavingWorkerHandsBackTheRestOfItsLease) {
   auto session = NewSession(PrimesJob(50000, {"a", "b"}, "equal"));
   auto lease = session->HandleReport(Idle("a"), 0);
