@@ -198,6 +198,19 @@ def spread(values):
     return (max(values) - min(values)) / median(values)
 
 
+def waste_shares(rounds, key, work):
+    """Per kept round, the CPU of run `key`'s copies that lost ("lost", CPU
+    seconds) and of its boards after the end was seen ("after_end") over the
+    work's CPU on one core; rounds whose run has neither figure are left out."""
+    shares = []
+    for round_ in rounds:
+        run = round_["runs"].get(key) if round_["kept"] else None
+        if not run or (run.get("lost") is None and run.get("after_end") is None):
+            continue
+        shares.append(((run.get("lost") or 0) + (run.get("after_end") or 0)) / work)
+    return shares
+
+
 def best_by_median(ratios_by_key):
     """The key whose paired ratios have the smallest median (the Indexed
     Job's best tuning), among keys with at least one; None when none has."""

@@ -4,7 +4,7 @@ No I/O; tests/bench/realnodes_figures_test.py checks the layout."""
 import math
 
 from .figures import (BRACKET_TOLERANCE, best_by_median, bracket_spread, median, paired,
-                      recovered, run_reference, spread, summary)
+                      recovered, run_reference, spread, summary, waste_shares)
 
 # (title, width, format) of the figures table's columns after the label.
 FIGURES = [
@@ -181,8 +181,9 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
         " the last began); tail: -> the last board done; finish: -> the end seen;",
         " boards CPU: their pods' cgroups, apply -> every pod gone; after end: of it, after the",
         " end was seen; work CPU: the items on one core; commands, workers' own: what the",
-        " WeightedJob's workers said their commands and they spent; lost copies: their busy",
-        " seconds on items another board handed in first; operator CPU: the control-plane",
+        " WeightedJob's workers said their commands and they spent; lost copies: the CPU of",
+        " their busy seconds on items another board handed in first or still under way at",
+        " the end, at their board's cores; operator CPU: the control-plane",
         " node's pods; ctl plane CPU: the API server, datastore, controller-manager, scheduler,",
         " DNS and that node's kubelet and containerd)"]
     kept = [r for r in rounds if r["kept"]]
@@ -217,6 +218,11 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
     lines.append(f"{name}: round to round the WeightedJob's makespan moved "
                  f"{percent(spread(weighted))}, the oracle's "
                  f"{percent(spread(r['makespans']['oracle'] for r in kept))}")
+    waste = waste_shares(rounds, "weighted", one_core)
+    if waste:
+        lines.append(f"{name}: the WeightedJob's CPU on copies that lost and after the end, "
+                     f"{median(waste) * 100:.1f} % of the work in the median kept round, "
+                     f"{max(waste) * 100:.1f} % at most (target 3 %)")
     return lines
 
 

@@ -154,23 +154,25 @@ def weighted_run(bench, workload, round_, corrupt=False):
         f"{n.get('baselineRatio', '')}".rstrip() for n in nodes))
     c.kubectl_ns("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod", "-l", selector,
                  "--timeout=15s", check=False)
-    # Busy seconds on copies another worker handed in first.
-    figures["lost"] = sum(float(n.get("duplicateSeconds") or 0) for n in nodes)
+    # Busy seconds on copies another worker handed in first, or still under
+    # way at the end, as CPU seconds: a worker computes at its board's cores.
+    busy_lost = {n.get("name"): float(n.get("duplicateSeconds") or 0) for n in nodes}
+    figures["lost"] = sum(s * bench.speeds.get(b, 0) for b, s in busy_lost.items())
+    lost = (f"copies that lost: busy {sum(busy_lost.values()):.2f} s, "
+            f"{figures['lost']:.2f} CPU s")
     cpu = workers_cpu(bench, name)
     if cpu and cpu[2] == len(c.boards):
         figures["own"], figures["commands"] = cpu[0], cpu[1]
         note(f"    {name}, the workers' own CPU {cpu[0]:.2f} s, their commands' {cpu[1]:.2f} s "
-             f"({cpu[2]} of {len(c.boards)} workers said); busy on copies dropped "
-             f"{figures['lost']:.2f} s")
+             f"({cpu[2]} of {len(c.boards)} workers said); {lost}")
     elif cpu:
         # A partial sum would read as the job's whole: not kept for the table.
         note(f"    {name}, only {cpu[2]} of {len(c.boards)} workers' logs said their CPU (a failed "
              f"job's worker pods are deleted as it fails), so none is counted: theirs "
-             f"{cpu[0]:.2f} s own, {cpu[1]:.2f} s commands; busy on copies dropped "
-             f"{figures['lost']:.2f} s")
+             f"{cpu[0]:.2f} s own, {cpu[1]:.2f} s commands; {lost}")
     else:
         note(f"    {name}, no worker's log said its CPU (a failed job's worker pods are deleted "
-             f"as it fails); busy on copies dropped {figures['lost']:.2f} s")
+             f"as it fails); {lost}")
     if bench.options.keep:
         keep_weighted(bench, workload, name)
         keep_pods(bench, workload, name, selector, seen)

@@ -347,6 +347,26 @@ class Tables(unittest.TestCase):
         widths = {len(line) for line in lines if line.startswith("WeightedJob")}
         self.assertEqual(len(widths), 2)  # one line in each table
 
+    def test_waste_is_the_cpu_of_lost_copies_and_after_the_end_over_the_work(self):
+        rounds = self.rounds()
+        rounds[2]["runs"]["weighted"]["lost"] = 0.4
+        # Kept rounds 1 and 3: (0.1 + 0.2) / 12 and (0.4 + 0.2) / 12; round 2
+        # is discarded, and the oracle's runs count for nothing here.
+        shares = figures.waste_shares(rounds, "weighted", 12.0)
+        self.assertEqual(len(shares), 2)
+        self.assertAlmostEqual(shares[0], 0.3 / 12)
+        self.assertAlmostEqual(shares[1], 0.6 / 12)
+        labels = cli.labels_for("thumbnails", ["cost:12:1"])
+        text = "\n".join(report.workload_report("thumbnails", rounds, ["weighted", "cost:12:1"],
+                                                labels, 12.0, 1.2))
+        self.assertIn("the WeightedJob's CPU on copies that lost and after the end, "
+                      f"{figures.median(shares) * 100:.1f} % of the work in the median kept "
+                      f"round, {0.6 / 12 * 100:.1f} % at most (target 3 %)", text)
+        for round_ in rounds:
+            for field in ("lost", "after_end"):
+                round_["runs"]["weighted"].pop(field, None)
+        self.assertEqual(figures.waste_shares(rounds, "weighted", 12.0), [])
+
     def three_oracle_rounds(self):
         """Rounds as the bench runs them: the oracle before the WeightedJob,
         between it and the Indexed Job, and after; round 2's second bracket
