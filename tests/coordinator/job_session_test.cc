@@ -117,20 +117,33 @@ TEST(JobSessionTest, UnknownWorkerIsNotFound) {
   EXPECT_EQ(session->WorkerLost("mallory", 1).code(), StatusCode::kNotFound);
 }
 
-TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
-  auto config = PrimesJob(20000, {"a", "b"});
-  config.lease_seconds = 5;
+// A primes job on workers a and b, leases of 5 s: a is leased at t = 0,
+// goes silent, and is declared lost at t = 6; its lease goes back to the pool.
+std::unique_ptr<JobSession> WithALostWorker(const JobConfig& config, Range& leased) {
   auto session = NewSession(config);
   auto lease = session->HandleReport(Idle("a"), 0);
-  ASSERT_EQ(lease->kind, Reply::Kind::kLease);
-  // a goes silent: its lease expires and is leased again to b.
+  EXPECT_EQ(lease->kind, Reply::Kind::kLease);
+  leased = lease->lease;
   session->Tick(6);
-  ASSERT_EQ(session->View().workers[0].lost, 1u);
+  EXPECT_EQ(session->View().workers[0].lost, 1u);
+  return session;
+}
+
+JobConfig TwoWorkerJob() {
+  auto config = PrimesJob(20000, {"a", "b"});
+  config.lease_seconds = 5;
+  return config;
+}
+
+TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
+  const JobConfig config = TwoWorkerJob();
+  Range leased;
+  auto session = WithALostWorker(config, leased);
   std::optional<Range> again;
   for (int i = 0; i < 100 && !again; ++i) {
     auto reply = session->HandleReport(Idle("b"), 7);
     ASSERT_TRUE(reply.ok());
-    if (reply->kind == Reply::Kind::kLease && reply->lease.begin == lease->lease.begin) {
+    if (reply->kind == Reply::Kind::kLease && reply->lease.begin == leased.begin) {
       again = reply->lease;
     } else if (reply->kind == Reply::Kind::kLease) {
       ASSERT_TRUE(session->HandleReport(Finished(*session, "b", reply->lease), 7).ok());
@@ -138,7 +151,7 @@ TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
   }
   ASSERT_TRUE(again.has_value());
   // Both finish the same items: the first result counts, the second is dropped.
-  ReportMessage first = Finished(*session, "a", lease->lease);
+  ReportMessage first = Finished(*session, "a", leased);
   first.cpu_seconds = 0.09;
   ASSERT_TRUE(session->HandleReport(first, 8).ok());
   const double b_busy_before = session->View().workers[1].busy_s;
@@ -166,17 +179,13 @@ TEST(JobSessionTest, AResultFinishedTwiceIsMergedOnce) {
 // asks at t = 7 and is leased a's items again; a comes back, hands them in
 // and computes the rest, and the job ends with b's copy under way.
 TEST(JobSessionTest, ACopyStillComputingWhenTheJobEndsCountsItsSecondsAsWorkDoneTwice) {
-  auto config = PrimesJob(20000, {"a", "b"});
-  config.lease_seconds = 5;
-  auto session = NewSession(config);
-  auto lease = session->HandleReport(Idle("a"), 0);
-  ASSERT_EQ(lease->kind, Reply::Kind::kLease);
-  session->Tick(6);
+  Range leased;
+  auto session = WithALostWorker(TwoWorkerJob(), leased);
   auto copy = session->HandleReport(Idle("b"), 7);
   ASSERT_EQ(copy->kind, Reply::Kind::kLease);
-  ASSERT_EQ(copy->lease.begin, lease->lease.begin) << "the pool's front is a's lease";
+  ASSERT_EQ(copy->lease.begin, leased.begin) << "the pool's front is a's lease";
   double now = 8;
-  auto reply = session->HandleReport(Finished(*session, "a", lease->lease), now);
+  auto reply = session->HandleReport(Finished(*session, "a", leased), now);
   while (reply.ok() && reply->kind == Reply::Kind::kLease) {
     reply = session->HandleReport(Finished(*session, "a", reply->lease), now += 0.5);
   }
