@@ -90,7 +90,7 @@ class AdaptiveForecast : public PolicyBase {
   // A run of several items under way (StopFloor: one command, which reports
   // nothing until it ends) is counted from when the worker began it, not
   // from its last heartbeat: on real nodes a Pi 4B 30 s into a 34-s run was
-  // predicted to need 34 s more, and an idle board spent 20 s on a backup
+  // predicted to need 34 s more, and an idle board spent 18 s on a backup
   // copy of the run that lost. A run past its predicted length gives no sign
   // of its end, and is given that length anew from the last report. A single
   // item keeps its whole cost from the last report: a hedge for items whose

@@ -26,11 +26,11 @@ namespace ballast::balance {
 
 // What the coordinator knows of one worker.
 struct WorkerState {
-  Range lease;                  // current lease; empty when none
-  uint64_t position = 0;        // first unfinished item of the lease, as last reported
-  uint64_t running_end = 0;     // the end of its run under way, as last reported (Report)
-  double last_contact = 0;      // when its last report arrived
-  double lease_granted = 0;     // when its current lease was granted
+  Range lease;               // current lease; empty when none
+  uint64_t position = 0;     // first unfinished item of the lease, as last reported
+  uint64_t running_end = 0;  // the end of its run under way, as last reported (Report)
+  double last_contact = 0;   // when its last report arrived
+  double lease_granted = 0;  // when its current lease was granted
   // When it reached `position` (its lease granted, or a report that moved
   // it): it has computed the item or run there since, heartbeats or not.
   double position_since = 0;
