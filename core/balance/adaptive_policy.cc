@@ -36,6 +36,11 @@
 //      link first: its first such lease is a short probe, and each next one
 //      at most twice the last (slow start; only when the job's inputs cross
 //      links at all, JobInfo::inputs_cross_links).
+//      Earliest finish (LargestFitting): when the pool's front item, the
+//      largest left, would end on the asker after the job may end, and
+//      sooner on a faster worker once that one is free, the asker is leased
+//      from the largest item behind it that it ends in time (after the
+//      earliest-finish-time rule of list scheduling on unrelated machines).
 //   5. Tail stealing: an idle worker with nothing in the pool takes the far end
 //      of the lease of the worker predicted to finish last (when that one has
 //      nothing to give, of the next latest), sized so both finish together; the victim learns its
@@ -66,9 +71,12 @@
 // 4) and the tail's moves (step 5) are adaptive_tail.h's, which also says
 // why an idle worker was told to wait (Policy::WaitNotes).
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/balance/adaptive_tail.h"
@@ -90,6 +98,16 @@ constexpr double kWakeShare = 0.5;
 // time, down to the second for a fully credible prior (RebalanceShare).
 constexpr double kRebalanceShare = 0.1;
 constexpr double kTrustedRebalanceShare = 0.02;
+// Earliest finish from the pool (LargestFitting) looks for a worker that ends
+// the pool's front item sooner among this many that run out first: a bound on
+// the walk; the first found free before the asker ends the item is enough.
+constexpr int kEarliestLooked = 8;
+// ... and the item it is leased instead must cost less than this share of
+// the front one: items of equal declared cost (or nearly, by rounding) are
+// dealt from the front as before.
+constexpr double kSmallerFit = 0.8;
+// The pool's ranges searched for that item, from the first.
+constexpr int kRangesLooked = 8;
 
 class AdaptivePolicy : public AdaptiveTail {
  public:
@@ -169,6 +187,12 @@ class AdaptivePolicy : public AdaptiveTail {
     const Range first = pool().First();
     const double one_item = cost().Cost({first.begin, first.begin + 1});
     double amount = Speed(worker) * remaining;
+    if (busy_count() > 0) {
+      if (auto fit = LargestFitting(worker, first, now)) {
+        amount = std::max(std::min(amount, SlowStartCap(worker, now)), ItemCost(*fit));
+        return GrantUnplanned(worker, TakeCostFromPoolAt(*fit, amount), now);
+      }
+    }
     // A worker that cannot finish even one item by the common end is kept out
     // of it (seed 002 drops nodes that cannot keep up), unless it is alone.
     if (amount < 0.5 * one_item && busy_count() > 0) {
@@ -183,6 +207,86 @@ class AdaptivePolicy : public AdaptiveTail {
     if (pool_cost() <= Speed(worker) * ReportFloor(now)) amount = std::max(amount, pool_cost());
     amount = std::max(std::min(amount, SlowStartCap(worker, now)), one_item);
     return GrantUnplanned(worker, TakeCostFromPool(amount), now);
+  }
+
+  // Earliest finish. When the pool's front item (the largest left, as items
+  // are dealt largest first) would end on the asker after the job may end
+  // (EndBound), and sooner on another worker once that one is free, the
+  // asker is leased from the largest item behind it that it ends by then;
+  // the front is left to the other, and the smallest items stay last, for
+  // the tail. nullopt: lease from the front as before (the front ends in
+  // time, or no other ends it sooner, or no item behind it fits). On real
+  // nodes a Pi 3B that took a large item from the pool late in the job ended
+  // it long after the Pi 4Bs had run out (a compile source at 69 s that took
+  // it 37 s; an archive whose backup copy on a Pi 4B won and left the Pi
+  // 3B's 20 s lost).
+  std::optional<uint64_t> LargestFitting(WorkerId worker, Range first, double now) const {
+    const double front_item = ItemCost(first.begin);
+    const double end_by = EndBound(now, CommonRemainingTime(now));
+    if (EndOf(worker, front_item, now) <= end_by) return std::nullopt;
+    if (!SoonerElsewhere(worker, front_item, now)) return std::nullopt;
+    const double budget = (end_by - now - speeds().estimate(worker).overhead_s) * Speed(worker);
+    if (!(budget > 0)) return std::nullopt;
+    // Items are dealt largest first, so within a range of the pool an item's
+    // cost falls with its index: the first that fits is found by bisection,
+    // in the first kRangesLooked ranges (the pool holds few: it is cut from
+    // the front, and items given back return in runs).
+    Range range = first;
+    for (int looked = 0; !range.empty() && looked < kRangesLooked; ++looked) {
+      const uint64_t begin = range.begin == first.begin ? first.begin + 1 : range.begin;
+      if (begin < range.end && ItemCost(range.end - 1) <= budget) {
+        uint64_t lo = begin;
+        uint64_t hi = range.end - 1;  // fits
+        while (lo < hi) {
+          const uint64_t mid = lo + (hi - lo) / 2;
+          if (ItemCost(mid) <= budget) {
+            hi = mid;
+          } else {
+            lo = mid + 1;
+          }
+        }
+        // A job not dealt largest first (listed) has no order to bisect:
+        // the item found is checked.
+        if (ItemCost(lo) <= budget && ItemCost(lo) < kSmallerFit * front_item) return lo;
+      }
+      range = pool().FirstAtOrAfter(range.end);
+    }
+    return std::nullopt;
+  }
+
+  double ItemCost(uint64_t item) const { return cost().Cost({item, item + 1}); }
+
+  // When the job may end, as predicted now: when every worker would finish
+  // together (`remaining` from now), or later when one is predicted to
+  // finish later still.
+  double EndBound(double now, double remaining) const {
+    const auto latest = finish_times().Latest(now);
+    return std::max(now + remaining, latest ? latest->second : now);
+  }
+
+  // When `worker`, free now or at its predicted finish, would end an item of
+  // `item_cost`: its overhead of starting a lease, then the work.
+  double EndOf(WorkerId worker, double item_cost, double now) const {
+    const auto finish = finish_times().FinishOf(worker);
+    const double free = std::max(now, finish.value_or(now));
+    return free + speeds().estimate(worker).overhead_s + item_cost / Speed(worker);
+  }
+
+  // Another live worker that would end an item of `item_cost` sooner than the
+  // asker, free now, would: the first found among the kEarliestLooked workers
+  // that run out first, and when it would end it.
+  std::optional<std::pair<WorkerId, double>> SoonerElsewhere(WorkerId worker, double item_cost,
+                                                             double now) const {
+    const double mine = now + speeds().estimate(worker).overhead_s + item_cost / Speed(worker);
+    int looked = 0;
+    for (auto at = finish_times().Earliest(); at && looked < kEarliestLooked;
+         at = finish_times().Following(at->first), ++looked) {
+      if (std::max(now, at->second) >= mine) break;  // the rest are free later still
+      if (at->first == worker || !Alive(at->first)) continue;
+      const double theirs = EndOf(at->first, item_cost, now);
+      if (theirs < mine) return std::make_pair(at->first, theirs);
+    }
+    return std::nullopt;
   }
 
   void Rebalance(WorkerId worker, double now) {

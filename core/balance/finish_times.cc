@@ -111,6 +111,21 @@ std::optional<std::pair<WorkerId, double>> FinishTimes::Preceding(WorkerId worke
   return std::make_pair(found, nodes_[found].finish);
 }
 
+std::optional<std::pair<WorkerId, double>> FinishTimes::Following(WorkerId worker) const {
+  // The last node on the search path whose key is after the worker's.
+  uint32_t found = kNil;
+  for (uint32_t node = root_; node != kNil;) {
+    if (Less(worker, nodes_[node].finish, node)) {
+      found = node;
+      node = nodes_[node].left;
+    } else {
+      node = nodes_[node].right;
+    }
+  }
+  if (found == kNil) return std::nullopt;
+  return std::make_pair(found, nodes_[found].finish);
+}
+
 bool FinishTimes::Less(uint32_t a, double finish, uint32_t b) const {
   return nodes_[a].finish != finish ? nodes_[a].finish < finish : a < b;
 }

@@ -67,6 +67,11 @@ class FinishTimes {
   // Latest, the workers from the last to finish down. Requires `worker` to
   // have a prediction.
   std::optional<std::pair<WorkerId, double>> Preceding(WorkerId worker, double now) const;
+  // The worker whose prediction comes next after `worker`'s in (finish,
+  // worker) order, and its finish; nullopt when `worker`'s is the last. With
+  // Earliest, the workers from the first to run out up. Requires `worker` to
+  // have a prediction.
+  std::optional<std::pair<WorkerId, double>> Following(WorkerId worker) const;
 
  private:
   static constexpr uint32_t kNil = UINT32_MAX;

@@ -78,6 +78,15 @@ Range ItemLedger::TakeCostFromPool(double cost) {
   return taken;
 }
 
+Range ItemLedger::TakeCostFromPoolAt(uint64_t from, double cost) {
+  const Range holder = pool_.FirstAtOrAfter(from);
+  if (holder.empty() || holder.begin > from) return {};
+  const uint64_t end = std::max(cost_.Advance(from, holder.end, cost), from + 1);
+  const Range taken{from, end};
+  PoolRemove(taken);
+  return taken;
+}
+
 bool ItemLedger::ReturnToPool(Range range) {
   // Only unfinished items go back; walk the finished ranges that overlap.
   // Each pass moves `at` past one finished range or one gap between them, so

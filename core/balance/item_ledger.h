@@ -52,6 +52,8 @@ class ItemLedger {
   Range TakeFromPool(uint64_t count);
   // Takes items from the front of the pool worth at most `cost` (at least one item).
   Range TakeCostFromPool(double cost);
+  // ... from the pool's range that holds `from`, beginning there.
+  Range TakeCostFromPoolAt(uint64_t from, double cost);
   // Puts the unfinished items of `range` in the pool; true when any of them
   // was not there before.
   bool ReturnToPool(Range range);

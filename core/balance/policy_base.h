@@ -115,6 +115,10 @@ class PolicyBase : public Policy {
   Range TakeFromPool(uint64_t count) { return items_.TakeFromPool(count); }
   // Takes items from the front of the pool worth at most `cost` (at least one item).
   Range TakeCostFromPool(double cost) { return items_.TakeCostFromPool(cost); }
+  // ... from the pool's range that holds `from`, beginning there.
+  Range TakeCostFromPoolAt(uint64_t from, double cost) {
+    return items_.TakeCostFromPoolAt(from, cost);
+  }
   // Returns unfinished items of `range` to the pool and, when `wake`, signals
   // waiting workers that there is work again. True when any item went back.
   bool ReturnToPool(Range range, bool wake = true);

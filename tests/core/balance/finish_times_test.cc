@@ -62,6 +62,17 @@ struct Walk {
     if (!found || entries[*found].finish <= now) return std::nullopt;
     return found;
   }
+  // The worker just after `worker` in (finish, worker) order.
+  std::optional<WorkerId> Following(WorkerId worker) const {
+    const auto before = [&](WorkerId a, WorkerId b) {
+      return entries[a].finish != entries[b].finish ? entries[a].finish < entries[b].finish : a < b;
+    };
+    std::optional<WorkerId> found;
+    for (WorkerId id = 0; id < entries.size(); ++id) {
+      if (entries[id].set && before(worker, id) && (!found || before(id, *found))) found = id;
+    }
+    return found;
+  }
   std::optional<double> Earliest() const {
     std::optional<double> earliest;
     for (const Entry& e : entries) {
@@ -124,7 +135,8 @@ TEST(FinishTimesTest, EqualFinishTimesAreKeptApart) {
 }
 
 // From the last to finish down, ties by worker; none at or before `now`.
-TEST(FinishTimesTest, PrecedingWalksTheWorkersFromTheLastToFinishDown) {
+// And up from the first to run out, whenever they run out.
+TEST(FinishTimesTest, PrecedingAndFollowingWalkTheWorkersInFinishOrder) {
   FinishTimes times(4);
   times.Set(0, 5, 1);
   times.Set(1, 9, 1);
@@ -136,6 +148,11 @@ TEST(FinishTimesTest, PrecedingWalksTheWorkersFromTheLastToFinishDown) {
   EXPECT_EQ(times.Preceding(2, 0), std::make_pair(WorkerId{0}, 5.0));
   EXPECT_FALSE(times.Preceding(0, 0));
   EXPECT_FALSE(times.Preceding(2, 6)) << "worker 0 has run out by 6";
+  EXPECT_EQ(times.Earliest(), std::make_pair(WorkerId{0}, 5.0));
+  EXPECT_EQ(times.Following(0), std::make_pair(WorkerId{2}, 7.0));
+  EXPECT_EQ(times.Following(2), std::make_pair(WorkerId{1}, 9.0));
+  EXPECT_EQ(times.Following(1), std::make_pair(WorkerId{3}, 9.0));
+  EXPECT_FALSE(times.Following(3));
 }
 
 TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
@@ -177,6 +194,12 @@ TEST(FinishTimesTest, RandomUpdatesAgreeWithWalkingEveryWorker) {
       ASSERT_EQ(preceding.has_value(), walked.has_value()) << "step " << step;
       if (preceding) {
         ASSERT_EQ(preceding->first, *walked) << "step " << step;
+      }
+      const auto following = times.Following(id);
+      const auto walked_on = walk.Following(id);
+      ASSERT_EQ(following.has_value(), walked_on.has_value()) << "step " << step;
+      if (following) {
+        ASSERT_EQ(following->first, *walked_on) << "step " << step;
       }
     }
     const auto earliest = times.Earliest();

@@ -42,6 +42,24 @@ TEST(ItemLedgerTest, AFinishedItemLeavesThePoolAndNeverComesBack) {
   EXPECT_EQ(items.LastOpenPart({0, 9}), (Range{6, 9}));
 }
 
+// From inside the pool: what the cost covers from that item on, at least
+// the item, never past the end of the pool's range that holds it.
+TEST(ItemLedgerTest, TakingFromAnItemInsideThePoolStaysInItsRange) {
+  ItemLedger items;
+  items.Reset(10,
+              CostModel(std::make_shared<const std::vector<double>>(
+                  std::vector<double>{5, 4, 3, 2, 1, 1, 1, 1, 1, 1})),
+              1);
+  EXPECT_EQ(items.Finish({6, 7}), 1u);            // the pool is [0, 6) and [7, 10)
+  const double unit = items.cost().Cost({4, 5});  // an item of declared cost 1
+  EXPECT_EQ(items.TakeCostFromPoolAt(2, 5 * unit), (Range{2, 4}));
+  EXPECT_EQ(items.TakeCostFromPoolAt(4, 0), (Range{4, 5})) << "at least the item";
+  EXPECT_EQ(items.TakeCostFromPoolAt(5, 9 * unit), (Range{5, 6})) << "not across item 6";
+  EXPECT_TRUE(items.TakeCostFromPoolAt(6, unit).empty()) << "item 6 is not in the pool";
+  EXPECT_EQ(items.pool().size(), 5u);
+  EXPECT_NEAR(items.pool_cost(), 12 * unit, 1e-9);
+}
+
 TEST(ItemLedgerTest, AReserveKeepsItsCostAndSkipsWhatWasFinished) {
   ItemLedger items;
   items.Reset(10, CostModel(10, CostShape::kUniform), 2);

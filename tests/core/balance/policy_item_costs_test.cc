@@ -346,5 +346,30 @@ TEST(PolicyItemCostsTest, AnItemCostlierThanAChunkIsLeasedWhole) {
   }
 }
 
+// Earliest finish from the pool. Worker 0 (1 unit a second) and worker 1
+// (about 8) share a job of 24 items dealt largest first, after worker 2's
+// share, items 1 and 2 (10 and 8 units), went back to the pool when it was
+// lost. At t = 7 worker 0 has finished its share and asks: the pool's front
+// item would take it 10 s, long past the job's predicted end, where worker 1
+// ends it in about a second once free. Worker 0 is leased the largest items
+// behind the front that it ends in time, the front left to worker 1. Before
+// this rule it was told to wait, idle beside items it could end in time: the
+// front item alone was weighed.
+TEST(PolicyItemCostsTest, AdaptiveLeavesThePoolsLargeItemToAWorkerThatEndsItSooner) {
+  std::vector<double> costs = {12, 10, 8, 6, 4, 3, 2, 2};
+  costs.resize(24, 1.0);
+  auto policy = MakePolicy(testing_support::PolicyNamed(
+      "adaptive", {{"slowStart", "off"}, {"rebalance", "off"}, {"backup", "off"}}));
+  ASSERT_TRUE(policy->Start(CostlyJob(costs.size(), {1, 4, 4}, SharedCosts(costs)), 0).ok());
+  ASSERT_EQ(policy->OnReport(Report{0, 0, {}, 0, 0, true, {}}).lease, (Range{17, 24}));
+  ASSERT_EQ(policy->OnReport(Report{1, 0, {}, 0, 0, true, {}}).lease, (Range{0, 1}));
+  ASSERT_EQ(policy->OnReport(Report{2, 0, {}, 0, 0, true, {}}).lease, (Range{1, 3}));
+  policy->OnWorkerLost(2, 1);
+  policy->OnReport(Report{1, 1.5, {{0, 1}}, 1.5, 1, false, {}});
+  const Reply asked = policy->OnReport(Report{0, 7, {{17, 24}}, 7, 24, true, {}});
+  ASSERT_EQ(asked.kind, Reply::Kind::kLease);
+  EXPECT_EQ(asked.lease, (Range{7, 9})) << "the front item, 1, ends sooner on worker 1";
+}
+
 }  // namespace
 }  // namespace ballast::balance
