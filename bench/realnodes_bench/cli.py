@@ -165,6 +165,10 @@ INDEXED = {
 }
 VARIANT = re.compile(r"^(count|cost):[1-9][0-9]*:[1-9]$")
 
+# The exit status when a workload kept fewer rounds than --kept asks: its
+# figures are printed, but they do not meet the aim the run was given.
+EXIT_SHORT_OF_KEPT = 3
+
 
 def parse(argv):
     """The options; exits 2 with a message on a bad one."""
@@ -188,7 +192,8 @@ def parse(argv):
                         help="rounds, interleaved (3); with --kept, the most rounds run")
     parser.add_argument("--kept", type=int, metavar="N",
                         help="stop once N rounds are kept (their oracle's bracket within 5 %%), "
-                             "or after --repeat rounds, whichever comes first")
+                             "or after --repeat rounds, whichever comes first; the exit status "
+                             f"is {EXIT_SHORT_OF_KEPT} when a workload kept fewer")
     parser.add_argument("--no-corrupt", action="store_true", help="no corrupt round")
     parser.add_argument("--keep", type=pathlib.Path, metavar="DIR",
                         help="each run's status, events, logs and decisions in DIR")
@@ -442,13 +447,15 @@ def run_workload(bench, name):
         number = len(rounds) + 1
         print(f"round {number}:", flush=True)
         rounds.append(run_round(bench, workload, number, lists, variants, labels, expected))
-    if options.kept and figures.kept_count(rounds) < options.kept:
+    short = figures.short_of_kept(rounds, options.kept)
+    if short:
         warn(f"{name}: {figures.kept_count(rounds)} rounds kept of {len(rounds)}, "
              f"fewer than --kept {options.kept}")
     print("\n".join(report.workload_report(name, rounds, keys, labels, work, bench.total_speed)),
           flush=True)
     if bad is not None:
         corrupt_round(bench, workload, rounds, variants, labels, expected, bad)
+    return not short
 
 
 def corrupt_round(bench, workload, rounds, variants, labels, expected, bad):
@@ -531,10 +538,12 @@ def main(argv):
         if options.pull_start:
             pull_start(bench)
             return 0
-        for name in options.workloads:
-            run_workload(bench, name)
+        short = [name for name in options.workloads if not run_workload(bench, name)]
     except KeyboardInterrupt:
         return 130
     finally:
         bench.stop()
+    if short:
+        warn(f"fewer rounds kept than --kept {options.kept}: {', '.join(short)}")
+        return EXIT_SHORT_OF_KEPT
     return 0

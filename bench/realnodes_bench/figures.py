@@ -122,6 +122,11 @@ def enough_rounds(rounds, kept, most):
     return len(rounds) >= most or (kept is not None and kept_count(rounds) >= kept)
 
 
+def short_of_kept(rounds, kept):
+    """Whether the rounds run kept fewer than `kept` (None: no such aim)."""
+    return kept is not None and kept_count(rounds) < kept
+
+
 def reference(before, after):
     """The round's reference makespan: the mean of its two oracle runs."""
     return (before + after) / 2

@@ -113,6 +113,10 @@ class Rounds(unittest.TestCase):
         self.assertTrue(figures.enough_rounds([kept, dropped, kept], 2, 5))
         self.assertTrue(figures.enough_rounds([dropped] * 5, 2, 5))
         self.assertEqual(figures.kept_count([kept, dropped, kept]), 2)
+        # A run that stopped at --repeat with fewer kept than --kept is short of it.
+        self.assertTrue(figures.short_of_kept([kept, dropped, dropped], 2))
+        self.assertFalse(figures.short_of_kept([kept, dropped, kept], 2))
+        self.assertFalse(figures.short_of_kept([dropped], None))
 
     def rounds(self):
         # Round 2 is discarded; round 3 has no Indexed Job run.
