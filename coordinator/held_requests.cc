@@ -87,12 +87,14 @@ void LogDecision(const JobEntry& entry, const protocol::ReportMessage& report,
       report.running_end > 0 ? fmt::format(" running_end={}", report.running_end) : "",
       report.calc_seconds, completed, protocol::ReplyKindName(reply.kind), reply.lease.ToString(),
       reply.report_every_s);
-  // An idle worker told to wait: why nothing of the others' was worth taking.
-  if (reply.kind == balance::Reply::Kind::kWait && report.idle) {
+  // An idle worker told to wait: why nothing of the others' was worth
+  // taking; or leased other than the obvious way: why.
+  const bool wait = reply.kind == balance::Reply::Kind::kWait;
+  if ((wait || reply.kind == balance::Reply::Kind::kLease) && report.idle) {
     const std::string why = entry.session->WaitReason();
     if (!why.empty()) {
-      spdlog::debug("wait job={} worker={} why=\"{}\"", entry.session->config().id, report.worker,
-                    why);
+      spdlog::debug("{} job={} worker={} why=\"{}\"", wait ? "wait" : "lease",
+                    entry.session->config().id, report.worker, why);
     }
   }
 }

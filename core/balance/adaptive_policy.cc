@@ -189,6 +189,7 @@ class AdaptivePolicy : public AdaptiveTail {
     double amount = Speed(worker) * remaining;
     if (busy_count() > 0) {
       if (auto fit = LargestFitting(worker, first, now)) {
+        NoteFrontLeft(worker, first.begin, *fit, now);
         amount = std::max(std::min(amount, SlowStartCap(worker, now)), ItemCost(*fit));
         return GrantUnplanned(worker, TakeCostFromPoolAt(*fit, amount), now);
       }
@@ -255,6 +256,20 @@ class AdaptivePolicy : public AdaptiveTail {
   }
 
   double ItemCost(uint64_t item) const { return cost().Cost({item, item + 1}); }
+
+  // Why the asker was leased from item `fit` and not the pool's front item,
+  // `front`: on the decisions log beside the lease (Policy::WaitNotes).
+  void NoteFrontLeft(WorkerId worker, uint64_t front, uint64_t fit, double now) {
+    const double front_item = ItemCost(front);
+    const auto sooner = SoonerElsewhere(worker, front_item, now);
+    if (!sooner) return;
+    Note(sooner->first,
+         fmt::format("ends the pool's front item {} at {:.2f} s, the asker at {:.2f} s, after the "
+                     "job's end at {:.2f} s: the asker is leased from item {}, the largest it "
+                     "ends by then",
+                     front, sooner->second, EndOf(worker, front_item, now),
+                     EndBound(now, CommonRemainingTime(now)), fit));
+  }
 
   // When the job may end, as predicted now: when every worker would finish
   // together (`remaining` from now), or later when one is predicted to

@@ -223,8 +223,10 @@ class Policy {
   // it with the worker's signal, so that the worker stops at the cut as soon
   // as the signal arrives.
   virtual Range LeaseOf(WorkerId worker) const = 0;
-  // After a kWait reply, why the worker was given nothing (empty where the
-  // policy keeps no notes); a driver may log them beside the reply.
+  // After a kWait reply, why the worker was given nothing; after a kLease
+  // to an idle worker, why that lease and not the obvious one, where the
+  // policy chose otherwise (empty where the policy keeps no notes). A
+  // driver may log them beside the reply.
   virtual std::vector<WaitNote> WaitNotes() const { return {}; }
 };
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -369,6 +370,13 @@ TEST(PolicyItemCostsTest, AdaptiveLeavesThePoolsLargeItemToAWorkerThatEndsItSoon
   const Reply asked = policy->OnReport(Report{0, 7, {{17, 24}}, 7, 24, true, {}});
   ASSERT_EQ(asked.kind, Reply::Kind::kLease);
   EXPECT_EQ(asked.lease, (Range{7, 9})) << "the front item, 1, ends sooner on worker 1";
+  // The decisions log says why, beside the lease.
+  const std::vector<WaitNote> notes = policy->WaitNotes();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].victim, std::optional<WorkerId>(1));
+  EXPECT_NE(notes[0].why.find("ends the pool's front item 1 at"), std::string::npos)
+      << notes[0].why;
+  EXPECT_NE(notes[0].why.find("leased from item 7"), std::string::npos) << notes[0].why;
 }
 
 }  // namespace
