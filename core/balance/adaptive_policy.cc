@@ -185,13 +185,13 @@ class AdaptivePolicy : public AdaptiveTail {
   Reply FromPool(WorkerId worker, double now) {
     const double remaining = CommonRemainingTime(now);
     const Range first = pool().First();
-    const double one_item = cost().Cost({first.begin, first.begin + 1});
+    const double one_item = ItemCost(first.begin);
     double amount = Speed(worker) * remaining;
     if (busy_count() > 0) {
-      if (auto fit = LargestFitting(worker, first, now)) {
-        NoteFrontLeft(worker, first.begin, *fit, now);
-        amount = std::max(std::min(amount, SlowStartCap(worker, now)), ItemCost(*fit));
-        return GrantUnplanned(worker, TakeCostFromPoolAt(*fit, amount), now);
+      if (auto left = LargestFitting(worker, first, now)) {
+        NoteFrontLeft(first.begin, *left);
+        amount = std::max(std::min(amount, SlowStartCap(worker, now)), ItemCost(left->fit));
+        return GrantUnplanned(worker, TakeCostFromPoolAt(left->fit, amount), now);
       }
     }
     // A worker that cannot finish even one item by the common end is kept out
@@ -210,23 +210,36 @@ class AdaptivePolicy : public AdaptiveTail {
     return GrantUnplanned(worker, TakeCostFromPool(amount), now);
   }
 
+  // What LargestFitting found.
+  struct FrontLeft {
+    uint64_t fit = 0;                    // the item the asker's lease begins at
+    std::pair<WorkerId, double> sooner;  // the worker that ends the front item sooner, and when
+    double mine = 0;                     // when the asker would end the front item
+    double end_by = 0;                   // when the job may end (EndBound)
+  };
+
   // Earliest finish. When the pool's front item (the largest left, as items
   // are dealt largest first) would end on the asker after the job may end
   // (EndBound), and sooner on another worker once that one is free, the
   // asker is leased from the largest item behind it that it ends by then;
   // the front is left to the other, and the smallest items stay last, for
-  // the tail. nullopt: lease from the front as before (the front ends in
-  // time, or no other ends it sooner, or no item behind it fits). On real
-  // nodes a Pi 3B that took a large item from the pool late in the job ended
-  // it long after the Pi 4Bs had run out (a compile source at 69 s that took
-  // it 37 s; an archive whose backup copy on a Pi 4B won and left the Pi
-  // 3B's 20 s lost).
-  std::optional<uint64_t> LargestFitting(WorkerId worker, Range first, double now) const {
+  // the tail. Returns that item with the ends that chose it; nullopt: lease
+  // from the front as before (the front ends in time, or no other ends it
+  // sooner, or no item behind it fits). On real nodes a Pi 3B that took a
+  // large item from the pool late in the job ended it long after the Pi 4Bs
+  // had run out (a compile source at 69 s that took it 37 s; an archive
+  // whose backup copy on a Pi 4B won and left the Pi 3B's 20 s lost).
+  std::optional<FrontLeft> LargestFitting(WorkerId worker, Range first, double now) const {
+    FrontLeft left;
     const double front_item = ItemCost(first.begin);
-    const double end_by = EndBound(now, CommonRemainingTime(now));
-    if (EndOf(worker, front_item, now) <= end_by) return std::nullopt;
-    if (!SoonerElsewhere(worker, front_item, now)) return std::nullopt;
-    const double budget = (end_by - now - speeds().estimate(worker).overhead_s) * Speed(worker);
+    left.end_by = EndBound(now, CommonRemainingTime(now));
+    left.mine = EndOf(worker, front_item, now);
+    if (left.mine <= left.end_by) return std::nullopt;
+    const auto sooner = SoonerElsewhere(worker, front_item, now);
+    if (!sooner) return std::nullopt;
+    left.sooner = *sooner;
+    const double budget =
+        (left.end_by - now - speeds().estimate(worker).overhead_s) * Speed(worker);
     if (!(budget > 0)) return std::nullopt;
     // Items are dealt largest first, so within a range of the pool an item's
     // cost falls with its index: the first that fits is found by bisection,
@@ -248,7 +261,10 @@ class AdaptivePolicy : public AdaptiveTail {
         }
         // A job not dealt largest first (listed) has no order to bisect:
         // the item found is checked.
-        if (ItemCost(lo) <= budget && ItemCost(lo) < kSmallerFit * front_item) return lo;
+        if (ItemCost(lo) <= budget && ItemCost(lo) < kSmallerFit * front_item) {
+          left.fit = lo;
+          return left;
+        }
       }
       range = pool().FirstAtOrAfter(range.end);
     }
@@ -257,18 +273,14 @@ class AdaptivePolicy : public AdaptiveTail {
 
   double ItemCost(uint64_t item) const { return cost().Cost({item, item + 1}); }
 
-  // Why the asker was leased from item `fit` and not the pool's front item,
-  // `front`: on the decisions log beside the lease (Policy::WaitNotes).
-  void NoteFrontLeft(WorkerId worker, uint64_t front, uint64_t fit, double now) {
-    const double front_item = ItemCost(front);
-    const auto sooner = SoonerElsewhere(worker, front_item, now);
-    if (!sooner) return;
-    Note(sooner->first,
+  // Why the asker was leased from behind the pool's front item, `front`:
+  // on the decisions log beside the lease (Policy::WaitNotes).
+  void NoteFrontLeft(uint64_t front, const FrontLeft& left) {
+    Note(left.sooner.first,
          fmt::format("ends the pool's front item {} at {:.2f} s, the asker at {:.2f} s, after the "
                      "job's end at {:.2f} s: the asker is leased from item {}, the largest it "
                      "ends by then",
-                     front, sooner->second, EndOf(worker, front_item, now),
-                     EndBound(now, CommonRemainingTime(now)), fit));
+                     front, left.sooner.second, left.mine, left.end_by, left.fit));
   }
 
   // When the job may end, as predicted now: when every worker would finish
@@ -364,7 +376,7 @@ class AdaptivePolicy : public AdaptiveTail {
     const double speed = Speed(worker);
     const double want = speed * CommonRemainingTime(now) - Remaining(worker, now);
     const Range first = pool().First();
-    const double one_item = cost().Cost({first.begin, first.begin + 1});
+    const double one_item = ItemCost(first.begin);
     if (!(want >= std::max(one_item, speed * speeds().estimate(worker).overhead_s))) return;
     const Range range = TakeCostFromPool(std::min(want, SlowStartCap(worker, now)));
     unplanned_cost()[worker] = cost().Cost(range);
