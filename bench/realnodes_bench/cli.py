@@ -366,7 +366,9 @@ def calibrate(bench, workload):
     bound, parts = figures.lower_bound(costs.values(), bench.speeds.values())
     print(f"calibration: {len(costs)} items, {work:.2f} CPU s on one core (the one-core limit "
           f"{work / bench.total_speed:.2f} s); the largest item {max(costs.values()):.2f} s"
-          + (f"; the command's start, {workload.start_cost:.2f} CPU s a run, taken off each item"
+          + (f"; the command's start, {workload.start_cost:.2f} CPU s a run (its "
+             f"{workloads.GROUP_ITEMS} cheapest items in one run against each alone; a run of "
+             f"none {workload.empty_cost:.2f}), taken off each item"
              if workload.start_cost else ""))
     print("oracle split (largest first, each to the board that finishes it earliest): "
           + ", ".join(f"{b} {len(lists[b])} items {loads[b]:.2f} CPU s" for b in lists)

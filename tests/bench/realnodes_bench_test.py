@@ -266,6 +266,22 @@ class Timing(unittest.TestCase):
         self.assertAlmostEqual(workloads.start_of([0.2, 0.4]), 0.3)
 
 
+    def test_a_runs_start_is_what_items_alone_cost_beyond_one_run_of_them(self):
+        # testsuite's script ends before pytest starts when given no test: a
+        # run with none costs 0.27 CPU s, eight quick tests 6.46 alone and
+        # 3.04 in one run, so each run of pytest starts at 0.49.
+        singles = [0.90, 0.64, 0.81, 0.78, 0.85, 1.14, 0.62, 0.72]
+        start = workloads.run_start([0.27, 0.26, 0.30], singles, [3.04, 3.10, 2.98])
+        self.assertAlmostEqual(start, (6.46 - 3.04) / 7)
+        # Never below a run with no item (the runs together came out dear)...
+        self.assertAlmostEqual(workloads.run_start([0.27], singles, [6.40]), 0.27)
+        # ... nor above the cheapest item alone (they came out cheap).
+        self.assertAlmostEqual(workloads.run_start([0.27], singles, [0.10]), 0.62)
+        # Without a run of several items, the runs with none.
+        self.assertAlmostEqual(workloads.run_start([0.2, 0.4], [0.9], [0.5]), 0.3)
+        self.assertAlmostEqual(workloads.run_start([0.2, 0.4], singles, []), 0.3)
+        self.assertEqual(workloads.run_start([], [], []), 0.0)
+
     def test_the_start_comes_off_every_item_and_an_empty_run_doing_the_work_is_refused(self):
         costs = {"a": 0.5, "b": 1.5, "c": 0.25}
         self.assertEqual(workloads.without_start("testsuite", costs, 0.3),
