@@ -32,9 +32,16 @@ balance::JobInfo JobInfoOf(const JobConfig& config) {
   job.cost = config.workload.cost;
   job.workers = config.workers;
   job.item_costs = config.workload.item_costs;  // null: split by the declared shape
-  // Primes and matmul compute an item from its number; an exec item's
-  // command may read its inputs from anywhere.
-  job.inputs_cross_links = config.workload.kind == workload::WorkloadKind::kExec;
+  // Adaptive's slow start probes a worker with small leases from outside its
+  // share where fetching an item's inputs is not yet in its measured speed
+  // (the simulator's bytesPerItem over a link). Primes and matmul compute an
+  // item from its number; an exec command fetches its inputs inside its run,
+  // alike for every item on every worker (the pods share one template and
+  // Ballast places nothing near a worker), so the run's seconds that make the
+  // worker's speed hold the fetching already. A probe there only splits the
+  // pool into more leases, each paying the command's start (docs/efficiency.md,
+  // "Slow start only for inputs that cross a link").
+  job.inputs_cross_links = false;
   // An exec command may run again for the same range (the contract of
   // docs/getting-started.md, "Your own job"), also at once on two workers,
   // unless the job says it must not. A job that keeps each run's result file

@@ -85,9 +85,11 @@ struct JobInfo {
   // The items' inputs may have to cross a worker's link at all (in blocks or
   // streamed), so that an item from outside the worker's planned share may
   // cost it more than its own did: adaptive sizes such leases by slow start.
-  // False when every worker computes any item from its number alone (primes,
-  // matmul): nothing to probe, and a lease from the pool or a steal is sized
-  // as the policy predicts at once.
+  // False when fetching an item's inputs is part of computing it, which the
+  // worker's measured speed holds: primes and matmul compute an item from its
+  // number, an exec command fetches its inputs inside its run (every real
+  // job; JobSession). Nothing to probe then, and a lease from the pool or a
+  // steal is sized as the policy predicts at once.
   bool inputs_cross_links = true;
   // An item may be computed twice, also at once, with no effect beyond its
   // result (primes, matmul, exec by its contract): adaptive's endgame may give

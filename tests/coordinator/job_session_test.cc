@@ -333,24 +333,29 @@ TEST(JobSessionTest, AWorkerThatNeverStartsLosesItsShare) {
   EXPECT_TRUE(session->Finished());
 }
 
-// A primes item is computed from its number: no input crosses a link, so
-// adaptive has no transfer to probe and a lease from the pool is sized as
-// predicted at once, not as a slow-start probe (JobInfo::inputs_cross_links).
-TEST(JobSessionTest, APrimesJobTakesWorkFromThePoolWithoutAProbe) {
-  auto config = PrimesJob(30000, {"a", "ghost"}, "adaptive");
-  config.start_timeout_s = 3;
-  auto session = NewSession(config);
-  auto own = session->HandleReport(Idle("a"), 0);
-  ASSERT_EQ(own->kind, Reply::Kind::kLease);
-  session->Tick(3);  // the ghost never started: its share goes to the pool
-  ASSERT_EQ(session->View().workers[1].lost, 1u);
-  ReportMessage done = Finished(*session, "a", own->lease);
-  done.calc_seconds = 4;  // its share took it 4 s: a probe would be 0.2 s of work
-  auto next = session->HandleReport(done, 4);
-  ASSERT_TRUE(next.ok());
-  ASSERT_EQ(next->kind, Reply::Kind::kLease);
-  // Alone, it is given the whole rest of the job in one lease.
-  EXPECT_EQ(next->lease.size() + own->lease.size(), session->config().workload.items);
+// Neither a primes item (computed from its number) nor an exec one (its
+// command fetches its inputs inside its run, which the worker's measured
+// speed holds) has a transfer for adaptive to probe: a lease from the pool is
+// sized as predicted at once, not as a slow-start probe
+// (JobInfo::inputs_cross_links).
+TEST(JobSessionTest, APrimesOrExecJobTakesWorkFromThePoolWithoutAProbe) {
+  for (JobConfig config :
+       {PrimesJob(30000, {"a", "ghost"}, "adaptive"), ExecJob(1000, "adaptive", {"a", "ghost"})}) {
+    SCOPED_TRACE(workload::WorkloadKindName(config.workload.kind));
+    config.start_timeout_s = 3;
+    auto session = NewSession(config);
+    auto own = session->HandleReport(Idle("a"), 0);
+    ASSERT_EQ(own->kind, Reply::Kind::kLease);
+    session->Tick(3);  // the ghost never started: its share goes to the pool
+    ASSERT_EQ(session->View().workers[1].lost, 1u);
+    ReportMessage done = Finished(*session, "a", own->lease);
+    done.calc_seconds = 4;  // its share took it 4 s: a probe would be 0.2 s of work
+    auto next = session->HandleReport(done, 4);
+    ASSERT_TRUE(next.ok());
+    ASSERT_EQ(next->kind, Reply::Kind::kLease);
+    // Alone, it is given the whole rest of the job in one lease.
+    EXPECT_EQ(next->lease.size() + own->lease.size(), session->config().workload.items);
+  }
 }
 
 // After a steal the victim's lease ends nearer than it was told: a signal to
