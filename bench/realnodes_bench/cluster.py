@@ -283,8 +283,14 @@ class CgroupSampler:
     def _run(self):
         while not self._stop.is_set():
             t = now()
-            for board in self.samples:
-                self.samples[board].append((t, self.cluster.node_cpu(board)))
+            try:
+                sample = {board: self.cluster.node_cpu(board) for board in self.samples}
+            except FileNotFoundError:
+                # The bed is being torn down (the bench interrupted): its
+                # cgroups are gone, and so is anything left to sample.
+                return
+            for board, cpu in sample.items():
+                self.samples[board].append((t, cpu))
             self._stop.wait(self.period)
 
     def stop(self):

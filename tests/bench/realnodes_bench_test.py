@@ -245,6 +245,30 @@ class Timing(unittest.TestCase):
         self.assertEqual(cluster.json_objects(rest + two[20:] + "\n"),
                          ([{"kind": "Pod", "metadata": {"name": "b"}}], ""))
 
+    def test_the_cpu_sampler_stops_quietly_when_the_beds_cgroups_are_gone(self):
+        # An interrupted bench tears the bed down under the sampler's thread:
+        # its samples so far stay, and no traceback is printed.
+        calls = []
+
+        class Bed:
+            boards = ["pi3b-0", "pi4b-0"]
+
+            def node_cpu(self, board):
+                calls.append(board)
+                if len(calls) > 4:
+                    raise FileNotFoundError(f"{board}/kubepods/cpuacct.usage")
+                return float(len(calls))
+
+        escaped = []
+        with mock.patch("threading.excepthook", escaped.append):
+            sampler = cluster.CgroupSampler(Bed(), period=0.001)
+            sampler._thread.join(timeout=5)
+        self.assertFalse(sampler._thread.is_alive(), "the thread ended by itself")
+        self.assertEqual(escaped, [], "nothing escaped the thread")
+        samples = sampler.stop()
+        self.assertEqual([cpu for _, cpu in samples["pi3b-0"]], [1.0, 3.0])
+        self.assertEqual([cpu for _, cpu in samples["pi4b-0"]], [2.0, 4.0])
+
     def test_items_cpu_from_times(self):
         lines = ["@item a.png", "0m0.010000s 0m0.000000s", "0m0.300000s 0m0.100000s",
                  "noise", "@item b.png", "0m0.010000s 0m0.000000s", "1m0.500000s 0m0.100000s"]
