@@ -338,12 +338,17 @@ class WorkerLoop::Impl {
       if (exchange.dropped) return Status::Ok();
     }
     const double report_every_s = ledger_.report_every_s();
+    const uint64_t run_end =
+        ledger_.finished() ? 0
+                           : steps_.RunEnd(steps_.Next({ledger_.position(), ledger_.lease().end}));
+    // What was finished goes out before a run of several items: held a run
+    // long, its wait counts at the coordinator as the lease's start overhead.
     exchange.due |= signalled_.exchange(false) ||
                     (report_every_s > 0 && ledger_.unreported_calc() >= report_every_s) ||
-                    HeartbeatDue(exchange.since_report);
+                    (run_end != 0 && ledger_.unreported()) || HeartbeatDue(exchange.since_report);
     if (!exchange.due || exchange.in_flight.valid() || ledger_.finished()) return Status::Ok();
     // Sent as the next step begins: its run under way, if any, goes with it.
-    ledger_.Running(steps_.RunEnd(steps_.Next({ledger_.position(), ledger_.lease().end})));
+    ledger_.Running(run_end);
     SendProgress(exchange);
     exchange.due = false;
     return Status::Ok();

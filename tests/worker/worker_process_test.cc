@@ -366,6 +366,8 @@ class LateCoordinator {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(listener_->uri().port()); }
   // How often the worker is asked to report while a step computes (10 s).
   void set_heartbeat(double seconds) { heartbeat_s_ = seconds; }
+  // The progress cadence its leases and replies ask (0.02 s).
+  void set_report_every(double seconds) { report_every_s_ = seconds; }
 
   std::vector<protocol::ReportMessage> reports() {
     std::lock_guard lock(mu_);
@@ -403,7 +405,7 @@ class LateCoordinator {
       if (report->idle) {
         reply.kind = leased_ ? balance::Reply::Kind::kDone : balance::Reply::Kind::kLease;
         reply.lease = {0, config_.workload.items};
-        reply.report_every_s = 0.02;
+        reply.report_every_s = report_every_s_;
         leased_ = true;
       } else if (progress == 1) {
         std::this_thread::sleep_for(delay_);
@@ -411,7 +413,7 @@ class LateCoordinator {
       } else {
         reply.kind = balance::Reply::Kind::kContinue;
         reply.lease = {0, config_.workload.items};
-        reply.report_every_s = 0.02;
+        reply.report_every_s = report_every_s_;
       }
       Reply(request, protocol::ToJson(reply));
     }
@@ -427,6 +429,7 @@ class LateCoordinator {
   Signal signal_;
   std::atomic<bool> leased_{false};
   std::atomic<double> heartbeat_s_{10};
+  std::atomic<double> report_every_s_{0.02};
   std::mutex mu_;
   std::vector<protocol::ReportMessage> reports_;
   std::unique_ptr<web::http::experimental::listener::http_listener> listener_;
@@ -500,6 +503,32 @@ coordinator::JobConfig SleepJob() {
   return config;
 }
 
+// The reports of a worker that runs `sleep 1` over items 0 to 2, one command
+// a run (its runs: item 0, then items 1 and 2), asked to report every
+// `report_every_s` and at least every `heartbeat_s`; `log` names its log.
+std::vector<protocol::ReportMessage> ReportsOfTwoSleepRuns(double report_every_s,
+                                                           double heartbeat_s,
+                                                           const std::string& log) {
+  coordinator::JobConfig config = SleepJob();
+  config.workload.items = 3;
+  config.workload.exec.per_item = false;
+  config.workload.exec.command = {"sleep", "1"};
+  LateCoordinator coordinator(
+      config,
+      [=](const protocol::ReportMessage&) {
+        return protocol::ReplyMessage{
+            balance::Reply::Kind::kContinue, {0, 3}, report_every_s, heartbeat_s, "late"};
+      },
+      std::chrono::milliseconds(0));
+  coordinator.set_heartbeat(heartbeat_s);
+  coordinator.set_report_every(report_every_s);
+  const std::string path = ::testing::TempDir() + log;
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token", {"--threads", "1"}, path)};
+  EXPECT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(path);
+  return coordinator.reports();
+}
+
 // A worker that runs one command for several items (an exec job without
 // perItem) names the run's end in every report while it runs (runningEnd),
 // so that the coordinator cuts its lease no nearer: the run's result is its
@@ -507,22 +536,7 @@ coordinator::JobConfig SleepJob() {
 // in an item past the cut. The second run holds two items (a worker tries
 // runs of two while it learns its command's start: worker/step_size.h).
 TEST(WorkerProcessTest, NamesTheEndOfARunOfSeveralItemsWhileItRuns) {
-  coordinator::JobConfig config = SleepJob();
-  config.workload.items = 3;
-  config.workload.exec.per_item = false;
-  config.workload.exec.command = {"sleep", "1"};
-  LateCoordinator coordinator(
-      config,
-      [](const protocol::ReportMessage&) {
-        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {0, 3}, 0.02, 0.2, "late"};
-      },
-      std::chrono::milliseconds(0));
-  coordinator.set_heartbeat(0.2);
-  const std::string log = ::testing::TempDir() + "running-end.log";
-  KillOnExit worker{StartWorker(coordinator.url(), "right-token", {"--threads", "1"}, log)};
-  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
-      << ReadFile(log);
-  const auto reports = coordinator.reports();
+  const auto reports = ReportsOfTwoSleepRuns(0.02, 0.2, "running-end.log");
   EXPECT_EQ(CompletedSpans(reports).back().end, 3u);
   size_t during_first = 0, during_second = 0;
   for (const auto& report : reports) {
@@ -538,6 +552,21 @@ TEST(WorkerProcessTest, NamesTheEndOfARunOfSeveralItemsWhileItRuns) {
   }
   EXPECT_GE(during_first, 2u) << "heartbeats while the first run's second passes";
   EXPECT_GE(during_second, 2u) << "the run of items 1 and 2, named while it runs";
+}
+
+// What a worker finished before a run of several items begins goes out as
+// the run begins, although neither the cadence (10 s) nor the heartbeat
+// (10 s) asks yet: held until the run's end, its wait would count at the
+// coordinator as the worker's overhead of starting its lease.
+TEST(WorkerProcessTest, ReportsWhatItFinishedBeforeARunOfSeveralItemsBegins) {
+  const auto reports = ReportsOfTwoSleepRuns(10, 10, "report-before-run.log");
+  const auto first = std::find_if(reports.begin(), reports.end(),
+                                  [](const protocol::ReportMessage& r) { return !r.idle; });
+  ASSERT_NE(first, reports.end()) << "no report before the lease's end";
+  EXPECT_EQ(Completed({*first}), (std::vector<balance::Range>{{0, 1}}));
+  EXPECT_EQ(first->position, 1u);
+  EXPECT_EQ(first->running_end, 3u) << "sent as the run of items 1 and 2 begins";
+  EXPECT_EQ(CompletedSpans(reports).back().end, 3u);
 }
 
 // An item that takes longer than the lease (an exec command of minutes, here
