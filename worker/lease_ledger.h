@@ -53,9 +53,6 @@ class LeaseLedger {
   double report_every_s() const { return report_every_s_; }
   // Seconds spent computing the steps not yet reported.
   double unreported_calc() const { return calc_; }
-  // Whether steps of this lease or ranges of earlier ones are finished and
-  // not yet reported.
-  bool unreported() const { return !steps_.empty() || !completed_.empty(); }
   LeaseCut& cut() { return cut_; }
 
   // Takes up a reply's new lease (kLease), or its end of the current one.

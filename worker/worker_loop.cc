@@ -345,7 +345,7 @@ class WorkerLoop::Impl {
     // long, its wait counts at the coordinator as the lease's start overhead.
     exchange.due |= signalled_.exchange(false) ||
                     (report_every_s > 0 && ledger_.unreported_calc() >= report_every_s) ||
-                    (run_end != 0 && ledger_.unreported()) || HeartbeatDue(exchange.since_report);
+                    run_end != 0 || HeartbeatDue(exchange.since_report);
     if (!exchange.due || exchange.in_flight.valid() || ledger_.finished()) return Status::Ok();
     // Sent as the next step begins: its run under way, if any, goes with it.
     ledger_.Running(run_end);
