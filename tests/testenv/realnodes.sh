@@ -33,17 +33,9 @@ realnodes_sysctls=(net.ipv4.ip_forward net.bridge.bridge-nf-call-iptables
 # advertises it, so pods reach it through the `kubernetes` Service). Before
 # the API server starts.
 realnodes_prepare_host() {
-  local dir=$1 owner name
-  if [[ -f $realnodes_lock ]]; then
-    owner=$(<"$realnodes_lock")
-    if [[ $owner != "$dir" && -d $owner/realnodes ]]; then
-      if realnodes_owner_alive "$owner"; then
-        die "real nodes of $owner are running (one real-node cluster per machine); stop them with BALLAST_TESTENV_DIR=$owner scripts/testenv-down"
-      fi
-      echo "testenv-up: real nodes of $owner were left by a run that ended (none of its processes runs); cleaning up after it" >&2
-      stop_control_plane "$owner"
-    fi
-  fi
+  local dir=$1 name
+  realnodes_clean_ended_run "$dir" ||
+    die "real nodes of $(<"$realnodes_lock") are running (one real-node cluster per machine); stop them with BALLAST_TESTENV_DIR=$(<"$realnodes_lock") scripts/testenv-down"
   echo "$dir" >"$realnodes_lock"
   mkdir -p "$dir/realnodes"
   for name in "${realnodes_fixed_dirs[@]}"; do
@@ -68,6 +60,21 @@ realnodes_prepare_host() {
   iptables -t raw -A BALLAST-TESTENV-DNS -s "$realnodes_host_ip" -p udp --sport 53 -j NOTRACK
   iptables -t raw -C PREROUTING -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I PREROUTING -j BALLAST-TESTENV-DNS
   iptables -t raw -C OUTPUT -j BALLAST-TESTENV-DNS 2>/dev/null || iptables -t raw -I OUTPUT -j BALLAST-TESTENV-DNS
+}
+
+# realnodes_clean_ended_run DIR: when the machine's lock names the real nodes
+# of another directory and none of their processes runs (the run that started
+# them was killed, or the machine was restored from a disk image), stops what
+# they left: network namespaces, cgroups, iptables chains, kernel settings.
+# Returns 1, touching nothing, while they run.
+realnodes_clean_ended_run() {
+  local dir=$1 owner
+  [[ -f $realnodes_lock ]] || return 0
+  owner=$(<"$realnodes_lock")
+  [[ $owner != "$dir" && -d $owner/realnodes ]] || return 0
+  realnodes_owner_alive "$owner" && return 1
+  echo "testenv: real nodes of $owner were left by a run that ended (none of its processes runs); cleaning up after it" >&2
+  stop_control_plane "$owner"
 }
 
 # realnodes_owner_alive DIR: whether the control plane of DIR, which holds the
