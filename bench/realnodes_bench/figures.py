@@ -164,6 +164,16 @@ def paired(rounds, key, against):
     return ratios
 
 
+def every_bracket(rounds, key):
+    """Run `key`'s makespan over its reference (run_reference) in every
+    round that ran it, kept or discarded, in round order. Information only:
+    a discarded round's two oracle runs lie more than 5 % apart, so its
+    ratio holds the bed's move as much as the run's; the targets are judged
+    on the kept rounds (paired)."""
+    return [round_["makespans"][key] / run_reference(round_, key)[0]
+            for round_ in rounds if key in round_["makespans"]]
+
+
 def recovered(rounds, key, by="weighted"):
     """Per kept round where run `key` lost to the oracle (took longer than
     its reference), the share of that loss the run `by` did not lose:

@@ -3,8 +3,8 @@ WeightedJob, each Indexed Job tuning), its figures over the kept rounds.
 No I/O; tests/bench/realnodes_figures_test.py checks the layout."""
 import math
 
-from .figures import (BRACKET_TOLERANCE, best_by_median, bracket_spread, median, paired,
-                      recovered, run_reference, spread, summary, waste_shares)
+from .figures import (BRACKET_TOLERANCE, best_by_median, bracket_spread, every_bracket, median,
+                      paired, recovered, run_reference, spread, summary, waste_shares)
 
 # (title, width, format) of the figures table's columns after the label.
 FIGURES = [
@@ -214,6 +214,11 @@ def workload_report(name, rounds, keys, labels, one_core, total_speed):
                      f"{median(shares) * 100:.0f} % (median of the rounds; "
                      f"{min(shares) * 100:.0f} % the least)")
     lines.append(text)
+    every = every_bracket(rounds, "weighted")
+    if len(every) > len(ratios):
+        lines.append(f"{name}: against its bracket in every round, discarded ones too "
+                     f"(information: those moved more than 5 %), the WeightedJob at "
+                     f"{min(every):.3f} to {max(every):.3f}, median {median(every):.3f}")
     weighted = [r["makespans"]["weighted"] for r in kept if "weighted" in r["makespans"]]
     lines.append(f"{name}: round to round the WeightedJob's makespan moved "
                  f"{percent(spread(weighted))}, the oracle's "

@@ -135,6 +135,17 @@ class Rounds(unittest.TestCase):
         self.assertEqual((low, mid), (0.9, 1.05))
         self.assertEqual(figures.summary([]), (None, None))
 
+    def test_every_bracket_holds_the_discarded_rounds_too(self):
+        rounds = self.rounds()
+        # Round 2's bracket moved: paired leaves it out, every_bracket keeps it.
+        self.assertEqual(figures.every_bracket(rounds, "weighted"), [0.9, 2.0, 1.25, 1.05])
+        self.assertEqual(figures.every_bracket(rounds, "i"), [1.5, 1.0, 1.2])
+        # A run paired with the bracket around it, not the round's first.
+        rounds = [{"kept": False, "makespans": {"oracle": 100, "weighted": 90},
+                   "refs": {"weighted": (100, False), "i": (120, True)}}]
+        rounds[0]["makespans"]["i"] = 132
+        self.assertEqual(figures.every_bracket(rounds, "i"), [1.1])
+
     def test_recovered_share_of_the_indexed_jobs_loss(self):
         # Round 1: the Job lost 50 to the oracle, the WeightedJob beat the
         # oracle by 10: 60 / 50. Round 4: lost 40, the WeightedJob 10 of it:
@@ -390,6 +401,13 @@ class Tables(unittest.TestCase):
                       f"{min(shares) * 100:.0f} % the least)", text)
         widths = {len(line) for line in lines if line.startswith("WeightedJob")}
         self.assertEqual(len(widths), 2)  # one line in each table
+        # Beside the kept rounds, every round's bracket, round 2's too.
+        every = figures.every_bracket(self.rounds(), "weighted")
+        self.assertEqual(len(every), 3)
+        self.assertIn(f"thumbnails: against its bracket in every round, discarded ones too "
+                      f"(information: those moved more than 5 %), the WeightedJob at "
+                      f"{min(every):.3f} to {max(every):.3f}, median "
+                      f"{figures.median(every):.3f}", text)
 
     def test_waste_is_the_cpu_of_lost_copies_and_after_the_end_over_the_work(self):
         rounds = self.rounds()
