@@ -141,9 +141,8 @@ class Rounds(unittest.TestCase):
         self.assertEqual(figures.every_bracket(rounds, "weighted"), [0.9, 2.0, 1.25, 1.05])
         self.assertEqual(figures.every_bracket(rounds, "i"), [1.5, 1.0, 1.2])
         # A run paired with the bracket around it, not the round's first.
-        rounds = [{"kept": False, "makespans": {"oracle": 100, "weighted": 90},
+        rounds = [{"kept": False, "makespans": {"oracle": 100, "weighted": 90, "i": 132},
                    "refs": {"weighted": (100, False), "i": (120, True)}}]
-        rounds[0]["makespans"]["i"] = 132
         self.assertEqual(figures.every_bracket(rounds, "i"), [1.1])
 
     def test_recovered_share_of_the_indexed_jobs_loss(self):
