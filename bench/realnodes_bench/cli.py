@@ -140,7 +140,12 @@ of all six workloads).
   bench/realnodes-bench --pull-start 3                   # cold pull vs image present, the start only
   bench/realnodes-bench --workload recompress --keep DIR # each WeightedJob's status, events, logs in DIR,
     and the coordinator's decisions (the operator runs --verbose: a line per report and its answer),
-    every run's pods, their events and watch, and each item's calibrated CPU and oracle's board
+    every run's pods, their events and watch, each item's calibrated CPU and oracle's board, and
+    DIR/WORKLOAD/rounds.json, written after every round: the figures of the rounds run so far
+  bench/realnodes-bench --pool DIR1 DIR2 --kept 3        # the tables over the rounds of two runs
+    kept with --keep, as if one run had run them all (no nodes, no root needed): a round's
+    figures depend on no other round's, so rounds of runs of the same code pool; each run's
+    commit is printed, and a warning when they differ
 """
 import argparse
 import os
@@ -151,7 +156,7 @@ import subprocess
 import sys
 import time
 
-from . import cluster, figures, report, runs, workloads
+from . import cluster, figures, pool, report, runs, workloads
 from .cluster import Cluster, bed_env, run, warn
 
 WORKLOADS = ["primes", "thumbnails", "recompress", "anomalies", "testsuite", "compile"]
@@ -204,6 +209,9 @@ def parse(argv):
                              "Secrets to the node authorizer alone (see above)")
     parser.add_argument("--pull-start", metavar="N",
                         help="only the worker image's pull in a job's start: N cold, N warm")
+    parser.add_argument("--pool", nargs="+", type=pathlib.Path, metavar="PATH",
+                        help="no runs: the tables over the rounds of earlier runs' rounds.json "
+                             "(a file, or a --keep DIR), pooled per workload")
     options = parser.parse_args(argv)
     names = WORKLOADS if options.workload == "all" else options.workload.split(",")
     for name in names:
@@ -227,7 +235,8 @@ def parse(argv):
         options.limit = 200000 if options.pull_start else 1000000
     if options.repeat < 1:
         parser.exit(2, "realnodes-bench: --repeat takes 1 or more\n")
-    if options.kept is not None and not 1 <= options.kept <= options.repeat:
+    if options.kept is not None and (options.kept < 1 or (
+            not options.pool and options.kept > options.repeat)):
         parser.exit(2, f"realnodes-bench: --kept takes 1 to --repeat ({options.repeat}), "
                        f"not {options.kept}\n")
     if options.keep:
@@ -258,6 +267,8 @@ class Bench:
         self.total_speed = 0.0
         self.cpus = 1
         self.oracle_label = ""
+        self.commit = commit_of(root)
+        self.started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
 
     def request(self, per_node):
         return figures.cpu_request(self.cpus, per_node)
@@ -334,6 +345,19 @@ class Bench:
         subprocess.run([str(self.root / "scripts/testenv-down")], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         subprocess.run(["rm", "-rf", str(self.work)])
+
+
+def commit_of(root):
+    """The tree's commit, "+changes" when tracked files differ from it, or
+    "unknown" outside a git checkout."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=False)
+    head = git("rev-parse", "--short=7", "HEAD")
+    if head.returncode != 0:
+        return "unknown"
+    changed = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + ("+changes" if changed else "")
 
 
 def labels_for(name, variants):
@@ -449,6 +473,11 @@ def run_workload(bench, name):
         number = len(rounds) + 1
         print(f"round {number}:", flush=True)
         rounds.append(run_round(bench, workload, number, lists, variants, labels, expected))
+        if options.keep:
+            (options.keep / name).mkdir(parents=True, exist_ok=True)
+            pool.save(options.keep / name / pool.FILE_NAME, pool.record(
+                name, bench.commit, bench.started, work, bench.total_speed, keys,
+                labels, rounds))
     short = figures.short_of_kept(rounds, options.kept)
     if short:
         warn(f"{name}: {figures.kept_count(rounds)} rounds kept of {len(rounds)}, "
@@ -527,8 +556,39 @@ def pull_start(bench):
                    / f"ballast-worker-{bench.version}-amd64.tar")
 
 
+def pooled_report(options):
+    """--pool: the tables over earlier runs' rounds, per workload (those of
+    --workload when it names some). Returns the exit status."""
+    try:
+        records = [(str(path), pool.load(path)) for path in pool.files(options.pool)]
+        pooled = pool.merge(records)
+    except pool.PoolError as error:
+        print(f"realnodes-bench: {error}", file=sys.stderr)
+        return 1
+    names = [n for n in pooled if options.workload == "all" or n in options.workloads]
+    if not names:
+        print(f"realnodes-bench: no rounds of {', '.join(options.workloads)} in "
+              f"{', '.join(map(str, options.pool))}", file=sys.stderr)
+        return 1
+    short = []
+    for name in names:
+        entry = pooled[name]
+        print("\n".join(["", *pool.sources_lines(name, entry["sources"])]))
+        print("\n".join(report.workload_report(name, entry["rounds"], entry["keys"],
+                                               entry["labels"], entry["work"],
+                                               entry["total_speed"])), flush=True)
+        if figures.short_of_kept(entry["rounds"], options.kept):
+            short.append(name)
+    if short:
+        warn(f"fewer rounds kept than --kept {options.kept}: {', '.join(short)}")
+        return EXIT_SHORT_OF_KEPT
+    return 0
+
+
 def main(argv):
     options = parse(argv)
+    if options.pool:
+        return pooled_report(options)
     if os.geteuid() != 0:
         print("realnodes-bench: real nodes need root", file=sys.stderr)
         return 1

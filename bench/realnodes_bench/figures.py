@@ -216,13 +216,15 @@ def spread(values):
 def waste_shares(rounds, key, work):
     """Per kept round, the CPU of run `key`'s copies that lost ("lost", CPU
     seconds) and of its boards after the end was seen ("after_end") over the
-    work's CPU on one core; rounds whose run has neither figure are left out."""
+    work's CPU on one core (a pooled round's own run's, else `work`); rounds
+    whose run has neither figure are left out."""
     shares = []
     for round_ in rounds:
         run = round_["runs"].get(key) if round_["kept"] else None
         if not run or (run.get("lost") is None and run.get("after_end") is None):
             continue
-        shares.append(((run.get("lost") or 0) + (run.get("after_end") or 0)) / work)
+        shares.append(((run.get("lost") or 0) + (run.get("after_end") or 0))
+                      / round_.get("work", work))
     return shares
 
 

@@ -111,6 +111,13 @@ def _median(runs, field):
     return median(values) if values else None
 
 
+def _cpu_over_work(rounds, key, one_core):
+    """The median of each run's boards' CPU over its round's work (a pooled
+    round's own run's, else `one_core`)."""
+    ratios = [f["boards_cpu"] / r.get("work", one_core) for r in rounds for f in _runs([r], key)]
+    return median(ratios)
+
+
 def figure_rows(rounds, keys, labels, one_core, total_speed):
     """The figures table's rows: the oracle's, then each of `keys` (the
     WeightedJob's "weighted", the Indexed Job's variants); `labels` key ->
@@ -125,7 +132,7 @@ def figure_rows(rounds, keys, labels, one_core, total_speed):
         makespan = median(makespans) if makespans else None
         low, mid = (None, None) if key == "oracle" else summary(paired(rounds, key, "oracle"))
         vs_wj = median(paired(rounds, key, "weighted")) if key != "oracle" else None
-        cpu_work = median([f["boards_cpu"] / one_core for f in runs]) if runs else None
+        cpu_work = _cpu_over_work(used, key, one_core)
         values = [makespan, _median(runs, "first_pod"), _median(runs, "all_pods"), limit,
                   limit / makespan if makespan else None, low, mid, vs_wj, cpu_work,
                   _median(runs, "busy")]

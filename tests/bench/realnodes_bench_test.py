@@ -3,9 +3,10 @@
 needed: the Indexed Job's packing and CPU request, the oracle's split and
 the lower bound of indivisible items, the bracket rule, the paired
 per-round ratios, where a run's time went from a watch and cgroup samples,
-the calibration log's reading, the tables, the jobs the bench makes from
-the examples as they ship, and the testsuite example's list of tests with
-their past durations.
+the calibration log's reading, the tables, the rounds of several runs
+pooled (and their file refused whole when it is wrong), the jobs the bench
+makes from the examples as they ship, and the testsuite example's list of
+tests with their past durations.
 
   realnodes_bench_test.py SOURCE_DIR"""
 import io
@@ -22,7 +23,8 @@ SOURCE = pathlib.Path(sys.argv.pop(1) if len(sys.argv) > 1 else
                       pathlib.Path(__file__).resolve().parents[2])
 sys.path.insert(0, str(SOURCE / "bench"))
 
-from realnodes_bench import cli, cluster, figures, report, runs, timing, workloads  # noqa: E402
+from realnodes_bench import (cli, cluster, figures, pool, report, runs, timing,  # noqa: E402
+                             workloads)
 
 BOARDS = {"pi4b-0": 0.5, "pi4b-1": 0.5, "pi3b-0": 0.2}
 
@@ -500,6 +502,209 @@ class Tables(unittest.TestCase):
                          "Indexed Job, 12 x packed by size, 1/board")
         self.assertEqual(report.indexed_label("cost", "12", "1", "testsuite"),
                          "Indexed Job, 12 x packed by past duration, 1/board")
+
+
+def pool_record(rounds, work=12.0, commit="abc1234", keys=("weighted", "cost:12:1")):
+    """A run's rounds as the bench writes them with --keep."""
+    return pool.record("thumbnails", commit, "2026-12-01 01:00:00 UTC", work, 1.2, keys,
+                       cli.labels_for("thumbnails", list(keys[1:])), rounds)
+
+
+def pooled(*records):
+    """The records written, read back and pooled, as --pool does."""
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded = []
+        for n, rec in enumerate(records):
+            path = pathlib.Path(tmp) / f"run{n}" / "thumbnails" / pool.FILE_NAME
+            path.parent.mkdir(parents=True)
+            pool.save(path, rec)
+            loaded.append((f"run{n}", pool.load(path)))
+        return pool.merge(loaded)["thumbnails"]
+
+
+class Pool(unittest.TestCase):
+    def test_one_run_read_back_reports_as_it_did(self):
+        rounds = Tables().three_oracle_rounds()
+        entry = pooled(pool_record(rounds))
+        args = (["weighted", "cost:12:1"], cli.labels_for("thumbnails", ["cost:12:1"]), 12.0, 1.2)
+        self.assertEqual(report.workload_report("thumbnails", entry["rounds"], *args),
+                         report.workload_report("thumbnails", rounds, *args))
+        self.assertEqual((entry["work"], entry["total_speed"], entry["keys"]),
+                         (12.0, 1.2, ["weighted", "cost:12:1"]))
+
+    def test_two_runs_pool_as_one_with_each_rounds_own_work(self):
+        first, second = Tables().rounds(), Tables().rounds()[:1]
+        entry = pooled(pool_record(first, work=12.0),
+                       pool_record(second, work=8.0, commit="def5678"))
+        rounds = entry["rounds"]
+        self.assertEqual([r["round"] for r in rounds], [1, 2, 3, 4])
+        self.assertEqual([r["work"] for r in rounds], [12.0, 12.0, 12.0, 8.0])
+        self.assertEqual(entry["work"], 10.0)  # the median of the two runs'
+        # Kept: rounds 1 and 3 of the first run, round 1 of the second.
+        self.assertEqual(figures.paired(rounds, "weighted", "oracle"),
+                         [9.9 / 10.1, 12 / 11, 9.9 / 10.1])
+        # Each run's boards' CPU (10 s) over its own round's work.
+        rows = report.figure_rows(rounds, entry["keys"], entry["labels"], entry["work"], 1.2)
+        self.assertAlmostEqual(rows[1][1][8], figures.median([10 / 12, 10 / 12, 10 / 8]))
+        shares = figures.waste_shares(rounds, "weighted", entry["work"])
+        self.assertEqual([round(x, 6) for x in shares],
+                         [round(0.3 / 12, 6), round(0.3 / 12, 6), round(0.3 / 8, 6)])
+        text = "\n".join(report.workload_report("thumbnails", rounds, entry["keys"],
+                                                entry["labels"], entry["work"], 1.2))
+        self.assertIn("over 3 kept round(s) of 4", text)
+        self.assertIn("thumbnails: round 2 discarded", text)
+        lines = pool.sources_lines("thumbnails", entry["sources"])
+        self.assertEqual(lines[:2], [
+            "thumbnails: rounds 1-3 from run0 (commit abc1234, started 2026-12-01 01:00:00 UTC, "
+            "work 12.00 CPU s on one core)",
+            "thumbnails: rounds 4-4 from run1 (commit def5678, started 2026-12-01 01:00:00 UTC, "
+            "work 8.00 CPU s on one core)"])
+        self.assertIn("the runs are of 2 commits (abc1234, def5678)", lines[2])
+        self.assertEqual(len(pool.sources_lines("thumbnails", entry["sources"][:1])), 1)
+
+    def test_every_tuning_any_run_ran(self):
+        second = Tables().rounds()
+        for r in second:
+            r["runs"]["cost:48:2"] = figures_run(20.0)
+            r["makespans"]["cost:48:2"] = 20.0
+        entry = pooled(pool_record(Tables().rounds()),
+                       pool_record(second, keys=("weighted", "cost:12:1", "cost:48:2")))
+        self.assertEqual(entry["keys"], ["weighted", "cost:12:1", "cost:48:2"])
+        self.assertEqual(len(figures.paired(entry["rounds"], "cost:48:2", "oracle")), 2)
+        self.assertEqual(len(figures.paired(entry["rounds"], "cost:12:1", "oracle")), 4)
+
+    def test_another_bed_is_refused(self):
+        other = pool_record(Tables().rounds())
+        other["total_speed"] = 1.5
+        with self.assertRaisesRegex(pool.PoolError, "^run1: its boards' speeds sum to 1.5 cores, "
+                                                    "run0's to 1.2: not the same bed$"):
+            pooled(pool_record(Tables().rounds()), other)
+
+    def written(self, tmp, text):
+        path = pathlib.Path(tmp) / "rounds.json"
+        path.write_text(text)
+        return path
+
+    def test_a_wrong_file_is_named_with_its_field(self):
+        good = json.loads(json.dumps(pool_record(Tables().rounds())))
+        cases = [
+            ('{"format": 1, "rounds": [', "not JSON, line 1 column 26"),
+            ("[" * 100000 + "]" * 100000, "not JSON (RecursionError)"),
+            ("[]", "the file: expected an object, found []"),
+            (json.dumps(dict(good, format=2)), "format: expected 1"),
+            (json.dumps(dict(good, work="12")), 'work: expected a number, found "12"'),
+            (json.dumps(dict(good, total_speed=0)), "total_speed: expected a number above 0"),
+            (json.dumps(dict(good, keys=["cost:12:1"])), 'keys: expected "weighted" then'),
+            (json.dumps(dict(good, rounds=[])), "rounds: expected a list of 1 to 1000"),
+        ]
+        bad_round = json.loads(json.dumps(good))
+        bad_round["rounds"][1]["runs"]["weighted"]["makespan"] = True
+        cases.append((json.dumps(bad_round), "rounds[1].runs.weighted.makespan: expected a number, "
+                                            "found true"))
+        bad_round = json.loads(json.dumps(good))
+        bad_round["rounds"][0]["runs"]["cost:99:1"] = figures_run(3.0)
+        cases.append((json.dumps(bad_round), 'rounds[0].runs: expected runs of weighted, '
+                                            'cost:12:1, found "cost:99:1"'))
+        bad_round = json.loads(json.dumps(good))
+        bad_round["rounds"][2]["makespans"]["cost:48:2"] = 3.0
+        cases.append((json.dumps(bad_round), "rounds[2].makespans: expected a makespan for each"))
+        bad_round = json.loads(json.dumps(good))
+        bad_round["rounds"][0]["oracle"][1]["busy"] = "NaN"
+        cases.append((json.dumps(bad_round).replace('"NaN"', "NaN"),
+                      "rounds[0].oracle[1].busy: expected a number, found NaN"))
+        with tempfile.TemporaryDirectory() as tmp:
+            for text, message in cases:
+                path = self.written(tmp, text)
+                with self.assertRaises(pool.PoolError, msg=message) as raised:
+                    pool.load(path)
+                self.assertTrue(str(raised.exception).startswith(f"{path}: {message}"),
+                                (str(raised.exception), message))
+            path = self.written(tmp, json.dumps(good))
+            with mock.patch.object(pool, "MOST_BYTES", 100), \
+                    self.assertRaisesRegex(pool.PoolError, "larger than"):
+                pool.load(path)
+            with self.assertRaisesRegex(pool.PoolError, "No such file"):
+                pool.load(pathlib.Path(tmp) / "none.json")
+
+    def test_whatever_a_damaged_file_holds_it_is_refused_or_reported(self):
+        good = json.loads(json.dumps(pool_record(Tables().three_oracle_rounds())))
+        junk = [None, True, -1, 0, 1e308, "x", [], {}, [1, 2], {"makespan": 1}]
+        chance = random.Random(62)
+
+        def places(value, path=()):
+            yield path
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    yield from places(inner, path + (key,))
+            elif isinstance(value, list):
+                for i, inner in enumerate(value):
+                    yield from places(inner, path + (i,))
+
+        paths = list(places(good))[1:]
+        loaded = 0
+        with tempfile.TemporaryDirectory() as tmp:
+            for _ in range(400):
+                damaged = json.loads(json.dumps(good))
+                for _ in range(chance.randint(1, 3)):
+                    *parent, last = chance.choice(paths)
+                    holder = damaged
+                    try:
+                        for step in parent:
+                            holder = holder[step]
+                        if chance.random() < 0.3 and isinstance(holder, dict):
+                            holder.pop(last, None)
+                        else:
+                            holder[last] = chance.choice(junk)
+                    except (KeyError, IndexError, TypeError):
+                        continue
+                path = self.written(tmp, json.dumps(damaged))
+                try:
+                    rec = pool.load(path)
+                except pool.PoolError:
+                    continue
+                loaded += 1
+                entry = pool.merge([("damaged", rec)])["thumbnails"]
+                report.workload_report("thumbnails", entry["rounds"], entry["keys"],
+                                       entry["labels"], entry["work"], entry["total_speed"])
+        self.assertGreater(loaded, 20)  # some damage is harmless (a figure of None, say)
+
+    def test_keep_directories_and_the_command(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            keep = pathlib.Path(tmp)
+            for run, rounds in (("a", Tables().rounds()), ("b", Tables().rounds()[:1])):
+                (keep / run / "thumbnails").mkdir(parents=True)
+                pool.save(keep / run / "thumbnails" / pool.FILE_NAME, pool_record(rounds))
+            self.assertEqual(pool.files([keep / "a", keep / "b" / "thumbnails"]),
+                             [keep / "a/thumbnails/rounds.json", keep / "b/thumbnails/rounds.json"])
+            for missing in (keep / "none", keep):
+                with self.assertRaises(pool.PoolError):
+                    pool.files([missing])
+            for kept, status in (("3", 0), ("4", cli.EXIT_SHORT_OF_KEPT)):
+                with mock.patch("sys.stdout", new=io.StringIO()) as out, \
+                        mock.patch("sys.stderr", new=io.StringIO()) as err:
+                    self.assertEqual(cli.main(["--pool", str(keep / "a"), str(keep / "b"),
+                                               "--kept", kept]), status)
+                self.assertIn("thumbnails: over 3 kept round(s) of 4", out.getvalue())
+                self.assertIn(f"thumbnails: rounds 4-4 from {keep / 'b/thumbnails/rounds.json'}",
+                              out.getvalue())
+                self.assertEqual("fewer rounds kept" in err.getvalue(), status != 0)
+            (keep / "a/thumbnails/rounds.json").write_text("{")
+            with mock.patch("sys.stderr", new=io.StringIO()) as err:
+                self.assertEqual(cli.main(["--pool", str(keep / "a")]), 1)
+            self.assertIn("rounds.json: not JSON, line 1", err.getvalue())
+            with mock.patch("sys.stderr", new=io.StringIO()) as err:
+                self.assertEqual(cli.main(["--pool", str(keep / "b"), "--workload", "primes"]), 1)
+            self.assertIn("no rounds of primes", err.getvalue())
+
+    def test_a_run_is_saved_whole_or_not_at_all(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp) / pool.FILE_NAME
+            pool.save(path, pool_record(Tables().rounds()))
+            with mock.patch.object(pool.os, "replace", side_effect=OSError("killed")), \
+                    self.assertRaises(OSError):
+                pool.save(path, pool_record(Tables().rounds()[:1]))
+            self.assertEqual(len(pool.load(path)["rounds"]), 3)
+            self.assertEqual(cli.commit_of(pathlib.Path(tmp)), "unknown")
 
 
 class Jobs(unittest.TestCase):
