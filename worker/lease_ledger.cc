@@ -39,7 +39,7 @@ void LeaseLedger::Obey(const protocol::ReplyMessage& reply) {
     CloseLeasePart();
     lease_ = reply.lease;
     position_ = lease_.begin;
-    running_end_ = 0;
+    running_end_ = told_end_ = 0;  // nothing under way in it, nor named
     session_ = reply.session;
     cut_.Begin(lease_);
   } else {
@@ -72,6 +72,7 @@ void LeaseLedger::Fill(protocol::ReportMessage& report) {
   report.cpu_seconds = cpu_seconds_() - cpu_start_;
   report.position = position_;
   report.running_end = running_end_ > position_ ? running_end_ : 0;
+  told_end_ = report.running_end;
   StartUnreported();
 }
 
@@ -79,6 +80,7 @@ void LeaseLedger::Drop() {
   lease_ = {};
   position_ = 0;
   running_end_ = 0;
+  told_end_ = 0;
   cut_.Clear();
   session_.clear();
   StartUnreported();

@@ -68,6 +68,14 @@ class LeaseLedger {
   // run's whole result dropped when another worker hands in an item past
   // the cut first).
   void Running(uint64_t end) { running_end_ = end; }
+  // Whether a run of several items is under way that no report has named
+  // yet: the first of a lease, or one that began while a report was in
+  // flight. A report names it at once: a cut made without knowing it could
+  // fall inside it, and its whole result be lost when another worker hands
+  // in an item past the cut first (compile on the real-node bench: a Pi 4B's
+  // first run of a lease, 14 sources in 22 s, unnamed until a heartbeat 10 s
+  // on, was cut at its tenth source and lost).
+  bool RunUntold() const { return running_end_ > position_ && running_end_ != told_end_; }
   // A step of the lease finished, from the position on.
   void Finished(balance::Range step, workload::Result result, double seconds);
   // Forgets what was finished and not reported; CPU counts from now.
@@ -87,6 +95,7 @@ class LeaseLedger {
   balance::Range lease_;
   uint64_t position_ = 0;
   uint64_t running_end_ = 0;  // Running's end; at or below position_ when none
+  uint64_t told_end_ = 0;     // the run's end the last report named (0: none)
   std::string session_;
   double report_every_s_ = 0;
   LeaseCut cut_;

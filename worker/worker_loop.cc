@@ -106,11 +106,10 @@ class WorkerLoop::Impl {
   // it); for a command run per step, its runs and the start it learned.
   void LogDone() const {
     const ProcessCpu cpu = ProcessCpuSplit();
-    std::string runs;
-    if (steps_.one_run_per_step()) {
-      runs =
-          fmt::format(" runs={} run_start_s={:.4f}", steps_.runs(), steps_.run_start().seconds());
-    }
+    const std::string runs = steps_.one_run_per_step()
+                                 ? fmt::format(" runs={} run_start_s={:.4f}", steps_.runs(),
+                                               steps_.run_start().seconds())
+                                 : "";
     spdlog::info("job done job={} worker={} cpu_self_s={:.3f} cpu_commands_s={:.3f}{}",
                  options_.job, options_.name, cpu.own, cpu.children, runs);
   }
@@ -247,6 +246,7 @@ class WorkerLoop::Impl {
       }
       const Range planned = steps_.Next({ledger_.position(), ledger_.lease().end});
       ledger_.Running(steps_.RunEnd(planned));
+      if (ledger_.RunUntold() && !exchange.in_flight.valid()) SendProgress(exchange);
       const auto start = Clock::now();
       std::vector<StatusOr<protocol::ReplyMessage>> held;  // replies to obey after the step
       auto part = ComputeKeepingAlive(planned, exchange, held);
@@ -294,10 +294,10 @@ class WorkerLoop::Impl {
         held.push_back(exchange.in_flight.get());
         EndCommandsOfAFinishedJob(held.back());
       }
-      if (exchange.in_flight.valid() || !HeartbeatDue(exchange.since_report)) continue;
-      // What is finished goes with it (nothing, mid-way through one long
-      // step); the coordinator hears the worker is alive.
-      SendProgress(exchange);
+      if (exchange.in_flight.valid()) continue;
+      // A heartbeat (what is finished goes with it: nothing, mid-way through one
+      // long step), or the name of a run that began while a report was out.
+      if (HeartbeatDue(exchange.since_report) || ledger_.RunUntold()) SendProgress(exchange);
     }
     return computing.get();
   }

@@ -143,6 +143,35 @@ TEST(LeaseLedgerTest, ARunOfSeveralItemsIsNamedInEveryReportUntilItFinishes) {
   EXPECT_EQ(fresh.running_end, 0u) << "a new lease starts with nothing under way";
 }
 
+// A run no report has named yet is untold: the worker sends a report as it
+// begins (worker_loop.cc), so that the coordinator never cuts inside it
+// unknowing. Told once a report named it; a new run, or a new lease's
+// first, is untold again.
+TEST(LeaseLedgerTest, ARunIsUntoldUntilAReportNamesIt) {
+  LeaseLedger ledger;
+  ledger.Obey(Reply(Reply::Kind::kLease, {8, 20}));
+  EXPECT_FALSE(ledger.RunUntold()) << "nothing under way";
+  ledger.Running(12);
+  EXPECT_TRUE(ledger.RunUntold()) << "the lease's first run, items 8 to 11";
+  ReportMessage naming;
+  ledger.Fill(naming);
+  EXPECT_EQ(naming.running_end, 12u);
+  EXPECT_FALSE(ledger.RunUntold());
+  ReportMessage heartbeat;
+  ledger.Fill(heartbeat);
+  EXPECT_FALSE(ledger.RunUntold()) << "still named";
+  ledger.Finished({8, 12}, Result::Primes(0, 0), 1.0);
+  EXPECT_FALSE(ledger.RunUntold()) << "the run is over";
+  ledger.Running(16);
+  EXPECT_TRUE(ledger.RunUntold()) << "the next run, not yet named";
+  ReportMessage told;
+  ledger.Fill(told);
+  EXPECT_FALSE(ledger.RunUntold());
+  ledger.Obey(Reply(Reply::Kind::kLease, {12, 30}));
+  ledger.Running(16);
+  EXPECT_TRUE(ledger.RunUntold()) << "the same end in a new lease is told again";
+}
+
 TEST(LeaseLedgerTest, EndHereGivesTheRestBack) {
   LeaseLedger ledger;
   ledger.Obey(Reply(Reply::Kind::kLease, {0, 100}));

@@ -368,6 +368,12 @@ class LateCoordinator {
   void set_heartbeat(double seconds) { heartbeat_s_ = seconds; }
   // The progress cadence its leases and replies ask (0.02 s).
   void set_report_every(double seconds) { report_every_s_ = seconds; }
+  // The leases its idle reports get, one each in order, then done (one
+  // lease of every item).
+  void set_leases(std::vector<balance::Range> leases) {
+    std::lock_guard lock(mu_);
+    leases_ = std::move(leases);
+  }
 
   std::vector<protocol::ReportMessage> reports() {
     std::lock_guard lock(mu_);
@@ -394,19 +400,20 @@ class LateCoordinator {
           protocol::ParseReport(nlohmann::json::parse(request.extract_string(true).get()));
       ASSERT_TRUE(report.ok()) << report.status().ToString();
       size_t progress = 0;
+      std::optional<balance::Range> next_lease;
       {
         std::lock_guard lock(mu_);
         reports_.push_back(*report);
         for (const auto& seen : reports_) progress += seen.idle ? 0 : 1;
+        if (report->idle && leased_ < leases_.size()) next_lease = leases_[leased_++];
       }
       protocol::ReplyMessage reply;
       reply.session = "late";
       reply.heartbeat_s = heartbeat_s_;
       if (report->idle) {
-        reply.kind = leased_ ? balance::Reply::Kind::kDone : balance::Reply::Kind::kLease;
-        reply.lease = {0, config_.workload.items};
+        reply.kind = next_lease ? balance::Reply::Kind::kLease : balance::Reply::Kind::kDone;
+        reply.lease = next_lease.value_or(balance::Range{});
         reply.report_every_s = report_every_s_;
-        leased_ = true;
       } else if (progress == 1) {
         std::this_thread::sleep_for(delay_);
         reply = late_(*report);
@@ -427,7 +434,8 @@ class LateCoordinator {
   Late late_;
   std::chrono::milliseconds delay_;
   Signal signal_;
-  std::atomic<bool> leased_{false};
+  std::vector<balance::Range> leases_{{0, config_.workload.items}};
+  size_t leased_ = 0;  // of leases_
   std::atomic<double> heartbeat_s_{10};
   std::atomic<double> report_every_s_{0.02};
   std::mutex mu_;
@@ -567,6 +575,47 @@ TEST(WorkerProcessTest, ReportsWhatItFinishedBeforeARunOfSeveralItemsBegins) {
   EXPECT_EQ(first->position, 1u);
   EXPECT_EQ(first->running_end, 3u) << "sent as the run of items 1 and 2 begins";
   EXPECT_EQ(CompletedSpans(reports).back().end, 3u);
+}
+
+// The first run of a lease that holds several items is named as it begins,
+// although nothing of the lease is finished yet and neither the cadence nor
+// the heartbeat (10 s each) asks: a coordinator that did not know it could
+// cut the lease inside it, and the run's whole result would be lost once
+// another worker handed in an item past the cut. Two leases: item 0, then
+// items 1 and 2, run as one command (`sleep 1`).
+TEST(WorkerProcessTest, NamesTheFirstRunOfALeaseAsItBegins) {
+  coordinator::JobConfig config = SleepJob();
+  config.workload.items = 3;
+  config.workload.exec.per_item = false;
+  config.workload.exec.command = {"sleep", "1"};
+  LateCoordinator coordinator(
+      config,
+      [](const protocol::ReportMessage&) {
+        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {1, 3}, 10, 10, "late"};
+      },
+      std::chrono::milliseconds(0));
+  coordinator.set_heartbeat(10);
+  coordinator.set_report_every(10);
+  coordinator.set_leases({{0, 1}, {1, 3}});
+  const std::string log = ::testing::TempDir() + "first-run-named.log";
+  KillOnExit worker{StartWorker(coordinator.url(), "right-token", {"--threads", "1"}, log)};
+  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
+      << ReadFile(log);
+  const auto reports = coordinator.reports();
+  // Idle reports ask for the first lease, hand in item 0 and ask for the
+  // second, then hand in items 1 and 2; between the last two, the run named.
+  std::vector<size_t> idle;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (reports[i].idle) idle.push_back(i);
+  }
+  ASSERT_EQ(idle.size(), 3u) << ReadFile(log);
+  EXPECT_EQ(Completed({reports[idle[1]]}), (std::vector<balance::Range>{{0, 1}}));
+  EXPECT_EQ(Completed({reports[idle[2]]}), (std::vector<balance::Range>{{1, 3}}));
+  ASSERT_GT(idle[2] - idle[1], 1u) << "no report while the lease's first run went on";
+  const protocol::ReportMessage& named = reports[idle[1] + 1];
+  EXPECT_EQ(named.running_end, 3u);
+  EXPECT_EQ(named.position, 1u);
+  EXPECT_TRUE(Completed({named}).empty()) << "nothing of the lease finished yet";
 }
 
 // An item that takes longer than the lease (an exec command of minutes, here
