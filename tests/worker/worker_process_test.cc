@@ -514,22 +514,25 @@ coordinator::JobConfig SleepJob() {
 // The reports of a worker that runs `sleep 1` over items 0 to 2, one command
 // a run (its runs: item 0, then items 1 and 2), asked to report every
 // `report_every_s` and at least every `heartbeat_s`; `log` names its log.
-std::vector<protocol::ReportMessage> ReportsOfTwoSleepRuns(double report_every_s,
-                                                           double heartbeat_s,
-                                                           const std::string& log) {
+// Its idle reports get `leases` in order (by default one of all three).
+std::vector<protocol::ReportMessage> ReportsOfTwoSleepRuns(
+    double report_every_s, double heartbeat_s, const std::string& log,
+    std::vector<balance::Range> leases = {{0, 3}}) {
   coordinator::JobConfig config = SleepJob();
   config.workload.items = 3;
   config.workload.exec.per_item = false;
   config.workload.exec.command = {"sleep", "1"};
+  const balance::Range last = leases.back();
   LateCoordinator coordinator(
       config,
       [=](const protocol::ReportMessage&) {
-        return protocol::ReplyMessage{
-            balance::Reply::Kind::kContinue, {0, 3}, report_every_s, heartbeat_s, "late"};
+        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, last, report_every_s,
+                                      heartbeat_s, "late"};
       },
       std::chrono::milliseconds(0));
   coordinator.set_heartbeat(heartbeat_s);
   coordinator.set_report_every(report_every_s);
+  coordinator.set_leases(std::move(leases));
   const std::string path = ::testing::TempDir() + log;
   KillOnExit worker{StartWorker(coordinator.url(), "right-token", {"--threads", "1"}, path)};
   EXPECT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
@@ -584,31 +587,14 @@ TEST(WorkerProcessTest, ReportsWhatItFinishedBeforeARunOfSeveralItemsBegins) {
 // another worker handed in an item past the cut. Two leases: item 0, then
 // items 1 and 2, run as one command (`sleep 1`).
 TEST(WorkerProcessTest, NamesTheFirstRunOfALeaseAsItBegins) {
-  coordinator::JobConfig config = SleepJob();
-  config.workload.items = 3;
-  config.workload.exec.per_item = false;
-  config.workload.exec.command = {"sleep", "1"};
-  LateCoordinator coordinator(
-      config,
-      [](const protocol::ReportMessage&) {
-        return protocol::ReplyMessage{balance::Reply::Kind::kContinue, {1, 3}, 10, 10, "late"};
-      },
-      std::chrono::milliseconds(0));
-  coordinator.set_heartbeat(10);
-  coordinator.set_report_every(10);
-  coordinator.set_leases({{0, 1}, {1, 3}});
-  const std::string log = ::testing::TempDir() + "first-run-named.log";
-  KillOnExit worker{StartWorker(coordinator.url(), "right-token", {"--threads", "1"}, log)};
-  ASSERT_EQ(WaitExitWithin(std::exchange(worker.pid, 0), std::chrono::seconds(60)), 0)
-      << ReadFile(log);
-  const auto reports = coordinator.reports();
+  const auto reports = ReportsOfTwoSleepRuns(10, 10, "first-run-named.log", {{0, 1}, {1, 3}});
   // Idle reports ask for the first lease, hand in item 0 and ask for the
   // second, then hand in items 1 and 2; between the last two, the run named.
   std::vector<size_t> idle;
   for (size_t i = 0; i < reports.size(); ++i) {
     if (reports[i].idle) idle.push_back(i);
   }
-  ASSERT_EQ(idle.size(), 3u) << ReadFile(log);
+  ASSERT_EQ(idle.size(), 3u);
   EXPECT_EQ(Completed({reports[idle[1]]}), (std::vector<balance::Range>{{0, 1}}));
   EXPECT_EQ(Completed({reports[idle[2]]}), (std::vector<balance::Range>{{1, 3}}));
   ASSERT_GT(idle[2] - idle[1], 1u) << "no report while the lease's first run went on";
