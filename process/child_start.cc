@@ -1,6 +1,7 @@
 // Starting another program in a child process (child_start.h).
 #include "process/child_start.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -56,7 +57,13 @@ void DefaultSignals(bool stop_signals) {
   } else if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     _exit(127);
   }
-  if (spec.close_other_fds) close_range(3, ~0u, 0);
+  if (spec.input >= 0 && dup2(spec.input, STDIN_FILENO) < 0) _exit(127);
+  if (spec.reply == kReplyFd) {
+    if (fcntl(kReplyFd, F_SETFD, 0) < 0) _exit(127);  // dup2 onto itself keeps close-on-exec
+  } else if (spec.reply >= 0 && dup2(spec.reply, kReplyFd) < 0) {
+    _exit(127);
+  }
+  if (spec.close_other_fds) close_range(spec.reply >= 0 ? kReplyFd + 1 : 3, ~0u, 0);
   execve(spec.file, spec.argv, spec.envp);
   _exit(127);
 }

@@ -19,8 +19,11 @@
 //      the usual stop signals and SIGPIPE, even when ignored;
 //   5. it unblocks every signal;
 //   6. its stdout and stderr go to `output` (stdout to this process's
-//      stderr when none); a failed dup2 makes it exit 127;
-//   7. with `close_other_fds`, it closes every descriptor above stderr;
+//      stderr when none), its stdin is `input` when one is given, and
+//      `reply` becomes its descriptor 3 when one is given; a failed dup2
+//      makes it exit 127;
+//   7. with `close_other_fds`, it closes every descriptor above stderr (and
+//      above 3 with a `reply`);
 //   8. it execs `file`, or exits 127.
 //
 // With `share_memory` the child shares this process's memory until it execs
@@ -44,6 +47,9 @@
 
 namespace ballast::process {
 
+// The descriptor a child's `reply` becomes.
+inline constexpr int kReplyFd = 3;
+
 struct ChildSpec {
   const char* file = nullptr;   // the program's path (ResolveCommand finds one in PATH)
   char* const* argv = nullptr;  // null-terminated
@@ -55,6 +61,8 @@ struct ChildSpec {
   const char* const* cgroup_procs_files = nullptr;  // 3.: null-terminated paths; null: none
   bool default_signals = false;                     // 4.
   int output = -1;                                  // 6.: a descriptor; -1: this process's stderr
+  int input = -1;                                   // 6.: its stdin; -1: this process's stdin
+  int reply = -1;                                   // 6.: its descriptor 3; -1: none
   bool close_other_fds = false;                     // 7.
   bool share_memory = false;                        // clone rather than fork
 };

@@ -4,26 +4,14 @@
 
 #include <algorithm>
 
+#include "worker/kernels/command_server.h"
 #include "worker/report_ranges.h"
 
 namespace ballast::worker {
 
-namespace {
-
-double RusageSeconds(int who) {
-  rusage usage{};
-  getrusage(who, &usage);
-  double total = 0;
-  for (const timeval& t : {usage.ru_utime, usage.ru_stime}) {
-    total += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
-  }
-  return total;
-}
-
-}  // namespace
-
 ProcessCpu ProcessCpuSplit() {
-  return {RusageSeconds(RUSAGE_SELF), RusageSeconds(RUSAGE_CHILDREN)};
+  // The children's: the commands reaped, and the served ones still alive.
+  return {kernels::RusageSeconds(RUSAGE_SELF), kernels::ChildrenCpuSeconds()};
 }
 
 double ProcessCpuSeconds() {

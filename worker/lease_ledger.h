@@ -27,8 +27,9 @@
 namespace ballast::worker {
 
 // CPU seconds of this process (its own: leases, reports, the kernels that
-// compute in it) and of its children that have ended (the exec workload's
-// commands, a stopped backup copy among them).
+// compute in it) and of its children (the exec workload's commands that
+// have ended, a stopped backup copy among them, and its served commands
+// while they live).
 struct ProcessCpu {
   double own = 0;
   double children = 0;

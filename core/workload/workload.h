@@ -54,7 +54,10 @@ struct MatmulSpec {
 struct ExecSpec {
   std::vector<std::string> command;  // argv; command[0] is looked up in PATH
   bool per_item = false;             // run once per item instead of once per sub-range
-  uint32_t retries = 2;              // extra attempts after a non-zero exit
+  // Start the command once per worker thread and hand it each run as a line
+  // on its stdin (worker/kernels/command_server.h): a dear start paid once.
+  bool serve = false;
+  uint32_t retries = 2;  // extra attempts after a non-zero exit
   // Commands a worker runs at once, 1..kMaxConcurrency; 0: one per CPU the
   // worker may use (its cgroup's quota, else its cores; worker/cpu_budget.h).
   uint32_t concurrency = 0;

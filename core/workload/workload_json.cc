@@ -190,7 +190,8 @@ json ResultToJson(const ResultSpec& result) {
 
 StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
   BALLAST_RETURN_IF_ERROR(jr::ExpectObject(
-      node, path, {"command", "perItem", "retries", "concurrency", "backups", "image", "result"}));
+      node, path,
+      {"command", "perItem", "serve", "retries", "concurrency", "backups", "image", "result"}));
   ExecSpec exec;
   BALLAST_ASSIGN_OR_RETURN(const json* command, jr::Require(node, path, "command"));
   const std::string command_path = jr::Field(path, "command");
@@ -208,6 +209,9 @@ StatusOr<ExecSpec> ReadExec(const json& node, std::string_view path) {
   }
   if (const json* per_item = jr::Find(node, "perItem")) {
     BALLAST_ASSIGN_OR_RETURN(exec.per_item, jr::Bool(*per_item, jr::Field(path, "perItem")));
+  }
+  if (const json* serve = jr::Find(node, "serve")) {
+    BALLAST_ASSIGN_OR_RETURN(exec.serve, jr::Bool(*serve, jr::Field(path, "serve")));
   }
   if (const json* retries = jr::Find(node, "retries")) {
     BALLAST_ASSIGN_OR_RETURN(int64_t count, jr::Int(*retries, jr::Field(path, "retries"), 0, 100));
@@ -371,6 +375,7 @@ json WorkloadToJson(const WorkloadSpec& spec) {
                      {"image", spec.exec.image}};
       if (spec.exec.concurrency > 0) out["exec"]["concurrency"] = spec.exec.concurrency;
       if (!spec.exec.backups) out["exec"]["backups"] = false;
+      if (spec.exec.serve) out["exec"]["serve"] = true;
       if (!spec.exec.result.merge.empty()) out["exec"]["result"] = ResultToJson(spec.exec.result);
       break;
   }

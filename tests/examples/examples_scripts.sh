@@ -10,7 +10,8 @@
 #   and a value that is not a number fails the item naming file and line;
 # - testsuite: shard-list lists the tests with their past durations, and
 #   run-shard runs a shard (BALLAST_START), its counts exact, the failing test
-#   named with pytest's message, nothing written in the checkout;
+#   named with pytest's message, nothing written in the checkout, and serves
+#   shard after shard in one process as exec.serve hands them;
 # - compile: every good source's object is the compiler's own for it, the
 #   broken one is named in failedItems by its number in the job with the
 #   compiler's error, the script exits 1, and a second run over the same
@@ -210,6 +211,45 @@ shard "$tmp/shard-gone" || status=$?
 [[ $status == 4 && ! -e $tmp/shard.json ]] ||
   fail "run-shard on a missing test should exit 4 with no result, exited $status: $(cat "$tmp/shard.json" 2>/dev/null)"
 pass "run-shard: a test that does not exist leaves no result and pytest's exit code 4"
+# Served (the job's serve: true): the same shards, each a line of JSON to one
+# process, each answered with its exit code on descriptor 3, each result as
+# its own run's, and the process exits at the end of its input.
+python3 - "$examples/testsuite/run-shard" "$tmp" "$cases" <<'PY' || fail "run-shard served: $(tail -5 "$tmp/served.out")"
+import json, os, subprocess, sys
+script, tmp, cases = sys.argv[1], sys.argv[2], int(sys.argv[3])
+answers, to_us = os.pipe()
+if to_us == 3:
+    to_us = os.dup(to_us)
+with open(f"{tmp}/served.out", "w") as out:
+    served = subprocess.Popen(
+        [script], stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT, close_fds=False,
+        preexec_fn=lambda: os.dup2(to_us, 3), text=True,
+        env=dict(os.environ, IN=f"{tmp}/suite", BALLAST_REPLY_FD="3"))
+os.close(to_us)
+replies = os.fdopen(answers)
+bad = {"item": 40, "error": "regressions/test_open_bugs.py::test_encode_nan_as_null: "
+                            "call: AssertionError: assert 'nan' == 'null'"}
+for shard, code, result in [
+        ("shard", 1, {"passed": 12, "cases": cases, "failedItems": [bad]}),
+        ("shard-empty", 0, {"passed": 0, "cases": 0, "failedItems": []}),
+        ("shard-bad", 1, {"passed": 0, "cases": 0, "failedItems": [bad]}),
+        ("shard-gone", 4, None),
+        ("shard", 1, {"passed": 12, "cases": cases, "failedItems": [bad]})]:
+    out = f"{tmp}/served-{shard}.json"
+    served.stdin.write(json.dumps({"BALLAST_START": "40", "BALLAST_END": "53",
+                                   "BALLAST_ITEMS_FILE": f"{tmp}/{shard}",
+                                   "BALLAST_RESULT_FILE": out}) + "\n")
+    served.stdin.flush()
+    answer = replies.readline()
+    assert answer == f"{code}\n", (shard, answer)
+    if result is None:
+        assert not os.path.exists(out), shard
+    else:
+        assert json.load(open(out)) == result, (shard, open(out).read())
+served.stdin.close()
+assert served.wait(timeout=10) == 0, served.returncode
+PY
+pass "run-shard served: five shards in one process, each answered with its exit code and its own result; it exits at the end of its input"
 
 # --- compile ---------------------------------------------------------------------
 "$examples/compile/make-tree" "$tmp/tree" --count 10 --kilobytes 40 --seed 5 --corrupt >/dev/null

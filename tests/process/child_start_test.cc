@@ -152,6 +152,30 @@ TEST_P(ChildStartTest, CloseOtherFdsClosesWhatItWouldInherit) {
   close(inherited);
 }
 
+// A served command's pipes (exec.serve): its stdin is `input`, `reply` its
+// descriptor 3, whatever numbers they had here, and close_other_fds spares 3.
+TEST_P(ChildStartTest, InputIsItsStdinAndReplyItsDescriptor3) {
+  int input[2];
+  int reply[2];
+  ASSERT_EQ(pipe2(input, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(reply, O_CLOEXEC), 0);
+  ASSERT_EQ(write(input[1], "line\n", 5), 5);
+  close(input[1]);
+  ChildSpec spec;
+  spec.input = input[0];
+  spec.reply = reply[1];
+  spec.close_other_fds = true;
+  const Ran ran = Run("read -r got; echo \"$got\" >&3; echo done", spec);
+  close(input[0]);
+  close(reply[1]);
+  char buffer[16] = {};
+  const ssize_t n = read(reply[0], buffer, sizeof(buffer) - 1);
+  close(reply[0]);
+  EXPECT_EQ(ran.output, "done\n");
+  EXPECT_EQ(n, 5);
+  EXPECT_STREQ(buffer, "line\n");
+}
+
 TEST_P(ChildStartTest, ItDiesWithTheThreadThatStartedIt) {
   std::vector<std::string> words = {"/bin/sleep", "30"};
   const std::vector<char*> argv = PointersTo(words);

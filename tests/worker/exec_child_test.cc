@@ -1,6 +1,7 @@
 // An exec workload's command dies with its worker: ballast-worker as a
 // process against a real coordinator, stopped with SIGTERM or SIGINT, or
-// killed with SIGKILL, while its command runs.
+// killed with SIGKILL, while its command runs, whether the command runs once
+// per range or serves the worker's runs (exec.serve).
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -61,8 +62,8 @@ class ExecChildTest : public ::testing::Test {
   }
 
   // A job of 4 items whose command runs `script` (with the scratch
-  // directory as $1), for one worker "w0".
-  coordinator::JobConfig Job(const std::string& script) const {
+  // directory as $1), served when `serve`, for one worker "w0".
+  coordinator::JobConfig Job(const std::string& script, bool serve = false) const {
     coordinator::JobConfig config;
     config.id = "exec-child-job";
     config.token = "right-token";
@@ -70,6 +71,7 @@ class ExecChildTest : public ::testing::Test {
     config.workload.items = 4;
     config.workload.exec.command = {"sh", "-c", script, "sh", dir_.string()};
     config.workload.exec.retries = 0;
+    config.workload.exec.serve = serve;
     config.policy = {balance::WeightedOptions{}, ""};
     config.workers = {{"w0", 1.0}};
     return config;
@@ -138,21 +140,24 @@ constexpr char kWaitingCommand[] =
 // the worker ends the command's process group and hands the range back: the
 // items are neither finished nor recorded as failed.
 TEST_F(ExecChildTest, StoppedWorkerEndsItsCommandAndWhatItStartedAndHandsTheRangeBack) {
-  for (int signal : {SIGTERM, SIGINT}) {
-    fs::remove(dir_ / "pids");
-    auto server = coordinator::Server::Start({});
-    ASSERT_TRUE(server.ok());
-    ASSERT_TRUE((*server)->AddJob(Job(kWaitingCommand)).ok());
-    StartWorker((*server)->url());
-    const std::set<pid_t> command = WaitForPids(2);
-    ASSERT_EQ(command.size(), 2u) << Log();
-    kill(worker_, signal);
-    EXPECT_EQ(WaitWorker(), 0) << strsignal(signal) << "\n" << Log();
-    EXPECT_TRUE(AllEnd(command)) << strsignal(signal);
-    const auto view = (*server)->View("exec-child-job");
-    EXPECT_EQ(view->completed, 0u);
-    EXPECT_TRUE(view->result.exec().failures.empty());
-    EXPECT_NE(Log().find("stopped on request"), std::string::npos) << Log();
+  for (const bool serve : {false, true}) {
+    for (int signal : {SIGTERM, SIGINT}) {
+      SCOPED_TRACE(std::string(strsignal(signal)) + (serve ? ", served" : ""));
+      fs::remove(dir_ / "pids");
+      auto server = coordinator::Server::Start({});
+      ASSERT_TRUE(server.ok());
+      ASSERT_TRUE((*server)->AddJob(Job(kWaitingCommand, serve)).ok());
+      StartWorker((*server)->url());
+      const std::set<pid_t> command = WaitForPids(2);
+      ASSERT_EQ(command.size(), 2u) << Log();
+      kill(worker_, signal);
+      EXPECT_EQ(WaitWorker(), 0) << Log();
+      EXPECT_TRUE(AllEnd(command));
+      const auto view = (*server)->View("exec-child-job");
+      EXPECT_EQ(view->completed, 0u);
+      EXPECT_TRUE(view->result.exec().failures.empty());
+      EXPECT_NE(Log().find("stopped on request"), std::string::npos) << Log();
+    }
   }
 }
 
@@ -161,15 +166,50 @@ TEST_F(ExecChildTest, StoppedWorkerEndsItsCommandAndWhatItStartedAndHandsTheRang
 // is in the command's process group and the worker's session: `ballast run`
 // kills that session, a pod's container takes it along.)
 TEST_F(ExecChildTest, CommandDiesWithItsWorkerKilledWithSigkill) {
+  for (const bool serve : {false, true}) {
+    SCOPED_TRACE(serve ? "served" : "once per range");
+    fs::remove(dir_ / "pids");
+    auto server = coordinator::Server::Start({});
+    ASSERT_TRUE(server.ok());
+    ASSERT_TRUE((*server)->AddJob(Job("echo $$ >> \"$1/pids\"\nexec sleep 30\n", serve)).ok());
+    StartWorker((*server)->url());
+    const std::set<pid_t> command = WaitForPids(1);
+    ASSERT_EQ(command.size(), 1u) << Log();
+    kill(worker_, SIGKILL);
+    EXPECT_EQ(WaitWorker(), 128 + SIGKILL);
+    EXPECT_TRUE(AllEnd(command));
+  }
+}
+
+// A served command (exec.serve) does every run of the worker in one process,
+// each run's items read from the line the worker wrote, and ends when the
+// worker is done with it: the worker leaves at the job's end without waiting
+// on it.
+TEST_F(ExecChildTest, AServedCommandDoesEveryRunInOneProcessAndEndsWithTheJob) {
   auto server = coordinator::Server::Start({});
   ASSERT_TRUE(server.ok());
-  ASSERT_TRUE((*server)->AddJob(Job("echo $$ >> \"$1/pids\"\nexec sleep 30\n")).ok());
+  const std::string serving =
+      "while IFS= read -r line; do\n"
+      "  start=${line#*'\"BALLAST_START\":\"'}; echo \"$$ ${start%%'\"'*}\" >> \"$1/runs\"\n"
+      "  echo 0 >&3\n"
+      "done\n";
+  ASSERT_TRUE((*server)->AddJob(Job(serving, /*serve=*/true)).ok());
   StartWorker((*server)->url());
-  const std::set<pid_t> command = WaitForPids(1);
-  ASSERT_EQ(command.size(), 1u) << Log();
-  kill(worker_, SIGKILL);
-  EXPECT_EQ(WaitWorker(), 128 + SIGKILL);
-  EXPECT_TRUE(AllEnd(command));
+  EXPECT_EQ(WaitWorker(), 0) << Log();
+  const auto view = (*server)->View("exec-child-job");
+  EXPECT_EQ(view->completed, 4u);
+  std::ifstream in(dir_ / "runs");
+  std::set<pid_t> pids;
+  std::set<uint64_t> starts;
+  for (pid_t pid = 0; in >> pid;) {
+    uint64_t start = 0;
+    in >> start;
+    pids.insert(pid);
+    starts.insert(start);
+  }
+  EXPECT_EQ(pids.size(), 1u) << "one process served every run";
+  EXPECT_EQ(starts.count(0), 1u) << "the first run began at item 0";
+  EXPECT_TRUE(AllEnd(pids));
 }
 
 }  // namespace

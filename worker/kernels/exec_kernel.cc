@@ -35,6 +35,13 @@
 // (CommandGroup::Wait). The child shares the worker's memory until it execs
 // rather than copying it (process/child_start.h says why and how).
 //
+// With `serve`, the command is started once per worker thread and serves
+// runs one after another: each run's variables go to it as a line of JSON
+// on its stdin rather than in its environment, and its exit code comes back
+// on descriptor 3 (command_server.h). Retries, halving and named failures
+// are the same: each run is a line. A command that ended or answered wrongly
+// fails that run and is started again for the next.
+//
 // Thread-safety: Compute may run concurrently; it reads `environ`, so nothing
 // in the process may call setenv while a kernel runs. StopExecCommands may run
 // from any thread.
@@ -44,6 +51,8 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -52,6 +61,7 @@
 
 #include "process/child_start.h"
 #include "worker/kernels/command_group.h"
+#include "worker/kernels/command_server.h"
 #include "worker/kernels/factories.h"
 #include "worker/kernels/output_tail.h"
 #include "worker/kernels/run_budget.h"
@@ -91,7 +101,8 @@ std::vector<std::string> InheritedEnvironment() {
 
 class ExecKernel : public Kernel {
  public:
-  explicit ExecKernel(const WorkloadSpec& spec) : spec_(spec) {}
+  explicit ExecKernel(const WorkloadSpec& spec)
+      : spec_(spec), launcher_(spec.exec.serve ? std::make_unique<ServerLauncher>() : nullptr) {}
 
   StatusOr<Result> Compute(balance::Range items) override {
     BALLAST_RETURN_IF_ERROR(CheckRange(spec_, items));
@@ -170,14 +181,14 @@ class ExecKernel : public Kernel {
   // failure; Unavailable when StopExecCommands ended it.
   StatusOr<Result> RunWithRetries(balance::Range items, bool per_item, uint32_t retries) const {
     BALLAST_ASSIGN_OR_RETURN(std::unique_ptr<RunFiles> files, RunFiles::Make(spec_, items));
-    std::vector<std::string> env = InheritedEnvironment();
-    env.push_back("BALLAST_START=" + std::to_string(items.begin));
-    env.push_back("BALLAST_END=" + std::to_string(items.end));
-    if (per_item) env.push_back("BALLAST_ITEM=" + std::to_string(items.begin));
+    std::vector<std::string> run;  // the run's variables, NAME=value (kRunVariables)
+    run.push_back("BALLAST_START=" + std::to_string(items.begin));
+    run.push_back("BALLAST_END=" + std::to_string(items.end));
+    if (per_item) run.push_back("BALLAST_ITEM=" + std::to_string(items.begin));
     if (per_item && spec_.item_values != nullptr) {
-      env.push_back("BALLAST_VALUE=" + (*spec_.item_values)[items.begin]);
+      run.push_back("BALLAST_VALUE=" + (*spec_.item_values)[items.begin]);
     }
-    files->AddEnvironment(&env);
+    files->AddEnvironment(&run);
     int code = 0;
     std::string output;  // the end of what the last attempt wrote
     std::string error;   // what the last attempt's result file said of its one item
@@ -186,7 +197,7 @@ class ExecKernel : public Kernel {
       if (attempts > 0 && !run_budget_.MayRepeat()) break;  // it fails for every item
       ++attempts;
       files->ClearResult();
-      std::tie(code, output) = RunOnce(env);
+      std::tie(code, output) = spec_.exec.serve ? RunServed(run) : RunOnce(run);
       if (code == kStopped) {
         return Status::Unavailable(
             fmt::format("stopped: the command for items {} was ended", items.ToString()));
@@ -244,10 +255,13 @@ class ExecKernel : public Kernel {
     return total;
   }
 
-  // Runs the command once with `env`; returns its exit status as a shell would report
-  // it, or kStopped when StopExecCommands ended it (or came before it), and
-  // the end of what it wrote (OutputTail).
-  std::pair<int, std::string> RunOnce(std::vector<std::string> env) const {
+  // Runs the command once with the run's variables `run` in its
+  // environment; returns its exit status as a shell would report it, or
+  // kStopped when StopExecCommands ended it (or came before it), and the end
+  // of what it wrote (OutputTail).
+  std::pair<int, std::string> RunOnce(const std::vector<std::string>& run) const {
+    std::vector<std::string> env = InheritedEnvironment();
+    env.insert(env.end(), run.begin(), run.end());
     const std::vector<char*> envp = process::PointersTo(env);
     std::vector<std::string> words = spec_.exec.command;
     const std::vector<char*> argv = process::PointersTo(words);
@@ -277,6 +291,42 @@ class ExecKernel : public Kernel {
     return {RemoveRunningCommand(leader) ? kStopped : code, std::move(said)};
   }
 
+  // A run of a served command (command_server.h): the run's variables `run`
+  // as a line of JSON to an idle server of this kernel's, or to one started
+  // for it; what RunOnce returns. A server that ended is not kept.
+  std::pair<int, std::string> RunServed(const std::vector<std::string>& run) const {
+    if (CommandsStopping()) return {kStopped, ""};
+    std::unique_ptr<CommandServer> server;
+    {
+      std::lock_guard lock(servers_mutex_);
+      if (!idle_servers_.empty()) {
+        server = std::move(idle_servers_.back());
+        idle_servers_.pop_back();
+      }
+    }
+    if (server != nullptr && !server->Ready()) server.reset();
+    if (server == nullptr) {
+      const std::string file = process::ResolveCommand(spec_.exec.command.front());
+      if (file.empty()) return {127, "command not found: " + spec_.exec.command.front()};
+      std::string why;
+      server = CommandServer::Start(file, spec_.exec.command, InheritedEnvironment(), &log_budget_,
+                                    *launcher_, &why);
+      if (server == nullptr) return {127, why};
+    }
+    nlohmann::json request = nlohmann::json::object();
+    for (const std::string& variable : run) {
+      const size_t equals = variable.find('=');
+      request[variable.substr(0, equals)] = variable.substr(equals + 1);
+    }
+    auto [code, said] =
+        server->Serve(request.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (server->alive()) {
+      std::lock_guard lock(servers_mutex_);
+      idle_servers_.push_back(std::move(server));
+    }
+    return {code == CommandServer::kStopped ? kStopped : code, std::move(said)};
+  }
+
   WorkloadSpec spec_;
   // The failed runs the job's steps on this worker may still repeat
   // (run_budget.h): a command that fails for every item stops being retried
@@ -284,6 +334,12 @@ class ExecKernel : public Kernel {
   mutable RunBudget run_budget_;
   // What the job's runs on this worker may log together (output_tail.h).
   mutable LogBudget log_budget_;
+  // Served commands (spec_.exec.serve only): the thread that starts them,
+  // and those idle between runs, ended before it (declared after it; and
+  // after log_budget_, which their output takes from).
+  std::unique_ptr<ServerLauncher> launcher_;
+  mutable std::mutex servers_mutex_;
+  mutable std::vector<std::unique_ptr<CommandServer>> idle_servers_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,7 +90,25 @@ std::string OutputTail::Finish() {
         budget_->max_bytes() >> 20);
     WriteAll(STDERR_FILENO, note.data(), note.size());
   }
+  std::lock_guard lock(tail_mutex_);
   return KeptTail(tail_, kKeptBytes);
+}
+
+std::string OutputTail::TakeKept() {
+  // What the command wrote before it answered is in the pipe or kept: wait
+  // (a little) until the pipe holds nothing unread.
+  const auto deadline = std::chrono::steady_clock::now() + kDrainAfterEnd;
+  std::unique_lock lock(tail_mutex_);
+  int unread = 0;
+  while (reader_.joinable() && ioctl(read_fd_, FIONREAD, &unread) == 0 && unread > 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    lock.unlock();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    lock.lock();
+  }
+  std::string kept = KeptTail(tail_, kKeptBytes);
+  tail_.clear();
+  return kept;
 }
 
 void OutputTail::PassOn() {
@@ -104,6 +123,7 @@ void OutputTail::PassOn() {
     const int polled = poll(&ready, 1, 50);
     if (polled < 0 && errno != EINTR) return;
     if (polled <= 0) continue;
+    std::lock_guard lock(tail_mutex_);  // a read and its keeping, whole (TakeKept)
     const ssize_t n = read(read_fd_, buffer, sizeof(buffer));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // every writer closed its end (or an error): all read

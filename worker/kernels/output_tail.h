@@ -15,11 +15,12 @@
 // for it past kDrainAfterEnd.
 //
 // Thread-safety: one object per run; Start and Finish from the thread that
-// runs the command.
+// runs the command; TakeKept from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -80,6 +81,13 @@ class OutputTail {
   // more), stops, and returns the last kKeptBytes of the output as valid
   // UTF-8, trailing blank lines removed. Call once.
   std::string Finish();
+  // While it runs: the last kKeptBytes of the output since the call before
+  // (or Start), as Finish returns them, and forgets them; what is in the
+  // pipe is read first (at most kDrainAfterEnd). A served command's one
+  // process writes for many runs (command_server.h); each run's record keeps
+  // what was written during it. kMaxPassedBytes bounds such a process's
+  // whole life.
+  std::string TakeKept();
 
  private:
   void PassOn();
@@ -89,7 +97,8 @@ class OutputTail {
   int write_fd_ = -1;
   std::atomic<bool> ended_{false};
   std::thread reader_;
-  std::string tail_;        // at most 2 x kKeptBytes, the reader's until joined
+  std::mutex tail_mutex_;
+  std::string tail_;        // at most 2 x kKeptBytes, under tail_mutex_
   size_t passed_ = 0;       // bytes passed on to stderr, the reader's until joined
   size_t dropped_ = 0;      // bytes past kMaxPassedBytes, not passed on
   size_t over_budget_ = 0;  // bytes past the LogBudget, not passed on

@@ -73,7 +73,7 @@ TEST(WorkloadYamlTest, ExecReadsEveryField) {
   auto spec = ParseJob(R"(items: 12
 workload:
   exec: {command: ["sh", "-c", "echo $BALLAST_START"], perItem: true, retries: 5, image: busybox,
-         backups: false}
+         backups: false, serve: true}
 )");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
   EXPECT_EQ(spec->kind, WorkloadKind::kExec);
@@ -82,12 +82,14 @@ workload:
   EXPECT_EQ(spec->exec.retries, 5u);
   EXPECT_EQ(spec->exec.image, "busybox");
   EXPECT_FALSE(spec->exec.backups);
+  EXPECT_TRUE(spec->exec.serve);
   EXPECT_EQ(spec->items, 12u);
   auto plain = ParseJob("items: 3\nworkload:\n  exec: {command: [\"true\"]}\n");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_FALSE(plain->exec.per_item);
   EXPECT_EQ(plain->exec.retries, 2u);
   EXPECT_TRUE(plain->exec.backups) << "the contract (docs/getting-started.md) allows a second run";
+  EXPECT_FALSE(plain->exec.serve) << "a run's own process unless the command says it serves";
 }
 
 // Each bad document and a fragment its message must contain.
@@ -123,6 +125,9 @@ const BadCase kBad[] = {
     {"empty program", "items: 2\nworkload:\n  exec:\n    command: [\"\", x]  # <-\n", "program"},
     {"bad perItem",
      "items: 2\nworkload:\n  exec:\n    command: [\"true\"]\n    perItem: sometimes  # <-\n",
+     "expected"},
+    {"bad serve",
+     "items: 2\nworkload:\n  exec:\n    command: [\"true\"]\n    serve: always  # <-\n",
      "expected"},
     {"bad backups",
      "items: 2\nworkload:\n  exec:\n    command: [\"true\"]\n    backups: maybe  # <-\n",
@@ -240,6 +245,7 @@ TEST(WorkloadJsonTest, EveryKindRoundTrips) {
       "items: 9\nworkload:\n  primes: {limit: 1000000, method: sieve}\n",
       "workload:\n  matmul: {size: 256, block: 32, seed: 9223372036854775807}\n",
       "items: 5\nworkload:\n  exec: {command: [sh, -c, 'exit 0'], perItem: true, image: x}\n",
+      "items: 5\nworkload:\n  exec: {command: [python3, serve.py], serve: true}\n",
   };
   for (const std::string& job : jobs) {
     SCOPED_TRACE(job);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/worker/kernels/scratch_dir.h"
 #include "tests/worker/kernels/split_helpers.h"
 #include "worker/kernels/factories.h"
 #include "worker/kernels/kernel.h"
@@ -31,17 +32,8 @@ using workload::Result;
 using workload::WorkloadKind;
 using workload::WorkloadSpec;
 
-// A scratch directory removed at the end of the test.
-class ExecKernelTest : public ::testing::Test {
+class ExecKernelTest : public testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("ballast-exec-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   WorkloadSpec Exec(const std::string& script, uint64_t items, bool per_item = false,
                     uint32_t retries = 2) const {
     WorkloadSpec spec;
@@ -76,13 +68,9 @@ class ExecKernelTest : public ::testing::Test {
 
   // The lines the commands appended to `name` in the scratch directory.
   std::multiset<std::string> Lines(const std::string& name) const {
-    std::ifstream in(dir_ / name);
-    std::multiset<std::string> lines;
-    for (std::string line; std::getline(in, line);) lines.insert(line);
-    return lines;
+    const std::vector<std::string> lines = LinesOf(name);
+    return {lines.begin(), lines.end()};
   }
-
-  std::filesystem::path dir_;
 };
 
 TEST_F(ExecKernelTest, ARangeRunsOnceWithItsBoundsInTheEnvironment) {
