@@ -101,6 +101,7 @@ TEST(JobSpecCrdParityTest, EveryKeyOfTheCrdSpecIsAccepted) {
   EXPECT_EQ(job->workload.kind, workload::WorkloadKind::kExec);
   EXPECT_EQ(job->workload.items, 64u);
   EXPECT_TRUE(job->workload.exec.per_item);
+  EXPECT_TRUE(job->workload.exec.serve);
   EXPECT_EQ(job->workload.exec.retries, 5u);
   EXPECT_EQ(job->workload.exec.image, "debian:bookworm-slim");
   EXPECT_EQ(job->policy.name(), "adaptive");
