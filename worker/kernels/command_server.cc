@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -235,21 +236,21 @@ int CommandServer::End() {
   return status;
 }
 
-std::string CommandServer::ReadReply() {
+std::optional<std::string> CommandServer::ReadReply() {
   std::string line;
   while (line.size() <= kMaxReplyBytes) {
     pollfd ready{reply_fd_, POLLIN, 0};
     const int polled = poll(&ready, 1, kReplyPollMs);
-    if (polled < 0 && errno != EINTR) return "";
+    if (polled < 0 && errno != EINTR) return std::nullopt;
     if (polled <= 0) {
-      if (Ended(leader_)) return "";
+      if (Ended(leader_)) return std::nullopt;
       continue;
     }
     char c = 0;
     const ssize_t n = read(reply_fd_, &c, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return "";  // it closed descriptor 3: it ended
-    if (c == '\n') return line.empty() ? std::string(" ") : line;
+    if (n <= 0) return std::nullopt;  // it closed descriptor 3: it ended
+    if (c == '\n') return line;
     line.push_back(c);
   }
   return line;  // too long: not an exit code
@@ -258,9 +259,10 @@ std::string CommandServer::ReadReply() {
 bool CommandServer::Ready() {
   if (!alive()) return false;
   pollfd answer{reply_fd_, POLLIN, 0};
-  if (!Ended(leader_) && poll(&answer, 1, 0) == 0) return true;
+  const bool ended = Ended(leader_);
+  if (!ended && poll(&answer, 1, 0) == 0) return true;
   spdlog::info("a served command {} between runs; it is ended and another started",
-               Ended(leader_) ? "ended" : "answered more than it was asked");
+               ended ? "ended" : "answered more than it was asked");
   End();
   return false;
 }
@@ -271,20 +273,20 @@ std::pair<int, std::string> CommandServer::Serve(const std::string& request) {
   const pid_t group = leader_;
   AddRunningCommand(group);
   const bool sent = WriteLine(input_fd_, request + "\n");
-  const std::string reply = sent ? ReadReply() : "";
-  int code = reply.empty() ? -1 : ReplyExitCode(reply);
+  const std::optional<std::string> reply = sent ? ReadReply() : std::nullopt;
+  int code = reply ? ReplyExitCode(*reply) : -1;
   pollfd more{reply_fd_, POLLIN, 0};
   const bool extra = code >= 0 && poll(&more, 1, 0) > 0 && (more.revents & POLLIN) != 0;
   std::string said;
   if (code < 0 || extra) {
     const int status = End();  // no answer, a wrong one, or more than one
     said = output_.TakeKept();
-    if (!reply.empty()) {
+    if (reply) {
       said += (said.empty() ? "" : "\n") + std::string("ballast-worker: the command answered ") +
-              (extra ? "more than one line" : "\"" + reply + "\", not an exit code 0-255") +
+              (extra ? "more than one line" : "\"" + *reply + "\", not an exit code 0-255") +
               " on descriptor 3; it was ended";
     }
-    code = reply.empty() && status != 0 ? status : 1;
+    code = !reply && status != 0 ? status : 1;
   } else {
     said = output_.TakeKept();
   }

@@ -39,6 +39,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -119,8 +120,9 @@ class CommandServer {
       : group_(std::move(group)), output_(budget) {}
   // Ends the command (SIGKILL to its group) and reaps it; its exit status.
   int End();
-  // The reply line, or "" when the command closed descriptor 3 (it ended).
-  std::string ReadReply();
+  // The reply line (without its newline), or none when the command closed
+  // descriptor 3 or ended.
+  std::optional<std::string> ReadReply();
 
   CommandGroup group_;
   OutputTail output_;
